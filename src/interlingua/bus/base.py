@@ -1,0 +1,55 @@
+"""The bus: how readers of a task's log learn that it has grown.
+
+Writers publish "task K has events up to seq N" *after* the events are
+committed to the store. Readers (a blocking send, an SSE stream, the push
+dispatcher) wait for a sequence number beyond the one they have seen and then
+read the log. A bus may hand over the events themselves as a fast path; the
+store stays the source of truth, so a reader that missed a wake-up or fell
+behind reads what it lacks from the log.
+
+The in-process bus serves one process; a cross-replica bus (Redis) implements
+the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ..stores.base import Scope, StoredEvent
+
+__all__ = ["Bus", "Subscription", "task_key"]
+
+
+def task_key(scope: Scope, task_id: str) -> str:
+    # NUL cannot occur in ids that arrived as JSON strings from a well-behaved
+    # peer, and a tenant or owner containing it only harms its own keys.
+    return f"{scope.tenant}\x00{scope.owner}\x00{task_id}"
+
+
+class Subscription(Protocol):
+    """A reader's handle on one task's wake-ups."""
+
+    async def wait(self, after: int, timeout: float | None = None) -> int:
+        """Return the latest known seq once it is greater than ``after``
+        (or the latest known seq, unchanged, when ``timeout`` passes)."""
+        ...
+
+    def take(self, after: int) -> list[StoredEvent] | None:
+        """Events after ``after`` that the bus still holds in memory, or None
+        when it cannot supply all of them (then read them from the store)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Bus(Protocol):
+    async def publish(self, key: str, events: Sequence[StoredEvent]) -> None:
+        """Announce committed events (in seq order) of task ``key``."""
+        ...
+
+    def subscribe(self, key: str, *, seen: int = 0) -> Subscription:
+        """Start listening to ``key``; ``seen`` is the latest seq the reader has."""
+        ...
+
+    async def close(self) -> None: ...

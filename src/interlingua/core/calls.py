@@ -1,0 +1,132 @@
+"""Version-neutral calls: what a request asks for once its dialect is peeled off.
+
+A codec turns a JSON-RPC method + params (or a REST route, a gRPC call, an MQTT
+message) into one of these; the server's handler takes only these.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import msgspec
+
+from .model import AgentCard, Message, Metadata, PushConfig, Task, TaskState
+
+__all__ = [
+    "Call",
+    "CancelTask",
+    "DeletePushConfig",
+    "GetExtendedCard",
+    "GetPushConfig",
+    "GetTask",
+    "ListPushConfigs",
+    "ListTasks",
+    "ListTasksResult",
+    "Result",
+    "SendConfig",
+    "SendMessage",
+    "SetPushConfig",
+    "SubscribeToTask",
+]
+
+
+class SendConfig(msgspec.Struct, omit_defaults=True):
+    accepted_output_modes: list[str] | None = None
+    history_length: int | None = None
+    # Absent means blocking in every dialect (DIALECTS.md §i.31).
+    blocking: bool = True
+    push_config: PushConfig | None = None
+
+
+class SendMessage(msgspec.Struct, omit_defaults=True):
+    message: Message
+    config: SendConfig = msgspec.field(default_factory=SendConfig)
+    metadata: Metadata | None = None
+    tenant: str | None = None
+    streaming: bool = False
+    # v0.1 clients name the task themselves (``tasks/send`` with ``id``); the
+    # engine creates it when unknown and continues it when known.
+    client_task_id: str | None = None
+
+
+class GetTask(msgspec.Struct, omit_defaults=True):
+    id: str
+    history_length: int | None = None
+    tenant: str | None = None
+
+
+class ListTasks(msgspec.Struct, omit_defaults=True):
+    context_id: str | None = None
+    status: TaskState | None = None
+    page_size: int = 50
+    page_token: str | None = None
+    history_length: int | None = None
+    status_timestamp_after: str | None = None
+    include_artifacts: bool = False
+    tenant: str | None = None
+
+
+class ListTasksResult(msgspec.Struct):
+    tasks: list[Task]
+    next_page_token: str
+    page_size: int
+    total_size: int
+
+
+class CancelTask(msgspec.Struct, omit_defaults=True):
+    id: str
+    metadata: Metadata | None = None
+    tenant: str | None = None
+
+
+class SubscribeToTask(msgspec.Struct, omit_defaults=True):
+    id: str
+    tenant: str | None = None
+    history_length: int | None = None
+
+
+class SetPushConfig(msgspec.Struct, omit_defaults=True):
+    task_id: str
+    config: PushConfig
+    tenant: str | None = None
+
+
+class GetPushConfig(msgspec.Struct, omit_defaults=True):
+    task_id: str
+    config_id: str | None = None
+    tenant: str | None = None
+
+
+class ListPushConfigs(msgspec.Struct, omit_defaults=True):
+    task_id: str
+    page_size: int | None = None
+    page_token: str | None = None
+    tenant: str | None = None
+
+
+class DeletePushConfig(msgspec.Struct, omit_defaults=True):
+    task_id: str
+    config_id: str
+    tenant: str | None = None
+
+
+class GetExtendedCard(msgspec.Struct, omit_defaults=True):
+    tenant: str | None = None
+
+
+Call: TypeAlias = (
+    SendMessage
+    | GetTask
+    | ListTasks
+    | CancelTask
+    | SubscribeToTask
+    | SetPushConfig
+    | GetPushConfig
+    | ListPushConfigs
+    | DeletePushConfig
+    | GetExtendedCard
+)
+
+# What a handler answers: a Task or a Message (send), a page of tasks, a card,
+# a push config or a list of them, or None (delete).
+Result: TypeAlias = Task | Message | ListTasksResult | AgentCard | PushConfig | list[PushConfig] | None

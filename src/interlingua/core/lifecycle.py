@@ -1,0 +1,177 @@
+"""The task lifecycle: which events each state allows, and how an event changes a task.
+
+Theory of operation
+-------------------
+A task is the projection of its event log. ``apply(task, event)`` folds one
+event into the projection after checking it against ``TRANSITIONS``; an event
+the current state does not allow raises ``LifecycleError`` and changes nothing.
+
+* ``TaskCreated`` starts every log; the task begins in ``submitted``.
+* ``StatusUpdate`` moves the task to ``status.state``; ``TRANSITIONS`` lists the
+  allowed moves. A status update to the *same* non-terminal state is allowed
+  (an agent reporting progress while ``working``).
+* ``ArtifactUpdate`` is allowed while the agent runs (``submitted``, ``working``).
+* ``HistoryAppended`` (a message joining the history, e.g. the user's answer to
+  ``input-required``) is allowed in every non-terminal state.
+* Terminal states (completed, canceled, failed, rejected) allow nothing: a late
+  event from a canceled executor is refused, so ``canceled`` is never
+  overwritten.
+* Interrupted states (input-required, auth-required) wait for the client; a
+  continuation moves them back to ``working``. They may be canceled.
+
+The table is data so that the docs are generated from it
+(``python -m interlingua.core.lifecycle`` prints the Markdown table).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .errors import LifecycleError
+from .model import (
+    TERMINAL_STATES,
+    Artifact,
+    ArtifactUpdate,
+    Event,
+    HistoryAppended,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+)
+
+__all__ = [
+    "ARTIFACT_STATES",
+    "INTERRUPTED_STATES",
+    "RETURN_STATES",
+    "TERMINAL_STATES",
+    "TRANSITIONS",
+    "apply",
+    "can_transition",
+    "check",
+    "markdown_table",
+]
+
+S = TaskState
+
+INTERRUPTED_STATES = frozenset({S.INPUT_REQUIRED, S.AUTH_REQUIRED})
+# A blocking send returns, and a v1.0 stream closes, once one of these is reached.
+RETURN_STATES = TERMINAL_STATES | INTERRUPTED_STATES
+
+_ENDINGS = frozenset({S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED})
+
+TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
+    # An agent may finish without ever reporting "working".
+    S.SUBMITTED: frozenset({S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED}) | _ENDINGS,
+    S.WORKING: frozenset({S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED}) | _ENDINGS,
+    # Waiting on the client: resumed by a continuation, or canceled / failed
+    # (timeouts, restarts) while waiting. Not completed or rejected: the agent
+    # is not running.
+    S.INPUT_REQUIRED: frozenset({S.WORKING, S.CANCELED, S.FAILED}),
+    S.AUTH_REQUIRED: frozenset({S.WORKING, S.CANCELED, S.FAILED}),
+    S.UNKNOWN: frozenset({S.WORKING, S.CANCELED, S.FAILED}),
+    S.COMPLETED: frozenset(),
+    S.CANCELED: frozenset(),
+    S.FAILED: frozenset(),
+    S.REJECTED: frozenset(),
+}
+
+ARTIFACT_STATES = frozenset({S.SUBMITTED, S.WORKING})
+
+
+def can_transition(current: TaskState, new: TaskState) -> bool:
+    return new in TRANSITIONS[current]
+
+
+def check(task: Task, event: Event) -> None:
+    """Raise ``LifecycleError`` if ``event`` is not allowed for ``task`` now."""
+    state = task.status.state
+    if isinstance(event, StatusUpdate):
+        new = event.status.state
+        if new not in TRANSITIONS[state]:
+            raise LifecycleError(
+                f"task {task.id} is {state.value}; it cannot become {new.value}",
+                state=state,
+                event=event,
+            )
+    elif isinstance(event, ArtifactUpdate):
+        if state not in ARTIFACT_STATES:
+            raise LifecycleError(
+                f"task {task.id} is {state.value}; it takes no more artifacts",
+                state=state,
+                event=event,
+            )
+    elif isinstance(event, HistoryAppended):
+        if state in TERMINAL_STATES:
+            raise LifecycleError(
+                f"task {task.id} is {state.value}; it takes no more messages",
+                state=state,
+                event=event,
+            )
+    elif isinstance(event, TaskCreated):
+        raise LifecycleError(f"task {task.id} already exists", state=state, event=event)
+
+
+def apply(task: Task, event: Event) -> Task:
+    """Fold ``event`` into ``task`` in place and return it; refuse illegal events.
+
+    In place, because the engine owns the live projection of a running task and
+    copying a task with a long history per event would make every event cost
+    as much as the whole task.
+    """
+    check(task, event)
+    if isinstance(event, StatusUpdate):
+        msg = event.status.message
+        if msg is not None and (not task.history or task.history[-1].message_id != msg.message_id):
+            task.history.append(msg)
+        task.status = event.status
+    elif isinstance(event, ArtifactUpdate):
+        _apply_artifact(task, event)
+    elif isinstance(event, HistoryAppended):
+        task.history.append(event.message)
+    return task
+
+
+def _apply_artifact(task: Task, event: ArtifactUpdate) -> None:
+    new = event.artifact
+    for i, old in enumerate(task.artifacts):
+        if old.artifact_id == new.artifact_id:
+            if event.append:
+                # Extend in place: a stream of N chunks must cost O(N), not O(N^2).
+                old.parts.extend(new.parts)
+                if new.name is not None:
+                    old.name = new.name
+                if new.description is not None:
+                    old.description = new.description
+                if new.metadata:
+                    old.metadata = {**(old.metadata or {}), **new.metadata}
+                if new.extensions is not None:
+                    old.extensions = new.extensions
+            else:
+                task.artifacts[i] = _own(new)
+            return
+    task.artifacts.append(_own(new))
+
+
+def _own(artifact: Artifact) -> Artifact:
+    # The projection gets its own parts list, so later appends never reach
+    # into the event object that the log and the readers share.
+    return msgspec.structs.replace(artifact, parts=list(artifact.parts))
+
+
+def markdown_table() -> str:
+    """The transition table as Markdown, for ``docs/lifecycle.md``."""
+    states = list(TaskState)
+    head = "| from \\ to | " + " | ".join(s.value for s in states) + " | artifacts | messages |"
+    sep = "|---" * (len(states) + 3) + "|"
+    rows = [head, sep]
+    for src in states:
+        cells = ["yes" if dst in TRANSITIONS[src] else "·" for dst in states]
+        art = "yes" if src in ARTIFACT_STATES else "·"
+        msg = "·" if src in TERMINAL_STATES else "yes"
+        rows.append(f"| **{src.value}** | " + " | ".join(cells) + f" | {art} | {msg} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown_table())
