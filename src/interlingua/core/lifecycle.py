@@ -25,6 +25,8 @@ The table is data so that the docs are generated from it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from .errors import LifecycleError
@@ -49,6 +51,7 @@ __all__ = [
     "apply",
     "can_transition",
     "check",
+    "check_all",
     "markdown_table",
 ]
 
@@ -85,31 +88,48 @@ def can_transition(current: TaskState, new: TaskState) -> bool:
 
 def check(task: Task, event: Event) -> None:
     """Raise ``LifecycleError`` if ``event`` is not allowed for ``task`` now."""
+    _check(task.id, task.status.state, event)
+
+
+def check_all(task: Task, events: Sequence[Event]) -> TaskState:
+    """Check a batch of events in order without touching ``task``.
+
+    Returns the state the task will be in after them. A batch is checked as a
+    whole before it is written, so a refused batch leaves no trace.
+    """
     state = task.status.state
+    for event in events:
+        _check(task.id, state, event)
+        if isinstance(event, StatusUpdate):
+            state = event.status.state
+    return state
+
+
+def _check(task_id: str, state: TaskState, event: Event) -> None:
     if isinstance(event, StatusUpdate):
         new = event.status.state
         if new not in TRANSITIONS[state]:
             raise LifecycleError(
-                f"task {task.id} is {state.value}; it cannot become {new.value}",
+                f"task {task_id} is {state.value}; it cannot become {new.value}",
                 state=state,
                 event=event,
             )
     elif isinstance(event, ArtifactUpdate):
         if state not in ARTIFACT_STATES:
             raise LifecycleError(
-                f"task {task.id} is {state.value}; it takes no more artifacts",
+                f"task {task_id} is {state.value}; it takes no more artifacts",
                 state=state,
                 event=event,
             )
     elif isinstance(event, HistoryAppended):
         if state in TERMINAL_STATES:
             raise LifecycleError(
-                f"task {task.id} is {state.value}; it takes no more messages",
+                f"task {task_id} is {state.value}; it takes no more messages",
                 state=state,
                 event=event,
             )
     elif isinstance(event, TaskCreated):
-        raise LifecycleError(f"task {task.id} already exists", state=state, event=event)
+        raise LifecycleError(f"task {task_id} already exists", state=state, event=event)
 
 
 def apply(task: Task, event: Event) -> Task:

@@ -1,0 +1,18 @@
+"""The smallest agent: it answers with the text it was sent.
+
+    interlingua serve examples/echo.py
+    interlingua send http://localhost:8000 "hello"
+"""
+
+from interlingua import Agent
+
+
+async def echo(text: str) -> str:
+    return text
+
+
+agent = Agent(
+    name="Echo",
+    description="Answers with the text it was sent.",
+    executor=echo,
+)

@@ -1,0 +1,62 @@
+"""interlingua: an A2A agent framework and client that speaks every A2A dialect."""
+
+from __future__ import annotations
+
+from .core.model import (
+    AgentCard,
+    AgentProvider,
+    AgentSkill,
+    Artifact,
+    ArtifactUpdate,
+    DataPart,
+    FilePart,
+    Message,
+    Part,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from .core.parts import (
+    agent_message,
+    data_part,
+    file_part,
+    get_data,
+    get_text,
+    text_part,
+    user_message,
+)
+from .server import Agent, Context, create_app
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentCard",
+    "AgentProvider",
+    "AgentSkill",
+    "Artifact",
+    "ArtifactUpdate",
+    "Context",
+    "DataPart",
+    "FilePart",
+    "Message",
+    "Part",
+    "Role",
+    "StatusUpdate",
+    "Task",
+    "TaskState",
+    "TaskStatus",
+    "TextPart",
+    "__version__",
+    "agent_message",
+    "create_app",
+    "data_part",
+    "file_part",
+    "get_data",
+    "get_text",
+    "text_part",
+    "user_message",
+]

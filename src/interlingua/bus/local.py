@@ -1,0 +1,110 @@
+"""The in-process bus: wake-ups and recent events for readers in this process."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Sequence
+
+from ..stores.base import StoredEvent
+
+__all__ = ["LocalBus"]
+
+# Recent events kept per task for readers that are only slightly behind; a
+# reader further behind reads the store, which always has everything.
+RECENT_EVENTS = 512
+
+
+class _Topic:
+    __slots__ = ("changed", "latest", "recent", "subscribers")
+
+    def __init__(self, latest: int) -> None:
+        self.latest = latest
+        self.recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
+        self.changed = asyncio.Event()
+        self.subscribers = 0
+
+
+class _Subscription:
+    __slots__ = ("_bus", "_closed", "_key", "_topic")
+
+    def __init__(self, bus: LocalBus, key: str, topic: _Topic) -> None:
+        self._bus = bus
+        self._key = key
+        self._topic = topic
+        self._closed = False
+
+    async def wait(self, after: int, timeout: float | None = None) -> int:
+        topic = self._topic
+        if topic.latest > after:
+            return topic.latest
+        changed = topic.changed
+        try:
+            if timeout is None:
+                await changed.wait()
+            else:
+                await asyncio.wait_for(changed.wait(), timeout)
+        except TimeoutError:
+            pass
+        return topic.latest
+
+    def take(self, after: int) -> list[StoredEvent] | None:
+        recent = self._topic.recent
+        if not recent or recent[0].seq > after + 1:
+            return None
+        if recent[-1].seq <= after:
+            return []
+        # Events arrive in seq order, so the tail past ``after`` is contiguous.
+        start = after + 1 - recent[0].seq
+        return [recent[i] for i in range(start, len(recent))]
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._bus._release(self._key, self._topic)
+
+    def __enter__(self) -> _Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalBus:
+    """Fan-out within one process. Topics exist only while someone listens."""
+
+    def __init__(self) -> None:
+        self._topics: dict[str, _Topic] = {}
+
+    async def publish(self, key: str, events: Sequence[StoredEvent]) -> None:
+        topic = self._topics.get(key)
+        if topic is None or not events:
+            return
+        last = topic.recent[-1].seq if topic.recent else 0
+        for ev in events:
+            if ev.seq > last:
+                topic.recent.append(ev)
+                last = ev.seq
+        if last > topic.latest:
+            topic.latest = last
+        # Wake everyone waiting on the old Event; later waiters get a fresh one.
+        changed = topic.changed
+        topic.changed = asyncio.Event()
+        changed.set()
+
+    def subscribe(self, key: str, *, seen: int = 0) -> _Subscription:
+        topic = self._topics.get(key)
+        if topic is None:
+            topic = self._topics[key] = _Topic(seen)
+        topic.subscribers += 1
+        return _Subscription(self, key, topic)
+
+    def _release(self, key: str, topic: _Topic) -> None:
+        topic.subscribers -= 1
+        if topic.subscribers <= 0 and self._topics.get(key) is topic:
+            del self._topics[key]
+
+    async def close(self) -> None:
+        for topic in self._topics.values():
+            topic.changed.set()
+        self._topics.clear()

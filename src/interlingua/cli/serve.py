@@ -1,0 +1,105 @@
+"""``interlingua serve``: load an agent from a file or module and serve it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from ..server.agent import Agent
+
+__all__ = ["DEFAULT_STORE", "load_agent", "public_url_for", "serve"]
+
+DEFAULT_STORE = "sqlite:///.interlingua/tasks.db"
+
+
+class LoadError(Exception):
+    """The agent could not be found or loaded; the message says why."""
+
+
+def load_agent(spec: str) -> Agent:
+    """``path/to/file.py[:attr]`` or ``package.module[:attr]`` -> the Agent in it.
+
+    Without ``:attr``: the module's ``agent`` attribute, or its only Agent.
+    """
+    target, _, attr = spec.partition(":")
+    if target.endswith(".py") or "/" in target or Path(target).is_file():
+        path = Path(target)
+        if not path.is_file():
+            raise LoadError(f"no such file: {target}")
+        module = _load_file(path)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise LoadError(f"cannot import {target}: {exc}") from None
+    if attr:
+        obj = getattr(module, attr, None)
+        if obj is None:
+            raise LoadError(f"{target} has no attribute {attr!r}")
+    else:
+        obj = getattr(module, "agent", None)
+        if not isinstance(obj, Agent):
+            found = [v for v in vars(module).values() if isinstance(v, Agent)]
+            if len(found) != 1:
+                raise LoadError(
+                    f"{target} defines {len(found)} agents; name one as {target}:NAME"
+                    if found else f"{target} defines no interlingua.Agent"
+                )
+            obj = found[0]
+    if callable(obj) and not isinstance(obj, Agent):
+        obj = obj()
+    if not isinstance(obj, Agent):
+        raise LoadError(f"{spec} is a {type(obj).__name__}, not an interlingua.Agent")
+    return obj
+
+
+def _load_file(path: Path) -> ModuleType:
+    name = "_interlingua_agent_" + path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    # Let the agent file import its neighbours.
+    sys.path.insert(0, str(path.resolve().parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise LoadError(f"{path} failed to load: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def public_url_for(host: str, port: int, scheme: str = "http") -> str:
+    """The URL to put in the card for a server bound to ``host``: never 0.0.0.0."""
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = "localhost"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
+
+
+def serve(
+    spec: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    store: str = DEFAULT_STORE,
+    public_url: str | None = None,
+    rpc_path: str = "/",
+    log_level: str = "info",
+) -> None:
+    import uvicorn
+
+    from ..server.app import create_app
+
+    agent = load_agent(spec)
+    app = create_app(
+        agent,
+        store=store,
+        public_url=public_url or public_url_for(host, port),
+        rpc_path=rpc_path,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)

@@ -1,0 +1,112 @@
+"""Small pieces every dialect codec shares: timestamps, base64, error mapping."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import msgspec
+
+from ..errors import InvalidParams
+
+__all__ = [
+    "b64decode",
+    "b64encode",
+    "decode_params",
+    "format_timestamp",
+    "normalize_timestamp",
+]
+
+T = TypeVar("T")
+
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$"
+)
+
+
+def format_timestamp(dt: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, the form every version accepts."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def normalize_timestamp(value: str, field: str = "timestamp") -> str:
+    """Any RFC 3339 / ISO 8601 timestamp (naive = UTC) -> our canonical form.
+
+    Raises ``InvalidParams`` naming ``field`` when it is not a timestamp.
+    """
+    if len(value) == 24 and value[-1] == "Z" and value[10] == "T" and value[19] == ".":
+        return value  # already canonical: the common case costs nothing
+    if not _RFC3339.match(value):
+        raise InvalidParams(f"Invalid params: {field} is not an RFC 3339 timestamp: {value!r}")
+    text = value.replace("z", "Z").replace("t", "T").replace(" ", "T")
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    # fromisoformat takes at most 6 fractional digits
+    m = re.match(r"^(.*\.\d{6})\d+(.*)$", text)
+    if m:
+        text = m.group(1) + m.group(2)
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidParams(
+            f"Invalid params: {field} is not a valid timestamp: {value!r}"
+        ) from None
+    return format_timestamp(dt)
+
+
+def b64encode(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def b64decode(text: str, field: str = "bytes") -> bytes:
+    """Standard or URL-safe base64, padding optional; ``InvalidParams`` if neither."""
+    s = text.strip()
+    pad = "=" * (-len(s) % 4)
+    try:
+        if "-" in s or "_" in s:
+            return base64.urlsafe_b64decode(s + pad)
+        return base64.b64decode(s + pad, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidParams(f"Invalid params: {field} is not valid base64") from None
+
+
+def decode_params(
+    decoder: msgspec.json.Decoder[T],
+    params: bytes | None,
+    *,
+    method: str,
+    fallback: Callable[[Any], T] | None = None,
+) -> T:
+    """Decode ``params`` JSON with a typed decoder; map failures to ``InvalidParams``.
+
+    ``fallback`` gets the generic JSON value when the typed decode fails and
+    may accept it leniently (snake_case names, a bare Message, ...); it must
+    raise ``InvalidParams`` itself when it cannot.
+    """
+    if params is None:
+        params = b"{}"
+    try:
+        return decoder.decode(params)
+    except msgspec.ValidationError as exc:
+        if fallback is not None:
+            try:
+                doc = msgspec.json.decode(params)
+            except msgspec.DecodeError:
+                doc = None
+            if doc is not None:
+                return fallback(doc)
+        raise InvalidParams(f"Invalid params for {method}: {_path(str(exc))}") from None
+    except msgspec.DecodeError as exc:
+        raise InvalidParams(f"Invalid params for {method}: {exc}") from None
+
+
+def _path(message: str) -> str:
+    # msgspec says "… - at `$.message.parts[0]`"; make it read "params.message.parts[0]"
+    return message.replace("`$.", "`params.").replace("`$`", "`params`")

@@ -1,0 +1,185 @@
+"""Helpers to make and read messages, parts and tasks, whatever the dialect.
+
+These are the public, version-neutral building blocks an agent or an
+orchestrator uses; codecs take care of each version's spelling.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .model import (
+    Artifact,
+    DataPart,
+    FilePart,
+    Message,
+    Metadata,
+    Part,
+    Role,
+    Task,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+
+__all__ = [
+    "agent_message",
+    "as_parts",
+    "data_part",
+    "data_parts",
+    "file_part",
+    "file_parts",
+    "final_task",
+    "get_data",
+    "get_text",
+    "initial_task",
+    "new_id",
+    "text_part",
+    "user_message",
+]
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def text_part(text: str, *, metadata: Metadata | None = None) -> TextPart:
+    return TextPart(text=text, metadata=metadata)
+
+
+def data_part(data: Any, *, metadata: Metadata | None = None) -> DataPart:
+    return DataPart(data=data, metadata=metadata)
+
+
+def file_part(
+    *,
+    raw: bytes | None = None,
+    uri: str | None = None,
+    media_type: str | None = None,
+    filename: str | None = None,
+    metadata: Metadata | None = None,
+) -> FilePart:
+    """A file part given inline (``raw``) or by reference (``uri``): exactly one."""
+    if (raw is None) == (uri is None):
+        raise ValueError("give exactly one of raw= or uri=")
+    return FilePart(raw=raw, uri=uri, media_type=media_type, filename=filename, metadata=metadata)
+
+
+def as_parts(content: Any) -> list[Part]:
+    """Turn what an agent returns into parts.
+
+    ``str`` -> a text part; ``bytes`` -> an inline file; a part -> itself;
+    ``dict``/``list`` of non-parts / numbers / booleans -> a data part; a
+    list or tuple of the above -> their parts in order.
+    """
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    if isinstance(content, (TextPart, FilePart, DataPart)):
+        return [content]
+    if isinstance(content, (bytes, bytearray)):
+        return [FilePart(raw=bytes(content), media_type="application/octet-stream")]
+    if isinstance(content, (list, tuple)) and content and all(
+        isinstance(c, (str, bytes, TextPart, FilePart, DataPart)) for c in content
+    ):
+        out: list[Part] = []
+        for c in content:
+            out.extend(as_parts(c))
+        return out
+    return [DataPart(data=content)]
+
+
+def _message(role: Role, content: Any, task_id: str | None, context_id: str | None,
+             metadata: Metadata | None) -> Message:
+    return Message(
+        message_id=new_id(),
+        role=role,
+        parts=as_parts(content),
+        task_id=task_id,
+        context_id=context_id,
+        metadata=metadata,
+    )
+
+
+def agent_message(
+    content: Any,
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    metadata: Metadata | None = None,
+) -> Message:
+    """An agent message from text, data, bytes, parts or a list of them."""
+    return _message(Role.AGENT, content, task_id, context_id, metadata)
+
+
+def user_message(
+    content: Any,
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    metadata: Metadata | None = None,
+) -> Message:
+    """A user message from text, data, bytes, parts or a list of them."""
+    return _message(Role.USER, content, task_id, context_id, metadata)
+
+
+def get_text(source: Message | Artifact | Sequence[Part], sep: str = "\n") -> str:
+    """The text parts of a message, an artifact or a list of parts, joined."""
+    parts = source if isinstance(source, Sequence) else source.parts
+    return sep.join(p.text for p in parts if isinstance(p, TextPart))
+
+
+def data_parts(source: Message | Artifact | Sequence[Part]) -> list[DataPart]:
+    parts = source if isinstance(source, Sequence) else source.parts
+    return [p for p in parts if isinstance(p, DataPart)]
+
+
+def get_data(source: Message | Artifact | Sequence[Part]) -> list[Any]:
+    """The values of the data parts."""
+    return [p.data for p in data_parts(source)]
+
+
+def file_parts(source: Message | Artifact | Sequence[Part]) -> list[FilePart]:
+    parts = source if isinstance(source, Sequence) else source.parts
+    return [p for p in parts if isinstance(p, FilePart)]
+
+
+def initial_task(
+    message: Message,
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    timestamp: str | None = None,
+    metadata: Metadata | None = None,
+) -> Task:
+    """A new task in ``submitted`` whose history is ``message``."""
+    return Task(
+        id=task_id or message.task_id or new_id(),
+        context_id=context_id or message.context_id or new_id(),
+        status=TaskStatus(state=TaskState.SUBMITTED, timestamp=timestamp),
+        history=[message],
+        metadata=metadata,
+    )
+
+
+def final_task(
+    task: Task,
+    *,
+    state: TaskState = TaskState.COMPLETED,
+    message: Message | None = None,
+    artifacts: Iterable[Artifact] = (),
+    timestamp: str | None = None,
+) -> Task:
+    """``task`` finished in ``state`` with extra artifacts (a new Task; ``task`` is left as is)."""
+    history = list(task.history)
+    if message is not None:
+        history.append(message)
+    return Task(
+        id=task.id,
+        context_id=task.context_id,
+        status=TaskStatus(state=state, message=message, timestamp=timestamp),
+        artifacts=[*task.artifacts, *artifacts],
+        history=history,
+        metadata=task.metadata,
+    )

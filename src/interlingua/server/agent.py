@@ -1,0 +1,160 @@
+"""What an agent builder writes: the card's metadata plus an executor.
+
+Two executor styles are supported:
+
+* a plain function — ``async def echo(text: str) -> str``. Its parameter is
+  the message text when annotated ``str``, otherwise the ``Message``. What it
+  returns becomes the task's one artifact (text, data, bytes, parts), and the
+  task completes. An async *generator* streams: each yielded value is appended
+  to the artifact as a chunk. Returning a ``Message`` answers with that
+  message instead of a task.
+
+* a context executor — ``async def run(ctx: Context) -> None`` — which drives
+  the task itself: status updates, artifacts with append / last-chunk, asking
+  for input, completing, failing, rejecting, or replying with a bare message.
+  It is recognized by a parameter annotated ``Context`` (or named ``ctx``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, get_type_hints
+
+from ..core.model import (
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
+    Message,
+    SecurityScheme,
+)
+from ..core.parts import as_parts
+from .context import Context
+
+__all__ = ["Agent", "Executor", "Skill"]
+
+Executor = Callable[..., Any]
+Skill = AgentSkill
+
+
+class Agent:
+    """An A2A agent: its card metadata and the executor that does the work."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        executor: Executor,
+        *,
+        version: str = "1.0.0",
+        skills: Sequence[AgentSkill] = (),
+        provider: AgentProvider | None = None,
+        input_modes: Sequence[str] = ("text/plain",),
+        output_modes: Sequence[str] = ("text/plain",),
+        streaming: bool = True,
+        push_notifications: bool = False,
+        documentation_url: str | None = None,
+        icon_url: str | None = None,
+        extensions: Sequence[AgentExtension] = (),
+        security_schemes: dict[str, SecurityScheme] | None = None,
+        security: Sequence[dict[str, list[str]]] = (),
+        extended_card: Callable[[AgentCard], AgentCard] | AgentCard | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.version = version
+        self.skills = list(skills)
+        self.provider = provider
+        self.input_modes = list(input_modes)
+        self.output_modes = list(output_modes)
+        self.streaming = streaming
+        self.push_notifications = push_notifications
+        self.documentation_url = documentation_url
+        self.icon_url = icon_url
+        self.extensions = list(extensions)
+        self.security_schemes = dict(security_schemes or {})
+        self.security = list(security)
+        self.extended_card = extended_card
+        self.executor = executor
+        self._run = _adapt(executor)
+
+    async def run(self, ctx: Context) -> None:
+        """Run the executor for one turn of a task."""
+        await self._run(ctx)
+
+    def card(self, interfaces: Sequence[AgentInterface]) -> AgentCard:
+        return AgentCard(
+            name=self.name,
+            description=self.description,
+            version=self.version,
+            interfaces=list(interfaces),
+            capabilities=AgentCapabilities(
+                streaming=self.streaming,
+                push_notifications=self.push_notifications,
+                extended_card=self.extended_card is not None,
+                state_transition_history=True,
+                extensions=self.extensions,
+            ),
+            skills=self.skills,
+            default_input_modes=self.input_modes,
+            default_output_modes=self.output_modes,
+            provider=self.provider,
+            documentation_url=self.documentation_url,
+            icon_url=self.icon_url,
+            security_schemes=self.security_schemes,
+            security=self.security,
+        )
+
+
+def _adapt(fn: Executor) -> Callable[[Context], Awaitable[None]]:
+    if not callable(fn):
+        raise TypeError(f"an agent's executor must be callable, not {type(fn).__name__}")
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)  # noqa: B004
+    try:
+        params = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    try:
+        hints = get_type_hints(target)
+    except Exception:
+        hints = {}
+    first = params[0] if params else None
+    hint = hints.get(first.name) if first is not None else None
+
+    if first is not None and (hint is Context or first.name in ("ctx", "context")):
+
+        async def run_ctx(ctx: Context) -> None:
+            await fn(ctx)
+
+        return run_ctx
+
+    wants_text = hint is str
+
+    async def run_plain(ctx: Context) -> None:
+        arg = ctx.text if wants_text else ctx.message
+        out = fn(arg) if first is not None else fn()
+        if inspect.isasyncgen(out):
+            # Each chunk goes out as soon as it is yielded; the completed
+            # status that follows closes the artifact.
+            artifact_id = None
+            async for chunk in out:
+                artifact_id = await ctx.artifact(
+                    chunk, artifact_id=artifact_id, append=artifact_id is not None
+                )
+            await ctx.complete()
+            return
+        if inspect.isawaitable(out):
+            out = await out
+        if ctx.finished:
+            return
+        if isinstance(out, Message):
+            await ctx.reply(out)
+        elif out is None:
+            await ctx.complete()
+        else:
+            await ctx.complete(artifact=as_parts(out))
+
+    return run_plain

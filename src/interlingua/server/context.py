@@ -1,0 +1,250 @@
+"""The context an executor gets for one turn of a task."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from ..core.model import (
+    Artifact,
+    ArtifactUpdate,
+    Event,
+    Message,
+    Metadata,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from ..core.parts import as_parts, get_text, new_id
+
+__all__ = ["Context", "RequestInfo", "TaskCanceled"]
+
+
+class TaskCanceled(Exception):
+    """Raised in an executor that tries to emit after its task was canceled."""
+
+
+class RequestInfo:
+    """Who asked and how: the principal, tenant, headers and requested extensions."""
+
+    __slots__ = ("dialect", "extensions", "headers", "principal", "tenant")
+
+    def __init__(
+        self,
+        *,
+        principal: str = "",
+        tenant: str = "",
+        headers: Mapping[str, str] | None = None,
+        extensions: Sequence[str] = (),
+        dialect: str = "1.0",
+    ) -> None:
+        self.principal = principal
+        self.tenant = tenant
+        self.headers: Mapping[str, str] = headers or {}
+        self.extensions = list(extensions)
+        self.dialect = dialect
+
+
+class _Sink(Protocol):
+    task: Task
+
+    async def emit(self, events: Sequence[Event]) -> None: ...
+
+    async def reply(self, message: Message) -> None: ...
+
+    async def context_tasks(self) -> list[Task]: ...
+
+    def now(self) -> str: ...
+
+
+class Context:
+    """One turn of a task, as its executor sees it.
+
+    ``message`` is the message that started this turn (the first message, or
+    the user's answer after ``input-required``); ``task`` is the task so far.
+    Every emitting method is committed to the task's log before it returns.
+    An executor that asked for input returns; the user's answer starts a new
+    turn with a new context.
+    """
+
+    def __init__(
+        self,
+        sink: _Sink,
+        message: Message,
+        request: RequestInfo,
+        *,
+        deadline: float | None = None,
+        cancelled: asyncio.Event | None = None,
+    ) -> None:
+        self._sink = sink
+        self.message = message
+        self.request = request
+        #: loop time (``asyncio.get_running_loop().time()``) by which the turn must end
+        self.deadline = deadline
+        self.cancelled = cancelled or asyncio.Event()
+        self._finished = False
+
+    # ----------------------------------------------------------------- reading
+
+    @property
+    def task(self) -> Task:
+        return self._sink.task
+
+    @property
+    def task_id(self) -> str:
+        return self._sink.task.id
+
+    @property
+    def context_id(self) -> str:
+        return self._sink.task.context_id
+
+    @property
+    def text(self) -> str:
+        """The text parts of ``message``, joined by newlines."""
+        return get_text(self.message)
+
+    @property
+    def principal(self) -> str:
+        return self.request.principal
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self.request.headers
+
+    @property
+    def extensions(self) -> list[str]:
+        return self.request.extensions
+
+    @property
+    def finished(self) -> bool:
+        """True once this turn completed, failed, was rejected, asked for input or replied."""
+        return self._finished
+
+    @property
+    def state(self) -> TaskState:
+        return self._sink.task.status.state
+
+    async def context_tasks(self) -> list[Task]:
+        """The earlier tasks of this task's context (same owner), oldest first."""
+        return await self._sink.context_tasks()
+
+    # ---------------------------------------------------------------- emitting
+
+    def _status(self, state: TaskState, content: Any, metadata: Metadata | None) -> StatusUpdate:
+        task = self._sink.task
+        message = None
+        if content is not None:
+            message = content if isinstance(content, Message) else Message(
+                message_id=new_id(),
+                role=Role.AGENT,
+                parts=as_parts(content),
+                task_id=task.id,
+                context_id=task.context_id,
+            )
+        return StatusUpdate(
+            task_id=task.id,
+            context_id=task.context_id,
+            status=TaskStatus(state=state, message=message, timestamp=self._sink.now()),
+            metadata=metadata,
+        )
+
+    async def update(
+        self, content: Any = None, *, state: TaskState = TaskState.WORKING,
+        metadata: Metadata | None = None,
+    ) -> None:
+        """Report progress: a status update (``working`` by default) with an optional message."""
+        await self._sink.emit([self._status(state, content, metadata)])
+
+    working = update
+
+    async def artifact(
+        self,
+        content: Any,
+        *,
+        artifact_id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        append: bool = False,
+        last_chunk: bool = False,
+        metadata: Metadata | None = None,
+    ) -> str:
+        """Add an artifact, or a chunk of one (``append=True`` with the same id).
+
+        Returns the artifact id, to pass back for the next chunk.
+        """
+        task = self._sink.task
+        aid = artifact_id or new_id()
+        event = ArtifactUpdate(
+            task_id=task.id,
+            context_id=task.context_id,
+            artifact=Artifact(
+                artifact_id=aid,
+                parts=as_parts(content),
+                name=name,
+                description=description,
+                metadata=metadata,
+            ),
+            append=append,
+            last_chunk=last_chunk,
+        )
+        await self._sink.emit([event])
+        return aid
+
+    async def _end(self, state: TaskState, content: Any, artifact: Any, name: str | None,
+                   metadata: Metadata | None) -> None:
+        events: list[Event] = []
+        task = self._sink.task
+        if artifact is not None:
+            events.append(
+                ArtifactUpdate(
+                    task_id=task.id,
+                    context_id=task.context_id,
+                    artifact=Artifact(artifact_id=new_id(), parts=as_parts(artifact), name=name),
+                    last_chunk=True,
+                )
+            )
+        events.append(self._status(state, content, metadata))
+        # One transaction for the final artifact and the final status.
+        await self._sink.emit(events)
+        self._finished = True
+
+    async def complete(
+        self, content: Any = None, *, artifact: Any = None, name: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> None:
+        """Finish the task: an optional status message and an optional last artifact."""
+        await self._end(TaskState.COMPLETED, content, artifact, name, metadata)
+
+    async def fail(self, content: Any = None, *, metadata: Metadata | None = None) -> None:
+        await self._end(TaskState.FAILED, content, None, None, metadata)
+
+    async def reject(self, content: Any = None, *, metadata: Metadata | None = None) -> None:
+        await self._end(TaskState.REJECTED, content, None, None, metadata)
+
+    async def require_input(self, content: Any, *, metadata: Metadata | None = None) -> None:
+        """Ask the user for more input (``input-required``); then return from the executor."""
+        await self._end(TaskState.INPUT_REQUIRED, content, None, None, metadata)
+
+    async def require_auth(self, content: Any, *, metadata: Metadata | None = None) -> None:
+        """Ask for a credential (``auth-required``); then return from the executor."""
+        await self._end(TaskState.AUTH_REQUIRED, content, None, None, metadata)
+
+    async def reply(self, content: Any) -> None:
+        """Answer with a bare message instead of a task.
+
+        Allowed as the first and only thing a new task's executor does; later
+        (or when the caller needs a task, e.g. a non-blocking send) the
+        message becomes the completed task's status message.
+        """
+        task = self._sink.task
+        message = content if isinstance(content, Message) else Message(
+            message_id=new_id(),
+            role=Role.AGENT,
+            parts=as_parts(content),
+            context_id=task.context_id,
+        )
+        await self._sink.reply(message)
+        self._finished = True

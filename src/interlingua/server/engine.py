@@ -1,0 +1,571 @@
+"""The task engine: runs executors, enforces the lifecycle, appends events.
+
+Theory of operation
+-------------------
+Every change to a task is a batch of events, checked against the lifecycle,
+committed to the store in one transaction (stating the version it read), then
+folded into the live projection and announced on the bus. Nobody — caller,
+stream, webhook — sees an event before it is durable.
+
+A *run* is one task's live state in this process while a turn of its executor
+is under way (or while a request changes it). Executors run as asyncio tasks
+that outlive the HTTP request that started them.
+
+A new task is written together with the executor's first event (one
+transaction for "created + first status", and for a quick agent "created +
+artifact + completed"); a non-blocking send writes it at once, since its
+caller is answered with it.
+
+A blocking send is answered by the process that runs the turn, so it waits on
+the run itself; readers that may be elsewhere (streams, resubscribe, push)
+read the log and wait on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+
+from ..bus.base import Bus, task_key
+from ..core import lifecycle
+from ..core.calls import (
+    CancelTask,
+    Call,
+    GetExtendedCard,
+    GetTask,
+    ListTasks,
+    ListTasksResult,
+    Result,
+    SendMessage,
+)
+from ..core.dialects._common import format_timestamp
+from ..core.errors import (
+    ConcurrentModification,
+    ExtendedCardNotConfigured,
+    InvalidParams,
+    InvalidTaskState,
+    LifecycleError,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+)
+from ..core.model import (
+    TERMINAL_STATES,
+    AgentCard,
+    Event,
+    HistoryAppended,
+    Message,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from ..core.parts import new_id
+from ..stores.base import Scope, Store, StoredEvent, TaskExists
+from .agent import Agent
+from .context import Context, RequestInfo, TaskCanceled
+
+__all__ = ["Engine", "EngineConfig"]
+
+log = logging.getLogger("interlingua.engine")
+
+
+class EngineConfig(msgspec.Struct, kw_only=True):
+    #: what happens on start-up to tasks a stopped process left submitted/working:
+    #: "fail" (end them failed, "server restarted") or "rerun" (run the turn again)
+    restart_policy: str = "fail"
+    #: history returned when a caller does not say (None = all)
+    default_history_length: int | None = None
+    #: seconds finished tasks and their logs are kept (None = forever)
+    retention: float | None = None
+    #: how often the retention sweep runs, in seconds
+    retention_interval: float = 3600.0
+
+
+class _Run:
+    """One task's live state in this process."""
+
+    __slots__ = (
+        "cancelled",
+        "dialect",
+        "engine",
+        "initial",
+        "key",
+        "lock",
+        "message_id",
+        "persisted",
+        "reply_message",
+        "request",
+        "scope",
+        "settled",
+        "task",
+        "turn",
+        "version",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        scope: Scope,
+        task: Task,
+        *,
+        version: int,
+        persisted: bool,
+        dialect: str,
+        request: RequestInfo,
+        initial: Task | None = None,
+        message_id: str | None = None,
+    ) -> None:
+        self.engine = engine
+        self.scope = scope
+        self.key = task_key(scope, task.id)
+        self.task = task
+        self.version = version
+        self.persisted = persisted
+        self.dialect = dialect
+        self.request = request
+        self.initial = initial
+        self.message_id = message_id
+        self.lock = asyncio.Lock()
+        self.settled = asyncio.Event()
+        self.cancelled = asyncio.Event()
+        self.reply_message: Message | None = None
+        self.turn: asyncio.Task[None] | None = None
+
+    # The executor's context talks to these (context._Sink).
+
+    async def emit(self, events: Sequence[Event]) -> None:
+        await self.engine._emit(self, events)
+
+    async def reply(self, message: Message) -> None:
+        await self.engine._reply(self, message)
+
+    async def context_tasks(self) -> list[Task]:
+        return await self.engine._context_tasks(self)
+
+    def now(self) -> str:
+        return self.engine.now()
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Engine:
+    """Runs an agent's tasks against a store and a bus."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        store: Store,
+        bus: Bus,
+        *,
+        config: EngineConfig | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+        card: Callable[[], AgentCard] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.bus = bus
+        self.config = config or EngineConfig()
+        self._clock = clock
+        self._card = card
+        self._runs: dict[str, _Run] = {}
+        self._turns: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._started = False
+        self._start_lock = asyncio.Lock()
+
+    def now(self) -> str:
+        return format_timestamp(self._clock())
+
+    # ---------------------------------------------------------------- lifetime
+
+    async def start(self) -> None:
+        async with self._start_lock:
+            if self._started:
+                return
+            await self.store.open()
+            self._started = True
+            await self._recover()
+            if self.config.retention is not None:
+                self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def ensure_started(self) -> None:
+        if not self._started:
+            await self.start()
+
+    async def stop(self) -> None:
+        if not self._started:
+            return
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        # Turns still running end as "failed": the process that ran them is going away.
+        runs = list(self._runs.values())
+        for run in runs:
+            if run.turn is not None and not run.turn.done():
+                run.turn.cancel()
+        if self._turns:
+            await asyncio.gather(*self._turns, return_exceptions=True)
+        for run in runs:
+            if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:
+                with contextlib.suppress(Exception):
+                    await self._emit(run, [self._status(
+                        run.task, TaskState.FAILED,
+                        "The server stopped while the task was running.")])
+        await self.bus.close()
+        await self.store.close()
+        self._started = False
+
+    async def _recover(self) -> None:
+        for item in await self.store.unfinished_tasks():
+            rec = await self.store.get_task(item.scope, item.task_id)
+            if rec is None:
+                continue
+            run = _Run(self, item.scope, rec.task, version=rec.version, persisted=True,
+                       dialect=rec.dialect, request=RequestInfo(principal=item.scope.owner,
+                                                                tenant=item.scope.tenant))
+            try:
+                if self.config.restart_policy == "rerun":
+                    message = next((m for m in reversed(rec.task.history) if m.role is Role.USER), None)
+                    if message is not None:
+                        self._runs[run.key] = run
+                        self._start_turn(run, message)
+                        continue
+                await self._emit(run, [self._status(
+                    rec.task, TaskState.FAILED,
+                    "The server restarted while the task was running.")])
+            except (ConcurrentModification, LifecycleError, TaskCanceled):
+                log.warning("task %s changed during start-up recovery", item.task_id)
+
+    async def _sweep(self) -> None:
+        assert self.config.retention is not None
+        while True:
+            before = format_timestamp(self._clock() - timedelta(seconds=self.config.retention))
+            try:
+                n = await self.store.purge_finished(before)
+                if n:
+                    log.info("retention: removed %d finished tasks", n)
+            except Exception:  # the sweep must outlive a transient store failure
+                log.exception("retention sweep failed")
+            await asyncio.sleep(self.config.retention_interval)
+
+    # ---------------------------------------------------------------- dispatch
+
+    async def handle(self, call: Call, request: RequestInfo) -> Result:
+        """Carry out one non-streaming call."""
+        if isinstance(call, SendMessage):
+            return await self.send(call, request)
+        if isinstance(call, GetTask):
+            return await self.get_task(call, request)
+        if isinstance(call, ListTasks):
+            return await self.list_tasks(call, request)
+        if isinstance(call, CancelTask):
+            return await self.cancel_task(call, request)
+        if isinstance(call, GetExtendedCard):
+            return self.extended_card(request)
+        raise UnsupportedOperation(f"{type(call).__name__} is not supported by this agent")
+
+    @staticmethod
+    def scope_of(request: RequestInfo) -> Scope:
+        return Scope(tenant=request.tenant, owner=request.principal)
+
+    # -------------------------------------------------------------------- send
+
+    async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
+        scope = self.scope_of(request)
+        message = call.message
+        history_length = call.config.history_length
+
+        existing = await self.store.task_for_message(scope, message.message_id)
+        if existing is not None:
+            # The same message sent again (a retry): answer with its task, run nothing.
+            return await self._answer(scope, existing, history_length, call.config.blocking)
+
+        target = message.task_id or call.client_task_id
+        if target:
+            run = self._runs.get(task_key(scope, target))
+            if run is None:
+                rec = await self.store.get_task(scope, target)
+                if rec is not None:
+                    run = _Run(self, scope, rec.task, version=rec.version, persisted=True,
+                               dialect=rec.dialect, request=request)
+            if run is not None:
+                return await self._continue(run, call, request)
+            if message.task_id:
+                raise TaskNotFound(f"Task not found: {message.task_id}")
+        return await self._create(scope, call, request, target)
+
+    async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
+                      task_id: str | None) -> Task | Message:
+        now = self.now()
+        tid = task_id or new_id()
+        cid = call.message.context_id or new_id()
+        message = msgspec.structs.replace(call.message, task_id=tid, context_id=cid)
+        status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now)
+        metadata = call.metadata
+        initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
+        live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
+        run = _Run(self, scope, live, version=0, persisted=False, dialect=request.dialect,
+                   request=request, initial=initial, message_id=message.message_id)
+        if run.key in self._runs:
+            raise InvalidTaskState(f"task {tid} is already running")
+        self._runs[run.key] = run
+        if not call.config.blocking:
+            # The caller is answered with the task, so it must exist first.
+            try:
+                await self._persist_created(run)
+            except BaseException:
+                self._runs.pop(run.key, None)
+                raise
+        self._start_turn(run, message)
+        if not call.config.blocking:
+            return self._view(run.task, call.config.history_length)
+        return await self._settle(run, call.config.history_length)
+
+    async def _continue(self, run: _Run, call: SendMessage, request: RequestInfo) -> Task | Message:
+        task = run.task
+        message = call.message
+        if message.context_id and message.context_id != task.context_id:
+            raise InvalidParams(
+                f"Invalid params: message.contextId {message.context_id!r} does not match "
+                f"the context {task.context_id!r} of task {task.id!r}"
+            )
+        state = task.status.state
+        if state not in lifecycle.INTERRUPTED_STATES:
+            if state in TERMINAL_STATES:
+                raise InvalidTaskState(
+                    f"Task {task.id} is {state.value}; a finished task takes no more messages"
+                )
+            raise InvalidTaskState(
+                f"Task {task.id} is {state.value}; it takes a message only while it waits for input"
+            )
+        if run.key in self._runs and self._runs[run.key] is not run:
+            raise InvalidTaskState(f"Task {task.id} is already being continued")
+        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        run.request = request
+        run.settled = asyncio.Event()
+        self._runs[run.key] = run
+        try:
+            await self._emit(run, [HistoryAppended(message=message),
+                                   self._status(task, TaskState.WORKING)])
+        except BaseException:
+            self._runs.pop(run.key, None)
+            raise
+        self._start_turn(run, message)
+        if not call.config.blocking:
+            return self._view(run.task, call.config.history_length)
+        return await self._settle(run, call.config.history_length)
+
+    async def _answer(self, scope: Scope, task_id: str, history_length: int | None,
+                      blocking: bool) -> Task:
+        run = self._runs.get(task_key(scope, task_id))
+        if run is not None:
+            if blocking:
+                result = await self._settle(run, history_length)
+                if isinstance(result, Task):
+                    return result
+            return self._view(run.task, history_length)
+        rec = await self.store.get_task(scope, task_id, history_length=self._hl(history_length))
+        if rec is None:
+            raise TaskNotFound(f"Task not found: {task_id}")
+        return rec.task
+
+    async def _settle(self, run: _Run, history_length: int | None) -> Task | Message:
+        await run.settled.wait()
+        if run.reply_message is not None:
+            return run.reply_message
+        return self._view(run.task, history_length)
+
+    def _hl(self, history_length: int | None) -> int | None:
+        return self.config.default_history_length if history_length is None else history_length
+
+    def _view(self, task: Task, history_length: int | None) -> Task:
+        """The task as answered: history trimmed, without copying the rest."""
+        n = self._hl(history_length)
+        if n is None or len(task.history) <= n:
+            return task
+        return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
+
+    # --------------------------------------------------------------- the turn
+
+    def _start_turn(self, run: _Run, message: Message) -> None:
+        ctx = Context(run, message, run.request, cancelled=run.cancelled)
+        turn = asyncio.get_running_loop().create_task(self._turn(run, ctx))
+        run.turn = turn
+        self._turns.add(turn)
+        turn.add_done_callback(self._turns.discard)
+
+    async def _turn(self, run: _Run, ctx: Context) -> None:
+        try:
+            await self.agent.run(ctx)
+            if not ctx.finished and run.task.status.state not in lifecycle.RETURN_STATES:
+                # An executor that returns without a final word has finished its work.
+                await self._emit(run, [self._status(run.task, TaskState.COMPLETED)])
+        except TaskCanceled:
+            pass
+        except asyncio.CancelledError:
+            if not run.cancelled.is_set():
+                raise
+        except LifecycleError as exc:
+            if run.task.status.state not in TERMINAL_STATES:
+                await self._fail(run, f"The agent made an invalid state change: {exc}")
+        except Exception as exc:
+            log.exception("executor of task %s failed", run.task.id)
+            await self._fail(run, f"The agent failed: {type(exc).__name__}: {exc}")
+        finally:
+            if self._runs.get(run.key) is run:
+                del self._runs[run.key]
+            run.settled.set()
+
+    async def _fail(self, run: _Run, text: str) -> None:
+        with contextlib.suppress(LifecycleError, TaskCanceled, ConcurrentModification):
+            await self._emit(run, [self._status(run.task, TaskState.FAILED, text)])
+
+    def _status(self, task: Task, state: TaskState, text: str | None = None) -> StatusUpdate:
+        message = None
+        if text is not None:
+            message = Message(message_id=new_id(), role=Role.AGENT, parts=[TextPart(text=text)],
+                              task_id=task.id, context_id=task.context_id)
+        return StatusUpdate(task_id=task.id, context_id=task.context_id,
+                            status=TaskStatus(state=state, message=message, timestamp=self.now()))
+
+    # ------------------------------------------------------------ writing events
+
+    async def _persist_created(self, run: _Run) -> None:
+        async with run.lock:
+            if not run.persisted:
+                await self._write(run, [])
+
+    async def _emit(self, run: _Run, events: Sequence[Event]) -> None:
+        async with run.lock:
+            state = run.task.status.state
+            if state is TaskState.CANCELED:
+                raise TaskCanceled(f"task {run.task.id} was canceled")
+            try:
+                lifecycle.check_all(run.task, events)
+                await self._write(run, events)
+            except ConcurrentModification:
+                # Someone else (another request or replica) wrote first: reload and re-check.
+                rec = await self.store.get_task(run.scope, run.task.id)
+                if rec is None:
+                    raise TaskNotFound(f"Task not found: {run.task.id}") from None
+                run.task, run.version = rec.task, rec.version
+                if rec.task.status.state is TaskState.CANCELED:
+                    raise TaskCanceled(f"task {run.task.id} was canceled") from None
+                lifecycle.check_all(run.task, events)
+                await self._write(run, events)
+
+    async def _write(self, run: _Run, events: Sequence[Event]) -> None:
+        now = self.now()
+        if not run.persisted:
+            assert run.initial is not None
+            batch: list[Event] = [TaskCreated(task=run.initial), *events]
+            try:
+                version = await self.store.create_task(
+                    run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id
+                )
+            except TaskExists:
+                raise InvalidTaskState(f"Task {run.task.id} already exists") from None
+            run.persisted = True
+            base = 0
+        else:
+            batch = list(events)
+            version = await self.store.append(run.scope, run.task.id, run.version, batch, now=now)
+            base = run.version
+        for event in events:
+            lifecycle.apply(run.task, event)
+        run.version = version
+        await self.bus.publish(run.key, [StoredEvent(seq=base + i + 1, event=e)
+                                         for i, e in enumerate(batch)])
+        if run.task.status.state in lifecycle.RETURN_STATES:
+            run.settled.set()
+
+    async def _reply(self, run: _Run, message: Message) -> None:
+        if not run.persisted and run.initial is not None and len(run.task.history) == 1:
+            # A first answer with no task: the caller gets the bare message.
+            run.reply_message = message
+            run.settled.set()
+            return
+        message = msgspec.structs.replace(message, task_id=run.task.id)
+        await self._emit(run, [StatusUpdate(
+            task_id=run.task.id, context_id=run.task.context_id,
+            status=TaskStatus(state=TaskState.COMPLETED, message=message, timestamp=self.now()))])
+
+    async def _context_tasks(self, run: _Run) -> list[Task]:
+        out: list[Task] = []
+        token: str | None = None
+        while True:
+            page = await self.store.list_tasks(run.scope, ListTasks(
+                context_id=run.task.context_id, page_size=100, page_token=token,
+                include_artifacts=True))
+            out.extend(t for t in page.tasks if t.id != run.task.id)
+            token = page.next_page_token
+            if not token:
+                break
+        out.reverse()
+        return out
+
+    # ---------------------------------------------------------------- reading
+
+    async def get_task(self, call: GetTask, request: RequestInfo) -> Task:
+        scope = self.scope_of(request)
+        if call.history_length is not None and call.history_length < 0:
+            raise InvalidParams("Invalid params: historyLength must not be negative")
+        run = self._runs.get(task_key(scope, call.id))
+        if run is not None and run.persisted:
+            return self._view(run.task, call.history_length)
+        rec = await self.store.get_task(scope, call.id, history_length=self._hl(call.history_length))
+        if rec is None:
+            raise TaskNotFound(f"Task not found: {call.id}")
+        return rec.task
+
+    async def list_tasks(self, call: ListTasks, request: RequestInfo) -> ListTasksResult:
+        if not 1 <= call.page_size <= 100:
+            raise InvalidParams("Invalid params: pageSize must be between 1 and 100")
+        if call.history_length is not None and call.history_length < 0:
+            raise InvalidParams("Invalid params: historyLength must not be negative")
+        if call.history_length is None and self.config.default_history_length is not None:
+            call = msgspec.structs.replace(call, history_length=self.config.default_history_length)
+        return await self.store.list_tasks(self.scope_of(request), call)
+
+    async def cancel_task(self, call: CancelTask, request: RequestInfo) -> Task:
+        scope = self.scope_of(request)
+        run = self._runs.get(task_key(scope, call.id))
+        if run is None or not run.persisted:
+            rec = await self.store.get_task(scope, call.id)
+            if rec is None:
+                raise TaskNotFound(f"Task not found: {call.id}")
+            run = _Run(self, scope, rec.task, version=rec.version, persisted=True,
+                       dialect=rec.dialect, request=request)
+        for _ in range(3):
+            state = run.task.status.state
+            if state in TERMINAL_STATES:
+                raise TaskNotCancelable(
+                    f"Task {call.id} is {state.value} and can no longer be canceled")
+            try:
+                await self._emit(run, [self._status(run.task, TaskState.CANCELED)])
+                break
+            except LifecycleError:
+                continue  # it finished meanwhile: the loop reports it
+        run.cancelled.set()
+        if run.turn is not None and not run.turn.done():
+            run.turn.cancel()
+        return run.task
+
+    def extended_card(self, request: RequestInfo) -> AgentCard:
+        ext = self.agent.extended_card
+        if ext is None or self._card is None:
+            raise ExtendedCardNotConfigured()
+        base = self._card()
+        return ext(base) if callable(ext) else ext

@@ -1,0 +1,242 @@
+"""The JSON-RPC endpoint, as a plain ASGI callable.
+
+It is the hot path, so it skips Starlette's Request/Response objects: the
+body is read once with a size limit, parsed once (params stay raw until the
+dialect's codec decodes them into typed structs), and the answer is written
+as one pre-encoded body.
+
+The dialect is chosen by the method name; the ``A2A-Version`` header is
+checked against it (leniently by default: DIALECTS.md §h.3).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from ..core import jsonrpc
+from ..core.dialects import Codec, codec_for_method, get_codec
+from ..core.errors import (
+    A2AError,
+    InternalError,
+    InvalidRequest,
+    MethodNotFound,
+    StreamingNotSupported,
+    VersionNotSupported,
+)
+from .context import RequestInfo
+
+if TYPE_CHECKING:
+    from .app import A2AServer
+
+__all__ = ["JSONRPCEndpoint", "parse_version"]
+
+log = logging.getLogger("interlingua.server")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
+# which header versions each dialect takes as its own
+_DIALECT_VERSIONS = {"1.0": {"1.0"}, "0.3": {"0.3", "0.2"}, "0.1": {"0.1"}}
+
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+def parse_version(value: str) -> str | None:
+    """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
+    parts = value.strip().split(".")
+    if not parts or not all(p.isdigit() for p in parts) or len(parts) > 3:
+        return None
+    major = int(parts[0])
+    minor = int(parts[1]) if len(parts) > 1 else 0
+    return f"{major}.{minor}"
+
+
+class _Answer:
+    """A response body with its HTTP status; ``None`` body = no content (notification)."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, body: bytes | None,
+                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class JSONRPCEndpoint:
+    def __init__(self, server: A2AServer) -> None:
+        self.server = server
+        self.fallback_codec = get_codec("0.3")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.server.engine.ensure_started()
+        headers = _headers(scope)
+        limit = self.server.settings.max_body_bytes
+        try:
+            length = headers.get("content-length")
+            if length is not None and length.isdigit() and int(length) > limit:
+                raise _TooLarge
+            body = await _read_body(receive, limit)
+        except _TooLarge:
+            err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
+            await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
+            return
+        answer = await self.handle(body, headers, scope)
+        await _send(send, answer)
+
+    async def handle(self, body: bytes, headers: dict[str, str], scope: Scope) -> _Answer:
+        try:
+            parsed = jsonrpc.parse(body)
+        except A2AError as exc:
+            rid = _id_from(exc)
+            return _Answer(200, self._error(rid, exc, self.fallback_codec))
+        if isinstance(parsed, jsonrpc.Batch):
+            return await self._batch(parsed, headers, scope)
+        return await self._one(parsed, headers, scope, in_batch=False) or _Answer(204, None)
+
+    async def _batch(self, batch: jsonrpc.Batch, headers: dict[str, str], scope: Scope) -> _Answer:
+        out: list[bytes] = []
+        for item in batch.items:
+            if isinstance(item, tuple):
+                rid, err = item
+                out.append(self._error(rid, err, self.fallback_codec))
+                continue
+            answer = await self._one(item, headers, scope, in_batch=True)
+            if answer is not None and answer.body is not None:
+                out.append(answer.body)
+        if not out:
+            return _Answer(204, None)
+        return _Answer(200, b"[" + b",".join(out) + b"]")
+
+    async def _one(self, req: jsonrpc.Request, headers: dict[str, str], scope: Scope,
+                   *, in_batch: bool) -> _Answer | None:
+        codec = codec_for_method(req.method)
+        try:
+            if codec is None:
+                raise MethodNotFound(f"Method not found: {req.method}")
+            self._check_version(codec, headers, scope)
+            call = codec.decode_call(req.method, req.params)
+            if req.method in codec.streaming_methods:
+                if in_batch:
+                    raise InvalidRequest("Invalid Request: a streaming method cannot be batched")
+                raise StreamingNotSupported("Streaming is not available on this endpoint yet")
+            info = RequestInfo(
+                principal="",
+                tenant=getattr(call, "tenant", None) or "",
+                headers=headers,
+                extensions=_extensions(headers),
+                dialect=codec.name,
+            )
+            result = await self.server.engine.handle(call, info)
+            body = codec.encode_result(call, result)
+        except A2AError as exc:
+            if not req.has_id:
+                return None
+            return _Answer(200, self._error(req.id, exc, codec or self.fallback_codec))
+        except Exception:
+            log.exception("internal error handling %s", req.method)
+            if not req.has_id:
+                return None
+            return _Answer(200, self._error(req.id, InternalError(), codec or self.fallback_codec))
+        if not req.has_id:
+            return None
+        return _Answer(200, jsonrpc.result_response(req.id, body))
+
+    def _check_version(self, codec: Codec, headers: dict[str, str], scope: Scope) -> None:
+        raw = headers.get("a2a-version") or _query_version(scope)
+        strict = self.server.settings.strict_versions
+        if not raw:
+            if strict and codec.name == "1.0":
+                raise VersionNotSupported(
+                    "No A2A-Version header: it is read as 0.3, which does not have "
+                    f"this method; send A2A-Version: 1.0"
+                )
+            return
+        version = parse_version(raw)
+        if version is None or version not in SUPPORTED_VERSIONS:
+            raise VersionNotSupported(
+                f"A2A-Version {raw!r} is not supported; supported versions: "
+                + ", ".join(SUPPORTED_VERSIONS),
+                data={"supportedVersions": list(SUPPORTED_VERSIONS)},
+            )
+        if strict and version not in _DIALECT_VERSIONS.get(codec.name, {version}):
+            raise VersionNotSupported(
+                f"A2A-Version {raw!r} does not match the method's protocol version {codec.name}"
+            )
+
+    @staticmethod
+    def _error(rid: Any, err: A2AError, codec: Codec) -> bytes:
+        return jsonrpc.error_response(rid, codec.encode_error(err))
+
+
+def _id_from(exc: A2AError) -> Any:
+    data = exc.data
+    if isinstance(data, dict) and "id" in data:
+        exc.data = None
+        return data["id"]
+    return None
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in scope.get("headers", ()):
+        out[k.decode("latin-1").lower()] = v.decode("latin-1")
+    return out
+
+
+def _query_version(scope: Scope) -> str | None:
+    qs: bytes = scope.get("query_string", b"")
+    if not qs or b"A2A-Version" not in qs and b"a2a-version" not in qs:
+        return None
+    from urllib.parse import parse_qsl
+
+    for k, v in parse_qsl(qs.decode("latin-1")):
+        if k.lower() == "a2a-version":
+            return v
+    return None
+
+
+def _extensions(headers: dict[str, str]) -> list[str]:
+    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
+    if not raw:
+        return []
+    return [e.strip() for e in raw.split(",") if e.strip()]
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise _TooLarge
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _send(send: Send, answer: _Answer) -> None:
+    if answer.body is None:
+        await send({"type": "http.response.start", "status": answer.status, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(answer.body)).encode())]
+    if answer.headers:
+        headers.extend(answer.headers)
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body})

@@ -1,0 +1,19 @@
+"""Settings of an agent server."""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = ["ServerSettings"]
+
+
+class ServerSettings(msgspec.Struct, kw_only=True):
+    #: the base URL clients reach the server at; used in the card
+    public_url: str = "http://localhost:8000"
+    #: where JSON-RPC is served
+    rpc_path: str = "/"
+    #: bodies larger than this are refused before they are parsed (HTTP 413)
+    max_body_bytes: int = 10 * 1024 * 1024
+    #: True: apply the spec's rule that a missing A2A-Version header means 0.3,
+    #: and refuse a header that contradicts the method's dialect
+    strict_versions: bool = False

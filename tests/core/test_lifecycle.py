@@ -1,0 +1,172 @@
+"""The lifecycle table: every (state, event) pair, and the docs generated from it."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from interlingua.core import lifecycle
+from interlingua.core.errors import LifecycleError
+from interlingua.core.model import (
+    TERMINAL_STATES,
+    Artifact,
+    ArtifactUpdate,
+    HistoryAppended,
+    Message,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+
+S = TaskState
+ALL = list(TaskState)
+
+
+def task_in(state: TaskState) -> Task:
+    return Task(id="t", context_id="c", status=TaskStatus(state=state))
+
+
+def status(state: TaskState, text: str | None = None) -> StatusUpdate:
+    m = None
+    if text is not None:
+        m = Message(message_id=f"m-{text}", role=Role.AGENT, parts=[TextPart(text=text)])
+    return StatusUpdate(task_id="t", context_id="c", status=TaskStatus(state=state, message=m))
+
+
+def artifact(aid: str = "a", text: str = "x", append: bool = False) -> ArtifactUpdate:
+    return ArtifactUpdate(task_id="t", context_id="c", append=append,
+                          artifact=Artifact(artifact_id=aid, parts=[TextPart(text=text)]))
+
+
+def history(text: str = "u") -> HistoryAppended:
+    return HistoryAppended(message=Message(message_id=f"u-{text}", role=Role.USER,
+                                           parts=[TextPart(text=text)]))
+
+
+# The expected table, written out independently of the code's table.
+EXPECTED_MOVES = {
+    S.SUBMITTED: {S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED, S.COMPLETED, S.FAILED,
+                  S.CANCELED, S.REJECTED},
+    S.WORKING: {S.WORKING, S.INPUT_REQUIRED, S.AUTH_REQUIRED, S.COMPLETED, S.FAILED,
+                S.CANCELED, S.REJECTED},
+    S.INPUT_REQUIRED: {S.WORKING, S.CANCELED, S.FAILED},
+    S.AUTH_REQUIRED: {S.WORKING, S.CANCELED, S.FAILED},
+    S.UNKNOWN: {S.WORKING, S.CANCELED, S.FAILED},
+    S.COMPLETED: set(),
+    S.CANCELED: set(),
+    S.FAILED: set(),
+    S.REJECTED: set(),
+}
+
+
+@pytest.mark.parametrize(("src", "dst"), list(itertools.product(ALL, ALL)))
+def test_every_status_transition(src: TaskState, dst: TaskState) -> None:
+    task = task_in(src)
+    if dst in EXPECTED_MOVES[src]:
+        lifecycle.apply(task, status(dst))
+        assert task.status.state is dst
+    else:
+        with pytest.raises(LifecycleError):
+            lifecycle.apply(task, status(dst))
+        assert task.status.state is src  # a refused event changes nothing
+
+
+@pytest.mark.parametrize("src", ALL)
+def test_artifacts_only_while_running(src: TaskState) -> None:
+    task = task_in(src)
+    if src in (S.SUBMITTED, S.WORKING):
+        lifecycle.apply(task, artifact())
+        assert len(task.artifacts) == 1
+    else:
+        with pytest.raises(LifecycleError):
+            lifecycle.apply(task, artifact())
+        assert task.artifacts == []
+
+
+@pytest.mark.parametrize("src", ALL)
+def test_messages_until_terminal(src: TaskState) -> None:
+    task = task_in(src)
+    if src in TERMINAL_STATES:
+        with pytest.raises(LifecycleError):
+            lifecycle.apply(task, history())
+    else:
+        lifecycle.apply(task, history())
+        assert len(task.history) == 1
+
+
+@pytest.mark.parametrize("src", ALL)
+def test_created_is_only_first(src: TaskState) -> None:
+    with pytest.raises(LifecycleError):
+        lifecycle.apply(task_in(src), TaskCreated(task=task_in(S.SUBMITTED)))
+
+
+def test_sets() -> None:
+    assert {S.COMPLETED, S.CANCELED, S.FAILED, S.REJECTED} == lifecycle.TERMINAL_STATES
+    assert {S.INPUT_REQUIRED, S.AUTH_REQUIRED} == lifecycle.INTERRUPTED_STATES
+
+
+def test_artifact_chunks_append_in_order_and_do_not_touch_events() -> None:
+    task = task_in(S.WORKING)
+    first = artifact("a", "Once ")
+    lifecycle.apply(task, first)
+    lifecycle.apply(task, artifact("a", "upon ", append=True))
+    lifecycle.apply(task, artifact("b", "other"))
+    lifecycle.apply(task, artifact("a", "a time", append=True))
+    assert [a.artifact_id for a in task.artifacts] == ["a", "b"]
+    assert [p.text for p in task.artifacts[0].parts] == ["Once ", "upon ", "a time"]  # type: ignore[union-attr]
+    # the first event's own artifact is not changed by later appends
+    assert [p.text for p in first.artifact.parts] == ["Once "]  # type: ignore[union-attr]
+    # append=False with an existing id replaces that artifact
+    lifecycle.apply(task, artifact("a", "new"))
+    assert [p.text for p in task.artifacts[0].parts] == ["new"]  # type: ignore[union-attr]
+
+
+def test_status_message_joins_history_once() -> None:
+    task = task_in(S.SUBMITTED)
+    lifecycle.apply(task, status(S.WORKING, "thinking"))
+    lifecycle.apply(task, status(S.COMPLETED, "done"))
+    assert [m.message_id for m in task.history] == ["m-thinking", "m-done"]
+
+
+def test_check_all_checks_a_batch_in_order_without_changes() -> None:
+    task = task_in(S.WORKING)
+    assert lifecycle.check_all(task, [artifact(), status(S.COMPLETED)]) is S.COMPLETED
+    with pytest.raises(LifecycleError):
+        lifecycle.check_all(task, [status(S.COMPLETED), artifact()])
+    assert task.status.state is S.WORKING and task.artifacts == []
+
+
+events = st.one_of(
+    st.sampled_from(ALL).map(status),
+    st.builds(artifact, st.sampled_from(["a", "b"]), st.text(max_size=3), st.booleans()),
+    st.text(max_size=3).map(history),
+)
+
+
+@given(st.lists(events, max_size=30))
+def test_random_event_sequences_keep_the_invariants(seq: list[object]) -> None:
+    task = task_in(S.SUBMITTED)
+    terminal_reached = False
+    for ev in seq:
+        before = task.status.state
+        try:
+            lifecycle.apply(task, ev)  # type: ignore[arg-type]
+        except LifecycleError:
+            assert task.status.state is before
+            continue
+        # nothing is ever accepted after a terminal state
+        assert not terminal_reached
+        terminal_reached = task.status.state in TERMINAL_STATES
+
+
+def test_docs_page_matches_the_table() -> None:
+    page = Path(__file__).parents[2] / "docs" / "lifecycle.md"
+    assert lifecycle.markdown_table() in page.read_text()

@@ -1,0 +1,338 @@
+"""The engine, driven directly (no HTTP): lifecycle, multi-turn, cancel, failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from interlingua.bus import LocalBus
+from interlingua.core.calls import CancelTask, GetTask, ListTasks, SendConfig, SendMessage
+from interlingua.core.errors import (
+    InvalidParams,
+    InvalidTaskState,
+    TaskNotCancelable,
+    TaskNotFound,
+)
+from interlingua.core.model import (
+    ArtifactUpdate,
+    DataPart,
+    Message,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+    TextPart,
+)
+from interlingua.core.parts import get_text, new_id
+from interlingua.server import Agent, Context, Engine, RequestInfo
+from interlingua.stores import open_store
+
+REQ = RequestInfo(principal="alice")
+
+
+def msg(text: str, **kw: Any) -> Message:
+    return Message(message_id=new_id(), role=Role.USER, parts=[TextPart(text=text)], **kw)
+
+
+def send(text: str | Message, *, blocking: bool = True, history_length: int | None = None,
+         **kw: Any) -> SendMessage:
+    m = msg(text, **kw) if isinstance(text, str) else text
+    return SendMessage(message=m, config=SendConfig(blocking=blocking,
+                                                    history_length=history_length))
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    return "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/tasks.db"
+
+
+EngineFactory = Callable[[Any], Any]
+
+
+@pytest.fixture
+async def make_engine(store_url: str) -> AsyncIterator[Callable[[Any], Any]]:
+    engines: list[Engine] = []
+
+    async def factory(executor: Any) -> Engine:
+        engine = Engine(Agent("t", "test agent", executor), open_store(store_url), LocalBus())
+        await engine.start()
+        engines.append(engine)
+        return engine
+
+    yield factory
+    for e in engines:
+        await e.stop()
+
+
+async def test_plain_function_completes_with_one_artifact(make_engine: Any) -> None:
+    async def upper(text: str) -> str:
+        return text.upper()
+
+    engine = await make_engine(upper)
+    task = await engine.send(send("hello"), REQ)
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.COMPLETED
+    assert [get_text(a) for a in task.artifacts] == ["HELLO"]
+    assert task.history[0].parts == [TextPart(text="hello")]
+    assert task.history[0].task_id == task.id and task.history[0].context_id == task.context_id
+    stored = await engine.get_task(GetTask(id=task.id), REQ)
+    assert stored.status.state is TaskState.COMPLETED
+    assert [get_text(a) for a in stored.artifacts] == ["HELLO"]
+    # The log holds the creation, the artifact and the final status, in order.
+    from interlingua.stores.base import Scope
+
+    events = await engine.store.read_events(Scope(owner="alice"), task.id)
+    kinds = [type(e.event) for e in events]
+    assert kinds == [TaskCreated, ArtifactUpdate, StatusUpdate]
+    assert [e.seq for e in events] == [1, 2, 3]
+
+
+async def test_data_return_becomes_data_part(make_engine: Any) -> None:
+    async def data(message: Message) -> dict[str, int]:
+        return {"n": len(message.parts)}
+
+    engine = await make_engine(data)
+    task = await engine.send(send("x"), REQ)
+    assert task.artifacts[0].parts == [DataPart(data={"n": 1})]
+
+
+async def test_multi_turn_input_required_then_completed(make_engine: Any) -> None:
+    async def ask(ctx: Context) -> None:
+        if len(ctx.task.history) == 1:
+            await ctx.require_input("Where to?")
+            return
+        await ctx.complete(f"Booked: {ctx.text}")
+
+    engine = await make_engine(ask)
+    first = await engine.send(send("book a flight"), REQ)
+    assert first.status.state is TaskState.INPUT_REQUIRED
+    assert get_text(first.status.message) == "Where to?"
+    second = await engine.send(send("to Paris", task_id=first.id), REQ)
+    assert second.id == first.id and second.status.state is TaskState.COMPLETED
+    assert get_text(second.status.message) == "Booked: to Paris"
+    texts = [get_text(m) for m in second.history]
+    assert texts == ["book a flight", "Where to?", "to Paris", "Booked: to Paris"]
+    # a finished task takes no more messages
+    with pytest.raises(InvalidTaskState):
+        await engine.send(send("again", task_id=first.id), REQ)
+
+
+async def test_continuation_errors(make_engine: Any) -> None:
+    async def ask(ctx: Context) -> None:
+        await ctx.require_input("more?")
+
+    engine = await make_engine(ask)
+    task = await engine.send(send("hi"), REQ)
+    with pytest.raises(TaskNotFound):
+        await engine.send(send("x", task_id="no-such-task"), REQ)
+    with pytest.raises(InvalidParams, match="contextId"):
+        await engine.send(send("x", task_id=task.id, context_id="other"), REQ)
+    # another owner does not see the task at all
+    with pytest.raises(TaskNotFound):
+        await engine.send(send("x", task_id=task.id), RequestInfo(principal="mallory"))
+
+
+async def test_context_id_reused_and_generated(make_engine: Any) -> None:
+    async def echo(text: str) -> str:
+        return text
+
+    engine = await make_engine(echo)
+    a = await engine.send(send("a"), REQ)
+    b = await engine.send(send("b", context_id=a.context_id), REQ)
+    assert a.context_id and b.context_id == a.context_id and a.id != b.id
+
+
+async def test_cancel_running_task_and_late_event_is_refused(make_engine: Any) -> None:
+    started = asyncio.Event()
+    outcome: list[str] = []
+
+    async def slow(ctx: Context) -> None:
+        await ctx.update("working")
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            outcome.append("cancelled")
+            # A late event after cancel must not overwrite "canceled".
+            try:
+                await ctx.complete("too late")
+            except Exception as exc:
+                outcome.append(type(exc).__name__)
+            raise
+
+    engine = await make_engine(slow)
+    task = await engine.send(send("go", blocking=False), REQ)
+    await asyncio.wait_for(started.wait(), 5)
+    canceled = await engine.cancel_task(CancelTask(id=task.id), REQ)
+    assert canceled.status.state is TaskState.CANCELED
+    for _ in range(100):
+        if len(outcome) == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert outcome == ["cancelled", "TaskCanceled"]
+    again = await engine.get_task(GetTask(id=task.id), REQ)
+    assert again.status.state is TaskState.CANCELED
+    with pytest.raises(TaskNotCancelable):
+        await engine.cancel_task(CancelTask(id=task.id), REQ)
+    with pytest.raises(TaskNotFound):
+        await engine.cancel_task(CancelTask(id="missing"), REQ)
+
+
+async def test_cancel_waiting_for_input(make_engine: Any) -> None:
+    async def ask(ctx: Context) -> None:
+        await ctx.require_input("?")
+
+    engine = await make_engine(ask)
+    task = await engine.send(send("hi"), REQ)
+    canceled = await engine.cancel_task(CancelTask(id=task.id), REQ)
+    assert canceled.status.state is TaskState.CANCELED
+
+
+async def test_executor_exception_fails_the_task(make_engine: Any) -> None:
+    async def boom(text: str) -> str:
+        raise RuntimeError("disk on fire")
+
+    engine = await make_engine(boom)
+    task = await engine.send(send("x"), REQ)
+    assert task.status.state is TaskState.FAILED
+    assert "disk on fire" in get_text(task.status.message)
+
+
+async def test_invalid_transition_by_executor_fails_the_task(make_engine: Any) -> None:
+    async def confused(ctx: Context) -> None:
+        await ctx.require_input("?")
+        await ctx.artifact("not allowed while waiting")
+
+    engine = await make_engine(confused)
+    task = await engine.send(send("x"), REQ)
+    # The blocking answer came at input-required; the bad artifact then fails it.
+    assert task.status.state in (TaskState.INPUT_REQUIRED, TaskState.FAILED)
+    for _ in range(100):
+        got = await engine.get_task(GetTask(id=task.id), REQ)
+        if got.status.state is TaskState.FAILED:
+            break
+        await asyncio.sleep(0.01)
+    assert got.status.state is TaskState.FAILED
+    assert "invalid state change" in get_text(got.status.message)
+
+
+async def test_bare_message_reply_creates_no_task(make_engine: Any) -> None:
+    async def chat(ctx: Context) -> None:
+        await ctx.reply(f"pong: {ctx.text}")
+
+    engine = await make_engine(chat)
+    reply = await engine.send(send("ping"), REQ)
+    assert isinstance(reply, Message)
+    assert reply.role is Role.AGENT and get_text(reply) == "pong: ping"
+    page = await engine.list_tasks(ListTasks(), REQ)
+    assert page.total_size == 0
+
+
+async def test_non_blocking_reply_becomes_completed_task(make_engine: Any) -> None:
+    async def chat(ctx: Context) -> None:
+        await ctx.reply("pong")
+
+    engine = await make_engine(chat)
+    task = await engine.send(send("ping", blocking=False), REQ)
+    assert isinstance(task, Task)
+    for _ in range(100):
+        got = await engine.get_task(GetTask(id=task.id), REQ)
+        if got.status.state is TaskState.COMPLETED:
+            break
+        await asyncio.sleep(0.01)
+    assert got.status.state is TaskState.COMPLETED
+    assert get_text(got.status.message) == "pong"
+
+
+async def test_same_message_id_is_idempotent(make_engine: Any) -> None:
+    runs = 0
+
+    async def count(text: str) -> str:
+        nonlocal runs
+        runs += 1
+        return text
+
+    engine = await make_engine(count)
+    m = msg("once")
+    a = await engine.send(send(m), REQ)
+    b = await engine.send(send(m), REQ)
+    assert a.id == b.id and runs == 1
+    # Another owner sending the same message id gets its own task.
+    c = await engine.send(send(m), RequestInfo(principal="bob"))
+    assert c.id != a.id and runs == 2
+
+
+async def test_history_length(make_engine: Any) -> None:
+    async def ask(ctx: Context) -> None:
+        if len(ctx.task.history) < 3:
+            await ctx.require_input("more")
+            return
+        await ctx.complete("done")
+
+    engine = await make_engine(ask)
+    t = await engine.send(send("1"), REQ)
+    t = await engine.send(send("2", task_id=t.id), REQ)
+    assert t.status.state is TaskState.COMPLETED
+    full = await engine.get_task(GetTask(id=t.id), REQ)
+    assert len(full.history) == 4
+    none = await engine.get_task(GetTask(id=t.id, history_length=0), REQ)
+    assert none.history == []
+    last2 = await engine.get_task(GetTask(id=t.id, history_length=2), REQ)
+    assert [get_text(m) for m in last2.history] == ["2", "done"]
+    trimmed = await engine.send(send("x", history_length=1), REQ)
+    assert len(trimmed.history) == 1
+
+
+async def test_client_chosen_task_id_creates_then_continues(make_engine: Any) -> None:
+    async def ask(ctx: Context) -> None:
+        if len(ctx.task.history) == 1:
+            await ctx.require_input("?")
+        else:
+            await ctx.complete("ok")
+
+    engine = await make_engine(ask)
+    call = SendMessage(message=msg("hi"), client_task_id="task-abc-123")
+    t = await engine.send(call, REQ)
+    assert t.id == "task-abc-123" and t.status.state is TaskState.INPUT_REQUIRED
+    t2 = await engine.send(SendMessage(message=msg("more"), client_task_id="task-abc-123"), REQ)
+    assert t2.id == "task-abc-123" and t2.status.state is TaskState.COMPLETED
+    # the same id of another owner is another task
+    t3 = await engine.send(SendMessage(message=msg("hi"), client_task_id="task-abc-123"),
+                           RequestInfo(principal="bob"))
+    assert t3.status.state is TaskState.INPUT_REQUIRED
+
+
+async def test_streaming_generator_appends_chunks(make_engine: Any) -> None:
+    async def story(text: str) -> AsyncIterator[str]:
+        for word in ["Once ", "upon ", "a time."]:
+            yield word
+
+    engine = await make_engine(story)
+    task = await engine.send(send("tell"), REQ)
+    assert task.status.state is TaskState.COMPLETED
+    assert len(task.artifacts) == 1
+    assert get_text(task.artifacts[0], sep="") == "Once upon a time."
+
+
+async def test_list_tasks_newest_first_and_owner_scoped(make_engine: Any) -> None:
+    async def echo(text: str) -> str:
+        return text
+
+    engine = await make_engine(echo)
+    ids = [(await engine.send(send(str(i)), REQ)).id for i in range(5)]
+    await engine.send(send("other"), RequestInfo(principal="bob"))
+    page = await engine.list_tasks(ListTasks(page_size=2), REQ)
+    assert page.total_size == 5 and page.page_size == 2 and page.next_page_token
+    seen = [t.id for t in page.tasks]
+    while page.next_page_token:
+        page = await engine.list_tasks(ListTasks(page_size=2, page_token=page.next_page_token), REQ)
+        seen += [t.id for t in page.tasks]
+    assert sorted(seen) == sorted(ids) and len(seen) == 5
+    with pytest.raises(InvalidParams):
+        await engine.list_tasks(ListTasks(page_size=0), REQ)
+    with pytest.raises(InvalidParams):
+        await engine.list_tasks(ListTasks(page_size=101), REQ)
