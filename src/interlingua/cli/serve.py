@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
+from typing import Any
 
 from ..server.agent import Agent
+from ..server.engine import Engine
 
 __all__ = ["DEFAULT_STORE", "load_agent", "public_url_for", "serve"]
 
@@ -102,4 +105,33 @@ def serve(
         public_url=public_url or public_url_for(host, port),
         rpc_path=rpc_path,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
+                            access_log=False, timeout_graceful_shutdown=5)
+    _Server(config, app.state.engine).run()
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn, plus: open streams are told to end as soon as shutdown begins
+        (uvicorn would otherwise wait for them before running the app's shutdown)."""
+
+        def __init__(self, config: uvicorn.Config, engine: Engine) -> None:
+            super().__init__(config)
+            self._engine = engine
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is not None and not self._engine.closing:
+                loop.create_task(self._engine.begin_shutdown())
+            super().handle_exit(sig, frame)
+
+    return Server
+
+
+def _Server(config: Any, engine: Engine) -> Any:  # noqa: N802 - reads as a class
+    return _server_class()(config, engine)

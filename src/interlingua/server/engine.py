@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -42,6 +42,7 @@ from ..core.calls import (
     ListTasksResult,
     Result,
     SendMessage,
+    SubscribeToTask,
 )
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
@@ -72,6 +73,7 @@ from ..core.parts import new_id
 from ..stores.base import Scope, Store, StoredEvent, TaskExists
 from .agent import Agent
 from .context import Context, RequestInfo, TaskCanceled
+from .streams import StreamOutput, open_stream
 
 __all__ = ["Engine", "EngineConfig"]
 
@@ -88,6 +90,10 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     retention: float | None = None
     #: how often the retention sweep runs, in seconds
     retention_interval: float = 3600.0
+    #: seconds of silence after which a stream sends a heartbeat comment
+    heartbeat_interval: float = 15.0
+    #: a stream reader this many events behind the live end is told to reconnect
+    max_lag: int = 10_000
 
 
 class _Run:
@@ -97,6 +103,7 @@ class _Run:
         "cancelled",
         "dialect",
         "engine",
+        "flushed",
         "initial",
         "key",
         "lock",
@@ -136,6 +143,10 @@ class _Run:
         self.message_id = message_id
         self.lock = asyncio.Lock()
         self.settled = asyncio.Event()
+        # set once the task is in the store (or answered with a bare message)
+        self.flushed = asyncio.Event()
+        if persisted:
+            self.flushed.set()
         self.cancelled = asyncio.Event()
         self.reply_message: Message | None = None
         self.turn: asyncio.Task[None] | None = None
@@ -183,6 +194,8 @@ class Engine:
         self._sweeper: asyncio.Task[None] | None = None
         self._started = False
         self._start_lock = asyncio.Lock()
+        #: set when the server is shutting down: open streams end cleanly
+        self.closing = False
 
     def now(self) -> str:
         return format_timestamp(self._clock())
@@ -195,6 +208,7 @@ class Engine:
                 return
             await self.store.open()
             self._started = True
+            self.closing = False
             await self._recover()
             if self.config.retention is not None:
                 self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
@@ -203,7 +217,13 @@ class Engine:
         if not self._started:
             await self.start()
 
+    async def begin_shutdown(self) -> None:
+        """Tell open streams to end (the server is about to stop)."""
+        self.closing = True
+        await self.bus.close()
+
     async def stop(self) -> None:
+        self.closing = True
         if not self._started:
             return
         if self._sweeper is not None:
@@ -283,14 +303,23 @@ class Engine:
     # -------------------------------------------------------------------- send
 
     async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
+        begun = await self._begin(call, request)
+        if isinstance(begun, Task):
+            return begun
+        if not call.config.blocking:
+            return self._view(begun.task, call.config.history_length)
+        return await self._settle(begun, call.config.history_length)
+
+    async def _begin(self, call: SendMessage, request: RequestInfo) -> _Run | Task:
+        """Start the turn a message asks for; a repeated message gets its task instead."""
         scope = self.scope_of(request)
         message = call.message
-        history_length = call.config.history_length
 
         existing = await self.store.task_for_message(scope, message.message_id)
         if existing is not None:
             # The same message sent again (a retry): answer with its task, run nothing.
-            return await self._answer(scope, existing, history_length, call.config.blocking)
+            return await self._answer(scope, existing, call.config.history_length,
+                                      call.config.blocking and not call.streaming)
 
         target = message.task_id or call.client_task_id
         if target:
@@ -307,7 +336,7 @@ class Engine:
         return await self._create(scope, call, request, target)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                      task_id: str | None) -> Task | Message:
+                      task_id: str | None) -> _Run:
         now = self.now()
         tid = task_id or new_id()
         cid = call.message.context_id or new_id()
@@ -321,7 +350,7 @@ class Engine:
         if run.key in self._runs:
             raise InvalidTaskState(f"task {tid} is already running")
         self._runs[run.key] = run
-        if not call.config.blocking:
+        if not call.config.blocking and not call.streaming:
             # The caller is answered with the task, so it must exist first.
             try:
                 await self._persist_created(run)
@@ -329,11 +358,9 @@ class Engine:
                 self._runs.pop(run.key, None)
                 raise
         self._start_turn(run, message)
-        if not call.config.blocking:
-            return self._view(run.task, call.config.history_length)
-        return await self._settle(run, call.config.history_length)
+        return run
 
-    async def _continue(self, run: _Run, call: SendMessage, request: RequestInfo) -> Task | Message:
+    async def _continue(self, run: _Run, call: SendMessage, request: RequestInfo) -> _Run:
         task = run.task
         message = call.message
         if message.context_id and message.context_id != task.context_id:
@@ -363,9 +390,7 @@ class Engine:
             self._runs.pop(run.key, None)
             raise
         self._start_turn(run, message)
-        if not call.config.blocking:
-            return self._view(run.task, call.config.history_length)
-        return await self._settle(run, call.config.history_length)
+        return run
 
     async def _answer(self, scope: Scope, task_id: str, history_length: int | None,
                       blocking: bool) -> Task:
@@ -426,6 +451,7 @@ class Engine:
         finally:
             if self._runs.get(run.key) is run:
                 del self._runs[run.key]
+            run.flushed.set()
             run.settled.set()
 
     async def _fail(self, run: _Run, text: str) -> None:
@@ -478,6 +504,7 @@ class Engine:
             except TaskExists:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
             run.persisted = True
+            run.flushed.set()
             base = 0
         else:
             batch = list(events)
@@ -495,6 +522,7 @@ class Engine:
         if not run.persisted and run.initial is not None and len(run.task.history) == 1:
             # A first answer with no task: the caller gets the bare message.
             run.reply_message = message
+            run.flushed.set()
             run.settled.set()
             return
         message = msgspec.structs.replace(message, task_id=run.task.id)
@@ -562,6 +590,16 @@ class Engine:
         if run.turn is not None and not run.turn.done():
             run.turn.cancel()
         return run.task
+
+    async def open_stream(
+        self,
+        call: SendMessage | SubscribeToTask,
+        request: RequestInfo,
+        *,
+        last_event_id: int | None = None,
+    ) -> AsyncIterator[StreamOutput]:
+        """A streaming send or a subscription: checked now, then streamed."""
+        return await open_stream(self, call, request, last_event_id=last_event_id)
 
     def extended_card(self, request: RequestInfo) -> AgentCard:
         ext = self.agent.extended_card

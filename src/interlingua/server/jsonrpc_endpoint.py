@@ -12,20 +12,24 @@ checked against it (leniently by default: DIALECTS.md §h.3).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from ..core import jsonrpc
 from ..core.dialects import Codec, codec_for_method, get_codec
+from ..core.calls import SendMessage, SubscribeToTask
 from ..core.errors import (
     A2AError,
     InternalError,
+    InvalidParams,
     InvalidRequest,
     MethodNotFound,
     StreamingNotSupported,
     VersionNotSupported,
 )
 from .context import RequestInfo
+from .sse_writer import write_sse
+from .streams import StreamOutput
 
 if TYPE_CHECKING:
     from .app import A2AServer
@@ -68,6 +72,17 @@ class _Answer:
         self.headers = headers
 
 
+class _StreamAnswer:
+    """An SSE stream: its entries, the codec that encodes them and the request id."""
+
+    __slots__ = ("codec", "rid", "stream")
+
+    def __init__(self, codec: Codec, rid: Any, stream: AsyncIterator[StreamOutput]) -> None:
+        self.codec = codec
+        self.rid = rid
+        self.stream = stream
+
+
 class _TooLarge(Exception):
     pass
 
@@ -91,9 +106,13 @@ class JSONRPCEndpoint:
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
             return
         answer = await self.handle(body, headers, scope)
-        await _send(send, answer)
+        if isinstance(answer, _StreamAnswer):
+            await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
+        else:
+            await _send(send, answer)
 
-    async def handle(self, body: bytes, headers: dict[str, str], scope: Scope) -> _Answer:
+    async def handle(self, body: bytes, headers: dict[str, str],
+                     scope: Scope) -> _Answer | _StreamAnswer:
         try:
             parsed = jsonrpc.parse(body)
         except A2AError as exc:
@@ -111,24 +130,20 @@ class JSONRPCEndpoint:
                 out.append(self._error(rid, err, self.fallback_codec))
                 continue
             answer = await self._one(item, headers, scope, in_batch=True)
-            if answer is not None and answer.body is not None:
+            if isinstance(answer, _Answer) and answer.body is not None:
                 out.append(answer.body)
         if not out:
             return _Answer(204, None)
         return _Answer(200, b"[" + b",".join(out) + b"]")
 
     async def _one(self, req: jsonrpc.Request, headers: dict[str, str], scope: Scope,
-                   *, in_batch: bool) -> _Answer | None:
+                   *, in_batch: bool) -> _Answer | _StreamAnswer | None:
         codec = codec_for_method(req.method)
         try:
             if codec is None:
                 raise MethodNotFound(f"Method not found: {req.method}")
             self._check_version(codec, headers, scope)
             call = codec.decode_call(req.method, req.params)
-            if req.method in codec.streaming_methods:
-                if in_batch:
-                    raise InvalidRequest("Invalid Request: a streaming method cannot be batched")
-                raise StreamingNotSupported("Streaming is not available on this endpoint yet")
             info = RequestInfo(
                 principal="",
                 tenant=getattr(call, "tenant", None) or "",
@@ -136,6 +151,18 @@ class JSONRPCEndpoint:
                 extensions=_extensions(headers),
                 dialect=codec.name,
             )
+            if req.method in codec.streaming_methods:
+                if in_batch:
+                    raise InvalidRequest("Invalid Request: a streaming method cannot be batched")
+                if not self.server.agent.streaming:
+                    raise StreamingNotSupported(
+                        "This agent does not stream (its card says streaming: false)")
+                if not req.has_id:
+                    raise InvalidRequest("Invalid Request: a streaming request needs an id")
+                assert isinstance(call, (SendMessage, SubscribeToTask))
+                stream = await self.server.engine.open_stream(
+                    call, info, last_event_id=_last_event_id(headers))
+                return _StreamAnswer(codec, req.id, stream)
             result = await self.server.engine.handle(call, info)
             body = codec.encode_result(call, result)
         except A2AError as exc:
@@ -184,6 +211,19 @@ def _id_from(exc: A2AError) -> Any:
         exc.data = None
         return data["id"]
     return None
+
+
+def _last_event_id(headers: dict[str, str]) -> int | None:
+    raw = headers.get("last-event-id")
+    if raw is None or raw.strip() == "":
+        return None
+    raw = raw.strip()
+    if not raw.isdigit():
+        raise InvalidParams(
+            f"Invalid params: Last-Event-ID {raw!r} is not an event id of this server "
+            "(they are non-negative integers)"
+        )
+    return int(raw)
 
 
 def _headers(scope: Scope) -> dict[str, str]:

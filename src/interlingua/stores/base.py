@@ -52,6 +52,9 @@ class TaskRecord(msgspec.Struct):
 class StoredEvent(msgspec.Struct):
     seq: int
     event: Event
+    #: per-dialect encodings of the event, filled by the first reader that
+    #: encodes it so that every other reader of that dialect reuses the bytes
+    encoded: dict[str, bytes] | None = None
 
 
 class UnfinishedTask(msgspec.Struct):
