@@ -1,0 +1,675 @@
+"""The v1.0 JSON-RPC dialect: PascalCase methods, ``params`` in ProtoJSON (``lf.a2a.v1``).
+
+Reading rules (DIALECTS.md §a.4, §b, §c, §f):
+
+* JSON names are lowerCamelCase; the snake_case proto names are accepted too,
+  as are enum numbers and numbers given as strings. Unknown members are ignored.
+* Fields at their default value are left out on output, except those the proto
+  marks REQUIRED: they are always written, even as ``0``, ``""`` or ``[]``
+  (``ListTasksResponse.pageSize``/``totalSize``/``nextPageToken``, the card's
+  lists, a message's ``parts``), since strict readers check for them. Requests
+  are validated the same way: a REQUIRED member that is missing or empty is
+  ``InvalidParams`` naming it (``GetTaskPushNotificationConfig`` may leave out
+  ``id``, as v0.2 could); results are read leniently, as protobuf does.
+* ``SendMessage`` answers are wrapped (``{"task": …}`` / ``{"message": …}``);
+  stream events are ``StreamResponse`` objects without ``final``.
+* Errors carry a ``google.rpc.ErrorInfo`` in ``data``.
+
+What v1.0 cannot say, and what is sent instead: the ``unknown`` state is
+``TASK_STATE_UNSPECIFIED`` (which, as a ``ListTasks`` filter, means no filter);
+``SubscribeToTask.history_length`` is not sent; a file part with neither bytes nor a URL (v0.1) goes
+out as ``raw: ""``, one with both keeps only ``raw``; an OAuth2 scheme keeps its
+first flow; push authentication keeps its first scheme; artifact ``index`` and
+``stateTransitionHistory`` are dropped. Empty strings and empty lists are proto
+defaults, so an optional one reads back as absent (``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from .. import calls as c
+from .. import model as m
+from ..errors import (
+    A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    ContentTypeNotSupported,
+    ExtendedCardNotConfigured,
+    ExtensionSupportRequired,
+    InternalError,
+    InvalidAgentResponse,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    PushNotSupported,
+    RateLimitExceeded,
+    RemoteError,
+    ResourceUnavailable,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+    VersionNotSupported,
+)
+from . import _v1_wire as w
+from ._common import decode_params
+from .base import Codec, StreamItem
+
+__all__ = ["V1Codec", "decode_card_v1", "encode_card_v1"]
+
+_encoder = msgspec.json.Encoder()
+_any_decoder = msgspec.json.Decoder()
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 100
+
+
+# ------------------------------------------------------------------ decoding helpers
+
+
+def _msgspec_path(exc: msgspec.ValidationError, root: str) -> str:
+    return str(exc).replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
+
+
+class _Reader:
+    """A cached typed decoder for one wire Struct, with the lenient fallback."""
+
+    def __init__(self, cls: type[msgspec.Struct]) -> None:
+        self.cls = cls
+        self.decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(cls)
+        self._fallbacks: dict[str, Callable[[Any], Any]] = {}
+
+    def params(self, params: bytes | None, method: str) -> Any:
+        fallback = self._fallbacks.get(method)
+        if fallback is None:
+            fallback = self._fallbacks[method] = self._fallback_for(method)
+        return decode_params(self.decoder, params, method=method, fallback=fallback)
+
+    def _fallback_for(self, method: str) -> Callable[[Any], Any]:
+        def fallback(doc: Any) -> Any:
+            if not isinstance(doc, dict):
+                raise InvalidParams(f"Invalid params for {method}: params must be a JSON object")
+            try:
+                return msgspec.convert(w.relax(doc, self.cls), self.cls, strict=False)
+            except msgspec.ValidationError as exc:
+                raise InvalidParams(
+                    f"Invalid params for {method}: {_msgspec_path(exc, 'params')}"
+                ) from None
+
+        return fallback
+
+    def result(self, data: bytes, method: str) -> Any:
+        try:
+            return self.decoder.decode(data)
+        except msgspec.ValidationError:
+            pass
+        except msgspec.DecodeError as exc:
+            raise InvalidAgentResponse(f"Invalid agent response to {method}: {exc}") from None
+        return self.document(_any_decoder.decode(data), method)
+
+    def document(self, doc: Any, method: str) -> Any:
+        if not isinstance(doc, dict):
+            raise InvalidAgentResponse(
+                f"Invalid agent response to {method}: the result must be a JSON object"
+            )
+        try:
+            return msgspec.convert(w.relax(doc, self.cls), self.cls, strict=False)
+        except msgspec.ValidationError as exc:
+            raise InvalidAgentResponse(
+                f"Invalid agent response to {method}: {_msgspec_path(exc, 'result')}"
+            ) from None
+
+
+_SEND = _Reader(w.SendMessageRequest)
+_GET_TASK = _Reader(w.GetTaskRequest)
+_LIST_TASKS = _Reader(w.ListTasksRequest)
+_CANCEL = _Reader(w.CancelTaskRequest)
+_SUBSCRIBE = _Reader(w.SubscribeToTaskRequest)
+_PUSH_CONFIG = _Reader(w.TaskPushNotificationConfig)
+_GET_PUSH = _Reader(w.GetTaskPushNotificationConfigRequest)
+_LIST_PUSH = _Reader(w.ListTaskPushNotificationConfigsRequest)
+_DELETE_PUSH = _Reader(w.DeleteTaskPushNotificationConfigRequest)
+_GET_CARD = _Reader(w.GetExtendedAgentCardRequest)
+
+_TASK = _Reader(w.Task)
+_SEND_RESPONSE = _Reader(w.SendMessageResponse)
+_STREAM_RESPONSE = _Reader(w.StreamResponse)
+_LIST_TASKS_RESPONSE = _Reader(w.ListTasksResponse)
+_LIST_PUSH_RESPONSE = _Reader(w.ListTaskPushNotificationConfigsResponse)
+_CARD = _Reader(w.AgentCard)
+
+
+def _bad_params(method: str, exc: w.WireError) -> InvalidParams:
+    return InvalidParams(f"Invalid params for {method}: {exc.describe('params')}")
+
+
+def _bad_result(method: str, exc: w.WireError) -> InvalidAgentResponse:
+    return InvalidAgentResponse(f"Invalid agent response to {method}: {exc.describe('result')}")
+
+
+def _required(value: str | None, path: str) -> str:
+    if not value:
+        raise w.WireError(path, "is required and must not be empty")
+    return value
+
+
+# ------------------------------------------------------------------ requests in
+
+
+def _send_in(method: str, params: bytes | None) -> c.SendMessage:
+    req: w.SendMessageRequest = _SEND.params(params, method)
+    try:
+        if req.message is None:
+            raise w.WireError("message", "is required")
+        try:
+            message = w.message_in(req.message, request=True)
+        except w.WireError as exc:
+            raise exc.at("message") from None
+        config = c.SendConfig()
+        if req.configuration is not None:
+            try:
+                config = _config_in(req.configuration)
+            except w.WireError as exc:
+                raise exc.at("configuration") from None
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+    return c.SendMessage(
+        message=message,
+        config=config,
+        metadata=req.metadata,
+        tenant=req.tenant or None,
+        streaming=method == "SendStreamingMessage",
+    )
+
+
+def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
+    push = None
+    if wc.task_push_notification_config is not None:
+        try:
+            push = w.push_config_in(wc.task_push_notification_config, request=True)
+        except w.WireError as exc:
+            raise exc.at("taskPushNotificationConfig") from None
+    return c.SendConfig(
+        accepted_output_modes=wc.accepted_output_modes or None,
+        history_length=w.count_in(wc.history_length, "historyLength"),
+        blocking=not wc.return_immediately,
+        push_config=push,
+    )
+
+
+def _get_task_in(method: str, params: bytes | None) -> c.GetTask:
+    req: w.GetTaskRequest = _GET_TASK.params(params, method)
+    try:
+        return c.GetTask(
+            id=_required(req.id, "id"),
+            history_length=w.count_in(req.history_length, "historyLength"),
+            tenant=req.tenant or None,
+        )
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+
+
+def _list_tasks_in(method: str, params: bytes | None) -> c.ListTasks:
+    req: w.ListTasksRequest = _LIST_TASKS.params(params, method)
+    try:
+        status = w.state_in(req.status, "status")
+        page_size = DEFAULT_PAGE_SIZE if req.page_size is None else req.page_size
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise w.WireError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
+        return c.ListTasks(
+            context_id=req.context_id or None,
+            # TASK_STATE_UNSPECIFIED is the proto default: no filter
+            status=None if status is m.TaskState.UNKNOWN else status,
+            page_size=page_size,
+            page_token=req.page_token or None,
+            history_length=w.count_in(req.history_length, "historyLength"),
+            status_timestamp_after=w.timestamp_in(
+                req.status_timestamp_after, "statusTimestampAfter"
+            ),
+            include_artifacts=bool(req.include_artifacts),
+            tenant=req.tenant or None,
+        )
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+
+
+def _cancel_in(method: str, params: bytes | None) -> c.CancelTask:
+    req: w.CancelTaskRequest = _CANCEL.params(params, method)
+    try:
+        return c.CancelTask(
+            id=_required(req.id, "id"), metadata=req.metadata, tenant=req.tenant or None
+        )
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+
+
+def _subscribe_in(method: str, params: bytes | None) -> c.SubscribeToTask:
+    req: w.SubscribeToTaskRequest = _SUBSCRIBE.params(params, method)
+    try:
+        return c.SubscribeToTask(id=_required(req.id, "id"), tenant=req.tenant or None)
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+
+
+def _set_push_in(method: str, params: bytes | None) -> c.SetPushConfig:
+    req: w.TaskPushNotificationConfig = _PUSH_CONFIG.params(params, method)
+    try:
+        task_id = _required(req.task_id, "taskId")
+        config = w.push_config_in(req, request=True)
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+    return c.SetPushConfig(task_id=task_id, config=config, tenant=req.tenant or None)
+
+
+def _get_push_in(method: str, params: bytes | None) -> c.GetPushConfig:
+    req: w.GetTaskPushNotificationConfigRequest = _GET_PUSH.params(params, method)
+    try:
+        task_id = _required(req.task_id, "taskId")
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+    # the proto requires ``id``; without it the task's only config is meant (as in v0.2)
+    return c.GetPushConfig(task_id=task_id, config_id=req.id or None, tenant=req.tenant or None)
+
+
+def _list_push_in(method: str, params: bytes | None) -> c.ListPushConfigs:
+    req: w.ListTaskPushNotificationConfigsRequest = _LIST_PUSH.params(params, method)
+    try:
+        task_id = _required(req.task_id, "taskId")
+        page_size = w.count_in(req.page_size, "pageSize")
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+    return c.ListPushConfigs(
+        task_id=task_id,
+        page_size=page_size or None,
+        page_token=req.page_token or None,
+        tenant=req.tenant or None,
+    )
+
+
+def _delete_push_in(method: str, params: bytes | None) -> c.DeletePushConfig:
+    req: w.DeleteTaskPushNotificationConfigRequest = _DELETE_PUSH.params(params, method)
+    try:
+        return c.DeletePushConfig(
+            task_id=_required(req.task_id, "taskId"),
+            config_id=_required(req.id, "id"),
+            tenant=req.tenant or None,
+        )
+    except w.WireError as exc:
+        raise _bad_params(method, exc) from None
+
+
+def _get_card_in(method: str, params: bytes | None) -> c.GetExtendedCard:
+    req: w.GetExtendedAgentCardRequest = _GET_CARD.params(params, method)
+    return c.GetExtendedCard(tenant=req.tenant or None)
+
+
+_CALL_READERS: dict[str, Callable[[str, bytes | None], c.Call]] = {
+    "SendMessage": _send_in,
+    "SendStreamingMessage": _send_in,
+    "GetTask": _get_task_in,
+    "ListTasks": _list_tasks_in,
+    "CancelTask": _cancel_in,
+    "SubscribeToTask": _subscribe_in,
+    "CreateTaskPushNotificationConfig": _set_push_in,
+    "GetTaskPushNotificationConfig": _get_push_in,
+    "ListTaskPushNotificationConfigs": _list_push_in,
+    "DeleteTaskPushNotificationConfig": _delete_push_in,
+    "GetExtendedAgentCard": _get_card_in,
+}
+
+
+# ----------------------------------------------------------------- requests out
+
+
+def _config_out(config: c.SendConfig) -> w.SendMessageConfiguration | None:
+    if config == c.SendConfig():
+        return None
+    return w.SendMessageConfiguration(
+        accepted_output_modes=config.accepted_output_modes or None,
+        task_push_notification_config=w.push_config_out(config.push_config)
+        if config.push_config is not None
+        else None,
+        history_length=config.history_length,
+        return_immediately=True if not config.blocking else None,
+    )
+
+
+def _call_out(call: c.Call) -> tuple[str, msgspec.Struct]:
+    if isinstance(call, c.SendMessage):
+        return (
+            "SendStreamingMessage" if call.streaming else "SendMessage",
+            w.SendMessageRequest(
+                tenant=call.tenant,
+                message=w.message_out(call.message),
+                configuration=_config_out(call.config),
+                metadata=call.metadata,
+            ),
+        )
+    if isinstance(call, c.GetTask):
+        return "GetTask", w.GetTaskRequest(
+            tenant=call.tenant, id=call.id, history_length=call.history_length
+        )
+    if isinstance(call, c.ListTasks):
+        return "ListTasks", w.ListTasksRequest(
+            tenant=call.tenant,
+            context_id=call.context_id,
+            status=w.STATE_NAMES[call.status] if call.status is not None else None,
+            page_size=call.page_size,
+            page_token=call.page_token,
+            history_length=call.history_length,
+            status_timestamp_after=call.status_timestamp_after,
+            include_artifacts=True if call.include_artifacts else None,
+        )
+    if isinstance(call, c.CancelTask):
+        return "CancelTask", w.CancelTaskRequest(
+            tenant=call.tenant, id=call.id, metadata=call.metadata
+        )
+    if isinstance(call, c.SubscribeToTask):
+        return "SubscribeToTask", w.SubscribeToTaskRequest(tenant=call.tenant, id=call.id)
+    if isinstance(call, c.SetPushConfig):
+        config = w.push_config_out(call.config, tenant=call.tenant)
+        config.task_id = call.task_id
+        return "CreateTaskPushNotificationConfig", config
+    if isinstance(call, c.GetPushConfig):
+        return "GetTaskPushNotificationConfig", w.GetTaskPushNotificationConfigRequest(
+            # REQUIRED in the proto; empty asks for the task's only config
+            tenant=call.tenant,
+            task_id=call.task_id,
+            id=call.config_id or "",
+        )
+    if isinstance(call, c.ListPushConfigs):
+        return "ListTaskPushNotificationConfigs", w.ListTaskPushNotificationConfigsRequest(
+            tenant=call.tenant,
+            task_id=call.task_id,
+            page_size=call.page_size,
+            page_token=call.page_token,
+        )
+    if isinstance(call, c.DeletePushConfig):
+        return "DeleteTaskPushNotificationConfig", w.DeleteTaskPushNotificationConfigRequest(
+            tenant=call.tenant, task_id=call.task_id, id=call.config_id
+        )
+    if isinstance(call, c.GetExtendedCard):
+        return "GetExtendedAgentCard", w.GetExtendedAgentCardRequest(tenant=call.tenant)
+    raise TypeError(f"not a call: {type(call).__name__}")
+
+
+def _method_of(call: c.Call) -> str:
+    if isinstance(call, c.SendMessage) and call.streaming:
+        return "SendStreamingMessage"
+    return _METHODS[type(call)]
+
+
+_METHODS: dict[type, str] = {
+    c.SendMessage: "SendMessage",
+    c.GetTask: "GetTask",
+    c.ListTasks: "ListTasks",
+    c.CancelTask: "CancelTask",
+    c.SubscribeToTask: "SubscribeToTask",
+    c.SetPushConfig: "CreateTaskPushNotificationConfig",
+    c.GetPushConfig: "GetTaskPushNotificationConfig",
+    c.ListPushConfigs: "ListTaskPushNotificationConfigs",
+    c.DeletePushConfig: "DeleteTaskPushNotificationConfig",
+    c.GetExtendedCard: "GetExtendedAgentCard",
+}
+
+
+# ------------------------------------------------------------------ results out
+
+
+def _wrong_result(call: c.Call, result: object) -> InternalError:
+    return InternalError(
+        f"Internal error: a {type(result).__name__} cannot answer {type(call).__name__}"
+    )
+
+
+def _result_out(call: c.Call, result: c.Result) -> msgspec.Struct | None:
+    if isinstance(call, c.SendMessage | c.SubscribeToTask):
+        if isinstance(result, m.Task):
+            return w.SendMessageResponse(task=w.task_out(result))
+        if isinstance(result, m.Message):
+            return w.SendMessageResponse(message=w.message_out(result))
+    elif isinstance(call, c.GetTask | c.CancelTask):
+        if isinstance(result, m.Task):
+            return w.task_out(result)
+    elif isinstance(call, c.ListTasks):
+        if isinstance(result, c.ListTasksResult):
+            return w.ListTasksResponse(
+                tasks=[w.task_out(t) for t in result.tasks],
+                next_page_token=result.next_page_token,
+                page_size=result.page_size,
+                total_size=result.total_size,
+            )
+    elif isinstance(call, c.SetPushConfig | c.GetPushConfig):
+        if isinstance(result, m.PushConfig):
+            return w.push_config_out(result, task_id=call.task_id)
+    elif isinstance(call, c.ListPushConfigs):
+        if isinstance(result, list):
+            return w.ListTaskPushNotificationConfigsResponse(
+                configs=[w.push_config_out(p, task_id=call.task_id) for p in result],
+                next_page_token="",
+            )
+    elif isinstance(call, c.DeletePushConfig):
+        return None
+    elif isinstance(call, c.GetExtendedCard) and isinstance(result, m.AgentCard):
+        return w.card_out(result)
+    raise _wrong_result(call, result)
+
+
+# ------------------------------------------------------------------- results in
+
+
+def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
+    try:
+        if isinstance(call, c.SendMessage | c.SubscribeToTask):
+            if isinstance(call, c.SubscribeToTask) or call.streaming:
+                item = w.stream_item_in(_STREAM_RESPONSE.result(data, method))
+                if isinstance(item, m.Task | m.Message):
+                    return item
+                raise w.WireError("", "must hold a task or a message")
+            resp: w.SendMessageResponse = _SEND_RESPONSE.result(data, method)
+            if (resp.task is None) == (resp.message is None):
+                raise w.WireError("", "must hold exactly one of task, message")
+            if resp.task is not None:
+                try:
+                    return w.task_in(resp.task)
+                except w.WireError as exc:
+                    raise exc.at("task") from None
+            assert resp.message is not None
+            try:
+                return w.message_in(resp.message)
+            except w.WireError as exc:
+                raise exc.at("message") from None
+        if isinstance(call, c.GetTask | c.CancelTask):
+            return w.task_in(_TASK.result(data, method))
+        if isinstance(call, c.ListTasks):
+            page: w.ListTasksResponse = _LIST_TASKS_RESPONSE.result(data, method)
+            tasks = []
+            for i, t in enumerate(page.tasks or []):
+                try:
+                    tasks.append(w.task_in(t))
+                except w.WireError as exc:
+                    raise exc.at(f"tasks[{i}]") from None
+            return c.ListTasksResult(
+                tasks=tasks,
+                next_page_token=page.next_page_token or "",
+                page_size=page.page_size or 0,
+                total_size=page.total_size or 0,
+            )
+        if isinstance(call, c.SetPushConfig | c.GetPushConfig):
+            return w.push_config_in(_PUSH_CONFIG.result(data, method), request=False)
+        if isinstance(call, c.ListPushConfigs):
+            listed: w.ListTaskPushNotificationConfigsResponse = _LIST_PUSH_RESPONSE.result(
+                data, method
+            )
+            configs = []
+            for i, p in enumerate(listed.configs or []):
+                try:
+                    configs.append(w.push_config_in(p, request=False))
+                except w.WireError as exc:
+                    raise exc.at(f"configs[{i}]") from None
+            return configs
+        if isinstance(call, c.DeletePushConfig):
+            return None  # google.protobuf.Empty: ``null`` or ``{}``
+        return w.card_in(_CARD.result(data, method))
+    except w.WireError as exc:
+        raise _bad_result(method, exc) from None
+
+
+# ------------------------------------------------------------------------ errors
+
+# Listed parents first: a code shared by several errors maps to the first one
+# unless ErrorInfo.reason names another.
+_ERROR_CLASSES: tuple[type[A2AError], ...] = (
+    ParseError,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    InternalError,
+    TaskNotFound,
+    TaskNotCancelable,
+    PushNotSupported,
+    UnsupportedOperation,
+    ContentTypeNotSupported,
+    InvalidAgentResponse,
+    ExtendedCardNotConfigured,
+    ExtensionSupportRequired,
+    VersionNotSupported,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    RateLimitExceeded,
+    ResourceUnavailable,
+)
+_BY_CODE: dict[int, type[A2AError]] = {}
+_BY_CODE_AND_REASON: dict[tuple[int, str], type[A2AError]] = {}
+for _cls in _ERROR_CLASSES:
+    _code = _cls().code_for("1.0")
+    _BY_CODE.setdefault(_code, _cls)
+    _BY_CODE_AND_REASON.setdefault((_code, _cls.reason), _cls)
+
+
+def _metadata_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return _encoder.encode(value).decode()
+    except (TypeError, ValueError, OverflowError):
+        return str(value)
+
+
+def _error_details(data: Any, reason: str) -> list[Any]:
+    if isinstance(data, list) and data and all(isinstance(d, dict) and "@type" in d for d in data):
+        return data  # already google.rpc details (a peer's error passed on)
+    metadata: dict[str, str] | None = None
+    if isinstance(data, dict):
+        metadata = {str(k): _metadata_value(v) for k, v in data.items() if v is not None}
+    elif data is not None:
+        metadata = {"data": _metadata_value(data)}
+    return [
+        w.ErrorInfo(
+            type_=w.ERROR_INFO_TYPE, reason=reason, domain=w.ERROR_DOMAIN, metadata=metadata or None
+        )
+    ]
+
+
+def _error_in(error: Any) -> A2AError:
+    if not isinstance(error, dict):
+        return RemoteError(-32603, "Malformed error object", data=error)
+    code = error.get("code")
+    message = error.get("message")
+    data = error.get("data")
+    if not isinstance(message, str):
+        message = "" if message is None else _metadata_value(message)
+    if not isinstance(code, int) or isinstance(code, bool):
+        return RemoteError(-32603, message or "Malformed error object", data=error)
+    infos = (
+        [d for d in data if isinstance(d, dict) and d.get("@type") == w.ERROR_INFO_TYPE]
+        if isinstance(data, list)
+        else []
+    )
+    reason = infos[0].get("reason") if infos else None
+    cls = _BY_CODE_AND_REASON.get((code, reason)) if isinstance(reason, str) else None
+    cls = cls or _BY_CODE.get(code)
+    if cls is None:
+        return RemoteError(code, message, data=data)
+    if isinstance(data, list) and len(data) == 1 and infos:
+        # a lone ErrorInfo: its metadata is what the peer meant as ``data``
+        meta = infos[0].get("metadata")
+        data = meta if isinstance(meta, dict) and meta else None
+    return cls(message or None, data=data)
+
+
+# ------------------------------------------------------------------------- codec
+
+
+class V1Codec(Codec):
+    name = "1.0"
+    methods = frozenset(_CALL_READERS)
+    streaming_methods = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+
+    # ------------------------------------------------------------ server side
+
+    def decode_call(self, method: str, params: bytes | None) -> c.Call:
+        reader = _CALL_READERS.get(method)
+        if reader is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        return reader(method, params)
+
+    def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        wire = _result_out(call, result)
+        return b"null" if wire is None else _encoder.encode(wire)
+
+    def encode_error(self, error: A2AError) -> bytes:
+        return _encoder.encode(
+            w.ErrorObject(
+                code=error.code_for(self.name),
+                message=error.message,
+                data=_error_details(error.data, error.reason),
+            )
+        )
+
+    def encode_stream_item(self, item: StreamItem) -> bytes:
+        return _encoder.encode(w.stream_item_out(item))
+
+    # ------------------------------------------------------------ client side
+
+    def encode_call(self, call: c.Call) -> tuple[str, bytes]:
+        method, wire = _call_out(call)
+        return method, _encoder.encode(wire)
+
+    def decode_result(self, call: c.Call, result: bytes) -> c.Result:
+        return _result_in(call, _method_of(call), result)
+
+    def decode_stream_item(self, result: bytes) -> StreamItem:
+        try:
+            return w.stream_item_in(_STREAM_RESPONSE.result(result, "a stream"))
+        except w.WireError as exc:
+            raise _bad_result("a stream", exc) from None
+
+    def decode_error(self, error: Any) -> A2AError:
+        return _error_in(error)
+
+
+# ---------------------------------------------------------------------- the card
+
+
+def encode_card_v1(card: m.AgentCard) -> dict[str, Any]:
+    """The card as a v1.0 ProtoJSON document (a dict, for the hybrid well-known card)."""
+    doc: dict[str, Any] = msgspec.to_builtins(w.card_out(card))
+    return doc
+
+
+def decode_card_v1(doc: dict[str, Any]) -> m.AgentCard:
+    """A v1.0 card document -> the model; ``InvalidAgentResponse`` when it is not one.
+
+    Members of other versions (a hybrid card's ``url``, ``preferredTransport`` …)
+    are ignored; the v0.3 ``security`` list is read when ``securityRequirements``
+    is absent.
+    """
+    try:
+        return w.card_in(_CARD.document(doc, "the agent card"))
+    except w.WireError as exc:
+        raise _bad_result("the agent card", exc) from None
