@@ -126,13 +126,15 @@ class Store(Protocol):
     async def list_tasks(self, scope: Scope, query: ListTasks) -> ListTasksResult:
         """Tasks of the scope, most recently updated first (status timestamp,
         then id), with an opaque keyset ``page_token``. Raises ``InvalidParams``
-        for a page token it did not make."""
+        for a page token it did not make or made for another filter.
+        ``status_timestamp_after`` is inclusive and in canonical form."""
         ...
 
     async def read_events(
         self, scope: Scope, task_id: str, after: int = 0, limit: int | None = None
     ) -> list[StoredEvent]:
-        """Events with ``seq > after``, in order."""
+        """Events with ``seq > after``, in order; ``TaskNotFound`` if the
+        scope has no such task."""
         ...
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:

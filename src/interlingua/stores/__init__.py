@@ -1,0 +1,43 @@
+"""Task stores, chosen by URL: ``memory://`` or ``sqlite:///path``.
+
+``open_store`` builds a store; ``await store.open()`` (or ``async with``)
+connects it.
+"""
+
+from __future__ import annotations
+
+from .base import Scope, Store, StoredEvent, TaskExists, TaskRecord, UnfinishedTask
+from .memory import MemoryStore
+from .sqlite import SQLiteStore
+
+__all__ = [
+    "SUPPORTED_SCHEMES",
+    "MemoryStore",
+    "SQLiteStore",
+    "Scope",
+    "Store",
+    "StoredEvent",
+    "TaskExists",
+    "TaskRecord",
+    "UnfinishedTask",
+    "open_store",
+]
+
+SUPPORTED_SCHEMES = ("memory://", "sqlite:///path")
+
+
+def open_store(url: str) -> Store:
+    """The store for ``url``, not yet opened.
+
+    Raises ``ValueError`` for a URL no store understands; the message names
+    the supported schemes (and never repeats the URL, which may hold a password).
+    """
+    scheme, sep, _ = url.partition("://")
+    if sep and scheme == "memory":
+        return MemoryStore(url)
+    if sep and scheme == "sqlite":
+        return SQLiteStore(url)
+    shown = f"{scheme}://" if sep else "a URL without a scheme"
+    raise ValueError(
+        f"unsupported store URL ({shown}): supported are {', '.join(SUPPORTED_SCHEMES)}"
+    )

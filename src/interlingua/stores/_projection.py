@@ -1,0 +1,114 @@
+"""Turning a task's log into the task a reader sees, with ``core.lifecycle`` rules.
+
+Every store folds with ``lifecycle.apply`` so that the projection rules live in
+one place. Two shapes of fold are needed:
+
+* the full fold (``start`` then ``apply`` per event) rebuilds history and
+  artifacts;
+* the *probe* fold runs a batch of new events over a task that carries only
+  its id, context and status: it validates the batch against the lifecycle and
+  yields the new status without loading history or artifacts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from ..core.errors import InvalidParams
+from ..core.lifecycle import apply
+from ..core.model import Artifact, Event, Message, Task, TaskCreated, TaskStatus
+
+__all__ = [
+    "advance",
+    "check_history_length",
+    "created_task",
+    "fold",
+    "own_artifacts",
+    "probe",
+    "sort_stamp",
+    "start",
+    "trim_history",
+    "view",
+]
+
+
+def created_task(events: Sequence[Event]) -> Task:
+    """The task of ``events[0]``, which must be ``TaskCreated``."""
+    if not events or not isinstance(events[0], TaskCreated):
+        first = type(events[0]).__name__ if events else "nothing"
+        raise ValueError(f"a task's log starts with TaskCreated, not {first}")
+    return events[0].task
+
+
+def start(created: Task) -> Task:
+    """A projection that owns its lists, so folding never reaches into the event."""
+    return msgspec.structs.replace(
+        created, artifacts=own_artifacts(created.artifacts), history=list(created.history)
+    )
+
+
+def fold(events: Iterable[Event]) -> Task:
+    """The projection of a log (or of a part of it that starts with ``TaskCreated``)."""
+    it = iter(events)
+    first = next(it)
+    if not isinstance(first, TaskCreated):
+        raise ValueError(f"a task's log starts with TaskCreated, not {type(first).__name__}")
+    task = start(first.task)
+    for event in it:
+        apply(task, event)
+    return task
+
+
+def probe(task_id: str, context_id: str, status: TaskStatus) -> Task:
+    """A stand-in for the task with what ``lifecycle.check`` reads: id and status."""
+    return Task(id=task_id, context_id=context_id, status=status)
+
+
+def advance(task: Task, events: Iterable[Event]) -> bool:
+    """Fold ``events`` into ``task``; True if its status changed.
+
+    Raises ``LifecycleError`` for an event the state does not allow (``task``
+    is then partly advanced: pass a probe, not a task others hold).
+    """
+    before = task.status
+    for event in events:
+        apply(task, event)
+    return task.status is not before
+
+
+def sort_stamp(status: TaskStatus, now: str) -> str:
+    """The time a task is listed under: its status timestamp, else when the
+    status was written (a status without a timestamp still sorts sensibly)."""
+    return status.timestamp or now
+
+
+def own_artifacts(artifacts: list[Artifact]) -> list[Artifact]:
+    # Appending chunks extends an artifact's parts in place, so each holder of a
+    # projection needs its own artifact objects and parts lists.
+    return [msgspec.structs.replace(a, parts=list(a.parts)) for a in artifacts]
+
+
+def check_history_length(history_length: int | None) -> None:
+    if history_length is not None and history_length < 0:
+        raise InvalidParams(
+            f"Invalid params: historyLength must not be negative, got {history_length}"
+        )
+
+
+def trim_history(history: list[Message], history_length: int | None) -> list[Message]:
+    """The last ``history_length`` messages (None = all) as a new list."""
+    if history_length is None:
+        return list(history)
+    check_history_length(history_length)
+    return history[-history_length:] if history_length else []
+
+
+def view(task: Task, history_length: int | None, include_artifacts: bool) -> Task:
+    """A copy of a live projection that later folds into it do not change."""
+    return msgspec.structs.replace(
+        task,
+        history=trim_history(task.history, history_length),
+        artifacts=own_artifacts(task.artifacts) if include_artifacts else [],
+    )

@@ -1,0 +1,30 @@
+"""The ``store`` fixture: every contract test runs against each store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from interlingua.stores import Store, open_store
+
+STORE_KINDS = ["memory", "sqlite-file", "sqlite-memory"]
+
+
+def store_url(kind: str, tmp_path: Path) -> str:
+    if kind == "memory":
+        return "memory://"
+    if kind == "sqlite-file":
+        return f"sqlite:///{tmp_path}/stores/tasks.db"  # tmp_path is absolute: sqlite:////…
+    return "sqlite:///:memory:"
+
+
+@pytest.fixture(params=STORE_KINDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    s = open_store(store_url(request.param, tmp_path))
+    await s.open()
+    try:
+        yield s
+    finally:
+        await s.close()

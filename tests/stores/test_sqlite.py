@@ -1,0 +1,311 @@
+"""What only the SQLite store has: a file, URL options, PRAGMAs, a schema, query plans."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from interlingua.core.calls import ListTasks
+from interlingua.core.errors import ConcurrentModification
+from interlingua.core.model import Event, TaskState, TextPart
+from interlingua.stores import MemoryStore, Scope, SQLiteStore, open_store
+from interlingua.stores.sqlite import SCHEMA_VERSION, parse_sqlite_url
+
+from .builders import agent, chunk, created, said, status, ts, user
+
+S = TaskState
+A = Scope("acme", "alice")
+B = Scope("", "")
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    store = SQLiteStore(f"sqlite:///{tmp_path}/tasks.db")
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def fill(store: SQLiteStore) -> None:
+    """A few tasks in two scopes, with history, artifact chunks and finished ones."""
+    for i in range(6):
+        scope = A if i % 2 else B
+        task_id = f"t-{i}"
+        events: list[Event] = [
+            created(task_id, f"ctx-{i % 3}", at=ts(i), history=[user(f"m-{i}")]),
+            status(task_id, S.WORKING, ts(i)),
+        ]
+        await store.create_task(scope, events, dialect="0.1", now=ts(i), message_id=f"m-{i}")
+        more: list[Event] = [
+            chunk(task_id, "a", "one"),
+            chunk(task_id, "a", "two", append=True, last=True),
+            said(user(f"m-{i}-more")),
+        ]
+        if i % 3 == 0:
+            more.append(status(task_id, S.COMPLETED, ts(10 + i), message=agent(f"r-{i}")))
+        await store.append(scope, task_id, 2, more, now=ts(10 + i))
+
+
+async def snapshot(store: SQLiteStore) -> dict[str, object]:
+    seen: dict[str, object] = {}
+    for scope in (A, B):
+        for i in range(6):
+            record = await store.get_task(scope, f"t-{i}")
+            if record is not None:
+                seen[f"{scope}/t-{i}"] = (record, await store.read_events(scope, f"t-{i}"))
+        seen[f"{scope}/list"] = await store.list_tasks(scope, ListTasks(include_artifacts=True))
+        seen[f"{scope}/message"] = await store.task_for_message(scope, "m-1")
+    seen["unfinished"] = sorted((u.task_id, u.version) for u in await store.unfinished_tasks())
+    return seen
+
+
+async def test_tasks_survive_closing_and_reopening(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/data/tasks.db"
+    first = SQLiteStore(url)
+    await first.open()
+    await fill(first)
+    before = await snapshot(first)
+    await first.close()
+
+    again = SQLiteStore(url)
+    await again.open()
+    try:
+        assert await snapshot(again) == before
+        record = await again.get_task(A, "t-1")
+        assert record is not None
+        assert record.version == 5 and record.dialect == "0.1"
+        assert record.task.artifacts[0].parts == [TextPart("one"), TextPart("two")]
+        # versions carry over: a stale write is still refused, a current one goes on
+        with pytest.raises(ConcurrentModification):
+            await again.append(A, "t-1", 2, [said(user("x"))], now=ts(30))
+        assert await again.append(A, "t-1", 5, [status("t-1", S.FAILED, ts(30))], now=ts(30)) == 6
+        assert [e.seq for e in await again.read_events(A, "t-1")] == [1, 2, 3, 4, 5, 6]
+    finally:
+        await again.close()
+
+
+async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
+    live = await db.pragmas()
+    assert live == {
+        "journal_mode": "wal",
+        "synchronous": "normal",
+        "busy_timeout_ms": 5000,
+        "foreign_keys": True,
+        "schema_version": SCHEMA_VERSION,
+    }
+    assert (db.journal_mode, db.synchronous, db.busy_timeout_ms) == ("wal", "normal", 5000)
+    assert db.foreign_keys is True
+    # WAL and the schema version are properties of the file, seen by any connection
+    other = sqlite3.connect(db.path)
+    try:
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+    finally:
+        other.close()
+
+
+async def test_url_options(tmp_path: Path) -> None:
+    store = SQLiteStore(f"sqlite:///{tmp_path}/t.db?synchronous=full&busy_timeout=1234")
+    await store.open()
+    try:
+        live = await store.pragmas()
+        assert (live["synchronous"], live["busy_timeout_ms"]) == ("full", 1234)
+        assert (store.synchronous, store.busy_timeout_ms) == ("full", 1234)
+    finally:
+        await store.close()
+
+
+async def test_in_memory_database() -> None:
+    store = SQLiteStore("sqlite:///:memory:")
+    await store.open()
+    try:
+        assert store.journal_mode == "memory"  # SQLite has no WAL without a file
+        assert store.path == ":memory:"
+        await store.create_task(B, [created("t-1")], dialect="1.0", now=ts(0))
+        assert await store.get_task(B, "t-1") is not None
+    finally:
+        await store.close()
+
+
+async def test_relative_and_absolute_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    relative = SQLiteStore("sqlite:///var/lib/tasks.db")
+    absolute = SQLiteStore(f"sqlite:///{tmp_path}/abs/deeper/tasks.db")
+    assert absolute.url.startswith("sqlite:////")
+    for store in (relative, absolute):
+        await store.open()
+        await store.create_task(B, [created("t-1")], dialect="1.0", now=ts(0))
+        await store.close()
+    assert (tmp_path / "var" / "lib" / "tasks.db").is_file()  # parent directories made
+    assert (tmp_path / "abs" / "deeper" / "tasks.db").is_file()
+
+
+def test_parse_url() -> None:
+    assert parse_sqlite_url("sqlite:///a/b.db") == ("a/b.db", "normal", 5000)
+    assert parse_sqlite_url("sqlite:////srv/b.db?synchronous=FULL") == ("/srv/b.db", "full", 5000)
+    assert parse_sqlite_url("sqlite:///:memory:").path == ":memory:"
+    assert parse_sqlite_url("sqlite:///my%20tasks.db").path == "my tasks.db"
+
+
+@pytest.mark.parametrize(
+    ("url", "complaint"),
+    [
+        ("sqlite:///", "names no file"),
+        ("sqlite:///?synchronous=full", "names no file"),
+        ("sqlite://host/x.db", "sqlite:///"),
+        ("sqlite:///x.db?synchronous=sometimes", "synchronous"),
+        ("sqlite:///x.db?busy_timeout=soon", "busy_timeout"),
+        ("sqlite:///x.db?journal=delete", "unknown option"),
+    ],
+)
+def test_bad_sqlite_urls(url: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        SQLiteStore(url)
+
+
+def test_open_store_chooses_by_scheme(tmp_path: Path) -> None:
+    assert isinstance(open_store("memory://"), MemoryStore)
+    store = open_store(f"sqlite:///{tmp_path}/x.db")
+    assert isinstance(store, SQLiteStore) and store.url == f"sqlite:///{tmp_path}/x.db"
+    for url in ["postgresql://admin:s3cret@db/tasks", "redis://x", "tasks.db", ""]:
+        with pytest.raises(ValueError, match=r"memory://, sqlite:///") as caught:
+            open_store(url)
+        assert "s3cret" not in str(caught.value)
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    store = SQLiteStore(f"sqlite:///{path}")
+    with pytest.raises(RuntimeError, match="schema version"):
+        await store.open()
+
+
+async def test_calls_need_an_open_store(tmp_path: Path) -> None:
+    store = SQLiteStore(f"sqlite:///{tmp_path}/x.db")
+    with pytest.raises(RuntimeError, match="not open"):
+        await store.get_task(B, "t-1")
+    await store.open()
+    await store.open()  # opening twice is harmless
+    await store.close()
+    await store.close()
+    with pytest.raises(RuntimeError, match="not open"):
+        await store.get_task(B, "t-1")
+
+
+async def test_two_stores_on_one_file_see_each_others_writes(tmp_path: Path) -> None:
+    # as two processes would: separate connections, versions checked inside the write
+    url = f"sqlite:///{tmp_path}/shared.db"
+    one, two = SQLiteStore(url), SQLiteStore(url)
+    await one.open()
+    await two.open()
+    try:
+        await one.create_task(
+            A, [created("t-1"), status("t-1", S.WORKING, ts(1))], dialect="1.0", now=ts(1)
+        )
+        assert await two.append(A, "t-1", 2, [status("t-1", S.CANCELED, ts(2))], now=ts(2)) == 3
+        with pytest.raises(ConcurrentModification):
+            await one.append(A, "t-1", 2, [status("t-1", S.COMPLETED, ts(3))], now=ts(3))
+        record = await one.get_task(A, "t-1")
+        assert record is not None
+        assert (record.version, record.task.status.state) == (3, S.CANCELED)
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def traced(store: SQLiteStore, call: object) -> list[str]:
+    statements: list[str] = []
+    conn = store._conn
+    assert conn is not None
+    conn.set_trace_callback(statements.append)
+    try:
+        await call  # type: ignore[misc]
+    finally:
+        conn.set_trace_callback(None)
+    return statements
+
+
+async def test_bare_reads_do_not_touch_the_log(db: SQLiteStore) -> None:
+    await fill(db)
+    bare = ListTasks(history_length=0)
+    for call in [
+        db.list_tasks(A, bare),
+        db.list_tasks(A, ListTasks(history_length=0, page_size=1)),
+        db.get_task(A, "t-1", history_length=0, include_artifacts=False),
+    ]:
+        statements = await traced(db, call)
+        assert statements, "nothing was traced"
+        assert not [s for s in statements if "events" in s]
+    # without artifacts, artifact events are left unread
+    statements = await traced(db, db.get_task(A, "t-1", include_artifacts=False))
+    (read,) = [s for s in statements if "FROM events" in s]
+    assert "kind IN (0, 1, 3)" in read
+
+
+async def test_listing_queries_use_indexes(db: SQLiteStore) -> None:
+    await fill(db)
+    token = (await db.list_tasks(B, ListTasks(page_size=1))).next_page_token
+    calls = [
+        db.list_tasks(B, ListTasks(page_size=1, page_token=token)),
+        db.list_tasks(B, ListTasks(context_id="ctx-0", include_artifacts=True)),
+        db.list_tasks(B, ListTasks(status=S.WORKING, status_timestamp_after=ts(1))),
+        db.task_for_message(B, "m-0"),
+        db.read_events(B, "t-0", after=1),
+        db.get_task(B, "t-0"),
+    ]
+    queries: list[str] = []
+    for call in calls:
+        queries += [s for s in await traced(db, call) if s.startswith("SELECT")]
+    assert len(queries) >= 10
+    plans = sqlite3.connect(db.path)
+    try:
+        for sql in queries:
+            plan = [row[-1] for row in plans.execute("EXPLAIN QUERY PLAN " + sql)]
+            assert all(step.startswith("SEARCH") for step in plan), (sql, plan)
+            assert not [step for step in plan if "TEMP B-TREE" in step], (sql, plan)
+    finally:
+        plans.close()
+
+
+async def test_counts_follow_every_change(db: SQLiteStore) -> None:
+    await fill(db)
+    await db.append(A, "t-1", 5, [status("t-1", S.WORKING, ts(20))], now=ts(20))
+    await db.append(A, "t-5", 5, [status("t-5", S.INPUT_REQUIRED, ts(21))], now=ts(21))
+    assert await db.purge_finished(ts(11)) == 1  # t-0 (in B); t-3 finished later
+
+    conn = sqlite3.connect(db.path)
+    try:
+        actual = dict(
+            ((tenant, owner, state), n)
+            for tenant, owner, state, n in conn.execute(
+                "SELECT tenant, owner, state, COUNT(*) FROM tasks GROUP BY 1, 2, 3"
+            )
+        )
+        counted = {
+            (tenant, owner, state): n
+            for tenant, owner, state, n in conn.execute("SELECT * FROM task_counts WHERE n")
+        }
+        orphans = conn.execute(
+            "SELECT COUNT(*) FROM events WHERE task_pk NOT IN (SELECT pk FROM tasks)"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    assert counted == actual
+    assert actual == {
+        ("acme", "alice", "completed"): 1,
+        ("acme", "alice", "working"): 1,
+        ("acme", "alice", "input-required"): 1,
+        ("", "", "working"): 2,
+    }
+    assert orphans == 0  # the purged task's log went with it
+    for scope, state, total in [(A, None, 3), (A, S.WORKING, 1), (B, None, 2), (B, S.COMPLETED, 0)]:
+        page = await db.list_tasks(scope, ListTasks(status=state))
+        assert page.total_size == total == len(page.tasks)
