@@ -1,0 +1,38 @@
+"""Echo agent on interlingua, the server under test.
+
+Launched by ``benchmarks/run.py`` as ``uvicorn interlingua_echo:create --factory`` in the
+project venv. Everything that depends on the shape of ``interlingua.server`` lives in
+``build_app``; if that API changes, only this function changes.
+
+Environment (set by the harness):
+    BENCH_STORE_URL   the store URL, e.g. ``memory://`` or ``sqlite:///tmp/x/tasks.db``
+    BENCH_PUBLIC_URL  the URL clients reach the server at, e.g. ``http://127.0.0.1:41234/``
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+try:
+    from interlingua.server import Agent, create_app
+except ImportError as exc:
+    raise SystemExit(
+        "interlingua_echo: cannot import `Agent, create_app` from interlingua.server "
+        f"({exc}); the interlingua server is not available in this venv"
+    ) from exc
+
+
+async def echo(text: str) -> str:
+    return text
+
+
+def build_app(store_url: str, public_url: str) -> Any:
+    """The ASGI app serving the echo agent; the one place that knows the server API."""
+    agent = Agent(name="echo", description="Echo agent", executor=echo)
+    return create_app(agent, store=store_url, public_url=public_url)
+
+
+def create() -> Any:
+    """App factory for ``uvicorn --factory``."""
+    return build_app(os.environ["BENCH_STORE_URL"], os.environ["BENCH_PUBLIC_URL"])

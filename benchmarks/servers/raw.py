@@ -1,0 +1,166 @@
+"""The raw ceiling: the least work an HTTP JSON-RPC A2A endpoint can do on this stack.
+
+Served by uvicorn exactly like the servers under test (uvloop, httptools, one worker, no
+access log), so the gap between this app and a real server is the cost of the A2A layer.
+
+``POST /`` (unary ceiling)
+    Decodes the body with msgspec into a minimal typed request (``id``, ``method`` and the
+    text of the first message part; nothing else is validated), then returns a v1.0
+    ``SendMessage`` result: a completed task (fixed ids, status ``TASK_STATE_COMPLETED``)
+    holding one artifact whose single text part echoes the request text. The response is
+    encoded with msgspec from a small Struct per request; no store, no events, no locking.
+
+``POST /stream`` (SSE ceiling)
+    Decodes the body the same way, then sends ``text/event-stream`` with
+    ``STREAM_CHUNKS + 2`` events: the submitted task, ``STREAM_CHUNKS`` artifact-update
+    chunks, and the final completed status update, each a v1.0 ``SendStreamingMessage``
+    JSON-RPC response. Every event is encoded once at import time, apart from the
+    request id: per event the app only joins the id into the pre-encoded bytes and writes
+    the result, one ASGI send per event, as a real server emitting events one by one would.
+
+``GET /healthz``
+    ``{"status": "ok", "server": "raw"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+STREAM_CHUNKS = 1000
+
+TASK_ID = "raw-task"
+CONTEXT_ID = "raw-context"
+
+
+class _Part(msgspec.Struct):
+    text: str = ""
+
+
+class _Message(msgspec.Struct):
+    parts: list[_Part] = []
+
+
+class _Params(msgspec.Struct):
+    message: _Message = msgspec.field(default_factory=_Message)
+
+
+class _Request(msgspec.Struct):
+    id: int | str | None = None
+    method: str = ""
+    params: _Params = msgspec.field(default_factory=_Params)
+
+
+class _OutPart(msgspec.Struct):
+    text: str
+
+
+class _Artifact(msgspec.Struct, rename="camel"):
+    artifact_id: str
+    parts: list[_OutPart]
+
+
+class _Status(msgspec.Struct):
+    state: str
+
+
+class _Task(msgspec.Struct, rename="camel"):
+    id: str
+    context_id: str
+    status: _Status
+    artifacts: list[_Artifact]
+
+
+class _TaskResult(msgspec.Struct):
+    task: _Task
+
+
+class _Response(msgspec.Struct, kw_only=True):
+    jsonrpc: str = "2.0"
+    id: int | str | None
+    result: _TaskResult
+
+
+_decoder = msgspec.json.Decoder(_Request)
+_encoder = msgspec.json.Encoder()
+_COMPLETED = _Status(state="TASK_STATE_COMPLETED")
+
+
+def _request_text(req: _Request) -> str:
+    parts = req.params.message.parts
+    return parts[0].text if parts else ""
+
+
+async def unary(request: Request) -> Response:
+    req = _decoder.decode(await request.body())
+    task = _Task(
+        id=TASK_ID,
+        context_id=CONTEXT_ID,
+        status=_COMPLETED,
+        artifacts=[_Artifact(artifact_id="a-0", parts=[_OutPart(text=_request_text(req))])],
+    )
+    body = _encoder.encode(_Response(id=req.id, result=_TaskResult(task=task)))
+    return Response(body, media_type="application/json")
+
+
+def _event_tail(result: object) -> bytes:
+    # Everything after the request id, so an event is `head + id + tail`.
+    return b',"result":' + _encoder.encode(result) + b"}\n\n"
+
+
+def _stream_tails() -> list[bytes]:
+    ids = {"taskId": TASK_ID, "contextId": CONTEXT_ID}
+    tails = [
+        _event_tail(
+            {
+                "task": {
+                    "id": TASK_ID,
+                    "contextId": CONTEXT_ID,
+                    "status": {"state": "TASK_STATE_SUBMITTED"},
+                }
+            }
+        )
+    ]
+    for n in range(STREAM_CHUNKS):
+        artifact = {"artifactId": "a-0", "parts": [{"text": f"chunk {n:04d} "}]}
+        update = {**ids, "artifact": artifact, "append": n > 0, "lastChunk": n == STREAM_CHUNKS - 1}
+        tails.append(_event_tail({"artifactUpdate": update}))
+    tails.append(
+        _event_tail({"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}})
+    )
+    return tails
+
+
+_EVENT_HEAD = b'data: {"jsonrpc":"2.0","id":'
+_STREAM_TAILS = _stream_tails()
+
+
+async def stream(request: Request) -> Response:
+    req = _decoder.decode(await request.body())
+    head = _EVENT_HEAD + _encoder.encode(req.id)
+
+    async def events() -> AsyncIterator[bytes]:
+        for tail in _STREAM_TAILS:
+            yield head + tail
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )
+
+
+async def healthz(request: Request) -> Response:
+    return Response(b'{"status":"ok","server":"raw"}', media_type="application/json")
+
+
+app = Starlette(
+    routes=[
+        Route("/", unary, methods=["POST"]),
+        Route("/stream", stream, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+)
