@@ -49,7 +49,8 @@ class Bus(Protocol):
         ...
 
     def subscribe(self, key: str, *, seen: int = 0) -> Subscription:
-        """Start listening to ``key``; ``seen`` is the latest seq the reader has."""
+        """Start listening to ``key``; ``seen`` is the latest seq known to be in
+        the log (a wait for anything before it returns at once)."""
         ...
 
     async def close(self) -> None: ...

@@ -96,6 +96,9 @@ class LocalBus:
         topic = self._topics.get(key)
         if topic is None:
             topic = self._topics[key] = _Topic(seen)
+        elif seen > topic.latest:
+            # The subscriber read further in the log than this topic has heard.
+            topic.latest = seen
         topic.subscribers += 1
         return _Subscription(self, key, topic)
 

@@ -26,7 +26,7 @@ RequestId = str | int | None
 class _Envelope(msgspec.Struct, forbid_unknown_fields=False):
     jsonrpc: str
     method: str
-    id: str | int | None | msgspec.UnsetType = msgspec.UNSET
+    id: str | int | msgspec.UnsetType | None = msgspec.UNSET
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 

@@ -34,8 +34,8 @@ import msgspec
 from ..bus.base import Bus, task_key
 from ..core import lifecycle
 from ..core.calls import (
-    CancelTask,
     Call,
+    CancelTask,
     GetExtendedCard,
     GetTask,
     ListTasks,

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from ..core import jsonrpc
-from ..core.dialects import Codec, codec_for_method, get_codec
 from ..core.calls import SendMessage, SubscribeToTask
+from ..core.dialects import Codec, codec_for_method, get_codec
 from ..core.errors import (
     A2AError,
     InternalError,
@@ -185,7 +185,7 @@ class JSONRPCEndpoint:
             if strict and codec.name == "1.0":
                 raise VersionNotSupported(
                     "No A2A-Version header: it is read as 0.3, which does not have "
-                    f"this method; send A2A-Version: 1.0"
+                    "this method; send A2A-Version: 1.0"
                 )
             return
         version = parse_version(raw)
@@ -235,7 +235,7 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 def _query_version(scope: Scope) -> str | None:
     qs: bytes = scope.get("query_string", b"")
-    if not qs or b"A2A-Version" not in qs and b"a2a-version" not in qs:
+    if not qs or (b"A2A-Version" not in qs and b"a2a-version" not in qs):
         return None
     from urllib.parse import parse_qsl
 

@@ -156,7 +156,9 @@ async def _subscribe_stream(
                 f"Invalid params: Last-Event-ID {last_event_id} is beyond the last event "
                 f"({version}) of task {call.id}"
             )
-        sub = engine.bus.subscribe(key, seen=last_event_id)
+        # seen=version: the log already holds events up to there, so the
+        # reader fetches them at once instead of waiting for news.
+        sub = engine.bus.subscribe(key, seen=version)
         if last_event_id == version and task.status.state in lifecycle.RETURN_STATES:
             sub.close()
             return _empty()
