@@ -107,7 +107,7 @@ def serve(
     )
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5)
-    _Server(config, app.state.engine).run()
+    _make_server(config, app.state.engine).run()
 
 
 def _server_class() -> type:
@@ -133,5 +133,5 @@ def _server_class() -> type:
     return Server
 
 
-def _Server(config: Any, engine: Engine) -> Any:  # noqa: N802 - reads as a class
+def _make_server(config: Any, engine: Engine) -> Any:
     return _server_class()(config, engine)
