@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .client import Client
 from .core.model import (
     AgentCard,
     AgentProvider,
@@ -39,6 +40,7 @@ __all__ = [
     "AgentSkill",
     "Artifact",
     "ArtifactUpdate",
+    "Client",
     "Context",
     "DataPart",
     "FilePart",

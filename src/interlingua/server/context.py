@@ -186,6 +186,7 @@ class Context:
                 name=name,
                 description=description,
                 metadata=metadata,
+                index=_index_of(task, aid),
             ),
             append=append,
             last_chunk=last_chunk,
@@ -202,7 +203,8 @@ class Context:
                 ArtifactUpdate(
                     task_id=task.id,
                     context_id=task.context_id,
-                    artifact=Artifact(artifact_id=new_id(), parts=as_parts(artifact), name=name),
+                    artifact=Artifact(artifact_id=(aid := new_id()), parts=as_parts(artifact),
+                                      name=name, index=_index_of(task, aid)),
                     last_chunk=True,
                 )
             )
@@ -248,3 +250,11 @@ class Context:
         )
         await self._sink.reply(message)
         self._finished = True
+
+
+def _index_of(task: Task, artifact_id: str) -> int:
+    """The artifact's position in the task: v0.1 peers know artifacts by index."""
+    for i, a in enumerate(task.artifacts):
+        if a.artifact_id == artifact_id:
+            return i
+    return len(task.artifacts)

@@ -1,0 +1,356 @@
+"""The ``interlingua`` command: serve an agent, or talk to any A2A agent.
+
+Exit codes: 0 done; 1 the agent answered with an error (or an invalid
+answer); 2 bad usage; 3 the agent could not be reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+from urllib.parse import urlsplit
+
+import click
+import msgspec
+
+from .. import __version__
+from ..client import AgentUnreachable, Client, ClientError
+from ..core.errors import A2AError
+from ..core.model import TaskState
+from . import output
+from .serve import DEFAULT_STORE, LoadError, public_url_for, serve
+
+__all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_A2A_ERROR = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(f"{value!r} is not an http:// or https:// URL")
+    return value
+
+
+def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{item!r} is not 'Name: value'", param_hint="'--header'")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _client_options(f: F) -> F:
+    """Options every command that talks to an agent takes."""
+    options = [
+        click.option("--json", "as_json", is_flag=True, help="Print the agent's raw JSON answer."),
+        click.option(
+            "--dialect",
+            type=click.Choice(["1.0", "0.3"]),
+            default=None,
+            help="Speak this A2A dialect to URL as a JSON-RPC endpoint, without reading the card.",
+        ),
+        click.option(
+            "-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+            help="An HTTP header to send (repeatable), e.g. for authentication.",
+        ),
+        click.option(
+            "--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+            show_default=True, help="Seconds to wait for an answer.",
+        ),
+        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _fail(message: str, code: int, *, as_json: bool, error_code: int | None = None,
+          error_message: str | None = None, data: Any = None) -> NoReturn:
+    """Exit with ``code`` after one line on stderr (and, with --json, the error as JSON)."""
+    if as_json:
+        click.echo(output.error_json(error_code, error_message or message, data).decode())
+    _exit(message, code)
+
+
+def _exit(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+def _run(
+    url: str,
+    *,
+    dialect: str | None,
+    headers: tuple[str, ...],
+    timeout: float,
+    insecure: bool,
+    as_json: bool,
+    work: Callable[[Client], Awaitable[T]],
+) -> T:
+    """Open a client for ``url``, run ``work`` with it, and turn failures into exits."""
+    parsed_headers = _parse_headers(headers)
+
+    async def go() -> T:
+        async with Client(
+            url, dialect=dialect, headers=parsed_headers, timeout=timeout, verify=not insecure
+        ) as client:
+            try:
+                return await work(client)
+            except A2AError as exc:
+                # the code as this dialect spells it (an unknown code is kept as sent)
+                code = exc.code_for(client.dialect or "1.0")
+                _fail(f"{type(exc).__name__} ({code}): {exc.message}", EXIT_A2A_ERROR,
+                      as_json=as_json, error_code=code, error_message=exc.message,
+                      data=exc.data)
+            except AgentUnreachable as exc:
+                _fail(str(exc), EXIT_UNREACHABLE, as_json=as_json)
+            except ClientError as exc:
+                _fail(str(exc), EXIT_A2A_ERROR, as_json=as_json)
+
+    try:
+        return asyncio.run(go())
+    except KeyboardInterrupt:
+        _exit("interrupted", 130)
+
+
+def _print_raw(raw: bytes | None) -> None:
+    click.echo(output.format_json(raw if raw is not None else b"null"))
+
+
+# ------------------------------------------------------------------- commands
+
+
+class _Group(click.Group):
+    """click's group, with usage errors on one line (``error: …``) like every other error."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        extra["windows_expand_args"] = windows_expand_args
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # the help text itself
+            sys.exit(EXIT_USAGE)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="interlingua")
+def main() -> None:
+    """Serve A2A agents and talk to any of them, whichever A2A version they speak."""
+
+
+@main.command("serve")
+@click.argument("spec", metavar="FILE_OR_MODULE[:ATTR]")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--store", default=DEFAULT_STORE, show_default=True,
+              help="Where tasks are kept: sqlite:///PATH or memory://.")
+@click.option("--public-url", default=None, callback=_check_url,
+              help="The base URL clients reach this server at (used in the card).")
+@click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
+@click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
+def serve_command(spec: str, host: str, port: int, store: str, public_url: str | None,
+                  rpc_path: str, log_level: str, as_json: bool) -> None:
+    """Serve the agent defined in a Python file or module.
+
+    Without :ATTR, the module's `agent` (or its only Agent) is served.
+    """
+    base = (public_url or public_url_for(host, port)).rstrip("/")
+    path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
+    info = {
+        "listen": f"http://{host}:{port}",
+        "card": base + "/.well-known/agent-card.json",
+        "jsonrpc": base + path,
+        "store": store,
+    }
+    if as_json:
+        click.echo(msgspec.json.encode(info).decode())
+    else:
+        click.echo(f"Serving {spec} on {info['listen']} (store {store})")
+        click.echo(f"  agent card: {info['card']}")
+        click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
+    try:
+        serve(spec, host=host, port=port, store=store, public_url=public_url,
+              rpc_path=rpc_path, log_level=log_level)
+    except LoadError as exc:
+        _exit(str(exc), EXIT_USAGE)
+    except ValueError as exc:  # a store URL no store understands
+        _exit(str(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        pass
+
+
+@main.command("card")
+@click.argument("url", callback=_check_url)
+@_client_options
+def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
+                 timeout: float, insecure: bool) -> None:
+    """Show an agent's card: what it does and which dialects it speaks."""
+
+    async def work(client: Client) -> None:
+        card = await client.get_card()
+        if as_json:
+            _print_raw(client.card_document)
+            return
+        output.print_card(output.console(), card, endpoints=client.endpoints,
+                          card_url=client.card_url)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return msgspec.json.decode(value)
+    except msgspec.DecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}") from None
+
+
+@main.command("send")
+@click.argument("url", callback=_check_url)
+@click.argument("text")
+@click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
+@click.option("--context-id", default=None, help="Send within this context (conversation).")
+@click.option("--data", default=None, callback=_json_value, metavar="JSON",
+              help="Also send this JSON value as a data part.")
+@click.option("--file", "files", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Also send this file inline (repeatable).")
+@click.option("--no-wait", is_flag=True, help="Return at once instead of when the task settles.")
+@click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
+              help="Ask for at most N messages of history in the answer.")
+@_client_options
+def send_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
+                 files: tuple[Path, ...], no_wait: bool, history_length: int | None,
+                 as_json: bool, dialect: str | None, headers: tuple[str, ...], timeout: float,
+                 insecure: bool) -> None:
+    """Send TEXT to the agent at URL and show the task or the reply."""
+
+    async def work(client: Client) -> None:
+        result = await client.send(
+            text, task_id=task_id, context_id=context_id, data=data, files=files,
+            blocking=not no_wait, history_length=history_length,
+        )
+        if as_json:
+            _print_raw(client.last_result)
+        else:
+            output.print_result(output.console(), result, url=url)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+@main.command("get")
+@click.argument("url", callback=_check_url)
+@click.argument("task_id")
+@click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
+              help="Show at most N messages of the task's history.")
+@_client_options
+def get_command(url: str, task_id: str, history_length: int | None, as_json: bool,
+                dialect: str | None, headers: tuple[str, ...], timeout: float,
+                insecure: bool) -> None:
+    """Show a task."""
+
+    async def work(client: Client) -> None:
+        task = await client.get_task(task_id, history_length=history_length)
+        if as_json:
+            _print_raw(client.last_result)
+        else:
+            output.print_task(output.console(), task, history=history_length is not None)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+@main.command("tasks")
+@click.argument("url", callback=_check_url)
+@click.option("--context-id", default=None, help="Only tasks of this context.")
+@click.option("--status", type=click.Choice([s.value for s in TaskState]), default=None,
+              help="Only tasks in this state.")
+@click.option("--page-size", type=click.IntRange(1, 100), default=None,
+              help="Tasks per page (the agent's default if not given).")
+@click.option("--page-token", default=None, help="The page to show, from a previous listing.")
+@click.option("--include-artifacts", is_flag=True, help="Ask for the tasks' artifacts too.")
+@_client_options
+def tasks_command(url: str, context_id: str | None, status: str | None, page_size: int | None,
+                  page_token: str | None, include_artifacts: bool, as_json: bool,
+                  dialect: str | None, headers: tuple[str, ...], timeout: float,
+                  insecure: bool) -> None:
+    """List the agent's tasks (A2A 1.0 agents)."""
+
+    async def work(client: Client) -> None:
+        page = await client.list_tasks(
+            context_id=context_id, status=status, page_size=page_size, page_token=page_token,
+            include_artifacts=include_artifacts,
+        )
+        if as_json:
+            _print_raw(client.last_result)
+        else:
+            output.print_tasks(output.console(), page, artifacts=include_artifacts)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+@main.command("cancel")
+@click.argument("url", callback=_check_url)
+@click.argument("task_id")
+@_client_options
+def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
+                   headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
+    """Cancel a task."""
+
+    async def work(client: Client) -> None:
+        task = await client.cancel(task_id)
+        if as_json:
+            _print_raw(client.last_result)
+        else:
+            output.print_task(output.console(), task)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,294 @@
+"""How the ``interlingua`` command shows cards, tasks, messages and errors.
+
+Agent-supplied text is printed as plain text, never as rich markup: a task
+that says "[red]" must not recolour the terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+import msgspec
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..client import Endpoint
+from ..client.card import dialect_of_version
+from ..core.calls import ListTasksResult
+from ..core.model import (
+    AgentCard,
+    APIKeyScheme,
+    Artifact,
+    DataPart,
+    FilePart,
+    HTTPAuthScheme,
+    Message,
+    MutualTLSScheme,
+    OAuth2Scheme,
+    OpenIdConnectScheme,
+    Part,
+    SecurityScheme,
+    Task,
+    TaskState,
+    TextPart,
+)
+
+__all__ = [
+    "STATE_STYLES",
+    "console",
+    "format_json",
+    "print_card",
+    "print_message",
+    "print_result",
+    "print_task",
+    "print_tasks",
+]
+
+STATE_STYLES = {
+    TaskState.SUBMITTED: "cyan",
+    TaskState.WORKING: "blue",
+    TaskState.INPUT_REQUIRED: "magenta",
+    TaskState.AUTH_REQUIRED: "magenta",
+    TaskState.COMPLETED: "green",
+    TaskState.CANCELED: "yellow",
+    TaskState.FAILED: "red",
+    TaskState.REJECTED: "red",
+    TaskState.UNKNOWN: "dim",
+}
+
+
+def console(file: TextIO | None = None) -> Console:
+    out = file or sys.stdout
+    # Piped output keeps whole lines (task ids, URLs) instead of wrapping at 80.
+    width = None if out.isatty() else 200
+    return Console(file=out, markup=False, highlight=False, width=width, soft_wrap=False)
+
+
+def format_json(raw: bytes) -> str:
+    """JSON bytes, indented for reading (the content is left as it is)."""
+    return msgspec.json.format(raw, indent=2).decode()
+
+
+def _label(text: str) -> Text:
+    return Text(text, style="bold")
+
+
+def _state(state: TaskState) -> Text:
+    return Text(state.value, style=STATE_STYLES.get(state, ""))
+
+
+def _size(n: int) -> str:
+    return f"{n} byte" if n == 1 else f"{n} bytes"
+
+
+def _part_lines(part: Part) -> list[Text]:
+    if isinstance(part, TextPart):
+        return [Text(line) for line in part.text.splitlines() or [""]]
+    if isinstance(part, DataPart):
+        try:
+            pretty = format_json(msgspec.json.encode(part.data))
+        except (TypeError, ValueError):
+            pretty = repr(part.data)
+        return [Text(line, style="cyan") for line in pretty.splitlines()]
+    return [Text(describe_file(part), style="yellow")]
+
+
+def describe_file(part: FilePart) -> str:
+    name = part.filename or "(unnamed file)"
+    kind = part.media_type or "unknown type"
+    if part.raw is not None:
+        return f"file {name} ({kind}, {_size(len(part.raw))})"
+    return f"file {name} ({kind}) at {part.uri}"
+
+
+def _print_parts(out: Console, parts: list[Part], indent: int) -> None:
+    pad = " " * indent
+    for part in parts:
+        for line in _part_lines(part):
+            out.print(Text(pad) + line)
+
+
+def print_message(out: Console, message: Message, *, title: str | None = None) -> None:
+    out.print(_label(title or f"Message from {message.role.value}"))
+    _print_parts(out, message.parts, 2)
+
+
+def _print_artifact(out: Console, artifact: Artifact) -> None:
+    head = Text("  ") + _label(artifact.name or artifact.artifact_id)
+    if artifact.name:
+        head += Text(f"  ({artifact.artifact_id})", style="dim")
+    out.print(head)
+    if artifact.description:
+        out.print(Text("    " + artifact.description, style="italic"))
+    _print_parts(out, artifact.parts, 4)
+
+
+def print_task(out: Console, task: Task, *, history: bool = False) -> None:
+    out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
+    out.print(Text("  context: ", style="dim") + Text(task.context_id))
+    if task.status.timestamp:
+        out.print(Text("  updated: ", style="dim") + Text(task.status.timestamp))
+    status_message = task.status.message
+    if status_message is not None and status_message.parts:
+        out.print(_label("Status message"))
+        _print_parts(out, status_message.parts, 2)
+    if task.artifacts:
+        out.print(_label(f"Artifacts ({len(task.artifacts)})"))
+        for artifact in task.artifacts:
+            _print_artifact(out, artifact)
+    if history and task.history:
+        out.print(_label(f"History ({len(task.history)})"))
+        for message in task.history:
+            out.print(Text(f"  {message.role.value}:", style="dim"))
+            _print_parts(out, message.parts, 4)
+
+
+def print_result(out: Console, result: Task | Message, *, url: str | None = None) -> None:
+    if isinstance(result, Message):
+        print_message(out, result, title="Reply")
+        return
+    print_task(out, result)
+    if result.status.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED) and url:
+        out.print(
+            Text(
+                f"The agent waits for an answer: interlingua send {url} TEXT --task-id {result.id}",
+                style="dim",
+            )
+        )
+
+
+def print_tasks(out: Console, page: ListTasksResult, *, artifacts: bool = False) -> None:
+    """A table of tasks; the artifact column only when they were asked for."""
+    if not page.tasks:
+        out.print("No tasks.")
+    else:
+        table = Table(show_edge=False, pad_edge=False, header_style="bold")
+        table.add_column("ID", no_wrap=True)
+        table.add_column("State", no_wrap=True)
+        table.add_column("Context", no_wrap=True)
+        table.add_column("Updated", no_wrap=True)
+        if artifacts:
+            table.add_column("Artifacts", justify="right")
+        for task in page.tasks:
+            row: list[str | Text] = [
+                task.id,
+                _state(task.status.state),
+                task.context_id,
+                task.status.timestamp or "",
+            ]
+            if artifacts:
+                row.append(str(len(task.artifacts)))
+            table.add_row(*row)
+        out.print(table)
+    summary = f"{len(page.tasks)} shown of {page.total_size}"
+    out.print(Text(summary, style="dim"))
+    if page.next_page_token:
+        out.print(Text(f"More: --page-token {page.next_page_token}", style="dim"))
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _scheme(scheme: SecurityScheme) -> str:
+    if isinstance(scheme, APIKeyScheme):
+        return f"API key {scheme.name!r} in {scheme.location}"
+    if isinstance(scheme, HTTPAuthScheme):
+        return f"HTTP {scheme.scheme}"
+    if isinstance(scheme, OAuth2Scheme):
+        return "OAuth 2 (" + ", ".join(scheme.flows) + ")"
+    if isinstance(scheme, OpenIdConnectScheme):
+        return f"OpenID Connect {scheme.url}"
+    assert isinstance(scheme, MutualTLSScheme)
+    return "mutual TLS"
+
+
+def print_card(
+    out: Console,
+    card: AgentCard,
+    *,
+    endpoints: list[Endpoint],
+    card_url: str | None,
+) -> None:
+    out.print(_label(card.name) + Text(f"  version {card.version}", style="dim"))
+    if card.description:
+        out.print(Text("  " + card.description))
+    if card.provider is not None:
+        provider = card.provider.organization + (f" ({card.provider.url})" if card.provider.url else "")
+        out.print(_label("Provider: ") + Text(provider))
+    if card.documentation_url:
+        out.print(_label("Documentation: ") + Text(card.documentation_url))
+
+    out.print(_label("Interfaces"))
+    preferred = endpoints[0] if endpoints else None
+    marked = False
+    for iface in card.interfaces:
+        line = Text(f"  {iface.binding:<10} {iface.protocol_version:<5} {iface.url}")
+        if (
+            not marked
+            and preferred is not None
+            and iface.binding.upper() == "JSONRPC"
+            and dialect_of_version(iface.protocol_version) == preferred.dialect
+        ):
+            marked = True
+            line += Text("  (used by default)", style="green")
+        out.print(line)
+    if endpoints:
+        spoken = ", ".join(dict.fromkeys(e.dialect for e in endpoints))
+        out.print(_label("Dialects: ") + Text(f"JSON-RPC {spoken}"))
+    else:
+        out.print(_label("Dialects: ") + Text("none this client speaks"))
+
+    caps = card.capabilities
+    out.print(
+        _label("Capabilities: ")
+        + Text(
+            f"streaming {_yes(caps.streaming)}, push notifications {_yes(caps.push_notifications)}, "
+            f"extended card {_yes(caps.extended_card)}"
+            # a v0.x flag that v1.0 cards no longer carry: shown only when set
+            + (", state history yes" if caps.state_transition_history else "")
+        )
+    )
+    for ext in caps.extensions:
+        out.print(Text(f"  extension {ext.uri}" + (" (required)" if ext.required else "")))
+    out.print(
+        _label("Modes: ")
+        + Text(
+            f"in {', '.join(card.default_input_modes) or '-'}; "
+            f"out {', '.join(card.default_output_modes) or '-'}"
+        )
+    )
+    if card.security_schemes:
+        out.print(_label("Security"))
+        for name, scheme in card.security_schemes.items():
+            out.print(Text(f"  {name}: {_scheme(scheme)}"))
+
+    if card.skills:
+        out.print(_label(f"Skills ({len(card.skills)})"))
+        table = Table(show_edge=False, pad_edge=False, header_style="bold")
+        table.add_column("ID", no_wrap=True)
+        table.add_column("Name")
+        table.add_column("Description")
+        table.add_column("Tags")
+        for skill in card.skills:
+            table.add_row(skill.id, skill.name, skill.description, ", ".join(skill.tags))
+        out.print(table)
+    else:
+        out.print(_label("Skills: ") + Text("none listed"))
+    if card_url:
+        out.print(Text(f"Card: {card_url}", style="dim"))
+
+
+def error_json(code: int | None, message: str, data: Any = None) -> bytes:
+    body: dict[str, Any] = {"message": message}
+    if code is not None:
+        body["code"] = code
+    if data is not None:
+        body["data"] = data
+    try:
+        return msgspec.json.encode({"error": body})
+    except (TypeError, ValueError):
+        body.pop("data", None)
+        return msgspec.json.encode({"error": body})

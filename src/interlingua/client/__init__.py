@@ -1,0 +1,37 @@
+"""The client side: read an agent's card and talk to it in its dialect."""
+
+from __future__ import annotations
+
+from .card import Endpoint, FetchedCard, fetch_card, parse_card
+from .client import DIALECTS, Client, file_from_path, make_message
+from .errors import (
+    AgentTimeout,
+    AgentUnreachable,
+    BadResponse,
+    CardNotFound,
+    ClientError,
+    DialectMismatch,
+    InvalidCard,
+)
+from .transport import HTTPReply, HTTPXTransport, Transport
+
+__all__ = [
+    "DIALECTS",
+    "AgentTimeout",
+    "AgentUnreachable",
+    "BadResponse",
+    "CardNotFound",
+    "Client",
+    "ClientError",
+    "DialectMismatch",
+    "Endpoint",
+    "FetchedCard",
+    "HTTPReply",
+    "HTTPXTransport",
+    "InvalidCard",
+    "Transport",
+    "fetch_card",
+    "file_from_path",
+    "make_message",
+    "parse_card",
+]

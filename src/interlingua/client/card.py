@@ -1,0 +1,171 @@
+"""Finding an agent's card and choosing how to talk to it.
+
+A card is looked up at ``/.well-known/agent-card.json`` (v0.3+) and then at
+``/.well-known/agent.json`` (v0.1-v0.2, DIALECTS.md §i.23), below the URL
+given. A card with ``supportedInterfaces`` is read as v1.0 (the hybrid cards
+of v1.0 servers carry the v0.3 fields too); anything else as v0.2/v0.3.
+
+From the card come the *endpoints*: (dialect, JSON-RPC URL) pairs in the
+order to try them. A v1.0 JSON-RPC interface wins; a v0.x one comes next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urljoin, urlsplit
+
+import msgspec
+
+from ..core.errors import A2AError
+from ..core.model import AgentCard
+from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
+from .transport import Transport
+
+__all__ = [
+    "WELL_KNOWN_PATHS",
+    "Endpoint",
+    "FetchedCard",
+    "card_urls",
+    "dialect_of_version",
+    "endpoints",
+    "fetch_card",
+    "parse_card",
+]
+
+WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+_json = msgspec.json.Decoder()
+
+
+class Endpoint(msgspec.Struct, frozen=True):
+    """Where and how to send JSON-RPC: ``dialect`` is ``"1.0"`` or ``"0.3"``."""
+
+    dialect: str
+    url: str
+
+
+class FetchedCard(msgspec.Struct, frozen=True):
+    card: AgentCard
+    #: the card exactly as served
+    document: bytes
+    #: where it was found
+    url: str
+
+
+def card_urls(url: str) -> list[str]:
+    """The URLs to look for a card at: ``url`` itself if it names a ``.json``
+    document, else the two well-known paths below it, then (for a URL with a
+    path, such as a JSON-RPC endpoint's) the two at the root of its origin."""
+    parts = urlsplit(url)
+    if parts.path.endswith(".json"):
+        return [url]
+    base = url.rstrip("/")
+    out = [base + path for path in WELL_KNOWN_PATHS]
+    if parts.path.strip("/"):
+        origin = f"{parts.scheme}://{parts.netloc}"
+        out += [origin + path for path in WELL_KNOWN_PATHS]
+    return out
+
+
+def parse_card(document: bytes) -> AgentCard:
+    """A card document of any version -> the canonical card (``InvalidCard`` if unusable)."""
+    try:
+        doc = _json.decode(document)
+    except msgspec.DecodeError as exc:
+        raise InvalidCard(f"the agent card is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise InvalidCard("the agent card is not a JSON object")
+    try:
+        if "supportedInterfaces" in doc:
+            from ..core.dialects.v1_0 import decode_card_v1
+
+            return decode_card_v1(doc)
+        from ..core.dialects.v0_3 import decode_card_v03
+
+        return decode_card_v03(doc)
+    except A2AError as exc:
+        raise InvalidCard(exc.message) from None
+
+
+def dialect_of_version(version: str) -> str | None:
+    """A card's protocol version -> the dialect this client speaks for it, if any."""
+    major, _, rest = version.strip().lstrip("v").partition(".")
+    if not major.isdigit():
+        return None
+    if int(major) >= 1:
+        return "1.0"
+    minor = rest.partition(".")[0]
+    # v0.2 and v0.3 JSON-RPC are one wire family (DIALECTS.md §a.3).
+    if minor.isdigit() and int(minor) >= 2:
+        return "0.3"
+    return None
+
+
+def endpoints(card: AgentCard, card_url: str | None = None) -> list[Endpoint]:
+    """The card's JSON-RPC endpoints this client can speak, best first.
+
+    Raises ``DialectMismatch`` when there is none (say, a gRPC-only agent).
+    """
+    v1: list[Endpoint] = []
+    v03: list[Endpoint] = []
+    offered: list[str] = []
+    for iface in card.interfaces:
+        url = urljoin(card_url, iface.url) if card_url else iface.url
+        offered.append(f"{iface.binding} {iface.protocol_version} at {url}")
+        if iface.binding.upper() != "JSONRPC":
+            continue
+        dialect = dialect_of_version(iface.protocol_version)
+        if dialect is None:
+            continue
+        ep = Endpoint(dialect, url)
+        bucket = v1 if dialect == "1.0" else v03
+        if ep not in bucket:
+            bucket.append(ep)
+    found = v1 + v03
+    if not found:
+        what = "; ".join(offered) if offered else "no interfaces at all"
+        raise DialectMismatch(
+            f"agent {card.name!r} offers no JSON-RPC interface of A2A 0.2, 0.3 or 1.x ({what})"
+        )
+    return found
+
+
+async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str]) -> FetchedCard:
+    """Fetch and read the card for ``url`` (an agent's base URL or a card's URL).
+
+    Raises ``CardNotFound`` when every place answers "not found",
+    ``InvalidCard`` when a document was found but is no card, and
+    ``BadResponse`` for other refusals (401, 500 ...), which say that
+    something is there.
+    """
+    tried: list[str] = []
+    invalid: InvalidCard | None = None
+    refused: BadResponse | None = None
+    get_headers = {"Accept": "application/json", **headers}
+    for candidate in card_urls(url):
+        reply = await transport.get(candidate, get_headers)
+        if not reply.ok:
+            tried.append(f"{candidate}: HTTP {reply.status}")
+            if reply.status not in _ABSENT and refused is None:
+                refused = BadResponse(
+                    f"{candidate} answered HTTP {reply.status} to a request for the agent card",
+                    status=reply.status,
+                )
+            continue
+        try:
+            card = parse_card(reply.content)
+        except InvalidCard as exc:
+            tried.append(f"{candidate}: {exc}")
+            if invalid is None:
+                invalid = InvalidCard(f"{candidate}: {exc}")
+            continue
+        return FetchedCard(card=card, document=reply.content, url=candidate)
+    if invalid is not None:
+        raise invalid
+    if refused is not None:
+        raise refused
+    raise CardNotFound(f"no agent card found ({'; '.join(tried)})")
+
+
+# statuses that mean "no card here" rather than "a card you may not read"
+_ABSENT = frozenset({404, 405, 410})

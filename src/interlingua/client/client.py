@@ -1,0 +1,450 @@
+"""``Client``: talk to any A2A agent in the dialect it speaks.
+
+Theory of operation
+-------------------
+Given an agent's base URL, the client reads its card (lazily, on the first
+call, or at once with ``Client.connect``) and takes the endpoints the card
+names, a v1.0 JSON-RPC interface first and a v0.2/v0.3 one next. Given a
+``dialect``, it skips the card and posts JSON-RPC in that dialect to the URL.
+
+Every call is a canonical call (``interlingua.core.calls``) encoded by the
+dialect's codec; answers are decoded by the same codec into the canonical
+model, and error members into the ``A2AError`` subclass they name.
+
+Agents do not always say truthfully what they speak. When the first call to
+an agent is refused as an unknown method (-32601) or an unsupported version,
+the call is tried once more in the other dialect; whichever works is kept for
+the rest of the client's life.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import mimetypes
+import os
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+import msgspec
+
+from ..core.calls import (
+    Call,
+    CancelTask,
+    GetTask,
+    ListTasks,
+    ListTasksResult,
+    Result,
+    SendConfig,
+    SendMessage,
+)
+from ..core.dialects import Codec, get_codec
+from ..core.dialects._common import format_timestamp
+from ..core.errors import (
+    A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    InvalidAgentResponse,
+    MethodNotFound,
+    RateLimitExceeded,
+    UnsupportedOperation,
+    VersionNotSupported,
+)
+from ..core.model import AgentCard, FilePart, Message, Metadata, Part, Task, TaskState
+from ..core.parts import data_part, user_message
+from .card import Endpoint, FetchedCard, endpoints, fetch_card
+from .errors import BadResponse, ClientError, DialectMismatch
+from .transport import DEFAULT_TIMEOUT, HTTPReply, HTTPXTransport, Transport
+
+__all__ = ["DIALECTS", "Client", "file_from_path", "make_message"]
+
+#: the dialects this client speaks, best first
+DIALECTS = ("1.0", "0.3")
+
+_encoder = msgspec.json.Encoder()
+
+
+class _Envelope(msgspec.Struct):
+    # Every member optional: a body missing both result and error is refused below.
+    jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
+    id: str | int | msgspec.UnsetType | None = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: Any = msgspec.UNSET
+
+
+_envelope = msgspec.json.Decoder(_Envelope)
+
+# HTTP statuses that v1.0 answers with a generic body (DIALECTS.md §f.1, errors.py)
+_HTTP_ERRORS: dict[int, type[A2AError]] = {
+    401: AuthenticationRequired,
+    403: AuthorizationFailed,
+    429: RateLimitExceeded,
+}
+
+
+def file_from_path(path: str | os.PathLike[str], *, media_type: str | None = None) -> FilePart:
+    """An inline file part with the file's bytes, name and (guessed) media type."""
+    p = Path(path)
+    raw = p.read_bytes()
+    if media_type is None:
+        media_type = mimetypes.guess_type(p.name)[0] or "application/octet-stream"
+    return FilePart(raw=raw, media_type=media_type, filename=p.name)
+
+
+def make_message(
+    content: Message | str | Part | Sequence[Part],
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    data: Any = None,
+    files: Sequence[FilePart | str | os.PathLike[str]] = (),
+    metadata: Metadata | None = None,
+) -> Message:
+    """A user message: ``content`` (text, parts, or a message) plus a data part
+    for ``data`` (when not None) and a file part per entry of ``files``
+    (parts as they are, paths read inline)."""
+    extra: list[Part] = []
+    if data is not None:
+        extra.append(data_part(data))
+    for f in files:
+        extra.append(f if isinstance(f, FilePart) else file_from_path(f))
+    if isinstance(content, Message):
+        changes: dict[str, Any] = {}
+        if extra:
+            changes["parts"] = [*content.parts, *extra]
+        if task_id is not None:
+            changes["task_id"] = task_id
+        if context_id is not None:
+            changes["context_id"] = context_id
+        if metadata is not None:
+            changes["metadata"] = metadata
+        return msgspec.structs.replace(content, **changes) if changes else content
+    parts: list[Any] = [content] if isinstance(content, str) else list(
+        content if isinstance(content, Sequence) else [content]
+    )
+    return user_message(
+        [*parts, *extra], task_id=task_id, context_id=context_id, metadata=metadata
+    )
+
+
+class Client:
+    """An A2A client for one agent.
+
+    ``url`` is the agent's base URL (its card is read from the well-known
+    paths below it) or the URL of its card; with ``dialect`` (``"1.0"`` or
+    ``"0.3"``) it is the JSON-RPC endpoint itself and no card is needed.
+    ``httpx_client`` lets the caller bring (and own) the HTTP client: its
+    settings then win over ``timeout`` and ``verify``.
+
+    Use as ``async with Client(url) as client:``, or ``await
+    Client.connect(url)`` (which reads the card at once) and ``aclose()``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        dialect: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        verify: bool | str = True,
+        httpx_client: httpx.AsyncClient | None = None,
+        transport: Transport | None = None,
+    ) -> None:
+        if dialect is not None and dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+        self.url = url
+        self.headers: dict[str, str] = dict(headers or {})
+        self._transport = transport or HTTPXTransport(httpx_client, timeout=timeout, verify=verify)
+        self._fetched: FetchedCard | None = None
+        self._forced = dialect is not None
+        self._endpoints: list[Endpoint] = []
+        self._endpoint: Endpoint | None = Endpoint(dialect, url) if dialect is not None else None
+        # True once the agent has answered in the current dialect: no more fallback.
+        self._settled = self._forced
+        self._ids = itertools.count(1)
+        #: the raw JSON of the last successful answer's ``result`` member
+        self.last_result: bytes | None = None
+
+    @classmethod
+    async def connect(cls, url: str, **kwargs: Any) -> Self:
+        """A client whose card is already read (and dialect chosen)."""
+        client = cls(url, **kwargs)
+        try:
+            await client.get_card()
+            await client.resolve()
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
+
+    # ---------------------------------------------------------------- the agent
+
+    @property
+    def card(self) -> AgentCard | None:
+        """The agent's card once read (``get_card()`` reads it)."""
+        return self._fetched.card if self._fetched is not None else None
+
+    @property
+    def card_document(self) -> bytes | None:
+        """The card exactly as the agent served it, once read."""
+        return self._fetched.document if self._fetched is not None else None
+
+    @property
+    def card_url(self) -> str | None:
+        return self._fetched.url if self._fetched is not None else None
+
+    @property
+    def dialect(self) -> str | None:
+        """The dialect in use: ``"1.0"`` or ``"0.3"`` (None until chosen)."""
+        return self._endpoint.dialect if self._endpoint is not None else None
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        """Where JSON-RPC goes and in which dialect (None until chosen)."""
+        return self._endpoint
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        """Every endpoint of the card this client could use, best first."""
+        return list(self._endpoints)
+
+    async def get_card(self) -> AgentCard:
+        """The agent's card, read once from the well-known paths below ``url``."""
+        if self._fetched is None:
+            fetched = await fetch_card(self._transport, self.url, self.headers)
+            self._fetched = fetched
+            # A card naming nothing this client speaks is still a card; the
+            # mismatch is raised when a call needs an endpoint.
+            with contextlib.suppress(DialectMismatch):
+                self._endpoints = endpoints(fetched.card, fetched.url)
+        return self._fetched.card
+
+    async def resolve(self) -> Endpoint:
+        """The endpoint calls go to, reading the card first if needed."""
+        if self._endpoint is None:
+            await self.get_card()
+            assert self._fetched is not None
+            if not self._endpoints:
+                self._endpoints = endpoints(self._fetched.card, self._fetched.url)
+            self._endpoint = self._endpoints[0]
+        return self._endpoint
+
+    # ------------------------------------------------------------------ calls
+
+    async def send(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        blocking: bool = True,
+        history_length: int | None = None,
+        metadata: Metadata | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+    ) -> Task | Message:
+        """Send a message; the answer is the task it started or continued, or a message.
+
+        ``message_or_text`` is text, a part or parts, or a whole ``Message``;
+        ``data`` adds a data part and ``files`` a file part each (a
+        ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
+        waits for input; ``blocking=False`` returns at once.
+        """
+        msg = make_message(
+            message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
+        )
+        call = SendMessage(
+            message=msg,
+            config=SendConfig(
+                accepted_output_modes=list(accepted_output_modes)
+                if accepted_output_modes is not None
+                else None,
+                history_length=history_length,
+                blocking=blocking,
+            ),
+            metadata=metadata,
+        )
+        result = await self.call(call)
+        if isinstance(result, (Task, Message)):
+            return result
+        raise _wrong_type("a task or a message", result)
+
+    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
+        result = await self.call(GetTask(id=task_id, history_length=history_length))
+        if isinstance(result, Task):
+            return result
+        raise _wrong_type("a task", result)
+
+    async def list_tasks(
+        self,
+        context_id: str | None = None,
+        status: TaskState | str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        history_length: int | None = None,
+        include_artifacts: bool = False,
+        status_timestamp_after: str | datetime | None = None,
+    ) -> ListTasksResult:
+        """One page of the agent's tasks, newest first (A2A 1.0 only)."""
+        if isinstance(status, str):
+            try:
+                status = TaskState(status)
+            except ValueError:
+                known = ", ".join(s.value for s in TaskState)
+                raise ValueError(f"unknown task state {status!r}; use one of {known}") from None
+        if isinstance(status_timestamp_after, datetime):
+            status_timestamp_after = format_timestamp(status_timestamp_after)
+        call = ListTasks(
+            context_id=context_id,
+            status=status,
+            page_token=page_token,
+            history_length=history_length,
+            include_artifacts=include_artifacts,
+            status_timestamp_after=status_timestamp_after,
+        )
+        if page_size is not None:
+            call.page_size = page_size
+        result = await self.call(call)
+        if isinstance(result, ListTasksResult):
+            return result
+        raise _wrong_type("a page of tasks", result)
+
+    async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
+        result = await self.call(CancelTask(id=task_id, metadata=metadata))
+        if isinstance(result, Task):
+            return result
+        raise _wrong_type("a task", result)
+
+    async def call(self, call: Call) -> Result:
+        """Carry out any canonical call; the typed methods above are built on this."""
+        endpoint = await self.resolve()
+        if isinstance(call, ListTasks) and endpoint.dialect != "1.0":
+            raise DialectMismatch(
+                "listing tasks needs A2A 1.0, and this agent is spoken to in "
+                f"A2A {endpoint.dialect}"
+            )
+        try:
+            result = await self._call_at(endpoint, call)
+        except (MethodNotFound, VersionNotSupported):
+            other = None if self._settled else self._fallback(endpoint, call)
+            self._settled = True
+            if other is None:
+                raise
+            try:
+                result = await self._call_at(other, call)
+            except A2AError as exc:
+                if not isinstance(exc, (MethodNotFound, VersionNotSupported)):
+                    self._endpoint = other  # understood there, though refused
+                raise
+            self._endpoint = other
+        except A2AError:
+            self._settled = True
+            raise
+        self._settled = True
+        return result
+
+    def _fallback(self, endpoint: Endpoint, call: Call) -> Endpoint | None:
+        if isinstance(call, ListTasks):
+            return None
+        for ep in self._endpoints:
+            if ep.dialect != endpoint.dialect:
+                return ep
+        other = "0.3" if endpoint.dialect == "1.0" else "1.0"
+        return Endpoint(other, endpoint.url)
+
+    async def _call_at(self, endpoint: Endpoint, call: Call) -> Result:
+        codec = get_codec(endpoint.dialect)
+        try:
+            method, params = codec.encode_call(call)
+        except UnsupportedOperation as exc:
+            raise DialectMismatch(
+                f"{type(call).__name__} has no counterpart in A2A {endpoint.dialect}: {exc.message}"
+            ) from None
+        rid = next(self._ids)
+        body = (
+            b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":'
+            + _encoder.encode(method) + b',"params":' + params + b"}"
+        )
+        headers = {
+            **self.headers,
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "A2A-Version": endpoint.dialect,
+        }
+        reply = await self._transport.post(endpoint.url, body, headers)
+        raw = _result_of(reply, rid, codec)
+        try:
+            result = codec.decode_result(call, raw)
+        except InvalidAgentResponse as exc:
+            raise BadResponse(f"{reply.url}: {exc.message}", status=reply.status) from None
+        self.last_result = raw
+        return result
+
+
+def _result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
+    """The raw ``result`` member of a JSON-RPC answer; an error member is raised."""
+    env: _Envelope | None = None
+    if reply.content.strip():
+        try:
+            env = _envelope.decode(reply.content)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            env = None
+    if env is None or (env.result is msgspec.UNSET and env.error is msgspec.UNSET):
+        if not reply.ok:
+            cls = _HTTP_ERRORS.get(reply.status)
+            if cls is not None:
+                raise cls(f"{cls.default_message} (HTTP {reply.status} from {reply.url})")
+            raise BadResponse(
+                f"{reply.url} answered HTTP {reply.status}{_snippet(reply)}", status=reply.status
+            )
+        what = reply.content_type or "no content type"
+        raise BadResponse(
+            f"{reply.url} answered {what} that is not a JSON-RPC response{_snippet(reply)}",
+            status=reply.status,
+        )
+    if env.error is not msgspec.UNSET:
+        error = env.error
+        if not isinstance(error, dict) or isinstance(error.get("code"), bool) or not isinstance(
+            error.get("code"), int
+        ):
+            raise BadResponse(
+                f"{reply.url} answered a JSON-RPC error without an integer code",
+                status=reply.status,
+            )
+        raise codec.decode_error(error)
+    if env.id is not msgspec.UNSET and env.id is not None and env.id != rid:
+        raise BadResponse(
+            f"{reply.url} answered request {env.id!r}, not {rid}", status=reply.status
+        )
+    assert not isinstance(env.result, msgspec.UnsetType)
+    return bytes(env.result)
+
+
+def _snippet(reply: HTTPReply) -> str:
+    text = reply.content[:120].decode("utf-8", "replace").strip()
+    text = " ".join(text.split())
+    return f": {text}" if text else ""
+
+
+def _wrong_type(expected: str, result: object) -> ClientError:
+    return BadResponse(f"expected {expected} in the answer, got {type(result).__name__}")

@@ -1,0 +1,58 @@
+"""Errors raised on the client side of the wire.
+
+    ClientError                 something went wrong before a valid A2A answer arrived
+    ├── AgentUnreachable        no HTTP answer: refused, DNS, TLS, network
+    │   ├── AgentTimeout        the agent did not answer in time
+    │   └── CardNotFound        the URL answers, but serves no agent card
+    ├── InvalidCard             the card is not an agent card we can read
+    ├── BadResponse             the answer is not JSON, not JSON-RPC, or not the dialect's shape
+    └── DialectMismatch         the call does not exist in the dialect spoken to this agent
+
+Errors the agent answers (task not found, invalid params, ...) are not here:
+they arrive as the ``interlingua.core.errors.A2AError`` subclass the dialect's
+codec decodes them into, so the same class means the same thing on both sides.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentTimeout",
+    "AgentUnreachable",
+    "BadResponse",
+    "CardNotFound",
+    "ClientError",
+    "DialectMismatch",
+    "InvalidCard",
+]
+
+
+class ClientError(Exception):
+    """A failure seen by the client; ``str(err)`` is a one-line explanation."""
+
+
+class AgentUnreachable(ClientError):
+    """The agent could not be reached at all."""
+
+
+class AgentTimeout(AgentUnreachable):
+    """The agent took longer than the client's timeout to answer."""
+
+
+class CardNotFound(AgentUnreachable):
+    """Neither well-known path serves an agent card: there is no agent at this URL."""
+
+
+class InvalidCard(ClientError):
+    """The document found is not an agent card this client can read."""
+
+
+class BadResponse(ClientError):
+    """The agent answered something that is not a valid answer in its dialect."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class DialectMismatch(ClientError):
+    """The call has no counterpart in the dialect used with this agent."""

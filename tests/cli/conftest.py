@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.client.agents import agent
+from tests.live import live_agent
+
+
+@pytest.fixture(scope="module")
+def agent_url() -> Iterator[str]:
+    """The test assistant (tests/client/agents.py) on a loopback port, memory store."""
+    with live_agent(agent) as url:
+        yield url

@@ -1,0 +1,284 @@
+"""The ``interlingua`` command against a live server (click's CliRunner, in process)."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+from click.testing import CliRunner, Result
+from starlette.applications import Starlette
+
+import interlingua
+from interlingua.cli.main import main
+from tests.live import live_server
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), prog_name="interlingua")
+
+
+def ok(*args: str) -> Result:
+    result = run(*args)
+    assert result.exit_code == 0, (result.output, result.stderr)
+    return result
+
+
+def as_json(result: Result) -> Any:
+    return msgspec.json.decode(result.stdout)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_version() -> None:
+    result = ok("--version")
+    assert interlingua.__version__ in result.stdout
+
+
+# ---------------------------------------------------------------------------- card
+
+
+def test_card(agent_url: str) -> None:
+    out = ok("card", agent_url).stdout
+    assert "Test assistant" in out
+    assert "version 2.1.0" in out
+    assert "Greets, echoes, sleeps and fails on request." in out
+    assert f"JSONRPC    1.0   {agent_url}/  (used by default)" in out
+    assert f"JSONRPC    0.3   {agent_url}/" in out
+    assert "Dialects: JSON-RPC 1.0, 0.3" in out
+    assert "streaming yes" in out
+    for text in ("greet", "Greeting", "Asks your name, then greets you.", "echo", "test, echo"):
+        assert text in out
+    assert f"Card: {agent_url}/.well-known/agent-card.json" in out
+
+
+def test_card_json_is_the_served_document(agent_url: str) -> None:
+    served = httpx.get(agent_url + "/.well-known/agent-card.json").json()
+    assert as_json(ok("card", agent_url, "--json")) == served
+
+
+def test_card_where_no_agent_is_served_exits_3() -> None:
+    with live_server(Starlette()) as url:
+        result = run("card", url)
+    assert result.exit_code == 3
+    assert result.stderr.startswith("error: no agent card found")
+    assert result.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------- send
+
+
+@pytest.mark.parametrize("dialect", [[], ["--dialect", "1.0"], ["--dialect", "0.3"]],
+                         ids=["card", "v1.0", "v0.3"])
+def test_send_shows_state_status_message_and_artifact(agent_url: str, dialect: list[str]) -> None:
+    out = ok("send", agent_url, "hello there", *dialect).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("Task ") and lines[0].endswith("  completed")
+    assert "Status message" in lines and "  done" in lines
+    assert "Artifacts (1)" in lines
+    assert lines[lines.index("Artifacts (1)") + 1].startswith("  echo  (")
+    assert "    hello there" in lines
+
+
+def test_send_json_is_the_agents_result_in_its_dialect(agent_url: str) -> None:
+    v1 = as_json(ok("send", agent_url, "hi", "--json"))
+    assert v1["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert v1["task"]["artifacts"][0]["parts"] == [{"text": "hi"}]
+    v03 = as_json(ok("send", agent_url, "hi", "--json", "--dialect", "0.3"))
+    assert v03["kind"] == "task" and v03["status"]["state"] == "completed"
+    assert v03["artifacts"][0]["parts"] == [{"kind": "text", "text": "hi"}]
+
+
+def test_send_data_and_files(agent_url: str, tmp_path: Path) -> None:
+    sheet = tmp_path / "numbers.csv"
+    sheet.write_bytes(b"x\n1\n2\n")
+    out = ok("send", agent_url, "files", "--data", '{"k": [1, 2]}', "--file", str(sheet)).stdout
+    assert '"name": "numbers.csv"' in out
+    assert '"type": "text/csv"' in out
+    assert '"size": 6' in out
+    assert "file report.csv (text/csv, 8 bytes)" in out
+
+
+def test_send_data_artifact_is_pretty_printed(agent_url: str) -> None:
+    out = ok("send", agent_url, "data").stdout
+    assert '      "answer": 42,' in out.splitlines()
+
+
+def test_two_turns_from_the_command_line(agent_url: str) -> None:
+    first = ok("send", agent_url, "greet").stdout
+    header = first.splitlines()[0]
+    assert header.endswith("  input-required")
+    task_id = header.split()[1]
+    assert "What is your name?" in first
+    assert f"--task-id {task_id}" in first
+    second = ok("send", agent_url, "Ada", "--task-id", task_id).stdout
+    assert second.splitlines()[0] == f"Task {task_id}  completed"
+    assert "    Hello, Ada!" in second.splitlines()
+
+
+def test_reply_message(agent_url: str) -> None:
+    out = ok("send", agent_url, "reply [bold]not markup[/bold]").stdout
+    assert out.splitlines() == ["Reply", "  [bold]not markup[/bold]"]
+
+
+def test_failed_task_is_not_an_error_exit(agent_url: str) -> None:
+    out = ok("send", agent_url, "fail").stdout
+    assert out.splitlines()[0].endswith("  failed")
+    assert "  it broke" in out.splitlines()
+
+
+@pytest.mark.parametrize("args", [
+    ["--data", "{not json"],
+    ["--file", "/no/such/file.txt"],
+    ["--dialect", "0.9"],
+    ["--history", "-1"],
+    ["-H", "no colon here"],
+], ids=["bad-json", "missing-file", "unknown-dialect", "negative-history", "bad-header"])
+def test_send_usage_errors_exit_2(agent_url: str, args: list[str]) -> None:
+    result = run("send", agent_url, "hi", *args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.endswith("(see 'interlingua send --help')\n")
+    assert result.stderr.count("\n") == 1
+
+
+def test_missing_argument_exits_2() -> None:
+    result = run("send", "http://example.com")
+    assert result.exit_code == 2
+    assert result.stderr == "error: Missing argument 'TEXT'. (see 'interlingua send --help')\n"
+
+
+def test_no_command_shows_the_commands() -> None:
+    result = run()
+    assert result.exit_code == 2
+    for command in ("serve", "card", "send", "get", "tasks", "cancel"):
+        assert f"  {command} " in result.output
+
+
+def test_bad_url_exits_2() -> None:
+    result = run("send", "ftp://example.com", "hi")
+    assert result.exit_code == 2
+    assert "not an http:// or https:// URL" in result.stderr
+
+
+def test_unreachable_agent_exits_3() -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    for args in (["card", url], ["send", url, "hi"], ["send", url, "hi", "--dialect", "0.3"]):
+        result = run(*args)
+        assert result.exit_code == 3, result.output
+        assert result.stderr.startswith(f"error: cannot reach {url}")
+        assert result.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------ get and cancel
+
+
+def test_no_wait_get_and_cancel(agent_url: str) -> None:
+    sent = as_json(ok("send", agent_url, "sleep 30", "--no-wait", "--json"))
+    task_id = sent["task"]["id"]
+    assert sent["task"]["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    got = ok("get", agent_url, task_id).stdout
+    assert got.splitlines()[0] in (f"Task {task_id}  submitted", f"Task {task_id}  working")
+    canceled = ok("cancel", agent_url, task_id).stdout
+    assert canceled.splitlines()[0] == f"Task {task_id}  canceled"
+    again = run("cancel", agent_url, task_id)
+    assert again.exit_code == 1
+    assert again.stderr.startswith("error: TaskNotCancelable (-32002): ")
+    assert again.stderr.count("\n") == 1
+
+
+def test_get_with_history(agent_url: str) -> None:
+    task_id = as_json(ok("send", agent_url, "remember this", "--json"))["task"]["id"]
+    out = ok("get", agent_url, task_id, "--history", "5").stdout.splitlines()
+    head = next(i for i, line in enumerate(out) if line.startswith("History ("))
+    assert out[head + 1:head + 3] == ["  user:", "    remember this"]
+    assert as_json(ok("get", agent_url, task_id, "--json", "--dialect", "0.3"))["id"] == task_id
+
+
+def test_unknown_task_exits_1_with_code_and_message(agent_url: str) -> None:
+    for dialect in ("1.0", "0.3"):
+        result = run("get", agent_url, "no-such-task", "--dialect", dialect)
+        assert result.exit_code == 1
+        assert result.stderr == "error: TaskNotFound (-32001): Task not found: no-such-task\n"
+        assert result.stdout == ""
+
+
+def test_unknown_task_with_json_prints_the_error_as_json(agent_url: str) -> None:
+    result = run("get", agent_url, "no-such-task", "--json")
+    assert result.exit_code == 1
+    assert as_json(result) == {"error": {"code": -32001,
+                                         "message": "Task not found: no-such-task"}}
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def test_tasks_table_filters_and_pages(agent_url: str) -> None:
+    context = str(uuid.uuid4())
+    done = as_json(ok("send", agent_url, "one", "--context-id", context, "--json"))["task"]["id"]
+    failed = as_json(ok("send", agent_url, "fail", "--context-id", context,
+                        "--json"))["task"]["id"]
+    out = ok("tasks", agent_url, "--context-id", context).stdout
+    rows = {line.split()[0]: line.split()[2] for line in out.splitlines() if context in line}
+    assert rows == {done: "completed", failed: "failed"}
+    assert "2 shown of 2" in out
+
+    only_failed = ok("tasks", agent_url, "--context-id", context, "--status", "failed").stdout
+    assert failed in only_failed and done not in only_failed
+
+    first = ok("tasks", agent_url, "--context-id", context, "--page-size", "1").stdout
+    token = next(line.split("--page-token ")[1] for line in first.splitlines()
+                 if "--page-token" in line)
+    second = ok("tasks", agent_url, "--context-id", context, "--page-size", "1",
+                "--page-token", token).stdout
+    assert {done, failed} == {t for t in (done, failed) if t in first or t in second}
+    assert (done in first) != (done in second)
+
+    with_artifacts = ok("tasks", agent_url, "--context-id", context, "--include-artifacts").stdout
+    assert "Artifacts" in with_artifacts.splitlines()[0]
+
+    page = as_json(ok("tasks", agent_url, "--context-id", context, "--json"))
+    assert {t["id"] for t in page["tasks"]} == {done, failed}
+    assert page["totalSize"] == 2
+
+
+def test_tasks_in_v03_is_an_error(agent_url: str) -> None:
+    result = run("tasks", agent_url, "--dialect", "0.3")
+    assert result.exit_code == 1
+    assert "needs A2A 1.0" in result.stderr
+
+
+def test_tasks_rejects_an_unknown_status(agent_url: str) -> None:
+    assert run("tasks", agent_url, "--status", "sleeping").exit_code == 2
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def test_serve_a_missing_file_exits_2() -> None:
+    result = run("serve", "no/such/agent.py", "--port", str(closed_port()))
+    assert result.exit_code == 2
+    assert result.stderr == "error: no such file: no/such/agent.py\n"
+
+
+def test_serve_a_file_without_agent_exits_2(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    result = run("serve", str(empty), "--port", str(closed_port()))
+    assert result.exit_code == 2
+    assert "defines no interlingua.Agent" in result.stderr
+
+
+def test_serve_an_unknown_store_exits_2() -> None:
+    result = run("serve", "tests/client/agents.py", "--store", "bogus://x",
+                 "--port", str(closed_port()))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: unsupported store URL")

@@ -1,0 +1,81 @@
+"""The installed ``interlingua`` console script, run as a real process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import msgspec
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(sys.executable).parent / "interlingua"
+
+
+def interlingua(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout, check=False)
+
+
+def test_the_script_is_installed() -> None:
+    assert SCRIPT.is_file(), f"{SCRIPT} is missing: install the package (pip install -e .)"
+
+
+def test_send_through_the_script(agent_url: str) -> None:
+    done = interlingua("send", agent_url, "hello from a shell")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Task ") and lines[0].endswith("  completed")
+    assert "    hello from a shell" in lines
+
+
+def test_agent_errors_through_the_script(agent_url: str) -> None:
+    done = interlingua("get", agent_url, "missing-task", "--dialect", "0.3")
+    assert done.returncode == 1
+    assert done.stderr == "error: TaskNotFound (-32001): Task not found: missing-task\n"
+
+
+def test_serve_then_talk_to_it(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/client/agents.py", "--port", str(port),
+         "--store", "memory://", "--log-level", "warning"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, proc.communicate()
+            try:
+                if httpx.get(url + "/healthz", timeout=0.5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "interlingua serve did not start"
+            time.sleep(0.05)
+        card = interlingua("card", url, "--json")
+        assert card.returncode == 0, card.stderr
+        assert msgspec.json.decode(card.stdout)["name"] == "Test assistant"
+        sent = interlingua("send", url, "greet", "--json")
+        assert msgspec.json.decode(sent.stdout)["task"]["status"]["state"] == (
+            "TASK_STATE_INPUT_REQUIRED")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    # uvicorn shuts down cleanly, then re-raises the signal it caught
+    assert proc.returncode in (0, -signal.SIGTERM), err
+    assert "Traceback" not in err
+    assert out.splitlines()[:3] == [
+        f"Serving tests/client/agents.py on {url} (store memory://)",
+        f"  agent card: {url}/.well-known/agent-card.json",
+        f"  JSON-RPC:   {url}/",
+    ]

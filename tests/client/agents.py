@@ -1,0 +1,70 @@
+"""The agent the client and CLI end-to-end tests talk to.
+
+Its first word picks what it does:
+
+- ``greet``: asks for a name (``input-required``); the answer completes the
+  task with the artifact ``Hello, NAME!`` (two turns).
+- ``sleep SECONDS``: reports ``working``, sleeps, completes.
+- ``reply TEXT``: answers with a bare message, no task.
+- ``data``: completes with a data artifact ``{"answer": 42, "items": [1, 2]}``.
+- ``files``: describes the files it received in a data artifact and sends
+  back a file artifact ``report.csv``.
+- ``fail``: the task fails with a status message.
+- anything else: completes with the status message ``done`` and the
+  artifact ``echo`` holding the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from interlingua import Agent, AgentSkill, Context, FilePart, Role, file_part, get_text
+
+
+async def run(ctx: Context) -> None:
+    command, _, rest = ctx.text.partition(" ")
+    if _answers_greeting(ctx):
+        await ctx.complete(artifact=f"Hello, {ctx.text}!", name="greeting")
+    elif command == "greet":
+        await ctx.require_input("What is your name?")
+    elif command == "sleep":
+        await ctx.update("sleeping")
+        await asyncio.sleep(float(rest or "30"))
+        await ctx.complete("slept")
+    elif command == "reply":
+        await ctx.reply(rest)
+    elif command == "data":
+        await ctx.complete(artifact={"answer": 42, "items": [1, 2]}, name="result")
+    elif command == "files":
+        received = [
+            {"name": p.filename, "type": p.media_type, "size": len(p.raw or b"")}
+            for p in ctx.message.parts
+            if isinstance(p, FilePart)
+        ]
+        await ctx.artifact({"received": received}, name="received")
+        report = file_part(raw=b"a,b\n1,2\n", media_type="text/csv", filename="report.csv")
+        await ctx.complete(artifact=report, name="report")
+    elif command == "fail":
+        await ctx.fail("it broke")
+    else:
+        await ctx.complete("done", artifact=ctx.text, name="echo")
+
+
+def _answers_greeting(ctx: Context) -> bool:
+    # A second turn of a task whose first message asked for a greeting.
+    users = [m for m in ctx.task.history if m.role is Role.USER]
+    return len(users) >= 2 and get_text(users[0]).startswith("greet")
+
+
+agent = Agent(
+    "Test assistant",
+    "Greets, echoes, sleeps and fails on request.",
+    run,
+    version="2.1.0",
+    skills=[
+        AgentSkill(id="greet", name="Greeting", description="Asks your name, then greets you.",
+                   tags=["conversation"]),
+        AgentSkill(id="echo", name="Echo", description="Says back what it is sent.",
+                   tags=["test", "echo"]),
+    ],
+)
