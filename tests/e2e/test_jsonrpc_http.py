@@ -1,0 +1,268 @@
+"""The JSON-RPC endpoint over real HTTP: both dialects, bad input, cards, limits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+import pytest
+
+from interlingua import Agent, Context
+from tests.live import live_agent
+
+from .sse_client import V1, rpc, v03_message, v1_message
+
+SCHEMA_03 = Path(__file__).parents[2].parent / "shared" / "spec" / "v0.3.0" / "a2a.json"
+
+
+async def _agent(ctx: Context) -> None:
+    if ctx.text == "ask":
+        await ctx.require_input("What else?")
+    elif ctx.text == "slow":
+        await ctx.update("working")
+        import asyncio
+
+        await asyncio.sleep(30)
+    else:
+        await ctx.complete(artifact=f"echo: {ctx.text}")
+
+
+AGENT = Agent("Test", "Test agent", _agent)
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with live_agent(AGENT, max_body_bytes=64 * 1024) as base:
+        yield base
+
+
+@pytest.fixture
+def c() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=30) as client:
+        yield client
+
+
+def post(c: httpx.Client, url: str, body: Any, headers: dict[str, str] | None = None,
+         ) -> httpx.Response:
+    if isinstance(body, (bytes, str)):
+        return c.post(url + "/", content=body, headers={"content-type": "application/json",
+                                                        **(headers or {})})
+    return c.post(url + "/", json=body, headers=headers or {})
+
+
+def test_v1_send_get_list_cancel(c: httpx.Client, url: str) -> None:
+    r = post(c, url, rpc("SendMessage", {"message": v1_message("hi")}, "a"), V1)
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    body = r.json()
+    assert body["id"] == "a" and body["jsonrpc"] == "2.0"
+    task = body["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "echo: hi"}]
+    got = post(c, url, rpc("GetTask", {"id": task["id"], "historyLength": 0}), V1).json()
+    assert got["result"]["id"] == task["id"] and "history" not in got["result"]
+    listed = post(c, url, rpc("ListTasks", {"pageSize": 1}), V1).json()["result"]
+    assert listed["pageSize"] == 1 and listed["totalSize"] >= 1 and "nextPageToken" in listed
+    # a finished task cannot be canceled
+    err = post(c, url, rpc("CancelTask", {"id": task["id"]}), V1).json()["error"]
+    assert err["code"] == -32002
+    # a running task can
+    running = post(c, url, rpc("SendMessage", {"message": v1_message("slow"),
+                                               "configuration": {"returnImmediately": True}}),
+                   V1).json()["result"]["task"]
+    canceled = post(c, url, rpc("CancelTask", {"id": running["id"]}), V1).json()["result"]
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_v03_send_get_cancel_validate_against_schema(c: httpx.Client, url: str) -> None:
+    import msgspec
+
+    schema = msgspec.json.decode(SCHEMA_03.read_bytes())
+    def check(doc: Any, definition: str) -> None:
+        jsonschema.validate(doc, {**schema, "$ref": f"#/definitions/{definition}"})
+
+    r = post(c, url, rpc("message/send", {"message": v03_message("hi")}, 5)).json()
+    check(r, "SendMessageSuccessResponse")
+    assert r["result"]["kind"] == "task" and r["result"]["status"]["state"] == "completed"
+    got = post(c, url, rpc("tasks/get", {"id": r["result"]["id"]})).json()
+    check(got, "GetTaskSuccessResponse")
+    err = post(c, url, rpc("tasks/cancel", {"id": r["result"]["id"]})).json()
+    check(err, "JSONRPCErrorResponse")
+    assert err["error"]["code"] == -32002
+    missing = post(c, url, rpc("tasks/get", {"id": "nope"})).json()
+    check(missing, "JSONRPCErrorResponse")
+    assert missing["error"]["code"] == -32001
+
+
+def test_multi_turn_in_both_dialects(c: httpx.Client, url: str) -> None:
+    t = post(c, url, rpc("SendMessage", {"message": v1_message("ask")}), V1).json()["result"]["task"]
+    assert t["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    t2 = post(c, url, rpc("SendMessage", {"message": v1_message("more", taskId=t["id"])}),
+              V1).json()["result"]["task"]
+    assert t2["status"]["state"] == "TASK_STATE_COMPLETED"
+    # the same task read in the other dialect
+    same = post(c, url, rpc("tasks/get", {"id": t["id"]})).json()["result"]
+    assert same["status"]["state"] == "completed"
+    assert [p["text"] for p in same["artifacts"][0]["parts"]] == ["echo: more"]
+    # v0.3 multi-turn
+    t = post(c, url, rpc("message/send", {"message": v03_message("ask")})).json()["result"]
+    assert t["status"]["state"] == "input-required"
+    t2 = post(c, url, rpc("message/send", {"message": v03_message(
+        "more", taskId=t["id"], contextId=t["contextId"])})).json()["result"]
+    assert t2["status"]["state"] == "completed"
+    # continuing a finished task is refused
+    err = post(c, url, rpc("message/send", {"message": v03_message(
+        "again", taskId=t["id"])})).json()["error"]
+    assert err["code"] == -32004
+    err = post(c, url, rpc("message/send", {"message": v03_message(
+        "x", taskId=t["id"], contextId="wrong")})).json()["error"]
+    assert err["code"] == -32602
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "rid"),
+    [
+        (b"{not json", -32700, None),
+        (b"", -32700, None),
+        (b'{"jsonrpc":"2.0","id":1}', -32600, 1),
+        (b'{"jsonrpc":"1.0","id":"x","method":"GetTask"}', -32600, "x"),
+        (b'{"id":2,"method":"GetTask"}', -32600, 2),
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":3,"method":7}', -32600, 3),
+        (b'{"jsonrpc":"2.0","id":4,"method":"no/such/method"}', -32601, 4),
+        (b'{"jsonrpc":"2.0","id":5,"method":"tasks/list","params":{}}', -32601, 5),
+        (b'{"jsonrpc":"2.0","id":6,"method":"GetTask","params":{"id":"missing"}}', -32001, 6),
+        (b'{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{}}', -32602, 7),
+        (b'{"jsonrpc":"2.0","id":8,"method":"GetTask","params":{"id":5}}', -32602, 8),
+        (b'{"jsonrpc":"2.0","id":9,"method":"SendMessage","params":{}}', -32602, 9),
+        (b'{"jsonrpc":"2.0","id":10,"method":"SendMessage","params":{"message":'
+         b'{"messageId":"m","role":"ROLE_USER","parts":[]}}}', -32602, 10),
+        (b'{"jsonrpc":"2.0","id":11,"method":"SendMessage","params":{"message":'
+         b'{"role":"ROLE_USER","parts":[{"text":"x"}]}}}', -32602, 11),
+        (b'{"jsonrpc":"2.0","id":12,"method":"ListTasks","params":{"pageSize":500}}', -32602, 12),
+        (b'{"jsonrpc":"2.0","id":13,"method":"ListTasks","params":{"pageToken":"bogus"}}',
+         -32602, 13),
+        (b'{"jsonrpc":"2.0","id":14,"method":"ListTasks","params":{"status":"DONE"}}', -32602, 14),
+        (b'{"jsonrpc":"2.0","id":15,"method":"GetTask","params":{"id":"x","historyLength":-1}}',
+         -32602, 15),
+        (b'{"jsonrpc":"2.0","id":16,"method":"message/send","params":{"message":'
+         b'{"kind":"message","messageId":"m","role":"robot","parts":[{"kind":"text","text":"x"}]}}}',
+         -32602, 16),
+        (b'{"jsonrpc":"2.0","id":17,"method":"GetExtendedAgentCard"}', -32007, 17),
+        (b'{"jsonrpc":"2.0","id":18,"method":"agent/getAuthenticatedExtendedCard"}', -32007, 18),
+    ],
+)
+def test_bad_input_gets_the_right_error(c: httpx.Client, url: str, body: bytes, code: int,
+                                        rid: Any) -> None:
+    r = post(c, url, body, V1)
+    assert r.status_code == 200
+    doc = r.json()
+    assert doc["jsonrpc"] == "2.0" and doc["id"] == rid and "result" not in doc
+    assert doc["error"]["code"] == code
+    assert isinstance(doc["error"]["message"], str) and doc["error"]["message"]
+    assert "Traceback" not in r.text
+
+
+def test_invalid_params_message_names_the_field(c: httpx.Client, url: str) -> None:
+    r = post(c, url, rpc("SendMessage", {"message": {"messageId": "m", "role": "ROLE_USER",
+                                                     "parts": [{"text": 5}]}}), V1).json()
+    assert r["error"]["code"] == -32602
+    assert "parts[0]" in r["error"]["message"]
+
+
+def test_body_over_the_limit_is_refused_before_parsing(c: httpx.Client, url: str) -> None:
+    big = b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"x":"' + b"a" * 70_000 + b'"}}'
+    r = post(c, url, big, V1)
+    assert r.status_code == 413
+    doc = r.json()
+    assert doc["error"]["code"] == -32600 and "limit" in doc["error"]["message"]
+
+
+def test_notification_gets_no_body(c: httpx.Client, url: str) -> None:
+    r = post(c, url, {"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "x"}}, V1)
+    assert r.status_code == 204 and r.content == b""
+
+
+def test_batch_is_answered_as_an_array(c: httpx.Client, url: str) -> None:
+    body = [rpc("SendMessage", {"message": v1_message("one")}, 1),
+            {"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "x"}},  # notification
+            rpc("GetTask", {"id": "missing"}, 2),
+            5,
+            rpc("SendStreamingMessage", {"message": v1_message("s")}, 3)]
+    r = post(c, url, body, V1)
+    assert r.status_code == 200
+    out = r.json()
+    assert isinstance(out, list) and len(out) == 4
+    by_id = {d["id"]: d for d in out}
+    assert by_id[1]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert by_id[2]["error"]["code"] == -32001
+    assert by_id[3]["error"]["code"] == -32600
+    assert by_id[None]["error"]["code"] == -32600
+
+
+def test_version_header(c: httpx.Client, url: str) -> None:
+    ok = post(c, url, rpc("GetTask", {"id": "x"}), {"A2A-Version": "1.0.3"}).json()
+    assert ok["error"]["code"] == -32001  # the version was fine
+    bad = post(c, url, rpc("GetTask", {"id": "x"}), {"A2A-Version": "9.1"}).json()
+    assert bad["error"]["code"] == -32009
+    assert "9.1" in bad["error"]["message"]
+    # the v0.3 dialect has no VersionNotSupported code
+    bad03 = post(c, url, rpc("tasks/get", {"id": "x"}), {"A2A-Version": "banana"}).json()
+    assert bad03["error"]["code"] == -32600
+    # lenient default: a v1.0 method without the header is served
+    none = post(c, url, rpc("GetTask", {"id": "x"})).json()
+    assert none["error"]["code"] == -32001
+    # the query parameter form
+    q = c.post(url + "/?A2A-Version=7.0", json=rpc("GetTask", {"id": "x"})).json()
+    assert q["error"]["code"] == -32009
+
+
+def test_strict_versions() -> None:
+    with live_agent(AGENT, strict_versions=True) as base, httpx.Client() as c:
+        missing = c.post(base + "/", json=rpc("GetTask", {"id": "x"})).json()
+        assert missing["error"]["code"] == -32009
+        mixed = c.post(base + "/", json=rpc("GetTask", {"id": "x"}),
+                       headers={"A2A-Version": "0.3"}).json()
+        assert mixed["error"]["code"] == -32009
+        good = c.post(base + "/", json=rpc("GetTask", {"id": "x"}), headers=V1).json()
+        assert good["error"]["code"] == -32001
+
+
+def test_card_at_both_paths_readable_by_both_generations(c: httpx.Client, url: str) -> None:
+    import msgspec
+
+    a = c.get(url + "/.well-known/agent-card.json")
+    b = c.get(url + "/.well-known/agent.json")
+    assert a.status_code == b.status_code == 200 and a.content == b.content
+    card = a.json()
+    # v1.0 readers
+    ifaces = card["supportedInterfaces"]
+    assert {(i["protocolBinding"], i["protocolVersion"]) for i in ifaces} >= {
+        ("JSONRPC", "1.0"), ("JSONRPC", "0.3")}
+    assert all(i["url"] == url + "/" for i in ifaces)
+    # v0.3 readers: the card validates against the v0.3 schema
+    assert card["url"] == url + "/" and card["preferredTransport"] == "JSONRPC"
+    assert card["protocolVersion"].startswith("0.3")
+    schema = msgspec.json.decode(SCHEMA_03.read_bytes())
+    jsonschema.validate(card, {**schema, "$ref": "#/definitions/AgentCard"})
+    assert "0.0.0.0" not in a.text
+
+
+def test_card_never_names_0_0_0_0() -> None:
+    from interlingua.cli.serve import public_url_for
+
+    assert public_url_for("0.0.0.0", 8000) == "http://localhost:8000"
+    assert public_url_for("::", 9) == "http://localhost:9"
+    assert public_url_for("10.1.2.3", 80) == "http://10.1.2.3:80"
+
+
+def test_healthz(c: httpx.Client, url: str) -> None:
+    r = c.get(url + "/healthz")
+    assert r.status_code == 200 and r.json()["status"] == "ok"
+
+
+def test_wrong_http_method(c: httpx.Client, url: str) -> None:
+    r = c.get(url + "/")
+    assert r.status_code == 405
