@@ -21,7 +21,7 @@ from ..client import AgentUnreachable, Client, ClientError
 from ..core.errors import A2AError
 from ..core.model import TaskState
 from . import output
-from .serve import DEFAULT_STORE, LoadError, public_url_for, serve
+from .serve import DEFAULT_STORE, LoadError, load_agent, public_url_for, serve
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
@@ -194,6 +194,10 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
     """
+    try:
+        agent = load_agent(spec)
+    except LoadError as exc:
+        _exit(str(exc), EXIT_USAGE)
     base = (public_url or public_url_for(host, port)).rstrip("/")
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
     info = {
@@ -209,10 +213,8 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
         click.echo(f"  agent card: {info['card']}")
         click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
     try:
-        serve(spec, host=host, port=port, store=store, public_url=public_url,
+        serve(agent, host=host, port=port, store=store, public_url=public_url,
               rpc_path=rpc_path, log_level=log_level)
-    except LoadError as exc:
-        _exit(str(exc), EXIT_USAGE)
     except ValueError as exc:  # a store URL no store understands
         _exit(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:

@@ -85,7 +85,7 @@ def public_url_for(host: str, port: int, scheme: str = "http") -> str:
 
 
 def serve(
-    spec: str,
+    spec: str | Agent,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -98,7 +98,7 @@ def serve(
 
     from ..server.app import create_app
 
-    agent = load_agent(spec)
+    agent = spec if isinstance(spec, Agent) else load_agent(spec)
     app = create_app(
         agent,
         store=store,
