@@ -266,3 +266,17 @@ def test_healthz(c: httpx.Client, url: str) -> None:
 def test_wrong_http_method(c: httpx.Client, url: str) -> None:
     r = c.get(url + "/")
     assert r.status_code == 405
+
+
+def test_streaming_turned_off_is_an_error_in_each_dialect() -> None:
+    quiet = Agent("Quiet", "Does not stream", _agent, streaming=False)
+    with live_agent(quiet) as base, httpx.Client() as c:
+        card = c.get(base + "/.well-known/agent-card.json").json()
+        assert card["capabilities"]["streaming"] is False
+        r = c.post(base + "/", headers=V1, json=rpc("SendStreamingMessage",
+                                                     {"message": v1_message("x")}))
+        assert r.headers["content-type"] == "application/json"
+        assert r.json()["error"]["code"] == -32004
+        r = c.post(base + "/", json=rpc("message/stream", {"message": v03_message("x")}))
+        assert r.json()["error"]["code"] == -32004
+        assert "stream" in r.json()["error"]["message"]

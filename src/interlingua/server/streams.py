@@ -73,6 +73,9 @@ class Unavailable(msgspec.Struct):
 
 StreamOutput = Entry | Heartbeat | Lagged | Unavailable
 
+#: events read from the store at a time by a reader catching up
+READ_PAGE = 500
+
 
 async def open_stream(
     engine: Engine,
@@ -209,6 +212,9 @@ async def _follow(
 ) -> AsyncIterator[StreamOutput]:
     """Everything after ``after``: from the log, then live, until the task stops."""
     cfg = engine.config
+    # Lag is measured only once the reader has been level with the live end:
+    # a reader catching up from the log (a resume) is not behind, just reading.
+    level = False
     try:
         if first is not None:
             yield first
@@ -219,14 +225,16 @@ async def _follow(
             if engine.closing:
                 return
             if latest <= after:
+                level = True
                 yield Heartbeat()
                 continue
-            if latest - after > cfg.max_lag:
+            if level and latest - after > cfg.max_lag:
                 yield Lagged(after)
                 return
             events = sub.take(after)
             if events is None:
-                events = await engine.store.read_events(scope, task_id, after)
+                # Paged, so a long catch-up holds one page in memory, not the log.
+                events = await engine.store.read_events(scope, task_id, after, limit=READ_PAGE)
                 if events and events[0].seq != after + 1:
                     yield Unavailable(after, f"events after {after} of task {task_id} "
                                              "are no longer available")
@@ -239,5 +247,7 @@ async def _follow(
                 yield Entry(stored.seq, item, stored)
                 if isinstance(item, StatusUpdate) and item.status.state in lifecycle.RETURN_STATES:
                     return
+            if after >= latest:
+                level = True
     finally:
         sub.close()

@@ -1,0 +1,179 @@
+"""Stream readers driven directly against the engine: lag, heartbeats, resume rules."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from interlingua.bus import LocalBus
+from interlingua.core.calls import GetTask, SendConfig, SendMessage, SubscribeToTask
+from interlingua.core.errors import InvalidParams, TaskNotFound, UnsupportedOperation
+from interlingua.core.model import (
+    ArtifactUpdate,
+    Message,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TextPart,
+)
+from interlingua.core.parts import new_id
+from interlingua.server import Agent, Context, Engine, EngineConfig, RequestInfo
+from interlingua.server.streams import Entry, Heartbeat, Lagged
+from interlingua.stores import open_store
+
+REQ = RequestInfo(principal="p")
+
+
+def msg(text: str) -> Message:
+    return Message(message_id=new_id(), role=Role.USER, parts=[TextPart(text=text)])
+
+
+async def engine_for(executor: Any, **cfg: Any) -> Engine:
+    e = Engine(Agent("t", "t", executor), open_store("memory://"), LocalBus(),
+               config=EngineConfig(**cfg))
+    await e.start()
+    return e
+
+
+async def test_a_reader_too_far_behind_is_told_to_resume() -> None:
+    gate = asyncio.Event()
+
+    async def burst(ctx: Context) -> None:
+        await ctx.update("go")
+        await gate.wait()
+        aid = None
+        for i in range(20):
+            aid = await ctx.artifact(str(i), artifact_id=aid, append=aid is not None)
+        await ctx.complete()
+
+    engine = await engine_for(burst, max_lag=5)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        it = aiter(stream)
+        first = await anext(it)
+        assert isinstance(first, Entry) and isinstance(first.item, Task)
+        second = await anext(it)
+        assert isinstance(second, Entry) and isinstance(second.item, StatusUpdate)
+        gate.set()
+        # let the executor run to the end while this reader reads nothing
+        task_id = first.item.id
+        for _ in range(500):
+            got = await engine.get_task(GetTask(id=task_id), REQ)
+            if got.status.state is TaskState.COMPLETED:
+                break
+            await asyncio.sleep(0.005)
+        assert got.status.state is TaskState.COMPLETED
+        out = await anext(it)
+        assert isinstance(out, Lagged) and out.seq == second.seq
+        # resuming from there replays everything it missed, in order
+        resumed = await engine.open_stream(SubscribeToTask(id=task_id), REQ,
+                                           last_event_id=out.seq)
+        items = [e async for e in resumed]
+        assert all(isinstance(e, Entry) for e in items)
+        seqs = [e.seq for e in items if isinstance(e, Entry)]
+        assert seqs == list(range(out.seq + 1, out.seq + 1 + len(seqs)))
+        arts = [e.item for e in items if isinstance(e, Entry) and isinstance(e.item, ArtifactUpdate)]
+        assert [a.artifact.parts[0].text for a in arts] == [str(i) for i in range(20)]  # type: ignore[union-attr]
+    finally:
+        await engine.stop()
+
+
+async def test_idle_stream_gets_heartbeats() -> None:
+    async def waits(ctx: Context) -> None:
+        await ctx.update("working")
+        await asyncio.sleep(5)
+
+    engine = await engine_for(waits, heartbeat_interval=0.01)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        kinds = []
+        async for out in stream:
+            kinds.append(type(out))
+            if kinds.count(Heartbeat) == 2:
+                break
+        assert kinds[:2] == [Entry, Entry] and kinds.count(Heartbeat) == 2
+        await stream.aclose()  # type: ignore[attr-defined]
+    finally:
+        await engine.stop()
+
+
+async def test_shutdown_ends_open_streams() -> None:
+    async def waits(ctx: Context) -> None:
+        await ctx.update("working")
+        await asyncio.sleep(30)
+
+    engine = await engine_for(waits)
+    stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+    seen: list[object] = []
+
+    async def read() -> None:
+        async for out in stream:
+            seen.append(out)
+
+    reader = asyncio.get_running_loop().create_task(read())
+    await asyncio.sleep(0.05)
+    await engine.begin_shutdown()
+    await asyncio.wait_for(reader, 5)  # it ends by itself
+    await engine.stop()
+    assert len(seen) == 2
+
+
+async def test_subscribe_rules() -> None:
+    async def echo(text: str) -> str:
+        return text
+
+    engine = await engine_for(echo)
+    try:
+        task = await engine.send(SendMessage(message=msg("x"), config=SendConfig()), REQ)
+        assert isinstance(task, Task)
+        with pytest.raises(UnsupportedOperation):
+            await engine.open_stream(SubscribeToTask(id=task.id), REQ)
+        v03 = RequestInfo(principal="p", dialect="0.3")
+        items = [e async for e in await engine.open_stream(SubscribeToTask(id=task.id), v03)]
+        assert len(items) == 1 and isinstance(items[0], Entry)
+        assert isinstance(items[0].item, StatusUpdate)
+        with pytest.raises(TaskNotFound):
+            await engine.open_stream(SubscribeToTask(id="nope"), REQ)
+        with pytest.raises(TaskNotFound):  # another owner's task
+            await engine.open_stream(SubscribeToTask(id=task.id), RequestInfo(principal="q"))
+        with pytest.raises(InvalidParams):
+            await engine.open_stream(SubscribeToTask(id=task.id), REQ, last_event_id=99)
+        with pytest.raises(InvalidParams):
+            await engine.open_stream(SendMessage(message=msg("y"), streaming=True), REQ,
+                                     last_event_id=1)
+    finally:
+        await engine.stop()
+
+
+async def test_executor_failure_mid_stream_ends_with_failed() -> None:
+    async def breaks(ctx: Context) -> None:
+        await ctx.artifact("partial")
+        raise ValueError("lost the thread")
+
+    engine = await engine_for(breaks)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        items = [e.item async for e in stream if isinstance(e, Entry)]
+        assert isinstance(items[0], Task) and isinstance(items[1], ArtifactUpdate)
+        last = items[-1]
+        assert isinstance(last, StatusUpdate) and last.status.state.value == "failed"
+        assert "lost the thread" in last.status.message.parts[0].text  # type: ignore[union-attr]
+    finally:
+        await engine.stop()
+
+
+async def test_bare_message_stream() -> None:
+    async def chat(ctx: Context) -> None:
+        await ctx.reply("hi back")
+
+    engine = await engine_for(chat)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("hi"), streaming=True), REQ)
+        items = [e async for e in stream]
+        assert len(items) == 1 and isinstance(items[0], Entry)
+        assert isinstance(items[0].item, Message)
+    finally:
+        await engine.stop()
