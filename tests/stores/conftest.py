@@ -9,7 +9,7 @@ import pytest
 
 from interlingua.stores import Store, open_store
 
-STORE_KINDS = ["memory", "sqlite-file", "sqlite-memory"]
+STORE_KINDS = ["memory", "sqlite-file", "sqlite-thread", "sqlite-memory"]
 
 
 def store_url(kind: str, tmp_path: Path) -> str:
@@ -17,6 +17,8 @@ def store_url(kind: str, tmp_path: Path) -> str:
         return "memory://"
     if kind == "sqlite-file":
         return f"sqlite:///{tmp_path}/stores/tasks.db"  # tmp_path is absolute: sqlite:////…
+    if kind == "sqlite-thread":  # calls on the worker thread instead of the loop's
+        return f"sqlite:///{tmp_path}/stores/tasks.db?thread=1"
     return "sqlite:///:memory:"
 
 

@@ -146,8 +146,9 @@ async def test_relative_and_absolute_paths(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_parse_url() -> None:
-    assert parse_sqlite_url("sqlite:///a/b.db") == ("a/b.db", "normal", 5000)
-    assert parse_sqlite_url("sqlite:////srv/b.db?synchronous=FULL") == ("/srv/b.db", "full", 5000)
+    assert parse_sqlite_url("sqlite:///a/b.db") == ("a/b.db", "normal", 5000, False)
+    assert parse_sqlite_url("sqlite:////srv/b.db?synchronous=FULL") == ("/srv/b.db", "full", 5000, False)
+    assert parse_sqlite_url("sqlite:///t.db?thread=1").threaded is True
     assert parse_sqlite_url("sqlite:///:memory:").path == ":memory:"
     assert parse_sqlite_url("sqlite:///my%20tasks.db").path == "my tasks.db"
 

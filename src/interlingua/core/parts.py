@@ -6,7 +6,7 @@ orchestrator uses; codecs take care of each version's spelling.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -42,7 +42,17 @@ __all__ = [
 
 
 def new_id() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID string.
+
+    Built from ``os.urandom`` directly: ``str(uuid.uuid4())`` costs about four
+    times as much, and a send makes several ids.
+    """
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+
+
+# the RFC 4122 variant bits (10xx) in the first hex digit of the fourth group
+_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 def text_part(text: str, *, metadata: Metadata | None = None) -> TextPart:

@@ -28,7 +28,7 @@ from .engine import Engine, EngineConfig
 from .jsonrpc_endpoint import JSONRPCEndpoint
 from .settings import ServerSettings
 
-__all__ = ["A2AServer", "create_app"]
+__all__ = ["A2AApp", "A2AServer", "create_app"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -51,6 +51,34 @@ class A2AServer:
         ]
         self.card = agent.card(interfaces)
         self.card_bytes = card_document(self.card, jsonrpc_url=self.rpc_url)
+
+
+class A2AApp(Starlette):
+    """A Starlette app whose JSON-RPC route skips the middleware stack.
+
+    The JSON-RPC endpoint handles all of its own errors, so the router and
+    the exception middlewares would only add cost to every request; other
+    routes (cards, health) go through Starlette as usual.
+    """
+
+    _rpc_path: str | None = None
+    _rpc: JSONRPCEndpoint | None = None
+
+    def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
+        self._rpc_path = path
+        self._rpc = endpoint
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and self._rpc is not None:
+            path = scope["path"]
+            root = scope.get("root_path", "")
+            if root and path.startswith(root):
+                path = path[len(root):] or "/"
+            if path == self._rpc_path:
+                scope["app"] = self
+                await self._rpc(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -112,7 +140,8 @@ def create_app(
         Route("/healthz", health, methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, debug=debug)
+    app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
+    app.rpc_route(path, rpc)
     app.state.a2a = server
     app.state.engine = engine
     return app

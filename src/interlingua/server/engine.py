@@ -196,9 +196,20 @@ class Engine:
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
         self.closing = False
+        self._now_key: float | None = None
+        self._now_text = ""
 
     def now(self) -> str:
-        return format_timestamp(self._clock())
+        dt = self._clock()
+        # Formatting costs more than the rest of a small event; within one
+        # millisecond the text is the same, so reuse it.
+        key = (dt.timestamp() * 1000) // 1 if dt.tzinfo is not None else None
+        if key is not None and key == self._now_key:
+            return self._now_text
+        text = format_timestamp(dt)
+        if key is not None:
+            self._now_key, self._now_text = key, text
+        return text
 
     # ---------------------------------------------------------------- lifetime
 
