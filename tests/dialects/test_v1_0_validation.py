@@ -708,3 +708,13 @@ def test_card_absent_modes_take_the_model_default() -> None:
     card = decode_card_v1({"name": "x"})
     assert card.default_input_modes == ["text/plain"]
     assert decode_card_v1({"name": "x", "defaultInputModes": []}).default_input_modes == []
+
+
+def test_a_task_result_without_id_is_an_invalid_agent_response() -> None:
+    from interlingua.core import calls as _c
+    from interlingua.core.dialects.v1_0 import V1Codec as _V1
+    from interlingua.core.errors import InvalidAgentResponse as _Bad
+
+    with pytest.raises(_Bad, match="id"):
+        _V1().decode_result(_c.GetTask(id="t"),
+                            b'{"contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}')

@@ -634,12 +634,15 @@ def _each(ws: list[Any] | None, convert: Any, name: str) -> list[Any]:
 
 
 def task_in(w: Task) -> m.Task:
+    if not w.id:
+        # The proto marks Task.id REQUIRED: a task nobody can ask about again is no task.
+        raise WireError("id", "is required")
     try:
         status = status_in(w.status)
     except WireError as exc:
         raise exc.at("status") from None
     return m.Task(
-        id=w.id or "",
+        id=w.id,
         context_id=w.context_id or "",
         status=status,
         artifacts=_each(w.artifacts, artifact_in, "artifacts"),
