@@ -336,3 +336,40 @@ async def test_list_tasks_newest_first_and_owner_scoped(make_engine: Any) -> Non
         await engine.list_tasks(ListTasks(page_size=0), REQ)
     with pytest.raises(InvalidParams):
         await engine.list_tasks(ListTasks(page_size=101), REQ)
+
+
+async def test_retention_removes_finished_tasks_only(store_url: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+
+    async def ask(ctx: Context) -> None:
+        if ctx.text == "wait":
+            await ctx.require_input("?")
+        else:
+            await ctx.complete("done")
+
+    from interlingua.server import EngineConfig
+
+    engine = Engine(Agent("t", "t", ask), open_store(store_url), LocalBus(),
+                    config=EngineConfig(retention=3600, retention_interval=0.01),
+                    clock=lambda: now[0])
+    await engine.start()
+    try:
+        done = await engine.send(send("go"), REQ)
+        waiting = await engine.send(send("wait"), REQ)
+        await asyncio.sleep(0.05)  # sweeps run, but nothing is old enough yet
+        assert (await engine.get_task(GetTask(id=done.id), REQ)).id == done.id
+        now[0] += timedelta(hours=2)
+        for _ in range(200):
+            try:
+                await engine.get_task(GetTask(id=done.id), REQ)
+            except TaskNotFound:
+                break
+            await asyncio.sleep(0.01)
+        with pytest.raises(TaskNotFound):
+            await engine.get_task(GetTask(id=done.id), REQ)
+        # a task still waiting for input is kept
+        assert (await engine.get_task(GetTask(id=waiting.id), REQ)).id == waiting.id
+    finally:
+        await engine.stop()
