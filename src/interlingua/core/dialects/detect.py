@@ -1,0 +1,136 @@
+"""Which dialect a JSON-RPC request speaks (DIALECTS.md §h.3).
+
+Order: the method name; then, where several dialects share a name, the
+payload's shape; for ``tasks/get`` / ``tasks/cancel`` / ``tasks/resubscribe``
+(identical params from v0.1 to v0.3) the ``A2A-Version`` header, else the
+dialect the task was created in (looked up by the caller), else v0.3.
+
+Lenient by default: a payload that mixes generations is read by the dialect
+its strongest marker names. ``strict=True`` refuses mixed or ambiguous
+payloads with a message naming the conflict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ..errors import InvalidParams, InvalidRequest, MethodNotFound
+
+__all__ = ["SHARED_TASK_METHODS", "Detection", "detect"]
+
+V1_METHODS = frozenset({
+    "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask",
+    "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
+    "GetExtendedAgentCard",
+})
+V03_ONLY = frozenset({
+    "message/stream", "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+    "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+    "agent/getAuthenticatedExtendedCard",
+})
+V01_ONLY = frozenset({"tasks/sendSubscribe", "tasks/pushNotification/set",
+                      "tasks/pushNotification/get"})
+#: methods whose params are the same in v0.1, v0.2 and v0.3 (and SAM's cancel)
+SHARED_TASK_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/resubscribe"})
+
+# Key markers, matched on the raw params: a JSON key is a string followed by a
+# colon, which string *values* never are, so text content cannot match.
+_TYPE_KEY = re.compile(rb'"type"\s*:')
+_KIND_KEY = re.compile(rb'"kind"\s*:')
+_MESSAGE_ID_KEY = re.compile(rb'"messageId"\s*:')
+_SNAKE_KEYS = re.compile(rb'"(?:message_id|task_id|context_id|mime_type)"\s*:')
+
+_HEADER_DIALECT = {"0.1": "0.1", "0.2": "0.3", "0.3": "0.3"}
+
+
+class Detection(msgspec.Struct, frozen=True):
+    #: the dialect, or None when the task's recorded dialect decides
+    dialect: str | None
+    #: for a shared method decided by the task: the task id from params
+    task_id: str | None = None
+    #: what to use when the task is unknown
+    fallback: str = "0.3"
+
+
+def detect(
+    method: str,
+    params: bytes | None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    strict: bool = False,
+    header_version: str | None = None,
+) -> Detection:
+    """The dialect of a request. ``header_version`` is the parsed ``A2A-Version``
+    (Major.Minor) when one was sent."""
+    if method in V1_METHODS:
+        return Detection("1.0")
+    if method in V03_ONLY:
+        return Detection("0.3")
+    if method in V01_ONLY:
+        return Detection("0.1")
+    raw = params or b""
+    if method == "message/send":
+        return Detection(_message_send(raw, strict))
+    if method == "task/subscribe":
+        return Detection("tutorial")
+    if method == "tasks/send-streaming":
+        return Detection("sam")
+    if method == "tasks/send":
+        return Detection(_tasks_send(raw, strict))
+    if method in SHARED_TASK_METHODS:
+        if header_version in _HEADER_DIALECT:
+            return Detection(_HEADER_DIALECT[header_version])
+        return Detection(None, task_id=_task_id(raw), fallback="0.3")
+    raise MethodNotFound(f"Method not found: {method}")
+
+
+def _message_send(raw: bytes, strict: bool) -> str:
+    has_type = _TYPE_KEY.search(raw) is not None
+    has_kind = _KIND_KEY.search(raw) is not None
+    has_id = _MESSAGE_ID_KEY.search(raw) is not None
+    if strict and has_type and has_kind:
+        raise InvalidRequest(
+            "Invalid Request: message/send mixes v0.1-style \"type\" and v0.2-style \"kind\" "
+            "discriminators; use one (strict mode)"
+        )
+    # The tutorial variant: v0.1-style "type" parts or no messageId.
+    if (has_type and not has_kind) or not has_id:
+        return "tutorial"
+    return "0.3"
+
+
+def _tasks_send(raw: bytes, strict: bool) -> str:
+    doc = _params_doc(raw)
+    has_id = "id" in doc
+    message = doc.get("message")
+    snake = _SNAKE_KEYS.search(raw) is not None
+    if strict and has_id and snake:
+        raise InvalidRequest(
+            "Invalid Request: tasks/send has a v0.1 task id but snake_case message fields "
+            "of the Solace Agent Mesh variant; use one (strict mode)"
+        )
+    if has_id:
+        return "0.1"
+    if isinstance(message, dict) or snake:
+        return "sam"
+    return "0.1"  # let the v0.1 codec say what is missing
+
+
+def _params_doc(raw: bytes) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        doc = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise InvalidParams("Invalid params: not valid JSON") from None
+    return doc if isinstance(doc, dict) else {}
+
+
+def _task_id(raw: bytes) -> str | None:
+    value = _params_doc(raw).get("id")
+    return value if isinstance(value, str) else None

@@ -1,0 +1,76 @@
+"""Dialect detection: method name, payload shape, header, recorded dialect."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from interlingua.core.dialects.detect import detect
+from interlingua.core.errors import InvalidRequest, MethodNotFound
+
+
+def p(doc: object) -> bytes:
+    return msgspec.json.encode(doc)
+
+
+@pytest.mark.parametrize(
+    ("method", "dialect"),
+    [("SendMessage", "1.0"), ("ListTasks", "1.0"), ("GetExtendedAgentCard", "1.0"),
+     ("message/stream", "0.3"), ("tasks/pushNotificationConfig/list", "0.3"),
+     ("agent/getAuthenticatedExtendedCard", "0.3"), ("tasks/sendSubscribe", "0.1"),
+     ("tasks/pushNotification/set", "0.1"), ("tasks/send-streaming", "sam"),
+     ("task/subscribe", "tutorial")],
+)
+def test_by_method_name(method: str, dialect: str) -> None:
+    assert detect(method, None).dialect == dialect
+
+
+def test_unknown_method() -> None:
+    with pytest.raises(MethodNotFound):
+        detect("tasks/list", None)
+
+
+V03_MESSAGE = {"kind": "message", "messageId": "m", "role": "user",
+               "parts": [{"kind": "text", "text": "hi", "metadata": {"type": "x"}}]}
+
+
+def test_message_send_v03_vs_tutorial() -> None:
+    assert detect("message/send", p({"message": V03_MESSAGE})).dialect == "0.3"
+    tut = {"message": {"role": "user", "parts": [{"type": "text", "text": "ping"}]}}
+    assert detect("message/send", p(tut)).dialect == "tutorial"
+    # "type" parts with a messageId are the tutorial variant too
+    tut_id = {"message": {"role": "user", "messageId": "m",
+                          "parts": [{"type": "text", "text": "x"}]}}
+    assert detect("message/send", p(tut_id)).dialect == "tutorial"
+    # text that merely mentions the key names is content, not a key
+    tricky = {"message": {**V03_MESSAGE, "parts": [{"kind": "text", "text": '"type": 1'}]}}
+    assert detect("message/send", p(tricky)).dialect == "0.3"
+
+
+def test_tasks_send_v01_vs_sam() -> None:
+    v01 = {"id": "task-1", "message": {"role": "user", "parts": [{"type": "text", "text": "x"}]}}
+    assert detect("tasks/send", p(v01)).dialect == "0.1"
+    sam = {"message": {"role": "user", "parts": [{"text": "x"}], "message_id": "m",
+                       "context_id": "c", "kind": "message"}}
+    assert detect("tasks/send", p(sam)).dialect == "sam"
+
+
+def test_shared_methods_use_header_then_the_task() -> None:
+    d = detect("tasks/get", p({"id": "t1"}))
+    assert d.dialect is None and d.task_id == "t1" and d.fallback == "0.3"
+    assert detect("tasks/get", p({"id": "t1"}), header_version="0.1").dialect == "0.1"
+    assert detect("tasks/cancel", p({"id": "t1"}), header_version="0.3").dialect == "0.3"
+    assert detect("tasks/resubscribe", p({"id": "t1"}), header_version="0.2").dialect == "0.3"
+
+
+def test_strict_mode_refuses_mixed_payloads() -> None:
+    mixed = {"message": {"role": "user", "messageId": "m",
+                         "parts": [{"kind": "text", "type": "text", "text": "x"}]}}
+    assert detect("message/send", p(mixed)).dialect == "0.3"
+    with pytest.raises(InvalidRequest, match="kind"):
+        detect("message/send", p(mixed), strict=True)
+    both = {"id": "t", "message": {"role": "user", "parts": [{"text": "x"}],
+                                   "message_id": "m"}}
+    assert detect("tasks/send", p(both)).dialect == "0.1"
+    with pytest.raises(InvalidRequest, match="snake_case"):
+        detect("tasks/send", p(both), strict=True)
