@@ -80,7 +80,12 @@ class A2AError(Exception):
         super().__init__(self.message)
 
     def code_for(self, dialect: str) -> int:
+        dialect = _CODE_FAMILY.get(dialect, dialect)
         return self.dialect_codes.get(dialect, self.code)
+
+
+# The SAM and tutorial variants use the v0.2/v0.3 codes.
+_CODE_FAMILY = {"sam": "0.3", "tutorial": "0.3"}
 
 
 class JSONRPCError(A2AError):

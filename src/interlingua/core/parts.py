@@ -25,17 +25,26 @@ from .model import (
 )
 
 __all__ = [
+    "agent_data_message",
     "agent_message",
+    "agent_parts_message",
+    "agent_text_message",
     "as_parts",
     "data_part",
     "data_parts",
     "file_part",
+    "file_part_from_bytes",
+    "file_part_from_uri",
     "file_parts",
     "final_task",
+    "get_bytes_from_file_part",
     "get_data",
+    "get_data_from_data_part",
     "get_text",
+    "get_uri_from_file_part",
     "initial_task",
     "new_id",
+    "task_status",
     "text_part",
     "user_message",
 ]
@@ -56,10 +65,12 @@ _VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 def text_part(text: str, *, metadata: Metadata | None = None) -> TextPart:
+    """A text part."""
     return TextPart(text=text, metadata=metadata)
 
 
 def data_part(data: Any, *, metadata: Metadata | None = None) -> DataPart:
+    """A data part holding ``data``, any JSON value (v0.2/v0.3 peers get non-objects wrapped)."""
     return DataPart(data=data, metadata=metadata)
 
 
@@ -75,6 +86,30 @@ def file_part(
     if (raw is None) == (uri is None):
         raise ValueError("give exactly one of raw= or uri=")
     return FilePart(raw=raw, uri=uri, media_type=media_type, filename=filename, metadata=metadata)
+
+
+def file_part_from_uri(
+    uri: str,
+    *,
+    name: str | None = None,
+    mime_type: str | None = None,
+    metadata: Metadata | None = None,
+) -> FilePart:
+    """A file part that refers to ``uri`` (``name`` is its file name, ``mime_type`` its media type)."""
+    return FilePart(uri=uri, filename=name, media_type=mime_type, metadata=metadata)
+
+
+def file_part_from_bytes(
+    data: bytes | bytearray | memoryview,
+    *,
+    name: str | None = None,
+    mime_type: str | None = None,
+    metadata: Metadata | None = None,
+) -> FilePart:
+    """A file part carrying ``data`` inline (sent base64-encoded)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"file content must be bytes, not {type(data).__name__}")
+    return FilePart(raw=bytes(data), filename=name, media_type=mime_type, metadata=metadata)
 
 
 def as_parts(content: Any) -> list[Part]:
@@ -134,6 +169,70 @@ def user_message(
     return _message(Role.USER, content, task_id, context_id, metadata)
 
 
+def agent_text_message(
+    text: str,
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    metadata: Metadata | None = None,
+) -> Message:
+    """An agent message of one text part."""
+    return Message(
+        message_id=new_id(),
+        role=Role.AGENT,
+        parts=[TextPart(text=text)],
+        task_id=task_id,
+        context_id=context_id,
+        metadata=metadata,
+    )
+
+
+def agent_data_message(
+    data: Any,
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    metadata: Metadata | None = None,
+) -> Message:
+    """An agent message of one data part holding ``data`` (even a string or a list)."""
+    return Message(
+        message_id=new_id(),
+        role=Role.AGENT,
+        parts=[DataPart(data=data)],
+        task_id=task_id,
+        context_id=context_id,
+        metadata=metadata,
+    )
+
+
+def agent_parts_message(
+    parts: Iterable[Part],
+    *,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    metadata: Metadata | None = None,
+) -> Message:
+    """An agent message of the given parts, in order.
+
+    Raises ``TypeError`` for an item that is not a part and ``ValueError`` for
+    no parts at all (every version requires at least one).
+    """
+    items = list(parts)
+    for item in items:
+        if not isinstance(item, (TextPart, FilePart, DataPart)):
+            raise TypeError(f"not a part: {type(item).__name__}")
+    if not items:
+        raise ValueError("a message needs at least one part")
+    return Message(
+        message_id=new_id(),
+        role=Role.AGENT,
+        parts=items,
+        task_id=task_id,
+        context_id=context_id,
+        metadata=metadata,
+    )
+
+
 def get_text(source: Message | Artifact | Sequence[Part], sep: str = "\n") -> str:
     """The text parts of a message, an artifact or a list of parts, joined."""
     parts = source if isinstance(source, Sequence) else source.parts
@@ -141,6 +240,7 @@ def get_text(source: Message | Artifact | Sequence[Part], sep: str = "\n") -> st
 
 
 def data_parts(source: Message | Artifact | Sequence[Part]) -> list[DataPart]:
+    """The data parts of a message, an artifact or a list of parts."""
     parts = source if isinstance(source, Sequence) else source.parts
     return [p for p in parts if isinstance(p, DataPart)]
 
@@ -151,8 +251,49 @@ def get_data(source: Message | Artifact | Sequence[Part]) -> list[Any]:
 
 
 def file_parts(source: Message | Artifact | Sequence[Part]) -> list[FilePart]:
+    """The file parts of a message, an artifact or a list of parts."""
     parts = source if isinstance(source, Sequence) else source.parts
     return [p for p in parts if isinstance(p, FilePart)]
+
+
+def get_data_from_data_part(part: DataPart) -> Any:
+    """The value a data part holds."""
+    if not isinstance(part, DataPart):
+        raise TypeError(f"not a data part: {type(part).__name__}")
+    return part.data
+
+
+def get_uri_from_file_part(part: FilePart) -> str | None:
+    """The URI a file part refers to, or None when its content is inline."""
+    if not isinstance(part, FilePart):
+        raise TypeError(f"not a file part: {type(part).__name__}")
+    return part.uri
+
+
+def get_bytes_from_file_part(part: FilePart) -> bytes | None:
+    """The inline content of a file part (already base64-decoded), or None when it is by URI."""
+    if not isinstance(part, FilePart):
+        raise TypeError(f"not a file part: {type(part).__name__}")
+    return part.raw
+
+
+def task_status(
+    state: TaskState | str,
+    message: Message | None = None,
+    timestamp: str | None = None,
+) -> TaskStatus:
+    """A task status; ``state`` as a ``TaskState`` or its name (``"completed"``, ``"input-required"``).
+
+    ``timestamp`` is an RFC 3339 string; none is made up here (the core has no
+    clock): the engine stamps statuses as it records them.
+    """
+    if not isinstance(state, TaskState):
+        try:
+            state = TaskState(state)
+        except ValueError:
+            known = ", ".join(s.value for s in TaskState)
+            raise ValueError(f"unknown task state {state!r}; known: {known}") from None
+    return TaskStatus(state=state, message=message, timestamp=timestamp)
 
 
 def initial_task(
@@ -180,15 +321,22 @@ def final_task(
     message: Message | None = None,
     artifacts: Iterable[Artifact] = (),
     timestamp: str | None = None,
+    status: TaskStatus | None = None,
 ) -> Task:
-    """``task`` finished in ``state`` with extra artifacts (a new Task; ``task`` is left as is)."""
+    """``task`` finished in ``state`` with extra artifacts (a new Task; ``task`` is left as is).
+
+    ``status`` (from ``task_status``) gives state, message and timestamp in one,
+    in place of the three separate arguments.
+    """
+    if status is None:
+        status = TaskStatus(state=state, message=message, timestamp=timestamp)
     history = list(task.history)
-    if message is not None:
-        history.append(message)
+    if status.message is not None:
+        history.append(status.message)
     return Task(
         id=task.id,
         context_id=task.context_id,
-        status=TaskStatus(state=state, message=message, timestamp=timestamp),
+        status=status,
         artifacts=[*task.artifacts, *artifacts],
         history=history,
         metadata=task.metadata,
