@@ -7,8 +7,9 @@ answer); 2 bad usage; 3 the agent could not be reached.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
@@ -17,7 +18,7 @@ import click
 import msgspec
 
 from .. import __version__
-from ..client import AgentUnreachable, Client, ClientError
+from ..client import AgentUnreachable, Client, ClientError, StreamEvent
 from ..core.errors import A2AError
 from ..core.model import TaskState
 from . import output
@@ -349,6 +350,73 @@ def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
             _print_raw(client.last_result)
         else:
             output.print_task(output.console(), task)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bool,
+                       url: str) -> None:
+    """Print a stream as it arrives: each event's raw JSON on a line, or for people."""
+    async with contextlib.aclosing(events):
+        if as_json:
+            async for event in events:
+                click.echo(event.raw.decode("utf-8", "replace"))
+            return
+        printer = output.StreamPrinter(output.console(), url=url)
+        try:
+            async for event in events:
+                printer.show(event)
+        finally:
+            printer.close()
+
+
+@main.command("stream")
+@click.argument("url", callback=_check_url)
+@click.argument("text")
+@click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
+@click.option("--context-id", default=None, help="Send within this context (conversation).")
+@click.option("--data", default=None, callback=_json_value, metavar="JSON",
+              help="Also send this JSON value as a data part.")
+@click.option("--file", "files", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Also send this file inline (repeatable).")
+@click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
+              help="Ask for at most N messages of history in the task snapshot.")
+@_client_options
+def stream_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
+                   files: tuple[Path, ...], history_length: int | None, as_json: bool,
+                   dialect: str | None, headers: tuple[str, ...], timeout: float,
+                   insecure: bool) -> None:
+    """Send TEXT to the agent at URL and show what it does as it happens.
+
+    A broken connection is resumed where it broke. With --json, each event's
+    raw JSON is printed on a line of its own.
+    """
+
+    async def work(client: Client) -> None:
+        events = client.stream(text, task_id=task_id, context_id=context_id, data=data,
+                               files=files, history_length=history_length)
+        await _show_stream(events, as_json=as_json, url=url)
+
+    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+@main.command("subscribe")
+@click.argument("url", callback=_check_url)
+@click.argument("task_id")
+@click.option("--last-event-id", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Start after event N of the task (the events you have), finished or not.")
+@_client_options
+def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json: bool,
+                      dialect: str | None, headers: tuple[str, ...], timeout: float,
+                      insecure: bool) -> None:
+    """Follow a task's events as they happen, until it finishes or waits for input."""
+
+    async def work(client: Client) -> None:
+        events = client.subscribe(task_id, last_event_id=last_event_id)
+        await _show_stream(events, as_json=as_json, url=url)
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)

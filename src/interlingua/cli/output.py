@@ -11,16 +11,18 @@ from typing import Any, TextIO
 
 import msgspec
 from rich.console import Console
+from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from ..client import Endpoint
+from ..client import Endpoint, StreamEvent
 from ..client.card import dialect_of_version
 from ..core.calls import ListTasksResult
 from ..core.model import (
     AgentCard,
     APIKeyScheme,
     Artifact,
+    ArtifactUpdate,
     DataPart,
     FilePart,
     HTTPAuthScheme,
@@ -30,6 +32,7 @@ from ..core.model import (
     OpenIdConnectScheme,
     Part,
     SecurityScheme,
+    StatusUpdate,
     Task,
     TaskState,
     TextPart,
@@ -37,6 +40,7 @@ from ..core.model import (
 
 __all__ = [
     "STATE_STYLES",
+    "StreamPrinter",
     "console",
     "format_json",
     "print_card",
@@ -292,3 +296,131 @@ def error_json(code: int | None, message: str, data: Any = None) -> bytes:
     except (TypeError, ValueError):
         body.pop("data", None)
         return msgspec.json.encode({"error": body})
+
+
+# ------------------------------------------------------------------ streams
+
+
+class StreamPrinter:
+    """Shows a stream as it arrives: state changes one per line, artifact text
+    as it comes (appended chunks run on in one line), and, on a terminal, a
+    spinner while the agent works and nothing is being written."""
+
+    def __init__(self, out: Console, *, url: str | None = None) -> None:
+        self.out = out
+        self.url = url
+        self._spinner: Status | None = None
+        self._mid_line = False
+        # the artifact whose text is being written inline
+        self._open: str | None = None
+        self._names: dict[str, str] = {}
+        self._last_status: tuple[TaskState, str | None] | None = None
+        self._final: StreamEvent | None = None
+
+    def show(self, event: StreamEvent) -> None:
+        self._pause()
+        item = event.item
+        if isinstance(item, Task):
+            self._task(item)
+        elif isinstance(item, StatusUpdate):
+            self._status(item)
+        elif isinstance(item, ArtifactUpdate):
+            self._artifact(item)
+        else:
+            self._end_line()
+            print_message(self.out, item, title="Reply")
+        if event.final:
+            self._final = event
+        elif not self._mid_line:
+            self._spin()
+
+    def close(self) -> None:
+        """Stop the spinner and end an unfinished line (call once the stream ends)."""
+        self._pause()
+        self._end_line()
+        final = self._final
+        if (final is not None and self.url and final.task_id
+                and final.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)):
+            self.out.print(Text(
+                f"The agent waits for an answer: interlingua stream {self.url} TEXT "
+                f"--task-id {final.task_id}", style="dim"))
+
+    # -------------------------------------------------------------- events
+
+    def _task(self, task: Task) -> None:
+        self._end_line()
+        self.out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
+        self.out.print(Text("  context: ", style="dim") + Text(task.context_id))
+        self._last_status = (task.status.state, _message_id(task.status.message))
+        if task.status.message is not None and task.status.message.parts:
+            _print_parts(self.out, task.status.message.parts, 2)
+        for artifact in task.artifacts:
+            # what a subscriber missed so far: shown whole, then continued below
+            self._names[artifact.artifact_id] = artifact.name or artifact.artifact_id
+            _print_artifact(self.out, artifact)
+
+    def _status(self, update: StatusUpdate) -> None:
+        status = update.status
+        key = (status.state, _message_id(status.message))
+        if key == self._last_status:
+            return  # nothing new to say
+        self._last_status = key
+        self._end_line()
+        line = _state(status.state)
+        parts = status.message.parts if status.message is not None else []
+        texts = [p for p in parts if isinstance(p, TextPart)]
+        if len(texts) == len(parts) == 1 and "\n" not in texts[0].text:
+            self.out.print(Text.assemble(line, "  ", texts[0].text))
+        else:
+            self.out.print(line)
+            _print_parts(self.out, parts, 2)
+
+    def _artifact(self, update: ArtifactUpdate) -> None:
+        artifact = update.artifact
+        aid = artifact.artifact_id
+        if artifact.name:
+            self._names[aid] = artifact.name
+        if self._open != aid or not update.append:
+            self._end_line()
+            name = self._names.setdefault(aid, aid)
+            head = Text.assemble(_label("Artifact "), name)
+            if update.append:  # more of an artifact shown earlier, or before we joined
+                head.append(" (continued)", style="dim")
+            self.out.print(head)
+            self._open = aid
+        for part in artifact.parts:
+            if isinstance(part, TextPart):
+                if part.text:
+                    # soft_wrap: the terminal wraps; no newline may go between chunks
+                    self.out.print(Text(part.text), end="", soft_wrap=True)
+                    self._mid_line = not part.text.endswith("\n")
+            else:
+                self._end_line()
+                _print_parts(self.out, [part], 2)
+        if update.last_chunk:
+            self._end_line()
+            self._open = None
+
+    # ------------------------------------------------------------ display
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self.out.print()
+            self._mid_line = False
+
+    def _spin(self) -> None:
+        if not self.out.is_terminal:
+            return
+        state = self._last_status[0] if self._last_status is not None else None
+        label = f"{state.value}..." if state is not None else "waiting..."
+        self._spinner = self.out.status(label)
+        self._spinner.start()
+
+    def _pause(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
+
+def _message_id(message: Message | None) -> str | None:
+    return message.message_id if message is not None else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .assembler import ArtifactAssembler
 from .card import Endpoint, FetchedCard, fetch_card, parse_card
 from .client import DIALECTS, Client, file_from_path, make_message
 from .errors import (
@@ -13,12 +14,14 @@ from .errors import (
     DialectMismatch,
     InvalidCard,
 )
-from .transport import HTTPReply, HTTPXTransport, Transport
+from .stream import ResumePolicy, StreamEvent, StreamInterrupted
+from .transport import HTTPReply, HTTPXTransport, StreamReply, Transport
 
 __all__ = [
     "DIALECTS",
     "AgentTimeout",
     "AgentUnreachable",
+    "ArtifactAssembler",
     "BadResponse",
     "CardNotFound",
     "Client",
@@ -29,6 +32,10 @@ __all__ = [
     "HTTPReply",
     "HTTPXTransport",
     "InvalidCard",
+    "ResumePolicy",
+    "StreamEvent",
+    "StreamInterrupted",
+    "StreamReply",
     "Transport",
     "fetch_card",
     "file_from_path",

@@ -15,6 +15,9 @@ Agents do not always say truthfully what they speak. When the first call to
 an agent is refused as an unknown method (-32601) or an unsupported version,
 the call is tried once more in the other dialect; whichever works is kept for
 the rest of the client's life.
+
+Streams (``stream``, ``subscribe``) are read as they arrive and resumed with
+``Last-Event-ID`` when the connection breaks; ``stream.py`` tells how.
 """
 
 from __future__ import annotations
@@ -23,15 +26,16 @@ import contextlib
 import itertools
 import mimetypes
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import httpx
 import msgspec
 
+from ..core import lifecycle
 from ..core.calls import (
     Call,
     CancelTask,
@@ -41,6 +45,7 @@ from ..core.calls import (
     Result,
     SendConfig,
     SendMessage,
+    SubscribeToTask,
 )
 from ..core.dialects import Codec, get_codec
 from ..core.dialects._common import format_timestamp
@@ -58,6 +63,7 @@ from ..core.model import AgentCard, FilePart, Message, Metadata, Part, Task, Tas
 from ..core.parts import data_part, user_message
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
+from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .transport import DEFAULT_TIMEOUT, HTTPReply, HTTPXTransport, Transport
 
 __all__ = ["DIALECTS", "Client", "file_from_path", "make_message"]
@@ -66,6 +72,8 @@ __all__ = ["DIALECTS", "Client", "file_from_path", "make_message"]
 DIALECTS = ("1.0", "0.3")
 
 _encoder = msgspec.json.Encoder()
+
+R = TypeVar("R")
 
 
 class _Envelope(msgspec.Struct):
@@ -138,7 +146,8 @@ class Client:
     paths below it) or the URL of its card; with ``dialect`` (``"1.0"`` or
     ``"0.3"``) it is the JSON-RPC endpoint itself and no card is needed.
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
-    settings then win over ``timeout`` and ``verify``.
+    settings then win over ``timeout`` and ``verify``. ``resume`` says how
+    broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
 
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
@@ -154,6 +163,7 @@ class Client:
         verify: bool | str = True,
         httpx_client: httpx.AsyncClient | None = None,
         transport: Transport | None = None,
+        resume: ResumePolicy | None = None,
     ) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
@@ -169,6 +179,8 @@ class Client:
         self._ids = itertools.count(1)
         #: the raw JSON of the last successful answer's ``result`` member
         self.last_result: bytes | None = None
+        #: how broken streams are resumed
+        self.resume = resume if resume is not None else ResumePolicy()
 
     @classmethod
     async def connect(cls, url: str, **kwargs: Any) -> Self:
@@ -335,6 +347,113 @@ class Client:
             return result
         raise _wrong_type("a task", result)
 
+    # ---------------------------------------------------------------- streams
+
+    async def stream(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        metadata: Metadata | None = None,
+        history_length: int | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        resume: ResumePolicy | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Send a message and follow what the agent does, event by event.
+
+        Use as ``async for event in client.stream("..."):``. ``event.item`` is
+        a ``Task`` (first, as created), ``StatusUpdate``, ``ArtifactUpdate``,
+        or a ``Message`` when the agent answers without a task. The iteration
+        ends when the task finishes or waits for input; a broken connection
+        is resumed (``resume``, default the client's policy) without losing
+        or repeating an event. An error the agent sends mid-stream is raised
+        as its ``A2AError``; ``StreamInterrupted`` when resuming failed.
+        """
+        msg = make_message(
+            message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
+        )
+        call = SendMessage(
+            message=msg,
+            config=SendConfig(
+                accepted_output_modes=list(accepted_output_modes)
+                if accepted_output_modes is not None
+                else None,
+                history_length=history_length,
+            ),
+            metadata=metadata,
+            streaming=True,
+        )
+        async for event in follow(self._open_stream, call, policy=resume or self.resume,
+                                  finished=self._finished):
+            yield event
+
+    async def subscribe(
+        self,
+        task_id: str,
+        *,
+        last_event_id: int | None = None,
+        resume: ResumePolicy | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Follow a task that is already running, event by event.
+
+        Without ``last_event_id`` the stream starts with the task as it stands
+        (a v1.0 agent refuses a task that has finished; a v0.3 one sends its
+        final state once). With ``last_event_id=N`` (the ``seq`` of the last
+        event you have) it starts with the event after N, finished task or
+        not. Ends, resumes and raises as ``stream`` does.
+        """
+        if last_event_id is not None and last_event_id < 0:
+            raise ValueError("last_event_id must be a non-negative integer")
+        call = SubscribeToTask(id=task_id)
+        async for event in follow(self._open_stream, call, last_event_id=last_event_id,
+                                  policy=resume or self.resume, finished=self._finished):
+            yield event
+
+    async def _finished(self, task_id: str) -> bool:
+        task = await self.get_task(task_id, history_length=0)
+        return task.status.state in lifecycle.RETURN_STATES
+
+    async def _open_stream(
+        self, call: SendMessage | SubscribeToTask, last_event_id: int | None
+    ) -> Connection:
+        endpoint = await self.resolve()
+        return await self._negotiate(
+            call, endpoint, lambda ep: self._open_stream_at(ep, call, last_event_id)
+        )
+
+    async def _open_stream_at(
+        self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
+    ) -> Connection:
+        codec = get_codec(endpoint.dialect)
+        method, params = codec.encode_call(call)
+        rid = next(self._ids)
+        body = (
+            b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":'
+            + _encoder.encode(method) + b',"params":' + params + b"}"
+        )
+        headers = {
+            **self.headers,
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream, application/json",
+            "A2A-Version": endpoint.dialect,
+        }
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        reply = await self._transport.post_stream(endpoint.url, body, headers)
+        if reply.content_type == "text/event-stream" and 200 <= reply.status < 300:
+            return Connection(codec, reply.url, reply=reply)
+        # An error before the stream began, or an agent that does not stream
+        # and answered with one result: a plain JSON-RPC answer either way.
+        try:
+            content = await reply.read()
+        finally:
+            await reply.aclose()
+        raw = _result_of(HTTPReply(reply.status, reply.headers, content, reply.url), rid, codec)
+        return Connection(codec, reply.url, single=raw)
+
     async def call(self, call: Call) -> Result:
         """Carry out any canonical call; the typed methods above are built on this."""
         endpoint = await self.resolve()
@@ -343,15 +462,22 @@ class Client:
                 "listing tasks needs A2A 1.0, and this agent is spoken to in "
                 f"A2A {endpoint.dialect}"
             )
+        return await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+
+    async def _negotiate(
+        self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
+    ) -> R:
+        """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
+        of the method or version is tried again in the other dialect."""
         try:
-            result = await self._call_at(endpoint, call)
+            result = await attempt(endpoint)
         except (MethodNotFound, VersionNotSupported):
             other = None if self._settled else self._fallback(endpoint, call)
             self._settled = True
             if other is None:
                 raise
             try:
-                result = await self._call_at(other, call)
+                result = await attempt(other)
             except A2AError as exc:
                 if not isinstance(exc, (MethodNotFound, VersionNotSupported)):
                     self._endpoint = other  # understood there, though refused

@@ -1,6 +1,7 @@
 """How the client moves bytes: a small base and its httpx implementation.
 
-The client logic only needs "GET this URL" and "POST these bytes"; keeping
+The client logic only needs "GET this URL", "POST these bytes" and "POST
+these bytes and read the answer as it arrives" (for streams); keeping
 that behind ``Transport`` lets tests of the logic plug in
 ``httpx.MockTransport`` (through ``HTTPXTransport(httpx_client)``) or any
 other fake, and is the one place where network exceptions become ours.
@@ -8,13 +9,13 @@ other fake, and is the one place where network exceptions become ours.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 
 import httpx
 
 from .errors import AgentTimeout, AgentUnreachable, ClientError
 
-__all__ = ["DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport", "Transport"]
+__all__ = ["DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport", "StreamReply", "Transport"]
 
 #: seconds to wait for an answer; a blocking send lasts as long as its task turn
 DEFAULT_TIMEOUT = 60.0
@@ -41,6 +42,34 @@ class HTTPReply:
         return 200 <= self.status < 300
 
 
+class StreamReply:
+    """An HTTP answer whose body is read as it arrives (an SSE stream).
+
+    Status and headers are known; ``chunks()`` yields the body and raises
+    ``AgentUnreachable`` (or ``AgentTimeout``) when the connection breaks or
+    goes silent. ``aclose()`` must be called once done, read in full or not.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    url: str
+
+    @property
+    def content_type(self) -> str:
+        value = self.headers.get("content-type", "")
+        return value.split(";", 1)[0].strip().lower()
+
+    def chunks(self) -> AsyncGenerator[bytes, None]:
+        raise NotImplementedError
+
+    async def read(self) -> bytes:
+        """The rest of the body at once (for an answer that is not a stream)."""
+        return b"".join([chunk async for chunk in self.chunks()])
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+
 class Transport:
     """What the client needs from HTTP; subclasses fill in every method."""
 
@@ -48,6 +77,12 @@ class Transport:
         raise NotImplementedError
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> HTTPReply:
+        raise NotImplementedError
+
+    async def post_stream(
+        self, url: str, body: bytes, headers: Mapping[str, str]
+    ) -> StreamReply:
+        """POST and return once the status and headers have arrived."""
         raise NotImplementedError
 
     async def aclose(self) -> None:
@@ -79,9 +114,31 @@ class HTTPXTransport(Transport):
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> HTTPReply:
         return await self._send("POST", url, body, headers)
 
+    async def post_stream(
+        self, url: str, body: bytes, headers: Mapping[str, str]
+    ) -> StreamReply:
+        try:
+            request = self.client.build_request("POST", url, content=body, headers=dict(headers))
+            response = await self.client.send(request, stream=True)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self._error(url, exc) from None
+        return _HTTPXStreamReply(response, self)
+
     async def aclose(self) -> None:
         if self._owned:
             await self.client.aclose()
+
+    def _error(self, url: str, exc: Exception) -> ClientError:
+        """An httpx failure as the client error it stands for."""
+        if isinstance(exc, httpx.TimeoutException):
+            limit = f" within {self._timeout:g} s" if self._timeout is not None else ""
+            return AgentTimeout(f"{url} did not answer{limit}")
+        if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+            return ClientError(f"invalid URL {url!r}: {exc}")
+        if isinstance(exc, (httpx.TransportError, httpx.StreamError)):
+            reason = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
+            return AgentUnreachable(f"cannot reach {url}: {reason}")
+        return ClientError(f"{url}: {exc}")
 
     async def _send(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
@@ -96,6 +153,31 @@ class HTTPXTransport(Transport):
         except httpx.TransportError as exc:
             raise AgentUnreachable(f"cannot reach {url}: {_reason(exc)}") from None
         return HTTPReply(r.status_code, r.headers, r.content, str(r.url))
+
+
+class _HTTPXStreamReply(StreamReply):
+    def __init__(self, response: httpx.Response, transport: HTTPXTransport) -> None:
+        self._response = response
+        self._transport = transport
+        self.status = response.status_code
+        self.headers = response.headers
+        self.url = str(response.url)
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        try:
+            async for chunk in self._response.aiter_bytes():
+                yield chunk
+        except httpx.TimeoutException:
+            limit = self._transport._timeout
+            quiet = f" for {limit:g} s" if limit is not None else ""
+            raise AgentTimeout(f"{self.url} sent nothing{quiet}") from None
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            # A reset, a half-sent chunk, a server gone away: the stream broke.
+            text = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
+            raise AgentUnreachable(f"the stream from {self.url} broke: {text}") from None
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
 
 
 def _reason(exc: httpx.TransportError) -> str:

@@ -1,0 +1,354 @@
+"""Following a task's event stream, and picking it up again when it breaks.
+
+Theory of operation
+-------------------
+A stream (``SendStreamingMessage`` / ``message/stream``, or a subscription,
+``SubscribeToTask`` / ``tasks/resubscribe``) is an SSE response whose events
+carry JSON-RPC responses. interlingua servers give every event the task's
+sequence number as its SSE ``id``; a subscription sent with
+``Last-Event-ID: N`` gets every event after N from the task's log, then the
+live ones.
+
+``follow`` turns that into one uninterrupted sequence of ``StreamEvent``:
+
+- it ends cleanly once the task is in a final state for the turn (terminal,
+  ``input-required`` or ``auth-required``) or the agent answered with a bare
+  message;
+- when the connection breaks, goes silent, or ends before such a state, it
+  subscribes to the task again with ``Last-Event-ID`` = the last sequence
+  number received, after an exponential backoff with jitter; attempts that
+  bring nothing new are counted, and after ``ResumePolicy.retries`` of them
+  in a row it gives up with ``StreamInterrupted``;
+- a reader that fell too far behind is told so by the server (an error whose
+  data says ``resumable``); it reconnects at once, without waiting;
+- any other ``event: error`` is raised as the ``A2AError`` it decodes to;
+- events at or before the last sequence number seen are dropped, so the
+  consumer sees each event once, in order.
+
+The task id needed to resubscribe comes from the first event (a ``Task``
+snapshot or any update). A stream that breaks before its first event is
+not retried: the message may or may not have reached the agent, and sending
+it again could start a second task. The error is raised as it is.
+
+Servers that send no SSE ids can still be resumed, but only from "now": the
+resubscription starts with the task as it stands, and events in between are
+not replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..core import lifecycle
+from ..core.calls import SendMessage, SubscribeToTask
+from ..core.dialects.base import Codec, StreamItem
+from ..core.errors import A2AError
+from ..core.model import Message, StatusUpdate, Task, TaskState
+from ..core.sse import SSEDecoder, SSEEvent
+from .errors import AgentUnreachable, BadResponse, ClientError
+from .transport import StreamReply
+
+__all__ = [
+    "Connection",
+    "ResumePolicy",
+    "StreamEvent",
+    "StreamInterrupted",
+    "follow",
+]
+
+
+class StreamEvent(msgspec.Struct, frozen=True):
+    """One event of a stream: what happened, and where it stands in the task's log.
+
+    ``item`` is a ``Task`` (a snapshot, usually first), a ``Message`` (a
+    bare reply, which ends the stream), a ``StatusUpdate`` or an
+    ``ArtifactUpdate``. ``seq`` is the event's sequence number in the
+    task's log (the SSE id; None when the server sent none). ``raw`` is the
+    JSON-RPC ``result`` member exactly as the agent sent it.
+    """
+
+    seq: int | None
+    item: StreamItem
+    raw: bytes = b""
+
+    @property
+    def task_id(self) -> str | None:
+        item = self.item
+        return item.id if isinstance(item, Task) else item.task_id
+
+    @property
+    def state(self) -> TaskState | None:
+        """The task's state after this event, when the event says it."""
+        item = self.item
+        if isinstance(item, (Task, StatusUpdate)):
+            return item.status.state
+        return None
+
+    @property
+    def final(self) -> bool:
+        """True when nothing follows in this stream: the turn is over."""
+        if isinstance(self.item, Message):
+            return True
+        state = self.state
+        return state is not None and state in lifecycle.RETURN_STATES
+
+
+def _sleep(seconds: float) -> Awaitable[None]:
+    return asyncio.sleep(seconds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumePolicy:
+    """How a broken stream is resumed.
+
+    ``retries``: reconnection attempts in a row that bring no new event
+    before giving up (0: never resume). The n-th waits
+    ``min(max_backoff, backoff * 2**(n-1))`` seconds, of which the fraction
+    ``jitter`` is random (so many clients cut at once do not return at once).
+    ``sleep`` and ``random`` are replaceable for tests.
+    """
+
+    retries: int = 5
+    backoff: float = 0.25
+    max_backoff: float = 8.0
+    jitter: float = 0.5
+    sleep: Callable[[float], Awaitable[None]] = field(default=_sleep, repr=False)
+    random: Callable[[], float] = field(default=random.random, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.retries < 0:
+            raise ValueError("retries must be >= 0")
+        if self.backoff < 0 or self.max_backoff < 0:
+            raise ValueError("backoff and max_backoff must be >= 0")
+        if not 0.0 <= self.jitter <= 1.0:
+            raise ValueError("jitter must be between 0 and 1")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before attempt ``attempt`` (1-based)."""
+        ceiling = min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1))
+        return ceiling * (1.0 - self.jitter + self.jitter * self.random())
+
+
+class StreamInterrupted(AgentUnreachable):
+    """The stream broke and could not be resumed within the allowed attempts."""
+
+    def __init__(self, message: str, *, task_id: str | None, last_event_id: int | None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.last_event_id = last_event_id
+
+
+# ----------------------------------------------------------------- one connection
+
+
+class _Frame(msgspec.Struct):
+    # One SSE event's data: a JSON-RPC response; every member optional.
+    jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
+    id: Any = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: Any = msgspec.UNSET
+
+
+_frame = msgspec.json.Decoder(_Frame)
+
+
+class _Lagged(Exception):
+    """The server dropped a reader that fell behind; it may resume."""
+
+    def __init__(self, message: str, last_event_id: int | None) -> None:
+        super().__init__(message)
+        self.last_event_id = last_event_id
+
+
+class Connection:
+    """One HTTP request of a stream: its events as (seq, raw result).
+
+    Either an SSE answer (``reply``) or, from a server that answered the
+    streaming request with a plain JSON-RPC result, that one result
+    (``single``).
+    """
+
+    def __init__(self, codec: Codec, url: str, *, reply: StreamReply | None = None,
+                 single: bytes | None = None) -> None:
+        self.codec = codec
+        self.url = url
+        self._reply = reply
+        self._single = single
+
+    async def events(self) -> AsyncGenerator[tuple[int | None, bytes], None]:
+        if self._reply is None:
+            if self._single is not None:
+                yield None, self._single
+            return
+        decoder = SSEDecoder()
+        async with contextlib.aclosing(self._reply.chunks()) as chunks:
+            async for chunk in chunks:
+                for ev in decoder.feed(chunk):
+                    yield self._event(ev)
+
+    async def aclose(self) -> None:
+        if self._reply is not None:
+            await self._reply.aclose()
+
+    def _event(self, ev: SSEEvent) -> tuple[int | None, bytes]:
+        try:
+            frame = _frame.decode(ev.data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise BadResponse(
+                f"{self.url} sent a stream event that is not a JSON-RPC response: "
+                f"{_clip(ev.data)}"
+            ) from None
+        if frame.error is not msgspec.UNSET:
+            raise self._error(frame.error)
+        if isinstance(frame.result, msgspec.UnsetType):
+            what = "an error event" if ev.event == "error" else "a stream event"
+            raise BadResponse(f"{self.url} sent {what} with neither result nor error")
+        return _seq(ev.id), bytes(frame.result)
+
+    def _error(self, error: Any) -> Exception:
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(code, int) or isinstance(code, bool):
+            return BadResponse(f"{self.url} sent a JSON-RPC error without an integer code")
+        err = self.codec.decode_error(error)
+        data = err.data
+        if isinstance(data, dict) and data.get("resumable") in (True, "true"):
+            return _Lagged(err.message, _seq(data.get("lastEventId")))
+        return err
+
+
+def _seq(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+# ------------------------------------------------------------------ the follower
+
+#: opens one request of a stream: the call, and the Last-Event-ID to send (or None)
+Opener = Callable[[SendMessage | SubscribeToTask, int | None], Awaitable[Connection]]
+#: whether a task is in a final state for its turn (asked when a resumed stream is empty)
+FinishedCheck = Callable[[str], Awaitable[bool]]
+
+
+async def follow(
+    open_stream: Opener,
+    call: SendMessage | SubscribeToTask,
+    *,
+    last_event_id: int | None = None,
+    policy: ResumePolicy,
+    finished: FinishedCheck,
+) -> AsyncGenerator[StreamEvent, None]:
+    """Every event of the stream ``call`` opens, resuming it when it breaks."""
+    state = _Position(call.id if isinstance(call, SubscribeToTask) else None, last_event_id)
+    failures = 0
+    resuming = False
+    while True:
+        state.progressed = state.lagged = state.done = False
+        try:
+            conn = await open_stream(call, state.last)
+        except (AgentUnreachable, BadResponse) as exc:
+            if not resuming or not _retryable(exc):
+                raise
+            reason = str(exc)
+        else:
+            try:
+                async with contextlib.aclosing(state.read(conn)) as events:
+                    async for event in events:
+                        yield event
+                if state.done:
+                    return
+                reason = "the stream ended before the task reached a final state"
+                if (not state.progressed and isinstance(call, SubscribeToTask)
+                        and state.last is not None and await finished(call.id)):
+                    # Nothing after ``last`` and the task is done: the events
+                    # asked for were its last.
+                    return
+            except _Lagged as exc:
+                state.lagged = True
+                reason = str(exc)
+                if state.last is None:
+                    state.last = exc.last_event_id
+            except AgentUnreachable as exc:
+                reason = str(exc)
+            finally:
+                await conn.aclose()
+        task_id = state.task_id
+        if task_id is None:
+            raise StreamInterrupted(
+                f"the stream broke before it named its task, so it cannot be resumed ({reason})",
+                task_id=None, last_event_id=state.last,
+            )
+        failures = 1 if state.progressed else failures + 1
+        if failures > policy.retries:
+            raise StreamInterrupted(
+                f"the stream of task {task_id} broke ({reason}); " + _given_up(policy, state.last),
+                task_id=task_id, last_event_id=state.last,
+            )
+        if not state.lagged:
+            await policy.sleep(policy.delay(failures))
+        call = SubscribeToTask(id=task_id, tenant=call.tenant)
+        resuming = True
+
+
+class _Position:
+    """Where a followed stream stands: its task, the last event delivered, and
+    what the current connection did."""
+
+    def __init__(self, task_id: str | None, last: int | None) -> None:
+        self.task_id = task_id
+        self.last = last
+        #: the current connection delivered something new / ended the stream / lagged
+        self.progressed = False
+        self.done = False
+        self.lagged = False
+
+    async def read(self, conn: Connection) -> AsyncGenerator[StreamEvent, None]:
+        """The new events of one connection, in order, up to a final one."""
+        async with contextlib.aclosing(conn.events()) as events:
+            async for seq, raw in events:
+                if seq is not None and self.last is not None and seq <= self.last:
+                    continue  # delivered before the reconnect
+                try:
+                    item = conn.codec.decode_stream_item(raw)
+                except A2AError as exc:
+                    raise BadResponse(f"{conn.url}: {exc.message}") from None
+                event = StreamEvent(seq, item, raw)
+                if seq is not None:
+                    self.last = seq
+                self.task_id = event.task_id or self.task_id
+                self.progressed = True
+                yield event
+                if event.final:
+                    self.done = True
+                    return
+
+
+def _given_up(policy: ResumePolicy, last: int | None) -> str:
+    after = f" after event {last}" if last is not None else ""
+    if policy.retries == 0:
+        return f"resuming is switched off (stopped{after})"
+    tries = policy.retries
+    return f"gave up after {tries} attempt{'s' if tries != 1 else ''} to resume it{after}"
+
+
+def _retryable(exc: ClientError) -> bool:
+    # Unreachable (refused, reset, timeout) or a gateway's 5xx while the agent restarts.
+    if isinstance(exc, AgentUnreachable):
+        return True
+    status = getattr(exc, "status", None)
+    return isinstance(status, int) and status >= 500
+

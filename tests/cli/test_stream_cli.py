@@ -1,0 +1,168 @@
+"""``interlingua stream`` and ``interlingua subscribe`` against live servers."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from click.testing import CliRunner, Result
+
+from interlingua.cli.main import main
+from tests.e2e.agents import story
+from tests.live import live_agent
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), prog_name="interlingua")
+
+
+def ok(*args: str) -> Result:
+    result = run(*args)
+    assert result.exit_code == 0, (result.output, result.stderr)
+    return result
+
+
+def json_lines(result: Result) -> list[Any]:
+    return [msgspec.json.decode(line) for line in result.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def story_url() -> Iterator[str]:
+    with live_agent(story) as url:
+        yield url
+
+
+@pytest.mark.parametrize("dialect", [[], ["--dialect", "1.0"], ["--dialect", "0.3"]],
+                         ids=["card", "v1.0", "v0.3"])
+def test_stream_prints_states_and_artifact_text_as_it_comes(story_url: str,
+                                                            dialect: list[str]) -> None:
+    lines = ok("stream", story_url, "5", *dialect).stdout.splitlines()
+    assert lines[0].startswith("Task ") and lines[0].endswith("  submitted")
+    assert lines[1].startswith("  context: ")
+    # the chunks run on in one line: no newline between appended chunks
+    assert lines[2:] == [
+        "working  writing",
+        "Artifact story.txt",
+        "chunk 0;chunk 1;chunk 2;chunk 3;chunk 4;",
+        "completed  The story is complete!",
+    ]
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+def test_stream_json_prints_each_event_on_a_line(story_url: str, dialect: str) -> None:
+    events = json_lines(ok("stream", story_url, "3", "--json", "--dialect", dialect))
+    assert len(events) == 1 + 1 + 3 + 1  # task, working, chunks, completed
+    if dialect == "1.0":
+        assert [next(iter(e)) for e in events] == (
+            ["task", "statusUpdate"] + ["artifactUpdate"] * 3 + ["statusUpdate"])
+        assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        chunks = [e["artifactUpdate"] for e in events[2:5]]
+    else:
+        assert [e["kind"] for e in events] == (
+            ["task", "status-update"] + ["artifact-update"] * 3 + ["status-update"])
+        assert events[-1]["final"] is True
+        chunks = events[2:5]
+    assert [c["artifact"]["parts"][0]["text"] for c in chunks] == ["chunk 0;", "chunk 1;",
+                                                                   "chunk 2;"]
+    assert [c.get("append", False) for c in chunks] == [False, True, True]
+    assert chunks[-1]["lastChunk"] is True
+
+
+def test_subscribe_from_an_event_id_prints_the_rest(story_url: str) -> None:
+    streamed = ok("stream", story_url, "4", "--json").stdout.splitlines()
+    task_id = msgspec.json.decode(streamed[0])["task"]["id"]
+    rest = ok("subscribe", story_url, task_id, "--last-event-id", "2", "--json")
+    assert rest.stdout.splitlines() == streamed[2:]
+    text = ok("subscribe", story_url, task_id, "--last-event-id", "3").stdout.splitlines()
+    assert text == [
+        "Artifact story.txt (continued)",
+        "chunk 1;chunk 2;chunk 3;",
+        "completed  The story is complete!",
+    ]
+    assert ok("subscribe", story_url, task_id, "--last-event-id", "7").stdout == ""
+
+
+def test_subscribe_to_a_running_task(story_url: str) -> None:
+    sent = msgspec.json.decode(
+        ok("send", story_url, "20 0.02", "--no-wait", "--json").stdout)["task"]
+    out = ok("subscribe", story_url, sent["id"]).stdout.splitlines()
+    assert out[0] == f"Task {sent['id']}  {out[0].rsplit(' ', 1)[1]}"
+    assert out[-1] == "completed  The story is complete!"
+    # whatever was sent before subscribing comes in the snapshot, the rest as it arrives
+    assert "".join(line for line in out if line.startswith(("chunk", "    chunk"))).replace(
+        "    ", "") == "".join(f"chunk {i};" for i in range(20))
+
+
+def test_stream_to_a_task_waiting_for_input_then_continue(agent_url: str) -> None:
+    first = ok("stream", agent_url, "greet").stdout.splitlines()
+    task_id = first[0].split()[1]
+    assert "input-required  What is your name?" in first
+    assert first[-1] == (f"The agent waits for an answer: interlingua stream {agent_url} TEXT "
+                         f"--task-id {task_id}")
+    second = ok("stream", agent_url, "Ada", "--task-id", task_id).stdout.splitlines()
+    assert second[0] == f"Task {task_id}  working"
+    assert second[-3:] == ["Artifact greeting", "Hello, Ada!", "completed"]
+
+
+def test_stream_reply_data_and_files(agent_url: str, tmp_path: Path) -> None:
+    assert ok("stream", agent_url, "reply [red]plain[/red]").stdout.splitlines() == [
+        "Reply", "  [red]plain[/red]"]
+    data = ok("stream", agent_url, "data").stdout.splitlines()
+    assert "Artifact result" in data and '    "answer": 42,' in data
+    sheet = tmp_path / "n.csv"
+    sheet.write_bytes(b"x\n1\n")
+    files = ok("stream", agent_url, "files", "--file", str(sheet), "--data", '{"k": 1}').stdout
+    assert '"name": "n.csv"' in files and "file report.csv (text/csv, 8 bytes)" in files
+
+
+def test_failed_task_is_not_an_error_exit(agent_url: str) -> None:
+    out = ok("stream", agent_url, "fail").stdout.splitlines()
+    assert out[-1] == "failed  it broke"
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+def test_subscribe_to_an_unknown_task_exits_1(agent_url: str, dialect: str) -> None:
+    result = run("subscribe", agent_url, "no-such-task", "--dialect", dialect)
+    assert result.exit_code == 1
+    assert result.stderr == "error: TaskNotFound (-32001): Task not found: no-such-task\n"
+    as_json = run("subscribe", agent_url, "no-such-task", "--json")
+    assert as_json.exit_code == 1
+    assert json_lines(as_json) == [{"error": {"code": -32001,
+                                              "message": "Task not found: no-such-task"}}]
+
+
+def test_subscribe_to_a_finished_task_in_v1_is_refused(agent_url: str) -> None:
+    task_id = msgspec.json.decode(ok("send", agent_url, "x", "--json").stdout)["task"]["id"]
+    result = run("subscribe", agent_url, task_id)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: UnsupportedOperation (-32004): ")
+    # v0.3 sends the final state once
+    assert ok("subscribe", agent_url, task_id, "--dialect", "0.3").stdout.splitlines() == [
+        "completed  done"]
+
+
+def test_unreachable_agent_exits_3() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    for args in (["stream", url, "hi", "--dialect", "1.0"], ["subscribe", url, "t1"]):
+        result = run(*args)
+        assert result.exit_code == 3, result.output
+        assert result.stderr.startswith(f"error: cannot reach {url}")
+
+
+@pytest.mark.parametrize("args", [
+    ["stream", "URL", "hi", "--data", "{bad"],
+    ["subscribe", "URL", "t1", "--last-event-id", "-1"],
+    ["subscribe", "URL", "t1", "--last-event-id", "x"],
+])
+def test_usage_errors_exit_2(agent_url: str, args: list[str]) -> None:
+    result = run(*[agent_url if a == "URL" else a for a in args])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.endswith(f"(see 'interlingua {args[0]} --help')\n")
