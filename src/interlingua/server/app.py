@@ -23,9 +23,16 @@ from ..core.model import AgentInterface
 from ..stores import open_store
 from ..stores.base import Store
 from .agent import Agent
+from .auth.card_signer import CardSigner, CardSigning, jwks_endpoint
+from .auth.config import AuthConfig
+from .auth.limits import Limits
+from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
+from .auth.runtime import Security
 from .card import card_document
 from .engine import Engine, EngineConfig
 from .jsonrpc_endpoint import JSONRPCEndpoint
+from .push.service import JWKS_PATH
+from .push.settings import PushSettings
 from .settings import ServerSettings
 
 __all__ = ["A2AApp", "A2AServer", "create_app"]
@@ -36,8 +43,10 @@ log = logging.getLogger("interlingua.server")
 class A2AServer:
     """The pieces of a running agent server, shared by its endpoints."""
 
-    def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings) -> None:
+    def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
+                 security: Security | None = None) -> None:
         self.agent = agent
+        self.security = security or Security()
         self.engine = engine
         self.settings = settings
         base = settings.public_url.rstrip("/")
@@ -49,8 +58,13 @@ class A2AServer:
             AgentInterface(url=self.rpc_url, binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=self.rpc_url, binding="JSONRPC", protocol_version="0.3"),
         ]
-        self.card = agent.card(interfaces)
+        self.card = engine.push.card_with_extension(agent.card(interfaces), base)
+        # declared from the same config that enforces, then signed as served
+        self.card = self.security.declare(self.card)
+        if self.security.signer is not None:
+            self.card = self.security.signer.sign(self.card)
         self.card_bytes = card_document(self.card, jsonrpc_url=self.rpc_url)
+        self.security.check_card(self.card_bytes)
 
 
 class A2AApp(Starlette):
@@ -90,7 +104,12 @@ def create_app(
     rpc_path: str = "/",
     max_body_bytes: int = 10 * 1024 * 1024,
     strict_versions: bool = False,
+    strict_dialects: bool = False,
     engine_config: EngineConfig | None = None,
+    push: PushSettings | None = None,
+    auth: AuthConfig | None = None,
+    limits: Limits | None = None,
+    card_signing: CardSigning | None = None,
     debug: bool = False,
 ) -> Starlette:
     """Build the ASGI app serving ``agent``.
@@ -98,22 +117,31 @@ def create_app(
     ``store`` is a URL (``memory://``, ``sqlite:///path.db``) or a Store;
     ``public_url`` is the base URL clients reach this server at, used in the
     card (never ``0.0.0.0``).
+    ``auth`` says which credentials are accepted (the card declares the
+    same), ``limits`` bounds what callers may ask for, ``card_signing``
+    signs the card (docs/security.md).
     """
     settings = ServerSettings(
         public_url=public_url,
         rpc_path=rpc_path,
         max_body_bytes=max_body_bytes,
         strict_versions=strict_versions,
+        strict_dialects=strict_dialects,
     )
     store_obj = open_store(store) if isinstance(store, str) else store
     bus_obj = open_bus(bus) if isinstance(bus, str) else bus
     server_ref: dict[str, A2AServer] = {}
-    engine = Engine(agent, store_obj, bus_obj, config=engine_config,
+    engine = Engine(agent, store_obj, bus_obj, config=engine_config, push=push,
                     card=lambda: server_ref["server"].card)
-    server = A2AServer(agent, engine, settings)
+    signer = CardSigner(card_signing, public_url) if card_signing is not None else None
+    engine.security = security = Security(auth, limits, signer)
+    server = A2AServer(agent, engine, settings, security=security)
     server_ref["server"] = server
 
     async def card(request: Request) -> Response:
+        denied = await card_gate(security, request)
+        if denied is not None:
+            return denied
         return Response(server.card_bytes, media_type="application/json",
                         headers={"Cache-Control": "public, max-age=300"})
 
@@ -138,6 +166,8 @@ def create_app(
         Route("/.well-known/agent-card.json", card, methods=["GET"]),
         Route("/.well-known/agent.json", card, methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
+        Route(JWKS_PATH, jwks_endpoint(signer, engine.push), methods=["GET"]),
+        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)

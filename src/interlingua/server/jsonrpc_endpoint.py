@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import jsonrpc
 from ..core.calls import SendMessage, SubscribeToTask
-from ..core.dialects import Codec, codec_for_method, get_codec
+from ..core.dialects import Codec, get_codec
+from ..core.dialects.detect import detect
 from ..core.errors import (
     A2AError,
     InternalError,
     InvalidParams,
     InvalidRequest,
-    MethodNotFound,
     StreamingNotSupported,
     VersionNotSupported,
 )
-from .context import RequestInfo
+from ..stores.base import Scope as StoreScope
+from .auth.runtime import refusal
 from .sse_writer import write_sse
 from .streams import StreamOutput
 
@@ -45,7 +46,13 @@ Send = Callable[[Message], Awaitable[None]]
 
 SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
 # which header versions each dialect takes as its own
-_DIALECT_VERSIONS = {"1.0": {"1.0"}, "0.3": {"0.3", "0.2"}, "0.1": {"0.1"}}
+_DIALECT_VERSIONS = {
+    "1.0": {"1.0"},
+    "0.3": {"0.3", "0.2"},
+    "0.1": {"0.1"},
+    "sam": {"0.1", "0.2", "0.3"},
+    "tutorial": {"0.2", "0.3"},
+}
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -105,6 +112,14 @@ class JSONRPCEndpoint:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
             return
+        security = self.server.security
+        if security.active:
+            # Authenticated (and rate-limited) before anything is dispatched.
+            try:
+                await security.admit(scope, headers)
+            except A2AError as exc:
+                await _send(send, self._refused(body, headers, scope, exc))
+                return
         answer = await self.handle(body, headers, scope)
         if isinstance(answer, _StreamAnswer):
             await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
@@ -138,18 +153,22 @@ class JSONRPCEndpoint:
 
     async def _one(self, req: jsonrpc.Request, headers: dict[str, str], scope: Scope,
                    *, in_batch: bool) -> _Answer | _StreamAnswer | None:
-        codec = codec_for_method(req.method)
+        codec: Codec | None = None
         try:
-            if codec is None:
-                raise MethodNotFound(f"Method not found: {req.method}")
-            self._check_version(codec, headers, scope)
+            raw_version = headers.get("a2a-version") or _query_version(scope)
+            version = parse_version(raw_version) if raw_version else None
+            codec = await self._codec_for(req, version, scope, headers)
+            self._check_version(codec, raw_version, version)
             call = codec.decode_call(req.method, req.params)
-            info = RequestInfo(
-                principal="",
-                tenant=getattr(call, "tenant", None) or "",
+            security = self.server.security
+            principal = security.principal_of(scope)
+            info = security.request_info(
+                principal,
+                tenant=security.tenant(principal, getattr(call, "tenant", None), headers),
                 headers=headers,
                 extensions=_extensions(headers),
                 dialect=codec.name,
+                streaming=req.method in codec.streaming_methods,
             )
             if req.method in codec.streaming_methods:
                 if in_batch:
@@ -168,7 +187,11 @@ class JSONRPCEndpoint:
         except A2AError as exc:
             if not req.has_id:
                 return None
-            return _Answer(200, self._error(req.id, exc, codec or self.fallback_codec))
+            body = self._error(req.id, exc, codec or self.fallback_codec)
+            refused = None if in_batch else refusal(exc)
+            if refused is not None:  # 401 / 403 / 429 with their headers
+                return _Answer(refused[0], body, refused[1])
+            return _Answer(200, body)
         except Exception:
             log.exception("internal error handling %s", req.method)
             if not req.has_id:
@@ -178,8 +201,33 @@ class JSONRPCEndpoint:
             return None
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
-    def _check_version(self, codec: Codec, headers: dict[str, str], scope: Scope) -> None:
-        raw = headers.get("a2a-version") or _query_version(scope)
+    async def _codec_for(self, req: jsonrpc.Request, version: str | None, scope: Scope,
+                         headers: dict[str, str]) -> Codec:
+        """The dialect of a request (DIALECTS.md §h.3), as a codec."""
+        found = detect(req.method, req.params, strict=self.server.settings.strict_dialects,
+                       header_version=version)
+        name = found.dialect
+        if name is None:
+            # tasks/get, tasks/cancel, tasks/resubscribe read the same in v0.1-v0.3:
+            # answer in the dialect the task was created in.
+            name = found.fallback
+            if found.task_id:
+                # looked up as the caller: another principal's task tells nothing
+                security = self.server.security
+                principal = security.principal_of(scope)
+                owner = StoreScope(tenant=security.tenant(principal, None, headers),
+                                   owner=principal.id)
+                rec = await self.server.engine.store.get_task(
+                    owner, found.task_id, history_length=0, include_artifacts=False)
+                if rec is not None:
+                    name = rec.dialect
+        codec = get_codec(name)
+        if req.method not in codec.methods:
+            # e.g. a tutorial-made task polled with tasks/get: the v0.3 family answers
+            codec = get_codec(found.fallback)
+        return codec
+
+    def _check_version(self, codec: Codec, raw: str | None, version: str | None) -> None:
         strict = self.server.settings.strict_versions
         if not raw:
             if strict and codec.name == "1.0":
@@ -188,7 +236,6 @@ class JSONRPCEndpoint:
                     "this method; send A2A-Version: 1.0"
                 )
             return
-        version = parse_version(raw)
         if version is None or version not in SUPPORTED_VERSIONS:
             raise VersionNotSupported(
                 f"A2A-Version {raw!r} is not supported; supported versions: "
@@ -199,6 +246,26 @@ class JSONRPCEndpoint:
             raise VersionNotSupported(
                 f"A2A-Version {raw!r} does not match the method's protocol version {codec.name}"
             )
+
+    def _refused(self, body: bytes, headers: dict[str, str], scope: Scope,
+                 exc: A2AError) -> _Answer:
+        """A request refused before dispatch (credentials, rate): its HTTP status, with
+        a JSON-RPC error in the caller's dialect as far as the request tells it."""
+        status, extra = refusal(exc) or (200, [])
+        codec, rid = self.fallback_codec, None
+        try:
+            parsed = jsonrpc.parse(body)
+            req = parsed if isinstance(parsed, jsonrpc.Request) else next(
+                (i for i in parsed.items if isinstance(i, jsonrpc.Request)), None)
+            if req is not None:
+                rid = req.id if req.has_id else None
+                raw = headers.get("a2a-version") or _query_version(scope)
+                found = detect(req.method, req.params, strict=False,
+                               header_version=parse_version(raw) if raw else None)
+                codec = get_codec(found.dialect or found.fallback)
+        except A2AError:
+            pass
+        return _Answer(status, self._error(rid, exc, codec), extra)
 
     @staticmethod
     def _error(rid: Any, err: A2AError, codec: Codec) -> bytes:

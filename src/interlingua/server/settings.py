@@ -17,3 +17,7 @@ class ServerSettings(msgspec.Struct, kw_only=True):
     #: True: apply the spec's rule that a missing A2A-Version header means 0.3,
     #: and refuse a header that contradicts the method's dialect
     strict_versions: bool = False
+    #: True: refuse payloads that mix dialects (v0.1 "type" parts beside v0.2
+    #: "kind", a v0.1 task id beside snake_case SAM fields) instead of reading
+    #: them by their strongest marker
+    strict_dialects: bool = False

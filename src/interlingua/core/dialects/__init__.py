@@ -1,37 +1,31 @@
-"""Dialect codecs and the registry that picks one by JSON-RPC method name."""
+"""Dialect codecs, their registry, and detection (``detect.py``)."""
 
 from __future__ import annotations
 
 from .base import Codec, StreamItem
 
-__all__ = ["Codec", "StreamItem", "all_codecs", "codec_for_method", "get_codec"]
+__all__ = ["Codec", "StreamItem", "all_codecs", "get_codec"]
 
 _codecs: dict[str, Codec] = {}
-_by_method: dict[str, Codec] = {}
 
 
 def _load() -> None:
     # Imported on first use so that importing one codec does not import all.
+    from .sam import SAMCodec
+    from .tutorial import TutorialCodec
+    from .v0_1 import V01Codec
     from .v0_3 import V03Codec
     from .v1_0 import V1Codec
 
-    for codec in (V1Codec(), V03Codec()):
+    for codec in (V1Codec(), V03Codec(), V01Codec(), SAMCodec(), TutorialCodec()):
         _codecs[codec.name] = codec
-        for method in codec.methods:
-            _by_method[method] = codec
 
 
 def all_codecs() -> dict[str, Codec]:
+    """Every dialect by name: "1.0", "0.3", "0.1", "sam", "tutorial"."""
     if not _codecs:
         _load()
     return _codecs
-
-
-def codec_for_method(method: str) -> Codec | None:
-    """The dialect that owns a JSON-RPC method name, or None."""
-    if not _codecs:
-        _load()
-    return _by_method.get(method)
 
 
 def get_codec(name: str) -> Codec:
