@@ -140,7 +140,9 @@ def verify_stream(running: launch.Running) -> None:
     if spec is None:
         return
     dialect = running.target.dialect
-    body = dialect.body(1, dialect.stream_method)
+    # A message id of its own: the unary check already sent message 1, and a
+    # repeated message id is answered with that earlier task (idempotent send).
+    body = dialect.body(2, dialect.stream_method)
     headers = [f"{k}: {v}" for k, v in dialect.headers.items() if k.lower() != "content-type"]
 
     async def one() -> stream.StreamStats:

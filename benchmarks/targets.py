@@ -97,8 +97,7 @@ TARGETS: tuple[Target, ...] = (
         dialect=V1_0,
         store_url="memory://",
         packages=("interlingua",),
-        # stream: set StreamSpec(path="/", events=1002) once the echo launcher can stream
-        # 1,000 artifact chunks.
+        stream=StreamSpec(path="/", events=1002),
     ),
     Target(
         name="interlingua-sqlite",
@@ -110,6 +109,7 @@ TARGETS: tuple[Target, ...] = (
         dialect=V1_0,
         store_url="sqlite:///{workdir}/tasks.db",
         packages=("interlingua",),
+        stream=StreamSpec(path="/", events=1002),
     ),
     Target(
         name="a2a-sdk",

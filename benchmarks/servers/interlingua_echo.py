@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 try:
-    from interlingua.server import Agent, create_app
+    from interlingua.server import Agent, Context, create_app
 except ImportError as exc:
     raise SystemExit(
         "interlingua_echo: cannot import `Agent, create_app` from interlingua.server "
@@ -23,8 +23,20 @@ except ImportError as exc:
     ) from exc
 
 
-async def echo(text: str) -> str:
-    return text
+#: artifact chunks of one streamed answer, as the raw SSE ceiling sends
+STREAM_CHUNKS = 1000
+
+
+async def echo(ctx: Context) -> None:
+    """A unary send completes with the text as its one artifact; a streaming send
+    gets ``STREAM_CHUNKS`` artifact chunks, each its own event, then completes."""
+    if not ctx.request.streaming:
+        await ctx.complete(artifact=ctx.text)
+        return
+    aid = None
+    for n in range(STREAM_CHUNKS):
+        aid = await ctx.artifact(f"chunk {n:04d} ", artifact_id=aid, append=aid is not None)
+    await ctx.complete()
 
 
 def build_app(store_url: str, public_url: str) -> Any:

@@ -52,6 +52,7 @@ __all__ = [
     "can_transition",
     "check",
     "check_all",
+    "check_from",
     "markdown_table",
 ]
 
@@ -97,9 +98,13 @@ def check_all(task: Task, events: Sequence[Event]) -> TaskState:
     Returns the state the task will be in after them. A batch is checked as a
     whole before it is written, so a refused batch leaves no trace.
     """
-    state = task.status.state
+    return check_from(task.status.state, task.id, events)
+
+
+def check_from(state: TaskState, task_id: str, events: Sequence[Event]) -> TaskState:
+    """``check_all`` for a task in ``state`` (which may be ahead of any stored task)."""
     for event in events:
-        _check(task.id, state, event)
+        _check(task_id, state, event)
         if isinstance(event, StatusUpdate):
             state = event.status.state
     return state

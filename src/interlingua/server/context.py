@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from ..core.lifecycle import RETURN_STATES
 from ..core.model import (
     Artifact,
     ArtifactUpdate,
@@ -30,7 +31,7 @@ class TaskCanceled(Exception):
 class RequestInfo:
     """Who asked and how: the principal, tenant, headers and requested extensions."""
 
-    __slots__ = ("dialect", "extensions", "headers", "principal", "tenant")
+    __slots__ = ("dialect", "extensions", "headers", "principal", "streaming", "tenant")
 
     def __init__(
         self,
@@ -40,8 +41,11 @@ class RequestInfo:
         headers: Mapping[str, str] | None = None,
         extensions: Sequence[str] = (),
         dialect: str = "1.0",
+        streaming: bool = False,
     ) -> None:
         self.principal = principal
+        #: the caller follows the task as a stream (so chunking the answer pays off)
+        self.streaming = streaming
         self.tenant = tenant
         self.headers: Mapping[str, str] = headers or {}
         self.extensions = list(extensions)
@@ -51,7 +55,7 @@ class RequestInfo:
 class _Sink(Protocol):
     task: Task
 
-    async def emit(self, events: Sequence[Event]) -> None: ...
+    async def emit(self, events: Sequence[Event], *, wait: bool = True) -> None: ...
 
     async def reply(self, message: Message) -> None: ...
 
@@ -156,7 +160,9 @@ class Context:
         metadata: Metadata | None = None,
     ) -> None:
         """Report progress: a status update (``working`` by default) with an optional message."""
-        await self._sink.emit([self._status(state, content, metadata)])
+        # Progress need not be waited for; a final or interrupting state is.
+        final = state in RETURN_STATES
+        await self._sink.emit([self._status(state, content, metadata)], wait=final)
 
     working = update
 
@@ -191,7 +197,7 @@ class Context:
             append=append,
             last_chunk=last_chunk,
         )
-        await self._sink.emit([event])
+        await self._sink.emit([event], wait=False)
         return aid
 
     async def _end(self, state: TaskState, content: Any, artifact: Any, name: str | None,

@@ -61,6 +61,7 @@ from ..core.model import (
     Event,
     HistoryAppended,
     Message,
+    PushConfig,
     Role,
     StatusUpdate,
     Task,
@@ -72,12 +73,19 @@ from ..core.model import (
 from ..core.parts import new_id
 from ..stores.base import Scope, Store, StoredEvent, TaskExists
 from .agent import Agent
+from .auth.limits import ExecutorTimeout, Ticket
+from .auth.runtime import Security
 from .context import Context, RequestInfo, TaskCanceled
+from .push.service import PushCall, PushService
+from .push.settings import PushSettings
 from .streams import StreamOutput, open_stream
 
 __all__ = ["Engine", "EngineConfig"]
 
 log = logging.getLogger("interlingua.engine")
+
+#: events an executor may have queued before its emit waits for them to be written
+MAX_PENDING = 256
 
 
 class EngineConfig(msgspec.Struct, kw_only=True):
@@ -103,12 +111,17 @@ class _Run:
         "cancelled",
         "dialect",
         "engine",
+        "error",
         "flushed",
+        "flusher",
         "initial",
         "key",
         "lock",
         "message_id",
+        "pending",
+        "pending_state",
         "persisted",
+        "push_configs",
         "reply_message",
         "request",
         "scope",
@@ -150,11 +163,19 @@ class _Run:
         self.cancelled = asyncio.Event()
         self.reply_message: Message | None = None
         self.turn: asyncio.Task[None] | None = None
+        # events checked but not yet written, and the state they lead to
+        self.pending: list[Event] = []
+        self.pending_state = task.status.state
+        self.flusher: asyncio.Task[None] | None = None
+        #: a background write that failed, raised at the executor's next emit
+        self.error: BaseException | None = None
+        # push configs a send carried, registered with the task's creation
+        self.push_configs: list[PushConfig] = []
 
     # The executor's context talks to these (context._Sink).
 
-    async def emit(self, events: Sequence[Event]) -> None:
-        await self.engine._emit(self, events)
+    async def emit(self, events: Sequence[Event], *, wait: bool = True) -> None:
+        await self.engine._emit(self, events, wait=wait)
 
     async def reply(self, message: Message) -> None:
         await self.engine._reply(self, message)
@@ -182,6 +203,7 @@ class Engine:
         config: EngineConfig | None = None,
         clock: Callable[[], datetime] = _utcnow,
         card: Callable[[], AgentCard] | None = None,
+        push: PushSettings | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
@@ -189,6 +211,9 @@ class Engine:
         self.config = config or EngineConfig()
         self._clock = clock
         self._card = card
+        self.push = PushService(self, push)
+        #: authorization, limits and executor cap (create_app sets the configured one)
+        self.security = Security()
         self._runs: dict[str, _Run] = {}
         self._turns: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -221,6 +246,7 @@ class Engine:
             self._started = True
             self.closing = False
             await self._recover()
+            await self.push.start()
             if self.config.retention is not None:
                 self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
@@ -254,6 +280,7 @@ class Engine:
                     await self._emit(run, [self._status(
                         run.task, TaskState.FAILED,
                         "The server stopped while the task was running.")])
+        await self.push.stop()
         await self.bus.close()
         await self.store.close()
         self._started = False
@@ -295,6 +322,7 @@ class Engine:
 
     async def handle(self, call: Call, request: RequestInfo) -> Result:
         """Carry out one non-streaming call."""
+        await self.security.authorize(self, call, request)
         if isinstance(call, SendMessage):
             return await self.send(call, request)
         if isinstance(call, GetTask):
@@ -305,6 +333,8 @@ class Engine:
             return await self.cancel_task(call, request)
         if isinstance(call, GetExtendedCard):
             return self.extended_card(request)
+        if isinstance(call, PushCall):
+            return await self.push.handle(call, request)
         raise UnsupportedOperation(f"{type(call).__name__} is not supported by this agent")
 
     @staticmethod
@@ -323,6 +353,11 @@ class Engine:
 
     async def _begin(self, call: SendMessage, request: RequestInfo) -> _Run | Task:
         """Start the turn a message asks for; a repeated message gets its task instead."""
+        # Refused here (size limits, no room for another executor), no task is made.
+        with self.security.admission(call.message):
+            return await self._begin_turn(call, request)
+
+    async def _begin_turn(self, call: SendMessage, request: RequestInfo) -> _Run | Task:
         scope = self.scope_of(request)
         message = call.message
 
@@ -358,6 +393,7 @@ class Engine:
         live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
         run = _Run(self, scope, live, version=0, persisted=False, dialect=request.dialect,
                    request=request, initial=initial, message_id=message.message_id)
+        run.push_configs = await self.push.send_configs(call, request, tid)
         if run.key in self._runs:
             raise InvalidTaskState(f"task {tid} is already running")
         self._runs[run.key] = run
@@ -395,6 +431,7 @@ class Engine:
         run.settled = asyncio.Event()
         self._runs[run.key] = run
         try:
+            await self.push.add_send_configs(run.scope, task.id, call, request)
             await self._emit(run, [HistoryAppended(message=message),
                                    self._status(task, TaskState.WORKING)])
         except BaseException:
@@ -437,22 +474,30 @@ class Engine:
 
     def _start_turn(self, run: _Run, message: Message) -> None:
         ctx = Context(run, message, run.request, cancelled=run.cancelled)
-        turn = asyncio.get_running_loop().create_task(self._turn(run, ctx))
+        ticket = self.security.executors.take()
+        turn = asyncio.get_running_loop().create_task(self._turn(run, ctx, ticket))
         run.turn = turn
         self._turns.add(turn)
         turn.add_done_callback(self._turns.discard)
+        # also when the turn is cancelled before it ever ran
+        turn.add_done_callback(lambda _: ticket.release())
 
-    async def _turn(self, run: _Run, ctx: Context) -> None:
+    async def _turn(self, run: _Run, ctx: Context, ticket: Ticket | None = None) -> None:
         try:
-            await self.agent.run(ctx)
-            if not ctx.finished and run.task.status.state not in lifecycle.RETURN_STATES:
+            # in the executor cap's slot, within the run-time and inactivity limits
+            await self.security.executors.run(ticket, self.agent.run, ctx, lambda: run.version)
+            if not ctx.finished and run.pending_state not in lifecycle.RETURN_STATES:
                 # An executor that returns without a final word has finished its work.
                 await self._emit(run, [self._status(run.task, TaskState.COMPLETED)])
+            elif run.pending:
+                await self._flush(run)
         except TaskCanceled:
             pass
         except asyncio.CancelledError:
             if not run.cancelled.is_set():
                 raise
+        except ExecutorTimeout as exc:
+            await self._fail(run, str(exc))
         except LifecycleError as exc:
             if run.task.status.state not in TERMINAL_STATES:
                 await self._fail(run, f"The agent made an invalid state change: {exc}")
@@ -484,13 +529,43 @@ class Engine:
             if not run.persisted:
                 await self._write(run, [])
 
-    async def _emit(self, run: _Run, events: Sequence[Event]) -> None:
+    async def _emit(self, run: _Run, events: Sequence[Event], *, wait: bool = True) -> None:
+        """Check ``events`` and have them written.
+
+        ``wait=False`` (artifact chunks, progress updates) queues them and
+        returns: a fast executor then gets many events into one transaction,
+        and readers still see nothing before it commits. Queued events are
+        written when the executor next yields, when the queue is full, or with
+        the next waiting emit, whichever comes first.
+        """
+        if run.error is not None:
+            error, run.error = run.error, None
+            raise error
+        if run.task.status.state is TaskState.CANCELED:
+            raise TaskCanceled(f"task {run.task.id} was canceled")
+        run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
+        run.pending.extend(events)
+        if wait or not run.persisted or len(run.pending) >= MAX_PENDING:
+            await self._flush(run)
+        elif run.flusher is None:
+            run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
+
+    async def _flush_soon(self, run: _Run) -> None:
+        try:
+            await self._flush(run)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # handed to the executor at its next emit
+            run.error = exc
+        finally:
+            run.flusher = None
+
+    async def _flush(self, run: _Run) -> None:
         async with run.lock:
-            state = run.task.status.state
-            if state is TaskState.CANCELED:
-                raise TaskCanceled(f"task {run.task.id} was canceled")
+            if not run.pending and run.persisted:
+                return
+            events, run.pending = run.pending, []
             try:
-                lifecycle.check_all(run.task, events)
                 await self._write(run, events)
             except ConcurrentModification:
                 # Someone else (another request or replica) wrote first: reload and re-check.
@@ -498,10 +573,16 @@ class Engine:
                 if rec is None:
                     raise TaskNotFound(f"Task not found: {run.task.id}") from None
                 run.task, run.version = rec.task, rec.version
+                run.pending_state = rec.task.status.state
                 if rec.task.status.state is TaskState.CANCELED:
                     raise TaskCanceled(f"task {run.task.id} was canceled") from None
-                lifecycle.check_all(run.task, events)
+                run.pending_state = lifecycle.check_all(run.task, events)
                 await self._write(run, events)
+            except BaseException:
+                # The batch is lost; what follows is checked against what was stored.
+                run.pending = []
+                run.pending_state = run.task.status.state
+                raise
 
     async def _write(self, run: _Run, events: Sequence[Event]) -> None:
         now = self.now()
@@ -510,7 +591,8 @@ class Engine:
             batch: list[Event] = [TaskCreated(task=run.initial), *events]
             try:
                 version = await self.store.create_task(
-                    run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id
+                    run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
+                    push_configs=run.push_configs,
                 )
             except TaskExists:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
@@ -530,8 +612,11 @@ class Engine:
             run.settled.set()
 
     async def _reply(self, run: _Run, message: Message) -> None:
-        if not run.persisted and run.initial is not None and len(run.task.history) == 1:
+        if (not run.persisted and run.initial is not None and len(run.task.history) == 1
+                and run.dialect != "0.1"):
             # A first answer with no task: the caller gets the bare message.
+            # (v0.1 has no bare answers: its callers named the task, and they
+            # get it completed with the message as its status message.)
             run.reply_message = message
             run.flushed.set()
             run.settled.set()
@@ -610,11 +695,12 @@ class Engine:
         last_event_id: int | None = None,
     ) -> AsyncIterator[StreamOutput]:
         """A streaming send or a subscription: checked now, then streamed."""
+        await self.security.authorize(self, call, request)
         return await open_stream(self, call, request, last_event_id=last_event_id)
 
     def extended_card(self, request: RequestInfo) -> AgentCard:
+        """The caller's extended card (the agent's hook gets the principal when it takes two)."""
         ext = self.agent.extended_card
         if ext is None or self._card is None:
             raise ExtendedCardNotConfigured()
-        base = self._card()
-        return ext(base) if callable(ext) else ext
+        return self.security.extended_card(ext, self._card(), request)
