@@ -104,7 +104,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     finally:
         other.close()
 
@@ -187,6 +187,26 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     store = SQLiteStore(f"sqlite:///{path}")
     with pytest.raises(RuntimeError, match="schema version"):
         await store.open()
+
+
+async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> None:
+    from interlingua.core.model import PushConfig
+
+    path = tmp_path / "old.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0))], dialect="1.0", now=ts(0))
+    # back to the version-1 schema: no push tables
+    raw = sqlite3.connect(path)
+    raw.executescript("DROP TABLE push_outbox; DROP TABLE push_configs; PRAGMA user_version = 1;")
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION == 2
+        rec = await store.get_task(A, "t-1")
+        assert rec is not None and rec.version == v
+        await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
+                                    dialect="1.0", now=ts(0))
+        await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(1))], now=ts(1))
+        assert [d.seq for d in await store.claim_deliveries(1.0, 2.0, 10)] == [2]
 
 
 async def test_calls_need_an_open_store(tmp_path: Path) -> None:

@@ -9,25 +9,48 @@ the projection's new status in one transaction, stating the version (the last
 sequence number) it read: a stale write raises ``ConcurrentModification``
 instead of overwriting, so a late ``completed`` never overwrites ``canceled``
 written by another request or replica.
+
+Push notifications live here too: a task's push configs, and the *outbox* of
+deliveries still to make. ``create_task`` and ``append`` queue a delivery for
+each event a config wants in the same transaction that writes the events, so
+a process that dies right after a commit loses no notification. Deliveries of
+one (task, config) go out in sequence order: only the oldest pending one (the
+queue's head) can be claimed, and the next waits until it is delivered or
+dead. See ``push_mode`` for which events each config wants.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
 
 import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
-from ..core.model import Event, Task, TaskState
+from ..core.model import (
+    ArtifactUpdate,
+    Event,
+    PushConfig,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+)
 
 __all__ = [
+    "DEAD",
+    "PENDING",
+    "Delivery",
+    "PushConfigRecord",
+    "PushMode",
     "Scope",
     "Store",
     "StoredEvent",
     "TaskExists",
     "TaskRecord",
     "UnfinishedTask",
+    "push_mode",
+    "wants_delivery",
 ]
 
 
@@ -69,6 +92,65 @@ class TaskExists(Exception):
     """``create_task`` for an id that the scope already has."""
 
 
+# ------------------------------------------------------------- push notifications
+
+PushMode = Literal["event", "task"]
+
+#: a delivery waiting for its turn or for its next try
+PENDING = "pending"
+#: a delivery given up on (attempts used up, or a final refusal); kept for inspection
+DEAD = "dead"
+
+
+def push_mode(dialect: str) -> PushMode:
+    """How a config registered in ``dialect`` is fed.
+
+    ``"event"`` (v1.0): every event a stream would carry is delivered, each as
+    its own ``StreamResponse``. ``"task"`` (v0.1, v0.2/v0.3 and their
+    variants): the whole task is delivered when its status changes, and a
+    delivery still queued is moved on to the newest status instead of queuing
+    another (so a long stream does not send the whole task over and over).
+    """
+    return "event" if dialect == "1.0" else "task"
+
+
+def wants_delivery(mode: PushMode, event: Event) -> bool:
+    """Whether a config fed in ``mode`` gets a delivery for ``event``."""
+    if isinstance(event, StatusUpdate | TaskCreated):
+        return True
+    # history additions are not stream items (see server/streams.py)
+    return mode == "event" and isinstance(event, ArtifactUpdate)
+
+
+class PushConfigRecord(msgspec.Struct):
+    """A stored push config: ``config.id`` and ``config.task_id`` are always set."""
+
+    config: PushConfig
+    #: the dialect the config was registered in: it decides the webhook body
+    dialect: str
+    created_at: str
+
+
+class Delivery(msgspec.Struct):
+    """One outbox entry: the event ``seq`` of a task, owed to one of its configs.
+
+    Times (``next_at``, ``last_attempt_at``) are seconds on the dispatcher's
+    clock; a delivery queued by a write has ``next_at`` 0 (due at once).
+    """
+
+    id: int
+    scope: Scope
+    task_id: str
+    config_id: str
+    seq: int
+    state: str = PENDING
+    #: failed attempts so far
+    attempts: int = 0
+    next_at: float = 0.0
+    last_error: str | None = None
+    last_attempt_at: float | None = None
+
+
 class Store(Protocol):
     """Persistence of tasks and their logs. Implementations: memory, sqlite."""
 
@@ -86,12 +168,15 @@ class Store(Protocol):
         dialect: str,
         now: str,
         message_id: str | None = None,
+        push_configs: Sequence[PushConfig] = (),
     ) -> int:
         """Create a task from its first events (``events[0]`` is ``TaskCreated``).
 
         The events get sequence numbers 1..n; returns n, the task's version.
         ``message_id`` (the message that created it) is remembered for
-        idempotent sends. Raises ``TaskExists`` if the scope has the id.
+        idempotent sends. ``push_configs`` (each with its ``id`` set) are
+        registered in ``dialect`` in the same transaction, and their first
+        deliveries queued. Raises ``TaskExists`` if the scope has the id.
         """
         ...
 
@@ -147,5 +232,78 @@ class Store(Protocol):
 
     async def purge_finished(self, before: str) -> int:
         """Delete tasks in a terminal state last updated before ``before``
-        (with their logs); returns how many."""
+        (with their logs, push configs and deliveries); returns how many."""
+        ...
+
+    # ------------------------------------------------------------ push configs
+
+    #: called (with no arguments, on the event loop) after a write that queued
+    #: deliveries: the push dispatcher sets it to wake up at once
+    on_outbox: Callable[[], None] | None
+
+    async def put_push_config(
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+    ) -> PushConfigRecord:
+        """Register ``config`` (its ``id`` set) for the task, or replace the
+        config with that id (keeping its queued deliveries and its place in
+        the listing). ``TaskNotFound`` if the scope has no such task."""
+        ...
+
+    async def get_push_config(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> PushConfigRecord | None:
+        """The config, or None; ``TaskNotFound`` if the scope has no such task."""
+        ...
+
+    async def list_push_configs(self, scope: Scope, task_id: str) -> list[PushConfigRecord]:
+        """The task's configs in registration order; ``TaskNotFound`` if none such task."""
+        ...
+
+    async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> bool:
+        """Remove the config and its queued deliveries; False if it did not
+        exist. ``TaskNotFound`` if the scope has no such task."""
+        ...
+
+    # ------------------------------------------------------------------ outbox
+
+    async def claim_deliveries(self, now: float, lease_until: float, limit: int) -> list[Delivery]:
+        """Up to ``limit`` pending queue heads due by ``now`` and not claimed
+        (or whose claim lapsed), oldest due first; each is claimed until
+        ``lease_until``. At most one delivery per (task, config) is ever out."""
+        ...
+
+    async def next_delivery_at(self) -> float | None:
+        """When the earliest pending queue head is due (or its claim lapses);
+        None when nothing is pending."""
+        ...
+
+    async def delivery_done(self, delivery_id: int) -> None:
+        """The delivery arrived (or is moot): remove it; the next in its queue may go."""
+        ...
+
+    async def delivery_failed(
+        self, delivery_id: int, *, error: str, attempted_at: float, retry_at: float | None
+    ) -> None:
+        """Count a failed attempt and release the claim: due again at
+        ``retry_at``, or dead when ``retry_at`` is None (the queue moves on)."""
+        ...
+
+    async def dead_deliveries(
+        self, scope: Scope | None = None, task_id: str | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        """Dead deliveries, oldest first, of every scope or of one (and one task)."""
+        ...
+
+    async def revive_delivery(self, delivery_id: int) -> bool:
+        """Queue a dead delivery again with its attempts reset; False if no such
+        dead delivery. It goes out in its place in the sequence order."""
+        ...
+
+    async def release_claims(self) -> int:
+        """Drop every claim (at start-up of the only dispatcher of a store,
+        for deliveries a killed process had claimed); returns how many."""
+        ...
+
+    async def outbox_counts(self) -> dict[str, int]:
+        """How many deliveries are ``pending`` and ``dead``."""
         ...

@@ -4,27 +4,67 @@ Each task keeps its log and a live projection that every append folds into,
 so reads cost a copy of the lists, not a replay. Readers get copies: a task a
 caller holds never changes under it. Nothing awaits inside a method, so each
 call is atomic with respect to the event loop.
+
+The push outbox is a queue per (task, config) of delivery ids in sequence
+order; its head is the only delivery of that queue that may be claimed.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
+
+import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
 from ..core.errors import ConcurrentModification, TaskNotFound
 from ..core.lifecycle import TERMINAL_STATES
-from ..core.model import Event, Task, TaskState
+from ..core.model import Event, PushConfig, Task, TaskState
 from . import _paging, _projection
-from .base import Scope, StoredEvent, TaskExists, TaskRecord, UnfinishedTask
+from .base import (
+    DEAD,
+    PENDING,
+    Delivery,
+    PushConfigRecord,
+    Scope,
+    StoredEvent,
+    TaskExists,
+    TaskRecord,
+    UnfinishedTask,
+    push_mode,
+    wants_delivery,
+)
 
 __all__ = ["MemoryStore"]
 
 _UNFINISHED = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
 
+_QueueKey = tuple[Scope, str, str]  # (scope, task id, config id)
+
+
+class _Row:
+    """A delivery as the memory store keeps it (``Delivery`` plus its claim)."""
+
+    __slots__ = ("claimed_until", "delivery")
+
+    def __init__(self, delivery: Delivery) -> None:
+        self.delivery = delivery
+        self.claimed_until: float | None = None
+
+
 class _Entry:
-    __slots__ = ("created_at", "dialect", "events", "message_id", "stamp", "task", "updated_at")
+    __slots__ = (
+        "created_at",
+        "dialect",
+        "events",
+        "message_id",
+        "push",
+        "stamp",
+        "task",
+        "updated_at",
+    )
 
     def __init__(
         self,
@@ -42,6 +82,7 @@ class _Entry:
         self.stamp = stamp  # the listing key, see _projection.sort_stamp
         self.created_at = now
         self.updated_at = now
+        self.push: dict[str, PushConfigRecord] = {}  # by config id, in registration order
 
     @property
     def version(self) -> int:
@@ -55,6 +96,10 @@ class MemoryStore:
         self.url = url
         self._tasks: dict[Scope, dict[str, _Entry]] = {}
         self._by_message: dict[tuple[Scope, str], str] = {}
+        self.on_outbox: Callable[[], None] | None = None
+        self._rows: dict[int, _Row] = {}  # every delivery, pending or dead
+        self._queues: dict[_QueueKey, list[int]] = {}  # pending ids, sequence order
+        self._ids = itertools.count(1)
 
     async def open(self) -> None:
         pass
@@ -79,17 +124,22 @@ class MemoryStore:
         dialect: str,
         now: str,
         message_id: str | None = None,
+        push_configs: Sequence[PushConfig] = (),
     ) -> int:
         created = _projection.created_task(events)
         if self._entry(scope, created.id) is not None:
             raise TaskExists(f"task {created.id} already exists")
         task = _projection.fold(events)  # raises before anything is stored
+        records = [_record_of(c, created.id, dialect, now) for c in push_configs]
         stored = [StoredEvent(seq, event) for seq, event in enumerate(events, 1)]
         stamp = _projection.sort_stamp(task.status, now)
         entry = _Entry(task, stored, dialect, message_id, stamp, now)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None:
             self._by_message.setdefault((scope, message_id), created.id)
+        for record in records:
+            entry.push[record.config.id or ""] = record
+        self._queue(scope, created.id, entry, 1, events)
         return len(stored)
 
     async def append(
@@ -119,6 +169,7 @@ class MemoryStore:
         base = entry.version
         entry.events.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
         entry.updated_at = now
+        self._queue(scope, task_id, entry, base + 1, events)
         return entry.version
 
     # ------------------------------------------------------------------- reads
@@ -193,6 +244,8 @@ class MemoryStore:
             ]
             for tid in doomed:
                 entry = tasks.pop(tid)
+                for config_id in entry.push:
+                    self._drop_queue(scope, tid, config_id)
                 if entry.message_id is not None:
                     key = (scope, entry.message_id)
                     if self._by_message.get(key) == tid:
@@ -202,7 +255,168 @@ class MemoryStore:
                 del self._tasks[scope]
         return count
 
+    # ------------------------------------------------------------ push configs
+
+    async def put_push_config(
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+    ) -> PushConfigRecord:
+        entry = self._need(scope, task_id)
+        record = _record_of(config, task_id, dialect, now)
+        old = entry.push.get(record.config.id or "")
+        if old is not None:
+            record.created_at = old.created_at
+        entry.push[record.config.id or ""] = record
+        return _copy_record(record)
+
+    async def get_push_config(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> PushConfigRecord | None:
+        record = self._need(scope, task_id).push.get(config_id)
+        return None if record is None else _copy_record(record)
+
+    async def list_push_configs(self, scope: Scope, task_id: str) -> list[PushConfigRecord]:
+        return [_copy_record(r) for r in self._need(scope, task_id).push.values()]
+
+    async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> bool:
+        entry = self._need(scope, task_id)
+        if entry.push.pop(config_id, None) is None:
+            return False
+        self._drop_queue(scope, task_id, config_id)
+        return True
+
+    # ------------------------------------------------------------------ outbox
+
+    def _queue(
+        self, scope: Scope, task_id: str, entry: _Entry, first_seq: int, events: Sequence[Event]
+    ) -> None:
+        queued = False
+        for config_id, record in entry.push.items():
+            mode = push_mode(record.dialect)
+            seqs = [seq for seq, e in enumerate(events, first_seq) if wants_delivery(mode, e)]
+            if not seqs:
+                continue
+            queue = self._queues.setdefault((scope, task_id, config_id), [])
+            if mode == "task":
+                # Move a delivery nobody has tried yet on to the newest status.
+                tail = self._rows[queue[-1]] if queue else None
+                if tail is not None and tail.delivery.attempts == 0 and tail.claimed_until is None:
+                    tail.delivery.seq = seqs[-1]
+                    queued = True
+                    continue
+                seqs = seqs[-1:]
+            for seq in seqs:
+                delivery = Delivery(next(self._ids), scope, task_id, config_id, seq)
+                self._rows[delivery.id] = _Row(delivery)
+                queue.append(delivery.id)
+            queued = True
+        if queued and self.on_outbox is not None:
+            self.on_outbox()
+
+    def _drop_queue(self, scope: Scope, task_id: str, config_id: str) -> None:
+        self._queues.pop((scope, task_id, config_id), None)
+        for rid in [
+            rid
+            for rid, row in self._rows.items()
+            if (row.delivery.scope, row.delivery.task_id, row.delivery.config_id)
+            == (scope, task_id, config_id)
+        ]:
+            del self._rows[rid]
+
+    def _heads(self) -> list[_Row]:
+        return [self._rows[queue[0]] for queue in self._queues.values() if queue]
+
+    async def claim_deliveries(self, now: float, lease_until: float, limit: int) -> list[Delivery]:
+        due = [
+            row
+            for row in self._heads()
+            if row.delivery.next_at <= now
+            and (row.claimed_until is None or row.claimed_until < now)
+        ]
+        due.sort(key=lambda row: (row.delivery.next_at, row.delivery.id))
+        out = []
+        for row in due[: max(limit, 0)]:
+            row.claimed_until = lease_until
+            out.append(_copy_delivery(row.delivery))
+        return out
+
+    async def next_delivery_at(self) -> float | None:
+        times = [max(row.delivery.next_at, row.claimed_until or 0.0) for row in self._heads()]
+        return min(times) if times else None
+
+    async def delivery_done(self, delivery_id: int) -> None:
+        row = self._rows.pop(delivery_id, None)
+        if row is not None:
+            self._unqueue(row.delivery)
+
+    async def delivery_failed(
+        self, delivery_id: int, *, error: str, attempted_at: float, retry_at: float | None
+    ) -> None:
+        row = self._rows.get(delivery_id)
+        if row is None or row.delivery.state != PENDING:
+            return
+        d = row.delivery
+        d.attempts += 1
+        d.last_error = error
+        d.last_attempt_at = attempted_at
+        row.claimed_until = None
+        if retry_at is None:
+            d.state = DEAD
+            self._unqueue(d)
+        else:
+            d.next_at = retry_at
+
+    async def dead_deliveries(
+        self, scope: Scope | None = None, task_id: str | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        dead = [
+            row.delivery
+            for row in self._rows.values()
+            if row.delivery.state == DEAD
+            and (scope is None or row.delivery.scope == scope)
+            and (task_id is None or row.delivery.task_id == task_id)
+        ]
+        return [_copy_delivery(d) for d in dead[: max(limit, 0)]]
+
+    async def revive_delivery(self, delivery_id: int) -> bool:
+        row = self._rows.get(delivery_id)
+        if row is None or row.delivery.state != DEAD:
+            return False
+        d = row.delivery
+        d.state, d.attempts, d.next_at = PENDING, 0, 0.0
+        queue = self._queues.setdefault((d.scope, d.task_id, d.config_id), [])
+        queue.append(d.id)
+        queue.sort(key=lambda rid: (self._rows[rid].delivery.seq, rid))
+        if self.on_outbox is not None:
+            self.on_outbox()
+        return True
+
+    async def release_claims(self) -> int:
+        n = 0
+        for row in self._rows.values():
+            if row.claimed_until is not None:
+                row.claimed_until = None
+                n += 1
+        return n
+
+    async def outbox_counts(self) -> dict[str, int]:
+        dead = sum(1 for row in self._rows.values() if row.delivery.state == DEAD)
+        return {PENDING: len(self._rows) - dead, DEAD: dead}
+
+    def _unqueue(self, d: Delivery) -> None:
+        key = (d.scope, d.task_id, d.config_id)
+        queue = self._queues.get(key)
+        if queue is not None and d.id in queue:
+            queue.remove(d.id)
+            if not queue:
+                del self._queues[key]
+
     # ----------------------------------------------------------------- helpers
+
+    def _need(self, scope: Scope, task_id: str) -> _Entry:
+        entry = self._entry(scope, task_id)
+        if entry is None:
+            raise TaskNotFound(f"Task not found: {task_id}")
+        return entry
 
     def _entry(self, scope: Scope, task_id: str) -> _Entry | None:
         tasks = self._tasks.get(scope)
@@ -220,3 +434,26 @@ class MemoryStore:
             created_at=entry.created_at,
             updated_at=entry.updated_at,
         )
+
+
+def _record_of(config: PushConfig, task_id: str, dialect: str, now: str) -> PushConfigRecord:
+    if not config.id:
+        raise ValueError("a stored push config needs its id")
+    return PushConfigRecord(
+        config=msgspec.structs.replace(config, task_id=task_id), dialect=dialect, created_at=now
+    )
+
+
+def _copy_record(record: PushConfigRecord) -> PushConfigRecord:
+    # Configs hold only immutable values but an AuthInfo's list of schemes.
+    config = record.config
+    if config.authentication is not None:
+        auth = msgspec.structs.replace(
+            config.authentication, schemes=list(config.authentication.schemes)
+        )
+        config = msgspec.structs.replace(config, authentication=auth)
+    return PushConfigRecord(config=config, dialect=record.dialect, created_at=record.created_at)
+
+
+def _copy_delivery(d: Delivery) -> Delivery:
+    return msgspec.structs.replace(d)

@@ -7,6 +7,10 @@ never rewritten. History and artifacts are not copied onto the task row: a
 reader that asks for them folds the events of the kinds it needs, and one that
 does not reads the task row alone.
 
+Push configs sit in ``push_configs`` and the deliveries still owed in
+``push_outbox``, both hanging off their task (deleted with it). A write that
+appends events queues its deliveries in the same transaction.
+
 JSON rather than msgpack because whatever a peer sent as JSON (integers beyond
 64 bits in metadata, say) must be storable, and JSON is that superset.
 
@@ -39,6 +43,7 @@ from ..core.model import (
     ArtifactUpdate,
     Event,
     HistoryAppended,
+    PushConfig,
     StatusUpdate,
     Task,
     TaskCreated,
@@ -46,7 +51,19 @@ from ..core.model import (
     TaskStatus,
 )
 from . import _paging, _projection
-from .base import Scope, StoredEvent, TaskExists, TaskRecord, UnfinishedTask
+from .base import (
+    DEAD,
+    PENDING,
+    Delivery,
+    PushConfigRecord,
+    Scope,
+    StoredEvent,
+    TaskExists,
+    TaskRecord,
+    UnfinishedTask,
+    push_mode,
+    wants_delivery,
+)
 
 __all__ = ["SCHEMA_VERSION", "SQLiteSettings", "SQLiteStore", "parse_sqlite_url"]
 
@@ -134,6 +151,39 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ) WITHOUT ROWID
         """,
     ),
+    (
+        # pk keeps the registration order; a replaced config keeps its row
+        """
+        CREATE TABLE push_configs (
+            pk          INTEGER PRIMARY KEY,
+            task_pk     INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+            id          TEXT NOT NULL,
+            dialect     TEXT NOT NULL,
+            config      BLOB NOT NULL,   -- PushConfig, JSON
+            created_at  TEXT NOT NULL,
+            UNIQUE (task_pk, id)
+        )
+        """,
+        """
+        CREATE TABLE push_outbox (
+            pk               INTEGER PRIMARY KEY,
+            task_pk          INTEGER NOT NULL,
+            config_id        TEXT NOT NULL,
+            seq              INTEGER NOT NULL,
+            state            TEXT NOT NULL,     -- 'pending' | 'dead'
+            attempts         INTEGER NOT NULL DEFAULT 0,
+            next_at          REAL NOT NULL DEFAULT 0,
+            claimed_until    REAL,
+            last_error       TEXT,
+            last_attempt_at  REAL,
+            FOREIGN KEY (task_pk, config_id) REFERENCES push_configs (task_pk, id)
+                ON DELETE CASCADE
+        )
+        """,
+        # a (task, config) queue in order, and the queue heads by due time
+        "CREATE INDEX push_outbox_queue ON push_outbox (task_pk, config_id, state, seq)",
+        "CREATE INDEX push_outbox_due ON push_outbox (state, next_at)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -143,6 +193,7 @@ _TERMINAL_SQL = "(" + ", ".join(sorted(f"'{s.value}'" for s in TERMINAL_STATES))
 
 _encode = msgspec.json.Encoder().encode
 _event_decoder = msgspec.json.Decoder(Event)
+_push_config_decoder = msgspec.json.Decoder(PushConfig)
 _status_decoder = msgspec.json.Decoder(TaskStatus)
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
@@ -282,7 +333,8 @@ def _create(
     dialect: str,
     message_id: str | None,
     now: str,
-) -> int:
+    push_configs: Sequence[PushConfig],
+) -> tuple[int, bool]:
     metadata = None if created.metadata is None else _encode(created.metadata)
     with _transaction(conn):
         cur = conn.execute(
@@ -309,11 +361,15 @@ def _create(
         if cur.rowcount == 0:
             raise TaskExists(f"task {created.id} already exists")
         pk = cur.lastrowid
+        assert pk is not None
         conn.executemany(
             "INSERT INTO events (task_pk, seq, kind, payload) VALUES (?, ?, ?, ?)",
             [(pk, seq, _KIND[type(e)], _encode(e)) for seq, e in enumerate(events, 1)],
         )
-    return len(events)
+        for config in push_configs:
+            _put_config(conn, pk, created.id, config, dialect, now)
+        queued = _queue(conn, pk, 1, events) if push_configs else False
+    return len(events), queued
 
 
 def _append(
@@ -323,7 +379,7 @@ def _append(
     expected_version: int,
     events: Sequence[Event],
     now: str,
-) -> int:
+) -> tuple[int, bool]:
     with _transaction(conn):
         row = conn.execute(
             "SELECT pk, context_id, state, version FROM tasks"
@@ -338,7 +394,7 @@ def _append(
                 f"task {task_id} is at version {version}, not {expected_version}"
             )
         if not events:
-            return int(version)
+            return int(version), False
         # The lifecycle checks read only the state, so the stored status need
         # not be decoded; a status update in the batch brings its own.
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
@@ -367,7 +423,248 @@ def _append(
                 "UPDATE tasks SET version = ?, updated_at = ? WHERE pk = ?",
                 (new_version, now, pk),
             )
-    return int(new_version)
+        queued = _queue(conn, pk, version + 1, events)
+    return int(new_version), queued
+
+
+# ------------------------------------------------------------------ push configs
+
+
+def _task_pk(conn: sqlite3.Connection, scope: Scope, task_id: str) -> int:
+    row = conn.execute(
+        "SELECT pk FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
+        (scope.tenant, scope.owner, task_id),
+    ).fetchone()
+    if row is None:
+        raise TaskNotFound(f"Task not found: {task_id}")
+    return int(row[0])
+
+
+def _put_config(
+    conn: sqlite3.Connection, pk: int, task_id: str, config: PushConfig, dialect: str, now: str
+) -> PushConfigRecord:
+    if not config.id:
+        raise ValueError("a stored push config needs its id")
+    config = msgspec.structs.replace(config, task_id=task_id)
+    conn.execute(
+        "INSERT INTO push_configs (task_pk, id, dialect, config, created_at)"
+        " VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (task_pk, id) DO UPDATE SET dialect = excluded.dialect,"
+        " config = excluded.config",
+        (pk, config.id, dialect, _encode(config), now),
+    )
+    created_at = conn.execute(
+        "SELECT created_at FROM push_configs WHERE task_pk = ? AND id = ?", (pk, config.id)
+    ).fetchone()[0]
+    return PushConfigRecord(config=config, dialect=dialect, created_at=created_at)
+
+
+def _config_record(dialect: str, config: bytes, created_at: str) -> PushConfigRecord:
+    return PushConfigRecord(
+        config=_push_config_decoder.decode(config), dialect=dialect, created_at=created_at
+    )
+
+
+def _put_push_config(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    task_id: str,
+    config: PushConfig,
+    dialect: str,
+    now: str,
+) -> PushConfigRecord:
+    with _transaction(conn):
+        return _put_config(conn, _task_pk(conn, scope, task_id), task_id, config, dialect, now)
+
+
+def _get_push_config(
+    conn: sqlite3.Connection, scope: Scope, task_id: str, config_id: str
+) -> PushConfigRecord | None:
+    with _transaction(conn, "BEGIN"):
+        row = conn.execute(
+            "SELECT dialect, config, created_at FROM push_configs WHERE task_pk = ? AND id = ?",
+            (_task_pk(conn, scope, task_id), config_id),
+        ).fetchone()
+    return None if row is None else _config_record(*row)
+
+
+def _list_push_configs(
+    conn: sqlite3.Connection, scope: Scope, task_id: str
+) -> list[PushConfigRecord]:
+    with _transaction(conn, "BEGIN"):
+        cur = conn.execute(
+            "SELECT dialect, config, created_at FROM push_configs WHERE task_pk = ? ORDER BY pk",
+            (_task_pk(conn, scope, task_id),),
+        )
+        return [_config_record(*row) for row in cur]
+
+
+def _delete_push_config(
+    conn: sqlite3.Connection, scope: Scope, task_id: str, config_id: str
+) -> bool:
+    with _transaction(conn):
+        # its deliveries go with it (ON DELETE CASCADE)
+        cur = conn.execute(
+            "DELETE FROM push_configs WHERE task_pk = ? AND id = ?",
+            (_task_pk(conn, scope, task_id), config_id),
+        )
+    return cur.rowcount > 0
+
+
+# ------------------------------------------------------------------------ outbox
+
+_PENDING_HEAD = (
+    f"o.state = '{PENDING}' AND NOT EXISTS (SELECT 1 FROM push_outbox p"
+    " WHERE p.task_pk = o.task_pk AND p.config_id = o.config_id"
+    f" AND p.state = '{PENDING}' AND p.seq < o.seq)"
+)
+_DELIVERY_COLUMNS = (
+    "o.pk, t.tenant, t.owner, t.id, o.config_id, o.seq, o.state, o.attempts, o.next_at,"
+    " o.last_error, o.last_attempt_at"
+)
+
+
+def _delivery(row: Sequence[Any]) -> Delivery:
+    pk, tenant, owner, task_id, config_id, seq, state, attempts, next_at, error, at = row
+    return Delivery(
+        id=pk,
+        scope=Scope(tenant, owner),
+        task_id=task_id,
+        config_id=config_id,
+        seq=seq,
+        state=state,
+        attempts=attempts,
+        next_at=next_at,
+        last_error=error,
+        last_attempt_at=at,
+    )
+
+
+def _queue(conn: sqlite3.Connection, pk: int, first_seq: int, events: Sequence[Event]) -> bool:
+    """Queue the deliveries the task's configs want for ``events`` (inside the
+    caller's transaction); True if any was queued."""
+    configs = conn.execute(
+        "SELECT id, dialect FROM push_configs WHERE task_pk = ?", (pk,)
+    ).fetchall()
+    queued = False
+    for config_id, dialect in configs:
+        mode = push_mode(dialect)
+        seqs = [seq for seq, e in enumerate(events, first_seq) if wants_delivery(mode, e)]
+        if not seqs:
+            continue
+        queued = True
+        if mode == "task":
+            # Move a delivery nobody has tried yet on to the newest status.
+            tail = conn.execute(
+                "SELECT pk, attempts, claimed_until FROM push_outbox"
+                f" WHERE task_pk = ? AND config_id = ? AND state = '{PENDING}'"
+                " ORDER BY seq DESC LIMIT 1",
+                (pk, config_id),
+            ).fetchone()
+            if tail is not None and tail[1] == 0 and tail[2] is None:
+                conn.execute("UPDATE push_outbox SET seq = ? WHERE pk = ?", (seqs[-1], tail[0]))
+                continue
+            seqs = seqs[-1:]
+        conn.executemany(
+            "INSERT INTO push_outbox (task_pk, config_id, seq, state) VALUES (?, ?, ?, ?)",
+            [(pk, config_id, seq, PENDING) for seq in seqs],
+        )
+    return queued
+
+
+def _claim(conn: sqlite3.Connection, now: float, lease_until: float, limit: int) -> list[Delivery]:
+    with _transaction(conn):
+        rows = conn.execute(
+            f"SELECT {_DELIVERY_COLUMNS} FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk"
+            f" WHERE {_PENDING_HEAD} AND o.next_at <= ?"
+            " AND (o.claimed_until IS NULL OR o.claimed_until < ?)"
+            " ORDER BY o.next_at, o.pk LIMIT ?",
+            (now, now, max(limit, 0)),
+        ).fetchall()
+        conn.executemany(
+            "UPDATE push_outbox SET claimed_until = ? WHERE pk = ?",
+            [(lease_until, row[0]) for row in rows],
+        )
+    return [_delivery(row) for row in rows]
+
+
+def _next_delivery_at(conn: sqlite3.Connection) -> float | None:
+    row = conn.execute(
+        "SELECT MIN(MAX(o.next_at, COALESCE(o.claimed_until, 0))) FROM push_outbox o"
+        f" WHERE {_PENDING_HEAD}"
+    ).fetchone()
+    return None if row[0] is None else float(row[0])
+
+
+def _delivery_done(conn: sqlite3.Connection, delivery_id: int) -> None:
+    with _transaction(conn):
+        conn.execute("DELETE FROM push_outbox WHERE pk = ?", (delivery_id,))
+
+
+def _delivery_failed(
+    conn: sqlite3.Connection,
+    delivery_id: int,
+    error: str,
+    attempted_at: float,
+    retry_at: float | None,
+) -> None:
+    with _transaction(conn):
+        conn.execute(
+            "UPDATE push_outbox SET attempts = attempts + 1, last_error = ?,"
+            " last_attempt_at = ?, claimed_until = NULL, state = ?, next_at = ?"
+            f" WHERE pk = ? AND state = '{PENDING}'",
+            (
+                error,
+                attempted_at,
+                DEAD if retry_at is None else PENDING,
+                attempted_at if retry_at is None else retry_at,
+                delivery_id,
+            ),
+        )
+
+
+def _dead(
+    conn: sqlite3.Connection, scope: Scope | None, task_id: str | None, limit: int
+) -> list[Delivery]:
+    where = f"o.state = '{DEAD}'"
+    params: list[object] = []
+    if scope is not None:
+        where += " AND t.tenant = ? AND t.owner = ?"
+        params += [scope.tenant, scope.owner]
+    if task_id is not None:
+        where += " AND t.id = ?"
+        params.append(task_id)
+    cur = conn.execute(
+        f"SELECT {_DELIVERY_COLUMNS} FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk"
+        f" WHERE {where} ORDER BY o.pk LIMIT ?",
+        [*params, max(limit, 0)],
+    )
+    return [_delivery(row) for row in cur]
+
+
+def _revive(conn: sqlite3.Connection, delivery_id: int) -> bool:
+    with _transaction(conn):
+        cur = conn.execute(
+            f"UPDATE push_outbox SET state = '{PENDING}', attempts = 0, next_at = 0,"
+            f" claimed_until = NULL WHERE pk = ? AND state = '{DEAD}'",
+            (delivery_id,),
+        )
+    return cur.rowcount > 0
+
+
+def _release_claims(conn: sqlite3.Connection) -> int:
+    with _transaction(conn):
+        cur = conn.execute(
+            "UPDATE push_outbox SET claimed_until = NULL WHERE claimed_until IS NOT NULL"
+        )
+    return cur.rowcount
+
+
+def _outbox_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    counts = {PENDING: 0, DEAD: 0}
+    for state, n in conn.execute("SELECT state, COUNT(*) FROM push_outbox GROUP BY state"):
+        counts[state] = n
+    return counts
 
 
 def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | None) -> Task:
@@ -556,6 +853,7 @@ class SQLiteStore:
         self.schema_version = 0
         self._pool: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
+        self.on_outbox: Callable[[], None] | None = None
         # Calls run on the event loop's thread unless a commit waits for fsync
         # (synchronous=full/extra); see _run. ``?thread=1`` forces the worker.
         self._inline = self.settings.synchronous in ("normal", "off") and not self.settings.threaded
@@ -626,15 +924,29 @@ class SQLiteStore:
         dialect: str,
         now: str,
         message_id: str | None = None,
+        push_configs: Sequence[PushConfig] = (),
     ) -> int:
         created = _projection.created_task(events)
         # Validate the batch and find the task's status before touching the disk.
         probe = _projection.probe(created.id, created.context_id, created.status)
         _projection.advance(probe, events[1:])
         stamp = _projection.sort_stamp(probe.status, now)
-        return await self._run(
-            _create, scope, created, probe.status, stamp, events, dialect, message_id, now
+        if any(not c.id for c in push_configs):
+            raise ValueError("a stored push config needs its id")
+        version, queued = await self._run(
+            _create,
+            scope,
+            created,
+            probe.status,
+            stamp,
+            events,
+            dialect,
+            message_id,
+            now,
+            push_configs,
         )
+        self._queued(queued)
+        return version
 
     async def append(
         self,
@@ -645,7 +957,13 @@ class SQLiteStore:
         *,
         now: str,
     ) -> int:
-        return await self._run(_append, scope, task_id, expected_version, events, now)
+        version, queued = await self._run(_append, scope, task_id, expected_version, events, now)
+        self._queued(queued)
+        return version
+
+    def _queued(self, queued: bool) -> None:
+        if queued and self.on_outbox is not None:
+            self.on_outbox()
 
     # ------------------------------------------------------------------- reads
 
@@ -679,3 +997,53 @@ class SQLiteStore:
 
     async def purge_finished(self, before: str) -> int:
         return await self._run(_purge, before)
+
+    # ------------------------------------------------------------ push configs
+
+    async def put_push_config(
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+    ) -> PushConfigRecord:
+        return await self._run(_put_push_config, scope, task_id, config, dialect, now)
+
+    async def get_push_config(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> PushConfigRecord | None:
+        return await self._run(_get_push_config, scope, task_id, config_id)
+
+    async def list_push_configs(self, scope: Scope, task_id: str) -> list[PushConfigRecord]:
+        return await self._run(_list_push_configs, scope, task_id)
+
+    async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> bool:
+        return await self._run(_delete_push_config, scope, task_id, config_id)
+
+    # ------------------------------------------------------------------ outbox
+
+    async def claim_deliveries(self, now: float, lease_until: float, limit: int) -> list[Delivery]:
+        return await self._run(_claim, now, lease_until, limit)
+
+    async def next_delivery_at(self) -> float | None:
+        return await self._run(_next_delivery_at)
+
+    async def delivery_done(self, delivery_id: int) -> None:
+        await self._run(_delivery_done, delivery_id)
+
+    async def delivery_failed(
+        self, delivery_id: int, *, error: str, attempted_at: float, retry_at: float | None
+    ) -> None:
+        await self._run(_delivery_failed, delivery_id, error, attempted_at, retry_at)
+
+    async def dead_deliveries(
+        self, scope: Scope | None = None, task_id: str | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        return await self._run(_dead, scope, task_id, limit)
+
+    async def revive_delivery(self, delivery_id: int) -> bool:
+        revived = await self._run(_revive, delivery_id)
+        self._queued(revived)
+        return revived
+
+    async def release_claims(self) -> int:
+        return await self._run(_release_claims)
+
+    async def outbox_counts(self) -> dict[str, int]:
+        return await self._run(_outbox_counts)

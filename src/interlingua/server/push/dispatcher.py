@@ -1,0 +1,233 @@
+"""The push dispatcher: takes due deliveries from the store's outbox and sends them.
+
+The outbox is the source of truth, so the dispatcher keeps no queue of its
+own. It loops: claim the due queue heads (as many as it has free slots),
+deliver each in its own asyncio task, and sleep until the next one is due, a
+write queues new deliveries (the store's ``on_outbox`` wakes it), a delivery
+finishes, or ``poll_interval`` passes (writes of other processes).
+
+A claimed delivery is reserved for ``lease`` seconds. A failed attempt is
+due again after an exponential backoff with jitter:
+``min(backoff_max, backoff_base * 2 ** (attempt - 1))``, less up to
+``jitter`` of it at random, and never less than a ``Retry-After``. After
+``max_attempts`` attempts, or at a final refusal (a 4xx other than 408/429,
+an SSRF refusal), the delivery is dead and its queue moves on. Time comes
+from the injected ``clock`` and ``sleep``, so tests can run a backoff
+schedule without waiting for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import msgspec
+
+from ...core.errors import TaskNotFound
+from ...stores.base import Delivery, Store
+from .headers import build_request, notification_id
+from .payloads import build_body
+from .sender import SendResult, WebhookSender
+from .settings import PushSettings
+from .signing import SIGNATURE_HEADER, KeyRing
+
+__all__ = ["Attempt", "Dispatcher"]
+
+log = logging.getLogger("interlingua.push")
+
+
+class Attempt(msgspec.Struct, kw_only=True):
+    """What one attempt did (``PushSettings.on_attempt`` gets one per attempt)."""
+
+    delivery_id: int
+    task_id: str
+    config_id: str
+    seq: int
+    #: 1 for the first try
+    attempt: int
+    #: the dispatcher's clock when the attempt started
+    at: float
+    #: "delivered", "retry", "dead" or "dropped" (config or event gone)
+    outcome: str
+    status: int | None = None
+    error: str | None = None
+    #: when it is due again (outcome "retry"), and the backoff that led there
+    retry_at: float | None = None
+    delay: float | None = None
+    notification_id: str | None = None
+
+
+class Dispatcher:
+    """Sends the outbox's deliveries; ``start()`` and ``stop()`` with the engine."""
+
+    def __init__(
+        self, store: Store, sender: WebhookSender, keys: KeyRing, settings: PushSettings
+    ) -> None:
+        self.store = store
+        self.sender = sender
+        self.keys = keys
+        self.settings = settings
+        self._wake = asyncio.Event()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._in_flight: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    # ------------------------------------------------------------------ life
+
+    @property
+    def running(self) -> bool:
+        return self._loop_task is not None and not self._loop_task.done()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._stopping = False
+        self._loop_task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """Stop claiming; give deliveries in flight ``grace`` seconds, then cancel
+        them (their claims are released when a dispatcher starts again)."""
+        self._stopping = True
+        self._wake.set()
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+            self._loop_task = None
+        if self._in_flight:
+            _, pending = await asyncio.wait(set(self._in_flight), timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    def wake(self) -> None:
+        """New deliveries were queued: look at the outbox now."""
+        self._wake.set()
+
+    # ------------------------------------------------------------------ loop
+
+    async def _run(self) -> None:
+        s = self.settings
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                free = s.concurrency - len(self._in_flight)
+                if free > 0:
+                    now = s.clock()
+                    batch = await self.store.claim_deliveries(now, now + s.lease, free)
+                    for delivery in batch:
+                        task = asyncio.get_running_loop().create_task(self._deliver(delivery))
+                        self._in_flight.add(task)
+                        task.add_done_callback(self._finished)
+                    if batch:
+                        continue
+                    nxt = await self.store.next_delivery_at()
+                    wait = s.poll_interval if nxt is None else nxt - s.clock()
+                    wait = min(max(wait, 0.001), s.poll_interval)
+                else:
+                    wait = s.poll_interval  # a finishing delivery wakes the loop
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the loop must outlive a transient store failure
+                log.exception("push dispatcher: reading the outbox failed")
+                wait = s.poll_interval
+            await self._pause(wait)
+
+    async def _pause(self, seconds: float) -> None:
+        if self._wake.is_set():
+            return
+        sleeper = asyncio.ensure_future(self.settings.sleep(seconds))
+        waker = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for f in (sleeper, waker):
+                if not f.done():
+                    f.cancel()
+            await asyncio.gather(sleeper, waker, return_exceptions=True)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        self._wake.set()  # the next delivery of its queue may go now
+        if not task.cancelled() and task.exception() is not None:
+            log.error("push delivery failed unexpectedly", exc_info=task.exception())
+
+    # -------------------------------------------------------------- delivery
+
+    async def _deliver(self, d: Delivery) -> None:
+        s = self.settings
+        started = s.clock()
+        attempt = d.attempts + 1
+        nid = notification_id(d.task_id, d.config_id, d.seq)
+        try:
+            record = await self.store.get_push_config(d.scope, d.task_id, d.config_id)
+            body = None if record is None else await build_body(self.store, d, record)
+        except TaskNotFound:
+            record = body = None
+        except Exception as exc:
+            log.exception("push: building notification %s failed", nid)
+            await self._failed(d, attempt, started, nid,
+                               SendResult(None, f"could not build the notification: {exc}"))
+            return
+        if record is None or body is None:
+            # The config was deleted or the event is gone: nothing to send.
+            await self.store.delivery_done(d.id)
+            self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,
+                                 seq=d.seq, attempt=attempt, at=started, outcome="dropped",
+                                 notification_id=nid))
+            return
+        config = record.config
+        signature, kid = self.keys.sign(body, notification_id=nid)
+        request = build_request(
+            config.url, dialect=record.dialect, token=config.token,
+            authentication=config.authentication, nid=nid,
+            signature=(SIGNATURE_HEADER, signature),
+        )
+        with self.keys.in_use(kid):
+            result = await self.sender.post(request.url, request.headers, body,
+                                            sensitive=request.sensitive, now=started)
+        if result.delivered:
+            await self.store.delivery_done(d.id)
+            self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,
+                                 seq=d.seq, attempt=attempt, at=started, outcome="delivered",
+                                 status=result.status, notification_id=nid))
+            return
+        await self._failed(d, attempt, started, nid, result)
+
+    async def _failed(self, d: Delivery, attempt: int, started: float, nid: str,
+                      result: SendResult) -> None:
+        s = self.settings
+        error = result.error or "failed"
+        retry_at = delay = None
+        if not result.final and attempt < s.max_attempts:
+            delay = self.backoff(attempt, result.retry_after)
+            retry_at = s.clock() + delay
+        await self.store.delivery_failed(d.id, error=error, attempted_at=started,
+                                         retry_at=retry_at)
+        if retry_at is None:
+            log.warning("push: notification %s to config %s is dead after %d attempt(s): %s",
+                        nid, d.config_id, attempt, error)
+        self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,
+                             seq=d.seq, attempt=attempt, at=started,
+                             outcome="dead" if retry_at is None else "retry",
+                             status=result.status, error=error, retry_at=retry_at,
+                             delay=delay, notification_id=nid))
+
+    def backoff(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        s = self.settings
+        delay = min(s.backoff_max, s.backoff_base * 2.0 ** (attempt - 1))
+        delay *= 1.0 - s.jitter * s.random()
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, s.backoff_max))
+        return delay
+
+    def _report(self, attempt: Attempt) -> None:
+        hook = self.settings.on_attempt
+        if hook is not None:
+            try:
+                hook(attempt)
+            except Exception:
+                log.exception("push: the on_attempt hook failed")

@@ -1,0 +1,202 @@
+"""The headers of a webhook request: content type, idempotency id, token, credentials.
+
+``Authorization`` is built from the config's ``authentication``
+(``AuthInfo.schemes`` + ``credentials``); the first scheme is used:
+
+=================  ====================================================
+scheme             what is sent
+=================  ====================================================
+``Bearer``         ``Authorization: Bearer <credentials>``
+``Basic``          ``Authorization: Basic <base64(credentials)>`` when the
+                   credentials are ``user:password``; as given when they
+                   are already base64
+``ApiKey``         credentials as the v0.1 spec's JSON example,
+                   ``{"in": "header"|"query"|"cookie", "name": …, "value": …}``:
+                   that header, query parameter or cookie; plain
+                   credentials: ``Authorization: ApiKey <credentials>``
+anything else      ``Authorization: <scheme> <credentials>``
+=================  ====================================================
+
+A scheme without credentials sends nothing (this server obtains no tokens of
+its own). The token, when set, goes in ``X-A2A-Notification-Token`` (every
+dialect, DIALECTS.md §i.19). Credentials and the token are never forwarded to
+another host by a redirect.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import NamedTuple
+from urllib.parse import quote
+
+import httpx
+import msgspec
+
+from ...core.model import AuthInfo
+
+__all__ = [
+    "NOTIFICATION_ID_HEADER",
+    "TOKEN_HEADER",
+    "WebhookRequest",
+    "auth_parts",
+    "build_request",
+    "check_authentication",
+    "check_token",
+    "content_type",
+    "notification_id",
+]
+
+NOTIFICATION_ID_HEADER = "X-A2A-Notification-Id"
+TOKEN_HEADER = "X-A2A-Notification-Token"
+V1_CONTENT_TYPE = "application/a2a+json"
+JSON_CONTENT_TYPE = "application/json"
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def _visible(value: str) -> bool:
+    return all(" " <= c <= "~" for c in value)
+
+
+def notification_id(task_id: str, config_id: str, seq: int) -> str:
+    """``{task}:{config}:{seq}``, each id percent-encoded (ids of uuids and
+    other unreserved characters stay as they are)."""
+    return f"{quote(task_id, safe='')}:{quote(config_id, safe='')}:{seq}"
+
+
+def content_type(dialect: str) -> str:
+    return V1_CONTENT_TYPE if dialect == "1.0" else JSON_CONTENT_TYPE
+
+
+class _ApiKey(msgspec.Struct):
+    name: str
+    value: str
+    in_: str = msgspec.field(default="header", name="in")
+
+
+class AuthParts(NamedTuple):
+    headers: list[tuple[str, str]]
+    query: list[tuple[str, str]]
+    cookie: str | None
+
+
+def _api_key(credentials: str) -> _ApiKey | None:
+    if not credentials.lstrip().startswith("{"):
+        return None
+    try:
+        return msgspec.json.decode(credentials, type=_ApiKey)
+    except msgspec.DecodeError:
+        return None
+
+
+def check_token(token: str | None) -> None:
+    """``ValueError`` naming the problem if the token cannot be a header value."""
+    if token is not None and not _visible(token):
+        raise ValueError("token must be printable ASCII (it is sent as a header value)")
+
+
+def check_authentication(auth: AuthInfo | None) -> None:
+    """``ValueError`` naming the field if the authentication cannot be sent."""
+    if auth is None:
+        return
+    if not auth.schemes:
+        raise ValueError("authentication.schemes must name at least one scheme")
+    scheme = auth.schemes[0]
+    if not _SCHEME.match(scheme):
+        raise ValueError(f"authentication scheme {scheme!r} is not a valid HTTP auth scheme")
+    cred = auth.credentials
+    if cred is None:
+        return
+    if scheme.lower() == "apikey":
+        key = _api_key(cred)
+        if cred.lstrip().startswith("{") and key is None:
+            raise ValueError('authentication.credentials for ApiKey must be '
+                             '{"in": "header"|"query"|"cookie", "name": ..., "value": ...}')
+        if key is not None:
+            if key.in_ not in ("header", "query", "cookie"):
+                raise ValueError('authentication.credentials "in" must be header, query or cookie')
+            if key.in_ != "query" and not _HEADER_NAME.match(key.name):
+                raise ValueError(f"authentication.credentials name {key.name!r} is not a "
+                                 "valid header or cookie name")
+            if not _visible(key.value):
+                raise ValueError("authentication.credentials value must be printable ASCII")
+            return
+    if not _visible(cred):
+        raise ValueError("authentication.credentials must be printable ASCII "
+                         "(it is sent as a header value)")
+
+
+def auth_parts(auth: AuthInfo | None) -> AuthParts:
+    """What the config's authentication adds to a request (see the table above)."""
+    if auth is None or not auth.schemes or auth.credentials is None:
+        return AuthParts([], [], None)
+    scheme, cred = auth.schemes[0], auth.credentials
+    low = scheme.lower()
+    if low == "bearer":
+        return AuthParts([("Authorization", f"Bearer {cred}")], [], None)
+    if low == "basic":
+        return AuthParts([("Authorization", f"Basic {_basic(cred)}")], [], None)
+    if low == "apikey":
+        key = _api_key(cred)
+        if key is not None:
+            if key.in_ == "query":
+                return AuthParts([], [(key.name, key.value)], None)
+            if key.in_ == "cookie":
+                return AuthParts([], [], f"{key.name}={key.value}")
+            return AuthParts([(key.name, key.value)], [], None)
+    return AuthParts([("Authorization", f"{scheme} {cred}")], [], None)
+
+
+def _basic(cred: str) -> str:
+    if ":" in cred:
+        return base64.b64encode(cred.encode("utf-8")).decode("ascii")
+    try:
+        base64.b64decode(cred, validate=True)
+    except (binascii.Error, ValueError):
+        return base64.b64encode(cred.encode("utf-8")).decode("ascii")
+    return cred
+
+
+class WebhookRequest(NamedTuple):
+    url: str
+    headers: list[tuple[str, str]]
+    #: lower-cased names of headers that are not sent to another host on a redirect
+    sensitive: frozenset[str]
+
+
+def build_request(
+    url: str,
+    *,
+    dialect: str,
+    token: str | None,
+    authentication: AuthInfo | None,
+    nid: str,
+    signature: tuple[str, str] | None = None,
+) -> WebhookRequest:
+    """The URL (with any API key query parameter) and headers of one delivery.
+
+    ``signature`` is ``(header name, detached JWS)``.
+    """
+    parts = auth_parts(authentication)
+    headers = [
+        ("Content-Type", content_type(dialect)),
+        (NOTIFICATION_ID_HEADER, nid),
+        *parts.headers,
+    ]
+    sensitive = {name.lower() for name, _ in parts.headers}
+    if token is not None:
+        headers.append((TOKEN_HEADER, token))
+        sensitive.add(TOKEN_HEADER.lower())
+    if parts.cookie is not None:
+        headers.append(("Cookie", parts.cookie))
+        sensitive.add("cookie")
+    if signature is not None:
+        headers.append(signature)
+    if dialect == "1.0":
+        headers.append(("A2A-Version", "1.0"))
+    if parts.query:
+        url = str(httpx.URL(url).copy_merge_params(dict(parts.query)))
+    return WebhookRequest(url, headers, frozenset(sensitive))

@@ -1,0 +1,308 @@
+"""The push service: push config calls, configs given in a send, and delivery.
+
+The engine hands it the four config calls (``SetPushConfig``,
+``GetPushConfig``, ``ListPushConfigs``, ``DeletePushConfig``) of every
+dialect, asks it to check the config a ``SendMessage`` carries (registered in
+the transaction that creates the task), and starts and stops it with itself.
+
+Rules:
+
+* an agent whose card says ``pushNotifications: false`` answers every push
+  request with ``PushNotSupported``;
+* a task the caller's scope does not own is ``TaskNotFound``;
+* a config's URL must pass the SSRF guard, and its token and credentials must
+  be sendable as headers, else ``InvalidParams`` saying why;
+* a task has several configs, each with an id; one is made when absent. A v0.1
+  client knows no config ids and has one config per task, so its config gets
+  the task's id, and setting it again replaces it;
+* each config keeps the dialect it was registered in, which decides the body
+  of its notifications (``payloads.py``);
+* ``GetPushConfig`` without an id (v0.1, v0.2 ``TaskIdParams``) answers the
+  config whose id is the task id, else the task's first config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...core.calls import (
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    SendMessage,
+    SetPushConfig,
+)
+from ...core.errors import InvalidParams, PushNotSupported
+from ...core.model import AgentCard, AgentExtension, PushConfig
+from ...core.parts import new_id
+from ...stores.base import Delivery, Scope
+from .dispatcher import Dispatcher
+from .headers import NOTIFICATION_ID_HEADER, check_authentication, check_token
+from .sender import WebhookSender
+from .settings import PushSettings
+from .signing import SIGNATURE_HEADER, KeyRing
+from .ssrf import Refused, UrlGuard
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from ..context import RequestInfo
+    from ..engine import Engine
+
+__all__ = [
+    "JWKS_PATH",
+    "SIGNING_EXTENSION_URI",
+    "PushCall",
+    "PushService",
+    "default_key_path",
+]
+
+log = logging.getLogger("interlingua.push")
+
+#: the card extension that names the JWKS webhook signatures verify against
+SIGNING_EXTENSION_URI = "https://interlingua.dev/ext/push-signing/v1"
+JWKS_PATH = "/.well-known/jwks.json"
+MAX_ID_LENGTH = 256
+MAX_URL_LENGTH = 2048
+
+PushCall = SetPushConfig | GetPushConfig | ListPushConfigs | DeletePushConfig
+
+
+def default_key_path(store: object) -> Path | None:
+    """Where a store's signing keys live: beside a SQLite file, else nowhere (memory)."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, str) or not path or path == ":memory:":
+        return None
+    return Path(path).with_suffix(".push-keys.json")
+
+
+class PushService:
+    """Push notifications of one engine."""
+
+    def __init__(self, engine: Engine, settings: PushSettings | None = None) -> None:
+        self.engine = engine
+        self.settings = s = settings or PushSettings()
+        self.guard = UrlGuard(
+            allow_http=s.allow_http,
+            allow_private_networks=s.allow_private_networks,
+            allow_hosts=s.allow_hosts,
+            resolver=s.resolver,
+        )
+        key_path = s.key_path if s.key_path is not None else default_key_path(engine.store)
+        self.keys = KeyRing(alg=s.signing_alg, path=key_path, pem=s.signing_key_pem,
+                            grace=s.key_grace, clock=s.clock)
+        self._sender: WebhookSender | None = None
+        self._dispatcher: Dispatcher | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """What the card says: ``capabilities.pushNotifications``."""
+        return bool(self.engine.agent.push_notifications)
+
+    @property
+    def dispatcher(self) -> Dispatcher | None:
+        return self._dispatcher
+
+    # ------------------------------------------------------------------ life
+
+    async def start(self) -> None:
+        """Load (or make) the signing keys and start delivering, when push is on."""
+        if not self.enabled:
+            return
+        if not self.keys.loaded:
+            await asyncio.to_thread(self.keys.load)
+        if not self.settings.dispatch or self._dispatcher is not None:
+            return
+        store = self.engine.store
+        # This dispatcher is the store's only one: claims left by a process
+        # that died are void.
+        released = await store.release_claims()
+        if released:
+            log.info("push: %d delivery claim(s) of an earlier run released", released)
+        s = self.settings
+        self._sender = WebhookSender(self.guard, timeout=s.timeout, max_redirects=s.max_redirects,
+                                     max_connections=max(s.concurrency, 1),
+                                     network_backend=s.network_backend)
+        self._dispatcher = Dispatcher(store, self._sender, self.keys, s)
+        store.on_outbox = self._dispatcher.wake
+        self._dispatcher.start()
+
+    async def stop(self) -> None:
+        dispatcher, sender = self._dispatcher, self._sender
+        self._dispatcher = self._sender = None
+        if dispatcher is not None:
+            self.engine.store.on_outbox = None
+            await dispatcher.stop()
+        if sender is not None:
+            await sender.aclose()
+
+    # ----------------------------------------------------------------- calls
+
+    async def handle(self, call: PushCall, request: RequestInfo) -> PushConfig | list[PushConfig] | None:
+        """Carry out a push config call for the caller's scope."""
+        self._require()
+        scope = self.engine.scope_of(request)
+        store = self.engine.store
+        if isinstance(call, SetPushConfig):
+            config = await self.prepare(call.config, call.task_id, request.dialect)
+            existing = await store.list_push_configs(scope, call.task_id)
+            if (len(existing) >= self.settings.max_configs_per_task
+                    and all(r.config.id != config.id for r in existing)):
+                raise InvalidParams(
+                    f"Invalid params: task {call.task_id} already has "
+                    f"{len(existing)} push notification configs (the limit)")
+            record = await store.put_push_config(scope, call.task_id, config,
+                                                 dialect=request.dialect, now=self.engine.now())
+            return record.config
+        if isinstance(call, GetPushConfig):
+            if call.config_id:
+                found = await store.get_push_config(scope, call.task_id, call.config_id)
+                if found is None:
+                    raise InvalidParams(
+                        f"Invalid params: task {call.task_id} has no push notification "
+                        f"config with id {call.config_id!r}")
+                return found.config
+            records = await store.list_push_configs(scope, call.task_id)
+            if not records:
+                raise InvalidParams(
+                    f"Invalid params: task {call.task_id} has no push notification config")
+            own = next((r for r in records if r.config.id == call.task_id), records[0])
+            return own.config
+        if isinstance(call, ListPushConfigs):
+            if call.page_size is not None and call.page_size < 0:
+                raise InvalidParams("Invalid params: pageSize must not be negative")
+            return [r.config for r in await store.list_push_configs(scope, call.task_id)]
+        await store.delete_push_config(scope, call.task_id, call.config_id)
+        return None
+
+    async def send_configs(self, call: SendMessage, request: RequestInfo,
+                           task_id: str) -> list[PushConfig]:
+        """The checked config a send carries, for ``Store.create_task(push_configs=)``."""
+        push = call.config.push_config
+        if push is None:
+            return []
+        self._require()
+        return [await self.prepare(push, task_id, request.dialect)]
+
+    async def add_send_configs(self, scope: Scope, task_id: str, call: SendMessage,
+                               request: RequestInfo) -> None:
+        """Register the config a send to an existing task carries."""
+        for config in await self.send_configs(call, request, task_id):
+            await self.engine.store.put_push_config(scope, task_id, config,
+                                                    dialect=request.dialect, now=self.engine.now())
+
+    async def prepare(self, config: PushConfig, task_id: str, dialect: str) -> PushConfig:
+        """The config checked, with its id (made when absent) and task id."""
+        self._require()
+        url = (config.url or "").strip()
+        if not url:
+            raise InvalidParams("Invalid params: the push notification config needs a url")
+        if len(url) > MAX_URL_LENGTH:
+            raise InvalidParams(f"Invalid params: url is longer than {MAX_URL_LENGTH} characters")
+        try:
+            await self.guard.check_url_resolved(url)
+        except Refused as exc:
+            raise InvalidParams(f"Invalid params: url refused: {exc}") from None
+        try:
+            check_token(config.token)
+            check_authentication(config.authentication)
+        except ValueError as exc:
+            raise InvalidParams(f"Invalid params: {exc}") from None
+        config_id = config.id or (task_id if dialect == "0.1" else new_id())
+        if len(config_id) > MAX_ID_LENGTH or any(ord(c) < 0x20 for c in config_id):
+            raise InvalidParams(
+                f"Invalid params: the push notification config id must be at most "
+                f"{MAX_ID_LENGTH} characters without control characters")
+        return msgspec.structs.replace(config, url=url, id=config_id, task_id=task_id)
+
+    def _require(self) -> None:
+        if not self.enabled:
+            raise PushNotSupported(
+                "Push notifications are not supported by this agent "
+                "(its card says pushNotifications: false)")
+
+    # ------------------------------------------------------------- the card
+
+    def card_with_extension(self, card: AgentCard, public_url: str) -> AgentCard:
+        """``card`` naming the JWKS that verifies webhook signatures (when push is on)."""
+        if not card.capabilities.push_notifications:
+            return card
+        if any(e.uri == SIGNING_EXTENSION_URI for e in card.capabilities.extensions):
+            return card
+        ext = AgentExtension(
+            uri=SIGNING_EXTENSION_URI,
+            description="Push notifications are signed: a detached JWS of the body in the "
+                        f"{SIGNATURE_HEADER} header, verifiable with the keys at jwksUrl.",
+            required=False,
+            params={
+                "jwksUrl": public_url.rstrip("/") + JWKS_PATH,
+                "header": SIGNATURE_HEADER,
+                "notificationIdHeader": NOTIFICATION_ID_HEADER,
+                "algorithms": ["ES256", "RS256"],
+            },
+        )
+        caps = msgspec.structs.replace(
+            card.capabilities, extensions=[*card.capabilities.extensions, ext])
+        return msgspec.structs.replace(card, capabilities=caps)
+
+    async def jwks_endpoint(self, request: Request) -> Response:
+        """``GET /.well-known/jwks.json``: the public keys of webhook signatures."""
+        from starlette.responses import Response
+
+        if not self.enabled:
+            return Response(b'{"error":"push notifications are not enabled"}', status_code=404,
+                            media_type="application/json")
+        if not self.keys.loaded:
+            await asyncio.to_thread(self.keys.load)
+        return Response(self.keys.jwks_json(), media_type="application/jwk-set+json",
+                        headers={"Cache-Control": "public, max-age=300"})
+
+    # ------------------------------------------------- operating the outbox
+
+    async def dead_letters(self, scope: Scope | None = None, task_id: str | None = None,
+                           limit: int = 100) -> list[Delivery]:
+        """Deliveries given up on, oldest first (each says its attempts and last error)."""
+        return await self.engine.store.dead_deliveries(scope, task_id, limit)
+
+    async def redrive(self, delivery_id: int) -> bool:
+        """Queue a dead delivery again (its attempts start over)."""
+        return await self.engine.store.revive_delivery(delivery_id)
+
+    async def outbox_counts(self) -> dict[str, int]:
+        return await self.engine.store.outbox_counts()
+
+    async def idle(self, timeout: float = 10.0, interval: float = 0.02) -> bool:
+        """Wait (real time) until no delivery is pending; False on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            if (await self.engine.store.outbox_counts()).get("pending", 0) == 0:
+                return True
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(interval)
+
+    def rotate_signing_key(self, alg: str | None = None) -> str:
+        """Sign with a new key from now on; returns its kid. The old public key
+        stays in the JWKS for ``key_grace`` and while deliveries use it."""
+        return self.keys.rotate(alg).kid
+
+    def describe(self) -> dict[str, Any]:
+        """What is configured (no secrets): for health pages and logs."""
+        s = self.settings
+        return {
+            "enabled": self.enabled,
+            "dispatching": self._dispatcher is not None,
+            "allow_http": s.allow_http,
+            "allow_private_networks": s.allow_private_networks,
+            "allow_hosts": list(s.allow_hosts),
+            "max_attempts": s.max_attempts,
+            "signing_alg": self.keys.current.alg if self.keys.loaded else s.signing_alg,
+            "signing_kid": self.keys.current.kid if self.keys.loaded else None,
+        }

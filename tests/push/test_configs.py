@@ -1,0 +1,138 @@
+"""Push config calls in the engine: capability, scope, ids, dialect, limits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from interlingua import Agent
+from interlingua.core.calls import (
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    SendMessage,
+    SetPushConfig,
+)
+from interlingua.core.errors import InvalidParams, PushNotSupported, TaskNotFound
+from interlingua.core.model import PushConfig, Task
+from interlingua.core.parts import user_message
+from interlingua.server import Engine, RequestInfo
+from interlingua.stores import Scope
+
+from .helpers import dev_settings, echo, send, start_engine
+
+ALICE = RequestInfo(principal="alice", dialect="1.0")
+BOB = RequestInfo(principal="bob", dialect="1.0")
+URL = "http://127.0.0.1:9/hook"
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def engine(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[Engine]:
+    store = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/t.db"
+    e = await start_engine(echo, dev_settings(max_configs_per_task=3, dispatch=False), store)
+    try:
+        yield e
+    finally:
+        await e.stop()
+
+
+async def task_of(engine: Engine, req: RequestInfo = ALICE) -> str:
+    task = await engine.handle(SendMessage(message=user_message("hi")), req)
+    assert isinstance(task, Task)
+    return task.id
+
+
+def set_call(task_id: str, config_id: str | None = None, url: str = URL) -> SetPushConfig:
+    return SetPushConfig(task_id=task_id, config=PushConfig(url=url, id=config_id))
+
+
+async def test_configs_get_ids_and_keep_their_dialect(engine: Engine) -> None:
+    tid = await task_of(engine)
+    made = await engine.handle(set_call(tid), ALICE)
+    named = await engine.handle(set_call(tid, "mine"), RequestInfo(principal="alice",
+                                                                    dialect="0.3"))
+    assert isinstance(made, PushConfig) and made.id and made.task_id == tid
+    assert isinstance(named, PushConfig) and named.id == "mine"
+    listed = await engine.handle(ListPushConfigs(task_id=tid), ALICE)
+    assert [c.id for c in listed] == [made.id, "mine"]  # type: ignore[union-attr]
+    records = await engine.store.list_push_configs(Scope(owner="alice"), tid)
+    assert [r.dialect for r in records] == ["1.0", "0.3"]
+    got = await engine.handle(GetPushConfig(task_id=tid, config_id="mine"), ALICE)
+    assert got == named
+    # without an id: the task's first config
+    assert await engine.handle(GetPushConfig(task_id=tid), ALICE) == made
+    assert await engine.handle(DeletePushConfig(task_id=tid, config_id="mine"), ALICE) is None
+    assert await engine.handle(DeletePushConfig(task_id=tid, config_id="mine"), ALICE) is None
+    with pytest.raises(InvalidParams, match="no push notification config with id 'mine'"):
+        await engine.handle(GetPushConfig(task_id=tid, config_id="mine"), ALICE)
+
+
+async def test_a_v01_config_is_the_tasks_one_config(engine: Engine) -> None:
+    v01 = RequestInfo(principal="alice", dialect="0.1")
+    await engine.handle(send("x", URL, client_task_id="task-1"), v01)
+    first = await engine.handle(GetPushConfig(task_id="task-1"), v01)
+    assert isinstance(first, PushConfig) and first.id == "task-1"
+    # setting it again replaces it (v0.1 knows one config per task)
+    await engine.handle(set_call("task-1", url="http://127.0.0.1:9/other"), v01)
+    listed = await engine.handle(ListPushConfigs(task_id="task-1"), v01)
+    assert [(c.id, c.url) for c in listed] == [  # type: ignore[union-attr]
+        ("task-1", "http://127.0.0.1:9/other")]
+
+
+async def test_another_scopes_task_is_not_found(engine: Engine) -> None:
+    tid = await task_of(engine, ALICE)
+    await engine.handle(set_call(tid, "c"), ALICE)
+    for call in [set_call(tid), GetPushConfig(task_id=tid), ListPushConfigs(task_id=tid),
+                 DeletePushConfig(task_id=tid, config_id="c"),
+                 GetPushConfig(task_id=tid, config_id="c")]:
+        with pytest.raises(TaskNotFound):
+            await engine.handle(call, BOB)
+    with pytest.raises(TaskNotFound):
+        await engine.handle(set_call("no-such-task"), ALICE)
+    assert len(await engine.handle(ListPushConfigs(task_id=tid), ALICE)) == 1  # type: ignore[arg-type]
+
+
+async def test_a_config_in_a_send_is_registered_with_the_task(engine: Engine) -> None:
+    task = await engine.handle(send("x", URL, token="t0k", config_id="from-send"), ALICE)
+    assert isinstance(task, Task)
+    [config] = await engine.handle(ListPushConfigs(task_id=task.id), ALICE)  # type: ignore[misc]
+    assert (config.id, config.token) == ("from-send", "t0k")
+
+
+async def test_the_number_of_configs_is_limited(engine: Engine) -> None:
+    tid = await task_of(engine)
+    for i in range(3):
+        await engine.handle(set_call(tid, f"c{i}"), ALICE)
+    with pytest.raises(InvalidParams, match="limit"):
+        await engine.handle(set_call(tid, "c3"), ALICE)
+    await engine.handle(set_call(tid, "c1", url="http://127.0.0.1:9/new"), ALICE)  # replacing
+
+
+async def test_get_without_id_and_no_config_says_so(engine: Engine) -> None:
+    tid = await task_of(engine)
+    with pytest.raises(InvalidParams, match="has no push notification config"):
+        await engine.handle(GetPushConfig(task_id=tid), ALICE)
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 300, "line\nbreak"])
+async def test_bad_config_ids_and_urls_are_invalid_params(engine: Engine, bad: str) -> None:
+    tid = await task_of(engine)
+    with pytest.raises(InvalidParams):
+        await engine.handle(set_call(tid, url=bad) if bad == "" else set_call(tid, bad), ALICE)
+
+
+async def test_an_agent_without_push_refuses_every_push_request() -> None:
+    async def quiet(text: str) -> str:
+        return text
+
+    engine = await start_engine(Agent("Quiet", "No push.", quiet), dev_settings())
+    try:
+        tid = await task_of(engine)
+        for call in [set_call(tid), GetPushConfig(task_id=tid), ListPushConfigs(task_id=tid),
+                     DeletePushConfig(task_id=tid, config_id="c"), send("x", URL)]:
+            with pytest.raises(PushNotSupported, match="pushNotifications: false"):
+                await engine.handle(call, ALICE)
+        assert engine.push.dispatcher is None  # and nothing is dispatched
+    finally:
+        await engine.stop()

@@ -1,0 +1,201 @@
+"""The receiving side: token, signature against the agent's JWKS, dedupe, dialects, listen."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+
+from interlingua import Agent
+from interlingua.cli.listen import event_line, listener_app
+from interlingua.core.errors import PushNotSupported, TaskNotFound
+from interlingua.core.model import (
+    Message,
+    PushConfig,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from interlingua.server import create_app
+from interlingua.server.push import PushEvent, Receiver, register_receiver
+from interlingua.server.push.headers import build_request, notification_id
+from interlingua.server.push.payloads import event_body, task_body
+from interlingua.stores import Scope
+
+from .helpers import dev_settings, echo
+
+AGENT = "http://agent.test"
+JWKS = AGENT + "/.well-known/jwks.json"
+
+TASK = Task(id="t-1", context_id="c-1", status=TaskStatus(
+    state=TaskState.COMPLETED, timestamp="2025-03-15T18:30:00.000Z",
+    message=Message(message_id="m", role=Role.AGENT, parts=[TextPart("Report ready.")])))
+
+
+class Setup:
+    def __init__(self, app: Any, http: httpx.AsyncClient) -> None:
+        self.app = app
+        self.http = http
+        self.events: list[PushEvent] = []
+        self.fail = False
+        self.receiver = Receiver(self._take, token="tok", jwks_url=JWKS, http=http)
+        self.hook = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.receiver),
+                                      base_url="http://hook.test")
+
+    def _take(self, event: PushEvent) -> None:
+        if self.fail:
+            raise RuntimeError("downstream is down")
+        self.events.append(event)
+
+    @property
+    def keys(self) -> Any:
+        return self.app.state.engine.push.keys
+
+    async def notify(self, body: bytes, *, seq: int = 1, dialect: str = "1.0",
+                     token: str | None = "tok", sign_body: bytes | None = None,
+                     nid: str | None = None, signed_nid: str | None = None) -> httpx.Response:
+        nid = nid or notification_id("t-1", "cfg", seq)
+        signature, _ = self.keys.sign(sign_body or body, notification_id=signed_nid or nid)
+        req = build_request("http://hook.test/", dialect=dialect, token=token,
+                            authentication=None, nid=nid,
+                            signature=("X-A2A-Signature", signature))
+        return await self.hook.post("/", content=body, headers=req.headers)
+
+
+@pytest.fixture
+async def setup() -> AsyncIterator[Setup]:
+    app = create_app(echo, public_url=AGENT, push=dev_settings(dispatch=False))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=AGENT) as http:
+        s = Setup(app, http)
+        try:
+            yield s
+        finally:
+            await s.hook.aclose()
+            await s.receiver.jwks.aclose()  # type: ignore[union-attr]
+            await app.state.engine.stop()
+
+
+async def test_a_signed_notification_is_taken_once(setup: Setup) -> None:
+    update = StatusUpdate(task_id="t-1", context_id="c-1", status=TASK.status)
+    body = event_body(update)
+    assert body is not None
+    first = await setup.notify(body)
+    assert first.status_code == 200 and first.json() == {"ok": True}
+    again = await setup.notify(body)  # an at-least-once redelivery
+    assert again.status_code == 200 and again.json() == {"duplicate": True}
+    [event] = setup.events
+    assert event.verified and event.kid == setup.keys.current.kid
+    assert (event.dialect, event.task_id, event.state) == ("1.0", "t-1", "completed")
+    assert event.item == update
+    assert event.notification_id == "t-1:cfg:1"
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"token": "wrong"}, "token"),
+    ({"token": None}, "token"),
+    ({"sign_body": b'{"statusUpdate": {}}'}, "bad signature"),
+    ({"signed_nid": "t-1:cfg:999"}, "another notification id"),
+])
+async def test_forged_notifications_are_refused(setup: Setup, change: dict[str, Any],
+                                                why: str) -> None:
+    body = task_body("0.3", TASK)
+    resp = await setup.notify(body, **change)
+    assert resp.status_code == 401 and why in resp.json()["error"]
+    assert setup.events == [] and setup.receiver.refused == 1
+
+
+async def test_an_unsigned_or_stale_notification_is_refused(setup: Setup) -> None:
+    body = task_body("0.3", TASK)
+    resp = await setup.hook.post("/", content=body, headers={
+        "X-A2A-Notification-Token": "tok", "X-A2A-Notification-Id": "t-1:cfg:1"})
+    assert resp.status_code == 401 and "missing X-A2A-Signature" in resp.json()["error"]
+    setup.receiver._clock = lambda: 4_000_000_000.0  # far past the signature's iat
+    resp = await setup.notify(body)
+    assert resp.status_code == 401 and "too old" in resp.json()["error"]
+
+
+async def test_a_rotated_key_is_fetched_when_first_seen(setup: Setup) -> None:
+    body = task_body("0.3", TASK)
+    assert (await setup.notify(body, seq=1)).status_code == 200
+    setup.app.state.engine.push.rotate_signing_key()
+    assert setup.receiver.jwks is not None
+    setup.receiver.jwks.min_refresh = 0.0
+    assert (await setup.notify(body, seq=2)).status_code == 200
+    assert setup.events[0].kid != setup.events[1].kid
+
+
+async def test_a_failing_callback_answers_500_so_the_agent_tries_again(setup: Setup) -> None:
+    body = task_body("0.3", TASK)
+    setup.fail = True
+    assert (await setup.notify(body)).status_code == 500
+    setup.fail = False
+    assert (await setup.notify(body)).status_code == 200  # not taken as a duplicate
+    assert len(setup.events) == 1
+
+
+async def test_every_dialects_body_is_read(setup: Setup) -> None:
+    await setup.notify(task_body("0.1", TASK), seq=1, dialect="0.1")
+    await setup.notify(task_body("0.3", TASK), seq=2, dialect="0.3")
+    created = event_body(TaskCreated(task=TASK))
+    assert created is not None
+    await setup.notify(created, seq=3)
+    got = [(e.dialect, e.task_id, e.state, type(e.item).__name__) for e in setup.events]
+    assert got == [("0.1", "t-1", "completed", "Task"), ("0.3", "t-1", "completed", "Task"),
+                   ("1.0", "t-1", "completed", "Task")]
+    assert setup.events[0].body["summary"] == "Report ready."
+
+
+async def test_listen_prints_one_json_line_per_notification(setup: Setup) -> None:
+    out = io.StringIO()
+    app = listener_app(jwks_url=JWKS, token="tok", output=out)
+    app.jwks._http = setup.http  # type: ignore[union-attr]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://hook.test") as hook:
+        body = task_body("0.3", TASK)
+        signature, _ = setup.keys.sign(body, notification_id="t-1:cfg:5")
+        req = build_request("http://hook.test/", dialect="0.3", token="tok", authentication=None,
+                            nid="t-1:cfg:5", signature=("X-A2A-Signature", signature))
+        assert (await hook.post("/", content=body, headers=req.headers)).status_code == 200
+        assert (await hook.post("/", content=body, headers={})).status_code == 401
+    [line] = out.getvalue().splitlines()
+    doc = msgspec.json.decode(line)
+    assert doc["notificationId"] == "t-1:cfg:5" and doc["state"] == "completed"
+    assert doc["verified"] is True and doc["body"]["kind"] == "task"
+    assert line == event_line(app.events[0])
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+async def test_register_receiver_in_each_dialect(setup: Setup, dialect: str) -> None:
+    sent = await setup.http.post("/", json={"jsonrpc": "2.0", "id": 1, "method": "tasks/send",
+                                            "params": {"id": "t-1", "message": {
+                                                "role": "user",
+                                                "parts": [{"type": "text", "text": "x"}]}}})
+    assert "result" in sent.json()
+    config = await register_receiver(setup.http, AGENT + "/", "t-1", "http://127.0.0.1:9/hook",
+                                     token="tok", dialect=dialect)
+    assert isinstance(config, PushConfig)
+    assert (config.url, config.token) == ("http://127.0.0.1:9/hook", "tok")
+    records = await setup.app.state.engine.store.list_push_configs(Scope(), "t-1")
+    assert [r.dialect for r in records] == [dialect]
+    with pytest.raises(TaskNotFound):
+        await register_receiver(setup.http, AGENT + "/", "nope", "http://127.0.0.1:9/",
+                                dialect=dialect)
+
+
+async def test_register_receiver_with_an_agent_without_push() -> None:
+    async def quiet(text: str) -> str:
+        return text
+
+    app = create_app(Agent("Quiet", "No push.", quiet), public_url=AGENT)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=AGENT) as http:
+        with pytest.raises(PushNotSupported):
+            await register_receiver(http, AGENT + "/", "t-1", "https://hooks.example.com/")
+    await app.state.engine.stop()

@@ -1,0 +1,131 @@
+"""Deliveries queued while the receiver is down survive a crash of the server (SQLite)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from interlingua.core.model import HistoryAppended
+from interlingua.server.push.admin import outbox_counts
+from interlingua.stores import Scope, SQLiteStore
+from tests.e2e.procs import ROOT, free_port
+from tests.live import live_server
+
+from .helpers import Hook, until
+
+
+class PushServer:
+    def __init__(self, store: str) -> None:
+        self.store = store
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> PushServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.push.push_server", "--store", self.store,
+             "--port", str(self.port)],
+            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, "the server exited"
+            try:
+                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise RuntimeError("the server did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def rpc(url: str, method: str, params: dict[str, Any], v1: bool = False) -> Any:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {"A2A-Version": "1.0"} if v1 else {}
+    doc = httpx.post(url + "/", json=body, headers=headers, timeout=10).json()
+    assert "result" in doc, doc
+    return doc["result"]
+
+
+async def owed(store_url: str, task_id: str, whole_task: bool) -> list[int]:
+    """The seqs a config of the task is owed: every stream event (v1.0) or the last one."""
+    store = SQLiteStore(store_url)
+    await store.open()
+    try:
+        events = await store.read_events(Scope(), task_id)
+    finally:
+        await store.close()
+    seqs = [e.seq for e in events if not isinstance(e.event, HistoryAppended)]
+    return seqs[-1:] if whole_task else seqs
+
+
+async def test_queued_deliveries_are_sent_after_a_crash_and_restart(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    hook_port = free_port()  # nothing listens there yet: every delivery fails
+    hook_url = f"http://127.0.0.1:{hook_port}"
+    server = PushServer(store).start()
+    try:
+        v1 = rpc(server.url, "SendMessage", {
+            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "fast"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": hook_url + "/v1",
+                                                             "id": "v1"}}}, v1=True)["task"]
+        v03 = rpc(server.url, "message/send", {
+            "message": {"kind": "message", "messageId": "m-2", "role": "user",
+                        "parts": [{"kind": "text", "text": "fast"}]},
+            "configuration": {"pushNotificationConfig": {"url": hook_url + "/v03", "id": "v03"}}})
+        slow = rpc(server.url, "SendMessage", {
+            "message": {"messageId": "m-3", "role": "ROLE_USER", "parts": [{"text": "slow"}]},
+            "configuration": {"returnImmediately": True, "taskPushNotificationConfig": {
+                "url": hook_url + "/slow", "id": "slow"}}}, v1=True)["task"]
+        assert v1["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert v03["status"]["state"] == "completed"
+        await asyncio.sleep(0.5)  # a few failed attempts against the closed port
+        assert (await outbox_counts(store))["pending"] >= 3
+        server.kill()  # a crash: no shutdown code runs
+
+        server = PushServer(store).start()  # the receiver is still down
+        await asyncio.sleep(0.5)
+        assert (await outbox_counts(store))["pending"] >= 3
+
+        hook = Hook()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", hook_port))
+        with live_server(hook, sock=sock):
+            expected = {
+                "/v1": await owed(store, v1["id"], whole_task=False),
+                "/v03": await owed(store, v03["id"], whole_task=True),
+                "/slow": await owed(store, slow["id"], whole_task=False),
+            }
+
+            def arrived() -> dict[str, list[int]]:
+                return {path: [r.seq for r in hook.delivered() if r.path == path]
+                        for path in expected}
+
+            await until(lambda: arrived() == expected, timeout=30)
+        # the slow task was failed by the restart, and that was pushed too
+        last = [r for r in hook.delivered() if r.path == "/slow"][-1].json()
+        assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_FAILED"
+        assert (await outbox_counts(store)) == {"pending": 0, "dead": 0}
+    finally:
+        server.stop()
