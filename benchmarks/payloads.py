@@ -30,21 +30,28 @@ class Dialect:
     completed_marker: str = ""
 
     def body(self, n: int, method: str | None = None) -> bytes:
-        """The JSON-RPC request body with id ``n`` and message id ``m-<n>``."""
+        """The JSON-RPC request body with id ``n`` and message id ``<kind>-<n>``.
+
+        Unary and streaming requests get message ids of their own: a server
+        answers a repeated message id with the task it already made
+        (idempotent send), which is not the work being measured.
+        """
+        method = method or self.unary_method
+        mid = f"{'s' if method == self.stream_method else 'u'}-{n}"
         message: dict[str, object]
         if self.name == "1.0":
-            message = {"messageId": f"m-{n}", "role": "ROLE_USER", "parts": [{"text": ECHO_TEXT}]}
+            message = {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": ECHO_TEXT}]}
         else:
             message = {
                 "kind": "message",
-                "messageId": f"m-{n}",
+                "messageId": mid,
                 "role": "user",
                 "parts": [{"kind": "text", "text": ECHO_TEXT}],
             }
         envelope = {
             "jsonrpc": "2.0",
             "id": n,
-            "method": method or self.unary_method,
+            "method": method,
             "params": {"message": message},
         }
         return msgspec.json.encode(envelope)
