@@ -84,8 +84,8 @@ __all__ = ["Engine", "EngineConfig"]
 
 log = logging.getLogger("interlingua.engine")
 
-#: events an executor may have queued before its emit waits for them to be written
-MAX_PENDING = 256
+#: events an executor may queue before its emit writes them (and lets readers run)
+FLUSH_EVERY = 64
 
 
 class EngineConfig(msgspec.Struct, kw_only=True):
@@ -545,8 +545,13 @@ class Engine:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         run.pending.extend(events)
-        if wait or not run.persisted or len(run.pending) >= MAX_PENDING:
+        if wait:
             await self._flush(run)
+        elif not run.persisted or len(run.pending) >= FLUSH_EVERY:
+            await self._flush(run)
+            # An executor that never awaits anything else would keep the loop
+            # to itself: let the streams send what was just committed.
+            await asyncio.sleep(0)
         elif run.flusher is None:
             run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
 
