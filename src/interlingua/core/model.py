@@ -59,6 +59,10 @@ class Role(enum.Enum):
     USER = "user"
     AGENT = "agent"
 
+    # Members are singletons, so identity hashing is exact; Enum's own
+    # __hash__ is a Python-level call on every set or dict lookup.
+    __hash__ = object.__hash__
+
 
 class TaskState(enum.Enum):
     SUBMITTED = "submitted"
@@ -70,6 +74,8 @@ class TaskState(enum.Enum):
     FAILED = "failed"
     REJECTED = "rejected"
     UNKNOWN = "unknown"
+
+    __hash__ = object.__hash__
 
 
 TERMINAL_STATES = frozenset(

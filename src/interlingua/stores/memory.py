@@ -19,8 +19,16 @@ import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
 from ..core.errors import ConcurrentModification, TaskNotFound
-from ..core.lifecycle import TERMINAL_STATES
-from ..core.model import Event, PushConfig, Task, TaskState
+from ..core.lifecycle import TERMINAL_STATES, check_from
+from ..core.model import (
+    Event,
+    PushConfig,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+    TaskStatus,
+)
 from . import _paging, _projection
 from .base import (
     DEAD,
@@ -56,26 +64,37 @@ class _Row:
 
 class _Entry:
     __slots__ = (
+        "_task",
+        "context_id",
         "created_at",
         "dialect",
         "events",
+        "folded",
         "message_id",
         "push",
         "stamp",
-        "task",
+        "status",
+        "task_id",
         "updated_at",
     )
 
     def __init__(
         self,
-        task: Task,
+        created: Task,
+        status: TaskStatus,
         events: list[StoredEvent],
         dialect: str,
         message_id: str | None,
         stamp: str,
         now: str,
     ) -> None:
-        self.task = task  # the live projection: never handed out
+        # The projection is folded on demand: a write costs its own events,
+        # not a fold, and each event is folded at most once.
+        self._task: Task | None = None
+        self.folded = 0
+        self.task_id = created.id
+        self.context_id = created.context_id
+        self.status = status
         self.events = events
         self.dialect = dialect
         self.message_id = message_id
@@ -87,6 +106,19 @@ class _Entry:
     @property
     def version(self) -> int:
         return len(self.events)
+
+    @property
+    def task(self) -> Task:
+        """The live projection, brought up to date: never handed out as is."""
+        if self._task is None:
+            first = self.events[0].event
+            assert isinstance(first, TaskCreated)
+            self._task = _projection.start(first.task)
+            self.folded = 1
+        if self.folded < len(self.events):
+            _projection.advance(self._task, (e.event for e in self.events[self.folded:]))
+            self.folded = len(self.events)
+        return self._task
 
 
 class MemoryStore:
@@ -129,11 +161,11 @@ class MemoryStore:
         created = _projection.created_task(events)
         if self._entry(scope, created.id) is not None:
             raise TaskExists(f"task {created.id} already exists")
-        task = _projection.fold(events)  # raises before anything is stored
+        status = _status_after(created.id, created.status, events[1:])  # raises before storing
         records = [_record_of(c, created.id, dialect, now) for c in push_configs]
         stored = [StoredEvent(seq, event) for seq, event in enumerate(events, 1)]
-        stamp = _projection.sort_stamp(task.status, now)
-        entry = _Entry(task, stored, dialect, message_id, stamp, now)
+        stamp = _projection.sort_stamp(status, now)
+        entry = _Entry(created, status, stored, dialect, message_id, stamp, now)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None:
             self._by_message.setdefault((scope, message_id), created.id)
@@ -160,12 +192,11 @@ class MemoryStore:
             )
         if not events:
             return entry.version
-        task = entry.task
-        # Validate the whole batch on a stand-in first: the live projection
-        # must not be half-advanced when an event in the middle is refused.
-        _projection.advance(_projection.probe(task.id, task.context_id, task.status), events)
-        if _projection.advance(task, events):
-            entry.stamp = _projection.sort_stamp(task.status, now)
+        # The whole batch is checked before any of it is stored.
+        status = _status_after(task_id, entry.status, events)
+        if status is not entry.status:
+            entry.status = status
+            entry.stamp = _projection.sort_stamp(status, now)
         base = entry.version
         entry.events.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
         entry.updated_at = now
@@ -195,17 +226,17 @@ class MemoryStore:
         matches = [
             e
             for e in self._tasks.get(scope, {}).values()
-            if (query.context_id is None or e.task.context_id == query.context_id)
-            and (query.status is None or e.task.status.state is query.status)
+            if (query.context_id is None or e.context_id == query.context_id)
+            and (query.status is None or e.status.state is query.status)
             and (after is None or e.stamp >= after)
         ]
-        rest = matches if cursor is None else [e for e in matches if (e.stamp, e.task.id) < cursor]
-        page = heapq.nlargest(query.page_size + 1, rest, key=lambda e: (e.stamp, e.task.id))
+        rest = matches if cursor is None else [e for e in matches if (e.stamp, e.task_id) < cursor]
+        page = heapq.nlargest(query.page_size + 1, rest, key=lambda e: (e.stamp, e.task_id))
         token = ""
         if len(page) > query.page_size:
             del page[query.page_size :]
             last = page[-1]
-            token = _paging.encode_token(fingerprint, _paging.Cursor(last.stamp, last.task.id))
+            token = _paging.encode_token(fingerprint, _paging.Cursor(last.stamp, last.task_id))
         tasks = [
             _projection.view(e.task, query.history_length, query.include_artifacts) for e in page
         ]
@@ -228,10 +259,10 @@ class MemoryStore:
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         return [
-            UnfinishedTask(scope, tid, e.task.context_id, e.task.status.state, e.version)
+            UnfinishedTask(scope, tid, e.context_id, e.status.state, e.version)
             for scope, tasks in self._tasks.items()
             for tid, e in tasks.items()
-            if e.task.status.state in _UNFINISHED
+            if e.status.state in _UNFINISHED
         ]
 
     async def purge_finished(self, before: str) -> int:
@@ -240,7 +271,7 @@ class MemoryStore:
             doomed = [
                 tid
                 for tid, e in tasks.items()
-                if e.task.status.state in TERMINAL_STATES and e.updated_at < before
+                if e.status.state in TERMINAL_STATES and e.updated_at < before
             ]
             for tid in doomed:
                 entry = tasks.pop(tid)
@@ -434,6 +465,15 @@ class MemoryStore:
             created_at=entry.created_at,
             updated_at=entry.updated_at,
         )
+
+
+def _status_after(task_id: str, status: TaskStatus, events: Sequence[Event]) -> TaskStatus:
+    """The status after ``events``; raises ``LifecycleError`` for one the state refuses."""
+    check_from(status.state, task_id, events)
+    for event in reversed(events):
+        if isinstance(event, StatusUpdate):
+            return event.status
+    return status
 
 
 def _record_of(config: PushConfig, task_id: str, dialect: str, now: str) -> PushConfigRecord:
