@@ -330,3 +330,45 @@ async def test_counts_follow_every_change(db: SQLiteStore) -> None:
     for scope, state, total in [(A, None, 3), (A, S.WORKING, 1), (B, None, 2), (B, S.COMPLETED, 0)]:
         page = await db.list_tasks(scope, ListTasks(status=state))
         assert page.total_size == total == len(page.tasks)
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+async def test_concurrent_writes_share_a_commit_and_keep_their_own_outcomes(
+    tmp_path: Path, threaded: bool
+) -> None:
+    import asyncio
+
+    from interlingua.stores import TaskExists
+
+    url = f"sqlite:///{tmp_path}/g.db" + ("?thread=1" if threaded else "")
+    store = SQLiteStore(url)
+    await store.open()
+    try:
+        await store.create_task(A, [created("dup", at=ts(0))], dialect="1.0", now=ts(0))
+        commits = 0
+
+        def count(statement: str) -> None:
+            nonlocal commits
+            commits += statement.strip().upper() == "COMMIT"
+
+        assert store._conn is not None
+        store._conn.set_trace_callback(count)
+        results = await asyncio.gather(
+            *(store.create_task(A, [created(f"g-{i}", at=ts(i))], dialect="1.0", now=ts(i))
+              for i in range(10)),
+            store.create_task(A, [created("dup", at=ts(1))], dialect="1.0", now=ts(1)),
+            store.append(A, "dup", 99, [status("dup", S.WORKING, ts(2))], now=ts(2)),
+            return_exceptions=True,
+        )
+        store._conn.set_trace_callback(None)
+        assert results[:10] == [1] * 10
+        assert isinstance(results[10], TaskExists)
+        assert isinstance(results[11], ConcurrentModification)
+        # twelve writes, far fewer commits: they were grouped
+        assert 1 <= commits < 12
+        for i in range(10):
+            assert (await store.get_task(A, f"g-{i}")) is not None
+        dup = await store.get_task(A, "dup")
+        assert dup is not None and dup.version == 1 and dup.task.status.state is S.SUBMITTED
+    finally:
+        await store.close()

@@ -308,7 +308,22 @@ def _read_settings(conn: sqlite3.Connection) -> dict[str, Any]:
 
 @contextmanager
 def _transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
-    """A write transaction (or, with ``begin="BEGIN"``, a read snapshot)."""
+    """A write transaction (or, with ``begin="BEGIN"``, a read snapshot).
+
+    Inside a group commit (a transaction already open, see ``_write_group``)
+    it is a savepoint instead: a failed write is undone without touching the
+    others of its group.
+    """
+    if conn.in_transaction:
+        conn.execute("SAVEPOINT one_write")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK TO one_write")
+            conn.execute("RELEASE one_write")
+            raise
+        conn.execute("RELEASE one_write")
+        return
     conn.execute(begin)
     try:
         yield
@@ -317,6 +332,30 @@ def _transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> It
             conn.rollback()
         raise
     conn.execute("COMMIT")
+
+
+def _write_group(
+    conn: sqlite3.Connection, writes: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]
+) -> list[tuple[bool, Any]]:
+    """Run several writes in one transaction: one commit for all (group commit).
+
+    Each write keeps its own outcome (a value, or the exception it raised);
+    if the commit itself fails, every write fails with that error.
+    """
+    outcomes: list[tuple[bool, Any]] = []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for fn, args in writes:
+            try:
+                outcomes.append((True, fn(conn, *args)))
+            except Exception as exc:
+                outcomes.append((False, exc))
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        if conn.in_transaction:
+            conn.rollback()
+        return [(False, exc)] * len(writes)
+    return outcomes
 
 
 # --------------------------------------------------------------- worker calls
@@ -857,6 +896,11 @@ class SQLiteStore:
         # Calls run on the event loop's thread unless a commit waits for fsync
         # (synchronous=full/extra); see _run. ``?thread=1`` forces the worker.
         self._inline = self.settings.synchronous in ("normal", "off") and not self.settings.threaded
+        # group commit: writes waiting for the next transaction
+        self._writes: list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]] = []
+        self._write_scheduled = False
+        self._write_lock = asyncio.Lock()
+        self._flushers: set[asyncio.Task[None]] = set()
 
     async def open(self) -> None:
         if self._pool is not None:
@@ -914,6 +958,66 @@ class SQLiteStore:
         call = functools.partial(fn, conn, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(pool, call)
 
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        """A task write, committed together with the others queued meanwhile.
+
+        Writes that arrive while the loop is busy (many requests at once) share
+        one transaction: one commit, and one WAL append, for all of them.
+        """
+        if self._pool is None or self._conn is None:
+            raise RuntimeError("the SQLite store is not open: await store.open() first")
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._writes.append((fn, args, fut))
+        if not self._write_scheduled:
+            self._write_scheduled = True
+            if self._inline:
+                loop.call_soon(self._flush_writes_inline)
+            else:
+                task = loop.create_task(self._flush_writes_threaded())
+                self._flushers.add(task)
+                task.add_done_callback(self._flushers.discard)
+        result: T = await fut
+        return result
+
+    def _take_writes(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]]:
+        writes, self._writes = self._writes, []
+        self._write_scheduled = False
+        return writes
+
+    @staticmethod
+    def _settle(writes: list[tuple[Any, Any, asyncio.Future[Any]]],
+                outcomes: list[tuple[bool, Any]]) -> None:
+        for (_, _, fut), (ok, value) in zip(writes, outcomes, strict=True):
+            if fut.done():
+                continue
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)
+
+    def _flush_writes_inline(self) -> None:
+        writes = self._take_writes()
+        conn = self._conn
+        if conn is None:
+            error = RuntimeError("the SQLite store was closed")
+            self._settle(writes, [(False, error)] * len(writes))
+            return
+        self._settle(writes, _write_group(conn, [(fn, args) for fn, args, _ in writes]))
+
+    async def _flush_writes_threaded(self) -> None:
+        # Writes queued while this group is on the worker thread form the next group.
+        async with self._write_lock:
+            writes = self._take_writes()
+            pool, conn = self._pool, self._conn
+            if pool is None or conn is None:
+                error = RuntimeError("the SQLite store was closed")
+                self._settle(writes, [(False, error)] * len(writes))
+                return
+            call = functools.partial(_write_group, conn, [(fn, args) for fn, args, _ in writes])
+            outcomes = await asyncio.get_running_loop().run_in_executor(pool, call)
+            self._settle(writes, outcomes)
+
     # ------------------------------------------------------------------ writes
 
     async def create_task(
@@ -933,7 +1037,7 @@ class SQLiteStore:
         stamp = _projection.sort_stamp(probe.status, now)
         if any(not c.id for c in push_configs):
             raise ValueError("a stored push config needs its id")
-        version, queued = await self._run(
+        version, queued = await self._write(
             _create,
             scope,
             created,
@@ -957,7 +1061,7 @@ class SQLiteStore:
         *,
         now: str,
     ) -> int:
-        version, queued = await self._run(_append, scope, task_id, expected_version, events, now)
+        version, queued = await self._write(_append, scope, task_id, expected_version, events, now)
         self._queued(queued)
         return version
 
