@@ -286,9 +286,10 @@ async def test_given_dialect_skips_the_card(dialect: str, method: str) -> None:
     assert task.id == "t1"
 
 
+
 def test_unknown_dialect_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"0\.1"):
-        Client(BASE, dialect="0.1")
+    with pytest.raises(ValueError, match=r"0\.9"):
+        Client(BASE, dialect="0.9")
 
 
 async def test_connect_reads_the_card_at_once() -> None:
@@ -386,7 +387,7 @@ async def test_no_fallback_once_the_agent_has_answered() -> None:
     assert client.dialect == "1.0"
 
 
-async def test_method_missing_in_both_dialects_raises_the_second_answer() -> None:
+async def test_method_missing_in_every_dialect_raises_the_last_answer() -> None:
     agent = FakeAgent(answer=lambda m, p, rid: err(rid, -32601, f"no {m}"))
     async with agent.client() as client:
         with pytest.raises(MethodNotFound, match="no tasks/get"):
@@ -394,7 +395,8 @@ async def test_method_missing_in_both_dialects_raises_the_second_answer() -> Non
         # settled on the card's choice: the next call is not retried
         with pytest.raises(MethodNotFound, match="no GetTask"):
             await client.get_task("t1")
-    assert [m for _, m, _, _ in agent.posts] == ["GetTask", "tasks/get", "GetTask"]
+    # 1.0, then 0.3, then 0.1 (same method name, another dialect), then settled on 1.0
+    assert [m for _, m, _, _ in agent.posts] == ["GetTask", "tasks/get", "tasks/get", "GetTask"]
 
 
 # -------------------------------------------------------------------- request shapes

@@ -38,7 +38,7 @@ _json = msgspec.json.Decoder()
 
 
 class Endpoint(msgspec.Struct, frozen=True):
-    """Where and how to send JSON-RPC: ``dialect`` is ``"1.0"`` or ``"0.3"``."""
+    """Where and how to send JSON-RPC: ``dialect`` is ``"1.0"``, ``"0.3"`` or ``"0.1"``."""
 
     dialect: str
     url: str
@@ -80,6 +80,11 @@ def parse_card(document: bytes) -> AgentCard:
             from ..core.dialects.v1_0 import decode_card_v1
 
             return decode_card_v1(doc)
+        if "protocolVersion" not in doc and "authentication" in doc:
+            # The v0.1 card shape: `authentication`, no protocol version.
+            from ..core.dialects.v0_1 import decode_card_v01
+
+            return decode_card_v01(doc)
         from ..core.dialects.v0_3 import decode_card_v03
 
         return decode_card_v03(doc)
@@ -98,6 +103,8 @@ def dialect_of_version(version: str) -> str | None:
     # v0.2 and v0.3 JSON-RPC are one wire family (DIALECTS.md §a.3).
     if minor.isdigit() and int(minor) >= 2:
         return "0.3"
+    if minor == "1":
+        return "0.1"
     return None
 
 
@@ -108,6 +115,7 @@ def endpoints(card: AgentCard, card_url: str | None = None) -> list[Endpoint]:
     """
     v1: list[Endpoint] = []
     v03: list[Endpoint] = []
+    v01: list[Endpoint] = []
     offered: list[str] = []
     for iface in card.interfaces:
         url = urljoin(card_url, iface.url) if card_url else iface.url
@@ -118,14 +126,21 @@ def endpoints(card: AgentCard, card_url: str | None = None) -> list[Endpoint]:
         if dialect is None:
             continue
         ep = Endpoint(dialect, url)
-        bucket = v1 if dialect == "1.0" else v03
+        bucket = {"1.0": v1, "0.3": v03}.get(dialect, v01)
         if ep not in bucket:
             bucket.append(ep)
-    found = v1 + v03
+        if iface.protocol_version == "0.2":
+            # A card without protocolVersion (v0.2.0-0.2.4, or an older peer):
+            # v0.1 is the next thing to try there.
+            old = Endpoint("0.1", url)
+            if old not in v01:
+                v01.append(old)
+    found = v1 + v03 + v01
     if not found:
         what = "; ".join(offered) if offered else "no interfaces at all"
         raise DialectMismatch(
-            f"agent {card.name!r} offers no JSON-RPC interface of A2A 0.2, 0.3 or 1.x ({what})"
+            f"agent {card.name!r} offers no JSON-RPC interface of A2A 0.1, 0.2, 0.3 or 1.x "
+            f"({what})"
         )
     return found
 

@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import mimetypes
 import os
+import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -63,13 +64,17 @@ from ..core.model import AgentCard, FilePart, Message, Metadata, Part, Task, Tas
 from ..core.parts import data_part, user_message
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
+from .security import CardVerifier, CertLike
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .transport import DEFAULT_TIMEOUT, HTTPReply, HTTPXTransport, Transport
 
 __all__ = ["DIALECTS", "Client", "file_from_path", "make_message"]
 
 #: the dialects this client speaks, best first
-DIALECTS = ("1.0", "0.3")
+#: the dialects this client speaks
+DIALECTS = ("1.0", "0.3", "0.1")
+# what to try after a dialect the agent did not understand, nearest first
+_NEXT = {"1.0": ("0.3", "0.1"), "0.3": ("1.0", "0.1"), "0.1": ("0.3", "1.0")}
 
 _encoder = msgspec.json.Encoder()
 
@@ -148,6 +153,9 @@ class Client:
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
     settings then win over ``timeout`` and ``verify``. ``resume`` says how
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
+    ``verify`` is True (system CAs), a CA bundle path, or False; ``cert`` is
+    a client certificate for mutual TLS; ``card_verifier`` checks the card's
+    signatures before it is used (``CardVerifier``).
 
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
@@ -160,7 +168,9 @@ class Client:
         dialect: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
-        verify: bool | str = True,
+        verify: bool | str | ssl.SSLContext = True,
+        cert: CertLike | None = None,
+        card_verifier: CardVerifier | None = None,
         httpx_client: httpx.AsyncClient | None = None,
         transport: Transport | None = None,
         resume: ResumePolicy | None = None,
@@ -169,7 +179,9 @@ class Client:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.url = url
         self.headers: dict[str, str] = dict(headers or {})
-        self._transport = transport or HTTPXTransport(httpx_client, timeout=timeout, verify=verify)
+        self._transport = transport or HTTPXTransport(httpx_client, timeout=timeout, verify=verify,
+                                                      cert=cert)
+        self._card_verifier = card_verifier
         self._fetched: FetchedCard | None = None
         self._forced = dialect is not None
         self._endpoints: list[Endpoint] = []
@@ -243,6 +255,9 @@ class Client:
         """The agent's card, read once from the well-known paths below ``url``."""
         if self._fetched is None:
             fetched = await fetch_card(self._transport, self.url, self.headers)
+            if self._card_verifier is not None:
+                # a card that does not verify is never used
+                await self._card_verifier.verify(fetched, self._transport)
             self._fetched = fetched
             # A card naming nothing this client speaks is still a card; the
             # mismatch is raised when a call needs an endpoint.
@@ -469,34 +484,40 @@ class Client:
     ) -> R:
         """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
         of the method or version is tried again in the other dialect."""
-        try:
-            result = await attempt(endpoint)
-        except (MethodNotFound, VersionNotSupported):
-            other = None if self._settled else self._fallback(endpoint, call)
-            self._settled = True
-            if other is None:
-                raise
+        tried = {endpoint.dialect}
+        while True:
             try:
-                result = await attempt(other)
-            except A2AError as exc:
-                if not isinstance(exc, (MethodNotFound, VersionNotSupported)):
-                    self._endpoint = other  # understood there, though refused
+                result = await attempt(endpoint)
+            except (MethodNotFound, VersionNotSupported):
+                other = None if self._settled else self._fallback(endpoint, call, tried)
+                if other is None or other.dialect in tried:
+                    self._settled = True
+                    raise
+                # Not understood in this dialect: try the next one.
+                tried.add(other.dialect)
+                endpoint = other
+                continue
+            except A2AError:
+                self._settled = True
+                self._endpoint = endpoint  # understood here, though refused
                 raise
-            self._endpoint = other
-        except A2AError:
             self._settled = True
-            raise
-        self._settled = True
-        return result
+            self._endpoint = endpoint
+            return result
 
-    def _fallback(self, endpoint: Endpoint, call: Call) -> Endpoint | None:
+    def _fallback(self, endpoint: Endpoint, call: Call,
+                  tried: frozenset[str] | set[str] = frozenset()) -> Endpoint | None:
         if isinstance(call, ListTasks):
             return None
+        # The card's other endpoints first, in its order of preference ...
         for ep in self._endpoints:
-            if ep.dialect != endpoint.dialect:
+            if ep.dialect != endpoint.dialect and ep.dialect not in tried:
                 return ep
-        other = "0.3" if endpoint.dialect == "1.0" else "1.0"
-        return Endpoint(other, endpoint.url)
+        # ... then the nearest other generation at the same URL.
+        for nxt in _NEXT[endpoint.dialect]:
+            if nxt not in tried:
+                return Endpoint(nxt, endpoint.url)
+        return None
 
     async def _call_at(self, endpoint: Endpoint, call: Call) -> Result:
         codec = get_codec(endpoint.dialect)
