@@ -1,0 +1,225 @@
+"""The compatibility matrix: which pair spoke which operation in which dialect.
+
+The rows (``ROWS``) and columns (``OPS``) are fixed here; each interop test
+fills one cell, named by its row (the ``peer`` parameter) and its operation
+(the test function's name, ``test_<op>``). ``conftest.py`` records every
+outcome with ``record`` and, at the end of the session, ``render`` turns the
+cells into ``docs/interop.md``.
+
+A cell is written to the committed document only when the run filled every
+cell and skipped none: a run with ``-k``, or one whose peers could not be
+installed, writes ``.interop/interop-partial.md`` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["OPS", "ROWS", "Cell", "Note", "Row", "complete", "record", "render", "results"]
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    #: "client" (an official client calls an interlingua agent) or
+    #: "agent" (interlingua's client calls an official agent)
+    direction: str
+    #: the official SDK and its role, e.g. "a2a-sdk 1.3.0 client"
+    peer: str
+    #: the wire dialect of the pair: "1.0" or "0.3"
+    dialect: str
+    #: the peer environment under .interop/
+    env: str
+    #: how the dialect was chosen, when it needs saying
+    how: str = ""
+
+
+ROWS: list[Row] = [
+    Row("py-1.3.0", "client", "a2a-sdk 1.3.0 (Python) client", "1.0", "py-a2a-1.3.0"),
+    Row("py-1.3.0-v03", "client", "a2a-sdk 1.3.0 (Python) client", "0.3", "py-a2a-1.3.0",
+        "the SDK's v0.3 compatibility transport, chosen from the card's 0.3 interface"),
+    Row("py-0.3.26", "client", "a2a-sdk 0.3.26 (Python) client", "0.3", "py-a2a-0.3.26"),
+    Row("js-1.3.0", "client", "@a2a-js/sdk 1.3.0 (JavaScript) client", "1.0", "js-1.3.0"),
+    Row("js-1.3.0-v03", "client", "@a2a-js/sdk 1.3.0 (JavaScript) client", "0.3", "js-1.3.0",
+        "the SDK's v0.3 compatibility layer (`legacyCompat`), chosen from the card's 0.3 "
+        "interface"),
+    Row("js-0.3.14", "client", "@a2a-js/sdk 0.3.14 (JavaScript) client", "0.3", "js-0.3.14"),
+    Row("py-1.3.0", "agent", "a2a-sdk 1.3.0 (Python) agent", "1.0", "py-a2a-1.3.0"),
+    Row("py-1.3.0-v03", "agent", "a2a-sdk 1.3.0 (Python) agent", "0.3", "py-a2a-1.3.0",
+        "the SDK's v0.3 compatibility layer (`enable_v0_3_compat`)"),
+    Row("py-0.3.26", "agent", "a2a-sdk 0.3.26 (Python) agent", "0.3", "py-a2a-0.3.26"),
+    Row("js-1.3.0", "agent", "@a2a-js/sdk 1.3.0 (JavaScript) agent", "1.0", "js-1.3.0"),
+    Row("js-1.3.0-v03", "agent", "@a2a-js/sdk 1.3.0 (JavaScript) agent", "0.3", "js-1.3.0",
+        "the SDK's v0.3 compatibility layer (`legacyCompat`)"),
+    Row("js-0.3.14", "agent", "@a2a-js/sdk 0.3.14 (JavaScript) agent", "0.3", "js-0.3.14"),
+]
+
+#: operation -> column heading
+OPS: dict[str, str] = {
+    "card": "card",
+    "send": "send (text, data, file)",
+    "stream": "stream",
+    "get": "get",
+    "cancel": "cancel",
+    "multi_turn": "multi-turn",
+    "reply": "message reply",
+    "subscribe": "resubscribe",
+    "push": "push config set/get",
+    "errors": "errors",
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    #: "info", "peer-quirk", "peer-bug", "peer-aside" (a peer bug the tested setup
+    #: avoids), "interlingua-bug" or "failure"
+    kind: str
+    text: str
+
+
+@dataclass
+class Cell:
+    #: "passed", "bug" (a documented bug confirmed), "failed", "xfailed" (not yet
+    #: supported by interlingua) or "skipped"
+    outcome: str
+    notes: list[Note] = field(default_factory=list)
+    nodeid: str = ""
+
+
+_cells: dict[tuple[str, str, str], Cell] = {}
+
+
+def results() -> dict[tuple[str, str, str], Cell]:
+    """Recorded cells by (direction, row id, op)."""
+    return dict(_cells)
+
+
+def record(direction: str, row_id: str, op: str, cell: Cell) -> None:
+    key = (direction, row_id, op)
+    old = _cells.get(key)
+    # A cell keeps its worst outcome (a failed teardown after a passed call).
+    if old is not None and _rank(old.outcome) > _rank(cell.outcome):
+        old.notes.extend(cell.notes)
+        return
+    if old is not None:
+        cell.notes[:0] = [n for n in old.notes if n not in cell.notes]
+    _cells[key] = cell
+
+
+def _rank(outcome: str) -> int:
+    return {"passed": 0, "skipped": 1, "xfailed": 2, "bug": 3, "failed": 4}.get(outcome, 0)
+
+
+def complete() -> bool:
+    """True when every cell of the matrix was filled by this run and none was skipped."""
+    for row in ROWS:
+        for op in OPS:
+            cell = _cells.get((row.direction, row.id, op))
+            if cell is None or cell.outcome == "skipped":
+                return False
+    return True
+
+
+_SYMBOL = {"passed": "✅", "bug": "❌", "failed": "❌", "xfailed": "⏳", "skipped": "⬜"}
+
+_DIRECTION = {
+    "client": ("Official clients → an interlingua agent",
+               "Each official client is a separate process driven over stdin/stdout "
+               "(`tests/interop/peers/py_client_*.py`, `js_client_*.mjs`); it reads the card "
+               "of an interlingua agent (`tests/interop/agent.py`, served in its own process "
+               "by `tests/interop/serve_agent.py`) and makes the SDK's own client from it. "
+               "Rows marked v0.3 on a 1.x SDK use the SDK's own v0.3 compatibility layer."),
+    "agent": ("interlingua's client → official agents",
+              "`interlingua.Client` calls an agent built on each official SDK "
+              "(`tests/interop/peers/py_agent_*.py`, `js_agent_*.mjs`), each in its own "
+              "process on loopback. Rows marked v0.3 on a 1.x SDK talk to the SDK's v0.3 "
+              "compatibility layer on the same URL (`Client(url, dialect=\"0.3\")`)."),
+}
+
+
+def render(versions: dict[str, str]) -> str:
+    """The matrix as Markdown."""
+    lines = [
+        "# Interoperability with the official A2A SDKs",
+        "",
+        "Generated by the interoperability tests (`pytest -m interop tests/interop`, set up by "
+        "`scripts/interop-setup`); do not edit by hand. Every peer runs as a real process on "
+        "loopback.",
+        "",
+        "Peers: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
+        "",
+        "✅ works, content intact · ❌ fails: the note says why and on which side, with a "
+        "request that reproduces it · ⏳ not yet supported by interlingua · ⬜ not run",
+        "",
+    ]
+    footnotes: list[Note] = []
+
+    def ref(note: Note) -> int:
+        if note not in footnotes:
+            footnotes.append(note)
+        return footnotes.index(note) + 1
+
+    for direction in ("client", "agent"):
+        title, blurb = _DIRECTION[direction]
+        lines += [f"## {title}", "", blurb, ""]
+        lines.append("| pair | dialect | " + " | ".join(OPS.values()) + " |")
+        lines.append("|---|---|" + "---|" * len(OPS))
+        for row in ROWS:
+            if row.direction != direction:
+                continue
+            pair = row.peer
+            if row.how:
+                how = Note("info", f"{row.peer}, v{row.dialect}: {row.how}.")
+                pair += f" [{ref(how)}]"
+            cells = []
+            for op in OPS:
+                cell = _cells.get((direction, row.id, op))
+                if cell is None:
+                    cells.append(_SYMBOL["skipped"])
+                    continue
+                marks = "".join(f"[{ref(n)}]" for n in cell.notes)
+                cells.append(_SYMBOL.get(cell.outcome, "?") + (" " + marks if marks else ""))
+            lines.append(f"| {pair} | v{row.dialect} | " + " | ".join(cells) + " |")
+        lines.append("")
+
+    lines += [
+        "What each operation checks (the same for every pair):",
+        "",
+        "- **card**: the peer reads the other side's `/.well-known/agent-card.json` with its "
+        "own parser and picks the expected dialect. interlingua's card is one document with "
+        "the fields of every version (a v0.3 card deep-merged with the v1.0 one) and a full "
+        "set of metadata (skills, provider, four kinds of security scheme, extensions).",
+        "- **send**: a blocking send of a text part (non-ASCII), a data part (nested JSON) and "
+        "an inline file part (all 256 byte values); the task completes with an artifact holding "
+        "the three parts, byte for byte, and the user message in its history.",
+        "- **stream**: a streaming send; the status update, three appended artifact chunks "
+        "(append / last-chunk flags in order) and the final status arrive in order, for one "
+        "task.",
+        "- **get**: the task read back by id (with `historyLength`) matches what the send "
+        "returned.",
+        "- **cancel**: a non-blocking send of a long task, then cancel: the answer and a later "
+        "get say `canceled`.",
+        "- **multi-turn**: the agent asks for input (`input-required`); the answer sent to the "
+        "same task and context completes it, and the agent saw the first message.",
+        "- **message reply**: an agent that answers with a bare message (no task), to a "
+        "send and to a streaming send (one `message` event).",
+        "- **resubscribe**: a subscription follows a running task; canceling the task from "
+        "another call brings the `canceled` status and ends the subscription (an interlingua "
+        "agent also begins the subscription with the task's current state).",
+        "- **push config set/get**: a push notification config set on a task is read back "
+        "unchanged (id, URL, token); when interlingua is the agent, finishing the task then "
+        "notifies the webhook, with the token.",
+        "- **errors**: reading an unknown task and canceling a finished one are refused with "
+        "the errors the protocol names (task not found, task not cancelable), which each SDK "
+        "turns into its own error type.",
+        "",
+    ]
+    if footnotes:
+        lines += ["## Notes", ""]
+        for i, note in enumerate(footnotes, 1):
+            label = {"peer-bug": "**Peer bug.** ", "interlingua-bug": "**interlingua bug.** ",
+                     "peer-quirk": "**Peer behaviour.** ", "failure": "**Test failure.** ",
+                     "peer-aside": "**Peer bug, outside the setup tested here.** "}
+            lines.append(f"{i}. {label.get(note.kind, '')}{note.text}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""Agent on the official Python SDK 1.x (``a2a-sdk`` 1.x), for interlingua's client.
+
+    python py_agent_v1.py --port PORT
+
+Runs with the interpreter of an ``a2a-sdk`` 1.x venv: the SDK's JSON-RPC route
+(v1.0, plus the SDK's own v0.3 compatibility layer on the same URL) and card
+route over its default request handler, in-memory task store and in-memory
+push-config store, under uvicorn on 127.0.0.1. It behaves as every agent of
+these tests does (``tests/interop/agent.py`` tells how).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import uuid
+
+import uvicorn
+from a2a.helpers import get_message_text, new_task_from_user_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Message,
+    Role,
+    TaskState,
+)
+from starlette.applications import Starlette
+
+
+class InteropExecutor(AgentExecutor):
+    def __init__(self) -> None:
+        self.cancelled: dict[str, asyncio.Event] = {}
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        if message is None:
+            raise ValueError("a message is needed")
+        text = get_message_text(message)
+        if text.startswith("reply"):
+            await event_queue.enqueue_event(Message(
+                message_id=str(uuid.uuid4()), role=Role.ROLE_AGENT,
+                context_id=message.context_id, parts=[new_text_part(f"re: {text}")]))
+            return
+        task = context.current_task
+        continued = task is not None
+        if task is None:
+            task = new_task_from_user_message(message)
+            await event_queue.enqueue_event(task)
+        up = TaskUpdater(event_queue, task.id, task.context_id)
+        words = text.split()
+        verb = words[0] if words else ""
+        if verb == "stream":
+            n = int(words[1]) if len(words) > 1 else 3
+            await up.start_work(up.new_agent_message([new_text_part("streaming")]))
+            aid = str(uuid.uuid4())
+            for i in range(n):
+                await up.add_artifact([new_text_part(f"chunk {i};")], artifact_id=aid,
+                                      name="stream.txt", append=i > 0, last_chunk=i == n - 1)
+            await up.complete(up.new_agent_message([new_text_part("done")]))
+        elif verb == "slow":
+            event = self.cancelled.setdefault(task.id, asyncio.Event())
+            await up.start_work(up.new_agent_message([new_text_part("waiting")]))
+            try:
+                await asyncio.wait_for(event.wait(), 30)
+            except TimeoutError:
+                await up.complete(up.new_agent_message([new_text_part("woke up")]))
+        elif verb == "book":
+            await up.requires_input(up.new_agent_message([new_text_part("Where to?")]))
+        elif continued:
+            first = next(m for m in task.history if m.role == Role.ROLE_USER)
+            await up.add_artifact([new_text_part(f"{get_message_text(first)} -> {text}")],
+                                  name="booking", last_chunk=True)
+            await up.complete()
+        else:
+            await up.add_artifact(list(message.parts), name="echo", last_chunk=True)
+            await up.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        if context.task_id and context.context_id:
+            self.cancelled.setdefault(context.task_id, asyncio.Event()).set()
+            await TaskUpdater(event_queue, context.task_id, context.context_id).update_status(
+                TaskState.TASK_STATE_CANCELED)
+
+
+def agent_card(url: str) -> AgentCard:
+    return AgentCard(
+        name="Interop (a2a-sdk 1.x)",
+        description="Echoes, streams, waits and asks, for the interoperability tests.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"),
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+        default_input_modes=["text/plain", "application/json", "application/octet-stream"],
+        default_output_modes=["text/plain", "application/json", "application/octet-stream"],
+        skills=[AgentSkill(id="interop", name="interop", description="Interop behaviours",
+                           tags=["test"])],
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    opts = ap.parse_args()
+    card = agent_card(f"http://127.0.0.1:{opts.port}/")
+    handler = DefaultRequestHandler(
+        agent_executor=InteropExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        push_config_store=InMemoryPushNotificationConfigStore(),
+    )
+    routes = [*create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+              *create_agent_card_routes(card)]
+    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=opts.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""Serve an interlingua agent for the official clients: ``serve`` plus test push settings.
+
+    python tests/interop/serve_agent.py tests/interop/agent.py:agent --port PORT
+
+What ``interlingua.cli.serve.serve`` does (memory store, the card naming
+``http://127.0.0.1:PORT``), except that webhook URLs on loopback over plain
+http are accepted: the official clients register push configs that point at
+the test session's own receiver.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+
+from interlingua.cli.serve import load_agent, public_url_for
+from interlingua.server.app import create_app
+from interlingua.server.push.settings import PushSettings
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("spec")
+    ap.add_argument("--port", type=int, required=True)
+    opts = ap.parse_args()
+    app = create_app(
+        load_agent(opts.spec),
+        store="memory://",
+        public_url=public_url_for("127.0.0.1", opts.port),
+        push=PushSettings(allow_http=True, allow_private_networks=True, backoff_base=0.2,
+                          max_attempts=2),
+    )
+    uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", access_log=False,
+                timeout_graceful_shutdown=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,332 @@
+"""interlingua's client calls agents built on the official SDKs (Python and JavaScript).
+
+Each agent (``peers/*_agent_*``) runs in its own process on loopback and
+behaves as ``agent.py`` describes. Rows of a 1.x SDK in v0.3 talk to the
+SDK's own v0.3 compatibility layer, on the same URL as its v1.0 endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from interlingua import Client
+from interlingua.client import StreamEvent
+from interlingua.core.calls import GetPushConfig, SetPushConfig
+from interlingua.core.errors import (
+    A2AError,
+    InternalError,
+    InvalidParams,
+    TaskNotCancelable,
+    TaskNotFound,
+)
+from interlingua.core.model import (
+    ArtifactUpdate,
+    DataPart,
+    FilePart,
+    Message,
+    Part,
+    PushConfig,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TextPart,
+)
+from interlingua.core.parts import get_text
+from tests.e2e.procs import free_port
+
+from .conftest import AGENT_ROWS, Peers, agent_argv
+from .content import DATA, DOUBLES_NOTE, FILE_BYTES, FILE_NAME, FILE_TYPE, STREAM_CHUNKS, TEXT
+from .harness import AgentProcess, Receiver, ensure_env
+from .matrix import Row
+
+DIRECTION = "agent"
+pytestmark = pytest.mark.interop
+
+Note = Callable[..., None]
+
+
+@pytest.fixture(params=AGENT_ROWS, ids=[r.id for r in AGENT_ROWS])
+def peer(request: pytest.FixtureRequest) -> Row:
+    row: Row = request.param
+    return row
+
+
+def _compat(row: Row) -> bool:
+    """A v0.3 row of a 1.x SDK: its compatibility layer, reached by choosing the dialect."""
+    return row.id.endswith("-v03")
+
+
+@pytest.fixture
+async def client(peer: Row, peers: Peers) -> AsyncIterator[Client]:
+    agent = peers.agent(peer)
+    # The v1.0 card of a 1.x agent names both dialects; the client prefers 1.0,
+    # so the compatibility rows name the dialect and the JSON-RPC URL.
+    c = Client(agent.url + "/", dialect="0.3") if _compat(peer) else Client(agent.url)
+    async with c:
+        yield c
+
+
+def _echo_parts_intact(parts: list[object]) -> None:
+    assert len(parts) == 3, parts
+    text, data, file = parts
+    assert isinstance(text, TextPart) and text.text == TEXT
+    assert isinstance(data, DataPart) and data.data == DATA, data
+    assert isinstance(file, FilePart) and file.raw == FILE_BYTES and file.uri is None
+    assert (file.media_type, file.filename) == (FILE_TYPE, FILE_NAME)
+
+
+def _texts(parts: list[Part]) -> str:
+    """The text parts, joined (an artifact streamed in chunks has one part per chunk)."""
+    return "".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+async def _send_echo(client: Client) -> Task:
+    task = await client.send(TEXT, data=DATA,
+                             files=[FilePart(raw=FILE_BYTES, media_type=FILE_TYPE,
+                                             filename=FILE_NAME)])
+    assert isinstance(task, Task), task
+    return task
+
+
+async def _send(client: Client, text: str, **kwargs: Any) -> Task:
+    task = await client.send(text, **kwargs)
+    assert isinstance(task, Task), task
+    return task
+
+
+# ---------------------------------------------------------------------------- card
+
+
+async def test_card(peer: Row, client: Client) -> None:
+    agent_card = await client.get_card()
+    assert agent_card.name.startswith("Interop (")
+    assert agent_card.capabilities.streaming and agent_card.capabilities.push_notifications
+    assert [s.id for s in agent_card.skills] == ["interop"]
+    assert "application/octet-stream" in agent_card.default_input_modes
+    dialects = {e.dialect for e in client.endpoints}
+    native = {"1.0"} if peer.env.rsplit("-", 1)[1].startswith("1.") else set()
+    # A 1.x card names v1.0 and v0.3 interfaces; a 0.3 card its one URL.
+    assert dialects == (native | {"0.3"}), client.endpoints
+    if not _compat(peer):
+        await client.resolve()
+        assert client.dialect == peer.dialect
+
+
+# ------------------------------------------------------------------------- calls
+
+
+async def test_send(peer: Row, client: Client, note: Note) -> None:
+    task = await _send_echo(client)
+    assert client.dialect == peer.dialect
+    assert task.status.state is TaskState.COMPLETED
+    assert [a.name for a in task.artifacts] == ["echo"]
+    _echo_parts_intact(list(task.artifacts[0].parts))
+    user = [m for m in task.history if m.role is Role.USER]
+    assert user, task.history
+    _echo_parts_intact(list(user[0].parts))
+    data = task.artifacts[0].parts[1]
+    assert isinstance(data, DataPart)
+    if isinstance(data.data["n"], float):
+        note(DOUBLES_NOTE)
+
+
+async def test_stream(peer: Row, client: Client, note: Note) -> None:
+    events: list[StreamEvent] = []
+    async with asyncio.timeout(20):
+        async for event in client.stream(f"stream {STREAM_CHUNKS}"):
+            events.append(event)
+    assert client.dialect == peer.dialect
+    assert len({e.task_id for e in events}) == 1, [e.task_id for e in events]
+    items = [e.item for e in events]
+    chunks = [i for i in items if isinstance(i, ArtifactUpdate)]
+    assert [_texts(c.artifact.parts) for c in chunks] == [
+        f"chunk {i};" for i in range(STREAM_CHUNKS)]
+    assert [c.append for c in chunks] == [False, True, True]
+    assert [c.last_chunk for c in chunks] == [False, False, True]
+    assert len({c.artifact.artifact_id for c in chunks}) == 1
+    assert chunks[0].artifact.name == "stream.txt"
+    first_chunk = items.index(chunks[0])
+    working = [i for i in items[:first_chunk] if isinstance(i, (StatusUpdate, Task))
+               and i.status.state is TaskState.WORKING]
+    assert working and working[-1].status.message is not None
+    assert get_text(working[-1].status.message) == "streaming"
+    last = items[-1]
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED, last
+    assert last.status.message is not None and get_text(last.status.message) == "done"
+    if all(e.seq is None for e in events):
+        note("The agent gives its SSE events no `id`, so a broken stream can only be resumed "
+             "from the task's current state (interlingua's client then resubscribes without "
+             "`Last-Event-ID`).")
+    # What the agent kept: one artifact, the chunks in order.
+    task_id = events[0].task_id
+    assert task_id is not None
+    task = await client.get_task(task_id)
+    assert task.status.state is TaskState.COMPLETED
+    assert len(task.artifacts) == 1
+    assert _texts(task.artifacts[0].parts) == "".join(f"chunk {i};" for i in range(STREAM_CHUNKS))
+
+
+async def test_get(peer: Row, client: Client, note: Note) -> None:
+    sent = await _send_echo(client)
+    got = await client.get_task(sent.id)
+    assert (got.id, got.context_id, got.status.state) == (sent.id, sent.context_id,
+                                                          sent.status.state)
+    assert [a.artifact_id for a in got.artifacts] == [a.artifact_id for a in sent.artifacts]
+    _echo_parts_intact(list(got.artifacts[0].parts))
+    if sent.history and not got.history:
+        note(f"{peer.peer}: `tasks/get` without `historyLength` answers with an empty "
+             "`history` (the send's answer had the user's message). v0.3 leaves the default "
+             "open and v1.0 makes it implementation-defined, so this is allowed, but it "
+             'surprises: `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"<task '
+             'id>"}}` → `"history":[]`; with `"historyLength":10` the messages are there.',
+             kind="peer-quirk")
+    asked = await _send(client, "book a flight")
+    full = await client.get_task(asked.id, history_length=10)
+    assert full.history, full
+    last = await client.get_task(asked.id, history_length=1)
+    assert [m.message_id for m in last.history] == [m.message_id for m in full.history[-1:]]
+
+
+async def test_cancel(peer: Row, client: Client) -> None:
+    started = await _send(client, "slow", blocking=False)
+    assert started.status.state in (TaskState.SUBMITTED, TaskState.WORKING)
+    cancelled = await client.cancel(started.id)
+    assert cancelled.id == started.id and cancelled.status.state is TaskState.CANCELED
+    got = await client.get_task(started.id)
+    assert got.status.state is TaskState.CANCELED
+
+
+async def test_multi_turn(peer: Row, client: Client) -> None:
+    asked = await _send(client, "book a flight")
+    assert asked.status.state is TaskState.INPUT_REQUIRED
+    assert asked.status.message is not None and get_text(asked.status.message) == "Where to?"
+    done = await _send(client, "to LHR", task_id=asked.id, context_id=asked.context_id)
+    assert (done.id, done.context_id) == (asked.id, asked.context_id)
+    assert done.status.state is TaskState.COMPLETED
+    assert [(a.name, get_text(a)) for a in done.artifacts] == [
+        ("booking", "book a flight -> to LHR")]
+
+
+async def test_reply(peer: Row, client: Client) -> None:
+    reply = await client.send("reply hi")
+    assert isinstance(reply, Message), reply
+    assert reply.role is Role.AGENT and get_text(reply) == "re: reply hi"
+    async with asyncio.timeout(20):
+        events = [e async for e in client.stream("reply there")]
+    assert len(events) == 1, events
+    item = events[0].item
+    assert isinstance(item, Message) and get_text(item) == "re: reply there"
+
+
+async def test_subscribe(peer: Row, client: Client, note: Note) -> None:
+    started = await _send(client, "slow", blocking=False)
+    events: list[StreamEvent] = []
+    first = asyncio.Event()
+
+    async def follow() -> None:
+        async for event in client.subscribe(started.id):
+            events.append(event)
+            first.set()
+
+    follower = asyncio.create_task(follow())
+    # Cancel once the subscription has its first event (or after a second: an agent
+    # may send nothing until the task changes).
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(first.wait(), 1.0)
+    cancelled = await client.cancel(started.id)
+    assert cancelled.status.state is TaskState.CANCELED
+    try:
+        async with asyncio.timeout(20):
+            await follower
+        error: BaseException | None = None
+    except A2AError as exc:
+        error = exc
+
+    if peer.id == "py-0.3.26" and not events:
+        # The SDK's known bug (see the note); when it is fixed, this branch stops matching.
+        note(PY03_RESUBSCRIBE_BUG, kind="peer-bug")
+        note(CLIENT_RESUME_REFUSED, kind="interlingua-bug")
+        assert isinstance(error, InvalidParams) and "terminal state" in error.message, error
+        return
+    assert error is None, error
+    assert events, "the subscription brought nothing"
+    assert {e.task_id for e in events} == {started.id}
+    assert events[-1].state is TaskState.CANCELED, events[-1]
+    assert not any(isinstance(e.item, Message) for e in events)
+
+
+PY03_RESUBSCRIBE_BUG = (
+    "a2a-sdk 0.3.26 agent: a subscriber never learns that the task was canceled. "
+    "`message/send` `{\"message\":{\"kind\":\"message\",\"messageId\":\"m1\","
+    "\"role\":\"user\",\"parts\":[{\"kind\":\"text\",\"text\":\"slow\"}]},"
+    "\"configuration\":{\"blocking\":false}}` (a task that works until canceled), then "
+    "`tasks/resubscribe` `{\"id\":\"<task id>\"}` (SSE, left open), then `tasks/cancel` "
+    "`{\"id\":\"<task id>\"}` (answers `canceled`): the resubscribe stream ends without a "
+    "single event; expected: a `status-update` with state `canceled` and `final: true`. "
+    "`DefaultRequestHandler.on_cancel_task` hands the executor its own tap of the task's "
+    "event queue, so the `canceled` status reaches only the cancel call, and cancelling the "
+    "producer closes the queue under every other tap. (Nor does the stream begin with the "
+    "task's current state: it is silent until the task changes.)")
+
+CLIENT_RESUME_REFUSED = (
+    "interlingua's client, on that empty stream: it resumes with `tasks/resubscribe`, which "
+    "the agent refuses because the task is now terminal (`-32602`, \"Task … is in terminal "
+    "state: canceled\"), and `Client.subscribe` raises that `InvalidParams`. Expected: when "
+    "a resumption is refused and `tasks/get` says the task is finished, end the stream with "
+    "the task's final state (the agent gives no SSE ids, so `follow` skips its `finished` "
+    "check, which needs a `Last-Event-ID`).")
+
+
+async def test_push(peer: Row, client: Client, receiver: Receiver) -> None:
+    asked = await _send(client, "book a flight")
+    # A webhook on loopback: an agent that delivers notifications reaches only the test.
+    config = PushConfig(url=f"{receiver.url}/agent-hook/{peer.id}", id="cfg-1", token="tok-123")
+    stored = await client.call(SetPushConfig(task_id=asked.id, config=config))
+    assert isinstance(stored, PushConfig), stored
+    assert (stored.id, stored.url, stored.token) == (config.id, config.url, config.token)
+    assert stored.task_id in (None, asked.id)
+    got = await client.call(GetPushConfig(task_id=asked.id, config_id="cfg-1"))
+    assert isinstance(got, PushConfig), got
+    assert (got.id, got.url, got.token) == (config.id, config.url, config.token)
+
+
+async def test_errors(peer: Row, client: Client, note: Note) -> None:
+    with pytest.raises(TaskNotFound):
+        await client.get_task("no-such-task")
+    done = await _send(client, "echo finished")
+    assert done.status.state is TaskState.COMPLETED
+    with pytest.raises(TaskNotCancelable):
+        await client.cancel(done.id)
+    if peer.id == "js-0.3.14":
+        await _check_commonjs_errors(peer, note)
+
+
+async def _check_commonjs_errors(peer: Row, note: Note) -> None:
+    """The same agent on the SDK's CommonJS build (``require``), where 0.3.14 loses its
+    error codes: every protocol error is answered as an internal error."""
+    port = free_port()
+    agent = AgentProcess(f"{peer.env}-cjs", [*agent_argv(peer, ensure_env(peer.env), port),
+                                             "--cjs"], port)
+    try:
+        await asyncio.to_thread(agent.wait_ready)
+        async with Client(agent.url + "/", dialect="0.3") as c:
+            with pytest.raises((TaskNotFound, InternalError)) as caught:
+                await c.get_task("no-such-task")
+    finally:
+        agent.stop()
+    if isinstance(caught.value, InternalError):
+        assert "Task not found" in caught.value.message
+        note(f"{peer.peer}, loaded with `require()` (its CommonJS build) instead of `import`: "
+             "every protocol error is answered as `-32603` Internal error. "
+             '`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"no-such-task"}}` → '
+             '`{"code":-32603,"message":"Task not found: no-such-task"}`; expected `-32001`, '
+             "as its ES module build answers. The CommonJS entry points `server` and "
+             "`server/express` each bundle their own `A2AError` class, so the JSON-RPC handler's "
+             "`instanceof` test fails for errors the request handler throws. The tests load the "
+             "SDK as ES modules, as its documentation does.", kind="peer-aside")
