@@ -49,7 +49,7 @@ import msgspec
 from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
 from ..core.dialects.base import Codec, StreamItem
-from ..core.errors import A2AError
+from ..core.errors import A2AError, TaskNotFound
 from ..core.model import Message, StatusUpdate, Task, TaskState
 from ..core.sse import SSEDecoder, SSEEvent
 from .errors import AgentUnreachable, BadResponse, ClientError
@@ -264,6 +264,14 @@ async def follow(
             if not resuming or not _retryable(exc):
                 raise
             reason = str(exc)
+        except TaskNotFound:
+            raise
+        except A2AError:
+            # A resume refused because the task has finished meanwhile (some
+            # agents refuse to subscribe to a finished task): the stream is over.
+            if resuming and state.task_id is not None and await _quietly(finished, state.task_id):
+                return
+            raise
         else:
             try:
                 async with contextlib.aclosing(state.read(conn)) as events:
@@ -273,7 +281,7 @@ async def follow(
                     return
                 reason = "the stream ended before the task reached a final state"
                 if (not state.progressed and isinstance(call, SubscribeToTask)
-                        and state.last is not None and await finished(call.id)):
+                        and (state.last is not None or resuming) and await finished(call.id)):
                     # Nothing after ``last`` and the task is done: the events
                     # asked for were its last.
                     return
@@ -302,6 +310,14 @@ async def follow(
             await policy.sleep(policy.delay(failures))
         call = SubscribeToTask(id=task_id, tenant=call.tenant)
         resuming = True
+
+
+async def _quietly(finished: FinishedCheck, task_id: str) -> bool:
+    """``finished(task_id)``, False when even that cannot be asked."""
+    try:
+        return await finished(task_id)
+    except (A2AError, AgentUnreachable, BadResponse):
+        return False
 
 
 class _Position:
