@@ -292,6 +292,14 @@ async def follow(
                     state.last = exc.last_event_id
             except AgentUnreachable as exc:
                 reason = str(exc)
+            except TaskNotFound:
+                raise
+            except A2AError:
+                # As above: a resumption answered with an error instead of events.
+                if (resuming and state.task_id is not None
+                        and await _quietly(finished, state.task_id)):
+                    return
+                raise
             finally:
                 await conn.aclose()
         task_id = state.task_id
