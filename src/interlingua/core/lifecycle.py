@@ -137,14 +137,15 @@ def _check(task_id: str, state: TaskState, event: Event) -> None:
         raise LifecycleError(f"task {task_id} already exists", state=state, event=event)
 
 
-def apply(task: Task, event: Event) -> Task:
+def apply(task: Task, event: Event, *, checked: bool = False) -> Task:
     """Fold ``event`` into ``task`` in place and return it; refuse illegal events.
 
     In place, because the engine owns the live projection of a running task and
     copying a task with a long history per event would make every event cost
     as much as the whole task.
     """
-    check(task, event)
+    if not checked:  # ``checked``: the caller already ran ``check_all`` on its batch
+        check(task, event)
     if isinstance(event, StatusUpdate):
         msg = event.status.message
         if msg is not None and (not task.history or task.history[-1].message_id != msg.message_id):

@@ -608,8 +608,8 @@ class Engine:
             batch = list(events)
             version = await self.store.append(run.scope, run.task.id, run.version, batch, now=now)
             base = run.version
-        for event in events:
-            lifecycle.apply(run.task, event)
+        for event in events:  # checked in _emit
+            lifecycle.apply(run.task, event, checked=True)
         run.version = version
         await self.bus.publish(run.key, [StoredEvent(seq=base + i + 1, event=e)
                                          for i, e in enumerate(batch)])

@@ -77,11 +77,16 @@ async def write_sse(
     watcher = asyncio.get_running_loop().create_task(watch_disconnect())
     try:
         try:
+            pending: list[bytes] = []
             async for out in stream:
                 if isinstance(out, Entry):
                     data = encoded_item(out, codec)
-                    chunk = (b"id: " + str(out.seq).encode() + b"\ndata: "
-                             + prefix + data + b"}\n\n")
+                    pending.append(b"id: " + str(out.seq).encode() + b"\ndata: "
+                                   + prefix + data + b"}\n\n")
+                    if out.more:
+                        continue  # events that arrived together leave in one write
+                    chunk = b"".join(pending)
+                    pending.clear()
                 elif isinstance(out, Heartbeat):
                     chunk = _HEARTBEAT
                 elif isinstance(out, Lagged):

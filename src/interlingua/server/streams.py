@@ -52,6 +52,8 @@ class Entry(msgspec.Struct):
     item: Task | Message | StatusUpdate | ArtifactUpdate
     #: the log entry it came from (None for snapshots), whose encodings are shared
     stored: StoredEvent | None = None
+    #: more entries follow at once (the writer sends them together)
+    more: bool = False
 
 
 class Heartbeat(msgspec.Struct):
@@ -239,14 +241,23 @@ async def _follow(
                     yield Unavailable(after, f"events after {after} of task {task_id} "
                                              "are no longer available")
                     return
+            batch: list[Entry] = []
+            last = False
             for stored in events:
                 after = stored.seq
                 item = _item(stored.event)
                 if item is None:
                     continue
-                yield Entry(stored.seq, item, stored)
+                batch.append(Entry(stored.seq, item, stored, more=True))
                 if isinstance(item, StatusUpdate) and item.status.state in lifecycle.RETURN_STATES:
-                    return
+                    last = True
+                    break
+            if batch:
+                batch[-1].more = False
+            for entry in batch:
+                yield entry
+            if last:
+                return
             if after >= latest:
                 level = True
     finally:
