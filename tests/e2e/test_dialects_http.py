@@ -185,3 +185,25 @@ def test_same_task_across_dialects(c: httpx.Client, url: str) -> None:
     # without a header, a shared method answers in the dialect the task was made in
     plain = call(c, url, "tasks/get", {"id": tid})["result"]
     assert "sessionId" in plain and "kind" not in plain
+
+
+def test_sam_multi_turn(c: httpx.Client, url: str) -> None:
+    msg = {"role": "user", "parts": [{"text": "book a flight"}],
+           "message_id": f"msg-{uuid.uuid4()}", "kind": "message"}
+    first = call(c, url, "tasks/send", {"message": msg})["result"]
+    assert first["status"]["state"] == "input-required"
+    more = {"role": "user", "parts": [{"text": "to Oslo"}], "message_id": f"msg-{uuid.uuid4()}",
+            "task_id": first["id"], "context_id": first["context_id"], "kind": "message"}
+    done = call(c, url, "tasks/send", {"message": more})["result"]
+    assert done["id"] == first["id"] and done["status"]["state"] == "completed"
+
+
+def test_tutorial_subscribe(c: httpx.Client, url: str) -> None:
+    made = call(c, url, "message/send", {"message": {
+        "role": "user", "parts": [{"type": "text", "text": "book a flight"}]}})["result"]
+    assert made["status"]["state"] == "input-required"
+    got = list(events(c, url + "/", rpc("task/subscribe", {"id": made["id"]})))
+    # a fresh subscription to a task waiting for input: its state, then the end
+    assert len(got) == 1
+    result = got[0][2]["result"]
+    assert result["id"] == made["id"] and result["status"]["state"] == "input-required"

@@ -19,7 +19,7 @@ from .procs import ServerProcess
 from .sse_client import V1, rpc, v1_message
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-DIALECTS = ["1.0", "0.3"]
+DIALECTS = ["1.0", "0.3", "0.1"]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,9 @@ async def test_file_in_file_out(served: dict[str, str], dialect: str) -> None:
         ref = by_uri.artifacts[0].parts[0]
         assert isinstance(ref, FilePart) and ref.uri == "https://storage.example.com/in.png#processed"
         rejected = await c.send("no file here")
-        assert isinstance(rejected, Task) and rejected.status.state is TaskState.REJECTED
+        # v0.1 has no "rejected": its clients see "failed" (DIALECTS.md §i.18)
+        expected = TaskState.FAILED if dialect == "0.1" else TaskState.REJECTED
+        assert isinstance(rejected, Task) and rejected.status.state is expected
 
 
 def test_file_bytes_are_base64_on_the_wire(served: dict[str, str]) -> None:
