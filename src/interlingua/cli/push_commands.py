@@ -1,0 +1,98 @@
+"""``interlingua listen`` and ``interlingua push …``: the two ends of push notifications."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+import msgspec
+
+from .serve import DEFAULT_STORE
+
+__all__ = ["listen_command", "push_group"]
+
+
+@click.command("listen")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--jwks", "jwks_url", default=None, metavar="URL",
+              help="The agent's JWKS (its /.well-known/jwks.json): require valid signatures.")
+@click.option("--token", default=None, help="Require this X-A2A-Notification-Token.")
+@click.option("--authorization", default=None, metavar="VALUE",
+              help="Require this Authorization header value.")
+def listen_command(port: int, host: str, jwks_url: str | None, token: str | None,
+                   authorization: str | None) -> None:
+    """Receive push notifications and print each as one JSON line."""
+    from .listen import listen
+
+    click.echo(f"Listening for push notifications on http://{host}:{port}/ "
+               f"({'signatures checked' if jwks_url else 'signatures not checked'})", err=True)
+    try:
+        listen(port=port, host=host, jwks_url=jwks_url, token=token,
+               authorization=authorization)
+    except KeyboardInterrupt:
+        pass
+
+
+@click.group("push")
+def push_group() -> None:
+    """Inspect and manage an agent's push-notification outbox (on its store)."""
+
+
+_store_option = click.option("--store", default=DEFAULT_STORE, show_default=True,
+                             help="The agent's store URL.")
+
+
+@push_group.command("dead")
+@_store_option
+@click.option("--task-id", default=None)
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--json", "as_json", is_flag=True, help="Print raw JSON.")
+def dead_command(store: str, task_id: str | None, limit: int, as_json: bool) -> None:
+    """Deliveries that gave up after their last attempt (the dead letters)."""
+    from ..server.push.admin import dead_letters
+
+    rows = asyncio.run(dead_letters(store, task_id=task_id, limit=limit))
+    if as_json:
+        click.echo(msgspec.json.encode(rows).decode())
+        return
+    if not rows:
+        click.echo("no dead deliveries")
+    for d in rows:
+        click.echo(f"#{d.id}  task {d.task_id}  config {d.config_id}  event {d.seq}  "
+                   f"{d.attempts} attempts  last error: {d.last_error or '-'}")
+
+
+@push_group.command("redrive")
+@_store_option
+@click.argument("delivery_id", type=int)
+def redrive_command(store: str, delivery_id: int) -> None:
+    """Queue a dead delivery again (the running agent sends it)."""
+    from ..server.push.admin import redrive
+
+    if not asyncio.run(redrive(store, delivery_id)):
+        raise click.ClickException(f"no dead delivery #{delivery_id}")
+    click.echo(f"delivery #{delivery_id} queued again")
+
+
+@push_group.command("outbox")
+@_store_option
+def outbox_command(store: str) -> None:
+    """How many deliveries are pending and dead."""
+    from ..server.push.admin import outbox_counts
+
+    counts = asyncio.run(outbox_counts(store))
+    click.echo(msgspec.json.encode(counts).decode())
+
+
+@push_group.command("rotate-key")
+@_store_option
+@click.option("--alg", type=click.Choice(["ES256", "RS256"]), default="ES256", show_default=True)
+def rotate_key_command(store: str, alg: str) -> None:
+    """Sign with a new key from now on; the old key stays published while it is needed."""
+    from ..server.push.admin import key_path_for, rotate_signing_key
+
+    path = key_path_for(store)
+    if path is None:
+        raise click.ClickException("this store keeps no key file (memory://): nothing to rotate")
+    click.echo(f"new signing key {rotate_signing_key(path, alg=alg)} in {path}")

@@ -1,0 +1,90 @@
+"""``interlingua push …`` and ``interlingua listen`` against a real agent and webhook."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import msgspec
+from click.testing import CliRunner
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from interlingua import Agent, create_app
+from interlingua.cli.main import main
+from interlingua.server.push.settings import PushSettings
+from tests.live import bind_loopback, live_server, url_of
+
+
+async def _echo(text: str) -> str:
+    return text
+
+
+def test_dead_letters_listed_and_redriven(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    hits: list[bytes] = []
+
+    async def broken_hook(request: Request) -> Response:
+        hits.append(await request.body())
+        return Response("down", status_code=500)
+
+    hook = Starlette(routes=[Route("/hook", broken_hook, methods=["POST"])])
+    push = PushSettings(allow_http=True, allow_private_networks=True, max_attempts=1,
+                        poll_interval=0.05)
+    sock = bind_loopback()
+    app = create_app(Agent("Echo", "Echoes", _echo, push_notifications=True), store=store,
+                     public_url=url_of(sock), push=push)
+    with live_server(hook) as hook_url, live_server(app, sock=sock) as url, httpx.Client() as c:
+        r = c.post(url + "/", headers={"A2A-Version": "1.0"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+                "configuration": {"taskPushNotificationConfig": {"url": hook_url + "/hook"}}}})
+        task_id = r.json()["result"]["task"]["id"]
+        deadline = time.monotonic() + 10
+        runner = CliRunner()
+        out = ""
+        while time.monotonic() < deadline:
+            out = runner.invoke(main, ["push", "dead", "--store", store, "--json"]).output
+            if msgspec.json.decode(out):
+                break
+            time.sleep(0.05)
+        dead = msgspec.json.decode(out)
+        assert dead and all(d["task_id"] == task_id for d in dead)
+        assert hits  # it was attempted before it died
+        counts = msgspec.json.decode(runner.invoke(main, ["push", "outbox", "--store", store]).output)
+        assert counts["dead"] == len(dead)
+        again = runner.invoke(main, ["push", "redrive", "--store", store, str(dead[0]["id"])])
+        assert again.exit_code == 0 and "queued again" in again.output
+        missing = runner.invoke(main, ["push", "redrive", "--store", store, "999999"])
+        assert missing.exit_code != 0 and "no dead delivery" in missing.output
+
+
+def test_listen_prints_notifications() -> None:
+    port_sock = bind_loopback()
+    port = port_sock.getsockname()[1]
+    port_sock.close()
+    proc = subprocess.Popen([sys.executable, "-m", "interlingua.cli.main", "listen",
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                r = httpx.post(f"http://127.0.0.1:{port}/hook", json={
+                    "statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                     "status": {"state": "TASK_STATE_COMPLETED"}}},
+                    headers={"Content-Type": "application/a2a+json",
+                             "X-A2A-Notification-Id": "t1:c:1"})
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert r.status_code < 300
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    line = msgspec.json.decode(out.splitlines()[0])
+    assert line["taskId"] == "t1" and line["state"] in ("completed", "TASK_STATE_COMPLETED")
