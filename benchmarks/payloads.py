@@ -8,6 +8,7 @@ only speak v0.3 get the same call as ``message/send``.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 import msgspec
@@ -57,8 +58,16 @@ class Dialect:
         return msgspec.json.encode(envelope)
 
     def body_template(self, method: str | None = None) -> str:
-        """The body with every occurrence of the request number as a ``%d`` slot."""
+        """The body with every occurrence of the request number as a ``%d`` slot.
+
+        Each template carries a fresh nonce in its message ids: load generators
+        number requests from 1 on every run, and a server that has already seen
+        a message id answers it from its store (idempotent send) — cheaper work
+        than the send being measured.
+        """
         text = self.body(_SENTINEL, method).decode().replace("%", "%%")
+        nonce = secrets.token_hex(4)
+        text = text.replace(f'-{_SENTINEL}"', f'-{nonce}-{_SENTINEL}"')
         return text.replace(str(_SENTINEL), "%d")
 
 
