@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -221,20 +222,20 @@ class Engine:
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
         self.closing = False
-        self._now_key: float | None = None
+        self._now_key: int | None = None
         self._now_text = ""
 
     def now(self) -> str:
-        dt = self._clock()
-        # Formatting costs more than the rest of a small event; within one
-        # millisecond the text is the same, so reuse it.
-        key = (dt.timestamp() * 1000) // 1 if dt.tzinfo is not None else None
-        if key is not None and key == self._now_key:
+        if self._clock is _utcnow:
+            # Formatting costs more than the rest of a small event; within one
+            # millisecond the text is the same, so reuse it.
+            key = time.time_ns() // 1_000_000
+            if key != self._now_key:
+                self._now_key = key
+                self._now_text = format_timestamp(
+                    datetime.fromtimestamp(key / 1000, UTC))
             return self._now_text
-        text = format_timestamp(dt)
-        if key is not None:
-            self._now_key, self._now_text = key, text
-        return text
+        return format_timestamp(self._clock())
 
     # ---------------------------------------------------------------- lifetime
 
