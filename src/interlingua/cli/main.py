@@ -22,6 +22,14 @@ from ..client import AgentUnreachable, Client, ClientError, StreamEvent
 from ..core.errors import A2AError
 from ..core.model import TaskState
 from . import output
+from .push_commands import listen_command, push_group
+from .security_options import (
+    card_verify_options,
+    client_kwargs,
+    load_object,
+    serve_security_options,
+    tls_client_options,
+)
 from .serve import DEFAULT_STORE, LoadError, load_agent, public_url_for, serve
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
@@ -63,7 +71,7 @@ def _client_options(f: F) -> F:
         click.option("--json", "as_json", is_flag=True, help="Print the agent's raw JSON answer."),
         click.option(
             "--dialect",
-            type=click.Choice(["1.0", "0.3"]),
+            type=click.Choice(["1.0", "0.3", "0.1"]),
             default=None,
             help="Speak this A2A dialect to URL as a JSON-RPC endpoint, without reading the card.",
         ),
@@ -79,7 +87,7 @@ def _client_options(f: F) -> F:
     ]
     for option in reversed(options):
         f = option(f)
-    return f
+    return tls_client_options(f)
 
 
 def _fail(message: str, code: int, *, as_json: bool, error_code: int | None = None,
@@ -107,10 +115,12 @@ def _run(
 ) -> T:
     """Open a client for ``url``, run ``work`` with it, and turn failures into exits."""
     parsed_headers = _parse_headers(headers)
+    # TLS trust, client certificate, card verification
+    security = client_kwargs(insecure)
 
     async def go() -> T:
         async with Client(
-            url, dialect=dialect, headers=parsed_headers, timeout=timeout, verify=not insecure
+            url, dialect=dialect, headers=parsed_headers, timeout=timeout, **security
         ) as client:
             try:
                 return await work(client)
@@ -189,20 +199,33 @@ def main() -> None:
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
+@serve_security_options
 def serve_command(spec: str, host: str, port: int, store: str, public_url: str | None,
-                  rpc_path: str, log_level: str, as_json: bool) -> None:
+                  rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
+                  keyfile: str | None, client_ca: str | None, auth_spec: str | None,
+                  limits_spec: str | None, sign_card: bool, card_key: str | None) -> None:
     """Serve the agent defined in a Python file or module.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
     """
+    from ..server.auth import AuthConfig, CardSigning, Limits
+
     try:
         agent = load_agent(spec)
+        auth = load_object(auth_spec, "--auth") if auth_spec else None
+        limits = load_object(limits_spec, "--limits") if limits_spec else None
     except LoadError as exc:
         _exit(str(exc), EXIT_USAGE)
-    base = (public_url or public_url_for(host, port)).rstrip("/")
+    if auth is not None and not isinstance(auth, AuthConfig):
+        _exit(f"--auth {auth_spec} is a {type(auth).__name__}, not an AuthConfig", EXIT_USAGE)
+    if limits is not None and not isinstance(limits, Limits):
+        _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
+    signing = CardSigning(key_path=card_key) if sign_card or card_key else None
+    scheme = "https" if certfile else "http"
+    base = (public_url or public_url_for(host, port, scheme)).rstrip("/")
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
     info = {
-        "listen": f"http://{host}:{port}",
+        "listen": f"{scheme}://{host}:{port}",
         "card": base + "/.well-known/agent-card.json",
         "jsonrpc": base + path,
         "store": store,
@@ -214,9 +237,10 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
         click.echo(f"  agent card: {info['card']}")
         click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
     try:
-        serve(agent, host=host, port=port, store=store, public_url=public_url,
-              rpc_path=rpc_path, log_level=log_level)
-    except ValueError as exc:  # a store URL no store understands
+        serve(agent, host=host, port=port, store=store, public_url=base,
+              rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
+              client_ca=client_ca, auth=auth, limits=limits, card_signing=signing)
+    except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         pass
@@ -225,6 +249,7 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
 @main.command("card")
 @click.argument("url", callback=_check_url)
 @_client_options
+@card_verify_options
 def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
                  timeout: float, insecure: bool) -> None:
     """Show an agent's card: what it does and which dialects it speaks."""
@@ -420,6 +445,10 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)
+
+
+main.add_command(listen_command)
+main.add_command(push_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

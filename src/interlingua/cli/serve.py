@@ -11,6 +11,7 @@ from types import FrameType, ModuleType
 from typing import Any
 
 from ..server.agent import Agent
+from ..server.auth import AuthConfig, CardSigning, Limits
 from ..server.engine import Engine
 
 __all__ = ["DEFAULT_STORE", "load_agent", "public_url_for", "serve"]
@@ -93,20 +94,43 @@ def serve(
     public_url: str | None = None,
     rpc_path: str = "/",
     log_level: str = "info",
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    client_ca: str | None = None,
+    auth: AuthConfig | None = None,
+    limits: Limits | None = None,
+    card_signing: CardSigning | None = None,
+    timeout_keep_alive: int = 5,
+    max_incomplete_event_bytes: int = 64 * 1024,
+    limit_concurrency: int | None = 2048,
 ) -> None:
+    """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
+    certificates checked against ``client_ca`` (docs/security.md). Slow or idle
+    clients are bounded: idle keep-alive connections close after
+    ``timeout_keep_alive`` s, a request head may not exceed
+    ``max_incomplete_event_bytes``, and connections beyond ``limit_concurrency``
+    are answered 503."""
     import uvicorn
 
     from ..server.app import create_app
+    from ..server.auth.tls import uvicorn_tls_options
 
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
+    tls = uvicorn_tls_options(certfile, keyfile, client_ca)
     app = create_app(
         agent,
         store=store,
-        public_url=public_url or public_url_for(host, port),
+        public_url=public_url or public_url_for(host, port, "https" if tls else "http"),
         rpc_path=rpc_path,
+        auth=auth,
+        limits=limits,
+        card_signing=card_signing,
     )
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
-                            access_log=False, timeout_graceful_shutdown=5)
+                            access_log=False, timeout_graceful_shutdown=5,
+                            timeout_keep_alive=timeout_keep_alive,
+                            h11_max_incomplete_event_size=max_incomplete_event_bytes,
+                            limit_concurrency=limit_concurrency, **tls)
     _make_server(config, app.state.engine).run()
 
 

@@ -14,6 +14,7 @@ from .errors import (
     DialectMismatch,
     InvalidCard,
 )
+from .security import CardVerifier, UnverifiedCard, tls_context
 from .stream import ResumePolicy, StreamEvent, StreamInterrupted
 from .transport import HTTPReply, HTTPXTransport, StreamReply, Transport
 
@@ -24,6 +25,7 @@ __all__ = [
     "ArtifactAssembler",
     "BadResponse",
     "CardNotFound",
+    "CardVerifier",
     "Client",
     "ClientError",
     "DialectMismatch",
@@ -37,8 +39,10 @@ __all__ = [
     "StreamInterrupted",
     "StreamReply",
     "Transport",
+    "UnverifiedCard",
     "fetch_card",
     "file_from_path",
     "make_message",
     "parse_card",
+    "tls_context",
 ]

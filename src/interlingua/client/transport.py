@@ -9,11 +9,13 @@ other fake, and is the one place where network exceptions become ours.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncGenerator, Mapping
 
 import httpx
 
 from .errors import AgentTimeout, AgentUnreachable, ClientError
+from .security import CertLike, tls_context
 
 __all__ = ["DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport", "StreamReply", "Transport"]
 
@@ -97,14 +99,15 @@ class HTTPXTransport(Transport):
         client: httpx.AsyncClient | None = None,
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
-        verify: bool | str = True,
+        verify: bool | str | ssl.SSLContext = True,
+        cert: CertLike | None = None,
     ) -> None:
         self._owned = client is None
         self._timeout = timeout
         if client is None:
             connect = 10.0 if timeout is None else min(10.0, timeout)
             client = httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout, connect=connect), verify=verify
+                timeout=httpx.Timeout(timeout, connect=connect), verify=tls_context(verify, cert)
             )
         self.client = client
 

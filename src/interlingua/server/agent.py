@@ -61,7 +61,7 @@ class Agent:
         extensions: Sequence[AgentExtension] = (),
         security_schemes: dict[str, SecurityScheme] | None = None,
         security: Sequence[dict[str, list[str]]] = (),
-        extended_card: Callable[[AgentCard], AgentCard] | AgentCard | None = None,
+        extended_card: Callable[..., AgentCard] | AgentCard | None = None,
     ) -> None:
         self.name = name
         self.description = description

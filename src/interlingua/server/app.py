@@ -142,8 +142,10 @@ def create_app(
         denied = await card_gate(security, request)
         if denied is not None:
             return denied
+        # a card behind credentials must not be kept by shared caches
+        cache = "public" if auth is None or auth.public_card else "private"
         return Response(server.card_bytes, media_type="application/json",
-                        headers={"Cache-Control": "public, max-age=300"})
+                        headers={"Cache-Control": f"{cache}, max-age=300"})
 
     async def health(request: Request) -> Response:
         info: dict[str, Any] = {"status": "ok", "agent": agent.name, "store": store_obj.url}

@@ -1,0 +1,246 @@
+"""Signing and verifying agent cards (A2A v1.0 §8.4).
+
+What is signed is the card's *canonical payload*: the v1.0 (ProtoJSON)
+rendering of the card without ``signatures``, with empty values (``""``,
+``[]``, ``{}``, ``null``) left out — the default-value rule of §8.4.1 as the
+reference SDK applies it — canonicalized by RFC 8785 (``jcs.py``). Each
+signature is a JWS with a detached payload, kept as its two outer parts:
+``{"protected": BASE64URL(header), "signature": BASE64URL(sig), "header"?}``;
+the protected header holds ``alg``, ``typ: "JOSE"``, ``kid`` and, when known,
+``jku`` (the JWKS URL).
+
+A verifier rebuilds the payload from the card it received. A served card
+may be a hybrid document (the v1.0 card merged with the v0.3 rendering), so
+the v1.0 rendering is rebuilt by reading the document as a v1.0 card and
+writing it again, which drops the members other versions added; a plain
+document is also tried as it stands (minus ``signatures``). The card a
+caller gets back from ``verify_card_document`` is the one that was verified.
+
+Pure: no I/O; fetching a JWKS is the caller's business.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+import msgspec
+from joserfc import jws
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, KeySet, OKPKey, RSAKey
+
+from .jcs import CanonicalizationError, canonicalize
+from .model import AgentCard, CardSignature
+
+__all__ = [
+    "ALGORITHMS",
+    "CardSignatureError",
+    "KeysLike",
+    "PublicKey",
+    "canonical_payload",
+    "card_payload",
+    "load_keys",
+    "sign_card",
+    "sign_payload",
+    "verify_card_document",
+    "verify_signatures",
+]
+
+#: asymmetric algorithms accepted on cards (no "none", no HMAC: anyone could forge those)
+ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384",
+              "PS512", "EdDSA")
+
+PublicKey: TypeAlias = ECKey | RSAKey | OKPKey
+#: a JWKS document, a KeySet, one key, PEM text, or a list of keys / PEMs
+KeysLike: TypeAlias = KeySet | Mapping[str, Any] | PublicKey | str | bytes | Sequence[Any]
+
+
+class CardSignatureError(Exception):
+    """A card that is not signed, or whose signatures do not verify; the message says which."""
+
+
+def _clean(value: Any) -> Any:
+    """``value`` without empty strings, lists, objects and nulls (recursively);
+    None when nothing is left."""
+    if isinstance(value, dict):
+        out = {k: c for k, v in value.items() if (c := _clean(v)) is not None}
+        return out or None
+    if isinstance(value, list):
+        items = [c for v in value if (c := _clean(v)) is not None]
+        return items or None
+    if value == "" and isinstance(value, str):
+        return None
+    return value
+
+
+def canonical_payload(document: Mapping[str, Any]) -> bytes:
+    """The signing payload of a card document as it stands: without
+    ``signatures``, empty values dropped, RFC 8785 canonical."""
+    doc = {k: v for k, v in document.items() if k != "signatures"}
+    return canonicalize(_clean(doc) or {})
+
+
+def card_payload(card: AgentCard) -> bytes:
+    """The signing payload of ``card``: its v1.0 rendering, canonical."""
+    from .dialects.v1_0 import encode_card_v1
+
+    unsigned = msgspec.structs.replace(card, signatures=[])
+    return canonical_payload(encode_card_v1(unsigned))
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64url_decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign_payload(payload: bytes, key: PublicKey, *, alg: str, kid: str, jku: str | None = None,
+                 header: Mapping[str, Any] | None = None) -> CardSignature:
+    """A detached JWS of ``payload`` as a card signature (``key`` is private)."""
+    if alg not in ALGORITHMS:
+        raise ValueError(f"card signing algorithm must be one of {', '.join(ALGORITHMS)}")
+    protected: dict[str, Any] = {"alg": alg, "typ": "JOSE", "kid": kid}
+    if jku:
+        protected["jku"] = jku
+    token = jws.serialize_compact(protected, payload, key, algorithms=[alg])
+    head, _, rest = token.partition(".")
+    _, _, sig = rest.partition(".")
+    return CardSignature(protected=head, signature=sig, header=dict(header) if header else None)
+
+
+def sign_card(card: AgentCard, key: PublicKey, *, alg: str, kid: str,
+              jku: str | None = None) -> AgentCard:
+    """``card`` with one signature (over its canonical payload) added to the ones it has."""
+    sig = sign_payload(card_payload(card), key, alg=alg, kid=kid, jku=jku)
+    return msgspec.structs.replace(card, signatures=[*card.signatures, sig])
+
+
+def load_keys(keys: KeysLike) -> KeySet:
+    """Public keys in any of the usual forms, as one KeySet."""
+    if isinstance(keys, KeySet):
+        return keys
+    if isinstance(keys, Mapping):
+        if "keys" in keys:
+            try:
+                return KeySet.import_key_set(dict(keys))  # type: ignore[arg-type]
+            except (JoseError, ValueError, TypeError, KeyError) as exc:
+                raise ValueError(f"not a usable JWKS: {exc}") from None
+        keys = [keys]
+    elif isinstance(keys, (ECKey, RSAKey, OKPKey, str, bytes)):
+        keys = [keys]
+    out: list[PublicKey] = []
+    for item in keys:
+        out.append(_one_key(item))
+    return KeySet(out)  # type: ignore[arg-type]
+
+
+def _one_key(item: Any) -> PublicKey:
+    if isinstance(item, (ECKey, RSAKey, OKPKey)):
+        return item
+    for cls in (ECKey, RSAKey, OKPKey):
+        try:
+            key = cls.import_key(item)
+        except Exception:  # joserfc raises a variety of errors for a key of another type
+            continue
+        return key
+    raise ValueError("a key is neither a JWK nor a PEM of an EC, RSA or OKP key")
+
+
+def _protected_header(sig: CardSignature) -> dict[str, Any] | None:
+    try:
+        header = msgspec.json.decode(_b64url_decode(sig.protected))
+    except (binascii.Error, ValueError, msgspec.DecodeError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def verify_signatures(signatures: Sequence[CardSignature], payloads: Iterable[bytes],
+                      keys: KeysLike, *, algorithms: Sequence[str] = ALGORITHMS) -> str:
+    """The ``kid`` of the first signature that verifies one of ``payloads``
+    with one of ``keys``; ``CardSignatureError`` when none does."""
+    if not signatures:
+        raise CardSignatureError("the card is not signed")
+    key_set = load_keys(keys)
+    candidates = list(dict.fromkeys(payloads))
+    reasons: list[str] = []
+    for sig in signatures:
+        header = _protected_header(sig)
+        if header is None:
+            reasons.append("a protected header that is not base64url JSON")
+            continue
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg not in algorithms:
+            reasons.append(f"algorithm {alg!r} is not accepted")
+            continue
+        kid = header.get("kid")
+        chosen = _keys_for(key_set, kid if isinstance(kid, str) else None)
+        if not chosen:
+            reasons.append(f"no known key has kid {kid!r}")
+            continue
+        for payload in candidates:
+            token = f"{sig.protected}.{_b64url(payload)}.{sig.signature}"
+            for key in chosen:
+                try:
+                    jws.deserialize_compact(token, key, algorithms=[alg])
+                except (JoseError, ValueError):
+                    continue
+                return str(kid) if kid is not None else ""
+        reasons.append(f"the signature by key {kid!r} does not match the card")
+    raise CardSignatureError("no signature of the card verifies: " + "; ".join(reasons))
+
+
+def _keys_for(key_set: KeySet, kid: str | None) -> list[Any]:
+    if kid is not None:
+        return [k for k in key_set.keys if k.kid == kid]
+    return list(key_set.keys)
+
+
+def verify_card_document(document: bytes | Mapping[str, Any], keys: KeysLike, *,
+                         algorithms: Sequence[str] = ALGORITHMS) -> AgentCard:
+    """Verify a served card; return it as read. Raises ``CardSignatureError``
+    when it is unsigned, unreadable or no signature verifies with ``keys``."""
+    from .dialects.v1_0 import decode_card_v1
+    from .errors import A2AError
+
+    if isinstance(document, (bytes, bytearray)):
+        try:
+            doc = msgspec.json.decode(document)
+        except msgspec.DecodeError as exc:
+            raise CardSignatureError(f"the card is not JSON: {exc}") from None
+    else:
+        doc = dict(document)
+    if not isinstance(doc, dict):
+        raise CardSignatureError("the card is not a JSON object")
+    try:
+        card = decode_card_v1(doc)
+    except A2AError as exc:
+        card = None
+        if "supportedInterfaces" in doc:
+            raise CardSignatureError(f"the card cannot be read: {exc.message}") from None
+    payloads: list[bytes] = []
+    try:
+        if card is not None:
+            payloads.append(card_payload(card))
+        payloads.append(canonical_payload(doc))
+    except CanonicalizationError as exc:
+        raise CardSignatureError(f"the card has no canonical form: {exc}") from None
+    raw_sigs = doc.get("signatures")
+    if not isinstance(raw_sigs, list) or not raw_sigs:
+        raise CardSignatureError("the card is not signed")
+    try:
+        signatures = msgspec.convert(raw_sigs, list[CardSignature])
+    except msgspec.ValidationError as exc:
+        raise CardSignatureError(f"the card's signatures are malformed: {exc}") from None
+    verify_signatures(signatures, payloads, keys, algorithms=algorithms)
+    if card is None:
+        from .dialects.v0_3 import decode_card_v03
+
+        try:
+            card = decode_card_v03(doc)
+        except A2AError as exc:
+            raise CardSignatureError(f"the card cannot be read: {exc.message}") from None
+    return card

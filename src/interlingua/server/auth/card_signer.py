@@ -1,0 +1,82 @@
+"""The server's card signature: its key, and the JWKS that publishes the public half.
+
+Keys are handled by the same ``KeyRing`` that signs webhooks (ES256 on
+P-256 by default, RS256 as an option; generated, kept in a 0600 key file,
+or given as PEM). Card keys and webhook keys are separate rings, published
+together at ``/.well-known/jwks.json``: a verifier picks its key by ``kid``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...core.card_signing import sign_card
+from ...core.model import AgentCard
+from ..push.service import JWKS_PATH
+from ..push.signing import KeyRing
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from ..push.service import PushService
+
+__all__ = ["CardSigner", "CardSigning", "jwks_endpoint"]
+
+
+class CardSigning(msgspec.Struct, kw_only=True):
+    #: "ES256" (P-256) or "RS256" (RSA 2048) for a key this server makes
+    alg: str = "ES256"
+    #: a fixed private key (PEM) instead of a generated one
+    key_pem: str | None = None
+    #: where a generated key is kept across restarts (None: in memory, new each start)
+    key_path: str | None = None
+    #: name the JWKS URL in each signature's protected header (``jku``)
+    publish_jku: bool = True
+
+
+class CardSigner:
+    """Signs cards with the current key of its ring."""
+
+    def __init__(self, settings: CardSigning, public_url: str) -> None:
+        self.settings = settings
+        self.ring = KeyRing(alg=settings.alg, path=settings.key_path, pem=settings.key_pem)
+        self.ring.load()
+        self.jwks_url = public_url.rstrip("/") + JWKS_PATH
+
+    def sign(self, card: AgentCard) -> AgentCard:
+        """``card`` with its old signatures replaced by one made now."""
+        key = self.ring.current
+        unsigned = msgspec.structs.replace(card, signatures=[])
+        return sign_card(unsigned, key.key, alg=key.alg, kid=key.kid,
+                         jku=self.jwks_url if self.settings.publish_jku else None)
+
+    def jwks(self) -> dict[str, Any]:
+        return self.ring.jwks()
+
+
+def jwks_endpoint(signer: CardSigner | None, push: PushService) -> Any:
+    """``GET /.well-known/jwks.json``: card keys and webhook keys, whichever are in use."""
+
+    async def endpoint(request: Request) -> Response:
+        from starlette.responses import Response
+
+        keys: list[dict[str, Any]] = []
+        if signer is not None:
+            keys.extend(signer.jwks()["keys"])
+        if push.enabled:
+            if not push.keys.loaded:
+                await asyncio.to_thread(push.keys.load)
+            seen = {k.get("kid") for k in keys}
+            keys.extend(k for k in push.keys.jwks()["keys"] if k.get("kid") not in seen)
+        if not keys:
+            return Response(b'{"error":"this server publishes no signing keys"}',
+                            status_code=404, media_type="application/json")
+        return Response(msgspec.json.encode({"keys": keys}),
+                        media_type="application/jwk-set+json",
+                        headers={"Cache-Control": "public, max-age=300"})
+
+    return endpoint

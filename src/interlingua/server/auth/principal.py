@@ -1,0 +1,39 @@
+"""Who is calling: the principal an authenticator vouches for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+__all__ = ["ANONYMOUS", "Principal"]
+
+
+class Principal(msgspec.Struct, frozen=True, kw_only=True):
+    """An authenticated caller.
+
+    ``id`` owns the tasks it creates (the store scopes every call by it);
+    ``scheme`` names the security scheme that vouched for it; ``tenants``
+    are the tenants it may act in (None: any; the default tenant ``""`` is
+    one like any other); ``scopes`` are OAuth scopes (or roles) it was
+    granted; ``claims`` keep what the credential said (JWT claims, the
+    client certificate's subject ...), for authorization policies.
+    """
+
+    id: str
+    scheme: str = ""
+    tenants: frozenset[str] | None = None
+    scopes: frozenset[str] = frozenset()
+    claims: Mapping[str, Any] = msgspec.field(default_factory=dict)
+
+    @property
+    def anonymous(self) -> bool:
+        return self.id == ""
+
+    def may_use_tenant(self, tenant: str) -> bool:
+        return self.tenants is None or tenant in self.tenants
+
+
+#: the caller of a server that asks for no credentials
+ANONYMOUS = Principal(id="")

@@ -1,0 +1,78 @@
+"""HTTP routes that need a caller: the card when it is not public, and the v0.2 extended card.
+
+v0.2.1-v0.2.6 clients fetch the extended card with ``GET
+{card url}/../agent/authenticatedExtendedCard`` (DIALECTS.md §e); it is
+answered with the same hybrid document as the public card, built for the
+caller. Refusals are JSON bodies with the HTTP status of the refusal.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...core.errors import A2AError, ExtendedCardNotConfigured
+from ...core.model import AgentCard
+from .runtime import Security, refusal
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from ..app import A2AServer
+
+__all__ = ["EXTENDED_CARD_PATH", "card_gate", "extended_card_endpoint"]
+
+EXTENDED_CARD_PATH = "/agent/authenticatedExtendedCard"
+
+
+def _refused(exc: A2AError, status: int, headers: list[tuple[bytes, bytes]]) -> Response:
+    from starlette.responses import Response
+
+    body = msgspec.json.encode({"error": {"code": status, "message": exc.message}})
+    return Response(body, status_code=status, media_type="application/json",
+                    headers={k.decode(): v.decode("latin-1") for k, v in headers})
+
+
+async def _admit(security: Security, request: Request) -> Response | None:
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    try:
+        principal = await security.admit(request.scope, headers)
+        security.tenant(principal, None, headers)
+    except A2AError as exc:
+        answer = refusal(exc) or (400, [])
+        return _refused(exc, *answer)
+    return None
+
+
+async def card_gate(security: Security, request: Request) -> Response | None:
+    """None when the card may be served to this caller, else the refusal to send."""
+    if security.auth is None or security.auth.public_card:
+        return None
+    return await _admit(security, request)
+
+
+def extended_card_endpoint(server: A2AServer) -> Any:
+    """``GET /agent/authenticatedExtendedCard`` (v0.2): the caller's extended card."""
+    security: Security = server.security
+
+    async def endpoint(request: Request) -> Response:
+        from starlette.responses import Response
+
+        from ..card import card_document
+
+        denied = await _admit(security, request)
+        if denied is not None:
+            return denied
+        info = security.request_info(security.principal_of(request.scope), dialect="0.3")
+        try:
+            card: AgentCard = security.extended_card(server.agent.extended_card, server.card,
+                                                     info)
+        except ExtendedCardNotConfigured as exc:
+            return _refused(exc, 404, [])
+        body = card_document(card, jsonrpc_url=server.rpc_url)
+        return Response(body, media_type="application/json",
+                        headers={"Cache-Control": "private, no-store"})
+
+    return endpoint

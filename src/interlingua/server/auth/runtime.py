@@ -1,0 +1,329 @@
+"""The security of one running server: who is calling, may they, and how often.
+
+``Security`` is built once per app from an ``AuthConfig`` (or none), the
+``Limits`` and the card signer. The JSON-RPC endpoint asks it to *admit* a
+request (authenticate, rate-limit) before anything is dispatched and to
+resolve the tenant; the engine asks it to *authorize* each operation, to
+check messages against the limits, and to run executors within the cap and
+the time limits. With no AuthConfig and no rate limit, admitting costs one
+attribute check.
+
+Refusals are ``A2AError``s that ``refusal()`` turns into an HTTP status and
+headers: 401 + ``WWW-Authenticate`` (one challenge per scheme), 403, 429 +
+``Retry-After``. Their messages never repeat a credential.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...core.calls import (
+    Call,
+    CancelTask,
+    DeletePushConfig,
+    GetExtendedCard,
+    GetPushConfig,
+    GetTask,
+    ListPushConfigs,
+    ListTasks,
+    SendMessage,
+    SetPushConfig,
+    SubscribeToTask,
+)
+from ...core.errors import (
+    A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    ExtendedCardNotConfigured,
+    RateLimitExceeded,
+)
+from ...core.model import AgentCard, Message, SecurityScheme, Task
+from ..context import RequestInfo
+from .card_signer import CardSigner
+from .config import AuthConfig, Operation
+from .limits import ExecutorGate, Limits, RateLimited, RateLimiter
+from .principal import ANONYMOUS, Principal
+from .schemes import Presented
+from .tls import client_certificate
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+__all__ = [
+    "AuthenticatedRequest",
+    "Forbidden",
+    "Security",
+    "Unauthenticated",
+    "identity_of",
+    "refusal",
+]
+
+log = logging.getLogger("interlingua.auth")
+
+#: where the endpoint leaves the admitted principal for the request's scope
+PRINCIPAL_SCOPE_KEY = "interlingua.principal"
+
+
+class Unauthenticated(AuthenticationRequired):
+    """401: no acceptable credential; ``challenges`` go into WWW-Authenticate."""
+
+    def __init__(self, message: str, *, challenges: Sequence[str]) -> None:
+        super().__init__(message)
+        self.challenges = list(challenges)
+
+
+class Forbidden(AuthorizationFailed):
+    """403; ``challenge`` (RFC 6750 ``insufficient_scope``) when scopes were missing."""
+
+    def __init__(self, message: str, *, challenge: str | None = None) -> None:
+        super().__init__(message)
+        self.challenge = challenge
+
+
+class AuthenticatedRequest(RequestInfo):
+    """``RequestInfo`` with the whole principal (claims, scopes, tenants), not only its id."""
+
+    __slots__ = ("identity",)
+
+    def __init__(self, *, identity: Principal, **kwargs: Any) -> None:
+        super().__init__(principal=identity.id, **kwargs)
+        self.identity = identity
+
+
+def identity_of(request: RequestInfo) -> Principal:
+    identity = getattr(request, "identity", None)
+    if isinstance(identity, Principal):
+        return identity
+    return Principal(id=request.principal) if request.principal else ANONYMOUS
+
+
+def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
+    """The HTTP status and headers an auth or rate refusal is answered with (None: HTTP 200)."""
+    if isinstance(exc, AuthenticationRequired):
+        challenges = exc.challenges if isinstance(exc, Unauthenticated) else []
+        return 401, [(b"www-authenticate", c.encode("latin-1", "replace")) for c in challenges]
+    if isinstance(exc, AuthorizationFailed):
+        if isinstance(exc, Forbidden) and exc.challenge:
+            return 403, [(b"www-authenticate", exc.challenge.encode("latin-1", "replace"))]
+        return 403, []
+    if isinstance(exc, RateLimitExceeded):
+        headers = []
+        if isinstance(exc, RateLimited):
+            headers.append((b"retry-after", str(exc.retry_after).encode()))
+        return 429, headers
+    return None
+
+
+def _client_key(scope: Mapping[str, Any]) -> str:
+    client = scope.get("client")
+    return f"addr:{client[0]}" if client else "addr:?"
+
+
+class Security:
+    """Authentication, authorization and limits of one server."""
+
+    def __init__(self, auth: AuthConfig | None = None, limits: Limits | None = None,
+                 signer: CardSigner | None = None) -> None:
+        self.auth = auth
+        self.limits = limits or Limits()
+        self.signer = signer
+        self.rate = (RateLimiter(self.limits.rate_limit, clock=self.limits.clock)
+                     if self.limits.rate_limit is not None else None)
+        self.executors = ExecutorGate(self.limits)
+        self.policy = auth.authorize if auth is not None else None
+        self._requirements = auth.requirements() if auth is not None else []
+        self._tenant_header = auth.tenant_header.lower() if auth and auth.tenant_header else None
+        #: False: admitting a request has nothing to do
+        self.active = auth is not None or self.rate is not None
+
+    # ------------------------------------------------------------ admitting
+
+    async def admit(self, scope: MutableMapping[str, Any], headers: Mapping[str, str]) -> Principal:
+        """The caller, authenticated and within its rate; raises the refusal otherwise."""
+        principal = ANONYMOUS
+        if self.auth is not None:
+            try:
+                principal = await self.authenticate(scope, headers)
+            except (AuthenticationRequired, AuthorizationFailed):
+                # Failed attempts are counted against the address, so guessing costs.
+                if self.rate is not None:
+                    self.rate.check(_client_key(scope))
+                raise
+        if self.rate is not None:
+            self.rate.check(f"id:{principal.id}" if principal.id else _client_key(scope))
+        scope[PRINCIPAL_SCOPE_KEY] = principal
+        return principal
+
+    async def authenticate(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> Principal:
+        assert self.auth is not None
+        schemes = self.auth.schemes
+        presented = Presented(headers, scope.get("query_string", b""), client_certificate(scope))
+        found: dict[str, Principal] = {}
+        failed: dict[str, AuthenticationRequired] = {}
+        for name, authenticator in schemes.items():
+            try:
+                principal = await authenticator.authenticate(presented)
+            except AuthenticationRequired as exc:
+                failed[name] = exc
+                continue
+            if principal is not None:
+                found[name] = principal
+        short_scopes: list[str] = []
+        for req in self._requirements:
+            if not all(name in found for name in req):
+                continue
+            missing = [s for name, scopes in req.items() for s in scopes
+                       if s not in found[name].scopes]
+            if missing:
+                short_scopes.extend(missing)
+                continue
+            return found[next(iter(req))] if req else ANONYMOUS
+        if short_scopes:
+            need = " ".join(dict.fromkeys(short_scopes))
+            raise Forbidden(
+                f"The credentials lack the scope this agent requires ({need})",
+                challenge=f'Bearer realm="{self.auth.realm}", error="insufficient_scope", '
+                          f'scope="{need}"')
+        challenges = [
+            auth.challenge(self.auth.realm, error="invalid_token" if name in failed else None)
+            for name, auth in schemes.items()
+        ]
+        if failed:
+            first = next(iter(failed.values()))
+            raise Unauthenticated(first.message, challenges=challenges)
+        accepted = " or ".join(" + ".join(req) for req in self._requirements)
+        raise Unauthenticated(f"Authentication required: this agent accepts {accepted}",
+                              challenges=challenges)
+
+    def principal_of(self, scope: Mapping[str, Any]) -> Principal:
+        found = scope.get(PRINCIPAL_SCOPE_KEY)
+        return found if isinstance(found, Principal) else ANONYMOUS
+
+    def tenant(self, principal: Principal, requested: str | None,
+               headers: Mapping[str, str]) -> str:
+        """The tenant a call acts in: the v1.0 ``tenant`` member, else the tenant header."""
+        tenant = requested or (headers.get(self._tenant_header) if self._tenant_header else None)
+        tenant = tenant or ""
+        if self.auth is not None and not principal.may_use_tenant(tenant):
+            raise Forbidden(f"{principal.id} may not act in tenant {tenant!r}")
+        return tenant
+
+    def request_info(self, principal: Principal, **kwargs: Any) -> RequestInfo:
+        if principal.anonymous:
+            return RequestInfo(**kwargs)
+        return AuthenticatedRequest(identity=principal, **kwargs)
+
+    # ------------------------------------------------------------ authorizing
+
+    async def authorize(self, engine: Engine, call: Call, request: RequestInfo) -> None:
+        """Ask the policy about ``call``; ``Forbidden`` when it says no."""
+        if self.policy is None:
+            return
+        operation, task_id, skill = describe(call)
+        task: Task | None = None
+        if task_id:
+            rec = await engine.store.get_task(engine.scope_of(request), task_id,
+                                              history_length=0, include_artifacts=False)
+            task = rec.task if rec is not None else None
+        principal = identity_of(request)
+        if not await self.policy(principal, operation, task, skill):
+            who = principal.id or "an anonymous caller"
+            what = f" on task {task_id}" if task is not None else ""
+            what += f" with skill {skill!r}" if skill else ""
+            raise Forbidden(f"{who} is not allowed to {operation}{what}")
+
+    def admission(self, message: Message) -> contextlib.AbstractContextManager[None]:
+        """Around a send: the message is within the limits and its turn has a place."""
+        self.limits.check_message(message)
+        return self.executors.admission()
+
+    # ------------------------------------------------------------ the card
+
+    def declare(self, card: AgentCard) -> AgentCard:
+        """``card`` declaring the configured schemes and requirements."""
+        if self.auth is None:
+            if card.security_schemes:
+                log.warning("the card declares security schemes (%s) that this server does "
+                            "not enforce: pass auth=AuthConfig(...) to create_app",
+                            ", ".join(card.security_schemes))
+            return card
+        declared: dict[str, SecurityScheme] = {
+            name: auth.scheme() for name, auth in self.auth.schemes.items()}
+        for name, scheme in card.security_schemes.items():
+            if declared.get(name) != scheme:
+                raise ValueError(
+                    f"the agent declares security scheme {name!r} that the server's "
+                    "AuthConfig does not enforce (as declared); declare schemes in AuthConfig only")
+        return msgspec.structs.replace(card, security_schemes=declared,
+                                       security=self.auth.requirements())
+
+    def check_card(self, document: bytes) -> None:
+        """Refuse a card that would publish a secret the server holds."""
+        if self.auth is None:
+            return
+        text = document.decode("utf-8", "replace")
+        for name, auth in self.auth.schemes.items():
+            for secret in auth.secrets():
+                if secret and secret in text:
+                    raise ValueError(
+                        f"the agent card would publish a secret of scheme {name!r} "
+                        "(a credential appears in the card's text); remove it")
+
+    def extended_card(self, ext: Any, base: AgentCard | None, request: RequestInfo) -> AgentCard:
+        """The extended card for this caller (``Agent.extended_card`` given the principal)."""
+        if ext is None or base is None:
+            raise ExtendedCardNotConfigured(
+                "No extended agent card is configured for this agent")
+        base = msgspec.structs.replace(base, signatures=[])
+        if callable(ext):
+            card = ext(base, identity_of(request)) if _takes_two(ext) else ext(base)
+        else:
+            card = ext
+        if not isinstance(card, AgentCard):
+            raise TypeError(f"the extended card hook returned {type(card).__name__}, "
+                            "not an AgentCard")
+        return self.signer.sign(card) if self.signer is not None else card
+
+
+def _takes_two(fn: Any) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def describe(call: Call) -> tuple[str, str | None, str | None]:
+    """(operation, task id, skill id) of a call, for the policy."""
+    if isinstance(call, SendMessage):
+        return Operation.SEND, call.message.task_id or call.client_task_id, _skill(call)
+    if isinstance(call, GetTask):
+        return Operation.GET, call.id, None
+    if isinstance(call, CancelTask):
+        return Operation.CANCEL, call.id, None
+    if isinstance(call, SubscribeToTask):
+        return Operation.SUBSCRIBE, call.id, None
+    if isinstance(call, ListTasks):
+        return Operation.LIST, None, None
+    if isinstance(call, (SetPushConfig, GetPushConfig, ListPushConfigs, DeletePushConfig)):
+        return Operation.PUSH_CONFIG, call.task_id, None
+    if isinstance(call, GetExtendedCard):
+        return Operation.EXTENDED_CARD, None, None
+    return type(call).__name__, None, None
+
+
+def _skill(call: SendMessage) -> str | None:
+    for meta in (call.metadata, call.message.metadata):
+        if meta:
+            for key in ("skill", "skillId", "skill_id"):
+                value = meta.get(key)
+                if isinstance(value, str) and value:
+                    return value
+    return None

@@ -1,0 +1,294 @@
+"""Authenticators: each checks one kind of credential and names a card security scheme.
+
+An authenticator looks at a request (``Presented``: headers, query, cookies,
+the client certificate) and answers:
+
+* ``None`` — no credential of its kind was presented;
+* a ``Principal`` — the credential is good;
+* ``raise AuthenticationRequired`` — a credential was presented and is bad
+  (wrong, expired, malformed). Its message is safe to send: it never repeats
+  the credential.
+
+``scheme()`` is what the card declares for it, and ``challenge()`` what a
+401 answer puts in ``WWW-Authenticate``; both come from the same object
+that enforces, so the card cannot promise what the server does not check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hmac
+import os
+import time
+from collections.abc import Callable, Mapping
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ...core.errors import AuthenticationRequired
+from ...core.model import APIKeyScheme, HTTPAuthScheme, MutualTLSScheme, SecurityScheme
+from .hashing import is_hash, key_digest, verify_secret
+from .principal import Principal
+from .tls import ClientCertificate
+
+__all__ = [
+    "APIKeyAuth",
+    "Authenticator",
+    "BasicAuth",
+    "MutualTLSAuth",
+    "Presented",
+]
+
+
+class Presented:
+    """What a request presents: headers (lower-case names), query, cookies, client certificate."""
+
+    __slots__ = ("_cookies", "_query", "certificate", "headers", "query_string")
+
+    def __init__(self, headers: Mapping[str, str], query_string: bytes = b"",
+                 certificate: ClientCertificate | None = None) -> None:
+        self.headers = headers
+        self.query_string = query_string
+        self.certificate = certificate
+        self._query: dict[str, str] | None = None
+        self._cookies: dict[str, str] | None = None
+
+    def query(self, name: str) -> str | None:
+        if self._query is None:
+            self._query = dict(parse_qsl(self.query_string.decode("latin-1"),
+                                         keep_blank_values=True))
+        return self._query.get(name)
+
+    def cookie(self, name: str) -> str | None:
+        if self._cookies is None:
+            jar: SimpleCookie = SimpleCookie()
+            try:
+                jar.load(self.headers.get("cookie", ""))
+            except CookieError:
+                pass
+            self._cookies = {k: m.value for k, m in jar.items()}
+        return self._cookies.get(name)
+
+    def authorization(self, scheme: str) -> str | None:
+        """The credentials of an ``Authorization: <scheme> <credentials>`` header, if that scheme."""
+        value = self.headers.get("authorization")
+        if not value:
+            return None
+        given, _, rest = value.strip().partition(" ")
+        if given.lower() != scheme.lower():
+            return None
+        return rest.strip()
+
+
+class Authenticator:
+    """One kind of credential; subclasses fill in ``authenticate``, ``scheme``, ``challenge``."""
+
+    #: the WWW-Authenticate auth-scheme of this authenticator
+    auth_scheme = ""
+
+    async def authenticate(self, presented: Presented) -> Principal | None:
+        raise NotImplementedError
+
+    def scheme(self) -> SecurityScheme:
+        raise NotImplementedError
+
+    def challenge(self, realm: str, *, error: str | None = None) -> str:
+        text = f'{self.auth_scheme} realm="{realm}"'
+        if error:
+            text += f', error="{error}"'
+        return text
+
+    def secrets(self) -> list[str]:
+        """Secret values this authenticator holds in clear, if any (never put in a card)."""
+        return []
+
+
+# --------------------------------------------------------------------- API key
+
+
+class APIKeyAuth(Authenticator):
+    """An API key in a header, a query parameter or a cookie.
+
+    ``keys`` maps each principal id to its key (kept only as a SHA-256
+    digest) or to ``"sha256:<hex digest>"`` of it. ``tenants`` optionally
+    limits principals to tenants.
+    """
+
+    auth_scheme = "ApiKey"
+
+    def __init__(self, keys: Mapping[str, str], *, name: str = "X-API-Key",
+                 location: str = "header", description: str | None = None,
+                 tenants: Mapping[str, frozenset[str] | set[str] | list[str]] | None = None
+                 ) -> None:
+        if location not in ("header", "query", "cookie"):
+            raise ValueError(f"API key location must be header, query or cookie, not {location!r}")
+        if not name:
+            raise ValueError("an API key needs a name (the header, parameter or cookie)")
+        self.name = name
+        self.location = location
+        self.description = description
+        self._tenants = {k: frozenset(v) for k, v in (tenants or {}).items()}
+        self._by_digest: dict[bytes, str] = {}
+        self._hints: list[str] = []
+        for principal, key in keys.items():
+            if key.startswith("sha256:"):
+                try:
+                    digest = bytes.fromhex(key[7:])
+                except ValueError:
+                    raise ValueError(f"the key digest of {principal!r} is not hex") from None
+            else:
+                if len(key) < 16:
+                    raise ValueError(f"the API key of {principal!r} is shorter than 16 characters")
+                digest = key_digest(key)
+                self._hints.append(key)
+            self._by_digest[digest] = principal
+
+    async def authenticate(self, presented: Presented) -> Principal | None:
+        if self.location == "header":
+            value = presented.headers.get(self.name.lower())
+        elif self.location == "query":
+            value = presented.query(self.name)
+        else:
+            value = presented.cookie(self.name)
+        if value is None:
+            return None
+        digest = key_digest(value)
+        found = None
+        # Compare against every digest so timing does not tell how many keys match a prefix.
+        for known, principal in self._by_digest.items():
+            if hmac.compare_digest(known, digest):
+                found = principal
+        if found is None:
+            raise AuthenticationRequired(f"The API key in {self.location} {self.name!r} is not valid")
+        return Principal(id=found, scheme="apiKey", tenants=self._tenants.get(found))
+
+    def scheme(self) -> SecurityScheme:
+        return APIKeyScheme(name=self.name, location=self.location, description=self.description)
+
+    def challenge(self, realm: str, *, error: str | None = None) -> str:
+        text = f'ApiKey realm="{realm}", in="{self.location}", name="{self.name}"'
+        if error:
+            text += f', error="{error}"'
+        return text
+
+    def secrets(self) -> list[str]:
+        return list(self._hints)
+
+
+# ----------------------------------------------------------------------- Basic
+
+
+class BasicAuth(Authenticator):
+    """HTTP Basic with hashed passwords (``hash_secret``): plain passwords are refused.
+
+    A good password is remembered (by a keyed digest, for ``cache_seconds``)
+    so the slow hash runs once per client, not once per request.
+    """
+
+    auth_scheme = "Basic"
+
+    def __init__(self, users: Mapping[str, str], *, description: str | None = None,
+                 tenants: Mapping[str, frozenset[str] | set[str] | list[str]] | None = None,
+                 cache_seconds: float = 300.0, cache_size: int = 10_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        for user, stored in users.items():
+            if ":" in user:
+                raise ValueError(f"a Basic user name cannot contain ':' ({user!r})")
+            if not is_hash(stored):
+                raise ValueError(
+                    f"the password of {user!r} is not a hash: store "
+                    "interlingua.server.auth.hash_secret(password), never the password")
+        self._users = dict(users)
+        self.description = description
+        self._tenants = {k: frozenset(v) for k, v in (tenants or {}).items()}
+        self._cache_key = os.urandom(32)
+        self._cache: dict[bytes, tuple[str, float]] = {}
+        self._cache_seconds = cache_seconds
+        self._cache_size = cache_size
+        self._clock = clock
+
+    async def authenticate(self, presented: Presented) -> Principal | None:
+        raw = presented.authorization("Basic")
+        if raw is None:
+            return None
+        try:
+            decoded = base64.b64decode(raw, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise AuthenticationRequired("The Basic credentials are not valid base64 of user:password") from None
+        user, sep, password = decoded.partition(":")
+        if not sep:
+            raise AuthenticationRequired("The Basic credentials are not user:password")
+        memo = hmac.new(self._cache_key, decoded.encode("utf-8"), "sha256").digest()
+        now = self._clock()
+        hit = self._cache.get(memo)
+        if hit is not None and hit[1] > now:
+            return self._principal(hit[0])
+        stored = self._users.get(user)
+        # An unknown user costs a hash too, so timing does not tell which users exist.
+        ok = await asyncio.to_thread(verify_secret, stored or _DUMMY_HASH, password)
+        if stored is None or not ok:
+            raise AuthenticationRequired("The Basic user name or password is not valid")
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()
+        self._cache[memo] = (user, now + self._cache_seconds)
+        return self._principal(user)
+
+    def _principal(self, user: str) -> Principal:
+        return Principal(id=user, scheme="basic", tenants=self._tenants.get(user))
+
+    def scheme(self) -> SecurityScheme:
+        return HTTPAuthScheme(scheme="basic", description=self.description)
+
+    def challenge(self, realm: str, *, error: str | None = None) -> str:
+        return f'Basic realm="{realm}", charset="UTF-8"'
+
+
+_DUMMY_HASH = "pbkdf2_sha256$1000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+
+# ------------------------------------------------------------------ mutual TLS
+
+
+def _common_name(cert: ClientCertificate) -> str | None:
+    return cert.subject.get("commonName")
+
+
+class MutualTLSAuth(Authenticator):
+    """A client certificate, verified by the TLS layer against the server's client CA.
+
+    The TLS handshake already refused certificates the CA did not sign (or
+    that expired); this maps a verified certificate to a principal:
+    ``principal_of(cert)`` (default: the subject's common name). With
+    ``allowed`` given, only those principals are accepted.
+    """
+
+    auth_scheme = "MutualTLS"
+
+    def __init__(self, *, principal_of: Callable[[ClientCertificate], str | None] = _common_name,
+                 allowed: set[str] | frozenset[str] | None = None,
+                 description: str | None = None,
+                 tenants: Mapping[str, frozenset[str] | set[str] | list[str]] | None = None
+                 ) -> None:
+        self._principal_of = principal_of
+        self._allowed = frozenset(allowed) if allowed is not None else None
+        self.description = description
+        self._tenants = {k: frozenset(v) for k, v in (tenants or {}).items()}
+
+    async def authenticate(self, presented: Presented) -> Principal | None:
+        cert = presented.certificate
+        if cert is None:
+            return None
+        pid = self._principal_of(cert)
+        if not pid or (self._allowed is not None and pid not in self._allowed):
+            raise AuthenticationRequired("The client certificate is not accepted here")
+        claims: dict[str, Any] = {"subject": dict(cert.subject), "issuer": dict(cert.issuer),
+                                  "serial": cert.serial}
+        return Principal(id=pid, scheme="mutualTLS", tenants=self._tenants.get(pid), claims=claims)
+
+    def scheme(self) -> SecurityScheme:
+        return MutualTLSScheme(description=self.description)
+
+    def challenge(self, realm: str, *, error: str | None = None) -> str:
+        return f'MutualTLS realm="{realm}"'

@@ -1,0 +1,322 @@
+"""Signed cards: RFC 8785 canonical form, JWS detached signatures, verification by others.
+
+The signature is checked here by three verifiers: ours (``verify_card_document``
+and the client's ``CardVerifier``), PyJWT over a payload this test builds
+from the spec's rules on its own, and (when its virtualenv is present) the
+reference SDK's verifier. A card changed after signing fails all of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt as pyjwt
+import msgspec
+import pytest
+from click.testing import CliRunner
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+
+from interlingua import Agent
+from interlingua.cli.main import main
+from interlingua.client import CardVerifier, Client, UnverifiedCard
+from interlingua.core.card_signing import CardSignatureError, verify_card_document
+from interlingua.core.jcs import CanonicalizationError, canonicalize
+from interlingua.core.model import AgentSkill, APIKeyScheme
+from interlingua.server.auth import APIKeyAuth, AuthConfig, CardSigning
+from tests.live import bind_loopback
+
+from .helpers import serve_agent, serve_app
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = {"X-API-Key": "signed-" + "k" * 20}
+
+
+async def _echo(text: str) -> str:
+    return text
+
+
+def signed_agent() -> Agent:
+    return Agent("Signed", "A signed card — ünïcode too.", _echo,
+                 skills=[AgentSkill(id="echo", name="Echo", tags=["t"])],
+                 extended_card=lambda base: msgspec.structs.replace(base, name="Signed+"))
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"me": KEY["X-API-Key"]})})
+    with serve_agent(signed_agent(), auth=auth, card_signing=CardSigning()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def served(server: str) -> tuple[bytes, dict[str, Any]]:
+    with httpx.Client() as c:
+        card = c.get(server + "/.well-known/agent-card.json").content
+        jwks = c.get(server + "/.well-known/jwks.json").json()
+    return card, jwks
+
+
+# ------------------------------------------------------------------------ JCS
+
+# RFC 8785 Appendix B: IEEE 754 bit patterns and their canonical text
+NUMBERS = {
+    "0000000000000000": "0", "8000000000000000": "0", "0000000000000001": "5e-324",
+    "7fefffffffffffff": "1.7976931348623157e+308", "4340000000000000": "9007199254740992",
+    "4430000000000000": "295147905179352830000", "44b52d02c7e14af6": "1e+23",
+    "444b1ae4d6e2ef50": "1e+21", "444b1ae4d6e2ef4f": "999999999999999900000",
+    "3eb0c6f7a0b5ed8d": "0.000001", "3eb0c6f7a0b5ed8c": "9.999999999999997e-7",
+    "41b3de4355555553": "333333333.3333332", "becbf647612f3696": "-0.0000033333333333333333",
+    "43143ff3c1cb0959": "1424953923781206.2",
+}
+
+
+@pytest.mark.parametrize(("bits", "text"), list(NUMBERS.items()))
+def test_jcs_numbers(bits: str, text: str) -> None:
+    assert canonicalize(struct.unpack(">d", bytes.fromhex(bits))[0]).decode() == text
+
+
+def test_jcs_objects_and_strings() -> None:
+    # RFC 8785 §3.2.3: keys sorted by UTF-16 code units
+    doc = {"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet",
+           "1": "One", "\U0001f600": "Emoji: Grinning Face", "\u0080": "Control",
+           "\u00f6": "Latin Small Letter O With Diaeresis"}
+    keys = [k for k in json.loads(canonicalize(doc))]
+    assert keys == ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\U0001f600", "\ufb33"]
+    assert canonicalize({"b": [1, None, True], "a": "x\n\"\\\u001f/é"}) == \
+        '{"a":"x\\n\\"\\\\\\u001f/é","b":[1,null,true]}'.encode()
+    with pytest.raises(CanonicalizationError):
+        canonicalize(float("nan"))
+    with pytest.raises(CanonicalizationError):
+        canonicalize({1: "x"})
+
+
+# ------------------------------------------------------------ the signed card
+
+
+def spec_payload(doc: dict[str, Any]) -> bytes:
+    """The v1.0 §8.4 payload built from the served document by this test alone:
+    the v1.0 members, empty values dropped, `signatures` out, sorted keys."""
+    v1_keys = {"name", "description", "supportedInterfaces", "provider", "version",
+               "documentationUrl", "capabilities", "securitySchemes", "securityRequirements",
+               "defaultInputModes", "defaultOutputModes", "skills", "iconUrl"}
+    cap_keys = {"streaming", "pushNotifications", "extensions", "extendedAgentCard"}
+    card = {k: v for k, v in doc.items() if k in v1_keys}
+    card["capabilities"] = {k: v for k, v in card["capabilities"].items() if k in cap_keys}
+    if "securitySchemes" in card:
+        card["securitySchemes"] = {name: {k: v for k, v in s.items() if k.endswith("Scheme")}
+                                   for name, s in card["securitySchemes"].items()}
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, dict):
+            v = {k: c for k, x in v.items() if (c := clean(x)) is not None}
+        elif isinstance(v, list):
+            v = [c for x in v if (c := clean(x)) is not None]
+        return None if v in ("", [], {}) or v is None else v
+
+    return json.dumps(clean(card), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode()
+
+
+def test_signature_shape(served: tuple[bytes, dict[str, Any]]) -> None:
+    card, jwks = served
+    doc = json.loads(card)
+    [sig] = doc["signatures"]
+    header = json.loads(base64.urlsafe_b64decode(sig["protected"] + "=" * (-len(sig["protected"]) % 4)))
+    assert header["alg"] == "ES256" and header["typ"] == "JOSE"
+    assert header["kid"] in {k["kid"] for k in jwks["keys"]}
+    assert header["jku"].endswith("/.well-known/jwks.json")
+    assert set(sig) == {"protected", "signature"}
+    assert all("d" not in k for k in jwks["keys"])  # public halves only
+
+
+def test_verified_by_pyjwt(served: tuple[bytes, dict[str, Any]]) -> None:
+    card, jwks = served
+    doc = json.loads(card)
+    [sig] = doc["signatures"]
+    key = pyjwt.PyJWKSet.from_dict(jwks).keys[0]
+
+    def token(payload: bytes) -> str:
+        # the JWS signing input: BASE64URL(header) . BASE64URL(payload) (spec §8.4.2)
+        body = base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
+        return f"{sig['protected']}.{body}.{sig['signature']}"
+
+    got = pyjwt.api_jws.decode_complete(token(spec_payload(doc)), key.key, algorithms=["ES256"])
+    assert json.loads(got["payload"])["name"] == "Signed"
+    doc["description"] = "tampered"
+    with pytest.raises(pyjwt.InvalidSignatureError):
+        pyjwt.api_jws.decode_complete(token(spec_payload(doc)), key.key, algorithms=["ES256"])
+
+
+def test_verified_by_us_and_tamper_fails(served: tuple[bytes, dict[str, Any]]) -> None:
+    card, jwks = served
+    assert verify_card_document(card, jwks).name == "Signed"
+    for change in ({"name": "Evil"}, {"url": "https://evil.example/"},
+                   {"skills": []}, {"signatures": []}):
+        doc = {**json.loads(card), **change}
+        if "url" in change:
+            # the v0.3 url is outside the v1.0 rendering; a v1.0 interface change is not
+            doc["supportedInterfaces"][0]["url"] = "https://evil.example/"
+        with pytest.raises(CardSignatureError):
+            verify_card_document(doc, jwks)
+    with pytest.raises(CardSignatureError, match="no known key"):
+        verify_card_document(card, {"keys": [dict(jwks["keys"][0], kid="other")]})
+
+
+SDK_PYTHON = ROOT / "benchmarks" / ".venv-a2a-sdk" / "bin" / "python"
+
+
+@pytest.mark.skipif(not SDK_PYTHON.exists(), reason="no reference SDK virtualenv")
+def test_verified_by_reference_sdk(served: tuple[bytes, dict[str, Any]], tmp_path: Path) -> None:
+    card, jwks = served
+    jwt_dir = Path(pyjwt.__file__).parent
+    (tmp_path / "jwt").symlink_to(jwt_dir)  # the SDK's verifier needs PyJWT
+    script = (
+        "import json,sys\n"
+        "from google.protobuf.json_format import ParseDict\n"
+        "from a2a.types import AgentCard\n"
+        "from a2a.utils.signing import create_signature_verifier\n"
+        "from jwt import PyJWKSet\n"
+        "doc=json.load(open(sys.argv[1])); keys=PyJWKSet.from_dict(json.load(open(sys.argv[2])))\n"
+        "card=ParseDict(doc, AgentCard(), ignore_unknown_fields=True)\n"
+        "create_signature_verifier(lambda kid, jku: keys[kid], ['ES256'])(card)\n"
+        "print('verified')\n")
+    good, bad, keys = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "jwks.json"
+    good.write_bytes(card)
+    bad.write_text(json.dumps({**json.loads(card), "description": "tampered"}))
+    keys.write_text(json.dumps(jwks))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    ok = subprocess.run([str(SDK_PYTHON), "-c", script, str(good), str(keys)], env=env,
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "verified" in ok.stdout, ok.stderr
+    no = subprocess.run([str(SDK_PYTHON), "-c", script, str(bad), str(keys)], env=env,
+                        capture_output=True, text=True, timeout=60)
+    assert no.returncode != 0 and "InvalidSignaturesError" in no.stderr
+
+
+async def test_extended_card_is_signed(server: str, served: tuple[bytes, dict[str, Any]]) -> None:
+    _, jwks = served
+    async with httpx.AsyncClient() as c:
+        r = await c.get(server + "/agent/authenticatedExtendedCard", headers=KEY)
+    assert r.status_code == 200
+    assert verify_card_document(r.content, jwks).name == "Signed+"
+
+
+def test_key_file_keeps_the_key(tmp_path: Path) -> None:
+    from interlingua.server import create_app
+
+    path = str(tmp_path / "card-key.json")
+    kids = []
+    for _ in range(2):
+        app = create_app(signed_agent(), card_signing=CardSigning(key_path=path))
+        kids.append(app.state.a2a.security.signer.ring.current.kid)
+    assert kids[0] == kids[1]
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+
+
+# ---------------------------------------------------------------- the client
+
+
+@pytest.fixture(scope="module")
+def tampered(served: tuple[bytes, dict[str, Any]]) -> Iterator[str]:
+    card, jwks = served
+    doc = json.loads(card)
+    doc["skills"][0]["description"] = "now with data exfiltration"
+
+    async def card_route(request: Any) -> Response:
+        return Response(json.dumps(doc), media_type="application/json")
+
+    async def jwks_route(request: Any) -> Response:
+        return Response(json.dumps(jwks), media_type="application/json")
+
+    app = Starlette(routes=[Route("/.well-known/agent-card.json", card_route),
+                            Route("/.well-known/jwks.json", jwks_route)])
+    with serve_app(app, bind_loopback()) as url:
+        yield url
+
+
+async def test_client_verifies(server: str, tampered: str) -> None:
+    async with Client(server, card_verifier=CardVerifier()) as c:
+        assert (await c.get_card()).name == "Signed"
+    async with Client(tampered, card_verifier=CardVerifier()) as c:
+        with pytest.raises(UnverifiedCard, match="is not trusted"):
+            await c.get_card()
+        assert c.card is None  # never used
+    async with Client(tampered) as c:  # without a verifier the card is read as is
+        assert (await c.get_card()).skills[0].description == "now with data exfiltration"
+
+
+async def test_client_with_pinned_keys(server: str, served: tuple[bytes, dict[str, Any]],
+                                       tmp_path: Path) -> None:
+    _, jwks = served
+    async with Client(server, card_verifier=CardVerifier(keys=jwks)) as c:
+        assert (await c.get_card()).name == "Signed"
+    from joserfc.jwk import ECKey
+
+    other = ECKey.generate_key("P-256", private=True)
+    pem = other.as_pem(private=False).decode()
+    async with Client(server, card_verifier=CardVerifier(keys=[pem])) as c:
+        with pytest.raises(UnverifiedCard):
+            await c.get_card()
+
+
+def test_cli_card_verify(server: str, tampered: str, served: tuple[bytes, dict[str, Any]],
+                         tmp_path: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(main, ["card", server, "--verify"], prog_name="interlingua")
+    assert ok.exit_code == 0, ok.output
+    assert "Signed" in ok.output
+    bad = runner.invoke(main, ["card", tampered, "--verify"], prog_name="interlingua")
+    assert bad.exit_code == 1
+    assert "is not trusted: no signature of the card verifies" in bad.output
+    # the keys of the genuine server, named explicitly, still refuse the tampered copy
+    jwks_url = server + "/.well-known/jwks.json"
+    bad2 = runner.invoke(main, ["card", tampered, "--verify", "--jwks", jwks_url],
+                         prog_name="interlingua")
+    assert bad2.exit_code == 1
+    unsigned = runner.invoke(main, ["card", tampered], prog_name="interlingua")
+    assert unsigned.exit_code == 0  # no --verify: shown as served
+
+
+def test_unsigned_card_is_refused_when_verifying() -> None:
+    with serve_agent(Agent("Plain", "d", _echo)) as url:
+        r = CliRunner().invoke(main, ["card", url, "--verify"], prog_name="interlingua")
+    assert r.exit_code == 1
+    assert "cannot fetch the keys" in r.output or "not signed" in r.output
+
+
+def test_secret_in_card_is_refused() -> None:
+    from interlingua.server import create_app
+
+    key = "sk-live-" + "z" * 24
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"me": key},
+                                                 description=f"use {key} to try it")})
+    with pytest.raises(ValueError, match="would publish a secret"):
+        create_app(Agent("Leaky", "d", _echo), auth=auth)
+    with pytest.raises(ValueError, match="would publish a secret"):
+        create_app(Agent("Leaky", f"try {key}", _echo),
+                   auth=AuthConfig(schemes={"key": APIKeyAuth({"me": key})}))
+
+
+def test_declared_but_not_enforced_is_refused() -> None:
+    from interlingua.server import create_app
+
+    agent = Agent("Two", "d", _echo,
+                  security_schemes={"other": APIKeyScheme(name="X-Other", location="header")})
+    with pytest.raises(ValueError, match="does not enforce"):
+        create_app(agent, auth=AuthConfig(schemes={"key": APIKeyAuth({"me": "k" * 20})}))
+
+
+def test_no_jwks_when_nothing_is_signed() -> None:
+    # no push notifications, no card signing: no keys to publish
+    with serve_agent(Agent("Plain", "d", _echo)) as url, httpx.Client() as c:
+        assert c.get(url + "/.well-known/jwks.json").status_code == 404

@@ -1,0 +1,182 @@
+"""The authorization hook, tenants, and the extended card for authenticated callers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+
+from interlingua import Agent, Context
+from interlingua.core.model import AgentCard, AgentSkill, Task
+from interlingua.server.auth import APIKeyAuth, AuthConfig, Principal
+
+from .helpers import FORBIDDEN, send_request, serve_agent
+
+ADMIN = {"X-API-Key": "admin-" + "a" * 20}
+USER = {"X-API-Key": "user-" + "u" * 20}
+TENANTED = {"X-API-Key": "tenant-" + "t" * 20}
+V1 = {"A2A-Version": "1.0"}
+
+asked: list[tuple[str, str, str | None, str | None]] = []
+
+
+async def policy(principal: Principal, operation: str, task: Task | None,
+                 skill: str | None) -> bool:
+    asked.append((principal.id, operation, task.id if task else None, skill))
+    if skill == "admin" and principal.id != "admin":
+        return False
+    return not (operation == "cancel" and principal.id != "admin")
+
+
+async def _work(ctx: Context) -> None:
+    if ctx.text == "wait":
+        await ctx.require_input("more?")
+    else:
+        await ctx.complete(f"{ctx.principal}@{ctx.request.tenant or '-'}")
+
+
+def extended(base: AgentCard, principal: Principal) -> AgentCard:
+    extra = AgentSkill(id=f"for-{principal.id}", name=f"Only for {principal.id}")
+    return msgspec.structs.replace(base, skills=[*base.skills, extra])
+
+
+def make_auth() -> AuthConfig:
+    return AuthConfig(
+        schemes={"key": APIKeyAuth(
+            {"admin": ADMIN["X-API-Key"], "user": USER["X-API-Key"],
+             "tenanted": TENANTED["X-API-Key"]},
+            tenants={"tenanted": {"t1", "t2"}, "user": {""}})},
+        authorize=policy, tenant_header="X-Tenant")
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    agent = Agent("Guarded", "Asks a policy.", _work, extended_card=extended,
+                  skills=[AgentSkill(id="public", name="Public")])
+    with serve_agent(agent, auth=make_auth()) as base:
+        yield base
+
+
+@pytest.fixture
+def c() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=20) as client:
+        yield client
+
+
+def rpc(c: httpx.Client, url: str, who: dict[str, str], method: str, params: Any,
+        headers: dict[str, str] | None = None) -> httpx.Response:
+    return c.post(url + "/", json={"jsonrpc": "2.0", "id": 1, "method": method,
+                                   "params": params}, headers={**who, **(headers or {})})
+
+
+def v1_send(text: str, **extra: Any) -> dict[str, Any]:
+    return {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": text}]}, **extra}
+
+
+# --------------------------------------------------------------------- policy
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+def test_policy_denies_a_skill(c: httpx.Client, url: str, dialect: str) -> None:
+    body, headers = send_request(dialect, "run it", metadata={"skill": "admin"})
+    r = c.post(url + "/", json=body, headers={**USER, **headers})
+    assert r.status_code == 403
+    doc = r.json()
+    assert doc["error"]["code"] == FORBIDDEN[dialect]
+    assert doc["error"]["message"] == "user is not allowed to send with skill 'admin'"
+    ok = c.post(url + "/", json=send_request(dialect, "run it", metadata={"skill": "admin"})[0],
+                headers={**ADMIN, **headers})
+    assert ok.status_code == 200 and "result" in ok.json()
+
+
+def test_policy_sees_the_task_and_denies_cancel(c: httpx.Client, url: str) -> None:
+    created = rpc(c, url, USER, "SendMessage", v1_send("wait"), V1).json()["result"]["task"]
+    asked.clear()
+    r = rpc(c, url, USER, "CancelTask", {"id": created["id"]}, V1)
+    assert r.status_code == 403 and r.json()["error"]["code"] == -32600
+    assert asked == [("user", "cancel", created["id"], None)]
+    got = rpc(c, url, USER, "GetTask", {"id": created["id"]}, V1).json()
+    assert got["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked[-1] == ("user", "get", created["id"], None)
+
+
+# -------------------------------------------------------------------- tenants
+
+
+def test_tenant_member_and_header(c: httpx.Client, url: str) -> None:
+    r = rpc(c, url, TENANTED, "SendMessage", v1_send("hi", tenant="t1"), V1)
+    task = r.json()["result"]["task"]
+    assert task["status"]["message"]["parts"][0]["text"] == "tenanted@t1"
+    # same principal, other tenant: its t1 task is not there
+    other = rpc(c, url, TENANTED, "GetTask", {"id": task["id"], "tenant": "t2"}, V1).json()
+    assert other["error"]["code"] == -32001
+    same = rpc(c, url, TENANTED, "GetTask", {"id": task["id"], "tenant": "t1"}, V1).json()
+    assert same["result"]["id"] == task["id"]
+    # v0.3 has no tenant member: the header names it
+    body, _ = send_request("0.3", "hi")
+    r03 = c.post(url + "/", json=body, headers={**TENANTED, "X-Tenant": "t2"})
+    assert r03.json()["result"]["status"]["message"]["parts"][0]["text"] == "tenanted@t2"
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+def test_tenant_not_allowed(c: httpx.Client, url: str, dialect: str) -> None:
+    body, headers = send_request(dialect, "hi")
+    r = c.post(url + "/", json=body, headers={**TENANTED, **headers, "X-Tenant": "t3"})
+    assert r.status_code == 403
+    assert r.json()["error"]["code"] == FORBIDDEN[dialect]
+    assert r.json()["error"]["message"] == "tenanted may not act in tenant 't3'"
+    # a principal limited to the default tenant cannot pick another
+    r2 = rpc(c, url, USER, "SendMessage", v1_send("hi", tenant="t1"), V1)
+    assert r2.status_code == 403
+
+
+# -------------------------------------------------------------- extended card
+
+
+def test_extended_card_every_way(c: httpx.Client, url: str) -> None:
+    public = c.get(url + "/.well-known/agent-card.json").json()
+    assert public["capabilities"]["extendedAgentCard"] is True
+    assert public["supportsAuthenticatedExtendedCard"] is True
+    assert [s["id"] for s in public["skills"]] == ["public"]
+    v1 = rpc(c, url, USER, "GetExtendedAgentCard", {}, V1).json()["result"]
+    assert [s["id"] for s in v1["skills"]] == ["public", "for-user"]
+    assert "supportedInterfaces" in v1
+    v03 = rpc(c, url, ADMIN, "agent/getAuthenticatedExtendedCard", {}).json()["result"]
+    assert [s["id"] for s in v03["skills"]] == ["public", "for-admin"]
+    assert v03["protocolVersion"] == "0.3.0"
+    v02 = c.get(url + "/agent/authenticatedExtendedCard", headers=USER)
+    assert v02.status_code == 200
+    assert [s["id"] for s in v02.json()["skills"]] == ["public", "for-user"]
+
+
+def test_extended_card_needs_credentials(c: httpx.Client, url: str) -> None:
+    r = c.get(url + "/agent/authenticatedExtendedCard")
+    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("ApiKey")
+    r2 = rpc(c, url, {}, "GetExtendedAgentCard", {}, V1)
+    assert r2.status_code == 401
+
+
+def test_extended_card_not_configured() -> None:
+    agent = Agent("Plain", "No extended card.", _work)
+    with serve_agent(agent, auth=make_auth()) as base, httpx.Client() as c:
+        v1 = rpc(c, base, USER, "GetExtendedAgentCard", {}, V1).json()
+        assert v1["error"]["code"] == -32007
+        v03 = rpc(c, base, USER, "agent/getAuthenticatedExtendedCard", {}).json()
+        assert v03["error"]["code"] == -32007
+        v02 = c.get(base + "/agent/authenticatedExtendedCard", headers=USER)
+        assert v02.status_code == 404
+
+
+def test_private_card() -> None:
+    auth = make_auth()
+    auth.public_card = False
+    with serve_agent(Agent("Hidden", "d", _work), auth=auth) as base, httpx.Client() as c:
+        assert c.get(base + "/.well-known/agent-card.json").status_code == 401
+        ok = c.get(base + "/.well-known/agent-card.json", headers=USER)
+        assert ok.status_code == 200 and ok.json()["name"] == "Hidden"
+        assert ok.headers["cache-control"] == "private, max-age=300"

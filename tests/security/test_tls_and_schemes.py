@@ -1,0 +1,299 @@
+"""TLS on both sides, the CLI's TLS options, and the finer points of each scheme."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+from click.testing import CliRunner
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+
+from interlingua import Agent, Context
+from interlingua.cli.main import main
+from interlingua.client import AgentUnreachable, Client
+from interlingua.core.errors import AuthorizationFailed
+from interlingua.server.auth import (
+    APIKeyAuth,
+    AuthConfig,
+    BasicAuth,
+    BearerAuth,
+    MutualTLSAuth,
+    hash_secret,
+    verify_secret,
+)
+from tests.e2e.procs import free_port
+from tests.live import bind_loopback
+
+from .helpers import PKI, Issuer, send_request, serve_agent, serve_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _whoami(ctx: Context) -> None:
+    await ctx.complete(f"hello {ctx.principal}")
+
+
+def _text(task: Any) -> str:
+    return str(task.status.message.parts[0].text)
+
+
+# ------------------------------------------------------------------------ TLS
+
+
+@pytest.fixture(scope="module")
+def https_url(pki: PKI) -> Iterator[str]:
+    auth = AuthConfig(schemes={"mtls": MutualTLSAuth()})
+    with serve_agent(Agent("TLS", "d", _whoami), certfile=str(pki.server),
+                     client_ca=str(pki.ca), auth=auth) as url:
+        yield url
+
+
+async def test_client_verifies_the_server(pki: PKI, https_url: str) -> None:
+    async with Client(https_url, verify=str(pki.ca), cert=str(pki.bob)) as c:
+        assert _text(await c.send("hi")) == "hello bob"
+    async with Client(https_url) as c:  # system CAs do not know the test CA
+        with pytest.raises(AgentUnreachable, match="CERTIFICATE_VERIFY_FAILED"):
+            await c.get_card()
+    async with Client(https_url, verify=False, cert=str(pki.alice)) as c:
+        assert _text(await c.send("hi")) == "hello alice"
+
+
+def test_scope_carries_the_certificate(pki: PKI, https_url: str) -> None:
+    with httpx.Client(verify=_ctx(pki, pki.alice)) as c:
+        body, headers = send_request("1.0")
+        r = c.post(https_url + "/", json=body, headers=headers)
+    assert r.json()["result"]["task"]["status"]["message"]["parts"][0]["text"] == "hello alice"
+
+
+def _ctx(pki: PKI, cert: Path) -> Any:
+    from interlingua.client import tls_context
+
+    return tls_context(str(pki.ca), str(cert))
+
+
+def test_cli_tls_options(pki: PKI, https_url: str) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(main, ["send", https_url, "hi", "--ca-bundle", str(pki.ca),
+                              "--client-cert", str(pki.alice)], prog_name="interlingua")
+    assert ok.exit_code == 0, ok.output
+    assert "hello alice" in ok.output
+    untrusted = runner.invoke(main, ["card", https_url], prog_name="interlingua")
+    assert untrusted.exit_code == 3 and "CERTIFICATE_VERIFY_FAILED" in untrusted.output
+    no_cert = runner.invoke(main, ["send", https_url, "hi", "--ca-bundle", str(pki.ca)],
+                            prog_name="interlingua")
+    assert no_cert.exit_code == 1 and "AuthenticationRequired" in no_cert.output
+
+
+def test_serve_command_with_tls(pki: PKI) -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+           "SECURE_AGENT_API_KEY": "key-for-the-cli-test-0123456789"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/secure_agent.py",
+         "--port", str(port), "--store", "memory://", "--certfile", str(pki.server),
+         "--client-ca", str(pki.ca), "--auth", "examples/secure_agent.py:auth",
+         "--sign-card", "--log-level", "warning", "--json"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        url = f"https://localhost:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(url + "/healthz", verify=_ctx(pki, pki.alice), timeout=1)
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stderr.read().decode() if proc.stderr else "") from None
+                time.sleep(0.1)
+        runner = CliRunner()
+        card = runner.invoke(main, ["card", url, "--verify", "--ca-bundle", str(pki.ca), "--json"],
+                             prog_name="interlingua")
+        assert card.exit_code == 0, card.output
+        doc = msgspec.json.decode(card.output)
+        assert doc["url"] == f"https://127.0.0.1:{port}/" and doc["signatures"]
+        assert "key-for-the-cli-test" not in card.output
+        sent = runner.invoke(main, ["send", url, "calendar", "--ca-bundle", str(pki.ca),
+                                    "-H", "X-API-Key: key-for-the-cli-test-0123456789"],
+                             prog_name="interlingua")
+        assert sent.exit_code == 0, sent.output
+        assert "calendar token" in sent.output
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=15)
+    info = msgspec.json.decode(out.splitlines()[0])
+    assert info["listen"] == f"https://127.0.0.1:{port}"
+
+
+# ------------------------------------------------------------------ API keys
+
+
+@pytest.mark.parametrize("location", ["query", "cookie"])
+def test_api_key_in_query_and_cookie(location: str) -> None:
+    key = "q-" + "k" * 30
+    auth = AuthConfig(schemes={"k": APIKeyAuth({"carol": key}, name="api_key",
+                                               location=location)})
+    with serve_agent(Agent("K", "d", _whoami), auth=auth) as url, httpx.Client() as c:
+        body, headers = send_request("0.3")
+        where: dict[str, Any] = ({"params": {"api_key": key}} if location == "query"
+                                 else {"headers": {"Cookie": f"api_key={key}", **headers}})
+        where.setdefault("headers", headers)
+        r = c.post(url + "/", json=body, **where)
+        assert r.json()["result"]["status"]["message"]["parts"][0]["text"] == "hello carol"
+        card = c.get(url + "/.well-known/agent-card.json").json()
+        assert card["securitySchemes"]["k"]["in"] == location
+        bad = c.post(url + "/", json=body, headers=headers)
+        assert bad.status_code == 401
+        assert bad.headers["www-authenticate"] == \
+            f'ApiKey realm="a2a", in="{location}", name="api_key"'
+
+
+def test_api_key_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="shorter than 16"):
+        APIKeyAuth({"x": "short"})
+    with pytest.raises(ValueError, match="location"):
+        APIKeyAuth({"x": "k" * 20}, location="body")
+    digest = "sha256:" + __import__("hashlib").sha256(b"k" * 20).hexdigest()
+    assert APIKeyAuth({"x": digest}).secrets() == []
+
+
+# --------------------------------------------------------------------- Basic
+
+
+def test_passwords_are_hashed() -> None:
+    with pytest.raises(ValueError, match="not a hash"):
+        BasicAuth({"dave": "plain-password"})
+    for method in ("pbkdf2_sha256", "scrypt"):
+        stored = hash_secret("pw", method=method) if method == "scrypt" else \
+            hash_secret("pw", iterations=1000)
+        assert stored.startswith(method + "$")
+        assert verify_secret(stored, "pw") and not verify_secret(stored, "pW")
+        assert stored != hash_secret("pw", method=method, iterations=1000)  # salted
+
+
+def test_basic_remembers_a_good_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    import interlingua.server.auth.schemes as schemes
+
+    calls: list[str] = []
+    real = schemes.verify_secret
+
+    def counting(stored: str, candidate: str) -> bool:
+        calls.append(candidate)
+        return real(stored, candidate)
+
+    monkeypatch.setattr(schemes, "verify_secret", counting)
+    auth = AuthConfig(schemes={"b": BasicAuth({"dave": hash_secret("pw", iterations=1000)})})
+    token = base64.b64encode(b"dave:pw").decode()
+    with serve_agent(Agent("B", "d", _whoami), auth=auth) as url, httpx.Client() as c:
+        for _ in range(3):
+            body, headers = send_request("1.0")
+            r = c.post(url + "/", json=body, headers={"Authorization": f"Basic {token}", **headers})
+            assert r.status_code == 200
+    assert calls == ["pw"]
+
+
+# -------------------------------------------------------------------- Bearer
+
+
+class IdentityProvider:
+    """An OpenID provider on loopback: discovery and JWKS, counting fetches."""
+
+    def __init__(self, issuer: Issuer) -> None:
+        self.issuer = issuer
+        self.fetches: list[str] = []
+        self.url = ""
+
+    def app(self) -> Starlette:
+        async def discovery(request: Any) -> Response:
+            self.fetches.append("discovery")
+            return Response(msgspec.json.encode({"issuer": self.issuer.iss,
+                                                 "jwks_uri": self.url + "/jwks"}))
+
+        async def jwks(request: Any) -> Response:
+            self.fetches.append("jwks")
+            return Response(msgspec.json.encode(self.issuer.jwks))
+
+        return Starlette(routes=[Route("/.well-known/openid-configuration", discovery),
+                                 Route("/jwks", jwks)])
+
+
+def test_bearer_with_discovery_cache_and_rotation() -> None:
+    idp = IdentityProvider(Issuer())
+    sock = bind_loopback()
+    with serve_app(idp.app(), sock) as idp_url:
+        idp.url = idp_url
+        bearer = BearerAuth(openid_config_url=idp_url + "/.well-known/openid-configuration",
+                            audience="a2a-test", refetch_interval=0)
+        auth = AuthConfig(schemes={"oidc": bearer})
+        with serve_agent(Agent("O", "d", _whoami), auth=auth) as url, httpx.Client() as c:
+            card = c.get(url + "/.well-known/agent-card.json").json()
+            assert card["securitySchemes"]["oidc"]["openIdConnectSecurityScheme"] == {
+                "openIdConnectUrl": idp_url + "/.well-known/openid-configuration"}
+            for who in ("erin", "frank", "erin"):
+                body, headers = send_request("1.0")
+                r = c.post(url + "/", json=body, headers={
+                    "Authorization": f"Bearer {idp.issuer.token(who)}", **headers})
+                text = r.json()["result"]["task"]["status"]["message"]["parts"][0]["text"]
+                assert text == f"hello {who}"
+            assert idp.fetches == ["discovery", "jwks"]  # cached
+            idp.issuer = Issuer(kid="k2")  # the provider rotates its key
+            body, headers = send_request("1.0")
+            r = c.post(url + "/", json=body, headers={
+                "Authorization": f"Bearer {idp.issuer.token('erin')}", **headers})
+            assert r.status_code == 200
+            assert idp.fetches == ["discovery", "jwks", "jwks"]
+
+
+def test_bearer_scopes(issuer: Issuer) -> None:
+    auth = AuthConfig(
+        schemes={"bearer": BearerAuth(issuer=issuer.iss, audience="a2a-test", keys=issuer.jwks)},
+        security=[{"bearer": ["tasks.write"]}])
+    with serve_agent(Agent("S", "d", _whoami), auth=auth) as url, httpx.Client() as c:
+        card = c.get(url + "/.well-known/agent-card.json").json()
+        assert card["securityRequirements"] == [{"schemes": {"bearer": {"list": ["tasks.write"]}}}]
+        body, headers = send_request("0.1")
+        r = c.post(url + "/", json=body, headers={
+            "Authorization": f"Bearer {issuer.token('gina', scope='tasks.read')}", **headers})
+        assert r.status_code == 403 and r.json()["error"]["code"] == -32008
+        assert r.headers["www-authenticate"] == \
+            'Bearer realm="a2a", error="insufficient_scope", scope="tasks.write"'
+        r = c.post(url + "/", json=send_request("0.1")[0], headers={
+            "Authorization": f"Bearer {issuer.token('gina', scope='tasks.read tasks.write')}"})
+        assert r.status_code == 200
+
+
+def test_bearer_config_is_checked(issuer: Issuer) -> None:
+    with pytest.raises(ValueError, match="audience"):
+        BearerAuth(issuer="x", keys=issuer.jwks)
+    with pytest.raises(ValueError, match="asymmetric"):
+        BearerAuth(audience="a", keys=issuer.jwks, algorithms=["HS256"])
+    with pytest.raises(ValueError, match="needs keys"):
+        BearerAuth(audience="a")
+
+
+def test_auth_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="not one of the schemes"):
+        AuthConfig(schemes={"k": APIKeyAuth({"x": "k" * 20})}, security=[{"other": []}])
+    with pytest.raises(ValueError, match="at least one"):
+        AuthConfig(schemes={})
+
+
+async def test_client_raises_authorization_failed(issuer: Issuer) -> None:
+    async def deny(*args: Any) -> bool:
+        return False
+
+    auth = AuthConfig(schemes={"k": APIKeyAuth({"x": "k" * 20})}, authorize=deny)
+    with serve_agent(Agent("D", "d", _whoami), auth=auth) as url:
+        async with Client(url, headers={"X-API-Key": "k" * 20}) as c:
+            with pytest.raises(AuthorizationFailed):
+                await c.send("hi")
