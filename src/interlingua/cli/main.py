@@ -246,6 +246,18 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
         pass
 
 
+def _older_readers(document: bytes | None) -> list[str]:
+    """Generations the card document also serves besides its interfaces: a card
+    that carries v0.1's ``authentication`` member is meant for v0.1 readers too."""
+    if not document:
+        return []
+    try:
+        doc = msgspec.json.decode(document)
+    except msgspec.DecodeError:
+        return []
+    return ["0.1"] if isinstance(doc, dict) and "authentication" in doc else []
+
+
 @main.command("card")
 @click.argument("url", callback=_check_url)
 @_client_options
@@ -260,7 +272,8 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
             _print_raw(client.card_document)
             return
         output.print_card(output.console(), card, endpoints=client.endpoints,
-                          card_url=client.card_url)
+                          card_url=client.card_url,
+                          also=_older_readers(client.card_document))
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)

@@ -215,6 +215,7 @@ def print_card(
     *,
     endpoints: list[Endpoint],
     card_url: str | None,
+    also: list[str] | None = None,
 ) -> None:
     out.print(_label(card.name) + Text(f"  version {card.version}", style="dim"))
     if card.description:
@@ -240,7 +241,7 @@ def print_card(
             line += Text("  (used by default)", style="green")
         out.print(line)
     if endpoints:
-        spoken = ", ".join(dict.fromkeys(e.dialect for e in endpoints))
+        spoken = ", ".join(dict.fromkeys([*(e.dialect for e in endpoints), *(also or [])]))
         out.print(_label("Dialects: ") + Text(f"JSON-RPC {spoken}"))
     else:
         out.print(_label("Dialects: ") + Text("none this client speaks"))
