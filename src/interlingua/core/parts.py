@@ -53,11 +53,28 @@ __all__ = [
 def new_id() -> str:
     """A random (version 4) UUID string.
 
-    Built from ``os.urandom`` directly: ``str(uuid.uuid4())`` costs about four
-    times as much, and a send makes several ids.
+    From the OS's randomness, read 4 KiB at a time: one ``getrandom`` call per
+    id cost more than the rest of making it, and a send makes several ids.
     """
-    h = os.urandom(16).hex()
+    global _pool, _at
+    if _at >= len(_pool):
+        _pool, _at = os.urandom(4096).hex(), 0
+    h = _pool[_at:_at + 32]
+    _at += 32
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+
+
+_pool = ""
+_at = 0
+
+
+def _forget_pool() -> None:
+    # A forked child must not hand out the ids its parent will hand out.
+    global _pool, _at
+    _pool, _at = "", 0
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 # the RFC 4122 variant bits (10xx) in the first hex digit of the fourth group
