@@ -118,3 +118,14 @@ def cpus_allowed(pid: int) -> str:
         if line.startswith("Cpus_allowed_list:"):
             return line.split(":", 1)[1].strip()
     return "?"
+
+
+def open_fds(pid: int) -> int:
+    """File descriptors open in the process tree rooted at ``pid`` (sockets included)."""
+    total = 0
+    for stat in tree(pid):
+        try:
+            total += len(os.listdir(_PROC / str(stat.pid) / "fd"))
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            pass
+    return total

@@ -2,15 +2,27 @@
 
 Each figure in the tables is the median over rounds of that figure per round; ratios are
 taken between those medians. ``CPU ms/req`` is server CPU time (user + system, whole
-process tree) divided by the requests it answered in the round.
+process tree) divided by the requests it answered in the round. The samples and tables of
+the cases with a server process of their own are in ``report_cases.py``.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
+
+from figures import median, num, percent, ratio, spread, table
+from report_cases import (
+    GrowthSample,
+    ListSample,
+    StreamMemorySample,
+    TaskMemorySample,
+    growth_table,
+    list_table,
+    stream_memory_table,
+    task_memory_tables,
+)
 
 RAW = "raw"
 
@@ -105,6 +117,19 @@ class ServerInfo:
     health_store: str = ""  # the ``store`` member of its /healthz JSON, as JSON
     cpus_allowed: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    # case -> why that case was dropped for this server (its other figures stand)
+    case_failed: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FillInfo:
+    """A SQLite store filled for the list-tasks case."""
+
+    tasks: int
+    contexts: int
+    failed: int
+    seconds: float
+    file_bytes: int
 
 
 @dataclass(slots=True)
@@ -125,14 +150,55 @@ class RunInfo:
     load_cpu: int | None
     servers: list[ServerInfo] = field(default_factory=list)
     baseline: str = ""  # the a2a-sdk server that ratios are taken against
+    # the cases with a server process of their own
+    case_rounds: int = 0
+    tasks: int = 0
+    tasks_warmup: int = 0
+    idle_streams: int = 0
+    idle_warmup: int = 0
+    growth_lengths: list[int] = field(default_factory=list)
+    growth_duration_s: float = 0.0
+    list_duration_s: float = 0.0
+    fills: list[FillInfo] = field(default_factory=list)
+    # case -> servers whose launcher lacks what the case needs
+    not_wired: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Samples:
+    """Every sample of a run, per case."""
+
+    unary: list[UnarySample] = field(default_factory=list)
+    stream: list[StreamSample] = field(default_factory=list)
+    memory: list[MemorySample] = field(default_factory=list)
+    memory_tasks: list[TaskMemorySample] = field(default_factory=list)
+    memory_streams: list[StreamMemorySample] = field(default_factory=list)
+    growth: list[GrowthSample] = field(default_factory=list)
+    listing: list[ListSample] = field(default_factory=list)
+
+    def drop_failed(self, info: RunInfo) -> None:
+        """Leave out the samples of a case that failed for a server in a later round."""
+        failed = {(s.name, case) for s in info.servers for case in s.case_failed}
+        self.memory_tasks = [s for s in self.memory_tasks if (s.server, "memory-tasks") not in failed]
+        self.memory_streams = [
+            s for s in self.memory_streams if (s.server, "memory-streams") not in failed
+        ]
+        self.growth = [s for s in self.growth if (s.server, "growth") not in failed]
+        self.listing = [s for s in self.listing if (s.server, "list-tasks") not in failed]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "unary": self.unary,
+            "stream": self.stream,
+            "memory": self.memory,
+            "memory_tasks": self.memory_tasks,
+            "memory_streams": self.memory_streams,
+            "growth": self.growth,
+            "list_tasks": self.listing,
+        }
 
 
 S = TypeVar("S", UnarySample, StreamSample)
-
-
-def _median(values: Iterable[float]) -> float:
-    items = list(values)
-    return statistics.median(items) if items else float("nan")
 
 
 def _groups(samples: Sequence[S]) -> dict[tuple[str, int], list[S]]:
@@ -142,42 +208,13 @@ def _groups(samples: Sequence[S]) -> dict[tuple[str, int], list[S]]:
     return groups
 
 
-def _ratio(value: float, base: float | None) -> str:
-    if base is None or base != base or value != value or base == 0:
-        return "-"
-    return f"{value / base:.2f}x"
-
-
-def _num(value: float, digits: int = 1) -> str:
-    return "-" if value != value else f"{value:,.{digits}f}"
-
-
-def _percent(value: float) -> str:
-    return "-" if value != value else f"{value:.0f}%"
-
-
 def _noise(group: Sequence[UnarySample] | Sequence[StreamSample]) -> str:
-    server = _median(s.noise[0] for s in group)
-    load = _median(s.noise[1] for s in group)
-    return f"{_percent(server)} / {_percent(load)}"
+    server = median(s.noise[0] for s in group)
+    load = median(s.noise[1] for s in group)
+    return f"{percent(server)} / {percent(load)}"
 
 
-def _spread(values: list[float]) -> str:
-    # Range over rounds relative to the median: how steady the figure was.
-    med = _median(values)
-    if len(values) < 2 or not med:
-        return "-"
-    return f"±{(max(values) - min(values)) / med * 50:.0f}%"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    right = ["---:" if i else "---" for i in range(len(header))]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(right) + " |"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return lines
-
-
-def _order(info: RunInfo) -> list[str]:
+def served(info: RunInfo) -> list[str]:
     return [s.name for s in info.servers if not (s.skipped or s.failed)]
 
 
@@ -185,8 +222,8 @@ def unary_table(info: RunInfo, samples: Sequence[UnarySample]) -> list[str]:
     groups = _groups(samples)
     med: dict[tuple[str, int], tuple[float, float]] = {
         key: (
-            _median(s.requests_per_s for s in group),
-            _median(s.cpu_ms_per_request for s in group),
+            median(s.requests_per_s for s in group),
+            median(s.cpu_ms_per_request for s in group),
         )
         for key, group in groups.items()
     }
@@ -209,7 +246,7 @@ def unary_table(info: RunInfo, samples: Sequence[UnarySample]) -> list[str]:
     ]
     rows = []
     for c in info.concurrencies:
-        for name in _order(info):
+        for name in served(info):
             group = groups.get((name, c))
             if not group:
                 continue
@@ -220,21 +257,21 @@ def unary_table(info: RunInfo, samples: Sequence[UnarySample]) -> list[str]:
                 [
                     name,
                     str(c),
-                    _num(rps, 0),
-                    _spread([s.requests_per_s for s in group]),
-                    _num(_median(s.p50_ms for s in group), 2),
-                    _num(_median(s.p99_ms for s in group), 2),
-                    _num(cpu, 3),
-                    _ratio(rps, raw[0] if raw else None),
-                    _ratio(rps, sdk[0] if sdk else None),
-                    _ratio(cpu, raw[1] if raw else None),
-                    _ratio(cpu, sdk[1] if sdk else None),
-                    _percent(_median(s.load_cpu_percent for s in group)),
+                    num(rps, 0),
+                    spread([s.requests_per_s for s in group]),
+                    num(median(s.p50_ms for s in group), 2),
+                    num(median(s.p99_ms for s in group), 2),
+                    num(cpu, 3),
+                    ratio(rps, raw[0] if raw else None),
+                    ratio(rps, sdk[0] if sdk else None),
+                    ratio(cpu, raw[1] if raw else None),
+                    ratio(cpu, sdk[1] if sdk else None),
+                    percent(median(s.load_cpu_percent for s in group)),
                     _noise(group),
                     str(sum(s.errors for s in group)),
                 ]
             )
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def stream_table(info: RunInfo, samples: Sequence[StreamSample]) -> list[str]:
@@ -258,50 +295,50 @@ def stream_table(info: RunInfo, samples: Sequence[StreamSample]) -> list[str]:
     rows = []
     for c in info.stream_concurrencies:
         raw_group = groups.get((RAW, c))
-        raw_eps = _median(s.events_per_s for s in raw_group) if raw_group else None
-        raw_cpu = _median(s.cpu_us_per_event for s in raw_group) if raw_group else None
-        for name in _order(info):
+        raw_eps = median(s.events_per_s for s in raw_group) if raw_group else None
+        raw_cpu = median(s.cpu_us_per_event for s in raw_group) if raw_group else None
+        for name in served(info):
             group = groups.get((name, c))
             if not group:
                 continue
-            eps = _median(s.events_per_s for s in group)
-            cpu = _median(s.cpu_us_per_event for s in group)
+            eps = median(s.events_per_s for s in group)
+            cpu = median(s.cpu_us_per_event for s in group)
             rows.append(
                 [
                     name,
                     str(c),
-                    _num(eps, 0),
-                    _spread([s.events_per_s for s in group]),
-                    _num(_median(s.ttfe_p50_ms for s in group), 2),
-                    _num(_median(s.ttfe_p99_ms for s in group), 2),
-                    _num(_median(s.stream_p50_ms for s in group), 1),
-                    _num(cpu, 2),
-                    _ratio(eps, raw_eps),
-                    _ratio(cpu, raw_cpu),
+                    num(eps, 0),
+                    spread([s.events_per_s for s in group]),
+                    num(median(s.ttfe_p50_ms for s in group), 2),
+                    num(median(s.ttfe_p99_ms for s in group), 2),
+                    num(median(s.stream_p50_ms for s in group), 1),
+                    num(cpu, 2),
+                    ratio(eps, raw_eps),
+                    ratio(cpu, raw_cpu),
                     str(sum(s.streams for s in group)),
-                    _percent(_median(s.load_cpu_percent for s in group)),
+                    percent(median(s.load_cpu_percent for s in group)),
                     _noise(group),
                     str(sum(s.errors for s in group)),
                 ]
             )
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def memory_table(info: RunInfo, samples: Sequence[MemorySample]) -> list[str]:
     header = ["server", "RSS idle MiB", "RSS after load MiB"]
     rows = []
     mib = 1024 * 1024
-    for name in _order(info):
+    for name in served(info):
         group = [s for s in samples if s.server == name]
         if group:
             rows.append(
                 [
                     name,
-                    _num(_median(s.rss_idle_bytes / mib for s in group), 1),
-                    _num(_median(s.rss_after_bytes / mib for s in group), 1),
+                    num(median(s.rss_idle_bytes / mib for s in group), 1),
+                    num(median(s.rss_after_bytes / mib for s in group), 1),
                 ]
             )
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def _versions(server: ServerInfo) -> str:
@@ -322,8 +359,9 @@ def header_lines(info: RunInfo) -> list[str]:
         f"- machine: {info.nproc} CPUs, {info.cpu_model}, Linux {info.kernel}",
         f"- harness: Python {info.harness_python}; load: {info.wrk}, 1 thread; {pin}",
         f"- rounds: {info.rounds} (server order alternates), {info.duration_s:g} s per "
-        f"measurement; unary concurrency {', '.join(map(str, info.concurrencies))}; "
-        f"stream concurrency {', '.join(map(str, info.stream_concurrencies))}",
+        f"measurement; unary concurrency {', '.join(map(str, info.concurrencies)) or '-'}; "
+        f"stream concurrency {', '.join(map(str, info.stream_concurrencies)) or '-'}",
+        *_case_settings(info),
         f"- cases: {', '.join(info.cases)}; every figure is the median over rounds; "
         "spread is half the range over rounds relative to the median; CPU is server CPU "
         "(user + system, whole process tree); load CPU is the load generator's CPU use; "
@@ -349,24 +387,88 @@ def header_lines(info: RunInfo) -> list[str]:
         )
         if s.health_store:
             lines.append(f"  - /healthz store: `{s.health_store}`")
+        for case, why in s.case_failed.items():
+            first = why.splitlines()[0]
+            lines.append(f"  - **FAILED** in {case}, left out of its table: {first}")
     return lines
 
 
-def render(
-    info: RunInfo,
-    unary: Sequence[UnarySample],
-    stream: Sequence[StreamSample],
-    memory: Sequence[MemorySample],
-) -> str:
+def _case_settings(info: RunInfo) -> list[str]:
+    """What the cases with a server process of their own were asked to do."""
+    own = [c for c in info.cases if c in ("memory-tasks", "memory-streams", "growth", "list-tasks")]
+    if not own:
+        return []
+    parts = []
+    if "memory-tasks" in own:
+        parts.append(f"memory-tasks {info.tasks:,} sends after {info.tasks_warmup:,} warm-up")
+    if "memory-streams" in own:
+        parts.append(
+            f"memory-streams {info.idle_streams:,} idle streams after {info.idle_warmup} warm-up"
+        )
+    if "growth" in own:
+        lengths = " / ".join(f"{n:,}" for n in info.growth_lengths)
+        parts.append(f"growth {lengths} chunks, {info.growth_duration_s:g} s each")
+    if "list-tasks" in own:
+        sizes = " / ".join(f"{f.tasks:,}" for f in info.fills) or "-"
+        parts.append(f"list-tasks {sizes} stored tasks, {info.list_duration_s:g} s per filter")
+    return [
+        f"- own-process cases: {info.case_rounds} round(s), a fresh server per case; "
+        + "; ".join(parts)
+    ]
+
+
+def _not_wired(info: RunInfo, case: str) -> list[str]:
+    names = info.not_wired.get(case, [])
+    if not names:
+        return []
+    return ["", f"Not run for {', '.join(names)}: the case is not wired for them (targets.py)."]
+
+
+def _fills(info: RunInfo) -> list[str]:
+    lines = ["", "Stores (filled through `interlingua.stores` before the server starts):", ""]
+    for f in info.fills:
+        lines.append(
+            f"- {f.tasks:,} tasks in {f.contexts:,} contexts ({f.failed:,} failed, the rest "
+            f"completed): {f.file_bytes / 1024 / 1024:,.1f} MiB, filled in {f.seconds:.1f} s"
+        )
+    return lines
+
+
+def render(info: RunInfo, samples: Samples) -> str:
     lines = header_lines(info)
+    order = served(info)
+    base = info.baseline
     sections: list[tuple[str, Callable[[], list[str]], bool]] = [
-        ("Unary SendMessage", lambda: unary_table(info, unary), bool(unary)),
+        ("Unary SendMessage", lambda: unary_table(info, samples.unary), bool(samples.unary)),
         (
             "Streaming (1,000 artifact chunks per stream)",
-            lambda: stream_table(info, stream),
-            bool(stream),
+            lambda: stream_table(info, samples.stream),
+            bool(samples.stream),
         ),
-        ("Memory", lambda: memory_table(info, memory), bool(memory)),
+        ("Memory", lambda: memory_table(info, samples.memory), bool(samples.memory)),
+        (
+            f"Memory per stored task ({info.tasks:,} unary sends)",
+            lambda: task_memory_tables(order, base, samples.memory_tasks)
+            + _not_wired(info, "memory-tasks"),
+            bool(samples.memory_tasks),
+        ),
+        (
+            f"Memory per idle open stream ({info.idle_streams:,} streams)",
+            lambda: stream_memory_table(order, base, samples.memory_streams)
+            + _not_wired(info, "memory-streams"),
+            bool(samples.memory_streams),
+        ),
+        (
+            "Growth: server CPU per event by stream length",
+            lambda: growth_table(order, samples.growth) + _not_wired(info, "growth"),
+            bool(samples.growth),
+        ),
+        (
+            "ListTasks (pageSize 50, one connection)",
+            lambda: list_table(order, samples.listing) + _fills(info)
+            + _not_wired(info, "list-tasks"),
+            bool(samples.listing),
+        ),
     ]
     for title, build, present in sections:
         if present:

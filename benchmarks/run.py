@@ -1,11 +1,13 @@
 """Benchmark interlingua against a raw ceiling and the official a2a-sdk, side by side.
 
-    python benchmarks/run.py [--quick] [--only unary|stream|memory|<server>[,...]]
+    python benchmarks/run.py [--quick] [--only <case>|<server>[,...]] [--out DIR]
 
 Each round starts every selected server in turn (fresh process, pinned to the server CPU),
 checks that it answers the benchmark request correctly, measures it, and stops it; the
-server order alternates between rounds. Results: a Markdown report on stdout and in
-``benchmarks/results/latest.md`` (raw samples in ``latest.json``); progress on stderr.
+server order alternates between rounds. The memory-tasks, memory-streams, growth and
+list-tasks cases each get a server process of their own, in the first ``--case-rounds``
+rounds. Results: a Markdown report on stdout and in ``benchmarks/results/latest.md`` (raw
+samples in ``latest.json``; ``--out`` writes elsewhere); progress on stderr.
 See benchmarks/README.md.
 """
 
@@ -13,29 +15,50 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime as dt
 import os
 import platform
+import resource
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
+import growth
 import launch
+import listing
 import load
+import memory_cases
 import procstat
 import stream
+from meter import Meter
 from payloads import VerificationError, verify_unary
-from report import MemorySample, RunInfo, ServerInfo, StreamSample, UnarySample, render
+from report import (
+    FillInfo,
+    MemorySample,
+    RunInfo,
+    Samples,
+    ServerInfo,
+    StreamSample,
+    UnarySample,
+    render,
+)
+from report_cases import ListSample
 from targets import BENCH_DIR, PROJECT_PYTHON, TARGETS, Target, probe
 
-CASES = ("unary", "stream", "memory")
+#: cases measured on the server process of the round, one after the other
+ROUND_CASES = ("unary", "stream", "memory")
+#: cases that each get a server process of their own
+OWN_PROCESS_CASES = ("memory-tasks", "memory-streams", "growth", "list-tasks")
+CASES = ROUND_CASES + OWN_PROCESS_CASES
 RESULTS_DIR = BENCH_DIR / "results"
 WARMUP_S = 1.0
+FD_HEADROOM = 512  # descriptors beyond two per idle stream (harness and server side)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +72,17 @@ class Settings:
     servers: list[Target]
     server_cpu: int | None
     load_cpu: int | None
-
-
-@dataclass(slots=True)
-class Samples:
-    unary: list[UnarySample]
-    stream: list[StreamSample]
-    memory: list[MemorySample]
+    out_dir: Path
+    # the cases with a server process of their own
+    case_rounds: int
+    tasks: int  # memory-tasks: unary sends measured
+    tasks_warmup: int
+    idle_streams: int  # memory-streams: idle streams measured
+    idle_warmup: int
+    growth_lengths: list[int]  # growth: artifact chunks per stream
+    growth_duration_s: float
+    list_sizes: list[int]  # list-tasks: stored tasks
+    list_duration_s: float
 
 
 def _ints(text: str) -> list[int]:
@@ -86,6 +113,33 @@ def parse_args(argv: list[str] | None) -> Settings:
     parser.add_argument("--server-cpu", type=int, default=0, help="CPU for servers (0)")
     parser.add_argument("--load-cpu", type=int, default=1, help="CPU for load generators (1)")
     parser.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS_DIR,
+        help="directory for latest.md and latest.json (benchmarks/results)",
+    )
+    parser.add_argument(
+        "--case-rounds",
+        type=int,
+        help="rounds of memory-tasks, memory-streams, growth, list-tasks (2, quick 1)",
+    )
+    parser.add_argument("--tasks", type=int, help="memory-tasks: sends measured (20000, quick 2000)")
+    parser.add_argument(
+        "--idle-streams", type=int, help="memory-streams: idle streams measured (1000, quick 200)"
+    )
+    parser.add_argument(
+        "--growth-lengths", type=_ints, help="growth: chunks per stream (100,1000,10000)"
+    )
+    parser.add_argument(
+        "--growth-duration", type=float, help="growth: seconds per length (3, quick 1)"
+    )
+    parser.add_argument(
+        "--list-sizes", type=_ints, help="list-tasks: stored tasks (1000,100000)"
+    )
+    parser.add_argument(
+        "--list-duration", type=float, help="list-tasks: seconds per filter (3, quick 1)"
+    )
     args = parser.parse_args(argv)
 
     tokens = [t.strip() for item in args.only for t in item.split(",") if t.strip()]
@@ -106,6 +160,16 @@ def parse_args(argv: list[str] | None) -> Settings:
         servers=servers,
         server_cpu=args.server_cpu if pin else None,
         load_cpu=args.load_cpu if pin else None,
+        out_dir=args.out,
+        case_rounds=args.case_rounds or (1 if quick else 2),
+        tasks=args.tasks or (2000 if quick else 20_000),
+        tasks_warmup=200 if quick else 1000,
+        idle_streams=args.idle_streams or (200 if quick else 1000),
+        idle_warmup=20 if quick else 50,
+        growth_lengths=args.growth_lengths or [100, 1000, 10_000],
+        growth_duration_s=args.growth_duration or (1.0 if quick else 3.0),
+        list_sizes=args.list_sizes or [1000, 100_000],
+        list_duration_s=args.list_duration or (1.0 if quick else 3.0),
     )
 
 
@@ -130,6 +194,24 @@ def check_tools(settings: Settings) -> None:
     cpus = os.cpu_count() or 1
     if settings.server_cpu is not None and max(settings.server_cpu, settings.load_cpu or 0) >= cpus:
         raise load.LoadError(f"only {cpus} CPU(s): pass --no-pin or other --server-cpu/--load-cpu")
+
+
+def raise_fd_limit(settings: Settings) -> None:
+    """Lift the soft descriptor limit for the idle streams; the servers inherit it.
+
+    Each idle stream holds a socket in the harness and one in the server.
+    """
+    if "memory-streams" not in settings.cases:
+        return
+    need = 2 * (settings.idle_streams + settings.idle_warmup) + FD_HEADROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < need:
+        if hard != resource.RLIM_INFINITY and hard < need:
+            raise load.LoadError(
+                f"memory-streams needs {need} file descriptors, the hard limit is {hard}: "
+                "raise it (ulimit -Hn) or pass a smaller --idle-streams"
+            )
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
 
 
 # ---- one server, one round ------------------------------------------------------------
@@ -163,12 +245,12 @@ def verify_stream(running: launch.Running) -> None:
         raise VerificationError(f"last stream event is not the completion: {result.last_event!r}")
 
 
-def verify(running: launch.Running, settings: Settings) -> None:
+def verify(running: launch.Running, settings: Settings, with_stream: bool = True) -> None:
     target = running.target
     status, body = launch.post(running, target.rpc_path, target.dialect.body(1), target.dialect)
     try:
         verify_unary(target.dialect, 1, status, body)
-        if "stream" in settings.cases and target.stream is not None:
+        if with_stream and "stream" in settings.cases and target.stream is not None:
             verify_stream(running)
     except VerificationError as exc:
         raise VerificationError(
@@ -177,26 +259,8 @@ def verify(running: launch.Running, settings: Settings) -> None:
         ) from exc
 
 
-class _Meter:
-    """CPU counters around one measurement: server, load generator, and everything else."""
-
-    def __init__(self, pid: int, settings: Settings) -> None:
-        self.pid = pid
-        self.cpus = (settings.server_cpu, settings.load_cpu)
-        self.server = procstat.cpu_seconds(pid)
-        self.load = procstat.reaped_children_cpu_seconds()
-        self.busy = [procstat.cpu_busy_seconds(c) if c is not None else 0.0 for c in self.cpus]
-
-    def read(self) -> tuple[float, float, float, float]:
-        """Seconds of CPU: server, load generator, others on the server CPU, others on the
-        load CPU (NaN for the last two without pinning)."""
-        server = procstat.cpu_seconds(self.pid) - self.server
-        load_cpu = procstat.reaped_children_cpu_seconds() - self.load
-        others = [float("nan"), float("nan")]
-        for i, (cpu, own) in enumerate(zip(self.cpus, (server, load_cpu), strict=True)):
-            if cpu is not None:
-                others[i] = max(0.0, procstat.cpu_busy_seconds(cpu) - self.busy[i] - own)
-        return server, load_cpu, others[0], others[1]
+def _meter(running: launch.Running, settings: Settings) -> Meter:
+    return Meter(running.pid, settings.server_cpu, settings.load_cpu)
 
 
 def measure_unary(
@@ -208,7 +272,7 @@ def measure_unary(
     round_no: int,
 ) -> UnarySample:
     url = running.base_url + running.target.rpc_path
-    meter = _Meter(running.pid, settings)
+    meter = _meter(running, settings)
     result = load.run_wrk(url, script, concurrency, duration_s, settings.load_cpu)
     cpu, load_cpu, other_cpu, other_load_cpu = meter.read()
     return UnarySample(
@@ -235,35 +299,23 @@ def measure_stream(
     if spec is None:
         raise load.LoadError(f"{running.target.name} has no streaming endpoint")
     dialect = running.target.dialect
-    cmd = [
-        str(PROJECT_PYTHON),
-        str(BENCH_DIR / "stream.py"),
-        "--host",
-        launch.HOST,
-        "--port",
-        str(running.port),
-        "--path",
-        spec.path,
-        "--body-template",
-        dialect.body_template(dialect.stream_method),
-        "--concurrency",
-        str(concurrency),
-        "--duration",
-        str(settings.duration_s),
-        "--expect-events",
-        str(spec.events),
-    ]
-    for k, v in dialect.headers.items():
-        if k.lower() != "content-type":
-            cmd += ["--header", f"{k}: {v}"]
-    if settings.load_cpu is not None:
-        cmd = ["taskset", "-c", str(settings.load_cpu), *cmd]
-    meter = _Meter(running.pid, settings)
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=settings.duration_s + 120)
+    meter = _meter(running, settings)
+    try:
+        result = stream.run_client(
+            launch.HOST,
+            running.port,
+            spec.path,
+            dialect.body_template(dialect.stream_method),
+            dialect.headers,
+            concurrency,
+            settings.duration_s,
+            spec.events,
+            settings.load_cpu,
+            str(PROJECT_PYTHON),
+        )
+    except stream.StreamError as exc:
+        raise load.LoadError(str(exc)) from exc
     cpu, load_cpu, other_cpu, other_load_cpu = meter.read()
-    if done.returncode != 0:
-        raise load.LoadError(f"stream client failed ({done.returncode}):\n{done.stderr}")
-    result = msgspec.json.decode(done.stdout.strip().splitlines()[-1], type=stream.StreamResult)
     return StreamSample(
         server=running.target.name,
         round=round_no,
@@ -283,6 +335,15 @@ def measure_stream(
     )
 
 
+def _describe(running: launch.Running, target: Target, info: ServerInfo) -> None:
+    info.cpus_allowed = procstat.cpus_allowed(running.pid)
+    info.store = running.store_url or target.store_note
+    if running.health:
+        store = {k: v for k, v in running.health.items() if k.startswith("store")}
+        if store:
+            info.health_store = msgspec.json.encode(store).decode()
+
+
 def run_server_round(
     target: Target,
     info: ServerInfo,
@@ -296,12 +357,7 @@ def run_server_round(
     try:
         verify(running, settings)
         rss_idle = procstat.rss_bytes(running.pid)
-        info.cpus_allowed = procstat.cpus_allowed(running.pid)
-        info.store = running.store_url or target.store_note
-        if running.health:
-            store = {k: v for k, v in running.health.items() if k.startswith("store")}
-            if store:
-                info.health_store = msgspec.json.encode(store).decode()
+        _describe(running, target, info)
         if "unary" in settings.cases:
             load.run_wrk(
                 running.base_url + target.rpc_path, script, 16, WARMUP_S, settings.load_cpu
@@ -336,11 +392,167 @@ def run_server_round(
         launch.stop(running)
 
 
+# ---- cases with a server process of their own ------------------------------------------
+
+
+def _has_round_case(target: Target, round_cases: list[str]) -> bool:
+    return any(c != "stream" or target.stream is not None for c in round_cases)
+
+
+def applies(case: str, target: Target) -> bool:
+    """Whether ``target`` can run ``case`` (its launcher has the mode the case needs)."""
+    if case == "memory-streams":
+        return target.idle_path is not None
+    if case == "growth":
+        return target.stream is not None
+    if case == "list-tasks":
+        return target.listing
+    return case in CASES
+
+
+def _memory_tasks_round(
+    running: launch.Running, settings: Settings, round_no: int, samples: Samples
+) -> None:
+    verify(running, settings, with_stream=False)
+    s = memory_cases.measure_tasks(running, settings.tasks, settings.tasks_warmup, round_no)
+    samples.memory_tasks.append(s)
+    disk = f"  disk {s.disk_bytes_per_task:,.0f} B/task" if s.disk_before_bytes >= 0 else ""
+    _progress(
+        f"    memory-tasks {s.tasks} tasks  RSS {s.bytes_per_task:,.0f} B/task{disk}  "
+        f"{s.duration_s:.1f} s  errors {s.errors}"
+    )
+
+
+def _memory_streams_round(
+    running: launch.Running, settings: Settings, round_no: int, samples: Samples
+) -> None:
+    verify(running, settings, with_stream=False)
+    memory_cases.verify_idle(running)
+    s = memory_cases.measure_streams(
+        running, settings.idle_streams, settings.idle_warmup, round_no
+    )
+    samples.memory_streams.append(s)
+    _progress(
+        f"    memory-streams {s.streams} streams  RSS {s.bytes_per_stream:,.0f} B/stream  "
+        f"fds {s.fds_before} -> {s.fds_open}  open {s.open_s:.2f} s  errors {s.errors}"
+        + (f"  cancel errors {s.cancel_errors}" if s.cancel_errors > 0 else "")
+    )
+
+
+def _growth_round(
+    running: launch.Running, settings: Settings, round_no: int, samples: Samples
+) -> None:
+    verify(running, settings, with_stream=False)
+    for i, chunks in enumerate(settings.growth_lengths):
+        growth.verify_length(running, chunks, 100 + i)
+        g = growth.measure_length(
+            running,
+            chunks,
+            settings.growth_duration_s,
+            settings.server_cpu,
+            settings.load_cpu,
+            round_no,
+        )
+        samples.growth.append(g)
+        _progress(
+            f"    growth {chunks:>6} chunks  {g.streams} streams  "
+            f"CPU {g.cpu_us_per_event:.2f} µs/event  errors {g.errors}"
+        )
+
+
+def _list_round(
+    target: Target,
+    info: ServerInfo,
+    filled: listing.Filled,
+    settings: Settings,
+    round_no: int,
+    workdir: Path,
+    samples: Samples,
+) -> None:
+    # No unary check here: an echo send would add a task to the filled store.
+    on_file = dataclasses.replace(target, store_url=filled.store_url)
+    running = launch.start(on_file, settings.server_cpu, workdir)
+    try:
+        if not info.cpus_allowed:
+            _describe(running, target, info)
+        url = running.base_url + target.rpc_path
+        for i, flt in enumerate(listing.filters(filled)):
+            matched = listing.verify(running, flt, 200 + i)
+            script = listing.script(workdir, flt)
+            meter = _meter(running, settings)
+            result = load.run_wrk(url, script, 1, settings.list_duration_s, settings.load_cpu)
+            cpu = meter.read()[0]
+            sample = ListSample(
+                server=target.name,
+                round=round_no,
+                stored=filled.result.tasks,
+                filter=flt.name,
+                matched=matched,
+                requests=result.requests,
+                requests_per_s=result.requests_per_s,
+                p50_ms=result.p50_ms,
+                p99_ms=result.p99_ms,
+                cpu_s=cpu,
+                errors=result.errors,
+            )
+            samples.listing.append(sample)
+            _progress(
+                f"    list-tasks {filled.result.tasks:>7} stored  {flt.name:<9} "
+                f"p50 {sample.p50_ms:.2f} ms  p99 {sample.p99_ms:.2f} ms  "
+                f"errors {sample.errors}"
+            )
+    except VerificationError as exc:
+        raise VerificationError(f"{exc}\nserver log:\n{running.log_tail()}") from exc
+    finally:
+        launch.stop(running)
+
+
+_OWN_ROUND: dict[str, Callable[[launch.Running, Settings, int, Samples], None]] = {
+    "memory-tasks": _memory_tasks_round,
+    "memory-streams": _memory_streams_round,
+    "growth": _growth_round,
+}
+
+
+def run_case_round(
+    case: str,
+    target: Target,
+    info: ServerInfo,
+    settings: Settings,
+    round_no: int,
+    workdir: Path,
+    samples: Samples,
+    fills: list[listing.Filled],
+) -> None:
+    """One case on a server process started for it alone."""
+    if case == "list-tasks":
+        for filled in fills:
+            _list_round(
+                target,
+                info,
+                filled,
+                settings,
+                round_no,
+                workdir / f"{filled.result.tasks}",
+                samples,
+            )
+        return
+    running = launch.start(target, settings.server_cpu, workdir)
+    try:
+        if not info.cpus_allowed:
+            _describe(running, target, info)
+        _OWN_ROUND[case](running, settings, round_no, samples)
+    except VerificationError as exc:
+        raise VerificationError(f"{exc}\nserver log:\n{running.log_tail()}") from exc
+    finally:
+        launch.stop(running)
+
+
 # ---- the run ----------------------------------------------------------------------------
 
 
-def run(settings: Settings) -> tuple[RunInfo, Samples]:
-    info = RunInfo(
+def _run_info(settings: Settings) -> RunInfo:
+    return RunInfo(
         started=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         mode=settings.mode,
         rounds=settings.rounds,
@@ -355,7 +567,39 @@ def run(settings: Settings) -> tuple[RunInfo, Samples]:
         wrk=load.wrk_version(),
         server_cpu=settings.server_cpu,
         load_cpu=settings.load_cpu,
+        case_rounds=min(settings.case_rounds, settings.rounds),
+        tasks=settings.tasks,
+        tasks_warmup=settings.tasks_warmup,
+        idle_streams=settings.idle_streams,
+        idle_warmup=settings.idle_warmup,
+        growth_lengths=settings.growth_lengths,
+        growth_duration_s=settings.growth_duration_s,
+        list_duration_s=settings.list_duration_s,
     )
+
+
+def _fill_stores(settings: Settings, info: RunInfo, tmp: Path) -> list[listing.Filled]:
+    fills = []
+    for size in settings.list_sizes:
+        _progress(f"list-tasks: filling a SQLite store with {size:,} tasks")
+        filled = listing.fill(tmp / "list-stores", size, settings.load_cpu)
+        # Write the file out now, so the kernel's writeback does not land in a measurement.
+        os.sync()
+        fills.append(filled)
+        info.fills.append(
+            FillInfo(
+                tasks=filled.result.tasks,
+                contexts=filled.result.contexts,
+                failed=filled.result.failed,
+                seconds=filled.result.seconds,
+                file_bytes=filled.path.stat().st_size,
+            )
+        )
+    return fills
+
+
+def run(settings: Settings) -> tuple[RunInfo, Samples]:
+    info = _run_info(settings)
     ready: list[tuple[Target, ServerInfo]] = []
     for target in settings.servers:
         found = probe(target)
@@ -372,41 +616,87 @@ def run(settings: Settings) -> tuple[RunInfo, Samples]:
             ready.append((target, server))
         else:
             _progress(f"skip {target.name}: {found.reason}")
+    round_cases = [c for c in settings.cases if c in ROUND_CASES]
+    own_cases = [c for c in settings.cases if c in OWN_PROCESS_CASES]
     if "stream" in settings.cases:
         unwired = [t.name for t, _ in ready if t.stream is None]
         if unwired:
             _progress(f"stream case not wired yet for: {', '.join(unwired)}")
-        if settings.cases == ["stream"]:
-            for target, server in ready:
-                if target.stream is None:
-                    server.skipped = "no streaming endpoint wired yet (targets.py)"
-            ready = [(t, s) for t, s in ready if t.stream is not None]
+    for case in own_cases:
+        info.not_wired[case] = [t.name for t, _ in ready if not applies(case, t)]
+    # A server with none of the selected cases wired is left out of the report.
+    for target, server in ready:
+        if not _has_round_case(target, round_cases) and not any(
+            applies(c, target) for c in own_cases
+        ):
+            server.skipped = "none of the selected cases is wired for it (targets.py)"
+    ready = [(t, s) for t, s in ready if not s.skipped]
     info.baseline = next((t.name for t, _ in ready if t.baseline), "")
 
-    samples = Samples(unary=[], stream=[], memory=[])
+    samples = Samples()
     with tempfile.TemporaryDirectory(prefix="interlingua-bench-") as tmp:
         scripts = Path(tmp)
+        fills: list[listing.Filled] = []
+        if "list-tasks" in own_cases and any(t.listing for t, _ in ready):
+            fills = _fill_stores(settings, info, Path(tmp))
         for round_no in range(1, settings.rounds + 1):
             order = ready if round_no % 2 else list(reversed(ready))
             for target, server in order:
                 if server.failed:
                     continue
+                with_round = _has_round_case(target, round_cases)
+                cases = [
+                    c
+                    for c in own_cases
+                    if round_no <= settings.case_rounds
+                    and applies(c, target)
+                    and c not in server.case_failed
+                ]
+                if not (with_round or cases):
+                    continue
                 _progress(f"round {round_no}/{settings.rounds}: {target.name}")
                 dialect = target.dialect
-                script = load.write_script(
-                    scripts,
-                    f"unary-{dialect.name}",
-                    load.lua_script(
-                        dialect.body_template(), dialect.headers, dialect.completed_marker
-                    ),
-                )
                 workdir = Path(tmp) / f"{target.name}-r{round_no}"
-                try:
-                    run_server_round(target, server, settings, round_no, workdir, script, samples)
-                except (launch.LaunchError, VerificationError) as exc:
-                    # Loud, but the other servers' figures are still worth having.
-                    server.failed = str(exc)
-                    _progress(f"FAILED {target.name}: {exc}")
+                if with_round:
+                    script = load.write_script(
+                        scripts,
+                        f"unary-{dialect.name}",
+                        load.lua_script(
+                            dialect.body_template(), dialect.headers, dialect.completed_marker
+                        ),
+                    )
+                    try:
+                        run_server_round(
+                            target, server, settings, round_no, workdir, script, samples
+                        )
+                    except (launch.LaunchError, VerificationError) as exc:
+                        # Loud, but the other servers' figures are still worth having.
+                        server.failed = str(exc)
+                        _progress(f"FAILED {target.name}: {exc}")
+                        continue
+                for case in cases:
+                    try:
+                        run_case_round(
+                            case,
+                            target,
+                            server,
+                            settings,
+                            round_no,
+                            workdir / case,
+                            samples,
+                            fills,
+                        )
+                    except (
+                        launch.LaunchError,
+                        VerificationError,
+                        load.LoadError,
+                        stream.StreamError,
+                        OSError,
+                    ) as exc:
+                        # Only this case is dropped for the server; the run still fails.
+                        server.case_failed[case] = str(exc)
+                        _progress(f"FAILED {target.name} in {case}: {exc}")
+    samples.drop_failed(info)
     return info, samples
 
 
@@ -414,6 +704,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
     try:
         check_tools(settings)
+        raise_fd_limit(settings)
     except load.LoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -425,13 +716,14 @@ def main(argv: list[str] | None = None) -> int:
     except load.LoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    text = render(info, samples.unary, samples.stream, samples.memory)
-    RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / "latest.md").write_text(text)
-    raw = {"info": info, "unary": samples.unary, "stream": samples.stream, "memory": samples.memory}
-    (RESULTS_DIR / "latest.json").write_bytes(msgspec.json.format(msgspec.json.encode(raw)))
+    text = render(info, samples)
+    settings.out_dir.mkdir(parents=True, exist_ok=True)
+    (settings.out_dir / "latest.md").write_text(text)
+    raw = {"info": info, **samples.as_dict()}
+    (settings.out_dir / "latest.json").write_bytes(msgspec.json.format(msgspec.json.encode(raw)))
     sys.stdout.write(text)
     failed = [s.name for s in info.servers if s.failed]
+    failed += [f"{s.name} ({case})" for s in info.servers for case in s.case_failed]
     if failed:
         print(f"error: failed: {', '.join(failed)} (see above)", file=sys.stderr)
         return 1

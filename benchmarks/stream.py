@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -60,7 +61,7 @@ def build_request(host: str, port: int, path: str, headers: list[str], body: byt
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-async def _read_headers(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+async def read_headers(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
     head = await reader.readuntil(b"\r\n\r\n")
     status_line, *lines = head.decode("latin-1").split("\r\n")
     status = int(status_line.split(" ", 2)[1])
@@ -129,7 +130,7 @@ async def one_stream(
 ) -> StreamStats:
     start = time.perf_counter()
     writer.write(request)
-    status, headers = await _read_headers(reader)
+    status, headers = await read_headers(reader)
     if status != 200:
         raise StreamError(f"HTTP {status}")
     if not headers.get("content-type", "").startswith("text/event-stream"):
@@ -271,3 +272,45 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def run_client(
+    host: str,
+    port: int,
+    path: str,
+    template: str,
+    headers: dict[str, str],
+    concurrency: int,
+    duration_s: float,
+    expect_events: int,
+    cpu: int | None,
+    python: str,
+) -> StreamResult:
+    """Run this client as its own process (pinned to ``cpu``) and return its result."""
+    cmd = [
+        python,
+        __file__,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--path",
+        path,
+        "--body-template",
+        template,
+        "--concurrency",
+        str(concurrency),
+        "--duration",
+        str(duration_s),
+        "--expect-events",
+        str(expect_events),
+    ]
+    for k, v in headers.items():
+        if k.lower() != "content-type":
+            cmd += ["--header", f"{k}: {v}"]
+    if cpu is not None:
+        cmd = ["taskset", "-c", str(cpu), *cmd]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s + 300)
+    if done.returncode != 0:
+        raise StreamError(f"stream client failed ({done.returncode}):\n{done.stderr}")
+    return msgspec.json.decode(done.stdout.strip().splitlines()[-1], type=StreamResult)

@@ -3,7 +3,10 @@
 Every server is an ASGI app in ``benchmarks/servers/`` served by the uvicorn of its own
 venv with identical settings. To add a server, add a ``Target`` here and its app module
 in ``servers/``; to give a server the ``stream`` case, set its ``stream`` field once it
-has an endpoint that answers a streaming request with ``events`` SSE events.
+has an endpoint that answers a streaming request with ``events`` SSE events (and with N
+artifact chunks for the text ``stream N``: the ``growth`` case). ``idle_path`` gives it
+the ``memory-streams`` case (the text ``idle``), ``cancel`` says that its JSON-RPC route
+cancels tasks, and ``listing`` gives it the ``list-tasks`` case (interlingua on SQLite).
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ class Target:
     packages: tuple[str, ...] = ()  # distributions to report besides the stack
     env: dict[str, str] = field(default_factory=dict)  # extra environment of the server
     baseline: bool = False  # the a2a-sdk figure other servers are compared with
+    # Streaming path whose agent answers the text ``idle`` with one working update and
+    # then waits (memory-streams); None: no such mode.
+    idle_path: str | None = None
+    cancel: bool = True  # CancelTask (v0.3 tasks/cancel) works on its JSON-RPC route
+    listing: bool = False  # list-tasks: interlingua served on a pre-filled SQLite file
 
     @property
     def app_ref(self) -> str:
@@ -86,6 +94,8 @@ TARGETS: tuple[Target, ...] = (
         dialect=V1_0,
         stream=StreamSpec(path="/stream", events=1002),
         store_note="none",
+        idle_path="/stream",
+        cancel=False,
     ),
     Target(
         name="interlingua-memory",
@@ -98,6 +108,7 @@ TARGETS: tuple[Target, ...] = (
         store_url="memory://",
         packages=("interlingua",),
         stream=StreamSpec(path="/", events=1002),
+        idle_path="/",
     ),
     Target(
         name="interlingua-sqlite",
@@ -110,6 +121,8 @@ TARGETS: tuple[Target, ...] = (
         store_url="sqlite:///{workdir}/tasks.db",
         packages=("interlingua",),
         stream=StreamSpec(path="/", events=1002),
+        idle_path="/",
+        listing=True,
     ),
     Target(
         name="a2a-sdk",
@@ -123,6 +136,7 @@ TARGETS: tuple[Target, ...] = (
         packages=("a2a-sdk", "protobuf", "pydantic"),
         env=SDK_ENV,
         baseline=True,
+        idle_path="/",
     ),
     Target(
         name="a2a-sdk-0.3",
@@ -136,6 +150,7 @@ TARGETS: tuple[Target, ...] = (
         store_note="a2a-sdk InMemoryTaskStore",
         packages=("a2a-sdk", "pydantic"),
         env=SDK_ENV,
+        idle_path="/",
     ),
 )
 

@@ -5,11 +5,14 @@ speaks only the v0.3 JSON-RPC dialect, so its unary request is ``message/send`` 
 ``"user"``, ``kind``-tagged parts) instead of v1.0 ``SendMessage``; the work asked of it
 is the same: a completed task with one artifact echoing the message text. The app is the
 SDK's ``A2AStarletteApplication`` (JSON-RPC at ``/`` plus the agent card) over its default
-request handler and in-memory task store.
+request handler and in-memory task store. The message text ``idle`` gets the same idle
+behaviour as interlingua's echo agent: the task, one ``working`` status update whose
+message says ``idle``, then nothing until the task is canceled (``tasks/cancel``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -20,6 +23,9 @@ from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
 from a2a.utils import get_message_text, new_task
 from starlette.applications import Starlette
+
+#: the text of an idle request, and the text of its one progress update
+IDLE_TEXT = "idle"
 
 
 class EchoExecutor(AgentExecutor):
@@ -32,7 +38,13 @@ class EchoExecutor(AgentExecutor):
             task = new_task(message)
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
-        await updater.add_artifact([Part(root=TextPart(text=get_message_text(message)))])
+        text = get_message_text(message)
+        if text == IDLE_TEXT:
+            await updater.start_work(updater.new_agent_message([Part(root=TextPart(text=text))]))
+            # Held until the SDK cancels this execution (tasks/cancel or shutdown).
+            await asyncio.Event().wait()
+            return
+        await updater.add_artifact([Part(root=TextPart(text=text))])
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -7,11 +7,15 @@ card route, over the SDK's default request handler and in-memory task store.
 
 The executor does what interlingua's echo agent does: it creates the task from the user
 message, adds one artifact whose single text part is the message text, and completes
-the task, so a unary ``SendMessage`` returns a completed task with that artifact.
+the task, so a unary ``SendMessage`` returns a completed task with that artifact. The
+message text ``idle`` gets the same idle behaviour as interlingua's echo agent: the task,
+one ``working`` status update whose message says ``idle``, then nothing until the task is
+canceled (``CancelTask``), so a streaming send stays open and quiet.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from a2a.helpers import get_message_text, new_task_from_user_message, new_text_part
@@ -28,6 +32,9 @@ from a2a.types.a2a_pb2 import (
 )
 from starlette.applications import Starlette
 
+#: the text of an idle request, and the text of its one progress update
+IDLE_TEXT = "idle"
+
 
 class EchoExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -39,7 +46,13 @@ class EchoExecutor(AgentExecutor):
             task = new_task_from_user_message(message)
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
-        await updater.add_artifact([new_text_part(get_message_text(message))])
+        text = get_message_text(message)
+        if text == IDLE_TEXT:
+            await updater.start_work(updater.new_agent_message([new_text_part(IDLE_TEXT)]))
+            # Held until the SDK cancels this execution (CancelTask or shutdown).
+            await asyncio.Event().wait()
+            return
+        await updater.add_artifact([new_text_part(text)])
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

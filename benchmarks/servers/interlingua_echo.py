@@ -4,6 +4,14 @@ Launched by ``benchmarks/run.py`` as ``uvicorn interlingua_echo:create --factory
 project venv. Everything that depends on the shape of ``interlingua.server`` lives in
 ``build_app``; if that API changes, only this function changes.
 
+What the agent does depends on the message text:
+
+- ``idle`` (unary or streaming): one ``working`` status update, then nothing until the
+  task is canceled;
+- any other text, unary send: a completed task whose one artifact is the text;
+- ``stream N``, streaming send: N artifact chunks, then completed;
+- any other text, streaming send: ``STREAM_CHUNKS`` artifact chunks, then completed.
+
 Environment (set by the harness):
     BENCH_STORE_URL   the store URL, e.g. ``memory://`` or ``sqlite:///tmp/x/tasks.db``
     BENCH_PUBLIC_URL  the URL clients reach the server at, e.g. ``http://127.0.0.1:41234/``
@@ -11,6 +19,7 @@ Environment (set by the harness):
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -25,16 +34,36 @@ except ImportError as exc:
 
 #: artifact chunks of one streamed answer, as the raw SSE ceiling sends
 STREAM_CHUNKS = 1000
+#: the text of an idle request, and the text of its one progress update
+IDLE_TEXT = "idle"
+#: ``stream N`` asks for N chunks
+STREAM_PREFIX = "stream "
+MAX_CHUNKS = 1_000_000
+
+
+def chunks_asked(text: str) -> int:
+    """The chunk count a streaming request asks for (``stream N``), else the default."""
+    if text.startswith(STREAM_PREFIX):
+        count = text[len(STREAM_PREFIX) :].strip()
+        if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
+            return int(count)
+    return STREAM_CHUNKS
 
 
 async def echo(ctx: Context) -> None:
-    """A unary send completes with the text as its one artifact; a streaming send
-    gets ``STREAM_CHUNKS`` artifact chunks, each its own event, then completes."""
+    """A unary send completes with the text as its one artifact; a streaming send gets
+    its chunks, each its own event, then completes; ``idle`` waits to be canceled."""
+    text = ctx.text
+    if text == IDLE_TEXT:
+        await ctx.update(IDLE_TEXT)
+        # Held until CancelTask (or the server's shutdown) cancels this turn.
+        await asyncio.Event().wait()
+        return
     if not ctx.request.streaming:
-        await ctx.complete(artifact=ctx.text)
+        await ctx.complete(artifact=text)
         return
     aid = None
-    for n in range(STREAM_CHUNKS):
+    for n in range(chunks_asked(text)):
         aid = await ctx.artifact(f"chunk {n:04d} ", artifact_id=aid, append=aid is not None)
     await ctx.complete()
 

@@ -14,9 +14,12 @@ access log), so the gap between this app and a real server is the cost of the A2
     Decodes the body the same way, then sends ``text/event-stream`` with
     ``STREAM_CHUNKS + 2`` events: the submitted task, ``STREAM_CHUNKS`` artifact-update
     chunks, and the final completed status update, each a v1.0 ``SendStreamingMessage``
-    JSON-RPC response. Every event is encoded once at import time, apart from the
-    request id: per event the app only joins the id into the pre-encoded bytes and writes
-    the result, one ASGI send per event, as a real server emitting events one by one would.
+    JSON-RPC response. Every event is encoded once, apart from the request id: per event
+    the app only joins the id into the pre-encoded bytes and writes the result, one ASGI
+    send per event, as a real server emitting events one by one would. The message text
+    ``stream N`` asks for N chunks instead (their events are encoded on the first such
+    request and kept); the text ``idle`` gets the submitted task and one ``working``
+    status update, then the stream stays open, sending nothing, until the client leaves.
 
 ``GET /healthz``
     ``{"status": "ok", "server": "raw"}``.
@@ -24,6 +27,7 @@ access log), so the gap between this app and a real server is the cost of the A2
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -33,6 +37,9 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 STREAM_CHUNKS = 1000
+MAX_CHUNKS = 1_000_000
+IDLE_TEXT = "idle"
+STREAM_PREFIX = "stream "
 
 TASK_ID = "raw-task"
 CONTEXT_ID = "raw-context"
@@ -113,40 +120,72 @@ def _event_tail(result: object) -> bytes:
     return b',"result":' + _encoder.encode(result) + b"}\n\n"
 
 
-def _stream_tails() -> list[bytes]:
-    ids = {"taskId": TASK_ID, "contextId": CONTEXT_ID}
-    tails = [
-        _event_tail(
-            {
-                "task": {
-                    "id": TASK_ID,
-                    "contextId": CONTEXT_ID,
-                    "status": {"state": "TASK_STATE_SUBMITTED"},
-                }
-            }
-        )
-    ]
-    for n in range(STREAM_CHUNKS):
+_IDS = {"taskId": TASK_ID, "contextId": CONTEXT_ID}
+_SUBMITTED_TAIL = _event_tail(
+    {"task": {"id": TASK_ID, "contextId": CONTEXT_ID, "status": {"state": "TASK_STATE_SUBMITTED"}}}
+)
+
+
+def _stream_tails(chunks: int) -> list[bytes]:
+    tails = [_SUBMITTED_TAIL]
+    for n in range(chunks):
         artifact = {"artifactId": "a-0", "parts": [{"text": f"chunk {n:04d} "}]}
-        update = {**ids, "artifact": artifact, "append": n > 0, "lastChunk": n == STREAM_CHUNKS - 1}
+        update = {**_IDS, "artifact": artifact, "append": n > 0, "lastChunk": n == chunks - 1}
         tails.append(_event_tail({"artifactUpdate": update}))
     tails.append(
-        _event_tail({"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}})
+        _event_tail({"statusUpdate": {**_IDS, "status": {"state": "TASK_STATE_COMPLETED"}}})
     )
     return tails
 
 
 _EVENT_HEAD = b'data: {"jsonrpc":"2.0","id":'
-_STREAM_TAILS = _stream_tails()
+_STREAM_TAILS: dict[int, list[bytes]] = {STREAM_CHUNKS: _stream_tails(STREAM_CHUNKS)}
+_IDLE_TAILS = [
+    _SUBMITTED_TAIL,
+    _event_tail(
+        {
+            "statusUpdate": {
+                **_IDS,
+                "status": {
+                    "state": "TASK_STATE_WORKING",
+                    "message": {
+                        "messageId": "raw-idle",
+                        "role": "ROLE_AGENT",
+                        "parts": [{"text": IDLE_TEXT}],
+                    },
+                },
+            }
+        }
+    ),
+]
+
+
+def _tails_for(text: str) -> list[bytes]:
+    """The events a streaming request with this text gets (``stream N``: N chunks)."""
+    chunks = STREAM_CHUNKS
+    if text.startswith(STREAM_PREFIX):
+        count = text[len(STREAM_PREFIX) :].strip()
+        if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
+            chunks = int(count)
+    tails = _STREAM_TAILS.get(chunks)
+    if tails is None:
+        tails = _STREAM_TAILS[chunks] = _stream_tails(chunks)
+    return tails
 
 
 async def stream(request: Request) -> Response:
     req = _decoder.decode(await request.body())
     head = _EVENT_HEAD + _encoder.encode(req.id)
+    text = _request_text(req)
+    idle = text == IDLE_TEXT
+    tails = _IDLE_TAILS if idle else _tails_for(text)
 
     async def events() -> AsyncIterator[bytes]:
-        for tail in _STREAM_TAILS:
+        for tail in tails:
             yield head + tail
+        if idle:
+            # Starlette cancels this when the client disconnects.
+            await asyncio.Event().wait()
 
     return StreamingResponse(
         events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
