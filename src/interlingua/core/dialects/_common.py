@@ -5,18 +5,20 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import msgspec
 
-from ..errors import InvalidParams
+from ..errors import A2AError, InvalidAgentResponse, InvalidParams, RemoteError
 
 __all__ = [
     "b64decode",
     "b64encode",
+    "decode_error_member",
     "decode_params",
+    "encode_error_member",
     "format_timestamp",
     "normalize_timestamp",
 ]
@@ -110,3 +112,46 @@ def decode_params(
 def _path(message: str) -> str:
     # msgspec says "… - at `$.message.parts[0]`"; make it read "params.message.parts[0]"
     return message.replace("`$.", "`params.").replace("`$`", "`params`")
+
+
+class _ErrorMember(msgspec.Struct, omit_defaults=True):
+    code: int
+    message: str
+    data: Any = msgspec.UNSET
+
+
+_error_encoder = msgspec.json.Encoder()
+
+
+def encode_error_member(code: int, message: str, data: Any = None) -> bytes:
+    """A JSON-RPC ``error`` member ``{code, message, data?}``.
+
+    ``data`` that cannot be written as JSON is left out rather than failing the
+    reply.
+    """
+    if data is not None:
+        try:
+            return _error_encoder.encode(_ErrorMember(code, message, data))
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return _error_encoder.encode(_ErrorMember(code, message))
+
+
+def decode_error_member(error: Any, table: Mapping[int, type[A2AError]]) -> A2AError:
+    """A decoded JSON-RPC ``error`` member -> the canonical error ``table`` names
+    for its code (a ``RemoteError`` keeping the code when it names none)."""
+    if not isinstance(error, dict):
+        return InvalidAgentResponse("Invalid agent response: the error member is not an object")
+    code = error.get("code")
+    message = error.get("message")
+    data = error.get("data")
+    if not isinstance(message, str):
+        message = None
+    if isinstance(code, bool) or not isinstance(code, int):
+        return InvalidAgentResponse(
+            "Invalid agent response: the error member has no integer code", data=error
+        )
+    cls = table.get(code)
+    if cls is None:
+        return RemoteError(code, message or f"Error {code}", data=data)
+    return cls(message, data=data)

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Annotated, Any, TypeAlias
 
 import msgspec
-from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec import Meta, Struct
 
 from ..errors import InvalidParams
 from ..model import (
@@ -204,11 +204,6 @@ class SCancelParams(Struct, kw_only=True, omit_defaults=True):
     task_id: str | None = None
     task_id_c: str | None = _camel("taskId")
 
-
-class SError(Struct, omit_defaults=True):
-    code: int
-    message: str
-    data: Any | UnsetType = UNSET
 
 
 def pick(*spellings: Any) -> Any:

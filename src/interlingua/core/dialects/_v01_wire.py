@@ -257,11 +257,6 @@ class WTaskPushConfig(Struct, rename="camel"):
     push_notification_config: WPushConfig | None
 
 
-class WError(Struct, omit_defaults=True):
-    code: int
-    message: str
-    data: dict[str, Any] | None = None
-
 
 # ------------------------------------------------------------------------------ card
 # Decoding only: every member a sloppy peer may leave out (or send as null, as

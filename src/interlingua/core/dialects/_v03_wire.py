@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Annotated, Any, TypeAlias
 
 import msgspec
-from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec import Meta, Struct
 
 from ..errors import InvalidParams
 from ..model import (
@@ -215,11 +215,6 @@ class WDeletePushParams(Struct, rename="camel", omit_defaults=True):
     push_notification_config_id: str
     metadata: Metadata | None = None
 
-
-class WError(Struct, omit_defaults=True):
-    code: int
-    message: str
-    data: Any | UnsetType = UNSET
 
 
 # ------------------------------------------------------------------------------ card

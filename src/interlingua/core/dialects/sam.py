@@ -47,18 +47,16 @@ from ..errors import (
     MethodNotFound,
     ParseError,
     PushNotSupported,
-    RemoteError,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
 from ..model import ArtifactUpdate, Message, StatusUpdate, Task
-from ._common import decode_params
+from ._common import decode_error_member, decode_params, encode_error_member
 from ._sam_wire import (
     SArtifactEvent,
     SCancelParams,
-    SError,
     SMessage,
     SSendConfig,
     SSendParams,
@@ -219,13 +217,7 @@ class SAMCodec(Codec):
         raise _unsupported(result)
 
     def encode_error(self, error: A2AError) -> bytes:
-        code = error.code_for(_CODES_OF)
-        if error.data is not None:
-            try:
-                return _encoder.encode(SError(code=code, message=error.message, data=error.data))
-            except (TypeError, ValueError, OverflowError):
-                pass  # data we cannot write as JSON is left out rather than failing the reply
-        return _encoder.encode(SError(code=code, message=error.message))
+        return encode_error_member(error.code_for(_CODES_OF), error.message, error.data)
 
     def encode_stream_item(self, item: StreamItem) -> bytes:
         if isinstance(item, StatusUpdate):
@@ -283,21 +275,7 @@ class SAMCodec(Codec):
             raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
 
     def decode_error(self, error: Any) -> A2AError:
-        if not isinstance(error, dict):
-            return InvalidAgentResponse("Invalid agent response: the error member is not an object")
-        code = error.get("code")
-        message = error.get("message")
-        data = error.get("data")
-        if not isinstance(message, str):
-            message = None
-        if isinstance(code, bool) or not isinstance(code, int):
-            return InvalidAgentResponse(
-                "Invalid agent response: the error member has no integer code", data=error
-            )
-        cls = _ERRORS.get(code)
-        if cls is None:
-            return RemoteError(code, message or f"Error {code}", data=data)
-        return cls(message, data=data)
+        return decode_error_member(error, _ERRORS)
 
 
 # ------------------------------------------------------------------------- requests

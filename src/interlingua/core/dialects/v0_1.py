@@ -66,7 +66,6 @@ from ..errors import (
     ParseError,
     PushNotSupported,
     RateLimitExceeded,
-    RemoteError,
     ResourceUnavailable,
     StreamingNotSupported,
     TaskNotCancelable,
@@ -96,11 +95,10 @@ from ..model import (
     TaskStatus,
 )
 from ..parts import new_id
-from ._common import decode_params
+from ._common import decode_error_member, decode_params, encode_error_member
 from ._v01_wire import (
     WAuthentication,
     WCard,
-    WError,
     WireError,
     WSendParams,
     WStreamEvent,
@@ -279,16 +277,10 @@ class V01Codec(Codec):
         )
 
     def encode_error(self, error: A2AError) -> bytes:
-        code = error.code_for(DIALECT)
         data = error.data
-        if data is not None:
-            # The schema's JSONRPCError.data is an object.
-            wrapped = data if isinstance(data, dict) else {"value": data}
-            try:
-                return _encoder.encode(WError(code=code, message=error.message, data=wrapped))
-            except (TypeError, ValueError, OverflowError):
-                pass  # data we cannot write as JSON is left out rather than failing the reply
-        return _encoder.encode(WError(code=code, message=error.message))
+        if data is not None and not isinstance(data, dict):
+            data = {"value": data}  # the schema's JSONRPCError.data is an object
+        return encode_error_member(error.code_for(DIALECT), error.message, data)
 
     def encode_stream_item(self, item: StreamItem) -> bytes:
         if isinstance(item, StatusUpdate):
@@ -348,21 +340,7 @@ class V01Codec(Codec):
             raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
 
     def decode_error(self, error: Any) -> A2AError:
-        if not isinstance(error, dict):
-            return InvalidAgentResponse("Invalid agent response: the error member is not an object")
-        code = error.get("code")
-        message = error.get("message")
-        data = error.get("data")
-        if not isinstance(message, str):
-            message = None
-        if isinstance(code, bool) or not isinstance(code, int):
-            return InvalidAgentResponse(
-                "Invalid agent response: the error member has no integer code", data=error
-            )
-        cls = _ERRORS.get(code)
-        if cls is None:
-            return RemoteError(code, message or f"Error {code}", data=data)
-        return cls(message, data=data)
+        return decode_error_member(error, _ERRORS)
 
 
 # ------------------------------------------------------------------------- requests

@@ -51,7 +51,6 @@ from ..errors import (
     MethodNotFound,
     ParseError,
     PushNotSupported,
-    RemoteError,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
@@ -78,7 +77,7 @@ from ..model import (
     StatusUpdate,
     Task,
 )
-from ._common import decode_params
+from ._common import decode_error_member, decode_params, encode_error_member
 from ._v03_wire import (
     SECURITY_SCHEME_TYPES,
     FieldError,
@@ -86,7 +85,6 @@ from ._v03_wire import (
     WArtifactEvent,
     WCard,
     WDeletePushParams,
-    WError,
     WGetPushParams,
     WHTTPScheme,
     WMessage,
@@ -302,13 +300,7 @@ class V03Codec(Codec):
         raise UnsupportedOperation("Listing tasks is not part of A2A v0.2/v0.3 JSON-RPC")
 
     def encode_error(self, error: A2AError) -> bytes:
-        code = error.code_for(DIALECT)
-        if error.data is not None:
-            try:
-                return _encoder.encode(WError(code=code, message=error.message, data=error.data))
-            except (TypeError, ValueError, OverflowError):
-                pass  # data we cannot write as JSON is left out rather than failing the reply
-        return _encoder.encode(WError(code=code, message=error.message))
+        return encode_error_member(error.code_for(DIALECT), error.message, error.data)
 
     def encode_stream_item(self, item: StreamItem) -> bytes:
         if isinstance(item, StatusUpdate):
@@ -379,21 +371,7 @@ class V03Codec(Codec):
             raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
 
     def decode_error(self, error: Any) -> A2AError:
-        if not isinstance(error, dict):
-            return InvalidAgentResponse("Invalid agent response: the error member is not an object")
-        code = error.get("code")
-        message = error.get("message")
-        data = error.get("data")
-        if not isinstance(message, str):
-            message = None
-        if isinstance(code, bool) or not isinstance(code, int):
-            return InvalidAgentResponse(
-                "Invalid agent response: the error member has no integer code", data=error
-            )
-        cls = _ERRORS.get(code)
-        if cls is None:
-            return RemoteError(code, message or f"Error {code}", data=data)
-        return cls(message, data=data)
+        return decode_error_member(error, _ERRORS)
 
 
 # ------------------------------------------------------------------------- requests
