@@ -74,3 +74,16 @@ def test_strict_mode_refuses_mixed_payloads() -> None:
     assert detect("tasks/send", p(both)).dialect == "0.1"
     with pytest.raises(InvalidRequest, match="snake_case"):
         detect("tasks/send", p(both), strict=True)
+
+
+def test_deeply_nested_params_are_invalid_params_not_a_crash() -> None:
+    from interlingua.core.dialects import all_codecs
+    from interlingua.core.errors import A2AError
+
+    deep = b'{"message":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for codec in all_codecs().values():
+        for method in codec.methods:
+            try:
+                codec.decode_call(method, deep)
+            except A2AError as exc:
+                assert exc.code_for(codec.name) in (-32602, -32600, -32004, -32601), exc

@@ -93,3 +93,15 @@ def test_mutated_valid_requests(app: Any, data: st.DataObject) -> None:
             parent = parent[key]
         parent[path[-1]] = data.draw(json_values)
     check(post(app, msgspec.json.encode(doc), {"A2A-Version": "1.0"}))
+
+
+@pytest.mark.parametrize("where", ["params", "body", "batch"])
+def test_deeply_nested_json_is_a_clear_error(app: Any, where: str) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    if where == "params":
+        body = b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":' + deep + b"}}"
+    elif where == "body":
+        body = deep
+    else:
+        body = b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":' + deep + b"}]"
+    check(post(app, body, {"A2A-Version": "1.0"}))

@@ -56,9 +56,12 @@ def parse(body: bytes) -> Request | Batch:
     the response can echo it.
     """
     try:
-        env = _decoder.decode(body)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return _parse_slow(body)
+        try:
+            env = _decoder.decode(body)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return _parse_slow(body)
+    except RecursionError:
+        raise InvalidRequest("Invalid Request: the JSON is nested too deeply") from None
     return _to_request(env)
 
 

@@ -128,6 +128,8 @@ def _params_doc(raw: bytes) -> dict[str, Any]:
         doc = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         raise InvalidParams("Invalid params: not valid JSON") from None
+    except RecursionError:
+        raise InvalidParams("Invalid params: nested too deeply") from None
     return doc if isinstance(doc, dict) else {}
 
 
