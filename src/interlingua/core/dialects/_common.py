@@ -11,7 +11,22 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ..errors import A2AError, InvalidAgentResponse, InvalidParams, RemoteError
+from ..errors import (
+    A2AError,
+    ContentTypeNotSupported,
+    ExtendedCardNotConfigured,
+    InternalError,
+    InvalidAgentResponse,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    PushNotSupported,
+    RemoteError,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+)
 
 __all__ = [
     "b64decode",
@@ -95,23 +110,34 @@ def decode_params(
     if params is None:
         params = b"{}"
     try:
-        return decoder.decode(params)
-    except msgspec.ValidationError as exc:
-        if fallback is not None:
-            try:
-                doc = msgspec.json.decode(params)
-            except msgspec.DecodeError:
-                doc = None
-            if doc is not None:
-                return fallback(doc)
-        raise InvalidParams(f"Invalid params for {method}: {_path(str(exc))}") from None
-    except msgspec.DecodeError as exc:
-        raise InvalidParams(f"Invalid params for {method}: {exc}") from None
+        try:
+            return decoder.decode(params)
+        except msgspec.ValidationError as exc:
+            if fallback is not None:
+                try:
+                    doc = msgspec.json.decode(params)
+                except msgspec.DecodeError:
+                    doc = None
+                if doc is not None:
+                    return fallback(doc)
+            raise InvalidParams(f"Invalid params for {method}: {_path(str(exc))}") from None
+        except msgspec.DecodeError as exc:
+            raise InvalidParams(f"Invalid params for {method}: {exc}") from None
+    except RecursionError:
+        # JSON nested deeper than the decoder (or a lenient reader) will go
+        raise InvalidParams(f"Invalid params for {method}: nested too deeply") from None
 
 
 def _path(message: str) -> str:
-    # msgspec says "… - at `$.message.parts[0]`"; make it read "params.message.parts[0]"
     return message.replace("`$.", "`params.").replace("`$`", "`params`")
+
+
+def at_root(message: str, root: str) -> str:
+    """A msgspec error message ("… - at `$.message.parts[0]`") naming the field
+    from ``root`` ("… - at `result.message.parts[0]`")."""
+    if " - at `$" not in message:
+        return f"{message} - at `{root}`"
+    return message.replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
 
 
 class _ErrorMember(msgspec.Struct, omit_defaults=True):
@@ -121,6 +147,23 @@ class _ErrorMember(msgspec.Struct, omit_defaults=True):
 
 
 _error_encoder = msgspec.json.Encoder()
+
+#: the codes of the v0.2/v0.3 family (also SAM's and the tutorial's), DIALECTS.md §f.1
+V03_ERROR_CLASSES: dict[int, type[A2AError]] = {
+    -32700: ParseError,
+    -32600: InvalidRequest,
+    -32601: MethodNotFound,
+    -32602: InvalidParams,
+    -32603: InternalError,
+    -32001: TaskNotFound,
+    -32002: TaskNotCancelable,
+    -32003: PushNotSupported,
+    -32004: UnsupportedOperation,
+    -32005: ContentTypeNotSupported,
+    -32006: InvalidAgentResponse,
+    -32007: ExtendedCardNotConfigured,
+}
+
 
 
 def encode_error_member(code: int, message: str, data: Any = None) -> bytes:

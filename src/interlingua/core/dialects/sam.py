@@ -38,22 +38,15 @@ import msgspec
 from ..calls import Call, CancelTask, Result, SendConfig, SendMessage
 from ..errors import (
     A2AError,
-    ContentTypeNotSupported,
-    ExtendedCardNotConfigured,
-    InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    InvalidRequest,
     MethodNotFound,
-    ParseError,
-    PushNotSupported,
-    TaskNotCancelable,
-    TaskNotFound,
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
 from ..model import ArtifactUpdate, Message, StatusUpdate, Task
-from ._common import decode_error_member, decode_params, encode_error_member
+from ._common import V03_ERROR_CLASSES, decode_error_member, decode_params, encode_error_member
+from ._common import at_root as _at
 from ._sam_wire import (
     SArtifactEvent,
     SCancelParams,
@@ -97,27 +90,7 @@ _send_params = msgspec.json.Decoder(SSendParams)
 _cancel_params = msgspec.json.Decoder(SCancelParams)
 _stream_item: msgspec.json.Decoder[SStreamItem] = msgspec.json.Decoder(SStreamItem)
 
-_ERRORS: dict[int, type[A2AError]] = {
-    -32700: ParseError,
-    -32600: InvalidRequest,
-    -32601: MethodNotFound,
-    -32602: InvalidParams,
-    -32603: InternalError,
-    -32001: TaskNotFound,
-    -32002: TaskNotCancelable,
-    -32003: PushNotSupported,
-    -32004: UnsupportedOperation,
-    -32005: ContentTypeNotSupported,
-    -32006: InvalidAgentResponse,
-    -32007: ExtendedCardNotConfigured,
-}
-
-
-def _at(message: str, root: str) -> str:
-    # msgspec says "… - at `$.message.parts[0]`"; name the field from ``root``
-    if " - at `$" not in message:
-        return f"{message} - at `{root}`"
-    return message.replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
+_ERRORS = V03_ERROR_CLASSES
 
 
 def _unsupported(what: object) -> UnsupportedOperation:

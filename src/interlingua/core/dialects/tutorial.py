@@ -49,6 +49,7 @@ from ..model import (
     TextPart,
 )
 from ..parts import new_id
+from ._common import at_root as _at
 from ._common import b64encode, decode_params
 from ._v03_wire import (
     DATA_COMPAT_KEY,
@@ -158,13 +159,6 @@ def _message_to_v03(m: TMessage) -> WMessage:
 
 
 # ------------------------------------------------------------- documents, leniently
-
-
-def _at(message: str, root: str) -> str:
-    # msgspec says "… - at `$.message.parts[0]`"; name the field from ``root``
-    if " - at `$" not in message:
-        return f"{message} - at `{root}`"
-    return message.replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
 
 
 def _tag_parts(parts: Any) -> None:

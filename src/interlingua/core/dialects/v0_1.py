@@ -95,6 +95,7 @@ from ..model import (
     TaskStatus,
 )
 from ..parts import new_id
+from ._common import at_root as _at
 from ._common import decode_error_member, decode_params, encode_error_member
 from ._v01_wire import (
     WAuthentication,
@@ -163,13 +164,6 @@ _ERRORS: dict[int, type[A2AError]] = {
     -32010: RateLimitExceeded,
     -32011: ResourceUnavailable,
 }
-
-
-def _at(message: str, root: str) -> str:
-    # msgspec says "… - at `$.message.parts[0]`"; name the field from ``root``
-    if " - at `$" not in message:
-        return f"{message} - at `{root}`"
-    return message.replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
 
 
 # ------------------------------------------------------------------ lenient reading

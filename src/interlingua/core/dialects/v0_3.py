@@ -42,17 +42,9 @@ from ..calls import (
 )
 from ..errors import (
     A2AError,
-    ContentTypeNotSupported,
-    ExtendedCardNotConfigured,
-    InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    InvalidRequest,
     MethodNotFound,
-    ParseError,
-    PushNotSupported,
-    TaskNotCancelable,
-    TaskNotFound,
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
@@ -77,7 +69,8 @@ from ..model import (
     StatusUpdate,
     Task,
 )
-from ._common import decode_error_member, decode_params, encode_error_member
+from ._common import V03_ERROR_CLASSES, decode_error_member, decode_params, encode_error_member
+from ._common import at_root as _at
 from ._v03_wire import (
     SECURITY_SCHEME_TYPES,
     FieldError,
@@ -147,28 +140,7 @@ _push_list = msgspec.json.Decoder(list[WTaskPushConfig])
 _stream_item = msgspec.json.Decoder(WStreamItem)
 _card = msgspec.json.Decoder(WCard)
 
-# JSON-RPC codes of this dialect (DIALECTS.md §f.1) -> canonical error classes.
-_ERRORS: dict[int, type[A2AError]] = {
-    -32700: ParseError,
-    -32600: InvalidRequest,
-    -32601: MethodNotFound,
-    -32602: InvalidParams,
-    -32603: InternalError,
-    -32001: TaskNotFound,
-    -32002: TaskNotCancelable,
-    -32003: PushNotSupported,
-    -32004: UnsupportedOperation,
-    -32005: ContentTypeNotSupported,
-    -32006: InvalidAgentResponse,
-    -32007: ExtendedCardNotConfigured,
-}
-
-
-def _at(message: str, root: str) -> str:
-    # msgspec says "… - at `$.message.parts[0]`"; name the field from ``root``
-    if " - at `$" not in message:
-        return f"{message} - at `{root}`"
-    return message.replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
+_ERRORS = V03_ERROR_CLASSES
 
 
 # ------------------------------------------------------------------ lenient reading
