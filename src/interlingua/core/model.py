@@ -84,16 +84,19 @@ TERMINAL_STATES = frozenset(
 
 
 # --------------------------------------------------------------------------- parts
+# Tasks, messages, parts and events are trees (no reference cycles), and a busy
+# server holds millions of them: ``gc=False`` keeps them out of the cycle
+# collector, whose full passes otherwise grow with every stored event.
 
 
-class TextPart(msgspec.Struct, tag="text", tag_field="kind", omit_defaults=True):
+class TextPart(msgspec.Struct, gc=False, tag="text", tag_field="kind", omit_defaults=True):
     text: str
     metadata: Metadata | None = None
     media_type: str | None = None
     filename: str | None = None
 
 
-class FilePart(msgspec.Struct, tag="file", tag_field="kind", omit_defaults=True):
+class FilePart(msgspec.Struct, gc=False, tag="file", tag_field="kind", omit_defaults=True):
     """A file given inline (``raw``) or by reference (``uri``).
 
     v0.1 allows both to be absent; later versions require exactly one. The
@@ -107,7 +110,7 @@ class FilePart(msgspec.Struct, tag="file", tag_field="kind", omit_defaults=True)
     metadata: Metadata | None = None
 
 
-class DataPart(msgspec.Struct, tag="data", tag_field="kind", omit_defaults=True):
+class DataPart(msgspec.Struct, gc=False, tag="data", tag_field="kind", omit_defaults=True):
     """Structured data: any JSON value (v1.0); v0.2/v0.3 can carry objects only."""
 
     data: Any
@@ -122,7 +125,7 @@ Part: TypeAlias = TextPart | FilePart | DataPart
 # ------------------------------------------------------------------------ messages
 
 
-class Message(msgspec.Struct, omit_defaults=True):
+class Message(msgspec.Struct, gc=False, omit_defaults=True):
     message_id: str
     role: Role
     parts: list[Part]
@@ -133,7 +136,7 @@ class Message(msgspec.Struct, omit_defaults=True):
     metadata: Metadata | None = None
 
 
-class Artifact(msgspec.Struct, omit_defaults=True):
+class Artifact(msgspec.Struct, gc=False, omit_defaults=True):
     artifact_id: str
     parts: list[Part]
     name: str | None = None
@@ -144,14 +147,14 @@ class Artifact(msgspec.Struct, omit_defaults=True):
     index: int | None = None
 
 
-class TaskStatus(msgspec.Struct, omit_defaults=True):
+class TaskStatus(msgspec.Struct, gc=False, omit_defaults=True):
     state: TaskState
     message: Message | None = None
     # RFC 3339 UTC with milliseconds and "Z"; normalized by the codecs.
     timestamp: str | None = None
 
 
-class Task(msgspec.Struct, omit_defaults=True):
+class Task(msgspec.Struct, gc=False, omit_defaults=True):
     id: str
     context_id: str
     status: TaskStatus
@@ -164,20 +167,20 @@ class Task(msgspec.Struct, omit_defaults=True):
 # Everything that happens to a task is one of these, appended to its log.
 
 
-class TaskCreated(msgspec.Struct, tag="created", tag_field="kind", omit_defaults=True):
+class TaskCreated(msgspec.Struct, gc=False, tag="created", tag_field="kind", omit_defaults=True):
     """First entry of every log: the task as it was created (state ``submitted``)."""
 
     task: Task
 
 
-class StatusUpdate(msgspec.Struct, tag="status", tag_field="kind", omit_defaults=True):
+class StatusUpdate(msgspec.Struct, gc=False, tag="status", tag_field="kind", omit_defaults=True):
     task_id: str
     context_id: str
     status: TaskStatus
     metadata: Metadata | None = None
 
 
-class ArtifactUpdate(msgspec.Struct, tag="artifact", tag_field="kind", omit_defaults=True):
+class ArtifactUpdate(msgspec.Struct, gc=False, tag="artifact", tag_field="kind", omit_defaults=True):
     task_id: str
     context_id: str
     artifact: Artifact
@@ -186,7 +189,7 @@ class ArtifactUpdate(msgspec.Struct, tag="artifact", tag_field="kind", omit_defa
     metadata: Metadata | None = None
 
 
-class HistoryAppended(msgspec.Struct, tag="history", tag_field="kind", omit_defaults=True):
+class HistoryAppended(msgspec.Struct, gc=False, tag="history", tag_field="kind", omit_defaults=True):
     """A message added to the task's history (a user's continuation, say)."""
 
     message: Message

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["Entry", "Heartbeat", "Lagged", "Unavailable", "open_stream"]
 
 
-class Entry(msgspec.Struct):
+class Entry(msgspec.Struct, gc=False):
     """One stream item: a Task snapshot, a Message, or a status/artifact update."""
 
     seq: int
@@ -196,10 +196,13 @@ async def _single(entry: Entry) -> AsyncIterator[StreamOutput]:
 
 
 def _item(event: Event) -> Task | StatusUpdate | ArtifactUpdate | None:
-    if isinstance(event, (StatusUpdate, ArtifactUpdate)):
-        return event
-    if isinstance(event, TaskCreated):
-        return event.task
+    # ``type() is``: model classes are final, and a missing isinstance on a
+    # Struct class costs a metaclass call per event.
+    kind = type(event)
+    if kind is ArtifactUpdate or kind is StatusUpdate:
+        return event  # type: ignore[return-value]
+    if kind is TaskCreated:
+        return event.task  # type: ignore[union-attr]
     return None  # history additions are not stream items
 
 
@@ -249,7 +252,7 @@ async def _follow(
                 if item is None:
                     continue
                 batch.append(Entry(stored.seq, item, stored, more=True))
-                if isinstance(item, StatusUpdate) and item.status.state in lifecycle.RETURN_STATES:
+                if type(item) is StatusUpdate and item.status.state in lifecycle.RETURN_STATES:
                     last = True
                     break
             if batch:

@@ -61,7 +61,7 @@ class Scope(msgspec.Struct, frozen=True):
     owner: str = ""
 
 
-class TaskRecord(msgspec.Struct):
+class TaskRecord(msgspec.Struct, gc=False):
     task: Task
     scope: Scope
     #: the dialect the task was created in ("1.0", "0.3", "0.1", "sam", "tutorial")
@@ -72,11 +72,14 @@ class TaskRecord(msgspec.Struct):
     updated_at: str
 
 
-class StoredEvent(msgspec.Struct):
+class StoredEvent(msgspec.Struct, gc=False):
     seq: int
     event: Event
-    #: per-dialect encodings of the event, filled by the first reader that
-    #: encodes it so that every other reader of that dialect reuses the bytes
+    #: the event encoded for the dialect ``encoded_for``, by the first reader
+    #: that encoded it, so that every other reader of that dialect reuses the
+    #: bytes; encodings for further dialects go to ``encoded``
+    encoded_for: str | None = None
+    encoded_once: bytes = b""
     encoded: dict[str, bytes] | None = None
 
 
