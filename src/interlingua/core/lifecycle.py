@@ -105,13 +105,27 @@ def check_from(state: TaskState, task_id: str, events: Sequence[Event]) -> TaskS
     """``check_all`` for a task in ``state`` (which may be ahead of any stored task)."""
     for event in events:
         _check(task_id, state, event)
-        if isinstance(event, StatusUpdate):
+        if type(event) is StatusUpdate:
             state = event.status.state
     return state
 
 
+# Dispatch on ``type(event) is``: the model classes are final, and an
+# ``isinstance`` that misses costs a metaclass ``__instancecheck__`` call
+# (several times the whole check) on every event.
+
+
 def _check(task_id: str, state: TaskState, event: Event) -> None:
-    if isinstance(event, StatusUpdate):
+    kind = type(event)
+    if kind is ArtifactUpdate:
+        if state not in ARTIFACT_STATES:
+            raise LifecycleError(
+                f"task {task_id} is {state.value}; it takes no more artifacts",
+                state=state,
+                event=event,
+            )
+    elif kind is StatusUpdate:
+        assert isinstance(event, StatusUpdate)
         new = event.status.state
         if new not in TRANSITIONS[state]:
             raise LifecycleError(
@@ -119,22 +133,17 @@ def _check(task_id: str, state: TaskState, event: Event) -> None:
                 state=state,
                 event=event,
             )
-    elif isinstance(event, ArtifactUpdate):
-        if state not in ARTIFACT_STATES:
-            raise LifecycleError(
-                f"task {task_id} is {state.value}; it takes no more artifacts",
-                state=state,
-                event=event,
-            )
-    elif isinstance(event, HistoryAppended):
+    elif kind is HistoryAppended:
         if state in TERMINAL_STATES:
             raise LifecycleError(
                 f"task {task_id} is {state.value}; it takes no more messages",
                 state=state,
                 event=event,
             )
-    elif isinstance(event, TaskCreated):
+    elif kind is TaskCreated:
         raise LifecycleError(f"task {task_id} already exists", state=state, event=event)
+    else:
+        raise TypeError(f"not a task event: {event!r}")
 
 
 def apply(task: Task, event: Event, *, checked: bool = False) -> Task:
@@ -146,14 +155,18 @@ def apply(task: Task, event: Event, *, checked: bool = False) -> Task:
     """
     if not checked:  # ``checked``: the caller already ran ``check_all`` on its batch
         check(task, event)
-    if isinstance(event, StatusUpdate):
+    kind = type(event)
+    if kind is ArtifactUpdate:
+        assert isinstance(event, ArtifactUpdate)
+        _apply_artifact(task, event)
+    elif kind is StatusUpdate:
+        assert isinstance(event, StatusUpdate)
         msg = event.status.message
         if msg is not None and (not task.history or task.history[-1].message_id != msg.message_id):
             task.history.append(msg)
         task.status = event.status
-    elif isinstance(event, ArtifactUpdate):
-        _apply_artifact(task, event)
-    elif isinstance(event, HistoryAppended):
+    elif kind is HistoryAppended:
+        assert isinstance(event, HistoryAppended)
         task.history.append(event.message)
     return task
 

@@ -471,7 +471,7 @@ def _status_after(task_id: str, status: TaskStatus, events: Sequence[Event]) -> 
     """The status after ``events``; raises ``LifecycleError`` for one the state refuses."""
     check_from(status.state, task_id, events)
     for event in reversed(events):
-        if isinstance(event, StatusUpdate):
+        if type(event) is StatusUpdate:
             return event.status
     return status
 
