@@ -96,6 +96,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
         "synchronous": "normal",
         "busy_timeout_ms": 5000,
         "foreign_keys": True,
+        "cache_size_kib": 65536,
         "schema_version": SCHEMA_VERSION,
     }
     assert (db.journal_mode, db.synchronous, db.busy_timeout_ms) == ("wal", "normal", 5000)
