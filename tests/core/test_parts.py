@@ -6,6 +6,7 @@ The names follow the helpers seed 002 shows for its SDK (``create_agent_text_mes
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -48,10 +49,19 @@ def test_all_is_honest() -> None:
         assert getattr(parts, name).__doc__, f"{name} has no docstring"
 
 
-def test_new_id_is_a_uuid() -> None:
-    a, b = parts.new_id(), parts.new_id()
-    assert a != b
-    assert uuid.UUID(a).version == 4
+def test_new_id_is_a_time_ordered_uuid() -> None:
+    before = time.time_ns() // 1_000_000
+    ids = [parts.new_id() for _ in range(2000)]  # crosses the 4 KiB randomness pool
+    after = time.time_ns() // 1_000_000
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        u = uuid.UUID(text)
+        assert str(u) == text
+        assert u.version == 7 and u.variant == uuid.RFC_4122
+        assert before <= u.int >> 80 <= after  # the leading 48 bits: Unix milliseconds
+    # made in order, they sort in order down to the millisecond
+    stamps = [i[:13] for i in ids]
+    assert stamps == sorted(stamps)
 
 
 # ------------------------------------------------------------------------ messages

@@ -7,6 +7,7 @@ orchestrator uses; codecs take care of each version's spelling.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -51,17 +52,22 @@ __all__ = [
 
 
 def new_id() -> str:
-    """A random (version 4) UUID string.
+    """A time-ordered (version 7, RFC 9562) UUID string: Unix milliseconds, then
+    74 random bits.
 
-    From the OS's randomness, read 4 KiB at a time: one ``getrandom`` call per
-    id cost more than the rest of making it, and a send makes several ids.
+    Ids made one after another sort next to each other, so the store indexes
+    keyed by them (task, context, message) grow at their end instead of at
+    random pages: on SQLite a stored task cost about a third less CPU than with
+    random (version 4) ids. The randomness comes from the OS, read 4 kB at a
+    time: one ``getrandom`` call per id cost more than the rest of making it.
     """
     global _pool, _at
-    if _at >= len(_pool):
-        _pool, _at = os.urandom(4096).hex(), 0
-    h = _pool[_at:_at + 32]
-    _at += 32
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+    if _at + 20 > len(_pool):
+        _pool, _at = os.urandom(4000).hex(), 0
+    h = _pool[_at:_at + 20]
+    _at += 20
+    t = f"{time.time_ns() // 1_000_000:012x}"
+    return f"{t[:8]}-{t[8:]}-7{h[:3]}-{_VARIANT[h[3]]}{h[4:7]}-{h[7:19]}"
 
 
 _pool = ""
