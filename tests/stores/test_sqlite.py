@@ -97,6 +97,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
         "busy_timeout_ms": 5000,
         "foreign_keys": True,
         "cache_size_kib": 65536,
+        "page_size": 2048,
         "schema_version": SCHEMA_VERSION,
     }
     assert (db.journal_mode, db.synchronous, db.busy_timeout_ms) == ("wal", "normal", 5000)
@@ -108,6 +109,23 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
         assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     finally:
         other.close()
+
+
+async def test_an_existing_database_keeps_its_page_size(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    plain = sqlite3.connect(path)
+    plain.execute("PRAGMA page_size = 4096")
+    plain.execute("CREATE TABLE unrelated (x)")  # the file now exists with 4 KiB pages
+    plain.close()
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        assert (await store.pragmas())["page_size"] == 4096
+        await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(1))
+        record = await store.get_task(A, "t-1")
+        assert record is not None and record.version == 1
+    finally:
+        await store.close()
 
 
 async def test_url_options(tmp_path: Path) -> None:
