@@ -982,7 +982,11 @@ class SQLiteStore:
         if not self._write_scheduled:
             self._write_scheduled = True
             if self._inline:
-                loop.call_soon(self._flush_writes_inline)
+                # One loop turn later than the next: the requests that arrived
+                # with this one are then further along and join the same commit
+                # (measured at 16 concurrent sends: 15 writes a commit instead of 7,
+                # 7% less CPU per send; the wait is a few microseconds).
+                loop.call_soon(loop.call_soon, self._flush_writes_inline)
             else:
                 task = loop.create_task(self._flush_writes_threaded())
                 self._flushers.add(task)
