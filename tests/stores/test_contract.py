@@ -122,6 +122,33 @@ async def test_every_kind_of_content_comes_back_unchanged(store: Store) -> None:
     assert record.task.metadata == metadata
     assert record.task.artifacts == [artifact]
     assert [e.event for e in await store.read_events(A, "t-1")] == events + more
+    # and once the task is finished (a store may keep those differently)
+    done = status("t-1", S.COMPLETED, ts(2), message=message)
+    await store.append(A, "t-1", 3, [done], now=ts(2))
+    record = await store.get_task(A, "t-1")
+    assert record is not None
+    assert record.task.history == [message]
+    assert record.task.metadata == metadata
+    assert record.task.artifacts == [artifact]
+    assert record.task.status == done.status
+    assert [e.event for e in await store.read_events(A, "t-1")] == [*events, *more, done]
+    assert [e.seq for e in await store.read_events(A, "t-1", after=2)] == [3, 4]
+
+
+async def test_a_finished_task_read_twice_gives_two_copies(store: Store) -> None:
+    await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")]),
+                                chunk("t-1", "a", "x"), status("t-1", S.COMPLETED, ts(1))],
+                            dialect="1.0", now=ts(1))
+    first = await store.get_task(A, "t-1")
+    assert first is not None
+    first.task.history.append(user("m-2"))
+    first.task.artifacts[0].parts.append(TextPart("y"))
+    again = await store.get_task(A, "t-1")
+    assert again is not None
+    assert again.task.history == [user("m-1")]
+    assert again.task.artifacts[0].parts == [TextPart("x")]
+    listed = await store.list_tasks(A, ListTasks(include_artifacts=False))
+    assert listed.tasks[0].artifacts == [] and listed.tasks[0].history == [user("m-1")]
 
 
 async def test_get_unknown_task_is_none(store: Store) -> None:

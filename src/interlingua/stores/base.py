@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-class Scope(msgspec.Struct, frozen=True):
+class Scope(msgspec.Struct, frozen=True, gc=False):
     """Who a task belongs to. ``owner`` is the authenticated principal ("" = anonymous)."""
 
     tenant: str = ""

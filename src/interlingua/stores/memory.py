@@ -1,9 +1,10 @@
 """The in-process store (``memory://``): tests, demos, single short-lived processes.
 
 Each task keeps its log and a live projection that every append folds into,
-so reads cost a copy of the lists, not a replay. Readers get copies: a task a
-caller holds never changes under it. Nothing awaits inside a method, so each
-call is atomic with respect to the event loop.
+so reads cost a copy of the lists, not a replay. A finished task, which can no
+longer change, is packed into bytes instead (see ``_Entry.pack``). Readers get
+copies: a task a caller holds never changes under it. Nothing awaits inside a
+method, so each call is atomic with respect to the event loop.
 
 The push outbox is a queue per (task, config) of delivery ids in sequence
 order; its head is the only delivery of that queue that may be claimed.
@@ -49,7 +50,13 @@ __all__ = ["MemoryStore"]
 _UNFINISHED = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
 
-_QueueKey = tuple[Scope, str, str]  # (scope, task id, config id)
+_QueueKey = tuple[Scope, str, str]
+
+# finished tasks, packed (see _Entry.pack); JSON, not MessagePack, because
+# metadata may hold integers beyond 64 bits
+_pack = msgspec.json.Encoder().encode
+_unpack_task = msgspec.json.Decoder(Task).decode
+_unpack_log = msgspec.json.Decoder(list[Event]).decode  # (scope, task id, config id)
 
 
 class _Row:
@@ -62,24 +69,33 @@ class _Row:
         self.claimed_until: float | None = None
 
 
-class _Entry:
-    __slots__ = (
-        "_task",
-        "context_id",
-        "created_at",
-        "dialect",
-        "events",
-        "folded",
-        "message_id",
-        "push",
-        "stamp",
-        "status",
-        "task_id",
-        "updated_at",
-    )
+class _Entry(msgspec.Struct, gc=False):
+    # gc=False: a store holds one per task, and nothing an entry refers to
+    # refers back to it, so the cycle collector has no reason to walk them.
+    task_id: str
+    context_id: str
+    status: TaskStatus
+    #: the log; None once packed
+    events: list[StoredEvent] | None
+    version: int
+    dialect: str
+    message_id: str | None
+    #: the listing key, see _projection.sort_stamp
+    stamp: str
+    created_at: str
+    updated_at: str
+    #: push configs by id, in registration order
+    push: dict[str, PushConfigRecord] = msgspec.field(default_factory=dict)
+    # The projection is folded on demand: a write costs its own events,
+    # not a fold, and each event is folded at most once.
+    live: Task | None = None
+    folded: int = 0
+    packed_log: bytes = b""
+    packed_task: bytes = b""
 
-    def __init__(
-        self,
+    @classmethod
+    def new(
+        cls,
         created: Task,
         status: TaskStatus,
         events: list[StoredEvent],
@@ -87,38 +103,53 @@ class _Entry:
         message_id: str | None,
         stamp: str,
         now: str,
-    ) -> None:
-        # The projection is folded on demand: a write costs its own events,
-        # not a fold, and each event is folded at most once.
-        self._task: Task | None = None
-        self.folded = 0
-        self.task_id = created.id
-        self.context_id = created.context_id
-        self.status = status
-        self.events = events
-        self.dialect = dialect
-        self.message_id = message_id
-        self.stamp = stamp  # the listing key, see _projection.sort_stamp
-        self.created_at = now
-        self.updated_at = now
-        self.push: dict[str, PushConfigRecord] = {}  # by config id, in registration order
-
-    @property
-    def version(self) -> int:
-        return len(self.events)
+    ) -> _Entry:
+        return cls(created.id, created.context_id, status, events, len(events), dialect,
+                   message_id, stamp, now, now)
 
     @property
     def task(self) -> Task:
         """The live projection, brought up to date: never handed out as is."""
-        if self._task is None:
+        assert self.events is not None, "a packed task has no live projection"
+        if self.live is None:
             first = self.events[0].event
             assert isinstance(first, TaskCreated)
-            self._task = _projection.start(first.task)
+            self.live = _projection.start(first.task)
             self.folded = 1
         if self.folded < len(self.events):
-            _projection.advance(self._task, (e.event for e in self.events[self.folded:]))
+            _projection.advance(self.live, (e.event for e in self.events[self.folded:]))
             self.folded = len(self.events)
-        return self._task
+        return self.live
+
+    def pack(self) -> None:
+        """Keep a finished task as two byte strings instead of its objects.
+
+        A finished task never changes again (the lifecycle refuses every event
+        after a terminal state). Held as objects, each would keep several lists
+        in the cycle collector's view, and a store of many tasks then spends a
+        fifth of a busy server's CPU in full collections (with pauses of
+        hundreds of milliseconds); bytes are not tracked. Reads decode.
+        """
+        assert self.events is not None
+        self.packed_task = _pack(self.task)
+        self.packed_log = _pack([e.event for e in self.events])
+        self.events = None
+        self.live = None
+
+    def log(self) -> list[StoredEvent]:
+        if self.events is not None:
+            return self.events
+        return [StoredEvent(seq, e) for seq, e in enumerate(_unpack_log(self.packed_log), 1)]
+
+    def view(self, history_length: int | None, include_artifacts: bool) -> Task:
+        """The task for a reader, who may keep it: later writes do not change it."""
+        if self.events is not None:
+            return _projection.view(self.task, history_length, include_artifacts)
+        task = _unpack_task(self.packed_task)  # the reader's own copy
+        task.history = _projection.trim_history(task.history, history_length)
+        if not include_artifacts:
+            task.artifacts = []
+        return task
 
 
 class MemoryStore:
@@ -165,13 +196,15 @@ class MemoryStore:
         records = [_record_of(c, created.id, dialect, now) for c in push_configs]
         stored = [StoredEvent(seq, event) for seq, event in enumerate(events, 1)]
         stamp = _projection.sort_stamp(status, now)
-        entry = _Entry(created, status, stored, dialect, message_id, stamp, now)
+        entry = _Entry.new(created, status, stored, dialect, message_id, stamp, now)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None:
             self._by_message.setdefault((scope, message_id), created.id)
         for record in records:
             entry.push[record.config.id or ""] = record
         self._queue(scope, created.id, entry, 1, events)
+        if status.state in TERMINAL_STATES:
+            entry.pack()
         return len(stored)
 
     async def append(
@@ -198,9 +231,13 @@ class MemoryStore:
             entry.status = status
             entry.stamp = _projection.sort_stamp(status, now)
         base = entry.version
+        assert entry.events is not None  # only a finished task is packed
         entry.events.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
+        entry.version = len(entry.events)
         entry.updated_at = now
         self._queue(scope, task_id, entry, base + 1, events)
+        if status.state in TERMINAL_STATES:
+            entry.pack()
         return entry.version
 
     # ------------------------------------------------------------------- reads
@@ -238,7 +275,7 @@ class MemoryStore:
             last = page[-1]
             token = _paging.encode_token(fingerprint, _paging.Cursor(last.stamp, last.task_id))
         tasks = [
-            _projection.view(e.task, query.history_length, query.include_artifacts) for e in page
+            e.view(query.history_length, query.include_artifacts) for e in page
         ]
         return ListTasksResult(
             tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=len(matches)
@@ -252,7 +289,7 @@ class MemoryStore:
             raise TaskNotFound(f"Task not found: {task_id}")
         start = max(after, 0)  # seq n sits at index n - 1
         stop = None if limit is None else start + max(limit, 0)
-        return entry.events[start:stop]
+        return entry.log()[start:stop]
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         return self._by_message.get((scope, message_id))
@@ -458,7 +495,7 @@ class MemoryStore:
         scope: Scope, entry: _Entry, history_length: int | None, include_artifacts: bool
     ) -> TaskRecord:
         return TaskRecord(
-            task=_projection.view(entry.task, history_length, include_artifacts),
+            task=entry.view(history_length, include_artifacts),
             scope=scope,
             dialect=entry.dialect,
             version=entry.version,

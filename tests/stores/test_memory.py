@@ -1,0 +1,53 @@
+"""What only the in-process store promises: finished tasks cost the cycle collector nothing."""
+
+from __future__ import annotations
+
+import gc
+
+from interlingua.core.model import TaskState as S
+from interlingua.stores import MemoryStore, Scope
+
+from .builders import chunk, created, status, ts, user
+
+A = Scope("acme", "alice")
+
+
+async def finish(store: MemoryStore, task_id: str) -> None:
+    await store.create_task(
+        A,
+        [created(task_id, at=ts(0), history=[user(f"m-{task_id}")]),
+         chunk(task_id, "a", "some text")],
+        dialect="1.0", now=ts(0), message_id=f"m-{task_id}",
+    )
+    await store.append(A, task_id, 2, [status(task_id, S.COMPLETED, ts(1))], now=ts(1))
+
+
+async def test_finished_tasks_add_no_objects_for_the_cycle_collector() -> None:
+    store = MemoryStore()
+    await finish(store, "warm-up")
+    gc.collect()
+    before = len(gc.get_objects())
+    for n in range(500):
+        await finish(store, f"t-{n}")
+    gc.collect()
+    grown = len(gc.get_objects()) - before
+    # Held as objects, each task kept several tracked lists (thousands here).
+    assert grown < 50, f"{grown} more objects tracked by the cycle collector"
+    record = await store.get_task(A, "t-499")
+    assert record is not None and record.task.status.state is S.COMPLETED
+    assert record.task.artifacts[0].parts[0].text == "some text"  # type: ignore[union-attr]
+    assert await store.task_for_message(A, "m-t-499") == "t-499"
+
+
+async def test_a_running_task_is_not_packed_until_it_finishes() -> None:
+    store = MemoryStore()
+    await store.create_task(A, [created("t-1", at=ts(0)), status("t-1", S.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0))
+    for n in range(3):
+        await store.append(A, "t-1", 2 + n, [chunk("t-1", "a", str(n), append=n > 0)],
+                           now=ts(n))
+    await store.append(A, "t-1", 5, [status("t-1", S.COMPLETED, ts(5))], now=ts(5))
+    record = await store.get_task(A, "t-1")
+    assert record is not None and record.version == 6
+    assert [p.text for p in record.task.artifacts[0].parts] == ["0", "1", "2"]  # type: ignore[union-attr]
+    assert [e.seq for e in await store.read_events(A, "t-1", after=4, limit=1)] == [5]
