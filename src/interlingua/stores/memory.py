@@ -55,7 +55,6 @@ _QueueKey = tuple[Scope, str, str]
 # finished tasks, packed (see _Entry.pack); JSON, not MessagePack, because
 # metadata may hold integers beyond 64 bits
 _pack = msgspec.json.Encoder().encode
-_unpack_task = msgspec.json.Decoder(Task).decode
 _unpack_log = msgspec.json.Decoder(list[Event]).decode  # (scope, task id, config id)
 
 
@@ -91,7 +90,6 @@ class _Entry(msgspec.Struct, gc=False):
     live: Task | None = None
     folded: int = 0
     packed_log: bytes = b""
-    packed_task: bytes = b""
 
     @classmethod
     def new(
@@ -128,10 +126,11 @@ class _Entry(msgspec.Struct, gc=False):
         after a terminal state). Held as objects, each would keep several lists
         in the cycle collector's view, and a store of many tasks then spends a
         fifth of a busy server's CPU in full collections (with pauses of
-        hundreds of milliseconds); bytes are not tracked. Reads decode.
+        hundreds of milliseconds); bytes are not tracked. Only the log is
+        packed: a read decodes and folds it, which costs less than packing
+        (and folding) the task as well on every finished write.
         """
         assert self.events is not None
-        self.packed_task = _pack(self.task)
         self.packed_log = _pack([e.event for e in self.events])
         self.events = None
         self.live = None
@@ -145,7 +144,7 @@ class _Entry(msgspec.Struct, gc=False):
         """The task for a reader, who may keep it: later writes do not change it."""
         if self.events is not None:
             return _projection.view(self.task, history_length, include_artifacts)
-        task = _unpack_task(self.packed_task)  # the reader's own copy
+        task = _projection.fold(_unpack_log(self.packed_log))  # the reader's own copy
         task.history = _projection.trim_history(task.history, history_length)
         if not include_artifacts:
             task.artifacts = []
