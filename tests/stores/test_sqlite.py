@@ -12,7 +12,7 @@ from interlingua.core.calls import ListTasks
 from interlingua.core.errors import ConcurrentModification
 from interlingua.core.model import Event, TaskState, TextPart
 from interlingua.stores import MemoryStore, Scope, SQLiteStore, open_store
-from interlingua.stores.sqlite import SCHEMA_VERSION, parse_sqlite_url
+from interlingua.stores.sqlite import SCHEMA_VERSION, _transaction, parse_sqlite_url
 
 from .builders import agent, chunk, created, said, status, ts, user
 
@@ -389,5 +389,50 @@ async def test_concurrent_writes_share_a_commit_and_keep_their_own_outcomes(
             assert (await store.get_task(A, f"g-{i}")) is not None
         dup = await store.get_task(A, "dup")
         assert dup is not None and dup.version == 1 and dup.task.status.state is S.SUBMITTED
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+@pytest.mark.parametrize("others", [0, 5])
+async def test_a_write_that_fails_halfway_leaves_nothing_and_its_group_commits(
+    tmp_path: Path, threaded: bool, others: int
+) -> None:
+    import asyncio
+
+    url = f"sqlite:///{tmp_path}/h.db" + ("?thread=1" if threaded else "")
+    store = SQLiteStore(url)
+    await store.open()
+
+    def half(conn: sqlite3.Connection) -> None:
+        # shaped like the store's own writes: a transaction of its own
+        with _transaction(conn):
+            conn.execute(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
+                " dialect, version, created_at, updated_at)"
+                " VALUES ('', '', 'half', 'c', 'working', x'7b7d', 's', '1.0', 1, 'n', 'n')"
+            )
+            raise RuntimeError("failed after its first statement")
+
+    try:
+        results = await asyncio.gather(
+            *(store.create_task(A, [created(f"k-{i}", at=ts(i))], dialect="1.0", now=ts(i))
+              for i in range(others)),
+            store._write(half),
+            *(store.create_task(A, [created(f"m-{i}", at=ts(i))], dialect="1.0", now=ts(i))
+              for i in range(others)),
+            return_exceptions=True,
+        )
+        assert isinstance(results[others], RuntimeError)
+        assert results[:others] + results[others + 1:] == [1] * (2 * others)
+        assert store._conn is not None
+        rows = store._conn.execute("SELECT id FROM tasks ORDER BY id").fetchall()
+        assert [r[0] for r in rows] == sorted(
+            [f"k-{i}" for i in range(others)] + [f"m-{i}" for i in range(others)]
+        )
+        # the connection is usable afterwards, outside any transaction
+        assert not store._conn.in_transaction
+        await store.create_task(A, [created("after", at=ts(9))], dialect="1.0", now=ts(9))
+        assert (await store.get_task(A, "after")) is not None
     finally:
         await store.close()
