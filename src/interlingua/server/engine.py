@@ -219,7 +219,8 @@ class Engine:
         #: authorization, limits and executor cap (create_app sets the configured one)
         self.security = Security()
         self._runs: dict[str, _Run] = {}
-        self._turns: set[asyncio.Task[None]] = set()
+        #: running turns, with their executor places
+        self._turns: dict[asyncio.Task[None], Ticket] = {}
         self._sweeper: asyncio.Task[None] | None = None
         self._started = False
         self._start_lock = asyncio.Lock()
@@ -481,10 +482,14 @@ class Engine:
         ticket = self.security.executors.take()
         turn = asyncio.get_running_loop().create_task(self._turn(run, ctx, ticket))
         run.turn = turn
-        self._turns.add(turn)
-        turn.add_done_callback(self._turns.discard)
-        # also when the turn is cancelled before it ever ran
-        turn.add_done_callback(lambda _: ticket.release())
+        self._turns[turn] = ticket
+        turn.add_done_callback(self._turn_done)
+
+    def _turn_done(self, turn: asyncio.Task[None]) -> None:
+        # The turn's place is given back also when it was cancelled before it ever ran.
+        ticket = self._turns.pop(turn, None)
+        if ticket is not None:
+            ticket.release()
 
     async def _turn(self, run: _Run, ctx: Context, ticket: Ticket | None = None) -> None:
         try:

@@ -59,6 +59,20 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 def parse_version(value: str) -> str | None:
     """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
+    known = _VERSIONS_SEEN.get(value)
+    if known is not None:
+        return known
+    version = _parse_version(value)
+    if version is not None and len(_VERSIONS_SEEN) < 64:
+        # Clients send the same few header values on every request.
+        _VERSIONS_SEEN[value] = version
+    return version
+
+
+_VERSIONS_SEEN: dict[str, str] = {}
+
+
+def _parse_version(value: str) -> str | None:
     parts = value.strip().split(".")
     if not parts or not all(p.isdigit() for p in parts) or len(parts) > 3:
         return None

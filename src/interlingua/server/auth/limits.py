@@ -17,12 +17,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -188,6 +187,25 @@ class Ticket:
 _ADMITTED: ContextVar[Ticket | None] = ContextVar("interlingua_admitted_turn", default=None)
 
 
+class _Admission:
+    # A class, not @contextmanager: it is entered on every send, and the
+    # generator machinery cost more than what it guards.
+    __slots__ = ("ticket", "token")
+
+    def __init__(self, ticket: Ticket) -> None:
+        self.ticket = ticket
+        self.token: Token[Ticket | None] | None = None
+
+    def __enter__(self) -> None:
+        self.token = _ADMITTED.set(self.ticket)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            _ADMITTED.reset(self.token)
+        if not self.ticket.taken:
+            self.ticket.release()
+
+
 class ExecutorGate:
     """How many turns may run at once, and how many may wait."""
 
@@ -215,18 +233,10 @@ class ExecutorGate:
         self._reserved += 1
         return Ticket(self)
 
-    @contextlib.contextmanager
-    def admission(self) -> Iterator[None]:
+    def admission(self) -> _Admission:
         """Around a send: a place is reserved (or ``ResourceUnavailable`` raised)
         for the turn the send starts; released if it starts none."""
-        ticket = self.reserve()
-        token = _ADMITTED.set(ticket)
-        try:
-            yield
-        finally:
-            _ADMITTED.reset(token)
-            if not ticket.taken:
-                ticket.release()
+        return _Admission(self.reserve())
 
     def take(self) -> Ticket:
         """The place for a turn being started: the admitted send's, or a new one."""
