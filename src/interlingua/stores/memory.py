@@ -96,13 +96,14 @@ class _Entry(msgspec.Struct, gc=False):
         cls,
         created: Task,
         status: TaskStatus,
-        events: list[StoredEvent],
+        events: list[StoredEvent] | None,
+        version: int,
         dialect: str,
         message_id: str | None,
         stamp: str,
         now: str,
     ) -> _Entry:
-        return cls(created.id, created.context_id, status, events, len(events), dialect,
+        return cls(created.id, created.context_id, status, events, version, dialect,
                    message_id, stamp, now, now)
 
     @property
@@ -193,18 +194,20 @@ class MemoryStore:
             raise TaskExists(f"task {created.id} already exists")
         status = _status_after(created.id, created.status, events[1:])  # raises before storing
         records = [_record_of(c, created.id, dialect, now) for c in push_configs]
-        stored = [StoredEvent(seq, event) for seq, event in enumerate(events, 1)]
         stamp = _projection.sort_stamp(status, now)
-        entry = _Entry.new(created, status, stored, dialect, message_id, stamp, now)
+        finished = status.state in TERMINAL_STATES
+        # A task finished at its creation goes straight into bytes (see _Entry.pack).
+        stored = None if finished else [StoredEvent(seq, e) for seq, e in enumerate(events, 1)]
+        entry = _Entry.new(created, status, stored, len(events), dialect, message_id, stamp, now)
+        if finished:
+            entry.packed_log = _pack(events)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None:
             self._by_message.setdefault((scope, message_id), created.id)
         for record in records:
             entry.push[record.config.id or ""] = record
         self._queue(scope, created.id, entry, 1, events)
-        if status.state in TERMINAL_STATES:
-            entry.pack()
-        return len(stored)
+        return len(events)
 
     async def append(
         self,
