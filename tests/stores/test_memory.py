@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import types
 
 from interlingua.core.model import TaskState as S
 from interlingua.stores import MemoryStore, Scope
@@ -37,6 +38,44 @@ async def test_finished_tasks_add_no_objects_for_the_cycle_collector() -> None:
     assert record is not None and record.task.status.state is S.COMPLETED
     assert record.task.artifacts[0].parts[0].text == "some text"  # type: ignore[union-attr]
     assert await store.task_for_message(A, "m-t-499") == "t-499"
+
+
+def _tracked_entries(root: object) -> int:
+    """Entries of the tracked dicts, lists and sets reachable from ``root``: what
+    a collection visits for it."""
+    seen: set[int] = set()
+    stack = [root]
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if gc.is_tracked(obj) and isinstance(obj, dict | list | set):
+            total += len(obj)
+        # the store's own data, not the code and modules it refers to
+        stack.extend(r for r in gc.get_referents(obj) if not isinstance(r, _CODE))
+    return total
+
+
+_CODE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+         types.MethodType)
+
+
+async def test_a_collection_does_not_walk_every_stored_task() -> None:
+    # A dict keyed per task is one object to the cycle collector, but while it
+    # is tracked every collection (young ones too) visits each of its entries:
+    # the cost grows with the store. Inserting a tracked key (a tuple) tracks it
+    # again after each full collection, so this looks right after the inserts.
+    store = MemoryStore()
+    await finish(store, "warm-up")
+    for n in range(2000):
+        await finish(store, f"t-{n}")
+    visited = _tracked_entries(store)
+    assert visited < 100, f"a collection visits {visited} entries for the store"
+    assert await store.task_for_message(A, "m-t-1999") == "t-1999"
+    assert await store.purge_finished(ts(9)) == 2001
+    assert await store.task_for_message(A, "m-t-1999") is None
 
 
 async def test_a_running_task_is_not_packed_until_it_finishes() -> None:

@@ -158,7 +158,11 @@ class MemoryStore:
     def __init__(self, url: str = "memory://") -> None:
         self.url = url
         self._tasks: dict[Scope, dict[str, _Entry]] = {}
-        self._by_message: dict[tuple[Scope, str], str] = {}
+        # Keyed by scope, then by plain strings: a dict holding only strings and
+        # untracked entries stays out of the cycle collector, which would
+        # otherwise walk every stored task on each full collection (tuple keys
+        # are tracked, and so is a dict holding them).
+        self._by_message: dict[Scope, dict[str, str]] = {}
         self.on_outbox: Callable[[], None] | None = None
         self._rows: dict[int, _Row] = {}  # every delivery, pending or dead
         self._queues: dict[_QueueKey, list[int]] = {}  # pending ids, sequence order
@@ -203,7 +207,7 @@ class MemoryStore:
             entry.packed_log = _pack(events)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None:
-            self._by_message.setdefault((scope, message_id), created.id)
+            self._by_message.setdefault(scope, {}).setdefault(message_id, created.id)
         for record in records:
             entry.push[record.config.id or ""] = record
         self._queue(scope, created.id, entry, 1, events)
@@ -294,7 +298,8 @@ class MemoryStore:
         return entry.log()[start:stop]
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
-        return self._by_message.get((scope, message_id))
+        by_message = self._by_message.get(scope)
+        return None if by_message is None else by_message.get(message_id)
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         return [
@@ -312,17 +317,18 @@ class MemoryStore:
                 for tid, e in tasks.items()
                 if e.status.state in TERMINAL_STATES and e.updated_at < before
             ]
+            by_message = self._by_message.get(scope, {})
             for tid in doomed:
                 entry = tasks.pop(tid)
                 for config_id in entry.push:
                     self._drop_queue(scope, tid, config_id)
-                if entry.message_id is not None:
-                    key = (scope, entry.message_id)
-                    if self._by_message.get(key) == tid:
-                        del self._by_message[key]
+                if entry.message_id is not None and by_message.get(entry.message_id) == tid:
+                    del by_message[entry.message_id]
             count += len(doomed)
             if not tasks:
                 del self._tasks[scope]
+            if not by_message:
+                self._by_message.pop(scope, None)
         return count
 
     # ------------------------------------------------------------ push configs
