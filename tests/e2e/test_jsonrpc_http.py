@@ -263,6 +263,17 @@ def test_healthz(c: httpx.Client, url: str) -> None:
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
+def test_healthz_reports_the_sqlite_settings_in_effect(tmp_path: Path) -> None:
+    agent = Agent("Echo", "Echoes", _agent)
+    with live_agent(agent, store=f"sqlite:///{tmp_path}/h.db") as base:
+        health = httpx.get(base + "/healthz").json()
+    assert health["store"] == f"sqlite:///{tmp_path}/h.db"
+    settings = health["store_settings"]
+    assert settings["journal_mode"] == "wal" and settings["synchronous"] == "normal"
+    assert settings["page_size"] == 2048 and settings["busy_timeout_ms"] == 5000
+    assert settings["cache_size_kib"] == 65536 and settings["foreign_keys"] is True
+
+
 def test_wrong_http_method(c: httpx.Client, url: str) -> None:
     r = c.get(url + "/")
     assert r.status_code == 405

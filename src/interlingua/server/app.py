@@ -154,7 +154,8 @@ def create_app(
 
     async def health(request: Request) -> Response:
         info: dict[str, Any] = {"status": "ok", "agent": agent.name, "store": store_obj.url}
-        settings_info = getattr(store_obj, "settings", None)
+        # what the store reads back from its database (SQLite: its pragmas)
+        settings_info = getattr(store_obj, "effective", None)
         if settings_info:
             info["store_settings"] = settings_info
         return Response(msgspec.json.encode(info), media_type="application/json")

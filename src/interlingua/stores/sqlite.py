@@ -930,7 +930,8 @@ class SQLiteStore:
     After ``open()`` the effective settings, read back from SQLite, are in
     ``journal_mode`` ("wal"; "memory" for ``:memory:``), ``synchronous``
     ("normal" by default, "full" with ``?synchronous=full``), ``busy_timeout_ms``,
-    ``foreign_keys`` and ``schema_version``.
+    ``foreign_keys`` and ``schema_version``; ``effective`` holds all of them
+    (with ``cache_size_kib`` and ``page_size``) as a dict, as ``/healthz`` reports.
     """
 
     def __init__(self, url: str) -> None:
@@ -942,6 +943,7 @@ class SQLiteStore:
         self.busy_timeout_ms = 0
         self.foreign_keys = False
         self.schema_version = 0
+        self.effective: dict[str, Any] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self.on_outbox: Callable[[], None] | None = None
@@ -970,6 +972,7 @@ class SQLiteStore:
         self.busy_timeout_ms = effective["busy_timeout_ms"]
         self.foreign_keys = effective["foreign_keys"]
         self.schema_version = effective["schema_version"]
+        self.effective = effective
 
     async def close(self) -> None:
         pool, conn = self._pool, self._conn
