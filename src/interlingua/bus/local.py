@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
 from collections.abc import Sequence
 
+from ..core.lazy_event import LazyEvent
 from ..stores.base import StoredEvent
 
 __all__ = ["LocalBus"]
 
-# Recent events kept per task for readers that are only slightly behind; a
-# reader further behind reads the store, which always has everything.
+# Recent events kept per task (at least this many, up to twice as many) for
+# readers that are only slightly behind; a reader further behind reads the
+# store, which always has everything.
 RECENT_EVENTS = 512
 
 
@@ -20,8 +20,10 @@ class _Topic:
 
     def __init__(self, latest: int) -> None:
         self.latest = latest
-        self.recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
-        self.changed = asyncio.Event()
+        # A list, trimmed in halves: a deque makes a 64-slot block at once, and
+        # every open stream's task has a topic.
+        self.recent: list[StoredEvent] = []
+        self.changed = LazyEvent()
         self.subscribers = 0
 
 
@@ -38,14 +40,10 @@ class _Subscription:
         topic = self._topic
         if topic.latest > after:
             return topic.latest
-        changed = topic.changed
-        try:
-            if timeout is None:
-                await changed.wait()
-            else:
-                await asyncio.wait_for(changed.wait(), timeout)
-        except TimeoutError:
-            pass
+        if timeout is None:
+            await topic.changed.wait()
+        else:
+            await topic.changed.wait_at_most(timeout)
         return topic.latest
 
     def take(self, after: int) -> list[StoredEvent] | None:
@@ -81,15 +79,18 @@ class LocalBus:
         if topic is None or not events:
             return
         last = topic.recent[-1].seq if topic.recent else 0
+        recent = topic.recent
         for ev in events:
             if ev.seq > last:
-                topic.recent.append(ev)
+                recent.append(ev)
                 last = ev.seq
+        if len(recent) > 2 * RECENT_EVENTS:
+            del recent[: len(recent) - RECENT_EVENTS]
         if last > topic.latest:
             topic.latest = last
         # Wake everyone waiting on the old Event; later waiters get a fresh one.
         changed = topic.changed
-        topic.changed = asyncio.Event()
+        topic.changed = LazyEvent()
         changed.set()
 
     def subscribe(self, key: str, *, seen: int = 0) -> _Subscription:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from ..core.lazy_event import LazyEvent
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import (
     Artifact,
@@ -88,7 +89,7 @@ class Context:
         self.request = request
         #: loop time (``asyncio.get_running_loop().time()``) by which the turn must end
         self.deadline = deadline
-        self.cancelled = cancelled or asyncio.Event()
+        self.cancelled = cancelled or LazyEvent()
         self._finished = False
 
     # ----------------------------------------------------------------- reading

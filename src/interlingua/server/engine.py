@@ -56,6 +56,7 @@ from ..core.errors import (
     TaskNotFound,
     UnsupportedOperation,
 )
+from ..core.lazy_event import LazyEvent
 from ..core.model import (
     TERMINAL_STATES,
     AgentCard,
@@ -159,12 +160,12 @@ class _Run:
         self.initial = initial
         self.message_id = message_id
         self.lock = asyncio.Lock()
-        self.settled = asyncio.Event()
+        self.settled = LazyEvent()
         # set once the task is in the store (or answered with a bare message)
-        self.flushed = asyncio.Event()
+        self.flushed = LazyEvent()
         if persisted:
             self.flushed.set()
-        self.cancelled = asyncio.Event()
+        self.cancelled = LazyEvent()
         self.reply_message: Message | None = None
         self.turn: asyncio.Task[None] | None = None
         # events checked but not yet written, and the state they lead to
@@ -433,7 +434,7 @@ class Engine:
             raise InvalidTaskState(f"Task {task.id} is already being continued")
         message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
         run.request = request
-        run.settled = asyncio.Event()
+        run.settled = LazyEvent()
         self._runs[run.key] = run
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)

@@ -88,9 +88,8 @@ async def write_sse(
             pending: list[bytes] = []
             async for out in stream:
                 if isinstance(out, Entry):
-                    data = encoded_item(out, codec)
                     pending.append(b"id: " + str(out.seq).encode() + b"\ndata: "
-                                   + prefix + data + b"}\n\n")
+                                   + prefix + encoded_item(out, codec) + b"}\n\n")
                     if out.more:
                         continue  # events that arrived together leave in one write
                     chunk = b"".join(pending)
@@ -107,6 +106,8 @@ async def write_sse(
                     chunk = _error_event(codec, rid, ResourceUnavailable(
                         out.message, data={"lastEventId": out.after, "resumable": False}))
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                # An idle stream waits here for its next event: hold nothing it sent.
+                del out, chunk
         except A2AError as exc:
             await send({"type": "http.response.body", "more_body": True,
                         "body": _error_event(codec, rid, exc)})

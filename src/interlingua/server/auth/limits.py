@@ -249,12 +249,16 @@ class ExecutorGate:
     async def run(self, ticket: Ticket | None, executor: Callable[[Context], Awaitable[None]],
                   ctx: Context, activity: Callable[[], int]) -> None:
         """Run one turn in ``ticket``'s slot, within the time limits."""
+        limits = self.limits
+        # Without time limits the executor is awaited here: one coroutine (and
+        # its frame) less held by every waiting turn.
+        timed = limits.run_timeout is not None or limits.idle_timeout is not None
         if ticket is None:
-            await _timed(self.limits, executor, ctx, activity)
+            await (_timed(limits, executor, ctx, activity) if timed else executor(ctx))
             return
         try:
             await ticket.acquire()
-            await _timed(self.limits, executor, ctx, activity)
+            await (_timed(limits, executor, ctx, activity) if timed else executor(ctx))
         finally:
             ticket.release()
 

@@ -1,0 +1,84 @@
+"""An ``asyncio.Event`` that makes its waiter queue on the first wait.
+
+``asyncio.Event`` makes a ``deque`` at once, about 700 bytes with its first
+block. A server holds several events per running task and per open stream
+(settled, flushed, cancelled, the bus's wake-up), most of them never awaited;
+made lazily they cost a few dozen bytes each. It is a subclass so that code
+typed for ``asyncio.Event`` (``ctx.cancelled``) takes it; every method is its
+own, not asyncio's, so it does not depend on asyncio's private attributes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+__all__ = ["LazyEvent"]
+
+
+class LazyEvent(asyncio.Event):
+    def __init__(self) -> None:
+        # asyncio.Event.__init__ is skipped on purpose: it makes the deque.
+        self._is_set = False
+        self._waiting: list[asyncio.Future[bool]] | None = None
+
+    def __repr__(self) -> str:
+        state = "set" if self._is_set else "unset"
+        waiting = len(self._waiting) if self._waiting else 0
+        return f"<{type(self).__name__} [{state}, waiters:{waiting}]>"
+
+    def is_set(self) -> bool:
+        return self._is_set
+
+    def set(self) -> None:
+        if self._is_set:
+            return
+        self._is_set = True
+        waiting, self._waiting = self._waiting, None
+        if waiting:
+            for fut in waiting:
+                if not fut.done():
+                    fut.set_result(True)
+
+    def clear(self) -> None:
+        self._is_set = False
+
+    async def wait(self) -> Literal[True]:
+        if self._is_set:
+            return True
+        await self._wait(None)
+        return True
+
+    async def wait_at_most(self, timeout: float) -> bool:
+        """Wait until set or ``timeout`` seconds have passed; True if set.
+
+        Unlike ``asyncio.wait_for(event.wait(), timeout)`` no task is made: a
+        timer and a future, which matters to a server with many idle streams.
+        """
+        if self._is_set:
+            return True
+        return await self._wait(timeout)
+
+    async def _wait(self, timeout: float | None) -> bool:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bool] = loop.create_future()
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
+        timer = None if timeout is None else loop.call_later(timeout, _expire, fut)
+        try:
+            return await fut
+        finally:
+            if timer is not None:
+                timer.cancel()
+            waiting = self._waiting
+            if waiting is not None:
+                try:
+                    waiting.remove(fut)
+                except ValueError:
+                    pass
+
+
+def _expire(fut: asyncio.Future[bool]) -> None:
+    if not fut.done():
+        fut.set_result(False)
