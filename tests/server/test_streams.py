@@ -177,3 +177,68 @@ async def test_bare_message_stream() -> None:
         assert isinstance(items[0].item, Message)
     finally:
         await engine.stop()
+
+
+async def test_log_entries_are_shared_only_when_the_task_has_several_readers() -> None:
+    # A shared entry carries its log event, whose encodings other readers reuse;
+    # a lone reader's would only be kept alive by the bus.
+    gate = asyncio.Event()
+
+    async def two_steps(ctx: Context) -> None:
+        await ctx.update("one")
+        await gate.wait()
+        await ctx.update("two")
+        await ctx.complete()
+
+    engine = await engine_for(two_steps)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        it = aiter(stream)
+        first = await anext(it)
+        assert isinstance(first, Entry) and isinstance(first.item, Task)
+        one = await anext(it)
+        assert isinstance(one, Entry) and one.stored is None  # alone so far
+        watcher = await engine.open_stream(SubscribeToTask(id=first.item.id), REQ)
+        wit = aiter(watcher)
+        await anext(wit)  # its snapshot
+        gate.set()
+        two = await anext(it)
+        assert isinstance(two, Entry) and isinstance(two.item, StatusUpdate)
+        assert two.stored is not None and two.stored.event is two.item
+        seen = await anext(wit)
+        assert isinstance(seen, Entry) and seen.stored is two.stored
+        await stream.aclose()  # type: ignore[attr-defined]
+        await watcher.aclose()  # type: ignore[attr-defined]
+    finally:
+        await engine.stop()
+
+
+async def test_a_subscriber_slow_after_its_snapshot_still_gets_the_events_that_followed() -> None:
+    gate = asyncio.Event()
+
+    async def waits(ctx: Context) -> None:
+        await ctx.update("waiting")
+        await gate.wait()
+        await ctx.complete("done")
+
+    engine = await engine_for(waits)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        it = aiter(stream)
+        first = await anext(it)
+        assert isinstance(first, Entry) and isinstance(first.item, Task)
+        await anext(it)
+        watcher = await engine.open_stream(SubscribeToTask(id=first.item.id), REQ)
+        snapshot = await anext(aiter(watcher))
+        assert isinstance(snapshot, Entry) and isinstance(snapshot.item, Task)
+        gate.set()
+        # the task finishes before this reader asks for anything more
+        rest = [e async for e in it]
+        assert [e.item.status.state for e in rest if isinstance(e, Entry)  # type: ignore[union-attr]
+                ] == [TaskState.COMPLETED]
+        after = [e async for e in watcher]
+        finals = [e.item for e in after if isinstance(e, Entry)]
+        assert len(finals) == 1 and isinstance(finals[0], StatusUpdate)
+        assert finals[0].status.state is TaskState.COMPLETED
+    finally:
+        await engine.stop()

@@ -40,6 +40,11 @@ class Subscription(Protocol):
         when it cannot supply all of them (then read them from the store)."""
         ...
 
+    def alone(self) -> bool:
+        """True while this is the only reader of the task in this process (an
+        event's encoding is then not worth keeping for others)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -56,6 +56,9 @@ class _Subscription:
         start = after + 1 - recent[0].seq
         return [recent[i] for i in range(start, len(recent))]
 
+    def alone(self) -> bool:
+        return self._topic.subscribers <= 1
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

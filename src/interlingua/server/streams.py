@@ -222,8 +222,13 @@ async def _follow(
     level = False
     try:
         if first is not None:
+            # Decided before the yield: a snapshot of a running task is its live
+            # projection, which may have moved on by the time the reader asks
+            # for more, and the events that moved it must still be sent.
+            ended = isinstance(first.item, Task) and \
+                first.item.status.state in lifecycle.RETURN_STATES
             yield first
-            if isinstance(first.item, Task) and first.item.status.state in lifecycle.RETURN_STATES:
+            if ended:
                 return
         while True:
             latest = await sub.wait(after, cfg.heartbeat_interval)
@@ -246,12 +251,14 @@ async def _follow(
                     return
             batch: list[Entry] = []
             last = False
+            # A lone reader's encodings would only be kept alive, never reused.
+            shared = not sub.alone()
             for stored in events:
                 after = stored.seq
                 item = _item(stored.event)
                 if item is None:
                     continue
-                batch.append(Entry(stored.seq, item, stored, more=True))
+                batch.append(Entry(stored.seq, item, stored if shared else None, more=True))
                 if type(item) is StatusUpdate and item.status.state in lifecycle.RETURN_STATES:
                     last = True
                     break
