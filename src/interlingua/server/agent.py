@@ -81,9 +81,13 @@ class Agent:
         self.executor = executor
         self._run = _adapt(executor)
 
-    async def run(self, ctx: Context) -> None:
-        """Run the executor for one turn of a task."""
-        await self._run(ctx)
+    def run(self, ctx: Context) -> Awaitable[None]:
+        """Run the executor for one turn of a task (await the result).
+
+        Not a coroutine of its own: the executor's is handed back, so a turn
+        that waits holds one frame less.
+        """
+        return self._run(ctx)
 
     def card(self, interfaces: Sequence[AgentInterface]) -> AgentCard:
         return AgentCard(
@@ -125,6 +129,8 @@ def _adapt(fn: Executor) -> Callable[[Context], Awaitable[None]]:
     hint = hints.get(first.name) if first is not None else None
 
     if first is not None and (hint is Context or first.name in ("ctx", "context")):
+        if inspect.iscoroutinefunction(target):
+            return fn
 
         async def run_ctx(ctx: Context) -> None:
             await fn(ctx)
