@@ -40,7 +40,7 @@ from ..stores.base import Scope, StoredEvent
 from .context import RequestInfo
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .engine import Engine, _Run
 
 __all__ = ["Entry", "Heartbeat", "Lagged", "Unavailable", "open_stream"]
 
@@ -119,20 +119,7 @@ async def _send_stream(engine: Engine, call: SendMessage,
         snapshot = Entry(run.version, run.task)
         return _follow(engine, scope, run.task.id, sub, run.version, first=snapshot)
 
-    async def new_task() -> AsyncIterator[StreamOutput]:
-        try:
-            await run.flushed.wait()
-        except BaseException:
-            sub.close()
-            raise
-        if run.reply_message is not None:
-            sub.close()
-            yield Entry(0, run.reply_message)
-            return
-        async for out in _follow(engine, scope, run.task.id, sub, 0):
-            yield out
-
-    return new_task()
+    return _follow(engine, scope, run.task.id, sub, 0, new_run=run)
 
 
 async def _subscribe_stream(
@@ -214,13 +201,26 @@ async def _follow(
     after: int,
     *,
     first: Entry | None = None,
+    new_run: _Run | None = None,
 ) -> AsyncIterator[StreamOutput]:
-    """Everything after ``after``: from the log, then live, until the task stops."""
+    """Everything after ``after``: from the log, then live, until the task stops.
+
+    ``new_run``: the turn of a streaming send that made a new task; the
+    stream starts once the task is stored (or ends with the bare message
+    the turn answered with instead).
+    """
     cfg = engine.config
     # Lag is measured only once the reader has been level with the live end:
     # a reader catching up from the log (a resume) is not behind, just reading.
     level = False
     try:
+        if new_run is not None:
+            # Here, not in a generator around this one: each event would pass
+            # through both, and an open stream would hold both.
+            await new_run.flushed.wait()
+            if new_run.reply_message is not None:
+                yield Entry(0, new_run.reply_message)
+                return
         if first is not None:
             # Decided before the yield: a snapshot of a running task is its live
             # projection, which may have moved on by the time the reader asks
