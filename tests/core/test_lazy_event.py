@@ -55,3 +55,17 @@ async def test_a_cancelled_waiter_is_removed() -> None:
     assert "waiters:1" in repr(event)
     event.set()
     assert await other is True
+
+
+async def test_wait_either_says_which_event_ended_it_and_leaves_no_waiter() -> None:
+    news, tick = LazyEvent(), LazyEvent()
+    waiting = asyncio.create_task(news.wait_either(tick))
+    await asyncio.sleep(0)
+    tick.set()
+    assert await waiting is False
+    assert "waiters:0" in repr(news)
+    waiting = asyncio.create_task(news.wait_either(LazyEvent()))
+    await asyncio.sleep(0)
+    news.set()
+    assert await waiting is True
+    assert await news.wait_either(tick) is True  # already set: at once

@@ -49,6 +49,33 @@ class LazyEvent(asyncio.Event):
         await self._wait(None)
         return True
 
+    async def wait_either(self, other: LazyEvent) -> bool:
+        """Wait until this event or ``other`` is set; True if this one is.
+
+        One future waits on both, so a reader can wait for news or a shared
+        clock's tick without a timer or a task of its own.
+        """
+        if self._is_set:
+            return True
+        if other._is_set:
+            return False
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        for event in (self, other):
+            if event._waiting is None:
+                event._waiting = []
+            event._waiting.append(fut)
+        try:
+            await fut
+        finally:
+            for event in (self, other):
+                waiting = event._waiting
+                if waiting is not None:
+                    try:
+                        waiting.remove(fut)
+                    except ValueError:
+                        pass
+        return self._is_set
+
     async def wait_at_most(self, timeout: float) -> bool:
         """Wait until set or ``timeout`` seconds have passed; True if set.
 

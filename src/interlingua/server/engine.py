@@ -103,7 +103,8 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     retention: float | None = None
     #: how often the retention sweep runs, in seconds
     retention_interval: float = 3600.0
-    #: seconds of silence after which a stream sends a heartbeat comment
+    #: seconds of silence after which a stream sends a heartbeat comment (it comes
+    #: within one and a half times that: waiting streams share one clock)
     heartbeat_interval: float = 15.0
     #: a stream reader this many events behind the live end is told to reconnect
     max_lag: int = 10_000

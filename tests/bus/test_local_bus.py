@@ -1,0 +1,64 @@
+"""The in-process bus: waits end on news, on their timeout, or when the bus closes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from interlingua.bus import LocalBus
+from interlingua.core.model import StatusUpdate, TaskState, TaskStatus
+from interlingua.stores.base import StoredEvent
+
+
+def event(seq: int) -> StoredEvent:
+    return StoredEvent(seq, StatusUpdate(task_id="t", context_id="c",
+                                         status=TaskStatus(state=TaskState.WORKING)))
+
+
+async def test_a_wait_with_a_timeout_ends_after_it_and_not_much_later() -> None:
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await sub.wait(0, timeout=0.1) == 0
+    waited = loop.time() - started
+    assert 0.1 <= waited < 0.2, waited
+    await bus.close()
+
+
+async def test_news_ends_a_wait_at_once_and_many_waits_share_one_clock() -> None:
+    bus = LocalBus()
+    subs = [bus.subscribe("k") for _ in range(50)]
+    loop = asyncio.get_running_loop()
+    waits = [asyncio.create_task(s.wait(0, timeout=30)) for s in subs]
+    await asyncio.sleep(0.01)
+    assert len(bus._clocks) == 1
+    started = loop.time()
+    await bus.publish("k", [event(1)])
+    assert await asyncio.gather(*waits) == [1] * 50
+    assert loop.time() - started < 1
+    assert [e.seq for e in subs[0].take(0) or []] == [1]
+    await bus.close()
+
+
+async def test_closing_the_bus_ends_waits() -> None:
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    waiting = asyncio.create_task(sub.wait(0, timeout=30))
+    plain = asyncio.create_task(sub.wait(0))
+    await asyncio.sleep(0.01)
+    await bus.close()
+    assert await asyncio.wait_for(asyncio.gather(waiting, plain), 1) == [0, 0]
+
+
+async def test_recent_events_stay_bounded_and_contiguous() -> None:
+    from interlingua.bus.local import RECENT_EVENTS
+
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    for seq in range(1, 3 * RECENT_EVENTS + 1):
+        await bus.publish("k", [event(seq)])
+    recent = sub.take(3 * RECENT_EVENTS - 10)
+    assert [e.seq for e in recent or []] == list(range(3 * RECENT_EVENTS - 9, 3 * RECENT_EVENTS + 1))
+    assert sub.take(0) is None  # too far back: read the store
+    assert len(bus._topics["k"].recent) <= 2 * RECENT_EVENTS
+    await bus.close()
