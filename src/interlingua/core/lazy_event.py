@@ -46,7 +46,20 @@ class LazyEvent(asyncio.Event):
     async def wait(self) -> Literal[True]:
         if self._is_set:
             return True
-        await self._wait(None)
+        # _wait's body, inlined: a blocking send waits here once per request.
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
+        try:
+            await fut
+        finally:
+            waiting = self._waiting
+            if waiting is not None:
+                try:
+                    waiting.remove(fut)
+                except ValueError:
+                    pass
         return True
 
     async def wait_either(self, other: LazyEvent) -> bool:
