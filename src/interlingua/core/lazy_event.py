@@ -46,20 +46,12 @@ class LazyEvent(asyncio.Event):
     async def wait(self) -> Literal[True]:
         if self._is_set:
             return True
-        # _wait's body, inlined: a blocking send waits here once per request.
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        if self._waiting is None:
-            self._waiting = []
-        self._waiting.append(fut)
+        self._add(fut)
         try:
             await fut
         finally:
-            waiting = self._waiting
-            if waiting is not None:
-                try:
-                    waiting.remove(fut)
-                except ValueError:
-                    pass
+            self._discard(fut)
         return True
 
     async def wait_either(self, other: LazyEvent) -> bool:
@@ -73,20 +65,13 @@ class LazyEvent(asyncio.Event):
         if other._is_set:
             return False
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        for event in (self, other):
-            if event._waiting is None:
-                event._waiting = []
-            event._waiting.append(fut)
+        self._add(fut)
+        other._add(fut)
         try:
             await fut
         finally:
-            for event in (self, other):
-                waiting = event._waiting
-                if waiting is not None:
-                    try:
-                        waiting.remove(fut)
-                    except ValueError:
-                        pass
+            self._discard(fut)
+            other._discard(fut)
         return self._is_set
 
     async def wait_at_most(self, timeout: float) -> bool:
@@ -97,26 +82,29 @@ class LazyEvent(asyncio.Event):
         """
         if self._is_set:
             return True
-        return await self._wait(timeout)
-
-    async def _wait(self, timeout: float | None) -> bool:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[bool] = loop.create_future()
-        if self._waiting is None:
-            self._waiting = []
-        self._waiting.append(fut)
-        timer = None if timeout is None else loop.call_later(timeout, _expire, fut)
+        self._add(fut)
+        timer = loop.call_later(timeout, _expire, fut)
         try:
             return await fut
         finally:
-            if timer is not None:
-                timer.cancel()
-            waiting = self._waiting
-            if waiting is not None:
-                try:
-                    waiting.remove(fut)
-                except ValueError:
-                    pass
+            timer.cancel()
+            self._discard(fut)
+
+    def _add(self, fut: asyncio.Future[bool]) -> None:
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
+
+    def _discard(self, fut: asyncio.Future[bool]) -> None:
+        # set() hands the waiters over and starts afresh: the future may be gone.
+        waiting = self._waiting
+        if waiting is not None:
+            try:
+                waiting.remove(fut)
+            except ValueError:
+                pass
 
 
 def _expire(fut: asyncio.Future[bool]) -> None:
