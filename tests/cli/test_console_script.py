@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import msgspec
@@ -40,16 +43,19 @@ def test_agent_errors_through_the_script(agent_url: str) -> None:
     assert done.stderr == "error: TaskNotFound (-32001): Task not found: missing-task\n"
 
 
-def test_serve_then_talk_to_it(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def serving(*options: str, spec: str = "tests/client/agents.py",
+            env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``interlingua serve SPEC`` on a free port, as a real process."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [str(SCRIPT), "serve", "tests/client/agents.py", "--port", str(port),
-         "--store", "memory://", "--log-level", "warning"],
+        [str(SCRIPT), "serve", spec, "--port", str(port),
+         "--store", "memory://", "--log-level", "warning", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     try:
         deadline = time.monotonic() + 20
@@ -62,13 +68,21 @@ def test_serve_then_talk_to_it(tmp_path: Path) -> None:
                 pass
             assert time.monotonic() < deadline, "interlingua serve did not start"
             time.sleep(0.05)
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=15)
+
+
+def test_serve_then_talk_to_it() -> None:
+    with serving() as (url, proc):
         card = interlingua("card", url, "--json")
         assert card.returncode == 0, card.stderr
         assert msgspec.json.decode(card.stdout)["name"] == "Test assistant"
         sent = interlingua("send", url, "greet", "--json")
         assert msgspec.json.decode(sent.stdout)["task"]["status"]["state"] == (
             "TASK_STATE_INPUT_REQUIRED")
-    finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=15)
     # uvicorn shuts down cleanly, then re-raises the signal it caught
@@ -79,3 +93,30 @@ def test_serve_then_talk_to_it(tmp_path: Path) -> None:
         f"  agent card: {url}/.well-known/agent-card.json",
         f"  JSON-RPC:   {url}/",
     ]
+
+
+def _send_with_webhook(url: str, hook: str) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "role": "user", "messageId": f"m-{time.time_ns()}",
+                    "parts": [{"kind": "text", "text": "hello"}]},
+        "configuration": {"pushNotificationConfig": {"url": hook, "token": "t-1"}}}}
+    answer: dict[str, Any] = httpx.post(url + "/", json=body, timeout=10).json()
+    return answer
+
+
+def test_serve_push_options_let_a_local_http_webhook_in() -> None:
+    hook = "http://127.0.0.1:9/hook"
+    report = "examples/report_agent.py"  # an agent that declares push notifications
+    quick = {"REPORT_SECONDS": "0"}
+    with serving(spec=report, env=quick) as (url, _):
+        refused = _send_with_webhook(url, hook)
+    assert refused["error"]["code"] == -32602, refused
+    assert "http" in refused["error"]["message"]
+    with serving("--push-allow-http", "--push-allow-private", spec=report, env=quick) as (url, _):
+        accepted = _send_with_webhook(url, hook)
+        assert accepted["result"]["status"]["state"] == "completed", accepted
+        task_id = accepted["result"]["id"]
+        listed = httpx.post(url + "/", json={
+            "jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/list",
+            "params": {"id": task_id}}, timeout=10).json()
+        assert [c["pushNotificationConfig"]["url"] for c in listed["result"]] == [hook]

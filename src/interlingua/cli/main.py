@@ -200,15 +200,25 @@ def main() -> None:
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
 @serve_security_options
+@click.option("--push-allow-http", is_flag=True,
+              help="Accept http:// webhook URLs (development only: tokens travel in clear).")
+@click.option("--push-allow-private", is_flag=True,
+              help="Accept webhooks on loopback and private networks (development and tests).")
+@click.option("--push-allow-host", "push_allow_hosts", multiple=True, metavar="HOST_OR_NET",
+              help="A host, IP address or network (10.1.0.0/16) whose webhooks are always "
+                   "accepted; may be repeated.")
 def serve_command(spec: str, host: str, port: int, store: str, public_url: str | None,
                   rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
                   keyfile: str | None, client_ca: str | None, auth_spec: str | None,
-                  limits_spec: str | None, sign_card: bool, card_key: str | None) -> None:
+                  limits_spec: str | None, sign_card: bool, card_key: str | None,
+                  push_allow_http: bool, push_allow_private: bool,
+                  push_allow_hosts: tuple[str, ...]) -> None:
     """Serve the agent defined in a Python file or module.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
     """
     from ..server.auth import AuthConfig, CardSigning, Limits
+    from ..server.push import PushSettings
 
     try:
         agent = load_agent(spec)
@@ -221,6 +231,11 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
     if limits is not None and not isinstance(limits, Limits):
         _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
     signing = CardSigning(key_path=card_key) if sign_card or card_key else None
+    push = None
+    if push_allow_http or push_allow_private or push_allow_hosts:
+        push = PushSettings(allow_http=push_allow_http,
+                            allow_private_networks=push_allow_private,
+                            allow_hosts=list(push_allow_hosts))
     scheme = "https" if certfile else "http"
     base = (public_url or public_url_for(host, port, scheme)).rstrip("/")
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
@@ -239,7 +254,8 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
     try:
         serve(agent, host=host, port=port, store=store, public_url=base,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
-              client_ca=client_ca, auth=auth, limits=limits, card_signing=signing)
+              client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
+              push=push)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:

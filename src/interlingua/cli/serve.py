@@ -13,6 +13,7 @@ from typing import Any
 from ..server.agent import Agent
 from ..server.auth import AuthConfig, CardSigning, Limits
 from ..server.engine import Engine
+from ..server.push import PushSettings
 
 __all__ = ["DEFAULT_STORE", "load_agent", "public_url_for", "serve"]
 
@@ -100,6 +101,7 @@ def serve(
     auth: AuthConfig | None = None,
     limits: Limits | None = None,
     card_signing: CardSigning | None = None,
+    push: PushSettings | None = None,
     timeout_keep_alive: int = 5,
     max_incomplete_event_bytes: int = 64 * 1024,
     limit_concurrency: int | None = 2048,
@@ -125,6 +127,7 @@ def serve(
         auth=auth,
         limits=limits,
         card_signing=card_signing,
+        push=push,
     )
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5,
