@@ -276,6 +276,7 @@ def unary_table(info: RunInfo, samples: Sequence[UnarySample]) -> list[str]:
 
 def stream_table(info: RunInfo, samples: Sequence[StreamSample]) -> list[str]:
     groups = _groups(samples)
+    base = info.baseline
     header = [
         "server",
         "conc",
@@ -286,7 +287,9 @@ def stream_table(info: RunInfo, samples: Sequence[StreamSample]) -> list[str]:
         "stream p50 ms",
         "CPU µs/event",
         "events/s vs raw",
+        f"events/s vs {base or 'a2a-sdk'}",
         "CPU/event vs raw",
+        f"CPU/event vs {base or 'a2a-sdk'}",
         "streams",
         "load CPU",
         "noise srv / load",
@@ -297,6 +300,9 @@ def stream_table(info: RunInfo, samples: Sequence[StreamSample]) -> list[str]:
         raw_group = groups.get((RAW, c))
         raw_eps = median(s.events_per_s for s in raw_group) if raw_group else None
         raw_cpu = median(s.cpu_us_per_event for s in raw_group) if raw_group else None
+        sdk_group = groups.get((base, c)) if base else None
+        sdk_eps = median(s.events_per_s for s in sdk_group) if sdk_group else None
+        sdk_cpu = median(s.cpu_us_per_event for s in sdk_group) if sdk_group else None
         for name in served(info):
             group = groups.get((name, c))
             if not group:
@@ -314,7 +320,9 @@ def stream_table(info: RunInfo, samples: Sequence[StreamSample]) -> list[str]:
                     num(median(s.stream_p50_ms for s in group), 1),
                     num(cpu, 2),
                     ratio(eps, raw_eps),
+                    ratio(eps, sdk_eps),
                     ratio(cpu, raw_cpu),
+                    ratio(cpu, sdk_cpu),
                     str(sum(s.streams for s in group)),
                     percent(median(s.load_cpu_percent for s in group)),
                     _noise(group),

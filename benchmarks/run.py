@@ -37,7 +37,7 @@ import memory_cases
 import procstat
 import stream
 from meter import Meter
-from payloads import VerificationError, verify_unary
+from payloads import VerificationError, stream_text, verify_unary
 from report import (
     FillInfo,
     MemorySample,
@@ -224,7 +224,7 @@ def verify_stream(running: launch.Running) -> None:
     dialect = running.target.dialect
     # A message id of its own: the unary check already sent message 1, and a
     # repeated message id is answered with that earlier task (idempotent send).
-    body = dialect.body(2, dialect.stream_method)
+    body = dialect.body(2, dialect.stream_method, text=stream_text(spec.events - 2))
     headers = [f"{k}: {v}" for k, v in dialect.headers.items() if k.lower() != "content-type"]
 
     async def one() -> stream.StreamStats:
@@ -305,7 +305,9 @@ def measure_stream(
             launch.HOST,
             running.port,
             spec.path,
-            dialect.body_template(dialect.stream_method),
+            # Every agent reads ``stream N`` as N chunks (the official SDK's executor
+            # cannot tell a streaming send from a unary one).
+            dialect.body_template(dialect.stream_method, text=stream_text(spec.events - 2)),
             dialect.headers,
             concurrency,
             settings.duration_s,

@@ -139,8 +139,11 @@ async def one_stream(
     ttfe = 0.0
     pending = b""
     last = b""
+    crlf: bool | None = None  # SSE lines may end in CRLF (the official SDK's do)
     async for piece in _body_pieces(reader, headers):
-        pending += piece
+        if crlf is None:
+            crlf = b"\r\n" in piece
+        pending += piece.replace(b"\r\n", b"\n") if crlf else piece
         # Events end with a blank line; only complete events count.
         *complete, pending = pending.split(b"\n\n")
         if complete:

@@ -136,6 +136,7 @@ TARGETS: tuple[Target, ...] = (
         packages=("a2a-sdk", "protobuf", "pydantic"),
         env=SDK_ENV,
         baseline=True,
+        stream=StreamSpec(path="/", events=1002),
         idle_path="/",
     ),
     Target(
@@ -150,6 +151,7 @@ TARGETS: tuple[Target, ...] = (
         store_note="a2a-sdk InMemoryTaskStore",
         packages=("a2a-sdk", "pydantic"),
         env=SDK_ENV,
+        stream=StreamSpec(path="/", events=1002),
         idle_path="/",
     ),
 )

@@ -34,6 +34,18 @@ from starlette.applications import Starlette
 
 #: the text of an idle request, and the text of its one progress update
 IDLE_TEXT = "idle"
+#: ``stream N`` asks for N artifact chunks (the streaming and growth cases)
+STREAM_PREFIX = "stream "
+MAX_CHUNKS = 1_000_000
+
+
+def chunks_asked(text: str) -> int | None:
+    """The chunk count ``stream N`` asks for; None for any other text."""
+    if text.startswith(STREAM_PREFIX):
+        count = text[len(STREAM_PREFIX):].strip()
+        if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
+            return int(count)
+    return None
 
 
 class EchoExecutor(AgentExecutor):
@@ -52,7 +64,20 @@ class EchoExecutor(AgentExecutor):
             # Held until the SDK cancels this execution (CancelTask or shutdown).
             await asyncio.Event().wait()
             return
-        await updater.add_artifact([new_text_part(text)])
+        chunks = chunks_asked(text)
+        if chunks is None:
+            await updater.add_artifact([new_text_part(text)])
+            await updater.complete()
+            return
+        # ``stream N``: N chunks of one artifact, each its own event, then completed
+        aid = None
+        for n in range(chunks):
+            part = new_text_part(f"chunk {n:04d} ")
+            if aid is None:
+                aid = f"chunks-{task.id}"
+                await updater.add_artifact([part], artifact_id=aid)
+            else:
+                await updater.add_artifact([part], artifact_id=aid, append=True)
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
