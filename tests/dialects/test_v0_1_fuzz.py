@@ -6,11 +6,10 @@ the message ids v0.1 does not carry).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import msgspec
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlingua.core import errors
@@ -24,6 +23,8 @@ from interlingua.core.calls import (
 )
 from interlingua.core.dialects.v0_1 import V01Codec, decode_card_v01, encode_card_v01
 from interlingua.core.model import AgentCard, Message, PushConfig, Role, TextPart
+from tests.dialects.fuzzing import FUZZ as SHARED_FUZZ
+from tests.dialects.fuzzing import client_safely, decode_call_safely, json_like, mutations
 from tests.dialects.v0_1_strategies import (
     any_stream_items,
     any_tasks,
@@ -47,86 +48,67 @@ CLIENT_CALLS = [
     GetPushConfig(task_id="t"),
 ]
 
-FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(SHARED_FUZZ, max_examples=250)
 
 # JSON with the key names this dialect uses, so fuzzing reaches past the first check.
-KEYS = st.sampled_from(
-    [
-        "id",
-        "sessionId",
-        "message",
-        "messageId",
-        "role",
-        "parts",
-        "type",
-        "kind",
-        "text",
-        "file",
-        "bytes",
-        "uri",
-        "name",
-        "mimeType",
-        "data",
-        "value",
-        "data_part_compat",
-        "metadata",
-        "pushNotification",
-        "pushNotificationConfig",
-        "url",
-        "token",
-        "authentication",
-        "schemes",
-        "historyLength",
-        "status",
-        "state",
-        "timestamp",
-        "artifacts",
-        "artifact",
-        "index",
-        "append",
-        "lastChunk",
-        "history",
-        "final",
-    ]
-) | st.text(max_size=4)
-VALUES = st.sampled_from(
-    [
-        "user",
-        "agent",
-        "text",
-        "file",
-        "data",
-        "working",
-        "completed",
-        "input-required",
-        "rejected",
-        "aGk=",
-        "",
-        "2024-01-01T00:00:00Z",
-        "9999-12-31T23:59:59-23:59",
-    ]
-)
-a2a_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False)
-    | st.text(max_size=5)
-    | VALUES,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=5),
-    max_leaves=25,
-)
+_KEY_NAMES = [
+    "id",
+    "sessionId",
+    "message",
+    "messageId",
+    "role",
+    "parts",
+    "type",
+    "kind",
+    "text",
+    "file",
+    "bytes",
+    "uri",
+    "name",
+    "mimeType",
+    "data",
+    "value",
+    "data_part_compat",
+    "metadata",
+    "pushNotification",
+    "pushNotificationConfig",
+    "url",
+    "token",
+    "authentication",
+    "schemes",
+    "historyLength",
+    "status",
+    "state",
+    "timestamp",
+    "artifacts",
+    "artifact",
+    "index",
+    "append",
+    "lastChunk",
+    "history",
+    "final",
+]
+_VALUES = [
+    "user",
+    "agent",
+    "text",
+    "file",
+    "data",
+    "working",
+    "completed",
+    "input-required",
+    "rejected",
+    "aGk=",
+    "",
+    "2024-01-01T00:00:00Z",
+    "9999-12-31T23:59:59-23:59",
+]
+KEYS, a2a_json = json_like(_KEY_NAMES, _VALUES)
+mutated = mutations(KEYS, a2a_json)
 
 
 def _decode_call_safely(method: str, raw: bytes | None) -> None:
-    try:
-        call = codec.decode_call(method, raw)
-    except errors.A2AError:
-        return
-    # Accepted: it writes back, and reads back the same.
-    out_method, out = codec.encode_call(call)
-    assert out_method == method
-    assert same_modulo_message_ids(codec.decode_call(out_method, out), call)
+    decode_call_safely(codec, method, raw, same=same_modulo_message_ids)
 
 
 @FUZZ
@@ -144,41 +126,6 @@ def test_arbitrary_bytes_params(method: str, raw: bytes) -> None:
 # ------------------------------------------------------------------------- mutations
 
 
-def _slots(doc: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    """Every (container, key) in ``doc``: the places a mutation can hit."""
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out.append((doc, k))
-            _slots(v, out)
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            out.append((doc, i))
-            _slots(v, out)
-    return out
-
-
-@st.composite
-def mutated(draw: st.DrawFn, doc: Any) -> Any:
-    doc = copy.deepcopy(doc)
-    for _ in range(draw(st.integers(1, 3))):
-        slots = _slots(doc, [])
-        if not slots:
-            break
-        container, key = draw(st.sampled_from(slots))
-        op = draw(st.sampled_from(["delete", "replace", "retype", "add"]))
-        if op == "delete":
-            del container[key]
-        elif op == "replace":
-            container[key] = draw(a2a_json)
-        elif op == "retype":
-            container[key] = draw(st.sampled_from([None, 0, -1, "", [], {}, True, 1.5]))
-        elif isinstance(container, dict):
-            container[draw(KEYS)] = draw(a2a_json)
-        else:
-            container.insert(key, draw(a2a_json))
-    return doc
-
-
 @FUZZ
 @given(st.data(), calls)
 def test_mutated_requests(data: st.DataObject, call: Any) -> None:
@@ -193,22 +140,7 @@ def test_mutated_requests(data: st.DataObject, call: Any) -> None:
 
 
 def _client_safely(call: Any, raw: bytes) -> None:
-    try:
-        back = codec.decode_result(call, raw)
-    except errors.A2AError:
-        pass
-    else:
-        if back is not None:
-            again = codec.decode_result(call, codec.encode_result(call, back))
-            assert same_modulo_message_ids(again, back)
-    try:
-        item = codec.decode_stream_item(raw)
-    except errors.A2AError:
-        pass
-    else:
-        assert same_modulo_message_ids(
-            codec.decode_stream_item(codec.encode_stream_item(item)), item
-        )
+    client_safely(codec, call, raw, same=same_modulo_message_ids, items_round_trip=True)
 
 
 @FUZZ

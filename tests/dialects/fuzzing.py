@@ -1,0 +1,125 @@
+"""What the dialect fuzz suites share.
+
+JSON shaped like a dialect's (its own key names and enum values, so fuzzing reaches past
+the first check), mutations of valid documents, and the two checks every suite makes:
+input never escapes a codec as anything but an A2AError, and whatever a codec accepts it
+writes back and reads back the same.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from interlingua.core import errors
+from interlingua.core.dialects.base import Codec
+
+__all__ = ["FUZZ", "client_safely", "decode_call_safely", "json_like", "mutations"]
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+Same = Callable[[Any, Any], bool]
+
+
+def json_like(
+    keys: Sequence[str], values: Sequence[str]
+) -> tuple[st.SearchStrategy[str], st.SearchStrategy[Any]]:
+    """Object keys (the dialect's names, or any short text) and JSON documents using them."""
+    key = st.sampled_from(list(keys)) | st.text(max_size=4)
+    doc = st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text(max_size=5)
+        | st.sampled_from(list(values)),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(key, inner, max_size=5),
+        max_leaves=25,
+    )
+    return key, doc
+
+
+def _slots(doc: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Every (container, key) in ``doc``: the places a mutation can hit."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.append((doc, k))
+            _slots(v, out)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out.append((doc, i))
+            _slots(v, out)
+    return out
+
+
+def mutations(
+    key: st.SearchStrategy[str], docs: st.SearchStrategy[Any]
+) -> Callable[[Any], st.SearchStrategy[Any]]:
+    """``mutated(doc)``: a copy of ``doc`` with one to three members deleted, replaced,
+    retyped or added (new members and values drawn from ``key`` and ``docs``)."""
+
+    @st.composite
+    def mutated(draw: st.DrawFn, doc: Any) -> Any:
+        doc = copy.deepcopy(doc)
+        for _ in range(draw(st.integers(1, 3))):
+            slots = _slots(doc, [])
+            if not slots:
+                break
+            container, slot = draw(st.sampled_from(slots))
+            op = draw(st.sampled_from(["delete", "replace", "retype", "add"]))
+            if op == "delete":
+                del container[slot]
+            elif op == "replace":
+                container[slot] = draw(docs)
+            elif op == "retype":
+                container[slot] = draw(st.sampled_from([None, 0, -1, "", [], {}, True, 1.5]))
+            elif isinstance(container, dict):
+                container[draw(key)] = draw(docs)
+            else:
+                container.insert(slot, draw(docs))
+        return doc
+
+    return mutated
+
+
+def decode_call_safely(
+    codec: Codec, method: str, raw: bytes | None, *,
+    same: Same = operator.eq, keeps_method: bool = True,
+) -> None:
+    """Decode a request; if accepted, it writes back (under the same method unless the
+    dialect has aliases) and reads back the same."""
+    try:
+        call = codec.decode_call(method, raw)
+    except errors.A2AError:
+        return
+    out_method, out = codec.encode_call(call)
+    if keeps_method:
+        assert out_method == method
+    assert same(codec.decode_call(out_method, out), call)
+
+
+def client_safely(
+    codec: Codec, call: Any, raw: bytes, *,
+    same: Same = operator.eq, results_round_trip: bool = True, items_round_trip: bool = False,
+) -> None:
+    """Decode ``raw`` as the result of ``call`` and as a stream item; what is accepted
+    round-trips where the dialect promises it."""
+    try:
+        result = codec.decode_result(call, raw)
+    except errors.A2AError:
+        pass
+    else:
+        if results_round_trip and result is not None:
+            assert same(codec.decode_result(call, codec.encode_result(call, result)), result)
+    try:
+        item = codec.decode_stream_item(raw)
+    except errors.A2AError:
+        pass
+    else:
+        if items_round_trip:
+            assert same(codec.decode_stream_item(codec.encode_stream_item(item)), item)
