@@ -208,14 +208,8 @@ def agent_text_message(
     metadata: Metadata | None = None,
 ) -> Message:
     """An agent message of one text part."""
-    return Message(
-        message_id=new_id(),
-        role=Role.AGENT,
-        parts=[TextPart(text=text)],
-        task_id=task_id,
-        context_id=context_id,
-        metadata=metadata,
-    )
+    return agent_parts_message([TextPart(text=text)], task_id=task_id, context_id=context_id,
+                               metadata=metadata)
 
 
 def agent_data_message(
@@ -226,14 +220,8 @@ def agent_data_message(
     metadata: Metadata | None = None,
 ) -> Message:
     """An agent message of one data part holding ``data`` (even a string or a list)."""
-    return Message(
-        message_id=new_id(),
-        role=Role.AGENT,
-        parts=[DataPart(data=data)],
-        task_id=task_id,
-        context_id=context_id,
-        metadata=metadata,
-    )
+    return agent_parts_message([DataPart(data=data)], task_id=task_id, context_id=context_id,
+                               metadata=metadata)
 
 
 def agent_parts_message(
