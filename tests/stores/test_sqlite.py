@@ -436,3 +436,32 @@ async def test_a_write_that_fails_halfway_leaves_nothing_and_its_group_commits(
         assert (await store.get_task(A, "after")) is not None
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+async def test_writes_fail_with_the_lock_error_when_another_writer_holds_the_database(
+    tmp_path: Path, threaded: bool
+) -> None:
+    import asyncio
+
+    path = tmp_path / "locked.db"
+    url = f"sqlite:///{path}?busy_timeout=50" + ("&thread=1" if threaded else "")
+    store = SQLiteStore(url)
+    await store.open()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the timeout
+        results = await asyncio.wait_for(asyncio.gather(
+            *(store.create_task(A, [created(f"l-{i}", at=ts(i))], dialect="1.0", now=ts(i))
+              for i in range(3)),
+            return_exceptions=True,
+        ), 10)
+        assert all(isinstance(r, sqlite3.OperationalError) for r in results), results
+        assert "locked" in str(results[0])
+        other.execute("ROLLBACK")
+        # the store is usable again once the other writer is done
+        assert await store.create_task(A, [created("after", at=ts(5))], dialect="1.0",
+                                       now=ts(5)) == 1
+    finally:
+        other.close()
+        await store.close()

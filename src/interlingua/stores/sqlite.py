@@ -257,7 +257,12 @@ def parse_sqlite_url(url: str) -> SQLiteSettings:
 # ------------------------------------------------------------------ connection
 
 
-def _connect(settings: SQLiteSettings) -> tuple[sqlite3.Connection, dict[str, Any]]:
+class _Connection(sqlite3.Connection):
+    #: inside a group commit, whether each write gets a savepoint (see _write_group)
+    savepoints: bool = True
+
+
+def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
     """An open, migrated connection and its effective settings."""
     if settings.path != ":memory:":
         Path(settings.path).parent.mkdir(parents=True, exist_ok=True)
@@ -320,11 +325,6 @@ def _read_settings(conn: sqlite3.Connection) -> dict[str, Any]:
     }
 
 
-class _Connection(sqlite3.Connection):
-    #: inside a group commit, whether each write gets a savepoint (see _write_group)
-    savepoints: bool = True
-
-
 @contextmanager
 def _transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
     """A write transaction (or, with ``begin="BEGIN"``, a read snapshot).
@@ -357,56 +357,53 @@ def _transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> It
 
 
 def _write_group(
-    conn: sqlite3.Connection, writes: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]
+    conn: _Connection, writes: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]
 ) -> list[tuple[bool, Any]]:
     """Run several writes in one transaction: one commit for all (group commit).
 
     Each write keeps its own outcome (a value, or the exception it raised);
-    if the commit itself fails, every write fails with that error.
+    if the transaction itself fails (it cannot begin, or commit), every write
+    fails with that error.
 
     The group first runs without a savepoint per write (two statements each,
     about a tenth of a stored task's CPU); writes seldom fail, and when one
     does, the whole group is rolled back and run again with savepoints.
     """
-    if isinstance(conn, _Connection):
-        conn.savepoints = False
-        try:
-            outcomes = _run_group(conn, writes, stop_at_failure=len(writes) > 1)
-        finally:
-            conn.savepoints = True
-        if outcomes is not None:
-            return outcomes
-    return _run_group(conn, writes, stop_at_failure=False) or []
+    outcomes = _run_group(conn, writes, savepoints=False)
+    if outcomes is None:
+        outcomes = _run_group(conn, writes, savepoints=True)
+        assert outcomes is not None  # with savepoints a failed write keeps its outcome
+    return outcomes
 
 
 def _run_group(
-    conn: sqlite3.Connection,
+    conn: _Connection,
     writes: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
     *,
-    stop_at_failure: bool,
+    savepoints: bool,
 ) -> list[tuple[bool, Any]] | None:
-    """One group transaction; None if ``stop_at_failure`` and a write failed
-    (everything is then rolled back)."""
+    """One group transaction. Without savepoints a failed write may have left
+    part of itself, so everything is rolled back: None (run again with
+    savepoints), or that write's failure when it was alone."""
     outcomes: list[tuple[bool, Any]] = []
-    conn.execute("BEGIN IMMEDIATE")
+    conn.savepoints = savepoints  # read by _transaction
     try:
+        conn.execute("BEGIN IMMEDIATE")
         for fn, args in writes:
             try:
                 outcomes.append((True, fn(conn, *args)))
             except Exception as exc:
-                if stop_at_failure:
+                if not savepoints:
                     conn.rollback()
-                    return None
-                if not getattr(conn, "savepoints", True):
-                    # a write of its own: nothing else to keep
-                    conn.rollback()
-                    return [(False, exc)]
+                    return [(False, exc)] if len(writes) == 1 else None
                 outcomes.append((False, exc))
         conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
             conn.rollback()
         return [(False, exc)] * len(writes)
+    finally:
+        conn.savepoints = True
     return outcomes
 
 
@@ -945,7 +942,7 @@ class SQLiteStore:
         self.schema_version = 0
         self.effective: dict[str, Any] = {}
         self._pool: ThreadPoolExecutor | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._conn: _Connection | None = None
         self.on_outbox: Callable[[], None] | None = None
         # Calls run on the event loop's thread unless a commit waits for fsync
         # (synchronous=full/extra); see _run. ``?thread=1`` forces the worker.
