@@ -1,4 +1,4 @@
-"""LazyEvent behaves as asyncio.Event does, and waits with a timeout without a task."""
+"""LazyEvent behaves as asyncio.Event does, and waits on two events with one future."""
 
 from __future__ import annotations
 
@@ -21,27 +21,6 @@ async def test_waiters_wake_when_it_is_set() -> None:
     assert event.is_set() and await event.wait() is True
     event.clear()
     assert not event.is_set()
-
-
-async def test_wait_at_most_times_out_with_false_and_leaves_no_waiter() -> None:
-    event = LazyEvent()
-    tasks_before = len(asyncio.all_tasks())
-    waiting = asyncio.ensure_future(event.wait_at_most(0.05))
-    await asyncio.sleep(0)
-    assert len(asyncio.all_tasks()) == tasks_before + 1  # only the caller's own
-    assert await waiting is False
-    assert "waiters:0" in repr(event)
-    event.set()
-    assert await event.wait_at_most(10) is True
-
-
-async def test_wait_at_most_returns_true_as_soon_as_it_is_set() -> None:
-    event = LazyEvent()
-    loop = asyncio.get_running_loop()
-    loop.call_later(0.01, event.set)
-    started = loop.time()
-    assert await event.wait_at_most(5) is True
-    assert loop.time() - started < 1
 
 
 async def test_a_cancelled_waiter_is_removed() -> None:

@@ -74,24 +74,6 @@ class LazyEvent(asyncio.Event):
             other._discard(fut)
         return self._is_set
 
-    async def wait_at_most(self, timeout: float) -> bool:
-        """Wait until set or ``timeout`` seconds have passed; True if set.
-
-        Unlike ``asyncio.wait_for(event.wait(), timeout)`` no task is made: a
-        timer and a future, which matters to a server with many idle streams.
-        """
-        if self._is_set:
-            return True
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[bool] = loop.create_future()
-        self._add(fut)
-        timer = loop.call_later(timeout, _expire, fut)
-        try:
-            return await fut
-        finally:
-            timer.cancel()
-            self._discard(fut)
-
     def _add(self, fut: asyncio.Future[bool]) -> None:
         if self._waiting is None:
             self._waiting = []
@@ -106,7 +88,3 @@ class LazyEvent(asyncio.Event):
             except ValueError:
                 pass
 
-
-def _expire(fut: asyncio.Future[bool]) -> None:
-    if not fut.done():
-        fut.set_result(False)
