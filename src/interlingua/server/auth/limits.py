@@ -250,25 +250,24 @@ class ExecutorGate:
                   ctx: Context, activity: Callable[[], int]) -> None:
         """Run one turn in ``ticket``'s slot, within the time limits."""
         limits = self.limits
-        # Without time limits the executor is awaited here: one coroutine (and
-        # its frame) less held by every waiting turn.
-        timed = limits.run_timeout is not None or limits.idle_timeout is not None
-        if ticket is None:
-            await (_timed(limits, executor, ctx, activity) if timed else executor(ctx))
-            return
         try:
-            await ticket.acquire()
-            await (_timed(limits, executor, ctx, activity) if timed else executor(ctx))
+            if ticket is not None:
+                await ticket.acquire()
+            if limits.run_timeout is None and limits.idle_timeout is None:
+                # Awaited here, not in _timed: one coroutine (and its frame) less
+                # held by every waiting turn.
+                await executor(ctx)
+            else:
+                await _timed(limits, executor, ctx, activity)
         finally:
-            ticket.release()
+            if ticket is not None:
+                ticket.release()
 
 
 async def _timed(limits: Limits, executor: Callable[[Context], Awaitable[None]], ctx: Context,
                  activity: Callable[[], int]) -> None:
+    """The executor within ``limits``' run time and inactivity limits (at least one set)."""
     run_timeout, idle_timeout = limits.run_timeout, limits.idle_timeout
-    if run_timeout is None and idle_timeout is None:
-        await executor(ctx)
-        return
     loop = asyncio.get_running_loop()
     start = loop.time()
     hard = start + run_timeout if run_timeout is not None else math.inf
