@@ -11,6 +11,7 @@ checked against it (leniently by default: DIALECTS.md §h.3).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -57,22 +58,10 @@ _DIALECT_VERSIONS = {
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
+# Clients send the same few header values on every request.
+@functools.lru_cache(maxsize=64)
 def parse_version(value: str) -> str | None:
     """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
-    known = _VERSIONS_SEEN.get(value)
-    if known is not None:
-        return known
-    version = _parse_version(value)
-    if version is not None and len(_VERSIONS_SEEN) < 64:
-        # Clients send the same few header values on every request.
-        _VERSIONS_SEEN[value] = version
-    return version
-
-
-_VERSIONS_SEEN: dict[str, str] = {}
-
-
-def _parse_version(value: str) -> str | None:
     parts = value.strip().split(".")
     if not parts or not all(p.isdigit() for p in parts) or len(parts) > 3:
         return None
