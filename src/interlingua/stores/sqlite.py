@@ -935,11 +935,7 @@ class SQLiteStore:
         self.url = url
         self.settings = parse_sqlite_url(url)
         self.path = self.settings.path
-        self.journal_mode = ""
-        self.synchronous = ""
-        self.busy_timeout_ms = 0
-        self.foreign_keys = False
-        self.schema_version = 0
+        #: the settings read back from the database at open() (empty before)
         self.effective: dict[str, Any] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._conn: _Connection | None = None
@@ -964,12 +960,27 @@ class SQLiteStore:
             pool.shutdown(wait=False)
             raise
         self._pool, self._conn = pool, conn
-        self.journal_mode = effective["journal_mode"]
-        self.synchronous = effective["synchronous"]
-        self.busy_timeout_ms = effective["busy_timeout_ms"]
-        self.foreign_keys = effective["foreign_keys"]
-        self.schema_version = effective["schema_version"]
         self.effective = effective
+
+    @property
+    def journal_mode(self) -> str:
+        return str(self.effective.get("journal_mode", ""))
+
+    @property
+    def synchronous(self) -> str:
+        return str(self.effective.get("synchronous", ""))
+
+    @property
+    def busy_timeout_ms(self) -> int:
+        return int(self.effective.get("busy_timeout_ms", 0))
+
+    @property
+    def foreign_keys(self) -> bool:
+        return bool(self.effective.get("foreign_keys", False))
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.effective.get("schema_version", 0))
 
     async def close(self) -> None:
         pool, conn = self._pool, self._conn
