@@ -277,6 +277,13 @@ def test_serve_a_file_without_agent_exits_2(tmp_path: Path) -> None:
     assert "defines no interlingua.Agent" in result.stderr
 
 
+def test_serve_a_bad_push_allow_host_exits_2() -> None:
+    result = run("serve", "tests/client/agents.py", "--store", "memory://",
+                 "--push-allow-host", "10.0.0.0/99", "--port", str(closed_port()))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: allow_hosts: '10.0.0.0/99' is neither")
+
+
 def test_serve_an_unknown_store_exits_2() -> None:
     result = run("serve", "tests/client/agents.py", "--store", "bogus://x",
                  "--port", str(closed_port()))

@@ -168,6 +168,12 @@ def test_development_settings_open_what_they_say_and_no_more() -> None:
         listed.check_url("http://hooks.internal/")
 
 
+@pytest.mark.parametrize("entry", ["10.0.0.0/99", "10.1.2.3/x", "", "  "])
+def test_an_allowed_host_that_is_no_host_is_refused_at_once(entry: str) -> None:
+    with pytest.raises(ValueError, match="neither a host name nor an IP address or network"):
+        UrlGuard(allow_hosts=["hooks.internal", entry])
+
+
 # ----------------------------------------------------------- at creation
 
 def _rpc(method: str, params: dict) -> dict:

@@ -216,6 +216,10 @@ class UrlGuard:
             try:
                 self._networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
             except ValueError:
+                if not entry.strip() or "/" in entry:
+                    # e.g. a mistyped network: as a name it would never match
+                    raise ValueError(f"allow_hosts: {entry!r} is neither a host name nor "
+                                     "an IP address or network") from None
                 self._names.add(_norm(entry))
         self._resolver = resolver or system_resolver
         self.resolve_timeout = resolve_timeout
