@@ -22,22 +22,8 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
 from a2a.utils import get_message_text, new_task
+from echo_modes import IDLE_TEXT, chunks_asked
 from starlette.applications import Starlette
-
-#: the text of an idle request, and the text of its one progress update
-IDLE_TEXT = "idle"
-#: ``stream N`` asks for N artifact chunks (the streaming and growth cases)
-STREAM_PREFIX = "stream "
-MAX_CHUNKS = 1_000_000
-
-
-def chunks_asked(text: str) -> int | None:
-    """The chunk count ``stream N`` asks for; None for any other text."""
-    if text.startswith(STREAM_PREFIX):
-        count = text[len(STREAM_PREFIX):].strip()
-        if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
-            return int(count)
-    return None
 
 
 class EchoExecutor(AgentExecutor):

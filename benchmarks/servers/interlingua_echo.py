@@ -23,6 +23,8 @@ import asyncio
 import os
 from typing import Any
 
+from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked
+
 try:
     from interlingua.server import Agent, Context, create_app
 except ImportError as exc:
@@ -30,24 +32,6 @@ except ImportError as exc:
         "interlingua_echo: cannot import `Agent, create_app` from interlingua.server "
         f"({exc}); the interlingua server is not available in this venv"
     ) from exc
-
-
-#: artifact chunks of one streamed answer, as the raw SSE ceiling sends
-STREAM_CHUNKS = 1000
-#: the text of an idle request, and the text of its one progress update
-IDLE_TEXT = "idle"
-#: ``stream N`` asks for N chunks
-STREAM_PREFIX = "stream "
-MAX_CHUNKS = 1_000_000
-
-
-def chunks_asked(text: str) -> int:
-    """The chunk count a streaming request asks for (``stream N``), else the default."""
-    if text.startswith(STREAM_PREFIX):
-        count = text[len(STREAM_PREFIX) :].strip()
-        if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
-            return int(count)
-    return STREAM_CHUNKS
 
 
 async def echo(ctx: Context) -> None:
@@ -63,7 +47,7 @@ async def echo(ctx: Context) -> None:
         await ctx.complete(artifact=text)
         return
     aid = None
-    for n in range(chunks_asked(text)):
+    for n in range(chunks_asked(text) or STREAM_CHUNKS):
         aid = await ctx.artifact(f"chunk {n:04d} ", artifact_id=aid, append=aid is not None)
     await ctx.complete()
 

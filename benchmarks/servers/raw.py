@@ -31,15 +31,11 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import msgspec
+from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
-
-STREAM_CHUNKS = 1000
-MAX_CHUNKS = 1_000_000
-IDLE_TEXT = "idle"
-STREAM_PREFIX = "stream "
 
 TASK_ID = "raw-task"
 CONTEXT_ID = "raw-context"
@@ -162,11 +158,7 @@ _IDLE_TAILS = [
 
 def _tails_for(text: str) -> list[bytes]:
     """The events a streaming request with this text gets (``stream N``: N chunks)."""
-    chunks = STREAM_CHUNKS
-    if text.startswith(STREAM_PREFIX):
-        count = text[len(STREAM_PREFIX) :].strip()
-        if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
-            chunks = int(count)
+    chunks = chunks_asked(text) or STREAM_CHUNKS
     tails = _STREAM_TAILS.get(chunks)
     if tails is None:
         tails = _STREAM_TAILS[chunks] = _stream_tails(chunks)
