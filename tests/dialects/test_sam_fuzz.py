@@ -1,153 +1,23 @@
-"""Arbitrary and mutated input never escapes the Solace Agent Mesh codec as anything but an A2AError.
+"""Fuzzing only the Solace Agent Mesh codec has: input nested too deeply.
 
-And whatever it accepts it can write back, and reads back the same.
+The checks every dialect gets are in test_fuzz.py (``SAM`` there).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgspec
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from interlingua.core import errors
-from interlingua.core.calls import CancelTask, SendMessage
-from interlingua.core.dialects.sam import SAMCodec
-from interlingua.core.model import Message, Role, TextPart
-from tests.dialects.fuzzing import FUZZ, client_safely, decode_call_safely, json_like, mutations
-from tests.dialects.test_sam_roundtrip import sam_calls
-from tests.dialects.v0_3_strategies import json_values, stream_items
-
-codec = SAMCodec()
-METHODS = sorted(codec.methods)
-SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
-CLIENT_CALLS = [SEND, CancelTask(id="t")]
-
-
-# JSON with the key names this dialect uses, so fuzzing reaches past the first check.
-_KEY_NAMES = [
-    "message",
-    "message_id",
-    "messageId",
-    "role",
-    "parts",
-    "kind",
-    "type",
-    "text",
-    "file",
-    "bytes",
-    "uri",
-    "name",
-    "mime_type",
-    "data",
-    "metadata",
-    "configuration",
-    "blocking",
-    "history_length",
-    "id",
-    "task_id",
-    "taskId",
-    "context_id",
-    "contextId",
-    "status",
-    "state",
-    "timestamp",
-    "artifacts",
-    "artifact",
-    "artifact_id",
-    "inline_data",
-    "history",
-    "value",
-    "data_part_compat",
-    "final",
-    "append",
-    "last_chunk",
-]
-_VALUES = [
-    "user",
-    "agent",
-    "text",
-    "file",
-    "data",
-    "message",
-    "task",
-    "status-update",
-    "artifact-update",
-    "working",
-    "completed",
-    "aGk=",
-    "",
-    "2024-01-01T00:00:00Z",
-    "9999-12-31T23:59:59-23:59",
-]
-KEYS, a2a_json = json_like(_KEY_NAMES, _VALUES)
-mutated = mutations(KEYS, a2a_json)
-
-
-def _decode_call_safely(method: str, raw: bytes | None) -> None:
-    decode_call_safely(codec, method, raw)
-
-
-@FUZZ
-@given(st.sampled_from(METHODS), a2a_json)
-def test_arbitrary_json_params(method: str, doc: Any) -> None:
-    _decode_call_safely(method, msgspec.json.encode(doc))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from([*METHODS, "tasks/get", "x"]), st.binary(max_size=64))
-def test_arbitrary_bytes_params(method: str, raw: bytes) -> None:
-    _decode_call_safely(method, raw)
-
-
-@FUZZ
-@given(st.data(), sam_calls)
-def test_mutated_requests(data: st.DataObject, call: Any) -> None:
-    method, params = codec.encode_call(call)
-    doc = data.draw(mutated(msgspec.json.decode(params)))
-    _decode_call_safely(method, msgspec.json.encode(doc))
-    _decode_call_safely(data.draw(st.sampled_from(METHODS)), msgspec.json.encode(doc))
-
-
-def _client_safely(call: Any, raw: bytes) -> None:
-    client_safely(codec, call, raw)
-
-
-@FUZZ
-@given(st.sampled_from(CLIENT_CALLS), a2a_json)
-def test_arbitrary_results(call: Any, doc: Any) -> None:
-    _client_safely(call, msgspec.json.encode(doc))
-
-
-@FUZZ
-@given(st.data(), stream_items)
-def test_mutated_results(data: st.DataObject, item: Any) -> None:
-    doc = data.draw(mutated(msgspec.json.decode(codec.encode_stream_item(item))))
-    raw = msgspec.json.encode(doc)
-    for call in CLIENT_CALLS:
-        _client_safely(call, raw)
-    try:
-        back = codec.decode_stream_item(raw)
-    except errors.A2AError:
-        return
-    assert codec.decode_stream_item(codec.encode_stream_item(back)) == back
-
-
-@settings(max_examples=200, deadline=None)
-@given(json_values | a2a_json)
-def test_arbitrary_error_members(doc: Any) -> None:
-    assert isinstance(codec.decode_error(doc), errors.A2AError)
+from tests.dialects.test_fuzz import SAM, SEND
 
 
 def test_deep_nesting_is_refused_not_crashed() -> None:
     deep = b'{"message":{"role":"user","parts":[{"data":' + b'{"a":' * 5000 + b"1" + b"}" * 5000
     deep += b"}]}}"
     with pytest.raises(errors.InvalidParams, match="nested too deeply"):
-        codec.decode_call("tasks/send", deep)
+        SAM.codec.decode_call("tasks/send", deep)
     # results too
     deep_result = b'{"kind":"task","id":"t","context_id":"c","status":{"state":"working"},'
     deep_result += b'"metadata":' + b"[" * 100000 + b"]" * 100000 + b"}"
     with pytest.raises(errors.InvalidAgentResponse):
-        codec.decode_result(SEND, deep_result)
+        SAM.codec.decode_result(SEND, deep_result)
