@@ -87,12 +87,12 @@ def _refill() -> None:
     )
 
 
-def _forget_pool() -> None:
+def _forget_tails() -> None:
     # A forked child must not hand out the ids its parent will hand out.
     _tails.clear()
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+os.register_at_fork(after_in_child=_forget_tails)
 
 
 def text_part(text: str, *, metadata: Metadata | None = None) -> TextPart:
