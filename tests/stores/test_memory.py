@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import types
+from typing import Any
+
+import pytest
 
 from interlingua.core.model import TaskState as S
 from interlingua.stores import MemoryStore, Scope
@@ -90,3 +93,30 @@ async def test_a_running_task_is_not_packed_until_it_finishes() -> None:
     assert record is not None and record.version == 6
     assert [p.text for p in record.task.artifacts[0].parts] == ["0", "1", "2"]  # type: ignore[union-attr]
     assert [e.seq for e in await store.read_events(A, "t-1", after=4, limit=1)] == [5]
+
+
+async def test_a_finished_task_is_folded_at_its_first_read_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from interlingua.stores import _projection
+
+    store = MemoryStore()
+    await store.create_task(A, [created("t-1", at=ts(0)), status("t-1", S.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0))
+    for n in range(50):
+        await store.append(A, "t-1", 2 + n, [chunk("t-1", "a", str(n), append=n > 0)],
+                           now=ts(n))
+    await store.append(A, "t-1", 52, [status("t-1", S.COMPLETED, ts(60))], now=ts(60))
+    folds = 0
+    fold = _projection.fold
+
+    def counting(events: Any) -> Any:
+        nonlocal folds
+        folds += 1
+        return fold(events)
+
+    monkeypatch.setattr(_projection, "fold", counting)
+    reads = [await store.get_task(A, "t-1") for _ in range(3)]
+    assert folds == 1
+    texts = [[p.text for p in r.task.artifacts[0].parts] for r in reads if r is not None]  # type: ignore[union-attr]
+    assert texts == [[str(n) for n in range(50)]] * 3

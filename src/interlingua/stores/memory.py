@@ -50,12 +50,13 @@ __all__ = ["MemoryStore"]
 _UNFINISHED = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
 
-_QueueKey = tuple[Scope, str, str]
+_QueueKey = tuple[Scope, str, str]  # (scope, task id, config id)
 
 # finished tasks, packed (see _Entry.pack); JSON, not MessagePack, because
 # metadata may hold integers beyond 64 bits
 _pack = msgspec.json.Encoder().encode
-_unpack_log = msgspec.json.Decoder(list[Event]).decode  # (scope, task id, config id)
+_unpack_task = msgspec.json.Decoder(Task).decode
+_unpack_log = msgspec.json.Decoder(list[Event]).decode
 
 
 class _Row:
@@ -90,6 +91,8 @@ class _Entry(msgspec.Struct, gc=False):
     live: Task | None = None
     folded: int = 0
     packed_log: bytes = b""
+    #: the finished task, packed at its first read (see view)
+    packed_task: bytes = b""
 
     @classmethod
     def new(
@@ -128,8 +131,8 @@ class _Entry(msgspec.Struct, gc=False):
         in the cycle collector's view, and a store of many tasks then spends a
         fifth of a busy server's CPU in full collections (with pauses of
         hundreds of milliseconds); bytes are not tracked. Only the log is
-        packed: a read decodes and folds it, which costs less than packing
-        (and folding) the task as well on every finished write.
+        packed here; the task is packed at its first read (see ``view``), so a
+        write does not pay for a fold nobody may need.
         """
         assert self.events is not None
         self.packed_log = _pack([e.event for e in self.events])
@@ -145,7 +148,13 @@ class _Entry(msgspec.Struct, gc=False):
         """The task for a reader, who may keep it: later writes do not change it."""
         if self.events is not None:
             return _projection.view(self.task, history_length, include_artifacts)
-        task = _projection.fold(_unpack_log(self.packed_log))  # the reader's own copy
+        if self.packed_task:
+            task = _unpack_task(self.packed_task)  # the reader's own copy
+        else:
+            # Folded once: a long log (a streamed task's chunks) costs several
+            # times more to fold than its task costs to decode, and it never changes.
+            task = _projection.fold(_unpack_log(self.packed_log))
+            self.packed_task = _pack(task)
         task.history = _projection.trim_history(task.history, history_length)
         if not include_artifacts:
             task.artifacts = []
