@@ -12,7 +12,6 @@ message says ``idle``, then nothing until the task is canceled (``tasks/cancel``
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -22,7 +21,7 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
 from a2a.utils import get_message_text, new_task
-from echo_modes import IDLE_TEXT, chunks_asked
+from echo_modes import IDLE_TEXT, chunks_asked, wait_forever
 from starlette.applications import Starlette
 
 
@@ -40,7 +39,7 @@ class EchoExecutor(AgentExecutor):
         if text == IDLE_TEXT:
             await updater.start_work(updater.new_agent_message([Part(root=TextPart(text=text))]))
             # Held until the SDK cancels this execution (tasks/cancel or shutdown).
-            await asyncio.Event().wait()
+            await wait_forever()
             return
         chunks = chunks_asked(text)
         if chunks is None:

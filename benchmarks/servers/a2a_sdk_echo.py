@@ -15,7 +15,6 @@ canceled (``CancelTask``), so a streaming send stays open and quiet.
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from a2a.helpers import get_message_text, new_task_from_user_message, new_text_part
@@ -30,7 +29,7 @@ from a2a.types.a2a_pb2 import (
     AgentInterface,
     AgentSkill,
 )
-from echo_modes import IDLE_TEXT, chunks_asked
+from echo_modes import IDLE_TEXT, chunks_asked, wait_forever
 from starlette.applications import Starlette
 
 
@@ -48,7 +47,7 @@ class EchoExecutor(AgentExecutor):
         if text == IDLE_TEXT:
             await updater.start_work(updater.new_agent_message([new_text_part(IDLE_TEXT)]))
             # Held until the SDK cancels this execution (CancelTask or shutdown).
-            await asyncio.Event().wait()
+            await wait_forever()
             return
         chunks = chunks_asked(text)
         if chunks is None:

@@ -7,6 +7,8 @@ imports, so any of them can load it.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: the text of an idle request, and the text of its one progress update
 IDLE_TEXT = "idle"
 #: artifact chunks of one streamed answer when the text asks for no number
@@ -23,3 +25,16 @@ def chunks_asked(text: str) -> int | None:
         if count.isdigit() and 0 < int(count) <= MAX_CHUNKS:
             return int(count)
     return None
+
+
+
+def wait_forever() -> Any:
+    """What every echo agent awaits to idle: a bare future, done only by cancellation.
+
+    The same wait in every server, and the cheapest one (an ``asyncio.Event`` would add
+    a ~760-byte waiter deque, a coroutine of its own another frame), so the idle-stream
+    figure is the framework's.
+    """
+    import asyncio
+
+    return asyncio.get_running_loop().create_future()

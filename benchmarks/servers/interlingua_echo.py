@@ -19,11 +19,10 @@ Environment (set by the harness):
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
-from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked
+from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked, wait_forever
 
 try:
     from interlingua.server import Agent, Context, create_app
@@ -41,7 +40,7 @@ async def echo(ctx: Context) -> None:
     if text == IDLE_TEXT:
         await ctx.update(IDLE_TEXT)
         # Held until CancelTask (or the server's shutdown) cancels this turn.
-        await asyncio.Event().wait()
+        await wait_forever()
         return
     if not ctx.request.streaming:
         await ctx.complete(artifact=text)

@@ -27,11 +27,10 @@ access log), so the gap between this app and a real server is the cost of the A2
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import msgspec
-from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked
+from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked, wait_forever
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -177,7 +176,7 @@ async def stream(request: Request) -> Response:
             yield head + tail
         if idle:
             # Starlette cancels this when the client disconnects.
-            await asyncio.Event().wait()
+            await wait_forever()
 
     return StreamingResponse(
         events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}

@@ -192,6 +192,10 @@ class _Run:
     def now(self) -> str:
         return self.engine.now()
 
+    def activity(self) -> int:
+        """How far the task has moved (the inactivity limit watches it)."""
+        return self.version
+
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
@@ -495,8 +499,14 @@ class Engine:
 
     async def _turn(self, run: _Run, ctx: Context, ticket: Ticket | None = None) -> None:
         try:
-            # in the executor cap's slot, within the run-time and inactivity limits
-            await self.security.executors.run(ticket, self.agent.run, ctx, lambda: run.version)
+            gate = self.security.executors
+            if gate.unbounded(ticket):
+                # Awaited here, not in the gate: a waiting turn holds one frame
+                # (and a closure) less.
+                await self.agent.run(ctx)
+            else:
+                # in the executor cap's slot, within the run-time and inactivity limits
+                await gate.run(ticket, self.agent.run, ctx, run.activity)
             if not ctx.finished and run.pending_state not in lifecycle.RETURN_STATES:
                 # An executor that returns without a final word has finished its work.
                 await self._emit(run, [self._status(run.task, TaskState.COMPLETED)])

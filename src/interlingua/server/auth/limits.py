@@ -246,6 +246,12 @@ class ExecutorGate:
         ticket.taken = True
         return ticket
 
+    def unbounded(self, ticket: Ticket | None) -> bool:
+        """A turn in ``ticket`` needs no slot and no clock: it can be awaited directly."""
+        limits = self.limits
+        return (ticket is None or ticket._gate is None) and \
+            limits.run_timeout is None and limits.idle_timeout is None
+
     async def run(self, ticket: Ticket | None, executor: Callable[[Context], Awaitable[None]],
                   ctx: Context, activity: Callable[[], int]) -> None:
         """Run one turn in ``ticket``'s slot, within the time limits."""
