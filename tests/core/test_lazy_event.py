@@ -36,15 +36,20 @@ async def test_a_cancelled_waiter_is_removed() -> None:
     assert await other is True
 
 
-async def test_wait_either_says_which_event_ended_it_and_leaves_no_waiter() -> None:
+async def test_a_bare_future_filed_with_two_events_is_done_by_either_and_can_be_withdrawn() -> None:
+    loop = asyncio.get_running_loop()
     news, tick = LazyEvent(), LazyEvent()
-    waiting = asyncio.create_task(news.wait_either(tick))
-    await asyncio.sleep(0)
+    fut: asyncio.Future[bool] = loop.create_future()
+    news.add_waiter(fut)
+    tick.add_waiter(fut)
     tick.set()
-    assert await waiting is False
+    assert await fut is True
+    assert "waiters:1" in repr(news)  # still filed with the one that did not fire
+    news.remove_waiter(fut)
     assert "waiters:0" in repr(news)
-    waiting = asyncio.create_task(news.wait_either(LazyEvent()))
-    await asyncio.sleep(0)
-    news.set()
-    assert await waiting is True
-    assert await news.wait_either(tick) is True  # already set: at once
+    news.remove_waiter(fut)  # withdrawing twice is harmless
+    late: asyncio.Future[bool] = loop.create_future()
+    late.cancel()
+    news.add_waiter(late)
+    news.set()  # a waiter that gave up is skipped, not completed
+    assert late.cancelled()

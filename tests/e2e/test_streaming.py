@@ -11,6 +11,8 @@ import httpx
 import msgspec
 import pytest
 
+from interlingua.server import EngineConfig
+
 from .procs import ServerProcess
 from .sse_client import V1, events, rpc, v03_message, v1_message
 
@@ -211,3 +213,37 @@ def test_errors_before_the_stream_are_plain_json_rpc() -> None:
                    json=rpc("SubscribeToTask", {"id": "x"}))
         assert r.json()["error"]["code"] == -32602
         assert "Last-Event-ID" in r.json()["error"]["message"]
+
+
+def test_a_client_that_goes_away_frees_its_stream_and_the_task_runs_on() -> None:
+    from interlingua.server import Agent, Context, create_app
+    from tests.live import bind_loopback, live_server, url_of
+
+    async def waits(ctx: Context) -> None:
+        await ctx.update("waiting")
+        await ctx.cancelled.wait()
+
+    sock = bind_loopback()
+    # heartbeats far off: only the disconnect itself can end the stream in time
+    app = create_app(Agent("w", "waits", waits), public_url=url_of(sock),
+                     engine_config=EngineConfig(heartbeat_interval=600))
+    bus = app.state.engine.bus
+    with live_server(app, sock=sock) as url, httpx.Client(timeout=10) as c:
+        body = rpc("SendStreamingMessage", {"message": v1_message("x")})
+        task_id = ""
+        for n, (_, _, data) in enumerate(events(c, url + "/", body, V1)):
+            if n == 0:
+                task_id = data["result"]["task"]["id"]
+            else:
+                assert bus._topics  # the open stream's subscription
+                break  # closes the connection, mid-stream
+        deadline = time.monotonic() + 5
+        while bus._topics and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not bus._topics
+        # the stream was only a reader: the task itself goes on
+        task = c.post(url + "/", headers=V1, json=rpc("GetTask", {"id": task_id})).json()
+        assert task["result"]["status"]["state"] == "TASK_STATE_WORKING"
+        # and a new reader can follow it
+        again = list(events(c, url + "/", rpc("SubscribeToTask", {"id": task_id}), V1, limit=1))
+        assert again[0][2]["result"]["task"]["id"] == task_id

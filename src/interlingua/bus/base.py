@@ -13,6 +13,7 @@ the same protocol.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -29,6 +30,19 @@ def task_key(scope: Scope, task_id: str) -> str:
 
 class Subscription(Protocol):
     """A reader's handle on one task's wake-ups."""
+
+    @property
+    def latest(self) -> int:
+        """The latest seq this subscription knows to be in the log."""
+        ...
+
+    def wake_on_news(self, after: int, timeout: float | None = None) -> asyncio.Future[bool] | None:
+        """None when the log is known to have events after ``after``; else a future
+        that is done once it has, at the next tick of a clock that ticks every half
+        ``timeout`` (the caller keeps its own deadline), or when the bus closes,
+        whichever is first. Each call drops the future the last one handed out;
+        ``close`` drops it too."""
+        ...
 
     async def wait(self, after: int, timeout: float | None = None) -> int:
         """Return the latest known seq once it is greater than ``after``

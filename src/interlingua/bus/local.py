@@ -64,29 +64,62 @@ class _Clock:
 
 
 class _Subscription:
-    __slots__ = ("_bus", "_closed", "_key", "_topic")
+    __slots__ = ("_bus", "_closed", "_key", "_topic", "_waiter", "_waiting_on")
 
     def __init__(self, bus: LocalBus, key: str, topic: _Topic) -> None:
         self._bus = bus
         self._key = key
         self._topic = topic
         self._closed = False
+        # the future handed out by the last wake_on_news, and the events it is filed with
+        self._waiter: asyncio.Future[bool] | None = None
+        self._waiting_on: tuple[LazyEvent, ...] = ()
+
+    @property
+    def latest(self) -> int:
+        return self._topic.latest
+
+    def wake_on_news(self, after: int, timeout: float | None = None) -> asyncio.Future[bool] | None:
+        self._forget_waiter()
+        if self._topic.latest > after:
+            return None
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiter, self._waiting_on = fut, self._file(fut, timeout)
+        return fut
+
+    def _file(self, fut: asyncio.Future[bool], timeout: float | None) -> tuple[LazyEvent, ...]:
+        # Woken by news, or by the bus's shared clock for this timeout: no timer
+        # (and no task) per waiting reader.
+        events: tuple[LazyEvent, ...] = (self._topic.changed,) if timeout is None else \
+            (self._topic.changed, self._bus._clock(timeout).round())
+        for event in events:
+            event.add_waiter(fut)
+        return events
+
+    def _forget_waiter(self) -> None:
+        fut = self._waiter
+        if fut is not None:
+            # an event that fired has let go of it already; the others still hold it
+            for event in self._waiting_on:
+                event.remove_waiter(fut)
+            self._waiter, self._waiting_on = None, ()
 
     async def wait(self, after: int, timeout: float | None = None) -> int:
-        topic = self._topic
-        if topic.latest > after:
-            return topic.latest
-        if timeout is None:
-            await topic.changed.wait()
-            return topic.latest
-        # Woken by news or by the bus's clock for this timeout; a tick that
-        # comes before the timeout has passed is slept through.
-        clock = self._bus._clock(timeout)
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not await topic.changed.wait_either(clock.round()):
-            if asyncio.get_running_loop().time() >= deadline:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self._topic.latest <= after:
+            fut: asyncio.Future[bool] = loop.create_future()
+            events = self._file(fut, timeout)
+            try:
+                await fut
+            finally:
+                for event in events:
+                    event.remove_waiter(fut)
+            # News (or the bus closing) ends the wait; a tick that comes before
+            # the timeout has passed is slept through.
+            if events[0].is_set() or deadline is None or loop.time() >= deadline:
                 break
-        return topic.latest
+        return self._topic.latest
 
     def take(self, after: int) -> list[StoredEvent] | None:
         recent = self._topic.recent
@@ -102,6 +135,7 @@ class _Subscription:
         return self._topic.subscribers <= 1
 
     def close(self) -> None:
+        self._forget_waiter()
         if not self._closed:
             self._closed = True
             self._bus._release(self._key, self._topic)

@@ -47,39 +47,25 @@ class LazyEvent(asyncio.Event):
         if self._is_set:
             return True
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._add(fut)
+        self.add_waiter(fut)
         try:
             await fut
         finally:
-            self._discard(fut)
+            self.remove_waiter(fut)
         return True
 
-    async def wait_either(self, other: LazyEvent) -> bool:
-        """Wait until this event or ``other`` is set; True if this one is.
+    def add_waiter(self, fut: asyncio.Future[bool]) -> None:
+        """Have ``set()`` complete ``fut`` (unless it is done by then).
 
-        One future waits on both, so a reader can wait for news or a shared
-        clock's tick without a timer or a task of its own.
+        For a waiter that is not a coroutine of its own: an idle stream awaits
+        one bare future, done by news or by a clock tick, with no frame around it.
+        The caller removes the future again if it stops waiting first.
         """
-        if self._is_set:
-            return True
-        if other._is_set:
-            return False
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._add(fut)
-        other._add(fut)
-        try:
-            await fut
-        finally:
-            self._discard(fut)
-            other._discard(fut)
-        return self._is_set
-
-    def _add(self, fut: asyncio.Future[bool]) -> None:
         if self._waiting is None:
             self._waiting = []
         self._waiting.append(fut)
 
-    def _discard(self, fut: asyncio.Future[bool]) -> None:
+    def remove_waiter(self, fut: asyncio.Future[bool]) -> None:
         # set() hands the waiters over and starts afresh: the future may be gone.
         waiting = self._waiting
         if waiting is not None:

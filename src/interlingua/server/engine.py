@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -80,7 +80,7 @@ from .auth.runtime import Security
 from .context import Context, RequestInfo, TaskCanceled
 from .push.service import PushCall, PushService
 from .push.settings import PushSettings
-from .streams import StreamOutput, open_stream
+from .streams import Stream, open_stream
 
 __all__ = ["Engine", "EngineConfig"]
 
@@ -719,7 +719,7 @@ class Engine:
         request: RequestInfo,
         *,
         last_event_id: int | None = None,
-    ) -> AsyncIterator[StreamOutput]:
+    ) -> Stream:
         """A streaming send or a subscription: checked now, then streamed."""
         await self.security.authorize(self, call, request)
         return await open_stream(self, call, request, last_event_id=last_event_id)

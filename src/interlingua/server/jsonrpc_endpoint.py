@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from ..core import jsonrpc
@@ -30,8 +30,9 @@ from ..core.errors import (
 )
 from ..stores.base import Scope as StoreScope
 from .auth.runtime import refusal
+from .request_headers import RequestHeaders
 from .sse_writer import write_sse
-from .streams import StreamOutput
+from .streams import Stream
 
 if TYPE_CHECKING:
     from .app import A2AServer
@@ -87,7 +88,7 @@ class _StreamAnswer:
 
     __slots__ = ("codec", "rid", "stream")
 
-    def __init__(self, codec: Codec, rid: Any, stream: AsyncIterator[StreamOutput]) -> None:
+    def __init__(self, codec: Codec, rid: Any, stream: Stream) -> None:
         self.codec = codec
         self.rid = rid
         self.stream = stream
@@ -104,7 +105,7 @@ class JSONRPCEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.server.engine.ensure_started()
-        headers = _headers(scope)
+        headers = RequestHeaders(scope.get("headers", ()))
         limit = self.server.settings.max_body_bytes
         try:
             length = headers.get("content-length")
@@ -125,11 +126,13 @@ class JSONRPCEndpoint:
                 return
         answer = await self.handle(body, headers, scope)
         if isinstance(answer, _StreamAnswer):
+            # An open stream holds nothing of the request it answers.
+            del body, length
             await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
         else:
             await _send(send, answer)
 
-    async def handle(self, body: bytes, headers: dict[str, str],
+    async def handle(self, body: bytes, headers: Mapping[str, str],
                      scope: Scope) -> _Answer | _StreamAnswer:
         try:
             parsed = jsonrpc.parse(body)
@@ -140,7 +143,7 @@ class JSONRPCEndpoint:
             return await self._batch(parsed, headers, scope)
         return await self._one(parsed, headers, scope, in_batch=False) or _Answer(204, None)
 
-    async def _batch(self, batch: jsonrpc.Batch, headers: dict[str, str], scope: Scope) -> _Answer:
+    async def _batch(self, batch: jsonrpc.Batch, headers: Mapping[str, str], scope: Scope) -> _Answer:
         out: list[bytes] = []
         for item in batch.items:
             if isinstance(item, tuple):
@@ -154,7 +157,7 @@ class JSONRPCEndpoint:
             return _Answer(204, None)
         return _Answer(200, b"[" + b",".join(out) + b"]")
 
-    async def _one(self, req: jsonrpc.Request, headers: dict[str, str], scope: Scope,
+    async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
                    *, in_batch: bool) -> _Answer | _StreamAnswer | None:
         codec: Codec | None = None
         try:
@@ -205,7 +208,7 @@ class JSONRPCEndpoint:
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
     async def _codec_for(self, req: jsonrpc.Request, version: str | None, scope: Scope,
-                         headers: dict[str, str]) -> Codec:
+                         headers: Mapping[str, str]) -> Codec:
         """The dialect of a request (DIALECTS.md §h.3), as a codec."""
         found = detect(req.method, req.params, strict=self.server.settings.strict_dialects,
                        header_version=version)
@@ -250,7 +253,7 @@ class JSONRPCEndpoint:
                 f"A2A-Version {raw!r} does not match the method's protocol version {codec.name}"
             )
 
-    def _refused(self, body: bytes, headers: dict[str, str], scope: Scope,
+    def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
                  exc: A2AError) -> _Answer:
         """A request refused before dispatch (credentials, rate): its HTTP status, with
         a JSON-RPC error in the caller's dialect as far as the request tells it."""
@@ -283,7 +286,7 @@ def _id_from(exc: A2AError) -> Any:
     return None
 
 
-def _last_event_id(headers: dict[str, str]) -> int | None:
+def _last_event_id(headers: Mapping[str, str]) -> int | None:
     raw = headers.get("last-event-id")
     if raw is None or raw.strip() == "":
         return None
@@ -294,13 +297,6 @@ def _last_event_id(headers: dict[str, str]) -> int | None:
             "(they are non-negative integers)"
         )
     return int(raw)
-
-
-def _headers(scope: Scope) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for k, v in scope.get("headers", ()):
-        out[k.decode("latin-1").lower()] = v.decode("latin-1")
-    return out
 
 
 def _query_version(scope: Scope) -> str | None:
@@ -315,7 +311,7 @@ def _query_version(scope: Scope) -> str | None:
     return None
 
 
-def _extensions(headers: dict[str, str]) -> list[str]:
+def _extensions(headers: Mapping[str, str]) -> list[str]:
     raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
     if not raw:
         return []

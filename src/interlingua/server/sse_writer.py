@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import msgspec
@@ -19,7 +20,7 @@ import msgspec
 from ..core import sse
 from ..core.dialects import Codec
 from ..core.errors import A2AError, InternalError, ResourceUnavailable
-from .streams import Entry, Heartbeat, Lagged, StreamOutput, Unavailable
+from .streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 
 __all__ = ["write_sse"]
 
@@ -35,6 +36,7 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 _HEARTBEAT = sse.comment("keep-alive")
+_NO_VARS = contextvars.Context()
 _encoder = msgspec.json.Encoder()
 
 
@@ -59,10 +61,50 @@ def encoded_item(entry: Entry, codec: Codec) -> bytes:
     return found
 
 
+class _Disconnect:
+    """Notices the client going away, and cancels the stream's task then.
+
+    The request's ``receive()`` runs as a task of its own, with nothing of ours
+    around it; its result arrives in a callback. (The server's ``send`` gives no
+    sign of a gone client, so without this a stream that waits for news would
+    hold its subscription until the task ends.)
+    """
+
+    __slots__ = ("_receive", "_stream_task", "_watcher", "gone")
+
+    def __init__(self, receive: Receive, stream_task: asyncio.Task[Any]) -> None:
+        self.gone = False
+        self._receive = receive
+        self._stream_task = stream_task
+        self._watcher: asyncio.Future[Any] | None = None
+        self._watch()
+
+    def _watch(self) -> None:
+        watcher = self._watcher = asyncio.ensure_future(self._receive())
+        # run in no context of its own: it reads no context variables, and the
+        # default would copy the current context for every open stream
+        watcher.add_done_callback(self._done, context=_NO_VARS)
+
+    def _done(self, watcher: asyncio.Future[Any]) -> None:
+        if watcher.cancelled():
+            return
+        if watcher.exception() is None and watcher.result().get("type") != "http.disconnect":
+            self._watch()  # more of a request body nobody reads: keep listening
+            return
+        self.gone = True
+        self._stream_task.cancel()
+
+    def stop(self) -> None:
+        watcher = self._watcher
+        if watcher is not None and not watcher.done():
+            watcher.remove_done_callback(self._done)
+            watcher.cancel()
+
+
 async def write_sse(
     send: Send,
     receive: Receive,
-    stream: AsyncIterator[StreamOutput],
+    stream: Stream,
     codec: Codec,
     rid: Any,
 ) -> None:
@@ -70,50 +112,35 @@ async def write_sse(
     prefix = b'{"jsonrpc":"2.0","id":' + _encoder.encode(rid) + b',"result":'
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
     task = asyncio.current_task()
-    gone = False
-
-    async def watch_disconnect() -> None:
-        nonlocal gone
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone = True
-                if task is not None:
-                    task.cancel()
-                return
-
-    watcher = asyncio.get_running_loop().create_task(watch_disconnect())
+    assert task is not None
+    client = _Disconnect(receive, task)
     try:
         try:
-            pending: list[bytes] = []
-            async for out in stream:
-                if isinstance(out, Entry):
-                    pending.append(b"id: " + str(out.seq).encode() + b"\ndata: "
-                                   + prefix + encoded_item(out, codec) + b"}\n\n")
-                    if out.more:
-                        continue  # events that arrived together leave in one write
-                    chunk = b"".join(pending)
-                    pending.clear()
-                elif isinstance(out, Heartbeat):
-                    chunk = _HEARTBEAT
-                elif isinstance(out, Lagged):
-                    chunk = _error_event(codec, rid, ResourceUnavailable(
-                        f"This stream fell too far behind; reconnect with "
-                        f"Last-Event-ID: {out.seq} to continue from the log",
-                        data={"lastEventId": out.seq, "resumable": True}))
-                else:
-                    assert isinstance(out, Unavailable)
-                    chunk = _error_event(codec, rid, ResourceUnavailable(
-                        out.message, data={"lastEventId": out.after, "resumable": False}))
+            while True:
+                got = stream.poll()
+                if type(got) is not list:
+                    # Idle: one bare future (news, a heartbeat tick), no frames below this one.
+                    await got  # type: ignore[misc]
+                    continue
+                if not got:
+                    break
+                # Everything that is ready leaves in one write. (A loop, not a
+                # comprehension: that would keep codec, prefix and rid in cells.)
+                parts = []
+                for out in got:
+                    parts.append(_encoded(out, codec, prefix, rid))
+                chunk = b"".join(parts)
+                del got, parts, out
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                # An idle stream waits here for its next event: hold nothing it sent.
-                del out, chunk
+                # An idle stream waits in the next poll: hold nothing it sent.
+                del chunk
         except A2AError as exc:
             await send({"type": "http.response.body", "more_body": True,
                         "body": _error_event(codec, rid, exc)})
         except asyncio.CancelledError:
-            if not gone:
+            if not client.gone:
                 raise
+            task.uncancel()
             return
         except Exception:
             log.exception("stream failed")
@@ -122,13 +149,24 @@ async def write_sse(
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await watcher
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            with contextlib.suppress(Exception):
-                await aclose()
+        client.stop()
+        stream.close()
+
+
+def _encoded(out: StreamOutput, codec: Codec, prefix: bytes, rid: Any) -> bytes:
+    if type(out) is Entry:
+        return (b"id: " + str(out.seq).encode() + b"\ndata: " + prefix
+                + encoded_item(out, codec) + b"}\n\n")
+    if type(out) is Heartbeat:
+        return _HEARTBEAT
+    if type(out) is Lagged:
+        return _error_event(codec, rid, ResourceUnavailable(
+            f"This stream fell too far behind; reconnect with "
+            f"Last-Event-ID: {out.seq} to continue from the log",
+            data={"lastEventId": out.seq, "resumable": True}))
+    assert isinstance(out, Unavailable)
+    return _error_event(codec, rid, ResourceUnavailable(
+        out.message, data={"lastEventId": out.after, "resumable": False}))
 
 
 def _error_event(codec: Codec, rid: Any, err: A2AError) -> bytes:

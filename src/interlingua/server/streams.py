@@ -11,14 +11,15 @@ Every entry carries the task's sequence number, which the SSE layer sends as
 the event ``id``; a client that reconnects with ``Last-Event-ID: N`` gets
 every event after N from the log, then the live ones — no gap, no duplicate.
 
-Contract with the consumer: a yielded ``Entry`` whose ``item`` is the live
-task projection must be encoded before the consumer awaits anything, since
-the projection keeps changing (this saves copying the task).
+Contract with the consumer: the entries ``poll()`` hands out must be encoded
+before the consumer awaits anything, since one of them may be the live task
+projection, which keeps changing (this saves copying the task).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -42,7 +43,7 @@ from .context import RequestInfo
 if TYPE_CHECKING:
     from .engine import Engine, _Run
 
-__all__ = ["Entry", "Heartbeat", "Lagged", "Unavailable", "open_stream"]
+__all__ = ["Entry", "Heartbeat", "Lagged", "Stream", "Unavailable", "open_stream"]
 
 
 class Entry(msgspec.Struct, gc=False):
@@ -52,8 +53,6 @@ class Entry(msgspec.Struct, gc=False):
     item: Task | Message | StatusUpdate | ArtifactUpdate
     #: the log entry it came from (None for snapshots), whose encodings are shared
     stored: StoredEvent | None = None
-    #: more entries follow at once (the writer sends them together)
-    more: bool = False
 
 
 class Heartbeat(msgspec.Struct):
@@ -85,7 +84,7 @@ async def open_stream(
     request: RequestInfo,
     *,
     last_event_id: int | None = None,
-) -> AsyncIterator[StreamOutput]:
+) -> Stream:
     """Check the request and return its stream.
 
     Errors that can be known before the stream starts (unknown task, a
@@ -105,7 +104,7 @@ async def open_stream(
 
 
 async def _send_stream(engine: Engine, call: SendMessage,
-                       request: RequestInfo) -> AsyncIterator[StreamOutput]:
+                       request: RequestInfo) -> Stream:
     begun = await engine._begin(call, request)
     scope = engine.scope_of(request)
     if isinstance(begun, Task):
@@ -117,9 +116,9 @@ async def _send_stream(engine: Engine, call: SendMessage,
     sub = engine.bus.subscribe(run.key, seen=run.version)
     if run.persisted:
         snapshot = Entry(run.version, run.task)
-        return _follow(engine, scope, run.task.id, sub, run.version, first=snapshot)
+        return _Follow(engine, scope, run.task.id, sub, run.version, first=snapshot)
 
-    return _follow(engine, scope, run.task.id, sub, 0, new_run=run)
+    return _Follow(engine, scope, run.task.id, sub, 0, new_run=run)
 
 
 async def _subscribe_stream(
@@ -129,7 +128,7 @@ async def _subscribe_stream(
     last_event_id: int | None,
     *,
     allow_finished: bool = False,
-) -> AsyncIterator[StreamOutput]:
+) -> Stream:
     scope = engine.scope_of(request)
     key = task_key(scope, call.id)
     run = engine._runs.get(key)
@@ -154,7 +153,7 @@ async def _subscribe_stream(
         if last_event_id == version and task.status.state in lifecycle.RETURN_STATES:
             sub.close()
             return _empty()
-        return _follow(engine, scope, call.id, sub, last_event_id)
+        return _Follow(engine, scope, call.id, sub, last_event_id)
 
     state = task.status.state
     if state in TERMINAL_STATES and not allow_finished:
@@ -170,16 +169,70 @@ async def _subscribe_stream(
     if state in TERMINAL_STATES:
         sub.close()
         return _single(Entry(version, task))
-    return _follow(engine, scope, call.id, sub, version, first=Entry(version, task))
+    return _Follow(engine, scope, call.id, sub, version, first=Entry(version, task))
 
 
-async def _empty() -> AsyncIterator[StreamOutput]:
-    return
-    yield  # an async generator that yields nothing
+class Stream:
+    """A stream's items, handed out as they become available.
+
+    ``poll()`` returns the items that can be sent now (an empty list once the
+    stream is over), or something to await before polling again: a bare
+    future while the stream waits for news, so an idle stream holds no
+    coroutine frames of its own, only its state. It is also an async
+    iterator of single items, for readers that pull.
+    """
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer: list[StreamOutput] = []
+
+    def poll(self) -> list[StreamOutput] | Awaitable[object]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop reading (idempotent)."""
+
+    def __aiter__(self) -> Stream:
+        return self
+
+    async def __anext__(self) -> StreamOutput:
+        while not self._buffer:
+            got = self.poll()
+            if type(got) is list:
+                if not got:
+                    self.close()
+                    raise StopAsyncIteration
+                got.reverse()
+                self._buffer = got
+            else:
+                await got  # type: ignore[misc]
+        return self._buffer.pop()
+
+    async def aclose(self) -> None:
+        self.close()
 
 
-async def _single(entry: Entry) -> AsyncIterator[StreamOutput]:
-    yield entry
+class _Fixed(Stream):
+    """A stream whose items are known at once (a finished task, nothing left to resume)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, *items: StreamOutput) -> None:
+        super().__init__()
+        self._items: list[StreamOutput] = list(items)
+
+    def poll(self) -> list[StreamOutput]:
+        items, self._items = self._items, []
+        return items
+
+
+def _empty() -> Stream:
+    return _Fixed()
+
+
+def _single(entry: Entry) -> Stream:
+    return _Fixed(entry)
 
 
 def _item(event: Event) -> Task | StatusUpdate | ArtifactUpdate | None:
@@ -193,82 +246,140 @@ def _item(event: Event) -> Task | StatusUpdate | ArtifactUpdate | None:
     return None  # history additions are not stream items
 
 
-async def _follow(
-    engine: Engine,
-    scope: Scope,
-    task_id: str,
-    sub: Subscription,
-    after: int,
-    *,
-    first: Entry | None = None,
-    new_run: _Run | None = None,
-) -> AsyncIterator[StreamOutput]:
+class _Follow(Stream):
     """Everything after ``after``: from the log, then live, until the task stops.
 
     ``new_run``: the turn of a streaming send that made a new task; the
     stream starts once the task is stored (or ends with the bare message
     the turn answered with instead).
     """
-    cfg = engine.config
-    # Lag is measured only once the reader has been level with the live end:
-    # a reader catching up from the log (a resume) is not behind, just reading.
-    level = False
-    try:
-        if new_run is not None:
-            # Here, not in a generator around this one: each event would pass
-            # through both, and an open stream would hold both.
-            await new_run.flushed.wait()
-            if new_run.reply_message is not None:
-                yield Entry(0, new_run.reply_message)
-                return
+
+    __slots__ = ("_after", "_deadline", "_done", "_engine", "_first", "_flushed_waiter",
+                 "_gap", "_level", "_new_run", "_over", "_page", "_scope", "_sub", "_task_id")
+
+    def __init__(self, engine: Engine, scope: Scope, task_id: str, sub: Subscription,
+                 after: int, *, first: Entry | None = None, new_run: _Run | None = None) -> None:
+        super().__init__()
+        self._engine = engine
+        self._scope = scope
+        self._task_id = task_id
+        self._sub = sub
+        self._after = after
+        self._first = first
+        self._new_run = new_run
+        self._flushed_waiter: asyncio.Future[bool] | None = None
+        # Lag is measured only once the reader has been level with the live end:
+        # a reader catching up from the log (a resume) is not behind, just reading.
+        self._level = False
+        #: when an idle reader is owed a heartbeat
+        self._deadline: float | None = None
+        #: events read from the store, not yet handed out
+        self._page: list[StoredEvent] | None = None
+        #: the log no longer has the events the reader needs next
+        self._gap: Unavailable | None = None
+        #: the last batch handed out ended the stream
+        self._over = False
+        self._done = False
+
+    def close(self) -> None:
+        if not self._done:
+            self._done = True
+            self._forget_flushed()
+            self._sub.close()
+
+    def _forget_flushed(self) -> None:
+        if self._flushed_waiter is not None and self._new_run is not None:
+            self._new_run.flushed.remove_waiter(self._flushed_waiter)
+        self._flushed_waiter = None
+
+    def _end(self, items: list[StreamOutput]) -> list[StreamOutput]:
+        self.close()
+        return items
+
+    def poll(self) -> list[StreamOutput] | Awaitable[object]:
+        if self._done or self._over:
+            return self._end([])
+        run = self._new_run
+        if run is not None:
+            if not run.flushed.is_set():
+                if self._flushed_waiter is None:
+                    self._flushed_waiter = asyncio.get_running_loop().create_future()
+                    run.flushed.add_waiter(self._flushed_waiter)
+                return self._flushed_waiter
+            self._forget_flushed()
+            self._new_run = None
+            if run.reply_message is not None:
+                return self._end([Entry(0, run.reply_message)])
+        first = self._first
         if first is not None:
-            # Decided before the yield: a snapshot of a running task is its live
-            # projection, which may have moved on by the time the reader asks
-            # for more, and the events that moved it must still be sent.
-            ended = isinstance(first.item, Task) and \
-                first.item.status.state in lifecycle.RETURN_STATES
-            yield first
-            if ended:
-                return
+            self._first = None
+            # A snapshot of a running task is its live projection, which may have
+            # moved on by the time the reader polls again; the events that moved
+            # it must still be sent, so whether it ended is decided now.
+            if isinstance(first.item, Task) and \
+                    first.item.status.state in lifecycle.RETURN_STATES:
+                return self._end([first])
+            return [first]
         while True:
-            latest = await sub.wait(after, cfg.heartbeat_interval)
-            if engine.closing:
-                return
-            if latest <= after:
-                level = True
-                yield Heartbeat()
-                continue
-            if level and latest - after > cfg.max_lag:
-                yield Lagged(after)
-                return
-            events = sub.take(after)
+            if self._engine.closing:
+                return self._end([])
+            if self._gap is not None:
+                return self._end([self._gap])
+            events, self._page = self._page, None
             if events is None:
-                # Paged, so a long catch-up holds one page in memory, not the log.
-                events = await engine.store.read_events(scope, task_id, after, limit=READ_PAGE)
-                if events and events[0].seq != after + 1:
-                    yield Unavailable(after, f"events after {after} of task {task_id} "
-                                             "are no longer available")
-                    return
-            batch: list[Entry] = []
-            last = False
-            # A lone reader's encodings would only be kept alive, never reused.
-            shared = not sub.alone()
-            for stored in events:
-                after = stored.seq
-                item = _item(stored.event)
-                if item is None:
-                    continue
-                batch.append(Entry(stored.seq, item, stored if shared else None, more=True))
-                if type(item) is StatusUpdate and item.status.state in lifecycle.RETURN_STATES:
-                    last = True
-                    break
-            if batch:
-                batch[-1].more = False
-            for entry in batch:
-                yield entry
-            if last:
-                return
-            if after >= latest:
-                level = True
-    finally:
-        sub.close()
+                sub, after = self._sub, self._after
+                cfg = self._engine.config
+                latest = sub.latest
+                if latest <= after:
+                    now = asyncio.get_running_loop().time()
+                    if self._deadline is None:
+                        self._deadline = now + cfg.heartbeat_interval
+                    elif now >= self._deadline:
+                        self._deadline = None
+                        self._level = True
+                        return [Heartbeat()]
+                    fut = sub.wake_on_news(after, cfg.heartbeat_interval)
+                    if fut is not None:
+                        return fut
+                    latest = sub.latest
+                self._deadline = None
+                if self._level and latest - after > cfg.max_lag:
+                    return self._end([Lagged(after)])
+                events = sub.take(after)
+                if events is None:
+                    return self._read_page()
+            items = self._entries(events)
+            if items:
+                return items
+
+    async def _read_page(self) -> None:
+        after = self._after
+        # Paged, so a long catch-up holds one page in memory, not the log.
+        events = await self._engine.store.read_events(self._scope, self._task_id, after,
+                                                      limit=READ_PAGE)
+        if events and events[0].seq != after + 1:
+            self._gap = Unavailable(after, f"events after {after} of task {self._task_id} "
+                                           "are no longer available")
+        else:
+            self._page = events
+
+    def _entries(self, events: list[StoredEvent]) -> list[StreamOutput]:
+        batch: list[StreamOutput] = []
+        after = self._after
+        # A lone reader's encodings would only be kept alive, never reused.
+        shared = not self._sub.alone()
+        for stored in events:
+            after = stored.seq
+            item = _item(stored.event)
+            if item is None:
+                continue
+            batch.append(Entry(stored.seq, item, stored if shared else None))
+            if type(item) is StatusUpdate and item.status.state in lifecycle.RETURN_STATES:
+                # Ended at the next poll: until then this reader still counts, so
+                # a reader of the same events now shares their encodings.
+                self._after, self._over = after, True
+                return batch
+        self._after = after
+        if after >= self._sub.latest:
+            self._level = True
+        return batch

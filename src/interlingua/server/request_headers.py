@@ -1,0 +1,60 @@
+"""A request's headers as a read-only mapping over the ASGI scope's own list.
+
+Nothing is decoded until it is asked for: a request reads a handful of
+headers, and a running task keeps its request's headers (``ctx.request``), so
+a dict of decoded copies would be made on every request and held by every
+open stream (about 700 bytes each, for a few header lookups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+__all__ = ["RequestHeaders"]
+
+
+class RequestHeaders(Mapping[str, str]):
+    """Header names are matched case-insensitively; when a name repeats, the
+    last value counts. The ASGI server gives the names in lower case."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]] = ()) -> None:
+        self._raw = raw if isinstance(raw, list) else list(raw)
+
+    def _find(self, name: str) -> bytes | None:
+        try:
+            key = name.lower().encode("latin-1")
+        except UnicodeEncodeError:
+            return None  # no header can have that name
+        found = None
+        for k, v in self._raw:
+            if k == key:
+                found = v
+        return found
+
+    def __getitem__(self, name: str) -> str:
+        found = self._find(name) if isinstance(name, str) else None
+        if found is None:
+            raise KeyError(name)
+        return found.decode("latin-1")
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        found = self._find(name)
+        return default if found is None else found.decode("latin-1")
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._find(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[bytes] = set()
+        for k, _ in self._raw:
+            if k not in seen:
+                seen.add(k)
+                yield k.decode("latin-1")
+
+    def __len__(self) -> int:
+        return len({k for k, _ in self._raw})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self)!r})"
