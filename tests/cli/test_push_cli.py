@@ -47,16 +47,20 @@ def test_dead_letters_listed_and_redriven(tmp_path: Path) -> None:
         task_id = r.json()["result"]["task"]["id"]
         deadline = time.monotonic() + 10
         runner = CliRunner()
-        out = ""
+        counts: dict[str, int] = {}
         while time.monotonic() < deadline:
-            out = runner.invoke(main, ["push", "dead", "--store", store, "--json"]).output
-            if msgspec.json.decode(out):
+            # every notification of the task (one a state) has been tried and died
+            listed = runner.invoke(main, ["push", "outbox", "--store", store])
+            assert listed.exit_code == 0, listed.output
+            counts = msgspec.json.decode(listed.output)
+            if counts["dead"] and not counts["pending"]:
                 break
             time.sleep(0.05)
-        dead = msgspec.json.decode(out)
+        shown = runner.invoke(main, ["push", "dead", "--store", store, "--json"])
+        assert shown.exit_code == 0, shown.output
+        dead = msgspec.json.decode(shown.output)
         assert dead and all(d["task_id"] == task_id for d in dead)
         assert hits  # it was attempted before it died
-        counts = msgspec.json.decode(runner.invoke(main, ["push", "outbox", "--store", store]).output)
         assert counts["dead"] == len(dead)
         again = runner.invoke(main, ["push", "redrive", "--store", store, str(dead[0]["id"])])
         assert again.exit_code == 0 and "queued again" in again.output

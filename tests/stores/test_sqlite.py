@@ -12,7 +12,7 @@ from interlingua.core.calls import ListTasks
 from interlingua.core.errors import ConcurrentModification
 from interlingua.core.model import Event, TaskState, TextPart
 from interlingua.stores import MemoryStore, Scope, SQLiteStore, open_store
-from interlingua.stores.sqlite import SCHEMA_VERSION, _transaction, parse_sqlite_url
+from interlingua.stores.sqlite import SCHEMA_VERSION, _close, _transaction, parse_sqlite_url
 
 from .builders import agent, chunk, created, said, status, ts, user
 
@@ -465,3 +465,21 @@ async def test_writes_fail_with_the_lock_error_when_another_writer_holds_the_dat
     finally:
         other.close()
         await store.close()
+
+
+def test_close_survives_a_failed_optimize() -> None:
+    """PRAGMA optimize at close fails at once when another process committed
+    since its snapshot; the connection must still be closed, with no error."""
+
+    class Busy:
+        closed = False
+
+        def execute(self, sql: str) -> None:
+            raise sqlite3.OperationalError("database is locked")
+
+        def close(self) -> None:
+            self.closed = True
+
+    conn = Busy()
+    _close(conn)  # type: ignore[arg-type]
+    assert conn.closed

@@ -914,6 +914,11 @@ def _purge(conn: sqlite3.Connection, before: str) -> int:
 def _close(conn: sqlite3.Connection) -> None:
     try:
         conn.execute("PRAGMA optimize")
+    except sqlite3.OperationalError:
+        # Only statistics: optimize reads, then writes in one statement, so
+        # another process's commit in between makes it fail at once (a stale
+        # snapshot is not retried by busy_timeout). Closing must not.
+        pass
     finally:
         conn.close()
 
