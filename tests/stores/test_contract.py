@@ -346,6 +346,50 @@ async def test_read_events_in_order_with_after_and_limit(store: Store) -> None:
         await store.read_events(A, "nope")
 
 
+async def test_long_batches_read_back_from_any_point(store: Store) -> None:
+    """Batches far longer than a few events, with kinds interleaved, read back
+    whole and from every offset, and fold the same, whatever the store does with them."""
+    first: list[Event] = [created("t-1", history=[user("m-1")]), *[
+        chunk("t-1", "a", f"c{n}", append=n > 0) for n in range(300)
+    ]]
+    await store.create_task(A, first, dialect="1.0", now=ts(0))
+    more: list[Event] = [
+        *[chunk("t-1", "a", f"d{n}", append=True) for n in range(600)],
+        said(user("m-2")),
+        status("t-1", S.WORKING, ts(1)),
+        *[chunk("t-1", "b", f"e{n}", append=n > 0) for n in range(3)],
+        said(user("m-3")),
+        said(user("m-4")),
+        *[chunk("t-1", "a", f"f{n}", append=True) for n in range(257)],
+    ]
+    version = await store.append(A, "t-1", len(first), more, now=ts(1))
+    everything = first + more
+    assert version == len(everything)
+    log = await store.read_events(A, "t-1")
+    assert [e.event for e in log] == everything
+    assert [e.seq for e in log] == list(range(1, len(everything) + 1))
+    for after in (0, 1, 2, 255, 256, 257, 300, 301, 556, 557, 901, 902, 904, 906, 907, 1163, 1164):
+        for limit in (None, 1, 2, 300):
+            got = await store.read_events(A, "t-1", after=after, limit=limit)
+            want = everything[after:] if limit is None else everything[after:after + limit]
+            assert [e.event for e in got] == want, (after, limit)
+            assert [e.seq for e in got] == list(range(after + 1, after + 1 + len(want)))
+    record = await store.get_task(A, "t-1", history_length=None)
+    assert record is not None
+    assert [m.message_id for m in record.task.history] == ["m-1", "m-2", "m-3", "m-4"]
+    texts = [[p.text for p in a.parts if isinstance(p, TextPart)] for a in record.task.artifacts]
+    assert texts == [
+        [f"c{n}" for n in range(300)] + [f"d{n}" for n in range(600)]
+        + [f"f{n}" for n in range(257)],
+        [f"e{n}" for n in range(3)],
+    ]
+    bare = await store.get_task(A, "t-1", history_length=1, include_artifacts=False)
+    assert bare is not None and bare.task.artifacts == []
+    assert [m.message_id for m in bare.task.history] == ["m-4"]
+    listed = await store.list_tasks(A, ListTasks(include_artifacts=True))
+    assert listed.tasks[0].artifacts == record.task.artifacts
+
+
 # ------------------------------------------------------- history and artifacts
 
 

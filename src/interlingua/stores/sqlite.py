@@ -2,10 +2,11 @@
 
 Schema: ``tasks`` has one row per task holding only the scalar projection
 (state, status, listing stamp, metadata, version, timestamps, dialect);
-``events`` holds the log, one JSON-encoded row per event, written once and
-never rewritten. History and artifacts are not copied onto the task row: a
-reader that asks for them folds the events of the kinds it needs, and one that
-does not reads the task row alone.
+``events`` holds the log as JSON, written once and never rewritten: a row per
+run of consecutive events of one kind (a hundred artifact chunks written
+together are one row), found by its first ``seq``. History and artifacts are
+not copied onto the task row: a reader that asks for them folds the events of
+the kinds it needs, and one that does not reads the task row alone.
 
 Push configs sit in ``push_configs`` and the deliveries still owed in
 ``push_outbox``, both hanging off their task (deleted with it). A write that
@@ -64,6 +65,7 @@ from .base import (
     push_mode,
     wants_delivery,
 )
+from .sqlite_checkpoint import WRITER_THRESHOLD_FRAMES, WalCheckpointer
 
 __all__ = ["SCHEMA_VERSION", "SQLiteSettings", "SQLiteStore", "parse_sqlite_url"]
 
@@ -184,6 +186,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX push_outbox_queue ON push_outbox (task_pk, config_id, state, seq)",
         "CREATE INDEX push_outbox_due ON push_outbox (state, next_at)",
     ),
+    (
+        # A row holds a run of consecutive events of one kind, ``seq`` the first
+        # and ``n`` how many: a payload of one event is that event, of more a
+        # JSON array of them (see _runs).
+        "ALTER TABLE events ADD COLUMN n INTEGER NOT NULL DEFAULT 1",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -193,9 +201,45 @@ _TERMINAL_SQL = "(" + ", ".join(sorted(f"'{s.value}'" for s in TERMINAL_STATES))
 
 _encode = msgspec.json.Encoder().encode
 _event_decoder = msgspec.json.Decoder(Event)
+_events_decoder = msgspec.json.Decoder(list[Event])
 _push_config_decoder = msgspec.json.Decoder(PushConfig)
 _status_decoder = msgspec.json.Decoder(TaskStatus)
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
+
+#: events in one row at most. A fast executor's chunks arrive by the hundred,
+#: and one row for a run of them costs a third of one row each (measured: 1.0
+#: against 3.5 µs of CPU per event, and a quarter fewer bytes in the WAL).
+RUN_MAX = 256
+
+
+def _runs(
+    pk: int, first_seq: int, events: Sequence[Event]
+) -> Iterator[tuple[int, int, int, int, bytes]]:
+    """The rows for ``events`` numbered from ``first_seq``: one per run of
+    consecutive events of one kind, at most RUN_MAX long."""
+    start, count = 0, len(events)
+    while start < count:
+        kind = _KIND[type(events[start])]
+        end = start + 1
+        limit = min(count, start + RUN_MAX)
+        while end < limit and _KIND[type(events[end])] == kind:
+            end += 1
+        n = end - start
+        payload = _encode(events[start]) if n == 1 else _encode(events[start:end])
+        yield pk, first_seq + start, kind, n, payload
+        start = end
+
+
+def _row_events(n: int, payload: bytes) -> list[Event]:
+    return [_event_decoder.decode(payload)] if n == 1 else _events_decoder.decode(payload)
+
+
+def _insert_events(conn: _Connection, pk: int, first_seq: int, events: Sequence[Event]) -> None:
+    rows = list(_runs(pk, first_seq, events))
+    conn.executemany(
+        "INSERT INTO events (task_pk, seq, kind, n, payload) VALUES (?, ?, ?, ?, ?)", rows
+    )
+    conn.payload_bytes += sum(len(row[4]) for row in rows)
 
 
 def _kind_filter(history: bool, artifacts: bool) -> str:
@@ -257,9 +301,14 @@ def parse_sqlite_url(url: str) -> SQLiteSettings:
 # ------------------------------------------------------------------ connection
 
 
+_PAGE_SIZE = 2048
+
+
 class _Connection(sqlite3.Connection):
     #: inside a group commit, whether each write gets a savepoint (see _write_group)
     savepoints: bool = True
+    #: event payload bytes written, all told (a measure of the WAL's growth)
+    payload_bytes: int = 0
 
 
 def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
@@ -281,13 +330,16 @@ def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
         # appends every page it touched to the WAL, and a task write touches a
         # dozen; with half-size pages a stored task cost ~20% less CPU, measured,
         # while rows still fit on their page (1 KiB pages spilled and doubled the file).
-        conn.execute("PRAGMA page_size = 2048")
+        conn.execute(f"PRAGMA page_size = {_PAGE_SIZE:d}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[settings.synchronous]:d}")
         conn.execute("PRAGMA foreign_keys = ON")
         # 64 MiB of page cache instead of 2: message ids chosen by clients are
         # often random, so that index's inserts touch pages all over.
         conn.execute("PRAGMA cache_size = -65536")
+        # Checkpoints run on a thread of their own (sqlite_checkpoint.py); the
+        # writer's own is the backstop, at a larger WAL.
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WRITER_THRESHOLD_FRAMES:d}")
         _migrate(conn)
         return conn, _read_settings(conn)
     except BaseException:
@@ -321,6 +373,7 @@ def _read_settings(conn: sqlite3.Connection) -> dict[str, Any]:
         "foreign_keys": bool(pragma("foreign_keys")),
         "cache_size_kib": -int(pragma("cache_size")),
         "page_size": int(pragma("page_size")),
+        "wal_autocheckpoint": int(pragma("wal_autocheckpoint")),
         "schema_version": int(pragma("user_version")),
     }
 
@@ -412,7 +465,7 @@ def _run_group(
 
 
 def _create(
-    conn: sqlite3.Connection,
+    conn: _Connection,
     scope: Scope,
     created: Task,
     status: TaskStatus,
@@ -450,10 +503,7 @@ def _create(
             raise TaskExists(f"task {created.id} already exists")
         pk = cur.lastrowid
         assert pk is not None
-        conn.executemany(
-            "INSERT INTO events (task_pk, seq, kind, payload) VALUES (?, ?, ?, ?)",
-            [(pk, seq, _KIND[type(e)], _encode(e)) for seq, e in enumerate(events, 1)],
-        )
+        _insert_events(conn, pk, 1, events)
         for config in push_configs:
             _put_config(conn, pk, created.id, config, dialect, now)
         queued = _queue(conn, pk, 1, events) if push_configs else False
@@ -461,7 +511,7 @@ def _create(
 
 
 def _append(
-    conn: sqlite3.Connection,
+    conn: _Connection,
     scope: Scope,
     task_id: str,
     expected_version: int,
@@ -487,10 +537,7 @@ def _append(
         # not be decoded; a status update in the batch brings its own.
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
         status_changed = _projection.advance(probe, events)
-        conn.executemany(
-            "INSERT INTO events (task_pk, seq, kind, payload) VALUES (?, ?, ?, ?)",
-            [(pk, version + i, _KIND[type(e)], _encode(e)) for i, e in enumerate(events, 1)],
-        )
+        _insert_events(conn, pk, version + 1, events)
         new_version = version + len(events)
         if status_changed:
             status = probe.status
@@ -765,8 +812,10 @@ def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | No
     )
 
 
-def _fold(payloads: Iterable[bytes], history_length: int | None, include_artifacts: bool) -> Task:
-    task = _projection.fold(_event_decoder.decode(p) for p in payloads)
+def _fold(
+    rows: Iterable[tuple[int, bytes]], history_length: int | None, include_artifacts: bool
+) -> Task:
+    task = _projection.fold(e for n, payload in rows for e in _row_events(n, payload))
     # The fold made fresh objects, so trimming in place shares nothing.
     task.history = _projection.trim_history(task.history, history_length)
     if not include_artifacts:
@@ -795,9 +844,9 @@ def _get(
         else:
             kinds = _kind_filter(history_length != 0, include_artifacts)
             cur = conn.execute(
-                f"SELECT payload FROM events WHERE task_pk = ?{kinds} ORDER BY seq", (pk,)
+                f"SELECT n, payload FROM events WHERE task_pk = ?{kinds} ORDER BY seq", (pk,)
             )
-            task = _fold((p for (p,) in cur), history_length, include_artifacts)
+            task = _fold(cur, history_length, include_artifacts)
     return TaskRecord(
         task=task,
         scope=scope,
@@ -848,15 +897,15 @@ def _list(
             token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
         history, artifacts = query.history_length != 0, query.include_artifacts
         if rows and (history or artifacts):
-            logs: dict[int, list[bytes]] = {row[0]: [] for row in rows}
+            logs: dict[int, list[tuple[int, bytes]]] = {row[0]: [] for row in rows}
             marks = ", ".join("?" * len(rows))
             cur = conn.execute(
-                f"SELECT task_pk, payload FROM events WHERE task_pk IN ({marks})"
+                f"SELECT task_pk, n, payload FROM events WHERE task_pk IN ({marks})"
                 f"{_kind_filter(history, artifacts)} ORDER BY task_pk, seq",
                 list(logs),
             )
-            for pk, payload in cur:
-                logs[pk].append(payload)
+            for pk, n, payload in cur:
+                logs[pk].append((n, payload))
             tasks = [_fold(logs[row[0]], query.history_length, artifacts) for row in rows]
         else:
             tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
@@ -875,11 +924,27 @@ def _read_events(
         ).fetchone()
         if row is None:
             raise TaskNotFound(f"Task not found: {task_id}")
+        wanted = -1 if limit is None else max(limit, 0)
+        if wanted == 0:
+            return []
+        # from the row holding event after + 1 on (it may start before it)
         cur = conn.execute(
-            "SELECT seq, payload FROM events WHERE task_pk = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (row[0], after, -1 if limit is None else max(limit, 0)),
+            "SELECT seq, n, payload FROM events WHERE task_pk = ?1 AND seq >= COALESCE("
+            "(SELECT seq FROM events WHERE task_pk = ?1 AND seq <= ?2 ORDER BY seq DESC LIMIT 1),"
+            " 0) ORDER BY seq",
+            (row[0], after + 1),
         )
-        return [StoredEvent(seq, _event_decoder.decode(payload)) for seq, payload in cur]
+        out: list[StoredEvent] = []
+        for seq, n, payload in cur:
+            if seq + n - 1 <= after:
+                continue
+            for i, event in enumerate(_row_events(n, payload)):
+                if seq + i > after:
+                    out.append(StoredEvent(seq + i, event))
+            if 0 <= wanted <= len(out):
+                del out[wanted:]
+                break
+        return out
 
 
 def _task_for_message(conn: sqlite3.Connection, scope: Scope, message_id: str) -> str | None:
@@ -909,6 +974,20 @@ def _purge(conn: sqlite3.Connection, before: str) -> int:
             f"DELETE FROM tasks WHERE state IN {_TERMINAL_SQL} AND updated_at < ?", (before,)
         )
     return cur.rowcount
+
+
+def _pages_written(conn: _Connection) -> int:
+    """Pages this connection has added to the WAL, roughly (it has no counter of
+    its own): one a changed row, and its event payloads' bytes, since a run of
+    events is one row of many pages."""
+    return conn.total_changes + conn.payload_bytes // _PAGE_SIZE
+
+
+def _finish_checkpoint(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except sqlite3.Error:
+        pass  # the writes are committed; the next checkpoint copies these frames
 
 
 def _close(conn: sqlite3.Connection) -> None:
@@ -953,6 +1032,9 @@ class SQLiteStore:
         self._write_scheduled = False
         self._write_lock = asyncio.Lock()
         self._flushers: set[asyncio.Task[None]] = set()
+        #: background WAL checkpoints (a file in WAL mode only)
+        self.checkpointer: WalCheckpointer | None = None
+        self._pages_seen = 0
 
     async def open(self) -> None:
         if self._pool is not None:
@@ -966,6 +1048,9 @@ class SQLiteStore:
             raise
         self._pool, self._conn = pool, conn
         self.effective = effective
+        if effective["journal_mode"] == "wal":
+            self.checkpointer = WalCheckpointer(self.path, self.settings.busy_timeout_ms)
+        self._pages_seen = _pages_written(conn)
 
     @property
     def journal_mode(self) -> str:
@@ -992,7 +1077,12 @@ class SQLiteStore:
         if pool is None or conn is None:
             return
         self._pool = self._conn = None
+        checkpointer, self.checkpointer = self.checkpointer, None
         try:
+            if checkpointer is not None:
+                # before the writer's close, which (as the last connection)
+                # checkpoints what is left and removes the WAL
+                await asyncio.to_thread(checkpointer.close)
             # queued behind any call still running, which thus completes first
             await asyncio.get_running_loop().run_in_executor(pool, _close, conn)
         finally:
@@ -1076,6 +1166,16 @@ class SQLiteStore:
             self._settle(writes, [(False, error)] * len(writes))
             return
         self._settle(writes, _write_group(conn, [(fn, args) for fn, args, _ in writes]))
+        if self._committed(conn):
+            _finish_checkpoint(conn)
+
+    def _committed(self, conn: _Connection) -> bool:
+        """Tell the checkpointer what was written; True: checkpoint on the writer now."""
+        if self.checkpointer is None:
+            return False
+        seen = _pages_written(conn)
+        pages, self._pages_seen = seen - self._pages_seen, seen
+        return self.checkpointer.wrote(pages)
 
     async def _flush_writes_threaded(self) -> None:
         # Writes queued while this group is on the worker thread form the next group.
@@ -1089,6 +1189,8 @@ class SQLiteStore:
             call = functools.partial(_write_group, conn, [(fn, args) for fn, args, _ in writes])
             outcomes = await asyncio.get_running_loop().run_in_executor(pool, call)
             self._settle(writes, outcomes)
+            if self._committed(conn):
+                await asyncio.get_running_loop().run_in_executor(pool, _finish_checkpoint, conn)
 
     # ------------------------------------------------------------------ writes
 
