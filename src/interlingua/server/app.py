@@ -35,6 +35,7 @@ from .jsonrpc_endpoint import JSONRPCEndpoint
 from .push.service import JWKS_PATH
 from .push.settings import PushSettings
 from .settings import ServerSettings
+from .sse_writer import write_sse
 
 __all__ = ["A2AApp", "A2AServer", "create_app"]
 
@@ -91,7 +92,9 @@ class A2AApp(Starlette):
                 path = path[len(root):] or "/"
             if path == self._rpc_path:
                 scope["app"] = self
-                await self._rpc(scope, receive, send)
+                answer = await self._rpc.respond(scope, receive, send)
+                if answer is not None:
+                    await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
                 return
         await super().__call__(scope, receive, send)
 

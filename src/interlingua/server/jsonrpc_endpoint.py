@@ -104,6 +104,13 @@ class JSONRPCEndpoint:
         self.fallback_codec = get_codec("0.3")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = await self.respond(scope, receive, send)
+        if answer is not None:
+            await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
+
+    async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
+        """Answer the request, or return the stream that answers it, for the
+        caller to write once this frame is gone (an open stream holds less)."""
         await self.server.engine.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         limit = self.server.settings.max_body_bytes
@@ -115,7 +122,7 @@ class JSONRPCEndpoint:
         except _TooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
-            return
+            return None
         security = self.server.security
         if security.active:
             # Authenticated (and rate-limited) before anything is dispatched.
@@ -123,14 +130,12 @@ class JSONRPCEndpoint:
                 await security.admit(scope, headers)
             except A2AError as exc:
                 await _send(send, self._refused(body, headers, scope, exc))
-                return
+                return None
         answer = await self.handle(body, headers, scope)
         if isinstance(answer, _StreamAnswer):
-            # An open stream holds nothing of the request it answers.
-            del body, length
-            await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
-        else:
-            await _send(send, answer)
+            return answer
+        await _send(send, answer)
+        return None
 
     async def handle(self, body: bytes, headers: Mapping[str, str],
                      scope: Scope) -> _Answer | _StreamAnswer:

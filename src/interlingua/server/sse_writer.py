@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
 
 import msgspec
@@ -64,41 +64,73 @@ def encoded_item(entry: Entry, codec: Codec) -> bytes:
 class _Disconnect:
     """Notices the client going away, and cancels the stream's task then.
 
-    The request's ``receive()`` runs as a task of its own, with nothing of ours
-    around it; its result arrives in a callback. (The server's ``send`` gives no
-    sign of a gone client, so without this a stream that waits for news would
-    hold its subscription until the task ends.)
+    (The server's ``send`` gives no sign of a gone client, so without this a
+    stream that waits for news would hold its subscription until the task
+    ends.) The request's ``receive()`` is stepped here by hand, from the
+    callbacks of the futures it awaits, as a task would step it: a task per
+    open stream cost ~500 bytes more (the task, its entry in asyncio's set of
+    tasks, a copied context). Like a task, it takes asyncio futures and bare
+    yields; a ``receive()`` that fails or yields anything else counts as gone.
     """
 
-    __slots__ = ("_receive", "_stream_task", "_watcher", "gone")
+    __slots__ = ("_coro", "_receive", "_stream_task", "_waiting", "gone")
 
     def __init__(self, receive: Receive, stream_task: asyncio.Task[Any]) -> None:
         self.gone = False
         self._receive = receive
         self._stream_task = stream_task
-        self._watcher: asyncio.Future[Any] | None = None
+        self._coro: Coroutine[Any, Any, Any] | None = None
+        #: what the coroutine waits on: a future, or the handle of its next step
+        self._waiting: asyncio.Future[Any] | asyncio.Handle | None = None
         self._watch()
 
     def _watch(self) -> None:
-        watcher = self._watcher = asyncio.ensure_future(self._receive())
-        # run in no context of its own: it reads no context variables, and the
-        # default would copy the current context for every open stream
-        watcher.add_done_callback(self._done, context=_NO_VARS)
+        self._coro = self._receive()  # type: ignore[assignment]
+        self._step()
 
-    def _done(self, watcher: asyncio.Future[Any]) -> None:
-        if watcher.cancelled():
+    def _step(self, _done: object = None) -> None:
+        coro, self._waiting = self._coro, None
+        if coro is None:
             return
-        if watcher.exception() is None and watcher.result().get("type") != "http.disconnect":
-            self._watch()  # more of a request body nobody reads: keep listening
+        try:
+            yielded = coro.send(None)
+        except StopIteration as stop:
+            self._coro = None
+            message = stop.value
+            if isinstance(message, dict) and message.get("type") != "http.disconnect":
+                self._watch()  # more of a request body nobody reads: keep listening
+            else:
+                self._gone()
             return
+        except BaseException:
+            self._coro = None
+            self._gone()
+            return
+        if getattr(yielded, "_asyncio_future_blocking", False):
+            yielded._asyncio_future_blocking = False
+            self._waiting = yielded
+            # no context of its own: receive() reads no context variables
+            yielded.add_done_callback(self._step, context=_NO_VARS)
+        elif yielded is None:  # a bare yield, as in sleep(0)
+            self._waiting = asyncio.get_running_loop().call_soon(self._step, context=_NO_VARS)
+        else:
+            coro.close()
+            self._coro = None
+            self._gone()
+
+    def _gone(self) -> None:
         self.gone = True
         self._stream_task.cancel()
 
     def stop(self) -> None:
-        watcher = self._watcher
-        if watcher is not None and not watcher.done():
-            watcher.remove_done_callback(self._done)
-            watcher.cancel()
+        waiting, coro = self._waiting, self._coro
+        self._waiting = self._coro = None
+        if isinstance(waiting, asyncio.Handle):
+            waiting.cancel()
+        elif waiting is not None:
+            waiting.remove_done_callback(self._step)
+        if coro is not None:
+            coro.close()  # runs receive()'s own cleanup (its finally blocks)
 
 
 async def write_sse(
