@@ -74,8 +74,32 @@ async def test_recent_events_stay_bounded_and_contiguous() -> None:
     sub = bus.subscribe("k")
     for seq in range(1, 3 * RECENT_EVENTS + 1):
         await bus.publish("k", [event(seq)])
+    assert len(bus._topics["k"].recent) <= 2 * RECENT_EVENTS
+    assert sub.take(0) is None  # too far back: read the store
     recent = sub.take(3 * RECENT_EVENTS - 10)
     assert [e.seq for e in recent or []] == list(range(3 * RECENT_EVENTS - 9, 3 * RECENT_EVENTS + 1))
-    assert sub.take(0) is None  # too far back: read the store
-    assert len(bus._topics["k"].recent) <= 2 * RECENT_EVENTS
+    await bus.close()
+
+
+async def test_a_lone_reader_that_took_everything_leaves_nothing_kept() -> None:
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    await bus.publish("k", [event(1), event(2)])
+    assert [e.seq for e in sub.take(0) or []] == [1, 2]
+    assert bus._topics["k"].recent == []  # an idle stream holds no events
+    # a late repeat of a taken event is not kept: the tail stays contiguous
+    await bus.publish("k", [event(2)])
+    await bus.publish("k", [event(3), event(4)])
+    assert [e.seq for e in sub.take(2) or []] == [3, 4]
+
+    # with a second reader, the events stay for whoever is behind
+    other = bus.subscribe("k", seen=4)
+    await bus.publish("k", [event(5), event(6)])
+    assert [e.seq for e in sub.take(4) or []] == [5, 6]
+    assert [e.seq for e in other.take(4) or []] == [5, 6]
+    assert [e.seq for e in other.take(5) or []] == [6]
+    other.close()
+    # a reader that comes after the events were let go reads the store
+    late = bus.subscribe("k", seen=0)
+    assert late.take(0) is None
     await bus.close()

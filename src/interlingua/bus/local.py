@@ -122,14 +122,20 @@ class _Subscription:
         return self._topic.latest
 
     def take(self, after: int) -> list[StoredEvent] | None:
-        recent = self._topic.recent
+        topic = self._topic
+        recent = topic.recent
         if not recent or recent[0].seq > after + 1:
             return None
         if recent[-1].seq <= after:
             return []
         # Events arrive in seq order, so the tail past ``after`` is contiguous.
-        start = after + 1 - recent[0].seq
-        return [recent[i] for i in range(start, len(recent))]
+        taken = recent[after + 1 - recent[0].seq:]
+        if topic.subscribers <= 1:
+            # A lone reader now has all there is, and nobody else is behind: keep
+            # nothing for an idle stream to hold (a reader who comes later reads
+            # the store first).
+            recent.clear()
+        return taken
 
     def alone(self) -> bool:
         return self._topic.subscribers <= 1
@@ -164,8 +170,10 @@ class LocalBus:
         topic = self._topics.get(key)
         if topic is None or not events:
             return
-        last = topic.recent[-1].seq if topic.recent else 0
         recent = topic.recent
+        # (emptied by a lone reader who took it all: nothing at or before
+        # ``latest`` may come back, or the tail would not be contiguous)
+        last = recent[-1].seq if recent else topic.latest
         for ev in events:
             if ev.seq > last:
                 recent.append(ev)

@@ -623,6 +623,7 @@ class Engine:
             except TaskExists:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
             run.persisted = True
+            run.initial = None  # the created event holds it now, as long as it is needed
             run.flushed.set()
             base = 0
         else:
