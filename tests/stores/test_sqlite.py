@@ -7,6 +7,7 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from interlingua.core.calls import ListTasks
@@ -113,7 +114,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     finally:
         other.close()
 
@@ -343,17 +344,21 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     from interlingua.core.model import PushConfig
 
     path = tmp_path / "old.db"
+    first = created("t-1", at=ts(0), history=[user("m-1", "t-1")])
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        v = await store.create_task(A, [created("t-1", at=ts(0))], dialect="1.0", now=ts(0))
-    # back to the version-1 schema: no push tables, one event a row
+        v = await store.create_task(A, [first], dialect="1.0", now=ts(0))
+    # back to the version-1 schema: no push tables, one event a row, ids written out
     raw = sqlite3.connect(path)
     raw.executescript(
         "DROP TABLE push_outbox; DROP TABLE push_configs;"
         " ALTER TABLE events DROP COLUMN n; PRAGMA user_version = 1;"
     )
+    raw.execute("UPDATE events SET payload = ?", (msgspec.json.encode(first),))
+    raw.execute("UPDATE tasks SET status = ?", (msgspec.json.encode(first.task.status),))
+    raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -365,6 +370,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
         assert await store.append(A, "t-1", v + 1, chunks, now=ts(2)) == v + 6
         log = await store.read_events(A, "t-1")
         assert [e.seq for e in log] == list(range(1, v + 7))
+        assert log[0].event == first
         assert [e.event for e in log[v + 1:]] == chunks
 
 
@@ -625,3 +631,38 @@ def test_close_survives_a_failed_optimize() -> None:
     conn = Busy()
     _close(conn)  # type: ignore[arg-type]
     assert conn.closed
+
+
+@pytest.mark.parametrize(("task_id", "context_id"), [
+    ("t-1", "ctx-1"),
+    ("same", "same"),  # a client may name its task as its context
+    ('q"uo\\te', "\u00e9t\u00e9\n\u0001"),  # escaped in JSON, and a control character
+])
+async def test_rows_name_their_task_and_context_by_reference(
+    tmp_path: Path, task_id: str, context_id: str
+) -> None:
+    path = tmp_path / "refs.db"
+    # texts equal to the ids, or holding them, come back as they were
+    history = [user("m-1", task_id), user("m-2", f'"{context_id}"'), user("m-3", context_id)]
+    first = created(task_id, context_id, at=ts(0), history=history)
+    then = [status(task_id, S.WORKING, ts(1), ctx=context_id, message=agent("m-4", task_id)),
+            chunk(task_id, "a", task_id, context_id, ctx=context_id)]
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [first], dialect="1.0", now=ts(0))
+        await store.append(A, task_id, v, then, now=ts(1))
+        assert [e.event for e in await store.read_events(A, task_id)] == [first, *then]
+        rec = await store.get_task(A, task_id, history_length=0, include_artifacts=False)
+        assert rec is not None and rec.task.status == then[0].status
+        listed = await store.list_tasks(A, ListTasks(include_artifacts=True))
+        assert listed.tasks[0].history == [*history, then[0].status.message]
+        assert listed.tasks[0].artifacts[0].parts == then[1].artifact.parts
+    raw = sqlite3.connect(path)
+    try:
+        payloads = [p for (p,) in raw.execute("SELECT payload FROM events")]
+        payloads.append(raw.execute("SELECT status FROM tasks").fetchone()[0])
+    finally:
+        raw.close()
+    # the ids themselves are stored once, in the task's row, not in its events
+    named = msgspec.json.encode(task_id)
+    assert all(named not in p for p in payloads[:-1] if b"\x01" in p)
+    assert sum(p.count(b'"\x01"') for p in payloads) >= 6

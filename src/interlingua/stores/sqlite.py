@@ -192,6 +192,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # JSON array of them (see _runs).
         "ALTER TABLE events ADD COLUMN n INTEGER NOT NULL DEFAULT 1",
     ),
+    # Event payloads and statuses name their own task and context by reference
+    # (see _pack); the tables are as they were, and rows written before read as ever.
+    (),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -212,8 +215,35 @@ _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 RUN_MAX = 256
 
 
+# A stored event names its task and context again and again: the event does, and
+# every message in it (an idle task's two events hold eight such ids in ~800
+# bytes). In the rows of that task each is written as a one-byte reference, a
+# control character that JSON text never holds raw, and put back when read:
+# events take about a third less room in the log, the WAL and the page cache.
+# Rows with no references (written before) read the same way.
+_TASK_REF = b'"\x01"'
+_CONTEXT_REF = b'"\x02"'
+
+_Ids = tuple[bytes, bytes]
+
+
+def _ids(task_id: str, context_id: str) -> _Ids:
+    """The task's and the context's ids as JSON strings, as they appear in payloads."""
+    return _encode(task_id), _encode(context_id)
+
+
+def _pack(data: bytes, ids: _Ids) -> bytes:
+    # Exact both ways: ``data`` has no raw control bytes, so every reference
+    # in the result is one this made, and _unpack undoes them in reverse order.
+    return data.replace(ids[0], _TASK_REF).replace(ids[1], _CONTEXT_REF)
+
+
+def _unpack(data: bytes, ids: _Ids) -> bytes:
+    return data.replace(_CONTEXT_REF, ids[1]).replace(_TASK_REF, ids[0])
+
+
 def _runs(
-    pk: int, first_seq: int, events: Sequence[Event]
+    pk: int, first_seq: int, events: Sequence[Event], ids: _Ids
 ) -> Iterator[tuple[int, int, int, int, bytes]]:
     """The rows for ``events`` numbered from ``first_seq``: one per run of
     consecutive events of one kind, at most RUN_MAX long."""
@@ -226,16 +256,19 @@ def _runs(
             end += 1
         n = end - start
         payload = _encode(events[start]) if n == 1 else _encode(events[start:end])
-        yield pk, first_seq + start, kind, n, payload
+        yield pk, first_seq + start, kind, n, _pack(payload, ids)
         start = end
 
 
-def _row_events(n: int, payload: bytes) -> list[Event]:
+def _row_events(n: int, payload: bytes, ids: _Ids) -> list[Event]:
+    payload = _unpack(payload, ids)
     return [_event_decoder.decode(payload)] if n == 1 else _events_decoder.decode(payload)
 
 
-def _insert_events(conn: _Connection, pk: int, first_seq: int, events: Sequence[Event]) -> None:
-    rows = list(_runs(pk, first_seq, events))
+def _insert_events(
+    conn: _Connection, pk: int, first_seq: int, events: Sequence[Event], ids: _Ids
+) -> None:
+    rows = list(_runs(pk, first_seq, events, ids))
     conn.executemany(
         "INSERT INTO events (task_pk, seq, kind, n, payload) VALUES (?, ?, ?, ?, ?)", rows
     )
@@ -477,6 +510,7 @@ def _create(
     push_configs: Sequence[PushConfig],
 ) -> tuple[int, bool]:
     metadata = None if created.metadata is None else _encode(created.metadata)
+    ids = _ids(created.id, created.context_id)
     with _transaction(conn):
         cur = conn.execute(
             "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp, metadata,"
@@ -489,7 +523,7 @@ def _create(
                 created.id,
                 created.context_id,
                 status.state.value,
-                _encode(status),
+                _pack(_encode(status), ids),
                 stamp,
                 metadata,
                 dialect,
@@ -503,7 +537,7 @@ def _create(
             raise TaskExists(f"task {created.id} already exists")
         pk = cur.lastrowid
         assert pk is not None
-        _insert_events(conn, pk, 1, events)
+        _insert_events(conn, pk, 1, events, ids)
         for config in push_configs:
             _put_config(conn, pk, created.id, config, dialect, now)
         queued = _queue(conn, pk, 1, events) if push_configs else False
@@ -537,7 +571,8 @@ def _append(
         # not be decoded; a status update in the batch brings its own.
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
         status_changed = _projection.advance(probe, events)
-        _insert_events(conn, pk, version + 1, events)
+        ids = _ids(task_id, context_id)
+        _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
         if status_changed:
             status = probe.status
@@ -547,7 +582,7 @@ def _append(
                 (
                     new_version,
                     status.state.value,
-                    _encode(status),
+                    _pack(_encode(status), ids),
                     _projection.sort_stamp(status, now),
                     now,
                     pk,
@@ -807,15 +842,18 @@ def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | No
     return Task(
         id=task_id,
         context_id=context_id,
-        status=_status_decoder.decode(status),
+        status=_status_decoder.decode(_unpack(status, _ids(task_id, context_id))),
         metadata=None if metadata is None else _metadata_decoder.decode(metadata),
     )
 
 
 def _fold(
-    rows: Iterable[tuple[int, bytes]], history_length: int | None, include_artifacts: bool
+    rows: Iterable[tuple[int, bytes]],
+    ids: _Ids,
+    history_length: int | None,
+    include_artifacts: bool,
 ) -> Task:
-    task = _projection.fold(e for n, payload in rows for e in _row_events(n, payload))
+    task = _projection.fold(e for n, payload in rows for e in _row_events(n, payload, ids))
     # The fold made fresh objects, so trimming in place shares nothing.
     task.history = _projection.trim_history(task.history, history_length)
     if not include_artifacts:
@@ -846,7 +884,7 @@ def _get(
             cur = conn.execute(
                 f"SELECT n, payload FROM events WHERE task_pk = ?{kinds} ORDER BY seq", (pk,)
             )
-            task = _fold(cur, history_length, include_artifacts)
+            task = _fold(cur, _ids(task_id, context_id), history_length, include_artifacts)
     return TaskRecord(
         task=task,
         scope=scope,
@@ -906,7 +944,8 @@ def _list(
             )
             for pk, n, payload in cur:
                 logs[pk].append((n, payload))
-            tasks = [_fold(logs[row[0]], query.history_length, artifacts) for row in rows]
+            tasks = [_fold(logs[row[0]], _ids(row[1], row[2]), query.history_length, artifacts)
+                     for row in rows]
         else:
             tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
     return ListTasksResult(
@@ -919,11 +958,12 @@ def _read_events(
 ) -> list[StoredEvent]:
     with _transaction(conn, "BEGIN"):
         row = conn.execute(
-            "SELECT pk FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
+            "SELECT pk, context_id FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             raise TaskNotFound(f"Task not found: {task_id}")
+        ids = _ids(task_id, row[1])
         wanted = -1 if limit is None else max(limit, 0)
         if wanted == 0:
             return []
@@ -938,7 +978,7 @@ def _read_events(
         for seq, n, payload in cur:
             if seq + n - 1 <= after:
                 continue
-            for i, event in enumerate(_row_events(n, payload)):
+            for i, event in enumerate(_row_events(n, payload, ids)):
                 if seq + i > after:
                     out.append(StoredEvent(seq + i, event))
             if 0 <= wanted <= len(out):
