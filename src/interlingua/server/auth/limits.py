@@ -21,6 +21,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING
 
@@ -183,6 +184,11 @@ class Ticket:
         self._held = True
 
 
+#: the place of every turn when their number has no cap: nothing to count or release
+_FREE = Ticket(None)
+_FREE.taken = True
+_NO_ADMISSION = nullcontext()
+
 # The ticket a send reserved, for the turn it starts (the send's own asyncio task).
 _ADMITTED: ContextVar[Ticket | None] = ContextVar("interlingua_admitted_turn", default=None)
 
@@ -223,7 +229,7 @@ class ExecutorGate:
         """A place for one more turn; ``ResourceUnavailable`` when there is none."""
         cap = self.limits.max_running
         if cap is None:
-            return Ticket(None)
+            return _FREE
         room = cap if self.limits.when_busy == "reject" else cap + self.limits.max_queued
         if self._reserved >= room and not force:
             waiting = "" if self.limits.when_busy == "reject" else \
@@ -233,9 +239,14 @@ class ExecutorGate:
         self._reserved += 1
         return Ticket(self)
 
-    def admission(self) -> _Admission:
+    def admission(self) -> AbstractContextManager[None]:
         """Around a send: a place is reserved (or ``ResourceUnavailable`` raised)
         for the turn the send starts; released if it starts none."""
+        if self.limits.max_running is None:
+            # No cap: every turn has the one free place, and the send has nothing
+            # to hand its turn (a context variable set per send stayed in the
+            # context of every running turn, ~170 bytes with its ticket).
+            return _NO_ADMISSION
         return _Admission(self.reserve())
 
     def take(self) -> Ticket:
