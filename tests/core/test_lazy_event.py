@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
-from interlingua.core.lazy_event import LazyEvent
+from interlingua.core.lazy_event import LazyEvent, Signal
 
 
 async def test_waiters_wake_when_it_is_set() -> None:
@@ -53,3 +54,17 @@ async def test_a_bare_future_filed_with_two_events_is_done_by_either_and_can_be_
     news.add_waiter(late)
     news.set()  # a waiter that gave up is skipped, not completed
     assert late.cancelled()
+
+
+async def test_a_signal_is_the_same_event_in_less_room() -> None:
+    signal = Signal()
+    assert not hasattr(signal, "__dict__")
+    assert sys.getsizeof(signal) < sys.getsizeof(LazyEvent())
+    waiter = asyncio.create_task(signal.wait())
+    bare: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    signal.add_waiter(bare)
+    await asyncio.sleep(0)
+    assert not waiter.done() and "waiters:2" in repr(signal)
+    signal.set()
+    assert await waiter is True and bare.result() is True
+    assert signal.is_set() and await signal.wait() is True

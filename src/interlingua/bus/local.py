@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ..core.lazy_event import LazyEvent
+from ..core.lazy_event import Signal
 from ..stores.base import StoredEvent
 
 __all__ = ["LocalBus"]
@@ -24,7 +24,7 @@ class _Topic:
         # A list, trimmed in halves: a deque makes a 64-slot block at once, and
         # every open stream's task has a topic.
         self.recent: list[StoredEvent] = []
-        self.changed = LazyEvent()
+        self.changed = Signal()
         self.subscribers = 0
 
 
@@ -41,10 +41,10 @@ class _Clock:
 
     def __init__(self, timeout: float) -> None:
         self._period = timeout / 2
-        self._round = LazyEvent()
+        self._round = Signal()
         self._timer: asyncio.TimerHandle | None = None
 
-    def round(self) -> LazyEvent:
+    def round(self) -> Signal:
         """The event the next tick sets."""
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._period, self._tick)
@@ -53,7 +53,7 @@ class _Clock:
     def _tick(self) -> None:
         # Not re-armed here: the woken readers that still wait ask for the next round.
         self._timer = None
-        done, self._round = self._round, LazyEvent()
+        done, self._round = self._round, Signal()
         done.set()
 
     def stop(self) -> None:
@@ -73,7 +73,7 @@ class _Subscription:
         self._closed = False
         # the future handed out by the last wake_on_news, and the events it is filed with
         self._waiter: asyncio.Future[bool] | None = None
-        self._waiting_on: tuple[LazyEvent, ...] = ()
+        self._waiting_on: tuple[Signal, ...] = ()
 
     @property
     def latest(self) -> int:
@@ -87,10 +87,10 @@ class _Subscription:
         self._waiter, self._waiting_on = fut, self._file(fut, timeout)
         return fut
 
-    def _file(self, fut: asyncio.Future[bool], timeout: float | None) -> tuple[LazyEvent, ...]:
+    def _file(self, fut: asyncio.Future[bool], timeout: float | None) -> tuple[Signal, ...]:
         # Woken by news, or by the bus's shared clock for this timeout: no timer
         # (and no task) per waiting reader.
-        events: tuple[LazyEvent, ...] = (self._topic.changed,) if timeout is None else \
+        events: tuple[Signal, ...] = (self._topic.changed,) if timeout is None else \
             (self._topic.changed, self._bus._clock(timeout).round())
         for event in events:
             event.add_waiter(fut)
@@ -184,7 +184,7 @@ class LocalBus:
             topic.latest = last
         # Wake everyone waiting on the old Event; later waiters get a fresh one.
         changed = topic.changed
-        topic.changed = LazyEvent()
+        topic.changed = Signal()
         changed.set()
 
     def subscribe(self, key: str, *, seen: int = 0) -> _Subscription:

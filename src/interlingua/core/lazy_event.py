@@ -3,9 +3,12 @@
 ``asyncio.Event`` makes a ``deque`` at once, about 700 bytes with its first
 block. A server holds several events per running task and per open stream
 (settled, flushed, cancelled, the bus's wake-up), most of them never awaited;
-made lazily they cost a few dozen bytes each. It is a subclass so that code
-typed for ``asyncio.Event`` (``ctx.cancelled``) takes it; every method is its
-own, not asyncio's, so it does not depend on asyncio's private attributes.
+made lazily they cost a few dozen bytes each. Every method is our own, not
+asyncio's, so nothing depends on asyncio's private attributes.
+
+``Signal`` is the event itself, with slots (48 bytes); ``LazyEvent`` is the
+same as a subclass of ``asyncio.Event`` (88 bytes, as it has a ``__dict__``),
+for code typed for one (``ctx.cancelled``).
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-__all__ = ["LazyEvent"]
+__all__ = ["LazyEvent", "Signal"]
 
 
-class LazyEvent(asyncio.Event):
+class Signal:
+    __slots__ = ("_is_set", "_waiting")
+
     def __init__(self) -> None:
-        # asyncio.Event.__init__ is skipped on purpose: it makes the deque.
         self._is_set = False
         self._waiting: list[asyncio.Future[bool]] | None = None
 
@@ -74,3 +78,9 @@ class LazyEvent(asyncio.Event):
             except ValueError:
                 pass
 
+
+
+class LazyEvent(Signal, asyncio.Event):
+    # Signal's methods come first; asyncio.Event.__init__ is skipped on
+    # purpose: it makes the deque.
+    __slots__ = ()

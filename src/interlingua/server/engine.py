@@ -56,7 +56,7 @@ from ..core.errors import (
     TaskNotFound,
     UnsupportedOperation,
 )
-from ..core.lazy_event import LazyEvent
+from ..core.lazy_event import LazyEvent, Signal
 from ..core.model import (
     TERMINAL_STATES,
     AgentCard,
@@ -85,6 +85,9 @@ from .streams import Stream, open_stream
 __all__ = ["Engine", "EngineConfig"]
 
 log = logging.getLogger("interlingua.engine")
+
+#: the scope of every call from no tenant by no authenticated principal
+_ANONYMOUS = Scope()
 
 #: events an executor may queue before its emit writes them (and lets readers run).
 #: Only an executor that emits without ever awaiting reaches it (one that awaits
@@ -161,9 +164,9 @@ class _Run:
         self.initial = initial
         self.message_id = message_id
         self.lock = asyncio.Lock()
-        self.settled = LazyEvent()
+        self.settled = Signal()
         # set once the task is in the store (or answered with a bare message)
-        self.flushed = LazyEvent()
+        self.flushed = Signal()
         if persisted:
             self.flushed.set()
         self.cancelled = LazyEvent()
@@ -350,6 +353,8 @@ class Engine:
 
     @staticmethod
     def scope_of(request: RequestInfo) -> Scope:
+        if not request.tenant and not request.principal:
+            return _ANONYMOUS  # shared: every running task holds its scope
         return Scope(tenant=request.tenant, owner=request.principal)
 
     # -------------------------------------------------------------------- send
@@ -439,7 +444,7 @@ class Engine:
             raise InvalidTaskState(f"Task {task.id} is already being continued")
         message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
         run.request = request
-        run.settled = LazyEvent()
+        run.settled = Signal()
         self._runs[run.key] = run
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
