@@ -49,7 +49,9 @@ class RequestInfo:
         self.streaming = streaming
         self.tenant = tenant
         self.headers: Mapping[str, str] = headers or {}
-        self.extensions = list(extensions)
+        #: the extensions the caller asked for (a tuple: most ask for none, and
+        #: the empty one is shared)
+        self.extensions: tuple[str, ...] = tuple(extensions)
         self.dialect = dialect
 
 
@@ -121,7 +123,7 @@ class Context:
 
     @property
     def extensions(self) -> list[str]:
-        return self.request.extensions
+        return list(self.request.extensions)
 
     @property
     def finished(self) -> bool:
