@@ -2,8 +2,8 @@
 
 The signature is checked here by three verifiers: ours (``verify_card_document``
 and the client's ``CardVerifier``), PyJWT over a payload this test builds
-from the spec's rules on its own, and (when its virtualenv is present) the
-reference SDK's verifier. A card changed after signing fails all of them.
+from the spec's rules on its own, and the official a2a-sdk's verifier (its
+environment made by scripts/interop-setup when missing). A card changed after signing fails all of them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from interlingua.core.card_signing import CardSignatureError, verify_card_docume
 from interlingua.core.jcs import CanonicalizationError, canonicalize
 from interlingua.core.model import AgentSkill, APIKeyScheme
 from interlingua.server.auth import APIKeyAuth, AuthConfig, CardSigning
+from tests.interop.harness import ensure_env
 from tests.live import bind_loopback
 
 from .helpers import serve_agent, serve_app
@@ -172,12 +173,20 @@ def test_verified_by_us_and_tamper_fails(served: tuple[bytes, dict[str, Any]]) -
         verify_card_document(card, {"keys": [dict(jwks["keys"][0], kid="other")]})
 
 
-SDK_PYTHON = ROOT / "benchmarks" / ".venv-a2a-sdk" / "bin" / "python"
+BENCH_SDK_PYTHON = ROOT / "benchmarks" / ".venv-a2a-sdk" / "bin" / "python"
 
 
-@pytest.mark.skipif(not SDK_PYTHON.exists(), reason="no reference SDK virtualenv")
+def _reference_sdk_python() -> Path:
+    """The official a2a-sdk 1.x: the benchmarks' venv when set up, else the interop
+    tests' (made by scripts/interop-setup when missing; skips when it cannot be)."""
+    if BENCH_SDK_PYTHON.exists():
+        return BENCH_SDK_PYTHON
+    return ensure_env("py-a2a-1.3.0") / "bin" / "python"
+
+
 def test_verified_by_reference_sdk(served: tuple[bytes, dict[str, Any]], tmp_path: Path) -> None:
     card, jwks = served
+    sdk_python = _reference_sdk_python()
     jwt_dir = Path(pyjwt.__file__).parent
     (tmp_path / "jwt").symlink_to(jwt_dir)  # the SDK's verifier needs PyJWT
     script = (
@@ -195,10 +204,10 @@ def test_verified_by_reference_sdk(served: tuple[bytes, dict[str, Any]], tmp_pat
     bad.write_text(json.dumps({**json.loads(card), "description": "tampered"}))
     keys.write_text(json.dumps(jwks))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    ok = subprocess.run([str(SDK_PYTHON), "-c", script, str(good), str(keys)], env=env,
+    ok = subprocess.run([str(sdk_python), "-c", script, str(good), str(keys)], env=env,
                         capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "verified" in ok.stdout, ok.stderr
-    no = subprocess.run([str(SDK_PYTHON), "-c", script, str(bad), str(keys)], env=env,
+    no = subprocess.run([str(sdk_python), "-c", script, str(bad), str(keys)], env=env,
                         capture_output=True, text=True, timeout=60)
     assert no.returncode != 0 and "InvalidSignaturesError" in no.stderr
 
