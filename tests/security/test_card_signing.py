@@ -2,8 +2,9 @@
 
 The signature is checked here by three verifiers: ours (``verify_card_document``
 and the client's ``CardVerifier``), PyJWT over a payload this test builds
-from the spec's rules on its own, and the official a2a-sdk's verifier (its
-environment made by scripts/interop-setup when missing). A card changed after signing fails all of them.
+from the spec's rules on its own, and the official a2a-sdk's verifier (in the
+interop tests' environment, made when missing). A card changed after signing
+fails all of them.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from interlingua.core.jcs import CanonicalizationError, canonicalize
 from interlingua.core.model import AgentSkill, APIKeyScheme
 from interlingua.server.auth import APIKeyAuth, AuthConfig, CardSigning
 from tests.interop.harness import ensure_env
+from tests.interop.matrix import ROWS
 from tests.live import bind_loopback
 
 from .helpers import serve_agent, serve_app
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = {"X-API-Key": "signed-" + "k" * 20}
 
 
@@ -173,20 +174,13 @@ def test_verified_by_us_and_tamper_fails(served: tuple[bytes, dict[str, Any]]) -
         verify_card_document(card, {"keys": [dict(jwks["keys"][0], kid="other")]})
 
 
-BENCH_SDK_PYTHON = ROOT / "benchmarks" / ".venv-a2a-sdk" / "bin" / "python"
-
-
-def _reference_sdk_python() -> Path:
-    """The official a2a-sdk 1.x: the benchmarks' venv when set up, else the interop
-    tests' (made by scripts/interop-setup when missing; skips when it cannot be)."""
-    if BENCH_SDK_PYTHON.exists():
-        return BENCH_SDK_PYTHON
-    return ensure_env("py-a2a-1.3.0") / "bin" / "python"
+#: the interop tests' environment of the official Python SDK 1.x
+SDK_ENV = next(row.env for row in ROWS if row.env.startswith("py-a2a-1."))
 
 
 def test_verified_by_reference_sdk(served: tuple[bytes, dict[str, Any]], tmp_path: Path) -> None:
     card, jwks = served
-    sdk_python = _reference_sdk_python()
+    sdk_python = ensure_env(SDK_ENV) / "bin" / "python"  # made when missing, or skipped
     jwt_dir = Path(pyjwt.__file__).parent
     (tmp_path / "jwt").symlink_to(jwt_dir)  # the SDK's verifier needs PyJWT
     script = (
