@@ -28,10 +28,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 #: the writer's own ``wal_autocheckpoint``, a backstop (frames; 2 KiB each)
 WRITER_THRESHOLD_FRAMES = 8000
-#: a background checkpoint once the writer added about this many pages to the WAL
-#: (on a server with one core the checkpoint shares it with the event loop: a
-#: short one delays less; measured on 1,000-chunk streams, first-event p99 4.5 ms
-#: at 1,000 pages, 2.1-2.6 ms at 250, the same throughput; 100 slowed the median)...
+# On a server with one core a checkpoint shares it with the event loop, and a
+# short one holds up less. Measured (two quick benchmark runs each), first-event
+# p99 on 1,000-chunk streams: 4.5 ms at 1,000 pages, 2.1-2.6 ms at 250; unary
+# req/s at 16 clients 6.5-6.7K and 6.5K, events/s 132-134K and 127-134K, within
+# the runs' noise. At 100 pages the first-event median rose from 0.6 to 0.8 ms.
+
+#: a background checkpoint once the writer added about this many pages to the WAL...
 CHECKPOINT_PAGES = 250
 #: ...or once this long has passed since the last with anything written
 CHECKPOINT_INTERVAL_S = 1.0
