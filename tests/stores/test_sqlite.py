@@ -13,7 +13,7 @@ import pytest
 from interlingua.core.calls import ListTasks
 from interlingua.core.errors import ConcurrentModification
 from interlingua.core.model import Event, TaskState, TextPart
-from interlingua.stores import MemoryStore, Scope, SQLiteStore, open_store
+from interlingua.stores import MemoryStore, MessageExists, Scope, SQLiteStore, open_store
 from interlingua.stores.sqlite import SCHEMA_VERSION, _close, _transaction, parse_sqlite_url
 from interlingua.stores.sqlite_checkpoint import (
     CHECKPOINT_PAGES,
@@ -114,7 +114,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     finally:
         other.close()
 
@@ -340,6 +340,39 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
+# what schema version 5 added, taken away again (a database of an older version)
+V5_UNDONE = (
+    " DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
+    " ALTER TABLE tasks DROP COLUMN digest; DROP INDEX tasks_message;"
+    " CREATE INDEX tasks_message ON tasks (tenant, owner, message_id)"
+    " WHERE message_id IS NOT NULL;"
+)
+
+
+async def test_a_version_4_database_keeps_the_earliest_task_of_a_repeated_message(
+        tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        for n in range(3):
+            await store.create_task(A, [created(f"t-{n}", at=ts(n))], dialect="1.0",
+                                    now=ts(n), message_id=f"m-{n}")
+    raw = sqlite3.connect(path)
+    raw.executescript(V5_UNDONE + " PRAGMA user_version = 4;")
+    # two more tasks of m-0, as version 4 let concurrent sends make them
+    raw.execute("UPDATE tasks SET message_id = 'm-0'")
+    raw.commit()
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert await store.task_for_message(A, "m-0") == "t-0"
+        for n in range(3):  # every task is still readable
+            assert (await store.get_task(A, f"t-{n}")) is not None
+        with pytest.raises(MessageExists) as caught:
+            await store.create_task(A, [created("t-9", at=ts(9))], dialect="1.0",
+                                    now=ts(9), message_id="m-0")
+        assert caught.value.record.task_id == "t-0"
+
+
 async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> None:
     from interlingua.core.model import PushConfig
 
@@ -351,14 +384,14 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw = sqlite3.connect(path)
     raw.executescript(
         "DROP TABLE push_outbox; DROP TABLE push_configs;"
-        " ALTER TABLE events DROP COLUMN n; PRAGMA user_version = 1;"
+        " ALTER TABLE events DROP COLUMN n;" + V5_UNDONE + " PRAGMA user_version = 1;"
     )
     raw.execute("UPDATE events SET payload = ?", (msgspec.json.encode(first),))
     raw.execute("UPDATE tasks SET status = ?", (msgspec.json.encode(first.task.status),))
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),

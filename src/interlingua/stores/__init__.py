@@ -6,13 +6,28 @@ connects it.
 
 from __future__ import annotations
 
-from .base import Scope, Store, StoredEvent, TaskExists, TaskRecord, UnfinishedTask
+from .base import (
+    Lease,
+    LeaseLost,
+    MessageExists,
+    MessageRecord,
+    Scope,
+    Store,
+    StoredEvent,
+    TaskExists,
+    TaskRecord,
+    UnfinishedTask,
+)
 from .memory import MemoryStore
 from .sqlite import SQLiteStore
 
 __all__ = [
     "SUPPORTED_SCHEMES",
+    "Lease",
+    "LeaseLost",
     "MemoryStore",
+    "MessageExists",
+    "MessageRecord",
     "SQLiteStore",
     "Scope",
     "Store",

@@ -41,6 +41,10 @@ __all__ = [
     "DEAD",
     "PENDING",
     "Delivery",
+    "Lease",
+    "LeaseLost",
+    "MessageExists",
+    "MessageRecord",
     "PushConfigRecord",
     "PushMode",
     "Scope",
@@ -89,10 +93,54 @@ class UnfinishedTask(msgspec.Struct):
     context_id: str
     state: TaskState
     version: int
+    #: the epoch of the lease under which the task was last written (the process
+    #: running its turn); None for a task written without one
+    lease: int | None = None
 
 
 class TaskExists(Exception):
     """``create_task`` for an id that the scope already has."""
+
+
+class MessageRecord(msgspec.Struct, frozen=True):
+    """A message id's task in a scope, and the digest of the message it named."""
+
+    task_id: str
+    #: what ``message_digest`` gave for the message (b"" when not recorded)
+    digest: bytes = b""
+
+
+class MessageExists(Exception):
+    """A write named a message id that the scope already has (for another write)."""
+
+    def __init__(self, message_id: str, record: MessageRecord) -> None:
+        super().__init__(f"message {message_id} already has task {record.task_id}")
+        self.message_id = message_id
+        self.record = record
+
+
+# ------------------------------------------------------------------ ownership
+
+
+class Lease(msgspec.Struct, frozen=True):
+    """A serving process's claim to run turns, renewed by its heartbeats.
+
+    ``epoch`` only grows: every lease taken gets a larger one than any before,
+    in this store. A write made under a lease names its epoch; once the lease
+    is revoked (its holder missed its heartbeats, or is known to be dead) such
+    a write is refused with ``LeaseLost``.
+    """
+
+    epoch: int
+    #: who holds it: ``host/boot-id:pid`` (see server/leases.py)
+    holder: str
+    #: seconds since the epoch (wall clock), when taken and when last renewed
+    started: float
+    heartbeat: float
+
+
+class LeaseLost(Exception):
+    """A write under a lease that was revoked: its turns belong to nobody now."""
 
 
 # ------------------------------------------------------------- push notifications
@@ -172,14 +220,19 @@ class Store(Protocol):
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        digest: bytes = b"",
+        lease: int | None = None,
     ) -> int:
         """Create a task from its first events (``events[0]`` is ``TaskCreated``).
 
         The events get sequence numbers 1..n; returns n, the task's version.
-        ``message_id`` (the message that created it) is remembered for
-        idempotent sends. ``push_configs`` (each with its ``id`` set) are
-        registered in ``dialect`` in the same transaction, and their first
-        deliveries queued. Raises ``TaskExists`` if the scope has the id.
+        ``message_id`` (the message that created it, with its ``digest``) is
+        remembered for idempotent sends: a second task for the same id in the
+        scope raises ``MessageExists`` naming the first. ``push_configs`` (each
+        with its ``id`` set) are registered in ``dialect`` in the same
+        transaction, and their first deliveries queued. Raises ``TaskExists``
+        if the scope has the id. ``lease``: the epoch of the writer's lease,
+        recorded as the task's owner; ``LeaseLost`` if it was revoked.
         """
         ...
 
@@ -191,11 +244,16 @@ class Store(Protocol):
         events: Sequence[Event],
         *,
         now: str,
+        lease: int | None = None,
+        message: tuple[str, bytes] | None = None,
     ) -> int:
         """Append events in one transaction; returns the new version.
 
         Raises ``ConcurrentModification`` if the task's version is not
-        ``expected_version``, ``TaskNotFound`` if the scope has no such task.
+        ``expected_version``, ``TaskNotFound`` if the scope has no such task,
+        ``LeaseLost`` if ``lease`` (recorded as the task's owner) was revoked.
+        ``message`` (a message id and digest) is remembered for this task like
+        a creating message; ``MessageExists`` if the scope has it already.
         """
         ...
 
@@ -226,11 +284,38 @@ class Store(Protocol):
         ...
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
-        """The id of the task that ``message_id`` created in this scope, if any."""
+        """The id of the task that ``message_id`` created or continued in this scope."""
+        ...
+
+    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+        """``message_id``'s task in this scope, with the digest recorded for it."""
         ...
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
-        """Tasks of every scope in ``submitted`` or ``working`` (for start-up recovery)."""
+        """Tasks of every scope in ``submitted`` or ``working`` (for recovery)."""
+        ...
+
+    # ------------------------------------------------------------------ leases
+
+    async def acquire_lease(self, holder: str, now: float) -> Lease:
+        """Take a new lease, with an epoch larger than any taken before."""
+        ...
+
+    async def renew_lease(self, epoch: int, now: float) -> bool:
+        """Record a heartbeat; False when the lease was revoked or released."""
+        ...
+
+    async def release_lease(self, epoch: int) -> None:
+        """Give the lease up (a clean shutdown); writes under it are refused after."""
+        ...
+
+    async def live_leases(self) -> list[Lease]:
+        """The leases neither revoked nor released, oldest first."""
+        ...
+
+    async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
+        """Revoke a lease (its holder is gone); False if it was not live. With
+        ``unless_after``, only if its last heartbeat is older than that."""
         ...
 
     async def purge_finished(self, before: str) -> int:

@@ -35,6 +35,10 @@ from .base import (
     DEAD,
     PENDING,
     Delivery,
+    Lease,
+    LeaseLost,
+    MessageExists,
+    MessageRecord,
     PushConfigRecord,
     Scope,
     StoredEvent,
@@ -93,6 +97,12 @@ class _Entry(msgspec.Struct, gc=False):
     packed_log: bytes = b""
     #: the finished task, packed at its first read (see view)
     packed_task: bytes = b""
+    #: the digest of the creating message (see server/idempotency.py)
+    digest: bytes = b""
+    #: the epoch of the lease it was last written under
+    lease: int | None = None
+    #: message ids that continued the task, with their digests
+    followups: dict[str, bytes] | None = None
 
     @classmethod
     def new(
@@ -176,6 +186,8 @@ class MemoryStore:
         self._rows: dict[int, _Row] = {}  # every delivery, pending or dead
         self._queues: dict[_QueueKey, list[int]] = {}  # pending ids, sequence order
         self._ids = itertools.count(1)
+        self._leases: dict[int, Lease] = {}
+        self._epochs = itertools.count(1)
 
     async def open(self) -> None:
         pass
@@ -201,10 +213,15 @@ class MemoryStore:
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        digest: bytes = b"",
+        lease: int | None = None,
     ) -> int:
         created = _projection.created_task(events)
+        self._check_lease(lease)
         if self._entry(scope, created.id) is not None:
             raise TaskExists(f"task {created.id} already exists")
+        if message_id is not None:
+            self._check_message(scope, message_id)
         status = _status_after(created.id, created.status, events[1:])  # raises before storing
         records = [_record_of(c, created.id, dialect, now) for c in push_configs]
         stamp = _projection.sort_stamp(status, now)
@@ -214,9 +231,10 @@ class MemoryStore:
         entry = _Entry.new(created, status, stored, len(events), dialect, message_id, stamp, now)
         if finished:
             entry.packed_log = _pack(events)
+        entry.digest, entry.lease = digest, lease
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None:
-            self._by_message.setdefault(scope, {}).setdefault(message_id, created.id)
+            self._by_message.setdefault(scope, {})[message_id] = created.id
         for record in records:
             entry.push[record.config.id or ""] = record
         self._queue(scope, created.id, entry, 1, events)
@@ -230,7 +248,10 @@ class MemoryStore:
         events: Sequence[Event],
         *,
         now: str,
+        lease: int | None = None,
+        message: tuple[str, bytes] | None = None,
     ) -> int:
+        self._check_lease(lease)
         entry = self._entry(scope, task_id)
         if entry is None:
             raise TaskNotFound(f"Task not found: {task_id}")
@@ -240,8 +261,16 @@ class MemoryStore:
             )
         if not events:
             return entry.version
+        if message is not None:
+            self._check_message(scope, message[0])
         # The whole batch is checked before any of it is stored.
         status = _status_after(task_id, entry.status, events)
+        if message is not None:
+            if entry.followups is None:
+                entry.followups = {}
+            entry.followups[message[0]] = message[1]
+            self._by_message.setdefault(scope, {})[message[0]] = task_id
+        entry.lease = lease
         if status is not entry.status:
             entry.status = status
             entry.stamp = _projection.sort_stamp(status, now)
@@ -310,9 +339,28 @@ class MemoryStore:
         by_message = self._by_message.get(scope)
         return None if by_message is None else by_message.get(message_id)
 
+    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+        return self._message(scope, message_id)
+
+    def _message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+        task_id = self._by_message.get(scope, {}).get(message_id)
+        if task_id is None:
+            return None
+        entry = self._entry(scope, task_id)
+        if entry is None:
+            return None
+        if entry.message_id == message_id:
+            return MessageRecord(task_id, entry.digest)
+        return MessageRecord(task_id, (entry.followups or {}).get(message_id, b""))
+
+    def _check_message(self, scope: Scope, message_id: str) -> None:
+        found = self._message(scope, message_id)
+        if found is not None:
+            raise MessageExists(message_id, found)
+
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         return [
-            UnfinishedTask(scope, tid, e.context_id, e.status.state, e.version)
+            UnfinishedTask(scope, tid, e.context_id, e.status.state, e.version, e.lease)
             for scope, tasks in self._tasks.items()
             for tid, e in tasks.items()
             if e.status.state in _UNFINISHED
@@ -331,14 +379,46 @@ class MemoryStore:
                 entry = tasks.pop(tid)
                 for config_id in entry.push:
                     self._drop_queue(scope, tid, config_id)
-                if entry.message_id is not None and by_message.get(entry.message_id) == tid:
-                    del by_message[entry.message_id]
+                for mid in [entry.message_id, *(entry.followups or ())]:
+                    if mid is not None and by_message.get(mid) == tid:
+                        del by_message[mid]
             count += len(doomed)
             if not tasks:
                 del self._tasks[scope]
             if not by_message:
                 self._by_message.pop(scope, None)
         return count
+
+    # ------------------------------------------------------------------ leases
+
+    async def acquire_lease(self, holder: str, now: float) -> Lease:
+        lease = Lease(next(self._epochs), holder, now, now)
+        self._leases[lease.epoch] = lease
+        return lease
+
+    async def renew_lease(self, epoch: int, now: float) -> bool:
+        lease = self._leases.get(epoch)
+        if lease is None:
+            return False
+        self._leases[epoch] = msgspec.structs.replace(lease, heartbeat=now)
+        return True
+
+    async def release_lease(self, epoch: int) -> None:
+        self._leases.pop(epoch, None)
+
+    async def live_leases(self) -> list[Lease]:
+        return sorted(self._leases.values(), key=lambda lease: lease.epoch)
+
+    async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
+        lease = self._leases.get(epoch)
+        if lease is None or (unless_after is not None and lease.heartbeat > unless_after):
+            return False
+        del self._leases[epoch]
+        return True
+
+    def _check_lease(self, lease: int | None) -> None:
+        if lease is not None and lease not in self._leases:
+            raise LeaseLost(f"the lease of epoch {lease} was revoked")
 
     # ------------------------------------------------------------ push configs
 

@@ -52,10 +52,13 @@ from ..core.model import (
     TaskStatus,
 )
 from . import _paging, _projection
+from . import sqlite_leases as _leases
 from .base import (
     DEAD,
     PENDING,
     Delivery,
+    Lease,
+    MessageRecord,
     PushConfigRecord,
     Scope,
     StoredEvent,
@@ -195,6 +198,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # Event payloads and statuses name their own task and context by reference
     # (see _pack); the tables are as they were, and rows written before read as ever.
     (),
+    _leases.MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -497,6 +501,16 @@ def _run_group(
 # Each runs on the store's thread with its connection.
 
 
+def _in_transaction(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn(conn, ...)`` as one write transaction (a savepoint inside a group)."""
+
+    def write(conn: sqlite3.Connection, *args: Any) -> T:
+        with _transaction(conn):
+            return fn(conn, *args)
+
+    return write
+
+
 def _create(
     conn: _Connection,
     scope: Scope,
@@ -508,31 +522,41 @@ def _create(
     message_id: str | None,
     now: str,
     push_configs: Sequence[PushConfig],
+    digest: bytes,
+    lease: int | None,
 ) -> tuple[int, bool]:
     metadata = None if created.metadata is None else _encode(created.metadata)
     ids = _ids(created.id, created.context_id)
     with _transaction(conn):
-        cur = conn.execute(
-            "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp, metadata,"
-            " dialect, message_id, version, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (tenant, owner, id) DO NOTHING",
-            (
-                scope.tenant,
-                scope.owner,
-                created.id,
-                created.context_id,
-                status.state.value,
-                _pack(_encode(status), ids),
-                stamp,
-                metadata,
-                dialect,
-                message_id,
-                len(events),
-                now,
-                now,
-            ),
-        )
+        _leases.check_lease(conn, lease)
+        try:
+            cur = conn.execute(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
+                " metadata, dialect, message_id, version, created_at, updated_at, digest,"
+                " lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (tenant, owner, id) DO NOTHING",
+                (
+                    scope.tenant,
+                    scope.owner,
+                    created.id,
+                    created.context_id,
+                    status.state.value,
+                    _pack(_encode(status), ids),
+                    stamp,
+                    metadata,
+                    dialect,
+                    message_id,
+                    len(events),
+                    now,
+                    now,
+                    digest or None,
+                    lease,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            # the only other unique key: another task of the same message id
+            assert message_id is not None
+            raise _leases.message_taken(conn, scope, message_id) from None
         if cur.rowcount == 0:
             raise TaskExists(f"task {created.id} already exists")
         pk = cur.lastrowid
@@ -551,8 +575,11 @@ def _append(
     expected_version: int,
     events: Sequence[Event],
     now: str,
+    lease: int | None,
+    message: tuple[str, bytes] | None,
 ) -> tuple[int, bool]:
     with _transaction(conn):
+        _leases.check_lease(conn, lease)
         row = conn.execute(
             "SELECT pk, context_id, state, version FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
@@ -571,27 +598,30 @@ def _append(
         # not be decoded; a status update in the batch brings its own.
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
         status_changed = _projection.advance(probe, events)
+        if message is not None:
+            _leases.remember_message(conn, scope, pk, message)
         ids = _ids(task_id, context_id)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
         if status_changed:
             status = probe.status
             conn.execute(
-                "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?"
-                " WHERE pk = ?",
+                "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
+                " lease = ? WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
                     _pack(_encode(status), ids),
                     _projection.sort_stamp(status, now),
                     now,
+                    lease,
                     pk,
                 ),
             )
         else:
             conn.execute(
-                "UPDATE tasks SET version = ?, updated_at = ? WHERE pk = ?",
-                (new_version, now, pk),
+                "UPDATE tasks SET version = ?, updated_at = ?, lease = ? WHERE pk = ?",
+                (new_version, now, lease, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
@@ -987,23 +1017,15 @@ def _read_events(
         return out
 
 
-def _task_for_message(conn: sqlite3.Connection, scope: Scope, message_id: str) -> str | None:
-    row = conn.execute(
-        "SELECT id FROM tasks WHERE tenant = ? AND owner = ? AND message_id = ?"
-        " ORDER BY pk LIMIT 1",
-        (scope.tenant, scope.owner, message_id),
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
 def _unfinished(conn: sqlite3.Connection) -> list[UnfinishedTask]:
     cur = conn.execute(
-        "SELECT tenant, owner, id, context_id, state, version FROM tasks"
+        "SELECT tenant, owner, id, context_id, state, version, lease FROM tasks"
         f" WHERE state IN {_UNFINISHED_SQL}"
     )
     return [
-        UnfinishedTask(Scope(tenant, owner), task_id, context_id, TaskState(state), version)
-        for tenant, owner, task_id, context_id, state, version in cur
+        UnfinishedTask(Scope(tenant, owner), task_id, context_id, TaskState(state), version,
+                       lease)
+        for tenant, owner, task_id, context_id, state, version, lease in cur
     ]
 
 
@@ -1243,6 +1265,8 @@ class SQLiteStore:
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        digest: bytes = b"",
+        lease: int | None = None,
     ) -> int:
         created = _projection.created_task(events)
         # Validate the batch and find the task's status before touching the disk.
@@ -1262,6 +1286,8 @@ class SQLiteStore:
             message_id,
             now,
             push_configs,
+            digest,
+            lease,
         )
         self._queued(queued)
         return version
@@ -1274,8 +1300,11 @@ class SQLiteStore:
         events: Sequence[Event],
         *,
         now: str,
+        lease: int | None = None,
+        message: tuple[str, bytes] | None = None,
     ) -> int:
-        version, queued = await self._write(_append, scope, task_id, expected_version, events, now)
+        version, queued = await self._write(_append, scope, task_id, expected_version, events,
+                                            now, lease, message)
         self._queued(queued)
         return version
 
@@ -1308,7 +1337,26 @@ class SQLiteStore:
         return await self._run(_read_events, scope, task_id, after, limit)
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
-        return await self._run(_task_for_message, scope, message_id)
+        found = await self.find_message(scope, message_id)
+        return None if found is None else found.task_id
+
+    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+        return await self._run(_leases.find_message, scope, message_id)
+
+    async def acquire_lease(self, holder: str, now: float) -> Lease:
+        return await self._write(_in_transaction(_leases.acquire), holder, now)
+
+    async def renew_lease(self, epoch: int, now: float) -> bool:
+        return await self._write(_in_transaction(_leases.renew), epoch, now)
+
+    async def release_lease(self, epoch: int) -> None:
+        await self._write(_in_transaction(_leases.release), epoch)
+
+    async def live_leases(self) -> list[Lease]:
+        return await self._run(_leases.live)
+
+    async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
+        return await self._write(_in_transaction(_leases.revoke), epoch, unless_after)
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         return await self._run(_unfinished)

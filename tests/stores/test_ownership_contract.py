@@ -1,0 +1,124 @@
+"""The store's part in task ownership and idempotent sends, for every store:
+leases with growing epochs, writes fenced by them, one task per message id."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from interlingua.core.errors import ConcurrentModification
+from interlingua.core.model import TaskState as S
+from interlingua.stores import LeaseLost, MessageExists, MessageRecord, Scope, Store
+
+from .builders import created, said, status, ts, user
+
+A = Scope("acme", "alice")
+
+
+async def test_every_lease_gets_a_larger_epoch_even_after_release(store: Store) -> None:
+    first = await store.acquire_lease("h:1", 100.0)
+    second = await store.acquire_lease("h:2", 101.0)
+    assert second.epoch > first.epoch
+    await store.release_lease(second.epoch)
+    third = await store.acquire_lease("h:3", 102.0)
+    assert third.epoch > second.epoch
+    assert [lease.epoch for lease in await store.live_leases()] == [first.epoch, third.epoch]
+    assert (await store.live_leases())[0].holder == "h:1"
+
+
+async def test_renew_moves_the_heartbeat_until_the_lease_is_revoked(store: Store) -> None:
+    lease = await store.acquire_lease("h:1", 100.0)
+    assert await store.renew_lease(lease.epoch, 105.0)
+    assert (await store.live_leases())[0].heartbeat == 105.0
+    # a revocation that only takes leases silent since 104 leaves this one
+    assert not await store.revoke_lease(lease.epoch, unless_after=104.0)
+    assert await store.revoke_lease(lease.epoch, unless_after=106.0)
+    assert not await store.revoke_lease(lease.epoch)
+    assert not await store.renew_lease(lease.epoch, 107.0)
+    assert await store.live_leases() == []
+
+
+async def test_writes_under_a_revoked_lease_are_refused(store: Store) -> None:
+    mine = await store.acquire_lease("h:1", 100.0)
+    other = await store.acquire_lease("h:2", 100.0)
+    v = await store.create_task(A, [created("t-1"), status("t-1", S.WORKING, ts(0))],
+                                dialect="1.0", now=ts(0), lease=mine.epoch)
+    (unfinished,) = await store.unfinished_tasks()
+    assert unfinished.lease == mine.epoch
+    await store.revoke_lease(mine.epoch)
+    with pytest.raises(LeaseLost):
+        await store.append(A, "t-1", v, [status("t-1", S.COMPLETED, ts(1))], now=ts(1),
+                           lease=mine.epoch)
+    with pytest.raises(LeaseLost):
+        await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                                lease=mine.epoch)
+    assert await store.get_task(A, "t-2") is None
+    # the task is as it was, and a live lease's write goes through and owns it
+    rec = await store.get_task(A, "t-1")
+    assert rec is not None and rec.version == v and rec.task.status.state is S.WORKING
+    await store.append(A, "t-1", v, [status("t-1", S.FAILED, ts(2))], now=ts(2),
+                       lease=other.epoch)
+    assert await store.unfinished_tasks() == []
+
+
+async def test_the_last_writer_owns_an_unfinished_task(store: Store) -> None:
+    one = await store.acquire_lease("h:1", 100.0)
+    two = await store.acquire_lease("h:2", 100.0)
+    v = await store.create_task(A, [created("t-1"), status("t-1", S.INPUT_REQUIRED, ts(0))],
+                                dialect="1.0", now=ts(0), lease=one.epoch)
+    await store.append(A, "t-1", v, [said(user("m-2", "t-1")), status("t-1", S.WORKING, ts(1))],
+                       now=ts(1), lease=two.epoch)
+    (unfinished,) = await store.unfinished_tasks()
+    assert unfinished.lease == two.epoch
+
+
+async def test_a_message_id_makes_one_task_and_keeps_its_digest(store: Store) -> None:
+    await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d1")
+    assert await store.find_message(A, "m-1") == MessageRecord("t-1", b"d1")
+    with pytest.raises(MessageExists) as caught:
+        await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                                message_id="m-1", digest=b"d2")
+    assert caught.value.record == MessageRecord("t-1", b"d1")
+    assert await store.get_task(A, "t-2") is None
+    # another scope has its own message ids
+    other = Scope("acme", "bob")
+    await store.create_task(other, [created("t-1")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d3")
+    assert await store.find_message(other, "m-1") == MessageRecord("t-1", b"d3")
+
+
+async def test_concurrent_creates_of_one_message_make_one_task(store: Store) -> None:
+    results = await asyncio.gather(*(
+        store.create_task(A, [created(f"t-{n}")], dialect="1.0", now=ts(0),
+                          message_id="m-1", digest=b"d")
+        for n in range(8)), return_exceptions=True)
+    made = [r for r in results if isinstance(r, int)]
+    refused = [r for r in results if isinstance(r, MessageExists)]
+    assert len(made) == 1 and len(refused) == 7, results
+    winner = await store.task_for_message(A, "m-1")
+    assert all(r.record.task_id == winner for r in refused)
+
+
+async def test_a_follow_up_message_id_finds_its_task(store: Store) -> None:
+    v = await store.create_task(A, [created("t-1"), status("t-1", S.INPUT_REQUIRED, ts(0))],
+                                dialect="1.0", now=ts(0), message_id="m-1", digest=b"d1")
+    v = await store.append(A, "t-1", v, [said(user("m-2", "t-1")),
+                                         status("t-1", S.WORKING, ts(1))],
+                           now=ts(1), message=("m-2", b"d2"))
+    assert await store.find_message(A, "m-2") == MessageRecord("t-1", b"d2")
+    assert await store.task_for_message(A, "m-2") == "t-1"
+    # used again, by a second follow-up or a new task: refused, nothing written
+    await store.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(2))], now=ts(2))
+    with pytest.raises(MessageExists):
+        await store.append(A, "t-1", v + 1, [said(user("m-2", "t-1")),
+                                             status("t-1", S.WORKING, ts(3))],
+                           now=ts(3), message=("m-2", b"d2"))
+    rec = await store.get_task(A, "t-1")
+    assert rec is not None and rec.version == v + 1
+    with pytest.raises(MessageExists):
+        await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                                message_id="m-1")
+    with pytest.raises(ConcurrentModification):
+        await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(4))], now=ts(4))
