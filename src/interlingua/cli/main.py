@@ -30,7 +30,7 @@ from .security_options import (
     serve_security_options,
     tls_client_options,
 )
-from .serve import DEFAULT_STORE, LoadError, load_agent, public_url_for, serve
+from .serve import LoadError, load_agent, public_url_for, serve
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
@@ -191,8 +191,9 @@ def main() -> None:
 @click.argument("spec", metavar="FILE_OR_MODULE[:ATTR]")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--store", default=DEFAULT_STORE, show_default=True,
-              help="Where tasks are kept: sqlite:///PATH or memory://.")
+@click.option("--store", default=None,
+              help="Where tasks are kept: sqlite:///PATH or memory:// "
+                   "[default: sqlite:///.interlingua/<agent-name>.db].")
 @click.option("--public-url", default=None, callback=_check_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
@@ -207,12 +208,16 @@ def main() -> None:
 @click.option("--push-allow-host", "push_allow_hosts", multiple=True, metavar="HOST_OR_NET",
               help="A host, IP address or network (10.1.0.0/16) whose webhooks are always "
                    "accepted; may be repeated.")
-def serve_command(spec: str, host: str, port: int, store: str, public_url: str | None,
+@click.option("--lease-timeout", type=click.FloatRange(0.5, 3600), default=None,
+              metavar="SECONDS",
+              help="Seconds without a heartbeat after which another process on the same "
+                   "store ends this one's running tasks [default: 10].")
+def serve_command(spec: str, host: str, port: int, store: str | None, public_url: str | None,
                   rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
                   keyfile: str | None, client_ca: str | None, auth_spec: str | None,
                   limits_spec: str | None, sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
-                  push_allow_hosts: tuple[str, ...]) -> None:
+                  push_allow_hosts: tuple[str, ...], lease_timeout: float | None) -> None:
     """Serve the agent defined in a Python file or module.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
@@ -237,27 +242,34 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
                             allow_private_networks=push_allow_private,
                             allow_hosts=list(push_allow_hosts))
     scheme = "https" if certfile else "http"
-    base = (public_url or public_url_for(host, port, scheme)).rstrip("/")
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
-    info = {
-        "listen": f"{scheme}://{host}:{port}",
-        "card": base + "/.well-known/agent-card.json",
-        "jsonrpc": base + path,
-        "store": store,
-    }
-    if as_json:
-        click.echo(msgspec.json.encode(info).decode())
-    else:
-        click.echo(f"Serving {spec} on {info['listen']} (store {store})")
-        click.echo(f"  agent card: {info['card']}")
-        click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
+
+    def listening(store_url: str, bound_port: int) -> None:
+        # said only once the socket is bound: a process that cannot listen says so instead
+        base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
+        info = {
+            "listen": f"{scheme}://{host}:{bound_port}",
+            "card": base + "/.well-known/agent-card.json",
+            "jsonrpc": base + path,
+            "store": store_url,
+        }
+        if as_json:
+            click.echo(msgspec.json.encode(info).decode())
+        else:
+            click.echo(f"Serving {spec} on {info['listen']} (store {store_url})")
+            click.echo(f"  agent card: {info['card']}")
+            click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
+
     try:
-        serve(agent, host=host, port=port, store=store, public_url=base,
+        serve(agent, host=host, port=port, store=store,
+              public_url=public_url.rstrip("/") if public_url else None,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push)
+              push=push, lease_timeout=lease_timeout, on_listening=listening)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
+    except OSError as exc:  # the address cannot be listened on
+        _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import click
 import msgspec
 
-from .serve import DEFAULT_STORE
+from .serve import LoadError, default_store_for, load_agent
 
 __all__ = ["listen_command", "push_group"]
 
@@ -39,8 +40,34 @@ def push_group() -> None:
     """Inspect and manage an agent's push-notification outbox (on its store)."""
 
 
-_store_option = click.option("--store", default=DEFAULT_STORE, show_default=True,
-                             help="The agent's store URL.")
+def _resolve_store(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    agent_spec = ctx.meta.get("interlingua.agent_spec")
+    if value and agent_spec:
+        raise click.UsageError("give --store or --agent, not both")
+    if value:
+        return value
+    if agent_spec:
+        try:
+            return default_store_for(load_agent(agent_spec))
+        except LoadError as exc:
+            raise click.UsageError(str(exc)) from None
+    raise click.UsageError(
+        "say whose outbox: --store URL (the agent's store), or --agent FILE "
+        "(the agent served with the default store, ./.interlingua/<agent-name>.db)")
+
+
+def _store_option(fn: Any) -> Any:
+    fn = click.option("--store", default=None, callback=_resolve_store, metavar="URL",
+                      help="The agent's store URL.")(fn)
+    # is_eager: read first, so that --store's callback can see it
+    return click.option("--agent", "agent_spec", default=None, is_eager=True,
+                        metavar="FILE_OR_MODULE[:ATTR]", expose_value=False,
+                        callback=_remember_agent,
+                        help="The agent file whose default store to use.")(fn)
+
+
+def _remember_agent(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta["interlingua.agent_spec"] = value
 
 
 @push_group.command("dead")

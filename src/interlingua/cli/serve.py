@@ -5,19 +5,49 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import re
+import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
 from ..server.agent import Agent
 from ..server.auth import AuthConfig, CardSigning, Limits
-from ..server.engine import Engine
+from ..server.engine import Engine, EngineConfig
 from ..server.push import PushSettings
 
-__all__ = ["DEFAULT_STORE", "load_agent", "public_url_for", "serve"]
+__all__ = ["bind", "default_store_for", "load_agent", "public_url_for", "serve"]
 
-DEFAULT_STORE = "sqlite:///.interlingua/tasks.db"
+
+def default_store_for(agent: Agent) -> str:
+    """The store ``serve`` uses when none is named: one SQLite file per agent
+    under ``./.interlingua/``, so two agents started from one folder never share
+    tasks by accident."""
+    slug = re.sub(r"[^a-z0-9]+", "-", agent.name.lower()).strip("-") or "agent"
+    return f"sqlite:///.interlingua/{slug[:64]}.db"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``; ``OSError`` when it cannot be had.
+
+    ``serve`` binds before it builds the app or opens the store, so a process
+    that cannot listen (the port is taken) never touches the store.
+    """
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                               flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
 
 
 class LoadError(Exception):
@@ -91,7 +121,7 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    store: str = DEFAULT_STORE,
+    store: str | None = None,
     public_url: str | None = None,
     rpc_path: str = "/",
     log_level: str = "info",
@@ -105,23 +135,57 @@ def serve(
     timeout_keep_alive: int = 5,
     max_incomplete_event_bytes: int = 64 * 1024,
     limit_concurrency: int | None = 2048,
+    lease_timeout: float | None = None,
+    on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
     clients are bounded: idle keep-alive connections close after
     ``timeout_keep_alive`` s, a request head may not exceed
     ``max_incomplete_event_bytes``, and connections beyond ``limit_concurrency``
-    are answered 503."""
-    import uvicorn
+    are answered 503.
 
-    from ..server.app import create_app
+    The socket is bound first: ``OSError`` when it cannot be (nothing else has
+    happened then); ``on_listening(store, port)`` is called once it is.
+    ``store`` defaults to ``default_store_for(agent)``. ``lease_timeout``:
+    seconds of silence after which another process on the same store ends
+    this one's running tasks (docs/architecture.md, "Ownership")."""
     from ..server.auth.tls import uvicorn_tls_options
 
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
     tls = uvicorn_tls_options(certfile, keyfile, client_ca)
+    store = store or default_store_for(agent)
+    sock = bind(host, port)
+    try:
+        _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
+                  on_listening, rpc_path=rpc_path, auth=auth, limits=limits,
+                  card_signing=card_signing, push=push,
+                  timeout_keep_alive=timeout_keep_alive,
+                  h11_max_incomplete_event_size=max_incomplete_event_bytes,
+                  limit_concurrency=limit_concurrency)
+    finally:
+        sock.close()
+
+
+def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | None,
+              tls: dict[str, Any], host: str, log_level: str, lease_timeout: float | None,
+              on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
+              auth: AuthConfig | None, limits: Limits | None,
+              card_signing: CardSigning | None, push: PushSettings | None,
+              **uvicorn_options: Any) -> None:
+    import uvicorn
+
+    from ..server.app import create_app
+
+    port = sock.getsockname()[1]
+    engine_config = None
+    if lease_timeout is not None:
+        engine_config = EngineConfig(lease_timeout=lease_timeout,
+                                     lease_interval=min(2.0, lease_timeout / 4))
     app = create_app(
         agent,
         store=store,
+        engine_config=engine_config,
         public_url=public_url or public_url_for(host, port, "https" if tls else "http"),
         rpc_path=rpc_path,
         auth=auth,
@@ -131,10 +195,10 @@ def serve(
     )
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5,
-                            timeout_keep_alive=timeout_keep_alive,
-                            h11_max_incomplete_event_size=max_incomplete_event_bytes,
-                            limit_concurrency=limit_concurrency, **tls)
-    _make_server(config, app.state.engine).run()
+                            **uvicorn_options, **tls)
+    if on_listening is not None:
+        on_listening(store, port)
+    _make_server(config, app.state.engine).run(sockets=[sock])
 
 
 def _server_class() -> type:

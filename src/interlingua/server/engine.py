@@ -73,11 +73,21 @@ from ..core.model import (
     TextPart,
 )
 from ..core.parts import new_id
-from ..stores.base import Scope, Store, StoredEvent, TaskExists
+from ..stores.base import (
+    LeaseLost,
+    MessageExists,
+    MessageRecord,
+    Scope,
+    Store,
+    StoredEvent,
+    TaskExists,
+)
 from .agent import Agent
 from .auth.limits import ExecutorTimeout, Ticket
 from .auth.runtime import Security
 from .context import Context, RequestInfo, TaskCanceled
+from .idempotency import message_digest
+from .leases import LeaseKeeper
 from .push.service import PushCall, PushService
 from .push.settings import PushSettings
 from .streams import Stream, open_stream
@@ -111,6 +121,11 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     heartbeat_interval: float = 15.0
     #: a stream reader this many events behind the live end is told to reconnect
     max_lag: int = 10_000
+    #: seconds between this process's heartbeats on its lease (see server/leases.py)
+    lease_interval: float = 2.0
+    #: seconds without a heartbeat after which another process ends this one's
+    #: running tasks by the restart policy
+    lease_timeout: float = 10.0
 
 
 class _Run:
@@ -119,14 +134,18 @@ class _Run:
     __slots__ = (
         "cancelled",
         "dialect",
+        "digest",
+        "duplicate",
         "engine",
         "error",
         "flushed",
         "flusher",
+        "followup",
         "initial",
         "key",
         "lock",
         "message_id",
+        "message_key",
         "pending",
         "pending_state",
         "persisted",
@@ -180,6 +199,14 @@ class _Run:
         self.error: BaseException | None = None
         # push configs a send carried, registered with the task's creation
         self.push_configs: list[PushConfig] = []
+        #: the digest of the message that started the current turn
+        self.digest = b""
+        #: (scope, message id) of that message, while the turn runs
+        self.message_key: tuple[Scope, str] | None = None
+        #: a follow-up message's id and digest, recorded with its first write
+        self.followup: tuple[str, bytes] | None = None
+        #: the task another process made for this run's message first
+        self.duplicate: str | None = None
 
     # The executor's context talks to these (context._Sink).
 
@@ -228,6 +255,13 @@ class Engine:
         #: authorization, limits and executor cap (create_app sets the configured one)
         self.security = Security()
         self._runs: dict[str, _Run] = {}
+        #: runs by the (scope, message id) that started their current turn
+        self._message_runs: dict[tuple[Scope, str], _Run] = {}
+        #: sends being begun, by (scope, message id): a repeat waits for the first
+        self._sending: dict[tuple[Scope, str], asyncio.Future[None]] = {}
+        self.leases = LeaseKeeper(store, interval=self.config.lease_interval,
+                                  timeout=self.config.lease_timeout)
+        self._keeper: asyncio.Task[None] | None = None
         #: running turns, with their executor places
         self._turns: dict[asyncio.Task[None], Ticket] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -259,8 +293,10 @@ class Engine:
             await self.store.open()
             self._started = True
             self.closing = False
-            await self._recover()
+            await self.leases.acquire()
+            await self._end_orphans(restarted=True)
             await self.push.start()
+            self._keeper = asyncio.get_running_loop().create_task(self._keep_lease())
             if self.config.retention is not None:
                 self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
@@ -277,10 +313,12 @@ class Engine:
         self.closing = True
         if not self._started:
             return
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+        for task in (self._sweeper, self._keeper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._sweeper = self._keeper = None
         # Turns still running end as "failed": the process that ran them is going away.
         runs = list(self._runs.values())
         for run in runs:
@@ -296,13 +334,50 @@ class Engine:
                         "The server stopped while the task was running.")])
         await self.push.stop()
         await self.bus.close()
+        with contextlib.suppress(Exception):  # it lapses by itself otherwise
+            await self.leases.release()
         await self.store.close()
         self._started = False
 
-    async def _recover(self) -> None:
+    # -------------------------------------------------------------- ownership
+
+    async def _keep_lease(self) -> None:
+        """Heartbeats on this process's lease; ends the tasks of processes gone."""
+        while True:
+            await asyncio.sleep(self.leases.interval)
+            try:
+                if not await self.leases.renew():
+                    await self._lease_lost()
+                await self._end_orphans(restarted=False)
+            except Exception:  # a store that is briefly unavailable: try again next time
+                log.exception("lease heartbeat failed")
+
+    async def _lease_lost(self) -> None:
+        """Another process revoked our lease and ends our turns: stop them here."""
+        for run in list(self._runs.values()):
+            run.cancelled.set()
+            if run.turn is not None and not run.turn.done():
+                run.turn.cancel()
+            if run.persisted:
+                # the readers here learn how the task ended from the store
+                with contextlib.suppress(Exception):
+                    events = await self.store.read_events(run.scope, run.task.id, run.version)
+                    if events:
+                        await self.bus.publish(run.key, events)
+
+    async def _end_orphans(self, *, restarted: bool) -> None:
+        """End, by the restart policy, the unfinished tasks no live process owns."""
+        live = await self.leases.revoke_dead()
+        newest = max(live, default=0)
         for item in await self.store.unfinished_tasks():
+            # an epoch beyond the newest seen is a process that started since: live
+            if item.lease is not None and (item.lease in live or item.lease > newest):
+                continue
+            if task_key(item.scope, item.task_id) in self._runs:
+                continue
             rec = await self.store.get_task(item.scope, item.task_id)
-            if rec is None:
+            if rec is None or rec.task.status.state not in (TaskState.SUBMITTED,
+                                                            TaskState.WORKING):
                 continue
             run = _Run(self, item.scope, rec.task, version=rec.version, persisted=True,
                        dialect=rec.dialect, request=RequestInfo(principal=item.scope.owner,
@@ -314,11 +389,13 @@ class Engine:
                         self._runs[run.key] = run
                         self._start_turn(run, message)
                         continue
-                await self._emit(run, [self._status(
-                    rec.task, TaskState.FAILED,
-                    "The server restarted while the task was running.")])
+                text = ("The server restarted while the task was running." if restarted else
+                        "The server that was running the task stopped.")
+                await self._emit(run, [self._status(rec.task, TaskState.FAILED, text)])
+                log.warning("task %s ended failed: the process running it is gone",
+                            item.task_id)
             except (ConcurrentModification, LifecycleError, TaskCanceled):
-                log.warning("task %s changed during start-up recovery", item.task_id)
+                log.info("task %s changed while it was being recovered", item.task_id)
 
     async def _sweep(self) -> None:
         assert self.config.retention is not None
@@ -376,12 +453,59 @@ class Engine:
     async def _begin_turn(self, call: SendMessage, request: RequestInfo) -> _Run | Task:
         scope = self.scope_of(request)
         message = call.message
+        digest = message_digest(message, call.client_task_id)
+        key = (scope, message.message_id)
+        # One send of a message id at a time in this process (single flight): a
+        # repeat that arrives meanwhile waits, then finds the first's run or task.
+        while True:
+            live = self._message_runs.get(key)
+            if live is not None:
+                return await self._join(live, digest, call)
+            pending = self._sending.get(key)
+            if pending is None:
+                break
+            await asyncio.shield(pending)
+        done = asyncio.get_running_loop().create_future()
+        self._sending[key] = done
+        try:
+            return await self._begin_new(scope, call, request, digest)
+        finally:
+            del self._sending[key]
+            done.set_result(None)
 
-        existing = await self.store.task_for_message(scope, message.message_id)
+    async def _join(self, run: _Run, digest: bytes, call: SendMessage) -> _Run | Task:
+        """A repeated message while its turn runs here: the caller follows that run."""
+        self._same_message(call.message.message_id, run.digest, digest)
+        if not call.config.blocking and not call.streaming:
+            await run.flushed.wait()  # answered with the task, which must exist
+            if run.duplicate is not None:
+                return await self._answer(run.scope, run.duplicate, call.config.history_length,
+                                          False)
+        return run
+
+    @staticmethod
+    def _same_message(message_id: str, stored: bytes, digest: bytes) -> None:
+        # b"": recorded before digests were kept; nothing to compare
+        if stored and stored != digest:
+            raise InvalidParams(
+                f"Invalid params: messageId {message_id!r} was already used for a different "
+                "message (another role, other parts, or another taskId or contextId); "
+                "a new message needs a new messageId"
+            )
+
+    async def _repeated(self, scope: Scope, call: SendMessage, found: MessageRecord,
+                        digest: bytes) -> Task:
+        """The same message sent again (a retry): its task, and nothing run."""
+        self._same_message(call.message.message_id, found.digest, digest)
+        return await self._answer(scope, found.task_id, call.config.history_length,
+                                  call.config.blocking and not call.streaming)
+
+    async def _begin_new(self, scope: Scope, call: SendMessage, request: RequestInfo,
+                         digest: bytes) -> _Run | Task:
+        message = call.message
+        existing = await self.store.find_message(scope, message.message_id)
         if existing is not None:
-            # The same message sent again (a retry): answer with its task, run nothing.
-            return await self._answer(scope, existing, call.config.history_length,
-                                      call.config.blocking and not call.streaming)
+            return await self._repeated(scope, call, existing, digest)
 
         target = message.task_id or call.client_task_id
         if target:
@@ -392,13 +516,13 @@ class Engine:
                     run = _Run(self, scope, rec.task, version=rec.version, persisted=True,
                                dialect=rec.dialect, request=request)
             if run is not None:
-                return await self._continue(run, call, request)
+                return await self._continue(run, call, request, digest)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
-        return await self._create(scope, call, request, target)
+        return await self._create(scope, call, request, target, digest)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                      task_id: str | None) -> _Run:
+                      task_id: str | None, digest: bytes) -> _Run | Task:
         now = self.now()
         tid = task_id or new_id()
         cid = call.message.context_id or new_id()
@@ -412,18 +536,38 @@ class Engine:
         run.push_configs = await self.push.send_configs(call, request, tid)
         if run.key in self._runs:
             raise InvalidTaskState(f"task {tid} is already running")
-        self._runs[run.key] = run
-        if not call.config.blocking and not call.streaming:
-            # The caller is answered with the task, so it must exist first.
+        run.digest = digest
+        self._track(run, scope, call.message.message_id)
+        # A non-blocking caller is answered with the task, so it must exist first.
+        # With other processes on the store, it is written before the executor
+        # runs: another process that gets the same message id then finds it
+        # instead of running the executor a second time.
+        if (not call.config.blocking and not call.streaming) or self.leases.shared:
             try:
                 await self._persist_created(run)
+            except MessageExists as exc:
+                self._untrack(run)
+                return await self._repeated(scope, call, exc.record, digest)
             except BaseException:
-                self._runs.pop(run.key, None)
+                self._untrack(run)
                 raise
         self._start_turn(run, message)
         return run
 
-    async def _continue(self, run: _Run, call: SendMessage, request: RequestInfo) -> _Run:
+    def _track(self, run: _Run, scope: Scope, message_id: str) -> None:
+        self._runs[run.key] = run
+        run.message_key = (scope, message_id)
+        self._message_runs[run.message_key] = run
+
+    def _untrack(self, run: _Run) -> None:
+        if self._runs.get(run.key) is run:
+            del self._runs[run.key]
+        if run.message_key is not None and self._message_runs.get(run.message_key) is run:
+            del self._message_runs[run.message_key]
+        run.message_key = None
+
+    async def _continue(self, run: _Run, call: SendMessage, request: RequestInfo,
+                        digest: bytes) -> _Run | Task:
         task = run.task
         message = call.message
         if message.context_id and message.context_id != task.context_id:
@@ -442,17 +586,25 @@ class Engine:
             )
         if run.key in self._runs and self._runs[run.key] is not run:
             raise InvalidTaskState(f"Task {task.id} is already being continued")
+        message_id = message.message_id
         message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
         run.request = request
         run.settled = Signal()
-        self._runs[run.key] = run
+        run.digest = digest
+        run.followup = (message_id, digest)
+        self._track(run, run.scope, message_id)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
             await self._emit(run, [HistoryAppended(message=message),
                                    self._status(task, TaskState.WORKING)])
+        except MessageExists as exc:  # the same follow-up, taken by another process
+            self._untrack(run)
+            return await self._repeated(run.scope, call, exc.record, digest)
         except BaseException:
-            self._runs.pop(run.key, None)
+            self._untrack(run)
             raise
+        finally:
+            run.followup = None
         self._start_turn(run, message)
         return run
 
@@ -474,6 +626,8 @@ class Engine:
         await run.settled.wait()
         if run.reply_message is not None:
             return run.reply_message
+        if run.duplicate is not None:
+            return await self._answer(run.scope, run.duplicate, history_length, True)
         return self._view(run.task, history_length)
 
     def _hl(self, history_length: int | None) -> int | None:
@@ -519,6 +673,16 @@ class Engine:
                 await self._flush(run)
         except TaskCanceled:
             pass
+        except MessageExists as exc:
+            # Another process made the task for this message first: its callers
+            # here are answered with that task, and this turn's work is dropped.
+            run.duplicate = exc.record.task_id
+            log.warning("task %s: message %s already has task %s (made by another "
+                        "process); this turn's work is dropped", run.task.id,
+                        exc.message_id, exc.record.task_id)
+        except LeaseLost:
+            log.warning("task %s: this process lost its lease; the task is left to the "
+                        "process that revoked it", run.task.id)
         except asyncio.CancelledError:
             if not run.cancelled.is_set():
                 raise
@@ -531,13 +695,13 @@ class Engine:
             log.exception("executor of task %s failed", run.task.id)
             await self._fail(run, f"The agent failed: {type(exc).__name__}: {exc}")
         finally:
-            if self._runs.get(run.key) is run:
-                del self._runs[run.key]
+            self._untrack(run)
             run.flushed.set()
             run.settled.set()
 
     async def _fail(self, run: _Run, text: str) -> None:
-        with contextlib.suppress(LifecycleError, TaskCanceled, ConcurrentModification):
+        with contextlib.suppress(LifecycleError, TaskCanceled, ConcurrentModification,
+                                 LeaseLost, MessageExists):
             await self._emit(run, [self._status(run.task, TaskState.FAILED, text)])
 
     def _status(self, task: Task, state: TaskState, text: str | None = None) -> StatusUpdate:
@@ -623,7 +787,7 @@ class Engine:
             try:
                 version = await self.store.create_task(
                     run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
-                    push_configs=run.push_configs,
+                    push_configs=run.push_configs, digest=run.digest, lease=self.leases.epoch,
                 )
             except TaskExists:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
@@ -633,7 +797,10 @@ class Engine:
             base = 0
         else:
             batch = list(events)
-            version = await self.store.append(run.scope, run.task.id, run.version, batch, now=now)
+            version = await self.store.append(run.scope, run.task.id, run.version, batch,
+                                              now=now, lease=self.leases.epoch,
+                                              message=run.followup)
+            run.followup = None
             base = run.version
         for event in events:  # checked in _emit
             lifecycle.apply(run.task, event, checked=True)
@@ -704,16 +871,33 @@ class Engine:
                 raise TaskNotFound(f"Task not found: {call.id}")
             run = _Run(self, scope, rec.task, version=rec.version, persisted=True,
                        dialect=rec.dialect, request=request)
-        for _ in range(3):
-            state = run.task.status.state
-            if state in TERMINAL_STATES:
-                raise TaskNotCancelable(
-                    f"Task {call.id} is {state.value} and can no longer be canceled")
+        state = run.task.status.state
+        if state in TERMINAL_STATES:
+            raise TaskNotCancelable(
+                f"Task {call.id} is {state.value} and can no longer be canceled")
+        # Cancels have the same effect: one that races the winning one answers
+        # with the task canceled, never with the state it read before.
+        for _ in range(8):
             try:
                 await self._emit(run, [self._status(run.task, TaskState.CANCELED)])
                 break
+            except TaskCanceled:
+                break  # another cancel won (seen on reloading after a lost race)
             except LifecycleError:
-                continue  # it finished meanwhile: the loop reports it
+                # A write is in flight (another cancel, or the executor's last
+                # event): wait until it is stored, then look again.
+                async with run.lock:
+                    pass
+                state = run.task.status.state
+                if state is TaskState.CANCELED:
+                    break
+                if state in TERMINAL_STATES:
+                    raise TaskNotCancelable(
+                        f"Task {call.id} is {state.value} and can no longer be canceled"
+                    ) from None
+                await asyncio.sleep(0)
+        else:
+            raise TaskNotCancelable(f"Task {call.id} could not be canceled; try again")
         run.cancelled.set()
         if run.turn is not None and not run.turn.done():
             run.turn.cancel()

@@ -36,6 +36,7 @@ from ..core.model import (
     StatusUpdate,
     Task,
     TaskCreated,
+    TaskState,
 )
 from ..stores.base import Scope, StoredEvent
 from .context import RequestInfo
@@ -139,6 +140,11 @@ async def _subscribe_stream(
         if rec is None:
             raise TaskNotFound(f"Task not found: {call.id}")
         task, version = rec.task, rec.version
+    # v1.0 subscriptions follow a task through its interruptions (input-required,
+    # auth-required) to its end (spec v1.0 §3.1.6); older dialects, and a
+    # streaming send's own stream, end at an interruption with ``final: true``.
+    ends = TERMINAL_STATES if request.dialect == "1.0" and not allow_finished \
+        else lifecycle.RETURN_STATES
 
     if last_event_id is not None:
         # A resume: exactly the events after the one the client has.
@@ -150,10 +156,10 @@ async def _subscribe_stream(
         # seen=version: the log already holds events up to there, so the
         # reader fetches them at once instead of waiting for news.
         sub = engine.bus.subscribe(key, seen=version)
-        if last_event_id == version and task.status.state in lifecycle.RETURN_STATES:
+        if last_event_id == version and task.status.state in ends:
             sub.close()
             return _empty()
-        return _Follow(engine, scope, call.id, sub, last_event_id)
+        return _Follow(engine, scope, call.id, sub, last_event_id, ends=ends)
 
     state = task.status.state
     if state in TERMINAL_STATES and not allow_finished:
@@ -169,7 +175,7 @@ async def _subscribe_stream(
     if state in TERMINAL_STATES:
         sub.close()
         return _single(Entry(version, task))
-    return _Follow(engine, scope, call.id, sub, version, first=Entry(version, task))
+    return _Follow(engine, scope, call.id, sub, version, first=Entry(version, task), ends=ends)
 
 
 class Stream:
@@ -251,15 +257,18 @@ class _Follow(Stream):
 
     ``new_run``: the turn of a streaming send that made a new task; the
     stream starts once the task is stored (or ends with the bare message
-    the turn answered with instead).
+    the turn answered with instead). ``ends``: the states that end it.
     """
 
-    __slots__ = ("_after", "_deadline", "_done", "_engine", "_first", "_flushed_waiter",
-                 "_gap", "_level", "_new_run", "_over", "_page", "_scope", "_sub", "_task_id")
+    __slots__ = ("_after", "_deadline", "_done", "_ends", "_engine", "_first",
+                 "_flushed_waiter", "_gap", "_level", "_new_run", "_over", "_page", "_scope",
+                 "_sub", "_task_id")
 
     def __init__(self, engine: Engine, scope: Scope, task_id: str, sub: Subscription,
-                 after: int, *, first: Entry | None = None, new_run: _Run | None = None) -> None:
+                 after: int, *, first: Entry | None = None, new_run: _Run | None = None,
+                 ends: frozenset[TaskState] = lifecycle.RETURN_STATES) -> None:
         super().__init__()
+        self._ends = ends
         self._engine = engine
         self._scope = scope
         self._task_id = task_id
@@ -310,14 +319,15 @@ class _Follow(Stream):
             self._new_run = None
             if run.reply_message is not None:
                 return self._end([Entry(0, run.reply_message)])
+            if run.duplicate is not None:
+                return self._follow_instead(run.duplicate)
         first = self._first
         if first is not None:
             self._first = None
             # A snapshot of a running task is its live projection, which may have
             # moved on by the time the reader polls again; the events that moved
             # it must still be sent, so whether it ended is decided now.
-            if isinstance(first.item, Task) and \
-                    first.item.status.state in lifecycle.RETURN_STATES:
+            if isinstance(first.item, Task) and first.item.status.state in self._ends:
                 return self._end([first])
             return [first]
         while True:
@@ -352,6 +362,18 @@ class _Follow(Stream):
             if items:
                 return items
 
+    async def _follow_instead(self, task_id: str) -> None:
+        """Another process made the task for this send's message first: follow it."""
+        rec = await self._engine.store.get_task(self._scope, task_id)
+        self._sub.close()
+        self._task_id = task_id
+        if rec is None:  # purged meanwhile: nothing left to show
+            self._over = True
+            return
+        self._sub = self._engine.bus.subscribe(task_key(self._scope, task_id), seen=rec.version)
+        self._after = rec.version
+        self._first = Entry(rec.version, rec.task)
+
     async def _read_page(self) -> None:
         after = self._after
         # Paged, so a long catch-up holds one page in memory, not the log.
@@ -374,7 +396,7 @@ class _Follow(Stream):
             if item is None:
                 continue
             batch.append(Entry(stored.seq, item, stored if shared else None))
-            if type(item) is StatusUpdate and item.status.state in lifecycle.RETURN_STATES:
+            if type(item) is StatusUpdate and item.status.state in self._ends:
                 # Ended at the next poll: until then this reader still counts, so
                 # a reader of the same events now shares their encodings.
                 self._after, self._over = after, True

@@ -1,0 +1,140 @@
+"""Task ownership: each serving process holds a lease in the store.
+
+A process takes a lease when it starts and renews it every ``interval``
+seconds. Every write it makes names the lease's epoch, so an unfinished task
+records which process runs its turn. A lease whose holder missed its
+heartbeats for ``timeout`` seconds (or whose holder is a process of this
+machine that no longer exists) is revoked by any live process, which then ends
+the tasks it owned by the restart policy. Writes under a revoked lease are
+refused by the store (``LeaseLost``): a process that was only paused finds its
+turns taken away instead of overwriting what others wrote meanwhile.
+
+Two processes on one store therefore never end each other's running tasks, and
+a crashed process's tasks end within ``timeout`` even when it never restarts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from functools import cache
+
+from ..stores.base import Lease, Store
+
+__all__ = ["LeaseKeeper", "holder_name", "is_dead_here"]
+
+log = logging.getLogger("interlingua.leases")
+
+
+@cache
+def _machine() -> str:
+    """This machine, as it is until its next boot."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
+def holder_name(pid: int | None = None) -> str:
+    """``host/boot-id:pid``: enough to tell, on this machine, whether the holder lives."""
+    return f"{_machine()}:{os.getpid() if pid is None else pid}"
+
+
+def is_dead_here(holder: str) -> bool:
+    """Whether ``holder`` was a process of this machine (since its last boot)
+    that has exited. Leases of other machines, or of an earlier boot of
+    this one, are judged by their heartbeats alone... except that a lease of an
+    earlier boot of this machine cannot be alive either."""
+    machine, _, pid_text = holder.rpartition(":")
+    host, _, boot = machine.partition("/")
+    mine_host, _, mine_boot = _machine().partition("/")
+    if host != mine_host or not boot or not mine_boot:
+        return False
+    if boot != mine_boot:
+        return True  # this machine has rebooted since
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, owned by someone else
+        return False
+    return False
+
+
+class LeaseKeeper:
+    """This process's lease on a store, and its view of the others'."""
+
+    def __init__(self, store: Store, *, interval: float, timeout: float,
+                 clock: Callable[[], float] = time.time) -> None:
+        if not 0 < interval < timeout:
+            raise ValueError("the lease interval must be positive and below its timeout")
+        self.store = store
+        self.interval = interval
+        self.timeout = timeout
+        self.clock = clock
+        self.lease: Lease | None = None
+        #: other processes held live leases at the last look
+        self.shared = False
+
+    @property
+    def epoch(self) -> int | None:
+        return None if self.lease is None else self.lease.epoch
+
+    async def acquire(self) -> Lease:
+        self.lease = await self.store.acquire_lease(holder_name(), self.clock())
+        return self.lease
+
+    async def renew(self) -> bool:
+        """A heartbeat; False when the lease was revoked (a new one is then held)."""
+        if self.lease is None:
+            await self.acquire()
+            return True
+        if await self.store.renew_lease(self.lease.epoch, self.clock()):
+            return True
+        lost = self.lease
+        await self.acquire()
+        log.warning("lease %d was revoked (this process missed its heartbeats); "
+                    "now holding lease %d", lost.epoch, self.epoch)
+        return False
+
+    async def revoke_dead(self) -> set[int]:
+        """Revoke the leases whose holders are gone; returns the live epochs."""
+        now = self.clock()
+        live: set[int] = set()
+        others = False
+        for lease in await self.store.live_leases():
+            if lease.epoch == self.epoch:
+                live.add(lease.epoch)
+                continue
+            if is_dead_here(lease.holder):
+                revoked = await self.store.revoke_lease(lease.epoch)
+            elif lease.heartbeat < now - self.timeout:
+                # only if it did not beat meanwhile
+                revoked = await self.store.revoke_lease(
+                    lease.epoch, unless_after=now - self.timeout)
+            else:
+                revoked = False
+            if revoked:
+                log.warning("revoked the lease of %s (epoch %d): it stopped", lease.holder,
+                            lease.epoch)
+            else:
+                live.add(lease.epoch)
+                others = True
+        self.shared = others
+        return live
+
+    async def release(self) -> None:
+        lease, self.lease = self.lease, None
+        if lease is not None:
+            await self.store.release_lease(lease.epoch)
