@@ -24,9 +24,11 @@ def free_port() -> int:
 class ServerProcess:
     """``interlingua.cli.serve.serve(spec, ...)`` in a child process."""
 
-    def __init__(self, spec: str, store: str, port: int | None = None) -> None:
+    def __init__(self, spec: str, store: str, port: int | None = None,
+                 **serve_options: object) -> None:
         self.spec = spec
         self.store = store
+        self.options = "".join(f", {k}={v!r}" for k, v in serve_options.items())
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -35,7 +37,7 @@ class ServerProcess:
         code = (
             "from interlingua.cli.serve import serve; "
             f"serve({self.spec!r}, host='127.0.0.1', port={self.port}, "
-            f"store={self.store!r}, log_level='warning')"
+            f"store={self.store!r}, log_level='warning'{self.options})"
         )
         self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})

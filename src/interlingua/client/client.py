@@ -60,7 +60,16 @@ from ..core.errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
-from ..core.model import AgentCard, FilePart, Message, Metadata, Part, Task, TaskState
+from ..core.model import (
+    TERMINAL_STATES,
+    AgentCard,
+    FilePart,
+    Message,
+    Metadata,
+    Part,
+    Task,
+    TaskState,
+)
 from ..core.parts import data_part, user_message
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
@@ -418,14 +427,23 @@ class Client:
         (a v1.0 agent refuses a task that has finished; a v0.3 one sends its
         final state once). With ``last_event_id=N`` (the ``seq`` of the last
         event you have) it starts with the event after N, finished task or
-        not. Ends, resumes and raises as ``stream`` does.
+        not. A v1.0 agent's stream goes on through input-required and
+        auth-required until the task ends; older dialects end it there, as
+        ``stream`` does. Resumes and raises as ``stream`` does.
         """
         if last_event_id is not None and last_event_id < 0:
             raise ValueError("last_event_id must be a non-negative integer")
         call = SubscribeToTask(id=task_id)
+        endpoint = await self.resolve()
+        finished = self._finished if endpoint.dialect != "1.0" else self._ended
         async for event in follow(self._open_stream, call, last_event_id=last_event_id,
-                                  policy=resume or self.resume, finished=self._finished):
+                                  policy=resume or self.resume, finished=finished,
+                                  through_interruptions=True):
             yield event
+
+    async def _ended(self, task_id: str) -> bool:
+        task = await self.get_task(task_id, history_length=0)
+        return task.status.state in TERMINAL_STATES
 
     async def _finished(self, task_id: str) -> bool:
         task = await self.get_task(task_id, history_length=0)

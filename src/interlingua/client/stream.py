@@ -50,7 +50,7 @@ from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
 from ..core.dialects.base import Codec, StreamItem
 from ..core.errors import A2AError, TaskNotFound
-from ..core.model import Message, StatusUpdate, Task, TaskState
+from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..core.sse import SSEDecoder, SSEEvent
 from .errors import AgentUnreachable, BadResponse, ClientError
 from .transport import StreamReply
@@ -251,9 +251,16 @@ async def follow(
     last_event_id: int | None = None,
     policy: ResumePolicy,
     finished: FinishedCheck,
+    through_interruptions: bool = False,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Every event of the stream ``call`` opens, resuming it when it breaks."""
+    """Every event of the stream ``call`` opens, resuming it when it breaks.
+
+    ``through_interruptions``: a v1.0 subscription, which goes on through
+    input-required and auth-required to the task's end; otherwise the stream
+    ends with the turn (or, in older dialects, the server ends it there).
+    """
     state = _Position(call.id if isinstance(call, SubscribeToTask) else None, last_event_id)
+    state.through_interruptions = through_interruptions
     failures = 0
     resuming = False
     while True:
@@ -339,9 +346,11 @@ class _Position:
         self.progressed = False
         self.done = False
         self.lagged = False
+        self.through_interruptions = False
 
     async def read(self, conn: Connection) -> AsyncGenerator[StreamEvent, None]:
         """The new events of one connection, in order, up to a final one."""
+        terminal_only = self.through_interruptions and conn.codec.name == "1.0"
         async with contextlib.aclosing(conn.events()) as events:
             async for seq, raw in events:
                 if seq is not None and self.last is not None and seq <= self.last:
@@ -356,7 +365,8 @@ class _Position:
                 self.task_id = event.task_id or self.task_id
                 self.progressed = True
                 yield event
-                if event.final:
+                if event.final and not (terminal_only and event.state is not None
+                                        and event.state not in TERMINAL_STATES):
                     self.done = True
                     return
 

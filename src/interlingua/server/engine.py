@@ -368,7 +368,7 @@ class Engine:
     async def _end_orphans(self, *, restarted: bool) -> None:
         """End, by the restart policy, the unfinished tasks no live process owns."""
         live = await self.leases.revoke_dead()
-        newest = max(live, default=0)
+        newest = self.leases.newest
         for item in await self.store.unfinished_tasks():
             # an epoch beyond the newest seen is a process that started since: live
             if item.lease is not None and (item.lease in live or item.lease > newest):

@@ -86,6 +86,8 @@ class LeaseKeeper:
         self.lease: Lease | None = None
         #: other processes held live leases at the last look
         self.shared = False
+        #: the largest epoch at the last look: a larger one is a process started since
+        self.newest = 0
 
     @property
     def epoch(self) -> int | None:
@@ -113,7 +115,8 @@ class LeaseKeeper:
         now = self.clock()
         live: set[int] = set()
         others = False
-        for lease in await self.store.live_leases():
+        leases = await self.store.live_leases()
+        for lease in leases:
             if lease.epoch == self.epoch:
                 live.add(lease.epoch)
                 continue
@@ -132,6 +135,7 @@ class LeaseKeeper:
                 live.add(lease.epoch)
                 others = True
         self.shared = others
+        self.newest = max([self.epoch or 0, *(lease.epoch for lease in leases)])
         return live
 
     async def release(self) -> None:

@@ -1,0 +1,134 @@
+"""Two real processes on one SQLite file: neither ends the other's running
+tasks; a killed or silent one's tasks end in the survivor by the restart
+policy, without any restart; a paused one's late writes are refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .procs import ROOT, ServerProcess, free_port
+from .sse_client import V1, rpc, v1_message
+
+SLOW = "tests/e2e/agents.py:slow"
+
+
+def _send(url: str, seconds: float) -> str:
+    """A non-blocking send to the slow agent; the task's id."""
+    r = httpx.post(url + "/", headers=V1, timeout=10, json=rpc("SendMessage", {
+        "message": v1_message(str(seconds)), "configuration": {"returnImmediately": True}}))
+    return str(r.json()["result"]["task"]["id"])
+
+
+def _task(url: str, task_id: str) -> dict[str, Any]:
+    r = httpx.post(url + "/", headers=V1, timeout=10, json=rpc("GetTask", {"id": task_id}))
+    result: dict[str, Any] = r.json()["result"]
+    return result
+
+
+def _wait_state(url: str, task_id: str, states: set[str], timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        task = _task(url, task_id)
+        if task["status"]["state"] in states or time.monotonic() > deadline:
+            return task
+        time.sleep(0.05)
+
+
+def test_a_second_process_that_cannot_bind_leaves_the_first_alone(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    with ServerProcess(SLOW, store) as first:
+        task_id = _send(first.url, 2)
+        cli = subprocess.run(
+            [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+             "--port", str(first.port), "--store", store],
+            cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert cli.returncode != 0
+        lines = cli.stderr.strip().splitlines()
+        assert len(lines) == 1 and "cannot listen" in lines[0], cli.stderr
+        assert "Serving" not in cli.stdout
+        task = _wait_state(first.url, task_id, {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED"}, 20)
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+
+
+def test_a_second_process_on_the_same_store_leaves_running_tasks_alone(
+        tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    with ServerProcess(SLOW, store, lease_timeout=1.0) as first:
+        task_id = _send(first.url, 3)
+        with ServerProcess("tests/e2e/agents.py:echo", store, lease_timeout=1.0) as second:
+            # the second one starts, heartbeats and sweeps for a while
+            task = _wait_state(second.url, task_id, {"TASK_STATE_COMPLETED",
+                                                     "TASK_STATE_FAILED"}, 20)
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+
+
+def test_a_killed_process_tasks_end_in_the_survivor_without_a_restart(
+        tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    with ServerProcess("tests/e2e/agents.py:echo", store, lease_timeout=1.0) as survivor:
+        doomed = ServerProcess(SLOW, store, lease_timeout=1.0).start()
+        task_id = _send(doomed.url, 60)
+        assert _task(doomed.url, task_id)["status"]["state"] == "TASK_STATE_WORKING"
+        doomed.kill()
+        began = time.monotonic()
+        task = _wait_state(survivor.url, task_id, {"TASK_STATE_FAILED"}, 10)
+        assert task["status"]["state"] == "TASK_STATE_FAILED", task
+        assert "stopped" in task["status"]["message"]["parts"][0]["text"]
+        assert time.monotonic() - began < 5
+
+
+def test_a_silent_process_loses_its_tasks_and_its_late_writes_are_refused(
+        tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    with ServerProcess("tests/e2e/agents.py:echo", store, lease_timeout=1.0) as survivor, \
+            ServerProcess(SLOW, store, lease_timeout=1.0) as paused:
+        task_id = _send(paused.url, 2)
+        assert paused.proc is not None
+        os.kill(paused.proc.pid, signal.SIGSTOP)  # alive, but no heartbeats
+        try:
+            task = _wait_state(survivor.url, task_id, {"TASK_STATE_FAILED"}, 10)
+            assert task["status"]["state"] == "TASK_STATE_FAILED", task
+        finally:
+            os.kill(paused.proc.pid, signal.SIGCONT)
+        # its executor wakes up, finishes and tries to complete: refused
+        time.sleep(2.5)
+        for url in (survivor.url, paused.url):
+            assert _task(url, task_id)["status"]["state"] == "TASK_STATE_FAILED"
+        # and it serves new tasks under a new lease
+        new_id = _send(paused.url, 0.1)
+        task = _wait_state(paused.url, new_id, {"TASK_STATE_COMPLETED"}, 10)
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_serve_says_serving_only_once_bound_and_uses_a_store_per_agent(
+        tmp_path: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", str(ROOT / "examples/echo.py"),
+         "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("Serving") and f":{port}" in line, line
+        assert "sqlite:///.interlingua/echo.db" in line
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        assert (tmp_path / ".interlingua" / "echo.db").exists()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        if proc.stdout is not None:
+            proc.stdout.close()

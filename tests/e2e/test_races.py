@@ -1,0 +1,221 @@
+"""Concurrent clients over real HTTP: idempotent sends make one task and run the
+executor once; a messageId reused for another message is refused; racing
+cancels never answer a stale state; v1.0 subscriptions follow a task through
+input-required to its end."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from interlingua import Agent, Client, Context
+from interlingua.core.model import TaskState
+
+from ..live import live_agent
+from .sse_client import V1, events, rpc
+
+STORES = ["memory", "sqlite"]
+
+
+def _store(kind: str, tmp_path: Path) -> str:
+    return "memory://" if kind == "memory" else f"sqlite:///{tmp_path}/tasks.db"
+
+
+def _message(text: str, message_id: str, **extra: Any) -> dict[str, Any]:
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+
+
+def _counting_agent(runs: Counter[str]) -> Agent:
+    async def work(ctx: Context) -> None:
+        runs[ctx.message.message_id] += 1
+        await asyncio.sleep(0.01)
+        if ctx.text == "ask":
+            await ctx.require_input("and then?")
+            return
+        await ctx.complete("done")
+
+    return Agent("Counter", "Counts its runs.", work)
+
+
+async def _rpc(c: httpx.AsyncClient, url: str, method: str, params: dict[str, Any]) -> Any:
+    r = await c.post(url + "/", headers=V1, json=rpc(method, params))
+    return r.json()
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_concurrent_sends_of_one_message_make_one_task_and_one_run(
+        kind: str, tmp_path: Path) -> None:
+    runs: Counter[str] = Counter()
+    with live_agent(_counting_agent(runs), store=_store(kind, tmp_path)) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            for attempt in range(50):
+                mid = f"m-{attempt}"
+                # blocking and non-blocking sends, at once
+                answers = await asyncio.gather(*(
+                    _rpc(c, url, "SendMessage", {
+                        "message": _message("hi", mid),
+                        "configuration": {"returnImmediately": n % 2 == 1}})
+                    for n in range(8)))
+                ids = {a["result"]["task"]["id"] for a in answers}
+                assert len(ids) == 1, answers
+            listed = await _rpc(c, url, "ListTasks", {"pageSize": 100})
+    assert listed["result"]["totalSize"] == 50
+    assert set(runs.values()) == {1}, runs
+    assert len(runs) == 50
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_a_retried_follow_up_starts_one_turn(kind: str, tmp_path: Path) -> None:
+    runs: Counter[str] = Counter()
+    with live_agent(_counting_agent(runs), store=_store(kind, tmp_path)) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            for attempt in range(10):
+                first = await _rpc(c, url, "SendMessage", {"message": _message("ask", f"a-{attempt}")})
+                task = first["result"]["task"]
+                assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+                mid = f"f-{attempt}"
+                answers = await asyncio.gather(*(
+                    _rpc(c, url, "SendMessage", {"message": _message("ask", mid,
+                                                                     taskId=task["id"])})
+                    for _ in range(8)))
+                assert {a["result"]["task"]["id"] for a in answers} == {task["id"]}, answers
+                # a retry after the turn ended is answered, not run again
+                again = await _rpc(c, url, "SendMessage", {"message": _message(
+                    "ask", mid, taskId=task["id"])})
+                assert again["result"]["task"]["id"] == task["id"]
+    assert [runs[f"f-{n}"] for n in range(10)] == [1] * 10
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_a_message_id_reused_for_another_message_is_refused(
+        kind: str, tmp_path: Path) -> None:
+    runs: Counter[str] = Counter()
+    with live_agent(_counting_agent(runs), store=_store(kind, tmp_path)) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            first = await _rpc(c, url, "SendMessage", {"message": _message("hi", "m-1")})
+            same = await _rpc(c, url, "SendMessage", {"message": _message(
+                "hi", "m-1", metadata={"retry": 2})})  # metadata is not compared
+            assert same["result"]["task"]["id"] == first["result"]["task"]["id"]
+            for changed in (_message("other text", "m-1"),
+                            {**_message("hi", "m-1"), "role": "ROLE_AGENT"},
+                            _message("hi", "m-1", contextId="another-context")):
+                answer = await _rpc(c, url, "SendMessage", {"message": changed})
+                assert answer["error"]["code"] == -32602, answer
+                assert "already used for a different message" in answer["error"]["message"]
+            # the v0.3 dialect gets its own code for the same refusal
+            r = await c.post(url + "/", json={"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                                              "params": {"message": {
+                                                  "kind": "message", "messageId": "m-1",
+                                                  "role": "user",
+                                                  "parts": [{"kind": "text", "text": "x"}]}}})
+            assert r.json()["error"]["code"] == -32602
+    assert runs["m-1"] == 1
+
+
+async def test_racing_cancels_answer_canceled_never_a_stale_state(tmp_path: Path) -> None:
+    async def wait(ctx: Context) -> None:
+        await ctx.update("working")
+        await asyncio.sleep(30)
+
+    agent = Agent("Waiter", "Waits.", wait)
+    with live_agent(agent, store=f"sqlite:///{tmp_path}/tasks.db") as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            for _ in range(20):
+                sent = await _rpc(c, url, "SendMessage", {
+                    "message": _message("go", str(uuid.uuid4())),
+                    "configuration": {"returnImmediately": True}})
+                task_id = sent["result"]["task"]["id"]
+                answers = await asyncio.gather(*(
+                    _rpc(c, url, "CancelTask", {"id": task_id}) for _ in range(4)))
+                states = [a["result"]["status"]["state"] for a in answers if "result" in a]
+                codes = [a["error"]["code"] for a in answers if "error" in a]
+                assert states and set(states) == {"TASK_STATE_CANCELED"}, answers
+                assert set(codes) <= {-32002}, answers
+                later = await _rpc(c, url, "CancelTask", {"id": task_id})
+                assert later["error"]["code"] == -32002
+
+
+def _interrupted_agent() -> Agent:
+    async def two_turns(ctx: Context) -> None:
+        if ctx.text != "answer":
+            await ctx.require_input("what now?")
+            return
+        await ctx.update("carrying on")
+        await ctx.complete("finished")
+
+    return Agent("Two turns", "Asks, then finishes.", two_turns)
+
+
+def _read(url: str, body: dict[str, Any], headers: dict[str, str],
+          out: list[tuple[str | None, Any]]) -> None:
+    with httpx.Client(timeout=httpx.Timeout(20, read=20)) as c:
+        for ev_id, _, data in events(c, url + "/", body, headers):
+            out.append((ev_id, data))
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_v1_subscription_follows_a_task_through_input_required(resume: bool) -> None:
+    with live_agent(_interrupted_agent()) as url, httpx.Client(timeout=10) as c:
+        task = c.post(url + "/", headers=V1, json=rpc("SendMessage", {
+            "message": _message("start", str(uuid.uuid4()))})).json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        headers = dict(V1)
+        if resume:
+            headers["Last-Event-ID"] = "1"
+        got: list[tuple[str | None, Any]] = []
+        reader = threading.Thread(target=_read, args=(
+            url, rpc("SubscribeToTask", {"id": task["id"]}), headers, got))
+        reader.start()
+        # the subscription stays open at input-required
+        reader.join(0.5)
+        assert reader.is_alive(), got
+        c.post(url + "/", headers=V1, json=rpc("SendMessage", {
+            "message": _message("answer", str(uuid.uuid4()), taskId=task["id"])}))
+        reader.join(10)
+        assert not reader.is_alive()
+    states = [d["result"].get("statusUpdate", {}).get("status", {}).get("state")
+              or d["result"].get("task", {}).get("status", {}).get("state") for _, d in got]
+    assert states[-1] == "TASK_STATE_COMPLETED", got
+    assert "TASK_STATE_WORKING" in states
+    ids = [int(i) for i, _ in got if i is not None]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+def test_a_v03_resubscribe_still_ends_at_input_required() -> None:
+    with live_agent(_interrupted_agent()) as url, httpx.Client(timeout=10) as c:
+        task = c.post(url + "/", json={"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                                       "params": {"message": {
+                                           "kind": "message", "messageId": "m-1", "role": "user",
+                                           "parts": [{"kind": "text", "text": "start"}]}}}
+                      ).json()["result"]
+        got = list(events(c, url + "/", {"jsonrpc": "2.0", "id": 2, "method": "tasks/resubscribe",
+                                          "params": {"id": task["id"]}}))
+    # the stream ends with the interrupted state (here: the task as it stands)
+    assert got[-1][2]["result"]["status"]["state"] == "input-required"
+    assert got[-1][2]["result"].get("final", True) is True
+
+
+async def test_the_client_subscribe_follows_through_input_required() -> None:
+    with live_agent(_interrupted_agent()) as url:
+        async with Client(url) as client:
+            task = await client.send("start")
+            assert task.status.state is TaskState.INPUT_REQUIRED
+            seen: list[TaskState | None] = []
+
+            async def follow() -> None:
+                async for event in client.subscribe(task.id):
+                    seen.append(event.state)
+
+            follower = asyncio.create_task(follow())
+            await asyncio.sleep(0.3)
+            assert not follower.done()
+            await client.send("answer", task_id=task.id)
+            await asyncio.wait_for(follower, 10)
+    assert seen[0] is TaskState.INPUT_REQUIRED and seen[-1] is TaskState.COMPLETED, seen
