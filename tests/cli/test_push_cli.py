@@ -92,3 +92,18 @@ def test_listen_prints_notifications() -> None:
         out, _ = proc.communicate(timeout=10)
     line = msgspec.json.decode(out.splitlines()[0])
     assert line["taskId"] == "t1" and line["state"] in ("completed", "TASK_STATE_COMPLETED")
+
+
+def test_push_commands_need_the_store_or_the_agent(tmp_path: Path) -> None:
+    runner = CliRunner()
+    none = runner.invoke(main, ["push", "outbox"])
+    assert none.exit_code == 2 and "--store URL" in none.output
+    both = runner.invoke(main, ["push", "outbox", "--store", "memory://",
+                                "--agent", "examples/echo.py"])
+    assert both.exit_code == 2 and "not both" in both.output
+    agent = Path(__file__).resolve().parents[2] / "examples" / "echo.py"
+    derived = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "push", "outbox", "--agent", str(agent)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert derived.returncode == 0, derived.stderr
+    assert (tmp_path / ".interlingua" / "echo.db").exists()

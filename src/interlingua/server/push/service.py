@@ -120,11 +120,13 @@ class PushService:
         if not self.settings.dispatch or self._dispatcher is not None:
             return
         store = self.engine.store
-        # This dispatcher is the store's only one: claims left by a process
-        # that died are void.
-        released = await store.release_claims()
-        if released:
-            log.info("push: %d delivery claim(s) of an earlier run released", released)
+        # With no other live process on the store, this dispatcher is its only
+        # one: claims left by a process that died are void. Another live
+        # process's claims are left to lapse by themselves.
+        if not self.engine.leases.shared:
+            released = await store.release_claims()
+            if released:
+                log.info("push: %d delivery claim(s) of an earlier run released", released)
         s = self.settings
         self._sender = WebhookSender(self.guard, timeout=s.timeout, max_redirects=s.max_redirects,
                                      max_connections=max(s.concurrency, 1),
