@@ -114,7 +114,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     finally:
         other.close()
 
@@ -340,9 +340,9 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
-# what schema version 5 added, taken away again (a database of an older version)
+# what schema versions 5 and 6 added, taken away again (a database of an older version)
 V5_UNDONE = (
-    " DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
+    " DROP TABLE meta; DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
     " ALTER TABLE tasks DROP COLUMN digest; DROP INDEX tasks_message;"
     " CREATE INDEX tasks_message ON tasks (tenant, owner, message_id)"
     " WHERE message_id IS NOT NULL;"
@@ -391,7 +391,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),

@@ -32,7 +32,7 @@ class TaskCanceled(Exception):
 class RequestInfo:
     """Who asked and how: the principal, tenant, headers and requested extensions."""
 
-    __slots__ = ("dialect", "extensions", "headers", "principal", "streaming", "tenant")
+    __slots__ = ("dialect", "extensions", "headers", "owner", "principal", "streaming", "tenant")
 
     def __init__(
         self,
@@ -43,8 +43,11 @@ class RequestInfo:
         extensions: Sequence[str] = (),
         dialect: str = "1.0",
         streaming: bool = False,
+        owner: str | None = None,
     ) -> None:
         self.principal = principal
+        #: the key the caller's tasks are stored under (``Principal.owner``)
+        self.owner = principal if owner is None else owner
         #: the caller follows the task as a stream (so chunking the answer pays off)
         self.streaming = streaming
         self.tenant = tenant

@@ -86,7 +86,7 @@ from .agent import Agent
 from .auth.limits import ExecutorTimeout, Ticket
 from .auth.runtime import Security
 from .context import Context, RequestInfo, TaskCanceled
-from .idempotency import message_digest
+from .idempotency import message_digest, redacted
 from .leases import LeaseKeeper
 from .push.service import PushCall, PushService
 from .push.settings import PushSettings
@@ -291,6 +291,7 @@ class Engine:
             if self._started:
                 return
             await self.store.open()
+            await self._key_owners_by_scheme()
             self._started = True
             self.closing = False
             await self.leases.acquire()
@@ -341,6 +342,20 @@ class Engine:
 
     # -------------------------------------------------------------- ownership
 
+    async def _key_owners_by_scheme(self) -> None:
+        """Re-key the owners of a store written before owners were namespaced by
+        scheme, once, with the configured scheme; refuse to start when unsure."""
+        auth = self.security.auth
+        if auth is None or await self.store.owners_namespaced():
+            return
+        try:
+            prefix = auth.legacy_owner_prefix()
+        except RuntimeError:
+            await self.store.close()
+            raise
+        n = await self.store.namespace_owners(prefix)
+        log.warning("task owners keyed by scheme: %d task(s) given the prefix %r", n, prefix)
+
     async def _keep_lease(self) -> None:
         """Heartbeats on this process's lease; ends the tasks of processes gone."""
         while True:
@@ -380,8 +395,9 @@ class Engine:
                                                             TaskState.WORKING):
                 continue
             run = _Run(self, item.scope, rec.task, version=rec.version, persisted=True,
-                       dialect=rec.dialect, request=RequestInfo(principal=item.scope.owner,
-                                                                tenant=item.scope.tenant))
+                       dialect=rec.dialect, request=RequestInfo(
+                           principal=item.scope.owner.rpartition(":")[2],
+                           owner=item.scope.owner, tenant=item.scope.tenant))
             try:
                 if self.config.restart_policy == "rerun":
                     message = next((m for m in reversed(rec.task.history) if m.role is Role.USER), None)
@@ -430,9 +446,9 @@ class Engine:
 
     @staticmethod
     def scope_of(request: RequestInfo) -> Scope:
-        if not request.tenant and not request.principal:
+        if not request.tenant and not request.owner:
             return _ANONYMOUS  # shared: every running task holds its scope
-        return Scope(tenant=request.tenant, owner=request.principal)
+        return Scope(tenant=request.tenant, owner=request.owner)
 
     # -------------------------------------------------------------------- send
 
@@ -588,6 +604,13 @@ class Engine:
             raise InvalidTaskState(f"Task {task.id} is already being continued")
         message_id = message.message_id
         message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        stored = message
+        if state is TaskState.AUTH_REQUIRED:
+            # The answer to auth-required carries a credential: the executor gets
+            # it whole, the log only a note that it was there (spec v1.0 §7.6.3).
+            # No digest either: nothing derived from the credential is kept.
+            stored = redacted(message)
+            digest = b""
         run.request = request
         run.settled = Signal()
         run.digest = digest
@@ -595,7 +618,7 @@ class Engine:
         self._track(run, run.scope, message_id)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
-            await self._emit(run, [HistoryAppended(message=message),
+            await self._emit(run, [HistoryAppended(message=stored),
                                    self._status(task, TaskState.WORKING)])
         except MessageExists as exc:  # the same follow-up, taken by another process
             self._untrack(run)

@@ -1,4 +1,5 @@
-"""What makes two sends "the same message" for idempotency.
+"""What makes two sends "the same message" for idempotency, and what is kept of
+a message that carried a credential.
 
 A client that retries a send repeats its ``messageId``; one that reuses the id
 for something else has made a mistake that must not be answered with an
@@ -13,11 +14,20 @@ import hashlib
 
 import msgspec
 
-from ..core.model import Message
+from ..core.model import Message, TextPart
 
-__all__ = ["message_digest"]
+__all__ = ["REDACTED", "message_digest", "redacted"]
+
+#: what the log keeps of a message that answered auth-required
+REDACTED = ("[redacted: this message answered an auth-required state; the agent received "
+            "it, and its content is not kept]")
 
 _encode = msgspec.json.Encoder(order="deterministic").encode
+
+
+def redacted(message: Message) -> Message:
+    """``message`` with its parts replaced by one note, and no metadata."""
+    return msgspec.structs.replace(message, parts=[TextPart(text=REDACTED)], metadata=None)
 
 
 def message_digest(message: Message, client_task_id: str | None = None) -> bytes:

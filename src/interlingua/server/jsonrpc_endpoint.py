@@ -227,7 +227,7 @@ class JSONRPCEndpoint:
                 security = self.server.security
                 principal = security.principal_of(scope)
                 owner = StoreScope(tenant=security.tenant(principal, None, headers),
-                                   owner=principal.id)
+                                   owner=principal.owner)
                 rec = await self.server.engine.store.get_task(
                     owner, found.task_id, history_length=0, include_artifacts=False)
                 if rec is not None:

@@ -318,6 +318,15 @@ class Store(Protocol):
         ``unless_after``, only if its last heartbeat is older than that."""
         ...
 
+    async def owners_namespaced(self) -> bool:
+        """Whether task owners are keyed by scheme (``scheme:id``), as they are now."""
+        ...
+
+    async def namespace_owners(self, prefix: str) -> int:
+        """Put ``prefix`` before every owner id of a store from before owners were
+        keyed by scheme, and mark it keyed; returns how many tasks changed."""
+        ...
+
     async def purge_finished(self, before: str) -> int:
         """Delete tasks in a terminal state last updated before ``before``
         (with their logs, push configs and deliveries); returns how many."""

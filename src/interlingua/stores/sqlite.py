@@ -52,7 +52,7 @@ from ..core.model import (
     TaskStatus,
 )
 from . import _paging, _projection
-from . import sqlite_leases as _leases
+from . import sqlite_ownership as _own
 from .base import (
     DEAD,
     PENDING,
@@ -198,7 +198,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # Event payloads and statuses name their own task and context by reference
     # (see _pack); the tables are as they were, and rows written before read as ever.
     (),
-    _leases.MIGRATION,
+    _own.MIGRATION,
+    _own.OWNERS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -528,7 +529,7 @@ def _create(
     metadata = None if created.metadata is None else _encode(created.metadata)
     ids = _ids(created.id, created.context_id)
     with _transaction(conn):
-        _leases.check_lease(conn, lease)
+        _own.check_lease(conn, lease)
         try:
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
@@ -556,7 +557,7 @@ def _create(
         except sqlite3.IntegrityError:
             # the only other unique key: another task of the same message id
             assert message_id is not None
-            raise _leases.message_taken(conn, scope, message_id) from None
+            raise _own.message_taken(conn, scope, message_id) from None
         if cur.rowcount == 0:
             raise TaskExists(f"task {created.id} already exists")
         pk = cur.lastrowid
@@ -579,7 +580,7 @@ def _append(
     message: tuple[str, bytes] | None,
 ) -> tuple[int, bool]:
     with _transaction(conn):
-        _leases.check_lease(conn, lease)
+        _own.check_lease(conn, lease)
         row = conn.execute(
             "SELECT pk, context_id, state, version FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
@@ -599,7 +600,7 @@ def _append(
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
         status_changed = _projection.advance(probe, events)
         if message is not None:
-            _leases.remember_message(conn, scope, pk, message)
+            _own.remember_message(conn, scope, pk, message)
         ids = _ids(task_id, context_id)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
@@ -1341,22 +1342,28 @@ class SQLiteStore:
         return None if found is None else found.task_id
 
     async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
-        return await self._run(_leases.find_message, scope, message_id)
+        return await self._run(_own.find_message, scope, message_id)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
-        return await self._write(_in_transaction(_leases.acquire), holder, now)
+        return await self._write(_in_transaction(_own.acquire), holder, now)
 
     async def renew_lease(self, epoch: int, now: float) -> bool:
-        return await self._write(_in_transaction(_leases.renew), epoch, now)
+        return await self._write(_in_transaction(_own.renew), epoch, now)
 
     async def release_lease(self, epoch: int) -> None:
-        await self._write(_in_transaction(_leases.release), epoch)
+        await self._write(_in_transaction(_own.release), epoch)
 
     async def live_leases(self) -> list[Lease]:
-        return await self._run(_leases.live)
+        return await self._run(_own.live)
+
+    async def owners_namespaced(self) -> bool:
+        return await self._run(_own.owners_namespaced)
+
+    async def namespace_owners(self, prefix: str) -> int:
+        return await self._write(_in_transaction(_own.namespace_owners), prefix)
 
     async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
-        return await self._write(_in_transaction(_leases.revoke), epoch, unless_after)
+        return await self._write(_in_transaction(_own.revoke), epoch, unless_after)
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         return await self._run(_unfinished)

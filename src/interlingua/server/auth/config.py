@@ -68,6 +68,9 @@ class AuthConfig(msgspec.Struct, kw_only=True):
     authorize: Policy | None = None
     #: a header naming the tenant (besides v1.0's ``tenant`` request member)
     tenant_header: str | None = None
+    #: the scheme whose principals owned the tasks of a store written before task
+    #: owners were namespaced by scheme (needed only with several schemes)
+    legacy_owner_scheme: str | None = None
 
     def __post_init__(self) -> None:
         if not self.schemes:
@@ -80,6 +83,23 @@ class AuthConfig(msgspec.Struct, kw_only=True):
                 if name not in self.schemes:
                     raise ValueError(f"security requirement names {name!r}, which is not "
                                      f"one of the schemes ({', '.join(self.schemes)})")
+
+    def legacy_owner_prefix(self) -> str:
+        """What to put before the owner ids of a store from before owners were
+        namespaced (``Principal.owner``); ``RuntimeError`` when it cannot be told."""
+        if self.legacy_owner_scheme is not None:
+            if self.legacy_owner_scheme not in self.schemes:
+                raise RuntimeError(
+                    f"legacy_owner_scheme {self.legacy_owner_scheme!r} is not one of the "
+                    f"schemes ({', '.join(self.schemes)})")
+            return self.schemes[self.legacy_owner_scheme].owner_prefix()
+        if len(self.schemes) == 1:
+            return next(iter(self.schemes.values())).owner_prefix()
+        raise RuntimeError(
+            "the store holds tasks whose owners were recorded before owners were namespaced "
+            f"by scheme, and several schemes are configured ({', '.join(self.schemes)}): "
+            "name the one those owners authenticated with, "
+            "AuthConfig(legacy_owner_scheme=NAME), to start")
 
     def requirements(self) -> list[dict[str, list[str]]]:
         if self.security is None:

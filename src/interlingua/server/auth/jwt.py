@@ -28,7 +28,7 @@ from joserfc.jwt import JWTClaimsRegistry
 from ...core.card_signing import KeysLike, load_keys
 from ...core.errors import AuthenticationRequired
 from ...core.model import HTTPAuthScheme, OpenIdConnectScheme, SecurityScheme
-from .principal import Principal
+from .principal import Principal, owner_key
 from .schemes import Authenticator, Presented
 
 __all__ = ["BearerAuth", "Fetch"]
@@ -53,6 +53,10 @@ class BearerAuth(Authenticator):
     """
 
     auth_scheme = "Bearer"
+    principal_scheme = "bearer"
+
+    def owner_prefix(self) -> str:
+        return owner_key("bearer", "", self.issuer or "")
 
     def __init__(
         self,

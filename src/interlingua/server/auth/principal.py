@@ -31,9 +31,25 @@ class Principal(msgspec.Struct, frozen=True, kw_only=True):
     def anonymous(self) -> bool:
         return self.id == ""
 
+    @property
+    def owner(self) -> str:
+        """The key its tasks are stored under: the id, namespaced by the scheme that
+        vouched for it (and by the issuer, for tokens), so that Basic user
+        ``alice`` and the API key of principal ``alice`` never share tasks."""
+        if not self.id:
+            return ""
+        return owner_key(self.scheme, self.id, str(self.claims.get("iss", "")))
+
     def may_use_tenant(self, tenant: str) -> bool:
         return self.tenants is None or tenant in self.tenants
 
 
 #: the caller of a server that asks for no credentials
 ANONYMOUS = Principal(id="")
+
+
+def owner_key(scheme: str, principal_id: str, issuer: str = "") -> str:
+    """``scheme:id`` (``bearer:issuer:id`` for tokens), as ``Principal.owner``."""
+    if scheme == "bearer":
+        return f"bearer:{issuer}:{principal_id}"
+    return f"{scheme or 'custom'}:{principal_id}"

@@ -92,7 +92,7 @@ class AuthenticatedRequest(RequestInfo):
     __slots__ = ("identity",)
 
     def __init__(self, *, identity: Principal, **kwargs: Any) -> None:
-        super().__init__(principal=identity.id, **kwargs)
+        super().__init__(principal=identity.id, owner=identity.owner, **kwargs)
         self.identity = identity
 
 
@@ -139,6 +139,11 @@ class Security:
         self.policy = auth.authorize if auth is not None else None
         self._requirements = auth.requirements() if auth is not None else []
         self._tenant_header = auth.tenant_header.lower() if auth and auth.tenant_header else None
+        #: the request headers that carry credentials (each may appear once)
+        self._credential_headers = frozenset(
+            name.lower().encode("latin-1")
+            for authenticator in (auth.schemes.values() if auth is not None else ())
+            for name in authenticator.credential_headers())
         #: False: admitting a request has nothing to do
         self.active = auth is not None or self.rate is not None
 
@@ -156,13 +161,14 @@ class Security:
                     self.rate.check(_client_key(scope))
                 raise
         if self.rate is not None:
-            self.rate.check(f"id:{principal.id}" if principal.id else _client_key(scope))
+            self.rate.check(f"id:{principal.owner}" if principal.id else _client_key(scope))
         scope[PRINCIPAL_SCOPE_KEY] = principal
         return principal
 
     async def authenticate(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> Principal:
         assert self.auth is not None
         schemes = self.auth.schemes
+        self._refuse_repeated_credentials(scope)
         presented = Presented(headers, scope.get("query_string", b""), client_certificate(scope))
         found: dict[str, Principal] = {}
         failed: dict[str, AuthenticationRequired] = {}
@@ -200,6 +206,23 @@ class Security:
         accepted = " or ".join(" + ".join(req) for req in self._requirements)
         raise Unauthenticated(f"Authentication required: this agent accepts {accepted}",
                               challenges=challenges)
+
+    def _refuse_repeated_credentials(self, scope: Mapping[str, Any]) -> None:
+        # With a credential header sent twice, which one counts would depend on
+        # the parser (today: the last); a request that says two things is refused.
+        names = self._credential_headers
+        seen: set[bytes] = set()
+        for name, _ in scope.get("headers", ()):
+            name = name.lower()
+            if name in names:
+                if name in seen:
+                    assert self.auth is not None
+                    raise Unauthenticated(
+                        f"Credentials were sent twice (header {name.decode('latin-1')}): "
+                        "send them once",
+                        challenges=[a.challenge(self.auth.realm)
+                                    for a in self.auth.schemes.values()])
+                seen.add(name)
 
     def principal_of(self, scope: Mapping[str, Any]) -> Principal:
         found = scope.get(PRINCIPAL_SCOPE_KEY)

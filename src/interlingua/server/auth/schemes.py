@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl
 from ...core.errors import AuthenticationRequired
 from ...core.model import APIKeyScheme, HTTPAuthScheme, MutualTLSScheme, SecurityScheme
 from .hashing import is_hash, key_digest, verify_secret
-from .principal import Principal
+from .principal import Principal, owner_key
 from .tls import ClientCertificate
 
 __all__ = [
@@ -104,6 +104,17 @@ class Authenticator:
         """Secret values this authenticator holds in clear, if any (never put in a card)."""
         return []
 
+    def credential_headers(self) -> list[str]:
+        """The request headers its credentials come in (refused when sent twice)."""
+        return ["authorization"] if self.auth_scheme else []
+
+    #: the ``Principal.scheme`` of the principals it vouches for
+    principal_scheme = "custom"
+
+    def owner_prefix(self) -> str:
+        """What ``Principal.owner`` puts before the ids of its principals."""
+        return owner_key(self.principal_scheme, "")
+
 
 # --------------------------------------------------------------------- API key
 
@@ -117,6 +128,7 @@ class APIKeyAuth(Authenticator):
     """
 
     auth_scheme = "ApiKey"
+    principal_scheme = "apiKey"
 
     def __init__(self, keys: Mapping[str, str], *, name: str = "X-API-Key",
                  location: str = "header", description: str | None = None,
@@ -167,6 +179,9 @@ class APIKeyAuth(Authenticator):
     def scheme(self) -> SecurityScheme:
         return APIKeyScheme(name=self.name, location=self.location, description=self.description)
 
+    def credential_headers(self) -> list[str]:
+        return [self.name] if self.location == "header" else []
+
     def challenge(self, realm: str, *, error: str | None = None) -> str:
         text = f'ApiKey realm="{realm}", in="{self.location}", name="{self.name}"'
         if error:
@@ -188,6 +203,7 @@ class BasicAuth(Authenticator):
     """
 
     auth_scheme = "Basic"
+    principal_scheme = "basic"
 
     def __init__(self, users: Mapping[str, str], *, description: str | None = None,
                  tenants: Mapping[str, frozenset[str] | set[str] | list[str]] | None = None,
@@ -265,6 +281,10 @@ class MutualTLSAuth(Authenticator):
     """
 
     auth_scheme = "MutualTLS"
+    principal_scheme = "mutualTLS"
+
+    def credential_headers(self) -> list[str]:
+        return []  # the credential is the TLS connection's certificate
 
     def __init__(self, *, principal_of: Callable[[ClientCertificate], str | None] = _common_name,
                  allowed: set[str] | frozenset[str] | None = None,

@@ -1,5 +1,5 @@
-"""The SQLite store's leases and message ids: who runs a task's turn, and which
-message made or continued which task.
+"""The SQLite store's ownership records: leases (who runs a task's turn), message
+ids (which message made or continued which task), and how task owners are keyed.
 
 A lease row lives while its holder heartbeats; revoking or releasing one
 deletes it, and ``AUTOINCREMENT`` keeps its epoch from ever being handed out
@@ -15,11 +15,14 @@ from .base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
 
 __all__ = [
     "MIGRATION",
+    "OWNERS_MIGRATION",
     "acquire",
     "check_lease",
     "find_message",
     "live",
     "message_taken",
+    "namespace_owners",
+    "owners_namespaced",
     "release",
     "remember_message",
     "renew",
@@ -61,6 +64,31 @@ MIGRATION: tuple[str, ...] = (
     """,
     "CREATE INDEX task_messages_task ON task_messages (task_pk)",
 )
+
+
+# Schema version 6: task owners are keyed by scheme (``Principal.owner``). A store
+# with no owned tasks yet is marked as keyed so; one with owners from before is
+# re-keyed by the engine at start, when it knows the configured scheme.
+OWNERS_MIGRATION: tuple[str, ...] = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    "INSERT INTO meta (key, value) SELECT 'owners', 'namespaced'"
+    " WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE owner != '')",
+)
+
+
+def owners_namespaced(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'owners'").fetchone()
+    return row is not None and row[0] == "namespaced"
+
+
+def namespace_owners(conn: sqlite3.Connection, prefix: str) -> int:
+    if owners_namespaced(conn):
+        return 0
+    n = conn.execute("UPDATE tasks SET owner = ? || owner WHERE owner != ''", (prefix,)).rowcount
+    for table in ("task_counts", "task_messages"):
+        conn.execute(f"UPDATE {table} SET owner = ? || owner WHERE owner != ''", (prefix,))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('owners', 'namespaced')")
+    return n
 
 
 def check_lease(conn: sqlite3.Connection, lease: int | None) -> None:
