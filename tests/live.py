@@ -10,6 +10,11 @@ bound before it starts (no port race). On exit the server shuts down cleanly:
 open streams are told to end, the app's lifespan shutdown runs, and the thread
 is joined. Tests may be sync or async: the server's loop is not theirs.
 
+A server is not trusted to have worked because its answers looked right: an
+exception it raised or logged (uvicorn logs the app's, asyncio a task's lost
+one) after it started fails the test when it stops, as does a server thread
+that is still running after the shutdown timeout.
+
 A card names the URL its server was built with (``public_url``), so an app
 whose card must be right is built for a bound socket: ``live_agent`` does that,
 or ``bind_loopback()`` + ``create_app(..., public_url=url_of(sock))`` +
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -46,6 +52,23 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{host}:{port}"
 
 
+class _Failures(logging.Handler):
+    """Errors the server's thread logs while it serves (uvicorn logs an exception
+    raised by the app instead of raising it; asyncio logs a task's lost one)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.thread: int | None = None
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread:
+            self.records.append(self.format(record))
+
+
+_WATCHED_LOGGERS = ("uvicorn.error", "asyncio")
+
+
 @contextlib.contextmanager
 def live_server(
     app: Any,
@@ -53,55 +76,82 @@ def live_server(
     sock: socket.socket | None = None,
     startup_timeout: float = 10.0,
     shutdown_timeout: float = 10.0,
+    allow_errors: bool = False,
+    **uvicorn_options: Any,
 ) -> Iterator[str]:
-    """Serve ``app`` on a loopback port; yields its base URL (no trailing slash)."""
+    """Serve ``app`` on a loopback port; yields its base URL (no trailing slash).
+
+    An exception the server raised or logged after it started fails the test
+    when the server stops (``allow_errors=True`` for a test that provokes them),
+    and so does a server thread that does not stop. ``uvicorn_options`` go to
+    ``uvicorn.Config`` (TLS: the URL is then https).
+    """
     sock = sock or bind_loopback()
     base_url = url_of(sock)
+    if uvicorn_options.get("ssl_certfile"):
+        base_url = "https" + base_url.removeprefix("http")
+    uvicorn_options.setdefault("timeout_graceful_shutdown", 2)
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2
+        app, log_level="warning", lifespan="on", access_log=False,
+        # No logging config of uvicorn's own: it would replace the handlers of its
+        # loggers, including the one that collects this server's errors.
+        log_config=None, **uvicorn_options,
     )
     server = uvicorn.Server(config)
     loops: list[asyncio.AbstractEventLoop] = []
     failures: list[BaseException] = []
+    logged = _Failures()
 
     async def main() -> None:
         loops.append(asyncio.get_running_loop())
         await server.serve(sockets=[sock])
 
     def run() -> None:
+        logged.thread = threading.get_ident()
         try:
             asyncio.run(main())
         except BaseException as exc:  # reported to the test thread below
             failures.append(exc)
 
+    for name in _WATCHED_LOGGERS:
+        logging.getLogger(name).addHandler(logged)
     thread = threading.Thread(target=run, name=f"live-server {base_url}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + startup_timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
+    try:
+        thread.start()
+        deadline = time.monotonic() + startup_timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                server.should_exit = True
+                thread.join(shutdown_timeout)
+                sock.close()
+                if failures:
+                    raise RuntimeError(f"server at {base_url} failed to start") from failures[0]
+                raise RuntimeError(f"server at {base_url} did not start in {startup_timeout} s")
+            time.sleep(0.005)
+        try:
+            yield base_url
+        finally:
+            engine = getattr(getattr(app, "state", None), "engine", None)
+            begin = getattr(engine, "begin_shutdown", None)
+            if begin is not None and loops and thread.is_alive():
+                # Streams end now, instead of holding uvicorn's graceful shutdown open.
+                with contextlib.suppress(Exception):
+                    asyncio.run_coroutine_threadsafe(begin(), loops[0]).result(shutdown_timeout)
             server.should_exit = True
             thread.join(shutdown_timeout)
             sock.close()
-            if failures:
-                raise RuntimeError(f"server at {base_url} failed to start") from failures[0]
-            raise RuntimeError(f"server at {base_url} did not start in {startup_timeout} s")
-        time.sleep(0.005)
-    try:
-        yield base_url
-    finally:
-        engine = getattr(getattr(app, "state", None), "engine", None)
-        begin = getattr(engine, "begin_shutdown", None)
-        if begin is not None and loops and thread.is_alive():
-            # Streams end now, instead of holding uvicorn's graceful shutdown open.
-            with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(begin(), loops[0]).result(shutdown_timeout)
-        server.should_exit = True
-        thread.join(shutdown_timeout)
-        sock.close()
         if thread.is_alive():
             raise RuntimeError(f"server at {base_url} did not stop in {shutdown_timeout} s")
         if failures:
             raise RuntimeError(f"server at {base_url} failed") from failures[0]
+        if logged.records and not allow_errors:
+            raise RuntimeError(
+                f"server at {base_url} logged {len(logged.records)} error(s):\n"
+                + "\n".join(logged.records)
+            )
+    finally:
+        for name in _WATCHED_LOGGERS:
+            logging.getLogger(name).removeHandler(logged)
 
 
 @contextlib.contextmanager

@@ -13,7 +13,11 @@ from interlingua.client import ArtifactAssembler, Client, StreamEvent
 from interlingua.core.errors import TaskNotFound, UnsupportedOperation
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from tests.e2e.agents import story
+from tests.e2e.sse_client import STREAM_DEADLINE
 from tests.live import live_agent
+
+# Streams that never end are this module's likely failure: fail them quickly.
+pytestmark = pytest.mark.timeout(30)
 
 DIALECTS = ["card", "1.0", "0.3"]
 
@@ -33,7 +37,8 @@ def chunks(n: int) -> str:
 
 
 async def collect(events: object) -> list[StreamEvent]:
-    return [e async for e in events]  # type: ignore[attr-defined]
+    async with asyncio.timeout(STREAM_DEADLINE):  # heartbeats keep a stream alive
+        return [e async for e in events]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -66,10 +71,14 @@ async def test_subscribe_mid_way_starts_with_the_task_so_far(story_url: str,
     async with client_for(story_url, dialect) as client:
         task = await client.send("30 0.02", blocking=False)
         assert isinstance(task, Task)
-        await asyncio.sleep(0.15)
+        # mid-way: once the story has begun and before it ends
+        async with asyncio.timeout(STREAM_DEADLINE):
+            while not (await client.get_task(task.id)).artifacts:
+                await asyncio.sleep(0.01)
         events = await collect(client.subscribe(task.id))
     snapshot = events[0]
     assert isinstance(snapshot.item, Task) and snapshot.item.id == task.id
+    assert snapshot.item.artifacts  # the story so far
     seqs = [e.seq for e in events]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
     assert events[-1].state is TaskState.COMPLETED

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,16 @@ from interlingua.client import (
 from interlingua.core.model import ArtifactUpdate, TaskState
 from tests.e2e.agents import story
 from tests.e2e.procs import ServerProcess
+from tests.e2e.sse_client import STREAM_DEADLINE
 from tests.live import live_agent
+
+# Streams that never end are this module's likely failure: fail them quickly.
+pytestmark = pytest.mark.timeout(30)
+
+
+async def read_all(stream: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
+    async with asyncio.timeout(STREAM_DEADLINE):  # heartbeats keep a stream alive
+        return [e async for e in stream]
 
 
 class CuttingProxy:
@@ -163,7 +172,7 @@ async def test_cut_connections_are_resumed_and_every_event_arrives_once(
     with CuttingProxy(story_port, cut_after={0: 5, 1: 4}) as proxy:
         async with Client(proxy.url, dialect=dialect,
                           resume=ResumePolicy(sleep=sleeps, random=lambda: 1.0)) as client:
-            events = [e async for e in client.stream("40 0.005")]
+            events = await read_all(client.stream("40 0.005"))
     check_story(events, 40)
     assert events[-1].state is TaskState.COMPLETED
     assert proxy.connections == 3
@@ -177,7 +186,7 @@ async def test_many_cuts_with_progress_never_exhaust_the_retries(story_port: int
     with CuttingProxy(story_port, cut_after=cuts) as proxy:
         async with Client(proxy.url, dialect="1.0",
                           resume=ResumePolicy(retries=1, sleep=Sleeps())) as client:
-            events = [e async for e in client.stream("30 0.003")]
+            events = await read_all(client.stream("30 0.003"))
     check_story(events, 30)
     assert proxy.connections >= 9
 
@@ -192,8 +201,9 @@ async def test_gives_up_after_the_allowed_attempts_with_growing_waits(
                               sleep=sleeps, random=lambda: 0.0)
         async with Client(proxy.url, dialect="1.0", resume=resume) as client:
             with pytest.raises(StreamInterrupted) as info:
-                async for e in client.stream("50 0.01"):
-                    seen.append(e)
+                async with asyncio.timeout(STREAM_DEADLINE):
+                    async for e in client.stream("50 0.01"):
+                        seen.append(e)
     # 1 stream + one connection per attempt; a wait before each attempt
     assert proxy.connections == 1 + retries
     assert sleeps.calls == pytest.approx([0.05 * 2**k for k in range(retries)])
@@ -224,7 +234,8 @@ def test_server_killed_and_restarted_on_sqlite(tmp_path: Path) -> None:
     async def run() -> list[StreamEvent]:
         events: list[StreamEvent] = []
         resume = ResumePolicy(retries=3, sleep=sleep_then_restart)
-        async with Client(procs[0].url + "/", dialect="1.0", resume=resume) as client:
+        async with Client(procs[0].url + "/", dialect="1.0", resume=resume) as client, \
+                asyncio.timeout(STREAM_DEADLINE):
             async for e in client.stream("1000 0.01"):
                 events.append(e)
                 if len(events) == 8:

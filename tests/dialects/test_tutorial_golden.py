@@ -19,9 +19,7 @@ from interlingua.core.calls import SendMessage
 from interlingua.core.dialects.tutorial import TutorialCodec
 from interlingua.core.model import Message, Role, TextPart
 from tests.dialects.test_sam_golden import seed_examples
-from tests.dialects.v0_3_strategies import assert_valid, needs_shared
-
-pytestmark = needs_shared
+from tests.dialects.v0_3_strategies import assert_valid
 
 codec = TutorialCodec()
 

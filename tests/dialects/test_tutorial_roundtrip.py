@@ -30,7 +30,6 @@ from tests.dialects.v0_3_strategies import (
     ids,
     messages,
     metadata,
-    needs_shared,
     send_configs,
     stream_items,
     tasks,
@@ -144,7 +143,6 @@ _EVENT_DEFINITIONS = {
 }
 
 
-@needs_shared
 @settings(max_examples=100, deadline=None)
 @given(tasks)
 def test_tasks_validate(task: Task) -> None:
@@ -154,7 +152,6 @@ def test_tasks_validate(task: Task) -> None:
         assert_valid(_response(wire), "SendMessageSuccessResponse", version)
 
 
-@needs_shared
 @settings(max_examples=100, deadline=None)
 @given(messages)
 def test_messages_validate(message: Message) -> None:
@@ -164,7 +161,6 @@ def test_messages_validate(message: Message) -> None:
         assert_valid(_response(wire), "SendMessageSuccessResponse", version)
 
 
-@needs_shared
 @settings(max_examples=100, deadline=None)
 @given(stream_items)
 def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
@@ -174,7 +170,6 @@ def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpd
         assert_valid(_response(wire), "SendStreamingMessageSuccessResponse", version)
 
 
-@needs_shared
 @settings(max_examples=100, deadline=None)
 @given(tutorial_calls)
 def test_requests_validate(call: SendMessage | SubscribeToTask) -> None:

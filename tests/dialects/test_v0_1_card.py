@@ -33,7 +33,7 @@ from interlingua.core.model import (
 )
 from interlingua.server.card import card_document, merge
 from tests.dialects import v0_3_strategies as v03
-from tests.dialects.v0_1_strategies import assert_valid, needs_shared, str_lists, texts
+from tests.dialects.v0_1_strategies import assert_valid, str_lists, texts
 
 URL = "https://agent.example/a2a"
 
@@ -97,7 +97,6 @@ def test_added_members() -> None:
     }
 
 
-@needs_shared
 @settings(max_examples=100, deadline=None)
 @given(v03.cards)
 def test_hybrid_card_is_a_v01_card(card: AgentCard) -> None:

@@ -41,12 +41,9 @@ from tests.dialects.v0_1_strategies import (
     assert_valid,
     calls,
     json_values,
-    needs_shared,
     response,
     schema,
 )
-
-pytestmark = needs_shared
 
 codec = V01Codec()
 SEND = SendMessage(

@@ -53,9 +53,8 @@ from interlingua.core.model import (
     TextPart,
 )
 from interlingua.core.parts import user_message
-from tests.dialects.v0_1_strategies import SEEDS, assert_valid, needs_shared
-
-pytestmark = needs_shared
+from tests.dialects.v0_1_strategies import assert_valid
+from tests.reference import SEEDS
 
 codec = V01Codec()
 

@@ -37,7 +37,7 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-from tests.dialects.v0_1_strategies import SEEDS
+from tests.reference import SEEDS
 
 codec = V01Codec()
 

@@ -23,7 +23,7 @@ from interlingua.core.model import (
     OAuthFlow,
     OpenIdConnectScheme,
 )
-from tests.dialects.v0_3_strategies import assert_valid, cards, needs_shared
+from tests.dialects.v0_3_strategies import assert_valid, cards
 
 codec = V03Codec()
 
@@ -158,7 +158,6 @@ def test_security_schemes_in_the_type_form() -> None:
     assert back.security_schemes["key"] == card.security_schemes["key"]
 
 
-@needs_shared
 def test_v02_card_without_protocol_version() -> None:
     # A v0.2.0-v0.2.4 card: no protocolVersion, no preferredTransport.
     doc = {
@@ -197,7 +196,6 @@ def test_v02_card_without_protocol_version() -> None:
     assert_valid(out, "AgentCard", "v0.2.6")
 
 
-@needs_shared
 @pytest.mark.parametrize(
     ("version", "expected"), [("0.2.5", "0.2"), ("0.3.0", "0.3"), ("0.3", "0.3")]
 )

@@ -41,13 +41,10 @@ from tests.dialects.v0_3_strategies import (
     cards,
     ids,
     messages,
-    needs_shared,
     push_configs,
     stream_items,
     tasks,
 )
-
-pytestmark = needs_shared
 
 codec = V03Codec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -28,8 +27,9 @@ from interlingua.core import calls as c
 from interlingua.core import model as m
 from interlingua.core.dialects.v1_0 import V1Codec, decode_card_v1
 from interlingua.core.errors import A2AError, InvalidParams, TaskNotFound
+from tests import reference
 
-SPEC = Path("/work/shared/spec/v1.0/specification.md")
+SPEC = reference.SPEC / "v1.0" / "specification.md"
 codec = V1Codec()
 
 

@@ -16,7 +16,6 @@ import base64
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -51,8 +50,9 @@ from interlingua.core.errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
+from tests.reference import SPEC
 
-PROTO = Path("/work/shared/spec/v1.0/a2a.proto")
+PROTO = SPEC / "v1.0" / "a2a.proto"
 codec = V1Codec()
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

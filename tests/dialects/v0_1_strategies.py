@@ -19,11 +19,9 @@ import json
 import re
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, FormatChecker
 
@@ -52,14 +50,9 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
+from tests.reference import SPEC
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-SCHEMA = SHARED / "spec" / "v0.1.0" / "a2a.json"
-SEEDS = SHARED / "seeds"
-
-needs_shared = pytest.mark.skipif(
-    not SCHEMA.exists(), reason="shared/spec (reference schemas) not found"
-)
+SCHEMA = SPEC / "v0.1.0" / "a2a.json"
 
 # The states of the v0.1.0 schema's TaskState enum.
 V01_STATES = [

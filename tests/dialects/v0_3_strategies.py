@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
@@ -59,14 +57,7 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-SPEC = SHARED / "spec"
-SEEDS = SHARED / "seeds"
-
-needs_shared = pytest.mark.skipif(
-    not (SPEC / "v0.3.0" / "a2a.json").exists(), reason="shared/spec (reference schemas) not found"
-)
+from tests.reference import SPEC
 
 
 @cache

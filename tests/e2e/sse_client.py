@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,12 +32,22 @@ def v03_message(text: str, **extra: Any) -> dict[str, Any]:
 V1 = {"A2A-Version": "1.0"}
 
 
+#: how long a test reads one stream at most: heartbeats reset the read timeout,
+#: so without an overall deadline a stream that never ends would hang the test
+STREAM_DEADLINE = 30.0
+
+
 def events(client: httpx.Client, url: str, body: dict[str, Any],
            headers: dict[str, str] | None = None,
-           limit: int | None = None) -> Iterator[tuple[str | None, str, Any]]:
-    """POST ``body`` and yield (id, event, data) per SSE event; stop after ``limit``."""
+           limit: int | None = None,
+           deadline: float = STREAM_DEADLINE) -> Iterator[tuple[str | None, str, Any]]:
+    """POST ``body`` and yield (id, event, data) per SSE event; stop after ``limit``.
+
+    Fails when the stream is still open ``deadline`` seconds after it began.
+    """
     dec = SSEDecoder()
     n = 0
+    give_up = time.monotonic() + deadline
     with client.stream("POST", url, json=body, headers=headers or {}) as resp:
         assert resp.status_code == 200, resp.read()
         assert resp.headers["content-type"].startswith("text/event-stream")
@@ -46,3 +57,6 @@ def events(client: httpx.Client, url: str, body: dict[str, Any],
                 n += 1
                 if limit is not None and n >= limit:
                     return
+            if time.monotonic() > give_up:
+                raise AssertionError(f"the stream was still open after {deadline} s "
+                                     f"({n} events read)")

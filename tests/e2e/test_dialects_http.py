@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,10 +13,9 @@ import pytest
 
 from interlingua import Agent, Context
 from tests.live import live_agent
+from tests.reference import SPEC
 
 from .sse_client import V1, events, rpc, v1_message
-
-SPEC = Path(__file__).parents[2].parent / "shared" / "spec"
 
 
 def schema_check(version: str, doc: Any, definition: str) -> None:

@@ -12,10 +12,11 @@ import pytest
 
 from interlingua import Agent, Context
 from tests.live import live_agent
+from tests.reference import SPEC
 
 from .sse_client import V1, rpc, v03_message, v1_message
 
-SCHEMA_03 = Path(__file__).parents[2].parent / "shared" / "spec" / "v0.3.0" / "a2a.json"
+SCHEMA_03 = SPEC / "v0.3.0" / "a2a.json"
 
 
 async def _agent(ctx: Context) -> None:

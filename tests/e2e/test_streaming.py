@@ -16,6 +16,9 @@ from interlingua.server import EngineConfig
 from .procs import ServerProcess
 from .sse_client import V1, events, rpc, v03_message, v1_message
 
+# Streams that never end are this module's likely failure: fail them quickly.
+pytestmark = pytest.mark.timeout(30)
+
 
 def _rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

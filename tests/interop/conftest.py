@@ -2,8 +2,9 @@
 
 Every test here is marked ``interop`` (``-m "not interop"`` leaves them out).
 The peer environments under ``.interop/`` are made by ``scripts/interop-setup``
-on first use; a test whose peer cannot be installed because a package
-registry cannot be reached is skipped, with the registry named.
+before the tests run (``tests/conftest.py``); a test whose peer cannot be
+installed because a package registry cannot be reached is skipped, with the
+registry named, and fails under CI.
 
 Each test fills one cell of the matrix in ``matrix.py``: its row is the
 ``peer`` parameter, its column the test's name. At the end of the session
@@ -42,12 +43,6 @@ PARTIAL = INTEROP_DIR / "interop-partial.md"
 
 CLIENT_ROWS = [r for r in ROWS if r.direction == "client"]
 AGENT_ROWS = [r for r in ROWS if r.direction == "agent"]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "interop: interoperability tests against the official A2A SDKs (slow; "
-        "installs peers with scripts/interop-setup)")
 
 
 # --------------------------------------------------------------------------- peers

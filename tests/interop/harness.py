@@ -1,8 +1,9 @@
 """Peers as processes: their environments, the client drivers and the SDK agents.
 
 ``ensure_env(name)`` makes sure ``.interop/<name>`` exists (running
-``scripts/interop-setup``), or skips the test with the reason: a package
-registry that cannot be reached is named.
+``scripts/interop-setup``), or skips the test with the reason, a package
+registry that cannot be reached named (under CI: fails it instead);
+``prepare_envs`` sets them up ahead of the tests (``tests/conftest.py``).
 
 ``Driver`` runs an official client in its own process and sends it one
 command at a time (the protocol is in ``peers/pydriver.py``); ``AgentProcess``
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,6 +32,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.ci import unavailable
+
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP_DIR = ROOT / ".interop"
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
@@ -37,37 +41,58 @@ SETUP = ROOT / "scripts" / "interop-setup"
 LOGS = INTEROP_DIR / "logs"
 PREFIX = "@@interop "
 
-_env_status: dict[str, str | None] = {}
+@dataclass(frozen=True)
+class _EnvStatus:
+    #: why the environment cannot be had (None: it is ready)
+    reason: str | None = None
+    #: the setup failed for another reason than an unreachable registry or a missing tool
+    broken: bool = False
+
+
+_env_status: dict[str, _EnvStatus] = {}
 _env_lock = threading.Lock()
 
 
+def prepare_envs(names: Iterable[str]) -> None:
+    """Set up the environments ``names`` now (before the tests that use them,
+    so their time limits do not have to cover an install)."""
+    for name in names:
+        with _env_lock:
+            if name not in _env_status:
+                _env_status[name] = _setup(name)
+
+
 def ensure_env(name: str) -> Path:
-    """The peer environment ``.interop/<name>``, created when missing; skips when it cannot be."""
-    with _env_lock:
-        if name not in _env_status:
-            _env_status[name] = _setup(name)
-    reason = _env_status[name]
-    if reason is not None:
-        pytest.skip(reason)
+    """The peer environment ``.interop/<name>``, created when missing.
+
+    When it cannot be made the test is skipped, or failed under CI (a broken
+    setup always fails).
+    """
+    prepare_envs([name])
+    status = _env_status[name]
+    if status.broken:
+        pytest.fail(status.reason or name, pytrace=False)
+    if status.reason is not None:
+        unavailable(status.reason)
     return INTEROP_DIR / name
 
 
-def _setup(name: str) -> str | None:
+def _setup(name: str) -> _EnvStatus:
     if name.startswith("js-") and shutil.which("node") is None:
-        return f"{name}: node is not installed"
+        return _EnvStatus(f"{name}: node is not installed")
     try:
         proc = subprocess.run(["bash", str(SETUP), name], cwd=ROOT, capture_output=True,
                               text=True, timeout=900)
     except subprocess.TimeoutExpired:
-        return f"{name}: scripts/interop-setup took longer than 15 minutes"
+        return _EnvStatus(f"{name}: scripts/interop-setup took longer than 15 minutes")
     if proc.returncode == 0:
-        return None
+        return _EnvStatus()
     last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
     if proc.returncode == 2:
         # e.g. "interop-setup: js-1.3.0: the npm registry could not be reached"
-        return last
-    pytest.fail(f"scripts/interop-setup {name} failed:\n{proc.stderr[-3000:]}", pytrace=False)
-    raise AssertionError("unreachable")
+        return _EnvStatus(last)
+    return _EnvStatus(f"scripts/interop-setup {name} failed:\n{proc.stderr[-3000:]}",
+                      broken=True)
 
 
 def _log_file(name: str) -> Path:

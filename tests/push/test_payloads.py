@@ -16,7 +16,7 @@ from interlingua.server import create_app
 from interlingua.server.push import SIGNING_EXTENSION_URI
 from interlingua.server.push.headers import auth_parts, check_authentication
 from tests.dialects import v0_1_strategies as v01
-from tests.dialects.v0_3_strategies import assert_valid, needs_shared
+from tests.dialects.v0_3_strategies import assert_valid
 
 from .helpers import Hook, Received, dev_settings, serve_hook, until
 
@@ -111,7 +111,6 @@ def _done(hook: Hook, dialect: str) -> bool:
     return False
 
 
-@needs_shared
 @pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
 async def test_body_and_headers_per_dialect(agent: Agentish, dialect: str) -> None:
     hook = Hook()

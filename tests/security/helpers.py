@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import ipaddress
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -23,7 +20,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from interlingua.server.auth import uvicorn_tls_options
-from tests.live import bind_loopback
+from tests.live import bind_loopback, live_server
 
 # ---------------------------------------------------------------- certificates
 
@@ -144,46 +141,15 @@ class Issuer:
 
 @contextlib.contextmanager
 def serve_app(app: Any, sock: Any, *, certfile: str | None = None,
-              client_ca: str | None = None) -> Iterator[str]:
-    """Serve ``app`` on ``sock`` (HTTPS when ``certfile`` is given); yields its base URL."""
+              client_ca: str | None = None, **options: Any) -> Iterator[str]:
+    """Serve ``app`` on ``sock`` (HTTPS when ``certfile`` is given); yields its base URL.
+
+    ``live_server`` underneath: errors after start-up and a server that does not
+    stop fail the test.
+    """
     tls = uvicorn_tls_options(certfile, None, client_ca)
-    host, port = sock.getsockname()[:2]
-    base = f"{'https' if tls else 'http'}://{host}:{port}"
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
-                            timeout_graceful_shutdown=2, **tls)
-    server = uvicorn.Server(config)
-    loops: list[asyncio.AbstractEventLoop] = []
-    failures: list[BaseException] = []
-
-    async def main() -> None:
-        loops.append(asyncio.get_running_loop())
-        await server.serve(sockets=[sock])
-
-    def run() -> None:
-        try:
-            asyncio.run(main())
-        except BaseException as exc:
-            failures.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            thread.join(5)
-            raise RuntimeError("server did not start") from (failures[0] if failures else None)
-        time.sleep(0.005)
-    try:
+    with live_server(app, sock=sock, **tls, **options) as base:
         yield base
-    finally:
-        engine = getattr(app.state, "engine", None)
-        if engine is not None and loops and thread.is_alive():
-            with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(engine.begin_shutdown(), loops[0]).result(5)
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 @contextlib.contextmanager

@@ -152,14 +152,20 @@ async def test_executor_cap_rejects(dialect: str) -> None:
             body, headers = send_request(dialect, f"n{i}")
             body["id"] = f"req-{i}"
             bodies.append((body, {**ALICE, **headers}))
-        pending = asyncio.ensure_future(_concurrently(url, bodies))
-        for _ in range(200):
-            if gate.started == 2 and pending.done() is False:
-                await asyncio.sleep(0.2)  # give the rest time to arrive and be refused
-                break
-            await asyncio.sleep(0.02)
-        gate.release.set()
-        answers = await pending
+        async with httpx.AsyncClient(timeout=30) as client:
+            sends = [asyncio.ensure_future(client.post(url + "/", json=b, headers=h))
+                     for b, h in bodies]
+            # Two run and hold their answers; the other six are refused while they do.
+            answered: set[asyncio.Future[httpx.Response]] = set()
+            held = set(sends)
+            async with asyncio.timeout(20):
+                while len(answered) < 6 or gate.started < 2:
+                    done, held = await asyncio.wait(held, timeout=0.05,
+                                                    return_when=asyncio.FIRST_COMPLETED)
+                    answered |= done
+            assert len(held) == 2 and gate.running == 2
+            gate.release.set()
+            answers = list(await asyncio.gather(*sends))
         assert sorted(r.json()["id"] for r in answers) == sorted(b["id"] for b, _ in bodies)
         done = [r.json() for r in answers if "result" in r.json()]
         refused = [r.json() for r in answers if "error" in r.json()]
@@ -196,8 +202,12 @@ async def test_executor_cap_queues() -> None:
         assert len(accepted) == 5 and len(refused) == 3
         assert refused[0]["error"]["message"] == \
             "The agent is busy (2 tasks running and 3 waiting); try again later"
-        await asyncio.sleep(0.3)
-        assert gate.running == 2  # the other three wait their turn
+        # Each answer came after its turn was scheduled: a turn that did not wait
+        # for a slot would have started by now.
+        async with asyncio.timeout(20):
+            while gate.started < 2:
+                await asyncio.sleep(0.01)
+        assert gate.running == 2 and gate.started == 2  # the other three wait their turn
         gate.release.set()
         async with httpx.AsyncClient() as c:
             for _ in range(200):

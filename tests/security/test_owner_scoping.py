@@ -51,11 +51,14 @@ def c() -> Iterator[httpx.Client]:
 
 def rpc(c: httpx.Client, url: str, who: dict[str, str], method: str, params: Any,
         headers: dict[str, str] | None = None) -> dict[str, Any]:
-    r = c.post(url + "/", json={"jsonrpc": "2.0", "id": 7, "method": method, "params": params},
-               headers={**who, **(headers or {})})
+    with c.stream("POST", url + "/",
+                  json={"jsonrpc": "2.0", "id": 7, "method": method, "params": params},
+                  headers={**who, **(headers or {})}) as r:
+        # Checked before the body is read: a stream would not end by itself.
+        if r.headers["content-type"].startswith("text/event-stream"):
+            raise AssertionError(f"{method} opened a stream for another principal's task")
+        r.read()
     assert r.status_code == 200, r.text
-    if r.headers["content-type"].startswith("text/event-stream"):
-        raise AssertionError(f"{method} opened a stream for another principal's task")
     doc: dict[str, Any] = r.json()
     return doc
 

@@ -24,6 +24,9 @@ from interlingua.server import Agent, Context, Engine, EngineConfig, RequestInfo
 from interlingua.server.streams import Entry, Heartbeat, Lagged
 from interlingua.stores import open_store
 
+# Streams that never end are this module's likely failure: fail them quickly.
+pytestmark = pytest.mark.timeout(30)
+
 REQ = RequestInfo(principal="p")
 
 
@@ -108,13 +111,16 @@ async def test_shutdown_ends_open_streams() -> None:
     engine = await engine_for(waits)
     stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
     seen: list[object] = []
+    both = asyncio.Event()
 
     async def read() -> None:
         async for out in stream:
             seen.append(out)
+            if len(seen) == 2:
+                both.set()
 
     reader = asyncio.get_running_loop().create_task(read())
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(both.wait(), 5)  # the task and its "working": the stream is open
     await engine.begin_shutdown()
     await asyncio.wait_for(reader, 5)  # it ends by itself
     await engine.stop()

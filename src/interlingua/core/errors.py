@@ -80,12 +80,9 @@ class A2AError(Exception):
         super().__init__(self.message)
 
     def code_for(self, dialect: str) -> int:
-        dialect = _CODE_FAMILY.get(dialect, dialect)
+        """The code in ``dialect`` ("1.0", "0.3", "0.1"); the SAM and tutorial
+        codecs ask for the v0.3 codes, which they share."""
         return self.dialect_codes.get(dialect, self.code)
-
-
-# The SAM and tutorial variants use the v0.2/v0.3 codes.
-_CODE_FAMILY = {"sam": "0.3", "tutorial": "0.3"}
 
 
 class JSONRPCError(A2AError):

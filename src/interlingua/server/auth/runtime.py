@@ -105,18 +105,21 @@ def identity_of(request: RequestInfo) -> Principal:
 
 def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
     """The HTTP status and headers an auth or rate refusal is answered with (None: HTTP 200)."""
+    # The status is the error's own (errors.py keeps one table of them).
     if isinstance(exc, AuthenticationRequired):
         challenges = exc.challenges if isinstance(exc, Unauthenticated) else []
-        return 401, [(b"www-authenticate", c.encode("latin-1", "replace")) for c in challenges]
+        return exc.http_status, [
+            (b"www-authenticate", c.encode("latin-1", "replace")) for c in challenges]
     if isinstance(exc, AuthorizationFailed):
         if isinstance(exc, Forbidden) and exc.challenge:
-            return 403, [(b"www-authenticate", exc.challenge.encode("latin-1", "replace"))]
-        return 403, []
+            return exc.http_status, [
+                (b"www-authenticate", exc.challenge.encode("latin-1", "replace"))]
+        return exc.http_status, []
     if isinstance(exc, RateLimitExceeded):
         headers = []
         if isinstance(exc, RateLimited):
             headers.append((b"retry-after", str(exc.retry_after).encode()))
-        return 429, headers
+        return exc.http_status, headers
     return None
 
 
