@@ -1,6 +1,6 @@
 """Golden inputs for the Solace Agent Mesh codec: every JSON example of seed 002.
 
-The examples are read from the seed's own text (``tests/reference/seeds/002_*.txt``):
+The examples are read from the seed's own text (``shared/seeds/002_*.txt``):
 each block that opens with a line holding only ``{`` runs until its braces
 balance. The seed writes ``// …`` comments inside them; they are removed, and
 with them the members whose value was nothing but such a comment (``"params":
@@ -38,7 +38,9 @@ from interlingua.core.model import (
     TaskState,
     TextPart,
 )
-from tests.reference import SEEDS
+from tests.reference import shared
+
+SEEDS = shared("seeds")
 
 codec = SAMCodec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))

@@ -54,7 +54,9 @@ from interlingua.core.model import (
 )
 from interlingua.core.parts import user_message
 from tests.dialects.v0_1_strategies import assert_valid
-from tests.reference import SEEDS
+from tests.reference import shared
+
+SEEDS = shared("seeds")
 
 codec = V01Codec()
 

@@ -37,7 +37,9 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-from tests.reference import SEEDS
+from tests.reference import shared
+
+SEEDS = shared("seeds")
 
 codec = V01Codec()
 

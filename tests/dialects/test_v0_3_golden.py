@@ -1,6 +1,6 @@
 """Golden inputs for the v0.2/v0.3 codec: seed 000 and the v0.3.0 schema's own definitions.
 
-Seed 000 (``tests/reference/seeds/000_*.txt``, "Data objects in A2A protocol") gives its
+Seed 000 (``shared/seeds/000_*.txt``, "Data objects in A2A protocol") gives its
 examples as TypeScript-style object literals, not as JSON. The test reads those
 blocks from the seed file and builds JSON instances from them (every field, and
 required fields only; one instance per literal alternative), so what is checked
@@ -35,7 +35,9 @@ from interlingua.core.calls import (
 from interlingua.core.dialects.v0_3 import V03Codec
 from interlingua.core.model import Message, Role, Task, TaskState, TextPart
 from tests.dialects.v0_3_strategies import assert_valid, schema
-from tests.reference import SEEDS
+from tests.reference import shared
+
+SEEDS = shared("seeds")
 
 codec = V03Codec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))

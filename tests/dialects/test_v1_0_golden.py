@@ -29,7 +29,7 @@ from interlingua.core.dialects.v1_0 import V1Codec, decode_card_v1
 from interlingua.core.errors import A2AError, InvalidParams, TaskNotFound
 from tests import reference
 
-SPEC = reference.SPEC / "v1.0" / "specification.md"
+SPEC = reference.shared("spec", "v1.0", "specification.md")
 codec = V1Codec()
 
 

@@ -50,9 +50,9 @@ from interlingua.core.errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
-from tests.reference import SPEC
+from tests.reference import shared
 
-PROTO = SPEC / "v1.0" / "a2a.proto"
+PROTO = shared("spec", "v1.0", "a2a.proto")
 codec = V1Codec()
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
