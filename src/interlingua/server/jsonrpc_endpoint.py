@@ -64,7 +64,10 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 def parse_version(value: str) -> str | None:
     """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
     parts = value.strip().split(".")
-    if not parts or not all(p.isdigit() for p in parts) or len(parts) > 3:
+    # ASCII digits only (str.isdigit() also takes "²", which int() refuses), and
+    # short: no version has a component of more than a few digits.
+    if not parts or len(parts) > 3 or not all(
+            p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
         return None
     major = int(parts[0])
     minor = int(parts[1]) if len(parts) > 1 else 0
@@ -249,13 +252,13 @@ class JSONRPCEndpoint:
             return
         if version is None or version not in SUPPORTED_VERSIONS:
             raise VersionNotSupported(
-                f"A2A-Version {raw!r} is not supported; supported versions: "
+                f"A2A-Version {_shown(raw)} is not supported; supported versions: "
                 + ", ".join(SUPPORTED_VERSIONS),
                 data={"supportedVersions": list(SUPPORTED_VERSIONS)},
             )
         if strict and version not in _DIALECT_VERSIONS.get(codec.name, {version}):
             raise VersionNotSupported(
-                f"A2A-Version {raw!r} does not match the method's protocol version {codec.name}"
+                f"A2A-Version {_shown(raw)} does not match the method's protocol version {codec.name}"
             )
 
     def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
@@ -296,12 +299,21 @@ def _last_event_id(headers: Mapping[str, str]) -> int | None:
     if raw is None or raw.strip() == "":
         return None
     raw = raw.strip()
-    if not raw.isdigit():
+    # ASCII digits, and no more than a 64-bit sequence number holds
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and int(raw) <= _MAX_EVENT_ID):
         raise InvalidParams(
-            f"Invalid params: Last-Event-ID {raw!r} is not an event id of this server "
-            "(they are non-negative integers)"
+            f"Invalid params: Last-Event-ID {_shown(raw)} is not an event id of this server "
+            "(they are integers from 0 to 2^63-1)"
         )
     return int(raw)
+
+
+_MAX_EVENT_ID = 2**63 - 1
+
+
+def _shown(raw: str, limit: int = 40) -> str:
+    """A header value as an error message quotes it: repr, cut to ``limit`` characters."""
+    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
 
 
 def _query_version(scope: Scope) -> str | None:
