@@ -56,6 +56,9 @@ _DIALECT_VERSIONS = {
     "tutorial": {"0.2", "0.3"},
 }
 
+#: dialects that borrow the v0.x task methods and answer them in their own shapes
+_VARIANTS = frozenset({"sam", "tutorial"})
+
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
@@ -237,8 +240,12 @@ class JSONRPCEndpoint:
                     name = rec.dialect
         codec = get_codec(name)
         if req.method not in codec.methods:
-            # e.g. a tutorial-made task polled with tasks/get: the v0.3 family answers
-            codec = get_codec(found.fallback)
+            if name in _VARIANTS:
+                # a SAM- or tutorial-made task polled with tasks/get: read as the
+                # v0.3 family reads it, answered in the variant it was made in
+                codec = _answered_in(name, found.fallback)
+            else:  # a v1.0-made task: v1.0 has no such method, v0.3 answers
+                codec = get_codec(found.fallback)
         return codec
 
     def _check_version(self, codec: Codec, raw: str | None, version: str | None) -> None:
@@ -284,6 +291,33 @@ class JSONRPCEndpoint:
     @staticmethod
     def _error(rid: Any, err: A2AError, codec: Codec) -> bytes:
         return jsonrpc.error_response(rid, codec.encode_error(err))
+
+
+@functools.cache
+def _answered_in(writer_name: str, reader_name: str) -> Codec:
+    """A codec that reads calls as ``reader_name`` and writes answers as ``writer_name``."""
+    reader, writer = get_codec(reader_name), get_codec(writer_name)
+    if reader is writer:
+        return reader
+
+    class AnsweredIn(Codec):
+        name = writer.name
+        methods = reader.methods
+        streaming_methods = reader.streaming_methods
+
+        def decode_call(self, method: str, params: bytes | None) -> Any:
+            return reader.decode_call(method, params)
+
+        def encode_result(self, call: Any, result: Any) -> bytes:
+            return writer.encode_result(call, result)
+
+        def encode_error(self, error: A2AError) -> bytes:
+            return writer.encode_error(error)
+
+        def encode_stream_item(self, item: Any) -> bytes:
+            return writer.encode_stream_item(item)
+
+    return AnsweredIn()
 
 
 def _id_from(exc: A2AError) -> Any:
