@@ -53,12 +53,15 @@ def live_server(
     sock: socket.socket | None = None,
     startup_timeout: float = 10.0,
     shutdown_timeout: float = 10.0,
+    **options: Any,
 ) -> Iterator[str]:
-    """Serve ``app`` on a loopback port; yields its base URL (no trailing slash)."""
+    """Serve ``app`` on a loopback port; yields its base URL (no trailing slash).
+    ``options``: more ``uvicorn.Config`` arguments."""
     sock = sock or bind_loopback()
     base_url = url_of(sock)
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2
+        app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2,
+        **options,
     )
     server = uvicorn.Server(config)
     loops: list[asyncio.AbstractEventLoop] = []

@@ -207,17 +207,29 @@ def main() -> None:
 @click.option("--push-allow-host", "push_allow_hosts", multiple=True, metavar="HOST_OR_NET",
               help="A host, IP address or network (10.1.0.0/16) whose webhooks are always "
                    "accepted; may be repeated.")
+@click.option("--max-head-bytes", type=click.IntRange(min=1024), default=64 * 1024,
+              show_default=True, help="The largest request head accepted (else 431).")
+@click.option("--head-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="Seconds a client has to send a request head (else 408).")
+@click.option("--body-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="Seconds a client has to send a request body.")
+@click.option("--max-connections-per-ip", type=click.IntRange(min=1), default=512,
+              show_default=True, help="Open connections one client address may hold (else 503).")
+@click.option("--http", "http_parser", type=click.Choice(["auto", "httptools", "h11"]),
+              default="auto", show_default=True, help="uvicorn's HTTP/1.1 parser.")
 def serve_command(spec: str, host: str, port: int, store: str, public_url: str | None,
                   rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
                   keyfile: str | None, client_ca: str | None, auth_spec: str | None,
                   limits_spec: str | None, sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
-                  push_allow_hosts: tuple[str, ...]) -> None:
+                  push_allow_hosts: tuple[str, ...], max_head_bytes: int, head_timeout: float,
+                  body_timeout: float, max_connections_per_ip: int, http_parser: str) -> None:
     """Serve the agent defined in a Python file or module.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
     """
     from ..server.auth import AuthConfig, CardSigning, Limits
+    from ..server.connections import ConnectionLimits
     from ..server.push import PushSettings
 
     try:
@@ -255,7 +267,10 @@ def serve_command(spec: str, host: str, port: int, store: str, public_url: str |
         serve(agent, host=host, port=port, store=store, public_url=base,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push)
+              push=push, http=http_parser,
+              connections=ConnectionLimits(max_head_bytes=max_head_bytes,
+                                           head_timeout=head_timeout, body_timeout=body_timeout,
+                                           max_per_ip=max_connections_per_ip))
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..server.agent import Agent
 from ..server.auth import AuthConfig, CardSigning, Limits
+from ..server.connections import ConnectionLimits, uvicorn_connection_options
 from ..server.engine import Engine
 from ..server.push import PushSettings
 
@@ -105,13 +106,16 @@ def serve(
     timeout_keep_alive: int = 5,
     max_incomplete_event_bytes: int = 64 * 1024,
     limit_concurrency: int | None = 2048,
+    connections: ConnectionLimits | None = None,
+    http: str = "auto",
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
     clients are bounded: idle keep-alive connections close after
-    ``timeout_keep_alive`` s, a request head may not exceed
-    ``max_incomplete_event_bytes``, and connections beyond ``limit_concurrency``
-    are answered 503."""
+    ``timeout_keep_alive`` s, ``connections`` bounds heads, read deadlines and
+    connections per address (default ``ConnectionLimits(max_head_bytes=
+    max_incomplete_event_bytes)``), and connections beyond ``limit_concurrency``
+    are answered 503. ``http``: uvicorn's parser, ``auto``, ``httptools`` or ``h11``."""
     import uvicorn
 
     from ..server.app import create_app
@@ -129,11 +133,13 @@ def serve(
         card_signing=card_signing,
         push=push,
     )
+    guard = uvicorn_connection_options(
+        connections or ConnectionLimits(max_head_bytes=max_incomplete_event_bytes),
+        base=tls.pop("http", None), http=http)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5,
                             timeout_keep_alive=timeout_keep_alive,
-                            h11_max_incomplete_event_size=max_incomplete_event_bytes,
-                            limit_concurrency=limit_concurrency, **tls)
+                            limit_concurrency=limit_concurrency, **tls, **guard)
     _make_server(config, app.state.engine).run()
 
 
