@@ -4,6 +4,12 @@ Launched by ``benchmarks/run.py`` as ``uvicorn interlingua_echo:create --factory
 project venv. Everything that depends on the shape of ``interlingua.server`` lives in
 ``build_app``; if that API changes, only this function changes.
 
+Plain uvicorn serves it, as it serves the other servers of the comparison, so the
+connection bounds of ``interlingua serve`` (head size, read deadlines, 512 connections per
+client address: ``interlingua.server.connections``) are not applied here; the load clients,
+all on one address, open up to 64 connections (the idle-stream case more), which would need
+``ConnectionLimits(max_per_ip=...)`` raised if those bounds were applied.
+
 What the agent does depends on the message text:
 
 - ``idle`` (unary or streaming): one ``working`` status update, then nothing until the

@@ -129,8 +129,10 @@ def test_reply_message(agent_url: str) -> None:
     assert out.splitlines() == ["Reply", "  [bold]not markup[/bold]"]
 
 
-def test_failed_task_is_not_an_error_exit(agent_url: str) -> None:
-    out = ok("send", agent_url, "fail").stdout
+def test_failed_task_exits_4(agent_url: str) -> None:
+    result = run("send", agent_url, "fail")
+    assert result.exit_code == 4, (result.output, result.stderr)
+    out = result.stdout
     assert out.splitlines()[0].endswith("  failed")
     assert "  it broke" in out.splitlines()
 
@@ -224,8 +226,8 @@ def test_unknown_task_with_json_prints_the_error_as_json(agent_url: str) -> None
 def test_tasks_table_filters_and_pages(agent_url: str) -> None:
     context = str(uuid.uuid4())
     done = as_json(ok("send", agent_url, "one", "--context-id", context, "--json"))["task"]["id"]
-    failed = as_json(ok("send", agent_url, "fail", "--context-id", context,
-                        "--json"))["task"]["id"]
+    failed = as_json(run("send", agent_url, "fail", "--context-id", context,
+                         "--json"))["task"]["id"]
     out = ok("tasks", agent_url, "--context-id", context).stdout
     rows = {line.split()[0]: line.split()[2] for line in out.splitlines() if context in line}
     assert rows == {done: "completed", failed: "failed"}

@@ -50,7 +50,7 @@ def test_dead_letters_listed_and_redriven(tmp_path: Path) -> None:
         counts: dict[str, int] = {}
         while time.monotonic() < deadline:
             # every notification of the task (one a state) has been tried and died
-            listed = runner.invoke(main, ["push", "outbox", "--store", store])
+            listed = runner.invoke(main, ["push", "outbox", "--store", store, "--json"])
             assert listed.exit_code == 0, listed.output
             counts = msgspec.json.decode(listed.output)
             if counts["dead"] and not counts["pending"]:
@@ -73,7 +73,7 @@ def test_listen_prints_notifications() -> None:
     port = port_sock.getsockname()[1]
     port_sock.close()
     proc = subprocess.Popen([sys.executable, "-m", "interlingua.cli.main", "listen",
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--port", str(port), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

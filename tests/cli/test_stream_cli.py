@@ -119,9 +119,10 @@ def test_stream_reply_data_and_files(agent_url: str, tmp_path: Path) -> None:
     assert '"name": "n.csv"' in files and "file report.csv (text/csv, 8 bytes)" in files
 
 
-def test_failed_task_is_not_an_error_exit(agent_url: str) -> None:
-    out = ok("stream", agent_url, "fail").stdout.splitlines()
-    assert out[-1] == "failed  it broke"
+def test_failed_task_exits_4(agent_url: str) -> None:
+    result = run("stream", agent_url, "fail")
+    assert result.exit_code == 4, (result.output, result.stderr)
+    assert result.stdout.splitlines()[-1] == "failed  it broke"
 
 
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])

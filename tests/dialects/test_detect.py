@@ -16,7 +16,7 @@ def p(doc: object) -> bytes:
 @pytest.mark.parametrize(
     ("method", "dialect"),
     [("SendMessage", "1.0"), ("ListTasks", "1.0"), ("GetExtendedAgentCard", "1.0"),
-     ("message/stream", "0.3"), ("tasks/pushNotificationConfig/list", "0.3"),
+     ("tasks/pushNotificationConfig/list", "0.3"),
      ("agent/getAuthenticatedExtendedCard", "0.3"), ("tasks/sendSubscribe", "0.1"),
      ("tasks/pushNotification/set", "0.1"), ("tasks/send-streaming", "sam"),
      ("task/subscribe", "tutorial")],
@@ -38,6 +38,11 @@ def test_message_send_v03_vs_tutorial() -> None:
     assert detect("message/send", p({"message": V03_MESSAGE})).dialect == "0.3"
     tut = {"message": {"role": "user", "parts": [{"type": "text", "text": "ping"}]}}
     assert detect("message/send", p(tut)).dialect == "tutorial"
+    # the tutorial's message streamed by a v0.3 client library: no messageId
+    assert detect("message/stream", p({"message": V03_MESSAGE})).dialect == "0.3"
+    assert detect("message/stream", p(tut)).dialect == "tutorial"
+    no_id = {"message": {k: v for k, v in V03_MESSAGE.items() if k != "messageId"}}
+    assert detect("message/stream", p(no_id)).dialect == "tutorial"
     # "type" parts with a messageId are the tutorial variant too
     tut_id = {"message": {"role": "user", "messageId": "m",
                           "parts": [{"type": "text", "text": "x"}]}}

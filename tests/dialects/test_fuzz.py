@@ -109,7 +109,7 @@ TUTORIAL = Fuzzed(
     stream_items=v0_3_strategies.stream_items,
     client_calls=[SEND, SubscribeToTask(id="t")],
     result_calls=[SEND, SubscribeToTask(id="t")],
-    foreign_method="message/stream",
+    foreign_method="tasks/get",
 )
 
 DIALECTS = [V0_1, V0_3, SAM, TUTORIAL]

@@ -122,7 +122,7 @@ def test_invalid_params_name_the_field(method: str, params: Any, needle: str) ->
 
 
 @pytest.mark.parametrize(
-    "method", ["message/stream", "tasks/get", "tasks/resubscribe", "tasks/send"]
+    "method", ["tasks/get", "tasks/resubscribe", "tasks/send", "SendStreamingMessage"]
 )
 def test_other_methods_are_not_found(method: str) -> None:
     with pytest.raises(errors.MethodNotFound):
@@ -263,9 +263,13 @@ def test_error_codes_are_v03(error: errors.A2AError, code: int) -> None:
     assert codec.decode_error({"code": code, "message": "m"}).code_for("0.3") == code
 
 
+def test_streaming_send_is_message_stream() -> None:
+    method, params = codec.encode_call(SendMessage(message=SEND.message, streaming=True))
+    assert method == "message/stream"
+    assert codec.decode_call(method, params) == SendMessage(message=SEND.message, streaming=True)
+
+
 def test_calls_outside_the_dialect() -> None:
-    with pytest.raises(errors.StreamingNotSupported):
-        codec.encode_call(SendMessage(message=SEND.message, streaming=True))
     for call in (GetTask(id="t"), CancelTask(id="t")):
         with pytest.raises(errors.UnsupportedOperation):
             codec.encode_call(call)

@@ -205,3 +205,49 @@ def test_tutorial_subscribe(c: httpx.Client, url: str) -> None:
     assert len(got) == 1
     result = got[0][2]["result"]
     assert result["id"] == made["id"] and result["status"]["state"] == "input-required"
+
+
+def test_sam_task_read_and_resubscribed_without_a_header_answers_in_sam(
+        c: httpx.Client, url: str) -> None:
+    msg = {"role": "user", "parts": [{"text": "hello"}], "message_id": f"msg-{uuid.uuid4()}",
+           "context_id": "ctx-sam", "kind": "message"}
+    made = call(c, url, "tasks/send", {"message": msg})["result"]
+    got = call(c, url, "tasks/get", {"id": made["id"]})["result"]
+    assert got["kind"] == "task" and got["context_id"] == "ctx-sam" and "contextId" not in got
+    assert got["status"]["message"]["parts"] == [{"text": "Done: hello"}]  # no discriminator
+    streamed = list(events(c, url + "/", rpc("tasks/resubscribe", {"id": made["id"]})))
+    assert streamed and all("context_id" in d["result"] for _, _, d in streamed)
+    assert all("contextId" not in d["result"] for _, _, d in streamed)
+
+
+def test_tutorial_task_read_and_resubscribed_without_a_header_answers_in_tutorial(
+        c: httpx.Client, url: str) -> None:
+    made = call(c, url, "message/send", {"message": {
+        "role": "user", "parts": [{"type": "text", "text": "hello"}]}})["result"]
+    msg = call(c, url, "tasks/get", {"id": made["id"]})["result"]["status"]["message"]
+    assert msg["message_id"] == msg["messageId"]
+    assert msg["parts"][0]["type"] == msg["parts"][0]["kind"] == "text"
+    slow = call(c, url, "message/send", {"configuration": {"blocking": False}, "message": {
+        "role": "user", "parts": [{"type": "text", "text": "slow"}]}})["result"]
+    canceled = call(c, url, "tasks/cancel", {"id": slow["id"]})["result"]
+    assert canceled["status"]["state"] == "canceled"
+    asked = canceled["history"][0]
+    assert asked["message_id"] == asked["messageId"] and asked["parts"][0]["type"] == "text"
+    streamed = list(events(c, url + "/", rpc("tasks/resubscribe", {"id": made["id"]})))
+    assert streamed
+    for _, _, d in streamed:
+        status = d["result"]["status"]
+        assert status["message"]["parts"][0]["type"] == "text"
+
+
+def test_tutorial_stream_without_message_id(c: httpx.Client, url: str) -> None:
+    streamed = list(events(c, url + "/", rpc("message/stream", {"message": {
+        "role": "user", "parts": [{"type": "text", "text": "ping"}]}})))
+    assert streamed[0][2]["result"]["kind"] == "task"
+    last = streamed[-1][2]["result"]
+    assert last["final"] is True and last["status"]["state"] == "completed"
+    assert last["status"]["message"]["parts"][0]["type"] == "text"
+    # the same without the "type" discriminator, only the message id missing
+    streamed = list(events(c, url + "/", rpc("message/stream", {"message": {
+        "role": "user", "kind": "message", "parts": [{"kind": "text", "text": "pong"}]}})))
+    assert streamed[-1][2]["result"]["status"]["state"] == "completed"

@@ -1,4 +1,8 @@
-"""Whatever arrives, the server answers with JSON-RPC (never a 500 or a traceback)."""
+"""Whatever arrives, the server answers with JSON-RPC (never a 5xx, a -32603 or a traceback).
+
+Bodies and headers are mutated in the ways clients and attackers get wrong:
+arbitrary JSON, invalid UTF-8, non-ASCII digits and numbers too big for any
+field, with authentication off and on."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interlingua import Agent, create_app
+from interlingua.server.auth import APIKeyAuth, AuthConfig
 
 from .sse_client import rpc, v1_message
 
@@ -40,6 +45,15 @@ def app() -> Iterator[Any]:
     yield application
 
 
+KEY = "fuzz-key-" + "k" * 24
+
+
+@pytest.fixture(scope="module")
+def authed_app() -> Iterator[Any]:
+    yield create_app(Agent("Fuzz", "Fuzzed", _echo, streaming=False),
+                     auth=AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY})}))
+
+
 def post(app: Any, body: bytes, headers: dict[str, str]) -> httpx.Response:
     async def go() -> httpx.Response:
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
@@ -49,8 +63,8 @@ def post(app: Any, body: bytes, headers: dict[str, str]) -> httpx.Response:
     return asyncio.run(go())
 
 
-def check(r: httpx.Response) -> None:
-    assert r.status_code in (200, 204, 413), r.text
+def check(r: httpx.Response, *, refused: bool = False) -> None:
+    assert r.status_code in ((401,) if refused else (200, 204, 413)), r.text
     if r.status_code != 204:
         doc = r.json()
         answers = doc if isinstance(doc, list) else [doc]
@@ -59,6 +73,8 @@ def check(r: httpx.Response) -> None:
             if "error" in a:
                 assert isinstance(a["error"]["code"], int) and a["error"]["message"]
                 assert "Traceback" not in a["error"]["message"]
+                # an unexpected failure: something a client sent was not handled
+                assert a["error"]["code"] != -32603, a
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -105,3 +121,88 @@ def test_deeply_nested_json_is_a_clear_error(app: Any, where: str) -> None:
     else:
         body = b'[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":' + deep + b"}]"
     check(post(app, body, {"A2A-Version": "1.0"}))
+
+
+# ------------------------------------------------ bytes and header values
+
+#: what a header value or a number in the body may look like to a careless or hostile client
+odd_numbers = st.sampled_from([
+    "\u00b2", "\u0661", "\uff11", "1.\u00b2", "\u00bd", "1e999", "-1", "1.0.0.0", "",
+    "9" * 5000, "1." + "9" * 5000, "0" * 5000 + "1", "99999999999999999999", "1_0",
+]) | st.text(alphabet="0123456789.\u00b2\u0661 ", max_size=12)
+
+GOOD_BODIES = [
+    rpc("SendMessage", {"message": v1_message("hi")}),
+    rpc("GetTask", {"id": "t", "historyLength": 2}),
+    rpc("SubscribeToTask", {"id": "t"}),
+    rpc("message/send", {"message": {"kind": "message", "messageId": "m", "role": "user",
+                                      "parts": [{"kind": "text", "text": "hi"}]}}),
+    rpc("tasks/get", {"id": "t", "historyLength": 1}),
+    rpc("tasks/send", {"id": "t", "message": {"role": "user",
+                                              "parts": [{"type": "text", "text": "hi"}]}}),
+]
+
+
+def _headers(version: str | None, last_event_id: str | None, key: bool) -> dict[str, bytes]:
+    headers: dict[str, bytes] = {}
+    if version is not None:
+        headers["A2A-Version"] = version.encode("utf-8")
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id.encode("utf-8")
+    if key:
+        headers["X-API-Key"] = KEY.encode()
+    return headers
+
+
+def _post_any(app: Any, body: bytes, headers: dict[str, bytes]) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            return await c.post("/", content=body, headers=headers)
+
+    return asyncio.run(go())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(GOOD_BODIES), st.data(),
+       st.binary(min_size=1, max_size=4).filter(lambda b: not _is_utf8(b)))
+def test_invalid_utf8_anywhere(app: Any, authed_app: Any, good: dict[str, Any],
+                               data: st.DataObject, junk: bytes) -> None:
+    body = msgspec.json.encode(good)
+    at = data.draw(st.integers(0, len(body)))
+    bad = body[:at] + junk + body[at:]
+    check(_post_any(app, bad, _headers("1.0", None, key=False)))
+    check(_post_any(authed_app, bad, _headers("1.0", None, key=True)))
+    check(_post_any(authed_app, bad, _headers("1.0", None, key=False)), refused=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(GOOD_BODIES), st.none() | odd_numbers, st.none() | odd_numbers)
+def test_odd_version_and_event_id_headers(app: Any, authed_app: Any, good: dict[str, Any],
+                                          version: str | None, last_event_id: str | None) -> None:
+    body = msgspec.json.encode(good)
+    check(_post_any(app, body, _headers(version, last_event_id, key=False)))
+    check(_post_any(authed_app, body, _headers(version, last_event_id, key=True)))
+    check(_post_any(authed_app, body, _headers(version, last_event_id, key=False)), refused=True)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(GOOD_BODIES), st.data(),
+       st.sampled_from(["9" * 5000, "-" + "9" * 400, "1e400", "18446744073709551616",
+                        "9223372036854775808", "-9223372036854775809", "1.5", "0.0000001"]))
+def test_oversized_numbers_in_params(app: Any, good: dict[str, Any], data: st.DataObject,
+                                     number: str) -> None:
+    doc: Any = msgspec.json.decode(msgspec.json.encode(good))
+    params = doc["params"]
+    key = data.draw(st.sampled_from(["historyLength", "id", "pageSize", "message"]))
+    params[key] = "@NUMBER@"
+    body = msgspec.json.encode(doc).replace(b'"@NUMBER@"', number.encode())
+    check(post(app, body, {"A2A-Version": data.draw(st.sampled_from(["1.0", "0.3", "0.1"]))}))
+
+
+def _is_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -1,6 +1,10 @@
 """``interlingua listen``: a local webhook that prints the push notifications it gets.
 
-Each accepted notification is printed as one JSON line::
+Each accepted notification is printed as one line for people::
+
+    12:04:05  task 0191...  completed  (signature verified)
+
+or, with ``--json``, as one JSON line::
 
     {"notificationId": "...", "dialect": "1.0", "taskId": "...", "state": "completed",
      "verified": true, "body": {...}}
@@ -14,14 +18,16 @@ and are not printed.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
 import msgspec
 
+from ..core.model import TextPart
 from ..server.push.receiver import PushEvent, Receiver
 
-__all__ = ["event_line", "listen", "listener_app"]
+__all__ = ["event_line", "human_line", "listen", "listener_app"]
 
 
 def event_line(event: PushEvent) -> str:
@@ -37,6 +43,25 @@ def event_line(event: PushEvent) -> str:
     return msgspec.json.encode(doc).decode()
 
 
+def human_line(event: PushEvent) -> str:
+    """The line ``listen`` prints for ``event`` without ``--json``."""
+    when = time.strftime("%H:%M:%S", time.localtime(event.received_at or time.time()))
+    what = event.state or "update"
+    check = "signature verified" if event.verified else "signature not checked"
+    text = _status_text(event.item)
+    return (f"{when}  task {event.task_id or '?'}  {what}  ({check})"
+            + (f"  {text}" if text else ""))
+
+
+def _status_text(item: Any) -> str:
+    status = getattr(item, "status", None)
+    message = getattr(status, "message", None)
+    if message is None:
+        return ""
+    texts = [p.text for p in message.parts if isinstance(p, TextPart)]
+    return " ".join(texts)[:200]
+
+
 def listener_app(
     *,
     jwks_url: str | None = None,
@@ -44,13 +69,16 @@ def listener_app(
     authorization: str | None = None,
     output: TextIO | None = None,
     on_event: Callable[[PushEvent], None] | None = None,
+    as_json: bool = True,
 ) -> Receiver:
     """The receiver ``listen`` serves: prints each notification to ``output``
-    (stdout by default), then calls ``on_event``."""
+    (stdout by default; a JSON line, or a line for people without ``as_json``),
+    then calls ``on_event``."""
+    line = event_line if as_json else human_line
 
     def show(event: PushEvent) -> None:
         out = output or sys.stdout
-        out.write(event_line(event) + "\n")
+        out.write(line(event) + "\n")
         out.flush()
         if on_event is not None:
             on_event(event)
@@ -67,6 +95,7 @@ def listen(
     authorization: str | None = None,
     output: TextIO | None = None,
     log_level: str = "warning",
+    as_json: bool = True,
 ) -> None:
     """Serve the webhook on ``host:port`` (any path) until interrupted.
 
@@ -77,6 +106,6 @@ def listen(
     import uvicorn
 
     app = listener_app(jwks_url=jwks_url, token=token, authorization=authorization,
-                       output=output)
+                       output=output, as_json=as_json)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False,
                 lifespan="on")

@@ -1,7 +1,8 @@
 """The ``interlingua`` command: serve an agent, or talk to any A2A agent.
 
 Exit codes: 0 done; 1 the agent answered with an error (or an invalid
-answer); 2 bad usage; 3 the agent could not be reached.
+answer); 2 bad usage; 3 the agent could not be reached (or did not answer in
+time); 4 the task ended failed, rejected or canceled.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import click
 import msgspec
 
 from .. import __version__
-from ..client import AgentUnreachable, Client, ClientError, StreamEvent
+from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, StreamEvent
+from ..client.client import make_message
 from ..core.errors import A2AError
-from ..core.model import TaskState
+from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from . import output
 from .push_commands import listen_command, push_group
 from .security_options import (
@@ -32,12 +34,17 @@ from .security_options import (
 )
 from .serve import LoadError, load_agent, public_url_for, serve
 
-__all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
+           "EXIT_USAGE", "main"]
 
 EXIT_OK = 0
 EXIT_A2A_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+EXIT_TASK_UNSUCCESSFUL = 4
+
+#: states a task may end in that mean it did not do what was asked
+_UNSUCCESSFUL = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,6 +59,10 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.BadParameter(f"{value!r} is not an http:// or https:// URL")
+    try:
+        parts.port  # noqa: B018 - reading it checks the range
+    except ValueError:
+        raise click.BadParameter(f"{value!r} has no valid port (0-65535)") from None
     return value
 
 
@@ -112,8 +123,10 @@ def _run(
     insecure: bool,
     as_json: bool,
     work: Callable[[Client], Awaitable[T]],
+    on_interrupt: Callable[[], str | None] | None = None,
 ) -> T:
-    """Open a client for ``url``, run ``work`` with it, and turn failures into exits."""
+    """Open a client for ``url``, run ``work`` with it, and turn failures into exits.
+    ``on_interrupt`` says what to run to pick up where Ctrl-C left off."""
     parsed_headers = _parse_headers(headers)
     # TLS trust, client certificate, card verification
     security = client_kwargs(insecure)
@@ -138,7 +151,10 @@ def _run(
     try:
         return asyncio.run(go())
     except KeyboardInterrupt:
-        _exit("interrupted", 130)
+        hint = on_interrupt() if on_interrupt is not None else None
+        _exit(f"interrupted; {hint}" if hint else "interrupted", 130)
+    except OSError as exc:  # a socket error the transport did not map (a bad address)
+        _fail(f"cannot reach {url}: {exc}", EXIT_UNREACHABLE, as_json=as_json)
 
 
 def _print_raw(raw: bytes | None) -> None:
@@ -212,17 +228,30 @@ def main() -> None:
               metavar="SECONDS",
               help="Seconds without a heartbeat after which another process on the same "
                    "store ends this one's running tasks [default: 10].")
+@click.option("--max-head-bytes", type=click.IntRange(min=1024), default=64 * 1024,
+              show_default=True, help="The largest request head accepted (else 431).")
+@click.option("--head-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="Seconds a client has to send a request head (else 408).")
+@click.option("--body-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="Seconds a client has to send a request body.")
+@click.option("--max-connections-per-ip", type=click.IntRange(min=1), default=512,
+              show_default=True, help="Open connections one client address may hold (else 503).")
+@click.option("--http", "http_parser", type=click.Choice(["auto", "httptools", "h11"]),
+              default="auto", show_default=True, help="uvicorn's HTTP/1.1 parser.")
 def serve_command(spec: str, host: str, port: int, store: str | None, public_url: str | None,
                   rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
                   keyfile: str | None, client_ca: str | None, auth_spec: str | None,
                   limits_spec: str | None, sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
-                  push_allow_hosts: tuple[str, ...], lease_timeout: float | None) -> None:
+                  push_allow_hosts: tuple[str, ...], lease_timeout: float | None,
+                  max_head_bytes: int, head_timeout: float, body_timeout: float,
+                  max_connections_per_ip: int, http_parser: str) -> None:
     """Serve the agent defined in a Python file or module.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
     """
     from ..server.auth import AuthConfig, CardSigning, Limits
+    from ..server.connections import ConnectionLimits
     from ..server.push import PushSettings
 
     try:
@@ -246,6 +275,7 @@ def serve_command(spec: str, host: str, port: int, store: str | None, public_url
 
     def listening(store_url: str, bound_port: int) -> None:
         # said only once the socket is bound: a process that cannot listen says so instead
+        _check_store(store_url)
         base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
         info = {
             "listen": f"{scheme}://{host}:{bound_port}",
@@ -265,13 +295,36 @@ def serve_command(spec: str, host: str, port: int, store: str | None, public_url
               public_url=public_url.rstrip("/") if public_url else None,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push, lease_timeout=lease_timeout, on_listening=listening)
+              push=push, lease_timeout=lease_timeout, on_listening=listening,
+              http=http_parser,
+              connections=ConnectionLimits(max_head_bytes=max_head_bytes,
+                                           head_timeout=head_timeout, body_timeout=body_timeout,
+                                           max_per_ip=max_connections_per_ip))
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
+
+
+def _check_store(store: str) -> None:
+    """Exit with one line when an SQLite store cannot be opened where its URL says (a
+    folder that is a file, no permission), before the server starts."""
+    import sqlite3
+
+    if not store.startswith("sqlite:///"):
+        return
+    path = Path(store[len("sqlite:///"):].split("?", 1)[0])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sqlite3.connect(path).close()
+    except (OSError, sqlite3.Error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        blocker = next((p for p in [path.parent, *path.parent.parents]
+                        if p.exists() and not p.is_dir()), None)
+        where = f"{blocker} is a file, not a folder" if blocker else reason
+        _exit(f"cannot open the store {store}: {where}", EXIT_USAGE)
 
 
 def _older_readers(document: bytes | None) -> list[str]:
@@ -316,6 +369,12 @@ def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(f"not valid JSON: {exc}") from None
 
 
+_save_option = click.option(
+    "--save", "save_dir", default=None, metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Save the answer's file parts (inline ones) in DIR.")
+
+
 @main.command("send")
 @click.argument("url", callback=_check_url)
 @click.argument("text")
@@ -329,25 +388,91 @@ def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--no-wait", is_flag=True, help="Return at once instead of when the task settles.")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Ask for at most N messages of history in the answer.")
+@click.option("--push-url", default=None, callback=_check_url, metavar="URL",
+              help="Register this webhook for the task's updates (see 'interlingua listen').")
+@click.option("--push-token", default=None, metavar="TOKEN",
+              help="The token the agent sends with each notification to --push-url.")
+@_save_option
 @_client_options
 def send_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
                  files: tuple[Path, ...], no_wait: bool, history_length: int | None,
+                 push_url: str | None, push_token: str | None, save_dir: Path | None,
                  as_json: bool, dialect: str | None, headers: tuple[str, ...], timeout: float,
                  insecure: bool) -> None:
-    """Send TEXT to the agent at URL and show the task or the reply."""
+    """Send TEXT to the agent at URL and show the task or the reply.
 
-    async def work(client: Client) -> None:
-        result = await client.send(
-            text, task_id=task_id, context_id=context_id, data=data, files=files,
-            blocking=not no_wait, history_length=history_length,
-        )
+    Waits until the task finishes or waits for input; if that takes longer than
+    --timeout, says which task it is and how to follow it.
+    """
+    if push_token is not None and push_url is None:
+        _exit("--push-token needs --push-url", EXIT_USAGE)
+    push = PushConfig(url=push_url, token=push_token) if push_url else None
+
+    async def work(client: Client) -> TaskState | None:
+        message = make_message(text, task_id=task_id, context_id=context_id, data=data,
+                               files=files)
+        try:
+            result = await client.send(message, blocking=not no_wait,
+                                       history_length=history_length, push=push)
+        except AgentTimeout:
+            # The same message again (same id) without waiting: the agent answers
+            # with the task it already started for it, so the user can follow it.
+            with contextlib.suppress(ClientError, A2AError):
+                started = await client.send(message, blocking=False, history_length=0)
+                if isinstance(started, Task):
+                    _fail(f"no answer within {timeout:g} s; task {started.id} is "
+                          f"{started.status.state.value}; follow it with: "
+                          f"interlingua subscribe {url} {started.id}",
+                          EXIT_UNREACHABLE, as_json=as_json)
+            raise
         if as_json:
             _print_raw(client.last_result)
         else:
             output.print_result(output.console(), result, url=url)
+        if save_dir is not None:
+            _save_files(result, save_dir, as_json=as_json)
+        return result.status.state if isinstance(result, Task) else None
 
-    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
-         as_json=as_json, work=work)
+    state = _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+                 as_json=as_json, work=work)
+    _exit_for(state)
+
+
+def _exit_for(state: TaskState | None) -> None:
+    if state in _UNSUCCESSFUL:
+        raise click.exceptions.Exit(EXIT_TASK_UNSUCCESSFUL)
+
+
+def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
+    """Write the inline file parts of ``result`` into ``folder``; say where each went."""
+    parts: list[Any] = []
+    if isinstance(result, Message):
+        parts.extend(result.parts)
+    else:
+        for artifact in result.artifacts:
+            parts.extend(artifact.parts)
+        if result.status.message is not None:
+            parts.extend(result.status.message.parts)
+    files = [p for p in parts if isinstance(p, FilePart)]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _exit(f"cannot save into {folder}: {exc.strerror or exc}", EXIT_USAGE)
+    for n, part in enumerate(files, 1):
+        if part.raw is None:
+            click.echo(f"not saved (a link, not inline): {part.uri}", err=as_json)
+            continue
+        # only the last component of an agent-chosen name: never outside the folder
+        name = Path((part.filename or "").replace("\\", "/")).name
+        if name in ("", ".", ".."):
+            name = f"file-{n}"
+        target = folder / name
+        stem, suffix, k = target.stem, target.suffix, 1
+        while target.exists():
+            k += 1
+            target = folder / f"{stem}-{k}{suffix}"
+        target.write_bytes(part.raw)
+        click.echo(f"saved {target} ({len(part.raw)} bytes)", err=as_json)
 
 
 @main.command("get")
@@ -355,21 +480,25 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
 @click.argument("task_id")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Show at most N messages of the task's history.")
+@_save_option
 @_client_options
-def get_command(url: str, task_id: str, history_length: int | None, as_json: bool,
-                dialect: str | None, headers: tuple[str, ...], timeout: float,
+def get_command(url: str, task_id: str, history_length: int | None, save_dir: Path | None,
+                as_json: bool, dialect: str | None, headers: tuple[str, ...], timeout: float,
                 insecure: bool) -> None:
     """Show a task."""
 
-    async def work(client: Client) -> None:
+    async def work(client: Client) -> TaskState:
         task = await client.get_task(task_id, history_length=history_length)
         if as_json:
             _print_raw(client.last_result)
         else:
             output.print_task(output.console(), task, history=history_length is not None)
+        if save_dir is not None:
+            _save_files(task, save_dir, as_json=as_json)
+        return task.status.state
 
-    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
-         as_json=as_json, work=work)
+    _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+                   as_json=as_json, work=work))
 
 
 @main.command("tasks")
@@ -421,20 +550,49 @@ def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
          as_json=as_json, work=work)
 
 
+class _Progress:
+    """Where a followed task stands: its id, last event and state (for Ctrl-C and the exit code)."""
+
+    def __init__(self, url: str, task_id: str | None = None) -> None:
+        self.url = url
+        self.task_id = task_id
+        self.seq: int | None = None
+        self.state: TaskState | None = None
+
+    def see(self, event: StreamEvent) -> None:
+        item = event.item
+        self.task_id = event.task_id or self.task_id
+        if event.seq is not None:
+            self.seq = event.seq
+        if isinstance(item, Task):
+            self.state = item.status.state
+        elif isinstance(item, StatusUpdate):
+            self.state = item.status.state
+
+    def resume_hint(self) -> str | None:
+        if self.task_id is None:
+            return None
+        after = f" --last-event-id {self.seq}" if self.seq is not None else ""
+        return f"resume with: interlingua subscribe {self.url} {self.task_id}{after}"
+
+
 async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bool,
-                       url: str) -> None:
+                       url: str, progress: _Progress) -> TaskState | None:
     """Print a stream as it arrives: each event's raw JSON on a line, or for people."""
     async with contextlib.aclosing(events):
         if as_json:
             async for event in events:
+                progress.see(event)
                 click.echo(event.raw.decode("utf-8", "replace"))
-            return
+            return progress.state
         printer = output.StreamPrinter(output.console(), url=url)
         try:
             async for event in events:
+                progress.see(event)
                 printer.show(event)
         finally:
             printer.close()
+    return progress.state
 
 
 @main.command("stream")
@@ -460,13 +618,15 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
     raw JSON is printed on a line of its own.
     """
 
-    async def work(client: Client) -> None:
+    progress = _Progress(url, task_id)
+
+    async def work(client: Client) -> TaskState | None:
         events = client.stream(text, task_id=task_id, context_id=context_id, data=data,
                                files=files, history_length=history_length)
-        await _show_stream(events, as_json=as_json, url=url)
+        return await _show_stream(events, as_json=as_json, url=url, progress=progress)
 
-    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
-         as_json=as_json, work=work)
+    _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+                   as_json=as_json, work=work, on_interrupt=progress.resume_hint))
 
 
 @main.command("subscribe")
@@ -480,12 +640,15 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
                       insecure: bool) -> None:
     """Follow a task's events as they happen, until it finishes or waits for input."""
 
-    async def work(client: Client) -> None:
-        events = client.subscribe(task_id, last_event_id=last_event_id)
-        await _show_stream(events, as_json=as_json, url=url)
+    progress = _Progress(url, task_id)
+    progress.seq = last_event_id
 
-    _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
-         as_json=as_json, work=work)
+    async def work(client: Client) -> TaskState | None:
+        events = client.subscribe(task_id, last_event_id=last_event_id)
+        return await _show_stream(events, as_json=as_json, url=url, progress=progress)
+
+    _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+                   as_json=as_json, work=work, on_interrupt=progress.resume_hint))
 
 
 main.add_command(listen_command)

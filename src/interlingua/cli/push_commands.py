@@ -21,16 +21,17 @@ __all__ = ["listen_command", "push_group"]
 @click.option("--token", default=None, help="Require this X-A2A-Notification-Token.")
 @click.option("--authorization", default=None, metavar="VALUE",
               help="Require this Authorization header value.")
+@click.option("--json", "as_json", is_flag=True, help="Print each notification as a JSON line.")
 def listen_command(port: int, host: str, jwks_url: str | None, token: str | None,
-                   authorization: str | None) -> None:
-    """Receive push notifications and print each as one JSON line."""
+                   authorization: str | None, as_json: bool) -> None:
+    """Receive push notifications and print a line for each (JSON with --json)."""
     from .listen import listen
 
     click.echo(f"Listening for push notifications on http://{host}:{port}/ "
                f"({'signatures checked' if jwks_url else 'signatures not checked'})", err=True)
     try:
         listen(port=port, host=host, jwks_url=jwks_url, token=token,
-               authorization=authorization)
+               authorization=authorization, as_json=as_json)
     except KeyboardInterrupt:
         pass
 
@@ -90,36 +91,53 @@ def dead_command(store: str, task_id: str | None, limit: int, as_json: bool) -> 
                    f"{d.attempts} attempts  last error: {d.last_error or '-'}")
 
 
+_json_option = click.option("--json", "as_json", is_flag=True, help="Print raw JSON.")
+
+
 @push_group.command("redrive")
 @_store_option
 @click.argument("delivery_id", type=int)
-def redrive_command(store: str, delivery_id: int) -> None:
+@_json_option
+def redrive_command(store: str, delivery_id: int, as_json: bool) -> None:
     """Queue a dead delivery again (the running agent sends it)."""
     from ..server.push.admin import redrive
 
     if not asyncio.run(redrive(store, delivery_id)):
         raise click.ClickException(f"no dead delivery #{delivery_id}")
-    click.echo(f"delivery #{delivery_id} queued again")
+    if as_json:
+        click.echo(msgspec.json.encode({"id": delivery_id, "queued": True}).decode())
+    else:
+        click.echo(f"delivery #{delivery_id} queued again")
 
 
 @push_group.command("outbox")
 @_store_option
-def outbox_command(store: str) -> None:
+@_json_option
+def outbox_command(store: str, as_json: bool) -> None:
     """How many deliveries are pending and dead."""
     from ..server.push.admin import outbox_counts
 
     counts = asyncio.run(outbox_counts(store))
-    click.echo(msgspec.json.encode(counts).decode())
+    if as_json:
+        click.echo(msgspec.json.encode(counts).decode())
+        return
+    for name, count in counts.items():
+        click.echo(f"{name}: {count}")
 
 
 @push_group.command("rotate-key")
 @_store_option
 @click.option("--alg", type=click.Choice(["ES256", "RS256"]), default="ES256", show_default=True)
-def rotate_key_command(store: str, alg: str) -> None:
+@_json_option
+def rotate_key_command(store: str, alg: str, as_json: bool) -> None:
     """Sign with a new key from now on; the old key stays published while it is needed."""
     from ..server.push.admin import key_path_for, rotate_signing_key
 
     path = key_path_for(store)
     if path is None:
         raise click.ClickException("this store keeps no key file (memory://): nothing to rotate")
-    click.echo(f"new signing key {rotate_signing_key(path, alg=alg)} in {path}")
+    kid = rotate_signing_key(path, alg=alg)
+    if as_json:
+        click.echo(msgspec.json.encode({"kid": kid, "keyFile": str(path)}).decode())
+    else:
+        click.echo(f"new signing key {kid} in {path}")

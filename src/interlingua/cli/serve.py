@@ -15,6 +15,7 @@ from typing import Any
 
 from ..server.agent import Agent
 from ..server.auth import AuthConfig, CardSigning, Limits
+from ..server.connections import ConnectionLimits, uvicorn_connection_options
 from ..server.engine import Engine, EngineConfig
 from ..server.push import PushSettings
 
@@ -135,15 +136,18 @@ def serve(
     timeout_keep_alive: int = 5,
     max_incomplete_event_bytes: int = 64 * 1024,
     limit_concurrency: int | None = 2048,
+    connections: ConnectionLimits | None = None,
+    http: str = "auto",
     lease_timeout: float | None = None,
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
     clients are bounded: idle keep-alive connections close after
-    ``timeout_keep_alive`` s, a request head may not exceed
-    ``max_incomplete_event_bytes``, and connections beyond ``limit_concurrency``
-    are answered 503.
+    ``timeout_keep_alive`` s, ``connections`` bounds heads, read deadlines and
+    connections per address (default ``ConnectionLimits(max_head_bytes=
+    max_incomplete_event_bytes)``), and connections beyond ``limit_concurrency``
+    are answered 503. ``http``: uvicorn's parser, ``auto``, ``httptools`` or ``h11``.
 
     The socket is bound first: ``OSError`` when it cannot be (nothing else has
     happened then); ``on_listening(store, port)`` is called once it is.
@@ -155,14 +159,16 @@ def serve(
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
     tls = uvicorn_tls_options(certfile, keyfile, client_ca)
     store = store or default_store_for(agent)
+    guard = uvicorn_connection_options(
+        connections or ConnectionLimits(max_head_bytes=max_incomplete_event_bytes),
+        base=tls.pop("http", None), http=http)
     sock = bind(host, port)
     try:
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
                   on_listening, rpc_path=rpc_path, auth=auth, limits=limits,
                   card_signing=card_signing, push=push,
                   timeout_keep_alive=timeout_keep_alive,
-                  h11_max_incomplete_event_size=max_incomplete_event_bytes,
-                  limit_concurrency=limit_concurrency)
+                  limit_concurrency=limit_concurrency, **guard)
     finally:
         sock.close()
 

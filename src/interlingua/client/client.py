@@ -67,6 +67,7 @@ from ..core.model import (
     Message,
     Metadata,
     Part,
+    PushConfig,
     Task,
     TaskState,
 )
@@ -298,13 +299,15 @@ class Client:
         history_length: int | None = None,
         metadata: Metadata | None = None,
         accepted_output_modes: Sequence[str] | None = None,
+        push: PushConfig | None = None,
     ) -> Task | Message:
         """Send a message; the answer is the task it started or continued, or a message.
 
         ``message_or_text`` is text, a part or parts, or a whole ``Message``;
         ``data`` adds a data part and ``files`` a file part each (a
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
-        waits for input; ``blocking=False`` returns at once.
+        waits for input; ``blocking=False`` returns at once. ``push`` registers a
+        webhook for the task's updates with the send.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
@@ -317,6 +320,7 @@ class Client:
                 else None,
                 history_length=history_length,
                 blocking=blocking,
+                push_config=push,
             ),
             metadata=metadata,
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .agent import Agent, Skill
-from .app import A2AServer, create_app
+from .app import A2AServer, create_app, lifespans
 from .context import Context, RequestInfo, TaskCanceled
 from .engine import Engine, EngineConfig
 
@@ -17,4 +17,5 @@ __all__ = [
     "Skill",
     "TaskCanceled",
     "create_app",
+    "lifespans",
 ]

@@ -7,9 +7,13 @@ works under uvicorn and can be mounted into FastAPI or any Starlette app.
 from __future__ import annotations
 
 import gc
+import hashlib
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from email.utils import formatdate, parsedate_to_datetime
 from typing import Any
 
 import msgspec
@@ -20,7 +24,7 @@ from starlette.routing import Route
 
 from ..bus import open_bus
 from ..bus.base import Bus
-from ..core.model import AgentInterface
+from ..core.model import AgentCard, AgentInterface
 from ..stores import open_store
 from ..stores.base import Store
 from .agent import Agent
@@ -31,42 +35,94 @@ from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .auth.runtime import Security
 from .card import card_document
 from .engine import Engine, EngineConfig
+from .hosts import HostNotAllowed, HostPolicy
 from .jsonrpc_endpoint import JSONRPCEndpoint
 from .push.service import JWKS_PATH
 from .push.settings import PushSettings
+from .request_headers import RequestHeaders
 from .settings import ServerSettings
 from .sse_writer import write_sse
 
-__all__ = ["A2AApp", "A2AServer", "create_app"]
+__all__ = ["A2AApp", "A2AServer", "CardVariant", "create_app", "lifespans"]
 
 log = logging.getLogger("interlingua.server")
+
+#: the card's base URL when neither public_url nor a request says one
+_FALLBACK_URL = "http://localhost:8000"
+
+
+class CardVariant:
+    """The card as rendered for one base URL: document, validators and RPC URL."""
+
+    __slots__ = ("body", "card", "etag", "rpc_url")
+
+    def __init__(self, card: AgentCard, rpc_url: str, body: bytes) -> None:
+        self.card = card
+        self.rpc_url = rpc_url
+        self.body = body
+        self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+#: rendered cards kept per base URL when they come from requests (each Host is one)
+_MAX_VARIANTS = 64
 
 
 class A2AServer:
     """The pieces of a running agent server, shared by its endpoints."""
 
     def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
-                 security: Security | None = None) -> None:
+                 security: Security | None = None, hosts: HostPolicy | None = None) -> None:
         self.agent = agent
         self.security = security or Security()
         self.engine = engine
         self.settings = settings
-        base = settings.public_url.rstrip("/")
-        path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path
-        self.rpc_url = base + ("" if path == "/" else path)
-        if path == "/":
-            self.rpc_url = base + "/"
+        self.hosts = hosts or HostPolicy()
+        #: without a public URL the card's URLs come from each request
+        self.per_request = not settings.public_url
+        self.last_modified = formatdate(time.time(), usegmt=True)
+        self._variants: OrderedDict[str, CardVariant] = OrderedDict()
+        default = self.variant_for(settings.public_url or _FALLBACK_URL)
+        self.card = default.card
+        self.card_bytes = default.body
+        self.rpc_url = default.rpc_url
+
+    def variant_for(self, base: str) -> CardVariant:
+        """The card for clients that reach this server at ``base`` (rendered once, kept)."""
+        base = base.rstrip("/")
+        found = self._variants.get(base)
+        if found is not None:
+            self._variants.move_to_end(base)
+            return found
+        variant = self._render(base)
+        self._variants[base] = variant
+        if len(self._variants) > _MAX_VARIANTS:
+            self._variants.popitem(last=False)
+        return variant
+
+    def variant(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> CardVariant:
+        """The card for this request; raises ``HostNotAllowed`` for a host not answered."""
+        if not self.per_request:
+            if self.hosts.allowed is not None:
+                self.hosts.check(self.hosts.host_of(scope, headers))
+            return self.variant_for(self.settings.public_url)
+        return self.variant_for(self.hosts.base_url(scope, headers))
+
+    def _render(self, base: str) -> CardVariant:
+        path = self.settings.rpc_path
+        path = path if path.startswith("/") else "/" + path
+        rpc_url = base + "/" if path == "/" else base + path
         interfaces = [
-            AgentInterface(url=self.rpc_url, binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=self.rpc_url, binding="JSONRPC", protocol_version="0.3"),
+            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
         ]
-        self.card = engine.push.card_with_extension(agent.card(interfaces), base)
+        card = self.engine.push.card_with_extension(self.agent.card(interfaces), base)
         # declared from the same config that enforces, then signed as served
-        self.card = self.security.declare(self.card)
+        card = self.security.declare(card)
         if self.security.signer is not None:
-            self.card = self.security.signer.sign(self.card)
-        self.card_bytes = card_document(self.card, jsonrpc_url=self.rpc_url)
-        self.security.check_card(self.card_bytes)
+            card = self.security.signer.sign(card, base_url=base)
+        body = card_document(card, jsonrpc_url=rpc_url)
+        self.security.check_card(body)
+        return CardVariant(card, rpc_url, body)
 
 
 class A2AApp(Starlette):
@@ -79,12 +135,20 @@ class A2AApp(Starlette):
 
     _rpc_path: str | None = None
     _rpc: JSONRPCEndpoint | None = None
+    _hosts: HostPolicy | None = None
 
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
         self._rpc_path = path
         self._rpc = endpoint
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        hosts = self._hosts
+        if hosts is not None and hosts.allowed is not None and scope["type"] == "http":
+            try:
+                hosts.check(hosts.host_of(scope, RequestHeaders(scope.get("headers", ()))))
+            except HostNotAllowed as exc:
+                await _refuse_host(send, scope, str(exc))
+                return
         if scope["type"] == "http" and scope["method"] == "POST" and self._rpc is not None:
             path = scope["path"]
             root = scope.get("root_path", "")
@@ -99,12 +163,60 @@ class A2AApp(Starlette):
         await super().__call__(scope, receive, send)
 
 
+async def _refuse_host(send: Any, scope: Any, message: str) -> None:
+    """400 for a Host this server does not answer for: a JSON-RPC error on the
+    JSON-RPC URL (a POST), a plain JSON error elsewhere."""
+    if scope.get("method") == "POST":
+        error: dict[str, Any] = {"code": -32600, "message": f"Invalid Request: {message}"}
+        body = msgspec.json.encode({"jsonrpc": "2.0", "id": None, "error": error})
+    else:
+        body = msgspec.json.encode({"error": {"code": 400, "message": message}})
+    await send({"type": "http.response.start", "status": 400, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def lifespans(*apps: Starlette) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """A lifespan for a host app (FastAPI, Starlette) that runs the start-up and
+    shutdown of the agent apps mounted in it: ``FastAPI(lifespan=lifespans(agent_app))``.
+
+    A mounted app gets no lifespan events of its own; without this it starts on
+    its first request and its shutdown (store closed, dispatchers stopped,
+    running turns ended) never runs."""
+
+    @asynccontextmanager
+    async def lifespan(host: Any) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for app in apps:
+                await stack.enter_async_context(app.router.lifespan_context(app))
+            yield
+
+    return lifespan
+
+
+def _not_modified(request: Request, variant: CardVariant, last_modified: str) -> bool:
+    """RFC 9110 §13.1: If-None-Match (weak comparison) decides; else If-Modified-Since."""
+    tags = request.headers.get("if-none-match")
+    if tags is not None:
+        wanted = {t.strip().removeprefix("W/") for t in tags.split(",")}
+        return "*" in wanted or variant.etag in wanted
+    since = request.headers.get("if-modified-since")
+    if since is None:
+        return False
+    try:
+        return parsedate_to_datetime(since) >= parsedate_to_datetime(last_modified)
+    except (TypeError, ValueError, IndexError):
+        return False  # not an HTTP date: ignored, as the RFC says
+
+
 def create_app(
     agent: Agent,
     *,
     store: str | Store = "memory://",
     bus: str | Bus = "local://",
-    public_url: str = "http://localhost:8000",
+    public_url: str | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    trust_forwarded: bool = False,
     rpc_path: str = "/",
     max_body_bytes: int = 10 * 1024 * 1024,
     strict_versions: bool = False,
@@ -121,7 +233,10 @@ def create_app(
 
     ``store`` is a URL (``memory://``, ``sqlite:///path.db``) or a Store;
     ``public_url`` is the base URL clients reach this server at, used in the
-    card (never ``0.0.0.0``).
+    card (never ``0.0.0.0``). Without it the card's URLs come from each
+    request (scheme, ``Host``, the path the app is mounted at; the
+    ``X-Forwarded-*`` headers too with ``trust_forwarded``), and
+    ``allowed_hosts`` (names, ``*.example.com``) refuses other hosts with 400.
     ``auth`` says which credentials are accepted (the card declares the
     same), ``limits`` bounds what callers may ask for, ``card_signing``
     signs the card (docs/security.md).
@@ -130,7 +245,7 @@ def create_app(
     (``gc.freeze``) until shutdown; see docs/architecture.md, "Performance".
     """
     settings = ServerSettings(
-        public_url=public_url,
+        public_url=public_url or "",
         rpc_path=rpc_path,
         max_body_bytes=max_body_bytes,
         strict_versions=strict_versions,
@@ -143,17 +258,30 @@ def create_app(
                     card=lambda: server_ref["server"].card)
     signer = CardSigner(card_signing, public_url) if card_signing is not None else None
     engine.security = security = Security(auth, limits, signer)
-    server = A2AServer(agent, engine, settings, security=security)
+    hosts = HostPolicy(allowed_hosts, trust_forwarded)
+    server = A2AServer(agent, engine, settings, security=security, hosts=hosts)
     server_ref["server"] = server
+    # a card behind credentials must not be kept by shared caches
+    card_cache = "public" if auth is None or auth.public_card else "private"
+    card_headers = {"Cache-Control": f"{card_cache}, max-age=300",
+                    "Last-Modified": server.last_modified}
+    if server.per_request:
+        card_headers["Vary"] = ("Host, X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix"
+                                if trust_forwarded else "Host")
 
     async def card(request: Request) -> Response:
+        try:
+            variant = server.variant(request.scope, request.headers)
+        except HostNotAllowed as exc:
+            return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
+                            status_code=400, media_type="application/json")
         denied = await card_gate(security, request)
         if denied is not None:
             return denied
-        # a card behind credentials must not be kept by shared caches
-        cache = "public" if auth is None or auth.public_card else "private"
-        return Response(server.card_bytes, media_type="application/json",
-                        headers={"Cache-Control": f"{cache}, max-age=300"})
+        headers = {**card_headers, "ETag": variant.etag}
+        if _not_modified(request, variant, server.last_modified):
+            return Response(status_code=304, headers=headers)
+        return Response(variant.body, media_type="application/json", headers=headers)
 
     async def health(request: Request) -> Response:
         info: dict[str, Any] = {"status": "ok", "agent": agent.name, "store": store_obj.url}
@@ -192,6 +320,7 @@ def create_app(
     ]
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
     app.rpc_route(path, rpc)
+    app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine
     return app

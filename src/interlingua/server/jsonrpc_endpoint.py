@@ -56,6 +56,9 @@ _DIALECT_VERSIONS = {
     "tutorial": {"0.2", "0.3"},
 }
 
+#: dialects that borrow the v0.x task methods and answer them in their own shapes
+_VARIANTS = frozenset({"sam", "tutorial"})
+
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
@@ -64,7 +67,10 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 def parse_version(value: str) -> str | None:
     """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
     parts = value.strip().split(".")
-    if not parts or not all(p.isdigit() for p in parts) or len(parts) > 3:
+    # ASCII digits only (str.isdigit() also takes "²", which int() refuses), and
+    # short: no version has a component of more than a few digits.
+    if not parts or len(parts) > 3 or not all(
+            p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
         return None
     major = int(parts[0])
     minor = int(parts[1]) if len(parts) > 1 else 0
@@ -234,8 +240,12 @@ class JSONRPCEndpoint:
                     name = rec.dialect
         codec = get_codec(name)
         if req.method not in codec.methods:
-            # e.g. a tutorial-made task polled with tasks/get: the v0.3 family answers
-            codec = get_codec(found.fallback)
+            if name in _VARIANTS:
+                # a SAM- or tutorial-made task polled with tasks/get: read as the
+                # v0.3 family reads it, answered in the variant it was made in
+                codec = _answered_in(name, found.fallback)
+            else:  # a v1.0-made task: v1.0 has no such method, v0.3 answers
+                codec = get_codec(found.fallback)
         return codec
 
     def _check_version(self, codec: Codec, raw: str | None, version: str | None) -> None:
@@ -249,13 +259,13 @@ class JSONRPCEndpoint:
             return
         if version is None or version not in SUPPORTED_VERSIONS:
             raise VersionNotSupported(
-                f"A2A-Version {raw!r} is not supported; supported versions: "
+                f"A2A-Version {_shown(raw)} is not supported; supported versions: "
                 + ", ".join(SUPPORTED_VERSIONS),
                 data={"supportedVersions": list(SUPPORTED_VERSIONS)},
             )
         if strict and version not in _DIALECT_VERSIONS.get(codec.name, {version}):
             raise VersionNotSupported(
-                f"A2A-Version {raw!r} does not match the method's protocol version {codec.name}"
+                f"A2A-Version {_shown(raw)} does not match the method's protocol version {codec.name}"
             )
 
     def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
@@ -283,6 +293,33 @@ class JSONRPCEndpoint:
         return jsonrpc.error_response(rid, codec.encode_error(err))
 
 
+@functools.cache
+def _answered_in(writer_name: str, reader_name: str) -> Codec:
+    """A codec that reads calls as ``reader_name`` and writes answers as ``writer_name``."""
+    reader, writer = get_codec(reader_name), get_codec(writer_name)
+    if reader is writer:
+        return reader
+
+    class AnsweredIn(Codec):
+        name = writer.name
+        methods = reader.methods
+        streaming_methods = reader.streaming_methods
+
+        def decode_call(self, method: str, params: bytes | None) -> Any:
+            return reader.decode_call(method, params)
+
+        def encode_result(self, call: Any, result: Any) -> bytes:
+            return writer.encode_result(call, result)
+
+        def encode_error(self, error: A2AError) -> bytes:
+            return writer.encode_error(error)
+
+        def encode_stream_item(self, item: Any) -> bytes:
+            return writer.encode_stream_item(item)
+
+    return AnsweredIn()
+
+
 def _id_from(exc: A2AError) -> Any:
     data = exc.data
     if isinstance(data, dict) and "id" in data:
@@ -296,12 +333,21 @@ def _last_event_id(headers: Mapping[str, str]) -> int | None:
     if raw is None or raw.strip() == "":
         return None
     raw = raw.strip()
-    if not raw.isdigit():
+    # ASCII digits, and no more than a 64-bit sequence number holds
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and int(raw) <= _MAX_EVENT_ID):
         raise InvalidParams(
-            f"Invalid params: Last-Event-ID {raw!r} is not an event id of this server "
-            "(they are non-negative integers)"
+            f"Invalid params: Last-Event-ID {_shown(raw)} is not an event id of this server "
+            "(they are integers from 0 to 2^63-1)"
         )
     return int(raw)
+
+
+_MAX_EVENT_ID = 2**63 - 1
+
+
+def _shown(raw: str, limit: int = 40) -> str:
+    """A header value as an error message quotes it: repr, cut to ``limit`` characters."""
+    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
 
 
 def _query_version(scope: Scope) -> str | None:

@@ -29,7 +29,7 @@ V1_METHODS = frozenset({
     "GetExtendedAgentCard",
 })
 V03_ONLY = frozenset({
-    "message/stream", "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+    "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
     "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
     "agent/getAuthenticatedExtendedCard",
 })
@@ -74,8 +74,8 @@ def detect(
     if method in V01_ONLY:
         return Detection("0.1")
     raw = params or b""
-    if method == "message/send":
-        return Detection(_message_send(raw, strict))
+    if method == "message/send" or method == "message/stream":
+        return Detection(_message_send(method, raw, strict))
     if method == "task/subscribe":
         return Detection("tutorial")
     if method == "tasks/send-streaming":
@@ -89,13 +89,13 @@ def detect(
     raise MethodNotFound(f"Method not found: {method}")
 
 
-def _message_send(raw: bytes, strict: bool) -> str:
+def _message_send(method: str, raw: bytes, strict: bool) -> str:
     has_type = _TYPE_KEY.search(raw) is not None
     has_kind = _KIND_KEY.search(raw) is not None
     has_id = _MESSAGE_ID_KEY.search(raw) is not None
     if strict and has_type and has_kind:
         raise InvalidRequest(
-            "Invalid Request: message/send mixes v0.1-style \"type\" and v0.2-style \"kind\" "
+            f"Invalid Request: {method} mixes v0.1-style \"type\" and v0.2-style \"kind\" "
             "discriminators; use one (strict mode)"
         )
     # The tutorial variant: v0.1-style "type" parts or no messageId.

@@ -31,7 +31,6 @@ from ..errors import (
     InvalidAgentResponse,
     InvalidParams,
     MethodNotFound,
-    StreamingNotSupported,
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
@@ -83,6 +82,8 @@ __all__ = ["TutorialCodec"]
 DIALECT = "tutorial"
 SEND = "message/send"
 SUBSCRIBE = "task/subscribe"
+#: the tutorial's message without a messageId, sent by a v0.3 streaming client
+STREAM = "message/stream"
 
 Metadata: TypeAlias = dict[str, Any]
 
@@ -223,10 +224,10 @@ def _send_fallback(doc: Any) -> WSendParams:
 _SendShape: TypeAlias = TSendParams | WSendParams
 
 
-def _read_send(params: bytes | None) -> _SendShape:
+def _read_send(params: bytes | None, method: str = SEND) -> _SendShape:
     # decode_params types its fallback's result as the decoder's; both shapes are handled.
     fallback: Any = _send_fallback
-    shape: _SendShape = decode_params(_send_params, params, method=SEND, fallback=fallback)
+    shape: _SendShape = decode_params(_send_params, params, method=method, fallback=fallback)
     return shape
 
 
@@ -351,15 +352,15 @@ class TutorialCodec(Codec):
     """JSON-RPC as seed 003's tutorial writes it."""
 
     name: ClassVar[str] = DIALECT
-    methods: ClassVar[frozenset[str]] = frozenset({SEND, SUBSCRIBE})
-    streaming_methods: ClassVar[frozenset[str]] = frozenset({SUBSCRIBE})
+    methods: ClassVar[frozenset[str]] = frozenset({SEND, STREAM, SUBSCRIBE})
+    streaming_methods: ClassVar[frozenset[str]] = frozenset({STREAM, SUBSCRIBE})
 
     # ---------------------------------------------------------------- server side
 
     def decode_call(self, method: str, params: bytes | None) -> Call:
         try:
-            if method == SEND:
-                return _decode_send(params)
+            if method == SEND or method == STREAM:
+                return _decode_send(params, method)
             if method == SUBSCRIBE:
                 q = decode_params(_task_query, params, method=method)
                 return SubscribeToTask(id=q.id, history_length=q.history_length)
@@ -409,9 +410,7 @@ class TutorialCodec(Codec):
 
     def encode_call(self, call: Call) -> tuple[str, bytes]:
         if isinstance(call, SendMessage):
-            if call.streaming:
-                raise StreamingNotSupported("The tutorial dialect has no streaming send")
-            return SEND, _encoder.encode(_send_params_out(call))
+            return (STREAM if call.streaming else SEND), _encoder.encode(_send_params_out(call))
         if isinstance(call, SubscribeToTask):
             return SUBSCRIBE, _encoder.encode(
                 WTaskQuery(id=call.id, history_length=call.history_length)
@@ -456,8 +455,8 @@ class TutorialCodec(Codec):
 # ------------------------------------------------------------------------- requests
 
 
-def _decode_send(params: bytes | None) -> SendMessage:
-    w = _read_send(params)
+def _decode_send(params: bytes | None, method: str = SEND) -> SendMessage:
+    w = _read_send(params, method)
     try:
         if type(w) is TSendParams:
             message = message_in(_message_to_v03(w.message))
@@ -466,7 +465,7 @@ def _decode_send(params: bytes | None) -> SendMessage:
             message = message_in(w.message)
     except FieldError as exc:
         raise InvalidParams(
-            f"Invalid params for {SEND}: {exc.describe('params.message')}"
+            f"Invalid params for {method}: {exc.describe('params.message')}"
         ) from None
     c = w.configuration
     if c is None:
@@ -480,7 +479,8 @@ def _decode_send(params: bytes | None) -> SendMessage:
             blocking=True if c.blocking is None else c.blocking,
             push_config=push_config_in(push, None) if push is not None else None,
         )
-    return SendMessage(message=message, config=config, metadata=w.metadata)
+    return SendMessage(message=message, config=config, metadata=w.metadata,
+                       streaming=method == STREAM)
 
 
 _DEFAULT_CONFIG = SendConfig()

@@ -41,18 +41,20 @@ class CardSigning(msgspec.Struct, kw_only=True):
 class CardSigner:
     """Signs cards with the current key of its ring."""
 
-    def __init__(self, settings: CardSigning, public_url: str) -> None:
+    def __init__(self, settings: CardSigning, public_url: str | None = None) -> None:
         self.settings = settings
         self.ring = KeyRing(alg=settings.alg, path=settings.key_path, pem=settings.key_pem)
         self.ring.load()
-        self.jwks_url = public_url.rstrip("/") + JWKS_PATH
+        self.jwks_url = public_url.rstrip("/") + JWKS_PATH if public_url else None
 
-    def sign(self, card: AgentCard) -> AgentCard:
-        """``card`` with its old signatures replaced by one made now."""
+    def sign(self, card: AgentCard, *, base_url: str | None = None) -> AgentCard:
+        """``card`` with its old signatures replaced by one made now; ``jku`` names
+        the JWKS under ``base_url`` (default: the public URL)."""
         key = self.ring.current
         unsigned = msgspec.structs.replace(card, signatures=[])
+        jwks_url = base_url.rstrip("/") + JWKS_PATH if base_url else self.jwks_url
         return sign_card(unsigned, key.key, alg=key.alg, kid=key.kid,
-                         jku=self.jwks_url if self.settings.publish_jku else None)
+                         jku=jwks_url if self.settings.publish_jku else None)
 
     def jwks(self) -> dict[str, Any]:
         return self.ring.jwks()

@@ -14,6 +14,7 @@ import msgspec
 
 from ...core.errors import A2AError, ExtendedCardNotConfigured
 from ...core.model import AgentCard
+from ..hosts import HostNotAllowed
 from .runtime import Security, refusal
 
 if TYPE_CHECKING:
@@ -67,11 +68,16 @@ def extended_card_endpoint(server: A2AServer) -> Any:
             return denied
         info = security.request_info(security.principal_of(request.scope), dialect="0.3")
         try:
-            card: AgentCard = security.extended_card(server.agent.extended_card, server.card,
+            variant = server.variant(request.scope, request.headers)
+        except HostNotAllowed as exc:
+            body = msgspec.json.encode({"error": {"code": 400, "message": str(exc)}})
+            return Response(body, status_code=400, media_type="application/json")
+        try:
+            card: AgentCard = security.extended_card(server.agent.extended_card, variant.card,
                                                      info)
         except ExtendedCardNotConfigured as exc:
             return _refused(exc, 404, [])
-        body = card_document(card, jsonrpc_url=server.rpc_url)
+        body = card_document(card, jsonrpc_url=variant.rpc_url)
         return Response(body, media_type="application/json",
                         headers={"Cache-Control": "private, no-store"})
 

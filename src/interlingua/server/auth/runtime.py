@@ -149,6 +149,7 @@ class Security:
             for name in authenticator.credential_headers())
         #: False: admitting a request has nothing to do
         self.active = auth is not None or self.rate is not None
+        self._warned_undeclared = False
 
     # ------------------------------------------------------------ admitting
 
@@ -274,7 +275,9 @@ class Security:
     def declare(self, card: AgentCard) -> AgentCard:
         """``card`` declaring the configured schemes and requirements."""
         if self.auth is None:
-            if card.security_schemes:
+            # said once: the card is rendered again for each host it is asked for at
+            if card.security_schemes and not self._warned_undeclared:
+                self._warned_undeclared = True
                 log.warning("the card declares security schemes (%s) that this server does "
                             "not enforce: pass auth=AuthConfig(...) to create_app",
                             ", ".join(card.security_schemes))
