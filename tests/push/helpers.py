@@ -18,7 +18,7 @@ from interlingua.core.calls import SendConfig, SendMessage
 from interlingua.core.model import AuthInfo, PushConfig
 from interlingua.core.parts import user_message
 from interlingua.server import Agent, Engine
-from interlingua.server.push import Attempt, PushSettings
+from interlingua.server.push import Attempt, PushService, PushSettings
 from interlingua.stores import open_store
 from tests.live import live_server
 
@@ -159,7 +159,10 @@ def dev_settings(**kw: Any) -> PushSettings:
 
 
 async def start_engine(agent: Agent, settings: PushSettings, store: str = "memory://") -> Engine:
-    engine = Engine(agent, open_store(store), LocalBus(), push=settings)
+    store_obj = open_store(store)
+    push = PushService(store_obj, settings, enabled=bool(agent.push_notifications),
+                       shared=lambda: engine.leases.shared, now=lambda: engine.now())
+    engine = Engine(agent, store_obj, LocalBus(), push=push)
     await engine.start()
     return engine
 

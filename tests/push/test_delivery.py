@@ -152,7 +152,7 @@ async def test_whole_task_deliveries_queued_behind_a_slow_one_are_coalesced() ->
         try:
             task = await engine.handle(send("go", url, blocking=False), V03)
             assert isinstance(task, Task)
-            await until(lambda: engine._runs == {}, timeout=60)  # ... until the task is done
+            await until(lambda: engine.runs.by_key == {}, timeout=60)  # ... until the task is done
             hook.gate.set()
             assert await engine.push.idle(10)
         finally:

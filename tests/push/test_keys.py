@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from interlingua.server.push import KeyRing
 from interlingua.server.push.admin import key_path_for, rotate_signing_key, signing_keys
-from interlingua.server.push.signing import attach_payload
+from interlingua.server.signing import attach_payload
 
 from .helpers import dev_settings, echo, start_engine
 

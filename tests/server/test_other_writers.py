@@ -90,7 +90,7 @@ async def stored_when(engine: Engine, task: Task, state: TaskState) -> Task:
 
 
 async def version_of(store: Store, task: Task) -> int:
-    rec = await store.get_task(Engine.scope_of(REQ), task.id)
+    rec = await store.get_task(REQ.scope, task.id)
     assert rec is not None
     return rec.version
 
@@ -105,7 +105,7 @@ async def test_events_are_written_on_top_of_the_other_writers(
         before = await version_of(other, task)
         theirs = ArtifactUpdate(task_id=task.id, context_id=task.context_id, artifact=Artifact(
             artifact_id="theirs", name="theirs", parts=[TextPart(text="theirs")]))
-        assert await other.append(Engine.scope_of(REQ), task.id, before, [theirs],
+        assert await other.append(REQ.scope, task.id, before, [theirs],
                                   now=NOW) == before + 1
         turn.go.set()
         done = await stored_when(engine, task, TaskState.COMPLETED)
@@ -127,7 +127,7 @@ async def test_a_turn_whose_task_was_canceled_elsewhere_is_told_so(
         before = await version_of(other, task)
         cancel = StatusUpdate(task_id=task.id, context_id=task.context_id,
                               status=TaskStatus(state=TaskState.CANCELED))
-        await other.append(Engine.scope_of(REQ), task.id, before, [cancel], now=NOW)
+        await other.append(REQ.scope, task.id, before, [cancel], now=NOW)
         turn.go.set()
         async with asyncio.timeout(10):
             while not turn.outcome:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ..core.lazy_event import Signal
+from ..signals import Signal
 from ..stores.base import StoredEvent
 
 __all__ = ["LocalBus"]

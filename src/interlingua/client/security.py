@@ -1,10 +1,4 @@
-"""The client's side of security: TLS trust, client certificates, signed cards.
-
-``tls_context(verify, cert)`` turns the ``verify`` / ``cert`` options into
-what httpx takes: certificates are verified by default (the system's CA
-bundle via certifi), a CA bundle path replaces it, ``False`` turns checking
-off, and ``cert`` (a PEM holding key and certificate, or a (cert, key) pair)
-is presented for mutual TLS.
+"""The client's side of card security: signed cards (TLS options: ``tls.py``).
 
 ``CardVerifier`` checks an agent card's JWS signatures (A2A v1.0 §8.4)
 before the client uses the card, and refuses a card none of whose
@@ -17,9 +11,8 @@ the host is trustworthy: pin keys for that.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -32,55 +25,17 @@ from ..core.card_signing import (
     verify_card_document,
 )
 from ..core.model import AgentCard
-from .errors import ClientError, InvalidCard
+from .card import FetchedCard
+from .errors import InvalidCard
+from .tls import CertLike, tls_context
+from .transport import Transport
 
-if TYPE_CHECKING:
-    from .card import FetchedCard
-    from .transport import Transport
-
-__all__ = ["JWKS_PATH", "CardVerifier", "UnverifiedCard", "tls_context"]
+__all__ = ["JWKS_PATH", "CardVerifier", "CertLike", "UnverifiedCard", "tls_context"]
 
 JWKS_PATH = "/.well-known/jwks.json"
 
-#: a PEM with key and certificate, or (certificate, key[, password])
-CertLike = str | tuple[str, str] | tuple[str, str, str]
-
-
 class UnverifiedCard(InvalidCard):
     """The card's signatures do not verify (or it has none): it may have been tampered with."""
-
-
-def tls_context(verify: bool | str | ssl.SSLContext = True,
-                cert: CertLike | None = None) -> bool | ssl.SSLContext:
-    """What to give httpx for ``verify`` (a path becomes a context, as httpx now wants)."""
-    if isinstance(verify, ssl.SSLContext):
-        ctx = verify
-    elif verify is False:
-        if cert is None:
-            return False
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    elif isinstance(verify, str):
-        try:
-            ctx = ssl.create_default_context(cafile=verify)
-        except (OSError, ssl.SSLError) as exc:
-            raise ClientError(f"cannot read the CA bundle {verify}: {exc}") from None
-    else:
-        if cert is None:
-            return True
-        import certifi
-
-        ctx = ssl.create_default_context(cafile=certifi.where())
-    if cert is not None:
-        try:
-            if isinstance(cert, str):
-                ctx.load_cert_chain(cert)
-            else:
-                ctx.load_cert_chain(*cert)
-        except (OSError, ssl.SSLError) as exc:
-            raise ClientError(f"cannot load the client certificate: {exc}") from None
-    return ctx
 
 
 class CardVerifier:

@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Mapping
 import httpx
 
 from .errors import AgentTimeout, AgentUnreachable, ClientError
-from .security import CertLike, tls_context
+from .tls import CertLike, tls_context
 
 __all__ = ["DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport", "StreamReply", "Transport"]
 

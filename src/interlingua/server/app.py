@@ -28,16 +28,17 @@ from ..core.model import AgentCard, AgentInterface
 from ..stores import open_store
 from ..stores.base import Store
 from .agent import Agent
-from .auth.card_signer import CardSigner, CardSigning, jwks_endpoint
 from .auth.config import AuthConfig
 from .auth.limits import Limits
 from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .auth.runtime import Security
 from .card import card_document
+from .card_signer import CardSigner, CardSigning
 from .engine import Engine, EngineConfig
 from .hosts import HostNotAllowed, HostPolicy
 from .jsonrpc_endpoint import JSONRPCEndpoint
-from .push.service import JWKS_PATH
+from .jwks import JWKS_PATH, jwks_endpoint
+from .push.service import PushService
 from .push.settings import PushSettings
 from .request_headers import RequestHeaders
 from .settings import ServerSettings
@@ -71,8 +72,10 @@ class A2AServer:
     """The pieces of a running agent server, shared by its endpoints."""
 
     def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
-                 security: Security | None = None, hosts: HostPolicy | None = None) -> None:
+                 security: Security | None = None, hosts: HostPolicy | None = None,
+                 push: PushService | None = None) -> None:
         self.agent = agent
+        self.push = push
         self.security = security or Security()
         self.engine = engine
         self.settings = settings
@@ -115,7 +118,9 @@ class A2AServer:
             AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
         ]
-        card = self.engine.push.card_with_extension(self.agent.card(interfaces), base)
+        card = self.agent.card(interfaces)
+        if self.push is not None:
+            card = self.push.card_with_extension(card, base)
         # declared from the same config that enforces, then signed as served
         card = self.security.declare(card)
         if self.security.signer is not None:
@@ -254,12 +259,18 @@ def create_app(
     store_obj = open_store(store) if isinstance(store, str) else store
     bus_obj = open_bus(bus) if isinstance(bus, str) else bus
     server_ref: dict[str, A2AServer] = {}
-    engine = Engine(agent, store_obj, bus_obj, config=engine_config, push=push,
-                    card=lambda: server_ref["server"].card)
     signer = CardSigner(card_signing, public_url) if card_signing is not None else None
-    engine.security = security = Security(auth, limits, signer)
+    security = Security(auth, limits, signer)
+    push_service = PushService(store_obj, push, enabled=bool(agent.push_notifications),
+                               shared=lambda: engine.leases.shared, now=lambda: engine.now())
+    engine = Engine(agent, store_obj, bus_obj, config=engine_config,
+                    card=lambda: server_ref["server"].card,
+                    authorizer=security, admission=security, gate=security.executors,
+                    push=push_service,
+                    legacy_owner_prefix=auth.legacy_owner_prefix if auth is not None else None)
     hosts = HostPolicy(allowed_hosts, trust_forwarded)
-    server = A2AServer(agent, engine, settings, security=security, hosts=hosts)
+    server = A2AServer(agent, engine, settings, security=security, hosts=hosts,
+                       push=push_service)
     server_ref["server"] = server
     # a card behind credentials must not be kept by shared caches
     card_cache = "public" if auth is None or auth.public_card else "private"
@@ -286,7 +297,7 @@ def create_app(
     async def health(request: Request) -> Response:
         info: dict[str, Any] = {"status": "ok", "agent": agent.name, "store": store_obj.url}
         # what the store reads back from its database (SQLite: its pragmas)
-        settings_info = getattr(store_obj, "effective", None)
+        settings_info = store_obj.describe()
         if settings_info:
             info["store_settings"] = settings_info
         return Response(msgspec.json.encode(info), media_type="application/json")
@@ -314,7 +325,9 @@ def create_app(
         Route("/.well-known/agent-card.json", card, methods=["GET"]),
         Route("/.well-known/agent.json", card, methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
-        Route(JWKS_PATH, jwks_endpoint(signer, engine.push), methods=["GET"]),
+        Route(JWKS_PATH, jwks_endpoint(signer.ring if signer is not None else None,
+                                       push_service.keys if push_service.enabled else None),
+              methods=["GET"]),
         Route(EXTENDED_CARD_PATH, extended_card_endpoint(server), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]

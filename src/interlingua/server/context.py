@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ..core.lazy_event import LazyEvent
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import (
     Artifact,
@@ -21,6 +20,8 @@ from ..core.model import (
     TaskStatus,
 )
 from ..core.parts import as_parts, get_text, new_id
+from ..signals import LazyEvent
+from ..stores.base import Scope
 
 __all__ = ["Context", "RequestInfo", "TaskCanceled"]
 
@@ -56,6 +57,17 @@ class RequestInfo:
         #: the empty one is shared)
         self.extensions: tuple[str, ...] = tuple(extensions)
         self.dialect = dialect
+
+    @property
+    def scope(self) -> Scope:
+        """Where the caller's tasks are stored: its tenant and owner."""
+        if not self.tenant and not self.owner:
+            return _ANONYMOUS  # shared: every running task holds its scope
+        return Scope(tenant=self.tenant, owner=self.owner)
+
+
+#: the scope of every call from no tenant by no authenticated principal
+_ANONYMOUS = Scope()
 
 
 class _Sink(Protocol):

@@ -19,12 +19,11 @@ projection, which keeps changing (this saves copying the task).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from ..bus.base import Subscription, task_key
+from ..bus.base import Bus, Subscription, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
 from ..core.errors import InvalidParams, TaskNotFound, UnsupportedOperation
@@ -38,13 +37,11 @@ from ..core.model import (
     TaskCreated,
     TaskState,
 )
-from ..stores.base import Scope, StoredEvent
+from ..stores.base import Scope, Store, StoredEvent
 from .context import RequestInfo
+from .run import Run, Runs
 
-if TYPE_CHECKING:
-    from .engine import Engine, _Run
-
-__all__ = ["Entry", "Heartbeat", "Lagged", "Stream", "Unavailable", "open_stream"]
+__all__ = ["Entry", "Heartbeat", "Lagged", "Stream", "Streams", "Unavailable"]
 
 
 class Entry(msgspec.Struct, gc=False):
@@ -79,103 +76,119 @@ StreamOutput = Entry | Heartbeat | Lagged | Unavailable
 READ_PAGE = 500
 
 
-async def open_stream(
-    engine: Engine,
-    call: SendMessage | SubscribeToTask,
-    request: RequestInfo,
-    *,
-    last_event_id: int | None = None,
-) -> Stream:
-    """Check the request and return its stream.
+#: ``begin(call, request)``: start the turn a streaming send asks for (or find
+#: the task of a repeated message)
+Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task"]]
 
-    Errors that can be known before the stream starts (unknown task, a
-    finished task, bad input) are raised here, so the caller answers them as
-    an ordinary JSON-RPC error instead of a broken stream.
-    """
-    if last_event_id is not None and last_event_id < 0:
-        raise InvalidParams("Invalid params: Last-Event-ID must be a non-negative integer")
-    if isinstance(call, SendMessage):
+
+class Streams:
+    """Opens streams on a store's logs: what every stream of one engine shares."""
+
+    def __init__(self, store: Store, bus: Bus, runs: Runs, begin: Begin,
+                 closing: Callable[[], bool], *, heartbeat_interval: float,
+                 max_lag: int) -> None:
+        self.store = store
+        self.bus = bus
+        self.runs = runs
+        self.begin = begin
+        #: the server is shutting down: open streams end
+        self.closing = closing
+        self.heartbeat_interval = heartbeat_interval
+        self.max_lag = max_lag
+
+    async def open(
+        self,
+        call: SendMessage | SubscribeToTask,
+        request: RequestInfo,
+        *,
+        last_event_id: int | None = None,
+    ) -> Stream:
+        """Check the request and return its stream.
+
+        Errors that can be known before the stream starts (unknown task, a
+        finished task, bad input) are raised here, so the caller answers them as
+        an ordinary error instead of a broken stream.
+        """
+        if last_event_id is not None and last_event_id < 0:
+            raise InvalidParams("Invalid params: Last-Event-ID must be a non-negative integer")
+        if isinstance(call, SendMessage):
+            if last_event_id is not None:
+                raise InvalidParams(
+                    "Invalid params: Last-Event-ID resumes a subscription; "
+                    "resubscribe to the task instead of sending the message again"
+                )
+            return await self._send_stream(call, request)
+        return await self._subscribe_stream(call, request, last_event_id)
+
+    async def _send_stream(self, call: SendMessage, request: RequestInfo) -> Stream:
+        begun = await self.begin(call, request)
+        scope = request.scope
+        if isinstance(begun, Task):
+            # A retried message: follow its task as a fresh subscriber would.
+            return await self._subscribe_stream(
+                SubscribeToTask(id=begun.id), request, None, allow_finished=True)
+        run = begun
+        # Subscribed before the turn's first write can happen (it was only scheduled).
+        sub = self.bus.subscribe(run.key, seen=run.version)
+        if run.persisted:
+            snapshot = Entry(run.version, run.task)
+            return _Follow(self, scope, run.task.id, sub, run.version, first=snapshot)
+        return _Follow(self, scope, run.task.id, sub, 0, new_run=run)
+
+    async def _subscribe_stream(
+        self,
+        call: SubscribeToTask,
+        request: RequestInfo,
+        last_event_id: int | None,
+        *,
+        allow_finished: bool = False,
+    ) -> Stream:
+        scope = request.scope
+        key = task_key(scope, call.id)
+        run = self.runs.by_key.get(key)
+        if run is not None and run.persisted:
+            task, version = run.task, run.version
+        else:
+            rec = await self.store.get_task(scope, call.id)
+            if rec is None:
+                raise TaskNotFound(f"Task not found: {call.id}")
+            task, version = rec.task, rec.version
+        # v1.0 subscriptions follow a task through its interruptions (input-required,
+        # auth-required) to its end (spec v1.0 §3.1.6); older dialects, and a
+        # streaming send's own stream, end at an interruption with ``final: true``.
+        ends = TERMINAL_STATES if request.dialect == "1.0" and not allow_finished \
+            else lifecycle.RETURN_STATES
+
         if last_event_id is not None:
-            raise InvalidParams(
-                "Invalid params: Last-Event-ID resumes a subscription; "
-                "resubscribe to the task instead of sending the message again"
-            )
-        return await _send_stream(engine, call, request)
-    return await _subscribe_stream(engine, call, request, last_event_id)
+            # A resume: exactly the events after the one the client has.
+            if last_event_id > version:
+                raise InvalidParams(
+                    f"Invalid params: Last-Event-ID {last_event_id} is beyond the last event "
+                    f"({version}) of task {call.id}"
+                )
+            # seen=version: the log already holds events up to there, so the
+            # reader fetches them at once instead of waiting for news.
+            sub = self.bus.subscribe(key, seen=version)
+            if last_event_id == version and task.status.state in ends:
+                sub.close()
+                return _empty()
+            return _Follow(self, scope, call.id, sub, last_event_id, ends=ends)
 
-
-async def _send_stream(engine: Engine, call: SendMessage,
-                       request: RequestInfo) -> Stream:
-    begun = await engine._begin(call, request)
-    scope = engine.scope_of(request)
-    if isinstance(begun, Task):
-        # A retried message: follow its task as a fresh subscriber would.
-        return await _subscribe_stream(
-            engine, SubscribeToTask(id=begun.id), request, None, allow_finished=True)
-    run = begun
-    # Subscribed before the turn's first write can happen (it was only scheduled).
-    sub = engine.bus.subscribe(run.key, seen=run.version)
-    if run.persisted:
-        snapshot = Entry(run.version, run.task)
-        return _Follow(engine, scope, run.task.id, sub, run.version, first=snapshot)
-
-    return _Follow(engine, scope, run.task.id, sub, 0, new_run=run)
-
-
-async def _subscribe_stream(
-    engine: Engine,
-    call: SubscribeToTask,
-    request: RequestInfo,
-    last_event_id: int | None,
-    *,
-    allow_finished: bool = False,
-) -> Stream:
-    scope = engine.scope_of(request)
-    key = task_key(scope, call.id)
-    run = engine._runs.get(key)
-    if run is not None and run.persisted:
-        task, version = run.task, run.version
-    else:
-        rec = await engine.store.get_task(scope, call.id)
-        if rec is None:
-            raise TaskNotFound(f"Task not found: {call.id}")
-        task, version = rec.task, rec.version
-    # v1.0 subscriptions follow a task through its interruptions (input-required,
-    # auth-required) to its end (spec v1.0 §3.1.6); older dialects, and a
-    # streaming send's own stream, end at an interruption with ``final: true``.
-    ends = TERMINAL_STATES if request.dialect == "1.0" and not allow_finished \
-        else lifecycle.RETURN_STATES
-
-    if last_event_id is not None:
-        # A resume: exactly the events after the one the client has.
-        if last_event_id > version:
-            raise InvalidParams(
-                f"Invalid params: Last-Event-ID {last_event_id} is beyond the last event "
-                f"({version}) of task {call.id}"
-            )
-        # seen=version: the log already holds events up to there, so the
-        # reader fetches them at once instead of waiting for news.
-        sub = engine.bus.subscribe(key, seen=version)
-        if last_event_id == version and task.status.state in ends:
+        state = task.status.state
+        if state in TERMINAL_STATES and not allow_finished:
+            if request.dialect == "1.0":
+                raise UnsupportedOperation(
+                    f"Task {call.id} is {state.value}; a finished task cannot be subscribed to "
+                    "(resume with Last-Event-ID to receive events you missed)"
+                )
+            # Older dialects: the final state once, then the stream ends.
+            final = StatusUpdate(task_id=task.id, context_id=task.context_id, status=task.status)
+            return _single(Entry(version, final))
+        sub = self.bus.subscribe(key, seen=version)
+        if state in TERMINAL_STATES:
             sub.close()
-            return _empty()
-        return _Follow(engine, scope, call.id, sub, last_event_id, ends=ends)
-
-    state = task.status.state
-    if state in TERMINAL_STATES and not allow_finished:
-        if request.dialect == "1.0":
-            raise UnsupportedOperation(
-                f"Task {call.id} is {state.value}; a finished task cannot be subscribed to "
-                "(resume with Last-Event-ID to receive events you missed)"
-            )
-        # Older dialects: the final state once, then the stream ends.
-        final = StatusUpdate(task_id=task.id, context_id=task.context_id, status=task.status)
-        return _single(Entry(version, final))
-    sub = engine.bus.subscribe(key, seen=version)
-    if state in TERMINAL_STATES:
-        sub.close()
-        return _single(Entry(version, task))
-    return _Follow(engine, scope, call.id, sub, version, first=Entry(version, task), ends=ends)
+            return _single(Entry(version, task))
+        return _Follow(self, scope, call.id, sub, version, first=Entry(version, task), ends=ends)
 
 
 class Stream:
@@ -260,16 +273,30 @@ class _Follow(Stream):
     the turn answered with instead). ``ends``: the states that end it.
     """
 
-    __slots__ = ("_after", "_deadline", "_done", "_ends", "_engine", "_first",
-                 "_flushed_waiter", "_gap", "_level", "_new_run", "_over", "_page", "_scope",
-                 "_sub", "_task_id")
+    __slots__ = (
+        "_after",
+        "_deadline",
+        "_done",
+        "_ends",
+        "_first",
+        "_flushed_waiter",
+        "_gap",
+        "_level",
+        "_new_run",
+        "_over",
+        "_page",
+        "_scope",
+        "_source",
+        "_sub",
+        "_task_id",
+    )
 
-    def __init__(self, engine: Engine, scope: Scope, task_id: str, sub: Subscription,
-                 after: int, *, first: Entry | None = None, new_run: _Run | None = None,
+    def __init__(self, source: Streams, scope: Scope, task_id: str, sub: Subscription,
+                 after: int, *, first: Entry | None = None, new_run: Run | None = None,
                  ends: frozenset[TaskState] = lifecycle.RETURN_STATES) -> None:
         super().__init__()
         self._ends = ends
-        self._engine = engine
+        self._source = source
         self._scope = scope
         self._task_id = task_id
         self._sub = sub
@@ -331,29 +358,29 @@ class _Follow(Stream):
                 return self._end([first])
             return [first]
         while True:
-            if self._engine.closing:
+            if self._source.closing():
                 return self._end([])
             if self._gap is not None:
                 return self._end([self._gap])
             events, self._page = self._page, None
             if events is None:
                 sub, after = self._sub, self._after
-                cfg = self._engine.config
+                source = self._source
                 latest = sub.latest
                 if latest <= after:
                     now = asyncio.get_running_loop().time()
                     if self._deadline is None:
-                        self._deadline = now + cfg.heartbeat_interval
+                        self._deadline = now + source.heartbeat_interval
                     elif now >= self._deadline:
                         self._deadline = None
                         self._level = True
                         return [Heartbeat()]
-                    fut = sub.wake_on_news(after, cfg.heartbeat_interval)
+                    fut = sub.wake_on_news(after, source.heartbeat_interval)
                     if fut is not None:
                         return fut
                     latest = sub.latest
                 self._deadline = None
-                if self._level and latest - after > cfg.max_lag:
+                if self._level and latest - after > source.max_lag:
                     return self._end([Lagged(after)])
                 events = sub.take(after)
                 if events is None:
@@ -364,20 +391,20 @@ class _Follow(Stream):
 
     async def _follow_instead(self, task_id: str) -> None:
         """Another process made the task for this send's message first: follow it."""
-        rec = await self._engine.store.get_task(self._scope, task_id)
+        rec = await self._source.store.get_task(self._scope, task_id)
         self._sub.close()
         self._task_id = task_id
         if rec is None:  # purged meanwhile: nothing left to show
             self._over = True
             return
-        self._sub = self._engine.bus.subscribe(task_key(self._scope, task_id), seen=rec.version)
+        self._sub = self._source.bus.subscribe(task_key(self._scope, task_id), seen=rec.version)
         self._after = rec.version
         self._first = Entry(rec.version, rec.task)
 
     async def _read_page(self) -> None:
         after = self._after
         # Paged, so a long catch-up holds one page in memory, not the log.
-        events = await self._engine.store.read_events(self._scope, self._task_id, after,
+        events = await self._source.store.read_events(self._scope, self._task_id, after,
                                                       limit=READ_PAGE)
         if events and events[0].seq != after + 1:
             self._gap = Unavailable(after, f"events after {after} of task {self._task_id} "

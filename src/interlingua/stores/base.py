@@ -22,7 +22,7 @@ dead. See ``push_mode`` for which events each config wants.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
@@ -207,7 +207,16 @@ class Store(Protocol):
 
     url: str
 
+    @property
+    def file_path(self) -> str | None:
+        """The file the store keeps its data in (None: no file, as in memory)."""
+        ...
+
     async def open(self) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the store reports about itself for ``/healthz`` (settings in effect)."""
+        ...
 
     async def close(self) -> None: ...
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -189,8 +190,14 @@ class MemoryStore:
         self._leases: dict[int, Lease] = {}
         self._epochs = itertools.count(1)
 
+    #: nothing is kept in a file
+    file_path: str | None = None
+
     async def open(self) -> None:
         pass
+
+    def describe(self) -> dict[str, Any]:
+        return {}
 
     async def close(self) -> None:
         pass

@@ -1116,6 +1116,13 @@ class SQLiteStore:
         self._pages_seen = _pages_written(conn)
 
     @property
+    def file_path(self) -> str | None:
+        return None if self.path in ("", ":memory:") else self.path
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.effective)
+
+    @property
     def journal_mode(self) -> str:
         return str(self.effective.get("journal_mode", ""))
 

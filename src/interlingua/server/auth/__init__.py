@@ -7,11 +7,12 @@ what is enforced. See docs/security.md.
 
 from __future__ import annotations
 
-from .card_signer import CardSigner, CardSigning
+from ..card_signer import CardSigner, CardSigning
+from ..turns import ExecutorTimeout
 from .config import AuthConfig, Operation, Policy, allow_owner
 from .hashing import hash_secret, verify_secret
 from .jwt import BearerAuth
-from .limits import ExecutorTimeout, Limits, RateLimit, RateLimited, RateLimiter
+from .limits import Limits, RateLimit, RateLimited, RateLimiter
 from .principal import ANONYMOUS, Principal
 from .runtime import AuthenticatedRequest, Forbidden, Security, Unauthenticated, identity_of
 from .schemes import APIKeyAuth, Authenticator, BasicAuth, MutualTLSAuth, Presented

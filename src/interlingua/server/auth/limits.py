@@ -16,32 +16,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager, nullcontext
-from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import msgspec
 
-from ...core.errors import InvalidParams, RateLimitExceeded, ResourceUnavailable
+from ...core.errors import InvalidParams, RateLimitExceeded
 from ...core.model import FilePart, Message
 
-if TYPE_CHECKING:
-    from ..context import Context
-
-__all__ = [
-    "ExecutorGate",
-    "ExecutorTimeout",
-    "Limits",
-    "RateLimit",
-    "RateLimited",
-    "RateLimiter",
-    "Ticket",
-]
+__all__ = ["Limits", "RateLimit", "RateLimited", "RateLimiter"]
 
 
 class RateLimit(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,179 +131,3 @@ class RateLimited(RateLimitExceeded):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
-
-
-# ----------------------------------------------------------- running executors
-
-
-class ExecutorTimeout(Exception):
-    """A turn ran too long or went quiet; the message is the task's failure reason."""
-
-
-class Ticket:
-    """A turn's place: counted from the send that asked for it until the turn ends."""
-
-    __slots__ = ("_gate", "_held", "_released", "taken")
-
-    def __init__(self, gate: ExecutorGate | None) -> None:
-        self._gate = gate
-        self._released = False
-        self._held = False
-        #: a turn owns it (else the send that reserved it releases it)
-        self.taken = False
-
-    def release(self) -> None:
-        if self._released or self._gate is None:
-            return
-        self._released = True
-        self._gate._reserved -= 1
-        if self._held:
-            self._held = False
-            self._gate._slots.release()
-
-    async def acquire(self) -> None:
-        """Wait for a free executor slot (queue mode)."""
-        if self._gate is None or self._held:
-            return
-        await self._gate._slots.acquire()
-        self._held = True
-
-
-#: the place of every turn when their number has no cap: nothing to count or release
-_FREE = Ticket(None)
-_FREE.taken = True
-_NO_ADMISSION = nullcontext()
-
-# The ticket a send reserved, for the turn it starts (the send's own asyncio task).
-_ADMITTED: ContextVar[Ticket | None] = ContextVar("interlingua_admitted_turn", default=None)
-
-
-class _Admission:
-    # A class, not @contextmanager: it is entered on every send, and the
-    # generator machinery cost more than what it guards.
-    __slots__ = ("ticket", "token")
-
-    def __init__(self, ticket: Ticket) -> None:
-        self.ticket = ticket
-        self.token: Token[Ticket | None] | None = None
-
-    def __enter__(self) -> None:
-        self.token = _ADMITTED.set(self.ticket)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.token is not None:
-            _ADMITTED.reset(self.token)
-        if not self.ticket.taken:
-            self.ticket.release()
-
-
-class ExecutorGate:
-    """How many turns may run at once, and how many may wait."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self._reserved = 0
-        self._slots = asyncio.Semaphore(limits.max_running or 1)
-
-    @property
-    def reserved(self) -> int:
-        """Turns running or waiting to run."""
-        return self._reserved
-
-    def reserve(self, *, force: bool = False) -> Ticket:
-        """A place for one more turn; ``ResourceUnavailable`` when there is none."""
-        cap = self.limits.max_running
-        if cap is None:
-            return _FREE
-        room = cap if self.limits.when_busy == "reject" else cap + self.limits.max_queued
-        if self._reserved >= room and not force:
-            waiting = "" if self.limits.when_busy == "reject" else \
-                f" and {self.limits.max_queued} waiting"
-            raise ResourceUnavailable(
-                f"The agent is busy ({cap} tasks running{waiting}); try again later")
-        self._reserved += 1
-        return Ticket(self)
-
-    def admission(self) -> AbstractContextManager[None]:
-        """Around a send: a place is reserved (or ``ResourceUnavailable`` raised)
-        for the turn the send starts; released if it starts none."""
-        if self.limits.max_running is None:
-            # No cap: every turn has the one free place, and the send has nothing
-            # to hand its turn (a context variable set per send stayed in the
-            # context of every running turn, ~170 bytes with its ticket).
-            return _NO_ADMISSION
-        return _Admission(self.reserve())
-
-    def take(self) -> Ticket:
-        """The place for a turn being started: the admitted send's, or a new one."""
-        ticket = _ADMITTED.get()
-        if ticket is None or ticket.taken:
-            ticket = self.reserve(force=True)
-        ticket.taken = True
-        return ticket
-
-    def unbounded(self, ticket: Ticket | None) -> bool:
-        """A turn in ``ticket`` needs no slot and no clock: it can be awaited directly."""
-        limits = self.limits
-        return (ticket is None or ticket._gate is None) and \
-            limits.run_timeout is None and limits.idle_timeout is None
-
-    async def run(self, ticket: Ticket | None, executor: Callable[[Context], Awaitable[None]],
-                  ctx: Context, activity: Callable[[], int]) -> None:
-        """Run one turn in ``ticket``'s slot, within the time limits."""
-        limits = self.limits
-        try:
-            if ticket is not None:
-                await ticket.acquire()
-            if limits.run_timeout is None and limits.idle_timeout is None:
-                # Awaited here, not in _timed: one coroutine (and its frame) less
-                # held by every waiting turn.
-                await executor(ctx)
-            else:
-                await _timed(limits, executor, ctx, activity)
-        finally:
-            if ticket is not None:
-                ticket.release()
-
-
-async def _timed(limits: Limits, executor: Callable[[Context], Awaitable[None]], ctx: Context,
-                 activity: Callable[[], int]) -> None:
-    """The executor within ``limits``' run time and inactivity limits (at least one set)."""
-    run_timeout, idle_timeout = limits.run_timeout, limits.idle_timeout
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    hard = start + run_timeout if run_timeout is not None else math.inf
-    if run_timeout is not None and ctx.deadline is None:
-        ctx.deadline = hard
-    last_seen, last_at = activity(), start
-
-    def deadline() -> float:
-        return min(hard, last_at + idle_timeout) if idle_timeout is not None else hard
-
-    handle: asyncio.TimerHandle | None = None
-    try:
-        async with asyncio.timeout(deadline()) as cm:
-            if idle_timeout is not None:
-                interval = min(idle_timeout / 4, 1.0)
-
-                def check() -> None:
-                    nonlocal last_seen, last_at, handle
-                    seen = activity()
-                    if seen != last_seen:
-                        last_seen, last_at = seen, loop.time()
-                        cm.reschedule(deadline())
-                    handle = loop.call_later(interval, check)
-
-                handle = loop.call_later(interval, check)
-            await executor(ctx)
-    except TimeoutError:
-        if not cm.expired():
-            raise  # the executor's own timeout, not ours
-        if loop.time() >= hard - 1e-3:
-            raise ExecutorTimeout(
-                f"The agent did not finish within {run_timeout:g} s (run timeout)") from None
-        raise ExecutorTimeout(
-            f"The agent reported nothing for {idle_timeout:g} s (inactivity timeout)") from None
-    finally:
-        if handle is not None:
-            handle.cancel()

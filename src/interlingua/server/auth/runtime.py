@@ -19,7 +19,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -43,17 +43,16 @@ from ...core.errors import (
     ExtendedCardNotConfigured,
     RateLimitExceeded,
 )
-from ...core.model import AgentCard, Message, SecurityScheme, Task
+from ...core.model import AgentCard, Message, SecurityScheme
+from ..card_signer import CardSigner
 from ..context import RequestInfo
-from .card_signer import CardSigner
+from ..ports import TaskLookup
+from ..turns import ExecutorGate
 from .config import AuthConfig, Operation
-from .limits import ExecutorGate, Limits, RateLimited, RateLimiter
+from .limits import Limits, RateLimited, RateLimiter
 from .principal import ANONYMOUS, Principal
 from .schemes import Presented
 from .tls import client_certificate
-
-if TYPE_CHECKING:
-    from ..engine import Engine
 
 __all__ = [
     "AuthenticatedRequest",
@@ -248,16 +247,12 @@ class Security:
 
     # ------------------------------------------------------------ authorizing
 
-    async def authorize(self, engine: Engine, call: Call, request: RequestInfo) -> None:
+    async def authorize(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
         """Ask the policy about ``call``; ``Forbidden`` when it says no."""
         if self.policy is None:
             return
         operation, task_id, skill = describe(call)
-        task: Task | None = None
-        if task_id:
-            rec = await engine.store.get_task(engine.scope_of(request), task_id,
-                                              history_length=0, include_artifacts=False)
-            task = rec.task if rec is not None else None
+        task = await lookup(request, task_id) if task_id else None
         principal = identity_of(request)
         if not await self.policy(principal, operation, task, skill):
             who = principal.id or "an anonymous caller"

@@ -13,12 +13,13 @@
 
 from __future__ import annotations
 
-from .dispatcher import Attempt, Dispatcher
+from ..jwks import JWKS_PATH
+from ..signing import SIGNATURE_HEADER, KeyRing
+from .dispatcher import Dispatcher
 from .headers import NOTIFICATION_ID_HEADER, TOKEN_HEADER
 from .receiver import PushEvent, Receiver, register_receiver
-from .service import JWKS_PATH, SIGNING_EXTENSION_URI, PushService
-from .settings import PushSettings
-from .signing import SIGNATURE_HEADER, KeyRing
+from .service import SIGNING_EXTENSION_URI, PushService
+from .settings import Attempt, PushSettings
 from .ssrf import Refused, UrlGuard
 
 __all__ = [

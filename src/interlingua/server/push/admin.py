@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ...stores import open_store
 from ...stores.base import Delivery, Scope, Store
+from ..signing import KeyRing
 from .service import default_key_path
-from .signing import KeyRing
 
 __all__ = [
     "dead_letters",

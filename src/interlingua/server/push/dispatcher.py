@@ -22,40 +22,17 @@ import asyncio
 import contextlib
 import logging
 
-import msgspec
-
 from ...core.errors import TaskNotFound
 from ...stores.base import Delivery, Store
+from ..signing import SIGNATURE_HEADER, KeyRing
 from .headers import build_request, notification_id
 from .payloads import build_body
 from .sender import SendResult, WebhookSender
-from .settings import PushSettings
-from .signing import SIGNATURE_HEADER, KeyRing
+from .settings import Attempt, PushSettings
 
 __all__ = ["Attempt", "Dispatcher"]
 
 log = logging.getLogger("interlingua.push")
-
-
-class Attempt(msgspec.Struct, kw_only=True):
-    """What one attempt did (``PushSettings.on_attempt`` gets one per attempt)."""
-
-    delivery_id: int
-    task_id: str
-    config_id: str
-    seq: int
-    #: 1 for the first try
-    attempt: int
-    #: the dispatcher's clock when the attempt started
-    at: float
-    #: "delivered", "retry", "dead" or "dropped" (config or event gone)
-    outcome: str
-    status: int | None = None
-    error: str | None = None
-    #: when it is due again (outcome "retry"), and the backoff that led there
-    retry_at: float | None = None
-    delay: float | None = None
-    notification_id: str | None = None
 
 
 class Dispatcher:

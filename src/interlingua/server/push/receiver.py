@@ -45,8 +45,8 @@ from ...core.calls import GetTask, SetPushConfig
 from ...core.dialects import StreamItem, get_codec
 from ...core.errors import A2AError, InvalidAgentResponse
 from ...core.model import AuthInfo, PushConfig, StatusUpdate, Task
+from ..signing import ALGORITHMS, JWS_REGISTRY, SIGNATURE_HEADER
 from .headers import NOTIFICATION_ID_HEADER, TOKEN_HEADER
-from .signing import ALGORITHMS, JWS_REGISTRY, SIGNATURE_HEADER
 
 __all__ = ["JWKSCache", "PushEvent", "Receiver", "register_receiver"]
 

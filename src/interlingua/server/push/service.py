@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,23 +41,20 @@ from ...core.calls import (
 from ...core.errors import InvalidParams, PushNotSupported
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
-from ...stores.base import Delivery, Scope
+from ...stores.base import Delivery, Scope, Store
+from ..jwks import JWKS_PATH
+from ..signing import SIGNATURE_HEADER, KeyRing
 from .dispatcher import Dispatcher
 from .headers import NOTIFICATION_ID_HEADER, check_authentication, check_token
 from .sender import WebhookSender
 from .settings import PushSettings
-from .signing import SIGNATURE_HEADER, KeyRing
 from .ssrf import Refused, UrlGuard
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
-    from starlette.responses import Response
-
     from ..context import RequestInfo
-    from ..engine import Engine
 
 __all__ = [
-    "JWKS_PATH",
+
     "SIGNING_EXTENSION_URI",
     "PushCall",
     "PushService",
@@ -67,26 +65,29 @@ log = logging.getLogger("interlingua.push")
 
 #: the card extension that names the JWKS webhook signatures verify against
 SIGNING_EXTENSION_URI = "https://interlingua.dev/ext/push-signing/v1"
-JWKS_PATH = "/.well-known/jwks.json"
 MAX_ID_LENGTH = 256
 MAX_URL_LENGTH = 2048
 
 PushCall = SetPushConfig | GetPushConfig | ListPushConfigs | DeletePushConfig
 
 
-def default_key_path(store: object) -> Path | None:
-    """Where a store's signing keys live: beside a SQLite file, else nowhere (memory)."""
-    path = getattr(store, "path", None)
-    if not isinstance(path, str) or not path or path == ":memory:":
-        return None
-    return Path(path).with_suffix(".push-keys.json")
+def default_key_path(store: Store) -> Path | None:
+    """Where a store's signing keys live: beside its file, else nowhere (memory)."""
+    path = store.file_path
+    return None if path is None else Path(path).with_suffix(".push-keys.json")
 
 
 class PushService:
     """Push notifications of one engine."""
 
-    def __init__(self, engine: Engine, settings: PushSettings | None = None) -> None:
-        self.engine = engine
+    def __init__(self, store: Store, settings: PushSettings | None = None, *,
+                 enabled: bool = True, shared: Callable[[], bool] = lambda: False,
+                 now: Callable[[], str] = lambda: "") -> None:
+        self.store = store
+        self._enabled = enabled
+        #: whether other live processes serve the store (their claims are theirs)
+        self._shared = shared
+        self._now = now
         self.settings = s = settings or PushSettings()
         self.guard = UrlGuard(
             allow_http=s.allow_http,
@@ -94,7 +95,7 @@ class PushService:
             allow_hosts=s.allow_hosts,
             resolver=s.resolver,
         )
-        key_path = s.key_path if s.key_path is not None else default_key_path(engine.store)
+        key_path = s.key_path if s.key_path is not None else default_key_path(store)
         self.keys = KeyRing(alg=s.signing_alg, path=key_path, pem=s.signing_key_pem,
                             grace=s.key_grace, clock=s.clock)
         self._sender: WebhookSender | None = None
@@ -103,7 +104,7 @@ class PushService:
     @property
     def enabled(self) -> bool:
         """What the card says: ``capabilities.pushNotifications``."""
-        return bool(self.engine.agent.push_notifications)
+        return self._enabled
 
     @property
     def dispatcher(self) -> Dispatcher | None:
@@ -119,11 +120,11 @@ class PushService:
             await asyncio.to_thread(self.keys.load)
         if not self.settings.dispatch or self._dispatcher is not None:
             return
-        store = self.engine.store
+        store = self.store
         # With no other live process on the store, this dispatcher is its only
         # one: claims left by a process that died are void. Another live
         # process's claims are left to lapse by themselves.
-        if not self.engine.leases.shared:
+        if not self._shared():
             released = await store.release_claims()
             if released:
                 log.info("push: %d delivery claim(s) of an earlier run released", released)
@@ -139,7 +140,7 @@ class PushService:
         dispatcher, sender = self._dispatcher, self._sender
         self._dispatcher = self._sender = None
         if dispatcher is not None:
-            self.engine.store.on_outbox = None
+            self.store.on_outbox = None
             await dispatcher.stop()
         if sender is not None:
             await sender.aclose()
@@ -149,8 +150,8 @@ class PushService:
     async def handle(self, call: PushCall, request: RequestInfo) -> PushConfig | list[PushConfig] | None:
         """Carry out a push config call for the caller's scope."""
         self._require()
-        scope = self.engine.scope_of(request)
-        store = self.engine.store
+        scope = request.scope
+        store = self.store
         if isinstance(call, SetPushConfig):
             config = await self.prepare(call.config, call.task_id, request.dialect)
             existing = await store.list_push_configs(scope, call.task_id)
@@ -160,7 +161,7 @@ class PushService:
                     f"Invalid params: task {call.task_id} already has "
                     f"{len(existing)} push notification configs (the limit)")
             record = await store.put_push_config(scope, call.task_id, config,
-                                                 dialect=request.dialect, now=self.engine.now())
+                                                 dialect=request.dialect, now=self._now())
             return record.config
         if isinstance(call, GetPushConfig):
             if call.config_id:
@@ -196,8 +197,8 @@ class PushService:
                                request: RequestInfo) -> None:
         """Register the config a send to an existing task carries."""
         for config in await self.send_configs(call, request, task_id):
-            await self.engine.store.put_push_config(scope, task_id, config,
-                                                    dialect=request.dialect, now=self.engine.now())
+            await self.store.put_push_config(scope, task_id, config,
+                                                    dialect=request.dialect, now=self._now())
 
     async def prepare(self, config: PushConfig, task_id: str, dialect: str) -> PushConfig:
         """The config checked, with its id (made when absent) and task id."""
@@ -253,38 +254,26 @@ class PushService:
             card.capabilities, extensions=[*card.capabilities.extensions, ext])
         return msgspec.structs.replace(card, capabilities=caps)
 
-    async def jwks_endpoint(self, request: Request) -> Response:
-        """``GET /.well-known/jwks.json``: the public keys of webhook signatures."""
-        from starlette.responses import Response
-
-        if not self.enabled:
-            return Response(b'{"error":"push notifications are not enabled"}', status_code=404,
-                            media_type="application/json")
-        if not self.keys.loaded:
-            await asyncio.to_thread(self.keys.load)
-        return Response(self.keys.jwks_json(), media_type="application/jwk-set+json",
-                        headers={"Cache-Control": "public, max-age=300"})
-
     # ------------------------------------------------- operating the outbox
 
     async def dead_letters(self, scope: Scope | None = None, task_id: str | None = None,
                            limit: int = 100) -> list[Delivery]:
         """Deliveries given up on, oldest first (each says its attempts and last error)."""
-        return await self.engine.store.dead_deliveries(scope, task_id, limit)
+        return await self.store.dead_deliveries(scope, task_id, limit)
 
     async def redrive(self, delivery_id: int) -> bool:
         """Queue a dead delivery again (its attempts start over)."""
-        return await self.engine.store.revive_delivery(delivery_id)
+        return await self.store.revive_delivery(delivery_id)
 
     async def outbox_counts(self) -> dict[str, int]:
-        return await self.engine.store.outbox_counts()
+        return await self.store.outbox_counts()
 
     async def idle(self, timeout: float = 10.0, interval: float = 0.02) -> bool:
         """Wait (real time) until no delivery is pending; False on timeout."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            if (await self.engine.store.outbox_counts()).get("pending", 0) == 0:
+            if (await self.store.outbox_counts()).get("pending", 0) == 0:
                 return True
             if loop.time() >= deadline:
                 return False

@@ -6,17 +6,35 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-if TYPE_CHECKING:
-    from .dispatcher import Attempt
-
-__all__ = ["PushSettings", "Resolver"]
+__all__ = ["Attempt", "PushSettings", "Resolver"]
 
 #: ``(host, port) -> IP address strings``; the default asks the system resolver
 Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+class Attempt(msgspec.Struct, kw_only=True):
+    """What one attempt did (``PushSettings.on_attempt`` gets one per attempt)."""
+
+    delivery_id: int
+    task_id: str
+    config_id: str
+    seq: int
+    #: 1 for the first try
+    attempt: int
+    #: the dispatcher's clock when the attempt started
+    at: float
+    #: "delivered", "retry", "dead" or "dropped" (config or event gone)
+    outcome: str
+    status: int | None = None
+    error: str | None = None
+    #: when it is due again (outcome "retry"), and the backoff that led there
+    retry_at: float | None = None
+    delay: float | None = None
+    notification_id: str | None = None
 
 
 class PushSettings(msgspec.Struct, kw_only=True):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from interlingua.core.lazy_event import LazyEvent, Signal
+from interlingua.signals import LazyEvent, Signal
 
 
 async def test_waiters_wake_when_it_is_set() -> None:

@@ -8,23 +8,16 @@ together at ``/.well-known/jwks.json``: a verifier picks its key by ``kid``.
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from ...core.card_signing import sign_card
-from ...core.model import AgentCard
-from ..push.service import JWKS_PATH
-from ..push.signing import KeyRing
+from ..core.card_signing import sign_card
+from ..core.model import AgentCard
+from .jwks import JWKS_PATH
+from .signing import KeyRing
 
-if TYPE_CHECKING:
-    from starlette.requests import Request
-    from starlette.responses import Response
-
-    from ..push.service import PushService
-
-__all__ = ["CardSigner", "CardSigning", "jwks_endpoint"]
+__all__ = ["CardSigner", "CardSigning"]
 
 
 class CardSigning(msgspec.Struct, kw_only=True):
@@ -58,27 +51,3 @@ class CardSigner:
 
     def jwks(self) -> dict[str, Any]:
         return self.ring.jwks()
-
-
-def jwks_endpoint(signer: CardSigner | None, push: PushService) -> Any:
-    """``GET /.well-known/jwks.json``: card keys and webhook keys, whichever are in use."""
-
-    async def endpoint(request: Request) -> Response:
-        from starlette.responses import Response
-
-        keys: list[dict[str, Any]] = []
-        if signer is not None:
-            keys.extend(signer.jwks()["keys"])
-        if push.enabled:
-            if not push.keys.loaded:
-                await asyncio.to_thread(push.keys.load)
-            seen = {k.get("kid") for k in keys}
-            keys.extend(k for k in push.keys.jwks()["keys"] if k.get("kid") not in seen)
-        if not keys:
-            return Response(b'{"error":"this server publishes no signing keys"}',
-                            status_code=404, media_type="application/json")
-        return Response(msgspec.json.encode({"keys": keys}),
-                        media_type="application/jwk-set+json",
-                        headers={"Cache-Control": "public, max-age=300"})
-
-    return endpoint

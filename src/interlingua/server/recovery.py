@@ -1,0 +1,105 @@
+"""Keeping this process's lease, and ending the turns of processes that are gone.
+
+At start-up and at every heartbeat, the leases of processes that stopped are
+revoked and their unfinished tasks ended by the restart policy (docs/
+architecture.md, "Ownership"). A store written before task owners were keyed
+by scheme is re-keyed once, at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from ..core.errors import ConcurrentModification, LifecycleError
+from ..core.model import Message, Role, TaskState
+from ..stores.base import Store
+from .context import RequestInfo, TaskCanceled
+from .leases import LeaseKeeper
+from .run import Run, Runs, Writer
+
+__all__ = ["Recovery"]
+
+log = logging.getLogger("interlingua.engine")
+
+#: ``start_turn(run, message)``: run a turn of the executor
+TurnStarter = Callable[[Run, Message], None]
+
+
+class Recovery:
+    def __init__(self, store: Store, leases: LeaseKeeper, runs: Runs, writer: Writer,
+                 start_turn: TurnStarter, *, restart_policy: str) -> None:
+        self.store = store
+        self.leases = leases
+        self.runs = runs
+        self.writer = writer
+        self.start_turn = start_turn
+        self.restart_policy = restart_policy
+
+    async def key_owners_by_scheme(self, legacy_prefix: Callable[[], str] | None) -> None:
+        """Re-key the owners of a store written before owners were namespaced by
+        scheme, once (``legacy_prefix`` says with what; it raises when unsure)."""
+        if legacy_prefix is None or await self.store.owners_namespaced():
+            return
+        n = await self.store.namespace_owners(legacy_prefix())
+        log.warning("task owners keyed by scheme: %d task(s) re-keyed", n)
+
+    async def keep_lease(self) -> None:
+        """Heartbeats on this process's lease; ends the tasks of processes gone."""
+        while True:
+            await asyncio.sleep(self.leases.interval)
+            try:
+                if not await self.leases.renew():
+                    await self.lease_lost()
+                await self.end_orphans(restarted=False)
+            except Exception:  # a store that is briefly unavailable: try again next time
+                log.exception("lease heartbeat failed")
+
+    async def lease_lost(self) -> None:
+        """Another process revoked our lease and ends our turns: stop them here."""
+        for run in self.runs.all():
+            run.cancelled.set()
+            if run.turn is not None and not run.turn.done():
+                run.turn.cancel()
+            if run.persisted:
+                # the readers here learn how the task ended from the store
+                with contextlib.suppress(Exception):
+                    events = await self.store.read_events(run.scope, run.task.id, run.version)
+                    if events:
+                        await self.writer.bus.publish(run.key, events)
+
+    async def end_orphans(self, *, restarted: bool) -> None:
+        """End, by the restart policy, the unfinished tasks no live process owns."""
+        live = await self.leases.revoke_dead()
+        newest = self.leases.newest
+        for item in await self.store.unfinished_tasks():
+            # an epoch beyond the newest seen is a process that started since: live
+            if item.lease is not None and (item.lease in live or item.lease > newest):
+                continue
+            if self.runs.get(item.scope, item.task_id) is not None:
+                continue
+            rec = await self.store.get_task(item.scope, item.task_id)
+            if rec is None or rec.task.status.state not in (TaskState.SUBMITTED,
+                                                            TaskState.WORKING):
+                continue
+            request = RequestInfo(principal=item.scope.owner.rpartition(":")[2],
+                                  owner=item.scope.owner, tenant=item.scope.tenant)
+            run = Run(self.writer, item.scope, rec.task, version=rec.version, persisted=True,
+                      dialect=rec.dialect, request=request)
+            try:
+                if self.restart_policy == "rerun":
+                    message = next((m for m in reversed(rec.task.history)
+                                    if m.role is Role.USER), None)
+                    if message is not None:
+                        self.runs.track(run)
+                        self.start_turn(run, message)
+                        continue
+                text = ("The server restarted while the task was running." if restarted else
+                        "The server that was running the task stopped.")
+                await self.writer.emit(run, [self.writer.status(rec.task, TaskState.FAILED, text)])
+                log.warning("task %s ended failed: the process running it is gone",
+                            item.task_id)
+            except (ConcurrentModification, LifecycleError, TaskCanceled):
+                log.info("task %s changed while it was being recovered", item.task_id)

@@ -1,0 +1,367 @@
+"""A task's run, and the one path by which events reach the store and the readers.
+
+A *run* is one task's live state in this process while a turn of its executor
+is under way (or while a request changes it). Every change is a batch of
+events, checked against the lifecycle, committed to the store in one
+transaction (stating the version it read), then folded into the live
+projection, announced on the bus and handed to the ``on_commit`` listeners.
+Nobody sees an event before it is durable.
+
+A new task is written together with the executor's first event (one
+transaction for "created + first status", and for a quick agent "created +
+artifact + completed"); a non-blocking send writes it at once, since its
+caller is answered with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import msgspec
+
+from ..bus.base import Bus, task_key
+from ..core import lifecycle
+from ..core.calls import ListTasks
+from ..core.dialects._common import format_timestamp
+from ..core.errors import ConcurrentModification, InvalidTaskState, LifecycleError, TaskNotFound
+from ..core.model import (
+    Event,
+    Message,
+    PushConfig,
+    Role,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from ..core.parts import new_id
+from ..signals import LazyEvent, Signal
+from ..stores.base import LeaseLost, MessageExists, Scope, Store, StoredEvent, TaskExists
+from .context import RequestInfo, TaskCanceled
+
+__all__ = ["FLUSH_EVERY", "CommitListener", "Run", "Runs", "Writer", "utcnow"]
+
+log = logging.getLogger("interlingua.engine")
+
+#: events an executor may queue before its emit writes them (and lets readers
+#: run). Only an executor that emits without ever awaiting reaches it (one that
+#: awaits anything is flushed then); docs/architecture.md has the measurements.
+FLUSH_EVERY = 256
+
+#: called after every commit with the run and the events it stored, in order
+CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Run:
+    """One task's live state in this process."""
+
+    __slots__ = (
+        "cancelled",
+        "dialect",
+        "digest",
+        "duplicate",
+        "error",
+        "flushed",
+        "flusher",
+        "followup",
+        "initial",
+        "key",
+        "lock",
+        "message_id",
+        "message_key",
+        "pending",
+        "pending_state",
+        "persisted",
+        "push_configs",
+        "reply_message",
+        "request",
+        "scope",
+        "settled",
+        "task",
+        "turn",
+        "version",
+        "writer",
+    )
+
+    def __init__(
+        self,
+        writer: Writer,
+        scope: Scope,
+        task: Task,
+        *,
+        version: int,
+        persisted: bool,
+        dialect: str,
+        request: RequestInfo,
+        initial: Task | None = None,
+        message_id: str | None = None,
+    ) -> None:
+        self.writer = writer
+        self.scope = scope
+        self.key = task_key(scope, task.id)
+        self.task = task
+        self.version = version
+        self.persisted = persisted
+        self.dialect = dialect
+        self.request = request
+        self.initial = initial
+        self.message_id = message_id
+        self.lock = asyncio.Lock()
+        self.settled = Signal()
+        # set once the task is in the store (or answered with a bare message)
+        self.flushed = Signal()
+        if persisted:
+            self.flushed.set()
+        self.cancelled = LazyEvent()
+        self.reply_message: Message | None = None
+        self.turn: asyncio.Task[None] | None = None
+        # events checked but not yet written, and the state they lead to
+        self.pending: list[Event] = []
+        self.pending_state = task.status.state
+        self.flusher: asyncio.Task[None] | None = None
+        #: a background write that failed, raised at the executor's next emit
+        self.error: BaseException | None = None
+        # push configs a send carried, registered with the task's creation
+        self.push_configs: list[PushConfig] = []
+        #: the digest of the message that started the current turn
+        self.digest = b""
+        #: (scope, message id) of that message, while the turn runs
+        self.message_key: tuple[Scope, str] | None = None
+        #: a follow-up message's id and digest, recorded with its first write
+        self.followup: tuple[str, bytes] | None = None
+        #: the task another process made for this run's message first
+        self.duplicate: str | None = None
+
+    # The executor's context talks to these (context._Sink).
+
+    async def emit(self, events: Sequence[Event], *, wait: bool = True) -> None:
+        await self.writer.emit(self, events, wait=wait)
+
+    async def reply(self, message: Message) -> None:
+        await self.writer.reply(self, message)
+
+    async def context_tasks(self) -> list[Task]:
+        return await self.writer.context_tasks(self)
+
+    def now(self) -> str:
+        return self.writer.now()
+
+    def activity(self) -> int:
+        """How far the task has moved (the inactivity limit watches it)."""
+        return self.version
+
+
+class Runs:
+    """The runs of this process, by task and by the message that started their turn."""
+
+    __slots__ = ("by_key", "by_message", "sending")
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Run] = {}
+        #: runs by the (scope, message id) that started their current turn
+        self.by_message: dict[tuple[Scope, str], Run] = {}
+        #: sends being begun, by (scope, message id): a repeat waits for the first
+        self.sending: dict[tuple[Scope, str], asyncio.Future[None]] = {}
+
+    def get(self, scope: Scope, task_id: str) -> Run | None:
+        return self.by_key.get(task_key(scope, task_id))
+
+    def track(self, run: Run, message_id: str | None = None) -> None:
+        self.by_key[run.key] = run
+        if message_id is not None:
+            run.message_key = (run.scope, message_id)
+            self.by_message[run.message_key] = run
+
+    def untrack(self, run: Run) -> None:
+        if self.by_key.get(run.key) is run:
+            del self.by_key[run.key]
+        if run.message_key is not None and self.by_message.get(run.message_key) is run:
+            del self.by_message[run.message_key]
+        run.message_key = None
+
+    def all(self) -> list[Run]:
+        return list(self.by_key.values())
+
+
+class Writer:
+    """Checks, commits and announces the events of runs.
+
+    ``lease``: the epoch every write names (see server/leases.py).
+    ``on_commit``: listeners called after each commit, in the order added.
+    """
+
+    def __init__(self, store: Store, bus: Bus, *, lease: Callable[[], int | None],
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self.store = store
+        self.bus = bus
+        self.lease = lease
+        self.clock = clock
+        self.on_commit: list[CommitListener] = []
+        self._now_key: int | None = None
+        self._now_text = ""
+
+    def now(self) -> str:
+        if self.clock is utcnow:
+            # Formatting costs more than the rest of a small event; within one
+            # millisecond the text is the same, so reuse it.
+            key = time.time_ns() // 1_000_000
+            if key != self._now_key:
+                self._now_key = key
+                self._now_text = format_timestamp(datetime.fromtimestamp(key / 1000, UTC))
+            return self._now_text
+        return format_timestamp(self.clock())
+
+    def status(self, task: Task, state: TaskState, text: str | None = None) -> StatusUpdate:
+        message = None
+        if text is not None:
+            message = Message(message_id=new_id(), role=Role.AGENT, parts=[TextPart(text=text)],
+                              task_id=task.id, context_id=task.context_id)
+        return StatusUpdate(task_id=task.id, context_id=task.context_id,
+                            status=TaskStatus(state=state, message=message, timestamp=self.now()))
+
+    async def fail(self, run: Run, text: str) -> None:
+        """End the task failed, unless it ended (or was taken away) meanwhile."""
+        with contextlib.suppress(LifecycleError, TaskCanceled, ConcurrentModification,
+                                 LeaseLost, MessageExists):
+            await self.emit(run, [self.status(run.task, TaskState.FAILED, text)])
+
+    async def persist_created(self, run: Run) -> None:
+        async with run.lock:
+            if not run.persisted:
+                await self._write(run, [])
+
+    async def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True) -> None:
+        """Check ``events`` and have them written.
+
+        ``wait=False`` (artifact chunks, progress updates) queues them and
+        returns: a fast executor then gets many events into one transaction,
+        and readers still see nothing before it commits. Queued events are
+        written when the executor next yields, when the queue is full, or with
+        the next waiting emit, whichever comes first.
+        """
+        if run.error is not None:
+            error, run.error = run.error, None
+            raise error
+        if run.task.status.state is TaskState.CANCELED:
+            raise TaskCanceled(f"task {run.task.id} was canceled")
+        run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
+        run.pending.extend(events)
+        if wait:
+            await self.flush(run)
+        elif not run.persisted or len(run.pending) >= FLUSH_EVERY:
+            await self.flush(run)
+            # An executor that never awaits anything else would keep the loop
+            # to itself: let the streams send what was just committed.
+            await asyncio.sleep(0)
+        elif run.flusher is None:
+            run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
+
+    async def _flush_soon(self, run: Run) -> None:
+        try:
+            await self.flush(run)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # handed to the executor at its next emit
+            run.error = exc
+        finally:
+            run.flusher = None
+
+    async def flush(self, run: Run) -> None:
+        async with run.lock:
+            if not run.pending and run.persisted:
+                return
+            events, run.pending = run.pending, []
+            try:
+                await self._write(run, events)
+            except ConcurrentModification:
+                # Someone else (another request or replica) wrote first: reload and re-check.
+                rec = await self.store.get_task(run.scope, run.task.id)
+                if rec is None:
+                    raise TaskNotFound(f"Task not found: {run.task.id}") from None
+                run.task, run.version = rec.task, rec.version
+                run.pending_state = rec.task.status.state
+                if rec.task.status.state is TaskState.CANCELED:
+                    raise TaskCanceled(f"task {run.task.id} was canceled") from None
+                run.pending_state = lifecycle.check_all(run.task, events)
+                await self._write(run, events)
+            except BaseException:
+                # The batch is lost; what follows is checked against what was stored.
+                run.pending = []
+                run.pending_state = run.task.status.state
+                raise
+
+    async def _write(self, run: Run, events: Sequence[Event]) -> None:
+        now = self.now()
+        if not run.persisted:
+            assert run.initial is not None
+            batch: list[Event] = [TaskCreated(task=run.initial), *events]
+            try:
+                version = await self.store.create_task(
+                    run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
+                    push_configs=run.push_configs, digest=run.digest, lease=self.lease(),
+                )
+            except TaskExists:
+                raise InvalidTaskState(f"Task {run.task.id} already exists") from None
+            run.persisted = True
+            run.initial = None  # the created event holds it now, as long as it is needed
+            run.flushed.set()
+            base = 0
+        else:
+            batch = list(events)
+            version = await self.store.append(run.scope, run.task.id, run.version, batch,
+                                              now=now, lease=self.lease(),
+                                              message=run.followup)
+            run.followup = None
+            base = run.version
+        for event in events:  # checked in emit
+            lifecycle.apply(run.task, event, checked=True)
+        run.version = version
+        stored = [StoredEvent(seq=base + i + 1, event=e) for i, e in enumerate(batch)]
+        await self.bus.publish(run.key, stored)
+        for listener in self.on_commit:
+            try:
+                listener(run, stored)
+            except Exception:  # a listener's fault is not the write's
+                log.exception("a commit listener failed")
+        if run.task.status.state in lifecycle.RETURN_STATES:
+            run.settled.set()
+
+    async def reply(self, run: Run, message: Message) -> None:
+        if (not run.persisted and run.initial is not None and len(run.task.history) == 1
+                and run.dialect != "0.1"):
+            # A first answer with no task: the caller gets the bare message.
+            # (v0.1 has no bare answers: its callers named the task, and they
+            # get it completed with the message as its status message.)
+            run.reply_message = message
+            run.flushed.set()
+            run.settled.set()
+            return
+        message = msgspec.structs.replace(message, task_id=run.task.id)
+        await self.emit(run, [StatusUpdate(
+            task_id=run.task.id, context_id=run.task.context_id,
+            status=TaskStatus(state=TaskState.COMPLETED, message=message, timestamp=self.now()))])
+
+    async def context_tasks(self, run: Run) -> list[Task]:
+        out: list[Task] = []
+        token: str | None = None
+        while True:
+            page = await self.store.list_tasks(run.scope, ListTasks(
+                context_id=run.task.context_id, page_size=100, page_token=token,
+                include_artifacts=True))
+            out.extend(t for t in page.tasks if t.id != run.task.id)
+            token = page.next_page_token
+            if not token:
+                break
+        out.reverse()
+        return out
