@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .agent import Agent, Skill
-from .app import A2AServer, create_app, lifespans
+from .app import create_app, lifespans
+from .cards import A2AServer
 from .context import Context, RequestInfo, TaskCanceled
 from .engine import Engine, EngineConfig
 

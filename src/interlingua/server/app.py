@@ -7,13 +7,10 @@ works under uvicorn and can be mounted into FastAPI or any Starlette app.
 from __future__ import annotations
 
 import gc
-import hashlib
 import logging
-import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from email.utils import formatdate, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import msgspec
@@ -24,7 +21,6 @@ from starlette.routing import Route
 
 from ..bus import open_bus
 from ..bus.base import Bus
-from ..core.model import AgentCard, AgentInterface
 from ..stores import open_store
 from ..stores.base import Store
 from .agent import Agent
@@ -32,8 +28,9 @@ from .auth.config import AuthConfig
 from .auth.limits import Limits
 from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .auth.runtime import Security
-from .card import card_document
 from .card_signer import CardSigner, CardSigning
+from .cards import A2AServer, CardVariant
+from .dispatch import FrontDoor
 from .engine import Engine, EngineConfig
 from .hosts import HostNotAllowed, HostPolicy
 from .jsonrpc_endpoint import JSONRPCEndpoint
@@ -47,88 +44,6 @@ from .sse_writer import write_sse
 __all__ = ["A2AApp", "A2AServer", "CardVariant", "create_app", "lifespans"]
 
 log = logging.getLogger("interlingua.server")
-
-#: the card's base URL when neither public_url nor a request says one
-_FALLBACK_URL = "http://localhost:8000"
-
-
-class CardVariant:
-    """The card as rendered for one base URL: document, validators and RPC URL."""
-
-    __slots__ = ("body", "card", "etag", "rpc_url")
-
-    def __init__(self, card: AgentCard, rpc_url: str, body: bytes) -> None:
-        self.card = card
-        self.rpc_url = rpc_url
-        self.body = body
-        self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-
-
-#: rendered cards kept per base URL when they come from requests (each Host is one)
-_MAX_VARIANTS = 64
-
-
-class A2AServer:
-    """The pieces of a running agent server, shared by its endpoints."""
-
-    def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
-                 security: Security | None = None, hosts: HostPolicy | None = None,
-                 push: PushService | None = None) -> None:
-        self.agent = agent
-        self.push = push
-        self.security = security or Security()
-        self.engine = engine
-        self.settings = settings
-        self.hosts = hosts or HostPolicy()
-        #: without a public URL the card's URLs come from each request
-        self.per_request = not settings.public_url
-        self.last_modified = formatdate(time.time(), usegmt=True)
-        self._variants: OrderedDict[str, CardVariant] = OrderedDict()
-        default = self.variant_for(settings.public_url or _FALLBACK_URL)
-        self.card = default.card
-        self.card_bytes = default.body
-        self.rpc_url = default.rpc_url
-
-    def variant_for(self, base: str) -> CardVariant:
-        """The card for clients that reach this server at ``base`` (rendered once, kept)."""
-        base = base.rstrip("/")
-        found = self._variants.get(base)
-        if found is not None:
-            self._variants.move_to_end(base)
-            return found
-        variant = self._render(base)
-        self._variants[base] = variant
-        if len(self._variants) > _MAX_VARIANTS:
-            self._variants.popitem(last=False)
-        return variant
-
-    def variant(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> CardVariant:
-        """The card for this request; raises ``HostNotAllowed`` for a host not answered."""
-        if not self.per_request:
-            if self.hosts.allowed is not None:
-                self.hosts.check(self.hosts.host_of(scope, headers))
-            return self.variant_for(self.settings.public_url)
-        return self.variant_for(self.hosts.base_url(scope, headers))
-
-    def _render(self, base: str) -> CardVariant:
-        path = self.settings.rpc_path
-        path = path if path.startswith("/") else "/" + path
-        rpc_url = base + "/" if path == "/" else base + path
-        interfaces = [
-            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
-        ]
-        card = self.agent.card(interfaces)
-        if self.push is not None:
-            card = self.push.card_with_extension(card, base)
-        # declared from the same config that enforces, then signed as served
-        card = self.security.declare(card)
-        if self.security.signer is not None:
-            card = self.security.signer.sign(card, base_url=base)
-        body = card_document(card, jsonrpc_url=rpc_url)
-        self.security.check_card(body)
-        return CardVariant(card, rpc_url, body)
-
 
 class A2AApp(Starlette):
     """A Starlette app whose JSON-RPC route skips the middleware stack.
@@ -319,7 +234,7 @@ def create_app(
                 gc.unfreeze()
             await engine.stop()
 
-    rpc = JSONRPCEndpoint(server)
+    rpc = JSONRPCEndpoint(FrontDoor(engine, security, agent, settings), settings)
     path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path
     routes = [
         Route("/.well-known/agent-card.json", card, methods=["GET"]),
@@ -336,4 +251,5 @@ def create_app(
     app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine
+    app.state.door = rpc.door
     return app

@@ -534,6 +534,12 @@ class Engine:
             raise ExtendedCardNotConfigured()
         return self.authorizer.extended_card(ext, self._card(), request)
 
+    async def dialect_of(self, request: RequestInfo, task_id: str) -> str | None:
+        """The dialect the caller's task was created in (None: the caller has no such task)."""
+        rec = await self.store.get_task(request.scope, task_id, history_length=0,
+                                        include_artifacts=False)
+        return rec.dialect if rec is not None else None
+
     async def _lookup(self, request: RequestInfo, task_id: str) -> Task | None:
         """The caller's task, as a policy sees it (no history, no artifacts)."""
         rec = await self.store.get_task(request.scope, task_id, history_length=0,

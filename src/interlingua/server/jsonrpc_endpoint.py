@@ -6,7 +6,9 @@ dialect's codec decodes them into typed structs), and the answer is written
 as one pre-encoded body.
 
 The dialect is chosen by the method name; the ``A2A-Version`` header is
-checked against it (leniently by default: DIALECTS.md §h.3).
+checked against it (leniently by default: DIALECTS.md §h.3). Everything
+between the envelope and the engine (authentication, tenant, the request's
+``RequestInfo``, capability checks) is the front door's (``dispatch.py``).
 """
 
 from __future__ import annotations
@@ -14,28 +16,21 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core import jsonrpc
-from ..core.calls import SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.detect import detect
 from ..core.errors import (
     A2AError,
     InternalError,
-    InvalidParams,
     InvalidRequest,
-    StreamingNotSupported,
-    VersionNotSupported,
 )
-from ..stores.base import Scope as StoreScope
-from .auth.runtime import refusal
+from .dispatch import FrontDoor, parse_version
 from .request_headers import RequestHeaders
+from .settings import ServerSettings
 from .sse_writer import write_sse
 from .streams import Stream
-
-if TYPE_CHECKING:
-    from .app import A2AServer
 
 __all__ = ["JSONRPCEndpoint", "parse_version"]
 
@@ -46,35 +41,10 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
-# which header versions each dialect takes as its own
-_DIALECT_VERSIONS = {
-    "1.0": {"1.0"},
-    "0.3": {"0.3", "0.2"},
-    "0.1": {"0.1"},
-    "sam": {"0.1", "0.2", "0.3"},
-    "tutorial": {"0.2", "0.3"},
-}
-
 #: dialects that borrow the v0.x task methods and answer them in their own shapes
 _VARIANTS = frozenset({"sam", "tutorial"})
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
-# Clients send the same few header values on every request.
-@functools.lru_cache(maxsize=64)
-def parse_version(value: str) -> str | None:
-    """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
-    parts = value.strip().split(".")
-    # ASCII digits only (str.isdigit() also takes "²", which int() refuses), and
-    # short: no version has a component of more than a few digits.
-    if not parts or len(parts) > 3 or not all(
-            p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
-        return None
-    major = int(parts[0])
-    minor = int(parts[1]) if len(parts) > 1 else 0
-    return f"{major}.{minor}"
 
 
 class _Answer:
@@ -105,8 +75,11 @@ class _TooLarge(Exception):
 
 
 class JSONRPCEndpoint:
-    def __init__(self, server: A2AServer) -> None:
-        self.server = server
+    """JSON-RPC framing in front of the front door: envelopes in, envelopes out."""
+
+    def __init__(self, door: FrontDoor, settings: ServerSettings) -> None:
+        self.door = door
+        self.settings = settings
         self.fallback_codec = get_codec("0.3")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -117,9 +90,9 @@ class JSONRPCEndpoint:
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it, for the
         caller to write once this frame is gone (an open stream holds less)."""
-        await self.server.engine.ensure_started()
+        await self.door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
-        limit = self.server.settings.max_body_bytes
+        limit = self.settings.max_body_bytes
         try:
             length = headers.get("content-length")
             if length is not None and length.isdigit() and int(length) > limit:
@@ -129,14 +102,12 @@ class JSONRPCEndpoint:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
             return None
-        security = self.server.security
-        if security.active:
+        try:
             # Authenticated (and rate-limited) before anything is dispatched.
-            try:
-                await security.admit(scope, headers)
-            except A2AError as exc:
-                await _send(send, self._refused(body, headers, scope, exc))
-                return None
+            await self.door.admit(scope, headers)
+        except A2AError as exc:
+            await _send(send, self._refused(body, headers, scope, exc))
+            return None
         answer = await self.handle(body, headers, scope)
         if isinstance(answer, _StreamAnswer):
             return answer
@@ -171,41 +142,31 @@ class JSONRPCEndpoint:
     async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
                    *, in_batch: bool) -> _Answer | _StreamAnswer | None:
         codec: Codec | None = None
+        door = self.door
         try:
             raw_version = headers.get("a2a-version") or _query_version(scope)
             version = parse_version(raw_version) if raw_version else None
             codec = await self._codec_for(req, version, scope, headers)
-            self._check_version(codec, raw_version, version)
+            door.check_version(codec.name, raw_version, version)
             call = codec.decode_call(req.method, req.params)
-            security = self.server.security
-            principal = security.principal_of(scope)
-            info = security.request_info(
-                principal,
-                tenant=security.tenant(principal, getattr(call, "tenant", None), headers),
-                headers=headers,
-                extensions=_extensions(headers),
-                dialect=codec.name,
-                streaming=req.method in codec.streaming_methods,
-            )
-            if req.method in codec.streaming_methods:
+            streaming = req.method in codec.streaming_methods
+            info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
+                                dialect=codec.name, streaming=streaming,
+                                extensions=_extensions(headers))
+            if streaming:
                 if in_batch:
                     raise InvalidRequest("Invalid Request: a streaming method cannot be batched")
-                if not self.server.agent.streaming:
-                    raise StreamingNotSupported(
-                        "This agent does not stream (its card says streaming: false)")
                 if not req.has_id:
                     raise InvalidRequest("Invalid Request: a streaming request needs an id")
-                assert isinstance(call, (SendMessage, SubscribeToTask))
-                stream = await self.server.engine.open_stream(
-                    call, info, last_event_id=_last_event_id(headers))
+                stream = await door.stream(call, info, headers.get("last-event-id"))
                 return _StreamAnswer(codec, req.id, stream)
-            result = await self.server.engine.handle(call, info)
+            result = await door.call(call, info)
             body = codec.encode_result(call, result)
         except A2AError as exc:
             if not req.has_id:
                 return None
             body = self._error(req.id, exc, codec or self.fallback_codec)
-            refused = None if in_batch else refusal(exc)
+            refused = None if in_batch else door.refusal(exc)
             if refused is not None:  # 401 / 403 / 429 with their headers
                 return _Answer(refused[0], body, refused[1])
             return _Answer(200, body)
@@ -221,7 +182,7 @@ class JSONRPCEndpoint:
     async def _codec_for(self, req: jsonrpc.Request, version: str | None, scope: Scope,
                          headers: Mapping[str, str]) -> Codec:
         """The dialect of a request (DIALECTS.md §h.3), as a codec."""
-        found = detect(req.method, req.params, strict=self.server.settings.strict_dialects,
+        found = detect(req.method, req.params, strict=self.settings.strict_dialects,
                        header_version=version)
         name = found.dialect
         if name is None:
@@ -229,15 +190,7 @@ class JSONRPCEndpoint:
             # answer in the dialect the task was created in.
             name = found.fallback
             if found.task_id:
-                # looked up as the caller: another principal's task tells nothing
-                security = self.server.security
-                principal = security.principal_of(scope)
-                owner = StoreScope(tenant=security.tenant(principal, None, headers),
-                                   owner=principal.owner)
-                rec = await self.server.engine.store.get_task(
-                    owner, found.task_id, history_length=0, include_artifacts=False)
-                if rec is not None:
-                    name = rec.dialect
+                name = await self.door.stored_dialect(scope, headers, found.task_id) or name
         codec = get_codec(name)
         if req.method not in codec.methods:
             if name in _VARIANTS:
@@ -248,31 +201,11 @@ class JSONRPCEndpoint:
                 codec = get_codec(found.fallback)
         return codec
 
-    def _check_version(self, codec: Codec, raw: str | None, version: str | None) -> None:
-        strict = self.server.settings.strict_versions
-        if not raw:
-            if strict and codec.name == "1.0":
-                raise VersionNotSupported(
-                    "No A2A-Version header: it is read as 0.3, which does not have "
-                    "this method; send A2A-Version: 1.0"
-                )
-            return
-        if version is None or version not in SUPPORTED_VERSIONS:
-            raise VersionNotSupported(
-                f"A2A-Version {_shown(raw)} is not supported; supported versions: "
-                + ", ".join(SUPPORTED_VERSIONS),
-                data={"supportedVersions": list(SUPPORTED_VERSIONS)},
-            )
-        if strict and version not in _DIALECT_VERSIONS.get(codec.name, {version}):
-            raise VersionNotSupported(
-                f"A2A-Version {_shown(raw)} does not match the method's protocol version {codec.name}"
-            )
-
     def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
                  exc: A2AError) -> _Answer:
         """A request refused before dispatch (credentials, rate): its HTTP status, with
         a JSON-RPC error in the caller's dialect as far as the request tells it."""
-        status, extra = refusal(exc) or (200, [])
+        status, extra = self.door.refusal(exc) or (200, [])
         codec, rid = self.fallback_codec, None
         try:
             parsed = jsonrpc.parse(body)
@@ -326,28 +259,6 @@ def _id_from(exc: A2AError) -> Any:
         exc.data = None
         return data["id"]
     return None
-
-
-def _last_event_id(headers: Mapping[str, str]) -> int | None:
-    raw = headers.get("last-event-id")
-    if raw is None or raw.strip() == "":
-        return None
-    raw = raw.strip()
-    # ASCII digits, and no more than a 64-bit sequence number holds
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and int(raw) <= _MAX_EVENT_ID):
-        raise InvalidParams(
-            f"Invalid params: Last-Event-ID {_shown(raw)} is not an event id of this server "
-            "(they are integers from 0 to 2^63-1)"
-        )
-    return int(raw)
-
-
-_MAX_EVENT_ID = 2**63 - 1
-
-
-def _shown(raw: str, limit: int = 40) -> str:
-    """A header value as an error message quotes it: repr, cut to ``limit`` characters."""
-    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
 
 
 def _query_version(scope: Scope) -> str | None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..app import A2AServer
+    from ..cards import A2AServer
 
 __all__ = ["EXTENDED_CARD_PATH", "card_gate", "extended_card_endpoint"]
 

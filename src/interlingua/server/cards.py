@@ -1,0 +1,107 @@
+"""The agent's card as served: rendered (and signed) once per base URL.
+
+With a ``public_url`` the card names it; without one the card names the URL
+each request came in at (scheme, ``Host``, mount path), so each host gets its
+own rendering, kept and validated by ``ETag``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from email.utils import formatdate
+from typing import Any
+
+from ..core.model import AgentCard, AgentInterface
+from .agent import Agent
+from .auth.runtime import Security
+from .card import card_document
+from .engine import Engine
+from .hosts import HostPolicy
+from .push.service import PushService
+from .settings import ServerSettings
+
+__all__ = ["A2AServer", "CardVariant"]
+
+#: the card's base URL when neither public_url nor a request says one
+_FALLBACK_URL = "http://localhost:8000"
+
+
+class CardVariant:
+    """The card as rendered for one base URL: document, validators and RPC URL."""
+
+    __slots__ = ("body", "card", "etag", "rpc_url")
+
+    def __init__(self, card: AgentCard, rpc_url: str, body: bytes) -> None:
+        self.card = card
+        self.rpc_url = rpc_url
+        self.body = body
+        self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+#: rendered cards kept per base URL when they come from requests (each Host is one)
+_MAX_VARIANTS = 64
+
+
+class A2AServer:
+    """The pieces of a running agent server, shared by its endpoints."""
+
+    def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
+                 security: Security | None = None, hosts: HostPolicy | None = None,
+                 push: PushService | None = None) -> None:
+        self.agent = agent
+        self.push = push
+        self.security = security or Security()
+        self.engine = engine
+        self.settings = settings
+        self.hosts = hosts or HostPolicy()
+        #: without a public URL the card's URLs come from each request
+        self.per_request = not settings.public_url
+        self.last_modified = formatdate(time.time(), usegmt=True)
+        self._variants: OrderedDict[str, CardVariant] = OrderedDict()
+        default = self.variant_for(settings.public_url or _FALLBACK_URL)
+        self.card = default.card
+        self.card_bytes = default.body
+        self.rpc_url = default.rpc_url
+
+    def variant_for(self, base: str) -> CardVariant:
+        """The card for clients that reach this server at ``base`` (rendered once, kept)."""
+        base = base.rstrip("/")
+        found = self._variants.get(base)
+        if found is not None:
+            self._variants.move_to_end(base)
+            return found
+        variant = self._render(base)
+        self._variants[base] = variant
+        if len(self._variants) > _MAX_VARIANTS:
+            self._variants.popitem(last=False)
+        return variant
+
+    def variant(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> CardVariant:
+        """The card for this request; raises ``HostNotAllowed`` for a host not answered."""
+        if not self.per_request:
+            if self.hosts.allowed is not None:
+                self.hosts.check(self.hosts.host_of(scope, headers))
+            return self.variant_for(self.settings.public_url)
+        return self.variant_for(self.hosts.base_url(scope, headers))
+
+    def _render(self, base: str) -> CardVariant:
+        path = self.settings.rpc_path
+        path = path if path.startswith("/") else "/" + path
+        rpc_url = base + "/" if path == "/" else base + path
+        interfaces = [
+            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
+        ]
+        card = self.agent.card(interfaces)
+        if self.push is not None:
+            card = self.push.card_with_extension(card, base)
+        # declared from the same config that enforces, then signed as served
+        card = self.security.declare(card)
+        if self.security.signer is not None:
+            card = self.security.signer.sign(card, base_url=base)
+        body = card_document(card, jsonrpc_url=rpc_url)
+        self.security.check_card(body)
+        return CardVariant(card, rpc_url, body)

@@ -1,0 +1,166 @@
+"""The front door: what every binding does between its framing and the engine.
+
+A binding (JSON-RPC today; the tests put a second one in front of the same
+door) parses its envelope and encodes its answers. Everything else is here,
+once: authentication (and the rate limit) before anything is dispatched, the
+tenant, the ``RequestInfo`` the engine gets, the version header, the dialect
+a task was created in, the streaming capability, and the call itself. A
+refusal is an ``A2AError`` that carries its codes; ``refusal()`` gives its HTTP
+status and headers.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.errors import A2AError, InvalidParams, StreamingNotSupported, VersionNotSupported
+from .agent import Agent
+from .auth.runtime import Security, refusal
+from .context import RequestInfo
+from .engine import Engine
+from .settings import ServerSettings
+from .streams import Stream
+
+__all__ = ["SUPPORTED_VERSIONS", "FrontDoor", "parse_version"]
+
+SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
+# which header versions each dialect takes as its own
+_DIALECT_VERSIONS = {
+    "1.0": {"1.0"},
+    "0.3": {"0.3", "0.2"},
+    "0.1": {"0.1"},
+    "sam": {"0.1", "0.2", "0.3"},
+    "tutorial": {"0.2", "0.3"},
+}
+
+
+# Clients send the same few header values on every request.
+@functools.lru_cache(maxsize=64)
+def parse_version(value: str) -> str | None:
+    """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
+    parts = value.strip().split(".")
+    # ASCII digits only (str.isdigit() also takes "²", which int() refuses), and
+    # short: no version has a component of more than a few digits.
+    if not parts or len(parts) > 3 or not all(
+            p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
+        return None
+    major = int(parts[0])
+    minor = int(parts[1]) if len(parts) > 1 else 0
+    return f"{major}.{minor}"
+
+
+def _shown(raw: str, limit: int = 40) -> str:
+    """A header value as an error message quotes it: repr, cut to ``limit`` characters."""
+    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
+
+
+class FrontDoor:
+    """Transport-neutral admission and dispatch of A2A calls to one engine."""
+
+    def __init__(self, engine: Engine, security: Security, agent: Agent,
+                 settings: ServerSettings) -> None:
+        self.engine = engine
+        self.security = security
+        self.agent = agent
+        self.settings = settings
+
+    async def ensure_started(self) -> None:
+        await self.engine.ensure_started()
+
+    # ------------------------------------------------------------ admitting
+
+    async def admit(self, scope: MutableMapping[str, Any], headers: Mapping[str, str]) -> None:
+        """Authenticate the caller (and count it against the rate limit) once per
+        HTTP request; raises the refusal. Its principal stays in ``scope``."""
+        if self.security.active:
+            await self.security.admit(scope, headers)
+
+    @staticmethod
+    def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
+        """The HTTP status and headers of an auth or rate refusal (None: not one)."""
+        return refusal(exc)
+
+    def request(self, scope: Mapping[str, Any], headers: Mapping[str, str], *,
+                tenant: str | None, dialect: str, streaming: bool = False,
+                extensions: tuple[str, ...] | list[str] = ()) -> RequestInfo:
+        """Who is calling, in which tenant, as the engine sees it."""
+        security = self.security
+        principal = security.principal_of(scope)
+        return security.request_info(
+            principal,
+            tenant=security.tenant(principal, tenant, headers),
+            headers=headers,
+            extensions=extensions,
+            dialect=dialect,
+            streaming=streaming,
+        )
+
+    # ------------------------------------------------------------- dialects
+
+    def check_version(self, dialect: str, raw: str | None, version: str | None) -> None:
+        """The ``A2A-Version`` header against the dialect the request is in
+        (leniently unless ``strict_versions``: DIALECTS.md §h.3)."""
+        strict = self.settings.strict_versions
+        if not raw:
+            if strict and dialect == "1.0":
+                raise VersionNotSupported(
+                    "No A2A-Version header: it is read as 0.3, which does not have "
+                    "this method; send A2A-Version: 1.0"
+                )
+            return
+        if version is None or version not in SUPPORTED_VERSIONS:
+            raise VersionNotSupported(
+                f"A2A-Version {_shown(raw)} is not supported; supported versions: "
+                + ", ".join(SUPPORTED_VERSIONS),
+                data={"supportedVersions": list(SUPPORTED_VERSIONS)},
+            )
+        if strict and version not in _DIALECT_VERSIONS.get(dialect, {version}):
+            raise VersionNotSupported(
+                f"A2A-Version {_shown(raw)} does not match the method's protocol version "
+                f"{dialect}"
+            )
+
+    async def stored_dialect(self, scope: Mapping[str, Any], headers: Mapping[str, str],
+                             task_id: str) -> str | None:
+        """The dialect the caller's task ``task_id`` was created in (None: no such task
+        of the caller's: another principal's task tells nothing)."""
+        security = self.security
+        principal = security.principal_of(scope)
+        info = RequestInfo(principal=principal.id, owner=principal.owner,
+                           tenant=security.tenant(principal, None, headers))
+        return await self.engine.dialect_of(info, task_id)
+
+    # ----------------------------------------------------------------- calls
+
+    async def call(self, call: Call, request: RequestInfo) -> Result:
+        return await self.engine.handle(call, request)
+
+    async def stream(self, call: Call, request: RequestInfo,
+                     last_event_id: str | None = None) -> Stream:
+        """A streaming send or subscription; ``last_event_id`` as the header gave it."""
+        if not self.agent.streaming:
+            raise StreamingNotSupported(
+                "This agent does not stream (its card says streaming: false)")
+        if not isinstance(call, SendMessage | SubscribeToTask):
+            raise InvalidParams(f"Invalid params: {type(call).__name__} does not stream")
+        return await self.engine.open_stream(call, request,
+                                             last_event_id=_last_event_id(last_event_id))
+
+
+_MAX_EVENT_ID = 2**63 - 1
+
+
+def _last_event_id(raw: str | None) -> int | None:
+    if raw is None or raw.strip() == "":
+        return None
+    raw = raw.strip()
+    # ASCII digits, and no more than a 64-bit sequence number holds
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19 and int(raw) <= _MAX_EVENT_ID):
+        raise InvalidParams(
+            f"Invalid params: Last-Event-ID {_shown(raw)} is not an event id of this server "
+            "(they are integers from 0 to 2^63-1)"
+        )
+    return int(raw)
