@@ -44,7 +44,6 @@ from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     ExtendedCardNotConfigured,
     InvalidParams,
-    InvalidTaskState,
     LifecycleError,
     TaskNotCancelable,
     TaskNotFound,
@@ -53,22 +52,18 @@ from ..core.errors import (
 from ..core.model import (
     TERMINAL_STATES,
     AgentCard,
-    HistoryAppended,
     Message,
     Task,
     TaskState,
-    TaskStatus,
 )
-from ..core.parts import new_id
-from ..signals import Signal
-from ..stores.base import MessageExists, MessageRecord, Scope, Store
+from ..stores.base import Store
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
-from .idempotency import message_digest, redacted
 from .leases import LeaseKeeper
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
 from .recovery import Recovery
 from .run import CommitListener, Run, Runs, Writer, utcnow
+from .sends import Sends
 from .streams import Stream, Streams
 from .turns import TurnRunner
 
@@ -142,7 +137,10 @@ class Engine:
         self.turns = TurnRunner(agent, self.writer, self.runs, gate)
         self.recovery = Recovery(store, self.leases, self.runs, self.writer, self.turns.start,
                                  restart_policy=config.restart_policy)
-        self.streams = Streams(store, bus, self.runs, self._begin, lambda: self.closing,
+        self.sends = Sends(store, self.runs, self.writer, self.turns, push, admission,
+                           default_history_length=config.default_history_length,
+                           shared=lambda: self.leases.shared)
+        self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)
         self._sweeper: asyncio.Task[None] | None = None
@@ -251,206 +249,7 @@ class Engine:
     # -------------------------------------------------------------------- send
 
     async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
-        begun = await self._begin(call, request)
-        if isinstance(begun, Task):
-            return begun
-        if not call.config.blocking:
-            return self._view(begun.task, call.config.history_length)
-        return await self._settle(begun, call.config.history_length)
-
-    async def _begin(self, call: SendMessage, request: RequestInfo) -> Run | Task:
-        """Start the turn a message asks for; a repeated message gets its task instead."""
-        # Refused here (size limits, no room for another executor), no task is made.
-        with self.admission.admission(call.message):
-            return await self._begin_turn(call, request)
-
-    async def _begin_turn(self, call: SendMessage, request: RequestInfo) -> Run | Task:
-        scope = request.scope
-        message = call.message
-        digest = message_digest(message, call.client_task_id)
-        key = (scope, message.message_id)
-        # One send of a message id at a time in this process (single flight): a
-        # repeat that arrives meanwhile waits, then finds the first's run or task.
-        while True:
-            live = self.runs.by_message.get(key)
-            if live is not None:
-                return await self._join(live, digest, call)
-            pending = self.runs.sending.get(key)
-            if pending is None:
-                break
-            await asyncio.shield(pending)
-        done = asyncio.get_running_loop().create_future()
-        self.runs.sending[key] = done
-        try:
-            return await self._begin_new(scope, call, request, digest)
-        finally:
-            del self.runs.sending[key]
-            done.set_result(None)
-
-    async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task:
-        """A repeated message while its turn runs here: the caller follows that run."""
-        self._same_message(call.message.message_id, run.digest, digest)
-        if not call.config.blocking and not call.streaming:
-            await run.flushed.wait()  # answered with the task, which must exist
-            if run.duplicate is not None:
-                return await self._answer(run.scope, run.duplicate, call.config.history_length,
-                                          False)
-        return run
-
-    @staticmethod
-    def _same_message(message_id: str, stored: bytes, digest: bytes) -> None:
-        # b"": recorded before digests were kept; nothing to compare
-        if stored and stored != digest:
-            raise InvalidParams(
-                f"Invalid params: messageId {message_id!r} was already used for a different "
-                "message (another role, other parts, or another taskId or contextId); "
-                "a new message needs a new messageId"
-            )
-
-    async def _repeated(self, scope: Scope, call: SendMessage, found: MessageRecord,
-                        digest: bytes) -> Task:
-        """The same message sent again (a retry): its task, and nothing run."""
-        self._same_message(call.message.message_id, found.digest, digest)
-        return await self._answer(scope, found.task_id, call.config.history_length,
-                                  call.config.blocking and not call.streaming)
-
-    async def _begin_new(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                         digest: bytes) -> Run | Task:
-        message = call.message
-        existing = await self.store.find_message(scope, message.message_id)
-        if existing is not None:
-            return await self._repeated(scope, call, existing, digest)
-
-        target = message.task_id or call.client_task_id
-        if target:
-            run = self.runs.get(scope, target)
-            if run is None:
-                rec = await self.store.get_task(scope, target)
-                if rec is not None:
-                    run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
-                               dialect=rec.dialect, request=request)
-            if run is not None:
-                return await self._continue(run, call, request, digest)
-            if message.task_id:
-                raise TaskNotFound(f"Task not found: {message.task_id}")
-        return await self._create(scope, call, request, target, digest)
-
-    async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                      task_id: str | None, digest: bytes) -> Run | Task:
-        now = self.writer.now()
-        tid = task_id or new_id()
-        cid = call.message.context_id or new_id()
-        message = msgspec.structs.replace(call.message, task_id=tid, context_id=cid)
-        status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now)
-        metadata = call.metadata
-        initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
-        live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
-        run = Run(self.writer, scope, live, version=0, persisted=False, dialect=request.dialect,
-                   request=request, initial=initial, message_id=message.message_id)
-        run.push_configs = await self.push.send_configs(call, request, tid)
-        if run.key in self.runs.by_key:
-            raise InvalidTaskState(f"task {tid} is already running")
-        run.digest = digest
-        self.runs.track(run, call.message.message_id)
-        # A non-blocking caller is answered with the task, so it must exist first.
-        # With other processes on the store, it is written before the executor
-        # runs: another process that gets the same message id then finds it
-        # instead of running the executor a second time.
-        if (not call.config.blocking and not call.streaming) or self.leases.shared:
-            try:
-                await self.writer.persist_created(run)
-            except MessageExists as exc:
-                self.runs.untrack(run)
-                return await self._repeated(scope, call, exc.record, digest)
-            except BaseException:
-                self.runs.untrack(run)
-                raise
-        self.turns.start(run, message)
-        return run
-
-    async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
-                        digest: bytes) -> Run | Task:
-        task = run.task
-        message = call.message
-        if message.context_id and message.context_id != task.context_id:
-            raise InvalidParams(
-                f"Invalid params: message.contextId {message.context_id!r} does not match "
-                f"the context {task.context_id!r} of task {task.id!r}"
-            )
-        state = task.status.state
-        if state not in lifecycle.INTERRUPTED_STATES:
-            if state in TERMINAL_STATES:
-                raise InvalidTaskState(
-                    f"Task {task.id} is {state.value}; a finished task takes no more messages"
-                )
-            raise InvalidTaskState(
-                f"Task {task.id} is {state.value}; it takes a message only while it waits for input"
-            )
-        if self.runs.by_key.get(run.key, run) is not run:
-            raise InvalidTaskState(f"Task {task.id} is already being continued")
-        message_id = message.message_id
-        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
-        stored = message
-        if state is TaskState.AUTH_REQUIRED:
-            # The answer to auth-required carries a credential: the executor gets
-            # it whole, the log only a note that it was there (spec v1.0 §7.6.3).
-            # No digest either: nothing derived from the credential is kept.
-            stored = redacted(message)
-            digest = b""
-        run.request = request
-        run.settled = Signal()
-        run.digest = digest
-        run.followup = (message_id, digest)
-        self.runs.track(run, message_id)
-        try:
-            await self.push.add_send_configs(run.scope, task.id, call, request)
-            await self.writer.emit(run, [HistoryAppended(message=stored),
-                                   self.writer.status(task, TaskState.WORKING)])
-        except MessageExists as exc:  # the same follow-up, taken by another process
-            self.runs.untrack(run)
-            return await self._repeated(run.scope, call, exc.record, digest)
-        except BaseException:
-            self.runs.untrack(run)
-            raise
-        finally:
-            run.followup = None
-        self.turns.start(run, message)
-        return run
-
-    async def _answer(self, scope: Scope, task_id: str, history_length: int | None,
-                      blocking: bool) -> Task:
-        run = self.runs.get(scope, task_id)
-        if run is not None:
-            if blocking:
-                result = await self._settle(run, history_length)
-                if isinstance(result, Task):
-                    return result
-            return self._view(run.task, history_length)
-        rec = await self.store.get_task(scope, task_id, history_length=self._hl(history_length))
-        if rec is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
-        return rec.task
-
-    async def _settle(self, run: Run, history_length: int | None) -> Task | Message:
-        await run.settled.wait()
-        if run.reply_message is not None:
-            return run.reply_message
-        if run.duplicate is not None:
-            return await self._answer(run.scope, run.duplicate, history_length, True)
-        return self._view(run.task, history_length)
-
-    def _hl(self, history_length: int | None) -> int | None:
-        return self.config.default_history_length if history_length is None else history_length
-
-    def _view(self, task: Task, history_length: int | None) -> Task:
-        """The task as answered: history trimmed, without copying the rest."""
-        n = self._hl(history_length)
-        if n is None or len(task.history) <= n:
-            return task
-        return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
-
-
-    # ---------------------------------------------------------------- reading
+        return await self.sends.send(call, request)
 
     # ---------------------------------------------------------------- reading
 
@@ -460,8 +259,8 @@ class Engine:
             raise InvalidParams("Invalid params: historyLength must not be negative")
         run = self.runs.get(scope, call.id)
         if run is not None and run.persisted:
-            return self._view(run.task, call.history_length)
-        rec = await self.store.get_task(scope, call.id, history_length=self._hl(call.history_length))
+            return self.sends.view(run.task, call.history_length)
+        rec = await self.store.get_task(scope, call.id, history_length=self.sends.hl(call.history_length))
         if rec is None:
             raise TaskNotFound(f"Task not found: {call.id}")
         return rec.task
