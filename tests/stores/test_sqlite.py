@@ -14,12 +14,13 @@ from interlingua.core.calls import ListTasks
 from interlingua.core.errors import ConcurrentModification
 from interlingua.core.model import Event, TaskState, TextPart
 from interlingua.stores import MemoryStore, MessageExists, Scope, SQLiteStore, open_store
-from interlingua.stores.sqlite import SCHEMA_VERSION, _close, _transaction, parse_sqlite_url
-from interlingua.stores.sqlite_checkpoint import (
+from interlingua.stores.sqlite import SCHEMA_VERSION, parse_sqlite_url
+from interlingua.stores.sqlite.checkpoint import (
     CHECKPOINT_PAGES,
     WRITER_THRESHOLD_FRAMES,
     WalCheckpointer,
 )
+from interlingua.stores.sqlite.connection import _close, _transaction
 
 from .builders import agent, chunk, created, said, status, ts, user
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
+from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
 
 __all__ = [
     "MIGRATION",

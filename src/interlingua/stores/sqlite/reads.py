@@ -1,0 +1,202 @@
+"""The SQLite store's reads: a task folded from its rows, listings, the log."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from ...core.calls import ListTasks, ListTasksResult
+from ...core.errors import TaskNotFound
+from ...core.model import (
+    Task,
+    TaskState,
+)
+from .. import _paging, _projection
+from ..base import (
+    Scope,
+    StoredEvent,
+    TaskRecord,
+    UnfinishedTask,
+)
+from .connection import _transaction
+from .rows import (
+    _Ids,
+    _ids,
+    _kind_filter,
+    _metadata_decoder,
+    _row_events,
+    _status_decoder,
+    _unpack,
+)
+from .schema import _TERMINAL_SQL, _UNFINISHED_SQL
+
+
+def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | None) -> Task:
+    """The task from its row alone: what a fold gives with no history and no artifacts."""
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=_status_decoder.decode(_unpack(status, _ids(task_id, context_id))),
+        metadata=None if metadata is None else _metadata_decoder.decode(metadata),
+    )
+
+
+def _fold(
+    rows: Iterable[tuple[int, bytes]],
+    ids: _Ids,
+    history_length: int | None,
+    include_artifacts: bool,
+) -> Task:
+    task = _projection.fold(e for n, payload in rows for e in _row_events(n, payload, ids))
+    # The fold made fresh objects, so trimming in place shares nothing.
+    task.history = _projection.trim_history(task.history, history_length)
+    if not include_artifacts:
+        task.artifacts = []
+    return task
+
+
+def _get(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    task_id: str,
+    history_length: int | None,
+    include_artifacts: bool,
+) -> TaskRecord | None:
+    with _transaction(conn, "BEGIN"):
+        row = conn.execute(
+            "SELECT pk, context_id, status, metadata, dialect, version, created_at, updated_at"
+            " FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
+            (scope.tenant, scope.owner, task_id),
+        ).fetchone()
+        if row is None:
+            return None
+        pk, context_id, status, metadata, dialect, version, created_at, updated_at = row
+        if history_length == 0 and not include_artifacts:
+            task = _row_task(task_id, context_id, status, metadata)
+        else:
+            kinds = _kind_filter(history_length != 0, include_artifacts)
+            cur = conn.execute(
+                f"SELECT n, payload FROM events WHERE task_pk = ?{kinds} ORDER BY seq", (pk,)
+            )
+            task = _fold(cur, _ids(task_id, context_id), history_length, include_artifacts)
+    return TaskRecord(
+        task=task,
+        scope=scope,
+        dialect=dialect,
+        version=version,
+        created_at=created_at,
+        updated_at=updated_at,
+    )
+
+
+def _list(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    query: ListTasks,
+    fingerprint: bytes,
+    cursor: _paging.Cursor | None,
+) -> ListTasksResult:
+    where = "tenant = ? AND owner = ?"
+    params: list[object] = [scope.tenant, scope.owner]
+    if query.context_id is not None:
+        where += " AND context_id = ?"
+        params.append(query.context_id)
+    if query.status is not None:
+        where += " AND state = ?"
+        params.append(query.status.value)
+    if query.status_timestamp_after is not None:
+        where += " AND stamp >= ?"
+        params.append(query.status_timestamp_after)
+    page_where, page_params = where, list(params)
+    if cursor is not None:
+        page_where += " AND (stamp, id) < (?, ?)"
+        page_params += [cursor.stamp, cursor.task_id]
+    if query.context_id is None and query.status_timestamp_after is None:
+        count_sql = "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE " + where
+    else:
+        count_sql = "SELECT COUNT(*) FROM tasks WHERE " + where
+    size = query.page_size
+    with _transaction(conn, "BEGIN"):
+        total: int = conn.execute(count_sql, params).fetchone()[0]
+        rows = conn.execute(
+            "SELECT pk, id, context_id, status, metadata, stamp FROM tasks"
+            f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT ?",
+            [*page_params, size + 1],
+        ).fetchall()
+        token = ""
+        if len(rows) > size:
+            del rows[size:]
+            token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
+        history, artifacts = query.history_length != 0, query.include_artifacts
+        if rows and (history or artifacts):
+            logs: dict[int, list[tuple[int, bytes]]] = {row[0]: [] for row in rows}
+            marks = ", ".join("?" * len(rows))
+            cur = conn.execute(
+                f"SELECT task_pk, n, payload FROM events WHERE task_pk IN ({marks})"
+                f"{_kind_filter(history, artifacts)} ORDER BY task_pk, seq",
+                list(logs),
+            )
+            for pk, n, payload in cur:
+                logs[pk].append((n, payload))
+            tasks = [_fold(logs[row[0]], _ids(row[1], row[2]), query.history_length, artifacts)
+                     for row in rows]
+        else:
+            tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
+    return ListTasksResult(
+        tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
+    )
+
+
+def _read_events(
+    conn: sqlite3.Connection, scope: Scope, task_id: str, after: int, limit: int | None
+) -> list[StoredEvent]:
+    with _transaction(conn, "BEGIN"):
+        row = conn.execute(
+            "SELECT pk, context_id FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
+            (scope.tenant, scope.owner, task_id),
+        ).fetchone()
+        if row is None:
+            raise TaskNotFound(f"Task not found: {task_id}")
+        ids = _ids(task_id, row[1])
+        wanted = -1 if limit is None else max(limit, 0)
+        if wanted == 0:
+            return []
+        # from the row holding event after + 1 on (it may start before it)
+        cur = conn.execute(
+            "SELECT seq, n, payload FROM events WHERE task_pk = ?1 AND seq >= COALESCE("
+            "(SELECT seq FROM events WHERE task_pk = ?1 AND seq <= ?2 ORDER BY seq DESC LIMIT 1),"
+            " 0) ORDER BY seq",
+            (row[0], after + 1),
+        )
+        out: list[StoredEvent] = []
+        for seq, n, payload in cur:
+            if seq + n - 1 <= after:
+                continue
+            for i, event in enumerate(_row_events(n, payload, ids)):
+                if seq + i > after:
+                    out.append(StoredEvent(seq + i, event))
+            if 0 <= wanted <= len(out):
+                del out[wanted:]
+                break
+        return out
+
+
+def _unfinished(conn: sqlite3.Connection) -> list[UnfinishedTask]:
+    cur = conn.execute(
+        "SELECT tenant, owner, id, context_id, state, version, lease FROM tasks"
+        f" WHERE state IN {_UNFINISHED_SQL}"
+    )
+    return [
+        UnfinishedTask(Scope(tenant, owner), task_id, context_id, TaskState(state), version,
+                       lease)
+        for tenant, owner, task_id, context_id, state, version, lease in cur
+    ]
+
+
+def _purge(conn: sqlite3.Connection, before: str) -> int:
+    with _transaction(conn):
+        # the events go with their task (ON DELETE CASCADE)
+        cur = conn.execute(
+            f"DELETE FROM tasks WHERE state IN {_TERMINAL_SQL} AND updated_at < ?", (before,)
+        )
+    return cur.rowcount

@@ -1,0 +1,98 @@
+"""How the SQLite store writes events into rows: runs of events per row, ids by
+reference."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import msgspec
+
+from ...core.model import (
+    Event,
+    PushConfig,
+    TaskStatus,
+)
+from .connection import _Connection
+from .schema import _KIND
+
+_encode = msgspec.json.Encoder().encode
+_event_decoder = msgspec.json.Decoder(Event)
+_events_decoder = msgspec.json.Decoder(list[Event])
+_push_config_decoder = msgspec.json.Decoder(PushConfig)
+_status_decoder = msgspec.json.Decoder(TaskStatus)
+_metadata_decoder = msgspec.json.Decoder(dict[str, Any])
+
+#: events in one row at most. A fast executor's chunks arrive by the hundred,
+#: and one row for a run of them costs a third of one row each (measured: 1.0
+#: against 3.5 µs of CPU per event, and a quarter fewer bytes in the WAL).
+RUN_MAX = 256
+
+
+# A stored event names its task and context again and again: the event does, and
+# every message in it (an idle task's two events hold eight such ids in ~800
+# bytes). In the rows of that task each is written as a one-byte reference, a
+# control character that JSON text never holds raw, and put back when read:
+# events take about a third less room in the log, the WAL and the page cache.
+# Rows with no references (written before) read the same way.
+_TASK_REF = b'"\x01"'
+_CONTEXT_REF = b'"\x02"'
+
+_Ids = tuple[bytes, bytes]
+
+
+def _ids(task_id: str, context_id: str) -> _Ids:
+    """The task's and the context's ids as JSON strings, as they appear in payloads."""
+    return _encode(task_id), _encode(context_id)
+
+
+def _pack(data: bytes, ids: _Ids) -> bytes:
+    # Exact both ways: ``data`` has no raw control bytes, so every reference
+    # in the result is one this made, and _unpack undoes them in reverse order.
+    return data.replace(ids[0], _TASK_REF).replace(ids[1], _CONTEXT_REF)
+
+
+def _unpack(data: bytes, ids: _Ids) -> bytes:
+    return data.replace(_CONTEXT_REF, ids[1]).replace(_TASK_REF, ids[0])
+
+
+def _runs(
+    pk: int, first_seq: int, events: Sequence[Event], ids: _Ids
+) -> Iterator[tuple[int, int, int, int, bytes]]:
+    """The rows for ``events`` numbered from ``first_seq``: one per run of
+    consecutive events of one kind, at most RUN_MAX long."""
+    start, count = 0, len(events)
+    while start < count:
+        kind = _KIND[type(events[start])]
+        end = start + 1
+        limit = min(count, start + RUN_MAX)
+        while end < limit and _KIND[type(events[end])] == kind:
+            end += 1
+        n = end - start
+        payload = _encode(events[start]) if n == 1 else _encode(events[start:end])
+        yield pk, first_seq + start, kind, n, _pack(payload, ids)
+        start = end
+
+
+def _row_events(n: int, payload: bytes, ids: _Ids) -> list[Event]:
+    payload = _unpack(payload, ids)
+    return [_event_decoder.decode(payload)] if n == 1 else _events_decoder.decode(payload)
+
+
+def _insert_events(
+    conn: _Connection, pk: int, first_seq: int, events: Sequence[Event], ids: _Ids
+) -> None:
+    rows = list(_runs(pk, first_seq, events, ids))
+    conn.executemany(
+        "INSERT INTO events (task_pk, seq, kind, n, payload) VALUES (?, ?, ?, ?, ?)", rows
+    )
+    conn.payload_bytes += sum(len(row[4]) for row in rows)
+
+
+def _kind_filter(history: bool, artifacts: bool) -> str:
+    """The events a fold needs: creation and status always (status drives the
+    lifecycle checks and may carry a history message), the rest when asked."""
+    if history and artifacts:
+        return ""
+    kinds = [0, 1] + ([3] if history else []) + ([2] if artifacts else [])
+    return f" AND kind IN ({', '.join(map(str, kinds))})"

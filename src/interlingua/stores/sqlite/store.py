@@ -1,0 +1,421 @@
+"""``SQLiteStore``: the store's calls, on its connection, with group commits."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Concatenate
+
+from ...core.calls import ListTasks, ListTasksResult
+from ...core.model import (
+    Event,
+    PushConfig,
+)
+from .. import _paging, _projection
+from ..base import (
+    Delivery,
+    Lease,
+    MessageRecord,
+    PushConfigRecord,
+    Scope,
+    StoredEvent,
+    TaskRecord,
+    UnfinishedTask,
+)
+from . import ownership as _own
+from .checkpoint import WalCheckpointer
+from .connection import (
+    P,
+    T,
+    _close,
+    _connect,
+    _Connection,
+    _finish_checkpoint,
+    _in_transaction,
+    _pages_written,
+    _read_settings,
+    _write_group,
+    parse_sqlite_url,
+)
+from .outbox import (
+    _claim,
+    _dead,
+    _delete_push_config,
+    _delivery_done,
+    _delivery_failed,
+    _get_push_config,
+    _list_push_configs,
+    _next_delivery_at,
+    _outbox_counts,
+    _put_push_config,
+    _release_claims,
+    _revive,
+)
+from .reads import _get, _list, _purge, _read_events, _unfinished
+from .writes import _append, _create
+
+# ----------------------------------------------------------------------- store
+
+
+class SQLiteStore:
+    """Tasks and logs in one SQLite file (or ``:memory:``), WAL mode.
+
+    After ``open()`` the effective settings, read back from SQLite, are in
+    ``journal_mode`` ("wal"; "memory" for ``:memory:``), ``synchronous``
+    ("normal" by default, "full" with ``?synchronous=full``), ``busy_timeout_ms``,
+    ``foreign_keys`` and ``schema_version``; ``effective`` holds all of them
+    (with ``cache_size_kib`` and ``page_size``) as a dict, as ``/healthz`` reports.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.settings = parse_sqlite_url(url)
+        self.path = self.settings.path
+        #: the settings read back from the database at open() (empty before)
+        self.effective: dict[str, Any] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._conn: _Connection | None = None
+        self.on_outbox: Callable[[], None] | None = None
+        # Calls run on the event loop's thread unless a commit waits for fsync
+        # (synchronous=full/extra); see _run. ``?thread=1`` forces the worker.
+        self._inline = self.settings.synchronous in ("normal", "off") and not self.settings.threaded
+        # group commit: writes waiting for the next transaction
+        self._writes: list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]] = []
+        self._write_scheduled = False
+        self._write_lock = asyncio.Lock()
+        self._flushers: set[asyncio.Task[None]] = set()
+        #: background WAL checkpoints (a file in WAL mode only)
+        self.checkpointer: WalCheckpointer | None = None
+        self._pages_seen = 0
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="interlingua-sqlite")
+        loop = asyncio.get_running_loop()
+        try:
+            conn, effective = await loop.run_in_executor(pool, _connect, self.settings)
+        except BaseException:
+            pool.shutdown(wait=False)
+            raise
+        self._pool, self._conn = pool, conn
+        self.effective = effective
+        if effective["journal_mode"] == "wal":
+            self.checkpointer = WalCheckpointer(self.path, self.settings.busy_timeout_ms)
+        self._pages_seen = _pages_written(conn)
+
+    @property
+    def file_path(self) -> str | None:
+        return None if self.path in ("", ":memory:") else self.path
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.effective)
+
+    @property
+    def journal_mode(self) -> str:
+        return str(self.effective.get("journal_mode", ""))
+
+    @property
+    def synchronous(self) -> str:
+        return str(self.effective.get("synchronous", ""))
+
+    @property
+    def busy_timeout_ms(self) -> int:
+        return int(self.effective.get("busy_timeout_ms", 0))
+
+    @property
+    def foreign_keys(self) -> bool:
+        return bool(self.effective.get("foreign_keys", False))
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.effective.get("schema_version", 0))
+
+    async def close(self) -> None:
+        pool, conn = self._pool, self._conn
+        if pool is None or conn is None:
+            return
+        self._pool = self._conn = None
+        checkpointer, self.checkpointer = self.checkpointer, None
+        try:
+            if checkpointer is not None:
+                # before the writer's close, which (as the last connection)
+                # checkpoints what is left and removes the WAL
+                await asyncio.to_thread(checkpointer.close)
+            # queued behind any call still running, which thus completes first
+            await asyncio.get_running_loop().run_in_executor(pool, _close, conn)
+        finally:
+            pool.shutdown(wait=True)
+
+    async def __aenter__(self) -> SQLiteStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def pragmas(self) -> dict[str, Any]:
+        """The settings as SQLite reports them now, from the live connection."""
+        return await self._run(_read_settings)
+
+    async def _run(
+        self,
+        fn: Callable[Concatenate[sqlite3.Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        pool, conn = self._pool, self._conn
+        if pool is None or conn is None:
+            raise RuntimeError("the SQLite store is not open: await store.open() first")
+        if self._inline:
+            # Measured: a commit without fsync takes ~20-40 µs, handing it to the
+            # worker thread and back costs ~70 µs of CPU more; so when commits do
+            # not wait for the disk (synchronous=normal/off) they run right here.
+            return fn(conn, *args, **kwargs)
+        call = functools.partial(fn, conn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(pool, call)
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        """A task write, committed together with the others queued meanwhile.
+
+        Writes that arrive while the loop is busy (many requests at once) share
+        one transaction: one commit, and one WAL append, for all of them.
+        """
+        if self._pool is None or self._conn is None:
+            raise RuntimeError("the SQLite store is not open: await store.open() first")
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._writes.append((fn, args, fut))
+        if not self._write_scheduled:
+            self._write_scheduled = True
+            if self._inline:
+                # One loop turn later than the next: the requests that arrived
+                # with this one are then further along and join the same commit
+                # (measured at 16 concurrent sends: 15 writes a commit instead of 7,
+                # 7% less CPU per send; the wait is a few microseconds).
+                loop.call_soon(loop.call_soon, self._flush_writes_inline)
+            else:
+                task = loop.create_task(self._flush_writes_threaded())
+                self._flushers.add(task)
+                task.add_done_callback(self._flushers.discard)
+        result: T = await fut
+        return result
+
+    def _take_writes(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]]:
+        writes, self._writes = self._writes, []
+        self._write_scheduled = False
+        return writes
+
+    @staticmethod
+    def _settle(writes: list[tuple[Any, Any, asyncio.Future[Any]]],
+                outcomes: list[tuple[bool, Any]]) -> None:
+        for (_, _, fut), (ok, value) in zip(writes, outcomes, strict=True):
+            if fut.done():
+                continue
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)
+
+    def _flush_writes_inline(self) -> None:
+        writes = self._take_writes()
+        conn = self._conn
+        if conn is None:
+            error = RuntimeError("the SQLite store was closed")
+            self._settle(writes, [(False, error)] * len(writes))
+            return
+        self._settle(writes, _write_group(conn, [(fn, args) for fn, args, _ in writes]))
+        if self._committed(conn):
+            _finish_checkpoint(conn)
+
+    def _committed(self, conn: _Connection) -> bool:
+        """Tell the checkpointer what was written; True: checkpoint on the writer now."""
+        if self.checkpointer is None:
+            return False
+        seen = _pages_written(conn)
+        pages, self._pages_seen = seen - self._pages_seen, seen
+        return self.checkpointer.wrote(pages)
+
+    async def _flush_writes_threaded(self) -> None:
+        # Writes queued while this group is on the worker thread form the next group.
+        async with self._write_lock:
+            writes = self._take_writes()
+            pool, conn = self._pool, self._conn
+            if pool is None or conn is None:
+                error = RuntimeError("the SQLite store was closed")
+                self._settle(writes, [(False, error)] * len(writes))
+                return
+            call = functools.partial(_write_group, conn, [(fn, args) for fn, args, _ in writes])
+            outcomes = await asyncio.get_running_loop().run_in_executor(pool, call)
+            self._settle(writes, outcomes)
+            if self._committed(conn):
+                await asyncio.get_running_loop().run_in_executor(pool, _finish_checkpoint, conn)
+
+    # ------------------------------------------------------------------ writes
+
+    async def create_task(
+        self,
+        scope: Scope,
+        events: Sequence[Event],
+        *,
+        dialect: str,
+        now: str,
+        message_id: str | None = None,
+        push_configs: Sequence[PushConfig] = (),
+        digest: bytes = b"",
+        lease: int | None = None,
+    ) -> int:
+        created = _projection.created_task(events)
+        # Validate the batch and find the task's status before touching the disk.
+        probe = _projection.probe(created.id, created.context_id, created.status)
+        _projection.advance(probe, events[1:])
+        stamp = _projection.sort_stamp(probe.status, now)
+        if any(not c.id for c in push_configs):
+            raise ValueError("a stored push config needs its id")
+        version, queued = await self._write(
+            _create,
+            scope,
+            created,
+            probe.status,
+            stamp,
+            events,
+            dialect,
+            message_id,
+            now,
+            push_configs,
+            digest,
+            lease,
+        )
+        self._queued(queued)
+        return version
+
+    async def append(
+        self,
+        scope: Scope,
+        task_id: str,
+        expected_version: int,
+        events: Sequence[Event],
+        *,
+        now: str,
+        lease: int | None = None,
+        message: tuple[str, bytes] | None = None,
+    ) -> int:
+        version, queued = await self._write(_append, scope, task_id, expected_version, events,
+                                            now, lease, message)
+        self._queued(queued)
+        return version
+
+    def _queued(self, queued: bool) -> None:
+        if queued and self.on_outbox is not None:
+            self.on_outbox()
+
+    # ------------------------------------------------------------------- reads
+
+    async def get_task(
+        self,
+        scope: Scope,
+        task_id: str,
+        *,
+        history_length: int | None = None,
+        include_artifacts: bool = True,
+    ) -> TaskRecord | None:
+        _projection.check_history_length(history_length)
+        return await self._run(_get, scope, task_id, history_length, include_artifacts)
+
+    async def list_tasks(self, scope: Scope, query: ListTasks) -> ListTasksResult:
+        _paging.check_query(query)
+        fingerprint = _paging.filter_fingerprint(scope, query)
+        cursor = _paging.decode_token(query.page_token, fingerprint) if query.page_token else None
+        return await self._run(_list, scope, query, fingerprint, cursor)
+
+    async def read_events(
+        self, scope: Scope, task_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        return await self._run(_read_events, scope, task_id, after, limit)
+
+    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        found = await self.find_message(scope, message_id)
+        return None if found is None else found.task_id
+
+    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+        return await self._run(_own.find_message, scope, message_id)
+
+    async def acquire_lease(self, holder: str, now: float) -> Lease:
+        return await self._write(_in_transaction(_own.acquire), holder, now)
+
+    async def renew_lease(self, epoch: int, now: float) -> bool:
+        return await self._write(_in_transaction(_own.renew), epoch, now)
+
+    async def release_lease(self, epoch: int) -> None:
+        await self._write(_in_transaction(_own.release), epoch)
+
+    async def live_leases(self) -> list[Lease]:
+        return await self._run(_own.live)
+
+    async def owners_namespaced(self) -> bool:
+        return await self._run(_own.owners_namespaced)
+
+    async def namespace_owners(self, prefix: str) -> int:
+        return await self._write(_in_transaction(_own.namespace_owners), prefix)
+
+    async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
+        return await self._write(_in_transaction(_own.revoke), epoch, unless_after)
+
+    async def unfinished_tasks(self) -> list[UnfinishedTask]:
+        return await self._run(_unfinished)
+
+    async def purge_finished(self, before: str) -> int:
+        return await self._run(_purge, before)
+
+    # ------------------------------------------------------------ push configs
+
+    async def put_push_config(
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+    ) -> PushConfigRecord:
+        return await self._run(_put_push_config, scope, task_id, config, dialect, now)
+
+    async def get_push_config(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> PushConfigRecord | None:
+        return await self._run(_get_push_config, scope, task_id, config_id)
+
+    async def list_push_configs(self, scope: Scope, task_id: str) -> list[PushConfigRecord]:
+        return await self._run(_list_push_configs, scope, task_id)
+
+    async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> bool:
+        return await self._run(_delete_push_config, scope, task_id, config_id)
+
+    # ------------------------------------------------------------------ outbox
+
+    async def claim_deliveries(self, now: float, lease_until: float, limit: int) -> list[Delivery]:
+        return await self._run(_claim, now, lease_until, limit)
+
+    async def next_delivery_at(self) -> float | None:
+        return await self._run(_next_delivery_at)
+
+    async def delivery_done(self, delivery_id: int) -> None:
+        await self._run(_delivery_done, delivery_id)
+
+    async def delivery_failed(
+        self, delivery_id: int, *, error: str, attempted_at: float, retry_at: float | None
+    ) -> None:
+        await self._run(_delivery_failed, delivery_id, error, attempted_at, retry_at)
+
+    async def dead_deliveries(
+        self, scope: Scope | None = None, task_id: str | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        return await self._run(_dead, scope, task_id, limit)
+
+    async def revive_delivery(self, delivery_id: int) -> bool:
+        revived = await self._run(_revive, delivery_id)
+        self._queued(revived)
+        return revived
+
+    async def release_claims(self) -> int:
+        return await self._run(_release_claims)
+
+    async def outbox_counts(self) -> dict[str, int]:
+        return await self._run(_outbox_counts)

@@ -1,0 +1,140 @@
+"""The SQLite store's task writes: a new task with its first events, and appends."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from ...core.errors import ConcurrentModification, TaskNotFound
+from ...core.model import (
+    Event,
+    PushConfig,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from .. import _projection
+from ..base import (
+    Scope,
+    TaskExists,
+)
+from . import ownership as _own
+from .connection import _Connection, _transaction
+from .outbox import _put_config, _queue
+from .rows import _encode, _ids, _insert_events, _pack
+
+
+def _create(
+    conn: _Connection,
+    scope: Scope,
+    created: Task,
+    status: TaskStatus,
+    stamp: str,
+    events: Sequence[Event],
+    dialect: str,
+    message_id: str | None,
+    now: str,
+    push_configs: Sequence[PushConfig],
+    digest: bytes,
+    lease: int | None,
+) -> tuple[int, bool]:
+    metadata = None if created.metadata is None else _encode(created.metadata)
+    ids = _ids(created.id, created.context_id)
+    with _transaction(conn):
+        _own.check_lease(conn, lease)
+        try:
+            cur = conn.execute(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
+                " metadata, dialect, message_id, version, created_at, updated_at, digest,"
+                " lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (tenant, owner, id) DO NOTHING",
+                (
+                    scope.tenant,
+                    scope.owner,
+                    created.id,
+                    created.context_id,
+                    status.state.value,
+                    _pack(_encode(status), ids),
+                    stamp,
+                    metadata,
+                    dialect,
+                    message_id,
+                    len(events),
+                    now,
+                    now,
+                    digest or None,
+                    lease,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            # the only other unique key: another task of the same message id
+            assert message_id is not None
+            raise _own.message_taken(conn, scope, message_id) from None
+        if cur.rowcount == 0:
+            raise TaskExists(f"task {created.id} already exists")
+        pk = cur.lastrowid
+        assert pk is not None
+        _insert_events(conn, pk, 1, events, ids)
+        for config in push_configs:
+            _put_config(conn, pk, created.id, config, dialect, now)
+        queued = _queue(conn, pk, 1, events) if push_configs else False
+    return len(events), queued
+
+
+def _append(
+    conn: _Connection,
+    scope: Scope,
+    task_id: str,
+    expected_version: int,
+    events: Sequence[Event],
+    now: str,
+    lease: int | None,
+    message: tuple[str, bytes] | None,
+) -> tuple[int, bool]:
+    with _transaction(conn):
+        _own.check_lease(conn, lease)
+        row = conn.execute(
+            "SELECT pk, context_id, state, version FROM tasks"
+            " WHERE tenant = ? AND owner = ? AND id = ?",
+            (scope.tenant, scope.owner, task_id),
+        ).fetchone()
+        if row is None:
+            raise TaskNotFound(f"Task not found: {task_id}")
+        pk, context_id, state, version = row
+        if version != expected_version:
+            raise ConcurrentModification(
+                f"task {task_id} is at version {version}, not {expected_version}"
+            )
+        if not events:
+            return int(version), False
+        # The lifecycle checks read only the state, so the stored status need
+        # not be decoded; a status update in the batch brings its own.
+        probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
+        status_changed = _projection.advance(probe, events)
+        if message is not None:
+            _own.remember_message(conn, scope, pk, message)
+        ids = _ids(task_id, context_id)
+        _insert_events(conn, pk, version + 1, events, ids)
+        new_version = version + len(events)
+        if status_changed:
+            status = probe.status
+            conn.execute(
+                "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
+                " lease = ? WHERE pk = ?",
+                (
+                    new_version,
+                    status.state.value,
+                    _pack(_encode(status), ids),
+                    _projection.sort_stamp(status, now),
+                    now,
+                    lease,
+                    pk,
+                ),
+            )
+        else:
+            conn.execute(
+                "UPDATE tasks SET version = ?, updated_at = ?, lease = ? WHERE pk = ?",
+                (new_version, now, lease, pk),
+            )
+        queued = _queue(conn, pk, version + 1, events)
+    return int(new_version), queued
