@@ -37,26 +37,18 @@ from ..errors import (
     A2AError,
     AuthenticationRequired,
     AuthorizationFailed,
-    ContentTypeNotSupported,
-    ExtendedCardNotConfigured,
     ExtensionSupportRequired,
     InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    InvalidRequest,
     MethodNotFound,
-    ParseError,
-    PushNotSupported,
     RateLimitExceeded,
     RemoteError,
     ResourceUnavailable,
-    TaskNotCancelable,
-    TaskNotFound,
-    UnsupportedOperation,
     VersionNotSupported,
 )
 from . import _v1_wire as w
-from ._common import decode_params
+from ._common import V03_ERROR_CLASSES, decode_params
 from .base import Codec, StreamItem
 
 __all__ = ["V1Codec", "decode_card_v1", "encode_card_v1"]
@@ -524,18 +516,7 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
 # Listed parents first: a code shared by several errors maps to the first one
 # unless ErrorInfo.reason names another.
 _ERROR_CLASSES: tuple[type[A2AError], ...] = (
-    ParseError,
-    InvalidRequest,
-    MethodNotFound,
-    InvalidParams,
-    InternalError,
-    TaskNotFound,
-    TaskNotCancelable,
-    PushNotSupported,
-    UnsupportedOperation,
-    ContentTypeNotSupported,
-    InvalidAgentResponse,
-    ExtendedCardNotConfigured,
+    *V03_ERROR_CLASSES.values(),  # the codes v1.0 kept from v0.3
     ExtensionSupportRequired,
     VersionNotSupported,
     AuthenticationRequired,
