@@ -19,7 +19,7 @@ the error unwinds, so building paths costs nothing on success.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
@@ -59,6 +59,7 @@ from ..model import (
     PushConfig,
     StatusUpdate,
     Task,
+    TaskState,
     TaskStatus,
     TextPart,
 )
@@ -183,6 +184,9 @@ class FamilyCodec(Codec):
     #: the Structs read after a document was made lenient (the same as ``wire``
     #: unless the fast path refuses unknown members)
     lax: ClassVar[Wire]
+    #: wire state <-> canonical state, for a dialect whose states are not the canonical ones
+    states_in: ClassVar[Mapping[Any, TaskState] | None] = None
+    states_out: ClassVar[Mapping[TaskState, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -197,11 +201,19 @@ class FamilyCodec(Codec):
     def __init__(self) -> None:
         v = self.variant
         w = self.wire
-        self._ops = {method: op for op, method in v.methods.items()}
         self._stream_method = v.methods.get("stream")
-        self._part_kinds = {w.TextPart: "text", w.FilePart: "file", w.DataPart: "data"}
         self._file_check, self._file_fault = _FILE_RULES[v.file_rule]
         self._decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+        self._readers: dict[str, Callable[[str, bytes | None], Call]] = {
+            method: getattr(self, "call_in_" + ("send" if op == "stream" else op))
+            for op, method in v.methods.items()
+        }
+        self._fallbacks = {m: self.send_fallback(m) for m in v.methods.values()}
+        # Parts are made and told apart on every request: their classes are kept at hand.
+        self._text, self._file, self._data = w.TextPart, w.FilePart, w.DataPart
+        self._plain = w.Part is None and not v.echo
+        self._message, self._artifact, self._status = w.Message, w.Artifact, w.Status
+        self._states_in, self._states_out = self.states_in, self.states_out
 
     def decoder(self, typ: Any) -> msgspec.json.Decoder[Any]:
         d = self._decoders.get(typ)
@@ -212,9 +224,11 @@ class FamilyCodec(Codec):
     # ============================================================= wire -> canonical
 
     def part_in(self, w: Any) -> Part:
-        kind = self._part_kinds.get(type(w))
-        if kind is None:
-            kind = self._untagged_kind(w)
+        t = type(w)
+        kind = (
+            "text" if t is self._text else "data" if t is self._data
+            else "file" if t is self._file else self._untagged_kind(w)
+        )
         if kind == "text":
             return TextPart(text=w.text, metadata=w.metadata)
         if kind == "data":
@@ -247,14 +261,23 @@ class FamilyCodec(Codec):
         )
 
     def parts_in(self, parts: list[Any]) -> list[Part]:
-        return each_in("parts", parts, self.part_in)
+        out: list[Part] = []
+        part_in = self.part_in
+        for i, p in enumerate(parts):
+            try:
+                out.append(part_in(p))
+            except FieldError as exc:
+                exc.path[:0] = ["parts", f"[{i}]"]
+                raise
+        return out
 
     def message_id_in(self, w: Any) -> str:
-        return w.message_id or new_id()
+        """The id of a message that came without one."""
+        return new_id()
 
     def message_in(self, w: Any) -> Message:
         return Message(
-            message_id=self.message_id_in(w),
+            message_id=w.message_id or self.message_id_in(w),
             role=w.role,
             parts=self.parts_in(w.parts),
             context_id=w.context_id,
@@ -274,14 +297,12 @@ class FamilyCodec(Codec):
             extensions=w.extensions,
         )
 
-    def state_in(self, state: Any) -> Any:
-        return state
-
     def status_in(self, w: Any) -> TaskStatus:
         msg = None if w.message is None else field_in("message", self.message_in, w.message)
         ts = w.timestamp
         return TaskStatus(
-            state=self.state_in(w.state), message=msg,
+            state=w.state if self._states_in is None else self._states_in[w.state],
+            message=msg,
             timestamp=None if ts is None else timestamp_in(ts),
         )
 
@@ -344,26 +365,31 @@ class FamilyCodec(Codec):
 
     def part_out(self, p: Part) -> Any:
         # media_type / filename of text and data parts have no v0.x spelling: dropped.
-        w = self.wire
-        echo = self.variant.echo
         if type(p) is TextPart:
-            if w.Part is not None:
-                return w.Part(text=p.text, metadata=p.metadata)
-            return w.TextPart(text=p.text, metadata=p.metadata, tag_echo="text" if echo else None)
+            if self._plain:
+                return self._text(text=p.text, metadata=p.metadata)
+            return self._part_of("text", p.text, p.metadata)
         if type(p) is DataPart:
             data, meta = p.data, p.metadata
             if not isinstance(data, dict):
                 meta = dict(meta) if meta else {}
                 meta[DATA_COMPAT_KEY] = True
                 data = {"value": data}
-            if w.Part is not None:
-                return w.Part(data=data, metadata=meta)
-            return w.DataPart(data=data, metadata=meta, tag_echo="data" if echo else None)
+            if self._plain:
+                return self._data(data=data, metadata=meta)
+            return self._part_of("data", data, meta)
         assert isinstance(p, FilePart)
         file = self.file_out(p)
-        if w.Part is not None:
-            return w.Part(file=file, metadata=p.metadata)
-        return w.FilePart(file=file, metadata=p.metadata, tag_echo="file" if echo else None)
+        if self._plain:
+            return self._file(file=file, metadata=p.metadata)
+        return self._part_of("file", file, p.metadata)
+
+    def _part_of(self, kind: str, value: Any, metadata: Any) -> Any:
+        """A part of a dialect whose parts have no tag, or echo it."""
+        if self.wire.Part is not None:
+            return self.wire.Part(metadata=metadata, **{kind: value})
+        cls = {"text": self._text, "data": self._data, "file": self._file}[kind]
+        return cls(metadata=metadata, tag_echo=kind, **{kind: value})
 
     def file_out(self, p: FilePart) -> Any:
         return self.wire.File(
@@ -374,37 +400,36 @@ class FamilyCodec(Codec):
         )
 
     def message_out(self, m: Message) -> Any:
-        out = self.wire.Message(
+        part_out = self.part_out
+        out = self._message(
             message_id=m.message_id,
             role=m.role,
-            parts=[self.part_out(p) for p in m.parts],
+            parts=[part_out(p) for p in m.parts],
             context_id=m.context_id,
             task_id=m.task_id,
             reference_task_ids=m.reference_task_ids,
             extensions=m.extensions,
             metadata=m.metadata,
         )
-        if self.variant.echo:
+        if not self._plain and self.variant.echo:
             out.message_id_echo = m.message_id
         return out
 
     def artifact_out(self, a: Artifact) -> Any:
         # ``index`` is v0.1's artifact identity; v0.2+ identify by artifactId only.
-        return self.wire.Artifact(
+        part_out = self.part_out
+        return self._artifact(
             artifact_id=a.artifact_id,
-            parts=[self.part_out(p) for p in a.parts],
+            parts=[part_out(p) for p in a.parts],
             name=a.name,
             description=a.description,
             metadata=a.metadata,
             extensions=a.extensions,
         )
 
-    def state_out(self, state: Any) -> Any:
-        return state
-
     def status_out(self, s: TaskStatus) -> Any:
-        return self.wire.Status(
-            state=self.state_out(s.state),
+        return self._status(
+            state=s.state if self._states_out is None else self._states_out[s.state],
             message=self.message_out(s.message) if s.message is not None else None,
             timestamp=s.timestamp,
         )
@@ -515,14 +540,11 @@ class FamilyCodec(Codec):
     # ================================================================ server side
 
     def decode_call(self, method: str, params: bytes | None) -> Call:
-        op = self._ops.get(method)
-        if op is None:
+        reader = self._readers.get(method)
+        if reader is None:
             raise MethodNotFound(f"Method not found: {method}")
         try:
-            call: Call = getattr(self, "call_in_" + ("send" if op == "stream" else op))(
-                method, params
-            )
-            return call
+            return reader(method, params)
         except RecursionError:
             raise InvalidParams(f"Invalid params for {method}: nested too deeply") from None
 
@@ -532,7 +554,7 @@ class FamilyCodec(Codec):
     def call_in_send(self, method: str, params: bytes | None) -> Call:
         w = decode_params(
             self.decoder(self.wire.SendParams), params, method=method,
-            fallback=self.send_fallback(method),
+            fallback=self._fallbacks[method],
         )
         try:
             message = self.message_in(w.message)

@@ -50,7 +50,7 @@ class TutorialCodec(FamilyCodec):
     lax: ClassVar[Wire] = wire
 
     def message_id_in(self, w: Any) -> str:
-        return w.message_id or w.message_id_echo or new_id()
+        return w.message_id_echo or new_id()
 
     def encode_call(self, call: Call) -> tuple[str, bytes]:
         if isinstance(call, SendMessage) and call.streaming:

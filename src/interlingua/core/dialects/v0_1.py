@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import msgspec
@@ -272,6 +273,8 @@ class V01Codec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = _w
     lax: ClassVar[Wire] = _w
+    states_in: ClassVar[Mapping[Any, TaskState] | None] = _STATE_IN
+    states_out: ClassVar[Mapping[TaskState, Any] | None] = _STATE_OUT
 
     # ------------------------------------------------------------ wire -> canonical
 
@@ -308,9 +311,6 @@ class V01Codec(FamilyCodec):
             metadata=w.metadata,
             index=index,
         )
-
-    def state_in(self, state: Any) -> Any:
-        return _STATE_IN[state]
 
     def task_in(self, w: Any) -> Task:
         # Without an index, an artifact of a task is known by its position.
@@ -369,9 +369,6 @@ class V01Codec(FamilyCodec):
             metadata=a.metadata,
         )
 
-    def state_out(self, state: Any) -> Any:
-        return _STATE_OUT[state]
-
     def task_out(self, t: Task) -> Any:
         arts = [self.artifact_out(a, i) for i, a in enumerate(t.artifacts)]
         return WTask(
@@ -395,7 +392,7 @@ class V01Codec(FamilyCodec):
 
     def call_in_send(self, method: str, params: bytes | None) -> c.Call:
         w = decode_params(
-            self.decoder(WSendParams), params, method=method, fallback=self.send_fallback(method)
+            self.decoder(WSendParams), params, method=method, fallback=self._fallbacks[method]
         )
         try:
             # The task id goes in ``client_task_id`` only: the engine creates the
