@@ -58,6 +58,8 @@ class Variant:
     ids_required: bool = True
     #: camelCase members are read too, the own spelling winning (SAM)
     camel_aliases: bool = False
+    #: task ids in params must not be empty (v0.1's schema)
+    nonempty_ids: bool = False
     #: the file part rule: "one" of bytes/uri, "at_least_one", or "at_most_one"
     file_rule: str = "one"
     #: members whose presence makes an untagged result a status event
@@ -204,8 +206,11 @@ def build_wire(v: Variant, *, lax: bool = False) -> Wire:
         ("message", w.Message), _opt("configuration", w.SendConfig), meta,
     ])
     # TaskQueryParams; also read for tasks/resubscribe, where v0.1 sent it.
-    w.TaskQuery = struct("TaskQuery", [("id", str), _opt("history_length", NonNegativeInt), meta])
-    w.TaskIdParams = struct("TaskIdParams", [("id", str), meta])
+    task_id: Any = NonEmptyStr if v.nonempty_ids else str
+    w.TaskQuery = struct("TaskQuery", [
+        ("id", task_id), _opt("history_length", NonNegativeInt), meta,
+    ])
+    w.TaskIdParams = struct("TaskIdParams", [("id", task_id), meta])
     w.TaskPushConfig = struct("TaskPushConfig", [
         ("task_id", str), ("push_notification_config", w.PushConfig),
     ])

@@ -38,7 +38,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
 
 import msgspec
 from msgspec import Meta, Struct
@@ -128,6 +128,7 @@ VARIANT = Variant(
     },
     part_tag="type",
     message_id_required=False,
+    nonempty_ids=True,
     file_rule="at_most_one",
     # The schema says object; the spec's prose (and its §9.6 example) allows arrays.
     data_type=dict[str, Any] | list[Any],
@@ -164,9 +165,11 @@ _STATE_IN: dict[WState, TaskState] = {w: TaskState(w.value) for w in WState}
 
 _w = build_wire(VARIANT)
 if TYPE_CHECKING:
-    _Part = Any
+    _Part: TypeAlias = Any
+    _PushConfig: TypeAlias = Any
 else:
     _Part = _w.TextPart | _w.FilePart | _w.DataPart
+    _PushConfig = _w.PushConfig
 
 
 class WMessage(Struct, omit_defaults=True):
@@ -217,33 +220,14 @@ class WStreamEvent(Struct, omit_defaults=True):
     metadata: Metadata | None = None
 
 
-class WPushConfig(Struct, omit_defaults=True):
-    url: str
-    token: str | None = None
-    authentication: PushAuth | None = None
-
-
 class WSendParams(Struct, rename="camel", omit_defaults=True, kw_only=True):
     """``TaskSendParams``: the client names the task (``id``) and, optionally, the session."""
 
     id: NonEmptyStr
     session_id: str | None = None
     message: WMessage
-    push_notification: WPushConfig | None = None
+    push_notification: _PushConfig | None = None
     history_length: NonNegativeInt | None = None
-    metadata: Metadata | None = None
-
-
-class WTaskQuery(Struct, rename="camel", omit_defaults=True):
-    """``TaskQueryParams`` (``tasks/get``, ``tasks/resubscribe``)."""
-
-    id: NonEmptyStr
-    history_length: NonNegativeInt | None = None
-    metadata: Metadata | None = None
-
-
-class WTaskIdParams(Struct, omit_defaults=True):
-    id: NonEmptyStr
     metadata: Metadata | None = None
 
 
@@ -254,13 +238,11 @@ class WTaskPushConfig(Struct, rename="camel"):
     """
 
     id: str
-    push_notification_config: WPushConfig | None
+    push_notification_config: _PushConfig | None
 
 
 _w.Message, _w.Artifact, _w.Status, _w.Task = WMessage, WArtifact, WStatus, WTask
-_w.PushConfig, _w.SendParams, _w.TaskQuery, _w.TaskIdParams = (
-    WPushConfig, WSendParams, WTaskQuery, WTaskIdParams,
-)
+_w.SendParams = WSendParams
 _w.TaskPushConfig, _w.SendResult, _w.StreamItem = WTaskPushConfig, WTask, WStreamEvent
 
 
@@ -383,7 +365,7 @@ class V01Codec(FamilyCodec):
     def push_config_out(self, c: PushConfig) -> Any:
         a = c.authentication
         auth = None if a is None else PushAuth(schemes=a.schemes, credentials=a.credentials)
-        return WPushConfig(url=c.url, token=c.token, authentication=auth)
+        return _w.PushConfig(url=c.url, token=c.token, authentication=auth)
 
     # ------------------------------------------------------------------ server side
 
@@ -428,7 +410,7 @@ class V01Codec(FamilyCodec):
         return c.SetPushConfig(task_id=s.id, config=config)
 
     def call_in_push_get(self, method: str, params: bytes | None) -> c.Call:
-        return c.GetPushConfig(task_id=self.params_in(WTaskIdParams, method, params).id)
+        return c.GetPushConfig(task_id=self.params_in(_w.TaskIdParams, method, params).id)
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
         if isinstance(result, Task) and isinstance(
@@ -499,7 +481,7 @@ class V01Codec(FamilyCodec):
             ))
         if isinstance(call, c.GetPushConfig):
             # one config per task in v0.1: a config id has nothing to select
-            return methods["push_get"], msgspec.json.encode(WTaskIdParams(id=call.task_id))
+            return methods["push_get"], msgspec.json.encode(_w.TaskIdParams(id=call.task_id))
         return super().encode_call(call)
 
     def result_in(self, call: c.Call, data: bytes) -> c.Result:
