@@ -154,21 +154,18 @@ def _required(value: str | None, path: str) -> str:
 
 def _send_in(method: str, params: bytes | None) -> c.SendMessage:
     req: w.SendMessageRequest = _SEND.params(params, method)
+    if req.message is None:
+        raise w.WireError("message", "is required")
     try:
-        if req.message is None:
-            raise w.WireError("message", "is required")
-        try:
-            message = w.message_in(req.message, request=True)
-        except w.WireError as exc:
-            raise exc.at("message") from None
-        config = c.SendConfig()
-        if req.configuration is not None:
-            try:
-                config = _config_in(req.configuration)
-            except w.WireError as exc:
-                raise exc.at("configuration") from None
+        message = w.message_in(req.message, request=True)
     except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+        raise exc.at("message") from None
+    config = c.SendConfig()
+    if req.configuration is not None:
+        try:
+            config = _config_in(req.configuration)
+        except w.WireError as exc:
+            raise exc.at("configuration") from None
     return c.SendMessage(
         message=message,
         config=config,
@@ -195,85 +192,64 @@ def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
 
 def _get_task_in(method: str, params: bytes | None) -> c.GetTask:
     req: w.GetTaskRequest = _GET_TASK.params(params, method)
-    try:
-        return c.GetTask(
-            id=_required(req.id, "id"),
-            history_length=w.count_in(req.history_length, "historyLength"),
-            tenant=req.tenant or None,
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.GetTask(
+        id=_required(req.id, "id"),
+        history_length=w.count_in(req.history_length, "historyLength"),
+        tenant=req.tenant or None,
+    )
 
 
 def _list_tasks_in(method: str, params: bytes | None) -> c.ListTasks:
     req: w.ListTasksRequest = _LIST_TASKS.params(params, method)
-    try:
-        status = w.state_in(req.status, "status")
-        page_size = DEFAULT_PAGE_SIZE if req.page_size is None else req.page_size
-        if not 1 <= page_size <= MAX_PAGE_SIZE:
-            raise w.WireError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
-        return c.ListTasks(
-            context_id=req.context_id or None,
-            # TASK_STATE_UNSPECIFIED is the proto default: no filter
-            status=None if status is m.TaskState.UNKNOWN else status,
-            page_size=page_size,
-            page_token=req.page_token or None,
-            history_length=w.count_in(req.history_length, "historyLength"),
-            status_timestamp_after=w.timestamp_in(
-                req.status_timestamp_after, "statusTimestampAfter"
-            ),
-            include_artifacts=bool(req.include_artifacts),
-            tenant=req.tenant or None,
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    status = w.state_in(req.status, "status")
+    page_size = DEFAULT_PAGE_SIZE if req.page_size is None else req.page_size
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise w.WireError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
+    return c.ListTasks(
+        context_id=req.context_id or None,
+        # TASK_STATE_UNSPECIFIED is the proto default: no filter
+        status=None if status is m.TaskState.UNKNOWN else status,
+        page_size=page_size,
+        page_token=req.page_token or None,
+        history_length=w.count_in(req.history_length, "historyLength"),
+        status_timestamp_after=w.timestamp_in(
+            req.status_timestamp_after, "statusTimestampAfter"
+        ),
+        include_artifacts=bool(req.include_artifacts),
+        tenant=req.tenant or None,
+    )
 
 
 def _cancel_in(method: str, params: bytes | None) -> c.CancelTask:
     req: w.CancelTaskRequest = _CANCEL.params(params, method)
-    try:
-        return c.CancelTask(
-            id=_required(req.id, "id"), metadata=req.metadata, tenant=req.tenant or None
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.CancelTask(
+        id=_required(req.id, "id"), metadata=req.metadata, tenant=req.tenant or None
+    )
 
 
 def _subscribe_in(method: str, params: bytes | None) -> c.SubscribeToTask:
     req: w.SubscribeToTaskRequest = _SUBSCRIBE.params(params, method)
-    try:
-        return c.SubscribeToTask(id=_required(req.id, "id"), tenant=req.tenant or None)
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.SubscribeToTask(id=_required(req.id, "id"), tenant=req.tenant or None)
 
 
 def _set_push_in(method: str, params: bytes | None) -> c.SetPushConfig:
     req: w.TaskPushNotificationConfig = _PUSH_CONFIG.params(params, method)
-    try:
-        task_id = _required(req.task_id, "taskId")
-        config = w.push_config_in(req, request=True)
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    task_id = _required(req.task_id, "taskId")
+    config = w.push_config_in(req, request=True)
     return c.SetPushConfig(task_id=task_id, config=config, tenant=req.tenant or None)
 
 
 def _get_push_in(method: str, params: bytes | None) -> c.GetPushConfig:
     req: w.GetTaskPushNotificationConfigRequest = _GET_PUSH.params(params, method)
-    try:
-        task_id = _required(req.task_id, "taskId")
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    task_id = _required(req.task_id, "taskId")
     # the proto requires ``id``; without it the task's only config is meant (as in v0.2)
     return c.GetPushConfig(task_id=task_id, config_id=req.id or None, tenant=req.tenant or None)
 
 
 def _list_push_in(method: str, params: bytes | None) -> c.ListPushConfigs:
     req: w.ListTaskPushNotificationConfigsRequest = _LIST_PUSH.params(params, method)
-    try:
-        task_id = _required(req.task_id, "taskId")
-        page_size = w.count_in(req.page_size, "pageSize")
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    task_id = _required(req.task_id, "taskId")
+    page_size = w.count_in(req.page_size, "pageSize")
     return c.ListPushConfigs(
         task_id=task_id,
         page_size=page_size or None,
@@ -284,14 +260,11 @@ def _list_push_in(method: str, params: bytes | None) -> c.ListPushConfigs:
 
 def _delete_push_in(method: str, params: bytes | None) -> c.DeletePushConfig:
     req: w.DeleteTaskPushNotificationConfigRequest = _DELETE_PUSH.params(params, method)
-    try:
-        return c.DeletePushConfig(
-            task_id=_required(req.task_id, "taskId"),
-            config_id=_required(req.id, "id"),
-            tenant=req.tenant or None,
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.DeletePushConfig(
+        task_id=_required(req.task_id, "taskId"),
+        config_id=_required(req.id, "id"),
+        tenant=req.tenant or None,
+    )
 
 
 def _get_card_in(method: str, params: bytes | None) -> c.GetExtendedCard:
@@ -597,7 +570,10 @@ class V1Codec(Codec):
         reader = _CALL_READERS.get(method)
         if reader is None:
             raise MethodNotFound(f"Method not found: {method}")
-        return reader(method, params)
+        try:
+            return reader(method, params)
+        except w.WireError as exc:
+            raise _bad_params(method, exc) from None
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
         wire = _result_out(call, result)
