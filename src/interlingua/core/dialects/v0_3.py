@@ -18,7 +18,7 @@ The agent card helpers render and read the v0.2/v0.3 card shape
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import Struct
@@ -45,6 +45,8 @@ from ._family import FamilyCodec
 from ._family_wire import Metadata, Variant, Wire, build_wire
 
 __all__ = ["V03Codec", "decode_card_v03", "encode_card_v03"]
+
+T = TypeVar("T")
 
 VARIANT = Variant(
     name="0.3",
@@ -93,7 +95,7 @@ class WProvider(Struct):
     url: str | None = None
 
 
-class WExtension(Struct):
+class WExtension(Struct, omit_defaults=True):
     uri: str
     description: str | None = None
     required: bool = False
@@ -163,7 +165,7 @@ WSecurityScheme: TypeAlias = WAPIKeyScheme | WHTTPScheme | WOAuth2Scheme | WOIDC
 SECURITY_SCHEME_TYPES = frozenset({"apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"})
 
 
-class WSignature(Struct):
+class WSignature(Struct, omit_defaults=True):
     protected: str
     signature: str
     header: Metadata | None = None
@@ -306,12 +308,7 @@ def _card_in(w: WCard) -> AgentCard:
         push_notifications=bool(wc.push_notifications),
         extended_card=bool(w.supports_authenticated_extended_card),
         state_transition_history=bool(wc.state_transition_history),
-        extensions=[
-            AgentExtension(
-                uri=e.uri, description=e.description, required=e.required, params=e.params
-            )
-            for e in wc.extensions or ()
-        ],
+        extensions=[_like(AgentExtension, e) for e in wc.extensions or ()],
     )
     card = AgentCard(
         name=w.name,
@@ -319,19 +316,7 @@ def _card_in(w: WCard) -> AgentCard:
         version=w.version,
         interfaces=interfaces,
         capabilities=capabilities,
-        skills=[
-            AgentSkill(
-                id=s.id,
-                name=s.name,
-                description=s.description,
-                tags=s.tags,
-                examples=s.examples,
-                input_modes=s.input_modes,
-                output_modes=s.output_modes,
-                security=s.security,
-            )
-            for s in w.skills
-        ],
+        skills=[_like(AgentSkill, s) for s in w.skills],
         provider=(
             AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
             if w.provider is not None
@@ -341,10 +326,7 @@ def _card_in(w: WCard) -> AgentCard:
         icon_url=w.icon_url,
         security_schemes=_schemes_in(w.security_schemes or {}),
         security=w.security or [],
-        signatures=[
-            CardSignature(protected=s.protected, signature=s.signature, header=s.header)
-            for s in w.signatures or ()
-        ],
+        signatures=[_like(CardSignature, s) for s in w.signatures or ()],
     )
     if w.default_input_modes is not None:
         card.default_input_modes = w.default_input_modes
@@ -366,14 +348,13 @@ def _binding(transport: str) -> str:
     return _BINDINGS.get(transport.upper(), transport)
 
 
+def _like(cls: type[T], w: Struct) -> T:
+    """``w`` as ``cls``, a Struct whose members bear the same names."""
+    return cls(**msgspec.structs.asdict(w))
+
+
 def _extension_out(e: AgentExtension) -> dict[str, Any]:
-    out: dict[str, Any] = {"uri": e.uri}
-    if e.description is not None:
-        out["description"] = e.description
-    if e.required:
-        out["required"] = True
-    if e.params is not None:
-        out["params"] = e.params
+    out: dict[str, Any] = msgspec.to_builtins(_like(WExtension, e))
     return out
 
 
@@ -396,9 +377,7 @@ def _skill_out(s: AgentSkill) -> dict[str, Any]:
 
 
 def _signature_out(s: CardSignature) -> dict[str, Any]:
-    out: dict[str, Any] = {"protected": s.protected, "signature": s.signature}
-    if s.header is not None:
-        out["header"] = s.header
+    out: dict[str, Any] = msgspec.to_builtins(_like(WSignature, s))
     return out
 
 
