@@ -704,8 +704,12 @@ class FamilyCodec(Codec):
         )
 
     def decode_result(self, call: Call, result: bytes) -> Result:
+        return self._from_agent(self.result_in, call, result)
+
+    def _from_agent(self, read: Callable[..., T], *args: Any) -> T:
+        """``read(*args)``, its faults as ``InvalidAgentResponse``."""
         try:
-            return self.result_in(call, result)
+            return read(*args)
         except FieldError as exc:
             raise InvalidAgentResponse(
                 f"Invalid agent response: {exc.describe('result')}"
@@ -737,14 +741,10 @@ class FamilyCodec(Codec):
         raise self.unsupported(call)
 
     def decode_stream_item(self, result: bytes) -> StreamItem:
-        try:
-            return self.item_in(self.read_result(self.wire.StreamItem, result, self.lax.StreamItem))
-        except FieldError as exc:
-            raise InvalidAgentResponse(
-                f"Invalid agent response: {exc.describe('result')}"
-            ) from None
-        except RecursionError:
-            raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
+        return self._from_agent(self.stream_item_in, result)
+
+    def stream_item_in(self, data: bytes) -> StreamItem:
+        return self.item_in(self.read_result(self.wire.StreamItem, data, self.lax.StreamItem))
 
     def decode_error(self, error: Any) -> A2AError:
         return decode_error_member(error, self.variant.errors)
