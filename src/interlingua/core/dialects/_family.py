@@ -65,19 +65,22 @@ from ..model import (
 )
 from ..parts import new_id
 from ._common import (
+    FieldError,
     at_root,
     b64decode,
     b64encode,
     decode_error_member,
     decode_params,
+    each_in,
     encode_error_member,
+    field_in,
     format_timestamp,
     normalize_timestamp,
 )
 from ._family_wire import Variant, Wire
 from .base import Codec, StreamItem
 
-__all__ = ["DATA_COMPAT_KEY", "FamilyCodec", "FieldError"]
+__all__ = ["DATA_COMPAT_KEY", "FamilyCodec", "bytes_in"]
 
 T = TypeVar("T")
 
@@ -113,40 +116,6 @@ _OPS: dict[type, str] = {
     SetPushConfig: "push_set", GetPushConfig: "push_get", ListPushConfigs: "push_list",
     DeletePushConfig: "push_delete", GetExtendedCard: "card",
 }
-
-
-class FieldError(Exception):
-    """A value that decoded but breaks a rule of the dialect, with its field path."""
-
-    def __init__(self, path: list[str], reason: str) -> None:
-        super().__init__(reason)
-        self.path = path
-        self.reason = reason
-
-    def describe(self, root: str) -> str:
-        text = root
-        for seg in self.path:
-            text += seg if seg.startswith("[") else "." + seg
-        return f"{text} {self.reason}"
-
-
-def field_in(name: str, conv: Callable[[Any], T], value: Any) -> T:
-    try:
-        return conv(value)
-    except FieldError as exc:
-        exc.path.insert(0, name)
-        raise
-
-
-def each_in(name: str, items: list[Any], conv: Callable[[Any], T]) -> list[T]:
-    out = []
-    for i, item in enumerate(items):
-        try:
-            out.append(conv(item))
-        except FieldError as exc:
-            exc.path[:0] = [name, f"[{i}]"]
-            raise
-    return out
 
 
 def timestamp_in(value: str) -> str:

@@ -24,7 +24,10 @@ from msgspec import UNSET
 
 from .. import model as m
 from ..errors import InvalidParams
-from ._common import b64decode, b64encode, normalize_timestamp
+from ._common import FieldError, b64decode, b64encode, each_in, normalize_timestamp
+
+# One field error for every dialect: its paths read the same everywhere.
+WireError = FieldError
 
 Metadata = dict[str, Any]
 
@@ -420,22 +423,6 @@ ROLES: dict[str | int, m.Role] = {
 }
 
 
-class WireError(Exception):
-    """A member that breaks the v1.0 rules; ``path`` is built up on the way out."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(problem)
-        self.path = path
-        self.problem = problem
-
-    def at(self, prefix: str) -> WireError:
-        self.path = f"{prefix}.{self.path}" if self.path else prefix
-        return self
-
-    def describe(self, root: str) -> str:
-        return f"{root}.{self.path} {self.problem}" if self.path else f"{root} {self.problem}"
-
-
 def state_in(value: str | int | None, path: str = "state") -> m.TaskState:
     if value is None:
         return m.TaskState.UNKNOWN  # proto3 default: TASK_STATE_UNSPECIFIED
@@ -621,18 +608,6 @@ def status_out(s: m.TaskStatus) -> TaskStatus:
     )
 
 
-def _each(ws: list[Any] | None, convert: Any, name: str) -> list[Any]:
-    if not ws:
-        return []
-    out = []
-    for i, w in enumerate(ws):
-        try:
-            out.append(convert(w))
-        except WireError as exc:
-            raise exc.at(f"{name}[{i}]") from None
-    return out
-
-
 def task_in(w: Task) -> m.Task:
     if not w.id:
         # The proto marks Task.id REQUIRED: a task nobody can ask about again is no task.
@@ -645,8 +620,8 @@ def task_in(w: Task) -> m.Task:
         id=w.id,
         context_id=w.context_id or "",
         status=status,
-        artifacts=_each(w.artifacts, artifact_in, "artifacts"),
-        history=_each(w.history, message_in, "history"),
+        artifacts=each_in("artifacts", w.artifacts or [], artifact_in),
+        history=each_in("history", w.history or [], message_in),
         metadata=w.metadata,
     )
 

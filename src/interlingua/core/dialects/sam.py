@@ -47,8 +47,8 @@ import msgspec
 from ..calls import Call, CancelTask, Result, SendMessage
 from ..errors import InvalidAgentResponse, InvalidParams
 from ..model import Artifact, FilePart, Message, Part, StatusUpdate, Task
-from ._common import b64encode
-from ._family import FamilyCodec, FieldError, bytes_in
+from ._common import FieldError, b64encode
+from ._family import FamilyCodec, bytes_in
 from ._family_wire import Fields, Metadata, Variant, Wire, build_wire
 
 __all__ = ["SAMCodec"]

@@ -85,9 +85,16 @@ from ..model import (
     TaskStatus,
 )
 from ..parts import new_id
-from ._common import V03_ERROR_CLASSES, decode_params, encode_error_member
+from ._common import (
+    V03_ERROR_CLASSES,
+    FieldError,
+    decode_params,
+    each_in,
+    encode_error_member,
+    field_in,
+)
 from ._common import at_root as _at
-from ._family import DATA_COMPAT_KEY, FamilyCodec, FieldError, each_in, field_in
+from ._family import DATA_COMPAT_KEY, FamilyCodec
 from ._family_wire import (
     Metadata,
     NonEmptyStr,
