@@ -3,9 +3,9 @@
 v0.1 clients name their tasks: ``tasks/send`` carries the task ``id`` (and an
 optional ``sessionId``), and the engine creates the task when it does not know
 the id and continues it when it does (DIALECTS.md §i.32). Requests decode
-straight from the params bytes into the Structs of ``_v01_wire`` and from there
-into canonical calls; results are encoded from wire Structs built from the
-canonical objects.
+straight from the params bytes into the Structs below (their parts, files and
+push configs are the family's, ``_family_wire``) and the family's conversion
+core (``_family``) does the rest; this module holds what v0.1 alone does.
 
 What v0.1 cannot say, and what is sent instead (DIALECTS.md §b, §c, §i.17-18):
 
