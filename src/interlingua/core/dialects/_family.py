@@ -25,20 +25,8 @@ from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
-from ..calls import (
-    Call,
-    CancelTask,
-    DeletePushConfig,
-    GetExtendedCard,
-    GetPushConfig,
-    GetTask,
-    ListPushConfigs,
-    Result,
-    SendConfig,
-    SendMessage,
-    SetPushConfig,
-    SubscribeToTask,
-)
+from .. import calls as c
+from .. import model as m
 from ..errors import (
     A2AError,
     InvalidAgentResponse,
@@ -47,22 +35,6 @@ from ..errors import (
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
-from ..model import (
-    AgentCard,
-    Artifact,
-    ArtifactUpdate,
-    AuthInfo,
-    DataPart,
-    FilePart,
-    Message,
-    Part,
-    PushConfig,
-    StatusUpdate,
-    Task,
-    TaskState,
-    TaskStatus,
-    TextPart,
-)
 from ..parts import new_id
 from ._common import (
     FieldError,
@@ -90,7 +62,7 @@ DATA_COMPAT_KEY = "data_part_compat"
 
 _encoder = msgspec.json.Encoder()
 _any = msgspec.json.Decoder()
-_DEFAULT_CONFIG = SendConfig()
+_DEFAULT_CONFIG = c.SendConfig()
 
 # Where messages, parts and artifacts sit in a document, for the lenient path.
 _NESTED = ("message", "status", "history", "artifacts", "artifact", "parts", "file",
@@ -112,9 +84,9 @@ _FILE_RULES: dict[str, tuple[Callable[[int], bool], str]] = {
 
 # The operation of a call, as ``Variant.methods`` names it.
 _OPS: dict[type, str] = {
-    SendMessage: "send", GetTask: "get", CancelTask: "cancel", SubscribeToTask: "resubscribe",
-    SetPushConfig: "push_set", GetPushConfig: "push_get", ListPushConfigs: "push_list",
-    DeletePushConfig: "push_delete", GetExtendedCard: "card",
+    c.SendMessage: "send", c.GetTask: "get", c.CancelTask: "cancel", c.SubscribeToTask: "resubscribe",
+    c.SetPushConfig: "push_set", c.GetPushConfig: "push_get", c.ListPushConfigs: "push_list",
+    c.DeletePushConfig: "push_delete", c.GetExtendedCard: "card",
 }
 
 
@@ -154,8 +126,8 @@ class FamilyCodec(Codec):
     #: unless the fast path refuses unknown members)
     lax: ClassVar[Wire]
     #: wire state <-> canonical state, for a dialect whose states are not the canonical ones
-    states_in: ClassVar[Mapping[Any, TaskState] | None] = None
-    states_out: ClassVar[Mapping[TaskState, Any] | None] = None
+    states_in: ClassVar[Mapping[Any, m.TaskState] | None] = None
+    states_out: ClassVar[Mapping[m.TaskState, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -173,7 +145,7 @@ class FamilyCodec(Codec):
         self._stream_method = v.methods.get("stream")
         self._file_check, self._file_fault = _FILE_RULES[v.file_rule]
         self._decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
-        self._readers: dict[str, Callable[[str, bytes | None], Call]] = {
+        self._readers: dict[str, Callable[[str, bytes | None], c.Call]] = {
             method: getattr(self, "call_in_" + ("send" if op == "stream" else op))
             for op, method in v.methods.items()
         }
@@ -192,14 +164,14 @@ class FamilyCodec(Codec):
 
     # ============================================================= wire -> canonical
 
-    def part_in(self, w: Any) -> Part:
+    def part_in(self, w: Any) -> m.Part:
         t = type(w)
         kind = (
             "text" if t is self._text else "data" if t is self._data
             else "file" if t is self._file else self._untagged_kind(w)
         )
         if kind == "text":
-            return TextPart(text=w.text, metadata=w.metadata)
+            return m.TextPart(text=w.text, metadata=w.metadata)
         if kind == "data":
             return self.data_in(w.data, w.metadata)
         return self.file_in(w.file, w.metadata)
@@ -214,23 +186,23 @@ class FamilyCodec(Codec):
                 raise FieldError([tag_name], f"is {tag!r} but the part holds `{member}`")
         return member
 
-    def data_in(self, data: Any, meta: dict[str, Any] | None) -> DataPart:
+    def data_in(self, data: Any, meta: dict[str, Any] | None) -> m.DataPart:
         if meta is not None and meta.get(DATA_COMPAT_KEY) is True and "value" in data:
             # A non-object value a v1.0-side peer wrapped for us: unwrap it.
             rest = {k: v for k, v in meta.items() if k != DATA_COMPAT_KEY}
-            return DataPart(data=data["value"], metadata=rest or None)
-        return DataPart(data=data, metadata=meta)
+            return m.DataPart(data=data["value"], metadata=rest or None)
+        return m.DataPart(data=data, metadata=meta)
 
-    def file_in(self, f: Any, metadata: dict[str, Any] | None) -> FilePart:
+    def file_in(self, f: Any, metadata: dict[str, Any] | None) -> m.FilePart:
         if not self._file_check((f.data is not None) + (f.uri is not None)):
             raise FieldError(["file"], self._file_fault)
         raw = None if f.data is None else bytes_in(f.data, ["file", "bytes"])
-        return FilePart(
+        return m.FilePart(
             raw=raw, uri=f.uri, media_type=f.mime_type, filename=f.name, metadata=metadata
         )
 
-    def parts_in(self, parts: list[Any]) -> list[Part]:
-        out: list[Part] = []
+    def parts_in(self, parts: list[Any]) -> list[m.Part]:
+        out: list[m.Part] = []
         part_in = self.part_in
         for i, p in enumerate(parts):
             try:
@@ -244,8 +216,8 @@ class FamilyCodec(Codec):
         """The id of a message that came without one."""
         return new_id()
 
-    def message_in(self, w: Any) -> Message:
-        return Message(
+    def message_in(self, w: Any) -> m.Message:
+        return m.Message(
             message_id=w.message_id or self.message_id_in(w),
             role=w.role,
             parts=self.parts_in(w.parts),
@@ -256,8 +228,8 @@ class FamilyCodec(Codec):
             metadata=w.metadata,
         )
 
-    def artifact_in(self, w: Any) -> Artifact:
-        return Artifact(
+    def artifact_in(self, w: Any) -> m.Artifact:
+        return m.Artifact(
             artifact_id=w.artifact_id,
             parts=self.parts_in(w.parts),
             name=w.name,
@@ -266,17 +238,17 @@ class FamilyCodec(Codec):
             extensions=w.extensions,
         )
 
-    def status_in(self, w: Any) -> TaskStatus:
+    def status_in(self, w: Any) -> m.TaskStatus:
         msg = None if w.message is None else field_in("message", self.message_in, w.message)
         ts = w.timestamp
-        return TaskStatus(
+        return m.TaskStatus(
             state=w.state if self._states_in is None else self._states_in[w.state],
             message=msg,
             timestamp=None if ts is None else timestamp_in(ts),
         )
 
-    def task_in(self, w: Any) -> Task:
-        return Task(
+    def task_in(self, w: Any) -> m.Task:
+        return m.Task(
             id=w.id,
             context_id=required(w.context_id, "context_id"),
             status=field_in("status", self.status_in, w.status),
@@ -285,16 +257,16 @@ class FamilyCodec(Codec):
             metadata=w.metadata,
         )
 
-    def status_event_in(self, w: Any) -> StatusUpdate:
-        return StatusUpdate(
+    def status_event_in(self, w: Any) -> m.StatusUpdate:
+        return m.StatusUpdate(
             task_id=required(w.task_id, "task_id"),
             context_id=required(w.context_id, "context_id"),
             status=field_in("status", self.status_in, w.status),
             metadata=w.metadata,
         )
 
-    def artifact_event_in(self, w: Any) -> ArtifactUpdate:
-        return ArtifactUpdate(
+    def artifact_event_in(self, w: Any) -> m.ArtifactUpdate:
+        return m.ArtifactUpdate(
             task_id=required(w.task_id, "task_id"),
             context_id=required(w.context_id, "context_id"),
             artifact=field_in("artifact", self.artifact_in, w.artifact),
@@ -313,32 +285,32 @@ class FamilyCodec(Codec):
             return self.task_in(w)
         return self.message_in(w)
 
-    def push_config_in(self, w: Any, task_id: str | None) -> PushConfig:
+    def push_config_in(self, w: Any, task_id: str | None) -> m.PushConfig:
         a = w.authentication
-        auth = None if a is None else AuthInfo(schemes=a.schemes, credentials=a.credentials)
-        return PushConfig(url=w.url, id=w.id, task_id=task_id, token=w.token, authentication=auth)
+        auth = None if a is None else m.AuthInfo(schemes=a.schemes, credentials=a.credentials)
+        return m.PushConfig(url=w.url, id=w.id, task_id=task_id, token=w.token, authentication=auth)
 
-    def send_config_in(self, c: Any) -> SendConfig:
-        if c is None:
-            return SendConfig()
-        push = c.push_notification_config
-        return SendConfig(
-            accepted_output_modes=c.accepted_output_modes,
-            history_length=c.history_length,
+    def send_config_in(self, w: Any) -> c.SendConfig:
+        if w is None:
+            return c.SendConfig()
+        push = w.push_notification_config
+        return c.SendConfig(
+            accepted_output_modes=w.accepted_output_modes,
+            history_length=w.history_length,
             # Absent means blocking (DIALECTS.md §i.31).
-            blocking=True if c.blocking is None else c.blocking,
+            blocking=True if w.blocking is None else w.blocking,
             push_config=self.push_config_in(push, None) if push is not None else None,
         )
 
     # ============================================================= canonical -> wire
 
-    def part_out(self, p: Part) -> Any:
+    def part_out(self, p: m.Part) -> Any:
         # media_type / filename of text and data parts have no v0.x spelling: dropped.
-        if type(p) is TextPart:
+        if type(p) is m.TextPart:
             if self._plain:
                 return self._text(text=p.text, metadata=p.metadata)
             return self._part_of("text", p.text, p.metadata)
-        if type(p) is DataPart:
+        if type(p) is m.DataPart:
             data, meta = p.data, p.metadata
             if not isinstance(data, dict):
                 meta = dict(meta) if meta else {}
@@ -347,7 +319,7 @@ class FamilyCodec(Codec):
             if self._plain:
                 return self._data(data=data, metadata=meta)
             return self._part_of("data", data, meta)
-        assert isinstance(p, FilePart)
+        assert isinstance(p, m.FilePart)
         file = self.file_out(p)
         if self._plain:
             return self._file(file=file, metadata=p.metadata)
@@ -360,7 +332,7 @@ class FamilyCodec(Codec):
         cls = {"text": self._text, "data": self._data, "file": self._file}[kind]
         return cls(metadata=metadata, tag_echo=kind, **{kind: value})
 
-    def file_out(self, p: FilePart) -> Any:
+    def file_out(self, p: m.FilePart) -> Any:
         return self.wire.File(
             data=b64encode(p.raw) if p.raw is not None else None,
             uri=p.uri,
@@ -368,7 +340,7 @@ class FamilyCodec(Codec):
             name=p.filename,
         )
 
-    def message_out(self, m: Message) -> Any:
+    def message_out(self, m: m.Message) -> Any:
         part_out = self.part_out
         out = self._message(
             message_id=m.message_id,
@@ -384,7 +356,7 @@ class FamilyCodec(Codec):
             out.message_id_echo = m.message_id
         return out
 
-    def artifact_out(self, a: Artifact) -> Any:
+    def artifact_out(self, a: m.Artifact) -> Any:
         # ``index`` is v0.1's artifact identity; v0.2+ identify by artifactId only.
         part_out = self.part_out
         return self._artifact(
@@ -396,14 +368,14 @@ class FamilyCodec(Codec):
             extensions=a.extensions,
         )
 
-    def status_out(self, s: TaskStatus) -> Any:
+    def status_out(self, s: m.TaskStatus) -> Any:
         return self._status(
             state=s.state if self._states_out is None else self._states_out[s.state],
             message=self.message_out(s.message) if s.message is not None else None,
             timestamp=s.timestamp,
         )
 
-    def task_out(self, t: Task) -> Any:
+    def task_out(self, t: m.Task) -> Any:
         return self.wire.Task(
             id=t.id,
             context_id=t.context_id,
@@ -413,12 +385,14 @@ class FamilyCodec(Codec):
             metadata=t.metadata,
         )
 
-    def push_config_out(self, c: PushConfig) -> Any:
-        a = c.authentication
+    def push_config_out(self, config: m.PushConfig) -> Any:
+        a = config.authentication
         auth = None if a is None else self.wire.PushAuth(schemes=a.schemes, credentials=a.credentials)
-        return self.wire.PushConfig(url=c.url, id=c.id, token=c.token, authentication=auth)
+        return self.wire.PushConfig(
+            url=config.url, id=config.id, token=config.token, authentication=auth
+        )
 
-    def task_push_out(self, config: PushConfig, call: Call) -> Any:
+    def task_push_out(self, config: m.PushConfig, call: c.Call) -> Any:
         task_id = config.task_id or getattr(call, "task_id", None) or ""
         return self.wire.TaskPushConfig(
             task_id=task_id, push_notification_config=self.push_config_out(config)
@@ -508,7 +482,7 @@ class FamilyCodec(Codec):
 
     # ================================================================ server side
 
-    def decode_call(self, method: str, params: bytes | None) -> Call:
+    def decode_call(self, method: str, params: bytes | None) -> c.Call:
         reader = self._readers.get(method)
         if reader is None:
             raise MethodNotFound(f"Method not found: {method}")
@@ -520,7 +494,7 @@ class FamilyCodec(Codec):
     def params_in(self, typ: Any, method: str, params: bytes | None) -> Any:
         return decode_params(self.decoder(typ), params, method=method)
 
-    def call_in_send(self, method: str, params: bytes | None) -> Call:
+    def call_in_send(self, method: str, params: bytes | None) -> c.Call:
         w = decode_params(
             self.decoder(self.wire.SendParams), params, method=method,
             fallback=self._fallbacks[method],
@@ -531,66 +505,66 @@ class FamilyCodec(Codec):
             raise InvalidParams(
                 f"Invalid params for {method}: {exc.describe('params.message')}"
             ) from None
-        return SendMessage(
+        return c.SendMessage(
             message=message, config=self.send_config_in(w.configuration), metadata=w.metadata,
             streaming=method == self._stream_method,
         )
 
-    def call_in_get(self, method: str, params: bytes | None) -> Call:
+    def call_in_get(self, method: str, params: bytes | None) -> c.Call:
         q = self.params_in(self.wire.TaskQuery, method, params)
-        return GetTask(id=q.id, history_length=q.history_length)
+        return c.GetTask(id=q.id, history_length=q.history_length)
 
-    def call_in_cancel(self, method: str, params: bytes | None) -> Call:
-        c = self.params_in(self.wire.TaskIdParams, method, params)
-        return CancelTask(id=c.id, metadata=c.metadata)
+    def call_in_cancel(self, method: str, params: bytes | None) -> c.Call:
+        q = self.params_in(self.wire.TaskIdParams, method, params)
+        return c.CancelTask(id=q.id, metadata=q.metadata)
 
-    def call_in_resubscribe(self, method: str, params: bytes | None) -> Call:
+    def call_in_resubscribe(self, method: str, params: bytes | None) -> c.Call:
         # TaskIdParams; the historyLength v0.1 sent on this method is kept if given.
         r = self.params_in(self.wire.TaskQuery, method, params)
-        return SubscribeToTask(id=r.id, history_length=r.history_length)
+        return c.SubscribeToTask(id=r.id, history_length=r.history_length)
 
-    def call_in_push_set(self, method: str, params: bytes | None) -> Call:
+    def call_in_push_set(self, method: str, params: bytes | None) -> c.Call:
         s = self.params_in(self.wire.TaskPushConfig, method, params)
         config = self.push_config_in(s.push_notification_config, s.task_id)
-        return SetPushConfig(task_id=s.task_id, config=config)
+        return c.SetPushConfig(task_id=s.task_id, config=config)
 
-    def call_in_push_get(self, method: str, params: bytes | None) -> Call:
+    def call_in_push_get(self, method: str, params: bytes | None) -> c.Call:
         g = self.params_in(self.wire.GetPushParams, method, params)
-        return GetPushConfig(task_id=g.id, config_id=g.push_notification_config_id)
+        return c.GetPushConfig(task_id=g.id, config_id=g.push_notification_config_id)
 
-    def call_in_push_list(self, method: str, params: bytes | None) -> Call:
-        return ListPushConfigs(task_id=self.params_in(self.wire.TaskIdParams, method, params).id)
+    def call_in_push_list(self, method: str, params: bytes | None) -> c.Call:
+        return c.ListPushConfigs(task_id=self.params_in(self.wire.TaskIdParams, method, params).id)
 
-    def call_in_push_delete(self, method: str, params: bytes | None) -> Call:
+    def call_in_push_delete(self, method: str, params: bytes | None) -> c.Call:
         d = self.params_in(self.wire.DeletePushParams, method, params)
-        return DeletePushConfig(task_id=d.id, config_id=d.push_notification_config_id)
+        return c.DeletePushConfig(task_id=d.id, config_id=d.push_notification_config_id)
 
-    def call_in_card(self, method: str, params: bytes | None) -> Call:
-        return GetExtendedCard()
+    def call_in_card(self, method: str, params: bytes | None) -> c.Call:
+        return c.GetExtendedCard()
 
     def unsupported(self, what: object) -> A2AError:
         return UnsupportedOperation(f"{type(what).__name__} is not part of {self.variant.label}")
 
-    def encode_result(self, call: Call, result: Result) -> bytes:
-        if isinstance(result, Task):
+    def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        if isinstance(result, m.Task):
             return _encoder.encode(self.task_out(result))
-        if isinstance(result, Message):
+        if isinstance(result, m.Message):
             return _encoder.encode(self.message_out(result))
         if result is None:
             return b"null"
         if "push_get" in self.variant.methods:
-            if isinstance(result, PushConfig):
+            if isinstance(result, m.PushConfig):
                 return _encoder.encode(self.task_push_out(result, call))
             if isinstance(result, list):
-                return _encoder.encode([self.task_push_out(c, call) for c in result])
-        if isinstance(result, AgentCard) and "card" in self.variant.methods:
+                return _encoder.encode([self.task_push_out(p, call) for p in result])
+        if isinstance(result, m.AgentCard) and "card" in self.variant.methods:
             return _encoder.encode(self.card_out(result))
         raise self.unsupported(result)
 
-    def card_out(self, card: AgentCard) -> Any:
+    def card_out(self, card: m.AgentCard) -> Any:
         raise self.unsupported(card)
 
-    def card_in(self, data: bytes) -> AgentCard:
+    def card_in(self, data: bytes) -> m.AgentCard:
         raise InvalidAgentResponse("Invalid agent response: this dialect has no card method")
 
     def encode_error(self, error: A2AError) -> bytes:
@@ -600,14 +574,14 @@ class FamilyCodec(Codec):
 
     def encode_stream_item(self, item: StreamItem) -> bytes:
         w = self.wire
-        if isinstance(item, StatusUpdate):
+        if isinstance(item, m.StatusUpdate):
             # v0.x streams mark their last status event (DIALECTS.md §i.17).
             return _encoder.encode(w.StatusEvent(
                 task_id=item.task_id, context_id=item.context_id,
                 status=self.status_out(item.status),
                 final=item.status.state in RETURN_STATES, metadata=item.metadata,
             ))
-        if isinstance(item, ArtifactUpdate):
+        if isinstance(item, m.ArtifactUpdate):
             return _encoder.encode(w.ArtifactEvent(
                 task_id=item.task_id, context_id=item.context_id,
                 artifact=self.artifact_out(item.artifact),
@@ -615,64 +589,56 @@ class FamilyCodec(Codec):
                 last_chunk=True if item.last_chunk else None,
                 metadata=item.metadata,
             ))
-        if isinstance(item, Task):
+        if isinstance(item, m.Task):
             return _encoder.encode(self.task_out(item))
         return _encoder.encode(self.message_out(item))
 
     # ================================================================ client side
 
-    def encode_call(self, call: Call) -> tuple[str, bytes]:
-        methods = self.variant.methods
-        w = self.wire
-        params: Any
-        if isinstance(call, SendMessage):
-            op = "stream" if call.streaming else "send"
-            params = self.send_params_out(call)
-        elif isinstance(call, GetTask):
-            op, params = "get", w.TaskQuery(id=call.id, history_length=call.history_length)
-        elif isinstance(call, CancelTask):
-            op, params = "cancel", w.TaskIdParams(id=call.id, metadata=call.metadata)
-        elif isinstance(call, SubscribeToTask):
-            op = "resubscribe"
-            params = w.TaskQuery(id=call.id, history_length=call.history_length)
-        elif isinstance(call, SetPushConfig):
-            op, params = "push_set", w.TaskPushConfig(
-                task_id=call.task_id, push_notification_config=self.push_config_out(call.config)
-            )
-        elif isinstance(call, GetPushConfig):
-            op, params = "push_get", w.GetPushParams(
-                id=call.task_id, push_notification_config_id=call.config_id
-            )
-        elif isinstance(call, ListPushConfigs):
-            op, params = "push_list", w.TaskIdParams(id=call.task_id)
-        elif isinstance(call, DeletePushConfig):
-            op, params = "push_delete", w.DeletePushParams(
-                id=call.task_id, push_notification_config_id=call.config_id
-            )
-        elif isinstance(call, GetExtendedCard):
-            op, params = "card", None
-        else:
+    def encode_call(self, call: c.Call) -> tuple[str, bytes]:
+        op = "stream" if isinstance(call, c.SendMessage) and call.streaming else _OPS.get(type(call))
+        method = self.variant.methods.get(op or "")
+        if method is None:
             raise self.unsupported(call)
-        if op not in methods:
-            raise self.unsupported(call)
-        return methods[op], b"{}" if params is None else _encoder.encode(params)
+        params = self.params_out(call)
+        return method, b"{}" if params is None else _encoder.encode(params)
 
-    def send_params_out(self, call: SendMessage) -> Any:
-        c = call.config
+    def params_out(self, call: c.Call) -> Any:
+        """The params Struct of ``call`` (None: no params)."""
+        w = self.wire
+        if isinstance(call, c.SendMessage):
+            return self.send_params_out(call)
+        if isinstance(call, (c.GetTask, c.SubscribeToTask)):
+            return w.TaskQuery(id=call.id, history_length=call.history_length)
+        if isinstance(call, c.CancelTask):
+            return w.TaskIdParams(id=call.id, metadata=call.metadata)
+        if isinstance(call, c.SetPushConfig):
+            config = self.push_config_out(call.config)
+            return w.TaskPushConfig(task_id=call.task_id, push_notification_config=config)
+        if isinstance(call, c.GetPushConfig):
+            return w.GetPushParams(id=call.task_id, push_notification_config_id=call.config_id)
+        if isinstance(call, c.ListPushConfigs):
+            return w.TaskIdParams(id=call.task_id)
+        if isinstance(call, c.DeletePushConfig):
+            return w.DeletePushParams(id=call.task_id, push_notification_config_id=call.config_id)
+        return None
+
+    def send_params_out(self, call: c.SendMessage) -> Any:
+        conf = call.config
         config = None
-        if c != _DEFAULT_CONFIG:
-            push = c.push_config
+        if conf != _DEFAULT_CONFIG:
+            push = conf.push_config
             config = self.wire.SendConfig(
-                accepted_output_modes=c.accepted_output_modes,
-                history_length=c.history_length,
+                accepted_output_modes=conf.accepted_output_modes,
+                history_length=conf.history_length,
                 push_notification_config=self.push_config_out(push) if push else None,
-                blocking=c.blocking,
+                blocking=conf.blocking,
             )
         return self.wire.SendParams(
             message=self.message_out(call.message), configuration=config, metadata=call.metadata
         )
 
-    def decode_result(self, call: Call, result: bytes) -> Result:
+    def decode_result(self, call: c.Call, result: bytes) -> c.Result:
         return self._from_agent(self.result_in, call, result)
 
     def _from_agent(self, read: Callable[..., T], *args: Any) -> T:
@@ -686,26 +652,26 @@ class FamilyCodec(Codec):
         except RecursionError:
             raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
 
-    def result_in(self, call: Call, data: bytes) -> Result:
+    def result_in(self, call: c.Call, data: bytes) -> c.Result:
         w, lax = self.wire, self.lax
         if _OPS.get(type(call)) not in self.variant.methods:
             raise self.unsupported(call)
-        if isinstance(call, SendMessage):
+        if isinstance(call, c.SendMessage):
             item = self.item_in(self.read_result(w.SendResult, data, lax.SendResult))
-            assert isinstance(item, (Task, Message))
+            assert isinstance(item, (m.Task, m.Message))
             return item
-        if isinstance(call, (GetTask, CancelTask, SubscribeToTask)):
+        if isinstance(call, (c.GetTask, c.CancelTask, c.SubscribeToTask)):
             return self.task_in(self.read_result(w.Task, data, lax.Task))
-        if isinstance(call, (SetPushConfig, GetPushConfig)):
+        if isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
             tp = self.read_result(w.TaskPushConfig, data)
             return self.push_config_in(tp.push_notification_config, tp.task_id)
-        if isinstance(call, ListPushConfigs):
+        if isinstance(call, c.ListPushConfigs):
             configs: Any = w.TaskPushConfig
             items = self.read_result(list[configs], data)
             return [self.push_config_in(tp.push_notification_config, tp.task_id) for tp in items]
-        if isinstance(call, DeletePushConfig):
+        if isinstance(call, c.DeletePushConfig):
             return None  # null in v0.3; some peers answer {} (DIALECTS.md §i.30)
-        if isinstance(call, GetExtendedCard):
+        if isinstance(call, c.GetExtendedCard):
             return self.card_in(data)
         raise self.unsupported(call)
 

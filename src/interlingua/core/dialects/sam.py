@@ -145,11 +145,10 @@ class SAMCodec(FamilyCodec):
             raise InvalidParams(f"Invalid params for {method}: `params.id` is required")
         return CancelTask(id=task_id, metadata=w.metadata)
 
-    def encode_call(self, call: Call) -> tuple[str, bytes]:
+    def params_out(self, call: Call) -> Any:
         if isinstance(call, CancelTask):
-            params = SCancelParams(id=call.id, metadata=call.metadata)
-            return self.variant.methods["cancel"], msgspec.json.encode(params)
-        return super().encode_call(call)
+            return SCancelParams(id=call.id, metadata=call.metadata)
+        return super().params_out(call)
 
     def result_in(self, call: Call, data: bytes) -> Result:
         if not isinstance(call, (SendMessage, CancelTask)):

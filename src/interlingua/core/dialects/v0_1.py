@@ -67,7 +67,6 @@ from ..model import (
     APIKeyScheme,
     Artifact,
     ArtifactUpdate,
-    AuthInfo,
     DataPart,
     FilePart,
     HTTPAuthScheme,
@@ -99,7 +98,6 @@ from ._family_wire import (
     Metadata,
     NonEmptyStr,
     NonNegativeInt,
-    PushAuth,
     Variant,
     Wire,
     build_wire,
@@ -330,9 +328,9 @@ class V01Codec(FamilyCodec):
         )
 
     def push_config_in(self, w: Any, task_id: str | None) -> PushConfig:
-        a = w.authentication
-        auth = None if a is None else AuthInfo(schemes=a.schemes, credentials=a.credentials)
-        return PushConfig(url=w.url, task_id=task_id, token=w.token, authentication=auth)
+        config = super().push_config_in(w, task_id)
+        config.id = None  # v0.1 knows one config per task, without an id
+        return config
 
     # ------------------------------------------------------------ canonical -> wire
 
@@ -369,10 +367,10 @@ class V01Codec(FamilyCodec):
             metadata=t.metadata,
         )
 
-    def push_config_out(self, c: PushConfig) -> Any:
-        a = c.authentication
-        auth = None if a is None else PushAuth(schemes=a.schemes, credentials=a.credentials)
-        return _w.PushConfig(url=c.url, token=c.token, authentication=auth)
+    def push_config_out(self, config: PushConfig) -> Any:
+        out = super().push_config_out(config)
+        out.id = None  # v0.1 knows one config per task, without an id
+        return out
 
     # ------------------------------------------------------------------ server side
 
@@ -480,16 +478,14 @@ class V01Codec(FamilyCodec):
             metadata=call.metadata,
         )
 
-    def encode_call(self, call: c.Call) -> tuple[str, bytes]:
-        methods = self.variant.methods
+    def params_out(self, call: c.Call) -> Any:
         if isinstance(call, c.SetPushConfig):
-            return methods["push_set"], msgspec.json.encode(WTaskPushConfig(
-                id=call.task_id, push_notification_config=self.push_config_out(call.config)
-            ))
+            config = self.push_config_out(call.config)
+            return WTaskPushConfig(id=call.task_id, push_notification_config=config)
         if isinstance(call, c.GetPushConfig):
             # one config per task in v0.1: a config id has nothing to select
-            return methods["push_get"], msgspec.json.encode(_w.TaskIdParams(id=call.task_id))
-        return super().encode_call(call)
+            return _w.TaskIdParams(id=call.task_id)
+        return super().params_out(call)
 
     def result_in(self, call: c.Call, data: bytes) -> c.Result:
         if isinstance(call, (c.SendMessage, c.GetTask, c.CancelTask, c.SubscribeToTask)):
