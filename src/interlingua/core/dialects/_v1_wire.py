@@ -24,7 +24,7 @@ from msgspec import UNSET
 
 from .. import model as m
 from ..errors import InvalidParams
-from ._common import FieldError, b64decode, b64encode, each_in, normalize_timestamp
+from ._common import FieldError, b64decode, b64encode, each_in, field_in, normalize_timestamp
 
 # One field error for every dialect: its paths read the same everywhere.
 WireError = FieldError
@@ -526,13 +526,7 @@ def parts_in(ws: list[Part] | None, *, request: bool) -> list[m.Part]:
         if request:
             raise WireError("parts", "must hold at least one part")
         return []
-    out: list[m.Part] = []
-    for i, w in enumerate(ws):
-        try:
-            out.append(part_in(w))
-        except WireError as exc:
-            raise exc.at(f"parts[{i}]") from None
-    return out
+    return each_in("parts", ws, part_in)
 
 
 # ---------------------------------------------------------------------- messages
@@ -591,12 +585,7 @@ def artifact_out(a: m.Artifact) -> Artifact:
 def status_in(w: TaskStatus | None) -> m.TaskStatus:
     if w is None:
         return m.TaskStatus(m.TaskState.UNKNOWN)
-    message = None
-    if w.message is not None:
-        try:
-            message = message_in(w.message)
-        except WireError as exc:
-            raise exc.at("message") from None
+    message = None if w.message is None else field_in("message", message_in, w.message)
     return m.TaskStatus(state_in(w.state), message, timestamp_in(w.timestamp, "timestamp"))
 
 
@@ -612,10 +601,7 @@ def task_in(w: Task) -> m.Task:
     if not w.id:
         # The proto marks Task.id REQUIRED: a task nobody can ask about again is no task.
         raise WireError("id", "is required")
-    try:
-        status = status_in(w.status)
-    except WireError as exc:
-        raise exc.at("status") from None
+    status = field_in("status", status_in, w.status)
     return m.Task(
         id=w.id,
         context_id=w.context_id or "",
@@ -641,20 +627,14 @@ def task_out(t: m.Task) -> Task:
 
 
 def status_update_in(w: TaskStatusUpdateEvent) -> m.StatusUpdate:
-    try:
-        status = status_in(w.status)
-    except WireError as exc:
-        raise exc.at("status") from None
+    status = field_in("status", status_in, w.status)
     return m.StatusUpdate(w.task_id or "", w.context_id or "", status, w.metadata)
 
 
 def artifact_update_in(w: TaskArtifactUpdateEvent) -> m.ArtifactUpdate:
     if w.artifact is None:
         raise WireError("artifact", "is required")
-    try:
-        artifact = artifact_in(w.artifact)
-    except WireError as exc:
-        raise exc.at("artifact") from None
+    artifact = field_in("artifact", artifact_in, w.artifact)
     return m.ArtifactUpdate(
         task_id=w.task_id or "",
         context_id=w.context_id or "",
@@ -746,10 +726,7 @@ def push_config_in(w: TaskPushNotificationConfig, *, request: bool) -> m.PushCon
         raise WireError("url", "is required")
     auth = None
     if w.authentication is not None:
-        try:
-            auth = auth_in(w.authentication, request=request)
-        except WireError as exc:
-            raise exc.at("authentication") from None
+        auth = field_in("authentication", lambda a: auth_in(a, request=request), w.authentication)
     return m.PushConfig(
         url=w.url or "",
         id=w.id or None,
@@ -999,12 +976,10 @@ def card_out(c: m.AgentCard) -> AgentCard:
 
 def card_in(w: AgentCard) -> m.AgentCard:
     caps = w.capabilities or AgentCapabilities()
-    schemes: dict[str, m.SecurityScheme] = {}
-    for name, s in (w.security_schemes or {}).items():
-        try:
-            schemes[name] = scheme_in(s)
-        except WireError as exc:
-            raise exc.at(f"securitySchemes.{name}") from None
+    schemes = {
+        name: field_in(f"securitySchemes.{name}", scheme_in, s)
+        for name, s in (w.security_schemes or {}).items()
+    }
     if w.security_requirements is not None:
         security = [requirement_in(r) for r in w.security_requirements]
     else:

@@ -48,7 +48,7 @@ from ..errors import (
     VersionNotSupported,
 )
 from . import _v1_wire as w
-from ._common import V03_ERROR_CLASSES, decode_params
+from ._common import V03_ERROR_CLASSES, decode_params, each_in, field_in
 from .base import Codec, StreamItem
 
 __all__ = ["V1Codec", "decode_card_v1", "encode_card_v1"]
@@ -156,16 +156,10 @@ def _send_in(method: str, params: bytes | None) -> c.SendMessage:
     req: w.SendMessageRequest = _SEND.params(params, method)
     if req.message is None:
         raise w.WireError("message", "is required")
-    try:
-        message = w.message_in(req.message, request=True)
-    except w.WireError as exc:
-        raise exc.at("message") from None
+    message = field_in("message", lambda x: w.message_in(x, request=True), req.message)
     config = c.SendConfig()
     if req.configuration is not None:
-        try:
-            config = _config_in(req.configuration)
-        except w.WireError as exc:
-            raise exc.at("configuration") from None
+        config = field_in("configuration", _config_in, req.configuration)
     return c.SendMessage(
         message=message,
         config=config,
@@ -178,10 +172,11 @@ def _send_in(method: str, params: bytes | None) -> c.SendMessage:
 def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
     push = None
     if wc.task_push_notification_config is not None:
-        try:
-            push = w.push_config_in(wc.task_push_notification_config, request=True)
-        except w.WireError as exc:
-            raise exc.at("taskPushNotificationConfig") from None
+        push = field_in(
+            "taskPushNotificationConfig",
+            lambda p: w.push_config_in(p, request=True),
+            wc.task_push_notification_config,
+        )
     return c.SendConfig(
         accepted_output_modes=wc.accepted_output_modes or None,
         history_length=w.count_in(wc.history_length, "historyLength"),
@@ -363,23 +358,7 @@ def _call_out(call: c.Call) -> tuple[str, msgspec.Struct]:
 
 
 def _method_of(call: c.Call) -> str:
-    if isinstance(call, c.SendMessage) and call.streaming:
-        return "SendStreamingMessage"
-    return _METHODS[type(call)]
-
-
-_METHODS: dict[type, str] = {
-    c.SendMessage: "SendMessage",
-    c.GetTask: "GetTask",
-    c.ListTasks: "ListTasks",
-    c.CancelTask: "CancelTask",
-    c.SubscribeToTask: "SubscribeToTask",
-    c.SetPushConfig: "CreateTaskPushNotificationConfig",
-    c.GetPushConfig: "GetTaskPushNotificationConfig",
-    c.ListPushConfigs: "ListTaskPushNotificationConfigs",
-    c.DeletePushConfig: "DeleteTaskPushNotificationConfig",
-    c.GetExtendedCard: "GetExtendedAgentCard",
-}
+    return _call_out(call)[0]
 
 
 # ------------------------------------------------------------------ results out
@@ -439,27 +418,14 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
             if (resp.task is None) == (resp.message is None):
                 raise w.WireError("", "must hold exactly one of task, message")
             if resp.task is not None:
-                try:
-                    return w.task_in(resp.task)
-                except w.WireError as exc:
-                    raise exc.at("task") from None
-            assert resp.message is not None
-            try:
-                return w.message_in(resp.message)
-            except w.WireError as exc:
-                raise exc.at("message") from None
+                return field_in("task", w.task_in, resp.task)
+            return field_in("message", w.message_in, resp.message)
         if isinstance(call, c.GetTask | c.CancelTask):
             return w.task_in(_TASK.result(data, method))
         if isinstance(call, c.ListTasks):
             page: w.ListTasksResponse = _LIST_TASKS_RESPONSE.result(data, method)
-            tasks = []
-            for i, t in enumerate(page.tasks or []):
-                try:
-                    tasks.append(w.task_in(t))
-                except w.WireError as exc:
-                    raise exc.at(f"tasks[{i}]") from None
             return c.ListTasksResult(
-                tasks=tasks,
+                tasks=each_in("tasks", page.tasks or [], w.task_in),
                 next_page_token=page.next_page_token or "",
                 page_size=page.page_size or 0,
                 total_size=page.total_size or 0,
@@ -470,13 +436,8 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
             listed: w.ListTaskPushNotificationConfigsResponse = _LIST_PUSH_RESPONSE.result(
                 data, method
             )
-            configs = []
-            for i, p in enumerate(listed.configs or []):
-                try:
-                    configs.append(w.push_config_in(p, request=False))
-                except w.WireError as exc:
-                    raise exc.at(f"configs[{i}]") from None
-            return configs
+            configs = listed.configs or []
+            return each_in("configs", configs, lambda p: w.push_config_in(p, request=False))
         if isinstance(call, c.DeletePushConfig):
             return None  # google.protobuf.Empty: ``null`` or ``{}``
         return w.card_in(_CARD.result(data, method))
