@@ -44,6 +44,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 from .. import calls as c
+from .. import model as m
 from ..errors import (
     A2AError,
     AuthenticationRequired,
@@ -58,31 +59,6 @@ from ..errors import (
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
-from ..model import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentProvider,
-    AgentSkill,
-    APIKeyScheme,
-    Artifact,
-    ArtifactUpdate,
-    DataPart,
-    FilePart,
-    HTTPAuthScheme,
-    Message,
-    MutualTLSScheme,
-    OAuth2Scheme,
-    OAuthFlow,
-    OpenIdConnectScheme,
-    PushConfig,
-    Role,
-    SecurityScheme,
-    StatusUpdate,
-    Task,
-    TaskState,
-    TaskStatus,
-)
 from ..parts import new_id
 from ._common import (
     V03_ERROR_CLASSES,
@@ -161,12 +137,12 @@ class WState(enum.Enum):
 
 
 # Canonical states v0.1 lacks are sent as their nearest v0.1 state (DIALECTS.md §i.18).
-_STATE_OUT: dict[TaskState, WState] = {
-    **{TaskState(w.value): w for w in WState},
-    TaskState.AUTH_REQUIRED: WState.INPUT_REQUIRED,
-    TaskState.REJECTED: WState.FAILED,
+_STATE_OUT: dict[m.TaskState, WState] = {
+    **{m.TaskState(w.value): w for w in WState},
+    m.TaskState.AUTH_REQUIRED: WState.INPUT_REQUIRED,
+    m.TaskState.REJECTED: WState.FAILED,
 }
-_STATE_IN: dict[WState, TaskState] = {w: TaskState(w.value) for w in WState}
+_STATE_IN: dict[WState, m.TaskState] = {w: m.TaskState(w.value) for w in WState}
 
 _w = build_wire(VARIANT)
 if TYPE_CHECKING:
@@ -178,7 +154,7 @@ else:
 
 
 class WMessage(Struct, omit_defaults=True):
-    role: Role
+    role: m.Role
     parts: Annotated[list[_Part], Meta(min_length=1)]
     metadata: Metadata | None = None
     # Not part of v0.1: read when a newer peer sends one (so retries keep their
@@ -260,12 +236,12 @@ class V01Codec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = _w
     lax: ClassVar[Wire] = _w
-    states_in: ClassVar[Mapping[Any, TaskState] | None] = _STATE_IN
-    states_out: ClassVar[Mapping[TaskState, Any] | None] = _STATE_OUT
+    states_in: ClassVar[Mapping[Any, m.TaskState] | None] = _STATE_IN
+    states_out: ClassVar[Mapping[m.TaskState, Any] | None] = _STATE_OUT
 
     # ------------------------------------------------------------ wire -> canonical
 
-    def data_in(self, data: Any, meta: dict[str, Any] | None) -> DataPart:
+    def data_in(self, data: Any, meta: dict[str, Any] | None) -> m.DataPart:
         if meta is not None and DATA_COMPAT_KEY in meta:
             # The flag is ours, never user metadata: it is dropped, and a value
             # wrapped by a peer (or by us) is unwrapped.
@@ -273,12 +249,12 @@ class V01Codec(FamilyCodec):
                 data = data["value"]
             meta = {k: v for k, v in meta.items() if k != DATA_COMPAT_KEY}
         # Empty metadata reads as none: our own wrapping may add and remove a key.
-        return DataPart(data=data, metadata=meta or None)
+        return m.DataPart(data=data, metadata=meta or None)
 
     def message_in(
         self, w: Any, *, task_id: str | None = None, context_id: str | None = None
-    ) -> Message:
-        return Message(
+    ) -> m.Message:
+        return m.Message(
             message_id=w.message_id or new_id(),
             role=w.role,
             parts=self.parts_in(w.parts),
@@ -287,10 +263,10 @@ class V01Codec(FamilyCodec):
             metadata=w.metadata,
         )
 
-    def artifact_in(self, w: Any, position: int = 0) -> Artifact:
+    def artifact_in(self, w: Any, position: int = 0) -> m.Artifact:
         """``position`` stands in for an absent ``index`` (the schema's default is 0)."""
         index = position if w.index is None else w.index
-        return Artifact(
+        return m.Artifact(
             artifact_id=f"artifact-{index}",
             parts=self.parts_in(w.parts),
             name=w.name,
@@ -299,10 +275,10 @@ class V01Codec(FamilyCodec):
             index=index,
         )
 
-    def task_in(self, w: Any) -> Task:
+    def task_in(self, w: Any) -> m.Task:
         # Without an index, an artifact of a task is known by its position.
         positions = list(enumerate(w.artifacts or ()))
-        return Task(
+        return m.Task(
             id=w.id,
             context_id=w.session_id or "",
             status=field_in("status", self.status_in, w.status),
@@ -311,14 +287,14 @@ class V01Codec(FamilyCodec):
             metadata=w.metadata,
         )
 
-    def item_in(self, w: Any) -> StatusUpdate | ArtifactUpdate:
+    def item_in(self, w: Any) -> m.StatusUpdate | m.ArtifactUpdate:
         if (w.status is None) == (w.artifact is None):
             raise FieldError([], "must hold exactly one of `status` or `artifact`")
         if w.status is not None:
             status = field_in("status", self.status_in, w.status)
-            return StatusUpdate(task_id=w.id, context_id="", status=status, metadata=w.metadata)
+            return m.StatusUpdate(task_id=w.id, context_id="", status=status, metadata=w.metadata)
         a = w.artifact
-        return ArtifactUpdate(
+        return m.ArtifactUpdate(
             task_id=w.id,
             context_id="",
             artifact=field_in("artifact", self.artifact_in, a),
@@ -327,24 +303,25 @@ class V01Codec(FamilyCodec):
             metadata=w.metadata,
         )
 
-    def push_config_in(self, w: Any, task_id: str | None) -> PushConfig:
+    def push_config_in(self, w: Any, task_id: str | None) -> m.PushConfig:
         config = super().push_config_in(w, task_id)
         config.id = None  # v0.1 knows one config per task, without an id
         return config
 
     # ------------------------------------------------------------ canonical -> wire
 
-    def file_out(self, p: FilePart) -> Any:
+    def file_out(self, p: m.FilePart) -> Any:
         out = super().file_out(p)
         if p.raw is not None:
             out.uri = None  # at most one of bytes/uri in v0.1: an inline copy wins
         return out
 
-    def message_out(self, m: Message) -> Any:
-        return WMessage(role=m.role, parts=[self.part_out(p) for p in m.parts], metadata=m.metadata)
+    def message_out(self, msg: m.Message) -> Any:
+        parts = [self.part_out(p) for p in msg.parts]
+        return WMessage(role=msg.role, parts=parts, metadata=msg.metadata)
 
     def artifact_out(
-        self, a: Artifact, position: int = 0, *, append: bool = False, last_chunk: bool = False
+        self, a: m.Artifact, position: int = 0, *, append: bool = False, last_chunk: bool = False
     ) -> Any:
         return WArtifact(
             name=a.name,
@@ -356,18 +333,18 @@ class V01Codec(FamilyCodec):
             metadata=a.metadata,
         )
 
-    def task_out(self, t: Task) -> Any:
+    def task_out(self, t: m.Task) -> Any:
         arts = [self.artifact_out(a, i) for i, a in enumerate(t.artifacts)]
         return WTask(
             id=t.id,
             session_id=t.context_id or None,
             status=self.status_out(t.status),
             artifacts=arts or None,
-            history=[self.message_out(m) for m in t.history] if t.history else None,
+            history=[self.message_out(h) for h in t.history] if t.history else None,
             metadata=t.metadata,
         )
 
-    def push_config_out(self, config: PushConfig) -> Any:
+    def push_config_out(self, config: m.PushConfig) -> Any:
         out = super().push_config_out(config)
         out.id = None  # v0.1 knows one config per task, without an id
         return out
@@ -418,13 +395,13 @@ class V01Codec(FamilyCodec):
         return c.GetPushConfig(task_id=self.params_in(_w.TaskIdParams, method, params).id)
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
-        if isinstance(result, Task) and isinstance(
+        if isinstance(result, m.Task) and isinstance(
             call, (c.SendMessage, c.GetTask, c.CancelTask, c.SubscribeToTask)
         ):
             return msgspec.json.encode(self.task_out(result))
-        if isinstance(result, Message) and isinstance(call, c.SendMessage):
+        if isinstance(result, m.Message) and isinstance(call, c.SendMessage):
             return msgspec.json.encode(self.task_out(_answer_task(result, call)))
-        if isinstance(result, PushConfig) and isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
+        if isinstance(result, m.PushConfig) and isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
             return msgspec.json.encode(
                 WTaskPushConfig(
                     id=result.task_id or call.task_id,
@@ -443,7 +420,7 @@ class V01Codec(FamilyCodec):
         return encode_error_member(error.code_for(DIALECT), error.message, data)
 
     def encode_stream_item(self, item: Any) -> bytes:
-        if isinstance(item, ArtifactUpdate):
+        if isinstance(item, m.ArtifactUpdate):
             # v0.1 carries the chunk flags inside the artifact; an update without an
             # index (another dialect's) goes out as the schema's default, 0.
             a = self.artifact_out(item.artifact, append=item.append, last_chunk=item.last_chunk)
@@ -451,12 +428,12 @@ class V01Codec(FamilyCodec):
                 WStreamEvent(id=item.task_id, artifact=a, metadata=item.metadata)
             )
         metadata = None
-        if isinstance(item, StatusUpdate):
+        if isinstance(item, m.StatusUpdate):
             task_id, status, metadata = item.task_id, item.status, item.metadata
-        elif isinstance(item, Task):
+        elif isinstance(item, m.Task):
             task_id, status = item.id, item.status
         else:
-            task_id, status = item.task_id or "", TaskStatus(TaskState.COMPLETED, message=item)
+            task_id, status = item.task_id or "", m.TaskStatus(m.TaskState.COMPLETED, message=item)
         # the last status event of a stream says so (DIALECTS.md §i.17)
         final = status.state in RETURN_STATES
         return msgspec.json.encode(WStreamEvent(
@@ -466,13 +443,13 @@ class V01Codec(FamilyCodec):
     # ------------------------------------------------------------------ client side
 
     def send_params_out(self, call: c.SendMessage) -> Any:
-        m = call.message
+        msg = call.message
         c = call.config
         return WSendParams(
             # v0.1 clients make the task id (DIALECTS.md §a.2)
-            id=m.task_id or call.client_task_id or new_id(),
-            session_id=m.context_id,
-            message=self.message_out(m),
+            id=msg.task_id or call.client_task_id or new_id(),
+            session_id=msg.context_id,
+            message=self.message_out(msg),
             push_notification=self.push_config_out(c.push_config) if c.push_config else None,
             history_length=c.history_length,
             metadata=call.metadata,
@@ -498,13 +475,13 @@ class V01Codec(FamilyCodec):
         raise self.unsupported(call)
 
 
-def _answer_task(message: Message, call: c.SendMessage) -> Task:
+def _answer_task(message: m.Message, call: c.SendMessage) -> m.Task:
     """A send answered with a bare message, as the task v0.1 must answer with."""
     sent = call.message
-    return Task(
+    return m.Task(
         id=message.task_id or sent.task_id or call.client_task_id or "",
         context_id=message.context_id or sent.context_id or "",
-        status=TaskStatus(state=TaskState.COMPLETED, message=message),
+        status=m.TaskStatus(state=m.TaskState.COMPLETED, message=message),
     )
 
 
@@ -560,19 +537,19 @@ class WCard(Struct, rename="camel"):
 _HTTP_NAMES = {"bearer": "Bearer", "basic": "Basic", "digest": "Digest"}
 
 
-def _scheme_name(s: SecurityScheme) -> str:
-    if isinstance(s, HTTPAuthScheme):
+def _scheme_name(s: m.SecurityScheme) -> str:
+    if isinstance(s, m.HTTPAuthScheme):
         return _HTTP_NAMES.get(s.scheme.lower(), s.scheme)
-    if isinstance(s, APIKeyScheme):
+    if isinstance(s, m.APIKeyScheme):
         return "ApiKey"
-    if isinstance(s, OAuth2Scheme):
+    if isinstance(s, m.OAuth2Scheme):
         return "OAuth2"
-    if isinstance(s, OpenIdConnectScheme):
+    if isinstance(s, m.OpenIdConnectScheme):
         return "OpenIdConnect"
     return "mTLS"
 
 
-def encode_card_v01(card: AgentCard, *, url: str) -> dict[str, Any]:
+def encode_card_v01(card: m.AgentCard, *, url: str) -> dict[str, Any]:
     """The members a v0.1 client needs beyond the v0.3 rendering of ``card``.
 
     ``url`` is the JSON-RPC endpoint v0.1 clients post to (the hybrid card's
@@ -598,7 +575,7 @@ def encode_card_v01(card: AgentCard, *, url: str) -> dict[str, Any]:
     return doc
 
 
-def decode_card_v01(doc: Any) -> AgentCard:
+def decode_card_v01(doc: Any) -> m.AgentCard:
     """A v0.1 card document -> the canonical card, with one v0.1 JSON-RPC interface.
 
     ``authentication.schemes`` become security schemes (any one of them
@@ -617,18 +594,18 @@ def decode_card_v01(doc: Any) -> AgentCard:
         raise InvalidAgentResponse("Invalid agent card: nested too deeply") from None
     caps = w.capabilities
     schemes = _schemes_in(w.authentication) if w.authentication is not None else {}
-    card = AgentCard(
+    card = m.AgentCard(
         name=w.name,
         description=w.description or "",
         version=w.version or "",
-        interfaces=[AgentInterface(url=w.url, binding="JSONRPC", protocol_version=DIALECT)],
-        capabilities=AgentCapabilities(
+        interfaces=[m.AgentInterface(url=w.url, binding="JSONRPC", protocol_version=DIALECT)],
+        capabilities=m.AgentCapabilities(
             streaming=bool(caps and caps.streaming),
             push_notifications=bool(caps and caps.push_notifications),
             state_transition_history=bool(caps and caps.state_transition_history),
         ),
         skills=[
-            AgentSkill(
+            m.AgentSkill(
                 id=s.id,
                 name=s.name,
                 description=s.description or "",
@@ -640,7 +617,7 @@ def decode_card_v01(doc: Any) -> AgentCard:
             for s in w.skills or ()
         ],
         provider=(
-            AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
+            m.AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
             if w.provider is not None
             else None
         ),
@@ -670,11 +647,11 @@ def _str(details: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _oauth_flows(details: dict[str, Any]) -> dict[str, OAuthFlow]:
+def _oauth_flows(details: dict[str, Any]) -> dict[str, m.OAuthFlow]:
     auth_url = _str(details, "authorizationUrl")
     token_url = _str(details, "tokenUrl")
     scopes = details.get("scopes")
-    flow = OAuthFlow(
+    flow = m.OAuthFlow(
         scopes={str(k): str(v) for k, v in scopes.items()} if isinstance(scopes, dict) else {},
         authorization_url=auth_url,
         token_url=token_url,
@@ -689,28 +666,28 @@ def _oauth_flows(details: dict[str, Any]) -> dict[str, OAuthFlow]:
     return {}
 
 
-def _schemes_in(auth: WAuthentication) -> dict[str, SecurityScheme]:
+def _schemes_in(auth: WAuthentication) -> dict[str, m.SecurityScheme]:
     details = _credentials(auth.credentials)
-    out: dict[str, SecurityScheme] = {}
+    out: dict[str, m.SecurityScheme] = {}
     for name in auth.schemes:
         key = name.lower().replace("-", "").replace("_", "")
-        scheme: SecurityScheme
+        scheme: m.SecurityScheme
         if key in ("bearer", "basic", "digest"):
-            scheme = HTTPAuthScheme(scheme=key)
+            scheme = m.HTTPAuthScheme(scheme=key)
         elif key == "apikey":
             location = details.get("in")
-            scheme = APIKeyScheme(
+            scheme = m.APIKeyScheme(
                 # spec §4.3's example header when the card does not name one
                 name=_str(details, "name") or "X-API-Key",
                 location=location if location in ("header", "query", "cookie") else "header",
             )
         elif key in ("oauth2", "oauth"):
-            scheme = OAuth2Scheme(flows=_oauth_flows(details))
+            scheme = m.OAuth2Scheme(flows=_oauth_flows(details))
         elif key in ("openidconnect", "oidc"):
-            scheme = OpenIdConnectScheme(url=_str(details, "openIdConnectUrl") or "")
+            scheme = m.OpenIdConnectScheme(url=_str(details, "openIdConnectUrl") or "")
         elif key in ("mtls", "mutualtls"):
-            scheme = MutualTLSScheme()
+            scheme = m.MutualTLSScheme()
         else:
-            scheme = HTTPAuthScheme(scheme=name)  # another HTTP scheme, as named
+            scheme = m.HTTPAuthScheme(scheme=name)  # another HTTP scheme, as named
         out.setdefault(name, scheme)
     return out

@@ -23,23 +23,8 @@ from typing import Any, ClassVar, TypeAlias, TypeVar
 import msgspec
 from msgspec import Struct
 
+from .. import model as m
 from ..errors import InvalidAgentResponse
-from ..model import (
-    AgentCapabilities,
-    AgentCard,
-    AgentExtension,
-    AgentInterface,
-    AgentProvider,
-    AgentSkill,
-    APIKeyScheme,
-    CardSignature,
-    HTTPAuthScheme,
-    MutualTLSScheme,
-    OAuth2Scheme,
-    OAuthFlow,
-    OpenIdConnectScheme,
-    SecurityScheme,
-)
 from ._common import at_root as _at
 from ._family import FamilyCodec
 from ._family_wire import Metadata, Variant, Wire, build_wire
@@ -73,10 +58,10 @@ class V03Codec(FamilyCodec):
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = wire
 
-    def card_out(self, card: AgentCard) -> Any:
+    def card_out(self, card: m.AgentCard) -> Any:
         return encode_card_v03(card, jsonrpc_url=_legacy_url(card))
 
-    def card_in(self, data: bytes) -> AgentCard:
+    def card_in(self, data: bytes) -> m.AgentCard:
         return _card_in(self.read_result(WCard, data))
 
 
@@ -199,11 +184,11 @@ class WCard(Struct, rename="camel"):
 _LEGACY_VERSIONS = ("0.2", "0.3")
 
 
-def _is_legacy(interface: AgentInterface) -> bool:
+def _is_legacy(interface: m.AgentInterface) -> bool:
     return interface.protocol_version in _LEGACY_VERSIONS
 
 
-def _legacy_url(card: AgentCard) -> str:
+def _legacy_url(card: m.AgentCard) -> str:
     """The URL a v0.3 client should post JSON-RPC to, for cards served by method."""
     jsonrpc = [i for i in card.interfaces if i.binding == "JSONRPC"]
     for i in jsonrpc:
@@ -214,7 +199,7 @@ def _legacy_url(card: AgentCard) -> str:
     return card.interfaces[0].url if card.interfaces else ""
 
 
-def encode_card_v03(card: AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
+def encode_card_v03(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
     """``card`` in the v0.3.0 shape, with ``jsonrpc_url`` as its main (JSON-RPC) URL.
 
     Only the card's v0.2/v0.3 interfaces are listed in ``additionalInterfaces``:
@@ -273,7 +258,7 @@ def encode_card_v03(card: AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
     return doc
 
 
-def decode_card_v03(doc: dict[str, Any]) -> AgentCard:
+def decode_card_v03(doc: dict[str, Any]) -> m.AgentCard:
     """A v0.2.x or v0.3.0 card document -> the canonical card.
 
     ``url``/``preferredTransport``/``additionalInterfaces`` become ``interfaces``
@@ -290,9 +275,9 @@ def decode_card_v03(doc: dict[str, Any]) -> AgentCard:
         raise InvalidAgentResponse("Invalid agent card: nested too deeply") from None
 
 
-def _card_in(w: WCard) -> AgentCard:
+def _card_in(w: WCard) -> m.AgentCard:
     version = _major_minor(w.protocol_version) if w.protocol_version else "0.2"
-    main = AgentInterface(
+    main = m.AgentInterface(
         url=w.url, binding=_binding(w.preferred_transport or "JSONRPC"), protocol_version=version
     )
     interfaces = [main]
@@ -301,24 +286,24 @@ def _card_in(w: WCard) -> AgentCard:
         key = (wi.url, _binding(wi.transport))
         if key not in seen:
             seen.add(key)
-            interfaces.append(AgentInterface(url=key[0], binding=key[1], protocol_version=version))
+            interfaces.append(m.AgentInterface(url=key[0], binding=key[1], protocol_version=version))
     wc = w.capabilities
-    capabilities = AgentCapabilities(
+    capabilities = m.AgentCapabilities(
         streaming=bool(wc.streaming),
         push_notifications=bool(wc.push_notifications),
         extended_card=bool(w.supports_authenticated_extended_card),
         state_transition_history=bool(wc.state_transition_history),
-        extensions=[_like(AgentExtension, e) for e in wc.extensions or ()],
+        extensions=[_like(m.AgentExtension, e) for e in wc.extensions or ()],
     )
-    card = AgentCard(
+    card = m.AgentCard(
         name=w.name,
         description=w.description,
         version=w.version,
         interfaces=interfaces,
         capabilities=capabilities,
-        skills=[_like(AgentSkill, s) for s in w.skills],
+        skills=[_like(m.AgentSkill, s) for s in w.skills],
         provider=(
-            AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
+            m.AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
             if w.provider is not None
             else None
         ),
@@ -326,7 +311,7 @@ def _card_in(w: WCard) -> AgentCard:
         icon_url=w.icon_url,
         security_schemes=_schemes_in(w.security_schemes or {}),
         security=w.security or [],
-        signatures=[_like(CardSignature, s) for s in w.signatures or ()],
+        signatures=[_like(m.CardSignature, s) for s in w.signatures or ()],
     )
     if w.default_input_modes is not None:
         card.default_input_modes = w.default_input_modes
@@ -340,8 +325,8 @@ _BINDINGS = {"JSONRPC": "JSONRPC", "GRPC": "GRPC", "HTTP+JSON": "HTTP+JSON", "RE
 
 
 def _major_minor(version: str) -> str:
-    m = _VERSION.match(version)
-    return f"{int(m.group(1))}.{int(m.group(2))}" if m else version.strip()
+    found = _VERSION.match(version)
+    return f"{int(found.group(1))}.{int(found.group(2))}" if found else version.strip()
 
 
 def _binding(transport: str) -> str:
@@ -353,12 +338,12 @@ def _like(cls: type[T], w: Struct) -> T:
     return cls(**msgspec.structs.asdict(w))
 
 
-def _extension_out(e: AgentExtension) -> dict[str, Any]:
+def _extension_out(e: m.AgentExtension) -> dict[str, Any]:
     out: dict[str, Any] = msgspec.to_builtins(_like(WExtension, e))
     return out
 
 
-def _skill_out(s: AgentSkill) -> dict[str, Any]:
+def _skill_out(s: m.AgentSkill) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": s.id,
         "name": s.name,
@@ -376,7 +361,7 @@ def _skill_out(s: AgentSkill) -> dict[str, Any]:
     return out
 
 
-def _signature_out(s: CardSignature) -> dict[str, Any]:
+def _signature_out(s: m.CardSignature) -> dict[str, Any]:
     out: dict[str, Any] = msgspec.to_builtins(_like(WSignature, s))
     return out
 
@@ -390,7 +375,7 @@ _FLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _flow_out(flow: OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
+def _flow_out(flow: m.OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
     urls = {"authorizationUrl": flow.authorization_url, "tokenUrl": flow.token_url}
     # Required URLs are written even when unknown ("" reads back as absent).
     out: dict[str, Any] = {name: urls[name] or "" for name in required}
@@ -400,15 +385,15 @@ def _flow_out(flow: OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _scheme_out(s: SecurityScheme) -> dict[str, Any]:
+def _scheme_out(s: m.SecurityScheme) -> dict[str, Any]:
     out: dict[str, Any]
-    if isinstance(s, APIKeyScheme):
+    if isinstance(s, m.APIKeyScheme):
         out = {"type": "apiKey", "in": s.location, "name": s.name}
-    elif isinstance(s, HTTPAuthScheme):
+    elif isinstance(s, m.HTTPAuthScheme):
         out = {"type": "http", "scheme": s.scheme}
         if s.bearer_format is not None:
             out["bearerFormat"] = s.bearer_format
-    elif isinstance(s, OAuth2Scheme):
+    elif isinstance(s, m.OAuth2Scheme):
         # v0.3 has no device-code flow and no PKCE flag: they are left out.
         flows = {
             _FLOWS[key][0]: _flow_out(flow, _FLOWS[key][1])
@@ -418,7 +403,7 @@ def _scheme_out(s: SecurityScheme) -> dict[str, Any]:
         out = {"type": "oauth2", "flows": flows}
         if s.metadata_url is not None:
             out["oauth2MetadataUrl"] = s.metadata_url
-    elif isinstance(s, OpenIdConnectScheme):
+    elif isinstance(s, m.OpenIdConnectScheme):
         out = {"type": "openIdConnect", "openIdConnectUrl": s.url}
     else:
         out = {"type": "mutualTLS"}
@@ -427,8 +412,8 @@ def _scheme_out(s: SecurityScheme) -> dict[str, Any]:
     return out
 
 
-def _flow_in(w: WOAuthFlow) -> OAuthFlow:
-    return OAuthFlow(
+def _flow_in(w: WOAuthFlow) -> m.OAuthFlow:
+    return m.OAuthFlow(
         scopes=w.scopes,
         authorization_url=w.authorization_url or None,
         token_url=w.token_url or None,
@@ -436,8 +421,8 @@ def _flow_in(w: WOAuthFlow) -> OAuthFlow:
     )
 
 
-def _schemes_in(docs: dict[str, Any]) -> dict[str, SecurityScheme]:
-    out: dict[str, SecurityScheme] = {}
+def _schemes_in(docs: dict[str, Any]) -> dict[str, m.SecurityScheme]:
+    out: dict[str, m.SecurityScheme] = {}
     for name, doc in docs.items():
         kind = doc.get("type") if isinstance(doc, dict) else None
         if not isinstance(kind, str) or kind not in SECURITY_SCHEME_TYPES:
@@ -452,11 +437,11 @@ def _schemes_in(docs: dict[str, Any]) -> dict[str, SecurityScheme]:
     return out
 
 
-def _scheme_in(w: WSecurityScheme) -> SecurityScheme:
+def _scheme_in(w: WSecurityScheme) -> m.SecurityScheme:
     if isinstance(w, WAPIKeyScheme):
-        return APIKeyScheme(name=w.name, location=w.location, description=w.description)
+        return m.APIKeyScheme(name=w.name, location=w.location, description=w.description)
     if isinstance(w, WHTTPScheme):
-        return HTTPAuthScheme(
+        return m.HTTPAuthScheme(
             scheme=w.scheme, bearer_format=w.bearer_format, description=w.description
         )
     if isinstance(w, WOAuth2Scheme):
@@ -466,9 +451,9 @@ def _scheme_in(w: WSecurityScheme) -> SecurityScheme:
             for key, flow in msgspec.structs.asdict(w.flows).items()
             if flow is not None
         }
-        return OAuth2Scheme(
+        return m.OAuth2Scheme(
             flows=flows, metadata_url=w.oauth2_metadata_url, description=w.description
         )
     if isinstance(w, WOIDCScheme):
-        return OpenIdConnectScheme(url=w.open_id_connect_url, description=w.description)
-    return MutualTLSScheme(description=w.description)
+        return m.OpenIdConnectScheme(url=w.open_id_connect_url, description=w.description)
+    return m.MutualTLSScheme(description=w.description)
