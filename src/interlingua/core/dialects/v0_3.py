@@ -119,13 +119,13 @@ class WOAuthFlows(Struct, rename="camel"):
     password: WOAuthFlow | None = None
 
 
-class WAPIKeyScheme(Struct, tag="apiKey", tag_field="type"):
+class WAPIKeyScheme(Struct, tag="apiKey", tag_field="type", omit_defaults=True):
     name: str
     location: str = msgspec.field(name="in")
     description: str | None = None
 
 
-class WHTTPScheme(Struct, tag="http", tag_field="type", rename="camel"):
+class WHTTPScheme(Struct, tag="http", tag_field="type", rename="camel", omit_defaults=True):
     scheme: str
     bearer_format: str | None = None
     description: str | None = None
@@ -142,11 +142,16 @@ class WOIDCScheme(Struct, tag="openIdConnect", tag_field="type", rename="camel")
     description: str | None = None
 
 
-class WMTLSScheme(Struct, tag="mutualTLS", tag_field="type"):
+class WMTLSScheme(Struct, tag="mutualTLS", tag_field="type", omit_defaults=True):
     description: str | None = None
 
 
 WSecurityScheme: TypeAlias = WAPIKeyScheme | WHTTPScheme | WOAuth2Scheme | WOIDCScheme | WMTLSScheme
+# Canonical scheme -> its wire Struct, for the schemes whose members are named alike.
+_SCHEMES: dict[type, type[Struct]] = {
+    m.APIKeyScheme: WAPIKeyScheme, m.HTTPAuthScheme: WHTTPScheme, m.MutualTLSScheme: WMTLSScheme,
+}
+_SCHEMES_IN: dict[type, Any] = {w: c for c, w in _SCHEMES.items()}
 SECURITY_SCHEME_TYPES = frozenset({"apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"})
 
 
@@ -387,13 +392,7 @@ def _flow_out(flow: m.OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
 
 def _scheme_out(s: m.SecurityScheme) -> dict[str, Any]:
     out: dict[str, Any]
-    if isinstance(s, m.APIKeyScheme):
-        out = {"type": "apiKey", "in": s.location, "name": s.name}
-    elif isinstance(s, m.HTTPAuthScheme):
-        out = {"type": "http", "scheme": s.scheme}
-        if s.bearer_format is not None:
-            out["bearerFormat"] = s.bearer_format
-    elif isinstance(s, m.OAuth2Scheme):
+    if isinstance(s, m.OAuth2Scheme):
         # v0.3 has no device-code flow and no PKCE flag: they are left out.
         flows = {
             _FLOWS[key][0]: _flow_out(flow, _FLOWS[key][1])
@@ -406,7 +405,9 @@ def _scheme_out(s: m.SecurityScheme) -> dict[str, Any]:
     elif isinstance(s, m.OpenIdConnectScheme):
         out = {"type": "openIdConnect", "openIdConnectUrl": s.url}
     else:
-        out = {"type": "mutualTLS"}
+        # the other schemes' wire Structs name their members as the canonical ones do
+        out = msgspec.to_builtins(_like(_SCHEMES[type(s)], s))
+        return out
     if s.description is not None:
         out["description"] = s.description
     return out
@@ -438,12 +439,6 @@ def _schemes_in(docs: dict[str, Any]) -> dict[str, m.SecurityScheme]:
 
 
 def _scheme_in(w: WSecurityScheme) -> m.SecurityScheme:
-    if isinstance(w, WAPIKeyScheme):
-        return m.APIKeyScheme(name=w.name, location=w.location, description=w.description)
-    if isinstance(w, WHTTPScheme):
-        return m.HTTPAuthScheme(
-            scheme=w.scheme, bearer_format=w.bearer_format, description=w.description
-        )
     if isinstance(w, WOAuth2Scheme):
         # WOAuthFlows names its members as the canonical flows are keyed
         flows = {
@@ -456,4 +451,5 @@ def _scheme_in(w: WSecurityScheme) -> m.SecurityScheme:
         )
     if isinstance(w, WOIDCScheme):
         return m.OpenIdConnectScheme(url=w.open_id_connect_url, description=w.description)
-    return m.MutualTLSScheme(description=w.description)
+    scheme: m.SecurityScheme = _like(_SCHEMES_IN[type(w)], w)
+    return scheme
