@@ -257,22 +257,20 @@ class FamilyCodec(Codec):
             metadata=w.metadata,
         )
 
+    def event_ids(self, w: Any) -> tuple[str, str]:
+        """The task and context an event names (SAM's may lack them)."""
+        return required(w.task_id, "task_id"), required(w.context_id, "context_id")
+
     def status_event_in(self, w: Any) -> m.StatusUpdate:
-        return m.StatusUpdate(
-            task_id=required(w.task_id, "task_id"),
-            context_id=required(w.context_id, "context_id"),
-            status=field_in("status", self.status_in, w.status),
-            metadata=w.metadata,
-        )
+        task_id, context_id = self.event_ids(w)
+        status = field_in("status", self.status_in, w.status)
+        return m.StatusUpdate(task_id, context_id, status, w.metadata)
 
     def artifact_event_in(self, w: Any) -> m.ArtifactUpdate:
+        task_id, context_id = self.event_ids(w)
+        artifact = field_in("artifact", self.artifact_in, w.artifact)
         return m.ArtifactUpdate(
-            task_id=required(w.task_id, "task_id"),
-            context_id=required(w.context_id, "context_id"),
-            artifact=field_in("artifact", self.artifact_in, w.artifact),
-            append=bool(w.append),
-            last_chunk=bool(w.last_chunk),
-            metadata=w.metadata,
+            task_id, context_id, artifact, bool(w.append), bool(w.last_chunk), w.metadata
         )
 
     def item_in(self, w: Any) -> StreamItem:

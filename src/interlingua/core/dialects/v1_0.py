@@ -82,17 +82,10 @@ class _Reader:
         return decode_params(self.decoder, params, method=method, fallback=fallback)
 
     def _fallback_for(self, method: str) -> Callable[[Any], Any]:
-        def fallback(doc: Any) -> Any:
-            if not isinstance(doc, dict):
-                raise InvalidParams(f"Invalid params for {method}: params must be a JSON object")
-            try:
-                return msgspec.convert(w.relax(doc, self.cls), self.cls, strict=False)
-            except msgspec.ValidationError as exc:
-                raise InvalidParams(
-                    f"Invalid params for {method}: {_msgspec_path(exc, 'params')}"
-                ) from None
+        def fault(why: str) -> A2AError:
+            return InvalidParams(f"Invalid params for {method}: {why}")
 
-        return fallback
+        return lambda doc: self._convert(doc, fault, "params", "params must be a JSON object")
 
     def result(self, data: bytes, method: str) -> Any:
         try:
@@ -104,16 +97,21 @@ class _Reader:
         return self.document(_any_decoder.decode(data), method)
 
     def document(self, doc: Any, method: str) -> Any:
+        def fault(why: str) -> A2AError:
+            return InvalidAgentResponse(f"Invalid agent response to {method}: {why}")
+
+        return self._convert(doc, fault, "result", "the result must be a JSON object")
+
+    def _convert(
+        self, doc: Any, fault: Callable[[str], A2AError], root: str, not_object: str
+    ) -> Any:
+        """A generic document made lenient (``relax``) and converted into the Struct."""
         if not isinstance(doc, dict):
-            raise InvalidAgentResponse(
-                f"Invalid agent response to {method}: the result must be a JSON object"
-            )
+            raise fault(not_object)
         try:
             return msgspec.convert(w.relax(doc, self.cls), self.cls, strict=False)
         except msgspec.ValidationError as exc:
-            raise InvalidAgentResponse(
-                f"Invalid agent response to {method}: {_msgspec_path(exc, 'result')}"
-            ) from None
+            raise fault(_msgspec_path(exc, root)) from None
 
 
 _SEND = _Reader(w.SendMessageRequest)
