@@ -154,6 +154,10 @@ class FamilyCodec(Codec):
         self._text, self._file, self._data = w.TextPart, w.FilePart, w.DataPart
         self._plain = w.Part is None and not v.echo
         self._message, self._artifact, self._status = w.Message, w.Artifact, w.Status
+        self._task, self._status_event, self._artifact_event = (
+            w.Task, w.StatusEvent, w.ArtifactEvent
+        )
+        self._send_params = self.decoder(w.SendParams)
         self._states_in, self._states_out = self.states_in, self.states_out
 
     def decoder(self, typ: Any) -> msgspec.json.Decoder[Any]:
@@ -374,12 +378,12 @@ class FamilyCodec(Codec):
         )
 
     def task_out(self, t: m.Task) -> Any:
-        return self.wire.Task(
+        return self._task(
             id=t.id,
             context_id=t.context_id,
             status=self.status_out(t.status),
             artifacts=[self.artifact_out(a) for a in t.artifacts] if t.artifacts else None,
-            history=[self.message_out(m) for m in t.history] if t.history else None,
+            history=[self.message_out(h) for h in t.history] if t.history else None,
             metadata=t.metadata,
         )
 
@@ -494,7 +498,7 @@ class FamilyCodec(Codec):
 
     def call_in_send(self, method: str, params: bytes | None) -> c.Call:
         w = decode_params(
-            self.decoder(self.wire.SendParams), params, method=method,
+            self._send_params, params, method=method,
             fallback=self._fallbacks[method],
         )
         try:
@@ -571,16 +575,15 @@ class FamilyCodec(Codec):
         )
 
     def encode_stream_item(self, item: StreamItem) -> bytes:
-        w = self.wire
         if isinstance(item, m.StatusUpdate):
             # v0.x streams mark their last status event (DIALECTS.md §i.17).
-            return _encoder.encode(w.StatusEvent(
+            return _encoder.encode(self._status_event(
                 task_id=item.task_id, context_id=item.context_id,
                 status=self.status_out(item.status),
                 final=item.status.state in RETURN_STATES, metadata=item.metadata,
             ))
         if isinstance(item, m.ArtifactUpdate):
-            return _encoder.encode(w.ArtifactEvent(
+            return _encoder.encode(self._artifact_event(
                 task_id=item.task_id, context_id=item.context_id,
                 artifact=self.artifact_out(item.artifact),
                 append=True if item.append else None,
