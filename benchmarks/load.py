@@ -61,7 +61,8 @@ def _lua_string(text: str) -> str:
 
 
 def lua_script(body_template: str, headers: dict[str, str], marker: str) -> str:
-    """A wrk script POSTing ``body_template % (n, n, ...)`` for n = 1, 2, ... per thread.
+    """A wrk script POSTing ``body_template % (n, n, ...)`` for n = k, k + 1, ... per thread,
+    k a random multiple of 10**7 drawn afresh by every run.
 
     ``body_template`` holds ``%d`` slots for the request number (see
     ``payloads.Dialect.body_template``); ``marker`` must appear in every good answer.
@@ -83,6 +84,14 @@ wrk.method = "POST"
 
 function setup(thread)
   table.insert(threads, thread)
+end
+
+-- Every run (warm-up, each concurrency) numbers its requests from a random start of
+-- its own: one script serves them all, and a repeated id would be answered from the
+-- store (idempotent send), or refused (a v0.1 task id the client already used).
+function init(args)
+  math.randomseed(os.time() + math.floor(os.clock() * 1000000))
+  n = math.random(1, 100000) * 10000000
 end
 
 function request()

@@ -3,7 +3,8 @@
 Every server gets the same work: one unary send of a user message with a single text part
 ``ECHO_TEXT``, answered by a completed task carrying one artifact whose text is
 ``ECHO_TEXT``. The v1.0 request is ``SendMessage`` with ``A2A-Version: 1.0``; servers that
-only speak v0.3 get the same call as ``message/send``.
+only speak v0.3 get the same call as ``message/send``, and the v0.3 and v0.1 cases of
+interlingua as ``message/send`` and ``tasks/send`` (with a fresh client-chosen task id).
 
 Other cases change the message text, which the echo agents read as a mode: ``stream N``
 (a streaming send answered with N artifact chunks) and ``idle`` (one ``working`` status
@@ -57,8 +58,13 @@ class Dialect:
         tag = "" if text == ECHO_TEXT else "".join(c for c in text if c.isalnum()) + "-"
         mid = f"{kind}-{tag}{n}"
         message: dict[str, object]
+        params: dict[str, object] = {}
         if self.name == "1.0":
             message = {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}
+        elif self.name == "0.1":
+            # v0.1 has no message ids; the client names the task, a new one per request
+            params["id"] = f"t-{mid}"
+            message = {"role": "user", "parts": [{"type": "text", "text": text}]}
         else:
             message = {
                 "kind": "message",
@@ -70,7 +76,7 @@ class Dialect:
             "jsonrpc": "2.0",
             "id": n,
             "method": method,
-            "params": {"message": message},
+            "params": {**params, "message": message},
         }
         return msgspec.json.encode(envelope)
 
@@ -108,6 +114,17 @@ V0_3 = Dialect(
     name="0.3",
     unary_method="message/send",
     stream_method="message/stream",
+    cancel_method="tasks/cancel",
+    headers={"Content-Type": "application/json"},
+    completed_marker='"completed"',
+    working_state="working",
+    canceled_state="canceled",
+)
+
+V0_1 = Dialect(
+    name="0.1",
+    unary_method="tasks/send",
+    stream_method="tasks/sendSubscribe",
     cancel_method="tasks/cancel",
     headers={"Content-Type": "application/json"},
     completed_marker='"completed"',

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from payloads import V0_3, V1_0, Dialect
+from payloads import V0_1, V0_3, V1_0, Dialect
 
 BENCH_DIR = Path(__file__).resolve().parent
 SERVERS_DIR = BENCH_DIR / "servers"
@@ -109,6 +109,31 @@ TARGETS: tuple[Target, ...] = (
         packages=("interlingua",),
         stream=StreamSpec(path="/", events=1002),
         idle_path="/",
+    ),
+    # The same server asked in older dialects: what their codecs cost next to v1.0's.
+    Target(
+        name="interlingua-memory-0.3",
+        description="interlingua, in-memory store, v0.3 message/send (servers/interlingua_echo.py)",
+        python=PROJECT_PYTHON,
+        module="interlingua_echo",
+        attr="create",
+        factory=True,
+        dialect=V0_3,
+        store_url="memory://",
+        packages=("interlingua",),
+        stream=StreamSpec(path="/", events=1002),
+    ),
+    Target(
+        name="interlingua-memory-0.1",
+        description="interlingua, in-memory store, v0.1 tasks/send (servers/interlingua_echo.py)",
+        python=PROJECT_PYTHON,
+        module="interlingua_echo",
+        attr="create",
+        factory=True,
+        dialect=V0_1,
+        store_url="memory://",
+        packages=("interlingua",),
+        stream=StreamSpec(path="/", events=1002),
     ),
     Target(
         name="interlingua-sqlite",

@@ -29,11 +29,14 @@ from ..errors import (
 )
 
 __all__ = [
+    "FieldError",
     "b64decode",
     "b64encode",
     "decode_error_member",
     "decode_params",
+    "each_in",
     "encode_error_member",
+    "field_in",
     "format_timestamp",
     "normalize_timestamp",
 ]
@@ -138,6 +141,48 @@ def at_root(message: str, root: str) -> str:
     if " - at `$" not in message:
         return f"{message} - at `{root}`"
     return message.replace("`$.", f"`{root}.").replace("`$`", f"`{root}`")
+
+
+class FieldError(Exception):
+    """A value that decoded but breaks a rule of its dialect, with its field path.
+
+    Callers prepend their own segment as the error unwinds (``at``), so building
+    paths costs nothing on success.
+    """
+
+    def __init__(self, path: list[str] | str, reason: str) -> None:
+        super().__init__(reason)
+        self.path = path if isinstance(path, list) else [path] if path else []
+        self.reason = reason
+
+    def at(self, segment: str) -> FieldError:
+        self.path.insert(0, segment)
+        return self
+
+    def describe(self, root: str) -> str:
+        text = root
+        for seg in self.path:
+            text += seg if seg.startswith("[") else "." + seg
+        return f"{text} {self.reason}"
+
+
+def field_in(name: str, conv: Callable[[Any], T], value: Any) -> T:
+    try:
+        return conv(value)
+    except FieldError as exc:
+        exc.path.insert(0, name)
+        raise
+
+
+def each_in(name: str, items: list[Any], conv: Callable[[Any], T]) -> list[T]:
+    out = []
+    for i, item in enumerate(items):
+        try:
+            out.append(conv(item))
+        except FieldError as exc:
+            exc.path[:0] = [name, f"[{i}]"]
+            raise
+    return out
 
 
 class _ErrorMember(msgspec.Struct, omit_defaults=True):

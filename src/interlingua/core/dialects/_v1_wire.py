@@ -24,7 +24,10 @@ from msgspec import UNSET
 
 from .. import model as m
 from ..errors import InvalidParams
-from ._common import b64decode, b64encode, normalize_timestamp
+from ._common import FieldError, b64decode, b64encode, each_in, field_in, normalize_timestamp
+
+# One field error for every dialect: its paths read the same everywhere.
+WireError = FieldError
 
 Metadata = dict[str, Any]
 
@@ -420,22 +423,6 @@ ROLES: dict[str | int, m.Role] = {
 }
 
 
-class WireError(Exception):
-    """A member that breaks the v1.0 rules; ``path`` is built up on the way out."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(problem)
-        self.path = path
-        self.problem = problem
-
-    def at(self, prefix: str) -> WireError:
-        self.path = f"{prefix}.{self.path}" if self.path else prefix
-        return self
-
-    def describe(self, root: str) -> str:
-        return f"{root}.{self.path} {self.problem}" if self.path else f"{root} {self.problem}"
-
-
 def state_in(value: str | int | None, path: str = "state") -> m.TaskState:
     if value is None:
         return m.TaskState.UNKNOWN  # proto3 default: TASK_STATE_UNSPECIFIED
@@ -539,13 +526,7 @@ def parts_in(ws: list[Part] | None, *, request: bool) -> list[m.Part]:
         if request:
             raise WireError("parts", "must hold at least one part")
         return []
-    out: list[m.Part] = []
-    for i, w in enumerate(ws):
-        try:
-            out.append(part_in(w))
-        except WireError as exc:
-            raise exc.at(f"parts[{i}]") from None
-    return out
+    return each_in("parts", ws, part_in)
 
 
 # ---------------------------------------------------------------------- messages
@@ -604,12 +585,7 @@ def artifact_out(a: m.Artifact) -> Artifact:
 def status_in(w: TaskStatus | None) -> m.TaskStatus:
     if w is None:
         return m.TaskStatus(m.TaskState.UNKNOWN)
-    message = None
-    if w.message is not None:
-        try:
-            message = message_in(w.message)
-        except WireError as exc:
-            raise exc.at("message") from None
+    message = None if w.message is None else field_in("message", message_in, w.message)
     return m.TaskStatus(state_in(w.state), message, timestamp_in(w.timestamp, "timestamp"))
 
 
@@ -621,32 +597,17 @@ def status_out(s: m.TaskStatus) -> TaskStatus:
     )
 
 
-def _each(ws: list[Any] | None, convert: Any, name: str) -> list[Any]:
-    if not ws:
-        return []
-    out = []
-    for i, w in enumerate(ws):
-        try:
-            out.append(convert(w))
-        except WireError as exc:
-            raise exc.at(f"{name}[{i}]") from None
-    return out
-
-
 def task_in(w: Task) -> m.Task:
     if not w.id:
         # The proto marks Task.id REQUIRED: a task nobody can ask about again is no task.
         raise WireError("id", "is required")
-    try:
-        status = status_in(w.status)
-    except WireError as exc:
-        raise exc.at("status") from None
+    status = field_in("status", status_in, w.status)
     return m.Task(
         id=w.id,
         context_id=w.context_id or "",
         status=status,
-        artifacts=_each(w.artifacts, artifact_in, "artifacts"),
-        history=_each(w.history, message_in, "history"),
+        artifacts=each_in("artifacts", w.artifacts or [], artifact_in),
+        history=each_in("history", w.history or [], message_in),
         metadata=w.metadata,
     )
 
@@ -666,20 +627,14 @@ def task_out(t: m.Task) -> Task:
 
 
 def status_update_in(w: TaskStatusUpdateEvent) -> m.StatusUpdate:
-    try:
-        status = status_in(w.status)
-    except WireError as exc:
-        raise exc.at("status") from None
+    status = field_in("status", status_in, w.status)
     return m.StatusUpdate(w.task_id or "", w.context_id or "", status, w.metadata)
 
 
 def artifact_update_in(w: TaskArtifactUpdateEvent) -> m.ArtifactUpdate:
     if w.artifact is None:
         raise WireError("artifact", "is required")
-    try:
-        artifact = artifact_in(w.artifact)
-    except WireError as exc:
-        raise exc.at("artifact") from None
+    artifact = field_in("artifact", artifact_in, w.artifact)
     return m.ArtifactUpdate(
         task_id=w.task_id or "",
         context_id=w.context_id or "",
@@ -771,10 +726,7 @@ def push_config_in(w: TaskPushNotificationConfig, *, request: bool) -> m.PushCon
         raise WireError("url", "is required")
     auth = None
     if w.authentication is not None:
-        try:
-            auth = auth_in(w.authentication, request=request)
-        except WireError as exc:
-            raise exc.at("authentication") from None
+        auth = field_in("authentication", lambda a: auth_in(a, request=request), w.authentication)
     return m.PushConfig(
         url=w.url or "",
         id=w.id or None,
@@ -1024,12 +976,10 @@ def card_out(c: m.AgentCard) -> AgentCard:
 
 def card_in(w: AgentCard) -> m.AgentCard:
     caps = w.capabilities or AgentCapabilities()
-    schemes: dict[str, m.SecurityScheme] = {}
-    for name, s in (w.security_schemes or {}).items():
-        try:
-            schemes[name] = scheme_in(s)
-        except WireError as exc:
-            raise exc.at(f"securitySchemes.{name}") from None
+    schemes = {
+        name: field_in(f"securitySchemes.{name}", scheme_in, s)
+        for name, s in (w.security_schemes or {}).items()
+    }
     if w.security_requirements is not None:
         security = [requirement_in(r) for r in w.security_requirements]
     else:

@@ -3,9 +3,9 @@
 v0.1 clients name their tasks: ``tasks/send`` carries the task ``id`` (and an
 optional ``sessionId``), and the engine creates the task when it does not know
 the id and continues it when it does (DIALECTS.md §i.32). Requests decode
-straight from the params bytes into the Structs of ``_v01_wire`` and from there
-into canonical calls; results are encoded from wire Structs built from the
-canonical objects.
+straight from the params bytes into the Structs below (their parts, files and
+push configs are the family's, ``_family_wire``) and the family's conversion
+core (``_family``) does the rest; this module holds what v0.1 alone does.
 
 What v0.1 cannot say, and what is sent instead (DIALECTS.md §b, §c, §i.17-18):
 
@@ -35,128 +35,58 @@ hybrid card and read a v0.1 card.
 
 from __future__ import annotations
 
+import enum
 import json
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
 
 import msgspec
+from msgspec import Meta, Struct
 
-from ..calls import (
-    Call,
-    CancelTask,
-    GetPushConfig,
-    GetTask,
-    Result,
-    SendConfig,
-    SendMessage,
-    SetPushConfig,
-    SubscribeToTask,
-)
+from .. import calls as c
+from .. import model as m
 from ..errors import (
     A2AError,
     AuthenticationRequired,
     AuthorizationFailed,
-    ContentTypeNotSupported,
     InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    InvalidRequest,
     InvalidTaskState,
-    MethodNotFound,
-    ParseError,
-    PushNotSupported,
     RateLimitExceeded,
     ResourceUnavailable,
     StreamingNotSupported,
-    TaskNotCancelable,
-    TaskNotFound,
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
-from ..model import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentProvider,
-    AgentSkill,
-    APIKeyScheme,
-    ArtifactUpdate,
-    HTTPAuthScheme,
-    Message,
-    MutualTLSScheme,
-    OAuth2Scheme,
-    OAuthFlow,
-    OpenIdConnectScheme,
-    PushConfig,
-    SecurityScheme,
-    StatusUpdate,
-    Task,
-    TaskState,
-    TaskStatus,
-)
 from ..parts import new_id
-from ._common import at_root as _at
-from ._common import decode_error_member, decode_params, encode_error_member
-from ._v01_wire import (
-    WAuthentication,
-    WCard,
-    WireError,
-    WSendParams,
-    WStreamEvent,
-    WTask,
-    WTaskIdParams,
-    WTaskPushConfig,
-    WTaskQuery,
-    artifact_event_out,
-    message_in,
-    message_out,
-    push_config_in,
-    push_config_out,
-    status_event_out,
-    stream_event_in,
-    task_in,
-    task_out,
+from ._common import (
+    V03_ERROR_CLASSES,
+    FieldError,
+    decode_params,
+    each_in,
+    encode_error_member,
+    field_in,
 )
-from .base import Codec, StreamItem
+from ._common import at_root as _at
+from ._family import DATA_COMPAT_KEY, FamilyCodec
+from ._family_wire import (
+    Metadata,
+    NonEmptyStr,
+    NonNegativeInt,
+    Variant,
+    Wire,
+    build_wire,
+)
 
 __all__ = ["V01Codec", "decode_card_v01", "encode_card_v01"]
 
-T = TypeVar("T")
-
 DIALECT = "0.1"
 
-SEND = "tasks/send"
-SEND_SUBSCRIBE = "tasks/sendSubscribe"
-GET = "tasks/get"
-CANCEL = "tasks/cancel"
-RESUBSCRIBE = "tasks/resubscribe"
-PUSH_SET = "tasks/pushNotification/set"
-PUSH_GET = "tasks/pushNotification/get"
-
-_encoder = msgspec.json.Encoder()
-_any = msgspec.json.Decoder()
-
-_send_params = msgspec.json.Decoder(WSendParams)
-_task_query = msgspec.json.Decoder(WTaskQuery)
-_task_id_params = msgspec.json.Decoder(WTaskIdParams)
-_task_push = msgspec.json.Decoder(WTaskPushConfig)
-
-_task = msgspec.json.Decoder(WTask)
-_stream_event = msgspec.json.Decoder(WStreamEvent)
-
-# JSON-RPC codes of v0.1 (its spec §8; DIALECTS.md §f.1) -> canonical error classes.
-# -32006...-32011 mean other things in later versions.
+# JSON-RPC codes of v0.1 (its spec §8; DIALECTS.md §f.1) -> canonical error classes:
+# v0.3's, except that -32006 and -32007 meant other things, and -32008...-32011 existed.
 _ERRORS: dict[int, type[A2AError]] = {
-    -32700: ParseError,
-    -32600: InvalidRequest,
-    -32601: MethodNotFound,
-    -32602: InvalidParams,
-    -32603: InternalError,
-    -32001: TaskNotFound,
-    -32002: TaskNotCancelable,
-    -32003: PushNotSupported,
-    -32004: UnsupportedOperation,
-    -32005: ContentTypeNotSupported,
+    **V03_ERROR_CLASSES,
     -32006: StreamingNotSupported,
     -32007: AuthenticationRequired,
     -32008: AuthorizationFailed,
@@ -165,104 +95,317 @@ _ERRORS: dict[int, type[A2AError]] = {
     -32011: ResourceUnavailable,
 }
 
-
-# ------------------------------------------------------------------ lenient reading
-
-_NESTED = ("message", "status", "history", "artifacts", "artifact")
-
-
-def _retag(doc: Any) -> None:
-    """Give parts tagged ``kind`` (v0.2 style) the ``type`` v0.1 reads."""
-    if isinstance(doc, list):
-        for item in doc:
-            _retag(item)
-    elif isinstance(doc, dict):
-        parts = doc.get("parts")
-        if isinstance(parts, list):
-            for part in parts:
-                if (
-                    isinstance(part, dict)
-                    and "type" not in part
-                    and isinstance(part.get("kind"), str)
-                ):
-                    part["type"] = part["kind"]
-        for key in _NESTED:
-            if key in doc:
-                _retag(doc[key])
+VARIANT = Variant(
+    name=DIALECT,
+    label="A2A v0.1",
+    methods={
+        "send": "tasks/send",
+        "stream": "tasks/sendSubscribe",
+        "get": "tasks/get",
+        "cancel": "tasks/cancel",
+        "resubscribe": "tasks/resubscribe",
+        "push_set": "tasks/pushNotification/set",
+        "push_get": "tasks/pushNotification/get",
+    },
+    part_tag="type",
+    message_id_required=False,
+    nonempty_ids=True,
+    file_rule="at_most_one",
+    # The schema says object; the spec's prose (and its §9.6 example) allows arrays.
+    data_type=dict[str, Any] | list[Any],
+    codes_of=DIALECT,
+    errors=_ERRORS,
+)
 
 
-def _send_fallback(method: str) -> Callable[[Any], WSendParams]:
-    def fallback(doc: Any) -> WSendParams:
-        if not isinstance(doc, dict):
-            raise InvalidParams(f"Invalid params for {method}: params must be a JSON object")
-        _retag(doc)
-        try:
-            return msgspec.convert(doc, WSendParams)
-        except msgspec.ValidationError as exc:
-            raise InvalidParams(f"Invalid params for {method}: {_at(str(exc), 'params')}") from None
-
-    return fallback
+# ------------------------------------------------------------------ v0.1's own objects
+# Parts and files are the family's (tagged ``type``); the objects around them differ:
+# messages without ids, artifacts known by ``index`` and carrying the chunk flags,
+# tasks with ``sessionId``, events with the task ``id`` and no discriminator.
 
 
-_SEND_FALLBACKS = {SEND: _send_fallback(SEND), SEND_SUBSCRIBE: _send_fallback(SEND_SUBSCRIBE)}
+class WState(enum.Enum):
+    """The seven states of v0.1 (no ``rejected``, no ``auth-required``)."""
+
+    SUBMITTED = "submitted"
+    WORKING = "working"
+    INPUT_REQUIRED = "input-required"
+    COMPLETED = "completed"
+    CANCELED = "canceled"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
 
 
-def _read_result(decoder: msgspec.json.Decoder[T], data: bytes, typ: Any) -> T:
-    """Decode a peer's result; on a shape error retry leniently, else InvalidAgentResponse."""
-    try:
-        return decoder.decode(data)
-    except msgspec.ValidationError as exc:
-        first = exc
-    except msgspec.DecodeError as exc:
-        raise InvalidAgentResponse(f"Invalid agent response: result is not JSON: {exc}") from None
-    try:
-        doc = _any.decode(data)
-    except msgspec.DecodeError as exc:
-        raise InvalidAgentResponse(f"Invalid agent response: result is not JSON: {exc}") from None
-    _retag(doc)
-    try:
-        result: T = msgspec.convert(doc, typ)
-    except msgspec.ValidationError:
-        raise InvalidAgentResponse(f"Invalid agent response: {_at(str(first), 'result')}") from None
-    return result
+# Canonical states v0.1 lacks are sent as their nearest v0.1 state (DIALECTS.md §i.18).
+_STATE_OUT: dict[m.TaskState, WState] = {
+    **{m.TaskState(w.value): w for w in WState},
+    m.TaskState.AUTH_REQUIRED: WState.INPUT_REQUIRED,
+    m.TaskState.REJECTED: WState.FAILED,
+}
+_STATE_IN: dict[WState, m.TaskState] = {w: m.TaskState(w.value) for w in WState}
+
+_w = build_wire(VARIANT)
+if TYPE_CHECKING:
+    _Part: TypeAlias = Any
+    _PushConfig: TypeAlias = Any
+else:
+    _Part = _w.TextPart | _w.FilePart | _w.DataPart
+    _PushConfig = _w.PushConfig
 
 
-def _agent_fault(exc: WireError) -> InvalidAgentResponse:
-    return InvalidAgentResponse(f"Invalid agent response: {exc.describe('result')}")
+class WMessage(Struct, omit_defaults=True):
+    role: m.Role
+    parts: Annotated[list[_Part], Meta(min_length=1)]
+    metadata: Metadata | None = None
+    # Not part of v0.1: read when a newer peer sends one (so retries keep their
+    # id), never written.
+    message_id: str | None = msgspec.field(default=None, name="messageId")
+
+
+class WArtifact(Struct, rename="camel", omit_defaults=True, kw_only=True):
+    name: str | None = None
+    description: str | None = None
+    parts: list[_Part]
+    index: NonNegativeInt | None = None
+    append: bool | None = None
+    last_chunk: bool | None = None
+    metadata: Metadata | None = None
+
+
+class WStatus(Struct, omit_defaults=True):
+    state: WState
+    message: WMessage | None = None
+    timestamp: str | None = None
+
+
+class WTask(Struct, rename="camel", omit_defaults=True, kw_only=True):
+    id: str
+    session_id: str | None = None
+    status: WStatus
+    artifacts: list[WArtifact] | None = None
+    history: list[WMessage] | None = None
+    metadata: Metadata | None = None
+
+
+class WStreamEvent(Struct, omit_defaults=True):
+    """A status or an artifact event: v0.1 has no discriminator, so members tell them apart.
+
+    ``final`` is optional in the schema (default false); status events always
+    write it, as the spec's examples do.
+    """
+
+    id: str
+    status: WStatus | None = None
+    artifact: WArtifact | None = None
+    final: bool | None = None
+    metadata: Metadata | None = None
+
+
+class WSendParams(Struct, rename="camel", omit_defaults=True, kw_only=True):
+    """``TaskSendParams``: the client names the task (``id``) and, optionally, the session."""
+
+    id: NonEmptyStr
+    session_id: str | None = None
+    message: WMessage
+    push_notification: _PushConfig | None = None
+    history_length: NonNegativeInt | None = None
+    metadata: Metadata | None = None
+
+
+class WTaskPushConfig(Struct, rename="camel"):
+    """``TaskPushNotificationConfig``: params of ``set`` and result of ``set``/``get``.
+
+    The config is required but may be ``null`` (spec §6.10: "might clear").
+    """
+
+    id: str
+    push_notification_config: _PushConfig | None
+
+
+_w.Message, _w.Artifact, _w.Status, _w.Task = WMessage, WArtifact, WStatus, WTask
+_w.SendParams = WSendParams
+_w.TaskPushConfig, _w.SendResult, _w.StreamItem = WTaskPushConfig, WTask, WStreamEvent
 
 
 # -------------------------------------------------------------------------- the codec
 
 
-class V01Codec(Codec):
+class V01Codec(FamilyCodec):
     """JSON-RPC of A2A v0.1.0."""
 
-    name: ClassVar[str] = DIALECT
-    methods: ClassVar[frozenset[str]] = frozenset(
-        {SEND, SEND_SUBSCRIBE, GET, CANCEL, RESUBSCRIBE, PUSH_SET, PUSH_GET}
-    )
-    streaming_methods: ClassVar[frozenset[str]] = frozenset({SEND_SUBSCRIBE, RESUBSCRIBE})
+    variant: ClassVar[Variant] = VARIANT
+    wire: ClassVar[Wire] = _w
+    lax: ClassVar[Wire] = _w
+    states_in: ClassVar[Mapping[Any, m.TaskState] | None] = _STATE_IN
+    states_out: ClassVar[Mapping[m.TaskState, Any] | None] = _STATE_OUT
 
-    # ---------------------------------------------------------------- server side
+    # ------------------------------------------------------------ wire -> canonical
 
-    def decode_call(self, method: str, params: bytes | None) -> Call:
+    def data_in(self, data: Any, meta: dict[str, Any] | None) -> m.DataPart:
+        if meta is not None and DATA_COMPAT_KEY in meta:
+            # The flag is ours, never user metadata: it is dropped, and a value
+            # wrapped by a peer (or by us) is unwrapped.
+            if meta[DATA_COMPAT_KEY] is True and isinstance(data, dict) and "value" in data:
+                data = data["value"]
+            meta = {k: v for k, v in meta.items() if k != DATA_COMPAT_KEY}
+        # Empty metadata reads as none: our own wrapping may add and remove a key.
+        return m.DataPart(data=data, metadata=meta or None)
+
+    def message_in(
+        self, w: Any, *, task_id: str | None = None, context_id: str | None = None
+    ) -> m.Message:
+        return m.Message(
+            message_id=w.message_id or new_id(),
+            role=w.role,
+            parts=self.parts_in(w.parts),
+            context_id=context_id,
+            task_id=task_id,
+            metadata=w.metadata,
+        )
+
+    def artifact_in(self, w: Any, position: int = 0) -> m.Artifact:
+        """``position`` stands in for an absent ``index`` (the schema's default is 0)."""
+        index = position if w.index is None else w.index
+        return m.Artifact(
+            artifact_id=f"artifact-{index}",
+            parts=self.parts_in(w.parts),
+            name=w.name,
+            description=w.description,
+            metadata=w.metadata,
+            index=index,
+        )
+
+    def task_in(self, w: Any) -> m.Task:
+        # Without an index, an artifact of a task is known by its position.
+        positions = list(enumerate(w.artifacts or ()))
+        return m.Task(
+            id=w.id,
+            context_id=w.session_id or "",
+            status=field_in("status", self.status_in, w.status),
+            artifacts=each_in("artifacts", positions, lambda ia: self.artifact_in(ia[1], ia[0])),
+            history=each_in("history", w.history, self.message_in) if w.history else [],
+            metadata=w.metadata,
+        )
+
+    def item_in(self, w: Any) -> m.StatusUpdate | m.ArtifactUpdate:
+        if (w.status is None) == (w.artifact is None):
+            raise FieldError([], "must hold exactly one of `status` or `artifact`")
+        if w.status is not None:
+            status = field_in("status", self.status_in, w.status)
+            return m.StatusUpdate(task_id=w.id, context_id="", status=status, metadata=w.metadata)
+        a = w.artifact
+        return m.ArtifactUpdate(
+            task_id=w.id,
+            context_id="",
+            artifact=field_in("artifact", self.artifact_in, a),
+            append=bool(a.append),
+            last_chunk=bool(a.last_chunk),
+            metadata=w.metadata,
+        )
+
+    def push_config_in(self, w: Any, task_id: str | None) -> m.PushConfig:
+        config = super().push_config_in(w, task_id)
+        config.id = None  # v0.1 knows one config per task, without an id
+        return config
+
+    # ------------------------------------------------------------ canonical -> wire
+
+    def file_out(self, p: m.FilePart) -> Any:
+        out = super().file_out(p)
+        if p.raw is not None:
+            out.uri = None  # at most one of bytes/uri in v0.1: an inline copy wins
+        return out
+
+    def message_out(self, msg: m.Message) -> Any:
+        parts = [self.part_out(p) for p in msg.parts]
+        return WMessage(role=msg.role, parts=parts, metadata=msg.metadata)
+
+    def artifact_out(
+        self, a: m.Artifact, position: int = 0, *, append: bool = False, last_chunk: bool = False
+    ) -> Any:
+        return WArtifact(
+            name=a.name,
+            description=a.description,
+            parts=[self.part_out(p) for p in a.parts],
+            index=position if a.index is None else a.index,
+            append=True if append else None,
+            last_chunk=True if last_chunk else None,
+            metadata=a.metadata,
+        )
+
+    def task_out(self, t: m.Task) -> Any:
+        arts = [self.artifact_out(a, i) for i, a in enumerate(t.artifacts)]
+        return WTask(
+            id=t.id,
+            session_id=t.context_id or None,
+            status=self.status_out(t.status),
+            artifacts=arts or None,
+            history=[self.message_out(h) for h in t.history] if t.history else None,
+            metadata=t.metadata,
+        )
+
+    def push_config_out(self, config: m.PushConfig) -> Any:
+        out = super().push_config_out(config)
+        out.id = None  # v0.1 knows one config per task, without an id
+        return out
+
+    # ------------------------------------------------------------------ server side
+
+    def wrap_bare_message(self, doc: dict[str, Any]) -> dict[str, Any]:
+        return doc  # v0.1 params always name the task: a bare message is not a send
+
+    def call_in_send(self, method: str, params: bytes | None) -> c.Call:
+        w = decode_params(
+            self.decoder(WSendParams), params, method=method, fallback=self._fallbacks[method]
+        )
         try:
-            return _decode_call(method, params)
-        except RecursionError:
-            raise InvalidParams(f"Invalid params for {method}: nested too deeply") from None
+            # The task id goes in ``client_task_id`` only: the engine creates the
+            # task when it does not know it (a message's own ``task_id`` must name
+            # an existing task).
+            message = self.message_in(w.message, context_id=w.session_id)
+        except FieldError as exc:
+            raise InvalidParams(
+                f"Invalid params for {method}: {exc.describe('params.message')}"
+            ) from None
+        push = w.push_notification
+        return c.SendMessage(
+            message=message,
+            config=c.SendConfig(
+                history_length=w.history_length,
+                push_config=self.push_config_in(push, None) if push is not None else None,
+            ),
+            metadata=w.metadata,
+            streaming=method == self.variant.methods["stream"],
+            client_task_id=w.id,
+        )
 
-    def encode_result(self, call: Call, result: Result) -> bytes:
-        if isinstance(result, Task) and isinstance(
-            call, (SendMessage, GetTask, CancelTask, SubscribeToTask)
+    def call_in_push_set(self, method: str, params: bytes | None) -> c.Call:
+        s = self.params_in(WTaskPushConfig, method, params)
+        if not s.id:
+            raise InvalidParams(f"Invalid params for {method}: `params.id` must not be empty")
+        if s.push_notification_config is None:
+            # The spec lets a server read null as "clear the config"; we keep configs.
+            raise UnsupportedOperation(
+                f"{method} with a null `params.pushNotificationConfig` (clearing) is not supported"
+            )
+        config = self.push_config_in(s.push_notification_config, s.id)
+        return c.SetPushConfig(task_id=s.id, config=config)
+
+    def call_in_push_get(self, method: str, params: bytes | None) -> c.Call:
+        return c.GetPushConfig(task_id=self.params_in(_w.TaskIdParams, method, params).id)
+
+    def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        if isinstance(result, m.Task) and isinstance(
+            call, (c.SendMessage, c.GetTask, c.CancelTask, c.SubscribeToTask)
         ):
-            return _encoder.encode(task_out(result))
-        if isinstance(result, Message) and isinstance(call, SendMessage):
-            return _encoder.encode(task_out(_answer_task(result, call)))
-        if isinstance(result, PushConfig) and isinstance(call, (SetPushConfig, GetPushConfig)):
-            return _encoder.encode(
+            return msgspec.json.encode(self.task_out(result))
+        if isinstance(result, m.Message) and isinstance(call, c.SendMessage):
+            return msgspec.json.encode(self.task_out(_answer_task(result, call)))
+        if isinstance(result, m.PushConfig) and isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
+            return msgspec.json.encode(
                 WTaskPushConfig(
                     id=result.task_id or call.task_id,
-                    push_notification_config=push_config_out(result),
+                    push_notification_config=self.push_config_out(result),
                 )
             )
         raise InternalError(
@@ -276,158 +419,116 @@ class V01Codec(Codec):
             data = {"value": data}  # the schema's JSONRPCError.data is an object
         return encode_error_member(error.code_for(DIALECT), error.message, data)
 
-    def encode_stream_item(self, item: StreamItem) -> bytes:
-        if isinstance(item, StatusUpdate):
-            # the last status event of a stream says so (DIALECTS.md §i.17)
-            final = item.status.state in RETURN_STATES
-            return _encoder.encode(
-                status_event_out(item.task_id, item.status, final, item.metadata)
+    def encode_stream_item(self, item: Any) -> bytes:
+        if isinstance(item, m.ArtifactUpdate):
+            # v0.1 carries the chunk flags inside the artifact; an update without an
+            # index (another dialect's) goes out as the schema's default, 0.
+            a = self.artifact_out(item.artifact, append=item.append, last_chunk=item.last_chunk)
+            return msgspec.json.encode(
+                WStreamEvent(id=item.task_id, artifact=a, metadata=item.metadata)
             )
-        if isinstance(item, ArtifactUpdate):
-            return _encoder.encode(artifact_event_out(item))
-        if isinstance(item, Task):
-            final = item.status.state in RETURN_STATES
-            return _encoder.encode(status_event_out(item.id, item.status, final))
-        status = TaskStatus(state=TaskState.COMPLETED, message=item)
-        return _encoder.encode(status_event_out(item.task_id or "", status, True))
+        metadata = None
+        if isinstance(item, m.StatusUpdate):
+            task_id, status, metadata = item.task_id, item.status, item.metadata
+        elif isinstance(item, m.Task):
+            task_id, status = item.id, item.status
+        else:
+            task_id, status = item.task_id or "", m.TaskStatus(m.TaskState.COMPLETED, message=item)
+        # the last status event of a stream says so (DIALECTS.md §i.17)
+        final = status.state in RETURN_STATES
+        return msgspec.json.encode(WStreamEvent(
+            id=task_id, status=self.status_out(status), final=final, metadata=metadata
+        ))
 
-    # ---------------------------------------------------------------- client side
+    # ------------------------------------------------------------------ client side
 
-    def encode_call(self, call: Call) -> tuple[str, bytes]:
-        if isinstance(call, SendMessage):
-            return (SEND_SUBSCRIBE if call.streaming else SEND), _encoder.encode(
-                _send_params_out(call)
-            )
-        if isinstance(call, GetTask):
-            return GET, _encoder.encode(WTaskQuery(id=call.id, history_length=call.history_length))
-        if isinstance(call, CancelTask):
-            return CANCEL, _encoder.encode(WTaskIdParams(id=call.id, metadata=call.metadata))
-        if isinstance(call, SubscribeToTask):
-            return RESUBSCRIBE, _encoder.encode(
-                WTaskQuery(id=call.id, history_length=call.history_length)
-            )
-        if isinstance(call, SetPushConfig):
-            return PUSH_SET, _encoder.encode(
-                WTaskPushConfig(
-                    id=call.task_id, push_notification_config=push_config_out(call.config)
-                )
-            )
-        if isinstance(call, GetPushConfig):
+    def send_params_out(self, call: c.SendMessage) -> Any:
+        msg = call.message
+        c = call.config
+        return WSendParams(
+            # v0.1 clients make the task id (DIALECTS.md §a.2)
+            id=msg.task_id or call.client_task_id or new_id(),
+            session_id=msg.context_id,
+            message=self.message_out(msg),
+            push_notification=self.push_config_out(c.push_config) if c.push_config else None,
+            history_length=c.history_length,
+            metadata=call.metadata,
+        )
+
+    def params_out(self, call: c.Call) -> Any:
+        if isinstance(call, c.SetPushConfig):
+            config = self.push_config_out(call.config)
+            return WTaskPushConfig(id=call.task_id, push_notification_config=config)
+        if isinstance(call, c.GetPushConfig):
             # one config per task in v0.1: a config id has nothing to select
-            return PUSH_GET, _encoder.encode(WTaskIdParams(id=call.task_id))
-        raise UnsupportedOperation(f"{type(call).__name__} has no counterpart in A2A v0.1")
+            return _w.TaskIdParams(id=call.task_id)
+        return super().params_out(call)
 
-    def decode_result(self, call: Call, result: bytes) -> Result:
-        try:
-            return _decode_result(call, result)
-        except WireError as exc:
-            raise _agent_fault(exc) from None
-        except RecursionError:
-            raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
-
-    def decode_stream_item(self, result: bytes) -> StreamItem:
-        try:
-            return stream_event_in(_read_result(_stream_event, result, WStreamEvent))
-        except WireError as exc:
-            raise _agent_fault(exc) from None
-        except RecursionError:
-            raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
-
-    def decode_error(self, error: Any) -> A2AError:
-        return decode_error_member(error, _ERRORS)
+    def result_in(self, call: c.Call, data: bytes) -> c.Result:
+        if isinstance(call, (c.SendMessage, c.GetTask, c.CancelTask, c.SubscribeToTask)):
+            return self.task_in(self.read_result(WTask, data))
+        if isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
+            tp = self.read_result(WTaskPushConfig, data)
+            if tp.push_notification_config is None:
+                return None  # spec §6.10: no (or a cleared) config
+            return self.push_config_in(tp.push_notification_config, tp.id or call.task_id)
+        raise self.unsupported(call)
 
 
-# ------------------------------------------------------------------------- requests
-
-
-def _decode_call(method: str, params: bytes | None) -> Call:
-    if method == SEND or method == SEND_SUBSCRIBE:
-        return _decode_send(method, params)
-    if method == GET:
-        q = decode_params(_task_query, params, method=method)
-        return GetTask(id=q.id, history_length=q.history_length)
-    if method == CANCEL:
-        c = decode_params(_task_id_params, params, method=method)
-        return CancelTask(id=c.id, metadata=c.metadata)
-    if method == RESUBSCRIBE:
-        r = decode_params(_task_query, params, method=method)
-        return SubscribeToTask(id=r.id, history_length=r.history_length)
-    if method == PUSH_SET:
-        s = decode_params(_task_push, params, method=method)
-        if not s.id:
-            raise InvalidParams(f"Invalid params for {method}: `params.id` must not be empty")
-        if s.push_notification_config is None:
-            # The spec lets a server read null as "clear the config"; we keep configs.
-            raise UnsupportedOperation(
-                f"{method} with a null `params.pushNotificationConfig` (clearing) is not supported"
-            )
-        return SetPushConfig(task_id=s.id, config=push_config_in(s.push_notification_config, s.id))
-    if method == PUSH_GET:
-        g = decode_params(_task_id_params, params, method=method)
-        return GetPushConfig(task_id=g.id)
-    raise MethodNotFound(f"Method not found: {method}")
-
-
-def _decode_send(method: str, params: bytes | None) -> SendMessage:
-    w = decode_params(_send_params, params, method=method, fallback=_SEND_FALLBACKS[method])
-    try:
-        # The task id goes in ``client_task_id`` only: the engine creates the
-        # task when it does not know it (a message's own ``task_id`` must name
-        # an existing task).
-        message = message_in(w.message, context_id=w.session_id)
-    except WireError as exc:
-        raise InvalidParams(
-            f"Invalid params for {method}: {exc.describe('params.message')}"
-        ) from None
-    push = w.push_notification
-    return SendMessage(
-        message=message,
-        config=SendConfig(
-            history_length=w.history_length,
-            push_config=push_config_in(push, None) if push is not None else None,
-        ),
-        metadata=w.metadata,
-        streaming=method == SEND_SUBSCRIBE,
-        client_task_id=w.id,
-    )
-
-
-def _send_params_out(call: SendMessage) -> WSendParams:
-    m = call.message
-    c = call.config
-    return WSendParams(
-        # v0.1 clients make the task id (DIALECTS.md §a.2)
-        id=m.task_id or call.client_task_id or new_id(),
-        session_id=m.context_id,
-        message=message_out(m),
-        push_notification=push_config_out(c.push_config) if c.push_config is not None else None,
-        history_length=c.history_length,
-        metadata=call.metadata,
-    )
-
-
-def _answer_task(message: Message, call: SendMessage) -> Task:
+def _answer_task(message: m.Message, call: c.SendMessage) -> m.Task:
     """A send answered with a bare message, as the task v0.1 must answer with."""
     sent = call.message
-    return Task(
+    return m.Task(
         id=message.task_id or sent.task_id or call.client_task_id or "",
         context_id=message.context_id or sent.context_id or "",
-        status=TaskStatus(state=TaskState.COMPLETED, message=message),
+        status=m.TaskStatus(state=m.TaskState.COMPLETED, message=message),
     )
 
 
-# -------------------------------------------------------------------------- results
+# ------------------------------------------------------------------------------ card
+# Decoding only: every member a sloppy peer may leave out (or send as null, as
+# the spec's interfaces allow) has a default.
 
 
-def _decode_result(call: Call, data: bytes) -> Result:
-    if isinstance(call, (SendMessage, GetTask, CancelTask, SubscribeToTask)):
-        return task_in(_read_result(_task, data, WTask))
-    if isinstance(call, (SetPushConfig, GetPushConfig)):
-        tp = _read_result(_task_push, data, WTaskPushConfig)
-        if tp.push_notification_config is None:
-            return None  # spec §6.10: no (or a cleared) config
-        return push_config_in(tp.push_notification_config, tp.id or call.task_id)
-    raise UnsupportedOperation(f"{type(call).__name__} has no counterpart in A2A v0.1")
+class WAuthentication(Struct):
+    schemes: list[str] = msgspec.field(default_factory=list)
+    credentials: str | None = None
+
+
+class WCapabilities(Struct, rename="camel"):
+    streaming: bool | None = None
+    push_notifications: bool | None = None
+    state_transition_history: bool | None = None
+
+
+class WProvider(Struct):
+    organization: str = ""
+    url: str | None = None
+
+
+class WSkill(Struct, rename="camel"):
+    id: str
+    name: str
+    description: str | None = None
+    tags: list[str] | None = None
+    examples: list[str] | None = None
+    input_modes: list[str] | None = None
+    output_modes: list[str] | None = None
+
+
+class WCard(Struct, rename="camel"):
+    name: str
+    url: str
+    description: str | None = None
+    version: str | None = None
+    provider: WProvider | None = None
+    documentation_url: str | None = None
+    capabilities: WCapabilities | None = None
+    authentication: WAuthentication | None = None
+    default_input_modes: list[str] | None = None
+    default_output_modes: list[str] | None = None
+    skills: list[WSkill] | None = None
+
 
 
 # ----------------------------------------------------------------------------- cards
@@ -436,19 +537,19 @@ def _decode_result(call: Call, data: bytes) -> Result:
 _HTTP_NAMES = {"bearer": "Bearer", "basic": "Basic", "digest": "Digest"}
 
 
-def _scheme_name(s: SecurityScheme) -> str:
-    if isinstance(s, HTTPAuthScheme):
+def _scheme_name(s: m.SecurityScheme) -> str:
+    if isinstance(s, m.HTTPAuthScheme):
         return _HTTP_NAMES.get(s.scheme.lower(), s.scheme)
-    if isinstance(s, APIKeyScheme):
+    if isinstance(s, m.APIKeyScheme):
         return "ApiKey"
-    if isinstance(s, OAuth2Scheme):
+    if isinstance(s, m.OAuth2Scheme):
         return "OAuth2"
-    if isinstance(s, OpenIdConnectScheme):
+    if isinstance(s, m.OpenIdConnectScheme):
         return "OpenIdConnect"
     return "mTLS"
 
 
-def encode_card_v01(card: AgentCard, *, url: str) -> dict[str, Any]:
+def encode_card_v01(card: m.AgentCard, *, url: str) -> dict[str, Any]:
     """The members a v0.1 client needs beyond the v0.3 rendering of ``card``.
 
     ``url`` is the JSON-RPC endpoint v0.1 clients post to (the hybrid card's
@@ -474,7 +575,7 @@ def encode_card_v01(card: AgentCard, *, url: str) -> dict[str, Any]:
     return doc
 
 
-def decode_card_v01(doc: Any) -> AgentCard:
+def decode_card_v01(doc: Any) -> m.AgentCard:
     """A v0.1 card document -> the canonical card, with one v0.1 JSON-RPC interface.
 
     ``authentication.schemes`` become security schemes (any one of them
@@ -493,18 +594,18 @@ def decode_card_v01(doc: Any) -> AgentCard:
         raise InvalidAgentResponse("Invalid agent card: nested too deeply") from None
     caps = w.capabilities
     schemes = _schemes_in(w.authentication) if w.authentication is not None else {}
-    card = AgentCard(
+    card = m.AgentCard(
         name=w.name,
         description=w.description or "",
         version=w.version or "",
-        interfaces=[AgentInterface(url=w.url, binding="JSONRPC", protocol_version=DIALECT)],
-        capabilities=AgentCapabilities(
+        interfaces=[m.AgentInterface(url=w.url, binding="JSONRPC", protocol_version=DIALECT)],
+        capabilities=m.AgentCapabilities(
             streaming=bool(caps and caps.streaming),
             push_notifications=bool(caps and caps.push_notifications),
             state_transition_history=bool(caps and caps.state_transition_history),
         ),
         skills=[
-            AgentSkill(
+            m.AgentSkill(
                 id=s.id,
                 name=s.name,
                 description=s.description or "",
@@ -516,7 +617,7 @@ def decode_card_v01(doc: Any) -> AgentCard:
             for s in w.skills or ()
         ],
         provider=(
-            AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
+            m.AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
             if w.provider is not None
             else None
         ),
@@ -546,11 +647,11 @@ def _str(details: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _oauth_flows(details: dict[str, Any]) -> dict[str, OAuthFlow]:
+def _oauth_flows(details: dict[str, Any]) -> dict[str, m.OAuthFlow]:
     auth_url = _str(details, "authorizationUrl")
     token_url = _str(details, "tokenUrl")
     scopes = details.get("scopes")
-    flow = OAuthFlow(
+    flow = m.OAuthFlow(
         scopes={str(k): str(v) for k, v in scopes.items()} if isinstance(scopes, dict) else {},
         authorization_url=auth_url,
         token_url=token_url,
@@ -565,28 +666,28 @@ def _oauth_flows(details: dict[str, Any]) -> dict[str, OAuthFlow]:
     return {}
 
 
-def _schemes_in(auth: WAuthentication) -> dict[str, SecurityScheme]:
+def _schemes_in(auth: WAuthentication) -> dict[str, m.SecurityScheme]:
     details = _credentials(auth.credentials)
-    out: dict[str, SecurityScheme] = {}
+    out: dict[str, m.SecurityScheme] = {}
     for name in auth.schemes:
         key = name.lower().replace("-", "").replace("_", "")
-        scheme: SecurityScheme
+        scheme: m.SecurityScheme
         if key in ("bearer", "basic", "digest"):
-            scheme = HTTPAuthScheme(scheme=key)
+            scheme = m.HTTPAuthScheme(scheme=key)
         elif key == "apikey":
             location = details.get("in")
-            scheme = APIKeyScheme(
+            scheme = m.APIKeyScheme(
                 # spec §4.3's example header when the card does not name one
                 name=_str(details, "name") or "X-API-Key",
                 location=location if location in ("header", "query", "cookie") else "header",
             )
         elif key in ("oauth2", "oauth"):
-            scheme = OAuth2Scheme(flows=_oauth_flows(details))
+            scheme = m.OAuth2Scheme(flows=_oauth_flows(details))
         elif key in ("openidconnect", "oidc"):
-            scheme = OpenIdConnectScheme(url=_str(details, "openIdConnectUrl") or "")
+            scheme = m.OpenIdConnectScheme(url=_str(details, "openIdConnectUrl") or "")
         elif key in ("mtls", "mutualtls"):
-            scheme = MutualTLSScheme()
+            scheme = m.MutualTLSScheme()
         else:
-            scheme = HTTPAuthScheme(scheme=name)  # another HTTP scheme, as named
+            scheme = m.HTTPAuthScheme(scheme=name)  # another HTTP scheme, as named
         out.setdefault(name, scheme)
     return out

@@ -1,10 +1,8 @@
 """The v0.2/v0.3 JSON-RPC dialect (``message/send``, ``kind`` discriminators, camelCase).
 
 v0.2.x and v0.3.0 are one wire family (DIALECTS.md §a.3, §b); v0.3.0 only adds
-``agent/getAuthenticatedExtendedCard``, card fields and error -32007. Requests
-decode straight from the params bytes into the Structs of ``_v03_wire`` and
-from there into canonical calls; results are encoded from wire Structs built
-from the canonical objects.
+``agent/getAuthenticatedExtendedCard``, card fields and error -32007. Its objects
+are the family's own (``_family``): this module holds its table and its agent card.
 
 Leniency on input (DIALECTS.md §i): a bare Message as ``message/send`` params
 (seed 000 calls params "a Message"), parts tagged ``type`` instead of ``kind``
@@ -20,435 +18,170 @@ The agent card helpers render and read the v0.2/v0.3 card shape
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 import msgspec
+from msgspec import Struct
 
-from ..calls import (
-    Call,
-    CancelTask,
-    DeletePushConfig,
-    GetExtendedCard,
-    GetPushConfig,
-    GetTask,
-    ListPushConfigs,
-    ListTasks,
-    Result,
-    SendConfig,
-    SendMessage,
-    SetPushConfig,
-    SubscribeToTask,
-)
-from ..errors import (
-    A2AError,
-    InvalidAgentResponse,
-    InvalidParams,
-    MethodNotFound,
-    UnsupportedOperation,
-)
-from ..lifecycle import RETURN_STATES
-from ..model import (
-    AgentCapabilities,
-    AgentCard,
-    AgentExtension,
-    AgentInterface,
-    AgentProvider,
-    AgentSkill,
-    APIKeyScheme,
-    ArtifactUpdate,
-    CardSignature,
-    HTTPAuthScheme,
-    Message,
-    MutualTLSScheme,
-    OAuth2Scheme,
-    OAuthFlow,
-    OpenIdConnectScheme,
-    PushConfig,
-    SecurityScheme,
-    StatusUpdate,
-    Task,
-)
-from ._common import V03_ERROR_CLASSES, decode_error_member, decode_params, encode_error_member
+from .. import model as m
+from ..errors import InvalidAgentResponse
 from ._common import at_root as _at
-from ._v03_wire import (
-    SECURITY_SCHEME_TYPES,
-    FieldError,
-    WAPIKeyScheme,
-    WArtifactEvent,
-    WCard,
-    WDeletePushParams,
-    WGetPushParams,
-    WHTTPScheme,
-    WMessage,
-    WOAuth2Scheme,
-    WOAuthFlow,
-    WOIDCScheme,
-    WSecurityScheme,
-    WSendConfig,
-    WSendParams,
-    WSendResult,
-    WStatusEvent,
-    WStreamItem,
-    WTask,
-    WTaskIdParams,
-    WTaskPushConfig,
-    WTaskQuery,
-    artifact_event_in,
-    artifact_event_out,
-    message_in,
-    message_out,
-    push_config_in,
-    push_config_out,
-    status_event_in,
-    status_event_out,
-    task_in,
-    task_out,
-)
-from .base import Codec, StreamItem
+from ._family import FamilyCodec
+from ._family_wire import Metadata, Variant, Wire, build_wire
 
 __all__ = ["V03Codec", "decode_card_v03", "encode_card_v03"]
 
 T = TypeVar("T")
 
-DIALECT = "0.3"
-
-SEND = "message/send"
-STREAM = "message/stream"
-GET = "tasks/get"
-CANCEL = "tasks/cancel"
-RESUBSCRIBE = "tasks/resubscribe"
-PUSH_SET = "tasks/pushNotificationConfig/set"
-PUSH_GET = "tasks/pushNotificationConfig/get"
-PUSH_LIST = "tasks/pushNotificationConfig/list"
-PUSH_DELETE = "tasks/pushNotificationConfig/delete"
-EXTENDED_CARD = "agent/getAuthenticatedExtendedCard"
-
-_encoder = msgspec.json.Encoder()
-_any = msgspec.json.Decoder()
-
-_send_params = msgspec.json.Decoder(WSendParams)
-_task_query = msgspec.json.Decoder(WTaskQuery)
-_task_id_params = msgspec.json.Decoder(WTaskIdParams)
-_task_push = msgspec.json.Decoder(WTaskPushConfig)
-_get_push = msgspec.json.Decoder(WGetPushParams)
-_delete_push = msgspec.json.Decoder(WDeletePushParams)
-
-_send_result = msgspec.json.Decoder(WSendResult)
-_task = msgspec.json.Decoder(WTask)
-_push_list = msgspec.json.Decoder(list[WTaskPushConfig])
-_stream_item = msgspec.json.Decoder(WStreamItem)
-_card = msgspec.json.Decoder(WCard)
-
-_ERRORS = V03_ERROR_CLASSES
+VARIANT = Variant(
+    name="0.3",
+    label="A2A v0.2/v0.3 JSON-RPC",
+    methods={
+        "send": "message/send",
+        "stream": "message/stream",
+        "get": "tasks/get",
+        "cancel": "tasks/cancel",
+        "resubscribe": "tasks/resubscribe",
+        "push_set": "tasks/pushNotificationConfig/set",
+        "push_get": "tasks/pushNotificationConfig/get",
+        "push_list": "tasks/pushNotificationConfig/list",
+        "push_delete": "tasks/pushNotificationConfig/delete",
+        "card": "agent/getAuthenticatedExtendedCard",
+    },
+)
 
 
-# ------------------------------------------------------------------ lenient reading
-
-
-def _tag_parts(parts: Any) -> None:
-    """Give v0.1-style parts (``"type": "text"``) the ``kind`` this dialect needs."""
-    if isinstance(parts, list):
-        for part in parts:
-            if isinstance(part, dict) and "kind" not in part and isinstance(part.get("type"), str):
-                part["kind"] = part["type"]
-
-
-_NESTED = ("status", "message", "history", "artifacts", "artifact")
-
-
-def _tag_object(doc: Any) -> None:
-    """Walk the places of a result where messages and artifacts sit and tag their parts."""
-    if isinstance(doc, list):
-        for item in doc:
-            _tag_object(item)
-    elif isinstance(doc, dict):
-        _tag_parts(doc.get("parts"))
-        for key in _NESTED:
-            if key in doc:
-                _tag_object(doc[key])
-
-
-def _infer_kind(doc: Any) -> None:
-    """Name the union member of a result that came without ``kind``, by its fields."""
-    if isinstance(doc, dict) and "kind" not in doc:
-        if "artifact" in doc:
-            doc["kind"] = "artifact-update"
-        elif "status" in doc:
-            doc["kind"] = "status-update" if "taskId" in doc else "task"
-        elif "messageId" in doc or "role" in doc:
-            doc["kind"] = "message"
-
-
-def _send_fallback(method: str) -> Callable[[Any], WSendParams]:
-    def fallback(doc: Any) -> WSendParams:
-        if not isinstance(doc, dict):
-            raise InvalidParams(f"Invalid params for {method}: params must be a JSON object")
-        if "message" not in doc and "role" in doc and "parts" in doc:
-            doc = {"message": doc}  # a bare Message as params (DIALECTS.md §i.3)
-        message = doc.get("message")
-        if isinstance(message, dict):
-            _tag_parts(message.get("parts"))
-        try:
-            return msgspec.convert(doc, WSendParams)
-        except msgspec.ValidationError as exc:
-            raise InvalidParams(f"Invalid params for {method}: {_at(str(exc), 'params')}") from None
-
-    return fallback
-
-
-_SEND_FALLBACKS = {SEND: _send_fallback(SEND), STREAM: _send_fallback(STREAM)}
-
-
-def _read_result(decoder: msgspec.json.Decoder[T], data: bytes, typ: Any, what: str) -> T:
-    """Decode a peer's result; on a shape error retry leniently, else InvalidAgentResponse."""
-    try:
-        return decoder.decode(data)
-    except msgspec.ValidationError as exc:
-        first = exc
-    except msgspec.DecodeError as exc:
-        raise InvalidAgentResponse(f"Invalid agent response: {what} is not JSON: {exc}") from None
-    try:
-        doc = _any.decode(data)
-    except msgspec.DecodeError as exc:
-        raise InvalidAgentResponse(f"Invalid agent response: {what} is not JSON: {exc}") from None
-    _infer_kind(doc)
-    _tag_object(doc)
-    try:
-        result: T = msgspec.convert(doc, typ)
-    except msgspec.ValidationError:
-        raise InvalidAgentResponse(f"Invalid agent response: {_at(str(first), what)}") from None
-    return result
-
-
-def _agent_fault(exc: FieldError, root: str) -> InvalidAgentResponse:
-    return InvalidAgentResponse(f"Invalid agent response: {exc.describe(root)}")
-
-
-# -------------------------------------------------------------------------- the codec
-
-
-class V03Codec(Codec):
+class V03Codec(FamilyCodec):
     """JSON-RPC of A2A v0.2.x and v0.3.0."""
 
-    name: ClassVar[str] = DIALECT
-    methods: ClassVar[frozenset[str]] = frozenset(
-        {
-            SEND,
-            STREAM,
-            GET,
-            CANCEL,
-            RESUBSCRIBE,
-            PUSH_SET,
-            PUSH_GET,
-            PUSH_LIST,
-            PUSH_DELETE,
-            EXTENDED_CARD,
-        }
-    )
-    streaming_methods: ClassVar[frozenset[str]] = frozenset({STREAM, RESUBSCRIBE})
+    variant: ClassVar[Variant] = VARIANT
+    wire: ClassVar[Wire] = build_wire(VARIANT)
+    lax: ClassVar[Wire] = wire
 
-    # ---------------------------------------------------------------- server side
+    def card_out(self, card: m.AgentCard) -> Any:
+        return encode_card_v03(card, jsonrpc_url=_legacy_url(card))
 
-    def decode_call(self, method: str, params: bytes | None) -> Call:
-        try:
-            return _decode_call(method, params)
-        except RecursionError:
-            raise InvalidParams(f"Invalid params for {method}: nested too deeply") from None
-
-    def encode_result(self, call: Call, result: Result) -> bytes:
-        if isinstance(result, Task):
-            return _encoder.encode(task_out(result))
-        if isinstance(result, Message):
-            return _encoder.encode(message_out(result))
-        if result is None:
-            return b"null"
-        if isinstance(result, PushConfig):
-            return _encoder.encode(_task_push_out(result, call))
-        if isinstance(result, list):
-            return _encoder.encode([_task_push_out(c, call) for c in result])
-        if isinstance(result, AgentCard):
-            return _encoder.encode(encode_card_v03(result, jsonrpc_url=_legacy_url(result)))
-        raise UnsupportedOperation("Listing tasks is not part of A2A v0.2/v0.3 JSON-RPC")
-
-    def encode_error(self, error: A2AError) -> bytes:
-        return encode_error_member(error.code_for(DIALECT), error.message, error.data)
-
-    def encode_stream_item(self, item: StreamItem) -> bytes:
-        if isinstance(item, StatusUpdate):
-            # v0.x streams mark their last status event (DIALECTS.md §i.17).
-            return _encoder.encode(status_event_out(item, item.status.state in RETURN_STATES))
-        if isinstance(item, ArtifactUpdate):
-            return _encoder.encode(artifact_event_out(item))
-        if isinstance(item, Task):
-            return _encoder.encode(task_out(item))
-        return _encoder.encode(message_out(item))
-
-    # ---------------------------------------------------------------- client side
-
-    def encode_call(self, call: Call) -> tuple[str, bytes]:
-        if isinstance(call, SendMessage):
-            return (STREAM if call.streaming else SEND), _encoder.encode(_send_params_out(call))
-        if isinstance(call, GetTask):
-            return GET, _encoder.encode(WTaskQuery(id=call.id, history_length=call.history_length))
-        if isinstance(call, CancelTask):
-            return CANCEL, _encoder.encode(WTaskIdParams(id=call.id, metadata=call.metadata))
-        if isinstance(call, SubscribeToTask):
-            return RESUBSCRIBE, _encoder.encode(
-                WTaskQuery(id=call.id, history_length=call.history_length)
-            )
-        if isinstance(call, SetPushConfig):
-            return PUSH_SET, _encoder.encode(
-                WTaskPushConfig(
-                    task_id=call.task_id, push_notification_config=push_config_out(call.config)
-                )
-            )
-        if isinstance(call, GetPushConfig):
-            return PUSH_GET, _encoder.encode(
-                WGetPushParams(id=call.task_id, push_notification_config_id=call.config_id)
-            )
-        if isinstance(call, ListPushConfigs):
-            return PUSH_LIST, _encoder.encode(WTaskIdParams(id=call.task_id))
-        if isinstance(call, DeletePushConfig):
-            return PUSH_DELETE, _encoder.encode(
-                WDeletePushParams(id=call.task_id, push_notification_config_id=call.config_id)
-            )
-        if isinstance(call, GetExtendedCard):
-            return EXTENDED_CARD, b"{}"
-        assert isinstance(call, ListTasks)
-        raise UnsupportedOperation("Listing tasks is not part of A2A v0.2/v0.3 JSON-RPC")
-
-    def decode_result(self, call: Call, result: bytes) -> Result:
-        try:
-            return _decode_result(call, result)
-        except FieldError as exc:
-            raise _agent_fault(exc, "result") from None
-        except RecursionError:
-            raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
-
-    def decode_stream_item(self, result: bytes) -> StreamItem:
-        try:
-            w = _read_result(_stream_item, result, WStreamItem, "result")
-            if type(w) is WStatusEvent:
-                return status_event_in(w)
-            if type(w) is WArtifactEvent:
-                return artifact_event_in(w)
-            if type(w) is WTask:
-                return task_in(w)
-            assert type(w) is WMessage
-            return message_in(w)
-        except FieldError as exc:
-            raise _agent_fault(exc, "result") from None
-        except RecursionError:
-            raise InvalidAgentResponse("Invalid agent response: nested too deeply") from None
-
-    def decode_error(self, error: Any) -> A2AError:
-        return decode_error_member(error, _ERRORS)
+    def card_in(self, data: bytes) -> m.AgentCard:
+        return _card_in(self.read_result(WCard, data))
 
 
-# ------------------------------------------------------------------------- requests
+# ------------------------------------------------------------------------------ card
+# Decoding only (cards are built as dicts by the codec): every field a sloppy
+# peer may leave out has a default, so a card is refused only when unusable.
 
 
-def _decode_call(method: str, params: bytes | None) -> Call:
-    if method == SEND or method == STREAM:
-        return _decode_send(method, params)
-    if method == GET:
-        q = decode_params(_task_query, params, method=method)
-        return GetTask(id=q.id, history_length=q.history_length)
-    if method == CANCEL:
-        c = decode_params(_task_id_params, params, method=method)
-        return CancelTask(id=c.id, metadata=c.metadata)
-    if method == RESUBSCRIBE:
-        # TaskIdParams; the historyLength v0.1 sent on this method is kept if given.
-        r = decode_params(_task_query, params, method=method)
-        return SubscribeToTask(id=r.id, history_length=r.history_length)
-    if method == PUSH_SET:
-        s = decode_params(_task_push, params, method=method)
-        return SetPushConfig(
-            task_id=s.task_id, config=push_config_in(s.push_notification_config, s.task_id)
-        )
-    if method == PUSH_GET:
-        g = decode_params(_get_push, params, method=method)
-        return GetPushConfig(task_id=g.id, config_id=g.push_notification_config_id)
-    if method == PUSH_LIST:
-        lp = decode_params(_task_id_params, params, method=method)
-        return ListPushConfigs(task_id=lp.id)
-    if method == PUSH_DELETE:
-        d = decode_params(_delete_push, params, method=method)
-        return DeletePushConfig(task_id=d.id, config_id=d.push_notification_config_id)
-    if method == EXTENDED_CARD:
-        return GetExtendedCard()
-    raise MethodNotFound(f"Method not found: {method}")
+class WInterface(Struct):
+    url: str
+    transport: str = "JSONRPC"
 
 
-def _decode_send(method: str, params: bytes | None) -> SendMessage:
-    w = decode_params(_send_params, params, method=method, fallback=_SEND_FALLBACKS[method])
-    try:
-        message = message_in(w.message)
-    except FieldError as exc:
-        raise InvalidParams(
-            f"Invalid params for {method}: {exc.describe('params.message')}"
-        ) from None
-    c = w.configuration
-    if c is None:
-        config = SendConfig()
-    else:
-        push = c.push_notification_config
-        config = SendConfig(
-            accepted_output_modes=c.accepted_output_modes,
-            history_length=c.history_length,
-            # Absent means blocking (DIALECTS.md §i.31).
-            blocking=True if c.blocking is None else c.blocking,
-            push_config=push_config_in(push, None) if push is not None else None,
-        )
-    return SendMessage(
-        message=message, config=config, metadata=w.metadata, streaming=method == STREAM
-    )
+class WProvider(Struct):
+    organization: str = ""
+    url: str | None = None
 
 
-_DEFAULT_CONFIG = SendConfig()
+class WExtension(Struct, omit_defaults=True):
+    uri: str
+    description: str | None = None
+    required: bool = False
+    params: Metadata | None = None
 
 
-def _send_params_out(call: SendMessage) -> WSendParams:
-    c = call.config
-    config = None
-    if c != _DEFAULT_CONFIG:
-        config = WSendConfig(
-            accepted_output_modes=c.accepted_output_modes,
-            history_length=c.history_length,
-            push_notification_config=push_config_out(c.push_config) if c.push_config else None,
-            blocking=c.blocking,
-        )
-    return WSendParams(
-        message=message_out(call.message), configuration=config, metadata=call.metadata
-    )
+class WCapabilities(Struct, rename="camel"):
+    streaming: bool | None = None
+    push_notifications: bool | None = None
+    state_transition_history: bool | None = None
+    extensions: list[WExtension] | None = None
 
 
-def _task_push_out(config: PushConfig, call: Call) -> WTaskPushConfig:
-    task_id = config.task_id or getattr(call, "task_id", None) or ""
-    return WTaskPushConfig(task_id=task_id, push_notification_config=push_config_out(config))
+class WSkill(Struct, rename="camel"):
+    id: str
+    name: str
+    description: str = ""
+    tags: list[str] = msgspec.field(default_factory=list)
+    examples: list[str] | None = None
+    input_modes: list[str] | None = None
+    output_modes: list[str] | None = None
+    security: list[dict[str, list[str]]] | None = None
 
 
-# -------------------------------------------------------------------------- results
+class WOAuthFlow(Struct, rename="camel"):
+    authorization_url: str | None = None
+    token_url: str | None = None
+    refresh_url: str | None = None
+    scopes: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-def _decode_result(call: Call, data: bytes) -> Result:
-    if isinstance(call, SendMessage):
-        w = _read_result(_send_result, data, WSendResult, "result")
-        return task_in(w) if type(w) is WTask else message_in(w)
-    if isinstance(call, (GetTask, CancelTask, SubscribeToTask)):
-        return task_in(_read_result(_task, data, WTask, "result"))
-    if isinstance(call, (SetPushConfig, GetPushConfig)):
-        tp = _read_result(_task_push, data, WTaskPushConfig, "result")
-        return push_config_in(tp.push_notification_config, tp.task_id)
-    if isinstance(call, ListPushConfigs):
-        items = _read_result(_push_list, data, list[WTaskPushConfig], "result")
-        return [push_config_in(tp.push_notification_config, tp.task_id) for tp in items]
-    if isinstance(call, DeletePushConfig):
-        return None  # null in v0.3; some peers answer {} (DIALECTS.md §i.30)
-    if isinstance(call, GetExtendedCard):
-        return _card_in(_read_result(_card, data, WCard, "result"))
-    raise UnsupportedOperation("Listing tasks is not part of A2A v0.2/v0.3 JSON-RPC")
+class WOAuthFlows(Struct, rename="camel"):
+    authorization_code: WOAuthFlow | None = None
+    client_credentials: WOAuthFlow | None = None
+    implicit: WOAuthFlow | None = None
+    password: WOAuthFlow | None = None
+
+
+class WAPIKeyScheme(Struct, tag="apiKey", tag_field="type", omit_defaults=True):
+    name: str
+    location: str = msgspec.field(name="in")
+    description: str | None = None
+
+
+class WHTTPScheme(Struct, tag="http", tag_field="type", rename="camel", omit_defaults=True):
+    scheme: str
+    bearer_format: str | None = None
+    description: str | None = None
+
+
+class WOAuth2Scheme(Struct, tag="oauth2", tag_field="type", rename="camel"):
+    flows: WOAuthFlows
+    oauth2_metadata_url: str | None = None
+    description: str | None = None
+
+
+class WOIDCScheme(Struct, tag="openIdConnect", tag_field="type", rename="camel"):
+    open_id_connect_url: str
+    description: str | None = None
+
+
+class WMTLSScheme(Struct, tag="mutualTLS", tag_field="type", omit_defaults=True):
+    description: str | None = None
+
+
+WSecurityScheme: TypeAlias = WAPIKeyScheme | WHTTPScheme | WOAuth2Scheme | WOIDCScheme | WMTLSScheme
+# Canonical scheme -> its wire Struct, for the schemes whose members are named alike.
+_SCHEMES: dict[type, type[Struct]] = {
+    m.APIKeyScheme: WAPIKeyScheme, m.HTTPAuthScheme: WHTTPScheme, m.MutualTLSScheme: WMTLSScheme,
+}
+_SCHEMES_IN: dict[type, Any] = {w: c for c, w in _SCHEMES.items()}
+SECURITY_SCHEME_TYPES = frozenset({"apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"})
+
+
+class WSignature(Struct, omit_defaults=True):
+    protected: str
+    signature: str
+    header: Metadata | None = None
+
+
+class WCard(Struct, rename="camel"):
+    name: str
+    url: str
+    description: str = ""
+    version: str = ""
+    protocol_version: str | None = None
+    preferred_transport: str | None = None
+    additional_interfaces: list[WInterface] | None = None
+    capabilities: WCapabilities = msgspec.field(default_factory=WCapabilities)
+    default_input_modes: list[str] | None = None
+    default_output_modes: list[str] | None = None
+    skills: list[WSkill] = msgspec.field(default_factory=list)
+    provider: WProvider | None = None
+    documentation_url: str | None = None
+    icon_url: str | None = None
+    # Decoded one by one: a scheme of a type this dialect does not know is skipped.
+    security_schemes: dict[str, Any] | None = None
+    security: list[dict[str, list[str]]] | None = None
+    supports_authenticated_extended_card: bool | None = None
+    signatures: list[WSignature] | None = None
+
 
 
 # ----------------------------------------------------------------------------- cards
@@ -456,11 +189,11 @@ def _decode_result(call: Call, data: bytes) -> Result:
 _LEGACY_VERSIONS = ("0.2", "0.3")
 
 
-def _is_legacy(interface: AgentInterface) -> bool:
+def _is_legacy(interface: m.AgentInterface) -> bool:
     return interface.protocol_version in _LEGACY_VERSIONS
 
 
-def _legacy_url(card: AgentCard) -> str:
+def _legacy_url(card: m.AgentCard) -> str:
     """The URL a v0.3 client should post JSON-RPC to, for cards served by method."""
     jsonrpc = [i for i in card.interfaces if i.binding == "JSONRPC"]
     for i in jsonrpc:
@@ -471,7 +204,7 @@ def _legacy_url(card: AgentCard) -> str:
     return card.interfaces[0].url if card.interfaces else ""
 
 
-def encode_card_v03(card: AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
+def encode_card_v03(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
     """``card`` in the v0.3.0 shape, with ``jsonrpc_url`` as its main (JSON-RPC) URL.
 
     Only the card's v0.2/v0.3 interfaces are listed in ``additionalInterfaces``:
@@ -530,7 +263,7 @@ def encode_card_v03(card: AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
     return doc
 
 
-def decode_card_v03(doc: dict[str, Any]) -> AgentCard:
+def decode_card_v03(doc: dict[str, Any]) -> m.AgentCard:
     """A v0.2.x or v0.3.0 card document -> the canonical card.
 
     ``url``/``preferredTransport``/``additionalInterfaces`` become ``interfaces``
@@ -547,9 +280,9 @@ def decode_card_v03(doc: dict[str, Any]) -> AgentCard:
         raise InvalidAgentResponse("Invalid agent card: nested too deeply") from None
 
 
-def _card_in(w: WCard) -> AgentCard:
+def _card_in(w: WCard) -> m.AgentCard:
     version = _major_minor(w.protocol_version) if w.protocol_version else "0.2"
-    main = AgentInterface(
+    main = m.AgentInterface(
         url=w.url, binding=_binding(w.preferred_transport or "JSONRPC"), protocol_version=version
     )
     interfaces = [main]
@@ -558,41 +291,24 @@ def _card_in(w: WCard) -> AgentCard:
         key = (wi.url, _binding(wi.transport))
         if key not in seen:
             seen.add(key)
-            interfaces.append(AgentInterface(url=key[0], binding=key[1], protocol_version=version))
+            interfaces.append(m.AgentInterface(url=key[0], binding=key[1], protocol_version=version))
     wc = w.capabilities
-    capabilities = AgentCapabilities(
+    capabilities = m.AgentCapabilities(
         streaming=bool(wc.streaming),
         push_notifications=bool(wc.push_notifications),
         extended_card=bool(w.supports_authenticated_extended_card),
         state_transition_history=bool(wc.state_transition_history),
-        extensions=[
-            AgentExtension(
-                uri=e.uri, description=e.description, required=e.required, params=e.params
-            )
-            for e in wc.extensions or ()
-        ],
+        extensions=[_like(m.AgentExtension, e) for e in wc.extensions or ()],
     )
-    card = AgentCard(
+    card = m.AgentCard(
         name=w.name,
         description=w.description,
         version=w.version,
         interfaces=interfaces,
         capabilities=capabilities,
-        skills=[
-            AgentSkill(
-                id=s.id,
-                name=s.name,
-                description=s.description,
-                tags=s.tags,
-                examples=s.examples,
-                input_modes=s.input_modes,
-                output_modes=s.output_modes,
-                security=s.security,
-            )
-            for s in w.skills
-        ],
+        skills=[_like(m.AgentSkill, s) for s in w.skills],
         provider=(
-            AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
+            m.AgentProvider(organization=w.provider.organization, url=w.provider.url or None)
             if w.provider is not None
             else None
         ),
@@ -600,10 +316,7 @@ def _card_in(w: WCard) -> AgentCard:
         icon_url=w.icon_url,
         security_schemes=_schemes_in(w.security_schemes or {}),
         security=w.security or [],
-        signatures=[
-            CardSignature(protected=s.protected, signature=s.signature, header=s.header)
-            for s in w.signatures or ()
-        ],
+        signatures=[_like(m.CardSignature, s) for s in w.signatures or ()],
     )
     if w.default_input_modes is not None:
         card.default_input_modes = w.default_input_modes
@@ -617,26 +330,25 @@ _BINDINGS = {"JSONRPC": "JSONRPC", "GRPC": "GRPC", "HTTP+JSON": "HTTP+JSON", "RE
 
 
 def _major_minor(version: str) -> str:
-    m = _VERSION.match(version)
-    return f"{int(m.group(1))}.{int(m.group(2))}" if m else version.strip()
+    found = _VERSION.match(version)
+    return f"{int(found.group(1))}.{int(found.group(2))}" if found else version.strip()
 
 
 def _binding(transport: str) -> str:
     return _BINDINGS.get(transport.upper(), transport)
 
 
-def _extension_out(e: AgentExtension) -> dict[str, Any]:
-    out: dict[str, Any] = {"uri": e.uri}
-    if e.description is not None:
-        out["description"] = e.description
-    if e.required:
-        out["required"] = True
-    if e.params is not None:
-        out["params"] = e.params
+def _like(cls: type[T], w: Struct) -> T:
+    """``w`` as ``cls``, a Struct whose members bear the same names."""
+    return cls(**msgspec.structs.asdict(w))
+
+
+def _extension_out(e: m.AgentExtension) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(_like(WExtension, e))
     return out
 
 
-def _skill_out(s: AgentSkill) -> dict[str, Any]:
+def _skill_out(s: m.AgentSkill) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": s.id,
         "name": s.name,
@@ -654,10 +366,8 @@ def _skill_out(s: AgentSkill) -> dict[str, Any]:
     return out
 
 
-def _signature_out(s: CardSignature) -> dict[str, Any]:
-    out: dict[str, Any] = {"protected": s.protected, "signature": s.signature}
-    if s.header is not None:
-        out["header"] = s.header
+def _signature_out(s: m.CardSignature) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(_like(WSignature, s))
     return out
 
 
@@ -670,7 +380,7 @@ _FLOWS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _flow_out(flow: OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
+def _flow_out(flow: m.OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
     urls = {"authorizationUrl": flow.authorization_url, "tokenUrl": flow.token_url}
     # Required URLs are written even when unknown ("" reads back as absent).
     out: dict[str, Any] = {name: urls[name] or "" for name in required}
@@ -680,15 +390,9 @@ def _flow_out(flow: OAuthFlow, required: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _scheme_out(s: SecurityScheme) -> dict[str, Any]:
+def _scheme_out(s: m.SecurityScheme) -> dict[str, Any]:
     out: dict[str, Any]
-    if isinstance(s, APIKeyScheme):
-        out = {"type": "apiKey", "in": s.location, "name": s.name}
-    elif isinstance(s, HTTPAuthScheme):
-        out = {"type": "http", "scheme": s.scheme}
-        if s.bearer_format is not None:
-            out["bearerFormat"] = s.bearer_format
-    elif isinstance(s, OAuth2Scheme):
+    if isinstance(s, m.OAuth2Scheme):
         # v0.3 has no device-code flow and no PKCE flag: they are left out.
         flows = {
             _FLOWS[key][0]: _flow_out(flow, _FLOWS[key][1])
@@ -698,17 +402,19 @@ def _scheme_out(s: SecurityScheme) -> dict[str, Any]:
         out = {"type": "oauth2", "flows": flows}
         if s.metadata_url is not None:
             out["oauth2MetadataUrl"] = s.metadata_url
-    elif isinstance(s, OpenIdConnectScheme):
+    elif isinstance(s, m.OpenIdConnectScheme):
         out = {"type": "openIdConnect", "openIdConnectUrl": s.url}
     else:
-        out = {"type": "mutualTLS"}
+        # the other schemes' wire Structs name their members as the canonical ones do
+        out = msgspec.to_builtins(_like(_SCHEMES[type(s)], s))
+        return out
     if s.description is not None:
         out["description"] = s.description
     return out
 
 
-def _flow_in(w: WOAuthFlow) -> OAuthFlow:
-    return OAuthFlow(
+def _flow_in(w: WOAuthFlow) -> m.OAuthFlow:
+    return m.OAuthFlow(
         scopes=w.scopes,
         authorization_url=w.authorization_url or None,
         token_url=w.token_url or None,
@@ -716,8 +422,8 @@ def _flow_in(w: WOAuthFlow) -> OAuthFlow:
     )
 
 
-def _schemes_in(docs: dict[str, Any]) -> dict[str, SecurityScheme]:
-    out: dict[str, SecurityScheme] = {}
+def _schemes_in(docs: dict[str, Any]) -> dict[str, m.SecurityScheme]:
+    out: dict[str, m.SecurityScheme] = {}
     for name, doc in docs.items():
         kind = doc.get("type") if isinstance(doc, dict) else None
         if not isinstance(kind, str) or kind not in SECURITY_SCHEME_TYPES:
@@ -732,28 +438,18 @@ def _schemes_in(docs: dict[str, Any]) -> dict[str, SecurityScheme]:
     return out
 
 
-def _scheme_in(w: WSecurityScheme) -> SecurityScheme:
-    if isinstance(w, WAPIKeyScheme):
-        return APIKeyScheme(name=w.name, location=w.location, description=w.description)
-    if isinstance(w, WHTTPScheme):
-        return HTTPAuthScheme(
-            scheme=w.scheme, bearer_format=w.bearer_format, description=w.description
-        )
+def _scheme_in(w: WSecurityScheme) -> m.SecurityScheme:
     if isinstance(w, WOAuth2Scheme):
-        f = w.flows
+        # WOAuthFlows names its members as the canonical flows are keyed
         flows = {
             key: _flow_in(flow)
-            for key, flow in (
-                ("authorization_code", f.authorization_code),
-                ("client_credentials", f.client_credentials),
-                ("implicit", f.implicit),
-                ("password", f.password),
-            )
+            for key, flow in msgspec.structs.asdict(w.flows).items()
             if flow is not None
         }
-        return OAuth2Scheme(
+        return m.OAuth2Scheme(
             flows=flows, metadata_url=w.oauth2_metadata_url, description=w.description
         )
     if isinstance(w, WOIDCScheme):
-        return OpenIdConnectScheme(url=w.open_id_connect_url, description=w.description)
-    return MutualTLSScheme(description=w.description)
+        return m.OpenIdConnectScheme(url=w.open_id_connect_url, description=w.description)
+    scheme: m.SecurityScheme = _like(_SCHEMES_IN[type(w)], w)
+    return scheme

@@ -37,26 +37,18 @@ from ..errors import (
     A2AError,
     AuthenticationRequired,
     AuthorizationFailed,
-    ContentTypeNotSupported,
-    ExtendedCardNotConfigured,
     ExtensionSupportRequired,
     InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    InvalidRequest,
     MethodNotFound,
-    ParseError,
-    PushNotSupported,
     RateLimitExceeded,
     RemoteError,
     ResourceUnavailable,
-    TaskNotCancelable,
-    TaskNotFound,
-    UnsupportedOperation,
     VersionNotSupported,
 )
 from . import _v1_wire as w
-from ._common import decode_params
+from ._common import V03_ERROR_CLASSES, decode_params, each_in, field_in
 from .base import Codec, StreamItem
 
 __all__ = ["V1Codec", "decode_card_v1", "encode_card_v1"]
@@ -90,17 +82,10 @@ class _Reader:
         return decode_params(self.decoder, params, method=method, fallback=fallback)
 
     def _fallback_for(self, method: str) -> Callable[[Any], Any]:
-        def fallback(doc: Any) -> Any:
-            if not isinstance(doc, dict):
-                raise InvalidParams(f"Invalid params for {method}: params must be a JSON object")
-            try:
-                return msgspec.convert(w.relax(doc, self.cls), self.cls, strict=False)
-            except msgspec.ValidationError as exc:
-                raise InvalidParams(
-                    f"Invalid params for {method}: {_msgspec_path(exc, 'params')}"
-                ) from None
+        def fault(why: str) -> A2AError:
+            return InvalidParams(f"Invalid params for {method}: {why}")
 
-        return fallback
+        return lambda doc: self._convert(doc, fault, "params", "params must be a JSON object")
 
     def result(self, data: bytes, method: str) -> Any:
         try:
@@ -112,16 +97,21 @@ class _Reader:
         return self.document(_any_decoder.decode(data), method)
 
     def document(self, doc: Any, method: str) -> Any:
+        def fault(why: str) -> A2AError:
+            return InvalidAgentResponse(f"Invalid agent response to {method}: {why}")
+
+        return self._convert(doc, fault, "result", "the result must be a JSON object")
+
+    def _convert(
+        self, doc: Any, fault: Callable[[str], A2AError], root: str, not_object: str
+    ) -> Any:
+        """A generic document made lenient (``relax``) and converted into the Struct."""
         if not isinstance(doc, dict):
-            raise InvalidAgentResponse(
-                f"Invalid agent response to {method}: the result must be a JSON object"
-            )
+            raise fault(not_object)
         try:
             return msgspec.convert(w.relax(doc, self.cls), self.cls, strict=False)
         except msgspec.ValidationError as exc:
-            raise InvalidAgentResponse(
-                f"Invalid agent response to {method}: {_msgspec_path(exc, 'result')}"
-            ) from None
+            raise fault(_msgspec_path(exc, root)) from None
 
 
 _SEND = _Reader(w.SendMessageRequest)
@@ -162,21 +152,12 @@ def _required(value: str | None, path: str) -> str:
 
 def _send_in(method: str, params: bytes | None) -> c.SendMessage:
     req: w.SendMessageRequest = _SEND.params(params, method)
-    try:
-        if req.message is None:
-            raise w.WireError("message", "is required")
-        try:
-            message = w.message_in(req.message, request=True)
-        except w.WireError as exc:
-            raise exc.at("message") from None
-        config = c.SendConfig()
-        if req.configuration is not None:
-            try:
-                config = _config_in(req.configuration)
-            except w.WireError as exc:
-                raise exc.at("configuration") from None
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    if req.message is None:
+        raise w.WireError("message", "is required")
+    message = field_in("message", lambda x: w.message_in(x, request=True), req.message)
+    config = c.SendConfig()
+    if req.configuration is not None:
+        config = field_in("configuration", _config_in, req.configuration)
     return c.SendMessage(
         message=message,
         config=config,
@@ -189,10 +170,11 @@ def _send_in(method: str, params: bytes | None) -> c.SendMessage:
 def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
     push = None
     if wc.task_push_notification_config is not None:
-        try:
-            push = w.push_config_in(wc.task_push_notification_config, request=True)
-        except w.WireError as exc:
-            raise exc.at("taskPushNotificationConfig") from None
+        push = field_in(
+            "taskPushNotificationConfig",
+            lambda p: w.push_config_in(p, request=True),
+            wc.task_push_notification_config,
+        )
     return c.SendConfig(
         accepted_output_modes=wc.accepted_output_modes or None,
         history_length=w.count_in(wc.history_length, "historyLength"),
@@ -203,85 +185,64 @@ def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
 
 def _get_task_in(method: str, params: bytes | None) -> c.GetTask:
     req: w.GetTaskRequest = _GET_TASK.params(params, method)
-    try:
-        return c.GetTask(
-            id=_required(req.id, "id"),
-            history_length=w.count_in(req.history_length, "historyLength"),
-            tenant=req.tenant or None,
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.GetTask(
+        id=_required(req.id, "id"),
+        history_length=w.count_in(req.history_length, "historyLength"),
+        tenant=req.tenant or None,
+    )
 
 
 def _list_tasks_in(method: str, params: bytes | None) -> c.ListTasks:
     req: w.ListTasksRequest = _LIST_TASKS.params(params, method)
-    try:
-        status = w.state_in(req.status, "status")
-        page_size = DEFAULT_PAGE_SIZE if req.page_size is None else req.page_size
-        if not 1 <= page_size <= MAX_PAGE_SIZE:
-            raise w.WireError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
-        return c.ListTasks(
-            context_id=req.context_id or None,
-            # TASK_STATE_UNSPECIFIED is the proto default: no filter
-            status=None if status is m.TaskState.UNKNOWN else status,
-            page_size=page_size,
-            page_token=req.page_token or None,
-            history_length=w.count_in(req.history_length, "historyLength"),
-            status_timestamp_after=w.timestamp_in(
-                req.status_timestamp_after, "statusTimestampAfter"
-            ),
-            include_artifacts=bool(req.include_artifacts),
-            tenant=req.tenant or None,
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    status = w.state_in(req.status, "status")
+    page_size = DEFAULT_PAGE_SIZE if req.page_size is None else req.page_size
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise w.WireError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
+    return c.ListTasks(
+        context_id=req.context_id or None,
+        # TASK_STATE_UNSPECIFIED is the proto default: no filter
+        status=None if status is m.TaskState.UNKNOWN else status,
+        page_size=page_size,
+        page_token=req.page_token or None,
+        history_length=w.count_in(req.history_length, "historyLength"),
+        status_timestamp_after=w.timestamp_in(
+            req.status_timestamp_after, "statusTimestampAfter"
+        ),
+        include_artifacts=bool(req.include_artifacts),
+        tenant=req.tenant or None,
+    )
 
 
 def _cancel_in(method: str, params: bytes | None) -> c.CancelTask:
     req: w.CancelTaskRequest = _CANCEL.params(params, method)
-    try:
-        return c.CancelTask(
-            id=_required(req.id, "id"), metadata=req.metadata, tenant=req.tenant or None
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.CancelTask(
+        id=_required(req.id, "id"), metadata=req.metadata, tenant=req.tenant or None
+    )
 
 
 def _subscribe_in(method: str, params: bytes | None) -> c.SubscribeToTask:
     req: w.SubscribeToTaskRequest = _SUBSCRIBE.params(params, method)
-    try:
-        return c.SubscribeToTask(id=_required(req.id, "id"), tenant=req.tenant or None)
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.SubscribeToTask(id=_required(req.id, "id"), tenant=req.tenant or None)
 
 
 def _set_push_in(method: str, params: bytes | None) -> c.SetPushConfig:
     req: w.TaskPushNotificationConfig = _PUSH_CONFIG.params(params, method)
-    try:
-        task_id = _required(req.task_id, "taskId")
-        config = w.push_config_in(req, request=True)
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    task_id = _required(req.task_id, "taskId")
+    config = w.push_config_in(req, request=True)
     return c.SetPushConfig(task_id=task_id, config=config, tenant=req.tenant or None)
 
 
 def _get_push_in(method: str, params: bytes | None) -> c.GetPushConfig:
     req: w.GetTaskPushNotificationConfigRequest = _GET_PUSH.params(params, method)
-    try:
-        task_id = _required(req.task_id, "taskId")
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    task_id = _required(req.task_id, "taskId")
     # the proto requires ``id``; without it the task's only config is meant (as in v0.2)
     return c.GetPushConfig(task_id=task_id, config_id=req.id or None, tenant=req.tenant or None)
 
 
 def _list_push_in(method: str, params: bytes | None) -> c.ListPushConfigs:
     req: w.ListTaskPushNotificationConfigsRequest = _LIST_PUSH.params(params, method)
-    try:
-        task_id = _required(req.task_id, "taskId")
-        page_size = w.count_in(req.page_size, "pageSize")
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    task_id = _required(req.task_id, "taskId")
+    page_size = w.count_in(req.page_size, "pageSize")
     return c.ListPushConfigs(
         task_id=task_id,
         page_size=page_size or None,
@@ -292,14 +253,11 @@ def _list_push_in(method: str, params: bytes | None) -> c.ListPushConfigs:
 
 def _delete_push_in(method: str, params: bytes | None) -> c.DeletePushConfig:
     req: w.DeleteTaskPushNotificationConfigRequest = _DELETE_PUSH.params(params, method)
-    try:
-        return c.DeletePushConfig(
-            task_id=_required(req.task_id, "taskId"),
-            config_id=_required(req.id, "id"),
-            tenant=req.tenant or None,
-        )
-    except w.WireError as exc:
-        raise _bad_params(method, exc) from None
+    return c.DeletePushConfig(
+        task_id=_required(req.task_id, "taskId"),
+        config_id=_required(req.id, "id"),
+        tenant=req.tenant or None,
+    )
 
 
 def _get_card_in(method: str, params: bytes | None) -> c.GetExtendedCard:
@@ -398,23 +356,7 @@ def _call_out(call: c.Call) -> tuple[str, msgspec.Struct]:
 
 
 def _method_of(call: c.Call) -> str:
-    if isinstance(call, c.SendMessage) and call.streaming:
-        return "SendStreamingMessage"
-    return _METHODS[type(call)]
-
-
-_METHODS: dict[type, str] = {
-    c.SendMessage: "SendMessage",
-    c.GetTask: "GetTask",
-    c.ListTasks: "ListTasks",
-    c.CancelTask: "CancelTask",
-    c.SubscribeToTask: "SubscribeToTask",
-    c.SetPushConfig: "CreateTaskPushNotificationConfig",
-    c.GetPushConfig: "GetTaskPushNotificationConfig",
-    c.ListPushConfigs: "ListTaskPushNotificationConfigs",
-    c.DeletePushConfig: "DeleteTaskPushNotificationConfig",
-    c.GetExtendedCard: "GetExtendedAgentCard",
-}
+    return _call_out(call)[0]
 
 
 # ------------------------------------------------------------------ results out
@@ -474,27 +416,14 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
             if (resp.task is None) == (resp.message is None):
                 raise w.WireError("", "must hold exactly one of task, message")
             if resp.task is not None:
-                try:
-                    return w.task_in(resp.task)
-                except w.WireError as exc:
-                    raise exc.at("task") from None
-            assert resp.message is not None
-            try:
-                return w.message_in(resp.message)
-            except w.WireError as exc:
-                raise exc.at("message") from None
+                return field_in("task", w.task_in, resp.task)
+            return field_in("message", w.message_in, resp.message)
         if isinstance(call, c.GetTask | c.CancelTask):
             return w.task_in(_TASK.result(data, method))
         if isinstance(call, c.ListTasks):
             page: w.ListTasksResponse = _LIST_TASKS_RESPONSE.result(data, method)
-            tasks = []
-            for i, t in enumerate(page.tasks or []):
-                try:
-                    tasks.append(w.task_in(t))
-                except w.WireError as exc:
-                    raise exc.at(f"tasks[{i}]") from None
             return c.ListTasksResult(
-                tasks=tasks,
+                tasks=each_in("tasks", page.tasks or [], w.task_in),
                 next_page_token=page.next_page_token or "",
                 page_size=page.page_size or 0,
                 total_size=page.total_size or 0,
@@ -505,13 +434,8 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
             listed: w.ListTaskPushNotificationConfigsResponse = _LIST_PUSH_RESPONSE.result(
                 data, method
             )
-            configs = []
-            for i, p in enumerate(listed.configs or []):
-                try:
-                    configs.append(w.push_config_in(p, request=False))
-                except w.WireError as exc:
-                    raise exc.at(f"configs[{i}]") from None
-            return configs
+            configs = listed.configs or []
+            return each_in("configs", configs, lambda p: w.push_config_in(p, request=False))
         if isinstance(call, c.DeletePushConfig):
             return None  # google.protobuf.Empty: ``null`` or ``{}``
         return w.card_in(_CARD.result(data, method))
@@ -524,18 +448,7 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
 # Listed parents first: a code shared by several errors maps to the first one
 # unless ErrorInfo.reason names another.
 _ERROR_CLASSES: tuple[type[A2AError], ...] = (
-    ParseError,
-    InvalidRequest,
-    MethodNotFound,
-    InvalidParams,
-    InternalError,
-    TaskNotFound,
-    TaskNotCancelable,
-    PushNotSupported,
-    UnsupportedOperation,
-    ContentTypeNotSupported,
-    InvalidAgentResponse,
-    ExtendedCardNotConfigured,
+    *V03_ERROR_CLASSES.values(),  # the codes v1.0 kept from v0.3
     ExtensionSupportRequired,
     VersionNotSupported,
     AuthenticationRequired,
@@ -616,7 +529,10 @@ class V1Codec(Codec):
         reader = _CALL_READERS.get(method)
         if reader is None:
             raise MethodNotFound(f"Method not found: {method}")
-        return reader(method, params)
+        try:
+            return reader(method, params)
+        except w.WireError as exc:
+            raise _bad_params(method, exc) from None
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
         wire = _result_out(call, result)
