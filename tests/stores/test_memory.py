@@ -13,6 +13,9 @@ from interlingua.stores import MemoryStore, Scope
 
 from .builders import chunk, created, status, ts, user
 
+#: these tests need the push outbox (see conftest.py)
+NEEDS_PUSH = True
+
 A = Scope("acme", "alice")
 
 

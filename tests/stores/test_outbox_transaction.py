@@ -21,6 +21,9 @@ from interlingua.stores import Scope, Store, open_store
 
 from .builders import created, status, ts
 
+#: these tests need the push outbox (see conftest.py)
+NEEDS_PUSH = True
+
 SCOPE = Scope(tenant="", owner="p")
 REFUSE = """
 CREATE TRIGGER refuse_{verb} BEFORE {verb} ON push_outbox

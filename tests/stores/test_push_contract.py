@@ -13,6 +13,9 @@ from interlingua.stores.base import DEAD, PENDING, Delivery
 
 from .builders import agent, chunk, created, said, status, ts
 
+#: these tests need the push outbox (see conftest.py)
+NEEDS_PUSH = True
+
 S = TaskState
 A = Scope("acme", "alice")
 B = Scope("acme", "bob")

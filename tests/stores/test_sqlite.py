@@ -24,6 +24,9 @@ from interlingua.stores.sqlite.connection import _close, _transaction
 
 from .builders import agent, chunk, created, said, status, ts, user
 
+#: these tests need the push outbox (see conftest.py)
+NEEDS_PUSH = True
+
 S = TaskState
 A = Scope("acme", "alice")
 B = Scope("", "")

@@ -56,7 +56,7 @@ from ..core.model import (
     Task,
     TaskState,
 )
-from ..stores.base import Store
+from ..stores.base import TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
@@ -108,7 +108,7 @@ class Engine:
     def __init__(
         self,
         agent: Agent,
-        store: Store,
+        store: TaskStore,
         bus: Bus,
         *,
         config: EngineConfig | None = None,

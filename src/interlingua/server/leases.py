@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from functools import cache
 
-from ..stores.base import Lease, Store
+from ..stores.base import Lease, TaskStore
 
 __all__ = ["LeaseKeeper", "holder_name", "is_dead_here"]
 
@@ -75,7 +75,7 @@ def is_dead_here(holder: str) -> bool:
 class LeaseKeeper:
     """This process's lease on a store, and its view of the others'."""
 
-    def __init__(self, store: Store, *, interval: float, timeout: float,
+    def __init__(self, store: TaskStore, *, interval: float, timeout: float,
                  clock: Callable[[], float] = time.time) -> None:
         if not 0 < interval < timeout:
             raise ValueError("the lease interval must be positive and below its timeout")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ..core.errors import ConcurrentModification, LifecycleError
 from ..core.model import Message, Role, TaskState
-from ..stores.base import Store
+from ..stores.base import TaskStore
 from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
 from .run import Run, Runs, Writer
@@ -29,7 +29,7 @@ TurnStarter = Callable[[Run, Message], None]
 
 
 class Recovery:
-    def __init__(self, store: Store, leases: LeaseKeeper, runs: Runs, writer: Writer,
+    def __init__(self, store: TaskStore, leases: LeaseKeeper, runs: Runs, writer: Writer,
                  start_turn: TurnStarter, *, restart_policy: str) -> None:
         self.store = store
         self.leases = leases

@@ -43,7 +43,7 @@ from ..core.model import (
 )
 from ..core.parts import new_id
 from ..signals import LazyEvent, Signal
-from ..stores.base import LeaseLost, MessageExists, Scope, Store, StoredEvent, TaskExists
+from ..stores.base import LeaseLost, MessageExists, Scope, StoredEvent, TaskExists, TaskStore
 from .context import RequestInfo, TaskCanceled
 
 __all__ = ["FLUSH_EVERY", "CommitListener", "Run", "Runs", "Writer", "utcnow"]
@@ -77,6 +77,7 @@ class Run:
         "followup",
         "initial",
         "key",
+        "lease",
         "lock",
         "message_id",
         "message_key",
@@ -142,6 +143,10 @@ class Run:
         self.followup: tuple[str, bytes] | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
+        #: the lease epoch its turn runs under: every write of the turn names it,
+        #: so a turn whose lease was revoked is refused even after this process
+        #: took a new one
+        self.lease: int | None = None
 
     # The executor's context talks to these (context._Sink).
 
@@ -201,7 +206,7 @@ class Writer:
     ``on_commit``: listeners called after each commit, in the order added.
     """
 
-    def __init__(self, store: Store, bus: Bus, *, lease: Callable[[], int | None],
+    def __init__(self, store: TaskStore, bus: Bus, *, lease: Callable[[], int | None],
                  clock: Callable[[], datetime] = utcnow) -> None:
         self.store = store
         self.bus = bus
@@ -301,6 +306,9 @@ class Writer:
                 run.pending_state = run.task.status.state
                 raise
 
+    def _lease(self, run: Run) -> int | None:
+        return run.lease if run.lease is not None else self.lease()
+
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
         now = self.now()
         if not run.persisted:
@@ -309,7 +317,7 @@ class Writer:
             try:
                 version = await self.store.create_task(
                     run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
-                    push_configs=run.push_configs, digest=run.digest, lease=self.lease(),
+                    push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
                 )
             except TaskExists:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
@@ -320,7 +328,7 @@ class Writer:
         else:
             batch = list(events)
             version = await self.store.append(run.scope, run.task.id, run.version, batch,
-                                              now=now, lease=self.lease(),
+                                              now=now, lease=self._lease(run),
                                               message=run.followup)
             run.followup = None
             base = run.version

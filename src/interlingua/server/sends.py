@@ -20,7 +20,7 @@ from ..core.errors import InvalidParams, InvalidTaskState, TaskNotFound
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
 from ..signals import Signal
-from ..stores.base import MessageExists, MessageRecord, Scope, Store
+from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore
 from .context import RequestInfo
 from .idempotency import message_digest, redacted
 from .ports import Admission, PushHooks
@@ -31,7 +31,7 @@ __all__ = ["Sends"]
 
 
 class Sends:
-    def __init__(self, store: Store, runs: Runs, writer: Writer, turns: TurnRunner,
+    def __init__(self, store: TaskStore, runs: Runs, writer: Writer, turns: TurnRunner,
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
                  shared: Callable[[], bool] = lambda: False) -> None:

@@ -37,7 +37,7 @@ from ..core.model import (
     TaskCreated,
     TaskState,
 )
-from ..stores.base import Scope, Store, StoredEvent
+from ..stores.base import Scope, StoredEvent, TaskStore
 from .context import RequestInfo
 from .run import Run, Runs
 
@@ -84,7 +84,7 @@ Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task"]]
 class Streams:
     """Opens streams on a store's logs: what every stream of one engine shares."""
 
-    def __init__(self, store: Store, bus: Bus, runs: Runs, begin: Begin,
+    def __init__(self, store: TaskStore, bus: Bus, runs: Runs, begin: Begin,
                  closing: Callable[[], bool], *, heartbeat_interval: float,
                  max_lag: int) -> None:
         self.store = store

@@ -219,6 +219,7 @@ class TurnRunner:
         self.turns: dict[asyncio.Task[None], Any] = {}
 
     def start(self, run: Run, message: Message) -> None:
+        run.lease = self.writer.lease()
         ctx = Context(run, message, run.request, cancelled=run.cancelled)
         place = self.gate.take()
         turn = asyncio.get_running_loop().create_task(self._turn(run, ctx, place))
@@ -281,5 +282,6 @@ class TurnRunner:
             await writer.fail(run, f"The agent failed: {type(exc).__name__}: {exc}")
         finally:
             self.runs.untrack(run)
+            run.lease = None
             run.flushed.set()
             run.settled.set()

@@ -47,11 +47,13 @@ __all__ = [
     "MessageRecord",
     "PushConfigRecord",
     "PushMode",
+    "PushOutbox",
     "Scope",
     "Store",
     "StoredEvent",
     "TaskExists",
     "TaskRecord",
+    "TaskStore",
     "UnfinishedTask",
     "push_mode",
     "wants_delivery",
@@ -202,8 +204,13 @@ class Delivery(msgspec.Struct):
     last_attempt_at: float | None = None
 
 
-class Store(Protocol):
-    """Persistence of tasks and their logs. Implementations: memory, sqlite."""
+class TaskStore(Protocol):
+    """Persistence of tasks and their logs. Implementations: memory, sqlite.
+
+    A task store that keeps no push notifications refuses ``push_configs`` in
+    ``create_task`` (and queues no deliveries); the engine serves it with
+    push notifications off.
+    """
 
     url: str
 
@@ -341,6 +348,16 @@ class Store(Protocol):
         (with their logs, push configs and deliveries); returns how many."""
         ...
 
+
+
+class PushOutbox(Protocol):
+    """Push configs of tasks, and the outbox of deliveries still owed.
+
+    Deliveries are queued by the task store's own writes, in the transaction
+    that stores their events (``create_task``, ``append``): a store that keeps
+    both implements ``Store``.
+    """
+
     # ------------------------------------------------------------ push configs
 
     #: called (with no arguments, on the event loop) after a write that queued
@@ -413,3 +430,7 @@ class Store(Protocol):
     async def outbox_counts(self) -> dict[str, int]:
         """How many deliveries are ``pending`` and ``dead``."""
         ...
+
+
+class Store(TaskStore, PushOutbox, Protocol):
+    """A task store that also keeps push configs and their outbox."""
