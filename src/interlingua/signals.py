@@ -1,14 +1,14 @@
 """An ``asyncio.Event`` that makes its waiter queue on the first wait.
 
-``asyncio.Event`` makes a ``deque`` at once, about 700 bytes with its first
-block. A server holds several events per running task and per open stream
-(settled, flushed, cancelled, the bus's wake-up), most of them never awaited;
-made lazily they cost a few dozen bytes each. Every method is our own, not
-asyncio's, so nothing depends on asyncio's private attributes.
+``asyncio.Event`` makes a ``deque`` at once. A server holds several events per
+running task and per open stream (settled, flushed, cancelled, the bus's
+wake-up), most of them never awaited; made lazily they cost a few dozen bytes
+each. Every method is our own, not asyncio's, so nothing depends on asyncio's
+private attributes.
 
-``Signal`` is the event itself, with slots (48 bytes); ``LazyEvent`` is the
-same as a subclass of ``asyncio.Event`` (88 bytes, as it has a ``__dict__``),
-for code typed for one (``ctx.cancelled``).
+``Signal`` is the event itself, with slots; ``LazyEvent`` is the same as a
+subclass of ``asyncio.Event`` (with a ``__dict__``), for code typed for one
+(``ctx.cancelled``).
 """
 
 from __future__ import annotations

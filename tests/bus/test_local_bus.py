@@ -17,64 +17,59 @@ def event(seq: int) -> StoredEvent:
                                          status=TaskStatus(state=TaskState.WORKING)))
 
 
-async def test_a_wait_with_a_timeout_ends_after_it_and_not_much_later(
+def _counting_ticks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    ticks = [0]
+    tick = _Clock._tick
+
+    def counting(self: _Clock) -> None:
+        ticks[0] += 1
+        tick(self)
+
+    monkeypatch.setattr(_Clock, "_tick", counting)
+    return ticks
+
+
+async def test_a_wait_with_a_timeout_is_woken_by_the_clock(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Counted in clock ticks (every half timeout), not in wall time, so a loaded
-    # machine cannot make it flaky: the wait ends at the second tick, or at the
-    # third when the second came a hair before the deadline.
-    ticks = 0
-    tick = _Clock._tick
-
-    def counting(self: _Clock) -> None:
-        nonlocal ticks
-        ticks += 1
-        tick(self)
-
-    monkeypatch.setattr(_Clock, "_tick", counting)
+    # machine cannot make it flaky.
+    ticks = _counting_ticks(monkeypatch)
     bus = LocalBus()
     sub = bus.subscribe("k")
-    assert await sub.wait(0, timeout=0.1) == 0
-    # a tick is half the timeout: two are a whole one
-    assert ticks in (2, 3), ticks
+    woken = sub.wake_on_news(0, timeout=0.1)
+    assert woken is not None
+    await woken
+    assert ticks[0] == 1 and sub.latest == 0  # a tick, not news
     await bus.close()
 
 
-async def test_news_ends_a_wait_at_once_and_many_waits_share_one_clock(
+async def test_news_wakes_every_reader_at_once_and_many_share_one_clock(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    ticks = 0
-    tick = _Clock._tick
-
-    def counting(self: _Clock) -> None:
-        nonlocal ticks
-        ticks += 1
-        tick(self)
-
-    monkeypatch.setattr(_Clock, "_tick", counting)
+    ticks = _counting_ticks(monkeypatch)
     bus = LocalBus()
     subs = [bus.subscribe("k") for _ in range(50)]
-    waits = [asyncio.create_task(s.wait(0, timeout=30)) for s in subs]
-    while not bus._clocks:  # every wait has begun once the clock is asked for
-        await asyncio.sleep(0)
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert len(bus._clocks) == 1 and not any(w.done() for w in waits)
+    waits = [s.wake_on_news(0, timeout=30) for s in subs]
+    assert len(bus._clocks) == 1 and not any(w is None or w.done() for w in waits)
     await bus.publish("k", [event(1)])
-    assert await asyncio.gather(*waits) == [1] * 50
-    assert ticks == 0  # ended by the news, not by the clock (its first tick is 15 s away)
+    await asyncio.gather(*(w for w in waits if w is not None))
+    assert [s.latest for s in subs] == [1] * 50
+    assert ticks[0] == 0  # woken by the news, not by the clock (its first tick is 15 s away)
     assert [e.seq for e in subs[0].take(0) or []] == [1]
+    # with news already there, there is nothing to wait for
+    assert subs[0].wake_on_news(0, timeout=30) is None
     await bus.close()
 
 
-async def test_closing_the_bus_ends_waits() -> None:
+async def test_closing_the_bus_wakes_readers() -> None:
     bus = LocalBus()
     sub = bus.subscribe("k")
-    waiting = asyncio.create_task(sub.wait(0, timeout=30))
-    plain = asyncio.create_task(sub.wait(0))
-    await asyncio.sleep(0.01)
+    timed = sub.wake_on_news(0, timeout=30)
+    other = bus.subscribe("k").wake_on_news(0)
     await bus.close()
-    assert await asyncio.wait_for(asyncio.gather(waiting, plain), 1) == [0, 0]
+    assert timed is not None and other is not None
+    await asyncio.wait_for(asyncio.gather(timed, other), 1)
 
 
 async def test_recent_events_stay_bounded_and_contiguous() -> None:

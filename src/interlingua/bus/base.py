@@ -44,11 +44,6 @@ class Subscription(Protocol):
         ``close`` drops it too."""
         ...
 
-    async def wait(self, after: int, timeout: float | None = None) -> int:
-        """Return the latest known seq once it is greater than ``after``
-        (or the latest known seq, unchanged, when ``timeout`` passes)."""
-        ...
-
     def take(self, after: int) -> list[StoredEvent] | None:
         """Events after ``after`` that the bus still holds in memory, or None
         when it cannot supply all of them (then read them from the store)."""

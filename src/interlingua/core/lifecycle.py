@@ -49,7 +49,6 @@ __all__ = [
     "TERMINAL_STATES",
     "TRANSITIONS",
     "apply",
-    "can_transition",
     "check",
     "check_all",
     "check_from",
@@ -81,10 +80,6 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
 }
 
 ARTIFACT_STATES = frozenset({S.SUBMITTED, S.WORKING})
-
-
-def can_transition(current: TaskState, new: TaskState) -> bool:
-    return new in TRANSITIONS[current]
 
 
 def check(task: Task, event: Event) -> None:

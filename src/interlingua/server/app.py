@@ -222,9 +222,8 @@ def create_app(
         await engine.start()
         if freeze_gc:
             # A full collection visits every tracked object; most of a server's
-            # are its imported code, which never becomes garbage. Measured: at
-            # 64 concurrent sends, full collections took 6-9% of the CPU (0.7-1.0 s
-            # in 11 s); with the heap frozen a request cost 15% less CPU.
+            # are its imported code, which never becomes garbage (docs/
+            # architecture.md, "The heap made at start-up is frozen").
             gc.collect()
             gc.freeze()
         try:

@@ -3,7 +3,7 @@
 Nothing is decoded until it is asked for: a request reads a handful of
 headers, and a running task keeps its request's headers (``ctx.request``), so
 a dict of decoded copies would be made on every request and held by every
-open stream (about 700 bytes each, for a few header lookups).
+open stream, for a few header lookups.
 """
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ class _Disconnect:
     stream that waits for news would hold its subscription until the task
     ends.) The request's ``receive()`` is stepped here by hand, from the
     callbacks of the futures it awaits, as a task would step it: a task per
-    open stream cost ~500 bytes more (the task, its entry in asyncio's set of
-    tasks, a copied context). Like a task, it takes asyncio futures and bare
+    open stream would hold more (the task, its entry in asyncio's set of tasks,
+    a copied context). Like a task, it takes asyncio futures and bare
     yields; a ``receive()`` that fails or yields anything else counts as gone.
     """
 

@@ -126,8 +126,8 @@ class ExecutorGate:
         for the turn the send starts; released if it starts none."""
         if self.limits.max_running is None:
             # No cap: every turn has the one free place, and the send has nothing
-            # to hand its turn (a context variable set per send stayed in the
-            # context of every running turn, ~170 bytes with its ticket).
+            # to hand its turn (a context variable set per send would stay in the
+            # context of every running turn, with its ticket).
             return _NO_ADMISSION
         return _Admission(self.reserve())
 

@@ -602,8 +602,8 @@ def _text_chunk(u: m.ArtifactUpdate) -> bytes | None:
     """The encoding of an artifact update of plain text parts, or None for any other.
 
     The most frequent stream event by far; joining it from encoded strings
-    takes a third of the time of building its wire structs and encoding those
-    (measured with benchmarks/run.py --only stream). Byte for byte what the
+    costs much less than building its wire structs and encoding those
+    (``benchmarks/run.py --only stream`` shows it). Byte for byte what the
     generic path gives (tests/dialects/test_v1_fast_path.py).
     """
     a = u.artifact

@@ -2,9 +2,8 @@
 
 SQLite's automatic checkpoint runs inside the COMMIT that takes the WAL past
 its threshold. The store commits on the event loop's thread (see ``_run`` in
-``sqlite.py``), so every loop turn that crossed it copied the WAL into the
-database file and waited for two fsyncs: measured on a stream of 1,000 chunks,
-about a tenth of the server's time, with the loop idle for part of it.
+``store.py``), so every loop turn that crossed it would copy the WAL into the
+database file and wait for two fsyncs, with the loop idle meanwhile.
 
 Here the copying and the fsyncs run on a thread of their own, as PASSIVE
 checkpoints on a second connection: a passive checkpoint never blocks the
@@ -29,10 +28,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 #: the writer's own ``wal_autocheckpoint``, a backstop (frames; 2 KiB each)
 WRITER_THRESHOLD_FRAMES = 8000
 # On a server with one core a checkpoint shares it with the event loop, and a
-# short one holds up less. Measured (two quick benchmark runs each), first-event
-# p99 on 1,000-chunk streams: 4.5 ms at 1,000 pages, 2.1-2.6 ms at 250; unary
-# req/s at 16 clients 6.5-6.7K and 6.5K, events/s 132-134K and 127-134K, within
-# the runs' noise. At 100 pages the first-event median rose from 0.6 to 0.8 ms.
+# short one holds up a waiting stream's first event less; much shorter ones
+# cost more than they save (docs/architecture.md, "WAL checkpoints").
 
 #: a background checkpoint once the writer added about this many pages to the WAL...
 CHECKPOINT_PAGES = 250

@@ -97,8 +97,8 @@ def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
         conn.execute(f"PRAGMA busy_timeout = {settings.busy_timeout_ms:d}")
         # 2 KiB pages for a new database (an existing one keeps its own): a commit
         # appends every page it touched to the WAL, and a task write touches a
-        # dozen; with half-size pages a stored task cost ~20% less CPU, measured,
-        # while rows still fit on their page (1 KiB pages spilled and doubled the file).
+        # dozen, so smaller pages cost less per write; rows still fit on their
+        # page (1 KiB pages spill). Figures: docs/architecture.md.
         conn.execute(f"PRAGMA page_size = {_PAGE_SIZE:d}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {_SYNCHRONOUS[settings.synchronous]:d}")

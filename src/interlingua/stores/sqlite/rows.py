@@ -24,8 +24,8 @@ _status_decoder = msgspec.json.Decoder(TaskStatus)
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
 #: events in one row at most. A fast executor's chunks arrive by the hundred,
-#: and one row for a run of them costs a third of one row each (measured: 1.0
-#: against 3.5 µs of CPU per event, and a quarter fewer bytes in the WAL).
+#: and one row for a run of them costs far less than a row each, in CPU and in
+#: WAL bytes (docs/architecture.md, "SQLite stores a run of events as one row").
 RUN_MAX = 256
 
 

@@ -171,9 +171,9 @@ class SQLiteStore:
         if pool is None or conn is None:
             raise RuntimeError("the SQLite store is not open: await store.open() first")
         if self._inline:
-            # Measured: a commit without fsync takes ~20-40 µs, handing it to the
-            # worker thread and back costs ~70 µs of CPU more; so when commits do
-            # not wait for the disk (synchronous=normal/off) they run right here.
+            # A commit that does not wait for the disk (synchronous=normal/off)
+            # costs less than handing it to the worker thread and back, so it
+            # runs right here (docs/architecture.md, "SQLite commits in groups").
             return fn(conn, *args, **kwargs)
         call = functools.partial(fn, conn, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(pool, call)
@@ -193,9 +193,8 @@ class SQLiteStore:
             self._write_scheduled = True
             if self._inline:
                 # One loop turn later than the next: the requests that arrived
-                # with this one are then further along and join the same commit
-                # (measured at 16 concurrent sends: 15 writes a commit instead of 7,
-                # 7% less CPU per send; the wait is a few microseconds).
+                # with this one are then further along and join the same commit,
+                # for a wait of a few microseconds.
                 loop.call_soon(loop.call_soon, self._flush_writes_inline)
             else:
                 task = loop.create_task(self._flush_writes_threaded())
