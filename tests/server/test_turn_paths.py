@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from interlingua.bus import LocalBus
-from interlingua.core.calls import GetTask, SendMessage
+from interlingua.core.calls import GetTask, SendConfig, SendMessage
 from interlingua.core.model import Event, Message, Role, TaskState, TextPart
 from interlingua.core.parts import new_id
 from interlingua.server import Agent, Context, Engine, EngineConfig, RequestInfo
