@@ -1,0 +1,37 @@
+"""The examples that need a model, run as their docstrings say, against the stand-in model server."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from interlingua import Client, Task, TaskState, get_text
+from tests.adapters.chat_server import ChatServer
+from tests.adapters.test_openai import serving, stop
+from tests.live import live_server
+
+from .procs import free_port
+
+
+@pytest.fixture(scope="module")
+def model_url() -> Iterator[str]:
+    with live_server(ChatServer().app) as url:
+        yield url + "/v1"
+
+
+async def test_chat_openai(model_url: str) -> None:
+    port = free_port()
+    proc = serving([sys.executable, "examples/chat_openai.py", "--openai-base-url", model_url,
+                    "--model", "stand-in", "--port", str(port), "--store", "memory://"], port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}") as c:
+            assert (await c.get_card()).name == "Chat"
+            first = await c.send("Why is the sky blue?")
+            assert isinstance(first, Task) and first.status.state is TaskState.COMPLETED
+            again = await c.send("And at sunset?", context_id=first.context_id)
+            assert isinstance(again, Task)
+            assert get_text(again.artifacts[0], sep="") == "You said: And at sunset? (turn 2)"
+    finally:
+        stop(proc)
