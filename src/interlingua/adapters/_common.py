@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Literal
 
+import msgspec
+
 from ..core.model import Role, Task
-from ..core.parts import get_text
+from ..core.parts import get_data, get_text
 from ..server.context import Context
 
 __all__ = ["Turn", "conversation", "require"]
@@ -42,7 +44,8 @@ def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
     if answered:
         # An adapter's answer is the task's artifacts (the status message, if
         # any, is already in the history).
-        answer = "".join(get_text(a, sep="") for a in task.artifacts)
+        answer = "".join(get_text(a, sep="") + "".join(
+            msgspec.json.encode(d).decode() for d in get_data(a)) for a in task.artifacts)
         if answer:
             turns.append(Turn("assistant", answer))
     return turns
