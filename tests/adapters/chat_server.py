@@ -6,7 +6,8 @@ server-sent events of ``chat.completion.chunk`` objects ending in
 ``data: [DONE]``. Its "model" is a script:
 
 * with tools offered and none called yet since the user's last message, it
-  calls every tool once with ``{"message": <the user's text>}``;
+  calls every tool once, each of its required parameters set to the user's
+  text (``{"message": <text>}`` when it declares none);
 * after tool results, it answers ``Combined: <result>; <result>``;
 * otherwise it answers ``You said: <text> (turn N)``, N counting the user
   messages it was sent: so the history sent shows in the answer;
@@ -81,9 +82,11 @@ class ChatServer:
         last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
         results = [m["content"] for m in messages[last_user:] if m["role"] == "tool"]
         if tools and not results:
+            text = users[-1]["content"]
             calls = [{"id": f"call_{i}", "type": "function", "function": {
                 "name": t["function"]["name"],
-                "arguments": json.dumps({"message": users[-1]["content"]})}}
+                "arguments": json.dumps(dict.fromkeys(
+                    t["function"].get("parameters", {}).get("required") or ["message"], text))}}
                 for i, t in enumerate(tools)]
             return calls, None
         if results:

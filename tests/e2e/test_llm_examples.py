@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from interlingua import Client, Task, TaskState, get_text
+from interlingua.core.model import StatusUpdate
 from tests.adapters.chat_server import ChatServer
 from tests.adapters.test_openai import serving, stop
 from tests.live import live_server
@@ -33,5 +34,27 @@ async def test_chat_openai(model_url: str) -> None:
             again = await c.send("And at sunset?", context_id=first.context_id)
             assert isinstance(again, Task)
             assert get_text(again.artifacts[0], sep="") == "You said: And at sunset? (turn 2)"
+    finally:
+        stop(proc)
+
+
+async def test_pydantic_ai_agent(model_url: str) -> None:
+    port = free_port()
+    proc = serving([sys.executable, "examples/pydantic_ai_agent.py", "--openai-base-url",
+                    model_url, "--model", "stand-in", "--port", str(port), "--store",
+                    "memory://"], port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}") as c:
+            card = await c.get_card()
+            assert card.name == "Writing helper"
+            assert [s.id for s in card.skills] == ["word_count"]
+            events = [e async for e in c.stream("the quick brown fox")]
+            task = await c.get_task(events[-1].task_id or "")
+        said = [get_text(e.item.status.message) for e in events
+                if isinstance(e.item, StatusUpdate) and e.item.status.message is not None]
+        assert said == ["Calling word_count"]
+        assert task.status.state is TaskState.COMPLETED
+        # the stand-in model answers with what the tool returned
+        assert get_text(task.artifacts[0], sep="") == "Combined: 4"
     finally:
         stop(proc)
