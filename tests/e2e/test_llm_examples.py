@@ -8,10 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from interlingua import Client, Task, TaskState, get_text
+from interlingua.cli.serve import load_agent
 from interlingua.core.model import StatusUpdate
 from tests.adapters.chat_server import ChatServer
 from tests.adapters.test_openai import serving, stop
-from tests.live import live_server
+from tests.live import live_agent, live_server
 
 from .procs import free_port
 
@@ -58,3 +59,25 @@ async def test_pydantic_ai_agent(model_url: str) -> None:
         assert get_text(task.artifacts[0], sep="") == "Combined: 4"
     finally:
         stop(proc)
+
+
+async def test_orchestrator(model_url: str) -> None:
+    with live_agent(load_agent("examples/echo.py")) as echo, \
+            live_agent(load_agent("examples/support_tickets.py")) as tickets:
+        port = free_port()
+        proc = serving([sys.executable, "examples/orchestrator.py", "--openai-base-url",
+                        model_url, "--model", "stand-in", "--agent", echo, "--agent", tickets,
+                        "--port", str(port), "--store", "memory://"], port)
+        try:
+            async with Client(f"http://127.0.0.1:{port}") as c:
+                events = [e async for e in c.stream("Which tickets are open?")]
+                task = await c.get_task(events[-1].task_id or "")
+        finally:
+            stop(proc)
+    said = [get_text(e.item.status.message) for e in events
+            if isinstance(e.item, StatusUpdate) and e.item.status.message is not None]
+    assert said == ["Calling Echo", "Calling Support_tickets"]
+    answer = get_text(task.artifacts[0], sep="")
+    # each agent was asked, and their answers reached the model
+    assert answer.startswith("Combined: Which tickets are open?; [{")
+    assert '"ticketId":"IT00123"' in answer
