@@ -23,6 +23,7 @@ from ..core.errors import A2AError
 from ..core.model import TaskState
 from ..server.agent import Agent
 from . import output
+from .mcp_command import mcp_command
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -521,6 +522,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
 
 
 main.add_command(listen_command)
+main.add_command(mcp_command)
 main.add_command(push_group)
 
 
