@@ -81,3 +81,17 @@ async def test_orchestrator(model_url: str) -> None:
     # each agent was asked, and their answers reached the model
     assert answer.startswith("Combined: Which tickets are open?; [{")
     assert '"ticketId":"IT00123"' in answer
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+async def test_langgraph_agent(dialect: str) -> None:
+    with live_agent(load_agent("examples/langgraph_agent.py")) as url:
+        async with Client(url, dialect=dialect) as c:
+            asked = await c.send("Help me pack")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            assert get_text(asked.status.message) == "Where are you going?"  # type: ignore[arg-type]
+            done = await c.send("Oslo", task_id=asked.id, context_id=asked.context_id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert get_text(done.artifacts[0], sep="") == (
+        "- passport\n- charger\n- toothbrush\n- warm coat\n- gloves\n"
+        "Have a good trip to Oslo!")

@@ -6,4 +6,5 @@ imported, so the core never pays for frameworks it does not use:
 * ``interlingua.adapters.openai``      any OpenAI-compatible chat model (``interlingua[openai]``)
 * ``interlingua.adapters.pydantic_ai`` a pydantic-ai ``Agent`` (``interlingua[pydantic-ai]``)
 * ``interlingua.adapters.mcp``         the MCP bridge, both directions (``interlingua[mcp]``)
+* ``interlingua.adapters.langgraph``   a compiled LangGraph graph (``interlingua[langgraph]``)
 """
