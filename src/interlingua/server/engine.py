@@ -141,6 +141,7 @@ class _Run:
         "flushed",
         "flusher",
         "followup",
+        "inbox",
         "initial",
         "key",
         "lock",
@@ -207,6 +208,9 @@ class _Run:
         self.followup: tuple[str, bytes] | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
+        #: messages sent while the turn works, for an agent that takes them
+        self.inbox: asyncio.Queue[Message] | None = (
+            asyncio.Queue() if engine.agent.accepts_messages_while_working else None)
 
     # The executor's context talks to these (context._Sink).
 
@@ -259,6 +263,8 @@ class Engine:
         self._message_runs: dict[tuple[Scope, str], _Run] = {}
         #: sends being begun, by (scope, message id): a repeat waits for the first
         self._sending: dict[tuple[Scope, str], asyncio.Future[None]] = {}
+        #: one message handed to a working turn at a time (each records its id)
+        self._delivering = asyncio.Lock()
         self.leases = LeaseKeeper(store, interval=self.config.lease_interval,
                                   timeout=self.config.lease_timeout)
         self._keeper: asyncio.Task[None] | None = None
@@ -516,6 +522,8 @@ class Engine:
                     run = _Run(self, scope, rec.task, version=rec.version, persisted=True,
                                dialect=rec.dialect, request=request)
             if run is not None:
+                if run.inbox is not None and self._working_here(run):
+                    return await self._deliver(run, call, request, digest)
                 return await self._continue(run, call, request, digest)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
@@ -608,6 +616,39 @@ class Engine:
         self._start_turn(run, message)
         return run
 
+    def _working_here(self, run: _Run) -> bool:
+        return (run.turn is not None and not run.turn.done()
+                and self._runs.get(run.key) is run
+                and run.pending_state not in lifecycle.RETURN_STATES
+                and run.task.status.state not in lifecycle.RETURN_STATES)
+
+    async def _deliver(self, run: _Run, call: SendMessage, request: RequestInfo,
+                       digest: bytes) -> _Run | Task:
+        """A message for a working task, to an agent that takes them: recorded in
+        the history (its id too, so a retry finds it), then handed to the executor."""
+        task = run.task
+        message = call.message
+        if message.context_id and message.context_id != task.context_id:
+            raise InvalidParams(
+                f"Invalid params: message.contextId {message.context_id!r} does not match "
+                f"the context {task.context_id!r} of task {task.id!r}"
+            )
+        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        async with self._delivering:
+            run.followup = (call.message.message_id, digest)
+            try:
+                await self.push.add_send_configs(run.scope, task.id, call, request)
+                await self._emit(run, [HistoryAppended(message=message)])
+            except MessageExists as exc:  # the same message, taken by another process
+                return await self._repeated(run.scope, call, exc.record, digest)
+            except TaskCanceled:
+                raise InvalidTaskState(f"Task {task.id} is canceled") from None
+            finally:
+                run.followup = None
+        assert run.inbox is not None
+        run.inbox.put_nowait(message)
+        return run
+
     async def _answer(self, scope: Scope, task_id: str, history_length: int | None,
                       blocking: bool) -> Task:
         run = self._runs.get(task_key(scope, task_id))
@@ -643,7 +684,7 @@ class Engine:
     # --------------------------------------------------------------- the turn
 
     def _start_turn(self, run: _Run, message: Message) -> None:
-        ctx = Context(run, message, run.request, cancelled=run.cancelled)
+        ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=run.inbox)
         ticket = self.security.executors.take()
         turn = asyncio.get_running_loop().create_task(self._turn(run, ctx, ticket))
         run.turn = turn
