@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,18 @@ async def test_langgraph_agent(dialect: str) -> None:
     assert get_text(done.artifacts[0], sep="") == (
         "- passport\n- charger\n- toothbrush\n- warm coat\n- gloves\n"
         "Have a good trip to Oslo!")
+
+
+async def test_the_readme_three_lines(model_url: str) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## An LLM agent in three lines")[1]
+    code = section.split("```python\n")[1].split("```")[0]
+    assert len(code.strip().splitlines()) == 3
+    namespace: dict[str, object] = {}
+    exec(code.replace("http://localhost:11434/v1", model_url)  # the stand-in for the model
+         .replace('"llama3.1"', '"stand-in"'), namespace)
+    with live_agent(namespace["agent"]) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task)
+    assert get_text(task.artifacts[0], sep="") == "You said: hello (turn 1)"
