@@ -25,7 +25,7 @@ from tests.live import live_agent
 
 from . import mcp_math
 from .chat_server import ChatServer
-from .test_openai import stop
+from .processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 EXE = str(Path(sys.executable).parent / "interlingua")

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -22,8 +18,7 @@ from tests.e2e.procs import free_port
 from tests.live import live_agent
 
 from .chat_server import ChatServer
-
-ROOT = Path(__file__).resolve().parents[2]
+from .processes import serving, stop
 
 
 class Shout:
@@ -159,34 +154,6 @@ def test_serve_a_model_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     code, out = _run("serve", "--openai-model", "gpt-x")
     assert code == 2 and "OPENAI_API_KEY" in out and "Traceback" not in out
-
-
-def serving(args: list[str], port: int) -> subprocess.Popen[bytes]:
-    """A real process; returns once its health check answers."""
-    proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"exited {proc.returncode}: {proc.stdout.read()!r}")  # type: ignore[union-attr]
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("did not start")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    if proc.stdout is not None:
-        proc.stdout.close()
 
 
 async def test_interlingua_serve_openai_model(chat_server: tuple[ChatServer, str]) -> None:

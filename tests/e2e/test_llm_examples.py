@@ -12,7 +12,7 @@ from interlingua import Client, Task, TaskState, get_text
 from interlingua.cli.serve import load_agent
 from interlingua.core.model import StatusUpdate
 from tests.adapters.chat_server import ChatServer
-from tests.adapters.test_openai import serving, stop
+from tests.adapters.processes import serving, stop
 from tests.live import live_agent, live_server
 
 from .procs import free_port
