@@ -39,6 +39,8 @@ __all__ = ["ChatServer"]
 class ChatServer:
     def __init__(self, token_delay: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
+        #: ids of the streamed answers sent to their end
+        self.completed: list[str] = []
         self.token_delay = token_delay
         self.app = Starlette(routes=[
             Route("/v1/chat/completions", self.completions, methods=["POST"]),
@@ -72,7 +74,7 @@ class ChatServer:
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             })
         delay = 0.2 if model == "slow" else self.token_delay
-        return StreamingResponse(self._stream(ident, model, calls, text, delay),
+        return StreamingResponse(self._stream(ident, model, calls, text, delay, self.completed),
                                  media_type="text/event-stream")
 
     @staticmethod
@@ -95,7 +97,7 @@ class ChatServer:
 
     @staticmethod
     async def _stream(ident: str, model: str, calls: list[dict[str, Any]], text: str | None,
-                      delay: float) -> AsyncIterator[bytes]:
+                      delay: float, completed: list[str]) -> AsyncIterator[bytes]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
             obj = {"id": ident, "object": "chat.completion.chunk", "created": int(time.time()),
                    "model": model, "choices": [
@@ -119,6 +121,7 @@ class ChatServer:
                 yield chunk({"content": word if i == 0 else " " + word})
         yield chunk({}, "tool_calls" if calls else "stop")
         yield b"data: [DONE]\n\n"
+        completed.append(ident)
 
 
 if __name__ == "__main__":

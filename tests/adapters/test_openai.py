@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -174,3 +175,25 @@ async def test_interlingua_serve_openai_model(chat_server: tuple[ChatServer, str
                                                       "content": "You are terse."}
     finally:
         stop(proc)
+
+
+async def test_cancel_stops_reading_the_model(chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    with live_agent(chat_agent("slow", base_url=base)) as url:
+        async with Client(url) as c:
+            events = c.stream("a long answer please")
+            task_id = None
+            async for e in events:
+                task_id = e.task_id
+                if isinstance(e.item, ArtifactUpdate):
+                    break  # the answer has begun
+            await events.aclose()
+            assert task_id is not None
+            canceled = await c.cancel(task_id)
+            assert canceled.status.state is TaskState.CANCELED
+            ident = f"chatcmpl-{len(server.requests)}"
+            await asyncio.sleep(2)  # the slow model's whole answer takes 1.6 s
+            after = await c.get_task(task_id)
+    assert after.status.state is TaskState.CANCELED
+    assert len(after.artifacts[0].parts) <= 2
+    assert ident not in server.completed  # the model's stream was dropped, not read to its end
