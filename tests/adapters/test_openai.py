@@ -92,15 +92,20 @@ async def test_tool_calls_show_as_status_updates(chat_server: tuple[ChatServer, 
         async with Client(url) as c:
             events = [e async for e in c.stream("psst")]
             task = await c.get_task(events[-1].task_id or "")
+            await c.send("and now?", context_id=task.context_id)
     said = [get_text(e.item.status.message) for e in events
             if isinstance(e.item, StatusUpdate) and e.item.status.message is not None]
     assert said == ["Calling shout", "Calling broken"]
     assert get_text(task.artifacts[0], sep="") == (
         "Combined: PSST; error: RuntimeError: no such luck")
-    offered = server.requests[-1]["tools"]
+    offered = server.requests[-3]["tools"]
     assert [t["function"]["name"] for t in offered] == ["shout", "broken"]
-    tool_msgs = [m for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    tool_msgs = [m for m in server.requests[-3]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_msgs] == ["call_0", "call_1"]
+    # the next turn's history has the answer, not the progress notes
+    history = server.requests[-1]["messages"]
+    assert [m["role"] for m in history][:3] == ["user", "assistant", "user"]
+    assert history[1]["content"] == "Combined: PSST; error: RuntimeError: no such luck"
 
 
 async def test_model_server_errors_fail_the_task_readably(

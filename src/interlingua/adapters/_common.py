@@ -9,11 +9,11 @@ from typing import Literal
 
 import msgspec
 
-from ..core.model import Role, Task
-from ..core.parts import get_data, get_text
+from ..core.model import Metadata, Role, Task
+from ..core.parts import agent_message, get_data, get_text
 from ..server.context import Context
 
-__all__ = ["Turn", "conversation", "require"]
+__all__ = ["Turn", "conversation", "progress", "require"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -24,6 +24,14 @@ def require(module: str, extra: str) -> ModuleType:
         raise ImportError(
             f"this adapter needs {module!r}: pip install 'interlingua[{extra}]' ({exc})"
         ) from None
+
+
+async def progress(ctx: Context, text: str, metadata: Metadata) -> None:
+    """A ``working`` update that says what the agent is doing; its message is marked
+    as progress, so it never reaches a model as part of the conversation."""
+    note = agent_message(text, task_id=ctx.task_id, context_id=ctx.context_id,
+                         metadata={"progress": True})
+    await ctx.update(note, metadata=metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +46,7 @@ def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
     turns: list[Turn] = []
     for message in task.history:
         text = get_text(message)
-        if not text:
+        if not text or (message.metadata or {}).get("progress"):
             continue
         turns.append(Turn("user" if message.role is Role.USER else "assistant", text))
     if answered:

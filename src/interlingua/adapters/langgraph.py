@@ -35,7 +35,7 @@ from typing import Any
 from ..core.parts import data_part
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
-from ._common import require
+from ._common import progress, require
 
 require("langgraph", "langgraph")
 
@@ -101,7 +101,7 @@ def make_executor(
                 for node, update in item.items():
                     if node == "__interrupt__":
                         return update[0].value
-                    await ctx.update(f"{node} done", metadata={"node": node})
+                    await progress(ctx, f"{node} done", {"node": node})
                     for text in _assistant_texts(update):
                         await chunk(text)
             return _NO_INTERRUPT

@@ -39,7 +39,7 @@ from ..core.parts import data_part, get_data, get_text
 from ..server.agent import Agent
 from ..server.context import Context as A2AContext
 from ..tools import _task_text, _text
-from ._common import require
+from ._common import progress, require
 
 require("mcp", "mcp")
 
@@ -202,7 +202,7 @@ async def mcp_agent(target: MCPTarget, *, name: str | None = None,
             await ctx.reject(picked)
             return
         tool, args = picked
-        await ctx.update(f"Calling {tool}", metadata={"tool": tool, "arguments": args})
+        await progress(ctx, f"Calling {tool}", {"tool": tool, "arguments": args})
         try:
             async with MCPClient(target) as client:
                 result = await client.call_tool(tool, args)

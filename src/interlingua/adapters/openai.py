@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..core.model import AgentSkill
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import conversation, require
+from ._common import conversation, progress, require
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -151,8 +151,8 @@ def make_executor(
                                    for c in calls.values()],
                 })
                 for c in calls.values():
-                    await ctx.update(f"Calling {c['name']}",
-                                     metadata={"tool": c["name"], "arguments": c["arguments"]})
+                    await progress(ctx, f"Calling {c['name']}",
+                                   {"tool": c["name"], "arguments": c["arguments"]})
                     messages.append({"role": "tool", "tool_call_id": c["id"],
                                      "content": await _call(by_name, c["name"], c["arguments"])})
             else:

@@ -36,7 +36,7 @@ from ..core.model import AgentSkill
 from ..core.parts import data_part
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import Turn, conversation, require
+from ._common import Turn, conversation, progress, require
 
 if TYPE_CHECKING:
     import pydantic_ai
@@ -110,7 +110,7 @@ def make_executor(
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                     text = event.delta.content_delta
                 elif isinstance(event, FunctionToolCallEvent):
-                    await ctx.update(f"Calling {event.part.tool_name}", metadata={
+                    await progress(ctx, f"Calling {event.part.tool_name}", {
                         "tool": event.part.tool_name, "arguments": event.part.args_as_dict()})
                 if text:
                     artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
