@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai import DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -144,3 +146,50 @@ async def test_cancel_stops_the_run() -> None:
 def test_an_agent_needs_a_name() -> None:
     with pytest.raises(ValueError, match="needs a name"):
         agent(PydanticAgent(TestModel()))
+
+
+def files_agent(deleted: list[str]) -> PydanticAgent[None, object]:
+    pai = PydanticAgent(TestModel(), output_type=[str, DeferredToolRequests], name="Files")
+
+    @pai.tool_plain(requires_approval=True)
+    def delete_file(path: str) -> str:
+        """Deletes a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    return pai
+
+
+@pytest.mark.parametrize(("answer", "result"), [
+    ("Yes", '{"delete_file":"deleted a"}'),
+    ("no, keep it", '{"delete_file":"The user declined: no, keep it"}'),
+])
+async def test_an_approval_is_input_required(answer: str, result: str) -> None:
+    deleted: list[str] = []
+    a2a = agent(files_agent(deleted))
+    assert a2a.output_modes == ["text/plain"]
+    with live_agent(a2a) as url:
+        async with Client(url) as c:
+            asked = await c.send("delete a")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            assert get_text(asked.status.message) == (  # type: ignore[arg-type]
+                'Approve delete_file({"path": "a"})? (yes/no)')
+            done = await c.send(answer, task_id=asked.id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert get_text(done.artifacts[0], sep="") == result
+    assert deleted == (["a"] if answer == "Yes" else [])
+
+
+async def test_an_approval_lost_in_a_restart_fails_clearly(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    deleted: list[str] = []
+    with live_agent(agent(files_agent(deleted)), store=store) as url:
+        async with Client(url) as c:
+            asked = await c.send("delete a")
+    assert isinstance(asked, Task)
+    with live_agent(agent(files_agent(deleted)), store=store) as url:
+        async with Client(url) as c:
+            done = await c.send("yes", task_id=asked.id)
+    assert isinstance(done, Task) and done.status.state is TaskState.FAILED
+    assert "lost when the agent restarted" in get_text(done.status.message)  # type: ignore[arg-type]
+    assert deleted == []

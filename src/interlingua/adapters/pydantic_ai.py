@@ -17,23 +17,29 @@
   tools, with their descriptions;
 * **structured output**: an ``output_type`` other than ``str`` answers with a
   data part (the output as JSON);
+* **approvals**: a tool with ``requires_approval=True`` (and ``DeferredToolRequests``
+  among the output types) asks the caller (``input-required``: "Approve ...?
+  (yes/no)"); "yes" runs the tool, anything else declines it, and the run goes
+  on. The run waiting for the answer is kept in this process's memory: after
+  a restart the task fails, saying so;
 * model errors and usage limits fail the task with a readable message;
   cancelling the task cancels the run.
 
 Not mapped: earlier turns' tool calls and results (the history carries
-their text only), deferred tools and approvals (not ``input-required``),
-files and images in messages (text parts only).
+their text only), external (deferred) tool calls, files and images in
+messages (text parts only).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.model import AgentSkill
-from ..core.parts import data_part
+from ..core.model import AgentSkill, Role
+from ..core.parts import agent_message, data_part
 from ..server.agent import Agent
 from ..server.context import Context
 from ._common import Turn, conversation, progress, require
@@ -85,6 +91,7 @@ def make_executor(
     run_options: dict[str, Any] | None = None,
 ) -> Callable[[Context], Awaitable[None]]:
     """The context executor behind ``agent()`` (to wrap in an agent of one's own)."""
+    from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied
     from pydantic_ai.exceptions import AgentRunError, ModelHTTPError, UserError
     from pydantic_ai.messages import (
         FunctionToolCallEvent,
@@ -94,11 +101,30 @@ def make_executor(
         TextPartDelta,
     )
 
+    #: runs waiting for the caller to approve tool calls, by task id
+    waiting: dict[str, tuple[list[Any], list[str]]] = {}
+
     async def run(ctx: Context) -> None:
-        turns = await conversation(ctx)
-        prompt = ctx.text
-        if turns and turns[-1].role == "user":
-            prompt = turns.pop().text
+        options = dict(run_options or {})
+        resumed = waiting.pop(ctx.task_id, None)
+        if resumed is not None:
+            messages, call_ids = resumed
+            yes = ctx.text.strip().lower().rstrip(".!") in _YES
+            decision: Any = True if yes else ToolDenied(f"The user declined: {ctx.text}")
+            prompt: str | None = None
+            options["message_history"] = messages
+            options["deferred_tool_results"] = DeferredToolResults(
+                approvals=dict.fromkeys(call_ids, decision))
+        elif _asked_approval(ctx):
+            await ctx.fail("The approval this task waited for was lost when the agent "
+                           "restarted; please ask again.")
+            return
+        else:
+            turns = await conversation(ctx)
+            prompt = ctx.text
+            if turns and turns[-1].role == "user":
+                prompt = turns.pop().text
+            options["message_history"] = _history(turns)
         artifact_id: str | None = None
 
         async def on_events(_: Any, events: AsyncIterable[Any]) -> None:
@@ -117,11 +143,10 @@ def make_executor(
                                                      append=artifact_id is not None,
                                                      name="answer")
 
-        options = dict(run_options or {})
         if deps is not None:
             options["deps"] = deps(ctx)
         job = asyncio.ensure_future(pai_agent.run(
-            prompt, message_history=_history(turns), event_stream_handler=on_events, **options))
+            prompt, event_stream_handler=on_events, **options))
         stop = asyncio.ensure_future(ctx.cancelled.wait())
         try:
             await asyncio.wait({job, stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -142,6 +167,21 @@ def make_executor(
             await ctx.fail(f"The agent could not answer: {exc}")
             return
         output = result.output
+        if isinstance(output, DeferredToolRequests):
+            if output.calls or not output.approvals:
+                await ctx.fail("The agent deferred tool calls to an outside caller, "
+                               "which this adapter does not do.")
+                return
+            if len(waiting) >= _MAX_WAITING:  # the oldest question is forgotten
+                waiting.pop(next(iter(waiting)))
+            waiting[ctx.task_id] = (result.all_messages(),
+                                    [c.tool_call_id for c in output.approvals])
+            asks = "; ".join(f"{c.tool_name}({json.dumps(c.args_as_dict())})"
+                             for c in output.approvals)
+            await ctx.require_input(agent_message(
+                f"Approve {asks}? (yes/no)", task_id=ctx.task_id, context_id=ctx.context_id,
+                metadata={"approval": [c.tool_name for c in output.approvals]}))
+            return
         if isinstance(output, str):
             if artifact_id is None:
                 await ctx.complete(artifact=output, name="answer")
@@ -151,6 +191,18 @@ def make_executor(
             await ctx.complete(artifact=data_part(_jsonable(output)), name="output")
 
     return run
+
+
+_YES = frozenset({"yes", "y", "ok", "okay", "approve", "approved", "sure", "go ahead"})
+_MAX_WAITING = 10_000
+
+
+def _asked_approval(ctx: Context) -> bool:
+    """The task's last agent message asked for an approval (so this is its answer)."""
+    for message in reversed(ctx.task.history):
+        if message.role is Role.AGENT:
+            return "approval" in (message.metadata or {})
+    return False
 
 
 def agent(
@@ -170,11 +222,13 @@ def agent(
     ``run_options`` go to every ``run`` (``model_settings``, ``usage_limits``,
     ...); ``agent_options`` to ``Agent``.
     """
+    from pydantic_ai import DeferredToolRequests
+
     agent_name = name or pai_agent.name
     if not agent_name:
         raise ValueError("the agent needs a name: give name=, or name the pydantic-ai Agent")
     agent_options.setdefault("skills", skills_of(pai_agent))
-    if pai_agent.output_type is not str:
+    if pai_agent.output_type not in (str, [str, DeferredToolRequests]):
         agent_options.setdefault("output_modes", ["application/json"])
     return Agent(
         name=agent_name,
