@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from mcp import Client as MCPClient
 from mcp import StdioServerParameters
 
-from interlingua import Client, DataPart, Task, TaskState, get_text
-from interlingua.adapters.mcp import mcp_agent, mcp_tools
+from interlingua import Agent, Client, Context, DataPart, Task, TaskState, get_text
+from interlingua.adapters.mcp import mcp_agent, mcp_server, mcp_tools
 from interlingua.adapters.openai import chat_agent
 from interlingua.cli.main import main
 from interlingua.cli.serve import load_agent
@@ -169,3 +169,18 @@ async def test_mcp_tools_for_a_chat_model(chat_server: tuple[ChatServer, str]) -
             task = await c.send("quiet please")
     assert isinstance(task, Task)
     assert get_text(task.artifacts[0], sep="") == "Combined: QUIET PLEASE"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_a_bare_reply_and_an_agent_that_does_not_stream(streaming: bool) -> None:
+    async def hello(ctx: Context) -> None:
+        await ctx.reply(f"hello, {ctx.text}")
+
+    with live_agent(Agent("Hello", "Says hello.", hello, streaming=streaming)) as url:
+        server = await mcp_server(url)
+        async with MCPClient(server) as client:  # in process
+            (tool,) = (await client.list_tools()).tools
+            assert tool.name == "Hello"
+            result = await client.call_tool("Hello", {"message": "Ada"})
+    assert not result.is_error
+    assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]

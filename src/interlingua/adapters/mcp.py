@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from ..client import ArtifactAssembler, Client, ClientError
+from ..client import Client, ClientError
 from ..core.errors import A2AError
 from ..core.model import (
     AgentCard,
@@ -96,14 +96,14 @@ def _skill_tool(url: str, skill: str, streaming: bool, options: dict[str, Any]) 
         try:
             async with Client(url, **options) as client:
                 if streaming:
-                    task = await _follow(client, message, task_id, ctx)
+                    answer = await _follow(client, message, task_id, ctx)
                 else:
                     answer = await client.send(message, task_id=task_id)
-                    if isinstance(answer, Message):
-                        return _text(answer)
-                    task = answer
         except (ClientError, A2AError) as exc:
             raise ToolError(f"the agent at {url} could not be asked: {exc}") from None
+        if isinstance(answer, Message):
+            return _text(answer)
+        task = answer
         if task.status.state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED):
             raise ToolError(_task_text(task))
         return _task_text(task)
@@ -112,22 +112,20 @@ def _skill_tool(url: str, skill: str, streaming: bool, options: dict[str, Any]) 
     return call
 
 
-async def _follow(client: Client, message: str, task_id: str | None, ctx: Context) -> Task:
-    """Stream the task, reporting its progress; the task as it ended."""
+async def _follow(client: Client, message: str, task_id: str | None,
+                  ctx: Context) -> Task | Message:
+    """Stream the task, reporting its progress; the task as it ended (or the bare answer)."""
     steps = 0
     seen: str | None = None
-    assembler = ArtifactAssembler()
     async for event in client.stream(message, task_id=task_id):
         item = event.item
         if isinstance(item, Message):
-            return Task(id=seen or "", context_id=item.context_id or "",
-                        status=_completed(item))
+            return item
         seen = event.task_id or seen
         note = None
         if isinstance(item, StatusUpdate) and item.status.message is not None:
             note = get_text(item.status.message)
         elif isinstance(item, ArtifactUpdate):
-            assembler.feed(event)
             note = f"artifact {item.artifact.name or item.artifact.artifact_id}"
         if note:
             steps += 1
@@ -135,12 +133,6 @@ async def _follow(client: Client, message: str, task_id: str | None, ctx: Contex
     if seen is None:
         raise ClientError("the agent's stream ended without a task")
     return await client.get_task(seen)
-
-
-def _completed(message: Message) -> Any:
-    from ..core.model import TaskStatus
-
-    return TaskStatus(state=TaskState.COMPLETED, message=message)
 
 
 # ------------------------------------------------------ MCP server -> A2A agent
