@@ -223,10 +223,11 @@ def main() -> None:
               help="Seconds without a heartbeat after which another process on the same "
                    "store ends this one's running tasks [default: 10].")
 def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
-                  system_prompt: str | None, host: str, port: int, store: str | None, public_url: str | None,
-                  rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
-                  keyfile: str | None, client_ca: str | None, auth_spec: str | None,
-                  limits_spec: str | None, sign_card: bool, card_key: str | None,
+                  system_prompt: str | None, host: str, port: int, store: str | None,
+                  public_url: str | None, rpc_path: str, log_level: str, as_json: bool,
+                  certfile: str | None, keyfile: str | None, client_ca: str | None,
+                  auth_spec: str | None, limits_spec: str | None, sign_card: bool,
+                  card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
                   push_allow_hosts: tuple[str, ...], lease_timeout: float | None) -> None:
     """Serve the agent defined in a Python file or module, or a chat model.
