@@ -190,7 +190,7 @@ def main() -> None:
 
 
 @main.command("serve")
-@click.argument("spec", metavar="FILE_OR_MODULE[:ATTR]", required=False)
+@click.argument("spec", metavar="[FILE_OR_MODULE[:ATTR]]", required=False)
 @click.option("--openai-model", default=None, metavar="NAME",
               help="Instead of a file: serve a chat agent backed by this model on an "
                    "OpenAI-compatible server (needs interlingua[openai]).")
