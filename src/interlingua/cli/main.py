@@ -23,7 +23,9 @@ from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, Stream
 from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..server.agent import Agent
 from . import output
+from .mcp_command import mcp_command
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -204,7 +206,15 @@ def main() -> None:
 
 
 @main.command("serve")
-@click.argument("spec", metavar="FILE_OR_MODULE[:ATTR]")
+@click.argument("spec", metavar="[FILE_OR_MODULE[:ATTR]]", required=False)
+@click.option("--openai-model", default=None, metavar="NAME",
+              help="Instead of a file: serve a chat agent backed by this model on an "
+                   "OpenAI-compatible server (needs interlingua[openai]).")
+@click.option("--openai-base-url", default=None, callback=_check_url, metavar="URL",
+              help="The model server's API root, e.g. http://localhost:11434/v1 "
+                   "[default: OPENAI_BASE_URL, else the OpenAI API; key from OPENAI_API_KEY].")
+@click.option("--system", "system_prompt", default=None, metavar="PROMPT",
+              help="The chat agent's system prompt.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--store", default=None,
@@ -238,24 +248,27 @@ def main() -> None:
               show_default=True, help="Open connections one client address may hold (else 503).")
 @click.option("--http", "http_parser", type=click.Choice(["auto", "httptools", "h11"]),
               default="auto", show_default=True, help="uvicorn's HTTP/1.1 parser.")
-def serve_command(spec: str, host: str, port: int, store: str | None, public_url: str | None,
-                  rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
-                  keyfile: str | None, client_ca: str | None, auth_spec: str | None,
-                  limits_spec: str | None, sign_card: bool, card_key: str | None,
+def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
+                  system_prompt: str | None, host: str, port: int, store: str | None,
+                  public_url: str | None, rpc_path: str, log_level: str, as_json: bool,
+                  certfile: str | None, keyfile: str | None, client_ca: str | None,
+                  auth_spec: str | None, limits_spec: str | None, sign_card: bool,
+                  card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
                   push_allow_hosts: tuple[str, ...], lease_timeout: float | None,
                   max_head_bytes: int, head_timeout: float, body_timeout: float,
                   max_connections_per_ip: int, http_parser: str) -> None:
-    """Serve the agent defined in a Python file or module.
+    """Serve the agent defined in a Python file or module, or a chat model.
 
-    Without :ATTR, the module's `agent` (or its only Agent) is served.
+    Without :ATTR, the module's `agent` (or its only Agent) is served. With
+    --openai-model instead of a file, a chat agent backed by that model.
     """
     from ..server.auth import AuthConfig, CardSigning, Limits
     from ..server.connections import ConnectionLimits
     from ..server.push import PushSettings
 
     try:
-        agent = load_agent(spec)
+        agent = _agent_to_serve(spec, openai_model, openai_base_url, system_prompt)
         auth = load_object(auth_spec, "--auth") if auth_spec else None
         limits = load_object(limits_spec, "--limits") if limits_spec else None
     except LoadError as exc:
@@ -286,7 +299,7 @@ def serve_command(spec: str, host: str, port: int, store: str | None, public_url
         if as_json:
             click.echo(msgspec.json.encode(info).decode())
         else:
-            click.echo(f"Serving {spec} on {info['listen']} (store {store_url})")
+            click.echo(f"Serving {spec or agent.name} on {info['listen']} (store {store_url})")
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
 
@@ -325,6 +338,27 @@ def _check_store(store: str) -> None:
                         if p.exists() and not p.is_dir()), None)
         where = f"{blocker} is a file, not a folder" if blocker else reason
         _exit(f"cannot open the store {store}: {where}", EXIT_USAGE)
+
+
+def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url: str | None,
+                    system_prompt: str | None) -> Agent:
+    if openai_model is None:
+        if spec is None:
+            _exit("name an agent (FILE_OR_MODULE[:ATTR]) or a model (--openai-model NAME)",
+                  EXIT_USAGE)
+        if openai_base_url or system_prompt:
+            _exit("--openai-base-url and --system go with --openai-model", EXIT_USAGE)
+        return load_agent(spec)
+    if spec is not None:
+        _exit(f"serve either {spec} or --openai-model {openai_model}, not both", EXIT_USAGE)
+    try:
+        from ..adapters.openai import chat_agent
+    except ImportError as exc:
+        _exit(str(exc), EXIT_USAGE)
+    try:
+        return chat_agent(openai_model, base_url=openai_base_url, system=system_prompt)
+    except ValueError as exc:
+        _exit(f"--openai-model: {exc}", EXIT_USAGE)
 
 
 def _older_readers(document: bytes | None) -> list[str]:
@@ -652,6 +686,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
 
 
 main.add_command(listen_command)
+main.add_command(mcp_command)
 main.add_command(push_group)
 
 

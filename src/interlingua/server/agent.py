@@ -62,6 +62,7 @@ class Agent:
         security_schemes: dict[str, SecurityScheme] | None = None,
         security: Sequence[dict[str, list[str]]] = (),
         extended_card: Callable[..., AgentCard] | AgentCard | None = None,
+        accepts_messages_while_working: bool = False,
     ) -> None:
         self.name = name
         self.description = description
@@ -78,6 +79,9 @@ class Agent:
         self.security_schemes = dict(security_schemes or {})
         self.security = list(security)
         self.extended_card = extended_card
+        #: a message sent to a working task reaches its executor (``ctx.incoming()``)
+        #: instead of being refused
+        self.accepts_messages_while_working = accepts_messages_while_working
         self.executor = executor
         self._run = _adapt(executor)
 

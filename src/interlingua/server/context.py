@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.lifecycle import RETURN_STATES
@@ -100,6 +100,7 @@ class Context:
         *,
         deadline: float | None = None,
         cancelled: asyncio.Event | None = None,
+        inbox: asyncio.Queue[Message] | None = None,
     ) -> None:
         self._sink = sink
         self.message = message
@@ -108,6 +109,7 @@ class Context:
         self.deadline = deadline
         self.cancelled = cancelled or LazyEvent()
         self._finished = False
+        self._inbox = inbox
 
     # ----------------------------------------------------------------- reading
 
@@ -152,6 +154,31 @@ class Context:
     async def context_tasks(self) -> list[Task]:
         """The earlier tasks of this task's context (same owner), oldest first."""
         return await self._sink.context_tasks()
+
+    # ------------------------------------------------ messages while working
+
+    def _messages(self) -> asyncio.Queue[Message]:
+        if self._inbox is None:
+            raise RuntimeError("this agent takes no messages while it works: create it with "
+                               "Agent(..., accepts_messages_while_working=True)")
+        return self._inbox
+
+    async def next_message(self, timeout: float | None = None) -> Message | None:
+        """The next message sent to this task while it works (already in its history);
+        None if none came within ``timeout`` seconds."""
+        inbox = self._messages()
+        if timeout is None:
+            return await inbox.get()
+        try:
+            return await asyncio.wait_for(inbox.get(), timeout)
+        except TimeoutError:
+            return None
+
+    async def incoming(self) -> AsyncIterator[Message]:
+        """The messages sent to this task while it works, as they come (``async for``)."""
+        inbox = self._messages()
+        while True:
+            yield await inbox.get()
 
     # ---------------------------------------------------------------- emitting
 

@@ -75,6 +75,7 @@ class Run:
         "flushed",
         "flusher",
         "followup",
+        "inbox",
         "initial",
         "key",
         "lease",
@@ -143,6 +144,8 @@ class Run:
         self.followup: tuple[str, bytes] | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
+        #: messages sent while the turn works, for an agent that takes them
+        self.inbox: asyncio.Queue[Message] | None = None
         #: the lease epoch its turn runs under: every write of the turn names it,
         #: so a turn whose lease was revoked is refused even after this process
         #: took a new one

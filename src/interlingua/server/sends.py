@@ -21,7 +21,7 @@ from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskSt
 from ..core.parts import new_id
 from ..signals import Signal
 from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore
-from .context import RequestInfo
+from .context import RequestInfo, TaskCanceled
 from .idempotency import message_digest, redacted
 from .ports import Admission, PushHooks
 from .run import Run, Runs, Writer
@@ -45,6 +45,8 @@ class Sends:
         self.default_history_length = default_history_length
         #: other live processes serve the store (see server/leases.py)
         self.shared = shared
+        #: one message handed to a working turn at a time (each records its id)
+        self._delivering = asyncio.Lock()
 
     async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
         begun = await self.begin(call, request)
@@ -126,6 +128,8 @@ class Sends:
                     run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
                                dialect=rec.dialect, request=request)
             if run is not None:
+                if run.inbox is not None and self._working_here(run):
+                    return await self._deliver(run, call, request, digest)
                 return await self._continue(run, call, request, digest)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
@@ -211,6 +215,39 @@ class Sends:
         finally:
             run.followup = None
         self.turns.start(run, message)
+        return run
+
+    def _working_here(self, run: Run) -> bool:
+        return (run.turn is not None and not run.turn.done()
+                and self.runs.by_key.get(run.key) is run
+                and run.pending_state not in lifecycle.RETURN_STATES
+                and run.task.status.state not in lifecycle.RETURN_STATES)
+
+    async def _deliver(self, run: Run, call: SendMessage, request: RequestInfo,
+                       digest: bytes) -> Run | Task:
+        """A message for a working task, to an agent that takes them: recorded in
+        the history (its id too, so a retry finds it), then handed to the executor."""
+        task = run.task
+        message = call.message
+        if message.context_id and message.context_id != task.context_id:
+            raise InvalidParams(
+                f"Invalid params: message.contextId {message.context_id!r} does not match "
+                f"the context {task.context_id!r} of task {task.id!r}"
+            )
+        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        async with self._delivering:
+            run.followup = (call.message.message_id, digest)
+            try:
+                await self.push.add_send_configs(run.scope, task.id, call, request)
+                await self.writer.emit(run, [HistoryAppended(message=message)])
+            except MessageExists as exc:  # the same message, taken by another process
+                return await self._repeated(run.scope, call, exc.record, digest)
+            except TaskCanceled:
+                raise InvalidTaskState(f"Task {task.id} is canceled") from None
+            finally:
+                run.followup = None
+        assert run.inbox is not None
+        run.inbox.put_nowait(message)
         return run
 
     async def _answer(self, scope: Scope, task_id: str, history_length: int | None,

@@ -220,7 +220,9 @@ class TurnRunner:
 
     def start(self, run: Run, message: Message) -> None:
         run.lease = self.writer.lease()
-        ctx = Context(run, message, run.request, cancelled=run.cancelled)
+        if self.agent.accepts_messages_while_working and run.inbox is None:
+            run.inbox = asyncio.Queue()
+        ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=run.inbox)
         place = self.gate.take()
         turn = asyncio.get_running_loop().create_task(self._turn(run, ctx, place))
         run.turn = turn

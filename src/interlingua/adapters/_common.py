@@ -1,0 +1,76 @@
+"""What the adapters share: importing an extra, and a context's conversation so far."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Literal
+
+import msgspec
+
+from ..core.model import Metadata, Role, Task
+from ..core.parts import agent_message, get_data, get_text
+from ..server.context import Context
+
+__all__ = ["Turn", "conversation", "progress", "require"]
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import ``module``, or say which extra to install (an ImportError, no traceback noise)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"this adapter needs {module!r}: pip install 'interlingua[{extra}]' ({exc})"
+        ) from None
+
+
+async def progress(ctx: Context, text: str, metadata: Metadata) -> None:
+    """A ``working`` update that says what the agent is doing; its message is marked
+    as progress, so it never reaches a model as part of the conversation."""
+    note = agent_message(text, task_id=ctx.task_id, context_id=ctx.context_id,
+                         metadata={"progress": True})
+    await ctx.update(note, metadata=metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation, as chat models see it."""
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
+    turns: list[Turn] = []
+    for message in task.history:
+        text = get_text(message)
+        if not text or (message.metadata or {}).get("progress"):
+            continue
+        turns.append(Turn("user" if message.role is Role.USER else "assistant", text))
+    if answered:
+        # An adapter's answer is the task's artifacts (the status message, if
+        # any, is already in the history).
+        answer = "".join(get_text(a, sep="") + "".join(
+            msgspec.json.encode(d).decode() for d in get_data(a)) for a in task.artifacts)
+        if answer:
+            turns.append(Turn("assistant", answer))
+    return turns
+
+
+async def conversation(ctx: Context) -> list[Turn]:
+    """The context's earlier tasks and this task so far, oldest first, as text turns.
+
+    Read from the task store, so the history survives restarts and is the
+    same on every replica; tasks of other owners are never included.
+    """
+    turns: list[Turn] = []
+    for task in await ctx.context_tasks():
+        turns.extend(_turns_of(task, answered=True))
+    turns.extend(_turns_of(ctx.task, answered=False))
+    if not turns or turns[-1].text != ctx.text:
+        # the turn's own message, in case the history does not end with it yet
+        if ctx.text:
+            turns.append(Turn("user", ctx.text))
+    return turns

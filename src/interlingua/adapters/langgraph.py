@@ -1,0 +1,143 @@
+"""A compiled LangGraph graph as an A2A agent (``interlingua[langgraph]``).
+
+    graph = builder.compile(checkpointer=InMemorySaver())
+    a2a_agent = agent(graph, name="Planner", description="Plans trips.")
+
+What maps to A2A:
+
+* **history / state**: the graph's state is kept per A2A context by its
+  checkpointer, the context id being LangGraph's ``thread_id`` (a graph
+  compiled without a checkpointer gets an in-memory one: state then lasts as
+  long as the process; compile with a durable saver to keep it);
+* **streaming**: what nodes write with ``get_stream_writer()`` (tokens, say)
+  and the assistant messages each node adds become chunks of one artifact;
+  each node that finishes is reported as a ``working`` status update naming it;
+* **interrupts**: ``interrupt(value)`` in a node asks the caller
+  (``input-required``, the value as text, or as a data part when it is not a
+  string); the answer resumes the graph with ``Command(resume=answer)``;
+* a node that raises fails the task with its message; cancelling the task
+  cancels the run.
+
+The input is ``{"messages": [{"role": "user", "content": text}]}`` (for
+``MessagesState`` graphs) unless ``make_input(ctx)`` says otherwise.
+Not mapped: files and images in messages, tool calls inside nodes (they are
+the graph's own business), several pending interrupts at once (the first is
+asked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..core.parts import data_part
+from ..server.agent import Agent
+from ..server.context import Context, TaskCanceled
+from ._common import progress, require
+
+require("langgraph", "langgraph")
+
+__all__ = ["agent", "make_executor"]
+
+
+def _default_input(ctx: Context) -> Any:
+    return {"messages": [{"role": "user", "content": ctx.text}]}
+
+
+def _assistant_texts(update: Any) -> list[str]:
+    """The text of the assistant messages a node's update adds."""
+    if not isinstance(update, dict):
+        return []
+    messages = update.get("messages")
+    if messages is None:
+        return []
+    if not isinstance(messages, list):
+        messages = [messages]
+    texts: list[str] = []
+    for m in messages:
+        if isinstance(m, dict):
+            role, content = m.get("role"), m.get("content")
+        else:
+            role, content = getattr(m, "type", None), getattr(m, "content", None)
+        if role in ("assistant", "ai") and isinstance(content, str) and content:
+            texts.append(content)
+    return texts
+
+
+def make_executor(
+    graph: Any,
+    *,
+    make_input: Callable[[Context], Any] = _default_input,
+) -> Callable[[Context], Awaitable[None]]:
+    """The context executor behind ``agent()``."""
+    from langgraph.types import Command
+
+    if getattr(graph, "checkpointer", None) is None:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        graph.checkpointer = InMemorySaver()
+
+    async def run(ctx: Context) -> None:
+        config = {"configurable": {"thread_id": ctx.context_id}}
+        state = await graph.aget_state(config)
+        pending = bool(getattr(state, "interrupts", ()))
+        graph_input = Command(resume=ctx.text) if pending else make_input(ctx)
+        artifact_id: str | None = None
+
+        async def chunk(text: str) -> None:
+            nonlocal artifact_id
+            artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
+                                             append=artifact_id is not None, name="answer")
+
+        async def drive() -> Any:
+            async for mode, item in graph.astream(graph_input, config,
+                                                  stream_mode=["updates", "custom"]):
+                if mode == "custom":
+                    if isinstance(item, str) and item:
+                        await chunk(item)
+                    continue
+                for node, update in item.items():
+                    if node == "__interrupt__":
+                        return update[0].value
+                    await progress(ctx, f"{node} done", {"node": node})
+                    for text in _assistant_texts(update):
+                        await chunk(text)
+            return _NO_INTERRUPT
+
+        job = asyncio.ensure_future(drive())
+        stop = asyncio.ensure_future(ctx.cancelled.wait())
+        try:
+            await asyncio.wait({job, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not job.done():  # the task was canceled: so is the run
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job
+        if job.cancelled():
+            return
+        try:
+            asked = job.result()
+        except TaskCanceled:
+            raise
+        except Exception as exc:
+            await ctx.fail(f"The graph failed: {type(exc).__name__}: {exc}")
+            return
+        if asked is not _NO_INTERRUPT:
+            await ctx.require_input(asked if isinstance(asked, str) else data_part(asked))
+            return
+        await ctx.complete()
+
+    return run
+
+
+_NO_INTERRUPT = object()
+
+
+def agent(graph: Any, *, name: str, description: str,
+          make_input: Callable[[Context], Any] = _default_input, **agent_options: Any) -> Agent:
+    """The interlingua ``Agent`` that runs the compiled ``graph`` for each turn."""
+    return Agent(name=name, description=description,
+                 executor=make_executor(graph, make_input=make_input), **agent_options)

@@ -1,0 +1,247 @@
+"""The MCP bridge, both directions, with the official ``mcp`` SDK (``interlingua[mcp]``).
+
+An A2A agent as an MCP server (``interlingua mcp URL``, or ``mcp_server(url)``):
+one MCP tool per skill of the agent's card (one tool named after the agent
+when the card lists none). A tool call is a send that waits for the task to
+finish or to ask for input; while it runs, each status message and artifact
+chunk is reported as MCP progress. The result is the task's artifacts as
+text (data as JSON); a question (``input-required``) is returned with the
+task id, which the next call passes as ``task_id`` to answer it; a failed,
+rejected or canceled task, or an unreachable agent, is a tool error.
+
+An MCP server's tools as an A2A agent (``mcp_agent(server)``): its card's
+skills are the tools; a message whose data part is
+``{"tool": NAME, "arguments": {...}}`` calls that tool (a text message calls
+the only tool, or a tool taking one string, with the text); the tool's
+content becomes the artifact, its structured content a data part, an error a
+failed task. ``mcp_tools(server)`` gives the same tools as function tools for
+``interlingua.adapters.openai.chat_agent``, so a model chooses among them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..client import Client, ClientError
+from ..core.errors import A2AError
+from ..core.model import (
+    AgentCard,
+    AgentSkill,
+    ArtifactUpdate,
+    Message,
+    StatusUpdate,
+    Task,
+    TaskState,
+)
+from ..core.parts import data_part, get_data, get_text
+from ..server.agent import Agent
+from ..server.context import Context as A2AContext
+from ..tools import _task_text, _text
+from ._common import progress, require
+
+require("mcp", "mcp")
+
+from mcp import Client as MCPClient  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+
+__all__ = ["MCPFunctionTool", "mcp_agent", "mcp_server", "mcp_tools", "server_for_card"]
+
+#: what ``mcp_agent`` and ``mcp_tools`` connect to: a streamable HTTP URL, a
+#: command to launch (stdio), or an in-process ``MCPServer``
+MCPTarget = str | StdioServerParameters | MCPServer
+
+
+def _tool_name(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:64] or "agent"
+
+
+# ------------------------------------------------------ A2A agent -> MCP server
+
+
+async def mcp_server(url: str, **client_options: Any) -> MCPServer:
+    """An MCP server whose tools are the skills of the A2A agent at ``url`` (its card is read now)."""
+    async with Client(url, **client_options) as client:
+        card = await client.get_card()
+    return server_for_card(url, card, **client_options)
+
+
+def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServer:
+    """``mcp_server`` for a card already read."""
+    server: MCPServer = MCPServer(name=card.name, description=card.description,
+                                  version=card.version or "")
+    skills = card.skills or [AgentSkill(id=card.name, name=card.name,
+                                        description=card.description, tags=[])]
+    streaming = bool(card.capabilities.streaming)
+    for skill in skills:
+        description = skill.description or skill.name
+        if skill.examples:
+            description += " Examples: " + "; ".join(skill.examples)
+        server.add_tool(_skill_tool(url, skill.id, streaming, client_options),
+                        name=_tool_name(skill.id), title=skill.name, description=description)
+    return server
+
+
+def _skill_tool(url: str, skill: str, streaming: bool, options: dict[str, Any]) -> Any:
+    async def call(message: str, ctx: Context, task_id: str | None = None) -> str:
+        """Send a message to the agent.
+
+        Args:
+            message: What to ask or tell the agent.
+            task_id: Only to answer a question the agent asked: its task id.
+        """
+        try:
+            async with Client(url, **options) as client:
+                if streaming:
+                    answer = await _follow(client, message, task_id, ctx)
+                else:
+                    answer = await client.send(message, task_id=task_id)
+        except (ClientError, A2AError) as exc:
+            raise ToolError(f"the agent at {url} could not be asked: {exc}") from None
+        if isinstance(answer, Message):
+            return _text(answer)
+        task = answer
+        if task.status.state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED):
+            raise ToolError(_task_text(task))
+        return _task_text(task)
+
+    call.__name__ = _tool_name(skill)
+    return call
+
+
+async def _follow(client: Client, message: str, task_id: str | None,
+                  ctx: Context) -> Task | Message:
+    """Stream the task, reporting its progress; the task as it ended (or the bare answer)."""
+    steps = 0
+    seen: str | None = None
+    async for event in client.stream(message, task_id=task_id):
+        item = event.item
+        if isinstance(item, Message):
+            return item
+        seen = event.task_id or seen
+        note = None
+        if isinstance(item, StatusUpdate) and item.status.message is not None:
+            note = get_text(item.status.message)
+        elif isinstance(item, ArtifactUpdate):
+            note = f"artifact {item.artifact.name or item.artifact.artifact_id}"
+        if note:
+            steps += 1
+            await ctx.report_progress(steps, None, note)
+    if seen is None:
+        raise ClientError("the agent's stream ended without a task")
+    return await client.get_task(seen)
+
+
+# ------------------------------------------------------ MCP server -> A2A agent
+
+
+async def _list_tools(target: MCPTarget) -> list[Any]:
+    async with MCPClient(target) as client:
+        return list((await client.list_tools()).tools)
+
+
+def _content_text(result: Any) -> str:
+    texts = [getattr(c, "text", None) for c in result.content]
+    return "\n".join(t for t in texts if isinstance(t, str))
+
+
+class MCPFunctionTool:
+    """One tool of an MCP server as a function tool (``interlingua.adapters.openai``)."""
+
+    def __init__(self, target: MCPTarget, tool: Any) -> None:
+        self.target = target
+        self.tool = tool
+
+    async def definition(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.tool.name, "description": self.tool.description or self.tool.name,
+            "parameters": self.tool.input_schema}}
+
+    async def __call__(self, arguments: str) -> str:
+        try:
+            args = json.loads(arguments or "{}")
+        except ValueError:
+            return "error: the arguments are not JSON"
+        async with MCPClient(self.target) as client:
+            result = await client.call_tool(self.tool.name, args)
+        text = _content_text(result)
+        if result.structured_content is not None and not text:
+            text = json.dumps(result.structured_content)
+        return f"error: {text}" if result.is_error else text
+
+
+async def mcp_tools(target: MCPTarget) -> list[MCPFunctionTool]:
+    """The MCP server's tools, as function tools a chat model may call."""
+    return [MCPFunctionTool(target, t) for t in await _list_tools(target)]
+
+
+async def mcp_agent(target: MCPTarget, *, name: str | None = None,
+                    description: str | None = None, **agent_options: Any) -> Agent:
+    """An A2A agent that calls the MCP server's tools (listed now, for the card's skills).
+
+    Each call opens its own MCP session (for a command: a process of its own).
+    """
+    tools = {t.name: t for t in await _list_tools(target)}
+    if not tools:
+        raise ValueError("the MCP server offers no tools")
+
+    async def run(ctx: A2AContext) -> None:
+        picked = _pick(ctx, tools)
+        if isinstance(picked, str):
+            await ctx.reject(picked)
+            return
+        tool, args = picked
+        await progress(ctx, f"Calling {tool}", {"tool": tool, "arguments": args})
+        try:
+            async with MCPClient(target) as client:
+                result = await client.call_tool(tool, args)
+        except Exception as exc:  # the MCP server failed or went away: the task says so
+            await ctx.fail(f"The MCP tool {tool} could not be called: {exc}")
+            return
+        text = _content_text(result)
+        if result.is_error:
+            await ctx.fail(text or f"The MCP tool {tool} failed.")
+            return
+        parts: list[Any] = [text] if text else []
+        if result.structured_content is not None:
+            parts.append(data_part(result.structured_content))
+        await ctx.complete(artifact=parts or "", name=tool)
+
+    agent_options.setdefault("skills", [
+        AgentSkill(id=t.name, name=t.title or t.name, description=t.description or t.name,
+                   tags=["mcp"]) for t in tools.values()])
+    agent_options.setdefault("input_modes", ["text/plain", "application/json"])
+    return Agent(name=name or "MCP tools",
+                 description=description or "Calls tools: " + ", ".join(tools),
+                 executor=run, **agent_options)
+
+
+def _pick(ctx: A2AContext, tools: dict[str, Any]) -> tuple[str, dict[str, Any]] | str:
+    """The tool and arguments a message asks for, or why it asks for none."""
+    for data in get_data(ctx.message):
+        if isinstance(data, dict) and "tool" in data:
+            tool, args = data["tool"], data.get("arguments", {})
+            if tool not in tools:
+                return f"No tool named {tool!r}; the tools are: {', '.join(tools)}."
+            if not isinstance(args, dict):
+                return "The arguments must be a JSON object."
+            return tool, args
+    text = ctx.text
+    takes_text = [name for name, t in tools.items() if _one_string(t.input_schema)]
+    candidates = list(tools) if len(tools) == 1 else takes_text
+    if len(candidates) == 1 and text:
+        tool = tools[candidates[0]]
+        params = list(tool.input_schema.get("properties") or {})
+        return candidates[0], ({params[0]: text} if params else {})
+    return ('Say which tool to call with a data part {"tool": NAME, "arguments": {...}}; '
+            f"the tools are: {', '.join(tools)}.")
+
+
+def _one_string(schema: dict[str, Any]) -> bool:
+    props = schema.get("properties") or {}
+    return len(props) == 1 and next(iter(props.values())).get("type") == "string"
+
+

@@ -1,0 +1,234 @@
+"""Any OpenAI-compatible chat model as an A2A agent.
+
+    from interlingua.adapters.openai import chat_agent
+    agent = chat_agent("llama3.1", base_url="http://localhost:11434/v1", system="Be brief.")
+
+Works with every server that speaks the chat-completions API (hosted APIs,
+vLLM, llama.cpp's server, Ollama), through the official ``openai`` library
+(``pip install 'interlingua[openai]'``).
+
+What maps to A2A:
+
+* **history**: the conversation is the A2A context: each turn sends the
+  context's earlier tasks (user messages and answers, read from the task
+  store) and the system prompt, so it survives restarts;
+* **streaming**: the answer streams as chunks of one artifact when the caller
+  follows the task as a stream; otherwise it is one artifact;
+* **tools**: function tools (``interlingua.tools`` makes A2A agents into
+  them); each call shows as a ``working`` status update;
+* the model server's errors fail the task with a readable message;
+  cancelling the task stops reading from the model.
+
+Not mapped: images and files (only the text parts of messages reach the
+model), structured output, and asking the user for input mid-answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..core.model import AgentSkill
+from ..server.agent import Agent
+from ..server.context import Context
+from ._common import conversation, progress, require
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+
+__all__ = ["FunctionTool", "chat_agent", "make_executor"]
+
+require("openai", "openai")
+
+
+class FunctionTool(Protocol):
+    """A tool the model may call: its chat-completions definition and the call itself."""
+
+    async def definition(self) -> dict[str, Any]:
+        """``{"type": "function", "function": {"name", "description", "parameters"}}``."""
+        ...
+
+    async def __call__(self, arguments: str) -> str:
+        """Run the tool with the model's JSON arguments; the answer goes back to the model."""
+        ...
+
+
+def _key(base_url: str | None, api_key: str | None) -> str:
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        if not (base_url or os.environ.get("OPENAI_BASE_URL")):
+            raise ValueError(
+                "no API key: set OPENAI_API_KEY, or give a base URL for a local model server"
+            )
+        key = "unused"  # local servers (Ollama, llama.cpp, vLLM) take any key
+    return key
+
+
+def _client(base_url: str | None, api_key: str | None, max_retries: int,
+            timeout: float) -> AsyncOpenAI:
+    from openai import AsyncOpenAI
+
+    return AsyncOpenAI(api_key=_key(base_url, api_key), base_url=base_url,
+                       max_retries=max_retries, timeout=timeout)
+
+
+def make_executor(
+    model: str,
+    client: AsyncOpenAI | Callable[[], AsyncOpenAI],
+    *,
+    system: str | None = None,
+    tools: Sequence[FunctionTool] = (),
+    max_tool_rounds: int = 8,
+    options: dict[str, Any] | None = None,
+) -> Callable[[Context], Awaitable[None]]:
+    """The context executor behind ``chat_agent`` (to wrap in an agent of one's own).
+
+    ``client`` is a client to use (and close) as one sees fit, or a factory
+    called for a client of each turn's own, closed when the turn ends.
+    """
+    import openai
+
+    async def run(ctx: Context) -> None:
+        if not callable(client):
+            await turn(ctx, client)
+            return
+        # A client per turn: its connections belong to the loop serving the
+        # turn and are closed with it (nothing is left open at shutdown).
+        async with client() as own:
+            await turn(ctx, own)
+
+    async def turn(ctx: Context, client: AsyncOpenAI) -> None:
+        messages: list[dict[str, Any]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.extend({"role": t.role, "content": t.text} for t in await conversation(ctx))
+        definitions = [await t.definition() for t in tools]
+        by_name = {d["function"]["name"]: t for d, t in zip(definitions, tools, strict=True)}
+        extra: dict[str, Any] = dict(options or {})
+        if definitions:
+            extra["tools"] = definitions
+        answer: list[str] = []
+        artifact_id: str | None = None
+        try:
+            for _ in range(max_tool_rounds + 1):
+                # typed loosely: the messages are plain dicts, and options pass through
+                completions: Any = client.chat.completions
+                stream: AsyncStream[ChatCompletionChunk] = await completions.create(
+                    model=model, messages=messages, stream=True, **extra)
+                calls: dict[int, dict[str, str]] = {}
+                round_text: list[str] = []
+                async for chunk in stream:
+                    if ctx.cancelled.is_set():
+                        await stream.close()
+                        return
+                    if not chunk.choices:
+                        continue
+                    delta = chunk.choices[0].delta
+                    if delta.content:
+                        round_text.append(delta.content)
+                        if ctx.request.streaming:
+                            artifact_id = await ctx.artifact(
+                                delta.content, artifact_id=artifact_id,
+                                append=artifact_id is not None, name="answer")
+                    for call in delta.tool_calls or ():
+                        slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                        if call.id:
+                            slot["id"] = call.id
+                        if call.function is not None:
+                            slot["name"] += call.function.name or ""
+                            slot["arguments"] += call.function.arguments or ""
+                answer.extend(round_text)
+                if not calls:
+                    break
+                messages.append({
+                    "role": "assistant",
+                    "content": "".join(round_text) or None,
+                    "tool_calls": [{"id": c["id"], "type": "function",
+                                    "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                   for c in calls.values()],
+                })
+                for c in calls.values():
+                    await progress(ctx, f"Calling {c['name']}",
+                                   {"tool": c["name"], "arguments": c["arguments"]})
+                    messages.append({"role": "tool", "tool_call_id": c["id"],
+                                     "content": await _call(by_name, c["name"], c["arguments"])})
+            else:
+                await ctx.fail(f"The model kept calling tools after {max_tool_rounds} rounds.")
+                return
+        except openai.APIConnectionError as exc:
+            await ctx.fail(f"The model server at {client.base_url} could not be reached: {exc}")
+            return
+        except openai.APIStatusError as exc:
+            await ctx.fail(f"The model server answered {exc.status_code}: {_detail(exc)}")
+            return
+        except openai.OpenAIError as exc:
+            await ctx.fail(f"The model server's answer could not be used: {exc}")
+            return
+        if artifact_id is not None:
+            await ctx.complete()
+        else:
+            await ctx.complete(artifact="".join(answer), name="answer")
+
+    return run
+
+
+async def _call(by_name: dict[str, FunctionTool], name: str, arguments: str) -> str:
+    tool = by_name.get(name)
+    if tool is None:
+        return f"error: there is no tool named {name!r}"
+    try:
+        return await tool(arguments)
+    except Exception as exc:  # the model is told, and may try otherwise
+        return f"error: {type(exc).__name__}: {exc}"
+
+
+def _detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        return json.dumps(error)[:500]
+    return str(getattr(exc, "message", exc))
+
+
+def chat_agent(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    system: str | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    tools: Sequence[FunctionTool] = (),
+    client: AsyncOpenAI | None = None,
+    max_retries: int = 2,
+    timeout: float = 600.0,
+    max_tool_rounds: int = 8,
+    options: dict[str, Any] | None = None,
+    **agent_options: Any,
+) -> Agent:
+    """An agent that answers with ``model`` on an OpenAI-compatible server.
+
+    ``base_url`` is the server's API root (``http://localhost:11434/v1``);
+    without it the ``openai`` library's default (``OPENAI_BASE_URL`` or the
+    OpenAI API). ``api_key`` defaults to ``OPENAI_API_KEY``. ``options`` go to
+    every ``chat.completions.create`` call (``temperature``, ...);
+    ``agent_options`` to ``Agent`` (``skills``, ``version``, ...).
+    """
+    if not model:
+        raise ValueError("a model name is needed")
+    if client is None:
+        _key(base_url, api_key)  # refuse a bad configuration now, not at the first turn
+    executor = make_executor(
+        model, client or (lambda: _client(base_url, api_key, max_retries, timeout)), system=system, tools=tools,
+                             max_tool_rounds=max_tool_rounds, options=options)
+    agent_options.setdefault("skills", [AgentSkill(
+        id="chat", name="Chat", description=description or f"Converses using {model}.",
+        tags=["chat", "llm"])])
+    return Agent(name=name or model,
+                 description=description or f"A chat agent backed by the model {model}.",
+                 executor=executor, **agent_options)

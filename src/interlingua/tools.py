@@ -1,0 +1,152 @@
+"""Remote A2A agents as tools for an orchestrating LLM.
+
+    from interlingua.tools import RemoteAgent
+
+    flights = RemoteAgent("http://localhost:8001")
+    # an OpenAI-compatible chat agent that delegates:
+    chat_agent("gpt-4o", tools=[flights])                    # interlingua.adapters.openai
+    # a pydantic-ai agent that delegates:
+    PydanticAgent("openai:gpt-4o", tools=[flights.pydantic_ai_tool()])
+    # any other loop over chat completions:
+    definition = await flights.definition()                  # {"type": "function", ...}
+    answer = await flights(tool_call.function.arguments)     # -> text for the model
+
+The tool's name and description come from the agent's card (read when the
+tool is first offered), unless given. A call is a blocking send; the answer
+is the task's artifacts as text (data as JSON). When the agent asks a
+question (``input-required``) the model is told the question and the task
+id to answer it with, in a further call with ``task_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .client import Client, ClientError
+from .core.errors import A2AError
+from .core.model import AgentCard, Message, Task, TaskState
+from .core.parts import get_data, get_text
+
+if TYPE_CHECKING:
+    import pydantic_ai
+
+__all__ = ["RemoteAgent"]
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "message": {"type": "string", "description": "What to ask or tell the agent."},
+        "task_id": {"type": "string",
+                    "description": "Only to answer a question the agent asked: its task id."},
+    },
+    "required": ["message"],
+}
+
+
+def _tool_name(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:64] or "agent"
+
+
+class RemoteAgent:
+    """An A2A agent at ``url``, callable as a tool. ``client_options`` go to ``Client``."""
+
+    def __init__(self, url: str, *, name: str | None = None, description: str | None = None,
+                 **client_options: Any) -> None:
+        self.url = url
+        self._name = name
+        self._description = description
+        self._options = client_options
+        self.card: AgentCard | None = None
+
+    async def describe(self) -> tuple[str, str]:
+        """The tool's name and description, reading the card once if either is missing."""
+        if self._name is None or self._description is None:
+            if self.card is None:
+                async with Client(self.url, **self._options) as client:
+                    self.card = await client.get_card()
+            card = self.card
+            if self._name is None:
+                self._name = _tool_name(card.name)
+            if self._description is None:
+                skills = "; ".join(f"{s.name}: {s.description}" for s in card.skills)
+                self._description = f"Ask the agent {card.name!r}: {card.description}" + (
+                    f" Skills: {skills}" if skills else "")
+        return self._name, self._description
+
+    async def ask(self, message: str, *, task_id: str | None = None) -> str:
+        """Send ``message`` (blocking) and answer as text for a model."""
+        try:
+            async with Client(self.url, **self._options) as client:
+                answer = await client.send(message, task_id=task_id)
+        except (ClientError, A2AError) as exc:
+            return f"error: the agent could not be asked: {exc}"
+        if isinstance(answer, Message):
+            return _text(answer)
+        return _task_text(answer)
+
+    # -------------------------------------------- OpenAI function tools
+
+    async def definition(self) -> dict[str, Any]:
+        """The chat-completions function-tool definition."""
+        name, description = await self.describe()
+        return {"type": "function",
+                "function": {"name": name, "description": description,
+                             "parameters": _PARAMETERS}}
+
+    async def __call__(self, arguments: str) -> str:
+        """Call with the model's JSON arguments (``{"message": ..., "task_id": ...}``)."""
+        try:
+            args = json.loads(arguments or "{}")
+            message = args["message"]
+            task_id = args.get("task_id") or None
+            if not isinstance(message, str) or not (task_id is None or isinstance(task_id, str)):
+                raise TypeError
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return 'error: the arguments must be {"message": "...", "task_id": "..." (optional)}'
+        return await self.ask(message, task_id=task_id)
+
+    # -------------------------------------------------- pydantic-ai tools
+
+    def pydantic_ai_tool(self) -> pydantic_ai.Tool[Any]:
+        """The agent as a pydantic-ai ``Tool`` (named and described from its card when first offered)."""
+        from dataclasses import replace
+
+        from pydantic_ai import Tool
+
+        async def ask(message: str, task_id: str | None = None) -> str:
+            """Ask the agent.
+
+            Args:
+                message: What to ask or tell the agent.
+                task_id: Only to answer a question the agent asked: its task id.
+            """
+            return await self.ask(message, task_id=task_id)
+
+        async def prepare(ctx: Any, tool_def: Any) -> Any:
+            name, description = await self.describe()
+            return replace(tool_def, name=name, description=description)
+
+        return Tool(ask, name=self._name or _tool_name(self.url.split("//")[-1]),
+                    prepare=prepare)
+
+
+def _text(message: Message) -> str:
+    return get_text(message, sep="") + "".join(
+        msgspec.json.encode(d).decode() for d in get_data(message))
+
+
+def _task_text(task: Task) -> str:
+    answer = "\n".join(filter(None, (get_text(a, sep="") + "".join(
+        msgspec.json.encode(d).decode() for d in get_data(a)) for a in task.artifacts)))
+    said = _text(task.status.message) if task.status.message is not None else ""
+    state = task.status.state
+    if state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED):
+        return (f"The agent asks: {said or '(no question given)'} "
+                f"(to answer, call again with task_id={task.id!r})")
+    if state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED):
+        return f"The agent's task ended {state.value}: {said or answer or 'no reason given'}"
+    return "\n".join(filter(None, (answer, said))) or "(the agent answered nothing)"

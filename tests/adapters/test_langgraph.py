@@ -1,0 +1,83 @@
+"""A LangGraph graph of plain-function nodes served over real HTTP."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+from interlingua import Client, DataPart, Task, TaskState, get_text
+from interlingua.adapters.langgraph import agent
+from interlingua.core.model import ArtifactUpdate, StatusUpdate
+from tests.live import live_agent
+
+
+def greeter() -> object:
+    def ask(state: MessagesState) -> dict[str, object]:
+        name = interrupt("What is your name?")
+        writer = get_stream_writer()
+        for piece in ("Hello", ", ", str(name)):
+            writer(piece)
+        return {}
+
+    def count(state: MessagesState) -> dict[str, object]:
+        return {"messages": [{"role": "assistant",
+                              "content": f" ({len(state['messages'])} messages so far)"}]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("ask", ask)
+    g.add_node("count", count)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", "count")
+    g.add_edge("count", END)
+    return g.compile(checkpointer=InMemorySaver())
+
+
+async def test_interrupt_is_input_required_and_the_answer_resumes() -> None:
+    with live_agent(agent(greeter(), name="Greeter", description="Greets.")) as url:
+        async with Client(url) as c:
+            asked = await c.send("hi")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            assert get_text(asked.status.message) == "What is your name?"  # type: ignore[arg-type]
+            events = [e async for e in c.stream("Ada", task_id=asked.id,
+                                                context_id=asked.context_id)]
+            done = await c.get_task(asked.id)
+            # state per context: a second task in the same context sees the earlier messages
+            again = await c.send("hi again", context_id=asked.context_id)
+            assert isinstance(again, Task)
+            assert again.status.state is TaskState.INPUT_REQUIRED
+            second = await c.send("Bob", task_id=again.id, context_id=again.context_id)
+            assert isinstance(second, Task)
+            assert get_text(second.artifacts[0], sep="") == "Hello, Bob (3 messages so far)"
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert [get_text(u.artifact) for u in chunks] == [
+        "Hello", ", ", "Ada", " (1 messages so far)"]
+    nodes = [u.metadata for u in (e.item for e in events)
+             if isinstance(u, StatusUpdate) and u.metadata]
+    assert nodes == [{"node": "ask"}, {"node": "count"}]
+    assert done.status.state is TaskState.COMPLETED
+    assert get_text(done.artifacts[0], sep="") == "Hello, Ada (1 messages so far)"
+
+
+async def test_structured_interrupts_and_failures() -> None:
+    def form(state: MessagesState) -> dict[str, object]:
+        answer = interrupt({"fields": ["date", "seats"]})
+        if answer == "boom":
+            raise RuntimeError("the booking system is down")
+        return {"messages": [{"role": "assistant", "content": "booked"}]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("form", form)
+    g.add_edge(START, "form")
+    g.add_edge("form", END)
+    graph = g.compile()  # no checkpointer: the adapter brings one
+    with live_agent(agent(graph, name="Forms", description="Fills forms.")) as url:
+        async with Client(url) as c:
+            asked = await c.send("book")
+            assert isinstance(asked, Task) and asked.status.message is not None
+            part = asked.status.message.parts[0]
+            assert isinstance(part, DataPart) and part.data == {"fields": ["date", "seats"]}
+            failed = await c.send("boom", task_id=asked.id, context_id=asked.context_id)
+    assert isinstance(failed, Task) and failed.status.state is TaskState.FAILED
+    assert "the booking system is down" in get_text(failed.status.message)  # type: ignore[arg-type]

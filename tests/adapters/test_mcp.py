@@ -1,0 +1,186 @@
+"""The MCP bridge, both ways, through the official mcp SDK's client and server
+(stdio subprocesses and streamable HTTP on loopback)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client as MCPClient
+from mcp import StdioServerParameters
+
+from interlingua import Agent, Client, Context, DataPart, Task, TaskState, get_text
+from interlingua.adapters.mcp import mcp_agent, mcp_server, mcp_tools
+from interlingua.adapters.openai import chat_agent
+from interlingua.cli.main import main
+from interlingua.cli.serve import load_agent
+from tests.e2e.procs import free_port
+from tests.live import live_agent
+
+from . import mcp_math
+from .chat_server import ChatServer
+from .processes import stop
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = str(Path(sys.executable).parent / "interlingua")
+
+
+@pytest.fixture(scope="module")
+def agents() -> Iterator[dict[str, str]]:
+    story = load_agent("examples/story.py")
+    sys.modules["_interlingua_agent_story"].DELAY = 0.01  # the story streams slowly for people
+    with live_agent(story) as s, \
+            live_agent(load_agent("examples/flight_booking.py")) as f, \
+            live_agent(load_agent("examples/image_rotate.py")) as i:
+        yield {"story": s, "flights": f, "images": i}
+
+
+def stdio(url: str) -> StdioServerParameters:
+    return StdioServerParameters(command=EXE, args=["mcp", url], cwd=str(ROOT))
+
+
+async def test_stdio_tools_are_the_skills_and_progress_is_reported(
+        agents: dict[str, str]) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async with MCPClient(stdio(agents["story"])) as client:
+        tools = (await client.list_tools()).tools
+        assert [t.name for t in tools] == ["short-story"]
+        assert tools[0].description is not None
+        assert tools[0].description.startswith("Writes a very short story")
+        assert tools[0].input_schema["required"] == ["message"]
+        result = await client.call_tool("short-story", {"message": "a robot on Mars"},
+                                        progress_callback=on_progress)
+    assert not result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("Pip was the smallest rover on Mars")
+    assert text.endswith("The story is complete!")
+    assert progress[0] == (1, "Okay, I'm starting to write that story for you...")
+    assert [v for v, _ in progress] == list(range(1, len(progress) + 1))
+    assert sum(1 for _, m in progress if m == "artifact MarsStory.txt") == 5
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"exited {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("did not start")
+
+
+async def test_streamable_http_and_a_question_answered_by_task_id(
+        agents: dict[str, str]) -> None:
+    port = free_port()
+    proc = subprocess.Popen([EXE, "mcp", agents["flights"], "--http", "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(port, proc)
+        async with MCPClient(f"http://127.0.0.1:{port}/mcp") as client:
+            (tool,) = (await client.list_tools()).tools
+            asked = await client.call_tool(tool.name, {"message": "book a flight"})
+            text = asked.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("The agent asks:") and "task_id=" in text
+            task_id = text.split("task_id='")[1].split("'")[0]
+            done = await client.call_tool(tool.name, {"message": "From JFK to LHR",
+                                                      "task_id": task_id})
+        assert not done.is_error
+        assert '"from":"JFK"' in done.content[0].text  # type: ignore[union-attr]
+    finally:
+        stop(proc)
+
+
+async def test_a_rejected_task_is_a_tool_error(agents: dict[str, str]) -> None:
+    async with MCPClient(stdio(agents["images"])) as client:
+        (tool,) = (await client.list_tools()).tools
+        result = await client.call_tool(tool.name, {"message": "no file here"})
+    assert result.is_error
+    assert "ended rejected" in result.content[0].text  # type: ignore[union-attr]
+
+
+def test_mcp_command_usage() -> None:
+    bad = CliRunner().invoke(main, ["mcp", "ftp://x"])
+    assert bad.exit_code == 2 and "not an http" in bad.output
+    gone = CliRunner().invoke(main, ["mcp", f"http://127.0.0.1:{free_port()}"])
+    assert gone.exit_code == 3 and "cannot read the agent's card" in gone.output
+    assert "Traceback" not in bad.output + gone.output
+
+
+# -------------------------------------------------------- MCP -> A2A
+
+
+@pytest.fixture(scope="module")
+def math_agent_url() -> Iterator[str]:
+    import asyncio
+
+    agent = asyncio.run(mcp_agent(mcp_math.server, name="Math"))
+    with live_agent(agent) as url:
+        yield url
+
+
+async def test_mcp_tools_as_skills_and_calls(math_agent_url: str) -> None:
+    async with Client(math_agent_url) as c:
+        card = await c.get_card()
+        assert [s.id for s in card.skills] == ["add", "shout", "divide"]
+        added = await c.send([], data={"tool": "add", "arguments": {"a": 2, "b": 3}})
+        assert isinstance(added, Task) and added.status.state is TaskState.COMPLETED
+        assert get_text(added.artifacts[0]) == "5"
+        structured = [p for p in added.artifacts[0].parts if isinstance(p, DataPart)]
+        assert structured and structured[0].data == {"result": 5}
+        shouted = await c.send("hello")  # text goes to the one tool taking one string
+        assert isinstance(shouted, Task) and get_text(shouted.artifacts[0]) == "HELLO"
+        failed = await c.send([], data={"tool": "divide", "arguments": {"a": 1, "b": 0}})
+        assert isinstance(failed, Task) and failed.status.state is TaskState.FAILED
+        assert "cannot divide by zero" in get_text(failed.status.message)  # type: ignore[arg-type]
+        unknown = await c.send([], data={"tool": "nope"})
+        assert isinstance(unknown, Task) and unknown.status.state is TaskState.REJECTED
+        assert "the tools are: add, shout, divide" in get_text(unknown.status.message)  # type: ignore[arg-type]
+
+
+async def test_an_agent_from_an_mcp_server_over_stdio() -> None:
+    target = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "tests.adapters.mcp_math"], cwd=str(ROOT))
+    agent = await mcp_agent(target, name="Math")
+    with live_agent(agent) as url:
+        async with Client(url) as c:
+            task = await c.send([], data={"tool": "add", "arguments": {"a": 40, "b": 2}})
+    assert isinstance(task, Task) and get_text(task.artifacts[0]) == "42"
+
+
+async def test_mcp_tools_for_a_chat_model(chat_server: tuple[ChatServer, str]) -> None:
+    _, base = chat_server
+    tools = await mcp_tools(mcp_math.server)
+    shout = [t for t in tools if t.tool.name == "shout"]
+    with live_agent(chat_agent("stand-in", base_url=base, tools=shout)) as url:
+        async with Client(url) as c:
+            task = await c.send("quiet please")
+    assert isinstance(task, Task)
+    assert get_text(task.artifacts[0], sep="") == "Combined: QUIET PLEASE"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_a_bare_reply_and_an_agent_that_does_not_stream(streaming: bool) -> None:
+    async def hello(ctx: Context) -> None:
+        await ctx.reply(f"hello, {ctx.text}")
+
+    with live_agent(Agent("Hello", "Says hello.", hello, streaming=streaming)) as url:
+        server = await mcp_server(url)
+        async with MCPClient(server) as client:  # in process
+            (tool,) = (await client.list_tools()).tools
+            assert tool.name == "Hello"
+            result = await client.call_tool("Hello", {"message": "Ada"})
+    assert not result.is_error
+    assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]

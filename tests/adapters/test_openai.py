@@ -1,0 +1,204 @@
+"""A chat agent backed by an OpenAI-compatible server, over real HTTP on both sides."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from interlingua import Client, Task, TaskState, get_text
+from interlingua.adapters.openai import chat_agent
+from interlingua.cli.main import main
+from interlingua.client import ArtifactAssembler
+from interlingua.core.model import ArtifactUpdate, StatusUpdate
+from tests.e2e.procs import free_port
+from tests.live import live_agent
+
+from .chat_server import ChatServer
+from .processes import serving, stop
+
+
+class Shout:
+    """A function tool that answers in capitals."""
+
+    async def definition(self) -> dict[str, object]:
+        return {"type": "function", "function": {
+            "name": "shout", "description": "Says it louder.",
+            "parameters": {"type": "object", "properties": {"message": {"type": "string"}},
+                           "required": ["message"]}}}
+
+    async def __call__(self, arguments: str) -> str:
+        return str(json.loads(arguments)["message"]).upper()
+
+
+class Broken(Shout):
+    async def definition(self) -> dict[str, object]:
+        d = await super().definition()
+        d["function"] = {**d["function"], "name": "broken"}  # type: ignore[dict-item]
+        return d
+
+    async def __call__(self, arguments: str) -> str:
+        raise RuntimeError("no such luck")
+
+
+async def test_answers_and_keeps_the_history_per_context(
+        chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    agent = chat_agent("stand-in", base_url=base, system="Be brief.")
+    with live_agent(agent) as url:
+        async with Client(url) as c:
+            first = await c.send("hello")
+            assert isinstance(first, Task) and first.status.state is TaskState.COMPLETED
+            assert get_text(first.artifacts[0]) == "You said: hello (turn 1)"
+            second = await c.send("again", context_id=first.context_id)
+            assert isinstance(second, Task)
+            assert get_text(second.artifacts[0]) == "You said: again (turn 2)"
+            assert server.requests[-1]["messages"] == [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "hello"},
+                {"role": "assistant", "content": "You said: hello (turn 1)"},
+                {"role": "user", "content": "again"},
+            ]
+            other = await c.send("elsewhere")  # a new context starts afresh
+            assert isinstance(other, Task)
+            assert get_text(other.artifacts[0]) == "You said: elsewhere (turn 1)"
+    assert server.requests[-1]["model"] == "stand-in" and server.requests[-1]["stream"] is True
+
+
+async def test_streams_tokens_as_artifact_chunks(chat_server: tuple[ChatServer, str]) -> None:
+    _, base = chat_server
+    with live_agent(chat_agent("stand-in", base_url=base)) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("tell me a story")]
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert len(chunks) == len("You said: tell me a story (turn 1)".split(" "))
+    assert [u.append for u in chunks] == [False] + [True] * (len(chunks) - 1)
+    assembler = ArtifactAssembler()
+    for e in events:
+        assembler.feed(e)
+    assert assembler.text() == "You said: tell me a story (turn 1)"
+    last = events[-1].item
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
+
+
+async def test_tool_calls_show_as_status_updates(chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    agent = chat_agent("stand-in", base_url=base, tools=[Shout(), Broken()])
+    with live_agent(agent) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("psst")]
+            task = await c.get_task(events[-1].task_id or "")
+            await c.send("and now?", context_id=task.context_id)
+    said = [get_text(e.item.status.message) for e in events
+            if isinstance(e.item, StatusUpdate) and e.item.status.message is not None]
+    assert said == ["Calling shout", "Calling broken"]
+    assert get_text(task.artifacts[0], sep="") == (
+        "Combined: PSST; error: RuntimeError: no such luck")
+    offered = server.requests[-3]["tools"]
+    assert [t["function"]["name"] for t in offered] == ["shout", "broken"]
+    tool_msgs = [m for m in server.requests[-3]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["call_0", "call_1"]
+    # the next turn's history has the answer, not the progress notes
+    history = server.requests[-1]["messages"]
+    assert [m["role"] for m in history][:3] == ["user", "assistant", "user"]
+    assert history[1]["content"] == "Combined: PSST; error: RuntimeError: no such luck"
+
+
+async def test_model_server_errors_fail_the_task_readably(
+        chat_server: tuple[ChatServer, str]) -> None:
+    _, base = chat_server
+    agents = {
+        "broken": chat_agent("broken", base_url=base, max_retries=0),
+        "unreachable": chat_agent("stand-in", base_url=f"http://127.0.0.1:{free_port()}/v1",
+                                  max_retries=0),
+    }
+    expected = {"broken": "answered 500: the model is out of order",
+                "unreachable": "could not be reached"}
+    for key, agent in agents.items():
+        with live_agent(agent) as url:
+            async with Client(url) as c:
+                task = await c.send("hello")
+        assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+        assert task.status.message is not None
+        assert expected[key] in get_text(task.status.message)
+
+
+def test_a_model_without_key_or_server_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+        chat_agent("gpt-x")
+    with pytest.raises(ValueError, match="model name"):
+        chat_agent("", base_url="http://127.0.0.1:1/v1")
+
+
+# ----------------------------------------------------------------- the CLI
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args), prog_name="interlingua")
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    ((), "name an agent"),
+    (("examples/echo.py", "--openai-model", "m"), "not both"),
+    (("examples/echo.py", "--system", "hi"), "go with --openai-model"),
+    (("--openai-model", "m", "--openai-base-url", "ftp://x"), "not an http"),
+])
+def test_serve_usage_errors(args: tuple[str, ...], says: str) -> None:
+    code, out = _run("serve", *args)
+    assert code == 2 and says in out and "Traceback" not in out
+
+
+def test_serve_a_model_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    code, out = _run("serve", "--openai-model", "gpt-x")
+    assert code == 2 and "OPENAI_API_KEY" in out and "Traceback" not in out
+
+
+async def test_interlingua_serve_openai_model(chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    port = free_port()
+    exe = str(Path(sys.executable).parent / "interlingua")
+    proc = serving([exe, "serve", "--openai-model", "stand-in", "--openai-base-url", base,
+                    "--system", "You are terse.", "--port", str(port), "--store", "memory://",
+                    "--log-level", "warning"], port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}") as c:
+            card = await c.get_card()
+            assert card.name == "stand-in" and card.skills[0].id == "chat"
+            task = await c.send("hi")
+        assert isinstance(task, Task)
+        assert get_text(task.artifacts[0]) == "You said: hi (turn 1)"
+        assert server.requests[-1]["messages"][0] == {"role": "system",
+                                                      "content": "You are terse."}
+    finally:
+        stop(proc)
+
+
+async def test_cancel_stops_reading_the_model(chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    with live_agent(chat_agent("slow", base_url=base)) as url:
+        async with Client(url) as c:
+            events = c.stream("a long answer please")
+            task_id = None
+            async for e in events:
+                task_id = e.task_id
+                if isinstance(e.item, ArtifactUpdate):
+                    break  # the answer has begun
+            await events.aclose()
+            assert task_id is not None
+            canceled = await c.cancel(task_id)
+            assert canceled.status.state is TaskState.CANCELED
+            ident = f"chatcmpl-{len(server.requests)}"
+            await asyncio.sleep(2)  # the slow model's whole answer takes 1.6 s
+            after = await c.get_task(task_id)
+    assert after.status.state is TaskState.CANCELED
+    assert len(after.artifacts[0].parts) <= 2
+    assert ident not in server.completed  # the model's stream was dropped, not read to its end

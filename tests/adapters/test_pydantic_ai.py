@@ -1,0 +1,195 @@
+"""A pydantic-ai agent served over real HTTP, with pydantic-ai's own test models."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai import DeferredToolRequests
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from interlingua import Client, DataPart, Task, TaskState, get_text
+from interlingua.adapters.pydantic_ai import agent
+from interlingua.core.model import ArtifactUpdate, StatusUpdate
+from tests.live import live_agent
+
+
+def prompts(messages: list[ModelMessage]) -> list[str]:
+    return [str(p.content) for m in messages if isinstance(m, ModelRequest)
+            for p in m.parts if isinstance(p, UserPromptPart)]
+
+
+async def counting(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+    """A streaming model that tells what it was sent."""
+    seen = prompts(messages)
+    for piece in ("You said ", repr(seen[-1]), f" after {len(seen) - 1} earlier messages"):
+        yield piece
+
+
+def weather_agent() -> PydanticAgent[None, str]:
+    pai = PydanticAgent(TestModel(), name="Weather", description="Tells the weather.")
+
+    @pai.tool_plain
+    def forecast(city: str) -> str:
+        """The forecast for a city."""
+        return f"sunny in {city}"
+
+    return pai
+
+
+async def test_card_from_the_agent_and_its_tools() -> None:
+    with live_agent(agent(weather_agent())) as url:
+        async with Client(url) as c:
+            card = await c.get_card()
+    assert (card.name, card.description) == ("Weather", "Tells the weather.")
+    assert [(s.id, s.description) for s in card.skills] == [
+        ("forecast", "The forecast for a city.")]
+
+
+async def test_tool_calls_are_status_updates_and_text_streams() -> None:
+    with live_agent(agent(weather_agent())) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("What is the weather?")]
+            task = await c.get_task(events[-1].task_id or "")
+    updates = [e.item for e in events if isinstance(e.item, StatusUpdate)]
+    calls = [u for u in updates if u.status.message is not None]
+    assert get_text(calls[0].status.message) == "Calling forecast"  # type: ignore[arg-type]
+    assert calls[0].metadata == {"tool": "forecast", "arguments": {"city": "a"}}
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert len(chunks) > 1 and all(c.append for c in chunks[1:])
+    assert task.status.state is TaskState.COMPLETED
+    assert get_text(task.artifacts[0], sep="") == '{"forecast":"sunny in a"}'
+
+
+async def test_history_per_context() -> None:
+    pai = PydanticAgent(FunctionModel(stream_function=counting), name="Counter")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            first = await c.send("one")
+            assert isinstance(first, Task)
+            assert get_text(first.artifacts[0], sep="") == "You said 'one' after 0 earlier messages"
+            second = await c.send("two", context_id=first.context_id)
+            assert isinstance(second, Task)
+            # the earlier question and its answer came along as history
+            assert get_text(second.artifacts[0], sep="") == (
+                "You said 'two' after 1 earlier messages")
+            fresh = await c.send("three")
+            assert isinstance(fresh, Task)
+            assert "after 0 earlier" in get_text(fresh.artifacts[0], sep="")
+
+
+class City(BaseModel):
+    name: str
+    population: int
+
+
+async def test_structured_output_is_a_data_part() -> None:
+    pai = PydanticAgent(TestModel(custom_output_args={"name": "Lyon", "population": 522250}),
+                        output_type=City, name="Cities")
+    a2a = agent(pai)
+    assert a2a.output_modes == ["application/json"]
+    with live_agent(a2a) as url:
+        async with Client(url) as c:
+            task = await c.send("The third city of France?")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    part = task.artifacts[0].parts[0]
+    assert isinstance(part, DataPart)
+    assert part.data == {"name": "Lyon", "population": 522250}
+
+
+async def test_model_errors_fail_the_task() -> None:
+    from pydantic_ai.exceptions import ModelHTTPError
+
+    async def refusing(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        raise ModelHTTPError(503, "m", body={"error": "overloaded"})
+        yield ""
+
+    pai = PydanticAgent(FunctionModel(stream_function=refusing), name="Refusing")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert "answered 503" in get_text(task.status.message)  # type: ignore[arg-type]
+
+
+async def test_cancel_stops_the_run() -> None:
+    started = asyncio.Event()
+    finished: list[bool] = []
+
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield "thinking"
+        await asyncio.sleep(30)
+        finished.append(True)
+        yield "done"
+
+    pai = PydanticAgent(FunctionModel(stream_function=slow), name="Slow")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send("hello", blocking=False)
+            assert isinstance(task, Task)
+            for _ in range(200):
+                got = await c.get_task(task.id)
+                if got.artifacts:
+                    break
+                await asyncio.sleep(0.02)
+            canceled = await c.cancel(task.id)
+            assert canceled.status.state is TaskState.CANCELED
+    assert not finished and not started.is_set()
+
+
+def test_an_agent_needs_a_name() -> None:
+    with pytest.raises(ValueError, match="needs a name"):
+        agent(PydanticAgent(TestModel()))
+
+
+def files_agent(deleted: list[str]) -> PydanticAgent[None, object]:
+    pai = PydanticAgent(TestModel(), output_type=[str, DeferredToolRequests], name="Files")
+
+    @pai.tool_plain(requires_approval=True)
+    def delete_file(path: str) -> str:
+        """Deletes a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    return pai
+
+
+@pytest.mark.parametrize(("answer", "result"), [
+    ("Yes", '{"delete_file":"deleted a"}'),
+    ("no, keep it", '{"delete_file":"The user declined: no, keep it"}'),
+])
+async def test_an_approval_is_input_required(answer: str, result: str) -> None:
+    deleted: list[str] = []
+    a2a = agent(files_agent(deleted))
+    assert a2a.output_modes == ["text/plain"]
+    with live_agent(a2a) as url:
+        async with Client(url) as c:
+            asked = await c.send("delete a")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            assert get_text(asked.status.message) == (  # type: ignore[arg-type]
+                'Approve delete_file({"path": "a"})? (yes/no)')
+            done = await c.send(answer, task_id=asked.id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert get_text(done.artifacts[0], sep="") == result
+    assert deleted == (["a"] if answer == "Yes" else [])
+
+
+async def test_an_approval_lost_in_a_restart_fails_clearly(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    deleted: list[str] = []
+    with live_agent(agent(files_agent(deleted)), store=store) as url:
+        async with Client(url) as c:
+            asked = await c.send("delete a")
+    assert isinstance(asked, Task)
+    with live_agent(agent(files_agent(deleted)), store=store) as url:
+        async with Client(url) as c:
+            done = await c.send("yes", task_id=asked.id)
+    assert isinstance(done, Task) and done.status.state is TaskState.FAILED
+    assert "lost when the agent restarted" in get_text(done.status.message)  # type: ignore[arg-type]
+    assert deleted == []

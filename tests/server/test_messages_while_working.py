@@ -1,0 +1,117 @@
+"""Agents that take messages while they work (ctx.incoming / ctx.next_message), over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from interlingua import Agent, Client, Context, Task, TaskState, get_text, user_message
+from interlingua.core.errors import InvalidParams, UnsupportedOperation
+from interlingua.core.model import ArtifactUpdate, StatusUpdate
+from tests.live import live_agent
+
+seen: list[str] = []
+
+
+async def listener(ctx: Context) -> None:
+    await ctx.update("Listening")
+    async for message in ctx.incoming():
+        seen.append(message.message_id)
+        if get_text(message) == "done":
+            break
+        await ctx.artifact(get_text(message).upper(), name=get_text(message))
+    await ctx.complete("Bye")
+
+
+async def waiter(ctx: Context) -> None:
+    message = await ctx.next_message(timeout=0.2)
+    await ctx.complete("nothing came" if message is None else get_text(message))
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    store = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/t.db"
+    agent = Agent("Listener", "Listens while it works.", listener,
+                  accepts_messages_while_working=True)
+    with live_agent(agent, store=store) as u:
+        yield u
+
+
+async def working(c: Client, text: str) -> Task:
+    task = await c.send(text, blocking=False)
+    assert isinstance(task, Task)
+    for _ in range(200):
+        got = await c.get_task(task.id)
+        if got.status.state is TaskState.WORKING:
+            return got
+        await asyncio.sleep(0.01)
+    raise AssertionError("the task never worked")
+
+
+async def test_messages_reach_the_running_executor(url: str) -> None:
+    async with Client(url) as c:
+        task = await working(c, "start")
+        # a non-blocking send returns the task at once
+        got = await c.send("one", task_id=task.id, blocking=False)
+        assert isinstance(got, Task) and got.id == task.id
+        assert got.status.state is TaskState.WORKING
+        # a streaming send follows the task from that point
+        events = []
+        async for e in c.stream("two", task_id=task.id):
+            events.append(e)
+            if isinstance(e.item, ArtifactUpdate) and e.item.artifact.name == "two":
+                break
+        # a blocking send waits for the task to end
+        done = await c.send("done", task_id=task.id, context_id=task.context_id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert [get_text(a) for a in done.artifacts] == ["ONE", "TWO"]
+    assert [get_text(m) for m in done.history if m.role.value == "user"] == [
+        "start", "one", "two", "done"]
+    assert not any(isinstance(e.item, StatusUpdate) and e.item.status.state
+                   is TaskState.COMPLETED for e in events)
+
+
+async def test_a_repeated_message_is_delivered_once(url: str) -> None:
+    async with Client(url) as c:
+        task = await working(c, "start")
+        once = user_message("twice", task_id=task.id)
+        seen.clear()
+        for _ in range(2):
+            got = await c.send(once, blocking=False)
+            assert isinstance(got, Task) and got.id == task.id
+        changed = user_message("other", task_id=task.id)
+        changed.message_id = once.message_id
+        with pytest.raises(InvalidParams):
+            await c.send(changed, blocking=False)
+        await c.send("done", task_id=task.id)
+    assert seen.count(once.message_id) == 1
+
+
+async def test_without_the_flag_a_working_task_refuses_messages() -> None:
+    async def slow(ctx: Context) -> None:
+        await ctx.update("Working")
+        await asyncio.sleep(30)
+
+    with live_agent(Agent("Busy", "Busy.", slow)) as u:
+        async with Client(u) as c:
+            task = await working(c, "start")
+            with pytest.raises(UnsupportedOperation) as err:
+                await c.send("hello?", task_id=task.id)
+            assert err.value.code == -32004
+            await c.cancel(task.id)
+
+
+async def test_next_message_with_a_timeout_and_without_the_flag() -> None:
+    with live_agent(Agent("Waiter", "Waits.", waiter,
+                          accepts_messages_while_working=True)) as u:
+        async with Client(u) as c:
+            quiet = await c.send("hi")
+    assert isinstance(quiet, Task) and get_text(quiet.status.message) == "nothing came"  # type: ignore[arg-type]
+    with live_agent(Agent("Waiter", "Waits.", waiter)) as u:
+        async with Client(u) as c:
+            refused = await c.send("hi")
+    assert isinstance(refused, Task) and refused.status.state is TaskState.FAILED
+    assert "accepts_messages_while_working=True" in get_text(refused.status.message)  # type: ignore[arg-type]
