@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -33,9 +33,6 @@ from ..core.model import (
 )
 from . import _paging, _projection
 from .base import (
-    DEAD,
-    PENDING,
-    Delivery,
     Lease,
     LeaseLost,
     MessageExists,
@@ -46,32 +43,20 @@ from .base import (
     TaskExists,
     TaskRecord,
     UnfinishedTask,
-    push_mode,
-    wants_delivery,
 )
+from .memory_outbox import MemoryOutbox
 
 __all__ = ["MemoryStore"]
 
 _UNFINISHED = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
 
-_QueueKey = tuple[Scope, str, str]  # (scope, task id, config id)
 
 # finished tasks, packed (see _Entry.pack); JSON, not MessagePack, because
 # metadata may hold integers beyond 64 bits
 _pack = msgspec.json.Encoder().encode
 _unpack_task = msgspec.json.Decoder(Task).decode
 _unpack_log = msgspec.json.Decoder(list[Event]).decode
-
-
-class _Row:
-    """A delivery as the memory store keeps it (``Delivery`` plus its claim)."""
-
-    __slots__ = ("claimed_until", "delivery")
-
-    def __init__(self, delivery: Delivery) -> None:
-        self.delivery = delivery
-        self.claimed_until: float | None = None
 
 
 class _Entry(msgspec.Struct, gc=False):
@@ -172,10 +157,11 @@ class _Entry(msgspec.Struct, gc=False):
         return task
 
 
-class MemoryStore:
+class MemoryStore(MemoryOutbox):
     """Tasks and logs in dictionaries keyed by scope; gone when the process ends."""
 
     def __init__(self, url: str = "memory://") -> None:
+        super().__init__()
         self.url = url
         self._tasks: dict[Scope, dict[str, _Entry]] = {}
         # Keyed by scope, then by plain strings: a dict holding only strings and
@@ -183,10 +169,6 @@ class MemoryStore:
         # otherwise walk every stored task on each full collection (tuple keys
         # are tracked, and so is a dict holding them).
         self._by_message: dict[Scope, dict[str, str]] = {}
-        self.on_outbox: Callable[[], None] | None = None
-        self._rows: dict[int, _Row] = {}  # every delivery, pending or dead
-        self._queues: dict[_QueueKey, list[int]] = {}  # pending ids, sequence order
-        self._ids = itertools.count(1)
         self._leases: dict[int, Lease] = {}
         self._epochs = itertools.count(1)
 
@@ -244,7 +226,7 @@ class MemoryStore:
             self._by_message.setdefault(scope, {})[message_id] = created.id
         for record in records:
             entry.push[record.config.id or ""] = record
-        self._queue(scope, created.id, entry, 1, events)
+        self._queue(scope, created.id, entry.push, 1, events)
         return len(events)
 
     async def append(
@@ -286,7 +268,7 @@ class MemoryStore:
         entry.events.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
         entry.version = len(entry.events)
         entry.updated_at = now
-        self._queue(scope, task_id, entry, base + 1, events)
+        self._queue(scope, task_id, entry.push, base + 1, events)
         if status.state in TERMINAL_STATES:
             entry.pack()
         return entry.version
@@ -462,132 +444,6 @@ class MemoryStore:
         self._drop_queue(scope, task_id, config_id)
         return True
 
-    # ------------------------------------------------------------------ outbox
-
-    def _queue(
-        self, scope: Scope, task_id: str, entry: _Entry, first_seq: int, events: Sequence[Event]
-    ) -> None:
-        queued = False
-        for config_id, record in entry.push.items():
-            mode = push_mode(record.dialect)
-            seqs = [seq for seq, e in enumerate(events, first_seq) if wants_delivery(mode, e)]
-            if not seqs:
-                continue
-            queue = self._queues.setdefault((scope, task_id, config_id), [])
-            if mode == "task":
-                # Move a delivery nobody has tried yet on to the newest status.
-                tail = self._rows[queue[-1]] if queue else None
-                if tail is not None and tail.delivery.attempts == 0 and tail.claimed_until is None:
-                    tail.delivery.seq = seqs[-1]
-                    queued = True
-                    continue
-                seqs = seqs[-1:]
-            for seq in seqs:
-                delivery = Delivery(next(self._ids), scope, task_id, config_id, seq)
-                self._rows[delivery.id] = _Row(delivery)
-                queue.append(delivery.id)
-            queued = True
-        if queued and self.on_outbox is not None:
-            self.on_outbox()
-
-    def _drop_queue(self, scope: Scope, task_id: str, config_id: str) -> None:
-        self._queues.pop((scope, task_id, config_id), None)
-        for rid in [
-            rid
-            for rid, row in self._rows.items()
-            if (row.delivery.scope, row.delivery.task_id, row.delivery.config_id)
-            == (scope, task_id, config_id)
-        ]:
-            del self._rows[rid]
-
-    def _heads(self) -> list[_Row]:
-        return [self._rows[queue[0]] for queue in self._queues.values() if queue]
-
-    async def claim_deliveries(self, now: float, lease_until: float, limit: int) -> list[Delivery]:
-        due = [
-            row
-            for row in self._heads()
-            if row.delivery.next_at <= now
-            and (row.claimed_until is None or row.claimed_until < now)
-        ]
-        due.sort(key=lambda row: (row.delivery.next_at, row.delivery.id))
-        out = []
-        for row in due[: max(limit, 0)]:
-            row.claimed_until = lease_until
-            out.append(_copy_delivery(row.delivery))
-        return out
-
-    async def next_delivery_at(self) -> float | None:
-        times = [max(row.delivery.next_at, row.claimed_until or 0.0) for row in self._heads()]
-        return min(times) if times else None
-
-    async def delivery_done(self, delivery_id: int) -> None:
-        row = self._rows.pop(delivery_id, None)
-        if row is not None:
-            self._unqueue(row.delivery)
-
-    async def delivery_failed(
-        self, delivery_id: int, *, error: str, attempted_at: float, retry_at: float | None
-    ) -> None:
-        row = self._rows.get(delivery_id)
-        if row is None or row.delivery.state != PENDING:
-            return
-        d = row.delivery
-        d.attempts += 1
-        d.last_error = error
-        d.last_attempt_at = attempted_at
-        row.claimed_until = None
-        if retry_at is None:
-            d.state = DEAD
-            self._unqueue(d)
-        else:
-            d.next_at = retry_at
-
-    async def dead_deliveries(
-        self, scope: Scope | None = None, task_id: str | None = None, limit: int = 100
-    ) -> list[Delivery]:
-        dead = [
-            row.delivery
-            for row in self._rows.values()
-            if row.delivery.state == DEAD
-            and (scope is None or row.delivery.scope == scope)
-            and (task_id is None or row.delivery.task_id == task_id)
-        ]
-        return [_copy_delivery(d) for d in dead[: max(limit, 0)]]
-
-    async def revive_delivery(self, delivery_id: int) -> bool:
-        row = self._rows.get(delivery_id)
-        if row is None or row.delivery.state != DEAD:
-            return False
-        d = row.delivery
-        d.state, d.attempts, d.next_at = PENDING, 0, 0.0
-        queue = self._queues.setdefault((d.scope, d.task_id, d.config_id), [])
-        queue.append(d.id)
-        queue.sort(key=lambda rid: (self._rows[rid].delivery.seq, rid))
-        if self.on_outbox is not None:
-            self.on_outbox()
-        return True
-
-    async def release_claims(self) -> int:
-        n = 0
-        for row in self._rows.values():
-            if row.claimed_until is not None:
-                row.claimed_until = None
-                n += 1
-        return n
-
-    async def outbox_counts(self) -> dict[str, int]:
-        dead = sum(1 for row in self._rows.values() if row.delivery.state == DEAD)
-        return {PENDING: len(self._rows) - dead, DEAD: dead}
-
-    def _unqueue(self, d: Delivery) -> None:
-        key = (d.scope, d.task_id, d.config_id)
-        queue = self._queues.get(key)
-        if queue is not None and d.id in queue:
-            queue.remove(d.id)
-            if not queue:
-                del self._queues[key]
-
     # ----------------------------------------------------------------- helpers
 
     def _need(self, scope: Scope, task_id: str) -> _Entry:
@@ -640,7 +496,3 @@ def _copy_record(record: PushConfigRecord) -> PushConfigRecord:
         )
         config = msgspec.structs.replace(config, authentication=auth)
     return PushConfigRecord(config=config, dialect=record.dialect, created_at=record.created_at)
-
-
-def _copy_delivery(d: Delivery) -> Delivery:
-    return msgspec.structs.replace(d)
