@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from interlingua.core.dialects import get_codec
+from interlingua.server.jsonrpc_endpoint import jsonrpc_envelope
 from interlingua.server.sse_writer import write_sse
 
 
@@ -42,7 +43,8 @@ class Sent:
 
 async def _serve(receive: Any) -> tuple[asyncio.Task[None], IdleStream, Sent]:
     stream, send = IdleStream(), Sent()
-    task = asyncio.ensure_future(write_sse(send, receive, stream, get_codec("1.0"), 1))
+    task = asyncio.ensure_future(write_sse(send, receive, stream, get_codec("1.0"),
+                                           jsonrpc_envelope(1)))
     await asyncio.sleep(0.01)
     return task, stream, send
 

@@ -33,7 +33,7 @@ from .cards import A2AServer, CardVariant
 from .dispatch import FrontDoor
 from .engine import Engine, EngineConfig
 from .hosts import HostNotAllowed, HostPolicy
-from .jsonrpc_endpoint import JSONRPCEndpoint
+from .jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
 from .jwks import JWKS_PATH, jwks_endpoint
 from .push.service import PushService
 from .push.settings import PushSettings
@@ -78,7 +78,8 @@ class A2AApp(Starlette):
                 scope["app"] = self
                 answer = await self._rpc.respond(scope, receive, send)
                 if answer is not None:
-                    await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
+                    await write_sse(send, receive, answer.stream, answer.codec,
+                                    jsonrpc_envelope(answer.rid))
                 return
         await super().__call__(scope, receive, send)
 

@@ -18,6 +18,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
+import msgspec
+
 from ..core import jsonrpc
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.detect import detect
@@ -29,10 +31,10 @@ from ..core.errors import (
 from .dispatch import FrontDoor, parse_version
 from .request_headers import RequestHeaders
 from .settings import ServerSettings
-from .sse_writer import write_sse
+from .sse_writer import Envelope, write_sse
 from .streams import Stream
 
-__all__ = ["JSONRPCEndpoint", "parse_version"]
+__all__ = ["JSONRPCEndpoint", "jsonrpc_envelope", "parse_version"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -70,6 +72,17 @@ class _StreamAnswer:
         self.stream = stream
 
 
+def jsonrpc_envelope(rid: Any) -> Envelope:
+    """Stream items as JSON-RPC responses to the request ``rid`` (its ``result``),
+    errors as error responses to it."""
+    head = b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid)
+
+    def error(codec: Codec, err: A2AError) -> bytes:
+        return head + b',"error":' + codec.encode_error(err) + b"}"
+
+    return Envelope(head + b',"result":', b"}", error)
+
+
 class _TooLarge(Exception):
     pass
 
@@ -85,7 +98,8 @@ class JSONRPCEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = await self.respond(scope, receive, send)
         if answer is not None:
-            await write_sse(send, receive, answer.stream, answer.codec, answer.rid)
+            await write_sse(send, receive, answer.stream, answer.codec,
+                            jsonrpc_envelope(answer.rid))
 
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it, for the

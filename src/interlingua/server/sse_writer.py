@@ -15,14 +15,12 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
 
-import msgspec
-
 from ..core import sse
 from ..core.dialects import Codec
 from ..core.errors import A2AError, InternalError, ResourceUnavailable
 from .streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 
-__all__ = ["write_sse"]
+__all__ = ["Envelope", "write_sse"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -37,7 +35,6 @@ _SSE_HEADERS = [
 ]
 _HEARTBEAT = sse.comment("keep-alive")
 _NO_VARS = contextvars.Context()
-_encoder = msgspec.json.Encoder()
 
 
 def encoded_item(entry: Entry, codec: Codec) -> bytes:
@@ -133,15 +130,28 @@ class _Disconnect:
             coro.close()  # runs receive()'s own cleanup (its finally blocks)
 
 
+class Envelope:
+    """How a binding wraps what an SSE event carries: each item's encoding goes
+    between ``prefix`` and ``suffix``; ``error(codec, exc)`` is an error event's data
+    (JSON-RPC: a response with the request's id; another binding: its own)."""
+
+    __slots__ = ("error", "prefix", "suffix")
+
+    def __init__(self, prefix: bytes, suffix: bytes,
+                 error: Callable[[Codec, A2AError], bytes]) -> None:
+        self.prefix = prefix
+        self.suffix = suffix
+        self.error = error
+
+
 async def write_sse(
     send: Send,
     receive: Receive,
     stream: Stream,
     codec: Codec,
-    rid: Any,
+    envelope: Envelope,
 ) -> None:
     """Send ``stream`` as an SSE response until it ends or the client goes away."""
-    prefix = b'{"jsonrpc":"2.0","id":' + _encoder.encode(rid) + b',"result":'
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
     task = asyncio.current_task()
     assert task is not None
@@ -157,10 +167,10 @@ async def write_sse(
                 if not got:
                     break
                 # Everything that is ready leaves in one write. (A loop, not a
-                # comprehension: that would keep codec, prefix and rid in cells.)
+                # comprehension: that would keep codec and envelope in cells.)
                 parts = []
                 for out in got:
-                    parts.append(_encoded(out, codec, prefix, rid))
+                    parts.append(_encoded(out, codec, envelope))
                 chunk = b"".join(parts)
                 del got, parts, out
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -168,7 +178,7 @@ async def write_sse(
                 del chunk
         except A2AError as exc:
             await send({"type": "http.response.body", "more_body": True,
-                        "body": _error_event(codec, rid, exc)})
+                        "body": _error_event(codec, envelope, exc)})
         except asyncio.CancelledError:
             if not client.gone:
                 raise
@@ -177,7 +187,7 @@ async def write_sse(
         except Exception:
             log.exception("stream failed")
             await send({"type": "http.response.body", "more_body": True,
-                        "body": _error_event(codec, rid, InternalError())})
+                        "body": _error_event(codec, envelope, InternalError())})
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
@@ -185,23 +195,21 @@ async def write_sse(
         stream.close()
 
 
-def _encoded(out: StreamOutput, codec: Codec, prefix: bytes, rid: Any) -> bytes:
+def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
     if type(out) is Entry:
-        return (b"id: " + str(out.seq).encode() + b"\ndata: " + prefix
-                + encoded_item(out, codec) + b"}\n\n")
+        return (b"id: " + str(out.seq).encode() + b"\ndata: " + envelope.prefix
+                + encoded_item(out, codec) + envelope.suffix + b"\n\n")
     if type(out) is Heartbeat:
         return _HEARTBEAT
     if type(out) is Lagged:
-        return _error_event(codec, rid, ResourceUnavailable(
+        return _error_event(codec, envelope, ResourceUnavailable(
             f"This stream fell too far behind; reconnect with "
             f"Last-Event-ID: {out.seq} to continue from the log",
             data={"lastEventId": out.seq, "resumable": True}))
     assert isinstance(out, Unavailable)
-    return _error_event(codec, rid, ResourceUnavailable(
+    return _error_event(codec, envelope, ResourceUnavailable(
         out.message, data={"lastEventId": out.after, "resumable": False}))
 
 
-def _error_event(codec: Codec, rid: Any, err: A2AError) -> bytes:
-    body = (b'{"jsonrpc":"2.0","id":' + _encoder.encode(rid) + b',"error":'
-            + codec.encode_error(err) + b"}")
-    return sse.encode_event(body, event="error")
+def _error_event(codec: Codec, envelope: Envelope, err: A2AError) -> bytes:
+    return sse.encode_event(envelope.error(codec, err), event="error")
