@@ -22,6 +22,9 @@ _PATH = re.compile(r"`((?:src|docs|examples|benchmarks|scripts|tests)/[A-Za-z0-9
 _LINK = re.compile(r"\]\(((?!https?:|#|mailto:)[^)#\s]+)")
 
 
+#: distributions whose module is named otherwise
+IMPORT_NAMES = {"pydantic-ai-slim": "pydantic_ai"}
+
 def _tracked() -> set[str]:
     try:
         out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
@@ -77,7 +80,8 @@ def test_declared_extras_are_used_by_the_code() -> None:
     source = "\n".join(p.read_text() for p in (ROOT / "src").rglob("*.py"))
     for extra, requirements in _extras().items():
         for requirement in requirements:
-            module = re.split(r"[<>=\[; ]", requirement, maxsplit=1)[0].replace("-", "_")
+            distribution = re.split(r"[<>=\[; ]", requirement, maxsplit=1)[0]
+            module = IMPORT_NAMES.get(distribution, distribution.replace("-", "_"))
             assert re.search(rf"^\s*(?:import|from) {module}\b", source, re.M), (
                 f"extra {extra!r} installs {requirement}, which no code imports")
 
@@ -86,7 +90,7 @@ def test_readme_lists_the_declared_extras() -> None:
     section = README[README.index("## Dependencies"):]
     section = section[: section.index("\n## ", 4)]
     extras = section[section.index("Extras:"):] if "Extras:" in section else ""
-    named = set(re.findall(r"`(\w+)`", extras)) - {"dev"}
+    named = set(re.findall(r"`([\w-]+)`", extras)) - {"dev"}
     assert named == set(_extras()), section
 
 
@@ -99,7 +103,9 @@ def _cli_table() -> dict[str, str]:
     rows: dict[str, str] = {}
     for line in section.splitlines():
         if line.startswith("| `interlingua"):
-            for command in re.findall(r"`interlingua ([a-z-]+(?: [a-z-]+)?)", line.split("|")[1]):
+            # a subcommand is a word; "--…" after the command is one of its options
+            for command in re.findall(r"`interlingua ([a-z][a-z-]*(?: [a-z][a-z-]*)?)",
+                                      line.split("|")[1]):
                 rows[command] = line
     return rows
 
