@@ -9,10 +9,14 @@ import pytest
 
 from interlingua.stores import Store, open_store
 
-STORE_KINDS = ["memory", "sqlite-file", "sqlite-thread", "sqlite-memory"]
+STORE_KINDS = ["memory", "sqlite-file", "sqlite-thread", "sqlite-memory", "postgres"]
 
 
-def store_url(kind: str, tmp_path: Path) -> str:
+def store_url(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> str:
+    if kind == "postgres":
+        assert request is not None
+        url: str = request.getfixturevalue("pg_clean_url")
+        return url
     if kind == "memory":
         return "memory://"
     if kind == "sqlite-file":
@@ -24,7 +28,7 @@ def store_url(kind: str, tmp_path: Path) -> str:
 
 @pytest.fixture(params=STORE_KINDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    s = open_store(store_url(request.param, tmp_path))
+    s = open_store(store_url(request.param, tmp_path, request))
     await s.open()
     try:
         yield s

@@ -22,6 +22,7 @@ from ..client import AgentUnreachable, Client, ClientError, StreamEvent
 from ..core.errors import A2AError
 from ..core.model import TaskState
 from . import output
+from .db_commands import db_group
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -192,7 +193,7 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--store", default=None,
-              help="Where tasks are kept: sqlite:///PATH or memory:// "
+              help="Where tasks are kept: sqlite:///PATH, postgresql://USER@HOST/DB or memory:// "
                    "[default: sqlite:///.interlingua/<agent-name>.db].")
 @click.option("--public-url", default=None, callback=_check_url,
               help="The base URL clients reach this server at (used in the card).")
@@ -490,6 +491,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
 
 main.add_command(listen_command)
 main.add_command(push_group)
+main.add_command(db_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,4 @@
-"""Task stores, chosen by URL: ``memory://`` or ``sqlite:///path``.
+"""Task stores, chosen by URL: ``memory://``, ``sqlite:///path`` or ``postgresql://…``.
 
 ``open_store`` builds a store; ``await store.open()`` (or ``async with``)
 connects it.
@@ -38,7 +38,7 @@ __all__ = [
     "open_store",
 ]
 
-SUPPORTED_SCHEMES = ("memory://", "sqlite:///path")
+SUPPORTED_SCHEMES = ("memory://", "sqlite:///path", "postgresql://user@host/database")
 
 
 def open_store(url: str) -> Store:
@@ -52,6 +52,15 @@ def open_store(url: str) -> Store:
         return MemoryStore(url)
     if sep and scheme == "sqlite":
         return SQLiteStore(url)
+    if sep and scheme in ("postgresql", "postgres"):
+        # imported here: asyncpg is an optional dependency (the postgres extra)
+        try:
+            from .postgres import PostgresStore
+        except ImportError:
+            raise ValueError(
+                "a postgresql:// store needs asyncpg: pip install 'interlingua[postgres]'"
+            ) from None
+        return PostgresStore(url)
     shown = f"{scheme}://" if sep else "a URL without a scheme"
     raise ValueError(
         f"unsupported store URL ({shown}): supported are {', '.join(SUPPORTED_SCHEMES)}"

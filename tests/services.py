@@ -1,0 +1,99 @@
+"""The machine's PostgreSQL and Redis for tests (``scripts/services`` starts them).
+
+Each test session works in a database of its own, made here and dropped at the
+end; each test that wants a store gets a schema of its own in it. A missing
+service skips the tests that need it, except under ``CI=true``, where it fails
+them: CI must run everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import pytest
+
+T = TypeVar("T")
+
+PG_HOST, PG_PORT = "127.0.0.1", 5432
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+# trust authentication on loopback: the first of these roles that exists
+PG_USERS = ("postgres", "root")
+
+
+def reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def missing(what: str) -> None:
+    """Skip (or, under CI, fail) a test whose service is not there."""
+    message = f"{what} is not running (scripts/services starts it)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def run_async(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to its end from sync code, even inside a running loop."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
+def new_name(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+async def _admin_connect() -> tuple[object, str]:
+    import asyncpg
+
+    last: Exception | None = None
+    for user in PG_USERS:
+        try:
+            conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=user,
+                                         database="postgres")
+        except Exception as exc:  # a role that does not exist: try the next
+            last = exc
+            continue
+        return conn, user
+    raise RuntimeError(f"no PostgreSQL role of {PG_USERS} can log in: {last}")
+
+
+def create_database() -> str:
+    """A new, empty database; returns its URL (trust auth, no password)."""
+    name = new_name("interlingua_test")
+
+    async def make() -> str:
+        conn, user = await _admin_connect()
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[attr-defined]
+        finally:
+            await conn.close()  # type: ignore[attr-defined]
+        return f"postgresql://{user}@{PG_HOST}:{PG_PORT}/{name}"
+
+    return run_async(make)
+
+
+def drop_database(url: str) -> None:
+    name = url.rsplit("/", 1)[-1].split("?")[0]
+
+    async def drop() -> None:
+        conn, _ = await _admin_connect()
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[attr-defined]
+        finally:
+            await conn.close()  # type: ignore[attr-defined]
+
+    run_async(drop)
+
+
+def with_option(url: str, option: str) -> str:
+    return url + ("&" if "?" in url else "?") + option
