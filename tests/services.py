@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
+import time
 import uuid
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -97,3 +99,40 @@ def drop_database(url: str) -> None:
 
 def with_option(url: str, option: str) -> str:
     return url + ("&" if "?" in url else "?") + option
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class PrivateRedis:
+    """A redis-server of a test's own (on a free port), to stop and start at will."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> PrivateRedis:
+        import shutil
+
+        if shutil.which("redis-server") is None:
+            missing("redis-server (the redis-server package)")
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not reachable("127.0.0.1", self.port):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("the private redis-server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
