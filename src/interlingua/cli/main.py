@@ -21,6 +21,7 @@ from .. import __version__
 from ..client import AgentUnreachable, Client, ClientError, StreamEvent
 from ..core.errors import A2AError
 from ..core.model import TaskState
+from ..stores import shown_url
 from . import output
 from .db_commands import db_group
 from .push_commands import listen_command, push_group
@@ -195,6 +196,9 @@ def main() -> None:
 @click.option("--store", default=None,
               help="Where tasks are kept: sqlite:///PATH, postgresql://USER@HOST/DB or memory:// "
                    "[default: sqlite:///.interlingua/<agent-name>.db].")
+@click.option("--bus", default="local://", show_default=True, metavar="URL",
+              help="How readers hear of new events: local:// (this process) or "
+                   "redis://HOST:PORT/DB (replicas sharing a postgresql:// store).")
 @click.option("--public-url", default=None, callback=_check_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
@@ -213,7 +217,8 @@ def main() -> None:
               metavar="SECONDS",
               help="Seconds without a heartbeat after which another process on the same "
                    "store ends this one's running tasks [default: 10].")
-def serve_command(spec: str, host: str, port: int, store: str | None, public_url: str | None,
+def serve_command(spec: str, host: str, port: int, store: str | None, bus: str,
+                  public_url: str | None,
                   rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
                   keyfile: str | None, client_ca: str | None, auth_spec: str | None,
                   limits_spec: str | None, sign_card: bool, card_key: str | None,
@@ -252,23 +257,25 @@ def serve_command(spec: str, host: str, port: int, store: str | None, public_url
             "listen": f"{scheme}://{host}:{bound_port}",
             "card": base + "/.well-known/agent-card.json",
             "jsonrpc": base + path,
-            "store": store_url,
+            "store": shown_url(store_url),
         }
         if as_json:
             click.echo(msgspec.json.encode(info).decode())
         else:
-            click.echo(f"Serving {spec} on {info['listen']} (store {store_url})")
+            click.echo(f"Serving {spec} on {info['listen']} (store {info['store']})")
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
 
     try:
-        serve(agent, host=host, port=port, store=store,
+        serve(agent, host=host, port=port, store=store, bus=bus,
               public_url=public_url.rstrip("/") if public_url else None,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
               push=push, lease_timeout=lease_timeout, on_listening=listening)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
+    except ConnectionError as exc:  # the store's database cannot be reached
+        _exit(str(exc), EXIT_UNREACHABLE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:

@@ -122,6 +122,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     store: str | None = None,
+    bus: str = "local://",
     public_url: str | None = None,
     rpc_path: str = "/",
     log_level: str = "info",
@@ -147,7 +148,8 @@ def serve(
 
     The socket is bound first: ``OSError`` when it cannot be (nothing else has
     happened then); ``on_listening(store, port)`` is called once it is.
-    ``store`` defaults to ``default_store_for(agent)``. ``lease_timeout``:
+    ``store`` defaults to ``default_store_for(agent)``; ``bus`` is ``local://``
+    (one process) or ``redis://…`` (replicas sharing a PostgreSQL store). ``lease_timeout``:
     seconds of silence after which another process on the same store ends
     this one's running tasks (docs/architecture.md, "Ownership")."""
     from ..server.auth.tls import uvicorn_tls_options
@@ -158,7 +160,7 @@ def serve(
     sock = bind(host, port)
     try:
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
-                  on_listening, rpc_path=rpc_path, auth=auth, limits=limits,
+                  on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
                   card_signing=card_signing, push=push,
                   timeout_keep_alive=timeout_keep_alive,
                   h11_max_incomplete_event_size=max_incomplete_event_bytes,
@@ -170,7 +172,7 @@ def serve(
 def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | None,
               tls: dict[str, Any], host: str, log_level: str, lease_timeout: float | None,
               on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
-              auth: AuthConfig | None, limits: Limits | None,
+              bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
               **uvicorn_options: Any) -> None:
     import uvicorn
@@ -185,6 +187,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
     app = create_app(
         agent,
         store=store,
+        bus=bus,
         engine_config=engine_config,
         public_url=public_url or public_url_for(host, port, "https" if tls else "http"),
         rpc_path=rpc_path,

@@ -21,7 +21,7 @@ from starlette.routing import Route
 from ..bus import open_bus
 from ..bus.base import Bus
 from ..core.model import AgentInterface
-from ..stores import open_store
+from ..stores import open_store, shown_url
 from ..stores.base import Store
 from .agent import Agent
 from .auth.card_signer import CardSigner, CardSigning, jwks_endpoint
@@ -156,7 +156,8 @@ def create_app(
                         headers={"Cache-Control": f"{cache}, max-age=300"})
 
     async def health(request: Request) -> Response:
-        info: dict[str, Any] = {"status": "ok", "agent": agent.name, "store": store_obj.url}
+        info: dict[str, Any] = {"status": "ok", "agent": agent.name,
+                                "store": shown_url(store_obj.url)}
         # what the store reads back from its database (SQLite: its pragmas)
         settings_info = getattr(store_obj, "effective", None)
         if settings_info:

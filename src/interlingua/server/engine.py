@@ -265,6 +265,8 @@ class Engine:
         #: running turns, with their executor places
         self._turns: dict[asyncio.Task[None], Ticket] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        #: looks at tasks other processes wrote to (see _remote_write)
+        self._checks: set[asyncio.Task[None]] = set()
         self._started = False
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
@@ -291,6 +293,7 @@ class Engine:
             if self._started:
                 return
             await self.store.open()
+            await self._join_bus()
             self._started = True
             self.closing = False
             await self.leases.acquire()
@@ -338,6 +341,48 @@ class Engine:
             await self.leases.release()
         await self.store.close()
         self._started = False
+
+    # ------------------------------------------------------- other processes
+
+    async def _join_bus(self) -> None:
+        """A bus shared with other processes (Redis) looks tasks up in the store
+        after it reconnects, and tells this engine of their writes; the
+        in-process bus has nothing of the sort."""
+        attach = getattr(self.bus, "attach_store", None)
+        if attach is not None:
+            attach(self.store)
+        if hasattr(self.bus, "on_remote"):
+            self.bus.on_remote = self._remote_write
+        opener = getattr(self.bus, "open", None)
+        if opener is not None:
+            await opener()
+
+    def _remote_write(self, key: str, seq: int) -> None:
+        """Another process wrote to a task: if its turn runs here, that write may
+        be a cancel (CancelTask served elsewhere); look, and stop the turn if so."""
+        run = self._runs.get(key)
+        if run is None or seq <= run.version or run.turn is None or run.turn.done():
+            return
+        check = asyncio.get_running_loop().create_task(self._check_remote_cancel(run))
+        self._checks.add(check)
+        check.add_done_callback(self._checks.discard)
+
+    async def _check_remote_cancel(self, run: _Run) -> None:
+        try:
+            rec = await self.store.get_task(run.scope, run.task.id)
+        except Exception:  # the executor's next write finds out anyway
+            log.warning("task %s: could not read it after news of another process's write",
+                        run.task.id)
+            return
+        if rec is None or rec.task.status.state is not TaskState.CANCELED:
+            return
+        async with run.lock:  # after a write in flight, which then finds it canceled
+            if rec.version > run.version:
+                run.task, run.version = rec.task, rec.version
+                run.pending, run.pending_state = [], TaskState.CANCELED
+        run.cancelled.set()
+        if run.turn is not None and not run.turn.done():
+            run.turn.cancel()
 
     # -------------------------------------------------------------- ownership
 

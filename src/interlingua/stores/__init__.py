@@ -36,9 +36,22 @@ __all__ = [
     "TaskRecord",
     "UnfinishedTask",
     "open_store",
+    "shown_url",
 ]
 
 SUPPORTED_SCHEMES = ("memory://", "sqlite:///path", "postgresql://user@host/database")
+
+
+def shown_url(url: str) -> str:
+    """``url`` with its password (if any) replaced, fit for logs and /healthz."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    netloc, slash, tail = rest.partition("/")
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        netloc = user.split(":", 1)[0] + ":***@" + host
+    return f"{scheme}://{netloc}{slash}{tail}"
 
 
 def open_store(url: str) -> Store:
