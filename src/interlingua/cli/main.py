@@ -217,13 +217,18 @@ def main() -> None:
               metavar="SECONDS",
               help="Seconds without a heartbeat after which another process on the same "
                    "store ends this one's running tasks [default: 10].")
+@click.option("--drain-seconds", type=click.FloatRange(0, 3600), default=30.0,
+              show_default=True, metavar="SECONDS",
+              help="On SIGTERM, how long running turns may finish while new sends are "
+                   "refused (503) before the process stops; 0 stops at once.")
 def serve_command(spec: str, host: str, port: int, store: str | None, bus: str,
                   public_url: str | None,
                   rpc_path: str, log_level: str, as_json: bool, certfile: str | None,
                   keyfile: str | None, client_ca: str | None, auth_spec: str | None,
                   limits_spec: str | None, sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
-                  push_allow_hosts: tuple[str, ...], lease_timeout: float | None) -> None:
+                  push_allow_hosts: tuple[str, ...], lease_timeout: float | None,
+                  drain_seconds: float) -> None:
     """Serve the agent defined in a Python file or module.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served.
@@ -271,7 +276,8 @@ def serve_command(spec: str, host: str, port: int, store: str | None, bus: str,
               public_url=public_url.rstrip("/") if public_url else None,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push, lease_timeout=lease_timeout, on_listening=listening)
+              push=push, lease_timeout=lease_timeout, drain_seconds=drain_seconds,
+              on_listening=listening)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:  # the store's database cannot be reached

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import logging
 import re
 import socket
 import sys
@@ -19,6 +20,8 @@ from ..server.engine import Engine, EngineConfig
 from ..server.push import PushSettings
 
 __all__ = ["bind", "default_store_for", "load_agent", "public_url_for", "serve"]
+
+log = logging.getLogger("interlingua.serve")
 
 
 def default_store_for(agent: Agent) -> str:
@@ -137,6 +140,7 @@ def serve(
     max_incomplete_event_bytes: int = 64 * 1024,
     limit_concurrency: int | None = 2048,
     lease_timeout: float | None = None,
+    drain_seconds: float = 30.0,
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
@@ -151,7 +155,10 @@ def serve(
     ``store`` defaults to ``default_store_for(agent)``; ``bus`` is ``local://``
     (one process) or ``redis://…`` (replicas sharing a PostgreSQL store). ``lease_timeout``:
     seconds of silence after which another process on the same store ends
-    this one's running tasks (docs/architecture.md, "Ownership")."""
+    this one's running tasks (docs/architecture.md, "Ownership").
+    ``drain_seconds``: on SIGTERM, how long new sends are refused (503) while
+    the running turns finish, before the process stops; a second signal stops
+    it at once (docs/deployment.md, "Draining")."""
     from ..server.auth.tls import uvicorn_tls_options
 
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
@@ -162,7 +169,7 @@ def serve(
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
                   on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
                   card_signing=card_signing, push=push,
-                  timeout_keep_alive=timeout_keep_alive,
+                  timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
                   h11_max_incomplete_event_size=max_incomplete_event_bytes,
                   limit_concurrency=limit_concurrency)
     finally:
@@ -174,7 +181,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
               bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
-              **uvicorn_options: Any) -> None:
+              drain_seconds: float, **uvicorn_options: Any) -> None:
     import uvicorn
 
     from ..server.app import create_app
@@ -201,31 +208,50 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
                             **uvicorn_options, **tls)
     if on_listening is not None:
         on_listening(store, port)
-    _make_server(config, app.state.engine).run(sockets=[sock])
+    _make_server(config, app.state.engine, drain_seconds).run(sockets=[sock])
 
 
 def _server_class() -> type:
     import uvicorn
 
     class Server(uvicorn.Server):
-        """uvicorn, plus: open streams are told to end as soon as shutdown begins
-        (uvicorn would otherwise wait for them before running the app's shutdown)."""
+        """uvicorn, plus: a drain before it stops (new sends refused, running
+        turns given ``drain_seconds`` to finish), and open streams told to end
+        as soon as shutdown begins (uvicorn would otherwise wait for them
+        before running the app's shutdown)."""
 
-        def __init__(self, config: uvicorn.Config, engine: Engine) -> None:
+        def __init__(self, config: uvicorn.Config, engine: Engine,
+                     drain_seconds: float = 0.0) -> None:
             super().__init__(config)
             self._engine = engine
+            self._drain_seconds = drain_seconds
+            self._drain: asyncio.Task[None] | None = None
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 loop = None
+            if loop is not None and self._drain is None and self._drain_seconds > 0 \
+                    and not self.should_exit:
+                # the first signal drains; a second one (or the drain's end) stops
+                self._drain = loop.create_task(self._drain_then_exit(sig, frame))
+                return
             if loop is not None and not self._engine.closing:
                 loop.create_task(self._engine.begin_shutdown())
             super().handle_exit(sig, frame)
 
+        async def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
+            log.warning("draining: new sends are refused; waiting up to %gs for %d running "
+                        "turn(s)", self._drain_seconds, self._engine.running_turns)
+            left = await self._engine.drain(self._drain_seconds)
+            if left:
+                log.warning("drain window over: %d turn(s) still running end now", left)
+            if not self.should_exit:
+                self.handle_exit(sig, frame)
+
     return Server
 
 
-def _make_server(config: Any, engine: Engine) -> Any:
-    return _server_class()(config, engine)
+def _make_server(config: Any, engine: Engine, drain_seconds: float = 0.0) -> Any:
+    return _server_class()(config, engine, drain_seconds)

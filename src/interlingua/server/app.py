@@ -156,13 +156,15 @@ def create_app(
                         headers={"Cache-Control": f"{cache}, max-age=300"})
 
     async def health(request: Request) -> Response:
-        info: dict[str, Any] = {"status": "ok", "agent": agent.name,
-                                "store": shown_url(store_obj.url)}
+        # draining: the load balancer's health check fails, so it sends elsewhere
+        info: dict[str, Any] = {"status": "draining" if engine.draining else "ok",
+                                "agent": agent.name, "store": shown_url(store_obj.url)}
         # what the store reads back from its database (SQLite: its pragmas)
         settings_info = getattr(store_obj, "effective", None)
         if settings_info:
             info["store_settings"] = settings_info
-        return Response(msgspec.json.encode(info), media_type="application/json")
+        return Response(msgspec.json.encode(info), media_type="application/json",
+                        status_code=503 if engine.draining else 200)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -52,6 +52,7 @@ from ..core.errors import (
     InvalidParams,
     InvalidTaskState,
     LifecycleError,
+    ResourceUnavailable,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
@@ -126,6 +127,12 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     #: seconds without a heartbeat after which another process ends this one's
     #: running tasks by the restart policy
     lease_timeout: float = 10.0
+
+
+class Draining(ResourceUnavailable):
+    """A send to a server that is draining (answered 503 with ``Retry-After``)."""
+
+    retry_after = 1
 
 
 class _Run:
@@ -271,6 +278,10 @@ class Engine:
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
         self.closing = False
+        #: set while the server drains before it stops: no new sends are taken
+        self.draining = False
+        #: streams open in this process (a drain lets them deliver their ends)
+        self.open_streams = 0
         self._now_key: int | None = None
         self._now_text = ""
 
@@ -306,6 +317,27 @@ class Engine:
     async def ensure_started(self) -> None:
         if not self._started:
             await self.start()
+
+    @property
+    def running_turns(self) -> int:
+        return len(self._turns)
+
+    async def drain(self, seconds: float) -> int:
+        """Stop taking new sends and let the turns running here finish, for up
+        to ``seconds``; then give their streams a moment to hand out their last
+        events. Returns how many turns were still running at the deadline (the
+        shutdown that follows ends them by the restart policy)."""
+        self.draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while self._turns and loop.time() < deadline:
+            await asyncio.wait(list(self._turns), timeout=deadline - loop.time())
+        left = len(self._turns)
+        grace = min(1.0, max(deadline - loop.time(), 0.0))
+        until = loop.time() + grace
+        while self.open_streams and loop.time() < until:
+            await asyncio.sleep(0.02)
+        return left
 
     async def begin_shutdown(self) -> None:
         """Tell open streams to end (the server is about to stop)."""
@@ -491,6 +523,9 @@ class Engine:
 
     async def _begin(self, call: SendMessage, request: RequestInfo) -> _Run | Task:
         """Start the turn a message asks for; a repeated message gets its task instead."""
+        if self.draining:
+            raise Draining("This server is shutting down and takes no new messages; "
+                           "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
         with self.security.admission(call.message):
             return await self._begin_turn(call, request)

@@ -25,10 +25,12 @@ from ..core.errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,
+    ResourceUnavailable,
     StreamingNotSupported,
     VersionNotSupported,
 )
 from ..stores.base import Scope as StoreScope
+from ..stores.base import StoreUnavailable
 from .auth.runtime import refusal
 from .request_headers import RequestHeaders
 from .sse_writer import write_sse
@@ -203,6 +205,14 @@ class JSONRPCEndpoint:
             if refused is not None:  # 401 / 403 / 429 with their headers
                 return _Answer(refused[0], body, refused[1])
             return _Answer(200, body)
+        except StoreUnavailable as exc:
+            log.warning("%s: %s", req.method, exc)
+            if not req.has_id:
+                return None
+            unavailable = ResourceUnavailable(
+                "The task store is unavailable; try again shortly")
+            return _Answer(503, self._error(req.id, unavailable, codec or self.fallback_codec),
+                           [(b"retry-after", b"1")])
         except Exception:
             log.exception("internal error handling %s", req.method)
             if not req.has_id:

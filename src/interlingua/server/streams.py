@@ -289,10 +289,12 @@ class _Follow(Stream):
         #: the last batch handed out ended the stream
         self._over = False
         self._done = False
+        engine.open_streams += 1
 
     def close(self) -> None:
         if not self._done:
             self._done = True
+            self._engine.open_streams -= 1
             self._forget_flushed()
             self._sub.close()
 

@@ -49,6 +49,7 @@ __all__ = [
     "PushMode",
     "Scope",
     "Store",
+    "StoreUnavailable",
     "StoredEvent",
     "TaskExists",
     "TaskRecord",
@@ -96,6 +97,11 @@ class UnfinishedTask(msgspec.Struct):
     #: the epoch of the lease under which the task was last written (the process
     #: running its turn); None for a task written without one
     lease: int | None = None
+
+
+class StoreUnavailable(ConnectionError):
+    """The store's database cannot be reached (down, restarting, or refusing us):
+    the call may succeed if tried again later."""
 
 
 class TaskExists(Exception):

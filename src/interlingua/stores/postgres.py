@@ -45,6 +45,7 @@ from .base import (
     PushConfigRecord,
     Scope,
     StoredEvent,
+    StoreUnavailable,
     TaskExists,
     TaskRecord,
     UnfinishedTask,
@@ -63,10 +64,6 @@ _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
 _UNFINISHED = ["submitted", "working"]
 _TERMINAL = sorted(s.value for s in TERMINAL_STATES)
-
-
-class StoreUnavailable(ConnectionError):
-    """The database cannot be reached (it is down, restarting, or refused us)."""
 
 
 def _kinds(history: bool, artifacts: bool) -> list[int]:

@@ -42,6 +42,7 @@ from ...core.errors import (
     AuthorizationFailed,
     ExtendedCardNotConfigured,
     RateLimitExceeded,
+    ResourceUnavailable,
 )
 from ...core.model import AgentCard, Message, SecurityScheme, Task
 from ..context import RequestInfo
@@ -117,6 +118,10 @@ def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
         if isinstance(exc, RateLimited):
             headers.append((b"retry-after", str(exc.retry_after).encode()))
         return 429, headers
+    if isinstance(exc, ResourceUnavailable):
+        # a draining server, an unreachable store: another replica, or a moment
+        # later, can take it
+        return 503, [(b"retry-after", str(getattr(exc, "retry_after", 1)).encode())]
     return None
 
 
