@@ -136,3 +136,56 @@ class PrivateRedis:
             self.proc.kill()
             self.proc.wait(10)
         self.proc = None
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of a test's own (initdb, pg_ctl) on a free port, to
+    stop and start at will. As root, its commands run as the postgres user,
+    since PostgreSQL refuses to run as root."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.port = free_port()
+        # not under pytest's tmp_path: the postgres user must be able to reach it
+        self.dir = tempfile.mkdtemp(prefix="interlingua-pg-")
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *cmd: str) -> None:
+        import shutil
+
+        if shutil.which(cmd[0]) is None:
+            missing(f"{cmd[0]} (PostgreSQL's server binaries)")
+        if os.geteuid() == 0:
+            cmd = ("runuser", "-u", "postgres", "--", *cmd)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr or done.stdout}")
+
+    def init(self) -> PrivatePostgres:
+        if os.geteuid() == 0:
+            import pwd
+
+            user = pwd.getpwnam("postgres")
+            os.chown(self.dir, user.pw_uid, user.pw_gid)
+        self._run("initdb", "-D", f"{self.dir}/data", "-A", "trust", "-U", "postgres",
+                  "--no-sync")
+        return self.start()
+
+    def start(self) -> PrivatePostgres:
+        self._run("pg_ctl", "-D", f"{self.dir}/data", "-l", f"{self.dir}/log", "-w",
+                  "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
+                        " -c fsync=off", "start")
+        return self
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", f"{self.dir}/data", "-m", "fast", "-w", "stop")
+
+    def remove(self) -> None:
+        import shutil
+
+        try:
+            self.stop()
+        except RuntimeError:
+            pass  # not running
+        shutil.rmtree(self.dir, ignore_errors=True)
