@@ -36,4 +36,4 @@ async def _run(ctx: Context) -> None:
         await ctx.complete(ctx.text)
 
 
-agent = Agent("Replica", "Tells stories, waits, answers.", _run)
+agent = Agent("Replica", "Tells stories, waits, answers.", _run, push_notifications=True)
