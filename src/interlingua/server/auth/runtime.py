@@ -118,10 +118,10 @@ def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
         if isinstance(exc, RateLimited):
             headers.append((b"retry-after", str(exc.retry_after).encode()))
         return 429, headers
-    if isinstance(exc, ResourceUnavailable):
-        # a draining server, an unreachable store: another replica, or a moment
-        # later, can take it
-        return 503, [(b"retry-after", str(getattr(exc, "retry_after", 1)).encode())]
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(exc, ResourceUnavailable) and retry_after is not None:
+        # a draining server: another replica, or this one a moment later, takes it
+        return 503, [(b"retry-after", str(retry_after).encode())]
     return None
 
 
