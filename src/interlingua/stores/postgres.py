@@ -269,14 +269,22 @@ class PostgresStore:
     ) -> int:
         _no_nul(scope.tenant, scope.owner, task_id, None if message is None else message[0])
         async with self._tx() as conn:
-            await _check_lease(conn, lease)
+            # One statement locks the row, checks the fence (its key-share lock
+            # taken in this transaction) and says whether the task has push configs.
             row = await conn.fetchrow(
-                "SELECT pk, context_id, state, version FROM tasks"
-                " WHERE tenant = $1 AND owner = $2 AND id = $3 FOR UPDATE",
-                scope.tenant, scope.owner, task_id)
+                "SELECT t.pk, t.context_id, t.state, t.version,"
+                " EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = t.pk),"
+                " $4::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $4"
+                "  FOR KEY SHARE)"
+                " FROM tasks t WHERE t.tenant = $1 AND t.owner = $2 AND t.id = $3"
+                " FOR UPDATE OF t",
+                scope.tenant, scope.owner, task_id, lease)
             if row is None:
+                await _check_lease(conn, lease)
                 raise TaskNotFound(f"Task not found: {task_id}")
-            pk, context_id, state, version = row
+            pk, context_id, state, version, pushed, leased = row
+            if not leased:
+                raise LeaseLost(f"the lease of epoch {lease} was revoked")
             if version != expected_version:
                 raise ConcurrentModification(
                     f"task {task_id} is at version {version}, not {expected_version}")
@@ -287,20 +295,27 @@ class PostgresStore:
             if message is not None:
                 await _remember(conn, scope, pk, *message)
             ids = _ids(task_id, context_id)
-            await _insert_events(conn, pk, version + 1, events, ids)
             new_version = version + len(events)
+            # the events and the task row in one statement
+            runs = list(_runs(pk, version + 1, events, ids))
+            insert = ("WITH logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
+                      " SELECT $1, * FROM unnest($2::integer[], $3::smallint[],"
+                      " $4::integer[], $5::bytea[])) ")
+            columns = ([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs],
+                       [r[4] for r in runs])
             if status_changed:
                 status = probe.status
                 await conn.execute(
-                    "UPDATE tasks SET version = $1, state = $2, status = $3, stamp = $4,"
-                    " updated_at = $5, lease = $6 WHERE pk = $7",
-                    new_version, status.state.value, _pack(_encode(status), ids),
-                    _projection.sort_stamp(status, now), now, lease, pk)
+                    insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
+                    " stamp = $9, updated_at = $10, lease = $11 WHERE pk = $1",
+                    pk, *columns, new_version, status.state.value,
+                    _pack(_encode(status), ids), _projection.sort_stamp(status, now), now,
+                    lease)
             else:
                 await conn.execute(
-                    "UPDATE tasks SET version = $1, updated_at = $2, lease = $3 WHERE pk = $4",
-                    new_version, now, lease, pk)
-            queued = await _queue(conn, pk, version + 1, events)
+                    insert + "UPDATE tasks SET version = $6, updated_at = $7, lease = $8"
+                    " WHERE pk = $1", pk, *columns, new_version, now, lease)
+            queued = await _queue(conn, pk, version + 1, events) if pushed else False
         self._queued(queued)
         return int(new_version)
 
