@@ -40,7 +40,7 @@ from redis.exceptions import RedisError
 from ..stores.base import Scope, Store, StoredEvent
 from .local import LocalBus, _Subscription
 
-__all__ = ["RedisBus", "parse_redis_url"]
+__all__ = ["RedisBus", "parse_redis_url", "ping"]
 
 log = logging.getLogger("interlingua.bus")
 
@@ -66,6 +66,21 @@ def parse_redis_url(url: str) -> tuple[str, str]:
         else:
             passed.append((key, value))
     return urlunsplit(parts._replace(query=urlencode(passed))), prefix
+
+
+async def ping(url: str) -> None:
+    """Reach the Redis of ``url``; ``ConnectionError`` saying where, if it cannot be."""
+    redis_url, _ = parse_redis_url(url)
+    parts = urlsplit(redis_url)
+    where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+    client = aioredis.Redis.from_url(redis_url, socket_connect_timeout=5)
+    try:
+        await client.ping()
+    except (RedisError, OSError) as exc:
+        raise ConnectionError(f"cannot reach Redis at {where}: {exc}") from None
+    finally:
+        with contextlib.suppress(RedisError, OSError):
+            await client.aclose()
 
 
 def _split_key(key: str) -> tuple[Scope, str] | None:

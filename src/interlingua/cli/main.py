@@ -32,7 +32,7 @@ from .security_options import (
     serve_security_options,
     tls_client_options,
 )
-from .serve import LoadError, load_agent, public_url_for, serve
+from .serve import LoadError, StoreError, load_agent, public_url_for, serve
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "main"]
 
@@ -280,8 +280,10 @@ def serve_command(spec: str, host: str, port: int, store: str | None, bus: str,
               on_listening=listening)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
-    except ConnectionError as exc:  # the store's database cannot be reached
+    except ConnectionError as exc:  # the store's database or the bus cannot be reached
         _exit(str(exc), EXIT_UNREACHABLE)
+    except StoreError as exc:  # a schema this version cannot use
+        _exit(str(exc), EXIT_USAGE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ from ..server.auth import AuthConfig, CardSigning, Limits
 from ..server.engine import Engine, EngineConfig
 from ..server.push import PushSettings
 
-__all__ = ["bind", "default_store_for", "load_agent", "public_url_for", "serve"]
+__all__ = ["StoreError", "bind", "default_store_for", "load_agent", "public_url_for", "serve"]
 
 log = logging.getLogger("interlingua.serve")
 
@@ -51,6 +51,33 @@ def bind(host: str, port: int) -> socket.socket:
         raise
     sock.set_inheritable(True)
     return sock
+
+
+class StoreError(Exception):
+    """The store cannot be used as it is (a schema that is newer, or behind with
+    migrations turned off); the message says why."""
+
+
+def check_services(store: str, bus: str) -> None:
+    """Reach the store's database and the bus before serving: a wrong URL or a
+    service that is down is then one clear error (``ConnectionError``,
+    ``StoreError``), not a failed start-up. Local stores need no such look."""
+    from ..stores import open_store
+
+    async def check() -> None:
+        if store.partition("://")[0] in ("postgresql", "postgres"):
+            opened = open_store(store)
+            try:
+                await opened.open()  # migrates, as the server would
+            except RuntimeError as exc:
+                raise StoreError(str(exc)) from None
+            await opened.close()
+        if bus.partition("://")[0] in ("redis", "rediss", "unix"):
+            from ..bus.redis import ping
+
+            await ping(bus)
+
+    asyncio.run(check())
 
 
 class LoadError(Exception):
@@ -187,6 +214,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
     from ..server.app import create_app
 
     port = sock.getsockname()[1]
+    check_services(store, bus)
     engine_config = None
     if lease_timeout is not None:
         engine_config = EngineConfig(lease_timeout=lease_timeout,
