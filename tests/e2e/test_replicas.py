@@ -182,3 +182,30 @@ def test_a_replica_killed_mid_stream_loses_nothing(
     middle = ids[len(ids) // 2]
     rest = stream(c.url, "SubscribeToTask", {"id": task["id"]}, last_event_id=str(middle))
     assert [i for i, _ in rest] == [i for i in ids if i > middle]
+
+
+def test_a_paused_replica_loses_its_turns_and_its_late_writes_are_refused(
+        cluster: tuple[Replica, Replica, Replica]) -> None:
+    import os
+    import signal
+
+    a, _, _ = cluster
+    paused = Replica(a.store, a.bus).start()
+    try:
+        task = send(paused.url, "story 20 0.1")
+        assert paused.proc is not None
+        os.kill(paused.proc.pid, signal.SIGSTOP)  # alive, but no heartbeats
+        try:
+            state = wait_state(a.url, task["id"], FINAL, paused.lease_timeout + 8)
+            assert state == "TASK_STATE_FAILED"
+        finally:
+            os.kill(paused.proc.pid, signal.SIGCONT)
+        # its executor wakes up and goes on writing: refused, the task stays failed
+        time.sleep(2.5)
+        assert state_of(a.url, task["id"]) == "TASK_STATE_FAILED"
+        assert state_of(paused.url, task["id"]) == "TASK_STATE_FAILED"
+        # and it serves new tasks under a new lease
+        fresh = send(paused.url, "story 2 0", wait=True)
+        assert fresh["status"]["state"] == "TASK_STATE_COMPLETED"
+    finally:
+        paused.stop()

@@ -259,3 +259,20 @@ async def test_nul_in_an_id_is_invalid_params(pg_clean_url: str) -> None:
         assert await store.find_message(A, "m\x00") is None
     finally:
         await store.close()
+
+
+async def test_a_claim_of_a_process_that_died_lapses_to_another(pg_clean_url: str) -> None:
+    dead, alive = PostgresStore(pg_clean_url), PostgresStore(pg_clean_url)
+    await dead.open()
+    await alive.open()
+    try:
+        await alive.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                                push_configs=[PushConfig(url="https://h.example/", id="c")])
+        (taken,) = await dead.claim_deliveries(100.0, 130.0, 10)
+        await dead.close()  # it dies holding the claim
+        assert await alive.claim_deliveries(129.0, 159.0, 10) == []
+        (again,) = await alive.claim_deliveries(131.0, 161.0, 10)
+        assert again.id == taken.id and again.seq == taken.seq
+    finally:
+        await alive.close()
+        await dead.close()
