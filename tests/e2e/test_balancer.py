@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
+
+from interlingua.core.sse import SSEDecoder
 
 from ..services import REDIS_HOST, REDIS_PORT, missing, new_name, reachable, with_option
 from .balancer import Balancer
@@ -92,3 +95,35 @@ def test_a_rolling_restart_under_load_loses_nothing(
     listed = call(balancer.url, "ListTasks", {"pageSize": 100})["result"]
     assert listed["totalSize"] == len(results)
     assert all(t["status"]["state"] == "TASK_STATE_COMPLETED" for t in listed["tasks"])
+
+
+def test_a_stream_cut_by_a_killed_replica_resumes_through_the_balancer(
+        behind_balancer: tuple[Balancer, list[Replica]]) -> None:
+    balancer, group = behind_balancer
+    got: list[tuple[int, dict[str, Any]]] = []
+    served_by = ""
+    with httpx.Client(timeout=60) as c, c.stream(
+            "POST", balancer.url + "/", headers=V1,
+            json=rpc("SendStreamingMessage", {"message": v1_message("story 400 0.02")})) as resp:
+        served_by = resp.headers["x-served-by"]
+        decoder = SSEDecoder()
+        for chunk in resp.iter_raw():
+            for ev in decoder.feed(chunk):
+                got.append((int(ev.id or 0), msgspec.json.decode(ev.data)["result"]))
+            if len(got) >= 30:
+                break
+    doomed = group["abc".index(served_by)]
+    doomed.kill()
+    task_id = got[0][1]["task"]["id"]
+    # the client resumes where it was, through the balancer, on a live replica
+    rest: list[tuple[int, dict[str, Any]]] = []
+    with httpx.Client(timeout=60) as c:
+        for i, _, data in events(c, balancer.url + "/",
+                                 rpc("SubscribeToTask", {"id": task_id}),
+                                 {**V1, "Last-Event-ID": str(got[-1][0])}):
+            rest.append((int(i or 0), data["result"]))
+    ids = [i for i, _ in got] + [i for i, _ in rest]
+    assert ids == list(range(ids[0], ids[0] + len(ids))), ids
+    final = rest[-1][1]["statusUpdate"]["status"]
+    assert final["state"] == "TASK_STATE_FAILED"
+    assert "stopped" in final["message"]["parts"][0]["text"]
