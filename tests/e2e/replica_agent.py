@@ -11,6 +11,7 @@ import asyncio
 from pathlib import Path
 
 from interlingua import Agent, Context
+from interlingua.server.auth import Limits, RateLimit
 
 
 async def _run(ctx: Context) -> None:
@@ -37,3 +38,6 @@ async def _run(ctx: Context) -> None:
 
 
 agent = Agent("Replica", "Tells stories, waits, answers.", _run, push_notifications=True)
+
+#: for --limits: a rate every replica counts together (with a Redis bus)
+LIMITS = Limits(rate_limit=RateLimit(rate=0.5, burst=4))

@@ -96,6 +96,8 @@ class RedisBus:
     def __init__(self, url: str) -> None:
         self.url = url
         self._redis_url, prefix = parse_redis_url(url)
+        #: the key prefix of this deployment (shared limits use it too)
+        self.prefix = prefix
         self._stream = f"{prefix}:news"
         self._local = LocalBus()
         self._origin = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -112,6 +114,11 @@ class RedisBus:
         self.on_remote: Callable[[str, int], None] | None = None
         #: set while the reader is connected and reading
         self.connected = asyncio.Event()
+
+    @property
+    def redis_url(self) -> str:
+        """The URL redis-py connects with (the bus's own options taken out)."""
+        return self._redis_url
 
     # ------------------------------------------------------------------ life
 

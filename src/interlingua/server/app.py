@@ -143,6 +143,10 @@ def create_app(
                     card=lambda: server_ref["server"].card)
     signer = CardSigner(card_signing, public_url) if card_signing is not None else None
     engine.security = security = Security(auth, limits, signer)
+    redis_url = getattr(bus_obj, "redis_url", None)
+    if redis_url is not None:
+        # replicas sharing a Redis bus count rate limits together
+        security.share_limits(redis_url, getattr(bus_obj, "prefix", "interlingua"))
     server = A2AServer(agent, engine, settings, security=security)
     server_ref["server"] = server
 
@@ -182,6 +186,7 @@ def create_app(
             if freeze_gc:
                 gc.unfreeze()
             await engine.stop()
+            await security.aclose()
 
     rpc = JSONRPCEndpoint(server)
     path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path
