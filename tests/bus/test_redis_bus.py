@@ -177,3 +177,9 @@ async def test_news_lost_with_a_restarted_redis_is_found_in_the_store() -> None:
         await two.close()
         server.stop()
         await store.close()
+
+
+async def test_opening_a_bus_whose_redis_is_away_says_so() -> None:
+    bus = RedisBus("redis://127.0.0.1:1/0")
+    with pytest.raises(ConnectionError, match=r"cannot reach Redis at 127\.0\.0\.1:1"):
+        await bus.open()

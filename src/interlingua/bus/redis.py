@@ -127,14 +127,20 @@ class RedisBus:
         self._store = store
 
     async def open(self) -> None:
-        """Connect and start reading news (also done by the first use)."""
+        """Connect and start reading news (also done by the first use; after
+        ``close``, only by ``open``)."""
+        await ping(self.url)  # a Redis that is away is one clear error, at once
+        self._closed = False
         self._start()
-        await asyncio.wait_for(self.connected.wait(), 10)
+        try:
+            await asyncio.wait_for(self.connected.wait(), 10)
+        except TimeoutError:
+            await self.close()
+            raise ConnectionError("cannot reach Redis (no answer within 10 s)") from None
 
     def _start(self) -> None:
-        if self._reader is not None and not self._reader.done():
+        if self._closed or (self._reader is not None and not self._reader.done()):
             return
-        self._closed = False
         if self._client is None:
             self._client = aioredis.Redis.from_url(self._redis_url)
         loop = asyncio.get_running_loop()
