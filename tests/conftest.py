@@ -1,13 +1,84 @@
-"""Suite-wide: the peer environments of the interop tests are set up before any test runs.
+"""Suite-wide: the interop peers' environments are set up before any test runs, and
+fixtures for the real services (PostgreSQL, Redis) every part of the suite may use.
 
-Setting one up (an install from a package registry) can take minutes; inside a
-test it would count against that test's time limit. Tests that need one are
-marked ``interop``, with ``envs=[...]`` when they need only some of them.
+Setting up a peer environment (an install from a package registry) can take
+minutes; inside a test it would count against that test's time limit. Tests that
+need one are marked ``interop``, with ``envs=[...]`` when they need only some.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from .services import (
+    PG_HOST,
+    PG_PORT,
+    REDIS_HOST,
+    REDIS_PORT,
+    create_database,
+    drop_database,
+    missing,
+    new_name,
+    reachable,
+    run_async,
+    with_option,
+)
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """The URL of a database of this test session's own, dropped at its end."""
+    if not reachable(PG_HOST, PG_PORT):
+        missing("PostgreSQL on 127.0.0.1:5432")
+    url = create_database()
+    try:
+        yield url
+    finally:
+        drop_database(url)
+
+
+@pytest.fixture
+def pg_url(pg_database: str) -> str:
+    """A store URL with a schema of this test's own in the session's database."""
+    return with_option(pg_database, f"schema={new_name('t')}")
+
+
+@pytest.fixture(scope="session")
+def pg_shared_schema(pg_database: str) -> str:
+    """A schema migrated once for the session, for tests that empty it first."""
+    from interlingua.stores.postgres import upgrade
+
+    url = with_option(pg_database, "schema=shared")
+    run_async(lambda: upgrade(url))
+    return url
+
+
+@pytest.fixture
+def pg_clean_url(pg_shared_schema: str) -> str:
+    """The session's shared schema, emptied (cheaper than a schema per test)."""
+
+    async def empty() -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(pg_shared_schema.split("?")[0])
+        try:
+            # the rest of the tables hang off these two (ON DELETE CASCADE)
+            await conn.execute("DELETE FROM shared.leases; DELETE FROM shared.tasks")
+        finally:
+            await conn.close()
+
+    run_async(empty)
+    return pg_shared_schema
+
+
+@pytest.fixture
+def redis_url() -> str:
+    if not reachable(REDIS_HOST, REDIS_PORT):
+        missing("Redis on 127.0.0.1:6379")
+    # a key prefix of this test's own keeps tests apart on the shared server
+    return f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('t')}"
 
 
 def pytest_configure(config: pytest.Config) -> None:

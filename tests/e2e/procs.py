@@ -28,6 +28,8 @@ class ServerProcess:
                  **serve_options: object) -> None:
         self.spec = spec
         self.store = store
+        # SIGTERM stops at once, as these tests expect, unless a test asks for a drain
+        serve_options.setdefault("drain_seconds", 0)
         self.options = "".join(f", {k}={v!r}" for k, v in serve_options.items())
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"

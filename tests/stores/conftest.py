@@ -10,10 +10,14 @@ import pytest
 
 from interlingua.stores import Store, open_store
 
-STORE_KINDS = ["memory", "sqlite-file", "sqlite-thread", "sqlite-memory"]
+STORE_KINDS = ["memory", "sqlite-file", "sqlite-thread", "sqlite-memory", "postgres"]
 
 
-def store_url(kind: str, tmp_path: Path) -> str:
+def store_url(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> str:
+    if kind == "postgres":
+        assert request is not None
+        url: str = request.getfixturevalue("pg_clean_url")
+        return url
     if kind == "memory":
         return "memory://"
     if kind == "sqlite-file":
@@ -34,14 +38,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-async def store(store_kind: str, tmp_path: Path) -> AsyncIterator[Store]:
+async def store(store_kind: str, tmp_path: Path,
+                request: pytest.FixtureRequest) -> AsyncIterator[Store]:
     if store_kind == "tasks-only":
         from .task_only import TaskOnlyStore
 
         only: Any = TaskOnlyStore()
         yield only
         return
-    s = open_store(store_url(store_kind, tmp_path))
+    s = open_store(store_url(store_kind, tmp_path, request))
     await s.open()
     try:
         yield s

@@ -328,7 +328,7 @@ def test_open_store_chooses_by_scheme(tmp_path: Path) -> None:
     assert isinstance(open_store("memory://"), MemoryStore)
     store = open_store(f"sqlite:///{tmp_path}/x.db")
     assert isinstance(store, SQLiteStore) and store.url == f"sqlite:///{tmp_path}/x.db"
-    for url in ["postgresql://admin:s3cret@db/tasks", "redis://x", "tasks.db", ""]:
+    for url in ["mysql://admin:s3cret@db/tasks", "redis://x", "tasks.db", ""]:
         with pytest.raises(ValueError, match=r"memory://, sqlite:///") as caught:
             open_store(url)
         assert "s3cret" not in str(caught.value)

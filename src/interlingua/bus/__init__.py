@@ -9,6 +9,19 @@ __all__ = ["Bus", "LocalBus", "Subscription", "open_bus", "task_key"]
 
 
 def open_bus(url: str = "local://") -> Bus:
+    """The bus for ``url``: ``local://`` (one process) or ``redis://host:port/db``
+    (every replica sharing that Redis)."""
     if url in ("local://", "memory://", ""):
         return LocalBus()
-    raise ValueError(f"unsupported bus URL {url!r}: use local://")
+    scheme = url.partition("://")[0]
+    if scheme in ("redis", "rediss", "unix"):
+        # imported here: redis is an optional dependency (the redis extra)
+        try:
+            from .redis import RedisBus
+        except ImportError:
+            raise ValueError(
+                "a redis:// bus needs the redis package: pip install 'interlingua[redis]'"
+            ) from None
+        return RedisBus(url)
+    shown = f"{scheme}://" if "://" in url else "a URL without a scheme"
+    raise ValueError(f"unsupported bus URL ({shown}): use local:// or redis://host:port/db")

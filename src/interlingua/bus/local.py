@@ -107,7 +107,10 @@ class _Subscription:
     def take(self, after: int) -> list[StoredEvent] | None:
         topic = self._topic
         recent = topic.recent
-        if not recent or recent[0].seq > after + 1:
+        # None also when the log is known to go further than the events held
+        # (news from another process, or a subscriber that read ahead): the
+        # reader reads the store rather than wait for events that are not coming.
+        if not recent or recent[0].seq > after + 1 or recent[-1].seq < topic.latest:
             return None
         if recent[-1].seq <= after:
             return []
@@ -163,6 +166,30 @@ class LocalBus:
         changed = topic.changed
         topic.changed = Signal()
         changed.set()
+
+    def announce(self, key: str, seq: int) -> bool:
+        """News from elsewhere (another process wrote): the log of ``key`` has
+        events up to ``seq``. Readers here are woken to read them from the store.
+        Returns whether anyone here listens to ``key``."""
+        topic = self._topics.get(key)
+        if topic is None:
+            return False
+        if seq > topic.latest:
+            topic.latest = seq
+            # what is held no longer reaches the end of the log
+            topic.recent.clear()
+            changed = topic.changed
+            topic.changed = Signal()
+            changed.set()
+        return True
+
+    def keys(self) -> list[str]:
+        """The keys someone here listens to."""
+        return list(self._topics)
+
+    def latest(self, key: str) -> int | None:
+        topic = self._topics.get(key)
+        return None if topic is None else topic.latest
 
     def subscribe(self, key: str, *, seen: int = 0) -> _Subscription:
         topic = self._topics.get(key)

@@ -24,7 +24,9 @@ from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..server.agent import Agent
+from ..stores import shown_url
 from . import output
+from .db_commands import db_group
 from .mcp_command import mcp_command
 from .push_commands import listen_command, push_group
 from .security_options import (
@@ -34,7 +36,7 @@ from .security_options import (
     serve_security_options,
     tls_client_options,
 )
-from .serve import LoadError, load_agent, public_url_for, serve
+from .serve import LoadError, StoreError, load_agent, public_url_for, serve
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
            "EXIT_USAGE", "main"]
@@ -218,8 +220,11 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--store", default=None,
-              help="Where tasks are kept: sqlite:///PATH or memory:// "
+              help="Where tasks are kept: sqlite:///PATH, postgresql://USER@HOST/DB or memory:// "
                    "[default: sqlite:///.interlingua/<agent-name>.db].")
+@click.option("--bus", default="local://", show_default=True, metavar="URL",
+              help="How readers hear of new events: local:// (this process) or "
+                   "redis://HOST:PORT/DB (replicas sharing a postgresql:// store).")
 @click.option("--public-url", default=None, callback=_check_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
@@ -248,16 +253,21 @@ def main() -> None:
               show_default=True, help="Open connections one client address may hold (else 503).")
 @click.option("--http", "http_parser", type=click.Choice(["auto", "httptools", "h11"]),
               default="auto", show_default=True, help="uvicorn's HTTP/1.1 parser.")
+@click.option("--drain-seconds", type=click.FloatRange(0, 3600), default=30.0,
+              show_default=True, metavar="SECONDS",
+              help="On SIGTERM, how long running turns may finish while new sends are "
+                   "refused (503) before the process stops; 0 stops at once.")
 def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
                   system_prompt: str | None, host: str, port: int, store: str | None,
-                  public_url: str | None, rpc_path: str, log_level: str, as_json: bool,
-                  certfile: str | None, keyfile: str | None, client_ca: str | None,
-                  auth_spec: str | None, limits_spec: str | None, sign_card: bool,
-                  card_key: str | None,
+                  bus: str, public_url: str | None, rpc_path: str, log_level: str,
+                  as_json: bool, certfile: str | None, keyfile: str | None,
+                  client_ca: str | None, auth_spec: str | None, limits_spec: str | None,
+                  sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
                   push_allow_hosts: tuple[str, ...], lease_timeout: float | None,
                   max_head_bytes: int, head_timeout: float, body_timeout: float,
-                  max_connections_per_ip: int, http_parser: str) -> None:
+                  max_connections_per_ip: int, http_parser: str,
+                  drain_seconds: float) -> None:
     """Serve the agent defined in a Python file or module, or a chat model.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served. With
@@ -294,26 +304,30 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             "listen": f"{scheme}://{host}:{bound_port}",
             "card": base + "/.well-known/agent-card.json",
             "jsonrpc": base + path,
-            "store": store_url,
+            "store": shown_url(store_url),
         }
         if as_json:
             click.echo(msgspec.json.encode(info).decode())
         else:
-            click.echo(f"Serving {spec or agent.name} on {info['listen']} (store {store_url})")
+            click.echo(f"Serving {spec or agent.name} on {info['listen']} (store {info['store']})")
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
 
     try:
-        serve(agent, host=host, port=port, store=store,
+        serve(agent, host=host, port=port, store=store, bus=bus,
               public_url=public_url.rstrip("/") if public_url else None,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push, lease_timeout=lease_timeout, on_listening=listening,
-              http=http_parser,
+              push=push, lease_timeout=lease_timeout, drain_seconds=drain_seconds,
+              on_listening=listening, http=http_parser,
               connections=ConnectionLimits(max_head_bytes=max_head_bytes,
                                            head_timeout=head_timeout, body_timeout=body_timeout,
                                            max_per_ip=max_connections_per_ip))
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
+        _exit(str(exc), EXIT_USAGE)
+    except ConnectionError as exc:  # the store's database or the bus cannot be reached
+        _exit(str(exc), EXIT_UNREACHABLE)
+    except StoreError as exc:  # a schema this version cannot use
         _exit(str(exc), EXIT_USAGE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
@@ -688,6 +702,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
 main.add_command(listen_command)
 main.add_command(mcp_command)
 main.add_command(push_group)
+main.add_command(db_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

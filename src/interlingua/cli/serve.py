@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import logging
 import re
 import socket
 import sys
@@ -19,7 +20,9 @@ from ..server.connections import ConnectionLimits, uvicorn_connection_options
 from ..server.engine import Engine, EngineConfig
 from ..server.push import PushSettings
 
-__all__ = ["bind", "default_store_for", "load_agent", "public_url_for", "serve"]
+__all__ = ["StoreError", "bind", "default_store_for", "load_agent", "public_url_for", "serve"]
+
+log = logging.getLogger("interlingua.serve")
 
 
 def default_store_for(agent: Agent) -> str:
@@ -49,6 +52,33 @@ def bind(host: str, port: int) -> socket.socket:
         raise
     sock.set_inheritable(True)
     return sock
+
+
+class StoreError(Exception):
+    """The store cannot be used as it is (a schema that is newer, or behind with
+    migrations turned off); the message says why."""
+
+
+def check_services(store: str, bus: str) -> None:
+    """Reach the store's database and the bus before serving: a wrong URL or a
+    service that is down is then one clear error (``ConnectionError``,
+    ``StoreError``), not a failed start-up. Local stores need no such look."""
+    from ..stores import open_store
+
+    async def check() -> None:
+        if store.partition("://")[0] in ("postgresql", "postgres"):
+            opened = open_store(store)
+            try:
+                await opened.open()  # migrates, as the server would
+            except RuntimeError as exc:
+                raise StoreError(str(exc)) from None
+            await opened.close()
+        if bus.partition("://")[0] in ("redis", "rediss", "unix"):
+            from ..bus.redis import ping
+
+            await ping(bus)
+
+    asyncio.run(check())
 
 
 class LoadError(Exception):
@@ -123,6 +153,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     store: str | None = None,
+    bus: str = "local://",
     public_url: str | None = None,
     rpc_path: str = "/",
     log_level: str = "info",
@@ -139,6 +170,7 @@ def serve(
     connections: ConnectionLimits | None = None,
     http: str = "auto",
     lease_timeout: float | None = None,
+    drain_seconds: float = 30.0,
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
@@ -151,9 +183,13 @@ def serve(
 
     The socket is bound first: ``OSError`` when it cannot be (nothing else has
     happened then); ``on_listening(store, port)`` is called once it is.
-    ``store`` defaults to ``default_store_for(agent)``. ``lease_timeout``:
+    ``store`` defaults to ``default_store_for(agent)``; ``bus`` is ``local://``
+    (one process) or ``redis://…`` (replicas sharing a PostgreSQL store). ``lease_timeout``:
     seconds of silence after which another process on the same store ends
-    this one's running tasks (docs/architecture.md, "Ownership")."""
+    this one's running tasks (docs/architecture.md, "Ownership").
+    ``drain_seconds``: on SIGTERM, how long new sends are refused (503) while
+    the running turns finish, before the process stops; a second signal stops
+    it at once (docs/deployment.md, "Draining")."""
     from ..server.auth.tls import uvicorn_tls_options
 
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
@@ -165,9 +201,9 @@ def serve(
     sock = bind(host, port)
     try:
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
-                  on_listening, rpc_path=rpc_path, auth=auth, limits=limits,
+                  on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
                   card_signing=card_signing, push=push,
-                  timeout_keep_alive=timeout_keep_alive,
+                  timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
                   limit_concurrency=limit_concurrency, **guard)
     finally:
         sock.close()
@@ -176,14 +212,15 @@ def serve(
 def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | None,
               tls: dict[str, Any], host: str, log_level: str, lease_timeout: float | None,
               on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
-              auth: AuthConfig | None, limits: Limits | None,
+              bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
-              **uvicorn_options: Any) -> None:
+              drain_seconds: float, **uvicorn_options: Any) -> None:
     import uvicorn
 
     from ..server.app import create_app
 
     port = sock.getsockname()[1]
+    check_services(store, bus)
     engine_config = None
     if lease_timeout is not None:
         engine_config = EngineConfig(lease_timeout=lease_timeout,
@@ -191,6 +228,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
     app = create_app(
         agent,
         store=store,
+        bus=bus,
         engine_config=engine_config,
         public_url=public_url or public_url_for(host, port, "https" if tls else "http"),
         rpc_path=rpc_path,
@@ -204,31 +242,50 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
                             **uvicorn_options, **tls)
     if on_listening is not None:
         on_listening(store, port)
-    _make_server(config, app.state.engine).run(sockets=[sock])
+    _make_server(config, app.state.engine, drain_seconds).run(sockets=[sock])
 
 
 def _server_class() -> type:
     import uvicorn
 
     class Server(uvicorn.Server):
-        """uvicorn, plus: open streams are told to end as soon as shutdown begins
-        (uvicorn would otherwise wait for them before running the app's shutdown)."""
+        """uvicorn, plus: a drain before it stops (new sends refused, running
+        turns given ``drain_seconds`` to finish), and open streams told to end
+        as soon as shutdown begins (uvicorn would otherwise wait for them
+        before running the app's shutdown)."""
 
-        def __init__(self, config: uvicorn.Config, engine: Engine) -> None:
+        def __init__(self, config: uvicorn.Config, engine: Engine,
+                     drain_seconds: float = 0.0) -> None:
             super().__init__(config)
             self._engine = engine
+            self._drain_seconds = drain_seconds
+            self._drain: asyncio.Task[None] | None = None
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 loop = None
+            if loop is not None and self._drain is None and self._drain_seconds > 0 \
+                    and not self.should_exit:
+                # the first signal drains; a second one (or the drain's end) stops
+                self._drain = loop.create_task(self._drain_then_exit(sig, frame))
+                return
             if loop is not None and not self._engine.closing:
                 loop.create_task(self._engine.begin_shutdown())
             super().handle_exit(sig, frame)
 
+        async def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
+            log.warning("draining: new sends are refused; waiting up to %gs for %d running "
+                        "turn(s)", self._drain_seconds, self._engine.running_turns)
+            left = await self._engine.drain(self._drain_seconds)
+            if left:
+                log.warning("drain window over: %d turn(s) still running end now", left)
+            if not self.should_exit:
+                self.handle_exit(sig, frame)
+
     return Server
 
 
-def _make_server(config: Any, engine: Engine) -> Any:
-    return _server_class()(config, engine)
+def _make_server(config: Any, engine: Engine, drain_seconds: float = 0.0) -> Any:
+    return _server_class()(config, engine, drain_seconds)

@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from ..bus import open_bus
 from ..bus.base import Bus
-from ..stores import open_store
+from ..stores import open_store, shown_url
 from ..stores.base import Store
 from .agent import Agent
 from .auth.config import AuthConfig
@@ -177,6 +177,10 @@ def create_app(
     server_ref: dict[str, A2AServer] = {}
     signer = CardSigner(card_signing, public_url) if card_signing is not None else None
     security = Security(auth, limits, signer)
+    redis_url = getattr(bus_obj, "redis_url", None)
+    if redis_url is not None:
+        # replicas sharing a Redis bus count rate limits together
+        security.share_limits(redis_url, getattr(bus_obj, "prefix", "interlingua"))
     push_service = PushService(store_obj, push, enabled=bool(agent.push_notifications),
                                shared=lambda: engine.leases.shared, now=lambda: engine.now())
     engine = Engine(agent, store_obj, bus_obj, config=engine_config,
@@ -211,12 +215,15 @@ def create_app(
         return Response(variant.body, media_type="application/json", headers=headers)
 
     async def health(request: Request) -> Response:
-        info: dict[str, Any] = {"status": "ok", "agent": agent.name, "store": store_obj.url}
+        # draining: the load balancer's health check fails, so it sends elsewhere
+        info: dict[str, Any] = {"status": "draining" if engine.draining else "ok",
+                                "agent": agent.name, "store": shown_url(store_obj.url)}
         # what the store reads back from its database (SQLite: its pragmas)
         settings_info = store_obj.describe()
         if settings_info:
             info["store_settings"] = settings_info
-        return Response(msgspec.json.encode(info), media_type="application/json")
+        return Response(msgspec.json.encode(info), media_type="application/json",
+                        status_code=503 if engine.draining else 200)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -233,6 +240,7 @@ def create_app(
             if freeze_gc:
                 gc.unfreeze()
             await engine.stop()
+            await security.aclose()
 
     rpc = JSONRPCEndpoint(FrontDoor(engine, security, agent, settings), settings)
     path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path

@@ -12,11 +12,19 @@ status and headers.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
-from ..core.errors import A2AError, InvalidParams, StreamingNotSupported, VersionNotSupported
+from ..core.errors import (
+    A2AError,
+    InvalidParams,
+    ResourceUnavailable,
+    StreamingNotSupported,
+    VersionNotSupported,
+)
+from ..stores.base import StoreUnavailable
 from .agent import Agent
 from .auth.runtime import Security, refusal
 from .context import RequestInfo
@@ -24,7 +32,9 @@ from .engine import Engine
 from .settings import ServerSettings
 from .streams import Stream
 
-__all__ = ["SUPPORTED_VERSIONS", "FrontDoor", "parse_version"]
+__all__ = ["SUPPORTED_VERSIONS", "FrontDoor", "StoreDown", "parse_version"]
+
+log = logging.getLogger("interlingua.server")
 
 SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
 # which header versions each dialect takes as its own
@@ -131,12 +141,18 @@ class FrontDoor:
         principal = security.principal_of(scope)
         info = RequestInfo(principal=principal.id, owner=principal.owner,
                            tenant=security.tenant(principal, None, headers))
-        return await self.engine.dialect_of(info, task_id)
+        try:
+            return await self.engine.dialect_of(info, task_id)
+        except StoreUnavailable as exc:
+            raise _store_down(exc) from None
 
     # ----------------------------------------------------------------- calls
 
     async def call(self, call: Call, request: RequestInfo) -> Result:
-        return await self.engine.handle(call, request)
+        try:
+            return await self.engine.handle(call, request)
+        except StoreUnavailable as exc:
+            raise _store_down(exc) from None
 
     async def stream(self, call: Call, request: RequestInfo,
                      last_event_id: str | None = None) -> Stream:
@@ -146,8 +162,23 @@ class FrontDoor:
                 "This agent does not stream (its card says streaming: false)")
         if not isinstance(call, SendMessage | SubscribeToTask):
             raise InvalidParams(f"Invalid params: {type(call).__name__} does not stream")
-        return await self.engine.open_stream(call, request,
-                                             last_event_id=_last_event_id(last_event_id))
+        try:
+            return await self.engine.open_stream(call, request,
+                                                 last_event_id=_last_event_id(last_event_id))
+        except StoreUnavailable as exc:
+            raise _store_down(exc) from None
+
+
+class StoreDown(ResourceUnavailable):
+    """The task store cannot be reached: 503 with ``Retry-After``, to try again shortly
+    (or, behind a load balancer, on another replica)."""
+
+    retry_after = 1
+
+
+def _store_down(exc: StoreUnavailable) -> StoreDown:
+    log.warning("the task store is unavailable: %s", exc)
+    return StoreDown("The task store is unavailable; try again shortly")
 
 
 _MAX_EVENT_ID = 2**63 - 1

@@ -60,6 +60,7 @@ from ..stores.base import TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
+from .peers import Peers
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
 from .recovery import Recovery
 from .run import CommitListener, Run, Runs, Writer, utcnow
@@ -139,12 +140,16 @@ class Engine:
                                  restart_policy=config.restart_policy)
         self.sends = Sends(store, self.runs, self.writer, self.turns, push, admission,
                            default_history_length=config.default_history_length,
-                           shared=lambda: self.leases.shared)
+                           shared=lambda: self.leases.shared,
+                           draining=lambda: self.draining)
         self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)
+        self.peers = Peers(store, bus, self.runs)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
+        #: set while the server drains before it stops: no new sends are taken
+        self.draining = False
         self._started = False
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
@@ -164,6 +169,7 @@ class Engine:
             if self._started:
                 return
             await self.store.open()
+            await self.peers.join()
             try:
                 await self.recovery.key_owners_by_scheme(self._legacy_owner_prefix)
             except BaseException:
@@ -182,6 +188,31 @@ class Engine:
     async def ensure_started(self) -> None:
         if not self._started:
             await self.start()
+
+    @property
+    def running_turns(self) -> int:
+        return len(self.turns.turns)
+
+    @property
+    def open_streams(self) -> int:
+        return self.streams.open_count
+
+    async def drain(self, seconds: float) -> int:
+        """Stop taking new sends and let the turns running here finish, for up
+        to ``seconds``; then give their streams a moment to hand out their last
+        events. Returns how many turns were still running at the deadline (the
+        shutdown that follows ends them by the restart policy)."""
+        self.draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while self.turns.turns and loop.time() < deadline:
+            await asyncio.wait(list(self.turns.turns), timeout=deadline - loop.time())
+        left = len(self.turns.turns)
+        grace = min(1.0, max(deadline - loop.time(), 0.0))
+        until = loop.time() + grace
+        while self.streams.open_count and loop.time() < until:
+            await asyncio.sleep(0.02)
+        return left
 
     async def begin_shutdown(self) -> None:
         """Tell open streams to end (the server is about to stop)."""

@@ -88,6 +88,8 @@ class LeaseKeeper:
         self.shared = False
         #: the largest epoch at the last look: a larger one is a process started since
         self.newest = 0
+        #: when a heartbeat of ours last failed (the store was out of reach)
+        self.cut_off_at: float | None = None
 
     @property
     def epoch(self) -> int | None:
@@ -102,7 +104,12 @@ class LeaseKeeper:
         if self.lease is None:
             await self.acquire()
             return True
-        if await self.store.renew_lease(self.lease.epoch, self.clock()):
+        try:
+            renewed = await self.store.renew_lease(self.lease.epoch, self.clock())
+        except Exception:
+            self.cut_off_at = self.clock()
+            raise
+        if renewed:
             return True
         lost = self.lease
         await self.acquire()
@@ -122,7 +129,7 @@ class LeaseKeeper:
                 continue
             if is_dead_here(lease.holder):
                 revoked = await self.store.revoke_lease(lease.epoch)
-            elif lease.heartbeat < now - self.timeout:
+            elif lease.heartbeat < now - self.timeout and not self._lately_cut_off(now):
                 # only if it did not beat meanwhile
                 revoked = await self.store.revoke_lease(
                     lease.epoch, unless_after=now - self.timeout)
@@ -137,6 +144,12 @@ class LeaseKeeper:
         self.shared = others
         self.newest = max([self.epoch or 0, *(lease.epoch for lease in leases)])
         return live
+
+    def _lately_cut_off(self, now: float) -> bool:
+        # After an outage of the store, the others' heartbeats are as old as the
+        # outage: they could not beat either. They get a full timeout to beat
+        # again before their silence counts.
+        return self.cut_off_at is not None and now - self.cut_off_at < self.timeout
 
     async def release(self) -> None:
         lease, self.lease = self.lease, None

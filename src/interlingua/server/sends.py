@@ -16,7 +16,7 @@ import msgspec
 
 from ..core import lifecycle
 from ..core.calls import SendMessage
-from ..core.errors import InvalidParams, InvalidTaskState, TaskNotFound
+from ..core.errors import InvalidParams, InvalidTaskState, ResourceUnavailable, TaskNotFound
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
 from ..signals import Signal
@@ -27,14 +27,21 @@ from .ports import Admission, PushHooks
 from .run import Run, Runs, Writer
 from .turns import TurnRunner
 
-__all__ = ["Sends"]
+__all__ = ["Draining", "Sends"]
+
+
+class Draining(ResourceUnavailable):
+    """A send to a server that is draining (answered 503 with ``Retry-After``)."""
+
+    retry_after = 1
 
 
 class Sends:
     def __init__(self, store: TaskStore, runs: Runs, writer: Writer, turns: TurnRunner,
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
-                 shared: Callable[[], bool] = lambda: False) -> None:
+                 shared: Callable[[], bool] = lambda: False,
+                 draining: Callable[[], bool] = lambda: False) -> None:
         self.store = store
         self.runs = runs
         self.writer = writer
@@ -45,6 +52,8 @@ class Sends:
         self.default_history_length = default_history_length
         #: other live processes serve the store (see server/leases.py)
         self.shared = shared
+        #: the server drains before it stops: no new sends are taken
+        self.draining = draining
         #: one message handed to a working turn at a time (each records its id)
         self._delivering = asyncio.Lock()
 
@@ -58,6 +67,9 @@ class Sends:
 
     async def begin(self, call: SendMessage, request: RequestInfo) -> Run | Task:
         """Start the turn a message asks for; a repeated message gets its task instead."""
+        if self.draining():
+            raise Draining("This server is shutting down and takes no new messages; "
+                           "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
         with self.admission.admission(call.message):
             return await self._begin_turn(call, request)

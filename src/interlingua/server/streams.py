@@ -95,6 +95,8 @@ class Streams:
         self.closing = closing
         self.heartbeat_interval = heartbeat_interval
         self.max_lag = max_lag
+        #: streams open now (a drain lets them deliver their ends)
+        self.open_count = 0
 
     async def open(
         self,
@@ -316,10 +318,12 @@ class _Follow(Stream):
         #: the last batch handed out ended the stream
         self._over = False
         self._done = False
+        source.open_count += 1
 
     def close(self) -> None:
         if not self._done:
             self._done = True
+            self._source.open_count -= 1
             self._forget_flushed()
             self._sub.close()
 

@@ -1,4 +1,4 @@
-"""Task stores, chosen by URL: ``memory://`` or ``sqlite:///path``.
+"""Task stores, chosen by URL: ``memory://``, ``sqlite:///path`` or ``postgresql://…``.
 
 ``open_store`` builds a store; ``await store.open()`` (or ``async with``)
 connects it.
@@ -14,6 +14,7 @@ from .base import (
     Scope,
     Store,
     StoredEvent,
+    StoreUnavailable,
     TaskExists,
     TaskRecord,
     UnfinishedTask,
@@ -31,14 +32,28 @@ __all__ = [
     "SQLiteStore",
     "Scope",
     "Store",
+    "StoreUnavailable",
     "StoredEvent",
     "TaskExists",
     "TaskRecord",
     "UnfinishedTask",
     "open_store",
+    "shown_url",
 ]
 
-SUPPORTED_SCHEMES = ("memory://", "sqlite:///path")
+SUPPORTED_SCHEMES = ("memory://", "sqlite:///path", "postgresql://user@host/database")
+
+
+def shown_url(url: str) -> str:
+    """``url`` with its password (if any) replaced, fit for logs and /healthz."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    netloc, slash, tail = rest.partition("/")
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        netloc = user.split(":", 1)[0] + ":***@" + host
+    return f"{scheme}://{netloc}{slash}{tail}"
 
 
 def open_store(url: str) -> Store:
@@ -52,6 +67,15 @@ def open_store(url: str) -> Store:
         return MemoryStore(url)
     if sep and scheme == "sqlite":
         return SQLiteStore(url)
+    if sep and scheme in ("postgresql", "postgres"):
+        # imported here: asyncpg is an optional dependency (the postgres extra)
+        try:
+            from .postgres import PostgresStore
+        except ImportError:
+            raise ValueError(
+                "a postgresql:// store needs asyncpg: pip install 'interlingua[postgres]'"
+            ) from None
+        return PostgresStore(url)
     shown = f"{scheme}://" if sep else "a URL without a scheme"
     raise ValueError(
         f"unsupported store URL ({shown}): supported are {', '.join(SUPPORTED_SCHEMES)}"

@@ -50,6 +50,7 @@ __all__ = [
     "PushOutbox",
     "Scope",
     "Store",
+    "StoreUnavailable",
     "StoredEvent",
     "TaskExists",
     "TaskRecord",
@@ -98,6 +99,11 @@ class UnfinishedTask(msgspec.Struct):
     #: the epoch of the lease under which the task was last written (the process
     #: running its turn); None for a task written without one
     lease: int | None = None
+
+
+class StoreUnavailable(ConnectionError):
+    """The store's database cannot be reached (down, restarting, or refusing us):
+    the call may succeed if tried again later."""
 
 
 class TaskExists(Exception):

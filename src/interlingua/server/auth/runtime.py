@@ -19,7 +19,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -42,6 +42,7 @@ from ...core.errors import (
     AuthorizationFailed,
     ExtendedCardNotConfigured,
     RateLimitExceeded,
+    ResourceUnavailable,
 )
 from ...core.model import AgentCard, Message, SecurityScheme
 from ..card_signer import CardSigner
@@ -53,6 +54,9 @@ from .limits import Limits, RateLimited, RateLimiter
 from .principal import ANONYMOUS, Principal
 from .schemes import Presented
 from .tls import client_certificate
+
+if TYPE_CHECKING:
+    from .shared_limits import SharedRateLimiter
 
 __all__ = [
     "AuthenticatedRequest",
@@ -119,6 +123,10 @@ def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
         if isinstance(exc, RateLimited):
             headers.append((b"retry-after", str(exc.retry_after).encode()))
         return exc.http_status, headers
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(exc, ResourceUnavailable) and retry_after is not None:
+        # a draining server: another replica, or this one a moment later, takes it
+        return 503, [(b"retry-after", str(retry_after).encode())]
     return None
 
 
@@ -137,6 +145,8 @@ class Security:
         self.signer = signer
         self.rate = (RateLimiter(self.limits.rate_limit, clock=self.limits.clock)
                      if self.limits.rate_limit is not None else None)
+        #: buckets shared by every replica (set by share_limits), used instead of ``rate``
+        self.shared_rate: SharedRateLimiter | None = None
         self.executors = ExecutorGate(self.limits)
         self.policy = auth.authorize if auth is not None else None
         self._requirements = auth.requirements() if auth is not None else []
@@ -161,12 +171,29 @@ class Security:
             except (AuthenticationRequired, AuthorizationFailed):
                 # Failed attempts are counted against the address, so guessing costs.
                 if self.rate is not None:
-                    self.rate.check(_client_key(scope))
+                    await self._check_rate(_client_key(scope))
                 raise
         if self.rate is not None:
-            self.rate.check(f"id:{principal.owner}" if principal.id else _client_key(scope))
+            await self._check_rate(f"id:{principal.owner}" if principal.id else _client_key(scope))
         scope[PRINCIPAL_SCOPE_KEY] = principal
         return principal
+
+    async def _check_rate(self, key: str) -> None:
+        if self.shared_rate is not None:
+            await self.shared_rate.check(key)
+        elif self.rate is not None:
+            self.rate.check(key)
+
+    def share_limits(self, redis_url: str, prefix: str) -> None:
+        """Count rate limits in the Redis at ``redis_url``, for every replica together."""
+        if self.limits.rate_limit is not None:
+            from .shared_limits import SharedRateLimiter
+
+            self.shared_rate = SharedRateLimiter(self.limits.rate_limit, redis_url, prefix)
+
+    async def aclose(self) -> None:
+        if self.shared_rate is not None:
+            await self.shared_rate.aclose()
 
     async def authenticate(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> Principal:
         assert self.auth is not None

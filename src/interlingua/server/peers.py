@@ -1,0 +1,70 @@
+"""What this process hears of other processes' writes, through a shared bus.
+
+A bus shared with other processes (Redis) tells the engine when another process
+wrote to a task. When that task's turn runs here, the write may be a cancel
+(``CancelTask`` served by another replica): the task is read again, and a turn
+whose task was canceled is stopped. The in-process bus has nothing of the sort.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ..bus.base import Bus
+from ..core.model import TaskState
+from ..stores.base import TaskStore
+from .run import Run, Runs
+
+__all__ = ["Peers"]
+
+log = logging.getLogger("interlingua.engine")
+
+
+class Peers:
+    def __init__(self, store: TaskStore, bus: Bus, runs: Runs) -> None:
+        self.store = store
+        self.bus = bus
+        self.runs = runs
+        #: looks at tasks other processes wrote to
+        self._checks: set[asyncio.Task[None]] = set()
+
+    async def join(self) -> None:
+        """Hand a shared bus what it needs (the store, our listener) and open it."""
+        # A shared bus's own methods, which the Bus protocol leaves out: the
+        # in-process bus has none of them.
+        attach = getattr(self.bus, "attach_store", None)
+        if attach is not None:
+            attach(self.store)
+        if hasattr(self.bus, "on_remote"):
+            self.bus.on_remote = self.remote_write
+        opener = getattr(self.bus, "open", None)
+        if opener is not None:
+            await opener()
+
+    def remote_write(self, key: str, seq: int) -> None:
+        """Another process wrote to a task: if its turn runs here, that write may
+        be a cancel (CancelTask served elsewhere); look, and stop the turn if so."""
+        run = self.runs.by_key.get(key)
+        if run is None or seq <= run.version or run.turn is None or run.turn.done():
+            return
+        check = asyncio.get_running_loop().create_task(self._check_cancel(run))
+        self._checks.add(check)
+        check.add_done_callback(self._checks.discard)
+
+    async def _check_cancel(self, run: Run) -> None:
+        try:
+            rec = await self.store.get_task(run.scope, run.task.id)
+        except Exception:  # the executor's next write finds out anyway
+            log.warning("task %s: could not read it after news of another process's write",
+                        run.task.id)
+            return
+        if rec is None or rec.task.status.state is not TaskState.CANCELED:
+            return
+        async with run.lock:  # after a write in flight, which then finds it canceled
+            if rec.version > run.version:
+                run.task, run.version = rec.task, rec.version
+                run.pending, run.pending_state = [], TaskState.CANCELED
+        run.cancelled.set()
+        if run.turn is not None and not run.turn.done():
+            run.turn.cancel()

@@ -1,0 +1,196 @@
+"""The Redis bus: the local bus's promises within a process, and news for
+readers in other processes (here: other bus objects), through real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from interlingua.bus import LocalBus, open_bus
+from interlingua.bus.base import Bus, task_key
+from interlingua.bus.redis import RedisBus, parse_redis_url
+from interlingua.core.model import StatusUpdate, TaskState, TaskStatus
+from interlingua.stores import MemoryStore, Scope
+from interlingua.stores.base import StoredEvent
+
+from ..services import PrivateRedis
+from ..stores.builders import created, status, ts
+
+
+def event(seq: int) -> StoredEvent:
+    return StoredEvent(seq, StatusUpdate(task_id="t", context_id="c",
+                                         status=TaskStatus(state=TaskState.WORKING)))
+
+
+@pytest.fixture(params=["local", "redis"])
+async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
+    b: Bus = LocalBus() if request.param == "local" else \
+        RedisBus(request.getfixturevalue("redis_url"))
+    if isinstance(b, RedisBus):
+        await b.open()
+    try:
+        yield b
+    finally:
+        await b.close()
+
+
+async def pair(url: str) -> tuple[RedisBus, RedisBus]:
+    one, two = RedisBus(url), RedisBus(url)
+    await one.open()
+    await two.open()
+    return one, two
+
+
+
+async def wait(sub: Any, after: int, timeout: float | None = None) -> int:
+    """The latest seq the subscription knows, once the bus wakes it: on news, at a
+    tick of its clock (every half ``timeout``), or when the bus closes."""
+    woken = sub.wake_on_news(after, timeout)
+    if woken is not None:
+        await woken
+    return int(sub.latest)
+
+# ---------------------------------------------------- what every bus promises
+
+
+async def test_news_ends_a_wait_and_the_publisher_hands_its_events_over(bus: Bus) -> None:
+    sub = bus.subscribe("k")
+    waiting = asyncio.create_task(wait(sub, 0, timeout=30))
+    await asyncio.sleep(0.01)
+    await bus.publish("k", [event(1), event(2)])
+    assert await asyncio.wait_for(waiting, 5) == 2
+    assert [e.seq for e in sub.take(0) or []] == [1, 2]
+    sub.close()
+
+
+async def test_closing_the_bus_ends_waits(bus: Bus) -> None:
+    # one wait a subscription: each wake_on_news replaces the one before
+    sub, other = bus.subscribe("k"), bus.subscribe("k")
+    waits = [asyncio.create_task(wait(sub, 0, timeout=30)), asyncio.create_task(wait(other, 0))]
+    await asyncio.sleep(0.01)
+    await bus.close()
+    assert await asyncio.wait_for(asyncio.gather(*waits), 2) == [0, 0]
+
+
+async def test_a_wait_with_a_timeout_returns_unchanged(bus: Bus) -> None:
+    sub = bus.subscribe("k", seen=3)
+    assert await wait(sub, 3, timeout=0.1) == 3
+    assert sub.wake_on_news(2) is None  # known to be there already
+    sub.close()
+
+
+# ------------------------------------------------------------ across processes
+
+
+async def test_news_reaches_readers_of_another_process(redis_url: str) -> None:
+    one, two = await pair(redis_url)
+    try:
+        sub = two.subscribe("k")
+        waiting = asyncio.create_task(wait(sub, 0, timeout=30))
+        await asyncio.sleep(0.05)
+        await one.publish("k", [event(1), event(2), event(3)])
+        assert await asyncio.wait_for(waiting, 5) == 3
+        # the events themselves are read from the store there
+        assert sub.take(0) is None
+        # a reader of the other process that was not listening hears nothing
+        assert two._local.latest("other") is None
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_news_the_publisher_already_has_is_not_announced_again(redis_url: str) -> None:
+    one, two = await pair(redis_url)
+    try:
+        heard: dict[str, list[tuple[str, int]]] = {"one": [], "two": []}
+        one.on_remote = lambda key, seq: heard["one"].append((key, seq))
+        two.on_remote = lambda key, seq: heard["two"].append((key, seq))
+        mine = one.subscribe("k")
+        await one.publish("k", [event(1)])
+        await two.publish("j", [event(7)])
+        await asyncio.sleep(0.3)
+        # each hears the other's news, never its own
+        assert heard == {"one": [("j", 7)], "two": [("k", 1)]}
+        assert [e.seq for e in mine.take(0) or []] == [1]
+        mine.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_reader_far_behind_is_sent_to_the_store() -> None:
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    await bus.publish("k", [event(1)])
+    # news of more than the events held: take() must not claim it has them all
+    assert bus.announce("k", 5)
+    assert sub.latest == 5 and sub.take(1) is None
+    assert not bus.announce("nobody-listens", 3)
+    await bus.close()
+
+
+def test_urls() -> None:
+    assert parse_redis_url("redis://h:1/2?prefix=a2a&socket_timeout=3") == \
+        ("redis://h:1/2?socket_timeout=3", "a2a")
+    assert isinstance(open_bus("redis://127.0.0.1:6379/0"), RedisBus)
+    with pytest.raises(ValueError, match="local:// or redis://"):
+        open_bus("kafka://x")
+    with pytest.raises(ValueError, match="prefix"):
+        parse_redis_url("redis://h/0?prefix=")
+
+
+# -------------------------------------------------------- Redis goes away
+
+
+async def test_news_sent_while_redis_is_down_arrives_when_it_is_back() -> None:
+    server = PrivateRedis().start()
+    one, two = await pair(server.url)
+    try:
+        sub = two.subscribe("k")
+        server.stop()
+        await one.publish("k", [event(1), event(2)])  # a write never waits for Redis
+        await asyncio.sleep(0.3)
+        assert sub.latest == 0
+        server.start()
+        assert await asyncio.wait_for(wait(sub, 0, timeout=30), 10) == 2
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+        server.stop()
+
+
+async def test_news_lost_with_a_restarted_redis_is_found_in_the_store() -> None:
+    server = PrivateRedis().start()
+    store = MemoryStore("memory://")
+    await store.open()
+    scope = Scope("", "")
+    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0))
+    key = task_key(scope, "t-1")
+    two = RedisBus(server.url)
+    two.attach_store(store)
+    await two.open()
+    try:
+        sub = two.subscribe(key, seen=2)
+        server.stop()
+        # written by a process whose news died with Redis
+        await store.append(scope, "t-1", 2, [status("t-1", TaskState.COMPLETED, ts(1))],
+                           now=ts(1))
+        server.start()
+        assert await asyncio.wait_for(wait(sub, 2, timeout=30), 10) == 3
+        sub.close()
+    finally:
+        await two.close()
+        server.stop()
+        await store.close()
+
+
+async def test_opening_a_bus_whose_redis_is_away_says_so() -> None:
+    bus = RedisBus("redis://127.0.0.1:1/0")
+    with pytest.raises(ConnectionError, match=r"cannot reach Redis at 127\.0\.0\.1:1"):
+        await bus.open()

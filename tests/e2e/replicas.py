@@ -1,0 +1,94 @@
+"""``interlingua serve`` replicas as real processes sharing a store and a bus."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+
+from .procs import ROOT, free_port
+from .sse_client import V1, rpc, v1_message
+
+AGENT = "tests/e2e/replica_agent.py"
+
+
+class Replica:
+    def __init__(self, store: str, bus: str, *, lease_timeout: float = 2.0,
+                 extra: tuple[str, ...] = ()) -> None:
+        self.store, self.bus = store, bus
+        self.lease_timeout = lease_timeout
+        self.extra = extra
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, wait: bool = True) -> Replica:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "interlingua.cli.main", "serve", AGENT,
+             "--port", str(self.port), "--store", self.store, "--bus", self.bus,
+             "--lease-timeout", str(self.lease_timeout), "--log-level", "warning",
+             *self.extra],
+            cwd=ROOT, stdout=subprocess.DEVNULL)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"replica exited with {self.proc.returncode}")
+            try:
+                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("replica did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(40)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def call(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+    r = httpx.post(url + "/", headers=V1, timeout=timeout, json=rpc(method, params))
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def send(url: str, text: str, *, wait: bool = False, **message: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"message": v1_message(text, **message)}
+    if not wait:
+        params["configuration"] = {"returnImmediately": True}
+    body = call(url, "SendMessage", params)
+    assert "result" in body, body
+    task: dict[str, Any] = body["result"]["task"]
+    return task
+
+
+def state_of(url: str, task_id: str) -> str:
+    return str(call(url, "GetTask", {"id": task_id})["result"]["status"]["state"])
+
+
+def wait_state(url: str, task_id: str, states: set[str], timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = state_of(url, task_id)
+        if state in states or time.monotonic() > deadline:
+            return state
+        time.sleep(0.05)

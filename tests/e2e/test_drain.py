@@ -1,0 +1,79 @@
+"""SIGTERM drains: new sends are refused (503, Retry-After) and /healthz says
+so, while running turns finish and their streams get their last events; turns
+still running when the window closes end by the restart policy."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .replicas import Replica, call, send, state_of
+from .sse_client import V1, events, rpc, v1_message
+
+
+def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
+    server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
+                     extra=("--drain-seconds", "30")).start()
+    try:
+        got: list[dict[str, Any]] = []
+
+        def follow() -> None:
+            with httpx.Client(timeout=60) as c:
+                for _, _, data in events(c, server.url + "/", rpc(
+                        "SendStreamingMessage", {"message": v1_message("story 100 0.1")}), V1):
+                    got.append(data["result"])
+
+        reader = threading.Thread(target=follow, daemon=True)
+        reader.start()
+        while len(got) < 5:
+            time.sleep(0.01)
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        # draining: the health check fails and new sends go elsewhere
+        health = httpx.get(server.url + "/healthz", timeout=5)
+        assert health.status_code == 503 and health.json()["status"] == "draining"
+        refused = httpx.post(server.url + "/", headers=V1, timeout=5, json=rpc(
+            "SendMessage", {"message": v1_message("hello")}))
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+        assert "shutting down" in refused.json()["error"]["message"]
+        task_id = got[0]["task"]["id"]
+        assert state_of(server.url, task_id) == "TASK_STATE_WORKING"  # reads still served
+        reader.join(30)
+        assert not reader.is_alive()
+        assert got[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert sum("artifactUpdate" in r for r in got) == 100
+        server.proc.wait(15)  # and then it stops by itself
+    finally:
+        server.kill()
+    again = Replica(server.store, "local://").start()
+    try:
+        assert state_of(again.url, task_id) == "TASK_STATE_COMPLETED"
+    finally:
+        again.stop()
+
+
+def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
+    server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
+                     extra=("--drain-seconds", "1")).start()
+    try:
+        task = send(server.url, f"wait {tmp_path / 'observed'}")
+        assert server.proc is not None
+        began = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(15)
+        assert 1 <= time.monotonic() - began < 10
+    finally:
+        server.kill()
+    again = Replica(server.store, "local://").start()
+    try:
+        record = call(again.url, "GetTask", {"id": task["id"]})["result"]
+        assert record["status"]["state"] == "TASK_STATE_FAILED"
+        assert "stopped" in record["status"]["message"]["parts"][0]["text"]
+    finally:
+        again.stop()

@@ -1,0 +1,278 @@
+"""What is particular to the PostgreSQL store: its URL, its migrations, and
+several processes (here: several pools) writing one database at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+from click.testing import CliRunner
+
+from interlingua.cli.main import main
+from interlingua.core.errors import InvalidParams
+from interlingua.core.model import PushConfig, TaskState
+from interlingua.stores import MessageExists, Scope, open_store
+from interlingua.stores.postgres import PostgresStore, StoreUnavailable
+from interlingua.stores.postgres_schema import SCHEMA_VERSION, parse_postgres_url
+
+from ..services import with_option
+from .builders import chunk, created, status, ts
+
+A = Scope("acme", "alice")
+S = TaskState
+
+
+def schema_of(url: str) -> str:
+    return parse_postgres_url(url).schema
+
+
+async def admin(url: str) -> asyncpg.Connection:
+    return await asyncpg.connect(url.split("?")[0])
+
+
+# ----------------------------------------------------------------------- URL
+
+
+def test_pool_and_store_options_come_from_the_url() -> None:
+    s = parse_postgres_url("postgresql://u:pw@db.example:6543/tasks?min_size=2&max_size=20"
+                           "&command_timeout=5&max_inactive_lifetime=60&schema=a2a"
+                           "&sslmode=disable&migrate=0")
+    assert (s.min_size, s.max_size, s.command_timeout, s.max_inactive_lifetime) == (2, 20, 5, 60)
+    assert s.schema == "a2a" and s.migrate is False
+    # what asyncpg understands is passed on, our own options are not
+    assert s.dsn == "postgresql://u:pw@db.example:6543/tasks?sslmode=disable"
+    assert s.where == "db.example:6543/tasks"
+    assert parse_postgres_url("postgres://h/db").schema == "interlingua"
+
+
+@pytest.mark.parametrize(("option", "complaint"), [
+    ("max_size=0", "max_size"),
+    ("min_size=x", "min_size"),
+    ("min_size=5&max_size=2", "above max_size"),
+    ("command_timeout=-1", "command_timeout"),
+    ("schema=Robert');DROP", "schema"),
+    ("migrate=perhaps", "migrate"),
+])
+def test_bad_options_are_refused_clearly(option: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint) as caught:
+        PostgresStore(f"postgresql://admin:s3cret@db/tasks?{option}")
+    assert "s3cret" not in str(caught.value)
+
+
+def test_open_store_chooses_postgres_for_both_schemes() -> None:
+    for url in ["postgresql://u@h/db", "postgres://u@h/db"]:
+        store = open_store(url)
+        assert isinstance(store, PostgresStore) and store.url == url
+
+
+async def test_an_unreachable_server_is_a_clear_error_without_the_password() -> None:
+    store = PostgresStore("postgresql://u:s3cret@127.0.0.1:1/db")
+    with pytest.raises(StoreUnavailable, match=r"cannot reach PostgreSQL at 127\.0\.0\.1:1/db") \
+            as caught:
+        await store.open()
+    assert "s3cret" not in str(caught.value)
+
+
+async def test_pool_sizes_are_applied(pg_url: str) -> None:
+    store = PostgresStore(with_option(pg_url, "min_size=1&max_size=3"))
+    await store.open()
+    try:
+        assert store._pool is not None and store._pool.get_max_size() == 3
+        assert store.effective["schema_version"] == SCHEMA_VERSION
+    finally:
+        await store.close()
+
+
+# ---------------------------------------------------------------- migrations
+
+
+async def test_replicas_starting_at_once_migrate_once(pg_url: str) -> None:
+    stores = [PostgresStore(pg_url) for _ in range(3)]
+    try:
+        await asyncio.gather(*(s.open() for s in stores))
+        conn = await admin(pg_url)
+        try:
+            rows = await conn.fetch(f'SELECT version FROM "{schema_of(pg_url)}".schema_version')
+        finally:
+            await conn.close()
+        assert [r[0] for r in rows] == [SCHEMA_VERSION]
+        # and they share it
+        await stores[0].create_task(A, [created("t-1")], dialect="1.0", now=ts(0))
+        assert await stores[2].get_task(A, "t-1") is not None
+    finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_migrate_0_refuses_a_schema_behind_until_db_upgrade(pg_url: str) -> None:
+    held = PostgresStore(with_option(pg_url, "migrate=0"))
+    with pytest.raises(RuntimeError, match="interlingua db upgrade"):
+        await held.open()
+    result = await asyncio.to_thread(
+        CliRunner().invoke, main, ["db", "upgrade", "--store", pg_url])
+    assert result.exit_code == 0, result.output
+    assert f"from version 0 to {SCHEMA_VERSION}" in result.output
+    again = await asyncio.to_thread(
+        CliRunner().invoke, main, ["db", "upgrade", "--store", pg_url])
+    assert "up to date" in again.output
+    await held.open()
+    await held.close()
+
+
+def test_db_upgrade_says_what_it_cannot_reach() -> None:
+    result = CliRunner().invoke(main, ["db", "upgrade", "--store",
+                                       "postgresql://u:s3cret@127.0.0.1:1/db"])
+    assert result.exit_code == 1
+    assert "cannot reach PostgreSQL" in result.output and "s3cret" not in result.output
+    bad = CliRunner().invoke(main, ["db", "upgrade", "--store", "memory://"])
+    assert bad.exit_code == 2 and "postgresql://" in bad.output
+
+
+async def test_a_newer_schema_is_refused(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    await store.open()
+    await store.close()
+    conn = await admin(pg_url)
+    try:
+        await conn.execute(f'UPDATE "{schema_of(pg_url)}".schema_version SET version = 99')
+    finally:
+        await conn.close()
+    with pytest.raises(RuntimeError, match="schema version 99"):
+        await PostgresStore(pg_url).open()
+
+
+# ------------------------------------------------------------ several writers
+
+
+async def test_two_pools_sending_one_message_make_one_task(pg_clean_url: str) -> None:
+    one, two = PostgresStore(pg_clean_url), PostgresStore(pg_clean_url)
+    await one.open()
+    await two.open()
+    try:
+        results = await asyncio.gather(*(
+            (one if n % 2 else two).create_task(A, [created(f"t-{n}")], dialect="1.0",
+                                                now=ts(0), message_id="m-1", digest=b"d")
+            for n in range(10)), return_exceptions=True)
+        made = [r for r in results if isinstance(r, int)]
+        refused = [r for r in results if isinstance(r, MessageExists)]
+        assert len(made) == 1 and len(refused) == 9, results
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_claims_from_several_pools_never_overlap(pg_clean_url: str) -> None:
+    stores = [PostgresStore(pg_clean_url) for _ in range(3)]
+    for s in stores:
+        await s.open()
+    try:
+        for n in range(30):
+            await stores[0].create_task(
+                A, [created(f"t-{n}")], dialect="1.0", now=ts(0),
+                push_configs=[PushConfig(url="https://h.example/", id="c")])
+        batches = await asyncio.gather(*(s.claim_deliveries(100.0, 130.0, 7)
+                                         for s in stores for _ in range(3)))
+        ids = [d.id for batch in batches for d in batch]
+        assert len(ids) == len(set(ids)) == 30
+    finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_a_revocation_waits_for_a_write_in_flight(pg_clean_url: str) -> None:
+    store = PostgresStore(pg_clean_url)
+    await store.open()
+    try:
+        lease = await store.acquire_lease("h:1", 1.0)
+        v = await store.create_task(A, [created("t-1"), status("t-1", S.WORKING, ts(0))],
+                                    dialect="1.0", now=ts(0), lease=lease.epoch)
+        conn = await admin(pg_clean_url)
+        try:
+            # a writer holds the fence (as append does) while the revocation runs
+            tx = conn.transaction()
+            await tx.start()
+            await conn.execute(f'SELECT 1 FROM "{schema_of(pg_clean_url)}".leases'
+                               " WHERE epoch = $1 FOR KEY SHARE", lease.epoch)
+            revoking = asyncio.create_task(store.revoke_lease(lease.epoch))
+            await asyncio.sleep(0.3)
+            assert not revoking.done()
+            await tx.commit()
+            assert await revoking
+        finally:
+            await conn.close()
+        from interlingua.stores import LeaseLost
+        with pytest.raises(LeaseLost):
+            await store.append(A, "t-1", v, [status("t-1", S.COMPLETED, ts(1))], now=ts(1),
+                               lease=lease.epoch)
+    finally:
+        await store.close()
+
+
+# ------------------------------------------------------------------- layout
+
+
+async def test_events_are_stored_as_runs(pg_clean_url: str) -> None:
+    store = PostgresStore(pg_clean_url)
+    await store.open()
+    try:
+        v = await store.create_task(A, [created("t-1"), status("t-1", S.WORKING, ts(0))],
+                                    dialect="1.0", now=ts(0))
+        chunks = [chunk("t-1", "a", f"c{i}", append=i > 0) for i in range(300)]
+        v = await store.append(A, "t-1", v, chunks, now=ts(1))
+        conn = await admin(pg_clean_url)
+        try:
+            rows = await conn.fetch(f'SELECT seq, n FROM "{schema_of(pg_clean_url)}".events'
+                                    " ORDER BY seq")
+        finally:
+            await conn.close()
+        # created, working: two kinds, then 300 chunks in runs of at most 256
+        assert [(r[0], r[1]) for r in rows] == [(1, 1), (2, 1), (3, 256), (259, 44)]
+        middle = await store.read_events(A, "t-1", after=100, limit=3)
+        assert [e.seq for e in middle] == [101, 102, 103]
+        rec = await store.get_task(A, "t-1")
+        assert rec is not None and len(rec.task.artifacts[0].parts) == 300
+    finally:
+        await store.close()
+
+
+async def test_listing_pages_on_an_index(pg_clean_url: str) -> None:
+    conn = await admin(pg_clean_url)
+    try:
+        await conn.execute(f'SET search_path TO "{schema_of(pg_clean_url)}"')
+        await conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(r[0] for r in await conn.fetch(
+            "EXPLAIN SELECT pk, id FROM tasks WHERE tenant = 'a' AND owner = 'b'"
+            " AND (stamp, id) < ('x', 'y') ORDER BY stamp DESC, id DESC LIMIT 11"))
+    finally:
+        await conn.close()
+    assert "tasks_recent" in plan and "Sort" not in plan, plan
+
+
+async def test_nul_in_an_id_is_invalid_params(pg_clean_url: str) -> None:
+    store = PostgresStore(pg_clean_url)
+    await store.open()
+    try:
+        with pytest.raises(InvalidParams, match="NUL"):
+            await store.create_task(A, [created("t-\x00")], dialect="1.0", now=ts(0))
+        assert await store.get_task(A, "t-\x00") is None
+        assert await store.find_message(A, "m\x00") is None
+    finally:
+        await store.close()
+
+
+async def test_a_claim_of_a_process_that_died_lapses_to_another(pg_clean_url: str) -> None:
+    dead, alive = PostgresStore(pg_clean_url), PostgresStore(pg_clean_url)
+    await dead.open()
+    await alive.open()
+    try:
+        await alive.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                                push_configs=[PushConfig(url="https://h.example/", id="c")])
+        (taken,) = await dead.claim_deliveries(100.0, 130.0, 10)
+        await dead.close()  # it dies holding the claim
+        assert await alive.claim_deliveries(129.0, 159.0, 10) == []
+        (again,) = await alive.claim_deliveries(131.0, 161.0, 10)
+        assert again.id == taken.id and again.seq == taken.seq
+    finally:
+        await alive.close()
+        await dead.close()
