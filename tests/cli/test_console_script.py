@@ -53,7 +53,9 @@ def serving(*options: str, spec: str = "tests/client/agents.py",
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", spec, "--port", str(port),
-         "--store", "memory://", "--log-level", "warning", *options],
+         "--store", "memory://", "--log-level", "warning",
+         # stopped at once: a turn a test leaves running is not waited for
+         "--drain-seconds", "0", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
