@@ -276,3 +276,27 @@ async def test_a_claim_of_a_process_that_died_lapses_to_another(pg_clean_url: st
     finally:
         await alive.close()
         await dead.close()
+
+
+async def test_a_writer_stopped_mid_transaction_does_not_block_revocation_for_long(
+        pg_clean_url: str) -> None:
+    store = PostgresStore(pg_clean_url)
+    await store.open()
+    try:
+        lease = await store.acquire_lease("h:1", 1.0)
+        # a writer of the store (its session settings) that stops inside a write
+        assert store._pool is not None
+        async with store._pool.acquire() as stopped:
+            tx = stopped.transaction()
+            await tx.start()
+            await stopped.execute("SELECT 1 FROM leases WHERE epoch = $1 FOR KEY SHARE",
+                                  lease.epoch)
+            # the revocation does not hang on it: it says not yet...
+            began = asyncio.get_running_loop().time()
+            assert not await store.revoke_lease(lease.epoch)
+            assert asyncio.get_running_loop().time() - began < 3
+            # ...and once PostgreSQL has ended the idle session, it goes through
+            await asyncio.sleep(5.5)
+            assert await store.revoke_lease(lease.epoch)
+    finally:
+        await store.close()

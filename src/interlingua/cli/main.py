@@ -239,6 +239,14 @@ def main() -> None:
 @click.option("--push-allow-host", "push_allow_hosts", multiple=True, metavar="HOST_OR_NET",
               help="A host, IP address or network (10.1.0.0/16) whose webhooks are always "
                    "accepted; may be repeated.")
+@click.option("--push-signing-key", "push_signing_key", default=None, metavar="PEM_FILE",
+              type=click.Path(exists=True, dir_okay=False),
+              help="Sign push notifications with this private key (EC P-256 or RSA): give "
+                   "every replica the same one, so that each serves the same JWKS.")
+@click.option("--push-claim-seconds", type=click.FloatRange(1, 86400), default=None,
+              metavar="SECONDS",
+              help="How long a claimed delivery is reserved: a replica that dies while "
+                   "delivering leaves it to the others after this [default: 120].")
 @click.option("--lease-timeout", type=click.FloatRange(0.5, 3600), default=None,
               metavar="SECONDS",
               help="Seconds without a heartbeat after which another process on the same "
@@ -264,7 +272,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   client_ca: str | None, auth_spec: str | None, limits_spec: str | None,
                   sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
-                  push_allow_hosts: tuple[str, ...], lease_timeout: float | None,
+                  push_allow_hosts: tuple[str, ...], push_signing_key: str | None,
+                  push_claim_seconds: float | None, lease_timeout: float | None,
                   max_head_bytes: int, head_timeout: float, body_timeout: float,
                   max_connections_per_ip: int, http_parser: str,
                   drain_seconds: float) -> None:
@@ -289,10 +298,22 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
     signing = CardSigning(key_path=card_key) if sign_card or card_key else None
     push = None
-    if push_allow_http or push_allow_private or push_allow_hosts:
+    if push_allow_http or push_allow_private or push_allow_hosts or push_signing_key \
+            or push_claim_seconds:
+        pem = None
+        if push_signing_key:
+            from ..server.signing import check_signing_pem
+
+            pem = Path(push_signing_key).read_text()
+            try:
+                check_signing_pem(pem)
+            except ValueError as exc:
+                _exit(f"--push-signing-key {push_signing_key}: {exc}", EXIT_USAGE)
         push = PushSettings(allow_http=push_allow_http,
                             allow_private_networks=push_allow_private,
-                            allow_hosts=list(push_allow_hosts))
+                            allow_hosts=list(push_allow_hosts), signing_key_pem=pem)
+        if push_claim_seconds:
+            push.lease = push_claim_seconds
     scheme = "https" if certfile else "http"
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
 

@@ -106,7 +106,7 @@ class LeaseKeeper:
             return True
         try:
             renewed = await self.store.renew_lease(self.lease.epoch, self.clock())
-        except Exception:
+        except ConnectionError:  # the store is out of reach (not merely busy)
             self.cut_off_at = self.clock()
             raise
         if renewed:

@@ -41,6 +41,7 @@ __all__ = [
     "KeyRing",
     "SigningKey",
     "attach_payload",
+    "check_signing_pem",
 ]
 
 SIGNATURE_HEADER = "X-A2A-Signature"
@@ -120,6 +121,11 @@ def _import_pem(pem: str | bytes) -> tuple[Key, str]:
     if not rsa.is_private:
         raise ValueError("the signing key PEM holds a public key; a private key is needed")
     return rsa, "RS256"
+
+
+def check_signing_pem(pem: str | bytes) -> str:
+    """The algorithm of a signing key given as PEM; ``ValueError`` saying what is wrong."""
+    return _import_pem(pem)[1]
 
 
 def attach_payload(signature: str, body: bytes) -> str:

@@ -63,6 +63,8 @@ _status_decoder = msgspec.json.Decoder(TaskStatus)
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
 _UNFINISHED = ["submitted", "working"]
+#: how long PostgreSQL lets a session of the store sit idle inside a transaction
+IDLE_IN_TRANSACTION_MS = 5000
 _TERMINAL = sorted(s.value for s in TERMINAL_STATES)
 
 
@@ -172,9 +174,17 @@ class PostgresStore:
         if self._pool is not None:
             return
         s = self.settings
+        server_settings = {"search_path": f'"{s.schema}"'}
+        if "idle_in_transaction_session_timeout=" not in s.dsn:
+            # Our transactions never wait on anything but the database, so one
+            # left idle is a writer that stopped (a paused process): its session
+            # is ended, and with it the locks others wait for (the fence of its
+            # lease, its task rows).
+            server_settings["idle_in_transaction_session_timeout"] = str(
+                IDLE_IN_TRANSACTION_MS)
         try:
             pool = await asyncpg.create_pool(
-                s.dsn, server_settings={"search_path": f'"{s.schema}"'}, **s.pool_options)
+                s.dsn, server_settings=server_settings, **s.pool_options)
         except Exception as exc:
             if _connection_error(exc):
                 raise StoreUnavailable(f"cannot reach PostgreSQL at {s.where}: {exc}") from None
@@ -513,13 +523,21 @@ class PostgresStore:
         return [Lease(int(e), h, float(s), float(b)) for e, h, s, b in rows]
 
     async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
-        async with self._conn() as conn:
-            if unless_after is None:
-                status = await conn.execute("DELETE FROM leases WHERE epoch = $1", epoch)
-            else:
-                status = await conn.execute(
-                    "DELETE FROM leases WHERE epoch = $1 AND heartbeat <= $2",
-                    epoch, unless_after)
+        # A write in flight under the lease holds its fence: the revocation waits
+        # for it, but briefly. A writer that stopped mid-transaction (a paused
+        # process) holds it until PostgreSQL ends its session (see open); until
+        # then the lease is not revoked, and the caller tries again at its next look.
+        try:
+            async with self._tx() as conn:
+                await conn.execute("SET LOCAL lock_timeout = '500ms'")
+                if unless_after is None:
+                    status = await conn.execute("DELETE FROM leases WHERE epoch = $1", epoch)
+                else:
+                    status = await conn.execute(
+                        "DELETE FROM leases WHERE epoch = $1 AND heartbeat <= $2",
+                        epoch, unless_after)
+        except asyncpg.exceptions.LockNotAvailableError:
+            return False
         return _count(status) == 1
 
     # ------------------------------------------------------------ push configs
