@@ -18,7 +18,8 @@ AGENT = "tests/e2e/replica_agent.py"
 
 class Replica:
     def __init__(self, store: str, bus: str, *, lease_timeout: float = 2.0,
-                 extra: tuple[str, ...] = ()) -> None:
+                 extra: tuple[str, ...] = (), agent: str = AGENT) -> None:
+        self.agent = agent
         self.store, self.bus = store, bus
         self.lease_timeout = lease_timeout
         self.extra = extra
@@ -28,7 +29,7 @@ class Replica:
 
     def start(self, wait: bool = True) -> Replica:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "interlingua.cli.main", "serve", AGENT,
+            [sys.executable, "-m", "interlingua.cli.main", "serve", self.agent,
              "--port", str(self.port), "--store", self.store, "--bus", self.bus,
              "--lease-timeout", str(self.lease_timeout), "--log-level", "warning",
              *self.extra],

@@ -145,7 +145,7 @@ class Engine:
         self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)
-        self.peers = Peers(store, bus, self.runs)
+        self.peers = Peers(store, bus, self.runs, self.writer)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
         #: set while the server drains before it stops: no new sends are taken

@@ -2,8 +2,10 @@
 
 A bus shared with other processes (Redis) tells the engine when another process
 wrote to a task. When that task's turn runs here, the write may be a cancel
-(``CancelTask`` served by another replica): the task is read again, and a turn
-whose task was canceled is stopped. The in-process bus has nothing of the sort.
+(``CancelTask`` served by another replica), or a message for an agent that
+takes messages while it works: the task is read again, a message is handed to
+the executor, and a turn whose task was canceled is stopped. The in-process bus
+has nothing of the sort.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from ..bus.base import Bus
 from ..core.model import TaskState
 from ..stores.base import TaskStore
-from .run import Run, Runs
+from .run import Run, Runs, Writer
 
 __all__ = ["Peers"]
 
@@ -22,7 +24,8 @@ log = logging.getLogger("interlingua.engine")
 
 
 class Peers:
-    def __init__(self, store: TaskStore, bus: Bus, runs: Runs) -> None:
+    def __init__(self, store: TaskStore, bus: Bus, runs: Runs, writer: Writer) -> None:
+        self.writer = writer
         self.store = store
         self.bus = bus
         self.runs = runs
@@ -54,17 +57,21 @@ class Peers:
 
     async def _check_cancel(self, run: Run) -> None:
         try:
-            rec = await self.store.get_task(run.scope, run.task.id)
+            async with run.lock:  # after a write in flight, which then finds it moved on
+                # a message written for this turn by another process reaches the executor
+                await self.writer.hand_over_messages(run)
+                rec = await self.store.get_task(run.scope, run.task.id)
+                if rec is not None and rec.version > run.version:
+                    canceled = rec.task.status.state is TaskState.CANCELED
+                    run.task, run.version = rec.task, rec.version
+                    if canceled:
+                        run.pending, run.pending_state = [], TaskState.CANCELED
         except Exception:  # the executor's next write finds out anyway
             log.warning("task %s: could not read it after news of another process's write",
                         run.task.id)
             return
         if rec is None or rec.task.status.state is not TaskState.CANCELED:
             return
-        async with run.lock:  # after a write in flight, which then finds it canceled
-            if rec.version > run.version:
-                run.task, run.version = rec.task, rec.version
-                run.pending, run.pending_state = [], TaskState.CANCELED
         run.cancelled.set()
         if run.turn is not None and not run.turn.done():
             run.turn.cancel()

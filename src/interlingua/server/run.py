@@ -31,6 +31,7 @@ from ..core.dialects._common import format_timestamp
 from ..core.errors import ConcurrentModification, InvalidTaskState, LifecycleError, TaskNotFound
 from ..core.model import (
     Event,
+    HistoryAppended,
     Message,
     PushConfig,
     Role,
@@ -68,6 +69,7 @@ class Run:
 
     __slots__ = (
         "cancelled",
+        "claims",
         "dialect",
         "digest",
         "duplicate",
@@ -144,6 +146,9 @@ class Run:
         self.followup: tuple[str, bytes] | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
+        #: its writes make this process the task's owner (not so for a message
+        #: written for a turn that runs in another process)
+        self.claims = True
         #: messages sent while the turn works, for an agent that takes them
         self.inbox: asyncio.Queue[Message] | None = None
         #: the lease epoch its turn runs under: every write of the turn names it,
@@ -294,6 +299,7 @@ class Writer:
                 await self._write(run, events)
             except ConcurrentModification:
                 # Someone else (another request or replica) wrote first: reload and re-check.
+                await self.hand_over_messages(run)
                 rec = await self.store.get_task(run.scope, run.task.id)
                 if rec is None:
                     raise TaskNotFound(f"Task not found: {run.task.id}") from None
@@ -309,7 +315,19 @@ class Writer:
                 run.pending_state = run.task.status.state
                 raise
 
+    async def hand_over_messages(self, run: Run) -> None:
+        """Messages another process wrote into the log of a turn running here (for an
+        agent that takes messages while it works): handed to the executor."""
+        if run.inbox is None:
+            return
+        for stored in await self.store.read_events(run.scope, run.task.id, run.version):
+            event = stored.event
+            if type(event) is HistoryAppended and event.message.role is Role.USER:
+                run.inbox.put_nowait(event.message)
+
     def _lease(self, run: Run) -> int | None:
+        if not run.claims:
+            return None
         return run.lease if run.lease is not None else self.lease()
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:

@@ -16,7 +16,13 @@ import msgspec
 
 from ..core import lifecycle
 from ..core.calls import SendMessage
-from ..core.errors import InvalidParams, InvalidTaskState, ResourceUnavailable, TaskNotFound
+from ..core.errors import (
+    InvalidParams,
+    InvalidTaskState,
+    LifecycleError,
+    ResourceUnavailable,
+    TaskNotFound,
+)
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
 from ..signals import Signal
@@ -142,6 +148,11 @@ class Sends:
             if run is not None:
                 if run.inbox is not None and self._working_here(run):
                     return await self._deliver(run, call, request, digest)
+                if (run.turn is None and run.task.status.state is TaskState.WORKING
+                        and self.turns.agent.accepts_messages_while_working
+                        and self.runs.get(scope, target) is None):
+                    # its turn runs in another process, which hands it over
+                    return await self._deliver_elsewhere(run, call, request, digest)
                 return await self._continue(run, call, request, digest)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
@@ -261,6 +272,59 @@ class Sends:
         assert run.inbox is not None
         run.inbox.put_nowait(message)
         return run
+
+    async def _deliver_elsewhere(self, run: Run, call: SendMessage, request: RequestInfo,
+                                 digest: bytes) -> Task:
+        """A message for a task whose turn runs in another process: written into its
+        log without taking the task over; that process hands it to the executor
+        when it hears of the write (server/peers.py). A blocking caller is answered
+        once the task settles, as any blocking send is."""
+        task = run.task
+        message = call.message
+        if message.context_id and message.context_id != task.context_id:
+            raise InvalidParams(
+                f"Invalid params: message.contextId {message.context_id!r} does not match "
+                f"the context {task.context_id!r} of task {task.id!r}"
+            )
+        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        run.claims = False
+        run.followup = (call.message.message_id, digest)
+        try:
+            await self.push.add_send_configs(run.scope, task.id, call, request)
+            await self.writer.emit(run, [HistoryAppended(message=message)])
+        except MessageExists as exc:
+            return await self._repeated(run.scope, call, exc.record, digest)
+        except TaskCanceled:
+            raise InvalidTaskState(f"Task {task.id} is canceled") from None
+        except LifecycleError:
+            raise InvalidTaskState(
+                f"Task {task.id} is {run.task.status.state.value}; it takes a message only "
+                "while it waits for input") from None
+        finally:
+            run.followup = None
+        if call.config.blocking and not call.streaming:
+            return await self._settled_elsewhere(run, call.config.history_length)
+        return self.view(run.task, call.config.history_length)
+
+    async def _settled_elsewhere(self, run: Run, history_length: int | None) -> Task:
+        """The task once it reaches a terminal or interrupted state, whichever process
+        writes it (the bus says when the log moves on)."""
+        sub = self.writer.bus.subscribe(run.key, seen=run.version)
+        try:
+            version = run.version
+            while True:
+                rec = await self.store.get_task(run.scope, run.task.id,
+                                                history_length=self.hl(history_length))
+                if rec is None:
+                    raise TaskNotFound(f"Task not found: {run.task.id}")
+                if rec.task.status.state in lifecycle.RETURN_STATES:
+                    return rec.task
+                version = max(version, rec.version)
+                woken = sub.wake_on_news(version, 5.0)
+                if woken is not None:
+                    await woken
+        finally:
+            sub.close()
 
     async def _answer(self, scope: Scope, task_id: str, history_length: int | None,
                       blocking: bool) -> Task:

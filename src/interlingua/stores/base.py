@@ -274,6 +274,8 @@ class TaskStore(Protocol):
         Raises ``ConcurrentModification`` if the task's version is not
         ``expected_version``, ``TaskNotFound`` if the scope has no such task,
         ``LeaseLost`` if ``lease`` (recorded as the task's owner) was revoked.
+        With no ``lease`` the task keeps the owner it has (a write for a turn
+        that runs in another process).
         ``message`` (a message id and digest) is remembered for this task like
         a creating message; ``MessageExists`` if the scope has it already.
         """

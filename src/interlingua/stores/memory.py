@@ -259,7 +259,8 @@ class MemoryStore(MemoryOutbox):
                 entry.followups = {}
             entry.followups[message[0]] = message[1]
             self._by_message.setdefault(scope, {})[message[0]] = task_id
-        entry.lease = lease
+        if lease is not None:
+            entry.lease = lease
         if status is not entry.status:
             entry.status = status
             entry.stamp = _projection.sort_stamp(status, now)

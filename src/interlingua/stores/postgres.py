@@ -332,13 +332,14 @@ class PostgresStore:
                 status = probe.status
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
-                    " stamp = $9, updated_at = $10, lease = $11 WHERE pk = $1",
+                    " stamp = $9, updated_at = $10, lease = COALESCE($11, lease) WHERE pk = $1",
                     pk, *columns, new_version, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now), now,
                     lease)
             else:
                 await conn.execute(
-                    insert + "UPDATE tasks SET version = $6, updated_at = $7, lease = $8"
+                    insert + "UPDATE tasks SET version = $6, updated_at = $7,"
+                    " lease = COALESCE($8, lease)"
                     " WHERE pk = $1", pk, *columns, new_version, now, lease)
             queued = await _queue(conn, pk, version + 1, events) if pushed else False
         self._queued(queued)

@@ -120,7 +120,7 @@ def _append(
             status = probe.status
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = ? WHERE pk = ?",
+                " lease = COALESCE(?, lease) WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -133,7 +133,8 @@ def _append(
             )
         else:
             conn.execute(
-                "UPDATE tasks SET version = ?, updated_at = ?, lease = ? WHERE pk = ?",
+                "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease)"
+                " WHERE pk = ?",
                 (new_version, now, lease, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
