@@ -142,3 +142,14 @@ def test_readme_cli_table_options_exist() -> None:
         for option in re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", row.split("|")[1]):
             assert any(re.search(rf"(?<![\w-]){re.escape(option)}\b", h) for h in helps), (
                 f"the README gives {named} the option {option}, which --help does not list")
+
+
+def test_readme_figures_come_from_the_committed_results() -> None:
+    """The README's benchmark block is what benchmarks/readme_figures.py makes of
+    benchmarks/results/latest.json: the two cannot drift apart."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "readme_figures.py"),
+                           "--check"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
