@@ -117,3 +117,25 @@ async def test_an_old_store_with_several_schemes_needs_the_scheme_named(
         assert as_basic.json()["result"]["id"] == "t-old"
         as_key = c.post(url + "/", headers=API, json=_rpc("GetTask", {"id": "t-old"}))
         assert as_key.json()["error"]["code"] == -32001
+
+
+async def test_serve_refuses_such_a_store_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "tasks.db"
+    await _old_store(db)
+    auth = tmp_path / "two_schemes.py"
+    auth.write_text(
+        "from interlingua.server.auth import APIKeyAuth, AuthConfig, BasicAuth, hash_secret\n"
+        f"auth = AuthConfig(schemes={{'key': APIKeyAuth({{'alice': {KEY!r}}}),\n"
+        f"                           'basic': BasicAuth({{'alice': hash_secret({PASSWORD!r})}})}})\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", "0", "--store", f"sqlite:///{db}", "--auth", f"{auth}:auth"],
+        cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "legacy_owner_scheme" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

@@ -59,20 +59,29 @@ class StoreError(Exception):
     migrations turned off); the message says why."""
 
 
-def check_services(store: str, bus: str) -> None:
-    """Reach the store's database and the bus before serving: a wrong URL or a
-    service that is down is then one clear error (``ConnectionError``,
-    ``StoreError``), not a failed start-up. Local stores need no such look."""
+def check_services(store: str, bus: str, auth: AuthConfig | None = None) -> None:
+    """Reach the store's database and the bus before serving: a wrong URL, a
+    service that is down, or a store the configured authentication cannot use
+    (owners from before they were keyed by scheme, with several schemes and no
+    ``legacy_owner_scheme``) is then one clear error (``ConnectionError``,
+    ``StoreError``), not a failed start-up."""
     from ..stores import open_store
 
     async def check() -> None:
-        if store.partition("://")[0] in ("postgresql", "postgres"):
+        kind = store.partition("://")[0]
+        if kind in ("postgresql", "postgres") or (auth is not None and kind == "sqlite"):
             opened = open_store(store)
             try:
                 await opened.open()  # migrates, as the server would
             except RuntimeError as exc:
                 raise StoreError(str(exc)) from None
-            await opened.close()
+            try:
+                if auth is not None and not await opened.owners_namespaced():
+                    auth.legacy_owner_prefix()  # RuntimeError when it cannot be told
+            except RuntimeError as exc:
+                raise StoreError(str(exc)) from None
+            finally:
+                await opened.close()
         if bus.partition("://")[0] in ("redis", "rediss", "unix"):
             from ..bus.redis import ping
 
@@ -220,7 +229,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
     from ..server.app import create_app
 
     port = sock.getsockname()[1]
-    check_services(store, bus)
+    check_services(store, bus, auth)
     engine_config = None
     if lease_timeout is not None:
         engine_config = EngineConfig(lease_timeout=lease_timeout,
