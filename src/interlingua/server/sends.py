@@ -194,12 +194,7 @@ class Sends:
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
                         digest: bytes) -> Run | Task:
         task = run.task
-        message = call.message
-        if message.context_id and message.context_id != task.context_id:
-            raise InvalidParams(
-                f"Invalid params: message.contextId {message.context_id!r} does not match "
-                f"the context {task.context_id!r} of task {task.id!r}"
-            )
+        message = _to_task(task, call.message)
         state = task.status.state
         if state not in lifecycle.INTERRUPTED_STATES:
             if state in TERMINAL_STATES:
@@ -212,7 +207,6 @@ class Sends:
         if self.runs.by_key.get(run.key, run) is not run:
             raise InvalidTaskState(f"Task {task.id} is already being continued")
         message_id = message.message_id
-        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
         stored = message
         if state is TaskState.AUTH_REQUIRED:
             # The answer to auth-required carries a credential: the executor gets
@@ -251,13 +245,7 @@ class Sends:
         """A message for a working task, to an agent that takes them: recorded in
         the history (its id too, so a retry finds it), then handed to the executor."""
         task = run.task
-        message = call.message
-        if message.context_id and message.context_id != task.context_id:
-            raise InvalidParams(
-                f"Invalid params: message.contextId {message.context_id!r} does not match "
-                f"the context {task.context_id!r} of task {task.id!r}"
-            )
-        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        message = _to_task(task, call.message)
         async with self._delivering:
             run.followup = (call.message.message_id, digest)
             try:
@@ -280,13 +268,7 @@ class Sends:
         when it hears of the write (server/peers.py). A blocking caller is answered
         once the task settles, as any blocking send is."""
         task = run.task
-        message = call.message
-        if message.context_id and message.context_id != task.context_id:
-            raise InvalidParams(
-                f"Invalid params: message.contextId {message.context_id!r} does not match "
-                f"the context {task.context_id!r} of task {task.id!r}"
-            )
-        message = msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
+        message = _to_task(task, call.message)
         run.claims = False
         run.followup = (call.message.message_id, digest)
         try:
@@ -357,3 +339,13 @@ class Sends:
         if n is None or len(task.history) <= n:
             return task
         return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
+
+
+def _to_task(task: Task, message: Message) -> Message:
+    """``message`` as a message of ``task``: InvalidParams when it names another context."""
+    if message.context_id and message.context_id != task.context_id:
+        raise InvalidParams(
+            f"Invalid params: message.contextId {message.context_id!r} does not match "
+            f"the context {task.context_id!r} of task {task.id!r}"
+        )
+    return msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
