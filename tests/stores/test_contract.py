@@ -721,6 +721,16 @@ async def test_unfinished_tasks_across_scopes(store: Store) -> None:
     ]
 
 
+async def test_unfinished_tasks_follow_their_state(store: Store) -> None:
+    await make(store, A, "t-1", ctx="c1", state=S.WORKING)
+    await store.append(A, "t-1", 2, [status("t-1", S.INPUT_REQUIRED, ts(1))], now=ts(1))
+    assert await store.unfinished_tasks() == []
+    await store.append(A, "t-1", 3, [status("t-1", S.WORKING, ts(2))], now=ts(2))
+    assert await store.unfinished_tasks() == [UnfinishedTask(A, "t-1", "c1", S.WORKING, 4)]
+    await store.append(A, "t-1", 4, [status("t-1", S.COMPLETED, ts(3))], now=ts(3))
+    assert await store.unfinished_tasks() == []
+
+
 async def test_purge_finished(store: Store) -> None:
     await make(store, A, "old-done", state=S.WORKING, message_id="m-1")
     await store.append(A, "old-done", 2, [status("old-done", S.COMPLETED, ts(1))], now=ts(1))

@@ -171,6 +171,9 @@ class MemoryStore(MemoryOutbox):
         self._by_message: dict[Scope, dict[str, str]] = {}
         self._leases: dict[int, Lease] = {}
         self._epochs = itertools.count(1)
+        # The submitted and working tasks, which every lease heartbeat looks through:
+        # scanning all stored tasks instead would grow with the store.
+        self._unfinished: dict[Scope, set[str]] = {}
 
     #: nothing is kept in a file
     file_path: str | None = None
@@ -222,6 +225,7 @@ class MemoryStore(MemoryOutbox):
             entry.packed_log = _pack(events)
         entry.digest, entry.lease = digest, lease
         self._tasks.setdefault(scope, {})[created.id] = entry
+        self._track_unfinished(scope, created.id, status.state)
         if message_id is not None:
             self._by_message.setdefault(scope, {})[message_id] = created.id
         for record in records:
@@ -264,6 +268,7 @@ class MemoryStore(MemoryOutbox):
         if status is not entry.status:
             entry.status = status
             entry.stamp = _projection.sort_stamp(status, now)
+            self._track_unfinished(scope, task_id, status.state)
         base = entry.version
         assert entry.events is not None  # only a finished task is packed
         entry.events.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
@@ -349,12 +354,25 @@ class MemoryStore(MemoryOutbox):
             raise MessageExists(message_id, found)
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
-        return [
-            UnfinishedTask(scope, tid, e.context_id, e.status.state, e.version, e.lease)
-            for scope, tasks in self._tasks.items()
-            for tid, e in tasks.items()
-            if e.status.state in _UNFINISHED
-        ]
+        found = []
+        for scope, ids in self._unfinished.items():
+            tasks = self._tasks[scope]
+            for tid in ids:
+                e = tasks[tid]
+                found.append(
+                    UnfinishedTask(scope, tid, e.context_id, e.status.state, e.version, e.lease)
+                )
+        return found
+
+    def _track_unfinished(self, scope: Scope, task_id: str, state: TaskState) -> None:
+        if state in _UNFINISHED:
+            self._unfinished.setdefault(scope, set()).add(task_id)
+            return
+        ids = self._unfinished.get(scope)
+        if ids is not None:
+            ids.discard(task_id)
+            if not ids:
+                del self._unfinished[scope]
 
     async def purge_finished(self, before: str) -> int:
         count = 0
