@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..bindings.rest import RESTEndpoint
 from ..bus import open_bus
 from ..bus.base import Bus
 from ..stores import open_store, shown_url
@@ -55,11 +56,18 @@ class A2AApp(Starlette):
 
     _rpc_path: str | None = None
     _rpc: JSONRPCEndpoint | None = None
+    _rest: RESTEndpoint | None = None
+    _own_paths: frozenset[str] = frozenset()
     _hosts: HostPolicy | None = None
 
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
         self._rpc_path = path
         self._rpc = endpoint
+
+    def rest_routes(self, endpoint: RESTEndpoint, own_paths: Sequence[str]) -> None:
+        """HTTP+JSON answers every path but ``own_paths`` (cards, health, JSON-RPC ...)."""
+        self._rest = endpoint
+        self._own_paths = frozenset(own_paths)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         hosts = self._hosts
@@ -69,17 +77,21 @@ class A2AApp(Starlette):
             except HostNotAllowed as exc:
                 await _refuse_host(send, scope, str(exc))
                 return
-        if scope["type"] == "http" and scope["method"] == "POST" and self._rpc is not None:
+        if scope["type"] == "http":
             path = scope["path"]
             root = scope.get("root_path", "")
             if root and path.startswith(root):
                 path = path[len(root):] or "/"
-            if path == self._rpc_path:
+            if path == self._rpc_path and scope["method"] == "POST" and self._rpc is not None:
                 scope["app"] = self
                 answer = await self._rpc.respond(scope, receive, send)
                 if answer is not None:
                     await write_sse(send, receive, answer.stream, answer.codec,
                                     jsonrpc_envelope(answer.rid))
+                return
+            if self._rest is not None and path not in self._own_paths:
+                scope["app"] = self
+                await self._rest(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
@@ -256,6 +268,15 @@ def create_app(
     ]
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
     app.rpc_route(path, rpc)
+
+    def card_of(scope: Any, headers: Any) -> tuple[Any, str]:
+        variant = server.variant(scope, headers)
+        return variant.card, variant.rpc_url
+
+    rest = RESTEndpoint(rpc.door, settings, card_of=card_of,
+                        tenant_header=auth.tenant_header if auth is not None else None,
+                        other_paths={path: ("POST",)})
+    app.rest_routes(rest, [r.path for r in routes if isinstance(r, Route)])
     app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine
