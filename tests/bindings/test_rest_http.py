@@ -264,3 +264,33 @@ def test_no_push_when_the_agent_has_none(http: httpx.Client) -> None:
         r = http.post(u + f"/v1/tasks/{tid}/pushNotificationConfigs",
                       json={"pushNotificationConfig": body})
         assert r.status_code == 501
+
+
+# ----------------------------------------------------------------------- card
+
+
+def test_card_lists_http_json_and_answers_per_version(url: str, http: httpx.Client) -> None:
+    hybrid = http.get(url + "/.well-known/agent-card.json")
+    assert "a2a-version" in hybrid.headers["vary"].lower()
+    doc = hybrid.json()
+    assert {(i["protocolBinding"], i["protocolVersion"], i["url"])
+            for i in doc["supportedInterfaces"]} == {
+        ("JSONRPC", "1.0", url + "/"), ("HTTP+JSON", "1.0", url),
+        ("JSONRPC", "0.3", url + "/"), ("HTTP+JSON", "0.3", url)}
+    assert {"url": url, "transport": "HTTP+JSON"} in doc["additionalInterfaces"]
+    assert doc["url"] == url + "/" and doc["preferredTransport"] == "JSONRPC"
+    v1 = http.get(url + "/.well-known/agent-card.json", headers={"A2A-Version": "1.0"})
+    card = v1.json()
+    assert not {"url", "preferredTransport", "protocolVersion", "additionalInterfaces"} & set(card)
+    assert card["supportedInterfaces"] == doc["supportedInterfaces"]
+    assert v1.headers["etag"] != hybrid.headers["etag"]
+    # each validates against its own ETag
+    again = http.get(url + "/.well-known/agent-card.json",
+                     headers={"A2A-Version": "1.0", "If-None-Match": v1.headers["etag"]})
+    assert again.status_code == 304
+    stale = http.get(url + "/.well-known/agent-card.json",
+                     headers={"If-None-Match": v1.headers["etag"]})
+    assert stale.status_code == 200 and stale.content == hybrid.content
+    for old in ("0.3", "0.2"):
+        legacy = http.get(url + "/.well-known/agent-card.json", headers={"A2A-Version": old})
+        assert legacy.content == hybrid.content

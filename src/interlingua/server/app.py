@@ -31,7 +31,7 @@ from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .auth.runtime import Security
 from .card_signer import CardSigner, CardSigning
 from .cards import A2AServer, CardVariant
-from .dispatch import FrontDoor
+from .dispatch import FrontDoor, parse_version
 from .engine import Engine, EngineConfig
 from .hosts import HostNotAllowed, HostPolicy
 from .jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
@@ -127,12 +127,12 @@ def lifespans(*apps: Starlette) -> Callable[[Any], AbstractAsyncContextManager[N
     return lifespan
 
 
-def _not_modified(request: Request, variant: CardVariant, last_modified: str) -> bool:
+def _not_modified(request: Request, etag: str, last_modified: str) -> bool:
     """RFC 9110 §13.1: If-None-Match (weak comparison) decides; else If-Modified-Since."""
     tags = request.headers.get("if-none-match")
     if tags is not None:
         wanted = {t.strip().removeprefix("W/") for t in tags.split(",")}
-        return "*" in wanted or variant.etag in wanted
+        return "*" in wanted or etag in wanted
     since = request.headers.get("if-modified-since")
     if since is None:
         return False
@@ -208,9 +208,11 @@ def create_app(
     card_cache = "public" if auth is None or auth.public_card else "private"
     card_headers = {"Cache-Control": f"{card_cache}, max-age=300",
                     "Last-Modified": server.last_modified}
+    # a request with A2A-Version: 1.x gets the card with v1.0's members only
+    card_headers["Vary"] = "A2A-Version"
     if server.per_request:
-        card_headers["Vary"] = ("Host, X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix"
-                                if trust_forwarded else "Host")
+        card_headers["Vary"] = ("Host, X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix, "
+                                if trust_forwarded else "Host, ") + "A2A-Version"
 
     async def card(request: Request) -> Response:
         try:
@@ -221,10 +223,12 @@ def create_app(
         denied = await card_gate(security, request)
         if denied is not None:
             return denied
-        headers = {**card_headers, "ETag": variant.etag}
-        if _not_modified(request, variant, server.last_modified):
+        raw = request.headers.get("a2a-version") or request.query_params.get("A2A-Version")
+        body, etag = variant.for_version(parse_version(raw) if raw else None)
+        headers = {**card_headers, "ETag": etag}
+        if _not_modified(request, etag, server.last_modified):
             return Response(status_code=304, headers=headers)
-        return Response(variant.body, media_type="application/json", headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
 
     async def health(request: Request) -> Response:
         # draining: the load balancer's health check fails, so it sends elsewhere
