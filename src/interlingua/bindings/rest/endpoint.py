@@ -33,6 +33,7 @@ from ...core.errors import (
 )
 from ...core.model import AgentCard
 from ...server.dispatch import FrontDoor, parse_version
+from ...server.http_request import BodyTooLarge, extensions, read_body, version_of
 from ...server.request_headers import RequestHeaders
 from ...server.settings import ServerSettings
 from ...server.sse_writer import Envelope, write_sse
@@ -88,10 +89,6 @@ class _StreamAnswer:
         self.stream = stream
 
 
-class _TooLarge(Exception):
-    pass
-
-
 def _error_event(dialect: str) -> Callable[[Codec, A2AError], bytes]:
     def error(codec: Codec, err: A2AError) -> bytes:
         return error_body(err, dialect, http_status(err, dialect))
@@ -132,7 +129,7 @@ class RESTEndpoint:
         await self.door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         path = _path_of(scope)
-        raw_version = headers.get("a2a-version") or _query_version(scope)
+        raw_version = version_of(scope, headers)
         version = parse_version(raw_version) if raw_version else None
         method = scope["method"]
         try:
@@ -143,11 +140,8 @@ class RESTEndpoint:
         dialect = route.dialect
         limit = self.settings.max_body_bytes
         try:
-            length = headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > limit:
-                raise _TooLarge
-            body = await _read_body(receive, limit)
-        except _TooLarge:
+            body = await read_body(receive, limit, headers)
+        except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, self._error(err, dialect, 413))
             return None
@@ -180,7 +174,7 @@ class RESTEndpoint:
         call = codec.decode_call(route.op, self._params(route, body, scope))
         tenant = self._tenant(route, call, headers)
         info = door.request(scope, headers, tenant=tenant, dialect=dialect,
-                            streaming=route.streaming, extensions=_extensions(headers))
+                            streaming=route.streaming, extensions=extensions(headers))
         if route.streaming:
             stream = await door.stream(call, info, headers.get("last-event-id"))
             return _StreamAnswer(codec, _ENVELOPES[dialect], stream)
@@ -360,41 +354,6 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
         else:
             out[name] = value
     return out
-
-
-def _query_version(scope: Scope) -> str | None:
-    qs: bytes = scope.get("query_string", b"")
-    if not qs or (b"A2A-Version" not in qs and b"a2a-version" not in qs):
-        return None
-    for k, v in parse_qsl(qs.decode("latin-1")):
-        if k.lower() == "a2a-version":
-            return v
-    return None
-
-
-def _extensions(headers: Mapping[str, str]) -> list[str]:
-    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
-    if not raw:
-        return []
-    return [e.strip() for e in raw.split(",") if e.strip()]
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        if chunk:
-            size += len(chunk)
-            if size > limit:
-                raise _TooLarge
-            chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def _send(send: Send, answer: _Answer) -> None:
