@@ -168,7 +168,7 @@ class RESTEndpoint:
         door = self.door
         dialect = route.dialect
         codec = self.codecs[dialect]
-        if body.strip():
+        if not _blank(body):
             _check_content_type(headers.get("content-type"))
         door.check_version(dialect, raw_version, version)
         call = codec.decode_call(route.op, self._params(route, body, scope))
@@ -193,12 +193,12 @@ class RESTEndpoint:
         """The params of the route's operation, as the codec reads them."""
         op = route.op
         if op in ("SendMessage", "SendStreamingMessage", "message/send", "message/stream"):
-            if not body.strip():
+            if _blank(body):
                 raise InvalidParams("Invalid params: the request body must hold the message")
             return body
         doc: dict[str, Any] = {}
         if op in ("CancelTask", "CreateTaskPushNotificationConfig", "tasks/cancel",
-                  "tasks/pushNotificationConfig/set") and body.strip():
+                  "tasks/pushNotificationConfig/set") and not _blank(body):
             doc = _object(body)
         kinds = _QUERY.get(op)
         if kinds:
@@ -291,6 +291,11 @@ def _path_of(scope: Scope) -> str:
     if root and path.startswith(root):
         path = path[len(root):] or "/"
     return path
+
+
+def _blank(body: bytes) -> bool:
+    """No body, or only whitespace (read without copying the body)."""
+    return not body or body.isspace()
 
 
 def _check_content_type(value: str | None) -> None:
