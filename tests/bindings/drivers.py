@@ -260,11 +260,12 @@ class REST03(REST):
 
     def _refused(self, resp: httpx.Response) -> Refused:
         doc = resp.json()
-        assert set(doc) == {"message"}, doc
-        return Refused(resp.status_code, "", doc["message"], doc)
+        assert set(doc) <= {"message", "type"}, doc
+        return Refused(resp.status_code, doc.get("type", ""), doc["message"], doc)
 
     def _stream_error(self, data: bytes) -> Refused:
-        return Refused(0, "", _any.decode(data)["message"], data)
+        doc = _any.decode(data)
+        return Refused(0, doc.get("type", ""), doc["message"], data)
 
 
 DRIVERS: dict[str, type[Driver]] = {d.name: d for d in (JSONRPC10, JSONRPC03, REST10, REST03)}

@@ -182,7 +182,8 @@ def test_cancel(kind: type[Driver], server: str, client: httpx.Client) -> None:
     with pytest.raises(Refused) as again:
         d.call(c.CancelTask(id=task.id))
     status, code = {"jsonrpc-1.0": (200, "-32002"), "jsonrpc-0.3": (200, "-32002"),
-                    "rest-1.0": (400, "TASK_NOT_CANCELABLE"), "rest-0.3": (409, "")}[kind.name]
+                    "rest-1.0": (400, "TASK_NOT_CANCELABLE"),
+                    "rest-0.3": (409, "TaskNotCancelableError")}[kind.name]
     assert (again.value.status, again.value.reason) == (status, code)
 
 
@@ -211,7 +212,7 @@ def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -
     with pytest.raises(Refused) as refused:
         kind(client, server).call(c.GetTask(id="no-such-task"))
     status, code = {"jsonrpc-1.0": (200, "-32001"), "jsonrpc-0.3": (200, "-32001"),
-                    "rest-1.0": (404, "TASK_NOT_FOUND"), "rest-0.3": (404, "")}[kind.name]
+                    "rest-1.0": (404, "TASK_NOT_FOUND"), "rest-0.3": (404, "TaskNotFoundError")}[kind.name]
     assert (refused.value.status, refused.value.reason) == (status, code)
 
 

@@ -2,7 +2,7 @@
 
 v1.0 answers a ``google.rpc.Status`` JSON object with an ``ErrorInfo`` (reason,
 domain ``a2a-protocol.org``) and the error's own HTTP status. v0.3 answers
-``{"message": …}`` with the statuses the v0.3 SDK gave: 409 for a task that cannot
+``{"message": …, "type": …}`` with the statuses the v0.3 SDK gave: 409 for a task that cannot
 be canceled, 501 for what is not supported, 415, 422 for bad params, 502.
 """
 
@@ -55,7 +55,30 @@ def http_status(error: A2AError, dialect: str) -> int:
     return error.http_status
 
 
+# v0.3: the error's type by name beside its message, as the official SDK's v0.3 routes
+# answer and its v0.3 REST client reads (a bare 404 is "method not found" to it)
+_V03_TYPE = {
+    "TASK_NOT_FOUND": "TaskNotFoundError",
+    "TASK_NOT_CANCELABLE": "TaskNotCancelableError",
+    "PUSH_NOTIFICATION_NOT_SUPPORTED": "PushNotificationNotSupportedError",
+    "UNSUPPORTED_OPERATION": "UnsupportedOperationError",
+    "CONTENT_TYPE_NOT_SUPPORTED": "ContentTypeNotSupportedError",
+    "INVALID_AGENT_RESPONSE": "InvalidAgentResponseError",
+    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": "ExtendedAgentCardNotConfiguredError",
+    "EXTENSION_SUPPORT_REQUIRED": "ExtensionSupportRequiredError",
+    "VERSION_NOT_SUPPORTED": "VersionNotSupportedError",
+    "INVALID_PARAMS": "InvalidParamsError",
+    "INVALID_REQUEST": "InvalidRequestError",
+    "PARSE_ERROR": "JSONParseError",
+    "METHOD_NOT_FOUND": "MethodNotFoundError",
+    "INTERNAL_ERROR": "InternalError",
+}
+
+
 def error_body(error: A2AError, dialect: str, status: int) -> bytes:
     if dialect == "0.3":
-        return msgspec.json.encode({"message": error.message})
+        kind = _V03_TYPE.get(error.reason)
+        if kind is None:
+            return msgspec.json.encode({"message": error.message})
+        return msgspec.json.encode({"message": error.message, "type": kind})
     return encode_status(error, status)
