@@ -452,6 +452,8 @@ def _read(params: bytes | None) -> dict[str, Any]:
         doc = _any.decode(params)
     except msgspec.DecodeError:
         raise ParseError("Parse error: the body is not valid JSON") from None
+    except RecursionError:
+        raise InvalidParams("Invalid params: the body is nested too deeply") from None
     if not isinstance(doc, dict):
         raise InvalidParams("Invalid params: the body must be a JSON object")
     return doc
