@@ -257,3 +257,30 @@ def test_tenants(kind: type[Driver], server: str, client: httpx.Client) -> None:
     for elsewhere in (kind(client, server), kind(client, server, tenant="globex")):
         with pytest.raises(Refused):
             elsewhere.call(c.GetTask(id=task.id))
+
+
+def test_a_repeated_message_id_answers_the_same_task(kind: type[Driver], server: str,
+                                                    client: httpx.Client) -> None:
+    d = kind(client, server)
+    call = send("2")
+    first = d.call(call)
+    again = d.call(call)
+    assert isinstance(first, m.Task) and isinstance(again, m.Task)
+    assert again.id == first.id
+    # the same message id over another binding: the same task too
+    assert isinstance(other := reference(client, server).call(call), m.Task)
+    assert other.id == first.id
+
+
+def test_a_task_made_here_is_continued_there(kind: type[Driver], server: str,
+                                            client: httpx.Client) -> None:
+    """A task made over one binding is read and canceled over another."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    ref = reference(client, server)
+    got = ref.call(c.GetTask(id=task.id))
+    assert isinstance(got, m.Task) and got.context_id == task.context_id
+    canceled = ref.call(c.CancelTask(id=task.id))
+    assert isinstance(canceled, m.Task) and canceled.status.state is m.TaskState.CANCELED
+    seen = d.call(c.GetTask(id=task.id))
+    assert isinstance(seen, m.Task) and seen.status.state is m.TaskState.CANCELED
