@@ -295,3 +295,19 @@ def test_card_lists_http_json_and_answers_per_version(url: str, http: httpx.Clie
     for old in ("0.3", "0.2"):
         legacy = http.get(url + "/.well-known/agent-card.json", headers={"A2A-Version": old})
         assert legacy.content == hybrid.content
+
+
+def test_streams_send_heartbeats_while_idle(http: httpx.Client) -> None:
+    from interlingua.server.engine import EngineConfig
+
+    with live_agent(AGENT, engine_config=EngineConfig(heartbeat_interval=0.2)) as u:
+        task = http.post(u + "/message:send", json={**v1_send("slow"), "configuration": {
+            "returnImmediately": True}}).json()["task"]
+        seen = b""
+        with http.stream("GET", u + f"/tasks/{task['id']}:subscribe") as s:
+            for chunk in s.iter_raw():
+                seen += chunk
+                if seen.count(b": keep-alive") >= 2:
+                    break
+        assert b"id: " in seen and seen.count(b": keep-alive") >= 2
+        http.post(u + f"/tasks/{task['id']}:cancel")
