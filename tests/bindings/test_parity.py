@@ -19,6 +19,7 @@ from interlingua.core import calls as c
 from interlingua.core import model as m
 from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
+from interlingua.server.auth.limits import Limits, RateLimit
 from interlingua.server.push.settings import PushSettings
 from tests.live import live_agent
 
@@ -62,6 +63,13 @@ def secured() -> Iterator[str]:
     auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE["X-API-Key"],
                                                   "bob": BOB["X-API-Key"]})})
     with live_agent(AGENT, auth=auth) as url:
+        yield url
+
+
+@pytest.fixture
+def limited() -> Iterator[str]:
+    limits = Limits(max_parts=2, rate_limit=RateLimit(rate=0.001, burst=4))
+    with live_agent(AGENT, limits=limits) as url:
         yield url
 
 
@@ -284,3 +292,23 @@ def test_a_task_made_here_is_continued_there(kind: type[Driver], server: str,
     assert isinstance(canceled, m.Task) and canceled.status.state is m.TaskState.CANCELED
     seen = d.call(c.GetTask(id=task.id))
     assert isinstance(seen, m.Task) and seen.status.state is m.TaskState.CANCELED
+
+
+def test_limits(kind: type[Driver], limited: str, client: httpx.Client) -> None:
+    """A message over the part limit is refused; then the rate limit (a burst of four
+    per client address; a server of its own for each binding) refuses with 429."""
+    d = kind(client, limited)
+    many = c.SendMessage(message=m.Message(
+        message_id=new_id(), role=m.Role.USER,
+        parts=[m.TextPart(text="1"), m.TextPart(text="2"), m.TextPart(text="3")]))
+    with pytest.raises(Refused) as over:
+        d.call(many)
+    status = {"jsonrpc-1.0": 200, "jsonrpc-0.3": 200, "rest-1.0": 400, "rest-0.3": 422}
+    assert over.value.status == status[kind.name]
+    statuses = []
+    for _ in range(6):
+        try:
+            d.call(c.GetTask(id="none"))
+        except Refused as exc:
+            statuses.append(exc.status)
+    assert 429 in statuses
