@@ -203,8 +203,8 @@ def test_errors(peer: Row, driver: Driver, note: Note) -> None:
     _refused(driver.call("cancel", taskId=done["id"]), "TaskNotCancelable", -32002,
              http("TaskNotCancelable"))
     if missing.error and missing.error.get("type") == "A2AClientHTTPError":
-        note("the SDK's REST client reports errors as HTTP statuses (404, 409), not as "
-             "A2A errors")
+        note("The SDK's REST client reports errors only as HTTP statuses (404, 409), not "
+             "as A2A errors.")
 
 
 # ------------------------------------------------------------------------- push
