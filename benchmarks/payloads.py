@@ -44,6 +44,8 @@ class Dialect:
     completed_marker: str = ""
     working_state: str = ""
     canceled_state: str = ""
+    #: HTTP+JSON: the body is the bare request (v1.0 ``SendMessageRequest``), no envelope
+    rest: bool = False
 
     def body(self, n: int, method: str | None = None, text: str = ECHO_TEXT) -> bytes:
         """The JSON-RPC request body with id ``n`` and message id ``<kind>-<n>``
@@ -59,7 +61,7 @@ class Dialect:
         mid = f"{kind}-{tag}{n}"
         message: dict[str, object]
         params: dict[str, object] = {}
-        if self.name == "1.0":
+        if self.name.startswith("1.0"):
             message = {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}
         elif self.name == "0.1":
             # v0.1 has no message ids; the client names the task, a new one per request
@@ -72,6 +74,8 @@ class Dialect:
                 "role": "user",
                 "parts": [{"kind": "text", "text": text}],
             }
+        if self.rest:
+            return msgspec.json.encode({**params, "message": message})
         envelope = {
             "jsonrpc": "2.0",
             "id": n,
@@ -109,6 +113,18 @@ V1_0 = Dialect(
     completed_marker='"TASK_STATE_COMPLETED"',
     working_state="TASK_STATE_WORKING",
     canceled_state="TASK_STATE_CANCELED",
+)
+# v1.0 SendMessage over HTTP+JSON: POST /message:send with the bare SendMessageRequest
+V1_0_REST = Dialect(
+    name="1.0-rest",
+    unary_method="SendMessage",
+    stream_method="SendStreamingMessage",
+    cancel_method="CancelTask",
+    headers={"Content-Type": "application/a2a+json", "A2A-Version": "1.0"},
+    completed_marker='"TASK_STATE_COMPLETED"',
+    working_state="TASK_STATE_WORKING",
+    canceled_state="TASK_STATE_CANCELED",
+    rest=True,
 )
 V0_3 = Dialect(
     name="0.3",
@@ -191,7 +207,11 @@ def verify_unary(dialect: Dialect, request_id: int, status: int, body: bytes) ->
     if status != 200:
         raise VerificationError(f"HTTP {status}: {body[:300]!r}")
     try:
-        if dialect.name == "1.0":
+        if dialect.rest:
+            rest = msgspec.json.decode(body, type=_V1Result)
+            rid, error, task = request_id, None, rest.task
+            completed = "TASK_STATE_COMPLETED"
+        elif dialect.name == "1.0":
             v1 = msgspec.json.decode(body, type=_V1Response)
             rid, error, task = v1.id, v1.error, (v1.result.task if v1.result else None)
             completed = "TASK_STATE_COMPLETED"

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from payloads import V0_1, V0_3, V1_0, Dialect
+from payloads import V0_1, V0_3, V1_0, V1_0_REST, Dialect
 
 BENCH_DIR = Path(__file__).resolve().parent
 SERVERS_DIR = BENCH_DIR / "servers"
@@ -111,6 +111,20 @@ TARGETS: tuple[Target, ...] = (
         idle_path="/",
     ),
     # The same server asked in older dialects: what their codecs cost next to v1.0's.
+    Target(
+        name="interlingua-memory-rest",
+        description="interlingua, in-memory store, v1.0 HTTP+JSON POST /message:send "
+        "(servers/interlingua_echo.py)",
+        python=PROJECT_PYTHON,
+        module="interlingua_echo",
+        attr="create",
+        factory=True,
+        dialect=V1_0_REST,
+        rpc_path="/message:send",
+        store_url="memory://",
+        packages=("interlingua",),
+        cancel=False,
+    ),
     Target(
         name="interlingua-memory-0.3",
         description="interlingua, in-memory store, v0.3 message/send (servers/interlingua_echo.py)",

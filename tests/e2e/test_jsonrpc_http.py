@@ -241,8 +241,10 @@ def test_card_at_both_paths_readable_by_both_generations(c: httpx.Client, url: s
     # v1.0 readers
     ifaces = card["supportedInterfaces"]
     assert {(i["protocolBinding"], i["protocolVersion"]) for i in ifaces} >= {
-        ("JSONRPC", "1.0"), ("JSONRPC", "0.3")}
-    assert all(i["url"] == url + "/" for i in ifaces)
+        ("JSONRPC", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "1.0"), ("HTTP+JSON", "0.3")}
+    # JSON-RPC at the agent URL; HTTP+JSON routes hang off the base URL
+    assert all(i["url"] == (url + "/" if i["protocolBinding"] == "JSONRPC" else url)
+               for i in ifaces)
     # v0.3 readers: the card validates against the v0.3 schema
     assert card["url"] == url + "/" and card["preferredTransport"] == "JSONRPC"
     assert card["protocolVersion"].startswith("0.3")

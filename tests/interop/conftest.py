@@ -65,6 +65,8 @@ def client_argv(row: Row, env: Path, url: str) -> list[str]:
     if _major(row) == "v1":
         # A 1.x client speaks v0.3 through the SDK's compatibility layer when told to.
         argv += ["--dialect", row.dialect]
+    if row.binding != "JSONRPC":
+        argv += ["--binding", row.binding]
     return argv
 
 

@@ -32,6 +32,8 @@ class Row:
     env: str
     #: how the dialect was chosen, when it needs saying
     how: str = ""
+    #: the binding the pair speaks: "JSONRPC" or "HTTP+JSON"
+    binding: str = "JSONRPC"
 
 
 ROWS: list[Row] = [
@@ -39,6 +41,13 @@ ROWS: list[Row] = [
     Row("py-1.3.0-v03", "client", "a2a-sdk 1.3.0 (Python) client", "0.3", "py-a2a-1.3.0",
         "the SDK's v0.3 compatibility transport, chosen from the card's 0.3 interface"),
     Row("py-0.3.26", "client", "a2a-sdk 0.3.26 (Python) client", "0.3", "py-a2a-0.3.26"),
+    Row("py-1.3.0-rest", "client", "a2a-sdk 1.3.0 (Python) client, HTTP+JSON", "1.0", "py-a2a-1.3.0",
+        "HTTP+JSON, chosen from the card's HTTP+JSON 1.0 interface", "HTTP+JSON"),
+    Row("py-1.3.0-v03-rest", "client", "a2a-sdk 1.3.0 (Python) client, HTTP+JSON", "0.3", "py-a2a-1.3.0",
+        "HTTP+JSON through the SDK's v0.3 compatibility transport, chosen from the card's "
+        "HTTP+JSON 0.3 interface", "HTTP+JSON"),
+    Row("py-0.3.26-rest", "client", "a2a-sdk 0.3.26 (Python) client, HTTP+JSON", "0.3", "py-a2a-0.3.26",
+        "HTTP+JSON, chosen from the card's additionalInterfaces", "HTTP+JSON"),
     Row("js-1.3.0", "client", "@a2a-js/sdk 1.3.0 (JavaScript) client", "1.0", "js-1.3.0"),
     Row("js-1.3.0-v03", "client", "@a2a-js/sdk 1.3.0 (JavaScript) client", "0.3", "js-1.3.0",
         "the SDK's v0.3 compatibility layer (`legacyCompat`), chosen from the card's 0.3 "

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..bindings.rest import RESTEndpoint
 from ..bus import open_bus
 from ..bus.base import Bus
 from ..stores import open_store, shown_url
@@ -30,7 +31,7 @@ from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .auth.runtime import Security
 from .card_signer import CardSigner, CardSigning
 from .cards import A2AServer, CardVariant
-from .dispatch import FrontDoor
+from .dispatch import FrontDoor, parse_version
 from .engine import Engine, EngineConfig
 from .hosts import HostNotAllowed, HostPolicy
 from .jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
@@ -55,11 +56,18 @@ class A2AApp(Starlette):
 
     _rpc_path: str | None = None
     _rpc: JSONRPCEndpoint | None = None
+    _rest: RESTEndpoint | None = None
+    _own_paths: frozenset[str] = frozenset()
     _hosts: HostPolicy | None = None
 
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
         self._rpc_path = path
         self._rpc = endpoint
+
+    def rest_routes(self, endpoint: RESTEndpoint, own_paths: Sequence[str]) -> None:
+        """HTTP+JSON answers every path but ``own_paths`` (cards, health, JSON-RPC ...)."""
+        self._rest = endpoint
+        self._own_paths = frozenset(own_paths)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         hosts = self._hosts
@@ -69,17 +77,21 @@ class A2AApp(Starlette):
             except HostNotAllowed as exc:
                 await _refuse_host(send, scope, str(exc))
                 return
-        if scope["type"] == "http" and scope["method"] == "POST" and self._rpc is not None:
+        if scope["type"] == "http":
             path = scope["path"]
             root = scope.get("root_path", "")
             if root and path.startswith(root):
                 path = path[len(root):] or "/"
-            if path == self._rpc_path:
+            if path == self._rpc_path and scope["method"] == "POST" and self._rpc is not None:
                 scope["app"] = self
                 answer = await self._rpc.respond(scope, receive, send)
                 if answer is not None:
                     await write_sse(send, receive, answer.stream, answer.codec,
                                     jsonrpc_envelope(answer.rid))
+                return
+            if self._rest is not None and path not in self._own_paths:
+                scope["app"] = self
+                await self._rest(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
 
@@ -115,12 +127,12 @@ def lifespans(*apps: Starlette) -> Callable[[Any], AbstractAsyncContextManager[N
     return lifespan
 
 
-def _not_modified(request: Request, variant: CardVariant, last_modified: str) -> bool:
+def _not_modified(request: Request, etag: str, last_modified: str) -> bool:
     """RFC 9110 §13.1: If-None-Match (weak comparison) decides; else If-Modified-Since."""
     tags = request.headers.get("if-none-match")
     if tags is not None:
         wanted = {t.strip().removeprefix("W/") for t in tags.split(",")}
-        return "*" in wanted or variant.etag in wanted
+        return "*" in wanted or etag in wanted
     since = request.headers.get("if-modified-since")
     if since is None:
         return False
@@ -196,9 +208,11 @@ def create_app(
     card_cache = "public" if auth is None or auth.public_card else "private"
     card_headers = {"Cache-Control": f"{card_cache}, max-age=300",
                     "Last-Modified": server.last_modified}
+    # a request with A2A-Version: 1.x gets the card with v1.0's members only
+    card_headers["Vary"] = "A2A-Version"
     if server.per_request:
-        card_headers["Vary"] = ("Host, X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix"
-                                if trust_forwarded else "Host")
+        card_headers["Vary"] = ("Host, X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix, "
+                                if trust_forwarded else "Host, ") + "A2A-Version"
 
     async def card(request: Request) -> Response:
         try:
@@ -209,10 +223,12 @@ def create_app(
         denied = await card_gate(security, request)
         if denied is not None:
             return denied
-        headers = {**card_headers, "ETag": variant.etag}
-        if _not_modified(request, variant, server.last_modified):
+        raw = request.headers.get("a2a-version") or request.query_params.get("A2A-Version")
+        body, etag = variant.for_version(parse_version(raw) if raw else None)
+        headers = {**card_headers, "ETag": etag}
+        if _not_modified(request, etag, server.last_modified):
             return Response(status_code=304, headers=headers)
-        return Response(variant.body, media_type="application/json", headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
 
     async def health(request: Request) -> Response:
         # draining: the load balancer's health check fails, so it sends elsewhere
@@ -256,6 +272,15 @@ def create_app(
     ]
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
     app.rpc_route(path, rpc)
+
+    def card_of(scope: Any, headers: Any) -> tuple[Any, str]:
+        variant = server.variant(scope, headers)
+        return variant.card, variant.rpc_url
+
+    rest = RESTEndpoint(rpc.door, settings, card_of=card_of,
+                        tenant_header=auth.tenant_header if auth is not None else None,
+                        other_paths={path: ("POST",)})
+    app.rest_routes(rest, [r.path for r in routes if isinstance(r, Route)])
     app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine

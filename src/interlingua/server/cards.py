@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from email.utils import formatdate
 from typing import Any
 
+import msgspec
+
+from ..core.dialects.v1_0 import encode_card_v1
 from ..core.model import AgentCard, AgentInterface
 from .agent import Agent
 from .auth.runtime import Security
@@ -30,15 +33,32 @@ _FALLBACK_URL = "http://localhost:8000"
 
 
 class CardVariant:
-    """The card as rendered for one base URL: document, validators and RPC URL."""
+    """The card as rendered for one base URL: document, validators and RPC URL.
 
-    __slots__ = ("body", "card", "etag", "rpc_url")
+    ``body`` is the hybrid document every client generation reads; ``v1_body`` the
+    card with v1.0's members only, for a request that says ``A2A-Version: 1.x``."""
+
+    __slots__ = ("_v1", "body", "card", "etag", "rpc_url")
 
     def __init__(self, card: AgentCard, rpc_url: str, body: bytes) -> None:
         self.card = card
         self.rpc_url = rpc_url
         self.body = body
-        self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        self.etag = _etag(body)
+        self._v1: tuple[bytes, str] | None = None
+
+    def for_version(self, version: str | None) -> tuple[bytes, str]:
+        """(document, ETag) for a request of ``version`` (Major.Minor, None: no header)."""
+        if version is None or not version.startswith("1."):
+            return self.body, self.etag
+        if self._v1 is None:
+            body = msgspec.json.encode(encode_card_v1(self.card))
+            self._v1 = (body, _etag(body))
+        return self._v1
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
 #: rendered cards kept per base URL when they come from requests (each Host is one)
@@ -91,9 +111,12 @@ class A2AServer:
         path = self.settings.rpc_path
         path = path if path.startswith("/") else "/" + path
         rpc_url = base + "/" if path == "/" else base + path
+        # HTTP+JSON routes hang off the base URL: v1.0 at it, v0.3 under its /v1
         interfaces = [
             AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=base, binding="HTTP+JSON", protocol_version="1.0"),
             AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
+            AgentInterface(url=base, binding="HTTP+JSON", protocol_version="0.3"),
         ]
         card = self.agent.card(interfaces)
         if self.push is not None:

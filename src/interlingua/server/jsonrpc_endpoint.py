@@ -29,6 +29,7 @@ from ..core.errors import (
     InvalidRequest,
 )
 from .dispatch import FrontDoor, parse_version
+from .http_request import BodyTooLarge, extensions, read_body, version_of
 from .request_headers import RequestHeaders
 from .settings import ServerSettings
 from .sse_writer import Envelope, write_sse
@@ -83,10 +84,6 @@ def jsonrpc_envelope(rid: Any) -> Envelope:
     return Envelope(head + b',"result":', b"}", error)
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class JSONRPCEndpoint:
     """JSON-RPC framing in front of the front door: envelopes in, envelopes out."""
 
@@ -108,11 +105,8 @@ class JSONRPCEndpoint:
         headers = RequestHeaders(scope.get("headers", ()))
         limit = self.settings.max_body_bytes
         try:
-            length = headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > limit:
-                raise _TooLarge
-            body = await _read_body(receive, limit)
-        except _TooLarge:
+            body = await read_body(receive, limit, headers)
+        except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
             return None
@@ -158,7 +152,7 @@ class JSONRPCEndpoint:
         codec: Codec | None = None
         door = self.door
         try:
-            raw_version = headers.get("a2a-version") or _query_version(scope)
+            raw_version = version_of(scope, headers)
             version = parse_version(raw_version) if raw_version else None
             codec = await self._codec_for(req, version, scope, headers)
             door.check_version(codec.name, raw_version, version)
@@ -166,7 +160,7 @@ class JSONRPCEndpoint:
             streaming = req.method in codec.streaming_methods
             info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
                                 dialect=codec.name, streaming=streaming,
-                                extensions=_extensions(headers))
+                                extensions=extensions(headers))
             if streaming:
                 if in_batch:
                     raise InvalidRequest("Invalid Request: a streaming method cannot be batched")
@@ -227,7 +221,7 @@ class JSONRPCEndpoint:
                 (i for i in parsed.items if isinstance(i, jsonrpc.Request)), None)
             if req is not None:
                 rid = req.id if req.has_id else None
-                raw = headers.get("a2a-version") or _query_version(scope)
+                raw = version_of(scope, headers)
                 found = detect(req.method, req.params, strict=False,
                                header_version=parse_version(raw) if raw else None)
                 codec = get_codec(found.dialect or found.fallback)
@@ -273,43 +267,6 @@ def _id_from(exc: A2AError) -> Any:
         exc.data = None
         return data["id"]
     return None
-
-
-def _query_version(scope: Scope) -> str | None:
-    qs: bytes = scope.get("query_string", b"")
-    if not qs or (b"A2A-Version" not in qs and b"a2a-version" not in qs):
-        return None
-    from urllib.parse import parse_qsl
-
-    for k, v in parse_qsl(qs.decode("latin-1")):
-        if k.lower() == "a2a-version":
-            return v
-    return None
-
-
-def _extensions(headers: Mapping[str, str]) -> list[str]:
-    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
-    if not raw:
-        return []
-    return [e.strip() for e in raw.split(",") if e.strip()]
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        if chunk:
-            size += len(chunk)
-            if size > limit:
-                raise _TooLarge
-            chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def _send(send: Send, answer: _Answer) -> None:

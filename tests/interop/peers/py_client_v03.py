@@ -37,6 +37,7 @@ from a2a.types import (
     TaskQueryParams,
     TaskStatusUpdateEvent,
     TextPart,
+    TransportProtocol,
 )
 from pydriver import serve
 
@@ -140,12 +141,16 @@ def user_message(args: dict[str, Any]) -> Message:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
+    ap.add_argument("--binding", default="JSONRPC", help="JSONRPC or HTTP+JSON")
     opts = ap.parse_args()
 
     http = httpx.AsyncClient(timeout=30)
     card = await A2ACardResolver(http, opts.url).get_agent_card()
-    unary = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-    streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
+    transports = [TransportProtocol(opts.binding)]
+    unary = ClientFactory(ClientConfig(streaming=False, httpx_client=http,
+                                       supported_transports=transports)).create(card)
+    streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=http,
+                                           supported_transports=transports)).create(card)
 
     async def op_card(args: dict[str, Any]) -> Any:
         return norm_card(await A2ACardResolver(http, args.get("url") or opts.url).get_agent_card())

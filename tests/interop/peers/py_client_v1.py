@@ -142,6 +142,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
     ap.add_argument("--dialect", default="1.0")
+    ap.add_argument("--binding", default="JSONRPC", help="JSONRPC or HTTP+JSON")
     opts = ap.parse_args()
 
     http = httpx.AsyncClient(timeout=30)
@@ -150,8 +151,11 @@ async def main() -> None:
         keep = [i for i in card.supported_interfaces if i.protocol_version.startswith("0.3")]
         del card.supported_interfaces[:]
         card.supported_interfaces.extend(keep)
-    unary = ClientFactory(ClientConfig(streaming=False)).create(card)
-    streaming = ClientFactory(ClientConfig(streaming=True)).create(card)
+    bindings = [opts.binding]
+    unary = ClientFactory(ClientConfig(streaming=False,
+                                       supported_protocol_bindings=bindings)).create(card)
+    streaming = ClientFactory(ClientConfig(streaming=True,
+                                           supported_protocol_bindings=bindings)).create(card)
 
     async def op_card(args: dict[str, Any]) -> Any:
         fresh = await A2ACardResolver(http, args.get("url") or opts.url).get_agent_card()

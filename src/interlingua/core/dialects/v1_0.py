@@ -51,7 +51,7 @@ from . import _v1_wire as w
 from ._common import V03_ERROR_CLASSES, decode_params, each_in, field_in
 from .base import Codec, StreamItem
 
-__all__ = ["V1Codec", "decode_card_v1", "encode_card_v1"]
+__all__ = ["V1Codec", "decode_card_v1", "encode_card_v1", "encode_status"]
 
 _encoder = msgspec.json.Encoder()
 _any_decoder = msgspec.json.Decoder()
@@ -486,6 +486,18 @@ def _error_details(data: Any, reason: str) -> list[Any]:
             type_=w.ERROR_INFO_TYPE, reason=reason, domain=w.ERROR_DOMAIN, metadata=metadata or None
         )
     ]
+
+
+def encode_status(error: A2AError, http_status: int) -> bytes:
+    """``error`` as the ``google.rpc.Status`` JSON an HTTP+JSON answer carries:
+    ``{"error": {code, status, message, details: [ErrorInfo]}}``, ``code`` being
+    the HTTP status (AIP-193, as v1.0's HTTP+JSON binding uses it)."""
+    return _encoder.encode({"error": {
+        "code": http_status,
+        "status": error.grpc_status,
+        "message": error.message,
+        "details": _error_details(error.data, error.reason),
+    }})
 
 
 def _error_in(error: Any) -> A2AError:

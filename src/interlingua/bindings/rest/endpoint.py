@@ -1,0 +1,369 @@
+"""The HTTP+JSON endpoint, as a plain ASGI callable: framing only.
+
+A request's route names its operation and its dialect (``routes.py``); the path's
+ids, the query and the body become the params of that operation, which the
+dialect's codec decodes exactly as it decodes JSON-RPC params (v1.0's ProtoJSON
+codec serves both bindings). Everything between the framing and the engine
+(authentication, tenant, ``RequestInfo``, version check, streaming capability) is
+the front door's (``server/dispatch.py``), as for JSON-RPC. Answers are the
+codec's encodings; streams are SSE with bare ``StreamResponse`` objects as data,
+with the event ids, ``Last-Event-ID`` replay and heartbeats of JSON-RPC streams.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+import msgspec
+
+from ...core.calls import Call, DeletePushConfig, GetExtendedCard
+from ...core.dialects import Codec, get_codec
+from ...core.errors import (
+    A2AError,
+    ContentTypeNotSupported,
+    ExtendedCardNotConfigured,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+)
+from ...core.model import AgentCard
+from ...server.dispatch import FrontDoor, parse_version
+from ...server.http_request import BodyTooLarge, extensions, read_body, version_of
+from ...server.request_headers import RequestHeaders
+from ...server.settings import ServerSettings
+from ...server.sse_writer import Envelope, write_sse
+from ...server.streams import Stream
+from .errors import MethodNotAllowed, error_body, http_status
+from .routes import Match, NoRoute, match
+
+__all__ = ["RESTEndpoint"]
+
+log = logging.getLogger("interlingua.server")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+#: the caller's card and the JSON-RPC URL it names, for ``GET /v1/card``
+CardOf = Callable[[Scope, Mapping[str, str]], tuple[AgentCard, str]]
+
+_CONTENT_TYPE = {"1.0": b"application/a2a+json", "0.3": b"application/json"}
+_any = msgspec.json.Decoder()
+_encode = msgspec.json.encode
+
+# query parameters per operation: name -> kind ("int", "bool", "str")
+_QUERY: dict[str, dict[str, str]] = {
+    "GetTask": {"historyLength": "int"},
+    "ListTasks": {"contextId": "str", "status": "str", "pageSize": "int", "pageToken": "str",
+                  "historyLength": "int", "statusTimestampAfter": "str",
+                  "includeArtifacts": "bool"},
+    "ListTaskPushNotificationConfigs": {"pageSize": "int", "pageToken": "str"},
+    "tasks/get": {"historyLength": "int"},
+}
+# the snake_case proto names are read too, as ProtoJSON parsers read them
+_SNAKE = {"history_length": "historyLength", "context_id": "contextId", "page_size": "pageSize",
+          "page_token": "pageToken", "status_timestamp_after": "statusTimestampAfter",
+          "include_artifacts": "includeArtifacts"}
+_BOOLS = {"true": True, "1": True, "false": False, "0": False}
+
+
+class _Answer:
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+
+class _StreamAnswer:
+    __slots__ = ("codec", "envelope", "stream")
+
+    def __init__(self, codec: Codec, envelope: Envelope, stream: Stream) -> None:
+        self.codec = codec
+        self.envelope = envelope
+        self.stream = stream
+
+
+def _error_event(dialect: str) -> Callable[[Codec, A2AError], bytes]:
+    def error(codec: Codec, err: A2AError) -> bytes:
+        return error_body(err, dialect, http_status(err, dialect))
+
+    return error
+
+
+#: stream items are the bare StreamResponse objects; errors the binding's error bodies
+_ENVELOPES = {d: Envelope(b"", b"", _error_event(d)) for d in ("1.0", "0.3")}
+
+
+class RESTEndpoint:
+    """HTTP+JSON framing in front of the front door."""
+
+    def __init__(self, door: FrontDoor, settings: ServerSettings, *,
+                 card_of: CardOf | None = None,
+                 tenant_header: str | None = None,
+                 other_paths: Mapping[str, tuple[str, ...]] | None = None) -> None:
+        self.door = door
+        self.settings = settings
+        self.card_of = card_of
+        self.tenant_header = tenant_header.lower() if tenant_header else None
+        #: paths the app serves otherwise (the JSON-RPC URL): a wrong verb there is 405
+        self.other_paths = dict(other_paths or {})
+        self.codecs: dict[str, Codec] = {"1.0": get_codec("1.0")}
+        from ...core.dialects.v0_3_protojson import V03ProtoJSONCodec
+
+        self.codecs["0.3"] = V03ProtoJSONCodec()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = await self.respond(scope, receive, send)
+        if answer is not None:
+            await write_sse(send, receive, answer.stream, answer.codec, answer.envelope)
+
+    async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
+        """Answer the request, or return the stream that answers it (written by the
+        caller once this frame is gone)."""
+        await self.door.ensure_started()
+        headers = RequestHeaders(scope.get("headers", ()))
+        path = _path_of(scope)
+        raw_version = version_of(scope, headers)
+        version = parse_version(raw_version) if raw_version else None
+        method = scope["method"]
+        try:
+            route = match(method, path, version=version)
+        except NoRoute as exc:
+            await _send(send, self._no_route(method, path, exc))
+            return None
+        dialect = route.dialect
+        limit = self.settings.max_body_bytes
+        try:
+            body = await read_body(receive, limit, headers)
+        except BodyTooLarge:
+            err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
+            await _send(send, self._error(err, dialect, 413))
+            return None
+        try:
+            # Authenticated (and rate-limited) before anything is dispatched.
+            await self.door.admit(scope, headers)
+        except A2AError as exc:
+            await _send(send, self._error(exc, dialect))
+            return None
+        try:
+            answer = await self._handle(route, body, headers, scope, raw_version, version)
+        except A2AError as exc:
+            answer = self._error(exc, dialect)
+        except Exception:
+            log.exception("internal error handling %s %s", method, path)
+            answer = self._error(InternalError(), dialect)
+        if isinstance(answer, _StreamAnswer):
+            return answer
+        await _send(send, answer)
+        return None
+
+    async def _handle(self, route: Match, body: bytes, headers: Mapping[str, str], scope: Scope,
+                      raw_version: str | None, version: str | None) -> _Answer | _StreamAnswer:
+        door = self.door
+        dialect = route.dialect
+        codec = self.codecs[dialect]
+        if not _blank(body):
+            _check_content_type(headers.get("content-type"))
+        door.check_version(dialect, raw_version, version)
+        call = codec.decode_call(route.op, self._params(route, body, scope))
+        tenant = self._tenant(route, call, headers)
+        info = door.request(scope, headers, tenant=tenant, dialect=dialect,
+                            streaming=route.streaming, extensions=extensions(headers))
+        if route.streaming:
+            stream = await door.stream(call, info, headers.get("last-event-id"))
+            return _StreamAnswer(codec, _ENVELOPES[dialect], stream)
+        if dialect == "0.3" and isinstance(call, GetExtendedCard):
+            return await self._v03_card(call, info, scope, headers)
+        result = await door.call(call, info)
+        if isinstance(call, DeletePushConfig):
+            out = b"{}"  # google.protobuf.Empty
+        else:
+            out = codec.encode_result(call, result)
+        return _Answer(200, out, [(b"content-type", _CONTENT_TYPE[dialect])])
+
+    # ------------------------------------------------------------------ params
+
+    def _params(self, route: Match, body: bytes, scope: Scope) -> bytes:
+        """The params of the route's operation, as the codec reads them."""
+        op = route.op
+        if op in ("SendMessage", "SendStreamingMessage", "message/send", "message/stream"):
+            if _blank(body):
+                raise InvalidParams("Invalid params: the request body must hold the message")
+            return body
+        doc: dict[str, Any] = {}
+        if op in ("CancelTask", "CreateTaskPushNotificationConfig", "tasks/cancel",
+                  "tasks/pushNotificationConfig/set") and not _blank(body):
+            doc = _object(body)
+        kinds = _QUERY.get(op)
+        if kinds:
+            doc.update(_query(scope, kinds))
+        if route.dialect == "1.0":
+            if op in ("GetTask", "CancelTask", "SubscribeToTask"):
+                _put(doc, "id", route.task_id)
+            elif route.task_id is not None:
+                _put(doc, "taskId", route.task_id)
+                if route.config_id is not None:
+                    _put(doc, "id", route.config_id)
+        else:
+            if op == "tasks/pushNotificationConfig/set":
+                doc["taskId"] = route.task_id
+            elif route.task_id is not None:
+                doc["id"] = route.task_id
+                if route.config_id is not None:
+                    doc["pushNotificationConfigId"] = route.config_id
+        return _encode(doc)
+
+    def _tenant(self, route: Match, call: Call, headers: Mapping[str, str]) -> str | None:
+        """The tenant of the call: the path's, the body's and the tenant header's must
+        agree where given."""
+        given = getattr(call, "tenant", None)
+        path = route.tenant
+        if path is None:
+            return given
+        if given and given != path:
+            raise InvalidParams(f"Invalid params: the body's tenant {given!r} is not the "
+                                f"path's tenant {path!r}")
+        if self.tenant_header:
+            header = headers.get(self.tenant_header)
+            if header and header != path:
+                raise InvalidParams(f"Invalid params: the {self.tenant_header} header says "
+                                    f"tenant {header!r}, the path {path!r}")
+        if hasattr(call, "tenant"):
+            call.tenant = path
+        return path
+
+    # ---------------------------------------------------------------- answers
+
+    async def _v03_card(self, call: GetExtendedCard, info: Any, scope: Scope,
+                  headers: Mapping[str, str]) -> _Answer:
+        """``GET /v1/card``: the caller's extended card, else the public one, as a v0.3
+        card document (what v0.3 clients read there)."""
+        from ...core.dialects.v0_3 import encode_card_v03
+
+        if self.card_of is None:
+            raise MethodNotFound("Method not found: no card here")
+        card, rpc_url = self.card_of(scope, headers)
+        try:
+            found = await self.door.call(call, info)
+        except ExtendedCardNotConfigured:
+            found = None
+        if isinstance(found, AgentCard):
+            card = found
+        return _Answer(200, _encode(encode_card_v03(card, jsonrpc_url=rpc_url)),
+                       [(b"content-type", b"application/json")])
+
+    def _error(self, exc: A2AError, dialect: str, status: int | None = None) -> _Answer:
+        headers: list[tuple[bytes, bytes]] = []
+        if status is None:
+            refused = self.door.refusal(exc)
+            if refused is not None:  # 401 / 403 / 429 / 503 with their headers
+                status, headers = refused[0], list(refused[1])
+            else:
+                status = http_status(exc, dialect)
+        headers.append((b"content-type", _CONTENT_TYPE[dialect]))
+        return _Answer(status, error_body(exc, dialect, status), headers)
+
+    def _no_route(self, method: str, path: str, exc: NoRoute) -> _Answer:
+        dialect = "0.3" if path.startswith("/v1/") else "1.0"
+        allowed = exc.allowed or self.other_paths.get(path, ())
+        if allowed:
+            err: A2AError = MethodNotAllowed(
+                f"Method not allowed: {method} {path} (allowed: {', '.join(allowed)})")
+            answer = self._error(err, dialect, 405)
+            answer.headers.append((b"allow", ", ".join(allowed).encode()))
+            return answer
+        return self._error(MethodNotFound(f"Not found: no A2A route {method} {path}"),
+                           dialect, 404)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _path_of(scope: Scope) -> str:
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):] or "/"
+    return path
+
+
+def _blank(body: bytes) -> bool:
+    """No body, or only whitespace (read without copying the body)."""
+    return not body or body.isspace()
+
+
+def _check_content_type(value: str | None) -> None:
+    if value is None:
+        return
+    media = value.split(";", 1)[0].strip().lower()
+    if media in ("application/json", "application/a2a+json", "") or media.endswith("+json"):
+        return
+    raise ContentTypeNotSupported(
+        f"Content-Type {media!r} is not supported; send application/a2a+json or "
+        "application/json")
+
+
+def _object(body: bytes) -> dict[str, Any]:
+    try:
+        doc = _any.decode(body)
+    except msgspec.DecodeError:
+        raise ParseError("Parse error: the body is not valid JSON") from None
+    except RecursionError:
+        raise InvalidParams("Invalid params: the body is nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise InvalidParams("Invalid params: the body must be a JSON object")
+    return doc
+
+
+def _put(doc: dict[str, Any], name: str, value: str | None) -> None:
+    """The path's id, which a body that names one must agree with."""
+    given = doc.get(name)
+    if given not in (None, "", value):
+        raise InvalidParams(f"Invalid params: the body's {name} {given!r} is not the "
+                            f"path's {value!r}")
+    doc[name] = value
+
+
+def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
+    qs: bytes = scope.get("query_string", b"")
+    out: dict[str, Any] = {}
+    if not qs:
+        return out
+    try:
+        pairs = parse_qsl(qs.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        raise InvalidParams("Invalid params: the query string is not UTF-8") from None
+    for raw_name, value in pairs:
+        name = _SNAKE.get(raw_name, raw_name)
+        kind = kinds.get(name)
+        if kind is None:
+            continue  # not a parameter of this operation (A2A-Version, a cache buster …)
+        if kind == "int":
+            v = value.strip()
+            if not (v.lstrip("-").isascii() and v.lstrip("-").isdigit()) or len(v) > 12:
+                raise InvalidParams(
+                    f"Invalid params: query parameter {raw_name} must be an integer, "
+                    f"got {value[:40]!r}")
+            out[name] = int(v)
+        elif kind == "bool":
+            b = _BOOLS.get(value.strip().lower())
+            if b is None:
+                raise InvalidParams(
+                    f"Invalid params: query parameter {raw_name} must be true or false, "
+                    f"got {value[:40]!r}")
+            out[name] = b
+        else:
+            out[name] = value
+    return out
+
+
+async def _send(send: Send, answer: _Answer) -> None:
+    headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body})

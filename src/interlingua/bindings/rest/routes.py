@@ -1,0 +1,148 @@
+"""The HTTP+JSON route tables of v1.0 and v0.3, and matching a request against them.
+
+Pure: a method and a path in, the operation (named by its JSON-RPC method in the
+dialect whose codec reads it), the path's variables and the tenant out.
+
+v1.0 routes (DIALECTS.md §g.1) sit at the root and again under ``/{tenant}``; v0.3
+routes (§g.2) under ``/v1``. The fixed top-level names win: a first path segment
+that is ``v1``, ``tasks``, ``message:send``, ``message:stream``,
+``extendedAgentCard`` or ``.well-known`` is never a tenant (so ``v1`` cannot be
+one, §i.29); any other first segment in front of a v1.0 route is the tenant.
+A v0.3 route asked for with ``A2A-Version: 1.x`` is read as the v1.0 route under
+a ``/v1`` base path (§h.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+__all__ = ["RESERVED", "Match", "NoRoute", "match"]
+
+#: first path segments that are routes, never tenants
+RESERVED = frozenset({"v1", "tasks", "message:send", "message:stream", "extendedAgentCard",
+                      ".well-known"})
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A matched route: ``dialect`` is "1.0" or "0.3"; ``op`` the operation's JSON-RPC
+    method in that dialect; ``task_id``/``config_id`` from the path."""
+
+    dialect: str
+    op: str
+    task_id: str | None = None
+    config_id: str | None = None
+    tenant: str | None = None
+
+    @property
+    def streaming(self) -> bool:
+        return self.op in _STREAMING
+
+
+_STREAMING = frozenset({"SendStreamingMessage", "SubscribeToTask", "message/stream",
+                        "tasks/resubscribe"})
+
+
+class NoRoute(Exception):
+    """No route: ``allowed`` empty means 404; else the path exists for those methods (405)."""
+
+    def __init__(self, path: str, allowed: tuple[str, ...] = ()) -> None:
+        super().__init__(path)
+        self.path = path
+        self.allowed = allowed
+
+
+# (segments after the prefix, as a pattern) -> {HTTP method: operation}
+# "{id}" is a task id, "{cid}" a push config id; "{id}:verb" a task id with a verb.
+_V1: dict[tuple[str, ...], dict[str, str]] = {
+    ("message:send",): {"POST": "SendMessage"},
+    ("message:stream",): {"POST": "SendStreamingMessage"},
+    ("tasks",): {"GET": "ListTasks"},
+    ("tasks", "{id}"): {"GET": "GetTask"},
+    ("tasks", "{id}:cancel"): {"POST": "CancelTask"},
+    # the proto says GET, the spec's prose POST: both (§i.8)
+    ("tasks", "{id}:subscribe"): {"GET": "SubscribeToTask", "POST": "SubscribeToTask"},
+    ("tasks", "{id}", "pushNotificationConfigs"): {
+        "POST": "CreateTaskPushNotificationConfig", "GET": "ListTaskPushNotificationConfigs"},
+    ("tasks", "{id}", "pushNotificationConfigs", "{cid}"): {
+        "GET": "GetTaskPushNotificationConfig", "DELETE": "DeleteTaskPushNotificationConfig"},
+    ("extendedAgentCard",): {"GET": "GetExtendedAgentCard"},
+}
+
+_V03: dict[tuple[str, ...], dict[str, str]] = {
+    ("message:send",): {"POST": "message/send"},
+    ("message:stream",): {"POST": "message/stream"},
+    ("tasks", "{id}"): {"GET": "tasks/get"},
+    ("tasks", "{id}:cancel"): {"POST": "tasks/cancel"},
+    ("tasks", "{id}:subscribe"): {"GET": "tasks/resubscribe", "POST": "tasks/resubscribe"},
+    ("tasks", "{id}", "pushNotificationConfigs"): {
+        "POST": "tasks/pushNotificationConfig/set", "GET": "tasks/pushNotificationConfig/list"},
+    # the v0.3.0 proto's create route says ``task/*`` (§i.9): both spellings
+    ("task", "{id}", "pushNotificationConfigs"): {"POST": "tasks/pushNotificationConfig/set"},
+    ("tasks", "{id}", "pushNotificationConfigs", "{cid}"): {
+        "GET": "tasks/pushNotificationConfig/get",
+        "DELETE": "tasks/pushNotificationConfig/delete"},
+    ("card",): {"GET": "agent/getAuthenticatedExtendedCard"},
+}
+
+
+def _find(table: dict[tuple[str, ...], dict[str, str]],
+          segs: list[str]) -> tuple[dict[str, str], str | None, str | None] | None:
+    """The methods of the pattern ``segs`` fits, with the task and config ids."""
+    n = len(segs)
+    if n == 0:
+        return None
+    head = segs[0]
+    if n == 1:
+        found = table.get((head,))
+        return (found, None, None) if found is not None else None
+    if head not in ("tasks", "task"):
+        return None
+    second = segs[1]
+    if n == 2:
+        task_id, colon, verb = second.rpartition(":")
+        if colon and verb in ("cancel", "subscribe") and task_id:
+            found = table.get((head, "{id}:" + verb))
+            return (found, task_id, None) if found is not None else None
+        found = table.get((head, "{id}"))
+        return (found, second, None) if found is not None and second else None
+    if segs[2] != "pushNotificationConfigs" or not second or n > 4:
+        return None
+    if n == 3:
+        found = table.get((head, "{id}", "pushNotificationConfigs"))
+        return (found, second, None) if found is not None else None
+    found = table.get((head, "{id}", "pushNotificationConfigs", "{cid}"))
+    return (found, second, segs[3]) if found is not None and segs[3] else None
+
+
+def match(method: str, path: str, *, version: str | None = None) -> Match:
+    """The route of ``method`` ``path``; raises ``NoRoute``. ``version`` is the
+    request's ``A2A-Version`` as Major.Minor (None when absent)."""
+    raw = path.split("/")
+    if raw and raw[0] == "":
+        raw = raw[1:]
+    if raw and raw[-1] == "" and len(raw) > 1:
+        raw = raw[:-1]  # one trailing slash is forgiven
+    segs = [unquote(s) for s in raw]
+    if any(s == "" for s in segs):
+        raise NoRoute(path)
+    tenant = None
+    if segs and segs[0] == "v1":
+        if version is not None and version.startswith("1."):
+            table, dialect = _V1, "1.0"  # a v1.0 interface under a /v1 base path
+        else:
+            table, dialect = _V03, "0.3"
+        segs = segs[1:]
+    else:
+        table, dialect = _V1, "1.0"
+        if segs and segs[0] not in RESERVED and len(segs) > 1:
+            tenant, segs = segs[0], segs[1:]
+    found = _find(table, segs)
+    if found is None:
+        raise NoRoute(path)
+    methods, task_id, config_id = found
+    op = methods.get(method)
+    if op is None:
+        raise NoRoute(path, tuple(sorted(methods)))
+    return Match(dialect, op, task_id, config_id, tenant)

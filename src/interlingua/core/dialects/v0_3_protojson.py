@@ -1,0 +1,459 @@
+"""v0.3-ProtoJSON: the v0.3.0 proto's objects (``a2a.v1``) as ProtoJSON, the bodies of
+v0.3 HTTP+JSON (``/v1/…``) and of v0.3 gRPC (DIALECTS.md §b, ``v0.3-PJ``; seed 001).
+
+They are v0.3's objects, told apart from its JSON-RPC ones by ProtoJSON's rules
+rather than by spelling alone: messages carry ``content``, roles and states are
+enum names (``ROLE_USER``, ``TASK_STATE_CANCELLED``), a file part nests
+``fileWithUri``/``fileWithBytes``, a data part wraps its object (``{"data": {"data":
+…}}``), nothing has a ``kind`` (a send answers ``{"task": …}`` or ``{"message": …}``,
+a stream item names its member), and a push config is named by resource
+(``tasks/{id}/pushNotificationConfigs/{cid}``). So this codec does not add a table
+to the family: it respells documents between the two renderings and leaves every
+conversion and check to the v0.3 family codec. A request is read once generically,
+respelt, and decoded by the family's typed reader; an answer is the family's
+encoding respelt. Only members the v0.3 proto has are written, since protobuf
+readers refuse unknown ones (a message's ``referenceTaskIds`` is left out).
+
+Reading is lenient as ProtoJSON readers are: snake_case proto names, enum
+numbers, ``parts`` for ``content``, ``request`` for ``message`` (the SDK's compat
+clients send the proto field name). ``blocking``: proto3 cannot tell an absent
+``false`` from a missing member, so in a ``configuration`` that is present an
+absent ``blocking`` is ``false``, as the SDK's REST server reads it; without a
+``configuration`` the send blocks (§i.31).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .. import calls as c
+from ..errors import A2AError, InvalidAgentResponse, InvalidParams, ParseError
+from .base import Codec, StreamItem
+from .v0_3 import V03Codec
+
+__all__ = ["V03ProtoJSONCodec"]
+
+_any = msgspec.json.Decoder()
+_encode = msgspec.json.encode
+
+_ROLE_IN = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent",
+            "user": "user", "agent": "agent"}
+_ROLE_OUT = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+_STATE_OUT = {
+    "submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
+    "input-required": "TASK_STATE_INPUT_REQUIRED", "completed": "TASK_STATE_COMPLETED",
+    "canceled": "TASK_STATE_CANCELLED", "failed": "TASK_STATE_FAILED",
+    "rejected": "TASK_STATE_REJECTED", "auth-required": "TASK_STATE_AUTH_REQUIRED",
+    "unknown": "TASK_STATE_UNSPECIFIED",
+}
+# snake_case proto names -> JSON names
+_CAMEL = {
+    "message_id": "messageId", "context_id": "contextId", "task_id": "taskId",
+    "artifact_id": "artifactId", "mime_type": "mimeType", "file_with_uri": "fileWithUri",
+    "file_with_bytes": "fileWithBytes", "last_chunk": "lastChunk",
+    "accepted_output_modes": "acceptedOutputModes", "push_notification": "pushNotification",
+    "history_length": "historyLength", "push_notification_config": "pushNotificationConfig",
+    "config_id": "configId", "status_update": "statusUpdate",
+    "artifact_update": "artifactUpdate", "msg": "message",
+}
+
+# members each object may carry in the v0.3 proto, in its JSON names
+_MESSAGE_OUT = ("messageId", "contextId", "taskId", "role", "content", "metadata",
+                "extensions")
+_ARTIFACT_OUT = ("artifactId", "name", "description", "parts", "metadata", "extensions")
+
+
+def _camel(doc: dict[str, Any]) -> dict[str, Any]:
+    return {_CAMEL.get(k, k): v for k, v in doc.items()}
+
+
+# --------------------------------------------------------------------- respelling in
+
+
+def _part_in(p: Any) -> Any:
+    if not isinstance(p, dict) or "kind" in p:
+        return p
+    p = _camel(p)
+    out: dict[str, Any] = {}
+    if "metadata" in p:
+        out["metadata"] = p["metadata"]
+    if "text" in p:
+        out.update(kind="text", text=p["text"])
+    elif "file" in p:
+        f = p["file"]
+        if isinstance(f, dict):
+            f = _camel(f)
+            file: dict[str, Any] = {}
+            if "fileWithUri" in f:
+                file["uri"] = f["fileWithUri"]
+            if "fileWithBytes" in f:
+                file["bytes"] = f["fileWithBytes"]
+            for k in ("uri", "bytes", "mimeType", "name"):
+                if k in f:
+                    file.setdefault(k, f[k])
+            f = file
+        out.update(kind="file", file=f)
+    elif "data" in p:
+        d = p["data"]
+        if isinstance(d, dict) and set(d) == {"data"}:
+            d = d["data"]  # DataPart wraps its Struct
+        out.update(kind="data", data=d)
+    else:
+        return p  # no member: the family reader names the fault
+    return out
+
+
+def _message_in(doc: Any) -> Any:
+    if not isinstance(doc, dict):
+        return doc
+    doc = _camel(doc)
+    out: dict[str, Any] = {"kind": "message"}
+    for k, v in doc.items():
+        if k == "content" or (k == "parts" and "content" not in doc):
+            out["parts"] = [_part_in(p) for p in v] if isinstance(v, list) else v
+        elif k == "role":
+            out["role"] = _ROLE_IN.get(v, v) if not isinstance(v, bool) else v
+        elif k not in ("parts", "kind"):
+            out[k] = v
+    return out
+
+
+def _push_in(doc: Any) -> Any:
+    return _camel(doc) if isinstance(doc, dict) else doc
+
+
+def _send_in(doc: dict[str, Any]) -> dict[str, Any]:
+    doc = _camel(doc)
+    message = doc.get("message", doc.get("request"))
+    out: dict[str, Any] = {"message": _message_in(message)}
+    conf = doc.get("configuration")
+    if isinstance(conf, dict):
+        conf = _camel(conf)
+        config: dict[str, Any] = {"blocking": False}  # proto3: absent is false
+        for k, v in conf.items():
+            if k == "pushNotification":
+                config["pushNotificationConfig"] = _push_in(v)
+            else:
+                config[k] = v
+        out["configuration"] = config
+    elif conf is not None:
+        out["configuration"] = conf
+    if "metadata" in doc:
+        out["metadata"] = doc["metadata"]
+    return out
+
+
+def _ids_of(name: Any) -> tuple[str | None, str | None]:
+    """``tasks/{id}/pushNotificationConfigs/{cid}`` -> (id, cid)."""
+    if not isinstance(name, str):
+        return None, None
+    segs = name.split("/")
+    task = segs[1] if len(segs) >= 2 and segs[0] in ("tasks", "task") else None
+    config = segs[3] if len(segs) == 4 and segs[2] == "pushNotificationConfigs" else None
+    return task or None, config or None
+
+
+def _push_set_in(doc: dict[str, Any]) -> dict[str, Any]:
+    """A ``TaskPushNotificationConfig`` (the route's body) or the whole
+    ``CreateTaskPushNotificationConfigRequest`` (what v0.3 SDK clients post)."""
+    doc = _camel(doc)
+    task_id = doc.get("taskId")
+    config_id = doc.get("configId") or None
+    inner = doc.get("config")
+    if isinstance(inner, dict):
+        parent_task, _ = _ids_of(doc.get("parent"))
+        task_id = task_id or parent_task
+        doc = _camel(inner)
+    named_task, named_config = _ids_of(doc.get("name"))
+    task_id = task_id or named_task
+    push = _push_in(doc.get("pushNotificationConfig"))
+    if isinstance(push, dict) and not push.get("id") and (config_id or named_config):
+        push = {**push, "id": config_id or named_config}
+    return {"taskId": task_id, "pushNotificationConfig": push}
+
+
+_STATE_IN: dict[Any, str] = {v: k for k, v in {
+    "submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
+    "input-required": "TASK_STATE_INPUT_REQUIRED", "completed": "TASK_STATE_COMPLETED",
+    "canceled": "TASK_STATE_CANCELLED", "failed": "TASK_STATE_FAILED",
+    "rejected": "TASK_STATE_REJECTED", "auth-required": "TASK_STATE_AUTH_REQUIRED",
+    "unknown": "TASK_STATE_UNSPECIFIED"}.items()}
+_STATE_IN.update({"TASK_STATE_CANCELED": "canceled", 0: "unknown", 1: "submitted",
+                  2: "working", 3: "completed", 4: "failed", 5: "canceled",
+                  6: "input-required", 7: "rejected", 8: "auth-required"})
+
+
+def _status_in(s: Any) -> Any:
+    if not isinstance(s, dict):
+        return s
+    s = _camel(s)
+    state = s.get("state", 0)
+    out: dict[str, Any] = {"state": _STATE_IN.get(state, state)
+                           if not isinstance(state, bool) else state}
+    if s.get("message") is not None:
+        out["message"] = _message_in(s["message"])
+    if "timestamp" in s:
+        out["timestamp"] = s["timestamp"]
+    return out
+
+
+def _artifact_in(a: Any) -> Any:
+    if not isinstance(a, dict):
+        return a
+    a = _camel(a)
+    parts = a.get("parts")
+    return {**a, "parts": [_part_in(p) for p in parts] if isinstance(parts, list) else parts}
+
+
+def _task_in(t: Any) -> Any:
+    if not isinstance(t, dict):
+        return t
+    t = _camel(t)
+    out = {**t, "kind": "task", "status": _status_in(t.get("status"))}
+    if isinstance(t.get("artifacts"), list):
+        out["artifacts"] = [_artifact_in(a) for a in t["artifacts"]]
+    if isinstance(t.get("history"), list):
+        out["history"] = [_message_in(m) for m in t["history"]]
+    return out
+
+
+def _item_in(doc: Any) -> Any:
+    """A ``StreamResponse`` / ``SendMessageResponse`` -> the v0.3 JSON-RPC object."""
+    if not isinstance(doc, dict):
+        return doc
+    doc = _camel(doc)
+    if "task" in doc:
+        return _task_in(doc["task"])
+    if "message" in doc:
+        return _message_in(doc["message"])
+    if isinstance(doc.get("statusUpdate"), dict):
+        ev = _camel(doc["statusUpdate"])
+        return {**ev, "kind": "status-update", "status": _status_in(ev.get("status")),
+                "final": bool(ev.get("final"))}
+    if isinstance(doc.get("artifactUpdate"), dict):
+        ev = _camel(doc["artifactUpdate"])
+        return {**ev, "kind": "artifact-update", "artifact": _artifact_in(ev.get("artifact"))}
+    return doc
+
+
+def _push_result_in(doc: Any) -> Any:
+    if not isinstance(doc, dict):
+        return doc
+    doc = _camel(doc)
+    task_id, _ = _ids_of(doc.get("name"))
+    return {"taskId": task_id or "", "pushNotificationConfig": _push_in(
+        doc.get("pushNotificationConfig"))}
+
+
+# -------------------------------------------------------------------- respelling out
+
+
+def _part_out(p: Any) -> Any:
+    if not isinstance(p, dict):
+        return p
+    kind = p.get("kind")
+    out: dict[str, Any] = {}
+    if kind == "text":
+        out["text"] = p.get("text", "")
+    elif kind == "file":
+        f = p.get("file") or {}
+        file: dict[str, Any] = {}
+        if "uri" in f:
+            file["fileWithUri"] = f["uri"]
+        elif "bytes" in f:
+            file["fileWithBytes"] = f["bytes"]
+        if "mimeType" in f:
+            file["mimeType"] = f["mimeType"]
+        if "name" in f:
+            file["name"] = f["name"]
+        out["file"] = file
+    elif kind == "data":
+        out["data"] = {"data": p.get("data")}
+    if "metadata" in p:
+        out["metadata"] = p["metadata"]
+    return out
+
+
+def _message_out(m: Any) -> Any:
+    if not isinstance(m, dict):
+        return m
+    out: dict[str, Any] = {}
+    for k in _MESSAGE_OUT:
+        if k == "content":
+            out["content"] = [_part_out(p) for p in m.get("parts", [])]
+        elif k == "role":
+            out["role"] = _ROLE_OUT.get(m.get("role", ""), "ROLE_UNSPECIFIED")
+        elif k in m:
+            out[k] = m[k]
+    return out
+
+
+def _status_out(s: Any) -> Any:
+    if not isinstance(s, dict):
+        return s
+    out: dict[str, Any] = {"state": _STATE_OUT.get(s.get("state", ""), "TASK_STATE_UNSPECIFIED")}
+    if s.get("message") is not None:
+        out["message"] = _message_out(s["message"])
+    if "timestamp" in s:
+        out["timestamp"] = s["timestamp"]
+    return out
+
+
+def _artifact_out(a: Any) -> Any:
+    if not isinstance(a, dict):
+        return a
+    out = {k: a[k] for k in _ARTIFACT_OUT if k in a}
+    out["parts"] = [_part_out(p) for p in a.get("parts", [])]
+    return out
+
+
+def _task_out(t: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": t.get("id"), "contextId": t.get("contextId"),
+                           "status": _status_out(t.get("status"))}
+    if t.get("artifacts"):
+        out["artifacts"] = [_artifact_out(a) for a in t["artifacts"]]
+    if t.get("history"):
+        out["history"] = [_message_out(m) for m in t["history"]]
+    if "metadata" in t:
+        out["metadata"] = t["metadata"]
+    return out
+
+
+def _item_out(doc: Any) -> dict[str, Any]:
+    """A v0.3 JSON-RPC result/stream item -> a ``StreamResponse`` (its member named)."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if kind == "task":
+        return {"task": _task_out(doc)}
+    if kind == "message":
+        return {"message": _message_out(doc)}
+    if kind == "status-update":
+        ev = {k: doc[k] for k in ("taskId", "contextId") if k in doc}
+        ev["status"] = _status_out(doc.get("status"))
+        ev["final"] = bool(doc.get("final"))
+        if "metadata" in doc:
+            ev["metadata"] = doc["metadata"]
+        return {"statusUpdate": ev}
+    if kind == "artifact-update":
+        ev = {k: doc[k] for k in ("taskId", "contextId", "append", "lastChunk", "metadata")
+              if k in doc}
+        ev["artifact"] = _artifact_out(doc.get("artifact"))
+        return {"artifactUpdate": ev}
+    raise InvalidAgentResponse(f"not a v0.3 stream item: {kind!r}")
+
+
+def _push_out(doc: dict[str, Any]) -> dict[str, Any]:
+    push = doc.get("pushNotificationConfig") or {}
+    name = f"tasks/{doc.get('taskId')}/pushNotificationConfigs/{push.get('id', '')}"
+    return {"name": name, "pushNotificationConfig": push}
+
+
+# ----------------------------------------------------------------------------- codec
+
+
+class V03ProtoJSONCodec(Codec):
+    """v0.3 objects in ProtoJSON, over the v0.3 family codec. Its ``methods`` are the
+    v0.3 JSON-RPC method names, by which bindings name its operations."""
+
+    name = "0.3-pj"
+    family = V03Codec()
+    methods = family.methods
+    streaming_methods = family.streaming_methods
+
+    def decode_call(self, method: str, params: bytes | None) -> c.Call:
+        if method in ("message/send", "message/stream", "tasks/pushNotificationConfig/set"):
+            doc = _read(params)
+            respelt = _send_in(doc) if method != "tasks/pushNotificationConfig/set" \
+                else _push_set_in(doc)
+            params = _encode(respelt)
+        return self.family.decode_call(method, params)
+
+    def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        doc = _any.decode(self.family.encode_result(call, result))
+        if isinstance(call, c.SendMessage):
+            return _encode(_item_out(doc))
+        if isinstance(call, c.GetTask | c.CancelTask):
+            return _encode(_task_out(doc))
+        if isinstance(call, c.SetPushConfig | c.GetPushConfig):
+            return _encode(_push_out(doc))
+        if isinstance(call, c.ListPushConfigs):
+            return _encode({"configs": [_push_out(d) for d in doc or []], "nextPageToken": ""})
+        if isinstance(call, c.DeletePushConfig):
+            return b"{}"
+        return _encode(doc)
+
+    def encode_error(self, error: A2AError) -> bytes:
+        return _encode({"message": error.message})
+
+    def encode_stream_item(self, item: StreamItem) -> bytes:
+        return _encode(_item_out(_any.decode(self.family.encode_stream_item(item))))
+
+    # ------------------------------------------------------------ client side
+
+    def encode_call(self, call: c.Call) -> tuple[str, bytes]:
+        """(the operation's v0.3 JSON-RPC method, the request body in ProtoJSON); a
+        binding puts the ids of the other calls in its path."""
+        method, params = self.family.encode_call(call)
+        if isinstance(call, c.SendMessage):
+            return method, _encode(_send_out(_any.decode(params)))
+        if isinstance(call, c.SetPushConfig):
+            doc = _any.decode(params)
+            return method, _encode(_push_out(doc))
+        return method, params
+
+    def decode_result(self, call: c.Call, result: bytes) -> c.Result:
+        try:
+            doc = _any.decode(result)
+        except msgspec.DecodeError as exc:
+            raise InvalidAgentResponse(f"Invalid agent response: {exc}") from None
+        if isinstance(call, c.SendMessage):
+            doc = _item_in(doc)
+        elif isinstance(call, c.GetTask | c.CancelTask | c.SubscribeToTask):
+            doc = _task_in(doc)
+        elif isinstance(call, c.SetPushConfig | c.GetPushConfig):
+            doc = _push_result_in(doc)
+        elif isinstance(call, c.ListPushConfigs):
+            configs = doc.get("configs") if isinstance(doc, dict) else doc
+            doc = [_push_result_in(d) for d in configs or []]
+        elif isinstance(call, c.DeletePushConfig):
+            return None
+        return self.family.decode_result(call, _encode(doc))
+
+    def decode_stream_item(self, result: bytes) -> StreamItem:
+        try:
+            doc = _any.decode(result)
+        except msgspec.DecodeError as exc:
+            raise InvalidAgentResponse(f"Invalid agent response: {exc}") from None
+        return self.family.decode_stream_item(_encode(_item_in(doc)))
+
+    def decode_error(self, error: Any) -> A2AError:
+        return self.family.decode_error(error)
+
+
+def _send_out(doc: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"message": _message_out(doc.get("message"))}
+    conf = doc.get("configuration")
+    if isinstance(conf, dict):
+        config = {k: v for k, v in conf.items() if k != "pushNotificationConfig"}
+        if "pushNotificationConfig" in conf:
+            config["pushNotification"] = conf["pushNotificationConfig"]
+        config.setdefault("blocking", True)
+        out["configuration"] = config
+    if "metadata" in doc:
+        out["metadata"] = doc["metadata"]
+    return out
+
+
+def _read(params: bytes | None) -> dict[str, Any]:
+    if params is None:
+        raise InvalidParams("Invalid params: a body is required")
+    try:
+        doc = _any.decode(params)
+    except msgspec.DecodeError:
+        raise ParseError("Parse error: the body is not valid JSON") from None
+    except RecursionError:
+        raise InvalidParams("Invalid params: the body is nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise InvalidParams("Invalid params: the body must be a JSON object")
+    return doc

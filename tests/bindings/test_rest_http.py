@@ -1,0 +1,313 @@
+"""HTTP+JSON over real HTTP: what only this binding has (routes, verbs, query
+parameters, content types, tenants in the path, the v0.3 routes as the v0.3 SDK's
+REST client calls them), and bad input answered with a clear error, never a 500."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from interlingua import Agent
+from interlingua.core.parts import new_id
+from interlingua.server.auth import APIKeyAuth, AuthConfig
+from interlingua.server.push.settings import PushSettings
+from tests.live import live_agent
+
+from .test_parity import AGENT
+
+KEY = {"X-API-Key": "alice-" + "a" * 20}
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    push = PushSettings(allow_http=True, allow_private_networks=True)
+    with live_agent(AGENT, push=push, max_body_bytes=4096) as u:
+        yield u
+
+
+@pytest.fixture(scope="module")
+def tenanted() -> Iterator[str]:
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY["X-API-Key"]})},
+                      tenant_header="X-Tenant")
+    with live_agent(AGENT, auth=auth) as u:
+        yield u
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=30) as cl:
+        yield cl
+
+
+def v1_send(text: str = "1", **extra: Any) -> dict[str, Any]:
+    return {"message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": text}]},
+            **extra}
+
+
+def v03_send(text: str = "1") -> dict[str, Any]:
+    return {"message": {"messageId": new_id(), "role": "ROLE_USER", "content": [{"text": text}]},
+            "configuration": {"blocking": True}}
+
+
+def status_of(resp: httpx.Response) -> tuple[int, str]:
+    err = resp.json()["error"]
+    assert err["code"] == resp.status_code
+    return resp.status_code, err["details"][0]["reason"]
+
+
+# ---------------------------------------------------------------------- v1.0
+
+
+def test_content_types(url: str, http: httpx.Client) -> None:
+    for ct in ("application/a2a+json", "application/json", "application/json; charset=utf-8"):
+        r = http.post(url + "/message:send", json=v1_send(), headers={"Content-Type": ct})
+        assert r.status_code == 200, r.text
+        assert r.headers["content-type"] == "application/a2a+json"
+    r = http.post(url + "/message:send", content=b"{}", headers={"Content-Type": "text/xml"})
+    assert status_of(r) == (400, "CONTENT_TYPE_NOT_SUPPORTED")
+
+
+def test_unknown_routes_and_verbs(url: str, http: httpx.Client) -> None:
+    r = http.get(url + "/no/such/route")
+    assert status_of(r) == (404, "METHOD_NOT_FOUND")
+    r = http.get(url + "/message:send")
+    assert status_of(r) == (405, "METHOD_NOT_ALLOWED")
+    assert r.headers["allow"] == "POST"
+    r = http.delete(url + "/tasks/x")
+    assert r.status_code == 405 and r.headers["allow"] == "GET"
+    r = http.put(url + "/")  # the JSON-RPC URL takes POST only
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    # the other routes of the app are untouched
+    assert http.get(url + "/healthz").status_code == 200
+    assert http.get(url + "/.well-known/agent-card.json").status_code == 200
+
+
+@pytest.mark.parametrize(("query", "bad"), [
+    ("pageSize=ten", "pageSize"), ("historyLength=-", "historyLength"),
+    ("includeArtifacts=maybe", "includeArtifacts"), ("status=TASK_STATE_NAPPING", "status"),
+    ("pageSize=0", "pageSize"), ("statusTimestampAfter=yesterday", "statusTimestampAfter"),
+    ("historyLength=-3", "historyLength"), ("pageSize=99999999999999999", "pageSize"),
+])
+def test_bad_query_values(url: str, http: httpx.Client, query: str, bad: str) -> None:
+    r = http.get(url + "/tasks?" + query)
+    assert status_of(r) == (400, "INVALID_PARAMS"), r.text
+    assert bad in r.json()["error"]["message"]
+
+
+def test_query_parameters(url: str, http: httpx.Client) -> None:
+    task = http.post(url + "/message:send", json=v1_send("2")).json()["task"]
+    ctx = task["contextId"]
+    r = http.get(url + "/tasks", params={"contextId": ctx, "status": "TASK_STATE_COMPLETED",
+                                         "includeArtifacts": "true", "historyLength": 0,
+                                         "pageSize": 1, "unknownParameter": "ignored"})
+    assert r.status_code == 200, r.text
+    page = r.json()
+    assert [t["id"] for t in page["tasks"]] == [task["id"]]
+    assert page["tasks"][0]["artifacts"] and "history" not in page["tasks"][0]
+    assert page["pageSize"] == 1 and page["nextPageToken"] == ""
+    # snake_case names too, as ProtoJSON readers take them
+    r = http.get(url + "/tasks", params={"context_id": ctx, "page_size": 5})
+    assert [t["id"] for t in r.json()["tasks"]] == [task["id"]]
+    r = http.get(url + f"/tasks/{task['id']}", params={"historyLength": 1})
+    assert len(r.json()["history"]) == 1
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b"{not json", "INVALID_PARAMS"),
+    (b"[]", "INVALID_PARAMS"),
+    (b"", "INVALID_PARAMS"),
+    (b'{"message": {"role": "ROLE_USER", "parts": []}}', "INVALID_PARAMS"),
+    (b'{"message": 5}', "INVALID_PARAMS"),
+    (b"\xff\xfe", "INVALID_PARAMS"),
+])
+def test_malformed_bodies(url: str, http: httpx.Client, body: bytes, reason: str) -> None:
+    r = http.post(url + "/message:send", content=body,
+                  headers={"Content-Type": "application/json"})
+    assert status_of(r) == (400, reason), r.text
+
+
+def test_malformed_bodies_elsewhere(url: str, http: httpx.Client) -> None:
+    for path in ("/tasks/x:cancel", "/tasks/x/pushNotificationConfigs"):
+        r = http.post(url + path, content=b"{nope", headers={"Content-Type": "application/json"})
+        assert status_of(r)[0] == 400, r.text
+    r = http.post(url + "/tasks/x:cancel", json={"id": "y"})
+    assert status_of(r) == (400, "INVALID_PARAMS")  # the path's id and the body's disagree
+
+
+def test_too_large(url: str, http: httpx.Client) -> None:
+    r = http.post(url + "/message:send", json=v1_send("x" * 5000))
+    assert r.status_code == 413
+    r = http.post(url + "/v1/message:send", json=v03_send("x" * 5000))
+    assert r.status_code == 413 and "message" in r.json()
+
+
+def test_a_v1_base_path_with_the_v1_header(url: str, http: httpx.Client) -> None:
+    r = http.post(url + "/v1/message:send", json=v1_send(), headers={"A2A-Version": "1.0"})
+    assert r.status_code == 200 and r.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_version_header_is_checked(url: str, http: httpx.Client) -> None:
+    r = http.post(url + "/message:send", json=v1_send(), headers={"A2A-Version": "7.0"})
+    assert status_of(r) == (400, "VERSION_NOT_SUPPORTED")
+
+
+def test_sse_heartbeat_free_stream_has_event_ids(url: str, http: httpx.Client) -> None:
+    with http.stream("POST", url + "/message:stream", json=v1_send("2")) as s:
+        text = s.read().decode()
+    assert s.headers["content-type"].startswith("text/event-stream")
+    ids = [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
+    assert ids == list(range(1, len(ids) + 1))
+
+
+# -------------------------------------------------------------------- tenants
+
+
+def test_path_tenant_and_header_must_agree(tenanted: str, http: httpx.Client) -> None:
+    r = http.post(tenanted + "/acme/message:send", json=v1_send(),
+                  headers={**KEY, "X-Tenant": "globex"})
+    assert status_of(r) == (400, "INVALID_PARAMS")
+    r = http.post(tenanted + "/acme/message:send", json=v1_send(tenant="globex"), headers=KEY)
+    assert status_of(r) == (400, "INVALID_PARAMS")
+    r = http.post(tenanted + "/acme/message:send", json=v1_send(tenant="acme"),
+                  headers={**KEY, "X-Tenant": "acme"})
+    assert r.status_code == 200, r.text
+    task_id = r.json()["task"]["id"]
+    # the header alone names the same tenant as the path did
+    r = http.get(tenanted + f"/tasks/{task_id}", headers={**KEY, "X-Tenant": "acme"})
+    assert r.status_code == 200
+    assert http.get(tenanted + f"/tasks/{task_id}", headers=KEY).status_code == 404
+    # refused before routing when not authenticated
+    assert http.get(tenanted + f"/acme/tasks/{task_id}").status_code == 401
+
+
+# ----------------------------------------------------------------------- v0.3
+
+
+def test_v03_routes_as_the_v03_sdk_calls_them(url: str, http: httpx.Client) -> None:
+    """Bodies and paths as the v0.3 SDK's REST client builds them."""
+    sent = http.post(url + "/v1/message:send", json=v03_send("2"))
+    assert sent.status_code == 200, sent.text
+    assert sent.headers["content-type"] == "application/json"
+    task = sent.json()["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["status"]["message"]["content"] == [{"text": "done"}]
+    assert "kind" not in task
+    tid = task["id"]
+    got = http.get(url + f"/v1/tasks/{tid}", params={"historyLength": "1"})
+    assert got.status_code == 200 and len(got.json()["history"]) == 1
+    slow = http.post(url + "/v1/message:send", json={
+        **v03_send("slow"), "configuration": {"blocking": False}}).json()["task"]
+    sid = slow["id"]
+    create = {"parent": f"tasks/{sid}", "configId": "c1", "config": {
+        "name": f"tasks/{sid}/pushNotificationConfigs/c1",
+        "pushNotificationConfig": {"id": "c1", "url": "http://127.0.0.1:9/hook"}}}
+    made = http.post(url + f"/v1/tasks/{sid}/pushNotificationConfigs", json=create)
+    assert made.status_code == 200, made.text
+    assert made.json() == {"name": f"tasks/{sid}/pushNotificationConfigs/c1",
+                           "pushNotificationConfig": {"id": "c1",
+                                                      "url": "http://127.0.0.1:9/hook"}}
+    # the proto's own spelling of the create route, with the proto's body
+    other = http.post(url + f"/v1/task/{sid}/pushNotificationConfigs", json={
+        "name": f"tasks/{sid}/pushNotificationConfigs/c2",
+        "pushNotificationConfig": {"url": "http://127.0.0.1:9/other"}})
+    assert other.status_code == 200, other.text
+    got_config = http.get(url + f"/v1/tasks/{sid}/pushNotificationConfigs/c1")
+    assert got_config.json() == made.json()
+    listed = http.get(url + f"/v1/tasks/{sid}/pushNotificationConfigs").json()
+    assert sorted(c["pushNotificationConfig"]["id"] for c in listed["configs"]) == ["c1", "c2"]
+    assert http.delete(url + f"/v1/tasks/{sid}/pushNotificationConfigs/c2").json() == {}
+    canceled = http.post(url + f"/v1/tasks/{sid}:cancel", json={"name": f"tasks/{sid}"})
+    assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELLED"
+    again = http.post(url + f"/v1/tasks/{sid}:cancel")
+    assert again.status_code == 409
+    assert again.json()["type"] == "TaskNotCancelableError" and again.json()["message"]
+    card = http.get(url + "/v1/card").json()
+    assert card["name"] == "Worker" and card["protocolVersion"] == "0.3.0"
+
+
+def test_v03_errors(url: str, http: httpx.Client) -> None:
+    r = http.get(url + "/v1/tasks/nope")
+    assert r.status_code == 404 and r.json()["type"] == "TaskNotFoundError"
+    r = http.post(url + "/v1/message:send", content=b"{nope",
+                  headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    r = http.post(url + "/v1/message:send", json={"message": {"messageId": "m"}})
+    assert r.status_code == 422
+    r = http.post(url + "/v1/message:send", content=b"x", headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415
+    r = http.get(url + "/v1/tasks")  # v0.3 has no task listing
+    assert r.status_code == 404 and r.json()["type"] == "MethodNotFoundError"
+    r = http.get(url + "/v1/message:send")
+    assert r.status_code == 405
+
+
+def test_v03_stream_and_resubscribe(url: str, http: httpx.Client) -> None:
+    with http.stream("POST", url + "/v1/message:stream", json=v03_send("2")) as s:
+        text = s.read().decode()
+    assert '"statusUpdate"' in text and '"final":true' in text and '"artifactUpdate"' in text
+    task_id = text.split('"task":{"id":"', 1)[1].split('"', 1)[0]
+    # subscribe on POST as the spec's prose says, to a finished task: the task as it ended
+    with http.stream("POST", url + f"/v1/tasks/{task_id}:subscribe") as s:
+        assert s.status_code == 200
+        assert "TASK_STATE_COMPLETED" in s.read().decode()
+
+
+def test_no_push_when_the_agent_has_none(http: httpx.Client) -> None:
+    quiet = Agent("Quiet", "No push.", AGENT.executor)
+    with live_agent(quiet) as u:
+        tid = http.post(u + "/message:send", json=v1_send()).json()["task"]["id"]
+        body = {"url": "https://hook.example/x"}
+        r = http.post(u + f"/tasks/{tid}/pushNotificationConfigs", json=body)
+        assert status_of(r) == (400, "PUSH_NOTIFICATION_NOT_SUPPORTED")
+        r = http.post(u + f"/v1/tasks/{tid}/pushNotificationConfigs",
+                      json={"pushNotificationConfig": body})
+        assert r.status_code == 501
+
+
+# ----------------------------------------------------------------------- card
+
+
+def test_card_lists_http_json_and_answers_per_version(url: str, http: httpx.Client) -> None:
+    hybrid = http.get(url + "/.well-known/agent-card.json")
+    assert "a2a-version" in hybrid.headers["vary"].lower()
+    doc = hybrid.json()
+    assert {(i["protocolBinding"], i["protocolVersion"], i["url"])
+            for i in doc["supportedInterfaces"]} == {
+        ("JSONRPC", "1.0", url + "/"), ("HTTP+JSON", "1.0", url),
+        ("JSONRPC", "0.3", url + "/"), ("HTTP+JSON", "0.3", url)}
+    assert {"url": url, "transport": "HTTP+JSON"} in doc["additionalInterfaces"]
+    assert doc["url"] == url + "/" and doc["preferredTransport"] == "JSONRPC"
+    v1 = http.get(url + "/.well-known/agent-card.json", headers={"A2A-Version": "1.0"})
+    card = v1.json()
+    assert not {"url", "preferredTransport", "protocolVersion", "additionalInterfaces"} & set(card)
+    assert card["supportedInterfaces"] == doc["supportedInterfaces"]
+    assert v1.headers["etag"] != hybrid.headers["etag"]
+    # each validates against its own ETag
+    again = http.get(url + "/.well-known/agent-card.json",
+                     headers={"A2A-Version": "1.0", "If-None-Match": v1.headers["etag"]})
+    assert again.status_code == 304
+    stale = http.get(url + "/.well-known/agent-card.json",
+                     headers={"If-None-Match": v1.headers["etag"]})
+    assert stale.status_code == 200 and stale.content == hybrid.content
+    for old in ("0.3", "0.2"):
+        legacy = http.get(url + "/.well-known/agent-card.json", headers={"A2A-Version": old})
+        assert legacy.content == hybrid.content
+
+
+def test_streams_send_heartbeats_while_idle(http: httpx.Client) -> None:
+    from interlingua.server.engine import EngineConfig
+
+    with live_agent(AGENT, engine_config=EngineConfig(heartbeat_interval=0.2)) as u:
+        task = http.post(u + "/message:send", json={**v1_send("slow"), "configuration": {
+            "returnImmediately": True}}).json()["task"]
+        seen = b""
+        with http.stream("GET", u + f"/tasks/{task['id']}:subscribe") as s:
+            for chunk in s.iter_raw():
+                seen += chunk
+                if seen.count(b": keep-alive") >= 2:
+                    break
+        assert b"id: " in seen and seen.count(b": keep-alive") >= 2
+        http.post(u + f"/tasks/{task['id']}:cancel")
