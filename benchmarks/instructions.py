@@ -1,0 +1,157 @@
+"""Instructions per request and per streamed event, counted by callgrind, for git revisions.
+
+Wall-clock CPU per request moves by several percent from run to run on a shared 2-core
+machine; the number of instructions the server executes does not. This counts them with
+``valgrind --tool=callgrind`` on the echo server (``servers/interlingua_echo.py``, memory
+store, the same uvicorn settings as ``run.py``) while a client in another process sends
+v1.0 ``SendMessage`` requests (or ``SendStreamingMessage`` asking for 100 chunks), 16 at a
+time. Each revision is measured at N and 2N units of work; the difference over N is the
+cost of one unit without start-up and warm-up.
+
+    .venv/bin/python benchmarks/instructions.py f6ff042 HEAD
+    .venv/bin/python benchmarks/instructions.py HEAD --requests 500 --streams 50
+
+Each revision's ``src/`` is exported with ``git archive`` and put first on ``PYTHONPATH``;
+every revision runs with this venv's dependencies. Under valgrind the server is about 50
+times slower: 1,000 requests take about a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from payloads import V1_0, stream_text
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SERVERS = HERE / "servers"
+CONCURRENCY = 16
+CHUNKS = 100
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def export(rev: str, into: Path) -> Path:
+    """``rev``'s source tree, unpacked under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
+
+
+async def drive(url: str, units: int, streaming: bool) -> int:
+    """Send ``units`` requests, ``CONCURRENCY`` at a time; the number of SSE events read."""
+    method = V1_0.stream_method if streaming else V1_0.unary_method
+    text = stream_text(CHUNKS) if streaming else "hello"
+    nonce = time.time_ns()
+    events = 0
+    limits = httpx.Limits(max_connections=CONCURRENCY)
+    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+        for _ in range(3000):
+            try:
+                await client.get(url + ".well-known/agent-card.json")
+                break
+            except httpx.TransportError:
+                await asyncio.sleep(0.1)
+        numbers = iter(range(units))
+
+        async def worker() -> None:
+            nonlocal events
+            for n in numbers:
+                body = V1_0.body(n, method, text).replace(b'-%d"' % n, b'-%d-%d"' % (nonce, n))
+                reply = await client.post(url, content=body, headers=V1_0.headers)
+                if reply.status_code != 200 or b'"result"' not in reply.content:
+                    raise SystemExit(f"instructions: a bad answer: {reply.content[:300]!r}")
+                events += reply.content.count(b"\ndata:") + reply.content.startswith(b"data:")
+
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return events
+
+
+def count(src: Path, units: int, streaming: bool, work: Path) -> tuple[int, int]:
+    """Instructions the server executed serving ``units`` sends, and the events streamed."""
+    port = free_port()
+    out = work / f"callgrind-{port}.out"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(src),
+        "BENCH_STORE_URL": "memory://",
+        "BENCH_PUBLIC_URL": f"http://127.0.0.1:{port}/",
+    }
+    server = subprocess.Popen(
+        [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            sys.executable, "-m", "uvicorn", "interlingua_echo:create", "--factory",
+            "--app-dir", str(SERVERS), "--host", "127.0.0.1", "--port", str(port),
+            "--loop", "uvloop", "--http", "httptools", "--no-access-log",
+            "--log-level", "warning",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        events = asyncio.run(drive(f"http://127.0.0.1:{port}/", units, streaming))
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, log = server.communicate(timeout=600)
+    found = re.search(r"Collected : (\d+)", log)
+    if found is None:
+        raise SystemExit(f"instructions: callgrind reported no total:\n{log[-2000:]}")
+    return int(found.group(1)), events
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("revs", nargs="*", default=["HEAD"], help="git revisions")
+    parser.add_argument("--requests", type=int, default=1000, help="N for the unary case")
+    parser.add_argument("--streams", type=int, default=100, help="N for the stream case")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("instructions: valgrind is not installed (apt-get install valgrind)")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for rev in args.revs:
+            label = subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", rev],
+                check=True, capture_output=True, text=True,
+            ).stdout.strip()  # fmt: skip
+            tree = Path(tmp) / label
+            tree.mkdir()
+            src = export(rev, tree)
+            one, _ = count(src, args.requests, False, tree)
+            two, _ = count(src, 2 * args.requests, False, tree)
+            per_request = (two - one) / args.requests
+            s_one, e_one = count(src, args.streams, True, tree)
+            s_two, e_two = count(src, 2 * args.streams, True, tree)
+            per_event = (s_two - s_one) / (e_two - e_one)
+            rows.append((rev, label, per_request, per_event))
+            print(f"{rev} ({label}): {per_request:,.0f} / request, {per_event:,.0f} / event",
+                  file=sys.stderr)  # fmt: skip
+    print("| revision | instructions / unary request | instructions / streamed event |")
+    print("| --- | ---: | ---: |")
+    for rev, label, per_request, per_event in rows:
+        print(f"| {rev} ({label}) | {per_request:,.0f} | {per_event:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()
