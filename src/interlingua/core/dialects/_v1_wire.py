@@ -8,6 +8,13 @@ out. Unknown members are refused by the typed decoder; that only sends the
 document down the lenient path (``relax``), which drops them and also accepts
 the snake_case proto names, numbers given as strings and ``null`` members.
 
+Since every field is optional, and a scalar field's name has one type wherever
+it appears (``_TYPES``), each message is one entry of a table (``_message``):
+its fields in proto order and the types of the others (mostly the members that
+hold messages). The Structs are made from it at import, as the v0.x family's are
+(``_family_wire``), and decode exactly as the same classes written out would;
+mypy sees them as ``Any``.
+
 Conversions raise ``WireError`` with the JSON path of the offending member; the
 codec turns it into ``InvalidParams`` (requests) or ``InvalidAgentResponse``
 (results).
@@ -16,6 +23,7 @@ codec turns it into ``InvalidParams`` (requests) or ``InvalidAgentResponse``
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 import msgspec
@@ -40,327 +48,180 @@ class Wire(
     """Base of the wire Structs: proto JSON names, defaults omitted, strict typed decoding."""
 
 
-# ------------------------------------------------------------------ core objects
-
-
-class Part(Wire):
-    # oneof content: a member is set when it is present; ``data`` may be JSON null
-    text: str | None = None
-    raw: str | None = None
-    url: str | None = None
-    data: Any = UNSET
-    metadata: Metadata | None = None
-    filename: str | None = None
-    media_type: str | None = None
-
-
-class Message(Wire):
-    message_id: str | None = None
-    context_id: str | None = None
-    task_id: str | None = None
-    role: str | int | None = None
-    parts: list[Part] | None = None
-    metadata: Metadata | None = None
-    extensions: list[str] | None = None
-    reference_task_ids: list[str] | None = None
-
-
-class Artifact(Wire):
-    artifact_id: str | None = None
-    name: str | None = None
-    description: str | None = None
-    parts: list[Part] | None = None
-    metadata: Metadata | None = None
-    extensions: list[str] | None = None
-
-
-class TaskStatus(Wire):
-    state: str | int | None = None
-    message: Message | None = None
-    timestamp: str | None = None
-
-
-class Task(Wire):
-    id: str | None = None
-    context_id: str | None = None
-    status: TaskStatus | None = None
-    artifacts: list[Artifact] | None = None
-    history: list[Message] | None = None
-    metadata: Metadata | None = None
-
-
-class TaskStatusUpdateEvent(Wire):
-    task_id: str | None = None
-    context_id: str | None = None
-    status: TaskStatus | None = None
-    metadata: Metadata | None = None
-
-
-class TaskArtifactUpdateEvent(Wire):
-    task_id: str | None = None
-    context_id: str | None = None
-    artifact: Artifact | None = None
-    append: bool | None = None
-    last_chunk: bool | None = None
-    metadata: Metadata | None = None
-
-
-class StreamResponse(Wire):
-    task: Task | None = None
-    message: Message | None = None
-    status_update: TaskStatusUpdateEvent | None = None
-    artifact_update: TaskArtifactUpdateEvent | None = None
-
-
-class SendMessageResponse(Wire):
-    task: Task | None = None
-    message: Message | None = None
-
-
-# ----------------------------------------------------------------- push configs
-
-
-class AuthenticationInfo(Wire):
-    scheme: str | None = None
-    credentials: str | None = None
-
-
-class TaskPushNotificationConfig(Wire):
-    tenant: str | None = None
-    id: str | None = None
-    task_id: str | None = None
-    url: str | None = None
-    token: str | None = None
-    authentication: AuthenticationInfo | None = None
-
-
-class ListTaskPushNotificationConfigsResponse(Wire):
-    configs: list[TaskPushNotificationConfig] | None = None
-    next_page_token: str | None = None
-
-
-# --------------------------------------------------------------------- requests
-
-
-class SendMessageConfiguration(Wire):
-    accepted_output_modes: list[str] | None = None
-    task_push_notification_config: TaskPushNotificationConfig | None = None
-    history_length: int | None = None
-    return_immediately: bool | None = None
-
-
-class SendMessageRequest(Wire):
-    tenant: str | None = None
-    message: Message | None = None
-    configuration: SendMessageConfiguration | None = None
-    metadata: Metadata | None = None
-
-
-class GetTaskRequest(Wire):
-    tenant: str | None = None
-    id: str | None = None
-    history_length: int | None = None
-
-
-class ListTasksRequest(Wire):
-    tenant: str | None = None
-    context_id: str | None = None
-    status: str | int | None = None
-    page_size: int | None = None
-    page_token: str | None = None
-    history_length: int | None = None
-    status_timestamp_after: str | None = None
-    include_artifacts: bool | None = None
-
-
-class ListTasksResponse(Wire):
-    tasks: list[Task] | None = None
-    next_page_token: str | None = None
-    page_size: int | None = None
-    total_size: int | None = None
-
-
-class CancelTaskRequest(Wire):
-    tenant: str | None = None
-    id: str | None = None
-    metadata: Metadata | None = None
-
-
-class SubscribeToTaskRequest(Wire):
-    tenant: str | None = None
-    id: str | None = None
-
-
-class GetTaskPushNotificationConfigRequest(Wire):
-    tenant: str | None = None
-    task_id: str | None = None
-    id: str | None = None
-
-
-class DeleteTaskPushNotificationConfigRequest(Wire):
-    tenant: str | None = None
-    task_id: str | None = None
-    id: str | None = None
-
-
-class ListTaskPushNotificationConfigsRequest(Wire):
-    tenant: str | None = None
-    task_id: str | None = None
-    page_size: int | None = None
-    page_token: str | None = None
-
-
-class GetExtendedAgentCardRequest(Wire):
-    tenant: str | None = None
-
-
-# --------------------------------------------------------------------- the card
-
-
-class AgentInterface(Wire):
-    url: str | None = None
-    protocol_binding: str | None = None
-    tenant: str | None = None
-    protocol_version: str | None = None
-
-
-class AgentProvider(Wire):
-    url: str | None = None
-    organization: str | None = None
-
-
-class AgentExtension(Wire):
-    uri: str | None = None
-    description: str | None = None
-    required: bool | None = None
-    params: Metadata | None = None
-
-
-class AgentCapabilities(Wire):
-    streaming: bool | None = None
-    push_notifications: bool | None = None
-    extensions: list[AgentExtension] | None = None
-    extended_agent_card: bool | None = None
-
-
-class StringList(Wire, rename={"values": "list"}):
-    values: list[str] | None = None
-
-
-class SecurityRequirement(Wire):
-    schemes: dict[str, StringList] | None = None
-
-
-class APIKeySecurityScheme(Wire):
-    description: str | None = None
-    location: str | None = None
-    name: str | None = None
-
-
-class HTTPAuthSecurityScheme(Wire):
-    description: str | None = None
-    scheme: str | None = None
-    bearer_format: str | None = None
-
-
-class AuthorizationCodeOAuthFlow(Wire):
-    authorization_url: str | None = None
-    token_url: str | None = None
-    refresh_url: str | None = None
-    scopes: dict[str, str] | None = None
-    pkce_required: bool | None = None
-
-
-class ClientCredentialsOAuthFlow(Wire):
-    token_url: str | None = None
-    refresh_url: str | None = None
-    scopes: dict[str, str] | None = None
-
-
-class ImplicitOAuthFlow(Wire):
-    authorization_url: str | None = None
-    refresh_url: str | None = None
-    scopes: dict[str, str] | None = None
-
-
-class PasswordOAuthFlow(Wire):
-    token_url: str | None = None
-    refresh_url: str | None = None
-    scopes: dict[str, str] | None = None
-
-
-class DeviceCodeOAuthFlow(Wire):
-    device_authorization_url: str | None = None
-    token_url: str | None = None
-    refresh_url: str | None = None
-    scopes: dict[str, str] | None = None
-
-
-class OAuthFlows(Wire):
-    authorization_code: AuthorizationCodeOAuthFlow | None = None
-    client_credentials: ClientCredentialsOAuthFlow | None = None
-    implicit: ImplicitOAuthFlow | None = None
-    password: PasswordOAuthFlow | None = None
-    device_code: DeviceCodeOAuthFlow | None = None
-
-
-class OAuth2SecurityScheme(Wire):
-    description: str | None = None
-    flows: OAuthFlows | None = None
-    oauth2_metadata_url: str | None = None
-
-
-class OpenIdConnectSecurityScheme(Wire):
-    description: str | None = None
-    open_id_connect_url: str | None = None
-
-
-class MutualTlsSecurityScheme(Wire):
-    description: str | None = None
-
-
-class SecurityScheme(Wire):
-    api_key_security_scheme: APIKeySecurityScheme | None = None
-    http_auth_security_scheme: HTTPAuthSecurityScheme | None = None
-    oauth2_security_scheme: OAuth2SecurityScheme | None = None
-    open_id_connect_security_scheme: OpenIdConnectSecurityScheme | None = None
-    mtls_security_scheme: MutualTlsSecurityScheme | None = None
-
-
-class AgentSkill(Wire):
-    id: str | None = None
-    name: str | None = None
-    description: str | None = None
-    tags: list[str] | None = None
-    examples: list[str] | None = None
-    input_modes: list[str] | None = None
-    output_modes: list[str] | None = None
-    security_requirements: list[SecurityRequirement] | None = None
-
-
-class AgentCardSignature(Wire):
-    protected: str | None = None
-    signature: str | None = None
-    header: Metadata | None = None
-
-
-class AgentCard(Wire):
-    name: str | None = None
-    description: str | None = None
-    supported_interfaces: list[AgentInterface] | None = None
-    provider: AgentProvider | None = None
-    version: str | None = None
-    documentation_url: str | None = None
-    capabilities: AgentCapabilities | None = None
-    security_schemes: dict[str, SecurityScheme] | None = None
-    security_requirements: list[SecurityRequirement] | None = None
-    default_input_modes: list[str] | None = None
-    default_output_modes: list[str] | None = None
-    skills: list[AgentSkill] | None = None
-    signatures: list[AgentCardSignature] | None = None
-    icon_url: str | None = None
+# ------------------------------------------------------------------ the messages
+
+# A field's type wherever its name appears, unless a message names another; any other
+# field is a string.
+_TYPES: dict[str, Any] = {
+    **dict.fromkeys(("metadata", "params", "header"), Metadata),
+    **dict.fromkeys(("role", "state"), str | int),  # enums: by name or by number
+    **dict.fromkeys(("history_length", "page_size", "total_size"), int),
+    **dict.fromkeys(
+        ("append", "last_chunk", "return_immediately", "include_artifacts", "required",
+         "streaming", "push_notifications", "extended_agent_card", "pkce_required"),
+        bool,
+    ),
+    **dict.fromkeys(
+        ("extensions", "reference_task_ids", "accepted_output_modes", "tags", "examples",
+         "input_modes", "output_modes", "default_input_modes", "default_output_modes"),
+        list[str],
+    ),
+    "scopes": dict[str, str],
+    "data": Any,  # may be JSON null, so UNSET tells that it is absent
+}
+
+
+def _message(name: str, fields: str, *, rename: dict[str, str] | None = None, **types: Any) -> Any:
+    """The Struct of the proto message ``name``: ``fields`` in proto order, each
+    optional, typed by ``types`` or else by ``_TYPES``."""
+    spec: list[tuple[str, Any, Any]] = []
+    # Interned, as names written in a class body are: msgspec then matches keyword
+    # arguments and attributes by identity (without it, making a Struct took 1.5x as long).
+    for f in map(sys.intern, fields.split()):
+        t = types.get(f) or _TYPES.get(f, str)
+        spec.append((f, t, UNSET) if t is Any else (f, t | None, None))
+    options: dict[str, Any] = {} if rename is None else {"rename": rename}
+    return msgspec.defstruct(name, spec, bases=(Wire,), module=__name__, kw_only=True, **options)
+
+
+# oneof content: a member is set when it is present
+Part: Any = _message("Part", "text raw url data metadata filename media_type")
+Message: Any = _message(
+    "Message", "message_id context_id task_id role parts metadata extensions reference_task_ids",
+    parts=list[Part],
+)
+Artifact: Any = _message(
+    "Artifact", "artifact_id name description parts metadata extensions", parts=list[Part]
+)
+TaskStatus: Any = _message("TaskStatus", "state message timestamp", message=Message)
+Task: Any = _message(
+    "Task", "id context_id status artifacts history metadata",
+    status=TaskStatus, artifacts=list[Artifact], history=list[Message],
+)
+TaskStatusUpdateEvent: Any = _message(
+    "TaskStatusUpdateEvent", "task_id context_id status metadata", status=TaskStatus
+)
+TaskArtifactUpdateEvent: Any = _message(
+    "TaskArtifactUpdateEvent", "task_id context_id artifact append last_chunk metadata",
+    artifact=Artifact,
+)
+StreamResponse: Any = _message(
+    "StreamResponse", "task message status_update artifact_update",
+    task=Task, message=Message,
+    status_update=TaskStatusUpdateEvent, artifact_update=TaskArtifactUpdateEvent,
+)
+SendMessageResponse: Any = _message(
+    "SendMessageResponse", "task message", task=Task, message=Message
+)
+
+# push configs
+AuthenticationInfo: Any = _message("AuthenticationInfo", "scheme credentials")
+TaskPushNotificationConfig: Any = _message(
+    "TaskPushNotificationConfig", "tenant id task_id url token authentication",
+    authentication=AuthenticationInfo,
+)
+ListTaskPushNotificationConfigsResponse: Any = _message(
+    "ListTaskPushNotificationConfigsResponse", "configs next_page_token",
+    configs=list[TaskPushNotificationConfig],
+)
+
+# requests
+SendMessageConfiguration: Any = _message(
+    "SendMessageConfiguration",
+    "accepted_output_modes task_push_notification_config history_length return_immediately",
+    task_push_notification_config=TaskPushNotificationConfig,
+)
+SendMessageRequest: Any = _message(
+    "SendMessageRequest", "tenant message configuration metadata",
+    message=Message, configuration=SendMessageConfiguration,
+)
+GetTaskRequest: Any = _message("GetTaskRequest", "tenant id history_length")
+ListTasksRequest: Any = _message(
+    "ListTasksRequest",
+    "tenant context_id status page_size page_token history_length status_timestamp_after"
+    " include_artifacts",
+    status=str | int,
+)
+ListTasksResponse: Any = _message(
+    "ListTasksResponse", "tasks next_page_token page_size total_size", tasks=list[Task]
+)
+CancelTaskRequest: Any = _message("CancelTaskRequest", "tenant id metadata")
+SubscribeToTaskRequest: Any = _message("SubscribeToTaskRequest", "tenant id")
+GetTaskPushNotificationConfigRequest: Any = _message(
+    "GetTaskPushNotificationConfigRequest", "tenant task_id id"
+)
+DeleteTaskPushNotificationConfigRequest: Any = _message(
+    "DeleteTaskPushNotificationConfigRequest", "tenant task_id id"
+)
+ListTaskPushNotificationConfigsRequest: Any = _message(
+    "ListTaskPushNotificationConfigsRequest", "tenant task_id page_size page_token"
+)
+GetExtendedAgentCardRequest: Any = _message("GetExtendedAgentCardRequest", "tenant")
+
+# the card
+AgentInterface: Any = _message("AgentInterface", "url protocol_binding tenant protocol_version")
+AgentProvider: Any = _message("AgentProvider", "url organization")
+AgentExtension: Any = _message("AgentExtension", "uri description required params")
+AgentCapabilities: Any = _message(
+    "AgentCapabilities", "streaming push_notifications extensions extended_agent_card",
+    extensions=list[AgentExtension],
+)
+# ``list`` in JSON, ``values`` in Python
+StringList: Any = _message("StringList", "values", rename={"values": "list"}, values=list[str])
+SecurityRequirement: Any = _message("SecurityRequirement", "schemes", schemes=dict[str, StringList])
+APIKeySecurityScheme: Any = _message("APIKeySecurityScheme", "description location name")
+HTTPAuthSecurityScheme: Any = _message("HTTPAuthSecurityScheme", "description scheme bearer_format")
+AuthorizationCodeOAuthFlow: Any = _message(
+    "AuthorizationCodeOAuthFlow", "authorization_url token_url refresh_url scopes pkce_required"
+)
+ClientCredentialsOAuthFlow: Any = _message(
+    "ClientCredentialsOAuthFlow", "token_url refresh_url scopes"
+)
+ImplicitOAuthFlow: Any = _message("ImplicitOAuthFlow", "authorization_url refresh_url scopes")
+PasswordOAuthFlow: Any = _message("PasswordOAuthFlow", "token_url refresh_url scopes")
+DeviceCodeOAuthFlow: Any = _message(
+    "DeviceCodeOAuthFlow", "device_authorization_url token_url refresh_url scopes"
+)
+OAuthFlows: Any = _message(
+    "OAuthFlows", "authorization_code client_credentials implicit password device_code",
+    authorization_code=AuthorizationCodeOAuthFlow, client_credentials=ClientCredentialsOAuthFlow,
+    implicit=ImplicitOAuthFlow, password=PasswordOAuthFlow, device_code=DeviceCodeOAuthFlow,
+)
+OAuth2SecurityScheme: Any = _message(
+    "OAuth2SecurityScheme", "description flows oauth2_metadata_url", flows=OAuthFlows
+)
+OpenIdConnectSecurityScheme: Any = _message(
+    "OpenIdConnectSecurityScheme", "description open_id_connect_url"
+)
+MutualTlsSecurityScheme: Any = _message("MutualTlsSecurityScheme", "description")
+SecurityScheme: Any = _message(
+    "SecurityScheme",
+    "api_key_security_scheme http_auth_security_scheme oauth2_security_scheme"
+    " open_id_connect_security_scheme mtls_security_scheme",
+    api_key_security_scheme=APIKeySecurityScheme,
+    http_auth_security_scheme=HTTPAuthSecurityScheme,
+    oauth2_security_scheme=OAuth2SecurityScheme,
+    open_id_connect_security_scheme=OpenIdConnectSecurityScheme,
+    mtls_security_scheme=MutualTlsSecurityScheme,
+)
+AgentSkill: Any = _message(
+    "AgentSkill",
+    "id name description tags examples input_modes output_modes security_requirements",
+    security_requirements=list[SecurityRequirement],
+)
+AgentCardSignature: Any = _message("AgentCardSignature", "protected signature header")
+AgentCard: Any = _message(
+    "AgentCard",
+    "name description supported_interfaces provider version documentation_url capabilities"
+    " security_schemes security_requirements default_input_modes default_output_modes skills"
+    " signatures icon_url security",
+    supported_interfaces=list[AgentInterface], provider=AgentProvider,
+    capabilities=AgentCapabilities, security_schemes=dict[str, SecurityScheme],
+    security_requirements=list[SecurityRequirement], skills=list[AgentSkill],
+    signatures=list[AgentCardSignature],
     # Read only: the v1.0 sample card still uses the v0.3 form (DIALECTS.md §i.24).
-    security: list[dict[str, list[str]]] | None = None
+    security=list[dict[str, list[str]]],
+)
 
 
 # ------------------------------------------------------------------------ errors

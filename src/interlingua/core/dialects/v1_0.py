@@ -368,7 +368,8 @@ def _wrong_result(call: c.Call, result: object) -> InternalError:
     )
 
 
-def _result_out(call: c.Call, result: c.Result) -> msgspec.Struct | None:
+def _result_out(call: c.Call, result: c.Result) -> Any:
+    """The wire Struct answering ``call`` (None for DeleteTaskPushNotificationConfig)."""
     if isinstance(call, c.SendMessage | c.SubscribeToTask):
         if isinstance(result, m.Task):
             return w.SendMessageResponse(task=w.task_out(result))
