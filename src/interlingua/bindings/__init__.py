@@ -1,0 +1,1 @@
+"""Transport bindings in front of the server's front door (``server/dispatch.py``)."""
