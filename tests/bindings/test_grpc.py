@@ -308,3 +308,110 @@ def test_metadata_is_struct(v1: rpc1.A2AServiceStub) -> None:
     task = v1.SendMessage(pb1.SendMessageRequest(message=_message("hi", metadata=meta))).task
     got = v1.GetTask(pb1.GetTaskRequest(id=task.id, history_length=5))
     assert dict(got.history[0].metadata) == {"k": "v", "n": 1}
+
+
+# ------------------------------------------------------------------------ v0.3
+
+
+def test_v03_send_get_cancel(v03: rpc03.A2AServiceStub) -> None:
+    sent = v03.SendMessage(pb03.SendMessageRequest(
+        request=_message03("hi"), configuration=pb03.SendMessageConfiguration(blocking=True)))
+    assert sent.WhichOneof("payload") == "task"
+    task = sent.task
+    assert task.status.state == pb03.TASK_STATE_COMPLETED
+    assert task.artifacts[0].parts[0].text == "HI"
+    got = v03.GetTask(pb03.GetTaskRequest(name=f"tasks/{task.id}", history_length=1))
+    assert got.id == task.id and got.artifacts[0].parts[0].text == "HI"
+    assert got.history[-1].content[0].text in ("hi", "HI")
+    with pytest.raises(grpc.RpcError) as err:
+        v03.CancelTask(pb03.CancelTaskRequest(name=f"tasks/{task.id}"))
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert _error_info(err.value)[0] == "TASK_NOT_CANCELABLE"
+    # not blocking: answered at once, then canceled with the v0.3 spelling
+    running = v03.SendMessage(pb03.SendMessageRequest(
+        request=_message03("wait"), configuration=pb03.SendMessageConfiguration(blocking=False)))
+    assert running.task.status.state in (pb03.TASK_STATE_SUBMITTED, pb03.TASK_STATE_WORKING)
+    canceled = v03.CancelTask(pb03.CancelTaskRequest(name=f"tasks/{running.task.id}"))
+    assert canceled.status.state == pb03.TASK_STATE_CANCELLED
+
+
+def test_v03_streams_with_final_and_resumes(v03: rpc03.A2AServiceStub) -> None:
+    events = list(v03.SendStreamingMessage(pb03.SendMessageRequest(request=_message03("steps"))))
+    last = events[-1].status_update
+    assert last.status.state == pb03.TASK_STATE_COMPLETED and last.final
+    assert not any(e.status_update.final for e in events[:-1])
+    seqs = [int(getattr(e, e.WhichOneof("payload")).metadata[EVENT_ID_KEY]) for e in events]
+    task_id = events[0].task.id
+    again = list(v03.TaskSubscription(pb03.TaskSubscriptionRequest(name=f"tasks/{task_id}"),
+                                      metadata=(("last-event-id", str(seqs[1])),)))
+    assert [int(getattr(e, e.WhichOneof("payload")).metadata[EVENT_ID_KEY])
+            for e in again] == seqs[2:]
+
+
+def test_v03_push_config_crud(v03: rpc03.A2AServiceStub) -> None:
+    task = v03.SendMessage(pb03.SendMessageRequest(request=_message03("ask"))).task
+    assert task.status.state == pb03.TASK_STATE_INPUT_REQUIRED
+    name = f"tasks/{task.id}/pushNotificationConfigs/c1"
+    made = v03.CreateTaskPushNotificationConfig(pb03.CreateTaskPushNotificationConfigRequest(
+        parent=f"tasks/{task.id}", config_id="c1",
+        config=pb03.TaskPushNotificationConfig(
+            push_notification_config=pb03.PushNotificationConfig(
+                url="http://127.0.0.1:9/a2a", token="t",
+                authentication=pb03.AuthenticationInfo(schemes=["Bearer"], credentials="x")))))
+    assert made.name == name
+    assert made.push_notification_config.url == "http://127.0.0.1:9/a2a"
+    assert list(made.push_notification_config.authentication.schemes) == ["Bearer"]
+    got = v03.GetTaskPushNotificationConfig(pb03.GetTaskPushNotificationConfigRequest(name=name))
+    assert got == made
+    listed = v03.ListTaskPushNotificationConfig(
+        pb03.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task.id}"))
+    assert list(listed.configs) == [made]
+    v03.DeleteTaskPushNotificationConfig(
+        pb03.DeleteTaskPushNotificationConfigRequest(name=name))
+    listed = v03.ListTaskPushNotificationConfig(
+        pb03.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task.id}"))
+    assert list(listed.configs) == []
+
+
+def test_v03_card_and_errors(v03: rpc03.A2AServiceStub, agent: tuple[str, str]) -> None:
+    card = v03.GetAgentCard(pb03.GetAgentCardRequest())
+    assert card.name == "Steps"
+    assert card.url == agent[0] + "/"
+    assert card.capabilities.streaming and card.capabilities.push_notifications
+    assert pb03.AgentInterface(url=agent[1], transport="GRPC") in card.additional_interfaces
+    with pytest.raises(grpc.RpcError) as err:
+        v03.GetTask(pb03.GetTaskRequest(name="tasks/nope"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert _error_info(err.value)[0] == "TASK_NOT_FOUND"
+    with pytest.raises(grpc.RpcError) as err:
+        v03.GetTask(pb03.GetTaskRequest(name="nope"))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as err:
+        v03.SendMessage(pb03.SendMessageRequest())
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    bad_role = _message03("x")
+    bad_role.role = 5  # type: ignore[assignment]
+    with pytest.raises(grpc.RpcError) as err:
+        v03.SendMessage(pb03.SendMessageRequest(request=bad_role))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_v03_task_is_readable_over_v1(v03: rpc03.A2AServiceStub,
+                                       v1: rpc1.A2AServiceStub) -> None:
+    made = v03.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+        message_id=new_id(), role=pb03.ROLE_USER,
+        content=[pb03.Part(text="hi"),
+                 pb03.Part(file=pb03.FilePart(file_with_uri="https://x.example/f",
+                                              mime_type="text/plain")),
+                 pb03.Part(data=pb03.DataPart(data=_struct({"a": 1})))]))).task
+    got = v1.GetTask(pb1.GetTaskRequest(id=made.id, history_length=5))
+    parts = got.history[0].parts
+    assert parts[0].text == "hi"
+    assert (parts[1].url, parts[1].media_type) == ("https://x.example/f", "text/plain")
+    assert dict(parts[2].data.struct_value) == {"a": 1}
+
+
+def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    out = struct_pb2.Struct()
+    out.update(value)
+    return out
