@@ -51,10 +51,13 @@ class GrpcServer:
         server = grpc.aio.server(options=server_options(self.max_message_bytes))
         server.add_generic_rpc_handlers(self.binding.handlers())
         port: int
-        if self.credentials is not None:
-            port = server.add_secure_port(self.address, self.credentials)
-        else:
-            port = server.add_insecure_port(self.address)
+        try:
+            if self.credentials is not None:
+                port = server.add_secure_port(self.address, self.credentials)
+            else:
+                port = server.add_insecure_port(self.address)
+        except RuntimeError as exc:  # grpc's way of saying the address is taken
+            raise OSError(f"gRPC cannot listen on {self.address}: {exc}") from None
         if not port:
             raise OSError(f"gRPC cannot listen on {self.address}")
         await server.start()
@@ -70,11 +73,13 @@ class GrpcServer:
 
 def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = None,
              credentials: grpc.ServerCredentials | None = None,
-             grace: float = 5.0) -> GrpcServer:
+             grace: float = 5.0,
+             on_listening: Callable[[int], None] | None = None) -> GrpcServer:
     """Serve the gRPC binding of ``app`` (made by ``create_app``) on ``address``
     (``host:port``) for as long as the app runs; ``url`` is what the card
     names (default: the host of the app's public URL, else the address's host,
-    with the port it listens on). Returns the server (``.port`` once started)."""
+    with the port it listens on). ``on_listening(port)`` is called once it
+    listens. Returns the server (``.port`` once started)."""
     a2a: A2AServer = app.state.a2a
     settings = a2a.settings
     binding = GrpcBinding(app.state.door, lambda: (a2a.card, a2a.rpc_url))
@@ -86,6 +91,8 @@ def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = No
     @asynccontextmanager
     async def lifespan(target: Any) -> AsyncIterator[None]:
         port = await grpc_server.start()
+        if on_listening is not None:
+            on_listening(port)
         try:
             settings.grpc_url = url or f"{_card_host(settings.public_url, host)}:{port}"
             a2a.render_again()
