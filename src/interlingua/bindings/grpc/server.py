@@ -24,10 +24,10 @@ from typing import Any
 
 import grpc
 import msgspec
-from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
-from ...core.calls import GetExtendedCard
+from ...core import model as m
+from ...core.calls import GetExtendedCard, ListTasksResult
 from ...core.dialects import Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
 from ...core.errors import (
@@ -42,7 +42,8 @@ from ...server.dispatch import FrontDoor, parse_version
 from ...server.request_headers import RequestHeaders
 from ...server.sse_writer import encoded_item
 from ...server.streams import Entry, Lagged, Unavailable
-from . import v03
+from . import v03, v1_out
+from .pbjson import fill, to_doc
 from .protos import interlingua_a2a_v1_pb2 as pb03
 from .protos import interlingua_lf_a2a_v1_pb2 as pb1
 from .resume import EVENT_ID_KEY, LAST_EVENT_ID
@@ -107,14 +108,8 @@ _V03_RPCS = [
 ]
 
 
-def _to_json(message: Message) -> Any:
-    return json_format.MessageToDict(message)
-
-
 def _from_json(doc: Any, cls: type[Message]) -> bytes:
-    out = cls()
-    json_format.ParseDict(doc, out, ignore_unknown_fields=True)
-    return out.SerializeToString()  # type: ignore[no-any-return]
+    return fill(cls(), doc).SerializeToString()  # type: ignore[no-any-return]
 
 
 class _Dialect:
@@ -136,6 +131,13 @@ class _Dialect:
     def stream_doc(self, entry: Entry) -> Any:
         raise NotImplementedError
 
+    def stream_message(self, entry: Entry) -> Message:
+        out = fill(self.stream_response(), self.stream_doc(entry))
+        which = out.WhichOneof("payload")
+        if which is not None:
+            getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
+        return out
+
     def event(self, entry: Entry) -> bytes:
         """One stream event as a serialized ``StreamResponse``, its sequence number
         in its metadata (kept on the log entry for the next subscriber)."""
@@ -145,12 +147,7 @@ class _Dialect:
             found = stored.encoded.get(key)
             if found is not None:
                 return found
-        out = self.stream_response()
-        json_format.ParseDict(self.stream_doc(entry), out, ignore_unknown_fields=True)
-        which = out.WhichOneof("payload")
-        if which is not None:
-            getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
-        data: bytes = out.SerializeToString()
+        data: bytes = self.stream_message(entry).SerializeToString()
         if stored is not None:
             if stored.encoded is None:
                 stored.encoded = {}
@@ -163,13 +160,26 @@ class _V1(_Dialect):
     stream_response = pb1.StreamResponse
 
     def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
-        return rpc.name, _encode_json.encode(_to_json(request))
+        return rpc.name, _encode_json.encode(to_doc(request))
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
         if rpc.response is None:
             return b""
+        # the answers of every request built directly; the rare ones from the codec's JSON
+        kind = type(result)
+        if kind is m.Task:
+            if rpc.name in ("SendMessage", "SendStreamingMessage"):
+                return v1_out.send_response_pb(result).SerializeToString()  # type: ignore[no-any-return]
+            return v1_out.task_pb(result).SerializeToString()  # type: ignore[no-any-return]
+        if kind is m.Message:
+            return v1_out.send_response_pb(result).SerializeToString()  # type: ignore[no-any-return]
+        if kind is ListTasksResult:
+            return v1_out.list_tasks_pb(result).SerializeToString()  # type: ignore[no-any-return]
         return _from_json(_decode_json.decode(self.codec.encode_result(call, result)),
                           rpc.response)
+
+    def stream_message(self, entry: Entry) -> Message:
+        return v1_out.stream_item_pb(entry.item, EVENT_ID_KEY, entry.seq)
 
     def stream_doc(self, entry: Entry) -> Any:
         return _decode_json.decode(encoded_item(entry, self.codec))
@@ -184,7 +194,7 @@ class _V03(_Dialect):
         self.public_card = public_card
 
     def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
-        method, params = v03.request_in(rpc.name, _to_json(request))
+        method, params = v03.request_in(rpc.name, to_doc(request))
         return method, _encode_json.encode(params)
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
