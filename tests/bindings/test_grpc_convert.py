@@ -85,6 +85,13 @@ ITEMS = [
                      append=True, last_chunk=True),
     m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[m.TextPart(text="c")]),
                      metadata={"own": 1}),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", name="n", description="d",
+                                            parts=[m.TextPart(text="é"), m.TextPart(text="")])),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[]), last_chunk=True),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.INPUT_REQUIRED,
+                                            timestamp="2026-11-25T18:00:00Z")),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.UNKNOWN)),
+    m.StatusUpdate("t1", "", m.TaskStatus(m.TaskState.FAILED, timestamp="2026-11-25T18:00:00.5+01:00")),
 ]
 
 
@@ -93,8 +100,10 @@ def test_stream_items_as_the_codec_writes_them(item: Any) -> None:
     doc = msgspec.json.decode(V1.encode_stream_item(item))
     payload = next(iter(doc.values()))
     payload["metadata"] = {**(payload.get("metadata") or {}), EVENT_ID_KEY: "17"}
+    expected = _reference(doc, pb1.StreamResponse)
     assert v1_out.stream_item_pb(item, EVENT_ID_KEY, 17).SerializeToString(
-        deterministic=True) == _reference(doc, pb1.StreamResponse)
+        deterministic=True) == expected
+    assert v1_out.stream_item_bytes(item, EVENT_ID_KEY, 17) == expected
 
 
 def _request() -> pb1.SendMessageRequest:
