@@ -138,9 +138,6 @@ class _Dialect:
             getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
         return out
 
-    def event_bytes(self, entry: Entry) -> bytes:
-        return self.stream_message(entry).SerializeToString()  # type: ignore[no-any-return]
-
     def event(self, entry: Entry) -> bytes:
         """One stream event as a serialized ``StreamResponse``, its sequence number
         in its metadata (kept on the log entry for the next subscriber)."""
@@ -150,7 +147,7 @@ class _Dialect:
             found = stored.encoded.get(key)
             if found is not None:
                 return found
-        data = self.event_bytes(entry)
+        data: bytes = self.stream_message(entry).SerializeToString()
         if stored is not None:
             if stored.encoded is None:
                 stored.encoded = {}
@@ -183,12 +180,6 @@ class _V1(_Dialect):
 
     def stream_message(self, entry: Entry) -> Message:
         return v1_out.stream_item_pb(entry.item, EVENT_ID_KEY, entry.seq)
-
-    def event_bytes(self, entry: Entry) -> bytes:
-        return v1_out.stream_item_bytes(entry.item, EVENT_ID_KEY, entry.seq)
-
-    def stream_doc(self, entry: Entry) -> Any:
-        return _decode_json.decode(encoded_item(entry, self.codec))
 
 
 class _V03(_Dialect):
