@@ -180,6 +180,15 @@ def test_v1_streams_and_resumes(v1: rpc1.A2AServiceStub) -> None:
     assert [e.SerializeToString() for e in again] == [e.SerializeToString() for e in events[1:]]
 
 
+def test_v1_a_bad_last_event_id_is_invalid_argument(v1: rpc1.A2AServiceStub) -> None:
+    task = v1.SendMessage(pb1.SendMessageRequest(message=_message("hi"))).task
+    with pytest.raises(grpc.RpcError) as err:
+        list(v1.SubscribeToTask(pb1.SubscribeToTaskRequest(id=task.id),
+                                metadata=(("last-event-id", "yesterday"),)))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _error_info(err.value)[0] == "INVALID_PARAMS"
+
+
 def test_v1_subscribe_follows_a_running_task(v1: rpc1.A2AServiceStub) -> None:
     started = v1.SendMessage(pb1.SendMessageRequest(
         message=_message("wait"),
