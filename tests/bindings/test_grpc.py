@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import httpx
+import msgspec
 import pytest
 from google.protobuf import struct_pb2
 
@@ -53,10 +54,12 @@ async def _steps(ctx: Context) -> None:
 
 @contextlib.contextmanager
 def served(*, auth: AuthConfig | None = None, max_body_bytes: int = 10 * 1024 * 1024,
-           push: bool = True) -> Iterator[tuple[str, str]]:
+           push: bool = True, extended: bool = False) -> Iterator[tuple[str, str]]:
     """(HTTP base URL, gRPC target) of an agent serving both bindings."""
     sock = bind_loopback()
-    agent = Agent("Steps", "Works in steps.", _steps, streaming=True, push_notifications=push)
+    agent = Agent("Steps", "Works in steps.", _steps, streaming=True, push_notifications=push,
+                  extended_card=(lambda base: msgspec.structs.replace(base, name="Steps+"))
+                  if extended else None)
     app = create_app(agent, public_url=url_of(sock), auth=auth, max_body_bytes=max_body_bytes,
                      push=PushSettings(allow_http=True, allow_private_networks=True))
     server = add_grpc(app, "127.0.0.1:0")
@@ -273,6 +276,19 @@ def test_oversized_request_is_resource_exhausted() -> None:
         with pytest.raises(grpc.RpcError) as err:
             rpc1.A2AServiceStub(ch).SendMessage(big)
         assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_extended_cards() -> None:
+    with served(extended=True) as (url, target), grpc.insecure_channel(target) as ch:
+        card = rpc1.A2AServiceStub(ch).GetExtendedAgentCard(pb1.GetExtendedAgentCardRequest())
+        assert card.name == "Steps+"
+        assert card.capabilities.extended_agent_card
+        assert pb1.AgentInterface(url=target, protocol_binding="GRPC",
+                                  protocol_version="1.0") in card.supported_interfaces
+        # v0.3 has one card RPC: the caller's view, the extended card when there is one
+        legacy = rpc03.A2AServiceStub(ch).GetAgentCard(pb03.GetAgentCardRequest())
+        assert legacy.name == "Steps+" and legacy.supports_authenticated_extended_card
+        assert legacy.url == url + "/"
 
 
 def test_card_lists_grpc(agent: tuple[str, str]) -> None:
