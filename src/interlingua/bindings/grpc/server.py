@@ -3,12 +3,13 @@
 ``lf.a2a.v1.A2AService`` speaks v1.0 and ``a2a.v1.A2AService`` speaks v0.3
 (DIALECTS.md §g.3, §h.3: the service name picks the dialect). Like the JSON-RPC
 endpoint, this is framing only: a request is read from protobuf, turned into
-the dialect's ProtoJSON (v0.3: into the v0.3 JSON-RPC objects, ``v03.py``) and
-decoded by the dialect's codec into a canonical call; the front door does the
-rest (authentication from the metadata, rate limits, tenant, owner scoping,
-idempotency, push), and the answer goes back the same way. Errors are gRPC
-statuses with a ``google.rpc.ErrorInfo`` in ``grpc-status-details-bin``
-(§f.2).
+the dialect's ProtoJSON (``pbjson.py``; v0.3: then into the v0.3 JSON-RPC
+objects, ``v03.py``) and decoded by the dialect's codec into a canonical call;
+the front door does the rest (authentication from the metadata, rate limits,
+tenant, owner scoping, idempotency, push). v1.0 tasks, messages and stream
+events are built straight from the canonical objects (``v1_out.py``); other
+answers go back through the codec's JSON. Errors are gRPC statuses with a
+``google.rpc.ErrorInfo`` in ``grpc-status-details-bin`` (§f.2).
 
 The handlers take and return raw bytes, so that a malformed request is an
 ``INVALID_ARGUMENT`` of ours rather than grpc's ``INTERNAL``, and each stream
