@@ -23,7 +23,7 @@ _LINK = re.compile(r"\]\(((?!https?:|#|mailto:)[^)#\s]+)")
 
 
 #: distributions whose module is named otherwise
-IMPORT_NAMES = {"pydantic-ai-slim": "pydantic_ai"}
+IMPORT_NAMES = {"pydantic-ai-slim": "pydantic_ai", "grpcio": "grpc", "protobuf": "google.protobuf"}
 
 def _tracked() -> set[str]:
     try:

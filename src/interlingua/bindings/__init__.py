@@ -1,1 +1,2 @@
-"""Bindings: the transports in front of the server's front door (framing only)."""
+"""Bindings: the transports in front of the server's front door (``server/dispatch.py``), framing
+only."""

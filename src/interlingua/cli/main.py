@@ -228,6 +228,12 @@ def main() -> None:
 @click.option("--public-url", default=None, callback=_check_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
+@click.option("--grpc-port", type=click.IntRange(0, 65535), default=None,
+              help="Where gRPC is served [default: --port + 1, or a free port when that one "
+                   "is taken; with --port 0, a free port].")
+@click.option("--bindings", "bindings_spec", default=None, metavar="LIST",
+              help="Comma-separated bindings to serve: jsonrpc,grpc [default: jsonrpc, and "
+                   "grpc when interlingua[grpc] is installed].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
@@ -267,7 +273,8 @@ def main() -> None:
                    "refused (503) before the process stops; 0 stops at once.")
 def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
                   system_prompt: str | None, host: str, port: int, store: str | None,
-                  bus: str, public_url: str | None, rpc_path: str, log_level: str,
+                  bus: str, public_url: str | None, rpc_path: str,
+                  grpc_port: int | None, bindings_spec: str | None, log_level: str,
                   as_json: bool, certfile: str | None, keyfile: str | None,
                   client_ca: str | None, auth_spec: str | None, limits_spec: str | None,
                   sign_card: bool, card_key: str | None,
@@ -316,6 +323,13 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             push.lease = push_claim_seconds
     scheme = "https" if certfile else "http"
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
+    if bindings_spec is not None:
+        bindings = [b.strip().lower() for b in bindings_spec.split(",") if b.strip()]
+    else:
+        from ..bindings.grpc import available
+
+        bindings = ["jsonrpc", "grpc"] if available() else ["jsonrpc"]
+    grpc_at: list[int] = []
 
     def listening(store_url: str, bound_port: int) -> None:
         # said only once the socket is bound: a process that cannot listen says so instead
@@ -327,12 +341,16 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             "jsonrpc": base + path,
             "store": shown_url(store_url),
         }
+        if grpc_at:
+            info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
         if as_json:
             click.echo(msgspec.json.encode(info).decode())
         else:
             click.echo(f"Serving {spec or agent.name} on {info['listen']} (store {info['store']})")
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
+            if grpc_at:
+                click.echo(f"  gRPC:       {info['grpc']}")
 
     try:
         serve(agent, host=host, port=port, store=store, bus=bus,
@@ -340,7 +358,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
               push=push, lease_timeout=lease_timeout, drain_seconds=drain_seconds,
-              on_listening=listening, http=http_parser,
+              on_listening=listening, http=http_parser, bindings=bindings,
+              grpc_port=grpc_port, on_grpc_listening=grpc_at.append,
               connections=ConnectionLimits(max_head_bytes=max_head_bytes,
                                            head_timeout=head_timeout, body_timeout=body_timeout,
                                            max_per_ip=max_connections_per_ip))

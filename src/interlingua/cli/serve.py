@@ -9,7 +9,7 @@ import logging
 import re
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -20,7 +20,19 @@ from ..server.connections import ConnectionLimits, uvicorn_connection_options
 from ..server.engine import Engine, EngineConfig
 from ..server.push import PushSettings
 
-__all__ = ["StoreError", "bind", "default_store_for", "load_agent", "public_url_for", "serve"]
+__all__ = [
+    "BINDINGS",
+    "StoreError",
+    "bind",
+    "default_store_for",
+    "load_agent",
+    "public_url_for",
+    "reserve",
+    "serve",
+]
+
+#: the bindings ``serve`` can serve; JSON-RPC is always among them (the card names it)
+BINDINGS = ("jsonrpc", "grpc")
 
 log = logging.getLogger("interlingua.serve")
 
@@ -57,6 +69,30 @@ def bind(host: str, port: int) -> socket.socket:
 class StoreError(Exception):
     """The store cannot be used as it is (a schema that is newer, or behind with
     migrations turned off); the message says why."""
+
+
+def reserve(host: str, port: int) -> socket.socket:
+    """Hold ``host:port`` (0: a free port) for the gRPC server, which can only
+    bind inside the event loop: a bound, not listening socket with
+    ``SO_REUSEPORT`` (as grpc binds its own), so that a port that is taken
+    fails here, before the store is opened, like the HTTP socket's."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                               flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def grpc_address(host: str, port: int) -> str:
+    """``host:port`` as grpc reads an address (IPv6 in brackets, all interfaces for "")."""
+    host = host or "0.0.0.0"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def check_services(store: str, bus: str, auth: AuthConfig | None = None) -> None:
@@ -181,6 +217,9 @@ def serve(
     lease_timeout: float | None = None,
     drain_seconds: float = 30.0,
     on_listening: Callable[[str, int], None] | None = None,
+    bindings: Sequence[str] | None = None,
+    grpc_port: int | None = None,
+    on_grpc_listening: Callable[[int], None] | None = None,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
@@ -198,7 +237,14 @@ def serve(
     this one's running tasks (docs/architecture.md, "Ownership").
     ``drain_seconds``: on SIGTERM, how long new sends are refused (503) while
     the running turns finish, before the process stops; a second signal stops
-    it at once (docs/deployment.md, "Draining")."""
+    it at once (docs/deployment.md, "Draining").
+
+    ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC only; the
+    command serves gRPC too when the ``grpc`` extra is installed). gRPC listens on ``grpc_port``
+    (default: ``port + 1``, or a free port when that one is taken; with ``port``
+    0, a free port of its own), reserved
+    before anything else happens as the HTTP socket is; ``on_grpc_listening(port)``
+    is called once it is reserved, before ``on_listening``."""
     from ..server.auth.tls import uvicorn_tls_options
 
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
@@ -207,15 +253,75 @@ def serve(
     guard = uvicorn_connection_options(
         connections or ConnectionLimits(max_head_bytes=max_incomplete_event_bytes),
         base=tls.pop("http", None), http=http)
+    with_grpc = _wants_grpc(bindings)
+    derived = grpc_port is None
+    if with_grpc and grpc_port is None:
+        grpc_port = port + 1 if 0 < port < 65535 else 0
     sock = bind(host, port)
+    held: list[socket.socket] = [sock]
     try:
+        grpc: dict[str, Any] | None = None
+        if with_grpc:
+            assert grpc_port is not None
+            try:
+                grpc_sock = reserve(host, grpc_port)
+            except OSError as exc:
+                if not derived:
+                    raise OSError(exc.errno,
+                                  f"(gRPC port {grpc_port}) {exc.strerror or exc}") from None
+                # the port after the HTTP one was only a default: take a free one
+                log.warning("gRPC: port %d is taken (%s); serving gRPC on a free port",
+                            grpc_port, exc.strerror or exc)
+                grpc_sock = reserve(host, 0)
+            held.append(grpc_sock)
+
+            def grpc_listening(bound: int) -> None:
+                grpc_sock.close()  # grpc holds the port now
+
+            reserved = grpc_sock.getsockname()[1]
+            grpc = {"address": grpc_address(host, reserved),
+                    "credentials": _grpc_credentials(certfile, keyfile, client_ca),
+                    "on_listening": grpc_listening}
+            if on_grpc_listening is not None:
+                on_grpc_listening(reserved)
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
                   on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
-                  card_signing=card_signing, push=push,
+                  card_signing=card_signing, push=push, grpc=grpc,
                   timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
                   limit_concurrency=limit_concurrency, **guard)
     finally:
-        sock.close()
+        for held_sock in held:
+            held_sock.close()
+
+
+def _wants_grpc(bindings: Sequence[str] | None) -> bool:
+    from ..bindings.grpc import available
+
+    if bindings is None:
+        return False
+    unknown = [b for b in bindings if b not in BINDINGS]
+    if unknown:
+        raise ValueError(f"unknown binding {unknown[0]!r}; known: {', '.join(BINDINGS)}")
+    if "jsonrpc" not in bindings:
+        raise ValueError("JSON-RPC is always served (the card names it): list jsonrpc too")
+    if "grpc" in bindings and not available():
+        raise ValueError("the gRPC binding needs the grpc extra: pip install 'interlingua[grpc]'")
+    return "grpc" in bindings
+
+
+def _grpc_credentials(certfile: str | None, keyfile: str | None,
+                      client_ca: str | None) -> Any:
+    """TLS for gRPC from the HTTPS files (None: plain text). Client certificates
+    are asked for but not required, as over HTTPS."""
+    if not certfile:
+        return None
+    import grpc
+
+    cert = Path(certfile).read_bytes()
+    key = Path(keyfile).read_bytes() if keyfile else cert
+    roots = Path(client_ca).read_bytes() if client_ca else None
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=roots,
+                                       require_client_auth=False)
 
 
 def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | None,
@@ -223,7 +329,8 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
               bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
-              drain_seconds: float, **uvicorn_options: Any) -> None:
+              drain_seconds: float, grpc: dict[str, Any] | None = None,
+              **uvicorn_options: Any) -> None:
     import uvicorn
 
     from ..server.app import create_app
@@ -246,6 +353,11 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
         card_signing=card_signing,
         push=push,
     )
+    if grpc is not None:
+        from ..bindings.grpc import add_grpc
+
+        add_grpc(app, grpc["address"], credentials=grpc["credentials"],
+                 on_listening=grpc["on_listening"])
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5,
                             **uvicorn_options, **tls)

@@ -86,6 +86,14 @@ class A2AServer:
         self.card_bytes = default.body
         self.rpc_url = default.rpc_url
 
+    def render_again(self) -> None:
+        """Forget the rendered cards (the settings they come from changed)."""
+        self._variants.clear()
+        default = self.variant_for(self.settings.public_url or _FALLBACK_URL)
+        self.card = default.card
+        self.card_bytes = default.body
+        self.rpc_url = default.rpc_url
+
     def variant_for(self, base: str) -> CardVariant:
         """The card for clients that reach this server at ``base`` (rendered once, kept)."""
         base = base.rstrip("/")
@@ -118,7 +126,15 @@ class A2AServer:
             AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
             AgentInterface(url=base, binding="HTTP+JSON", protocol_version="0.3"),
         ]
+        if self.settings.grpc_url:
+            from ..bindings.grpc.resume import grpc_interfaces
+
+            interfaces.extend(grpc_interfaces(self.settings.grpc_url))
         card = self.agent.card(interfaces)
+        if self.settings.grpc_url:
+            from ..bindings.grpc.resume import resume_extension
+
+            card = resume_extension(card)
         if self.push is not None:
             card = self.push.card_with_extension(card, base)
         # declared from the same config that enforces, then signed as served

@@ -21,3 +21,5 @@ class ServerSettings(msgspec.Struct, kw_only=True):
     #: "kind", a v0.1 task id beside snake_case SAM fields) instead of reading
     #: them by their strongest marker
     strict_dialects: bool = False
+    #: where the gRPC binding is served (``host:port``), for the card; None: not served
+    grpc_url: str | None = None

@@ -1,0 +1,383 @@
+"""The gRPC binding: both A2A gRPC services in front of the front door.
+
+``lf.a2a.v1.A2AService`` speaks v1.0 and ``a2a.v1.A2AService`` speaks v0.3
+(DIALECTS.md §g.3, §h.3: the service name picks the dialect). Like the JSON-RPC
+endpoint, this is framing only: a request is read from protobuf, turned into
+the dialect's ProtoJSON (``pbjson.py``; v0.3: then into the v0.3 JSON-RPC
+objects, ``v03.py``) and decoded by the dialect's codec into a canonical call;
+the front door does the rest (authentication from the metadata, rate limits,
+tenant, owner scoping, idempotency, push). v1.0 tasks, messages and stream
+events are built straight from the canonical objects (``v1_out.py``); other
+answers go back through the codec's JSON. Errors are gRPC statuses with a
+``google.rpc.ErrorInfo`` in ``grpc-status-details-bin`` (§f.2).
+
+The handlers take and return raw bytes, so that a malformed request is an
+``INVALID_ARGUMENT`` of ours rather than grpc's ``INTERNAL``, and each stream
+event, once serialized, is kept on its log entry for every other gRPC
+subscriber of the same service.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+import grpc
+import msgspec
+from google.protobuf.message import DecodeError, Message
+
+from ...core import model as m
+from ...core.calls import GetExtendedCard, ListTasksResult
+from ...core.dialects import Codec, get_codec
+from ...core.dialects.v0_3 import encode_card_v03
+from ...core.errors import (
+    A2AError,
+    ExtendedCardNotConfigured,
+    InternalError,
+    InvalidParams,
+    ResourceUnavailable,
+)
+from ...core.model import AgentCard
+from ...server.dispatch import FrontDoor, parse_version
+from ...server.request_headers import RequestHeaders
+from ...server.sse_writer import encoded_item
+from ...server.streams import Entry, Lagged, Unavailable
+from . import v03, v1_out
+from .pbjson import fill, to_doc
+from .protos import interlingua_a2a_v1_pb2 as pb03
+from .protos import interlingua_lf_a2a_v1_pb2 as pb1
+from .resume import EVENT_ID_KEY, LAST_EVENT_ID
+from .status import DETAILS_KEY, code_of, status_details
+
+__all__ = ["V03_SERVICE", "V1_SERVICE", "GrpcBinding"]
+
+log = logging.getLogger("interlingua.server")
+
+V1_SERVICE = "lf.a2a.v1.A2AService"
+V03_SERVICE = "a2a.v1.A2AService"
+
+_decode_json = msgspec.json.Decoder()
+_encode_json = msgspec.json.Encoder()
+
+
+class _Rpc:
+    """One RPC: its request and response messages, and whether it streams."""
+
+    __slots__ = ("name", "request", "response", "streaming")
+
+    def __init__(self, name: str, request: type[Message], response: type[Message] | None,
+                 streaming: bool = False) -> None:
+        self.name = name
+        self.request = request
+        #: None: google.protobuf.Empty
+        self.response = response
+        self.streaming = streaming
+
+
+_V1_RPCS = [
+    _Rpc("SendMessage", pb1.SendMessageRequest, pb1.SendMessageResponse),
+    _Rpc("SendStreamingMessage", pb1.SendMessageRequest, pb1.StreamResponse, True),
+    _Rpc("GetTask", pb1.GetTaskRequest, pb1.Task),
+    _Rpc("ListTasks", pb1.ListTasksRequest, pb1.ListTasksResponse),
+    _Rpc("CancelTask", pb1.CancelTaskRequest, pb1.Task),
+    _Rpc("SubscribeToTask", pb1.SubscribeToTaskRequest, pb1.StreamResponse, True),
+    _Rpc("CreateTaskPushNotificationConfig", pb1.TaskPushNotificationConfig,
+         pb1.TaskPushNotificationConfig),
+    _Rpc("GetTaskPushNotificationConfig", pb1.GetTaskPushNotificationConfigRequest,
+         pb1.TaskPushNotificationConfig),
+    _Rpc("ListTaskPushNotificationConfigs", pb1.ListTaskPushNotificationConfigsRequest,
+         pb1.ListTaskPushNotificationConfigsResponse),
+    _Rpc("GetExtendedAgentCard", pb1.GetExtendedAgentCardRequest, pb1.AgentCard),
+    _Rpc("DeleteTaskPushNotificationConfig", pb1.DeleteTaskPushNotificationConfigRequest, None),
+]
+
+_V03_RPCS = [
+    _Rpc("SendMessage", pb03.SendMessageRequest, pb03.SendMessageResponse),
+    _Rpc("SendStreamingMessage", pb03.SendMessageRequest, pb03.StreamResponse, True),
+    _Rpc("GetTask", pb03.GetTaskRequest, pb03.Task),
+    _Rpc("CancelTask", pb03.CancelTaskRequest, pb03.Task),
+    _Rpc("TaskSubscription", pb03.TaskSubscriptionRequest, pb03.StreamResponse, True),
+    _Rpc("CreateTaskPushNotificationConfig", pb03.CreateTaskPushNotificationConfigRequest,
+         pb03.TaskPushNotificationConfig),
+    _Rpc("GetTaskPushNotificationConfig", pb03.GetTaskPushNotificationConfigRequest,
+         pb03.TaskPushNotificationConfig),
+    _Rpc("ListTaskPushNotificationConfig", pb03.ListTaskPushNotificationConfigRequest,
+         pb03.ListTaskPushNotificationConfigResponse),
+    _Rpc("GetAgentCard", pb03.GetAgentCardRequest, pb03.AgentCard),
+    _Rpc("DeleteTaskPushNotificationConfig", pb03.DeleteTaskPushNotificationConfigRequest, None),
+]
+
+
+def _from_json(doc: Any, cls: type[Message]) -> bytes:
+    return fill(cls(), doc).SerializeToString()  # type: ignore[no-any-return]
+
+
+class _Dialect:
+    """How one service's messages become its dialect's calls, and back."""
+
+    #: the key under which a stream event's serialization is kept on its log entry
+    cache_key: str
+    stream_response: type[Message]
+
+    def __init__(self, codec: Codec) -> None:
+        self.codec = codec
+
+    def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
+        raise NotImplementedError
+
+    def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
+        raise NotImplementedError
+
+    def stream_doc(self, entry: Entry) -> Any:
+        raise NotImplementedError
+
+    def stream_message(self, entry: Entry) -> Message:
+        out = fill(self.stream_response(), self.stream_doc(entry))
+        which = out.WhichOneof("payload")
+        if which is not None:
+            getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
+        return out
+
+    def event(self, entry: Entry) -> bytes:
+        """One stream event as a serialized ``StreamResponse``, its sequence number
+        in its metadata (kept on the log entry for the next subscriber)."""
+        stored = entry.stored
+        key = self.cache_key
+        if stored is not None and stored.encoded is not None:
+            found = stored.encoded.get(key)
+            if found is not None:
+                return found
+        data: bytes = self.stream_message(entry).SerializeToString()
+        if stored is not None:
+            if stored.encoded is None:
+                stored.encoded = {}
+            stored.encoded[key] = data
+        return data
+
+
+class _V1(_Dialect):
+    cache_key = "grpc:1.0"
+    stream_response = pb1.StreamResponse
+
+    def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
+        return rpc.name, _encode_json.encode(to_doc(request))
+
+    def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
+        if rpc.response is None:
+            return b""
+        # the answers of every request built directly; the rare ones from the codec's JSON
+        kind = type(result)
+        if kind is m.Task:
+            if rpc.name in ("SendMessage", "SendStreamingMessage"):
+                return v1_out.send_response_pb(result).SerializeToString()  # type: ignore[no-any-return]
+            return v1_out.task_pb(result).SerializeToString()  # type: ignore[no-any-return]
+        if kind is m.Message:
+            return v1_out.send_response_pb(result).SerializeToString()  # type: ignore[no-any-return]
+        if kind is ListTasksResult:
+            return v1_out.list_tasks_pb(result).SerializeToString()  # type: ignore[no-any-return]
+        return _from_json(_decode_json.decode(self.codec.encode_result(call, result)),
+                          rpc.response)
+
+    def stream_message(self, entry: Entry) -> Message:
+        return v1_out.stream_item_pb(entry.item, EVENT_ID_KEY, entry.seq)
+
+
+class _V03(_Dialect):
+    cache_key = "grpc:0.3"
+    stream_response = pb03.StreamResponse
+
+    def __init__(self, codec: Codec, public_card: Callable[[], tuple[AgentCard, str]]) -> None:
+        super().__init__(codec)
+        self.public_card = public_card
+
+    def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
+        method, params = v03.request_in(rpc.name, to_doc(request))
+        return method, _encode_json.encode(params)
+
+    def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
+        if rpc.response is None:
+            return b""
+        doc = _decode_json.decode(self.codec.encode_result(call, result))
+        return _from_json(v03.result_out(rpc.name, doc), rpc.response)
+
+    def public_card_answer(self) -> bytes:
+        card, rpc_url = self.public_card()
+        return _from_json(v03.card_out(encode_card_v03(card, jsonrpc_url=rpc_url)),
+                          pb03.AgentCard)
+
+    def stream_doc(self, entry: Entry) -> Any:
+        return v03.stream_item_out(_decode_json.decode(encoded_item(entry, self.codec)))
+
+
+def _scope_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, Any]:
+    """An ASGI-like scope of a gRPC call, as the front door reads one: its
+    (text) metadata as headers and the peer's address."""
+    headers = [(k.lower().encode("latin-1"), v.encode("latin-1", "replace"))
+               for k, v in context.invocation_metadata() or ()
+               if isinstance(v, str)]
+    scope: dict[str, Any] = {"type": "grpc", "headers": headers, "query_string": b""}
+    peer = context.peer() or ""
+    kind, _, address = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        host, _, port = address.rpartition(":")
+        host = host.strip("[]")
+        scope["client"] = (host, int(port) if port.isdigit() else 0)
+    return scope
+
+
+def _extensions(headers: RequestHeaders) -> list[str]:
+    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
+    if not raw:
+        return []
+    return [e.strip() for e in raw.split(",") if e.strip()]
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], door: FrontDoor,
+                 error: A2AError) -> None:
+    trailers: list[tuple[str, str | bytes]] = [(DETAILS_KEY, status_details(error))]
+    refused = door.refusal(error)
+    if refused is not None:  # WWW-Authenticate, Retry-After as metadata
+        trailers.extend((k.decode("latin-1").lower(), v.decode("latin-1"))
+                        for k, v in refused[1])
+    await context.abort(code_of(error), error.message, trailing_metadata=tuple(trailers))
+
+
+class GrpcBinding:
+    """The two A2A services of one agent, as grpc handlers over its front door.
+
+    ``public_card()`` gives the card as served and its JSON-RPC URL, which the
+    v0.3 ``GetAgentCard`` answers with when no extended card is configured.
+    """
+
+    def __init__(self, door: FrontDoor,
+                 public_card: Callable[[], tuple[AgentCard, str]]) -> None:
+        self.door = door
+        self._v1 = _V1(get_codec("1.0"))
+        self._v03 = _V03(get_codec("0.3"), public_card)
+
+    def handlers(self) -> list[grpc.GenericRpcHandler]:
+        out = []
+        for service, dialect, rpcs in ((V1_SERVICE, self._v1, _V1_RPCS),
+                                       (V03_SERVICE, self._v03, _V03_RPCS)):
+            table: dict[str, grpc.RpcMethodHandler] = {}
+            for rpc in rpcs:
+                if rpc.streaming:
+                    table[rpc.name] = grpc.unary_stream_rpc_method_handler(
+                        self._streaming(dialect, rpc))
+                else:
+                    table[rpc.name] = grpc.unary_unary_rpc_method_handler(
+                        self._unary(dialect, rpc))
+            out.append(grpc.method_handlers_generic_handler(service, table))
+        return out
+
+    # ------------------------------------------------------------- admitting
+
+    async def _admit(self, dialect: _Dialect, rpc: _Rpc, data: bytes,
+                     context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Any, Any, RequestHeaders]:
+        """Authenticate, read the request, and check its version: (call, info, headers)."""
+        door = self.door
+        await door.ensure_started()
+        scope = _scope_of(context)
+        headers = RequestHeaders(scope["headers"])
+        await door.admit(scope, headers)
+        try:
+            request = rpc.request.FromString(data)
+        except DecodeError:
+            raise InvalidParams(f"Invalid params: the request is not a valid {rpc.request.DESCRIPTOR.full_name}") from None
+        codec = dialect.codec
+        raw_version = headers.get("a2a-version")
+        version = parse_version(raw_version) if raw_version else None
+        door.check_version(codec.name, raw_version, version)
+        method, params = dialect.call_of(rpc, request)
+        call = codec.decode_call(method, params)
+        info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
+                            dialect=codec.name, streaming=rpc.streaming,
+                            extensions=_extensions(headers))
+        return call, info, headers
+
+    # ----------------------------------------------------------------- unary
+
+    def _unary(self, dialect: _Dialect, rpc: _Rpc) -> Callable[
+            [bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
+        door = self.door
+
+        async def handle(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+            error: A2AError
+            try:
+                call, info, _ = await self._admit(dialect, rpc, data, context)
+                try:
+                    result = await door.call(call, info)
+                except ExtendedCardNotConfigured:
+                    if not (isinstance(call, GetExtendedCard) and isinstance(dialect, _V03)):
+                        raise
+                    # v0.3's GetAgentCard is the card itself: the public one, then
+                    return dialect.public_card_answer()
+                return dialect.answer(rpc, call, result)
+            except A2AError as exc:
+                error = exc
+            except Exception:
+                log.exception("internal error handling gRPC %s", rpc.name)
+                error = InternalError()
+            await _abort(context, door, error)
+            raise AssertionError("abort returns by raising")
+
+        return handle
+
+    # ------------------------------------------------------------- streaming
+
+    def _streaming(self, dialect: _Dialect, rpc: _Rpc) -> Callable[
+            [bytes, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[bytes]]:
+        door = self.door
+
+        async def handle(data: bytes,
+                         context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+            error: A2AError | None = None
+            try:
+                call, info, headers = await self._admit(dialect, rpc, data, context)
+                stream = await door.stream(call, info, headers.get(LAST_EVENT_ID))
+            except A2AError as exc:
+                error = exc
+            except Exception:
+                log.exception("internal error opening gRPC %s", rpc.name)
+                error = InternalError()
+            if error is not None:
+                await _abort(context, door, error)
+                return
+            try:
+                async for out in stream:
+                    if type(out) is Entry:
+                        # encoded before anything is awaited: it may be the live task
+                        yield dialect.event(out)
+                    elif type(out) is Lagged:
+                        error = ResourceUnavailable(
+                            f"This stream fell too far behind; subscribe again with "
+                            f"{LAST_EVENT_ID}: {out.seq} to continue from the log",
+                            data={"lastEventId": out.seq, "resumable": True})
+                        break
+                    elif type(out) is Unavailable:
+                        error = ResourceUnavailable(
+                            out.message, data={"lastEventId": out.after, "resumable": False})
+                        break
+            except A2AError as exc:
+                error = exc
+            except Exception:
+                log.exception("gRPC stream %s failed", rpc.name)
+                error = InternalError()
+            finally:
+                stream.close()
+            if error is not None:
+                await _abort(context, door, error)
+
+        return handle
+
+
+def server_options(max_message_bytes: int) -> Sequence[tuple[str, Any]]:
+    """grpc server options: requests up to the body limit (larger ones are
+    ``RESOURCE_EXHAUSTED``), and keepalive pings from long-lived streams allowed."""
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", -1),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ]

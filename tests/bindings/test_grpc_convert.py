@@ -1,0 +1,143 @@
+"""The gRPC binding's fast conversions agree with the slow, general ones:
+messages built straight from the model (``v1_out``) are the bytes the v1.0
+codec's ProtoJSON gives through ``google.protobuf.json_format``, and
+``pbjson`` reads and writes ProtoJSON as ``json_format`` does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from google.protobuf import json_format, struct_pb2
+
+from interlingua.bindings.grpc import EVENT_ID_KEY, v1_out
+from interlingua.bindings.grpc.pbjson import fill, to_doc
+from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
+from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.core import model as m
+from interlingua.core.calls import GetTask, ListTasksResult, SendMessage
+from interlingua.core.dialects import get_codec
+
+V1 = get_codec("1.0")
+STAMP = "2026-11-25T18:00:00.123Z"
+
+
+def _reference(doc: Any, cls: type) -> bytes:
+    out = cls()
+    json_format.ParseDict(doc, out, ignore_unknown_fields=True)
+    return out.SerializeToString(deterministic=True)
+
+
+def _message(**extra: Any) -> m.Message:
+    return m.Message(message_id="m1", role=m.Role.AGENT, parts=[
+        m.TextPart(text="hi", metadata={"k": "v"}, media_type="text/plain"),
+        m.FilePart(raw=b"\x00\x01", media_type="application/octet-stream", filename="f.bin"),
+        m.FilePart(uri="https://x.example/f", media_type="text/plain"),
+        m.FilePart(),
+        m.DataPart(data={"a": [1, 2.5, None, {"b": True}]}),
+        m.DataPart(data=[1, "x"]),
+        m.DataPart(data="plain"),
+    ], context_id="c1", task_id="t1", reference_task_ids=["t0"], extensions=["urn:e"],
+        metadata={"n": 3}, **extra)
+
+
+TASKS = [
+    m.Task(id="t1", context_id="c1", status=m.TaskStatus(m.TaskState.COMPLETED, _message(), STAMP),
+           artifacts=[m.Artifact(artifact_id="a1", parts=[m.TextPart(text="x")], name="n",
+                                 description="d", metadata={"z": 1}, extensions=["urn:e"])],
+           history=[_message()], metadata={"top": {"nested": [1]}}),
+    m.Task(id="t2", context_id="c2", status=m.TaskStatus(m.TaskState.UNKNOWN)),
+    m.Task(id="t4", context_id="c4", status=m.TaskStatus(m.TaskState.WORKING), metadata={},
+           history=[m.Message(message_id="m", role=m.Role.USER, parts=[
+               m.DataPart(data={"ключ": -3, "big": 2**40, "f": -0.5, "e": {}, "l": []}),
+               m.DataPart(data=None), m.DataPart(data=False)], metadata={})]),
+    *[m.Task(id="t3", context_id="c3", status=m.TaskStatus(state, timestamp=STAMP))
+      for state in m.TaskState],
+]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_tasks_as_the_codec_writes_them(task: m.Task) -> None:
+    doc = msgspec.json.decode(V1.encode_result(GetTask(id=task.id), task))
+    assert v1_out.task_pb(task).SerializeToString(deterministic=True) == _reference(doc, pb1.Task)
+    send = SendMessage(message=_message())
+    doc = msgspec.json.decode(V1.encode_result(send, task))
+    assert v1_out.send_response_pb(task).SerializeToString(deterministic=True) == _reference(doc, pb1.SendMessageResponse)
+
+
+def test_a_message_answer_and_a_list() -> None:
+    send = SendMessage(message=_message())
+    doc = msgspec.json.decode(V1.encode_result(send, _message()))
+    assert v1_out.send_response_pb(_message()).SerializeToString(
+        deterministic=True) == _reference(doc, pb1.SendMessageResponse)
+    listed = ListTasksResult(tasks=TASKS[:2], next_page_token="p", page_size=2, total_size=9)
+    from interlingua.core.calls import ListTasks
+
+    doc = msgspec.json.decode(V1.encode_result(ListTasks(), listed))
+    assert v1_out.list_tasks_pb(listed).SerializeToString(deterministic=True) == _reference(doc, pb1.ListTasksResponse)
+
+
+ITEMS = [
+    TASKS[0],
+    _message(),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.WORKING, _message(), STAMP)),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.COMPLETED), {"own": "x"}),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[m.TextPart(text="chunk")]),
+                     append=True, last_chunk=True),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[m.TextPart(text="c")]),
+                     metadata={"own": 1}),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", name="n", description="d",
+                                            parts=[m.TextPart(text="é"), m.TextPart(text="")])),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[]), last_chunk=True),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.INPUT_REQUIRED,
+                                            timestamp="2026-11-25T18:00:00Z")),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.UNKNOWN)),
+    m.StatusUpdate("t1", "", m.TaskStatus(m.TaskState.FAILED, timestamp="2026-11-25T18:00:00.5+01:00")),
+]
+
+
+@pytest.mark.parametrize("item", ITEMS)
+def test_stream_items_as_the_codec_writes_them(item: Any) -> None:
+    doc = msgspec.json.decode(V1.encode_stream_item(item))
+    payload = next(iter(doc.values()))
+    payload["metadata"] = {**(payload.get("metadata") or {}), EVENT_ID_KEY: "17"}
+    expected = _reference(doc, pb1.StreamResponse)
+    assert v1_out.stream_item_pb(item, EVENT_ID_KEY, 17).SerializeToString(
+        deterministic=True) == expected
+
+
+def _request() -> pb1.SendMessageRequest:
+    meta = struct_pb2.Struct()
+    meta.update({"a": 1, "b": [1.5, "x", {"c": None, "d": False}]})
+    return pb1.SendMessageRequest(
+        tenant="t", metadata=meta,
+        message=pb1.Message(message_id="m", role=pb1.ROLE_USER, parts=[
+            pb1.Part(text="hi", filename="a.txt"), pb1.Part(raw=b"\x00\xff", media_type="x/y"),
+            pb1.Part(url="https://x.example"), pb1.Part(data=struct_pb2.Value(number_value=2))]),
+        configuration=pb1.SendMessageConfiguration(
+            history_length=0, return_immediately=True, accepted_output_modes=["text/plain"],
+            task_push_notification_config=pb1.TaskPushNotificationConfig(url="https://h")))
+
+
+def test_pbjson_reads_as_json_format() -> None:
+    for message in (_request(), pb1.ListTasksRequest(status=pb1.TASK_STATE_WORKING,
+                                                     page_size=0, include_artifacts=False),
+                    pb03.SendMessageRequest(request=pb03.Message(content=[pb03.Part(
+                        file=pb03.FilePart(file_with_bytes=b"\x01", mime_type="a/b"))]))):
+        assert to_doc(message) == json_format.MessageToDict(message)
+    odd = pb1.Message()
+    odd.role = 9  # type: ignore[assignment]
+    assert to_doc(odd) == {"role": 9}  # left for the codec to refuse
+
+
+def test_pbjson_writes_as_json_format() -> None:
+    for message in (_request(), pb1.AgentCard(
+            name="n", security_schemes={"k": pb1.SecurityScheme(
+                api_key_security_scheme=pb1.APIKeySecurityScheme(location="header", name="X"))},
+            security_requirements=[pb1.SecurityRequirement(
+                schemes={"k": pb1.StringList(list=["a"])})])):
+        doc = json_format.MessageToDict(message)
+        assert fill(type(message)(), doc) == message
+    status = fill(pb1.TaskStatus(), {"timestamp": "2026-11-25T19:00:00+01:00"})
+    assert status.timestamp.ToJsonString() == "2026-11-25T18:00:00Z"

@@ -1,0 +1,122 @@
+"""``interlingua serve`` serves gRPC beside JSON-RPC: on --port + 1 by default,
+on a free port of its own with --port 0, chosen with --bindings, and with the
+port checked before anything else happens."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import httpx
+import msgspec
+
+from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
+from interlingua.core.parts import new_id
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _serve(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--store", "memory://", "--json", "--log-level", "warning", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--store", "memory://", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_serve_answers_over_grpc_on_a_port_of_its_own() -> None:
+    proc = _serve("--port", "0")
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        target = info["grpc"]
+        assert target.startswith("127.0.0.1:")
+        http_port = int(info["listen"].rsplit(":", 1)[1])
+        assert int(target.rsplit(":", 1)[1]) not in (0, http_port)
+        with grpc.insecure_channel(target) as channel:
+            grpc.channel_ready_future(channel).result(timeout=20)
+            sent = rpc1.A2AServiceStub(channel).SendMessage(pb1.SendMessageRequest(
+                message=pb1.Message(message_id=new_id(), role=pb1.ROLE_USER,
+                                    parts=[pb1.Part(text="over grpc")])), timeout=10)
+        assert sent.task.artifacts[0].parts[0].text == "over grpc"
+        card = httpx.get(info["card"]).json()
+        assert {"url": target, "protocolBinding": "GRPC", "protocolVersion": "1.0"} in \
+            card["supportedInterfaces"]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+def test_bindings_choose_what_is_served() -> None:
+    proc = _serve("--port", "0", "--bindings", "jsonrpc")
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        assert "grpc" not in info
+        card = httpx.get(info["card"], timeout=10).json()
+        assert all(i["protocolBinding"] != "GRPC" for i in card["supportedInterfaces"])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+    for bad, said in (("grpc", "jsonrpc too"), ("jsonrpc,carrier-pigeon", "carrier-pigeon")):
+        done = _run("--port", "0", "--bindings", bad)
+        assert done.returncode == 2, done.stderr
+        assert said in done.stderr
+
+
+def test_a_taken_grpc_port_fails_before_the_store_opens(tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    store = tmp_path / "never.db"
+    try:
+        started = time.monotonic()
+        done = _run("--port", "0", "--grpc-port", str(taken.getsockname()[1]),
+                    "--store", f"sqlite:///{store}")
+    finally:
+        taken.close()
+    assert done.returncode == 2, done.stderr
+    assert "gRPC port" in done.stderr
+    assert not store.exists()
+    assert time.monotonic() - started < 30
+
+
+def test_a_taken_default_grpc_port_gives_way_to_a_free_one() -> None:
+    while True:  # a free port P whose next port can be held
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        held = socket.socket()
+        try:
+            held.bind(("127.0.0.1", port + 1))
+        except OSError:
+            held.close()
+            probe.close()
+            continue
+        held.listen()
+        probe.close()
+        break
+    proc = _serve("--port", str(port))
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        assert info["listen"].endswith(f":{port}")
+        grpc_port = int(info["grpc"].rsplit(":", 1)[1])
+        assert grpc_port not in (port, port + 1)
+        card = httpx.get(info["card"], timeout=10).json()
+        assert {"url": info["grpc"], "protocolBinding": "GRPC", "protocolVersion": "1.0"} in \
+            card["supportedInterfaces"]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+        held.close()
