@@ -23,11 +23,14 @@ from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, Stream
 from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..mesh import mesh_name
+from ..mesh.topics import Topics
 from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
 from .db_commands import db_group
 from .mcp_command import mcp_command
+from .mesh_options import mesh_serve_options, mesh_settings
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -265,6 +268,7 @@ def main() -> None:
               show_default=True, metavar="SECONDS",
               help="On SIGTERM, how long running turns may finish while new sends are "
                    "refused (503) before the process stops; 0 stops at once.")
+@mesh_serve_options
 def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
                   system_prompt: str | None, host: str, port: int, store: str | None,
                   bus: str, public_url: str | None, rpc_path: str, log_level: str,
@@ -276,7 +280,9 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   push_claim_seconds: float | None, lease_timeout: float | None,
                   max_head_bytes: int, head_timeout: float, body_timeout: float,
                   max_connections_per_ip: int, http_parser: str,
-                  drain_seconds: float) -> None:
+                  drain_seconds: float, mesh_url: str | None, namespace: str | None,
+                  no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
+                  mesh_group: str | None, mesh_session_expiry: int) -> None:
     """Serve the agent defined in a Python file or module, or a chat model.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served. With
@@ -316,23 +322,35 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             push.lease = push_claim_seconds
     scheme = "https" if certfile else "http"
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
+    mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
+                         mesh_group, mesh_session_expiry)
+    on_mesh = mesh_agent_name or mesh_name(agent.name)
 
     def listening(store_url: str, bound_port: int) -> None:
         # said only once the socket is bound: a process that cannot listen says so instead
         _check_store(store_url)
-        base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
-        info = {
-            "listen": f"{scheme}://{host}:{bound_port}",
-            "card": base + "/.well-known/agent-card.json",
-            "jsonrpc": base + path,
-            "store": shown_url(store_url),
-        }
+        info: dict[str, str] = {}
+        if not no_http:
+            base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
+            info.update({
+                "listen": f"{scheme}://{host}:{bound_port}",
+                "card": base + "/.well-known/agent-card.json",
+                "jsonrpc": base + path,
+            })
+        info["store"] = shown_url(store_url)
+        if mesh is not None:
+            info["mesh"] = mesh.broker_url().broker
+            info["request_topic"] = Topics(mesh.namespace).request(on_mesh)
         if as_json:
             click.echo(msgspec.json.encode(info).decode())
-        else:
-            click.echo(f"Serving {spec or agent.name} on {info['listen']} (store {info['store']})")
+            return
+        where = info.get("listen", info.get("mesh"))
+        click.echo(f"Serving {spec or agent.name} on {where} (store {info['store']})")
+        if not no_http:
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
+        if mesh is not None:
+            click.echo(f"  mesh:       {info['mesh']} {info['request_topic']}")
 
     try:
         serve(agent, host=host, port=port, store=store, bus=bus,
@@ -343,7 +361,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
               on_listening=listening, http=http_parser,
               connections=ConnectionLimits(max_head_bytes=max_head_bytes,
                                            head_timeout=head_timeout, body_timeout=body_timeout,
-                                           max_per_ip=max_connections_per_ip))
+                                           max_per_ip=max_connections_per_ip),
+              mesh=mesh, mesh_agent_name=mesh_agent_name, no_http=no_http)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:  # the store's database or the bus cannot be reached
