@@ -39,6 +39,8 @@ async def on_mesh(agent: Agent, ns: str, *, store: str = "memory://", name: str 
     app = create_app(agent, store=store, freeze_gc=False)
     settings.setdefault("card_interval", 0.5)
     settings.setdefault("cancel_grace", 1.0)
+    # the broker keeps a test's sessions only briefly
+    settings.setdefault("session_expiry", 30)
     attach(app, MeshSettings(url=BROKER, namespace=ns, **settings), name=name)
     async with app.router.lifespan_context(app):
         yield app.state.mesh

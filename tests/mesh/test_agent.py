@@ -186,3 +186,97 @@ async def test_cancel_on_the_request_topic_cancels_the_running_task(ns: str) -> 
     assert answered[second]["result"]["status"]["state"] == "canceled"
     assert answered[first]["id"] == "k1"
     assert answered[first]["result"]["status"]["state"] == "canceled"
+
+
+# ------------------------------------------------------------------ bad input
+
+
+async def test_bad_requests_are_answered_with_errors_and_the_consumer_lives_on(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    async with on_mesh(VALIDATOR, ns) as mesh, Peer(ns) as peer:
+        reply = peer.topics.client_response("bad")
+        await peer.listen(reply)
+        await peer.request("OrderValidator", b'{"jsonrpc": "2.0", "id": "x1", "method": ',
+                           replyTo=reply)
+        parse_error = decoded(await peer.next())
+        await peer.request("OrderValidator", {"jsonrpc": "2.0", "id": "x2",
+                                              "method": "tasks/teleport", "params": {}},
+                           replyTo=reply)
+        unknown = decoded(await peer.next())
+        await peer.request("OrderValidator", {"jsonrpc": "2.0", "id": "x3",
+                                              "method": "tasks/send", "params": {"nope": 1}},
+                           replyTo=reply)
+        bad_params = decoded(await peer.next())
+        await peer.request("OrderValidator", b"[]", replyTo=reply)
+        empty_batch = decoded(await peer.next())
+        await peer.request("OrderValidator", b"\xff\xfe not even text", clientId="bad")
+        not_utf8 = decoded(await peer.next())
+        # no replyTo, no response topic, no clientId: nowhere to answer
+        with caplog.at_level("WARNING", logger="interlingua.mesh"):
+            await peer.request("OrderValidator", {"jsonrpc": "2.0", "id": "x6",
+                                                  "method": "tasks/teleport"})
+            assert await peer.quiet(0.5) == []
+        assert any("cannot be answered" in r.getMessage() for r in caplog.records)
+        # the consumer still serves
+        await peer.request("OrderValidator", {**SEED_REQUEST, "id": "x7"}, replyTo=reply)
+        fine = decoded(await peer.next())
+        assert mesh.handled >= 1
+    assert parse_error["error"]["code"] == -32700 and parse_error["id"] is None
+    assert unknown["error"]["code"] == -32601 and unknown["id"] == "x2"
+    assert bad_params["error"]["code"] == -32602 and bad_params["id"] == "x3"
+    assert empty_batch["error"]["code"] == -32600
+    assert not_utf8["error"]["code"] in (-32700, -32600)
+    assert fine["result"]["status"]["state"] == "completed"
+
+
+# ----------------------------------------------------------- several instances
+
+
+async def test_two_instances_share_the_requests_and_cancels_reach_the_runner(
+        ns: str, tmp_path: Any) -> None:
+    store = f"sqlite:///{tmp_path}/shared.db"
+    async with on_mesh(SLOW, ns, store=store, instance="a") as a, \
+            on_mesh(SLOW, ns, store=store, instance="b") as b, Peer(ns) as peer:
+        sent, canceled = peer.topics.client_response("s"), peer.topics.client_response("c")
+        await peer.listen(sent, canceled)
+        ids = [f"job{i}" for i in range(6)]
+        for rid in ids:
+            await peer.request("Slow", _send(rid), replyTo=sent)
+        for rid in ids:
+            await _until_working(peer, "Slow", rid)
+        running = {rid: (a if a.door.running_here(_anyone(), rid) else b) for rid in ids}
+        assert {m.instance for m in running.values()} == {"a", "b"}  # both took some
+        for rid in ids:
+            await peer.request("Slow", _cancel("c-" + rid, rid), replyTo=canceled)
+        answers: dict[str, dict[str, Any]] = {}
+        while len(answers) < 2 * len(ids):
+            msg = await peer.next()
+            if msg.topic in (sent, canceled):
+                got = decoded(msg)
+                answers[got["id"]] = got
+    for rid in ids:
+        assert answers[rid]["result"]["status"]["state"] == "canceled"
+        assert answers["c-" + rid]["result"]["status"]["state"] == "canceled"
+
+
+def _anyone() -> Any:
+    from interlingua.server.context import RequestInfo
+
+    return RequestInfo(dialect="sam")
+
+
+async def test_a_request_sent_while_an_instance_is_away_is_handled_when_it_returns(
+        ns: str, tmp_path: Any) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    async with on_mesh(VALIDATOR, ns, store=store, instance="keeper"):
+        pass  # the broker now keeps its session (and its subscription)
+    async with Peer(ns) as peer:
+        reply = peer.topics.client_response("late")
+        await peer.listen(reply)
+        await peer.request("OrderValidator", {**SEED_REQUEST, "id": "while-away"},
+                           replyTo=reply)
+        assert await peer.quiet(0.3) == []  # nobody is there
+        async with on_mesh(VALIDATOR, ns, store=store, instance="keeper"):
+            got = decoded(await peer.next())
+    assert got["id"] == "while-away"
+    assert got["result"]["status"]["state"] == "completed"
