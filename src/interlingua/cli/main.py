@@ -73,6 +73,23 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """An agent's URL: http(s)://, or mqtt(s)://HOST/NAMESPACE/AGENT on a mesh."""
+    if value.startswith(("mqtt://", "mqtts://")):
+        from ..mesh.topics import parse_mesh_url
+
+        try:
+            mesh = parse_mesh_url(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+        if mesh.agent is None:
+            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+        return value
+    checked = _check_url(ctx, param, value)
+    assert checked is not None
+    return checked
+
+
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for item in values:
@@ -428,7 +445,7 @@ def _older_readers(document: bytes | None) -> list[str]:
 
 
 @main.command("card")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @_client_options
 @card_verify_options
 def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
@@ -464,7 +481,7 @@ _save_option = click.option(
 
 
 @main.command("send")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("text")
 @click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
 @click.option("--context-id", default=None, help="Send within this context (conversation).")
@@ -564,7 +581,7 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
 
 
 @main.command("get")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("task_id")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Show at most N messages of the task's history.")
@@ -590,7 +607,7 @@ def get_command(url: str, task_id: str, history_length: int | None, save_dir: Pa
 
 
 @main.command("tasks")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.option("--context-id", default=None, help="Only tasks of this context.")
 @click.option("--status", type=click.Choice([s.value for s in TaskState]), default=None,
               help="Only tasks in this state.")
@@ -620,7 +637,7 @@ def tasks_command(url: str, context_id: str | None, status: str | None, page_siz
 
 
 @main.command("cancel")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("task_id")
 @_client_options
 def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
@@ -684,7 +701,7 @@ async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bo
 
 
 @main.command("stream")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("text")
 @click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
 @click.option("--context-id", default=None, help="Send within this context (conversation).")
@@ -718,7 +735,7 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
 
 
 @main.command("subscribe")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("task_id")
 @click.option("--last-event-id", type=click.IntRange(min=0), default=None, metavar="N",
               help="Start after event N of the task (the events you have), finished or not.")

@@ -1,26 +1,19 @@
 """Agents on an MQTT 5 broker, in the Solace Agent Mesh topic layout (docs/mesh.md).
 
-Needs the ``mqtt`` extra (``pip install 'interlingua[mqtt]'``).
+Needs the ``mqtt`` extra (``pip install 'interlingua[mqtt]'``). Importing this
+package loads neither aiomqtt nor the server: ``attach`` does, when called.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from .agent import MeshAgent, MeshSettings
-from .topics import MeshURL, Topics, parse_mesh_url
+from .settings import MeshSettings
+from .topics import MeshURL, Topics, mesh_name, parse_mesh_url
 
-__all__ = ["MeshAgent", "MeshSettings", "MeshURL", "Topics", "attach", "mesh_name",
-           "parse_mesh_url"]
-
-
-def mesh_name(name: str) -> str:
-    """An agent's name as one topic level: characters a level cannot hold become ``_``."""
-    slug = re.sub(r"[^A-Za-z0-9_.\-]", "_", name.strip())[:128]
-    return slug or "agent"
+__all__ = ["MeshSettings", "MeshURL", "Topics", "attach", "mesh_name", "parse_mesh_url"]
 
 
 def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None:
@@ -31,6 +24,8 @@ def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None
 
     @asynccontextmanager
     async def lifespan(host: Any) -> AsyncIterator[None]:
+        from .agent import MeshAgent
+
         async with inner(host):
             server = app.state.a2a
             agent = MeshAgent(app.state.door, server.card_bytes,

@@ -48,7 +48,8 @@ from ..server.sse_writer import encoded_item
 from ..server.streams import Entry, Lagged, Stream, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
-from .topics import MeshURL, Topics, check_name, parse_mesh_url
+from .settings import MeshSettings
+from .topics import Topics, check_name
 
 __all__ = ["MeshAgent", "MeshSettings", "Reply", "instance_id"]
 
@@ -64,32 +65,6 @@ def instance_id() -> str:
     """A fresh instance name: host, process and a little randomness."""
     host = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.uname().nodename)[:32]
     return f"{host or 'host'}-{os.getpid()}-{secrets.token_hex(2)}"
-
-
-@dataclass(frozen=True)
-class MeshSettings:
-    """How an agent joins a mesh.
-
-    ``instance`` names this process among the agent's instances (its MQTT
-    client id is ``{namespace}-{agent}-{instance}``): give the same name on
-    a restart to pick up the session the broker kept, with the requests
-    queued for it meanwhile. ``session_expiry``: seconds the broker keeps the
-    session of an instance that is away (0: none). ``group``: the shared
-    subscription group (default: the agent's name).
-    """
-
-    url: str
-    namespace: str
-    instance: str | None = None
-    group: str | None = None
-    session_expiry: int = 3600
-    card_interval: float = 10.0
-    reconnect_delay: float = 1.0
-    #: how long a cancel handed to the other instances waits for one of them
-    cancel_grace: float = 2.0
-
-    def broker_url(self) -> MeshURL:
-        return parse_mesh_url(self.url)
 
 
 @dataclass

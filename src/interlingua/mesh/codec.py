@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
+from ..core.calls import Call, CancelTask, GetTask, Result, SubscribeToTask
 from ..core.dialects._family_wire import Variant, Wire, build_wire
 from ..core.dialects.sam import VARIANT as SAM_VARIANT
 from ..core.dialects.sam import SAMCodec
@@ -26,6 +27,12 @@ class MeshCodec(SAMCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = build_wire(VARIANT, lax=True)
+
+    def result_in(self, call: Call, data: bytes) -> Result:
+        if isinstance(call, (GetTask, SubscribeToTask)):
+            # a Task answers them as it answers a cancel
+            return super().result_in(CancelTask(id=call.id), data)
+        return super().result_in(call, data)
 
 
 MESH_CODEC = MeshCodec()

@@ -26,6 +26,7 @@ __all__ = [
     "MeshURL",
     "Topics",
     "check_name",
+    "mesh_name",
     "parse_mesh_url",
 ]
 
@@ -35,6 +36,12 @@ DEFAULT_TLS_PORT = 8883
 # A topic level may not hold the separator or a wildcard; names are kept to a
 # safe set so that they are also fine in client ids and URLs.
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+def mesh_name(name: str) -> str:
+    """An agent's name as one topic level: characters a level cannot hold become ``_``."""
+    slug = re.sub(r"[^A-Za-z0-9_.\-]", "_", name.strip())[:128]
+    return slug or "agent"
 
 
 def check_name(kind: str, value: str) -> str:
