@@ -114,6 +114,8 @@ class MeshAgent:
         self.door = door
         self.card = card
         self.name = check_name("agent name", name)
+        #: the name the card gives (the registry's key), which the topic level may spell otherwise
+        self.card_name: str = msgspec.json.decode(card).get("name", name)
         self.settings = settings
         self.topics = Topics(check_name("namespace", settings.namespace))
         self.instance = check_name("instance", settings.instance or instance_id())
@@ -162,7 +164,7 @@ class MeshAgent:
         if self.broker.connected:
             with contextlib.suppress(MeshUnavailable):
                 await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
-                    {"name": self.name, "instance": self.instance}))
+                    {"name": self.card_name, "instance": self.instance}))
         await self.broker.close()
 
     async def _subscribe(self) -> None:

@@ -1,0 +1,66 @@
+"""``interlingua mesh agents``: the agents live on a mesh."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import click
+import msgspec
+
+from .mesh_options import check_level, check_mesh_url
+
+__all__ = ["mesh_group"]
+
+
+@click.group("mesh")
+def mesh_group() -> None:
+    """Agents on an MQTT 5 mesh (docs/mesh.md)."""
+
+
+@mesh_group.command("agents")
+@click.option("--mesh", "mesh_url", required=True, callback=check_mesh_url,
+              metavar="mqtt://HOST[:PORT]", help="The broker.")
+@click.option("--namespace", default=None, callback=check_level, metavar="NS",
+              help="The mesh's namespace [default: the URL's path].")
+@click.option("--wait", type=click.FloatRange(min=0), default=11.0, show_default=True,
+              metavar="SECONDS",
+              help="How long to listen for cards (agents publish theirs every 10 s).")
+@click.option("--json", "as_json", is_flag=True, help="Print the agents as JSON.")
+def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: bool) -> None:
+    """List the agents whose cards are heard on the mesh."""
+    from ..mesh.broker import MeshUnavailable
+    from ..mesh.discovery import list_agents
+    from ..mesh.topics import Topics, mesh_name, parse_mesh_url
+
+    url = parse_mesh_url(mesh_url)
+    namespace = namespace or url.namespace
+    if namespace is None:
+        raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
+    topics = Topics(namespace)
+    try:
+        found = asyncio.run(list_agents(url, topics, wait=wait))
+    except MeshUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise click.exceptions.Exit(3) from None
+    now = time.monotonic()
+    rows = [{
+        "name": a.name,
+        "url": f"{url.broker}/{namespace}/{mesh_name(a.name)}",
+        "request_topic": topics.request(mesh_name(a.name)),
+        "instances": len(a.instances),
+        "last_seen_seconds": round(now - a.last_seen, 1),
+        "description": a.description,
+    } for a in found]
+    if as_json:
+        click.echo(msgspec.json.encode(rows).decode())
+        return
+    if not rows:
+        click.echo(f"no agents heard on {url.broker} in namespace {namespace} within {wait:g} s")
+        return
+    for row in rows:
+        instances = row["instances"]
+        click.echo(f"{row['name']}  {row['url']}  ({instances} instance"
+                   f"{'s' if instances != 1 else ''})")
+        if row["description"]:
+            click.echo(f"    {row['description']}")
