@@ -22,7 +22,7 @@ import itertools
 import os
 import secrets
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -48,7 +48,7 @@ from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .topics import MeshURL, Topics, parse_mesh_url
 
-__all__ = ["CARD_WAIT", "MeshClient", "mesh_card"]
+__all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
 
 #: how long to wait for an agent's card on the discovery topic (it comes every 10 s)
 CARD_WAIT = 12.0
@@ -72,6 +72,117 @@ class _Pending:
         self.queue: asyncio.Queue[tuple[bool, _Envelope]] = asyncio.Queue()
 
 
+class Requester:
+    """One connection that publishes requests to agents and hands each answer to
+    the call waiting for it (by JSON-RPC id). ``reply_topic(task)`` and
+    ``status_topic(task)`` are where this requester asks for its answers; it
+    subscribes to ``listen`` once connected."""
+
+    def __init__(self, url: MeshURL, topics: Topics, client_id: str, *,
+                 reply_topic: Callable[[str], str], status_topic: Callable[[str], str],
+                 listen: Sequence[str], timeout: float | None = 60.0,
+                 properties: dict[str, Any] | None = None) -> None:
+        self.url = url
+        self.topics = topics
+        self.client_id = client_id
+        self.reply_topic = reply_topic
+        self.status_topic = status_topic
+        self.listen = list(listen)
+        self.timeout = timeout
+        self.properties = dict(properties or {})
+        self._status_prefixes = tuple(t.removesuffix("#") for t in self.listen
+                                      if "/status/" in t)
+        self._broker = Broker(url, client_id)
+        self._reader: asyncio.Task[None] | None = None
+        self._pending: dict[Any, _Pending] = {}
+        self._lock = asyncio.Lock()
+
+    async def ensure(self) -> None:
+        if self._reader is not None:
+            return
+        async with self._lock:
+            if self._reader is not None:
+                return
+            try:
+                await self._broker.connect()
+                await self._broker.subscribe(*self.listen)
+            except MeshUnavailable as exc:
+                await self._broker.close()
+                raise AgentUnreachable(str(exc)) from None
+            self._reader = asyncio.create_task(self._read())
+
+    async def aclose(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+            self._reader = None
+        await self._broker.close()
+
+    async def _read(self) -> None:
+        try:
+            async for msg in self._broker.messages():
+                try:
+                    env = _envelope.decode(msg.payload)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue  # not an answer of ours
+                pending = self._pending.get(env.id)
+                if pending is not None:
+                    pending.queue.put_nowait((msg.topic.startswith(self._status_prefixes), env))
+        except MeshUnavailable:
+            for pending in self._pending.values():
+                pending.queue.put_nowait((False, _Envelope(error={"lost": True})))
+            self._reader = None
+            await self._broker.close()
+
+    async def publish(self, agent: str, rid: Any, call: Call, task_id: str, *,
+                      streaming: bool, properties: dict[str, Any] | None = None) -> _Pending:
+        """Publish ``call`` to ``agent``; the answers to it gather in what is returned
+        (``forget(rid)`` when done with it)."""
+        await self.ensure()
+        method, params = MESH_CODEC.encode_call(call)
+        body = (b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"method":'
+                + msgspec.json.encode(method) + b',"params":' + params + b"}")
+        props: dict[str, Any] = {
+            **self.properties,
+            **(properties or {}),
+            "replyTo": self.reply_topic(task_id),
+            "clientId": self.client_id,
+            "timestamp": int(time.time() * 1000),
+        }
+        if streaming:
+            props["a2aStatusTopic"] = self.status_topic(task_id)
+        pending = self._pending[rid] = _Pending()
+        try:
+            await self._broker.publish(self.topics.request(agent), body, props)
+        except MeshUnavailable as exc:
+            del self._pending[rid]
+            raise AgentUnreachable(str(exc)) from None
+        return pending
+
+    def forget(self, rid: Any) -> None:
+        self._pending.pop(rid, None)
+
+    async def next(self, pending: _Pending, agent: str) -> tuple[bool, bytes]:
+        """The next answer: (is an update, its raw ``result``); errors are raised."""
+        try:
+            status, env = await asyncio.wait_for(pending.queue.get(), self.timeout)
+        except TimeoutError:
+            raise AgentTimeout(
+                f"no answer from {agent} on {self.url.broker} within "
+                f"{self.timeout:g} s") from None
+        if env.error is not msgspec.UNSET:
+            error = env.error
+            if isinstance(error, dict) and error.get("lost"):
+                raise AgentUnreachable(f"the connection to {self.url.broker} was lost")
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                raise BadResponse(f"{agent} answered an error without an integer code")
+            raise MESH_CODEC.decode_error(error)
+        if isinstance(env.result, msgspec.UnsetType):
+            raise BadResponse(f"{agent} answered neither a result nor an error")
+        return status, bytes(env.result)
+
+
 class MeshClient:
     """An A2A client for one agent on an MQTT 5 mesh (``mqtt://host:port/NS/agent``).
 
@@ -93,9 +204,14 @@ class MeshClient:
         self.timeout = timeout
         self.headers: dict[str, str] = dict(headers or {})
         self.client_id = f"{parsed.namespace}-client-{secrets.token_hex(6)}"
-        self._broker = Broker(parsed, self.client_id)
-        self._reader: asyncio.Task[None] | None = None
-        self._pending: dict[Any, _Pending] = {}
+        topics = self.topics
+        self._requester = Requester(
+            parsed, topics, self.client_id,
+            reply_topic=lambda task: topics.client_response(self.client_id, task),
+            status_topic=lambda task: topics.client_status(self.client_id, task),
+            listen=[topics.client_response(self.client_id) + "/#",
+                    topics.client_status(self.client_id) + "/#"],
+            timeout=timeout, properties=self.headers)
         self._ids = itertools.count(1)
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
@@ -126,92 +242,25 @@ class MeshClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
-        await self._broker.close()
+        await self._requester.aclose()
 
     async def _ensure(self) -> None:
-        if self._reader is not None:
-            return
-        try:
-            await self._broker.connect()
-            await self._broker.subscribe(self.topics.client_response(self.client_id) + "/#",
-                                         self.topics.client_status(self.client_id) + "/#")
-        except MeshUnavailable as exc:
-            raise AgentUnreachable(str(exc)) from None
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        status_prefix = self.topics.client_status(self.client_id) + "/"
-        try:
-            async for msg in self._broker.messages():
-                try:
-                    env = _envelope.decode(msg.payload)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    continue  # not an answer of ours
-                pending = self._pending.get(env.id)
-                if pending is not None:
-                    pending.queue.put_nowait((msg.topic.startswith(status_prefix), env))
-        except MeshUnavailable:
-            for pending in self._pending.values():
-                pending.queue.put_nowait((False, _Envelope(error={"lost": True})))
-
-    async def _publish(self, rid: Any, call: Call, task_id: str, *, streaming: bool) -> _Pending:
-        await self._ensure()
-        method, params = MESH_CODEC.encode_call(call)
-        body = (b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"method":'
-                + msgspec.json.encode(method) + b',"params":' + params + b"}")
-        properties: dict[str, Any] = {
-            **self.headers,
-            "replyTo": self.topics.client_response(self.client_id, task_id),
-            "clientId": self.client_id,
-            "timestamp": int(time.time() * 1000),
-        }
-        if streaming:
-            properties["a2aStatusTopic"] = self.topics.client_status(self.client_id, task_id)
-        pending = self._pending[rid] = _Pending()
-        try:
-            await self._broker.publish(self.topics.request(self.agent), body, properties)
-        except MeshUnavailable as exc:
-            del self._pending[rid]
-            raise AgentUnreachable(str(exc)) from None
-        return pending
-
-    async def _next(self, pending: _Pending) -> tuple[bool, bytes]:
-        """The next answer: (is an update, its raw ``result``); errors are raised."""
-        try:
-            status, env = await asyncio.wait_for(pending.queue.get(), self.timeout)
-        except TimeoutError:
-            raise AgentTimeout(
-                f"no answer from {self.agent} on {self.mesh.broker} within "
-                f"{self.timeout:g} s") from None
-        if env.error is not msgspec.UNSET:
-            error = env.error
-            if isinstance(error, dict) and error.get("lost"):
-                raise AgentUnreachable(f"the connection to {self.mesh.broker} was lost")
-            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
-                raise BadResponse(f"{self.agent} answered an error without an integer code")
-            raise MESH_CODEC.decode_error(error)
-        if isinstance(env.result, msgspec.UnsetType):
-            raise BadResponse(f"{self.agent} answered neither a result nor an error")
-        return status, bytes(env.result)
+        await self._requester.ensure()
 
     async def call(self, call: Call) -> Result:
         """Carry out a canonical call on the mesh (send, get, cancel)."""
         if not isinstance(call, (SendMessage, GetTask, CancelTask)):
             raise DialectMismatch(f"{type(call).__name__} has no counterpart on the mesh")
         rid, task_id = self._ids_for(call)
-        pending = await self._publish(rid, call, task_id, streaming=False)
+        requester = self._requester
+        pending = await requester.publish(self.agent, rid, call, task_id, streaming=False)
         try:
             while True:
-                update, raw = await self._next(pending)
+                update, raw = await requester.next(pending, self.agent)
                 if not update:
                     break
         finally:
-            self._pending.pop(rid, None)
+            requester.forget(rid)
         try:
             result = MESH_CODEC.decode_result(call, raw)
         except InvalidAgentResponse as exc:
@@ -334,10 +383,11 @@ class MeshClient:
 
     async def _follow(self, call: SendMessage | SubscribeToTask) -> AsyncGenerator[StreamEvent, None]:
         rid, task_id = self._ids_for(call)
-        pending = await self._publish(rid, call, task_id, streaming=True)
+        requester = self._requester
+        pending = await requester.publish(self.agent, rid, call, task_id, streaming=True)
         try:
             while True:
-                update, raw = await self._next(pending)
+                update, raw = await requester.next(pending, self.agent)
                 if update:
                     try:
                         item = MESH_CODEC.decode_stream_item(raw)
@@ -351,7 +401,7 @@ class MeshClient:
                     yield StreamEvent(None, final, raw)
                 return
         finally:
-            self._pending.pop(rid, None)
+            requester.forget(rid)
 
 
 async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT) -> bytes:
