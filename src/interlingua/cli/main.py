@@ -30,7 +30,7 @@ from ..stores import shown_url
 from . import output
 from .db_commands import db_group
 from .mcp_command import mcp_command
-from .mesh_commands import mesh_group
+from .mesh_commands import gateway_command, mesh_group
 from .mesh_options import mesh_serve_options, mesh_settings
 from .push_commands import listen_command, push_group
 from .security_options import (
@@ -762,6 +762,7 @@ main.add_command(mcp_command)
 main.add_command(push_group)
 main.add_command(db_group)
 main.add_command(mesh_group)
+main.add_command(gateway_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
