@@ -98,9 +98,10 @@ async def test_the_card_comes_from_the_discovery_topic(ns: str) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=30)
+                          timeout=60)
 
 
+@pytest.mark.timeout(90)  # four CLI processes, each loading the package
 async def test_cli_client_commands_take_mesh_urls(ns: str) -> None:
     url = f"{BROKER}/{ns}/Worker"
     async with on_mesh(WORKER, ns):

@@ -33,6 +33,7 @@ import logging
 import os
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,9 @@ from .topics import Topics, check_name
 __all__ = ["MeshAgent", "MeshSettings", "Reply", "instance_id"]
 
 log = logging.getLogger("interlingua.mesh")
+
+#: updates of one stream published and not yet acknowledged, at most
+_WINDOW = 64
 
 #: the user property that marks a cancel handed on between instances
 FORWARDED_BY = "a2aForwardedBy"
@@ -321,6 +325,7 @@ class MeshAgent:
         """Publish a stream's updates on the status topic, then the final answer."""
         codec = MESH_CODEC
         final: bytes | None = None
+        inflight: deque[asyncio.Future[None]] = deque()
         try:
             while True:
                 got = stream.poll()
@@ -357,9 +362,16 @@ class MeshAgent:
                     elif isinstance(o, Unavailable):
                         raise InternalError(f"the task's events are gone: {o.message}")
                 for topic, data in out:
-                    await self._publish(topic, _success(rid, data), reply)
+                    # Published without waiting for each ack (the broker keeps the
+                    # order of one connection's messages), up to a window of them.
+                    inflight.append(asyncio.ensure_future(
+                        self._publish(topic, _success(rid, data), reply)))
+                    if len(inflight) >= _WINDOW:
+                        await inflight.popleft()
         finally:
             stream.close()
+            if inflight:
+                await asyncio.gather(*inflight)
         if reply.topic is None:
             return
         if final is None and task_id is not None:

@@ -8,6 +8,7 @@ sent JSON-encoded (``callDepth: "1"``, ``a2aUserConfig: "{…}"``), as SAM does.
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,7 +84,11 @@ class Broker:
             keepalive=self.keepalive,
             tls_context=tls,
             timeout=10,
+            # small messages, one after another: no waiting for more to fill a segment
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
+        # updates of a stream are published without waiting for each one's ack
+        client.pending_calls_threshold = 1000
         try:
             await client.__aenter__()
         except aiomqtt.MqttError as exc:
