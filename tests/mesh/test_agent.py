@@ -280,3 +280,26 @@ async def test_a_request_sent_while_an_instance_is_away_is_handled_when_it_retur
             got = decoded(await peer.next())
     assert got["id"] == "while-away"
     assert got["result"]["status"]["state"] == "completed"
+
+
+async def tell_headers(ctx: Context) -> None:
+    h = ctx.headers
+    await ctx.complete(DataPart(data={k: h.get(k) for k in (
+        "userid", "a2auserconfig", "calldepth", "delegating_agent_name")}))
+
+
+HEADERS = Agent("Headers", "Says what it was told.", tell_headers)
+
+
+async def test_user_properties_reach_the_executor_as_headers(ns: str) -> None:
+    async with on_mesh(HEADERS, ns), Peer(ns) as peer:
+        reply = peer.topics.client_response("h")
+        await peer.listen(reply)
+        await peer.request("Headers", _send("h1"), replyTo=reply, userId="alice",
+                           a2aUserConfig={"tier": "gold"}, callDepth=2,
+                           delegating_agent_name="Orchestrator")
+        got = decoded(await peer.next())
+    told = got["result"]["status"]["message"]["parts"][0]["data"]
+    # user properties are strings: a dict or a number went as JSON
+    assert told == {"userid": "alice", "a2auserconfig": '{"tier":"gold"}', "calldepth": "2",
+                    "delegating_agent_name": "Orchestrator"}

@@ -131,3 +131,20 @@ async def test_the_gateway_command_serves_a_mesh_only_agent(ns: str) -> None:
             finally:
                 proc.kill()
                 proc.communicate()
+
+
+async def test_a_task_canceled_on_the_mesh_ends_canceled_at_the_gateway(ns: str) -> None:
+    async with on_mesh(WORKER, ns), gateway(ns) as url, \
+            Client(url + "/agents/Worker/") as client, \
+            Client(f"{BROKER}/{ns}/Worker") as direct:
+        stream = client.stream("slow")
+        first = await anext(stream)
+        task_id = first.task_id
+        assert task_id is not None
+        async for event in stream:
+            if event.state is TaskState.WORKING:
+                break
+        await direct.cancel(task_id)  # on the mesh, not through the gateway
+        rest = [e async for e in stream]
+        assert rest[-1].state is TaskState.CANCELED
+        assert (await client.get_task(task_id)).status.state is TaskState.CANCELED

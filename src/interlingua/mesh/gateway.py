@@ -12,8 +12,7 @@ status and artifact updates that come back on the gateway's status topic are
 written into the gateway's own task log as they arrive, and the final Task
 ends the turn. So everything an HTTP client can do with a task works as with
 any interlingua agent: blocking and non-blocking sends, streams, ``tasks/get``,
-resubscribe with ``Last-Event-ID`` (replayed from the gateway's store), push
-notifications. A cancel over HTTP cancels the turn here and is passed on to
+resubscribe with ``Last-Event-ID`` (replayed from the gateway's store). A cancel over HTTP cancels the turn here and is passed on to
 the mesh as ``tasks/cancel``; a task canceled on the mesh is canceled here.
 
 Answers come back on ``{ns}/a2a/v1/gateway/response/{gateway}/{task}`` and
