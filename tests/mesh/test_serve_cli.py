@@ -24,7 +24,8 @@ def _serve(ns: str, *options: str) -> tuple[subprocess.Popen[str], dict[str, str
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://", "--json",
          "--log-level", "warning", "--drain-seconds", "0",
-         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one", *options],
+         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
+         "--mesh-session-expiry", "30", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None

@@ -59,9 +59,12 @@ class Broker:
         self.clean_start = clean_start
         self.session_expiry = session_expiry
         self.keepalive = keepalive
+        #: the aiomqtt client of the current (or last) connection
+        self._aio: Any = None
+        #: the same, while connected
         self._client: Any = None
 
-    async def connect(self) -> None:
+    def _make(self) -> Any:
         import aiomqtt
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
@@ -89,14 +92,24 @@ class Broker:
         )
         # updates of a stream are published without waiting for each one's ack
         client.pending_calls_threshold = 1000
+        return client
+
+    async def connect(self) -> None:
+        """Connect (a new aiomqtt client each time: after a lost connection the
+        old one is closed and dropped)."""
+        import aiomqtt
+
+        self._aio = self._make()
         try:
-            await client.__aenter__()
+            await self._aio.__aenter__()
         except aiomqtt.MqttError as exc:
+            self._aio = None  # never connected: nothing to close
             raise MeshUnavailable(f"cannot reach the broker at {self.url.broker}: {exc}") from None
-        self._client = client
+        self._client = self._aio
 
     async def close(self) -> None:
-        client, self._client = self._client, None
+        self._client = None
+        client, self._aio = self._aio, None
         if client is not None:
             try:
                 await client.__aexit__(None, None, None)
@@ -173,6 +186,8 @@ class Broker:
             async for message in client.messages:
                 yield _inbound(message)
         except aiomqtt.MqttError as exc:
+            # nothing more is published on a connection known to be gone
+            self._client = None
             raise MeshUnavailable(f"the connection to {self.url.broker} was lost: {exc}") from None
 
 
