@@ -23,11 +23,15 @@ from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, Stream
 from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..mesh import mesh_name
+from ..mesh.topics import Topics
 from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
 from .db_commands import db_group
 from .mcp_command import mcp_command
+from .mesh_commands import gateway_command, mesh_group
+from .mesh_options import mesh_serve_options, mesh_settings
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -68,6 +72,23 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
     except ValueError:
         raise click.BadParameter(f"{value!r} has no valid port (0-65535)") from None
     return value
+
+
+def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """An agent's URL: http(s)://, or mqtt(s)://HOST/NAMESPACE/AGENT on a mesh."""
+    if value.startswith(("mqtt://", "mqtts://")):
+        from ..mesh.topics import parse_mesh_url
+
+        try:
+            mesh = parse_mesh_url(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+        if mesh.agent is None:
+            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+        return value
+    checked = _check_url(ctx, param, value)
+    assert checked is not None
+    return checked
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -271,6 +292,7 @@ def main() -> None:
               show_default=True, metavar="SECONDS",
               help="On SIGTERM, how long running turns may finish while new sends are "
                    "refused (503) before the process stops; 0 stops at once.")
+@mesh_serve_options
 def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
                   system_prompt: str | None, host: str, port: int, store: str | None,
                   bus: str, public_url: str | None, rpc_path: str,
@@ -283,7 +305,9 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   push_claim_seconds: float | None, lease_timeout: float | None,
                   max_head_bytes: int, head_timeout: float, body_timeout: float,
                   max_connections_per_ip: int, http_parser: str,
-                  drain_seconds: float) -> None:
+                  drain_seconds: float, mesh_url: str | None, namespace: str | None,
+                  no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
+                  mesh_group: str | None, mesh_session_expiry: int) -> None:
     """Serve the agent defined in a Python file or module, or a chat model.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served. With
@@ -330,27 +354,39 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
 
         bindings = ["jsonrpc", "grpc"] if available() else ["jsonrpc"]
     grpc_at: list[int] = []
+    mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
+                         mesh_group, mesh_session_expiry)
+    on_mesh = mesh_agent_name or mesh_name(agent.name)
 
     def listening(store_url: str, bound_port: int) -> None:
         # said only once the socket is bound: a process that cannot listen says so instead
         _check_store(store_url)
+        info: dict[str, str] = {}
         base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
-        info = {
-            "listen": f"{scheme}://{host}:{bound_port}",
-            "card": base + "/.well-known/agent-card.json",
-            "jsonrpc": base + path,
-            "store": shown_url(store_url),
-        }
+        if not no_http:
+            info.update({
+                "listen": f"{scheme}://{host}:{bound_port}",
+                "card": base + "/.well-known/agent-card.json",
+                "jsonrpc": base + path,
+            })
+        info["store"] = shown_url(store_url)
         if grpc_at:
             info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
+        if mesh is not None:
+            info["mesh"] = mesh.broker_url().broker
+            info["request_topic"] = Topics(mesh.namespace).request(on_mesh)
         if as_json:
             click.echo(msgspec.json.encode(info).decode())
-        else:
-            click.echo(f"Serving {spec or agent.name} on {info['listen']} (store {info['store']})")
+            return
+        where = info.get("listen", info.get("mesh"))
+        click.echo(f"Serving {spec or agent.name} on {where} (store {info['store']})")
+        if not no_http:
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
-            if grpc_at:
-                click.echo(f"  gRPC:       {info['grpc']}")
+        if grpc_at:
+            click.echo(f"  gRPC:       {info['grpc']}")
+        if mesh is not None:
+            click.echo(f"  mesh:       {info['mesh']} {info['request_topic']}")
 
     try:
         serve(agent, host=host, port=port, store=store, bus=bus,
@@ -362,7 +398,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
               grpc_port=grpc_port, on_grpc_listening=grpc_at.append,
               connections=ConnectionLimits(max_head_bytes=max_head_bytes,
                                            head_timeout=head_timeout, body_timeout=body_timeout,
-                                           max_per_ip=max_connections_per_ip))
+                                           max_per_ip=max_connections_per_ip),
+              mesh=mesh, mesh_agent_name=mesh_agent_name, no_http=no_http)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:  # the store's database or the bus cannot be reached
@@ -428,7 +465,7 @@ def _older_readers(document: bytes | None) -> list[str]:
 
 
 @main.command("card")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @_client_options
 @card_verify_options
 def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
@@ -464,7 +501,7 @@ _save_option = click.option(
 
 
 @main.command("send")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("text")
 @click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
 @click.option("--context-id", default=None, help="Send within this context (conversation).")
@@ -564,7 +601,7 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
 
 
 @main.command("get")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("task_id")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Show at most N messages of the task's history.")
@@ -590,7 +627,7 @@ def get_command(url: str, task_id: str, history_length: int | None, save_dir: Pa
 
 
 @main.command("tasks")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.option("--context-id", default=None, help="Only tasks of this context.")
 @click.option("--status", type=click.Choice([s.value for s in TaskState]), default=None,
               help="Only tasks in this state.")
@@ -620,7 +657,7 @@ def tasks_command(url: str, context_id: str | None, status: str | None, page_siz
 
 
 @main.command("cancel")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("task_id")
 @_client_options
 def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
@@ -684,7 +721,7 @@ async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bo
 
 
 @main.command("stream")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("text")
 @click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
 @click.option("--context-id", default=None, help="Send within this context (conversation).")
@@ -718,7 +755,7 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
 
 
 @main.command("subscribe")
-@click.argument("url", callback=_check_url)
+@click.argument("url", callback=_check_agent_url)
 @click.argument("task_id")
 @click.option("--last-event-id", type=click.IntRange(min=0), default=None, metavar="N",
               help="Start after event N of the task (the events you have), finished or not.")
@@ -743,6 +780,8 @@ main.add_command(listen_command)
 main.add_command(mcp_command)
 main.add_command(push_group)
 main.add_command(db_group)
+main.add_command(mesh_group)
+main.add_command(gateway_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

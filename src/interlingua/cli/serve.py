@@ -14,6 +14,7 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
+from ..mesh import MeshSettings, attach, mesh_name
 from ..server.agent import Agent
 from ..server.auth import AuthConfig, CardSigning, Limits
 from ..server.connections import ConnectionLimits, uvicorn_connection_options
@@ -95,7 +96,8 @@ def grpc_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def check_services(store: str, bus: str, auth: AuthConfig | None = None) -> None:
+def check_services(store: str, bus: str, auth: AuthConfig | None = None,
+                   mesh: MeshSettings | None = None) -> None:
     """Reach the store's database and the bus before serving: a wrong URL, a
     service that is down, or a store the configured authentication cannot use
     (owners from before they were keyed by scheme, with several schemes and no
@@ -122,6 +124,10 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None) -> None
             from ..bus.redis import ping
 
             await ping(bus)
+        if mesh is not None:
+            from ..mesh.broker import ping as ping_broker
+
+            await ping_broker(mesh.broker_url())
 
     asyncio.run(check())
 
@@ -220,6 +226,9 @@ def serve(
     bindings: Sequence[str] | None = None,
     grpc_port: int | None = None,
     on_grpc_listening: Callable[[int], None] | None = None,
+    mesh: MeshSettings | None = None,
+    mesh_agent_name: str | None = None,
+    no_http: bool = False,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
@@ -244,10 +253,21 @@ def serve(
     (default: ``port + 1``, or a free port when that one is taken; with ``port``
     0, a free port of its own), reserved
     before anything else happens as the HTTP socket is; ``on_grpc_listening(port)``
-    is called once it is reserved, before ``on_listening``."""
+    is called once it is reserved, before ``on_listening``.
+
+    ``mesh`` puts the agent on an MQTT 5 broker as well (docs/mesh.md), under
+    ``mesh_agent_name`` (default: its name as a topic level); ``no_http``
+    serves it there only, and ``on_listening`` is then called with port 0."""
     from ..server.auth.tls import uvicorn_tls_options
 
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
+    if no_http:
+        if mesh is None:
+            raise ValueError("serving without HTTP needs a mesh to serve on")
+        _serve_mesh_only(agent, store or default_store_for(agent), bus, public_url,
+                         lease_timeout, on_listening, mesh, mesh_agent_name,
+                         auth=auth, limits=limits, push=push, drain_seconds=drain_seconds)
+        return
     tls = uvicorn_tls_options(certfile, keyfile, client_ca)
     store = store or default_store_for(agent)
     guard = uvicorn_connection_options(
@@ -286,6 +306,7 @@ def serve(
                 on_grpc_listening(reserved)
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
                   on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
+                  mesh=mesh, mesh_agent_name=mesh_agent_name,
                   card_signing=card_signing, push=push, grpc=grpc,
                   timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
                   limit_concurrency=limit_concurrency, **guard)
@@ -330,17 +351,15 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
               drain_seconds: float, grpc: dict[str, Any] | None = None,
+              mesh: MeshSettings | None = None, mesh_agent_name: str | None = None,
               **uvicorn_options: Any) -> None:
     import uvicorn
 
     from ..server.app import create_app
 
     port = sock.getsockname()[1]
-    check_services(store, bus, auth)
-    engine_config = None
-    if lease_timeout is not None:
-        engine_config = EngineConfig(lease_timeout=lease_timeout,
-                                     lease_interval=min(2.0, lease_timeout / 4))
+    check_services(store, bus, auth, mesh)
+    engine_config = _engine_config(lease_timeout)
     app = create_app(
         agent,
         store=store,
@@ -358,12 +377,54 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
 
         add_grpc(app, grpc["address"], credentials=grpc["credentials"],
                  on_listening=grpc["on_listening"])
+    if mesh is not None:
+        attach(app, mesh, name=mesh_agent_name or mesh_name(agent.name))
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5,
                             **uvicorn_options, **tls)
     if on_listening is not None:
         on_listening(store, port)
     _make_server(config, app.state.engine, drain_seconds).run(sockets=[sock])
+
+
+def _engine_config(lease_timeout: float | None) -> EngineConfig | None:
+    if lease_timeout is None:
+        return None
+    return EngineConfig(lease_timeout=lease_timeout, lease_interval=min(2.0, lease_timeout / 4))
+
+
+def _serve_mesh_only(agent: Agent, store: str, bus: str, public_url: str | None,
+                     lease_timeout: float | None,
+                     on_listening: Callable[[str, int], None] | None, mesh: MeshSettings,
+                     mesh_agent_name: str | None, *, auth: AuthConfig | None,
+                     limits: Limits | None, push: PushSettings | None,
+                     drain_seconds: float) -> None:
+    """The agent on the mesh alone, until SIGINT or SIGTERM (then its running turns
+    get ``drain_seconds`` to finish)."""
+    import signal
+
+    from ..server.app import create_app
+
+    check_services(store, bus, auth, mesh)
+    app = create_app(agent, store=store, bus=bus, engine_config=_engine_config(lease_timeout),
+                     public_url=public_url, auth=auth, limits=limits, push=push)
+    attach(app, mesh, name=mesh_agent_name or mesh_name(agent.name))
+    engine: Engine = app.state.engine
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with app.router.lifespan_context(app):
+            if on_listening is not None:
+                on_listening(store, 0)
+            await stop.wait()
+            await app.state.mesh.stop()  # no new requests while the turns finish
+            if drain_seconds > 0 and engine.running_turns:
+                await engine.drain(drain_seconds)
+
+    asyncio.run(run())
 
 
 def _server_class() -> type:

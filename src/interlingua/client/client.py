@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import mimetypes
 import os
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -71,9 +69,9 @@ from ..core.model import (
     Task,
     TaskState,
 )
-from ..core.parts import data_part, user_message
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
+from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .transport import DEFAULT_TIMEOUT, HTTPReply, HTTPXTransport, Transport
@@ -109,51 +107,6 @@ _HTTP_ERRORS: dict[int, type[A2AError]] = {
 }
 
 
-def file_from_path(path: str | os.PathLike[str], *, media_type: str | None = None) -> FilePart:
-    """An inline file part with the file's bytes, name and (guessed) media type."""
-    p = Path(path)
-    raw = p.read_bytes()
-    if media_type is None:
-        media_type = mimetypes.guess_type(p.name)[0] or "application/octet-stream"
-    return FilePart(raw=raw, media_type=media_type, filename=p.name)
-
-
-def make_message(
-    content: Message | str | Part | Sequence[Part],
-    *,
-    task_id: str | None = None,
-    context_id: str | None = None,
-    data: Any = None,
-    files: Sequence[FilePart | str | os.PathLike[str]] = (),
-    metadata: Metadata | None = None,
-) -> Message:
-    """A user message: ``content`` (text, parts, or a message) plus a data part
-    for ``data`` (when not None) and a file part per entry of ``files``
-    (parts as they are, paths read inline)."""
-    extra: list[Part] = []
-    if data is not None:
-        extra.append(data_part(data))
-    for f in files:
-        extra.append(f if isinstance(f, FilePart) else file_from_path(f))
-    if isinstance(content, Message):
-        changes: dict[str, Any] = {}
-        if extra:
-            changes["parts"] = [*content.parts, *extra]
-        if task_id is not None:
-            changes["task_id"] = task_id
-        if context_id is not None:
-            changes["context_id"] = context_id
-        if metadata is not None:
-            changes["metadata"] = metadata
-        return msgspec.structs.replace(content, **changes) if changes else content
-    parts: list[Any] = [content] if isinstance(content, str) else list(
-        content if isinstance(content, Sequence) else [content]
-    )
-    return user_message(
-        [*parts, *extra], task_id=task_id, context_id=context_id, metadata=metadata
-    )
-
-
 class Client:
     """An A2A client for one agent.
 
@@ -170,6 +123,15 @@ class Client:
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
     """
+
+    def __new__(cls, url: str, *args: Any, **kwargs: Any) -> Any:
+        # An agent on an MQTT mesh (mqtt://host:port/NS/agent) has a client of its
+        # own, with this API (docs/mesh.md).
+        if cls is Client and isinstance(url, str) and url.startswith(("mqtt://", "mqtts://")):
+            from ..mesh.client import MeshClient
+
+            return MeshClient(url, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

@@ -146,6 +146,13 @@ class FrontDoor:
         except StoreUnavailable as exc:
             raise _store_down(exc) from None
 
+    def running_here(self, request: RequestInfo, task_id: str) -> bool:
+        """The caller's task ``task_id`` has a turn running in this process (a binding
+        whose requests are shared among processes hands a cancel to the one that
+        runs the task)."""
+        run = self.engine.runs.get(request.scope, task_id)
+        return run is not None and run.turn is not None and not run.turn.done()
+
     # ----------------------------------------------------------------- calls
 
     async def call(self, call: Call, request: RequestInfo) -> Result:

@@ -1,0 +1,127 @@
+"""``interlingua mesh agents``: the agents live on a mesh."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import click
+import msgspec
+
+from .mesh_options import check_level, check_mesh_url
+
+__all__ = ["gateway_command", "mesh_group"]
+
+
+@click.group("mesh")
+def mesh_group() -> None:
+    """Agents on an MQTT 5 mesh (docs/mesh.md)."""
+
+
+@mesh_group.command("agents")
+@click.option("--mesh", "mesh_url", required=True, callback=check_mesh_url,
+              metavar="mqtt://HOST[:PORT]", help="The broker.")
+@click.option("--namespace", default=None, callback=check_level, metavar="NS",
+              help="The mesh's namespace [default: the URL's path].")
+@click.option("--wait", type=click.FloatRange(min=0), default=11.0, show_default=True,
+              metavar="SECONDS",
+              help="How long to listen for cards (agents publish theirs every 10 s).")
+@click.option("--json", "as_json", is_flag=True, help="Print the agents as JSON.")
+def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: bool) -> None:
+    """List the agents whose cards are heard on the mesh."""
+    from ..mesh.broker import MeshUnavailable
+    from ..mesh.discovery import list_agents
+    from ..mesh.topics import Topics, mesh_name, parse_mesh_url
+
+    url = parse_mesh_url(mesh_url)
+    namespace = namespace or url.namespace
+    if namespace is None:
+        raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
+    topics = Topics(namespace)
+    try:
+        found = asyncio.run(list_agents(url, topics, wait=wait))
+    except MeshUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise click.exceptions.Exit(3) from None
+    now = time.monotonic()
+    rows = [{
+        "name": a.name,
+        "url": f"{url.broker}/{namespace}/{mesh_name(a.name)}",
+        "request_topic": topics.request(mesh_name(a.name)),
+        "instances": len(a.instances),
+        "last_seen_seconds": round(now - a.last_seen, 1),
+        "description": a.description,
+    } for a in found]
+    if as_json:
+        click.echo(msgspec.json.encode(rows).decode())
+        return
+    if not rows:
+        click.echo(f"no agents heard on {url.broker} in namespace {namespace} within {wait:g} s")
+        return
+    for row in rows:
+        instances = row["instances"]
+        click.echo(f"{row['name']}  {row['url']}  ({instances} instance"
+                   f"{'s' if instances != 1 else ''})")
+        if row["description"]:
+            click.echo(f"    {row['description']}")
+
+
+@click.command("gateway")
+@click.option("--mesh", "mesh_url", required=True, callback=check_mesh_url,
+              metavar="mqtt://HOST[:PORT]", help="The broker.")
+@click.option("--namespace", default=None, callback=check_level, metavar="NS",
+              help="The mesh's namespace [default: the URL's path].")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--store", default="memory://", show_default=True, metavar="URL",
+              help="Where the gateway keeps each agent's tasks and event logs: memory://, or "
+                   "sqlite:///DIR for one SQLite file per agent in DIR.")
+@click.option("--gateway-id", default=None, callback=check_level, metavar="NAME",
+              help="This gateway's name in its reply topics [default: random].")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
+def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, store: str,
+                    gateway_id: str | None, log_level: str, as_json: bool) -> None:
+    """Serve every agent heard on a mesh as an A2A agent over HTTP, at /agents/NAME/."""
+    import uvicorn
+
+    from ..mesh.broker import MeshUnavailable, ping
+    from ..mesh.gateway import Gateway
+    from ..mesh.topics import parse_mesh_url
+    from .serve import bind
+
+    url = parse_mesh_url(mesh_url)
+    namespace = namespace or url.namespace
+    if namespace is None:
+        raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
+    if store != "memory://" and not store.startswith("sqlite:///"):
+        raise click.BadParameter("memory:// or sqlite:///DIR", param_hint="'--store'")
+    try:
+        asyncio.run(ping(url))
+    except MeshUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise click.exceptions.Exit(3) from None
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        raise click.exceptions.Exit(2) from None
+    gateway = Gateway(url, namespace, store=store, gateway_id=gateway_id)
+    bound = sock.getsockname()[1]
+    base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
+    info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,
+            "namespace": namespace, "gateway_id": gateway.gateway_id}
+    if as_json:
+        click.echo(msgspec.json.encode(info).decode())
+    else:
+        click.echo(f"Gateway to {url.broker} (namespace {namespace}) on {base}")
+        click.echo(f"  agents: {info['agents']}  (each at /agents/NAME/)")
+    config = uvicorn.Config(gateway, log_level=log_level, access_log=False,
+                            timeout_graceful_shutdown=5, lifespan="on")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()

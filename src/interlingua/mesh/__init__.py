@@ -1,0 +1,40 @@
+"""Agents on an MQTT 5 broker, in the Solace Agent Mesh topic layout (docs/mesh.md).
+
+Needs the ``mqtt`` extra (``pip install 'interlingua[mqtt]'``). Importing this
+package loads neither aiomqtt nor the server: ``attach`` does, when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from .settings import MeshSettings
+from .topics import MeshURL, Topics, mesh_name, parse_mesh_url
+
+__all__ = ["MeshSettings", "MeshURL", "Topics", "attach", "mesh_name", "parse_mesh_url"]
+
+
+def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None:
+    """Put the agent served by ``app`` (from ``create_app``) on the mesh for as long
+    as the app runs: its lifespan connects after the engine starts and
+    disconnects before it stops. ``app.state.mesh`` is the ``MeshAgent``."""
+    inner: Callable[[Any], AbstractAsyncContextManager[None]] = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(host: Any) -> AsyncIterator[None]:
+        from .agent import MeshAgent
+
+        async with inner(host):
+            server = app.state.a2a
+            agent = MeshAgent(app.state.door, server.card_bytes,
+                              name or mesh_name(server.agent.name), settings)
+            await agent.start()
+            app.state.mesh = agent
+            try:
+                yield
+            finally:
+                await agent.stop()
+
+    app.router.lifespan_context = lifespan

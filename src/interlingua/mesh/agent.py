@@ -1,0 +1,385 @@
+"""An agent on the mesh: requests from broker topics through the front door.
+
+This binding is framing only, as the JSON-RPC endpoint is for HTTP. A request
+is a JSON-RPC document published on ``{ns}/a2a/v1/agent/request/{agent}``; its
+user properties say where the answers go:
+
+- ``replyTo``: the final answer (a Task, or a Message), or an error;
+  without it the MQTT 5 response topic, else ``{ns}/a2a/v1/client/response/{clientId}``;
+- ``a2aStatusTopic`` (streaming sends): each status and artifact update, a
+  JSON-RPC success response with the event as ``result``; without it
+  ``{ns}/a2a/v1/client/status/{clientId}/{task}``.
+
+The JSON-RPC ``id`` of a send is the id of the task it creates, as SAM's
+requesters choose it. Artifacts of a streamed task reach the requester as
+updates and are not repeated in its final Task. The MQTT 5 correlation data of
+a request is echoed on every answer to it.
+
+Several instances of one agent share its request topic (an MQTT 5 shared
+subscription): each request goes to one of them. A cancel may reach one that
+does not run the task; that one hands it on the agent's control topic, which
+every instance hears, and the instance running the task answers it (or, if
+none does within a moment, the one that got it cancels through the store).
+
+A malformed request is answered with a JSON-RPC error when a reply topic can
+be told; otherwise it is logged. Nothing a request holds stops the consumer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from ..core import jsonrpc
+from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
+from ..core.errors import A2AError, InternalError, InvalidRequest
+from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task
+from ..server.context import RequestInfo
+from ..server.dispatch import FrontDoor
+from ..server.sse_writer import encoded_item
+from ..server.streams import Entry, Lagged, Stream, Unavailable
+from .broker import Broker, Inbound, MeshUnavailable
+from .codec import MESH_CODEC
+from .settings import MeshSettings
+from .topics import Topics, check_name
+
+__all__ = ["MeshAgent", "MeshSettings", "Reply", "instance_id"]
+
+log = logging.getLogger("interlingua.mesh")
+
+#: updates of one stream published and not yet acknowledged, at most
+_WINDOW = 64
+
+#: the user property that marks a cancel handed on between instances
+FORWARDED_BY = "a2aForwardedBy"
+#: the user property of a card naming the instance that published it
+INSTANCE = "a2aInstance"
+
+
+def instance_id() -> str:
+    """A fresh instance name: host, process and a little randomness."""
+    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.uname().nodename)[:32]
+    return f"{host or 'host'}-{os.getpid()}-{secrets.token_hex(2)}"
+
+
+@dataclass
+class Reply:
+    """Where the answers to one request go."""
+
+    topic: str | None
+    status: str | None
+    client_id: str | None
+    correlation: bytes | None
+
+    @classmethod
+    def of(cls, msg: Inbound, topics: Topics) -> Reply:
+        props = msg.properties
+        client_id = props.get("clientId") or None
+        topic = props.get("replyTo") or msg.response_topic or (
+            topics.client_response(client_id) if client_id else None)
+        return cls(topic=topic, status=props.get("a2aStatusTopic") or None,
+                   client_id=client_id, correlation=msg.correlation)
+
+    def status_topic(self, topics: Topics, task_id: str) -> str | None:
+        if self.status:
+            return self.status
+        return topics.client_status(self.client_id, task_id) if self.client_id else None
+
+
+def _success(rid: Any, result: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"result":' + result + b"}"
+
+
+def _failure(rid: Any, err: A2AError) -> bytes:
+    return jsonrpc.error_response(rid, MESH_CODEC.encode_error(err))
+
+
+def _rid_of(exc: A2AError) -> Any:
+    data = exc.data
+    if isinstance(data, dict) and "id" in data:
+        exc.data = None
+        return data["id"]
+    return None
+
+
+class MeshAgent:
+    """One agent's binding to a broker, in front of its front door."""
+
+    def __init__(self, door: FrontDoor, card: bytes, name: str, settings: MeshSettings) -> None:
+        self.door = door
+        self.card = card
+        self.name = check_name("agent name", name)
+        #: the name the card gives (the registry's key), which the topic level may spell otherwise
+        self.card_name: str = msgspec.json.decode(card).get("name", name)
+        self.settings = settings
+        self.topics = Topics(check_name("namespace", settings.namespace))
+        self.instance = check_name("instance", settings.instance or instance_id())
+        self.client_id = f"{settings.namespace}-{self.name}-{self.instance}"
+        self.group = check_name("group", settings.group or self.name)
+        self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
+                             session_expiry=settings.session_expiry)
+        self._loop_task: asyncio.Task[None] | None = None
+        self._card_task: asyncio.Task[None] | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._subscribed = asyncio.Event()
+        #: requests answered by this instance (tests and the log read it)
+        self.handled = 0
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Connect and subscribe (``MeshUnavailable`` when the broker cannot be
+        reached), then serve in the background."""
+        await self.door.ensure_started()
+        await self.broker.connect()
+        await self._subscribe()
+        self._loop_task = asyncio.create_task(self._serve(), name=f"mesh:{self.client_id}")
+        self._card_task = asyncio.create_task(self._announce(), name=f"mesh-card:{self.client_id}")
+        log.info("on the mesh at %s as %s (namespace %s, instance %s)",
+                 self.broker.url.broker, self.name, self.topics.namespace, self.instance)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Withdraw the card, let requests in hand finish (up to ``grace`` s), disconnect.
+        The broker keeps the session: requests sent meanwhile wait for this instance."""
+        if self._stopping:
+            return
+        self._stopping = True
+        for task in (self._card_task, self._loop_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._handlers:
+            _, pending = await asyncio.wait(set(self._handlers), timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1)
+        if self.broker.connected:
+            with contextlib.suppress(MeshUnavailable):
+                await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
+                    {"name": self.card_name, "instance": self.instance}))
+        await self.broker.close()
+
+    async def _subscribe(self) -> None:
+        await self.broker.subscribe(self.topics.shared_request(self.name, self.group),
+                                    self.topics.control(self.name))
+        self._subscribed.set()
+
+    async def _serve(self) -> None:
+        while not self._stopping:
+            try:
+                if not self.broker.connected:
+                    await self.broker.connect()
+                    await self._subscribe()
+                    log.info("reconnected to the broker at %s", self.broker.url.broker)
+                async for msg in self.broker.messages():
+                    self._take(msg)
+            except MeshUnavailable as exc:
+                if self._stopping:
+                    return
+                log.warning("%s; reconnecting in %gs", exc, self.settings.reconnect_delay)
+                await self.broker.close()
+                await asyncio.sleep(self.settings.reconnect_delay)
+
+    async def _announce(self) -> None:
+        """The card on the discovery topic every ``card_interval`` seconds."""
+        while True:
+            if self.broker.connected:
+                try:
+                    await self.broker.publish(self.topics.discovery(), self.card,
+                                              {INSTANCE: self.instance}, qos=0)
+                except MeshUnavailable as exc:
+                    log.debug("card not published: %s", exc)
+            await asyncio.sleep(self.settings.card_interval)
+
+    def _take(self, msg: Inbound) -> None:
+        control = msg.topic == self.topics.control(self.name)
+        if control and msg.properties.get(FORWARDED_BY) == self.instance:
+            return  # our own hand-on
+        task = asyncio.create_task(self._handle(msg, forwarded=control))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    # ------------------------------------------------------------- requests
+
+    async def _publish(self, topic: str, payload: bytes, reply: Reply) -> None:
+        try:
+            await self.broker.publish(topic, payload, correlation=reply.correlation)
+        except MeshUnavailable as exc:
+            log.warning("an answer to %s was lost: %s", topic, exc)
+
+    async def _answer_error(self, reply: Reply, rid: Any, err: A2AError, why: str) -> None:
+        if reply.topic is None:
+            log.warning("a request on %s cannot be answered (no replyTo, response topic "
+                        "or clientId): %s", self.topics.request(self.name), why)
+            return
+        await self._publish(reply.topic, _failure(rid, err), reply)
+
+    async def _handle(self, msg: Inbound, *, forwarded: bool) -> None:
+        reply = Reply.of(msg, self.topics)
+        rid: Any = None
+        try:
+            try:
+                parsed = jsonrpc.parse(msg.payload)
+            except A2AError as exc:
+                rid = _rid_of(exc)
+                await self._answer_error(reply, rid, exc, exc.message)
+                return
+            if isinstance(parsed, jsonrpc.Batch):
+                err = InvalidRequest("Invalid Request: batches are not taken on the mesh")
+                await self._answer_error(reply, None, err, err.message)
+                return
+            rid = parsed.id
+            if not parsed.has_id:
+                reply.topic = None  # a notification: nothing is answered
+            await self._dispatch(parsed, msg, reply, forwarded)
+        except A2AError as exc:
+            if not forwarded:
+                await self._answer_error(reply, rid, exc, exc.message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("internal error handling a mesh request")
+            if not forwarded:
+                await self._answer_error(reply, rid, InternalError(), repr(exc))
+        else:
+            self.handled += 1
+
+    async def _request(self, msg: Inbound, streaming: bool) -> RequestInfo:
+        """The caller as the front door sees it: the user properties are its headers
+        (authentication, when the agent has any, reads its credentials there)."""
+        headers = {k.lower(): v for k, v in msg.properties.items()}
+        scope: dict[str, Any] = {"type": "mqtt"}
+        await self.door.admit(scope, headers)
+        return self.door.request(scope, headers, tenant=None, dialect=MESH_CODEC.name,
+                                 streaming=streaming)
+
+    async def _dispatch(self, req: jsonrpc.Request, msg: Inbound, reply: Reply,
+                        forwarded: bool) -> None:
+        codec = MESH_CODEC
+        call: Call = codec.decode_call(req.method, req.params)
+        if forwarded and not isinstance(call, CancelTask):
+            return  # only cancels are handed on
+        streaming = req.method in codec.streaming_methods
+        info = await self._request(msg, streaming)
+        if isinstance(call, SendMessage):
+            if isinstance(req.id, str) and req.id and call.message.task_id is None:
+                # SAM's requesters name the task: the request id is its id
+                call.client_task_id = req.id
+            if streaming:
+                stream = await self.door.stream(call, info)
+                await self._pump(stream, info, req.id, reply)
+                return
+        if isinstance(call, SubscribeToTask):
+            stream = await self.door.stream(call, info)
+            await self._pump(stream, info, req.id, reply, task_id=call.id)
+            return
+        if isinstance(call, CancelTask) and not self.door.running_here(info, call.id):
+            if forwarded:
+                return  # not ours: the instance running it answers
+            if await self._hand_on(call, info, msg):
+                return
+        result = await self.door.call(call, info)
+        if reply.topic is not None:
+            await self._publish(reply.topic, _success(req.id, codec.encode_result(call, result)),
+                                reply)
+
+    async def _hand_on(self, call: CancelTask, info: RequestInfo, msg: Inbound) -> bool:
+        """Hand a cancel to the instance that runs the task; True once one has taken
+        it. False: no instance did (the task is finished, unknown, or ran nowhere),
+        and the caller cancels it here, through the store."""
+        try:
+            task = await self.door.call(GetTask(id=call.id, history_length=0), info)
+        except A2AError:
+            return False
+        if not isinstance(task, Task) or task.status.state in TERMINAL_STATES:
+            return False
+        await self.broker.publish(self.topics.control(self.name), msg.payload,
+                                  {**msg.properties, FORWARDED_BY: self.instance},
+                                  response_topic=msg.response_topic,
+                                  correlation=msg.correlation)
+        deadline = time.monotonic() + self.settings.cancel_grace
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            try:
+                task = await self.door.call(GetTask(id=call.id, history_length=0), info)
+            except A2AError:
+                return True
+            if isinstance(task, Task) and task.status.state in TERMINAL_STATES:
+                return True  # taken and answered elsewhere
+        return False
+
+    async def _pump(self, stream: Stream, info: RequestInfo, rid: Any, reply: Reply,
+                    task_id: str | None = None) -> None:
+        """Publish a stream's updates on the status topic, then the final answer."""
+        codec = MESH_CODEC
+        final: bytes | None = None
+        inflight: deque[asyncio.Future[None]] = deque()
+        try:
+            while True:
+                got = stream.poll()
+                if type(got) is not list:
+                    await got  # type: ignore[misc]
+                    continue
+                if not got:
+                    break
+                # encoded before anything is awaited: a snapshot is the live task
+                out: list[tuple[str, bytes]] = []
+                for o in got:
+                    if isinstance(o, Entry):
+                        item = o.item
+                        if isinstance(item, Message):
+                            final = codec.encode_result(SendMessage(message=item), item)
+                            continue
+                        if isinstance(item, Task):
+                            task_id = item.id
+                            data = codec.encode_stream_item(StatusUpdate(
+                                task_id=item.id, context_id=item.context_id,
+                                status=item.status, metadata=item.metadata))
+                        else:
+                            task_id = item.task_id
+                            data = encoded_item(o, codec)
+                        topic = reply.status_topic(self.topics, task_id)
+                        if topic is not None:
+                            out.append((topic, data))
+                    elif isinstance(o, Lagged):
+                        assert task_id is not None
+                        stream.close()
+                        stream = await self.door.stream(SubscribeToTask(id=task_id), info,
+                                                        str(o.seq))
+                        break
+                    elif isinstance(o, Unavailable):
+                        raise InternalError(f"the task's events are gone: {o.message}")
+                for topic, data in out:
+                    # Published without waiting for each ack (the broker keeps the
+                    # order of one connection's messages), up to a window of them.
+                    inflight.append(asyncio.ensure_future(
+                        self._publish(topic, _success(rid, data), reply)))
+                    if len(inflight) >= _WINDOW:
+                        await inflight.popleft()
+        finally:
+            stream.close()
+            if inflight:
+                await asyncio.gather(*inflight)
+        if reply.topic is None:
+            return
+        if final is None and task_id is not None:
+            task = await self.door.call(GetTask(id=task_id), info)
+            assert isinstance(task, Task)
+            # the artifacts went out as updates
+            task = msgspec.structs.replace(task, artifacts=[])
+            final = codec.encode_result(GetTask(id=task_id), task)
+        if final is not None:
+            await self._publish(reply.topic, _success(rid, final), reply)
+

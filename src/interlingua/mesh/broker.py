@@ -1,0 +1,218 @@
+"""A thin layer over aiomqtt: MQTT 5 connections, publishes with user
+properties, and inbound messages as plain values.
+
+User properties are string pairs on the wire: a dict or an int given here is
+sent JSON-encoded (``callDepth: "1"``, ``a2aUserConfig: "{…}"``), as SAM does.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from .topics import MeshURL
+
+__all__ = ["Broker", "Inbound", "MeshUnavailable", "encode_properties", "ping"]
+
+log = logging.getLogger("interlingua.mesh")
+
+
+class MeshUnavailable(ConnectionError):
+    """The broker cannot be reached, or the connection to it was lost."""
+
+
+@dataclass
+class Inbound:
+    """One message as it arrived: topic, payload and its MQTT 5 properties."""
+
+    topic: str
+    payload: bytes
+    properties: dict[str, str] = field(default_factory=dict)
+    response_topic: str | None = None
+    correlation: bytes | None = None
+
+
+def encode_properties(values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """User properties as string pairs: strings as they are, anything else as JSON."""
+    out: list[tuple[str, str]] = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        out.append((key, value if isinstance(value, str) else msgspec.json.encode(value).decode()))
+    return out
+
+
+class Broker:
+    """One MQTT 5 connection. ``session_expiry`` > 0 with ``clean_start=False``
+    keeps the session (subscriptions and queued QoS 1 messages) on the broker
+    while the client is away, for that many seconds."""
+
+    def __init__(self, url: MeshURL, client_id: str, *, clean_start: bool = True,
+                 session_expiry: int = 0, keepalive: int = 30) -> None:
+        self.url = url
+        self.client_id = client_id
+        self.clean_start = clean_start
+        self.session_expiry = session_expiry
+        self.keepalive = keepalive
+        #: the aiomqtt client of the current (or last) connection
+        self._aio: Any = None
+        #: the same, while connected
+        self._client: Any = None
+
+    def _make(self) -> Any:
+        import aiomqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        if self.session_expiry > 0:
+            props.SessionExpiryInterval = self.session_expiry
+        tls = None
+        if self.url.tls:
+            import ssl
+
+            tls = ssl.create_default_context()
+        client = aiomqtt.Client(
+            self.url.host, self.url.port,
+            username=self.url.username, password=self.url.password,
+            identifier=self.client_id,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            clean_start=self.clean_start,
+            properties=props,
+            keepalive=self.keepalive,
+            tls_context=tls,
+            timeout=10,
+            # small messages, one after another: no waiting for more to fill a segment
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+        )
+        # updates of a stream are published without waiting for each one's ack
+        client.pending_calls_threshold = 1000
+        return client
+
+    async def connect(self) -> None:
+        """Connect (a new aiomqtt client each time: after a lost connection the
+        old one is closed and dropped)."""
+        import aiomqtt
+
+        self._aio = self._make()
+        try:
+            await self._aio.__aenter__()
+        except aiomqtt.MqttError as exc:
+            self._aio = None  # never connected: nothing to close
+            raise MeshUnavailable(f"cannot reach the broker at {self.url.broker}: {exc}") from None
+        self._client = self._aio
+
+    async def close(self) -> None:
+        self._client = None
+        client, self._aio = self._aio, None
+        if client is not None:
+            try:
+                await client.__aexit__(None, None, None)
+            except Exception as exc:  # already gone: nothing to close
+                log.debug("closing the broker connection: %s", exc)
+
+    async def __aenter__(self) -> Broker:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    def _live(self) -> Any:
+        if self._client is None:
+            raise MeshUnavailable("not connected to the broker")
+        return self._client
+
+    async def subscribe(self, *topics: str, qos: int = 1) -> None:
+        import aiomqtt
+
+        client = self._live()
+        try:
+            for topic in topics:
+                await client.subscribe(topic, qos=qos)
+        except aiomqtt.MqttError as exc:
+            raise MeshUnavailable(f"subscribing at {self.url.broker}: {exc}") from None
+
+    async def unsubscribe(self, *topics: str) -> None:
+        import aiomqtt
+
+        client = self._live()
+        try:
+            for topic in topics:
+                await client.unsubscribe(topic)
+        except aiomqtt.MqttError as exc:
+            raise MeshUnavailable(f"unsubscribing at {self.url.broker}: {exc}") from None
+
+    async def publish(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
+                      *, response_topic: str | None = None, correlation: bytes | None = None,
+                      qos: int = 1) -> None:
+        import aiomqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        client = self._live()
+        props = None
+        if properties or response_topic or correlation is not None:
+            props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+            if properties:
+                pairs = encode_properties(properties)
+                if pairs:
+                    props.UserProperty = pairs
+            if response_topic:
+                props.ResponseTopic = response_topic
+            if correlation is not None:
+                props.CorrelationData = correlation
+        try:
+            await client.publish(topic, payload, qos=qos, properties=props)
+        except aiomqtt.MqttError as exc:
+            raise MeshUnavailable(f"publishing at {self.url.broker}: {exc}") from None
+
+    async def messages(self) -> AsyncIterator[Inbound]:
+        """Every message of the subscriptions, until the connection ends
+        (``MeshUnavailable`` when it is lost)."""
+        import aiomqtt
+
+        client = self._live()
+        try:
+            async for message in client.messages:
+                yield _inbound(message)
+        except aiomqtt.MqttError as exc:
+            # nothing more is published on a connection known to be gone
+            self._client = None
+            raise MeshUnavailable(f"the connection to {self.url.broker} was lost: {exc}") from None
+
+
+async def ping(url: MeshURL) -> None:
+    """Connect and disconnect once: ``MeshUnavailable`` when the broker cannot be had."""
+    import secrets
+
+    async with Broker(url, "interlingua-ping-" + secrets.token_hex(4)):
+        pass
+
+
+def _inbound(message: Any) -> Inbound:
+    payload = message.payload
+    if isinstance(payload, str):
+        payload = payload.encode()
+    elif payload is None:
+        payload = b""
+    elif not isinstance(payload, bytes):
+        payload = bytes(payload) if isinstance(payload, bytearray) else str(payload).encode()
+    props: dict[str, str] = {}
+    response_topic = correlation = None
+    p = message.properties
+    if p is not None:
+        for key, value in getattr(p, "UserProperty", None) or ():
+            props[key] = value
+        response_topic = getattr(p, "ResponseTopic", None) or None
+        correlation = getattr(p, "CorrelationData", None)
+    return Inbound(message.topic.value, payload, props, response_topic, correlation)

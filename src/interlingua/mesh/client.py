@@ -1,0 +1,439 @@
+"""A client for an agent on the mesh, with the API of the HTTP ``Client``.
+
+``Client("mqtt://127.0.0.1:1883/NS/agent")`` is one of these. Each call is a
+JSON-RPC request in the mesh's dialect (SAM's, plus ``tasks/get`` and
+``tasks/resubscribe``) published on the agent's request topic, with
+``replyTo`` and ``a2aStatusTopic`` naming topics of this client
+(``{ns}/a2a/v1/client/response/{id}/{task}``, ``…/client/status/{id}/{task}``),
+which it subscribes to once. Answers are matched to calls by the JSON-RPC id;
+a send's id is the id of the task it creates, as SAM's requesters do.
+
+The card comes from the discovery topic (the next time the agent publishes
+it: up to ten seconds). Listing tasks and push notifications have no
+counterpart on the mesh. A stream is not resumed after a broken connection
+(``subscribe`` picks a running task up again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import secrets
+import time
+from collections.abc import AsyncGenerator, Callable, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import msgspec
+
+from ..client.card import parse_card
+from ..client.errors import AgentTimeout, AgentUnreachable, BadResponse, DialectMismatch
+from ..client.messages import make_message
+from ..client.stream import StreamEvent
+from ..core.calls import (
+    Call,
+    CancelTask,
+    GetTask,
+    Result,
+    SendConfig,
+    SendMessage,
+    SubscribeToTask,
+)
+from ..core.errors import InvalidAgentResponse
+from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
+from ..core.parts import new_id
+from .broker import Broker, Inbound, MeshUnavailable
+from .codec import MESH_CODEC
+from .topics import MeshURL, Topics, parse_mesh_url
+
+__all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
+
+#: how long to wait for an agent's card on the discovery topic (it comes every 10 s)
+CARD_WAIT = 12.0
+
+
+class _Envelope(msgspec.Struct):
+    id: str | int | None = None
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: Any = msgspec.UNSET
+
+
+_envelope = msgspec.json.Decoder(_Envelope)
+
+
+class _Pending:
+    """What a call waits for: its final answer, and (streams) the updates before it."""
+
+    __slots__ = ("queue",)
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[bool, _Envelope]] = asyncio.Queue()
+
+
+class Requester:
+    """One connection that publishes requests to agents and hands each answer to
+    the call waiting for it (by JSON-RPC id). ``reply_topic(task)`` and
+    ``status_topic(task)`` are where this requester asks for its answers; it
+    subscribes to ``listen`` once connected."""
+
+    def __init__(self, url: MeshURL, topics: Topics, client_id: str, *,
+                 reply_topic: Callable[[str], str], status_topic: Callable[[str], str],
+                 listen: Sequence[str], timeout: float | None = 60.0,
+                 properties: dict[str, Any] | None = None) -> None:
+        self.url = url
+        self.topics = topics
+        self.client_id = client_id
+        self.reply_topic = reply_topic
+        self.status_topic = status_topic
+        self.listen = list(listen)
+        self.timeout = timeout
+        self.properties = dict(properties or {})
+        self._status_prefixes = tuple(t.removesuffix("#") for t in self.listen
+                                      if "/status/" in t)
+        self._broker = Broker(url, client_id)
+        self._reader: asyncio.Task[None] | None = None
+        self._pending: dict[Any, _Pending] = {}
+        self._lock = asyncio.Lock()
+
+    async def ensure(self) -> None:
+        if self._reader is not None:
+            return
+        async with self._lock:
+            if self._reader is not None:
+                return
+            try:
+                await self._broker.connect()
+                await self._broker.subscribe(*self.listen)
+            except MeshUnavailable as exc:
+                await self._broker.close()
+                raise AgentUnreachable(str(exc)) from None
+            self._reader = asyncio.create_task(self._read())
+
+    async def aclose(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+            self._reader = None
+        await self._broker.close()
+
+    async def _read(self) -> None:
+        try:
+            async for msg in self._broker.messages():
+                try:
+                    env = _envelope.decode(msg.payload)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue  # not an answer of ours
+                pending = self._pending.get(env.id)
+                if pending is not None:
+                    pending.queue.put_nowait((msg.topic.startswith(self._status_prefixes), env))
+        except MeshUnavailable:
+            for pending in self._pending.values():
+                pending.queue.put_nowait((False, _Envelope(error={"lost": True})))
+            self._reader = None
+            await self._broker.close()
+
+    async def publish(self, agent: str, rid: Any, call: Call, task_id: str, *,
+                      streaming: bool, properties: dict[str, Any] | None = None) -> _Pending:
+        """Publish ``call`` to ``agent``; the answers to it gather in what is returned
+        (``forget(rid)`` when done with it)."""
+        await self.ensure()
+        method, params = MESH_CODEC.encode_call(call)
+        body = (b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"method":'
+                + msgspec.json.encode(method) + b',"params":' + params + b"}")
+        props: dict[str, Any] = {
+            **self.properties,
+            **(properties or {}),
+            "replyTo": self.reply_topic(task_id),
+            "clientId": self.client_id,
+            "timestamp": int(time.time() * 1000),
+        }
+        if streaming:
+            props["a2aStatusTopic"] = self.status_topic(task_id)
+        pending = self._pending[rid] = _Pending()
+        try:
+            await self._broker.publish(self.topics.request(agent), body, props)
+        except MeshUnavailable as exc:
+            del self._pending[rid]
+            raise AgentUnreachable(str(exc)) from None
+        return pending
+
+    def forget(self, rid: Any) -> None:
+        self._pending.pop(rid, None)
+
+    async def next(self, pending: _Pending, agent: str) -> tuple[bool, bytes]:
+        """The next answer: (is an update, its raw ``result``); errors are raised."""
+        try:
+            status, env = await asyncio.wait_for(pending.queue.get(), self.timeout)
+        except TimeoutError:
+            raise AgentTimeout(
+                f"no answer from {agent} on {self.url.broker} within "
+                f"{self.timeout:g} s") from None
+        if env.error is not msgspec.UNSET:
+            error = env.error
+            if isinstance(error, dict) and error.get("lost"):
+                raise AgentUnreachable(f"the connection to {self.url.broker} was lost")
+            if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+                raise BadResponse(f"{agent} answered an error without an integer code")
+            raise MESH_CODEC.decode_error(error)
+        if isinstance(env.result, msgspec.UnsetType):
+            raise BadResponse(f"{agent} answered neither a result nor an error")
+        return status, bytes(env.result)
+
+
+class MeshClient:
+    """An A2A client for one agent on an MQTT 5 mesh (``mqtt://host:port/NS/agent``).
+
+    ``timeout``: seconds a call waits for its answer (None: for ever).
+    Other keyword arguments of the HTTP client (``dialect``, ``headers``,
+    TLS settings) are accepted and have no effect here, except ``headers``,
+    which are sent as user properties.
+    """
+
+    def __init__(self, url: str, *, timeout: float | None = 60.0,
+                 headers: dict[str, str] | None = None, **_http_only: Any) -> None:
+        parsed = parse_mesh_url(url)
+        if parsed.namespace is None or parsed.agent is None:
+            raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+        self.url = url
+        self.mesh: MeshURL = parsed
+        self.agent: str = parsed.agent
+        self.topics = Topics(parsed.namespace)
+        self.timeout = timeout
+        self.headers: dict[str, str] = dict(headers or {})
+        self.client_id = f"{parsed.namespace}-client-{secrets.token_hex(6)}"
+        topics = self.topics
+        self._requester = Requester(
+            parsed, topics, self.client_id,
+            reply_topic=lambda task: topics.client_response(self.client_id, task),
+            status_topic=lambda task: topics.client_status(self.client_id, task),
+            listen=[topics.client_response(self.client_id) + "/#",
+                    topics.client_status(self.client_id) + "/#"],
+            timeout=timeout, properties=self.headers)
+        self._ids = itertools.count(1)
+        self._card: AgentCard | None = None
+        self._card_document: bytes | None = None
+        #: the raw JSON of the last successful answer's ``result`` member
+        self.last_result: bytes | None = None
+
+    # ------------------------------------------------------------- plumbing
+
+    @classmethod
+    async def connect(cls, url: str, **kwargs: Any) -> Self:
+        client = cls(url, **kwargs)
+        try:
+            await client._ensure()
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    async def resolve(self) -> None:
+        """Connect to the broker (the HTTP client chooses its endpoint here)."""
+        await self._ensure()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._requester.aclose()
+
+    async def _ensure(self) -> None:
+        await self._requester.ensure()
+
+    async def call(self, call: Call) -> Result:
+        """Carry out a canonical call on the mesh (send, get, cancel)."""
+        if not isinstance(call, (SendMessage, GetTask, CancelTask)):
+            raise DialectMismatch(f"{type(call).__name__} has no counterpart on the mesh")
+        rid, task_id = self._ids_for(call)
+        requester = self._requester
+        pending = await requester.publish(self.agent, rid, call, task_id, streaming=False)
+        try:
+            while True:
+                update, raw = await requester.next(pending, self.agent)
+                if not update:
+                    break
+        finally:
+            requester.forget(rid)
+        try:
+            result = MESH_CODEC.decode_result(call, raw)
+        except InvalidAgentResponse as exc:
+            raise BadResponse(f"{self.agent}: {exc.message}") from None
+        self.last_result = raw
+        return result
+
+    def _ids_for(self, call: Call) -> tuple[str, str]:
+        """The request id and the task the answers are about."""
+        if isinstance(call, SendMessage):
+            if call.message.task_id:
+                return f"{call.message.task_id}.{next(self._ids)}", call.message.task_id
+            task_id = new_id()
+            return task_id, task_id
+        task = call.id if isinstance(call, (GetTask, CancelTask, SubscribeToTask)) else "-"
+        return f"{task}.{next(self._ids)}", task
+
+    # ------------------------------------------------------------ the agent
+
+    @property
+    def dialect(self) -> str:
+        return MESH_CODEC.name
+
+    @property
+    def card(self) -> AgentCard | None:
+        return self._card
+
+    @property
+    def card_document(self) -> bytes | None:
+        return self._card_document
+
+    @property
+    def card_url(self) -> str:
+        return self.topics.discovery()
+
+    @property
+    def endpoints(self) -> list[Any]:
+        """The HTTP endpoints a card names are not this client's: none."""
+        return []
+
+    async def get_card(self) -> AgentCard:
+        """The agent's card as it next publishes it on the discovery topic."""
+        if self._card is None:
+            document = await mesh_card(self.mesh, self.topics, self.agent,
+                                       wait=max(CARD_WAIT, self.timeout or 0.0))
+            self._card = parse_card(document)
+            self._card_document = document
+        return self._card
+
+    # ---------------------------------------------------------------- calls
+
+    async def send(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        blocking: bool = True,
+        history_length: int | None = None,
+        metadata: Metadata | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        push: PushConfig | None = None,
+    ) -> Task | Message:
+        if push is not None:
+            raise DialectMismatch("push notifications have no counterpart on the mesh")
+        msg = make_message(message_or_text, task_id=task_id, context_id=context_id, data=data,
+                           files=files or ())
+        call = SendMessage(message=msg, metadata=metadata, config=SendConfig(
+            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
+            history_length=history_length, blocking=blocking))
+        result = await self.call(call)
+        assert isinstance(result, (Task, Message))
+        return result
+
+    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
+        result = await self.call(GetTask(id=task_id, history_length=history_length))
+        assert isinstance(result, Task)
+        return result
+
+    async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
+        result = await self.call(CancelTask(id=task_id, metadata=metadata))
+        assert isinstance(result, Task)
+        return result
+
+    async def list_tasks(self, *args: Any, **kwargs: Any) -> Any:
+        raise DialectMismatch("listing tasks has no counterpart on the mesh")
+
+    async def stream(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        metadata: Metadata | None = None,
+        history_length: int | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        resume: Any = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Send a message and follow the task: its updates as they are published on
+        the status topic; the stream ends with the agent's final answer."""
+        msg = make_message(message_or_text, task_id=task_id, context_id=context_id, data=data,
+                           files=files or ())
+        call = SendMessage(message=msg, metadata=metadata, streaming=True, config=SendConfig(
+            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
+            history_length=history_length))
+        async for event in self._follow(call):
+            yield event
+
+    async def subscribe(self, task_id: str, *, last_event_id: int | None = None,
+                        resume: Any = None) -> AsyncGenerator[StreamEvent, None]:
+        """Follow a running task (its state now, then its updates)."""
+        if last_event_id is not None:
+            raise DialectMismatch("resuming from an event id has no counterpart on the mesh")
+        async for event in self._follow(SubscribeToTask(id=task_id)):
+            yield event
+
+    async def _follow(self, call: SendMessage | SubscribeToTask) -> AsyncGenerator[StreamEvent, None]:
+        rid, task_id = self._ids_for(call)
+        requester = self._requester
+        pending = await requester.publish(self.agent, rid, call, task_id, streaming=True)
+        try:
+            while True:
+                update, raw = await requester.next(pending, self.agent)
+                if update:
+                    try:
+                        item = MESH_CODEC.decode_stream_item(raw)
+                    except InvalidAgentResponse as exc:
+                        raise BadResponse(f"{self.agent}: {exc.message}") from None
+                    yield StreamEvent(None, item, raw)
+                    continue
+                self.last_result = raw
+                final = MESH_CODEC.decode_stream_item(raw)
+                if isinstance(final, Message):
+                    yield StreamEvent(None, final, raw)
+                return
+        finally:
+            requester.forget(rid)
+
+
+async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT) -> bytes:
+    """The card the agent ``agent`` next publishes (``AgentUnreachable`` after ``wait`` s)."""
+    from .topics import mesh_name
+
+    broker = Broker(url, f"{topics.namespace}-card-{secrets.token_hex(6)}")
+    try:
+        await broker.connect()
+        await broker.subscribe(topics.discovery(), qos=0)
+
+        async def first() -> bytes:
+            async for msg in broker.messages():
+                name = _card_name(msg)
+                if name is not None and (name == agent or mesh_name(name) == agent):
+                    return msg.payload
+            raise MeshUnavailable("the connection ended")
+
+        return await asyncio.wait_for(first(), wait)
+    except TimeoutError:
+        raise AgentTimeout(f"{agent} published no card on {url.broker} within {wait:g} s") \
+            from None
+    except MeshUnavailable as exc:
+        raise AgentUnreachable(str(exc)) from None
+    finally:
+        await broker.close()
+
+
+def _card_name(msg: Inbound) -> str | None:
+    try:
+        doc = msgspec.json.decode(msg.payload)
+    except msgspec.DecodeError:
+        return None
+    name = doc.get("name") if isinstance(doc, dict) else None
+    return name if isinstance(name, str) else None

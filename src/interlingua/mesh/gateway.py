@@ -1,0 +1,307 @@
+"""A gateway: every agent heard on a mesh, served as an ordinary A2A agent over HTTP.
+
+``GET /agents`` lists the live agents; ``/agents/{name}/`` is each one's
+JSON-RPC endpoint (every dialect interlingua serves) with its card under
+``/agents/{name}/.well-known/agent-card.json``; ``{name}`` is the agent's
+name as a topic level (``mesh_name``).
+
+Each mesh agent gets a whole interlingua server of its own in this process,
+whose executor forwards the turn to the agent on the mesh: the task id the
+gateway's engine makes is the JSON-RPC id (so the task's id) on the mesh, the
+status and artifact updates that come back on the gateway's status topic are
+written into the gateway's own task log as they arrive, and the final Task
+ends the turn. So everything an HTTP client can do with a task works as with
+any interlingua agent: blocking and non-blocking sends, streams, ``tasks/get``,
+resubscribe with ``Last-Event-ID`` (replayed from the gateway's store). A cancel over HTTP cancels the turn here and is passed on to
+the mesh as ``tasks/cancel``; a task canceled on the mesh is canceled here.
+
+Answers come back on ``{ns}/a2a/v1/gateway/response/{gateway}/{task}`` and
+``{ns}/a2a/v1/gateway/status/{gateway}/{task}``, matched to the turn by id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..client.card import parse_card
+from ..client.errors import ClientError
+from ..core.calls import CancelTask, SendMessage
+from ..core.errors import A2AError
+from ..core.lifecycle import RETURN_STATES
+from ..core.model import ArtifactUpdate, Message, Role, StatusUpdate, Task, TaskState
+from ..server.agent import Agent
+from ..server.app import create_app
+from ..server.context import Context
+from .client import Requester
+from .codec import MESH_CODEC
+from .discovery import DEFAULT_TTL, Discovery, LiveAgent
+from .topics import MeshURL, Topics, check_name, mesh_name
+
+__all__ = ["Gateway"]
+
+log = logging.getLogger("interlingua.mesh")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class Gateway:
+    """The ASGI app of a gateway to the mesh at ``url`` in ``namespace``.
+
+    ``store``: where each agent's tasks are kept: ``memory://`` (default), or
+    ``sqlite:///DIR`` for one SQLite file per agent in DIR. ``gateway_id``
+    names this gateway in its reply topics (default: random).
+    """
+
+    def __init__(self, url: MeshURL, namespace: str, *, store: str = "memory://",
+                 gateway_id: str | None = None, ttl: float = DEFAULT_TTL,
+                 cancel_grace: float = 5.0) -> None:
+        self.url = url
+        self.topics = topics = Topics(check_name("namespace", namespace))
+        self.gateway_id = gw = check_name("gateway id", gateway_id or secrets.token_hex(6))
+        self.store = store
+        self.cancel_grace = cancel_grace
+        self.requester = Requester(
+            url, topics, f"{namespace}-gateway-{gw}",
+            reply_topic=lambda task: topics.gateway_response(gw, task),
+            status_topic=lambda task: topics.gateway_status(gw, task),
+            listen=[topics.gateway_response(gw) + "/#", topics.gateway_status(gw) + "/#"],
+            timeout=None,
+        )
+        self.discovery = Discovery(url, topics, ttl=ttl)
+        self._apps: dict[str, Any] = {}
+        self._making = asyncio.Lock()
+        self._stack = AsyncExitStack()
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        await self.requester.ensure()
+        await self.discovery.start()
+
+    async def stop(self) -> None:
+        await self._stack.aclose()
+        for task in list(self._background):
+            task.cancel()
+        await self.discovery.stop()
+        await self.requester.aclose()
+
+    def live(self) -> dict[str, LiveAgent]:
+        """The live agents by the name they have in URLs."""
+        return {mesh_name(a.name): a for a in self.discovery.live()}
+
+    # ------------------------------------------------------------------ ASGI
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if kind != "http":
+            return
+        root = scope.get("root_path", "")
+        path: str = scope["path"]
+        if root and path.startswith(root):
+            path = path[len(root):]
+        if path.rstrip("/") in ("/agents", ""):
+            await self._list(scope, send)
+            return
+        if not path.startswith("/agents/"):
+            await _json(send, 404, {"error": {"code": 404, "message": "not found"}})
+            return
+        name, _, _rest = path[len("/agents/"):].partition("/")
+        app = await self._app_for(name)
+        if app is None:
+            await _json(send, 404, {"error": {"code": 404, "message":
+                                              f"no agent {name!r} is live on the mesh"}})
+            return
+        child = dict(scope)
+        child["root_path"] = f"{root}/agents/{name}"
+        if not _rest and not path.endswith("/"):
+            child["path"] = scope["path"] + "/"
+        await app(child, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _list(self, scope: Scope, send: Send) -> None:
+        base = _base_url(scope)
+        rows = [{"name": a.name, "description": a.description, "url": f"{base}/agents/{n}/",
+                 "card": f"{base}/agents/{n}/.well-known/agent-card.json",
+                 "instances": len(a.instances)} for n, a in sorted(self.live().items())]
+        await _json(send, 200, {"agents": rows})
+
+    # ---------------------------------------------------------------- agents
+
+    async def _app_for(self, name: str) -> Any:
+        app = self._apps.get(name)
+        if app is not None:
+            return app
+        live = self.live().get(name)
+        if live is None:
+            return None
+        async with self._making:
+            app = self._apps.get(name)
+            if app is None:
+                app = create_app(self._agent_for(name, live), store=self._store_for(name),
+                                 freeze_gc=False)
+                await self._stack.enter_async_context(app.router.lifespan_context(app))
+                self._apps[name] = app
+        return app
+
+    def _store_for(self, name: str) -> str:
+        if self.store.startswith("sqlite:///"):
+            folder = Path(self.store[len("sqlite:///"):])
+            folder.mkdir(parents=True, exist_ok=True)
+            return f"sqlite:///{folder / (name + '.db')}"
+        return self.store
+
+    def _agent_for(self, name: str, live: LiveAgent) -> Agent:
+        card = parse_card(live.card)
+        streams = bool(card.capabilities.streaming)
+        return Agent(
+            card.name, card.description, self._forwarder(name, streams),
+            version=card.version, skills=card.skills, provider=card.provider,
+            input_modes=card.default_input_modes, output_modes=card.default_output_modes,
+            streaming=True, documentation_url=card.documentation_url, icon_url=card.icon_url,
+        )
+
+    def _forwarder(self, name: str, streams: bool) -> Callable[[Context], Awaitable[None]]:
+        async def forward(ctx: Context) -> None:
+            await self._forward(name, ctx, streams)
+
+        return forward
+
+    async def _forward(self, name: str, ctx: Context, streams: bool) -> None:
+        """One turn of a task, carried out by the agent on the mesh (streamed when
+        its card says it streams: its updates then reach the gateway's log as they
+        happen)."""
+        task = ctx.task
+        turns = sum(1 for m in task.history if m.role is Role.USER)
+        if turns <= 1:
+            # the first turn: the request's id names the task on the mesh
+            message = msgspec.structs.replace(ctx.message, task_id=None)
+            rid = task.id
+        else:
+            message = msgspec.structs.replace(ctx.message, task_id=task.id)
+            rid = f"{task.id}.{turns}"
+        call = SendMessage(message=message, streaming=streams)
+        requester = self.requester
+        pending = await requester.publish(name, rid, call, task.id, streaming=streams,
+                                          properties={"userId": ctx.principal or None})
+        try:
+            while True:
+                update, raw = await requester.next(pending, name)
+                item = MESH_CODEC.decode_stream_item(raw)
+                if update:
+                    await _relay(ctx, item)
+                    continue
+                await _finish(ctx, item)
+                return
+        except asyncio.CancelledError:
+            # canceled here (over HTTP): the task on the mesh is canceled too
+            self._spawn(self._cancel_on_mesh(name, task.id))
+            raise
+        finally:
+            requester.forget(rid)
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
+        rid = f"{task_id}.cancel"
+        requester = self.requester
+        try:
+            pending = await requester.publish(name, rid, CancelTask(id=task_id), task_id,
+                                              streaming=False)
+            await asyncio.wait_for(requester.next(pending, name), self.cancel_grace)
+        except (A2AError, ClientError, TimeoutError) as exc:
+            log.info("task %s canceled here; on the mesh: %s", task_id, exc)
+        finally:
+            requester.forget(rid)
+
+
+async def _relay(ctx: Context, item: Any) -> None:
+    """An update from the mesh, written into the gateway's task log."""
+    if isinstance(item, ArtifactUpdate):
+        a = item.artifact
+        await ctx.artifact(a.parts, artifact_id=a.artifact_id, name=a.name,
+                           description=a.description, append=item.append,
+                           last_chunk=item.last_chunk, metadata=a.metadata)
+    elif isinstance(item, StatusUpdate):
+        state = item.status.state
+        if state in RETURN_STATES or state in (TaskState.SUBMITTED, TaskState.CANCELED):
+            return  # the final Task says how it ended
+        message = item.status.message
+        await ctx.update(message.parts if message is not None and message.parts else None,
+                         state=state, metadata=item.metadata)
+
+
+async def _finish(ctx: Context, item: Any) -> None:
+    """The agent's final answer ends the turn here as it ended there."""
+    if isinstance(item, Message):
+        await ctx.reply(item.parts)
+        return
+    if not isinstance(item, Task):
+        return
+    for a in item.artifacts:  # a send that was not streamed brings its artifacts here
+        await ctx.artifact(a.parts, artifact_id=a.artifact_id, name=a.name,
+                           description=a.description, last_chunk=True, metadata=a.metadata)
+    status = item.status
+    content = status.message.parts if status.message is not None and status.message.parts \
+        else None
+    state = status.state
+    if state is TaskState.COMPLETED:
+        await ctx.complete(content)
+    elif state is TaskState.INPUT_REQUIRED:
+        await ctx.require_input(content)
+    elif state is TaskState.AUTH_REQUIRED:
+        await ctx.require_auth(content)
+    elif state is TaskState.REJECTED:
+        await ctx.reject(content)
+    elif state is TaskState.CANCELED:
+        await ctx._end(TaskState.CANCELED, content, None, None, None)
+    else:
+        await ctx.fail(content)
+
+
+def _base_url(scope: Scope) -> str:
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+               for k, v in scope.get("headers", ())}
+    host = headers.get("host")
+    if host is None:
+        server = scope.get("server") or ("localhost", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+
+
+async def _json(send: Send, status: int, body: Any) -> None:
+    data = msgspec.json.encode(body)
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+

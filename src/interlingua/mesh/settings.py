@@ -1,0 +1,36 @@
+"""How an agent joins a mesh (kept apart from the binding: the CLI reads it
+without loading the server)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .topics import MeshURL, parse_mesh_url
+
+__all__ = ["MeshSettings"]
+
+
+@dataclass(frozen=True)
+class MeshSettings:
+    """How an agent joins a mesh.
+
+    ``instance`` names this process among the agent's instances (its MQTT
+    client id is ``{namespace}-{agent}-{instance}``): give the same name on
+    a restart to pick up the session the broker kept, with the requests
+    queued for it meanwhile. ``session_expiry``: seconds the broker keeps the
+    session of an instance that is away (0: none). ``group``: the shared
+    subscription group (default: the agent's name).
+    """
+
+    url: str
+    namespace: str
+    instance: str | None = None
+    group: str | None = None
+    session_expiry: int = 3600
+    card_interval: float = 10.0
+    reconnect_delay: float = 1.0
+    #: how long a cancel handed to the other instances waits for one of them
+    cancel_grace: float = 2.0
+
+    def broker_url(self) -> MeshURL:
+        return parse_mesh_url(self.url)

@@ -1,0 +1,110 @@
+"""The machine's Mosquitto (127.0.0.1:1883, MQTT 5) for the mesh tests, agents
+served on it in-process, and a raw MQTT peer that publishes requests and
+collects what comes back. Each test works in a namespace of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import msgspec
+
+from interlingua import Agent, create_app
+from interlingua.mesh import MeshSettings, attach
+from interlingua.mesh.agent import MeshAgent
+from interlingua.mesh.broker import Broker, Inbound
+from interlingua.mesh.topics import Topics, parse_mesh_url
+from tests.ci import unavailable
+from tests.services import reachable
+
+BROKER = "mqtt://127.0.0.1:1883"
+
+
+def need_broker() -> None:
+    if not reachable("127.0.0.1", 1883):
+        unavailable("Mosquitto is not running on 127.0.0.1:1883 (scripts/services starts it)")
+
+
+def namespace() -> str:
+    return "t" + uuid.uuid4().hex[:12]
+
+
+@asynccontextmanager
+async def on_mesh(agent: Agent, ns: str, *, store: str = "memory://", name: str | None = None,
+                  **settings: Any) -> AsyncIterator[MeshAgent]:
+    """``agent`` served on the mesh (no HTTP) for the length of the block."""
+    app = create_app(agent, store=store, freeze_gc=False)
+    settings.setdefault("card_interval", 0.5)
+    settings.setdefault("cancel_grace", 1.0)
+    # the broker keeps a test's sessions only briefly
+    settings.setdefault("session_expiry", 30)
+    attach(app, MeshSettings(url=BROKER, namespace=ns, **settings), name=name)
+    async with app.router.lifespan_context(app):
+        yield app.state.mesh
+
+
+class Peer:
+    """A raw MQTT client: publishes what a test says, keeps everything it hears."""
+
+    def __init__(self, ns: str) -> None:
+        self.topics = Topics(ns)
+        self.broker = Broker(parse_mesh_url(BROKER), "peer-" + uuid.uuid4().hex[:10])
+        self.heard: asyncio.Queue[Inbound] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Peer:
+        await self.broker.connect()
+
+        async def read() -> None:
+            async for msg in self.broker.messages():
+                await self.heard.put(msg)
+
+        self._reader = asyncio.create_task(read())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        await self.broker.close()
+
+    async def listen(self, *topics: str) -> None:
+        await self.broker.subscribe(*topics)
+
+    async def request(self, agent: str, payload: bytes | dict[str, Any],
+                      **properties: Any) -> None:
+        body = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
+        correlation = properties.pop("correlation", None)
+        response_topic = properties.pop("response_topic", None)
+        await self.broker.publish(self.topics.request(agent), body, properties,
+                                  correlation=correlation, response_topic=response_topic)
+
+    async def next(self, timeout: float = 10.0) -> Inbound:
+        return await asyncio.wait_for(self.heard.get(), timeout)
+
+    async def until(self, topic: str, timeout: float = 10.0) -> tuple[Inbound, list[Inbound]]:
+        """The next message on ``topic``, and every message heard before it."""
+        before: list[Inbound] = []
+        while True:
+            msg = await self.next(timeout)
+            if msg.topic == topic:
+                return msg, before
+            before.append(msg)
+
+    async def quiet(self, seconds: float = 0.5) -> list[Inbound]:
+        """What is heard in the next ``seconds``."""
+        out: list[Inbound] = []
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while (left := end - loop.time()) > 0:
+            try:
+                out.append(await asyncio.wait_for(self.heard.get(), left))
+            except TimeoutError:
+                break
+        return out
+
+
+def decoded(msg: Inbound) -> Any:
+    return msgspec.json.decode(msg.payload)

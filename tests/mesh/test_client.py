@@ -1,0 +1,118 @@
+"""``Client("mqtt://…/NS/agent")``: the HTTP client's API over the mesh, and the
+CLI's client commands with such URLs (real Mosquitto)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interlingua import Agent, Client, Context
+from interlingua.client import ArtifactAssembler
+from interlingua.core.errors import TaskNotFound
+from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
+from interlingua.mesh.client import MeshClient
+
+from .helpers import BROKER, on_mesh
+
+pytestmark = pytest.mark.timeout(30)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(sys.executable).with_name("interlingua")
+
+
+async def work(ctx: Context) -> None:
+    text = ctx.text
+    if text == "slow":
+        await ctx.update("thinking")
+        await asyncio.sleep(30)
+    if text == "hi":
+        await ctx.reply("hello there")
+        return
+    await ctx.update("writing")
+    aid = None
+    for i, chunk in enumerate(["one ", "two ", "three"]):
+        aid = await ctx.artifact(chunk, artifact_id=aid, name="out.txt", append=i > 0,
+                                 last_chunk=i == 2)
+    await ctx.complete("done: " + text)
+
+
+WORKER = Agent("Worker", "Writes things.", work, streaming=True)
+
+
+async def test_send_get_and_errors_through_topics(ns: str) -> None:
+    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+        assert isinstance(client, MeshClient)
+        task = await client.send("report")
+        assert isinstance(task, Task)
+        assert task.status.state is TaskState.COMPLETED
+        text = "".join(p.text for p in task.artifacts[0].parts)  # type: ignore[union-attr]
+        assert text == "one two three"
+        again = await client.get_task(task.id)
+        assert again.id == task.id and again.status.state is TaskState.COMPLETED
+        reply = await client.send("hi")
+        assert isinstance(reply, Message)
+        with pytest.raises(TaskNotFound):
+            await client.get_task("no-such-task")
+
+
+async def test_stream_yields_updates_and_artifacts(ns: str) -> None:
+    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+        events = [e async for e in client.stream("story")]
+    items = [e.item for e in events]
+    assert isinstance(items[0], StatusUpdate)
+    assert items[-1].status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+    assembler = ArtifactAssembler()
+    for e in events:
+        assembler.feed(e)
+    assert assembler.text("out.txt") == "one two three"
+    assert sum(isinstance(i, ArtifactUpdate) for i in items) == 3
+
+
+async def test_cancel_and_subscribe(ns: str) -> None:
+    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+        stream = client.stream("slow")
+        first = await anext(stream)
+        task_id = first.task_id
+        assert task_id is not None
+        watched = client.subscribe(task_id)
+        now = await anext(watched)
+        assert now.state in (TaskState.SUBMITTED, TaskState.WORKING)
+        canceled = await client.cancel(task_id)
+        assert canceled.status.state is TaskState.CANCELED
+        rest = [e async for e in stream]
+        assert rest[-1].state is TaskState.CANCELED
+        seen = [e async for e in watched]
+        assert seen[-1].state is TaskState.CANCELED
+
+
+async def test_the_card_comes_from_the_discovery_topic(ns: str) -> None:
+    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+        card = await client.get_card()
+    assert card.name == "Worker"
+    assert card.capabilities.streaming
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.mark.timeout(90)  # four CLI processes, each loading the package
+async def test_cli_client_commands_take_mesh_urls(ns: str) -> None:
+    url = f"{BROKER}/{ns}/Worker"
+    async with on_mesh(WORKER, ns):
+        sent = await asyncio.to_thread(_cli, "send", url, "report", "--json")
+        assert sent.returncode == 0, sent.stderr
+        assert '"kind": "task"' in sent.stdout or '"kind":"task"' in sent.stdout
+        streamed = await asyncio.to_thread(_cli, "stream", url, "story")
+        assert streamed.returncode == 0, streamed.stderr
+        assert "one two three" in streamed.stdout or "three" in streamed.stdout
+        missing = await asyncio.to_thread(_cli, "get", url, "no-such-task")
+        assert missing.returncode != 0
+        assert "TaskNotFound" in missing.stderr
+    bad = await asyncio.to_thread(_cli, "send", f"{BROKER}/{ns}", "x")
+    assert bad.returncode == 2

@@ -1,0 +1,150 @@
+"""The gateway: mesh agents served over HTTP as ordinary A2A agents (real Mosquitto).
+The HTTP side is spoken by interlingua's own client and by raw JSON-RPC."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from interlingua import Client
+from interlingua.core.model import ArtifactUpdate, Message, Task, TaskState
+from interlingua.mesh.gateway import Gateway
+from interlingua.mesh.topics import parse_mesh_url
+from tests.live import live_server
+
+from .helpers import BROKER, on_mesh
+from .test_client import WORKER
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@contextlib.asynccontextmanager
+async def gateway(ns: str, **kwargs: object) -> AsyncIterator[str]:
+    app = Gateway(parse_mesh_url(BROKER), ns, **kwargs)  # type: ignore[arg-type]
+    with live_server(app) as url:
+        # until the gateway has heard the agents' cards
+        async with httpx.AsyncClient() as http:
+            for _ in range(100):
+                if (await http.get(url + "/agents")).json()["agents"]:
+                    break
+                await asyncio.sleep(0.1)
+        yield url
+
+
+async def test_the_gateway_lists_and_serves_the_mesh_agents(ns: str) -> None:
+    async with on_mesh(WORKER, ns), gateway(ns) as url:
+        async with httpx.AsyncClient() as http:
+            listed = (await http.get(url + "/agents")).json()["agents"]
+            assert [a["name"] for a in listed] == ["Worker"]
+            assert listed[0]["url"] == url + "/agents/Worker/"
+            card = (await http.get(url + "/agents/Worker/.well-known/agent-card.json")).json()
+            assert card["name"] == "Worker" and card["url"] == url + "/agents/Worker/"
+            missing = await http.get(url + "/agents/Nobody/.well-known/agent-card.json")
+            assert missing.status_code == 404
+        async with Client(url + "/agents/Worker/") as client:
+            task = await client.send("report")
+            assert isinstance(task, Task)
+            assert task.status.state is TaskState.COMPLETED
+            assert task.status.message.parts[0].text == "done: report"  # type: ignore[union-attr]
+            assert "".join(p.text for p in task.artifacts[0].parts) == "one two three"  # type: ignore[union-attr]
+            again = await client.get_task(task.id)
+            assert again.status.state is TaskState.COMPLETED
+            reply = await client.send("hi")
+            assert isinstance(reply, Message)
+            assert reply.parts[0].text == "hello there"  # type: ignore[union-attr]
+
+
+async def test_streams_and_resubscribe_replay_from_the_gateway_log(ns: str) -> None:
+    async with on_mesh(WORKER, ns), gateway(ns) as url, \
+            Client(url + "/agents/Worker/") as client:
+        events = [e async for e in client.stream("story")]
+        assert events[-1].state is TaskState.COMPLETED
+        chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+        assert [c.artifact.parts[0].text for c in chunks] == ["one ", "two ", "three"]  # type: ignore[union-attr]
+        task_id = events[0].task_id
+        assert task_id is not None
+        # everything after the second event, replayed from the gateway's store
+        second = events[1].seq
+        assert second is not None
+        replay = [e async for e in client.subscribe(task_id, last_event_id=second)]
+        assert [e.seq for e in replay] == [e.seq for e in events[2:]]
+
+
+async def test_cancel_passes_through_to_the_mesh(ns: str) -> None:
+    async with on_mesh(WORKER, ns), gateway(ns) as url, \
+            Client(url + "/agents/Worker/") as client, \
+            Client(f"{BROKER}/{ns}/Worker") as direct:
+        stream = client.stream("slow")
+        first = await anext(stream)
+        task_id = first.task_id
+        assert task_id is not None
+        async for event in stream:  # until it works on the mesh
+            if event.state is TaskState.WORKING:
+                break
+        canceled = await client.cancel(task_id)
+        assert canceled.status.state is TaskState.CANCELED
+        # the same task id on the mesh, canceled there too
+        for _ in range(50):
+            on_mesh_task = await direct.get_task(task_id)
+            if on_mesh_task.status.state is TaskState.CANCELED:
+                break
+            await asyncio.sleep(0.1)
+        assert on_mesh_task.status.state is TaskState.CANCELED
+
+
+async def test_the_gateway_command_serves_a_mesh_only_agent(ns: str) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+
+    from .test_serve_cli import ROOT, SCRIPT, _serve
+
+    agent, _ = _serve(ns, "--no-http")
+    gw = subprocess.Popen([str(SCRIPT), "gateway", "--mesh", BROKER, "--namespace", ns,
+                           "--port", "0", "--json", "--log-level", "warning"],
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert gw.stdout is not None
+        info = json.loads(gw.stdout.readline())
+        async with httpx.AsyncClient() as http:
+            for _ in range(150):  # cards come every 10 s
+                if (await http.get(info["agents"])).json()["agents"]:
+                    break
+                await asyncio.sleep(0.1)
+        done = await asyncio.to_thread(
+            subprocess.run, [str(SCRIPT), "send", info["listen"] + "/agents/Echo/", "hello",
+                             "--json"], cwd=ROOT, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        assert "hello" in done.stdout
+    finally:
+        for proc in (gw, agent):
+            proc.send_signal(signal.SIGTERM)
+        for proc in (gw, agent):
+            try:
+                proc.wait(15)
+            finally:
+                proc.kill()
+                proc.communicate()
+
+
+async def test_a_task_canceled_on_the_mesh_ends_canceled_at_the_gateway(ns: str) -> None:
+    async with on_mesh(WORKER, ns), gateway(ns) as url, \
+            Client(url + "/agents/Worker/") as client, \
+            Client(f"{BROKER}/{ns}/Worker") as direct:
+        stream = client.stream("slow")
+        first = await anext(stream)
+        task_id = first.task_id
+        assert task_id is not None
+        async for event in stream:
+            if event.state is TaskState.WORKING:
+                break
+        await direct.cancel(task_id)  # on the mesh, not through the gateway
+        rest = [e async for e in stream]
+        assert rest[-1].state is TaskState.CANCELED
+        assert (await client.get_task(task_id)).status.state is TaskState.CANCELED

@@ -1,0 +1,98 @@
+"""``interlingua serve --mesh``: a real process on the machine's Mosquitto."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .helpers import BROKER, Peer, decoded
+
+pytestmark = pytest.mark.timeout(60)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(sys.executable).with_name("interlingua")
+
+
+def _serve(ns: str, *options: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://", "--json",
+         "--log-level", "warning", "--drain-seconds", "0",
+         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
+         "--mesh-session-expiry", "30", *options],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, proc.communicate()
+    return proc, json.loads(line)
+
+
+def _ask(text: str) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": "t-" + text, "method": "tasks/send", "params": {
+        "message": {"role": "user", "parts": [{"text": text}], "message_id": "m-" + text}}}
+
+
+async def test_serve_no_http_answers_on_the_mesh_and_withdraws_on_sigterm(ns: str) -> None:
+    async with Peer(ns) as peer:
+        await peer.listen(peer.topics.client_response("me"), peer.topics.withdrawals())
+        proc, info = _serve(ns, "--no-http")
+        try:
+            assert info["request_topic"] == f"{ns}/a2a/v1/agent/request/Echo"
+            assert "listen" not in info
+            await peer.request("Echo", _ask("hello"), clientId="me")
+            got = decoded(await peer.next())
+            assert got["id"] == "t-hello"
+            assert got["result"]["status"]["state"] == "completed"
+            proc.send_signal(signal.SIGTERM)
+            gone = await peer.next()
+            assert gone.topic == peer.topics.withdrawals()
+            assert decoded(gone) == {"name": "Echo", "instance": "one"}
+            assert proc.wait(20) == 0
+        finally:
+            proc.kill()
+            proc.communicate()
+
+
+async def test_serve_with_http_beside_the_mesh_shares_one_store(ns: str) -> None:
+    async with Peer(ns) as peer:
+        await peer.listen(peer.topics.client_response("me"), peer.topics.discovery())
+        proc, info = _serve(ns, "--port", "0")
+        try:
+            card, _ = await peer.until(peer.topics.discovery(), timeout=20)  # on the mesh now
+            assert decoded(card)["name"] == "Echo"
+            assert card.properties["a2aInstance"] == "one"
+            await peer.request("Echo", _ask("both"), clientId="me")
+            got, _ = await peer.until(peer.topics.client_response("me"))
+            assert decoded(got)["result"]["id"] == "t-both"
+            # the task made over the mesh, read over HTTP
+            answer = httpx.post(info["jsonrpc"], json={
+                "jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t-both"}})
+            assert answer.json()["result"]["status"]["state"] == "completed"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(20)
+            proc.communicate()
+    assert info["listen"].startswith("http://127.0.0.1:")
+
+
+def test_mesh_options_without_a_mesh_are_a_usage_error() -> None:
+    done = subprocess.run([str(SCRIPT), "serve", "examples/echo.py", "--namespace", "x"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert "--mesh URL" in done.stderr
+
+
+def test_an_unreachable_broker_is_one_line_of_error() -> None:
+    done = subprocess.run([str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://",
+                           "--no-http", "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert done.stderr.startswith("error: cannot reach the broker at mqtt://127.0.0.1:1")
+    assert "Traceback" not in done.stderr
