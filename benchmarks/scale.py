@@ -80,8 +80,9 @@ def log(text: str) -> None:
 
 
 @contextlib.contextmanager
-def database(tag: str) -> Iterator[str]:
-    """A fresh database for one case (its name), dropped afterwards."""
+def database(tag: str, synchronous_commit: str = "on") -> Iterator[str]:
+    """A fresh database for one case (its name), dropped afterwards; its sessions'
+    ``synchronous_commit`` is ``synchronous_commit`` (the server's default: on)."""
     name = f"bench_{tag}_{uuid.uuid4().hex[:8]}"
 
     async def run(sql: str) -> None:
@@ -92,10 +93,34 @@ def database(tag: str) -> Iterator[str]:
             await conn.close()
 
     asyncio.run(run(f'CREATE DATABASE "{name}"'))
+    if synchronous_commit != "on":
+        asyncio.run(run(f'ALTER DATABASE "{name}" SET synchronous_commit = {synchronous_commit}'))
     try:
         yield name
     finally:
         asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def commit_latency(synchronous_commit: str) -> tuple[float, float]:
+    """p50 and p99 (ms) of a one-row INSERT committed on its own, 300 times, in a
+    database of its own: what one durable commit costs on this machine now."""
+
+    async def run(dsn: str) -> list[float]:
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("CREATE TABLE probe (a integer)")
+            times = []
+            for _ in range(300):
+                t = time.perf_counter()
+                await conn.execute("INSERT INTO probe VALUES (1)")
+                times.append((time.perf_counter() - t) * 1000)
+            return times
+        finally:
+            await conn.close()
+
+    with database("commit", synchronous_commit) as db:
+        times = asyncio.run(run(PG_BASE + db))
+    return pct(times, 0.5), pct(times, 0.99)
 
 
 def pg_cpu(dbname: str) -> float:
@@ -243,6 +268,7 @@ async def follow(runner: str, reader: str, n: int, pause: float) -> tuple[list[f
         first = last = 0.0
         buffer = b""
         final = False
+        snapshot = 0
         async with client.stream("POST", reader + "/", headers=HEADERS,
                                  json=rpc("SubscribeToTask", {"id": task_id})) as resp:
             if resp.status_code != 200:
@@ -264,12 +290,16 @@ async def follow(runner: str, reader: str, n: int, pause: float) -> tuple[list[f
                             status = result.get("statusUpdate") or result.get("task") or {}
                             state = status.get("status", {}).get("state")
                             final = final or state == "TASK_STATE_COMPLETED"
+                            # chunks emitted before the subscription: in its snapshot
+                            snapshot += sum(len(a.get("parts", ()))
+                                            for a in result.get("task", {}).get("artifacts", ()))
                             continue
                         latencies.append(now - float(update["artifact"]["parts"][0]["text"]))
                         first = first or now
                         last = now
-    if not final or len(latencies) < n - 50:
-        raise RuntimeError(f"stream of {n}: {len(latencies)} chunks read, completed={final}")
+    if not final or snapshot + len(latencies) != n:
+        raise RuntimeError(f"stream of {n}: {snapshot} chunks in the snapshot and "
+                           f"{len(latencies)} read after it, completed={final}")
     rate = (len(latencies) - 1) / (last - first) if last > first else 0.0
     return latencies, rate
 
@@ -279,9 +309,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def cross_case(impl: str, args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
+def cross_case(impl: str, args: argparse.Namespace, workdir: Path,
+               synchronous_commit: str = "on") -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with database(f"cross_{impl.replace('-', '_')}") as db:
+    with database(f"cross_{impl.replace('-', '_')}", synchronous_commit) as db:
         if impl == "interlingua":
             bus = f"{REDIS}?prefix=bench-{uuid.uuid4().hex[:8]}"
             a = interlingua_replica(PG_BASE + db, bus, workdir, f"{impl}-a")
@@ -305,13 +336,14 @@ def cross_case(impl: str, args: argparse.Namespace, workdir: Path) -> list[dict[
                     rates.append(rate)
                     cpu_ev.append(servers / len(got) * 1e6)
                     pg_ev.append(pg / len(got) * 1e6)
-                row = {"impl": impl, "held_on": label, "p50_ms": pct(lat, 0.5) * 1000,
+                row = {"impl": impl, "synchronous_commit": synchronous_commit,
+                       "held_on": label, "p50_ms": pct(lat, 0.5) * 1000,
                        "p99_ms": pct(lat, 0.99) * 1000, "events_per_s": statistics.median(rates),
                        "cpu_us_per_event": statistics.median(cpu_ev),
                        "pg_us_per_event": statistics.median(pg_ev), "events": events,
                        "samples": {"rates": rates, "cpu_us_per_event": cpu_ev,
                                    "pg_us_per_event": pg_ev, "latencies": len(lat)}}
-                log(f"cross {impl} {label}: p50 {row['p50_ms']:.2f} ms p99 {row['p99_ms']:.2f} ms "
+                log(f"cross {impl} {synchronous_commit} {label}: p50 {row['p50_ms']:.2f} ms p99 {row['p99_ms']:.2f} ms "
                     f"{row['events_per_s']:,.0f} ev/s")
                 rows.append(row)
         finally:
@@ -369,7 +401,8 @@ def store_case(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     for rnd in range(args.rounds):
         order = STORE_SERVERS if rnd % 2 == 0 else tuple(reversed(STORE_SERVERS))
         for name in order:
-            db_ctx = database(name.replace("-", "_")) if "postgres" in name else \
+            db_ctx = database(name.replace("-", "_"), args.synchronous_commit) \
+                if "postgres" in name else \
                 contextlib.nullcontext(None)
             with db_ctx as db:
                 here = workdir / f"{name}-{rnd}"
@@ -443,7 +476,7 @@ def haproxy(replicas: list[Proc], workdir: Path) -> Proc:
 def lb_case(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     samples: list[dict[str, Any]] = []
     script = unary_script(workdir)
-    with database("lb") as db:
+    with database("lb", args.synchronous_commit) as db:
         bus = f"{REDIS}?prefix=bench-{uuid.uuid4().hex[:8]}"
         replicas = [interlingua_replica(PG_BASE + db, bus, workdir, f"lb-{i}") for i in range(3)]
         try:
@@ -489,7 +522,14 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
            lb: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     out = ["# Scale-out: PostgreSQL, replicas, a load balancer", "",
            f"Run {meta['date']} on {meta['machine']}: `{meta['command']}`.", "",
-           meta["note"], ""]
+           meta["note"], "",
+           "PostgreSQL 127.0.0.1:5432, `synchronous_commit` "
+           f"{meta['synchronous_commit']} in the databases of the cases. One durable commit "
+           "(a one-row INSERT on its own) took p50 / p99 "
+           f"{meta['commit_ms']['before'][0]:.2f} / {meta['commit_ms']['before'][1]:.2f} ms "
+           "before the run and "
+           f"{meta['commit_ms']['after'][0]:.2f} / {meta['commit_ms']['after'][1]:.2f} ms after "
+           "it: every figure below that waits for a commit carries it.", ""]
     if cross:
         by = {(r["impl"], r["held_on"]): r for r in cross}
         out += ["## Cross-replica streaming", "",
@@ -584,9 +624,7 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
 
 
 def machine_note() -> str:
-    load1, load5, _ = os.getloadavg()
-    return (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-            f"load average {load1:.2f} / {load5:.2f} (1 / 5 min) at the end of the run")
+    return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
 def main() -> int:
@@ -602,6 +640,8 @@ def main() -> int:
     parser.add_argument("--lb-concurrency", default="64")
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--load-cpu", type=int, default=1)
+    parser.add_argument("--synchronous-commit", default="on", choices=("on", "off"),
+                        help="of the PostgreSQL databases made for the cases (default on)")
     parser.add_argument("--shared", default="",
                         help="a note on what else ran on the machine, for the report")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -618,6 +658,8 @@ def main() -> int:
     load.wrk_path()
     command = " ".join([".venv/bin/python benchmarks/scale.py", *sys.argv[1:]])
     started = dt.datetime.now(dt.UTC)
+    load_before = os.getloadavg()[0]
+    commit_before = commit_latency(args.synchronous_commit)
     cross: list[dict[str, Any]] = []
     store: list[dict[str, Any]] = []
     lb: list[dict[str, Any]] = []
@@ -625,16 +667,21 @@ def main() -> int:
         workdir = Path(tmp)
         if "cross" in cases:
             for impl in ("interlingua", "a2a-sdk"):
-                cross += cross_case(impl, args, workdir)
+                cross += cross_case(impl, args, workdir, args.synchronous_commit)
         if "store" in cases:
             store = store_case(args, workdir)
         if "lb" in cases:
             lb = lb_case(args, workdir)
-    note = ("The machine was shared: other work ran on it during the run, so absolute "
-            "figures are depressed and noisy; compare the implementations within this run. "
-            + args.shared).strip()
+    commit_after = commit_latency(args.synchronous_commit)
+    load_start, load_end = load_before, os.getloadavg()[0]
+    busy = max(load_start, load_end) > 1.0
+    note = (f"Load average (1 min) {load_start:.2f} at the start, {load_end:.2f} at the end. "
+            + ("The machine was shared: other work ran on it during the run, so absolute "
+               "figures are depressed and noisy; compare the implementations within this "
+               "run. " if busy else "") + args.shared).strip()
     meta = {"date": f"{started:%Y-%m-%d %H:%M} UTC", "machine": machine_note(),
-            "command": command, "note": note}
+            "command": command, "note": note, "synchronous_commit": args.synchronous_commit,
+            "commit_ms": {"before": commit_before, "after": commit_after}}
     text = report(args, cross, store, lb, meta)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scale.md").write_text(text)
