@@ -15,7 +15,7 @@ is the wall-clock time of the emit (seconds), ``PAUSE`` seconds apart (0: back t
 then complete: the cross-replica latency case of ``benchmarks/scale.py``.
 
 Environment: ``BENCH_STORE_URL`` (``postgresql+asyncpg://…``), ``BENCH_PUBLIC_URL``,
-``BENCH_SDK_MODE``.
+``BENCH_SDK_MODE``, ``BENCH_SDK_POOL`` (connections of SQLAlchemy's pool, default 10).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ class TimestampEchoExecutor(EchoExecutor):
 def create() -> Starlette:
     """App factory for ``uvicorn --factory``."""
     card = agent_card(os.environ.get("BENCH_PUBLIC_URL", "http://127.0.0.1:8000/"))
-    engine = create_async_engine(os.environ["BENCH_STORE_URL"], pool_size=10, max_overflow=10)
+    pool = int(os.environ.get("BENCH_SDK_POOL", "10"))
+    engine = create_async_engine(os.environ["BENCH_STORE_URL"], pool_size=pool, max_overflow=0)
     mode = os.environ.get("BENCH_SDK_MODE", "store")
     if mode == "cluster":
         from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
