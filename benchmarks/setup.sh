@@ -2,7 +2,9 @@
 # Installs what benchmarks/run.py needs beyond the project venv:
 #   - wrk (Debian package) as the HTTP load generator;
 #   - one venv per pinned a2a-sdk release, so the official SDK and its
-#     pydantic/protobuf stack never touch the project's own venv.
+#     pydantic/protobuf stack never touch the project's own venv (the 1.x one
+#     with its PostgreSQL extra, for benchmarks/scale.py);
+#   - haproxy (Debian package), the load balancer of benchmarks/scale.py.
 # The HTTP server stack (uvicorn, uvloop, httptools, starlette) in those venvs is
 # pinned to the versions of the project venv so every server runs on the same stack.
 # Usage: bash benchmarks/setup.sh          (idempotent; re-run after changing a pin)
@@ -23,6 +25,11 @@ if ! command -v wrk >/dev/null 2>&1; then
     $sudo apt-get install -y wrk
 fi
 
+if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
+    if [ "$(id -u)" = "0" ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get install -y haproxy || { $sudo apt-get update && $sudo apt-get install -y haproxy; }
+fi
+
 if [ ! -x "$project_python" ]; then
     echo "project venv missing: create $root/.venv and install the project first" >&2
     exit 1
@@ -36,16 +43,17 @@ PY
 )"
 
 make_venv() {
-    local dir="$1" sdk_pin="$2"
+    local dir="$1" sdk_pin="$2" extras="$3"
     if [ ! -x "$dir/bin/python" ]; then
         "$base_python" -m venv "$dir"
     fi
     "$dir/bin/python" -m pip install --quiet --upgrade pip
     # shellcheck disable=SC2086
-    "$dir/bin/python" -m pip install --quiet "a2a-sdk[http-server]==$sdk_pin" $stack_pins
+    "$dir/bin/python" -m pip install --quiet "a2a-sdk[$extras]==$sdk_pin" $stack_pins
     echo "$dir: a2a-sdk $("$dir/bin/python" -c 'from importlib.metadata import version; print(version("a2a-sdk"))')"
 }
 
-make_venv "$here/.venv-a2a-sdk" "$A2A_SDK_1X"
-make_venv "$here/.venv-a2a-sdk-03" "$A2A_SDK_03"
+# 1.x also with its PostgreSQL stores (DatabaseTaskStore, cluster mode): benchmarks/scale.py
+make_venv "$here/.venv-a2a-sdk" "$A2A_SDK_1X" "http-server,postgresql"
+make_venv "$here/.venv-a2a-sdk-03" "$A2A_SDK_03" "http-server"
 echo "wrk: $(command -v wrk)"

@@ -93,10 +93,37 @@ async def test_news_reaches_readers_of_another_process(redis_url: str) -> None:
         await asyncio.sleep(0.05)
         await one.publish("k", [event(1), event(2), event(3)])
         assert await asyncio.wait_for(waiting, 5) == 3
-        # the events themselves are read from the store there
-        assert sub.take(0) is None
+        # a small write's events come with its news: no need to read the store there
+        assert [e.seq for e in sub.take(0) or []] == [1, 2, 3]
         # a reader of the other process that was not listening hears nothing
         assert two._local.latest("other") is None
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_large_write_or_one_after_a_gap_is_read_from_the_store(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    one, two = await pair(redis_url)
+    try:
+        sub = two.subscribe("k")
+        monkeypatch.setattr("interlingua.bus.redis.CARRY_BYTES", 10)
+        waiting = asyncio.create_task(wait(sub, 0, timeout=30))
+        await asyncio.sleep(0.05)
+        await one.publish("k", [event(1), event(2)])
+        assert await asyncio.wait_for(waiting, 5) == 2
+        assert sub.take(0) is None  # only the news came: read the store
+        monkeypatch.undo()
+        # carried events that do not follow what is known here: news only
+        assert two._local.deliver("k", [event(4)]) and sub.latest == 4
+        assert sub.take(2) is None
+        # ones that do are handed over
+        waiting = asyncio.create_task(wait(sub, 4, timeout=30))
+        await asyncio.sleep(0.05)
+        await one.publish("k", [event(5)])
+        assert await asyncio.wait_for(waiting, 5) == 5
+        assert [e.seq for e in sub.take(4) or []] == [5]
         sub.close()
     finally:
         await one.close()

@@ -150,6 +150,27 @@ class LocalBus:
         topic = self._topics.get(key)
         if topic is None or not events:
             return
+        self._hold(topic, events)
+
+    def deliver(self, key: str, events: Sequence[StoredEvent]) -> bool:
+        """Events another process wrote (committed, in seq order), carried by its
+        news: held for the readers here, as if published here, when they continue
+        what this process knows of the log; otherwise only their news is taken
+        (``announce``), and the readers read the store. Returns whether anyone
+        here listens to ``key``."""
+        topic = self._topics.get(key)
+        if topic is None:
+            return False
+        if not events:
+            return True
+        recent = topic.recent
+        last = recent[-1].seq if recent else topic.latest
+        if events[0].seq > last + 1:
+            return self.announce(key, events[-1].seq)  # a gap: the store has the rest
+        self._hold(topic, events)
+        return True
+
+    def _hold(self, topic: _Topic, events: Sequence[StoredEvent]) -> None:
         recent = topic.recent
         # (emptied by a lone reader who took it all: nothing at or before
         # ``latest`` may come back, or the tail would not be contiguous)

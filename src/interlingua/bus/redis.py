@@ -1,11 +1,15 @@
 """The Redis bus (``redis://host:port/db``): news of committed events for every replica.
 
 Each process keeps its in-process bus (``LocalBus``) for its own readers and
-its own events. What crosses processes is only the news "task K has events up
-to seq N", appended to one Redis stream (``XADD``, trimmed to a bounded
-length) that every process reads (``XREAD BLOCK``). A reader elsewhere is
-woken by it and reads the events from the store, which stays the source of
-truth: the bus carries no event, so it can lose none.
+its own events. What crosses processes is the news "task K has events up to
+seq N", appended to one Redis stream (``XADD``, trimmed to a bounded length)
+that every process reads (``XREAD BLOCK``). A reader elsewhere is woken by it
+and reads the events from the store, which stays the source of truth. A small
+write's news also carries its committed events (up to ``CARRY_BYTES``
+encoded): a process whose readers are up to the event before them hands them
+over as if they had been written there, without reading them back from the
+store; any other reader reads the store as before, so nothing can be lost by
+carrying them or not.
 
 No wake-up is lost either:
 
@@ -34,9 +38,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from ..core.model import Event
 from ..stores.base import Scope, Store, StoredEvent
 from .local import LocalBus, _Subscription
 
@@ -48,6 +54,11 @@ log = logging.getLogger("interlingua.bus")
 #: a few seconds; one further behind looks its tasks up in the store instead
 STREAM_LENGTH = 100_000
 _BLOCK_MS = 1_000
+#: the most event bytes one news entry carries (msgpack); a larger write's news
+#: is only its seq, and the readers elsewhere read its events from the store
+CARRY_BYTES = 2_048
+#: the most events one news entry carries
+CARRY_EVENTS = 32
 _BACKOFF = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 
@@ -83,6 +94,15 @@ async def ping(url: str) -> None:
             await client.aclose()
 
 
+class _Carried(msgspec.Struct, array_like=True):
+    seq: int
+    event: Event
+
+
+_encode_carried = msgspec.msgpack.Encoder().encode
+_decode_carried = msgspec.msgpack.Decoder(list[_Carried]).decode
+
+
 def _split_key(key: str) -> tuple[Scope, str] | None:
     parts = key.split("\x00")
     if len(parts) != 3:
@@ -106,6 +126,8 @@ class RedisBus:
         self._sender: asyncio.Task[None] | None = None
         #: news not yet sent: the newest seq of each task
         self._unsent: dict[str, int] = {}
+        #: the events of the unsent news, while they are few and contiguous
+        self._carry: dict[str, list[StoredEvent]] = {}
         self._wake_sender = asyncio.Event()
         self._store: Store | None = None
         self._closed = False
@@ -174,7 +196,18 @@ class RedisBus:
             return
         await self._local.publish(key, events)
         seq = events[-1].seq
-        if seq > self._unsent.get(key, 0):
+        pending = self._unsent.get(key)
+        if pending is None:
+            if len(events) <= CARRY_EVENTS:
+                self._carry[key] = list(events)
+        else:
+            carried = self._carry.get(key)
+            if carried is not None and carried[-1].seq + 1 == events[0].seq \
+                    and len(carried) + len(events) <= CARRY_EVENTS:
+                carried.extend(events)
+            else:
+                self._carry.pop(key, None)
+        if seq > (pending or 0):
             self._unsent[key] = seq
         if self._closed:
             # a write during shutdown (a turn ended by it): said at once
@@ -208,14 +241,20 @@ class RedisBus:
         if not self._unsent:
             return True
         news, self._unsent = self._unsent, {}
+        carry, self._carry = self._carry, {}
         client = self._client
         if client is None:
             client = self._client = aioredis.Redis.from_url(self._redis_url)
         try:
             async with client.pipeline(transaction=False) as pipe:
                 for key, seq in news.items():
-                    pipe.xadd(self._stream, {"k": key.encode(), "s": seq, "o": self._origin},
-                              maxlen=STREAM_LENGTH, approximate=True)
+                    fields: dict[Any, Any] = {"k": key.encode(), "s": seq, "o": self._origin}
+                    events = carry.get(key)
+                    if events and events[-1].seq == seq:
+                        payload = _encode_carried([_Carried(e.seq, e.event) for e in events])
+                        if len(payload) <= CARRY_BYTES:
+                            fields["e"] = payload
+                    pipe.xadd(self._stream, fields, maxlen=STREAM_LENGTH, approximate=True)
                 await pipe.execute()
         except (RedisError, OSError) as exc:
             for key, seq in news.items():
@@ -269,7 +308,18 @@ class RedisBus:
             key, seq = fields[b"k"].decode(), int(fields[b"s"])
         except (KeyError, ValueError, UnicodeDecodeError):
             return  # not ours to read
-        self._local.announce(key, seq)
+        payload = fields.get(b"e")
+        if payload is not None and self._local.latest(key) is not None:
+            try:
+                carried = _decode_carried(payload)
+            except msgspec.DecodeError:
+                carried = []
+            if carried and carried[-1].seq == seq:
+                self._local.deliver(key, [StoredEvent(c.seq, c.event) for c in carried])
+            else:
+                self._local.announce(key, seq)
+        else:
+            self._local.announce(key, seq)
         if self.on_remote is not None:
             self.on_remote(key, seq)
 
