@@ -14,7 +14,7 @@ from interlingua.core.errors import InvalidParams
 from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, Scope, open_store
 from interlingua.stores.postgres import PostgresStore, StoreUnavailable
-from interlingua.stores.postgres_schema import SCHEMA_VERSION, parse_postgres_url
+from interlingua.stores.postgres.schema import SCHEMA_VERSION, parse_postgres_url
 
 from ..services import with_option
 from .builders import chunk, created, status, ts

@@ -1,0 +1,184 @@
+"""The PostgreSQL store's database: its connection pool, transactions and migrations."""
+
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Self
+
+import asyncpg
+
+from ..base import (
+    StoreUnavailable,
+)
+from .rows import IDLE_IN_TRANSACTION_MS, _connection_error
+from .schema import MIGRATIONS, SCHEMA_VERSION, PostgresSettings, parse_postgres_url
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """How the pool resets a connection given back: it has nothing to undo.
+
+    The store leaves no state in a session: its locks are taken for a
+    transaction (``FOR UPDATE``, ``pg_advisory_xact_lock``), its settings are
+    ``SET LOCAL``, it listens to nothing and opens no cursor outside a
+    transaction; a transaction left open is rolled back by asyncpg before this
+    is called. asyncpg's default reset (``pg_advisory_unlock_all()``, ...)
+    would cost every release a round trip to the server: two of the nine of a
+    unary send."""
+
+
+async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
+                   upgrade: bool) -> int:
+    """Bring the schema to SCHEMA_VERSION (under an advisory lock); returns the
+    version it had. With ``upgrade`` False, only check that it is current."""
+    schema = settings.schema
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                           f"interlingua schema {schema}")
+        exists = await conn.fetchval(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = $1"
+            " AND table_name = 'schema_version'", schema)
+        version = 0
+        if exists:
+            version = await conn.fetchval(f'SELECT version FROM "{schema}".schema_version')
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"the database has schema version {version}; this version of interlingua "
+                f"knows versions up to {SCHEMA_VERSION}")
+        if version == SCHEMA_VERSION:
+            return int(version)
+        if not upgrade:
+            raise RuntimeError(
+                f"the database's schema is at version {version}, this version of interlingua "
+                f"needs {SCHEMA_VERSION}: run 'interlingua db upgrade --store URL' "
+                "(or drop migrate=0 from the URL)")
+        await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        await conn.execute(f'SET LOCAL search_path TO "{schema}"')
+        if not exists:
+            await conn.execute("CREATE TABLE schema_version (version integer NOT NULL)")
+            await conn.execute("INSERT INTO schema_version VALUES (0)")
+        for step in MIGRATIONS[version:]:
+            for statement in step:
+                await conn.execute(statement)
+        await conn.execute("UPDATE schema_version SET version = $1", SCHEMA_VERSION)
+    return int(version)
+
+
+async def upgrade(url: str) -> tuple[int, int]:
+    """Apply the migrations ``url``'s schema lacks; returns (before, after)."""
+    settings = parse_postgres_url(url)
+    try:
+        conn = await asyncpg.connect(settings.dsn)
+    except Exception as exc:
+        if _connection_error(exc):
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {settings.where}: {exc}") from None
+        raise
+    try:
+        before = await _migrate(conn, settings, upgrade=True)
+    finally:
+        await conn.close()
+    return before, SCHEMA_VERSION
+
+
+class Database:
+    """The pool of connections to the store's database, opened with its schema current."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.settings = parse_postgres_url(url)
+        self.on_outbox: Callable[[], None] | None = None
+        self._pool: asyncpg.Pool | None = None
+        #: what /healthz reports (filled at open)
+        self.effective: dict[str, Any] = {}
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.effective.get("schema_version", 0))
+
+    @property
+    def file_path(self) -> str | None:
+        return None  # the data is the database server's
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self.effective)
+
+    async def owners_namespaced(self) -> bool:
+        # This store came after task owners were keyed by scheme: every owner id
+        # it holds was written keyed.
+        return True
+
+    async def namespace_owners(self, prefix: str) -> int:
+        return 0
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        s = self.settings
+        server_settings = {"search_path": f'"{s.schema}"'}
+        if "idle_in_transaction_session_timeout=" not in s.dsn:
+            # Our transactions never wait on anything but the database, so one
+            # left idle is a writer that stopped (a paused process): its session
+            # is ended, and with it the locks others wait for (the fence of its
+            # lease, its task rows).
+            server_settings["idle_in_transaction_session_timeout"] = str(
+                IDLE_IN_TRANSACTION_MS)
+        try:
+            pool = await asyncpg.create_pool(
+                s.dsn, server_settings=server_settings, reset=_keep_session,
+                **s.pool_options)
+        except Exception as exc:
+            if _connection_error(exc):
+                raise StoreUnavailable(f"cannot reach PostgreSQL at {s.where}: {exc}") from None
+            raise
+        try:
+            async with pool.acquire() as conn:
+                await _migrate(conn, s, upgrade=s.migrate)
+                server_version = await conn.fetchval("SHOW server_version")
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+        self.effective = {"database": s.where, "schema": s.schema,
+                          "schema_version": SCHEMA_VERSION, "server_version": server_version,
+                          "pool_min_size": s.min_size, "pool_max_size": s.max_size}
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def _conn(self) -> AsyncIterator[asyncpg.Connection]:
+        pool = self._pool
+        if pool is None:
+            raise RuntimeError("the PostgreSQL store is not open: await store.open() first")
+        try:
+            async with pool.acquire() as conn:
+                yield conn
+        except Exception as exc:
+            if _connection_error(exc):
+                raise StoreUnavailable(
+                    f"the task store (PostgreSQL at {self.settings.where}) is unavailable: "
+                    f"{type(exc).__name__}") from exc
+            raise
+
+    @asynccontextmanager
+    async def _tx(self, **options: Any) -> AsyncIterator[asyncpg.Connection]:
+        async with self._conn() as conn, conn.transaction(**options):
+            yield conn
+
+    def _snapshot(self) -> Any:
+        return self._tx(isolation="repeatable_read", readonly=True)
+
+    def _queued(self, queued: bool) -> None:
+        if queued and self.on_outbox is not None:
+            self.on_outbox()
+

@@ -1,0 +1,346 @@
+"""The PostgreSQL store's tasks, logs, message ids and leases."""
+
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+
+from ...core.calls import ListTasks, ListTasksResult
+from ...core.errors import ConcurrentModification, TaskNotFound
+from ...core.model import Event, PushConfig, TaskState, TaskStatus
+from .. import _paging, _projection
+from ..base import (
+    Lease,
+    LeaseLost,
+    MessageRecord,
+    Scope,
+    StoredEvent,
+    TaskExists,
+    TaskRecord,
+    UnfinishedTask,
+)
+from ..sqlite.rows import _ids, _pack, _row_events, _runs
+from .outbox import Outbox
+from .rows import (
+    _TERMINAL,
+    _UNFINISHED,
+    _check_lease,
+    _count,
+    _encode,
+    _find_message,
+    _fold,
+    _insert_events,
+    _kinds,
+    _no_nul,
+    _put_config,
+    _queue,
+    _remember,
+    _row_task,
+)
+
+
+class PostgresStore(Outbox):
+    """Tasks and logs in a PostgreSQL database, shared by every replica."""
+
+    # ------------------------------------------------------------------ writes
+
+    async def create_task(
+        self,
+        scope: Scope,
+        events: Sequence[Event],
+        *,
+        dialect: str,
+        now: str,
+        message_id: str | None = None,
+        push_configs: Sequence[PushConfig] = (),
+        digest: bytes = b"",
+        lease: int | None = None,
+    ) -> int:
+        created = _projection.created_task(events)
+        probe = _projection.probe(created.id, created.context_id, created.status)
+        _projection.advance(probe, events[1:])
+        status = probe.status
+        if any(not c.id for c in push_configs):
+            raise ValueError("a stored push config needs its id")
+        _no_nul(scope.tenant, scope.owner, created.id, created.context_id, message_id,
+                *(c.id for c in push_configs))
+        ids = _ids(created.id, created.context_id)
+        metadata = None if created.metadata is None else _encode(created.metadata)
+        async with self._tx() as conn:
+            await _check_lease(conn, lease)
+            pk = await conn.fetchval(
+                "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
+                " metadata, dialect, version, created_at, updated_at, lease)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)"
+                " ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk",
+                scope.tenant, scope.owner, created.id, created.context_id, status.state.value,
+                _pack(_encode(status), ids), _projection.sort_stamp(status, now), metadata,
+                dialect, len(events), now, lease)
+            if pk is None:
+                raise TaskExists(f"task {created.id} already exists")
+            if message_id is not None:
+                await _remember(conn, scope, pk, message_id, digest)
+            await _insert_events(conn, pk, 1, events, ids)
+            for config in push_configs:
+                await _put_config(conn, pk, created.id, config, dialect, now)
+            queued = await _queue(conn, pk, 1, events) if push_configs else False
+        self._queued(queued)
+        return len(events)
+
+    async def append(
+        self,
+        scope: Scope,
+        task_id: str,
+        expected_version: int,
+        events: Sequence[Event],
+        *,
+        now: str,
+        lease: int | None = None,
+        message: tuple[str, bytes] | None = None,
+    ) -> int:
+        _no_nul(scope.tenant, scope.owner, task_id, None if message is None else message[0])
+        async with self._tx() as conn:
+            # One statement locks the row, checks the fence (its key-share lock
+            # taken in this transaction) and says whether the task has push configs.
+            row = await conn.fetchrow(
+                "SELECT t.pk, t.context_id, t.state, t.version,"
+                " EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = t.pk),"
+                " $4::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $4"
+                "  FOR KEY SHARE)"
+                " FROM tasks t WHERE t.tenant = $1 AND t.owner = $2 AND t.id = $3"
+                " FOR UPDATE OF t",
+                scope.tenant, scope.owner, task_id, lease)
+            if row is None:
+                await _check_lease(conn, lease)
+                raise TaskNotFound(f"Task not found: {task_id}")
+            pk, context_id, state, version, pushed, leased = row
+            if not leased:
+                raise LeaseLost(f"the lease of epoch {lease} was revoked")
+            if version != expected_version:
+                raise ConcurrentModification(
+                    f"task {task_id} is at version {version}, not {expected_version}")
+            if not events:
+                return int(version)
+            probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
+            status_changed = _projection.advance(probe, events)
+            if message is not None:
+                await _remember(conn, scope, pk, *message)
+            ids = _ids(task_id, context_id)
+            new_version = version + len(events)
+            # the events and the task row in one statement
+            runs = list(_runs(pk, version + 1, events, ids))
+            insert = ("WITH logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
+                      " SELECT $1, * FROM unnest($2::integer[], $3::smallint[],"
+                      " $4::integer[], $5::bytea[])) ")
+            columns = ([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs],
+                       [r[4] for r in runs])
+            if status_changed:
+                status = probe.status
+                await conn.execute(
+                    insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
+                    " stamp = $9, updated_at = $10, lease = COALESCE($11, lease) WHERE pk = $1",
+                    pk, *columns, new_version, status.state.value,
+                    _pack(_encode(status), ids), _projection.sort_stamp(status, now), now,
+                    lease)
+            else:
+                await conn.execute(
+                    insert + "UPDATE tasks SET version = $6, updated_at = $7,"
+                    " lease = COALESCE($8, lease)"
+                    " WHERE pk = $1", pk, *columns, new_version, now, lease)
+            queued = await _queue(conn, pk, version + 1, events) if pushed else False
+        self._queued(queued)
+        return int(new_version)
+
+    # ------------------------------------------------------------------- reads
+
+    async def get_task(
+        self,
+        scope: Scope,
+        task_id: str,
+        *,
+        history_length: int | None = None,
+        include_artifacts: bool = True,
+    ) -> TaskRecord | None:
+        _projection.check_history_length(history_length)
+        if "\x00" in task_id:
+            return None
+        async with self._conn() as conn:
+            if history_length == 0 and not include_artifacts:
+                row = await conn.fetchrow(
+                    "SELECT context_id, status, metadata, dialect, version, created_at,"
+                    " updated_at FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3",
+                    scope.tenant, scope.owner, task_id)
+                if row is None:
+                    return None
+                task = _row_task(task_id, row[0], row[1], row[2])
+                first = row
+            else:
+                # one statement, one snapshot: the row and its events agree
+                rows = await conn.fetch(
+                    "SELECT t.context_id, t.status, t.metadata, t.dialect, t.version,"
+                    " t.created_at, t.updated_at, e.n, e.payload FROM tasks t"
+                    " JOIN events e ON e.task_pk = t.pk AND e.kind = ANY($4::smallint[])"
+                    " WHERE t.tenant = $1 AND t.owner = $2 AND t.id = $3 ORDER BY e.seq",
+                    scope.tenant, scope.owner, task_id,
+                    _kinds(history_length != 0, include_artifacts))
+                if not rows:
+                    return None
+                first = rows[0]
+                task = _fold([(r[7], r[8]) for r in rows], _ids(task_id, first[0]),
+                             history_length, include_artifacts)
+        return TaskRecord(task=task, scope=scope, dialect=first[3], version=first[4],
+                          created_at=first[5], updated_at=first[6])
+
+    async def list_tasks(self, scope: Scope, query: ListTasks) -> ListTasksResult:
+        _paging.check_query(query)
+        fingerprint = _paging.filter_fingerprint(scope, query)
+        cursor = _paging.decode_token(query.page_token, fingerprint) if query.page_token else None
+        where = "tenant = $1 AND owner = $2"
+        params: list[object] = [scope.tenant, scope.owner]
+        if query.context_id is not None:
+            _no_nul(query.context_id)
+            params.append(query.context_id)
+            where += f" AND context_id = ${len(params)}"
+        if query.status is not None:
+            params.append(query.status.value)
+            where += f" AND state = ${len(params)}"
+        if query.status_timestamp_after is not None:
+            params.append(query.status_timestamp_after)
+            where += f" AND stamp >= ${len(params)}"
+        page_where, page_params = where, list(params)
+        if cursor is not None:
+            _no_nul(cursor.stamp, cursor.task_id)
+            page_params += [cursor.stamp, cursor.task_id]
+            n = len(page_params)
+            page_where += f" AND (stamp, id) < (${n - 1}, ${n})"
+        size = query.page_size
+        history, artifacts = query.history_length != 0, query.include_artifacts
+        async with self._snapshot() as conn:
+            total = await conn.fetchval(f"SELECT count(*) FROM tasks WHERE {where}", *params)
+            rows = await conn.fetch(
+                "SELECT pk, id, context_id, status, metadata, stamp FROM tasks"
+                f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT {size + 1:d}",
+                *page_params)
+            token = ""
+            if len(rows) > size:
+                del rows[size:]
+                token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
+            if rows and (history or artifacts):
+                logs: dict[int, list[tuple[int, bytes]]] = {row[0]: [] for row in rows}
+                for pk, n, payload in await conn.fetch(
+                        "SELECT task_pk, n, payload FROM events WHERE task_pk = ANY($1::bigint[])"
+                        " AND kind = ANY($2::smallint[]) ORDER BY task_pk, seq",
+                        list(logs), _kinds(history, artifacts)):
+                    logs[pk].append((n, payload))
+                tasks = [_fold(logs[row[0]], _ids(row[1], row[2]), query.history_length,
+                               artifacts) for row in rows]
+            else:
+                tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
+        return ListTasksResult(tasks=tasks, next_page_token=token, page_size=len(tasks),
+                               total_size=int(total))
+
+    async def read_events(
+        self, scope: Scope, task_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        wanted = -1 if limit is None else max(limit, 0)
+        if "\x00" in task_id:
+            raise TaskNotFound(f"Task not found: {task_id}")
+        # From the row holding event after + 1 on (it may start before it); the
+        # task row comes along even when no event does, in the same snapshot.
+        row_limit = "" if wanted < 0 else f" LIMIT {wanted + 1:d}"
+        async with self._conn() as conn:
+            rows = await conn.fetch(
+                "SELECT t.context_id, e.seq, e.n, e.payload FROM tasks t"
+                " LEFT JOIN LATERAL (SELECT seq, n, payload FROM events"
+                "  WHERE task_pk = t.pk AND seq >= COALESCE((SELECT max(seq) FROM events"
+                "   WHERE task_pk = t.pk AND seq <= $4), 0)"
+                f"  ORDER BY seq{row_limit}) e ON true"
+                " WHERE t.tenant = $1 AND t.owner = $2 AND t.id = $3 ORDER BY e.seq",
+                scope.tenant, scope.owner, task_id, after + 1)
+        if not rows:
+            raise TaskNotFound(f"Task not found: {task_id}")
+        if wanted == 0:
+            return []
+        ids = _ids(task_id, rows[0][0])
+        out: list[StoredEvent] = []
+        for _, seq, n, payload in rows:
+            if seq is None or seq + n - 1 <= after:
+                continue
+            for i, event in enumerate(_row_events(n, payload, ids)):
+                if seq + i > after:
+                    out.append(StoredEvent(seq + i, event))
+            if 0 <= wanted <= len(out):
+                del out[wanted:]
+                break
+        return out
+
+    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        found = await self.find_message(scope, message_id)
+        return None if found is None else found.task_id
+
+    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+        if "\x00" in message_id:
+            return None
+        async with self._conn() as conn:
+            return await _find_message(conn, scope, message_id)
+
+    async def unfinished_tasks(self) -> list[UnfinishedTask]:
+        async with self._conn() as conn:
+            rows = await conn.fetch(
+                "SELECT tenant, owner, id, context_id, state, version, lease FROM tasks"
+                " WHERE state = ANY($1::text[])", _UNFINISHED)
+        return [UnfinishedTask(Scope(tenant, owner), task_id, context_id, TaskState(state),
+                               version, lease)
+                for tenant, owner, task_id, context_id, state, version, lease in rows]
+
+    async def purge_finished(self, before: str) -> int:
+        async with self._conn() as conn:
+            status = await conn.execute(
+                "DELETE FROM tasks WHERE state = ANY($1::text[]) AND updated_at < $2",
+                _TERMINAL, before)
+        return _count(status)
+
+    # ------------------------------------------------------------------ leases
+
+    async def acquire_lease(self, holder: str, now: float) -> Lease:
+        async with self._conn() as conn:
+            epoch = await conn.fetchval(
+                "INSERT INTO leases (holder, started, heartbeat) VALUES ($1, $2, $2)"
+                " RETURNING epoch", holder, now)
+        return Lease(int(epoch), holder, now, now)
+
+    async def renew_lease(self, epoch: int, now: float) -> bool:
+        async with self._conn() as conn:
+            status = await conn.execute(
+                "UPDATE leases SET heartbeat = $2 WHERE epoch = $1", epoch, now)
+        return _count(status) == 1
+
+    async def release_lease(self, epoch: int) -> None:
+        async with self._conn() as conn:
+            await conn.execute("DELETE FROM leases WHERE epoch = $1", epoch)
+
+    async def live_leases(self) -> list[Lease]:
+        async with self._conn() as conn:
+            rows = await conn.fetch(
+                "SELECT epoch, holder, started, heartbeat FROM leases ORDER BY epoch")
+        return [Lease(int(e), h, float(s), float(b)) for e, h, s, b in rows]
+
+    async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
+        # A write in flight under the lease holds its fence: the revocation waits
+        # for it, but briefly. A writer that stopped mid-transaction (a paused
+        # process) holds it until PostgreSQL ends its session (see open); until
+        # then the lease is not revoked, and the caller tries again at its next look.
+        try:
+            async with self._tx() as conn:
+                await conn.execute("SET LOCAL lock_timeout = '500ms'")
+                if unless_after is None:
+                    status = await conn.execute("DELETE FROM leases WHERE epoch = $1", epoch)
+                else:
+                    status = await conn.execute(
+                        "DELETE FROM leases WHERE epoch = $1 AND heartbeat <= $2",
+                        epoch, unless_after)
+        except asyncpg.exceptions.LockNotAvailableError:
+            return False
+        return _count(status) == 1
