@@ -20,7 +20,7 @@ from .card import Endpoint
 from .stream import Connection
 from .transport import Transport
 
-__all__ = ["BINDINGS", "Binding", "BindingSpec", "binding_spec"]
+__all__ = ["BINDINGS", "Binding", "BindingSpec", "binding_spec", "check_binding"]
 
 
 class Binding(Protocol):
@@ -73,3 +73,15 @@ def binding_spec(name: str) -> BindingSpec:
         if key in (spec.name, spec.card_name.lower()):
             return spec
     raise ValueError(f"unknown binding {name!r}; use one of {', '.join(BINDINGS)}")
+
+
+def check_binding(binding: str | None, dialect: str | None) -> BindingSpec | None:
+    """The entry for ``binding`` (None when not given), which must speak ``dialect``
+    when one is given; ``ValueError`` otherwise."""
+    if binding is None:
+        return None
+    spec = binding_spec(binding)
+    if dialect is not None and dialect not in spec.dialects:
+        raise ValueError(f"the {spec.name} binding is spoken in A2A "
+                         f"{', '.join(spec.dialects)}, not {dialect}")
+    return spec

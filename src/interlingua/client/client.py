@@ -69,7 +69,7 @@ from ..core.model import (
     TaskState,
 )
 from ..core.parts import data_part, user_message
-from .bindings import BINDINGS, Binding, BindingSpec, binding_spec
+from .bindings import BINDINGS, Binding, BindingSpec, binding_spec, check_binding
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
 from .security import CardVerifier, CertLike
@@ -167,10 +167,7 @@ class Client:
     ) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
-        spec = binding_spec(binding) if binding is not None else None
-        if spec is not None and dialect is not None and dialect not in spec.dialects:
-            raise ValueError(f"the {spec.name} binding is spoken in A2A "
-                             f"{', '.join(spec.dialects)}, not {dialect}")
+        spec = check_binding(binding, dialect)
         #: the binding this client keeps to (None: the card's choice)
         self.binding = spec.name if spec is not None else None
         self.url = url
