@@ -45,10 +45,10 @@ def test_card_shows_every_interface(url: str) -> None:
     assert f"HTTP+JSON  1.0   {url}\n" in out
     assert f"JSONRPC    0.3   {url}/rpc\n" in out
     assert f"HTTP+JSON  0.3   {url}\n" in out
-    assert "Dialects: JSON-RPC 1.0, 0.3; HTTP+JSON 1.0" in out
+    assert "Dialects: JSON-RPC 1.0, 0.3; HTTP+JSON 1.0, 0.3" in out
     rest = ok("card", url, "--binding", "rest").stdout
     assert f"HTTP+JSON  1.0   {url}  (used by default)" in rest
-    assert "Dialects: HTTP+JSON 1.0" in rest
+    assert "Dialects: HTTP+JSON 1.0, 0.3" in rest
 
 
 def test_the_root_url_is_not_json_rpc(url: str) -> None:
@@ -72,12 +72,22 @@ def test_send_get_cancel_over_rest(url: str, how: list[str]) -> None:
     assert again.stderr.startswith("error: TaskNotCancelable (-32002): ")
 
 
-def test_errors_read_as_over_json_rpc(url: str) -> None:
-    rest = run("get", url, "no-such-task", *REST)
-    rpc = run("get", url + "/rpc", "no-such-task", "--dialect", "1.0")
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+def test_errors_read_as_over_json_rpc(url: str, dialect: str) -> None:
+    rest = run("get", url, "no-such-task", "--dialect", dialect, "--binding", "rest")
+    rpc = run("get", url + "/rpc", "no-such-task", "--dialect", dialect)
     assert rest.exit_code == rpc.exit_code == 1
     assert rest.stderr == rpc.stderr == (
         "error: TaskNotFound (-32001): Task not found: no-such-task\n")
+
+
+def test_v03_over_rest(url: str) -> None:
+    v03 = ["--dialect", "0.3", "--binding", "rest"]
+    sent = as_json(ok("send", url, "hi", "--json", *v03))
+    # v0.3-ProtoJSON, as the v0.3 HTTP+JSON binding spells a task
+    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    task_id = sent["task"]["id"]
+    assert ok("get", url, task_id, *v03).stdout.splitlines()[0] == f"Task {task_id}  completed"
 
 
 def test_tasks_over_rest(url: str) -> None:
@@ -98,7 +108,7 @@ def test_stream_and_subscribe_over_rest(url: str) -> None:
 
 
 @pytest.mark.parametrize("args", [["--binding", "grpc"], ["--binding", "rest",
-                                                          "--dialect", "0.3"]])
+                                                          "--dialect", "0.1"]])
 def test_impossible_bindings_are_usage_errors(url: str, args: list[str]) -> None:
     result = run("get", url, "t1", *args)
     assert result.exit_code == 2

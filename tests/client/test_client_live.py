@@ -16,10 +16,12 @@ from interlingua.core.model import FilePart, Message, Role, Task, TaskState
 
 # (binding, dialect); None: chosen from the card (v1.0 JSON-RPC, which the server
 # lists first and best; for "rest", v1.0 HTTP+JSON)
-CLIENTS = [(None, None), (None, "1.0"), (None, "0.3"), ("rest", None), ("rest", "1.0")]
+CLIENTS = [(None, None), (None, "1.0"), (None, "0.3"), ("rest", None), ("rest", "1.0"),
+           ("rest", "0.3")]
 
 
-@pytest.fixture(params=CLIENTS, ids=["card", "v1.0", "v0.3", "rest-card", "rest-v1.0"])
+@pytest.fixture(params=CLIENTS,
+                ids=["card", "v1.0", "v0.3", "rest-card", "rest-v1.0", "rest-v0.3"])
 async def client(request: pytest.FixtureRequest, agent_url: str) -> AsyncIterator[Client]:
     binding, dialect = request.param
     async with Client(agent_url, dialect=dialect, binding=binding, timeout=20) as c:
@@ -39,7 +41,7 @@ async def test_card_names_both_dialects(agent_url: str) -> None:
         assert [s.id for s in card.skills] == ["greet", "echo"]
         assert [(e.binding, e.dialect, e.url) for e in client.endpoints] == [
             ("JSONRPC", "1.0", agent_url + "/"), ("HTTP+JSON", "1.0", agent_url),
-            ("JSONRPC", "0.3", agent_url + "/")]
+            ("JSONRPC", "0.3", agent_url + "/"), ("HTTP+JSON", "0.3", agent_url)]
         assert client.dialect == "1.0"
         assert client.endpoint is not None and client.endpoint.binding == "JSONRPC"
     finally:

@@ -15,7 +15,7 @@ import httpx
 import msgspec
 import pytest
 
-from interlingua.client import BadResponse, Client, DialectMismatch
+from interlingua.client import BadResponse, Client, DialectMismatch, ResumePolicy
 from interlingua.core.calls import (
     DeletePushConfig,
     GetPushConfig,
@@ -98,9 +98,10 @@ class Agent:
         body = msgspec.json.decode(request.content) if request.content else None
         path = url.path.removeprefix("/rest")
         self.requests.append((request.method, path, dict(parse_qsl(url.query)), body))
-        assert request.headers["A2A-Version"] == "1.0"
+        version = request.headers["A2A-Version"]
         if body is not None:
-            assert request.headers["Content-Type"] == "application/a2a+json"
+            assert request.headers["Content-Type"] == (
+                "application/a2a+json" if version == "1.0" else "application/json")
         if self.answer is not None:
             return self.answer
         if path == "/message:send":
@@ -159,6 +160,57 @@ async def test_every_operation_takes_its_route() -> None:
     assert send_body["message"]["parts"] == [{"text": "weather?"}]
     assert send_body["configuration"]["historyLength"] == 2
     assert agent.rpc == []
+
+
+V03_TASK: dict[str, Any] = {"id": "t1", "contextId": "c1",
+                            "status": {"state": "TASK_STATE_COMPLETED"}}
+
+
+async def test_v03_operations_take_their_routes_under_v1() -> None:
+    agent = Agent()
+    agent.answer = httpx.Response(200, json=V03_TASK)
+    async with agent.client(REST_URL, binding="rest", dialect="0.3") as client:
+        assert (await client.get_task("t1", history_length=1)).id == "t1"
+        assert (await client.cancel("t1")).id == "t1"
+        agent.answer = httpx.Response(
+            200, json={"name": "tasks/t1/pushNotificationConfigs/p1",
+                       "pushNotificationConfig": {"url": "https://hook.test/a2a", "id": "p1"}})
+        await client.call(SetPushConfig(task_id="t1",
+                                        config=PushConfig(url="https://hook.test/a2a", id="p1")))
+        await client.call(GetPushConfig(task_id="t1", config_id="p1"))
+        agent.answer = httpx.Response(200, json={})
+        await client.call(DeletePushConfig(task_id="t1", config_id="p1"))
+        with pytest.raises(DialectMismatch):
+            await client.list_tasks()
+    assert [(m, p, q) for m, p, q, _ in agent.requests] == [
+        ("GET", "/v1/tasks/t1", {"historyLength": "1"}),
+        ("POST", "/v1/tasks/t1:cancel", {}),
+        ("POST", "/v1/tasks/t1/pushNotificationConfigs", {}),
+        ("GET", "/v1/tasks/t1/pushNotificationConfigs/p1", {}),
+        ("DELETE", "/v1/tasks/t1/pushNotificationConfigs/p1", {}),
+    ]
+    assert agent.requests[2][3]["pushNotificationConfig"]["url"] == "https://hook.test/a2a"
+
+
+@pytest.mark.parametrize(("answer", "raised"), [
+    (httpx.Response(404, json={"message": "Task not found: t1", "type": "TaskNotFoundError"}),
+     TaskNotFound),
+    (httpx.Response(409, json={"message": "done", "type": "TaskNotCancelableError"}),
+     TaskNotCancelable),
+    (httpx.Response(422, json={"message": "bad", "type": "InvalidParamsError"}), InvalidParams),
+    (httpx.Response(501, json={"message": "no", "type": "PushNotificationNotSupportedError"}),
+     PushNotSupported),
+    (httpx.Response(401, json={"message": "who?"}), AuthenticationRequired),
+    (httpx.Response(404, json={"message": "Not Found"}), MethodNotFound),
+    (httpx.Response(500, json={"message": "oops"}), BadResponse),
+])
+async def test_v03_error_bodies_are_read_by_their_type(
+        answer: httpx.Response, raised: type[Exception]) -> None:
+    agent = Agent()
+    agent.answer = answer
+    async with agent.client(REST_URL, binding="rest", dialect="0.3") as client:
+        with pytest.raises(raised):
+            await client.get_task("t1")
 
 
 # ------------------------------------------------------------------------ errors
@@ -229,6 +281,39 @@ async def test_an_error_event_in_a_stream_is_raised() -> None:
     assert agent.requests[0][:2] == ("POST", "/message:stream")
 
 
+async def test_a_v03_stream_broken_off_with_an_untyped_error_is_resumed() -> None:
+    def event(seq: int, state: str) -> bytes:
+        item = {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                 "status": {"state": state}, "final": state.endswith("ED")}}
+        return b"id: %d\ndata: " % seq + msgspec.json.encode(item) + b"\n\n"
+
+    task = b'id: 1\ndata: {"task": ' + msgspec.json.encode(
+        {**V03_TASK, "status": {"state": "TASK_STATE_WORKING"}}) + b"}\n\n"
+    answers = [
+        task + event(2, "TASK_STATE_WORKING")
+        + b'event: error\ndata: {"message": "This stream fell too far behind"}\n\n',
+        event(3, "TASK_STATE_COMPLETED"),
+    ]
+    seen: list[tuple[str, str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((urlsplit(str(request.url)).path, request.headers.get("Last-Event-ID")))
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=answers.pop(0))
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with Client(REST_URL, binding="rest", dialect="0.3", httpx_client=http,
+                      resume=ResumePolicy(sleep=_no_sleep)) as client:
+        events = [e async for e in client.stream("hi")]
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert events[-1].state is TaskState.COMPLETED
+    assert seen == [("/rest/v1/message:stream", None), ("/rest/v1/tasks/t1:subscribe", "2")]
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
+
+
 # ------------------------------------------------------------------ binding choice
 
 
@@ -279,8 +364,8 @@ async def test_a_grpc_only_card_names_what_it_offers() -> None:
 def test_unknown_bindings_and_impossible_pairs_are_value_errors() -> None:
     with pytest.raises(ValueError, match="unknown binding 'grpc'; use one of jsonrpc, rest"):
         Client(BASE, binding="grpc")
-    with pytest.raises(ValueError, match=r"rest binding is spoken in A2A 1\.0, not 0\.3"):
-        Client(BASE, binding="rest", dialect="0.3")
+    with pytest.raises(ValueError, match=r"rest binding is spoken in A2A 1\.0, 0\.3, not 0\.1"):
+        Client(BASE, binding="rest", dialect="0.1")
 
 
 async def test_a_rest_interface_that_is_not_there_falls_back_to_json_rpc() -> None:

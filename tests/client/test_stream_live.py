@@ -1,6 +1,6 @@
 """Client.stream and Client.subscribe against a real server over loopback HTTP,
-in both dialects and both bindings ("rest": v1.0 HTTP+JSON, "rest-card": the
-HTTP+JSON interface the card names)."""
+in both dialects and both bindings ("rest": v1.0 HTTP+JSON, "rest-0.3": v0.3
+HTTP+JSON, "rest-card": the HTTP+JSON interface the card names)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from tests.live import live_agent
 # Streams that never end are this module's likely failure: fail them quickly.
 pytestmark = pytest.mark.timeout(30)
 
-DIALECTS = ["card", "1.0", "0.3", "rest", "rest-card"]
+DIALECTS = ["card", "1.0", "0.3", "rest", "rest-0.3", "rest-card"]
 # every way of speaking to the agent that is not chosen from its whole card
-SPOKEN = ["1.0", "0.3", "rest", "rest-card"]
+SPOKEN = ["1.0", "0.3", "rest", "rest-0.3", "rest-card"]
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,8 @@ def story_url() -> Iterator[str]:
 def client_for(url: str, dialect: str) -> Client:
     if dialect == "rest":
         return Client(url, dialect="1.0", binding="rest")
+    if dialect == "rest-0.3":
+        return Client(url, dialect="0.3", binding="rest")
     if dialect == "rest-card":
         return Client(url, binding="rest")
     return Client(url) if dialect == "card" else Client(url + "/", dialect=dialect)
@@ -64,9 +66,10 @@ async def test_stream_yields_every_event_in_order(story_url: str, dialect: str) 
     done = [a for a in map(asm.feed, events) if a is not None]
     assert [a.name for a in done] == ["story.txt"]
     assert asm.text("story.txt") == chunks(6)
-    # raw is the result member as the dialect spells it
+    # raw is the result member as the dialect and binding spell it (ProtoJSON over HTTP+JSON)
     wire = msgspec.json.decode(middle[0].raw)
-    if client.dialect == "0.3":
+    assert client.endpoint is not None
+    if client.dialect == "0.3" and client.endpoint.binding == "JSONRPC":
         assert wire["kind"] == "artifact-update"
     else:
         assert set(wire) == {"artifactUpdate"}

@@ -165,7 +165,8 @@ def check_story(events: list[StreamEvent], n_chunks: int) -> None:
 
 
 @pytest.mark.parametrize(("binding", "dialect"),
-                         [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0")])
+                         [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"),
+                          ("rest", "0.3")])
 async def test_cut_connections_are_resumed_and_every_event_arrives_once(
         story_port: int, binding: str, dialect: str) -> None:
     sleeps = Sleeps()

@@ -62,7 +62,7 @@ def _rest(transport: Transport, headers: Mapping[str, str]) -> Binding:
 #: the bindings this client speaks, in its order of preference
 BINDINGS: dict[str, BindingSpec] = {
     "jsonrpc": BindingSpec("jsonrpc", "JSONRPC", ("1.0", "0.3", "0.1"), _jsonrpc),
-    "rest": BindingSpec("rest", "HTTP+JSON", ("1.0",), _rest),
+    "rest": BindingSpec("rest", "HTTP+JSON", ("1.0", "0.3"), _rest),
 }
 
 
