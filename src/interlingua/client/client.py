@@ -478,7 +478,7 @@ class Client:
         self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
     ) -> R:
         """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
-        of the method or version is tried again in the other dialect."""
+        of the method or version is tried again at the next endpoint (``_fallback``)."""
         tried = {endpoint}
         while True:
             try:
