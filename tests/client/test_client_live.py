@@ -1,4 +1,4 @@
-"""The client against a real server over loopback HTTP, in each dialect."""
+"""The client against a real server over loopback HTTP, in each dialect and binding."""
 
 from __future__ import annotations
 
@@ -14,14 +14,21 @@ from interlingua.client import Client, DialectMismatch
 from interlingua.core.errors import TaskNotCancelable, TaskNotFound, UnsupportedOperation
 from interlingua.core.model import FilePart, Message, Role, Task, TaskState
 
-# None: chosen from the card (v1.0, which the server lists first and best)
-DIALECTS = [None, "1.0", "0.3"]
+# (binding, dialect); None: chosen from the card (v1.0 JSON-RPC, which the server
+# lists first and best; for "rest", v1.0 HTTP+JSON)
+CLIENTS = [(None, None), (None, "1.0"), (None, "0.3"), ("rest", None), ("rest", "1.0"),
+           ("rest", "0.3")]
 
 
-@pytest.fixture(params=DIALECTS, ids=["card", "v1.0", "v0.3"])
+@pytest.fixture(params=CLIENTS,
+                ids=["card", "v1.0", "v0.3", "rest-card", "rest-v1.0", "rest-v0.3"])
 async def client(request: pytest.FixtureRequest, agent_url: str) -> AsyncIterator[Client]:
-    async with Client(agent_url, dialect=request.param, timeout=20) as c:
+    binding, dialect = request.param
+    async with Client(agent_url, dialect=dialect, binding=binding, timeout=20) as c:
         yield c
+        if binding is not None:
+            # every call went over the binding asked for
+            assert c.endpoint is not None and c.endpoint.binding == "HTTP+JSON"
 
 
 async def test_card_names_both_dialects(agent_url: str) -> None:
@@ -32,9 +39,11 @@ async def test_card_names_both_dialects(agent_url: str) -> None:
         assert card.name == "Test assistant"
         assert card.version == "2.1.0"
         assert [s.id for s in card.skills] == ["greet", "echo"]
-        assert [(e.dialect, e.url) for e in client.endpoints] == [
-            ("1.0", agent_url + "/"), ("0.3", agent_url + "/")]
+        assert [(e.binding, e.dialect, e.url) for e in client.endpoints] == [
+            ("JSONRPC", "1.0", agent_url + "/"), ("HTTP+JSON", "1.0", agent_url),
+            ("JSONRPC", "0.3", agent_url + "/"), ("HTTP+JSON", "0.3", agent_url)]
         assert client.dialect == "1.0"
+        assert client.endpoint is not None and client.endpoint.binding == "JSONRPC"
     finally:
         await client.aclose()
 
@@ -146,10 +155,10 @@ async def test_history_length(client: Client) -> None:
     assert one.history == full.history[-1:]
 
 
-@pytest.mark.parametrize("dialect", [None, "1.0"])
-async def test_list_tasks(agent_url: str, dialect: str | None) -> None:
+@pytest.mark.parametrize(("binding", "dialect"), [(None, None), (None, "1.0"), ("rest", None)])
+async def test_list_tasks(agent_url: str, binding: str | None, dialect: str | None) -> None:
     context = str(uuid.uuid4())
-    async with Client(agent_url, dialect=dialect, timeout=20) as client:
+    async with Client(agent_url, dialect=dialect, binding=binding, timeout=20) as client:
         a = await client.send("first", context_id=context)
         b = await client.send("fail", context_id=context)
         assert isinstance(a, Task) and isinstance(b, Task)

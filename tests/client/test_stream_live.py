@@ -1,5 +1,6 @@
 """Client.stream and Client.subscribe against a real server over loopback HTTP,
-in both dialects."""
+in both dialects and both bindings ("rest": v1.0 HTTP+JSON, "rest-0.3": v0.3
+HTTP+JSON, "rest-card": the HTTP+JSON interface the card names)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from tests.live import live_agent
 # Streams that never end are this module's likely failure: fail them quickly.
 pytestmark = pytest.mark.timeout(30)
 
-DIALECTS = ["card", "1.0", "0.3"]
+DIALECTS = ["card", "1.0", "0.3", "rest", "rest-0.3", "rest-card"]
+# every way of speaking to the agent that is not chosen from its whole card
+SPOKEN = ["1.0", "0.3", "rest", "rest-0.3", "rest-card"]
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,12 @@ def story_url() -> Iterator[str]:
 
 
 def client_for(url: str, dialect: str) -> Client:
+    if dialect == "rest":
+        return Client(url, dialect="1.0", binding="rest")
+    if dialect == "rest-0.3":
+        return Client(url, dialect="0.3", binding="rest")
+    if dialect == "rest-card":
+        return Client(url, binding="rest")
     return Client(url) if dialect == "card" else Client(url + "/", dialect=dialect)
 
 
@@ -57,15 +66,16 @@ async def test_stream_yields_every_event_in_order(story_url: str, dialect: str) 
     done = [a for a in map(asm.feed, events) if a is not None]
     assert [a.name for a in done] == ["story.txt"]
     assert asm.text("story.txt") == chunks(6)
-    # raw is the result member as the dialect spells it
+    # raw is the result member as the dialect and binding spell it (ProtoJSON over HTTP+JSON)
     wire = msgspec.json.decode(middle[0].raw)
-    if client.dialect == "0.3":
+    assert client.endpoint is not None
+    if client.dialect == "0.3" and client.endpoint.binding == "JSONRPC":
         assert wire["kind"] == "artifact-update"
     else:
         assert set(wire) == {"artifactUpdate"}
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize("dialect", SPOKEN)
 async def test_subscribe_mid_way_starts_with_the_task_so_far(story_url: str,
                                                              dialect: str) -> None:
     async with client_for(story_url, dialect) as client:
@@ -88,7 +98,7 @@ async def test_subscribe_mid_way_starts_with_the_task_so_far(story_url: str,
     assert asm.text("story.txt") == chunks(30)
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize("dialect", SPOKEN)
 async def test_subscribe_from_an_event_id_replays_the_rest(story_url: str,
                                                            dialect: str) -> None:
     async with client_for(story_url, dialect) as client:
@@ -114,7 +124,7 @@ async def test_subscribe_to_a_finished_task_per_dialect(story_url: str) -> None:
     assert len(once) == 1 and once[0].state is TaskState.COMPLETED and once[0].final
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize("dialect", SPOKEN)
 async def test_subscribe_to_an_unknown_task(story_url: str, dialect: str) -> None:
     async with client_for(story_url, dialect) as client:
         with pytest.raises(TaskNotFound):
@@ -123,7 +133,7 @@ async def test_subscribe_to_an_unknown_task(story_url: str, dialect: str) -> Non
             await collect(client.subscribe("x", last_event_id=-1))
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize("dialect", SPOKEN)
 async def test_a_reply_without_a_task_is_one_message(agent_url: str, dialect: str) -> None:
     async with client_for(agent_url, dialect) as client:
         events = await collect(client.stream("reply just this"))
@@ -133,7 +143,7 @@ async def test_a_reply_without_a_task_is_one_message(agent_url: str, dialect: st
     assert item.parts[0].text == "just this"  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize("dialect", SPOKEN)
 async def test_input_required_ends_the_stream_and_a_second_stream_continues(
         agent_url: str, dialect: str) -> None:
     async with client_for(agent_url, dialect) as client:

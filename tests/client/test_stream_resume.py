@@ -164,13 +164,15 @@ def check_story(events: list[StreamEvent], n_chunks: int) -> None:
     assert asm.text("story.txt") == "".join(f"chunk {i};" for i in range(n_chunks))
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize(("binding", "dialect"),
+                         [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"),
+                          ("rest", "0.3")])
 async def test_cut_connections_are_resumed_and_every_event_arrives_once(
-        story_port: int, dialect: str) -> None:
+        story_port: int, binding: str, dialect: str) -> None:
     sleeps = Sleeps()
     # the stream is cut after 5 events, its first resumption after 4 more
     with CuttingProxy(story_port, cut_after={0: 5, 1: 4}) as proxy:
-        async with Client(proxy.url, dialect=dialect,
+        async with Client(proxy.url, dialect=dialect, binding=binding,
                           resume=ResumePolicy(sleep=sleeps, random=lambda: 1.0)) as client:
             events = await read_all(client.stream("40 0.005"))
     check_story(events, 40)

@@ -20,6 +20,7 @@ import msgspec
 
 from .. import __version__
 from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, StreamEvent
+from ..client.bindings import BINDINGS, check_binding
 from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
@@ -101,6 +102,11 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
+def _keep_binding(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    # read by _run: kept out of every command's signature
+    ctx.meta["interlingua.binding"] = value
+
+
 def _client_options(f: F) -> F:
     """Options every command that talks to an agent takes."""
     options = [
@@ -109,7 +115,16 @@ def _client_options(f: F) -> F:
             "--dialect",
             type=click.Choice(["1.0", "0.3", "0.1"]),
             default=None,
-            help="Speak this A2A dialect to URL as a JSON-RPC endpoint, without reading the card.",
+            help="Speak this A2A dialect to URL as an endpoint (JSON-RPC unless --binding "
+                 "says otherwise), without reading the card.",
+        ),
+        click.option(
+            "--binding",
+            type=click.Choice(list(BINDINGS)),
+            default=None,
+            expose_value=False,
+            callback=_keep_binding,
+            help="Use this binding only (default: the card's choice; JSON-RPC with --dialect).",
         ),
         click.option(
             "-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
@@ -155,10 +170,16 @@ def _run(
     parsed_headers = _parse_headers(headers)
     # TLS trust, client certificate, card verification
     security = client_kwargs(insecure)
+    binding = click.get_current_context().meta.get("interlingua.binding")
+    try:
+        check_binding(binding, dialect)  # an impossible pair is a usage error
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
     async def go() -> T:
         async with Client(
-            url, dialect=dialect, headers=parsed_headers, timeout=timeout, **security
+            url, dialect=dialect, binding=binding, headers=parsed_headers, timeout=timeout,
+            **security,
         ) as client:
             try:
                 return await work(client)

@@ -234,15 +234,22 @@ def print_card(
         if (
             not marked
             and preferred is not None
-            and iface.binding.upper() == "JSONRPC"
+            and iface.binding.upper() == preferred.binding
             and dialect_of_version(iface.protocol_version) == preferred.dialect
         ):
             marked = True
             line += Text("  (used by default)", style="green")
         out.print(line)
     if endpoints:
-        spoken = ", ".join(dict.fromkeys([*(e.dialect for e in endpoints), *(also or [])]))
-        out.print(_label("Dialects: ") + Text(f"JSON-RPC {spoken}"))
+        names = {"JSONRPC": "JSON-RPC"}
+        by_binding: dict[str, list[str]] = {}
+        for e in endpoints:
+            by_binding.setdefault(e.binding, []).append(e.dialect)
+        if "JSONRPC" in by_binding:
+            by_binding["JSONRPC"] += also or []
+        spoken = "; ".join(f"{names.get(b, b)} {', '.join(dict.fromkeys(d))}"
+                           for b, d in by_binding.items())
+        out.print(_label("Dialects: ") + Text(spoken))
     else:
         out.print(_label("Dialects: ") + Text("none this client speaks"))
 

@@ -5,8 +5,9 @@ A card is looked up at ``/.well-known/agent-card.json`` (v0.3+) and then at
 given. A card with ``supportedInterfaces`` is read as v1.0 (the hybrid cards
 of v1.0 servers carry the v0.3 fields too); anything else as v0.2/v0.3.
 
-From the card come the *endpoints*: (dialect, JSON-RPC URL) pairs in the
-order to try them. A v1.0 JSON-RPC interface wins; a v0.x one comes next.
+From the card come the *endpoints*: (dialect, URL, binding) triples in the
+order to try them, for the bindings the client speaks. A v1.0 interface
+wins, a v0.x one comes next; within a version, the card's order decides.
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ _json = msgspec.json.Decoder()
 
 
 class Endpoint(msgspec.Struct, frozen=True):
-    """Where and how to send JSON-RPC: ``dialect`` is ``"1.0"``, ``"0.3"`` or ``"0.1"``."""
+    """Where and how to send calls: ``dialect`` is ``"1.0"``, ``"0.3"`` or ``"0.1"``,
+    ``binding`` the card's name of the binding (``"JSONRPC"``, ``"HTTP+JSON"``)."""
 
     dialect: str
     url: str
+    binding: str = "JSONRPC"
 
 
 class FetchedCard(msgspec.Struct, frozen=True):
@@ -108,39 +111,47 @@ def dialect_of_version(version: str) -> str | None:
     return None
 
 
-def endpoints(card: AgentCard, card_url: str | None = None) -> list[Endpoint]:
-    """The card's JSON-RPC endpoints this client can speak, best first.
+_RANK = {"1.0": 0, "0.3": 1, "0.1": 2}
+
+
+def endpoints(card: AgentCard, card_url: str | None = None,
+              bindings: Mapping[str, tuple[str, ...]] | None = None) -> list[Endpoint]:
+    """The card's endpoints this client can speak, best first.
+
+    ``bindings`` maps a card's binding name to the dialects spoken over it
+    (default: JSON-RPC in every dialect). The newest dialect wins; within one
+    dialect the card's order (the agent's preference) decides.
 
     Raises ``DialectMismatch`` when there is none (say, a gRPC-only agent).
     """
-    v1: list[Endpoint] = []
-    v03: list[Endpoint] = []
-    v01: list[Endpoint] = []
+    spoken = dict(bindings) if bindings is not None else {"JSONRPC": ("1.0", "0.3", "0.1")}
+    found: list[Endpoint] = []
     offered: list[str] = []
     for iface in card.interfaces:
         url = urljoin(card_url, iface.url) if card_url else iface.url
         offered.append(f"{iface.binding} {iface.protocol_version} at {url}")
-        if iface.binding.upper() != "JSONRPC":
+        binding = iface.binding.upper()
+        dialects = spoken.get(binding)
+        if dialects is None:
             continue
         dialect = dialect_of_version(iface.protocol_version)
-        if dialect is None:
+        if dialect is None or dialect not in dialects:
             continue
-        ep = Endpoint(dialect, url)
-        bucket = {"1.0": v1, "0.3": v03}.get(dialect, v01)
-        if ep not in bucket:
-            bucket.append(ep)
-        if iface.protocol_version == "0.2":
+        ep = Endpoint(dialect, url, binding)
+        if ep not in found:
+            found.append(ep)
+        if iface.protocol_version == "0.2" and "0.1" in dialects:
             # A card without protocolVersion (v0.2.0-0.2.4, or an older peer):
             # v0.1 is the next thing to try there.
-            old = Endpoint("0.1", url)
-            if old not in v01:
-                v01.append(old)
-    found = v1 + v03 + v01
+            old = Endpoint("0.1", url, binding)
+            if old not in found:
+                found.append(old)
+    found.sort(key=lambda ep: _RANK[ep.dialect])  # stable: the card's order within a dialect
     if not found:
         what = "; ".join(offered) if offered else "no interfaces at all"
+        speaks = ", ".join(f"{b} {'/'.join(d)}" for b, d in spoken.items())
         raise DialectMismatch(
-            f"agent {card.name!r} offers no JSON-RPC interface of A2A 0.1, 0.2, 0.3 or 1.x "
-            f"({what})"
+            f"agent {card.name!r} offers no interface this client speaks ({speaks}): {what}"
         )
     return found
 

@@ -4,17 +4,21 @@ Theory of operation
 -------------------
 Given an agent's base URL, the client reads its card (lazily, on the first
 call, or at once with ``Client.connect``) and takes the endpoints the card
-names, a v1.0 JSON-RPC interface first and a v0.2/v0.3 one next. Given a
-``dialect``, it skips the card and posts JSON-RPC in that dialect to the URL.
+names in a binding it speaks (``bindings.py``: JSON-RPC, HTTP+JSON), a v1.0
+interface first and a v0.2/v0.3 one next, in the card's order within a
+version. ``binding`` keeps it to one binding. Given a ``dialect``, it skips
+the card and speaks that dialect to the URL (JSON-RPC unless ``binding``
+says otherwise).
 
 Every call is a canonical call (``interlingua.core.calls``) encoded by the
 dialect's codec; answers are decoded by the same codec into the canonical
 model, and error members into the ``A2AError`` subclass they name.
 
 Agents do not always say truthfully what they speak. When the first call to
-an agent is refused as an unknown method (-32601) or an unsupported version,
-the call is tried once more in the other dialect; whichever works is kept for
-the rest of the client's life.
+an agent is refused as an unknown method (-32601, or a route an HTTP+JSON
+agent does not serve) or an unsupported version, the call is tried at the
+card's next endpoint (another binding or dialect), then in the other dialect
+at the same URL; whichever works is kept for the rest of the client's life.
 
 Streams (``stream``, ``subscribe``) are read as they arrive and resumed with
 ``Last-Event-ID`` when the connection breaks; ``stream.py`` tells how.
@@ -23,7 +27,6 @@ Streams (``stream``, ``subscribe``) are read as they arrive and resumed with
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
@@ -32,7 +35,6 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
-import msgspec
 
 from ..core import lifecycle
 from ..core.calls import (
@@ -46,16 +48,10 @@ from ..core.calls import (
     SendMessage,
     SubscribeToTask,
 )
-from ..core.dialects import Codec, get_codec
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     A2AError,
-    AuthenticationRequired,
-    AuthorizationFailed,
-    InvalidAgentResponse,
     MethodNotFound,
-    RateLimitExceeded,
-    UnsupportedOperation,
     VersionNotSupported,
 )
 from ..core.model import (
@@ -69,42 +65,24 @@ from ..core.model import (
     Task,
     TaskState,
 )
+from .bindings import BINDINGS, Binding, BindingSpec, binding_spec, check_binding
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
 from .stream import Connection, ResumePolicy, StreamEvent, follow
-from .transport import DEFAULT_TIMEOUT, HTTPReply, HTTPXTransport, Transport
+from .transport import DEFAULT_TIMEOUT, HTTPXTransport, Transport
 
-__all__ = ["DIALECTS", "Client", "file_from_path", "make_message"]
+__all__ = ["BINDINGS", "DIALECTS", "Client", "file_from_path", "make_message"]
 
 #: the dialects this client speaks, best first
-#: the dialects this client speaks
 DIALECTS = ("1.0", "0.3", "0.1")
 # what to try after a dialect the agent did not understand, nearest first
 _NEXT = {"1.0": ("0.3", "0.1"), "0.3": ("1.0", "0.1"), "0.1": ("0.3", "1.0")}
 
-_encoder = msgspec.json.Encoder()
-
 R = TypeVar("R")
 
 
-class _Envelope(msgspec.Struct):
-    # Every member optional: a body missing both result and error is refused below.
-    jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
-    id: str | int | msgspec.UnsetType | None = msgspec.UNSET
-    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    error: Any = msgspec.UNSET
-
-
-_envelope = msgspec.json.Decoder(_Envelope)
-
-# HTTP statuses that v1.0 answers with a generic body (DIALECTS.md §f.1, errors.py)
-_HTTP_ERRORS: dict[int, type[A2AError]] = {
-    401: AuthenticationRequired,
-    403: AuthorizationFailed,
-    429: RateLimitExceeded,
-}
 
 
 class Client:
@@ -112,7 +90,9 @@ class Client:
 
     ``url`` is the agent's base URL (its card is read from the well-known
     paths below it) or the URL of its card; with ``dialect`` (``"1.0"`` or
-    ``"0.3"``) it is the JSON-RPC endpoint itself and no card is needed.
+    ``"0.3"``) it is the endpoint itself and no card is needed. ``binding``
+    (``"jsonrpc"`` or ``"rest"``) uses that binding only; without it the
+    card's interfaces decide (JSON-RPC when ``dialect`` is given).
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
     settings then win over ``timeout`` and ``verify``. ``resume`` says how
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
@@ -138,6 +118,7 @@ class Client:
         url: str,
         *,
         dialect: str | None = None,
+        binding: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         verify: bool | str | ssl.SSLContext = True,
@@ -149,6 +130,9 @@ class Client:
     ) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+        spec = check_binding(binding, dialect)
+        #: the binding this client keeps to (None: the card's choice)
+        self.binding = spec.name if spec is not None else None
         self.url = url
         self.headers: dict[str, str] = dict(headers or {})
         self._transport = transport or HTTPXTransport(httpx_client, timeout=timeout, verify=verify,
@@ -157,10 +141,12 @@ class Client:
         self._fetched: FetchedCard | None = None
         self._forced = dialect is not None
         self._endpoints: list[Endpoint] = []
-        self._endpoint: Endpoint | None = Endpoint(dialect, url) if dialect is not None else None
-        # True once the agent has answered in the current dialect: no more fallback.
+        self._endpoint: Endpoint | None = None
+        if dialect is not None:
+            self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name)
+        # True once the agent has answered at the current endpoint: no more fallback.
         self._settled = self._forced
-        self._ids = itertools.count(1)
+        self._bindings: dict[str, Binding] = {}
         #: the raw JSON of the last successful answer's ``result`` member
         self.last_result: bytes | None = None
         #: how broken streams are resumed
@@ -215,8 +201,20 @@ class Client:
 
     @property
     def endpoint(self) -> Endpoint | None:
-        """Where JSON-RPC goes and in which dialect (None until chosen)."""
+        """Where calls go, in which binding and dialect (None until chosen)."""
         return self._endpoint
+
+    def _spoken(self) -> dict[str, tuple[str, ...]]:
+        """Card binding name -> dialects, for the bindings this client may use."""
+        specs = [binding_spec(self.binding)] if self.binding else list(BINDINGS.values())
+        return {spec.card_name: spec.dialects for spec in specs}
+
+    def _binding_for(self, endpoint: Endpoint) -> Binding:
+        found = self._bindings.get(endpoint.binding)
+        if found is None:
+            spec: BindingSpec = binding_spec(endpoint.binding)
+            found = self._bindings[endpoint.binding] = spec.make(self._transport, self.headers)
+        return found
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -234,7 +232,7 @@ class Client:
             # A card naming nothing this client speaks is still a card; the
             # mismatch is raised when a call needs an endpoint.
             with contextlib.suppress(DialectMismatch):
-                self._endpoints = endpoints(fetched.card, fetched.url)
+                self._endpoints = endpoints(fetched.card, fetched.url, self._spoken())
         return self._fetched.card
 
     async def resolve(self) -> Endpoint:
@@ -243,7 +241,8 @@ class Client:
             await self.get_card()
             assert self._fetched is not None
             if not self._endpoints:
-                self._endpoints = endpoints(self._fetched.card, self._fetched.url)
+                self._endpoints = endpoints(self._fetched.card, self._fetched.url,
+                                            self._spoken())
             self._endpoint = self._endpoints[0]
         return self._endpoint
 
@@ -426,32 +425,7 @@ class Client:
     async def _open_stream_at(
         self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
     ) -> Connection:
-        codec = get_codec(endpoint.dialect)
-        method, params = codec.encode_call(call)
-        rid = next(self._ids)
-        body = (
-            b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":'
-            + _encoder.encode(method) + b',"params":' + params + b"}"
-        )
-        headers = {
-            **self.headers,
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream, application/json",
-            "A2A-Version": endpoint.dialect,
-        }
-        if last_event_id is not None:
-            headers["Last-Event-ID"] = str(last_event_id)
-        reply = await self._transport.post_stream(endpoint.url, body, headers)
-        if reply.content_type == "text/event-stream" and 200 <= reply.status < 300:
-            return Connection(codec, reply.url, reply=reply)
-        # An error before the stream began, or an agent that does not stream
-        # and answered with one result: a plain JSON-RPC answer either way.
-        try:
-            content = await reply.read()
-        finally:
-            await reply.aclose()
-        raw = _result_of(HTTPReply(reply.status, reply.headers, content, reply.url), rid, codec)
-        return Connection(codec, reply.url, single=raw)
+        return await self._binding_for(endpoint).open_stream(endpoint, call, last_event_id)
 
     async def call(self, call: Call) -> Result:
         """Carry out any canonical call; the typed methods above are built on this."""
@@ -467,18 +441,18 @@ class Client:
         self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
     ) -> R:
         """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
-        of the method or version is tried again in the other dialect."""
-        tried = {endpoint.dialect}
+        of the method or version is tried again at the next endpoint (``_fallback``)."""
+        tried = {endpoint}
         while True:
             try:
                 result = await attempt(endpoint)
             except (MethodNotFound, VersionNotSupported):
                 other = None if self._settled else self._fallback(endpoint, call, tried)
-                if other is None or other.dialect in tried:
+                if other is None or other in tried:
                     self._settled = True
                     raise
-                # Not understood in this dialect: try the next one.
-                tried.add(other.dialect)
+                # Not understood here: try the next endpoint.
+                tried.add(other)
                 endpoint = other
                 continue
             except A2AError:
@@ -490,91 +464,29 @@ class Client:
             return result
 
     def _fallback(self, endpoint: Endpoint, call: Call,
-                  tried: frozenset[str] | set[str] = frozenset()) -> Endpoint | None:
+                  tried: frozenset[Endpoint] | set[Endpoint] = frozenset()) -> Endpoint | None:
         if isinstance(call, ListTasks):
+            # only v1.0 lists tasks: another binding of it, never another dialect
+            for ep in self._endpoints:
+                if ep.dialect == "1.0" and ep not in tried and ep != endpoint:
+                    return ep
             return None
         # The card's other endpoints first, in its order of preference ...
         for ep in self._endpoints:
-            if ep.dialect != endpoint.dialect and ep.dialect not in tried:
+            if ep not in tried and ep != endpoint:
                 return ep
-        # ... then the nearest other generation at the same URL.
+        # ... then the nearest other generation at the same URL, in the same binding.
+        dialects = binding_spec(endpoint.binding).dialects
+        done = {ep.dialect for ep in tried if ep.binding == endpoint.binding}
         for nxt in _NEXT[endpoint.dialect]:
-            if nxt not in tried:
-                return Endpoint(nxt, endpoint.url)
+            if nxt in dialects and nxt not in done:
+                return Endpoint(nxt, endpoint.url, endpoint.binding)
         return None
 
     async def _call_at(self, endpoint: Endpoint, call: Call) -> Result:
-        codec = get_codec(endpoint.dialect)
-        try:
-            method, params = codec.encode_call(call)
-        except UnsupportedOperation as exc:
-            raise DialectMismatch(
-                f"{type(call).__name__} has no counterpart in A2A {endpoint.dialect}: {exc.message}"
-            ) from None
-        rid = next(self._ids)
-        body = (
-            b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":'
-            + _encoder.encode(method) + b',"params":' + params + b"}"
-        )
-        headers = {
-            **self.headers,
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "A2A-Version": endpoint.dialect,
-        }
-        reply = await self._transport.post(endpoint.url, body, headers)
-        raw = _result_of(reply, rid, codec)
-        try:
-            result = codec.decode_result(call, raw)
-        except InvalidAgentResponse as exc:
-            raise BadResponse(f"{reply.url}: {exc.message}", status=reply.status) from None
+        result, raw = await self._binding_for(endpoint).call(endpoint, call)
         self.last_result = raw
         return result
-
-
-def _result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
-    """The raw ``result`` member of a JSON-RPC answer; an error member is raised."""
-    env: _Envelope | None = None
-    if reply.content.strip():
-        try:
-            env = _envelope.decode(reply.content)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            env = None
-    if env is None or (env.result is msgspec.UNSET and env.error is msgspec.UNSET):
-        if not reply.ok:
-            cls = _HTTP_ERRORS.get(reply.status)
-            if cls is not None:
-                raise cls(f"{cls.default_message} (HTTP {reply.status} from {reply.url})")
-            raise BadResponse(
-                f"{reply.url} answered HTTP {reply.status}{_snippet(reply)}", status=reply.status
-            )
-        what = reply.content_type or "no content type"
-        raise BadResponse(
-            f"{reply.url} answered {what} that is not a JSON-RPC response{_snippet(reply)}",
-            status=reply.status,
-        )
-    if env.error is not msgspec.UNSET:
-        error = env.error
-        if not isinstance(error, dict) or isinstance(error.get("code"), bool) or not isinstance(
-            error.get("code"), int
-        ):
-            raise BadResponse(
-                f"{reply.url} answered a JSON-RPC error without an integer code",
-                status=reply.status,
-            )
-        raise codec.decode_error(error)
-    if env.id is not msgspec.UNSET and env.id is not None and env.id != rid:
-        raise BadResponse(
-            f"{reply.url} answered request {env.id!r}, not {rid}", status=reply.status
-        )
-    assert not isinstance(env.result, msgspec.UnsetType)
-    return bytes(env.result)
-
-
-def _snippet(reply: HTTPReply) -> str:
-    text = reply.content[:120].decode("utf-8", "replace").strip()
-    text = " ".join(text.split())
-    return f": {text}" if text else ""
 
 
 def _wrong_type(expected: str, result: object) -> ClientError:

@@ -216,11 +216,15 @@ class Connection:
         code = error.get("code") if isinstance(error, dict) else None
         if not isinstance(code, int) or isinstance(code, bool):
             return BadResponse(f"{self.url} sent a JSON-RPC error without an integer code")
-        err = self.codec.decode_error(error)
-        data = err.data
-        if isinstance(data, dict) and data.get("resumable") in (True, "true"):
-            return _Lagged(err.message, _seq(data.get("lastEventId")))
-        return err
+        return lagged_or(self.codec.decode_error(error))
+
+
+def lagged_or(err: A2AError) -> Exception:
+    """``err``, or the lag it reports (its data says ``resumable``)."""
+    data = err.data
+    if isinstance(data, dict) and data.get("resumable") in (True, "true"):
+        return _Lagged(err.message, _seq(data.get("lastEventId")))
+    return err
 
 
 def _seq(value: object) -> int | None:

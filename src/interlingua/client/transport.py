@@ -87,6 +87,24 @@ class Transport:
         """POST and return once the status and headers have arrived."""
         raise NotImplementedError
 
+    async def request(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> HTTPReply:
+        """Any HTTP method (the HTTP+JSON binding uses GET, POST and DELETE)."""
+        if method == "GET":
+            return await self.get(url, headers)
+        if method == "POST":
+            return await self.post(url, body or b"", headers)
+        raise NotImplementedError(f"{type(self).__name__} cannot send {method}")
+
+    async def request_stream(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> StreamReply:
+        """As ``post_stream``, with any HTTP method."""
+        if method == "POST":
+            return await self.post_stream(url, body or b"", headers)
+        raise NotImplementedError(f"{type(self).__name__} cannot stream {method}")
+
     async def aclose(self) -> None:
         raise NotImplementedError
 
@@ -117,11 +135,21 @@ class HTTPXTransport(Transport):
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> HTTPReply:
         return await self._send("POST", url, body, headers)
 
+    async def request(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> HTTPReply:
+        return await self._send(method, url, body, headers)
+
     async def post_stream(
         self, url: str, body: bytes, headers: Mapping[str, str]
     ) -> StreamReply:
+        return await self.request_stream("POST", url, body, headers)
+
+    async def request_stream(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> StreamReply:
         try:
-            request = self.client.build_request("POST", url, content=body, headers=dict(headers))
+            request = self.client.build_request(method, url, content=body, headers=dict(headers))
             response = await self.client.send(request, stream=True)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._error(url, exc) from None

@@ -51,7 +51,7 @@ from . import _v1_wire as w
 from ._common import V03_ERROR_CLASSES, decode_params, each_in, field_in
 from .base import Codec, StreamItem
 
-__all__ = ["V1Codec", "decode_card_v1", "encode_card_v1", "encode_status"]
+__all__ = ["V1Codec", "decode_card_v1", "decode_status", "encode_card_v1", "encode_status"]
 
 _encoder = msgspec.json.Encoder()
 _any_decoder = msgspec.json.Decoder()
@@ -526,6 +526,33 @@ def _error_in(error: Any) -> A2AError:
         meta = infos[0].get("metadata")
         data = meta if isinstance(meta, dict) and meta else None
     return cls(message or None, data=data)
+
+
+_BY_REASON: dict[str, type[A2AError]] = {}
+for _cls in _ERROR_CLASSES:
+    _BY_REASON.setdefault(_cls.reason, _cls)
+
+
+def decode_status(doc: Any) -> A2AError | None:
+    """The ``google.rpc.Status`` JSON of an HTTP+JSON answer (``{"error": {...}}``)
+    -> the canonical error its ErrorInfo ``reason`` names (as ``encode_status``
+    writes it). None when ``doc`` is no such object or names no known reason."""
+    error = doc.get("error") if isinstance(doc, dict) else None
+    if not isinstance(error, dict):
+        return None
+    details = error.get("details")
+    infos = (
+        [d for d in details if isinstance(d, dict) and d.get("@type") == w.ERROR_INFO_TYPE]
+        if isinstance(details, list)
+        else []
+    )
+    reason = infos[0].get("reason") if infos else None
+    cls = _BY_REASON.get(reason) if isinstance(reason, str) else None
+    if cls is None:
+        return None
+    # read as the JSON-RPC error of the same reason, so both bindings raise alike
+    return _error_in({"code": cls().code_for("1.0"), "message": error.get("message"),
+                      "data": details})
 
 
 # ------------------------------------------------------------------------- codec

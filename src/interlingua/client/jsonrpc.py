@@ -1,0 +1,156 @@
+"""The JSON-RPC binding of the client: one POST per call, SSE for streams."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.dialects import Codec, get_codec
+from ..core.errors import (
+    A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    InvalidAgentResponse,
+    RateLimitExceeded,
+    UnsupportedOperation,
+)
+from .card import Endpoint
+from .errors import BadResponse, DialectMismatch
+from .stream import Connection
+from .transport import HTTPReply, Transport
+
+__all__ = ["HTTP_ERRORS", "JSONRPCBinding", "snippet"]
+
+_encoder = msgspec.json.Encoder()
+
+
+class _Envelope(msgspec.Struct):
+    # Every member optional: a body missing both result and error is refused below.
+    jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
+    id: str | int | msgspec.UnsetType | None = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: Any = msgspec.UNSET
+
+
+_envelope = msgspec.json.Decoder(_Envelope)
+
+# HTTP statuses that v1.0 answers with a generic body (DIALECTS.md §f.1, errors.py)
+HTTP_ERRORS: dict[int, type[A2AError]] = {
+    401: AuthenticationRequired,
+    403: AuthorizationFailed,
+    429: RateLimitExceeded,
+}
+
+
+class JSONRPCBinding:
+    """Calls as JSON-RPC requests POSTed to the endpoint's URL."""
+
+    def __init__(self, transport: Transport, headers: Mapping[str, str]) -> None:
+        self._transport = transport
+        self._headers = headers
+        self._ids = itertools.count(1)
+
+    def _request(self, codec: Codec, call: Call) -> tuple[int, bytes]:
+        try:
+            method, params = codec.encode_call(call)
+        except UnsupportedOperation as exc:
+            raise DialectMismatch(
+                f"{type(call).__name__} has no counterpart in A2A {codec.name}: {exc.message}"
+            ) from None
+        rid = next(self._ids)
+        body = (
+            b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":'
+            + _encoder.encode(method) + b',"params":' + params + b"}"
+        )
+        return rid, body
+
+    async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
+        codec = get_codec(endpoint.dialect)
+        rid, body = self._request(codec, call)
+        headers = {
+            **self._headers,
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "A2A-Version": endpoint.dialect,
+        }
+        reply = await self._transport.post(endpoint.url, body, headers)
+        raw = result_of(reply, rid, codec)
+        try:
+            result = codec.decode_result(call, raw)
+        except InvalidAgentResponse as exc:
+            raise BadResponse(f"{reply.url}: {exc.message}", status=reply.status) from None
+        return result, raw
+
+    async def open_stream(
+        self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
+    ) -> Connection:
+        codec = get_codec(endpoint.dialect)
+        rid, body = self._request(codec, call)
+        headers = {
+            **self._headers,
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream, application/json",
+            "A2A-Version": endpoint.dialect,
+        }
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        reply = await self._transport.post_stream(endpoint.url, body, headers)
+        if reply.content_type == "text/event-stream" and 200 <= reply.status < 300:
+            return Connection(codec, reply.url, reply=reply)
+        # An error before the stream began, or an agent that does not stream
+        # and answered with one result: a plain JSON-RPC answer either way.
+        try:
+            content = await reply.read()
+        finally:
+            await reply.aclose()
+        raw = result_of(HTTPReply(reply.status, reply.headers, content, reply.url), rid, codec)
+        return Connection(codec, reply.url, single=raw)
+
+
+def result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
+    """The raw ``result`` member of a JSON-RPC answer; an error member is raised."""
+    env: _Envelope | None = None
+    if reply.content.strip():
+        try:
+            env = _envelope.decode(reply.content)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            env = None
+    if env is None or (env.result is msgspec.UNSET and env.error is msgspec.UNSET):
+        if not reply.ok:
+            cls = HTTP_ERRORS.get(reply.status)
+            if cls is not None:
+                raise cls(f"{cls.default_message} (HTTP {reply.status} from {reply.url})")
+            raise BadResponse(
+                f"{reply.url} answered HTTP {reply.status}{snippet(reply)}", status=reply.status
+            )
+        what = reply.content_type or "no content type"
+        raise BadResponse(
+            f"{reply.url} answered {what} that is not a JSON-RPC response{snippet(reply)}",
+            status=reply.status,
+        )
+    if env.error is not msgspec.UNSET:
+        error = env.error
+        if not isinstance(error, dict) or isinstance(error.get("code"), bool) or not isinstance(
+            error.get("code"), int
+        ):
+            raise BadResponse(
+                f"{reply.url} answered a JSON-RPC error without an integer code",
+                status=reply.status,
+            )
+        raise codec.decode_error(error)
+    if env.id is not msgspec.UNSET and env.id is not None and env.id != rid:
+        raise BadResponse(
+            f"{reply.url} answered request {env.id!r}, not {rid}", status=reply.status
+        )
+    assert not isinstance(env.result, msgspec.UnsetType)
+    return bytes(env.result)
+
+
+def snippet(reply: HTTPReply) -> str:
+    text = reply.content[:120].decode("utf-8", "replace").strip()
+    text = " ".join(text.split())
+    return f": {text}" if text else ""

@@ -1,0 +1,301 @@
+"""The HTTP+JSON (REST) binding of the client: A2A 1.0 (DIALECTS.md §g.1) and
+A2A 0.3 (§g.2, the same routes under ``/v1``, bodies in v0.3-ProtoJSON).
+
+A call is encoded by the v1.0 codec exactly as for JSON-RPC (ProtoJSON); its
+request message then becomes a route: the ids go into the path, the other
+members of a GET into the query, the whole message of a POST into the body
+(the server checks that the body's ids agree with the path's). A tenant puts
+its name in front of the path. Answers are the bare result messages; errors
+are ``google.rpc.Status`` objects whose ErrorInfo ``reason`` names the error,
+read into the same ``A2AError`` classes the JSON-RPC binding raises (v0.3's
+``{"message", "type"}`` bodies by their type's name). A route
+the agent does not serve (404 or 405 without such a body) is
+``MethodNotFound``, which lets the client fall back to another binding.
+Streams are SSE whose events carry bare ``StreamResponse`` objects, resumed
+with ``Last-Event-ID`` as JSON-RPC streams are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import msgspec
+
+from ..core.calls import Call, Result, SendMessage, SetPushConfig, SubscribeToTask
+from ..core.dialects import Codec, get_codec
+from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
+from ..core.dialects.v1_0 import decode_status
+from ..core.errors import (
+    A2AError,
+    ContentTypeNotSupported,
+    ExtendedCardNotConfigured,
+    ExtensionSupportRequired,
+    InternalError,
+    InvalidAgentResponse,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    PushNotSupported,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+    VersionNotSupported,
+)
+from ..core.sse import SSEEvent
+from .card import Endpoint
+from .errors import AgentUnreachable, BadResponse, DialectMismatch
+from .jsonrpc import HTTP_ERRORS, snippet
+from .stream import Connection, _seq, lagged_or
+from .transport import HTTPReply, StreamReply, Transport
+
+__all__ = ["RESTBinding", "route_of", "route_of_v03"]
+
+_json = msgspec.json.Decoder()
+_encode = msgspec.json.encode
+_MEDIA = "application/a2a+json"
+_v03 = V03ProtoJSONCodec()
+
+
+def _seg(value: Any) -> str:
+    return quote(str(value), safe="")
+
+
+def route_of(method: str, params: bytes) -> tuple[str, str, bytes | None]:
+    """The v1.0 route of a call (its method and ProtoJSON params): the HTTP
+    method, the path with its query, and the body (None for GET and DELETE)."""
+    doc = _json.decode(params) if params else {}
+    if not isinstance(doc, dict):
+        doc = {}
+    tenant = doc.get("tenant")
+    prefix = "/" + _seg(tenant) if tenant else ""
+    body: bytes | None = None
+    query: dict[str, Any] = {}
+    if method in ("SendMessage", "SendStreamingMessage"):
+        verb = "POST"
+        path = "/message:send" if method == "SendMessage" else "/message:stream"
+        body = params
+    elif method == "GetTask":
+        verb, path = "GET", f"/tasks/{_seg(doc['id'])}"
+        query = {k: doc[k] for k in ("historyLength",) if k in doc}
+    elif method == "ListTasks":
+        verb, path = "GET", "/tasks"
+        query = {k: v for k, v in doc.items() if k != "tenant"}
+    elif method == "CancelTask":
+        verb, path, body = "POST", f"/tasks/{_seg(doc['id'])}:cancel", params
+    elif method == "SubscribeToTask":
+        verb, path = "GET", f"/tasks/{_seg(doc['id'])}:subscribe"
+    elif method == "CreateTaskPushNotificationConfig":
+        verb, body = "POST", params
+        path = f"/tasks/{_seg(doc['taskId'])}/pushNotificationConfigs"
+    elif method in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
+        config_id = doc.get("id")
+        if not config_id:
+            raise DialectMismatch(
+                "asking for a task's push config over HTTP+JSON needs the config's id")
+        verb = "GET" if method.startswith("Get") else "DELETE"
+        path = f"/tasks/{_seg(doc['taskId'])}/pushNotificationConfigs/{_seg(config_id)}"
+    elif method == "ListTaskPushNotificationConfigs":
+        verb, path = "GET", f"/tasks/{_seg(doc['taskId'])}/pushNotificationConfigs"
+        query = {k: doc[k] for k in ("pageSize", "pageToken") if k in doc}
+    elif method == "GetExtendedAgentCard":
+        verb, path = "GET", "/extendedAgentCard"
+    else:
+        raise DialectMismatch(f"{method} has no HTTP+JSON route")
+    if query:
+        path += "?" + urlencode({k: _query_value(v) for k, v in query.items()})
+    return verb, prefix + path, body
+
+
+def route_of_v03(method: str, params: bytes, call: Call) -> tuple[str, str, bytes | None]:
+    """The v0.3 route (§g.2) of a call, as ``route_of``: its v0.3 JSON-RPC method
+    and its params in v0.3-ProtoJSON."""
+    doc = _json.decode(params) if params else {}
+    if not isinstance(doc, dict):
+        doc = {}
+    task = f"/v1/tasks/{_seg(doc.get('id', ''))}"
+    configs = task + "/pushNotificationConfigs"
+    if method in ("message/send", "message/stream"):
+        verb = "POST"
+        path = "/v1/message:send" if method == "message/send" else "/v1/message:stream"
+        return verb, path, params
+    if method == "tasks/get":
+        query = {k: doc[k] for k in ("historyLength",) if k in doc}
+        return "GET", task + ("?" + urlencode(query) if query else ""), None
+    if method == "tasks/cancel":
+        return "POST", task + ":cancel", params
+    if method == "tasks/resubscribe":
+        return "GET", task + ":subscribe", None
+    if method == "tasks/pushNotificationConfig/set":
+        assert isinstance(call, SetPushConfig)
+        return "POST", f"/v1/tasks/{_seg(call.task_id)}/pushNotificationConfigs", params
+    if method == "tasks/pushNotificationConfig/list":
+        return "GET", configs, None
+    if method in ("tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/delete"):
+        config_id = doc.get("pushNotificationConfigId")
+        if not config_id:
+            raise DialectMismatch(
+                "asking for a task's push config over HTTP+JSON needs the config's id")
+        verb = "GET" if method.endswith("/get") else "DELETE"
+        return verb, f"{configs}/{_seg(config_id)}", None
+    if method == "agent/getAuthenticatedExtendedCard":
+        return "GET", "/v1/card", None
+    raise DialectMismatch(f"{method} has no HTTP+JSON route in A2A 0.3")
+
+
+# v0.3 error bodies name their error by type (DIALECTS.md §f.2)
+_V03_TYPES: dict[str, type[A2AError]] = {
+    "TaskNotFoundError": TaskNotFound,
+    "TaskNotCancelableError": TaskNotCancelable,
+    "PushNotificationNotSupportedError": PushNotSupported,
+    "UnsupportedOperationError": UnsupportedOperation,
+    "ContentTypeNotSupportedError": ContentTypeNotSupported,
+    "InvalidAgentResponseError": InvalidAgentResponse,
+    "ExtendedAgentCardNotConfiguredError": ExtendedCardNotConfigured,
+    "ExtensionSupportRequiredError": ExtensionSupportRequired,
+    "VersionNotSupportedError": VersionNotSupported,
+    "InvalidParamsError": InvalidParams,
+    "InvalidRequestError": InvalidRequest,
+    "JSONParseError": ParseError,
+    "MethodNotFoundError": MethodNotFound,
+    "InternalError": InternalError,
+}
+
+
+def _v03_error(doc: Any) -> A2AError | None:
+    """A v0.3 error body ``{"message": …, "type": …}`` -> its error (None without a type)."""
+    if not isinstance(doc, dict):
+        return None
+    kind = doc.get("type")
+    cls = _V03_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        return None
+    message = doc.get("message")
+    return cls(message if isinstance(message, str) and message else None)
+
+
+def _error_of(dialect: str, doc: Any) -> A2AError | None:
+    return _v03_error(doc) if dialect == "0.3" else decode_status(doc)
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class RESTBinding:
+    """Calls as HTTP+JSON requests below the endpoint's base URL."""
+
+    def __init__(self, transport: Transport, headers: Mapping[str, str]) -> None:
+        self._transport = transport
+        self._headers = headers
+
+    def _request(self, endpoint: Endpoint, call: Call, accept: str
+                 ) -> tuple[Codec, str, str, bytes | None, dict[str, str]]:
+        codec = _v03 if endpoint.dialect == "0.3" else get_codec(endpoint.dialect)
+        try:
+            method, params = codec.encode_call(call)
+        except UnsupportedOperation as exc:
+            raise DialectMismatch(
+                f"{type(call).__name__} has no counterpart in A2A {endpoint.dialect}: "
+                f"{exc.message}") from None
+        if endpoint.dialect == "0.3":
+            verb, path, body = route_of_v03(method, params, call)
+        else:
+            verb, path, body = route_of(method, params)
+        headers = {**self._headers, "Accept": accept, "A2A-Version": endpoint.dialect}
+        if body is not None:
+            headers["Content-Type"] = _MEDIA if endpoint.dialect == "1.0" else "application/json"
+        return codec, verb, endpoint.url.rstrip("/") + path, body, headers
+
+    async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
+        codec, verb, url, body, headers = self._request(
+            endpoint, call, f"{_MEDIA}, application/json")
+        reply = await self._transport.request(verb, url, body, headers)
+        raw = _result_of(reply, endpoint.dialect)
+        try:
+            result = codec.decode_result(call, raw)
+        except InvalidAgentResponse as exc:
+            raise BadResponse(f"{reply.url}: {exc.message}", status=reply.status) from None
+        return result, raw
+
+    async def open_stream(
+        self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
+    ) -> Connection:
+        codec, verb, url, body, headers = self._request(
+            endpoint, call, f"text/event-stream, {_MEDIA}, application/json")
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        reply = await self._transport.request_stream(verb, url, body, headers)
+        if reply.content_type == "text/event-stream" and 200 <= reply.status < 300:
+            return RESTConnection(codec, reply.url, reply=reply, dialect=endpoint.dialect)
+        # An error before the stream began, or one answer instead of a stream.
+        try:
+            content = await reply.read()
+        finally:
+            await reply.aclose()
+        raw = _result_of(HTTPReply(reply.status, reply.headers, content, reply.url),
+                         endpoint.dialect)
+        return RESTConnection(codec, reply.url, single=raw, dialect=endpoint.dialect)
+
+
+class RESTConnection(Connection):
+    """A stream whose events are bare ``StreamResponse`` objects, or error bodies."""
+
+    def __init__(self, codec: Codec, url: str, *, reply: StreamReply | None = None,
+                 single: bytes | None = None, dialect: str = "1.0") -> None:
+        super().__init__(codec, url, reply=reply, single=single)
+        self.dialect = dialect
+
+    def _event(self, ev: SSEEvent) -> tuple[int | None, bytes]:
+        try:
+            doc = _json.decode(ev.data)
+        except msgspec.DecodeError:
+            raise BadResponse(
+                f"{self.url} sent a stream event that is not JSON: {ev.data[:120]!r}"
+            ) from None
+        if ev.event == "error" or (isinstance(doc, dict) and "error" in doc):
+            err = _error_of(self.dialect, doc)
+            if err is not None:
+                raise lagged_or(err)
+            if self.dialect == "0.3":
+                # v0.3 bodies have no room for the resume hint a v1.0 body carries
+                # (a reader dropped for falling behind): read it as a broken stream.
+                message = doc.get("message") if isinstance(doc, dict) else None
+                raise AgentUnreachable(f"{self.url} broke off the stream: {message}")
+            raise BadResponse(f"{self.url} sent an error event without an A2A reason")
+        return _seq(ev.id), ev.data.encode()
+
+
+def _result_of(reply: HTTPReply, dialect: str) -> bytes:
+    """The body of a successful answer; an error body is raised as its error."""
+    if reply.ok:
+        if not reply.content.strip():
+            return b"{}"
+        if reply.content_type and not (reply.content_type.endswith("json")):
+            raise BadResponse(
+                f"{reply.url} answered {reply.content_type}, not JSON{snippet(reply)}",
+                status=reply.status,
+            )
+        return reply.content
+    doc: Any = None
+    if reply.content.strip():
+        try:
+            doc = _json.decode(reply.content)
+        except msgspec.DecodeError:
+            doc = None
+    err = _error_of(dialect, doc)
+    if err is not None:
+        raise err
+    cls = HTTP_ERRORS.get(reply.status)
+    if cls is not None:
+        raise cls(f"{cls.default_message} (HTTP {reply.status} from {reply.url})")
+    if reply.status in (404, 405):
+        # no such route here: this agent does not speak HTTP+JSON at this URL
+        raise MethodNotFound(f"{reply.url} answered HTTP {reply.status}{snippet(reply)}")
+    raise BadResponse(
+        f"{reply.url} answered HTTP {reply.status}{snippet(reply)}", status=reply.status
+    )

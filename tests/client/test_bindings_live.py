@@ -1,0 +1,96 @@
+"""The same client calls over JSON-RPC and HTTP+JSON against one live server give
+the same canonical results: tasks, pages, push configs and errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from interlingua import Agent, Context
+from interlingua.client import Client
+from interlingua.core.calls import (
+    DeletePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    SetPushConfig,
+)
+from interlingua.core.errors import TaskNotFound
+from interlingua.core.model import PushConfig, Task, TaskState
+from interlingua.server.push import PushSettings
+from tests.live import live_agent
+
+
+async def _work(ctx: Context) -> None:
+    if ctx.text == "slow":
+        await ctx.update("working on it")
+        await asyncio.sleep(30)
+        return
+    await ctx.complete("done", artifact=ctx.text, name="echo")
+
+
+AGENT = Agent("Worker", "Echoes; works slowly on request.", _work, push_notifications=True)
+
+# (binding, dialect) of every way the client can speak to this server
+WAYS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3")]
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with live_agent(AGENT, push=PushSettings(allow_http=True,
+                                             allow_private_networks=True)) as base:
+        yield base
+
+
+@pytest.fixture
+async def clients(url: str) -> AsyncIterator[dict[tuple[str, str], Client]]:
+    made = {(b, d): Client(url + ("/" if b == "jsonrpc" else ""), binding=b, dialect=d,
+                           timeout=20) for b, d in WAYS}
+    try:
+        yield made
+    finally:
+        for c in made.values():
+            await c.aclose()
+
+
+async def test_a_task_reads_the_same_over_every_binding(
+        clients: dict[tuple[str, str], Client]) -> None:
+    made = await clients["rest", "1.0"].send("hello")
+    assert isinstance(made, Task) and made.status.state is TaskState.COMPLETED
+    seen = {way: await c.get_task(made.id) for way, c in clients.items()}
+    assert seen["rest", "1.0"] == seen["jsonrpc", "1.0"]
+    assert seen["rest", "0.3"] == seen["jsonrpc", "0.3"]
+    page = {b: await clients[b, "1.0"].list_tasks(context_id=made.context_id)
+            for b in ("jsonrpc", "rest")}
+    assert page["rest"] == page["jsonrpc"] and [t.id for t in page["rest"].tasks] == [made.id]
+
+
+@pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])
+async def test_push_configs_over_each_binding(clients: dict[tuple[str, str], Client],
+                                              way: tuple[str, str]) -> None:
+    client = clients[way]
+    task = await client.send("slow", blocking=False)
+    assert isinstance(task, Task)
+    try:
+        config = PushConfig(url="http://127.0.0.1:9/hook", id="cfg-1", token="tok")
+        made = await client.call(SetPushConfig(task_id=task.id, config=config))
+        assert isinstance(made, PushConfig)
+        assert (made.id, made.url, made.token) == ("cfg-1", config.url, "tok")
+        got = await client.call(GetPushConfig(task_id=task.id, config_id="cfg-1"))
+        assert got == made
+        # what one binding set, the other sees
+        other = clients["jsonrpc" if way[0] == "rest" else "rest", "1.0"]
+        assert await other.call(ListPushConfigs(task_id=task.id)) == [made]
+        assert await client.call(DeletePushConfig(task_id=task.id, config_id="cfg-1")) is None
+        assert await client.call(ListPushConfigs(task_id=task.id)) == []
+    finally:
+        await client.cancel(task.id)
+
+
+@pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])
+async def test_errors_carry_the_same_message(clients: dict[tuple[str, str], Client],
+                                             way: tuple[str, str]) -> None:
+    with pytest.raises(TaskNotFound) as raised:
+        await clients[way].get_task("no-such-task")
+    assert raised.value.message == "Task not found: no-such-task"

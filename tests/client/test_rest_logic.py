@@ -1,0 +1,386 @@
+"""The client's HTTP+JSON binding against a scripted agent (httpx.MockTransport):
+routes of each operation, error bodies, binding choice and fallback.
+
+Wire documents are written from the v1.0 specification (a2a.proto's HTTP
+annotations, ProtoJSON names, google.rpc.Status with ErrorInfo), not produced
+by our codecs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import msgspec
+import pytest
+
+from interlingua.client import BadResponse, Client, DialectMismatch, ResumePolicy
+from interlingua.core.calls import (
+    DeletePushConfig,
+    GetPushConfig,
+    GetTask,
+    ListPushConfigs,
+    SetPushConfig,
+)
+from interlingua.core.errors import (
+    AuthenticationRequired,
+    ContentTypeNotSupported,
+    InvalidParams,
+    MethodNotFound,
+    PushNotSupported,
+    RateLimitExceeded,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+    VersionNotSupported,
+)
+from interlingua.core.model import PushConfig, Task, TaskState
+
+BASE = "http://agent.test"
+REST_URL = "http://agent.test/rest"
+RPC_URL = "http://agent.test/rpc"
+
+TASK: dict[str, Any] = {
+    "id": "t1",
+    "contextId": "c1",
+    "status": {"state": "TASK_STATE_COMPLETED"},
+    "artifacts": [{"artifactId": "a1", "name": "forecast", "parts": [{"text": "sunny"}]}],
+}
+PUSH: dict[str, Any] = {"id": "p1", "taskId": "t1", "url": "https://hook.test/a2a"}
+
+
+def card(*interfaces: tuple[str, str, str]) -> dict[str, Any]:
+    return {
+        "name": "Weather", "description": "Forecasts.", "version": "1.0.0",
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": binding, "protocolVersion": version}
+            for binding, version, url in interfaces
+        ],
+        "capabilities": {"streaming": True},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [],
+    }
+
+
+REST_FIRST = card(("HTTP+JSON", "1.0", REST_URL), ("JSONRPC", "1.0", RPC_URL))
+RPC_FIRST = card(("JSONRPC", "1.0", RPC_URL), ("HTTP+JSON", "1.0", REST_URL))
+
+
+def status(http: int, grpc: str, reason: str, message: str) -> httpx.Response:
+    return httpx.Response(http, json={"error": {
+        "code": http, "status": grpc, "message": message,
+        "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                     "domain": "a2a-protocol.org"}]}})
+
+
+class Agent:
+    """A card, an HTTP+JSON agent below REST_URL and a JSON-RPC one at RPC_URL."""
+
+    def __init__(self, card_doc: dict[str, Any] = REST_FIRST, rest: bool = True) -> None:
+        self.card = card_doc
+        self.rest = rest
+        #: (HTTP method, path, query, body or None) of every HTTP+JSON request
+        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+        self.rpc: list[str] = []
+        self.answer: httpx.Response | None = None
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        url = urlsplit(str(request.url))
+        if url.path == "/.well-known/agent-card.json":
+            return httpx.Response(200, json=self.card)
+        if url.path == "/rpc":
+            doc = msgspec.json.decode(request.content)
+            self.rpc.append(doc["method"])
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": doc["id"], "result": TASK})
+        if not self.rest or not url.path.startswith("/rest/"):
+            return httpx.Response(404, text="Not Found")
+        body = msgspec.json.decode(request.content) if request.content else None
+        path = url.path.removeprefix("/rest")
+        self.requests.append((request.method, path, dict(parse_qsl(url.query)), body))
+        version = request.headers["A2A-Version"]
+        if body is not None:
+            assert request.headers["Content-Type"] == (
+                "application/a2a+json" if version == "1.0" else "application/json")
+        if self.answer is not None:
+            return self.answer
+        if path == "/message:send":
+            return httpx.Response(200, json={"task": TASK})
+        if path == "/tasks" and request.method == "GET":
+            return httpx.Response(200, json={"tasks": [TASK], "nextPageToken": "",
+                                             "pageSize": 50, "totalSize": 1})
+        if "/pushNotificationConfigs" in path:
+            if request.method == "DELETE":
+                return httpx.Response(200, json={})
+            if path.endswith("/pushNotificationConfigs") and request.method == "GET":
+                return httpx.Response(200, json={"configs": [PUSH]})
+            return httpx.Response(200, json=PUSH)
+        return httpx.Response(200, json=TASK)
+
+    def client(self, url: str = BASE, **kwargs: Any) -> Client:
+        http = httpx.AsyncClient(transport=httpx.MockTransport(self.handler))
+        kwargs.setdefault("httpx_client", http)
+        return Client(url, **kwargs)
+
+
+# ------------------------------------------------------------------------ routes
+
+
+async def test_every_operation_takes_its_route() -> None:
+    agent = Agent()
+    async with agent.client() as client:
+        task = await client.send("weather?", history_length=2)
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        assert (await client.get_task("t1", history_length=3)).id == "t1"
+        page = await client.list_tasks(context_id="c1", status="working", page_size=5,
+                                       include_artifacts=True)
+        assert [t.id for t in page.tasks] == ["t1"]
+        assert (await client.cancel("t/1")).id == "t1"
+        await client.call(SetPushConfig(task_id="t1",
+                                        config=PushConfig(url="https://hook.test/a2a", id="p1")))
+        await client.call(GetPushConfig(task_id="t1", config_id="p1"))
+        await client.call(ListPushConfigs(task_id="t1"))
+        await client.call(DeletePushConfig(task_id="t1", config_id="p1"))
+        await client.call(GetTask(id="t1", tenant="acme"))
+    assert client.endpoint is not None and client.endpoint.binding == "HTTP+JSON"
+    routes = [(m, p, q) for m, p, q, _ in agent.requests]
+    assert routes == [
+        ("POST", "/message:send", {}),
+        ("GET", "/tasks/t1", {"historyLength": "3"}),
+        ("GET", "/tasks", {"contextId": "c1", "status": "TASK_STATE_WORKING", "pageSize": "5",
+                           "includeArtifacts": "true"}),
+        ("POST", "/tasks/t%2F1:cancel", {}),
+        ("POST", "/tasks/t1/pushNotificationConfigs", {}),
+        ("GET", "/tasks/t1/pushNotificationConfigs/p1", {}),
+        ("GET", "/tasks/t1/pushNotificationConfigs", {}),
+        ("DELETE", "/tasks/t1/pushNotificationConfigs/p1", {}),
+        ("GET", "/acme/tasks/t1", {}),  # a tenant goes in front of the path
+    ]
+    send_body = agent.requests[0][3]
+    assert send_body["message"]["parts"] == [{"text": "weather?"}]
+    assert send_body["configuration"]["historyLength"] == 2
+    assert agent.rpc == []
+
+
+V03_TASK: dict[str, Any] = {"id": "t1", "contextId": "c1",
+                            "status": {"state": "TASK_STATE_COMPLETED"}}
+
+
+async def test_v03_operations_take_their_routes_under_v1() -> None:
+    agent = Agent()
+    agent.answer = httpx.Response(200, json=V03_TASK)
+    async with agent.client(REST_URL, binding="rest", dialect="0.3") as client:
+        assert (await client.get_task("t1", history_length=1)).id == "t1"
+        assert (await client.cancel("t1")).id == "t1"
+        agent.answer = httpx.Response(
+            200, json={"name": "tasks/t1/pushNotificationConfigs/p1",
+                       "pushNotificationConfig": {"url": "https://hook.test/a2a", "id": "p1"}})
+        await client.call(SetPushConfig(task_id="t1",
+                                        config=PushConfig(url="https://hook.test/a2a", id="p1")))
+        await client.call(GetPushConfig(task_id="t1", config_id="p1"))
+        agent.answer = httpx.Response(200, json={})
+        await client.call(DeletePushConfig(task_id="t1", config_id="p1"))
+        with pytest.raises(DialectMismatch):
+            await client.list_tasks()
+    assert [(m, p, q) for m, p, q, _ in agent.requests] == [
+        ("GET", "/v1/tasks/t1", {"historyLength": "1"}),
+        ("POST", "/v1/tasks/t1:cancel", {}),
+        ("POST", "/v1/tasks/t1/pushNotificationConfigs", {}),
+        ("GET", "/v1/tasks/t1/pushNotificationConfigs/p1", {}),
+        ("DELETE", "/v1/tasks/t1/pushNotificationConfigs/p1", {}),
+    ]
+    assert agent.requests[2][3]["pushNotificationConfig"]["url"] == "https://hook.test/a2a"
+
+
+@pytest.mark.parametrize(("answer", "raised"), [
+    (httpx.Response(404, json={"message": "Task not found: t1", "type": "TaskNotFoundError"}),
+     TaskNotFound),
+    (httpx.Response(409, json={"message": "done", "type": "TaskNotCancelableError"}),
+     TaskNotCancelable),
+    (httpx.Response(422, json={"message": "bad", "type": "InvalidParamsError"}), InvalidParams),
+    (httpx.Response(501, json={"message": "no", "type": "PushNotificationNotSupportedError"}),
+     PushNotSupported),
+    (httpx.Response(401, json={"message": "who?"}), AuthenticationRequired),
+    (httpx.Response(404, json={"message": "Not Found"}), MethodNotFound),
+    (httpx.Response(500, json={"message": "oops"}), BadResponse),
+])
+async def test_v03_error_bodies_are_read_by_their_type(
+        answer: httpx.Response, raised: type[Exception]) -> None:
+    agent = Agent()
+    agent.answer = answer
+    async with agent.client(REST_URL, binding="rest", dialect="0.3") as client:
+        with pytest.raises(raised):
+            await client.get_task("t1")
+
+
+# ------------------------------------------------------------------------ errors
+
+
+@pytest.mark.parametrize(("answer", "raised"), [
+    (status(404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found: t1"), TaskNotFound),
+    (status(400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE", "done"), TaskNotCancelable),
+    (status(400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION", "no"), UnsupportedOperation),
+    (status(400, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED", "no"),
+     PushNotSupported),
+    (status(400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED", "no"),
+     ContentTypeNotSupported),
+    (status(400, "INVALID_ARGUMENT", "INVALID_PARAMS", "bad id"), InvalidParams),
+    (status(400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED", "2.0?"), VersionNotSupported),
+    (status(401, "UNAUTHENTICATED", "UNAUTHENTICATED", "who?"), AuthenticationRequired),
+    (status(429, "RESOURCE_EXHAUSTED", "RATE_LIMIT_EXCEEDED", "slow"), RateLimitExceeded),
+    (httpx.Response(401, text="go away"), AuthenticationRequired),
+    (httpx.Response(429), RateLimitExceeded),
+    (httpx.Response(404, text="Not Found"), MethodNotFound),
+    (httpx.Response(405, text="Method Not Allowed"), MethodNotFound),
+])
+async def test_error_bodies_raise_the_errors_json_rpc_raises(
+        answer: httpx.Response, raised: type[Exception]) -> None:
+    agent = Agent()
+    agent.answer = answer
+    async with agent.client(REST_URL, binding="rest", dialect="1.0") as client:
+        with pytest.raises(raised):
+            await client.get_task("t1")
+
+
+async def test_the_status_message_is_the_errors_message() -> None:
+    agent = Agent()
+    agent.answer = status(404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found: t1")
+    async with agent.client(binding="rest") as client:
+        with pytest.raises(TaskNotFound, match="Task not found: t1"):
+            await client.get_task("t1")
+
+
+@pytest.mark.parametrize("answer", [
+    httpx.Response(500, text="<html>oops</html>"),
+    httpx.Response(502, json={"error": {"code": 502, "message": "gateway"}}),
+    httpx.Response(200, text="<html>hello</html>", headers={"content-type": "text/html"}),
+])
+async def test_answers_that_are_no_a2a_answers_are_bad_responses(answer: httpx.Response) -> None:
+    agent = Agent()
+    agent.answer = answer
+    async with agent.client(binding="rest") as client:
+        with pytest.raises(BadResponse):
+            await client.get_task("t1")
+
+
+async def test_an_error_event_in_a_stream_is_raised() -> None:
+    agent = Agent()
+    first = b'{"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}}'
+    error = (b'{"error": {"code": 404, "status": "NOT_FOUND", "message": "gone", "details": '
+             b'[{"@type": "type.googleapis.com/google.rpc.ErrorInfo", '
+             b'"reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org"}]}}')
+    agent.answer = httpx.Response(
+        200, headers={"content-type": "text/event-stream"},
+        content=b"id: 1\ndata: " + first + b"\n\nevent: error\ndata: " + error + b"\n\n")
+    seen = []
+    async with agent.client(binding="rest") as client:
+        with pytest.raises(TaskNotFound, match="gone"):
+            async for event in client.stream("hi"):
+                seen.append(event)
+    assert [e.seq for e in seen] == [1]
+    assert agent.requests[0][:2] == ("POST", "/message:stream")
+
+
+async def test_a_v03_stream_broken_off_with_an_untyped_error_is_resumed() -> None:
+    def event(seq: int, state: str) -> bytes:
+        item = {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                 "status": {"state": state}, "final": state.endswith("ED")}}
+        return b"id: %d\ndata: " % seq + msgspec.json.encode(item) + b"\n\n"
+
+    task = b'id: 1\ndata: {"task": ' + msgspec.json.encode(
+        {**V03_TASK, "status": {"state": "TASK_STATE_WORKING"}}) + b"}\n\n"
+    answers = [
+        task + event(2, "TASK_STATE_WORKING")
+        + b'event: error\ndata: {"message": "This stream fell too far behind"}\n\n',
+        event(3, "TASK_STATE_COMPLETED"),
+    ]
+    seen: list[tuple[str, str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((urlsplit(str(request.url)).path, request.headers.get("Last-Event-ID")))
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=answers.pop(0))
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with Client(REST_URL, binding="rest", dialect="0.3", httpx_client=http,
+                      resume=ResumePolicy(sleep=_no_sleep)) as client:
+        events = [e async for e in client.stream("hi")]
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert events[-1].state is TaskState.COMPLETED
+    assert seen == [("/rest/v1/message:stream", None), ("/rest/v1/tasks/t1:subscribe", "2")]
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
+
+
+# ------------------------------------------------------------------ binding choice
+
+
+async def test_the_cards_order_decides_within_a_version() -> None:
+    rest = Agent(REST_FIRST)
+    async with rest.client() as client:
+        await client.get_task("t1")
+    assert [e.binding for e in client.endpoints] == ["HTTP+JSON", "JSONRPC"]
+    assert len(rest.requests) == 1 and rest.rpc == []
+    rpc = Agent(RPC_FIRST)
+    async with rpc.client() as client:
+        await client.get_task("t1")
+    assert rpc.requests == [] and rpc.rpc == ["GetTask"]
+
+
+async def test_a_newer_version_wins_over_the_cards_order() -> None:
+    agent = Agent(card(("JSONRPC", "0.3", RPC_URL), ("HTTP+JSON", "1.0", REST_URL)))
+    async with agent.client() as client:
+        await client.get_task("t1")
+    assert client.endpoint is not None
+    assert (client.endpoint.binding, client.dialect) == ("HTTP+JSON", "1.0")
+
+
+@pytest.mark.parametrize(("binding", "used"), [("jsonrpc", "JSONRPC"), ("rest", "HTTP+JSON"),
+                                               ("HTTP+JSON", "HTTP+JSON")])
+async def test_a_forced_binding_is_the_only_one_used(binding: str, used: str) -> None:
+    agent = Agent(RPC_FIRST if used == "HTTP+JSON" else REST_FIRST)
+    async with agent.client(binding=binding) as client:
+        await client.get_task("t1")
+        assert [e.binding for e in client.endpoints] == [used]
+    assert client.endpoint is not None and client.endpoint.binding == used
+
+
+async def test_a_forced_binding_the_card_lacks_is_a_mismatch() -> None:
+    agent = Agent(card(("JSONRPC", "1.0", RPC_URL)))
+    async with agent.client(binding="rest") as client:
+        with pytest.raises(DialectMismatch, match=r"HTTP\+JSON"):
+            await client.get_task("t1")
+
+
+async def test_a_grpc_only_card_names_what_it_offers() -> None:
+    agent = Agent(card(("GRPC", "1.0", "agent.test:443")))
+    async with agent.client() as client:
+        with pytest.raises(DialectMismatch, match=r"GRPC 1\.0 at"):
+            await client.get_task("t1")
+
+
+def test_unknown_bindings_and_impossible_pairs_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="unknown binding 'grpc'; use one of jsonrpc, rest"):
+        Client(BASE, binding="grpc")
+    with pytest.raises(ValueError, match=r"rest binding is spoken in A2A 1\.0, 0\.3, not 0\.1"):
+        Client(BASE, binding="rest", dialect="0.1")
+
+
+async def test_a_rest_interface_that_is_not_there_falls_back_to_json_rpc() -> None:
+    agent = Agent(REST_FIRST, rest=False)
+    async with agent.client() as client:
+        first = await client.get_task("t1")
+        again = await client.get_task("t1")
+    assert first.id == again.id == "t1"
+    assert agent.rpc == ["GetTask", "GetTask"]  # settled on JSON-RPC after one 404
+    assert client.endpoint is not None and client.endpoint.binding == "JSONRPC"
+
+
+async def test_no_fallback_to_json_rpc_when_rest_is_forced() -> None:
+    agent = Agent(REST_FIRST, rest=False)
+    async with agent.client(binding="rest") as client:
+        with pytest.raises(MethodNotFound):
+            await client.get_task("t1")
+    assert agent.rpc == []
