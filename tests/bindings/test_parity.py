@@ -168,11 +168,11 @@ def test_get(kind: type[Driver], server: str, client: httpx.Client) -> None:
         c.GetTask(id=task.id, history_length=1)))
 
 
+@pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.lists_tasks],
+                         indirect=True)
 def test_list(kind: type[Driver], server: str, client: httpx.Client) -> None:
     d = kind(client, server)
     task = send_task(d, "1")
-    if not kind.lists_tasks:
-        pytest.skip(f"{kind.name} has no task listing")
     call = c.ListTasks(context_id=task.context_id, page_size=5, include_artifacts=True,
                        status=m.TaskState.COMPLETED)
     page = d.call(call)
@@ -253,9 +253,9 @@ def test_authentication_and_owners(kind: type[Driver], secured: str,
     assert foreign.value.status == (200 if kind.name.startswith("jsonrpc") else 404)
 
 
+@pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.has_tenants],
+                         indirect=True)
 def test_tenants(kind: type[Driver], server: str, client: httpx.Client) -> None:
-    if not kind.has_tenants:
-        pytest.skip(f"{kind.name} has no tenants")
     acme = kind(client, server, tenant="acme")
     task = send_task(acme, "1")
     assert isinstance(acme.call(c.GetTask(id=task.id)), m.Task)
