@@ -3,10 +3,9 @@
 What the v1.0 codec writes as ProtoJSON (``core/dialects/_v1_wire.py``:
 ``task_out``, ``message_out``, ``part_out``, ``stream_item_out``), built here as
 protobuf messages without the JSON in between: the results and events every
-request and stream produces. Measured against the codec's JSON parsed into
-protobuf (``pbjson.fill``), a completed task is built about ten times faster;
-writing the wire bytes by hand in Python was measured too, and gained nothing
-over these (upb builds and serializes them in C).
+request and stream produces. Building them directly is much faster than
+parsing the codec's JSON into protobuf (``pbjson.fill``); writing the wire bytes
+by hand in Python gained nothing over this (upb builds and serializes them in C).
 The rarer answers (push configs, the card) still go through the codec's JSON.
 A test holds the two ways to the same bytes.
 """
