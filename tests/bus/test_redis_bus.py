@@ -103,6 +103,34 @@ async def test_news_reaches_readers_of_another_process(redis_url: str) -> None:
         await two.close()
 
 
+async def test_news_a_failing_client_could_not_send_is_kept_and_sent_later(
+        redis_url: str) -> None:
+    # A client closed under a send (at shutdown) raises errors other than
+    # RedisError; the news is kept for the next send, and publish does not fail.
+    one, two = await pair(redis_url)
+    try:
+        sub = two.subscribe("k")
+        waiting = asyncio.create_task(wait(sub, 0, timeout=30))
+        await asyncio.sleep(0.05)
+        working = one._client
+
+        class Broken:
+            def pipeline(self, **_: Any) -> Any:
+                raise AttributeError("'NoneType' object has no attribute 'send_packed_command'")
+
+        one._client = Broken()  # type: ignore[assignment]
+        one._closed = True  # publish sends at once, as during shutdown
+        await one.publish("k", [event(1)])
+        assert not waiting.done()
+        one._client, one._closed = working, False
+        await one.publish("k", [event(2)])
+        assert await asyncio.wait_for(waiting, 5) == 2
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
 async def test_a_large_write_or_one_after_a_gap_is_read_from_the_store(
         redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     one, two = await pair(redis_url)

@@ -131,3 +131,34 @@ async def test_a_commit_listener_sees_every_batch_in_order() -> None:
         assert len(batches) > 1
     finally:
         await engine.stop()
+
+
+class _BusThatFailsAfterDelivering(LocalBus):
+    """Hands events to the readers here, then fails to tell other processes, as a
+    shared bus does when its server is out of reach."""
+
+    async def publish(self, key: str, events: Sequence[Any]) -> None:
+        await super().publish(key, events)
+        raise ConnectionError("bus server out of reach")
+
+
+async def test_a_committed_write_stands_when_the_bus_fails() -> None:
+    async def chunks(ctx: Context) -> None:
+        await ctx.artifact("one", artifact_id="a")
+        await ctx.artifact("two", artifact_id="a", append=True, last_chunk=True)
+        await ctx.complete("done")
+
+    engine = Engine(Agent("t", "t", chunks), open_store("memory://"),
+                    _BusThatFailsAfterDelivering())
+    batches: list[list[int]] = []
+    engine.on_commit(lambda run, stored: batches.append([e.seq for e in stored]))
+    await engine.start()
+    try:
+        task = await engine.send(SendMessage(message=_message("go"),
+                                             config=SendConfig(blocking=True)), REQ)
+        assert task.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+        logged = await engine.store.read_events(REQ.scope, task.id)  # type: ignore[union-attr]
+        # every committed batch reached the commit listeners (push) as well
+        assert [seq for batch in batches for seq in batch] == [e.seq for e in logged]
+    finally:
+        await engine.stop()

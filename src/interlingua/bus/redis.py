@@ -256,7 +256,7 @@ class RedisBus:
                             fields["e"] = payload
                     pipe.xadd(self._stream, fields, maxlen=STREAM_LENGTH, approximate=True)
                 await pipe.execute()
-        except (RedisError, OSError) as exc:
+        except Exception as exc:  # not only RedisError: a client closed under us raises others
             for key, seq in news.items():
                 if seq > self._unsent.get(key, 0):
                     self._unsent[key] = seq

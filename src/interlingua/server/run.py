@@ -357,7 +357,14 @@ class Writer:
             lifecycle.apply(run.task, event, checked=True)
         run.version = version
         stored = [StoredEvent(seq=base + i + 1, event=e) for i, e in enumerate(batch)]
-        await self.bus.publish(run.key, stored)
+        try:
+            await self.bus.publish(run.key, stored)
+        except Exception:
+            # The batch is committed: it stands, and the readers here were handed
+            # it before a shared bus talks to its server (which keeps and resends
+            # news it could not send).
+            log.exception("the bus could not announce a committed write of task %s",
+                          run.task.id)
         for listener in self.on_commit:
             try:
                 listener(run, stored)
