@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -10,60 +9,34 @@ from typing import Any
 
 import httpx
 
-from .procs import ROOT, free_port
+from .procs import Process
 from .sse_client import V1, rpc, v1_message
 
 AGENT = "tests/e2e/replica_agent.py"
 
 
-class Replica:
+class Replica(Process):
+    grace = 40.0
+    ready_timeout = 30.0
+
     def __init__(self, store: str, bus: str, *, lease_timeout: float = 2.0,
                  extra: tuple[str, ...] = (), agent: str = AGENT) -> None:
+        super().__init__()
         self.agent = agent
         self.store, self.bus = store, bus
         self.lease_timeout = lease_timeout
         self.extra = extra
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, wait: bool = True) -> Replica:
-        self.proc = subprocess.Popen(
+        self.launch(
             [sys.executable, "-m", "interlingua.cli.main", "serve", self.agent,
              "--port", str(self.port), "--store", self.store, "--bus", self.bus,
              "--lease-timeout", str(self.lease_timeout), "--log-level", "warning",
              *self.extra],
-            cwd=ROOT, stdout=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, env=None)
         if wait:
             self.wait_ready()
         return self
-
-    def wait_ready(self, timeout: float = 30) -> None:
-        assert self.proc is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"replica exited with {self.proc.returncode}")
-            try:
-                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("replica did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(40)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 def call(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:

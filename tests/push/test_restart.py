@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,46 +13,22 @@ import httpx
 from interlingua.core.model import HistoryAppended
 from interlingua.server.push.admin import outbox_counts
 from interlingua.stores import Scope, SQLiteStore
-from tests.e2e.procs import ROOT, free_port
+from tests.e2e.procs import Process, free_port
 from tests.live import live_server
 
 from .helpers import Hook, until
 
 
-class PushServer:
+class PushServer(Process):
     def __init__(self, store: str) -> None:
+        super().__init__()
         self.store = store
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> PushServer:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.push.push_server", "--store", self.store,
-             "--port", str(self.port)],
-            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, "the server exited"
-            try:
-                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise RuntimeError("the server did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        self.launch([sys.executable, "-m", "tests.push.push_server", "--store", self.store,
+                     "--port", str(self.port)])
+        self.wait_ready()
+        return self
 
 
 def rpc(url: str, method: str, params: dict[str, Any], v1: bool = False) -> Any:
