@@ -91,6 +91,9 @@ class Database:
         self._pool: asyncpg.Pool | None = None
         #: what /healthz reports (filled at open)
         self.effective: dict[str, Any] = {}
+        #: (tenant, owner, task id) -> (pk, context id, state, version) as this
+        #: process last wrote them: what lets the next write skip reading the row
+        self._written: dict[tuple[str, str, str], tuple[int, str, str, int]] = {}
 
     @property
     def schema_version(self) -> int:
