@@ -302,6 +302,12 @@ async def follow(
                 if state.last is None:
                     state.last = exc.last_event_id
             except AgentUnreachable as exc:
+                # A resumption that breaks before its first event, of a task that has
+                # finished meanwhile: some agents refuse such a subscription by breaking
+                # off the stream they began (a2a-sdk 0.3's HTTP+JSON routes). It is over.
+                if (resuming and not state.progressed and state.task_id is not None
+                        and await _quietly(finished, state.task_id)):
+                    return
                 reason = str(exc)
             except TaskNotFound:
                 raise
