@@ -9,6 +9,13 @@ cells into ``docs/interop.md``.
 A cell is written to the committed document only when the run filled every
 cell and skipped none: a run with ``-k``, or one whose peers could not be
 installed, writes ``.interop/interop-partial.md`` instead.
+
+Rows name their binding ("JSONRPC", "HTTP+JSON", "GRPC"). A test module fills
+the rows of its ``DIRECTION`` and bindings (``rows(direction, bindings)``) with
+a ``peer`` parameter; the recording in ``conftest.py`` needs nothing more, so
+rows of another pair (say interlingua's gRPC client against official agents:
+direction "agent", binding "GRPC") are added here together with the module
+that fills them.
 """
 
 from __future__ import annotations
