@@ -260,7 +260,8 @@ class REST03(REST):
 
     def _refused(self, resp: httpx.Response) -> Refused:
         doc = resp.json()
-        assert set(doc) <= {"message", "type"}, doc
+        # the v0.3 JSON-RPC code rides beside the type whenever there is one
+        assert set(doc) in ({"message"}, {"code", "message", "type"}), doc
         return Refused(resp.status_code, doc.get("type", ""), doc["message"], doc)
 
     def _stream_error(self, data: bytes) -> Refused:

@@ -436,6 +436,24 @@ def test_v03_task_is_readable_over_v1(v03: rpc03.A2AServiceStub,
     assert dict(parts[2].data.struct_value) == {"a": 1}
 
 
+def test_v03_file_part_keeps_its_name(v03: rpc03.A2AServiceStub,
+                                      v1: rpc1.A2AServiceStub) -> None:
+    # FilePart.name (field 4) is not in the v0.3.0 proto, but the official SDKs'
+    # v0.3 services send and read it: a file named over v0.3 gRPC stays named.
+    made = v03.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+        message_id=new_id(), role=pb03.ROLE_USER,
+        content=[pb03.Part(file=pb03.FilePart(file_with_bytes=b"\x00\xff",
+                                              mime_type="application/octet-stream",
+                                              name="blob.bin"))]))).task
+    got = v1.GetTask(pb1.GetTaskRequest(id=made.id, history_length=5))
+    assert (got.history[0].parts[0].raw, got.history[0].parts[0].filename) == (
+        b"\x00\xff", "blob.bin")
+    again = v03.GetTask(pb03.GetTaskRequest(name=f"tasks/{made.id}", history_length=5))
+    file = again.history[0].content[0].file
+    assert (file.file_with_bytes, file.mime_type, file.name) == (
+        b"\x00\xff", "application/octet-stream", "blob.bin")
+
+
 def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
     out = struct_pb2.Struct()
     out.update(value)

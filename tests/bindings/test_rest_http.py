@@ -224,13 +224,17 @@ def test_v03_routes_as_the_v03_sdk_calls_them(url: str, http: httpx.Client) -> N
     again = http.post(url + f"/v1/tasks/{sid}:cancel")
     assert again.status_code == 409
     assert again.json()["type"] == "TaskNotCancelableError" and again.json()["message"]
+    assert again.json()["code"] == -32002
     card = http.get(url + "/v1/card").json()
     assert card["name"] == "Worker" and card["protocolVersion"] == "0.3.0"
 
 
 def test_v03_errors(url: str, http: httpx.Client) -> None:
     r = http.get(url + "/v1/tasks/nope")
-    assert r.status_code == 404 and r.json()["type"] == "TaskNotFoundError"
+    # the type for the Python SDK's reader, the v0.3 JSON-RPC code for the JavaScript SDK's
+    assert r.status_code == 404
+    assert r.json() == {"code": -32001, "message": r.json()["message"],
+                        "type": "TaskNotFoundError"}
     r = http.post(url + "/v1/message:send", content=b"{nope",
                   headers={"Content-Type": "application/json"})
     assert r.status_code == 400

@@ -26,6 +26,7 @@ from interlingua.core.calls import (
 from interlingua.core.errors import (
     AuthenticationRequired,
     ContentTypeNotSupported,
+    InternalError,
     InvalidParams,
     MethodNotFound,
     PushNotSupported,
@@ -189,7 +190,56 @@ async def test_v03_operations_take_their_routes_under_v1() -> None:
         ("GET", "/v1/tasks/t1/pushNotificationConfigs/p1", {}),
         ("DELETE", "/v1/tasks/t1/pushNotificationConfigs/p1", {}),
     ]
-    assert agent.requests[2][3]["pushNotificationConfig"]["url"] == "https://hook.test/a2a"
+    # the whole CreateTaskPushNotificationConfigRequest, which a2a-sdk's v0.3 routes parse
+    assert agent.requests[2][3] == {
+        "parent": "tasks/t1", "configId": "p1",
+        "config": {"name": "tasks/t1/pushNotificationConfigs/p1",
+                   "pushNotificationConfig": {"url": "https://hook.test/a2a", "id": "p1"}}}
+
+
+async def test_v03_message_send_says_blocking_always() -> None:
+    # a server reads an absent `blocking` (or configuration) as proto3's false
+    agent = Agent()
+    agent.answer = httpx.Response(200, json={"task": V03_TASK})
+    async with agent.client(REST_URL, binding="rest", dialect="0.3") as client:
+        await client.send("hi")
+        await client.send("hi", blocking=False)
+    assert [body["configuration"]["blocking"] for _, _, _, body in agent.requests] == [
+        True, False]
+
+
+async def test_a_v03_404_without_a_type_off_a_task_route_is_no_route() -> None:
+    agent = Agent()
+    agent.answer = httpx.Response(404, json={"message": "Not Found"})
+    async with agent.client(REST_URL, binding="rest", dialect="0.3") as client:
+        with pytest.raises(MethodNotFound):
+            await client.send("hi")
+
+
+async def test_a_v03_push_config_refused_as_a_request_is_sent_as_its_config() -> None:
+    # @a2a-js/sdk 1.x's v0.3 routes read the body as the proto's HTTP mapping says
+    # (`body: "config"`) and refuse the whole request
+    agent = Agent()
+    answers = iter([
+        httpx.Response(400, json={"code": -32602,
+                                  "message": "missing pushNotificationConfig"}),
+        httpx.Response(200, json={"name": "tasks/t1/pushNotificationConfigs/p1",
+                                  "pushNotificationConfig": {"url": "https://hook.test/a2a",
+                                                             "id": "p1"}}),
+    ])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        agent.requests.append((request.method, request.url.path, {},
+                               msgspec.json.decode(request.content)))
+        return next(answers)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with Client(REST_URL, binding="rest", dialect="0.3", httpx_client=http) as client:
+        made = await client.call(SetPushConfig(
+            task_id="t1", config=PushConfig(url="https://hook.test/a2a", id="p1")))
+    assert isinstance(made, PushConfig) and made.id == "p1"
+    first, second = (body for _, _, _, body in agent.requests)
+    assert first["parent"] == "tasks/t1" and second == first["config"]
 
 
 @pytest.mark.parametrize(("answer", "raised"), [
@@ -201,8 +251,18 @@ async def test_v03_operations_take_their_routes_under_v1() -> None:
     (httpx.Response(501, json={"message": "no", "type": "PushNotificationNotSupportedError"}),
      PushNotSupported),
     (httpx.Response(401, json={"message": "who?"}), AuthenticationRequired),
-    (httpx.Response(404, json={"message": "Not Found"}), MethodNotFound),
-    (httpx.Response(500, json={"message": "oops"}), BadResponse),
+    # @a2a-js/sdk's bodies: the v0.3 JSON-RPC code
+    (httpx.Response(404, json={"code": -32001, "message": "Task not found"}), TaskNotFound),
+    (httpx.Response(400, json={"code": -32002, "message": "done"}), TaskNotCancelable),
+    # a2a-sdk 1.x's v0.3 routes: the v1.0 body
+    (status(404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found"), TaskNotFound),
+    # a2a-sdk 0.3's: a message only, told by v0.3's status (404: on a route naming a task)
+    (httpx.Response(404, json={"message": "Task not found"}), TaskNotFound),
+    (httpx.Response(409, json={"message": "done"}), TaskNotCancelable),
+    (httpx.Response(500, json={"message": "oops"}), InternalError),
+    (httpx.Response(404, json={"detail": "Not Found"}), MethodNotFound),
+    (httpx.Response(404, text="Not Found"), MethodNotFound),
+    (httpx.Response(503, json={"message": "later"}), BadResponse),
 ])
 async def test_v03_error_bodies_are_read_by_their_type(
         answer: httpx.Response, raised: type[Exception]) -> None:

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from interlingua.client import (
@@ -369,3 +369,30 @@ def test_backoff_doubles_up_to_its_ceiling_with_bounded_jitter() -> None:
         ResumePolicy(jitter=1.5)
     with pytest.raises(ValueError):
         ResumePolicy(retries=-1)
+
+
+
+async def test_a_resumption_broken_off_for_a_finished_task_ends_the_stream() -> None:
+    # The subscription ends without an event; its resumption begins an SSE answer and
+    # breaks it off (an agent refusing a finished task so); the task has finished.
+    async def refuse() -> Any:
+        yield b": hello\n\n"
+        raise RuntimeError("the task is in a terminal state")
+
+    broken: Reply = lambda body: StreamingResponse(refuse(),  # noqa: E731
+                                                   media_type="text/event-stream")
+    agent = Agent()
+    agent.replies = [
+        sse(),
+        broken,
+        json_answer("result", {"kind": "task", "id": TASK, "contextId": CTX,
+                               "status": {"state": "canceled"}}),
+    ]
+    app = Starlette(routes=[Route("/rpc", agent.endpoint, methods=["POST"])])
+    sleeps = Sleeps()
+    # the agent's broken answer is logged as a server error, on purpose
+    with live_server(app, allow_errors=True) as base:
+        async with Client(base + "/rpc", dialect="0.3", resume=policy(sleeps)) as client:
+            got = [e async for e in client.subscribe(TASK)]
+    assert got == []
+    assert agent.methods == ["tasks/resubscribe", "tasks/resubscribe", "tasks/get"]

@@ -36,13 +36,14 @@ from .harness import (
     Receiver,
     ensure_env,
 )
-from .matrix import ROWS, Cell, Note, Row
+from .matrix import ROWS, Cell, Note, Row, rows
 
 DOC = ROOT / "docs" / "interop.md"
 PARTIAL = INTEROP_DIR / "interop-partial.md"
 
-CLIENT_ROWS = [r for r in ROWS if r.direction == "client"]
-AGENT_ROWS = [r for r in ROWS if r.direction == "agent"]
+CLIENT_ROWS = rows("client")
+#: the rows of interlingua's JSON-RPC and HTTP+JSON client (gRPC rows have a module of their own)
+AGENT_ROWS = rows("agent", ("JSONRPC", "HTTP+JSON"))
 
 
 # --------------------------------------------------------------------------- peers

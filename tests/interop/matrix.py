@@ -9,13 +9,21 @@ cells into ``docs/interop.md``.
 A cell is written to the committed document only when the run filled every
 cell and skipped none: a run with ``-k``, or one whose peers could not be
 installed, writes ``.interop/interop-partial.md`` instead.
+
+Rows name their binding ("JSONRPC", "HTTP+JSON", "GRPC"). A test module fills
+the rows of its ``DIRECTION`` and bindings (``rows(direction, bindings)``) with
+a ``peer`` parameter; the recording in ``conftest.py`` needs nothing more, so
+rows of another pair (say interlingua's gRPC client against official agents:
+direction "agent", binding "GRPC") are added here together with the module
+that fills them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["OPS", "ROWS", "Cell", "Note", "Row", "complete", "record", "render", "results"]
+__all__ = ["BINDINGS", "OPS", "ROWS", "Cell", "Note", "Row", "complete", "record", "render", "results",
+           "rows"]
 
 
 @dataclass(frozen=True)
@@ -32,36 +40,88 @@ class Row:
     env: str
     #: how the dialect was chosen, when it needs saying
     how: str = ""
-    #: the binding the pair speaks: "JSONRPC" or "HTTP+JSON"
+    #: the binding the pair speaks: "JSONRPC", "HTTP+JSON" or "GRPC"
     binding: str = "JSONRPC"
 
+    @property
+    def compat(self) -> bool:
+        """A v0.3 row of a 1.x SDK: the SDK's own v0.3 compatibility layer."""
+        return self.dialect == "0.3" and not self.env.rsplit("-", 1)[1].startswith("0.")
+
+
+_PY1 = "a2a-sdk 1.3.0 (Python)"
+_PY03 = "a2a-sdk 0.3.26 (Python)"
+_JS1 = "@a2a-js/sdk 1.3.0 (JavaScript)"
+_JS03 = "@a2a-js/sdk 0.3.14 (JavaScript)"
+_PY_COMPAT = "the SDK's v0.3 compatibility transport, chosen from the card's 0.3 interface"
+_JS_COMPAT = ("the SDK's v0.3 compatibility layer (`legacyCompat`), chosen from the card's 0.3 "
+              "interface")
 
 ROWS: list[Row] = [
-    Row("py-1.3.0", "client", "a2a-sdk 1.3.0 (Python) client", "1.0", "py-a2a-1.3.0"),
-    Row("py-1.3.0-v03", "client", "a2a-sdk 1.3.0 (Python) client", "0.3", "py-a2a-1.3.0",
-        "the SDK's v0.3 compatibility transport, chosen from the card's 0.3 interface"),
-    Row("py-0.3.26", "client", "a2a-sdk 0.3.26 (Python) client", "0.3", "py-a2a-0.3.26"),
-    Row("py-1.3.0-rest", "client", "a2a-sdk 1.3.0 (Python) client, HTTP+JSON", "1.0", "py-a2a-1.3.0",
-        "HTTP+JSON, chosen from the card's HTTP+JSON 1.0 interface", "HTTP+JSON"),
-    Row("py-1.3.0-v03-rest", "client", "a2a-sdk 1.3.0 (Python) client, HTTP+JSON", "0.3", "py-a2a-1.3.0",
-        "HTTP+JSON through the SDK's v0.3 compatibility transport, chosen from the card's "
-        "HTTP+JSON 0.3 interface", "HTTP+JSON"),
-    Row("py-0.3.26-rest", "client", "a2a-sdk 0.3.26 (Python) client, HTTP+JSON", "0.3", "py-a2a-0.3.26",
-        "HTTP+JSON, chosen from the card's additionalInterfaces", "HTTP+JSON"),
-    Row("js-1.3.0", "client", "@a2a-js/sdk 1.3.0 (JavaScript) client", "1.0", "js-1.3.0"),
-    Row("js-1.3.0-v03", "client", "@a2a-js/sdk 1.3.0 (JavaScript) client", "0.3", "js-1.3.0",
-        "the SDK's v0.3 compatibility layer (`legacyCompat`), chosen from the card's 0.3 "
-        "interface"),
-    Row("js-0.3.14", "client", "@a2a-js/sdk 0.3.14 (JavaScript) client", "0.3", "js-0.3.14"),
-    Row("py-1.3.0", "agent", "a2a-sdk 1.3.0 (Python) agent", "1.0", "py-a2a-1.3.0"),
-    Row("py-1.3.0-v03", "agent", "a2a-sdk 1.3.0 (Python) agent", "0.3", "py-a2a-1.3.0",
+    # official clients -> an interlingua agent
+    Row("py-1.3.0", "client", f"{_PY1} client", "1.0", "py-a2a-1.3.0"),
+    Row("py-1.3.0-v03", "client", f"{_PY1} client", "0.3", "py-a2a-1.3.0", _PY_COMPAT),
+    Row("py-0.3.26", "client", f"{_PY03} client", "0.3", "py-a2a-0.3.26"),
+    Row("js-1.3.0", "client", f"{_JS1} client", "1.0", "js-1.3.0"),
+    Row("js-1.3.0-v03", "client", f"{_JS1} client", "0.3", "js-1.3.0", _JS_COMPAT),
+    Row("js-0.3.14", "client", f"{_JS03} client", "0.3", "js-0.3.14"),
+    Row("py-1.3.0-rest", "client", f"{_PY1} client", "1.0", "py-a2a-1.3.0",
+        "chosen from the card's HTTP+JSON 1.0 interface", "HTTP+JSON"),
+    Row("py-1.3.0-v03-rest", "client", f"{_PY1} client", "0.3", "py-a2a-1.3.0",
+        "the SDK's v0.3 compatibility transport, chosen from the card's HTTP+JSON 0.3 "
+        "interface", "HTTP+JSON"),
+    Row("py-0.3.26-rest", "client", f"{_PY03} client", "0.3", "py-a2a-0.3.26",
+        "chosen from the card's additionalInterfaces", "HTTP+JSON"),
+    Row("js-1.3.0-rest", "client", f"{_JS1} client", "1.0", "js-1.3.0",
+        "the SDK's REST transport, chosen from the card's HTTP+JSON 1.0 interface",
+        "HTTP+JSON"),
+    Row("js-1.3.0-v03-rest", "client", f"{_JS1} client", "0.3", "js-1.3.0",
+        "the SDK's v0.3 REST transport (`legacyCompat`), chosen from the card's HTTP+JSON 0.3 "
+        "interface", "HTTP+JSON"),
+    Row("js-0.3.14-rest", "client", f"{_JS03} client", "0.3", "js-0.3.14",
+        "the SDK's REST transport, preferred over the card's JSON-RPC one "
+        "(`preferredTransports`)", "HTTP+JSON"),
+    Row("py-1.3.0-grpc", "client", f"{_PY1} client", "1.0", "py-a2a-1.3.0",
+        "chosen from the card's GRPC 1.0 interface", "GRPC"),
+    Row("py-1.3.0-v03-grpc", "client", f"{_PY1} client", "0.3", "py-a2a-1.3.0",
+        "the SDK's v0.3 compatibility transport (service `a2a.v1.A2AService`), chosen from the "
+        "card's GRPC 0.3 interface", "GRPC"),
+    Row("py-0.3.26-grpc", "client", f"{_PY03} client", "0.3", "py-a2a-0.3.26",
+        "chosen from the card's additionalInterfaces", "GRPC"),
+    # interlingua's client -> official agents
+    Row("py-1.3.0", "agent", f"{_PY1} agent", "1.0", "py-a2a-1.3.0"),
+    Row("py-1.3.0-v03", "agent", f"{_PY1} agent", "0.3", "py-a2a-1.3.0",
         "the SDK's v0.3 compatibility layer (`enable_v0_3_compat`)"),
-    Row("py-0.3.26", "agent", "a2a-sdk 0.3.26 (Python) agent", "0.3", "py-a2a-0.3.26"),
-    Row("js-1.3.0", "agent", "@a2a-js/sdk 1.3.0 (JavaScript) agent", "1.0", "js-1.3.0"),
-    Row("js-1.3.0-v03", "agent", "@a2a-js/sdk 1.3.0 (JavaScript) agent", "0.3", "js-1.3.0",
+    Row("py-0.3.26", "agent", f"{_PY03} agent", "0.3", "py-a2a-0.3.26"),
+    Row("js-1.3.0", "agent", f"{_JS1} agent", "1.0", "js-1.3.0"),
+    Row("js-1.3.0-v03", "agent", f"{_JS1} agent", "0.3", "js-1.3.0",
         "the SDK's v0.3 compatibility layer (`legacyCompat`)"),
-    Row("js-0.3.14", "agent", "@a2a-js/sdk 0.3.14 (JavaScript) agent", "0.3", "js-0.3.14"),
+    Row("js-0.3.14", "agent", f"{_JS03} agent", "0.3", "js-0.3.14"),
+    Row("py-1.3.0-rest", "agent", f"{_PY1} agent", "1.0", "py-a2a-1.3.0",
+        "the SDK's REST routes (`create_rest_routes`)", "HTTP+JSON"),
+    Row("py-1.3.0-v03-rest", "agent", f"{_PY1} agent", "0.3", "py-a2a-1.3.0",
+        "the SDK's v0.3 REST routes (`create_rest_routes(enable_v0_3_compat=True)`)",
+        "HTTP+JSON"),
+    Row("py-0.3.26-rest", "agent", f"{_PY03} agent", "0.3", "py-a2a-0.3.26",
+        "the SDK's REST application (`A2ARESTFastAPIApplication`)", "HTTP+JSON"),
+    Row("js-1.3.0-rest", "agent", f"{_JS1} agent", "1.0", "js-1.3.0",
+        "the SDK's REST handler (`restHandler`)", "HTTP+JSON"),
+    Row("js-1.3.0-v03-rest", "agent", f"{_JS1} agent", "0.3", "js-1.3.0",
+        "the SDK's REST handler with its v0.3 compatibility layer (`legacyCompat`)",
+        "HTTP+JSON"),
+    Row("js-0.3.14-rest", "agent", f"{_JS03} agent", "0.3", "js-0.3.14",
+        "the SDK's REST handler (`restHandler`)", "HTTP+JSON"),
 ]
+
+#: the bindings a row may name; "GRPC" rows of direction "agent" (interlingua's gRPC
+#: client against official agents) are filled by a module of their own, like any row:
+#: each test module takes the rows of its direction and bindings (``rows``).
+BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
+
+
+def rows(direction: str, bindings: tuple[str, ...] = BINDINGS) -> list[Row]:
+    """The rows of ``direction`` in ``bindings``, in the matrix's order."""
+    return [r for r in ROWS if r.direction == direction and r.binding in bindings]
 
 #: operation -> column heading
 OPS: dict[str, str] = {
@@ -136,13 +196,18 @@ _DIRECTION = {
                "Each official client is a separate process driven over stdin/stdout "
                "(`tests/interop/peers/py_client_*.py`, `js_client_*.mjs`); it reads the card "
                "of an interlingua agent (`tests/interop/agent.py`, served in its own process "
-               "by `tests/interop/serve_agent.py`) and makes the SDK's own client from it. "
-               "Rows marked v0.3 on a 1.x SDK use the SDK's own v0.3 compatibility layer."),
+               "by `tests/interop/serve_agent.py`: JSON-RPC and HTTP+JSON at one URL, gRPC on "
+               "a port of its own, all named in the card) and makes the SDK's own client from "
+               "it, for the row's binding. Rows marked v0.3 on a 1.x SDK use the SDK's own "
+               "v0.3 compatibility layer."),
     "agent": ("interlingua's client → official agents",
               "`interlingua.Client` calls an agent built on each official SDK "
               "(`tests/interop/peers/py_agent_*.py`, `js_agent_*.mjs`), each in its own "
-              "process on loopback. Rows marked v0.3 on a 1.x SDK talk to the SDK's v0.3 "
-              "compatibility layer on the same URL (`Client(url, dialect=\"0.3\")`)."),
+              "process on loopback, serving JSON-RPC at `/` and HTTP+JSON under `/rest` "
+              "with the SDK's own routes; the client keeps to the row's binding "
+              "(`Client(url, binding=\"rest\")`). Rows marked v0.3 on a 1.x SDK talk to "
+              "the SDK's v0.3 compatibility layer of that binding "
+              "(`Client(url, dialect=\"0.3\")`)."),
 }
 
 
@@ -171,14 +236,14 @@ def render(versions: dict[str, str]) -> str:
     for direction in ("client", "agent"):
         title, blurb = _DIRECTION[direction]
         lines += [f"## {title}", "", blurb, ""]
-        lines.append("| pair | dialect | " + " | ".join(OPS.values()) + " |")
-        lines.append("|---|---|" + "---|" * len(OPS))
+        lines.append("| pair | binding | dialect | " + " | ".join(OPS.values()) + " |")
+        lines.append("|---|---|---|" + "---|" * len(OPS))
         for row in ROWS:
             if row.direction != direction:
                 continue
             pair = row.peer
             if row.how:
-                how = Note("info", f"{row.peer}, v{row.dialect}: {row.how}.")
+                how = Note("info", f"{row.peer}, {row.binding} v{row.dialect}: {row.how}.")
                 pair += f" [{ref(how)}]"
             cells = []
             for op in OPS:
@@ -188,7 +253,8 @@ def render(versions: dict[str, str]) -> str:
                     continue
                 marks = "".join(f"[{ref(n)}]" for n in cell.notes)
                 cells.append(_SYMBOL.get(cell.outcome, "?") + (" " + marks if marks else ""))
-            lines.append(f"| {pair} | v{row.dialect} | " + " | ".join(cells) + " |")
+            lines.append(f"| {pair} | {row.binding} | v{row.dialect} | " + " | ".join(cells)
+                         + " |")
         lines.append("")
 
     lines += [
@@ -199,8 +265,10 @@ def render(versions: dict[str, str]) -> str:
         "the fields of every version (a v0.3 card deep-merged with the v1.0 one) and a full "
         "set of metadata (skills, provider, four kinds of security scheme, extensions).",
         "- **send**: a blocking send of a text part (non-ASCII), a data part (nested JSON) and "
-        "an inline file part (all 256 byte values); the task completes with an artifact holding "
-        "the three parts, byte for byte, and the user message in its history.",
+        "an inline file part (all 256 byte values, with a file name); the task completes with "
+        "an artifact holding the three parts, byte for byte, and the user message in its "
+        "history. When interlingua is the agent, the task read back over its own v1.0 "
+        "JSON-RPC holds the file's bytes as sent.",
         "- **stream**: a streaming send; the status update, three appended artifact chunks "
         "(append / last-chunk flags in order) and the final status arrive in order, for one "
         "task.",

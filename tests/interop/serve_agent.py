@@ -3,9 +3,10 @@
     python tests/interop/serve_agent.py tests/interop/agent.py:agent --port PORT
 
 What ``interlingua.cli.serve.serve`` does (memory store, the card naming
-``http://127.0.0.1:PORT``), except that webhook URLs on loopback over plain
-http are accepted: the official clients register push configs that point at
-the test session's own receiver.
+``http://127.0.0.1:PORT``, JSON-RPC and HTTP+JSON there, gRPC on a port of
+its own that the card names too), except that webhook URLs on loopback over
+plain http are accepted: the official clients register push configs that
+point at the test session's own receiver.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 
 import uvicorn
 
+from interlingua.bindings.grpc import add_grpc
 from interlingua.cli.serve import load_agent, public_url_for
 from interlingua.server.app import create_app
 from interlingua.server.push.settings import PushSettings
@@ -31,6 +33,7 @@ def main() -> None:
         push=PushSettings(allow_http=True, allow_private_networks=True, backoff_base=0.2,
                           max_attempts=2),
     )
+    add_grpc(app, "127.0.0.1:0")
     uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=2)
 

@@ -1,8 +1,9 @@
 """interlingua's client calls agents built on the official SDKs (Python and JavaScript).
 
 Each agent (``peers/*_agent_*``) runs in its own process on loopback and
-behaves as ``agent.py`` describes. Rows of a 1.x SDK in v0.3 talk to the
-SDK's own v0.3 compatibility layer, on the same URL as its v1.0 endpoint.
+behaves as ``agent.py`` describes, over JSON-RPC at ``/`` and HTTP+JSON under
+``/rest``. Rows of a 1.x SDK in v0.3 talk to the SDK's own v0.3
+compatibility layer, on the same URL as its v1.0 endpoint of the binding.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx
 import pytest
 
 from interlingua import Client
-from interlingua.client import StreamEvent
+from interlingua.client import BadResponse, StreamEvent
 from interlingua.core.calls import GetPushConfig, SetPushConfig
 from interlingua.core.errors import (
     A2AError,
@@ -40,7 +42,16 @@ from interlingua.core.parts import get_text
 from tests.e2e.procs import free_port
 
 from .conftest import AGENT_ROWS, Peers, agent_argv
-from .content import DATA, DOUBLES_NOTE, FILE_BYTES, FILE_NAME, FILE_TYPE, STREAM_CHUNKS, TEXT
+from .content import (
+    DATA,
+    DOUBLES_NOTE,
+    FILE_BYTES,
+    FILE_NAME,
+    FILE_TYPE,
+    NO_FILE_NAME_NOTE,
+    STREAM_CHUNKS,
+    TEXT,
+)
 from .harness import AgentProcess, Receiver, ensure_env
 from .matrix import Row
 
@@ -58,26 +69,64 @@ def peer(request: pytest.FixtureRequest) -> Row:
 
 def _compat(row: Row) -> bool:
     """A v0.3 row of a 1.x SDK: its compatibility layer, reached by choosing the dialect."""
-    return row.id.endswith("-v03")
+    return row.compat
+
+
+#: the client's name of each binding of the rows
+_BINDING = {"JSONRPC": "jsonrpc", "HTTP+JSON": "rest"}
+#: where each binding is served on the SDK agents
+_PATH = {"JSONRPC": "/", "HTTP+JSON": "/rest"}
 
 
 @pytest.fixture
 async def client(peer: Row, peers: Peers) -> AsyncIterator[Client]:
     agent = peers.agent(peer)
+    binding = _BINDING[peer.binding]
     # The v1.0 card of a 1.x agent names both dialects; the client prefers 1.0,
-    # so the compatibility rows name the dialect and the JSON-RPC URL.
-    c = Client(agent.url + "/", dialect="0.3") if _compat(peer) else Client(agent.url)
+    # so the compatibility rows name the dialect and the binding's URL.
+    c = (Client(agent.url + _PATH[peer.binding], dialect="0.3", binding=binding)
+         if _compat(peer) else Client(agent.url, binding=binding))
     async with c:
         yield c
 
 
-def _echo_parts_intact(parts: list[object]) -> None:
+#: rows whose agent reads a v0.3 ProtoJSON file's bytes as UTF-8 text (PY_V03_FILE_BYTES_BUG)
+_FILE_BYTES_AS_TEXT = {"py-1.3.0-v03-rest", "py-0.3.26-rest"}
+#: rows whose agent has no file name in v0.3's proto shapes (NO_FILE_NAME_NOTE)
+_NO_FILE_NAME = {"js-1.3.0-v03-rest", "js-0.3.14-rest"}
+#: the file those agents can take: bytes that are base64 text (UTF-8, and read as base64
+#: by 1.3.0's conversion to its v1.0 objects)
+TEXT_FILE_BYTES = b"SGVsbG8sIHdvcmxkIQ=="
+
+PY_V03_FILE_BYTES_BUG = (
+    "a2a-sdk's v0.3 HTTP+JSON routes (0.3.26, and 1.3.0's v0.3 compatibility routes) read "
+    "a file part's `fileWithBytes` as UTF-8 text: `POST /v1/message:send` "
+    "`{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"content\":[{\"file\":"
+    "{\"fileWithBytes\":\"gP8=\",\"mimeType\":\"application/octet-stream\"}}]},"
+    "\"configuration\":{\"blocking\":true}}` (the bytes 0x80 0xFF) answers HTTP 500 "
+    "(`UnicodeDecodeError` in `FromProto.file`); expected: the task. The SDK keeps inline "
+    "files as base64 text and converts them to the proto with `.encode('utf-8')` / "
+    "`.decode('utf-8')`, so its own v0.3 clients send the base64 text base64-encoded again "
+    "(interlingua reads what the proto says: the bytes). Only a file whose bytes happen to "
+    "be base64 text gets through (and the agent holds their decoding, not them); the rest "
+    "of this cell is checked with such a file.")
+
+
+def _file_bytes(peer: Row, note: Note) -> bytes:
+    if peer.id in _FILE_BYTES_AS_TEXT:
+        note(PY_V03_FILE_BYTES_BUG, kind="peer-bug")
+        return TEXT_FILE_BYTES
+    return FILE_BYTES
+
+
+def _echo_parts_intact(parts: list[object], peer: Row, raw: bytes = FILE_BYTES) -> None:
     assert len(parts) == 3, parts
     text, data, file = parts
     assert isinstance(text, TextPart) and text.text == TEXT
     assert isinstance(data, DataPart) and data.data == DATA, data
-    assert isinstance(file, FilePart) and file.raw == FILE_BYTES and file.uri is None
-    assert (file.media_type, file.filename) == (FILE_TYPE, FILE_NAME)
+    assert isinstance(file, FilePart) and file.raw == raw and file.uri is None
+    name = None if peer.id in _NO_FILE_NAME else FILE_NAME
+    assert (file.media_type, file.filename) == (FILE_TYPE, name)
 
 
 def _texts(parts: list[Part]) -> str:
@@ -85,9 +134,9 @@ def _texts(parts: list[Part]) -> str:
     return "".join(p.text for p in parts if isinstance(p, TextPart))
 
 
-async def _send_echo(client: Client) -> Task:
+async def _send_echo(client: Client, raw: bytes = FILE_BYTES) -> Task:
     task = await client.send(TEXT, data=DATA,
-                             files=[FilePart(raw=FILE_BYTES, media_type=FILE_TYPE,
+                             files=[FilePart(raw=raw, media_type=FILE_TYPE,
                                              filename=FILE_NAME)])
     assert isinstance(task, Task), task
     return task
@@ -102,7 +151,7 @@ async def _send(client: Client, text: str, **kwargs: Any) -> Task:
 # ---------------------------------------------------------------------------- card
 
 
-async def test_card(peer: Row, client: Client) -> None:
+async def test_card(peer: Row, client: Client, peers: Peers) -> None:
     agent_card = await client.get_card()
     assert agent_card.name.startswith("Interop (")
     assert agent_card.capabilities.streaming and agent_card.capabilities.push_notifications
@@ -112,6 +161,9 @@ async def test_card(peer: Row, client: Client) -> None:
     native = {"1.0"} if peer.env.rsplit("-", 1)[1].startswith("1.") else set()
     # A 1.x card names v1.0 and v0.3 interfaces; a 0.3 card its one URL.
     assert dialects == (native | {"0.3"}), client.endpoints
+    # The client keeps to the row's binding, at the URL the card names for it.
+    assert {(e.binding, e.url.rstrip("/")) for e in client.endpoints} == {
+        (peer.binding, peers.agent(peer).url + _PATH[peer.binding].rstrip("/"))}
     if not _compat(peer):
         await client.resolve()
         assert client.dialect == peer.dialect
@@ -121,14 +173,21 @@ async def test_card(peer: Row, client: Client) -> None:
 
 
 async def test_send(peer: Row, client: Client, note: Note) -> None:
-    task = await _send_echo(client)
+    raw = _file_bytes(peer, note)
+    if peer.id in _NO_FILE_NAME:
+        note(NO_FILE_NAME_NOTE, kind="peer-quirk")
+    if raw != FILE_BYTES:
+        # The known bug: when it is fixed, this send stops failing and the set is trimmed.
+        with pytest.raises((InternalError, BadResponse)):  # HTTP 500
+            await _send_echo(client)
+    task = await _send_echo(client, raw)
     assert client.dialect == peer.dialect
     assert task.status.state is TaskState.COMPLETED
     assert [a.name for a in task.artifacts] == ["echo"]
-    _echo_parts_intact(list(task.artifacts[0].parts))
+    _echo_parts_intact(list(task.artifacts[0].parts), peer, raw)
     user = [m for m in task.history if m.role is Role.USER]
     assert user, task.history
-    _echo_parts_intact(list(user[0].parts))
+    _echo_parts_intact(list(user[0].parts), peer, raw)
     data = task.artifacts[0].parts[1]
     assert isinstance(data, DataPart)
     if isinstance(data.data["n"], float):
@@ -172,12 +231,13 @@ async def test_stream(peer: Row, client: Client, note: Note) -> None:
 
 
 async def test_get(peer: Row, client: Client, note: Note) -> None:
-    sent = await _send_echo(client)
+    raw = _file_bytes(peer, note)
+    sent = await _send_echo(client, raw)
     got = await client.get_task(sent.id)
     assert (got.id, got.context_id, got.status.state) == (sent.id, sent.context_id,
                                                           sent.status.state)
     assert [a.artifact_id for a in got.artifacts] == [a.artifact_id for a in sent.artifacts]
-    _echo_parts_intact(list(got.artifacts[0].parts))
+    _echo_parts_intact(list(got.artifacts[0].parts), peer, raw)
     if sent.history and not got.history:
         note(f"{peer.peer}: `tasks/get` without `historyLength` answers with an empty "
              "`history` (the send's answer had the user's message). v0.3 leaves the default "
@@ -247,11 +307,12 @@ async def test_subscribe(peer: Row, client: Client, note: Note) -> None:
     except A2AError as exc:
         error = exc
 
-    if peer.id == "py-0.3.26" and not events:
+    if peer.id in ("py-0.3.26", "py-0.3.26-rest") and not events:
         # The SDK's known bug (see the note); when it is fixed, this branch stops matching.
         note(PY03_RESUBSCRIBE_BUG, kind="peer-bug")
-        # The agent then refuses the resumption (the task is terminal); the client
-        # asks for the task, sees it finished and ends the stream cleanly.
+        # The agent then refuses the resumption (the task is terminal; over HTTP+JSON
+        # by breaking off the stream it began); the client asks for the task, sees it
+        # finished and ends the stream cleanly.
         assert error is None, error
         return
     assert error is None, error
@@ -272,7 +333,8 @@ PY03_RESUBSCRIBE_BUG = (
     "`DefaultRequestHandler.on_cancel_task` hands the executor its own tap of the task's "
     "event queue, so the `canceled` status reaches only the cancel call, and cancelling the "
     "producer closes the queue under every other tap. (Nor does the stream begin with the "
-    "task's current state: it is silent until the task changes.)")
+    "task's current state: it is silent until the task changes.) Over HTTP+JSON the same: "
+    "`GET /v1/tasks/<task id>:subscribe` ends without an event.")
 
 
 
@@ -289,7 +351,7 @@ async def test_push(peer: Row, client: Client, receiver: Receiver) -> None:
     assert (got.id, got.url, got.token) == (config.id, config.url, config.token)
 
 
-async def test_errors(peer: Row, client: Client, note: Note) -> None:
+async def test_errors(peer: Row, client: Client, peers: Peers, note: Note) -> None:
     with pytest.raises(TaskNotFound):
         await client.get_task("no-such-task")
     done = await _send(client, "echo finished")
@@ -298,6 +360,28 @@ async def test_errors(peer: Row, client: Client, note: Note) -> None:
         await client.cancel(done.id)
     if peer.id == "js-0.3.14":
         await _check_commonjs_errors(peer, note)
+    if peer.binding == "HTTP+JSON" and peer.dialect == "0.3":
+        await _note_v03_error_body(peers.agent(peer).url, note)
+
+
+async def _note_v03_error_body(url: str, note: Note) -> None:
+    """What the agent's v0.3 HTTP+JSON routes answer for a missing task, when it is not
+    v0.3's own body (a type by name or a v0.3 JSON-RPC code)."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        answer = await http.get(url + "/rest/v1/tasks/no-such-task")
+    body = answer.json()
+    assert answer.status_code == 404, (answer.status_code, body)
+    if "error" in body:
+        note("The SDK's v0.3 HTTP+JSON routes answer errors with v1.0's body: `GET "
+             "/v1/tasks/no-such-task` → 404 `{\"error\":{\"code\":404,\"status\":"
+             "\"NOT_FOUND\",\"details\":[{…\"reason\":\"TASK_NOT_FOUND\"…}]}}`, where its "
+             "own v0.3 client looks for `type` and sees only an HTTP error; interlingua's "
+             "client reads either body.", kind="peer-quirk")
+    elif set(body) == {"message"}:
+        note("The SDK's v0.3 HTTP+JSON routes answer errors with a message only: `GET "
+             "/v1/tasks/no-such-task` → 404 `{\"message\":\"Task not found\"}`; "
+             "interlingua's client tells the error by v0.3's HTTP status (404 on a route "
+             "naming a task, 409 …).", kind="peer-quirk")
 
 
 async def _check_commonjs_errors(peer: Row, note: Note) -> None:

@@ -8,7 +8,9 @@ members of a GET into the query, the whole message of a POST into the body
 its name in front of the path. Answers are the bare result messages; errors
 are ``google.rpc.Status`` objects whose ErrorInfo ``reason`` names the error,
 read into the same ``A2AError`` classes the JSON-RPC binding raises (v0.3's
-``{"message", "type"}`` bodies by their type's name). A route
+``{"message", "type"}`` bodies by their type's name, the JavaScript SDK's
+``{"code", "message"}`` ones by their v0.3 JSON-RPC code, a v1.0 body by its
+reason, and a bare ``{"message"}`` by v0.3's HTTP status). A route
 the agent does not serve (404 or 405 without such a body) is
 ``MethodNotFound``, which lets the client fall back to another binding.
 Streams are SSE whose events carry bare ``StreamResponse`` objects, resumed
@@ -165,19 +167,48 @@ _V03_TYPES: dict[str, type[A2AError]] = {
 
 
 def _v03_error(doc: Any) -> A2AError | None:
-    """A v0.3 error body ``{"message": …, "type": …}`` -> its error (None without a type)."""
+    """A v0.3 error body -> its error: ``{"message": …, "type": …}`` (the Python SDK's) by
+    the type's name, ``{"code": …, "message": …}`` (the JavaScript SDK's) by the v0.3
+    JSON-RPC code; None for a body that is neither."""
     if not isinstance(doc, dict):
         return None
     kind = doc.get("type")
     cls = _V03_TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        return None
-    message = doc.get("message")
-    return cls(message if isinstance(message, str) and message else None)
+    if cls is not None:
+        message = doc.get("message")
+        return cls(message if isinstance(message, str) and message else None)
+    code = doc.get("code")
+    if isinstance(code, int) and not isinstance(code, bool) and isinstance(doc.get("message"),
+                                                                           str):
+        return _v03.decode_error(doc)
+    return None
 
 
-def _error_of(dialect: str, doc: Any) -> A2AError | None:
-    return _v03_error(doc) if dialect == "0.3" else decode_status(doc)
+# v0.3's statuses (DIALECTS.md §f.2), for error bodies that carry nothing but a message
+# (a2a-sdk 0.3's routes); 404 only on a route that names a task (elsewhere: no such route)
+_V03_STATUS_ERRORS: dict[int, type[A2AError]] = {
+    409: TaskNotCancelable,
+    415: ContentTypeNotSupported,
+    422: InvalidParams,
+    500: InternalError,
+    501: UnsupportedOperation,
+    502: InvalidAgentResponse,
+}
+
+
+def _error_of(dialect: str, doc: Any, status: int = 0, task_route: bool = False
+              ) -> A2AError | None:
+    if dialect != "0.3":
+        return decode_status(doc)
+    # a v0.3 route may answer the v1.0 body too (a2a-sdk 1.x's v0.3 compatibility routes)
+    err = _v03_error(doc) or decode_status(doc)
+    if err is not None or not isinstance(doc, dict) or set(doc) != {"message"}:
+        return err
+    message = doc["message"] if isinstance(doc["message"], str) and doc["message"] else None
+    if status == 404 and task_route:
+        return TaskNotFound(message)
+    cls = _V03_STATUS_ERRORS.get(status)
+    return cls(message) if cls is not None else None
 
 
 def _query_value(value: Any) -> str:
@@ -215,7 +246,17 @@ class RESTBinding:
         codec, verb, url, body, headers = self._request(
             endpoint, call, f"{_MEDIA}, application/json")
         reply = await self._transport.request(verb, url, body, headers)
-        raw = _result_of(reply, endpoint.dialect)
+        try:
+            raw = _result_of(reply, endpoint.dialect, "/tasks/" in url)
+        except InvalidParams:
+            if endpoint.dialect != "0.3" or not isinstance(call, SetPushConfig) or body is None:
+                raise
+            # v0.3 servers disagree on this body: a2a-sdk's and @a2a-js/sdk 0.3's read the
+            # whole CreateTaskPushNotificationConfigRequest (sent first), @a2a-js/sdk 1.x's
+            # v0.3 routes only its `config`, as the proto's HTTP mapping says (`body: "config"`).
+            body = msgspec.json.encode(_json.decode(body)["config"])
+            reply = await self._transport.request(verb, url, body, headers)
+            raw = _result_of(reply, endpoint.dialect, True)
         try:
             result = codec.decode_result(call, raw)
         except InvalidAgentResponse as exc:
@@ -238,7 +279,7 @@ class RESTBinding:
         finally:
             await reply.aclose()
         raw = _result_of(HTTPReply(reply.status, reply.headers, content, reply.url),
-                         endpoint.dialect)
+                         endpoint.dialect, "/tasks/" in url)
         return RESTConnection(codec, reply.url, single=raw, dialect=endpoint.dialect)
 
 
@@ -270,8 +311,9 @@ class RESTConnection(Connection):
         return _seq(ev.id), ev.data.encode()
 
 
-def _result_of(reply: HTTPReply, dialect: str) -> bytes:
-    """The body of a successful answer; an error body is raised as its error."""
+def _result_of(reply: HTTPReply, dialect: str, task_route: bool = False) -> bytes:
+    """The body of a successful answer; an error body is raised as its error
+    (``task_route``: the route names a task, so a v0.3 404 says it is not found)."""
     if reply.ok:
         if not reply.content.strip():
             return b"{}"
@@ -287,7 +329,7 @@ def _result_of(reply: HTTPReply, dialect: str) -> bytes:
             doc = _json.decode(reply.content)
         except msgspec.DecodeError:
             doc = None
-    err = _error_of(dialect, doc)
+    err = _error_of(dialect, doc, reply.status, task_route)
     if err is not None:
         raise err
     cls = HTTP_ERRORS.get(reply.status)

@@ -302,6 +302,15 @@ async def follow(
                 if state.last is None:
                     state.last = exc.last_event_id
             except AgentUnreachable as exc:
+                # A resumption that breaks before its first event, of a task that has
+                # finished meanwhile, from an agent without event ids (nothing to replay):
+                # some refuse such a subscription by breaking off the stream they began
+                # (a2a-sdk 0.3's HTTP+JSON routes). It is over. With event ids, another
+                # attempt may still replay what came after the last one.
+                if (resuming and not state.progressed and state.last is None
+                        and state.task_id is not None
+                        and await _quietly(finished, state.task_id)):
+                    return
                 reason = str(exc)
             except TaskNotFound:
                 raise

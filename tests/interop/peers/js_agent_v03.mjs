@@ -3,9 +3,10 @@
 //     node js_agent_v03.mjs --port PORT --sdk .interop/js-0.3.14 [--cjs]
 //
 // Express with the SDK's A2AExpressApp routes (v0.3 JSON-RPC at / plus the
-// card) over its DefaultRequestHandler, in-memory task store and in-memory
-// push-config store, on 127.0.0.1. It behaves as every agent of these tests
-// does (tests/interop/agent.py tells how).
+// card) and its HTTP+JSON handler at /rest (named in the card's
+// additionalInterfaces) over its DefaultRequestHandler, in-memory task store
+// and in-memory push-config store, on 127.0.0.1. It behaves as every agent of
+// these tests does (tests/interop/agent.py tells how).
 
 import { randomUUID } from 'node:crypto';
 import { parseArgs, sdkLoader, sdkRequire } from './jsdriver.mjs';
@@ -17,7 +18,7 @@ const express = sdkRequire(opts.sdk)('express');
 const {
   DefaultRequestHandler, InMemoryPushNotificationStore, InMemoryTaskStore,
 } = await load('@a2a-js/sdk/server');
-const { A2AExpressApp } = await load('@a2a-js/sdk/server/express');
+const { A2AExpressApp, restHandler, UserBuilder } = await load('@a2a-js/sdk/server/express');
 
 const url = `http://127.0.0.1:${port}/`;
 
@@ -106,6 +107,7 @@ const card = {
   version: '1.0.0',
   url,
   preferredTransport: 'JSONRPC',
+  additionalInterfaces: [{ url: `http://127.0.0.1:${port}/rest`, transport: 'HTTP+JSON' }],
   capabilities: { streaming: true, pushNotifications: true },
   defaultInputModes: modes,
   defaultOutputModes: modes,
@@ -115,6 +117,7 @@ const card = {
 const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new InteropExecutor(),
                                           undefined, new InMemoryPushNotificationStore());
 const app = new A2AExpressApp(handler).setupRoutes(express());
+app.use('/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 app.listen(port, '127.0.0.1', (err) => {
   if (err) throw err;
   process.stderr.write(`listening on ${url}\n`);

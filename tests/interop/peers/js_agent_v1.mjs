@@ -2,11 +2,11 @@
 //
 //     node js_agent_v1.mjs --port PORT --sdk .interop/js-1.3.0 [--cjs]
 //
-// Express with the SDK's JSON-RPC handler (v1.0, plus the SDK's own v0.3
-// compatibility layer on the same URL) and card handler, over its
-// DefaultRequestHandler, in-memory task store and in-memory push-config
-// store, on 127.0.0.1. It behaves as every agent of these tests does
-// (tests/interop/agent.py tells how).
+// Express with the SDK's JSON-RPC handler at / and its HTTP+JSON handler at
+// /rest (each in v1.0, plus the SDK's own v0.3 compatibility layer on the
+// same URL) and card handler, over its DefaultRequestHandler, in-memory task
+// store and in-memory push-config store, on 127.0.0.1. It behaves as every
+// agent of these tests does (tests/interop/agent.py tells how).
 
 import { randomUUID } from 'node:crypto';
 import { parseArgs, sdkLoader, sdkRequire } from './jsdriver.mjs';
@@ -19,9 +19,12 @@ const { AGENT_CARD_PATH, Role, TaskState } = await load('@a2a-js/sdk');
 const {
   AgentEvent, DefaultRequestHandler, InMemoryPushNotificationStore, InMemoryTaskStore,
 } = await load('@a2a-js/sdk/server');
-const { agentCardHandler, jsonRpcHandler, UserBuilder } = await load('@a2a-js/sdk/server/express');
+const {
+  agentCardHandler, jsonRpcHandler, restHandler, UserBuilder,
+} = await load('@a2a-js/sdk/server/express');
 
 const url = `http://127.0.0.1:${port}/`;
+const restUrl = `http://127.0.0.1:${port}/rest`;
 
 const textPart = (value) => ({
   content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain',
@@ -111,6 +114,8 @@ const card = {
   supportedInterfaces: [
     { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
     { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
+    { url: restUrl, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+    { url: restUrl, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '0.3' },
   ],
   provider: undefined,
   version: '1.0.0',
@@ -130,6 +135,8 @@ const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new Int
                                           undefined, new InMemoryPushNotificationStore());
 const app = express();
 app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
+app.use('/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication,
+                               legacyCompat: { enabled: true } }));
 app.use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication,
                          legacyCompat: { enabled: true } }));
 app.listen(port, '127.0.0.1', (err) => {

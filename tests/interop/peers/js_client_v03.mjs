@@ -1,10 +1,11 @@
 // Driver: the official JavaScript SDK 0.3 client (@a2a-js/sdk 0.3.x) against an agent.
 //
-//     node js_client_v03.mjs AGENT_URL --sdk .interop/js-0.3.14
+//     node js_client_v03.mjs AGENT_URL --sdk .interop/js-0.3.14 [--binding JSONRPC|HTTP+JSON]
 //
-// The 0.3 SDK speaks only the v0.2/v0.3 JSON-RPC dialect. The card is read with
-// its DefaultAgentCardResolver and the client made by ClientFactory. Commands
-// and result shapes: pydriver.py.
+// The 0.3 SDK speaks only the v0.2/v0.3 dialect. The card is read with its
+// DefaultAgentCardResolver and the client made by ClientFactory, told to
+// prefer the binding (the card's preferred one is JSON-RPC; HTTP+JSON is among
+// its additionalInterfaces). Commands and result shapes: pydriver.py.
 
 import { randomUUID } from 'node:crypto';
 import { parseArgs, sdkLoader, serve } from './jsdriver.mjs';
@@ -12,7 +13,9 @@ import { parseArgs, sdkLoader, serve } from './jsdriver.mjs';
 const opts = parseArgs(process.argv.slice(2));
 const url = opts._[0];
 const load = sdkLoader(opts.sdk, opts.cjs);
-const { ClientFactory, DefaultAgentCardResolver } = await load('@a2a-js/sdk/client');
+const {
+  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver,
+} = await load('@a2a-js/sdk/client');
 
 function normParts(parts) {
   return (parts ?? []).map((p) => {
@@ -21,7 +24,7 @@ function normParts(parts) {
     if (p.kind === 'file') {
       const f = p.file;
       return { file: { bytes: f.bytes ?? null, uri: f.uri ?? null, mediaType: f.mimeType,
-                       name: f.name } };
+                       name: f.name ?? '' } };
     }
     return { unknown: String(p.kind) };
   });
@@ -108,7 +111,9 @@ function params(args) {
 
 const norm = (r) => (r.kind === 'task' ? normTask(r) : normMessage(r));
 
-const client = await new ClientFactory().createFromUrl(url);
+const client = await new ClientFactory(ClientFactoryOptions.createFrom(
+  ClientFactoryOptions.default, { preferredTransports: [opts.binding ?? 'JSONRPC'] },
+)).createFromUrl(url);
 
 await serve({
   card: async (args) => normCard(await new DefaultAgentCardResolver().resolve(args.url ?? url)),

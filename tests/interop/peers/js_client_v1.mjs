@@ -1,12 +1,15 @@
 // Driver: the official JavaScript SDK 1.x client (@a2a-js/sdk 1.x) against an agent.
 //
 //     node js_client_v1.mjs AGENT_URL --sdk .interop/js-1.3.0 [--dialect 1.0|0.3]
+//                           [--binding JSONRPC|HTTP+JSON]
 //
 // The card is read with the SDK's DefaultAgentCardResolver and the client made
-// by ClientFactory from it, the way the SDK documents. With --dialect 0.3 the
-// SDK's v0.3 compatibility layer is switched on (legacyCompat) and the card's
-// v1.0 interfaces are dropped first, so the factory picks the SDK's legacy
-// JSON-RPC transport. Commands and result shapes: pydriver.py.
+// by ClientFactory from it, the way the SDK documents. The card's interfaces
+// of the other binding are dropped first, and the factory is given that
+// binding's transport only. With --dialect 0.3 the SDK's v0.3 compatibility
+// layer is switched on (legacyCompat) and the card's v1.0 interfaces are
+// dropped too, so the factory picks the SDK's legacy transport of the binding.
+// Commands and result shapes: pydriver.py.
 
 import { randomUUID } from 'node:crypto';
 import { parseArgs, sdkLoader, serve } from './jsdriver.mjs';
@@ -17,6 +20,7 @@ const load = sdkLoader(opts.sdk, opts.cjs);
 const sdk = await load('@a2a-js/sdk');
 const {
   ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory,
+  RestTransportFactory,
 } = await load('@a2a-js/sdk/client');
 const { AgentCard, Role, roleToJSON, taskStateToJSON } = sdk;
 
@@ -132,15 +136,15 @@ function request(args) {
 }
 
 const legacy = opts.dialect === '0.3';
+const binding = opts.binding ?? 'JSONRPC';
 const card = await new DefaultAgentCardResolver({ legacyCompat: { enabled: legacy } })
   .resolve(url);
-let factory = new ClientFactory();
-if (legacy) {
-  card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === '0.3');
-  factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
-  }));
-}
+card.supportedInterfaces = card.supportedInterfaces.filter(
+  (i) => i.protocolBinding === binding && (!legacy || i.protocolVersion === '0.3'));
+const Transport = binding === 'HTTP+JSON' ? RestTransportFactory : JsonRpcTransportFactory;
+const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+  transports: [new Transport({ legacyCompat: { enabled: legacy } })],
+}));
 const client = await factory.createFromAgentCard(card);
 
 await serve({

@@ -3,8 +3,10 @@
     python py_agent_v03.py --port PORT
 
 Runs with the interpreter of an ``a2a-sdk`` 0.3.x venv: the SDK's
-``A2AStarletteApplication`` (v0.3 JSON-RPC at ``/`` plus the card) over its
-default request handler, in-memory task store and in-memory push-config
+``A2ARESTFastAPIApplication`` (v0.3 HTTP+JSON under ``/rest``, named in the
+card's ``additionalInterfaces``) with the routes of its
+``A2AStarletteApplication`` (v0.3 JSON-RPC at ``/`` plus the card) added, over
+one default request handler, in-memory task store and in-memory push-config
 store, under uvicorn on 127.0.0.1. It behaves as every agent of these tests
 does (``tests/interop/agent.py`` tells how).
 """
@@ -17,11 +19,19 @@ import uuid
 
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.apps import A2AStarletteApplication
+from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, Role, TextPart
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Part,
+    Role,
+    TextPart,
+)
 from a2a.utils import get_message_text, new_agent_text_message, new_task
 
 
@@ -88,6 +98,9 @@ def agent_card(url: str) -> AgentCard:
         description="Echoes, streams, waits and asks, for the interoperability tests.",
         version="1.0.0",
         url=url,
+        preferred_transport="JSONRPC",
+        additional_interfaces=[AgentInterface(url=url.rstrip("/") + "/rest",
+                                              transport="HTTP+JSON")],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain", "application/json", "application/octet-stream"],
         default_output_modes=["text/plain", "application/json", "application/octet-stream"],
@@ -105,8 +118,9 @@ def main() -> None:
         task_store=InMemoryTaskStore(),
         push_config_store=InMemoryPushNotificationConfigStore(),
     )
-    app = A2AStarletteApplication(agent_card=agent_card(f"http://127.0.0.1:{opts.port}/"),
-                                  http_handler=handler).build()
+    card = agent_card(f"http://127.0.0.1:{opts.port}/")
+    app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build(rpc_url="/rest")
+    A2AStarletteApplication(agent_card=card, http_handler=handler).add_routes_to_app(app)
     uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning")
 
 

@@ -3,9 +3,10 @@
     python py_agent_v1.py --port PORT
 
 Runs with the interpreter of an ``a2a-sdk`` 1.x venv: the SDK's JSON-RPC route
-(v1.0, plus the SDK's own v0.3 compatibility layer on the same URL) and card
-route over its default request handler, in-memory task store and in-memory
-push-config store, under uvicorn on 127.0.0.1. It behaves as every agent of
+at ``/`` and its HTTP+JSON routes under ``/rest`` (each in v1.0, plus the SDK's
+own v0.3 compatibility layer) and card route over its default request
+handler, in-memory task store and in-memory push-config store, under uvicorn
+on 127.0.0.1. It behaves as every agent of
 these tests does (``tests/interop/agent.py`` tells how).
 """
 
@@ -20,7 +21,11 @@ from a2a.helpers import get_message_text, new_task_from_user_message, new_text_p
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -90,6 +95,7 @@ class InteropExecutor(AgentExecutor):
 
 
 def agent_card(url: str) -> AgentCard:
+    rest = url.rstrip("/") + "/rest"
     return AgentCard(
         name="Interop (a2a-sdk 1.x)",
         description="Echoes, streams, waits and asks, for the interoperability tests.",
@@ -97,6 +103,8 @@ def agent_card(url: str) -> AgentCard:
         supported_interfaces=[
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"),
+            AgentInterface(url=rest, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(url=rest, protocol_binding="HTTP+JSON", protocol_version="0.3"),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain", "application/json", "application/octet-stream"],
@@ -117,8 +125,11 @@ def main() -> None:
         agent_card=card,
         push_config_store=InMemoryPushNotificationConfigStore(),
     )
+    # REST last: its routes end with a catch-all mount, `/{tenant}`, at the root
+    # whatever the prefix, which would take the card's path.
     routes = [*create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
-              *create_agent_card_routes(card)]
+              *create_agent_card_routes(card),
+              *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest")]
     uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=opts.port, log_level="warning")
 
 

@@ -1,11 +1,12 @@
 """Driver: the official Python SDK 0.3 client (``a2a-sdk`` 0.3.x) against an agent.
 
-    python py_client_v03.py AGENT_URL
+    python py_client_v03.py AGENT_URL [--binding JSONRPC|HTTP+JSON|GRPC]
 
-Runs with the interpreter of an ``a2a-sdk`` 0.3.x venv, which speaks only the
-v0.2/v0.3 JSON-RPC dialect. The card is read with ``A2ACardResolver`` (which
-validates it against the SDK's pydantic model) and the client made by
-``ClientFactory``. Commands and result shapes: ``pydriver.py``.
+Runs with the interpreter of an ``a2a-sdk`` 0.3.x venv (gRPC: with its
+``grpc`` extra), which speaks only the v0.2/v0.3 dialect. The card is read
+with ``A2ACardResolver`` (which validates it against the SDK's pydantic
+model) and the client made by ``ClientFactory``, told to prefer the binding.
+Commands and result shapes: ``pydriver.py``.
 """
 
 from __future__ import annotations
@@ -141,16 +142,24 @@ def user_message(args: dict[str, Any]) -> Message:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
-    ap.add_argument("--binding", default="JSONRPC", help="JSONRPC or HTTP+JSON")
+    ap.add_argument("--binding", default="JSONRPC", help="JSONRPC, HTTP+JSON or GRPC")
     opts = ap.parse_args()
 
     http = httpx.AsyncClient(timeout=30)
     card = await A2ACardResolver(http, opts.url).get_agent_card()
-    transports = [TransportProtocol(opts.binding)]
-    unary = ClientFactory(ClientConfig(streaming=False, httpx_client=http,
-                                       supported_transports=transports)).create(card)
-    streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=http,
-                                           supported_transports=transports)).create(card)
+
+    def config(streaming: bool) -> ClientConfig:
+        extra: dict[str, Any] = {}
+        if opts.binding == "GRPC":
+            import grpc  # the grpc extra; only gRPC drivers need it
+
+            extra["grpc_channel_factory"] = grpc.aio.insecure_channel
+        return ClientConfig(streaming=streaming, httpx_client=http,
+                            supported_transports=[TransportProtocol(opts.binding)],
+                            use_client_preference=True, **extra)
+
+    unary = ClientFactory(config(False)).create(card)
+    streaming = ClientFactory(config(True)).create(card)
 
     async def op_card(args: dict[str, Any]) -> Any:
         return norm_card(await A2ACardResolver(http, args.get("url") or opts.url).get_agent_card())

@@ -1,12 +1,13 @@
 """Driver: the official Python SDK 1.x client (``a2a-sdk`` 1.x) against an agent.
 
-    python py_client_v1.py AGENT_URL [--dialect 1.0|0.3]
+    python py_client_v1.py AGENT_URL [--dialect 1.0|0.3] [--binding JSONRPC|HTTP+JSON|GRPC]
 
-Runs with the interpreter of an ``a2a-sdk`` 1.x venv. The client is built the
-way the SDK documents it: the card is read with ``A2ACardResolver`` and the
-client made by ``ClientFactory``. With ``--dialect 0.3`` the card's v1.0
-interfaces are dropped first, so the factory picks the SDK's own v0.3
-compatibility transport. Commands and result shapes: ``pydriver.py``.
+Runs with the interpreter of an ``a2a-sdk`` 1.x venv (gRPC: with its ``grpc``
+extra). The client is built the way the SDK documents it: the card is read
+with ``A2ACardResolver`` and the client made by ``ClientFactory``, told to use
+the binding. With ``--dialect 0.3`` the card's v1.0 interfaces are dropped
+first, so the factory picks the SDK's own v0.3 compatibility transport.
+Commands and result shapes: ``pydriver.py``.
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
     ap.add_argument("--dialect", default="1.0")
-    ap.add_argument("--binding", default="JSONRPC", help="JSONRPC or HTTP+JSON")
+    ap.add_argument("--binding", default="JSONRPC", help="JSONRPC, HTTP+JSON or GRPC")
     opts = ap.parse_args()
 
     http = httpx.AsyncClient(timeout=30)
@@ -151,11 +152,17 @@ async def main() -> None:
         keep = [i for i in card.supported_interfaces if i.protocol_version.startswith("0.3")]
         del card.supported_interfaces[:]
         card.supported_interfaces.extend(keep)
-    bindings = [opts.binding]
-    unary = ClientFactory(ClientConfig(streaming=False,
-                                       supported_protocol_bindings=bindings)).create(card)
-    streaming = ClientFactory(ClientConfig(streaming=True,
-                                           supported_protocol_bindings=bindings)).create(card)
+    def config(streaming: bool) -> ClientConfig:
+        extra: dict[str, Any] = {}
+        if opts.binding == "GRPC":
+            import grpc  # the grpc extra; only gRPC drivers need it
+
+            extra["grpc_channel_factory"] = grpc.aio.insecure_channel
+        return ClientConfig(streaming=streaming, supported_protocol_bindings=[opts.binding],
+                            **extra)
+
+    unary = ClientFactory(config(False)).create(card)
+    streaming = ClientFactory(config(True)).create(card)
 
     async def op_card(args: dict[str, Any]) -> Any:
         fresh = await A2ACardResolver(http, args.get("url") or opts.url).get_agent_card()

@@ -62,6 +62,8 @@ def _part_in(p: Doc) -> Doc:
             out["bytes"] = f["fileWithBytes"]
         if "mimeType" in f:
             out["mimeType"] = f["mimeType"]
+        if f.get("name"):
+            out["name"] = f["name"]
         return {"kind": "file", "file": out}
     if "data" in p:
         return {"kind": "data", "data": (p["data"] or {}).get("data", {})}
@@ -159,6 +161,8 @@ def _part_out(p: Doc) -> Doc:
             out["fileWithUri"] = f["uri"]
         if "mimeType" in f:
             out["mimeType"] = f["mimeType"]
+        if "name" in f:
+            out["name"] = f["name"]
         return {"file": out}
     data = p.get("data")
     return {"data": {"data": data if isinstance(data, dict) else {"value": data}}}

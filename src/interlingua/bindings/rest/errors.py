@@ -2,8 +2,10 @@
 
 v1.0 answers a ``google.rpc.Status`` JSON object with an ``ErrorInfo`` (reason,
 domain ``a2a-protocol.org``) and the error's own HTTP status. v0.3 answers
-``{"message": …, "type": …}`` with the statuses the v0.3 SDK gave: 409 for a task that cannot
-be canceled, 501 for what is not supported, 415, 422 for bad params, 502.
+``{"code": …, "message": …, "type": …}`` with the statuses the v0.3 SDK gave: 409 for a task
+that cannot be canceled, 501 for what is not supported, 415, 422 for bad params, 502. The
+official v0.3 SDKs each read one half of that body: the Python one the ``type`` by name,
+the JavaScript one the v0.3 JSON-RPC ``code``.
 """
 
 from __future__ import annotations
@@ -80,5 +82,6 @@ def error_body(error: A2AError, dialect: str, status: int) -> bytes:
         kind = _V03_TYPE.get(error.reason)
         if kind is None:
             return msgspec.json.encode({"message": error.message})
-        return msgspec.json.encode({"message": error.message, "type": kind})
+        return msgspec.json.encode({"code": error.code_for("0.3"), "message": error.message,
+                                    "type": kind})
     return encode_status(error, status)

@@ -349,6 +349,19 @@ def _push_out(doc: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "pushNotificationConfig": push}
 
 
+def _push_create_out(doc: dict[str, Any]) -> dict[str, Any]:
+    """A push config to set -> the proto's ``CreateTaskPushNotificationConfigRequest``,
+    the body most official v0.3 servers read (a2a-sdk 0.3 and 1.x's compatibility
+    routes parse it as that message, @a2a-js/sdk 0.3 wants its ``config``)."""
+    config = _push_out(doc)
+    out: dict[str, Any] = {"parent": f"tasks/{doc.get('taskId')}"}
+    config_id = config["pushNotificationConfig"].get("id")
+    if config_id:
+        out["configId"] = config_id
+    out["config"] = config
+    return out
+
+
 # ----------------------------------------------------------------------------- codec
 
 
@@ -399,7 +412,7 @@ class V03ProtoJSONCodec(Codec):
             return method, _encode(_send_out(_any.decode(params)))
         if isinstance(call, c.SetPushConfig):
             doc = _any.decode(params)
-            return method, _encode(_push_out(doc))
+            return method, _encode(_push_create_out(doc))
         return method, params
 
     def decode_result(self, call: c.Call, result: bytes) -> c.Result:
@@ -434,12 +447,14 @@ class V03ProtoJSONCodec(Codec):
 def _send_out(doc: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"message": _message_out(doc.get("message"))}
     conf = doc.get("configuration")
-    if isinstance(conf, dict):
-        config = {k: v for k, v in conf.items() if k != "pushNotificationConfig"}
-        if "pushNotificationConfig" in conf:
-            config["pushNotification"] = conf["pushNotificationConfig"]
-        config.setdefault("blocking", True)
-        out["configuration"] = config
+    conf = conf if isinstance(conf, dict) else {}
+    config = {k: v for k, v in conf.items() if k != "pushNotificationConfig"}
+    if "pushNotificationConfig" in conf:
+        config["pushNotification"] = conf["pushNotificationConfig"]
+    # Always said: a server reads an absent `blocking`, or an absent configuration,
+    # as proto3's false (a2a-sdk 0.3's routes do), and a send blocks by default.
+    config.setdefault("blocking", True)
+    out["configuration"] = config
     if "metadata" in doc:
         out["metadata"] = doc["metadata"]
     return out
