@@ -124,13 +124,36 @@ class Observer:
         async def observed_call(c: Any, info: RequestInfo) -> Any:
             return await observe(type(c).__name__, c, info, lambda: call(c, info))
 
+        counted = None
+        metrics = self.metrics
+        if self.tracer is None and not self.logs and metrics is not None:
+            count = metrics.request
+
+            async def counted_call(c: Any, info: RequestInfo) -> Any:
+                # metrics alone: counted around the call, nothing else (the common case)
+                start = time.perf_counter()
+                outcome = "ok"
+                try:
+                    return await call(c, info)
+                except A2AError as exc:
+                    outcome = type(exc).__name__
+                    raise
+                except BaseException:
+                    outcome = "InternalError"
+                    raise
+                finally:
+                    count(type(c).__name__, info.dialect, _BINDING.get(), outcome,
+                          time.perf_counter() - start)
+
+            counted = counted_call
+
         async def observed_stream(c: Any, info: RequestInfo,
                                   last_event_id: str | None = None) -> Any:
             method = "SendStreamingMessage" if isinstance(c, SendMessage) else type(c).__name__
             return await observe(method, c, info, lambda: stream(c, info, last_event_id))
 
         _replace(door, "request", observed_request)
-        _replace(door, "call", observed_call)
+        _replace(door, "call", observed_call if counted is None else counted)
         _replace(door, "stream", observed_stream)
 
     async def _observe(self, method: str, call: Any, info: RequestInfo,
@@ -303,15 +326,16 @@ class Observer:
         if tracer is None:
             return
         trace = propagation.trace
+        empty = propagation.otel_context.Context()
         deliver = dispatcher._deliver
         sender = dispatcher.sender
         post = sender.post
 
         async def observed_deliver(delivery: Any) -> None:
             parent = commits.get(delivery.task_id)
-            context = None
-            if parent is not None:  # the commit that queued it, when it was made here
-                context = trace.set_span_in_context(trace.NonRecordingSpan(parent))
+            # the commit that queued it, when it was made here; else a trace of its own
+            context = trace.set_span_in_context(trace.NonRecordingSpan(parent), empty) \
+                if parent is not None else empty
             with tracer.start_as_current_span(
                     "A2A push delivery", context=context, kind=trace.SpanKind.CLIENT,
                     attributes={"a2a.task_id": delivery.task_id,
