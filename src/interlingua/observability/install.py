@@ -168,8 +168,7 @@ class Observer:
                 f"A2A {method}", context=propagation.extract(info.headers),
                 kind=trace.SpanKind.SERVER,
                 attributes={"rpc.system": "a2a", "rpc.method": method,
-                            "a2a.method": method, "a2a.dialect": info.dialect,
-                            "a2a.binding": binding})
+                            "a2a.dialect": info.dialect, "a2a.binding": binding})
             # current while the engine works: the turn it starts inherits it
             token = propagation.otel_context.attach(trace.set_span_in_context(span))
         if self.logs and task_id is not None:
@@ -193,12 +192,14 @@ class Observer:
             if log_token is not None:
                 logs.TASK_ID.reset(log_token)
             if span is not None:
+                # one call: each takes the span's lock
+                found: dict[str, str] = {"a2a.outcome": outcome}
                 if isinstance(result, Task):
                     task_id = result.id
-                    span.set_attribute("a2a.context_id", result.context_id)
+                    found["a2a.context_id"] = result.context_id
                 if task_id is not None:
-                    span.set_attribute("a2a.task_id", task_id)
-                span.set_attribute("a2a.outcome", outcome)
+                    found["a2a.task_id"] = task_id
+                span.set_attributes(found)
                 if outcome != "ok":
                     span.set_status(propagation.trace.Status(
                         propagation.trace.StatusCode.ERROR, outcome))
