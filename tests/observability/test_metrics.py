@@ -3,6 +3,7 @@ counters move as requests are made on every binding; off by default (404)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import grpc
@@ -10,13 +11,14 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from interlingua import Agent, Client, create_app
+from interlingua import Agent, Client, Context, create_app
 from interlingua.bindings.grpc import add_grpc
 from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.core.errors import TaskNotFound
 from interlingua.core.model import PushConfig
 from interlingua.core.parts import new_id
+from interlingua.server.engine import EngineConfig
 from tests.live import bind_loopback, live_agent, live_server, url_of
 from tests.observability.spans import memory_provider, named
 from tests.push.helpers import Hook, dev_settings, serve_hook, until
@@ -128,3 +130,54 @@ def test_grpc_requests_are_counted_and_traced_from_their_metadata():
     assert span.attributes["a2a.task_id"] == sent.task.id
     assert span.context.trace_id == int(trace_id, 16)
     assert span.parent.span_id == int(parent_id, 16)
+
+
+async def _slow(ctx: Context) -> None:
+    if ctx.text == "wait":
+        await ctx.update("waiting")
+        await asyncio.sleep(30)
+    await ctx.complete(artifact=ctx.text)
+
+
+async def test_gauges_show_open_streams_running_turns_and_lease_heartbeats():
+    sock = bind_loopback()
+    app = create_app(Agent("Slow", "Waits.", _slow), public_url=url_of(sock), metrics=True,
+                     engine_config=EngineConfig(lease_interval=0.1, lease_timeout=5.0))
+    with live_server(app, sock=sock) as url:
+        async with Client(url) as client:
+            stream = client.stream("wait")
+            first = await anext(stream)  # the stream is open, its turn waiting
+            assert first is not None
+            samples = await asyncio.to_thread(_scrape, url)
+            assert _value(samples, "interlingua_streams_open") == 1
+            assert _value(samples, "interlingua_turns_running") == 1
+            assert _value(samples, "interlingua_tasks_live", state="working") == 1
+            assert (("stat", "max"),) in samples["interlingua_stream_lag_events"]
+            await stream.aclose()
+            await until(lambda: _value(_scrape(url), "interlingua_streams_open") == 0)
+        await asyncio.sleep(0.3)  # a few heartbeats
+        samples = _scrape(url)
+    assert _value(samples, "interlingua_lease_renewals_total", result="ok") >= 1
+    assert 0 <= _value(samples, "interlingua_lease_heartbeat_age_seconds") < 2
+    assert _value(samples, "interlingua_lease_held") == 1
+    assert _value(samples, "interlingua_lease_epoch") >= 1
+
+
+async def test_push_retries_and_dead_letters_are_counted():
+    agent = Agent("Echo", "Echoes.", _echo, push_notifications=True)
+    hook = Hook(lambda hook, headers, body, path: 500)
+    with serve_hook(hook) as hook_url:
+        sock = bind_loopback()
+        app = create_app(agent, public_url=url_of(sock), metrics=True,
+                         push=dev_settings(max_attempts=2))
+        with live_server(app, sock=sock) as url:
+            async with Client(url) as client:
+                await client.send("pushed", push=PushConfig(url=hook_url + "/hook"))
+            await until(lambda: _value(_scrape(url), "interlingua_push_outbox",
+                                       status="pending") == 0)
+            samples = _scrape(url)
+    dead = _value(samples, "interlingua_push_outbox", status="dead")
+    assert dead >= 1
+    assert _value(samples, "interlingua_push_attempts_total", outcome="retry") == dead
+    assert _value(samples, "interlingua_push_attempts_total", outcome="dead") == dead
+    assert _value(samples, "interlingua_push_attempts_total", outcome="delivered") == 0
