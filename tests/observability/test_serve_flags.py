@@ -5,8 +5,10 @@ task, its context and the trace the caller sent."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -82,3 +84,47 @@ def test_otel_without_the_sdk_says_what_to_install(tmp_path: Path):
                            "--port", "0", "--otel"], capture_output=True, text=True, timeout=30)
     assert done.returncode != 0
     assert "interlingua[otel]" in done.stderr
+
+
+def test_otel_sends_spans_to_an_otlp_collector(tmp_path: Path):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from tests.push.helpers import Hook, serve_hook
+
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    collector = Hook()
+    with serve_hook(collector) as collector_url:
+        server = Process()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": collector_url,
+               "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "obs-test"}
+        server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
+                       "serve", str(tmp_path / "logger_agent.py"), "--port", str(server.port),
+                       "--store", "memory://", "--bindings", "jsonrpc", "--otel"],
+                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            server.wait_ready()
+            answer = httpx.post(server.url + "/", json={
+                "jsonrpc": "2.0", "id": 1, "method": "message/send",
+                "params": {"message": {"kind": "message", "messageId": "m-2", "role": "user",
+                                       "parts": [{"kind": "text", "text": "hi"}]}}})
+            assert answer.json()["result"]["status"]["state"] == "completed"
+            deadline = time.monotonic() + 10
+            names: set[str] = set()
+            while time.monotonic() < deadline and "A2A SendMessage" not in names:
+                time.sleep(0.05)
+                for received in list(collector.requests):
+                    assert received.path == "/v1/traces"
+                    assert received.headers["content-type"] == "application/x-protobuf"
+                    request = ExportTraceServiceRequest.FromString(received.body)
+                    for resource_spans in request.resource_spans:
+                        service = {a.key: a.value.string_value
+                                   for a in resource_spans.resource.attributes}
+                        assert service["service.name"] == "obs-test"
+                        for scope_spans in resource_spans.scope_spans:
+                            names.update(s.name for s in scope_spans.spans)
+        finally:
+            server.stop()
+    assert {"A2A SendMessage", "A2A executor turn", "A2A store commit"} <= names
