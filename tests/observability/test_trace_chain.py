@@ -107,3 +107,22 @@ async def test_without_a_caller_span_each_request_starts_its_trace_and_failures_
     assert get.attributes["a2a.task_id"] == "no-such-task"
     assert get.status.status_code.name == "ERROR"
     assert get.context.trace_id != send.context.trace_id
+
+
+async def test_a_failed_turn_says_so_on_its_span():
+    async def broken(text: str) -> str:
+        raise ValueError("no")
+
+    provider, exporter = memory_provider()
+    sock = bind_loopback()
+    app = create_app(Agent("Broken", "Fails.", broken), public_url=url_of(sock),
+                     tracing=provider)
+    with live_server(app, sock=sock, allow_errors=True) as url:
+        async with Client(url) as client:
+            task = await client.send("x")
+    assert task.status.state.value == "failed"
+    (turn,) = named(exporter.get_finished_spans(), "A2A executor turn")
+    assert turn.attributes["a2a.state"] == "failed"
+    assert turn.status.status_code.name == "ERROR"
+    (send,) = named(exporter.get_finished_spans(), "A2A SendMessage")
+    assert send.attributes["a2a.outcome"] == "ok"  # the request itself was answered

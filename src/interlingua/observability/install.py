@@ -227,7 +227,11 @@ class Observer:
                     attributes={"a2a.task_id": task.id, "a2a.context_id": task.context_id,
                                 "a2a.dialect": run.dialect or ""}) as span:
                 await turn(run, ctx, place)
-                span.set_attribute("a2a.state", run.task.status.state.value)
+                state = run.task.status.state.value
+                span.set_attribute("a2a.state", state)
+                if state == "failed":  # the turn caught what failed it: say so here
+                    span.set_status(propagation.trace.Status(
+                        propagation.trace.StatusCode.ERROR, "the task failed"))
 
         _replace(turns, "_turn", observed_turn)
 
