@@ -23,7 +23,9 @@ _LINK = re.compile(r"\]\(((?!https?:|#|mailto:)[^)#\s]+)")
 
 
 #: distributions whose module is named otherwise
-IMPORT_NAMES = {"pydantic-ai-slim": "pydantic_ai", "grpcio": "grpc", "protobuf": "google.protobuf"}
+IMPORT_NAMES = {"pydantic-ai-slim": "pydantic_ai", "grpcio": "grpc", "protobuf": "google.protobuf",
+                "opentelemetry-api": "opentelemetry", "opentelemetry-sdk": "opentelemetry.sdk",
+                "opentelemetry-exporter-otlp-proto-http": "opentelemetry.exporter.otlp.proto.http"}
 
 def _tracked() -> set[str]:
     try:

@@ -279,6 +279,19 @@ def main() -> None:
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True,
+              help="json: every log line one JSON object, with the task, context and trace "
+                   "ids where known.")
+@click.option("--metrics", "with_metrics", is_flag=True,
+              help="Serve Prometheus metrics at /metrics.")
+@click.option("--otel", is_flag=True,
+              help="Trace with OpenTelemetry's SDK (interlingua[otel]): spans go to an OTLP "
+                   "collector (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318), "
+                   "or to stdout with --otel-exporter console.")
+@click.option("--otel-exporter", type=click.Choice(["auto", "otlp", "console"]),
+              default="auto", show_default=True,
+              help="Where --otel sends spans (auto: OTLP when its exporter is installed).")
 @serve_security_options
 @click.option("--push-allow-http", is_flag=True,
               help="Accept http:// webhook URLs (development only: tokens travel in clear).")
@@ -318,7 +331,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   system_prompt: str | None, host: str, port: int, store: str | None,
                   bus: str, public_url: str | None, rpc_path: str,
                   grpc_port: int | None, bindings_spec: str | None, log_level: str,
-                  as_json: bool, certfile: str | None, keyfile: str | None,
+                  as_json: bool, log_format: str, with_metrics: bool, otel: bool,
+                  otel_exporter: str, certfile: str | None, keyfile: str | None,
                   client_ca: str | None, auth_spec: str | None, limits_spec: str | None,
                   sign_card: bool, card_key: str | None,
                   push_allow_http: bool, push_allow_private: bool,
@@ -366,6 +380,13 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                             allow_hosts=list(push_allow_hosts), signing_key_pem=pem)
         if push_claim_seconds:
             push.lease = push_claim_seconds
+    if otel:
+        from ..observability.tracing import configure_sdk
+
+        try:
+            configure_sdk(service_name=agent.name, exporter=otel_exporter)
+        except RuntimeError as exc:
+            _exit(str(exc), EXIT_USAGE)
     scheme = "https" if certfile else "http"
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
     if bindings_spec is not None:
@@ -420,7 +441,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
               connections=ConnectionLimits(max_head_bytes=max_head_bytes,
                                            head_timeout=head_timeout, body_timeout=body_timeout,
                                            max_per_ip=max_connections_per_ip),
-              mesh=mesh, mesh_agent_name=mesh_agent_name, no_http=no_http)
+              mesh=mesh, mesh_agent_name=mesh_agent_name, no_http=no_http,
+              metrics=with_metrics, log_format=log_format)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:  # the store's database or the bus cannot be reached

@@ -37,6 +37,9 @@ BINDINGS = ("jsonrpc", "grpc")
 
 log = logging.getLogger("interlingua.serve")
 
+#: ``--log-level`` names that are not Python's
+_PY_LEVELS = {"trace": "DEBUG"}
+
 
 def default_store_for(agent: Agent) -> str:
     """The store ``serve`` uses when none is named: one SQLite file per agent
@@ -229,6 +232,8 @@ def serve(
     mesh: MeshSettings | None = None,
     mesh_agent_name: str | None = None,
     no_http: bool = False,
+    metrics: bool = False,
+    log_format: str = "text",
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
@@ -257,9 +262,16 @@ def serve(
 
     ``mesh`` puts the agent on an MQTT 5 broker as well (docs/mesh.md), under
     ``mesh_agent_name`` (default: its name as a topic level); ``no_http``
-    serves it there only, and ``on_listening`` is then called with port 0."""
+    serves it there only, and ``on_listening`` is then called with port 0.
+
+    ``metrics`` serves ``/metrics``; ``log_format="json"`` logs one JSON object a
+    line (docs/observability.md)."""
     from ..server.auth.tls import uvicorn_tls_options
 
+    if log_format == "json":
+        from ..observability import logs
+
+        logs.configure("json", _PY_LEVELS.get(log_level, log_level.upper()))
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
     if no_http:
         if mesh is None:
@@ -309,7 +321,8 @@ def serve(
                   mesh=mesh, mesh_agent_name=mesh_agent_name,
                   card_signing=card_signing, push=push, grpc=grpc,
                   timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
-                  limit_concurrency=limit_concurrency, **guard)
+                  limit_concurrency=limit_concurrency, metrics=metrics,
+                  json_logs=log_format == "json", **guard)
     finally:
         for held_sock in held:
             held_sock.close()
@@ -352,6 +365,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               card_signing: CardSigning | None, push: PushSettings | None,
               drain_seconds: float, grpc: dict[str, Any] | None = None,
               mesh: MeshSettings | None = None, mesh_agent_name: str | None = None,
+              metrics: bool = False, json_logs: bool = False,
               **uvicorn_options: Any) -> None:
     import uvicorn
 
@@ -371,6 +385,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
         limits=limits,
         card_signing=card_signing,
         push=push,
+        metrics=metrics,
     )
     if grpc is not None:
         from ..bindings.grpc import add_grpc
@@ -379,6 +394,8 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
                  on_listening=grpc["on_listening"])
     if mesh is not None:
         attach(app, mesh, name=mesh_agent_name or mesh_name(agent.name))
+    if json_logs:  # uvicorn's own logging set-up would replace the JSON handler
+        uvicorn_options["log_config"] = None
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             access_log=False, timeout_graceful_shutdown=5,
                             **uvicorn_options, **tls)

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Mapping
 
 import httpx
 
+from ..observability.propagation import inject as inject_trace
 from .errors import AgentTimeout, AgentUnreachable, ClientError
 from .tls import CertLike, tls_context
 
@@ -148,8 +149,10 @@ class HTTPXTransport(Transport):
     async def request_stream(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
     ) -> StreamReply:
+        sent = dict(headers)
+        inject_trace(sent)  # W3C traceparent of the current span, if any
         try:
-            request = self.client.build_request(method, url, content=body, headers=dict(headers))
+            request = self.client.build_request(method, url, content=body, headers=sent)
             response = await self.client.send(request, stream=True)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self._error(url, exc) from None
@@ -174,8 +177,10 @@ class HTTPXTransport(Transport):
     async def _send(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
     ) -> HTTPReply:
+        sent = dict(headers)
+        inject_trace(sent)  # W3C traceparent of the current span, if any
         try:
-            r = await self.client.request(method, url, content=body, headers=dict(headers))
+            r = await self.client.request(method, url, content=body, headers=sent)
         except httpx.TimeoutException:
             limit = f" within {self._timeout:g} s" if self._timeout is not None else ""
             raise AgentTimeout(f"{url} did not answer{limit}") from None

@@ -44,6 +44,7 @@ from ..core.calls import (
 from ..core.errors import InvalidAgentResponse
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
 from ..core.parts import new_id
+from ..observability.propagation import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .topics import MeshURL, Topics, parse_mesh_url
@@ -152,6 +153,7 @@ class Requester:
         }
         if streaming:
             props["a2aStatusTopic"] = self.status_topic(task_id)
+        inject_trace(props)  # the user property traceparent, when a span is current
         pending = self._pending[rid] = _Pending()
         try:
             await self._broker.publish(self.topics.request(agent), body, props)

@@ -22,6 +22,8 @@ from starlette.routing import Route
 from ..bindings.rest import RESTEndpoint
 from ..bus import open_bus
 from ..bus.base import Bus
+from ..observability.install import build_observer, gauges
+from ..observability.metrics import CONTENT_TYPE
 from ..stores import open_store, shown_url
 from ..stores.base import Store
 from .agent import Agent
@@ -161,6 +163,8 @@ def create_app(
     card_signing: CardSigning | None = None,
     freeze_gc: bool = True,
     debug: bool = False,
+    metrics: bool = False,
+    tracing: bool | Any | None = None,
 ) -> Starlette:
     """Build the ASGI app serving ``agent``.
 
@@ -176,6 +180,9 @@ def create_app(
     ``freeze_gc``: once started, the objects the process holds so far (modules,
     classes, the agent) are moved out of the cycle collector's view
     (``gc.freeze``) until shutdown; see docs/architecture.md, "Performance".
+    ``metrics`` serves ``/metrics`` (Prometheus); ``tracing`` makes OpenTelemetry
+    spans (None: when an SDK is set up at this call; or a ``TracerProvider`` to take
+    them from); docs/observability.md.
     """
     settings = ServerSettings(
         public_url=public_url or "",
@@ -270,6 +277,19 @@ def create_app(
         Route(EXTENDED_CARD_PATH, extended_card_endpoint(server), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
+    # decided once, here: when nothing is observed, nothing is hooked
+    observer = build_observer(tracing=tracing, metrics=metrics, rpc_path=path)
+    if observer is not None:
+        observer.install(rpc.door, engine, push_service)
+        counted = observer.metrics
+        if counted is not None:
+            counted.gauges = gauges(engine, push_service)
+
+            async def metrics_endpoint(request: Request) -> Response:
+                assert counted is not None
+                return Response(await counted.render(), media_type=CONTENT_TYPE)
+
+            routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
     app.rpc_route(path, rpc)
 

@@ -214,6 +214,12 @@ class Stream:
     def close(self) -> None:
         """Stop reading (idempotent)."""
 
+    @property
+    def lag(self) -> int | None:
+        """Events in the log not yet handed out; None once the stream is over
+        (for ``/metrics``, read when it is scraped)."""
+        return None
+
     def __aiter__(self) -> Stream:
         return self
 
@@ -326,6 +332,10 @@ class _Follow(Stream):
             self._source.open_count -= 1
             self._forget_flushed()
             self._sub.close()
+
+    @property
+    def lag(self) -> int | None:
+        return None if self._done else max(self._sub.latest - self._after, 0)
 
     def _forget_flushed(self) -> None:
         if self._flushed_waiter is not None and self._new_run is not None:

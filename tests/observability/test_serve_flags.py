@@ -1,0 +1,130 @@
+"""``interlingua serve --log-format json --otel --metrics`` in a real process:
+every log line is one JSON object, and a line logged by the executor names its
+task, its context and the trace the caller sent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.procs import Process
+
+pytestmark = pytest.mark.timeout(60)
+
+AGENT = '''
+import logging
+
+from interlingua import Agent
+
+log = logging.getLogger("obs.agent")
+
+
+async def run(text: str) -> str:
+    log.warning("working on %s", text)
+    return text.upper()
+
+
+agent = Agent("Logger", "Logs what it does.", run)
+'''
+
+TRACE_ID, PARENT_ID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+
+
+def test_json_logs_carry_task_context_and_trace_ids(tmp_path: Path):
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    server = Process()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
+                       "serve", str(tmp_path / "logger_agent.py"), "--port", str(server.port),
+                       "--store", "memory://", "--bindings", "jsonrpc", "--log-format", "json",
+                       "--otel", "--otel-exporter", "console", "--metrics"],
+                      stdout=stdout, stderr=stderr)
+        try:
+            server.wait_ready()
+            answer = httpx.post(server.url + "/", headers={
+                "traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"}, json={
+                "jsonrpc": "2.0", "id": 1, "method": "message/send",
+                "params": {"message": {"kind": "message", "messageId": "m-1", "role": "user",
+                                       "parts": [{"kind": "text", "text": "hi"}]}}})
+            task = answer.json()["result"]
+            assert task["status"]["state"] == "completed"
+            assert httpx.get(server.url + "/metrics").status_code == 200
+        finally:
+            server.stop()
+
+    lines = [line for line in err.read_text().splitlines() if line.strip()]
+    assert lines
+    records = [json.loads(line) for line in lines]  # every line is one JSON object
+    assert all({"time", "level", "logger", "message"} <= r.keys() for r in records)
+    (working,) = [r for r in records if r["message"] == "working on hi"]
+    assert working["logger"] == "obs.agent"
+    assert working["task_id"] == task["id"]
+    assert working["context_id"] == task["contextId"]
+    assert working["trace_id"] == TRACE_ID
+    # uvicorn's own lines come through the same handler
+    assert any(r["logger"].startswith("uvicorn") for r in records)
+    # --otel with the console exporter: the spans are printed on stdout
+    assert '"name": "A2A SendMessage"' in out.read_text()
+
+
+def test_otel_without_the_sdk_says_what_to_install(tmp_path: Path):
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    # the SDK hidden from the child: as on a machine without interlingua[otel]
+    code = ("import sys; sys.modules['opentelemetry.sdk'] = None; "
+            "from interlingua.cli.main import main; main()")
+    done = subprocess.run([sys.executable, "-c", code, "serve", str(tmp_path / "logger_agent.py"),
+                           "--port", "0", "--otel"], capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert "interlingua[otel]" in done.stderr
+
+
+def test_otel_sends_spans_to_an_otlp_collector(tmp_path: Path):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from tests.push.helpers import Hook, serve_hook
+
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    collector = Hook()
+    with serve_hook(collector) as collector_url:
+        server = Process()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": collector_url,
+               "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": "obs-test"}
+        server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
+                       "serve", str(tmp_path / "logger_agent.py"), "--port", str(server.port),
+                       "--store", "memory://", "--bindings", "jsonrpc", "--otel"],
+                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            server.wait_ready()
+            answer = httpx.post(server.url + "/", json={
+                "jsonrpc": "2.0", "id": 1, "method": "message/send",
+                "params": {"message": {"kind": "message", "messageId": "m-2", "role": "user",
+                                       "parts": [{"kind": "text", "text": "hi"}]}}})
+            assert answer.json()["result"]["status"]["state"] == "completed"
+            deadline = time.monotonic() + 10
+            names: set[str] = set()
+            while time.monotonic() < deadline and "A2A SendMessage" not in names:
+                time.sleep(0.05)
+                for received in list(collector.requests):
+                    assert received.path == "/v1/traces"
+                    assert received.headers["content-type"] == "application/x-protobuf"
+                    request = ExportTraceServiceRequest.FromString(received.body)
+                    for resource_spans in request.resource_spans:
+                        service = {a.key: a.value.string_value
+                                   for a in resource_spans.resource.attributes}
+                        assert service["service.name"] == "obs-test"
+                        for scope_spans in resource_spans.scope_spans:
+                            names.update(s.name for s in scope_spans.spans)
+        finally:
+            server.stop()
+    assert {"A2A SendMessage", "A2A executor turn", "A2A store commit"} <= names
