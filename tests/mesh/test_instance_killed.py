@@ -1,0 +1,145 @@
+"""Two ``interlingua serve --mesh`` processes of one agent on one SQLite store:
+the instance running a streamed task is killed (SIGKILL) in the middle of it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from interlingua.core.model import StatusUpdate, TaskState
+from interlingua.mesh.client import MeshClient
+from interlingua.mesh.discovery import Discovery
+from interlingua.mesh.topics import Topics, parse_mesh_url
+
+from .helpers import BROKER, Peer, decoded
+
+pytestmark = pytest.mark.timeout(90)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(sys.executable).with_name("interlingua")
+
+
+def _serve(ns: str, store: str, instance: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    # Session expiry 0: a killed instance's shared subscription ends with its
+    # connection, so the broker hands every later request to the live one.
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", store, "--json",
+         "--log-level", "warning", "--drain-seconds", "0", "--no-http",
+         "--lease-timeout", "2", "--mesh", BROKER, "--namespace", ns,
+         "--mesh-instance", instance, "--mesh-session-expiry", "0",
+         "--mesh-card-interval", "0.3"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, proc.communicate()
+    return proc, json.loads(line)
+
+
+async def _until(check: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(0.1)
+
+
+def _instances(discovery: Discovery) -> set[str]:
+    agent = discovery.get("Slow")
+    return set(agent.instances) if agent is not None else set()
+
+
+async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
+        ns: str, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'shared.db'}"
+    discovery = Discovery(parse_mesh_url(BROKER), Topics(ns), ttl=1.5)
+    await discovery.start()
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        a, _ = _serve(ns, store, "a")
+        procs.append(a)
+        async with MeshClient(f"{BROKER}/{ns}/Slow", timeout=20) as client, Peer(ns) as peer:
+            # a raw requester too, as SAM's gateways ask: its own topics, correlation data
+            reply_to = f"{ns}/a2a/v1/gateway/response/gw1/t-raw"
+            status_to = f"{ns}/a2a/v1/gateway/status/gw1/t-raw"
+            await peer.listen(reply_to, status_to)
+            await peer.request("Slow", {
+                "jsonrpc": "2.0", "id": "t-raw", "method": "tasks/send-streaming",
+                "params": {"message": {"role": "user", "parts": [{"text": "60"}],
+                                       "message_id": "m-raw"}}},
+                replyTo=reply_to, a2aStatusTopic=status_to, correlation=b"c-1")
+            await peer.until(status_to)  # working, in A (the only instance yet)
+
+            stream = client.stream("60")
+            first = await anext(stream)
+            assert isinstance(first.item, StatusUpdate)
+            task_id = first.item.task_id
+            seen: list[StatusUpdate] = [first.item]
+            while not any(s.status.message and s.status.message.parts[0].text == f"pid {a.pid}"
+                          for s in seen):
+                item = (await anext(stream)).item
+                assert isinstance(item, StatusUpdate)
+                seen.append(item)  # the turn runs in A
+
+            b, _ = _serve(ns, store, "b")
+            procs.append(b)
+            await _until(lambda: _instances(discovery) == {"a", "b"}, 10, "both cards heard")
+
+            a.send_signal(signal.SIGKILL)
+            a.wait(10)
+            # the stream goes on: B ends the task and tells this requester
+            rest = [event.item async for event in stream]
+            last = rest[-1]
+            assert isinstance(last, StatusUpdate)
+            assert last.task_id == task_id
+            assert last.status.state is TaskState.FAILED
+            assert last.status.message is not None
+            assert last.status.message.parts[0].text == \
+                "The server that was running the task stopped."
+            assert client.last_result is not None
+            final = msgspec.json.decode(client.last_result)
+            assert final["kind"] == "task" and final["id"] == task_id
+            assert final["status"]["state"] == "failed"
+
+            final_raw, before = await peer.until(reply_to, timeout=20)
+            answer = decoded(final_raw)
+            assert answer["id"] == "t-raw"
+            assert answer["result"]["id"] == "t-raw"
+            assert answer["result"]["status"]["state"] == "failed"
+            assert final_raw.correlation == b"c-1"
+            history = answer["result"]["history"]
+            assert history and all("interlingua_mesh_reply" not in (m.get("metadata") or {})
+                                   for m in history)  # the stored route is not answered
+            ended = decoded([m for m in before if m.topic == status_to][-1])["result"]
+            assert ended["kind"] == "status-update" and ended["status"]["state"] == "failed"
+
+            # A's card ages out; B is still heard
+            await _until(lambda: _instances(discovery) == {"b"}, 10, "A forgotten")
+            # the store agrees, read through B
+            got = await client.get_task(task_id)
+            assert got.status.state is TaskState.FAILED
+            # and B serves new requests
+            for n in range(3):
+                done = await client.send("0")
+                assert done.status.state is TaskState.COMPLETED, n
+                assert done.status.message is not None
+                assert done.status.message.parts[0].text == f"done by {b.pid}"
+    finally:
+        await discovery.stop()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            proc.communicate()
