@@ -80,4 +80,5 @@ def mesh_settings(url: str | None, namespace: str | None, no_http: bool, name: s
     if namespace is None:
         raise click.UsageError("--mesh needs --namespace NS (or mqtt://HOST/NS)")
     return MeshSettings(url=url, namespace=namespace, instance=instance, group=group,
-                        session_expiry=session_expiry, card_interval=card_interval)
+                        session_expiry=session_expiry, card_interval=card_interval,
+                        http=not no_http)
