@@ -181,7 +181,9 @@ class MeshAgent:
         self._card_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: set while the request and control topics are subscribed on the connection
         self._subscribed = asyncio.Event()
+        self._card_now = asyncio.Event()
         #: requests answered by this instance (tests and the log read it)
         self.handled = 0
 
@@ -234,9 +236,13 @@ class MeshAgent:
                     await self.broker.connect()
                     await self._subscribe()
                     log.info("reconnected to the broker at %s", self.broker.url.broker)
+                    self._card_now.set()  # back: say so at once
                 async for msg in self.broker.messages():
                     self._take(msg)
             except MeshUnavailable as exc:
+                # no card until the subscriptions are back: a requester that hears
+                # one may publish at once, and a request no one subscribes to is dropped
+                self._subscribed.clear()
                 if self._stopping:
                     return
                 log.warning("%s; reconnecting in %gs", exc, self.settings.reconnect_delay)
@@ -244,15 +250,18 @@ class MeshAgent:
                 await asyncio.sleep(self.settings.reconnect_delay)
 
     async def _announce(self) -> None:
-        """The card on the discovery topic every ``card_interval`` seconds."""
+        """The card on the discovery topic every ``card_interval`` seconds, while
+        subscribed (and at once after a reconnection)."""
         while True:
-            if self.broker.connected:
+            if self._subscribed.is_set() and self.broker.connected:
                 try:
                     await self.broker.publish(self.topics.discovery(), self.card,
                                               {INSTANCE: self.instance}, qos=0)
                 except MeshUnavailable as exc:
                     log.debug("card not published: %s", exc)
-            await asyncio.sleep(self.settings.card_interval)
+            self._card_now.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._card_now.wait(), self.settings.card_interval)
 
     def _take(self, msg: Inbound) -> None:
         control = msg.topic == self.topics.control(self.name)
@@ -268,7 +277,9 @@ class MeshAgent:
         try:
             await self.broker.publish(topic, payload, correlation=reply.correlation)
         except MeshUnavailable as exc:
-            log.warning("an answer to %s was lost: %s", topic, exc)
+            # while disconnected the loss of the connection was said once already
+            log.log(logging.WARNING if self.broker.connected else logging.DEBUG,
+                    "an answer to %s was lost: %s", topic, exc)
 
     async def _answer_error(self, reply: Reply, rid: Any, err: A2AError, why: str) -> None:
         if reply.topic is None:
