@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from interlingua.core.errors import TaskNotCancelable
 from interlingua.core.model import StatusUpdate, TaskState
 from interlingua.mesh.client import MeshClient
 from interlingua.mesh.discovery import Discovery
@@ -78,6 +79,12 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
                                        "message_id": "m-raw"}}},
                 replyTo=reply_to, a2aStatusTopic=status_to, correlation=b"c-1")
             await peer.until(status_to)  # working, in A (the only instance yet)
+            # one more, to be canceled once A is gone
+            await peer.request("Slow", {
+                "jsonrpc": "2.0", "id": "t-raw2", "method": "tasks/send-streaming",
+                "params": {"message": {"role": "user", "parts": [{"text": "60"}],
+                                       "message_id": "m-raw2"}}},
+                replyTo=reply_to + "2", a2aStatusTopic=status_to + "2")
 
             stream = client.stream("60")
             first = await anext(stream)
@@ -96,6 +103,9 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
 
             a.send_signal(signal.SIGKILL)
             a.wait(10)
+            # at once, before B has ended A's tasks: the cancel reaches B, which hands
+            # it on (nobody runs the task any more) and then answers it itself
+            cancel = asyncio.create_task(client.cancel("t-raw2"))
             # the stream goes on: B ends the task and tells this requester
             rest = [event.item async for event in stream]
             last = rest[-1]
@@ -121,6 +131,10 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
                                    for m in history)  # the stored route is not answered
             ended = decoded([m for m in before if m.topic == status_to][-1])["result"]
             assert ended["kind"] == "status-update" and ended["status"]["state"] == "failed"
+
+            # ... with the refusal: B ended the task failed meanwhile
+            with pytest.raises(TaskNotCancelable):
+                await cancel
 
             # A's card ages out; B is still heard
             await _until(lambda: _instances(discovery) == {"b"}, 10, "A forgotten")

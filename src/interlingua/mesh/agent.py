@@ -50,7 +50,7 @@ import msgspec
 from ..core import jsonrpc
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
-from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task
+from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server.context import RequestInfo
 from ..server.dispatch import FrontDoor
 from ..server.run import Run
@@ -384,8 +384,12 @@ class MeshAgent:
                 task = await self.door.call(GetTask(id=call.id, history_length=0), info)
             except A2AError:
                 return True
-            if isinstance(task, Task) and task.status.state in TERMINAL_STATES:
+            if isinstance(task, Task) and task.status.state is TaskState.CANCELED:
                 return True  # taken and answered elsewhere
+            if isinstance(task, Task) and task.status.state in TERMINAL_STATES:
+                # it ended otherwise meanwhile (finished, or failed for an instance
+                # gone): nobody answers this cancel but the caller, with the refusal
+                return False
         return False
 
     async def _pump(self, stream: Stream, info: RequestInfo, rid: Any, reply: Reply,
