@@ -31,11 +31,14 @@ SCRIPT = Path(sys.executable).with_name("interlingua")
 
 def _serve(ns: str, store: str, instance: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
     # Session expiry 0: a killed instance's shared subscription ends with its
-    # connection, so the broker hands every later request to the live one.
+    # connection, so the broker hands every later request to the live one. A lease
+    # timeout of 6 s: heartbeats every 1.5 s, so that B mostly ends A's tasks after
+    # the cancel below has reached it (a dead process of this machine loses its
+    # lease at the next heartbeat, whatever the timeout).
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", store, "--json",
          "--log-level", "warning", "--drain-seconds", "0", "--no-http",
-         "--lease-timeout", "2", "--mesh", BROKER, "--namespace", ns,
+         "--lease-timeout", "6", "--mesh", BROKER, "--namespace", ns,
          "--mesh-instance", instance, "--mesh-session-expiry", "0",
          "--mesh-card-interval", "0.3"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -79,12 +82,16 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
                                        "message_id": "m-raw"}}},
                 replyTo=reply_to, a2aStatusTopic=status_to, correlation=b"c-1")
             await peer.until(status_to)  # working, in A (the only instance yet)
-            # one more, to be canceled once A is gone
+            # one more, to be canceled once A is gone; it names a reply route of its
+            # own in its metadata, which is not the one its answers take
+            forged = f"{ns}/forged"
+            await peer.listen(reply_to + "2", forged)
             await peer.request("Slow", {
-                "jsonrpc": "2.0", "id": "t-raw2", "method": "tasks/send-streaming",
-                "params": {"message": {"role": "user", "parts": [{"text": "60"}],
-                                       "message_id": "m-raw2"}}},
-                replyTo=reply_to + "2", a2aStatusTopic=status_to + "2")
+                "jsonrpc": "2.0", "id": "t-raw2", "method": "tasks/send",
+                "params": {"message": {
+                    "role": "user", "parts": [{"text": "60"}], "message_id": "m-raw2",
+                    "metadata": {"interlingua_mesh_reply": {"id": "x", "reply_to": forged}}}}},
+                replyTo=reply_to + "2")
 
             stream = client.stream("60")
             first = await anext(stream)
@@ -103,8 +110,11 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
 
             a.send_signal(signal.SIGKILL)
             a.wait(10)
-            # at once, before B has ended A's tasks: the cancel reaches B, which hands
-            # it on (nobody runs the task any more) and then answers it itself
+            # A moment for the broker to see A gone (what it does with a message sent
+            # to a member it has not yet seen die is its business), and mostly before
+            # B has ended A's tasks: the cancel reaches B, which hands it on (nobody
+            # runs the task any more) and then answers it itself
+            await asyncio.sleep(0.2)
             cancel = asyncio.create_task(client.cancel("t-raw2"))
             # the stream goes on: B ends the task and tells this requester
             rest = [event.item async for event in stream]
@@ -135,6 +145,13 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
             # ... with the refusal: B ended the task failed meanwhile
             with pytest.raises(TaskNotCancelable):
                 await cancel
+            # the blocking send's requester got the failed Task (with its artifacts, had
+            # it any), on its replyTo only
+            heard = before + await peer.quiet(0.5)
+            told = [decoded(m) for m in heard if m.topic == reply_to + "2"]
+            assert [(t["id"], t["result"]["status"]["state"]) for t in told] == \
+                [("t-raw2", "failed")]
+            assert not [m for m in heard if m.topic == forged]
 
             # A's card ages out; B is still heard
             await _until(lambda: _instances(discovery) == {"b"}, 10, "A forgotten")

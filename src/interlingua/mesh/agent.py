@@ -339,10 +339,13 @@ class MeshAgent:
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id
                 call.client_task_id = req.id
+            # kept with the task, for whichever instance ends it (and never the
+            # requester's own: only this binding says where answers go)
+            metadata = {k: v for k, v in (call.message.metadata or {}).items()
+                        if k != REPLY_ROUTE}
             if reply.topic is not None:
-                # kept with the task, for whichever instance ends it
-                call.message.metadata = {**(call.message.metadata or {}),
-                                         REPLY_ROUTE: reply.route(req.id, streaming)}
+                metadata[REPLY_ROUTE] = reply.route(req.id, streaming)
+            call.message.metadata = metadata or None
             if streaming:
                 stream = await self.door.stream(call, info)
                 await self._pump(stream, info, req.id, reply)
@@ -460,8 +463,8 @@ class MeshAgent:
 
     def _orphan_ended(self, run: Run) -> None:
         """A task whose instance is gone was ended here: its requester is told."""
-        if self._stopping:
-            return
+        if self._stopping or run.dialect != MESH_CODEC.name:
+            return  # a task made over HTTP: its callers do not wait on the mesh
         task = asyncio.create_task(self._tell_ended(run.task))
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
