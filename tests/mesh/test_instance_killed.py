@@ -174,3 +174,45 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
                 except subprocess.TimeoutExpired:
                     proc.kill()
             proc.communicate()
+
+
+async def test_an_instance_restarted_on_its_store_tells_the_requester_of_its_task(
+        ns: str, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'alone.db'}"
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        async with Peer(ns) as peer:
+            reply_to = f"{ns}/a2a/v1/gateway/response/gw1/t-alone"
+            status_to = f"{ns}/a2a/v1/gateway/status/gw1/t-alone"
+            await peer.listen(reply_to, status_to)
+            a, _ = _serve(ns, store, "a")
+            procs.append(a)
+            await peer.request("Slow", {
+                "jsonrpc": "2.0", "id": "t-alone", "method": "tasks/send-streaming",
+                "params": {"message": {"role": "user", "parts": [{"text": "60"}],
+                                       "message_id": "m-alone"}}},
+                replyTo=reply_to, a2aStatusTopic=status_to)
+            await peer.until(status_to)
+            a.send_signal(signal.SIGKILL)
+            a.wait(10)
+            assert not [m for m in await peer.quiet(0.5) if m.topic == reply_to]
+
+            again, _ = _serve(ns, store, "a")  # the same store, later
+            procs.append(again)
+            told, before = await peer.until(reply_to, timeout=20)
+            result = decoded(told)["result"]
+            assert decoded(told)["id"] == "t-alone" and result["id"] == "t-alone"
+            assert result["status"]["state"] == "failed"
+            assert result["status"]["message"]["parts"] == [
+                {"text": "The server restarted while the task was running."}]
+            ended = decoded([m for m in before if m.topic == status_to][-1])["result"]
+            assert ended["status"]["state"] == "failed"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            proc.communicate()

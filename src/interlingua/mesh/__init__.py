@@ -27,16 +27,18 @@ def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None
     async def lifespan(host: Any) -> AsyncIterator[None]:
         from .agent import MeshAgent
 
-        async with inner(host):
-            server = app.state.a2a
-            on_mesh = name or mesh_name(server.agent.name)
-            card = server.card_bytes
-            if not settings.http:
-                from .card import mesh_address, mesh_only_card
+        server = app.state.a2a
+        on_mesh = name or mesh_name(server.agent.name)
+        card = server.card_bytes
+        if not settings.http:
+            from .card import mesh_address, mesh_only_card
 
-                card = mesh_only_card(server, mesh_address(settings.broker_url(),
-                                                           settings.namespace, on_mesh))
-            agent = MeshAgent(app.state.door, card, on_mesh, settings)
+            card = mesh_only_card(server, mesh_address(settings.broker_url(),
+                                                       settings.namespace, on_mesh))
+        # made before the engine starts: the tasks its start-up ends for a process
+        # gone are told of on the mesh once connected
+        agent = MeshAgent(app.state.door, card, on_mesh, settings)
+        async with inner(host):
             await agent.start()
             app.state.mesh = agent
             try:

@@ -186,6 +186,8 @@ class MeshAgent:
         self._card_now = asyncio.Event()
         #: requests answered by this instance (tests and the log read it)
         self.handled = 0
+        # from now on, also the tasks the engine's start-up ends
+        door.engine.on_orphan_ended(self._orphan_ended)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -193,7 +195,6 @@ class MeshAgent:
         """Connect and subscribe (``MeshUnavailable`` when the broker cannot be
         reached), then serve in the background."""
         await self.door.ensure_started()
-        self.door.engine.on_orphan_ended(self._orphan_ended)
         await self.broker.connect()
         await self._subscribe()
         self._loop_task = asyncio.create_task(self._serve(), name=f"mesh:{self.client_id}")
@@ -471,7 +472,9 @@ class MeshAgent:
 
     async def _tell_ended(self, task: Task) -> None:
         """The final status (on the status topic of a streaming send) and the final Task
-        (on its reply topic), as the instance that ran the turn would have sent them."""
+        (on its reply topic), as the instance that ran the turn would have sent them,
+        once connected and subscribed."""
+        await self._subscribed.wait()
         route = next((m.metadata[REPLY_ROUTE] for m in reversed(task.history)
                       if m.metadata and REPLY_ROUTE in m.metadata), None)
         stored = Reply.stored(route)
