@@ -459,7 +459,6 @@ class MeshAgent:
         if final is not None:
             await self._publish(reply.topic, _success(rid, final), reply)
 
-
     # ------------------------------------------------- tasks of instances gone
 
     def _orphan_ended(self, run: Run) -> None:

@@ -9,7 +9,7 @@ bindings say so instead of posting to a URL where nothing answers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import msgspec
@@ -17,6 +17,9 @@ import msgspec
 from ..core.model import AgentInterface
 from ..server.card import card_document
 from .topics import MeshURL
+
+if TYPE_CHECKING:
+    from ..server.cards import A2AServer
 
 __all__ = ["MQTT_BINDING", "mesh_address", "mesh_only_card"]
 
@@ -29,8 +32,8 @@ def mesh_address(url: MeshURL, namespace: str, agent: str) -> str:
     return f"{url.broker}/{quote(namespace, safe='')}/{quote(agent, safe='')}"
 
 
-def mesh_only_card(server: Any, address: str) -> bytes:
-    """``server``'s (an ``A2AServer``) card with the mesh address as its only interface.
+def mesh_only_card(server: A2AServer, address: str) -> bytes:
+    """``server``'s card with the mesh address as its only interface.
     Push notifications are not offered: the mesh has no calls to register them."""
     card = server.agent.card([AgentInterface(url=address, binding=MQTT_BINDING,
                                              protocol_version="0.3")])
