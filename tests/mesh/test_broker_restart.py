@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from interlingua import Client
+from interlingua.client.errors import AgentUnreachable
 from interlingua.core.model import Task, TaskState
 from interlingua.mesh.client import MeshClient
 from interlingua.mesh.discovery import Discovery
@@ -83,9 +84,10 @@ def private_broker() -> Iterator[PrivateBroker]:
         broker.stop(signal.SIGKILL)
 
 
-def _serve(url: str, ns: str, *options: str) -> subprocess.Popen[str]:
+def _serve(url: str, ns: str, *options: str,
+           spec: str = "examples/echo.py") -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://", "--json",
+        [str(SCRIPT), "serve", spec, "--store", "memory://", "--json",
          "--log-level", "warning", "--drain-seconds", "0", "--mesh", url, "--namespace", ns,
          "--mesh-card-interval", "0.3", "--mesh-session-expiry", "30", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -97,20 +99,20 @@ def _serve(url: str, ns: str, *options: str) -> subprocess.Popen[str]:
     return proc
 
 
-async def _heard(discovery: Discovery, since: float, timeout: float) -> None:
-    """Until a card of Echo newer than ``since`` (monotonic) is heard."""
+async def _heard(discovery: Discovery, since: float, timeout: float,
+                 name: str = "Echo") -> None:
+    """Until a card of ``name`` newer than ``since`` (monotonic) is heard."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        agent = discovery.get("Echo")
+        agent = discovery.get(name)
         if agent is not None and agent.last_seen > since:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"no card within {timeout} s")
 
 
-async def _ask(url: str, ns: str, text: str) -> Task:
-    async with MeshClient(f"{url}/{ns}/Echo", timeout=10) as client:
-        task = await client.send(text)
+async def _ask(client: MeshClient, text: str) -> Task:
+    task = await client.send(text)
     assert isinstance(task, Task)
     return task
 
@@ -122,10 +124,12 @@ async def test_an_agent_serves_again_after_the_broker_restarts(how: str, http: b
     with private_broker() as broker:
         agent = _serve(broker.url, ns, *(["--port", "0"] if http else ["--no-http"]))
         discovery = Discovery(parse_mesh_url(broker.url), Topics(ns), ttl=5)
+        # one client for the whole test: it reconnects at its first call after the outage
+        client = MeshClient(f"{broker.url}/{ns}/Echo", timeout=10)
         try:
             await discovery.start()
             await _heard(discovery, 0.0, 10)
-            assert (await _ask(broker.url, ns, "before")).status.state is TaskState.COMPLETED
+            assert (await _ask(client, "before")).status.state is TaskState.COMPLETED
 
             broker.stop(signal.SIGTERM if how == "sigterm" else signal.SIGKILL)
             await asyncio.sleep(1.5)  # the agent finds the connection gone, and retries
@@ -134,11 +138,12 @@ async def test_an_agent_serves_again_after_the_broker_restarts(how: str, http: b
             # its card again, once it has subscribed again (the discovery reconnects too)
             await _heard(discovery, restarted, 15)
             for n in range(5):
-                task = await _ask(broker.url, ns, f"after {n}")
+                task = await _ask(client, f"after {n}")
                 assert task.status.state is TaskState.COMPLETED
                 assert task.artifacts[0].parts[0].text == f"after {n}"  # type: ignore[union-attr]
             assert agent.poll() is None
         finally:
+            await client.aclose()
             await discovery.stop()
             agent.send_signal(signal.SIGTERM)
             try:
@@ -189,3 +194,36 @@ async def _listed(url: str, timeout: float) -> None:
                 return
             await asyncio.sleep(0.1)
     raise AssertionError("the gateway heard no agent")
+
+
+async def test_a_stream_waiting_when_the_broker_goes_is_told_and_the_client_goes_on() -> None:
+    ns = "t" + uuid.uuid4().hex[:12]
+    with private_broker() as broker:
+        agent = _serve(broker.url, ns, "--no-http", spec="tests/mesh/slow_agent.py")
+        discovery = Discovery(parse_mesh_url(broker.url), Topics(ns), ttl=5)
+        client = MeshClient(f"{broker.url}/{ns}/Slow", timeout=10)
+        try:
+            await discovery.start()
+            await _heard(discovery, 0.0, 10, "Slow")
+            stream = client.stream("30")
+            await anext(stream)  # the turn runs
+            broker.stop(signal.SIGKILL)
+            started = time.monotonic()
+            with pytest.raises(AgentUnreachable, match="lost"):
+                async for _ in stream:
+                    pass
+            assert time.monotonic() - started < 5
+            broker.start()
+            restarted = time.monotonic()
+            await _heard(discovery, restarted, 15, "Slow")
+            done = await client.send("0")
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+        finally:
+            await client.aclose()
+            await discovery.stop()
+            agent.send_signal(signal.SIGTERM)
+            try:
+                agent.wait(15)
+            except subprocess.TimeoutExpired:
+                agent.kill()
+            agent.communicate()
