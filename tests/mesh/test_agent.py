@@ -69,6 +69,7 @@ async def test_seed_request_is_answered_on_reply_to_in_the_seed_shape(ns: str) -
     parts = task["status"]["message"]["parts"]
     assert parts[0] == {"text": "Order validated successfully"}
     assert parts[1] == {"data": {"valid": True, "order_id": "ORD-123"}}
+    assert "interlingua_mesh_reply" not in _keys(task)  # the mesh's bookkeeping stays in
     camel = {k for k in _keys(task) if re.search(r"[a-z][A-Z]", k)}
     assert not camel, f"camelCase members in a SAM answer: {camel}"
 

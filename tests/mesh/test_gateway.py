@@ -148,3 +148,47 @@ async def test_a_task_canceled_on_the_mesh_ends_canceled_at_the_gateway(ns: str)
         rest = [e async for e in stream]
         assert rest[-1].state is TaskState.CANCELED
         assert (await client.get_task(task_id)).status.state is TaskState.CANCELED
+
+
+async def test_the_rest_binding_through_the_gateway(ns: str) -> None:
+    async with on_mesh(WORKER, ns), gateway(ns) as url:
+        base = url + "/agents/Worker"
+        async with httpx.AsyncClient() as http:
+            card = (await http.get(base + "/.well-known/agent-card.json")).json()
+            rest = [(i["url"], i["protocolVersion"]) for i in card["supportedInterfaces"]
+                    if i["protocolBinding"] == "HTTP+JSON"]
+            assert rest == [(base, "1.0"), (base, "0.3")]
+            # v1.0 and v0.3 routes, by hand
+            sent = await http.post(base + "/message:send", json={"message": {
+                "messageId": "m-rest-1", "role": "ROLE_USER", "parts": [{"text": "report"}]}})
+            assert sent.status_code == 200, sent.text
+            task = sent.json()["task"]
+            assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+            got = await http.get(f"{base}/tasks/{task['id']}")
+            assert got.json()["status"]["state"] == "TASK_STATE_COMPLETED"
+            old = await http.post(base + "/v1/message:send", json={"message": {
+                "messageId": "m-rest-2", "role": "ROLE_USER", "content": [{"text": "report"}]}})
+            assert old.status_code == 200, old.text
+            assert old.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            missing = await http.get(base + "/tasks/no-such-task")
+            assert missing.status_code == 404
+        async with Client(base + "/", binding="rest") as client:
+            task2 = await client.send("report")
+            assert client.endpoint is not None and client.endpoint.binding == "HTTP+JSON"
+            assert isinstance(task2, Task) and task2.status.state is TaskState.COMPLETED
+            assert "".join(p.text for p in task2.artifacts[0].parts) == "one two three"  # type: ignore[union-attr]
+            events = [e async for e in client.stream("story")]
+            chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+            assert [c.artifact.parts[0].text for c in chunks] == ["one ", "two ", "three"]  # type: ignore[union-attr]
+            assert events[-1].state is TaskState.COMPLETED
+            stream = client.stream("slow")
+            first = await anext(stream)
+            task_id = first.task_id
+            assert task_id is not None
+            async for event in stream:
+                if event.state is TaskState.WORKING:
+                    break
+            canceled = await client.cancel(task_id)
+            assert canceled.status.state is TaskState.CANCELED
+            resumed = [e async for e in client.subscribe(task_id, last_event_id=first.seq)]
+            assert resumed[-1].state is TaskState.CANCELED

@@ -1,5 +1,6 @@
 """The official a2a-sdk clients (Python, 0.3 and 1.x) talk to a mesh agent through
-the gateway as to any A2A agent: send, stream, get, cancel."""
+the gateway as to any A2A agent: send, stream, get, cancel; over JSON-RPC, and (1.x)
+over HTTP+JSON in v1.0 and through its v0.3 compatibility transport."""
 
 from __future__ import annotations
 
@@ -13,20 +14,33 @@ from .helpers import on_mesh
 from .test_client import WORKER
 from .test_gateway import gateway
 
-ENVS = {"py-a2a-0.3.26": ("py_client_v03.py", []),
-        "py-a2a-1.3.0": ("py_client_v1.py", ["--dialect", "1.0"])}
+#: case -> (env, driver script, its options, the transport class it must pick)
+CASES = {
+    "py-a2a-0.3.26": ("py-a2a-0.3.26", "py_client_v03.py", [], None),
+    "py-a2a-1.3.0": ("py-a2a-1.3.0", "py_client_v1.py", ["--dialect", "1.0"], None),
+    "py-a2a-1.3.0-rest": ("py-a2a-1.3.0", "py_client_v1.py",
+                          ["--dialect", "1.0", "--binding", "HTTP+JSON"], "RestTransport"),
+    "py-a2a-1.3.0-rest-0.3": ("py-a2a-1.3.0", "py_client_v1.py",
+                              ["--dialect", "0.3", "--binding", "HTTP+JSON"],
+                              "CompatRestTransport"),
+}
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.interop(envs=list(ENVS))]
+pytestmark = [pytest.mark.timeout(120),
+              pytest.mark.interop(envs=sorted({c[0] for c in CASES.values()}))]
 
 
-@pytest.mark.parametrize("env", list(ENVS))
-async def test_an_official_client_through_the_gateway(ns: str, env: str) -> None:
-    script, extra = ENVS[env]
+@pytest.mark.parametrize("case", list(CASES))
+async def test_an_official_client_through_the_gateway(ns: str, case: str) -> None:
+    env, script, extra, transport = CASES[case]
     python = str(ensure_env(env) / "bin" / "python")
     async with on_mesh(WORKER, ns), gateway(ns) as url:
         driver = Driver(env, [python, str(PEERS_DIR / script), url + "/agents/Worker/", *extra])
         try:
             await asyncio.to_thread(driver.wait_ready)
+            if transport is not None:
+                info = await asyncio.to_thread(driver.call, "info")
+                assert info.ok, info.error
+                assert info.result["transport"] == transport, info.result
             sent = await asyncio.to_thread(driver.call, "send", text="report")
             assert sent.ok, sent.error
             assert _state(sent.result["state"]) == "completed"

@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
+
+from interlingua import Client
+from interlingua.client.card import endpoints as endpoints_of
+from interlingua.client.card import parse_card
+from interlingua.client.errors import DialectMismatch
+from interlingua.core.model import Task, TaskState
 
 from .helpers import BROKER, Peer, decoded
 
@@ -67,6 +74,7 @@ async def test_serve_with_http_beside_the_mesh_shares_one_store(ns: str) -> None
         try:
             card, _ = await peer.until(peer.topics.discovery(), timeout=20)  # on the mesh now
             assert decoded(card)["name"] == "Echo"
+            assert decoded(card)["url"] == info["jsonrpc"]  # where HTTP answers
             assert card.properties["a2aInstance"] == "one"
             await peer.request("Echo", _ask("both"), clientId="me")
             got, _ = await peer.until(peer.topics.client_response("me"))
@@ -80,6 +88,39 @@ async def test_serve_with_http_beside_the_mesh_shares_one_store(ns: str) -> None
             proc.wait(20)
             proc.communicate()
     assert info["listen"].startswith("http://127.0.0.1:")
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+async def test_a_mesh_only_card_names_the_mesh_address_and_no_http(ns: str) -> None:
+    address = f"{BROKER}/{ns}/Echo"
+    async with Peer(ns) as peer:
+        await peer.listen(peer.topics.discovery())
+        proc, _ = _serve(ns, "--no-http", "--mesh-card-interval", "0.3")
+        try:
+            card = decoded((await peer.until(peer.topics.discovery(), timeout=20))[0])
+            assert card["url"] == address
+            assert card["supportedInterfaces"] == [
+                {"url": address, "protocolBinding": "MQTT", "protocolVersion": "0.3"}]
+            assert card["capabilities"]["pushNotifications"] is False
+            assert not [s for s in _strings(card) if s.startswith(("http://", "https://"))]
+            # the address is one interlingua's client takes
+            async with Client(card["url"], timeout=10) as client:
+                done = await client.send("by the card's address")
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+            # and a client that speaks none of the card's bindings says so
+            with pytest.raises(DialectMismatch, match=r"MQTT 0\.3 at mqtt:"):
+                endpoints_of(parse_card(msgspec.json.encode(card)))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(20)
+            proc.communicate()
 
 
 def test_mesh_options_without_a_mesh_are_a_usage_error() -> None:

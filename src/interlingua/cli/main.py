@@ -342,7 +342,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   max_connections_per_ip: int, http_parser: str,
                   drain_seconds: float, mesh_url: str | None, namespace: str | None,
                   no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
-                  mesh_group: str | None, mesh_session_expiry: int) -> None:
+                  mesh_group: str | None, mesh_session_expiry: int,
+                  mesh_card_interval: float) -> None:
     """Serve the agent defined in a Python file or module, or a chat model.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served. With
@@ -397,7 +398,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         bindings = ["jsonrpc", "grpc"] if available() else ["jsonrpc"]
     grpc_at: list[int] = []
     mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
-                         mesh_group, mesh_session_expiry)
+                         mesh_group, mesh_session_expiry, mesh_card_interval)
     on_mesh = mesh_agent_name or mesh_name(agent.name)
 
     def listening(store_url: str, bound_port: int) -> None:

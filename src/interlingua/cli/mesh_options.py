@@ -58,6 +58,10 @@ def mesh_serve_options(f: F) -> F:
                      show_default=True, metavar="SECONDS",
                      help="How long the broker keeps an absent instance's session and its "
                           "queued requests."),
+        click.option("--mesh-card-interval", type=click.FloatRange(0.1, 3600), default=10.0,
+                     show_default=True, metavar="SECONDS",
+                     help="How often the card is published on the discovery topic (consumers "
+                          "forget an instance six periods after its last card by default)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -66,7 +70,7 @@ def mesh_serve_options(f: F) -> F:
 
 def mesh_settings(url: str | None, namespace: str | None, no_http: bool, name: str | None,
                   instance: str | None, group: str | None,
-                  session_expiry: int) -> MeshSettings | None:
+                  session_expiry: int, card_interval: float = 10.0) -> MeshSettings | None:
     if url is None:
         if namespace or no_http or name or instance or group:
             raise click.UsageError("--namespace, --no-http and --mesh-* go with --mesh URL")
@@ -76,4 +80,5 @@ def mesh_settings(url: str | None, namespace: str | None, no_http: bool, name: s
     if namespace is None:
         raise click.UsageError("--mesh needs --namespace NS (or mqtt://HOST/NS)")
     return MeshSettings(url=url, namespace=namespace, instance=instance, group=group,
-                        session_expiry=session_expiry)
+                        session_expiry=session_expiry, card_interval=card_interval,
+                        http=not no_http)

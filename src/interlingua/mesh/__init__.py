@@ -19,17 +19,26 @@ __all__ = ["MeshSettings", "MeshURL", "Topics", "attach", "mesh_name", "parse_me
 def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None:
     """Put the agent served by ``app`` (from ``create_app``) on the mesh for as long
     as the app runs: its lifespan connects after the engine starts and
-    disconnects before it stops. ``app.state.mesh`` is the ``MeshAgent``."""
+    disconnects before it stops. ``app.state.mesh`` is the ``MeshAgent``. With
+    ``settings.http`` False the card it publishes names its mesh address, not HTTP."""
     inner: Callable[[Any], AbstractAsyncContextManager[None]] = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(host: Any) -> AsyncIterator[None]:
         from .agent import MeshAgent
 
+        server = app.state.a2a
+        on_mesh = name or mesh_name(server.agent.name)
+        card = server.card_bytes
+        if not settings.http:
+            from .card import mesh_address, mesh_only_card
+
+            card = mesh_only_card(server, mesh_address(settings.broker_url(),
+                                                       settings.namespace, on_mesh))
+        # made before the engine starts: the tasks its start-up ends for a process
+        # gone are told of on the mesh once connected
+        agent = MeshAgent(app.state.door, card, on_mesh, settings)
         async with inner(host):
-            server = app.state.a2a
-            agent = MeshAgent(app.state.door, server.card_bytes,
-                              name or mesh_name(server.agent.name), settings)
             await agent.start()
             app.state.mesh = agent
             try:

@@ -21,6 +21,13 @@ does not run the task; that one hands it on the agent's control topic, which
 every instance hears, and the instance running the task answers it (or, if
 none does within a moment, the one that got it cancels through the store).
 
+Where a send's answers go is kept with the task: the user message it carries
+is stored with its reply route under the metadata key ``interlingua_mesh_reply``
+(taken out of the Tasks the mesh answers with). If
+the instance running the turn dies, the instance whose lease keeper ends the
+task (store leases, server/recovery.py) reads the route there and publishes
+the final status and Task where the requester waits for them.
+
 A malformed request is answered with a JSON-RPC error when a reply topic can
 be told; otherwise it is logged. Nothing a request holds stops the consumer.
 """
@@ -28,6 +35,7 @@ be told; otherwise it is logged. Nothing a request holds stops the consumer.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import os
@@ -42,9 +50,10 @@ import msgspec
 from ..core import jsonrpc
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
-from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task
+from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server.context import RequestInfo
 from ..server.dispatch import FrontDoor
+from ..server.run import Run
 from ..server.sse_writer import encoded_item
 from ..server.streams import Entry, Lagged, Stream, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
@@ -52,7 +61,7 @@ from .codec import MESH_CODEC
 from .settings import MeshSettings
 from .topics import Topics, check_name
 
-__all__ = ["MeshAgent", "MeshSettings", "Reply", "instance_id"]
+__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "instance_id"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -63,6 +72,8 @@ _WINDOW = 64
 FORWARDED_BY = "a2aForwardedBy"
 #: the user property of a card naming the instance that published it
 INSTANCE = "a2aInstance"
+#: the metadata key of a stored user message that holds its send's reply route
+REPLY_ROUTE = "interlingua_mesh_reply"
 
 
 def instance_id() -> str:
@@ -94,6 +105,33 @@ class Reply:
             return self.status
         return topics.client_status(self.client_id, task_id) if self.client_id else None
 
+    def route(self, rid: Any, streaming: bool) -> dict[str, Any]:
+        """What is stored with the send's message, for another instance to answer it."""
+        route: dict[str, Any] = {"id": rid, "reply_to": self.topic, "streaming": streaming}
+        if self.status:
+            route["status_topic"] = self.status
+        if self.client_id:
+            route["client_id"] = self.client_id
+        if self.correlation is not None:
+            route["correlation"] = base64.b64encode(self.correlation).decode()
+        return route
+
+    @classmethod
+    def stored(cls, route: Any) -> tuple[Reply, Any, bool] | None:
+        """The reply, request id and streaming flag of a stored route (None: not one)."""
+        if not isinstance(route, dict) or not isinstance(route.get("reply_to"), str):
+            return None
+        status, client_id = route.get("status_topic"), route.get("client_id")
+        correlation = route.get("correlation")
+        try:
+            data = base64.b64decode(correlation) if isinstance(correlation, str) else None
+        except ValueError:
+            data = None
+        reply = cls(topic=route["reply_to"], status=status if isinstance(status, str) else None,
+                    client_id=client_id if isinstance(client_id, str) else None,
+                    correlation=data)
+        return reply, route.get("id"), route.get("streaming") is True
+
 
 def _success(rid: Any, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"result":' + result + b"}"
@@ -101,6 +139,18 @@ def _success(rid: Any, result: bytes) -> bytes:
 
 def _failure(rid: Any, err: A2AError) -> bytes:
     return jsonrpc.error_response(rid, MESH_CODEC.encode_error(err))
+
+
+def _unrouted(task: Task) -> Task:
+    """``task`` without the reply routes stored in its history (they are the mesh's
+    bookkeeping, not the conversation)."""
+    if not any(m.metadata and REPLY_ROUTE in m.metadata for m in task.history):
+        return task
+    history = [m if not (m.metadata and REPLY_ROUTE in m.metadata) else
+               msgspec.structs.replace(m, metadata={k: v for k, v in m.metadata.items()
+                                                    if k != REPLY_ROUTE} or None)
+               for m in task.history]
+    return msgspec.structs.replace(task, history=history)
 
 
 def _rid_of(exc: A2AError) -> Any:
@@ -131,9 +181,13 @@ class MeshAgent:
         self._card_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: set while the request and control topics are subscribed on the connection
         self._subscribed = asyncio.Event()
+        self._card_now = asyncio.Event()
         #: requests answered by this instance (tests and the log read it)
         self.handled = 0
+        # from now on, also the tasks the engine's start-up ends
+        door.engine.on_orphan_ended(self._orphan_ended)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -183,9 +237,13 @@ class MeshAgent:
                     await self.broker.connect()
                     await self._subscribe()
                     log.info("reconnected to the broker at %s", self.broker.url.broker)
+                    self._card_now.set()  # back: say so at once
                 async for msg in self.broker.messages():
                     self._take(msg)
             except MeshUnavailable as exc:
+                # no card until the subscriptions are back: a requester that hears
+                # one may publish at once, and a request no one subscribes to is dropped
+                self._subscribed.clear()
                 if self._stopping:
                     return
                 log.warning("%s; reconnecting in %gs", exc, self.settings.reconnect_delay)
@@ -193,15 +251,18 @@ class MeshAgent:
                 await asyncio.sleep(self.settings.reconnect_delay)
 
     async def _announce(self) -> None:
-        """The card on the discovery topic every ``card_interval`` seconds."""
+        """The card on the discovery topic every ``card_interval`` seconds, while
+        subscribed (and at once after a reconnection)."""
         while True:
-            if self.broker.connected:
+            if self._subscribed.is_set() and self.broker.connected:
                 try:
                     await self.broker.publish(self.topics.discovery(), self.card,
                                               {INSTANCE: self.instance}, qos=0)
                 except MeshUnavailable as exc:
                     log.debug("card not published: %s", exc)
-            await asyncio.sleep(self.settings.card_interval)
+            self._card_now.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._card_now.wait(), self.settings.card_interval)
 
     def _take(self, msg: Inbound) -> None:
         control = msg.topic == self.topics.control(self.name)
@@ -217,7 +278,9 @@ class MeshAgent:
         try:
             await self.broker.publish(topic, payload, correlation=reply.correlation)
         except MeshUnavailable as exc:
-            log.warning("an answer to %s was lost: %s", topic, exc)
+            # while disconnected the loss of the connection was said once already
+            log.log(logging.WARNING if self.broker.connected else logging.DEBUG,
+                    "an answer to %s was lost: %s", topic, exc)
 
     async def _answer_error(self, reply: Reply, rid: Any, err: A2AError, why: str) -> None:
         if reply.topic is None:
@@ -277,6 +340,13 @@ class MeshAgent:
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id
                 call.client_task_id = req.id
+            # kept with the task, for whichever instance ends it (and never the
+            # requester's own: only this binding says where answers go)
+            metadata = {k: v for k, v in (call.message.metadata or {}).items()
+                        if k != REPLY_ROUTE}
+            if reply.topic is not None:
+                metadata[REPLY_ROUTE] = reply.route(req.id, streaming)
+            call.message.metadata = metadata or None
             if streaming:
                 stream = await self.door.stream(call, info)
                 await self._pump(stream, info, req.id, reply)
@@ -291,6 +361,8 @@ class MeshAgent:
             if await self._hand_on(call, info, msg):
                 return
         result = await self.door.call(call, info)
+        if isinstance(result, Task):
+            result = _unrouted(result)
         if reply.topic is not None:
             await self._publish(reply.topic, _success(req.id, codec.encode_result(call, result)),
                                 reply)
@@ -316,8 +388,12 @@ class MeshAgent:
                 task = await self.door.call(GetTask(id=call.id, history_length=0), info)
             except A2AError:
                 return True
-            if isinstance(task, Task) and task.status.state in TERMINAL_STATES:
+            if isinstance(task, Task) and task.status.state is TaskState.CANCELED:
                 return True  # taken and answered elsewhere
+            if isinstance(task, Task) and task.status.state in TERMINAL_STATES:
+                # it ended otherwise meanwhile (finished, or failed for an instance
+                # gone): nobody answers this cancel but the caller, with the refusal
+                return False
         return False
 
     async def _pump(self, stream: Stream, info: RequestInfo, rid: Any, reply: Reply,
@@ -378,8 +454,42 @@ class MeshAgent:
             task = await self.door.call(GetTask(id=task_id), info)
             assert isinstance(task, Task)
             # the artifacts went out as updates
-            task = msgspec.structs.replace(task, artifacts=[])
+            task = msgspec.structs.replace(_unrouted(task), artifacts=[])
             final = codec.encode_result(GetTask(id=task_id), task)
         if final is not None:
             await self._publish(reply.topic, _success(rid, final), reply)
 
+    # ------------------------------------------------- tasks of instances gone
+
+    def _orphan_ended(self, run: Run) -> None:
+        """A task whose instance is gone was ended here: its requester is told."""
+        if self._stopping or run.dialect != MESH_CODEC.name:
+            return  # a task made over HTTP: its callers do not wait on the mesh
+        task = asyncio.create_task(self._tell_ended(run.task))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _tell_ended(self, task: Task) -> None:
+        """The final status (on the status topic of a streaming send) and the final Task
+        (on its reply topic), as the instance that ran the turn would have sent them,
+        once connected and subscribed."""
+        await self._subscribed.wait()
+        route = next((m.metadata[REPLY_ROUTE] for m in reversed(task.history)
+                      if m.metadata and REPLY_ROUTE in m.metadata), None)
+        stored = Reply.stored(route)
+        if stored is None:
+            return  # not sent over the mesh, or by a requester that asked for no answer
+        reply, rid, streaming = stored
+        task = _unrouted(task)
+        codec = MESH_CODEC
+        if streaming:
+            status = reply.status_topic(self.topics, task.id)
+            if status is not None:
+                event = codec.encode_stream_item(StatusUpdate(
+                    task_id=task.id, context_id=task.context_id, status=task.status))
+                await self._publish(status, _success(rid, event), reply)
+            task = msgspec.structs.replace(task, artifacts=[])  # they went out as updates
+        assert reply.topic is not None
+        await self._publish(reply.topic,
+                            _success(rid, codec.encode_result(GetTask(id=task.id), task)), reply)
+        log.info("told the requester of task %s how it ended (its instance is gone)", task.id)

@@ -1,9 +1,10 @@
 """A gateway: every agent heard on a mesh, served as an ordinary A2A agent over HTTP.
 
 ``GET /agents`` lists the live agents; ``/agents/{name}/`` is each one's
-JSON-RPC endpoint (every dialect interlingua serves) with its card under
-``/agents/{name}/.well-known/agent-card.json``; ``{name}`` is the agent's
-name as a topic level (``mesh_name``).
+JSON-RPC endpoint (every dialect interlingua serves) and the base of its
+HTTP+JSON routes (``/agents/{name}/message:send``, ``…/v1/…`` for v0.3), with
+its card under ``/agents/{name}/.well-known/agent-card.json``; ``{name}`` is
+the agent's name as a topic level (``mesh_name``).
 
 Each mesh agent gets a whole interlingua server of its own in this process,
 whose executor forwards the turn to the agent on the mesh: the task id the

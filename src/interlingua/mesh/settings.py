@@ -19,7 +19,9 @@ class MeshSettings:
     a restart to pick up the session the broker kept, with the requests
     queued for it meanwhile. ``session_expiry``: seconds the broker keeps the
     session of an instance that is away (0: none). ``group``: the shared
-    subscription group (default: the agent's name).
+    subscription group (default: the agent's name). ``http``: whether the
+    agent also has an HTTP listener; without one its published card names its
+    mesh address instead (mesh/card.py).
     """
 
     url: str
@@ -31,6 +33,7 @@ class MeshSettings:
     reconnect_delay: float = 1.0
     #: how long a cancel handed to the other instances waits for one of them
     cancel_grace: float = 2.0
+    http: bool = True
 
     def broker_url(self) -> MeshURL:
         return parse_mesh_url(self.url)

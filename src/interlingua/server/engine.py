@@ -62,7 +62,7 @@ from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
 from .peers import Peers
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
-from .recovery import Recovery
+from .recovery import OrphanListener, Recovery
 from .run import CommitListener, Run, Runs, Writer, utcnow
 from .sends import Sends
 from .streams import Stream, Streams
@@ -161,6 +161,11 @@ class Engine:
     def on_commit(self, listener: CommitListener) -> None:
         """Have ``listener(run, stored_events)`` called after every commit."""
         self.writer.on_commit.append(listener)
+
+    def on_orphan_ended(self, listener: OrphanListener) -> None:
+        """Have ``listener(run)`` called for each task this process ends because the
+        process that ran it is gone (the restart policy ``fail``)."""
+        self.recovery.on_ended.append(listener)
 
     # ---------------------------------------------------------------- lifetime
 

@@ -20,12 +20,14 @@ from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
 from .run import Run, Runs, Writer
 
-__all__ = ["Recovery"]
+__all__ = ["OrphanListener", "Recovery"]
 
 log = logging.getLogger("interlingua.engine")
 
 #: ``start_turn(run, message)``: run a turn of the executor
 TurnStarter = Callable[[Run, Message], None]
+#: ``listener(run)``: a task of a process gone was ended here (``run.task`` as it ended)
+OrphanListener = Callable[[Run], None]
 
 
 class Recovery:
@@ -37,6 +39,9 @@ class Recovery:
         self.writer = writer
         self.start_turn = start_turn
         self.restart_policy = restart_policy
+        #: told of each task this process ends for a process gone (bindings whose
+        #: callers wait elsewhere than on this process's streams, such as the mesh)
+        self.on_ended: list[OrphanListener] = []
 
     async def key_owners_by_scheme(self, legacy_prefix: Callable[[], str] | None) -> None:
         """Re-key the owners of a store written before owners were namespaced by
@@ -101,5 +106,10 @@ class Recovery:
                 await self.writer.emit(run, [self.writer.status(rec.task, TaskState.FAILED, text)])
                 log.warning("task %s ended failed: the process running it is gone",
                             item.task_id)
+                for listener in self.on_ended:
+                    try:
+                        listener(run)
+                    except Exception:  # a listener's fault is not the recovery's
+                        log.exception("a listener of ended orphans failed")
             except (ConcurrentModification, LifecycleError, TaskCanceled):
                 log.info("task %s changed while it was being recovered", item.task_id)
