@@ -20,7 +20,7 @@ import msgspec
 
 from .. import __version__
 from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, StreamEvent
-from ..client.bindings import BINDINGS, check_binding
+from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
@@ -172,9 +172,11 @@ def _run(
     security = client_kwargs(insecure)
     binding = click.get_current_context().meta.get("interlingua.binding")
     try:
-        check_binding(binding, dialect)  # an impossible pair is a usage error
+        spec = check_binding(binding, dialect)  # an impossible pair is a usage error
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if spec is not None and not spec.available():
+        raise click.UsageError(GRPC_MISSING)
 
     async def go() -> T:
         async with Client(
