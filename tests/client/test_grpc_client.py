@@ -33,7 +33,7 @@ from interlingua.core.errors import (
     TaskNotCancelable,
     TaskNotFound,
 )
-from interlingua.core.model import AgentCard, ArtifactUpdate, Task, TaskState
+from interlingua.core.model import AgentCard, APIKeyScheme, ArtifactUpdate, Task, TaskState
 from interlingua.server import create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from tests.live import bind_loopback, live_grpc_agent
@@ -112,12 +112,16 @@ async def test_subscribe_after_an_event_replays_the_rest(
     _, target = agent
     async with Client(target, binding="grpc", dialect=dialect) as client:
         first: list[StreamEvent] = []
-        async for event in client.stream("6 0.05"):
+        async for event in client.stream("6 0.01"):
             first.append(event)
             if len(first) == 3:
                 break
         task_id = first[0].task_id
         assert task_id is not None
+        for _ in range(200):  # the task ends meanwhile: only its log has the rest
+            if (await client.get_task(task_id)).status.state is TaskState.COMPLETED:
+                break
+            await asyncio.sleep(0.02)
         rest = [e async for e in client.subscribe(task_id, last_event_id=first[-1].seq)]
     seqs = [e.seq for e in first + rest]
     assert seqs == list(range(1, len(seqs) + 1))  # nothing lost, nothing twice
@@ -222,6 +226,14 @@ async def test_headers_travel_as_metadata() -> None:
                           headers={"X-API-Key": KEY}) as alice:
             task = await alice.send("1")
             assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        async with Client(target, binding="grpc", dialect="0.3",
+                          headers={"X-API-Key": KEY}) as alice:
+            card = await alice.call(GetExtendedCard())
+    # the v0.3 proto's security schemes read as the JSON card's
+    assert isinstance(card, AgentCard) and card.name == "Story+"
+    (scheme,) = card.security_schemes.values()
+    assert isinstance(scheme, APIKeyScheme) and scheme.location == "header"
+    assert card.security == [{name: []} for name in card.security_schemes]
 
 
 # -------------------------------------------------------------------------- TLS
