@@ -76,7 +76,17 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """An agent's URL: http(s)://, or mqtt(s)://HOST/NAMESPACE/AGENT on a mesh."""
+    """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
+    gRPC address, grpc(s)://HOST:PORT."""
+    if value.startswith(("grpc://", "grpcs://")):
+        parts = urlsplit(value)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if not parts.hostname or port is None:
+            raise click.BadParameter(f"{value!r}: a gRPC address is grpc://HOST:PORT")
+        return value
     if value.startswith(("mqtt://", "mqtts://")):
         from ..mesh.topics import parse_mesh_url
 
@@ -276,8 +286,9 @@ def main() -> None:
               help="Where gRPC is served [default: --port + 1, or a free port when that one "
                    "is taken; with --port 0, a free port].")
 @click.option("--bindings", "bindings_spec", default=None, metavar="LIST",
-              help="Comma-separated bindings to serve: jsonrpc,grpc [default: jsonrpc, and "
-                   "grpc when interlingua[grpc] is installed].")
+              help="Comma-separated bindings to serve: jsonrpc,rest,grpc (jsonrpc is always "
+                   "served) [default: jsonrpc,rest, and grpc when interlingua[grpc] is "
+                   "installed].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
@@ -375,7 +386,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
     else:
         from ..bindings.grpc import available
 
-        bindings = ["jsonrpc", "grpc"] if available() else ["jsonrpc"]
+        bindings = ["jsonrpc", "rest", "grpc"] if available() else ["jsonrpc", "rest"]
     grpc_at: list[int] = []
     mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
                          mesh_group, mesh_session_expiry)

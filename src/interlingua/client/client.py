@@ -138,6 +138,9 @@ class Client:
     ) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+        grpc_address = url.startswith(("grpc://", "grpcs://"))
+        if grpc_address and binding is None:
+            binding = "grpc"  # an address of a gRPC service has no other binding
         spec = check_binding(binding, dialect)
         if spec is not None and not spec.available():
             raise ClientError(GRPC_MISSING)
@@ -154,6 +157,10 @@ class Client:
         self._endpoint: Endpoint | None = None
         if dialect is not None:
             self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name)
+        elif grpc_address:
+            # no card to read at a gRPC address: v1.0, then v0.3 if the agent has not it
+            self._endpoints = [Endpoint(d, url, "GRPC") for d in ("1.0", "0.3")]
+            self._endpoint = self._endpoints[0]
         # True once the agent has answered at the current endpoint: no more fallback.
         self._settled = self._forced
         self._bindings: dict[str, Binding] = {}

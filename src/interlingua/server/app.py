@@ -160,6 +160,7 @@ def create_app(
     limits: Limits | None = None,
     card_signing: CardSigning | None = None,
     freeze_gc: bool = True,
+    rest: bool = True,
     debug: bool = False,
 ) -> Starlette:
     """Build the ASGI app serving ``agent``.
@@ -176,6 +177,7 @@ def create_app(
     ``freeze_gc``: once started, the objects the process holds so far (modules,
     classes, the agent) are moved out of the cycle collector's view
     (``gc.freeze``) until shutdown; see docs/architecture.md, "Performance".
+    ``rest=False`` serves no HTTP+JSON routes, and the card names none.
     """
     settings = ServerSettings(
         public_url=public_url or "",
@@ -183,6 +185,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         strict_versions=strict_versions,
         strict_dialects=strict_dialects,
+        rest=rest,
     )
     store_obj = open_store(store) if isinstance(store, str) else store
     bus_obj = open_bus(bus) if isinstance(bus, str) else bus
@@ -277,10 +280,12 @@ def create_app(
         variant = server.variant(scope, headers)
         return variant.card, variant.rpc_url
 
-    rest = RESTEndpoint(rpc.door, settings, card_of=card_of,
-                        tenant_header=auth.tenant_header if auth is not None else None,
-                        other_paths={path: ("POST",)})
-    app.rest_routes(rest, [r.path for r in routes if isinstance(r, Route)])
+    if rest:
+        rest_endpoint = RESTEndpoint(rpc.door, settings, card_of=card_of,
+                                     tenant_header=auth.tenant_header if auth is not None
+                                     else None,
+                                     other_paths={path: ("POST",)})
+        app.rest_routes(rest_endpoint, [r.path for r in routes if isinstance(r, Route)])
     app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine
