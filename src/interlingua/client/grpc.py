@@ -30,6 +30,8 @@ the system's roots, or the CA bundle given as ``verify``, and presents ``cert``;
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
@@ -74,6 +76,9 @@ _NOT_METADATA = frozenset({
     "accept", "accept-encoding", "connection", "content-length", "content-type", "host",
     "te", "transfer-encoding", "user-agent", "a2a-version", "last-event-id",
 })
+
+#: how long a closed stream is read for its end before it is cancelled
+_DRAIN_SECONDS = 0.25
 
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", -1),
@@ -362,7 +367,17 @@ class GrpcConnection(Connection):
                 raise self._to_error(exc, self.url) from None
 
     async def aclose(self) -> None:
-        self._stream.cancel()
+        stream = self._stream
+        if not stream.done():
+            # A stream left after its final event is ended by the agent at once: read
+            # it to its end rather than cancel it, so that the call is over, not still
+            # finishing in grpc (which would then call back a loop that may be gone).
+            with contextlib.suppress(TimeoutError, grpc.RpcError):
+                async with asyncio.timeout(_DRAIN_SECONDS):
+                    while await stream.read() is not grpc.aio.EOF:
+                        pass
+        if not stream.done():
+            stream.cancel()
 
 
 def _event(message: Any) -> tuple[int | None, bytes]:
