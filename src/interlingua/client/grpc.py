@@ -135,7 +135,12 @@ def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
         doc = {}
     task = f"tasks/{doc.get('id', '')}"
     if method == "message/send":
-        return "SendMessage", doc
+        # proto3 cannot tell an absent ``blocking`` from false, and SDK servers read an
+        # absent configuration as an empty one: a blocking send says so
+        config = doc.get("configuration")
+        config = dict(config) if isinstance(config, dict) else {}
+        config.setdefault("blocking", True)
+        return "SendMessage", {**doc, "configuration": config}
     if method == "message/stream":
         return "SendStreamingMessage", doc
     if method == "tasks/get":
