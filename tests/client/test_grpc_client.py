@@ -258,6 +258,16 @@ def test_tls_when_the_card_is_read_over_https(tmp_path: Path) -> None:
     assert url == f"grpcs://127.0.0.1:{server.port}" and state is TaskState.COMPLETED
 
 
+def test_a_grpc_address_is_spoken_to_over_grpc_only() -> None:
+    with pytest.raises(ValueError, match="gRPC address"):
+        Client("grpc://127.0.0.1:50051", binding="rest")
+    client = Client("grpcs://agents.example:443")
+    assert client.binding == "grpc"
+    assert client.endpoint is not None
+    assert (client.endpoint.binding, client.endpoint.dialect) == ("GRPC", "1.0")
+    assert [e.dialect for e in client.endpoints] == ["1.0", "0.3"]
+
+
 def test_grpc_addresses() -> None:
     assert target_of("127.0.0.1:50051") == ("127.0.0.1:50051", False)
     assert target_of("127.0.0.1:50051", default_tls=True) == ("127.0.0.1:50051", True)

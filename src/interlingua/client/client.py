@@ -139,7 +139,9 @@ class Client:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         grpc_address = url.startswith(("grpc://", "grpcs://"))
-        if grpc_address and binding is None:
+        if grpc_address:
+            if binding is not None and binding.strip().lower() != "grpc":
+                raise ValueError(f"{url!r} is a gRPC address, not one of the {binding} binding")
             binding = "grpc"  # an address of a gRPC service has no other binding
         spec = check_binding(binding, dialect)
         if spec is not None and not spec.available():
