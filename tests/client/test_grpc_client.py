@@ -236,6 +236,14 @@ async def test_headers_travel_as_metadata() -> None:
     assert card.security == [{name: []} for name in card.security_schemes]
 
 
+async def test_a_header_that_is_no_metadata_is_a_clear_error(agent: tuple[str, str]) -> None:
+    _, target = agent
+    async with Client(target, binding="grpc", dialect="1.0",
+                      headers={"X-Name": "Zoë"}) as client:
+        with pytest.raises(ClientError, match="X-Name"):
+            await client.get_task("t")
+
+
 # -------------------------------------------------------------------------- TLS
 
 

@@ -266,6 +266,9 @@ class GrpcClientBinding:
         for name, value in self._headers.items():
             key = name.strip().lower()
             if key and key not in _NOT_METADATA and not key.startswith("grpc-"):
+                if not value.isascii() or key.endswith("-bin"):
+                    raise ClientError(f"the header {name!r} cannot be sent as gRPC metadata "
+                                      "(text metadata is ASCII)")
                 out.append((key, value))
         return out
 
@@ -289,7 +292,11 @@ class GrpcClientBinding:
             service, rpc = V1_SERVICE, method
             doc = _json.decode(params) if params else {}
         request_cls, response_cls, streaming = _rpc(service, rpc)
-        request = fill(request_cls(), doc if isinstance(doc, dict) else {})
+        try:
+            request = fill(request_cls(), doc if isinstance(doc, dict) else {})
+        except (TypeError, ValueError) as exc:
+            raise ClientError(f"{type(call).__name__} does not fit {rpc}'s request: {exc}") \
+                from None
         target, tls = target_of(endpoint.url)
         return codec, service, rpc, request, response_cls, streaming, target, tls
 
