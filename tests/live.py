@@ -34,7 +34,8 @@ from typing import Any
 
 import uvicorn
 
-__all__ = ["bind_loopback", "live_agent", "live_server", "url_of"]
+__all__ = ["bind_loopback", "grpc_address_of", "live_agent", "live_grpc_agent", "live_server",
+           "url_of"]
 
 
 def bind_loopback(host: str = "127.0.0.1") -> socket.socket:
@@ -165,3 +166,29 @@ def live_agent(agent: Any, **create_app_kwargs: Any) -> Iterator[str]:
     app = create_app(agent, public_url=base_url, **create_app_kwargs)
     with live_server(app, sock=sock) as url:
         yield url
+
+
+@contextlib.contextmanager
+def live_grpc_agent(agent: Any, **create_app_kwargs: Any) -> Iterator[tuple[str, str]]:
+    """As ``live_agent``, with the gRPC binding too: yields (base URL, gRPC ``host:port``),
+    and the card names both."""
+    from interlingua.bindings.grpc import add_grpc
+    from interlingua.server import create_app
+
+    sock = bind_loopback()
+    base_url = url_of(sock)
+    create_app_kwargs.setdefault("store", "memory://")
+    app = create_app(agent, public_url=base_url, **create_app_kwargs)
+    server = add_grpc(app, "127.0.0.1:0")
+    with live_server(app, sock=sock) as url:
+        assert server.port
+        yield url, f"127.0.0.1:{server.port}"
+
+
+def grpc_address_of(base_url: str) -> str:
+    """The gRPC address (``grpc://host:port``) the card at ``base_url`` names."""
+    import httpx
+
+    card = httpx.get(base_url + "/.well-known/agent-card.json", timeout=10).json()
+    (target,) = {i["url"] for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"}
+    return "grpc://" + target

@@ -2,14 +2,23 @@
 
 A driver takes canonical calls (``interlingua.core.calls``), puts them on the wire
 of its binding and dialect, and hands back canonical results, stream items with
-their SSE ids, or a ``Refused`` with the HTTP status and the error's reason or code.
-A new binding (gRPC) is one more subclass and one more entry in ``DRIVERS``.
+their SSE ids (gRPC: the sequence number in each event's metadata), or a ``Refused``
+with the HTTP status (gRPC: the status code's name) and the error's reason or code.
+A new binding is one more subclass and one more entry in ``DRIVERS``.
+
+The gRPC drivers call the services with ``grpc.aio`` on a loop of their own (in a
+thread), with requests built here from the protobuf classes, not through the
+client, so that they test the server on their own. They find the gRPC address in
+the card of the URL they are given.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -269,4 +278,236 @@ class REST03(REST):
         return Refused(0, doc.get("type", ""), doc["message"], data)
 
 
-DRIVERS: dict[str, type[Driver]] = {d.name: d for d in (JSONRPC10, JSONRPC03, REST10, REST03)}
+# ------------------------------------------------------------------------- gRPC
+
+T = TypeVar("T")
+
+
+class _Loop:
+    """One event loop in a thread for every gRPC driver, with a channel per address."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.channels: dict[str, Any] = {}
+        threading.Thread(target=self.loop.run_forever, daemon=True,
+                         name="grpc drivers").start()
+
+    def run(self, coro: Awaitable[T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)  # type: ignore[arg-type]
+
+    def channel(self, target: str) -> Any:
+        import grpc
+
+        async def make() -> Any:
+            return grpc.aio.insecure_channel(target)
+
+        if target not in self.channels:
+            self.channels[target] = self.run(make())
+        return self.channels[target]
+
+
+_loop: _Loop | None = None
+_targets: dict[str, str] = {}
+
+
+class GRPC(Driver):
+    service: str
+    streaming_rpcs = ("SendStreamingMessage", "SubscribeToTask", "TaskSubscription")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        global _loop
+        super().__init__(*args, **kwargs)
+        if _loop is None:
+            _loop = _Loop()
+        self.loop = _loop
+        if self.url not in _targets:
+            card = self.client.get(self.url + "/.well-known/agent-card.json").json()
+            (target,) = {i["url"] for i in card["supportedInterfaces"]
+                         if i["protocolBinding"] == "GRPC"}
+            _targets[self.url] = target
+        self.target = _targets[self.url]
+
+    def request(self, call: c.Call) -> tuple[str, Any]:
+        """(RPC name, request message) of ``call``."""
+        raise NotImplementedError
+
+    def result(self, call: c.Call, response: Any) -> c.Result:
+        raise NotImplementedError
+
+    def item(self, doc: dict[str, Any]) -> StreamItem:
+        raise NotImplementedError
+
+    def _metadata(self, last_event_id: int | None = None) -> list[tuple[str, str]]:
+        out = [("a2a-version", self.version)]
+        out += [(k.lower(), v) for k, v in self.headers.items()]
+        if last_event_id is not None:
+            out.append(("last-event-id", str(last_event_id)))
+        return out
+
+    def _method(self, rpc: str, request: Any, streaming: bool) -> Any:
+        from google.protobuf import message_factory
+
+        method = self.pb.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
+        response = message_factory.GetMessageClass(method.output_type)
+        channel = self.loop.channel(self.target)
+        make = channel.unary_stream if streaming else channel.unary_unary
+        return make(f"/{self.service}/{rpc}", request_serializer=type(request).SerializeToString,
+                    response_deserializer=response.FromString)
+
+    def call(self, call: c.Call) -> c.Result:
+        import grpc
+
+        rpc, request = self.request(call)
+        method = self._method(rpc, request, False)
+
+        async def go() -> Any:
+            return await method(request, metadata=self._metadata(), timeout=30)
+
+        try:
+            response = self.loop.run(go())
+        except grpc.aio.AioRpcError as exc:
+            raise self._refused_rpc(exc) from None
+        return self.result(call, response)
+
+    def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
+               limit: int | None = None) -> list[tuple[int, StreamItem]]:
+        import grpc
+        from google.protobuf import json_format
+
+        from interlingua.bindings.grpc import EVENT_ID_KEY
+
+        rpc, request = self.request(call)
+        method = self._method(rpc, request, True)
+
+        async def go() -> list[Any]:
+            got: list[Any] = []
+            stream = method(request, metadata=self._metadata(last_event_id))
+            try:
+                async with asyncio.timeout(30):
+                    async for response in stream:
+                        got.append(response)
+                        if limit is not None and len(got) >= limit:
+                            break
+            finally:
+                stream.cancel()
+            return got
+
+        try:
+            responses = self.loop.run(go())
+        except grpc.aio.AioRpcError as exc:
+            raise self._refused_rpc(exc) from None
+        out: list[tuple[int, StreamItem]] = []
+        for response in responses:
+            payload = getattr(response, response.WhichOneof("payload"))
+            seq = int(payload.metadata[EVENT_ID_KEY])
+            del payload.metadata[EVENT_ID_KEY]  # the sequence number is the stream's, not the item's
+            if not payload.metadata:
+                payload.ClearField("metadata")
+            out.append((seq, self.item(json_format.MessageToDict(response))))
+        return out
+
+    def _refused_rpc(self, exc: Any) -> Refused:
+        from tests.bindings.test_grpc import _Status
+
+        details = dict(exc.trailing_metadata() or ()).get("grpc-status-details-bin")
+        assert details, f"{exc.code()} without grpc-status-details-bin: {exc.details()}"
+        status = _Status.parse(details)
+        assert status["code"] == exc.code().value[0] and status["message"] == exc.details()
+        (info,) = status["details"]
+        assert info["domain"] == "a2a-protocol.org", status
+        return Refused(exc.code().name, info["reason"], exc.details(), status)  # type: ignore[arg-type]
+
+
+class GRPC10(GRPC):
+    name = "grpc-1.0"
+    version = "1.0"
+    service = "lf.a2a.v1.A2AService"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2
+
+        self.pb = interlingua_lf_a2a_v1_pb2
+        super().__init__(*args, **kwargs)
+        self.codec = get_codec("1.0")
+
+    def request(self, call: c.Call) -> tuple[str, Any]:
+        from google.protobuf import json_format, message_factory
+
+        if self.tenant is not None and hasattr(call, "tenant"):
+            call.tenant = self.tenant
+        rpc, params = self.codec.encode_call(call)
+        method = self.pb.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
+        request = message_factory.GetMessageClass(method.input_type)()
+        # protobuf's own JSON reader: the v1.0 params are the request message's ProtoJSON
+        json_format.Parse(params, request)
+        return rpc, request
+
+    def result(self, call: c.Call, response: Any) -> c.Result:
+        from google.protobuf import json_format
+
+        return self.codec.decode_result(call, json_format.MessageToJson(response).encode())
+
+    def item(self, doc: dict[str, Any]) -> StreamItem:
+        return self.codec.decode_stream_item(_enc(doc))
+
+
+class GRPC03(GRPC):
+    name = "grpc-0.3"
+    version = "0.3"
+    service = "a2a.v1.A2AService"
+    lists_tasks = False
+    has_tenants = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2
+
+        self.pb = interlingua_a2a_v1_pb2
+        super().__init__(*args, **kwargs)
+        self.codec = V03ProtoJSONCodec()
+
+    def request(self, call: c.Call) -> tuple[str, Any]:
+        from google.protobuf import json_format
+
+        pb = self.pb
+        if isinstance(call, c.SendMessage):
+            request = json_format.Parse(self.codec.encode_call(call)[1], pb.SendMessageRequest())
+            return ("SendStreamingMessage" if call.streaming else "SendMessage"), request
+        if isinstance(call, c.GetTask):
+            return "GetTask", pb.GetTaskRequest(name=f"tasks/{call.id}",
+                                                history_length=call.history_length or 0)
+        if isinstance(call, c.CancelTask):
+            return "CancelTask", pb.CancelTaskRequest(name=f"tasks/{call.id}")
+        if isinstance(call, c.SubscribeToTask):
+            return "TaskSubscription", pb.TaskSubscriptionRequest(name=f"tasks/{call.id}")
+        configs = "tasks/{}/pushNotificationConfigs"
+        if isinstance(call, c.SetPushConfig):
+            config = json_format.Parse(self.codec.encode_call(call)[1],
+                                       pb.TaskPushNotificationConfig())
+            return "CreateTaskPushNotificationConfig", pb.CreateTaskPushNotificationConfigRequest(
+                parent=f"tasks/{call.task_id}", config_id=call.config.id or "", config=config)
+        if isinstance(call, c.GetPushConfig):
+            name = configs.format(call.task_id) + f"/{call.config_id}"
+            return "GetTaskPushNotificationConfig", pb.GetTaskPushNotificationConfigRequest(
+                name=name)
+        if isinstance(call, c.ListPushConfigs):
+            return "ListTaskPushNotificationConfig", pb.ListTaskPushNotificationConfigRequest(
+                parent=f"tasks/{call.task_id}")
+        if isinstance(call, c.DeletePushConfig):
+            name = configs.format(call.task_id) + f"/{call.config_id}"
+            return "DeleteTaskPushNotificationConfig", \
+                pb.DeleteTaskPushNotificationConfigRequest(name=name)
+        if isinstance(call, c.GetExtendedCard):
+            return "GetAgentCard", pb.GetAgentCardRequest()
+        raise TypeError(call)
+
+    def result(self, call: c.Call, response: Any) -> c.Result:
+        from google.protobuf import json_format
+
+        return self.codec.decode_result(call, json_format.MessageToJson(response).encode())
+
+    def item(self, doc: dict[str, Any]) -> StreamItem:
+        return self.codec.decode_stream_item(_enc(doc))
+
+
+DRIVERS: dict[str, type[Driver]] = {d.name: d for d in (JSONRPC10, JSONRPC03, REST10, REST03,
+                                                          GRPC10, GRPC03)}

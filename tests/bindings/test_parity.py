@@ -1,5 +1,5 @@
 """The same scenarios over every binding and dialect, on a real server on loopback:
-JSON-RPC and HTTP+JSON, each in v1.0 and v0.3. Each scenario's canonical outcome
+JSON-RPC, HTTP+JSON and gRPC, each in v1.0 and v0.3. Each scenario's canonical outcome
 (ids and timestamps left out) must be the one JSON-RPC v1.0 gives; errors must carry
 each binding's own status (DIALECTS.md §f.2). The drivers are in ``drivers.py``.
 """
@@ -21,7 +21,7 @@ from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.auth.limits import Limits, RateLimit
 from interlingua.server.push.settings import PushSettings
-from tests.live import live_agent
+from tests.live import live_grpc_agent
 
 from .drivers import DRIVERS, Driver, Refused
 
@@ -54,7 +54,7 @@ PUSH = PushSettings(allow_http=True, allow_private_networks=True)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    with live_agent(AGENT, push=PUSH) as url:
+    with live_grpc_agent(AGENT, push=PUSH) as (url, _):
         yield url
 
 
@@ -62,14 +62,14 @@ def server() -> Iterator[str]:
 def secured() -> Iterator[str]:
     auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE["X-API-Key"],
                                                   "bob": BOB["X-API-Key"]})})
-    with live_agent(AGENT, auth=auth) as url:
+    with live_grpc_agent(AGENT, auth=auth) as (url, _):
         yield url
 
 
 @pytest.fixture
 def limited() -> Iterator[str]:
     limits = Limits(max_parts=2, rate_limit=RateLimit(rate=0.001, burst=4))
-    with live_agent(AGENT, limits=limits) as url:
+    with live_grpc_agent(AGENT, limits=limits) as (url, _):
         yield url
 
 
@@ -191,7 +191,9 @@ def test_cancel(kind: type[Driver], server: str, client: httpx.Client) -> None:
         d.call(c.CancelTask(id=task.id))
     status, code = {"jsonrpc-1.0": (200, "-32002"), "jsonrpc-0.3": (200, "-32002"),
                     "rest-1.0": (400, "TASK_NOT_CANCELABLE"),
-                    "rest-0.3": (409, "TaskNotCancelableError")}[kind.name]
+                    "rest-0.3": (409, "TaskNotCancelableError"),
+                    "grpc-1.0": ("FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
+                    "grpc-0.3": ("FAILED_PRECONDITION", "TASK_NOT_CANCELABLE")}[kind.name]
     assert (again.value.status, again.value.reason) == (status, code)
 
 
@@ -220,7 +222,9 @@ def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -
     with pytest.raises(Refused) as refused:
         kind(client, server).call(c.GetTask(id="no-such-task"))
     status, code = {"jsonrpc-1.0": (200, "-32001"), "jsonrpc-0.3": (200, "-32001"),
-                    "rest-1.0": (404, "TASK_NOT_FOUND"), "rest-0.3": (404, "TaskNotFoundError")}[kind.name]
+                    "rest-1.0": (404, "TASK_NOT_FOUND"), "rest-0.3": (404, "TaskNotFoundError"),
+                    "grpc-1.0": ("NOT_FOUND", "TASK_NOT_FOUND"),
+                    "grpc-0.3": ("NOT_FOUND", "TASK_NOT_FOUND")}[kind.name]
     assert (refused.value.status, refused.value.reason) == (status, code)
 
 
@@ -236,7 +240,8 @@ def test_subscribe_to_a_finished_task(kind: type[Driver], server: str,
         return
     with pytest.raises(Refused) as refused:
         d.stream(c.SubscribeToTask(id=task.id))
-    status = {"jsonrpc-1.0": (200, "-32004"), "rest-1.0": (400, "UNSUPPORTED_OPERATION")}
+    status = {"jsonrpc-1.0": (200, "-32004"), "rest-1.0": (400, "UNSUPPORTED_OPERATION"),
+              "grpc-1.0": ("FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")}
     assert (refused.value.status, refused.value.reason) == status[kind.name]
 
 
@@ -244,13 +249,15 @@ def test_authentication_and_owners(kind: type[Driver], secured: str,
                                    client: httpx.Client) -> None:
     with pytest.raises(Refused) as anonymous:
         kind(client, secured).call(c.GetTask(id="whatever"))
-    assert anonymous.value.status == 401
+    assert anonymous.value.status == (401 if not kind.name.startswith("grpc")
+                                      else "UNAUTHENTICATED")
     alice, bob = kind(client, secured, headers=ALICE), kind(client, secured, headers=BOB)
     task = send_task(alice, "1")
     assert isinstance(alice.call(c.GetTask(id=task.id)), m.Task)
     with pytest.raises(Refused) as foreign:  # another owner's task does not exist for bob
         bob.call(c.GetTask(id=task.id))
-    assert foreign.value.status == (200 if kind.name.startswith("jsonrpc") else 404)
+    assert foreign.value.status == {"jsonrpc": 200, "rest": 404,
+                                    "grpc": "NOT_FOUND"}[kind.name.partition("-")[0]]
 
 
 @pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.has_tenants],
@@ -303,7 +310,8 @@ def test_limits(kind: type[Driver], limited: str, client: httpx.Client) -> None:
         parts=[m.TextPart(text="1"), m.TextPart(text="2"), m.TextPart(text="3")]))
     with pytest.raises(Refused) as over:
         d.call(many)
-    status = {"jsonrpc-1.0": 200, "jsonrpc-0.3": 200, "rest-1.0": 400, "rest-0.3": 422}
+    status = {"jsonrpc-1.0": 200, "jsonrpc-0.3": 200, "rest-1.0": 400, "rest-0.3": 422,
+              "grpc-1.0": "INVALID_ARGUMENT", "grpc-0.3": "INVALID_ARGUMENT"}
     assert over.value.status == status[kind.name]
     statuses = []
     for _ in range(6):
@@ -311,4 +319,4 @@ def test_limits(kind: type[Driver], limited: str, client: httpx.Client) -> None:
             d.call(c.GetTask(id="none"))
         except Refused as exc:
             statuses.append(exc.status)
-    assert 429 in statuses
+    assert (429 if not kind.name.startswith("grpc") else "RESOURCE_EXHAUSTED") in statuses

@@ -107,8 +107,8 @@ def test_stream_and_subscribe_over_rest(url: str) -> None:
     assert replayed == lines[1:]
 
 
-@pytest.mark.parametrize("args", [["--binding", "grpc"], ["--binding", "rest",
-                                                          "--dialect", "0.1"]])
+@pytest.mark.parametrize("args", [["--binding", "grpc", "--dialect", "0.1"],
+                                  ["--binding", "rest", "--dialect", "0.1"]])
 def test_impossible_bindings_are_usage_errors(url: str, args: list[str]) -> None:
     result = run("get", url, "t1", *args)
     assert result.exit_code == 2

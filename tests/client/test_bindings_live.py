@@ -1,5 +1,5 @@
-"""The same client calls over JSON-RPC and HTTP+JSON against one live server give
-the same canonical results: tasks, pages, push configs and errors."""
+"""The same client calls over JSON-RPC, HTTP+JSON and gRPC against one live server
+give the same canonical results: tasks, pages, push configs and errors."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from interlingua.core.calls import (
 from interlingua.core.errors import TaskNotFound
 from interlingua.core.model import PushConfig, Task, TaskState
 from interlingua.server.push import PushSettings
-from tests.live import live_agent
+from tests.live import live_grpc_agent
 
 
 async def _work(ctx: Context) -> None:
@@ -33,20 +33,26 @@ async def _work(ctx: Context) -> None:
 AGENT = Agent("Worker", "Echoes; works slowly on request.", _work, push_notifications=True)
 
 # (binding, dialect) of every way the client can speak to this server
-WAYS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3")]
+WAYS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3"),
+        ("grpc", "1.0"), ("grpc", "0.3")]
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with live_agent(AGENT, push=PushSettings(allow_http=True,
-                                             allow_private_networks=True)) as base:
-        yield base
+def urls() -> Iterator[tuple[str, str]]:
+    with live_grpc_agent(AGENT, push=PushSettings(allow_http=True,
+                                                  allow_private_networks=True)) as where:
+        yield where
+
+
+def _address(urls: tuple[str, str], binding: str) -> str:
+    base, target = urls
+    return {"jsonrpc": base + "/", "rest": base, "grpc": target}[binding]
 
 
 @pytest.fixture
-async def clients(url: str) -> AsyncIterator[dict[tuple[str, str], Client]]:
-    made = {(b, d): Client(url + ("/" if b == "jsonrpc" else ""), binding=b, dialect=d,
-                           timeout=20) for b, d in WAYS}
+async def clients(urls: tuple[str, str]) -> AsyncIterator[dict[tuple[str, str], Client]]:
+    made = {(b, d): Client(_address(urls, b), binding=b, dialect=d, timeout=20)
+            for b, d in WAYS}
     try:
         yield made
     finally:
@@ -61,9 +67,12 @@ async def test_a_task_reads_the_same_over_every_binding(
     seen = {way: await c.get_task(made.id) for way, c in clients.items()}
     assert seen["rest", "1.0"] == seen["jsonrpc", "1.0"]
     assert seen["rest", "0.3"] == seen["jsonrpc", "0.3"]
+    assert seen["grpc", "1.0"] == seen["jsonrpc", "1.0"]
+    assert seen["grpc", "0.3"] == seen["jsonrpc", "0.3"]
     page = {b: await clients[b, "1.0"].list_tasks(context_id=made.context_id)
-            for b in ("jsonrpc", "rest")}
+            for b in ("jsonrpc", "rest", "grpc")}
     assert page["rest"] == page["jsonrpc"] and [t.id for t in page["rest"].tasks] == [made.id]
+    assert page["grpc"] == page["jsonrpc"]
 
 
 @pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])

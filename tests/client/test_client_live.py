@@ -13,22 +13,26 @@ from interlingua import get_data, get_text
 from interlingua.client import Client, DialectMismatch
 from interlingua.core.errors import TaskNotCancelable, TaskNotFound, UnsupportedOperation
 from interlingua.core.model import FilePart, Message, Role, Task, TaskState
+from tests.live import grpc_address_of
 
 # (binding, dialect); None: chosen from the card (v1.0 JSON-RPC, which the server
 # lists first and best; for "rest", v1.0 HTTP+JSON)
 CLIENTS = [(None, None), (None, "1.0"), (None, "0.3"), ("rest", None), ("rest", "1.0"),
-           ("rest", "0.3")]
+           ("rest", "0.3"), ("grpc", None), ("grpc", "1.0"), ("grpc", "0.3")]
 
 
 @pytest.fixture(params=CLIENTS,
-                ids=["card", "v1.0", "v0.3", "rest-card", "rest-v1.0", "rest-v0.3"])
+                ids=["card", "v1.0", "v0.3", "rest-card", "rest-v1.0", "rest-v0.3", "grpc-card",
+                     "grpc-v1.0", "grpc-v0.3"])
 async def client(request: pytest.FixtureRequest, agent_url: str) -> AsyncIterator[Client]:
     binding, dialect = request.param
-    async with Client(agent_url, dialect=dialect, binding=binding, timeout=20) as c:
+    url = grpc_address_of(agent_url) if binding == "grpc" and dialect else agent_url
+    async with Client(url, dialect=dialect, binding=binding, timeout=20) as c:
         yield c
         if binding is not None:
             # every call went over the binding asked for
-            assert c.endpoint is not None and c.endpoint.binding == "HTTP+JSON"
+            assert c.endpoint is not None
+            assert c.endpoint.binding == {"rest": "HTTP+JSON", "grpc": "GRPC"}[binding]
 
 
 async def test_card_names_both_dialects(agent_url: str) -> None:
@@ -39,9 +43,11 @@ async def test_card_names_both_dialects(agent_url: str) -> None:
         assert card.name == "Test assistant"
         assert card.version == "2.1.0"
         assert [s.id for s in card.skills] == ["greet", "echo"]
+        grpc = grpc_address_of(agent_url)
         assert [(e.binding, e.dialect, e.url) for e in client.endpoints] == [
             ("JSONRPC", "1.0", agent_url + "/"), ("HTTP+JSON", "1.0", agent_url),
-            ("JSONRPC", "0.3", agent_url + "/"), ("HTTP+JSON", "0.3", agent_url)]
+            ("GRPC", "1.0", grpc), ("JSONRPC", "0.3", agent_url + "/"),
+            ("HTTP+JSON", "0.3", agent_url), ("GRPC", "0.3", grpc)]
         assert client.dialect == "1.0"
         assert client.endpoint is not None and client.endpoint.binding == "JSONRPC"
     finally:
@@ -106,8 +112,9 @@ async def test_files_go_and_come_back_inline(client: Client, tmp_path: Path) -> 
     task = await client.send("files", data={"note": "see file"}, files=[notes])
     assert isinstance(task, Task)
     received, report = task.artifacts
-    assert get_data(received) == [
-        {"received": [{"name": "notes.md", "type": "text/markdown", "size": 14}]}]
+    # names travel on every binding (over v0.3 gRPC in FilePart.name, field 4)
+    assert get_data(received) == [{"received": [
+        {"name": "notes.md", "type": "text/markdown", "size": 14}]}]
     [part] = report.parts
     assert isinstance(part, FilePart)
     assert (part.raw, part.media_type, part.filename) == (b"a,b\n1,2\n", "text/csv", "report.csv")
@@ -155,7 +162,8 @@ async def test_history_length(client: Client) -> None:
     assert one.history == full.history[-1:]
 
 
-@pytest.mark.parametrize(("binding", "dialect"), [(None, None), (None, "1.0"), ("rest", None)])
+@pytest.mark.parametrize(("binding", "dialect"), [(None, None), (None, "1.0"), ("rest", None),
+                                                  ("grpc", None)])
 async def test_list_tasks(agent_url: str, binding: str | None, dialect: str | None) -> None:
     context = str(uuid.uuid4())
     async with Client(agent_url, dialect=dialect, binding=binding, timeout=20) as client:

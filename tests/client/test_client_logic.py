@@ -264,7 +264,24 @@ async def test_card_without_a_name_is_invalid_card() -> None:
             await client.get_card()
 
 
-async def test_grpc_only_agent_is_a_dialect_mismatch() -> None:
+async def test_grpc_only_agent_is_spoken_to_over_grpc() -> None:
+    card = {**V1_CARD, "supportedInterfaces": [
+        {"url": "agent.test:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}
+    agent = FakeAgent({"/.well-known/agent-card.json": card})
+    async with agent.client() as client:
+        endpoint = await client.resolve()
+    # a card's gRPC address is host:port, not a path below the card's URL
+    assert (endpoint.binding, endpoint.url) == ("GRPC", "grpc://agent.test:50051")
+
+
+async def test_grpc_only_agent_is_a_dialect_mismatch_without_the_extra(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from interlingua.client import bindings
+
+    monkeypatch.setitem(bindings.BINDINGS, "grpc",
+                        dataclasses.replace(bindings.BINDINGS["grpc"], available=lambda: False))
     card = {**V1_CARD, "supportedInterfaces": [
         {"url": "grpc://agent.test", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}
     agent = FakeAgent({"/.well-known/agent-card.json": card})

@@ -414,16 +414,17 @@ async def test_a_forced_binding_the_card_lacks_is_a_mismatch() -> None:
             await client.get_task("t1")
 
 
-async def test_a_grpc_only_card_names_what_it_offers() -> None:
-    agent = Agent(card(("GRPC", "1.0", "agent.test:443")))
+async def test_a_card_of_unknown_bindings_names_what_it_offers() -> None:
+    agent = Agent(card(("CARRIER-PIGEON", "1.0", "agent.test:443")))
     async with agent.client() as client:
-        with pytest.raises(DialectMismatch, match=r"GRPC 1\.0 at"):
+        with pytest.raises(DialectMismatch, match=r"CARRIER-PIGEON 1\.0 at"):
             await client.get_task("t1")
 
 
 def test_unknown_bindings_and_impossible_pairs_are_value_errors() -> None:
-    with pytest.raises(ValueError, match="unknown binding 'grpc'; use one of jsonrpc, rest"):
-        Client(BASE, binding="grpc")
+    with pytest.raises(ValueError,
+                       match="unknown binding 'mqtt'; use one of jsonrpc, rest, grpc"):
+        Client(BASE, binding="mqtt")
     with pytest.raises(ValueError, match=r"rest binding is spoken in A2A 1\.0, 0\.3, not 0\.1"):
         Client(BASE, binding="rest", dialect="0.1")
 

@@ -1,6 +1,7 @@
-"""Client.stream and Client.subscribe against a real server over loopback HTTP,
-in both dialects and both bindings ("rest": v1.0 HTTP+JSON, "rest-0.3": v0.3
-HTTP+JSON, "rest-card": the HTTP+JSON interface the card names)."""
+"""Client.stream and Client.subscribe against a real server over loopback, in both
+dialects and every binding ("rest": v1.0 HTTP+JSON, "rest-0.3": v0.3 HTTP+JSON,
+"rest-card": the HTTP+JSON interface the card names; "grpc", "grpc-0.3",
+"grpc-card" likewise over gRPC)."""
 
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ from interlingua.core.errors import TaskNotFound, UnsupportedOperation
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from tests.e2e.agents import story
 from tests.e2e.sse_client import STREAM_DEADLINE
-from tests.live import live_agent
+from tests.live import grpc_address_of, live_grpc_agent
 
 # Streams that never end are this module's likely failure: fail them quickly.
 pytestmark = pytest.mark.timeout(30)
 
-DIALECTS = ["card", "1.0", "0.3", "rest", "rest-0.3", "rest-card"]
+DIALECTS = ["card", "1.0", "0.3", "rest", "rest-0.3", "rest-card", "grpc", "grpc-0.3",
+            "grpc-card"]
 # every way of speaking to the agent that is not chosen from its whole card
-SPOKEN = ["1.0", "0.3", "rest", "rest-0.3", "rest-card"]
+SPOKEN = ["1.0", "0.3", "rest", "rest-0.3", "rest-card", "grpc", "grpc-0.3", "grpc-card"]
 
 
 @pytest.fixture(scope="module")
 def story_url() -> Iterator[str]:
-    with live_agent(story) as url:
+    with live_grpc_agent(story) as (url, _):
         yield url
 
 
@@ -38,6 +40,12 @@ def client_for(url: str, dialect: str) -> Client:
         return Client(url, dialect="0.3", binding="rest")
     if dialect == "rest-card":
         return Client(url, binding="rest")
+    if dialect == "grpc":
+        return Client(grpc_address_of(url), dialect="1.0", binding="grpc")
+    if dialect == "grpc-0.3":
+        return Client(grpc_address_of(url), dialect="0.3", binding="grpc")
+    if dialect == "grpc-card":
+        return Client(url, binding="grpc")
     return Client(url) if dialect == "card" else Client(url + "/", dialect=dialect)
 
 
@@ -66,7 +74,8 @@ async def test_stream_yields_every_event_in_order(story_url: str, dialect: str) 
     done = [a for a in map(asm.feed, events) if a is not None]
     assert [a.name for a in done] == ["story.txt"]
     assert asm.text("story.txt") == chunks(6)
-    # raw is the result member as the dialect and binding spell it (ProtoJSON over HTTP+JSON)
+    # raw is the result member as the dialect and binding spell it (ProtoJSON over
+    # HTTP+JSON and gRPC)
     wire = msgspec.json.decode(middle[0].raw)
     assert client.endpoint is not None
     if client.dialect == "0.3" and client.endpoint.binding == "JSONRPC":

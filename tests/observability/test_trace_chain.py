@@ -40,11 +40,15 @@ def _chain(provider, binding: str | None = None):
     with contextlib.ExitStack() as stack:
         for sock, url, agent in zip(socks, urls, agents, strict=True):
             app = create_app(agent, public_url=url, tracing=provider)
+            if binding == "grpc":
+                from interlingua.bindings.grpc import add_grpc
+
+                add_grpc(app, "127.0.0.1:0")
             stack.enter_context(live_server(app, sock=sock))
         yield urls
 
 
-@pytest.mark.parametrize("binding", ["jsonrpc", "http+json"])
+@pytest.mark.parametrize("binding", ["jsonrpc", "http+json", "grpc"])
 async def test_three_agents_make_one_trace(binding):
     provider, exporter = memory_provider()
     tracer = provider.get_tracer("test")
@@ -61,7 +65,7 @@ async def test_three_agents_make_one_trace(binding):
     sends = named(spans, "A2A SendMessage")
     turns = named(spans, "A2A executor turn")
     assert len(sends) == 3 and len(turns) == 3
-    wire = "jsonrpc" if binding == "jsonrpc" else "rest"
+    wire = {"http+json": "rest"}.get(binding, binding)
     assert {s.attributes["a2a.binding"] for s in sends} == {wire}
     assert {s.attributes["a2a.outcome"] for s in sends} == {"ok"}
     assert {s.attributes["a2a.dialect"] for s in sends} == {"1.0"}

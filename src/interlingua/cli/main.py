@@ -20,7 +20,7 @@ import msgspec
 
 from .. import __version__
 from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, StreamEvent
-from ..client.bindings import BINDINGS, check_binding
+from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
@@ -76,7 +76,17 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """An agent's URL: http(s)://, or mqtt(s)://HOST/NAMESPACE/AGENT on a mesh."""
+    """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
+    gRPC address, grpc(s)://HOST:PORT."""
+    if value.startswith(("grpc://", "grpcs://")):
+        parts = urlsplit(value)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if not parts.hostname or port is None:
+            raise click.BadParameter(f"{value!r}: a gRPC address is grpc://HOST:PORT")
+        return value
     if value.startswith(("mqtt://", "mqtts://")):
         from ..mesh.topics import parse_mesh_url
 
@@ -172,9 +182,11 @@ def _run(
     security = client_kwargs(insecure)
     binding = click.get_current_context().meta.get("interlingua.binding")
     try:
-        check_binding(binding, dialect)  # an impossible pair is a usage error
+        spec = check_binding(binding, dialect)  # an impossible pair is a usage error
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if spec is not None and not spec.available():
+        raise click.UsageError(GRPC_MISSING)
 
     async def go() -> T:
         async with Client(
@@ -274,8 +286,9 @@ def main() -> None:
               help="Where gRPC is served [default: --port + 1, or a free port when that one "
                    "is taken; with --port 0, a free port].")
 @click.option("--bindings", "bindings_spec", default=None, metavar="LIST",
-              help="Comma-separated bindings to serve: jsonrpc,grpc [default: jsonrpc, and "
-                   "grpc when interlingua[grpc] is installed].")
+              help="Comma-separated bindings to serve: jsonrpc,rest,grpc (jsonrpc is always "
+                   "served) [default: jsonrpc,rest, and grpc when interlingua[grpc] is "
+                   "installed].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
@@ -395,7 +408,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
     else:
         from ..bindings.grpc import available
 
-        bindings = ["jsonrpc", "grpc"] if available() else ["jsonrpc"]
+        bindings = ["jsonrpc", "rest", "grpc"] if available() else ["jsonrpc", "rest"]
     grpc_at: list[int] = []
     mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
                          mesh_group, mesh_session_expiry, mesh_card_interval)

@@ -32,8 +32,9 @@ __all__ = [
     "serve",
 ]
 
-#: the bindings ``serve`` can serve; JSON-RPC is always among them (the card names it)
-BINDINGS = ("jsonrpc", "grpc")
+#: the bindings ``serve`` can serve; JSON-RPC is always among them (every card names it,
+#: and v0.3 cards' main ``url`` is its endpoint)
+BINDINGS = ("jsonrpc", "rest", "grpc")
 
 log = logging.getLogger("interlingua.serve")
 
@@ -253,8 +254,9 @@ def serve(
     the running turns finish, before the process stops; a second signal stops
     it at once (docs/deployment.md, "Draining").
 
-    ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC only; the
-    command serves gRPC too when the ``grpc`` extra is installed). gRPC listens on ``grpc_port``
+    ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC and HTTP+JSON;
+    the command serves gRPC too when the ``grpc`` extra is installed). A binding
+    left out is neither served nor named in the card; JSON-RPC is always served. gRPC listens on ``grpc_port``
     (default: ``port + 1``, or a free port when that one is taken; with ``port``
     0, a free port of its own), reserved
     before anything else happens as the HTTP socket is; ``on_grpc_listening(port)``
@@ -285,7 +287,7 @@ def serve(
     guard = uvicorn_connection_options(
         connections or ConnectionLimits(max_head_bytes=max_incomplete_event_bytes),
         base=tls.pop("http", None), http=http)
-    with_grpc = _wants_grpc(bindings)
+    with_rest, with_grpc = _wanted(bindings)
     derived = grpc_port is None
     if with_grpc and grpc_port is None:
         grpc_port = port + 1 if 0 < port < 65535 else 0
@@ -319,7 +321,7 @@ def serve(
         _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
                   on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
                   mesh=mesh, mesh_agent_name=mesh_agent_name,
-                  card_signing=card_signing, push=push, grpc=grpc,
+                  card_signing=card_signing, push=push, grpc=grpc, rest=with_rest,
                   timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
                   limit_concurrency=limit_concurrency, metrics=metrics,
                   json_logs=log_format == "json", **guard)
@@ -328,11 +330,12 @@ def serve(
             held_sock.close()
 
 
-def _wants_grpc(bindings: Sequence[str] | None) -> bool:
+def _wanted(bindings: Sequence[str] | None) -> tuple[bool, bool]:
+    """(serve HTTP+JSON, serve gRPC) for ``bindings``; ``ValueError`` when impossible."""
     from ..bindings.grpc import available
 
     if bindings is None:
-        return False
+        return True, False
     unknown = [b for b in bindings if b not in BINDINGS]
     if unknown:
         raise ValueError(f"unknown binding {unknown[0]!r}; known: {', '.join(BINDINGS)}")
@@ -340,7 +343,7 @@ def _wants_grpc(bindings: Sequence[str] | None) -> bool:
         raise ValueError("JSON-RPC is always served (the card names it): list jsonrpc too")
     if "grpc" in bindings and not available():
         raise ValueError("the gRPC binding needs the grpc extra: pip install 'interlingua[grpc]'")
-    return "grpc" in bindings
+    return "rest" in bindings, "grpc" in bindings
 
 
 def _grpc_credentials(certfile: str | None, keyfile: str | None,
@@ -364,8 +367,8 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
               drain_seconds: float, grpc: dict[str, Any] | None = None,
-              mesh: MeshSettings | None = None, mesh_agent_name: str | None = None,
-              metrics: bool = False, json_logs: bool = False,
+              rest: bool = True, mesh: MeshSettings | None = None,
+              mesh_agent_name: str | None = None, metrics: bool = False, json_logs: bool = False,
               **uvicorn_options: Any) -> None:
     import uvicorn
 
@@ -386,6 +389,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
         card_signing=card_signing,
         push=push,
         metrics=metrics,
+        rest=rest,
     )
     if grpc is not None:
         from ..bindings.grpc import add_grpc

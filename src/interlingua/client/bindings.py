@@ -1,12 +1,12 @@
 """The bindings the client speaks, and how a binding is chosen.
 
 A binding is a way of carrying A2A calls over the wire: JSON-RPC
-(``"jsonrpc"``, card name ``JSONRPC``) or HTTP+JSON (``"rest"``, card name
-``HTTP+JSON``). Each entry of ``BINDINGS`` names the binding, the card's
+(``"jsonrpc"``, card name ``JSONRPC``), HTTP+JSON (``"rest"``, card name
+``HTTP+JSON``) or gRPC (``"grpc"``, card name ``GRPC``; needs the ``grpc`` extra). Each entry of ``BINDINGS`` names the binding, the card's
 spelling of it, the dialects the client speaks over it and how to make its
 ``Binding`` (the object that sends one call or opens one stream). Adding a
-binding (gRPC, say) is adding one entry here; card reading, choice and
-fallback work from this table.
+binding is adding one entry here; card reading, choice and fallback work
+from this table.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Protocol
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from .card import Endpoint
+from .errors import ClientError
 from .stream import Connection
 from .transport import Transport
 
-__all__ = ["BINDINGS", "Binding", "BindingSpec", "binding_spec", "check_binding"]
+__all__ = ["BINDINGS", "GRPC_MISSING", "Binding", "BindingSpec", "binding_spec", "check_binding"]
 
 
 class Binding(Protocol):
@@ -45,6 +46,8 @@ class BindingSpec:
     dialects: tuple[str, ...]
     #: its framing over the client's HTTP transport and headers
     make: Callable[[Transport, Mapping[str, str]], Binding]
+    #: whether what it needs is installed (gRPC: the ``grpc`` extra)
+    available: Callable[[], bool] = lambda: True
 
 
 def _jsonrpc(transport: Transport, headers: Mapping[str, str]) -> Binding:
@@ -59,10 +62,27 @@ def _rest(transport: Transport, headers: Mapping[str, str]) -> Binding:
     return RESTBinding(transport, headers)
 
 
+def _grpc(transport: Transport, headers: Mapping[str, str]) -> Binding:
+    if not _grpc_available():
+        raise ClientError(GRPC_MISSING)
+    from .grpc import GrpcClientBinding
+
+    return GrpcClientBinding(transport, headers)
+
+
+def _grpc_available() -> bool:
+    from ..bindings.grpc import available
+
+    return available()
+
+
+GRPC_MISSING = "the gRPC binding needs the grpc extra: pip install 'interlingua[grpc]'"
+
 #: the bindings this client speaks, in its order of preference
 BINDINGS: dict[str, BindingSpec] = {
     "jsonrpc": BindingSpec("jsonrpc", "JSONRPC", ("1.0", "0.3", "0.1"), _jsonrpc),
     "rest": BindingSpec("rest", "HTTP+JSON", ("1.0", "0.3"), _rest),
+    "grpc": BindingSpec("grpc", "GRPC", ("1.0", "0.3"), _grpc, _grpc_available),
 }
 
 

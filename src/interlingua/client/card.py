@@ -128,9 +128,12 @@ def endpoints(card: AgentCard, card_url: str | None = None,
     found: list[Endpoint] = []
     offered: list[str] = []
     for iface in card.interfaces:
-        url = urljoin(card_url, iface.url) if card_url else iface.url
-        offered.append(f"{iface.binding} {iface.protocol_version} at {url}")
         binding = iface.binding.upper()
+        if binding == "GRPC":
+            url = _grpc_url(iface.url, card_url)
+        else:
+            url = urljoin(card_url, iface.url) if card_url else iface.url
+        offered.append(f"{iface.binding} {iface.protocol_version} at {url}")
         dialects = spoken.get(binding)
         if dialects is None:
             continue
@@ -154,6 +157,16 @@ def endpoints(card: AgentCard, card_url: str | None = None,
             f"agent {card.name!r} offers no interface this client speaks ({speaks}): {what}"
         )
     return found
+
+
+def _grpc_url(url: str, card_url: str | None) -> str:
+    """A card's gRPC address (``host:port``, not a URL to resolve against the card's):
+    a bare one is TLS when the card was read over HTTPS (``grpcs://``)."""
+    url = url.strip()
+    if "://" in url:
+        return url
+    secure = card_url is not None and card_url.lower().startswith("https://")
+    return ("grpcs://" if secure else "grpc://") + url
 
 
 async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str]) -> FetchedCard:

@@ -4,11 +4,11 @@ Theory of operation
 -------------------
 Given an agent's base URL, the client reads its card (lazily, on the first
 call, or at once with ``Client.connect``) and takes the endpoints the card
-names in a binding it speaks (``bindings.py``: JSON-RPC, HTTP+JSON), a v1.0
+names in a binding it speaks (``bindings.py``: JSON-RPC, HTTP+JSON, gRPC), a v1.0
 interface first and a v0.2/v0.3 one next, in the card's order within a
 version. ``binding`` keeps it to one binding. Given a ``dialect``, it skips
 the card and speaks that dialect to the URL (JSON-RPC unless ``binding``
-says otherwise).
+says otherwise; for gRPC the URL is ``host:port``, ``grpcs://`` for TLS).
 
 Every call is a canonical call (``interlingua.core.calls``) encoded by the
 dialect's codec; answers are decoded by the same codec into the canonical
@@ -65,7 +65,14 @@ from ..core.model import (
     Task,
     TaskState,
 )
-from .bindings import BINDINGS, Binding, BindingSpec, binding_spec, check_binding
+from .bindings import (
+    BINDINGS,
+    GRPC_MISSING,
+    Binding,
+    BindingSpec,
+    binding_spec,
+    check_binding,
+)
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
 from .messages import file_from_path, make_message
@@ -91,8 +98,9 @@ class Client:
     ``url`` is the agent's base URL (its card is read from the well-known
     paths below it) or the URL of its card; with ``dialect`` (``"1.0"`` or
     ``"0.3"``) it is the endpoint itself and no card is needed. ``binding``
-    (``"jsonrpc"`` or ``"rest"``) uses that binding only; without it the
-    card's interfaces decide (JSON-RPC when ``dialect`` is given).
+    (``"jsonrpc"``, ``"rest"`` or ``"grpc"``) uses that binding only; without it
+    the card's interfaces decide (JSON-RPC when ``dialect`` is given). gRPC needs
+    the ``grpc`` extra; without it, cards' gRPC interfaces are passed over.
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
     settings then win over ``timeout`` and ``verify``. ``resume`` says how
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
@@ -130,7 +138,14 @@ class Client:
     ) -> None:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+        grpc_address = url.startswith(("grpc://", "grpcs://"))
+        if grpc_address:
+            if binding is not None and binding.strip().lower() != "grpc":
+                raise ValueError(f"{url!r} is a gRPC address, not one of the {binding} binding")
+            binding = "grpc"  # an address of a gRPC service has no other binding
         spec = check_binding(binding, dialect)
+        if spec is not None and not spec.available():
+            raise ClientError(GRPC_MISSING)
         #: the binding this client keeps to (None: the card's choice)
         self.binding = spec.name if spec is not None else None
         self.url = url
@@ -144,6 +159,10 @@ class Client:
         self._endpoint: Endpoint | None = None
         if dialect is not None:
             self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name)
+        elif grpc_address:
+            # no card to read at a gRPC address: v1.0, then v0.3 if the agent has not it
+            self._endpoints = [Endpoint(d, url, "GRPC") for d in ("1.0", "0.3")]
+            self._endpoint = self._endpoints[0]
         # True once the agent has answered at the current endpoint: no more fallback.
         self._settled = self._forced
         self._bindings: dict[str, Binding] = {}
@@ -176,6 +195,11 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
+        for binding in self._bindings.values():
+            close = getattr(binding, "aclose", None)
+            if close is not None:
+                await close()
+        self._bindings.clear()
         await self._transport.aclose()
 
     # ---------------------------------------------------------------- the agent
@@ -206,7 +230,8 @@ class Client:
 
     def _spoken(self) -> dict[str, tuple[str, ...]]:
         """Card binding name -> dialects, for the bindings this client may use."""
-        specs = [binding_spec(self.binding)] if self.binding else list(BINDINGS.values())
+        specs = ([binding_spec(self.binding)] if self.binding
+                 else [spec for spec in BINDINGS.values() if spec.available()])
         return {spec.card_name: spec.dialects for spec in specs}
 
     def _binding_for(self, endpoint: Endpoint) -> Binding:

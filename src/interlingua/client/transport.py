@@ -123,6 +123,10 @@ class HTTPXTransport(Transport):
     ) -> None:
         self._owned = client is None
         self._timeout = timeout
+        # read by the gRPC binding, which makes its own connections
+        self.timeout = timeout
+        self.verify = verify
+        self.cert = cert
         if client is None:
             connect = 10.0 if timeout is None else min(10.0, timeout)
             client = httpx.AsyncClient(

@@ -162,6 +162,7 @@ def create_app(
     limits: Limits | None = None,
     card_signing: CardSigning | None = None,
     freeze_gc: bool = True,
+    rest: bool = True,
     debug: bool = False,
     metrics: bool = False,
     tracing: bool | Any | None = None,
@@ -183,6 +184,7 @@ def create_app(
     ``metrics`` serves ``/metrics`` (Prometheus); ``tracing`` makes OpenTelemetry
     spans (None: when an SDK is set up at this call; or a ``TracerProvider`` to take
     them from); docs/observability.md.
+    ``rest=False`` serves no HTTP+JSON routes, and the card names none.
     """
     settings = ServerSettings(
         public_url=public_url or "",
@@ -190,6 +192,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         strict_versions=strict_versions,
         strict_dialects=strict_dialects,
+        rest=rest,
     )
     store_obj = open_store(store) if isinstance(store, str) else store
     bus_obj = open_bus(bus) if isinstance(bus, str) else bus
@@ -297,10 +300,12 @@ def create_app(
         variant = server.variant(scope, headers)
         return variant.card, variant.rpc_url
 
-    rest = RESTEndpoint(rpc.door, settings, card_of=card_of,
-                        tenant_header=auth.tenant_header if auth is not None else None,
-                        other_paths={path: ("POST",)})
-    app.rest_routes(rest, [r.path for r in routes if isinstance(r, Route)])
+    if rest:
+        rest_endpoint = RESTEndpoint(rpc.door, settings, card_of=card_of,
+                                     tenant_header=auth.tenant_header if auth is not None
+                                     else None,
+                                     other_paths={path: ("POST",)})
+        app.rest_routes(rest_endpoint, [r.path for r in routes if isinstance(r, Route)])
     app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine

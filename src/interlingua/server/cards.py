@@ -126,6 +126,8 @@ class A2AServer:
             AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
             AgentInterface(url=base, binding="HTTP+JSON", protocol_version="0.3"),
         ]
+        if not self.settings.rest:
+            interfaces = [i for i in interfaces if i.binding != "HTTP+JSON"]
         if self.settings.grpc_url:
             from ..bindings.grpc.resume import grpc_interfaces
 

@@ -21,5 +21,7 @@ class ServerSettings(msgspec.Struct, kw_only=True):
     #: "kind", a v0.1 task id beside snake_case SAM fields) instead of reading
     #: them by their strongest marker
     strict_dialects: bool = False
+    #: whether the HTTP+JSON routes are served (and the card names them)
+    rest: bool = True
     #: where the gRPC binding is served (``host:port``), for the card; None: not served
     grpc_url: str | None = None

@@ -1,0 +1,423 @@
+"""The gRPC binding of the client: A2A 1.0 (``lf.a2a.v1.A2AService``) and A2A 0.3
+(``a2a.v1.A2AService``) on ``grpc.aio``. Needs the ``grpc`` extra
+(``pip install 'interlingua[grpc]'``); the rest of the client works without it.
+
+A call is encoded by the dialect's codec exactly as for the HTTP bindings (v1.0:
+ProtoJSON, which is the request message's JSON; v0.3: v0.3-ProtoJSON, with the ids
+put into the resource names the v0.3 proto uses) and filled into the request
+message with ``bindings/grpc/pbjson.py``, the conversion the server uses. Answers
+go the other way: the message's ProtoJSON, decoded by the same codec, so every
+binding reads the same canonical objects. The request metadata carries
+``a2a-version``, and the client's headers (authentication, ``a2a-extensions``) in
+lower case.
+
+Errors are gRPC statuses; the ErrorInfo ``reason`` in ``grpc-status-details-bin``
+names the ``A2AError`` (``grpc_status.py``), as the HTTP+JSON binding reads it from
+its bodies. A method or service the agent does not serve (``UNIMPLEMENTED``) is
+``MethodNotFound``, which lets the client fall back to another binding.
+
+Streams resume as the others do: every event an interlingua server streams carries
+its sequence number in its metadata under ``interlingua.dev/eventId`` (taken out
+before the event is decoded, so the item is what the other bindings give), and a
+subscription sent with the metadata ``last-event-id: N`` replays from N + 1.
+
+Where to connect: a card names gRPC endpoints as ``host:port``. ``grpcs://`` (or
+``https://``) means TLS and ``grpc://`` (or ``http://``) plain text; a bare
+``host:port`` from a card read over HTTPS is TLS, otherwise plain text. TLS trusts
+the system's roots, or the CA bundle given as ``verify``, and presents ``cert``;
+``verify=False`` and an ``ssl.SSLContext`` have no gRPC counterpart and are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.dialects import Codec, get_codec
+from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
+from ..core.errors import InvalidAgentResponse, UnsupportedOperation
+from ..observability.propagation import inject
+from .card import Endpoint
+from .errors import BadResponse, ClientError, DialectMismatch
+from .grpc_status import DETAILS_KEY, error_of
+from .stream import Connection
+from .transport import Transport
+
+try:
+    import grpc
+    from google.protobuf import message_factory
+    from google.protobuf.message import Message as PBMessage
+
+    from ..bindings.grpc.pbjson import fill, to_doc
+    from ..bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
+    from ..bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
+    from ..bindings.grpc.resume import EVENT_ID_KEY, LAST_EVENT_ID
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        "the gRPC binding needs the grpc extra: pip install 'interlingua[grpc]' "
+        f"({exc})") from None
+
+__all__ = ["GrpcClientBinding", "target_of"]
+
+_json = msgspec.json.Decoder()
+_encode = msgspec.json.encode
+
+V1_SERVICE = "lf.a2a.v1.A2AService"
+V03_SERVICE = "a2a.v1.A2AService"
+
+# headers that belong to HTTP itself, or that grpc sets: never sent as metadata
+_NOT_METADATA = frozenset({
+    "accept", "accept-encoding", "connection", "content-length", "content-type", "host",
+    "te", "transfer-encoding", "user-agent", "a2a-version", "last-event-id",
+})
+
+#: how long a closed stream is read for its end before it is cancelled
+_DRAIN_SECONDS = 0.25
+
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.max_send_message_length", -1),
+    # a stream that waits for a long task notices a dead connection
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_permit_without_calls", 0),
+]
+
+
+def target_of(url: str, *, default_tls: bool = False) -> tuple[str, bool]:
+    """An endpoint's URL -> (grpc target ``host:port``, whether to use TLS)."""
+    text = url.strip()
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        scheme = scheme.lower()
+        if scheme not in ("grpc", "grpcs", "http", "https"):
+            raise ClientError(f"{url!r} is not a gRPC address (grpc://host:port)")
+        tls = scheme in ("grpcs", "https")
+        parts = urlsplit(f"//{rest}")
+        host, port = parts.hostname or "", parts.port
+        if not host:
+            raise ClientError(f"{url!r} names no host")
+        if port is None:
+            port = 443 if tls else 80
+        host = f"[{host}]" if ":" in host else host
+        return f"{host}:{port}", tls
+    target = text.rstrip("/")
+    if not target or "/" in target:
+        raise ClientError(f"{url!r} is not a gRPC address (host:port)")
+    return target, default_tls
+
+
+@functools.cache
+def _rpc(service: str, name: str) -> tuple[type[PBMessage], type[PBMessage], bool]:
+    """(request class, response class, server-streaming) of one RPC, from the protos."""
+    module = pb1 if service == V1_SERVICE else pb03
+    method = module.DESCRIPTOR.services_by_name["A2AService"].methods_by_name.get(name)
+    if method is None:
+        raise DialectMismatch(f"{name} is not an RPC of {service}")
+    return (message_factory.GetMessageClass(method.input_type),
+            message_factory.GetMessageClass(method.output_type),
+            method.server_streaming)
+
+
+# ----------------------------------------------------------------- v0.3 requests
+
+
+def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
+    """A v0.3 call (its JSON-RPC method, its params in v0.3-ProtoJSON) -> (RPC, the
+    request as ProtoJSON): ids become the resource names the v0.3 proto uses."""
+    doc = _json.decode(params) if params else {}
+    if not isinstance(doc, dict):
+        doc = {}
+    task = f"tasks/{doc.get('id', '')}"
+    if method == "message/send":
+        # proto3 cannot tell an absent ``blocking`` from false, and SDK servers read an
+        # absent configuration as an empty one: a blocking send says so
+        config = doc.get("configuration")
+        config = dict(config) if isinstance(config, dict) else {}
+        config.setdefault("blocking", True)
+        return "SendMessage", {**doc, "configuration": config}
+    if method == "message/stream":
+        return "SendStreamingMessage", doc
+    if method == "tasks/get":
+        req: dict[str, Any] = {"name": task}
+        if doc.get("historyLength") is not None:
+            req["historyLength"] = doc["historyLength"]
+        return "GetTask", req
+    if method == "tasks/cancel":
+        return "CancelTask", {"name": task}
+    if method == "tasks/resubscribe":
+        return "TaskSubscription", {"name": task}
+    if method == "tasks/pushNotificationConfig/set":
+        # params: the TaskPushNotificationConfig, named tasks/{id}/pushNotificationConfigs/{cid}
+        pieces = str(doc.get("name", "")).split("/")
+        parent = "/".join(pieces[:2])
+        config_id = pieces[3] if len(pieces) == 4 else ""
+        return "CreateTaskPushNotificationConfig", {
+            "parent": parent, "configId": config_id, "config": doc}
+    if method == "tasks/pushNotificationConfig/list":
+        return "ListTaskPushNotificationConfig", {"parent": task}
+    if method in ("tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/delete"):
+        wanted = doc.get("pushNotificationConfigId")
+        if not wanted:
+            raise DialectMismatch("asking for a task's push config over gRPC needs the "
+                                  "config's id")
+        rpc = ("GetTaskPushNotificationConfig" if method.endswith("/get")
+               else "DeleteTaskPushNotificationConfig")
+        return rpc, {"name": f"{task}/pushNotificationConfigs/{wanted}"}
+    if method == "agent/getAuthenticatedExtendedCard":
+        return "GetAgentCard", {}
+    raise DialectMismatch(f"{method} has no gRPC counterpart in A2A 0.3")
+
+
+def _requirements_in(reqs: Any) -> Any:
+    if not isinstance(reqs, list):
+        return reqs
+    return [{k: (v or {}).get("list", []) for k, v in (r.get("schemes") or {}).items()}
+            for r in reqs if isinstance(r, dict)]
+
+
+_SCHEMES_IN = {
+    "apiKeySecurityScheme": "apiKey", "httpAuthSecurityScheme": "http",
+    "oauth2SecurityScheme": "oauth2", "openIdConnectSecurityScheme": "openIdConnect",
+    "mtlsSecurityScheme": "mutualTLS",
+}
+
+
+def _card03_in(doc: dict[str, Any]) -> dict[str, Any]:
+    """The v0.3 proto's ``AgentCard`` (ProtoJSON) -> the v0.3 JSON card: its
+    security schemes and requirements are spelt as the JSON card spells them."""
+    out = dict(doc)
+    schemes = doc.get("securitySchemes")
+    if isinstance(schemes, dict):
+        converted: dict[str, Any] = {}
+        for name, wrapped in schemes.items():
+            if not isinstance(wrapped, dict) or len(wrapped) != 1:
+                continue
+            ((key, inner),) = wrapped.items()
+            kind = _SCHEMES_IN.get(key)
+            if kind is None or not isinstance(inner, dict):
+                continue
+            scheme = {**inner, "type": kind}
+            if kind == "apiKey":
+                scheme["in"] = scheme.pop("location", "header")
+            converted[name] = scheme
+        out["securitySchemes"] = converted
+    if "security" in doc:
+        out["security"] = _requirements_in(doc["security"])
+    skills = []
+    for skill in doc.get("skills") or ():
+        if isinstance(skill, dict) and "security" in skill:
+            skill = {**skill, "security": _requirements_in(skill["security"])}
+        skills.append(skill)
+    out["skills"] = skills
+    return out
+
+
+# ------------------------------------------------------------------- the binding
+
+
+class GrpcClientBinding:
+    """Calls as gRPC requests to the endpoint's ``host:port``, one channel per target."""
+
+    def __init__(self, transport: Transport, headers: Mapping[str, str]) -> None:
+        self._headers = headers
+        self._timeout: float | None = getattr(transport, "timeout", None)
+        self._verify: Any = getattr(transport, "verify", True)
+        self._cert: Any = getattr(transport, "cert", None)
+        self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
+        self._v03 = V03ProtoJSONCodec()
+
+    # ------------------------------------------------------------- plumbing
+
+    def _channel(self, target: str, tls: bool) -> grpc.aio.Channel:
+        found = self._channels.get((target, tls))
+        if found is None:
+            if tls:
+                found = grpc.aio.secure_channel(target, self._credentials(),
+                                                options=_CHANNEL_OPTIONS)
+            else:
+                found = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+            self._channels[(target, tls)] = found
+        return found
+
+    def _credentials(self) -> grpc.ChannelCredentials:
+        verify, cert = self._verify, self._cert
+        if verify is False or not isinstance(verify, bool | str):
+            raise ClientError("TLS over gRPC takes verify=True or a CA bundle's path; "
+                              "it cannot skip verification nor use an ssl.SSLContext")
+        roots = _read(verify, "the CA bundle") if isinstance(verify, str) else None
+        key = chain = None
+        if cert is not None:
+            if isinstance(cert, str):
+                chain = key = _read(cert, "the client certificate")
+            else:
+                chain = _read(cert[0], "the client certificate")
+                key = _read(cert[1], "the client key")
+        return grpc.ssl_channel_credentials(root_certificates=roots, private_key=key,
+                                            certificate_chain=chain)
+
+    def _metadata(self, dialect: str) -> list[tuple[str, str]]:
+        out = [("a2a-version", dialect)]
+        for name, value in self._headers.items():
+            key = name.strip().lower()
+            if key and key not in _NOT_METADATA and not key.startswith("grpc-"):
+                if not value.isascii() or key.endswith("-bin"):
+                    raise ClientError(f"the header {name!r} cannot be sent as gRPC metadata "
+                                      "(text metadata is ASCII)")
+                out.append((key, value))
+        carried: dict[str, str] = {}
+        inject(carried)  # traceparent, when a span is current
+        out.extend(carried.items())
+        return out
+
+    def _prepare(self, endpoint: Endpoint, call: Call
+                 ) -> tuple[Codec, str, str, PBMessage, type[PBMessage], bool, str, bool]:
+        """(codec, service, RPC, request, response class, streaming, target, tls)."""
+        dialect = endpoint.dialect
+        if dialect not in ("1.0", "0.3"):
+            raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
+        codec: Codec = self._v03 if dialect == "0.3" else get_codec("1.0")
+        try:
+            method, params = codec.encode_call(call)
+        except UnsupportedOperation as exc:
+            raise DialectMismatch(
+                f"{type(call).__name__} has no counterpart in A2A {dialect}: "
+                f"{exc.message}") from None
+        if dialect == "0.3":
+            service = V03_SERVICE
+            rpc, doc = _v03_request(method, params)
+        else:
+            service, rpc = V1_SERVICE, method
+            doc = _json.decode(params) if params else {}
+        request_cls, response_cls, streaming = _rpc(service, rpc)
+        try:
+            request = fill(request_cls(), doc if isinstance(doc, dict) else {})
+        except (TypeError, ValueError) as exc:
+            raise ClientError(f"{type(call).__name__} does not fit {rpc}'s request: {exc}") \
+                from None
+        target, tls = target_of(endpoint.url)
+        return codec, service, rpc, request, response_cls, streaming, target, tls
+
+    def _error(self, exc: grpc.aio.AioRpcError, target: str) -> Exception:
+        details = None
+        for key, value in exc.trailing_metadata() or ():
+            if key == DETAILS_KEY and isinstance(value, bytes):
+                details = value
+        return error_of(exc.code().name, exc.details() or "", details, target,
+                        timeout=self._timeout)
+
+    # ---------------------------------------------------------------- calls
+
+    async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
+        codec, service, rpc, request, response_cls, _, target, tls = self._prepare(endpoint, call)
+        method = self._channel(target, tls).unary_unary(
+            f"/{service}/{rpc}", request_serializer=type(request).SerializeToString,
+            response_deserializer=response_cls.FromString)
+        try:
+            response = await method(request, metadata=self._metadata(endpoint.dialect),
+                                    timeout=self._timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise self._error(exc, target) from None
+        doc = to_doc(response)
+        if rpc == "GetAgentCard":
+            doc = _card03_in(doc)
+        raw = _encode(doc)
+        try:
+            result = codec.decode_result(call, raw)
+        except InvalidAgentResponse as exc:
+            raise BadResponse(f"{target}: {exc.message}") from None
+        return result, raw
+
+    async def open_stream(
+        self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
+    ) -> Connection:
+        codec, service, rpc, request, response_cls, streaming, target, tls = self._prepare(
+            endpoint, call)
+        metadata = self._metadata(endpoint.dialect)
+        if last_event_id is not None:
+            metadata.append((LAST_EVENT_ID, str(last_event_id)))
+        if not streaming:  # pragma: no cover - the codecs name streaming RPCs for streams
+            raise DialectMismatch(f"{rpc} does not stream")
+        method = self._channel(target, tls).unary_stream(
+            f"/{service}/{rpc}", request_serializer=type(request).SerializeToString,
+            response_deserializer=response_cls.FromString)
+        stream = method(request, metadata=metadata)
+        # The first event (or the refusal) is awaited here, so that an error before
+        # the stream began is raised by the opening, as over HTTP.
+        try:
+            first = await stream.read()
+        except grpc.aio.AioRpcError as exc:
+            stream.cancel()
+            raise self._error(exc, target) from None
+        return GrpcConnection(codec, target, stream, first, self._error)
+
+    async def aclose(self) -> None:
+        channels, self._channels = self._channels, {}
+        for channel in channels.values():
+            await channel.close()
+
+
+class GrpcConnection(Connection):
+    """One server-streaming call: its ``StreamResponse`` messages as (seq, ProtoJSON)."""
+
+    def __init__(self, codec: Codec, target: str, stream: Any, first: Any,
+                 error: Any) -> None:
+        super().__init__(codec, target)
+        self._stream = stream
+        self._first = first
+        self._to_error = error
+
+    async def events(self) -> AsyncGenerator[tuple[int | None, bytes], None]:
+        message = self._first
+        while message is not grpc.aio.EOF:
+            yield _event(message)
+            try:
+                message = await self._stream.read()
+            except grpc.aio.AioRpcError as exc:
+                raise self._to_error(exc, self.url) from None
+
+    async def aclose(self) -> None:
+        stream = self._stream
+        if not stream.done():
+            # A stream left after its final event is ended by the agent at once: read
+            # it to its end rather than cancel it, so that the call is over, not still
+            # finishing in grpc (which would then call back a loop that may be gone).
+            with contextlib.suppress(TimeoutError, grpc.RpcError):
+                async with asyncio.timeout(_DRAIN_SECONDS):
+                    while await stream.read() is not grpc.aio.EOF:
+                        pass
+        if not stream.done():
+            stream.cancel()
+
+
+def _event(message: Any) -> tuple[int | None, bytes]:
+    """A ``StreamResponse`` -> (its sequence number, its ProtoJSON without it)."""
+    which = message.WhichOneof("payload")
+    if which is None:
+        raise BadResponse("a stream event carries none of task, message, status, artifact")
+    payload = getattr(message, which)
+    seq: int | None = None
+    if payload.HasField("metadata"):
+        fields = payload.metadata.fields
+        if EVENT_ID_KEY in fields:
+            value = fields[EVENT_ID_KEY]
+            text = value.string_value if value.HasField("string_value") else ""
+            seq = int(text) if text.isdigit() else None
+            del fields[EVENT_ID_KEY]
+            if not fields:
+                payload.ClearField("metadata")
+    return seq, _encode(to_doc(message))
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise ClientError(f"cannot read {what} {path}: {exc}") from None

@@ -1,0 +1,105 @@
+"""``--binding grpc`` on the client commands, and gRPC addresses (``grpc://HOST:PORT``)
+as their URL, against a live server that serves every binding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+from click.testing import CliRunner, Result
+
+from interlingua.cli.main import main
+from tests.client.agents import agent
+from tests.live import live_grpc_agent
+
+GRPC = ["--binding", "grpc"]
+
+
+@pytest.fixture(scope="module")
+def where() -> Iterator[tuple[str, str]]:
+    with live_grpc_agent(agent) as found:
+        yield found
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), prog_name="interlingua")
+
+
+def ok(*args: str) -> Result:
+    result = run(*args)
+    assert result.exit_code == 0, (result.output, result.stderr)
+    return result
+
+
+def lines_of(result: Result) -> list[Any]:
+    return [msgspec.json.decode(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_card_shows_the_grpc_interfaces(where: tuple[str, str]) -> None:
+    url, target = where
+    out = ok("card", url).stdout
+    assert f"GRPC       1.0   {target}\n" in out
+    assert f"GRPC       0.3   {target}\n" in out
+    assert "Dialects: JSON-RPC 1.0, 0.3; HTTP+JSON 1.0, 0.3; GRPC 1.0, 0.3" in out
+    chosen = ok("card", url, *GRPC).stdout
+    assert f"GRPC       1.0   {target}  (used by default)" in chosen
+    assert "Dialects: GRPC 1.0, 0.3" in chosen
+
+
+@pytest.mark.parametrize("how", ["card", "address-1.0", "address-0.3"])
+def test_send_get_cancel_over_grpc(where: tuple[str, str], how: str) -> None:
+    url, target = where
+    if how == "card":
+        at, extra = url, GRPC
+    else:
+        at, extra = f"grpc://{target}", ["--dialect", how.rpartition("-")[2]]
+    sent = msgspec.json.decode(ok("send", at, "hello", "--json", *extra).stdout)
+    # the answer's ProtoJSON, as the gRPC service sent it
+    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    task_id = sent["task"]["id"]
+    assert ok("get", at, task_id, *extra).stdout.splitlines()[0] == f"Task {task_id}  completed"
+    waiting = msgspec.json.decode(
+        ok("send", at, "sleep 30", "--no-wait", "--json", *extra).stdout)["task"]["id"]
+    assert ok("cancel", at, waiting, *extra).stdout.splitlines()[0] == (
+        f"Task {waiting}  canceled")
+    again = run("cancel", at, waiting, *extra)
+    assert again.exit_code == 1
+    assert again.stderr.startswith("error: TaskNotCancelable (-32002): ")
+
+
+def test_a_grpc_address_without_a_dialect_speaks_v1(where: tuple[str, str]) -> None:
+    _, target = where
+    sent = msgspec.json.decode(ok("send", f"grpc://{target}", "hi", "--json").stdout)
+    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    page = msgspec.json.decode(ok("tasks", f"grpc://{target}", "--context-id",
+                                  sent["task"]["contextId"], "--json").stdout)
+    assert [t["id"] for t in page["tasks"]] == [sent["task"]["id"]]
+
+
+def test_stream_and_subscribe_over_grpc(where: tuple[str, str]) -> None:
+    url, _ = where
+    lines = lines_of(ok("stream", url, "hi", "--json", *GRPC))
+    assert next(iter(lines[0])) == "task"
+    assert lines[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    task_id = lines[0]["task"]["id"]
+    replayed = lines_of(ok("subscribe", url, task_id, "--last-event-id", "1", "--json", *GRPC))
+    assert replayed == lines[1:]
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+def test_errors_read_as_over_json_rpc(where: tuple[str, str], dialect: str) -> None:
+    url, target = where
+    over_grpc = run("get", f"grpc://{target}", "no-such-task", "--dialect", dialect)
+    rpc = run("get", url + "/", "no-such-task", "--dialect", dialect)
+    assert over_grpc.exit_code == rpc.exit_code == 1
+    assert over_grpc.stderr == rpc.stderr == (
+        "error: TaskNotFound (-32001): Task not found: no-such-task\n")
+
+
+@pytest.mark.parametrize("address", ["grpc://127.0.0.1", "grpc://:50051", "grpcs://h:99999"])
+def test_a_bad_grpc_address_is_a_usage_error(address: str) -> None:
+    result = run("get", address, "t1")
+    assert result.exit_code == 2
+    assert "grpc://HOST:PORT" in result.stderr or "port" in result.stderr
