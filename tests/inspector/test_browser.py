@@ -1,0 +1,199 @@
+"""The inspector in headless Chromium, against the example agents on loopback.
+
+Each test drives the page as a person would (fill the form, click, read what
+is shown) and checks what the page shows against what the agent did.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from .servers import API_KEY, example
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (or fails under CI) and says why
+    expect = None
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def connect(page: Any, url: str, *, kind: str = "none", value: str = "",
+            binding: str = "") -> None:
+    page.fill("#url", url)
+    page.select_option("#auth-kind", kind)
+    if value:
+        page.fill("#auth-value", value)
+    if binding:
+        page.select_option("#binding", binding)
+    page.click("#connect")
+    expect(page.locator("#status")).not_to_have_text(re.compile("Connecting"))
+
+
+def say(page: Any, text: str) -> None:
+    page.click("#tabs button[data-view=chat]")
+    page.fill("#chat-text", text)
+    page.click("#chat-send")
+
+
+def test_the_card_is_shown_checked_per_version_with_its_interfaces(page, story):
+    connect(page, story.url)
+    card = page.locator("#view-card")
+    expect(card.locator("#card-name")).to_contain_text("Storyteller")
+    expect(page.locator("#status")).to_contain_text("A2A 1.0 over JSONRPC")
+    # interlingua's card carries v1.0 and v0.3 at once: both are checked
+    expect(card.locator(".check.ok[data-version='1.0']")).to_contain_text("valid")
+    expect(card.locator(".check.ok[data-version='0.2/0.3']")).to_contain_text("valid")
+    expect(card.locator(".signature")).to_contain_text("not signed")
+    rows = card.locator("table.interfaces tr")
+    expect(rows).to_have_count(5)  # a header, JSON-RPC and HTTP+JSON in 1.0 and 0.3
+    expect(card.locator("table.interfaces")).to_contain_text("HTTP+JSON")
+    expect(card.locator(".skill")).to_contain_text("Short story")
+
+
+def test_an_unreachable_agent_is_a_clear_message(page, inspector):
+    connect(page, "http://127.0.0.1:9/")
+    expect(page.locator("#status .error")).to_contain_text("cannot reach")
+    expect(page.locator("#status")).not_to_contain_text("Traceback")
+
+
+def test_a_streamed_story_assembles_chunk_by_chunk(page, story):
+    connect(page, story.url)
+    # every state the story's artifact goes through on the page, as it happens
+    page.evaluate("""() => {
+      window.seen = [];
+      new MutationObserver(() => {
+        const a = document.querySelector("#chat-log .artifact[data-name='MarsStory.txt']");
+        if (!a) return;
+        const text = a.querySelector(".artifact-text")?.textContent || "";
+        const last = window.seen[window.seen.length - 1];
+        const now = [Number(a.dataset.chunks), text, a.classList.contains("complete")];
+        if (!last || last[0] !== now[0] || last[2] !== now[2]) window.seen.push(now);
+      }).observe(document.getElementById("chat-log"),
+                 {subtree: true, childList: true, attributes: true, characterData: true});
+    }""")
+    say(page, "Write a very short story about a curious robot exploring Mars.")
+    chunks = example("story").STORY
+    artifact = page.locator("#chat-log .artifact[data-name='MarsStory.txt']")
+    expect(artifact).to_have_class(re.compile("complete"))
+    expect(artifact).to_have_attribute("data-chunks", str(len(chunks)))
+    assert artifact.locator(".artifact-text").inner_text().strip() == "".join(chunks).strip()
+    # it grew a chunk at a time, each state the chunks so far, complete only at the end
+    seen = page.evaluate("window.seen")
+    assert [n for n, _, _ in seen] == list(range(1, len(chunks) + 1)), seen
+    for n, text, complete in seen:
+        assert text == "".join(chunks[:n])
+        assert complete == (n == len(chunks))
+    expect(page.locator("#chat-log .turn-state")).to_have_text("completed")
+    expect(page.locator("#chat-log")).to_contain_text("The story is complete!")
+
+    page.click("#tabs button[data-view=timeline]")
+    group = page.locator(".task-group")
+    expect(group.locator("tr.ev")).to_have_count(len(chunks) + 3)  # task, working, chunks, completed
+    seqs = [int(s) for s in group.locator("tr.ev td.seq").all_inner_texts()]
+    assert seqs == list(range(1, len(chunks) + 4))
+    expect(group.locator("tr.gap")).to_have_count(0)
+    expect(group.locator(".assembled-artifact.complete")).to_contain_text(
+        f"{len(chunks)} chunks assembled")
+
+    page.click("#tabs button[data-view=frames]")
+    sse = page.locator("details.frame.sse").first
+    sse.locator("summary").click()
+    expect(sse.locator(".response-body")).to_contain_text("id: 1")
+    expect(sse.locator(".request-body")).to_contain_text("SendStreamingMessage")
+    expect(sse.locator(".curl-text")).to_contain_text("curl -N -X POST")
+
+
+def test_an_agent_question_is_answered_in_the_same_task(page, flights):
+    connect(page, flights.url)
+    say(page, "I'd like to book a flight.")
+    prompt = page.locator("#chat-prompt")
+    expect(prompt).to_be_visible()
+    expect(prompt).to_contain_text("Where would you like to fly to")
+    expect(page.locator("#chat-target")).to_contain_text("answering task")
+    say(page, "From JFK to LHR on October 10th")
+    last = page.locator("#chat-log .turn").nth(1)
+    expect(last.locator(".turn-state")).to_have_text("completed")
+    # the itinerary is a data part, shown as JSON
+    expect(last.locator(".artifact .part-data")).to_contain_text('"confirmationId": "XYZ123"')
+    expect(prompt).to_be_hidden()
+    # both turns were one task
+    page.click("#tabs button[data-view=timeline]")
+    expect(page.locator(".task-group")).to_have_count(1)
+    expect(page.locator(".task-group tr.gap")).to_have_count(0)
+
+
+def test_a_task_is_listed_and_canceled_from_the_task_browser(page, flights):
+    connect(page, flights.url)
+    say(page, "I'd like to book a flight.")
+    expect(page.locator("#chat-prompt")).to_be_visible()
+    page.click("#tabs button[data-view=tasks]")
+    page.select_option("#tasks-status", "input-required")
+    page.click("#tasks-list")
+    row = page.locator("tr.task-row").first
+    expect(row).to_contain_text("input-required")
+    row.click()
+    expect(page.locator("#task-detail")).to_contain_text("input-required")
+    page.click("#task-cancel")
+    expect(page.locator("#task-detail h3")).to_contain_text("canceled")
+    page.click("#task-get")
+    expect(page.locator("#task-detail h3 .state")).to_have_text("canceled")
+
+
+def test_a_file_goes_up_and_the_answer_comes_down(page, files_agent, tmp_path):
+    connect(page, files_agent.url)
+    upload = tmp_path / "note.txt"
+    upload.write_bytes(b"hello, inspector")
+    page.click("#tabs button[data-view=chat]")
+    page.click("#chat-extra summary")
+    page.set_input_files("#chat-files", str(upload))
+    page.fill("#chat-text", "process this")
+    page.click("#chat-send")
+    link = page.locator("#chat-log .artifact a.part-file")
+    expect(link).to_contain_text("processed_note.txt")
+    with page.expect_download() as info:
+        link.click()
+    download = info.value
+    assert download.suggested_filename == "processed_note.txt"
+    with open(download.path(), "rb") as f:
+        assert f.read() == b"hello, inspector"[::-1]
+
+
+def test_a_push_notification_is_captured_with_its_signature_verified(page, reports):
+    connect(page, reports.url)
+    page.click("#tabs button[data-view=chat]")
+    page.click("#chat-extra summary")
+    page.check("#chat-push")
+    page.fill("#chat-text", "Generate the Q1 sales report.")
+    page.click("#chat-send")
+    page.click("#tabs button[data-view=push]")
+    done = page.locator("#push-log details.push[data-state=completed]")
+    expect(done).to_have_count(1, timeout=15_000)
+    expect(done.locator(".sig")).to_have_text("signature verified")
+    done.locator("> summary").click()
+    expect(done).to_contain_text("sales report generated successfully")
+
+
+def test_an_auth_failure_is_rendered_and_the_right_key_gets_in(page, secure):
+    connect(page, secure.url)
+    # the card is public, signed, and names the API key it wants
+    expect(page.locator(".signature")).to_contain_text("Signed")
+    expect(page.locator("#auth-name")).to_have_value("X-API-Key")
+    say(page, "show my calendar")
+    expect(page.locator("#chat-log .error")).to_contain_text("AuthenticationRequired")
+
+    connect(page, secure.url, kind="apikey", value="not-the-key")
+    say(page, "show my calendar")
+    expect(page.locator("#chat-log .error").nth(1)).to_contain_text("AuthenticationRequired")
+
+    connect(page, secure.url, kind="apikey", value=API_KEY)
+    say(page, "show my calendar")
+    # in: the agent now asks for a calendar token, a data part shown as JSON
+    expect(page.locator("#chat-prompt")).to_contain_text("calendar token")
+    expect(page.locator("#chat-log .part-data").last).to_contain_text("authenticationRequired")
+    # the key never reaches the page, not even in the frames
+    page.click("#tabs button[data-view=frames]")
+    assert API_KEY not in page.content()
