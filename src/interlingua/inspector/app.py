@@ -91,7 +91,9 @@ class Sessions:
 
 def _base(request: Request) -> str:
     """The inspector's own URL, where it is mounted, with a trailing slash."""
-    return str(request.base_url).rstrip("/") + "/"
+    # root_path is where the app was mounted (base_url names the outermost app's root)
+    root = str(request.scope.get("root_path") or "").rstrip("/")
+    return str(request.url.replace(path=root + "/", query="", fragment=""))
 
 
 async def _body(request: Request) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from ..core.errors import A2AError
 from ..core.model import AgentCard, DataPart, FilePart, Part, PushConfig, TextPart
 from ..server.push.receiver import PushEvent, Receiver
 from .card_checks import check_card
-from .credentials import headers_for
+from .credentials import CredentialError, headers_for
 from .describe import item_json, to_json
 from .recorder import MASK, Frame, RecordingTransport
 
@@ -132,7 +132,10 @@ class Session:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InspectorError(f"{url!r} is not an http:// or https:// URL")
-        headers, secret = headers_for(auth)
+        try:
+            headers, secret = headers_for(auth)
+        except CredentialError as exc:
+            raise InspectorError(str(exc)) from None
         await self.close_client()
         transport = RecordingTransport(self._transport_factory(), self._frame, secret)
         try:
