@@ -12,7 +12,7 @@ import pytest
 from interlingua.inspector import inspector_app
 
 from ..ci import unavailable
-from .servers import ReportAgent, Served, agent_app, secure_app
+from .servers import ReportAgent, Served, agent_app, gappy_app, secure_app
 
 CHROMIUM = os.environ.get("INSPECTOR_CHROMIUM", "/usr/bin/chromium")
 
@@ -48,6 +48,11 @@ def files_agent() -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def secure() -> Iterator[Served]:
     yield from _served(secure_app())
+
+
+@pytest.fixture(scope="module")
+def gappy() -> Iterator[Served]:
+    yield from _served(gappy_app())
 
 
 @pytest.fixture(scope="module")

@@ -88,3 +88,42 @@ class ReportAgent(Process):
                     env={**os.environ, "REPORT_SECONDS": str(seconds), "PYTHONUNBUFFERED": "1"})
         self.wait_ready()
         return self
+
+
+def gappy_app() -> Any:
+    """A v0.3 agent whose stream skips sequence number 3 (as a broken relay
+    might): the inspector's timeline must show the gap."""
+    import json
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    async def card(request: Request) -> Response:
+        base = str(request.base_url)
+        return JSONResponse({
+            "name": "Gappy", "description": "Streams with a hole in it.", "url": base,
+            "version": "1", "protocolVersion": "0.3.0", "capabilities": {"streaming": True},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": []})
+
+    async def rpc(request: Request) -> Response:
+        call = await request.json()
+        ids = {"taskId": "t-1", "contextId": "c-1"}
+        results = [
+            (1, {"kind": "task", "id": "t-1", "contextId": "c-1",
+                 "status": {"state": "submitted"}}),
+            (2, {"kind": "status-update", **ids, "status": {"state": "working"}, "final": False}),
+            (4, {"kind": "artifact-update", **ids, "artifact": {
+                "artifactId": "a-1", "name": "out.txt", "parts": [{"kind": "text", "text": "x"}]},
+                "lastChunk": True}),
+            (5, {"kind": "status-update", **ids, "status": {"state": "completed"}, "final": True}),
+        ]
+        body = "".join(
+            f"id: {seq}\ndata: {json.dumps({'jsonrpc': '2.0', 'id': call['id'], 'result': r})}\n\n"
+            for seq, r in results)
+        return Response(body, media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/.well-known/agent-card.json", card),
+                             Route("/", rpc, methods=["POST"])])

@@ -107,6 +107,19 @@ def test_a_streamed_story_assembles_chunk_by_chunk(page, story):
     expect(sse.locator(".curl-text")).to_contain_text("curl -N -X POST")
 
 
+def test_a_sequence_number_missing_from_a_stream_is_shown_as_a_gap(page, gappy):
+    connect(page, gappy.url)
+    expect(page.locator("#status")).to_contain_text("A2A 0.3 over JSONRPC")
+    say(page, "anything")
+    expect(page.locator("#chat-log .turn-state")).to_have_text("completed")
+    page.click("#tabs button[data-view=timeline]")
+    rows = page.locator(".task-group tbody tr")
+    expect(rows).to_have_count(5)
+    expect(rows.nth(2)).to_have_class(re.compile("gap"))
+    expect(rows.nth(2)).to_contain_text("1 event (seq 3) not received")
+    assert page.locator(".task-group td.seq").all_inner_texts() == ["1", "2", "4", "5"]
+
+
 def test_an_agent_question_is_answered_in_the_same_task(page, flights):
     connect(page, flights.url)
     say(page, "I'd like to book a flight.")
@@ -149,9 +162,17 @@ def test_a_file_goes_up_and_the_answer_comes_down(page, files_agent, tmp_path):
     upload.write_bytes(b"hello, inspector")
     page.click("#tabs button[data-view=chat]")
     page.click("#chat-extra summary")
-    page.set_input_files("#chat-files", str(upload))
+    page.fill("#chat-data", "{not json")
     page.fill("#chat-text", "process this")
     page.click("#chat-send")
+    expect(page.locator("#chat-log .error")).to_contain_text("the data part is not JSON")
+    page.fill("#chat-data", '{"note": "keep"}')
+    page.set_input_files("#chat-files", str(upload))
+    page.click("#chat-send")
+    # what went out: the text, the data part (as JSON) and the file
+    mine = page.locator("#chat-log .bubble.user").last
+    expect(mine.locator(".part-data")).to_contain_text('"note": "keep"')
+    expect(mine.locator("a.part-file")).to_contain_text("note.txt")
     link = page.locator("#chat-log .artifact a.part-file")
     expect(link).to_contain_text("processed_note.txt")
     with page.expect_download() as info:
