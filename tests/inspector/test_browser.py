@@ -156,6 +156,17 @@ def test_a_task_is_listed_and_canceled_from_the_task_browser(page, flights):
     expect(page.locator("#task-detail h3 .state")).to_have_text("canceled")
 
 
+def test_a_waiting_task_is_canceled_from_the_chat(page, flights):
+    connect(page, flights.url)
+    say(page, "I'd like to book a flight.")
+    expect(page.locator("#chat-prompt")).to_be_visible()
+    page.click("#chat-cancel")
+    expect(page.locator("#chat-log .turn-state")).to_have_text("canceled")
+    expect(page.locator("#chat-prompt")).to_be_hidden()
+    expect(page.locator("#chat-cancel")).to_be_hidden()
+    expect(page.locator("#chat-target")).to_contain_text("in conversation")
+
+
 def test_a_file_goes_up_and_the_answer_comes_down(page, files_agent, tmp_path):
     connect(page, files_agent.url)
     upload = tmp_path / "note.txt"
@@ -208,7 +219,7 @@ def test_an_auth_failure_is_rendered_and_the_right_key_gets_in(page, secure):
 
     connect(page, secure.url, kind="apikey", value="not-the-key")
     say(page, "show my calendar")
-    expect(page.locator("#chat-log .error").nth(1)).to_contain_text("AuthenticationRequired")
+    expect(page.locator("#chat-log .error")).to_contain_text("AuthenticationRequired")
 
     connect(page, secure.url, kind="apikey", value=API_KEY)
     say(page, "show my calendar")

@@ -118,7 +118,8 @@ $("chat-cancel").addEventListener("click", async () => {
 
 const handlers = {
   frame: (e) => frames.frame(e.frame),
-  connected: (e) => connected(e.info),
+  // a new connection starts a new conversation; the timeline and frames keep the session's history
+  connected: (e) => { chat.reset(); connected(e.info); },
   turn: (e) => { chat.turn(e); timeline.turn(e); },
   event: (e) => { chat.event(e); timeline.event(e); tasks.seen(e); },
   "turn-end": (e) => chat.end(e),

@@ -71,7 +71,10 @@ export class Chat {
       this.taskId = entry.taskId;
       this.runningTask = entry.taskId;
     } else if (TERMINAL.has(entry.state)) {
-      if (this.taskId === entry.taskId) this.taskId = null;
+      if (this.taskId === entry.taskId) {
+        this.taskId = null;
+        this.prompt.hidden = true; // the question it asked is moot
+      }
       if (this.runningTask === entry.taskId) this.runningTask = null;
     } else {
       this.runningTask = entry.taskId;

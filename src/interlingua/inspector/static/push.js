@@ -29,7 +29,8 @@ export class Pushes {
       : h("span", { class: "sig sig-unsigned" }, entry.signed ? "signature not checked" : "not signed");
     this.root.prepend(h("details", { class: "push", dataset: { task: entry.taskId || "", state: entry.state || "" } },
       h("summary", {}, time(entry.at), " task ", h("code", {}, short(entry.taskId)), " ",
-        badge(entry.state), " ", sig, " ", h("small", {}, `A2A ${entry.dialect}`)),
+        entry.state ? badge(entry.state) : h("span", { class: "meta" }, Object.keys(entry.body || {})[0] || "update"),
+        " ", sig, " ", h("small", {}, `A2A ${entry.dialect}`)),
       h("p", {}, `notification ${entry.notificationId || "(no id)"}${entry.kid ? `, key ${entry.kid}` : ""}`),
       jsonBlock(entry.body),
       h("details", {}, h("summary", {}, "Headers"), jsonBlock(entry.headers))));
