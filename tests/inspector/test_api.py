@@ -352,3 +352,43 @@ def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
         proc.wait(10)
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+def test_an_agent_that_does_not_stream_gets_a_blocking_send(api):
+    from interlingua import Agent, create_app
+
+    async def echo(text: str) -> str:
+        return f"you said: {text}"
+
+    plain = Served(create_app(Agent("Plain", "Does not stream.", echo, streaming=False),
+                              freeze_gc=False))
+    try:
+        info = api.connect(plain.url)
+        assert info["card"]["capabilities"].get("streaming", False) is False
+        entries = api.turn(api.send("hello"))
+    finally:
+        plain.stop()
+    (event,) = _events(entries)
+    assert event["type"] == "task" and event["state"] == "completed"
+    assert event["item"]["artifacts"][0]["parts"][0]["text"] == "you said: hello"
+    (frame,) = [f for f in _frames(entries) if f["method"] == "POST"]
+    assert json.loads(frame["request"]["body"])["method"] == "SendMessage"
+    assert not frame["sse"]
+
+
+def test_listing_tasks_in_an_older_dialect_says_it_needs_a2a_1_0(api, story):
+    api.connect(story.url, dialect="0.3")
+    r = api.http.get("api/tasks")
+    assert r.status_code == 502 and "listing tasks needs A2A 1.0" in r.json()["error"]
+
+
+async def test_the_least_recently_used_session_is_dropped_past_the_limit():
+    from interlingua.inspector.app import Sessions
+
+    sessions = Sessions(limit=2)
+    first, second = await sessions.new(), await sessions.new()
+    assert sessions.get(first.id) is first  # used: now the most recent
+    third = await sessions.new()
+    assert sessions.get(second.id) is None and sessions.by_push_id(second.push_id) is None
+    assert sessions.get(first.id) is first and sessions.get(third.id) is third
+    await sessions.aclose()

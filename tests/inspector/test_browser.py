@@ -106,6 +106,15 @@ def test_a_streamed_story_assembles_chunk_by_chunk(page, story):
     expect(sse.locator(".request-body")).to_contain_text("SendStreamingMessage")
     expect(sse.locator(".curl-text")).to_contain_text("curl -N -X POST")
 
+    # the session is the server's: a page loaded again replays it
+    page.reload()
+    page.click("#tabs button[data-view=timeline]")
+    expect(page.locator(".task-group tr.ev")).to_have_count(len(chunks) + 3)
+    expect(page.locator("#status")).to_contain_text("Connected to Storyteller")
+    page.click("#tabs button[data-view=chat]")
+    expect(page.locator("#chat-log .artifact.complete .artifact-text")).to_have_text(
+        "".join(chunks))
+
 
 def test_a_sequence_number_missing_from_a_stream_is_shown_as_a_gap(page, gappy):
     connect(page, gappy.url)
