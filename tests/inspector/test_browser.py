@@ -176,6 +176,27 @@ def test_a_waiting_task_is_canceled_from_the_chat(page, flights):
     expect(page.locator("#chat-target")).to_contain_text("in conversation")
 
 
+def test_a_finished_task_is_followed_again_from_a_last_event_id(page, story):
+    connect(page, story.url)
+    say(page, "a story")
+    expect(page.locator("#chat-log .turn-state")).to_have_text("completed")
+    page.click("#tabs button[data-view=tasks]")
+    page.locator("#tasks-known button.chip").first.click()
+    expect(page.locator("#task-detail h3 .state")).to_have_text("completed")
+    page.fill("#task-last-event", "5")
+    page.click("#task-subscribe")
+    expect(page.locator("#task-detail")).to_contain_text("Subscribed")
+    page.click("#tabs button[data-view=timeline]")
+    group = page.locator(".task-group")
+    expect(group.locator("tr.connection")).to_contain_text("Last-Event-ID 5")
+    # the first stream's eight events, then the three after event 5 once more
+    expect(group.locator("tr.ev")).to_have_count(11)
+    assert group.locator("td.seq").all_inner_texts()[8:] == ["6", "7", "8"]
+    expect(group.locator("tr.gap")).to_have_count(0)
+    page.click("#tabs button[data-view=chat]")
+    expect(page.locator("#chat-log .bubble.user").last).to_contain_text("after event 5")
+
+
 def test_a_file_goes_up_and_the_answer_comes_down(page, files_agent, tmp_path):
     connect(page, files_agent.url)
     upload = tmp_path / "note.txt"

@@ -24,7 +24,7 @@ MASK = "<redacted>"
 #: headers that carry credentials (an API key header's name is added per session)
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 # a stream's body is kept up to this size; the rest is counted, not kept
-_MAX_BODY = 256 * 1024
+_MAX_BODY = 64 * 1024
 
 _ids = itertools.count(1)
 

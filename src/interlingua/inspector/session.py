@@ -43,7 +43,7 @@ log = logging.getLogger("interlingua.inspector")
 
 PUSH_SIGNING_URI = "https://interlingua.dev/ext/push-signing/v1"
 #: log entries kept per session; a page that fell further behind starts again
-_KEEP = 5000
+_KEEP = 2000
 _decode = msgspec.json.Decoder().decode
 
 
