@@ -309,6 +309,10 @@ def test_create_app_mounts_the_inspector_only_when_asked(story):
     try:
         page = httpx.get(mounted.url + "/inspector/")
         assert page.status_code == 200 and "interlingua inspector" in page.text
+        # the page's URLs are relative: without the slash it is sent to the one with it
+        bare = httpx.get(mounted.url + "/inspector")
+        assert bare.status_code in (307, 308)
+        assert bare.headers["location"] == mounted.url + "/inspector/"
         assert httpx.get(mounted.url + "/inspector/static/app.js").status_code == 200
         client = InspectorAPI(mounted.url + "/inspector")
         try:

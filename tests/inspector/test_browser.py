@@ -54,6 +54,15 @@ def test_the_card_is_shown_checked_per_version_with_its_interfaces(page, story):
     expect(card.locator(".skill")).to_contain_text("Short story")
 
 
+def test_an_agent_named_in_the_address_is_connected_to_at_once(page, inspector, story):
+    page.goto(f"{inspector.url}/?url={story.url}")
+    expect(page.locator("#card-name")).to_contain_text("Storyteller")
+    page.reload()  # once: the session is connected already
+    expect(page.locator("#card-name")).to_contain_text("Storyteller")
+    page.click("#tabs button[data-view=frames]")
+    expect(page.locator("details.frame")).to_have_count(1)  # one card read, not two
+
+
 def test_an_unreachable_agent_is_a_clear_message(page, inspector):
     connect(page, "http://127.0.0.1:9/")
     expect(page.locator("#status .error")).to_contain_text("cannot reach")

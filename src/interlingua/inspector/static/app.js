@@ -149,8 +149,11 @@ async function start() {
   $("push-webhook").textContent = config.webhook;
   const wanted = new URLSearchParams(location.search).get("url") || config.defaultUrl;
   if (wanted) $("url").value = wanted;
+  const state = await getJSON("api/state");
   document.body.dataset.ready = "true";
   follow();
+  // an agent named on the command line (or in ?url=) is connected to at once, the first time
+  if (wanted && !state.info) $("connect-form").requestSubmit();
 }
 
 start().catch((err) => status.show(`The inspector's server did not answer: ${err.message}`, "error"));
