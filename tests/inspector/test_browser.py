@@ -233,6 +233,31 @@ def test_a_file_goes_up_and_the_answer_comes_down(page, files_agent, tmp_path):
         assert f.read() == b"hello, inspector"[::-1]
 
 
+def test_a_file_uri_from_an_agent_is_a_link_only_when_it_is_http(page):
+    from interlingua import Agent, create_app, file_part
+
+    from .servers import Served
+
+    async def links(text: str) -> list[Any]:
+        return ["two files",
+                file_part(uri="javascript:document.title='owned'", filename="evil.txt"),
+                file_part(uri="https://example.com/report.pdf", filename="report.pdf",
+                          media_type="application/pdf")]
+
+    agent = Served(create_app(Agent("Links", "Answers with file links.", links),
+                              freeze_gc=False))
+    try:
+        connect(page, agent.url)
+        say(page, "files?")
+        expect(page.locator("#chat-log .turn-state")).to_have_text("completed")
+    finally:
+        agent.stop()
+    log = page.locator("#chat-log")
+    expect(log.locator("span.part-file")).to_contain_text("javascript:document.title")
+    expect(log.locator("a.part-file")).to_have_count(1)
+    assert log.locator("a.part-file").get_attribute("href") == "https://example.com/report.pdf"
+
+
 def test_a_push_notification_is_captured_with_its_signature_verified(page, reports):
     connect(page, reports.url)
     page.click("#tabs button[data-view=chat]")

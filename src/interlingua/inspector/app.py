@@ -25,6 +25,7 @@ connected with stay in the server's memory.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections import OrderedDict
@@ -47,6 +48,8 @@ from ..core.model import TaskState
 from .session import InspectorError, Session, error_text, file_parts
 
 __all__ = ["COOKIE", "Sessions", "inspector_app"]
+
+log = logging.getLogger("interlingua.inspector")
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "interlingua_inspector"
@@ -149,6 +152,10 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
                 response = JSONResponse({"error": str(exc)}, status_code=exc.status)
             except (ClientError, A2AError, ValueError) as exc:
                 response = JSONResponse({"error": error_text(exc)}, status_code=502)
+            except Exception as exc:  # a line for the page; the traceback goes to the log
+                log.exception("inspector request %s failed", request.url.path)
+                response = JSONResponse({"error": f"unexpected failure: {error_text(exc)}"},
+                                        status_code=500)
             if fresh:
                 response.set_cookie(COOKIE, session.id, httponly=True, samesite="strict",
                                     path=request.scope.get("root_path") or "/")

@@ -51,11 +51,17 @@ export function renderPart(part) {
   if (part.kind === "file") {
     const name = part.filename || "file";
     const type = part.media_type || "application/octet-stream";
-    const href = part.raw ? `data:${type};base64,${part.raw}` : part.uri;
-    const link = h("a", { class: "part-file", href, download: part.raw ? name : null,
-      target: part.raw ? null : "_blank", rel: "noopener" }, `⬇ ${name} (${type})`);
+    const safeType = /^[\w.+-]+\/[\w.+-]+$/.test(type) ? type : "application/octet-stream";
+    // an agent's URI becomes a link only when it is http(s): never javascript: or the like
+    const web = typeof part.uri === "string" && /^https?:\/\//i.test(part.uri);
+    const href = part.raw ? `data:${safeType};base64,${part.raw}` : web ? part.uri : null;
+    const label = `⬇ ${name} (${type})`;
+    const link = href
+      ? h("a", { class: "part-file", href, download: part.raw ? name : null,
+        target: part.raw ? null : "_blank", rel: "noopener noreferrer" }, label)
+      : h("span", { class: "part-file" }, `${name} (${type}) at `, h("code", {}, part.uri || "(no location)"));
     const box = h("div", { class: "part-file-box" }, link);
-    if (part.raw && type.startsWith("image/")) box.append(h("img", { src: href, alt: name }));
+    if (part.raw && safeType.startsWith("image/")) box.append(h("img", { src: href, alt: name }));
     return box;
   }
   return jsonBlock(part);
