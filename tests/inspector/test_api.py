@@ -351,6 +351,9 @@ def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
                 time.sleep(0.05)
         assert page.status_code == 200 and "interlingua inspector" in page.text
         assert httpx.get(url + "api/config").json()["defaultUrl"] == story.url
+        assert httpx.get(url.replace("127.0.0.1", "localhost")).status_code == 200
+        # a name that is not this machine's, as a rebinding page would send
+        assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
     finally:
         proc.terminate()
         proc.wait(10)

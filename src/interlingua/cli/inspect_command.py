@@ -6,7 +6,9 @@ import socket
 
 import click
 
-__all__ = ["inspect_command"]
+__all__ = ["LOOPBACK", "inspect_command"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @click.command("inspect")
@@ -24,7 +26,9 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
 
     from ..inspector import inspector_app
 
-    app = inspector_app(default_url=url)
+    # on loopback, only loopback names: a page elsewhere whose name resolves here is refused
+    local = host in LOOPBACK
+    app = inspector_app(default_url=url, allowed_hosts=list(LOOPBACK) if local else None)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
