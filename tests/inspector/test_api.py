@@ -251,7 +251,8 @@ def test_credentials_stay_on_the_server(api, secure):
 def test_sessions_are_separate(inspector, story):
     one, two = InspectorAPI(inspector.url), InspectorAPI(inspector.url)
     try:
-        one.config()
+        cookie = one.http.get("api/config").headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
         two.config()
         one.connect(story.url)
         assert one.http.get("api/state").json()["info"]["url"] == story.url
