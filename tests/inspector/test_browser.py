@@ -63,6 +63,19 @@ def test_an_agent_named_in_the_address_is_connected_to_at_once(page, inspector, 
     expect(page.locator("details.frame")).to_have_count(1)  # one card read, not two
 
 
+def test_the_dialect_and_binding_chosen_in_the_page_are_spoken(page, story):
+    connect(page, story.url, binding="rest")
+    expect(page.locator("#status")).to_contain_text("A2A 1.0 over HTTP+JSON")
+    page.select_option("#binding", "")
+    page.select_option("#dialect", "0.1")
+    connect(page, story.url + "/")
+    expect(page.locator("#status")).to_contain_text("A2A 0.1 over JSONRPC")
+    say(page, "a story")
+    expect(page.locator("#chat-log .turn-state")).to_have_text("completed")
+    page.click("#tabs button[data-view=frames]")
+    expect(page.locator("details.frame .request-body").first).to_contain_text("tasks/sendSubscribe")
+
+
 def test_an_unreachable_agent_is_a_clear_message(page, inspector):
     connect(page, "http://127.0.0.1:9/")
     expect(page.locator("#status .error")).to_contain_text("cannot reach")
