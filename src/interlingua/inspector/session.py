@@ -157,8 +157,10 @@ class Session:
                 except ClientError as exc:
                     info["cardNote"] = f"no card read: {error_text(exc)}"
             else:
-                await client.get_card()
-                fetched = client._fetched
+                card = await client.get_card()
+                assert client.card_document is not None and client.card_url is not None
+                fetched = FetchedCard(card=card, document=client.card_document,
+                                      url=client.card_url)
         except InvalidCard as exc:
             info["error"] = error_text(exc)
             info["card"] = await self._unreadable_card(transport, url, headers)
