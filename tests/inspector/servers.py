@@ -72,8 +72,17 @@ def agent_app(name: str, **options: Any) -> Any:
 def secure_app() -> Any:
     """The secure example behind an API key, with a signed card."""
     module = example("secure_agent")
-    os.environ.setdefault("SECURE_AGENT_API_KEY", API_KEY)
-    auth: AuthConfig = module.auth()
+    # the example reads its key from the environment; set it only while it reads it,
+    # so the other tests of this process (and their child processes) do not inherit it
+    saved = os.environ.get("SECURE_AGENT_API_KEY")
+    os.environ["SECURE_AGENT_API_KEY"] = API_KEY
+    try:
+        auth: AuthConfig = module.auth()
+    finally:
+        if saved is None:
+            del os.environ["SECURE_AGENT_API_KEY"]
+        else:
+            os.environ["SECURE_AGENT_API_KEY"] = saved
     return create_app(module.agent, auth=auth, card_signing=CardSigning(), freeze_gc=False)
 
 
