@@ -93,7 +93,8 @@ class ReportAgent(Process):
         cli = Path(sys.executable).with_name("interlingua")
         self.launch([str(cli), "serve", str(EXAMPLES / "report_agent.py"), "--port",
                      str(self.port), "--store", "memory://", "--push-allow-http",
-                     "--push-allow-private", "--log-level", "warning", "--drain-seconds", "0"],
+                     "--push-allow-private", "--bindings", "jsonrpc", "--log-level", "warning",
+                     "--drain-seconds", "0"],
                     env={**os.environ, "REPORT_SECONDS": str(seconds), "PYTHONUNBUFFERED": "1"})
         self.wait_ready()
         return self

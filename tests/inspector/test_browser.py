@@ -284,6 +284,10 @@ def test_a_push_notification_is_captured_with_its_signature_verified(page, repor
     expect(done.locator(".sig")).to_have_text("signature verified")
     done.locator("> summary").click()
     expect(done).to_contain_text("sales report generated successfully")
+    # the chat, which sent without waiting, learns the task's end from the notifications
+    page.click("#tabs button[data-view=chat]")
+    expect(page.locator("#chat-log .turn-state")).to_have_text("completed")
+    expect(page.locator("#chat-log .push-line[data-state=completed]")).to_have_count(1)
 
 
 def test_an_auth_failure_is_rendered_and_the_right_key_gets_in(page, secure):

@@ -124,7 +124,7 @@ const handlers = {
   event: (e) => { chat.event(e); timeline.event(e); tasks.seen(e); },
   "turn-end": (e) => chat.end(e),
   error: (e) => { chat.error(e); timeline.error(e); },
-  push: (e) => { pushes.push(e); tasks.seen(e); },
+  push: (e) => { pushes.push(e); tasks.seen(e); chat.push(e); },
   "push-config": (e) => pushes.config(e),
 };
 

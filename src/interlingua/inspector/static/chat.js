@@ -147,6 +147,17 @@ export class Chat {
     this.scroll();
   }
 
+  // a push notification about a task of this conversation: its new state
+  push(entry) {
+    if (!entry.state) return;
+    for (const box of this.turns.values()) {
+      if (box.lastTask !== entry.taskId) continue;
+      box.agent.append(h("div", { class: "status-line push-line", dataset: { state: entry.state } },
+        badge(entry.state), h("span", { class: "meta" }, "by push notification")));
+      this.setState(box, entry);
+    }
+  }
+
   end(entry) {
     const box = this.box(entry.turn);
     box.el.classList.remove("running");
