@@ -90,9 +90,15 @@ def page(browser: Any, inspector: Served) -> Iterator[Any]:
     context = browser.new_context(accept_downloads=True)
     context.set_default_timeout(10_000)
     page = context.new_page()
+    # the page's own failures: uncaught exceptions, and log entries it could not show
+    failures: list[str] = []
+    page.on("pageerror", lambda exc: failures.append(f"uncaught: {exc}"))
+    page.on("console", lambda msg: failures.append(msg.text)
+            if msg.type == "error" and msg.text.startswith("inspector:") else None)
     page.goto(inspector.url + "/")
     page.wait_for_selector("body[data-ready=true]")
     try:
         yield page
     finally:
         context.close()
+    assert not failures, failures

@@ -134,7 +134,8 @@ function follow() {
     const entry = JSON.parse(msg.data);
     const handle = handlers[entry.kind];
     if (handle) {
-      try { handle(entry); } catch (err) { console.error(err); }
+      // one entry the page cannot show must not stop the others
+      try { handle(entry); } catch (err) { console.error("inspector:", err); }
     }
   };
   source.onopen = () => document.body.classList.add("live");
