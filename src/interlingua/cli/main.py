@@ -30,6 +30,7 @@ from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
 from .db_commands import db_group
+from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
 from .mesh_options import mesh_serve_options, mesh_settings
@@ -839,6 +840,7 @@ main.add_command(push_group)
 main.add_command(db_group)
 main.add_command(mesh_group)
 main.add_command(gateway_command)
+main.add_command(inspect_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,7 +17,7 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from ..bindings.rest import RESTEndpoint
 from ..bus import open_bus
@@ -60,6 +60,8 @@ class A2AApp(Starlette):
     _rpc: JSONRPCEndpoint | None = None
     _rest: RESTEndpoint | None = None
     _own_paths: frozenset[str] = frozenset()
+    # a path prefix served by a mounted app (the inspector), not by HTTP+JSON
+    _own_prefix: str | None = None
     _hosts: HostPolicy | None = None
 
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
@@ -91,7 +93,9 @@ class A2AApp(Starlette):
                     await write_sse(send, receive, answer.stream, answer.codec,
                                     jsonrpc_envelope(answer.rid))
                 return
-            if self._rest is not None and path not in self._own_paths:
+            if self._rest is not None and path not in self._own_paths and not (
+                    self._own_prefix is not None
+                    and (path + "/").startswith(self._own_prefix)):
                 scope["app"] = self
                 await self._rest(scope, receive, send)
                 return
@@ -166,6 +170,7 @@ def create_app(
     debug: bool = False,
     metrics: bool = False,
     tracing: bool | Any | None = None,
+    inspector: bool = False,
 ) -> Starlette:
     """Build the ASGI app serving ``agent``.
 
@@ -185,6 +190,7 @@ def create_app(
     spans (None: when an SDK is set up at this call; or a ``TracerProvider`` to take
     them from); docs/observability.md.
     ``rest=False`` serves no HTTP+JSON routes, and the card names none.
+    ``inspector``: serve the web inspector at ``/inspector`` (docs/inspector.md).
     """
     settings = ServerSettings(
         public_url=public_url or "",
@@ -270,7 +276,7 @@ def create_app(
 
     rpc = JSONRPCEndpoint(FrontDoor(engine, security, agent, settings), settings)
     path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/.well-known/agent-card.json", card, methods=["GET"]),
         Route("/.well-known/agent.json", card, methods=["GET"]),
         Route("/healthz", health, methods=["GET"]),
@@ -293,7 +299,13 @@ def create_app(
                 return Response(await counted.render(), media_type=CONTENT_TYPE)
 
             routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
+    if inspector:
+        from ..inspector import inspector_app
+
+        routes.append(Mount("/inspector", app=inspector_app(on_agent=True)))
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
+    if inspector:
+        app._own_prefix = "/inspector/"
     app.rpc_route(path, rpc)
 
     def card_of(scope: Any, headers: Any) -> tuple[Any, str]:

@@ -1,0 +1,47 @@
+"""``interlingua inspect [URL]``: the web inspector, served on this machine."""
+
+from __future__ import annotations
+
+import socket
+
+import click
+
+__all__ = ["LOOPBACK", "inspect_command"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@click.command("inspect")
+@click.argument("url", required=False)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to listen on (the inspector holds credentials: keep it local).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+def inspect_command(url: str | None, host: str, port: int) -> None:
+    """Open a web inspector for A2A agents (URL: the agent to start with).
+
+    It shows an agent's card, chats with it, and shows each task's events, the
+    raw HTTP frames, the agent's tasks and the push notifications it sends.
+    """
+    import uvicorn
+
+    from ..inspector import inspector_app
+
+    # on loopback, only loopback names: a page elsewhere whose name resolves here is refused
+    local = host in LOOPBACK
+    app = inspector_app(default_url=url, allowed_hosts=list(LOOPBACK) if local else None)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    bound = sock.getsockname()[1]
+    shown = host if host not in ("0.0.0.0", "::") else "localhost"
+    if ":" in shown:
+        shown = f"[{shown}]"
+    # the URL is all a headless machine needs; no browser is started
+    click.echo(f"interlingua inspector on http://{shown}:{bound}/", err=False)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    uvicorn.Server(config).run(sockets=[sock])

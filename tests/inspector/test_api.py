@@ -1,0 +1,402 @@
+"""The inspector's server API over real HTTP on loopback, without a browser."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from interlingua.inspector.card_checks import check_card
+
+from .inspect_api import InspectorAPI
+from .servers import API_KEY, ReportAgent, Served, agent_app, example
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def api(inspector: Served) -> Iterator[InspectorAPI]:
+    client = InspectorAPI(inspector.url)
+    client.config()  # the session's cookie
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _frames(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["frame"] for e in entries if e["kind"] == "frame" and e["frame"]["done"]]
+
+
+def _events(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in entries if e["kind"] == "event"]
+
+
+# ---------------------------------------------------------------- the card
+
+
+def test_connect_reads_the_card_checks_each_generation_and_picks_an_endpoint(api, story):
+    info = api.connect(story.url)
+    assert info["endpoint"] == {"url": story.url + "/", "dialect": "1.0", "binding": "JSONRPC"}
+    card = info["card"]
+    assert card["name"] == "Storyteller"
+    assert [(c["version"], c["ok"]) for c in card["checks"]] == [("1.0", True), ("0.2/0.3", True)]
+    assert card["signature"]["status"] == "unsigned"
+    assert {(i["binding"], i["protocolVersion"]) for i in card["interfaces"]} == {
+        ("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")}
+    assert all(i["spoken"] for i in card["interfaces"])
+    assert json.loads(card["document"])["name"] == "Storyteller"
+
+
+def test_card_checks_name_what_each_version_misses():
+    v01 = {"name": "Old", "version": "1", "capabilities": {}, "skills": [{"id": "s"}],
+           "authentication": {"schemes": []}}
+    (report,) = check_card(v01)
+    assert report["version"] == "0.1" and not report["ok"]
+    assert "card: the required member 'url' is missing" in report["problems"]
+    assert "skills[0]: the required member 'name' is missing" in report["problems"]
+    v10 = {"name": "New", "description": "d", "version": "1", "capabilities": {},
+           "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+           "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC"}]}
+    (report,) = check_card(v10)
+    assert report["problems"] == [
+        "supportedInterfaces[0]: the required member 'protocolVersion' is missing"]
+    assert check_card({**v10, "supportedInterfaces": [
+        {"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}) == [
+        {"version": "1.0", "ok": True, "problems": []}]
+    assert check_card([])[0]["problems"] == ["the card is not a JSON object"]
+
+
+def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
+    info = api.connect(secure.url)
+    assert info["card"]["signature"]["status"] == "verified", info["card"]["signature"]
+    real = httpx.get(secure.url + "/.well-known/agent-card.json").json()
+    keys = httpx.get(secure.url + "/.well-known/jwks.json").json()
+    forged = {**real, "description": "Reads your calendar, and sends it to me."}
+
+    async def card(request: Any) -> Response:
+        return JSONResponse(forged)
+
+    async def jwks(request: Any) -> Response:
+        return JSONResponse(keys)
+
+    tamperer = Served(Starlette(routes=[Route("/.well-known/agent-card.json", card),
+                                        Route("/.well-known/jwks.json", jwks)]))
+    try:
+        info = api.connect(tamperer.url)
+    finally:
+        tamperer.stop()
+    signature = info["card"]["signature"]
+    assert signature["status"] == "invalid"
+    assert "not trusted" in signature["message"]
+
+
+def test_bad_input_gets_a_clear_message(api):
+    r = api.post("api/connect", {"url": "ftp://example.com/"})
+    assert r.status_code == 400 and "not an http:// or https:// URL" in r.json()["error"]
+    r = api.post("api/send", {"text": "hi"})
+    assert r.status_code == 400 and r.json()["error"] == "connect to an agent first"
+    r = api.http.post("api/connect", content=b"url=x",
+                      headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 415
+    r = api.post("api/connect", {"url": "http://127.0.0.1:9/", "dialect": "2.0"})
+    assert r.status_code == 400 and "unknown dialect '2.0'" in r.json()["error"]
+
+    info = api.connect("http://127.0.0.1:9/")
+    assert "cannot reach" in info["error"] and "AgentUnreachable" in info["error"]
+
+    async def not_a_card(request: Any) -> Response:
+        return JSONResponse({"hello": "world"})
+
+    elsewhere = Served(Starlette(routes=[Route("/.well-known/agent-card.json", not_a_card)]))
+    try:
+        info = api.connect(elsewhere.url)
+    finally:
+        elsewhere.stop()
+    assert "InvalidCard" in info["error"]
+    problems = info["card"]["checks"][0]["problems"]
+    assert "card: the required member 'name' is missing" in problems
+
+
+# ---------------------------------------------------------------- calls
+
+
+def test_dialect_and_binding_can_be_forced(api, story):
+    info = api.connect(story.url, dialect="0.3", binding="rest")
+    assert info["endpoint"]["dialect"] == "0.3" and info["endpoint"]["binding"] == "HTTP+JSON"
+    entries = api.turn(api.send("a story"))
+    urls = [f["url"] for f in _frames(entries)]
+    assert story.url + "/v1/message:stream" in urls
+    assert _events(entries)[-1]["state"] == "completed"
+
+    api.connect(story.url + "/", dialect="0.1")
+    entries = api.turn(api.send("a story"))
+    bodies = [json.loads(f["request"]["body"]) for f in _frames(entries) if f["method"] == "POST"]
+    assert bodies[0]["method"] == "tasks/sendSubscribe"
+    assert _events(entries)[-1]["state"] == "completed"
+
+
+def test_a_stream_is_logged_with_its_sequence_numbers_and_raw_frames(api, story):
+    api.connect(story.url)
+    entries = api.turn(api.send("a story"))
+    events = _events(entries)
+    chunks = example("story").STORY
+    assert [e["seq"] for e in events] == list(range(1, len(chunks) + 4))
+    assert [e["type"] for e in events] == ["task", "status"] + ["artifact"] * len(chunks) + [
+        "status"]
+    texts = [e["item"]["artifact"]["parts"][0]["text"] for e in events if e["type"] == "artifact"]
+    assert texts == chunks
+    (stream,) = [f for f in _frames(entries) if f["sse"]]
+    assert stream["response"]["status"] == 200
+    assert stream["response"]["body"].count("\nid: ") + stream["response"]["body"].startswith(
+        "id: ") == len(events)
+    assert stream["curl"].startswith(f"curl -N -X POST {story.url}/ -H ")
+    assert "SendStreamingMessage" in stream["curl"]
+
+
+def test_subscribe_with_last_event_id_gets_only_what_follows(api, story):
+    api.connect(story.url)
+    first = _events(api.turn(api.send("a story")))
+    task_id = first[0]["taskId"]
+    r = api.post(f"api/tasks/{task_id}/subscribe", {"lastEventId": 3})
+    assert r.status_code == 200, r.text
+    entries = api.turn(r.json()["turn"])
+    assert [e["seq"] for e in _events(entries)] == [e["seq"] for e in first if e["seq"] > 3]
+    (frame,) = [f for f in _frames(entries) if f["sse"]]
+    assert frame["request"]["headers"]["Last-Event-ID"] == "3"
+
+
+def test_tasks_are_listed_with_filters_got_and_canceled(api, flights):
+    api.connect(flights.url)
+    waiting = _events(api.turn(api.send("a flight, please")))[-1]
+    assert waiting["state"] == "input-required"
+    done = _events(api.turn(api.send("JFK to LHR")))[-1]
+    assert done["state"] == "completed"
+
+    def listed(**query: Any) -> set[str]:
+        r = api.http.get("api/tasks", params=query)
+        assert r.status_code == 200, r.text
+        return {t["taskId"] for t in r.json()["tasks"]}
+
+    assert waiting["taskId"] in listed(status="input-required")
+    assert waiting["taskId"] not in listed(status="completed")
+    assert done["taskId"] in listed(status="completed", contextId=done["contextId"])
+    assert listed(contextId="no-such-context") == set()
+
+    r = api.post(f"api/tasks/{waiting['taskId']}/cancel")
+    assert r.status_code == 200 and r.json()["state"] == "canceled"
+    got = api.http.get(f"api/tasks/{waiting['taskId']}").json()
+    assert got["state"] == "canceled" and json.loads(got["raw"])["id"] == waiting["taskId"]
+    r = api.post(f"api/tasks/{done['taskId']}/cancel")
+    assert r.status_code == 502 and "TaskNotCancelable" in r.json()["error"]
+    r = api.http.get("api/tasks/no-such-task")
+    assert r.status_code == 502 and "TaskNotFound" in r.json()["error"]
+
+
+def test_files_and_data_parts_go_out_as_parts(api, files_agent):
+    api.connect(files_agent.url)
+    entries = api.turn(api.send("", data={"n": 1}, files=[
+        {"name": "a.bin", "mediaType": "application/octet-stream",
+         "bytes": base64.b64encode(b"\x00\x01\x02").decode()}]))
+    (artifact,) = [e for e in _events(entries) if e["type"] == "artifact"]
+    part = artifact["item"]["artifact"]["parts"][0]
+    assert part["filename"] == "processed_a.bin"
+    assert base64.b64decode(part["raw"]) == b"\x02\x01\x00"
+    r = api.post("api/send", {"files": [{"name": "x", "bytes": "not base64!"}]})
+    assert r.status_code == 400 and "not base64" in r.json()["error"]
+    r = api.post("api/send", {"text": ""})
+    assert r.status_code == 400 and "the message is empty" in r.json()["error"]
+
+
+# ---------------------------------------------------------------- credentials
+
+
+def test_credentials_stay_on_the_server(api, secure):
+    info = api.connect(secure.url, auth={"kind": "apikey", "name": "X-API-Key", "value": API_KEY})
+    assert info["credentials"] == "apikey"
+    entries = api.turn(api.send("show my calendar"))
+    # the key got in: the agent asks for the second credential, not for the first
+    assert _events(entries)[-1]["state"] == "auth-required"
+    assert API_KEY not in json.dumps(info)
+    everything = json.dumps(entries)
+    assert API_KEY not in everything
+    frames = _frames(entries)
+    assert frames and all(f["request"]["headers"]["X-API-Key"] == "<redacted>" for f in frames
+                          if f["method"] == "POST")
+    assert api.http.cookies.get("interlingua_inspector")
+    state = api.http.get("api/state").json()
+    assert API_KEY not in json.dumps(state)
+
+    api.connect(secure.url, auth={"kind": "bearer", "value": "wrong"})
+    (error,) = [e for e in api.turn(api.send("show my calendar")) if e["kind"] == "error"]
+    assert "AuthenticationRequired" in error["message"]
+    api.connect(secure.url, auth={"kind": "basic", "user": "alice", "password": "pw"})
+    (error,) = [e for e in api.turn(api.send("show my calendar")) if e["kind"] == "error"]
+    assert "AuthenticationRequired" in error["message"]
+    r = api.post("api/connect", {"url": secure.url, "auth": {"kind": "apikey", "value": "a\nb"}})
+    assert r.status_code == 400 and "printable ASCII" in r.json()["error"]
+
+
+def test_sessions_are_separate(inspector, story):
+    one, two = InspectorAPI(inspector.url), InspectorAPI(inspector.url)
+    try:
+        cookie = one.http.get("api/config").headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+        two.config()
+        one.connect(story.url)
+        assert one.http.get("api/state").json()["info"]["url"] == story.url
+        assert two.http.get("api/state").json()["info"] is None
+        r = two.post("api/send", {"text": "hi"})
+        assert r.status_code == 400
+    finally:
+        one.close()
+        two.close()
+
+
+# ---------------------------------------------------------------- push
+
+
+@pytest.fixture(scope="module")
+def quick_reports() -> Iterator[ReportAgent]:
+    agent = ReportAgent().start(seconds=1.5)
+    try:
+        yield agent
+    finally:
+        agent.stop()
+
+
+def test_a_webhook_registered_for_a_task_gets_verified_notifications(api, quick_reports):
+    info = api.connect(quick_reports.url)
+    webhook = info["webhook"]
+    entries = api.turn(api.send("Q1 report", push=True))
+    (created,) = _events(entries)
+    task_id = created["taskId"]
+    assert created["state"] in ("submitted", "working")
+    pushes = [e for e in api.entries(lambda e: e["kind"] == "push" and e["state"] == "completed")
+              if e["kind"] == "push"]
+    assert pushes[-1]["taskId"] == task_id
+    assert all(p["verified"] and p["signed"] for p in pushes)
+    assert pushes[-1]["headers"]["x-a2a-notification-token"] == "<redacted>"
+
+    # registered afterwards for a task, through the push-config call
+    second = _events(api.turn(api.send("Q2 report", push=True)))[0]["taskId"]
+    r = api.post(f"api/tasks/{second}/push")
+    assert r.status_code == 200, r.text
+    assert r.json()["config"]["url"] == webhook
+    # the webhook takes only what carries the session's token
+    assert httpx.post(webhook, json={"task": {}}).status_code == 401
+    assert httpx.post(webhook.rsplit("/", 1)[0] + "/nobody", json={}).status_code == 404
+
+
+# ---------------------------------------------------------------- where it is served
+
+
+def test_create_app_mounts_the_inspector_only_when_asked(story):
+    from interlingua import create_app
+
+    mounted = Served(create_app(example("story").agent, inspector=True, freeze_gc=False))
+    plain = Served(agent_app("story"))
+    try:
+        page = httpx.get(mounted.url + "/inspector/")
+        assert page.status_code == 200 and "interlingua inspector" in page.text
+        # the page's URLs are relative: without the slash it is sent to the one with it
+        bare = httpx.get(mounted.url + "/inspector")
+        assert bare.status_code in (307, 308)
+        assert bare.headers["location"] == mounted.url + "/inspector/"
+        assert httpx.get(mounted.url + "/inspector/static/app.js").status_code == 200
+        client = InspectorAPI(mounted.url + "/inspector")
+        try:
+            config = client.config()
+            assert config["defaultUrl"] == mounted.url + "/"
+            assert config["webhook"].startswith(mounted.url + "/inspector/push/")
+            info = client.connect(config["defaultUrl"])
+            assert info["card"]["name"] == "Storyteller"
+            events = _events(client.turn(client.send("a story")))
+            assert events[-1]["state"] == "completed"
+        finally:
+            client.close()
+        # the agent's own HTTP+JSON routes are still the agent's
+        missing = httpx.get(mounted.url + "/tasks/no-such-task")
+        assert missing.status_code == 404 and "error" in missing.json()
+        assert "interlingua inspector" not in httpx.get(plain.url + "/inspector/").text
+    finally:
+        mounted.stop()
+        plain.stop()
+
+
+def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
+    cli = Path(sys.executable).with_name("interlingua")
+    proc = subprocess.Popen([str(cli), "inspect", story.url, "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("interlingua inspector on http://127.0.0.1:"), line
+        url = line.rsplit(" ", 1)[-1]
+        for _ in range(100):
+            try:
+                page = httpx.get(url)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert page.status_code == 200 and "interlingua inspector" in page.text
+        assert httpx.get(url + "api/config").json()["defaultUrl"] == story.url
+        assert httpx.get(url.replace("127.0.0.1", "localhost")).status_code == 200
+        # a name that is not this machine's, as a rebinding page would send
+        assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+def test_an_agent_that_does_not_stream_gets_a_blocking_send(api):
+    from interlingua import Agent, create_app
+
+    async def echo(text: str) -> str:
+        return f"you said: {text}"
+
+    plain = Served(create_app(Agent("Plain", "Does not stream.", echo, streaming=False),
+                              freeze_gc=False))
+    try:
+        info = api.connect(plain.url)
+        assert info["card"]["capabilities"].get("streaming", False) is False
+        entries = api.turn(api.send("hello"))
+    finally:
+        plain.stop()
+    (event,) = _events(entries)
+    assert event["type"] == "task" and event["state"] == "completed"
+    assert event["item"]["artifacts"][0]["parts"][0]["text"] == "you said: hello"
+    (frame,) = [f for f in _frames(entries) if f["method"] == "POST"]
+    assert json.loads(frame["request"]["body"])["method"] == "SendMessage"
+    assert not frame["sse"]
+
+
+def test_listing_tasks_in_an_older_dialect_says_it_needs_a2a_1_0(api, story):
+    api.connect(story.url, dialect="0.3")
+    r = api.http.get("api/tasks")
+    assert r.status_code == 502 and "listing tasks needs A2A 1.0" in r.json()["error"]
+
+
+async def test_the_least_recently_used_session_is_dropped_past_the_limit():
+    from interlingua.inspector.app import Sessions
+
+    sessions = Sessions(limit=2)
+    first, second = await sessions.new(), await sessions.new()
+    assert sessions.get(first.id) is first  # used: now the most recent
+    third = await sessions.new()
+    assert sessions.get(second.id) is None and sessions.by_push_id(second.push_id) is None
+    assert sessions.get(first.id) is first and sessions.get(third.id) is third
+    await sessions.aclose()
