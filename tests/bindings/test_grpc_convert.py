@@ -1,7 +1,8 @@
 """The gRPC binding's fast conversions agree with the slow, general ones:
-messages built straight from the model (``v1_out``) are the bytes the v1.0
-codec's ProtoJSON gives through ``google.protobuf.json_format``, and
-``pbjson`` reads and writes ProtoJSON as ``json_format`` does."""
+messages built straight from the model (``v1_out``) and the bytes written
+straight from it (``v1_bytes``) are the bytes the v1.0 codec's ProtoJSON gives
+through ``google.protobuf.json_format``, and ``pbjson`` reads and writes
+ProtoJSON as ``json_format`` does."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import msgspec
 import pytest
 from google.protobuf import json_format, struct_pb2
 
-from interlingua.bindings.grpc import EVENT_ID_KEY, v1_out
+from interlingua.bindings.grpc import EVENT_ID_KEY, v1_bytes, v1_out
 from interlingua.bindings.grpc.pbjson import fill, to_doc
 from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
 from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
@@ -60,17 +61,24 @@ TASKS = [
 @pytest.mark.parametrize("task", TASKS)
 def test_tasks_as_the_codec_writes_them(task: m.Task) -> None:
     doc = msgspec.json.decode(V1.encode_result(GetTask(id=task.id), task))
-    assert v1_out.task_pb(task).SerializeToString(deterministic=True) == _reference(doc, pb1.Task)
+    expected = _reference(doc, pb1.Task)
+    assert v1_out.task_pb(task).SerializeToString(deterministic=True) == expected
+    assert v1_bytes.task_bytes(task) == expected
     send = SendMessage(message=_message())
     doc = msgspec.json.decode(V1.encode_result(send, task))
-    assert v1_out.send_response_pb(task).SerializeToString(deterministic=True) == _reference(doc, pb1.SendMessageResponse)
+    expected = _reference(doc, pb1.SendMessageResponse)
+    assert v1_out.send_response_pb(task).SerializeToString(deterministic=True) == expected
+    assert v1_bytes.send_response_bytes(task) == expected
 
 
 def test_a_message_answer_and_a_list() -> None:
     send = SendMessage(message=_message())
     doc = msgspec.json.decode(V1.encode_result(send, _message()))
-    assert v1_out.send_response_pb(_message()).SerializeToString(
-        deterministic=True) == _reference(doc, pb1.SendMessageResponse)
+    expected = _reference(doc, pb1.SendMessageResponse)
+    assert v1_out.send_response_pb(_message()).SerializeToString(deterministic=True) == expected
+    assert v1_bytes.send_response_bytes(_message()) == expected
+    assert v1_bytes.message_bytes(_message()) == _reference(
+        msgspec.json.decode(V1.encode_stream_item(_message()))["message"], pb1.Message)
     listed = ListTasksResult(tasks=TASKS[:2], next_page_token="p", page_size=2, total_size=9)
     from interlingua.core.calls import ListTasks
 
@@ -94,6 +102,12 @@ ITEMS = [
                                             timestamp="2026-11-25T18:00:00Z")),
     m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.UNKNOWN)),
     m.StatusUpdate("t1", "", m.TaskStatus(m.TaskState.FAILED, timestamp="2026-11-25T18:00:00.5+01:00")),
+    m.StatusUpdate("t1", "c1", m.TaskStatus(m.TaskState.WORKING, timestamp="1969-12-31T23:59:58.25Z"),
+                   {}),
+    m.ArtifactUpdate("t" * 200, "c1", m.Artifact(artifact_id="a", parts=[
+        m.TextPart(text="x" * 20_000, metadata={}), m.DataPart(data={"k": "é" * 100}),
+        m.FilePart(uri="https://x.example/f", filename="f", metadata={"m": [1]})],
+        metadata={}, extensions=["", "urn:e"]), metadata={"z": None, "a": {"b": 1}}),
 ]
 
 
@@ -105,6 +119,17 @@ def test_stream_items_as_the_codec_writes_them(item: Any) -> None:
     expected = _reference(doc, pb1.StreamResponse)
     assert v1_out.stream_item_pb(item, EVENT_ID_KEY, 17).SerializeToString(
         deterministic=True) == expected
+    assert v1_bytes.stream_item_bytes(item, EVENT_ID_KEY, 17) == expected
+
+
+@pytest.mark.parametrize("seq", [0, 127, 128, 2**40])
+@pytest.mark.parametrize("item", [ITEMS[1], ITEMS[4], ITEMS[-1]])
+def test_stream_bytes_carry_any_event_id(item: Any, seq: int) -> None:
+    out = pb1.StreamResponse.FromString(v1_bytes.stream_item_bytes(item, "k/id", seq))
+    payload = getattr(out, out.WhichOneof("payload"))
+    assert payload.metadata["k/id"] == str(seq)
+    assert out.SerializeToString(deterministic=True) == v1_out.stream_item_pb(
+        item, "k/id", seq).SerializeToString(deterministic=True)
 
 
 def _request() -> pb1.SendMessageRequest:
