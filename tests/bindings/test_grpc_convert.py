@@ -16,6 +16,7 @@ from interlingua.bindings.grpc import EVENT_ID_KEY, v1_bytes, v1_out
 from interlingua.bindings.grpc.pbjson import fill, to_doc
 from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
 from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.bindings.grpc.v1_in import send_in
 from interlingua.core import model as m
 from interlingua.core.calls import GetTask, ListTasksResult, SendMessage
 from interlingua.core.dialects import get_codec
@@ -108,6 +109,8 @@ ITEMS = [
         m.TextPart(text="x" * 20_000, metadata={}), m.DataPart(data={"k": "é" * 100}),
         m.FilePart(uri="https://x.example/f", filename="f", metadata={"m": [1]})],
         metadata={}, extensions=["", "urn:e"]), metadata={"z": None, "a": {"b": 1}}),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[
+        m.TextPart(text=t) for t in ("y" * 125, "y" * 126, "z" * 300, "ü" * 63)])),
 ]
 
 
@@ -166,3 +169,55 @@ def test_pbjson_writes_as_json_format() -> None:
         assert fill(type(message)(), doc) == message
     status = fill(pb1.TaskStatus(), {"timestamp": "2026-11-25T19:00:00+01:00"})
     assert status.timestamp.ToJsonString() == "2026-11-25T18:00:00Z"
+
+
+def _send(**message: Any) -> pb1.SendMessageRequest:
+    fields: dict[str, Any] = {"message_id": "m", "role": pb1.ROLE_USER,
+                              "parts": [pb1.Part(text="hi")]}
+    fields.update(message)
+    return pb1.SendMessageRequest(message=pb1.Message(**fields))
+
+
+DIRECT_SENDS = [
+    _send(),
+    _send(role=pb1.ROLE_AGENT, context_id="c", task_id="t", extensions=["urn:a", ""],
+          reference_task_ids=["t0"],
+          parts=[pb1.Part(text=""), pb1.Part(text="é", filename="a.txt", media_type="text/x")]),
+    pb1.SendMessageRequest(tenant="ten", message=_send().message,
+                           configuration=pb1.SendMessageConfiguration(
+                               accepted_output_modes=["text/plain"], history_length=0,
+                               return_immediately=True)),
+    pb1.SendMessageRequest(message=_send().message,
+                           configuration=pb1.SendMessageConfiguration(history_length=3)),
+    pb1.SendMessageRequest(message=_send().message,
+                           configuration=pb1.SendMessageConfiguration()),
+]
+CODEC_SENDS = [
+    _request(),
+    pb1.SendMessageRequest(),
+    _send(message_id=""),
+    _send(role=pb1.ROLE_UNSPECIFIED),
+    _send(parts=[]),
+    _send(parts=[pb1.Part()]),
+    _send(parts=[pb1.Part(text="a", metadata=struct_pb2.Struct())]),
+    _send(parts=[pb1.Part(text="a"), pb1.Part(url="https://x.example")]),
+    _send(metadata=struct_pb2.Struct()),
+    pb1.SendMessageRequest(message=_send().message, metadata=struct_pb2.Struct()),
+    pb1.SendMessageRequest(message=_send().message,
+                           configuration=pb1.SendMessageConfiguration(history_length=-1)),
+]
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("request_", DIRECT_SENDS)
+def test_usual_sends_are_read_directly_as_the_codec_reads_them(
+        request_: pb1.SendMessageRequest, streaming: bool) -> None:
+    method = "SendStreamingMessage" if streaming else "SendMessage"
+    direct = send_in(request_, streaming)
+    assert direct is not None
+    assert direct == V1.decode_call(method, msgspec.json.encode(to_doc(request_)))
+
+
+@pytest.mark.parametrize("request_", CODEC_SENDS)
+def test_other_sends_are_left_to_the_codec(request_: pb1.SendMessageRequest) -> None:
+    assert send_in(request_, False) is None

@@ -52,6 +52,7 @@ from .resume import EVENT_ID_KEY, LAST_EVENT_ID
 from .status import DETAILS_KEY, code_of, status_details
 from .v03_card import card_out
 from .v03_requests import request_in
+from .v1_in import send_in
 
 __all__ = ["V03_SERVICE", "V1_SERVICE", "GrpcBinding"]
 
@@ -160,6 +161,10 @@ class _V1(_Dialect):
     cache_key = "grpc:1.0"
 
     def call_of(self, rpc: _Rpc, request: Message) -> Call:
+        if rpc.request is pb1.SendMessageRequest:
+            call = send_in(request, rpc.streaming)
+            if call is not None:
+                return call
         return self.codec.decode_call(rpc.name, _encode_json.encode(to_doc(request)))
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:

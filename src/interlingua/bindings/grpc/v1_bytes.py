@@ -179,9 +179,28 @@ def _event_metadata(tag: bytes, own: dict[str, Any] | None, key: str, seq: int) 
     head = _event_keys.get(key)
     if head is None:
         head = _event_keys[key] = _field(b"\x0a", key.encode())
-    # Struct{fields: {key: Value{string_value: "<seq>"}}}
-    value = _field(b"\x1a", str(seq).encode())
-    return _field(tag, _field(b"\x0a", head + _field(b"\x12", value)))
+    # Struct{fields: {key: Value{string_value: "<seq>"}}}; a seq has at most 20 digits
+    digits = str(seq).encode()
+    n = len(digits)
+    return _field(tag, _field(b"\x0a", head + b"\x12" + _SMALL[n + 2] + b"\x1a" + _SMALL[n]
+                              + digits))
+
+
+def _chunk(a: m.Artifact) -> bytes:
+    """An artifact of text parts alone, the most common stream event's, in one go."""
+    out = _text(b"\x0a", a.artifact_id)
+    for p in a.parts:
+        if type(p) is not m.TextPart or p.metadata is not None or p.filename or p.media_type:
+            return _artifact(a)
+        text = p.text.encode()
+        n = len(text)
+        if n < 0x7E:  # the part's length fits one byte too
+            out += b"\x22" + _SMALL[n + 2] + b"\x0a" + _SMALL[n] + text
+        else:
+            out += _field(b"\x22", _field(b"\x0a", text))
+    if a.name or a.description or a.metadata is not None or a.extensions:
+        return _artifact(a)
+    return out
 
 
 def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpdate,
@@ -193,7 +212,7 @@ def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpda
         assert isinstance(item, m.ArtifactUpdate)
         return _field(b"\x22", (
             _text(b"\x0a", item.task_id) + _text(b"\x12", item.context_id)
-            + _field(b"\x1a", _artifact(item.artifact))
+            + _field(b"\x1a", _chunk(item.artifact))
             + (b"\x20\x01" if item.append else b"") + (b"\x28\x01" if item.last_chunk else b"")
             + _event_metadata(b"\x32", item.metadata, event_key, seq)))
     if kind is m.StatusUpdate:
