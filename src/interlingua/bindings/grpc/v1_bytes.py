@@ -14,8 +14,7 @@ these bytes equal to ``v1_out``'s and to the codec's ProtoJSON parsed by
 
 from __future__ import annotations
 
-import calendar
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -43,6 +42,8 @@ _SMALL = [bytes((n,)) for n in range(128)]
 def _varint(n: int) -> bytes:
     if n < 0x80:
         return _SMALL[n] if n >= 0 else _varint(n & 0xFFFF_FFFF_FFFF_FFFF)
+    if n < 0x4000:  # lengths of most messages
+        return bytes((n & 0x7F | 0x80, n >> 7))
     out = bytearray()
     while n >= 0x80:
         out.append(n & 0x7F | 0x80)
@@ -128,13 +129,26 @@ def _artifact(a: m.Artifact) -> bytes:
             + _metadata(b"\x2a", a.metadata) + _texts(b"\x32", a.extensions))
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+
+
 def _timestamp(stamp: str) -> bytes:
-    # protobuf's own conversion from a datetime costs several times this
+    # datetime arithmetic, in C: calendar.timegm costs several times this
     when = datetime.fromisoformat(stamp)
-    seconds = calendar.timegm(when.utctimetuple())
+    delta = when - (_NAIVE_EPOCH if when.tzinfo is None else _EPOCH)
+    seconds = delta.days * 86400 + delta.seconds
     nanos = when.microsecond * 1000
-    return ((b"\x08" + _varint(seconds) if seconds else b"")
-            + (b"\x10" + _varint(nanos) if nanos else b""))
+    head = _seconds.get(seconds)
+    if head is None:
+        # the statuses of a process are seconds apart: a few entries serve them all
+        if len(_seconds) >= 256:
+            _seconds.clear()
+        head = _seconds[seconds] = b"\x08" + _varint(seconds) if seconds else b""
+    return head + (b"\x10" + _varint(nanos) if nanos else b"")
+
+
+_seconds: dict[int, bytes] = {}
 
 
 def _status(s: m.TaskStatus) -> bytes:
