@@ -355,20 +355,35 @@ class GrpcBinding:
                 await _abort(context, door, error)
                 return
             try:
-                async for out in stream:
-                    if type(out) is Entry:
-                        # encoded before anything is awaited: it may be the live task
-                        yield dialect.event(out)
-                    elif type(out) is Lagged:
-                        error = ResourceUnavailable(
-                            f"This stream fell too far behind; subscribe again with "
-                            f"{LAST_EVENT_ID}: {out.seq} to continue from the log",
-                            data={"lastEventId": out.seq, "resumable": True})
+                event = dialect.event
+                while error is None:
+                    got = stream.poll()
+                    if type(got) is not list:
+                        await got  # type: ignore[misc]  # idle: one bare future
+                        continue
+                    if not got:
                         break
-                    elif type(out) is Unavailable:
-                        error = ResourceUnavailable(
-                            out.message, data={"lastEventId": out.after, "resumable": False})
-                        break
+                    # The whole batch is encoded before anything is awaited: an entry
+                    # may be the live task projection, which moves on meanwhile.
+                    # (Heartbeats send nothing: gRPC's keepalive pings do their work.)
+                    ready = []
+                    for out in got:
+                        if type(out) is Entry:
+                            ready.append(event(out))
+                        elif type(out) is Lagged:
+                            error = ResourceUnavailable(
+                                f"This stream fell too far behind; subscribe again with "
+                                f"{LAST_EVENT_ID}: {out.seq} to continue from the log",
+                                data={"lastEventId": out.seq, "resumable": True})
+                            break
+                        elif type(out) is Unavailable:
+                            error = ResourceUnavailable(
+                                out.message,
+                                data={"lastEventId": out.after, "resumable": False})
+                            break
+                    del got
+                    for data in ready:
+                        yield data
             except A2AError as exc:
                 error = exc
             except Exception:
