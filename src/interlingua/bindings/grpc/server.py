@@ -2,14 +2,19 @@
 
 ``lf.a2a.v1.A2AService`` speaks v1.0 and ``a2a.v1.A2AService`` speaks v0.3
 (DIALECTS.md §g.3, §h.3: the service name picks the dialect). Like the JSON-RPC
-endpoint, this is framing only: a request is read from protobuf, turned into
-the dialect's ProtoJSON (``pbjson.py``; v0.3: then into the v0.3 JSON-RPC
-objects, ``v03.py``) and decoded by the dialect's codec into a canonical call;
-the front door does the rest (authentication from the metadata, rate limits,
-tenant, owner scoping, idempotency, push). v1.0 tasks, messages and stream
-events are built straight from the canonical objects (``v1_out.py``); other
-answers go back through the codec's JSON. Errors are gRPC statuses with a
-``google.rpc.ErrorInfo`` in ``grpc-status-details-bin`` (§f.2).
+endpoint, this is framing only: a request becomes a canonical call, and the
+front door does the rest (authentication from the metadata, rate limits,
+tenant, owner scoping, idempotency, push).
+
+v1.0: the usual send requests are read straight from protobuf (``v1_in.py``),
+the others as ProtoJSON (``pbjson.py``) by the v1.0 codec; tasks, messages and
+stream events are written as wire bytes straight from the canonical objects
+(``v1_bytes.py``), the rarer answers from the codec's JSON. v0.3: requests and
+answers are the v0.3-ProtoJSON codec's documents (``V03ProtoJSONCodec``, the
+one v0.3 HTTP+JSON uses), with the resource names of the requests read in
+``v03_requests.py`` and the card in the proto's shape (``v03_card.py``).
+Errors are gRPC statuses with a ``google.rpc.ErrorInfo`` in
+``grpc-status-details-bin`` (§f.2).
 
 The handlers take and return raw bytes, so that a malformed request is an
 ``INVALID_ARGUMENT`` of ours rather than grpc's ``INTERNAL``, and each stream

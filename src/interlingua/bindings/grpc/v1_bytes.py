@@ -217,6 +217,20 @@ def _chunk(a: m.Artifact) -> bytes:
     return out
 
 
+#: the task and context ids of recent events, written: every event of a task repeats them
+_ids: dict[tuple[str, str], bytes] = {}
+
+
+def _ids_of(task_id: str, context_id: str) -> bytes:
+    key = (task_id, context_id)
+    found = _ids.get(key)
+    if found is None:
+        if len(_ids) >= 1024:
+            _ids.clear()
+        found = _ids[key] = _text(b"\x0a", task_id) + _text(b"\x12", context_id)
+    return found
+
+
 def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpdate,
                       event_key: str, seq: int) -> bytes:
     """One serialized ``StreamResponse``, its sequence number under ``event_key``
@@ -225,15 +239,13 @@ def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpda
     if kind is m.ArtifactUpdate:
         assert isinstance(item, m.ArtifactUpdate)
         return _field(b"\x22", (
-            _text(b"\x0a", item.task_id) + _text(b"\x12", item.context_id)
-            + _field(b"\x1a", _chunk(item.artifact))
+            _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _chunk(item.artifact))
             + (b"\x20\x01" if item.append else b"") + (b"\x28\x01" if item.last_chunk else b"")
             + _event_metadata(b"\x32", item.metadata, event_key, seq)))
     if kind is m.StatusUpdate:
         assert isinstance(item, m.StatusUpdate)
         return _field(b"\x1a", (
-            _text(b"\x0a", item.task_id) + _text(b"\x12", item.context_id)
-            + _field(b"\x1a", _status(item.status))
+            _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _status(item.status))
             + _event_metadata(b"\x22", item.metadata, event_key, seq)))
     if kind is m.Task:
         assert isinstance(item, m.Task)
