@@ -221,3 +221,12 @@ def test_usual_sends_are_read_directly_as_the_codec_reads_them(
 @pytest.mark.parametrize("request_", CODEC_SENDS)
 def test_other_sends_are_left_to_the_codec(request_: pb1.SendMessageRequest) -> None:
     assert send_in(request_, False) is None
+
+
+def test_peer_addresses_as_the_front_door_reads_them() -> None:
+    from interlingua.bindings.grpc.server import _client_of
+
+    assert _client_of("ipv4:127.0.0.1:5555") == ("127.0.0.1", 5555)
+    assert _client_of("ipv6:[::1]:443") == ("::1", 443)
+    assert _client_of("unix:/tmp/s") == ()
+    assert _client_of("") == ()

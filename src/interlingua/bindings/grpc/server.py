@@ -235,12 +235,28 @@ def _scope_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, Any]:
                if isinstance(v, str)]
     scope: dict[str, Any] = {"type": "grpc", "headers": headers, "query_string": b""}
     peer = context.peer() or ""
-    kind, _, address = peer.partition(":")
-    if kind in ("ipv4", "ipv6"):
-        host, _, port = address.rpartition(":")
-        host = host.strip("[]")
-        scope["client"] = (host, int(port) if port.isdigit() else 0)
+    client = _clients.get(peer)
+    if client is None:
+        client = _client_of(peer)
+        if len(_clients) >= 1024:
+            _clients.clear()
+        _clients[peer] = client
+    if client:
+        scope["client"] = client
     return scope
+
+
+#: the addresses of recent peers: a connection's calls all name the same one
+_clients: dict[str, tuple[str, int] | tuple[()]] = {}
+
+
+def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
+    """``ipv4:127.0.0.1:5555`` -> ("127.0.0.1", 5555); () for a peer of another kind."""
+    kind, _, address = peer.partition(":")
+    if kind not in ("ipv4", "ipv6"):
+        return ()
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port) if port.isdigit() else 0
 
 
 def _extensions(headers: RequestHeaders) -> list[str]:

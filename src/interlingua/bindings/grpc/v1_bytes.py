@@ -104,7 +104,18 @@ def _part(p: m.Part) -> bytes:
 
 
 def _parts(tag: bytes, parts: list[m.Part]) -> bytes:
-    return b"".join([_field(tag, _part(p)) for p in parts])
+    out = b""
+    for p in parts:
+        if type(p) is m.TextPart and p.metadata is None and not p.filename \
+                and not p.media_type:
+            # the usual part, text alone, in one go
+            text = p.text.encode()
+            n = len(text)
+            if n < 0x7E:  # the part's length fits one byte too
+                out += tag + _SMALL[n + 2] + b"\x0a" + _SMALL[n] + text
+                continue
+        out += _field(tag, _part(p))
+    return out
 
 
 # -------------------------------------------------------------- messages, artifacts
@@ -200,23 +211,6 @@ def _event_metadata(tag: bytes, own: dict[str, Any] | None, key: str, seq: int) 
                               + digits))
 
 
-def _chunk(a: m.Artifact) -> bytes:
-    """An artifact of text parts alone, the most common stream event's, in one go."""
-    out = _text(b"\x0a", a.artifact_id)
-    for p in a.parts:
-        if type(p) is not m.TextPart or p.metadata is not None or p.filename or p.media_type:
-            return _artifact(a)
-        text = p.text.encode()
-        n = len(text)
-        if n < 0x7E:  # the part's length fits one byte too
-            out += b"\x22" + _SMALL[n + 2] + b"\x0a" + _SMALL[n] + text
-        else:
-            out += _field(b"\x22", _field(b"\x0a", text))
-    if a.name or a.description or a.metadata is not None or a.extensions:
-        return _artifact(a)
-    return out
-
-
 #: the task and context ids of recent events, written: every event of a task repeats them
 _ids: dict[tuple[str, str], bytes] = {}
 
@@ -239,7 +233,7 @@ def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpda
     if kind is m.ArtifactUpdate:
         assert isinstance(item, m.ArtifactUpdate)
         return _field(b"\x22", (
-            _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _chunk(item.artifact))
+            _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _artifact(item.artifact))
             + (b"\x20\x01" if item.append else b"") + (b"\x28\x01" if item.last_chunk else b"")
             + _event_metadata(b"\x32", item.metadata, event_key, seq)))
     if kind is m.StatusUpdate:
