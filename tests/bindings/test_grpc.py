@@ -455,6 +455,55 @@ def test_v03_card_and_errors(v03: rpc03.A2AServiceStub, agent: tuple[str, str]) 
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
+V03_BAD = {
+    "a part with no member": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), role=pb03.ROLE_USER, content=[pb03.Part()]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "none of text, file, data"),
+    "a file with neither uri nor bytes": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), role=pb03.ROLE_USER,
+            content=[pb03.Part(file=pb03.FilePart(mime_type="a/b"))]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "exactly one of"),
+    "no message id": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            role=pb03.ROLE_USER, content=[pb03.Part(text="x")]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "messageId"),
+    "a negative history length": (
+        lambda s, t: s.GetTask(pb03.GetTaskRequest(name=f"tasks/{t}", history_length=-1)),
+        grpc.StatusCode.INVALID_ARGUMENT, "historyLength"),
+    "a push config without its config": (
+        lambda s, t: s.CreateTaskPushNotificationConfig(
+            pb03.CreateTaskPushNotificationConfigRequest(parent=f"tasks/{t}")),
+        grpc.StatusCode.INVALID_ARGUMENT, "config"),
+    "a push config without a url": (
+        lambda s, t: s.CreateTaskPushNotificationConfig(
+            pb03.CreateTaskPushNotificationConfigRequest(
+                parent=f"tasks/{t}", config=pb03.TaskPushNotificationConfig(
+                    push_notification_config=pb03.PushNotificationConfig()))),
+        grpc.StatusCode.INVALID_ARGUMENT, "url"),
+    "a config name without its config id": (
+        lambda s, t: s.GetTaskPushNotificationConfig(
+            pb03.GetTaskPushNotificationConfigRequest(name=f"tasks/{t}")),
+        grpc.StatusCode.INVALID_ARGUMENT, "pushNotificationConfigs"),
+    "an unknown task's configs": (
+        lambda s, t: s.ListTaskPushNotificationConfig(
+            pb03.ListTaskPushNotificationConfigRequest(parent="tasks/nope")),
+        grpc.StatusCode.NOT_FOUND, "nope"),
+}
+
+
+@pytest.mark.parametrize("case", list(V03_BAD))
+def test_v03_bad_requests_are_told_what_is_wrong(v03: rpc03.A2AServiceStub, case: str) -> None:
+    call, code, said = V03_BAD[case]
+    task = v03.SendMessage(pb03.SendMessageRequest(request=_message03("hi"))).task
+    with pytest.raises(grpc.RpcError) as err:
+        call(v03, task.id)
+    assert err.value.code() == code
+    assert said in (err.value.details() or "")
+    assert _error_info(err.value)[1] == "a2a-protocol.org"
+
+
 def test_v03_task_is_readable_over_v1(v03: rpc03.A2AServiceStub,
                                        v1: rpc1.A2AServiceStub) -> None:
     made = v03.SendMessage(pb03.SendMessageRequest(request=pb03.Message(

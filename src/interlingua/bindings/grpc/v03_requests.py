@@ -35,12 +35,21 @@ def _name_ids(name: Any, field: str, parts: int) -> list[str]:
     return pieces[1::2]
 
 
+def _send(request: Any) -> bytes:
+    # a part with no member reads as {} in ProtoJSON: named here, in the proto's words
+    for part in request.request.content:
+        if part.WhichOneof("part") is None:
+            raise InvalidParams("Invalid params: a part of the message has none of text, "
+                                "file, data")
+    return _encode(to_doc(request))
+
+
 def request_in(rpc: str, request: Message) -> tuple[str, bytes]:
     """A v0.3 gRPC request -> (the codec's method, its params as JSON)."""
     if rpc == "SendMessage":
-        return "message/send", _encode(to_doc(request))
+        return "message/send", _send(request)
     if rpc == "SendStreamingMessage":
-        return "message/stream", _encode(to_doc(request))
+        return "message/stream", _send(request)
     req: Any = request
     if rpc == "GetTask":
         (task_id,) = _name_ids(req.name, "name", 1)
@@ -54,6 +63,9 @@ def request_in(rpc: str, request: Message) -> tuple[str, bytes]:
         return "tasks/resubscribe", _encode({"id": _name_ids(req.name, "name", 1)[0]})
     if rpc == "CreateTaskPushNotificationConfig":
         _name_ids(req.parent, "parent", 1)
+        if not req.HasField("config"):
+            raise InvalidParams("Invalid params: config (the TaskPushNotificationConfig) "
+                                "is required")
         return "tasks/pushNotificationConfig/set", _encode(to_doc(request))
     if rpc == "GetTaskPushNotificationConfig":
         task_id, config_id = _name_ids(req.name, "name", 2)
