@@ -230,3 +230,29 @@ def test_peer_addresses_as_the_front_door_reads_them() -> None:
     assert _client_of("ipv6:[::1]:443") == ("::1", 443)
     assert _client_of("unix:/tmp/s") == ()
     assert _client_of("") == ()
+
+
+def test_stream_events_are_encoded_once_per_service_for_every_reader() -> None:
+    from interlingua.bindings.grpc.server import GrpcBinding
+    from interlingua.core.dialects import get_codec as codec_of
+    from interlingua.server.sse_writer import encoded_item
+    from interlingua.server.streams import Entry
+    from interlingua.stores.base import StoredEvent
+
+    binding = GrpcBinding(None, lambda: (None, ""))  # type: ignore[arg-type]
+    v1, v03 = binding._v1, binding._v03
+    item = ITEMS[4]
+    stored = StoredEvent(7, item)
+    first = v1.event(Entry(7, item, stored))
+    assert v1.event(Entry(7, item, stored)) is first  # the next reader's, from the entry
+    assert first == v1_bytes.stream_item_bytes(item, EVENT_ID_KEY, 7)
+    # the v0.3 service and an SSE reader of another dialect keep theirs beside it
+    sse = encoded_item(Entry(7, item, stored), codec_of("1.0"))
+    old = v03.event(Entry(7, item, stored))
+    assert v03.event(Entry(7, item, stored)) is old
+    assert v1.event(Entry(7, item, stored)) is first
+    assert encoded_item(Entry(7, item, stored), codec_of("1.0")) is sse
+    update = pb03.StreamResponse.FromString(old).artifact_update
+    assert (update.artifact.parts[0].text, update.metadata[EVENT_ID_KEY]) == ("chunk", "7")
+    # a lone reader's event is not kept
+    assert v1.event(Entry(8, item, None)) is not v1.event(Entry(8, item, None))

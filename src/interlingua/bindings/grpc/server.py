@@ -145,20 +145,25 @@ class _Dialect:
         raise NotImplementedError
 
     def event(self, entry: Entry) -> bytes:
-        """``encode_event``, kept on the log entry for the next subscriber."""
+        """``encode_event``, kept on the log entry for the task's other readers."""
         stored = entry.stored
         if stored is None:  # a lone reader's: never read again
             return self.encode_event(entry)
         key = self.cache_key
+        # most events have readers of one dialect and binding: one slot, no dict
+        if stored.encoded_for == key:
+            return stored.encoded_once
+        if stored.encoded_for is None:
+            data = stored.encoded_once = self.encode_event(entry)
+            stored.encoded_for = key
+            return data
         cache = stored.encoded
-        if cache is not None:
-            found = cache.get(key)
-            if found is not None:
-                return found
-        else:
+        if cache is None:
             cache = stored.encoded = {}
-        data = cache[key] = self.encode_event(entry)
-        return data
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self.encode_event(entry)
+        return found
 
 
 class _V1(_Dialect):
