@@ -232,10 +232,25 @@ def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpda
     kind = type(item)
     if kind is m.ArtifactUpdate:
         assert isinstance(item, m.ArtifactUpdate)
+        a = item.artifact
+        if item.metadata or a.name or a.description or a.metadata is not None or a.extensions:
+            return _field(b"\x22", (
+                _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _artifact(a))
+                + (b"\x20\x01" if item.append else b"")
+                + (b"\x28\x01" if item.last_chunk else b"")
+                + _event_metadata(b"\x32", item.metadata, event_key, seq)))
+        # the chunk of a stream: the same ids, text parts, the event id (the common event)
+        head = _event_keys.get(event_key)
+        if head is None:
+            head = _event_keys[event_key] = _field(b"\x0a", event_key.encode())
+        digits = str(seq).encode()
+        n = len(digits)
         return _field(b"\x22", (
-            _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _artifact(item.artifact))
+            _ids_of(item.task_id, item.context_id)
+            + _field(b"\x1a", _text(b"\x0a", a.artifact_id) + _parts(b"\x22", a.parts))
             + (b"\x20\x01" if item.append else b"") + (b"\x28\x01" if item.last_chunk else b"")
-            + _event_metadata(b"\x32", item.metadata, event_key, seq)))
+            + _field(b"\x32", _field(b"\x0a", head + b"\x12" + _SMALL[n + 2] + b"\x1a"
+                                     + _SMALL[n] + digits))))
     if kind is m.StatusUpdate:
         assert isinstance(item, m.StatusUpdate)
         return _field(b"\x1a", (
