@@ -1,7 +1,7 @@
 """gRPC server CPU per request and per streamed event: interlingua against a2a-sdk 1.3.0.
 
     .venv/bin/python benchmarks/grpc_load.py [--seconds 8] [--rounds 3] [--procs 2]
-        [--concurrency 16] [--sdk-python .interop/py-a2a-1.3.0/bin/python]
+        [--concurrency 16] [--sdk-python .interop/py-a2a-1.3.0/bin/python] [--out DIR]
 
 Both servers are the echo agents of ``servers/grpc_echo.py`` on the v1.0 service
 (with ``floor``, a bare grpc.aio server of canned answers, for what gRPC itself costs),
@@ -16,14 +16,18 @@ The figure is the server's CPU time (utime + stime from ``/proc/<pid>/stat``) ov
 the measurement divided by the requests answered (or events received): on a shared
 machine that holds far better than throughput. Every answer is checked (a completed
 task echoing the text; a stream ending ``completed`` with all its chunks); one wrong
-answer fails the run. Rounds alternate the servers' order; medians are printed.
-The SDK's venv needs ``a2a-sdk[grpc]`` (scripts/interop-setup makes one).
+answer fails the run. Rounds alternate the servers' order; medians are printed, and
+written with every sample to ``grpc.md`` and ``grpc.json`` in ``--out`` (default
+``benchmarks/results``). The SDK's venv needs ``a2a-sdk[grpc]`` (scripts/interop-setup
+makes one).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
+import json
 import os
 import statistics
 import subprocess
@@ -130,7 +134,10 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--sdk-python", default=str(ROOT / ".interop" / "py-a2a-1.3.0" / "bin" /
                                                   "python"))
+    ap.add_argument("--out", type=Path, default=HERE / "results",
+                    help="directory for grpc.md and grpc.json (benchmarks/results)")
     opts = ap.parse_args()
+    started = dt.datetime.now(dt.UTC)
     servers = {"floor": sys.executable, "interlingua": sys.executable,
                "a2a-sdk 1.3.0": opts.sdk_python}
     names = list(servers)
@@ -149,22 +156,46 @@ def main() -> None:
             finally:
                 proc.terminate()
                 proc.wait(10)
-    print(f"\n{opts.procs} client processes x {opts.concurrency} in flight, "
-          f"{opts.seconds:g} s, median of {opts.rounds} rounds\n")
-    print("| server | unary req/s | CPU per request | streamed events/s | CPU per event |")
-    print("|---|---:|---:|---:|---:|")
     med: dict[tuple[str, str], dict[str, float]] = {}
     for name in names:
         for mode in ("unary", "streaming"):
             runs = samples[(name, mode)]
             med[(name, mode)] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        u, s = med[(name, "unary")], med[(name, "streaming")]
-        print(f"| {name} | {u['per_s']:.0f} | {u['cpu_us']:.0f} µs | {s['per_s']:.0f} | "
-              f"{s['cpu_us']:.1f} µs |")
+    lines = [f"{opts.procs} client processes x {opts.concurrency} in flight, "
+             f"{opts.seconds:g} s, median of {opts.rounds} rounds", "",
+             "| server | unary req/s | CPU per request | streamed events/s | CPU per event |",
+             "|---|---:|---:|---:|---:|"]
+    for name in names:
+        u, st = med[(name, "unary")], med[(name, "streaming")]
+        lines.append(f"| {name} | {u['per_s']:.0f} | {u['cpu_us']:.0f} µs | {st['per_s']:.0f} | "
+                     f"{st['cpu_us']:.1f} µs |")
     ours, theirs = "interlingua", "a2a-sdk 1.3.0"
     for mode, what in (("unary", "request"), ("streaming", "event")):
         ratio = med[(theirs, mode)]["cpu_us"] / med[(ours, mode)]["cpu_us"]
-        print(f"\nCPU per {what}: a2a-sdk uses {ratio:.1f}x interlingua's")
+        lines += ["", f"CPU per {what}: a2a-sdk uses {ratio:.1f}x interlingua's"]
+    lines += ["", "Every round (CPU per request / per event, µs):", "",
+              "| server | " + " | ".join(f"round {i + 1}" for i in range(opts.rounds)) + " |",
+              "|---|" + "---:|" * opts.rounds]
+    for name in names:
+        cells = [f"{u['cpu_us']:.0f} / {st['cpu_us']:.1f}"
+                 for u, st in zip(samples[(name, "unary")], samples[(name, "streaming")],
+                                  strict=True)]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    print("\n" + table)
+    command = " ".join([".venv/bin/python benchmarks/grpc_load.py", *sys.argv[1:]])
+    opts.out.mkdir(parents=True, exist_ok=True)
+    (opts.out / "grpc.md").write_text(
+        "# gRPC: server CPU per request and per streamed event\n\n"
+        f"Made by `{command}` on {started:%Y-%m-%d %H:%M} UTC ({os.cpu_count()} CPUs, shared "
+        "with other work while it ran: req/s moves a lot between runs, CPU per request and "
+        "per event less). The servers are pinned to CPU 0, the load to CPU 1; `floor` is a "
+        "bare `grpc.aio` server answering with canned, pre-serialized messages: what gRPC "
+        "itself costs. See the script's docstring.\n\n" + table + "\n")
+    raw = {"command": command, "started": started.isoformat(), "cpus": os.cpu_count(),
+           "procs": opts.procs, "concurrency": opts.concurrency, "seconds": opts.seconds,
+           "samples": {f"{name} {mode}": runs for (name, mode), runs in samples.items()}}
+    (opts.out / "grpc.json").write_text(json.dumps(raw, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -113,8 +113,8 @@ TARGETS: tuple[Target, ...] = (
     # The same server asked in older dialects: what their codecs cost next to v1.0's.
     Target(
         name="interlingua-memory-rest",
-        description="interlingua, in-memory store, v1.0 HTTP+JSON POST /message:send "
-        "(servers/interlingua_echo.py)",
+        description="interlingua, in-memory store, v1.0 HTTP+JSON POST /message:send and "
+        "/message:stream (servers/interlingua_echo.py)",
         python=PROJECT_PYTHON,
         module="interlingua_echo",
         attr="create",
@@ -123,6 +123,7 @@ TARGETS: tuple[Target, ...] = (
         rpc_path="/message:send",
         store_url="memory://",
         packages=("interlingua",),
+        stream=StreamSpec(path="/message:stream", events=1002),
         cancel=False,
     ),
     Target(

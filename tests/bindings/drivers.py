@@ -481,10 +481,9 @@ class GRPC03(GRPC):
             return "TaskSubscription", pb.TaskSubscriptionRequest(name=f"tasks/{call.id}")
         configs = "tasks/{}/pushNotificationConfigs"
         if isinstance(call, c.SetPushConfig):
-            config = json_format.Parse(self.codec.encode_call(call)[1],
-                                       pb.TaskPushNotificationConfig())
-            return "CreateTaskPushNotificationConfig", pb.CreateTaskPushNotificationConfigRequest(
-                parent=f"tasks/{call.task_id}", config_id=call.config.id or "", config=config)
+            # the codec writes the whole CreateTaskPushNotificationConfigRequest
+            return "CreateTaskPushNotificationConfig", json_format.Parse(
+                self.codec.encode_call(call)[1], pb.CreateTaskPushNotificationConfigRequest())
         if isinstance(call, c.GetPushConfig):
             name = configs.format(call.task_id) + f"/{call.config_id}"
             return "GetTaskPushNotificationConfig", pb.GetTaskPushNotificationConfigRequest(

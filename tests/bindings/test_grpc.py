@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2_grpc as rpc0
 from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.core.parts import new_id
+from interlingua.server import EngineConfig
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.context import Context
 from interlingua.server.push import PushSettings
@@ -48,20 +50,28 @@ async def _steps(ctx: Context) -> None:
         await asyncio.sleep(30)
     elif text == "ask":
         await ctx.require_input("more?")
+    elif text == "flood":  # more than a reader that does not read can hold
+        aid = None
+        for n in range(1500):
+            aid = await ctx.artifact(f"{n:05d}" + "x" * 4000, artifact_id=aid,
+                                     append=aid is not None)
+        await ctx.complete()
     else:
         await ctx.complete(artifact=text.upper())
 
 
 @contextlib.contextmanager
 def served(*, auth: AuthConfig | None = None, max_body_bytes: int = 10 * 1024 * 1024,
-           push: bool = True, extended: bool = False) -> Iterator[tuple[str, str]]:
+           push: bool = True, extended: bool = False,
+           max_lag: int = 10_000) -> Iterator[tuple[str, str]]:
     """(HTTP base URL, gRPC target) of an agent serving both bindings."""
     sock = bind_loopback()
     agent = Agent("Steps", "Works in steps.", _steps, streaming=True, push_notifications=push,
                   extended_card=(lambda base: msgspec.structs.replace(base, name="Steps+"))
                   if extended else None)
     app = create_app(agent, public_url=url_of(sock), auth=auth, max_body_bytes=max_body_bytes,
-                     push=PushSettings(allow_http=True, allow_private_networks=True))
+                     push=PushSettings(allow_http=True, allow_private_networks=True),
+                     engine_config=EngineConfig(max_lag=max_lag))
     server = add_grpc(app, "127.0.0.1:0")
     with live_server(app, sock=sock) as url:
         assert server.port
@@ -202,6 +212,30 @@ def test_v1_subscribe_follows_a_running_task(v1: rpc1.A2AServiceStub) -> None:
     v1.CancelTask(pb1.CancelTaskRequest(id=started.task.id))
     rest = list(stream)
     assert rest[-1].status_update.status.state == pb1.TASK_STATE_CANCELED
+
+
+def test_a_stream_too_far_behind_ends_unavailable_and_resumes() -> None:
+    with served(max_lag=64) as (_, target), grpc.insecure_channel(target) as channel:
+        stub = rpc1.A2AServiceStub(channel)
+        stream = stub.SendStreamingMessage(pb1.SendMessageRequest(message=_message("flood")))
+        seqs = [_seq(next(stream))]
+        time.sleep(2)  # the agent runs on; the server cannot send what is not read
+        with pytest.raises(grpc.RpcError) as err:
+            seqs.extend(_seq(e) for e in stream)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "subscribe again" in (err.value.details() or "")
+        assert _error_info(err.value)[0] == "RESOURCE_UNAVAILABLE"
+        # everything after the last event received, from the log: no gap, no duplicate
+        task_id = stub.ListTasks(pb1.ListTasksRequest()).tasks[0].id
+        rest = list(stub.SubscribeToTask(pb1.SubscribeToTaskRequest(id=task_id),
+                                         metadata=(("last-event-id", str(seqs[-1])),)))
+        seqs.extend(_seq(e) for e in rest)
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        assert rest[-1].status_update.status.state == pb1.TASK_STATE_COMPLETED
+
+
+def _seq(event: pb1.StreamResponse) -> int:
+    return int(getattr(event, event.WhichOneof("payload")).metadata[EVENT_ID_KEY])
 
 
 def test_v1_push_config_crud(v1: rpc1.A2AServiceStub) -> None:
@@ -419,6 +453,55 @@ def test_v03_card_and_errors(v03: rpc03.A2AServiceStub, agent: tuple[str, str]) 
     with pytest.raises(grpc.RpcError) as err:
         v03.SendMessage(pb03.SendMessageRequest(request=bad_role))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+V03_BAD = {
+    "a part with no member": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), role=pb03.ROLE_USER, content=[pb03.Part()]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "none of text, file, data"),
+    "a file with neither uri nor bytes": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), role=pb03.ROLE_USER,
+            content=[pb03.Part(file=pb03.FilePart(mime_type="a/b"))]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "exactly one of"),
+    "no message id": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            role=pb03.ROLE_USER, content=[pb03.Part(text="x")]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "messageId"),
+    "a negative history length": (
+        lambda s, t: s.GetTask(pb03.GetTaskRequest(name=f"tasks/{t}", history_length=-1)),
+        grpc.StatusCode.INVALID_ARGUMENT, "historyLength"),
+    "a push config without its config": (
+        lambda s, t: s.CreateTaskPushNotificationConfig(
+            pb03.CreateTaskPushNotificationConfigRequest(parent=f"tasks/{t}")),
+        grpc.StatusCode.INVALID_ARGUMENT, "config"),
+    "a push config without a url": (
+        lambda s, t: s.CreateTaskPushNotificationConfig(
+            pb03.CreateTaskPushNotificationConfigRequest(
+                parent=f"tasks/{t}", config=pb03.TaskPushNotificationConfig(
+                    push_notification_config=pb03.PushNotificationConfig()))),
+        grpc.StatusCode.INVALID_ARGUMENT, "url"),
+    "a config name without its config id": (
+        lambda s, t: s.GetTaskPushNotificationConfig(
+            pb03.GetTaskPushNotificationConfigRequest(name=f"tasks/{t}")),
+        grpc.StatusCode.INVALID_ARGUMENT, "pushNotificationConfigs"),
+    "an unknown task's configs": (
+        lambda s, t: s.ListTaskPushNotificationConfig(
+            pb03.ListTaskPushNotificationConfigRequest(parent="tasks/nope")),
+        grpc.StatusCode.NOT_FOUND, "nope"),
+}
+
+
+@pytest.mark.parametrize("case", list(V03_BAD))
+def test_v03_bad_requests_are_told_what_is_wrong(v03: rpc03.A2AServiceStub, case: str) -> None:
+    call, code, said = V03_BAD[case]
+    task = v03.SendMessage(pb03.SendMessageRequest(request=_message03("hi"))).task
+    with pytest.raises(grpc.RpcError) as err:
+        call(v03, task.id)
+    assert err.value.code() == code
+    assert said in (err.value.details() or "")
+    assert _error_info(err.value)[1] == "a2a-protocol.org"
 
 
 def test_v03_task_is_readable_over_v1(v03: rpc03.A2AServiceStub,

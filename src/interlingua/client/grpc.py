@@ -154,6 +154,8 @@ def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
     if method == "tasks/resubscribe":
         return "TaskSubscription", {"name": task}
     if method == "tasks/pushNotificationConfig/set":
+        if "parent" in doc:  # the codec wrote the whole request
+            return "CreateTaskPushNotificationConfig", doc
         # params: the TaskPushNotificationConfig, named tasks/{id}/pushNotificationConfigs/{cid}
         pieces = str(doc.get("name", "")).split("/")
         parent = "/".join(pieces[:2])

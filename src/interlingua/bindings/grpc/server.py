@@ -2,14 +2,19 @@
 
 ``lf.a2a.v1.A2AService`` speaks v1.0 and ``a2a.v1.A2AService`` speaks v0.3
 (DIALECTS.md §g.3, §h.3: the service name picks the dialect). Like the JSON-RPC
-endpoint, this is framing only: a request is read from protobuf, turned into
-the dialect's ProtoJSON (``pbjson.py``; v0.3: then into the v0.3 JSON-RPC
-objects, ``v03.py``) and decoded by the dialect's codec into a canonical call;
-the front door does the rest (authentication from the metadata, rate limits,
-tenant, owner scoping, idempotency, push). v1.0 tasks, messages and stream
-events are built straight from the canonical objects (``v1_out.py``); other
-answers go back through the codec's JSON. Errors are gRPC statuses with a
-``google.rpc.ErrorInfo`` in ``grpc-status-details-bin`` (§f.2).
+endpoint, this is framing only: a request becomes a canonical call, and the
+front door does the rest (authentication from the metadata, rate limits,
+tenant, owner scoping, idempotency, push).
+
+v1.0: the usual send requests are read straight from protobuf (``v1_in.py``),
+the others as ProtoJSON (``pbjson.py``) by the v1.0 codec; tasks, messages and
+stream events are written as wire bytes straight from the canonical objects
+(``v1_bytes.py``), the rarer answers from the codec's JSON. v0.3: requests and
+answers are the v0.3-ProtoJSON codec's documents (``V03ProtoJSONCodec``, the
+one v0.3 HTTP+JSON uses), with the resource names of the requests read in
+``v03_requests.py`` and the card in the proto's shape (``v03_card.py``).
+Errors are gRPC statuses with a ``google.rpc.ErrorInfo`` in
+``grpc-status-details-bin`` (§f.2).
 
 The handlers take and return raw bytes, so that a malformed request is an
 ``INVALID_ARGUMENT`` of ours rather than grpc's ``INTERNAL``, and each stream
@@ -28,9 +33,10 @@ import msgspec
 from google.protobuf.message import DecodeError, Message
 
 from ...core import model as m
-from ...core.calls import GetExtendedCard, ListTasksResult
+from ...core.calls import Call, GetExtendedCard, ListTasksResult
 from ...core.dialects import Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
+from ...core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ...core.errors import (
     A2AError,
     ExtendedCardNotConfigured,
@@ -43,12 +49,15 @@ from ...server.dispatch import FrontDoor, parse_version
 from ...server.request_headers import RequestHeaders
 from ...server.sse_writer import encoded_item
 from ...server.streams import Entry, Lagged, Unavailable
-from . import v03, v1_out
+from . import v1_bytes, v1_out
 from .pbjson import fill, to_doc
 from .protos import interlingua_a2a_v1_pb2 as pb03
 from .protos import interlingua_lf_a2a_v1_pb2 as pb1
 from .resume import EVENT_ID_KEY, LAST_EVENT_ID
 from .status import DETAILS_KEY, code_of, status_details
+from .v03_card import card_out
+from .v03_requests import request_in
+from .v1_in import send_in
 
 __all__ = ["V03_SERVICE", "V1_SERVICE", "GrpcBinding"]
 
@@ -116,98 +125,111 @@ def _from_json(doc: Any, cls: type[Message]) -> bytes:
 class _Dialect:
     """How one service's messages become its dialect's calls, and back."""
 
+    #: the dialect, as the front door knows it
+    name: str
     #: the key under which a stream event's serialization is kept on its log entry
     cache_key: str
-    stream_response: type[Message]
 
     def __init__(self, codec: Codec) -> None:
         self.codec = codec
 
-    def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
+    def call_of(self, rpc: _Rpc, request: Message) -> Call:
         raise NotImplementedError
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
         raise NotImplementedError
 
-    def stream_doc(self, entry: Entry) -> Any:
+    def encode_event(self, entry: Entry) -> bytes:
+        """One stream event as a serialized ``StreamResponse``, its sequence number
+        in its metadata."""
         raise NotImplementedError
 
-    def stream_message(self, entry: Entry) -> Message:
-        out = fill(self.stream_response(), self.stream_doc(entry))
-        which = out.WhichOneof("payload")
-        if which is not None:
-            getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
-        return out
-
     def event(self, entry: Entry) -> bytes:
-        """One stream event as a serialized ``StreamResponse``, its sequence number
-        in its metadata (kept on the log entry for the next subscriber)."""
+        """``encode_event``, kept on the log entry for the task's other readers."""
         stored = entry.stored
+        if stored is None:  # a lone reader's: never read again
+            return self.encode_event(entry)
         key = self.cache_key
-        if stored is not None and stored.encoded is not None:
-            found = stored.encoded.get(key)
-            if found is not None:
-                return found
-        data: bytes = self.stream_message(entry).SerializeToString()
-        if stored is not None:
-            if stored.encoded is None:
-                stored.encoded = {}
-            stored.encoded[key] = data
-        return data
+        # most events have readers of one dialect and binding: one slot, no dict
+        if stored.encoded_for == key:
+            return stored.encoded_once
+        if stored.encoded_for is None:
+            data = stored.encoded_once = self.encode_event(entry)
+            stored.encoded_for = key
+            return data
+        cache = stored.encoded
+        if cache is None:
+            cache = stored.encoded = {}
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self.encode_event(entry)
+        return found
 
 
 class _V1(_Dialect):
+    name = "1.0"
     cache_key = "grpc:1.0"
-    stream_response = pb1.StreamResponse
 
-    def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
-        return rpc.name, _encode_json.encode(to_doc(request))
+    def call_of(self, rpc: _Rpc, request: Message) -> Call:
+        if rpc.request is pb1.SendMessageRequest:
+            call = send_in(request, rpc.streaming)
+            if call is not None:
+                return call
+        return self.codec.decode_call(rpc.name, _encode_json.encode(to_doc(request)))
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
         if rpc.response is None:
             return b""
-        # the answers of every request built directly; the rare ones from the codec's JSON
+        # the answers of every request written directly; the rare ones from the codec's JSON
         kind = type(result)
         if kind is m.Task:
             if rpc.name in ("SendMessage", "SendStreamingMessage"):
-                return v1_out.send_response_pb(result).SerializeToString()  # type: ignore[no-any-return]
-            return v1_out.task_pb(result).SerializeToString()  # type: ignore[no-any-return]
+                return v1_bytes.send_response_bytes(result)
+            return v1_bytes.task_bytes(result)
         if kind is m.Message:
-            return v1_out.send_response_pb(result).SerializeToString()  # type: ignore[no-any-return]
+            return v1_bytes.send_response_bytes(result)
         if kind is ListTasksResult:
             return v1_out.list_tasks_pb(result).SerializeToString()  # type: ignore[no-any-return]
         return _from_json(_decode_json.decode(self.codec.encode_result(call, result)),
                           rpc.response)
 
-    def stream_message(self, entry: Entry) -> Message:
-        return v1_out.stream_item_pb(entry.item, EVENT_ID_KEY, entry.seq)
+    def encode_event(self, entry: Entry) -> bytes:
+        return v1_bytes.stream_item_bytes(entry.item, EVENT_ID_KEY, entry.seq)
 
 
 class _V03(_Dialect):
-    cache_key = "grpc:0.3"
-    stream_response = pb03.StreamResponse
+    """v0.3: the v0.3-ProtoJSON codec's documents, as the v0.3 proto's messages."""
 
-    def __init__(self, codec: Codec, public_card: Callable[[], tuple[AgentCard, str]]) -> None:
-        super().__init__(codec)
+    name = "0.3"
+    cache_key = "grpc:0.3"
+
+    def __init__(self, public_card: Callable[[], tuple[AgentCard, str]]) -> None:
+        super().__init__(V03ProtoJSONCodec())
         self.public_card = public_card
 
-    def call_of(self, rpc: _Rpc, request: Message) -> tuple[str, bytes]:
-        method, params = v03.request_in(rpc.name, to_doc(request))
-        return method, _encode_json.encode(params)
+    def call_of(self, rpc: _Rpc, request: Message) -> Call:
+        return self.codec.decode_call(*request_in(rpc.name, request))
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
         if rpc.response is None:
             return b""
         doc = _decode_json.decode(self.codec.encode_result(call, result))
-        return _from_json(v03.result_out(rpc.name, doc), rpc.response)
+        if rpc.response is pb03.AgentCard:
+            doc = card_out(doc)
+        return _from_json(doc, rpc.response)
 
     def public_card_answer(self) -> bytes:
         card, rpc_url = self.public_card()
-        return _from_json(v03.card_out(encode_card_v03(card, jsonrpc_url=rpc_url)),
+        return _from_json(card_out(encode_card_v03(card, jsonrpc_url=rpc_url)),
                           pb03.AgentCard)
 
-    def stream_doc(self, entry: Entry) -> Any:
-        return v03.stream_item_out(_decode_json.decode(encoded_item(entry, self.codec)))
+    def encode_event(self, entry: Entry) -> bytes:
+        # the codec's ProtoJSON is shared with v0.3 REST readers of the same entry
+        out = fill(pb03.StreamResponse(), _decode_json.decode(encoded_item(entry, self.codec)))
+        which = out.WhichOneof("payload")
+        if which is not None:
+            getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
+        return out.SerializeToString()  # type: ignore[no-any-return]
 
 
 def _scope_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, Any]:
@@ -218,12 +240,28 @@ def _scope_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, Any]:
                if isinstance(v, str)]
     scope: dict[str, Any] = {"type": "grpc", "headers": headers, "query_string": b""}
     peer = context.peer() or ""
-    kind, _, address = peer.partition(":")
-    if kind in ("ipv4", "ipv6"):
-        host, _, port = address.rpartition(":")
-        host = host.strip("[]")
-        scope["client"] = (host, int(port) if port.isdigit() else 0)
+    client = _clients.get(peer)
+    if client is None:
+        client = _client_of(peer)
+        if len(_clients) >= 1024:
+            _clients.clear()
+        _clients[peer] = client
+    if client:
+        scope["client"] = client
     return scope
+
+
+#: the addresses of recent peers: a connection's calls all name the same one
+_clients: dict[str, tuple[str, int] | tuple[()]] = {}
+
+
+def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
+    """``ipv4:127.0.0.1:5555`` -> ("127.0.0.1", 5555); () for a peer of another kind."""
+    kind, _, address = peer.partition(":")
+    if kind not in ("ipv4", "ipv6"):
+        return ()
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port) if port.isdigit() else 0
 
 
 def _extensions(headers: RequestHeaders) -> list[str]:
@@ -254,7 +292,7 @@ class GrpcBinding:
                  public_card: Callable[[], tuple[AgentCard, str]]) -> None:
         self.door = door
         self._v1 = _V1(get_codec("1.0"))
-        self._v03 = _V03(get_codec("0.3"), public_card)
+        self._v03 = _V03(public_card)
 
     def handlers(self) -> list[grpc.GenericRpcHandler]:
         out = []
@@ -285,14 +323,12 @@ class GrpcBinding:
             request = rpc.request.FromString(data)
         except DecodeError:
             raise InvalidParams(f"Invalid params: the request is not a valid {rpc.request.DESCRIPTOR.full_name}") from None
-        codec = dialect.codec
         raw_version = headers.get("a2a-version")
         version = parse_version(raw_version) if raw_version else None
-        door.check_version(codec.name, raw_version, version)
-        method, params = dialect.call_of(rpc, request)
-        call = codec.decode_call(method, params)
+        door.check_version(dialect.name, raw_version, version)
+        call = dialect.call_of(rpc, request)
         info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
-                            dialect=codec.name, streaming=rpc.streaming,
+                            dialect=dialect.name, streaming=rpc.streaming,
                             extensions=_extensions(headers))
         return call, info, headers
 
@@ -345,20 +381,35 @@ class GrpcBinding:
                 await _abort(context, door, error)
                 return
             try:
-                async for out in stream:
-                    if type(out) is Entry:
-                        # encoded before anything is awaited: it may be the live task
-                        yield dialect.event(out)
-                    elif type(out) is Lagged:
-                        error = ResourceUnavailable(
-                            f"This stream fell too far behind; subscribe again with "
-                            f"{LAST_EVENT_ID}: {out.seq} to continue from the log",
-                            data={"lastEventId": out.seq, "resumable": True})
+                event = dialect.event
+                while error is None:
+                    got = stream.poll()
+                    if type(got) is not list:
+                        await got  # type: ignore[misc]  # idle: one bare future
+                        continue
+                    if not got:
                         break
-                    elif type(out) is Unavailable:
-                        error = ResourceUnavailable(
-                            out.message, data={"lastEventId": out.after, "resumable": False})
-                        break
+                    # The whole batch is encoded before anything is awaited: an entry
+                    # may be the live task projection, which moves on meanwhile.
+                    # (Heartbeats send nothing: gRPC's keepalive pings do their work.)
+                    ready = []
+                    for out in got:
+                        if type(out) is Entry:
+                            ready.append(event(out))
+                        elif type(out) is Lagged:
+                            error = ResourceUnavailable(
+                                f"This stream fell too far behind; subscribe again with "
+                                f"{LAST_EVENT_ID}: {out.seq} to continue from the log",
+                                data={"lastEventId": out.seq, "resumable": True})
+                            break
+                        elif type(out) is Unavailable:
+                            error = ResourceUnavailable(
+                                out.message,
+                                data={"lastEventId": out.after, "resumable": False})
+                            break
+                    del got
+                    for data in ready:
+                        yield data
             except A2AError as exc:
                 error = exc
             except Exception:
