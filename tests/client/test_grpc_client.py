@@ -342,6 +342,11 @@ class H2Cutter:
         self._server.close()
         for w in list(self._writers):
             w.transport.abort()
+        # the connections' handlers end here, not later in another test's log
+        handlers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in handlers:
+            t.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
