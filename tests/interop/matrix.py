@@ -287,7 +287,8 @@ def render(versions: dict[str, str]) -> str:
         "- **get**: the task read back by id (with `historyLength`) matches what the send "
         "returned.",
         "- **cancel**: a non-blocking send of a long task, then cancel: the answer and a later "
-        "get say `canceled`.",
+        "get say `canceled`. When interlingua's client is the one canceling, a second cancel "
+        "is refused (task not cancelable).",
         "- **multi-turn**: the agent asks for input (`input-required`); the answer sent to the "
         "same task and context completes it, and the agent saw the first message.",
         "- **message reply**: an agent that answers with a bare message (no task), to a "
