@@ -25,7 +25,13 @@ from interlingua.client import Client, ClientError, ResumePolicy, StreamEvent
 from interlingua.client import bindings as client_bindings
 from interlingua.client.grpc import target_of
 from interlingua.client.grpc_status import error_of, read_status
-from interlingua.core.calls import GetExtendedCard
+from interlingua.core.calls import (
+    DeletePushConfig,
+    GetExtendedCard,
+    GetPushConfig,
+    ListPushConfigs,
+    SetPushConfig,
+)
 from interlingua.core.errors import (
     AuthenticationRequired,
     MethodNotFound,
@@ -33,9 +39,17 @@ from interlingua.core.errors import (
     TaskNotCancelable,
     TaskNotFound,
 )
-from interlingua.core.model import AgentCard, APIKeyScheme, ArtifactUpdate, Task, TaskState
+from interlingua.core.model import (
+    AgentCard,
+    APIKeyScheme,
+    ArtifactUpdate,
+    PushConfig,
+    Task,
+    TaskState,
+)
 from interlingua.server import create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
+from interlingua.server.push.settings import PushSettings
 from tests.live import bind_loopback, live_grpc_agent
 from tests.security.helpers import PKI, serve_app
 
@@ -150,6 +164,31 @@ async def test_the_extended_card(agent: tuple[str, str], dialect: str, name: str
     async with Client(target, binding="grpc", dialect=dialect) as client:
         card = await client.call(GetExtendedCard())
     assert isinstance(card, AgentCard) and card.name == name
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_a_push_config_is_set_read_listed_and_deleted(dialect: str) -> None:
+    # v0.3: CreateTaskPushNotificationConfig names the task in ``parent`` and the
+    # config's id in ``configId``; both must reach the server
+    pushing = Agent("Story", "Writes in chunks.", _work, streaming=True, push_notifications=True)
+    hook = PushSettings(allow_http=True, allow_private_networks=True, max_attempts=1)
+    with live_grpc_agent(pushing, push=hook) as (_, target):
+        async with Client(target, binding="grpc", dialect=dialect) as client:
+            task = await client.send("slow", blocking=False)
+            assert isinstance(task, Task)
+            config = PushConfig(url="http://127.0.0.1:9/hook", id="cfg-1", token="tok-1")
+            stored = await client.call(SetPushConfig(task_id=task.id, config=config))
+            got = await client.call(GetPushConfig(task_id=task.id, config_id="cfg-1"))
+            listed = await client.call(ListPushConfigs(task_id=task.id))
+            await client.call(DeletePushConfig(task_id=task.id, config_id="cfg-1"))
+            left = await client.call(ListPushConfigs(task_id=task.id))
+            await client.cancel(task.id)
+    for found in (stored, got):
+        assert isinstance(found, PushConfig), found
+        assert (found.id, found.url, found.token, found.task_id) == (
+            "cfg-1", config.url, "tok-1", task.id)
+    assert isinstance(listed, list) and [c.id for c in listed] == ["cfg-1"]
+    assert left == []
 
 
 # ------------------------------------------------------------ choosing the binding

@@ -42,8 +42,7 @@ DOC = ROOT / "docs" / "interop.md"
 PARTIAL = INTEROP_DIR / "interop-partial.md"
 
 CLIENT_ROWS = rows("client")
-#: the rows of interlingua's JSON-RPC and HTTP+JSON client (gRPC rows have a module of their own)
-AGENT_ROWS = rows("agent", ("JSONRPC", "HTTP+JSON"))
+AGENT_ROWS = rows("agent")
 
 
 # --------------------------------------------------------------------------- peers
@@ -71,9 +70,11 @@ def client_argv(row: Row, env: Path, url: str) -> list[str]:
     return argv
 
 
-def agent_argv(row: Row, env: Path, port: int) -> list[str]:
+def agent_argv(row: Row, env: Path, port: int, grpc_port: int | None = None) -> list[str]:
     if row.env.startswith("py-"):
-        return [_python(env), str(PEERS_DIR / f"py_agent_{_major(row)}.py"), "--port", str(port)]
+        grpc = [] if grpc_port is None else ["--grpc-port", str(grpc_port)]
+        return [_python(env), str(PEERS_DIR / f"py_agent_{_major(row)}.py"), "--port", str(port),
+                *grpc]
     return ["node", str(PEERS_DIR / f"js_agent_{_major(row)}.mjs"), "--port", str(port),
             "--sdk", str(env)]
 
@@ -82,7 +83,9 @@ class Peers:
     """The peer processes of the session, started together on first use.
 
     Clients are keyed by row (each talks to the interlingua agent in one
-    dialect); agents by environment (a 1.x agent serves both of its rows).
+    dialect); agents by environment (one agent serves every row of its SDK:
+    each binding, each dialect). Agents of an SDK with a row in gRPC serve
+    gRPC too, on a port of their own (``AgentProcess.grpc_port``).
     """
 
     def __init__(self, interlingua_url: str) -> None:
@@ -138,7 +141,10 @@ class Peers:
                 self._agents[row.env] = exc
                 continue
             port = free_port()
-            agent = AgentProcess(row.env, agent_argv(row, env, port), port)
+            grpc_port = (free_port() if any(r.env == row.env and r.binding == "GRPC"
+                                            for r in AGENT_ROWS) else None)
+            agent = AgentProcess(row.env, agent_argv(row, env, port, grpc_port), port,
+                                 grpc_port)
             self._agents[row.env] = agent
             started.append(agent)
         for agent in started:

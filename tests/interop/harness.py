@@ -205,12 +205,15 @@ class Driver:
 
 
 class AgentProcess:
-    """An official agent on ``127.0.0.1:port``; its card answers once it is up."""
+    """An official agent on ``127.0.0.1:port``; its card answers once it is up.
+    ``grpc_port``: where it also serves gRPC, when it does."""
 
-    def __init__(self, name: str, argv: list[str], port: int) -> None:
+    def __init__(self, name: str, argv: list[str], port: int,
+                 grpc_port: int | None = None) -> None:
         self.name = name
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        self.grpc_port = grpc_port
         self.log = _log_file(f"agent-{name}")
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(

@@ -12,10 +12,9 @@ installed, writes ``.interop/interop-partial.md`` instead.
 
 Rows name their binding ("JSONRPC", "HTTP+JSON", "GRPC"). A test module fills
 the rows of its ``DIRECTION`` and bindings (``rows(direction, bindings)``) with
-a ``peer`` parameter; the recording in ``conftest.py`` needs nothing more, so
-rows of another pair (say interlingua's gRPC client against official agents:
-direction "agent", binding "GRPC") are added here together with the module
-that fills them.
+a ``peer`` parameter; the recording in ``conftest.py`` needs nothing more (a
+cell filled by several tests, say one per way of reaching the peer, keeps the
+worst outcome and every note).
 """
 
 from __future__ import annotations
@@ -111,11 +110,23 @@ ROWS: list[Row] = [
         "HTTP+JSON"),
     Row("js-0.3.14-rest", "agent", f"{_JS03} agent", "0.3", "js-0.3.14",
         "the SDK's REST handler (`restHandler`)", "HTTP+JSON"),
+    Row("py-1.3.0-grpc", "agent", f"{_PY1} agent", "1.0", "py-a2a-1.3.0",
+        "the SDK's `GrpcHandler` (service `lf.a2a.v1.A2AService`), chosen from the card's "
+        "GRPC 1.0 interface and dialed by address (`Client(\"grpc://host:port\", "
+        "dialect=\"1.0\")`)", "GRPC"),
+    Row("py-1.3.0-v03-grpc", "agent", f"{_PY1} agent", "0.3", "py-a2a-1.3.0",
+        "the SDK's v0.3 compatibility handler (`CompatGrpcHandler`, service "
+        "`a2a.v1.A2AService`) on the same server, dialed by the address the card's GRPC 0.3 "
+        "interface names (`Client(\"grpc://host:port\", dialect=\"0.3\")`)",
+        "GRPC"),
+    Row("py-0.3.26-grpc", "agent", f"{_PY03} agent", "0.3", "py-a2a-0.3.26",
+        "the SDK's `GrpcHandler` (service `a2a.v1.A2AService`), chosen from the card's "
+        "additionalInterfaces and dialed by address (`Client(\"grpc://host:port\", "
+        "dialect=\"0.3\")`)", "GRPC"),
 ]
 
-#: the bindings a row may name; "GRPC" rows of direction "agent" (interlingua's gRPC
-#: client against official agents) are filled by a module of their own, like any row:
-#: each test module takes the rows of its direction and bindings (``rows``).
+#: the bindings a row may name; each test module takes the rows of its direction and
+#: bindings (``rows``).
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
 
 
@@ -204,7 +215,8 @@ _DIRECTION = {
               "`interlingua.Client` calls an agent built on each official SDK "
               "(`tests/interop/peers/py_agent_*.py`, `js_agent_*.mjs`), each in its own "
               "process on loopback, serving JSON-RPC at `/` and HTTP+JSON under `/rest` "
-              "with the SDK's own routes; the client keeps to the row's binding "
+              "with the SDK's own routes (the Python agents also serve gRPC on a port of "
+              "their own, named in their cards); the client keeps to the row's binding "
               "(`Client(url, binding=\"rest\")`). Rows marked v0.3 on a 1.x SDK talk to "
               "the SDK's v0.3 compatibility layer of that binding "
               "(`Client(url, dialect=\"0.3\")`)."),
@@ -275,7 +287,8 @@ def render(versions: dict[str, str]) -> str:
         "- **get**: the task read back by id (with `historyLength`) matches what the send "
         "returned.",
         "- **cancel**: a non-blocking send of a long task, then cancel: the answer and a later "
-        "get say `canceled`.",
+        "get say `canceled`. When interlingua's client is the one canceling, a second cancel "
+        "is refused (task not cancelable).",
         "- **multi-turn**: the agent asks for input (`input-required`); the answer sent to the "
         "same task and context completes it, and the agent saw the first message.",
         "- **message reply**: an agent that answers with a bare message (no task), to a "

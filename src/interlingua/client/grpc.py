@@ -154,14 +154,9 @@ def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
     if method == "tasks/resubscribe":
         return "TaskSubscription", {"name": task}
     if method == "tasks/pushNotificationConfig/set":
-        if "parent" in doc:  # the codec wrote the whole request
-            return "CreateTaskPushNotificationConfig", doc
-        # params: the TaskPushNotificationConfig, named tasks/{id}/pushNotificationConfigs/{cid}
-        pieces = str(doc.get("name", "")).split("/")
-        parent = "/".join(pieces[:2])
-        config_id = pieces[3] if len(pieces) == 4 else ""
-        return "CreateTaskPushNotificationConfig", {
-            "parent": parent, "configId": config_id, "config": doc}
+        # the codec spells the whole request already: {parent: tasks/{id}, configId,
+        # config: the TaskPushNotificationConfig}
+        return "CreateTaskPushNotificationConfig", doc
     if method == "tasks/pushNotificationConfig/list":
         return "ListTaskPushNotificationConfig", {"parent": task}
     if method in ("tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/delete"):

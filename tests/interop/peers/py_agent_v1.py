@@ -1,13 +1,17 @@
 """Agent on the official Python SDK 1.x (``a2a-sdk`` 1.x), for interlingua's client.
 
-    python py_agent_v1.py --port PORT
+    python py_agent_v1.py --port PORT [--grpc-port GRPC_PORT]
 
-Runs with the interpreter of an ``a2a-sdk`` 1.x venv: the SDK's JSON-RPC route
-at ``/`` and its HTTP+JSON routes under ``/rest`` (each in v1.0, plus the SDK's
-own v0.3 compatibility layer) and card route over its default request
-handler, in-memory task store and in-memory push-config store, under uvicorn
-on 127.0.0.1. It behaves as every agent of
-these tests does (``tests/interop/agent.py`` tells how).
+Runs with the interpreter of an ``a2a-sdk`` 1.x venv (with its grpc extra): the
+SDK's JSON-RPC route at ``/`` and its HTTP+JSON routes under ``/rest`` (each in
+v1.0, plus the SDK's own v0.3 compatibility layer) and card route over its
+default request handler, in-memory task store and in-memory push-config store,
+under uvicorn on 127.0.0.1. With ``--grpc-port`` the same handler is also served
+over gRPC on a ``grpc.aio`` server at 127.0.0.1:GRPC_PORT: the SDK's
+``GrpcHandler`` (``lf.a2a.v1.A2AService``, v1.0) and its v0.3 compatibility
+handler ``CompatGrpcHandler`` (``a2a.v1.A2AService``), both named in the card.
+It behaves as every agent of these tests does (``tests/interop/agent.py`` tells
+how).
 """
 
 from __future__ import annotations
@@ -16,17 +20,21 @@ import argparse
 import asyncio
 import uuid
 
+import grpc
 import uvicorn
+from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
+from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
 from a2a.helpers import get_message_text, new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import (
     create_agent_card_routes,
     create_jsonrpc_routes,
     create_rest_routes,
 )
 from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
+from a2a.types import a2a_pb2_grpc
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -94,8 +102,12 @@ class InteropExecutor(AgentExecutor):
                 TaskState.TASK_STATE_CANCELED)
 
 
-def agent_card(url: str) -> AgentCard:
+def agent_card(url: str, grpc_address: str | None = None) -> AgentCard:
     rest = url.rstrip("/") + "/rest"
+    grpc_interfaces = [] if grpc_address is None else [
+        AgentInterface(url=grpc_address, protocol_binding="GRPC", protocol_version="1.0"),
+        AgentInterface(url=grpc_address, protocol_binding="GRPC", protocol_version="0.3"),
+    ]
     return AgentCard(
         name="Interop (a2a-sdk 1.x)",
         description="Echoes, streams, waits and asks, for the interoperability tests.",
@@ -105,6 +117,7 @@ def agent_card(url: str) -> AgentCard:
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"),
             AgentInterface(url=rest, protocol_binding="HTTP+JSON", protocol_version="1.0"),
             AgentInterface(url=rest, protocol_binding="HTTP+JSON", protocol_version="0.3"),
+            *grpc_interfaces,
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain", "application/json", "application/octet-stream"],
@@ -114,11 +127,9 @@ def agent_card(url: str) -> AgentCard:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
-    opts = ap.parse_args()
-    card = agent_card(f"http://127.0.0.1:{opts.port}/")
+async def serve(port: int, grpc_port: int | None) -> None:
+    grpc_address = None if grpc_port is None else f"127.0.0.1:{grpc_port}"
+    card = agent_card(f"http://127.0.0.1:{port}/", grpc_address)
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(),
         task_store=InMemoryTaskStore(),
@@ -130,7 +141,28 @@ def main() -> None:
     routes = [*create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
               *create_agent_card_routes(card),
               *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest")]
-    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=opts.port, log_level="warning")
+    server = None
+    if grpc_address is not None:
+        server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
+        server.add_insecure_port(grpc_address)
+        await server.start()
+    config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port,
+                            log_level="warning")
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        if server is not None:
+            await server.stop(1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--grpc-port", type=int)
+    opts = ap.parse_args()
+    asyncio.run(serve(opts.port, opts.grpc_port))
 
 
 if __name__ == "__main__":
