@@ -103,6 +103,32 @@ async def test_news_reaches_readers_of_another_process(redis_url: str) -> None:
         await two.close()
 
 
+async def test_a_write_that_created_its_task_is_news_for_this_process_only(
+        redis_url: str) -> None:
+    # Nobody elsewhere can wait for a task that did not exist: such a write
+    # costs the other replicas nothing; the task's later writes are news as before.
+    one, two = await pair(redis_url)
+    try:
+        assert one._client is not None
+        stream = one._stream
+        before = await one._client.xlen(stream)
+        here = one.subscribe("k")
+        sub = two.subscribe("k")
+        await one.publish("k", [event(1), event(2)], created=True)
+        assert here.latest == 2  # this process's readers have it at once
+        await asyncio.sleep(0.2)  # news the sender would send went out by now
+        await one.publish("k", [event(3)])
+        while await asyncio.wait_for(wait(sub, sub.latest, timeout=30), 5) < 3:
+            pass
+        # one entry: the write after the creation; none for the creation
+        assert await one._client.xlen(stream) - before == 1
+        here.close()
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
 async def test_news_a_failing_client_could_not_send_is_kept_and_sent_later(
         redis_url: str) -> None:
     # A client closed under a send (at shutdown) raises errors other than

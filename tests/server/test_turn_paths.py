@@ -137,7 +137,7 @@ class _BusThatFailsAfterDelivering(LocalBus):
     """Hands events to the readers here, then fails to tell other processes, as a
     shared bus does when its server is out of reach."""
 
-    async def publish(self, key: str, events: Sequence[Any]) -> None:
+    async def publish(self, key: str, events: Sequence[Any], *, created: bool = False) -> None:
         await super().publish(key, events)
         raise ConnectionError("bus server out of reach")
 

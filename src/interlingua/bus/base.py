@@ -58,8 +58,14 @@ class Subscription(Protocol):
 
 
 class Bus(Protocol):
-    async def publish(self, key: str, events: Sequence[StoredEvent]) -> None:
-        """Announce committed events (in seq order) of task ``key``."""
+    async def publish(self, key: str, events: Sequence[StoredEvent], *,
+                      created: bool = False) -> None:
+        """Announce committed events (in seq order) of task ``key``.
+
+        ``created``: the write created the task. No reader in another process
+        can be waiting for it (a reader reads the store before it waits, and the
+        task was not there), so a shared bus need only tell this process's.
+        """
         ...
 
     def subscribe(self, key: str, *, seen: int = 0) -> Subscription:

@@ -146,7 +146,8 @@ class LocalBus:
             clock = self._clocks[timeout] = _Clock(timeout)
         return clock
 
-    async def publish(self, key: str, events: Sequence[StoredEvent]) -> None:
+    async def publish(self, key: str, events: Sequence[StoredEvent], *,
+                      created: bool = False) -> None:
         topic = self._topics.get(key)
         if topic is None or not events:
             return

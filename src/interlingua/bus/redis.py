@@ -191,10 +191,15 @@ class RedisBus:
 
     # --------------------------------------------------------------- the bus
 
-    async def publish(self, key: str, events: Sequence[StoredEvent]) -> None:
+    async def publish(self, key: str, events: Sequence[StoredEvent], *,
+                      created: bool = False) -> None:
         if not events:
             return
         await self._local.publish(key, events)
+        if created:
+            # Nobody elsewhere can wait for a task that did not exist: no news,
+            # so a replica's cost per request does not grow with the replicas.
+            return
         seq = events[-1].seq
         pending = self._unsent.get(key)
         if pending is None:

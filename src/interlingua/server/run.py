@@ -358,7 +358,7 @@ class Writer:
         run.version = version
         stored = [StoredEvent(seq=base + i + 1, event=e) for i, e in enumerate(batch)]
         try:
-            await self.bus.publish(run.key, stored)
+            await self.bus.publish(run.key, stored, created=base == 0)
         except Exception:
             # The batch is committed: it stands, and the readers here were handed
             # it before a shared bus talks to its server (which keeps and resends
