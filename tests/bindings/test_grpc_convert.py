@@ -111,6 +111,17 @@ ITEMS = [
         metadata={}, extensions=["", "urn:e"]), metadata={"z": None, "a": {"b": 1}}),
     m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[
         m.TextPart(text=t) for t in ("y" * 125, "y" * 126, "z" * 300, "ü" * 63)])),
+    # chunks of one text part around the lengths that fit a byte, each flag alone
+    *(m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[m.TextPart(text=t)]),
+                       append=append, last_chunk=last)
+      for t, append, last in (("y" * 123, True, False), ("y" * 124, False, True),
+                              ("y" * 125, False, False), ("ü" * 61, True, True),
+                              ("ü" * 62, True, False), ("ü" * 63, False, True))),
+    m.ArtifactUpdate("t1", "c1", m.Artifact(artifact_id="a", parts=[
+        m.TextPart(text="t", filename="f.txt")]), append=True),
+    # the same artifact id in another task and context
+    m.ArtifactUpdate("t2", "c2", m.Artifact(artifact_id="a", parts=[m.TextPart(text="c")]),
+                     append=True),
 ]
 
 

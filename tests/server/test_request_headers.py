@@ -40,3 +40,13 @@ def test_it_is_a_mapping_of_distinct_names() -> None:
     assert dict(h)["x-tag"] == "second"
     assert RequestHeaders(iter(RAW))["host"] == "example.test"
     assert len(RequestHeaders()) == 0
+
+
+def test_truth_is_whether_there_are_headers_without_counting_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_counting(self: RequestHeaders) -> int:
+        raise AssertionError("truth counted the distinct names")
+
+    monkeypatch.setattr(RequestHeaders, "__len__", no_counting)
+    assert RequestHeaders(RAW)
+    assert not RequestHeaders()

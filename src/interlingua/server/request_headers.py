@@ -56,5 +56,9 @@ class RequestHeaders(Mapping[str, str]):
     def __len__(self) -> int:
         return len({k for k, _ in self._raw})
 
+    def __bool__(self) -> bool:
+        # without it, truth would count the distinct names (``__len__``)
+        return bool(self._raw)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict(self)!r})"

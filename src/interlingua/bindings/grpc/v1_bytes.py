@@ -225,6 +225,54 @@ def _ids_of(task_id: str, context_id: str) -> bytes:
     return found
 
 
+#: a chunk's task and context id fields, and its artifact id field, per (task, context, artifact)
+_chunk_heads: dict[tuple[str, str, str], tuple[bytes, bytes]] = {}
+#: an event id's metadata field up to its digits, per (event key, number of digits)
+_seq_heads: dict[tuple[str, int], bytes] = {}
+_FLAGS = [b"", b"\x28\x01", b"\x20\x01", b"\x20\x01\x28\x01"]  # append, last_chunk
+
+
+def _chunk(item: m.ArtifactUpdate, a: m.Artifact, event_key: str, seq: int) -> bytes:
+    """The chunk of a stream: the same ids and artifact id, text parts, the event id.
+
+    The common event, written from pieces kept per task and per digit count: the
+    measured CPU per streamed event of the gRPC server needs it.
+    """
+    key = (item.task_id, item.context_id, a.artifact_id)
+    heads = _chunk_heads.get(key)
+    if heads is None:
+        if len(_chunk_heads) >= 1024:
+            _chunk_heads.clear()
+        heads = _chunk_heads[key] = (_text(b"\x0a", item.task_id)
+                                     + _text(b"\x12", item.context_id),
+                                     _text(b"\x0a", a.artifact_id))
+    ids, aid = heads
+    parts = a.parts
+    p = parts[0] if len(parts) == 1 else None
+    text = p.text.encode() if type(p) is m.TextPart and p.metadata is None \
+        and not p.filename and not p.media_type else None
+    if text is not None and len(text) < 0x7E:
+        # one short text part: its length and the part's fit one byte each
+        n = len(text)
+        art = aid + b"\x22" + _SMALL[n + 2] + b"\x0a" + _SMALL[n] + text
+    else:
+        art = aid + _parts(b"\x22", parts)
+    digits = str(seq).encode()
+    meta = _seq_heads.get((event_key, len(digits)))
+    if meta is None:
+        # Struct{fields: {key: Value{string_value: "<seq>"}}}, all but the digits
+        n = len(digits)
+        entry = _field(b"\x0a", event_key.encode()) + b"\x12" + _SMALL[n + 2] + b"\x1a" \
+            + _SMALL[n]
+        whole = _field(b"\x32", _field(b"\x0a", entry + digits))
+        meta = _seq_heads[(event_key, n)] = whole[:-n]
+    n = len(art)
+    inner = (ids + b"\x1a" + (_SMALL[n] if n < 0x80 else _varint(n)) + art
+             + _FLAGS[item.append * 2 + item.last_chunk] + meta + digits)
+    n = len(inner)
+    return b"\x22" + (_SMALL[n] if n < 0x80 else _varint(n)) + inner
+
+
 def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpdate,
                       event_key: str, seq: int) -> bytes:
     """One serialized ``StreamResponse``, its sequence number under ``event_key``
@@ -239,18 +287,7 @@ def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpda
                 + (b"\x20\x01" if item.append else b"")
                 + (b"\x28\x01" if item.last_chunk else b"")
                 + _event_metadata(b"\x32", item.metadata, event_key, seq)))
-        # the chunk of a stream: the same ids, text parts, the event id (the common event)
-        head = _event_keys.get(event_key)
-        if head is None:
-            head = _event_keys[event_key] = _field(b"\x0a", event_key.encode())
-        digits = str(seq).encode()
-        n = len(digits)
-        return _field(b"\x22", (
-            _ids_of(item.task_id, item.context_id)
-            + _field(b"\x1a", _text(b"\x0a", a.artifact_id) + _parts(b"\x22", a.parts))
-            + (b"\x20\x01" if item.append else b"") + (b"\x28\x01" if item.last_chunk else b"")
-            + _field(b"\x32", _field(b"\x0a", head + b"\x12" + _SMALL[n + 2] + b"\x1a"
-                                     + _SMALL[n] + digits))))
+        return _chunk(item, a, event_key, seq)
     if kind is m.StatusUpdate:
         assert isinstance(item, m.StatusUpdate)
         return _field(b"\x1a", (

@@ -45,7 +45,8 @@ def send_in(request: Any, streaming: bool) -> c.SendMessage | None:
         history = conf.history_length if conf.HasField("history_length") else None
         if history is not None and not 0 <= history <= _INT32_MAX:
             return None
-        config = c.SendConfig(accepted_output_modes=list(conf.accepted_output_modes) or None,
+        modes = conf.accepted_output_modes
+        config = c.SendConfig(accepted_output_modes=list(modes) if modes else None,
                               history_length=history, blocking=not conf.return_immediately)
     return c.SendMessage(
         message=m.Message(
@@ -54,8 +55,10 @@ def send_in(request: Any, streaming: bool) -> c.SendMessage | None:
             parts=parts,
             context_id=msg.context_id or None,
             task_id=msg.task_id or None,
-            reference_task_ids=list(msg.reference_task_ids) or None,
-            extensions=list(msg.extensions) or None,
+            # measured: list() of an empty repeated field costs several times asking
+            # whether it has anything, on every send (the gRPC CPU per request)
+            reference_task_ids=list(refs) if (refs := msg.reference_task_ids) else None,
+            extensions=list(exts) if (exts := msg.extensions) else None,
         ),
         config=config,
         tenant=request.tenant or None,
