@@ -90,10 +90,11 @@ def test_serve_then_talk_to_it() -> None:
     # uvicorn shuts down cleanly, then re-raises the signal it caught
     assert proc.returncode in (0, -signal.SIGTERM), err
     assert "Traceback" not in err
-    assert out.splitlines()[:3] == [
+    assert out.splitlines()[:4] == [
         f"Serving tests/client/agents.py on {url} (store memory://)",
         f"  agent card: {url}/.well-known/agent-card.json",
         f"  JSON-RPC:   {url}/",
+        f"  HTTP+JSON:  {url}/  (v0.3 under {url}/v1/)",
     ]
 
 

@@ -426,6 +426,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                 "card": base + "/.well-known/agent-card.json",
                 "jsonrpc": base + path,
             })
+            if "rest" in bindings:
+                info["rest"] = base + "/"
         info["store"] = shown_url(store_url)
         if grpc_at:
             info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
@@ -440,6 +442,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         if not no_http:
             click.echo(f"  agent card: {info['card']}")
             click.echo(f"  JSON-RPC:   {info['jsonrpc']}")
+            if "rest" in info:
+                click.echo(f"  HTTP+JSON:  {info['rest']}  (v0.3 under {info['rest']}v1/)")
         if grpc_at:
             click.echo(f"  gRPC:       {info['grpc']}")
         if mesh is not None:
