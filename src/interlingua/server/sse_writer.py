@@ -41,21 +41,7 @@ def encoded_item(entry: Entry, codec: Codec) -> bytes:
     stored = entry.stored
     if stored is None:
         return codec.encode_stream_item(entry.item)
-    name = codec.name
-    # Most events have readers of one dialect: one slot, no dict per event.
-    if stored.encoded_for == name:
-        return stored.encoded_once
-    if stored.encoded_for is None:
-        data = stored.encoded_once = codec.encode_stream_item(entry.item)
-        stored.encoded_for = name
-        return data
-    cache = stored.encoded
-    if cache is None:
-        cache = stored.encoded = {}
-    found = cache.get(name)
-    if found is None:
-        found = cache[name] = codec.encode_stream_item(entry.item)
-    return found
+    return stored.encoding(codec.name, codec.encode_stream_item, entry.item)
 
 
 class _Disconnect:

@@ -22,7 +22,7 @@ dead. See ``push_mode`` for which events each config wants.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -68,6 +68,9 @@ class Scope(msgspec.Struct, frozen=True, gc=False):
     owner: str = ""
 
 
+_T = TypeVar("_T")
+
+
 class TaskRecord(msgspec.Struct, gc=False):
     task: Task
     scope: Scope
@@ -88,6 +91,24 @@ class StoredEvent(msgspec.Struct, gc=False):
     encoded_for: str | None = None
     encoded_once: bytes = b""
     encoded: dict[str, bytes] | None = None
+
+    def encoding(self, key: str, encode: Callable[[_T], bytes], arg: _T) -> bytes:
+        """``encode(arg)``, made once per ``key`` (a dialect, or a binding's
+        serialization of it) for every reader of this event."""
+        # Most events have readers of one key: one slot, no dict per event.
+        if self.encoded_for == key:
+            return self.encoded_once
+        if self.encoded_for is None:
+            data = self.encoded_once = encode(arg)
+            self.encoded_for = key
+            return data
+        cache = self.encoded
+        if cache is None:
+            cache = self.encoded = {}
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = encode(arg)
+        return found
 
 
 class UnfinishedTask(msgspec.Struct):

@@ -149,21 +149,7 @@ class _Dialect:
         stored = entry.stored
         if stored is None:  # a lone reader's: never read again
             return self.encode_event(entry)
-        key = self.cache_key
-        # most events have readers of one dialect and binding: one slot, no dict
-        if stored.encoded_for == key:
-            return stored.encoded_once
-        if stored.encoded_for is None:
-            data = stored.encoded_once = self.encode_event(entry)
-            stored.encoded_for = key
-            return data
-        cache = stored.encoded
-        if cache is None:
-            cache = stored.encoded = {}
-        found = cache.get(key)
-        if found is None:
-            found = cache[key] = self.encode_event(entry)
-        return found
+        return stored.encoding(self.cache_key, self.encode_event, entry)
 
 
 class _V1(_Dialect):
