@@ -42,8 +42,9 @@ import msgspec
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
-from ..core.errors import InvalidAgentResponse, UnsupportedOperation
+from ..core.errors import InvalidAgentResponse
 from ..observability.propagation import inject
+from .bindings import encode_call
 from .card import Endpoint
 from .errors import BadResponse, ClientError, DialectMismatch
 from .grpc_status import DETAILS_KEY, error_of
@@ -280,12 +281,7 @@ class GrpcClientBinding:
         if dialect not in ("1.0", "0.3"):
             raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
         codec: Codec = self._v03 if dialect == "0.3" else get_codec("1.0")
-        try:
-            method, params = codec.encode_call(call)
-        except UnsupportedOperation as exc:
-            raise DialectMismatch(
-                f"{type(call).__name__} has no counterpart in A2A {dialect}: "
-                f"{exc.message}") from None
+        method, params = encode_call(codec, call, dialect)
         if dialect == "0.3":
             service = V03_SERVICE
             rpc, doc = _v03_request(method, params)

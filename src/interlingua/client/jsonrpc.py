@@ -16,10 +16,10 @@ from ..core.errors import (
     AuthorizationFailed,
     InvalidAgentResponse,
     RateLimitExceeded,
-    UnsupportedOperation,
 )
+from .bindings import encode_call
 from .card import Endpoint
-from .errors import BadResponse, DialectMismatch
+from .errors import BadResponse
 from .stream import Connection
 from .transport import HTTPReply, Transport
 
@@ -55,12 +55,7 @@ class JSONRPCBinding:
         self._ids = itertools.count(1)
 
     def _request(self, codec: Codec, call: Call) -> tuple[int, bytes]:
-        try:
-            method, params = codec.encode_call(call)
-        except UnsupportedOperation as exc:
-            raise DialectMismatch(
-                f"{type(call).__name__} has no counterpart in A2A {codec.name}: {exc.message}"
-            ) from None
+        method, params = encode_call(codec, call, codec.name)
         rid = next(self._ids)
         body = (
             b'{"jsonrpc":"2.0","id":' + str(rid).encode() + b',"method":'

@@ -47,6 +47,7 @@ from ..core.errors import (
     VersionNotSupported,
 )
 from ..core.sse import SSEEvent
+from .bindings import encode_call
 from .card import Endpoint
 from .errors import AgentUnreachable, BadResponse, DialectMismatch
 from .jsonrpc import HTTP_ERRORS, snippet
@@ -227,12 +228,7 @@ class RESTBinding:
     def _request(self, endpoint: Endpoint, call: Call, accept: str
                  ) -> tuple[Codec, str, str, bytes | None, dict[str, str]]:
         codec = _v03 if endpoint.dialect == "0.3" else get_codec(endpoint.dialect)
-        try:
-            method, params = codec.encode_call(call)
-        except UnsupportedOperation as exc:
-            raise DialectMismatch(
-                f"{type(call).__name__} has no counterpart in A2A {endpoint.dialect}: "
-                f"{exc.message}") from None
+        method, params = encode_call(codec, call, endpoint.dialect)
         if endpoint.dialect == "0.3":
             verb, path, body = route_of_v03(method, params, call)
         else:
