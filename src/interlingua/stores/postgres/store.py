@@ -59,7 +59,7 @@ _CREATE_AT_ONCE = (
 )
 
 # An append to a task at a known version, without push configs (see _append_at_once).
-_APPEND_AT_ONCE = (
+_APPEND_TEMPLATE = (
     "WITH task AS (UPDATE tasks SET version = $7, updated_at = $8,"
     " lease = COALESCE($9, lease){set}"
     " WHERE pk = $1 AND version = $6"
@@ -71,6 +71,9 @@ _APPEND_AT_ONCE = (
     "  $4::integer[], $5::bytea[]) AS e)"
     " SELECT count(*) FROM task"
 )
+# formatted once: the statement text is also asyncpg's cache key
+_APPEND_STATUS_AT_ONCE = _APPEND_TEMPLATE.format(set=", state = $10, status = $11, stamp = $12")
+_APPEND_AT_ONCE = _APPEND_TEMPLATE.format(set="")
 #: the tasks whose last write this process remembers (the oldest is forgotten first)
 _WRITTEN_KEPT = 4096
 
@@ -146,7 +149,8 @@ class PostgresStore(Outbox):
                                                  [r[4] for r in runs])
             except asyncpg.UniqueViolationError:
                 # only the message id can collide (the task's own conflict inserts nothing)
-                assert message_id is not None
+                if message_id is None:
+                    raise
                 found = await _find_message(conn, scope, message_id)
                 raise MessageExists(message_id, found or MessageRecord("")) from None
         if not fenced:
@@ -250,11 +254,11 @@ class PostgresStore(Outbox):
             if status_changed:
                 status = probe.status
                 written = await conn.fetchval(
-                    _APPEND_AT_ONCE.format(set=", state = $10, status = $11, stamp = $12"),
+                    _APPEND_STATUS_AT_ONCE,
                     pk, *columns, version, new_version, now, lease, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now))
             else:
-                written = await conn.fetchval(_APPEND_AT_ONCE.format(set=""), pk, *columns,
+                written = await conn.fetchval(_APPEND_AT_ONCE, pk, *columns,
                                               version, new_version, now, lease)
         if not written:
             return False
