@@ -6,7 +6,6 @@ each binding's own status (DIALECTS.md §f.2). The drivers are in ``drivers.py``
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +13,7 @@ import httpx
 import msgspec
 import pytest
 
-from interlingua import Agent, Context
+from interlingua import Agent
 from interlingua.core import calls as c
 from interlingua.core import model as m
 from interlingua.core.parts import new_id
@@ -23,32 +22,16 @@ from interlingua.server.auth.limits import Limits, RateLimit
 from interlingua.server.push.settings import PushSettings
 from tests.live import live_grpc_agent
 
+from .chunks_agent import write_chunks
 from .drivers import DRIVERS, Driver, Refused
 
 ALICE = {"X-API-Key": "alice-" + "a" * 20}
 BOB = {"X-API-Key": "bob-" + "b" * 20}
 
 
-async def _work(ctx: Context) -> None:
-    # "slow": works until canceled; "N DELAY": N chunks, DELAY seconds apart
-    if ctx.text == "slow":
-        await ctx.update("working on it")
-        await asyncio.sleep(30)
-        return
-    words = ctx.text.split()
-    n = int(words[0]) if words and words[0].isdigit() else 3
-    delay = float(words[1]) if len(words) > 1 else 0.0
-    await ctx.update("writing")
-    aid = None
-    for i in range(n):
-        aid = await ctx.artifact(f"chunk {i};", artifact_id=aid, append=aid is not None,
-                                 last_chunk=i == n - 1, name="story.txt")
-        if delay:
-            await asyncio.sleep(delay)
-    await ctx.complete("done")
 
 
-AGENT = Agent("Worker", "Writes in chunks.", _work, push_notifications=True)
+AGENT = Agent("Worker", "Writes in chunks.", write_chunks, push_notifications=True)
 PUSH = PushSettings(allow_http=True, allow_private_networks=True)
 
 

@@ -17,7 +17,7 @@ import grpc
 import msgspec
 import pytest
 
-from interlingua import Agent, Context
+from interlingua import Agent
 from interlingua.bindings.grpc import add_grpc
 from interlingua.bindings.grpc.status import status_details
 from interlingua.cli.serve import _grpc_credentials
@@ -50,6 +50,7 @@ from interlingua.core.model import (
 from interlingua.server import create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.push.settings import PushSettings
+from tests.bindings.chunks_agent import write_chunks
 from tests.live import bind_loopback, live_grpc_agent
 from tests.security.helpers import PKI, serve_app
 
@@ -58,26 +59,9 @@ pytestmark = pytest.mark.timeout(60)
 KEY = "alice-" + "a" * 20
 
 
-async def _work(ctx: Context) -> None:
-    # "N DELAY": N chunks, DELAY seconds apart; "slow": works until canceled
-    if ctx.text == "slow":
-        await ctx.update("working on it")
-        await asyncio.sleep(30)
-        return
-    words = ctx.text.split()
-    n = int(words[0]) if words and words[0].isdigit() else 3
-    delay = float(words[1]) if len(words) > 1 else 0.0
-    await ctx.update("writing")
-    aid = None
-    for i in range(n):
-        aid = await ctx.artifact(f"chunk {i};", artifact_id=aid, append=aid is not None,
-                                 last_chunk=i == n - 1, name="story.txt")
-        if delay:
-            await asyncio.sleep(delay)
-    await ctx.complete("done")
 
 
-AGENT = Agent("Story", "Writes in chunks.", _work, streaming=True,
+AGENT = Agent("Story", "Writes in chunks.", write_chunks, streaming=True,
               extended_card=lambda base: msgspec.structs.replace(base, name="Story+"))
 DIALECTS = ["1.0", "0.3"]
 
@@ -170,7 +154,7 @@ async def test_the_extended_card(agent: tuple[str, str], dialect: str, name: str
 async def test_a_push_config_is_set_read_listed_and_deleted(dialect: str) -> None:
     # v0.3: CreateTaskPushNotificationConfig names the task in ``parent`` and the
     # config's id in ``configId``; both must reach the server
-    pushing = Agent("Story", "Writes in chunks.", _work, streaming=True, push_notifications=True)
+    pushing = Agent("Story", "Writes in chunks.", write_chunks, streaming=True, push_notifications=True)
     hook = PushSettings(allow_http=True, allow_private_networks=True, max_attempts=1)
     with live_grpc_agent(pushing, push=hook) as (_, target):
         async with Client(target, binding="grpc", dialect=dialect) as client:
