@@ -5,6 +5,8 @@ collects what comes back. Each test works in a namespace of its own."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -108,3 +110,14 @@ class Peer:
 
 def decoded(msg: Inbound) -> Any:
     return msgspec.json.decode(msg.payload)
+
+
+def stop_child(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
+    """SIGTERM, ``grace`` seconds to exit, then SIGKILL; its pipes read to the end."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.communicate()

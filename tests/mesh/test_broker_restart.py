@@ -30,6 +30,7 @@ from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import Topics, parse_mesh_url
 from tests.ci import unavailable
 from tests.live import live_server
+from tests.mesh.helpers import stop_child
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -145,12 +146,7 @@ async def test_an_agent_serves_again_after_the_broker_restarts(how: str, http: b
         finally:
             await client.aclose()
             await discovery.stop()
-            agent.send_signal(signal.SIGTERM)
-            try:
-                agent.wait(15)
-            except subprocess.TimeoutExpired:
-                agent.kill()
-            agent.communicate()
+            stop_child(agent)
 
 
 async def test_the_gateway_serves_again_after_the_broker_restarts() -> None:
@@ -178,12 +174,7 @@ async def test_the_gateway_serves_again_after_the_broker_restarts() -> None:
                         assert task.status.state is TaskState.COMPLETED, task.status
                         assert task.artifacts[0].parts[0].text == f"after {n}"  # type: ignore[union-attr]
         finally:
-            agent.send_signal(signal.SIGTERM)
-            try:
-                agent.wait(15)
-            except subprocess.TimeoutExpired:
-                agent.kill()
-            agent.communicate()
+            stop_child(agent)
 
 
 async def _listed(url: str, timeout: float) -> None:
@@ -221,9 +212,4 @@ async def test_a_stream_waiting_when_the_broker_goes_is_told_and_the_client_goes
         finally:
             await client.aclose()
             await discovery.stop()
-            agent.send_signal(signal.SIGTERM)
-            try:
-                agent.wait(15)
-            except subprocess.TimeoutExpired:
-                agent.kill()
-            agent.communicate()
+            stop_child(agent)

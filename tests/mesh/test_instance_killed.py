@@ -21,7 +21,7 @@ from interlingua.mesh.client import MeshClient
 from interlingua.mesh.discovery import Discovery
 from interlingua.mesh.topics import Topics, parse_mesh_url
 
-from .helpers import BROKER, Peer, decoded
+from .helpers import BROKER, Peer, decoded, stop_child
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -167,13 +167,7 @@ async def test_a_killed_instance_s_task_ends_failed_and_its_requester_hears_it(
     finally:
         await discovery.stop()
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-            proc.communicate()
+            stop_child(proc)
 
 
 async def test_an_instance_restarted_on_its_store_tells_the_requester_of_its_task(
@@ -209,10 +203,4 @@ async def test_an_instance_restarted_on_its_store_tells_the_requester_of_its_tas
             assert ended["status"]["state"] == "failed"
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-            proc.communicate()
+            stop_child(proc)
