@@ -60,18 +60,21 @@ class A2AApp(Starlette):
     _rpc: JSONRPCEndpoint | None = None
     _rest: RESTEndpoint | None = None
     _own_paths: frozenset[str] = frozenset()
-    # a path prefix served by a mounted app (the inspector), not by HTTP+JSON
-    _own_prefix: str | None = None
+    # the prefixes of mounted apps (the inspector), each ending in "/"
+    _own_prefixes: tuple[str, ...] = ()
     _hosts: HostPolicy | None = None
 
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
         self._rpc_path = path
         self._rpc = endpoint
 
-    def rest_routes(self, endpoint: RESTEndpoint, own_paths: Sequence[str]) -> None:
-        """HTTP+JSON answers every path but ``own_paths`` (cards, health, JSON-RPC ...)."""
+    def rest_routes(self, endpoint: RESTEndpoint, own_paths: Sequence[str],
+                    own_prefixes: Sequence[str] = ()) -> None:
+        """HTTP+JSON answers every path but ``own_paths`` (cards, health, JSON-RPC ...)
+        and those under ``own_prefixes`` (mounted apps)."""
         self._rest = endpoint
         self._own_paths = frozenset(own_paths)
+        self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own_prefixes)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         hosts = self._hosts
@@ -94,8 +97,7 @@ class A2AApp(Starlette):
                                     jsonrpc_envelope(answer.rid))
                 return
             if self._rest is not None and path not in self._own_paths and not (
-                    self._own_prefix is not None
-                    and (path + "/").startswith(self._own_prefix)):
+                    self._own_prefixes and (path + "/").startswith(self._own_prefixes)):
                 scope["app"] = self
                 await self._rest(scope, receive, send)
                 return
@@ -304,8 +306,6 @@ def create_app(
 
         routes.append(Mount("/inspector", app=inspector_app(on_agent=True)))
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
-    if inspector:
-        app._own_prefix = "/inspector/"
     app.rpc_route(path, rpc)
 
     def card_of(scope: Any, headers: Any) -> tuple[Any, str]:
@@ -317,7 +317,8 @@ def create_app(
                                      tenant_header=auth.tenant_header if auth is not None
                                      else None,
                                      other_paths={path: ("POST",)})
-        app.rest_routes(rest_endpoint, [r.path for r in routes if isinstance(r, Route)])
+        app.rest_routes(rest_endpoint, [r.path for r in routes if isinstance(r, Route)],
+                        [r.path for r in routes if isinstance(r, Mount)])
     app._hosts = hosts
     app.state.a2a = server
     app.state.engine = engine
