@@ -135,11 +135,8 @@ class Observer:
                 outcome = "ok"
                 try:
                     return await call(c, info)
-                except A2AError as exc:
-                    outcome = type(exc).__name__
-                    raise
-                except BaseException:
-                    outcome = "InternalError"
+                except BaseException as exc:
+                    outcome = _outcome(exc)
                     raise
                 finally:
                     count(type(c).__name__, info.dialect, _BINDING.get(), outcome,
@@ -179,11 +176,8 @@ class Observer:
         try:
             result = await run()
             return result  # type: ignore[no-any-return]
-        except A2AError as exc:
-            outcome = type(exc).__name__
-            raise
-        except BaseException:
-            outcome = "InternalError"
+        except BaseException as exc:
+            outcome = _outcome(exc)
             raise
         finally:
             if metrics is not None:
@@ -417,3 +411,8 @@ def gauges(engine: Engine, push: PushService) -> Callable[[], Awaitable[list[Any
         return out
 
     return read
+
+
+def _outcome(exc: BaseException) -> str:
+    """A request's outcome as metrics and spans name it: the A2A error, else InternalError."""
+    return type(exc).__name__ if isinstance(exc, A2AError) else "InternalError"
