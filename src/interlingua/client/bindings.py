@@ -16,15 +16,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
-from ..core.dialects import Codec
-from ..core.errors import UnsupportedOperation
 from .card import Endpoint
-from .errors import ClientError, DialectMismatch
+from .errors import ClientError
 from .stream import Connection
 from .transport import Transport
 
-__all__ = ["BINDINGS", "GRPC_MISSING", "Binding", "BindingSpec", "binding_spec", "check_binding",
-           "encode_call"]
+__all__ = ["BINDINGS", "GRPC_MISSING", "Binding", "BindingSpec", "binding_spec", "check_binding"]
 
 
 class Binding(Protocol):
@@ -109,13 +106,3 @@ def check_binding(binding: str | None, dialect: str | None) -> BindingSpec | Non
                          f"{', '.join(spec.dialects)}, not {dialect}")
     return spec
 
-
-def encode_call(codec: Codec, call: Call, dialect: str) -> tuple[str, bytes]:
-    """``codec.encode_call``; a call the dialect lacks is a ``DialectMismatch``
-    (every binding refuses it the same way, before anything is sent)."""
-    try:
-        return codec.encode_call(call)
-    except UnsupportedOperation as exc:
-        raise DialectMismatch(
-            f"{type(call).__name__} has no counterpart in A2A {dialect}: {exc.message}"
-        ) from None

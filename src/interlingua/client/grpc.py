@@ -44,8 +44,8 @@ from ..core.dialects import Codec, get_codec
 from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ..core.errors import InvalidAgentResponse
 from ..observability.propagation import inject
-from .bindings import encode_call
 from .card import Endpoint
+from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch
 from .grpc_status import DETAILS_KEY, error_of
 from .stream import Connection

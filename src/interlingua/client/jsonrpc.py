@@ -17,8 +17,8 @@ from ..core.errors import (
     InvalidAgentResponse,
     RateLimitExceeded,
 )
-from .bindings import encode_call
 from .card import Endpoint
+from .encoding import encode_call
 from .errors import BadResponse
 from .stream import Connection
 from .transport import HTTPReply, Transport

@@ -47,8 +47,8 @@ from ..core.errors import (
     VersionNotSupported,
 )
 from ..core.sse import SSEEvent
-from .bindings import encode_call
 from .card import Endpoint
+from .encoding import encode_call
 from .errors import AgentUnreachable, BadResponse, DialectMismatch
 from .jsonrpc import HTTP_ERRORS, snippet
 from .stream import Connection, _seq, lagged_or
