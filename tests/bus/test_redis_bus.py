@@ -275,3 +275,112 @@ async def test_opening_a_bus_whose_redis_is_away_says_so() -> None:
     bus = RedisBus("redis://127.0.0.1:1/0")
     with pytest.raises(ConnectionError, match=r"cannot reach Redis at 127\.0\.0\.1:1"):
         await bus.open()
+
+
+# ------------------------------------------- news only where someone reads
+
+
+async def test_a_turns_writes_are_news_only_for_processes_that_read_its_task(
+        redis_url: str) -> None:
+    # The process running a task's turn sends its writes' news only when another
+    # process has readers of that task: a replica's cost per request stays flat
+    # however many replicas there are.
+    one, two = await pair(redis_url)
+    try:
+        one.runs_here = lambda key: True
+        heard: list[tuple[str, int]] = []
+        two.on_remote = lambda key, seq: heard.append((key, seq))
+        assert one._client is not None
+        before = await one._client.xlen(one._stream)
+        await one.publish("unread", [event(1), event(2)])
+        await asyncio.sleep(0.3)
+        assert heard == []
+        assert await one._client.xlen(one._stream) == before
+        # a reader there: recorded in Redis, then the news reaches it
+        sub = two.subscribe("read")
+        while not await one._client.sismember(f"{two.prefix}:readers:read", two._origin):
+            await asyncio.sleep(0.01)
+        await one.publish("read", [event(1)])
+        assert await asyncio.wait_for(wait(sub, 0, timeout=30), 5) == 1
+        assert heard == [("read", 1)]
+        # readers of the task in its own process only: no news again
+        sub.close()
+        mine = one.subscribe("read")
+        while await one._client.sismember(f"{two.prefix}:readers:read", two._origin):
+            await asyncio.sleep(0.01)
+        await one.publish("read", [event(2)])
+        await asyncio.sleep(0.3)
+        assert heard == [("read", 1)]
+        mine.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_other_writes_are_news_for_every_process(redis_url: str) -> None:
+    # a cancel served by a replica that does not run the turn must reach the one
+    # that does, which has no reader of the task
+    one, two = await pair(redis_url)
+    try:
+        one.runs_here = lambda key: False
+        heard: list[tuple[str, int]] = []
+        two.on_remote = lambda key, seq: heard.append((key, seq))
+        await one.publish("canceled-here", [event(3)])
+        for _ in range(100):
+            if heard:
+                break
+            await asyncio.sleep(0.02)
+        assert heard == [("canceled-here", 3)]
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
+        redis_url: str) -> None:
+    # A reader reads the store, then waits; a write committed before Redis has
+    # recorded it as a reader sends no news there. Once recorded, the process
+    # looks the task up and wakes it.
+    store = MemoryStore("memory://")
+    await store.open()
+    scope = Scope("", "")
+    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0))
+    key = task_key(scope, "t-1")
+    one, two = await pair(redis_url)
+    two.attach_store(store)
+    try:
+        one.runs_here = lambda key: True
+        # the write, and its news, before anyone elsewhere reads the task
+        done = status("t-1", TaskState.COMPLETED, ts(1))
+        assert await store.append(scope, "t-1", 2, [done], now=ts(1)) == 3
+        await one.publish(key, [StoredEvent(3, done)])
+        await asyncio.sleep(0.2)
+        sub = two.subscribe(key, seen=2)  # what its reader read before that write
+        assert await asyncio.wait_for(wait(sub, 2, timeout=30), 5) == 3
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+        await store.close()
+
+
+async def test_a_closed_bus_takes_back_its_records_of_readers(redis_url: str) -> None:
+    one = RedisBus(redis_url)
+    await one.open()
+    sub = one.subscribe("k")
+    assert one._client is not None
+    client = one._client
+    name = f"{one.prefix}:readers:k"
+    while not await client.sismember(name, one._origin):
+        await asyncio.sleep(0.01)
+    assert 0 < await client.ttl(name) <= 60  # a killed process's record expires
+    sub.close()
+    await one.close()
+    probe = RedisBus(redis_url)
+    await probe.open()
+    try:
+        assert probe._client is not None
+        assert not await probe._client.sismember(name, one._origin)
+    finally:
+        await probe.close()

@@ -11,6 +11,23 @@ over as if they had been written there, without reading them back from the
 store; any other reader reads the store as before, so nothing can be lost by
 carrying them or not.
 
+Only news someone elsewhere needs is sent, so that a replica's cost per
+request does not grow with the number of replicas:
+
+* a write by the process running the task's turn (``runs_here``) matters only
+  to readers of that task in other processes. Each process records in Redis
+  which tasks it has readers of (a set per task, ``SADD``, kept alive by a
+  TTL); the news is added by a script that first looks at that set, in one
+  step inside Redis, and adds nothing when no other process reads the task;
+* any other write (a cancel or a message served by another replica, a turn
+  ended by policy) is news for every process: the one running the turn must
+  hear of it.
+
+A reader that begins to follow a task reads the store, then waits; the news
+of a write committed between its read and the moment Redis records it as a
+reader would be missed. So once Redis has recorded it, the process looks the
+task up in the store again and wakes its readers if the log moved on.
+
 No wake-up is lost either:
 
 * news is sent by a background sender after the local readers were woken, so
@@ -40,7 +57,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
 from ..core.model import Event
 from ..stores.base import Scope, Store, StoredEvent
@@ -59,6 +76,26 @@ _BLOCK_MS = 1_000
 CARRY_BYTES = 2_048
 #: the most events one news entry carries
 CARRY_EVENTS = 32
+#: how long Redis keeps a process's record that it reads a task, unless renewed
+#: (a process killed without saying it stopped reading costs the others this
+#: long of news nobody needs, no more)
+FOLLOW_TTL = 60
+_FOLLOW_RENEW = FOLLOW_TTL / 3
+_GONE, _NEW, _RENEW = 0, 1, 2
+
+# KEYS: the task's readers (a set of process ids), the news stream.
+# ARGV: this process's id, the stream's length, then the entry's fields.
+# Adds the entry only when a process other than this one reads the task; atomic
+# in Redis, so a reader recorded before it runs gets the news, and one recorded
+# after it finds the write in the store (it looks there once recorded).
+_NEWS_IF_READ = """
+local n = redis.call('SCARD', KEYS[1])
+if n == 0 or (n == 1 and redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1) then
+  return 0
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
+return 1
+"""
 _BACKOFF = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 
@@ -110,6 +147,26 @@ def _split_key(key: str) -> tuple[Scope, str] | None:
     return Scope(parts[0], parts[1]), parts[2]
 
 
+class _Following(LocalBus):
+    """The local bus, telling when its first reader of a task comes and its last goes."""
+
+    def __init__(self, changed: Callable[[str, bool], None]) -> None:
+        super().__init__()
+        self._changed = changed
+
+    def subscribe(self, key: str, *, seen: int = 0) -> _Subscription:
+        new = key not in self._topics
+        sub = super().subscribe(key, seen=seen)
+        if new:
+            self._changed(key, True)
+        return sub
+
+    def _release(self, key: str, topic: Any) -> None:
+        super()._release(key, topic)
+        if key not in self._topics:
+            self._changed(key, False)
+
+
 class RedisBus:
     """Local fan-out plus news across processes through one Redis stream."""
 
@@ -119,7 +176,8 @@ class RedisBus:
         #: the key prefix of this deployment (shared limits use it too)
         self.prefix = prefix
         self._stream = f"{prefix}:news"
-        self._local = LocalBus()
+        self._readers_prefix = f"{prefix}:readers:"
+        self._local = _Following(self._follow_changed)
         self._origin = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._client: aioredis.Redis | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -128,12 +186,23 @@ class RedisBus:
         self._unsent: dict[str, int] = {}
         #: the events of the unsent news, while they are few and contiguous
         self._carry: dict[str, list[StoredEvent]] = {}
+        #: unsent news that every process must hear (not from the turn's own process)
+        self._unsent_to_all: set[str] = set()
+        #: records of the tasks read here to make in Redis (_NEW: then look the
+        #: task up in the store; _RENEW) or to take back (_GONE)
+        self._follow: dict[str, int] = {}
+        self._next_renewal = 0.0
+        self._script: str | None = None  # the SHA1 of _NEWS_IF_READ once loaded
         self._wake_sender = asyncio.Event()
         self._store: Store | None = None
         self._closed = False
         #: called with (key, seq) for news from another process (the engine
         #: uses it to notice that a turn it runs was canceled elsewhere)
         self.on_remote: Callable[[str, int], None] | None = None
+        #: whether a task's turn runs in this process (the engine sets it); its
+        #: writes are then news only for readers elsewhere. Unset: every write
+        #: is news for every process.
+        self.runs_here: Callable[[str], bool] | None = None
         #: set while the reader is connected and reading
         self.connected = asyncio.Event()
 
@@ -171,6 +240,8 @@ class RedisBus:
 
     async def close(self) -> None:
         """End the waits of the readers here; send what news is left; disconnect."""
+        for key in self._local.keys():
+            self._follow[key] = _GONE
         await self._local.close()
         self._closed = True
         self._wake_sender.set()
@@ -183,6 +254,7 @@ class RedisBus:
             # uncancel); the loops also end on _closed, within one read's block
             await asyncio.wait(tasks, timeout=_BLOCK_MS / 1000 + 1)
         await self._flush_once()
+        await self._flush_follows()
         self.connected.clear()
         client, self._client = self._client, None
         if client is not None:
@@ -201,6 +273,8 @@ class RedisBus:
             # so a replica's cost per request does not grow with the replicas.
             return
         seq = events[-1].seq
+        if self.runs_here is None or not self.runs_here(key):
+            self._unsent_to_all.add(key)
         pending = self._unsent.get(key)
         if pending is None:
             if len(events) <= CARRY_EVENTS:
@@ -227,19 +301,38 @@ class RedisBus:
 
     # --------------------------------------------------------------- sending
 
+    def _follow_changed(self, key: str, reading: bool) -> None:
+        self._follow[key] = _NEW if reading else _GONE
+        if not self._closed:
+            self._start()
+            self._wake_sender.set()
+
     async def _send(self) -> None:
         attempt = 0
+        loop = asyncio.get_running_loop()
         while not self._closed:
-            await self._wake_sender.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_sender.wait(), _FOLLOW_RENEW)
             if self._closed:
                 return
             self._wake_sender.clear()
-            if await self._flush_once():
+            if loop.time() >= self._next_renewal:
+                # the records of the tasks read here would expire: renew them all
+                self._next_renewal = loop.time() + _FOLLOW_RENEW
+                for key in self._local.keys():
+                    self._follow.setdefault(key, _RENEW)
+            if await self._flush_once() and await self._flush_follows():
                 attempt = 0
             else:
                 await asyncio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
                 attempt += 1
                 self._wake_sender.set()
+
+    def _redis(self) -> aioredis.Redis:
+        client = self._client
+        if client is None:
+            client = self._client = aioredis.Redis.from_url(self._redis_url)
+        return client
 
     async def _flush_once(self) -> bool:
         """Send the news held; False (keeping it) when Redis cannot be reached."""
@@ -247,10 +340,11 @@ class RedisBus:
             return True
         news, self._unsent = self._unsent, {}
         carry, self._carry = self._carry, {}
-        client = self._client
-        if client is None:
-            client = self._client = aioredis.Redis.from_url(self._redis_url)
+        to_all, self._unsent_to_all = self._unsent_to_all, set()
+        client = self._redis()
         try:
+            if self._script is None and len(to_all) < len(news):
+                self._script = await client.script_load(_NEWS_IF_READ)
             async with client.pipeline(transaction=False) as pipe:
                 for key, seq in news.items():
                     fields: dict[Any, Any] = {"k": key.encode(), "s": seq, "o": self._origin}
@@ -259,14 +353,53 @@ class RedisBus:
                         payload = _encode_carried([_Carried(e.seq, e.event) for e in events])
                         if len(payload) <= CARRY_BYTES:
                             fields["e"] = payload
-                    pipe.xadd(self._stream, fields, maxlen=STREAM_LENGTH, approximate=True)
+                    if key in to_all:
+                        pipe.xadd(self._stream, fields, maxlen=STREAM_LENGTH, approximate=True)
+                    else:
+                        args: list[Any] = [self._origin, STREAM_LENGTH]
+                        for name, value in fields.items():
+                            args += (name, value)
+                        assert self._script is not None
+                        pipe.evalsha(self._script, 2, self._readers_prefix + key,
+                                     self._stream, *args)
                 await pipe.execute()
         except Exception as exc:  # not only RedisError: a client closed under us raises others
+            if isinstance(exc, NoScriptError):
+                self._script = None  # a restarted Redis forgot it: load it again
             for key, seq in news.items():
                 if seq > self._unsent.get(key, 0):
                     self._unsent[key] = seq
+            self._unsent_to_all |= to_all & news.keys()
             log.warning("redis bus: cannot send news (%s); will retry", exc)
             return False
+        return True
+
+    async def _flush_follows(self) -> bool:
+        """Record in Redis which tasks have readers here (and take back the
+        records of those that no longer have); then look each newly recorded
+        task up in the store, for writes whose news went out before."""
+        if not self._follow:
+            return True
+        follow, self._follow = self._follow, {}
+        client = self._redis()
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for key, what in follow.items():
+                    name = self._readers_prefix + key
+                    if what != _GONE:
+                        pipe.sadd(name, self._origin)
+                        pipe.expire(name, FOLLOW_TTL)
+                    else:
+                        pipe.srem(name, self._origin)
+                await pipe.execute()
+        except Exception as exc:
+            for key, what in follow.items():
+                if self._follow.get(key, _RENEW) == _RENEW:
+                    self._follow[key] = what
+            log.warning("redis bus: cannot record the tasks read here (%s); will retry", exc)
+            return False
+        await self._look_up([key for key, what in follow.items()
+                             if what == _NEW and self._local.latest(key) is not None])
         return True
 
     # --------------------------------------------------------------- reading
@@ -329,12 +462,18 @@ class RedisBus:
             self.on_remote(key, seq)
 
     async def _resync(self) -> None:
-        """After a reconnection news may be lost: ask the store where each task
-        followed here has got to."""
+        """After a reconnection news may be lost, and after a restart of Redis
+        the records of who reads what too: record them again, and ask the store
+        where each task followed here has got to."""
+        for key in self._local.keys():
+            self._follow[key] = _NEW  # looked up in the store once recorded again
+        self._wake_sender.set()
+
+    async def _look_up(self, keys: list[str]) -> None:
         store = self._store
         if store is None:
             return
-        for key in self._local.keys():
+        for key in keys:
             where = _split_key(key)
             if where is None:
                 continue

@@ -41,9 +41,17 @@ class Peers:
             attach(self.store)
         if hasattr(self.bus, "on_remote"):
             self.bus.on_remote = self.remote_write
+        if hasattr(self.bus, "runs_here"):
+            self.bus.runs_here = self.runs_here
         opener = getattr(self.bus, "open", None)
         if opener is not None:
             await opener()
+
+    def runs_here(self, key: str) -> bool:
+        """Whether the turn of a task runs in this process: its writes then need
+        to reach only the readers of other processes, not every process."""
+        run = self.runs.by_key.get(key)
+        return run is not None and run.turn is not None and not run.turn.done()
 
     def remote_write(self, key: str, seq: int) -> None:
         """Another process wrote to a task: if its turn runs here, that write may
