@@ -141,6 +141,25 @@ def pg_cpu(dbname: str) -> float:
     return total
 
 
+def pg_counters(dbname: str) -> tuple[int, int]:
+    """(transactions committed in ``dbname``, WAL flushes of the whole server).
+
+    Backends report their counts at most once a second, and when they go idle:
+    read a second and a half after the load stopped."""
+
+    async def run() -> tuple[int, int]:
+        conn = await asyncpg.connect(PG_ADMIN)
+        try:
+            commits = await conn.fetchval(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = $1", dbname)
+            syncs = await conn.fetchval("SELECT wal_sync FROM pg_stat_wal")
+            return int(commits or 0), int(syncs or 0)
+        finally:
+            await conn.close()
+
+    return asyncio.run(run())
+
+
 class Cpu:
     """CPU seconds of some process trees and of a database's backends since creation."""
 
@@ -375,13 +394,24 @@ def measure_unary(p: Proc, db: str | None, script: Path, conc: int, duration: fl
                   load_cpu: int | None) -> dict[str, Any]:
     """wrk on ``p`` after a 1 s warm-up; CPU of ``p``'s tree and of ``db``'s backends."""
     load.run_wrk(p.url + "/", script, conc, 1, load_cpu)  # warm-up
+    if db:
+        time.sleep(1.5)  # the warm-up's counts reported (pg_counters)
+        counted = pg_counters(db)
     meter = Cpu([p.pid], db)
     result = load.run_wrk(p.url + "/", script, conc, duration, load_cpu)
     server, pg = meter.read()
     n = max(result.requests, 1)
-    return {"concurrency": conc, "req_per_s": result.requests_per_s, "p50_ms": result.p50_ms,
-            "p99_ms": result.p99_ms, "errors": result.errors, "requests": result.requests,
-            "server_ms_per_req": server / n * 1000, "pg_ms_per_req": pg / n * 1000}
+    row = {"concurrency": conc, "req_per_s": result.requests_per_s, "p50_ms": result.p50_ms,
+           "p99_ms": result.p99_ms, "errors": result.errors, "requests": result.requests,
+           "server_ms_per_req": server / n * 1000, "pg_ms_per_req": pg / n * 1000}
+    if db:
+        time.sleep(1.5)
+        commits, syncs = (b - a for a, b in zip(counted, pg_counters(db), strict=True))
+        # PostgreSQL flushes the WAL once for all the commits waiting at that moment:
+        # fewer flushes than commits is group commit done by the database itself
+        row["commits_per_req"] = commits / n
+        row["wal_flushes_per_commit"] = syncs / max(commits, 1)
+    return row
 
 
 def measure_stream(p: Proc, db: str | None, duration: float, load_cpu: int | None
@@ -498,12 +528,17 @@ def lb_case(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
                         check_unary(front.url)
                         for conc in args.lb_concurrency:
                             meter = Cpu([r.pid for r in replicas[:n]], db)
+                            # the replicas out of the rotation still run, and still
+                            # hear of the others' writes if anything is sent to them
+                            idle = Cpu([r.pid for r in replicas[n:]], None)
                             # measure_unary's own meter reads the HAProxy process
                             row = measure_unary(front, None, script, conc, args.duration, None)
                             servers, pg = meter.read()
+                            idle_cpu = idle.read()[0]
                             req = max(row["requests"], 1)
                             row["haproxy_ms_per_req"] = row.pop("server_ms_per_req")
                             row["replicas_ms_per_req"] = servers / req * 1000
+                            row["idle_ms_per_req"] = idle_cpu / req * 1000
                             row["pg_ms_per_req"] = pg / req * 1000
                             samples.append({"replicas": n, "round": rnd, **row})
                             log(f"lb {n} replicas c={conc}: {row['req_per_s']:,.0f} req/s "
@@ -576,9 +611,15 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                 f"Server pinned to CPU {args.server_cpu}, wrk and the stream client to CPU "
                 f"{args.load_cpu}; PostgreSQL unpinned. Medians over {args.rounds} rounds of "
                 f"{args.duration:g} s per measurement; every server starts afresh each round.",
+                "Commits/req: transactions committed in the case's database per request (read-only "
+                "ones too: a query outside a transaction is one); "
+                "WAL flushes/commit: the server's WAL flushes (`pg_stat_wal.wal_sync`) per "
+                "commit. Below 1, PostgreSQL already flushed several transactions' commits at "
+                "once (its own group commit).",
                 "", "| server | c | req/s | p50 / p99 ms | server CPU ms/req | "
-                "PostgreSQL CPU ms/req | errors | vs a2a-sdk (req/s) |",
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "PostgreSQL CPU ms/req | commits/req | WAL flushes/commit | errors "
+                "| vs a2a-sdk (req/s) |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for conc in args.concurrency:
             base_rows = [s for s in store if s["case"] == "unary" and s["concurrency"] == conc
                          and s["server"] == "a2a-sdk-postgres"]
@@ -589,10 +630,14 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                 if not rows:
                     continue
                 rps = med(rows, "req_per_s")
-                pg = "-" if name == "interlingua-sqlite" else f"{med(rows, 'pg_ms_per_req'):.3f}"
+                pg = commits = flushes = "-"
+                if name != "interlingua-sqlite":
+                    pg = f"{med(rows, 'pg_ms_per_req'):.3f}"
+                    commits = f"{med(rows, 'commits_per_req'):.2f}"
+                    flushes = f"{med(rows, 'wal_flushes_per_commit'):.2f}"
                 out.append(f"| {name} | {conc} | {fmt(rps)} | {med(rows, 'p50_ms'):.2f} / "
                            f"{med(rows, 'p99_ms'):.2f} | {med(rows, 'server_ms_per_req'):.3f} | "
-                           f"{pg} | {sum(r['errors'] for r in rows)} | "
+                           f"{pg} | {commits} | {flushes} | {sum(r['errors'] for r in rows)} | "
                            f"{rps / base if base else float('nan'):.1f}x |")
         out += ["", "| server | events/s (1 stream) | first event p50 ms | server CPU µs/event "
                 "| PostgreSQL CPU µs/event | vs a2a-sdk (events/s) |",
@@ -620,9 +665,17 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                 "PostgreSQL, Redis and wrk share the machine's "
                 f"{os.cpu_count()} CPUs, so req/s cannot grow with replicas here; the figure "
                 f"to watch is CPU per request. Medians over {args.rounds} rounds.", "",
+                "All three replicas run throughout (so every case serves the store in the "
+                "same mode: several processes, each send's task written before its executor "
+                "runs); the first 1, 2 or 3 are in HAProxy's rotation. Replicas CPU: those "
+                "in the rotation; idle replicas CPU: the others, whose cost per request "
+                "shows what a replica pays for traffic it does not serve. c: connections in "
+                "all; at 48 every replica of three has as many requests in flight as one "
+                "replica has at 16.", "",
                 "| replicas | c | req/s | p50 / p99 ms | replicas CPU ms/req | "
-                "PostgreSQL CPU ms/req | HAProxy CPU ms/req | errors |",
-                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "idle replicas CPU ms/req | PostgreSQL CPU ms/req | HAProxy CPU ms/req "
+                "| errors |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for conc in args.lb_concurrency:
             for n in (1, 2, 3):
                 rows = [s for s in lb if s["replicas"] == n and s["concurrency"] == conc]
@@ -630,7 +683,9 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                     out.append(
                         f"| {n} | {conc} | {fmt(med(rows, 'req_per_s'))} | "
                         f"{med(rows, 'p50_ms'):.2f} / {med(rows, 'p99_ms'):.2f} | "
-                        f"{med(rows, 'replicas_ms_per_req'):.3f} | {med(rows, 'pg_ms_per_req'):.3f} | "
+                        f"{med(rows, 'replicas_ms_per_req'):.3f} | "
+                        + (f"{med(rows, 'idle_ms_per_req'):.3f}" if n < 3 else "-")
+                        + f" | {med(rows, 'pg_ms_per_req'):.3f} | "
                         f"{med(rows, 'haproxy_ms_per_req'):.3f} | {sum(r['errors'] for r in rows)} |")
         out.append("")
     return "\n".join(out)
@@ -650,7 +705,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--sdk-events", type=int, default=1000)
     parser.add_argument("--concurrency", default="1,16")
-    parser.add_argument("--lb-concurrency", default="16")
+    parser.add_argument("--lb-concurrency", default="16,48")
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--load-cpu", type=int, default=1)
     parser.add_argument("--synchronous-commit", default="on", choices=("on", "off"),
