@@ -10,6 +10,11 @@ cost of one unit without start-up and warm-up.
 
     .venv/bin/python benchmarks/instructions.py f6ff042 HEAD
     .venv/bin/python benchmarks/instructions.py HEAD --requests 500 --streams 50
+    .venv/bin/python benchmarks/instructions.py HEAD --store sqlite --raw
+
+``--store sqlite`` serves from a fresh SQLite file instead of the memory store;
+``--raw`` also counts the raw ceiling (``servers/raw.py``) on the same requests, and
+each revision's unary figure is then given as a multiple of it.
 
 Each revision's ``src/`` is exported with ``git archive`` and put first on ``PYTHONPATH``;
 every revision runs with this venv's dependencies. Under valgrind the server is about 50
@@ -87,20 +92,24 @@ async def drive(url: str, units: int, streaming: bool) -> int:
     return events
 
 
-def count(src: Path, units: int, streaming: bool, work: Path) -> tuple[int, int]:
-    """Instructions the server executed serving ``units`` sends, and the events streamed."""
+def count(src: Path | None, units: int, streaming: bool, work: Path,
+          store: str = "memory") -> tuple[int, int]:
+    """Instructions the server executed serving ``units`` sends, and the events streamed
+    (``src`` None: the raw ceiling)."""
     port = free_port()
     out = work / f"callgrind-{port}.out"
+    store_url = "memory://" if store == "memory" else f"sqlite:///{work}/tasks-{port}.db"
     env = {
         **os.environ,
-        "PYTHONPATH": str(src),
-        "BENCH_STORE_URL": "memory://",
+        "PYTHONPATH": str(src or ""),
+        "BENCH_STORE_URL": store_url,
         "BENCH_PUBLIC_URL": f"http://127.0.0.1:{port}/",
     }
+    app = ["raw:app"] if src is None else ["interlingua_echo:create", "--factory"]
     server = subprocess.Popen(
         [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-            sys.executable, "-m", "uvicorn", "interlingua_echo:create", "--factory",
+            sys.executable, "-m", "uvicorn", *app,
             "--app-dir", str(SERVERS), "--host", "127.0.0.1", "--port", str(port),
             "--loop", "uvloop", "--http", "httptools", "--no-access-log",
             "--log-level", "warning",
@@ -125,11 +134,19 @@ def main() -> None:
     parser.add_argument("revs", nargs="*", default=["HEAD"], help="git revisions")
     parser.add_argument("--requests", type=int, default=1000, help="N for the unary case")
     parser.add_argument("--streams", type=int, default=100, help="N for the stream case")
+    parser.add_argument("--store", choices=("memory", "sqlite"), default="memory")
+    parser.add_argument("--raw", action="store_true", help="also count the raw ceiling")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("instructions: valgrind is not installed (apt-get install valgrind)")
     rows = []
+    raw = 0.0
     with tempfile.TemporaryDirectory() as tmp:
+        if args.raw:
+            one, _ = count(None, args.requests, False, Path(tmp))
+            two, _ = count(None, 2 * args.requests, False, Path(tmp))
+            raw = (two - one) / args.requests
+            print(f"raw: {raw:,.0f} / request", file=sys.stderr)
         for rev in args.revs:
             label = subprocess.run(
                 ["git", "-C", str(ROOT), "rev-parse", "--short", rev],
@@ -138,19 +155,23 @@ def main() -> None:
             tree = Path(tmp) / label
             tree.mkdir()
             src = export(rev, tree)
-            one, _ = count(src, args.requests, False, tree)
-            two, _ = count(src, 2 * args.requests, False, tree)
+            one, _ = count(src, args.requests, False, tree, args.store)
+            two, _ = count(src, 2 * args.requests, False, tree, args.store)
             per_request = (two - one) / args.requests
-            s_one, e_one = count(src, args.streams, True, tree)
-            s_two, e_two = count(src, 2 * args.streams, True, tree)
+            s_one, e_one = count(src, args.streams, True, tree, args.store)
+            s_two, e_two = count(src, 2 * args.streams, True, tree, args.store)
             per_event = (s_two - s_one) / (e_two - e_one)
             rows.append((rev, label, per_request, per_event))
             print(f"{rev} ({label}): {per_request:,.0f} / request, {per_event:,.0f} / event",
                   file=sys.stderr)  # fmt: skip
-    print("| revision | instructions / unary request | instructions / streamed event |")
-    print("| --- | ---: | ---: |")
+    print(f"Store: {args.store}.")
+    if raw:
+        print(f"Raw ceiling: {raw:,.0f} instructions / unary request.")
+    print("| revision | instructions / unary request | vs raw | instructions / streamed event |")
+    print("| --- | ---: | ---: | ---: |")
     for rev, label, per_request, per_event in rows:
-        print(f"| {rev} ({label}) | {per_request:,.0f} | {per_event:,.0f} |")
+        ratio = f"{per_request / raw:.2f}x" if raw else "-"
+        print(f"| {rev} ({label}) | {per_request:,.0f} | {ratio} | {per_event:,.0f} |")
 
 
 if __name__ == "__main__":
