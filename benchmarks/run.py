@@ -360,7 +360,7 @@ def run_server_round(
         verify(running, settings)
         rss_idle = procstat.rss_bytes(running.pid)
         _describe(running, target, info)
-        if "unary" in settings.cases:
+        if "unary" in settings.cases and target.unary:
             load.run_wrk(
                 running.base_url + target.rpc_path, script, 16, WARMUP_S, settings.load_cpu
             )
@@ -398,7 +398,8 @@ def run_server_round(
 
 
 def _has_round_case(target: Target, round_cases: list[str]) -> bool:
-    return any(c != "stream" or target.stream is not None for c in round_cases)
+    wired = {"unary": target.unary, "stream": target.stream is not None, "memory": True}
+    return any(wired[c] for c in round_cases)
 
 
 def applies(case: str, target: Target) -> bool:
@@ -409,6 +410,8 @@ def applies(case: str, target: Target) -> bool:
         return target.stream is not None
     if case == "list-tasks":
         return target.listing
+    if case == "memory-tasks":
+        return target.unary
     return case in CASES
 
 
