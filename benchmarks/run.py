@@ -180,8 +180,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     out_dir = args.out
     if check and out_dir is not None and out_dir.resolve() == RESULTS_DIR.resolve():
         parser.error("--check never writes over the committed results: pick another --out")
-    if out_dir is None:
-        out_dir = Path(tempfile.mkdtemp(prefix="interlingua-bench-check-")) if check else RESULTS_DIR
+    if out_dir is None and check:
+        out_dir = Path(tempfile.mkdtemp(prefix="interlingua-bench-check-"))
     quick = args.quick or check
     pin = not args.no_pin
     return Settings(
@@ -194,7 +194,7 @@ def parse_args(argv: list[str] | None) -> Settings:
         servers=servers,
         server_cpu=args.server_cpu if pin else None,
         load_cpu=args.load_cpu if pin else None,
-        out_dir=out_dir,
+        out_dir=out_dir or RESULTS_DIR,
         case_rounds=args.case_rounds or (1 if quick else 2),
         tasks=args.tasks or (2000 if quick else 20_000),
         tasks_warmup=200 if quick else 1000,

@@ -128,3 +128,21 @@ def test_the_table_says_each_verdict() -> None:
         "| CPU/req interlingua-memory c=16 | 2.00x | 4.00x | +100% | 50% | REGRESSED |")
     assert lines[3] == "| CPU/req a2a-sdk c=16 | 20.00x | 20.00x | +0% | 50% | OK |"
     assert len(lines) == 4
+
+
+def test_check_without_committed_results_exits_2_before_measuring(
+        monkeypatch: pytest.MonkeyPatch, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    import run
+
+    monkeypatch.setattr(run, "COMMITTED", tmp_path / "latest.json")
+    monkeypatch.setattr(run, "run", lambda settings: pytest.fail("measured without results"))
+    assert run.main(["--check", "--out", str(tmp_path / "out")]) == 2
+    assert "needs the committed results" in capsys.readouterr().err
+
+
+def test_check_never_writes_into_the_committed_results() -> None:
+    import run
+
+    with pytest.raises(SystemExit) as exited:
+        run.parse_args(["--check", "--out", str(run.RESULTS_DIR)])
+    assert exited.value.code == 2
