@@ -120,15 +120,17 @@ def compare(
 
 
 def not_compared(committed: Results, now: Results) -> list[str]:
-    """Committed figures this run could have had (a concurrency it measured) but has not."""
+    """Committed figures this run could have had (a server it chose, a concurrency it
+    measured) but has not: the server was skipped or failed, or raw has no figure."""
     after = ratios(now)
     info = now.get("info", {})
+    chosen = {s["name"] for s in info.get("servers", [])}
     concurrencies = {"unary": info.get("concurrencies", []), "stream": info.get(
         "stream_concurrencies", [])}
     return [
         f"{FIGURES[case][0]} {server} c={c}"
         for case, server, c in ratios(committed)
-        if c in concurrencies[case] and (case, server, c) not in after
+        if server in chosen and c in concurrencies[case] and (case, server, c) not in after
     ]
 
 

@@ -105,15 +105,19 @@ def test_medians_over_rounds_are_compared() -> None:
 
 
 def test_figures_only_one_run_has_are_not_compared() -> None:
-    # No raw stream now, a server the committed run lacks, a failed server.
+    # No raw stream now, a server the committed run lacks, a failed server, a skipped one.
     now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.5),
                 _unary("interlingua-sqlite", 16, 0.2)],
                [_stream("interlingua-memory", 1, 99.0)],
                failed={"interlingua-memory": "answered wrongly"})
     assert regression.compare(_committed(), now) == []
     missing = regression.not_compared(_committed(), now)
-    assert missing == ["CPU/req interlingua-memory c=16", "CPU/req a2a-sdk c=16",
-                       "CPU/event interlingua-memory c=1"]
+    # a2a-sdk was not chosen for this run: not missing
+    assert missing == ["CPU/req interlingua-memory c=16", "CPU/event interlingua-memory c=1"]
+    now["info"]["servers"].append({"name": "a2a-sdk", "skipped": "no venv", "failed": ""})
+    assert regression.not_compared(_committed(), now) == [
+        "CPU/req interlingua-memory c=16", "CPU/req a2a-sdk c=16",
+        "CPU/event interlingua-memory c=1"]
 
 
 def test_the_table_says_each_verdict() -> None:
