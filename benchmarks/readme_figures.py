@@ -35,12 +35,14 @@ UNARY_SERVERS = [
 ]
 STREAM_SERVERS = [
     ("raw", "raw SSE ceiling (pre-encoded events, one send each)"),
+    ("raw-coalescing", "raw SSE ceiling (the same events, written together when ready)"),
     ("interlingua-memory", "**interlingua, memory**"),
     ("interlingua-sqlite", "**interlingua, SQLite**"),
     ("a2a-sdk", "a2a-sdk 1.3.0"),
     ("a2a-sdk-0.3", "a2a-sdk 0.3.26 (v0.3)"),
 ]
 SDK = "a2a-sdk"
+COALESCING = "raw-coalescing"
 
 Sample = dict[str, Any]
 
@@ -98,8 +100,11 @@ def render(results: dict[str, Any]) -> str:
         lines.append(
             f"| {label} | {' | '.join(_n(rps[srv, c]) for c in concurrencies)} "
             f"| {_n(cpu, 3)} | {vs_raw} | {_x(rps[srv, main_c], rps[SDK, main_c], 1, 'x')} |")
+    # results from before the coalescing ceiling existed have no column for it
+    coalescing = bool(_of(stream, COALESCING, concurrency=1))
     lines += ["", "| streaming, 1,000 chunks | events/s (1 stream) | first event p50 / p99 "
-              "| CPU µs/event | vs raw SSE | vs a2a-sdk 1.3 |", "|---|---:|---:|---:|---:|---:|"]
+              "| CPU µs/event | vs raw SSE" + (" | vs coalescing SSE" if coalescing else "")
+              + " | vs a2a-sdk 1.3 |", "|---|---:|---:|---:|---:|---:|" + "---:|" * coalescing]
     eps = {srv: _med(stream, srv, lambda s: s["events_per_s"], concurrency=1)
            for srv, _ in STREAM_SERVERS}
     for srv, label in STREAM_SERVERS:
@@ -108,8 +113,9 @@ def render(results: dict[str, Any]) -> str:
         p50 = _med(stream, srv, lambda s: s["ttfe_p50_ms"], concurrency=1)
         p99 = _med(stream, srv, lambda s: s["ttfe_p99_ms"], concurrency=1)
         cpu = _med(stream, srv, _event_cpu, concurrency=1)
+        vs_coalescing = f"| {_x(eps[srv], eps[COALESCING])} " if coalescing else ""
         lines.append(f"| {label} | {_n(eps[srv])} | {_n(p50, 2)} / {_n(p99, 2)} ms "
-                     f"| {_n(cpu, 2)} | {_x(eps[srv], eps['raw'])} "
+                     f"| {_n(cpu, 2)} | {_x(eps[srv], eps['raw'])} {vs_coalescing}"
                      f"| {_x(eps[srv], eps[SDK], 1, 'x')} |")
     lines += ["", *_other_figures(results)]
     return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """Benchmark interlingua against a raw ceiling and the official a2a-sdk, side by side.
 
     python benchmarks/run.py [--quick] [--only <case>|<server>[,...]] [--out DIR]
+    python benchmarks/run.py --check [--threshold PERCENT]
 
 Each round starts every selected server in turn (fresh process, pinned to the server CPU),
 checks that it answers the benchmark request correctly, measures it, and stops it; the
@@ -8,7 +9,9 @@ server order alternates between rounds. The memory-tasks, memory-streams, growth
 list-tasks cases each get a server process of their own, in the first ``--case-rounds``
 rounds. Results: a Markdown report on stdout and in ``benchmarks/results/latest.md`` (raw
 samples in ``latest.json``; ``--out`` writes elsewhere); progress on stderr.
-See benchmarks/README.md.
+``--check`` is the regression guard: a quick run of the unary and stream cases, written to
+a temporary directory, whose CPU ratios to raw are compared with the committed results
+(``regression.py``). See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -35,10 +39,12 @@ import listing
 import load
 import memory_cases
 import procstat
+import regression
 import stream
 from meter import Meter
 from payloads import VerificationError, stream_text, verify_unary
 from report import (
+    RAW,
     FillInfo,
     MemorySample,
     RunInfo,
@@ -49,7 +55,7 @@ from report import (
     render,
 )
 from report_cases import ListSample
-from targets import BENCH_DIR, PROJECT_PYTHON, TARGETS, Target, probe
+from targets import BENCH_DIR, PROJECT_PYTHON, TARGETS, Target, by_name, probe
 
 #: cases measured on the server process of the round, one after the other
 ROUND_CASES = ("unary", "stream", "memory")
@@ -57,6 +63,12 @@ ROUND_CASES = ("unary", "stream", "memory")
 OWN_PROCESS_CASES = ("memory-tasks", "memory-streams", "growth", "list-tasks")
 CASES = ROUND_CASES + OWN_PROCESS_CASES
 RESULTS_DIR = BENCH_DIR / "results"
+COMMITTED = RESULTS_DIR / "latest.json"
+#: what --check measures unless --only names cases: the figures it compares
+CHECK_CASES = ("unary", "stream")
+# Exit statuses. A plain run fails with FAILED; --check keeps 1 for a regression and
+# reports a failed server apart, so a broken run never reads as a slower one.
+OK, FAILED, MISSING, REGRESSED, CHECK_FAILED = 0, 1, 2, 1, 3
 WARMUP_S = 1.0
 FD_HEADROOM = 512  # descriptors beyond two per idle stream (harness and server side)
 
@@ -83,6 +95,8 @@ class Settings:
     growth_duration_s: float
     list_sizes: list[int]  # list-tasks: stored tasks
     list_duration_s: float
+    check: bool = False  # compare with the committed results (regression guard)
+    threshold: float = regression.DEFAULT_THRESHOLD
 
 
 def _ints(text: str) -> list[int]:
@@ -116,8 +130,20 @@ def parse_args(argv: list[str] | None) -> Settings:
     parser.add_argument(
         "--out",
         type=Path,
-        default=RESULTS_DIR,
-        help="directory for latest.md and latest.json (benchmarks/results)",
+        help="directory for latest.md and latest.json (benchmarks/results; "
+        "--check: a temporary directory)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="regression guard: a quick run of unary and stream; exit 1 if a CPU ratio to "
+        "raw is worse than in benchmarks/results/latest.json by more than --threshold",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=regression.DEFAULT_THRESHOLD * 100,
+        help="--check: the change of a ratio, in percent, that counts as a regression (15)",
     )
     parser.add_argument(
         "--case-rounds",
@@ -146,9 +172,17 @@ def parse_args(argv: list[str] | None) -> Settings:
     unknown = [t for t in tokens if t not in CASES and t not in names]
     if unknown:
         parser.error(f"unknown --only value(s): {', '.join(unknown)}")
-    cases = [c for c in CASES if c in tokens] or list(CASES)
+    check = args.check
+    cases = [c for c in CASES if c in tokens] or list(CHECK_CASES if check else CASES)
     servers = [t for t in TARGETS if t.name in tokens] or list(TARGETS)
-    quick = args.quick
+    if check and all(t.name != RAW for t in servers):
+        servers.insert(0, by_name(RAW))  # every ratio compared is to raw
+    out_dir = args.out
+    if check and out_dir is not None and out_dir.resolve() == RESULTS_DIR.resolve():
+        parser.error("--check never writes over the committed results: pick another --out")
+    if out_dir is None and check:
+        out_dir = Path(tempfile.mkdtemp(prefix="interlingua-bench-check-"))
+    quick = args.quick or check
     pin = not args.no_pin
     return Settings(
         mode="quick" if quick else "full",
@@ -160,7 +194,7 @@ def parse_args(argv: list[str] | None) -> Settings:
         servers=servers,
         server_cpu=args.server_cpu if pin else None,
         load_cpu=args.load_cpu if pin else None,
-        out_dir=args.out,
+        out_dir=out_dir or RESULTS_DIR,
         case_rounds=args.case_rounds or (1 if quick else 2),
         tasks=args.tasks or (2000 if quick else 20_000),
         tasks_warmup=200 if quick else 1000,
@@ -170,6 +204,8 @@ def parse_args(argv: list[str] | None) -> Settings:
         growth_duration_s=args.growth_duration or (1.0 if quick else 3.0),
         list_sizes=args.list_sizes or [1000, 100_000],
         list_duration_s=args.list_duration or (1.0 if quick else 3.0),
+        check=check,
+        threshold=args.threshold / 100,
     )
 
 
@@ -360,7 +396,7 @@ def run_server_round(
         verify(running, settings)
         rss_idle = procstat.rss_bytes(running.pid)
         _describe(running, target, info)
-        if "unary" in settings.cases:
+        if "unary" in settings.cases and target.unary:
             load.run_wrk(
                 running.base_url + target.rpc_path, script, 16, WARMUP_S, settings.load_cpu
             )
@@ -398,7 +434,8 @@ def run_server_round(
 
 
 def _has_round_case(target: Target, round_cases: list[str]) -> bool:
-    return any(c != "stream" or target.stream is not None for c in round_cases)
+    wired = {"unary": target.unary, "stream": target.stream is not None, "memory": True}
+    return any(wired[c] for c in round_cases)
 
 
 def applies(case: str, target: Target) -> bool:
@@ -409,6 +446,8 @@ def applies(case: str, target: Target) -> bool:
         return target.stream is not None
     if case == "list-tasks":
         return target.listing
+    if case == "memory-tasks":
+        return target.unary
     return case in CASES
 
 
@@ -702,14 +741,53 @@ def run(settings: Settings) -> tuple[RunInfo, Samples]:
     return info, samples
 
 
+def _committed() -> dict[str, Any] | None:
+    """The committed results --check compares with; None (and why, on stderr) if unusable."""
+    try:
+        committed: dict[str, Any] = msgspec.json.decode(COMMITTED.read_bytes())
+    except (OSError, msgspec.DecodeError) as exc:
+        print(f"error: --check needs the committed results {COMMITTED}: {exc}", file=sys.stderr)
+        return None
+    return committed
+
+
+def check(settings: Settings, committed: dict[str, Any], now: dict[str, Any]) -> bool:
+    """Print the verdicts of this run against the committed one; True if none regressed."""
+    verdicts = regression.compare(committed, now, settings.threshold)
+    lines = [
+        "",
+        f"## Regression check against {COMMITTED.relative_to(BENCH_DIR.parent)}",
+        "",
+        f"CPU per request (unary) and per event (stream), each relative to raw's in the same "
+        f"run; a ratio more than {settings.threshold * 100:g}% above the committed one "
+        f"has regressed. `noise now` is the CPU time other processes took on the server's "
+        "CPU while this run measured the figure or raw's: when it is high the verdict is "
+        f"unsure, run the check again on a quieter machine. This run's report: "
+        f"{settings.out_dir}.",
+        "",
+        *regression.verdict_table(verdicts),
+    ]
+    missing = regression.not_compared(committed, now)
+    if missing:
+        lines += ["", f"Committed but not measured now: {', '.join(missing)}."]
+    if not verdicts:
+        lines += ["", "No figure to compare: the two runs share none."]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return not any(v.regressed for v in verdicts)
+
+
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
+    committed = _committed() if settings.check else None
+    if settings.check and committed is None:
+        return MISSING
+    failed_status = CHECK_FAILED if settings.check else FAILED
     try:
         check_tools(settings)
         raise_fd_limit(settings)
     except load.LoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return MISSING
     if settings.load_cpu is not None:
         # The orchestrator itself stays off the server CPU too.
         os.sched_setaffinity(0, {settings.load_cpu})
@@ -717,19 +795,23 @@ def main(argv: list[str] | None = None) -> int:
         info, samples = run(settings)
     except load.LoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return failed_status
     text = render(info, samples)
     settings.out_dir.mkdir(parents=True, exist_ok=True)
     (settings.out_dir / "latest.md").write_text(text)
-    raw = {"info": info, **samples.as_dict()}
-    (settings.out_dir / "latest.json").write_bytes(msgspec.json.format(msgspec.json.encode(raw)))
+    raw = msgspec.json.encode({"info": info, **samples.as_dict()})
+    (settings.out_dir / "latest.json").write_bytes(msgspec.json.format(raw))
     sys.stdout.write(text)
+    within = committed is None or check(settings, committed, msgspec.json.decode(raw))
     failed = [s.name for s in info.servers if s.failed]
     failed += [f"{s.name} ({case})" for s in info.servers for case in s.case_failed]
     if failed:
         print(f"error: failed: {', '.join(failed)} (see above)", file=sys.stderr)
-        return 1
-    return 0
+        return failed_status
+    if not within:
+        print("error: a CPU ratio to raw regressed (see the table above)", file=sys.stderr)
+        return REGRESSED
+    return OK
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ in ``servers/``; to give a server the ``stream`` case, set its ``stream`` field 
 has an endpoint that answers a streaming request with ``events`` SSE events (and with N
 artifact chunks for the text ``stream N``: the ``growth`` case). ``idle_path`` gives it
 the ``memory-streams`` case (the text ``idle``), ``cancel`` says that its JSON-RPC route
-cancels tasks, and ``listing`` gives it the ``list-tasks`` case (interlingua on SQLite).
+cancels tasks, ``listing`` gives it the ``list-tasks`` case (interlingua on SQLite), and
+``unary=False`` leaves out its unary and memory-tasks figures (a streaming-only ceiling).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class Target:
     idle_path: str | None = None
     cancel: bool = True  # CancelTask (v0.3 tasks/cancel) works on its JSON-RPC route
     listing: bool = False  # list-tasks: interlingua served on a pre-filled SQLite file
+    # unary and memory-tasks are measured on it; False for a streaming-only ceiling
+    unary: bool = True
 
     @property
     def app_ref(self) -> str:
@@ -86,7 +89,8 @@ class Probe:
 TARGETS: tuple[Target, ...] = (
     Target(
         name="raw",
-        description="raw ceiling: Starlette + msgspec, canned completed task (servers/raw.py)",
+        description="raw ceiling: Starlette + msgspec, canned completed task; streams one "
+        "send per event (servers/raw.py)",
         python=PROJECT_PYTHON,
         module="raw",
         attr="app",
@@ -96,6 +100,22 @@ TARGETS: tuple[Target, ...] = (
         store_note="none",
         idle_path="/stream",
         cancel=False,
+    ),
+    # The streaming ceiling of a server that writes what is ready together; the same
+    # app, so its unary figures would be raw's: only its streams are measured.
+    Target(
+        name="raw-coalescing",
+        description="raw coalescing SSE ceiling: the raw app's events through a queue, "
+        "written together when ready (servers/raw.py, /stream-coalescing)",
+        python=PROJECT_PYTHON,
+        module="raw",
+        attr="app",
+        factory=False,
+        dialect=V1_0,
+        stream=StreamSpec(path="/stream-coalescing", events=1002),
+        store_note="none",
+        cancel=False,
+        unary=False,
     ),
     Target(
         name="interlingua-memory",

@@ -21,12 +21,23 @@ access log), so the gap between this app and a real server is the cost of the A2
     request and kept); the text ``idle`` gets the submitted task and one ``working``
     status update, then the stream stays open, sending nothing, until the client leaves.
 
+``POST /stream-coalescing`` (coalescing SSE ceiling)
+    The same events for the same texts, passed through an ``asyncio.Queue``: a producer
+    task joins the id into each pre-encoded event and awaits ``put`` for it, one by one;
+    the writer, after each ``await get()``, also takes everything ``get_nowait()``
+    returns and writes it all in one ASGI send. That is the least a server that writes
+    what is ready together (as interlingua does) can do, where ``/stream`` is the least a
+    server writing each event on its own can do. The queue is unbounded, so ``put``
+    never suspends: the producer has put the whole stream before the writer wakes, and
+    a stream of pre-encoded events leaves in one send.
+
 ``GET /healthz``
     ``{"status": "ok", "server": "raw"}``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -183,6 +194,45 @@ async def stream(request: Request) -> Response:
     )
 
 
+async def stream_coalescing(request: Request) -> Response:
+    req = _decoder.decode(await request.body())
+    head = _EVENT_HEAD + _encoder.encode(req.id)
+    text = _request_text(req)
+    idle = text == IDLE_TEXT
+    tails = _IDLE_TAILS if idle else _tails_for(text)
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def produce() -> None:
+        for tail in tails:
+            await queue.put(head + tail)
+        if idle:
+            await wait_forever()
+        await queue.put(None)  # the end of the stream
+
+    async def events() -> AsyncIterator[bytes]:
+        producer = asyncio.create_task(produce())
+        try:
+            while True:
+                item = await queue.get()
+                batch: list[bytes] = []
+                while item is not None:
+                    batch.append(item)
+                    if queue.empty():
+                        break
+                    item = queue.get_nowait()
+                if batch:
+                    yield b"".join(batch)
+                if item is None:
+                    return
+        finally:
+            # Starlette closes this generator when the client leaves mid-stream.
+            producer.cancel()
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )
+
+
 async def healthz(request: Request) -> Response:
     return Response(b'{"status":"ok","server":"raw"}', media_type="application/json")
 
@@ -191,6 +241,7 @@ app = Starlette(
     routes=[
         Route("/", unary, methods=["POST"]),
         Route("/stream", stream, methods=["POST"]),
+        Route("/stream-coalescing", stream_coalescing, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
 )

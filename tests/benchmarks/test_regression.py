@@ -1,0 +1,152 @@
+"""The regression guard's comparison (benchmarks/regression.py): two runs' results, as
+``run.py`` writes them, in; a verdict per figure both have, out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import regression
+
+
+def _unary(server: str, c: int, cpu_ms: float, round_no: int = 1) -> dict[str, Any]:
+    return {"server": server, "round": round_no, "concurrency": c, "requests": 1000,
+            "cpu_s": cpu_ms, "errors": 0}
+
+
+def _stream(server: str, c: int, cpu_us: float, round_no: int = 1) -> dict[str, Any]:
+    return {"server": server, "round": round_no, "concurrency": c, "events": 1_000_000,
+            "cpu_s": cpu_us, "errors": 0}
+
+
+def _run(unary: list[dict[str, Any]], stream: list[dict[str, Any]],
+         failed: dict[str, str] | None = None, concurrencies: tuple[int, ...] = (16,),
+         stream_concurrencies: tuple[int, ...] = (1,)) -> dict[str, Any]:
+    names = dict.fromkeys(s["server"] for s in [*unary, *stream])
+    servers = [{"name": n, "skipped": "", "failed": (failed or {}).get(n, "")} for n in names]
+    info = {"servers": servers, "concurrencies": list(concurrencies),
+            "stream_concurrencies": list(stream_concurrencies)}
+    return {"info": info, "unary": unary, "stream": stream}
+
+
+def _committed() -> dict[str, Any]:
+    # A full run: three unary concurrencies and two stream ones, two rounds each.
+    unary = [
+        sample
+        for r in (1, 2)
+        for c in (1, 16, 64)
+        for sample in (_unary("raw", c, 0.050, r), _unary("interlingua-memory", c, 0.100, r),
+                       _unary("a2a-sdk", c, 1.0, r))
+    ]
+    stream = [
+        sample
+        for r in (1, 2)
+        for c in (1, 4)
+        for sample in (_stream("raw", c, 8.0, r), _stream("interlingua-memory", c, 12.0, r))
+    ]
+    return _run(unary, stream, concurrencies=(1, 16, 64), stream_concurrencies=(1, 4))
+
+
+def _verdicts(now: dict[str, Any], threshold: float = 0.15) -> dict[str, regression.Verdict]:
+    return {v.figure: v for v in regression.compare(_committed(), now, threshold)}
+
+
+def test_ratios_to_raw_are_compared_per_server_and_concurrency() -> None:
+    # A quick run on a slower machine: every CPU time doubled, the ratios unchanged.
+    now = _run([_unary("raw", 16, 0.1), _unary("interlingua-memory", 16, 0.2),
+                _unary("a2a-sdk", 16, 2.0)],
+               [_stream("raw", 1, 16.0), _stream("interlingua-memory", 1, 24.0)])
+    verdicts = _verdicts(now)
+    assert set(verdicts) == {"CPU/req interlingua-memory c=16", "CPU/req a2a-sdk c=16",
+                             "CPU/event interlingua-memory c=1"}
+    unary = verdicts["CPU/req interlingua-memory c=16"]
+    assert unary.committed == pytest.approx(2.0)
+    assert unary.now == pytest.approx(2.0)
+    assert unary.change == pytest.approx(0.0)
+    assert not any(v.regressed for v in verdicts.values())
+    assert verdicts["CPU/event interlingua-memory c=1"].committed == pytest.approx(1.5)
+
+
+def test_a_ratio_worse_by_more_than_the_threshold_regresses() -> None:
+    now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.117)],
+               [_stream("raw", 1, 8.0), _stream("interlingua-memory", 1, 14.0)])
+    verdicts = _verdicts(now)
+    unary = verdicts["CPU/req interlingua-memory c=16"]
+    assert unary.change == pytest.approx(0.17)
+    assert unary.regressed
+    stream = verdicts["CPU/event interlingua-memory c=1"]  # 1.75x against 1.5x: +17%
+    assert stream.regressed
+    # the same figures pass a looser threshold
+    assert not any(v.regressed for v in _verdicts(now, threshold=0.20).values())
+
+
+def test_within_the_threshold_or_better_is_ok() -> None:
+    now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.114)],
+               [_stream("raw", 1, 8.0), _stream("interlingua-memory", 1, 6.0)])
+    verdicts = _verdicts(now)
+    assert verdicts["CPU/req interlingua-memory c=16"].change == pytest.approx(0.14)
+    assert not verdicts["CPU/req interlingua-memory c=16"].regressed
+    assert verdicts["CPU/event interlingua-memory c=1"].change == pytest.approx(-0.5)
+    assert not verdicts["CPU/event interlingua-memory c=1"].regressed
+
+
+def test_a_cheaper_raw_alone_shows_as_a_regression() -> None:
+    # The server's own CPU time did not move; the ceiling beside it got cheaper.
+    now = _run([_unary("raw", 16, 0.040), _unary("interlingua-memory", 16, 0.100)], [])
+    assert _verdicts(now)["CPU/req interlingua-memory c=16"].regressed
+
+
+def test_medians_over_rounds_are_compared() -> None:
+    # One slow round out of three moves the median not at all.
+    now = _run([_unary("raw", 16, 0.05, r) for r in (1, 2, 3)]
+               + [_unary("interlingua-memory", 16, ms, r)
+                  for r, ms in ((1, 0.1), (2, 0.3), (3, 0.1))], [])
+    assert not _verdicts(now)["CPU/req interlingua-memory c=16"].regressed
+
+
+def test_figures_only_one_run_has_are_not_compared() -> None:
+    # No raw stream now, a server the committed run lacks, a failed server, a skipped one.
+    now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.5),
+                _unary("interlingua-sqlite", 16, 0.2)],
+               [_stream("interlingua-memory", 1, 99.0)],
+               failed={"interlingua-memory": "answered wrongly"})
+    assert regression.compare(_committed(), now) == []
+    missing = regression.not_compared(_committed(), now)
+    # a2a-sdk was not chosen for this run: not missing
+    assert missing == ["CPU/req interlingua-memory c=16", "CPU/event interlingua-memory c=1"]
+    now["info"]["servers"].append({"name": "a2a-sdk", "skipped": "no venv", "failed": ""})
+    assert regression.not_compared(_committed(), now) == [
+        "CPU/req interlingua-memory c=16", "CPU/req a2a-sdk c=16",
+        "CPU/event interlingua-memory c=1"]
+
+
+def test_the_table_says_each_verdict() -> None:
+    now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.2),
+                _unary("a2a-sdk", 16, 1.0)], [])
+    now["unary"][0] |= {"other_cpu_s": 1.5, "duration_s": 3.0}  # raw's measurement
+    now["unary"][2] |= {"other_cpu_s": 0.3, "duration_s": 3.0}
+    lines = regression.verdict_table(regression.compare(_committed(), now))
+    assert lines[0] == (
+        "| figure (ratio to raw) | committed | now | change | noise now | verdict |")
+    assert lines[2] == (
+        "| CPU/req interlingua-memory c=16 | 2.00x | 4.00x | +100% | 50% | REGRESSED |")
+    assert lines[3] == "| CPU/req a2a-sdk c=16 | 20.00x | 20.00x | +0% | 50% | OK |"
+    assert len(lines) == 4
+
+
+def test_check_without_committed_results_exits_2_before_measuring(
+        monkeypatch: pytest.MonkeyPatch, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    import run
+
+    monkeypatch.setattr(run, "COMMITTED", tmp_path / "latest.json")
+    monkeypatch.setattr(run, "run", lambda settings: pytest.fail("measured without results"))
+    assert run.main(["--check", "--out", str(tmp_path / "out")]) == 2
+    assert "needs the committed results" in capsys.readouterr().err
+
+
+def test_check_never_writes_into_the_committed_results() -> None:
+    import run
+
+    with pytest.raises(SystemExit) as exited:
+        run.parse_args(["--check", "--out", str(run.RESULTS_DIR)])
+    assert exited.value.code == 2
