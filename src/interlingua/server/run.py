@@ -9,7 +9,9 @@ Nobody sees an event before it is durable.
 
 A new task is written together with the executor's first event (one
 transaction for "created + first status", and for a quick agent "created +
-artifact + completed"); a non-blocking send writes it at once, since its
+artifact + completed"), or as ``submitted`` on its own when the executor has
+said nothing within a short grace (``Writer.submit_after``), so a slow first
+step does not hide it; a non-blocking send writes it at once, since its
 caller is answered with it.
 """
 
@@ -77,6 +79,7 @@ class Run:
         "flushed",
         "flusher",
         "followup",
+        "grace",
         "inbox",
         "initial",
         "key",
@@ -134,6 +137,8 @@ class Run:
         self.pending: list[Event] = []
         self.pending_state = task.status.state
         self.flusher: asyncio.Task[None] | None = None
+        #: the timer that writes a new task as submitted if its executor is slow
+        self.grace: asyncio.TimerHandle | None = None
         #: a background write that failed, raised at the executor's next emit
         self.error: BaseException | None = None
         # push configs a send carried, registered with the task's creation
@@ -251,8 +256,40 @@ class Writer:
 
     async def persist_created(self, run: Run) -> None:
         async with run.lock:
-            if not run.persisted:
+            if not run.persisted and run.reply_message is None:
                 await self._write(run, [])
+
+    def submit_after(self, run: Run, delay: float) -> None:
+        """Write ``run``'s new task as submitted if its executor has written
+        nothing (and not answered with a bare message) ``delay`` seconds from now."""
+        run.grace = asyncio.get_running_loop().call_later(delay, self._submit, run)
+
+    def _submit(self, run: Run) -> None:
+        run.grace = None
+        if run.persisted or run.reply_message is not None or run.flusher is not None:
+            return
+        turn = run.turn
+        if turn is None or turn.done():
+            return
+        # As a background flush: a failed write reaches the executor at its next emit.
+        run.flusher = asyncio.get_running_loop().create_task(self._submit_now(run))
+
+    async def _submit_now(self, run: Run) -> None:
+        try:
+            async with run.lock:
+                turn = run.turn
+                if (run.persisted or run.reply_message is not None or turn is None
+                        or turn.done()):
+                    return
+                await self._write(run, [])
+            if run.pending:  # queued meanwhile, behind this flusher
+                await self.flush(run)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            run.error = exc
+        finally:
+            run.flusher = None
 
     async def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True) -> None:
         """Check ``events`` and have them written.
@@ -344,6 +381,9 @@ class Writer:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
             run.persisted = True
             run.initial = None  # the created event holds it now, as long as it is needed
+            if run.grace is not None:
+                run.grace.cancel()
+                run.grace = None
             run.flushed.set()
             base = 0
         else:
@@ -374,15 +414,21 @@ class Writer:
             run.settled.set()
 
     async def reply(self, run: Run, message: Message) -> None:
-        if (not run.persisted and run.initial is not None and len(run.task.history) == 1
-                and run.dialect != "0.1"):
-            # A first answer with no task: the caller gets the bare message.
-            # (v0.1 has no bare answers: its callers named the task, and they
-            # get it completed with the message as its status message.)
-            run.reply_message = message
-            run.flushed.set()
-            run.settled.set()
-            return
+        # Under the lock: a grace write of the task in flight decides first.
+        async with run.lock:
+            if (not run.persisted and run.initial is not None and len(run.task.history) == 1
+                    and run.dialect != "0.1"):
+                # A first answer with no task: the caller gets the bare message.
+                # (v0.1 has no bare answers: its callers named the task, and they
+                # get it completed with the message as its status message. So
+                # does a caller whose task was already written, by its grace.)
+                run.reply_message = message
+                if run.grace is not None:
+                    run.grace.cancel()
+                    run.grace = None
+                run.flushed.set()
+                run.settled.set()
+                return
         message = msgspec.structs.replace(message, task_id=run.task.id)
         await self.emit(run, [StatusUpdate(
             task_id=run.task.id, context_id=run.task.context_id,
