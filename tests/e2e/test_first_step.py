@@ -10,7 +10,6 @@ keeps the old way, so that its bare answer stays possible.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 import uuid
@@ -20,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from interlingua import Agent, Context
+from interlingua import Agent
 from interlingua.core import calls as c
 from interlingua.core import model as m
 from interlingua.core.parts import new_id
@@ -28,32 +27,13 @@ from interlingua.server import EngineConfig
 from tests.bindings.drivers import DRIVERS
 from tests.live import live_agent, live_grpc_agent
 
+from .slow_agent import FIRST_STEP, Slow
 from .sse_client import V1, events, rpc
 
 pytestmark = pytest.mark.timeout(60)
 
-#: seconds the executor waits before its first event
-FIRST_STEP = 1.0
 #: "at once", with room for a shared, busy machine: well under FIRST_STEP
 SOON = 0.5
-
-
-class Slow:
-    """Waits FIRST_STEP before its first event; "reply" answers with a bare message."""
-
-    def __init__(self) -> None:
-        self.turns = 0
-        self.steps_done = 0
-
-    async def __call__(self, ctx: Context) -> None:
-        self.turns += 1
-        await asyncio.sleep(FIRST_STEP / 2 if ctx.text == "reply" else FIRST_STEP)
-        self.steps_done += 1
-        if ctx.text == "reply":
-            await ctx.reply(f"pong: {ctx.text}")
-            return
-        await ctx.artifact(f"answer to {ctx.text}", name="answer")
-        await ctx.complete("done")
 
 
 def message(text: str, message_id: str | None = None) -> m.Message:
@@ -329,3 +309,13 @@ def test_the_grace_is_configurable(grace: float | None, at_once: bool) -> None:
         assert took < SOON
     else:
         assert took >= FIRST_STEP
+
+
+def test_serve_takes_the_grace_from_the_command_line() -> None:
+    from tests.cli.test_console_script import serving
+
+    with serving("--submit-grace", "0.3", spec="tests/e2e/slow_agent.py") as (url, _), \
+            httpx.Client(timeout=30) as client:
+        took, got = timed_first(client, url, "SendStreamingMessage", v1_send("hello"))
+    assert state_of(got[0]) == "TASK_STATE_SUBMITTED"
+    assert 0.3 <= took < 0.3 + SOON, f"the first event took {took:.3f} s"
