@@ -244,6 +244,8 @@ class Engine:
         self._sweeper = self._keeper = None
         # Turns still running end as "failed": the process that ran them is going away.
         runs = self.runs.all()
+        if self.sends.grace is not None:
+            self.sends.grace.close()
         await self.turns.stop()
         for run in runs:
             if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:

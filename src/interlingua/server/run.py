@@ -10,7 +10,7 @@ Nobody sees an event before it is durable.
 A new task is written together with the executor's first event (one
 transaction for "created + first status", and for a quick agent "created +
 artifact + completed"), or as ``submitted`` on its own when the executor has
-said nothing within a short grace (``Writer.submit_after``), so a slow first
+said nothing within a short grace (``server/grace.py``), so a slow first
 step does not hide it; a non-blocking send writes it at once, since its
 caller is answered with it.
 """
@@ -79,7 +79,6 @@ class Run:
         "flushed",
         "flusher",
         "followup",
-        "grace",
         "inbox",
         "initial",
         "key",
@@ -137,8 +136,6 @@ class Run:
         self.pending: list[Event] = []
         self.pending_state = task.status.state
         self.flusher: asyncio.Task[None] | None = None
-        #: the timer that writes a new task as submitted if its executor is slow
-        self.grace: asyncio.TimerHandle | None = None
         #: a background write that failed, raised at the executor's next emit
         self.error: BaseException | None = None
         # push configs a send carried, registered with the task's creation
@@ -259,37 +256,28 @@ class Writer:
             if not run.persisted and run.reply_message is None:
                 await self._write(run, [])
 
-    def submit_after(self, run: Run, delay: float) -> None:
-        """Write ``run``'s new task as submitted if its executor has written
-        nothing (and not answered with a bare message) ``delay`` seconds from now."""
-        run.grace = asyncio.get_running_loop().call_later(delay, self._submit, run)
-
-    def _submit(self, run: Run) -> None:
-        run.grace = None
-        if run.persisted or run.reply_message is not None or run.flusher is not None:
-            return
+    @staticmethod
+    def waits_for_first_event(run: Run) -> bool:
+        """A new task not yet written whose turn runs, silent so far."""
         turn = run.turn
-        if turn is None or turn.done():
-            return
-        # As a background flush: a failed write reaches the executor at its next emit.
-        run.flusher = asyncio.get_running_loop().create_task(self._submit_now(run))
+        return (not run.persisted and run.reply_message is None and turn is not None
+                and not turn.done())
 
-    async def _submit_now(self, run: Run) -> None:
+    async def submit(self, run: Run) -> None:
+        """Write ``run``'s new task as submitted, if its executor has still said
+        nothing. A failed write reaches the executor at its next emit, as a
+        background flush's does."""
         try:
             async with run.lock:
-                turn = run.turn
-                if (run.persisted or run.reply_message is not None or turn is None
-                        or turn.done()):
+                if not self.waits_for_first_event(run):
                     return
                 await self._write(run, [])
-            if run.pending:  # queued meanwhile, behind this flusher
+            if run.pending:  # queued while the task was being written
                 await self.flush(run)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
             run.error = exc
-        finally:
-            run.flusher = None
 
     async def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True) -> None:
         """Check ``events`` and have them written.
@@ -381,9 +369,6 @@ class Writer:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
             run.persisted = True
             run.initial = None  # the created event holds it now, as long as it is needed
-            if run.grace is not None:
-                run.grace.cancel()
-                run.grace = None
             run.flushed.set()
             base = 0
         else:
@@ -423,9 +408,6 @@ class Writer:
                 # get it completed with the message as its status message. So
                 # does a caller whose task was already written, by its grace.)
                 run.reply_message = message
-                if run.grace is not None:
-                    run.grace.cancel()
-                    run.grace = None
                 run.flushed.set()
                 run.settled.set()
                 return

@@ -28,6 +28,7 @@ from ..core.parts import new_id
 from ..signals import Signal
 from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore
 from .context import RequestInfo, TaskCanceled
+from .grace import Grace
 from .idempotency import message_digest, redacted
 from .ports import Admission, PushHooks
 from .run import Run, Runs, Writer
@@ -60,6 +61,7 @@ class Sends:
         #: seconds a new task waits for its executor's first event before it is
         #: written as submitted (None: it waits for that event)
         self.submit_grace = submit_grace
+        self.grace = Grace(writer, submit_grace) if submit_grace else None
         #: other live processes serve the store (see server/leases.py)
         self.shared = shared
         #: the server drains before it stops: no new sends are taken
@@ -194,10 +196,10 @@ class Sends:
                 self.runs.untrack(run)
                 raise
         self.turns.start(run, message)
-        if grace is not None and not run.persisted:
+        if self.grace is not None and not run.persisted:
             # A slow first step must not hide the task: if the executor says
             # nothing within the grace, the task is written as submitted.
-            self.writer.submit_after(run, grace)
+            self.grace.watch(run)
         return run
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,

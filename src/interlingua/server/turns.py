@@ -283,9 +283,6 @@ class TurnRunner:
             log.exception("executor of task %s failed", run.task.id)
             await writer.fail(run, f"The agent failed: {type(exc).__name__}: {exc}")
         finally:
-            if run.grace is not None:
-                run.grace.cancel()
-                run.grace = None
             self.runs.untrack(run)
             run.lease = None
             run.flushed.set()
