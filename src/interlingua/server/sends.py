@@ -185,8 +185,8 @@ class Sends:
         # With other processes on the store, it is written before the executor
         # runs: another process that gets the same message id then finds it
         # instead of running the executor a second time.
-        grace = self.submit_grace
-        if (not call.config.blocking and not call.streaming) or self.shared() or grace == 0:
+        if ((not call.config.blocking and not call.streaming) or self.shared()
+                or self.submit_grace == 0):
             try:
                 await self.writer.persist_created(run)
             except MessageExists as exc:
