@@ -326,6 +326,11 @@ def main() -> None:
               metavar="SECONDS",
               help="Seconds without a heartbeat after which another process on the same "
                    "store ends this one's running tasks [default: 10].")
+@click.option("--submit-grace", type=click.FloatRange(0, 3600), default=None,
+              metavar="SECONDS",
+              help="Seconds a new task's executor has to say something before the task is "
+                   "written (and streamed) as submitted without it; 0 writes it before the "
+                   "executor runs [default: 0.05].")
 @click.option("--max-head-bytes", type=click.IntRange(min=1024), default=64 * 1024,
               show_default=True, help="The largest request head accepted (else 431).")
 @click.option("--head-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
@@ -352,7 +357,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   push_allow_http: bool, push_allow_private: bool,
                   push_allow_hosts: tuple[str, ...], push_signing_key: str | None,
                   push_claim_seconds: float | None, lease_timeout: float | None,
-                  max_head_bytes: int, head_timeout: float, body_timeout: float,
+                  submit_grace: float | None, max_head_bytes: int, head_timeout: float, body_timeout: float,
                   max_connections_per_ip: int, http_parser: str,
                   drain_seconds: float, mesh_url: str | None, namespace: str | None,
                   no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
@@ -454,7 +459,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
               public_url=public_url.rstrip("/") if public_url else None,
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push, lease_timeout=lease_timeout, drain_seconds=drain_seconds,
+              push=push, lease_timeout=lease_timeout, submit_grace=submit_grace,
+              drain_seconds=drain_seconds,
               on_listening=listening, http=http_parser, bindings=bindings,
               grpc_port=grpc_port, on_grpc_listening=grpc_at.append,
               connections=ConnectionLimits(max_head_bytes=max_head_bytes,

@@ -225,6 +225,7 @@ def serve(
     connections: ConnectionLimits | None = None,
     http: str = "auto",
     lease_timeout: float | None = None,
+    submit_grace: float | None = None,
     drain_seconds: float = 30.0,
     on_listening: Callable[[str, int], None] | None = None,
     bindings: Sequence[str] | None = None,
@@ -249,7 +250,9 @@ def serve(
     ``store`` defaults to ``default_store_for(agent)``; ``bus`` is ``local://``
     (one process) or ``redis://…`` (replicas sharing a PostgreSQL store). ``lease_timeout``:
     seconds of silence after which another process on the same store ends
-    this one's running tasks (docs/architecture.md, "Ownership").
+    this one's running tasks (docs/architecture.md, "Ownership"). ``submit_grace``:
+    seconds a new task's executor has to say something before the task is
+    written ``submitted`` without it (default ``EngineConfig.submit_grace``).
     ``drain_seconds``: on SIGTERM, how long new sends are refused (503) while
     the running turns finish, before the process stops; a second signal stops
     it at once (docs/deployment.md, "Draining").
@@ -279,7 +282,8 @@ def serve(
         if mesh is None:
             raise ValueError("serving without HTTP needs a mesh to serve on")
         _serve_mesh_only(agent, store or default_store_for(agent), bus, public_url,
-                         lease_timeout, on_listening, mesh, mesh_agent_name,
+                         _engine_config(lease_timeout, submit_grace), on_listening, mesh,
+                         mesh_agent_name,
                          auth=auth, limits=limits, push=push, drain_seconds=drain_seconds)
         return
     tls = uvicorn_tls_options(certfile, keyfile, client_ca)
@@ -318,7 +322,8 @@ def serve(
                     "on_listening": grpc_listening}
             if on_grpc_listening is not None:
                 on_grpc_listening(reserved)
-        _serve_on(sock, agent, store, public_url, tls, host, log_level, lease_timeout,
+        _serve_on(sock, agent, store, public_url, tls, host, log_level,
+                  _engine_config(lease_timeout, submit_grace),
                   on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
                   mesh=mesh, mesh_agent_name=mesh_agent_name,
                   card_signing=card_signing, push=push, grpc=grpc, rest=with_rest,
@@ -362,7 +367,8 @@ def _grpc_credentials(certfile: str | None, keyfile: str | None,
 
 
 def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | None,
-              tls: dict[str, Any], host: str, log_level: str, lease_timeout: float | None,
+              tls: dict[str, Any], host: str, log_level: str,
+              engine_config: EngineConfig | None,
               on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
               bus: str, auth: AuthConfig | None, limits: Limits | None,
               card_signing: CardSigning | None, push: PushSettings | None,
@@ -376,7 +382,6 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
 
     port = sock.getsockname()[1]
     check_services(store, bus, auth, mesh)
-    engine_config = _engine_config(lease_timeout)
     app = create_app(
         agent,
         store=store,
@@ -408,14 +413,21 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
     _make_server(config, app.state.engine, drain_seconds).run(sockets=[sock])
 
 
-def _engine_config(lease_timeout: float | None) -> EngineConfig | None:
-    if lease_timeout is None:
+def _engine_config(lease_timeout: float | None,
+                   submit_grace: float | None) -> EngineConfig | None:
+    if lease_timeout is None and submit_grace is None:
         return None
-    return EngineConfig(lease_timeout=lease_timeout, lease_interval=min(2.0, lease_timeout / 4))
+    config = EngineConfig()
+    if lease_timeout is not None:
+        config.lease_timeout = lease_timeout
+        config.lease_interval = min(2.0, lease_timeout / 4)
+    if submit_grace is not None:
+        config.submit_grace = submit_grace
+    return config
 
 
 def _serve_mesh_only(agent: Agent, store: str, bus: str, public_url: str | None,
-                     lease_timeout: float | None,
+                     engine_config: EngineConfig | None,
                      on_listening: Callable[[str, int], None] | None, mesh: MeshSettings,
                      mesh_agent_name: str | None, *, auth: AuthConfig | None,
                      limits: Limits | None, push: PushSettings | None,
@@ -427,7 +439,7 @@ def _serve_mesh_only(agent: Agent, store: str, bus: str, public_url: str | None,
     from ..server.app import create_app
 
     check_services(store, bus, auth, mesh)
-    app = create_app(agent, store=store, bus=bus, engine_config=_engine_config(lease_timeout),
+    app = create_app(agent, store=store, bus=bus, engine_config=engine_config,
                      public_url=public_url, auth=auth, limits=limits, push=push)
     attach(app, mesh, name=mesh_agent_name or mesh_name(agent.name))
     engine: Engine = app.state.engine

@@ -187,6 +187,8 @@ class Gateway:
             version=card.version, skills=card.skills, provider=card.provider,
             input_modes=card.default_input_modes, output_modes=card.default_output_modes,
             streaming=True, documentation_url=card.documentation_url, icon_url=card.icon_url,
+            # the agent on the mesh may answer with a bare message: relayed as one
+            replies_with_messages=True,
         )
 
     def _forwarder(self, name: str, streams: bool) -> Callable[[Context], Awaitable[None]]:

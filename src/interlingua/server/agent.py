@@ -7,7 +7,9 @@ Two executor styles are supported:
   returns becomes the task's one artifact (text, data, bytes, parts), and the
   task completes. An async *generator* streams: each yielded value is appended
   to the artifact as a chunk. Returning a ``Message`` answers with that
-  message instead of a task.
+  message instead of a task, when it comes within the server's grace (else
+  it completes the task that was written meanwhile), or always with
+  ``Agent(..., replies_with_messages=True)``.
 
 * a context executor — ``async def run(ctx: Context) -> None`` — which drives
   the task itself: status updates, artifacts with append / last-chunk, asking
@@ -63,6 +65,7 @@ class Agent:
         security: Sequence[dict[str, list[str]]] = (),
         extended_card: Callable[..., AgentCard] | AgentCard | None = None,
         accepts_messages_while_working: bool = False,
+        replies_with_messages: bool = False,
     ) -> None:
         self.name = name
         self.description = description
@@ -82,6 +85,11 @@ class Agent:
         #: a message sent to a working task reaches its executor (``ctx.incoming()``)
         #: instead of being refused
         self.accepts_messages_while_working = accepts_messages_while_working
+        #: the executor may answer a new task's first message with a bare message
+        #: however long it takes: no task is written until it first speaks (else
+        #: a task is written ``submitted`` once the server's grace has passed,
+        #: ``EngineConfig.submit_grace``, and a later bare message completes it)
+        self.replies_with_messages = replies_with_messages
         self.executor = executor
         self._run = _adapt(executor)
 

@@ -288,9 +288,12 @@ class Context:
     async def reply(self, content: Any) -> None:
         """Answer with a bare message instead of a task.
 
-        Allowed as the first and only thing a new task's executor does; later
-        (or when the caller needs a task, e.g. a non-blocking send) the
-        message becomes the completed task's status message.
+        Allowed as the first and only thing a new task's executor does, before
+        the task was written: within the server's grace
+        (``EngineConfig.submit_grace``), or at any time for an agent made with
+        ``replies_with_messages=True``. Otherwise (later, after the grace, or
+        when the caller needs a task, e.g. a non-blocking send) the message
+        becomes the completed task's status message.
         """
         task = self._sink.task
         message = content if isinstance(content, Message) else Message(

@@ -95,6 +95,12 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     #: seconds without a heartbeat after which another process ends this one's
     #: running tasks by the restart policy
     lease_timeout: float = 10.0
+    #: seconds a new task's executor has to say something before the task is
+    #: written as ``submitted`` (and streamed) without it; once written, a bare
+    #: message from the executor completes the task instead of replacing it.
+    #: 0: written before the executor runs; None: only when the executor first
+    #: speaks (as for an agent created with ``replies_with_messages=True``)
+    submit_grace: float | None = 0.05
 
 
 class Engine:
@@ -140,6 +146,8 @@ class Engine:
                                  restart_policy=config.restart_policy)
         self.sends = Sends(store, self.runs, self.writer, self.turns, push, admission,
                            default_history_length=config.default_history_length,
+                           submit_grace=None if agent.replies_with_messages
+                           else config.submit_grace,
                            shared=lambda: self.leases.shared,
                            draining=lambda: self.draining)
         self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
@@ -236,6 +244,8 @@ class Engine:
         self._sweeper = self._keeper = None
         # Turns still running end as "failed": the process that ran them is going away.
         runs = self.runs.all()
+        if self.sends.grace is not None:
+            self.sends.grace.close()
         await self.turns.stop()
         for run in runs:
             if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:
@@ -313,6 +323,10 @@ class Engine:
     async def cancel_task(self, call: CancelTask, request: RequestInfo) -> Task:
         scope = request.scope
         run = self.runs.get(scope, call.id)
+        if run is not None and not run.persisted and self.sends.submit_grace is not None:
+            # A new task still in its grace (only a v0.1 caller, who chose its
+            # id, can name it): written now, so that it can be canceled.
+            await self.writer.persist_created(run)
         if run is None or not run.persisted:
             rec = await self.store.get_task(scope, call.id)
             if rec is None:

@@ -9,7 +9,9 @@ Nobody sees an event before it is durable.
 
 A new task is written together with the executor's first event (one
 transaction for "created + first status", and for a quick agent "created +
-artifact + completed"); a non-blocking send writes it at once, since its
+artifact + completed"), or as ``submitted`` on its own when the executor has
+said nothing within a short grace (``server/grace.py``), so a slow first
+step does not hide it; a non-blocking send writes it at once, since its
 caller is answered with it.
 """
 
@@ -251,8 +253,31 @@ class Writer:
 
     async def persist_created(self, run: Run) -> None:
         async with run.lock:
-            if not run.persisted:
+            if not run.persisted and run.reply_message is None:
                 await self._write(run, [])
+
+    @staticmethod
+    def waits_for_first_event(run: Run) -> bool:
+        """A new task not yet written whose turn runs, silent so far."""
+        turn = run.turn
+        return (not run.persisted and run.reply_message is None and turn is not None
+                and not turn.done())
+
+    async def submit(self, run: Run) -> None:
+        """Write ``run``'s new task as submitted, if its executor has still said
+        nothing. A failed write reaches the executor at its next emit, as a
+        background flush's does."""
+        try:
+            async with run.lock:
+                if not self.waits_for_first_event(run):
+                    return
+                await self._write(run, [])
+            if run.pending:  # queued while the task was being written
+                await self.flush(run)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            run.error = exc
 
     async def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True) -> None:
         """Check ``events`` and have them written.
@@ -374,15 +399,18 @@ class Writer:
             run.settled.set()
 
     async def reply(self, run: Run, message: Message) -> None:
-        if (not run.persisted and run.initial is not None and len(run.task.history) == 1
-                and run.dialect != "0.1"):
-            # A first answer with no task: the caller gets the bare message.
-            # (v0.1 has no bare answers: its callers named the task, and they
-            # get it completed with the message as its status message.)
-            run.reply_message = message
-            run.flushed.set()
-            run.settled.set()
-            return
+        # Under the lock: a grace write of the task in flight decides first.
+        async with run.lock:
+            if (not run.persisted and run.initial is not None and len(run.task.history) == 1
+                    and run.dialect != "0.1"):
+                # A first answer with no task: the caller gets the bare message.
+                # (v0.1 has no bare answers: its callers named the task, and they
+                # get it completed with the message as its status message. So
+                # does a caller whose task was already written, by its grace.)
+                run.reply_message = message
+                run.flushed.set()
+                run.settled.set()
+                return
         message = msgspec.structs.replace(message, task_id=run.task.id)
         await self.emit(run, [StatusUpdate(
             task_id=run.task.id, context_id=run.task.context_id,

@@ -28,6 +28,7 @@ from ..core.parts import new_id
 from ..signals import Signal
 from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore
 from .context import RequestInfo, TaskCanceled
+from .grace import Grace
 from .idempotency import message_digest, redacted
 from .ports import Admission, PushHooks
 from .run import Run, Runs, Writer
@@ -46,6 +47,7 @@ class Sends:
     def __init__(self, store: TaskStore, runs: Runs, writer: Writer, turns: TurnRunner,
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
+                 submit_grace: float | None = None,
                  shared: Callable[[], bool] = lambda: False,
                  draining: Callable[[], bool] = lambda: False) -> None:
         self.store = store
@@ -56,6 +58,10 @@ class Sends:
         self.admission = admission
         #: history returned when a caller does not say (None = all)
         self.default_history_length = default_history_length
+        #: seconds a new task waits for its executor's first event before it is
+        #: written as submitted (None: it waits for that event)
+        self.submit_grace = submit_grace
+        self.grace = Grace(writer, submit_grace) if submit_grace else None
         #: other live processes serve the store (see server/leases.py)
         self.shared = shared
         #: the server drains before it stops: no new sends are taken
@@ -179,7 +185,8 @@ class Sends:
         # With other processes on the store, it is written before the executor
         # runs: another process that gets the same message id then finds it
         # instead of running the executor a second time.
-        if (not call.config.blocking and not call.streaming) or self.shared():
+        if ((not call.config.blocking and not call.streaming) or self.shared()
+                or self.submit_grace == 0):
             try:
                 await self.writer.persist_created(run)
             except MessageExists as exc:
@@ -189,6 +196,10 @@ class Sends:
                 self.runs.untrack(run)
                 raise
         self.turns.start(run, message)
+        if self.grace is not None and not run.persisted:
+            # A slow first step must not hide the task: if the executor says
+            # nothing within the grace, the task is written as submitted.
+            self.grace.watch(run)
         return run
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
