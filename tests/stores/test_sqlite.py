@@ -118,7 +118,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
     finally:
         other.close()
 
@@ -344,8 +344,10 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
-# what schema versions 5 and 6 added, taken away again (a database of an older version)
-V5_UNDONE = (
+# what schema version 7 added, taken away again
+V7_UNDONE = " ALTER TABLE tasks DROP COLUMN history;"
+# what schema versions 5 to 7 added, taken away again (a database of an older version)
+V5_UNDONE = V7_UNDONE + (
     " DROP TABLE meta; DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
     " ALTER TABLE tasks DROP COLUMN digest; DROP INDEX tasks_message;"
     " CREATE INDEX tasks_message ON tasks (tenant, owner, message_id)"
@@ -395,7 +397,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 6
+        assert store.schema_version == SCHEMA_VERSION == 7
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -703,3 +705,57 @@ async def test_rows_name_their_task_and_context_by_reference(
     named = msgspec.json.encode(task_id)
     assert all(named not in p for p in payloads[:-1] if b"\x01" in p)
     assert sum(p.count(b'"\x01"') for p in payloads) >= 6
+
+
+def _histories(path: Path) -> dict[str, bytes | None]:
+    raw = sqlite3.connect(path)
+    try:
+        return dict(raw.execute("SELECT id, history FROM tasks").fetchall())
+    finally:
+        raw.close()
+
+
+async def test_a_long_history_is_left_to_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "long.db"
+    long = "x" * 1500  # three such messages pass HISTORY_MAX
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-0")])],
+                                    dialect="1.0", now=ts(0))
+        assert _histories(path)["t-1"] is not None
+        for n in range(1, 4):
+            v = await store.append(A, "t-1", v, [said(user(f"m-{n}", long))], now=ts(n))
+        assert _histories(path)["t-1"] is None
+        # it stays with the log from then on, and lists as the log folds
+        v = await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(5),
+                                                    message=agent("m-9"))], now=ts(5))
+        assert _histories(path)["t-1"] is None
+        for history_length in (None, 2):
+            page = await store.list_tasks(A, ListTasks(history_length=history_length))
+            record = await store.get_task(A, "t-1", history_length=history_length,
+                                          include_artifacts=False)
+            assert record is not None and page.tasks == [record.task]
+        assert [m.message_id for m in page.tasks[0].history] == ["m-3", "m-9"]
+
+
+async def test_a_version_6_database_lists_its_tasks_from_their_logs(tmp_path: Path) -> None:
+    path = tmp_path / "v6.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+        await store.create_task(A, [created("t-2", at=ts(1), history=[user("m-2")])],
+                                dialect="1.0", now=ts(1))
+    raw = sqlite3.connect(path)
+    raw.executescript(V7_UNDONE + " PRAGMA user_version = 6;")
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert _histories(path) == {"t-1": None, "t-2": None}
+        # a write to an old row keeps it with the log (its history was never kept)
+        await store.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(2),
+                                                message=agent("m-3"))], now=ts(2))
+        assert _histories(path)["t-1"] is None
+        await store.create_task(A, [created("t-3", at=ts(3), history=[user("m-4")])],
+                                dialect="1.0", now=ts(3))
+        page = await store.list_tasks(A, ListTasks())
+        assert [(t.id, [m.message_id for m in t.history]) for t in page.tasks] == [
+            ("t-3", ["m-4"]), ("t-1", ["m-1", "m-3"]), ("t-2", ["m-2"])]

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from ...core.calls import ListTasks, ListTasksResult
 from ...core.errors import TaskNotFound
 from ...core.model import (
+    Message,
     Task,
     TaskState,
 )
@@ -20,6 +21,7 @@ from ..base import (
 )
 from .connection import _transaction
 from .rows import (
+    _history,
     _Ids,
     _ids,
     _kind_filter,
@@ -31,14 +33,46 @@ from .rows import (
 from .schema import _TERMINAL_SQL, _UNFINISHED_SQL
 
 
-def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | None) -> Task:
-    """The task from its row alone: what a fold gives with no history and no artifacts."""
+def _row_task(
+    task_id: str,
+    context_id: str,
+    status: bytes,
+    metadata: bytes | None,
+    history: bytes | None = None,
+    history_length: int | None = None,
+) -> Task:
+    """The task from its row alone: what a fold gives with no artifacts, and no
+    history unless the row's ``history`` is given."""
+    ids = _ids(task_id, context_id)
     return Task(
         id=task_id,
         context_id=context_id,
-        status=_status_decoder.decode(_unpack(status, _ids(task_id, context_id))),
+        status=_status_decoder.decode(_unpack(status, ids)),
+        # a fresh list, so trimming shares nothing
+        history=[] if history is None else _trim(_history(history, ids), history_length),
         metadata=None if metadata is None else _metadata_decoder.decode(metadata),
     )
+
+
+def _trim(history: list[Message], history_length: int | None) -> list[Message]:
+    return history if history_length is None else history[-history_length:]
+
+
+def _logs(
+    conn: sqlite3.Connection, pks: list[int], history: bool, artifacts: bool
+) -> dict[int, list[tuple[int, bytes]]]:
+    """The rows a fold of each of these tasks needs, by task."""
+    logs: dict[int, list[tuple[int, bytes]]] = {pk: [] for pk in pks}
+    if pks:
+        marks = ", ".join("?" * len(pks))
+        cur = conn.execute(
+            f"SELECT task_pk, n, payload FROM events WHERE task_pk IN ({marks})"
+            f"{_kind_filter(history, artifacts)} ORDER BY task_pk, seq",
+            pks,
+        )
+        for pk, n, payload in cur:
+            logs[pk].append((n, payload))
+    return logs
 
 
 def _fold(
@@ -119,7 +153,7 @@ def _list(
     with _transaction(conn, "BEGIN"):
         total: int = conn.execute(count_sql, params).fetchone()[0]
         rows = conn.execute(
-            "SELECT pk, id, context_id, status, metadata, stamp FROM tasks"
+            "SELECT pk, id, context_id, status, metadata, stamp, history FROM tasks"
             f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT ?",
             [*page_params, size + 1],
         ).fetchall()
@@ -127,21 +161,21 @@ def _list(
         if len(rows) > size:
             del rows[size:]
             token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
-        history, artifacts = query.history_length != 0, query.include_artifacts
-        if rows and (history or artifacts):
-            logs: dict[int, list[tuple[int, bytes]]] = {row[0]: [] for row in rows}
-            marks = ", ".join("?" * len(rows))
-            cur = conn.execute(
-                f"SELECT task_pk, n, payload FROM events WHERE task_pk IN ({marks})"
-                f"{_kind_filter(history, artifacts)} ORDER BY task_pk, seq",
-                list(logs),
-            )
-            for pk, n, payload in cur:
-                logs[pk].append((n, payload))
-            tasks = [_fold(logs[row[0]], _ids(row[1], row[2]), query.history_length, artifacts)
-                     for row in rows]
+        history_length, artifacts = query.history_length, query.include_artifacts
+        if artifacts:
+            logs = _logs(conn, [row[0] for row in rows], history_length != 0, artifacts)
+        elif history_length != 0:
+            # the row's history when it keeps one, else the log's
+            logs = _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
         else:
-            tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
+            logs = {}
+        tasks = [
+            _fold(logs[pk], _ids(task_id, context_id), history_length, artifacts)
+            if pk in logs
+            else _row_task(task_id, context_id, status, metadata,
+                           None if history_length == 0 else history, history_length)
+            for pk, task_id, context_id, status, metadata, _, history in rows
+        ]
     return ListTasksResult(
         tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
     )

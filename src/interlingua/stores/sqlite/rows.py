@@ -10,9 +10,11 @@ import msgspec
 
 from ...core.model import (
     Event,
+    Message,
     PushConfig,
     TaskStatus,
 )
+from .._projection import HISTORY_MAX
 from .connection import _Connection
 from .schema import _KIND
 
@@ -22,6 +24,7 @@ _events_decoder = msgspec.json.Decoder(list[Event])
 _push_config_decoder = msgspec.json.Decoder(PushConfig)
 _status_decoder = msgspec.json.Decoder(TaskStatus)
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
+_history_decoder = msgspec.json.Decoder(list[Message])
 
 #: events in one row at most. A fast executor's chunks arrive by the hundred,
 #: and one row for a run of them costs far less than a row each, in CPU and in
@@ -54,6 +57,16 @@ def _pack(data: bytes, ids: _Ids) -> bytes:
 
 def _unpack(data: bytes, ids: _Ids) -> bytes:
     return data.replace(_CONTEXT_REF, ids[1]).replace(_TASK_REF, ids[0])
+
+
+def _history_column(history: list[Message], ids: _Ids) -> bytes | None:
+    """The ``history`` column for ``history``: NULL once it is too long to keep."""
+    data = _pack(_encode(history), ids)
+    return data if len(data) <= HISTORY_MAX else None
+
+
+def _history(data: bytes, ids: _Ids) -> list[Message]:
+    return _history_decoder.decode(_unpack(data, ids))
 
 
 def _runs(

@@ -132,6 +132,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (),
     _own.MIGRATION,
     _own.OWNERS_MIGRATION,
+    (
+        # The task's history as a reader sees it (a JSON array of messages, ids by
+        # reference), so that listing needs no fold of the log; NULL when it grew
+        # past HISTORY_MAX, or was written before: readers then fold the log.
+        "ALTER TABLE tasks ADD COLUMN history BLOB",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

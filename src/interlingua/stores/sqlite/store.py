@@ -270,6 +270,7 @@ class SQLiteStore:
         created = _projection.created_task(events)
         # Validate the batch and find the task's status before touching the disk.
         probe = _projection.probe(created.id, created.context_id, created.status)
+        probe.history = list(created.history)  # the history the row keeps
         _projection.advance(probe, events[1:])
         stamp = _projection.sort_stamp(probe.status, now)
         if any(not c.id for c in push_configs):
@@ -279,6 +280,7 @@ class SQLiteStore:
             scope,
             created,
             probe.status,
+            probe.history,
             stamp,
             events,
             dialect,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ...core.errors import ConcurrentModification, TaskNotFound
 from ...core.model import (
     Event,
+    Message,
     PushConfig,
     Task,
     TaskState,
@@ -21,7 +22,7 @@ from ..base import (
 from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
-from .rows import _encode, _ids, _insert_events, _pack
+from .rows import _encode, _history, _history_column, _ids, _insert_events, _pack
 
 
 def _create(
@@ -29,6 +30,7 @@ def _create(
     scope: Scope,
     created: Task,
     status: TaskStatus,
+    history: list[Message],
     stamp: str,
     events: Sequence[Event],
     dialect: str,
@@ -46,7 +48,7 @@ def _create(
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -64,6 +66,7 @@ def _create(
                     now,
                     digest or None,
                     lease,
+                    _history_column(history, ids),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -94,33 +97,42 @@ def _append(
     with _transaction(conn):
         _own.check_lease(conn, lease)
         row = conn.execute(
-            "SELECT pk, context_id, state, version FROM tasks"
+            "SELECT pk, context_id, state, version, history FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             raise TaskNotFound(f"Task not found: {task_id}")
-        pk, context_id, state, version = row
+        pk, context_id, state, version, history = row
         if version != expected_version:
             raise ConcurrentModification(
                 f"task {task_id} is at version {version}, not {expected_version}"
             )
         if not events:
             return int(version), False
+        ids = _ids(task_id, context_id)
         # The lifecycle checks read only the state, so the stored status need
-        # not be decoded; a status update in the batch brings its own.
+        # not be decoded; a status update in the batch brings its own. The
+        # history is, when the batch may add to it (a status message repeating
+        # the last one is not added again).
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
-        status_changed = _projection.advance(probe, events)
+        if history is not None and _projection.adds_messages(events):
+            probe.history = _history(history, ids)
+            kept = len(probe.history)
+            status_changed = _projection.advance(probe, events)
+            if len(probe.history) != kept:
+                history = _history_column(probe.history, ids)
+        else:
+            status_changed = _projection.advance(probe, events)
         if message is not None:
             _own.remember_message(conn, scope, pk, message)
-        ids = _ids(task_id, context_id)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
         if status_changed:
             status = probe.status
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = COALESCE(?, lease) WHERE pk = ?",
+                " lease = COALESCE(?, lease), history = ? WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -128,14 +140,15 @@ def _append(
                     _projection.sort_stamp(status, now),
                     now,
                     lease,
+                    history,
                     pk,
                 ),
             )
         else:
             conn.execute(
-                "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease)"
-                " WHERE pk = ?",
-                (new_version, now, lease, pk),
+                "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
+                " history = ? WHERE pk = ?",
+                (new_version, now, lease, history, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
