@@ -759,3 +759,18 @@ async def test_a_version_6_database_lists_its_tasks_from_their_logs(tmp_path: Pa
         page = await store.list_tasks(A, ListTasks())
         assert [(t.id, [m.message_id for m in t.history]) for t in page.tasks] == [
             ("t-3", ["m-4"]), ("t-1", ["m-1", "m-3"]), ("t-2", ["m-2"])]
+
+
+async def test_ids_that_look_like_references_are_left_to_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "odd.db"
+    odd = msgspec.structs.replace(user("m-1"), task_id="\x01", context_id="\x02")
+    own = msgspec.structs.replace(user("m-2"), task_id="t-2", context_id="ctx-1")
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        await store.create_task(A, [created("t-1", at=ts(0), history=[odd])],
+                                dialect="1.0", now=ts(0))
+        await store.create_task(A, [created("t-2", at=ts(1), history=[own])],
+                                dialect="1.0", now=ts(1))
+        rows = _histories(path)
+        assert rows["t-1"] is None and rows["t-2"] is not None
+        page = await store.list_tasks(A, ListTasks())
+        assert [t.history for t in page.tasks] == [[own], [odd]]

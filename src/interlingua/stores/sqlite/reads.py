@@ -43,13 +43,17 @@ def _row_task(
 ) -> Task:
     """The task from its row alone: what a fold gives with no artifacts, and no
     history unless the row's ``history`` is given."""
-    ids = _ids(task_id, context_id)
+    if b'"\x01"' in status or b'"\x02"' in status:  # only a status with a message has refs
+        status = _unpack(status, _ids(task_id, context_id))
     return Task(
         id=task_id,
         context_id=context_id,
-        status=_status_decoder.decode(_unpack(status, ids)),
+        status=_status_decoder.decode(status),
         # a fresh list, so trimming shares nothing
-        history=[] if history is None else _trim(_history(history, ids), history_length),
+        history=(
+            [] if history is None
+            else _trim(_history(history, task_id, context_id), history_length)
+        ),
         metadata=None if metadata is None else _metadata_decoder.decode(metadata),
     )
 

@@ -59,14 +59,43 @@ def _unpack(data: bytes, ids: _Ids) -> bytes:
     return data.replace(_CONTEXT_REF, ids[1]).replace(_TASK_REF, ids[0])
 
 
-def _history_column(history: list[Message], ids: _Ids) -> bytes | None:
-    """The ``history`` column for ``history``: NULL once it is too long to keep."""
-    data = _pack(_encode(history), ids)
+# The history column names the task and context by reference too, but field by
+# field: a message's own ``task_id`` and ``context_id`` are written as these
+# one-character strings (escaped in the JSON, so the text stays valid JSON) and
+# put back after decoding, which costs less than two passes over the bytes.
+_TASK_MARK = "\x01"
+_CONTEXT_MARK = "\x02"
+
+
+def _history_column(history: list[Message], task_id: str, context_id: str) -> bytes | None:
+    """The ``history`` column for ``history``: NULL once it is too long to keep
+    (or names a marker as an id of its own, which would not read back)."""
+    marked = []
+    for m in history:
+        if m.task_id in _MARKS or m.context_id in _MARKS:
+            return None
+        if m.task_id == task_id or m.context_id == context_id:
+            m = msgspec.structs.replace(
+                m,
+                task_id=_TASK_MARK if m.task_id == task_id else m.task_id,
+                context_id=_CONTEXT_MARK if m.context_id == context_id else m.context_id,
+            )
+        marked.append(m)
+    data = _encode(marked)
     return data if len(data) <= HISTORY_MAX else None
 
 
-def _history(data: bytes, ids: _Ids) -> list[Message]:
-    return _history_decoder.decode(_unpack(data, ids))
+def _history(data: bytes, task_id: str, context_id: str) -> list[Message]:
+    history = _history_decoder.decode(data)
+    for m in history:
+        if m.task_id == _TASK_MARK:
+            m.task_id = task_id
+        if m.context_id == _CONTEXT_MARK:
+            m.context_id = context_id
+    return history
+
+
+_MARKS = (_TASK_MARK, _CONTEXT_MARK)
 
 
 def _runs(

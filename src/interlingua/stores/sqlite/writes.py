@@ -66,7 +66,7 @@ def _create(
                     now,
                     digest or None,
                     lease,
-                    _history_column(history, ids),
+                    _history_column(history, created.id, created.context_id),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -117,11 +117,11 @@ def _append(
         # the last one is not added again).
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
         if history is not None and _projection.adds_messages(events):
-            probe.history = _history(history, ids)
+            probe.history = _history(history, task_id, context_id)
             kept = len(probe.history)
             status_changed = _projection.advance(probe, events)
             if len(probe.history) != kept:
-                history = _history_column(probe.history, ids)
+                history = _history_column(probe.history, task_id, context_id)
         else:
             status_changed = _projection.advance(probe, events)
         if message is not None:
