@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from interlingua.cli.main import main
+from interlingua.core.calls import ListTasks
 from interlingua.core.errors import InvalidParams
 from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, Scope, open_store
@@ -17,7 +18,7 @@ from interlingua.stores.postgres import PostgresStore, StoreUnavailable
 from interlingua.stores.postgres.schema import SCHEMA_VERSION, parse_postgres_url
 
 from ..services import with_option
-from .builders import chunk, created, status, ts
+from .builders import agent, chunk, created, status, ts, user
 
 A = Scope("acme", "alice")
 S = TaskState
@@ -127,6 +128,28 @@ def test_db_upgrade_says_what_it_cannot_reach() -> None:
     assert "cannot reach PostgreSQL" in result.output and "s3cret" not in result.output
     bad = CliRunner().invoke(main, ["db", "upgrade", "--store", "memory://"])
     assert bad.exit_code == 2 and "postgresql://" in bad.output
+
+
+async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -> None:
+    async with PostgresStore(pg_url) as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+    schema = schema_of(pg_url)
+    conn = await admin(pg_url)
+    try:  # back to version 1: the tasks keep no history of their own
+        await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN history;'
+                           f' UPDATE "{schema}".schema_version SET version = 1')
+    finally:
+        await conn.close()
+    async with PostgresStore(pg_url) as store:
+        assert store.effective["schema_version"] == SCHEMA_VERSION
+        await store.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(1),
+                                                message=agent("m-2"))], now=ts(1))
+        await store.create_task(A, [created("t-2", at=ts(2), history=[user("m-3")])],
+                                dialect="1.0", now=ts(2))
+        page = await store.list_tasks(A, ListTasks())
+        assert [(t.id, [m.message_id for m in t.history]) for t in page.tasks] == [
+            ("t-2", ["m-3"]), ("t-1", ["m-1", "m-2"])]
 
 
 async def test_a_newer_schema_is_refused(pg_url: str) -> None:

@@ -109,6 +109,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX push_outbox_queue ON push_outbox (task_pk, config_id, state, seq)",
         "CREATE INDEX push_outbox_due ON push_outbox (state, next_at)",
     ),
+    (
+        # the task's history as a reader sees it, as the SQLite store keeps it
+        # (stores/sqlite/rows.py): listing needs no fold; NULL = fold the log
+        "ALTER TABLE tasks ADD COLUMN history bytea",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

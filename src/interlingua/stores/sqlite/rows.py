@@ -12,6 +12,7 @@ from ...core.model import (
     Event,
     Message,
     PushConfig,
+    Task,
     TaskStatus,
 )
 from .._projection import HISTORY_MAX
@@ -96,6 +97,35 @@ def _history(data: bytes, task_id: str, context_id: str) -> list[Message]:
 
 
 _MARKS = (_TASK_MARK, _CONTEXT_MARK)
+
+
+def _row_task(
+    task_id: str,
+    context_id: str,
+    status: bytes,
+    metadata: bytes | None,
+    history: bytes | None = None,
+    history_length: int | None = None,
+) -> Task:
+    """The task from its row alone: what a fold gives with no artifacts, and no
+    history unless the row's ``history`` is given."""
+    if b'"\x01"' in status or b'"\x02"' in status:  # only a status with a message has refs
+        status = _unpack(status, _ids(task_id, context_id))
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=_status_decoder.decode(status),
+        # a fresh list, so trimming shares nothing
+        history=(
+            [] if history is None
+            else _trim(_history(history, task_id, context_id), history_length)
+        ),
+        metadata=None if metadata is None else _metadata_decoder.decode(metadata),
+    )
+
+
+def _trim(history: list[Message], history_length: int | None) -> list[Message]:
+    return history if history_length is None else history[-history_length:]
 
 
 def _runs(
