@@ -91,8 +91,9 @@ def advance(task: Task, events: Iterable[Event]) -> bool:
 
 #: The stores that keep a task's history beside its status (for listings that
 #: need no fold of the log) stop keeping it past this many encoded bytes: the
-#: row is rewritten by every write, so it must stay small.
-HISTORY_MAX = 4096
+#: row is rewritten by every write, so it must stay small (and, in SQLite, on
+#: its 2 KiB page, beside the row's other columns).
+HISTORY_MAX = 1536
 
 
 def adds_messages(events: Iterable[Event]) -> bool:

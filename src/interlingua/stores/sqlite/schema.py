@@ -140,6 +140,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+#: the version that added tasks.history: a database from before has it filled at open
+HISTORY_VERSION = 7
 
 _KIND: dict[type, int] = {TaskCreated: 0, StatusUpdate: 1, ArtifactUpdate: 2, HistoryAppended: 3}
 _UNFINISHED_SQL = "('submitted', 'working')"

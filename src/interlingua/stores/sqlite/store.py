@@ -55,7 +55,8 @@ from .outbox import (
     _revive,
 )
 from .reads import _get, _list, _purge, _read_events, _unfinished
-from .writes import _append, _create
+from .schema import HISTORY_VERSION
+from .writes import _append, _create, _fill_histories
 
 # ----------------------------------------------------------------------- store
 
@@ -101,6 +102,13 @@ class SQLiteStore:
         except BaseException:
             pool.shutdown(wait=False)
             raise
+        if conn.migrated_from < HISTORY_VERSION:
+            try:
+                await loop.run_in_executor(pool, _fill_histories, conn)
+            except BaseException:
+                conn.close()
+                pool.shutdown(wait=False)
+                raise
         self._pool, self._conn = pool, conn
         self.effective = effective
         if effective["journal_mode"] == "wal":

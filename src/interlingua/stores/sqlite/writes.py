@@ -22,7 +22,16 @@ from ..base import (
 from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
-from .rows import _encode, _history, _history_column, _ids, _insert_events, _pack
+from .rows import (
+    _encode,
+    _history,
+    _history_column,
+    _ids,
+    _insert_events,
+    _kind_filter,
+    _pack,
+    _row_events,
+)
 
 
 def _create(
@@ -152,3 +161,37 @@ def _append(
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
+
+
+def _fill_histories(conn: _Connection, batch: int = 500) -> int:
+    """Give the tasks of a database from before schema version 7 their history
+    column, folded from their logs; how many were filled.
+
+    A batch a transaction, each read and written under the write lock, so a
+    writer in another process never finds a half-made column. Rows left NULL
+    (a process stopped half way, a history too long to keep) are still read
+    right: from their log.
+    """
+    filled, last = 0, 0
+    while True:
+        with _transaction(conn):
+            rows = conn.execute(
+                "SELECT pk, id, context_id FROM tasks WHERE history IS NULL AND pk > ?"
+                " ORDER BY pk LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            for pk, task_id, context_id in rows:
+                ids = _ids(task_id, context_id)
+                log = conn.execute(
+                    f"SELECT n, payload FROM events WHERE task_pk = ?{_kind_filter(True, False)}"
+                    " ORDER BY seq",
+                    (pk,),
+                )
+                task = _projection.fold(e for n, payload in log for e in _row_events(n, payload, ids))
+                history = _history_column(task.history, task_id, context_id)
+                if history is not None:
+                    conn.execute("UPDATE tasks SET history = ? WHERE pk = ?", (history, pk))
+                    filled += 1
+        if len(rows) < batch:
+            return filled
+        last = rows[-1][0]
