@@ -772,3 +772,22 @@ async def test_ids_that_look_like_references_are_left_to_the_log(tmp_path: Path)
         assert rows["t-1"] is None and rows["t-2"] is not None
         page = await store.list_tasks(A, ListTasks())
         assert [t.history for t in page.tasks] == [[own], [odd]]
+
+
+async def test_a_log_that_does_not_fold_does_not_stop_the_fill(tmp_path: Path) -> None:
+    path = tmp_path / "v6.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        for n in (1, 2):
+            await store.create_task(A, [created(f"t-{n}", at=ts(n), history=[user(f"m-{n}")])],
+                                    dialect="1.0", now=ts(n))
+    raw = sqlite3.connect(path)
+    raw.executescript(V7_UNDONE + " PRAGMA user_version = 6;")
+    raw.execute("UPDATE events SET payload = CAST('not json' AS BLOB)"
+                " WHERE task_pk = (SELECT pk FROM tasks WHERE id = 't-1')")
+    raw.commit()
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        kept = _histories(path)
+        assert kept["t-1"] is None and kept["t-2"] is not None
+        page = await store.list_tasks(A, ListTasks(history_length=0))
+        assert [t.id for t in page.tasks] == ["t-2", "t-1"]

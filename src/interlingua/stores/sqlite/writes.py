@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ...core.errors import ConcurrentModification, TaskNotFound
+from ...core.errors import ConcurrentModification, LifecycleError, TaskNotFound
 from ...core.model import (
     Event,
     Message,
@@ -187,7 +187,13 @@ def _fill_histories(conn: _Connection, batch: int = 500) -> int:
                     " ORDER BY seq",
                     (pk,),
                 )
-                task = _projection.fold(e for n, payload in log for e in _row_events(n, payload, ids))
+                try:
+                    task = _projection.fold(
+                        e for n, payload in log for e in _row_events(n, payload, ids))
+                except (ValueError, StopIteration, LifecycleError):
+                    # a log that does not fold (DecodeError is a ValueError) is
+                    # left to be read as before, not made to stop the store opening
+                    continue
                 history = _history_column(task.history, task_id, context_id)
                 if history is not None:
                     conn.execute("UPDATE tasks SET history = ? WHERE pk = ?", (history, pk))
