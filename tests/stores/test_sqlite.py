@@ -345,7 +345,7 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 # what schema version 7 added, taken away again
-V7_UNDONE = " ALTER TABLE tasks DROP COLUMN history;"
+V7_UNDONE = " ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN history_at;"
 # what schema versions 5 to 7 added, taken away again (a database of an older version)
 V5_UNDONE = V7_UNDONE + (
     " DROP TABLE meta; DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
@@ -791,3 +791,23 @@ async def test_a_log_that_does_not_fold_does_not_stop_the_fill(tmp_path: Path) -
         assert kept["t-1"] is None and kept["t-2"] is not None
         page = await store.list_tasks(A, ListTasks(history_length=0))
         assert [t.id for t in page.tasks] == ["t-2", "t-1"]
+
+
+async def test_a_write_that_leaves_the_history_behind_is_not_trusted(tmp_path: Path) -> None:
+    # as a process of an older version writes: events and version, not the history
+    path = tmp_path / "mixed.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+        old = _histories(path)["t-1"]
+        v = await store.append(A, "t-1", v, [said(user("m-2"))], now=ts(1))
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE tasks SET history = ?, history_at = 1", (old,))
+        raw.commit()
+        raw.close()
+        page = await store.list_tasks(A, ListTasks())
+        assert [m.message_id for m in page.tasks[0].history] == ["m-1", "m-2"]
+        await store.append(A, "t-1", v, [said(user("m-3"))], now=ts(2))
+        assert _histories(path)["t-1"] is None
+        page = await store.list_tasks(A, ListTasks())
+        assert [m.message_id for m in page.tasks[0].history] == ["m-1", "m-2", "m-3"]

@@ -55,8 +55,9 @@ _CREATE_AT_ONCE = (
     "WITH fence AS (SELECT $12::bigint IS NULL OR EXISTS (SELECT 1 FROM leases"
     "  WHERE epoch = $12 FOR KEY SHARE) AS ok),"
     " task AS (INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
-    "  metadata, dialect, version, created_at, updated_at, lease, history)"
-    "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13 FROM fence WHERE ok"
+    "  metadata, dialect, version, created_at, updated_at, lease, history, history_at)"
+    "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10"
+    "  FROM fence WHERE ok"
     "  ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk),"
     " message AS (INSERT INTO messages (tenant, owner, message_id, task_pk, digest)"
     "  SELECT $1, $2, $14, pk, $15 FROM task WHERE $14::text IS NOT NULL),"
@@ -69,7 +70,7 @@ _CREATE_AT_ONCE = (
 # An append to a task at a known version, without push configs (see _append_at_once).
 _APPEND_TEMPLATE = (
     "WITH task AS (UPDATE tasks SET version = $7, updated_at = $8,"
-    " lease = COALESCE($9, lease){set}"
+    " lease = COALESCE($9, lease), history_at = CASE WHEN history_at = $6 THEN $7::integer END{set}"
     " WHERE pk = $1 AND version = $6"
     " AND NOT EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = $1)"
     " AND ($9::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $9"
@@ -140,8 +141,9 @@ class PostgresStore(Outbox):
             await _check_lease(conn, lease)
             pk = await conn.fetchval(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
-                " metadata, dialect, version, created_at, updated_at, lease, history)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13)"
+                " metadata, dialect, version, created_at, updated_at, lease, history,"
+                " history_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk", *row)
             if pk is None:
                 raise TaskExists(f"task {created.id} already exists")
@@ -206,7 +208,7 @@ class PostgresStore(Outbox):
             # One statement locks the row, checks the fence (its key-share lock
             # taken in this transaction) and says whether the task has push configs.
             row = await conn.fetchrow(
-                "SELECT t.pk, t.context_id, t.state, t.version, t.history,"
+                "SELECT t.pk, t.context_id, t.state, t.version, t.history, t.history_at,"
                 " EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = t.pk),"
                 " $4::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $4"
                 "  FOR KEY SHARE)"
@@ -216,7 +218,7 @@ class PostgresStore(Outbox):
             if row is None:
                 await _check_lease(conn, lease)
                 raise TaskNotFound(f"Task not found: {task_id}")
-            pk, context_id, state, version, history, pushed, leased = row
+            pk, context_id, state, version, history, history_at, pushed, leased = row
             if not leased:
                 raise LeaseLost(f"the lease of epoch {lease} was revoked")
             if version != expected_version:
@@ -225,6 +227,8 @@ class PostgresStore(Outbox):
             if not events:
                 return int(version)
             probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
+            if history_at != version:  # kept by no one since (or never): the log has it
+                history = None
             if history is not None and _projection.adds_messages(events):
                 probe.history = _history(history, task_id, context_id)
                 kept = len(probe.history)
@@ -237,6 +241,7 @@ class PostgresStore(Outbox):
                 await _remember(conn, scope, pk, *message)
             ids = _ids(task_id, context_id)
             new_version = version + len(events)
+            history_at = None if history is None else new_version
             # the events and the task row in one statement
             runs = list(_runs(pk, version + 1, events, ids))
             insert = ("WITH logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
@@ -249,15 +254,16 @@ class PostgresStore(Outbox):
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
                     " stamp = $9, updated_at = $10, lease = COALESCE($11, lease),"
-                    " history = $12 WHERE pk = $1",
+                    " history = $12, history_at = $13 WHERE pk = $1",
                     pk, *columns, new_version, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now), now,
-                    lease, history)
+                    lease, history, history_at)
             else:
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, updated_at = $7,"
-                    " lease = COALESCE($8, lease), history = $9"
-                    " WHERE pk = $1", pk, *columns, new_version, now, lease, history)
+                    " lease = COALESCE($8, lease), history = $9, history_at = $10"
+                    " WHERE pk = $1", pk, *columns, new_version, now, lease, history,
+                    history_at)
             queued = await _queue(conn, pk, version + 1, events) if pushed else False
         if not pushed:
             self._wrote(key, pk, context_id, probe.status.state, int(new_version))
@@ -374,7 +380,8 @@ class PostgresStore(Outbox):
         async with self._snapshot() as conn:
             total = await conn.fetchval(f"SELECT count(*) FROM tasks WHERE {where}", *params)
             rows = await conn.fetch(
-                "SELECT pk, id, context_id, status, metadata, stamp, history FROM tasks"
+                "SELECT pk, id, context_id, status, metadata, stamp,"
+                " CASE WHEN history_at = version THEN history END FROM tasks"
                 f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT {size + 1:d}",
                 *page_params)
             token = ""

@@ -124,7 +124,8 @@ def _list(
     with _transaction(conn, "BEGIN"):
         total: int = conn.execute(count_sql, params).fetchone()[0]
         rows = conn.execute(
-            "SELECT pk, id, context_id, status, metadata, stamp, history FROM tasks"
+            "SELECT pk, id, context_id, status, metadata, stamp,"
+            " CASE WHEN history_at = version THEN history END FROM tasks"
             f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT ?",
             [*page_params, size + 1],
         ).fetchall()

@@ -133,10 +133,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     _own.MIGRATION,
     _own.OWNERS_MIGRATION,
     (
-        # The task's history as a reader sees it (a JSON array of messages, ids by
-        # reference), so that listing needs no fold of the log; NULL when it grew
-        # past HISTORY_MAX, or was written before: readers then fold the log.
+        # The task's history as a reader sees it (a JSON array of messages, see
+        # rows._history_column), so that listing needs no fold of the log, and the
+        # version it is current at: a write by a process that does not know the
+        # column moves the version on, and readers then fold the log. NULL when it
+        # grew past HISTORY_MAX: readers fold the log too.
         "ALTER TABLE tasks ADD COLUMN history BLOB",
+        "ALTER TABLE tasks ADD COLUMN history_at INTEGER",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

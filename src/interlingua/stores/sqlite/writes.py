@@ -57,7 +57,8 @@ def _create(
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history, history_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -76,6 +77,7 @@ def _create(
                     digest or None,
                     lease,
                     _history_column(history, created.id, created.context_id),
+                    len(events),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -106,13 +108,13 @@ def _append(
     with _transaction(conn):
         _own.check_lease(conn, lease)
         row = conn.execute(
-            "SELECT pk, context_id, state, version, history FROM tasks"
+            "SELECT pk, context_id, state, version, history, history_at FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             raise TaskNotFound(f"Task not found: {task_id}")
-        pk, context_id, state, version, history = row
+        pk, context_id, state, version, history, history_at = row
         if version != expected_version:
             raise ConcurrentModification(
                 f"task {task_id} is at version {version}, not {expected_version}"
@@ -125,6 +127,8 @@ def _append(
         # history is, when the batch may add to it (a status message repeating
         # the last one is not added again).
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
+        if history_at != version:  # kept by no one since (or never): the log has it
+            history = None
         if history is not None and _projection.adds_messages(events):
             probe.history = _history(history, task_id, context_id)
             kept = len(probe.history)
@@ -141,7 +145,7 @@ def _append(
             status = probe.status
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = COALESCE(?, lease), history = ? WHERE pk = ?",
+                " lease = COALESCE(?, lease), history = ?, history_at = ? WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -150,14 +154,15 @@ def _append(
                     now,
                     lease,
                     history,
+                    None if history is None else new_version,
                     pk,
                 ),
             )
         else:
             conn.execute(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
-                " history = ? WHERE pk = ?",
-                (new_version, now, lease, history, pk),
+                " history = ?, history_at = ? WHERE pk = ?",
+                (new_version, now, lease, history, None if history is None else new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
@@ -176,7 +181,7 @@ def _fill_histories(conn: _Connection, batch: int = 500) -> int:
     while True:
         with _transaction(conn):
             rows = conn.execute(
-                "SELECT pk, id, context_id FROM tasks WHERE history IS NULL AND pk > ?"
+                "SELECT pk, id, context_id FROM tasks WHERE history_at IS NULL AND pk > ?"
                 " ORDER BY pk LIMIT ?",
                 (last, batch),
             ).fetchall()
@@ -196,7 +201,8 @@ def _fill_histories(conn: _Connection, batch: int = 500) -> int:
                     continue
                 history = _history_column(task.history, task_id, context_id)
                 if history is not None:
-                    conn.execute("UPDATE tasks SET history = ? WHERE pk = ?", (history, pk))
+                    conn.execute("UPDATE tasks SET history = ?, history_at = version WHERE pk = ?",
+                                 (history, pk))
                     filled += 1
         if len(rows) < batch:
             return filled
