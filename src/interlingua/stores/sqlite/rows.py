@@ -66,6 +66,7 @@ def _unpack(data: bytes, ids: _Ids) -> bytes:
 # put back after decoding, which costs less than two passes over the bytes.
 _TASK_MARK = "\x01"
 _CONTEXT_MARK = "\x02"
+_MARKS = (_TASK_MARK, _CONTEXT_MARK)
 
 
 def _history_column(history: list[Message], task_id: str, context_id: str) -> bytes | None:
@@ -96,9 +97,6 @@ def _history(data: bytes, task_id: str, context_id: str) -> list[Message]:
     return history
 
 
-_MARKS = (_TASK_MARK, _CONTEXT_MARK)
-
-
 def _row_task(
     task_id: str,
     context_id: str,
@@ -109,7 +107,8 @@ def _row_task(
 ) -> Task:
     """The task from its row alone: what a fold gives with no artifacts, and no
     history unless the row's ``history`` is given."""
-    if b'"\x01"' in status or b'"\x02"' in status:  # only a status with a message has refs
+    # only a status whose message names the task holds references
+    if b'"\x01"' in status or b'"\x02"' in status:
         status = _unpack(status, _ids(task_id, context_id))
     return Task(
         id=task_id,

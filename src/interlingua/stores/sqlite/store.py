@@ -102,7 +102,7 @@ class SQLiteStore:
         except BaseException:
             pool.shutdown(wait=False)
             raise
-        if conn.migrated_from < HISTORY_VERSION:
+        if 0 < conn.migrated_from < HISTORY_VERSION:  # 0: a new database
             try:
                 await loop.run_in_executor(pool, _fill_histories, conn)
             except BaseException:
