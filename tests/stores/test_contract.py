@@ -624,6 +624,54 @@ async def test_list_filters(store: Store, query: ListTasks, expected: list[str])
         assert len(token_page) <= 2
 
 
+async def listed_as_folded(store: Store, task_id: str) -> None:
+    """The task as listed (each historyLength) is the task as its log folds."""
+    for history_length in (None, 0, 1, 2, 5):
+        page = await store.list_tasks(A, ListTasks(history_length=history_length))
+        listed = {t.id: t for t in page.tasks}[task_id]
+        record = await store.get_task(A, task_id, history_length=history_length,
+                                      include_artifacts=False)
+        assert record is not None
+        assert listed == record.task, history_length
+
+
+async def test_listed_history_follows_every_write(store: Store) -> None:
+    u1, a1, u2, a2 = user("m-1"), agent("m-2", "which?"), user("m-3", "this"), agent("m-4")
+    await store.create_task(A, [created("t-1", at=ts(0), history=[u1]),
+                                status("t-1", S.WORKING, ts(0))], dialect="1.0", now=ts(0))
+    await listed_as_folded(store, "t-1")
+    # asking for input: the status message joins the history once, even when repeated
+    v = await store.append(A, "t-1", 2, [chunk("t-1", "a", "x"),
+                                         status("t-1", S.INPUT_REQUIRED, ts(1), message=a1)],
+                           now=ts(1))
+    await listed_as_folded(store, "t-1")
+    v = await store.append(A, "t-1", v, [said(u2), status("t-1", S.WORKING, ts(2)),
+                                         status("t-1", S.WORKING, ts(3), message=u2)],
+                           now=ts(3))
+    await listed_as_folded(store, "t-1")
+    # a write that adds no message leaves the history as it was
+    v = await store.append(A, "t-1", v, [chunk("t-1", "a", "y", append=True)], now=ts(4))
+    await listed_as_folded(store, "t-1")
+    await store.append(A, "t-1", v, [status("t-1", S.CANCELED, ts(5), message=a2)], now=ts(5))
+    await listed_as_folded(store, "t-1")
+    page = await store.list_tasks(A, ListTasks())
+    assert [m.message_id for m in page.tasks[0].history] == ["m-1", "m-2", "m-3", "m-4"]
+    assert page.tasks[0].status.state is S.CANCELED
+
+
+async def test_a_refused_write_leaves_the_listed_history(store: Store) -> None:
+    await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                            dialect="1.0", now=ts(0))
+    with pytest.raises(ConcurrentModification):
+        await store.append(A, "t-1", 7, [said(user("m-2"))], now=ts(1))
+    v = await store.append(A, "t-1", 1, [status("t-1", S.COMPLETED, ts(1))], now=ts(1))
+    with pytest.raises(LifecycleError):
+        await store.append(A, "t-1", v, [said(user("m-3"))], now=ts(2))
+    page = await store.list_tasks(A, ListTasks())
+    assert [m.message_id for m in page.tasks[0].history] == ["m-1"]
+    await listed_as_folded(store, "t-1")
+
+
 async def test_list_carries_history_and_artifacts_when_asked(store: Store) -> None:
     await artifact_task(store)  # t-1: one history message, artifacts a, b, c
     await store.append(A, "t-1", 9, [said(user("m-2"))], now=ts(2))

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from interlingua.cli.main import main
+from interlingua.core.calls import ListTasks
 from interlingua.core.errors import InvalidParams
 from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, Scope, open_store
@@ -17,7 +18,7 @@ from interlingua.stores.postgres import PostgresStore, StoreUnavailable
 from interlingua.stores.postgres.schema import SCHEMA_VERSION, parse_postgres_url
 
 from ..services import with_option
-from .builders import chunk, created, status, ts
+from .builders import agent, chunk, created, said, status, ts, user
 
 A = Scope("acme", "alice")
 S = TaskState
@@ -127,6 +128,65 @@ def test_db_upgrade_says_what_it_cannot_reach() -> None:
     assert "cannot reach PostgreSQL" in result.output and "s3cret" not in result.output
     bad = CliRunner().invoke(main, ["db", "upgrade", "--store", "memory://"])
     assert bad.exit_code == 2 and "postgresql://" in bad.output
+
+
+async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -> None:
+    async with PostgresStore(pg_url) as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+    schema = schema_of(pg_url)
+    conn = await admin(pg_url)
+    try:  # back to version 1: the tasks keep no history of their own
+        await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN history,'
+                           ' DROP COLUMN history_at;'
+                           f' UPDATE "{schema}".schema_version SET version = 1')
+    finally:
+        await conn.close()
+    async with PostgresStore(pg_url) as store:
+        assert store.effective["schema_version"] == SCHEMA_VERSION
+        await store.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(1),
+                                                message=agent("m-2"))], now=ts(1))
+        await store.create_task(A, [created("t-2", at=ts(2), history=[user("m-3")])],
+                                dialect="1.0", now=ts(2))
+        page = await store.list_tasks(A, ListTasks())
+        assert [(t.id, [m.message_id for m in t.history]) for t in page.tasks] == [
+            ("t-2", ["m-3"]), ("t-1", ["m-1", "m-2"])]
+
+
+async def test_a_write_that_leaves_the_history_behind_is_not_trusted(pg_url: str) -> None:
+    async def row() -> tuple[bytes | None, int | None]:
+        conn = await admin(pg_url)
+        try:
+            found = await conn.fetchrow(
+                f'SELECT history, history_at FROM "{schema_of(pg_url)}".tasks WHERE id = $1',
+                "t-1")
+        finally:
+            await conn.close()
+        return found[0], found[1]
+
+    async def listed(store: PostgresStore) -> list[str]:
+        page = await store.list_tasks(A, ListTasks())
+        return [m.message_id for m in page.tasks[0].history]
+
+    async with PostgresStore(pg_url) as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+        old, _ = await row()
+        # the short way (no message added) keeps the history current
+        v = await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(1))], now=ts(1))
+        assert await row() == (old, v)
+        v = await store.append(A, "t-1", v, [said(user("m-2"))], now=ts(2))
+        # as a process of an older version writes: events and version, not the history
+        conn = await admin(pg_url)
+        try:
+            await conn.execute(f'UPDATE "{schema_of(pg_url)}".tasks SET history = $1,'
+                               ' history_at = $2', old, v - 1)
+        finally:
+            await conn.close()
+        assert await listed(store) == ["m-1", "m-2"]
+        await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(3))], now=ts(3))
+        assert (await row())[1] is None
+        assert await listed(store) == ["m-1", "m-2"]
 
 
 async def test_a_newer_schema_is_refused(pg_url: str) -> None:

@@ -118,7 +118,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
     finally:
         other.close()
 
@@ -344,8 +344,10 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
-# what schema versions 5 and 6 added, taken away again (a database of an older version)
-V5_UNDONE = (
+# what schema version 7 added, taken away again
+V7_UNDONE = " ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN history_at;"
+# what schema versions 5 to 7 added, taken away again (a database of an older version)
+V5_UNDONE = V7_UNDONE + (
     " DROP TABLE meta; DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
     " ALTER TABLE tasks DROP COLUMN digest; DROP INDEX tasks_message;"
     " CREATE INDEX tasks_message ON tasks (tenant, owner, message_id)"
@@ -395,7 +397,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 6
+        assert store.schema_version == SCHEMA_VERSION == 7
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -703,3 +705,109 @@ async def test_rows_name_their_task_and_context_by_reference(
     named = msgspec.json.encode(task_id)
     assert all(named not in p for p in payloads[:-1] if b"\x01" in p)
     assert sum(p.count(b'"\x01"') for p in payloads) >= 6
+
+
+def _histories(path: Path) -> dict[str, bytes | None]:
+    raw = sqlite3.connect(path)
+    try:
+        return dict(raw.execute("SELECT id, history FROM tasks").fetchall())
+    finally:
+        raw.close()
+
+
+async def test_a_long_history_is_left_to_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "long.db"
+    long = "x" * 500  # three such messages pass HISTORY_MAX
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-0")])],
+                                    dialect="1.0", now=ts(0))
+        assert _histories(path)["t-1"] is not None
+        for n in range(1, 4):
+            v = await store.append(A, "t-1", v, [said(user(f"m-{n}", long))], now=ts(n))
+        assert _histories(path)["t-1"] is None
+        # it stays with the log from then on, and lists as the log folds
+        v = await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(5),
+                                                    message=agent("m-9"))], now=ts(5))
+        assert _histories(path)["t-1"] is None
+        for history_length in (None, 2):
+            page = await store.list_tasks(A, ListTasks(history_length=history_length))
+            record = await store.get_task(A, "t-1", history_length=history_length,
+                                          include_artifacts=False)
+            assert record is not None and page.tasks == [record.task]
+        assert [m.message_id for m in page.tasks[0].history] == ["m-3", "m-9"]
+
+
+async def test_a_version_6_database_gets_its_histories_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "v6.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+        await store.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(1),
+                                                message=agent("m-2"))], now=ts(1))
+        await store.create_task(A, [created("t-2", at=ts(2), history=[user("m-3", "x" * 2000)])],
+                                dialect="1.0", now=ts(2))
+        before = (await store.list_tasks(A, ListTasks())).tasks
+    raw = sqlite3.connect(path)
+    raw.executescript(V7_UNDONE + " PRAGMA user_version = 6;")
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        kept = _histories(path)
+        # folded from the log, as the store writes it; too long a one is left to the log
+        assert kept["t-1"] is not None and kept["t-2"] is None
+        assert (await store.list_tasks(A, ListTasks())).tasks == before
+        assert [m.message_id for m in before[1].history] == ["m-1", "m-2"]
+
+
+async def test_ids_that_look_like_references_are_left_to_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "odd.db"
+    odd = msgspec.structs.replace(user("m-1"), task_id="\x01", context_id="\x02")
+    own = msgspec.structs.replace(user("m-2"), task_id="t-2", context_id="ctx-1")
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        await store.create_task(A, [created("t-1", at=ts(0), history=[odd])],
+                                dialect="1.0", now=ts(0))
+        await store.create_task(A, [created("t-2", at=ts(1), history=[own])],
+                                dialect="1.0", now=ts(1))
+        rows = _histories(path)
+        assert rows["t-1"] is None and rows["t-2"] is not None
+        page = await store.list_tasks(A, ListTasks())
+        assert [t.history for t in page.tasks] == [[own], [odd]]
+
+
+async def test_a_log_that_does_not_fold_does_not_stop_the_fill(tmp_path: Path) -> None:
+    path = tmp_path / "v6.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        for n in (1, 2):
+            await store.create_task(A, [created(f"t-{n}", at=ts(n), history=[user(f"m-{n}")])],
+                                    dialect="1.0", now=ts(n))
+    raw = sqlite3.connect(path)
+    raw.executescript(V7_UNDONE + " PRAGMA user_version = 6;")
+    raw.execute("UPDATE events SET payload = CAST('not json' AS BLOB)"
+                " WHERE task_pk = (SELECT pk FROM tasks WHERE id = 't-1')")
+    raw.commit()
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        kept = _histories(path)
+        assert kept["t-1"] is None and kept["t-2"] is not None
+        page = await store.list_tasks(A, ListTasks(history_length=0))
+        assert [t.id for t in page.tasks] == ["t-2", "t-1"]
+
+
+async def test_a_write_that_leaves_the_history_behind_is_not_trusted(tmp_path: Path) -> None:
+    # as a process of an older version writes: events and version, not the history
+    path = tmp_path / "mixed.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1", at=ts(0), history=[user("m-1")])],
+                                    dialect="1.0", now=ts(0))
+        old = _histories(path)["t-1"]
+        v = await store.append(A, "t-1", v, [said(user("m-2"))], now=ts(1))
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE tasks SET history = ?, history_at = 1", (old,))
+        raw.commit()
+        raw.close()
+        page = await store.list_tasks(A, ListTasks())
+        assert [m.message_id for m in page.tasks[0].history] == ["m-1", "m-2"]
+        await store.append(A, "t-1", v, [said(user("m-3"))], now=ts(2))
+        assert _histories(path)["t-1"] is None
+        page = await store.list_tasks(A, ListTasks())
+        assert [m.message_id for m in page.tasks[0].history] == ["m-1", "m-2", "m-3"]

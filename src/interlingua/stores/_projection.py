@@ -18,9 +18,20 @@ import msgspec
 
 from ..core.errors import InvalidParams
 from ..core.lifecycle import apply
-from ..core.model import Artifact, Event, Message, Task, TaskCreated, TaskStatus
+from ..core.model import (
+    Artifact,
+    Event,
+    HistoryAppended,
+    Message,
+    StatusUpdate,
+    Task,
+    TaskCreated,
+    TaskStatus,
+)
 
 __all__ = [
+    "HISTORY_MAX",
+    "adds_messages",
     "advance",
     "check_history_length",
     "created_task",
@@ -76,6 +87,26 @@ def advance(task: Task, events: Iterable[Event]) -> bool:
     for event in events:
         apply(task, event)
     return task.status is not before
+
+
+#: The stores that keep a task's history beside its status (for listings that
+#: need no fold of the log) stop keeping it past this many encoded bytes: the
+#: row is rewritten by every write, so it must stay small (and, in SQLite, on
+#: its 2 KiB page, beside the row's other columns).
+HISTORY_MAX = 1536
+
+
+def adds_messages(events: Iterable[Event]) -> bool:
+    """Whether folding ``events`` may add to a task's history."""
+    for event in events:
+        kind = type(event)
+        if kind is HistoryAppended or kind is TaskCreated:
+            return True
+        if kind is StatusUpdate:
+            assert isinstance(event, StatusUpdate)
+            if event.status.message is not None:
+                return True
+    return False
 
 
 def sort_stamp(status: TaskStatus, now: str) -> str:

@@ -24,7 +24,7 @@ from ..base import (
     push_mode,
     wants_delivery,
 )
-from ..sqlite.rows import _Ids, _ids, _row_events, _runs, _unpack
+from ..sqlite.rows import _Ids, _row_events, _runs
 
 _encode = msgspec.json.Encoder().encode
 _push_config_decoder = msgspec.json.Decoder(PushConfig)
@@ -180,15 +180,6 @@ async def _queue(conn: asyncpg.Connection, pk: int, first_seq: int,
             "INSERT INTO push_outbox (task_pk, config_id, seq, state)"
             f" SELECT $1, $2, unnest($3::integer[]), '{PENDING}'", pk, config_id, seqs)
     return queued
-
-
-def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | None) -> Task:
-    return Task(
-        id=task_id,
-        context_id=context_id,
-        status=_status_decoder.decode(_unpack(status, _ids(task_id, context_id))),
-        metadata=None if metadata is None else _metadata_decoder.decode(metadata),
-    )
 
 
 def _fold(rows: Sequence[tuple[int, bytes]], ids: _Ids, history_length: int | None,

@@ -109,6 +109,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX push_outbox_queue ON push_outbox (task_pk, config_id, state, seq)",
         "CREATE INDEX push_outbox_due ON push_outbox (state, next_at)",
     ),
+    (
+        # the task's history as a reader sees it and the version it is current
+        # at, as the SQLite store keeps them (stores/sqlite/schema.py): listing
+        # needs no fold; NULL, or a version behind (a writer of an older
+        # version of interlingua), = fold the log
+        "ALTER TABLE tasks ADD COLUMN history bytea",
+        "ALTER TABLE tasks ADD COLUMN history_at integer",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -23,7 +23,16 @@ from ..base import (
     TaskRecord,
     UnfinishedTask,
 )
-from ..sqlite.rows import _Ids, _ids, _pack, _row_events, _runs
+from ..sqlite.rows import (
+    _history,
+    _history_column,
+    _Ids,
+    _ids,
+    _pack,
+    _row_events,
+    _row_task,
+    _runs,
+)
 from .outbox import Outbox
 from .rows import (
     _TERMINAL,
@@ -39,7 +48,6 @@ from .rows import (
     _put_config,
     _queue,
     _remember,
-    _row_task,
 )
 
 # The whole of create_task for a task without push configs (see _create_at_once).
@@ -47,21 +55,22 @@ _CREATE_AT_ONCE = (
     "WITH fence AS (SELECT $12::bigint IS NULL OR EXISTS (SELECT 1 FROM leases"
     "  WHERE epoch = $12 FOR KEY SHARE) AS ok),"
     " task AS (INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
-    "  metadata, dialect, version, created_at, updated_at, lease)"
-    "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12 FROM fence WHERE ok"
+    "  metadata, dialect, version, created_at, updated_at, lease, history, history_at)"
+    "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10"
+    "  FROM fence WHERE ok"
     "  ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk),"
     " message AS (INSERT INTO messages (tenant, owner, message_id, task_pk, digest)"
-    "  SELECT $1, $2, $13, pk, $14 FROM task WHERE $13::text IS NOT NULL),"
+    "  SELECT $1, $2, $14, pk, $15 FROM task WHERE $14::text IS NOT NULL),"
     " logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
-    "  SELECT task.pk, e.* FROM task, unnest($15::integer[], $16::smallint[],"
-    "  $17::integer[], $18::bytea[]) AS e)"
+    "  SELECT task.pk, e.* FROM task, unnest($16::integer[], $17::smallint[],"
+    "  $18::integer[], $19::bytea[]) AS e)"
     " SELECT (SELECT pk FROM task), (SELECT ok FROM fence)"
 )
 
 # An append to a task at a known version, without push configs (see _append_at_once).
 _APPEND_TEMPLATE = (
     "WITH task AS (UPDATE tasks SET version = $7, updated_at = $8,"
-    " lease = COALESCE($9, lease){set}"
+    " lease = COALESCE($9, lease), history_at = CASE WHEN history_at = $6 THEN $7::integer END{set}"
     " WHERE pk = $1 AND version = $6"
     " AND NOT EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = $1)"
     " AND ($9::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $9"
@@ -76,6 +85,19 @@ _APPEND_STATUS_AT_ONCE = _APPEND_TEMPLATE.format(set=", state = $10, status = $1
 _APPEND_AT_ONCE = _APPEND_TEMPLATE.format(set="")
 #: the tasks whose last write this process remembers (the oldest is forgotten first)
 _WRITTEN_KEPT = 4096
+
+
+async def _logs(conn: asyncpg.Connection, pks: list[int], history: bool,
+                artifacts: bool) -> dict[int, list[tuple[int, bytes]]]:
+    """The rows a fold of each of these tasks needs, by task."""
+    logs: dict[int, list[tuple[int, bytes]]] = {pk: [] for pk in pks}
+    if pks:
+        for pk, n, payload in await conn.fetch(
+                "SELECT task_pk, n, payload FROM events WHERE task_pk = ANY($1::bigint[])"
+                " AND kind = ANY($2::smallint[]) ORDER BY task_pk, seq",
+                pks, _kinds(history, artifacts)):
+            logs[pk].append((n, payload))
+    return logs
 
 
 class PostgresStore(Outbox):
@@ -97,6 +119,7 @@ class PostgresStore(Outbox):
     ) -> int:
         created = _projection.created_task(events)
         probe = _projection.probe(created.id, created.context_id, created.status)
+        probe.history = list(created.history)  # the history the row keeps
         _projection.advance(probe, events[1:])
         status = probe.status
         if any(not c.id for c in push_configs):
@@ -107,7 +130,8 @@ class PostgresStore(Outbox):
         metadata = None if created.metadata is None else _encode(created.metadata)
         row = (scope.tenant, scope.owner, created.id, created.context_id, status.state.value,
                _pack(_encode(status), ids), _projection.sort_stamp(status, now), metadata,
-               dialect, len(events), now, lease)
+               dialect, len(events), now, lease,
+               _history_column(probe.history, created.id, created.context_id))
         if not push_configs:
             pk = await self._create_at_once(scope, row, message_id, digest, events, ids)
             self._wrote((scope.tenant, scope.owner, created.id), pk, created.context_id,
@@ -117,8 +141,9 @@ class PostgresStore(Outbox):
             await _check_lease(conn, lease)
             pk = await conn.fetchval(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
-                " metadata, dialect, version, created_at, updated_at, lease)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)"
+                " metadata, dialect, version, created_at, updated_at, lease, history,"
+                " history_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk", *row)
             if pk is None:
                 raise TaskExists(f"task {created.id} already exists")
@@ -154,7 +179,7 @@ class PostgresStore(Outbox):
                 found = await _find_message(conn, scope, message_id)
                 raise MessageExists(message_id, found or MessageRecord("")) from None
         if not fenced:
-            raise LeaseLost(f"the lease of epoch {row[-1]} was revoked")
+            raise LeaseLost(f"the lease of epoch {row[11]} was revoked")
         if pk is None:
             raise TaskExists(f"task {row[2]} already exists")
         return int(pk)
@@ -173,7 +198,9 @@ class PostgresStore(Outbox):
         _no_nul(scope.tenant, scope.owner, task_id, None if message is None else message[0])
         key = (scope.tenant, scope.owner, task_id)
         known = self._written.get(key)
+        # the short way does not read the row, so not its history either
         if (known is not None and known[3] == expected_version and message is None and events
+                and not _projection.adds_messages(events)
                 and await self._append_at_once(key, known, events, now, lease)):
             return expected_version + len(events)
         self._written.pop(key, None)
@@ -181,7 +208,7 @@ class PostgresStore(Outbox):
             # One statement locks the row, checks the fence (its key-share lock
             # taken in this transaction) and says whether the task has push configs.
             row = await conn.fetchrow(
-                "SELECT t.pk, t.context_id, t.state, t.version,"
+                "SELECT t.pk, t.context_id, t.state, t.version, t.history, t.history_at,"
                 " EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = t.pk),"
                 " $4::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $4"
                 "  FOR KEY SHARE)"
@@ -191,7 +218,7 @@ class PostgresStore(Outbox):
             if row is None:
                 await _check_lease(conn, lease)
                 raise TaskNotFound(f"Task not found: {task_id}")
-            pk, context_id, state, version, pushed, leased = row
+            pk, context_id, state, version, history, history_at, pushed, leased = row
             if not leased:
                 raise LeaseLost(f"the lease of epoch {lease} was revoked")
             if version != expected_version:
@@ -200,11 +227,21 @@ class PostgresStore(Outbox):
             if not events:
                 return int(version)
             probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
-            status_changed = _projection.advance(probe, events)
+            if history_at != version:  # kept by no one since (or never): the log has it
+                history = None
+            if history is not None and _projection.adds_messages(events):
+                probe.history = _history(history, task_id, context_id)
+                kept = len(probe.history)
+                status_changed = _projection.advance(probe, events)
+                if len(probe.history) != kept:
+                    history = _history_column(probe.history, task_id, context_id)
+            else:
+                status_changed = _projection.advance(probe, events)
             if message is not None:
                 await _remember(conn, scope, pk, *message)
             ids = _ids(task_id, context_id)
             new_version = version + len(events)
+            history_at = None if history is None else new_version
             # the events and the task row in one statement
             runs = list(_runs(pk, version + 1, events, ids))
             insert = ("WITH logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
@@ -216,15 +253,17 @@ class PostgresStore(Outbox):
                 status = probe.status
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
-                    " stamp = $9, updated_at = $10, lease = COALESCE($11, lease) WHERE pk = $1",
+                    " stamp = $9, updated_at = $10, lease = COALESCE($11, lease),"
+                    " history = $12, history_at = $13 WHERE pk = $1",
                     pk, *columns, new_version, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now), now,
-                    lease)
+                    lease, history, history_at)
             else:
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, updated_at = $7,"
-                    " lease = COALESCE($8, lease)"
-                    " WHERE pk = $1", pk, *columns, new_version, now, lease)
+                    " lease = COALESCE($8, lease), history = $9, history_at = $10"
+                    " WHERE pk = $1", pk, *columns, new_version, now, lease, history,
+                    history_at)
             queued = await _queue(conn, pk, version + 1, events) if pushed else False
         if not pushed:
             self._wrote(key, pk, context_id, probe.status.state, int(new_version))
@@ -341,24 +380,28 @@ class PostgresStore(Outbox):
         async with self._snapshot() as conn:
             total = await conn.fetchval(f"SELECT count(*) FROM tasks WHERE {where}", *params)
             rows = await conn.fetch(
-                "SELECT pk, id, context_id, status, metadata, stamp FROM tasks"
+                "SELECT pk, id, context_id, status, metadata, stamp,"
+                " CASE WHEN history_at = version THEN history END FROM tasks"
                 f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT {size + 1:d}",
                 *page_params)
             token = ""
             if len(rows) > size:
                 del rows[size:]
                 token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
-            if rows and (history or artifacts):
-                logs: dict[int, list[tuple[int, bytes]]] = {row[0]: [] for row in rows}
-                for pk, n, payload in await conn.fetch(
-                        "SELECT task_pk, n, payload FROM events WHERE task_pk = ANY($1::bigint[])"
-                        " AND kind = ANY($2::smallint[]) ORDER BY task_pk, seq",
-                        list(logs), _kinds(history, artifacts)):
-                    logs[pk].append((n, payload))
-                tasks = [_fold(logs[row[0]], _ids(row[1], row[2]), query.history_length,
-                               artifacts) for row in rows]
+            if artifacts:
+                logs = await _logs(conn, [row[0] for row in rows], history, artifacts)
+            elif history:
+                # the row's history when it keeps one, else the log's
+                logs = await _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
             else:
-                tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
+                logs = {}
+        tasks = [
+            _fold(logs[pk], _ids(task_id, context_id), query.history_length, artifacts)
+            if pk in logs
+            else _row_task(task_id, context_id, status, metadata,
+                           kept if history else None, query.history_length)
+            for pk, task_id, context_id, status, metadata, _, kept in rows
+        ]
         return ListTasksResult(tasks=tasks, next_page_token=token, page_size=len(tasks),
                                total_size=int(total))
 

@@ -78,6 +78,8 @@ class _Connection(sqlite3.Connection):
     savepoints: bool = True
     #: event payload bytes written, all told (a measure of the WAL's growth)
     payload_bytes: int = 0
+    #: the schema version the database had when this connection opened it
+    migrated_from: int = 0
 
 
 def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
@@ -109,14 +111,15 @@ def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
         # Checkpoints run on a thread of their own (checkpoint.py); the
         # writer's own is the backstop, at a larger WAL.
         conn.execute(f"PRAGMA wal_autocheckpoint = {WRITER_THRESHOLD_FRAMES:d}")
-        _migrate(conn)
+        conn.migrated_from = _migrate(conn)
         return conn, _read_settings(conn)
     except BaseException:
         conn.close()
         raise
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date; the version it had."""
     with _transaction(conn):
         version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
@@ -129,6 +132,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 conn.execute(statement)
         if version != SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+    return version
 
 
 def _read_settings(conn: sqlite3.Connection) -> dict[str, Any]:

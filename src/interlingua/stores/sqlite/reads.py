@@ -23,22 +23,27 @@ from .rows import (
     _Ids,
     _ids,
     _kind_filter,
-    _metadata_decoder,
     _row_events,
-    _status_decoder,
-    _unpack,
+    _row_task,
 )
 from .schema import _TERMINAL_SQL, _UNFINISHED_SQL
 
 
-def _row_task(task_id: str, context_id: str, status: bytes, metadata: bytes | None) -> Task:
-    """The task from its row alone: what a fold gives with no history and no artifacts."""
-    return Task(
-        id=task_id,
-        context_id=context_id,
-        status=_status_decoder.decode(_unpack(status, _ids(task_id, context_id))),
-        metadata=None if metadata is None else _metadata_decoder.decode(metadata),
-    )
+def _logs(
+    conn: sqlite3.Connection, pks: list[int], history: bool, artifacts: bool
+) -> dict[int, list[tuple[int, bytes]]]:
+    """The rows a fold of each of these tasks needs, by task."""
+    logs: dict[int, list[tuple[int, bytes]]] = {pk: [] for pk in pks}
+    if pks:
+        marks = ", ".join("?" * len(pks))
+        cur = conn.execute(
+            f"SELECT task_pk, n, payload FROM events WHERE task_pk IN ({marks})"
+            f"{_kind_filter(history, artifacts)} ORDER BY task_pk, seq",
+            pks,
+        )
+        for pk, n, payload in cur:
+            logs[pk].append((n, payload))
+    return logs
 
 
 def _fold(
@@ -119,7 +124,8 @@ def _list(
     with _transaction(conn, "BEGIN"):
         total: int = conn.execute(count_sql, params).fetchone()[0]
         rows = conn.execute(
-            "SELECT pk, id, context_id, status, metadata, stamp FROM tasks"
+            "SELECT pk, id, context_id, status, metadata, stamp,"
+            " CASE WHEN history_at = version THEN history END FROM tasks"
             f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT ?",
             [*page_params, size + 1],
         ).fetchall()
@@ -127,21 +133,21 @@ def _list(
         if len(rows) > size:
             del rows[size:]
             token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
-        history, artifacts = query.history_length != 0, query.include_artifacts
-        if rows and (history or artifacts):
-            logs: dict[int, list[tuple[int, bytes]]] = {row[0]: [] for row in rows}
-            marks = ", ".join("?" * len(rows))
-            cur = conn.execute(
-                f"SELECT task_pk, n, payload FROM events WHERE task_pk IN ({marks})"
-                f"{_kind_filter(history, artifacts)} ORDER BY task_pk, seq",
-                list(logs),
-            )
-            for pk, n, payload in cur:
-                logs[pk].append((n, payload))
-            tasks = [_fold(logs[row[0]], _ids(row[1], row[2]), query.history_length, artifacts)
-                     for row in rows]
+        history_length, artifacts = query.history_length, query.include_artifacts
+        if artifacts:
+            logs = _logs(conn, [row[0] for row in rows], history_length != 0, artifacts)
+        elif history_length != 0:
+            # the row's history when it keeps one, else the log's
+            logs = _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
         else:
-            tasks = [_row_task(row[1], row[2], row[3], row[4]) for row in rows]
+            logs = {}
+        tasks = [
+            _fold(logs[pk], _ids(task_id, context_id), history_length, artifacts)
+            if pk in logs
+            else _row_task(task_id, context_id, status, metadata,
+                           None if history_length == 0 else history, history_length)
+            for pk, task_id, context_id, status, metadata, _, history in rows
+        ]
     return ListTasksResult(
         tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
     )

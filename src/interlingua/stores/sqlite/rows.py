@@ -10,9 +10,12 @@ import msgspec
 
 from ...core.model import (
     Event,
+    Message,
     PushConfig,
+    Task,
     TaskStatus,
 )
+from .._projection import HISTORY_MAX
 from .connection import _Connection
 from .schema import _KIND
 
@@ -22,6 +25,7 @@ _events_decoder = msgspec.json.Decoder(list[Event])
 _push_config_decoder = msgspec.json.Decoder(PushConfig)
 _status_decoder = msgspec.json.Decoder(TaskStatus)
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
+_history_decoder = msgspec.json.Decoder(list[Message])
 
 #: events in one row at most. A fast executor's chunks arrive by the hundred,
 #: and one row for a run of them costs far less than a row each, in CPU and in
@@ -54,6 +58,73 @@ def _pack(data: bytes, ids: _Ids) -> bytes:
 
 def _unpack(data: bytes, ids: _Ids) -> bytes:
     return data.replace(_CONTEXT_REF, ids[1]).replace(_TASK_REF, ids[0])
+
+
+# The history column names the task and context by reference too, but field by
+# field: a message's own ``task_id`` and ``context_id`` are written as these
+# one-character strings (escaped in the JSON, so the text stays valid JSON) and
+# put back after decoding, which costs less than two passes over the bytes.
+_TASK_MARK = "\x01"
+_CONTEXT_MARK = "\x02"
+_MARKS = (_TASK_MARK, _CONTEXT_MARK)
+
+
+def _history_column(history: list[Message], task_id: str, context_id: str) -> bytes | None:
+    """The ``history`` column for ``history``: NULL once it is too long to keep
+    (or names a marker as an id of its own, which would not read back)."""
+    marked = []
+    for m in history:
+        if m.task_id in _MARKS or m.context_id in _MARKS:
+            return None
+        if m.task_id == task_id or m.context_id == context_id:
+            m = msgspec.structs.replace(
+                m,
+                task_id=_TASK_MARK if m.task_id == task_id else m.task_id,
+                context_id=_CONTEXT_MARK if m.context_id == context_id else m.context_id,
+            )
+        marked.append(m)
+    data = _encode(marked)
+    return data if len(data) <= HISTORY_MAX else None
+
+
+def _history(data: bytes, task_id: str, context_id: str) -> list[Message]:
+    history = _history_decoder.decode(data)
+    for m in history:
+        if m.task_id == _TASK_MARK:
+            m.task_id = task_id
+        if m.context_id == _CONTEXT_MARK:
+            m.context_id = context_id
+    return history
+
+
+def _row_task(
+    task_id: str,
+    context_id: str,
+    status: bytes,
+    metadata: bytes | None,
+    history: bytes | None = None,
+    history_length: int | None = None,
+) -> Task:
+    """The task from its row alone: what a fold gives with no artifacts, and no
+    history unless the row's ``history`` is given."""
+    # only a status whose message names the task holds references
+    if b'"\x01"' in status or b'"\x02"' in status:
+        status = _unpack(status, _ids(task_id, context_id))
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=_status_decoder.decode(status),
+        # a fresh list, so trimming shares nothing
+        history=(
+            [] if history is None
+            else _trim(_history(history, task_id, context_id), history_length)
+        ),
+        metadata=None if metadata is None else _metadata_decoder.decode(metadata),
+    )
+
+
+def _trim(history: list[Message], history_length: int | None) -> list[Message]:
+    return history if history_length is None else history[-history_length:]
 
 
 def _runs(

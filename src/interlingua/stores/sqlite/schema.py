@@ -132,8 +132,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (),
     _own.MIGRATION,
     _own.OWNERS_MIGRATION,
+    (
+        # The task's history as a reader sees it (a JSON array of messages, see
+        # rows._history_column), so that listing needs no fold of the log, and the
+        # version it is current at: a write by a process that does not know the
+        # column moves the version on, and readers then fold the log. NULL when it
+        # grew past HISTORY_MAX: readers fold the log too.
+        "ALTER TABLE tasks ADD COLUMN history BLOB",
+        "ALTER TABLE tasks ADD COLUMN history_at INTEGER",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+#: the version that added tasks.history: a database from before has it filled at open
+HISTORY_VERSION = 7
 
 _KIND: dict[type, int] = {TaskCreated: 0, StatusUpdate: 1, ArtifactUpdate: 2, HistoryAppended: 3}
 _UNFINISHED_SQL = "('submitted', 'working')"

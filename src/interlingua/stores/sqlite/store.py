@@ -55,7 +55,8 @@ from .outbox import (
     _revive,
 )
 from .reads import _get, _list, _purge, _read_events, _unfinished
-from .writes import _append, _create
+from .schema import HISTORY_VERSION
+from .writes import _append, _create, _fill_histories
 
 # ----------------------------------------------------------------------- store
 
@@ -101,6 +102,13 @@ class SQLiteStore:
         except BaseException:
             pool.shutdown(wait=False)
             raise
+        if 0 < conn.migrated_from < HISTORY_VERSION:  # 0: a new database
+            try:
+                await loop.run_in_executor(pool, _fill_histories, conn)
+            except BaseException:
+                conn.close()
+                pool.shutdown(wait=False)
+                raise
         self._pool, self._conn = pool, conn
         self.effective = effective
         if effective["journal_mode"] == "wal":
@@ -270,6 +278,7 @@ class SQLiteStore:
         created = _projection.created_task(events)
         # Validate the batch and find the task's status before touching the disk.
         probe = _projection.probe(created.id, created.context_id, created.status)
+        probe.history = list(created.history)  # the history the row keeps
         _projection.advance(probe, events[1:])
         stamp = _projection.sort_stamp(probe.status, now)
         if any(not c.id for c in push_configs):
@@ -279,6 +288,7 @@ class SQLiteStore:
             scope,
             created,
             probe.status,
+            probe.history,
             stamp,
             events,
             dialect,

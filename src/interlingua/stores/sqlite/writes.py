@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ...core.errors import ConcurrentModification, TaskNotFound
+from ...core.errors import ConcurrentModification, LifecycleError, TaskNotFound
 from ...core.model import (
     Event,
+    Message,
     PushConfig,
     Task,
     TaskState,
@@ -21,7 +22,16 @@ from ..base import (
 from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
-from .rows import _encode, _ids, _insert_events, _pack
+from .rows import (
+    _encode,
+    _history,
+    _history_column,
+    _ids,
+    _insert_events,
+    _kind_filter,
+    _pack,
+    _row_events,
+)
 
 
 def _create(
@@ -29,6 +39,7 @@ def _create(
     scope: Scope,
     created: Task,
     status: TaskStatus,
+    history: list[Message],
     stamp: str,
     events: Sequence[Event],
     dialect: str,
@@ -46,7 +57,8 @@ def _create(
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history, history_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -64,6 +76,8 @@ def _create(
                     now,
                     digest or None,
                     lease,
+                    _history_column(history, created.id, created.context_id),
+                    len(events),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -94,33 +108,44 @@ def _append(
     with _transaction(conn):
         _own.check_lease(conn, lease)
         row = conn.execute(
-            "SELECT pk, context_id, state, version FROM tasks"
+            "SELECT pk, context_id, state, version, history, history_at FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             raise TaskNotFound(f"Task not found: {task_id}")
-        pk, context_id, state, version = row
+        pk, context_id, state, version, history, history_at = row
         if version != expected_version:
             raise ConcurrentModification(
                 f"task {task_id} is at version {version}, not {expected_version}"
             )
         if not events:
             return int(version), False
+        ids = _ids(task_id, context_id)
         # The lifecycle checks read only the state, so the stored status need
-        # not be decoded; a status update in the batch brings its own.
+        # not be decoded; a status update in the batch brings its own. The
+        # history is, when the batch may add to it (a status message repeating
+        # the last one is not added again).
         probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
-        status_changed = _projection.advance(probe, events)
+        if history_at != version:  # kept by no one since (or never): the log has it
+            history = None
+        if history is not None and _projection.adds_messages(events):
+            probe.history = _history(history, task_id, context_id)
+            kept = len(probe.history)
+            status_changed = _projection.advance(probe, events)
+            if len(probe.history) != kept:
+                history = _history_column(probe.history, task_id, context_id)
+        else:
+            status_changed = _projection.advance(probe, events)
         if message is not None:
             _own.remember_message(conn, scope, pk, message)
-        ids = _ids(task_id, context_id)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
         if status_changed:
             status = probe.status
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = COALESCE(?, lease) WHERE pk = ?",
+                " lease = COALESCE(?, lease), history = ?, history_at = ? WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -128,14 +153,57 @@ def _append(
                     _projection.sort_stamp(status, now),
                     now,
                     lease,
+                    history,
+                    None if history is None else new_version,
                     pk,
                 ),
             )
         else:
             conn.execute(
-                "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease)"
-                " WHERE pk = ?",
-                (new_version, now, lease, pk),
+                "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
+                " history = ?, history_at = ? WHERE pk = ?",
+                (new_version, now, lease, history, None if history is None else new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
+
+
+def _fill_histories(conn: _Connection, batch: int = 500) -> int:
+    """Give the tasks of a database from before schema version 7 their history
+    column, folded from their logs; how many were filled.
+
+    A batch a transaction, each read and written under the write lock, so a
+    writer in another process never finds a half-made column. Rows left NULL
+    (a process stopped half way, a history too long to keep) are still read
+    right: from their log.
+    """
+    filled, last = 0, 0
+    while True:
+        with _transaction(conn):
+            rows = conn.execute(
+                "SELECT pk, id, context_id FROM tasks WHERE history_at IS NULL AND pk > ?"
+                " ORDER BY pk LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            for pk, task_id, context_id in rows:
+                ids = _ids(task_id, context_id)
+                log = conn.execute(
+                    f"SELECT n, payload FROM events WHERE task_pk = ?{_kind_filter(True, False)}"
+                    " ORDER BY seq",
+                    (pk,),
+                )
+                try:
+                    task = _projection.fold(
+                        e for n, payload in log for e in _row_events(n, payload, ids))
+                except (ValueError, StopIteration, LifecycleError):
+                    # a log that does not fold (DecodeError is a ValueError) is
+                    # left to be read as before, not made to stop the store opening
+                    continue
+                history = _history_column(task.history, task_id, context_id)
+                if history is not None:
+                    conn.execute("UPDATE tasks SET history = ?, history_at = version WHERE pk = ?",
+                                 (history, pk))
+                    filled += 1
+        if len(rows) < batch:
+            return filled
+        last = rows[-1][0]
