@@ -70,7 +70,7 @@ class _Whole(msgspec.Struct, array_like=True, gc=False, tag=4):
 _Row = _Created | _Status | _Chunk | _Said | _Whole
 
 #: the fields each row stands for; a test keeps them in step with the model
-FIELDS: dict[type, tuple[str, ...]] = {
+FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {
     Task: ("id", "context_id", "status", "artifacts", "history", "metadata"),
     StatusUpdate: ("task_id", "context_id", "status", "metadata"),
     ArtifactUpdate: ("task_id", "context_id", "artifact", "append", "last_chunk", "metadata"),
