@@ -6,12 +6,15 @@ import gc
 import types
 from typing import Any
 
+import msgspec
 import pytest
 
+from interlingua.core.calls import ListTasks
+from interlingua.core.model import Event, Message
 from interlingua.core.model import TaskState as S
-from interlingua.stores import MemoryStore, Scope
+from interlingua.stores import MemoryStore, Scope, _packed_log, _projection
 
-from .builders import chunk, created, status, ts, user
+from .builders import agent, chunk, created, said, status, ts, user
 
 #: these tests need the push outbox (see conftest.py)
 NEEDS_PUSH = True
@@ -123,3 +126,61 @@ async def test_a_finished_task_is_folded_at_its_first_read_only(
     assert folds == 1
     texts = [[p.text for p in r.task.artifacts[0].parts] for r in reads if r is not None]  # type: ignore[union-attr]
     assert texts == [[str(n) for n in range(50)]] * 3
+
+
+def _own(message: Message, task_id: str, ctx: str = "ctx-1") -> Message:
+    return msgspec.structs.replace(message, task_id=task_id, context_id=ctx)
+
+
+async def test_a_packed_log_reads_back_as_written_from_every_seq() -> None:
+    # Every shape the packing treats apart: messages that name their own task
+    # (kept without the ids), messages that name none or another, events of
+    # another context (kept whole), metadata beyond 64 bits, a continuation
+    # after input-required, chunks appended to an artifact.
+    store = MemoryStore()
+    tid = "t-1"
+    big = {"n": 2**70, "when": "2025-01-31", "nested": [1, 2.5, None, {"x": "y"}]}
+    first = _own(user("m-1"), tid)
+    stranger = msgspec.structs.replace(user("m-0"), task_id="t-9", context_id="ctx-1")
+    log: list[Event] = [
+        created(tid, at=ts(0), history=[first, user("m-00"), stranger], metadata=big),
+        status(tid, S.WORKING, ts(1)),
+        chunk(tid, "a", "one", name="out"),
+        msgspec.structs.replace(chunk(tid, "a", "two", append=True), metadata=big),
+        status(tid, S.INPUT_REQUIRED, ts(2), message=_own(agent("m-2", "more?"), tid)),
+        said(_own(user("m-3", "yes"), tid)),
+        said(user("m-4", "no ids")),
+        status(tid, S.WORKING, ts(3)),
+        chunk(tid, "b", "elsewhere", ctx="ctx-2"),
+        msgspec.structs.replace(status(tid, S.COMPLETED, ts(4)), metadata={"k": "v"}),
+    ]
+    await store.create_task(A, log[:2], dialect="1.0", now=ts(0), message_id="m-1")
+    version = 2
+    for n, event in enumerate(log[2:], 2):
+        version = await store.append(A, tid, version, [event], now=ts(n))
+    for after in range(len(log) + 1):
+        got = await store.read_events(A, tid, after=after)
+        assert [e.seq for e in got] == list(range(after + 1, len(log) + 1))
+        assert [e.event for e in got] == log[after:]
+    record = await store.get_task(A, tid)
+    assert record is not None and record.version == len(log)
+    assert record.task == _projection.fold(log)
+    assert await store.find_message(A, "m-1") is not None
+
+
+async def test_a_task_finished_at_creation_reads_back_as_written() -> None:
+    store = MemoryStore()
+    log: list[Event] = [created("t-1", at=ts(0), history=[_own(user("m-1"), "t-1")]),
+           chunk("t-1", "a", "hello", last=True), status("t-1", S.COMPLETED, ts(0))]
+    await store.create_task(A, log, dialect="1.0", now=ts(0), message_id="m-1")
+    assert [e.event for e in await store.read_events(A, "t-1")] == log
+    assert [e.event for e in await store.read_events(A, "t-1", after=1, limit=1)] == log[1:2]
+    listed = await store.list_tasks(A, ListTasks(status=S.COMPLETED, include_artifacts=True))
+    assert listed.tasks == [_projection.fold(log)]
+
+
+def test_the_packed_rows_stand_for_every_field_of_their_events() -> None:
+    # A field added to one of these events would otherwise be dropped when its
+    # task is packed.
+    for cls, fields in _packed_log.FIELDS.items():
+        assert cls.__struct_fields__ == fields, cls.__name__

@@ -31,7 +31,7 @@ from ..core.model import (
     TaskState,
     TaskStatus,
 )
-from . import _paging, _projection
+from . import _packed_log, _paging, _projection
 from .base import (
     Lease,
     LeaseLost,
@@ -52,21 +52,31 @@ _UNFINISHED = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
 
 
-# finished tasks, packed (see _Entry.pack); JSON, not MessagePack, because
-# metadata may hold integers beyond 64 bits
-_pack = msgspec.json.Encoder().encode
+# a finished task's projection, kept once read (see _Entry.view); JSON, not
+# MessagePack, because metadata may hold integers beyond 64 bits
+_pack_task = msgspec.json.Encoder().encode
 _unpack_task = msgspec.json.Decoder(Task).decode
-_unpack_log = msgspec.json.Decoder(list[Event]).decode
+
+
+class _Open(msgspec.Struct, gc=False):
+    """What only a task that can still change needs: its log as objects and the
+    projection folded from it (on demand: a write costs its own events, not a
+    fold, and each event is folded at most once)."""
+
+    events: list[StoredEvent]
+    live: Task | None = None
+    folded: int = 0
 
 
 class _Entry(msgspec.Struct, gc=False):
     # gc=False: a store holds one per task, and nothing an entry refers to
     # refers back to it, so the cycle collector has no reason to walk them.
+    # A store holds one per task for as long as it lives: every field is a
+    # pointer's worth, and what most tasks never have is None or shared.
     task_id: str
     context_id: str
-    status: TaskStatus
-    #: the log; None once packed
-    events: list[StoredEvent] | None
+    #: the state of its latest status (the status itself is in the log)
+    state: TaskState
     version: int
     dialect: str
     message_id: str | None
@@ -74,12 +84,8 @@ class _Entry(msgspec.Struct, gc=False):
     stamp: str
     created_at: str
     updated_at: str
-    #: push configs by id, in registration order
-    push: dict[str, PushConfigRecord] = msgspec.field(default_factory=dict)
-    # The projection is folded on demand: a write costs its own events,
-    # not a fold, and each event is folded at most once.
-    live: Task | None = None
-    folded: int = 0
+    #: None once finished: the log is then packed_log
+    open: _Open | None
     packed_log: bytes = b""
     #: the finished task, packed at its first read (see view)
     packed_task: bytes = b""
@@ -87,70 +93,63 @@ class _Entry(msgspec.Struct, gc=False):
     digest: bytes = b""
     #: the epoch of the lease it was last written under
     lease: int | None = None
+    #: push configs by id, in registration order
+    push: dict[str, PushConfigRecord] | None = None
     #: message ids that continued the task, with their digests
     followups: dict[str, bytes] | None = None
-
-    @classmethod
-    def new(
-        cls,
-        created: Task,
-        status: TaskStatus,
-        events: list[StoredEvent] | None,
-        version: int,
-        dialect: str,
-        message_id: str | None,
-        stamp: str,
-        now: str,
-    ) -> _Entry:
-        return cls(created.id, created.context_id, status, events, version, dialect,
-                   message_id, stamp, now, now)
 
     @property
     def task(self) -> Task:
         """The live projection, brought up to date: never handed out as is."""
-        assert self.events is not None, "a packed task has no live projection"
-        if self.live is None:
-            first = self.events[0].event
+        assert self.open is not None, "a packed task has no live projection"
+        events, live = self.open.events, self.open.live
+        if live is None:
+            first = events[0].event
             assert isinstance(first, TaskCreated)
-            self.live = _projection.start(first.task)
-            self.folded = 1
-        if self.folded < len(self.events):
-            _projection.advance(self.live, (e.event for e in self.events[self.folded:]))
-            self.folded = len(self.events)
-        return self.live
+            live = self.open.live = _projection.start(first.task)
+            self.open.folded = 1
+        if self.open.folded < len(events):
+            _projection.advance(live, (e.event for e in events[self.open.folded:]))
+            self.open.folded = len(events)
+        return live
 
-    def pack(self) -> None:
-        """Keep a finished task as two byte strings instead of its objects.
+    def pack(self, buffer: bytearray) -> None:
+        """Keep a finished task as bytes instead of its objects.
 
         A finished task never changes again (the lifecycle refuses every event
         after a terminal state). Held as objects, each would keep several lists
         in the cycle collector's view, and a store of many tasks then spends a
         fifth of a busy server's CPU in full collections (with pauses of
-        hundreds of milliseconds); bytes are not tracked. Only the log is
-        packed here; the task is packed at its first read (see ``view``), so a
-        write does not pay for a fold nobody may need.
+        hundreds of milliseconds); bytes are not tracked, and take a fraction
+        of the room (see ``_packed_log``). Only the log is packed here; the
+        task is packed at its first read (see ``view``), so a write does not
+        pay for a fold nobody may need.
         """
-        assert self.events is not None
-        self.packed_log = _pack([e.event for e in self.events])
-        self.events = None
-        self.live = None
+        assert self.open is not None
+        events = [e.event for e in self.open.events]
+        self.packed_log = _packed_log.pack(events, self.task_id, self.context_id, buffer)
+        self.open = None
+
+    def events(self) -> list[Event]:
+        """The log's events, as objects the caller owns (a packed task only)."""
+        return _packed_log.unpack(self.packed_log, self.task_id, self.context_id)
 
     def log(self) -> list[StoredEvent]:
-        if self.events is not None:
-            return self.events
-        return [StoredEvent(seq, e) for seq, e in enumerate(_unpack_log(self.packed_log), 1)]
+        if self.open is not None:
+            return self.open.events
+        return [StoredEvent(seq, e) for seq, e in enumerate(self.events(), 1)]
 
     def view(self, history_length: int | None, include_artifacts: bool) -> Task:
         """The task for a reader, who may keep it: later writes do not change it."""
-        if self.events is not None:
+        if self.open is not None:
             return _projection.view(self.task, history_length, include_artifacts)
         if self.packed_task:
             task = _unpack_task(self.packed_task)  # the reader's own copy
         else:
             # Folded once: a long log (a streamed task's chunks) costs several
             # times more to fold than its task costs to decode, and it never changes.
-            task = _projection.fold(_unpack_log(self.packed_log))
-            self.packed_task = _pack(task)
+            task = _projection.fold(self.events())
+            self.packed_task = _pack_task(task)
         task.history = _projection.trim_history(task.history, history_length)
         if not include_artifacts:
             task.artifacts = []
@@ -174,6 +173,8 @@ class MemoryStore(MemoryOutbox):
         # The submitted and working tasks, which every lease heartbeat looks through:
         # scanning all stored tasks instead would grow with the store.
         self._unfinished: dict[Scope, set[str]] = {}
+        # scratch space for packing finished logs (see _packed_log.pack)
+        self._buffer = bytearray()
 
     #: nothing is kept in a file
     file_path: str | None = None
@@ -214,23 +215,28 @@ class MemoryStore(MemoryOutbox):
             raise TaskExists(f"task {created.id} already exists")
         if message_id is not None:
             self._check_message(scope, message_id)
-        status = _status_after(created.id, created.status, events[1:])  # raises before storing
-        records = [_record_of(c, created.id, dialect, now) for c in push_configs]
-        stamp = _projection.sort_stamp(status, now)
-        finished = status.state in TERMINAL_STATES
-        # A task finished at its creation goes straight into bytes (see _Entry.pack).
-        stored = None if finished else [StoredEvent(seq, e) for seq, e in enumerate(events, 1)]
-        entry = _Entry.new(created, status, stored, len(events), dialect, message_id, stamp, now)
-        if finished:
-            entry.packed_log = _pack(events)
-        entry.digest, entry.lease = digest, lease
+        # raises before storing
+        status = _status_after(created.id, created.status.state, events[1:]) or created.status
+        records = [_record_of(c, created.id, dialect, now) for c in push_configs] \
+            if push_configs else None
+        state = status.state
+        entry = _Entry(created.id, created.context_id, state, len(events), dialect, message_id,
+                       _projection.sort_stamp(status, now), now, now, None,
+                       digest=digest, lease=lease)
+        if state in TERMINAL_STATES:
+            # A task finished at its creation goes straight into bytes (see _Entry.pack).
+            entry.packed_log = _packed_log.pack(events, entry.task_id, entry.context_id,
+                                                self._buffer)
+        else:
+            entry.open = _Open([StoredEvent(seq, e) for seq, e in enumerate(events, 1)])
+            if state in _UNFINISHED:
+                self._unfinished.setdefault(scope, set()).add(created.id)
         self._tasks.setdefault(scope, {})[created.id] = entry
-        self._track_unfinished(scope, created.id, status.state)
         if message_id is not None:
             self._by_message.setdefault(scope, {})[message_id] = created.id
-        for record in records:
-            entry.push[record.config.id or ""] = record
-        self._queue(scope, created.id, entry.push, 1, events)
+        if records:
+            entry.push = {record.config.id or "": record for record in records}
+            self._queue(scope, created.id, entry.push, 1, events)
         return len(events)
 
     async def append(
@@ -257,7 +263,7 @@ class MemoryStore(MemoryOutbox):
         if message is not None:
             self._check_message(scope, message[0])
         # The whole batch is checked before any of it is stored.
-        status = _status_after(task_id, entry.status, events)
+        status = _status_after(task_id, entry.state, events)
         if message is not None:
             if entry.followups is None:
                 entry.followups = {}
@@ -265,18 +271,20 @@ class MemoryStore(MemoryOutbox):
             self._by_message.setdefault(scope, {})[message[0]] = task_id
         if lease is not None:
             entry.lease = lease
-        if status is not entry.status:
-            entry.status = status
+        if status is not None:
+            entry.state = status.state
             entry.stamp = _projection.sort_stamp(status, now)
             self._track_unfinished(scope, task_id, status.state)
         base = entry.version
-        assert entry.events is not None  # only a finished task is packed
-        entry.events.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
-        entry.version = len(entry.events)
+        assert entry.open is not None  # only a finished task is packed
+        log = entry.open.events
+        log.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
+        entry.version = len(log)
         entry.updated_at = now
-        self._queue(scope, task_id, entry.push, base + 1, events)
-        if status.state in TERMINAL_STATES:
-            entry.pack()
+        if entry.push:
+            self._queue(scope, task_id, entry.push, base + 1, events)
+        if entry.state in TERMINAL_STATES:
+            entry.pack(self._buffer)
         return entry.version
 
     # ------------------------------------------------------------------- reads
@@ -303,7 +311,7 @@ class MemoryStore(MemoryOutbox):
             e
             for e in self._tasks.get(scope, {}).values()
             if (query.context_id is None or e.context_id == query.context_id)
-            and (query.status is None or e.status.state is query.status)
+            and (query.status is None or e.state is query.status)
             and (after is None or e.stamp >= after)
         ]
         rest = matches if cursor is None else [e for e in matches if (e.stamp, e.task_id) < cursor]
@@ -360,7 +368,7 @@ class MemoryStore(MemoryOutbox):
             for tid in ids:
                 e = tasks[tid]
                 found.append(
-                    UnfinishedTask(scope, tid, e.context_id, e.status.state, e.version, e.lease)
+                    UnfinishedTask(scope, tid, e.context_id, e.state, e.version, e.lease)
                 )
         return found
 
@@ -380,12 +388,12 @@ class MemoryStore(MemoryOutbox):
             doomed = [
                 tid
                 for tid, e in tasks.items()
-                if e.status.state in TERMINAL_STATES and e.updated_at < before
+                if e.state in TERMINAL_STATES and e.updated_at < before
             ]
             by_message = self._by_message.get(scope, {})
             for tid in doomed:
                 entry = tasks.pop(tid)
-                for config_id in entry.push:
+                for config_id in entry.push or ():
                     self._drop_queue(scope, tid, config_id)
                 for mid in [entry.message_id, *(entry.followups or ())]:
                     if mid is not None and by_message.get(mid) == tid:
@@ -441,6 +449,8 @@ class MemoryStore(MemoryOutbox):
     ) -> PushConfigRecord:
         entry = self._need(scope, task_id)
         record = _record_of(config, task_id, dialect, now)
+        if entry.push is None:
+            entry.push = {}
         old = entry.push.get(record.config.id or "")
         if old is not None:
             record.created_at = old.created_at
@@ -450,15 +460,15 @@ class MemoryStore(MemoryOutbox):
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> PushConfigRecord | None:
-        record = self._need(scope, task_id).push.get(config_id)
+        record = (self._need(scope, task_id).push or {}).get(config_id)
         return None if record is None else _copy_record(record)
 
     async def list_push_configs(self, scope: Scope, task_id: str) -> list[PushConfigRecord]:
-        return [_copy_record(r) for r in self._need(scope, task_id).push.values()]
+        return [_copy_record(r) for r in (self._need(scope, task_id).push or {}).values()]
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> bool:
         entry = self._need(scope, task_id)
-        if entry.push.pop(config_id, None) is None:
+        if entry.push is None or entry.push.pop(config_id, None) is None:
             return False
         self._drop_queue(scope, task_id, config_id)
         return True
@@ -489,13 +499,14 @@ class MemoryStore(MemoryOutbox):
         )
 
 
-def _status_after(task_id: str, status: TaskStatus, events: Sequence[Event]) -> TaskStatus:
-    """The status after ``events``; raises ``LifecycleError`` for one the state refuses."""
-    check_from(status.state, task_id, events)
+def _status_after(task_id: str, state: TaskState, events: Sequence[Event]) -> TaskStatus | None:
+    """The latest status ``events`` set, None if they set none; raises
+    ``LifecycleError`` for an event that ``state`` (or a state they reach) refuses."""
+    check_from(state, task_id, events)
     for event in reversed(events):
         if type(event) is StatusUpdate:
             return event.status
-    return status
+    return None
 
 
 def _record_of(config: PushConfig, task_id: str, dialect: str, now: str) -> PushConfigRecord:
