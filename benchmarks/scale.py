@@ -55,6 +55,7 @@ from typing import Any
 import asyncpg
 import httpx
 import msgspec
+import redis
 
 import launch
 import load
@@ -390,20 +391,41 @@ def check_unary(url: str) -> None:
     verify_unary(V1_0, 1, resp.status_code, resp.content)
 
 
+def redis_commands() -> int:
+    """Commands the Redis of the benchmark has served since it started, all kinds."""
+    client = redis.Redis.from_url(REDIS)
+    try:
+        stats: dict[str, Any] = client.info("commandstats")  # type: ignore[assignment]
+    finally:
+        client.close()
+    return sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
+
+
 def measure_unary(p: Proc, db: str | None, script: Path, conc: int, duration: float,
-                  load_cpu: int | None) -> dict[str, Any]:
-    """wrk on ``p`` after a 1 s warm-up; CPU of ``p``'s tree and of ``db``'s backends."""
+                  load_cpu: int | None, *, also: dict[str, list[int]] | None = None,
+                  count_redis: bool = False) -> dict[str, Any]:
+    """wrk on ``p`` after a 1 s warm-up; CPU of ``p``'s tree and of ``db``'s backends
+    (and of each group of processes in ``also``, as ``<name>_ms_per_req``)."""
     load.run_wrk(p.url + "/", script, conc, 1, load_cpu)  # warm-up
     if db:
         time.sleep(1.5)  # the warm-up's counts reported (pg_counters)
         counted = pg_counters(db)
+    groups = {name: Cpu(pids, None) for name, pids in (also or {}).items()}
+    commands = redis_commands() if count_redis else 0
     meter = Cpu([p.pid], db)
     result = load.run_wrk(p.url + "/", script, conc, duration, load_cpu)
     server, pg = meter.read()
+    spent = {name: group.read()[0] for name, group in groups.items()}
+    if count_redis:
+        commands = redis_commands() - commands
     n = max(result.requests, 1)
     row = {"concurrency": conc, "req_per_s": result.requests_per_s, "p50_ms": result.p50_ms,
            "p99_ms": result.p99_ms, "errors": result.errors, "requests": result.requests,
            "server_ms_per_req": server / n * 1000, "pg_ms_per_req": pg / n * 1000}
+    for name, seconds in spent.items():
+        row[f"{name}_ms_per_req"] = seconds / n * 1000
+    if count_redis:
+        row["redis_commands_per_req"] = commands / n
     if db:
         time.sleep(1.5)
         commits, syncs = (b - a for a, b in zip(counted, pg_counters(db), strict=True))
@@ -513,6 +535,62 @@ def haproxy(replicas: list[Proc], workdir: Path) -> Proc:
     return p
 
 
+async def _at_rate(url: str, rate: float, duration: float) -> tuple[int, int]:
+    """Unary sends to ``url`` at ``rate`` a second for ``duration`` seconds, each
+    at its time whether or not the ones before it were answered (an open loop:
+    the load does not depend on how fast the servers are). (answered, wrong)."""
+    nonce = time.time_ns()
+    total = int(rate * duration)
+    answered = wrong = 0
+    limits = httpx.Limits(max_connections=256, max_keepalive_connections=256)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+
+        async def one(n: int) -> None:
+            nonlocal answered, wrong
+            body = V1_0.body(n).replace(b'-%d"' % n, b'-%d-%d"' % (nonce, n))
+            try:
+                reply = await client.post(url + "/", content=body, headers=V1_0.headers)
+                ok = reply.status_code == 200 and V1_0.completed_marker.encode() in reply.content
+            except httpx.HTTPError:
+                ok = False
+            answered += ok
+            wrong += not ok
+
+        start = time.monotonic()
+        pending = []
+        for n in range(total):
+            delay = start + n / rate - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            pending.append(asyncio.ensure_future(one(n)))
+        await asyncio.gather(*pending)
+    return answered, wrong
+
+
+def measure_rate(front: Proc, db: str, rate: float, duration: float,
+                 groups: dict[str, list[int]]) -> dict[str, Any]:
+    """A fixed request rate through ``front``; CPU per request of each group."""
+    asyncio.run(_at_rate(front.url, rate, 1.0))  # warm-up
+    time.sleep(1.5)  # the warm-up's counts reported (pg_counters)
+    counted = pg_counters(db)
+    meters = {name: Cpu(pids, None) for name, pids in groups.items()}
+    pg_meter = Cpu([], db)
+    commands = redis_commands()
+    answered, wrong = asyncio.run(_at_rate(front.url, rate, duration))
+    spent = {name: m.read()[0] for name, m in meters.items()}
+    pg = pg_meter.read()[1]
+    commands = redis_commands() - commands
+    time.sleep(1.5)
+    commits = pg_counters(db)[0] - counted[0]
+    n = max(answered, 1)
+    row: dict[str, Any] = {"rate": rate, "requests": answered, "errors": wrong,
+                           "pg_ms_per_req": pg / n * 1000, "commits_per_req": commits / n,
+                           "redis_commands_per_req": commands / n}
+    for name, seconds in spent.items():
+        row[f"{name}_ms_per_req"] = seconds / n * 1000
+    return row
+
+
 def lb_case(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     samples: list[dict[str, Any]] = []
     script = unary_script(workdir)
@@ -527,21 +605,27 @@ def lb_case(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
                     try:
                         check_unary(front.url)
                         for conc in args.lb_concurrency:
-                            meter = Cpu([r.pid for r in replicas[:n]], db)
+                            # measure_unary's own meter reads the HAProxy process;
                             # the replicas out of the rotation still run, and still
                             # hear of the others' writes if anything is sent to them
-                            idle = Cpu([r.pid for r in replicas[n:]], None)
-                            # measure_unary's own meter reads the HAProxy process
-                            row = measure_unary(front, None, script, conc, args.duration, None)
-                            servers, pg = meter.read()
-                            idle_cpu = idle.read()[0]
-                            req = max(row["requests"], 1)
+                            row = measure_unary(front, db, script, conc, args.duration, None,
+                                                also={"replicas": [r.pid for r in replicas[:n]],
+                                                      "idle": [r.pid for r in replicas[n:]]},
+                                                count_redis=True)
                             row["haproxy_ms_per_req"] = row.pop("server_ms_per_req")
-                            row["replicas_ms_per_req"] = servers / req * 1000
-                            row["idle_ms_per_req"] = idle_cpu / req * 1000
-                            row["pg_ms_per_req"] = pg / req * 1000
+                            row["load"] = "closed"
                             samples.append({"replicas": n, "round": rnd, **row})
                             log(f"lb {n} replicas c={conc}: {row['req_per_s']:,.0f} req/s "
+                                f"{row['replicas_ms_per_req']:.3f} + pg {row['pg_ms_per_req']:.3f}"
+                                f" + haproxy {row['haproxy_ms_per_req']:.3f} ms/req")
+                        for rate in args.lb_rate:
+                            row = measure_rate(front, db, rate, args.duration, {
+                                "replicas": [r.pid for r in replicas[:n]],
+                                "idle": [r.pid for r in replicas[n:]],
+                                "haproxy": [front.pid]})
+                            row["load"] = "rate"
+                            samples.append({"replicas": n, "round": rnd, **row})
+                            log(f"lb {n} replicas {rate:g} req/s: {row['errors']} errors, "
                                 f"{row['replicas_ms_per_req']:.3f} + pg {row['pg_ms_per_req']:.3f}"
                                 f" + haproxy {row['haproxy_ms_per_req']:.3f} ms/req")
                     finally:
@@ -672,13 +756,19 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                 "shows what a replica pays for traffic it does not serve. c: connections in "
                 "all; at 48 every replica of three has as many requests in flight as one "
                 "replica has at 16.", "",
+                "What a request asks of the shared services is counted too: PostgreSQL "
+                "transactions per request (read-only ones too) and Redis commands per "
+                "request (`INFO commandstats`, all commands). These are counts of work, "
+                "which the machine's load does not move; CPU seconds per request also grow "
+                "with the number of processes sharing the two cores (PostgreSQL's own CPU "
+                "per request moves with them, for the same statements per request).", "",
                 "| replicas | c | req/s | p50 / p99 ms | replicas CPU ms/req | "
                 "idle replicas CPU ms/req | PostgreSQL CPU ms/req | HAProxy CPU ms/req "
-                "| errors |",
-                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "| PostgreSQL transactions/req | Redis commands/req | errors |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for conc in args.lb_concurrency:
             for n in (1, 2, 3):
-                rows = [s for s in lb if s["replicas"] == n and s["concurrency"] == conc]
+                rows = [s for s in lb if s["replicas"] == n and s.get("concurrency") == conc]
                 if rows:
                     out.append(
                         f"| {n} | {conc} | {fmt(med(rows, 'req_per_s'))} | "
@@ -686,7 +776,32 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                         f"{med(rows, 'replicas_ms_per_req'):.3f} | "
                         + (f"{med(rows, 'idle_ms_per_req'):.3f}" if n < 3 else "-")
                         + f" | {med(rows, 'pg_ms_per_req'):.3f} | "
-                        f"{med(rows, 'haproxy_ms_per_req'):.3f} | {sum(r['errors'] for r in rows)} |")
+                        f"{med(rows, 'haproxy_ms_per_req'):.3f} | "
+                        f"{med(rows, 'commits_per_req'):.2f} | "
+                        f"{med(rows, 'redis_commands_per_req'):.2f} | "
+                        f"{sum(r['errors'] for r in rows)} |")
+        if any(s.get("load") == "rate" for s in lb):
+            out += ["", "The same replicas under a fixed request rate (an open loop: each "
+                    "request sent at its time, answered or not, by an asyncio client): the "
+                    "machine is not saturated, so processes seldom wait for a core, and each "
+                    "replica count carries the same load.", "",
+                    "| replicas | req/s offered | answered | replicas CPU ms/req | "
+                    "idle replicas CPU ms/req | PostgreSQL CPU ms/req | HAProxy CPU ms/req "
+                    "| PostgreSQL transactions/req | Redis commands/req | errors |",
+                    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            for rate in args.lb_rate:
+                for n in (1, 2, 3):
+                    rows = [s for s in lb if s["replicas"] == n and s.get("rate") == rate]
+                    if not rows:
+                        continue
+                    idle = f"{med(rows, 'idle_ms_per_req'):.3f}" if n < 3 else "-"
+                    out.append(
+                        f"| {n} | {rate:,.0f} | {fmt(med(rows, 'requests'))} | "
+                        f"{med(rows, 'replicas_ms_per_req'):.3f} | {idle} | "
+                        f"{med(rows, 'pg_ms_per_req'):.3f} | {med(rows, 'haproxy_ms_per_req'):.3f}"
+                        f" | {med(rows, 'commits_per_req'):.2f} | "
+                        f"{med(rows, 'redis_commands_per_req'):.2f} | "
+                        f"{sum(r['errors'] for r in rows)} |")
         out.append("")
     return "\n".join(out)
 
@@ -706,6 +821,8 @@ def main() -> int:
     parser.add_argument("--sdk-events", type=int, default=1000)
     parser.add_argument("--concurrency", default="1,16")
     parser.add_argument("--lb-concurrency", default="16,48")
+    parser.add_argument("--lb-rate", default="300",
+                        help="fixed request rates (req/s) through the balancer, comma-separated")
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--load-cpu", type=int, default=1)
     parser.add_argument("--synchronous-commit", default="on", choices=("on", "off"),
@@ -719,6 +836,7 @@ def main() -> int:
         args.events, args.sdk_events = 2000, 500
     args.concurrency = [int(c) for c in str(args.concurrency).split(",")]
     args.lb_concurrency = [int(c) for c in str(args.lb_concurrency).split(",")]
+    args.lb_rate = [float(r) for r in str(args.lb_rate).split(",") if r]
     cases = set(args.only.split(","))
     if not SDK_PYTHON.exists():
         sys.stderr.write(f"{SDK_PYTHON} is missing: run `bash benchmarks/setup.sh`\n")
