@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import httpx
@@ -66,3 +67,14 @@ def wait_state(url: str, task_id: str, states: set[str], timeout: float) -> str:
         if state in states or time.monotonic() > deadline:
             return state
         time.sleep(0.05)
+
+
+def tally(name: str, expected: Sequence[Hashable], got: Sequence[Hashable]
+          ) -> tuple[int, int, int]:
+    """(delivered, lost, duplicated) of the events a client got against those it
+    should have, printed for the record (``pytest -rP`` shows it)."""
+    lost = len(set(expected) - set(got))
+    duplicated = len(got) - len(set(got))
+    print(f"tally: {name}: delivered {len(got)}, expected {len(expected)}, "
+          f"lost {lost}, duplicated {duplicated}")
+    return len(got), lost, duplicated

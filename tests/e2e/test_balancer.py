@@ -17,7 +17,7 @@ from interlingua.core.sse import SSEDecoder
 
 from ..services import REDIS_HOST, REDIS_PORT, missing, new_name, reachable, with_option
 from .balancer import Balancer
-from .replicas import Replica, call
+from .replicas import Replica, call, tally
 from .sse_client import V1, events, rpc, v1_message
 
 
@@ -86,6 +86,11 @@ def test_a_rolling_restart_under_load_loses_nothing(
         t.join(60)
     assert not errors, errors
     assert len(results) >= 12
+    tally(f"rolling restart, {len(results)} streams of 20 chunks",
+          [n * 100 + k for n in range(len(results)) for k in range(20)],
+          [n * 100 + int(r["artifactUpdate"]["artifact"]["parts"][0]["text"].split()[1]
+                         .rstrip(";"))
+           for n, got in enumerate(results) for _, r in got if "artifactUpdate" in r])
     for got in results:
         ids = [i for i, _ in got]
         assert ids == list(range(ids[0], ids[0] + len(ids))), ids

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from ..services import PrivatePostgres, PrivateRedis, new_name, with_option
-from .replicas import Replica, call, send
+from .replicas import Replica, call, send, tally
 from .sse_client import V1, events, rpc, v1_message
 
 
@@ -95,4 +95,5 @@ def test_a_stream_across_replicas_loses_nothing_while_redis_restarts(
     before = len(first["artifacts"][0]["parts"]) if first.get("artifacts") else 0
     numbers = [int(r["artifactUpdate"]["artifact"]["parts"][0]["text"].split()[1].rstrip(";"))
                for _, r in got[1:] if "artifactUpdate" in r]
+    tally("stream on A across a Redis restart", list(range(before, 200)), numbers)
     assert numbers == list(range(before, 200))

@@ -17,7 +17,7 @@ from interlingua.stores.postgres import PostgresStore
 
 from ..push.helpers import Hook, serve_hook
 from ..services import REDIS_HOST, REDIS_PORT, missing, new_name, reachable, with_option
-from .replicas import Replica, call
+from .replicas import Replica, call, tally
 from .sse_client import v1_message
 
 PUSH = ("--push-allow-http", "--push-allow-private")
@@ -72,6 +72,9 @@ def test_each_event_is_pushed_once_although_three_replicas_dispatch(
             time.sleep(0.1)
         assert arrived == expected
         time.sleep(0.5)  # nothing more comes: no delivery went out twice
+        tally("push, 9 tasks, three dispatching replicas",
+              [(t, seq) for t in task_ids for seq in expected[t]],
+              [(task, int(seq)) for task, _, seq in (r.nid.split(":") for r in hook.delivered())])
         assert len(hook.delivered()) == sum(len(s) for s in expected.values())
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from ..services import new_name, with_option
-from .replicas import Replica, call, send, state_of, wait_state
+from .replicas import Replica, call, send, state_of, tally, wait_state
 from .sse_client import V1, events, rpc
 
 FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"}
@@ -89,6 +89,8 @@ def test_a_stream_on_one_replica_follows_a_turn_on_another_and_resumes_on_a_thir
     before = len(first.get("artifacts", [{}])[0].get("parts", [])) if first.get("artifacts") \
         else 0
     chunks = chunk_numbers([r for _, r in seen[1:]] + [r for _, r in rest])
+    assert tally("stream on A, turn on B, resumed on C", list(range(before, 150)),
+                 chunks)[1:] == (0, 0)
     assert chunks == list(range(before, 150))
 
 
@@ -177,10 +179,14 @@ def test_a_replica_killed_mid_stream_loses_nothing(
     parts = record["artifacts"][0]["parts"]
     first = got[0][1]["task"]
     before = len(first["artifacts"][0]["parts"]) if first.get("artifacts") else 0
+    assert tally("stream on A, B killed mid-stream", list(range(before, len(parts))),
+                 chunk_numbers([r for _, r in got[1:]]))[1:] == (0, 0)
     assert chunk_numbers([r for _, r in got[1:]]) == list(range(before, len(parts)))
     # and a client resuming on another replica from the middle gets the rest once
     middle = ids[len(ids) // 2]
     rest = stream(c.url, "SubscribeToTask", {"id": task["id"]}, last_event_id=str(middle))
+    tally("resumed on C from the middle after the kill", [i for i in ids if i > middle],
+          [i for i, _ in rest])
     assert [i for i, _ in rest] == [i for i in ids if i > middle]
 
 
