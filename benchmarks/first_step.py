@@ -207,8 +207,8 @@ def report(args: argparse.Namespace, results: dict[str, Any], when: str) -> str:
     lines = [
         "# A slow first step: the first event of a stream",
         "",
-        f"Run {when} UTC on {platform.machine()}, {os.cpu_count()} CPUs (shared with other "
-        f"work): {command}. One `interlingua serve` (JSON-RPC, pinned to CPU 0; the client "
+        f"Run {when} UTC on {platform.machine()}, {os.cpu_count()} CPUs, load average (1 min) "
+        f"{os.getloadavg()[0]:.2f} at the end: {command}. One `interlingua serve` (JSON-RPC, pinned to CPU 0; the client "
         f"on CPU 1) per row; its "
         f"executor waits {args.first_step:g} s before its first event. {args.streams} v1.0 "
         f"`SendStreamingMessage` streams in waves of {args.wave} at once, each read to its "
@@ -223,8 +223,7 @@ def report(args: argparse.Namespace, results: dict[str, Any], when: str) -> str:
                      f"{r['p99_ms']:,.1f} ms | {r['max_ms']:,.1f} ms | "
                      f"{', '.join(r['first_event_kinds'])} | {', '.join(r['final_states'])} |")
     lines += ["", "The floor row is the same burst with nothing to wait for: a wave's last "
-              "streams wait for the server to take in the ones before them (on a CPU shared "
-              "with other work), and the rows with a first step pay that too, on top of the "
+              "streams wait for the server to take in the ones before them, and the rows with a first step pay that too, on top of the "
               "grace.",
               "", f"Target: p99 at most the grace + 5 ms ({grace_ms + 5:g} ms) with the default:"]
     for key, r in results.items():
