@@ -24,7 +24,6 @@ from ..base import (
     UnfinishedTask,
 )
 from ..sqlite.rows import (
-    _history,
     _history_column,
     _Ids,
     _ids,
@@ -32,6 +31,7 @@ from ..sqlite.rows import (
     _row_events,
     _row_task,
     _runs,
+    advance_row,
 )
 from .outbox import Outbox
 from .rows import (
@@ -226,17 +226,8 @@ class PostgresStore(Outbox):
                     f"task {task_id} is at version {version}, not {expected_version}")
             if not events:
                 return int(version)
-            probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
-            if history_at != version:  # kept by no one since (or never): the log has it
-                history = None
-            if history is not None and _projection.adds_messages(events):
-                probe.history = _history(history, task_id, context_id)
-                kept = len(probe.history)
-                status_changed = _projection.advance(probe, events)
-                if len(probe.history) != kept:
-                    history = _history_column(probe.history, task_id, context_id)
-            else:
-                status_changed = _projection.advance(probe, events)
+            status_changed, status, history = advance_row(
+                task_id, context_id, state, events, history, history_at == version)
             if message is not None:
                 await _remember(conn, scope, pk, *message)
             ids = _ids(task_id, context_id)
@@ -250,7 +241,6 @@ class PostgresStore(Outbox):
             columns = ([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs],
                        [r[4] for r in runs])
             if status_changed:
-                status = probe.status
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
                     " stamp = $9, updated_at = $10, lease = COALESCE($11, lease),"
@@ -266,7 +256,7 @@ class PostgresStore(Outbox):
                     history_at)
             queued = await _queue(conn, pk, version + 1, events) if pushed else False
         if not pushed:
-            self._wrote(key, pk, context_id, probe.status.state, int(new_version))
+            self._wrote(key, pk, context_id, status.state, int(new_version))
         self._queued(queued)
         return int(new_version)
 
@@ -284,6 +274,7 @@ class PostgresStore(Outbox):
         pk, context_id, state, version = known
         probe = _projection.probe(key[2], context_id, TaskStatus(state=TaskState(state)))
         status_changed = _projection.advance(probe, events)
+        status = probe.status
         ids = _ids(key[2], context_id)
         runs = list(_runs(pk, version + 1, events, ids))
         new_version = version + len(events)
@@ -291,7 +282,6 @@ class PostgresStore(Outbox):
                    [r[4] for r in runs])
         async with self._conn() as conn:
             if status_changed:
-                status = probe.status
                 written = await conn.fetchval(
                     _APPEND_STATUS_AT_ONCE,
                     pk, *columns, version, new_version, now, lease, status.state.value,
@@ -301,7 +291,7 @@ class PostgresStore(Outbox):
                                               version, new_version, now, lease)
         if not written:
             return False
-        self._wrote(key, pk, context_id, probe.status.state, new_version)
+        self._wrote(key, pk, context_id, status.state, new_version)
         return True
 
     def _wrote(self, key: tuple[str, str, str], pk: int, context_id: str, state: TaskState,

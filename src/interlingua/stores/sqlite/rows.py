@@ -13,8 +13,10 @@ from ...core.model import (
     Message,
     PushConfig,
     Task,
+    TaskState,
     TaskStatus,
 )
+from .. import _projection
 from .._projection import HISTORY_MAX
 from .connection import _Connection
 from .schema import _KIND
@@ -167,3 +169,27 @@ def _kind_filter(history: bool, artifacts: bool) -> str:
         return ""
     kinds = [0, 1] + ([3] if history else []) + ([2] if artifacts else [])
     return f" AND kind IN ({', '.join(map(str, kinds))})"
+
+
+def advance_row(task_id: str, context_id: str, state: str, events: Sequence[Event],
+                history: bytes | None, current: bool
+                ) -> tuple[bool, TaskStatus, bytes | None]:
+    """Check ``events`` against a task row (its state and, when ``current``, its
+    kept history) the way both stores append: (whether the status changed, the
+    status after them, the history column after them, None when the log must
+    have it)."""
+    # The lifecycle checks read only the state, so the stored status need not
+    # be decoded; a status update in the batch brings its own. The history is,
+    # when the batch may add to it (a status message repeating the last one is
+    # not added again).
+    probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
+    if not current:  # kept by no one since (or never): the log has it
+        history = None
+    if history is None or not _projection.adds_messages(events):
+        return _projection.advance(probe, events), probe.status, history
+    probe.history = _history(history, task_id, context_id)
+    kept = len(probe.history)
+    changed = _projection.advance(probe, events)
+    if len(probe.history) != kept:
+        history = _history_column(probe.history, task_id, context_id)
+    return changed, probe.status, history

@@ -11,7 +11,6 @@ from ...core.model import (
     Message,
     PushConfig,
     Task,
-    TaskState,
     TaskStatus,
 )
 from .. import _projection
@@ -24,13 +23,13 @@ from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
 from .rows import (
     _encode,
-    _history,
     _history_column,
     _ids,
     _insert_events,
     _kind_filter,
     _pack,
     _row_events,
+    advance_row,
 )
 
 
@@ -122,27 +121,13 @@ def _append(
         if not events:
             return int(version), False
         ids = _ids(task_id, context_id)
-        # The lifecycle checks read only the state, so the stored status need
-        # not be decoded; a status update in the batch brings its own. The
-        # history is, when the batch may add to it (a status message repeating
-        # the last one is not added again).
-        probe = _projection.probe(task_id, context_id, TaskStatus(state=TaskState(state)))
-        if history_at != version:  # kept by no one since (or never): the log has it
-            history = None
-        if history is not None and _projection.adds_messages(events):
-            probe.history = _history(history, task_id, context_id)
-            kept = len(probe.history)
-            status_changed = _projection.advance(probe, events)
-            if len(probe.history) != kept:
-                history = _history_column(probe.history, task_id, context_id)
-        else:
-            status_changed = _projection.advance(probe, events)
+        status_changed, status, history = advance_row(
+            task_id, context_id, state, events, history, history_at == version)
         if message is not None:
             _own.remember_message(conn, scope, pk, message)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
         if status_changed:
-            status = probe.status
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
                 " lease = COALESCE(?, lease), history = ?, history_at = ? WHERE pk = ?",
