@@ -193,6 +193,8 @@ class RedisBus:
         self._follow: dict[str, int] = {}
         self._next_renewal = 0.0
         self._script: str | None = None  # the SHA1 of _NEWS_IF_READ once loaded
+        #: look-ups of newly followed tasks under way (kept referenced until done)
+        self._looking: set[asyncio.Task[None]] = set()
         self._wake_sender = asyncio.Event()
         self._store: Store | None = None
         self._closed = False
@@ -245,7 +247,7 @@ class RedisBus:
         await self._local.close()
         self._closed = True
         self._wake_sender.set()
-        tasks = [t for t in (self._reader, self._sender) if t is not None]
+        tasks = [t for t in (self._reader, self._sender, *self._looking) if t is not None]
         self._reader = self._sender = None
         for task in tasks:
             task.cancel()
@@ -398,8 +400,13 @@ class RedisBus:
                     self._follow[key] = what
             log.warning("redis bus: cannot record the tasks read here (%s); will retry", exc)
             return False
-        await self._look_up([key for key, what in follow.items()
-                             if what == _NEW and self._local.latest(key) is not None])
+        new = [key for key, what in follow.items()
+               if what == _NEW and self._local.latest(key) is not None]
+        if new:
+            # store reads of their own: news keeps going out meanwhile
+            looking = asyncio.get_running_loop().create_task(self._look_up(new))
+            self._looking.add(looking)
+            looking.add_done_callback(self._looking.discard)
         return True
 
     # --------------------------------------------------------------- reading
