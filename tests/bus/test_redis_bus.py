@@ -384,3 +384,19 @@ async def test_a_closed_bus_takes_back_its_records_of_readers(redis_url: str) ->
         assert not await probe._client.sismember(name, one._origin)
     finally:
         await probe.close()
+
+
+async def test_the_records_of_readers_are_renewed_before_they_expire(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("interlingua.bus.redis.FOLLOW_TTL", 1)
+    monkeypatch.setattr("interlingua.bus.redis._FOLLOW_RENEW", 0.3)
+    one = RedisBus(redis_url)
+    await one.open()
+    try:
+        sub = one.subscribe("k")
+        assert one._client is not None
+        await asyncio.sleep(1.6)  # past the TTL of the first record
+        assert await one._client.sismember(f"{one.prefix}:readers:k", one._origin)
+        sub.close()
+    finally:
+        await one.close()

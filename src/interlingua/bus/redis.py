@@ -191,7 +191,7 @@ class RedisBus:
         #: records of the tasks read here to make in Redis (_NEW: then look the
         #: task up in the store; _RENEW) or to take back (_GONE)
         self._follow: dict[str, int] = {}
-        self._next_renewal = 0.0
+        self._renewal: asyncio.TimerHandle | None = None
         self._script: str | None = None  # the SHA1 of _NEWS_IF_READ once loaded
         #: look-ups of newly followed tasks under way (kept referenced until done)
         self._looking: set[asyncio.Task[None]] = set()
@@ -311,24 +311,32 @@ class RedisBus:
 
     async def _send(self) -> None:
         attempt = 0
-        loop = asyncio.get_running_loop()
-        while not self._closed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake_sender.wait(), _FOLLOW_RENEW)
-            if self._closed:
-                return
-            self._wake_sender.clear()
-            if loop.time() >= self._next_renewal:
-                # the records of the tasks read here would expire: renew them all
-                self._next_renewal = loop.time() + _FOLLOW_RENEW
-                for key in self._local.keys():
-                    self._follow.setdefault(key, _RENEW)
-            if await self._flush_once() and await self._flush_follows():
-                attempt = 0
-            else:
-                await asyncio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
-                attempt += 1
-                self._wake_sender.set()
+        # a timer, not a timeout on each wait: the loop turns once per batch of news
+        self._renew()
+        try:
+            while not self._closed:
+                await self._wake_sender.wait()
+                if self._closed:
+                    return
+                self._wake_sender.clear()
+                if await self._flush_once() and await self._flush_follows():
+                    attempt = 0
+                else:
+                    await asyncio.sleep(_BACKOFF[min(attempt, len(_BACKOFF) - 1)])
+                    attempt += 1
+                    self._wake_sender.set()
+        finally:
+            if self._renewal is not None:
+                self._renewal.cancel()
+                self._renewal = None
+
+    def _renew(self) -> None:
+        """The records of the tasks read here would expire: renew them all, and
+        again in a third of their lifetime."""
+        for key in self._local.keys():
+            self._follow.setdefault(key, _RENEW)
+        self._wake_sender.set()
+        self._renewal = asyncio.get_running_loop().call_later(_FOLLOW_RENEW, self._renew)
 
     def _redis(self) -> aioredis.Redis:
         client = self._client
