@@ -266,6 +266,38 @@ async def test_same_message_id_is_idempotent(make_engine: Any) -> None:
     assert c.id != a.id and runs == 2
 
 
+async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) -> None:
+    """A task written before its executor runs (here: a non-blocking send) is not
+    preceded by a look-up of its message id: the store's refusal of a known id
+    finds a repeat instead, which still gets the first task and runs nothing."""
+    runs = 0
+
+    async def count(text: str) -> str:
+        nonlocal runs
+        runs += 1
+        return text
+
+    engine = await make_engine(count)
+    lookups: list[str] = []
+    find = engine.store.find_message
+
+    async def counted(scope: Any, message_id: str) -> Any:
+        lookups.append(message_id)
+        return await find(scope, message_id)
+
+    engine.store.find_message = counted  # type: ignore[method-assign]
+    m = msg("once")
+    a = await engine.send(send(m, blocking=False), REQ)
+    assert lookups == []
+    b = await engine.send(send(m, blocking=False), REQ)
+    await asyncio.sleep(0.05)
+    assert a.id == b.id and runs == 1
+    # A blocking send may answer with a bare message, so its task is not written
+    # first: there the look-up stays.
+    await engine.send(send("again"), REQ)
+    assert len(lookups) == 1
+
+
 async def test_history_length(make_engine: Any) -> None:
     async def ask(ctx: Context) -> None:
         if len(ctx.task.history) < 3:

@@ -139,11 +139,15 @@ class Sends:
     async def _begin_new(self, scope: Scope, call: SendMessage, request: RequestInfo,
                          digest: bytes) -> Run | Task:
         message = call.message
-        existing = await self.store.find_message(scope, message.message_id)
-        if existing is not None:
-            return await self._repeated(scope, call, existing, digest)
-
         target = message.task_id or call.client_task_id
+        if target or not self._written_first(call):
+            existing = await self.store.find_message(scope, message.message_id)
+            if existing is not None:
+                return await self._repeated(scope, call, existing, digest)
+        # else a new task is written before its executor runs, and the store
+        # refuses a message id it has (MessageExists, handled in _create): one
+        # round trip to the store fewer for every new task.
+
         if target:
             run = self.runs.get(scope, target)
             if run is None:
@@ -185,8 +189,7 @@ class Sends:
         # With other processes on the store, it is written before the executor
         # runs: another process that gets the same message id then finds it
         # instead of running the executor a second time.
-        if ((not call.config.blocking and not call.streaming) or self.shared()
-                or self.submit_grace == 0):
+        if self._written_first(call):
             try:
                 await self.writer.persist_created(run)
             except MessageExists as exc:
@@ -201,6 +204,11 @@ class Sends:
             # nothing within the grace, the task is written as submitted.
             self.grace.watch(run)
         return run
+
+    def _written_first(self, call: SendMessage) -> bool:
+        """Whether a new task of ``call`` is written before its executor runs."""
+        return ((not call.config.blocking and not call.streaming) or self.shared()
+                or self.submit_grace == 0)
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
                         digest: bytes) -> Run | Task:
