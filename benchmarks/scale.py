@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import json
 import os
 import platform
 import signal
@@ -71,6 +72,8 @@ REDIS = "redis://127.0.0.1:6379/0"
 SDK_PYTHON = SDK_VENV / "bin" / "python"
 SCALE_AGENT = SERVERS_DIR / "interlingua_scale_agent.py"
 HEADERS = {"A2A-Version": "1.0"}
+#: seconds until every backend has reported what it did (see pg_counters)
+SETTLE = 10.5
 
 
 def log(text: str) -> None:
@@ -145,8 +148,11 @@ def pg_cpu(dbname: str) -> float:
 def pg_counters(dbname: str) -> tuple[int, int]:
     """(transactions committed in ``dbname``, WAL flushes of the whole server).
 
-    Backends report their counts at most once a second, and when they go idle:
-    read a second and a half after the load stopped."""
+    Backends report their counts at most once a second while busy; what one did
+    in its last second before it went idle is reported only after ten seconds
+    idle (PostgreSQL 15's ``PGSTAT_IDLE_INTERVAL``). ``measure_rate`` therefore
+    reads them SETTLE seconds after its load stopped; ``measure_unary``, whose
+    backends stay busy, a second and a half after."""
 
     async def run() -> tuple[int, int]:
         conn = await asyncpg.connect(PG_ADMIN)
@@ -571,7 +577,7 @@ def measure_rate(front: Proc, db: str, rate: float, duration: float,
                  groups: dict[str, list[int]]) -> dict[str, Any]:
     """A fixed request rate through ``front``; CPU per request of each group."""
     asyncio.run(_at_rate(front.url, rate, 1.0))  # warm-up
-    time.sleep(1.5)  # the warm-up's counts reported (pg_counters)
+    time.sleep(SETTLE)  # the warm-up's counts reported (pg_counters)
     counted = pg_counters(db)
     meters = {name: Cpu(pids, None) for name, pids in groups.items()}
     pg_meter = Cpu([], db)
@@ -580,7 +586,7 @@ def measure_rate(front: Proc, db: str, rate: float, duration: float,
     spent = {name: m.read()[0] for name, m in meters.items()}
     pg = pg_meter.read()[1]
     commands = redis_commands() - commands
-    time.sleep(1.5)
+    time.sleep(SETTLE)
     commits = pg_counters(db)[0] - counted[0]
     n = max(answered, 1)
     row: dict[str, Any] = {"rate": rate, "requests": answered, "errors": wrong,
@@ -618,12 +624,16 @@ def lb_case(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
                             log(f"lb {n} replicas c={conc}: {row['req_per_s']:,.0f} req/s "
                                 f"{row['replicas_ms_per_req']:.3f} + pg {row['pg_ms_per_req']:.3f}"
                                 f" + haproxy {row['haproxy_ms_per_req']:.3f} ms/req")
-                        for rate in args.lb_rate:
+                        # a fixed total rate, then the same rate for each replica
+                        rates = [("rate", r) for r in args.lb_rate]
+                        rates += [("per-replica", r * n) for r in args.lb_rate_per_replica]
+                        for kind, rate in rates:
                             row = measure_rate(front, db, rate, args.duration, {
                                 "replicas": [r.pid for r in replicas[:n]],
                                 "idle": [r.pid for r in replicas[n:]],
                                 "haproxy": [front.pid]})
-                            row["load"] = "rate"
+                            row["load"] = kind
+                            row["per_replica"] = rate / n
                             samples.append({"replicas": n, "round": rnd, **row})
                             log(f"lb {n} replicas {rate:g} req/s: {row['errors']} errors, "
                                 f"{row['replicas_ms_per_req']:.3f} + pg {row['pg_ms_per_req']:.3f}"
@@ -749,6 +759,11 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                 "PostgreSQL, Redis and wrk share the machine's "
                 f"{os.cpu_count()} CPUs, so req/s cannot grow with replicas here; the figure "
                 f"to watch is CPU per request. Medians over {args.rounds} rounds.", "",
+                "wrk's closed loop keeps the two cores busy: with three replicas, "
+                "PostgreSQL, HAProxy and wrk on them, each process waits for a core and "
+                "finds its caches cold, so there CPU per request grows with the number of "
+                "processes, for a reason of the machine. The open-loop tables after it hold "
+                "the load fixed, per replica and in all.", "",
                 "All three replicas run throughout (so every case serves the store in the "
                 "same mode: several processes, each send's task written before its executor "
                 "runs); the first 1, 2 or 3 are in HAProxy's rotation. Replicas CPU: those "
@@ -780,30 +795,122 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                         f"{med(rows, 'commits_per_req'):.2f} | "
                         f"{med(rows, 'redis_commands_per_req'):.2f} | "
                         f"{sum(r['errors'] for r in rows)} |")
-        if any(s.get("load") == "rate" for s in lb):
-            out += ["", "The same replicas under a fixed request rate (an open loop: each "
-                    "request sent at its time, answered or not, by an asyncio client): the "
-                    "machine is not saturated, so processes seldom wait for a core, and each "
-                    "replica count carries the same load.", "",
-                    "| replicas | req/s offered | answered | replicas CPU ms/req | "
-                    "idle replicas CPU ms/req | PostgreSQL CPU ms/req | HAProxy CPU ms/req "
-                    "| PostgreSQL transactions/req | Redis commands/req | errors |",
-                    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        rate_cols = ("| replicas | req/s offered | per replica | answered | replicas CPU ms/req | "
+                     "idle replicas CPU ms/req | PostgreSQL CPU ms/req | HAProxy CPU ms/req "
+                     "| PostgreSQL transactions/req | Redis commands/req | errors |")
+        rate_align = "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+
+        def rate_rows(kind: str, n: int, per: float) -> list[dict[str, Any]]:
+            return [s for s in lb if s["replicas"] == n and s.get("load") == kind
+                    and s.get("per_replica") == per]
+
+        def rate_table(kind: str, wanted: list[tuple[int, float]]) -> list[str]:
+            lines = [rate_cols, rate_align]
+            for n, per in wanted:
+                rows = rate_rows(kind, n, per)
+                if not rows:
+                    continue
+                idle = f"{med(rows, 'idle_ms_per_req'):.3f}" if n < 3 else "-"
+                lines.append(
+                    f"| {n} | {per * n:,.0f} | {per:,.0f} | {fmt(med(rows, 'requests'))} | "
+                    f"{med(rows, 'replicas_ms_per_req'):.3f} | {idle} | "
+                    f"{med(rows, 'pg_ms_per_req'):.3f} | {med(rows, 'haproxy_ms_per_req'):.3f}"
+                    f" | {med(rows, 'commits_per_req'):.2f} | "
+                    f"{med(rows, 'redis_commands_per_req'):.2f} | "
+                    f"{sum(r['errors'] for r in rows)} |")
+            return lines
+
+        def cpu(kind: str, n: int, per: float) -> float | None:
+            rows = rate_rows(kind, n, per)
+            return med(rows, "replicas_ms_per_req") if rows else None
+
+        if args.lb_rate_per_replica:
+            out += ["", "### The same load for each replica", "",
+                    "Each replica in the rotation is offered the same fixed rate (an open "
+                    "loop: each request sent at its time, answered or not, by an asyncio "
+                    "client), so 2 and 3 replicas serve 2 and 3 times the requests of one. "
+                    "This is the figure that shows what adding a replica costs: a replica "
+                    "that paid for the others' traffic (news on the bus, look-ups, timers) "
+                    "would spend more per request here as replicas are added. The machine "
+                    "is not saturated.", ""]
+            out += rate_table("per-replica", [(n, per) for per in args.lb_rate_per_replica
+                                              for n in (1, 2, 3)])
+            for per in args.lb_rate_per_replica:
+                one = cpu("per-replica", 1, per)
+                if one:
+                    ratios = [f"{n} / 1 replica {c / one:.2f}" for n in (2, 3)
+                              if (c := cpu("per-replica", n, per))]
+                    out += ["", f"Replicas CPU per request at {per:,.0f} req/s each: "
+                            + ", ".join(ratios) + "."]
+        if args.lb_rate:
+            out += ["", "### The same total load", "",
+                    "The same replicas under one fixed total rate, spread over 1, 2 or 3 of "
+                    "them: each replica then serves a half or a third of the requests, with "
+                    "more idle time between them.", ""]
+            out += rate_table("rate", [(n, rate / n) for rate in args.lb_rate
+                                       for n in (1, 2, 3)])
+            spaced = meta.get("spaced_work")
             for rate in args.lb_rate:
-                for n in (1, 2, 3):
-                    rows = [s for s in lb if s["replicas"] == n and s.get("rate") == rate]
-                    if not rows:
-                        continue
-                    idle = f"{med(rows, 'idle_ms_per_req'):.3f}" if n < 3 else "-"
-                    out.append(
-                        f"| {n} | {rate:,.0f} | {fmt(med(rows, 'requests'))} | "
-                        f"{med(rows, 'replicas_ms_per_req'):.3f} | {idle} | "
-                        f"{med(rows, 'pg_ms_per_req'):.3f} | {med(rows, 'haproxy_ms_per_req'):.3f}"
-                        f" | {med(rows, 'commits_per_req'):.2f} | "
-                        f"{med(rows, 'redis_commands_per_req'):.2f} | "
-                        f"{sum(r['errors'] for r in rows)} |")
+                one, three = cpu("rate", 1, rate), cpu("rate", 3, rate / 3)
+                alone = cpu("per-replica", 1, rate / 3)
+                if one and three:
+                    line = (f"\nAt {rate:,.0f} req/s in all, replicas CPU per request 3 / 1 "
+                            f"replica: {three / one:.2f}.")
+                    if alone:
+                        line += (f" One replica alone at {rate / 3:,.0f} req/s (above) "
+                                 f"against one at {rate:,.0f} req/s: {alone / one:.2f}. The "
+                                 "cost follows the load each process carries, not the number "
+                                 "of replicas.")
+                    out.append(line)
+            if spaced:
+                out += ["", "The machine alone (`spaced_work_cost` in benchmarks/scale.py, no "
+                        "server): the same Python work (encoding and decoding a JSON-RPC "
+                        f"reply) cost {spaced['back_to_back_ms']:.3f} ms of CPU run back to "
+                        f"back and {spaced['spaced_ms']:.3f} ms run once every "
+                        f"{spaced['pause_s'] * 1000:.0f} ms: {spaced['ratio']:.2f}x. A process "
+                        "that waits between requests pays more CPU for each, whatever it "
+                        "runs."]
         out.append("")
     return "\n".join(out)
+
+
+def spaced_work_cost(pause: float = 0.01, units: int = 300) -> dict[str, float]:
+    """CPU time of one fixed piece of Python work (encoding and decoding a small
+    JSON-RPC reply), run back to back and run once every ``pause`` seconds.
+
+    A replica that serves a third of the load runs each request with more idle
+    time around it; on a machine where that alone makes the same work cost more
+    CPU (caches and branch predictors gone cold, a virtual CPU descheduled),
+    CPU per request grows when a fixed load is spread over more processes.
+    This measures that effect of the machine, with no server involved."""
+    reply = {"jsonrpc": "2.0", "id": 1, "result": {
+        "id": "task-1", "contextId": "ctx-1", "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "a-1", "parts": [{"text": "hello " * 20}]}],
+        "history": [{"messageId": f"m-{i}", "role": "ROLE_USER",
+                     "parts": [{"text": "hello"}]} for i in range(8)]}}
+    encode, decode = msgspec.json.encode, msgspec.json.decode
+
+    def unit() -> None:  # about as much CPU as a replica spends on one request
+        for _ in range(10):
+            decode(encode(reply))
+            json.loads(json.dumps(reply))
+
+    for _ in range(50):
+        unit()
+    spent = {"back_to_back": 0.0, "spaced": 0.0}
+    for _ in range(3):  # interleaved, so both see the same machine
+        start = time.process_time()
+        for _ in range(units):
+            unit()
+        spent["back_to_back"] += time.process_time() - start
+        start = time.process_time()
+        for _ in range(units):
+            unit()
+            time.sleep(pause)
+        spent["spaced"] += time.process_time() - start
+    per = {k: v / (3 * units) * 1000 for k, v in spent.items()}
+    return {"back_to_back_ms": per["back_to_back"], "spaced_ms": per["spaced"],
+            "pause_s": pause, "ratio": per["spaced"] / per["back_to_back"]}
 
 
 def machine_note() -> str:
@@ -823,6 +930,10 @@ def main() -> int:
     parser.add_argument("--lb-concurrency", default="16,48")
     parser.add_argument("--lb-rate", default="300",
                         help="fixed request rates (req/s) through the balancer, comma-separated")
+    parser.add_argument("--lb-rate-per-replica", default="100",
+                        help="fixed request rates (req/s) for each replica in the rotation "
+                        "(so 1, 2 and 3 replicas are offered 1, 2 and 3 times as much), "
+                        "comma-separated")
     parser.add_argument("--server-cpu", type=int, default=0)
     parser.add_argument("--load-cpu", type=int, default=1)
     parser.add_argument("--synchronous-commit", default="on", choices=("on", "off"),
@@ -837,6 +948,8 @@ def main() -> int:
     args.concurrency = [int(c) for c in str(args.concurrency).split(",")]
     args.lb_concurrency = [int(c) for c in str(args.lb_concurrency).split(",")]
     args.lb_rate = [float(r) for r in str(args.lb_rate).split(",") if r]
+    args.lb_rate_per_replica = [float(r) for r in str(args.lb_rate_per_replica).split(",")
+                                if r]
     cases = set(args.only.split(","))
     if not SDK_PYTHON.exists():
         sys.stderr.write(f"{SDK_PYTHON} is missing: run `bash benchmarks/setup.sh`\n")
@@ -846,6 +959,7 @@ def main() -> int:
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()[0]
     commit_before = commit_latency(args.synchronous_commit)
+    spaced = spaced_work_cost() if "lb" in cases else None
     cross: list[dict[str, Any]] = []
     store: list[dict[str, Any]] = []
     lb: list[dict[str, Any]] = []
@@ -860,14 +974,15 @@ def main() -> int:
             lb = lb_case(args, workdir)
     commit_after = commit_latency(args.synchronous_commit)
     load_start, load_end = load_before, os.getloadavg()[0]
-    busy = max(load_start, load_end) > 1.0
+    busy = load_start > 1.0  # at the end, the load includes the run's own
     note = (f"Load average (1 min) {load_start:.2f} at the start, {load_end:.2f} at the end. "
             + ("The machine was shared: other work ran on it during the run, so absolute "
                "figures are depressed and noisy; compare the implementations within this "
                "run. " if busy else "") + args.shared).strip()
     meta = {"date": f"{started:%Y-%m-%d %H:%M} UTC", "machine": machine_note(),
             "command": command, "note": note, "synchronous_commit": args.synchronous_commit,
-            "commit_ms": {"before": commit_before, "after": commit_after}}
+            "commit_ms": {"before": commit_before, "after": commit_after},
+            "spaced_work": spaced}
     text = report(args, cross, store, lb, meta)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scale.md").write_text(text)
