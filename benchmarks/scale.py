@@ -933,7 +933,7 @@ def main() -> int:
     parser.add_argument("--lb-concurrency", default="16,48")
     parser.add_argument("--lb-rate", default="300",
                         help="fixed request rates (req/s) through the balancer, comma-separated")
-    parser.add_argument("--lb-rate-per-replica", default="100",
+    parser.add_argument("--lb-rate-per-replica", default="50,100",
                         help="fixed request rates (req/s) for each replica in the rotation "
                         "(so 1, 2 and 3 replicas are offered 1, 2 and 3 times as much), "
                         "comma-separated")
