@@ -53,6 +53,26 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
 EngineFactory = Callable[[Any], Any]
 
 
+def counting_echo(runs: list[str]) -> Callable[[str], Any]:
+    """An executor that answers with the text, recording each run in ``runs``."""
+
+    async def count(text: str) -> str:
+        runs.append(text)
+        return text
+
+    return count
+
+
+async def completed(engine: Engine, task_id: str) -> Task:
+    """The task once completed (a non-blocking send answers before it is)."""
+    for _ in range(100):
+        got = await engine.get_task(GetTask(id=task_id), REQ)
+        if got.status.state is TaskState.COMPLETED:
+            break
+        await asyncio.sleep(0.01)
+    return got
+
+
 @pytest.fixture
 async def make_engine(store_url: str) -> AsyncIterator[Callable[[Any], Any]]:
     engines: list[Engine] = []
@@ -239,59 +259,56 @@ async def test_non_blocking_reply_becomes_completed_task(make_engine: Any) -> No
     engine = await make_engine(chat)
     task = await engine.send(send("ping", blocking=False), REQ)
     assert isinstance(task, Task)
-    for _ in range(100):
-        got = await engine.get_task(GetTask(id=task.id), REQ)
-        if got.status.state is TaskState.COMPLETED:
-            break
-        await asyncio.sleep(0.01)
+    got = await completed(engine, task.id)
     assert got.status.state is TaskState.COMPLETED
     assert get_text(got.status.message) == "pong"
 
 
 async def test_same_message_id_is_idempotent(make_engine: Any) -> None:
-    runs = 0
-
-    async def count(text: str) -> str:
-        nonlocal runs
-        runs += 1
-        return text
-
-    engine = await make_engine(count)
+    runs: list[str] = []
+    engine = await make_engine(counting_echo(runs))
     m = msg("once")
     a = await engine.send(send(m), REQ)
     b = await engine.send(send(m), REQ)
-    assert a.id == b.id and runs == 1
+    assert a.id == b.id and len(runs) == 1
     # Another owner sending the same message id gets its own task.
     c = await engine.send(send(m), RequestInfo(principal="bob"))
-    assert c.id != a.id and runs == 2
+    assert c.id != a.id and len(runs) == 2
 
 
 async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) -> None:
     """A task written before its executor runs (here: a non-blocking send) is not
     preceded by a look-up of its message id: the store's refusal of a known id
     finds a repeat instead, which still gets the first task and runs nothing."""
-    runs = 0
-
-    async def count(text: str) -> str:
-        nonlocal runs
-        runs += 1
-        return text
-
-    engine = await make_engine(count)
+    runs: list[str] = []
+    engine = await make_engine(counting_echo(runs))
     lookups: list[str] = []
-    find = engine.store.find_message
+    creates: list[str] = []
+    find, create = engine.store.find_message, engine.store.create_task
 
-    async def counted(scope: Any, message_id: str) -> Any:
+    async def counted_find(scope: Any, message_id: str) -> Any:
         lookups.append(message_id)
         return await find(scope, message_id)
 
-    engine.store.find_message = counted  # type: ignore[method-assign]
+    async def counted_create(*args: Any, **kwargs: Any) -> Any:
+        creates.append(kwargs["message_id"])
+        return await create(*args, **kwargs)
+
+    engine.store.find_message = counted_find  # type: ignore[method-assign]
+    engine.store.create_task = counted_create  # type: ignore[method-assign]
     m = msg("once")
     a = await engine.send(send(m, blocking=False), REQ)
     assert lookups == []
+    await completed(engine, a.id)
+    for _ in range(100):  # the first turn's run is gone, so the repeat cannot join it
+        if not engine.runs.by_message:
+            break
+        await asyncio.sleep(0.01)
+    assert not engine.runs.by_message
     b = await engine.send(send(m, blocking=False), REQ)
-    await asyncio.sleep(0.05)
-    assert a.id == b.id and runs == 1
+    # the repeat tried to write a task, and the store refused it
+    assert creates == [m.message_id, m.message_id] and lookups == []
+    assert a.id == b.id and len(runs) == 1
     # A blocking send may answer with a bare message, so its task is not written
     # first: there the look-up stays.
     await engine.send(send("again"), REQ)
