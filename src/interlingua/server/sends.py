@@ -140,13 +140,15 @@ class Sends:
                          digest: bytes) -> Run | Task:
         message = call.message
         target = message.task_id or call.client_task_id
-        if target or not self._written_first(call):
+        # Decided once: whether a new task is written before its executor runs
+        # (the look-up below is skipped only if it is).
+        first = self._written_first(call)
+        if target or not first:
             existing = await self.store.find_message(scope, message.message_id)
             if existing is not None:
                 return await self._repeated(scope, call, existing, digest)
-        # else a new task is written before its executor runs, and the store
-        # refuses a message id it has (MessageExists, handled in _create): one
-        # round trip to the store fewer for every new task.
+        # else the store refuses a message id it has when the task is written
+        # (MessageExists, handled in _create): one round trip fewer per new task.
 
         if target:
             run = self.runs.get(scope, target)
@@ -166,10 +168,10 @@ class Sends:
                 return await self._continue(run, call, request, digest)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
-        return await self._create(scope, call, request, target, digest)
+        return await self._create(scope, call, request, target, digest, first)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                      task_id: str | None, digest: bytes) -> Run | Task:
+                      task_id: str | None, digest: bytes, written_first: bool) -> Run | Task:
         now = self.writer.now()
         tid = task_id or new_id()
         cid = call.message.context_id or new_id()
@@ -189,7 +191,7 @@ class Sends:
         # With other processes on the store, it is written before the executor
         # runs: another process that gets the same message id then finds it
         # instead of running the executor a second time.
-        if self._written_first(call):
+        if written_first:
             try:
                 await self.writer.persist_created(run)
             except MessageExists as exc:
