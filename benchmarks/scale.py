@@ -834,8 +834,10 @@ def report(args: argparse.Namespace, cross: list[dict[str, Any]], store: list[di
                     "client), so 2 and 3 replicas serve 2 and 3 times the requests of one. "
                     "This is the figure that shows what adding a replica costs: a replica "
                     "that paid for the others' traffic (news on the bus, look-ups, timers) "
-                    "would spend more per request here as replicas are added. The machine "
-                    "is not saturated.", ""]
+                    "would spend more per request here as replicas are added. How busy the "
+                    "machine was follows from the table (CPU per request times the rate "
+                    "offered): the higher the rate, the more three replicas compete for its "
+                    "cores.", ""]
             out += rate_table("per-replica", [(n, per) for per in args.lb_rate_per_replica
                                               for n in (1, 2, 3)])
             for per in args.lb_rate_per_replica:
