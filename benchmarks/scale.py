@@ -151,8 +151,11 @@ def pg_counters(dbname: str) -> tuple[int, int]:
     Backends report their counts at most once a second while busy; what one did
     in its last second before it went idle is reported only after ten seconds
     idle (PostgreSQL 15's ``PGSTAT_IDLE_INTERVAL``). ``measure_rate`` therefore
-    reads them SETTLE seconds after its load stopped; ``measure_unary``, whose
-    backends stay busy, a second and a half after."""
+    reads them SETTLE seconds after its load stopped. ``measure_unary`` reads
+    them a second and a half after: the warm-up's last second, reported late,
+    falls into its window as the window's own last second falls out, both at
+    the same saturating rate, so the count per request holds (it matched the
+    statements PostgreSQL logged per request)."""
 
     async def run() -> tuple[int, int]:
         conn = await asyncpg.connect(PG_ADMIN)
