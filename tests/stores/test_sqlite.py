@@ -201,7 +201,7 @@ def test_a_checkpoint_is_due_after_enough_pages_or_enough_time(tmp_path: Path) -
 def test_commits_during_a_checkpoint_have_the_writer_finish_it(tmp_path: Path) -> None:
     path = str(tmp_path / "plain.db")
     writer = wal_writer(path)
-    checkpointer = WalCheckpointer(path, 1000, pages=10, interval_s=3600)
+    checkpointer = WalCheckpointer(path, 1000, pages=10, interval_s=3600, finish_frames=10)
     gate = threading.Event()
     checkpointer._pool.submit(gate.wait)  # its thread is held: the next one waits
     try:
@@ -219,6 +219,35 @@ def test_commits_during_a_checkpoint_have_the_writer_finish_it(tmp_path: Path) -
         assert busy == 0 and copied == frames > 0
         writer.execute("INSERT INTO t VALUES (11)")  # the WAL starts over
         assert writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1] < frames
+    finally:
+        gate.set()
+        checkpointer.close()
+        writer.close()
+
+
+def test_a_short_wal_is_left_to_the_next_checkpoint(tmp_path: Path) -> None:
+    # Commits overlapped a checkpoint, but the WAL is shorter than finish_frames:
+    # the writer is not held up for it; the next checkpoint copies those frames.
+    path = str(tmp_path / "plain.db")
+    writer = wal_writer(path)
+    checkpointer = WalCheckpointer(path, 1000, pages=10, interval_s=3600, finish_frames=10_000)
+    gate = threading.Event()
+    checkpointer._pool.submit(gate.wait)
+    try:
+        writer.executemany("INSERT INTO t VALUES (?)", [(n,) for n in range(10)])
+        assert checkpointer.wrote(10) is False
+        writer.execute("INSERT INTO t VALUES (10)")
+        assert checkpointer.wrote(1) is False  # landed while it runs
+        gate.set()
+        checkpointer.wait()
+        frames, copied = checkpointer.last_result
+        assert checkpointer.completed == 1 and frames < 10_000
+        assert checkpointer.wrote(0) is False and checkpointer.finishing == 0
+        writer.executemany("INSERT INTO t VALUES (?)", [(n,) for n in range(10)])
+        assert checkpointer.wrote(10) is False
+        checkpointer.wait()
+        frames, copied = checkpointer.last_result
+        assert checkpointer.completed == 2 and copied == frames
     finally:
         gate.set()
         checkpointer.close()
