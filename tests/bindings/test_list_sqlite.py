@@ -6,7 +6,9 @@ lists the same page."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import msgspec
@@ -125,3 +127,31 @@ def test_paging_one_at_a_time_lists_every_task_once(
             break
         token = page.next_page_token
     assert seen == whole.tasks
+
+
+def test_the_json_bindings_answer_with_the_kept_listing(
+        tmp_path: Path, client: httpx.Client) -> None:
+    # The SQLite store keeps each task's listing in v1.0 JSON; the JSON-RPC and
+    # HTTP+JSON answers are made from it, the gRPC one from the task. Changed by
+    # hand here, it shows which is which.
+    path = tmp_path / "tasks.db"
+    with live_grpc_agent(Agent("Lister", "Echoes.", converse), store=f"sqlite:///{path}") as (
+            url, _):
+        done = send(DRIVERS["jsonrpc-1.0"](client, url), "plain")
+        assert done.status.state is S.COMPLETED
+        raw = sqlite3.connect(path)
+        try:
+            changed = raw.execute(
+                "UPDATE tasks SET listed = CAST(replace(CAST(listed AS TEXT),"
+                " 'TASK_STATE_COMPLETED', 'TASK_STATE_REJECTED') AS BLOB)").rowcount
+            raw.commit()
+        finally:
+            raw.close()
+        assert changed == 1
+        states = {}
+        for kind in ("jsonrpc-1.0", "rest-1.0", "grpc-1.0"):
+            page = DRIVERS[kind](client, url).call(c.ListTasks())
+            assert isinstance(page, c.ListTasksResult)
+            states[kind] = [t.status.state for t in page.tasks]
+    assert states == {"jsonrpc-1.0": [S.REJECTED], "rest-1.0": [S.REJECTED],
+                      "grpc-1.0": [S.COMPLETED]}

@@ -118,7 +118,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
     finally:
         other.close()
 
@@ -374,8 +374,14 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 # what schema version 7 added, taken away again
-V7_UNDONE = " ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN history_at;"
-# what schema versions 5 to 7 added, taken away again (a database of an older version)
+V8_UNDONE = (
+    " ALTER TABLE tasks DROP COLUMN listed; ALTER TABLE tasks DROP COLUMN listed_split;"
+    " ALTER TABLE tasks DROP COLUMN listed_at;"
+)
+V7_UNDONE = V8_UNDONE + (
+    " ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN history_at;"
+)
+# what schema versions 5 to 8 added, taken away again (a database of an older version)
 V5_UNDONE = V7_UNDONE + (
     " DROP TABLE meta; DROP TABLE leases; DROP TABLE task_messages; ALTER TABLE tasks DROP COLUMN lease;"
     " ALTER TABLE tasks DROP COLUMN digest; DROP INDEX tasks_message;"
@@ -426,7 +432,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 7
+        assert store.schema_version == SCHEMA_VERSION == 8
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),

@@ -64,6 +64,9 @@ class ListTasks(msgspec.Struct, omit_defaults=True):
     status_timestamp_after: str | None = None
     include_artifacts: bool = False
     tenant: str | None = None
+    #: the answer is written as v1.0 JSON (set by that codec's ``for_answer``):
+    #: a store may then give tasks already in that form (``ListTasksResult.encoded``)
+    v1_json: bool = False
 
 
 class ListTasksResult(msgspec.Struct):
@@ -71,6 +74,9 @@ class ListTasksResult(msgspec.Struct):
     next_page_token: str
     page_size: int
     total_size: int
+    #: when set (only for a ``v1_json`` query), the page in order instead of
+    #: ``tasks``: each task as v1.0 JSON, or as a Task where the store had none
+    encoded: list[bytes | Task] | None = None
 
 
 class CancelTask(msgspec.Struct, omit_defaults=True):

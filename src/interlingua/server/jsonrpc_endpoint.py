@@ -156,7 +156,7 @@ class JSONRPCEndpoint:
             version = parse_version(raw_version) if raw_version else None
             codec = await self._codec_for(req, version, scope, headers)
             door.check_version(codec.name, raw_version, version)
-            call = codec.decode_call(req.method, req.params)
+            call = codec.for_answer(codec.decode_call(req.method, req.params))
             streaming = req.method in codec.streaming_methods
             info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
                                 dialect=codec.name, streaming=streaming,
@@ -248,6 +248,9 @@ def _answered_in(writer_name: str, reader_name: str) -> Codec:
 
         def decode_call(self, method: str, params: bytes | None) -> Any:
             return reader.decode_call(method, params)
+
+        def for_answer(self, call: Any) -> Any:
+            return writer.for_answer(call)
 
         def encode_result(self, call: Any, result: Any) -> bytes:
             return writer.encode_result(call, result)

@@ -171,7 +171,7 @@ class RESTEndpoint:
         if not _blank(body):
             _check_content_type(headers.get("content-type"))
         door.check_version(dialect, raw_version, version)
-        call = codec.decode_call(route.op, self._params(route, body, scope))
+        call = codec.for_answer(codec.decode_call(route.op, self._params(route, body, scope)))
         tenant = self._tenant(route, call, headers)
         info = door.request(scope, headers, tenant=tenant, dialect=dialect,
                             streaming=route.streaming, extensions=extensions(headers))

@@ -44,6 +44,11 @@ class Codec:
         """The JSON of the response's ``result`` member for ``call``."""
         raise NotImplementedError
 
+    def for_answer(self, call: Call) -> Call:
+        """``call`` as a server answering in this dialect serves it: with what the
+        engine may know of the answer's form (see ``ListTasks.v1_json``)."""
+        return call
+
     def encode_error(self, error: A2AError) -> bytes:
         """The JSON of the response's ``error`` member: ``{code, message, data?}``."""
         raise NotImplementedError

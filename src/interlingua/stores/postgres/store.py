@@ -226,7 +226,7 @@ class PostgresStore(Outbox):
                     f"task {task_id} is at version {version}, not {expected_version}")
             if not events:
                 return int(version)
-            status_changed, status, history = advance_row(
+            status_changed, status, history, _ = advance_row(
                 task_id, context_id, state, events, history, history_at == version)
             if message is not None:
                 await _remember(conn, scope, pk, *message)

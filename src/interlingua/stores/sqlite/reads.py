@@ -123,6 +123,8 @@ def _list(
     size = query.page_size
     with _transaction(conn, "BEGIN"):
         total: int = conn.execute(count_sql, params).fetchone()[0]
+        if query.v1_json and query.history_length is None and not query.include_artifacts:
+            return _listed_page(conn, page_where, page_params, size, fingerprint, total)
         rows = conn.execute(
             "SELECT pk, id, context_id, status, metadata, stamp,"
             " CASE WHEN history_at = version THEN history END FROM tasks"
@@ -151,6 +153,48 @@ def _list(
     return ListTasksResult(
         tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
     )
+
+
+def _listed_page(
+    conn: sqlite3.Connection,
+    where: str,
+    params: list[object],
+    size: int,
+    fingerprint: bytes,
+    total: int,
+) -> ListTasksResult:
+    """A page of tasks as their rows keep them in v1.0 JSON (listed.py); a task
+    whose row has no current listing is built as ``_list`` builds it."""
+    rows: list[tuple[int, bytes | None]] = conn.execute(
+        "SELECT pk, CASE WHEN listed_at = version THEN listed END FROM tasks"
+        f" WHERE {where} ORDER BY stamp DESC, id DESC LIMIT ?",
+        [*params, size + 1],
+    ).fetchall()
+    token = ""
+    if len(rows) > size:
+        del rows[size:]
+        # only the last row's sort key is needed, for the next page's token
+        stamp, task_id = conn.execute(
+            "SELECT stamp, id FROM tasks WHERE pk = ?", (rows[-1][0],)).fetchone()
+        token = _paging.encode_token(fingerprint, _paging.Cursor(stamp, task_id))
+    built: dict[int, Task] = {}
+    missing = [pk for pk, page in rows if page is None]
+    if missing:
+        marks = ", ".join("?" * len(missing))
+        found = conn.execute(
+            "SELECT pk, id, context_id, status, metadata,"
+            f" CASE WHEN history_at = version THEN history END FROM tasks WHERE pk IN ({marks})",
+            missing,
+        ).fetchall()
+        logs = _logs(conn, [row[0] for row in found if row[5] is None], True, False)
+        for pk, task_id, context_id, status, metadata, history in found:
+            built[pk] = (
+                _fold(logs[pk], _ids(task_id, context_id), None, False) if pk in logs
+                else _row_task(task_id, context_id, status, metadata, history)
+            )
+    encoded: list[bytes | Task] = [built[pk] if page is None else page for pk, page in rows]
+    return ListTasksResult(tasks=[], next_page_token=token, page_size=len(encoded),
+                           total_size=total, encoded=encoded)
 
 
 def _read_events(

@@ -173,11 +173,11 @@ def _kind_filter(history: bool, artifacts: bool) -> str:
 
 def advance_row(task_id: str, context_id: str, state: str, events: Sequence[Event],
                 history: bytes | None, current: bool
-                ) -> tuple[bool, TaskStatus, bytes | None]:
+                ) -> tuple[bool, TaskStatus, bytes | None, list[Message] | None]:
     """Check ``events`` against a task row (its state and, when ``current``, its
     kept history) the way both stores append: (whether the status changed, the
     status after them, the history column after them, None when the log must
-    have it)."""
+    have it, and the history itself when they changed it, else None)."""
     # The lifecycle checks read only the state, so the stored status need not
     # be decoded; a status update in the batch brings its own. The history is,
     # when the batch may add to it (a status message repeating the last one is
@@ -186,10 +186,11 @@ def advance_row(task_id: str, context_id: str, state: str, events: Sequence[Even
     if not current:  # kept by no one since (or never): the log has it
         history = None
     if history is None or not _projection.adds_messages(events):
-        return _projection.advance(probe, events), probe.status, history
+        return _projection.advance(probe, events), probe.status, history, None
     probe.history = _history(history, task_id, context_id)
     kept = len(probe.history)
     changed = _projection.advance(probe, events)
-    if len(probe.history) != kept:
-        history = _history_column(probe.history, task_id, context_id)
-    return changed, probe.status, history
+    if len(probe.history) == kept:
+        return changed, probe.status, history, None
+    history = _history_column(probe.history, task_id, context_id)
+    return changed, probe.status, history, probe.history

@@ -141,6 +141,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN history BLOB",
         "ALTER TABLE tasks ADD COLUMN history_at INTEGER",
     ),
+    (
+        # The task as ListTasks answers with it, in v1.0 JSON (see listed.py):
+        # where its tail starts, and the version it is current at. NULL, or
+        # not current, when a reader must build the task from the other columns.
+        "ALTER TABLE tasks ADD COLUMN listed BLOB",
+        "ALTER TABLE tasks ADD COLUMN listed_split INTEGER",
+        "ALTER TABLE tasks ADD COLUMN listed_at INTEGER",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open

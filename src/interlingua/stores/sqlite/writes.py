@@ -18,11 +18,13 @@ from ..base import (
     Scope,
     TaskExists,
 )
+from . import listed as _listed
 from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
 from .rows import (
     _encode,
+    _history,
     _history_column,
     _ids,
     _insert_events,
@@ -50,14 +52,17 @@ def _create(
 ) -> tuple[int, bool]:
     metadata = None if created.metadata is None else _encode(created.metadata)
     ids = _ids(created.id, created.context_id)
+    kept = _history_column(history, created.id, created.context_id)
+    page, split = (None, None) if kept is None else _listed.listed(
+        created.id, created.context_id, status, metadata, history)
     with _transaction(conn):
         _own.check_lease(conn, lease)
         try:
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease, history, history_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history, history_at, listed, listed_split, listed_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -75,7 +80,10 @@ def _create(
                     now,
                     digest or None,
                     lease,
-                    _history_column(history, created.id, created.context_id),
+                    kept,
+                    len(events),
+                    page,
+                    split,
                     len(events),
                 ),
             )
@@ -107,13 +115,14 @@ def _append(
     with _transaction(conn):
         _own.check_lease(conn, lease)
         row = conn.execute(
-            "SELECT pk, context_id, state, version, history, history_at FROM tasks"
+            "SELECT pk, context_id, state, version, history, history_at, metadata,"
+            " CASE WHEN listed_at = version THEN listed END, listed_split FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             raise TaskNotFound(f"Task not found: {task_id}")
-        pk, context_id, state, version, history, history_at = row
+        pk, context_id, state, version, history, history_at, metadata, page, split = row
         if version != expected_version:
             raise ConcurrentModification(
                 f"task {task_id} is at version {version}, not {expected_version}"
@@ -121,8 +130,10 @@ def _append(
         if not events:
             return int(version), False
         ids = _ids(task_id, context_id)
-        status_changed, status, history = advance_row(
+        status_changed, status, history, messages = advance_row(
             task_id, context_id, state, events, history, history_at == version)
+        page, split = _relisted(task_id, context_id, status if status_changed else None,
+                                metadata, history, messages, page, split)
         if message is not None:
             _own.remember_message(conn, scope, pk, message)
         _insert_events(conn, pk, version + 1, events, ids)
@@ -130,7 +141,8 @@ def _append(
         if status_changed:
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = COALESCE(?, lease), history = ?, history_at = ? WHERE pk = ?",
+                " lease = COALESCE(?, lease), history = ?, history_at = ?, listed = ?,"
+                " listed_split = ?, listed_at = ? WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -140,17 +152,42 @@ def _append(
                     lease,
                     history,
                     None if history is None else new_version,
+                    page,
+                    split,
+                    None if page is None else new_version,
                     pk,
                 ),
             )
         else:
             conn.execute(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
-                " history = ?, history_at = ? WHERE pk = ?",
-                (new_version, now, lease, history, None if history is None else new_version, pk),
+                " history = ?, history_at = ?, listed = ?, listed_split = ?, listed_at = ?"
+                " WHERE pk = ?",
+                (new_version, now, lease, history, None if history is None else new_version,
+                 page, split, None if page is None else new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
+
+
+def _relisted(task_id: str, context_id: str, status: TaskStatus | None, metadata: bytes | None,
+              history: bytes | None, messages: list[Message] | None, page: bytes | None,
+              split: int | None) -> tuple[bytes | None, int | None]:
+    """The task's listing after an append: ``status`` when it changed, ``messages``
+    when the history did, ``page`` the listing before (None when not current).
+    None when the history is not kept (the log has it), or the listing was not
+    current and the status did not change (the row does not hold it whole)."""
+    if history is None or page is None or split is None:
+        if history is None or status is None:
+            return None, None
+        # (a task written before the listing was kept, or by a process that
+        # does not keep it: made whole again at its next status)
+        if messages is None:
+            messages = _history(history, task_id, context_id)
+        return _listed.listed(task_id, context_id, status, metadata, messages)
+    head = page[:split] if status is None else _listed.head(task_id, context_id, status, metadata)
+    tail = page[split:] if messages is None else _listed.tail(messages)
+    return head + tail, len(head)
 
 
 def _fill_histories(conn: _Connection, batch: int = 500) -> int:
