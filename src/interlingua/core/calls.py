@@ -76,7 +76,7 @@ class ListTasksResult(msgspec.Struct):
     total_size: int
     #: when set (only for a ``v1_json`` query), the page in order instead of
     #: ``tasks``: each task as v1.0 JSON, or as a Task where the store had none
-    encoded: list[bytes | Task] | None = None
+    encoded: list[msgspec.Raw | Task] | None = None
 
 
 class CancelTask(msgspec.Struct, omit_defaults=True):

@@ -383,8 +383,7 @@ def _result_out(call: c.Call, result: c.Result) -> Any:
             tasks = (
                 [w.task_out(t) for t in result.tasks] if result.encoded is None
                 # the store's own v1.0 JSON of a task goes out as it is
-                else [msgspec.Raw(t) if isinstance(t, bytes) else w.task_out(t)
-                      for t in result.encoded]
+                else [w.task_out(t) if isinstance(t, m.Task) else t for t in result.encoded]
             )
             return w.ListTasksResponse(
                 tasks=tasks,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+import msgspec
+
 from ...core.calls import ListTasks, ListTasksResult
 from ...core.errors import TaskNotFound
 from ...core.model import (
@@ -192,7 +194,8 @@ def _listed_page(
                 _fold(logs[pk], _ids(task_id, context_id), None, False) if pk in logs
                 else _row_task(task_id, context_id, status, metadata, history)
             )
-    encoded: list[bytes | Task] = [built[pk] if page is None else page for pk, page in rows]
+    encoded: list[msgspec.Raw | Task] = [
+        built[pk] if page is None else msgspec.Raw(page) for pk, page in rows]
     return ListTasksResult(tasks=[], next_page_token=token, page_size=len(encoded),
                            total_size=total, encoded=encoded)
 
