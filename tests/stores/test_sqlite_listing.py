@@ -143,3 +143,26 @@ async def test_what_a_listing_leaves_out_or_trims_is_built_from_the_tasks(
                   ListTasks(include_artifacts=True, v1_json=True)):
         page = await db.list_tasks(A, query)
         assert page.encoded is None and len(page.tasks) == 1
+
+
+async def test_a_version_7_database_lists_its_tasks_and_keeps_them_from_their_next_status(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v7.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        version = await store.create_task(
+            A, [created("t-1", at=ts(0), history=[user("m-1")])], dialect="1.0", now=ts(0))
+    raw = sqlite3.connect(path)
+    try:
+        raw.executescript(
+            "ALTER TABLE tasks DROP COLUMN listed; ALTER TABLE tasks DROP COLUMN listed_split;"
+            " ALTER TABLE tasks DROP COLUMN listed_at; PRAGMA user_version = 7;")
+    finally:
+        raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == 8
+        page = await same_page(store, ListTasks())
+        assert [type(e).__name__ for e in page.encoded or []] == ["Task"]
+        await store.append(A, "t-1", version, [status("t-1", S.WORKING, ts(1))], now=ts(1))
+        page = await same_page(store, ListTasks())
+        assert [type(e).__name__ for e in page.encoded or []] == ["Raw"]
