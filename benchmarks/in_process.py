@@ -1,0 +1,178 @@
+"""CPU per request of the echo server's ASGI app called directly, and where it goes.
+
+No HTTP, no load generator, no second process: the app of ``servers/interlingua_echo.py``
+is called in this process, one request after another, in rounds that alternate
+between the kinds asked for; each figure is the best round (process CPU time over
+its requests), which moves far less from run to run than a served figure on a
+shared machine. ``--profile`` runs cProfile over one more round of each kind.
+
+    .venv/bin/python benchmarks/in_process.py --store memory:// unary
+    .venv/bin/python benchmarks/in_process.py --store sqlite:////tmp/x/tasks.db unary list
+    .venv/bin/python benchmarks/in_process.py --store sqlite:////tmp/x/tasks.db list --profile
+
+Kinds: ``unary`` (v1.0 ``SendMessage``, a new message id each), ``stream``
+(``SendStreamingMessage`` asking for 1,000 chunks; per event), ``list`` (``ListTasks``,
+pageSize 50; fill the store first: ``benchmarks/fill_store.py --url URL --tasks 1000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "servers"))
+
+from interlingua_echo import build_app  # noqa: E402
+
+STREAM_CHUNKS = 1000
+_HEADERS = [(b"content-type", b"application/json"), (b"a2a-version", b"1.0"),
+            (b"host", b"127.0.0.1")]
+
+
+def _send_body(n: int, streaming: bool) -> bytes:
+    message = {"messageId": f"in-process-{time.time_ns()}-{n}", "role": "ROLE_USER",
+               "parts": [{"text": f"stream {STREAM_CHUNKS}" if streaming else "hello"}]}
+    method = "SendStreamingMessage" if streaming else "SendMessage"
+    return msgspec.json.encode({"jsonrpc": "2.0", "id": n, "method": method,
+                                "params": {"message": message}})
+
+
+_LIST_BODY = msgspec.json.encode(
+    {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"pageSize": 50}})
+
+#: kind -> (the body of request n, units of work per request)
+KINDS: dict[str, tuple[Callable[[int], bytes], int]] = {
+    "unary": (lambda n: _send_body(n, False), 1),
+    "stream": (lambda n: _send_body(n, True), STREAM_CHUNKS + 2),
+    "list": (lambda n: _LIST_BODY, 1),
+}
+
+
+class Caller:
+    """Calls an ASGI app as a server would, one POST at a time."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def post(self, body: bytes) -> bytes:
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": "POST", "scheme": "http", "path": "/", "raw_path": b"/",
+            "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 80), "state": {},
+            "headers": [*_HEADERS, (b"content-length", str(len(body)).encode())],
+        }
+        sent = False
+        out: list[bytes] = []
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()  # the client stays connected
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body":
+                out.append(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        return b"".join(out)
+
+    async def start(self) -> None:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        await queue.put({"type": "lifespan.startup"})
+        started = asyncio.Event()
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"].startswith("lifespan.startup"):
+                started.set()
+
+        self._lifespan = asyncio.create_task(self.app(
+            {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, queue.get, send))
+        self._queue = queue
+        await started.wait()
+
+    async def stop(self) -> None:
+        await self._queue.put({"type": "lifespan.shutdown"})
+        await asyncio.wait_for(self._lifespan, 10)
+
+
+async def measure(store: str, kinds: list[str], rounds: int, per_round: int,
+                  profile: bool) -> dict[str, float]:
+    caller = Caller(build_app(store, "http://127.0.0.1:1/"))
+    await caller.start()
+    n = 0
+    best = {kind: float("inf") for kind in kinds}
+    try:
+        for kind in kinds:  # warm up, and check the answer is one
+            make, _ = KINDS[kind]
+            for _ in range(max(5, per_round // 10)):
+                n += 1
+                answer = await caller.post(make(n))
+                if b'"error"' in answer[:200]:
+                    raise SystemExit(f"{kind}: the server answered {answer[:300]!r}")
+        for _ in range(rounds):
+            for kind in kinds:
+                make, units = KINDS[kind]
+                bodies = [make(n + i) for i in range(per_round)]
+                n += per_round
+                t0 = time.process_time()
+                for body in bodies:
+                    await caller.post(body)
+                spent = time.process_time() - t0
+                best[kind] = min(best[kind], spent / (per_round * units))
+        if profile:
+            for kind in kinds:
+                make, _ = KINDS[kind]
+                bodies = [make(n + i) for i in range(per_round)]
+                n += per_round
+                prof = cProfile.Profile()
+                prof.enable()
+                for body in bodies:
+                    await caller.post(body)
+                prof.disable()
+                text = io.StringIO()
+                stats = pstats.Stats(prof, stream=text)
+                stats.sort_stats("cumulative").print_stats(35)
+                stats.sort_stats("tottime").print_stats(25)
+                print(f"## cProfile: {kind}, {per_round} requests\n{text.getvalue()}")
+    finally:
+        await caller.stop()
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kinds", nargs="+", choices=sorted(KINDS))
+    parser.add_argument("--store", default="memory://", help="store URL (memory://)")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--per-round", type=int, default=200,
+                        help="requests per round (streams: 10 is plenty)")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    import uvloop
+
+    best = uvloop.run(measure(args.store, args.kinds, args.rounds, args.per_round,
+                              args.profile))
+    for kind, seconds in best.items():
+        unit = "event" if kind == "stream" else "request"
+        print(f"{kind}: {seconds * 1e6:.1f} µs CPU per {unit} (best of {args.rounds} rounds,"
+              f" {args.store})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
