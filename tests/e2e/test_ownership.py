@@ -92,6 +92,11 @@ def test_a_silent_process_loses_its_tasks_and_its_late_writes_are_refused(
             ServerProcess(SLOW, store, lease_timeout=1.0) as paused:
         task_id = _send(paused.url, 2)
         assert paused.proc is not None
+        # Stopped once its executor's first write is in: a process stopped inside a
+        # SQLite write holds the file's write lock until it runs again (docs/
+        # architecture.md, "Fencing"), which is not what this test is about.
+        working = _wait_state(paused.url, task_id, {"TASK_STATE_WORKING"}, 10)
+        assert working["status"]["state"] == "TASK_STATE_WORKING", working
         os.kill(paused.proc.pid, signal.SIGSTOP)  # alive, but no heartbeats
         try:
             task = _wait_state(survivor.url, task_id, {"TASK_STATE_FAILED"}, 10)
