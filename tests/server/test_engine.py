@@ -11,6 +11,7 @@ import pytest
 from interlingua.bus import LocalBus
 from interlingua.core.calls import CancelTask, GetTask, ListTasks, SendConfig, SendMessage
 from interlingua.core.errors import (
+    InternalError,
     InvalidParams,
     InvalidTaskState,
     TaskNotCancelable,
@@ -313,6 +314,63 @@ async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) 
     # first: there the look-up stays.
     await engine.send(send("again"), REQ)
     assert len(lookups) == 1
+
+
+async def _gated_repeats(engine: Engine, m: Message, fail: Exception | None
+                         ) -> tuple[asyncio.Task[Any], asyncio.Task[Any]]:
+    """A repeat of ``m`` whose task write is held, and a second repeat that joins it
+    meanwhile; the held write then goes on (to the store's refusal) or fails."""
+    gate = asyncio.Event()
+    create = engine.store.create_task
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        await gate.wait()
+        if fail is not None:
+            raise fail
+        return await create(*args, **kwargs)
+
+    engine.store.create_task = held  # type: ignore[method-assign]
+    first = asyncio.create_task(engine.send(send(m, blocking=False), REQ))
+    for _ in range(100):
+        if engine.runs.by_message:
+            break
+        await asyncio.sleep(0)
+    assert engine.runs.by_message  # the first repeat's run, its write held
+    joined = asyncio.create_task(engine.send(send(m, blocking=False), REQ))
+    await asyncio.sleep(0.01)
+    assert not joined.done()  # it waits for the held write
+    gate.set()
+    return first, joined
+
+
+async def test_a_repeat_that_joined_a_refused_write_gets_the_first_task(
+        make_engine: Any) -> None:
+    """Two repeats of a message whose turn is over: the first tries to write a task
+    (and is refused, the message has one), the second joins it meanwhile. Both get
+    the message's task, in time, and nothing runs again."""
+    runs: list[str] = []
+    engine = await make_engine(counting_echo(runs))
+    m = msg("once more")
+    a = await engine.send(send(m), REQ)
+    for _ in range(100):
+        if not engine.runs.by_message:
+            break
+        await asyncio.sleep(0.01)
+    assert not engine.runs.by_message
+    first, joined = await _gated_repeats(engine, m, None)
+    b, c = await asyncio.wait_for(asyncio.gather(first, joined), 5)
+    assert a.id == b.id == c.id and len(runs) == 1
+
+
+async def test_a_repeat_that_joined_a_failed_write_gets_an_error(make_engine: Any) -> None:
+    runs: list[str] = []
+    engine = await make_engine(counting_echo(runs))
+    first, joined = await _gated_repeats(engine, msg("unlucky"), RuntimeError("disk gone"))
+    with pytest.raises(RuntimeError):
+        await asyncio.wait_for(first, 5)
+    with pytest.raises(InternalError, match="could not be written"):
+        await asyncio.wait_for(joined, 5)
+    assert runs == []
 
 
 async def test_history_length(make_engine: Any) -> None:

@@ -17,6 +17,8 @@ import msgspec
 from ..core import lifecycle
 from ..core.calls import SendMessage
 from ..core.errors import (
+    A2AError,
+    InternalError,
     InvalidParams,
     InvalidTaskState,
     LifecycleError,
@@ -117,6 +119,9 @@ class Sends:
             if run.duplicate is not None:
                 return await self._answer(run.scope, run.duplicate, call.config.history_length,
                                           False)
+            failure = self._unwritten(run)
+            if failure is not None:
+                raise failure
         return run
 
     @staticmethod
@@ -195,10 +200,10 @@ class Sends:
             try:
                 await self.writer.persist_created(run)
             except MessageExists as exc:
-                self.runs.untrack(run)
+                self._abandon(run, duplicate=exc.record.task_id)
                 return await self._repeated(scope, call, exc.record, digest)
-            except BaseException:
-                self.runs.untrack(run)
+            except BaseException as exc:
+                self._abandon(run, error=exc)
                 raise
         self.turns.start(run, message)
         if self.grace is not None and not run.persisted:
@@ -206,6 +211,28 @@ class Sends:
             # nothing within the grace, the task is written as submitted.
             self.grace.watch(run)
         return run
+
+    def _abandon(self, run: Run, *, duplicate: str | None = None,
+                 error: BaseException | None = None) -> None:
+        """A new task this send will not write (its message has a task already, or
+        the write failed): the run is forgotten, and the repeats of its message that
+        joined it meanwhile are woken, to answer with that task or that failure."""
+        self.runs.untrack(run)
+        run.duplicate = duplicate
+        # Its executor never ran, so nothing else reads ``error`` (see _unwritten).
+        run.error = error
+        run.flushed.set()
+        run.settled.set()
+
+    @staticmethod
+    def _unwritten(run: Run) -> A2AError | None:
+        """The failure to answer a repeat with, if the run it joined was abandoned
+        because its task could not be written."""
+        if run.turn is not None or run.error is None or run.persisted:
+            return None
+        error = run.error
+        return error if isinstance(error, A2AError) else InternalError(
+            "Internal error: the task for this message could not be written; send it again")
 
     def _written_first(self, call: SendMessage) -> bool:
         """Whether a new task of ``call`` is written before its executor runs."""
@@ -349,6 +376,9 @@ class Sends:
             return run.reply_message
         if run.duplicate is not None:
             return await self._answer(run.scope, run.duplicate, history_length, True)
+        failure = self._unwritten(run)
+        if failure is not None:
+            raise failure
         return self.view(run.task, history_length)
 
     def hl(self, history_length: int | None) -> int | None:
