@@ -317,9 +317,10 @@ async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) 
 
 
 async def _gated_repeats(engine: Engine, m: Message, fail: Exception | None
-                         ) -> tuple[asyncio.Task[Any], asyncio.Task[Any]]:
-    """A repeat of ``m`` whose task write is held, and a second repeat that joins it
-    meanwhile; the held write then goes on (to the store's refusal) or fails."""
+                         ) -> tuple[asyncio.Task[Any], asyncio.Task[Any], asyncio.Task[Any]]:
+    """A repeat of ``m`` whose task write is held, and a second repeat and a
+    streaming one that join it meanwhile (the stream's items, read to its end);
+    the held write then goes on (to the store's refusal) or fails."""
     gate = asyncio.Event()
     create = engine.store.create_task
 
@@ -337,10 +338,16 @@ async def _gated_repeats(engine: Engine, m: Message, fail: Exception | None
         await asyncio.sleep(0)
     assert engine.runs.by_message  # the first repeat's run, its write held
     joined = asyncio.create_task(engine.send(send(m, blocking=False), REQ))
+    stream = await engine.open_stream(SendMessage(message=m, streaming=True), REQ)
+
+    async def read() -> list[Any]:
+        return [out async for out in stream]
+
+    streamed = asyncio.create_task(read())
     await asyncio.sleep(0.01)
-    assert not joined.done()  # it waits for the held write
+    assert not joined.done() and not streamed.done()  # they wait for the held write
     gate.set()
-    return first, joined
+    return first, joined, streamed
 
 
 async def test_a_repeat_that_joined_a_refused_write_gets_the_first_task(
@@ -357,19 +364,26 @@ async def test_a_repeat_that_joined_a_refused_write_gets_the_first_task(
             break
         await asyncio.sleep(0.01)
     assert not engine.runs.by_message
-    first, joined = await _gated_repeats(engine, m, None)
-    b, c = await asyncio.wait_for(asyncio.gather(first, joined), 5)
+    first, joined, streamed = await _gated_repeats(engine, m, None)
+    b, c, items = await asyncio.wait_for(asyncio.gather(first, joined, streamed), 5)
     assert a.id == b.id == c.id and len(runs) == 1
+    # the stream follows the message's task instead
+    assert items[-1].item.id == a.id and items[-1].item.status.state is TaskState.COMPLETED
 
 
 async def test_a_repeat_that_joined_a_failed_write_gets_an_error(make_engine: Any) -> None:
     runs: list[str] = []
     engine = await make_engine(counting_echo(runs))
-    first, joined = await _gated_repeats(engine, msg("unlucky"), RuntimeError("disk gone"))
+    first, joined, streamed = await _gated_repeats(engine, msg("unlucky"),
+                                                   RuntimeError("disk gone"))
     with pytest.raises(RuntimeError):
         await asyncio.wait_for(first, 5)
     with pytest.raises(InternalError, match="could not be written"):
         await asyncio.wait_for(joined, 5)
+    # the stream ends with the failure, not with a task that was never written
+    items = await asyncio.wait_for(streamed, 5)
+    assert [type(out).__name__ for out in items] == ["Unavailable"]
+    assert "could not be written" in items[0].message
     assert runs == []
 
 

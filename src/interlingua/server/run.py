@@ -30,7 +30,13 @@ from ..bus.base import Bus, task_key
 from ..core import lifecycle
 from ..core.calls import ListTasks
 from ..core.dialects._common import format_timestamp
-from ..core.errors import ConcurrentModification, InvalidTaskState, LifecycleError, TaskNotFound
+from ..core.errors import (
+    A2AError,
+    ConcurrentModification,
+    InvalidTaskState,
+    LifecycleError,
+    TaskNotFound,
+)
 from ..core.model import (
     Event,
     HistoryAppended,
@@ -70,6 +76,7 @@ class Run:
     """One task's live state in this process."""
 
     __slots__ = (
+        "abandoned",
         "cancelled",
         "claims",
         "dialect",
@@ -131,6 +138,9 @@ class Run:
             self.flushed.set()
         self.cancelled = LazyEvent()
         self.reply_message: Message | None = None
+        #: set when the send that made this run could not write its task: what
+        #: the repeats of its message that joined it are answered with
+        self.abandoned: A2AError | None = None
         self.turn: asyncio.Task[None] | None = None
         # events checked but not yet written, and the state they lead to
         self.pending: list[Event] = []

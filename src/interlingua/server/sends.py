@@ -119,9 +119,8 @@ class Sends:
             if run.duplicate is not None:
                 return await self._answer(run.scope, run.duplicate, call.config.history_length,
                                           False)
-            failure = self._unwritten(run)
-            if failure is not None:
-                raise failure
+            if run.abandoned is not None:
+                raise run.abandoned
         return run
 
     @staticmethod
@@ -219,20 +218,12 @@ class Sends:
         joined it meanwhile are woken, to answer with that task or that failure."""
         self.runs.untrack(run)
         run.duplicate = duplicate
-        # Its executor never ran, so nothing else reads ``error`` (see _unwritten).
-        run.error = error
+        if error is not None:
+            run.abandoned = error if isinstance(error, A2AError) else InternalError(
+                "Internal error: the task for this message could not be written; "
+                "send it again")
         run.flushed.set()
         run.settled.set()
-
-    @staticmethod
-    def _unwritten(run: Run) -> A2AError | None:
-        """The failure to answer a repeat with, if the run it joined was abandoned
-        because its task could not be written."""
-        if run.turn is not None or run.error is None or run.persisted:
-            return None
-        error = run.error
-        return error if isinstance(error, A2AError) else InternalError(
-            "Internal error: the task for this message could not be written; send it again")
 
     def _written_first(self, call: SendMessage) -> bool:
         """Whether a new task of ``call`` is written before its executor runs."""
@@ -376,9 +367,8 @@ class Sends:
             return run.reply_message
         if run.duplicate is not None:
             return await self._answer(run.scope, run.duplicate, history_length, True)
-        failure = self._unwritten(run)
-        if failure is not None:
-            raise failure
+        if run.abandoned is not None:
+            raise run.abandoned
         return self.view(run.task, history_length)
 
     def hl(self, history_length: int | None) -> int | None:

@@ -362,6 +362,8 @@ class _Follow(Stream):
                 return self._end([Entry(0, run.reply_message)])
             if run.duplicate is not None:
                 return self._follow_instead(run.duplicate)
+            if run.abandoned is not None:  # its task was never written
+                return self._end([Unavailable(0, run.abandoned.message)])
         first = self._first
         if first is not None:
             self._first = None
