@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
@@ -128,33 +129,43 @@ def _list(
         if query.v1_json and query.history_length is None and not query.include_artifacts:
             return _listed_page(conn, page_where, page_params, size, fingerprint, total)
         rows = conn.execute(
-            "SELECT pk, id, context_id, status, metadata, stamp,"
-            " CASE WHEN history_at = version THEN history END FROM tasks"
-            f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT ?",
+            f"{_TASK_ROWS} WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT ?",
             [*page_params, size + 1],
         ).fetchall()
         token = ""
         if len(rows) > size:
             del rows[size:]
             token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
-        history_length, artifacts = query.history_length, query.include_artifacts
-        if artifacts:
-            logs = _logs(conn, [row[0] for row in rows], history_length != 0, artifacts)
-        elif history_length != 0:
-            # the row's history when it keeps one, else the log's
-            logs = _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
-        else:
-            logs = {}
-        tasks = [
-            _fold(logs[pk], _ids(task_id, context_id), history_length, artifacts)
-            if pk in logs
-            else _row_task(task_id, context_id, status, metadata,
-                           None if history_length == 0 else history, history_length)
-            for pk, task_id, context_id, status, metadata, _, history in rows
-        ]
+        tasks = _tasks_of(conn, rows, query.history_length, query.include_artifacts)
     return ListTasksResult(
         tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
     )
+
+
+#: a listed task's row: what ``_tasks_of`` builds it from
+_TASK_ROWS = ("SELECT pk, id, context_id, status, metadata, stamp,"
+              " CASE WHEN history_at = version THEN history END FROM tasks")
+
+
+def _tasks_of(
+    conn: sqlite3.Connection, rows: list[Any], history_length: int | None, artifacts: bool
+) -> list[Task]:
+    """The tasks of ``_TASK_ROWS`` rows: from the row alone when it keeps what is
+    asked for, else folded from the log."""
+    if artifacts:
+        logs = _logs(conn, [row[0] for row in rows], history_length != 0, artifacts)
+    elif history_length != 0:
+        # the row's history when it keeps one, else the log's
+        logs = _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
+    else:
+        logs = {}
+    return [
+        _fold(logs[pk], _ids(task_id, context_id), history_length, artifacts)
+        if pk in logs
+        else _row_task(task_id, context_id, status, metadata,
+                       None if history_length == 0 else history, history_length)
+        for pk, task_id, context_id, status, metadata, _, history in rows
+    ]
 
 
 def _listed_page(
@@ -182,18 +193,10 @@ def _listed_page(
     built: dict[int, Task] = {}
     missing = [pk for pk, page in rows if page is None]
     if missing:
-        marks = ", ".join("?" * len(missing))
         found = conn.execute(
-            "SELECT pk, id, context_id, status, metadata,"
-            f" CASE WHEN history_at = version THEN history END FROM tasks WHERE pk IN ({marks})",
-            missing,
-        ).fetchall()
-        logs = _logs(conn, [row[0] for row in found if row[5] is None], True, False)
-        for pk, task_id, context_id, status, metadata, history in found:
-            built[pk] = (
-                _fold(logs[pk], _ids(task_id, context_id), None, False) if pk in logs
-                else _row_task(task_id, context_id, status, metadata, history)
-            )
+            f"{_TASK_ROWS} WHERE pk IN ({', '.join('?' * len(missing))})", missing).fetchall()
+        built = dict(zip([row[0] for row in found], _tasks_of(conn, found, None, False),
+                         strict=True))
     encoded: list[msgspec.Raw | Task] = [
         built[pk] if page is None else msgspec.Raw(page) for pk, page in rows]
     return ListTasksResult(tasks=[], next_page_token=token, page_size=len(encoded),

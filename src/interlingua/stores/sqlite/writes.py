@@ -185,6 +185,8 @@ def _relisted(task_id: str, context_id: str, status: TaskStatus | None, metadata
         if messages is None:
             messages = _history(history, task_id, context_id)
         return _listed.listed(task_id, context_id, status, metadata, messages)
+    if status is None and messages is None:  # most appends: artifact chunks
+        return page, split
     head = page[:split] if status is None else _listed.head(task_id, context_id, status, metadata)
     tail = page[split:] if messages is None else _listed.tail(messages)
     return head + tail, len(head)
