@@ -1,4 +1,5 @@
-"""The ``store`` fixture: every contract test runs against each store."""
+"""The ``store`` fixture: every contract test runs against each store; ``db``: one
+SQLite store in a file, for the tests of that store alone."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from interlingua.stores import Store, open_store
+from interlingua.stores import SQLiteStore, Store, open_store
 
 STORE_KINDS = ["memory", "sqlite-file", "sqlite-thread", "sqlite-memory", "postgres"]
 
@@ -52,3 +53,14 @@ async def store(store_kind: str, tmp_path: Path,
         yield s
     finally:
         await s.close()
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    """An open SQLite store in a file of its own (a module may define its own ``db``)."""
+    store = SQLiteStore(f"sqlite:///{tmp_path}/tasks.db")
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()

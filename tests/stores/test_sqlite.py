@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import msgspec
@@ -30,16 +29,6 @@ NEEDS_PUSH = True
 S = TaskState
 A = Scope("acme", "alice")
 B = Scope("", "")
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    store = SQLiteStore(f"sqlite:///{tmp_path}/tasks.db")
-    await store.open()
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 async def fill(store: SQLiteStore) -> None:

@@ -4,12 +4,10 @@ from it must say exactly what the page built from the tasks says."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 
 from interlingua.core.calls import ListTasks, ListTasksResult
 from interlingua.core.dialects import get_codec
@@ -30,16 +28,6 @@ from .builders import agent, chunk, created, said, status, ts, user
 S = TaskState
 A = Scope("acme", "alice")
 V1 = get_codec("1.0")
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    store = SQLiteStore(f"sqlite:///{tmp_path}/tasks.db")
-    await store.open()
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 def answer(query: ListTasks, page: ListTasksResult) -> Any:
