@@ -127,17 +127,19 @@ def live(conn: sqlite3.Connection) -> list[Lease]:
     return [Lease(epoch, holder, started, heartbeat) for epoch, holder, started, heartbeat in rows]
 
 
+#: the task a message id made (its first message), else the one it continued;
+#: one statement, so a send's look-up is one read (the first arm's row comes first)
+_FIND_MESSAGE = (
+    "SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
+    " UNION ALL"
+    " SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
+    " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3"
+    " LIMIT 1"
+)
+
+
 def find_message(conn: sqlite3.Connection, scope: Scope, message_id: str) -> MessageRecord | None:
-    row = conn.execute(
-        "SELECT id, digest FROM tasks WHERE tenant = ? AND owner = ? AND message_id = ?",
-        (scope.tenant, scope.owner, message_id),
-    ).fetchone()
-    if row is None:
-        row = conn.execute(
-            "SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
-            " WHERE m.tenant = ? AND m.owner = ? AND m.message_id = ?",
-            (scope.tenant, scope.owner, message_id),
-        ).fetchone()
+    row = conn.execute(_FIND_MESSAGE, (scope.tenant, scope.owner, message_id)).fetchone()
     if row is None:
         return None
     return MessageRecord(str(row[0]), bytes(row[1] or b""))
