@@ -5,8 +5,8 @@
 
 Each round starts every selected server in turn (fresh process, pinned to the server CPU),
 checks that it answers the benchmark request correctly, measures it, and stops it; the
-server order alternates between rounds. The memory-tasks, memory-streams, growth and
-list-tasks cases each get a server process of their own, in the first ``--case-rounds``
+server order alternates between rounds, and so does the order of list-tasks' filters.
+The memory-tasks, memory-streams, growth and list-tasks cases each get a server process of their own, in the first ``--case-rounds``
 rounds. Results: a Markdown report on stdout and in ``benchmarks/results/latest.md`` (raw
 samples in ``latest.json``; ``--out`` writes elsewhere); progress on stderr.
 ``--check`` is the regression guard: a quick run of the unary and stream cases, written to
@@ -517,7 +517,12 @@ def _list_round(
         if not info.cpus_allowed:
             _describe(running, target, info)
         url = running.base_url + target.rpc_path
-        for i, flt in enumerate(listing.filters(filled)):
+        # Like the servers' order, the filters' alternates between rounds: none of
+        # them is always the one measured last in a server's life.
+        flts = listing.filters(filled)
+        if round_no % 2 == 0:
+            flts.reverse()
+        for i, flt in enumerate(flts):
             matched = listing.verify(running, flt, 200 + i)
             script = listing.script(workdir, flt)
             meter = _meter(running, settings)
