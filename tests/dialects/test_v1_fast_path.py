@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import msgspec
 import pytest
@@ -50,3 +52,32 @@ def test_text_chunks_match_the_generic_encoding(append: bool, last: bool, texts:
 def test_anything_else_takes_the_generic_path(update: m.ArtifactUpdate) -> None:
     assert _text_chunk(update) is None
     assert get_codec("1.0").encode_stream_item(update) == _generic.encode(w.stream_item_out(update))
+
+
+def test_chunks_of_interleaved_artifacts_and_tasks_keep_their_own_ids() -> None:
+    # The encoding's opening is kept for the artifact encoded last; any other
+    # task, context or artifact (an empty id included) must get its own.
+    ids = [("task-1", "ctx-1", "art-1"), ("task-1", "ctx-1", "art-2"),
+           ("task-2", "ctx-1", "art-1"), ("task-1", "ctx-2", "art-1"), ("", "", "")]
+    for task_id, context_id, artifact_id in [*ids, *reversed(ids), ids[0], ids[0]]:
+        u = m.ArtifactUpdate(
+            task_id=task_id, context_id=context_id, append=True,
+            artifact=m.Artifact(artifact_id=artifact_id, parts=[m.TextPart(text=task_id)]))
+        assert _text_chunk(u) == _generic.encode(w.stream_item_out(u)), (task_id, context_id,
+                                                                          artifact_id)
+
+
+def test_the_first_chunk_a_process_encodes_gets_its_own_ids() -> None:
+    # Before any chunk was encoded nothing is kept, not even for empty ids.
+    code = (
+        "from interlingua.core import model as m\n"
+        "from interlingua.core.dialects.v1_0 import _text_chunk\n"
+        "u = m.ArtifactUpdate(task_id='', context_id='', artifact=m.Artifact("
+        "artifact_id='', parts=[m.TextPart(text='x')]))\n"
+        "print(_text_chunk(u).decode())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert msgspec.json.decode(out) == {"artifactUpdate": {
+        "taskId": "", "contextId": "",
+        "artifact": {"artifactId": "", "parts": [{"text": "x"}]}}}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.lifecycle import RETURN_STATES
@@ -73,7 +73,7 @@ _ANONYMOUS = Scope()
 class _Sink(Protocol):
     task: Task
 
-    async def emit(self, events: Sequence[Event], *, wait: bool = True) -> None: ...
+    def emit(self, events: Sequence[Event], *, wait: bool = True) -> Awaitable[None]: ...
 
     async def reply(self, message: Message) -> None: ...
 

@@ -183,8 +183,9 @@ async def write_sse(
 
 def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
     if type(out) is Entry:
-        return (b"id: " + str(out.seq).encode() + b"\ndata: " + envelope.prefix
-                + encoded_item(out, codec) + envelope.suffix + b"\n\n")
+        # one formatting: a chain of + would copy the event at every step
+        return b"id: %d\ndata: %b%b%b\n\n" % (
+            out.seq, envelope.prefix, encoded_item(out, codec), envelope.suffix)
     if type(out) is Heartbeat:
         return _HEARTBEAT
     if type(out) is Lagged:

@@ -667,12 +667,28 @@ def _text_chunk(u: m.ArtifactUpdate) -> bytes | None:
                 or p.media_type is not None):
             return None
         texts.append(b'{"text":' + _json(p.text) + b"}")
+    global _last_head
+    key = (u.task_id, u.context_id, a.artifact_id)
+    last = _last_head
+    if last[0] == key:
+        head = last[1]
+    else:
+        head = b"".join((
+            b'{"artifactUpdate":{"taskId":', _json(u.task_id),
+            b',"contextId":', _json(u.context_id),
+            b',"artifact":{"artifactId":', _json(a.artifact_id),
+            b',"parts":[',
+        ))
+        _last_head = (key, head)  # one tuple, swapped whole: safe across threads
     return b"".join((
-        b'{"artifactUpdate":{"taskId":', _json(u.task_id),
-        b',"contextId":', _json(u.context_id),
-        b',"artifact":{"artifactId":', _json(a.artifact_id),
-        b',"parts":[', b",".join(texts), b"]}",
+        head, b",".join(texts), b"]}",
         b',"append":true' if u.append else b"",
         b',"lastChunk":true' if u.last_chunk else b"",
         b"}}",
     ))
+
+
+#: the ids of the artifact whose chunks were encoded last, and the encoding they
+#: open with: a stream's chunks come one artifact at a time, and encoding the
+#: same three ids again for each of them was most of a chunk's cost
+_last_head: tuple[tuple[str, str, str] | None, bytes] = (None, b"")
