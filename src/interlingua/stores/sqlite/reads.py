@@ -238,9 +238,13 @@ def _read_events(
 
 
 def _unfinished(conn: sqlite3.Connection) -> list[UnfinishedTask]:
+    # Named index: once PRAGMA optimize has seen a store where nearly every task
+    # has finished (one of two states, as far as its statistics tell), the
+    # planner expected half the table per state and read all of it instead,
+    # on the event loop at every lease heartbeat (120 ms at 100,000 tasks).
     cur = conn.execute(
-        "SELECT tenant, owner, id, context_id, state, version, lease FROM tasks"
-        f" WHERE state IN {_UNFINISHED_SQL}"
+        "SELECT tenant, owner, id, context_id, state, version, lease"
+        f" FROM tasks INDEXED BY tasks_lifecycle WHERE state IN {_UNFINISHED_SQL}"
     )
     return [
         UnfinishedTask(Scope(tenant, owner), task_id, context_id, TaskState(state), version,
