@@ -690,5 +690,6 @@ def _text_chunk(u: m.ArtifactUpdate) -> bytes | None:
 
 #: the ids of the artifact whose chunks were encoded last, and the encoding they
 #: open with: a stream's chunks come one artifact at a time, and encoding the
-#: same three ids again for each of them was most of a chunk's cost
+#: same three ids again for each of them was about a quarter of a chunk's
+#: encoding (1.4 against 1.0 µs for a short text chunk)
 _last_head: tuple[tuple[str, str, str] | None, bytes] = (None, b"")
