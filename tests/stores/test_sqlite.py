@@ -482,6 +482,31 @@ async def traced(store: SQLiteStore, call: object) -> list[str]:
     return statements
 
 
+
+async def test_the_dispatcher_reads_the_outbox_by_its_due_index(db: SQLiteStore) -> None:
+    # The statistics of an outbox of 100,000 dead rows: one state, as far as
+    # they tell. The dispatcher's two reads run at every wake-up.
+    with sqlite3.connect(db.path) as conn:
+        conn.execute("ANALYZE")
+        conn.execute("DELETE FROM sqlite_stat1 WHERE tbl = 'push_outbox'")
+        conn.executemany("INSERT INTO sqlite_stat1 VALUES ('push_outbox', ?, ?)", [
+            ("push_outbox_due", "100000 100000 100000"),
+            ("push_outbox_queue", "100000 1 1 1 1"),
+        ])
+    conn.close()
+    queries: list[str] = []
+    for call in [db.claim_deliveries(100.0, 130.0, 10), db.next_delivery_at()]:
+        queries += [s for s in await traced(db, call) if s.startswith("SELECT")]
+    assert len(queries) == 2
+    plans = sqlite3.connect(db.path)
+    try:
+        for sql in queries:
+            plan = [row[-1] for row in plans.execute("EXPLAIN QUERY PLAN " + sql)]
+            assert any(step.startswith("SEARCH o USING INDEX push_outbox_due") for step in plan), (
+                sql, plan)
+    finally:
+        plans.close()
+
 async def test_bare_reads_do_not_touch_the_log(db: SQLiteStore) -> None:
     await fill(db)
     bare = ListTasks(history_length=0)
@@ -547,7 +572,8 @@ async def test_listing_queries_use_indexes(db: SQLiteStore, stats: str) -> None:
             # every table is searched by an index (the other steps head a subquery's
             # steps, or the arms of a compound query)
             steps = [step for step in plan if not step.startswith(_PLAN_HEADINGS)]
-            assert all(step.startswith("SEARCH") for step in steps), (sql, plan)
+            assert all(step.startswith("SEARCH") and " USING " in step for step in steps), (
+                sql, plan)
             assert not [step for step in plan if "TEMP B-TREE" in step], (sql, plan)
     finally:
         plans.close()

@@ -116,6 +116,10 @@ _PENDING_HEAD = (
     " WHERE p.task_pk = o.task_pk AND p.config_id = o.config_id"
     f" AND p.state = '{PENDING}' AND p.seq < o.seq)"
 )
+#: the outbox as the dispatcher reads it, at every wake-up: by its due index, named,
+#: since statistics of an outbox of mostly dead rows (one state, as far as they
+#: tell) had the planner read every row instead (6 ms at 100,000, 4 µs by the index)
+_DUE = "push_outbox o INDEXED BY push_outbox_due"
 _DELIVERY_COLUMNS = (
     "o.pk, t.tenant, t.owner, t.id, o.config_id, o.seq, o.state, o.attempts, o.next_at,"
     " o.last_error, o.last_attempt_at"
@@ -173,7 +177,7 @@ def _queue(conn: sqlite3.Connection, pk: int, first_seq: int, events: Sequence[E
 def _claim(conn: sqlite3.Connection, now: float, lease_until: float, limit: int) -> list[Delivery]:
     with _transaction(conn):
         rows = conn.execute(
-            f"SELECT {_DELIVERY_COLUMNS} FROM push_outbox o JOIN tasks t ON t.pk = o.task_pk"
+            f"SELECT {_DELIVERY_COLUMNS} FROM {_DUE} JOIN tasks t ON t.pk = o.task_pk"
             f" WHERE {_PENDING_HEAD} AND o.next_at <= ?"
             " AND (o.claimed_until IS NULL OR o.claimed_until < ?)"
             " ORDER BY o.next_at, o.pk LIMIT ?",
@@ -188,7 +192,7 @@ def _claim(conn: sqlite3.Connection, now: float, lease_until: float, limit: int)
 
 def _next_delivery_at(conn: sqlite3.Connection) -> float | None:
     row = conn.execute(
-        "SELECT MIN(MAX(o.next_at, COALESCE(o.claimed_until, 0))) FROM push_outbox o"
+        f"SELECT MIN(MAX(o.next_at, COALESCE(o.claimed_until, 0))) FROM {_DUE}"
         f" WHERE {_PENDING_HEAD}"
     ).fetchone()
     return None if row[0] is None else float(row[0])
