@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -501,6 +501,15 @@ def _growth_round(
         )
 
 
+T = TypeVar("T")
+
+
+def _in_round_order(items: list[T], round_no: int) -> list[T]:
+    """``items`` in odd rounds, reversed in even ones (servers, list-tasks' filters):
+    on a noisy machine none of them is then always the one measured last."""
+    return items if round_no % 2 else items[::-1]
+
+
 def _list_round(
     target: Target,
     info: ServerInfo,
@@ -517,12 +526,7 @@ def _list_round(
         if not info.cpus_allowed:
             _describe(running, target, info)
         url = running.base_url + target.rpc_path
-        # Like the servers' order, the filters' alternates between rounds: none of
-        # them is always the one measured last in a server's life.
-        flts = listing.filters(filled)
-        if round_no % 2 == 0:
-            flts.reverse()
-        for i, flt in enumerate(flts):
+        for i, flt in enumerate(_in_round_order(listing.filters(filled), round_no)):
             matched = listing.verify(running, flt, 200 + i)
             script = listing.script(workdir, flt)
             meter = _meter(running, settings)
@@ -686,8 +690,7 @@ def run(settings: Settings) -> tuple[RunInfo, Samples]:
         if "list-tasks" in own_cases and any(t.listing for t, _ in ready):
             fills = _fill_stores(settings, info, Path(tmp))
         for round_no in range(1, settings.rounds + 1):
-            order = ready if round_no % 2 else list(reversed(ready))
-            for target, server in order:
+            for target, server in _in_round_order(ready, round_no):
                 if server.failed:
                     continue
                 with_round = _has_round_case(target, round_cases)
