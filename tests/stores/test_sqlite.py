@@ -482,30 +482,44 @@ async def traced(store: SQLiteStore, call: object) -> list[str]:
     return statements
 
 
+def with_stats(store: SQLiteStore, table: str, rows: list[tuple[str, str]]) -> None:
+    """Give the planner ``rows`` (index, stat) of ``sqlite_stat1`` for ``table``, as
+    ``PRAGMA optimize`` leaves them; connections opened later plan with them."""
+    conn = sqlite3.connect(store.path)
+    try:
+        with conn:
+            conn.execute("ANALYZE")
+            conn.execute("DELETE FROM sqlite_stat1 WHERE tbl = ?", (table,))
+            conn.executemany("INSERT INTO sqlite_stat1 VALUES (?, ?, ?)",
+                             [(table, index, stat) for index, stat in rows])
+    finally:
+        conn.close()
+
+
+async def query_plans(store: SQLiteStore, calls: list[object]) -> list[tuple[str, list[str]]]:
+    """Each SELECT the calls run, with its EXPLAIN QUERY PLAN steps."""
+    queries: list[str] = []
+    for call in calls:
+        queries += [s for s in await traced(store, call) if s.startswith("SELECT")]
+    plans = sqlite3.connect(store.path)
+    try:
+        return [(sql, [row[-1] for row in plans.execute("EXPLAIN QUERY PLAN " + sql)])
+                for sql in queries]
+    finally:
+        plans.close()
+
 
 async def test_the_dispatcher_reads_the_outbox_by_its_due_index(db: SQLiteStore) -> None:
     # The statistics of an outbox of 100,000 dead rows: one state, as far as
     # they tell. The dispatcher's two reads run at every wake-up.
-    with sqlite3.connect(db.path) as conn:
-        conn.execute("ANALYZE")
-        conn.execute("DELETE FROM sqlite_stat1 WHERE tbl = 'push_outbox'")
-        conn.executemany("INSERT INTO sqlite_stat1 VALUES ('push_outbox', ?, ?)", [
-            ("push_outbox_due", "100000 100000 100000"),
-            ("push_outbox_queue", "100000 1 1 1 1"),
-        ])
-    conn.close()
-    queries: list[str] = []
-    for call in [db.claim_deliveries(100.0, 130.0, 10), db.next_delivery_at()]:
-        queries += [s for s in await traced(db, call) if s.startswith("SELECT")]
-    assert len(queries) == 2
-    plans = sqlite3.connect(db.path)
-    try:
-        for sql in queries:
-            plan = [row[-1] for row in plans.execute("EXPLAIN QUERY PLAN " + sql)]
-            assert any(step.startswith("SEARCH o USING INDEX push_outbox_due") for step in plan), (
-                sql, plan)
-    finally:
-        plans.close()
+    with_stats(db, "push_outbox", [("push_outbox_due", "100000 100000 100000"),
+                                   ("push_outbox_queue", "100000 1 1 1 1")])
+    plans = await query_plans(db, [db.claim_deliveries(100.0, 130.0, 10), db.next_delivery_at()])
+    assert len(plans) == 2
+    for sql, plan in plans:
+        assert any(step.startswith("SEARCH o USING INDEX push_outbox_due") for step in plan), (
+            sql, plan)
+
 
 async def test_bare_reads_do_not_touch_the_log(db: SQLiteStore) -> None:
     await fill(db)
@@ -528,15 +542,15 @@ async def test_bare_reads_do_not_touch_the_log(db: SQLiteStore) -> None:
 _PLAN_HEADINGS = ("SCALAR SUBQUERY", "COMPOUND QUERY", "LEFT-MOST SUBQUERY", "UNION ALL")
 
 
-#: sqlite_stat1 as ``PRAGMA optimize`` (run as a store closes) leaves it for a store of
-#: 100,000 tasks in 1,000 contexts, all of them finished: completed, or failed
+#: sqlite_stat1 of ``tasks`` as ``PRAGMA optimize`` (run as a store closes) leaves it
+#: for a store of 100,000 tasks in 1,000 contexts, all finished: completed, or failed
 _LARGE_STORE_STATS = [
-    ("tasks", "sqlite_autoindex_tasks_1", "100000 100000 100000 1"),
-    ("tasks", "tasks_recent", "100000 100000 100000 1 1"),
-    ("tasks", "tasks_context", "100000 100000 100000 100 1 1"),
-    ("tasks", "tasks_state", "100000 100000 100000 50000 1 1"),
-    ("tasks", "tasks_message", "100000 100000 100000 1"),
-    ("tasks", "tasks_lifecycle", "100000 50000 1"),
+    ("sqlite_autoindex_tasks_1", "100000 100000 100000 1"),
+    ("tasks_recent", "100000 100000 100000 1 1"),
+    ("tasks_context", "100000 100000 100000 100 1 1"),
+    ("tasks_state", "100000 100000 100000 50000 1 1"),
+    ("tasks_message", "100000 100000 100000 1"),
+    ("tasks_lifecycle", "100000 50000 1"),
 ]
 
 
@@ -546,11 +560,7 @@ async def test_listing_queries_use_indexes(db: SQLiteStore, stats: str) -> None:
     if stats != "none":
         # A planner that knows most tasks share a state once scanned the whole
         # table for the unfinished ones, at every lease heartbeat.
-        with sqlite3.connect(db.path) as conn:
-            conn.execute("ANALYZE")
-            conn.execute("DELETE FROM sqlite_stat1 WHERE tbl = 'tasks'")
-            conn.executemany("INSERT INTO sqlite_stat1 VALUES (?, ?, ?)", _LARGE_STORE_STATS)
-        conn.close()
+        with_stats(db, "tasks", _LARGE_STORE_STATS)
     token = (await db.list_tasks(B, ListTasks(page_size=1))).next_page_token
     calls = [
         db.list_tasks(B, ListTasks(page_size=1, page_token=token)),
@@ -561,22 +571,15 @@ async def test_listing_queries_use_indexes(db: SQLiteStore, stats: str) -> None:
         db.get_task(B, "t-0"),
         db.unfinished_tasks(),
     ]
-    queries: list[str] = []
-    for call in calls:
-        queries += [s for s in await traced(db, call) if s.startswith("SELECT")]
-    assert len(queries) >= 10
-    plans = sqlite3.connect(db.path)
-    try:
-        for sql in queries:
-            plan = [row[-1] for row in plans.execute("EXPLAIN QUERY PLAN " + sql)]
-            # every table is searched by an index (the other steps head a subquery's
-            # steps, or the arms of a compound query)
-            steps = [step for step in plan if not step.startswith(_PLAN_HEADINGS)]
-            assert all(step.startswith("SEARCH") and " USING " in step for step in steps), (
-                sql, plan)
-            assert not [step for step in plan if "TEMP B-TREE" in step], (sql, plan)
-    finally:
-        plans.close()
+    plans = await query_plans(db, calls)
+    assert len(plans) >= 10
+    for sql, plan in plans:
+        # every table is searched by an index (the other steps head a subquery's
+        # steps, or the arms of a compound query)
+        steps = [step for step in plan if not step.startswith(_PLAN_HEADINGS)]
+        assert all(step.startswith("SEARCH") and " USING " in step for step in steps), (
+            sql, plan)
+        assert not [step for step in plan if "TEMP B-TREE" in step], (sql, plan)
 
 
 async def test_counts_follow_every_change(db: SQLiteStore) -> None:
