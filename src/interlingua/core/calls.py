@@ -75,8 +75,9 @@ class ListTasksResult(msgspec.Struct):
     page_size: int
     total_size: int
     #: when set (only for a ``v1_json`` query), the page in order instead of
-    #: ``tasks``: each task as v1.0 JSON, or as a Task where the store had none
-    encoded: list[msgspec.Raw | Task] | None = None
+    #: ``tasks``: the whole page as one v1.0 JSON array, or each task as v1.0
+    #: JSON or as a Task where the store had none
+    encoded: msgspec.Raw | list[msgspec.Raw | Task] | None = None
 
 
 class CancelTask(msgspec.Struct, omit_defaults=True):

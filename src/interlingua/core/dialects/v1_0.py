@@ -380,10 +380,12 @@ def _result_out(call: c.Call, result: c.Result) -> Any:
             return w.task_out(result)
     elif isinstance(call, c.ListTasks):
         if isinstance(result, c.ListTasksResult):
+            encoded = result.encoded
+            # the store's own v1.0 JSON of the page, or of a task, goes out as it is
             tasks = (
-                [w.task_out(t) for t in result.tasks] if result.encoded is None
-                # the store's own v1.0 JSON of a task goes out as it is
-                else [w.task_out(t) if isinstance(t, m.Task) else t for t in result.encoded]
+                [w.task_out(t) for t in result.tasks] if encoded is None
+                else encoded if type(encoded) is msgspec.Raw
+                else [w.task_out(t) if isinstance(t, m.Task) else t for t in encoded]
             )
             return w.ListTasksResponse(
                 tasks=tasks,

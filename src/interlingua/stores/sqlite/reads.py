@@ -168,6 +168,26 @@ def _tasks_of(
     ]
 
 
+#: a page of kept listings, joined by SQLite into one JSON array: the rows
+#: reach Python as one value instead of one tuple and one bytes object each.
+#: group_concat joins them in the order the subquery gives them (its ORDER BY
+#: ... LIMIT makes it a co-routine read in index order; test_sqlite_listing
+#: checks the order). A listing is missing where it is not current, or NULL
+#: (count(listed) < count(*)).
+_LISTED_PAGE = (
+    "SELECT count(*), count(listed), sum(listed_at IS NOT version),"
+    " CAST('[' || group_concat(listed, ',') || ']' AS BLOB)"
+    " FROM (SELECT listed, listed_at, version FROM tasks WHERE {where}"
+    " ORDER BY stamp DESC, id DESC LIMIT ?)"
+)
+
+#: after a full page: its last key, and whether a task follows it (a walk of
+#: the listing index alone; keeping the least key in the aggregate above cost
+#: more than this read)
+_PAGE_END = ("SELECT stamp, id FROM tasks WHERE {where}"
+             " ORDER BY stamp DESC, id DESC LIMIT 2 OFFSET ?")
+
+
 def _listed_page(
     conn: sqlite3.Connection,
     where: str,
@@ -176,8 +196,31 @@ def _listed_page(
     fingerprint: bytes,
     total: int,
 ) -> ListTasksResult:
-    """A page of tasks as their rows keep them in v1.0 JSON (listed.py); a task
-    whose row has no current listing is built as ``_list`` builds it."""
+    """A page of tasks as their rows keep them in v1.0 JSON (listed.py); a page
+    holding a task whose row has no current listing is built per row instead."""
+    count, listed, stale, joined = conn.execute(
+        _LISTED_PAGE.format(where=where), [*params, size]).fetchone()
+    if stale or listed != count:
+        return _listed_rows(conn, where, params, size, fingerprint, total)
+    token = ""
+    if count == size:
+        end = conn.execute(_PAGE_END.format(where=where), [*params, size - 1]).fetchall()
+        if len(end) == 2:
+            token = _paging.encode_token(fingerprint, _paging.Cursor(*end[0]))
+    return ListTasksResult(tasks=[], next_page_token=token, page_size=count,
+                           total_size=total, encoded=msgspec.Raw(joined or b"[]"))
+
+
+def _listed_rows(
+    conn: sqlite3.Connection,
+    where: str,
+    params: list[object],
+    size: int,
+    fingerprint: bytes,
+    total: int,
+) -> ListTasksResult:
+    """A page of kept listings where some task has none: those are built as
+    ``_list`` builds them, in their places."""
     rows: list[tuple[int, bytes | None]] = conn.execute(
         "SELECT pk, CASE WHEN listed_at = version THEN listed END FROM tasks"
         f" WHERE {where} ORDER BY stamp DESC, id DESC LIMIT ?",
