@@ -5,9 +5,10 @@ one place. Two shapes of fold are needed:
 
 * the full fold (``start`` then ``apply`` per event) rebuilds history and
   artifacts;
-* the *probe* fold runs a batch of new events over a task that carries only
-  its id, context and status: it validates the batch against the lifecycle and
-  yields the new status without loading history or artifacts.
+* the *probe* fold (``advance_probe``) runs a batch of new events over a task
+  that carries only its id, context and status (and the history, where a row
+  keeps one): it validates the batch against the lifecycle and yields the new
+  status without loading the log; artifacts are checked, never folded.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from ..core.errors import InvalidParams
-from ..core.lifecycle import apply
+from ..core.lifecycle import apply, check
 from ..core.model import (
     Artifact,
+    ArtifactUpdate,
     Event,
     HistoryAppended,
     Message,
@@ -33,6 +35,7 @@ __all__ = [
     "HISTORY_MAX",
     "adds_messages",
     "advance",
+    "advance_probe",
     "check_history_length",
     "created_task",
     "fold",
@@ -86,6 +89,20 @@ def advance(task: Task, events: Iterable[Event]) -> bool:
     before = task.status
     for event in events:
         apply(task, event)
+    return task.status is not before
+
+
+def advance_probe(task: Task, events: Iterable[Event]) -> bool:
+    """``advance`` over a probe: every event is checked against the lifecycle,
+    status and history are folded, artifacts are not. No store reads a probe's
+    artifacts, and folding a stream's chunks would copy the first and extend a
+    list with each of the others, for nothing."""
+    before = task.status
+    for event in events:
+        if type(event) is ArtifactUpdate:
+            check(task, event)
+        else:
+            apply(task, event)
     return task.status is not before
 
 

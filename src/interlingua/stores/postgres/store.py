@@ -120,7 +120,7 @@ class PostgresStore(Outbox):
         created = _projection.created_task(events)
         probe = _projection.probe(created.id, created.context_id, created.status)
         probe.history = list(created.history)  # the history the row keeps
-        _projection.advance(probe, events[1:])
+        _projection.advance_probe(probe, events[1:])
         status = probe.status
         if any(not c.id for c in push_configs):
             raise ValueError("a stored push config needs its id")
@@ -273,7 +273,7 @@ class PostgresStore(Outbox):
         """
         pk, context_id, state, version = known
         probe = _projection.probe(key[2], context_id, TaskStatus(state=TaskState(state)))
-        status_changed = _projection.advance(probe, events)
+        status_changed = _projection.advance_probe(probe, events)
         status = probe.status
         ids = _ids(key[2], context_id)
         runs = list(_runs(pk, version + 1, events, ids))

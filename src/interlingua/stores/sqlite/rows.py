@@ -186,10 +186,10 @@ def advance_row(task_id: str, context_id: str, state: str, events: Sequence[Even
     if not current:  # kept by no one since (or never): the log has it
         history = None
     if history is None or not _projection.adds_messages(events):
-        return _projection.advance(probe, events), probe.status, history, None
+        return _projection.advance_probe(probe, events), probe.status, history, None
     probe.history = _history(history, task_id, context_id)
     kept = len(probe.history)
-    changed = _projection.advance(probe, events)
+    changed = _projection.advance_probe(probe, events)
     if len(probe.history) == kept:
         return changed, probe.status, history, None
     history = _history_column(probe.history, task_id, context_id)

@@ -279,7 +279,7 @@ class SQLiteStore:
         # Validate the batch and find the task's status before touching the disk.
         probe = _projection.probe(created.id, created.context_id, created.status)
         probe.history = list(created.history)  # the history the row keeps
-        _projection.advance(probe, events[1:])
+        _projection.advance_probe(probe, events[1:])
         stamp = _projection.sort_stamp(probe.status, now)
         if any(not c.id for c in push_configs):
             raise ValueError("a stored push config needs its id")
