@@ -14,7 +14,9 @@ cost of one unit without start-up and warm-up.
 
 ``--store sqlite`` serves from a fresh SQLite file instead of the memory store;
 ``--raw`` also counts the raw ceiling (``servers/raw.py``) on the same requests, and
-each revision's unary figure is then given as a multiple of it.
+each revision's unary figure is then given as a multiple of it. ``--list-tasks K``
+(SQLite) also counts v1.0 ``ListTasks`` (pageSize 50, N = ``--requests``) on a store of
+K tasks filled by ``fill_store.py`` with the revision's own code.
 
 Each revision's ``src/`` is exported with ``git archive`` and put first on ``PYTHONPATH``;
 every revision runs with this venv's dependencies. Under valgrind the server is about 50
@@ -63,7 +65,11 @@ def export(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-async def drive(url: str, units: int, streaming: bool) -> int:
+#: a page of the listing case
+_LIST_BODY = b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":50}}'
+
+
+async def drive(url: str, units: int, streaming: bool, listing: bool = False) -> int:
     """Send ``units`` requests, ``CONCURRENCY`` at a time; the number of SSE events read."""
     method = V1_0.stream_method if streaming else V1_0.unary_method
     text = stream_text(CHUNKS) if streaming else "hello"
@@ -82,7 +88,8 @@ async def drive(url: str, units: int, streaming: bool) -> int:
         async def worker() -> None:
             nonlocal events
             for n in numbers:
-                body = V1_0.body(n, method, text).replace(b'-%d"' % n, b'-%d-%d"' % (nonce, n))
+                body = _LIST_BODY if listing else V1_0.body(n, method, text).replace(
+                    b'-%d"' % n, b'-%d-%d"' % (nonce, n))
                 reply = await client.post(url, content=body, headers=V1_0.headers)
                 if reply.status_code != 200 or b'"result"' not in reply.content:
                     raise SystemExit(f"instructions: a bad answer: {reply.content[:300]!r}")
@@ -93,12 +100,18 @@ async def drive(url: str, units: int, streaming: bool) -> int:
 
 
 def count(src: Path | None, units: int, streaming: bool, work: Path,
-          store: str = "memory") -> tuple[int, int]:
+          store: str = "memory", listed: int = 0) -> tuple[int, int]:
     """Instructions the server executed serving ``units`` sends, and the events streamed
-    (``src`` None: the raw ceiling)."""
+    (``src`` None: the raw ceiling); ``listed``: ``units`` ListTasks instead, on a
+    store of that many tasks."""
     port = free_port()
     out = work / f"callgrind-{port}.out"
     store_url = "memory://" if store == "memory" else f"sqlite:///{work}/tasks-{port}.db"
+    if listed:
+        subprocess.run(
+            [sys.executable, str(HERE / "fill_store.py"), "--url", store_url,
+             "--tasks", str(listed)],
+            env={**os.environ, "PYTHONPATH": str(src or "")}, check=True, capture_output=True)
     env = {
         **os.environ,
         "PYTHONPATH": str(src or ""),
@@ -119,7 +132,8 @@ def count(src: Path | None, units: int, streaming: bool, work: Path,
         text=True,
     )  # fmt: skip
     try:
-        events = asyncio.run(drive(f"http://127.0.0.1:{port}/", units, streaming))
+        events = asyncio.run(drive(f"http://127.0.0.1:{port}/", units, streaming,
+                                   listing=bool(listed)))
     finally:
         server.send_signal(signal.SIGINT)
         _, log = server.communicate(timeout=600)
@@ -136,7 +150,11 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=100, help="N for the stream case")
     parser.add_argument("--store", choices=("memory", "sqlite"), default="memory")
     parser.add_argument("--raw", action="store_true", help="also count the raw ceiling")
+    parser.add_argument("--list-tasks", type=int, default=0, metavar="K",
+                        help="also count ListTasks on a store of K tasks (SQLite)")
     args = parser.parse_args()
+    if args.list_tasks and args.store != "sqlite":
+        parser.error("--list-tasks needs --store sqlite")
     if shutil.which("valgrind") is None:
         raise SystemExit("instructions: valgrind is not installed (apt-get install valgrind)")
     rows = []
@@ -161,17 +179,28 @@ def main() -> None:
             s_one, e_one = count(src, args.streams, True, tree, args.store)
             s_two, e_two = count(src, 2 * args.streams, True, tree, args.store)
             per_event = (s_two - s_one) / (e_two - e_one)
-            rows.append((rev, label, per_request, per_event))
-            print(f"{rev} ({label}): {per_request:,.0f} / request, {per_event:,.0f} / event",
+            per_page = 0.0
+            if args.list_tasks:
+                l_one, _ = count(src, args.requests, False, tree, args.store, args.list_tasks)
+                l_two, _ = count(src, 2 * args.requests, False, tree, args.store,
+                                 args.list_tasks)
+                per_page = (l_two - l_one) / args.requests
+            rows.append((rev, label, per_request, per_event, per_page))
+            print(f"{rev} ({label}): {per_request:,.0f} / request, {per_event:,.0f} / event"
+                  + (f", {per_page:,.0f} / ListTasks" if per_page else ""),
                   file=sys.stderr)  # fmt: skip
     print(f"Store: {args.store}.")
     if raw:
         print(f"Raw ceiling: {raw:,.0f} instructions / unary request.")
-    print("| revision | instructions / unary request | vs raw | instructions / streamed event |")
-    print("| --- | ---: | ---: | ---: |")
-    for rev, label, per_request, per_event in rows:
+    if args.list_tasks:
+        print(f"ListTasks: pageSize 50, {args.list_tasks:,} stored tasks.")
+    print("| revision | instructions / unary request | vs raw | instructions / streamed event"
+          " | instructions / ListTasks |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for rev, label, per_request, per_event, per_page in rows:
         ratio = f"{per_request / raw:.2f}x" if raw else "-"
-        print(f"| {rev} ({label}) | {per_request:,.0f} | {ratio} | {per_event:,.0f} |")
+        page = f"{per_page:,.0f}" if per_page else "-"
+        print(f"| {rev} ({label}) | {per_request:,.0f} | {ratio} | {per_event:,.0f} | {page} |")
 
 
 if __name__ == "__main__":

@@ -172,13 +172,12 @@ def _tasks_of(
 #: reach Python as one value instead of one tuple and one bytes object each.
 #: group_concat joins them in the order the subquery gives them (its ORDER BY
 #: ... LIMIT makes it a co-routine read in index order; test_sqlite_listing
-#: checks the order). A listing is missing where it is not current, or NULL
-#: (count(listed) < count(*)).
+#: checks the order). A task's listing is left out (NULL) where it is not
+#: current; then count(l) < count(*) and the page is built per row.
 _LISTED_PAGE = (
-    "SELECT count(*), count(listed), sum(listed_at IS NOT version),"
-    " CAST('[' || group_concat(listed, ',') || ']' AS BLOB)"
-    " FROM (SELECT listed, listed_at, version FROM tasks WHERE {where}"
-    " ORDER BY stamp DESC, id DESC LIMIT ?)"
+    "SELECT count(*), count(l), CAST('[' || group_concat(l, ',') || ']' AS BLOB)"
+    " FROM (SELECT CASE WHEN listed_at = version THEN listed END AS l FROM tasks"
+    " WHERE {where} ORDER BY stamp DESC, id DESC LIMIT ?)"
 )
 
 #: after a full page: its last key, and whether a task follows it (a walk of
@@ -198,9 +197,9 @@ def _listed_page(
 ) -> ListTasksResult:
     """A page of tasks as their rows keep them in v1.0 JSON (listed.py); a page
     holding a task whose row has no current listing is built per row instead."""
-    count, listed, stale, joined = conn.execute(
+    count, listed, joined = conn.execute(
         _LISTED_PAGE.format(where=where), [*params, size]).fetchone()
-    if stale or listed != count:
+    if listed < count:
         return _listed_rows(conn, where, params, size, fingerprint, total)
     token = ""
     if count == size:
