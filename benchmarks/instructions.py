@@ -40,6 +40,7 @@ from pathlib import Path
 
 import httpx
 
+import listing
 from payloads import V1_0, stream_text
 
 HERE = Path(__file__).resolve().parent
@@ -65,8 +66,8 @@ def export(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-#: a page of the listing case
-_LIST_BODY = b'{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":50}}'
+#: a page of the listing case, as run.py's list-tasks case asks for it (no filter)
+_LIST_BODY = listing.body(1, listing.ListFilter("none", {}, 0))
 
 
 async def drive(url: str, units: int, streaming: bool, listing: bool = False) -> int:
@@ -153,6 +154,8 @@ def main() -> None:
     parser.add_argument("--list-tasks", type=int, default=0, metavar="K",
                         help="also count ListTasks on a store of K tasks (SQLite)")
     args = parser.parse_args()
+    if args.list_tasks < 0:
+        parser.error(f"--list-tasks must be 0 or more, got {args.list_tasks}")
     if args.list_tasks and args.store != "sqlite":
         parser.error("--list-tasks needs --store sqlite")
     if shutil.which("valgrind") is None:
