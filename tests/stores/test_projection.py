@@ -13,6 +13,7 @@ from .builders import agent, chunk, created, said, status, ts, user
 
 S = TaskState
 
+
 def test_a_probe_folds_status_and_history_and_leaves_artifacts_out() -> None:
     batch = [status("t-1", S.WORKING, ts(1)), chunk("t-1", "a", "one"),
              chunk("t-1", "a", "two", append=True), said(user("m-2")),
@@ -27,6 +28,7 @@ def test_a_probe_folds_status_and_history_and_leaves_artifacts_out() -> None:
     assert probe.artifacts == []  # folded in full: one artifact of two parts
     assert [len(a.parts) for a in full.artifacts] == [2]
 
+
 def test_a_probe_still_checks_every_artifact() -> None:
     probe = _projection.probe("t-1", "ctx-1", TaskStatus(S.COMPLETED, timestamp=ts(0)))
     with pytest.raises(LifecycleError, match="takes no more artifacts"):
@@ -35,6 +37,7 @@ def test_a_probe_still_checks_every_artifact() -> None:
     with pytest.raises(LifecycleError, match="takes no more artifacts"):
         _projection.advance_probe(
             working, [status("t-1", S.FAILED, ts(1)), chunk("t-1", "a", "after the end")])
+
 
 def test_a_batch_of_chunks_alone_leaves_the_status_unchanged() -> None:
     probe = _projection.probe("t-1", "ctx-1", TaskStatus(S.WORKING, timestamp=ts(0)))
