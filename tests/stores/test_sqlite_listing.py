@@ -78,6 +78,28 @@ async def test_pages_of_kept_listings_keep_the_order_and_the_tokens(db: SQLiteSt
     assert answer(ListTasks(), empty)["tasks"] == [] and empty.total_size == 0
 
 
+async def test_tasks_without_a_current_listing_are_built_in_their_places(
+    db: SQLiteStore,
+) -> None:
+    # newest first: t 05 .. t 00; those without a listing stand first, last and
+    # side by side, between ids holding the byte that marks their places
+    for n in range(6):
+        await db.create_task(A, [created(f"t\u0001{n:02d}", at=ts(n), history=[user(f"m-{n}")])],
+                             dialect="1.0", now=ts(0))
+    raw = sqlite3.connect(db.path)
+    try:
+        raw.execute("UPDATE tasks SET listed_at = NULL WHERE id IN (?, ?, ?, ?)",
+                    ("t\u000105", "t\u000103", "t\u000102", "t\u000100"))
+        raw.commit()
+    finally:
+        raw.close()
+    page = await same_page(db, ListTasks())
+    assert kept_as(page) == ["Task", "Raw", "Task", "Task", "Raw", "Task"]
+    assert [t["id"] for t in answer(ListTasks(), page)["tasks"]] == [
+        f"t\u0001{n:02d}" for n in range(5, -1, -1)]
+    await same_page(db, ListTasks(page_size=4))
+
+
 def rich(message_id: str) -> Message:
     """A message with every kind of part, metadata and references."""
     return Message(

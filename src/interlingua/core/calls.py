@@ -75,8 +75,9 @@ class ListTasksResult(msgspec.Struct):
     page_size: int
     total_size: int
     #: when set (only for a ``v1_json`` query), the page in order instead of
-    #: ``tasks``: the whole page as one v1.0 JSON array, or each task as v1.0
-    #: JSON or as a Task where the store had none
+    #: ``tasks``: the whole page as one v1.0 JSON array, or a list of runs of
+    #: tasks in v1.0 JSON (comma-separated, written into the array as they are)
+    #: and Tasks where the store had none
     encoded: msgspec.Raw | list[msgspec.Raw | Task] | None = None
 
 

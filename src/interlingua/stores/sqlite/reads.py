@@ -172,11 +172,13 @@ def _tasks_of(
 #: reach Python as one value instead of one tuple and one bytes object each.
 #: group_concat joins them in the order the subquery gives them (its ORDER BY
 #: ... LIMIT makes it a co-routine read in index order; test_sqlite_listing
-#: checks the order). A task's listing is left out (NULL) where it is not
-#: current; then count(l) < count(*) and the page is built per row.
+#: checks the order). A task whose listing is not current stands in the array
+#: as char(1) pk char(1): JSON holds no raw control character, so ``_spliced``
+#: finds those places without parsing the rest.
 _LISTED_PAGE = (
-    "SELECT count(*), count(l), CAST('[' || group_concat(l, ',') || ']' AS BLOB)"
-    " FROM (SELECT CASE WHEN listed_at = version THEN listed END AS l FROM tasks"
+    "SELECT count(*), count(l),"
+    " CAST('[' || group_concat(coalesce(l, char(1) || pk || char(1)), ',') || ']' AS BLOB)"
+    " FROM (SELECT pk, CASE WHEN listed_at = version THEN listed END AS l FROM tasks"
     " WHERE {where} ORDER BY stamp DESC, id DESC LIMIT ?)"
 )
 
@@ -195,54 +197,36 @@ def _listed_page(
     fingerprint: bytes,
     total: int,
 ) -> ListTasksResult:
-    """A page of tasks as their rows keep them in v1.0 JSON (listed.py); a page
-    holding a task whose row has no current listing is built per row instead."""
+    """A page of tasks as their rows keep them in v1.0 JSON (listed.py); a task
+    whose row has no current listing is built as ``_list`` builds it, in its place."""
     count, listed, joined = conn.execute(
         _LISTED_PAGE.format(where=where), [*params, size]).fetchone()
-    if listed < count:
-        return _listed_rows(conn, where, params, size, fingerprint, total)
     token = ""
     if count == size:
         end = conn.execute(_PAGE_END.format(where=where), [*params, size - 1]).fetchall()
         if len(end) == 2:
             token = _paging.encode_token(fingerprint, _paging.Cursor(*end[0]))
-    return ListTasksResult(tasks=[], next_page_token=token, page_size=count,
-                           total_size=total, encoded=msgspec.Raw(joined or b"[]"))
+    return ListTasksResult(
+        tasks=[], next_page_token=token, page_size=count, total_size=total,
+        encoded=msgspec.Raw(joined or b"[]") if listed == count else _spliced(conn, joined))
 
 
-def _listed_rows(
-    conn: sqlite3.Connection,
-    where: str,
-    params: list[object],
-    size: int,
-    fingerprint: bytes,
-    total: int,
-) -> ListTasksResult:
-    """A page of kept listings where some task has none: those are built as
-    ``_list`` builds them, in their places."""
-    rows: list[tuple[int, bytes | None]] = conn.execute(
-        "SELECT pk, CASE WHEN listed_at = version THEN listed END FROM tasks"
-        f" WHERE {where} ORDER BY stamp DESC, id DESC LIMIT ?",
-        [*params, size + 1],
-    ).fetchall()
-    token = ""
-    if len(rows) > size:
-        del rows[size:]
-        # only the last row's sort key is needed, for the next page's token
-        stamp, task_id = conn.execute(
-            "SELECT stamp, id FROM tasks WHERE pk = ?", (rows[-1][0],)).fetchone()
-        token = _paging.encode_token(fingerprint, _paging.Cursor(stamp, task_id))
-    built: dict[int, Task] = {}
-    missing = [pk for pk, page in rows if page is None]
-    if missing:
-        found = conn.execute(
-            f"{_TASK_ROWS} WHERE pk IN ({', '.join('?' * len(missing))})", missing).fetchall()
-        built = dict(zip([row[0] for row in found], _tasks_of(conn, found, None, False),
-                         strict=True))
-    encoded: list[msgspec.Raw | Task] = [
-        built[pk] if page is None else msgspec.Raw(page) for pk, page in rows]
-    return ListTasksResult(tasks=[], next_page_token=token, page_size=len(encoded),
-                           total_size=total, encoded=encoded)
+def _spliced(conn: sqlite3.Connection, joined: bytes) -> list[msgspec.Raw | Task]:
+    """The page of ``_LISTED_PAGE`` with each stand-in replaced by its task, built
+    from its row; each run of listings between them stays one piece of JSON."""
+    pieces = joined[1:-1].split(b"\x01")  # listings, pk, listings, pk, ...
+    pks = [int(pk) for pk in pieces[1::2]]
+    found = conn.execute(
+        f"{_TASK_ROWS} WHERE pk IN ({', '.join('?' * len(pks))})", pks).fetchall()
+    built = dict(zip([row[0] for row in found], _tasks_of(conn, found, None, False),
+                     strict=True))
+    out: list[msgspec.Raw | Task] = []
+    for i, piece in enumerate(pieces):
+        if i % 2:
+            out.append(built[int(piece)])
+        elif run := piece.strip(b","):
+            out.append(msgspec.Raw(run))
+    return out
 
 
 def _read_events(
