@@ -390,6 +390,76 @@ async def test_long_batches_read_back_from_any_point(store: Store) -> None:
     assert listed.tasks[0].artifacts == record.task.artifacts
 
 
+def _variant(base: ArtifactUpdate, **changes: object) -> ArtifactUpdate:
+    """``base`` with fields of the event (or, under ``artifact_``, of its artifact) changed."""
+    art = {k.removeprefix("artifact_"): v for k, v in changes.items() if k.startswith("artifact_")}
+    own = {k: v for k, v in changes.items() if not k.startswith("artifact_")}
+    return msgspec.structs.replace(
+        base, artifact=msgspec.structs.replace(base.artifact, **art), **own)
+
+
+_SLOT = '"parts":[{"kind":"text","text":""}]'
+_ODD = ['q"uo\\te\\', "\u00e9\n\u0000\u0003", _SLOT, "", "\U0001f600"]
+
+#: chunks each differing from the run around it in one thing besides the text
+_VARIANTS = {
+    "artifact id": {"artifact_parts": [TextPart("x")], "artifact_artifact_id": "other"},
+    "odd artifact id": {"artifact_artifact_id": _SLOT + '\\"'},
+    "name": {"artifact_name": "n"},
+    "description": {"artifact_description": "d"},
+    "artifact metadata": {"artifact_metadata": {"k": [1, None]}},
+    "extensions": {"artifact_extensions": ["https://example.com/ext"]},
+    "index": {"artifact_index": 1},
+    "part metadata": {"artifact_parts": [TextPart("x", metadata={"m": 1})]},
+    "media type": {"artifact_parts": [TextPart("x", media_type="text/markdown")]},
+    "filename": {"artifact_parts": [TextPart("x", filename="a.txt")]},
+    "two parts": {"artifact_parts": [TextPart("x"), TextPart("y")]},
+    "no parts": {"artifact_parts": []},
+    "data part": {"artifact_parts": [DataPart({"parts": [{"kind": "text", "text": ""}]})]},
+    "file part": {"artifact_parts": [FilePart(uri="https://example.com/f")]},
+    "not appended": {"append": False},
+    "last chunk": {"last_chunk": True},
+    "event metadata": {"metadata": {"parts": [{"kind": "text", "text": ""}]}},
+    "context": {"context_id": "ctx-2"},
+}
+
+
+@pytest.mark.parametrize("what", sorted(_VARIANTS))
+async def test_a_chunk_unlike_its_run_comes_back_as_it_was(store: Store, what: str) -> None:
+    """Runs of one artifact's text chunks may be stored in less room (the SQL stores
+    do): a chunk differing in anything else, in any place of a run, is kept whole."""
+    base = chunk("t-1", "a", "x", append=True)
+    texts = [f"c{n}" for n in range(6)] + _ODD
+    events: list[Event] = [created("t-1")]
+    for at in (0, 1, 2, 5, len(texts) - 1):  # the odd chunk first, second, inside, last
+        for n, text in enumerate(texts):
+            one = _variant(base, artifact_parts=[TextPart(text)])
+            events.append(_variant(one, **_VARIANTS[what]) if n == at else one)
+    await store.create_task(A, events[:1], dialect="1.0", now=ts(0))
+    await store.append(A, "t-1", 1, events[1:], now=ts(1))
+    assert [e.event for e in await store.read_events(A, "t-1")] == events
+    for after in range(1, len(events), 7):
+        got = await store.read_events(A, "t-1", after=after, limit=3)
+        assert [e.event for e in got] == events[after:after + 3]
+
+
+async def test_chunk_texts_and_ids_of_every_kind_come_back(store: Store) -> None:
+    odd_id = 'id "with" \\ ' + _SLOT
+    first = created(odd_id, odd_id)
+    events: list[Event] = [first] + [
+        chunk(odd_id, _SLOT, text, ctx=odd_id, append=n > 0)
+        for n, text in enumerate([*_ODD, odd_id, f'"{odd_id}"', *_ODD])
+    ]
+    await store.create_task(A, events, dialect="1.0", now=ts(0))
+    assert [e.event for e in await store.read_events(A, odd_id)] == events
+    record = await store.get_task(A, odd_id)
+    assert record is not None
+    assert record.task.artifacts[0].parts == [
+        TextPart(e.artifact.parts[0].text)  # type: ignore[union-attr]
+        for e in events[1:]
+    ]
+
+
 # ------------------------------------------------------- history and artifacts
 
 

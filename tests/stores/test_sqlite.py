@@ -107,7 +107,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     finally:
         other.close()
 
@@ -126,9 +126,9 @@ async def test_the_wal_is_copied_into_the_database_off_the_writer(tmp_path: Path
         version = 1
         # Well short of the writer's own threshold: any copy is the checkpointer's.
         for batch in range(CHECKPOINT_PAGES // 10):  # about 17 pages a batch
+            # an artifact each: a run of one artifact's text chunks is stored in less
             events: list[Event] = [
-                chunk("t-1", "a", f"{batch}-{n} " * 20, append=version + n > 1)
-                for n in range(100)
+                chunk("t-1", f"a-{batch}-{n}", f"{batch}-{n} " * 20) for n in range(100)
             ]
             version = await store.append(B, "t-1", version, events, now=ts(2))
         checkpointer.wait()
@@ -263,6 +263,27 @@ async def test_consecutive_events_of_one_kind_share_a_row(db: SQLiteStore) -> No
         (1, 0, 1), (2, 1, 1), (3, 2, 256), (259, 2, 256), (515, 2, 88), (603, 3, 1), (604, 2, 1)
     ]
     assert [e.event for e in await db.read_events(B, "t-1", after=258, limit=2)] == events[258:260]
+
+
+async def test_a_run_of_text_chunks_is_stored_as_its_texts(db: SQLiteStore) -> None:
+    events: list[Event] = [
+        created("t-1"),
+        *[chunk("t-1", "a", f"chunk {n:04d} ", append=n > 0) for n in range(300)],
+        chunk("t-1", "a", "one", "two", append=True),  # two parts: heads a run of its own
+        *[chunk("t-1", "a", f"more {n} ", append=True) for n in range(5)],
+    ]
+    await db.create_task(B, events, dialect="1.0", now=ts(0))
+    raw = sqlite3.connect(db.path)
+    try:
+        rows = raw.execute("SELECT seq, n, payload FROM events ORDER BY seq").fetchall()
+    finally:
+        raw.close()
+    assert [(seq, n) for seq, n, _ in rows] == [(1, 1), (2, 256), (258, 44), (302, 6)]
+    # the first chunk whole, then each other chunk's text: 15 bytes for 12 of text
+    whole = len(msgspec.json.encode(events[1]))
+    assert [p[:1] for _, _, p in rows] == [b"{", b"\x03", b"\x03", b"\x03"]
+    assert len(rows[1][2]) < whole + 255 * 15 and whole > 130
+    assert [e.event for e in await db.read_events(B, "t-1")] == events
 
 
 async def test_an_existing_database_keeps_its_page_size(tmp_path: Path) -> None:
@@ -421,7 +442,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 8
+        assert store.schema_version == SCHEMA_VERSION == 9
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),

@@ -22,6 +22,7 @@ from interlingua.core.model import (
 )
 from interlingua.stores import Scope, SQLiteStore
 from interlingua.stores._projection import HISTORY_MAX
+from interlingua.stores.sqlite import SCHEMA_VERSION
 
 from .builders import agent, chunk, created, said, status, ts, user
 
@@ -201,7 +202,7 @@ async def test_a_version_7_database_lists_its_tasks_and_keeps_them_from_their_ne
     finally:
         raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == 8
+        assert store.schema_version == SCHEMA_VERSION
         page = await same_page(store, ListTasks())
         assert kept_as(page) == ["Task"]
         await store.append(A, "t-1", version, [status("t-1", S.WORKING, ts(1))], now=ts(1))

@@ -117,6 +117,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN history bytea",
         "ALTER TABLE tasks ADD COLUMN history_at integer",
     ),
+    # A run of text chunks of one artifact is written as its first event and the
+    # texts of the others (stores/sqlite/rows.py, _TEXT_RUN); rows written
+    # before read as ever.
+    (),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -149,6 +149,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN listed_split INTEGER",
         "ALTER TABLE tasks ADD COLUMN listed_at INTEGER",
     ),
+    # A run of text chunks of one artifact is written as its first event and the
+    # texts of the others (see rows._TEXT_RUN); rows written before read as ever.
+    (),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open
