@@ -179,6 +179,23 @@ async def test_a_task_finished_at_creation_reads_back_as_written() -> None:
     assert listed.tasks == [_projection.fold(log)]
 
 
+async def test_a_finished_stream_packs_its_chunks_as_their_texts() -> None:
+    store = MemoryStore()
+    log: list[Event] = [
+        created("t-1", at=ts(0)),
+        *[chunk("t-1", "a", f"chunk {n:04d} ", append=n > 0) for n in range(1000)],
+        status("t-1", S.COMPLETED, ts(1)),
+    ]
+    await store.create_task(A, log, dialect="1.0", now=ts(0))
+    packed = _packed_log.pack(log, "t-1", "ctx-1", bytearray())
+    # each chunk after the first is its text: 15 bytes for 12 of text, where a
+    # chunk's row of its own takes more than 80
+    whole = _packed_log.pack(log[:2], "t-1", "ctx-1", bytearray())
+    assert len(whole) > 80 and len(packed) < len(whole) + 999 * 15 + 100
+    assert _packed_log.unpack(packed, "t-1", "ctx-1") == log
+    assert [e.event for e in await store.read_events(A, "t-1", after=500, limit=2)] == log[500:502]
+
+
 def test_the_packed_rows_stand_for_every_field_of_their_events() -> None:
     # A field added to one of these events would otherwise be dropped when its
     # task is packed.

@@ -5,7 +5,9 @@ the task's history: stored as they are, those ids take more room than the rest
 of a small task. Here an event is written without what its task already knows
 (its id and context id), in a row that names its fields by position, and is
 given them back when read. An event that names another task or context (which
-the engine never writes, but a store does not rely on that) is kept whole.
+the engine never writes, but a store does not rely on that) is kept whole. A
+run of text chunks of one artifact (``_chunks``) is a row of its first chunk
+and the texts of the others.
 
 JSON, not MessagePack: metadata may hold integers beyond 64 bits, and reading
 back must give what JSON gave before (strings for dates, say).
@@ -29,6 +31,7 @@ from ..core.model import (
     TaskCreated,
     TaskStatus,
 )
+from . import _chunks
 
 __all__ = ["pack", "unpack"]
 
@@ -67,7 +70,28 @@ class _Whole(msgspec.Struct, array_like=True, gc=False, tag=4):
     event: Event
 
 
-_Row = _Created | _Status | _Chunk | _Said | _Whole
+class _Texts(msgspec.Struct, array_like=True, gc=False, tag=5):
+    """A run of text chunks: the first one's fields, then the others' texts."""
+
+    artifact: Artifact
+    append: bool
+    last_chunk: bool
+    metadata: Metadata | None
+    texts: list[str]
+
+
+class _TextsRead(msgspec.Struct, array_like=True, gc=False, tag=5):
+    """``_Texts`` as read back: each text as its JSON string."""
+
+    artifact: Artifact
+    append: bool
+    last_chunk: bool
+    metadata: Metadata | None
+    texts: list[msgspec.Raw]
+
+
+_Row = _Created | _Status | _Chunk | _Said | _Whole | _Texts
+_ReadRow = _Created | _Status | _Chunk | _Said | _Whole | _TextsRead
 
 #: the fields each row stands for; a test keeps them in step with the model
 FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {
@@ -78,22 +102,32 @@ FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {
 }
 
 _encode_into = msgspec.json.Encoder().encode_into
-_decode = msgspec.json.Decoder(list[_Row]).decode
+_decode = msgspec.json.Decoder(list[_ReadRow]).decode
 _replace = msgspec.structs.replace
 
 
 def pack(events: Sequence[Event], task_id: str, context_id: str, buffer: bytearray) -> bytes:
     """``events`` (the whole log of the task ``task_id`` in ``context_id``) as bytes;
     ``buffer`` is scratch space, reused from call to call by one caller."""
-    # One loop, no calls per event: this runs in every send that ends a task.
+    # One loop, no calls per event but for runs of chunks: this runs in every
+    # send that ends a task.
     rows: list[_Row] = []
-    for e in events:
+    i, count = 0, len(events)
+    while i < count:
+        e = events[i]
+        i += 1
         if type(e) is StatusUpdate:
             if e.task_id == task_id and e.context_id == context_id:
                 rows.append(_Status(e.status, e.metadata))
                 continue
         elif type(e) is ArtifactUpdate:
             if e.task_id == task_id and e.context_id == context_id:
+                if i < count and type(events[i]) is ArtifactUpdate:
+                    texts = _chunks.texts_after(e, events, i, count)
+                    if texts:
+                        rows.append(_Texts(e.artifact, e.append, e.last_chunk, e.metadata, texts))
+                        i += len(texts)
+                        continue
                 rows.append(_Chunk(e.artifact, e.append, e.last_chunk, e.metadata))
                 continue
         elif type(e) is TaskCreated:
@@ -122,10 +156,19 @@ def pack(events: Sequence[Event], task_id: str, context_id: str, buffer: bytearr
 
 def unpack(data: bytes, task_id: str, context_id: str) -> list[Event]:
     """The events ``pack`` was given, as new objects the caller owns."""
-    return [_event(row, task_id, context_id) for row in _decode(data)]
+    events: list[Event] = []
+    for row in _decode(data):
+        if type(row) is _TextsRead:
+            head = ArtifactUpdate(
+                task_id, context_id, row.artifact, row.append, row.last_chunk, row.metadata)
+            events.append(head)
+            events.extend(_chunks.chunks_after(head, row.texts))
+        else:
+            events.append(_event(row, task_id, context_id))
+    return events
 
 
-def _event(row: _Row, task_id: str, context_id: str) -> Event:
+def _event(row: _ReadRow, task_id: str, context_id: str) -> Event:
     # ``type(row) is``: an isinstance that misses costs a metaclass call
     if type(row) is _Status:
         return StatusUpdate(task_id, context_id, row.status, row.metadata)

@@ -16,9 +16,8 @@ from ...core.model import (
     Task,
     TaskState,
     TaskStatus,
-    TextPart,
 )
-from .. import _projection
+from .. import _chunks, _projection
 from .._projection import HISTORY_MAX
 from .connection import _Connection
 from .schema import _KIND
@@ -131,19 +130,11 @@ def _trim(history: list[Message], history_length: int | None) -> list[Message]:
     return history if history_length is None else history[-history_length:]
 
 
-# A run of text chunks of one artifact (what a streaming agent emits most) is
-# written as its first event and the bare texts of the others, each of which is
-# the first one turned into an appended chunk with that text as its only part:
-# about 14 bytes a chunk where the events themselves take about 190, so the
-# WAL, the checkpoints that copy it and the page cache carry a tenth as much.
-# Such a payload starts with this byte (JSON text never does); the JSON after it
-# is ``[first event, [text, ...]]``.
+# A run of text chunks of one artifact (see stores/_chunks.py) is written as
+# its first event and the texts of the others: such a payload starts with this
+# byte (JSON text never does); the JSON after it is ``[first event, [text, ...]]``.
 _TEXT_RUN = b"\x03"
 _text_run_decoder = msgspec.json.Decoder(tuple[ArtifactUpdate, list[msgspec.Raw]])
-_chunks_decoder = msgspec.json.Decoder(list[ArtifactUpdate])
-# where a chunk's text sits in its JSON: artifact_id, the one string field of
-# the artifact encoded before its parts, cannot hold these quotes unescaped
-_TEXT_SLOT = b'"parts":[{"kind":"text","text":""}]'
 
 
 def _runs(
@@ -161,7 +152,7 @@ def _runs(
         while end < limit and _KIND[type(events[end])] == kind:
             end += 1
         if type(head) is ArtifactUpdate and end - start > 2:
-            texts = _chunk_texts(head, events, start + 1, end)
+            texts = _chunks.texts_after(head, events, start + 1, end)
             if len(texts) > 1:
                 end = start + 1 + len(texts)
                 yield (pk, first_seq + start, kind, end - start,
@@ -174,37 +165,6 @@ def _runs(
         start = end
 
 
-def _chunk_texts(head: ArtifactUpdate, events: Sequence[Event], start: int,
-                 end: int) -> list[str]:
-    """The texts of the events from ``start`` on that are ``head`` made an appended
-    chunk with one plain text part, up to the first that is not."""
-    art = head.artifact
-    aid, index, name, described = art.artifact_id, art.index, art.name, art.description
-    meta, extensions = art.metadata, art.extensions
-    task_id, context_id, last, event_meta = (head.task_id, head.context_id, head.last_chunk,
-                                             head.metadata)
-    texts: list[str] = []
-    for i in range(start, end):
-        event = events[i]
-        if type(event) is not ArtifactUpdate:
-            break
-        a = event.artifact
-        parts = a.parts
-        if len(parts) != 1:
-            break
-        p = parts[0]
-        if (type(p) is not TextPart or p.metadata is not None or p.media_type is not None
-                or p.filename is not None or event.append is not True
-                or a.artifact_id != aid or a.index != index or a.name != name
-                or a.description != described or a.metadata != meta
-                or a.extensions != extensions or event.last_chunk != last
-                or event.metadata != event_meta or event.task_id != task_id
-                or event.context_id != context_id):
-            break
-        texts.append(p.text)
-    return texts
-
-
 def _row_events(n: int, payload: bytes, ids: _Ids) -> list[Event]:
     if payload[:1] == _TEXT_RUN:
         return _chunk_events(_unpack(payload[1:], ids))
@@ -214,17 +174,8 @@ def _row_events(n: int, payload: bytes, ids: _Ids) -> list[Event]:
 
 def _chunk_events(payload: bytes) -> list[Event]:
     head, texts = _text_run_decoder.decode(payload)
-    chunk = msgspec.structs.replace(
-        head, append=True,
-        artifact=msgspec.structs.replace(head.artifact, parts=[TextPart(text="")]))
-    # Each chunk's JSON is the empty-text chunk's with its text put in the slot,
-    # all decoded at once: cheaper than building each chunk field by field.
-    encoded = _encode(chunk)
-    at = encoded.index(_TEXT_SLOT) + len(_TEXT_SLOT) - 4
-    before, after = encoded[:at], encoded[at + 2:]
     events: list[Event] = [head]
-    events.extend(_chunks_decoder.decode(
-        b"[" + before + (after + b"," + before).join(texts) + after + b"]"))
+    events.extend(_chunks.chunks_after(head, texts))
     return events
 
 

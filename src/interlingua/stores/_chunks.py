@@ -1,0 +1,72 @@
+"""Runs of text chunks: what a streaming agent emits most, stored in less room.
+
+A run is an artifact chunk (the *head*) followed by chunks that are, exactly,
+the head made an appended chunk (``append`` true) whose one part is a plain
+text part: they differ from it in their text alone. A store keeps the head and
+the texts (the SQL stores' event rows, the memory store's packed logs):
+about 14 bytes a chunk where a chunk event takes about 190.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from ..core.model import ArtifactUpdate, Event, TextPart
+
+__all__ = ["chunks_after", "texts_after"]
+
+_encode = msgspec.json.Encoder().encode
+_chunks_decoder = msgspec.json.Decoder(list[ArtifactUpdate])
+# Where a chunk's text sits in its JSON: artifact_id, the one string field of
+# the artifact encoded before its parts, cannot hold these quotes unescaped,
+# and the event's own fields before it are strings too.
+_TEXT_SLOT = b'"parts":[{"kind":"text","text":""}]'
+
+
+def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
+                end: int) -> list[str]:
+    """The texts of the events from ``start`` (before ``end``) that are ``head``
+    made an appended chunk with one plain text part, up to the first that is not."""
+    art = head.artifact
+    aid, index, name, described = art.artifact_id, art.index, art.name, art.description
+    meta, extensions = art.metadata, art.extensions
+    task_id, context_id, last, event_meta = (head.task_id, head.context_id, head.last_chunk,
+                                             head.metadata)
+    texts: list[str] = []
+    for i in range(start, end):
+        event = events[i]
+        if type(event) is not ArtifactUpdate:
+            break
+        a = event.artifact
+        parts = a.parts
+        if len(parts) != 1:
+            break
+        p = parts[0]
+        if (type(p) is not TextPart or p.metadata is not None or p.media_type is not None
+                or p.filename is not None or event.append is not True
+                or a.artifact_id != aid or a.index != index or a.name != name
+                or a.description != described or a.metadata != meta
+                or a.extensions != extensions or event.last_chunk != last
+                or event.metadata != event_meta or event.task_id != task_id
+                or event.context_id != context_id):
+            break
+        texts.append(p.text)
+    return texts
+
+
+def chunks_after(head: ArtifactUpdate, texts: Sequence[msgspec.Raw]) -> list[ArtifactUpdate]:
+    """The chunks after ``head`` that ``texts`` (each its JSON string) stand for,
+    as new objects: each chunk's JSON is the empty-text chunk's with its text put
+    in the slot, all decoded at once (cheaper than building them field by field)."""
+    if not texts:
+        return []
+    chunk = msgspec.structs.replace(
+        head, append=True,
+        artifact=msgspec.structs.replace(head.artifact, parts=[TextPart(text="")]))
+    encoded = _encode(chunk)
+    at = encoded.index(_TEXT_SLOT) + len(_TEXT_SLOT) - 4
+    before, after = encoded[:at], encoded[at + 2:]
+    return _chunks_decoder.decode(
+        b"[" + before + (after + b"," + before).join(texts) + after + b"]")
