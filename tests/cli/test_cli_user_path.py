@@ -4,6 +4,7 @@ outcome, what to run next, human output by default, webhooks and saved files."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -72,7 +73,13 @@ def test_ctrl_c_on_stream_says_how_to_resume() -> None:
         proc = subprocess.Popen([str(SCRIPT), "stream", url, "sleep 20"], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        time.sleep(2)
+        # Interrupted once the stream shows its task (a cold start may take a while):
+        # the hint names that task.
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the stream showed nothing in 30 s"
+        first = proc.stdout.readline()
+        assert first.startswith("Task "), first
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130, err
