@@ -68,11 +68,18 @@ def test_send_timeout_says_how_to_follow_the_task(agent_url: str) -> None:
     assert ok("get", agent_url, task_id)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_on_stream_says_how_to_resume() -> None:
     with serving() as (url, _):
         proc = subprocess.Popen([str(SCRIPT), "stream", url, "sleep 20"], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                # as from a terminal: a suite started in the background
+                                # (SIGINT ignored) would pass that on to the CLI
+                                preexec_fn=_default_sigint)
         # Interrupted once the stream shows its task (a cold start may take a while):
         # the hint names that task.
         assert proc.stdout is not None
