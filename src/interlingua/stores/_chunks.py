@@ -15,7 +15,7 @@ import msgspec
 
 from ..core.model import ArtifactUpdate, Event, TextPart
 
-__all__ = ["chunks_after", "texts_after"]
+__all__ = ["run_events", "texts_after"]
 
 _encode = msgspec.json.Encoder().encode
 _chunks_decoder = msgspec.json.Decoder(list[ArtifactUpdate])
@@ -56,17 +56,20 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
     return texts
 
 
-def chunks_after(head: ArtifactUpdate, texts: Sequence[msgspec.Raw]) -> list[ArtifactUpdate]:
-    """The chunks after ``head`` that ``texts`` (each its JSON string) stand for,
-    as new objects: each chunk's JSON is the empty-text chunk's with its text put
-    in the slot, all decoded at once (cheaper than building them field by field)."""
+def run_events(head: ArtifactUpdate, texts: Sequence[msgspec.Raw]) -> list[Event]:
+    """``head`` and the chunks after it that ``texts`` (each its JSON string) stand
+    for, as new objects: each chunk's JSON is the empty-text chunk's with its text
+    put in the slot, all decoded at once (cheaper than building them field by field)."""
+    events: list[Event] = [head]
     if not texts:
-        return []
+        return events
     chunk = msgspec.structs.replace(
         head, append=True,
         artifact=msgspec.structs.replace(head.artifact, parts=[TextPart(text="")]))
     encoded = _encode(chunk)
     at = encoded.index(_TEXT_SLOT) + len(_TEXT_SLOT) - 4
     before, after = encoded[:at], encoded[at + 2:]
-    return _chunks_decoder.decode(
-        b"[" + before + (after + b"," + before).join(texts) + after + b"]")
+    # one copy of the run's JSON (a chain of + would make one per step)
+    events.extend(_chunks_decoder.decode(
+        b"".join((b"[", before, (after + b"," + before).join(texts), after, b"]"))))
+    return events

@@ -159,10 +159,9 @@ def unpack(data: bytes, task_id: str, context_id: str) -> list[Event]:
     events: list[Event] = []
     for row in _decode(data):
         if type(row) is _TextsRead:
-            head = ArtifactUpdate(
-                task_id, context_id, row.artifact, row.append, row.last_chunk, row.metadata)
-            events.append(head)
-            events.extend(_chunks.chunks_after(head, row.texts))
+            events.extend(_chunks.run_events(ArtifactUpdate(
+                task_id, context_id, row.artifact, row.append, row.last_chunk, row.metadata),
+                row.texts))
         else:
             events.append(_event(row, task_id, context_id))
     return events

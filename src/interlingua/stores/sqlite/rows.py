@@ -166,17 +166,11 @@ def _runs(
 
 
 def _row_events(n: int, payload: bytes, ids: _Ids) -> list[Event]:
-    if payload[:1] == _TEXT_RUN:
-        return _chunk_events(_unpack(payload[1:], ids))
+    # (the references are put back first: the marker byte is no part of one)
     payload = _unpack(payload, ids)
+    if payload[:1] == _TEXT_RUN:
+        return _chunks.run_events(*_text_run_decoder.decode(memoryview(payload)[1:]))
     return [_event_decoder.decode(payload)] if n == 1 else _events_decoder.decode(payload)
-
-
-def _chunk_events(payload: bytes) -> list[Event]:
-    head, texts = _text_run_decoder.decode(payload)
-    events: list[Event] = [head]
-    events.extend(_chunks.chunks_after(head, texts))
-    return events
 
 
 def _insert_events(
