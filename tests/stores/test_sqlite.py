@@ -107,7 +107,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
     finally:
         other.close()
 
@@ -442,7 +442,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 9
+        assert store.schema_version == SCHEMA_VERSION == 10
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -573,7 +573,7 @@ _LARGE_STORE_STATS = [
     ("tasks_context", "100000 100000 100000 100 1 1"),
     ("tasks_state", "100000 100000 100000 50000 1 1"),
     ("tasks_message", "100000 100000 100000 1"),
-    ("tasks_lifecycle", "100000 50000 1"),
+    ("tasks_lifecycle", "2 1"),  # the unfinished tasks alone
 ]
 
 
@@ -606,6 +606,46 @@ async def test_listing_queries_use_indexes(db: SQLiteStore, stats: str) -> None:
         assert all(step.startswith("SEARCH") and " USING " in step for step in steps), (
             sql, plan)
         assert not [step for step in plan if "TEMP B-TREE" in step], (sql, plan)
+
+
+async def test_only_unfinished_tasks_are_in_the_lifecycle_index(db: SQLiteStore) -> None:
+    # A finished task, or a write that keeps the state, costs that index nothing.
+    await fill(db)
+    conn = sqlite3.connect(db.path)
+    try:
+        def indexed() -> int:
+            return int(conn.execute(
+                "SELECT SUM(ncell) FROM dbstat WHERE name = 'tasks_lifecycle'"
+                " AND pagetype = 'leaf'").fetchone()[0])
+
+        unfinished = len(await db.unfinished_tasks())
+        assert unfinished == 4 and indexed() == unfinished
+        await db.append(A, "t-1", 5, [status("t-1", S.COMPLETED, ts(20))], now=ts(20))
+        assert indexed() == unfinished - 1
+        # as a process of an earlier schema version, still running, asks for them
+        assert len(conn.execute(
+            "SELECT id FROM tasks INDEXED BY tasks_lifecycle"
+            " WHERE state IN ('submitted', 'working')").fetchall()) == unfinished - 1
+    finally:
+        conn.close()
+
+
+async def test_purging_reads_each_scopes_finished_tasks_by_index(db: SQLiteStore) -> None:
+    await fill(db)
+    with_stats(db, "tasks", _LARGE_STORE_STATS)
+    statements = await traced(db, db.purge_finished(ts(11)))
+    # (a statement is traced again as each trigger it fires begins)
+    deletes = set(s for s in statements if s.startswith("DELETE FROM tasks"))
+    assert len(deletes) == 2  # one for each scope
+    conn = sqlite3.connect(db.path)
+    try:
+        for delete in deletes:
+            plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + delete)]
+            assert [step for step in plan
+                    if step.startswith("SEARCH tasks USING INDEX tasks_state")], plan
+            assert not [step for step in plan if step.startswith("SCAN")], plan
+    finally:
+        conn.close()
 
 
 async def test_counts_follow_every_change(db: SQLiteStore) -> None:

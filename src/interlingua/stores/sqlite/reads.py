@@ -280,9 +280,20 @@ def _unfinished(conn: sqlite3.Connection) -> list[UnfinishedTask]:
 
 
 def _purge(conn: sqlite3.Connection, before: str) -> int:
+    # Scope by scope, through its state index: each finished state's tasks in the
+    # order of their status time (``stamp``). That is when the final status was
+    # written, so not after the last write (``updated_at``, which decides); a
+    # status stamped by a clock ahead of the writer's only keeps its task longer.
+    deleted = 0
     with _transaction(conn):
-        # the events go with their task (ON DELETE CASCADE)
-        cur = conn.execute(
-            f"DELETE FROM tasks WHERE state IN {_TERMINAL_SQL} AND updated_at < ?", (before,)
-        )
-    return cur.rowcount
+        scopes = conn.execute("SELECT DISTINCT tenant, owner FROM task_counts").fetchall()
+        for tenant, owner in scopes:
+            # the events go with their task (ON DELETE CASCADE)
+            cur = conn.execute(
+                "DELETE FROM tasks WHERE pk IN (SELECT pk FROM tasks INDEXED BY tasks_state"
+                f" WHERE tenant = ? AND owner = ? AND state IN {_TERMINAL_SQL} AND stamp < ?"
+                " AND updated_at < ?)",
+                (tenant, owner, before, before),
+            )
+            deleted += cur.rowcount
+    return deleted

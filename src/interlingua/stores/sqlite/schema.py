@@ -152,11 +152,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # A run of text chunks of one artifact is written as its first event and the
     # texts of the others (see rows._TEXT_RUN); rows written before read as ever.
     (),
+    (
+        # Start-up recovery and the lease heartbeat look for the unfinished tasks,
+        # and only for them: an index of those alone is small, a finished task is
+        # not in it, and a write that leaves the state as it was does not touch it
+        # (the index it replaces held every task by its last write time, moved on
+        # every write). Purging finds old finished tasks by each scope's state
+        # index (reads._purge). The name stays, so that a process of an earlier
+        # version still running on this database finds the index it names.
+        "DROP INDEX tasks_lifecycle",
+        "CREATE INDEX tasks_lifecycle ON tasks (state) WHERE state IN ('submitted', 'working')",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open
 HISTORY_VERSION = 7
 
 _KIND: dict[type, int] = {TaskCreated: 0, StatusUpdate: 1, ArtifactUpdate: 2, HistoryAppended: 3}
+#: as the partial index tasks_lifecycle says it, so that a query naming it can use it
 _UNFINISHED_SQL = "('submitted', 'working')"
 _TERMINAL_SQL = "(" + ", ".join(sorted(f"'{s.value}'" for s in TERMINAL_STATES)) + ")"
