@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import pstats
 import sys
@@ -110,10 +111,46 @@ class Caller:
         await asyncio.wait_for(self._lifespan, 10)
 
 
+class CollectorClock:
+    """Time spent in the cycle collector's passes (``gc.callbacks``), while on."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.passes = 0
+        self.seconds = 0.0
+        #: CPU of the measured rounds, and the thresholds they ran with
+        self.cpu = 0.0
+        self.thresholds = gc.get_threshold()
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        elif self.on:
+            self.passes += 1
+            self.seconds += time.process_time() - self._started
+
+
+async def _post_all(caller: Caller, bodies: list[bytes], concurrency: int) -> None:
+    if concurrency == 1:
+        for body in bodies:
+            await caller.post(body)
+        return
+
+    async def one_at_a_time(share: list[bytes]) -> None:
+        for body in share:
+            await caller.post(body)
+
+    await asyncio.gather(*(one_at_a_time(bodies[k::concurrency]) for k in range(concurrency)))
+
+
 async def measure(store: str, kinds: list[str], rounds: int, per_round: int,
-                  profile: bool) -> dict[str, float]:
+                  profile: bool, concurrency: int = 1, young_gc_threshold: int | None = None,
+                  clock: CollectorClock | None = None) -> dict[str, float]:
     caller = Caller(build_app(store, "http://127.0.0.1:1/"))
     await caller.start()
+    if young_gc_threshold is not None:  # after the app's own start-up set its own
+        gc.set_threshold(young_gc_threshold, *gc.get_threshold()[1:])
     n = 0
     best = {kind: float("inf") for kind in kinds}
     try:
@@ -129,10 +166,15 @@ async def measure(store: str, kinds: list[str], rounds: int, per_round: int,
                 make, units = KINDS[kind]
                 bodies = [make(n + i) for i in range(per_round)]
                 n += per_round
+                if clock is not None:
+                    clock.on = True
                 t0 = time.process_time()
-                for body in bodies:
-                    await caller.post(body)
+                await _post_all(caller, bodies, concurrency)
                 spent = time.process_time() - t0
+                if clock is not None:
+                    clock.on = False
+                    clock.cpu += spent
+                    clock.thresholds = gc.get_threshold()
                 best[kind] = min(best[kind], spent / (per_round * units))
         if profile:
             for kind in kinds:
@@ -162,15 +204,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-round", type=int, default=200,
                         help="requests per round (streams: 10 is plenty)")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="requests in flight at once (1)")
+    parser.add_argument("--young-gc-threshold", type=int, default=None,
+                        help="the cycle collector's first threshold once the app has started"
+                             " (default: what the app sets; the interpreter's own is 700)")
     args = parser.parse_args(argv)
     import uvloop
 
+    clock = CollectorClock()
+    gc.callbacks.append(clock)
     best = uvloop.run(measure(args.store, args.kinds, args.rounds, args.per_round,
-                              args.profile))
+                              args.profile, args.concurrency, args.young_gc_threshold, clock))
     for kind, seconds in best.items():
         unit = "event" if kind == "stream" else "request"
         print(f"{kind}: {seconds * 1e6:.1f} µs CPU per {unit} (best of {args.rounds} rounds,"
-              f" {args.store})")
+              f" {args.store}, {args.concurrency} in flight)")
+    share = clock.seconds / clock.cpu if clock.cpu else 0.0
+    print(f"cycle collector in the measured rounds: {clock.passes} passes,"
+          f" {clock.seconds * 1e3:.0f} ms, {share:.1%} of their CPU"
+          f" (thresholds {clock.thresholds})")
     return 0
 
 

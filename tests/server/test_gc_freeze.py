@@ -1,5 +1,6 @@
 """A started server keeps its start-up heap out of the cycle collector's view, and
-gives it back at shutdown (``create_app(freeze_gc=...)``)."""
+gives it back at shutdown (``create_app(freeze_gc=...)``); it collects the young
+generation less often meanwhile (``young_gc_threshold``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 
 from interlingua.server import Agent, Context
+from interlingua.server.app import YOUNG_GC_THRESHOLD
 
 from ..live import live_agent
 
@@ -39,3 +41,25 @@ def test_the_start_up_heap_is_frozen_while_the_server_runs(freeze: bool) -> None
     else:
         assert frozen == 0
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.parametrize(("asked", "serving"), [
+    ("default", YOUNG_GC_THRESHOLD),
+    (None, 700),
+    (500, 700),  # never lower than the process's own
+    (20_000, 20_000),
+])
+def test_the_young_generation_is_larger_while_the_server_runs(asked: object,
+                                                             serving: int) -> None:
+    agent = Agent(name="echo", description="Echo", executor=echo)
+    before = gc.get_threshold()
+    gc.set_threshold(700, *before[1:])
+    try:
+        options = {} if asked == "default" else {"young_gc_threshold": asked}
+        with live_agent(agent, **options) as url:
+            during = gc.get_threshold()
+            assert _send(url) == "TASK_STATE_COMPLETED"
+        assert during == (serving, *before[1:])
+        assert gc.get_threshold() == (700, *before[1:])
+    finally:
+        gc.set_threshold(*before)

@@ -167,7 +167,7 @@ class Gateway:
             app = self._apps.get(name)
             if app is None:
                 app = create_app(self._agent_for(name, live), store=self._store_for(name),
-                                 freeze_gc=False)
+                                 freeze_gc=False, young_gc_threshold=None)
                 await self._stack.enter_async_context(app.router.lifespan_context(app))
                 self._apps[name] = app
         return app

@@ -48,6 +48,10 @@ __all__ = ["A2AApp", "A2AServer", "CardVariant", "create_app", "lifespans"]
 
 log = logging.getLogger("interlingua.server")
 
+#: the cycle collector's first threshold while serving, unless the process's is higher:
+#: above the young objects that 64 requests in flight hold (docs/architecture.md)
+YOUNG_GC_THRESHOLD = 10_000
+
 class A2AApp(Starlette):
     """A Starlette app whose JSON-RPC route skips the middleware stack.
 
@@ -168,6 +172,7 @@ def create_app(
     limits: Limits | None = None,
     card_signing: CardSigning | None = None,
     freeze_gc: bool = True,
+    young_gc_threshold: int | None = YOUNG_GC_THRESHOLD,
     rest: bool = True,
     debug: bool = False,
     metrics: bool = False,
@@ -188,6 +193,9 @@ def create_app(
     ``freeze_gc``: once started, the objects the process holds so far (modules,
     classes, the agent) are moved out of the cycle collector's view
     (``gc.freeze``) until shutdown; see docs/architecture.md, "Performance".
+    ``young_gc_threshold``: while serving, the cycle collector looks at the young
+    objects only once this many have been made (the first of ``gc.get_threshold()``,
+    when it is lower; None leaves it as it is), ibid.
     ``metrics`` serves ``/metrics`` (Prometheus); ``tracing`` makes OpenTelemetry
     spans (None: when an SDK is set up at this call; or a ``TracerProvider`` to take
     them from); docs/observability.md.
@@ -268,9 +276,16 @@ def create_app(
             # architecture.md, "The heap made at start-up is frozen").
             gc.collect()
             gc.freeze()
+        thresholds = gc.get_threshold()
+        if young_gc_threshold is not None and young_gc_threshold > thresholds[0]:
+            # The requests in flight hold more young objects than the default 700:
+            # the collector would run for nearly every request, to find next to no
+            # garbage (ibid., "The young generation is larger").
+            gc.set_threshold(young_gc_threshold, *thresholds[1:])
         try:
             yield
         finally:
+            gc.set_threshold(*thresholds)
             if freeze_gc:
                 gc.unfreeze()
             await engine.stop()
