@@ -12,9 +12,11 @@ from click.testing import CliRunner
 from interlingua.cli.main import main
 from interlingua.core.calls import ListTasks
 from interlingua.core.errors import InvalidParams
+from interlingua.core.lifecycle import TERMINAL_STATES
 from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, Scope, open_store
 from interlingua.stores.postgres import PostgresStore, StoreUnavailable
+from interlingua.stores.postgres.rows import _TERMINAL_SQL, _UNFINISHED_SQL
 from interlingua.stores.postgres.schema import SCHEMA_VERSION, parse_postgres_url
 
 from ..services import with_option
@@ -338,6 +340,54 @@ async def test_events_are_stored_as_runs(pg_clean_url: str) -> None:
         assert rec is not None and len(rec.task.artifacts[0].parts) == 300
     finally:
         await store.close()
+
+
+async def test_a_write_of_chunks_leaves_the_indexes_alone(pg_url: str) -> None:
+    # No index names a column such a write changes, so PostgreSQL can make it a
+    # heap-only (HOT) update: no index is written. (A schema of its own: the
+    # counts are the table's since it was made.)
+    schema = schema_of(pg_url)
+    store = PostgresStore(pg_url)
+    await store.open()
+    try:
+        v = await store.create_task(A, [created("t-1"), status("t-1", S.WORKING, ts(0))],
+                                    dialect="1.0", now=ts(0))
+        for i in range(3):
+            v = await store.append(A, "t-1", v, [chunk("t-1", "a", f"c{i}", append=i > 0)],
+                                   now=ts(1 + i))
+        await store.append(A, "t-1", v, [status("t-1", S.COMPLETED, ts(9))], now=ts(9))
+    finally:
+        await store.close()  # its sessions end, and report their counts
+    conn = await admin(pg_url)
+    try:
+        for _ in range(50):
+            updates, hot = await conn.fetchrow(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables"
+                " WHERE schemaname = $1 AND relname = 'tasks'", schema)
+            if updates >= 4:
+                break
+            await asyncio.sleep(0.1)
+        # the three chunk writes; the final status moves the task in its indexes
+        assert (updates, hot) == (4, 3)
+        # the unfinished and the finished tasks are found by an index of their own
+        await conn.execute(f'SET search_path TO "{schema}"')
+        await conn.execute("SET enable_seqscan = off")
+        for sql, index in [
+            (f"SELECT id FROM tasks WHERE state IN {_UNFINISHED_SQL}", "tasks_lifecycle"),
+            ("SELECT id FROM tasks WHERE state = ANY('{submitted,working}')", "tasks_lifecycle"),
+            (f"DELETE FROM tasks WHERE state IN {_TERMINAL_SQL} AND stamp < 'x'"
+             " AND updated_at < 'x'", "tasks_finished"),
+        ]:
+            plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + sql))
+            assert index in plan, (sql, plan)
+    finally:
+        await conn.close()
+
+
+def test_the_partial_indexes_name_every_state() -> None:
+    assert _UNFINISHED_SQL == "(" + ", ".join(
+        f"'{s.value}'" for s in (S.SUBMITTED, S.WORKING)) + ")"
+    assert _TERMINAL_SQL == "(" + ", ".join(sorted(f"'{s.value}'" for s in TERMINAL_STATES)) + ")"
 
 
 async def test_listing_pages_on_an_index(pg_clean_url: str) -> None:

@@ -121,6 +121,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # texts of the others (stores/sqlite/rows.py, _TEXT_RUN); rows written
     # before read as ever.
     (),
+    (
+        # Recovery and the lease heartbeat look for the unfinished tasks, purging
+        # for the old finished ones: an index for each, of those tasks alone, and
+        # neither names the last write time (``updated_at``). The index they
+        # replace did, so no write of a task could be a heap-only (HOT) update,
+        # which leaves every index alone: PostgreSQL allows one only when no
+        # indexed column changes. A write of artifact chunks now changes none.
+        # Purging goes by the status time (``stamp``), then the last write. The
+        # first keeps its name, so that a replica of an earlier version still
+        # running finds the unfinished tasks by it.
+        "DROP INDEX tasks_lifecycle",
+        "CREATE INDEX tasks_lifecycle ON tasks (state) WHERE state IN ('submitted', 'working')",
+        "CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (stamp)"
+        " WHERE state IN ('canceled', 'completed', 'failed', 'rejected')",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

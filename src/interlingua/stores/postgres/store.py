@@ -36,7 +36,8 @@ from ..sqlite.rows import (
 from .outbox import Outbox
 from .rows import (
     _TERMINAL,
-    _UNFINISHED,
+    _TERMINAL_SQL,
+    _UNFINISHED_SQL,
     _check_lease,
     _count,
     _encode,
@@ -444,7 +445,7 @@ class PostgresStore(Outbox):
         async with self._conn() as conn:
             rows = await conn.fetch(
                 "SELECT tenant, owner, id, context_id, state, version, lease FROM tasks"
-                " WHERE state = ANY($1::text[])", _UNFINISHED)
+                f" WHERE state IN {_UNFINISHED_SQL}")
         return [UnfinishedTask(Scope(tenant, owner), task_id, context_id, TaskState(state),
                                version, lease)
                 for tenant, owner, task_id, context_id, state, version, lease in rows]
@@ -452,8 +453,11 @@ class PostgresStore(Outbox):
     async def purge_finished(self, before: str) -> int:
         async with self._conn() as conn:
             status = await conn.execute(
-                "DELETE FROM tasks WHERE state = ANY($1::text[]) AND updated_at < $2",
-                _TERMINAL, before)
+                # by tasks_finished: the final status is written no later than
+                # the last write; a status stamped by a clock ahead of the
+                # writer's only keeps its task longer
+                f"DELETE FROM tasks WHERE state IN {_TERMINAL_SQL} AND stamp < $1"
+                " AND updated_at < $1", before)
         return _count(status)
 
     # ------------------------------------------------------------------ leases
