@@ -28,13 +28,14 @@ class Replica(Process):
         self.lease_timeout = lease_timeout
         self.extra = extra
 
-    def start(self, wait: bool = True) -> Replica:
+    def start(self, wait: bool = True, **popen: Any) -> Replica:
+        popen.setdefault("stdout", subprocess.DEVNULL)
         self.launch(
             [sys.executable, "-m", "interlingua.cli.main", "serve", self.agent,
              "--port", str(self.port), "--store", self.store, "--bus", self.bus,
              "--lease-timeout", str(self.lease_timeout), "--log-level", "warning",
              *self.extra],
-            stdout=subprocess.DEVNULL, env=None)
+            env=None, **popen)
         if wait:
             self.wait_ready()
         return self

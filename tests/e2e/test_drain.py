@@ -1,10 +1,12 @@
 """SIGTERM drains: new sends are refused (503, Retry-After) and /healthz says
 so, while running turns finish and their streams get their last events; turns
-still running when the window closes end by the restart policy."""
+still running when the window closes end by the restart policy. Signals that
+follow cut it short, and the server still stops cleanly."""
 
 from __future__ import annotations
 
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -70,6 +72,37 @@ def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
         assert 1 <= time.monotonic() - began < 10
     finally:
         server.kill()
+    again = Replica(server.store, "local://").start()
+    try:
+        record = call(again.url, "GetTask", {"id": task["id"]})["result"]
+        assert record["status"]["state"] == "TASK_STATE_FAILED"
+        assert "stopped" in record["status"]["message"]["parts"][0]["text"]
+    finally:
+        again.stop()
+
+
+def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(tmp_path: Path) -> None:
+    # The first drains, the second stops, the third forces: the app's own
+    # shutdown still runs then (its store closed, its turns ended), and nothing
+    # is cancelled mid-way with a traceback.
+    server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
+                     extra=("--drain-seconds", "30")).start(stderr=subprocess.PIPE)
+    try:
+        task = send(server.url, f"wait {tmp_path / 'observed'}")
+        assert server.proc is not None
+        began = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)  # draining
+        server.proc.send_signal(signal.SIGINT)
+        time.sleep(0.02)
+        server.proc.send_signal(signal.SIGINT)
+        _, err = server.proc.communicate(timeout=15)
+        assert time.monotonic() - began < 10
+    finally:
+        server.kill()
+    said = err.decode()
+    assert "draining" in said
+    assert "Traceback" not in said and "CancelledError" not in said, said
     again = Replica(server.store, "local://").start()
     try:
         record = call(again.url, "GetTask", {"id": task["id"]})["result"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import logging
@@ -35,6 +36,8 @@ __all__ = [
 #: the bindings ``serve`` can serve; JSON-RPC is always among them (every card names it,
 #: and v0.3 cards' main ``url`` is its endpoint)
 BINDINGS = ("jsonrpc", "rest", "grpc")
+#: seconds the app's own shutdown may take after a forced exit (a third signal)
+FORCED_SHUTDOWN_S = 5.0
 
 log = logging.getLogger("interlingua.serve")
 
@@ -255,7 +258,8 @@ def serve(
     written ``submitted`` without it (default ``EngineConfig.submit_grace``).
     ``drain_seconds``: on SIGTERM, how long new sends are refused (503) while
     the running turns finish, before the process stops; a second signal stops
-    it at once (docs/deployment.md, "Draining").
+    it at once, a third forces the exit (the app's shutdown still runs, for up
+    to ``FORCED_SHUTDOWN_S``); docs/deployment.md, "Draining".
 
     ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC and HTTP+JSON;
     the command serves gRPC too when the ``grpc`` extra is installed). A binding
@@ -489,6 +493,16 @@ def _server_class() -> type:
             if loop is not None and not self._engine.closing:
                 loop.create_task(self._engine.begin_shutdown())
             super().handle_exit(sig, frame)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().shutdown(sockets)
+            if self.force_exit:
+                # A forced exit (a third signal) skips the app's shutdown in
+                # uvicorn; it runs here all the same, bounded: the store and the
+                # listeners close, the turns end, and nothing is left for the
+                # closing loop to cancel half-way (with a traceback).
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.lifespan.shutdown(), FORCED_SHUTDOWN_S)
 
         async def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
             log.warning("draining: new sends are refused; waiting up to %gs for %d running "
