@@ -34,10 +34,6 @@ _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 #: how long PostgreSQL lets a session of the store sit idle inside a transaction
 IDLE_IN_TRANSACTION_MS = 5000
 _TERMINAL = sorted(s.value for s in TERMINAL_STATES)
-# As the partial indexes say them (schema.py), so that the planner sees that a
-# query's condition is theirs; a test keeps them in step with the states.
-_UNFINISHED_SQL = "('submitted', 'working')"
-_TERMINAL_SQL = "('canceled', 'completed', 'failed', 'rejected')"
 
 
 def _kinds(history: bool, artifacts: bool) -> list[int]:

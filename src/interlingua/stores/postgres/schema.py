@@ -133,7 +133,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # running finds the unfinished tasks by it.
         "DROP INDEX tasks_lifecycle",
         "CREATE INDEX tasks_lifecycle ON tasks (state) WHERE state IN ('submitted', 'working')",
-        "CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (stamp)"
+        "CREATE INDEX tasks_finished ON tasks (stamp)"
         " WHERE state IN ('canceled', 'completed', 'failed', 'rejected')",
     ),
 )

@@ -33,11 +33,10 @@ from ..sqlite.rows import (
     _runs,
     advance_row,
 )
+from ..sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
 from .outbox import Outbox
 from .rows import (
     _TERMINAL,
-    _TERMINAL_SQL,
-    _UNFINISHED_SQL,
     _check_lease,
     _count,
     _encode,

@@ -169,6 +169,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 HISTORY_VERSION = 7
 
 _KIND: dict[type, int] = {TaskCreated: 0, StatusUpdate: 1, ArtifactUpdate: 2, HistoryAppended: 3}
-#: as the partial index tasks_lifecycle says it, so that a query naming it can use it
+#: as the partial indexes of both SQL stores say them (their last migrations), so
+#: that a query's condition is seen to be theirs; a test keeps them in step
 _UNFINISHED_SQL = "('submitted', 'working')"
 _TERMINAL_SQL = "(" + ", ".join(sorted(f"'{s.value}'" for s in TERMINAL_STATES)) + ")"
