@@ -290,9 +290,8 @@ def _purge(conn: sqlite3.Connection, before: str) -> int:
         for tenant, owner in scopes:
             # the events go with their task (ON DELETE CASCADE)
             cur = conn.execute(
-                "DELETE FROM tasks WHERE pk IN (SELECT pk FROM tasks INDEXED BY tasks_state"
-                f" WHERE tenant = ? AND owner = ? AND state IN {_TERMINAL_SQL} AND stamp < ?"
-                " AND updated_at < ?)",
+                "DELETE FROM tasks INDEXED BY tasks_state WHERE tenant = ? AND owner = ?"
+                f" AND state IN {_TERMINAL_SQL} AND stamp < ? AND updated_at < ?",
                 (tenant, owner, before, before),
             )
             deleted += cur.rowcount
