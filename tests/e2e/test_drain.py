@@ -60,6 +60,17 @@ def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
         again.stop()
 
 
+def assert_ended_by_the_stop(store: str, task_id: str) -> None:
+    """A replica started again on ``store`` finds the task failed by the stop."""
+    again = Replica(store, "local://").start()
+    try:
+        record = call(again.url, "GetTask", {"id": task_id})["result"]
+        assert record["status"]["state"] == "TASK_STATE_FAILED"
+        assert "stopped" in record["status"]["message"]["parts"][0]["text"]
+    finally:
+        again.stop()
+
+
 def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
     server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
                      extra=("--drain-seconds", "1")).start()
@@ -72,13 +83,7 @@ def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
         assert 1 <= time.monotonic() - began < 10
     finally:
         server.kill()
-    again = Replica(server.store, "local://").start()
-    try:
-        record = call(again.url, "GetTask", {"id": task["id"]})["result"]
-        assert record["status"]["state"] == "TASK_STATE_FAILED"
-        assert "stopped" in record["status"]["message"]["parts"][0]["text"]
-    finally:
-        again.stop()
+    assert_ended_by_the_stop(server.store, task["id"])
 
 
 def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(tmp_path: Path) -> None:
@@ -103,10 +108,4 @@ def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(tmp_path: Path) -> Non
     said = err.decode()
     assert "draining" in said
     assert "Traceback" not in said and "CancelledError" not in said, said
-    again = Replica(server.store, "local://").start()
-    try:
-        record = call(again.url, "GetTask", {"id": task["id"]})["result"]
-        assert record["status"]["state"] == "TASK_STATE_FAILED"
-        assert "stopped" in record["status"]["message"]["parts"][0]["text"]
-    finally:
-        again.stop()
+    assert_ended_by_the_stop(server.store, task["id"])
