@@ -132,11 +132,6 @@ class CollectorClock:
 
 
 async def _post_all(caller: Caller, bodies: list[bytes], concurrency: int) -> None:
-    if concurrency == 1:
-        for body in bodies:
-            await caller.post(body)
-        return
-
     async def one_at_a_time(share: list[bytes]) -> None:
         for body in share:
             await caller.post(body)
@@ -210,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the cycle collector's first threshold once the app has started"
                              " (default: what the app sets; the interpreter's own is 700)")
     args = parser.parse_args(argv)
+    if args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
     import uvloop
 
     clock = CollectorClock()

@@ -52,6 +52,7 @@ log = logging.getLogger("interlingua.server")
 #: above the young objects that 64 requests in flight hold (docs/architecture.md)
 YOUNG_GC_THRESHOLD = 10_000
 
+
 class A2AApp(Starlette):
     """A Starlette app whose JSON-RPC route skips the middleware stack.
 
