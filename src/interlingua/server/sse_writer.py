@@ -18,6 +18,8 @@ from typing import Any
 from ..core import sse
 from ..core.dialects import Codec
 from ..core.errors import A2AError, InternalError, ResourceUnavailable
+from ..core.model import ArtifactUpdate
+from .chunk_frames import ChunkFrames
 from .streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 
 __all__ = ["Envelope", "write_sse"]
@@ -142,6 +144,7 @@ async def write_sse(
     task = asyncio.current_task()
     assert task is not None
     client = _Disconnect(receive, task)
+    frames: ChunkFrames | None = None
     try:
         try:
             while True:
@@ -154,8 +157,17 @@ async def write_sse(
                     break
                 # Everything that is ready leaves in one write. (A loop, not a
                 # comprehension: that would keep codec and envelope in cells.)
-                parts = []
+                parts: list[bytes] = []
                 for out in got:
+                    # A lone reader's text chunk is spliced into its template; an
+                    # event with several readers is encoded once for them all.
+                    if (type(out) is Entry and out.stored is None
+                            and type(out.item) is ArtifactUpdate):
+                        if frames is None:
+                            frames = ChunkFrames(codec.encode_stream_item, envelope.prefix,
+                                                 envelope.suffix)
+                        if frames.add(parts, out.seq, out.item):
+                            continue
                     parts.append(_encoded(out, codec, envelope))
                 chunk = b"".join(parts)
                 del got, parts, out

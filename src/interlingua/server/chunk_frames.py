@@ -1,0 +1,102 @@
+"""SSE frames of text chunks, spliced: the most frequent stream event, made cheaply.
+
+A streaming agent sends most of its output as chunks of one artifact that
+differ in their text alone. Such a chunk's encoding, in any dialect, is the
+encoding of the chunk before it with the other text put in its place; so a
+stream keeps the bytes before and after the text, and frames each chunk with
+one formatting instead of building and encoding its wire structs (measured
+with ``benchmarks/in_process.py stream``; docs/architecture.md).
+
+The bytes around the text are found, once per run of chunks, by encoding the
+chunk with a marker for its text through the dialect's own codec. A dialect
+that writes the text anywhere but once, as a JSON string, gets no template,
+and its chunks take the codec's path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from ..core.model import Artifact, ArtifactUpdate, TextPart
+
+__all__ = ["ChunkFrames"]
+
+_json = msgspec.json.Encoder().encode
+#: the text a probe chunk carries: characters that JSON escapes and characters it
+#: does not, so that a codec whose strings differ from ours in either finds no slot
+_MARK = '\u2063chunk "slot"\n\u00e9\u2063'
+_MARK_JSON = _json(_MARK)
+
+#: the fields a chunk may differ in from the one before while sharing its template
+#: (the others must all be equal), and the ones that must be unset; a test keeps
+#: them in step with the model
+KEYED = {
+    ArtifactUpdate: ("task_id", "context_id", "append", "last_chunk"),
+    Artifact: ("artifact_id", "index"),
+}
+UNSET = {
+    ArtifactUpdate: ("metadata",),
+    Artifact: ("name", "description", "metadata", "extensions"),
+    TextPart: ("metadata", "media_type", "filename"),
+}
+
+
+class ChunkFrames:
+    """One stream's SSE frames of text chunks, for one codec and envelope.
+
+    ``encode`` is the codec's encoding of a stream item; ``prefix`` and
+    ``suffix`` the envelope around it in an event's data.
+    """
+
+    __slots__ = ("_after", "_before", "_encode", "_key", "_prefix", "_suffix")
+
+    def __init__(self, encode: Callable[[ArtifactUpdate], bytes], prefix: bytes,
+                 suffix: bytes) -> None:
+        self._encode = encode
+        self._prefix = prefix
+        self._suffix = suffix
+        self._key: tuple[object, ...] | None = None
+        self._before: bytes | None = None
+        self._after = b""
+
+    def add(self, parts: list[bytes], seq: int, u: ArtifactUpdate) -> bool:
+        """Append the SSE event of ``u`` with id ``seq`` to ``parts``; False (and
+        nothing appended) when ``u`` is not a plain text chunk, or its dialect
+        writes text otherwise."""
+        a = u.artifact
+        chunk_parts = a.parts
+        if (len(chunk_parts) != 1 or u.metadata is not None or a.name is not None
+                or a.description is not None or a.metadata is not None
+                or a.extensions is not None):
+            return False
+        p = chunk_parts[0]
+        if (type(p) is not TextPart or p.metadata is not None or p.media_type is not None
+                or p.filename is not None):
+            return False
+        text = p.text
+        if not text:  # a dialect may leave an empty text out
+            return False
+        key = (u.task_id, u.context_id, a.artifact_id, a.index, u.append, u.last_chunk)
+        if key != self._key:
+            self._template(key, u)
+        before = self._before
+        if before is None:
+            return False
+        # Pieces, joined with the rest of the write: one copy of each byte, where
+        # formatting a frame first would make two.
+        parts += (b"id: %d" % seq, before, _json(text), self._after)
+        return True
+
+    def _template(self, key: tuple[object, ...], u: ArtifactUpdate) -> None:
+        self._key = key
+        self._before = None
+        probe = msgspec.structs.replace(
+            u, artifact=msgspec.structs.replace(u.artifact, parts=[TextPart(text=_MARK)]))
+        data = self._encode(probe)
+        at = data.find(_MARK_JSON)
+        if at < 0 or data.find(_MARK_JSON, at + 1) >= 0:
+            return
+        self._before = b"\ndata: " + self._prefix + data[:at]
+        self._after = data[at + len(_MARK_JSON):] + self._suffix + b"\n\n"

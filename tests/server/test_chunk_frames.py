@@ -1,0 +1,152 @@
+"""Spliced text-chunk frames give, byte for byte, what the codec's own path gives."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+
+import msgspec
+import pytest
+
+from interlingua.bindings.rest.endpoint import _ENVELOPES
+from interlingua.core import model as m
+from interlingua.core.dialects import all_codecs
+from interlingua.server.chunk_frames import KEYED, UNSET, ChunkFrames
+from interlingua.server.jsonrpc_endpoint import jsonrpc_envelope
+from interlingua.server.sse_writer import Envelope, _encoded
+from interlingua.server.streams import Entry
+
+TEXTS = ["chunk 0001 ", 'quote " backslash \\ newline \n tab \t', "ünïcødé ✓ 🚀",
+         "\u2028\x00\x1f", "</script>", "\u2063chunk"]
+
+
+def _envelopes() -> list[tuple[str, Envelope]]:
+    out = [(f"jsonrpc {rid!r}", jsonrpc_envelope(rid)) for rid in (7, "req-\u00e9", None)]
+    out += [(f"rest {d}", env) for d, env in _ENVELOPES.items()]
+    return out
+
+
+def _chunk(text: str, *, task: str = "task-1", context: str = 'ctx "2"', artifact: str = "art-é",
+           index: int | None = None, append: bool = True, last: bool = False) -> m.ArtifactUpdate:
+    return m.ArtifactUpdate(
+        task_id=task, context_id=context, append=append, last_chunk=last,
+        artifact=m.Artifact(artifact_id=artifact, parts=[m.TextPart(text=text)], index=index))
+
+
+def _codec_path(codec: object, envelope: Envelope, seq: int, u: m.ArtifactUpdate) -> bytes:
+    return _encoded(Entry(seq, u), codec, envelope)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
+@pytest.mark.parametrize(("label", "envelope"), _envelopes())
+def test_every_dialects_chunks_are_framed_as_its_codec_frames_them(
+        dialect: str, label: str, envelope: Envelope) -> None:
+    codec = all_codecs()[dialect]
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    parts: list[bytes] = []
+    expected: list[bytes] = []
+    seq = 0
+    for append, last, index in itertools.product([True, False], [False, True], [None, 0, 3]):
+        for text in TEXTS:
+            seq += 1
+            u = _chunk(text, append=append, last=last, index=index)
+            assert frames.add(parts, seq, u), (dialect, label, append, last, index, text)
+            expected.append(_codec_path(codec, envelope, seq, u))
+    assert b"".join(parts) == b"".join(expected)
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
+def test_interleaved_artifacts_tasks_and_contexts_keep_their_own_frames(dialect: str) -> None:
+    codec = all_codecs()[dialect]
+    envelope = jsonrpc_envelope(1)
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    ids = [("task-1", "ctx-1", "art-1"), ("task-1", "ctx-1", "art-2"),
+           ("task-2", "ctx-1", "art-1"), ("task-1", "ctx-2", "art-1"), ("", "", "")]
+    for seq, (task, context, artifact) in enumerate([*ids, *reversed(ids), ids[0]], 1):
+        parts: list[bytes] = []
+        u = _chunk(f"text of {seq}", task=task, context=context, artifact=artifact)
+        assert frames.add(parts, seq, u)
+        assert b"".join(parts) == _codec_path(codec, envelope, seq, u), (task, context, artifact)
+
+
+@pytest.mark.parametrize("update", [
+    _chunk(""),
+    m.ArtifactUpdate(task_id="t", context_id="c", metadata={"e": 1},
+                     artifact=m.Artifact(artifact_id="a", parts=[m.TextPart(text="x")])),
+    *(m.ArtifactUpdate(task_id="t", context_id="c", artifact=m.Artifact(
+        artifact_id="a", parts=[m.TextPart(text="x")], **{field: value}))  # type: ignore[arg-type]
+      for field, value in [("name", "n"), ("description", "d"), ("metadata", {"k": 1}),
+                           ("extensions", ["urn:x"]), ("extensions", [])]),
+    *(m.ArtifactUpdate(task_id="t", context_id="c", artifact=m.Artifact(
+        artifact_id="a", parts=[m.TextPart(text="x", **{field: value})]))  # type: ignore[arg-type]
+      for field, value in [("metadata", {"k": 1}), ("media_type", "text/markdown"),
+                           ("filename", "a.txt")]),
+    m.ArtifactUpdate(task_id="t", context_id="c", artifact=m.Artifact(
+        artifact_id="a", parts=[m.TextPart(text="x"), m.TextPart(text="y")])),
+    m.ArtifactUpdate(task_id="t", context_id="c", artifact=m.Artifact(
+        artifact_id="a", parts=[m.DataPart(data={"text": "x"})])),
+    m.ArtifactUpdate(task_id="t", context_id="c", artifact=m.Artifact(artifact_id="a", parts=[])),
+])
+def test_anything_but_a_plain_text_chunk_is_left_to_the_codec(update: m.ArtifactUpdate) -> None:
+    envelope = jsonrpc_envelope(1)
+    for codec in all_codecs().values():
+        frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+        # a plain chunk of the same artifact first, so a template is there to misuse
+        plain = _chunk("plain", task="t", context="c", artifact="a", append=False)
+        assert frames.add([], 1, plain)
+        parts: list[bytes] = []
+        assert not frames.add(parts, 2, update)
+        assert parts == []
+
+
+def _echoing(times: int, dump: Callable[[str], bytes] = msgspec.json.encode,
+             ) -> Callable[[m.ArtifactUpdate], bytes]:
+    def encode(u: m.ArtifactUpdate) -> bytes:
+        text = u.artifact.parts[0].text  # type: ignore[union-attr]
+        return b"{" + b",".join([dump(text)] * times) + b"}"
+    return encode
+
+
+@pytest.mark.parametrize(("encode", "why"), [
+    (_echoing(2), "the text written twice"),
+    (_echoing(0), "no text at all"),
+    (_echoing(1, lambda t: json.dumps(t).encode()), "non-ASCII escaped"),
+    (_echoing(1, lambda t: json.dumps(t, ensure_ascii=False).replace("\\n", "\n").encode()),
+     "a newline left raw"),
+])
+def test_a_codec_that_writes_text_otherwise_gets_no_template(
+        encode: Callable[[m.ArtifactUpdate], bytes], why: str) -> None:
+    frames = ChunkFrames(encode, b"", b"")
+    parts: list[bytes] = []
+    assert not frames.add(parts, 1, _chunk("x")), why
+    assert not frames.add(parts, 2, _chunk("ü\n")), why
+    assert parts == []
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
+def test_a_chunk_differing_in_one_keyed_field_gets_its_own_frame(dialect: str) -> None:
+    codec = all_codecs()[dialect]
+    envelope = jsonrpc_envelope(1)
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    base = _chunk("base", index=1, append=True, last=False)
+    variants = [_chunk("v", task="task-9", index=1), _chunk("v", context="ctx-9", index=1),
+                _chunk("v", artifact="art-9", index=1), _chunk("v", index=2),
+                _chunk("v", index=None), _chunk("v", index=1, append=False),
+                _chunk("v", index=1, last=True)]
+    seq = 0
+    for variant in variants:
+        for u in (base, variant, base):
+            seq += 1
+            parts: list[bytes] = []
+            assert frames.add(parts, seq, u)
+            assert b"".join(parts) == _codec_path(codec, envelope, seq, u), variant
+
+
+def test_the_fields_checked_are_every_field_of_a_chunk() -> None:
+    # A field added to the model must be keyed or required unset here, or a
+    # chunk differing in it would be given another chunk's template.
+    spliced = {m.ArtifactUpdate: {"artifact"}, m.Artifact: {"parts"}, m.TextPart: {"text"}}
+    for struct, fields in spliced.items():
+        named = set(KEYED.get(struct, ())) | set(UNSET.get(struct, ())) | fields
+        assert named == set(struct.__struct_fields__), struct.__name__
