@@ -13,11 +13,13 @@ from ..core.model import (
     Event,
     Message,
     Metadata,
+    Part,
     Role,
     StatusUpdate,
     Task,
     TaskState,
     TaskStatus,
+    TextPart,
 )
 from ..core.parts import as_parts, get_text, new_id
 from ..signals import LazyEvent
@@ -228,19 +230,16 @@ class Context:
         """
         task = self._sink.task
         aid = artifact_id or new_id()
+        # The chunks of a streaming agent come through here: plain text and the
+        # artifact added last are the quick cases, and the fields go by position.
+        arts = task.artifacts
+        index = (len(arts) - 1 if arts and arts[-1].artifact_id == aid
+                 else _index_of(task, aid))
+        parts: list[Part] = [TextPart(content)] if type(content) is str else as_parts(content)
         event = ArtifactUpdate(
-            task_id=task.id,
-            context_id=task.context_id,
-            artifact=Artifact(
-                artifact_id=aid,
-                parts=as_parts(content),
-                name=name,
-                description=description,
-                metadata=metadata,
-                index=_index_of(task, aid),
-            ),
-            append=append,
-            last_chunk=last_chunk,
+            task.id, task.context_id,
+            Artifact(aid, parts, name, description, metadata, None, index),
+            append, last_chunk,
         )
         await self._sink.emit([event], wait=False)
         return aid

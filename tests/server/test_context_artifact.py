@@ -1,0 +1,68 @@
+"""What ``Context.artifact`` emits: every argument in its field, the right index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from interlingua.core import model as m
+from interlingua.server.context import Context, RequestInfo
+
+
+class _Sink:
+    def __init__(self, task: m.Task) -> None:
+        self.task = task
+        self.events: list[m.Event] = []
+
+    async def emit(self, events: Sequence[m.Event], *, wait: bool = True) -> None:
+        assert not wait
+        self.events.extend(events)
+
+    async def reply(self, message: m.Message) -> None:
+        raise AssertionError
+
+    async def context_tasks(self) -> list[m.Task]:
+        return []
+
+    def now(self) -> str:
+        return "2030-01-01T00:00:00.000Z"
+
+
+def _context(*artifact_ids: str) -> tuple[Context, _Sink]:
+    task = m.Task(id="task-1", context_id="ctx-1",
+                  status=m.TaskStatus(state=m.TaskState.WORKING),
+                  artifacts=[m.Artifact(artifact_id=a, parts=[]) for a in artifact_ids])
+    sink = _Sink(task)
+    message = m.Message(message_id="m-1", role=m.Role.USER, parts=[m.TextPart(text="hi")])
+    return Context(sink, message, RequestInfo()), sink
+
+
+async def test_every_argument_lands_in_its_own_field() -> None:
+    ctx, sink = _context("a-0", "a-1")
+    for content, parts in [("text", [m.TextPart(text="text")]),
+                           (b"\x00", [m.FilePart(raw=b"\x00",
+                                                 media_type="application/octet-stream")]),
+                           ({"k": 1}, [m.DataPart(data={"k": 1})])]:
+        sink.events.clear()
+        aid = await ctx.artifact(content, artifact_id="a-0", name="n", description="d",
+                                 append=True, last_chunk=True, metadata={"x": [1]})
+        assert aid == "a-0"
+        assert sink.events == [m.ArtifactUpdate(
+            task_id="task-1", context_id="ctx-1",
+            artifact=m.Artifact(artifact_id="a-0", parts=parts, name="n", description="d",
+                                metadata={"x": [1]}, index=0),
+            append=True, last_chunk=True)]
+    sink.events.clear()
+    aid = await ctx.artifact("plain")
+    (event,) = sink.events
+    assert event == m.ArtifactUpdate(task_id="task-1", context_id="ctx-1", artifact=m.Artifact(
+        artifact_id=aid, parts=[m.TextPart(text="plain")], index=2))
+    assert msgspec.structs.asdict(event.artifact)["extensions"] is None
+
+
+async def test_the_index_is_the_artifacts_position_or_the_next_one() -> None:
+    ctx, sink = _context("a-0", "a-1", "a-2")
+    for aid, index in [("a-2", 2), ("a-0", 0), ("a-1", 1), ("a-2", 2), ("new", 3)]:
+        await ctx.artifact("x", artifact_id=aid)
+        assert sink.events[-1].artifact.index == index, aid  # type: ignore[union-attr]
