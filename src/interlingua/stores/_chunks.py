@@ -29,28 +29,25 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
                 end: int) -> list[str]:
     """The texts of the events from ``start`` (before ``end``) that are ``head``
     made an appended chunk with one plain text part, up to the first that is not."""
-    art = head.artifact
-    aid, index, name, described = art.artifact_id, art.index, art.name, art.description
-    meta, extensions = art.metadata, art.extensions
-    task_id, context_id, last, event_meta = (head.task_id, head.context_id, head.last_chunk,
-                                             head.metadata)
+    # Each chunk is compared whole with ``head`` made an appended chunk of the
+    # chunk's own parts: one comparison in C of every field, where a check
+    # field by field in Python took half as long again.
+    like = msgspec.structs.replace(head.artifact)
+    probe = msgspec.structs.replace(head, append=True, artifact=like)
     texts: list[str] = []
     for i in range(start, end):
         event = events[i]
         if type(event) is not ArtifactUpdate:
             break
-        a = event.artifact
-        parts = a.parts
+        parts = event.artifact.parts
         if len(parts) != 1:
             break
         p = parts[0]
         if (type(p) is not TextPart or p.metadata is not None or p.media_type is not None
-                or p.filename is not None or event.append is not True
-                or a.artifact_id != aid or a.index != index or a.name != name
-                or a.description != described or a.metadata != meta
-                or a.extensions != extensions or event.last_chunk != last
-                or event.metadata != event_meta or event.task_id != task_id
-                or event.context_id != context_id):
+                or p.filename is not None):
+            break
+        like.parts = parts  # the probe's own copy of the artifact: nobody else's
+        if event != probe:
             break
         texts.append(p.text)
     return texts
