@@ -167,6 +167,59 @@ def test_random_event_sequences_keep_the_invariants(seq: list[object]) -> None:
         terminal_reached = task.status.state in TERMINAL_STATES
 
 
+def _chunk(aid: str, text: str, append: bool, field: str | None) -> ArtifactUpdate:
+    extra: dict[str, object] = {}
+    if field == "name":
+        extra["name"] = f"n-{text}"
+    elif field == "description":
+        extra["description"] = f"d-{text}"
+    elif field == "metadata":
+        extra["metadata"] = {text: 1}
+    elif field == "extensions":
+        extra["extensions"] = [f"urn:{text}"]
+    return ArtifactUpdate(task_id="t", context_id="c", append=append, artifact=Artifact(
+        artifact_id=aid, parts=[TextPart(text=text)], **extra))  # type: ignore[arg-type]
+
+
+batch_events = st.one_of(
+    st.builds(_chunk, st.sampled_from(["a", "b", "c"]), st.text(max_size=2), st.booleans(),
+              st.sampled_from([None, None, None, "name", "description", "metadata",
+                               "extensions"])),
+    st.sampled_from([S.WORKING]).map(lambda s: status(s, "w")),
+    st.text(max_size=2).map(history),
+)
+
+
+@given(st.lists(st.sampled_from(["a", "b"]), max_size=2), st.lists(batch_events, max_size=40))
+def test_a_checked_batch_folds_as_its_events_one_by_one(start: list[str],
+                                                        seq: list[ArtifactUpdate]) -> None:
+    def fresh() -> Task:
+        task = task_in(S.WORKING)
+        for aid in dict.fromkeys(start):
+            lifecycle.apply(task, artifact(aid, "0"))
+        return task
+
+    one_by_one, batched = fresh(), fresh()
+    for ev in seq:
+        lifecycle.apply(one_by_one, ev, checked=True)
+    lifecycle.apply_checked(batched, seq)
+    assert batched == one_by_one
+    # the events themselves are untouched
+    assert all(len(ev.artifact.parts) == 1 for ev in seq if type(ev) is ArtifactUpdate)
+
+
+@pytest.mark.parametrize("field", ["name", "description", "metadata", "extensions"])
+def test_a_chunk_that_changes_more_than_parts_folds_as_alone(field: str) -> None:
+    seq = [_chunk("a", "x", False, None), _chunk("a", "y", True, field),
+           _chunk("a", "z", True, None)]
+    one_by_one, batched = task_in(S.WORKING), task_in(S.WORKING)
+    for ev in seq:
+        lifecycle.apply(one_by_one, ev, checked=True)
+    lifecycle.apply_checked(batched, seq)
+    assert batched == one_by_one
+    assert getattr(batched.artifacts[0], field) is not None
+
+
 def test_docs_page_matches_the_table() -> None:
     page = Path(__file__).parents[2] / "docs" / "lifecycle.md"
     assert lifecycle.markdown_table() in page.read_text()

@@ -241,6 +241,30 @@ async def test_invalid_transition_by_executor_fails_the_task(make_engine: Any) -
     assert "invalid state change" in get_text(got.status.message)
 
 
+@pytest.mark.parametrize("end", ["complete", "require_input", "fail"])
+async def test_a_chunk_after_the_task_stopped_is_refused_to_the_executor(
+        make_engine: Any, end: str) -> None:
+    refused: list[BaseException] = []
+
+    async def late(ctx: Context) -> None:
+        aid = await ctx.artifact("one")
+        await getattr(ctx, end)("stopped")
+        try:
+            await ctx.artifact("two", artifact_id=aid, append=True)
+        except Exception as exc:
+            refused.append(exc)
+
+    engine = await make_engine(late)
+    task = await engine.send(send("x"), REQ)
+    for _ in range(100):
+        if refused:
+            break
+        await asyncio.sleep(0.01)
+    assert [type(e).__name__ for e in refused] == ["LifecycleError"]
+    got = await engine.get_task(GetTask(id=task.id), REQ)
+    assert [[p.text for p in a.parts] for a in got.artifacts] == [["one"]]  # type: ignore[union-attr]
+
+
 async def test_bare_message_reply_creates_no_task(make_engine: Any) -> None:
     async def chat(ctx: Context) -> None:
         await ctx.reply(f"pong: {ctx.text}")

@@ -49,6 +49,7 @@ __all__ = [
     "TERMINAL_STATES",
     "TRANSITIONS",
     "apply",
+    "apply_checked",
     "check",
     "check_all",
     "check_from",
@@ -164,6 +165,24 @@ def apply(task: Task, event: Event, *, checked: bool = False) -> Task:
         assert isinstance(event, HistoryAppended)
         task.history.append(event.message)
     return task
+
+
+def apply_checked(task: Task, events: Sequence[Event]) -> None:
+    """``apply(task, e, checked=True)`` for each of ``events``, in order: a batch
+    that ``check_all`` passed."""
+    arts = task.artifacts
+    for event in events:
+        if type(event) is ArtifactUpdate and event.append and arts:
+            # A chunk of the artifact added last, with nothing but parts: the
+            # bulk of a streamed batch, extended without a search.
+            new = event.artifact
+            last = arts[-1]
+            if (new.artifact_id == last.artifact_id and new.name is None
+                    and new.description is None and not new.metadata
+                    and new.extensions is None):
+                last.parts.extend(new.parts)
+                continue
+        apply(task, event, checked=True)
 
 
 def _apply_artifact(task: Task, event: ArtifactUpdate) -> None:

@@ -39,6 +39,7 @@ from ..core.errors import (
     TaskNotFound,
 )
 from ..core.model import (
+    ArtifactUpdate,
     Event,
     HistoryAppended,
     Message,
@@ -314,8 +315,13 @@ class Writer:
             raise error
         if run.task.status.state is TaskState.CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
-        run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
-        run.pending.extend(events)
+        if (len(events) == 1 and type(events[0]) is ArtifactUpdate
+                and run.pending_state in lifecycle.ARTIFACT_STATES):
+            # a chunk (the bulk of a stream): what check_from would find, without its loop
+            run.pending.append(events[0])
+        else:
+            run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
+            run.pending.extend(events)
         if wait:
             await self.flush(run)
         elif not run.persisted or len(run.pending) >= FLUSH_EVERY:
@@ -399,10 +405,9 @@ class Writer:
                                               message=run.followup)
             run.followup = None
             base = run.version
-        for event in events:  # checked in emit
-            lifecycle.apply(run.task, event, checked=True)
+        lifecycle.apply_checked(run.task, events)  # checked in emit
         run.version = version
-        stored = [StoredEvent(seq=base + i + 1, event=e) for i, e in enumerate(batch)]
+        stored = [StoredEvent(seq, e) for seq, e in enumerate(batch, base + 1)]
         try:
             await self.bus.publish(run.key, stored, created=base == 0)
         except Exception:
