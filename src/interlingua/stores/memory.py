@@ -63,7 +63,8 @@ class _Open(msgspec.Struct, gc=False):
     projection folded from it (on demand: a write costs its own events, not a
     fold, and each event is folded at most once)."""
 
-    events: list[StoredEvent]
+    #: the log: event seq n at index n - 1 (wrapped as StoredEvent only when read)
+    events: list[Event]
     live: Task | None = None
     folded: int = 0
 
@@ -104,12 +105,12 @@ class _Entry(msgspec.Struct, gc=False):
         assert self.open is not None, "a packed task has no live projection"
         events, live = self.open.events, self.open.live
         if live is None:
-            first = events[0].event
+            first = events[0]
             assert isinstance(first, TaskCreated)
             live = self.open.live = _projection.start(first.task)
             self.open.folded = 1
         if self.open.folded < len(events):
-            _projection.advance(live, (e.event for e in events[self.open.folded:]))
+            _projection.advance(live, events[self.open.folded:])
             self.open.folded = len(events)
         return live
 
@@ -126,18 +127,18 @@ class _Entry(msgspec.Struct, gc=False):
         pay for a fold nobody may need.
         """
         assert self.open is not None
-        events = [e.event for e in self.open.events]
-        self.packed_log = _packed_log.pack(events, self.task_id, self.context_id, buffer)
+        self.packed_log = _packed_log.pack(self.open.events, self.task_id, self.context_id,
+                                           buffer)
         self.open = None
 
     def events(self) -> list[Event]:
         """The log's events, as objects the caller owns (a packed task only)."""
         return _packed_log.unpack(self.packed_log, self.task_id, self.context_id)
 
-    def log(self) -> list[StoredEvent]:
-        if self.open is not None:
-            return self.open.events
-        return [StoredEvent(seq, e) for seq, e in enumerate(self.events(), 1)]
+    def log(self, start: int, stop: int | None) -> list[StoredEvent]:
+        """The events with seqs from ``start + 1`` up to ``stop`` (all after start: None)."""
+        events = self.open.events if self.open is not None else self.events()
+        return [StoredEvent(seq, e) for seq, e in enumerate(events[start:stop], start + 1)]
 
     def view(self, history_length: int | None, include_artifacts: bool) -> Task:
         """The task for a reader, who may keep it: later writes do not change it."""
@@ -228,7 +229,7 @@ class MemoryStore(MemoryOutbox):
             entry.packed_log = _packed_log.pack(events, entry.task_id, entry.context_id,
                                                 self._buffer)
         else:
-            entry.open = _Open([StoredEvent(seq, e) for seq, e in enumerate(events, 1)])
+            entry.open = _Open(list(events))
             if state in _UNFINISHED:
                 self._unfinished.setdefault(scope, set()).add(created.id)
         self._tasks.setdefault(scope, {})[created.id] = entry
@@ -278,7 +279,7 @@ class MemoryStore(MemoryOutbox):
         base = entry.version
         assert entry.open is not None  # only a finished task is packed
         log = entry.open.events
-        log.extend(StoredEvent(base + i, e) for i, e in enumerate(events, 1))
+        log.extend(events)
         entry.version = len(log)
         entry.updated_at = now
         if entry.push:
@@ -336,7 +337,7 @@ class MemoryStore(MemoryOutbox):
             raise TaskNotFound(f"Task not found: {task_id}")
         start = max(after, 0)  # seq n sits at index n - 1
         stop = None if limit is None else start + max(limit, 0)
-        return entry.log()[start:stop]
+        return entry.log(start, stop)
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         by_message = self._by_message.get(scope)
