@@ -19,6 +19,9 @@ class _Sink:
         assert not wait
         self.events.extend(events)
 
+    def queue(self, chunk: m.ArtifactUpdate) -> None:
+        self.events.append(chunk)
+
     async def reply(self, message: m.Message) -> None:
         raise AssertionError
 

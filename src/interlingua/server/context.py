@@ -77,6 +77,8 @@ class _Sink(Protocol):
 
     def emit(self, events: Sequence[Event], *, wait: bool = True) -> Awaitable[None]: ...
 
+    def queue(self, chunk: ArtifactUpdate) -> Awaitable[None] | None: ...
+
     async def reply(self, message: Message) -> None: ...
 
     async def context_tasks(self) -> list[Task]: ...
@@ -241,7 +243,9 @@ class Context:
             Artifact(aid, parts, name, description, metadata, None, index),
             append, last_chunk,
         )
-        await self._sink.emit([event], wait=False)
+        waiting = self._sink.queue(event)  # emit(wait=False), with no coroutine when queued
+        if waiting is not None:
+            await waiting
         return aid
 
     async def _end(self, state: TaskState, content: Any, artifact: Any, name: str | None,

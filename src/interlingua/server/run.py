@@ -177,6 +177,9 @@ class Run:
         # every artifact chunk.
         return self.writer.emit(self, events, wait=wait)
 
+    def queue(self, chunk: ArtifactUpdate) -> Coroutine[Any, Any, None] | None:
+        return self.writer.queue(self, chunk)
+
     async def reply(self, message: Message) -> None:
         await self.writer.reply(self, message)
 
@@ -331,6 +334,20 @@ class Writer:
             await asyncio.sleep(0)
         elif run.flusher is None:
             run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
+
+    def queue(self, run: Run, chunk: ArtifactUpdate) -> Coroutine[Any, Any, None] | None:
+        """``emit(run, [chunk], wait=False)``, or None when that would only queue
+        the chunk: then it is queued here, without a coroutine to run (the
+        bulk of a stream's events come this way)."""
+        if (run.error is not None or not run.persisted
+                or run.pending_state not in lifecycle.ARTIFACT_STATES
+                or run.task.status.state is TaskState.CANCELED
+                or len(run.pending) >= FLUSH_EVERY - 1):
+            return self.emit(run, [chunk], wait=False)
+        run.pending.append(chunk)
+        if run.flusher is None:
+            run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
+        return None
 
     async def _flush_soon(self, run: Run) -> None:
         try:
