@@ -435,10 +435,14 @@ class _Follow(Stream):
         shared = not self._sub.alone()
         for stored in events:
             after = stored.seq
-            item = _item(stored.event)
+            event = stored.event
+            if type(event) is ArtifactUpdate:  # most events: no call to _item for them
+                batch.append(Entry(after, event, stored if shared else None))
+                continue
+            item = _item(event)
             if item is None:
                 continue
-            batch.append(Entry(stored.seq, item, stored if shared else None))
+            batch.append(Entry(after, item, stored if shared else None))
             if type(item) is StatusUpdate and item.status.state in self._ends:
                 # Ended at the next poll: until then this reader still counts, so
                 # a reader of the same events now shares their encodings.
