@@ -100,6 +100,8 @@ def check_all(task: Task, events: Sequence[Event]) -> TaskState:
 def check_from(state: TaskState, task_id: str, events: Sequence[Event]) -> TaskState:
     """``check_all`` for a task in ``state`` (which may be ahead of any stored task)."""
     for event in events:
+        if type(event) is ArtifactUpdate and state in ARTIFACT_STATES:
+            continue  # most events of a batch: no call for them
         _check(task_id, state, event)
         if type(event) is StatusUpdate:
             state = event.status.state
