@@ -90,6 +90,20 @@ def test_within_the_threshold_or_better_is_ok() -> None:
     assert not verdicts["CPU/event interlingua-memory c=1"].regressed
 
 
+def test_only_our_servers_are_judged() -> None:
+    # The official SDK's ratio worsened by far more than the threshold: shown, not judged.
+    now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.100),
+                _unary("a2a-sdk", 16, 2.0)], [])
+    verdicts = _verdicts(now)
+    sdk = verdicts["CPU/req a2a-sdk c=16"]
+    assert sdk.change == pytest.approx(1.0)
+    assert sdk.beyond and not sdk.judged and not sdk.regressed
+    assert verdicts["CPU/req interlingua-memory c=16"].judged
+    lines = regression.verdict_table(list(verdicts.values()))
+    assert any("a2a-sdk" in line and "worse (reference)" in line for line in lines)
+    assert not any("REGRESSED" in line for line in lines)
+
+
 def test_a_cheaper_raw_alone_shows_as_a_regression() -> None:
     # The server's own CPU time did not move; the ceiling beside it got cheaper.
     now = _run([_unary("raw", 16, 0.040), _unary("interlingua-memory", 16, 0.100)], [])
@@ -130,7 +144,7 @@ def test_the_table_says_each_verdict() -> None:
         "| figure (ratio to raw) | committed | now | change | noise now | verdict |")
     assert lines[2] == (
         "| CPU/req interlingua-memory c=16 | 2.00x | 4.00x | +100% | 50% | REGRESSED |")
-    assert lines[3] == "| CPU/req a2a-sdk c=16 | 20.00x | 20.00x | +0% | 50% | OK |"
+    assert lines[3] == "| CPU/req a2a-sdk c=16 | 20.00x | 20.00x | +0% | 50% | OK (reference) |"
     assert len(lines) == 4
 
 
