@@ -32,7 +32,7 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
     # Each chunk is compared whole with ``head`` made an appended chunk of the
     # chunk's own parts: one comparison in C of every field, where a check
     # field by field in Python took half as long again.
-    like = msgspec.structs.replace(head.artifact)
+    like = msgspec.structs.replace(head.artifact, parts=[])  # a copy, never head's own
     probe = msgspec.structs.replace(head, append=True, artifact=like)
     texts: list[str] = []
     for i in range(start, end):
