@@ -178,7 +178,19 @@ class Run:
         return self.writer.emit(self, events, wait=wait)
 
     def queue(self, chunk: ArtifactUpdate) -> Coroutine[Any, Any, None] | None:
-        return self.writer.queue(self, chunk)
+        """``emit([chunk], wait=False)``, or None when that would only queue the
+        chunk: then it is queued here, without a coroutine to run (the bulk of a
+        stream's events come this way; here rather than on the writer, to save
+        a call per chunk)."""
+        if (self.error is not None or not self.persisted
+                or self.pending_state not in lifecycle.ARTIFACT_STATES
+                or self.task.status.state is TaskState.CANCELED
+                or len(self.pending) >= FLUSH_EVERY - 1):
+            return self.writer.emit(self, [chunk], wait=False)
+        self.pending.append(chunk)
+        if self.flusher is None:
+            self.flusher = asyncio.get_running_loop().create_task(self.writer.flush_soon(self))
+        return None
 
     async def reply(self, message: Message) -> None:
         await self.writer.reply(self, message)
@@ -333,23 +345,10 @@ class Writer:
             # to itself: let the streams send what was just committed.
             await asyncio.sleep(0)
         elif run.flusher is None:
-            run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
+            run.flusher = asyncio.get_running_loop().create_task(self.flush_soon(run))
 
-    def queue(self, run: Run, chunk: ArtifactUpdate) -> Coroutine[Any, Any, None] | None:
-        """``emit(run, [chunk], wait=False)``, or None when that would only queue
-        the chunk: then it is queued here, without a coroutine to run (the
-        bulk of a stream's events come this way)."""
-        if (run.error is not None or not run.persisted
-                or run.pending_state not in lifecycle.ARTIFACT_STATES
-                or run.task.status.state is TaskState.CANCELED
-                or len(run.pending) >= FLUSH_EVERY - 1):
-            return self.emit(run, [chunk], wait=False)
-        run.pending.append(chunk)
-        if run.flusher is None:
-            run.flusher = asyncio.get_running_loop().create_task(self._flush_soon(run))
-        return None
-
-    async def _flush_soon(self, run: Run) -> None:
+    async def flush_soon(self, run: Run) -> None:
+        """``flush``, a failure kept for the executor's next emit (a run's flusher task)."""
         try:
             await self.flush(run)
         except asyncio.CancelledError:
@@ -424,7 +423,8 @@ class Writer:
             base = run.version
         lifecycle.apply_checked(run.task, events)  # checked in emit
         run.version = version
-        stored = [StoredEvent(seq, e) for seq, e in enumerate(batch, base + 1)]
+        # map: no bytecode per event, unlike a comprehension
+        stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))
         try:
             await self.bus.publish(run.key, stored, created=base == 0)
         except Exception:

@@ -138,7 +138,8 @@ class _Entry(msgspec.Struct, gc=False):
     def log(self, start: int, stop: int | None) -> list[StoredEvent]:
         """The events with seqs from ``start + 1`` up to ``stop`` (all after start: None)."""
         events = self.open.events if self.open is not None else self.events()
-        return [StoredEvent(seq, e) for seq, e in enumerate(events[start:stop], start + 1)]
+        events = events[start:stop]
+        return list(map(StoredEvent, range(start + 1, start + 1 + len(events)), events))
 
     def view(self, history_length: int | None, include_artifacts: bool) -> Task:
         """The task for a reader, who may keep it: later writes do not change it."""
