@@ -12,7 +12,7 @@ import pytest
 from interlingua.bindings.rest.endpoint import _ENVELOPES
 from interlingua.core import model as m
 from interlingua.core.dialects import all_codecs
-from interlingua.server.chunk_frames import KEYED, UNSET, ChunkFrames
+from interlingua.server.chunk_frames import KEYED, MAX_TEMPLATES, UNSET, ChunkFrames
 from interlingua.server.jsonrpc_endpoint import jsonrpc_envelope
 from interlingua.server.sse_writer import Envelope, _encoded
 from interlingua.server.streams import Entry
@@ -150,3 +150,37 @@ def test_the_fields_checked_are_every_field_of_a_chunk() -> None:
     for struct, fields in spliced.items():
         named = set(KEYED.get(struct, ())) | set(UNSET.get(struct, ())) | fields
         assert named == set(struct.__struct_fields__), struct.__name__
+
+
+def test_alternating_runs_keep_their_templates() -> None:
+    # Chunks of two artifacts in turn (an answer and its reasoning, say): each
+    # run's template is made once, not again at every switch.
+    codec = all_codecs()["0.3"]
+    envelope = jsonrpc_envelope(1)
+    made: list[m.ArtifactUpdate] = []
+
+    def encode(u: m.ArtifactUpdate) -> bytes:
+        made.append(u)
+        return codec.encode_stream_item(u)
+
+    frames = ChunkFrames(encode, envelope.prefix, envelope.suffix)
+    parts: list[bytes] = []
+    expected: list[bytes] = []
+    for seq in range(1, 41):
+        u = _chunk(f"t{seq}", artifact="answer" if seq % 2 else "thought")
+        assert frames.add(parts, seq, u)
+        expected.append(_codec_path(codec, envelope, seq, u))
+    assert b"".join(parts) == b"".join(expected)
+    assert len(made) == 2
+
+
+def test_a_stream_of_many_runs_keeps_a_bounded_number_of_templates() -> None:
+    codec = all_codecs()["1.0"]
+    envelope = jsonrpc_envelope(1)
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    for seq in range(1, 3 * MAX_TEMPLATES):
+        parts: list[bytes] = []
+        u = _chunk("x", artifact=f"art-{seq}")
+        assert frames.add(parts, seq, u)
+        assert b"".join(parts) == _codec_path(codec, envelope, seq, u)
+        assert len(frames._templates) <= MAX_TEMPLATES

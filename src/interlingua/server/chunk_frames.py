@@ -43,6 +43,13 @@ UNSET = {
 }
 
 
+#: templates a stream keeps (chunks of several artifacts may come interleaved);
+#: past this many it starts again with none
+MAX_TEMPLATES = 16
+
+_Template = tuple[bytes, bytes] | None
+
+
 class ChunkFrames:
     """One stream's SSE frames of text chunks, for one codec and envelope.
 
@@ -50,16 +57,18 @@ class ChunkFrames:
     ``suffix`` the envelope around it in an event's data.
     """
 
-    __slots__ = ("_after", "_before", "_encode", "_key", "_prefix", "_suffix")
+    __slots__ = ("_encode", "_key", "_prefix", "_suffix", "_template", "_templates")
 
     def __init__(self, encode: Callable[[ArtifactUpdate], bytes], prefix: bytes,
                  suffix: bytes) -> None:
         self._encode = encode
         self._prefix = prefix
         self._suffix = suffix
+        #: the run of the chunk framed last, and its template (None: none can be made)
         self._key: tuple[object, ...] | None = None
-        self._before: bytes | None = None
-        self._after = b""
+        self._template: _Template = None
+        #: every run's template so far, for chunks of runs that alternate
+        self._templates: dict[tuple[object, ...], _Template] = {}
 
     def add(self, parts: list[bytes], seq: int, u: ArtifactUpdate) -> bool:
         """Append the SSE event of ``u`` with id ``seq`` to ``parts``; False (and
@@ -80,23 +89,31 @@ class ChunkFrames:
             return False
         key = (u.task_id, u.context_id, a.artifact_id, a.index, u.append, u.last_chunk)
         if key != self._key:
-            self._template(key, u)
-        before = self._before
-        if before is None:
+            self._switch(key, u)
+        template = self._template
+        if template is None:
             return False
         # Pieces, joined with the rest of the write: one copy of each byte, where
         # formatting a frame first would make two.
-        parts += (b"id: %d" % seq, before, _json(text), self._after)
+        parts += (b"id: %d" % seq, template[0], _json(text), template[1])
         return True
 
-    def _template(self, key: tuple[object, ...], u: ArtifactUpdate) -> None:
-        self._key = key
-        self._before = None
+    def _switch(self, key: tuple[object, ...], u: ArtifactUpdate) -> None:
+        templates = self._templates
+        if key in templates:
+            template = templates[key]
+        else:
+            if len(templates) >= MAX_TEMPLATES:
+                templates.clear()
+            template = templates[key] = self._make(u)
+        self._key, self._template = key, template
+
+    def _make(self, u: ArtifactUpdate) -> _Template:
         probe = msgspec.structs.replace(
             u, artifact=msgspec.structs.replace(u.artifact, parts=[TextPart(text=_MARK)]))
         data = self._encode(probe)
         at = data.find(_MARK_JSON)
         if at < 0 or data.find(_MARK_JSON, at + 1) >= 0:
-            return
-        self._before = b"\ndata: " + self._prefix + data[:at]
-        self._after = data[at + len(_MARK_JSON):] + self._suffix + b"\n\n"
+            return None
+        return (b"\ndata: " + self._prefix + data[:at],
+                data[at + len(_MARK_JSON):] + self._suffix + b"\n\n")
