@@ -330,13 +330,8 @@ class Writer:
             raise error
         if run.task.status.state is TaskState.CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
-        if (len(events) == 1 and type(events[0]) is ArtifactUpdate
-                and run.pending_state in lifecycle.ARTIFACT_STATES):
-            # a chunk (the bulk of a stream): what check_from would find, without its loop
-            run.pending.append(events[0])
-        else:
-            run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
-            run.pending.extend(events)
+        run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
+        run.pending.extend(events)
         if wait:
             await self.flush(run)
         elif not run.persisted or len(run.pending) >= FLUSH_EVERY:
