@@ -143,6 +143,46 @@ def test_a_chunk_differing_in_one_keyed_field_gets_its_own_frame(dialect: str) -
             assert b"".join(parts) == _codec_path(codec, envelope, seq, u), variant
 
 
+#: a value other than the plain chunk's for every field a chunk has but its text
+#: (a field added to the model and missing here fails the tests below)
+OTHER = {"task_id": "task-9", "context_id": "ctx-9", "append": False, "last_chunk": True,
+         "metadata": {"k": 1}, "artifact_id": "art-9", "index": 5, "name": "n",
+         "description": "d", "extensions": ["urn:x"], "media_type": "text/markdown",
+         "filename": "a.txt"}
+
+
+def _changed(u: m.ArtifactUpdate, struct: type, field: str) -> m.ArtifactUpdate:
+    value = OTHER[field]
+    replace = msgspec.structs.replace
+    if struct is m.ArtifactUpdate:
+        return replace(u, **{field: value})
+    if struct is m.Artifact:
+        return replace(u, artifact=replace(u.artifact, **{field: value}))
+    part = replace(u.artifact.parts[0], **{field: value})
+    return replace(u, artifact=replace(u.artifact, parts=[part]))
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
+def test_a_chunk_changed_in_any_field_is_framed_as_its_codec_frames_it_or_left_to_it(
+        dialect: str) -> None:
+    codec = all_codecs()[dialect]
+    envelope = jsonrpc_envelope(1)
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    base = _chunk("base", index=1)
+    seq = 0
+    for struct in (m.ArtifactUpdate, m.Artifact, m.TextPart):
+        for field in set(struct.__struct_fields__) - {"artifact", "parts", "text"}:
+            for u in (base, _changed(base, struct, field), base):
+                seq += 1
+                parts: list[bytes] = []
+                if frames.add(parts, seq, u):
+                    assert field in KEYED.get(struct, ()) or u is base, field
+                    assert b"".join(parts) == _codec_path(codec, envelope, seq, u), field
+                else:
+                    assert field in UNSET[struct] and u is not base, field
+                    assert parts == []
+
+
 def test_the_fields_checked_are_every_field_of_a_chunk() -> None:
     # A field added to the model must be keyed or required unset here, or a
     # chunk differing in it would be given another chunk's template.

@@ -36,3 +36,26 @@ def test_a_chunk_differing_in_any_field_but_its_text_ends_the_run() -> None:
                 m.ArtifactUpdate(task_id="t", context_id="c", append=True, artifact=m.Artifact(
                     artifact_id="a", parts=[m.TextPart(text="x"), m.TextPart(text="y")]))]:
         assert texts_after(head, [head, _chunk("ok"), odd, _chunk("late")], 1, 4) == ["ok"], odd
+
+
+def test_a_chunk_changed_in_any_field_but_its_text_ends_the_run() -> None:
+    # Every field the model has: one added and not compared would let a chunk
+    # unlike its run be stored as its run's text.
+    other = {"task_id": "t-9", "context_id": "c-9", "append": False, "last_chunk": True,
+             "metadata": {"k": 1}, "artifact_id": "a-9", "index": 5, "name": "n",
+             "description": "d", "extensions": ["urn:x"], "media_type": "text/markdown",
+             "filename": "a.txt"}
+    replace = msgspec.structs.replace
+    head = _chunk("h", append=False)
+    for struct in (m.ArtifactUpdate, m.Artifact, m.TextPart):
+        for field in set(struct.__struct_fields__) - {"artifact", "parts", "text"}:
+            u = _chunk("x")
+            value = other[field]
+            if struct is m.ArtifactUpdate:
+                odd = replace(u, **{field: value})
+            elif struct is m.Artifact:
+                odd = replace(u, artifact=replace(u.artifact, **{field: value}))
+            else:
+                odd = replace(u, artifact=replace(u.artifact, parts=[
+                    replace(u.artifact.parts[0], **{field: value})]))
+            assert texts_after(head, [head, _chunk("ok"), odd], 1, 3) == ["ok"], field
