@@ -78,6 +78,7 @@ class Run:
     """One task's live state in this process."""
 
     __slots__ = (
+        "__weakref__",  # server/grace.py holds runs weakly
         "abandoned",
         "cancelled",
         "claims",
