@@ -11,6 +11,10 @@ Only interlingua's own servers are judged: a ceiling or the official SDK is not 
 ours, and a move of its ratio (the machine favouring one server over another) says
 nothing of a change to ``src/``; their rows are shown for reference.
 
+A figure beyond the threshold is measured again (``run.py --check`` retries the servers
+concerned, beside raw) and judged on its lowest ratio over the tries: a slow stretch of
+a shared machine raises a ratio once, a change of ours raises it every time.
+
 Both runs are the JSON ``run.py`` writes (``latest.json``), as plain decoded data.
 """
 
@@ -46,6 +50,9 @@ class Verdict:
     beyond: bool  # the ratio now exceeds the committed one by more than the threshold
     noise: float = 0.0  # percent of the server CPU other processes took in this run
     judged: bool = True  # False: not our server, shown for reference
+    #: the ratio in each run that measured it (the first, then each retry); ``now`` is
+    #: the lowest
+    tries: tuple[float, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -107,10 +114,23 @@ def noise(results: Results) -> dict[Key, float]:
 
 
 def compare(
-    committed: Results, now: Results, threshold: float = DEFAULT_THRESHOLD
+    committed: Results,
+    now: Results,
+    threshold: float = DEFAULT_THRESHOLD,
+    retries: Sequence[Results] = (),
 ) -> list[Verdict]:
-    """A verdict for every figure both runs have, in the order of this run's servers."""
-    before, after, busy = ratios(committed), ratios(now), noise(now)
+    """A verdict for every figure both runs have, in the order of this run's servers.
+
+    ``retries``: later runs of some of the servers (and raw); a figure one of them has
+    is judged on its lowest ratio over ``now`` and those runs.
+    """
+    before, first, busy = ratios(committed), ratios(now), noise(now)
+    tries: dict[Key, list[float]] = {key: [ratio] for key, ratio in first.items()}
+    for again in retries:
+        for key, ratio in ratios(again).items():
+            if key in tries:
+                tries[key].append(ratio)
+    after = {key: min(values) for key, values in tries.items()}
     order = {s["name"]: i for i, s in enumerate(now.get("info", {}).get("servers", []))}
     keys = sorted(
         (key for key in after if key in before),
@@ -126,6 +146,7 @@ def compare(
             beyond=after[(case, server, c)] > before[(case, server, c)] * (1 + threshold),
             noise=busy.get((case, server, c), 0.0),
             judged=server.startswith(JUDGED_PREFIX),
+            tries=tuple(tries[(case, server, c)]),
         )
         for case, server, c in keys
     ]
@@ -146,10 +167,19 @@ def not_compared(committed: Results, now: Results) -> list[str]:
     ]
 
 
+def suspects(verdicts: Sequence[Verdict]) -> list[str]:
+    """The servers with a figure that regressed, in the order of ``verdicts``."""
+    return list(dict.fromkeys(v.server for v in verdicts if v.regressed))
+
+
 def verdict_table(verdicts: Sequence[Verdict]) -> list[str]:
+    retried = any(len(v.tries) > 1 for v in verdicts)
     header = ["figure (ratio to raw)", "committed", "now", "change", "noise now", "verdict"]
-    rows = [
-        [
+    if retried:
+        header.insert(3, "tries")
+    rows = []
+    for v in verdicts:
+        row = [
             v.figure,
             f"{v.committed:.2f}x",
             f"{v.now:.2f}x",
@@ -158,6 +188,7 @@ def verdict_table(verdicts: Sequence[Verdict]) -> list[str]:
             ("REGRESSED" if v.beyond else "OK") if v.judged
             else ("worse (reference)" if v.beyond else "OK (reference)"),
         ]
-        for v in verdicts
-    ]
+        if retried:
+            row.insert(3, " / ".join(f"{ratio:.2f}x" for ratio in v.tries))
+        rows.append(row)
     return table(header, rows)
