@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from interlingua.signals import LazyEvent, Signal
+from interlingua.signals import LazyEvent, Mutex, Signal
 
 
 async def test_waiters_wake_when_it_is_set() -> None:
@@ -68,3 +68,96 @@ async def test_a_signal_is_the_same_event_in_less_room() -> None:
     signal.set()
     assert await waiter is True and bare.result() is True
     assert signal.is_set() and await signal.wait() is True
+
+
+# ------------------------------------------------------------------ Mutex
+
+
+async def test_a_free_mutex_is_taken_and_given_back() -> None:
+    lock = Mutex()
+    assert not lock.locked()
+    async with lock:
+        assert lock.locked()
+    assert not lock.locked()
+    with pytest.raises(ValueError):
+        async with lock:
+            raise ValueError("inside")
+    assert not lock.locked()  # given back on the way out of an error too
+    with pytest.raises(RuntimeError):
+        await lock.__aexit__(None, None, None)  # not held
+
+
+async def test_waiters_get_the_mutex_in_the_order_they_came() -> None:
+    lock = Mutex()
+    order: list[int] = []
+
+    async def take(n: int) -> None:
+        async with lock:
+            order.append(n)
+            await asyncio.sleep(0)  # hold it across a loop turn
+            assert lock.locked()
+
+    async with lock:
+        tasks = [asyncio.create_task(take(n)) for n in range(4)]
+        await asyncio.sleep(0)
+        assert "waiters:4" in repr(lock)
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2, 3]
+    assert not lock.locked()
+
+
+async def test_the_holder_leaving_cannot_take_it_back_before_a_waiter() -> None:
+    # Handed over, not set free: the next holder is the one that waited.
+    lock = Mutex()
+    order: list[str] = []
+
+    async def waiter() -> None:
+        async with lock:
+            order.append("waiter")
+
+    async with lock:
+        task = asyncio.create_task(waiter())
+        await asyncio.sleep(0)
+    async with lock:  # again at once, in the same step
+        order.append("holder again")
+    await task
+    assert order == ["waiter", "holder again"]
+
+
+async def test_a_cancelled_waiter_leaves_the_queue() -> None:
+    lock = Mutex()
+    entered: list[str] = []
+
+    async def take(name: str) -> None:
+        async with lock:
+            entered.append(name)
+
+    async with lock:
+        first = asyncio.create_task(take("first"))
+        second = asyncio.create_task(take("second"))
+        await asyncio.sleep(0)
+        first.cancel()
+        await asyncio.sleep(0)
+        assert "waiters:1" in repr(lock)
+    await second
+    assert first.cancelled() and entered == ["second"]
+    assert not lock.locked()
+
+
+async def test_a_waiter_cancelled_after_the_handover_passes_the_mutex_on() -> None:
+    lock = Mutex()
+    entered: list[str] = []
+
+    async def take(name: str) -> None:
+        async with lock:
+            entered.append(name)
+
+    await lock.__aenter__()
+    first = asyncio.create_task(take("first"))
+    second = asyncio.create_task(take("second"))
+    await asyncio.sleep(0)
+    await lock.__aexit__(None, None, None)  # handed to first, which has not run yet
+    first.cancel()
+    await asyncio.gather(first, second, return_exceptions=True)
+    assert first.cancelled() and entered == ["second"]
+    assert not lock.locked()

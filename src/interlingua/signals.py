@@ -1,4 +1,5 @@
-"""An ``asyncio.Event`` that makes its waiter queue on the first wait.
+"""An ``asyncio.Event`` that makes its waiter queue on the first wait, and a
+lock that costs no coroutine when it is free.
 
 ``asyncio.Event`` makes a ``deque`` at once. A server holds several events per
 running task and per open stream (settled, flushed, cancelled, the bus's
@@ -9,14 +10,21 @@ private attributes.
 ``Signal`` is the event itself, with slots; ``LazyEvent`` is the same as a
 subclass of ``asyncio.Event`` (with a ``__dict__``), for code typed for one
 (``ctx.cancelled``).
+
+``Mutex`` is an ``asyncio.Lock`` for ``async with`` only. Every task write
+takes its run's lock (server/run.py), nearly always free: ``asyncio.Lock``
+then still runs three coroutines (``__aenter__``, ``acquire``, ``__aexit__``),
+``Mutex`` none. A waiter is handed the lock by the holder that leaves it, in
+the order they came.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from collections.abc import Coroutine, Generator
+from typing import Any, Literal
 
-__all__ = ["LazyEvent", "Signal"]
+__all__ = ["LazyEvent", "Mutex", "Signal"]
 
 
 class Signal:
@@ -84,3 +92,69 @@ class LazyEvent(Signal, asyncio.Event):
     # Signal's methods come first; asyncio.Event.__init__ is skipped on
     # purpose: it makes the deque.
     __slots__ = ()
+
+
+class _Done:
+    """An awaitable that is over at once (``await`` gives None), with no coroutine."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        # ``await`` takes any iterator; an empty one ends at once with None
+        return iter(())  # type: ignore[return-value]
+
+
+_DONE = _Done()
+
+
+class Mutex:
+    """A lock for ``async with``, taken at no cost when free; fair when not."""
+
+    __slots__ = ("_held", "_waiting")
+
+    def __init__(self) -> None:
+        self._held = False
+        #: the waiters, first come first: each is handed the lock by its future
+        self._waiting: list[asyncio.Future[None]] | None = None
+
+    def __repr__(self) -> str:
+        waiting = len(self._waiting) if self._waiting else 0
+        return f"<{type(self).__name__} [{'held' if self._held else 'free'}, waiters:{waiting}]>"
+
+    def locked(self) -> bool:
+        return self._held
+
+    def __aenter__(self) -> _Done | Coroutine[Any, Any, None]:
+        if not self._held:
+            self._held = True
+            return _DONE
+        return self._wait()
+
+    def __aexit__(self, *exc: object) -> _Done:
+        self._release()
+        return _DONE
+
+    async def _wait(self) -> None:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
+        try:
+            await fut  # done: the lock was handed over, and is held for us
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self._release()  # handed over, then cancelled: pass it on
+            elif self._waiting is not None and fut in self._waiting:
+                self._waiting.remove(fut)
+            raise
+
+    def _release(self) -> None:
+        if not self._held:
+            raise RuntimeError("Mutex released while not held")
+        waiting = self._waiting
+        while waiting:
+            fut = waiting.pop(0)
+            if not fut.done():
+                fut.set_result(None)  # stays held: it is the waiter's now
+                return
+        self._held = False

@@ -53,7 +53,7 @@ from ..core.model import (
     TextPart,
 )
 from ..core.parts import new_id
-from ..signals import LazyEvent, Signal
+from ..signals import LazyEvent, Mutex, Signal
 from ..stores.base import LeaseLost, MessageExists, Scope, StoredEvent, TaskExists, TaskStore
 from .context import RequestInfo, TaskCanceled
 
@@ -133,7 +133,7 @@ class Run:
         self.request = request
         self.initial = initial
         self.message_id = message_id
-        self.lock = asyncio.Lock()
+        self.lock = Mutex()
         self.settled = Signal()
         # set once the task is in the store (or answered with a bare message)
         self.flushed = Signal()
