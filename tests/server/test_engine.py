@@ -340,6 +340,36 @@ async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) 
     assert len(lookups) == 1
 
 
+async def test_repeats_while_the_first_send_looks_its_message_up_wait_and_join_it(
+        make_engine: Any) -> None:
+    """Sends of one message id are begun one at a time: repeats that arrive while the
+    first is still looking its message up wait for it, then follow its run."""
+    runs: list[str] = []
+    engine = await make_engine(counting_echo(runs))
+    gate = asyncio.Event()
+    find = engine.store.find_message
+    lookups: list[str] = []
+
+    async def held(scope: Any, message_id: str) -> Any:
+        lookups.append(message_id)
+        if len(lookups) == 1:
+            await gate.wait()
+        return await find(scope, message_id)
+
+    engine.store.find_message = held  # type: ignore[method-assign]
+    m = msg("look it up")
+    first = asyncio.create_task(engine.send(send(m), REQ))
+    await asyncio.sleep(0.01)
+    repeats = [asyncio.create_task(engine.send(send(m), REQ)) for _ in range(2)]
+    await asyncio.sleep(0.01)
+    assert lookups == [m.message_id]  # the repeats wait before their own look-up
+    assert not any(r.done() for r in repeats)
+    gate.set()
+    a, b, c = await asyncio.wait_for(asyncio.gather(first, *repeats), 5)
+    assert a.id == b.id == c.id and len(runs) == 1
+    assert not engine.runs.sending
+
+
 async def _gated_repeats(engine: Engine, m: Message, fail: Exception | None
                          ) -> tuple[asyncio.Task[Any], asyncio.Task[Any], asyncio.Task[Any]]:
     """A repeat of ``m`` whose task write is held, and a second repeat and a

@@ -217,7 +217,8 @@ class Runs:
         #: runs by the (scope, message id) that started their current turn
         self.by_message: dict[tuple[Scope, str], Run] = {}
         #: sends being begun, by (scope, message id): a repeat waits for the first
-        self.sending: dict[tuple[Scope, str], asyncio.Future[None]] = {}
+        #: (on the future the first repeat put in place of None)
+        self.sending: dict[tuple[Scope, str], asyncio.Future[None] | None] = {}
 
     def get(self, scope: Scope, task_id: str) -> Run | None:
         return self.by_key.get(task_key(scope, task_id))

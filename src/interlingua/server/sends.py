@@ -95,21 +95,26 @@ class Sends:
         key = (scope, message.message_id)
         # One send of a message id at a time in this process (single flight): a
         # repeat that arrives meanwhile waits, then finds the first's run or task.
+        sending = self.runs.sending
         while True:
             live = self.runs.by_message.get(key)
             if live is not None:
                 return await self._join(live, digest, call)
-            pending = self.runs.sending.get(key)
-            if pending is None:
+            if key not in sending:
                 break
+            # The first repeat makes the future they all wait for (a send that
+            # no repeat meets, nearly every send, needs none).
+            pending = sending[key]
+            if pending is None:
+                pending = sending[key] = asyncio.get_running_loop().create_future()
             await asyncio.shield(pending)
-        done = asyncio.get_running_loop().create_future()
-        self.runs.sending[key] = done
+        sending[key] = None
         try:
             return await self._begin_new(scope, call, request, digest)
         finally:
-            del self.runs.sending[key]
-            done.set_result(None)
+            pending = sending.pop(key)
+            if pending is not None:
+                pending.set_result(None)
 
     async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task:
         """A repeated message while its turn runs here: the caller follows that run."""
