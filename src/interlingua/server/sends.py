@@ -191,7 +191,8 @@ class Sends:
         live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
         run = Run(self.writer, scope, live, version=0, persisted=False, dialect=request.dialect,
                    request=request, initial=initial, message_id=message.message_id)
-        run.push_configs = await self.push.send_configs(call, request, tid)
+        if call.config.push_config is not None:  # most sends carry none: no call then
+            run.push_configs = await self.push.send_configs(call, request, tid)
         if run.key in self.runs.by_key:
             raise InvalidTaskState(f"task {tid} is already running")
         run.digest = digest
