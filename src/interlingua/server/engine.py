@@ -278,7 +278,7 @@ class Engine:
         """Carry out one non-streaming call."""
         await self.authorizer.authorize(call, request, self._lookup)
         if isinstance(call, SendMessage):
-            return await self.send(call, request)
+            return await self.sends.send(call, request)  # as self.send, a frame fewer
         if isinstance(call, GetTask):
             return await self.get_task(call, request)
         if isinstance(call, ListTasks):
