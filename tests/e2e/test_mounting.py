@@ -193,3 +193,25 @@ def test_card_etag_and_conditional_get(path: str, public_url: bool) -> None:
             assert other.headers["etag"] != etag
             assert c.get(url + path, headers={"Host": "agents.example",
                                               "If-None-Match": etag}).status_code == 200
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+def test_without_a_lifespan_the_engine_starts_on_the_first_request(binding: str,
+                                                                   tmp_path: Any) -> None:
+    # Mounted with no lifespan to start it, and a send the very first request (to a
+    # store that must be opened first).
+    sock = bind_loopback()
+    base = url_of(sock)
+    agent_app = create_app(Agent("Echo", "Echoes", _echo), public_url=base + "/agent",
+                           store=f"sqlite:///{tmp_path}/tasks.db")
+    host = Starlette(routes=[Mount("/agent", app=agent_app)])
+    with live_server(host, sock=sock) as url, httpx.Client() as c:
+        if binding == "jsonrpc":
+            r = c.post(url + "/agent/", json=rpc("SendMessage", {"message": v1_message("hi")}),
+                       headers=V1).json()
+            task = r["result"]["task"]
+        else:
+            task = c.post(url + "/agent/message:send", json={"message": v1_message("hi")},
+                          headers={"A2A-Version": "1.0"}).json()["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert task["artifacts"][0]["parts"] == [{"text": "hi"}]

@@ -77,6 +77,17 @@ class FrontDoor:
         self.agent = agent
         self.settings = settings
 
+    @property
+    def ready(self) -> bool:
+        """The engine has started: ``ensure_started`` has nothing to do (a binding
+        asks first, and makes no coroutine per request for nothing)."""
+        return self.engine.started
+
+    @property
+    def admits(self) -> bool:
+        """Callers are authenticated or rate-limited: ``admit`` has work to do."""
+        return self.security.active
+
     async def ensure_started(self) -> None:
         await self.engine.ensure_started()
 

@@ -198,6 +198,10 @@ class Engine:
             if self.config.retention is not None:
                 self._sweeper = loop.create_task(self._sweep())
 
+    @property
+    def started(self) -> bool:
+        return self._started
+
     async def ensure_started(self) -> None:
         if not self._started:
             await self.start()

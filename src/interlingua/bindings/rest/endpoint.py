@@ -126,7 +126,8 @@ class RESTEndpoint:
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it (written by the
         caller once this frame is gone)."""
-        await self.door.ensure_started()
+        if not self.door.ready:
+            await self.door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         path = _path_of(scope)
         raw_version = version_of(scope, headers)
@@ -147,7 +148,8 @@ class RESTEndpoint:
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
-            await self.door.admit(scope, headers)
+            if self.door.admits:
+                await self.door.admit(scope, headers)
         except A2AError as exc:
             await _send(send, self._error(exc, dialect))
             return None
