@@ -22,7 +22,7 @@ import msgspec
 
 from ..core import jsonrpc
 from ..core.dialects import Codec, get_codec
-from ..core.dialects.detect import detect
+from ..core.dialects.detect import Detection, detect
 from ..core.errors import (
     A2AError,
     InternalError,
@@ -156,7 +156,14 @@ class JSONRPCEndpoint:
         try:
             raw_version = version_of(scope, headers)
             version = parse_version(raw_version) if raw_version else None
-            codec = await self._codec_for(req, version, scope, headers)
+            found = detect(req.method, req.params, strict=self.settings.strict_dialects,
+                           header_version=version)
+            if found.dialect is not None:  # nearly every request: nothing to look up
+                codec = get_codec(found.dialect)
+                if req.method not in codec.methods:
+                    codec = self._codec_of(req, found.dialect, found.fallback)
+            else:
+                codec = await self._codec_for(req, found, scope, headers)
             door.check_version(codec.name, raw_version, version)
             call = codec.for_answer(codec.decode_call(req.method, req.params))
             streaming = req.method in codec.streaming_methods
@@ -189,26 +196,27 @@ class JSONRPCEndpoint:
             return None
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
-    async def _codec_for(self, req: jsonrpc.Request, version: str | None, scope: Scope,
+    async def _codec_for(self, req: jsonrpc.Request, found: Detection, scope: Scope,
                          headers: Mapping[str, str]) -> Codec:
-        """The dialect of a request (DIALECTS.md §h.3), as a codec."""
-        found = detect(req.method, req.params, strict=self.settings.strict_dialects,
-                       header_version=version)
-        name = found.dialect
-        if name is None:
-            # tasks/get, tasks/cancel, tasks/resubscribe read the same in v0.1-v0.3:
-            # answer in the dialect the task was created in.
-            name = found.fallback
-            if found.task_id:
-                name = await self.door.stored_dialect(scope, headers, found.task_id) or name
+        """The dialect of a request the method and params leave open (DIALECTS.md
+        §h.3): tasks/get, tasks/cancel, tasks/resubscribe read the same in v0.1-v0.3,
+        and are answered in the dialect the task was created in."""
+        name = found.fallback
+        if found.task_id:
+            name = await self.door.stored_dialect(scope, headers, found.task_id) or name
+        return self._codec_of(req, name, found.fallback)
+
+    @staticmethod
+    def _codec_of(req: jsonrpc.Request, name: str, fallback: str) -> Codec:
+        """The codec of dialect ``name``, or the one that answers ``req`` for it."""
         codec = get_codec(name)
         if req.method not in codec.methods:
             if name in _VARIANTS:
                 # a SAM- or tutorial-made task polled with tasks/get: read as the
                 # v0.3 family reads it, answered in the variant it was made in
-                codec = _answered_in(name, found.fallback)
+                codec = _answered_in(name, fallback)
             else:  # a v1.0-made task: v1.0 has no such method, v0.3 answers
-                codec = get_codec(found.fallback)
+                codec = get_codec(fallback)
         return codec
 
     def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
