@@ -105,6 +105,24 @@ def test_policy_sees_the_task_and_denies_cancel(c: httpx.Client, url: str) -> No
     assert asked[-1] == ("user", "get", created["id"], None)
 
 
+def test_policy_is_asked_before_a_stream_opens(c: httpx.Client, url: str) -> None:
+    # A streaming send with a skill the caller may not use: refused before any event.
+    params = v1_send("run it", metadata={"skill": "admin"})
+    r = rpc(c, url, USER, "SendStreamingMessage", params, V1)
+    assert r.status_code == 403
+    assert r.json()["error"]["message"] == "user is not allowed to send with skill 'admin'"
+    assert not r.headers["content-type"].startswith("text/event-stream")
+    # A subscription is asked about too, with the task it names.
+    created = rpc(c, url, USER, "SendMessage", v1_send("wait"), V1).json()["result"]["task"]
+    asked.clear()
+    with c.stream("POST", url + "/", json={"jsonrpc": "2.0", "id": 2,
+                                           "method": "SubscribeToTask",
+                                           "params": {"id": created["id"]}},
+                  headers={**USER, **V1}) as sub:
+        assert sub.status_code == 200
+    assert asked[0] == ("user", "subscribe", created["id"], None)
+
+
 # -------------------------------------------------------------------- tenants
 
 

@@ -118,22 +118,20 @@ class JSONRPCEndpoint:
         except A2AError as exc:
             await _send(send, self._refused(body, headers, scope, exc))
             return None
-        answer = await self.handle(body, headers, scope)
-        if isinstance(answer, _StreamAnswer):
-            return answer
-        await _send(send, answer)
-        return None
-
-    async def handle(self, body: bytes, headers: Mapping[str, str],
-                     scope: Scope) -> _Answer | _StreamAnswer:
+        answer: _Answer | _StreamAnswer | None
         try:
             parsed = jsonrpc.parse(body)
         except A2AError as exc:
-            rid = _id_from(exc)
-            return _Answer(200, self._error(rid, exc, self.fallback_codec))
-        if isinstance(parsed, jsonrpc.Batch):
-            return await self._batch(parsed, headers, scope)
-        return await self._one(parsed, headers, scope, in_batch=False) or _Answer(204, None)
+            answer = _Answer(200, self._error(_id_from(exc), exc, self.fallback_codec))
+        else:
+            if isinstance(parsed, jsonrpc.Batch):
+                answer = await self._batch(parsed, headers, scope)
+            else:
+                answer = await self._one(parsed, headers, scope, in_batch=False)
+                if isinstance(answer, _StreamAnswer):
+                    return answer
+        await _send(send, answer or _Answer(204, None))
+        return None
 
     async def _batch(self, batch: jsonrpc.Batch, headers: Mapping[str, str], scope: Scope) -> _Answer:
         out: list[bytes] = []

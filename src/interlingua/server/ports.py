@@ -38,6 +38,9 @@ TaskLookup = Callable[[RequestInfo, str], Awaitable[Task | None]]
 
 
 class Authorizer(Protocol):
+    #: False: ``authorize`` allows every call, and the engine does not ask it
+    checks_calls: bool
+
     async def authorize(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
         """Raise the refusal when ``request`` may not make ``call``."""
 
@@ -87,6 +90,8 @@ class PushHooks(Protocol):
 
 class _Open:
     """Every call allowed; no extended card."""
+
+    checks_calls = False
 
     async def authorize(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
         return None

@@ -158,6 +158,8 @@ class Security:
             for name in authenticator.credential_headers())
         #: False: admitting a request has nothing to do
         self.active = auth is not None or self.rate is not None
+        #: False: every call is allowed (no policy), and the engine does not ask
+        self.checks_calls = self.policy is not None
         self._warned_undeclared = False
 
     # ------------------------------------------------------------ admitting
