@@ -21,6 +21,8 @@ What the agent does depends on the message text:
 Environment (set by the harness):
     BENCH_STORE_URL   the store URL, e.g. ``memory://`` or ``sqlite:///tmp/x/tasks.db``
     BENCH_PUBLIC_URL  the URL clients reach the server at, e.g. ``http://127.0.0.1:41234/``
+    BENCH_SUBMIT_GRACE  optional: the submit grace in seconds (``EngineConfig.submit_grace``;
+                      ``instructions.py`` stretches it as valgrind stretches time)
 """
 
 from __future__ import annotations
@@ -57,12 +59,19 @@ async def echo(ctx: Context) -> None:
     await ctx.complete()
 
 
-def build_app(store_url: str, public_url: str) -> Any:
+def build_app(store_url: str, public_url: str, submit_grace: float | None = None) -> Any:
     """The ASGI app serving the echo agent; the one place that knows the server API."""
     agent = Agent(name="echo", description="Echo agent", executor=echo)
-    return create_app(agent, store=store_url, public_url=public_url)
+    if submit_grace is None:
+        return create_app(agent, store=store_url, public_url=public_url)
+    from interlingua.server import EngineConfig
+
+    return create_app(agent, store=store_url, public_url=public_url,
+                      engine_config=EngineConfig(submit_grace=submit_grace))
 
 
 def create() -> Any:
     """App factory for ``uvicorn --factory``."""
-    return build_app(os.environ["BENCH_STORE_URL"], os.environ["BENCH_PUBLIC_URL"])
+    grace = os.environ.get("BENCH_SUBMIT_GRACE")
+    return build_app(os.environ["BENCH_STORE_URL"], os.environ["BENCH_PUBLIC_URL"],
+                     float(grace) if grace else None)
