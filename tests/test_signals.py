@@ -73,6 +73,11 @@ async def test_a_signal_is_the_same_event_in_less_room() -> None:
 # ------------------------------------------------------------------ Mutex
 
 
+async def _enter(lock: Mutex, name: str, entered: list[str]) -> None:
+    async with lock:
+        entered.append(name)
+
+
 async def test_a_free_mutex_is_taken_and_given_back() -> None:
     lock = Mutex()
     assert not lock.locked()
@@ -111,12 +116,8 @@ async def test_the_holder_leaving_cannot_take_it_back_before_a_waiter() -> None:
     lock = Mutex()
     order: list[str] = []
 
-    async def waiter() -> None:
-        async with lock:
-            order.append("waiter")
-
     async with lock:
-        task = asyncio.create_task(waiter())
+        task = asyncio.create_task(_enter(lock, "waiter", order))
         await asyncio.sleep(0)
     async with lock:  # again at once, in the same step
         order.append("holder again")
@@ -127,19 +128,14 @@ async def test_the_holder_leaving_cannot_take_it_back_before_a_waiter() -> None:
 async def test_a_cancelled_waiter_leaves_the_queue() -> None:
     lock = Mutex()
     entered: list[str] = []
-
-    async def take(name: str) -> None:
-        async with lock:
-            entered.append(name)
-
     async with lock:
-        first = asyncio.create_task(take("first"))
-        second = asyncio.create_task(take("second"))
+        first = asyncio.create_task(_enter(lock, "first", entered))
+        second = asyncio.create_task(_enter(lock, "second", entered))
         await asyncio.sleep(0)
         first.cancel()
         await asyncio.sleep(0)
         assert "waiters:1" in repr(lock)
-    await second
+    await asyncio.wait_for(second, 5)
     assert first.cancelled() and entered == ["second"]
     assert not lock.locked()
 
@@ -147,17 +143,12 @@ async def test_a_cancelled_waiter_leaves_the_queue() -> None:
 async def test_a_waiter_cancelled_after_the_handover_passes_the_mutex_on() -> None:
     lock = Mutex()
     entered: list[str] = []
-
-    async def take(name: str) -> None:
-        async with lock:
-            entered.append(name)
-
     await lock.__aenter__()
-    first = asyncio.create_task(take("first"))
-    second = asyncio.create_task(take("second"))
+    first = asyncio.create_task(_enter(lock, "first", entered))
+    second = asyncio.create_task(_enter(lock, "second", entered))
     await asyncio.sleep(0)
     await lock.__aexit__(None, None, None)  # handed to first, which has not run yet
     first.cancel()
-    await asyncio.gather(first, second, return_exceptions=True)
+    await asyncio.wait_for(asyncio.gather(first, second, return_exceptions=True), 5)
     assert first.cancelled() and entered == ["second"]
     assert not lock.locked()
