@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime, timedelta
+from typing import Any
 
 import msgspec
 
@@ -283,7 +284,7 @@ class Engine:
         if self.authorizer.checks_calls:
             await self.authorizer.authorize(call, request, self._lookup)
         if isinstance(call, SendMessage):
-            return await self.sends.send(call, request)  # as self.send, a frame fewer
+            return await self.send(call, request)
         if isinstance(call, GetTask):
             return await self.get_task(call, request)
         if isinstance(call, ListTasks):
@@ -299,8 +300,10 @@ class Engine:
 
     # -------------------------------------------------------------------- send
 
-    async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
-        return await self.sends.send(call, request)
+    def send(self, call: SendMessage,
+             request: RequestInfo) -> Coroutine[Any, Any, Task | Message]:
+        # Sends' own coroutine, not one awaiting it: a frame fewer per send.
+        return self.sends.send(call, request)
 
     # ---------------------------------------------------------------- reading
 
