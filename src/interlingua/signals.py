@@ -24,7 +24,7 @@ import asyncio
 from collections.abc import Coroutine, Generator
 from typing import Any, Literal
 
-__all__ = ["LazyEvent", "Mutex", "Signal"]
+__all__ = ["DONE", "LazyEvent", "Mutex", "Signal"]
 
 
 class Signal:
@@ -95,7 +95,8 @@ class LazyEvent(Signal, asyncio.Event):
 
 
 class _Done:
-    """An awaitable that is over at once (``await`` gives None), with no coroutine."""
+    """An awaitable that is over at once (``await`` gives None), with no coroutine:
+    what a method awaited on every request returns when it has nothing to do."""
 
     __slots__ = ()
 
@@ -104,7 +105,7 @@ class _Done:
         return iter(())  # type: ignore[return-value]
 
 
-_DONE = _Done()
+DONE = _Done()
 
 
 class Mutex:
@@ -127,12 +128,12 @@ class Mutex:
     def __aenter__(self) -> _Done | Coroutine[Any, Any, None]:
         if not self._held:
             self._held = True
-            return _DONE
+            return DONE
         return self._wait()
 
     def __aexit__(self, *exc: object) -> _Done:
         self._release()
-        return _DONE
+        return DONE
 
     async def _wait(self) -> None:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Awaitable, Mapping, MutableMapping
 from typing import Any
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
@@ -24,6 +24,7 @@ from ..core.errors import (
     StreamingNotSupported,
     VersionNotSupported,
 )
+from ..signals import DONE
 from ..stores.base import StoreUnavailable
 from .agent import Agent
 from .auth.runtime import Security, refusal
@@ -77,27 +78,20 @@ class FrontDoor:
         self.agent = agent
         self.settings = settings
 
-    @property
-    def ready(self) -> bool:
-        """The engine has started: ``ensure_started`` has nothing to do (a binding
-        asks first, and makes no coroutine per request for nothing)."""
-        return self.engine.started
+    # Both are awaited by every binding on every request, and nearly always have
+    # nothing to do: then they return DONE, not a coroutine.
 
-    @property
-    def admits(self) -> bool:
-        """Callers are authenticated or rate-limited: ``admit`` has work to do."""
-        return self.security.active
-
-    async def ensure_started(self) -> None:
-        await self.engine.ensure_started()
+    def ensure_started(self) -> Awaitable[None]:
+        """Start the engine unless it has started (the app's lifespan starts it)."""
+        return DONE if self.engine.started else self.engine.ensure_started()
 
     # ------------------------------------------------------------ admitting
 
-    async def admit(self, scope: MutableMapping[str, Any], headers: Mapping[str, str]) -> None:
+    def admit(self, scope: MutableMapping[str, Any], headers: Mapping[str, str]
+              ) -> Awaitable[object]:
         """Authenticate the caller (and count it against the rate limit) once per
         HTTP request; raises the refusal. Its principal stays in ``scope``."""
-        if self.security.active:
-            await self.security.admit(scope, headers)
+        return self.security.admit(scope, headers) if self.security.active else DONE
 
     @staticmethod
     def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:

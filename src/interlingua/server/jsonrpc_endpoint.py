@@ -101,8 +101,7 @@ class JSONRPCEndpoint:
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it, for the
         caller to write once this frame is gone (an open stream holds less)."""
-        if not self.door.ready:
-            await self.door.ensure_started()
+        await self.door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         limit = self.settings.max_body_bytes
         try:
@@ -113,8 +112,7 @@ class JSONRPCEndpoint:
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
-            if self.door.admits:
-                await self.door.admit(scope, headers)
+            await self.door.admit(scope, headers)
         except A2AError as exc:
             await _send(send, self._refused(body, headers, scope, exc))
             return None

@@ -126,8 +126,7 @@ class RESTEndpoint:
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it (written by the
         caller once this frame is gone)."""
-        if not self.door.ready:
-            await self.door.ensure_started()
+        await self.door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         path = _path_of(scope)
         raw_version = version_of(scope, headers)
@@ -148,8 +147,7 @@ class RESTEndpoint:
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
-            if self.door.admits:
-                await self.door.admit(scope, headers)
+            await self.door.admit(scope, headers)
         except A2AError as exc:
             await _send(send, self._error(exc, dialect))
             return None
