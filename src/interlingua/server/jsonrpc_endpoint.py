@@ -155,9 +155,7 @@ class JSONRPCEndpoint:
             found = detect(req.method, req.params, strict=self.settings.strict_dialects,
                            header_version=version)
             if found.dialect is not None:  # nearly every request: nothing to look up
-                codec = get_codec(found.dialect)
-                if req.method not in codec.methods:
-                    codec = self._codec_of(req, found.dialect, found.fallback)
+                codec = self._codec_of(req, found.dialect, found.fallback)
             else:
                 codec = await self._codec_for(req, found, scope, headers)
             door.check_version(codec.name, raw_version, version)
