@@ -22,22 +22,55 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Generator
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 __all__ = ["DONE", "LazyEvent", "Mutex", "Signal"]
 
+T = TypeVar("T")
 
-class Signal:
-    __slots__ = ("_is_set", "_waiting")
+
+class _Waiting(Generic[T]):
+    """Futures to complete later, in a list made when the first one comes."""
+
+    __slots__ = ("_waiting",)
+    # Set by each subclass's own __init__: calling this class's as well doubled
+    # the cost of making a Signal, and a run makes several.
+    _waiting: list[asyncio.Future[T]] | None
+
+    def _count(self) -> int:
+        return len(self._waiting) if self._waiting else 0
+
+    def add_waiter(self, fut: asyncio.Future[T]) -> None:
+        """Have ``fut`` completed in its turn (unless it is done by then).
+
+        For a waiter that is not a coroutine of its own: an idle stream awaits
+        one bare future, done by news or by a clock tick, with no frame around it.
+        The caller removes the future again if it stops waiting first.
+        """
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
+
+    def remove_waiter(self, fut: asyncio.Future[T]) -> None:
+        # Completing hands the waiters over (or takes one off): it may be gone.
+        waiting = self._waiting
+        if waiting is not None:
+            try:
+                waiting.remove(fut)
+            except ValueError:
+                pass
+
+
+class Signal(_Waiting[bool]):
+    __slots__ = ("_is_set",)
 
     def __init__(self) -> None:
+        self._waiting = None
         self._is_set = False
-        self._waiting: list[asyncio.Future[bool]] | None = None
 
     def __repr__(self) -> str:
         state = "set" if self._is_set else "unset"
-        waiting = len(self._waiting) if self._waiting else 0
-        return f"<{type(self).__name__} [{state}, waiters:{waiting}]>"
+        return f"<{type(self).__name__} [{state}, waiters:{self._count()}]>"
 
     def is_set(self) -> bool:
         return self._is_set
@@ -66,26 +99,6 @@ class Signal:
             self.remove_waiter(fut)
         return True
 
-    def add_waiter(self, fut: asyncio.Future[bool]) -> None:
-        """Have ``set()`` complete ``fut`` (unless it is done by then).
-
-        For a waiter that is not a coroutine of its own: an idle stream awaits
-        one bare future, done by news or by a clock tick, with no frame around it.
-        The caller removes the future again if it stops waiting first.
-        """
-        if self._waiting is None:
-            self._waiting = []
-        self._waiting.append(fut)
-
-    def remove_waiter(self, fut: asyncio.Future[bool]) -> None:
-        # set() hands the waiters over and starts afresh: the future may be gone.
-        waiting = self._waiting
-        if waiting is not None:
-            try:
-                waiting.remove(fut)
-            except ValueError:
-                pass
-
 
 
 class LazyEvent(Signal, asyncio.Event):
@@ -108,19 +121,20 @@ class _Done:
 DONE = _Done()
 
 
-class Mutex:
-    """A lock for ``async with``, taken at no cost when free; fair when not."""
+class Mutex(_Waiting[None]):
+    """A lock for ``async with``, taken at no cost when free; fair when not.
 
-    __slots__ = ("_held", "_waiting")
+    Its waiters are served first come, first served: each is handed the lock by its future."""
+
+    __slots__ = ("_held",)
 
     def __init__(self) -> None:
+        self._waiting = None
         self._held = False
-        #: the waiters, first come first: each is handed the lock by its future
-        self._waiting: list[asyncio.Future[None]] | None = None
 
     def __repr__(self) -> str:
-        waiting = len(self._waiting) if self._waiting else 0
-        return f"<{type(self).__name__} [{'held' if self._held else 'free'}, waiters:{waiting}]>"
+        state = "held" if self._held else "free"
+        return f"<{type(self).__name__} [{state}, waiters:{self._count()}]>"
 
     def locked(self) -> bool:
         return self._held
@@ -137,16 +151,14 @@ class Mutex:
 
     async def _wait(self) -> None:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self._waiting is None:
-            self._waiting = []
-        self._waiting.append(fut)
+        self.add_waiter(fut)
         try:
             await fut  # done: the lock was handed over, and is held for us
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
                 self._release()  # handed over, then cancelled: pass it on
-            elif self._waiting is not None and fut in self._waiting:
-                self._waiting.remove(fut)
+            else:
+                self.remove_waiter(fut)
             raise
 
     def _release(self) -> None:
