@@ -34,7 +34,17 @@ def test_a_chunk_differing_in_any_field_but_its_text_ends_the_run() -> None:
                 m.ArtifactUpdate(task_id="t", context_id="c", append=True, artifact=m.Artifact(
                     artifact_id="a", parts=[m.TextPart(text="x", media_type="text/plain")])),
                 m.ArtifactUpdate(task_id="t", context_id="c", append=True, artifact=m.Artifact(
-                    artifact_id="a", parts=[m.TextPart(text="x"), m.TextPart(text="y")]))]:
+                    artifact_id="a", parts=[m.TextPart(text="x"), m.TextPart(text="y")])),
+                m.ArtifactUpdate(task_id="t", context_id="c", append=True, artifact=m.Artifact(
+                    artifact_id="a", parts=[])),
+                m.ArtifactUpdate(task_id="t", context_id="c", append=True, artifact=m.Artifact(
+                    artifact_id="a", parts=[m.DataPart(data={"text": "x"})])),
+                m.ArtifactUpdate(task_id="t", context_id="c", append=True, artifact=m.Artifact(
+                    artifact_id="a", parts=[m.FilePart(uri="https://example.com/x")])),
+                m.StatusUpdate(task_id="t", context_id="c",
+                               status=m.TaskStatus(state=m.TaskState.WORKING)),
+                m.HistoryAppended(message=m.Message(message_id="m", role=m.Role.AGENT,
+                                                    parts=[m.TextPart(text="x")]))]:
         assert texts_after(head, [head, _chunk("ok"), odd, _chunk("late")], 1, 4) == ["ok"], odd
 
 

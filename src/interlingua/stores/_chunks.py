@@ -29,27 +29,24 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
                 end: int) -> list[str]:
     """The texts of the events from ``start`` (before ``end``) that are ``head``
     made an appended chunk with one plain text part, up to the first that is not."""
-    # Each chunk is compared whole with ``head`` made an appended chunk of the
-    # chunk's own parts: one comparison in C of every field, where a check
-    # field by field in Python took half as long again.
-    like = msgspec.structs.replace(head.artifact, parts=[])  # a copy, never head's own
+    # With its text put in the probe's one part, a chunk of the run is equal to
+    # the probe: one comparison in C of every field, parts and all, where a
+    # check field by field in Python took half as long again.
+    part = TextPart(text="")
+    like = msgspec.structs.replace(head.artifact, parts=[part])  # a copy, never head's own
     probe = msgspec.structs.replace(head, append=True, artifact=like)
     texts: list[str] = []
     for i in range(start, end):
         event = events[i]
-        if type(event) is not ArtifactUpdate:
+        try:
+            # (the except is the check: an event of another kind, no parts, a
+            # first part of no text)
+            text = part.text = event.artifact.parts[0].text  # type: ignore[union-attr]
+        except (AttributeError, IndexError):
             break
-        parts = event.artifact.parts
-        if len(parts) != 1:
-            break
-        p = parts[0]
-        if (type(p) is not TextPart or p.metadata is not None or p.media_type is not None
-                or p.filename is not None):
-            break
-        like.parts = parts  # the probe's own copy of the artifact: nobody else's
         if event != probe:
             break
-        texts.append(p.text)
+        texts.append(text)
     return texts
 
 
