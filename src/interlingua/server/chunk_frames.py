@@ -57,23 +57,45 @@ class ChunkFrames:
     ``suffix`` the envelope around it in an event's data.
     """
 
-    __slots__ = ("_encode", "_key", "_prefix", "_suffix", "_template", "_templates")
+    __slots__ = ("_encode", "_part", "_prefix", "_probe", "_suffix", "_template", "_templates")
 
     def __init__(self, encode: Callable[[ArtifactUpdate], bytes], prefix: bytes,
                  suffix: bytes) -> None:
         self._encode = encode
         self._prefix = prefix
         self._suffix = suffix
-        #: the run of the chunk framed last, and its template (None: none can be made)
-        self._key: tuple[object, ...] | None = None
+        #: the one part of every probe: a chunk's text is put in it before the
+        #: chunk is compared with the probe of the run framed last
+        self._part = TextPart(text="")
+        #: that run's template (None: none can be made) and probe (None: no run yet)
         self._template: _Template = None
-        #: every run's template so far, for chunks of runs that alternate
-        self._templates: dict[tuple[object, ...], _Template] = {}
+        self._probe: ArtifactUpdate | None = None
+        #: every run's template and probe so far, for chunks of runs that alternate
+        self._templates: dict[tuple[object, ...], tuple[_Template, ArtifactUpdate]] = {}
 
     def add(self, parts: list[bytes], seq: int, u: ArtifactUpdate) -> bool:
         """Append the SSE event of ``u`` with id ``seq`` to ``parts``; False (and
         nothing appended) when ``u`` is not a plain text chunk, or its dialect
         writes text otherwise."""
+        part = self._part
+        try:
+            text = part.text = u.artifact.parts[0].text  # type: ignore[union-attr]
+        except (AttributeError, IndexError):  # no parts, or a first part of no text
+            return False
+        # With its text in the probe's part, a chunk of the run framed last is
+        # equal to the probe: one comparison in C of every field.
+        if u != self._probe and not self._switch(u):
+            return False
+        template = self._template
+        if template is None or not text:  # a dialect may leave an empty text out
+            return False
+        # Pieces, joined with the rest of the write: one copy of each byte, where
+        # formatting a frame first would make two.
+        parts += (b"id: %d" % seq, template[0], _json(text), template[1])
+        return True
+
+    def _switch(self, u: ArtifactUpdate) -> bool:
+        """Make ``u``'s run the current one; False when ``u`` is no plain text chunk."""
         a = u.artifact
         chunk_parts = a.parts
         if (len(chunk_parts) != 1 or u.metadata is not None or a.name is not None
@@ -84,29 +106,17 @@ class ChunkFrames:
         if (type(p) is not TextPart or p.metadata is not None or p.media_type is not None
                 or p.filename is not None):
             return False
-        text = p.text
-        if not text:  # a dialect may leave an empty text out
-            return False
         key = (u.task_id, u.context_id, a.artifact_id, a.index, u.append, u.last_chunk)
-        if key != self._key:
-            self._switch(key, u)
-        template = self._template
-        if template is None:
-            return False
-        # Pieces, joined with the rest of the write: one copy of each byte, where
-        # formatting a frame first would make two.
-        parts += (b"id: %d" % seq, template[0], _json(text), template[1])
-        return True
-
-    def _switch(self, key: tuple[object, ...], u: ArtifactUpdate) -> None:
         templates = self._templates
-        if key in templates:
-            template = templates[key]
-        else:
+        known = templates.get(key)
+        if known is None:
             if len(templates) >= MAX_TEMPLATES:
                 templates.clear()
-            template = templates[key] = self._make(u)
-        self._key, self._template = key, template
+            probe = msgspec.structs.replace(
+                u, artifact=msgspec.structs.replace(a, parts=[self._part]))
+            known = templates[key] = (self._make(u), probe)
+        self._template, self._probe = known
+        return True
 
     def _make(self, u: ArtifactUpdate) -> _Template:
         probe = msgspec.structs.replace(
