@@ -147,18 +147,21 @@ def _runs(
     while start < count:
         head = events[start]
         kind = _KIND[type(head)]
-        end = start + 1
         limit = min(count, start + RUN_MAX)
-        while end < limit and _KIND[type(events[end])] == kind:
-            end += 1
-        if type(head) is ArtifactUpdate and end - start > 2:
-            texts = _chunks.texts_after(head, events, start + 1, end)
+        # A run of text chunks is looked for first, where one may start: the
+        # search ends where the run does, with no scan of the kinds before it.
+        if (type(head) is ArtifactUpdate and start + 2 < limit
+                and type(events[start + 1]) is ArtifactUpdate):
+            texts = _chunks.texts_after(head, events, start + 1, limit)
             if len(texts) > 1:
                 end = start + 1 + len(texts)
                 yield (pk, first_seq + start, kind, end - start,
                        _TEXT_RUN + _pack(_encode((head, texts)), ids))
                 start = end
                 continue
+        end = start + 1
+        while end < limit and _KIND[type(events[end])] == kind:
+            end += 1
         n = end - start
         payload = _encode(head) if n == 1 else _encode(events[start:end])
         yield pk, first_seq + start, kind, n, _pack(payload, ids)
