@@ -108,3 +108,14 @@ async def test_a_lone_reader_that_took_everything_leaves_nothing_kept() -> None:
     late = bus.subscribe("k", seen=0)
     assert late.take(0) is None
     await bus.close()
+
+
+async def test_a_batch_that_repeats_events_held_adds_only_the_new_ones() -> None:
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    await bus.publish("k", [event(1), event(2)])
+    await bus.publish("k", [event(2), event(3)])  # one held already, one new
+    await bus.publish("k", [event(4), event(5)])  # all new
+    assert [e.seq for e in bus._topics["k"].recent] == [1, 2, 3, 4, 5]
+    assert [e.seq for e in sub.take(0) or []] == [1, 2, 3, 4, 5]
+    await bus.close()

@@ -176,10 +176,14 @@ class LocalBus:
         # (emptied by a lone reader who took it all: nothing at or before
         # ``latest`` may come back, or the tail would not be contiguous)
         last = recent[-1].seq if recent else topic.latest
-        for ev in events:
-            if ev.seq > last:
-                recent.append(ev)
-                last = ev.seq
+        if events[0].seq > last:  # nearly always: all of them new (they come in order)
+            recent.extend(events)
+            last = events[-1].seq
+        else:
+            for ev in events:
+                if ev.seq > last:
+                    recent.append(ev)
+                    last = ev.seq
         if len(recent) > 2 * RECENT_EVENTS:
             del recent[: len(recent) - RECENT_EVENTS]
         if last > topic.latest:
