@@ -115,17 +115,14 @@ def advance_probe(task: Task, events: Iterable[Event]) -> bool:
 HISTORY_MAX = 1536
 
 
-def adds_messages(events: Iterable[Event]) -> bool:
+def adds_messages(events: Sequence[Event]) -> bool:
     """Whether folding ``events`` may add to a task's history."""
-    for event in events:
-        kind = type(event)
-        if kind is HistoryAppended or kind is TaskCreated:
-            return True
-        if kind is StatusUpdate:
-            assert isinstance(event, StatusUpdate)
-            if event.status.message is not None:
-                return True
-    return False
+    kinds = set(map(type, events))  # one pass in C: a batch of chunks ends here
+    if HistoryAppended in kinds or TaskCreated in kinds:
+        return True
+    return StatusUpdate in kinds and any(
+        type(event) is StatusUpdate and event.status.message is not None
+        for event in events)
 
 
 def sort_stamp(status: TaskStatus, now: str) -> str:
