@@ -119,3 +119,13 @@ async def test_a_batch_that_repeats_events_held_adds_only_the_new_ones() -> None
     assert [e.seq for e in bus._topics["k"].recent] == [1, 2, 3, 4, 5]
     assert [e.seq for e in sub.take(0) or []] == [1, 2, 3, 4, 5]
     await bus.close()
+
+
+async def test_events_from_another_process_are_held_in_order_whatever_order_they_came_in() -> None:
+    bus = LocalBus()
+    sub = bus.subscribe("k")
+    assert bus.deliver("k", [event(1), event(3), event(2), event(4)])
+    seqs = [e.seq for e in bus._topics["k"].recent]
+    assert seqs == sorted(set(seqs)) and seqs[-1] == 4  # never a step back
+    assert sub.latest == 4
+    await bus.close()

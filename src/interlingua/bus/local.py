@@ -151,7 +151,7 @@ class LocalBus:
         topic = self._topics.get(key)
         if topic is None or not events:
             return
-        self._hold(topic, events)
+        self._hold(topic, events, numbered_here=True)
 
     def deliver(self, key: str, events: Sequence[StoredEvent]) -> bool:
         """Events another process wrote (committed, in seq order), carried by its
@@ -171,12 +171,15 @@ class LocalBus:
         self._hold(topic, events)
         return True
 
-    def _hold(self, topic: _Topic, events: Sequence[StoredEvent]) -> None:
+    def _hold(self, topic: _Topic, events: Sequence[StoredEvent], *,
+              numbered_here: bool = False) -> None:
+        """Keep what is new of ``events``; ``numbered_here``: a batch this process
+        wrote, numbered in order (what another process sent is looked at one by one)."""
         recent = topic.recent
         # (emptied by a lone reader who took it all: nothing at or before
         # ``latest`` may come back, or the tail would not be contiguous)
         last = recent[-1].seq if recent else topic.latest
-        if events[0].seq > last:  # nearly always: all of them new (they come in order)
+        if numbered_here and events[0].seq > last:  # nearly always: all of them new
             recent.extend(events)
             last = events[-1].seq
         else:
