@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from interlingua.signals import LazyEvent, Mutex, Signal
+from interlingua.signals import DONE, LazyEvent, Mutex, Signal
 
 
 async def test_waiters_wake_when_it_is_set() -> None:
@@ -68,6 +68,19 @@ async def test_a_signal_is_the_same_event_in_less_room() -> None:
     signal.set()
     assert await waiter is True and bare.result() is True
     assert signal.is_set() and await signal.wait() is True
+
+
+# ------------------------------------------------------------------- DONE
+
+
+async def test_done_is_over_at_once_every_time_it_is_awaited() -> None:
+    for _ in range(3):
+        assert await DONE is None
+    assert not asyncio.iscoroutine(DONE)
+    # awaited as a task would await it, it does not suspend
+    it = DONE.__await__()
+    with pytest.raises(StopIteration):
+        next(it)
 
 
 # ------------------------------------------------------------------ Mutex
