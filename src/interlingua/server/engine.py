@@ -281,8 +281,7 @@ class Engine:
 
     async def handle(self, call: Call, request: RequestInfo) -> Result:
         """Carry out one non-streaming call."""
-        if self.authorizer.checks_calls:
-            await self.authorizer.authorize(call, request, self._lookup)
+        await self.authorizer.authorize(call, request, self._lookup)
         if isinstance(call, SendMessage):
             return await self.send(call, request)
         if isinstance(call, GetTask):
@@ -381,8 +380,7 @@ class Engine:
         last_event_id: int | None = None,
     ) -> Stream:
         """A streaming send or a subscription: checked now, then streamed."""
-        if self.authorizer.checks_calls:
-            await self.authorizer.authorize(call, request, self._lookup)
+        await self.authorizer.authorize(call, request, self._lookup)
         return await self.streams.open(call, request, last_event_id=last_event_id)
 
     def extended_card(self, request: RequestInfo) -> AgentCard:

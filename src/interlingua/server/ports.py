@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..core.calls import Call, SendMessage
 from ..core.errors import ExtendedCardNotConfigured, PushNotSupported
 from ..core.model import AgentCard, Message, PushConfig, Task
+from ..signals import DONE
 from ..stores.base import Scope
 from .context import Context, RequestInfo
 
@@ -38,11 +39,10 @@ TaskLookup = Callable[[RequestInfo, str], Awaitable[Task | None]]
 
 
 class Authorizer(Protocol):
-    #: False: ``authorize`` allows every call, and the engine does not ask it
-    checks_calls: bool
-
-    async def authorize(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
-        """Raise the refusal when ``request`` may not make ``call``."""
+    def authorize(self, call: Call, request: RequestInfo,
+                  lookup: TaskLookup) -> Awaitable[None]:
+        """Raise the refusal when ``request`` may not make ``call`` (awaited for
+        every call: ``signals.DONE`` when there is nothing to ask)."""
 
     def extended_card(self, ext: Any, base: AgentCard | None,
                       request: RequestInfo) -> AgentCard:
@@ -91,10 +91,9 @@ class PushHooks(Protocol):
 class _Open:
     """Every call allowed; no extended card."""
 
-    checks_calls = False
-
-    async def authorize(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
-        return None
+    def authorize(self, call: Call, request: RequestInfo,
+                  lookup: TaskLookup) -> Awaitable[None]:
+        return DONE
 
     def extended_card(self, ext: Any, base: AgentCard | None,
                       request: RequestInfo) -> AgentCard:

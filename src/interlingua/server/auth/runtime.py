@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -45,6 +45,7 @@ from ...core.errors import (
     ResourceUnavailable,
 )
 from ...core.model import AgentCard, Message, SecurityScheme
+from ...signals import DONE
 from ..card_signer import CardSigner
 from ..context import RequestInfo
 from ..ports import TaskLookup
@@ -158,8 +159,6 @@ class Security:
             for name in authenticator.credential_headers())
         #: False: admitting a request has nothing to do
         self.active = auth is not None or self.rate is not None
-        #: False: every call is allowed (no policy), and the engine does not ask
-        self.checks_calls = self.policy is not None
         self._warned_undeclared = False
 
     # ------------------------------------------------------------ admitting
@@ -276,10 +275,14 @@ class Security:
 
     # ------------------------------------------------------------ authorizing
 
-    async def authorize(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
-        """Ask the policy about ``call``; ``Forbidden`` when it says no."""
-        if self.policy is None:
-            return
+    def authorize(self, call: Call, request: RequestInfo,
+                  lookup: TaskLookup) -> Awaitable[None]:
+        """Ask the policy about ``call``; ``Forbidden`` when it says no. Awaited for
+        every call: with no policy, nothing to ask and no coroutine."""
+        return DONE if self.policy is None else self._ask(call, request, lookup)
+
+    async def _ask(self, call: Call, request: RequestInfo, lookup: TaskLookup) -> None:
+        assert self.policy is not None
         operation, task_id, skill = describe(call)
         task = await lookup(request, task_id) if task_id else None
         principal = identity_of(request)
