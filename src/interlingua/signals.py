@@ -41,10 +41,11 @@ class _Waiting(Generic[T]):
         return len(self._waiting) if self._waiting else 0
 
     def add_waiter(self, fut: asyncio.Future[T]) -> None:
-        """Have ``fut`` completed in its turn (unless it is done by then).
+        """Have ``fut`` completed in its turn (unless it is done by then): by
+        ``Signal.set``, or with a ``Mutex`` handed over.
 
-        For a waiter that is not a coroutine of its own: an idle stream awaits
-        one bare future, done by news or by a clock tick, with no frame around it.
+        For a waiter that is not a coroutine of its own (an idle stream awaits one
+        bare future, done by news or by a clock tick, with no frame around it).
         The caller removes the future again if it stops waiting first.
         """
         if self._waiting is None:
