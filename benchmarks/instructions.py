@@ -14,7 +14,11 @@ cost of one unit without start-up and warm-up.
 
 ``--store sqlite`` serves from a fresh SQLite file instead of the memory store;
 ``--raw`` also counts the raw ceiling (``servers/raw.py``) on the same requests, and
-each revision's unary figure is then given as a multiple of it. ``--list-tasks K``
+each revision's unary figure is then given as a multiple of it. ``--src DIR`` counts
+a source tree as it is (its ``interlingua`` package first on ``PYTHONPATH``: a copy
+with some modules compiled, say) beside the revisions. ``--objects`` also says which
+shared object (the interpreter, SQLite, libc, msgspec, ...) ran the instructions of a
+unit of work. ``--list-tasks K``
 (SQLite) also counts v1.0 ``ListTasks`` (pageSize 50, N = ``--requests``) on a store of
 K tasks filled by ``fill_store.py`` with the revision's own code.
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import re
 import shutil
@@ -41,6 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -106,8 +112,14 @@ async def drive(url: str, units: int, streaming: bool, listing: bool = False) ->
     return events
 
 
+class Counted(NamedTuple):
+    instructions: int
+    events: int  # SSE events read (streaming)
+    out: Path  # callgrind's file
+
+
 def count(src: Path | None, units: int, streaming: bool, work: Path,
-          store: str = "memory", listed: int = 0) -> tuple[int, int]:
+          store: str = "memory", listed: int = 0) -> Counted:
     """Instructions the server executed serving ``units`` sends, and the events streamed
     (``src`` None: the raw ceiling); ``listed``: ``units`` ListTasks instead, on a
     store of that many tasks."""
@@ -148,12 +160,62 @@ def count(src: Path | None, units: int, streaming: bool, work: Path,
     found = re.search(r"Collected : (\d+)", log)
     if found is None:
         raise SystemExit(f"instructions: callgrind reported no total:\n{log[-2000:]}")
-    return int(found.group(1)), events
+    return Counted(int(found.group(1)), events, out)
+
+
+#: a line of ``callgrind_annotate --inclusive=no``: count, share, file:function [object]
+_ANNOTATED = re.compile(r"\s*([\d,]+) \([^)]*\)\s+.*\[(.+)\]\s*$")
+
+
+def by_object(out: Path) -> collections.Counter[str]:
+    """Instructions in callgrind's file ``out`` by the shared object they ran in."""
+    text = subprocess.run(
+        ["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return objects_in(text)
+
+
+def objects_in(annotated: str) -> collections.Counter[str]:
+    """``callgrind_annotate --inclusive=no`` output summed by shared object (file name)."""
+    found: collections.Counter[str] = collections.Counter()
+    for line in annotated.splitlines():
+        m = _ANNOTATED.match(line)
+        if m is not None:
+            found[Path(m.group(2)).name] += int(m.group(1).replace(",", ""))
+    return found
+
+
+def objects_table(what: str, one: Counted, two: Counted, units: int) -> str:
+    """Per unit of work (``units`` between the two counts), by shared object."""
+    return per_object_table(what, by_object(one.out), by_object(two.out),
+                            (two.instructions - one.instructions) / units, units)
+
+
+def per_object_table(what: str, one: collections.Counter[str], two: collections.Counter[str],
+                     total: float, units: int) -> str:
+    """A Markdown table of what each shared object added from count ``one`` to ``two``,
+    per unit; objects under half a percent of ``total`` go into the last row."""
+    rows = sorted((((two[k] - one[k]) / units, k) for k in one.keys() | two.keys()),
+                  reverse=True)
+    lines = [f"| {what}: shared object | instructions | share |", "| --- | ---: | ---: |"]
+    named = 0.0
+    for n, name in rows:
+        if abs(n) >= total / 200:
+            lines.append(f"| {name} | {n:,.0f} | {n / total:.0%} |")
+            named += n
+    lines.append(f"| the rest (and what callgrind names no object for) | {total - named:,.0f} "
+                 f"| {(total - named) / total:.0%} |")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("revs", nargs="*", default=["HEAD"], help="git revisions")
+    parser.add_argument("revs", nargs="*", help="git revisions (HEAD if none and no --src)")
+    parser.add_argument("--src", action="append", default=[], type=Path, metavar="DIR",
+                        help="also count this source tree as it is (repeatable)")
+    parser.add_argument("--objects", action="store_true",
+                        help="also break each figure down by shared object")
     parser.add_argument("--requests", type=int, default=1000, help="N for the unary case")
     parser.add_argument("--streams", type=int, default=100, help="N for the stream case")
     parser.add_argument("--store", choices=("memory", "sqlite"), default="memory")
@@ -165,36 +227,58 @@ def main() -> None:
         parser.error(f"--list-tasks must be 0 or more, got {args.list_tasks}")
     if args.list_tasks and args.store != "sqlite":
         parser.error("--list-tasks needs --store sqlite")
+    for tree in args.src:
+        if not (tree / "interlingua" / "__init__.py").is_file():
+            parser.error(f"--src {tree}: no interlingua package there")
+    if not args.revs and not args.src:
+        args.revs = ["HEAD"]
+    if args.objects and shutil.which("callgrind_annotate") is None:
+        raise SystemExit("instructions: callgrind_annotate is not installed (it comes with "
+                         "valgrind)")
     if shutil.which("valgrind") is None:
         raise SystemExit("instructions: valgrind is not installed (apt-get install valgrind)")
     rows = []
+    tables: list[str] = []
     raw = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         if args.raw:
-            one, _ = count(None, args.requests, False, Path(tmp))
-            two, _ = count(None, 2 * args.requests, False, Path(tmp))
-            raw = (two - one) / args.requests
+            one = count(None, args.requests, False, Path(tmp))
+            two = count(None, 2 * args.requests, False, Path(tmp))
+            raw = (two.instructions - one.instructions) / args.requests
             print(f"raw: {raw:,.0f} / request", file=sys.stderr)
+            if args.objects:
+                tables.append(objects_table("raw, unary request", one, two, args.requests))
+        # (what was asked for, its label, the source tree, a directory for its files)
+        trees: list[tuple[str, str, Path, Path]] = []
         for rev in args.revs:
             label = subprocess.run(
                 ["git", "-C", str(ROOT), "rev-parse", "--short", rev],
                 check=True, capture_output=True, text=True,
             ).stdout.strip()  # fmt: skip
-            tree = Path(tmp) / label
-            tree.mkdir()
-            src = export(rev, tree)
-            one, _ = count(src, args.requests, False, tree, args.store)
-            two, _ = count(src, 2 * args.requests, False, tree, args.store)
-            per_request = (two - one) / args.requests
-            s_one, e_one = count(src, args.streams, True, tree, args.store)
-            s_two, e_two = count(src, 2 * args.streams, True, tree, args.store)
-            per_event = (s_two - s_one) / (e_two - e_one)
+            work = Path(tmp) / f"{len(trees)}-{label}"
+            work.mkdir()
+            trees.append((rev, label, export(rev, work), work))
+        for tree in args.src:
+            work = Path(tmp) / f"{len(trees)}-src"
+            work.mkdir()
+            trees.append((str(tree), "as it is", tree.resolve(), work))
+        for rev, label, src, work in trees:
+            one = count(src, args.requests, False, work, args.store)
+            two = count(src, 2 * args.requests, False, work, args.store)
+            per_request = (two.instructions - one.instructions) / args.requests
+            s_one = count(src, args.streams, True, work, args.store)
+            s_two = count(src, 2 * args.streams, True, work, args.store)
+            per_event = (s_two.instructions - s_one.instructions) / (s_two.events - s_one.events)
+            if args.objects:
+                tables.append(objects_table(f"{rev} ({label}), unary request", one, two,
+                                            args.requests))
+                tables.append(objects_table(f"{rev} ({label}), streamed event", s_one, s_two,
+                                            s_two.events - s_one.events))
             per_page = 0.0
             if args.list_tasks:
-                l_one, _ = count(src, args.requests, False, tree, args.store, args.list_tasks)
-                l_two, _ = count(src, 2 * args.requests, False, tree, args.store,
-                                 args.list_tasks)
-                per_page = (l_two - l_one) / args.requests
+                l_one = count(src, args.requests, False, work, args.store, args.list_tasks)
+                l_two = count(src, 2 * args.requests, False, work, args.store, args.list_tasks)
+                per_page = (l_two.instructions - l_one.instructions) / args.requests
             rows.append((rev, label, per_request, per_event, per_page))
             print(f"{rev} ({label}): {per_request:,.0f} / request, {per_event:,.0f} / event"
                   + (f", {per_page:,.0f} / ListTasks" if per_page else ""),
@@ -211,6 +295,9 @@ def main() -> None:
         ratio = f"{per_request / raw:.2f}x" if raw else "-"
         page = f"{per_page:,.0f}" if per_page else "-"
         print(f"| {rev} ({label}) | {per_request:,.0f} | {ratio} | {per_event:,.0f} | {page} |")
+    for table in tables:
+        print()
+        print(table)
 
 
 if __name__ == "__main__":
