@@ -120,9 +120,9 @@ class Counted(NamedTuple):
 
 def count(src: Path | None, units: int, streaming: bool, work: Path,
           store: str = "memory", listed: int = 0) -> Counted:
-    """Instructions the server executed serving ``units`` sends, and the events streamed
-    (``src`` None: the raw ceiling); ``listed``: ``units`` ListTasks instead, on a
-    store of that many tasks."""
+    """Instructions the server executed serving ``units`` sends, the events streamed,
+    and callgrind's file (``src`` None: the raw ceiling); ``listed``: ``units``
+    ListTasks instead, on a store of that many tasks."""
     port = free_port()
     out = work / f"callgrind-{port}.out"
     store_url = "memory://" if store == "memory" else f"sqlite:///{work}/tasks-{port}.db"
