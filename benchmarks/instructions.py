@@ -223,6 +223,9 @@ def main() -> None:
     parser.add_argument("--list-tasks", type=int, default=0, metavar="K",
                         help="also count ListTasks on a store of K tasks (SQLite)")
     args = parser.parse_args()
+    if args.requests < 1 or args.streams < 1:
+        parser.error(f"--requests and --streams must be 1 or more, got {args.requests} "
+                     f"and {args.streams}")
     if args.list_tasks < 0:
         parser.error(f"--list-tasks must be 0 or more, got {args.list_tasks}")
     if args.list_tasks and args.store != "sqlite":
