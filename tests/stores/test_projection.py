@@ -45,3 +45,13 @@ def test_a_batch_of_chunks_alone_leaves_the_status_unchanged() -> None:
     assert _projection.advance_probe(
         probe, [chunk("t-1", "a", "x"), chunk("t-1", "a", "y", append=True)]) is False
     assert probe.status is before and probe.artifacts == []
+
+
+def test_only_a_batch_with_a_message_in_it_may_add_to_the_history() -> None:
+    chunks = [chunk("t-1", "a", "one"), chunk("t-1", "a", "two", append=True)]
+    assert not _projection.adds_messages(chunks)
+    assert not _projection.adds_messages([*chunks, status("t-1", S.COMPLETED, ts(1))])
+    assert _projection.adds_messages(
+        [*chunks, status("t-1", S.COMPLETED, ts(1), message=agent("m-2"))])
+    assert _projection.adds_messages([*chunks, said(user("m-2"))])
+    assert _projection.adds_messages([created("t-1", at=ts(0)), *chunks])

@@ -120,9 +120,12 @@ def adds_messages(events: Sequence[Event]) -> bool:
     kinds = set(map(type, events))  # one pass in C: a batch of chunks ends here
     if HistoryAppended in kinds or TaskCreated in kinds:
         return True
-    return StatusUpdate in kinds and any(
-        type(event) is StatusUpdate and event.status.message is not None
-        for event in events)
+    if StatusUpdate in kinds:
+        # a loop, not any() over a generator: a short batch is most of them here
+        for event in events:
+            if type(event) is StatusUpdate and event.status.message is not None:
+                return True
+    return False
 
 
 def sort_stamp(status: TaskStatus, now: str) -> str:
