@@ -121,7 +121,7 @@ def adds_messages(events: Sequence[Event]) -> bool:
     if HistoryAppended in kinds or TaskCreated in kinds:
         return True
     if StatusUpdate in kinds:
-        # a loop, not any() over a generator: a short batch is most of them here
+        # a loop, not any() over a generator, which a short batch would pay more for
         for event in events:
             if type(event) is StatusUpdate and event.status.message is not None:
                 return True
