@@ -31,6 +31,7 @@ from .core.parts import (
 )
 from .server import Agent, Context, create_app
 
+# the one place the version is kept: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"
 
 __all__ = [
