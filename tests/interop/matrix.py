@@ -263,7 +263,8 @@ def render(versions: dict[str, str]) -> str:
                 if cell is None:
                     cells.append(_SYMBOL["skipped"])
                     continue
-                marks = "".join(f"[{ref(n)}]" for n in cell.notes)
+                # [1, 6], not [1][6]: Markdown reads the latter as a link to reference 6
+                marks = "[" + ", ".join(str(ref(n)) for n in cell.notes) + "]" if cell.notes else ""
                 cells.append(_SYMBOL.get(cell.outcome, "?") + (" " + marks if marks else ""))
             lines.append(f"| {pair} | {row.binding} | v{row.dialect} | " + " | ".join(cells)
                          + " |")

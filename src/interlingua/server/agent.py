@@ -43,7 +43,30 @@ Skill = AgentSkill
 
 
 class Agent:
-    """An A2A agent: its card metadata and the executor that does the work."""
+    """An A2A agent: its card metadata and the executor that does the work.
+
+    ``executor`` is a plain function of the message (its text when the parameter
+    is annotated ``str``) whose return value, or each value an async generator
+    yields, becomes the answer; or a context executor, ``async def run(ctx:
+    Context)``, that drives the task itself: status updates, artifacts, asking for
+    input, completing, failing, rejecting.
+
+    The rest is what the card says: ``name``, ``description`` and ``version`` (the
+    agent's own version), ``skills``, ``provider``, the media types the agent takes
+    and gives (``input_modes``, ``output_modes``), ``documentation_url``,
+    ``icon_url`` and ``extensions``. ``streaming`` and ``push_notifications`` are
+    the capabilities offered (push is off unless asked for). ``security_schemes``
+    and ``security`` are declared in the card only: the server's ``AuthConfig``
+    enforces credentials, and a scheme declared here that it does not enforce is
+    refused (docs/security.md). ``extended_card`` is the extended card: an
+    ``AgentCard``, or a function of the public card (and of the caller's principal,
+    when it takes two arguments) returning one.
+
+    ``accepts_messages_while_working``: a message sent to a task while its
+    executor runs reaches the executor (``ctx.incoming()``) instead of being
+    refused. ``replies_with_messages``: a new task is written only once the
+    executor first speaks, so a bare ``Message`` answers however late it comes.
+    """
 
     def __init__(
         self,

@@ -57,10 +57,29 @@ def shown_url(url: str) -> str:
 
 
 def open_store(url: str) -> Store:
-    """The store for ``url``, not yet opened.
+    """The store for ``url``, not yet opened (``await store.open()``, or ``async with``).
 
-    Raises ``ValueError`` for a URL no store understands; the message names
-    the supported schemes (and never repeats the URL, which may hold a password).
+    The URLs a store is chosen by, as ``create_app(store=...)``, ``interlingua serve
+    --store`` and ``interlingua db upgrade --store`` take them:
+
+    * ``memory://``: in this process only, gone when it ends (tests, demos).
+    * ``sqlite:///relative/path.db`` (from the working directory),
+      ``sqlite:////absolute/path.db`` or ``sqlite:///:memory:``. Options in the query:
+      ``synchronous=normal|full|extra|off`` (default ``normal``: WAL, commits do not wait
+      for the disk; ``full`` waits for fsync on every commit), ``busy_timeout=<ms>``
+      (default 5000) and ``thread=1`` (commits on the store's worker thread even at
+      ``normal``). Any other option is refused.
+    * ``postgresql://user:password@host:port/database`` (or ``postgres://``; needs the
+      ``postgres`` extra). Options in the query: ``min_size`` and ``max_size`` of the
+      connection pool (default 1 and 10), ``command_timeout`` (seconds; none by default),
+      ``max_inactive_lifetime`` (seconds an idle pooled connection is kept, default 300),
+      ``schema`` (the PostgreSQL schema of the tables, default ``interlingua``) and
+      ``migrate=0`` (refuse a schema that is behind instead of bringing it up to date);
+      any other option (``sslmode``, ``synchronous_commit`` ...) goes to the driver.
+
+    Raises ``ValueError`` for a URL no store understands, or a bad option; the
+    message names the supported schemes (and never repeats the URL, which may hold
+    a password).
     """
     scheme, sep, _ = url.partition("://")
     if sep and scheme == "memory":
