@@ -77,6 +77,12 @@ async def test_streams_tokens_as_artifact_chunks(chat_server: tuple[ChatServer, 
     chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
     assert len(chunks) == len("You said: tell me a story (turn 1)".split(" "))
     assert [u.append for u in chunks] == [False] + [True] * (len(chunks) - 1)
+    assert [u.last_chunk for u in chunks] == [False] * (len(chunks) - 1) + [True]
+    # submitted, working, the chunks, completed: in that order
+    seen = [e.item.status.state if isinstance(e.item, Task | StatusUpdate) else "chunk"
+            for e in events]
+    assert seen == [TaskState.SUBMITTED, TaskState.WORKING, *["chunk"] * len(chunks),
+                    TaskState.COMPLETED]
     assembler = ArtifactAssembler()
     for e in events:
         assembler.feed(e)
