@@ -91,6 +91,22 @@ async def test_streams_tokens_as_artifact_chunks(chat_server: tuple[ChatServer, 
     assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
 
 
+async def test_a_stream_cut_short_ends_its_chunks_and_fails(
+        chat_server: tuple[ChatServer, str]) -> None:
+    _, base = chat_server
+    with live_agent(chat_agent("cut", base_url=base, max_retries=0)) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("tell me a story")]
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    # what came before the error is kept, its last chunk marked so
+    assert "".join(get_text(u.artifact) for u in chunks) == "You said:"
+    assert [u.last_chunk for u in chunks] == [False, True]
+    last = events[-1].item
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.FAILED
+    assert last.status.message is not None
+    assert "the model stopped" in get_text(last.status.message)
+
+
 async def test_tool_calls_show_as_status_updates(chat_server: tuple[ChatServer, str]) -> None:
     server, base = chat_server
     agent = chat_agent("stand-in", base_url=base, tools=[Shout(), Broken()])
