@@ -12,7 +12,8 @@ server-sent events of ``chat.completion.chunk`` objects ending in
 * otherwise it answers ``You said: <text> (turn N)``, N counting the user
   messages it was sent: so the history sent shows in the answer;
 * the model ``broken`` answers HTTP 500 with an OpenAI-style error body,
-  and ``slow`` waits between tokens.
+  ``slow`` waits between tokens, and ``cut`` streams two tokens and then an
+  error event.
 
 Every request body is kept in ``requests`` for the tests to look at.
 
@@ -118,6 +119,10 @@ class ChatServer:
             for i, word in enumerate(words):
                 if delay:
                     await asyncio.sleep(delay)
+                if model == "cut" and i == 2:
+                    error = {"error": {"message": "the model stopped", "type": "server_error"}}
+                    yield f"data: {json.dumps(error)}\n\n".encode()
+                    return
                 yield chunk({"content": word if i == 0 else " " + word})
         yield chunk({}, "tool_calls" if calls else "stop")
         yield b"data: [DONE]\n\n"

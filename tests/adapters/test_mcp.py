@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client as MCPClient
 from mcp import StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from interlingua import Agent, Client, Context, DataPart, Task, TaskState, get_text
 from interlingua.adapters.mcp import mcp_agent, mcp_server, mcp_tools
@@ -42,31 +44,41 @@ def agents() -> Iterator[dict[str, str]]:
 
 
 def stdio(url: str) -> StdioServerParameters:
-    return StdioServerParameters(command=EXE, args=["mcp", url], cwd=str(ROOT))
+    # the MCP SDK passes on only a few variables: the sources under test too
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    return StdioServerParameters(command=EXE, args=["mcp", url], cwd=str(ROOT), env=env)
 
 
 async def test_stdio_tools_are_the_skills_and_progress_is_reported(
-        agents: dict[str, str]) -> None:
+        agents: dict[str, str], tmp_path: Path) -> None:
     progress: list[tuple[float, str | None]] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, message))
 
-    async with MCPClient(stdio(agents["story"])) as client:
-        tools = (await client.list_tools()).tools
-        assert [t.name for t in tools] == ["short-story"]
-        assert tools[0].description is not None
-        assert tools[0].description.startswith("Writes a very short story")
-        assert tools[0].input_schema["required"] == ["message"]
-        result = await client.call_tool("short-story", {"message": "a robot on Mars"},
-                                        progress_callback=on_progress)
+    with open(tmp_path / "stderr", "w+") as errlog:
+        async with MCPClient(stdio_client(stdio(agents["story"]), errlog=errlog)) as client:
+            tools = (await client.list_tools()).tools
+            assert [t.name for t in tools] == ["short-story"]
+            assert tools[0].description is not None
+            assert tools[0].description.startswith("Writes a very short story")
+            assert tools[0].input_schema["required"] == ["message"]
+            result = await client.call_tool("short-story", {"message": "a robot on Mars"},
+                                            progress_callback=on_progress)
+        errlog.seek(0)
+        said = errlog.read()
+    # the requests to the agent are not logged (an MCP client shows stderr)
+    assert "HTTP Request" not in said and "INFO" not in said, said
     assert not result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert text.startswith("Pip was the smallest rover on Mars")
     assert text.endswith("The story is complete!")
     assert progress[0] == (1, "Okay, I'm starting to write that story for you...")
     assert [v for v, _ in progress] == list(range(1, len(progress) + 1))
-    assert sum(1 for _, m in progress if m == "artifact MarsStory.txt") == 5
+    # each chunk of the story is reported with its text
+    chunks = [m or "" for _, m in progress[1:-1]]
+    assert len(chunks) == 5 and chunks[0] == "Pip was the smallest rover on Mars, and the most curious."
+    assert " ".join(chunks) in " ".join(text.split())
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes]) -> None:
@@ -184,3 +196,29 @@ async def test_a_bare_reply_and_an_agent_that_does_not_stream(streaming: bool) -
             result = await client.call_tool("Hello", {"message": "Ada"})
     assert not result.is_error
     assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]
+
+
+async def test_progress_shows_a_chunk_s_text_on_one_line_cut_short() -> None:
+    async def write(ctx: Context) -> None:
+        aid = await ctx.artifact("word " * 100 + "end", name="long.txt")
+        await ctx.artifact("two\n  lines", artifact_id=aid, append=True)
+        await ctx.artifact(" \n", artifact_id=aid, append=True)  # blank: nothing to show
+        await ctx.artifact(DataPart(data={"n": 1}), name="numbers.json")
+        await ctx.complete()
+
+    progress: list[str | None] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    with live_agent(Agent("Writer", "Writes.", write, streaming=True)) as url:
+        server = await mcp_server(url)
+        async with MCPClient(server) as client:
+            result = await client.call_tool("Writer", {"message": "go"},
+                                            progress_callback=on_progress)
+    assert not result.is_error
+    long, two, data = progress
+    assert long is not None and len(long) == 200 and long.endswith("word…")
+    assert long.startswith("word word ")
+    assert two == "two lines"
+    assert data == "artifact numbers.json"

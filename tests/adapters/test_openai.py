@@ -77,12 +77,34 @@ async def test_streams_tokens_as_artifact_chunks(chat_server: tuple[ChatServer, 
     chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
     assert len(chunks) == len("You said: tell me a story (turn 1)".split(" "))
     assert [u.append for u in chunks] == [False] + [True] * (len(chunks) - 1)
+    assert [u.last_chunk for u in chunks] == [False] * (len(chunks) - 1) + [True]
+    # submitted, working, the chunks, completed: in that order
+    seen = [e.item.status.state if isinstance(e.item, Task | StatusUpdate) else "chunk"
+            for e in events]
+    assert seen == [TaskState.SUBMITTED, TaskState.WORKING, *["chunk"] * len(chunks),
+                    TaskState.COMPLETED]
     assembler = ArtifactAssembler()
     for e in events:
         assembler.feed(e)
     assert assembler.text() == "You said: tell me a story (turn 1)"
     last = events[-1].item
     assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
+
+
+async def test_a_stream_cut_short_ends_its_chunks_and_fails(
+        chat_server: tuple[ChatServer, str]) -> None:
+    _, base = chat_server
+    with live_agent(chat_agent("cut", base_url=base, max_retries=0)) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("tell me a story")]
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    # what came before the error is kept, its last chunk marked so
+    assert "".join(get_text(u.artifact) for u in chunks) == "You said:"
+    assert [u.last_chunk for u in chunks] == [False, True]
+    last = events[-1].item
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.FAILED
+    assert last.status.message is not None
+    assert "the model stopped" in get_text(last.status.message)
 
 
 async def test_tool_calls_show_as_status_updates(chat_server: tuple[ChatServer, str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -18,6 +19,8 @@ from interlingua import Client, DataPart, Task, TaskState, get_text
 from interlingua.adapters.pydantic_ai import agent
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
 from tests.live import live_agent
+
+from .chat_server import ChatServer
 
 
 def prompts(messages: list[ModelMessage]) -> list[str]:
@@ -193,3 +196,56 @@ async def test_an_approval_lost_in_a_restart_fails_clearly(tmp_path: Path) -> No
     assert isinstance(done, Task) and done.status.state is TaskState.FAILED
     assert "lost when the agent restarted" in get_text(done.status.message)  # type: ignore[arg-type]
     assert deleted == []
+
+
+# ------------------------------------------ a local chat-completions server
+
+
+def test_openai_model_strings_name_the_api_they_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What docs/quickstart.md says: ``openai:`` is the Responses API, ``openai-chat:``
+    the chat completions that Ollama, vLLM and llama.cpp serve."""
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert isinstance(PydanticAgent("openai:m").model, OpenAIResponsesModel)
+    assert isinstance(PydanticAgent("openai-chat:m").model, OpenAIChatModel)
+
+
+@pytest.mark.parametrize("how", ["model class", "model string"])
+async def test_a_chat_completions_server(how: str, chat_server: tuple[ChatServer, str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    server, base = chat_server
+    if how == "model class":
+        model: Any = OpenAIChatModel("stand-in", provider=OpenAIProvider(
+            base_url=base, api_key="unused"))
+    else:  # the server from the environment, as the openai library reads it
+        monkeypatch.setenv("OPENAI_BASE_URL", base)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        model = "openai-chat:stand-in"
+    with live_agent(agent(PydanticAgent(model, name="Local"))) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+            events = [e async for e in c.stream("again", context_id=task.context_id)]
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert get_text(task.artifacts[0], sep="") == "You said: hello (turn 1)"
+    assert server.requests[-1]["model"] == "stand-in"
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert "".join(get_text(u.artifact, sep="") for u in chunks) == "You said: again (turn 2)"
+    last = events[-1].item
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
+
+
+async def test_the_responses_api_is_not_a_chat_completions_server(
+        chat_server: tuple[ChatServer, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _, base = chat_server
+    monkeypatch.setenv("OPENAI_BASE_URL", base)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with live_agent(agent(PydanticAgent("openai:stand-in", name="Wrong"))) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert "answered 404" in get_text(task.status.message)  # type: ignore[arg-type]

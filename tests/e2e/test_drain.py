@@ -44,6 +44,11 @@ def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
             "SendMessage", {"message": v1_message("hello")}))
         assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
         assert "shutting down" in refused.json()["error"]["message"]
+        # a streaming send too: an error answer, not an event stream
+        streamed = httpx.post(server.url + "/", headers=V1, timeout=5, json=rpc(
+            "SendStreamingMessage", {"message": v1_message("hello")}))
+        assert streamed.status_code == 503 and streamed.headers["retry-after"] == "1"
+        assert "shutting down" in streamed.json()["error"]["message"]
         task_id = got[0]["task"]["id"]
         assert state_of(server.url, task_id) == "TASK_STATE_WORKING"  # reads still served
         reader.join(30)

@@ -4,6 +4,7 @@ counters move as requests are made on every binding; off by default (404)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -19,6 +20,7 @@ from interlingua.core.errors import TaskNotFound
 from interlingua.core.model import PushConfig
 from interlingua.core.parts import new_id
 from interlingua.server.engine import EngineConfig
+from interlingua.stores import open_store
 from tests.live import bind_loopback, live_agent, live_server, url_of
 from tests.observability.spans import memory_provider, named
 from tests.push.helpers import Hook, dev_settings, serve_hook, until
@@ -181,3 +183,29 @@ async def test_push_retries_and_dead_letters_are_counted():
     assert _value(samples, "interlingua_push_attempts_total", outcome="retry") == dead
     assert _value(samples, "interlingua_push_attempts_total", outcome="dead") == dead
     assert _value(samples, "interlingua_push_attempts_total", outcome="delivered") == 0
+
+
+async def test_a_revoked_lease_is_counted_as_revoked(tmp_path: Path) -> None:
+    """Another process on the store revokes this one's lease (as it does a lease
+    whose heartbeats stopped): the next heartbeat finds it gone and counts it so."""
+    url = f"sqlite:///{tmp_path}/tasks.db"
+    sock = bind_loopback()
+    app = create_app(Agent("Echo", "Echoes.", _echo), public_url=url_of(sock), metrics=True,
+                     store=url,
+                     engine_config=EngineConfig(lease_interval=0.1, lease_timeout=60.0))
+    with live_server(app, sock=sock) as base:
+        await until(lambda: _value(_scrape(base), "interlingua_lease_renewals_total",
+                                   result="ok") >= 1)
+        epoch = int(_value(_scrape(base), "interlingua_lease_epoch"))
+        other = open_store(url)
+        await other.open()
+        try:
+            assert await other.revoke_lease(epoch)
+        finally:
+            await other.close()
+        await until(lambda: _value(_scrape(base), "interlingua_lease_renewals_total",
+                                   result="revoked") >= 1)
+        samples = _scrape(base)
+    assert _value(samples, "interlingua_lease_renewals_total", result="revoked") == 1
+    assert _value(samples, "interlingua_lease_held") == 1  # a new lease is held
+    assert _value(samples, "interlingua_lease_epoch") > epoch

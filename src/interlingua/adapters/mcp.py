@@ -4,7 +4,8 @@ An A2A agent as an MCP server (``interlingua mcp URL``, or ``mcp_server(url)``):
 one MCP tool per skill of the agent's card (one tool named after the agent
 when the card lists none). A tool call is a send that waits for the task to
 finish or to ask for input; while it runs, each status message and artifact
-chunk is reported as MCP progress. The result is the task's artifacts as
+chunk is reported as MCP progress (a chunk by its text, on one line and cut
+short). The result is the task's artifacts as
 text (data as JSON); a question (``input-required``) is returned with the
 task id, which the next call passes as ``task_id`` to answer it; a failed,
 rejected or canceled task, or an unreachable agent, is a tool error.
@@ -34,6 +35,7 @@ from ..core.model import (
     StatusUpdate,
     Task,
     TaskState,
+    TextPart,
 )
 from ..core.parts import data_part, get_data, get_text
 from ..server.agent import Agent
@@ -126,13 +128,29 @@ async def _follow(client: Client, message: str, task_id: str | None,
         if isinstance(item, StatusUpdate) and item.status.message is not None:
             note = get_text(item.status.message)
         elif isinstance(item, ArtifactUpdate):
-            note = f"artifact {item.artifact.name or item.artifact.artifact_id}"
+            note = _chunk_note(item)
         if note:
             steps += 1
             await ctx.report_progress(steps, None, note)
     if seen is None:
         raise ClientError("the agent's stream ended without a task")
     return await client.get_task(seen)
+
+
+#: the longest progress message an artifact chunk makes (MCP clients show one line)
+NOTE_CHARS = 200
+
+
+def _chunk_note(update: ArtifactUpdate) -> str | None:
+    """An artifact chunk as a progress message: its text on one line, cut short;
+    a chunk of data or files is named by its artifact; blank text says nothing."""
+    artifact = update.artifact
+    line = " ".join(get_text(artifact, sep=" ").split())
+    if not line:
+        if all(isinstance(p, TextPart) for p in artifact.parts):
+            return None
+        return f"artifact {artifact.name or artifact.artifact_id}"
+    return line if len(line) <= NOTE_CHARS else line[:NOTE_CHARS - 1].rstrip() + "…"
 
 
 # ------------------------------------------------------ MCP server -> A2A agent

@@ -12,8 +12,10 @@ What maps to A2A:
 * **history**: the conversation is the A2A context: each turn sends the
   context's earlier tasks (user messages and answers, read from the task
   store) and the system prompt, so it survives restarts;
-* **streaming**: the answer streams as chunks of one artifact when the caller
-  follows the task as a stream; otherwise it is one artifact;
+* **streaming**: a turn begins with a ``working`` status; the answer streams
+  as chunks of one artifact when the caller follows the task as a stream (each
+  chunk sent when the next arrives, so the last is marked ``lastChunk``);
+  otherwise it is one artifact;
 * **tools**: function tools (``interlingua.tools`` makes A2A agents into
   them); each call shows as a ``working`` status update;
 * the model server's errors fail the task with a readable message;
@@ -112,6 +114,26 @@ def make_executor(
             extra["tools"] = definitions
         answer: list[str] = []
         artifact_id: str | None = None
+        #: the latest chunk, sent when the next one comes, or as the last at the end
+        held: str | None = None
+
+        async def piece(text: str, last: bool) -> None:
+            nonlocal artifact_id
+            artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
+                                             append=artifact_id is not None,
+                                             last_chunk=last, name="answer")
+
+        async def end(fail: str | None = None) -> None:
+            if held is not None:
+                await piece(held, True)
+            if fail is not None:
+                await ctx.fail(fail)
+            elif artifact_id is not None:
+                await ctx.complete()
+            else:
+                await ctx.complete(artifact="".join(answer), name="answer")
+
+        await ctx.update()  # the model is asked: the task is working
         try:
             for _ in range(max_tool_rounds + 1):
                 # typed loosely: the messages are plain dicts, and options pass through
@@ -130,9 +152,9 @@ def make_executor(
                     if delta.content:
                         round_text.append(delta.content)
                         if ctx.request.streaming:
-                            artifact_id = await ctx.artifact(
-                                delta.content, artifact_id=artifact_id,
-                                append=artifact_id is not None, name="answer")
+                            if held is not None:
+                                await piece(held, False)
+                            held = delta.content
                     for call in delta.tool_calls or ():
                         slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                         if call.id:
@@ -156,21 +178,18 @@ def make_executor(
                     messages.append({"role": "tool", "tool_call_id": c["id"],
                                      "content": await _call(by_name, c["name"], c["arguments"])})
             else:
-                await ctx.fail(f"The model kept calling tools after {max_tool_rounds} rounds.")
+                await end(f"The model kept calling tools after {max_tool_rounds} rounds.")
                 return
         except openai.APIConnectionError as exc:
-            await ctx.fail(f"The model server at {client.base_url} could not be reached: {exc}")
+            await end(f"The model server at {client.base_url} could not be reached: {exc}")
             return
         except openai.APIStatusError as exc:
-            await ctx.fail(f"The model server answered {exc.status_code}: {_detail(exc)}")
+            await end(f"The model server answered {exc.status_code}: {_detail(exc)}")
             return
         except openai.OpenAIError as exc:
-            await ctx.fail(f"The model server's answer could not be used: {exc}")
+            await end(f"The model server's answer could not be used: {exc}")
             return
-        if artifact_id is not None:
-            await ctx.complete()
-        else:
-            await ctx.complete(artifact="".join(answer), name="answer")
+        await end()
 
     return run
 

@@ -104,6 +104,13 @@ def make_executor(
     #: runs waiting for the caller to approve tool calls, by task id
     waiting: dict[str, tuple[list[Any], list[str]]] = {}
 
+    async def entered_run(prompt: str | None, on_events: Any, options: dict[str, Any]) -> Any:
+        # Entered for the run: the model's HTTP connections are closed when no
+        # run needs them, on the loop that opened them (none is left open at
+        # shutdown), as the OpenAI adapter's client per turn.
+        async with pai_agent:
+            return await pai_agent.run(prompt, event_stream_handler=on_events, **options)
+
     async def run(ctx: Context) -> None:
         options = dict(run_options or {})
         resumed = waiting.pop(ctx.task_id, None)
@@ -145,8 +152,7 @@ def make_executor(
 
         if deps is not None:
             options["deps"] = deps(ctx)
-        job = asyncio.ensure_future(pai_agent.run(
-            prompt, event_stream_handler=on_events, **options))
+        job = asyncio.ensure_future(entered_run(prompt, on_events, options))
         stop = asyncio.ensure_future(ctx.cancelled.wait())
         try:
             await asyncio.wait({job, stop}, return_when=asyncio.FIRST_COMPLETED)

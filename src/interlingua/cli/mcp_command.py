@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from urllib.parse import urlsplit
 
@@ -35,6 +36,10 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
         if not sep or not name.strip():
             raise click.BadParameter(f"{item!r} is not 'Name: value'", param_hint="'--header'")
         header_map[name.strip()] = value.strip()
+    # The MCP server logs at INFO to stderr, where an MCP client shows it: not a
+    # line for each request this bridge makes to the agent.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         from ..adapters.mcp import mcp_server
     except ImportError as exc:
