@@ -8,7 +8,11 @@ need one are marked ``interop``, with ``envs=[...]`` when they need only some.
 
 from __future__ import annotations
 
+import fcntl
+import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +89,47 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "interop(envs=None): talks to the official A2A SDKs, whose environments "
         "scripts/interop-setup makes (all of them, or the ones named)")
+    config.addinivalue_line(
+        "markers", "serial: asserts a time bound, so under pytest-xdist it runs while no "
+        "other test runs")
+
+
+def _serial_dir(config: pytest.Config) -> Path | None:
+    """The folder the workers of one xdist run share for the serial lock."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None  # not a worker: one test at a time already
+    path = Path(tempfile.gettempdir()) / f"interlingua-serial-{workerinput['testrunuid']}"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """A readers-writer lock across xdist workers: every test holds it shared, a
+    ``serial`` test alone. A waiting serial test announces itself first, so the
+    other workers start nothing new until it has run (writer preference).
+    Outermost (tryfirst), so the wait is not counted in a test's timeout."""
+    folder = _serial_dir(item.config)
+    if folder is None:
+        return (yield)
+    worker = item.config.workerinput["workerid"]  # type: ignore[attr-defined]
+    serial = item.get_closest_marker("serial") is not None
+    pending = folder / f"pending-{worker}"
+    with open(folder / "lock", "a+") as lock:
+        if serial:
+            pending.touch()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        else:
+            while any(p != pending for p in folder.glob("pending-*")):
+                time.sleep(0.02)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            if serial:
+                pending.unlink(missing_ok=True)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -76,6 +76,7 @@ def assert_ended_by_the_stop(store: str, task_id: str) -> None:
         again.stop()
 
 
+@pytest.mark.serial
 def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
     server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
                      extra=("--drain-seconds", "1")).start()
@@ -91,6 +92,7 @@ def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
     assert_ended_by_the_stop(server.store, task["id"])
 
 
+@pytest.mark.serial
 def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(tmp_path: Path) -> None:
     # The first drains, the second stops, the third forces: the app's own
     # shutdown still runs then (its store closed, its turns ended), and nothing

@@ -30,7 +30,7 @@ from tests.live import live_agent, live_grpc_agent
 from .slow_agent import FIRST_STEP, Slow
 from .sse_client import V1, events, rpc
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.serial]
 
 #: "at once", with room for a shared, busy machine: well under FIRST_STEP
 SOON = 0.5

@@ -70,6 +70,7 @@ def test_a_second_process_on_the_same_store_leaves_running_tasks_alone(
         assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
 
 
+@pytest.mark.serial
 def test_a_killed_process_tasks_end_in_the_survivor_without_a_restart(
         tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/tasks.db"

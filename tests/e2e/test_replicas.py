@@ -139,6 +139,7 @@ def test_cancel_on_one_replica_stops_the_executor_on_another(
         assert state_of(url, task["id"]) == "TASK_STATE_CANCELED"
 
 
+@pytest.mark.serial
 def test_a_replica_killed_mid_stream_loses_nothing(
         cluster: tuple[Replica, Replica, Replica]) -> None:
     a, _, c = cluster

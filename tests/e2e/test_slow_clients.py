@@ -15,6 +15,9 @@ from interlingua import Agent, create_app
 from interlingua.server.connections import ConnectionLimits, uvicorn_connection_options
 from tests.live import live_server
 
+#: slow clients are cut off within a time bound
+pytestmark = pytest.mark.serial
+
 PARSERS = pytest.mark.parametrize("http", ["httptools", "h11"])
 
 

@@ -14,6 +14,7 @@ webhook push configs point at.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -80,9 +81,14 @@ def ensure_env(name: str) -> Path:
 def _setup(name: str) -> _EnvStatus:
     if name.startswith("js-") and shutil.which("node") is None:
         return _EnvStatus(f"{name}: node is not installed")
+    INTEROP_DIR.mkdir(exist_ok=True)
     try:
-        proc = subprocess.run(["bash", str(SETUP), name], cwd=ROOT, capture_output=True,
-                              text=True, timeout=900)
+        # one install at a time across test processes (xdist workers): the
+        # script is idempotent, so the ones that waited find the work done
+        with open(INTEROP_DIR / ".setup.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            proc = subprocess.run(["bash", str(SETUP), name], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=900)
     except subprocess.TimeoutExpired:
         return _EnvStatus(f"{name}: scripts/interop-setup took longer than 15 minutes")
     if proc.returncode == 0:

@@ -187,6 +187,7 @@ async def _listed(url: str, timeout: float) -> None:
     raise AssertionError("the gateway heard no agent")
 
 
+@pytest.mark.serial
 async def test_a_stream_waiting_when_the_broker_goes_is_told_and_the_client_goes_on() -> None:
     ns = "t" + uuid.uuid4().hex[:12]
     with private_broker() as broker:
