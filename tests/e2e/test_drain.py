@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from .replicas import Replica, call, send, state_of
 from .sse_client import V1, events, rpc, v1_message

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from .procs import ROOT, ServerProcess, free_port
 from .sse_client import V1, rpc, v1_message
