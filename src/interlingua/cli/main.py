@@ -1,8 +1,9 @@
 """The ``interlingua`` command: serve an agent, or talk to any A2A agent.
 
 Exit codes: 0 done; 1 the agent answered with an error (or an invalid
-answer); 2 bad usage; 3 the agent could not be reached (or did not answer in
-time); 4 the task ended failed, rejected or canceled.
+answer); 2 bad usage (a port that is taken too); 3 the agent could not be
+reached (or did not answer in time); 4 the task ended failed, rejected or
+canceled; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
         if mesh.agent is None:
             raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
         return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(
+            f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
+            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT")
     checked = _check_url(ctx, param, value)
     assert checked is not None
     return checked
@@ -577,7 +583,14 @@ def _older_readers(document: bytes | None) -> list[str]:
 @card_verify_options
 def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
                  timeout: float, insecure: bool) -> None:
-    """Show an agent's card: what it does and which dialects it speaks."""
+    """Show an agent's card: what it does and which dialects it speaks.
+
+    A gRPC address (grpc://HOST:PORT) has no well-known card: the card is asked
+    for over gRPC (v0.3's GetAgentCard; with --dialect 1.0, the extended card)."""
+    if url.startswith(("grpc://", "grpcs://")):
+        _card_over_grpc(url, as_json=as_json, dialect=dialect, headers=headers,
+                        timeout=timeout, insecure=insecure)
+        return
 
     async def work(client: Client) -> None:
         card = await client.get_card()
@@ -589,6 +602,39 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
                           also=_older_readers(client.card_document))
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
+                    headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
+    from ..client import Endpoint
+    from ..client.card import dialect_of_version
+    from ..core.calls import GetExtendedCard
+    from ..core.model import AgentCard
+
+    async def work(client: Client) -> None:
+        try:
+            card = await client.call(GetExtendedCard())
+        except (A2AError, ClientError) as exc:
+            _fail(f"{url} gave no card over gRPC ({exc}); a gRPC address has no well-known "
+                  "card: read it at the agent's HTTP URL (interlingua card "
+                  "http://HOST:PORT), or with --dialect 1.0 ask for the extended card",
+                  EXIT_A2A_ERROR, as_json=as_json)
+        if not isinstance(card, AgentCard):
+            _fail(f"{url} answered GetAgentCard with a {type(card).__name__}", EXIT_A2A_ERROR,
+                  as_json=as_json)
+        if as_json:
+            _print_raw(client.last_result)
+            return
+        spoken = [Endpoint(d, url, "GRPC") for d in dict.fromkeys(
+            dialect_of_version(i.protocol_version) for i in card.interfaces
+            if i.binding.upper() == "GRPC") if d in ("1.0", "0.3")]
+        rpc = "v1.0 GetExtendedAgentCard" if client.dialect == "1.0" else "v0.3 GetAgentCard"
+        output.print_card(output.console(), card, endpoints=spoken,
+                          card_url=f"{url} (over gRPC: {rpc})")
+
+    # v0.3's GetAgentCard answers with the public card; v1.0 has only the extended one
+    _run(url, dialect=dialect or "0.3", headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)
 
 
