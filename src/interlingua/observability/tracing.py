@@ -9,7 +9,6 @@ forces the choice either way.
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +16,6 @@ from typing import Any
 from . import propagation
 
 __all__ = ["Traces", "configure_sdk", "tracer"]
-
-log = logging.getLogger("interlingua.observability")
 
 
 def tracer(provider: Any = None) -> Any:
