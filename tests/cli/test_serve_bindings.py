@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,42 +65,51 @@ def test_a_grpc_port_serves_every_binding() -> None:
         assert "grpc" in info and "off" not in info
 
 
-def test_the_banner_names_every_binding_with_its_url() -> None:
+def banner(*args: str, code: str | None = None) -> list[str]:
+    """The text lines ``serve`` prints at start-up (read once it answers, so that a
+    banner shorter than expected is seen as such, not waited for)."""
+    command = ["-c", code] if code else ["-m", "interlingua.cli.main"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
-         "--store", "memory://", "--log-level", "warning", "--port", "0", "--grpc-port", "0"],
+        [sys.executable, *command, "serve", "examples/echo.py", "--store", "memory://",
+         "--log-level", "warning", "--port", "0", *args],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(5)]
+        first = proc.stdout.readline()
+        listen = first.split(" on ")[1].split()[0]
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(listen + "/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "serve did not answer"
+                time.sleep(0.05)
     finally:
         proc.terminate()
-        proc.communicate(timeout=20)
+        rest, _ = proc.communicate(timeout=20)
+    return [first.rstrip("\n"), *rest.splitlines()]
+
+
+def test_the_banner_names_every_binding_with_its_url() -> None:
+    lines = banner("--grpc-port", "0")
     listen = lines[0].split(" on ")[1].split()[0]
     host = listen.split("//")[1].split(":")[0]
     assert lines[2].split() == ["JSON-RPC:", listen + "/"]
     assert lines[3].split()[:2] == ["HTTP+JSON:", listen + "/"]
     assert lines[4].split()[0] == "gRPC:"
     assert lines[4].split()[1].startswith(f"grpc://{host}:")
+    assert len(lines) == 5
 
 
 def test_grpc_without_its_extra_says_what_to_install() -> None:
     # the extra hidden from the child, as on a machine without interlingua[grpc]
     hidden = ("import sys; sys.modules['grpc'] = None; "
               "from interlingua.cli.main import main; main()")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", hidden, "serve", "examples/echo.py", "--store", "memory://",
-         "--log-level", "warning", "--port", "0"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(5)]
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=20)
+    lines = banner(code=hidden)
     assert lines[4].split(None, 1) == ["gRPC:",
                                        "off: needs the grpc extra: pip install "
-                                       "'interlingua[grpc]'\n"]
+                                       "'interlingua[grpc]'"]
     asked = run_serve("--grpc-port", "0", code=hidden)
     assert asked.returncode == 2
     assert asked.stderr == ("error: the gRPC binding needs the grpc extra: "
