@@ -4,7 +4,7 @@
     interlingua send http://localhost:8000 "hello"
 """
 
-from interlingua import Agent
+from interlingua import Agent, AgentSkill
 
 
 async def echo(text: str) -> str:
@@ -15,4 +15,13 @@ agent = Agent(
     name="Echo",
     description="Answers with the text it was sent.",
     executor=echo,
+    skills=[
+        AgentSkill(
+            id="echo",
+            name="Echo",
+            description="Sends back the text it receives, unchanged.",
+            tags=["echo", "test"],
+            examples=["hello"],
+        )
+    ],
 )

@@ -1,6 +1,6 @@
-"""``interlingua serve`` serves gRPC beside JSON-RPC: on --port + 1 by default,
-on a free port of its own with --port 0, chosen with --bindings, and with the
-port checked before anything else happens."""
+"""``interlingua serve`` serves gRPC beside JSON-RPC when asked, on the port
+--grpc-port names (0: a free one), and with the port checked before anything
+else happens; no port is taken that was not asked for."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_serve_answers_over_grpc_on_a_port_of_its_own() -> None:
-    proc = _serve("--port", "0")
+    proc = _serve("--port", "0", "--grpc-port", "0")
     try:
         assert proc.stdout is not None
         info = msgspec.json.decode(proc.stdout.readline())
@@ -69,7 +69,7 @@ def test_bindings_choose_what_is_served() -> None:
         proc.terminate()
         proc.communicate(timeout=20)
     for bad, said in (("grpc", "jsonrpc too"), ("jsonrpc,carrier-pigeon", "carrier-pigeon")):
-        done = _run("--port", "0", "--bindings", bad)
+        done = _run("--port", "0", "--grpc-port", "0", "--bindings", bad)
         assert done.returncode == 2, done.stderr
         assert said in done.stderr
 
@@ -79,6 +79,7 @@ def test_a_taken_grpc_port_fails_before_the_store_opens(tmp_path: Path) -> None:
     taken.bind(("127.0.0.1", 0))
     taken.listen()
     store = tmp_path / "never.db"
+    port = taken.getsockname()[1]
     try:
         started = time.monotonic()
         done = _run("--port", "0", "--grpc-port", str(taken.getsockname()[1]),
@@ -86,12 +87,24 @@ def test_a_taken_grpc_port_fails_before_the_store_opens(tmp_path: Path) -> None:
     finally:
         taken.close()
     assert done.returncode == 2, done.stderr
-    assert "gRPC port" in done.stderr
+    assert done.stderr == (f"error: --grpc-port {port}: cannot listen on 127.0.0.1:{port}: "
+                           "Address already in use\n")
     assert not store.exists()
     assert time.monotonic() - started < 30
 
 
-def test_a_taken_default_grpc_port_gives_way_to_a_free_one() -> None:
+def test_a_taken_http_port_is_one_line_naming_the_option() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run("--port", str(port), "--grpc-port", "0")
+    assert done.returncode == 2
+    assert done.stderr == (f"error: --port {port}: cannot listen on 127.0.0.1:{port}: "
+                           "Address already in use\n")
+
+
+def test_no_port_is_taken_that_was_not_asked_for() -> None:
     while True:  # a free port P whose next port can be held
         probe = socket.socket()
         probe.bind(("127.0.0.1", 0))
@@ -103,20 +116,17 @@ def test_a_taken_default_grpc_port_gives_way_to_a_free_one() -> None:
             held.close()
             probe.close()
             continue
-        held.listen()
         probe.close()
         break
+    held.close()  # P + 1 is free: the port an agent used to take unasked
     proc = _serve("--port", str(port))
     try:
         assert proc.stdout is not None
         info = msgspec.json.decode(proc.stdout.readline())
         assert info["listen"].endswith(f":{port}")
-        grpc_port = int(info["grpc"].rsplit(":", 1)[1])
-        assert grpc_port not in (port, port + 1)
+        assert "grpc" not in info
         card = httpx.get(info["card"], timeout=10).json()
-        assert {"url": info["grpc"], "protocolBinding": "GRPC", "protocolVersion": "1.0"} in \
-            card["supportedInterfaces"]
+        assert all(i["protocolBinding"] != "GRPC" for i in card["supportedInterfaces"])
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
-        held.close()

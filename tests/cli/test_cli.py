@@ -168,7 +168,7 @@ def test_no_command_shows_the_commands() -> None:
 def test_bad_url_exits_2() -> None:
     result = run("send", "ftp://example.com", "hi")
     assert result.exit_code == 2
-    assert "not an http:// or https:// URL" in result.stderr
+    assert "'ftp://example.com' is not an agent URL: http(s)://" in result.stderr
 
 
 def test_unreachable_agent_exits_3() -> None:

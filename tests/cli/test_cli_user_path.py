@@ -154,3 +154,24 @@ def test_send_and_get_save_file_parts(agent_url: str, tmp_path: Path) -> None:
     again = tmp_path / "again"
     ok("get", agent_url, task_id, "--save", str(again))
     assert (again / "report.csv").read_bytes() == b"a,b\n1,2\n"
+
+
+def test_inspect_on_a_taken_port_is_one_line_and_a_usage_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = interlingua("inspect", "--port", str(port))
+    assert done.returncode == 2
+    assert _one_line_error(done) == (f"error: --port {port}: cannot listen on "
+                                     f"127.0.0.1:{port}: Address already in use")
+
+
+@pytest.mark.parametrize("command", [["card"], ["send", "hi"]])
+def test_a_url_that_is_no_agents_names_every_form(command: list[str]) -> None:
+    done = interlingua(command[0], "notaurl", *command[1:])
+    assert done.returncode == 2
+    line = _one_line_error(done)
+    assert "'notaurl' is not an agent URL" in line
+    for form in ("http(s)://", "grpc(s)://HOST:PORT", "mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT"):
+        assert form in line

@@ -37,6 +37,25 @@ def lines_of(result: Result) -> list[Any]:
     return [msgspec.json.decode(line) for line in result.stdout.splitlines() if line.strip()]
 
 
+def test_card_of_a_grpc_address_is_read_over_grpc(where: tuple[str, str]) -> None:
+    from tests.cli.test_console_script import interlingua
+
+    url, target = where
+    done = interlingua("card", f"grpc://{target}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Test assistant  version 2.1.0\n")
+    assert f"GRPC       0.3   {target}  (used by default)" in done.stdout
+    assert f"Card: grpc://{target} (over gRPC: v0.3 GetAgentCard)" in done.stdout
+    raw = msgspec.json.decode(interlingua("card", f"grpc://{target}", "--json").stdout)
+    assert raw["name"] == "Test assistant" and raw["url"] == url + "/"
+    # v1.0 has only the extended card, which this agent has not: what to do instead
+    done = interlingua("card", f"grpc://{target}", "--dialect", "1.0")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "unsupported protocol" not in done.stderr
+    assert "a gRPC address has no well-known card: read it at the agent's HTTP URL" \
+        in done.stderr
+
+
 def test_card_shows_the_grpc_interfaces(where: tuple[str, str]) -> None:
     url, target = where
     out = ok("card", url).stdout

@@ -72,10 +72,51 @@ def test_card_checks_name_what_each_version_misses():
     (report,) = check_card(v10)
     assert report["problems"] == [
         "supportedInterfaces[0]: the required member 'protocolVersion' is missing"]
-    assert check_card({**v10, "supportedInterfaces": [
-        {"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}) == [
-        {"version": "1.0", "ok": True, "problems": []}]
+    (report,) = check_card({**v10, "supportedInterfaces": [
+        {"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]})
+    # valid, but an empty skill list is warned of
+    assert report["ok"] and report["problems"] == []
+    assert [w.split(":")[0] for w in report["warnings"]] == ["skills is empty"]
     assert check_card([])[0]["problems"] == ["the card is not a JSON object"]
+
+
+def test_a_card_without_skills_is_valid_with_a_warning(api):
+    from interlingua import Agent
+    from tests.live import live_agent
+
+    async def quiet(text: str) -> str:
+        return text
+
+    with live_agent(Agent("Quiet", "Lists no skills.", quiet)) as url:
+        checks = api.connect(url)["card"]["checks"]
+    assert [(c["version"], c["ok"]) for c in checks] == [("1.0", True), ("0.2/0.3", True)]
+    for report in checks:
+        assert len(report["warnings"]) == 1 and report["warnings"][0].startswith(
+            "skills is empty: an agent card should list at least one skill")
+    # the smallest example lists one
+    with live_agent(example("echo").agent) as url:
+        checks = api.connect(url)["card"]["checks"]
+    assert all(c["ok"] and c["warnings"] == [] for c in checks)
+
+
+def test_a_grpc_interface_is_shown_as_a_grpc_address(api):
+    from tests.live import live_grpc_agent
+
+    with live_grpc_agent(example("echo").agent) as (url, target):
+        card = api.connect(url)["card"]
+    grpc = [i for i in card["interfaces"] if i["binding"] == "GRPC"]
+    assert {i["url"] for i in grpc} == {f"grpc://{target}"}
+    assert {i["protocolVersion"] for i in grpc} == {"1.0", "0.3"}
+
+
+def test_the_icon_is_served(inspector):
+    icon = httpx.get(inspector.url + "/favicon.ico", timeout=10)
+    assert icon.status_code == 200
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.content.startswith(b"<svg")
+    page = httpx.get(inspector.url + "/", timeout=10).text
+    assert '<link rel="icon" href="static/favicon.svg"' in page
+    assert httpx.get(inspector.url + "/static/favicon.svg", timeout=10).content == icon.content
 
 
 def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):

@@ -54,6 +54,49 @@ def test_the_card_is_shown_checked_per_version_with_its_interfaces(page, story):
     expect(card.locator(".skill")).to_contain_text("Short story")
 
 
+def test_the_views_are_an_aria_tab_list(page, story):
+    tabs = page.get_by_role("tablist", name="Views").get_by_role("tab")
+    expect(tabs).to_have_count(6)
+    card, chat = page.get_by_role("tab", name="Card"), page.get_by_role("tab", name="Chat")
+    expect(card).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_role("tabpanel", name="Card")).to_be_visible()
+    chat.click()
+    expect(chat).to_have_attribute("aria-selected", "true")
+    expect(card).to_have_attribute("aria-selected", "false")
+    expect(page.get_by_role("tabpanel", name="Chat")).to_be_visible()
+    expect(page.locator("#view-card")).to_be_hidden()
+    # the keyboard moves along the list, and only the selected tab is in the Tab order
+    chat.focus()
+    page.keyboard.press("ArrowRight")
+    timeline = page.get_by_role("tab", name="Timeline")
+    expect(timeline).to_be_focused()
+    expect(timeline).to_have_attribute("aria-selected", "true")
+    expect(timeline).to_have_attribute("tabindex", "0")
+    expect(chat).to_have_attribute("tabindex", "-1")
+    page.keyboard.press("Home")
+    expect(card).to_be_focused()
+    expect(page.get_by_role("tabpanel", name="Card")).to_be_visible()
+
+
+def test_a_card_without_skills_is_shown_valid_with_a_warning(page):
+    from interlingua import Agent
+    from tests.live import live_grpc_agent
+
+    async def quiet(text: str) -> str:
+        return text
+
+    with live_grpc_agent(Agent("Quiet", "Lists no skills.", quiet)) as (url, target):
+        connect(page, url)
+        card = page.locator("#view-card")
+        expect(card.locator("#card-name")).to_contain_text("Quiet")
+        check = card.locator(".check.ok[data-version='1.0']")
+        expect(check).to_contain_text("valid, 1 warning")
+        expect(check.locator("li.warning")).to_contain_text("skills is empty")
+        # a gRPC interface is an address of its own, not a path below the card's URL
+        expect(card.locator("table.interfaces")).to_contain_text(f"grpc://{target}")
+        expect(card.locator("table.interfaces")).not_to_contain_text(".well-known/")
+
+
 def test_an_agent_named_in_the_address_is_connected_to_at_once(page, inspector, story):
     page.goto(f"{inspector.url}/?url={story.url}")
     expect(page.locator("#card-name")).to_contain_text("Storyteller")

@@ -128,3 +128,102 @@ def test_otel_sends_spans_to_an_otlp_collector(tmp_path: Path):
         finally:
             server.stop()
     assert {"A2A SendMessage", "A2A executor turn", "A2A store commit"} <= names
+
+
+def _wait_for(path: Path, text: str, proc: Process, seconds: float = 30) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        seen = path.read_text()
+        if text in seen:
+            return seen
+        assert proc.proc is not None and proc.proc.poll() is None, seen
+        time.sleep(0.05)
+    raise AssertionError(f"{text!r} never came: {path.read_text()}")
+
+
+def _send(url: str, message_id: str) -> None:
+    answer = httpx.post(url + "/", json={
+        "jsonrpc": "2.0", "id": 1, "method": "message/send",
+        "params": {"message": {"kind": "message", "messageId": message_id, "role": "user",
+                               "parts": [{"kind": "text", "text": "hi"}]}}}, timeout=30)
+    assert answer.json()["result"]["status"]["state"] == "completed"
+
+
+def test_otel_without_a_collector_says_where_and_complains_once(tmp_path: Path):
+    from tests.services import free_port
+
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    server = Process()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": nowhere,
+           "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_EXPORTER_OTLP_TIMEOUT": "4"}
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
+                       "serve", str(tmp_path / "logger_agent.py"), "--port", str(server.port),
+                       "--store", "memory://", "--bindings", "jsonrpc", "--otel"],
+                      env=env, stdout=stdout, stderr=stderr)
+        try:
+            server.wait_ready()
+            # where spans go is said at start-up
+            assert f"traces:     OTLP to {nowhere}/v1/traces" in out.read_text()
+            _send(server.url, "m-3")
+            _wait_for(err, "cannot send spans to the collector", server)
+            _send(server.url, "m-4")  # a second batch fails too, at the latest on the way out
+        finally:
+            server.stop()
+    logged = err.read_text()
+    assert logged.count("cannot send spans to the collector") == 1, logged
+    assert f"collector at {nowhere}/v1/traces (Connection refused)" in logged, logged[-600:]
+    # the SDK's own lines for every retry and batch are held back
+    assert "Transient error" not in logged and "Failed to export" not in logged, logged
+
+
+def test_a_failing_collector_is_told_once_not_once_a_batch(tmp_path: Path):
+    from tests.push.helpers import Hook, serve_hook
+
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    collector = Hook(lambda hook, headers, body, path: 400)  # refuses every batch at once
+    err = tmp_path / "stderr"
+    with serve_hook(collector) as collector_url, err.open("wb") as stderr:
+        server = Process()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": collector_url, "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
+                       "serve", str(tmp_path / "logger_agent.py"), "--port", str(server.port),
+                       "--store", "memory://", "--bindings", "jsonrpc", "--otel"],
+                      env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            server.wait_ready()
+            for n in range(1, 4):  # three batches, one after the other
+                _send(server.url, f"m-batch-{n}")
+                deadline = time.monotonic() + 20
+                while len(collector.requests) < n:
+                    assert time.monotonic() < deadline, "the batch never came"
+                    time.sleep(0.02)
+        finally:
+            server.stop()
+    # the exporter is one thread: the third batch came, so the second one's failure was seen
+    logged = err.read_text()
+    assert logged.count("cannot send spans to the collector") == 1, logged
+    assert "(HTTP 400 Bad Request)" in logged, logged
+    assert "Failed to export" not in logged, logged
+
+
+def test_a_json_log_stream_gets_a_json_banner(tmp_path: Path):
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    out = tmp_path / "stdout"
+    server = Process()
+    with out.open("wb") as stdout:
+        server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
+                       "serve", str(tmp_path / "logger_agent.py"), "--port", str(server.port),
+                       "--store", "memory://", "--log-format", "json", "--otel",
+                       "--otel-exporter", "console"],
+                      stdout=stdout, stderr=subprocess.DEVNULL)
+        try:
+            server.wait_ready()
+        finally:
+            server.stop()
+    banner = json.loads(out.read_text().splitlines()[0])
+    assert banner["listen"] == server.url
+    assert banner["traces"] == {"exporter": "console", "endpoint": "stdout"}

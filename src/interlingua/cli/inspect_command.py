@@ -36,7 +36,10 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        # as serve: one line naming the option, and the exit code of a usage error
+        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: {exc.strerror}",
+                   err=True)
+        raise click.exceptions.Exit(2) from None
     bound = sock.getsockname()[1]
     shown = host if host not in ("0.0.0.0", "::") else "localhost"
     if ":" in shown:

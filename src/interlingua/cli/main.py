@@ -1,8 +1,9 @@
 """The ``interlingua`` command: serve an agent, or talk to any A2A agent.
 
 Exit codes: 0 done; 1 the agent answered with an error (or an invalid
-answer); 2 bad usage; 3 the agent could not be reached (or did not answer in
-time); 4 the task ended failed, rejected or canceled.
+answer); 2 bad usage (a port that is taken too); 3 the agent could not be
+reached (or did not answer in time); 4 the task ended failed, rejected or
+canceled; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from .security_options import (
     serve_security_options,
     tls_client_options,
 )
-from .serve import LoadError, StoreError, load_agent, public_url_for, serve
+from .serve import ListenError, LoadError, StoreError, load_agent, public_url_for, serve
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
            "EXIT_USAGE", "main"]
@@ -98,6 +99,11 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
         if mesh.agent is None:
             raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
         return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(
+            f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
+            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT")
     checked = _check_url(ctx, param, value)
     assert checked is not None
     return checked
@@ -284,12 +290,12 @@ def main() -> None:
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
 @click.option("--grpc-port", type=click.IntRange(0, 65535), default=None,
-              help="Where gRPC is served [default: --port + 1, or a free port when that one "
-                   "is taken; with --port 0, a free port].")
+              help="Serve gRPC (interlingua[grpc]) on this port; 0: a free port [default: "
+                   "no gRPC].")
 @click.option("--bindings", "bindings_spec", default=None, metavar="LIST",
               help="Comma-separated bindings to serve: jsonrpc,rest,grpc (jsonrpc is always "
-                   "served) [default: jsonrpc,rest, and grpc when interlingua[grpc] is "
-                   "installed].")
+                   "served; grpc needs --grpc-port) [default: jsonrpc,rest, and grpc with "
+                   "--grpc-port].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug", "trace"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
@@ -400,21 +406,17 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                             allow_hosts=list(push_allow_hosts), signing_key_pem=pem)
         if push_claim_seconds:
             push.lease = push_claim_seconds
+    traces = None
     if otel:
         from ..observability.tracing import configure_sdk
 
         try:
-            configure_sdk(service_name=agent.name, exporter=otel_exporter)
+            traces = configure_sdk(service_name=agent.name, exporter=otel_exporter)
         except RuntimeError as exc:
             _exit(str(exc), EXIT_USAGE)
     scheme = "https" if certfile else "http"
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
-    if bindings_spec is not None:
-        bindings = [b.strip().lower() for b in bindings_spec.split(",") if b.strip()]
-    else:
-        from ..bindings.grpc import available
-
-        bindings = ["jsonrpc", "rest", "grpc"] if available() else ["jsonrpc", "rest"]
+    bindings = _bindings_to_serve(bindings_spec, grpc_port)
     grpc_at: list[int] = []
     mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
                          mesh_group, mesh_session_expiry, mesh_card_interval)
@@ -423,7 +425,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
     def listening(store_url: str, bound_port: int) -> None:
         # said only once the socket is bound: a process that cannot listen says so instead
         _check_store(store_url)
-        info: dict[str, str] = {}
+        info: dict[str, Any] = {}
         base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
         if not no_http:
             info.update({
@@ -436,10 +438,15 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         info["store"] = shown_url(store_url)
         if grpc_at:
             info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
+        off = _bindings_off(bindings) if not no_http else {}
+        if off:
+            info["off"] = off
         if mesh is not None:
             info["mesh"] = mesh.broker_url().broker
             info["request_topic"] = Topics(mesh.namespace).request(on_mesh)
-        if as_json:
+        if traces is not None:
+            info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
+        if as_json or log_format == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
         where = info.get("listen", info.get("mesh"))
@@ -450,9 +457,13 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             if "rest" in info:
                 click.echo(f"  HTTP+JSON:  {info['rest']}  (v0.3 under {info['rest']}v1/)")
         if grpc_at:
-            click.echo(f"  gRPC:       {info['grpc']}")
+            click.echo(f"  gRPC:       {'grpcs' if certfile else 'grpc'}://{info['grpc']}")
+        for name, why in off.items():
+            click.echo(f"  {_BINDING_NAMES[name] + ':':<11} off: {why}")
         if mesh is not None:
             click.echo(f"  mesh:       {info['mesh']} {info['request_topic']}")
+        if traces is not None:
+            click.echo(f"  traces:     {traces.shown}")
 
     try:
         serve(agent, host=host, port=port, store=store, bus=bus,
@@ -474,10 +485,44 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         _exit(str(exc), EXIT_UNREACHABLE)
     except StoreError as exc:  # a schema this version cannot use
         _exit(str(exc), EXIT_USAGE)
+    except ListenError as exc:  # a port that is taken: name the option that chose it
+        flag = "--grpc-port" if exc.binding == "grpc" else "--port"
+        _exit(f"{flag} {exc.port}: cannot listen on {exc.host}:{exc.port}: {exc.reason}",
+              EXIT_USAGE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
+
+
+#: the bindings as the banner names them
+_BINDING_NAMES = {"jsonrpc": "JSON-RPC", "rest": "HTTP+JSON", "grpc": "gRPC"}
+
+
+def _bindings_to_serve(spec: str | None, grpc_port: int | None) -> list[str]:
+    """``--bindings`` and ``--grpc-port`` as a list of bindings: gRPC only when
+    asked for, and then with a port, so that no port is taken unasked."""
+    if spec is None:
+        return ["jsonrpc", "rest"] + (["grpc"] if grpc_port is not None else [])
+    bindings = [b.strip().lower() for b in spec.split(",") if b.strip()]
+    if "grpc" in bindings and grpc_port is None:
+        _exit("--bindings grpc needs --grpc-port PORT (0: any free port)", EXIT_USAGE)
+    if "grpc" not in bindings and grpc_port is not None:
+        _exit(f"--grpc-port serves gRPC, which --bindings {spec} leaves out", EXIT_USAGE)
+    return bindings
+
+
+def _bindings_off(bindings: Sequence[str]) -> dict[str, str]:
+    """The bindings not served, each with what would serve it."""
+    from ..bindings.grpc import INSTALL, available
+
+    off: dict[str, str] = {}
+    if "rest" not in bindings:
+        off["rest"] = "not in --bindings"
+    if "grpc" not in bindings:
+        off["grpc"] = ("--grpc-port PORT serves it" if available()
+                       else f"needs the grpc extra: {INSTALL}")
+    return off
 
 
 def _check_store(store: str) -> None:
@@ -538,7 +583,14 @@ def _older_readers(document: bytes | None) -> list[str]:
 @card_verify_options
 def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
                  timeout: float, insecure: bool) -> None:
-    """Show an agent's card: what it does and which dialects it speaks."""
+    """Show an agent's card: what it does and which dialects it speaks.
+
+    A gRPC address (grpc://HOST:PORT) has no well-known card: the card is asked
+    for over gRPC (v0.3's GetAgentCard; with --dialect 1.0, the extended card)."""
+    if url.startswith(("grpc://", "grpcs://")):
+        _card_over_grpc(url, as_json=as_json, dialect=dialect, headers=headers,
+                        timeout=timeout, insecure=insecure)
+        return
 
     async def work(client: Client) -> None:
         card = await client.get_card()
@@ -550,6 +602,39 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
                           also=_older_readers(client.card_document))
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
+         as_json=as_json, work=work)
+
+
+def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
+                    headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
+    from ..client import Endpoint
+    from ..client.card import dialect_of_version
+    from ..core.calls import GetExtendedCard
+    from ..core.model import AgentCard
+
+    async def work(client: Client) -> None:
+        try:
+            card = await client.call(GetExtendedCard())
+        except (A2AError, ClientError) as exc:
+            _fail(f"{url} gave no card over gRPC ({exc}); a gRPC address has no well-known "
+                  "card: read it at the agent's HTTP URL (interlingua card "
+                  "http://HOST:PORT), or with --dialect 1.0 ask for the extended card",
+                  EXIT_A2A_ERROR, as_json=as_json)
+        if not isinstance(card, AgentCard):
+            _fail(f"{url} answered GetAgentCard with a {type(card).__name__}", EXIT_A2A_ERROR,
+                  as_json=as_json)
+        if as_json:
+            _print_raw(client.last_result)
+            return
+        spoken = [Endpoint(d, url, "GRPC") for d in dict.fromkeys(
+            dialect_of_version(i.protocol_version) for i in card.interfaces
+            if i.binding.upper() == "GRPC") if d in ("1.0", "0.3")]
+        rpc = "v1.0 GetExtendedAgentCard" if client.dialect == "1.0" else "v0.3 GetAgentCard"
+        output.print_card(output.console(), card, endpoints=spoken,
+                          card_url=f"{url} (over gRPC: {rpc})")
+
+    # v0.3's GetAgentCard answers with the public card; v1.0 has only the extended one
+    _run(url, dialect=dialect or "0.3", headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)
 
 

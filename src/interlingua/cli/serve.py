@@ -24,6 +24,7 @@ from ..server.push import PushSettings
 
 __all__ = [
     "BINDINGS",
+    "ListenError",
     "StoreError",
     "bind",
     "default_store_for",
@@ -261,13 +262,13 @@ def serve(
     it at once, a third forces the exit (the app's shutdown still runs, for up
     to ``FORCED_SHUTDOWN_S``); docs/deployment.md, "Draining".
 
-    ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC and HTTP+JSON;
-    the command serves gRPC too when the ``grpc`` extra is installed). A binding
-    left out is neither served nor named in the card; JSON-RPC is always served. gRPC listens on ``grpc_port``
-    (default: ``port + 1``, or a free port when that one is taken; with ``port``
-    0, a free port of its own), reserved
-    before anything else happens as the HTTP socket is; ``on_grpc_listening(port)``
-    is called once it is reserved, before ``on_listening``.
+    ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC and HTTP+JSON).
+    A binding left out is neither served nor named in the card; JSON-RPC is
+    always served. gRPC, when listed, needs ``grpc_port`` (0: a free port): no
+    port is taken that was not asked for. It is reserved before anything else
+    happens, as the HTTP socket is; ``on_grpc_listening(port)`` is called once it
+    is reserved, before ``on_listening``. A port that is taken raises
+    ``ListenError`` (an ``OSError``) naming the binding.
 
     ``mesh`` puts the agent on an MQTT 5 broker as well (docs/mesh.md), under
     ``mesh_agent_name`` (default: its name as a topic level); ``no_http``
@@ -295,26 +296,14 @@ def serve(
     guard = uvicorn_connection_options(
         connections or ConnectionLimits(max_head_bytes=max_incomplete_event_bytes),
         base=tls.pop("http", None), http=http)
-    with_rest, with_grpc = _wanted(bindings)
-    derived = grpc_port is None
-    if with_grpc and grpc_port is None:
-        grpc_port = port + 1 if 0 < port < 65535 else 0
-    sock = bind(host, port)
+    with_rest, with_grpc = _wanted(bindings, grpc_port)
+    sock = _listen(bind, host, port, "http")
     held: list[socket.socket] = [sock]
     try:
         grpc: dict[str, Any] | None = None
         if with_grpc:
             assert grpc_port is not None
-            try:
-                grpc_sock = reserve(host, grpc_port)
-            except OSError as exc:
-                if not derived:
-                    raise OSError(exc.errno,
-                                  f"(gRPC port {grpc_port}) {exc.strerror or exc}") from None
-                # the port after the HTTP one was only a default: take a free one
-                log.warning("gRPC: port %d is taken (%s); serving gRPC on a free port",
-                            grpc_port, exc.strerror or exc)
-                grpc_sock = reserve(host, 0)
+            grpc_sock = _listen(reserve, host, grpc_port, "grpc")
             held.append(grpc_sock)
 
             def grpc_listening(bound: int) -> None:
@@ -339,9 +328,11 @@ def serve(
             held_sock.close()
 
 
-def _wanted(bindings: Sequence[str] | None) -> tuple[bool, bool]:
-    """(serve HTTP+JSON, serve gRPC) for ``bindings``; ``ValueError`` when impossible."""
-    from ..bindings.grpc import available
+def _wanted(bindings: Sequence[str] | None, grpc_port: int | None) -> tuple[bool, bool]:
+    """(serve HTTP+JSON, serve gRPC) for ``bindings``; ``ValueError`` when impossible.
+    gRPC is served only when asked for, with a port of its own: a default port
+    beside the HTTP one would take a port nobody chose."""
+    from ..bindings.grpc import INSTALL, available
 
     if bindings is None:
         return True, False
@@ -351,8 +342,27 @@ def _wanted(bindings: Sequence[str] | None) -> tuple[bool, bool]:
     if "jsonrpc" not in bindings:
         raise ValueError("JSON-RPC is always served (the card names it): list jsonrpc too")
     if "grpc" in bindings and not available():
-        raise ValueError("the gRPC binding needs the grpc extra: pip install 'interlingua[grpc]'")
+        raise ValueError(f"the gRPC binding needs the grpc extra: {INSTALL}")
+    if "grpc" in bindings and grpc_port is None:
+        raise ValueError("serving gRPC needs a port of its own: grpc_port (0: any free port)")
     return "rest" in bindings, "grpc" in bindings
+
+
+class ListenError(OSError):
+    """A binding's port cannot be listened on; ``binding`` says which (``http``,
+    ``grpc``), so that the message can name the option that chose the port."""
+
+    def __init__(self, binding: str, host: str, port: int, reason: str) -> None:
+        super().__init__(f"cannot listen on {host or '0.0.0.0'}:{port}: {reason}")
+        self.binding, self.host, self.port, self.reason = binding, host, port, reason
+
+
+def _listen(how: Callable[[str, int], socket.socket], host: str, port: int,
+            binding: str) -> socket.socket:
+    try:
+        return how(host, port)
+    except OSError as exc:
+        raise ListenError(binding, host, port, exc.strerror or str(exc)) from None
 
 
 def _grpc_credentials(certfile: str | None, keyfile: str | None,

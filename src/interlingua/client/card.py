@@ -30,6 +30,7 @@ __all__ = [
     "dialect_of_version",
     "endpoints",
     "fetch_card",
+    "interface_url",
     "parse_card",
 ]
 
@@ -129,10 +130,7 @@ def endpoints(card: AgentCard, card_url: str | None = None,
     offered: list[str] = []
     for iface in card.interfaces:
         binding = iface.binding.upper()
-        if binding == "GRPC":
-            url = _grpc_url(iface.url, card_url)
-        else:
-            url = urljoin(card_url, iface.url) if card_url else iface.url
+        url = interface_url(binding, iface.url, card_url)
         offered.append(f"{iface.binding} {iface.protocol_version} at {url}")
         dialects = spoken.get(binding)
         if dialects is None:
@@ -157,6 +155,14 @@ def endpoints(card: AgentCard, card_url: str | None = None,
             f"agent {card.name!r} offers no interface this client speaks ({speaks}): {what}"
         )
     return found
+
+
+def interface_url(binding: str, url: str, card_url: str | None) -> str:
+    """Where a card's interface is: a gRPC one's ``host:port`` as a gRPC address,
+    any other resolved against the URL the card was read from."""
+    if binding.upper() == "GRPC":
+        return _grpc_url(url, card_url)
+    return urljoin(card_url, url) if card_url else url
 
 
 def _grpc_url(url: str, card_url: str | None) -> str:

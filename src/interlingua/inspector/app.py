@@ -5,7 +5,8 @@ the root, ``create_app(..., inspector=True)`` mounts it at ``/inspector``.
 All its URLs are relative to where it is mounted.
 
     GET  /                      the page (static/index.html)
-    GET  /static/...            its modules and style
+    GET  /static/...            its modules, style and icon
+    GET  /favicon.ico           the icon (an SVG), where browsers look for it first
     GET  /api/config            the agent URL to start with, the dialects and bindings
     GET  /api/state             the session's connection, for a page loaded again
     POST /api/connect           {url, dialect?, binding?, auth?} -> the card, checked
@@ -171,6 +172,9 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
+    async def favicon(request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     async def config(request: Request, session: Session) -> Any:
         start = default_url
         if start is None and on_agent:
@@ -269,6 +273,7 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
 
     routes = [
         Route("/", page, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/config", api(config), methods=["GET"]),
         Route("/api/state", api(state), methods=["GET"]),

@@ -91,17 +91,26 @@ def _members(where: str, obj: Any, wanted: dict[str, str], *, required: bool) ->
 
 
 def check_card(doc: Any) -> list[dict[str, Any]]:
-    """One report per generation: ``{"version", "ok", "problems"}``."""
+    """One report per generation: ``{"version", "ok", "problems", "warnings"}``.
+    A warning does not make the card invalid, but a reader may refuse what it
+    names (an empty skill list: the spec describes an agent by at least one
+    skill, and the official SDKs warn of a card without)."""
     if not isinstance(doc, dict):
-        return [{"version": "?", "ok": False, "problems": ["the card is not a JSON object"]}]
+        return [{"version": "?", "ok": False, "problems": ["the card is not a JSON object"],
+                 "warnings": []}]
     reports = []
     for version in generations(doc):
         problems = _members("card", doc, _REQUIRED[version], required=True)
         problems += _members("card", doc, _OPTIONAL[version], required=False)
+        warnings = []
         skills = doc.get("skills")
         if isinstance(skills, list):
             for i, skill in enumerate(skills):
                 problems += _members(f"skills[{i}]", skill, _SKILL[version], required=True)
+            if not skills:
+                warnings.append("skills is empty: an agent card should list at least one "
+                                "skill (what the agent can do); some clients warn of or "
+                                "refuse a card without")
         key = _INTERFACE_LIST.get(version)
         interfaces = doc.get(key) if key else None
         if isinstance(interfaces, list):
@@ -113,5 +122,6 @@ def check_card(doc: Any) -> list[dict[str, Any]]:
             pv = doc.get("protocolVersion")
             if isinstance(pv, str) and not pv.lstrip("v").startswith(("0.2", "0.3")):
                 problems.append(f"protocolVersion {pv!r} is not a v0.2/v0.3 version")
-        reports.append({"version": version, "ok": not problems, "problems": problems})
+        reports.append({"version": version, "ok": not problems, "problems": problems,
+                        "warnings": warnings})
     return reports

@@ -19,12 +19,12 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import msgspec
 
 from ..client import Client, ClientError, StreamEvent
-from ..client.card import FetchedCard, card_urls, dialect_of_version, fetch_card
+from ..client.card import FetchedCard, card_urls, dialect_of_version, fetch_card, interface_url
 from ..client.errors import InvalidCard
 from ..client.security import JWKS_PATH, CardVerifier, UnverifiedCard
 from ..client.transport import HTTPXTransport, Transport
@@ -213,7 +213,7 @@ class Session:
         spoken = {(ep.url, ep.binding.upper(), ep.dialect) for ep in client.endpoints}
         interfaces = []
         for iface in card.interfaces:
-            iurl = urljoin(fetched.url, iface.url)
+            iurl = interface_url(iface.binding, iface.url, fetched.url)
             d = dialect_of_version(iface.protocol_version)
             interfaces.append({"url": iurl, "binding": iface.binding,
                                "protocolVersion": iface.protocol_version,

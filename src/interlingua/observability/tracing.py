@@ -9,15 +9,13 @@ forces the choice either way.
 
 from __future__ import annotations
 
-import logging
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from . import propagation
 
-__all__ = ["configure_sdk", "tracer"]
-
-log = logging.getLogger("interlingua.observability")
+__all__ = ["Traces", "configure_sdk", "tracer"]
 
 
 def tracer(provider: Any = None) -> Any:
@@ -36,11 +34,28 @@ def tracer(provider: Any = None) -> Any:
     return propagation.trace.get_tracer("interlingua", ours)
 
 
-def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> str:
-    """Set up OpenTelemetry's SDK as the global tracer provider and return the
-    exporter chosen: ``otlp`` (OTLP over HTTP, to ``OTEL_EXPORTER_OTLP_ENDPOINT``
-    or ``http://localhost:4318``) when its package is installed, else ``console``
-    (spans as JSON on stdout). ``exporter`` forces one of them."""
+@dataclass(frozen=True)
+class Traces:
+    """Where ``configure_sdk`` sends spans: the exporter and its endpoint."""
+
+    exporter: str
+    endpoint: str
+
+    @property
+    def shown(self) -> str:
+        if self.exporter == "otlp":
+            return f"OTLP to {self.endpoint} (--otel-exporter console: to stdout)"
+        return f"{self.exporter} ({self.endpoint})"
+
+
+def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> Traces:
+    """Set up OpenTelemetry's SDK as the global tracer provider and say where
+    spans go: ``otlp`` (OTLP over HTTP, to ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``,
+    else ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else
+    ``http://localhost:4318/v1/traces``) when its package is installed, else
+    ``console`` (spans as JSON on stdout). ``exporter`` forces one of them.
+    A collector that cannot be reached is logged once, then at most once a
+    minute (``QUIET_SECONDS``), instead of the SDK's lines for every batch."""
     try:
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -52,9 +67,11 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
     except ImportError:
         raise RuntimeError(
             "--otel needs OpenTelemetry's SDK: pip install 'interlingua[otel]'") from None
+    if exporter not in ("auto", "otlp", "console"):
+        raise ValueError(f"unknown exporter {exporter!r}: auto, otlp or console")
     name = os.environ.get("OTEL_SERVICE_NAME") or service_name
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
-    chosen = exporter
+    chosen = Traces("console", "stdout")
     if exporter in ("auto", "otlp"):
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -62,15 +79,23 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
             if exporter == "otlp":
                 raise RuntimeError("the OTLP exporter is not installed: "
                                    "pip install opentelemetry-exporter-otlp-proto-http") from None
-            chosen = "console"
         else:
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-            chosen = "otlp"
-    if chosen == "console":
+            from ._collector import QuietExporter
+
+            otlp = OTLPSpanExporter()
+            chosen = Traces("otlp", str(getattr(otlp, "_endpoint", "") or _otlp_endpoint()))
+            provider.add_span_processor(BatchSpanProcessor(QuietExporter(otlp, chosen.endpoint)))
+    if chosen.exporter == "console":
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
-    elif chosen != "otlp":
-        raise ValueError(f"unknown exporter {exporter!r}: auto, otlp or console")
     assert propagation.trace is not None
     propagation.trace.set_tracer_provider(provider)
-    log.info("OpenTelemetry: spans of %s go to the %s exporter", name, chosen)
     return chosen
+
+
+def _otlp_endpoint() -> str:
+    """Where OTLP/HTTP sends spans, by the SDK's environment variables."""
+    full = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    if full:
+        return full
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://localhost:4318"
+    return base.rstrip("/") + "/v1/traces"

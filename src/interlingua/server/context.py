@@ -114,6 +114,9 @@ class Context:
         self.cancelled = cancelled or LazyEvent()
         self._finished = False
         self._inbox = inbox
+        #: artifact ids this turn has emitted, by name, and the last one
+        self._emitted: dict[str | None, str] = {}
+        self._emitted_last: str | None = None
 
     # ----------------------------------------------------------------- reading
 
@@ -226,12 +229,22 @@ class Context:
         last_chunk: bool = False,
         metadata: Metadata | None = None,
     ) -> str:
-        """Add an artifact, or a chunk of one (``append=True`` with the same id).
+        """Add an artifact, or a chunk of one (``append=True``).
 
-        Returns the artifact id, to pass back for the next chunk.
+        An appended chunk goes to the artifact ``artifact_id`` names or, without
+        one, to the task's last artifact named ``name`` (its last artifact, when
+        ``name`` is None); when there is none yet, the chunk starts it. Returns the
+        artifact id.
         """
         task = self._sink.task
+        if append and artifact_id is None:
+            # this turn's chunks may still be queued, not yet in the task: its own first
+            artifact_id = (self._emitted.get(name) if name is not None else self._emitted_last) \
+                or _last_named(task, name)
+            # nothing to continue: this chunk is the first of a new artifact
+            append = artifact_id is not None
         aid = artifact_id or new_id()
+        self._emitted[name] = self._emitted_last = aid
         # The chunks of a streaming agent come through here: plain text and the
         # artifact added last are the quick cases, and the fields go by position.
         arts = task.artifacts
@@ -307,6 +320,14 @@ class Context:
         )
         await self._sink.reply(message)
         self._finished = True
+
+
+def _last_named(task: Task, name: str | None) -> str | None:
+    """The id of the task's last artifact named ``name`` (the last, for None)."""
+    for art in reversed(task.artifacts):
+        if name is None or art.name == name:
+            return art.artifact_id
+    return None
 
 
 def _index_of(task: Task, artifact_id: str) -> int:

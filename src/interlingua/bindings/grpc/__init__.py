@@ -3,7 +3,7 @@
 
 Needs the ``grpc`` extra (``pip install 'interlingua[grpc]'``). Serve it beside
 an app with ``add_grpc(app, "0.0.0.0:50051")``; ``interlingua serve`` does so
-by default (``--grpc-port``). Streams resume as described in ``resume.py``.
+when asked (``--grpc-port``). Streams resume as described in ``resume.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_ID_KEY",
+    "INSTALL",
     "LAST_EVENT_ID",
     "RESUME_EXTENSION_URI",
     "GrpcBinding",
@@ -25,6 +26,10 @@ __all__ = [
     "add_grpc",
     "available",
 ]
+
+
+#: how to get the ``grpc`` extra
+INSTALL = "pip install 'interlingua[grpc]'"
 
 
 def available() -> bool:

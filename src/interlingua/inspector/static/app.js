@@ -29,10 +29,28 @@ const tasks = new Tasks({
 }, status);
 
 function showView(name) {
-  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.view === name);
+  for (const b of document.querySelectorAll("#tabs button")) {
+    const on = b.dataset.view === name;
+    b.classList.toggle("active", on);
+    // the ARIA tabs pattern: the selected tab is the one in the Tab order
+    b.setAttribute("aria-selected", on ? "true" : "false");
+    b.tabIndex = on ? 0 : -1;
+  }
   for (const v of document.querySelectorAll(".view")) v.classList.toggle("active", v.id === `view-${name}`);
 }
 for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showView(b.dataset.view));
+// arrow keys, Home and End move between the tabs, as in any tab list
+document.getElementById("tabs").addEventListener("keydown", (e) => {
+  const tabs = [...document.querySelectorAll("#tabs [role=tab]")];
+  const at = tabs.indexOf(document.activeElement);
+  if (at < 0) return;
+  const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  const tab = tabs[(to + tabs.length) % tabs.length];
+  showView(tab.dataset.view);
+  tab.focus();
+});
 
 function showAuthFields() {
   const kind = $("auth-kind").value;

@@ -2,12 +2,19 @@
 
 import { h, clear, jsonBlock } from "./dom.js";
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function checks(list) {
-  return h("div", { class: "checks" }, (list || []).map((c) =>
-    h("div", { class: `check ${c.ok ? "ok" : "bad"}`, dataset: { version: c.version } },
+  return h("div", { class: "checks" }, (list || []).map((c) => {
+    const warnings = c.warnings || [];
+    const verdict = c.ok ? "valid" : plural(c.problems.length, "problem");
+    return h("div", { class: `check ${c.ok ? "ok" : "bad"}${warnings.length ? " warn" : ""}`,
+                      dataset: { version: c.version } },
       h("strong", {}, `A2A ${c.version}: `),
-      c.ok ? "valid" : `${c.problems.length} problem${c.problems.length === 1 ? "" : "s"}`,
-      c.ok ? null : h("ul", {}, c.problems.map((p) => h("li", {}, p))))));
+      warnings.length ? `${verdict}, ${plural(warnings.length, "warning")}` : verdict,
+      h("ul", {}, c.problems.map((p) => h("li", { class: "problem" }, p)),
+        warnings.map((w) => h("li", { class: "warning" }, w))));
+  }));
 }
 
 function signature(sig) {
