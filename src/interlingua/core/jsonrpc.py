@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from .dialects._common import check_utf8
 from .errors import A2AError, InvalidRequest, ParseError
 
 __all__ = [
@@ -55,14 +56,8 @@ def parse(body: bytes) -> Request | Batch:
     ``InvalidRequest`` carries ``data={"id": …}`` when the id could be read, so
     the response can echo it.
     """
-    if not body.isascii():
-        # JSON is UTF-8 (RFC 8259 §8.1); msgspec checks only the strings it
-        # decodes, and params stay raw here, so the whole body is checked once.
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(
-                f"Parse error: the body is not valid UTF-8 (byte {exc.start})") from None
+    # params stay raw here: the whole body is checked once
+    check_utf8(body, "the body")
     try:
         try:
             env = _decoder.decode(body)

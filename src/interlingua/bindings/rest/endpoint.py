@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import msgspec
 
 from ...core.calls import Call, DeletePushConfig, GetExtendedCard
 from ...core.dialects import Codec, get_codec
+from ...core.dialects._common import check_utf8
 from ...core.errors import (
     A2AError,
     ContentTypeNotSupported,
@@ -138,6 +139,10 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         dialect = route.dialect
+        if not _utf8_path(scope):
+            err = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
+            await _send(send, self._error(err, dialect))
+            return None
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)
@@ -293,6 +298,19 @@ def _path_of(scope: Scope) -> str:
     return path
 
 
+def _utf8_path(scope: Scope) -> bool:
+    """The path's %-escapes make UTF-8 (the ASGI server reads those that do not as
+    U+FFFD, which would name another task)."""
+    raw: bytes | None = scope.get("raw_path")
+    if not raw or b"%" not in raw:
+        return True
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _blank(body: bytes) -> bool:
     """No body, or only whitespace (read without copying the body)."""
     return not body or body.isspace()
@@ -310,6 +328,7 @@ def _check_content_type(value: str | None) -> None:
 
 
 def _object(body: bytes) -> dict[str, Any]:
+    check_utf8(body)
     try:
         doc = _any.decode(body)
     except msgspec.DecodeError:
@@ -336,9 +355,11 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
     if not qs:
         return out
     try:
-        pairs = parse_qsl(qs.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+        # strict: a %-escape that is not UTF-8 is refused, not read as U+FFFD
+        pairs = parse_qsl(qs.decode("utf-8"), keep_blank_values=True, strict_parsing=False,
+                          errors="strict")
     except UnicodeDecodeError:
-        raise InvalidParams("Invalid params: the query string is not UTF-8") from None
+        raise ParseError("Parse error: the query string is not valid UTF-8") from None
     for raw_name, value in pairs:
         name = _SNAKE.get(raw_name, raw_name)
         kind = kinds.get(name)
