@@ -61,6 +61,12 @@ def limited() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def small_answers() -> Iterator[str]:
+    with live_grpc_agent(AGENT, max_answer_bytes=4096) as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="module")
 def everywhere() -> Iterator[tuple[str, str]]:
     """The agent on every binding, the mesh too: (its base URL, its mesh address)."""
     from interlingua import create_app
@@ -393,3 +399,53 @@ def test_invalid_utf8_in_any_string_is_a_parse_error(binding: Driver) -> None:
         assert answer is not None and "UTF-8" in answer.message, answer.message
         if binding.name == "rest-1.0":  # google.rpc.Status: the code's name
             assert answer.body["error"]["status"] == "INVALID_ARGUMENT", answer.body
+
+
+#: an answer over max_answer_bytes, on each binding
+TOO_LARGE = {"jsonrpc-1.0": (200, "-32603"), "jsonrpc-0.3": (200, "-32603"),
+             "rest-1.0": (500, "INTERNAL_ERROR"), "rest-0.3": (500, "InternalError"),
+             "grpc-1.0": ("RESOURCE_EXHAUSTED", "INTERNAL_ERROR"),
+             "grpc-0.3": ("RESOURCE_EXHAUSTED", "INTERNAL_ERROR")}
+
+
+def test_an_answer_over_the_budget_is_refused_naming_it(kind: type[Driver], small_answers: str,
+                                                        client: httpx.Client) -> None:
+    """A server whose answers may hold 4 KiB: a task whose history holds a 6 KB message
+    is refused with the binding's error naming the limit; a small one is answered."""
+    d = kind(client, small_answers)
+    # made over JSON-RPC v1.0, whose send can leave the history out of its answer
+    big = c.SendMessage(message=message("1 0 " + "x" * 6000),
+                        config=c.SendConfig(history_length=0))
+    task = reference(client, small_answers).call(big)
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+    calls: list[c.Call] = [c.GetTask(id=task.id)]
+    if kind.lists_tasks:
+        calls.append(c.ListTasks(context_id=task.context_id, history_length=10))
+    for call in calls:
+        with pytest.raises(Refused) as over:
+            d.call(call)
+        assert (over.value.status, over.value.reason) == TOO_LARGE[kind.name], over.value
+        assert "limit of 4096 bytes" in over.value.message, over.value.message
+    small = send_task(d, "1")
+    assert isinstance(d.call(c.GetTask(id=small.id)), m.Task)
+
+
+def test_the_mesh_takes_no_batches(everywhere: tuple[str, str], client: httpx.Client) -> None:
+    """Only JSON-RPC over HTTP has batches: on the mesh a batch is one -32600 on the
+    reply topic, and none of its requests runs."""
+    url, mesh = everywhere
+    d = MQTT(client, mesh)
+    try:
+        ids = [new_id() for _ in range(3)]
+        batch = b"[" + b",".join(d._body(c.SendMessage(message=m.Message(
+            message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text="1")],
+            task_id=None, context_id=ctx))) for ctx in ids) + b"]"
+        answer = d.exchange(batch)
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert "batches are not taken on the mesh" in answer["error"]["message"]
+    finally:
+        d.close()
+    ref = reference(client, url)
+    for ctx in ids:  # nothing of the batch ran
+        page = ref.call(c.ListTasks(context_id=ctx))
+        assert isinstance(page, c.ListTasksResult) and page.tasks == []

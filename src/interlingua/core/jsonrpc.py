@@ -6,6 +6,7 @@ into its typed structs, so a body is parsed exactly once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -50,11 +51,12 @@ _any_decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
-def parse(body: bytes) -> Request | Batch:
+def parse(body: bytes, check_batch: Callable[[int], None] | None = None) -> Request | Batch:
     """Parse one request body. Raises ``ParseError`` or ``InvalidRequest``.
 
     ``InvalidRequest`` carries ``data={"id": …}`` when the id could be read, so
-    the response can echo it.
+    the response can echo it. ``check_batch(n)`` is called with a batch's number
+    of items before any is read, and may refuse it by raising.
     """
     # params stay raw here: the whole body is checked once
     check_utf8(body, "the body")
@@ -62,7 +64,7 @@ def parse(body: bytes) -> Request | Batch:
         try:
             env = _decoder.decode(body)
         except (msgspec.ValidationError, msgspec.DecodeError):
-            return _parse_slow(body)
+            return _parse_slow(body, check_batch)
     except RecursionError:
         raise InvalidRequest("Invalid Request: the JSON is nested too deeply") from None
     return _to_request(env)
@@ -92,7 +94,7 @@ def _invalid(message: str, rid: Any) -> InvalidRequest:
     return InvalidRequest(f"Invalid Request: {message}", data={"id": rid})
 
 
-def _parse_slow(body: bytes) -> Request | Batch:
+def _parse_slow(body: bytes, check_batch: Callable[[int], None] | None) -> Request | Batch:
     try:
         doc = _any_decoder.decode(body)
     except msgspec.DecodeError as exc:
@@ -100,6 +102,8 @@ def _parse_slow(body: bytes) -> Request | Batch:
     if isinstance(doc, list):
         if not doc:
             raise InvalidRequest("Invalid Request: empty batch")
+        if check_batch is not None:
+            check_batch(len(doc))
         items: list[Request | tuple[RequestId, A2AError]] = []
         for entry in doc:
             try:

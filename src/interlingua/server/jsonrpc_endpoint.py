@@ -13,6 +13,7 @@ between the envelope and the engine (authentication, tenant, the request's
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
@@ -51,15 +52,18 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 class _Answer:
-    """A response body with its HTTP status; ``None`` body = no content (notification)."""
+    """A response body with its HTTP status; ``None`` body = no content (notification);
+    ``items``: a batch's answers, written as one array."""
 
-    __slots__ = ("body", "headers", "status")
+    __slots__ = ("body", "headers", "items", "status")
 
     def __init__(self, status: int, body: bytes | None,
-                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+                 headers: list[tuple[bytes, bytes]] | None = None,
+                 items: list[bytes] | None = None) -> None:
         self.status = status
         self.body = body
         self.headers = headers
+        self.items = items
 
 
 class _StreamAnswer:
@@ -118,7 +122,7 @@ class JSONRPCEndpoint:
             return None
         answer: _Answer | _StreamAnswer | None
         try:
-            parsed = jsonrpc.parse(body)
+            parsed = jsonrpc.parse(body, self.door.check_batch)
         except A2AError as exc:
             answer = _Answer(200, self._error(_id_from(exc), exc, self.fallback_codec))
         else:
@@ -133,20 +137,36 @@ class JSONRPCEndpoint:
 
     async def _batch(self, batch: jsonrpc.Batch, headers: Mapping[str, str], scope: Scope) -> _Answer:
         out: list[bytes] = []
-        for item in batch.items:
+        # what the answers so far leave of max_answer_bytes (brackets and commas too)
+        room = self.settings.max_answer_bytes - 2
+        # Each later item keeps room for an error answer of its own, so that the
+        # results before it cannot push the whole past the limit.
+        reserves = [_reserve(item) for item in batch.items]
+        later = sum(reserves)
+        for i, item in enumerate(batch.items):
+            later -= reserves[i]
+            if i:
+                # Other requests go between the items: a batch is many requests, and
+                # holding the loop for all of them would stall every other client.
+                await asyncio.sleep(0)
             if isinstance(item, tuple):
                 rid, err = item
-                out.append(self._error(rid, err, self.fallback_codec))
-                continue
-            answer = await self._one(item, headers, scope, in_batch=True)
-            if isinstance(answer, _Answer) and answer.body is not None:
-                out.append(answer.body)
+                body: bytes | None = self._error(rid, err, self.fallback_codec)
+            else:
+                answer = await self._one(item, headers, scope, in_batch=True,
+                                         room=room - later)
+                body = answer.body if isinstance(answer, _Answer) else None
+            if body is not None:
+                out.append(body)
+                room -= len(body) + 1
         if not out:
             return _Answer(204, None)
-        return _Answer(200, b"[" + b",".join(out) + b"]")
+        return _Answer(200, None, items=out)
 
     async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
-                   *, in_batch: bool) -> _Answer | _StreamAnswer | None:
+                   *, in_batch: bool, room: int | None = None) -> _Answer | _StreamAnswer | None:
+        """One request's answer; ``room``: the bytes of ``max_answer_bytes`` that a
+        batch's earlier answers leave (None: not in a batch)."""
         codec: Codec | None = None
         door = self.door
         try:
@@ -173,6 +193,8 @@ class JSONRPCEndpoint:
                 return _StreamAnswer(codec, req.id, stream)
             result = await door.call(call, info)
             body = codec.encode_result(call, result)
+            # the envelope's bytes are few: the result is what can be large
+            door.check_answer(len(body), room)
         except A2AError as exc:
             if not req.has_id:
                 return None
@@ -268,6 +290,16 @@ def _answered_in(writer_name: str, reader_name: str) -> Codec:
     return AnsweredIn()
 
 
+#: the bytes of an error answer in a batch, but for its id
+_ERROR_BYTES = 320
+
+
+def _reserve(item: jsonrpc.Request | tuple[Any, A2AError]) -> int:
+    """Room for the error answer of a batch item: its id is echoed in it."""
+    rid = item[0] if isinstance(item, tuple) else item.id
+    return _ERROR_BYTES + (len(rid) * 2 if isinstance(rid, str) else 24)
+
+
 def _id_from(exc: A2AError) -> Any:
     data = exc.data
     if isinstance(data, dict) and "id" in data:
@@ -276,7 +308,35 @@ def _id_from(exc: A2AError) -> Any:
     return None
 
 
+#: how much of a batch's answer is written at a time
+_CHUNK = 1 << 20
+
+
+async def _send_items(send: Send, status: int, items: list[bytes]) -> None:
+    """A batch's answers as one JSON array, written a chunk at a time: the whole is
+    never copied into one body, and other requests go between the writes."""
+    length = 1 + sum(len(item) + 1 for item in items)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*_JSON_HEADERS, (b"content-length", str(length).encode())]})
+    chunk: list[bytes] = []
+    size = 0
+    for i, item in enumerate(items):
+        chunk.append(b"," if i else b"[")
+        chunk.append(item)
+        size += len(item) + 1
+        if size >= _CHUNK:
+            await send({"type": "http.response.body", "body": b"".join(chunk),
+                        "more_body": True})
+            chunk, size = [], 0
+            await asyncio.sleep(0)
+    chunk.append(b"]")
+    await send({"type": "http.response.body", "body": b"".join(chunk)})
+
+
 async def _send(send: Send, answer: _Answer) -> None:
+    if answer.items is not None:
+        await _send_items(send, answer.status, answer.items)
+        return
     if answer.body is None:
         await send({"type": "http.response.start", "status": answer.status, "headers": []})
         await send({"type": "http.response.body", "body": b""})

@@ -340,7 +340,9 @@ class GrpcBinding:
                         raise
                     # v0.3's GetAgentCard is the card itself: the public one, then
                     return dialect.public_card_answer()
-                return dialect.answer(rpc, call, result)
+                answer = dialect.answer(rpc, call, result)
+                door.check_answer(len(answer))
+                return answer
             except A2AError as exc:
                 error = exc
             except Exception:

@@ -140,8 +140,8 @@ class RESTEndpoint:
             return None
         dialect = route.dialect
         if not _utf8_path(scope):
-            err = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
-            await _send(send, self._error(err, dialect))
+            bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
+            await _send(send, self._error(bad_path, dialect))
             return None
         limit = self.settings.max_body_bytes
         try:
@@ -190,6 +190,7 @@ class RESTEndpoint:
             out = b"{}"  # google.protobuf.Empty
         else:
             out = codec.encode_result(call, result)
+            door.check_answer(len(out))
         return _Answer(200, out, [(b"content-type", _CONTENT_TYPE[dialect])])
 
     # ------------------------------------------------------------------ params
