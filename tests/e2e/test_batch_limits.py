@@ -107,6 +107,21 @@ def test_a_large_batch_is_written_whole(c: httpx.Client) -> None:
         assert all(a["result"]["id"] == task_id for a in answers)
 
 
+def test_a_large_answer_is_written_whole(c: httpx.Client) -> None:
+    """A single answer of megabytes, written in chunks too, over JSON-RPC and HTTP+JSON."""
+    with live_agent(AGENT) as url:
+        text = "z" * (3 * 1024 * 1024 + 17)
+        task = c.post(url + "/", json=_send(text, "huge"), headers=V1)
+        assert int(task.headers["content-length"]) == len(task.content)
+        task_id = task.json()["result"]["task"]["id"]
+        for r in (c.post(url + "/", json=rpc("GetTask", {"id": task_id}, "g"), headers=V1),
+                  c.get(f"{url}/tasks/{task_id}", headers=V1)):
+            assert int(r.headers["content-length"]) == len(r.content) > 6 * 1024 * 1024
+            doc = r.json()
+            got = doc["result"] if "jsonrpc" in doc else doc
+            assert got["artifacts"][0]["parts"][0]["text"] == text
+
+
 @pytest.mark.timeout(180)
 def test_a_batch_in_flight_does_not_hold_other_clients(tmp_path: Any) -> None:
     """A batch of 500 ListTasks(pageSize=100, includeArtifacts) of 100 tasks (the

@@ -19,6 +19,7 @@ __all__ = [
     "Request",
     "error_response",
     "parse",
+    "result_parts",
     "result_response",
 ]
 
@@ -163,6 +164,11 @@ def _encode_id(rid: RequestId) -> bytes:
 def result_response(rid: RequestId, result: bytes) -> bytes:
     """A success response around already-encoded ``result`` JSON."""
     return b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":' + result + b"}"
+
+
+def result_parts(rid: RequestId) -> tuple[bytes]:
+    """What goes before a result in a success response (``}`` goes after it)."""
+    return (b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":',)
 
 
 def error_response(rid: RequestId, error: bytes) -> bytes:

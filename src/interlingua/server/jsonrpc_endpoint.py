@@ -30,7 +30,7 @@ from ..core.errors import (
     InvalidRequest,
 )
 from .dispatch import FrontDoor, parse_version
-from .http_request import BodyTooLarge, extensions, read_body, version_of
+from .http_request import CHUNK, BodyTooLarge, extensions, read_body, version_of, write_body
 from .request_headers import RequestHeaders
 from .settings import ServerSettings
 from .sse_writer import Envelope, write_sse
@@ -53,17 +53,23 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 class _Answer:
     """A response body with its HTTP status; ``None`` body = no content (notification);
-    ``items``: a batch's answers, written as one array."""
+    ``parts``: a large body (a batch's, an answer of megabytes) as the pieces it is
+    written from, never joined."""
 
-    __slots__ = ("body", "headers", "items", "status")
+    __slots__ = ("body", "headers", "parts", "status")
 
     def __init__(self, status: int, body: bytes | None,
                  headers: list[tuple[bytes, bytes]] | None = None,
-                 items: list[bytes] | None = None) -> None:
+                 parts: list[bytes] | None = None) -> None:
         self.status = status
         self.body = body
         self.headers = headers
-        self.items = items
+        self.parts = parts
+
+    def pieces(self) -> list[bytes]:
+        if self.parts is not None:
+            return self.parts
+        return [] if self.body is None else [self.body]
 
 
 class _StreamAnswer:
@@ -136,7 +142,7 @@ class JSONRPCEndpoint:
         return None
 
     async def _batch(self, batch: jsonrpc.Batch, headers: Mapping[str, str], scope: Scope) -> _Answer:
-        out: list[bytes] = []
+        out: list[bytes] = []  # the array's pieces: "[", answers, commas
         # what the answers so far leave of max_answer_bytes (brackets and commas too)
         room = self.settings.max_answer_bytes - 2
         # Each later item keeps room for an error answer of its own, so that the
@@ -151,17 +157,19 @@ class JSONRPCEndpoint:
                 await asyncio.sleep(0)
             if isinstance(item, tuple):
                 rid, err = item
-                body: bytes | None = self._error(rid, err, self.fallback_codec)
+                got = [self._error(rid, err, self.fallback_codec)]
             else:
                 answer = await self._one(item, headers, scope, in_batch=True,
                                          room=room - later)
-                body = answer.body if isinstance(answer, _Answer) else None
-            if body is not None:
-                out.append(body)
-                room -= len(body) + 1
+                got = answer.pieces() if isinstance(answer, _Answer) else []
+            if got:
+                out.append(b"," if out else b"[")
+                out.extend(got)
+                room -= sum(len(piece) for piece in got) + 1
         if not out:
             return _Answer(204, None)
-        return _Answer(200, None, items=out)
+        out.append(b"]")
+        return _Answer(200, None, parts=out)
 
     async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
                    *, in_batch: bool, room: int | None = None) -> _Answer | _StreamAnswer | None:
@@ -210,6 +218,8 @@ class JSONRPCEndpoint:
             return _Answer(200, self._error(req.id, InternalError(), codec or self.fallback_codec))
         if not req.has_id:
             return None
+        if len(body) > CHUNK:  # written around the result, not copied into one body
+            return _Answer(200, None, parts=[*jsonrpc.result_parts(req.id), body, b"}"])
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
     async def _codec_for(self, req: jsonrpc.Request, found: Detection, scope: Scope,
@@ -308,34 +318,10 @@ def _id_from(exc: A2AError) -> Any:
     return None
 
 
-#: how much of a batch's answer is written at a time
-_CHUNK = 1 << 20
-
-
-async def _send_items(send: Send, status: int, items: list[bytes]) -> None:
-    """A batch's answers as one JSON array, written a chunk at a time: the whole is
-    never copied into one body, and other requests go between the writes."""
-    length = 1 + sum(len(item) + 1 for item in items)
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*_JSON_HEADERS, (b"content-length", str(length).encode())]})
-    chunk: list[bytes] = []
-    size = 0
-    for i, item in enumerate(items):
-        chunk.append(b"," if i else b"[")
-        chunk.append(item)
-        size += len(item) + 1
-        if size >= _CHUNK:
-            await send({"type": "http.response.body", "body": b"".join(chunk),
-                        "more_body": True})
-            chunk, size = [], 0
-            await asyncio.sleep(0)
-    chunk.append(b"]")
-    await send({"type": "http.response.body", "body": b"".join(chunk)})
-
-
 async def _send(send: Send, answer: _Answer) -> None:
-    if answer.items is not None:
-        await _send_items(send, answer.status, answer.items)
+    if answer.parts is not None:
+        await write_body(send, answer.status, [*_JSON_HEADERS, *(answer.headers or ())],
+                         answer.parts)
         return
     if answer.body is None:
         await send({"type": "http.response.start", "status": answer.status, "headers": []})

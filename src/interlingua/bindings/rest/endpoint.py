@@ -34,7 +34,14 @@ from ...core.errors import (
 )
 from ...core.model import AgentCard
 from ...server.dispatch import FrontDoor, parse_version
-from ...server.http_request import BodyTooLarge, extensions, read_body, version_of
+from ...server.http_request import (
+    CHUNK,
+    BodyTooLarge,
+    extensions,
+    read_body,
+    version_of,
+    write_body,
+)
 from ...server.request_headers import RequestHeaders
 from ...server.settings import ServerSettings
 from ...server.sse_writer import Envelope, write_sse
@@ -386,6 +393,9 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
 
 
 async def _send(send: Send, answer: _Answer) -> None:
+    if len(answer.body) > CHUNK:  # other requests go between its writes
+        await write_body(send, answer.status, answer.headers, [answer.body])
+        return
     headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": answer.body})
