@@ -1,8 +1,8 @@
 """What a large JSON-RPC batch does to the other clients of a server.
 
 A batch of ``ListTasks(pageSize=100, includeArtifacts)`` items is posted from one
-thread while another client asks ``GetTask`` one request after another; the
-latencies of the ``GetTask`` calls made while the batch was in flight are kept.
+thread while another client asks ``GetTask`` every 5 ms; the latencies of the
+``GetTask`` calls answered while the batch was in flight are kept.
 
     python -m tests.e2e.batch_stall http://127.0.0.1:8000 [ITEMS]
 
@@ -12,6 +12,7 @@ echo agent), prints the batch's answer and the other client's latencies.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 import threading
@@ -24,6 +25,8 @@ import httpx
 import msgspec
 
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+#: seconds between the other client's GetTask calls
+INTERVAL = 0.005
 
 
 def rpc(method: str, params: dict[str, Any], rid: Any = 1) -> dict[str, Any]:
@@ -122,19 +125,33 @@ def measure(url: str, task_id: str, items: int = 500) -> Outcome:
         done.set()
 
     get = msgspec.json.encode(rpc("GetTask", {"id": task_id}))
-    with httpx.Client(timeout=120) as c:
-        c.post(url, content=get, headers=V1).raise_for_status()  # a warm connection
-        thread = threading.Thread(target=post_batch, daemon=True)
-        thread.start()
-        sent.wait(10)
-        while not done.is_set():
-            start = time.perf_counter()
-            r = c.post(url, content=get, headers=V1)
-            took = time.perf_counter() - start
-            assert r.status_code == 200 and "result" in r.json(), r.text
-            if not answered.is_set():  # the whole call overlapped the batch
-                out.latencies.append(took)
-        thread.join(120)
+
+    async def probe() -> None:
+        # One GetTask every INTERVAL whatever the answers before it do (a client
+        # that waits for each answer before asking again would see a stall once).
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+        async with httpx.AsyncClient(timeout=120, limits=limits) as c:
+            (await c.post(url, content=get, headers=V1)).raise_for_status()  # warm
+
+            async def one() -> tuple[float, bool]:
+                start = time.perf_counter()
+                r = await c.post(url, content=get, headers=V1)
+                assert r.status_code == 200 and b'"result"' in r.content, r.text
+                # counted when it ended before the batch's answer was all read
+                return time.perf_counter() - start, not answered.is_set()
+
+            thread = threading.Thread(target=post_batch, daemon=True)
+            thread.start()
+            sent.wait(10)
+            calls = []
+            while not answered.is_set():
+                calls.append(asyncio.ensure_future(one()))
+                await asyncio.sleep(INTERVAL)
+            out.latencies = [took for took, counted in await asyncio.gather(*calls) if counted]
+            await asyncio.to_thread(thread.join, 120)
+
+    asyncio.run(probe())
+    assert done.is_set(), "the batch was not answered"
     return out
 
 
