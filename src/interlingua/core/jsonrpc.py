@@ -19,7 +19,7 @@ __all__ = [
     "Request",
     "error_response",
     "parse",
-    "result_parts",
+    "result_head",
     "result_response",
 ]
 
@@ -166,9 +166,9 @@ def result_response(rid: RequestId, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":' + result + b"}"
 
 
-def result_parts(rid: RequestId) -> tuple[bytes]:
+def result_head(rid: RequestId) -> bytes:
     """What goes before a result in a success response (``}`` goes after it)."""
-    return (b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":',)
+    return b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":'
 
 
 def error_response(rid: RequestId, error: bytes) -> bytes:

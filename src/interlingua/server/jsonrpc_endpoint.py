@@ -219,7 +219,7 @@ class JSONRPCEndpoint:
         if not req.has_id:
             return None
         if len(body) > CHUNK:  # written around the result, not copied into one body
-            return _Answer(200, None, parts=[*jsonrpc.result_parts(req.id), body, b"}"])
+            return _Answer(200, None, parts=[jsonrpc.result_head(req.id), body, b"}"])
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
     async def _codec_for(self, req: jsonrpc.Request, found: Detection, scope: Scope,
