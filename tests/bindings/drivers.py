@@ -15,11 +15,13 @@ the card of the URL they are given.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
-from collections.abc import Awaitable
+import uuid
+from collections.abc import Awaitable, Iterator
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 import msgspec
@@ -29,7 +31,7 @@ from interlingua.core.dialects import Codec, StreamItem, get_codec
 from interlingua.core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from interlingua.core.sse import SSEDecoder
 
-__all__ = ["DRIVERS", "Driver", "Refused"]
+__all__ = ["DRIVERS", "MQTT", "Driver", "Refused", "token"]
 
 _any = msgspec.json.Decoder()
 _enc = msgspec.json.encode
@@ -45,6 +47,50 @@ class Refused(Exception):
         self.reason = reason
         self.message = message
         self.body = body
+
+
+#: what a string of a corrupted request holds in place of its text: not UTF-8
+BAD = b"\xff\xfe"
+_TOKEN = re.compile(rb"Zq\d{3}qZ")
+
+
+def token(n: int) -> str:
+    """The ``n``-th marked string of a request: found again in any encoding of it
+    (JSON, protobuf, a path, a query), where it is made invalid UTF-8 in place."""
+    return f"Zq{n:03d}qZ"
+
+
+def _json_strings(doc: Any) -> Iterator[str]:
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            yield k
+            yield from _json_strings(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _json_strings(v)
+
+
+def json_corruptions(body: bytes) -> Iterator[tuple[str, bytes]]:
+    """``body`` once per distinct string of it (member names too), that string's text
+    replaced by bytes that are not UTF-8."""
+    seen: set[str] = set()
+    for text in _json_strings(_any.decode(body)):
+        if text in seen:
+            continue
+        seen.add(text)
+        written = _enc(text)
+        at = body.find(written)
+        assert at >= 0, (text, body)
+        yield text, body[:at] + b'"' + BAD + b'"' + body[at + len(written):]
+
+
+def token_corruptions(data: bytes) -> Iterator[tuple[str, bytes]]:
+    """``data`` once per marked string in it, that string's bytes made invalid UTF-8
+    with its length kept (so that protobuf's length prefixes still hold)."""
+    for found in dict.fromkeys(_TOKEN.findall(data)):
+        yield found.decode(), data.replace(found, b"\xff" * len(found))
 
 
 class Driver:
@@ -97,6 +143,11 @@ class Driver:
     def _stream_error(self, data: bytes) -> Refused:
         raise NotImplementedError
 
+    def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
+        """``call`` sent once per string of its request, that string made invalid
+        UTF-8: (which string, the refusal; None: it was taken)."""
+        raise NotImplementedError
+
 
 class JSONRPC(Driver):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -136,6 +187,13 @@ class JSONRPC(Driver):
         doc = resp.json()
         err = doc.get("error", {})
         return Refused(resp.status_code, str(err.get("code")), err.get("message", ""), doc)
+
+    def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
+        for where, body in json_corruptions(self._body(call)):
+            resp = self.client.post(self.url + "/", content=body,
+                                    headers={**self.headers, "Content-Type": "application/json"})
+            yield where, self._refused(resp) if resp.status_code != 200 or "error" in resp.json() \
+                else None
 
     def _stream_error(self, data: bytes) -> Refused:
         err = _any.decode(data).get("error", {})
@@ -219,6 +277,26 @@ class REST(Driver):
 
             return decode_card_v03(resp.json())
         return self.codec.decode_result(call, resp.content)
+
+    def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
+        method, path, query, body = self._route(call)
+        headers = {**self.headers, "Content-Type": self.content_type}
+
+        def send(path: str, query: str, body: bytes | None) -> Refused | None:
+            url = self._base() + path + ("?" + query if query else "")
+            resp = self.client.request(method, url, content=body, headers=headers)
+            return None if resp.status_code == 200 else self._refused(resp)
+
+        plain = urlencode(query)
+        for where, bad in json_corruptions(body) if body else ():
+            yield f"body {where}", send(path, plain, bad)
+        for where in dict.fromkeys(_TOKEN.findall(path.encode())):
+            yield f"path {where.decode()}", send(path.replace(where.decode(), "%FF%FE"),
+                                                 plain, body)
+        for name, value in query.items():
+            if _TOKEN.search(str(value).encode()):
+                rest = urlencode({k: v for k, v in query.items() if k != name})
+                yield f"query {name}", send(path, f"{name}=%FF%FE&{rest}", body)
 
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
                limit: int | None = None) -> list[tuple[int, StreamItem]]:
@@ -369,6 +447,27 @@ class GRPC(Driver):
             raise self._refused_rpc(exc) from None
         return self.result(call, response)
 
+    def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
+        import grpc
+
+        rpc, request = self.request(call)
+        channel = self.loop.channel(self.target)
+        # the bytes as they are: protobuf would not write a string that is not UTF-8
+        method = channel.unary_unary(f"/{self.service}/{rpc}",
+                                     request_serializer=lambda data: data,
+                                     response_deserializer=lambda data: data)
+
+        async def go(data: bytes) -> Any:
+            return await method(data, metadata=self._metadata(), timeout=30)
+
+        for where, data in token_corruptions(request.SerializeToString()):
+            try:
+                self.loop.run(go(data))
+            except grpc.aio.AioRpcError as exc:
+                yield where, self._refused_rpc(exc)
+            else:
+                yield where, None
+
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
                limit: int | None = None) -> list[tuple[int, StreamItem]]:
         import grpc
@@ -470,7 +569,8 @@ class GRPC03(GRPC):
 
         pb = self.pb
         if isinstance(call, c.SendMessage):
-            request = json_format.Parse(self.codec.encode_call(call)[1], pb.SendMessageRequest())
+            request = json_format.Parse(self.codec.encode_call(call)[1], pb.SendMessageRequest(),
+                                        ignore_unknown_fields=True)  # v0.3 part metadata
             return ("SendStreamingMessage" if call.streaming else "SendMessage"), request
         if isinstance(call, c.GetTask):
             return "GetTask", pb.GetTaskRequest(name=f"tasks/{call.id}",
@@ -506,6 +606,95 @@ class GRPC03(GRPC):
 
     def item(self, doc: dict[str, Any]) -> StreamItem:
         return self.codec.decode_stream_item(_enc(doc))
+
+
+# ------------------------------------------------------------------------- MQTT
+
+
+class MQTT(Driver):
+    """The mesh: JSON-RPC requests in its dialect (SAM's) on the agent's request topic
+    of an MQTT broker, each answered on a response topic of the driver's own. Its
+    URL is the agent's mesh address, ``mqtt://host:port/namespace/agent``."""
+
+    name = "mqtt-sam"
+    version = "sam"
+    lists_tasks = False
+    has_tenants = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        global _loop
+        super().__init__(*args, **kwargs)
+        from interlingua.mesh.broker import Broker
+        from interlingua.mesh.codec import MESH_CODEC
+        from interlingua.mesh.topics import Topics, parse_mesh_url
+
+        if _loop is None:
+            _loop = _Loop()
+        self.loop = _loop
+        self.codec = MESH_CODEC
+        where = parse_mesh_url(self.url)
+        assert where.namespace and where.agent, self.url
+        self.agent = where.agent
+        self.topics = Topics(where.namespace)
+        me = "parity-" + uuid.uuid4().hex[:10]
+        self.inbox = self.topics.client_response(me)
+        self.broker = Broker(where, me)
+        self.waiting: dict[bytes, asyncio.Future[bytes]] = {}
+
+        async def start() -> None:
+            await self.broker.connect()
+            await self.broker.subscribe(self.inbox)
+            self.reader = asyncio.get_running_loop().create_task(self._read())
+
+        self.loop.run(start())
+
+    async def _read(self) -> None:
+        async for msg in self.broker.messages():
+            waiter = self.waiting.pop(msg.correlation or b"", None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(msg.payload)
+
+    def close(self) -> None:
+        async def stop() -> None:
+            self.reader.cancel()
+            await self.broker.close()
+
+        self.loop.run(stop())
+
+    def exchange(self, payload: bytes) -> Any:
+        """Publish one request; the answer on the driver's response topic, decoded."""
+        correlation = uuid.uuid4().bytes
+
+        async def go() -> bytes:
+            waiter = self.waiting[correlation] = asyncio.get_running_loop().create_future()
+            await self.broker.publish(self.topics.request(self.agent), payload,
+                                      dict(self.headers), response_topic=self.inbox,
+                                      correlation=correlation)
+            return await asyncio.wait_for(waiter, 20)
+
+        return _any.decode(self.loop.run(go()))
+
+    def _body(self, call: c.Call) -> bytes:
+        method, params = self.codec.encode_call(call)
+        return (b'{"jsonrpc":"2.0","id":"' + uuid.uuid4().hex.encode() + b'","method":'
+                + _enc(method) + b',"params":' + params + b"}")
+
+    def _answer(self, doc: Any) -> Refused | None:
+        if "error" not in doc:
+            return None
+        err = doc["error"]
+        return Refused("reply", str(err.get("code")), err.get("message", ""), doc)
+
+    def call(self, call: c.Call) -> c.Result:
+        doc = self.exchange(self._body(call))
+        refused = self._answer(doc)
+        if refused is not None:
+            raise refused
+        return self.codec.decode_result(call, _enc(doc["result"]))
+
+    def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
+        for where, body in json_corruptions(self._body(call)):
+            yield where, self._answer(self.exchange(body))
 
 
 DRIVERS: dict[str, type[Driver]] = {d.name: d for d in (JSONRPC10, JSONRPC03, REST10, REST03,

@@ -2,6 +2,9 @@
 JSON-RPC, HTTP+JSON and gRPC, each in v1.0 and v0.3. Each scenario's canonical outcome
 (ids and timestamps left out) must be the one JSON-RPC v1.0 gives; errors must carry
 each binding's own status (DIALECTS.md §f.2). The drivers are in ``drivers.py``.
+
+Hostile input is met on the mesh too (``mqtt-sam``: the same agent on the machine's
+Mosquitto, in a namespace of the module's own).
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.auth.limits import Limits, RateLimit
 from interlingua.server.push.settings import PushSettings
-from tests.live import live_grpc_agent
+from tests.live import bind_loopback, live_grpc_agent, live_server, url_of
+from tests.mesh.helpers import BROKER, namespace, need_broker
 
 from .chunks_agent import write_chunks
-from .drivers import DRIVERS, Driver, Refused
+from .drivers import DRIVERS, MQTT, Driver, Refused, token
 
 ALICE = {"X-API-Key": "alice-" + "a" * 20}
 BOB = {"X-API-Key": "bob-" + "b" * 20}
@@ -54,6 +58,45 @@ def limited() -> Iterator[str]:
     limits = Limits(max_parts=2, rate_limit=RateLimit(rate=0.001, burst=4))
     with live_grpc_agent(AGENT, limits=limits) as (url, _):
         yield url
+
+
+@pytest.fixture(scope="module")
+def small_answers() -> Iterator[str]:
+    with live_grpc_agent(AGENT, max_answer_bytes=4096) as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def everywhere() -> Iterator[tuple[str, str]]:
+    """The agent on every binding, the mesh too: (its base URL, its mesh address)."""
+    from interlingua import create_app
+    from interlingua.bindings.grpc import add_grpc
+    from interlingua.mesh import MeshSettings, attach
+
+    need_broker()
+    ns = namespace()
+    sock = bind_loopback()
+    app = create_app(AGENT, public_url=url_of(sock), store="memory://", freeze_gc=False)
+    add_grpc(app, "127.0.0.1:0")
+    attach(app, MeshSettings(url=BROKER, namespace=ns, card_interval=0.5, session_expiry=30),
+           name="Worker")
+    with live_server(app, sock=sock) as url:
+        yield url, f"{BROKER}/{ns}/Worker"
+
+
+HOSTILE: dict[str, type[Driver]] = {**DRIVERS, MQTT.name: MQTT}
+
+
+@pytest.fixture(params=list(HOSTILE))
+def binding(request: pytest.FixtureRequest, everywhere: tuple[str, str],
+            client: httpx.Client) -> Iterator[Driver]:
+    """A driver of each binding (the mesh's too) for the agent of ``everywhere``."""
+    kind = HOSTILE[request.param]
+    url, mesh = everywhere
+    d = kind(client, mesh if kind is MQTT else url)
+    yield d
+    if isinstance(d, MQTT):
+        d.close()
 
 
 @pytest.fixture
@@ -303,3 +346,106 @@ def test_limits(kind: type[Driver], limited: str, client: httpx.Client) -> None:
         except Refused as exc:
             statuses.append(exc.status)
     assert (429 if not kind.name.startswith("grpc") else "RESOURCE_EXHAUSTED") in statuses
+
+
+# ------------------------------------------------------------------ hostile input
+
+
+def marked_send() -> c.SendMessage:
+    """A send with a marked string (``token``) in every string position its model has."""
+    t = token
+    msg = m.Message(
+        message_id=t(1), role=m.Role.USER, context_id=t(2),
+        parts=[m.TextPart(text=t(3), metadata={t(4): t(5)}),
+               m.DataPart(data={t(6): [t(7), {t(8): t(9)}]}),
+               m.FilePart(uri="https://files.example.com/" + t(10), filename=t(11),
+                          media_type="text/plain")],
+        metadata={t(12): t(13)}, extensions=["https://example.com/ext/" + t(14)],
+        reference_task_ids=[t(15)])
+    return c.SendMessage(message=msg, config=c.SendConfig(accepted_output_modes=[t(16)]),
+                         metadata={t(17): t(18)})
+
+
+#: each binding's own parse error (status, reason or code)
+PARSE_ERROR = {"jsonrpc-1.0": (200, "-32700"), "jsonrpc-0.3": (200, "-32700"),
+               "rest-1.0": (400, "PARSE_ERROR"), "rest-0.3": (400, "JSONParseError"),
+               "grpc-1.0": ("INVALID_ARGUMENT", "PARSE_ERROR"),
+               "grpc-0.3": ("INVALID_ARGUMENT", "PARSE_ERROR"),
+               "mqtt-sam": ("reply", "-32700")}
+
+
+def test_invalid_utf8_in_any_string_is_a_parse_error(binding: Driver) -> None:
+    """Every string of a request (member names, values, ids in a path or query, the
+    strings of a protobuf message), one at a time made bytes that are not UTF-8: the
+    binding's own parse error each time, never a 500, an internal error or a result."""
+    calls: list[c.Call] = [marked_send(), c.GetTask(id=token(20))]
+    if not isinstance(binding, MQTT):
+        calls.append(c.SetPushConfig(task_id=token(21), config=m.PushConfig(
+            url="http://127.0.0.1:9/" + token(22), id=token(23), token=token(24))))
+    if binding.lists_tasks:
+        calls.append(c.ListTasks(context_id=token(25), page_token=token(26)))
+    seen = {}
+    for call in calls:
+        answers = list(binding.corrupted(call))
+        assert answers, call
+        seen.update({f"{type(call).__name__} {where}": answer for where, answer in answers})
+    expected = PARSE_ERROR[binding.name]
+    wrong = {where: (answer.status, answer.reason, answer.message) if answer else "taken"
+             for where, answer in seen.items()
+             if answer is None or (answer.status, answer.reason) != expected}
+    assert not wrong, wrong
+    assert len(seen) >= 15, sorted(seen)
+    for answer in seen.values():
+        assert answer is not None and "UTF-8" in answer.message, answer.message
+        if binding.name == "rest-1.0":  # google.rpc.Status: the code's name
+            assert answer.body["error"]["status"] == "INVALID_ARGUMENT", answer.body
+
+
+#: an answer over max_answer_bytes, on each binding
+TOO_LARGE = {"jsonrpc-1.0": (200, "-32603"), "jsonrpc-0.3": (200, "-32603"),
+             "rest-1.0": (500, "INTERNAL_ERROR"), "rest-0.3": (500, "InternalError"),
+             "grpc-1.0": ("RESOURCE_EXHAUSTED", "INTERNAL_ERROR"),
+             "grpc-0.3": ("RESOURCE_EXHAUSTED", "INTERNAL_ERROR")}
+
+
+def test_an_answer_over_the_budget_is_refused_naming_it(kind: type[Driver], small_answers: str,
+                                                        client: httpx.Client) -> None:
+    """A server whose answers may hold 4 KiB: a task whose history holds a 6 KB message
+    is refused with the binding's error naming the limit; a small one is answered."""
+    d = kind(client, small_answers)
+    # made over JSON-RPC v1.0, whose send can leave the history out of its answer
+    big = c.SendMessage(message=message("1 0 " + "x" * 6000),
+                        config=c.SendConfig(history_length=0))
+    task = reference(client, small_answers).call(big)
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+    calls: list[c.Call] = [c.GetTask(id=task.id)]
+    if kind.lists_tasks:
+        calls.append(c.ListTasks(context_id=task.context_id, history_length=10))
+    for call in calls:
+        with pytest.raises(Refused) as over:
+            d.call(call)
+        assert (over.value.status, over.value.reason) == TOO_LARGE[kind.name], over.value
+        assert "limit of 4096 bytes" in over.value.message, over.value.message
+    small = send_task(d, "1")
+    assert isinstance(d.call(c.GetTask(id=small.id)), m.Task)
+
+
+def test_the_mesh_takes_no_batches(everywhere: tuple[str, str], client: httpx.Client) -> None:
+    """Only JSON-RPC over HTTP has batches: on the mesh a batch is one -32600 on the
+    reply topic, and none of its requests runs."""
+    url, mesh = everywhere
+    d = MQTT(client, mesh)
+    try:
+        ids = [new_id() for _ in range(3)]
+        batch = b"[" + b",".join(d._body(c.SendMessage(message=m.Message(
+            message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text="1")],
+            task_id=None, context_id=ctx))) for ctx in ids) + b"]"
+        answer = d.exchange(batch)
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert "batches are not taken on the mesh" in answer["error"]["message"]
+    finally:
+        d.close()
+    ref = reference(client, url)
+    for ctx in ids:  # nothing of the batch ran
+        page = ref.call(c.ListTasks(context_id=ctx))
+        assert isinstance(page, c.ListTasksResult) and page.tasks == []

@@ -121,7 +121,7 @@ def test_query_parameters(url: str, http: httpx.Client) -> None:
     (b"", "INVALID_PARAMS"),
     (b'{"message": {"role": "ROLE_USER", "parts": []}}', "INVALID_PARAMS"),
     (b'{"message": 5}', "INVALID_PARAMS"),
-    (b"\xff\xfe", "INVALID_PARAMS"),
+    (b"\xff\xfe", "PARSE_ERROR"),  # not UTF-8
 ])
 def test_malformed_bodies(url: str, http: httpx.Client, body: bytes, reason: str) -> None:
     r = http.post(url + "/message:send", content=body,

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from ..e2e.procs import ROOT
+from ..services import PG_HOST, PG_PORT, new_name
 
 
 def serve(*args: str) -> subprocess.CompletedProcess[str]:
@@ -30,6 +31,22 @@ def test_unreachable_services_are_one_clear_error(args: tuple[str, ...], said: s
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
     assert "s3cret" not in done.stderr + done.stdout and "Serving" not in done.stdout
+
+
+def test_a_postgres_that_refuses_the_login_is_one_clear_error(pg_database: str) -> None:
+    """An unknown role and a database that does not exist: the server's own reason in
+    one line, exit 3, as for a closed port."""
+    role, db = new_name("nouser"), new_name("nodb")
+    server = pg_database.rsplit("/", 1)[0]
+    for url, said in ((f"postgresql://{role}:s3cret@{PG_HOST}:{PG_PORT}/{db}",
+                       f'role "{role}" does not exist'),
+                      (f"{server}/{db}", f'database "{db}" does not exist')):
+        done = serve("--store", url)
+        assert done.returncode == 3, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and said in lines[0], done.stderr
+        assert f"PostgreSQL at {PG_HOST}:{PG_PORT}/{db}" in lines[0], done.stderr
+        assert "s3cret" not in done.stderr + done.stdout and "Serving" not in done.stdout
 
 
 def test_a_schema_behind_with_migrations_off_is_refused_clearly(pg_url: str) -> None:

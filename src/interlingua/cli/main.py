@@ -345,6 +345,12 @@ def main() -> None:
               show_default=True, help="Seconds a client has to send a request body.")
 @click.option("--max-connections-per-ip", type=click.IntRange(min=1), default=512,
               show_default=True, help="Open connections one client address may hold (else 503).")
+@click.option("--max-batch-items", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Requests one JSON-RPC batch may hold (a larger batch is refused whole).")
+@click.option("--max-answer-bytes", type=click.IntRange(min=1024), default=16 * 1024 * 1024,
+              show_default=True,
+              help="The largest answer written, a JSON-RPC batch's answers together (what "
+                   "would pass it is an error naming the limit).")
 @click.option("--http", "http_parser", type=click.Choice(["auto", "httptools", "h11"]),
               default="auto", show_default=True, help="uvicorn's HTTP/1.1 parser.")
 @click.option("--drain-seconds", type=click.FloatRange(0, 3600), default=30.0,
@@ -364,8 +370,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   push_allow_hosts: tuple[str, ...], push_signing_key: str | None,
                   push_claim_seconds: float | None, lease_timeout: float | None,
                   submit_grace: float | None, max_head_bytes: int, head_timeout: float, body_timeout: float,
-                  max_connections_per_ip: int, http_parser: str,
-                  drain_seconds: float, mesh_url: str | None, namespace: str | None,
+                  max_connections_per_ip: int, max_batch_items: int, max_answer_bytes: int,
+                  http_parser: str, drain_seconds: float, mesh_url: str | None, namespace: str | None,
                   no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
                   mesh_group: str | None, mesh_session_expiry: int,
                   mesh_card_interval: float) -> None:
@@ -478,7 +484,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                                            head_timeout=head_timeout, body_timeout=body_timeout,
                                            max_per_ip=max_connections_per_ip),
               mesh=mesh, mesh_agent_name=mesh_agent_name, no_http=no_http,
-              metrics=with_metrics, log_format=log_format)
+              metrics=with_metrics, log_format=log_format,
+              max_batch_items=max_batch_items, max_answer_bytes=max_answer_bytes)
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:  # the store's database or the bus cannot be reached

@@ -240,6 +240,8 @@ def serve(
     no_http: bool = False,
     metrics: bool = False,
     log_format: str = "text",
+    max_batch_items: int = 100,
+    max_answer_bytes: int = 16 * 1024 * 1024,
 ) -> None:
     """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
     certificates checked against ``client_ca`` (docs/security.md). Slow or idle
@@ -275,7 +277,8 @@ def serve(
     serves it there only, and ``on_listening`` is then called with port 0.
 
     ``metrics`` serves ``/metrics``; ``log_format="json"`` logs one JSON object a
-    line (docs/observability.md)."""
+    line (docs/observability.md). ``max_batch_items``, ``max_answer_bytes``: as
+    ``create_app``'s."""
     from ..server.auth.tls import uvicorn_tls_options
 
     if log_format == "json":
@@ -322,7 +325,8 @@ def serve(
                   card_signing=card_signing, push=push, grpc=grpc, rest=with_rest,
                   timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
                   limit_concurrency=limit_concurrency, metrics=metrics,
-                  json_logs=log_format == "json", **guard)
+                  json_logs=log_format == "json", max_batch_items=max_batch_items,
+                  max_answer_bytes=max_answer_bytes, **guard)
     finally:
         for held_sock in held:
             held_sock.close()
@@ -389,6 +393,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               drain_seconds: float, grpc: dict[str, Any] | None = None,
               rest: bool = True, mesh: MeshSettings | None = None,
               mesh_agent_name: str | None = None, metrics: bool = False, json_logs: bool = False,
+              max_batch_items: int = 100, max_answer_bytes: int = 16 * 1024 * 1024,
               **uvicorn_options: Any) -> None:
     import uvicorn
 
@@ -409,6 +414,8 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
         push=push,
         metrics=metrics,
         rest=rest,
+        max_batch_items=max_batch_items,
+        max_answer_bytes=max_answer_bytes,
     )
     if grpc is not None:
         from ..bindings.grpc import add_grpc

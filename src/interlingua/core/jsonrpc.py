@@ -6,10 +6,12 @@ into its typed structs, so a body is parsed exactly once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from .dialects._common import check_utf8
 from .errors import A2AError, InvalidRequest, ParseError
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "Request",
     "error_response",
     "parse",
+    "result_head",
     "result_response",
 ]
 
@@ -49,25 +52,20 @@ _any_decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
-def parse(body: bytes) -> Request | Batch:
+def parse(body: bytes, check_batch: Callable[[int], None] | None = None) -> Request | Batch:
     """Parse one request body. Raises ``ParseError`` or ``InvalidRequest``.
 
     ``InvalidRequest`` carries ``data={"id": …}`` when the id could be read, so
-    the response can echo it.
+    the response can echo it. ``check_batch(n)`` is called with a batch's number
+    of items before any is read, and may refuse it by raising.
     """
-    if not body.isascii():
-        # JSON is UTF-8 (RFC 8259 §8.1); msgspec checks only the strings it
-        # decodes, and params stay raw here, so the whole body is checked once.
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(
-                f"Parse error: the body is not valid UTF-8 (byte {exc.start})") from None
+    # params stay raw here: the whole body is checked once
+    check_utf8(body, "the body")
     try:
         try:
             env = _decoder.decode(body)
         except (msgspec.ValidationError, msgspec.DecodeError):
-            return _parse_slow(body)
+            return _parse_slow(body, check_batch)
     except RecursionError:
         raise InvalidRequest("Invalid Request: the JSON is nested too deeply") from None
     return _to_request(env)
@@ -97,7 +95,7 @@ def _invalid(message: str, rid: Any) -> InvalidRequest:
     return InvalidRequest(f"Invalid Request: {message}", data={"id": rid})
 
 
-def _parse_slow(body: bytes) -> Request | Batch:
+def _parse_slow(body: bytes, check_batch: Callable[[int], None] | None) -> Request | Batch:
     try:
         doc = _any_decoder.decode(body)
     except msgspec.DecodeError as exc:
@@ -105,6 +103,8 @@ def _parse_slow(body: bytes) -> Request | Batch:
     if isinstance(doc, list):
         if not doc:
             raise InvalidRequest("Invalid Request: empty batch")
+        if check_batch is not None:
+            check_batch(len(doc))
         items: list[Request | tuple[RequestId, A2AError]] = []
         for entry in doc:
             try:
@@ -164,6 +164,11 @@ def _encode_id(rid: RequestId) -> bytes:
 def result_response(rid: RequestId, result: bytes) -> bytes:
     """A success response around already-encoded ``result`` JSON."""
     return b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":' + result + b"}"
+
+
+def result_head(rid: RequestId) -> bytes:
+    """What goes before a result in a success response (``}`` goes after it)."""
+    return b'{"jsonrpc":"2.0","id":' + _encode_id(rid) + b',"result":'
 
 
 def error_response(rid: RequestId, error: bytes) -> bytes:

@@ -153,6 +153,11 @@ def _unrouted(task: Task) -> Task:
     return msgspec.structs.replace(task, history=history)
 
 
+def _no_batches(items: int) -> None:
+    """A batch is refused before any of its requests is read."""
+    raise InvalidRequest("Invalid Request: batches are not taken on the mesh")
+
+
 def _rid_of(exc: A2AError) -> Any:
     data = exc.data
     if isinstance(data, dict) and "id" in data:
@@ -294,7 +299,7 @@ class MeshAgent:
         rid: Any = None
         try:
             try:
-                parsed = jsonrpc.parse(msg.payload)
+                parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
                 rid = _rid_of(exc)
                 await self._answer_error(reply, rid, exc, exc.message)

@@ -165,6 +165,8 @@ def create_app(
     trust_forwarded: bool = False,
     rpc_path: str = "/",
     max_body_bytes: int = 10 * 1024 * 1024,
+    max_batch_items: int = 100,
+    max_answer_bytes: int = 16 * 1024 * 1024,
     strict_versions: bool = False,
     strict_dialects: bool = False,
     engine_config: EngineConfig | None = None,
@@ -202,11 +204,20 @@ def create_app(
     them from); docs/observability.md.
     ``rest=False`` serves no HTTP+JSON routes, and the card names none.
     ``inspector``: serve the web inspector at ``/inspector`` (docs/inspector.md).
+    ``max_batch_items``: requests one JSON-RPC batch may hold (more: one -32600, and
+    none of them runs); ``max_answer_bytes``: the largest answer written, a batch's
+    answers together (what would pass it is an error naming the limit).
     """
+    for name, value in (("max_batch_items", max_batch_items),
+                        ("max_answer_bytes", max_answer_bytes)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1")
     settings = ServerSettings(
         public_url=public_url or "",
         rpc_path=rpc_path,
         max_body_bytes=max_body_bytes,
+        max_batch_items=max_batch_items,
+        max_answer_bytes=max_answer_bytes,
         strict_versions=strict_versions,
         strict_dialects=strict_dialects,
         rest=rest,

@@ -19,7 +19,9 @@ from typing import Any
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.errors import (
     A2AError,
+    InternalError,
     InvalidParams,
+    InvalidRequest,
     ResourceUnavailable,
     StreamingNotSupported,
     VersionNotSupported,
@@ -33,7 +35,7 @@ from .engine import Engine
 from .settings import ServerSettings
 from .streams import Stream
 
-__all__ = ["SUPPORTED_VERSIONS", "FrontDoor", "StoreDown", "parse_version"]
+__all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "StoreDown", "parse_version"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -113,6 +115,27 @@ class FrontDoor:
             streaming=streaming,
         )
 
+    # --------------------------------------------------------------- limits
+
+    def check_batch(self, items: int) -> None:
+        """``InvalidRequest`` for a batch of more than ``max_batch_items`` requests
+        (checked before any of them is read, let alone run)."""
+        limit = self.settings.max_batch_items
+        if items > limit:
+            raise InvalidRequest(
+                f"Invalid Request: a batch of {items} requests is over the limit of {limit}")
+
+    def check_answer(self, size: int, room: int | None = None) -> None:
+        """``AnswerTooLarge`` when an answer of ``size`` bytes would pass
+        ``max_answer_bytes``, or the ``room`` a batch's earlier answers leave."""
+        limit = self.settings.max_answer_bytes
+        if size <= (limit if room is None else room):
+            return
+        within = "" if room is None else " with the rest of the batch"
+        raise AnswerTooLarge(
+            f"Internal error: this answer ({size} bytes) would pass the limit of {limit} "
+            f"bytes for one answer{within}; ask for less (a smaller pageSize, no artifacts)")
+
     # ------------------------------------------------------------- dialects
 
     def check_version(self, dialect: str, raw: str | None, version: str | None) -> None:
@@ -179,6 +202,13 @@ class FrontDoor:
                                                  last_event_id=_last_event_id(last_event_id))
         except StoreUnavailable as exc:
             raise _store_down(exc) from None
+
+
+class AnswerTooLarge(InternalError):
+    """An answer the server will not write: over ``max_answer_bytes``. gRPC says so
+    as it says a message over its own size limits."""
+
+    grpc_status = "RESOURCE_EXHAUSTED"
 
 
 class StoreDown(ResourceUnavailable):

@@ -1,15 +1,21 @@
 """What every HTTP binding reads from a request the same way: the body (with a size
-limit), the ``A2A-Version`` (header or query parameter) and the extensions asked for."""
+limit), the ``A2A-Version`` (header or query parameter) and the extensions asked for;
+and how it writes a large answer."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
-__all__ = ["BodyTooLarge", "extensions", "read_body", "version_of"]
+__all__ = ["CHUNK", "BodyTooLarge", "extensions", "read_body", "version_of", "write_body"]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+#: how much of a large answer is written at a time
+CHUNK = 1 << 20
 
 
 class BodyTooLarge(Exception):
@@ -58,3 +64,29 @@ def extensions(headers: Mapping[str, str]) -> list[str]:
     if not raw:
         return []
     return [e.strip() for e in raw.split(",") if e.strip()]
+
+
+async def write_body(send: Send, status: int, headers: Sequence[tuple[bytes, bytes]],
+                     parts: Sequence[bytes]) -> None:
+    """A response whose body is ``parts`` one after another, written a ``CHUNK`` at a
+    time: the whole is never copied into one body (for an answer of many megabytes
+    that copy, and the server's copy of it into its buffer, would hold every other
+    request), and other requests are served between the writes."""
+    length = sum(len(part) for part in parts)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"content-length", str(length).encode())]})
+    pending: list[bytes] = []
+    size = 0
+    for part in parts:
+        start = 0
+        while len(part) - start >= CHUNK - size:  # the part fills the chunk
+            end = start + CHUNK - size
+            pending.append(part[start:end])
+            await send({"type": "http.response.body", "body": b"".join(pending),
+                        "more_body": True})
+            await asyncio.sleep(0)
+            pending, size, start = [], 0, end
+        if start < len(part):
+            pending.append(part[start:] if start else part)
+            size += len(part) - start
+    await send({"type": "http.response.body", "body": b"".join(pending)})

@@ -13,6 +13,7 @@ between the envelope and the engine (authentication, tenant, the request's
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
@@ -29,7 +30,7 @@ from ..core.errors import (
     InvalidRequest,
 )
 from .dispatch import FrontDoor, parse_version
-from .http_request import BodyTooLarge, extensions, read_body, version_of
+from .http_request import CHUNK, BodyTooLarge, extensions, read_body, version_of, write_body
 from .request_headers import RequestHeaders
 from .settings import ServerSettings
 from .sse_writer import Envelope, write_sse
@@ -51,15 +52,24 @@ _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 class _Answer:
-    """A response body with its HTTP status; ``None`` body = no content (notification)."""
+    """A response body with its HTTP status; ``None`` body = no content (notification);
+    ``parts``: a large body (a batch's, an answer of megabytes) as the pieces it is
+    written from, never joined."""
 
-    __slots__ = ("body", "headers", "status")
+    __slots__ = ("body", "headers", "parts", "status")
 
     def __init__(self, status: int, body: bytes | None,
-                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+                 headers: list[tuple[bytes, bytes]] | None = None,
+                 parts: list[bytes] | None = None) -> None:
         self.status = status
         self.body = body
         self.headers = headers
+        self.parts = parts
+
+    def pieces(self) -> list[bytes]:
+        if self.parts is not None:
+            return self.parts
+        return [] if self.body is None else [self.body]
 
 
 class _StreamAnswer:
@@ -118,7 +128,7 @@ class JSONRPCEndpoint:
             return None
         answer: _Answer | _StreamAnswer | None
         try:
-            parsed = jsonrpc.parse(body)
+            parsed = jsonrpc.parse(body, self.door.check_batch)
         except A2AError as exc:
             answer = _Answer(200, self._error(_id_from(exc), exc, self.fallback_codec))
         else:
@@ -132,21 +142,39 @@ class JSONRPCEndpoint:
         return None
 
     async def _batch(self, batch: jsonrpc.Batch, headers: Mapping[str, str], scope: Scope) -> _Answer:
-        out: list[bytes] = []
-        for item in batch.items:
+        out: list[bytes] = []  # the array's pieces: "[", answers, commas
+        # what the answers so far leave of max_answer_bytes (brackets and commas too)
+        room = self.settings.max_answer_bytes - 2
+        # Each later item keeps room for an error answer of its own, so that the
+        # results before it cannot push the whole past the limit.
+        reserves = [_reserve(item) for item in batch.items]
+        later = sum(reserves)
+        for i, item in enumerate(batch.items):
+            later -= reserves[i]
+            if i:
+                # Other requests go between the items: a batch is many requests, and
+                # holding the loop for all of them would stall every other client.
+                await asyncio.sleep(0)
             if isinstance(item, tuple):
                 rid, err = item
-                out.append(self._error(rid, err, self.fallback_codec))
-                continue
-            answer = await self._one(item, headers, scope, in_batch=True)
-            if isinstance(answer, _Answer) and answer.body is not None:
-                out.append(answer.body)
+                got = [self._error(rid, err, self.fallback_codec)]
+            else:
+                answer = await self._one(item, headers, scope, in_batch=True,
+                                         room=room - later)
+                got = answer.pieces() if isinstance(answer, _Answer) else []
+            if got:
+                out.append(b"," if out else b"[")
+                out.extend(got)
+                room -= sum(len(piece) for piece in got) + 1
         if not out:
             return _Answer(204, None)
-        return _Answer(200, b"[" + b",".join(out) + b"]")
+        out.append(b"]")
+        return _Answer(200, None, parts=out)
 
     async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
-                   *, in_batch: bool) -> _Answer | _StreamAnswer | None:
+                   *, in_batch: bool, room: int | None = None) -> _Answer | _StreamAnswer | None:
+        """One request's answer; ``room``: the bytes of ``max_answer_bytes`` that a
+        batch's earlier answers leave (None: not in a batch)."""
         codec: Codec | None = None
         door = self.door
         try:
@@ -173,6 +201,8 @@ class JSONRPCEndpoint:
                 return _StreamAnswer(codec, req.id, stream)
             result = await door.call(call, info)
             body = codec.encode_result(call, result)
+            # the envelope's bytes are few: the result is what can be large
+            door.check_answer(len(body), room)
         except A2AError as exc:
             if not req.has_id:
                 return None
@@ -188,6 +218,8 @@ class JSONRPCEndpoint:
             return _Answer(200, self._error(req.id, InternalError(), codec or self.fallback_codec))
         if not req.has_id:
             return None
+        if len(body) > CHUNK:  # written around the result, not copied into one body
+            return _Answer(200, None, parts=[jsonrpc.result_head(req.id), body, b"}"])
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
     async def _codec_for(self, req: jsonrpc.Request, found: Detection, scope: Scope,
@@ -268,6 +300,16 @@ def _answered_in(writer_name: str, reader_name: str) -> Codec:
     return AnsweredIn()
 
 
+#: the bytes of an error answer in a batch, but for its id
+_ERROR_BYTES = 320
+
+
+def _reserve(item: jsonrpc.Request | tuple[Any, A2AError]) -> int:
+    """Room for the error answer of a batch item: its id is echoed in it."""
+    rid = item[0] if isinstance(item, tuple) else item.id
+    return _ERROR_BYTES + (len(rid) * 2 if isinstance(rid, str) else 24)
+
+
 def _id_from(exc: A2AError) -> Any:
     data = exc.data
     if isinstance(data, dict) and "id" in data:
@@ -277,6 +319,10 @@ def _id_from(exc: A2AError) -> Any:
 
 
 async def _send(send: Send, answer: _Answer) -> None:
+    if answer.parts is not None:
+        await write_body(send, answer.status, [*_JSON_HEADERS, *(answer.headers or ())],
+                         answer.parts)
+        return
     if answer.body is None:
         await send({"type": "http.response.start", "status": answer.status, "headers": []})
         await send({"type": "http.response.body", "body": b""})

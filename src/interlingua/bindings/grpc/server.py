@@ -42,6 +42,7 @@ from ...core.errors import (
     ExtendedCardNotConfigured,
     InternalError,
     InvalidParams,
+    ParseError,
     ResourceUnavailable,
 )
 from ...core.model import AgentCard
@@ -307,8 +308,12 @@ class GrpcBinding:
         await door.admit(scope, headers)
         try:
             request = rpc.request.FromString(data)
-        except DecodeError:
-            raise InvalidParams(f"Invalid params: the request is not a valid {rpc.request.DESCRIPTOR.full_name}") from None
+        except DecodeError as exc:
+            name = rpc.request.DESCRIPTOR.full_name
+            if "UTF-8" in str(exc):  # a string field's bytes: the parse error of every binding
+                raise ParseError(f"Parse error: a string of the {name} is not valid UTF-8") \
+                    from None
+            raise InvalidParams(f"Invalid params: the request is not a valid {name}") from None
         raw_version = headers.get("a2a-version")
         version = parse_version(raw_version) if raw_version else None
         door.check_version(dialect.name, raw_version, version)
@@ -335,7 +340,9 @@ class GrpcBinding:
                         raise
                     # v0.3's GetAgentCard is the card itself: the public one, then
                     return dialect.public_card_answer()
-                return dialect.answer(rpc, call, result)
+                answer = dialect.answer(rpc, call, result)
+                door.check_answer(len(answer))
+                return answer
             except A2AError as exc:
                 error = exc
             except Exception:

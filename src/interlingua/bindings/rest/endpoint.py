@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import msgspec
 
 from ...core.calls import Call, DeletePushConfig, GetExtendedCard
 from ...core.dialects import Codec, get_codec
+from ...core.dialects._common import check_utf8
 from ...core.errors import (
     A2AError,
     ContentTypeNotSupported,
@@ -33,7 +34,14 @@ from ...core.errors import (
 )
 from ...core.model import AgentCard
 from ...server.dispatch import FrontDoor, parse_version
-from ...server.http_request import BodyTooLarge, extensions, read_body, version_of
+from ...server.http_request import (
+    CHUNK,
+    BodyTooLarge,
+    extensions,
+    read_body,
+    version_of,
+    write_body,
+)
 from ...server.request_headers import RequestHeaders
 from ...server.settings import ServerSettings
 from ...server.sse_writer import Envelope, write_sse
@@ -138,6 +146,10 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         dialect = route.dialect
+        if not _utf8_path(scope):
+            bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
+            await _send(send, self._error(bad_path, dialect))
+            return None
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)
@@ -185,6 +197,7 @@ class RESTEndpoint:
             out = b"{}"  # google.protobuf.Empty
         else:
             out = codec.encode_result(call, result)
+            door.check_answer(len(out))
         return _Answer(200, out, [(b"content-type", _CONTENT_TYPE[dialect])])
 
     # ------------------------------------------------------------------ params
@@ -293,6 +306,19 @@ def _path_of(scope: Scope) -> str:
     return path
 
 
+def _utf8_path(scope: Scope) -> bool:
+    """The path's %-escapes make UTF-8 (the ASGI server reads those that do not as
+    U+FFFD, which would name another task)."""
+    raw: bytes | None = scope.get("raw_path")
+    if not raw or b"%" not in raw:
+        return True
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _blank(body: bytes) -> bool:
     """No body, or only whitespace (read without copying the body)."""
     return not body or body.isspace()
@@ -310,6 +336,7 @@ def _check_content_type(value: str | None) -> None:
 
 
 def _object(body: bytes) -> dict[str, Any]:
+    check_utf8(body)
     try:
         doc = _any.decode(body)
     except msgspec.DecodeError:
@@ -336,9 +363,11 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
     if not qs:
         return out
     try:
-        pairs = parse_qsl(qs.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+        # strict: a %-escape that is not UTF-8 is refused, not read as U+FFFD
+        pairs = parse_qsl(qs.decode("utf-8"), keep_blank_values=True, strict_parsing=False,
+                          errors="strict")
     except UnicodeDecodeError:
-        raise InvalidParams("Invalid params: the query string is not UTF-8") from None
+        raise ParseError("Parse error: the query string is not valid UTF-8") from None
     for raw_name, value in pairs:
         name = _SNAKE.get(raw_name, raw_name)
         kind = kinds.get(name)
@@ -364,6 +393,9 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
 
 
 async def _send(send: Send, answer: _Answer) -> None:
+    if len(answer.body) > CHUNK:  # other requests go between its writes
+        await write_body(send, answer.status, answer.headers, [answer.body])
+        return
     headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": answer.body})

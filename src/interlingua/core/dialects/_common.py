@@ -32,6 +32,7 @@ __all__ = [
     "FieldError",
     "b64decode",
     "b64encode",
+    "check_utf8",
     "decode_error_member",
     "decode_params",
     "each_in",
@@ -97,6 +98,21 @@ def b64decode(text: str, field: str = "bytes") -> bytes:
         raise InvalidParams(f"Invalid params: {field} is not valid base64") from None
 
 
+def check_utf8(data: bytes, what: str = "the JSON") -> None:
+    """``ParseError`` unless ``data`` is UTF-8 (RFC 8259 §8.1: JSON is).
+
+    msgspec checks only the strings it decodes, and raises ``UnicodeDecodeError``
+    for those: a member it skips is not checked at all. So the whole text is
+    checked once, at the cost of a scan for the bytes that are not ASCII.
+    """
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(
+                f"Parse error: {what} is not valid UTF-8 (byte {exc.start})") from None
+
+
 def decode_params(
     decoder: msgspec.json.Decoder[T],
     params: bytes | None,
@@ -108,10 +124,13 @@ def decode_params(
 
     ``fallback`` gets the generic JSON value when the typed decode fails and
     may accept it leniently (snake_case names, a bare Message, ...); it must
-    raise ``InvalidParams`` itself when it cannot.
+    raise ``InvalidParams`` itself when it cannot. Bytes that are not UTF-8 are a
+    ``ParseError``, whichever binding brought them (an HTTP+JSON body is these
+    params as they arrived).
     """
     if params is None:
         params = b"{}"
+    check_utf8(params)
     try:
         try:
             return decoder.decode(params)

@@ -30,6 +30,7 @@ import msgspec
 
 from .. import calls as c
 from ..errors import A2AError, InvalidAgentResponse, InvalidParams, ParseError
+from ._common import check_utf8
 from .base import Codec, StreamItem
 from .v0_3 import V03Codec
 
@@ -463,6 +464,7 @@ def _send_out(doc: dict[str, Any]) -> dict[str, Any]:
 def _read(params: bytes | None) -> dict[str, Any]:
     if params is None:
         raise InvalidParams("Invalid params: a body is required")
+    check_utf8(params)
     try:
         doc = _any.decode(params)
     except msgspec.DecodeError:

@@ -16,6 +16,19 @@ from .rows import IDLE_IN_TRANSACTION_MS, _connection_error
 from .schema import MIGRATIONS, SCHEMA_VERSION, PostgresSettings, parse_postgres_url
 
 
+def _unreachable(exc: BaseException, where: str) -> StoreUnavailable | None:
+    """What a failed connect says to the operator in one line (None: not a failure
+    to connect). The server refusing the login (an unknown role, a wrong password, a
+    database that does not exist) is a URL that is wrong: said as the server says it."""
+    if isinstance(exc, asyncpg.exceptions.InvalidAuthorizationSpecificationError
+                  | asyncpg.exceptions.InvalidCatalogNameError
+                  | asyncpg.exceptions.TooManyConnectionsError):
+        return StoreUnavailable(f"PostgreSQL at {where} refused the connection: {exc}")
+    if _connection_error(exc):
+        return StoreUnavailable(f"cannot reach PostgreSQL at {where}: {exc}")
+    return None
+
+
 async def _keep_session(conn: asyncpg.Connection) -> None:
     """How the pool resets a connection given back: it has nothing to undo.
 
@@ -71,8 +84,8 @@ async def upgrade(url: str) -> tuple[int, int]:
     try:
         conn = await asyncpg.connect(settings.dsn)
     except Exception as exc:
-        if _connection_error(exc):
-            raise StoreUnavailable(f"cannot reach PostgreSQL at {settings.where}: {exc}") from None
+        if (down := _unreachable(exc, settings.where)) is not None:
+            raise down from None
         raise
     try:
         before = await _migrate(conn, settings, upgrade=True)
@@ -131,8 +144,8 @@ class Database:
                 s.dsn, server_settings=server_settings, reset=_keep_session,
                 **s.pool_options)
         except Exception as exc:
-            if _connection_error(exc):
-                raise StoreUnavailable(f"cannot reach PostgreSQL at {s.where}: {exc}") from None
+            if (down := _unreachable(exc, s.where)) is not None:
+                raise down from None
             raise
         try:
             async with pool.acquire() as conn:
