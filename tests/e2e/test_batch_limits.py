@@ -122,6 +122,7 @@ def test_a_large_answer_is_written_whole(c: httpx.Client) -> None:
             assert got["artifacts"][0]["parts"][0]["text"] == text
 
 
+@pytest.mark.serial  # a p99 bound
 @pytest.mark.timeout(180)
 def test_a_batch_in_flight_does_not_hold_other_clients(tmp_path: Any) -> None:
     """A batch of 500 ListTasks(pageSize=100, includeArtifacts) of 100 tasks (the
