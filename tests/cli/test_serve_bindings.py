@@ -69,25 +69,27 @@ def banner(*args: str, code: str | None = None) -> list[str]:
     """The text lines ``serve`` prints at start-up (read once it answers, so that a
     banner shorter than expected is seen as such, not waited for)."""
     command = ["-c", code] if code else ["-m", "interlingua.cli.main"]
-    proc = subprocess.Popen(
-        [sys.executable, *command, "serve", "examples/echo.py", "--store", "memory://",
-         "--log-level", "warning", "--port", "0", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with subprocess.Popen(
+            [sys.executable, *command, "serve", "examples/echo.py", "--store", "memory://",
+             "--log-level", "warning", "--port", "0", *args],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
-        first = proc.stdout.readline()
-        listen = first.split(" on ")[1].split()[0]
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(listen + "/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "serve did not answer"
-                time.sleep(0.05)
-    finally:
-        proc.terminate()
-        rest, _ = proc.communicate(timeout=20)
+        try:
+            first = proc.stdout.readline()
+            listen = first.split(" on ")[1].split()[0]
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    httpx.get(listen + "/healthz", timeout=1)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, "serve did not answer"
+                    time.sleep(0.05)
+        finally:
+            proc.terminate()
+        # read through the text stream: communicate() reads the pipe itself and
+        # would miss what readline() above already buffered
+        rest = proc.stdout.read()
     return [first.rstrip("\n"), *rest.splitlines()]
 
 
