@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from .ci import IN_CI
+from .reference import shared_dir
 from .services import (
     PG_HOST,
     PG_PORT,
@@ -85,6 +87,32 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "interop(envs=None): talks to the official A2A SDKs, whose environments "
         "scripts/interop-setup makes (all of them, or the ones named)")
+    config.addinivalue_line(
+        "markers", "needs_shared: reads the published texts of the shared folder beside the "
+        "repository; deselected where it is missing, except under CI")
+    # decided here, not at collection: under xdist the controller collects nothing
+    config.stash[_SHARED_MISSING] = not shared_dir().is_dir() and not IN_CI
+
+
+_SHARED_MISSING = pytest.StashKey[bool]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.stash[_SHARED_MISSING]:
+        return
+    kept = [item for item in items if item.get_closest_marker("needs_shared") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(
+            items=[item for item in items if item.get_closest_marker("needs_shared")])
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    if config.stash[_SHARED_MISSING]:
+        terminalreporter.write_line(
+            f"needs_shared: deselected, {shared_dir()} is missing (the tests that check "
+            "tests/reference/extracted/ against the published texts run where it exists)")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
