@@ -79,7 +79,8 @@ def ensure_env(name: str) -> Path:
 
 def _setup(name: str) -> _EnvStatus:
     if name.startswith("js-") and shutil.which("node") is None:
-        return _EnvStatus(f"{name}: node is not installed")
+        return _EnvStatus(f"{name}: node is not installed (apt-get install nodejs npm; "
+                          "scripts/test does)")
     try:
         proc = subprocess.run(["bash", str(SETUP), name], cwd=ROOT, capture_output=True,
                               text=True, timeout=900)
