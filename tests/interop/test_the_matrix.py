@@ -4,8 +4,8 @@ A test run never rewrites it (``scripts/interop-matrix`` does). What a run can c
 the document is what ``render`` writes of its own cells today (rows, columns, the
 rows' notes, the prose), and every cell the interop tests of this process filled
 (they run before these tests) reads as committed, symbol and notes. A cell this run
-did not fill (a ``-k`` selection, ``-m "not interop"``, another xdist worker's share)
-is taken from the document unchecked.
+did not fill (a ``-k`` selection, ``-m "not interop"``, another xdist worker's share,
+a peer that could not be installed and skipped) is taken from the document unchecked.
 """
 
 from __future__ import annotations
@@ -43,6 +43,14 @@ def test_the_committed_matrix_has_every_cell() -> None:
     missing = [(r.direction, r.id, op) for r in matrix.ROWS for op in matrix.OPS
                if (r.direction, r.id, op) not in cells]
     assert not missing, f"not run when docs/interop.md was written: {missing}"
+
+
+def test_a_cell_that_did_not_run_is_not_compared() -> None:
+    # a peer that could not be installed skips its cells: they say nothing of the document
+    _, cells = matrix.parse(_committed())
+    key = next(iter(cells))
+    skipped = Cell("skipped", [Note("info", "not run: the npm registry could not be reached")])
+    assert matrix.stale(_committed(), {key: skipped}, matrix.versions()) == []
 
 
 @pytest.mark.parametrize("change", ["outcome", "note", "new note", "prose", "row"])
