@@ -614,7 +614,8 @@ def run_case_round(
 # ---- the run ----------------------------------------------------------------------------
 
 
-def _run_info(settings: Settings) -> RunInfo:
+def _run_info(settings: Settings, load_version: str) -> RunInfo:
+    """What the report says of this run; ``load_version`` names the load generator."""
     return RunInfo(
         started=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         mode=settings.mode,
@@ -627,7 +628,7 @@ def _run_info(settings: Settings) -> RunInfo:
         cpu_model=_cpu_model(),
         kernel=platform.release(),
         harness_python=platform.python_version(),
-        wrk=load.wrk_version(),
+        wrk=load_version,
         server_cpu=settings.server_cpu,
         load_cpu=settings.load_cpu,
         case_rounds=min(settings.case_rounds, settings.rounds),
@@ -662,7 +663,7 @@ def _fill_stores(settings: Settings, info: RunInfo, tmp: Path) -> list[listing.F
 
 
 def run(settings: Settings) -> tuple[RunInfo, Samples]:
-    info = _run_info(settings)
+    info = _run_info(settings, load.wrk_version())
     ready: list[tuple[Target, ServerInfo]] = []
     for target in settings.servers:
         found = probe(target)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from .ci import IN_CI
+from .reference import shared_dir
 from .services import (
     PG_HOST,
     PG_PORT,
@@ -92,6 +94,36 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "serial: asserts a time bound, so under pytest-xdist it runs while no "
         "other test runs")
+    config.addinivalue_line(
+        "markers", "needs_shared: reads the published texts of the shared folder beside the "
+        "repository; deselected where it is missing, except under CI")
+    # decided here, not at collection: under xdist the controller collects nothing
+    config.stash[_SHARED_MISSING] = not shared_dir().is_dir() and not IN_CI
+
+
+_SHARED_MISSING = pytest.StashKey[bool]()
+_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.stash[_SHARED_MISSING]:
+        return
+    dropped = [item for item in items if item.get_closest_marker("needs_shared") is not None]
+    config.stash[_DESELECTED] = len(dropped)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker("needs_shared") is None]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    # unknown under xdist's controller, which collects nothing itself
+    count = config.stash.get(_DESELECTED, None)
+    if config.stash[_SHARED_MISSING] and count != 0:
+        what = "the tests marked needs_shared" if count is None else f"{count} needs_shared tests"
+        terminalreporter.write_line(
+            f"{what} deselected: {shared_dir()} is missing (they check "
+            "tests/reference/extracted/ against the published texts)")
 
 
 def _serial_dir(config: pytest.Config) -> Path | None:

@@ -138,6 +138,20 @@ class PrivateRedis:
         self.proc = None
 
 
+def pg_server_binary(name: str, lib: str = "/usr/lib/postgresql") -> str | None:
+    """A PostgreSQL server program (initdb, pg_ctl): on PATH, else where Debian's packages
+    put it (``lib``/VERSION/bin, not on PATH), the newest version first."""
+    import shutil
+    from pathlib import Path
+
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = [p for p in Path(lib).glob(f"*/bin/{name}") if p.parts[-3].isdigit()]
+    candidates.sort(key=lambda p: int(p.parts[-3]), reverse=True)
+    return str(candidates[0]) if candidates else None
+
+
 class PrivatePostgres:
     """A PostgreSQL cluster of a test's own (initdb, pg_ctl) on a free port, to
     stop and start at will. As root, its commands run as the postgres user,
@@ -152,10 +166,11 @@ class PrivatePostgres:
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     def _run(self, *cmd: str) -> None:
-        import shutil
-
-        if shutil.which(cmd[0]) is None:
+        exe = pg_server_binary(cmd[0])
+        if exe is None:
             missing(f"{cmd[0]} (PostgreSQL's server binaries)")
+            return
+        cmd = (exe, *cmd[1:])
         if os.geteuid() == 0:
             cmd = ("runuser", "-u", "postgres", "--", *cmd)
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from interlingua.cli.main import main
+from tests.ci import unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -32,7 +33,7 @@ def _tracked() -> set[str]:
         out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout")
+        unavailable("not a git checkout (git ls-files lists the tracked files)")
     files = set(out.splitlines())
     return files | {str(Path(f).parent.as_posix()) for f in files} | {
         p.as_posix() for f in files for p in Path(f).parents}

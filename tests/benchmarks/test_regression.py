@@ -198,6 +198,18 @@ def test_a_figure_beyond_the_threshold_in_every_try_regresses() -> None:
     assert memory.regressed
 
 
+@pytest.fixture
+def no_wrk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without wrk, whether or not this one has it: the check's logic is
+    tested with a stand-in harness, which must not reach for the real load generator."""
+    import load
+
+    def missing() -> str:
+        raise load.LoadError("wrk is not installed")
+
+    monkeypatch.setattr(load, "wrk_path", missing)
+
+
 def _settings(tmp_path: Any, retries: int) -> Any:
     import run
 
@@ -218,7 +230,8 @@ class _Harness:
 
         self.asked.append([t.name for t in settings.servers])
         result = self.results.pop(0)
-        info = run._run_info(settings)
+        # a stand-in measures nothing with wrk: it names itself as the load generator
+        info = run._run_info(settings, "stand-in load")
         for s in result["info"]["servers"]:
             info.servers.append(ServerInfo(name=s["name"], description=s["name"]))
         samples = Samples()
@@ -232,7 +245,7 @@ class _Harness:
 
 
 def test_check_measures_a_suspect_again_beside_raw(
-        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Any, capsys: pytest.CaptureFixture[str], no_wrk: None) -> None:
     import run
 
     now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.14),
@@ -248,7 +261,7 @@ def test_check_measures_a_suspect_again_beside_raw(
     assert (tmp_path / "retry-1.json").exists() and (tmp_path / "retry-2.md").exists()
 
 
-def test_check_stops_after_its_retries_and_fails(tmp_path: Any) -> None:
+def test_check_stops_after_its_retries_and_fails(tmp_path: Any, no_wrk: None) -> None:
     import run
 
     now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.14)], [])

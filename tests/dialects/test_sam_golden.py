@@ -1,11 +1,14 @@
 """Golden inputs for the Solace Agent Mesh codec: every JSON example of seed 002.
 
-The examples are read from the seed's own text (``shared/seeds/002_*.txt``):
-each block that opens with a line holding only ``{`` runs until its braces
-balance. The seed writes ``// …`` comments inside them; they are removed, and
-with them the members whose value was nothing but such a comment (``"params":
-{ // Method-specific parameters }``), which the seed elides rather than shows.
-Its ``<base64-encoded-content>`` placeholders are replaced by real base64.
+The examples are read by program from the seed's text (``shared/seeds/002_*.txt``;
+``tests/reference/extract.py``, which keeps them in
+``tests/reference/extracted/seed-002-examples.json``, checked against the text where
+the shared folder is present): each block that opens with a line holding only ``{``
+runs until its braces balance. The seed writes ``// …`` comments inside them; they
+are removed, and here with them the members whose value was nothing but such a
+comment (``"params": { // Method-specific parameters }``), which the seed elides
+rather than shows. Its ``<base64-encoded-content>`` placeholders are replaced by
+real base64.
 
 Every example is sorted by its shape, decoded with the codec where it is a
 request, a result or a piece of one, checked field by field against what the
@@ -17,7 +20,6 @@ differences).
 from __future__ import annotations
 
 import base64
-import json
 from datetime import datetime
 from typing import Any
 
@@ -38,9 +40,7 @@ from interlingua.core.model import (
     TaskState,
     TextPart,
 )
-from tests.reference import shared
-
-SEEDS = shared("seeds")
+from tests.reference import extract
 
 codec = SAMCodec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
@@ -49,75 +49,7 @@ CONTENT = b"seed 002 inline content"
 CONTENT_B64 = base64.b64encode(CONTENT).decode()
 
 
-# ------------------------------------------------------------------------ the reader
-
-
-def _strip_comments(text: str) -> str:
-    """Remove ``// …`` to the end of the line, outside JSON strings."""
-    out: list[str] = []
-    in_string = escaped = False
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("//", i):
-            while i < len(text) and text[i] != "\n":
-                i += 1
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _depth_change(line: str) -> int:
-    depth = 0
-    in_string = escaped = False
-    for ch in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-    return depth
-
-
-def json_blocks(text: str) -> list[str]:
-    """The text of every top-level ``{ … }`` block that starts on a line of its own."""
-    lines = text.splitlines()
-    blocks: list[str] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() != "{":
-            i += 1
-            continue
-        depth, k = 0, i
-        while True:
-            depth += _depth_change(_strip_comments(lines[k]))
-            k += 1
-            if depth == 0:
-                break
-        blocks.append("\n".join(lines[i:k]))
-        i = k
-    return blocks
+# ------------------------------------------------------------------------ the examples
 
 
 def _drop_elided(doc: Any) -> Any:
@@ -130,9 +62,9 @@ def _drop_elided(doc: Any) -> Any:
     return doc
 
 
-def seed_examples(pattern: str) -> list[Any]:
-    (path,) = sorted(SEEDS.glob(pattern))
-    return [_drop_elided(json.loads(_strip_comments(b))) for b in json_blocks(path.read_text())]
+def seed_examples(seed: str) -> list[Any]:
+    """The JSON examples of seed ``seed`` ("002", "003"), elisions dropped."""
+    return [_drop_elided(doc) for doc in extract.load(f"seed-{seed}-examples.json")]
 
 
 def classify(doc: dict[str, Any]) -> str:
@@ -156,7 +88,7 @@ def classify(doc: dict[str, Any]) -> str:
 @pytest.fixture(scope="module")
 def examples() -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
-    for doc in seed_examples("002_*.txt"):
+    for doc in seed_examples("002"):
         out.setdefault(classify(doc), []).append(doc)
     return out
 

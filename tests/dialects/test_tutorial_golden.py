@@ -1,8 +1,8 @@
 """Golden inputs for the tutorial codec: every JSON example of seed 003.
 
 The examples are read from the seed's text with the reader of the seed 002
-tests: a request (``message/send`` with a ``type``-tagged part and no
-``messageId``), a success response (a Message with ``kind``, ``message_id`` and
+tests (kept in ``tests/reference/extracted/seed-003-examples.json``): a request
+(``message/send`` with a ``type``-tagged part and no ``messageId``), a success response (a Message with ``kind``, ``message_id`` and
 ``type`` parts) and an error response. What we write must keep every member the
 seed shows, with its value, and also validate against the v0.3.0 JSON schema.
 """
@@ -26,7 +26,7 @@ codec = TutorialCodec()
 
 @pytest.fixture(scope="module")
 def examples() -> dict[str, Any]:
-    docs = seed_examples("003_*.txt")
+    docs = seed_examples("003")
     out: dict[str, Any] = {}
     for doc in docs:
         kind = "request" if "method" in doc else "error" if "error" in doc else "response"

@@ -1,6 +1,8 @@
 """The examples of seed 004 (the v0.1.0 specification), read by the v0.1 codec.
 
-Every JSON example of the seed is found here by program, so an example that
+Every JSON example of the seed is found by program (``tests/reference/extract.py``,
+which keeps them in ``tests/reference/extracted/seed-004-examples.json``, checked
+against the seed's text where the shared folder is present), so an example that
 stops decoding fails a test:
 
 * blocks that start on a line of their own with ``{`` (the agent card of §5.6
@@ -54,77 +56,13 @@ from interlingua.core.model import (
 )
 from interlingua.core.parts import user_message
 from tests.dialects.v0_1_strategies import assert_valid
-from tests.reference import shared
-
-SEEDS = shared("seeds")
+from tests.reference import extract
+from tests.reference.extract import strip_comments
 
 codec = V01Codec()
 
 
-# --------------------------------------------------------------------- seed reader
-
-
-def strip_comments(text: str) -> str:
-    """Remove ``// …`` and ``/* … */`` outside JSON strings."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    in_string = False
-    while i < n:
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if ch == "\\":
-                out.append(text[i + 1])
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        elif text.startswith("/*", i):
-            i = text.index("*/", i) + 2
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _block_end(text: str) -> int:
-    """The index just past the ``}`` matching the ``{`` text starts with.
-
-    Braces inside strings and comments do not count.
-    """
-    depth = 0
-    i, n = 0, len(text)
-    in_string = False
-    while i < n:
-        ch = text[i]
-        if in_string:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif text.startswith("//", i):
-            i = text.index("\n", i)
-            continue
-        elif text.startswith("/*", i):
-            i = text.index("*/", i) + 2
-            continue
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    raise AssertionError("unbalanced block")
+# --------------------------------------------------------------------- seed examples
 
 
 @dataclass
@@ -142,23 +80,9 @@ class Example:
 
 
 def _read_seed() -> tuple[list[Example], list[Example]]:
-    (path,) = sorted(SEEDS.glob("004_*.txt"))
-    lines = path.read_text().splitlines(keepends=True)
-    blocks: list[Example] = []
-    data_lines: list[Example] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("data: "):
-            data_lines.append(Example(i + 1, line[len("data: ") :].strip()))
-        if line.rstrip() == "{":
-            rest = "".join(lines[i:])
-            raw = rest[: _block_end(rest)]
-            blocks.append(Example(i + 1, raw))
-            i += raw.count("\n") + 1
-            continue
-        i += 1
-    return blocks, data_lines
+    found = extract.load("seed-004-examples.json")
+    return ([Example(b["line"], b["raw"]) for b in found["blocks"]],
+            [Example(d["line"], d["raw"]) for d in found["data_lines"]])
 
 
 BLOCKS, DATA_LINES = _read_seed()

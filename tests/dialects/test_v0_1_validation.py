@@ -37,9 +37,7 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-from tests.reference import shared
-
-SEEDS = shared("seeds")
+from tests.reference import extract
 
 codec = V01Codec()
 
@@ -477,20 +475,9 @@ def test_results_with_kind_tagged_parts_are_read() -> None:
 
 
 def _spec_error_codes() -> dict[str, int]:
-    """Error name -> code, from the tables of seed 004 §8 (the v0.1.0 spec)."""
-    (path,) = sorted(SEEDS.glob("004_*.txt"))
-    text = path.read_text()
-    section = text[text.index("8. Error Handling") : text.index("9. Common Workflows")]
-    codes: dict[str, int] = {}
-    for line in section.splitlines():
-        if m := re.match(r"^(-320\d\d) (\w+Error) ", line):
-            codes[m.group(2)] = int(m.group(1))
-        elif m := re.match(
-            r"^(-32[67]\d\d) (Parse error|Invalid Request|Method not found|Invalid params|Internal error) ",
-            line,
-        ):
-            codes[m.group(2)] = int(m.group(1))
-    return codes
+    """Error name -> code, from the tables of seed 004 §8 (the v0.1.0 spec), as
+    ``tests/reference/extracted/`` keeps them."""
+    return {name: int(code) for name, code in extract.load("seed-004-error-codes.json").items()}
 
 
 # Canonical class -> its name in the v0.1 spec's tables.

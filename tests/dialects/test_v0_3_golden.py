@@ -1,10 +1,11 @@
 """Golden inputs for the v0.2/v0.3 codec: seed 000 and the v0.3.0 schema's own definitions.
 
 Seed 000 (``shared/seeds/000_*.txt``, "Data objects in A2A protocol") gives its
-examples as TypeScript-style object literals, not as JSON. The test reads those
-blocks from the seed file and builds JSON instances from them (every field, and
-required fields only; one instance per literal alternative), so what is checked
-is the seed's text itself, not a copy of it.
+examples as TypeScript-style object literals, not as JSON. Its blocks are read by
+program (``tests/reference/extract.py``; the fields of each are kept in
+``tests/reference/extracted/seed-000-blocks.json``, checked against the seed's text
+where the shared folder is present), and the test builds JSON instances from them
+(every field, and required fields only; one instance per literal alternative).
 
 The request examples are built the same way from the v0.3.0 JSON schema: for
 each ``*Request`` definition, instances with every property and with only the
@@ -14,7 +15,6 @@ against the schema, then decoded.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
@@ -35,46 +35,20 @@ from interlingua.core.calls import (
 from interlingua.core.dialects.v0_3 import V03Codec
 from interlingua.core.model import Message, Role, Task, TaskState, TextPart
 from tests.dialects.v0_3_strategies import assert_valid, schema
-from tests.reference import shared
-
-SEEDS = shared("seeds")
+from tests.reference import extract
 
 codec = V03Codec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
 
 
-# ------------------------------------------------------------------ seed 000 reader
-
-_HEADING = re.compile(r"^[A-Za-z ]+(Object|Enum|Part)$")
-_FIELD = re.compile(r"^(\w+)(\?)?:\s*(.*?);?$")
-_ENUM = re.compile(r'^(\w+)\s*=\s*"([^"]+)",?$')
+# ------------------------------------------------------------------ seed 000 blocks
 
 
 def seed_blocks() -> dict[str, list[tuple[str, bool, str]]]:
     """Heading -> [(field, optional, type text)] for every ``{ … }`` block of seed 000."""
-    (path,) = sorted(SEEDS.glob("000_*.txt"))
-    lines = [line.strip() for line in path.read_text().splitlines()]
-    blocks: dict[str, list[tuple[str, bool, str]]] = {}
-    i = 0
-    while i < len(lines):
-        if lines[i] != "{":
-            i += 1
-            continue
-        heading = next(lines[j] for j in range(i - 1, -1, -1) if _HEADING.match(lines[j]))
-        fields: list[tuple[str, bool, str]] = []
-        depth, k = 1, i + 1
-        while depth:
-            line = lines[k]
-            if depth == 1:
-                if m := _FIELD.match(line):
-                    fields.append((m.group(1), m.group(2) == "?", m.group(3)))
-                elif m := _ENUM.match(line):
-                    fields.append((m.group(1), False, f'"{m.group(2)}"'))
-            depth += line.count("{") - line.count("}")
-            k += 1
-        blocks[heading] = fields
-        i = k
-    return blocks
+    found = extract.load("seed-000-blocks.json")
+    return {heading: [(f, bool(opt), t) for f, opt, t in fields]
+            for heading, fields in found.items()}
 
 
 TIMESTAMPS = ["2023-10-27T10:00:00Z", "2023-10-27T12:00:00+02:00", "2023-10-27T10:00:00.000Z"]

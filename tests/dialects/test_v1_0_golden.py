@@ -1,7 +1,10 @@
 """The examples of the v1.0 specification, read by the v1.0 codec.
 
-Every code block of ``specification.md`` that holds a v1.0 object is found
-here by program, so a block that stops decoding fails a test:
+Every code block of ``specification.md`` is found by program
+(``tests/reference/extract.py``, which keeps them in
+``tests/reference/extracted/v1.0-specification-blocks.json``, checked against the
+text where the shared folder is present); each that holds a v1.0 object is
+decoded, so a block that stops decoding fails a test:
 
 * JSON-RPC requests with a PascalCase method -> ``decode_call``;
 * JSON-RPC responses -> ``decode_result`` / ``decode_error``;
@@ -27,9 +30,8 @@ from interlingua.core import calls as c
 from interlingua.core import model as m
 from interlingua.core.dialects.v1_0 import V1Codec, decode_card_v1
 from interlingua.core.errors import A2AError, InvalidParams, TaskNotFound
-from tests import reference
+from tests.reference import extract
 
-SPEC = reference.shared("spec", "v1.0", "specification.md")
 codec = V1Codec()
 
 
@@ -45,11 +47,8 @@ class Block:
 
 
 def _blocks() -> list[Block]:
-    text = SPEC.read_text()
-    return [
-        Block(text[: mt.start()].count("\n") + 1, mt.group(1), mt.group(2))
-        for mt in re.finditer(r"```(\w*)\n(.*?)```", text, re.S)
-    ]
+    return [Block(b["line"], b["lang"], b["text"])
+            for b in extract.load("v1.0-specification-blocks.json")]
 
 
 BLOCKS = _blocks()

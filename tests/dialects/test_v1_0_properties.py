@@ -1,7 +1,10 @@
 """Properties of the v1.0 codec, checked against the v1.0 proto itself.
 
 * every key the encoder writes is the JSON name of a field of the right proto
-  message (the proto is parsed here, independently of the codec), every
+  message (the proto is parsed independently of the codec, by
+  ``tests/reference/extract.py``, and kept in
+  ``tests/reference/extracted/v1.0-proto.json``, checked against ``a2a.proto``
+  where the shared folder is present), every
   REQUIRED field is written, and no oneof holds two members;
 * decode(encode(x)) == x for generated canonical objects, calls and results;
 * rewriting an encoded document in ways ProtoJSON allows (snake_case names,
@@ -50,9 +53,8 @@ from interlingua.core.errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
-from tests.reference import shared
+from tests.reference import extract
 
-PROTO = shared("spec", "v1.0", "a2a.proto")
 codec = V1Codec()
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -79,59 +81,17 @@ class ProtoMessage:
         return next(f for f in self.fields.values() if f.name == name)
 
 
-def _json_name(name: str) -> str:
-    # protoc's rule: drop each underscore and upper-case the letter after it
-    return re.sub(r"_([a-z0-9])", lambda mt: mt.group(1).upper(), name)
-
-
-def _blocks(text: str, keyword: str) -> list[tuple[str, str]]:
-    out = []
-    for mt in re.finditer(rf"\b{keyword}\s+(\w+)\s*\{{", text):
-        depth, i = 1, mt.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        out.append((mt.group(1), text[mt.end() : i - 1]))
-    return out
-
-
-_FIELD = re.compile(
-    r"(?:(repeated|optional)\s+)?(map<\s*\w+\s*,\s*([\w.]+)\s*>|[\w.]+)\s+(\w+)\s*=\s*\d+\s*(\[[^\]]*\])?\s*;"
-)
-
-
-def parse_proto(text: str) -> tuple[dict[str, ProtoMessage], dict[str, dict[str, int]]]:
-    text = re.sub(r"//[^\n]*", "", text)
-    messages: dict[str, ProtoMessage] = {}
-    for name, body in _blocks(text, "message"):
-        msg = ProtoMessage(name)
-        oneofs = {
-            mt.start(): (mt.group(1), mt.end() + body[mt.end() :].index("}"))
-            for mt in re.finditer(r"\boneof\s+(\w+)\s*\{", body)
-        }
-        for fm in _FIELD.finditer(body):
-            label, ftype, map_value, fname, options = fm.groups()
-            group = next(
-                (g for start, (g, end) in oneofs.items() if start < fm.start() < end), None
-            )
-            msg.fields[_json_name(fname)] = ProtoField(
-                name=fname,
-                json_name=_json_name(fname),
-                type=map_value or ftype,
-                repeated=label == "repeated",
-                map_value=map_value,
-                required="REQUIRED" in (options or ""),
-                oneof=group,
-            )
-        messages[name] = msg
-    enums = {
-        name: {k: int(v) for k, v in re.findall(r"(\w+)\s*=\s*(\d+)\s*;", body)}
-        for name, body in _blocks(text, "enum")
+def load_proto() -> tuple[dict[str, ProtoMessage], dict[str, dict[str, int]]]:
+    """The messages and enums of the v1.0 proto, as ``extract.parse_proto`` read them."""
+    found = extract.load("v1.0-proto.json")
+    messages = {
+        name: ProtoMessage(name, {key: ProtoField(**f) for key, f in fields.items()})
+        for name, fields in found["messages"].items()
     }
-    return messages, enums
+    return messages, found["enums"]
 
 
-MESSAGES, ENUMS = parse_proto(PROTO.read_text())
+MESSAGES, ENUMS = load_proto()
 
 
 def test_the_proto_parser_reads_what_the_proto_says():

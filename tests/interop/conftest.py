@@ -7,13 +7,17 @@ installed because a package registry cannot be reached is skipped, with the
 registry named, and fails under CI.
 
 Each test fills one cell of the matrix in ``matrix.py``: its row is the
-``peer`` parameter, its column the test's name. At the end of the session
-the matrix is written to ``docs/interop.md`` (or, for a partial run, to
-``.interop/interop-partial.md``).
+``peer`` parameter, its column the test's name. At the end of the session the
+run's matrix is written outside the working tree: to the file
+``INTERLINGUA_INTEROP_MATRIX`` names (``scripts/interop-matrix`` sets it, and
+copies a complete matrix to ``docs/interop.md``), else into pytest's temporary
+folder. ``test_the_matrix.py`` (run after the interop tests) checks the committed
+document against the cells the run filled.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -26,9 +30,7 @@ from tests.e2e.procs import free_port
 
 from . import matrix
 from .harness import (
-    INTEROP_DIR,
     PEERS_DIR,
-    ROOT,
     AgentProcess,
     Driver,
     InterlinguaProcess,
@@ -38,8 +40,9 @@ from .harness import (
 )
 from .matrix import ROWS, Cell, Note, Row, rows
 
-DOC = ROOT / "docs" / "interop.md"
-PARTIAL = INTEROP_DIR / "interop-partial.md"
+#: where the run's matrix goes (``scripts/interop-matrix`` sets it); unset, pytest's
+#: temporary folder
+MATRIX_ENV = "INTERLINGUA_INTEROP_MATRIX"
 
 CLIENT_ROWS = rows("client")
 AGENT_ROWS = rows("agent")
@@ -271,33 +274,57 @@ def _failure(report: pytest.TestReport) -> str:
     return _one_line(message)
 
 
-def _versions() -> dict[str, str]:
-    envs = [r.env for r in ROWS]
-    py = sorted({e.removeprefix("py-a2a-") for e in envs if e.startswith("py-")}, reverse=True)
-    js = sorted({e.removeprefix("js-") for e in envs if e.startswith("js-")}, reverse=True)
-    out = {"a2a-sdk": " and ".join(py), "@a2a-js/sdk": " and ".join(js)}
+def node_version() -> str | None:
+    """The Node.js the JavaScript peers run on, or None."""
     try:
         node = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=10)
-        out["on Node.js"] = node.stdout.strip().removeprefix("v")
     except (OSError, subprocess.TimeoutExpired):
-        pass
-    return out
+        return None
+    return node.stdout.strip().removeprefix("v") or None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _matrix_folder(tmp_path_factory: pytest.TempPathFactory,
+                   request: pytest.FixtureRequest) -> None:
+    """Where this session's matrix goes when no file is named: its temporary folder."""
+    request.config.stash[_folder] = tmp_path_factory.getbasetemp()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # the check of the committed matrix runs after the tests that fill its cells
+    last = [item for item in items if item.path.name == "test_the_matrix.py"]
+    if last:
+        items[:] = [item for item in items if item not in last] + last
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not matrix.results():
         return
-    text = matrix.render(_versions())
-    target = DOC if matrix.complete() else PARTIAL
+    text = matrix.render(matrix.versions(node_version()))
+    named = os.environ.get(MATRIX_ENV)
+    folder = session.config.stash.get(_folder, None)
+    if named:
+        target = Path(named)
+    elif folder is not None:
+        target = folder / "interop.md"
+    else:
+        return
+    if not matrix.complete():
+        # scripts/interop-matrix copies only a complete matrix into docs/
+        target = target.with_name(target.name + ".partial")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     session.config.stash[_written] = target
 
 
 _written = pytest.StashKey[Path]()
+_folder = pytest.StashKey[Path]()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     target = config.stash.get(_written, None)
     if target is not None:
-        terminalreporter.write_line(f"interop matrix written to {target.relative_to(ROOT)}")
+        filled = len(matrix.results())
+        terminalreporter.write_line(
+            f"interop matrix of this run ({filled} of {len(ROWS) * len(matrix.OPS)} cells) "
+            f"written to {target}; scripts/interop-matrix rewrites docs/interop.md")

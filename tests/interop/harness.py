@@ -80,7 +80,8 @@ def ensure_env(name: str) -> Path:
 
 def _setup(name: str) -> _EnvStatus:
     if name.startswith("js-") and shutil.which("node") is None:
-        return _EnvStatus(f"{name}: node is not installed")
+        return _EnvStatus(f"{name}: node is not installed (apt-get install nodejs npm; "
+                          "scripts/test does)")
     INTEROP_DIR.mkdir(exist_ok=True)
     try:
         # one install at a time across test processes (xdist workers): the

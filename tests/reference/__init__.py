@@ -1,10 +1,13 @@
 """Where the reference documents the tests read are.
 
 The JSON schemas of each version are kept here (``SPEC``, see README.md in this
-folder). The published texts the golden tests take their examples from (the
-v1.0 proto and specification, and the seed documents) are read from the
-project's shared folder beside the repository; when it is missing, those tests
-skip with the reason, and under CI they fail instead.
+folder), and so are the examples the golden tests take from the published texts
+(the v1.0 proto and specification, and the seed documents): ``extracted/``, written
+by ``python -m tests.reference.extract``. The texts themselves are in the project's
+shared folder beside the repository (or where ``INTERLINGUA_SHARED`` says); only the
+tests marked ``needs_shared`` read them, the checks that each fixture is still what
+its text says. Without the folder those are deselected (``tests/conftest.py``), and
+under CI they fail instead.
 """
 
 from __future__ import annotations
@@ -17,16 +20,20 @@ import pytest
 REFERENCE = Path(__file__).resolve().parent
 #: the specification's JSON schemas, by version: ``SPEC / "v0.3.0" / "a2a.json"``
 SPEC = REFERENCE / "spec"
-#: the project's shared folder (specification texts, seed documents)
+#: the project's shared folder beside the repository (specification texts, seed documents)
 SHARED = REFERENCE.parents[2] / "shared"
 
 
+def shared_dir() -> Path:
+    """The shared folder: ``INTERLINGUA_SHARED`` when set, else the one beside the repository."""
+    return Path(os.environ.get("INTERLINGUA_SHARED") or SHARED)
+
+
 def shared(*parts: str) -> Path:
-    """A path in the shared folder; skips (fails under CI) the module when absent."""
-    path = SHARED.joinpath(*parts)
+    """A path in the shared folder; fails the running test when absent (only tests
+    marked ``needs_shared`` read it, and they run only where it exists, or under CI)."""
+    path = shared_dir().joinpath(*parts)
     if not path.exists():
-        reason = f"{path} is missing: the shared folder beside the repository holds it"
-        if os.environ.get("CI"):
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason, allow_module_level=True)
+        pytest.fail(f"{path} is missing: the shared folder beside the repository holds it",
+                    pytrace=False)
     return path
