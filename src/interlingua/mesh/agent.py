@@ -38,8 +38,6 @@ import asyncio
 import base64
 import contextlib
 import logging
-import os
-import secrets
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -58,10 +56,11 @@ from ..server.sse_writer import encoded_item
 from ..server.streams import Entry, Lagged, Stream, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
+from .instance import claim
 from .settings import MeshSettings
 from .topics import Topics, check_name
 
-__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "instance_id"]
+__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -74,12 +73,6 @@ FORWARDED_BY = "a2aForwardedBy"
 INSTANCE = "a2aInstance"
 #: the metadata key of a stored user message that holds its send's reply route
 REPLY_ROUTE = "interlingua_mesh_reply"
-
-
-def instance_id() -> str:
-    """A fresh instance name: host, process and a little randomness."""
-    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.uname().nodename)[:32]
-    return f"{host or 'host'}-{os.getpid()}-{secrets.token_hex(2)}"
 
 
 @dataclass
@@ -172,11 +165,18 @@ class MeshAgent:
         self.card_name: str = msgspec.json.decode(card).get("name", name)
         self.settings = settings
         self.topics = Topics(check_name("namespace", settings.namespace))
-        self.instance = check_name("instance", settings.instance or instance_id())
+        if settings.instance is not None:
+            check_name("instance", settings.instance)
+        # a name that is the same on every start (mesh/instance.py), held while this runs
+        self._slot = claim(settings.broker_url(), settings.namespace, self.name,
+                           settings.instance)
+        self.instance = check_name("instance", self._slot.name)
         self.client_id = f"{settings.namespace}-{self.name}-{self.instance}"
         self.group = check_name("group", settings.group or self.name)
+        # a request is acknowledged when it is taken: one that arrives while this
+        # instance stops is left unacknowledged, for the session's next holder
         self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
-                             session_expiry=settings.session_expiry)
+                             session_expiry=settings.session_expiry, manual_ack=True)
         self._loop_task: asyncio.Task[None] | None = None
         self._card_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
@@ -204,10 +204,17 @@ class MeshAgent:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Withdraw the card, let requests in hand finish (up to ``grace`` s), disconnect.
-        The broker keeps the session: requests sent meanwhile wait for this instance."""
+        The broker keeps the session: requests sent meanwhile, and those that came
+        after the stop began (never acknowledged), wait for this instance's restart."""
         if self._stopping:
             return
         self._stopping = True
+        try:
+            await self._stop(grace)
+        finally:
+            self._slot.release()
+
+    async def _stop(self, grace: float) -> None:
         for task in (self._card_task, self._loop_task):
             if task is not None:
                 task.cancel()
@@ -265,6 +272,9 @@ class MeshAgent:
                 await asyncio.wait_for(self._card_now.wait(), self.settings.card_interval)
 
     def _take(self, msg: Inbound) -> None:
+        if self._stopping:
+            return  # not acknowledged: the broker sends it again to the resumed session
+        self.broker.ack(msg)
         control = msg.topic == self.topics.control(self.name)
         if control and msg.properties.get(FORWARDED_BY) == self.instance:
             return  # our own hand-on
