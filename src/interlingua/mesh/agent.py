@@ -58,7 +58,7 @@ from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .instance import claim
 from .settings import MeshSettings
-from .topics import Topics, check_name
+from .topics import Topics, check_name, topic_problem
 
 __all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply"]
 
@@ -92,6 +92,30 @@ class Reply:
             topics.client_response(client_id) if client_id else None)
         return cls(topic=topic, status=props.get("a2aStatusTopic") or None,
                    client_id=client_id, correlation=msg.correlation)
+
+    @staticmethod
+    def problem(msg: Inbound) -> str | None:
+        """Why the answers to ``msg`` could not all be published where it says
+        (None: they can), found before anything of it runs."""
+        props = msg.properties
+        for what, value in (("replyTo", props.get("replyTo")),
+                            ("the response topic", msg.response_topic),
+                            ("a2aStatusTopic", props.get("a2aStatusTopic")),
+                            ("clientId", props.get("clientId"))):
+            if value and (why := topic_problem(value)) is not None:
+                return f"{what} {value!r} {why}"
+        return None
+
+    @staticmethod
+    def error_topic(msg: Inbound, topics: Topics) -> str | None:
+        """A topic the refusal of ``msg`` can go to: the first of its reply topics
+        that can be published to (None: none)."""
+        client_id = msg.properties.get("clientId")
+        for topic in (msg.properties.get("replyTo"), msg.response_topic,
+                      topics.client_response(client_id) if client_id else None):
+            if topic and topic_problem(topic) is None:
+                return topic
+        return None
 
     def status_topic(self, topics: Topics, task_id: str) -> str | None:
         if self.status:
@@ -287,6 +311,8 @@ class MeshAgent:
     async def _publish(self, topic: str, payload: bytes, reply: Reply) -> None:
         try:
             await self.broker.publish(topic, payload, correlation=reply.correlation)
+        except ValueError as exc:  # a topic no publish can have: checked on receipt
+            log.warning("an answer to %r was not published: %s", topic, exc)
         except MeshUnavailable as exc:
             # while disconnected the loss of the connection was said once already
             log.log(logging.WARNING if self.broker.connected else logging.DEBUG,
@@ -301,6 +327,14 @@ class MeshAgent:
 
     async def _handle(self, msg: Inbound, *, forwarded: bool) -> None:
         reply = Reply.of(msg, self.topics)
+        # a request whose answers cannot all be published is refused before it runs
+        unroutable = Reply.problem(msg)
+        if unroutable is not None:
+            reply.topic = Reply.error_topic(msg, self.topics)
+            if reply.topic is None:
+                log.warning("a request on %s is dropped: %s, and no reply topic can take "
+                            "the refusal", msg.topic, unroutable)
+                return
         rid: Any = None
         try:
             try:
@@ -316,6 +350,8 @@ class MeshAgent:
             rid = parsed.id
             if not parsed.has_id:
                 reply.topic = None  # a notification: nothing is answered
+            if unroutable is not None:
+                raise InvalidRequest(f"Invalid Request: {unroutable}")
             await self._dispatch(parsed, msg, reply, forwarded)
         except A2AError as exc:
             if not forwarded:
@@ -348,7 +384,11 @@ class MeshAgent:
         info = await self._request(msg, streaming)
         if isinstance(call, SendMessage):
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
-                # SAM's requesters name the task: the request id is its id
+                # SAM's requesters name the task: the request id is its id, and the
+                # id names the topics of its updates
+                if (why := topic_problem(req.id)) is not None:
+                    raise InvalidRequest(f"Invalid Request: the id of a send names its task "
+                                         f"(and topics): {req.id!r} {why}")
                 call.client_task_id = req.id
             # kept with the task, for whichever instance ends it (and never the
             # requester's own: only this binding says where answers go)
@@ -358,10 +398,12 @@ class MeshAgent:
                 metadata[REPLY_ROUTE] = reply.route(req.id, streaming)
             call.message.metadata = metadata or None
             if streaming:
+                self._check_status_topic(reply, call.message.task_id or call.client_task_id)
                 stream = await self.door.stream(call, info)
                 await self._pump(stream, info, req.id, reply)
                 return
         if isinstance(call, SubscribeToTask):
+            self._check_status_topic(reply, call.id)
             stream = await self.door.stream(call, info)
             await self._pump(stream, info, req.id, reply, task_id=call.id)
             return
@@ -376,6 +418,12 @@ class MeshAgent:
         if reply.topic is not None:
             await self._publish(reply.topic, _success(req.id, codec.encode_result(call, result)),
                                 reply)
+
+    def _check_status_topic(self, reply: Reply, task_id: str | None) -> None:
+        """Refuse a stream whose updates' topic (it names the task) cannot be published."""
+        topic = reply.status_topic(self.topics, task_id) if task_id else None
+        if topic is not None and (why := topic_problem(topic)) is not None:
+            raise InvalidRequest(f"Invalid Request: the status topic {topic!r} {why}")
 
     async def _hand_on(self, call: CancelTask, info: RequestInfo, msg: Inbound) -> bool:
         """Hand a cancel to the instance that runs the task; True once one has taken
