@@ -22,7 +22,7 @@ from interlingua import Agent, Client, Context
 from interlingua.client.errors import BadResponse
 from tests.services import free_port
 
-from .helpers import BROKER, on_mesh, stop_child
+from .helpers import BROKER, Peer, on_mesh, stop_child
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -67,13 +67,21 @@ async def _cli(*args: str) -> tuple[int, str, str]:
 async def test_a_send_at_once_after_the_gateway_starts_is_answered(ns: str) -> None:
     # The agent is on the mesh first, its next card due 6 s later: a gateway started
     # now has not heard it when the send arrives, and hears it within its warm-up.
-    async with on_mesh(ECHO, ns, card_interval=6.0):
-        with _gateway(ns, warmup=8) as url:
-            early = httpx.get(f"{url}/agents/Echo/.well-known/agent-card.json")
-            assert early.status_code == 503  # not heard yet (it was 404 here once)
-            code, out, err = await _cli("send", f"{url}/agents/Echo/", "hello")
+    async with Peer(ns) as peer:
+        await peer.listen(peer.topics.discovery())
+        async with on_mesh(ECHO, ns, card_interval=6.0):
+            await peer.until(peer.topics.discovery())  # its first card, before the gateway
+            code, out, err = await _send_at_once(ns)
     assert code == 0, err
     assert "echo: hello" in out
+
+
+async def _send_at_once(ns: str) -> tuple[int, str, str]:
+    with _gateway(ns, warmup=8) as url:
+        async with httpx.AsyncClient() as http:
+            early = await http.get(f"{url}/agents/Echo/.well-known/agent-card.json")
+        assert early.status_code == 503  # not heard yet (it was a 404 here once)
+        return await _cli("send", f"{url}/agents/Echo/", "hello")
 
 
 async def test_the_gateway_says_not_yet_then_not_there(ns: str) -> None:
