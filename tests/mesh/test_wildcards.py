@@ -4,6 +4,7 @@ line, and the task never run (real Mosquitto)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from typing import Any
 
@@ -101,6 +102,11 @@ async def test_a_request_no_reply_topic_can_refuse_is_dropped_with_one_log_line(
                 await peer.request("Counter", _send("drop-" + ns), **props)
             await peer.request("Counter", _send("ok-" + ns), clientId="ok")
             _, before = await peer.until(ok)
+            # counted once its answer is published, which the peer may hear first
+            deadline = asyncio.get_running_loop().time() + 5
+            while agent.handled < 1:
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.01)
             gc.collect()
     assert not [m.topic for m in before if "/request/" not in m.topic]  # nothing else answered
     assert "drop-" + ns not in RUNS
