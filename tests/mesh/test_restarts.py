@@ -108,14 +108,12 @@ async def test_requests_that_arrive_while_an_instance_stops_are_left_for_its_res
             await anext(stream)  # the slow turn is running
             rest = asyncio.create_task(_drain(stream))
             proc.send_signal(signal.SIGTERM)
-            # published while it stops (the slow turn keeps it connected), until it
-            # says it is gone
+            await peer.next(timeout=10)  # its withdrawal: the stop has begun
+            # published while it stops (the slow turn keeps it connected), until it is gone
             sends: list[asyncio.Task[object]] = []
-            withdrawn = asyncio.create_task(peer.next(timeout=30))
-            while not withdrawn.done():
+            while proc.poll() is None:
                 sends.append(asyncio.create_task(client.send("0")))
                 await asyncio.sleep(0.05)
-            await withdrawn
             assert proc.wait(20) == 0
             proc.communicate()
             assert len(sends) >= 10
@@ -164,6 +162,27 @@ async def test_two_instances_on_one_host_hold_names_of_their_own_across_restarts
             while not peer.heard.empty():
                 peer.heard.get_nowait()
             assert await _instances(peer, 2) == {f"{host}-0", f"{host}-1"}
+    finally:
+        for proc in procs:
+            stop_child(proc)
+
+
+async def test_a_clean_stop_of_one_of_two_instances_hands_its_share_to_the_other(
+        ns: str) -> None:
+    procs = [_start(ns, "--mesh-card-interval", "0.3")]
+    try:
+        async with MeshClient(f"{BROKER}/{ns}/Echo", timeout=10) as client, Peer(ns) as peer:
+            await peer.listen(peer.topics.discovery())
+            procs.append(_start(ns, "--mesh-card-interval", "0.3"))
+            # two cards of each after both are up: each has heard the other
+            cards: dict[str, int] = {}
+            while len(cards) < 2 or min(cards.values()) < 2:
+                card = await peer.next(timeout=20)
+                instance = card.properties["a2aInstance"]
+                cards[instance] = cards.get(instance, 0) + 1
+            _end(procs.pop(), "term")  # scaled down for good
+            # no share of the requests waits for the session of the one stopped
+            assert await _answered(client, _burst(client, "one")) == 20
     finally:
         for proc in procs:
             stop_child(proc)

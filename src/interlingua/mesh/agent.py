@@ -73,6 +73,13 @@ FORWARDED_BY = "a2aForwardedBy"
 INSTANCE = "a2aInstance"
 #: the metadata key of a stored user message that holds its send's reply route
 REPLY_ROUTE = "interlingua_mesh_reply"
+#: the user property of the message a stopping instance sends itself on the control
+#: topic: once it comes back, every request delivered before it has been taken
+DRAINED = "a2aDrained"
+#: a peer is live while its cards come at most this many card intervals apart
+_PEER_INTERVALS = 3
+#: seconds a stopping instance waits for its own withdrawal, or its marker, to come back
+_ECHO_WAIT = 2.0
 
 
 @dataclass
@@ -150,6 +157,10 @@ class Reply:
         return reply, route.get("id"), route.get("streaming") is True
 
 
+class _CardName(msgspec.Struct):
+    name: str
+
+
 def _success(rid: Any, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"result":' + result + b"}"
 
@@ -205,6 +216,13 @@ class MeshAgent:
         self._card_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: whether requests are taken (and acknowledged); not once a stop has decided
+        #: to leave them to the session
+        self._taking = True
+        #: the other live instances of this agent: instance -> when its card was heard
+        self._peers: dict[str, float] = {}
+        self._echo = asyncio.Event()
+        self._drained = asyncio.Event()
         #: set while the request and control topics are subscribed on the connection
         self._subscribed = asyncio.Event()
         self._card_now = asyncio.Event()
@@ -228,8 +246,11 @@ class MeshAgent:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Withdraw the card, let requests in hand finish (up to ``grace`` s), disconnect.
-        The broker keeps the session: requests sent meanwhile, and those that came
-        after the stop began (never acknowledged), wait for this instance's restart."""
+
+        When other instances of the agent are live, this one leaves the shared
+        subscription first, so that its share of the requests goes to them. The last
+        one keeps its session as it is: requests sent meanwhile, and those that came
+        after the stop began (never acknowledged), wait for its restart."""
         if self._stopping:
             return
         self._stopping = True
@@ -239,26 +260,59 @@ class MeshAgent:
             self._slot.release()
 
     async def _stop(self, grace: float) -> None:
-        for task in (self._card_task, self._loop_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        if self._card_task is not None:
+            self._card_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._card_task
+        try:
+            if self.broker.connected and self._subscribed.is_set():
+                await self._hand_over()
+        except MeshUnavailable as exc:
+            log.debug("stopping: %s", exc)
+        self._taking = False  # from now on, requests are left to the session
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop_task
         if self._handlers:
             _, pending = await asyncio.wait(set(self._handlers), timeout=grace)
             for task in pending:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1)
-        if self.broker.connected:
-            with contextlib.suppress(MeshUnavailable):
-                await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
-                    {"name": self.card_name, "instance": self.instance}))
         await self.broker.close()
+
+    async def _hand_over(self) -> None:
+        """Withdraw the card; then, if another instance is live, leave the shared
+        subscription and take what the broker delivered before it was left.
+
+        The withdrawal comes back to this instance after those of the instances that
+        stopped before it (one broker, one order): so of several stopped at once, the
+        last to withdraw sees no live peer and keeps its subscription for a restart."""
+        await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
+            {"name": self.card_name, "instance": self.instance}))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._echo.wait(), _ECHO_WAIT)
+        if not self._echo.is_set():
+            return  # the order is unknown: keep the session, as the last one does
+        now = time.monotonic()
+        live = sorted(i for i, seen in self._peers.items()
+                      if now - seen <= _PEER_INTERVALS * self.settings.card_interval)
+        if not live:
+            return
+        await self.broker.unsubscribe(self.topics.shared_request(self.name, self.group))
+        # every request delivered before the unsubscription was acknowledged comes
+        # before this in the one connection's order: once it is back, all are taken
+        await self.broker.publish(self.topics.control(self.name), b"{}",
+                                  {DRAINED: self.instance})
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._drained.wait(), _ECHO_WAIT)
+        log.info("left the shared subscription to %s", ", ".join(live))
 
     async def _subscribe(self) -> None:
         await self.broker.subscribe(self.topics.shared_request(self.name, self.group),
-                                    self.topics.control(self.name))
+                                    self.topics.control(self.name),
+                                    self.topics.discovery_filter())
         self._subscribed.set()
 
     async def _serve(self) -> None:
@@ -296,15 +350,51 @@ class MeshAgent:
                 await asyncio.wait_for(self._card_now.wait(), self.settings.card_interval)
 
     def _take(self, msg: Inbound) -> None:
-        if self._stopping:
+        if msg.topic.startswith(self._discovery_prefix):
+            self.broker.ack(msg)
+            self._heard(msg)
+            return
+        control = msg.topic == self.topics.control(self.name)
+        if control and msg.properties.get(DRAINED) == self.instance:
+            self.broker.ack(msg)
+            self._drained.set()
+            return
+        if not self._taking:
             return  # not acknowledged: the broker sends it again to the resumed session
         self.broker.ack(msg)
-        control = msg.topic == self.topics.control(self.name)
         if control and msg.properties.get(FORWARDED_BY) == self.instance:
             return  # our own hand-on
         task = asyncio.create_task(self._handle(msg, forwarded=control))
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
+
+    @property
+    def _discovery_prefix(self) -> str:
+        return self.topics.discovery_filter().removesuffix("#")
+
+    def _heard(self, msg: Inbound) -> None:
+        """Keep track of the other live instances of this agent (cards, withdrawals)."""
+        if msg.topic == self.topics.withdrawals():
+            try:
+                gone = msgspec.json.decode(msg.payload)
+            except msgspec.DecodeError:
+                return
+            if not isinstance(gone, dict) or gone.get("name") != self.card_name:
+                return
+            if gone.get("instance") == self.instance:
+                self._echo.set()
+            else:
+                self._peers.pop(str(gone.get("instance")), None)
+            return
+        instance = msg.properties.get(INSTANCE)
+        if instance is None or instance == self.instance:
+            return
+        try:
+            name = msgspec.json.decode(msg.payload, type=_CardName).name
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if name == self.card_name:
+            self._peers[instance] = time.monotonic()
 
     # ------------------------------------------------------------- requests
 
