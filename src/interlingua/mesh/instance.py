@@ -53,29 +53,41 @@ def _lock_dir() -> Path:
 class Slot:
     """An instance name and the lock that holds it (``release`` on a clean stop)."""
 
-    def __init__(self, name: str, fd: int) -> None:
+    def __init__(self, name: str, fd: int, path: Path) -> None:
         self.name = name
         self._fd: int | None = fd
+        self._path = path
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
-            os.close(fd)  # closing the file drops its lock
+            # removed while still held (a process that takes the name next checks
+            # that the file it locked is still the one at the path), then unlocked
+            with contextlib.suppress(OSError):
+                self._path.unlink()
+            os.close(fd)
 
 
 def _hold(broker: MeshURL, namespace: str, agent: str, name: str) -> Slot | None:
     key = f"{broker.host}:{broker.port}|{namespace}|{agent}|{name}".encode()
     path = _lock_dir() / (hashlib.sha256(key).hexdigest()[:32] + ".lock")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except PermissionError:
-        fd = os.open(path, os.O_RDONLY)  # made by another user: a read is enough to lock
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return Slot(name, fd)
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:
+            fd = os.open(path, os.O_RDONLY)  # made by another user: a read is enough to lock
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(fd).st_ino:
+            return Slot(name, fd, path)
+        os.close(fd)  # removed by its last holder after it was opened: try the new one
 
 
 def claim(broker: MeshURL, namespace: str, agent: str, instance: str | None) -> Slot:
