@@ -862,15 +862,17 @@ class _Progress:
 
 
 async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bool,
-                       url: str, progress: _Progress) -> TaskState | None:
-    """Print a stream as it arrives: each event's raw JSON on a line, or for people."""
+                       url: str, progress: _Progress,
+                       name_the_task: bool = False) -> TaskState | None:
+    """Print a stream as it arrives: each event's raw JSON on a line, or for people
+    (``name_the_task``: a send's stream, whose first lines name its task)."""
     async with contextlib.aclosing(events):
         if as_json:
             async for event in events:
                 progress.see(event)
                 click.echo(event.raw.decode("utf-8", "replace"))
             return progress.state
-        printer = output.StreamPrinter(output.console(), url=url)
+        printer = output.StreamPrinter(output.console(), url=url, name_the_task=name_the_task)
         try:
             async for event in events:
                 progress.see(event)
@@ -908,7 +910,8 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
     async def work(client: Client) -> TaskState | None:
         events = client.stream(text, task_id=task_id, context_id=context_id, data=data,
                                files=files, history_length=history_length)
-        return await _show_stream(events, as_json=as_json, url=url, progress=progress)
+        return await _show_stream(events, as_json=as_json, url=url, progress=progress,
+                                  name_the_task=True)
 
     _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
                    as_json=as_json, work=work, on_interrupt=progress.resume_hint))

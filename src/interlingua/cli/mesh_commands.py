@@ -78,11 +78,16 @@ def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: b
                    "sqlite:///DIR for one SQLite file per agent in DIR.")
 @click.option("--gateway-id", default=None, callback=check_level, metavar="NAME",
               help="This gateway's name in its reply topics [default: random].")
+@click.option("--warmup", type=click.FloatRange(0, 3600), default=10.0, show_default=True,
+              metavar="SECONDS",
+              help="After the start, an agent not heard yet is answered 503 with Retry-After "
+                   "(not 404) for this long: the agents' card interval.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
 def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, store: str,
-                    gateway_id: str | None, log_level: str, as_json: bool) -> None:
+                    gateway_id: str | None, warmup: float, log_level: str,
+                    as_json: bool) -> None:
     """Serve every agent heard on a mesh as an A2A agent over HTTP, at /agents/NAME/."""
     import uvicorn
 
@@ -107,7 +112,7 @@ def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, 
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise click.exceptions.Exit(2) from None
-    gateway = Gateway(url, namespace, store=store, gateway_id=gateway_id)
+    gateway = Gateway(url, namespace, store=store, gateway_id=gateway_id, warmup=warmup)
     bound = sock.getsockname()[1]
     base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
     info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,

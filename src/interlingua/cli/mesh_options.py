@@ -50,7 +50,10 @@ def mesh_serve_options(f: F) -> F:
                           "a topic level cannot hold as _]."),
         click.option("--mesh-instance", default=None, callback=check_level, metavar="NAME",
                      help="This instance's name (its client id is NS-AGENT-NAME); the same name "
-                          "on a restart resumes the session the broker kept [default: random]."),
+                          "on a restart resumes the session the broker kept, with the requests "
+                          "queued for it. Refused while another process of this host holds it "
+                          "[default: HOST-N, the lowest N no live instance of the agent on this "
+                          "host holds]."),
         click.option("--mesh-group", default=None, callback=check_level, metavar="NAME",
                      help="The shared subscription group of the agent's instances "
                           "[default: the agent's name]."),

@@ -314,7 +314,8 @@ class StreamPrinter:
     as it comes (appended chunks run on in one line), and, on a terminal, a
     spinner while the agent works and nothing is being written."""
 
-    def __init__(self, out: Console, *, url: str | None = None) -> None:
+    def __init__(self, out: Console, *, url: str | None = None,
+                 name_the_task: bool = False) -> None:
         self.out = out
         self.url = url
         self._spinner: Status | None = None
@@ -324,6 +325,9 @@ class StreamPrinter:
         self._names: dict[str, str] = {}
         self._last_status: tuple[TaskState, str | None] | None = None
         self._final: StreamEvent | None = None
+        #: whether the task's id is still to be shown: the stream of a send begins with
+        #: the Task over HTTP, and with a status update on the mesh
+        self._task_shown = not name_the_task
 
     def show(self, event: StreamEvent) -> None:
         self._pause()
@@ -357,6 +361,7 @@ class StreamPrinter:
 
     def _task(self, task: Task) -> None:
         self._end_line()
+        self._task_shown = True
         self.out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
         self.out.print(Text("  context: ", style="dim") + Text(task.context_id))
         self._last_status = (task.status.state, _message_id(task.status.message))
@@ -369,6 +374,17 @@ class StreamPrinter:
 
     def _status(self, update: StatusUpdate) -> None:
         status = update.status
+        if not self._task_shown:
+            # the first word of a stream names the task, as a Task snapshot does
+            self._task_shown = True
+            self._end_line()
+            self.out.print(_label("Task ") + Text(update.task_id) + Text("  ")
+                           + _state(status.state))
+            self.out.print(Text("  context: ", style="dim") + Text(update.context_id))
+            self._last_status = (status.state, _message_id(status.message))
+            if status.message is not None and status.message.parts:
+                _print_parts(self.out, status.message.parts, 2)
+            return
         key = (status.state, _message_id(status.message))
         if key == self._last_status:
             return  # nothing new to say

@@ -5,6 +5,10 @@ A card is looked up at ``/.well-known/agent-card.json`` (v0.3+) and then at
 given. A card with ``supportedInterfaces`` is read as v1.0 (the hybrid cards
 of v1.0 servers carry the v0.3 fields too); anything else as v0.2/v0.3.
 
+A place that answers 503 with ``Retry-After`` (a server starting, such as a
+gateway that has not heard the mesh for long enough yet) is asked again after
+that many seconds, while the client's timeout allows.
+
 From the card come the *endpoints*: (dialect, URL, binding) triples in the
 order to try them, for the bindings the client speaks. A v1.0 interface
 wins, a v0.x one comes next; within a version, the card's order decides.
@@ -12,6 +16,8 @@ wins, a v0.x one comes next; within a version, the card's order decides.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from urllib.parse import urljoin, urlsplit
 
@@ -20,7 +26,7 @@ import msgspec
 from ..core.errors import A2AError
 from ..core.model import AgentCard
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
-from .transport import Transport
+from .transport import DEFAULT_TIMEOUT, HTTPReply, Transport
 
 __all__ = [
     "WELL_KNOWN_PATHS",
@@ -187,13 +193,21 @@ async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str])
     invalid: InvalidCard | None = None
     refused: BadResponse | None = None
     get_headers = {"Accept": "application/json", **headers}
+    timeout = getattr(transport, "timeout", DEFAULT_TIMEOUT)
+    deadline = time.monotonic() + (DEFAULT_TIMEOUT if timeout is None else timeout)
     for candidate in card_urls(url):
         reply = await transport.get(candidate, get_headers)
+        while reply.status == 503 and (wait := _retry_after(reply)) is not None \
+                and time.monotonic() + wait < deadline:
+            await asyncio.sleep(wait)  # "not yet": asked again as the server says
+            reply = await transport.get(candidate, get_headers)
         if not reply.ok:
-            tried.append(f"{candidate}: HTTP {reply.status}")
+            said = server_text(reply)
+            tried.append(f"{candidate}: HTTP {reply.status}{said}")
             if reply.status not in _ABSENT and refused is None:
                 refused = BadResponse(
-                    f"{candidate} answered HTTP {reply.status} to a request for the agent card",
+                    f"{candidate} answered HTTP {reply.status} to a request for the agent "
+                    f"card{said}",
                     status=reply.status,
                 )
             continue
@@ -210,6 +224,40 @@ async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str])
     if refused is not None:
         raise refused
     raise CardNotFound(f"no agent card found ({'; '.join(tried)})")
+
+
+def _retry_after(reply: HTTPReply) -> float | None:
+    """The seconds of a ``Retry-After`` header (None: none, or an HTTP date)."""
+    value = reply.headers.get("retry-after", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < 86400 else None
+
+
+def server_text(reply: HTTPReply, limit: int = 300) -> str:
+    """``": <what the server said>"`` for a refusal: the message of a JSON error
+    body (``{"error": {"message"}}``, ``{"message"}``, ``{"detail"}``), else the
+    start of the body as text; empty when it said nothing."""
+    text = ""
+    try:
+        doc = _json.decode(reply.content)
+    except msgspec.DecodeError:
+        doc = None
+    if isinstance(doc, dict):
+        error = doc.get("error")
+        for value in (error.get("message") if isinstance(error, dict) else error,
+                      doc.get("message"), doc.get("detail"), doc.get("title")):
+            if isinstance(value, str) and value.strip():
+                text = value
+                break
+    if not text and doc is None:
+        text = reply.content[:limit].decode("utf-8", "replace")
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return f": {text}" if text else ""
 
 
 # statuses that mean "no card here" rather than "a card you may not read"

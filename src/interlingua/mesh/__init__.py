@@ -20,24 +20,31 @@ def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None
     """Put the agent served by ``app`` (from ``create_app``) on the mesh for as long
     as the app runs: its lifespan connects after the engine starts and
     disconnects before it stops. ``app.state.mesh`` is the ``MeshAgent``. With
-    ``settings.http`` False the card it publishes names its mesh address, not HTTP."""
+    ``settings.http`` False the card it publishes names its mesh address, not HTTP.
+    ``InstanceTaken`` (a ``ValueError``) when another live process of this host
+    holds the instance name (mesh/instance.py)."""
+    from .agent import MeshAgent
+
     inner: Callable[[Any], AbstractAsyncContextManager[None]] = app.router.lifespan_context
+    server = app.state.a2a
+    on_mesh = name or mesh_name(server.agent.name)
+
+    def card() -> bytes:
+        if settings.http:
+            return bytes(server.card_bytes)
+        from .card import mesh_address, mesh_only_card
+
+        return mesh_only_card(server, mesh_address(settings.broker_url(),
+                                                   settings.namespace, on_mesh))
+
+    # made before the engine starts: the tasks its start-up ends for a process gone
+    # are told of on the mesh once connected; and here, not when the app starts, so
+    # that an instance name already held is refused before anything is served
+    agent = MeshAgent(app.state.door, card(), on_mesh, settings)
 
     @asynccontextmanager
     async def lifespan(host: Any) -> AsyncIterator[None]:
-        from .agent import MeshAgent
-
-        server = app.state.a2a
-        on_mesh = name or mesh_name(server.agent.name)
-        card = server.card_bytes
-        if not settings.http:
-            from .card import mesh_address, mesh_only_card
-
-            card = mesh_only_card(server, mesh_address(settings.broker_url(),
-                                                       settings.namespace, on_mesh))
-        # made before the engine starts: the tasks its start-up ends for a process
-        # gone are told of on the mesh once connected
-        agent = MeshAgent(app.state.door, card, on_mesh, settings)
+        agent.card = card()  # as rendered now (the listeners' ports are known)
         async with inner(host):
             await agent.start()
             app.state.mesh = agent

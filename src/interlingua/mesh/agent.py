@@ -38,8 +38,6 @@ import asyncio
 import base64
 import contextlib
 import logging
-import os
-import secrets
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -58,10 +56,11 @@ from ..server.sse_writer import encoded_item
 from ..server.streams import Entry, Lagged, Stream, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
+from .instance import claim
 from .settings import MeshSettings
-from .topics import Topics, check_name
+from .topics import Topics, check_name, topic_problem
 
-__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "instance_id"]
+__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -74,12 +73,13 @@ FORWARDED_BY = "a2aForwardedBy"
 INSTANCE = "a2aInstance"
 #: the metadata key of a stored user message that holds its send's reply route
 REPLY_ROUTE = "interlingua_mesh_reply"
-
-
-def instance_id() -> str:
-    """A fresh instance name: host, process and a little randomness."""
-    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.uname().nodename)[:32]
-    return f"{host or 'host'}-{os.getpid()}-{secrets.token_hex(2)}"
+#: the user property of the message a stopping instance sends itself on the control
+#: topic: once it comes back, every request delivered before it has been taken
+DRAINED = "a2aDrained"
+#: a peer is live while its cards come at most this many card intervals apart
+_PEER_INTERVALS = 3
+#: seconds a stopping instance waits for its own withdrawal, or its marker, to come back
+_ECHO_WAIT = 2.0
 
 
 @dataclass
@@ -99,6 +99,30 @@ class Reply:
             topics.client_response(client_id) if client_id else None)
         return cls(topic=topic, status=props.get("a2aStatusTopic") or None,
                    client_id=client_id, correlation=msg.correlation)
+
+    @staticmethod
+    def problem(msg: Inbound) -> str | None:
+        """Why the answers to ``msg`` could not all be published where it says
+        (None: they can), found before anything of it runs."""
+        props = msg.properties
+        for what, value in (("replyTo", props.get("replyTo")),
+                            ("the response topic", msg.response_topic),
+                            ("a2aStatusTopic", props.get("a2aStatusTopic")),
+                            ("clientId", props.get("clientId"))):
+            if value and (why := topic_problem(value)) is not None:
+                return f"{what} {value!r} {why}"
+        return None
+
+    @staticmethod
+    def error_topic(msg: Inbound, topics: Topics) -> str | None:
+        """A topic the refusal of ``msg`` can go to: the first of its reply topics
+        that can be published to (None: none)."""
+        client_id = msg.properties.get("clientId")
+        for topic in (msg.properties.get("replyTo"), msg.response_topic,
+                      topics.client_response(client_id) if client_id else None):
+            if topic and topic_problem(topic) is None:
+                return topic
+        return None
 
     def status_topic(self, topics: Topics, task_id: str) -> str | None:
         if self.status:
@@ -131,6 +155,10 @@ class Reply:
                     client_id=client_id if isinstance(client_id, str) else None,
                     correlation=data)
         return reply, route.get("id"), route.get("streaming") is True
+
+
+class _CardName(msgspec.Struct):
+    name: str
 
 
 def _success(rid: Any, result: bytes) -> bytes:
@@ -177,15 +205,29 @@ class MeshAgent:
         self.card_name: str = msgspec.json.decode(card).get("name", name)
         self.settings = settings
         self.topics = Topics(check_name("namespace", settings.namespace))
-        self.instance = check_name("instance", settings.instance or instance_id())
+        if settings.instance is not None:
+            check_name("instance", settings.instance)
+        # a name that is the same on every start (mesh/instance.py), held while this runs
+        self._slot = claim(settings.broker_url(), settings.namespace, self.name,
+                           settings.instance)
+        self.instance = check_name("instance", self._slot.name)
         self.client_id = f"{settings.namespace}-{self.name}-{self.instance}"
         self.group = check_name("group", settings.group or self.name)
+        # a request is acknowledged when it is taken: one that arrives while this
+        # instance stops is left unacknowledged, for the session's next holder
         self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
-                             session_expiry=settings.session_expiry)
+                             session_expiry=settings.session_expiry, manual_ack=True)
         self._loop_task: asyncio.Task[None] | None = None
         self._card_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: whether requests are taken (and acknowledged); not once a stop has decided
+        #: to leave them to the session
+        self._taking = True
+        #: the other live instances of this agent: instance -> when its card was heard
+        self._peers: dict[str, float] = {}
+        self._echo = asyncio.Event()
+        self._drained = asyncio.Event()
         #: set while the request and control topics are subscribed on the connection
         self._subscribed = asyncio.Event()
         self._card_now = asyncio.Event()
@@ -209,30 +251,73 @@ class MeshAgent:
 
     async def stop(self, grace: float = 5.0) -> None:
         """Withdraw the card, let requests in hand finish (up to ``grace`` s), disconnect.
-        The broker keeps the session: requests sent meanwhile wait for this instance."""
+
+        When other instances of the agent are live, this one leaves the shared
+        subscription first, so that its share of the requests goes to them. The last
+        one keeps its session as it is: requests sent meanwhile, and those that came
+        after the stop began (never acknowledged), wait for its restart."""
         if self._stopping:
             return
         self._stopping = True
-        for task in (self._card_task, self._loop_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        try:
+            await self._stop(grace)
+        finally:
+            self._slot.release()
+
+    async def _stop(self, grace: float) -> None:
+        if self._card_task is not None:
+            self._card_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._card_task
+        try:
+            if self.broker.connected and self._subscribed.is_set():
+                await self._hand_over()
+        except MeshUnavailable as exc:
+            log.debug("stopping: %s", exc)
+        self._taking = False  # from now on, requests are left to the session
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop_task
         if self._handlers:
             _, pending = await asyncio.wait(set(self._handlers), timeout=grace)
             for task in pending:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=1)
-        if self.broker.connected:
-            with contextlib.suppress(MeshUnavailable):
-                await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
-                    {"name": self.card_name, "instance": self.instance}))
         await self.broker.close()
+
+    async def _hand_over(self) -> None:
+        """Withdraw the card; then, if another instance is live, leave the shared
+        subscription and take what the broker delivered before it was left.
+
+        The withdrawal comes back to this instance after those of the instances that
+        stopped before it (one broker, one order): so of several stopped at once, the
+        last to withdraw sees no live peer and keeps its subscription for a restart."""
+        await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
+            {"name": self.card_name, "instance": self.instance}))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._echo.wait(), _ECHO_WAIT)
+        if not self._echo.is_set():
+            return  # the order is unknown: keep the session, as the last one does
+        now = time.monotonic()
+        live = sorted(i for i, seen in self._peers.items()
+                      if now - seen <= _PEER_INTERVALS * self.settings.card_interval)
+        if not live:
+            return
+        await self.broker.unsubscribe(self.topics.shared_request(self.name, self.group))
+        # every request delivered before the unsubscription was acknowledged comes
+        # before this in the one connection's order: once it is back, all are taken
+        await self.broker.publish(self.topics.control(self.name), b"{}",
+                                  {DRAINED: self.instance})
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._drained.wait(), _ECHO_WAIT)
+        log.info("left the shared subscription to %s", ", ".join(live))
 
     async def _subscribe(self) -> None:
         await self.broker.subscribe(self.topics.shared_request(self.name, self.group),
-                                    self.topics.control(self.name))
+                                    self.topics.control(self.name),
+                                    self.topics.discovery_filter())
         self._subscribed.set()
 
     async def _serve(self) -> None:
@@ -270,18 +355,59 @@ class MeshAgent:
                 await asyncio.wait_for(self._card_now.wait(), self.settings.card_interval)
 
     def _take(self, msg: Inbound) -> None:
+        if msg.topic.startswith(self._discovery_prefix):
+            self.broker.ack(msg)
+            self._heard(msg)
+            return
         control = msg.topic == self.topics.control(self.name)
+        if control and msg.properties.get(DRAINED) == self.instance:
+            self.broker.ack(msg)
+            self._drained.set()
+            return
+        if not self._taking:
+            return  # not acknowledged: the broker sends it again to the resumed session
+        self.broker.ack(msg)
         if control and msg.properties.get(FORWARDED_BY) == self.instance:
             return  # our own hand-on
         task = asyncio.create_task(self._handle(msg, forwarded=control))
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
 
+    @property
+    def _discovery_prefix(self) -> str:
+        return self.topics.discovery_filter().removesuffix("#")
+
+    def _heard(self, msg: Inbound) -> None:
+        """Keep track of the other live instances of this agent (cards, withdrawals)."""
+        if msg.topic == self.topics.withdrawals():
+            try:
+                gone = msgspec.json.decode(msg.payload)
+            except msgspec.DecodeError:
+                return
+            if not isinstance(gone, dict) or gone.get("name") != self.card_name:
+                return
+            if gone.get("instance") == self.instance:
+                self._echo.set()
+            else:
+                self._peers.pop(str(gone.get("instance")), None)
+            return
+        instance = msg.properties.get(INSTANCE)
+        if instance is None or instance == self.instance:
+            return
+        try:
+            name = msgspec.json.decode(msg.payload, type=_CardName).name
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if name == self.card_name:
+            self._peers[instance] = time.monotonic()
+
     # ------------------------------------------------------------- requests
 
     async def _publish(self, topic: str, payload: bytes, reply: Reply) -> None:
         try:
             await self.broker.publish(topic, payload, correlation=reply.correlation)
+        except ValueError as exc:  # a topic no publish can have: checked on receipt
+            log.warning("an answer to %r was not published: %s", topic, exc)
         except MeshUnavailable as exc:
             # while disconnected the loss of the connection was said once already
             log.log(logging.WARNING if self.broker.connected else logging.DEBUG,
@@ -296,6 +422,14 @@ class MeshAgent:
 
     async def _handle(self, msg: Inbound, *, forwarded: bool) -> None:
         reply = Reply.of(msg, self.topics)
+        # a request whose answers cannot all be published is refused before it runs
+        unroutable = Reply.problem(msg)
+        if unroutable is not None:
+            reply.topic = Reply.error_topic(msg, self.topics)
+            if reply.topic is None:
+                log.warning("a request on %s is dropped: %s, and no reply topic can take "
+                            "the refusal", msg.topic, unroutable)
+                return
         rid: Any = None
         try:
             try:
@@ -311,6 +445,8 @@ class MeshAgent:
             rid = parsed.id
             if not parsed.has_id:
                 reply.topic = None  # a notification: nothing is answered
+            if unroutable is not None:
+                raise InvalidRequest(f"Invalid Request: {unroutable}")
             await self._dispatch(parsed, msg, reply, forwarded)
         except A2AError as exc:
             if not forwarded:
@@ -343,7 +479,11 @@ class MeshAgent:
         info = await self._request(msg, streaming)
         if isinstance(call, SendMessage):
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
-                # SAM's requesters name the task: the request id is its id
+                # SAM's requesters name the task: the request id is its id, and the
+                # id names the topics of its updates
+                if (why := topic_problem(req.id)) is not None:
+                    raise InvalidRequest(f"Invalid Request: the id of a send names its task "
+                                         f"(and topics): {req.id!r} {why}")
                 call.client_task_id = req.id
             # kept with the task, for whichever instance ends it (and never the
             # requester's own: only this binding says where answers go)
@@ -353,10 +493,12 @@ class MeshAgent:
                 metadata[REPLY_ROUTE] = reply.route(req.id, streaming)
             call.message.metadata = metadata or None
             if streaming:
+                self._check_status_topic(reply, call.message.task_id or call.client_task_id)
                 stream = await self.door.stream(call, info)
                 await self._pump(stream, info, req.id, reply)
                 return
         if isinstance(call, SubscribeToTask):
+            self._check_status_topic(reply, call.id)
             stream = await self.door.stream(call, info)
             await self._pump(stream, info, req.id, reply, task_id=call.id)
             return
@@ -371,6 +513,12 @@ class MeshAgent:
         if reply.topic is not None:
             await self._publish(reply.topic, _success(req.id, codec.encode_result(call, result)),
                                 reply)
+
+    def _check_status_topic(self, reply: Reply, task_id: str | None) -> None:
+        """Refuse a stream whose updates' topic (it names the task) cannot be published."""
+        topic = reply.status_topic(self.topics, task_id) if task_id else None
+        if topic is not None and (why := topic_problem(topic)) is not None:
+            raise InvalidRequest(f"Invalid Request: the status topic {topic!r} {why}")
 
     async def _hand_on(self, call: CancelTask, info: RequestInfo, msg: Inbound) -> bool:
         """Hand a cancel to the instance that runs the task; True once one has taken

@@ -35,6 +35,9 @@ class Inbound:
     properties: dict[str, str] = field(default_factory=dict)
     response_topic: str | None = None
     correlation: bytes | None = None
+    #: the packet id and QoS it came with (what ``Broker.ack`` acknowledges)
+    mid: int = 0
+    qos: int = 0
 
 
 def encode_properties(values: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -50,15 +53,19 @@ def encode_properties(values: Mapping[str, Any]) -> list[tuple[str, str]]:
 class Broker:
     """One MQTT 5 connection. ``session_expiry`` > 0 with ``clean_start=False``
     keeps the session (subscriptions and queued QoS 1 messages) on the broker
-    while the client is away, for that many seconds."""
+    while the client is away, for that many seconds. With ``manual_ack`` a QoS 1
+    message is acknowledged only by ``ack``: one never acknowledged is sent again
+    when the session is resumed (what a stopping instance leaves for its restart)."""
 
     def __init__(self, url: MeshURL, client_id: str, *, clean_start: bool = True,
-                 session_expiry: int = 0, keepalive: int = 30) -> None:
+                 session_expiry: int = 0, keepalive: int = 30,
+                 manual_ack: bool = False) -> None:
         self.url = url
         self.client_id = client_id
         self.clean_start = clean_start
         self.session_expiry = session_expiry
         self.keepalive = keepalive
+        self.manual_ack = manual_ack
         #: the aiomqtt client of the current (or last) connection
         self._aio: Any = None
         #: the same, while connected
@@ -92,6 +99,8 @@ class Broker:
         )
         # updates of a stream are published without waiting for each one's ack
         client.pending_calls_threshold = 1000
+        if self.manual_ack:
+            client._client.manual_ack_set(True)
         return client
 
     async def connect(self) -> None:
@@ -151,6 +160,12 @@ class Broker:
                 await client.unsubscribe(topic)
         except aiomqtt.MqttError as exc:
             raise MeshUnavailable(f"unsubscribing at {self.url.broker}: {exc}") from None
+
+    def ack(self, msg: Inbound) -> None:
+        """Acknowledge ``msg`` (with ``manual_ack``; a no-op for QoS 0, or once the
+        connection it came on is gone: the broker sends it again)."""
+        if self.manual_ack and msg.qos > 0 and self._client is not None:
+            self._client._client.ack(msg.mid, msg.qos)
 
     async def publish(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
                       *, response_topic: str | None = None, correlation: bytes | None = None,
@@ -215,4 +230,5 @@ def _inbound(message: Any) -> Inbound:
             props[key] = value
         response_topic = getattr(p, "ResponseTopic", None) or None
         correlation = getattr(p, "CorrelationData", None)
-    return Inbound(message.topic.value, payload, props, response_topic, correlation)
+    return Inbound(message.topic.value, payload, props, response_topic, correlation,
+                   mid=message.mid, qos=message.qos)

@@ -16,6 +16,7 @@ import msgspec
 
 from ..core.model import AgentInterface
 from ..server.card import card_document
+from .codec import MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .topics import MeshURL
 
 if TYPE_CHECKING:
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MQTT_BINDING", "mesh_address", "mesh_only_card"]
 
-#: the binding name of a mesh interface (the payloads are SAM's JSON-RPC, v0.3's family)
-MQTT_BINDING = "MQTT"
 
 
 def mesh_address(url: MeshURL, namespace: str, agent: str) -> str:
@@ -36,7 +35,7 @@ def mesh_only_card(server: A2AServer, address: str) -> bytes:
     """``server``'s card with the mesh address as its only interface.
     Push notifications are not offered: the mesh has no calls to register them."""
     card = server.agent.card([AgentInterface(url=address, binding=MQTT_BINDING,
-                                             protocol_version="0.3")])
+                                             protocol_version=MESH_PROTOCOL_VERSION)])
     card = msgspec.structs.replace(card, capabilities=msgspec.structs.replace(
         card.capabilities, push_notifications=False))
     security = server.security

@@ -28,7 +28,7 @@ from typing import Any, Self
 
 import msgspec
 
-from ..client.card import parse_card
+from ..client.card import Endpoint, parse_card
 from ..client.errors import AgentTimeout, AgentUnreachable, BadResponse, DialectMismatch
 from ..client.messages import make_message
 from ..client.stream import StreamEvent
@@ -46,7 +46,7 @@ from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfi
 from ..core.parts import new_id
 from ..observability.propagation import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
-from .codec import MESH_CODEC
+from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .topics import MeshURL, Topics, parse_mesh_url
 
 __all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
@@ -299,9 +299,11 @@ class MeshClient:
         return self.topics.discovery()
 
     @property
-    def endpoints(self) -> list[Any]:
-        """The HTTP endpoints a card names are not this client's: none."""
-        return []
+    def endpoints(self) -> list[Endpoint]:
+        """Where this client's calls go: the agent on the mesh, in SAM's JSON-RPC (of
+        v0.3's family, as a mesh-only card's ``MQTT`` interface says), whatever
+        HTTP interfaces its card names."""
+        return [Endpoint(MESH_PROTOCOL_VERSION, self.url, MQTT_BINDING)]
 
     async def get_card(self) -> AgentCard:
         """The agent's card as it next publishes it on the discovery topic."""

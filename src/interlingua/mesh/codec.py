@@ -13,7 +13,12 @@ from ..core.dialects._family_wire import Variant, Wire, build_wire
 from ..core.dialects.sam import VARIANT as SAM_VARIANT
 from ..core.dialects.sam import SAMCodec
 
-__all__ = ["MESH_CODEC", "MeshCodec"]
+__all__ = ["MESH_CODEC", "MESH_PROTOCOL_VERSION", "MQTT_BINDING", "MeshCodec"]
+
+#: the binding name of a mesh interface on a card (ours: A2A defines no MQTT binding)
+MQTT_BINDING = "MQTT"
+#: its protocol version: the payloads are SAM's JSON-RPC, of v0.3's family
+MESH_PROTOCOL_VERSION = "0.3"
 
 VARIANT = dataclasses.replace(
     SAM_VARIANT,

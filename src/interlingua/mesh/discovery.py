@@ -22,10 +22,12 @@ import msgspec
 from .broker import Broker, Inbound, MeshUnavailable
 from .topics import MeshURL, Topics
 
-__all__ = ["DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "list_agents"]
+__all__ = ["CARD_INTERVAL", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "list_agents"]
 
 log = logging.getLogger("interlingua.mesh")
 
+#: how often an agent publishes its card by default (seconds)
+CARD_INTERVAL = 10.0
 DEFAULT_TTL = 60.0
 INSTANCE = "a2aInstance"
 

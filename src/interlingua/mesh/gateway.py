@@ -18,13 +18,19 @@ the mesh as ``tasks/cancel``; a task canceled on the mesh is canceled here.
 
 Answers come back on ``{ns}/a2a/v1/gateway/response/{gateway}/{task}`` and
 ``{ns}/a2a/v1/gateway/status/{gateway}/{task}``, matched to the turn by id.
+
+A gateway knows an agent from its card, which comes every ten seconds: until it
+has listened for one such period (``warmup``), an agent not heard yet may well
+be there, and its URLs answer 503 with ``Retry-After`` rather than 404.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import secrets
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -43,7 +49,7 @@ from ..server.app import create_app
 from ..server.context import Context
 from .client import Requester
 from .codec import MESH_CODEC
-from .discovery import DEFAULT_TTL, Discovery, LiveAgent
+from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .topics import MeshURL, Topics, check_name, mesh_name
 
 __all__ = ["Gateway"]
@@ -60,17 +66,22 @@ class Gateway:
 
     ``store``: where each agent's tasks are kept: ``memory://`` (default), or
     ``sqlite:///DIR`` for one SQLite file per agent in DIR. ``gateway_id``
-    names this gateway in its reply topics (default: random).
+    names this gateway in its reply topics (default: random). ``warmup``: seconds
+    after the start during which an agent not heard yet is "not yet" (503), not
+    "not there" (404): the agents' card interval.
     """
 
     def __init__(self, url: MeshURL, namespace: str, *, store: str = "memory://",
                  gateway_id: str | None = None, ttl: float = DEFAULT_TTL,
-                 cancel_grace: float = 5.0) -> None:
+                 cancel_grace: float = 5.0, warmup: float = CARD_INTERVAL) -> None:
         self.url = url
         self.topics = topics = Topics(check_name("namespace", namespace))
         self.gateway_id = gw = check_name("gateway id", gateway_id or secrets.token_hex(6))
         self.store = store
         self.cancel_grace = cancel_grace
+        self.warmup = warmup
+        #: when the gateway began listening to the discovery topic (monotonic)
+        self._listening_since: float | None = None
         self.requester = Requester(
             url, topics, f"{namespace}-gateway-{gw}",
             reply_topic=lambda task: topics.gateway_response(gw, task),
@@ -89,6 +100,7 @@ class Gateway:
     async def start(self) -> None:
         await self.requester.ensure()
         await self.discovery.start()
+        self._listening_since = time.monotonic()
 
     async def stop(self) -> None:
         await self._stack.aclose()
@@ -123,8 +135,7 @@ class Gateway:
         name, _, _rest = path[len("/agents/"):].partition("/")
         app = await self._app_for(name)
         if app is None:
-            await _json(send, 404, {"error": {"code": 404, "message":
-                                              f"no agent {name!r} is live on the mesh"}})
+            await self._absent(name, send)
             return
         child = dict(scope)
         child["root_path"] = f"{root}/agents/{name}"
@@ -146,6 +157,21 @@ class Gateway:
                 await self.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def _absent(self, name: str, send: Send) -> None:
+        """404 for an agent not heard; 503 with ``Retry-After`` while the gateway has
+        not yet listened for a whole card interval."""
+        since = self._listening_since
+        heard_for = 0.0 if since is None else time.monotonic() - since
+        if heard_for < self.warmup:
+            wait = max(1, math.ceil(self.warmup - heard_for))
+            await _json(send, 503, {"error": {"code": 503, "message": (
+                f"the gateway has listened to the mesh for {heard_for:.1f} s and has not "
+                f"heard {name!r} yet (agents publish their cards every {self.warmup:g} s): "
+                f"try again in {wait} s")}}, [(b"retry-after", str(wait).encode())])
+            return
+        await _json(send, 404, {"error": {"code": 404, "message": (
+            f"no agent {name!r} is live on the mesh (none heard in {heard_for:.0f} s)")}})
 
     async def _list(self, scope: Scope, send: Send) -> None:
         base = _base_url(scope)
@@ -302,9 +328,11 @@ def _base_url(scope: Scope) -> str:
     return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
 
 
-async def _json(send: Send, status: int, body: Any) -> None:
+async def _json(send: Send, status: int, body: Any,
+                headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = msgspec.json.encode(body)
     await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        *(headers or [])]})
     await send({"type": "http.response.body", "body": data})
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_name",
     "mesh_name",
     "parse_mesh_url",
+    "topic_problem",
 ]
 
 DEFAULT_PORT = 1883
@@ -52,6 +53,20 @@ def check_name(kind: str, value: str) -> str:
             "'_', '-' or '.'"
         )
     return value
+
+
+def topic_problem(topic: str) -> str | None:
+    """Why ``topic`` cannot be published to (None: it can). A wildcard in a reply
+    topic a request names would otherwise fail only when the answer is published."""
+    if not topic:
+        return "is empty"
+    if "+" in topic or "#" in topic:
+        return "holds an MQTT wildcard (+ or #)"
+    if "\x00" in topic:
+        return "holds a NUL character"
+    if len(topic.encode("utf-8", "surrogatepass")) > 65535:
+        return "is longer than 65535 bytes"
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,108 @@
+"""The name of an agent instance on the mesh, held for as long as the process runs.
+
+An instance's MQTT client id is ``{ns}-{agent}-{instance}`` and its session is
+persistent: a restart under the same name resumes the session the broker kept,
+with the requests queued for it meanwhile. So the default name must be the same
+on every start, and two live instances must never share one: two connections
+with one client id take the session from each other in turn.
+
+The default is ``{host}-{slot}``: the lowest slot (0, 1, …) that no live process
+of this host holds for the same broker, namespace and agent. A slot is held by an
+exclusive ``flock`` on a file in the temporary directory, which the kernel
+releases when the process ends, however it ends (a ``kill -9`` too). An instance
+alone on its host is always ``{host}-0``; of two, a restarted one takes the slot
+the other does not hold. A name given with ``--mesh-instance`` is held the same
+way, and refused while a live process of this host holds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from .topics import MeshURL
+
+__all__ = ["InstanceTaken", "Slot", "claim", "host_name"]
+
+#: slots tried before giving up (one per live instance of the agent on this host)
+_SLOTS = 1000
+
+
+class InstanceTaken(ValueError):
+    """Another live process of this host holds the instance name."""
+
+
+def host_name() -> str:
+    """This host's name as part of a topic level."""
+    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.uname().nodename)
+    return host[:48] or "host"
+
+
+def _lock_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / "interlingua-mesh"
+    path.mkdir(mode=0o1777, exist_ok=True)
+    with contextlib.suppress(OSError):  # another user's directory: theirs to set
+        path.chmod(0o1777)  # every user of the host shares the slots
+    return path
+
+
+class Slot:
+    """An instance name and the lock that holds it (``release`` on a clean stop)."""
+
+    def __init__(self, name: str, fd: int, path: Path) -> None:
+        self.name = name
+        self._fd: int | None = fd
+        self._path = path
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            # removed while still held (a process that takes the name next checks
+            # that the file it locked is still the one at the path), then unlocked
+            with contextlib.suppress(OSError):
+                self._path.unlink()
+            os.close(fd)
+
+
+def _hold(broker: MeshURL, namespace: str, agent: str, name: str) -> Slot | None:
+    key = f"{broker.host}:{broker.port}|{namespace}|{agent}|{name}".encode()
+    path = _lock_dir() / (hashlib.sha256(key).hexdigest()[:32] + ".lock")
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:
+            fd = os.open(path, os.O_RDONLY)  # made by another user: a read is enough to lock
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(fd).st_ino:
+            return Slot(name, fd, path)
+        os.close(fd)  # removed by its last holder after it was opened: try the new one
+
+
+def claim(broker: MeshURL, namespace: str, agent: str, instance: str | None) -> Slot:
+    """Hold ``instance`` (or, if None, this host's lowest free ``{host}-{slot}``) for this
+    process; ``InstanceTaken`` when a live process of this host holds the name given."""
+    if instance is not None:
+        slot = _hold(broker, namespace, agent, instance)
+        if slot is None:
+            raise InstanceTaken(
+                f"instance {instance!r} of {agent!r} (namespace {namespace}) is already running "
+                "on this host: give each instance a --mesh-instance of its own, or none")
+        return slot
+    host = host_name()
+    for n in range(_SLOTS):
+        slot = _hold(broker, namespace, agent, f"{host}-{n}")
+        if slot is not None:
+            return slot
+    raise InstanceTaken(f"{_SLOTS} instances of {agent!r} already run on this host")

@@ -1,0 +1,205 @@
+"""Restarts of ``interlingua serve --mesh`` processes: the default instance name is
+the same on every start, so the broker session it left (and what was queued in it)
+is resumed, and no request is left waiting for a session nobody comes back to."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from interlingua.client.stream import StreamEvent
+from interlingua.core.model import StatusUpdate, Task, TaskState
+from interlingua.mesh.client import MeshClient
+from interlingua.mesh.instance import host_name
+
+from .helpers import BROKER, Peer, stop_child
+
+pytestmark = pytest.mark.timeout(120)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(sys.executable).with_name("interlingua")
+
+
+def _start(ns: str, *options: str, agent: str = "examples/echo.py") -> subprocess.Popen[str]:
+    """A mesh-only agent with the default instance name; returned once it is on the
+    mesh (its JSON line is printed when its request topic is subscribed)."""
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", agent, "--store", "memory://", "--json",
+         "--log-level", "warning", "--drain-seconds", "0", "--no-http",
+         "--mesh", BROKER, "--namespace", ns, "--mesh-session-expiry", "60", *options],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, proc.communicate()
+    assert "request_topic" in json.loads(line)
+    return proc
+
+
+def _end(proc: subprocess.Popen[str], how: str) -> None:
+    """SIGTERM (a clean stop) or SIGKILL, and wait for the process to be gone."""
+    if how == "term":
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    else:
+        proc.kill()
+        proc.wait(20)
+    proc.communicate()
+
+
+async def _answered(client: MeshClient, sends: list[asyncio.Task[object]]) -> int:
+    done = await asyncio.gather(*sends, return_exceptions=True)
+    return sum(isinstance(d, Task) and d.status.state is TaskState.COMPLETED for d in done)
+
+
+def _burst(client: MeshClient, tag: str, n: int = 20) -> list[asyncio.Task[object]]:
+    return [asyncio.create_task(client.send(f"{tag}-{i}")) for i in range(n)]
+
+
+@pytest.mark.parametrize("how", ["term", "kill"])
+async def test_every_request_after_each_of_five_restarts_is_answered(ns: str, how: str) -> None:
+    proc = _start(ns)
+    try:
+        async with MeshClient(f"{BROKER}/{ns}/Echo", timeout=15) as client:
+            assert await _answered(client, _burst(client, "fresh")) == 20
+            counts = []
+            for n in range(5):
+                _end(proc, how)
+                proc = _start(ns)
+                counts.append(await _answered(client, _burst(client, f"r{n}")))
+            assert counts == [20] * 5
+    finally:
+        stop_child(proc)
+
+
+@pytest.mark.parametrize("how", ["term", "kill"])
+async def test_every_request_published_during_a_five_second_outage_is_answered(
+        ns: str, how: str) -> None:
+    proc = _start(ns)
+    try:
+        async with MeshClient(f"{BROKER}/{ns}/Echo", timeout=40) as client:
+            assert await _answered(client, _burst(client, "before")) == 20
+            _end(proc, how)
+            sends = _burst(client, "away")
+            await asyncio.sleep(5)  # the outage: the requests wait in the broker's session
+            proc = _start(ns)
+            assert await _answered(client, sends) == 20
+    finally:
+        stop_child(proc)
+
+
+async def test_requests_that_arrive_while_an_instance_stops_are_left_for_its_restart(
+        ns: str) -> None:
+    """A clean stop lets a running turn finish; requests the broker hands the
+    instance meanwhile are not taken (nor acknowledged), and its restart answers them."""
+    proc = _start(ns, agent="tests/mesh/slow_agent.py")
+    try:
+        async with MeshClient(f"{BROKER}/{ns}/Slow", timeout=40) as client, Peer(ns) as peer:
+            await peer.listen(peer.topics.withdrawals())
+            stream = client.stream("2")
+            await anext(stream)  # the slow turn is running
+            rest = asyncio.create_task(_drain(stream))
+            proc.send_signal(signal.SIGTERM)
+            await peer.next(timeout=10)  # its withdrawal: the stop has begun
+            # published while it stops (the slow turn keeps it connected), until it is gone
+            sends: list[asyncio.Task[object]] = []
+            while proc.poll() is None:
+                sends.append(asyncio.create_task(client.send("0")))
+                await asyncio.sleep(0.05)
+            assert proc.wait(20) == 0
+            proc.communicate()
+            assert len(sends) >= 10
+            proc = _start(ns, agent="tests/mesh/slow_agent.py")
+            assert await _answered(client, sends) == len(sends)
+            assert await rest is TaskState.COMPLETED
+    finally:
+        stop_child(proc)
+
+
+async def _drain(stream: AsyncIterator[StreamEvent]) -> TaskState:
+    """The state the stream ends with."""
+    last = None
+    async for event in stream:
+        last = event.item
+    assert isinstance(last, (Task, StatusUpdate))
+    return last.status.state
+
+
+async def _instances(peer: Peer, count: int) -> set[str]:
+    """The instance names of the next cards heard, until ``count`` different ones."""
+    seen: set[str] = set()
+    while len(seen) < count:
+        card = await peer.next(timeout=20)
+        if card.topic == peer.topics.discovery():
+            seen.add(card.properties["a2aInstance"])
+    return seen
+
+
+async def test_two_instances_on_one_host_hold_names_of_their_own_across_restarts(
+        ns: str) -> None:
+    host = host_name()
+    procs = [_start(ns, "--mesh-card-interval", "0.3")]
+    try:
+        procs.append(_start(ns, "--mesh-card-interval", "0.3"))
+        async with MeshClient(f"{BROKER}/{ns}/Echo", timeout=15) as client, Peer(ns) as peer:
+            await peer.listen(peer.topics.discovery())
+            # one session each (one shared would be taken from each other in turn)
+            assert await _instances(peer, 2) == {f"{host}-0", f"{host}-1"}
+            assert await _answered(client, _burst(client, "both")) == 20
+            for how in ("kill", "term"):
+                # the first one restarted takes the slot the other does not hold: its own
+                _end(procs.pop(0), how)
+                procs.append(_start(ns, "--mesh-card-interval", "0.3"))
+                assert await _answered(client, _burst(client, how)) == 20
+            while not peer.heard.empty():
+                peer.heard.get_nowait()
+            assert await _instances(peer, 2) == {f"{host}-0", f"{host}-1"}
+    finally:
+        for proc in procs:
+            stop_child(proc)
+
+
+async def test_a_clean_stop_of_one_of_two_instances_hands_its_share_to_the_other(
+        ns: str) -> None:
+    procs = [_start(ns, "--mesh-card-interval", "0.3")]
+    try:
+        async with MeshClient(f"{BROKER}/{ns}/Echo", timeout=10) as client, Peer(ns) as peer:
+            await peer.listen(peer.topics.discovery())
+            procs.append(_start(ns, "--mesh-card-interval", "0.3"))
+            # two cards of each after both are up: each has heard the other
+            cards: dict[str, int] = {}
+            while len(cards) < 2 or min(cards.values()) < 2:
+                card = await peer.next(timeout=20)
+                instance = card.properties["a2aInstance"]
+                cards[instance] = cards.get(instance, 0) + 1
+            _end(procs.pop(), "term")  # scaled down for good
+            # no share of the requests waits for the session of the one stopped
+            assert await _answered(client, _burst(client, "one")) == 20
+    finally:
+        for proc in procs:
+            stop_child(proc)
+
+
+def test_an_instance_name_held_by_a_live_process_is_refused(ns: str) -> None:
+    proc = _start(ns, "--mesh-instance", "one")
+    try:
+        done = subprocess.run(
+            [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://", "--no-http",
+             "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one"],
+            cwd=ROOT, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: instance 'one' of 'Echo'")
+        assert "already running on this host" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        # on another namespace the name is free
+        stop_child(_start(ns + "x", "--mesh-instance", "one"))
+    finally:
+        stop_child(proc)
