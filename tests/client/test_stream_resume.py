@@ -130,7 +130,13 @@ class CuttingProxy:
             with contextlib.suppress(OSError):
                 while data := await s_reader.read(65536):
                     # each event starts with its "id:" line (after a chunk header's CRLF)
-                    self.carried[index] += data.count(b"\nid: ")
+                    starts = _event_starts(data)
+                    if limit is not None and self.carried[index] + len(starts) > limit:
+                        # one read may hold several events: pass on exactly up to the
+                        # limit, up to where the first event past it starts
+                        data = data[:starts[limit - self.carried[index]]]
+                        starts = starts[:limit - self.carried[index]]
+                    self.carried[index] += len(starts)
                     c_writer.write(data)
                     await c_writer.drain()
                     if limit is not None and self.carried[index] >= limit:
@@ -139,6 +145,15 @@ class CuttingProxy:
             c_writer.close()
 
         await asyncio.gather(upstream(), downstream(), return_exceptions=True)
+
+
+def _event_starts(data: bytes) -> list[int]:
+    """Where each SSE event's "id:" line starts in ``data``."""
+    starts, at = [], data.find(b"\nid: ")
+    while at != -1:
+        starts.append(at + 1)
+        at = data.find(b"\nid: ", at + 1)
+    return starts
 
 
 @pytest.fixture(scope="module")

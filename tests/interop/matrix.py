@@ -377,8 +377,9 @@ def parse(text: str) -> tuple[dict[str, str], dict[tuple[str, str, str], Cell]]:
                 symbol, _, refs = mark.partition(" ")
                 if symbol not in _OUTCOME:
                     continue
-                cell_notes = [notes[int(n)] for n in re.findall(r"\[(\d+)\]", refs)
-                              if int(n) in notes]
+                # the marks as render() writes them: "[1, 6]"
+                numbers = re.findall(r"\d+", refs)
+                cell_notes = [notes[int(n)] for n in numbers if int(n) in notes]
                 cells[(direction, row.id, op)] = Cell(_OUTCOME[symbol], cell_notes)
     return versions, cells
 
