@@ -622,6 +622,8 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
     async def work(client: Client) -> None:
         try:
             card = await client.call(GetExtendedCard())
+        except AgentUnreachable:
+            raise  # nothing answered there: exit 3, as for any other command
         except (A2AError, ClientError) as exc:
             _fail(f"{url} gave no card over gRPC ({exc}); a gRPC address has no well-known "
                   "card: read it at the agent's HTTP URL (interlingua card "
