@@ -26,6 +26,7 @@ from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
+from ..mesh.card import mesh_address
 from ..mesh.topics import Topics
 from ..server.agent import Agent
 from ..stores import shown_url
@@ -450,12 +451,14 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         if mesh is not None:
             info["mesh"] = mesh.broker_url().broker
             info["request_topic"] = Topics(mesh.namespace).request(on_mesh)
+            # the agent's own URL, as send, stream and Client(...) take it
+            info["mesh_url"] = mesh_address(mesh.broker_url(), mesh.namespace, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
         if as_json or log_format == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
-        where = info.get("listen", info.get("mesh"))
+        where = info.get("listen", info.get("mesh_url"))
         click.echo(f"Serving {spec or agent.name} on {where} (store {info['store']})")
         if not no_http:
             click.echo(f"  agent card: {info['card']}")
@@ -467,7 +470,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         for name, why in off.items():
             click.echo(f"  {_BINDING_NAMES[name] + ':':<11} off: {why}")
         if mesh is not None:
-            click.echo(f"  mesh:       {info['mesh']} {info['request_topic']}")
+            click.echo(f"  mesh:       {info['mesh_url']}  (requests on {info['request_topic']})")
         if traces is not None:
             click.echo(f"  traces:     {traces.shown}")
 
