@@ -35,7 +35,7 @@ from .db_commands import db_group
 from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
-from .mesh_options import mesh_serve_options, mesh_settings
+from .mesh_options import mesh_serve_options, mesh_settings, need_mqtt
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -99,6 +99,7 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
             raise click.BadParameter(str(exc)) from None
         if mesh.agent is None:
             raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+        need_mqtt()
         return value
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
