@@ -27,7 +27,7 @@ from tests.live import bind_loopback, live_grpc_agent, live_server, url_of
 from tests.mesh.helpers import BROKER, namespace, need_broker
 
 from .chunks_agent import write_chunks
-from .drivers import DRIVERS, MQTT, Driver, Refused, token
+from .drivers import DRIVERS, JSONRPC, MQTT, Driver, Refused, token
 
 ALICE = {"X-API-Key": "alice-" + "a" * 20}
 BOB = {"X-API-Key": "bob-" + "b" * 20}
@@ -428,6 +428,66 @@ def test_an_answer_over_the_budget_is_refused_naming_it(kind: type[Driver], smal
         assert "limit of 4096 bytes" in over.value.message, over.value.message
     small = send_task(d, "1")
     assert isinstance(d.call(c.GetTask(id=small.id)), m.Task)
+
+
+@pytest.fixture(scope="module")
+def small_batches() -> Iterator[str]:
+    with live_grpc_agent(AGENT, max_batch_items=3) as (url, _):
+        yield url
+
+
+def _sends_in(ctx: str, n: int) -> list[c.SendMessage]:
+    return [c.SendMessage(message=m.Message(message_id=new_id(), role=m.Role.USER,
+                                            parts=[m.TextPart(text="1")], context_id=ctx))
+            for _ in range(n)]
+
+
+def _ran_in(client: httpx.Client, url: str, ctx: str) -> int:
+    """How many tasks were made in context ``ctx``."""
+    page = reference(client, url).call(c.ListTasks(context_id=ctx))
+    assert isinstance(page, c.ListTasksResult)
+    return len(page.tasks)
+
+
+@pytest.mark.parametrize("name", ["jsonrpc-1.0", "jsonrpc-0.3"])
+def test_a_batch_over_the_item_limit_is_one_error_and_nothing_runs(
+        name: str, small_batches: str, client: httpx.Client) -> None:
+    """A server whose batches may hold three requests, in each dialect of the one binding
+    that has batches: four are one -32600 naming the limit, with id null, and none of
+    them runs; three are three answers."""
+    d = DRIVERS[name](client, small_batches)
+    assert isinstance(d, JSONRPC)
+
+    def batch(calls: list[c.SendMessage]) -> httpx.Response:
+        items = [d._body(call).replace(b'"id":1,', b'"id":%d,' % i, 1)
+                 for i, call in enumerate(calls)]
+        return client.post(small_batches + "/", content=b"[" + b",".join(items) + b"]",
+                           headers={**d.headers, "Content-Type": "application/json"})
+
+    over, at = new_id(), new_id()
+    answer = batch(_sends_in(over, 4)).json()
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600,
+        "message": "Invalid Request: a batch of 4 requests is over the limit of 3"}}, answer
+    assert _ran_in(client, small_batches, over) == 0
+    answers = batch(_sends_in(at, 3)).json()
+    assert [a["id"] for a in answers] == [0, 1, 2] and all("result" in a for a in answers)
+    assert _ran_in(client, small_batches, at) == 3
+
+
+@pytest.mark.parametrize("name", ["rest-1.0", "rest-0.3"])
+def test_http_json_takes_no_batches(name: str, small_batches: str,
+                                    client: httpx.Client) -> None:
+    """HTTP+JSON has no batches: an array of sends is refused as the binding's bad
+    params, and none of them runs (gRPC's requests are one message by their type)."""
+    ctx = new_id()
+    d = DRIVERS[name](client, small_batches)
+    path = "/message:send" if name == "rest-1.0" else "/v1/message:send"
+    docs = [msgspec.json.decode(d.codec.encode_call(call)[1]) for call in _sends_in(ctx, 2)]
+    r = client.post(small_batches + path, json=docs, headers=d.headers)
+    assert r.status_code == (400 if name == "rest-1.0" else 422), r.text
+    assert "must be a JSON object" in r.text
+    assert _ran_in(client, small_batches, ctx) == 0
 
 
 def test_the_mesh_takes_no_batches(everywhere: tuple[str, str], client: httpx.Client) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.cli.test_cli import as_json, ok, run
 from tests.cli.test_console_script import ROOT, SCRIPT, interlingua, serving
+from tests.mesh.helpers import BROKER, need_broker
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -156,13 +157,19 @@ def test_send_and_get_save_file_parts(agent_url: str, tmp_path: Path) -> None:
     assert (again / "report.csv").read_bytes() == b"a,b\n1,2\n"
 
 
-def test_inspect_on_a_taken_port_is_one_line_and_a_usage_error() -> None:
+@pytest.mark.parametrize("command", [
+    ["inspect"], ["listen"],
+    ["gateway", "--mesh", BROKER, "--namespace", "taken-port"]])
+def test_a_taken_port_is_one_line_and_a_usage_error(command: list[str]) -> None:
+    if command[0] == "gateway":
+        need_broker()  # it reaches the broker before it binds
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = interlingua("inspect", "--port", str(port))
+        done = interlingua(*command, "--port", str(port))
     assert done.returncode == 2
+    assert "Listening" not in done.stderr  # nothing said to listen before it fails
     assert _one_line_error(done) == (f"error: --port {port}: cannot listen on "
                                      f"127.0.0.1:{port}: Address already in use")
 

@@ -56,6 +56,30 @@ def test_card_of_a_grpc_address_is_read_over_grpc(where: tuple[str, str]) -> Non
         in done.stderr
 
 
+def test_card_of_a_grpc_address_nobody_serves_is_unreachable() -> None:
+    """Nothing listens at the address: exit 3 (could not be reached), one line."""
+    from tests.cli.test_console_script import interlingua
+    from tests.services import free_port
+
+    target = f"127.0.0.1:{free_port()}"
+    done = interlingua("card", f"grpc://{target}", "--timeout", "5")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"error: cannot reach {target}"), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_an_http_url_at_a_grpc_port_says_what_the_port_speaks(where: tuple[str, str]) -> None:
+    """http:// at a gRPC port: the answer is HTTP/2, not HTTP/1.1; the error says so
+    and names the grpc:// form, not only the parser's "illegal request line"."""
+    from tests.cli.test_console_script import interlingua
+
+    _, target = where
+    done = interlingua("send", f"http://{target}", "hi", "--timeout", "10")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "not HTTP/1.1" in done.stderr and f"grpc://{target}" in done.stderr, done.stderr
+
+
 def test_card_shows_the_grpc_interfaces(where: tuple[str, str]) -> None:
     url, target = where
     out = ok("card", url).stdout

@@ -137,3 +137,59 @@ def test_an_unreachable_broker_is_one_line_of_error() -> None:
     assert done.returncode != 0
     assert done.stderr.startswith("error: cannot reach the broker at mqtt://127.0.0.1:1")
     assert "Traceback" not in done.stderr
+
+
+#: the CLI with the mqtt extra hidden, as on a machine without interlingua[mqtt]
+NO_MQTT = ("import sys; sys.modules['aiomqtt'] = None; "
+           "from interlingua.cli.main import main; main()")
+
+
+@pytest.mark.parametrize("args", [
+    ["serve", "examples/echo.py", "--store", "memory://", "--port", "0",
+     "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x"],
+    ["serve", "examples/echo.py", "--store", "memory://", "--no-http",
+     "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x"],
+    ["gateway", "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x", "--port", "0"],
+    ["mesh", "agents", "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x"],
+    ["send", "mqtt://127.0.0.1:1/x/Echo", "hi"],
+    ["card", "mqtt://127.0.0.1:1/x/Echo"],
+], ids=["serve", "serve-no-http", "gateway", "mesh-agents", "send", "card"])
+def test_the_mesh_without_its_extra_says_what_to_install(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-c", NO_MQTT, *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("error: the mesh needs the mqtt extra: "
+                           "pip install 'interlingua[mqtt]'\n"), done.stderr
+    assert "Serving" not in done.stdout
+
+
+@pytest.mark.parametrize("http", [True, False])
+async def test_the_banner_names_the_mesh_url_that_clients_take(ns: str, http: bool) -> None:
+    """The start-up lines name the agent's mesh URL (``mqtt://HOST:PORT/NS/AGENT``, what
+    ``send`` and ``Client`` take), and a client at that URL is answered."""
+    options = ["--port", "0"] if http else ["--no-http"]
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://",
+         "--log-level", "warning", "--drain-seconds", "0", "--mesh", BROKER,
+         "--namespace", ns, "--mesh-instance", "one", "--mesh-session-expiry", "30", *options],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        url = f"{BROKER}/{ns}/Echo"
+        first = proc.stdout.readline()
+        assert first, proc.communicate()
+        if not http:
+            assert first.startswith(f"Serving examples/echo.py on {url} "), first
+        while not (line := proc.stdout.readline()).startswith("  mesh:"):
+            assert line, proc.communicate()
+        assert line.split() == ["mesh:", url, "(requests", "on",
+                                f"{ns}/a2a/v1/agent/request/Echo)"], line
+        async with Client(url, timeout=20) as client:
+            # its card: on the mesh now (with HTTP the banner comes as HTTP listens)
+            await client.get_card()
+            task = await client.send("from the banner")
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)

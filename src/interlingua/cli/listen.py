@@ -17,6 +17,7 @@ and are not printed.
 
 from __future__ import annotations
 
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -96,8 +97,10 @@ def listen(
     output: TextIO | None = None,
     log_level: str = "warning",
     as_json: bool = True,
+    sock: socket.socket | None = None,
 ) -> None:
-    """Serve the webhook on ``host:port`` (any path) until interrupted.
+    """Serve the webhook on ``host:port`` (any path) until interrupted; on ``sock``
+    when given (bound already: a port that is taken was said by then).
 
     The URL to register with an agent is ``http://{host}:{port}/``; an agent
     accepts a plain-http or loopback webhook only when its push settings allow
@@ -107,5 +110,9 @@ def listen(
 
     app = listener_app(jwks_url=jwks_url, token=token, authorization=authorization,
                        output=output, as_json=as_json)
+    if sock is not None:
+        config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on")
+        uvicorn.Server(config).run(sockets=[sock])
+        return
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False,
                 lifespan="on")

@@ -26,6 +26,7 @@ from ..client.client import make_message
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
+from ..mesh.card import mesh_address
 from ..mesh.topics import Topics
 from ..server.agent import Agent
 from ..stores import shown_url
@@ -34,7 +35,7 @@ from .db_commands import db_group
 from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
-from .mesh_options import mesh_serve_options, mesh_settings
+from .mesh_options import mesh_serve_options, mesh_settings, need_mqtt
 from .push_commands import listen_command, push_group
 from .security_options import (
     card_verify_options,
@@ -98,6 +99,7 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
             raise click.BadParameter(str(exc)) from None
         if mesh.agent is None:
             raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+        need_mqtt()
         return value
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -450,12 +452,14 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         if mesh is not None:
             info["mesh"] = mesh.broker_url().broker
             info["request_topic"] = Topics(mesh.namespace).request(on_mesh)
+            # the agent's own URL, as send, stream and Client(...) take it
+            info["mesh_url"] = mesh_address(mesh.broker_url(), mesh.namespace, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
         if as_json or log_format == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
-        where = info.get("listen", info.get("mesh"))
+        where = info.get("listen", info.get("mesh_url"))
         click.echo(f"Serving {spec or agent.name} on {where} (store {info['store']})")
         if not no_http:
             click.echo(f"  agent card: {info['card']}")
@@ -467,7 +471,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         for name, why in off.items():
             click.echo(f"  {_BINDING_NAMES[name] + ':':<11} off: {why}")
         if mesh is not None:
-            click.echo(f"  mesh:       {info['mesh']} {info['request_topic']}")
+            click.echo(f"  mesh:       {info['mesh_url']}  (requests on {info['request_topic']})")
         if traces is not None:
             click.echo(f"  traces:     {traces.shown}")
 
@@ -622,6 +626,8 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
     async def work(client: Client) -> None:
         try:
             card = await client.call(GetExtendedCard())
+        except AgentUnreachable:
+            raise  # nothing answered there: exit 3, as for any other command
         except (A2AError, ClientError) as exc:
             _fail(f"{url} gave no card over gRPC ({exc}); a gRPC address has no well-known "
                   "card: read it at the agent's HTTP URL (interlingua card "

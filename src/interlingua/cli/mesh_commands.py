@@ -110,7 +110,8 @@ def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, 
     try:
         sock = bind(host, port)
     except OSError as exc:
-        click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: "
+                   f"{exc.strerror or exc}", err=True)
         raise click.exceptions.Exit(2) from None
     gateway = Gateway(url, namespace, store=store, gateway_id=gateway_id, warmup=warmup)
     bound = sock.getsockname()[1]

@@ -10,9 +10,19 @@ import click
 from ..mesh import MeshSettings
 from ..mesh.topics import check_name, parse_mesh_url
 
-__all__ = ["check_mesh_url", "mesh_serve_options", "mesh_settings"]
+__all__ = ["check_mesh_url", "mesh_serve_options", "mesh_settings", "need_mqtt"]
 
 F = TypeVar("F", bound=Callable[..., object])
+
+
+def need_mqtt() -> None:
+    """One line and exit 2 when the mesh's extra is missing (not a traceback once
+    the first connection imports it)."""
+    from ..mesh.broker import MQTT_MISSING, available
+
+    if not available():
+        click.echo(f"error: {MQTT_MISSING}", err=True)
+        raise click.exceptions.Exit(2)
 
 
 def check_mesh_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -22,6 +32,7 @@ def check_mesh_url(ctx: click.Context, param: click.Parameter, value: str | None
         parse_mesh_url(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+    need_mqtt()
     return value
 
 

@@ -25,13 +25,26 @@ __all__ = ["listen_command", "push_group"]
 def listen_command(port: int, host: str, jwks_url: str | None, token: str | None,
                    authorization: str | None, as_json: bool) -> None:
     """Receive push notifications and print a line for each (JSON with --json)."""
+    import socket
+
     from .listen import listen
 
+    # bound before anything is said: a taken port is one line, as for serve and inspect
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
+                         socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: {exc.strerror}",
+                   err=True)
+        raise click.exceptions.Exit(2) from None
     click.echo(f"Listening for push notifications on http://{host}:{port}/ "
                f"({'signatures checked' if jwks_url else 'signatures not checked'})", err=True)
     try:
         listen(port=port, host=host, jwks_url=jwks_url, token=token,
-               authorization=authorization, as_json=as_json)
+               authorization=authorization, as_json=as_json, sock=sock)
     except KeyboardInterrupt:
         pass
 

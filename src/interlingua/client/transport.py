@@ -225,4 +225,11 @@ def _reason(exc: httpx.TransportError) -> str:
     text = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
     if isinstance(exc, httpx.ConnectError):
         return f"connection failed ({text})" if text else "connection failed"
+    if isinstance(exc, httpx.RemoteProtocolError) and "illegal" in text:
+        # an HTTP/2-only server, such as a gRPC port, answers with frames HTTP/1.1 cannot read
+        try:
+            hint = f"; a gRPC port? its address is grpc://{exc.request.url.netloc.decode()}"
+        except RuntimeError:  # no request to name
+            hint = ""
+        return f"the answer is not HTTP/1.1 ({text}){hint}"
     return text or type(exc).__name__

@@ -7,6 +7,7 @@ sent JSON-encoded (``callDepth: "1"``, ``a2aUserConfig: "{…}"``), as SAM does.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import socket
 from collections.abc import AsyncIterator, Mapping
@@ -17,9 +18,22 @@ import msgspec
 
 from .topics import MeshURL
 
-__all__ = ["Broker", "Inbound", "MeshUnavailable", "encode_properties", "ping"]
+__all__ = ["MQTT_MISSING", "Broker", "Inbound", "MeshUnavailable", "available",
+           "encode_properties", "ping"]
 
 log = logging.getLogger("interlingua.mesh")
+
+#: what a command that needs the mesh says when its extra is not installed
+MQTT_MISSING = "the mesh needs the mqtt extra: pip install 'interlingua[mqtt]'"
+
+
+def available() -> bool:
+    """aiomqtt (the ``mqtt`` extra) can be imported: checked before anything is
+    started, since it is imported only once a connection is made."""
+    try:
+        return importlib.util.find_spec("aiomqtt") is not None
+    except ValueError:  # in sys.modules without a spec
+        return True
 
 
 class MeshUnavailable(ConnectionError):
