@@ -107,7 +107,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
     finally:
         other.close()
 
@@ -383,8 +383,21 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
+# what schema version 10 added, taken away again
+V11_UNDONE = (
+    " DROP INDEX tasks_message; ALTER TABLE tasks DROP COLUMN claim;"
+    " CREATE UNIQUE INDEX tasks_message ON tasks (tenant, owner, message_id)"
+    " WHERE message_id IS NOT NULL;"
+    " CREATE TABLE task_messages_old (tenant TEXT NOT NULL, owner TEXT NOT NULL,"
+    " message_id TEXT NOT NULL, task_pk INTEGER NOT NULL REFERENCES tasks (pk)"
+    " ON DELETE CASCADE, digest BLOB, PRIMARY KEY (tenant, owner, message_id)) WITHOUT ROWID;"
+    " INSERT INTO task_messages_old SELECT tenant, owner, message_id, task_pk, digest"
+    " FROM task_messages;"
+    " DROP TABLE task_messages; ALTER TABLE task_messages_old RENAME TO task_messages;"
+    " CREATE INDEX task_messages_task ON task_messages (task_pk);"
+)
 # what schema version 7 added, taken away again
-V8_UNDONE = (
+V8_UNDONE = V11_UNDONE + (
     " ALTER TABLE tasks DROP COLUMN listed; ALTER TABLE tasks DROP COLUMN listed_split;"
     " ALTER TABLE tasks DROP COLUMN listed_at;"
 )
@@ -442,7 +455,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 10
+        assert store.schema_version == SCHEMA_VERSION == 11
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
