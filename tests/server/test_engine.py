@@ -311,9 +311,9 @@ async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) 
     creates: list[str] = []
     find, create = engine.store.find_message, engine.store.create_task
 
-    async def counted_find(scope: Any, message_id: str) -> Any:
+    async def counted_find(scope: Any, message_id: str, digest: bytes = b"") -> Any:
         lookups.append(message_id)
-        return await find(scope, message_id)
+        return await find(scope, message_id, digest)
 
     async def counted_create(*args: Any, **kwargs: Any) -> Any:
         creates.append(kwargs["message_id"])
@@ -350,11 +350,11 @@ async def test_repeats_while_the_first_send_looks_its_message_up_wait_and_join_i
     find = engine.store.find_message
     lookups: list[str] = []
 
-    async def held(scope: Any, message_id: str) -> Any:
+    async def held(scope: Any, message_id: str, digest: bytes = b"") -> Any:
         lookups.append(message_id)
         if len(lookups) == 1:
             await gate.wait()
-        return await find(scope, message_id)
+        return await find(scope, message_id, digest)
 
     engine.store.find_message = held  # type: ignore[method-assign]
     m = msg("look it up")

@@ -146,11 +146,8 @@ class Sends:
                 await run.flushed.wait()
                 return None
             raise reused(call.message.message_id)
-        if not call.config.blocking or call.streaming:
-            # A non-blocking caller is answered with the task, which must exist; a
-            # stream starts once the store has given the message its task (which
-            # may be another process's).
-            await run.flushed.wait()
+        if not call.config.blocking and not call.streaming:
+            await run.flushed.wait()  # answered with the task, which must exist
             if run.duplicate is not None:
                 return await self._answer(run.scope, run.duplicate, call.config.history_length,
                                           False)
