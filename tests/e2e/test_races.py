@@ -278,3 +278,19 @@ async def test_the_client_subscribe_follows_through_input_required() -> None:
             await client.send("answer", task_id=task.id)
             await asyncio.wait_for(follower, 10)
     assert seen[0] is TaskState.INPUT_REQUIRED and seen[-1] is TaskState.COMPLETED, seen
+
+
+def test_an_unknown_message_id_mode_is_refused_by_name() -> None:
+    from interlingua.server import create_app
+    from interlingua.server.engine import EngineConfig
+
+    with pytest.raises(ValueError, match="use one of content, strict"):
+        create_app(_counting_agent(Counter()), message_ids="loose")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="use one of content, strict"):
+        create_app(_counting_agent(Counter()),
+                   engine_config=EngineConfig(message_ids="loose"))  # type: ignore[arg-type]
+    # the keyword wins over the config's field, which the config keeps
+    config = EngineConfig(lease_timeout=5.0)
+    app = create_app(_counting_agent(Counter()), engine_config=config, message_ids="strict")
+    assert app.state.engine.sends.strict and app.state.engine.writer.strict_ids
+    assert app.state.engine.config.lease_timeout == 5.0 and config.message_ids == "content"
