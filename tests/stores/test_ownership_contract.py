@@ -140,6 +140,11 @@ async def test_follow_ups_of_one_id_with_other_content(store: Store, strict: boo
     v = await answer("m-1", b"d4", 3)
     assert await store.find_message(A, "m-1", b"d4") == MessageRecord("t-1", b"d4")
     assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-1", b"d1")
+    # a message recorded without a digest (an answer to auth-required) is keyed by
+    # its id alone: a message of its own beside those with digests, and only once
+    v = await answer("m-1", b"", 4)
+    with pytest.raises(MessageExists):
+        await answer("m-1", b"", 5)
 
 
 async def test_concurrent_creates_of_one_message_make_one_task(store: Store) -> None:

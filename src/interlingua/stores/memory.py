@@ -358,8 +358,8 @@ class MemoryStore(MemoryOutbox):
     def _remember(self, scope: Scope, message_id: str, key: str, task_id: str) -> None:
         by_message = self._by_message.setdefault(scope, {})
         by_message[key] = task_id
-        # the id alone leads to its first message too (for look-ups by id, and
-        # for a strict write, which any message of the id refuses)
+        # the id alone leads to a message of it too (for look-ups by id alone;
+        # a message keyed by its id alone takes that place)
         by_message.setdefault(message_id, task_id)
 
     def _message(self, scope: Scope, message_id: str, digest: bytes) -> MessageRecord | None:
@@ -374,27 +374,29 @@ class MemoryStore(MemoryOutbox):
         return self._recorded(scope, by_message, message_id, message_id)
 
     def _recorded(self, scope: Scope, by_message: dict[str, str], message_id: str,
-                key: str) -> MessageRecord | None:
+                  key: str, *, exact: bool = False) -> MessageRecord | None:
         task_id = by_message.get(key)
         if task_id is None:
             return None
         entry = self._entry(scope, task_id)
         if entry is None:
             return None
-        # by the id alone: the first message of the id, whichever its key
-        alone = key == message_id
+        # by the id alone: the first message of the id, whichever its key (unless
+        # ``exact``: the message recorded under that very key, as the SQL stores'
+        # unique keys see it)
+        alone = key == message_id and not exact
         if entry.message_id == key or (alone and entry.message_id == _message_key(
                 message_id, entry.digest)):
             return MessageRecord(task_id, entry.digest)
         for recorded, digest in (entry.followups or {}).items():
             if recorded == key or (alone and recorded == _message_key(message_id, digest)):
                 return MessageRecord(task_id, digest)
-        return MessageRecord(task_id, b"")
+        return None if exact else MessageRecord(task_id, b"")
 
     def _check_message(self, scope: Scope, message_id: str, key: str) -> None:
         by_message = self._by_message.get(scope)
         found = None if by_message is None else self._recorded(scope, by_message, message_id,
-                                                               key)
+                                                               key, exact=True)
         if found is not None:
             raise MessageExists(message_id, found)
 
