@@ -180,3 +180,20 @@ async def test_a_follow_up_message_id_finds_its_task(store: Store) -> None:
                                 message_id="m-1", digest=b"d1")
     with pytest.raises(ConcurrentModification):
         await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(4))], now=ts(4))
+
+
+async def test_a_purged_message_leaves_the_other_contents_of_its_id(store: Store) -> None:
+    await store.create_task(A, [created("t-1"), status("t-1", S.COMPLETED, ts(0))],
+                            dialect="1.0", now=ts(0), message_id="m-1", digest=b"d1")
+    await store.create_task(A, [created("t-2"), status("t-2", S.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0), message_id="m-1", digest=b"d2")
+    assert await store.purge_finished(ts(5)) == 1
+    assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-2", b"d2")
+    assert await store.find_message(A, "m-1", b"d2") == MessageRecord("t-2", b"d2")
+    assert await store.task_for_message(A, "m-1") == "t-2"
+    with pytest.raises(MessageExists):
+        await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(6),
+                                message_id="m-1", digest=b"d2")
+    # the purged content is a new message again
+    await store.create_task(A, [created("t-4")], dialect="1.0", now=ts(6),
+                            message_id="m-1", digest=b"d1")

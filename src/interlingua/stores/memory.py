@@ -217,10 +217,13 @@ class MemoryStore(MemoryOutbox):
         self._check_lease(lease)
         if self._entry(scope, created.id) is not None:
             raise TaskExists(f"task {created.id} already exists")
-        key = None
+        key = by_message = None
         if message_id is not None:
-            key = _message_key(message_id, b"" if strict else digest)
-            self._check_message(scope, message_id, key)
+            # (written out: every new task of a send comes this way)
+            key = f"\x00{digest.hex()}\x00{message_id}" if digest and not strict else message_id
+            by_message = self._by_message.get(scope)
+            if by_message is not None and key in by_message:
+                self._check_message(scope, message_id, key)
         # raises before storing
         status = _status_after(created.id, created.status.state, events[1:]) or created.status
         records = [_record_of(c, created.id, dialect, now) for c in push_configs] \
@@ -239,7 +242,10 @@ class MemoryStore(MemoryOutbox):
                 self._unfinished.setdefault(scope, set()).add(created.id)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None and key is not None:
-            self._remember(scope, message_id, key, created.id)
+            if by_message is None:
+                by_message = self._by_message[scope] = {}
+            by_message[key] = created.id
+            by_message.setdefault(message_id, created.id)  # see _remember
         if records:
             entry.push = {record.config.id or "": record for record in records}
             self._queue(scope, created.id, entry.push, 1, events)
@@ -353,6 +359,11 @@ class MemoryStore(MemoryOutbox):
 
     async def find_message(self, scope: Scope, message_id: str,
                            digest: bytes = b"") -> MessageRecord | None:
+        by_message = self._by_message.get(scope)
+        # a send's look-up of a new message (nearly all) ends here: the id alone
+        # leads to a message of it whenever it has one (see _remember)
+        if by_message is None or message_id not in by_message:
+            return None
         return self._message(scope, message_id, digest)
 
     def _remember(self, scope: Scope, message_id: str, key: str, task_id: str) -> None:
@@ -430,6 +441,8 @@ class MemoryStore(MemoryOutbox):
                 if e.state in TERMINAL_STATES and e.updated_at < before
             ]
             by_message = self._by_message.get(scope, {})
+            # ids whose message the id alone led to is gone: it must lead to another
+            orphans: set[str] = set()
             for tid in doomed:
                 entry = tasks.pop(tid)
                 for config_id in entry.push or ():
@@ -437,10 +450,17 @@ class MemoryStore(MemoryOutbox):
                 for key in [entry.message_id, *(entry.followups or ())]:
                     if key is None:
                         continue
-                    # a key with a digest, and the id alone that leads to it
-                    for k in (key, key[33:]) if key.startswith("\x00") else (key,):
-                        if by_message.get(k) == tid:
-                            del by_message[k]
+                    if by_message.get(key) == tid:
+                        del by_message[key]
+                    message_id = _message_id_of(key)
+                    if by_message.get(message_id) == tid:
+                        del by_message[message_id]
+                        orphans.add(message_id)
+            if orphans:
+                for key, tid in list(by_message.items()):
+                    message_id = _message_id_of(key)
+                    if message_id in orphans:
+                        by_message.setdefault(message_id, tid)
             count += len(doomed)
             if not tasks:
                 del self._tasks[scope]
@@ -573,7 +593,12 @@ def _copy_record(record: PushConfigRecord) -> PushConfigRecord:
 
 def _message_key(message_id: str, claim: bytes) -> str:
     """A message's key among a scope's message ids: the id alone where the id alone
-    names the message (strict, or no digest), else a NUL, the digest in hex (32
-    characters) and the id: a string, which keeps the dict out of the cycle
-    collector's view (see MemoryStore.__init__)."""
-    return message_id if not claim else f"\x00{claim.hex()}{message_id}"
+    names the message (strict, or no digest), else the digest in hex and the id,
+    each after a NUL: a string, which keeps the dict out of the cycle collector's
+    view (see MemoryStore.__init__)."""
+    return message_id if not claim else f"\x00{claim.hex()}\x00{message_id}"
+
+
+def _message_id_of(key: str) -> str:
+    """The message id of a key of _message_key."""
+    return key[1:].partition("\x00")[2] if key.startswith("\x00") else key
