@@ -159,17 +159,10 @@ def live(conn: sqlite3.Connection) -> list[Lease]:
     return [Lease(epoch, holder, started, heartbeat) for epoch, holder, started, heartbeat in rows]
 
 
-#: a task a message id made or continued: the one recorded with the digest ?4 as
-#: its claim, else any (the task it made before one it continued). Arms in that
-#: order under LIMIT 1, not a sort: a look-up stops at the first row it finds.
+#: a task a message id made or continued (the task it made before one it
+#: continued): one statement, so a send's look-up of a new id is one read
 _FIND_MESSAGE = (
     "SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
-    " AND claim = ?4"
-    " UNION ALL"
-    " SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
-    " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3 AND m.claim = ?4"
-    " UNION ALL"
-    " SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
     " UNION ALL"
     " SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
     " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3"
@@ -195,8 +188,16 @@ def _record(row: tuple[object, ...] | None) -> MessageRecord | None:
 
 def find_message(conn: sqlite3.Connection, scope: Scope, message_id: str,
                  digest: bytes = b"") -> MessageRecord | None:
-    return _record(conn.execute(
-        _FIND_MESSAGE, (scope.tenant, scope.owner, message_id, digest)).fetchone())
+    """The one recorded with ``digest`` as its claim, else any."""
+    found = _record(conn.execute(
+        _FIND_MESSAGE, (scope.tenant, scope.owner, message_id)).fetchone())
+    if found is not None and digest and found.digest != digest:
+        # the id has several messages, perhaps: the one of this content, if any
+        exact = _record(conn.execute(
+            _CLAIMED, (scope.tenant, scope.owner, message_id, digest)).fetchone())
+        if exact is not None:
+            return exact
+    return found
 
 
 def message_taken(conn: sqlite3.Connection, scope: Scope, message_id: str,
