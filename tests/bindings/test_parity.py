@@ -53,6 +53,12 @@ def secured() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def strict() -> Iterator[str]:
+    with live_grpc_agent(AGENT, message_ids="strict") as (url, _):
+        yield url
+
+
 @pytest.fixture
 def limited() -> Iterator[str]:
     limits = Limits(max_parts=2, rate_limit=RateLimit(rate=0.001, burst=4))
@@ -311,6 +317,41 @@ def test_a_repeated_message_id_answers_the_same_task(kind: type[Driver], server:
     # the same message id over another binding: the same task too
     assert isinstance(other := reference(client, server).call(call), m.Task)
     assert other.id == first.id
+
+
+def test_idempotent_retry(kind: type[Driver], server: str, strict: str,
+                          client: httpx.Client) -> None:
+    """A message id sent again with other content is a new message, and each
+    message's exact retry (blocking or not) gets the task that message made; in
+    strict mode the other content is refused, with the binding's invalid-argument
+    status."""
+    d = kind(client, server)
+    call = send("2")
+    changed = c.SendMessage(message=msgspec.structs.replace(
+        call.message, parts=[m.TextPart(text="1")]))
+    first, other = d.call(call), d.call(changed)
+    assert isinstance(first, m.Task) and isinstance(other, m.Task)
+    assert first.id != other.id
+    assert shape(other) == shape(send_task(reference(client, server), "1"))
+    for sent, task in ((call, first), (changed, other)):
+        for blocking in (True, False):
+            retry = msgspec.structs.replace(sent, config=c.SendConfig(blocking=blocking))
+            again = d.call(retry)
+            assert isinstance(again, m.Task) and again.id == task.id
+    d = kind(client, strict)
+    first = d.call(call)
+    assert isinstance(first, m.Task)
+    with pytest.raises(Refused) as refused:
+        d.call(changed)
+    status = {"jsonrpc-1.0": (200, "-32602"), "jsonrpc-0.3": (200, "-32602"),
+              "rest-1.0": 400, "rest-0.3": 422, "grpc-1.0": "INVALID_ARGUMENT",
+              "grpc-0.3": "INVALID_ARGUMENT"}[kind.name]
+    got = (refused.value.status, refused.value.reason) if isinstance(status, tuple) \
+        else refused.value.status
+    assert got == status, refused.value
+    assert "already used for a different message" in refused.value.message
+    again = d.call(call)
+    assert isinstance(again, m.Task) and again.id == first.id
 
 
 def test_a_task_made_here_is_continued_there(kind: type[Driver], server: str,

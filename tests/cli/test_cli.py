@@ -291,3 +291,10 @@ def test_serve_an_unknown_store_exits_2() -> None:
                  "--port", str(closed_port()))
     assert result.exit_code == 2
     assert result.stderr.startswith("error: unsupported store URL")
+
+
+def test_serve_names_the_message_id_modes() -> None:
+    result = run("serve", "examples/echo.py", "--message-ids", "loose")
+    assert result.exit_code == 2
+    assert "'content'" in result.stderr and "'strict'" in result.stderr
+    assert "--message-ids" in ok("serve", "--help").output

@@ -1,11 +1,12 @@
 """Concurrent clients over real HTTP: idempotent sends make one task and run the
-executor once; a messageId reused for another message is refused; racing
-cancels never answer a stale state; v1.0 subscriptions follow a task through
-input-required to its end."""
+executor once; a messageId reused for another message is a new message (refused
+in strict mode); racing cancels never answer a stale state; v1.0 subscriptions
+follow a task through input-required to its end."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import uuid
 from collections import Counter
@@ -26,6 +27,14 @@ STORES = ["memory", "sqlite"]
 
 def _store(kind: str, tmp_path: Path) -> str:
     return "memory://" if kind == "memory" else f"sqlite:///{tmp_path}/tasks.db"
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("pg_url")
+        return url
+    return _store(request.param, tmp_path)
 
 
 def _message(text: str, message_id: str, **extra: Any) -> dict[str, Any]:
@@ -93,11 +102,10 @@ async def test_a_retried_follow_up_starts_one_turn(kind: str, tmp_path: Path) ->
     assert [runs[f"f-{n}"] for n in range(10)] == [1] * 10
 
 
-@pytest.mark.parametrize("kind", STORES)
-async def test_a_message_id_reused_for_another_message_is_refused(
-        kind: str, tmp_path: Path) -> None:
+async def test_a_message_id_reused_for_another_message_is_refused_in_strict_mode(
+        any_store: str) -> None:
     runs: Counter[str] = Counter()
-    with live_agent(_counting_agent(runs), store=_store(kind, tmp_path)) as url:
+    with live_agent(_counting_agent(runs), store=any_store, message_ids="strict") as url:
         async with httpx.AsyncClient(timeout=30) as c:
             first = await _rpc(c, url, "SendMessage", {"message": _message("hi", "m-1")})
             same = await _rpc(c, url, "SendMessage", {"message": _message(
@@ -117,6 +125,57 @@ async def test_a_message_id_reused_for_another_message_is_refused(
                                                   "parts": [{"kind": "text", "text": "x"}]}}})
             assert r.json()["error"]["code"] == -32602
     assert runs["m-1"] == 1
+
+
+async def test_a_message_id_reused_for_other_content_is_a_new_message(
+        any_store: str, caplog: pytest.LogCaptureFixture) -> None:
+    runs: Counter[str] = Counter()
+    caplog.set_level(logging.WARNING, "interlingua.engine")
+    with live_agent(_counting_agent(runs), store=any_store) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            async def send(message: dict[str, Any], **config: Any) -> dict[str, Any]:
+                answer = await _rpc(c, url, "SendMessage", {"message": message,
+                                                            "configuration": config})
+                assert "result" in answer, answer
+                task: dict[str, Any] = answer["result"]["task"]
+                return task
+
+            first = await send(_message("hi", "m-1"))
+            others = [await send(changed, returnImmediately=immediately)
+                      for immediately in (False, True)
+                      for changed in (_message(f"other text {immediately}", "m-1"),
+                                      {**_message(f"hi {immediately}", "m-1"),
+                                       "role": "ROLE_AGENT"},
+                                      _message("hi", "m-1", contextId=f"ctx-{immediately}"))]
+            ids = [first["id"], *(t["id"] for t in others)]
+            assert len(set(ids)) == 7, ids
+            # an exact retry of each gets the task that message made, nothing run again
+            for task in [first, *others]:
+                message = task["history"][0]
+                retry = {k: message[k] for k in ("messageId", "role", "parts")}
+                if message.get("contextId", "").startswith("ctx-"):
+                    retry["contextId"] = message["contextId"]
+                for immediately in (False, True):
+                    again = await send(retry, returnImmediately=immediately)
+                    assert again["id"] == task["id"], (retry, again)
+            # a follow-up reusing the id with other content: a new turn of its task
+            asked = await send(_message("ask", "a-1"))
+            assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            turn = await send(_message("ask", "f-1", taskId=asked["id"]))
+            other_turn = await send(_message("and more", "f-1", taskId=asked["id"]))
+            assert turn["id"] == other_turn["id"] == asked["id"]
+            assert other_turn["status"]["state"] == "TASK_STATE_COMPLETED"
+            again = await send(_message("ask", "f-1", taskId=asked["id"]))
+            assert again["id"] == asked["id"]
+            assert [m["parts"][0]["text"] for m in again["history"]
+                    if m["role"] == "ROLE_USER"] == ["ask", "ask", "and more"]
+            listed = await _rpc(c, url, "ListTasks", {"pageSize": 100})
+    assert listed["result"]["totalSize"] == 8
+    assert runs["m-1"] == 7 and runs["f-1"] == 2, runs
+    # said where it is seen: a send that looks its message id up (one that waits
+    # for its answer; a non-blocking one is written without a look-up)
+    warned = [r.getMessage() for r in caplog.records if "used before" in r.getMessage()]
+    assert any("'m-1'" in w for w in warned) and any("'f-1'" in w for w in warned), warned
 
 
 async def test_racing_cancels_answer_canceled_never_a_stale_state(tmp_path: Path) -> None:
@@ -219,3 +278,19 @@ async def test_the_client_subscribe_follows_through_input_required() -> None:
             await client.send("answer", task_id=task.id)
             await asyncio.wait_for(follower, 10)
     assert seen[0] is TaskState.INPUT_REQUIRED and seen[-1] is TaskState.COMPLETED, seen
+
+
+def test_an_unknown_message_id_mode_is_refused_by_name() -> None:
+    from interlingua.server import create_app
+    from interlingua.server.engine import EngineConfig
+
+    with pytest.raises(ValueError, match="use one of content, strict"):
+        create_app(_counting_agent(Counter()), message_ids="loose")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="use one of content, strict"):
+        create_app(_counting_agent(Counter()),
+                   engine_config=EngineConfig(message_ids="loose"))  # type: ignore[arg-type]
+    # the keyword wins over the config's field, which the config keeps
+    config = EngineConfig(lease_timeout=5.0)
+    app = create_app(_counting_agent(Counter()), engine_config=config, message_ids="strict")
+    assert app.state.engine.sends.strict and app.state.engine.writer.strict_ids
+    assert app.state.engine.config.lease_timeout == 5.0 and config.message_ids == "content"

@@ -311,9 +311,9 @@ async def test_new_task_written_first_needs_no_message_lookup(make_engine: Any) 
     creates: list[str] = []
     find, create = engine.store.find_message, engine.store.create_task
 
-    async def counted_find(scope: Any, message_id: str) -> Any:
+    async def counted_find(scope: Any, message_id: str, digest: bytes = b"") -> Any:
         lookups.append(message_id)
-        return await find(scope, message_id)
+        return await find(scope, message_id, digest)
 
     async def counted_create(*args: Any, **kwargs: Any) -> Any:
         creates.append(kwargs["message_id"])
@@ -350,11 +350,11 @@ async def test_repeats_while_the_first_send_looks_its_message_up_wait_and_join_i
     find = engine.store.find_message
     lookups: list[str] = []
 
-    async def held(scope: Any, message_id: str) -> Any:
+    async def held(scope: Any, message_id: str, digest: bytes = b"") -> Any:
         lookups.append(message_id)
         if len(lookups) == 1:
             await gate.wait()
-        return await find(scope, message_id)
+        return await find(scope, message_id, digest)
 
     engine.store.find_message = held  # type: ignore[method-assign]
     m = msg("look it up")
@@ -546,5 +546,59 @@ async def test_retention_removes_finished_tasks_only(store_url: str) -> None:
             await engine.get_task(GetTask(id=done.id), REQ)
         # a task still waiting for input is kept
         assert (await engine.get_task(GetTask(id=waiting.id), REQ)).id == waiting.id
+    finally:
+        await engine.stop()
+
+
+async def test_strict_repeats_of_an_unwritten_run_get_what_the_store_decided() -> None:
+    """Strict message ids: a send whose task is not written yet has not got its message
+    id. While its write waits, a repeat of its content and a send of other content
+    under the id join it; then another process's task for the other content turns
+    out to hold the id. The other content gets that task; this content (the first
+    send and its repeat) is refused, never answered with a task of other content."""
+    from interlingua.server.engine import EngineConfig
+    from interlingua.server.idempotency import message_digest
+
+    from ..stores.builders import created
+
+    runs: list[str] = []
+    engine = Engine(Agent("t", "test agent", counting_echo(runs)), open_store("memory://"),
+                    LocalBus(), config=EngineConfig(message_ids="strict"))
+    await engine.start()
+    try:
+        hello = msg("hello")
+        other = Message(message_id=hello.message_id, role=Role.USER,
+                        parts=[TextPart(text="other")])
+        gate = asyncio.Event()
+        create = engine.store.create_task
+
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            await gate.wait()
+            return await create(*args, **kwargs)
+
+        engine.store.create_task = held  # type: ignore[method-assign]
+        first = asyncio.create_task(engine.send(send(hello, blocking=False), REQ))
+        for _ in range(100):
+            if engine.runs.by_message:
+                break
+            await asyncio.sleep(0)
+        assert engine.runs.by_message  # the first send's run, its write held
+        same = asyncio.create_task(engine.send(send(hello, blocking=False), REQ))
+        changed = [asyncio.create_task(engine.send(send(other, blocking=blocking), REQ))
+                   for blocking in (False, True)]
+        await asyncio.sleep(0.01)
+        assert not any(t.done() for t in (first, same, *changed))  # all wait for the write
+        # meanwhile another process writes its task for the other content
+        await create(REQ.scope, [created("t-other", history=[other])], dialect="1.0",
+                     now="2026-01-01T00:00:00.000Z", message_id=hello.message_id,
+                     digest=message_digest(other), strict=True)
+        gate.set()
+        for refused in (first, same):
+            with pytest.raises(InvalidParams, match="already used for a different message"):
+                await asyncio.wait_for(refused, 5)
+        for task in changed:
+            got = await asyncio.wait_for(task, 5)
+            assert isinstance(got, Task) and got.id == "t-other"
+        assert runs == []
     finally:
         await engine.stop()

@@ -1,5 +1,6 @@
 """The store's part in task ownership and idempotent sends, for every store:
-leases with growing epochs, writes fenced by them, one task per message id."""
+leases with growing epochs, writes fenced by them, one task per message (its id
+and digest, or in strict mode its id alone)."""
 
 from __future__ import annotations
 
@@ -73,20 +74,77 @@ async def test_the_last_writer_owns_an_unfinished_task(store: Store) -> None:
     assert unfinished.lease == two.epoch
 
 
-async def test_a_message_id_makes_one_task_and_keeps_its_digest(store: Store) -> None:
+async def test_a_strict_message_id_makes_one_task_and_keeps_its_digest(store: Store) -> None:
     await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
-                            message_id="m-1", digest=b"d1")
+                            message_id="m-1", digest=b"d1", strict=True)
     assert await store.find_message(A, "m-1") == MessageRecord("t-1", b"d1")
     with pytest.raises(MessageExists) as caught:
         await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
-                                message_id="m-1", digest=b"d2")
+                                message_id="m-1", digest=b"d2", strict=True)
     assert caught.value.record == MessageRecord("t-1", b"d1")
     assert await store.get_task(A, "t-2") is None
+    # looked up with another digest: the task it has, and its digest to compare
+    assert await store.find_message(A, "m-1", b"d2") == MessageRecord("t-1", b"d1")
     # another scope has its own message ids
     other = Scope("acme", "bob")
     await store.create_task(other, [created("t-1")], dialect="1.0", now=ts(0),
-                            message_id="m-1", digest=b"d3")
+                            message_id="m-1", digest=b"d3", strict=True)
     assert await store.find_message(other, "m-1") == MessageRecord("t-1", b"d3")
+
+
+async def test_a_message_id_with_other_content_is_another_message(store: Store) -> None:
+    await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d1")
+    await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d2")
+    with pytest.raises(MessageExists) as caught:  # the same content again
+        await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(0),
+                                message_id="m-1", digest=b"d2")
+    assert caught.value.record == MessageRecord("t-2", b"d2")
+    assert await store.get_task(A, "t-3") is None
+    assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-1", b"d1")
+    assert await store.find_message(A, "m-1", b"d2") == MessageRecord("t-2", b"d2")
+    # content never sent under the id: one of its messages, to compare with
+    assert await store.find_message(A, "m-1", b"d9") in (MessageRecord("t-1", b"d1"),
+                                                         MessageRecord("t-2", b"d2"))
+    assert await store.task_for_message(A, "m-1") in ("t-1", "t-2")
+
+
+@pytest.mark.parametrize("strict", [False, True])
+async def test_follow_ups_of_one_id_with_other_content(store: Store, strict: bool) -> None:
+    v = await store.create_task(A, [created("t-1"), status("t-1", S.INPUT_REQUIRED, ts(0))],
+                                dialect="1.0", now=ts(0), message_id="m-1", digest=b"d1",
+                                strict=strict)
+
+    async def answer(message_id: str, digest: bytes, at: int) -> int:
+        version = await store.append(A, "t-1", v, [said(user(message_id, digest.decode())),
+                                                   status("t-1", S.WORKING, ts(at))],
+                                     now=ts(at), message=(message_id, digest), strict=strict)
+        return await store.append(A, "t-1", version, [status("t-1", S.INPUT_REQUIRED,
+                                                             ts(at))], now=ts(at))
+
+    v = await answer("m-2", b"d2", 1)
+    if strict:  # the id is taken, whatever the content
+        with pytest.raises(MessageExists) as caught:
+            await answer("m-2", b"d3", 2)
+        assert caught.value.record == MessageRecord("t-1", b"d2")
+        with pytest.raises(MessageExists):
+            await answer("m-1", b"d4", 2)  # the creating message's id too
+        return
+    v = await answer("m-2", b"d3", 2)
+    assert await store.find_message(A, "m-2", b"d2") == MessageRecord("t-1", b"d2")
+    assert await store.find_message(A, "m-2", b"d3") == MessageRecord("t-1", b"d3")
+    with pytest.raises(MessageExists) as caught:
+        await answer("m-2", b"d3", 3)
+    assert caught.value.record == MessageRecord("t-1", b"d3")
+    v = await answer("m-1", b"d4", 3)
+    assert await store.find_message(A, "m-1", b"d4") == MessageRecord("t-1", b"d4")
+    assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-1", b"d1")
+    # a message recorded without a digest (an answer to auth-required) is keyed by
+    # its id alone: a message of its own beside those with digests, and only once
+    v = await answer("m-1", b"", 4)
+    with pytest.raises(MessageExists):
+        await answer("m-1", b"", 5)
 
 
 async def test_concurrent_creates_of_one_message_make_one_task(store: Store) -> None:
@@ -119,6 +177,23 @@ async def test_a_follow_up_message_id_finds_its_task(store: Store) -> None:
     assert rec is not None and rec.version == v + 1
     with pytest.raises(MessageExists):
         await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
-                                message_id="m-1")
+                                message_id="m-1", digest=b"d1")
     with pytest.raises(ConcurrentModification):
         await store.append(A, "t-1", v, [status("t-1", S.WORKING, ts(4))], now=ts(4))
+
+
+async def test_a_purged_message_leaves_the_other_contents_of_its_id(store: Store) -> None:
+    await store.create_task(A, [created("t-1"), status("t-1", S.COMPLETED, ts(0))],
+                            dialect="1.0", now=ts(0), message_id="m-1", digest=b"d1")
+    await store.create_task(A, [created("t-2"), status("t-2", S.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0), message_id="m-1", digest=b"d2")
+    assert await store.purge_finished(ts(5)) == 1
+    assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-2", b"d2")
+    assert await store.find_message(A, "m-1", b"d2") == MessageRecord("t-2", b"d2")
+    assert await store.task_for_message(A, "m-1") == "t-2"
+    with pytest.raises(MessageExists):
+        await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(6),
+                                message_id="m-1", digest=b"d2")
+    # the purged content is a new message again
+    await store.create_task(A, [created("t-4")], dialect="1.0", now=ts(6),
+                            message_id="m-1", digest=b"d1")

@@ -14,7 +14,7 @@ from interlingua.core.calls import ListTasks
 from interlingua.core.errors import InvalidParams
 from interlingua.core.lifecycle import TERMINAL_STATES
 from interlingua.core.model import PushConfig, TaskState
-from interlingua.stores import MessageExists, Scope, open_store
+from interlingua.stores import MessageExists, MessageRecord, Scope, open_store
 from interlingua.stores.postgres import PostgresStore, StoreUnavailable
 from interlingua.stores.postgres.schema import MIGRATIONS, SCHEMA_VERSION, parse_postgres_url
 from interlingua.stores.sqlite import schema as sqlite_schema
@@ -142,6 +142,9 @@ async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -
     try:  # back to version 1: the tasks keep no history of their own
         await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN history,'
                            f' DROP COLUMN history_at; DROP INDEX "{schema}".tasks_finished;'
+                           f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
+                           f' ALTER TABLE "{schema}".messages'
+                           ' ADD PRIMARY KEY (tenant, owner, message_id);'
                            f' UPDATE "{schema}".schema_version SET version = 1')
     finally:
         await conn.close()
@@ -391,9 +394,12 @@ def test_the_partial_indexes_are_what_the_queries_ask_for() -> None:
     assert _UNFINISHED_SQL == "(" + ", ".join(
         f"'{s.value}'" for s in (S.SUBMITTED, S.WORKING)) + ")"
     assert _TERMINAL_SQL == "(" + ", ".join(sorted(f"'{s.value}'" for s in TERMINAL_STATES)) + ")"
-    for last in (MIGRATIONS[-1], sqlite_schema.MIGRATIONS[-1]):
+    # (the steps that made the indexes last)
+    for last in (MIGRATIONS[3], sqlite_schema.MIGRATIONS[9]):
         assert any(s.endswith(f"WHERE state IN {_UNFINISHED_SQL}") for s in last)
-    assert any(s.endswith(f"WHERE state IN {_TERMINAL_SQL}") for s in MIGRATIONS[-1])
+    assert any(s.endswith(f"WHERE state IN {_TERMINAL_SQL}") for s in MIGRATIONS[3])
+    for later in (*MIGRATIONS[4:], *sqlite_schema.MIGRATIONS[10:]):
+        assert not any("tasks_lifecycle" in s or "tasks_finished" in s for s in later)
 
 
 async def test_listing_pages_on_an_index(pg_clean_url: str) -> None:
@@ -460,3 +466,41 @@ async def test_a_writer_stopped_mid_transaction_does_not_block_revocation_for_lo
             assert await store.revoke_lease(lease.epoch)
     finally:
         await store.close()
+
+
+async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -> None:
+    async with PostgresStore(pg_url) as store:
+        v = await store.create_task(A, [created("t-1"), status("t-1", S.INPUT_REQUIRED, ts(0))],
+                                    dialect="1.0", now=ts(0), message_id="m-1", digest=b"d1")
+        await store.append(A, "t-1", v, [said(user("m-2")), status("t-1", S.WORKING, ts(1))],
+                           now=ts(1), message=("m-2", b"d2"))
+        await store.create_task(A, [created("t-0")], dialect="1.0", now=ts(0),
+                                message_id="m-0")  # recorded without a digest
+    schema = schema_of(pg_url)
+    conn = await admin(pg_url)
+    try:  # back to version 4: one row per message id
+        await conn.execute(f'ALTER TABLE "{schema}".messages DROP COLUMN claim;'
+                           f' ALTER TABLE "{schema}".messages'
+                           ' ADD PRIMARY KEY (tenant, owner, message_id);'
+                           f' UPDATE "{schema}".schema_version SET version = 4')
+    finally:
+        await conn.close()
+    async with PostgresStore(pg_url) as store:
+        assert store.effective["schema_version"] == SCHEMA_VERSION
+        # a message recorded before, sent again: refused, naming its task
+        with pytest.raises(MessageExists) as caught:
+            await store.create_task(A, [created("t-9")], dialect="1.0", now=ts(2),
+                                    message_id="m-1", digest=b"d1")
+        assert caught.value.record == MessageRecord("t-1", b"d1")
+        with pytest.raises(MessageExists):
+            await store.create_task(A, [created("t-9")], dialect="1.0", now=ts(2),
+                                    message_id="m-2", digest=b"d2")
+        # other content under its id: another message
+        await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2),
+                                message_id="m-1", digest=b"d9")
+        assert await store.find_message(A, "m-1", b"d9") == MessageRecord("t-2", b"d9")
+        assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-1", b"d1")
+        # an id recorded without a digest holds it alone
+        with pytest.raises(MessageExists):
+            await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(2),
+                                    message_id="m-0", digest=b"d3", strict=True)

@@ -12,7 +12,14 @@ import pytest
 from interlingua.core.calls import ListTasks
 from interlingua.core.errors import ConcurrentModification
 from interlingua.core.model import Event, TaskState, TextPart
-from interlingua.stores import MemoryStore, MessageExists, Scope, SQLiteStore, open_store
+from interlingua.stores import (
+    MemoryStore,
+    MessageExists,
+    MessageRecord,
+    Scope,
+    SQLiteStore,
+    open_store,
+)
 from interlingua.stores.sqlite import SCHEMA_VERSION, parse_sqlite_url
 from interlingua.stores.sqlite.checkpoint import (
     CHECKPOINT_PAGES,
@@ -107,7 +114,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
     finally:
         other.close()
 
@@ -383,8 +390,21 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
+# what schema version 10 added, taken away again
+V11_UNDONE = (
+    " DROP INDEX tasks_message; ALTER TABLE tasks DROP COLUMN claim;"
+    " CREATE UNIQUE INDEX tasks_message ON tasks (tenant, owner, message_id)"
+    " WHERE message_id IS NOT NULL;"
+    " CREATE TABLE task_messages_old (tenant TEXT NOT NULL, owner TEXT NOT NULL,"
+    " message_id TEXT NOT NULL, task_pk INTEGER NOT NULL REFERENCES tasks (pk)"
+    " ON DELETE CASCADE, digest BLOB, PRIMARY KEY (tenant, owner, message_id)) WITHOUT ROWID;"
+    " INSERT INTO task_messages_old SELECT tenant, owner, message_id, task_pk, digest"
+    " FROM task_messages;"
+    " DROP TABLE task_messages; ALTER TABLE task_messages_old RENAME TO task_messages;"
+    " CREATE INDEX task_messages_task ON task_messages (task_pk);"
+)
 # what schema version 7 added, taken away again
-V8_UNDONE = (
+V8_UNDONE = V11_UNDONE + (
     " ALTER TABLE tasks DROP COLUMN listed; ALTER TABLE tasks DROP COLUMN listed_split;"
     " ALTER TABLE tasks DROP COLUMN listed_at;"
 )
@@ -442,7 +462,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 10
+        assert store.schema_version == SCHEMA_VERSION == 11
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -957,3 +977,34 @@ async def test_a_write_that_leaves_the_history_behind_is_not_trusted(tmp_path: P
         assert _histories(path)["t-1"] is None
         page = await store.list_tasks(A, ListTasks())
         assert [m.message_id for m in page.tasks[0].history] == ["m-1", "m-2", "m-3"]
+
+
+async def test_a_version_10_database_keys_its_message_ids_by_content(tmp_path: Path) -> None:
+    path = tmp_path / "v10.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        v = await store.create_task(A, [created("t-1"), status("t-1", S.INPUT_REQUIRED, ts(0))],
+                                    dialect="1.0", now=ts(0), message_id="m-1", digest=b"d1")
+        await store.append(A, "t-1", v, [said(user("m-2")), status("t-1", S.WORKING, ts(1))],
+                           now=ts(1), message=("m-2", b"d2"))
+        await store.create_task(A, [created("t-0")], dialect="1.0", now=ts(0),
+                                message_id="m-0")  # recorded without a digest
+    raw = sqlite3.connect(path)
+    raw.executescript(V11_UNDONE + " PRAGMA user_version = 10;")
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        # a message recorded before, sent again: refused, naming its task
+        with pytest.raises(MessageExists) as caught:
+            await store.create_task(A, [created("t-9")], dialect="1.0", now=ts(2),
+                                    message_id="m-1", digest=b"d1")
+        assert caught.value.record == MessageRecord("t-1", b"d1")
+        assert await store.find_message(A, "m-2", b"d2") == MessageRecord("t-1", b"d2")
+        # other content under its id: another message
+        await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2),
+                                message_id="m-1", digest=b"d9")
+        assert await store.find_message(A, "m-1", b"d9") == MessageRecord("t-2", b"d9")
+        assert await store.find_message(A, "m-1", b"d1") == MessageRecord("t-1", b"d1")
+        # an id recorded without a digest holds it alone
+        with pytest.raises(MessageExists):
+            await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(2),
+                                    message_id="m-0", digest=b"d3", strict=True)

@@ -25,6 +25,7 @@ from interlingua.stores._projection import HISTORY_MAX
 from interlingua.stores.sqlite import SCHEMA_VERSION
 
 from .builders import agent, chunk, created, said, status, ts, user
+from .test_sqlite import V8_UNDONE
 
 S = TaskState
 A = Scope("acme", "alice")
@@ -196,9 +197,7 @@ async def test_a_version_7_database_lists_its_tasks_and_keeps_them_from_their_ne
             A, [created("t-1", at=ts(0), history=[user("m-1")])], dialect="1.0", now=ts(0))
     raw = sqlite3.connect(path)
     try:
-        raw.executescript(
-            "ALTER TABLE tasks DROP COLUMN listed; ALTER TABLE tasks DROP COLUMN listed_split;"
-            " ALTER TABLE tasks DROP COLUMN listed_at; PRAGMA user_version = 7;")
+        raw.executescript(V8_UNDONE + " PRAGMA user_version = 7;")
     finally:
         raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:

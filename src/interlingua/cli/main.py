@@ -339,6 +339,12 @@ def main() -> None:
               help="Seconds a new task's executor has to say something before the task is "
                    "written (and streamed) as submitted without it; 0 writes it before the "
                    "executor runs [default: 0.05].")
+@click.option("--message-ids", type=click.Choice(["content", "strict"]), default="content",
+              show_default=True,
+              help="What a message id names: 'content', a message by its id and content (a "
+                   "known id with other content is a new message); 'strict', one message "
+                   "per id (other content under a known id is refused, -32602). Give every "
+                   "replica of a store the same.")
 @click.option("--max-head-bytes", type=click.IntRange(min=1024), default=64 * 1024,
               show_default=True, help="The largest request head accepted (else 431).")
 @click.option("--head-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
@@ -371,7 +377,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
                   push_allow_http: bool, push_allow_private: bool,
                   push_allow_hosts: tuple[str, ...], push_signing_key: str | None,
                   push_claim_seconds: float | None, lease_timeout: float | None,
-                  submit_grace: float | None, max_head_bytes: int, head_timeout: float, body_timeout: float,
+                  submit_grace: float | None, message_ids: str, max_head_bytes: int, head_timeout: float, body_timeout: float,
                   max_connections_per_ip: int, max_batch_items: int, max_answer_bytes: int,
                   http_parser: str, drain_seconds: float, mesh_url: str | None, namespace: str | None,
                   no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
@@ -481,6 +487,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
               rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
               client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
               push=push, lease_timeout=lease_timeout, submit_grace=submit_grace,
+              message_ids=None if message_ids == "content" else message_ids,
               drain_seconds=drain_seconds,
               on_listening=listening, http=http_parser, bindings=bindings,
               grpc_port=grpc_port, on_grpc_listening=grpc_at.append,

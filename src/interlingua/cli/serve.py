@@ -20,6 +20,7 @@ from ..server.agent import Agent
 from ..server.auth import AuthConfig, CardSigning, Limits
 from ..server.connections import ConnectionLimits, uvicorn_connection_options
 from ..server.engine import Engine, EngineConfig
+from ..server.idempotency import message_id_mode
 from ..server.push import PushSettings
 
 __all__ = [
@@ -230,6 +231,7 @@ def serve(
     http: str = "auto",
     lease_timeout: float | None = None,
     submit_grace: float | None = None,
+    message_ids: str | None = None,
     drain_seconds: float = 30.0,
     on_listening: Callable[[str, int], None] | None = None,
     bindings: Sequence[str] | None = None,
@@ -259,6 +261,8 @@ def serve(
     this one's running tasks (docs/architecture.md, "Ownership"). ``submit_grace``:
     seconds a new task's executor has to say something before the task is
     written ``submitted`` without it (default ``EngineConfig.submit_grace``).
+    ``message_ids``: ``"content"`` or ``"strict"``, what a message id names
+    (default ``EngineConfig.message_ids``; docs/lifecycle.md, "Message ids").
     ``drain_seconds``: on SIGTERM, how long new sends are refused (503) while
     the running turns finish, before the process stops; a second signal stops
     it at once, a third forces the exit (the app's shutdown still runs, for up
@@ -290,7 +294,8 @@ def serve(
         if mesh is None:
             raise ValueError("serving without HTTP needs a mesh to serve on")
         _serve_mesh_only(agent, store or default_store_for(agent), bus, public_url,
-                         _engine_config(lease_timeout, submit_grace), on_listening, mesh,
+                         _engine_config(lease_timeout, submit_grace, message_ids),
+                         on_listening, mesh,
                          mesh_agent_name,
                          auth=auth, limits=limits, push=push, drain_seconds=drain_seconds)
         return
@@ -319,7 +324,7 @@ def serve(
             if on_grpc_listening is not None:
                 on_grpc_listening(reserved)
         _serve_on(sock, agent, store, public_url, tls, host, log_level,
-                  _engine_config(lease_timeout, submit_grace),
+                  _engine_config(lease_timeout, submit_grace, message_ids),
                   on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
                   mesh=mesh, mesh_agent_name=mesh_agent_name,
                   card_signing=card_signing, push=push, grpc=grpc, rest=with_rest,
@@ -434,11 +439,13 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
     _make_server(config, app.state.engine, drain_seconds).run(sockets=[sock])
 
 
-def _engine_config(lease_timeout: float | None,
-                   submit_grace: float | None) -> EngineConfig | None:
-    if lease_timeout is None and submit_grace is None:
+def _engine_config(lease_timeout: float | None, submit_grace: float | None,
+                   message_ids: str | None = None) -> EngineConfig | None:
+    if lease_timeout is None and submit_grace is None and message_ids is None:
         return None
     config = EngineConfig()
+    if message_ids is not None:
+        config.message_ids = message_id_mode(message_ids)
     if lease_timeout is not None:
         config.lease_timeout = lease_timeout
         config.lease_interval = min(2.0, lease_timeout / 4)

@@ -36,6 +36,7 @@ from .cards import A2AServer, CardVariant
 from .dispatch import FrontDoor, parse_version
 from .engine import Engine, EngineConfig
 from .hosts import HostNotAllowed, HostPolicy
+from .idempotency import MessageIds, message_id_mode
 from .jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
 from .jwks import JWKS_PATH, jwks_endpoint
 from .push.service import PushService
@@ -170,6 +171,7 @@ def create_app(
     strict_versions: bool = False,
     strict_dialects: bool = False,
     engine_config: EngineConfig | None = None,
+    message_ids: MessageIds | None = None,
     push: PushSettings | None = None,
     auth: AuthConfig | None = None,
     limits: Limits | None = None,
@@ -203,6 +205,8 @@ def create_app(
     spans (None: when an SDK is set up at this call; or a ``TracerProvider`` to take
     them from); docs/observability.md.
     ``rest=False`` serves no HTTP+JSON routes, and the card names none.
+    ``message_ids``: ``"content"`` or ``"strict"``, what a message id names
+    (``EngineConfig.message_ids``, which it overrides; docs/lifecycle.md).
     ``inspector``: serve the web inspector at ``/inspector`` (docs/inspector.md).
     ``max_batch_items``: requests one JSON-RPC batch may hold (more: one -32600, and
     none of them runs); ``max_answer_bytes``: the largest answer written, a batch's
@@ -222,6 +226,9 @@ def create_app(
         strict_dialects=strict_dialects,
         rest=rest,
     )
+    if message_ids is not None:
+        engine_config = msgspec.structs.replace(engine_config or EngineConfig(),
+                                                message_ids=message_id_mode(message_ids))
     store_obj = open_store(store) if isinstance(store, str) else store
     bus_obj = open_bus(bus) if isinstance(bus, str) else bus
     server_ref: dict[str, A2AServer] = {}

@@ -60,6 +60,7 @@ from ..core.model import (
 from ..stores.base import TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
+from .idempotency import MessageIds
 from .leases import LeaseKeeper
 from .peers import Peers
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
@@ -102,6 +103,11 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     #: 0: written before the executor runs; None: only when the executor first
     #: speaks (as for an agent created with ``replies_with_messages=True``)
     submit_grace: float | None = 0.05
+    #: what a message id names (server/idempotency.py): "content", a message by its
+    #: id and content, so a known id with other content is a new message; "strict",
+    #: one message per id, other content under a known id refused (InvalidParams).
+    #: Every process on one store should use the same.
+    message_ids: MessageIds = "content"
 
 
 class Engine:
@@ -141,7 +147,8 @@ class Engine:
         self.leases = LeaseKeeper(store, interval=config.lease_interval,
                                   timeout=config.lease_timeout)
         self.runs = Runs()
-        self.writer = Writer(store, bus, lease=lambda: self.leases.epoch, clock=clock)
+        self.writer = Writer(store, bus, lease=lambda: self.leases.epoch, clock=clock,
+                             strict_ids=config.message_ids == "strict")
         self.turns = TurnRunner(agent, self.writer, self.runs, gate)
         self.recovery = Recovery(store, self.leases, self.runs, self.writer, self.turns.start,
                                  restart_policy=config.restart_policy)
@@ -150,7 +157,8 @@ class Engine:
                            submit_grace=None if agent.replies_with_messages
                            else config.submit_grace,
                            shared=lambda: self.leases.shared,
-                           draining=lambda: self.draining)
+                           draining=lambda: self.draining,
+                           message_ids=config.message_ids)
         self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)

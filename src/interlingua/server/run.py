@@ -54,10 +54,19 @@ from ..core.model import (
 )
 from ..core.parts import new_id
 from ..signals import LazyEvent, Mutex, Signal
-from ..stores.base import LeaseLost, MessageExists, Scope, StoredEvent, TaskExists, TaskStore
+from ..stores.base import (
+    LeaseLost,
+    MessageExists,
+    MessageRecord,
+    Scope,
+    StoredEvent,
+    TaskExists,
+    TaskStore,
+)
 from .context import RequestInfo, TaskCanceled
+from .idempotency import reused
 
-__all__ = ["FLUSH_EVERY", "CommitListener", "Run", "Runs", "Writer", "utcnow"]
+__all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "Run", "Runs", "Writer", "utcnow"]
 
 log = logging.getLogger("interlingua.engine")
 
@@ -68,6 +77,9 @@ FLUSH_EVERY = 256
 
 #: called after every commit with the run and the events it stored, in order
 CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
+#: a message as sends tell it from others: (scope, message id, the digest of its
+#: content, or b"" where the id alone names it; see server/idempotency.py)
+MessageKey = tuple[Scope, str, bytes]
 
 
 def utcnow() -> datetime:
@@ -155,8 +167,8 @@ class Run:
         self.push_configs: list[PushConfig] = []
         #: the digest of the message that started the current turn
         self.digest = b""
-        #: (scope, message id) of that message, while the turn runs
-        self.message_key: tuple[Scope, str] | None = None
+        #: the key of that message in ``Runs.by_message``, while the turn runs
+        self.message_key: MessageKey | None = None
         #: a follow-up message's id and digest, recorded with its first write
         self.followup: tuple[str, bytes] | None = None
         #: the task another process made for this run's message first
@@ -170,6 +182,15 @@ class Run:
         #: so a turn whose lease was revoked is refused even after this process
         #: took a new one
         self.lease: int | None = None
+
+    def lost_to(self, message_id: str, record: MessageRecord) -> None:
+        """Another send holds this run's message id (another process wrote its task
+        first): the callers following the run get that task if it holds this
+        message, and the refusal if it holds other content (strict mode)."""
+        if record.digest and self.digest and record.digest != self.digest:
+            self.abandoned = reused(message_id)
+        else:
+            self.duplicate = record.task_id
 
     # The executor's context talks to these (context._Sink).
 
@@ -214,20 +235,20 @@ class Runs:
 
     def __init__(self) -> None:
         self.by_key: dict[str, Run] = {}
-        #: runs by the (scope, message id) that started their current turn
-        self.by_message: dict[tuple[Scope, str], Run] = {}
-        #: sends being begun, by (scope, message id): a repeat waits for the first
-        #: (on the future the first repeat put in place of None)
-        self.sending: dict[tuple[Scope, str], asyncio.Future[None] | None] = {}
+        #: runs by the message that started their current turn
+        self.by_message: dict[MessageKey, Run] = {}
+        #: sends being begun, by message: a repeat waits for the first (on the
+        #: future the first repeat put in place of None)
+        self.sending: dict[MessageKey, asyncio.Future[None] | None] = {}
 
     def get(self, scope: Scope, task_id: str) -> Run | None:
         return self.by_key.get(task_key(scope, task_id))
 
-    def track(self, run: Run, message_id: str | None = None) -> None:
+    def track(self, run: Run, message: MessageKey | None = None) -> None:
         self.by_key[run.key] = run
-        if message_id is not None:
-            run.message_key = (run.scope, message_id)
-            self.by_message[run.message_key] = run
+        if message is not None:
+            run.message_key = message
+            self.by_message[message] = run
 
     def untrack(self, run: Run) -> None:
         if self.by_key.get(run.key) is run:
@@ -245,14 +266,17 @@ class Writer:
 
     ``lease``: the epoch every write names (see server/leases.py).
     ``on_commit``: listeners called after each commit, in the order added.
+    ``strict_ids``: a message id recorded with a write names one message, whatever
+    its content (else the id and the digest do; server/idempotency.py).
     """
 
     def __init__(self, store: TaskStore, bus: Bus, *, lease: Callable[[], int | None],
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow, strict_ids: bool = False) -> None:
         self.store = store
         self.bus = bus
         self.lease = lease
         self.clock = clock
+        self.strict_ids = strict_ids
         self.on_commit: list[CommitListener] = []
         self._now_key: int | None = None
         self._now_text = ""
@@ -404,6 +428,7 @@ class Writer:
                 version = await self.store.create_task(
                     run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
                     push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
+                    strict=self.strict_ids,
                 )
             except TaskExists:
                 raise InvalidTaskState(f"Task {run.task.id} already exists") from None
@@ -413,9 +438,14 @@ class Writer:
             base = 0
         else:
             batch = list(events)
-            version = await self.store.append(run.scope, run.task.id, run.version, batch,
-                                              now=now, lease=self._lease(run),
-                                              message=run.followup)
+            followup = run.followup
+            if followup is None:  # nearly every write: no message id to record
+                version = await self.store.append(run.scope, run.task.id, run.version, batch,
+                                                  now=now, lease=self._lease(run))
+            else:
+                version = await self.store.append(run.scope, run.task.id, run.version, batch,
+                                                  now=now, lease=self._lease(run),
+                                                  message=followup, strict=self.strict_ids)
             run.followup = None
             base = run.version
         lifecycle.apply_checked(run.task, events)  # checked in emit

@@ -1,15 +1,17 @@
 """Sends: the turn a message asks for, begun once however often it is sent.
 
-A send creates a task, or continues one that waits for input; a message id
-already seen in the caller's scope is answered with its task instead (a retry),
-or refused when it named another message (``server/idempotency.py``). In one
-process, sends of one message id are begun one at a time, and a repeat that
-arrives while the first's turn runs follows that run.
+A send creates a task, or continues one that waits for input; a message
+already seen in the caller's scope is answered with its task instead (a retry).
+A known message id with other content is a new message, or, in strict mode,
+refused (``server/idempotency.py``). In one process, sends of one message are
+begun one at a time, and a repeat that arrives while the first's turn runs
+follows that run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 import msgspec
@@ -31,12 +33,21 @@ from ..signals import Signal
 from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore
 from .context import RequestInfo, TaskCanceled
 from .grace import Grace
-from .idempotency import message_digest, redacted
+from .idempotency import (
+    MessageIds,
+    check_same,
+    message_digest,
+    message_id_mode,
+    redacted,
+    reused,
+)
 from .ports import Admission, PushHooks
-from .run import Run, Runs, Writer
+from .run import MessageKey, Run, Runs, Writer
 from .turns import TurnRunner
 
 __all__ = ["Draining", "Sends"]
+
+log = logging.getLogger("interlingua.engine")
 
 
 class Draining(ResourceUnavailable):
@@ -51,7 +62,9 @@ class Sends:
                  default_history_length: int | None,
                  submit_grace: float | None = None,
                  shared: Callable[[], bool] = lambda: False,
-                 draining: Callable[[], bool] = lambda: False) -> None:
+                 draining: Callable[[], bool] = lambda: False,
+                 message_ids: MessageIds = "content") -> None:
+        message_id_mode(message_ids)  # ValueError for another
         self.store = store
         self.runs = runs
         self.writer = writer
@@ -70,6 +83,9 @@ class Sends:
         self.draining = draining
         #: one message handed to a working turn at a time (each records its id)
         self._delivering = asyncio.Lock()
+        #: a message id names one message, whatever its content (else the id and
+        #: the content's digest do)
+        self.strict = message_ids == "strict"
 
     async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
         begun = await self.begin(call, request)
@@ -92,14 +108,17 @@ class Sends:
         scope = request.scope
         message = call.message
         digest = message_digest(message, call.client_task_id)
-        key = (scope, message.message_id)
-        # One send of a message id at a time in this process (single flight): a
+        key = (scope, message.message_id, b"" if self.strict else digest)
+        # One send of a message at a time in this process (single flight): a
         # repeat that arrives meanwhile waits, then finds the first's run or task.
         sending = self.runs.sending
         while True:
             live = self.runs.by_message.get(key)
             if live is not None:
-                return await self._join(live, digest, call)
+                joined = await self._join(live, digest, call)
+                if joined is not None:
+                    return joined
+                continue  # the store has decided which message holds the id: look again
             if key not in sending:
                 break
             # The first repeat makes the future they all wait for (a send that
@@ -110,15 +129,23 @@ class Sends:
             await asyncio.shield(pending)
         sending[key] = None
         try:
-            return await self._begin_new(scope, call, request, digest)
+            return await self._begin_new(scope, call, request, digest, key)
         finally:
             pending = sending.pop(key)
             if pending is not None:
                 pending.set_result(None)
 
-    async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task:
-        """A repeated message while its turn runs here: the caller follows that run."""
-        self._same_message(call.message.message_id, run.digest, digest)
+    async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task | None:
+        """A repeated message while its turn runs here: the caller follows that run.
+        None: look again (the run's message id was contested, and is now settled)."""
+        if run.digest and run.digest != digest:  # strict mode: other content, one id
+            if not run.flushed.is_set():
+                # Its task is not written yet, and the store may give the id to
+                # another process's send (of this message, perhaps): once it has
+                # decided, the run is either written or abandoned.
+                await run.flushed.wait()
+                return None
+            raise reused(call.message.message_id)
         if not call.config.blocking and not call.streaming:
             await run.flushed.wait()  # answered with the task, which must exist
             if run.duplicate is not None:
@@ -128,34 +155,28 @@ class Sends:
                 raise run.abandoned
         return run
 
-    @staticmethod
-    def _same_message(message_id: str, stored: bytes, digest: bytes) -> None:
-        # b"": recorded before digests were kept; nothing to compare
-        if stored and stored != digest:
-            raise InvalidParams(
-                f"Invalid params: messageId {message_id!r} was already used for a different "
-                "message (another role, other parts, or another taskId or contextId); "
-                "a new message needs a new messageId"
-            )
-
     async def _repeated(self, scope: Scope, call: SendMessage, found: MessageRecord,
                         digest: bytes) -> Task:
         """The same message sent again (a retry): its task, and nothing run."""
-        self._same_message(call.message.message_id, found.digest, digest)
+        check_same(call.message.message_id, found.digest, digest)
         return await self._answer(scope, found.task_id, call.config.history_length,
                                   call.config.blocking and not call.streaming)
 
     async def _begin_new(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                         digest: bytes) -> Run | Task:
+                         digest: bytes, key: MessageKey) -> Run | Task:
         message = call.message
         target = message.task_id or call.client_task_id
         # Decided once: whether a new task is written before its executor runs
         # (the look-up below is skipped only if it is).
         first = self._written_first(call)
         if target or not first:
-            existing = await self.store.find_message(scope, message.message_id)
+            existing = await self.store.find_message(scope, message.message_id, digest)
             if existing is not None:
-                return await self._repeated(scope, call, existing, digest)
+                if self.strict or not existing.digest or existing.digest == digest:
+                    return await self._repeated(scope, call, existing, digest)
+                log.warning("messageId %r was used before for a message with other content "
+                            "(task %s); this one is taken as a new message",
+                            message.message_id, existing.task_id)
         # else the store refuses a message id it has when the task is written
         # (MessageExists, handled in _create): one round trip fewer per new task.
 
@@ -174,13 +195,14 @@ class Sends:
                         and self.runs.get(scope, target) is None):
                     # its turn runs in another process, which hands it over
                     return await self._deliver_elsewhere(run, call, request, digest)
-                return await self._continue(run, call, request, digest)
+                return await self._continue(run, call, request, digest, key)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
-        return await self._create(scope, call, request, target, digest, first)
+        return await self._create(scope, call, request, target, digest, key, first)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                      task_id: str | None, digest: bytes, written_first: bool) -> Run | Task:
+                      task_id: str | None, digest: bytes, key: MessageKey,
+                      written_first: bool) -> Run | Task:
         now = self.writer.now()
         tid = task_id or new_id()
         cid = call.message.context_id or new_id()
@@ -196,7 +218,7 @@ class Sends:
         if run.key in self.runs.by_key:
             raise InvalidTaskState(f"task {tid} is already running")
         run.digest = digest
-        self.runs.track(run, call.message.message_id)
+        self.runs.track(run, key)
         # A non-blocking caller is answered with the task, so it must exist first.
         # With other processes on the store, it is written before the executor
         # runs: another process that gets the same message id then finds it
@@ -205,7 +227,7 @@ class Sends:
             try:
                 await self.writer.persist_created(run)
             except MessageExists as exc:
-                self._abandon(run, duplicate=exc.record.task_id)
+                self._abandon(run, duplicate=exc)
                 return await self._repeated(scope, call, exc.record, digest)
             except BaseException as exc:
                 self._abandon(run, error=exc)
@@ -217,13 +239,14 @@ class Sends:
             self.grace.watch(run)
         return run
 
-    def _abandon(self, run: Run, *, duplicate: str | None = None,
+    def _abandon(self, run: Run, *, duplicate: MessageExists | None = None,
                  error: BaseException | None = None) -> None:
         """A new task this send will not write (its message has a task already, or
         the write failed): the run is forgotten, and the repeats of its message that
         joined it meanwhile are woken, to answer with that task or that failure."""
         self.runs.untrack(run)
-        run.duplicate = duplicate
+        if duplicate is not None:
+            run.lost_to(duplicate.message_id, duplicate.record)
         if error is not None:
             run.abandoned = error if isinstance(error, A2AError) else InternalError(
                 "Internal error: the task for this message could not be written; "
@@ -237,7 +260,7 @@ class Sends:
                 or self.submit_grace == 0)
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
-                        digest: bytes) -> Run | Task:
+                        digest: bytes, key: MessageKey) -> Run | Task:
         task = run.task
         message = _to_task(task, call.message)
         state = task.status.state
@@ -263,7 +286,7 @@ class Sends:
         run.settled = Signal()
         run.digest = digest
         run.followup = (message_id, digest)
-        self.runs.track(run, message_id)
+        self.runs.track(run, key)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
             await self.writer.emit(run, [HistoryAppended(message=stored),

@@ -263,8 +263,9 @@ class TurnRunner:
             pass
         except MessageExists as exc:
             # Another process made the task for this message first: its callers
-            # here are answered with that task, and this turn's work is dropped.
-            run.duplicate = exc.record.task_id
+            # here are answered with that task (or refused, when it holds other
+            # content under a strict message id), and this turn's work is dropped.
+            run.lost_to(exc.message_id, exc.record)
             log.warning("task %s: message %s already has task %s (made by another "
                         "process); this turn's work is dropped", run.task.id,
                         exc.message_id, exc.record.task_id)

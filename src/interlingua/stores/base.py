@@ -265,13 +265,15 @@ class TaskStore(Protocol):
         push_configs: Sequence[PushConfig] = (),
         digest: bytes = b"",
         lease: int | None = None,
+        strict: bool = False,
     ) -> int:
         """Create a task from its first events (``events[0]`` is ``TaskCreated``).
 
         The events get sequence numbers 1..n; returns n, the task's version.
         ``message_id`` (the message that created it, with its ``digest``) is
-        remembered for idempotent sends: a second task for the same id in the
-        scope raises ``MessageExists`` naming the first. ``push_configs`` (each
+        remembered for idempotent sends: a second task for the same id and digest
+        in the scope raises ``MessageExists`` naming the first; with ``strict``, a
+        second task for the same id, whatever its digest. ``push_configs`` (each
         with its ``id`` set) are registered in ``dialect`` in the same
         transaction, and their first deliveries queued. Raises ``TaskExists``
         if the scope has the id. ``lease``: the epoch of the writer's lease,
@@ -289,6 +291,7 @@ class TaskStore(Protocol):
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
+        strict: bool = False,
     ) -> int:
         """Append events in one transaction; returns the new version.
 
@@ -298,7 +301,8 @@ class TaskStore(Protocol):
         With no ``lease`` the task keeps the owner it has (a write for a turn
         that runs in another process).
         ``message`` (a message id and digest) is remembered for this task like
-        a creating message; ``MessageExists`` if the scope has it already.
+        a creating message (``strict`` as there); ``MessageExists`` if the scope
+        has it already.
         """
         ...
 
@@ -332,8 +336,11 @@ class TaskStore(Protocol):
         """The id of the task that ``message_id`` created or continued in this scope."""
         ...
 
-    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
-        """``message_id``'s task in this scope, with the digest recorded for it."""
+    async def find_message(self, scope: Scope, message_id: str,
+                           digest: bytes = b"") -> MessageRecord | None:
+        """A task ``message_id`` made or continued in this scope, with the digest
+        recorded for it: the one recorded with ``digest`` if there is one, else one
+        recorded without a digest, else any (the caller compares digests)."""
         ...
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:

@@ -80,6 +80,7 @@ class _Entry(msgspec.Struct, gc=False):
     state: TaskState
     version: int
     dialect: str
+    #: the creating message's key in ``MemoryStore._by_message`` (see _message_key)
     message_id: str | None
     #: the listing key, see _projection.sort_stamp
     stamp: str
@@ -96,7 +97,7 @@ class _Entry(msgspec.Struct, gc=False):
     lease: int | None = None
     #: push configs by id, in registration order
     push: dict[str, PushConfigRecord] | None = None
-    #: message ids that continued the task, with their digests
+    #: messages that continued the task (by key, see _message_key), with their digests
     followups: dict[str, bytes] | None = None
 
     @property
@@ -210,19 +211,25 @@ class MemoryStore(MemoryOutbox):
         push_configs: Sequence[PushConfig] = (),
         digest: bytes = b"",
         lease: int | None = None,
+        strict: bool = False,
     ) -> int:
         created = _projection.created_task(events)
         self._check_lease(lease)
         if self._entry(scope, created.id) is not None:
             raise TaskExists(f"task {created.id} already exists")
+        key = by_message = None
         if message_id is not None:
-            self._check_message(scope, message_id)
+            # (written out: every new task of a send comes this way)
+            key = f"\x00{digest.hex()}\x00{message_id}" if digest and not strict else message_id
+            by_message = self._by_message.get(scope)
+            if by_message is not None and key in by_message:
+                self._check_message(scope, message_id, key)
         # raises before storing
         status = _status_after(created.id, created.status.state, events[1:]) or created.status
         records = [_record_of(c, created.id, dialect, now) for c in push_configs] \
             if push_configs else None
         state = status.state
-        entry = _Entry(created.id, created.context_id, state, len(events), dialect, message_id,
+        entry = _Entry(created.id, created.context_id, state, len(events), dialect, key,
                        _projection.sort_stamp(status, now), now, now, None,
                        digest=digest, lease=lease)
         if state in TERMINAL_STATES:
@@ -234,8 +241,11 @@ class MemoryStore(MemoryOutbox):
             if state in _UNFINISHED:
                 self._unfinished.setdefault(scope, set()).add(created.id)
         self._tasks.setdefault(scope, {})[created.id] = entry
-        if message_id is not None:
-            self._by_message.setdefault(scope, {})[message_id] = created.id
+        if message_id is not None and key is not None:
+            if by_message is None:
+                by_message = self._by_message[scope] = {}
+            by_message[key] = created.id
+            by_message.setdefault(message_id, created.id)  # see _remember
         if records:
             entry.push = {record.config.id or "": record for record in records}
             self._queue(scope, created.id, entry.push, 1, events)
@@ -251,6 +261,7 @@ class MemoryStore(MemoryOutbox):
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
+        strict: bool = False,
     ) -> int:
         self._check_lease(lease)
         entry = self._entry(scope, task_id)
@@ -262,15 +273,17 @@ class MemoryStore(MemoryOutbox):
             )
         if not events:
             return entry.version
+        key = None
         if message is not None:
-            self._check_message(scope, message[0])
+            key = _message_key(message[0], b"" if strict else message[1])
+            self._check_message(scope, message[0], key)
         # The whole batch is checked before any of it is stored.
         status = _status_after(task_id, entry.state, events)
-        if message is not None:
+        if message is not None and key is not None:
             if entry.followups is None:
                 entry.followups = {}
-            entry.followups[message[0]] = message[1]
-            self._by_message.setdefault(scope, {})[message[0]] = task_id
+            entry.followups[key] = message[1]
+            self._remember(scope, message[0], key, task_id)
         if lease is not None:
             entry.lease = lease
         if status is not None:
@@ -341,25 +354,60 @@ class MemoryStore(MemoryOutbox):
         return entry.log(start, stop)
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        found = self._message(scope, message_id, b"")
+        return None if found is None else found.task_id
+
+    async def find_message(self, scope: Scope, message_id: str,
+                           digest: bytes = b"") -> MessageRecord | None:
         by_message = self._by_message.get(scope)
-        return None if by_message is None else by_message.get(message_id)
+        # a send's look-up of a new message (nearly all) ends here: the id alone
+        # leads to a message of it whenever it has one (see _remember)
+        if by_message is None or message_id not in by_message:
+            return None
+        return self._message(scope, message_id, digest)
 
-    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
-        return self._message(scope, message_id)
+    def _remember(self, scope: Scope, message_id: str, key: str, task_id: str) -> None:
+        by_message = self._by_message.setdefault(scope, {})
+        by_message[key] = task_id
+        # the id alone leads to a message of it too (for look-ups by id alone;
+        # a message keyed by its id alone takes that place)
+        by_message.setdefault(message_id, task_id)
 
-    def _message(self, scope: Scope, message_id: str) -> MessageRecord | None:
-        task_id = self._by_message.get(scope, {}).get(message_id)
+    def _message(self, scope: Scope, message_id: str, digest: bytes) -> MessageRecord | None:
+        by_message = self._by_message.get(scope)
+        if by_message is None:
+            return None
+        # recorded with this digest, else the id's first message
+        if digest:
+            found = self._recorded(scope, by_message, message_id, _message_key(message_id, digest))
+            if found is not None:
+                return found
+        return self._recorded(scope, by_message, message_id, message_id)
+
+    def _recorded(self, scope: Scope, by_message: dict[str, str], message_id: str,
+                  key: str, *, exact: bool = False) -> MessageRecord | None:
+        task_id = by_message.get(key)
         if task_id is None:
             return None
         entry = self._entry(scope, task_id)
         if entry is None:
             return None
-        if entry.message_id == message_id:
+        # by the id alone: the first message of the id, whichever its key (unless
+        # ``exact``: the message recorded under that very key, as the SQL stores'
+        # unique keys see it)
+        alone = key == message_id and not exact
+        if entry.message_id == key or (alone and entry.message_id == _message_key(
+                message_id, entry.digest)):
             return MessageRecord(task_id, entry.digest)
-        return MessageRecord(task_id, (entry.followups or {}).get(message_id, b""))
+        for recorded, digest in (entry.followups or {}).items():
+            if recorded == key or (alone and recorded == _message_key(message_id, digest)):
+                return MessageRecord(task_id, digest)
+        return None if exact else MessageRecord(task_id, b"")
 
-    def _check_message(self, scope: Scope, message_id: str) -> None:
-        found = self._message(scope, message_id)
+    def _check_message(self, scope: Scope, message_id: str, key: str) -> None:
+        by_message = self._by_message.get(scope)
+        found = None if by_message is None else self._recorded(scope, by_message, message_id,
+                                                               key, exact=True)
         if found is not None:
             raise MessageExists(message_id, found)
 
@@ -393,13 +441,26 @@ class MemoryStore(MemoryOutbox):
                 if e.state in TERMINAL_STATES and e.updated_at < before
             ]
             by_message = self._by_message.get(scope, {})
+            # ids whose message the id alone led to is gone: it must lead to another
+            orphans: set[str] = set()
             for tid in doomed:
                 entry = tasks.pop(tid)
                 for config_id in entry.push or ():
                     self._drop_queue(scope, tid, config_id)
-                for mid in [entry.message_id, *(entry.followups or ())]:
-                    if mid is not None and by_message.get(mid) == tid:
-                        del by_message[mid]
+                for key in [entry.message_id, *(entry.followups or ())]:
+                    if key is None:
+                        continue
+                    if by_message.get(key) == tid:
+                        del by_message[key]
+                    message_id = _message_id_of(key)
+                    if by_message.get(message_id) == tid:
+                        del by_message[message_id]
+                        orphans.add(message_id)
+            if orphans:
+                for key, tid in list(by_message.items()):
+                    message_id = _message_id_of(key)
+                    if message_id in orphans:
+                        by_message.setdefault(message_id, tid)
             count += len(doomed)
             if not tasks:
                 del self._tasks[scope]
@@ -528,3 +589,16 @@ def _copy_record(record: PushConfigRecord) -> PushConfigRecord:
         )
         config = msgspec.structs.replace(config, authentication=auth)
     return PushConfigRecord(config=config, dialect=record.dialect, created_at=record.created_at)
+
+
+def _message_key(message_id: str, claim: bytes) -> str:
+    """A message's key among a scope's message ids: the id alone where the id alone
+    names the message (strict, or no digest), else the digest in hex and the id,
+    each after a NUL: a string, which keeps the dict out of the cycle collector's
+    view (see MemoryStore.__init__)."""
+    return message_id if not claim else f"\x00{claim.hex()}\x00{message_id}"
+
+
+def _message_id_of(key: str) -> str:
+    """The message id of a key of _message_key."""
+    return key[1:].partition("\x00")[2] if key.startswith("\x00") else key

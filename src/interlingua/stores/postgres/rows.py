@@ -69,25 +69,32 @@ async def _check_lease(conn: asyncpg.Connection, lease: int | None) -> None:
         raise LeaseLost(f"the lease of epoch {lease} was revoked")
 
 
-async def _find_message(conn: asyncpg.Connection, scope: Scope,
-                        message_id: str) -> MessageRecord | None:
-    row = await conn.fetchrow(
-        "SELECT t.id, m.digest FROM messages m JOIN tasks t ON t.pk = m.task_pk"
-        " WHERE m.tenant = $1 AND m.owner = $2 AND m.message_id = $3",
-        scope.tenant, scope.owner, message_id)
+#: a task a message id made or continued: the one recorded with the digest $4, else
+#: one recorded without a digest, else any (the caller compares digests)
+_FIND_MESSAGE = (
+    "SELECT t.id, m.digest FROM messages m JOIN tasks t ON t.pk = m.task_pk"
+    " WHERE m.tenant = $1 AND m.owner = $2 AND m.message_id = $3"
+    " ORDER BY CASE WHEN m.digest = $4 THEN 0 WHEN m.digest IS NULL THEN 1 ELSE 2 END"
+    " LIMIT 1"
+)
+
+
+async def _find_message(conn: asyncpg.Connection, scope: Scope, message_id: str,
+                        digest: bytes = b"") -> MessageRecord | None:
+    row = await conn.fetchrow(_FIND_MESSAGE, scope.tenant, scope.owner, message_id, digest)
     return None if row is None else MessageRecord(row[0], bytes(row[1] or b""))
 
 
 async def _remember(conn: asyncpg.Connection, scope: Scope, pk: int, message_id: str,
-                    digest: bytes) -> None:
-    # A concurrent insert of the same id waits here for the other transaction;
+                    digest: bytes, claim: bytes) -> None:
+    # A concurrent insert of the same message waits here for the other transaction;
     # if it committed, nothing is inserted and this write is refused (and undone).
     done = await conn.fetchval(
-        "INSERT INTO messages (tenant, owner, message_id, task_pk, digest)"
-        " VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1",
-        scope.tenant, scope.owner, message_id, pk, digest or None)
+        "INSERT INTO messages (tenant, owner, message_id, task_pk, digest, claim)"
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
+        scope.tenant, scope.owner, message_id, pk, digest or None, claim)
     if done is None:
-        found = await _find_message(conn, scope, message_id)
+        found = await _find_message(conn, scope, message_id, digest)
         raise MessageExists(message_id, found or MessageRecord(""))
 
 

@@ -136,6 +136,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX tasks_finished ON tasks (stamp)"
         " WHERE state IN ('canceled', 'completed', 'failed', 'rejected')",
     ),
+    (
+        # A message is keyed by its id and a claim: its digest (a message id reused
+        # for other content is another message), or '' where the id alone names it
+        # (strict mode, a message without a digest, and the rows a replica of an
+        # older version writes). Rows from before take their digest.
+        "ALTER TABLE messages ADD COLUMN claim bytea NOT NULL DEFAULT ''::bytea",
+        "UPDATE messages SET claim = digest WHERE digest IS NOT NULL",
+        "ALTER TABLE messages DROP CONSTRAINT messages_pkey",
+        "ALTER TABLE messages ADD PRIMARY KEY (tenant, owner, message_id, claim)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

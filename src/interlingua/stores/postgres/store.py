@@ -59,8 +59,8 @@ _CREATE_AT_ONCE = (
     "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10"
     "  FROM fence WHERE ok"
     "  ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk),"
-    " message AS (INSERT INTO messages (tenant, owner, message_id, task_pk, digest)"
-    "  SELECT $1, $2, $14, pk, $15 FROM task WHERE $14::text IS NOT NULL),"
+    " message AS (INSERT INTO messages (tenant, owner, message_id, task_pk, digest, claim)"
+    "  SELECT $1, $2, $14, pk, $15, $20 FROM task WHERE $14::text IS NOT NULL),"
     " logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
     "  SELECT task.pk, e.* FROM task, unnest($16::integer[], $17::smallint[],"
     "  $18::integer[], $19::bytea[]) AS e)"
@@ -116,6 +116,7 @@ class PostgresStore(Outbox):
         push_configs: Sequence[PushConfig] = (),
         digest: bytes = b"",
         lease: int | None = None,
+        strict: bool = False,
     ) -> int:
         created = _projection.created_task(events)
         probe = _projection.probe(created.id, created.context_id, created.status)
@@ -132,8 +133,9 @@ class PostgresStore(Outbox):
                _pack(_encode(status), ids), _projection.sort_stamp(status, now), metadata,
                dialect, len(events), now, lease,
                _history_column(probe.history, created.id, created.context_id))
+        claim = b"" if strict else digest
         if not push_configs:
-            pk = await self._create_at_once(scope, row, message_id, digest, events, ids)
+            pk = await self._create_at_once(scope, row, message_id, digest, claim, events, ids)
             self._wrote((scope.tenant, scope.owner, created.id), pk, created.context_id,
                         status.state, len(events))
             return len(events)
@@ -148,7 +150,7 @@ class PostgresStore(Outbox):
             if pk is None:
                 raise TaskExists(f"task {created.id} already exists")
             if message_id is not None:
-                await _remember(conn, scope, pk, message_id, digest)
+                await _remember(conn, scope, pk, message_id, digest, claim)
             await _insert_events(conn, pk, 1, events, ids)
             for config in push_configs:
                 await _put_config(conn, pk, created.id, config, dialect, now)
@@ -157,7 +159,8 @@ class PostgresStore(Outbox):
         return len(events)
 
     async def _create_at_once(self, scope: Scope, row: tuple[Any, ...], message_id: str | None,
-                              digest: bytes, events: Sequence[Event], ids: _Ids) -> int:
+                              digest: bytes, claim: bytes, events: Sequence[Event],
+                              ids: _Ids) -> int:
         """A new task without push configs in one statement, committed on its own.
 
         One round trip instead of six (begin, fence, task, message id, events,
@@ -171,12 +174,12 @@ class PostgresStore(Outbox):
                 pk, fenced = await conn.fetchrow(_CREATE_AT_ONCE, *row, message_id,
                                                  digest or None, [r[1] for r in runs],
                                                  [r[2] for r in runs], [r[3] for r in runs],
-                                                 [r[4] for r in runs])
+                                                 [r[4] for r in runs], claim)
             except asyncpg.UniqueViolationError:
                 # only the message id can collide (the task's own conflict inserts nothing)
                 if message_id is None:
                     raise
-                found = await _find_message(conn, scope, message_id)
+                found = await _find_message(conn, scope, message_id, digest)
                 raise MessageExists(message_id, found or MessageRecord("")) from None
         if not fenced:
             raise LeaseLost(f"the lease of epoch {row[11]} was revoked")
@@ -194,6 +197,7 @@ class PostgresStore(Outbox):
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
+        strict: bool = False,
     ) -> int:
         _no_nul(scope.tenant, scope.owner, task_id, None if message is None else message[0])
         key = (scope.tenant, scope.owner, task_id)
@@ -229,7 +233,7 @@ class PostgresStore(Outbox):
             status_changed, status, history, _ = advance_row(
                 task_id, context_id, state, events, history, history_at == version)
             if message is not None:
-                await _remember(conn, scope, pk, *message)
+                await _remember(conn, scope, pk, *message, b"" if strict else message[1])
             ids = _ids(task_id, context_id)
             new_version = version + len(events)
             history_at = None if history is None else new_version
@@ -434,11 +438,12 @@ class PostgresStore(Outbox):
         found = await self.find_message(scope, message_id)
         return None if found is None else found.task_id
 
-    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
+    async def find_message(self, scope: Scope, message_id: str,
+                           digest: bytes = b"") -> MessageRecord | None:
         if "\x00" in message_id:
             return None
         async with self._conn() as conn:
-            return await _find_message(conn, scope, message_id)
+            return await _find_message(conn, scope, message_id, digest)
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         async with self._conn() as conn:

@@ -14,6 +14,7 @@ import sqlite3
 from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
 
 __all__ = [
+    "MESSAGE_KEY_MIGRATION",
     "MIGRATION",
     "OWNERS_MIGRATION",
     "acquire",
@@ -62,6 +63,37 @@ MIGRATION: tuple[str, ...] = (
         PRIMARY KEY (tenant, owner, message_id)
     ) WITHOUT ROWID
     """,
+    "CREATE INDEX task_messages_task ON task_messages (task_pk)",
+)
+
+
+# Schema version 11: a message is keyed by its id and a claim: its digest (a
+# message id reused for other content is another message), or b"" where the id
+# alone names it (strict mode, a message without a digest, and the rows a
+# process of an older version writes). Rows from before take their digest.
+# SQLite cannot change a primary key: task_messages is made anew.
+MESSAGE_KEY_MIGRATION: tuple[str, ...] = (
+    "ALTER TABLE tasks ADD COLUMN claim BLOB NOT NULL DEFAULT x''",
+    "UPDATE tasks SET claim = digest WHERE message_id IS NOT NULL AND digest IS NOT NULL",
+    "DROP INDEX tasks_message",
+    "CREATE UNIQUE INDEX tasks_message ON tasks (tenant, owner, message_id, claim)"
+    " WHERE message_id IS NOT NULL",
+    """
+    CREATE TABLE task_messages_claimed (
+        tenant      TEXT NOT NULL,
+        owner       TEXT NOT NULL,
+        message_id  TEXT NOT NULL,
+        task_pk     INTEGER NOT NULL REFERENCES tasks (pk) ON DELETE CASCADE,
+        digest      BLOB,
+        claim       BLOB NOT NULL DEFAULT x'',
+        PRIMARY KEY (tenant, owner, message_id, claim)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO task_messages_claimed (tenant, owner, message_id, task_pk, digest, claim)"
+    " SELECT tenant, owner, message_id, task_pk, digest, COALESCE(digest, x'')"
+    " FROM task_messages",
+    "DROP TABLE task_messages",
+    "ALTER TABLE task_messages_claimed RENAME TO task_messages",
     "CREATE INDEX task_messages_task ON task_messages (task_pk)",
 )
 
@@ -127,8 +159,8 @@ def live(conn: sqlite3.Connection) -> list[Lease]:
     return [Lease(epoch, holder, started, heartbeat) for epoch, holder, started, heartbeat in rows]
 
 
-#: the task a message id made (its first message), else the one it continued;
-#: one statement, so a send's look-up is one read (the first arm's row comes first)
+#: a task a message id made or continued (the task it made before one it
+#: continued): one statement, so a send's look-up of a new id is one read
 _FIND_MESSAGE = (
     "SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
     " UNION ALL"
@@ -136,30 +168,55 @@ _FIND_MESSAGE = (
     " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3"
     " LIMIT 1"
 )
+#: the task that holds a message id under a claim (see MESSAGE_KEY_MIGRATION)
+_CLAIMED = (
+    "SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
+    " AND claim = ?4"
+    " UNION ALL"
+    " SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
+    " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3 AND m.claim = ?4"
+    " LIMIT 1"
+)
 
 
-def find_message(conn: sqlite3.Connection, scope: Scope, message_id: str) -> MessageRecord | None:
-    row = conn.execute(_FIND_MESSAGE, (scope.tenant, scope.owner, message_id)).fetchone()
+def _record(row: tuple[object, ...] | None) -> MessageRecord | None:
     if row is None:
         return None
-    return MessageRecord(str(row[0]), bytes(row[1] or b""))
+    digest = row[1]
+    return MessageRecord(str(row[0]), bytes(digest) if isinstance(digest, bytes) else b"")
 
 
-def message_taken(conn: sqlite3.Connection, scope: Scope, message_id: str) -> MessageExists:
-    """The error for a message id a write found taken (by a unique constraint)."""
-    found = find_message(conn, scope, message_id)
+def find_message(conn: sqlite3.Connection, scope: Scope, message_id: str,
+                 digest: bytes = b"") -> MessageRecord | None:
+    """The one recorded with ``digest`` as its claim, else any."""
+    found = _record(conn.execute(
+        _FIND_MESSAGE, (scope.tenant, scope.owner, message_id)).fetchone())
+    if found is not None and digest and found.digest != digest:
+        # the id has several messages, perhaps: the one of this content, if any
+        exact = _record(conn.execute(
+            _CLAIMED, (scope.tenant, scope.owner, message_id, digest)).fetchone())
+        if exact is not None:
+            return exact
+    return found
+
+
+def message_taken(conn: sqlite3.Connection, scope: Scope, message_id: str,
+                  digest: bytes) -> MessageExists:
+    """The error for a message a write found taken (by a unique constraint)."""
+    found = find_message(conn, scope, message_id, digest)
     return MessageExists(message_id, found or MessageRecord(""))
 
 
 def remember_message(conn: sqlite3.Connection, scope: Scope, pk: int,
-                     message: tuple[str, bytes]) -> None:
-    """Record a message id that continued the task ``pk``."""
-    message_id, digest = message
-    found = find_message(conn, scope, message_id)
+                     message: tuple[str, bytes, bytes]) -> None:
+    """Record a message (its id, digest and claim) that continued the task ``pk``."""
+    message_id, digest, claim = message
+    found = _record(conn.execute(
+        _CLAIMED, (scope.tenant, scope.owner, message_id, claim)).fetchone())
     if found is not None:
         raise MessageExists(message_id, found)
     conn.execute(
-        "INSERT INTO task_messages (tenant, owner, message_id, task_pk, digest)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (scope.tenant, scope.owner, message_id, pk, digest),
+        "INSERT INTO task_messages (tenant, owner, message_id, task_pk, digest, claim)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (scope.tenant, scope.owner, message_id, pk, digest, claim),
     )

@@ -163,6 +163,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP INDEX tasks_lifecycle",
         "CREATE INDEX tasks_lifecycle ON tasks (state) WHERE state IN ('submitted', 'working')",
     ),
+    _own.MESSAGE_KEY_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open

@@ -274,6 +274,7 @@ class SQLiteStore:
         push_configs: Sequence[PushConfig] = (),
         digest: bytes = b"",
         lease: int | None = None,
+        strict: bool = False,
     ) -> int:
         created = _projection.created_task(events)
         # Validate the batch and find the task's status before touching the disk.
@@ -296,6 +297,7 @@ class SQLiteStore:
             now,
             push_configs,
             digest,
+            b"" if strict else digest,
             lease,
         )
         self._queued(queued)
@@ -311,9 +313,11 @@ class SQLiteStore:
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
+        strict: bool = False,
     ) -> int:
+        claimed = None if message is None else (*message, b"" if strict else message[1])
         version, queued = await self._write(_append, scope, task_id, expected_version, events,
-                                            now, lease, message)
+                                            now, lease, claimed)
         self._queued(queued)
         return version
 
@@ -349,8 +353,9 @@ class SQLiteStore:
         found = await self.find_message(scope, message_id)
         return None if found is None else found.task_id
 
-    async def find_message(self, scope: Scope, message_id: str) -> MessageRecord | None:
-        return await self._run(_own.find_message, scope, message_id)
+    async def find_message(self, scope: Scope, message_id: str,
+                           digest: bytes = b"") -> MessageRecord | None:
+        return await self._run(_own.find_message, scope, message_id, digest)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
         return await self._write(_in_transaction(_own.acquire), holder, now)

@@ -48,6 +48,7 @@ def _create(
     now: str,
     push_configs: Sequence[PushConfig],
     digest: bytes,
+    claim: bytes,
     lease: int | None,
 ) -> tuple[int, bool]:
     metadata = None if created.metadata is None else _encode(created.metadata)
@@ -61,8 +62,8 @@ def _create(
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease, history, history_at, listed, listed_split, listed_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history, history_at, listed, listed_split, listed_at, claim)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -85,12 +86,13 @@ def _create(
                     page,
                     split,
                     len(events),
+                    claim,
                 ),
             )
         except sqlite3.IntegrityError:
-            # the only other unique key: another task of the same message id
+            # the only other unique key: another task of the same message
             assert message_id is not None
-            raise _own.message_taken(conn, scope, message_id) from None
+            raise _own.message_taken(conn, scope, message_id, digest) from None
         if cur.rowcount == 0:
             raise TaskExists(f"task {created.id} already exists")
         pk = cur.lastrowid
@@ -110,7 +112,7 @@ def _append(
     events: Sequence[Event],
     now: str,
     lease: int | None,
-    message: tuple[str, bytes] | None,
+    message: tuple[str, bytes, bytes] | None,
 ) -> tuple[int, bool]:
     with _transaction(conn):
         _own.check_lease(conn, lease)

@@ -1,0 +1,118 @@
+"""Two ``interlingua serve`` processes on one store, sent one message id at once
+with two contents: an exact retry gets the task of its first send, on either
+process, and a message with other content is never answered as a duplicate of
+it (a task of its own by default; -32602 with ``--message-ids strict``)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from .procs import Process
+from .sse_client import V1, rpc
+
+TEXTS = ("hello", "other")
+ROUNDS = 8
+
+
+class Serve(Process):
+    ready_timeout = 30.0
+
+    def __init__(self, store: str, mode: str) -> None:
+        super().__init__()
+        self.store, self.mode = store, mode
+
+    def start(self) -> Serve:
+        self.launch([sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+                     "--port", str(self.port), "--store", self.store, "--lease-timeout", "2",
+                     "--log-level", "error", "--message-ids", self.mode])
+        self.wait_ready()
+        return self
+
+
+@pytest.fixture(params=["postgresql", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/tasks.db"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture(params=["content", "strict"])
+def pair(request: pytest.FixtureRequest, store: str) -> Iterator[tuple[str, str, str]]:
+    mode: str = request.param
+    first = Serve(store, mode).start()  # migrates the store alone
+    second = Serve(store, mode)
+    try:
+        second.start()
+        yield mode, first.url, second.url
+    finally:
+        second.stop()
+        first.stop()
+
+
+async def _round(c: httpx.AsyncClient, urls: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """20 sends of one message id at once: 10 of each text, blocking and not,
+    spread over ``urls``."""
+    message_id = str(uuid.uuid4())
+
+    async def one(n: int) -> tuple[str, dict[str, Any]]:
+        text = TEXTS[n % 2]
+        body = rpc("SendMessage", {
+            "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]},
+            "configuration": {"returnImmediately": n % 4 >= 2}}, n)
+        r = await c.post(urls[n % len(urls)] + "/", headers=V1, json=body)
+        answer: dict[str, Any] = r.json()
+        return text, answer
+
+    return await asyncio.gather(*(one(n) for n in range(20)))
+
+
+def _wrong(mode: str, answers: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """What is wrong with one round's answers (nothing: [])."""
+    wrong = []
+    tasks: dict[str, set[str]] = {text: set() for text in TEXTS}
+    refused: dict[str, int] = dict.fromkeys(TEXTS, 0)
+    for text, answer in answers:
+        if "result" in answer:
+            task = answer["result"]["task"]
+            first = task["history"][0]["parts"][0]["text"]
+            if first != text:
+                wrong.append(f"{text!r} answered with the task of {first!r}")
+            tasks[text].add(task["id"])
+        elif answer["error"]["code"] == -32602 and mode == "strict":
+            refused[text] += 1
+        else:
+            wrong.append(f"{text!r}: {answer['error']}")
+    if mode == "content":
+        # one task per content, two in all
+        if [len(tasks[t]) for t in TEXTS] != [1, 1] or tasks["hello"] == tasks["other"]:
+            wrong.append(f"tasks {tasks}")
+    else:
+        # one task, of the first content to reach the store; the other refused
+        won = [t for t in TEXTS if tasks[t]]
+        if len(won) != 1 or len(tasks[won[0]]) != 1 or refused[won[0]]:
+            wrong.append(f"tasks {tasks}, refused {refused}")
+    return wrong
+
+
+@pytest.mark.parametrize("spread", [True, False], ids=["both", "one-of-two"])
+async def test_one_message_id_with_two_contents_on_two_processes(
+        pair: tuple[str, str, str], spread: bool) -> None:
+    mode, a, b = pair
+    urls = [a, b] if spread else [b]
+    bad = []
+    async with httpx.AsyncClient(timeout=30) as c:
+        for _ in range(ROUNDS):
+            wrong = _wrong(mode, await _round(c, urls))
+            if wrong:
+                bad.append(wrong)
+    print(f"{mode}, {'both' if spread else 'one of two'}: {len(bad)}/{ROUNDS} rounds wrong")
+    assert not bad, bad
