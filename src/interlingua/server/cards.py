@@ -129,12 +129,12 @@ class A2AServer:
         if not self.settings.rest:
             interfaces = [i for i in interfaces if i.binding != "HTTP+JSON"]
         if self.settings.grpc_url:
-            from ..bindings.grpc.resume import grpc_interfaces
+            from ..grpc_wire.resume import grpc_interfaces
 
             interfaces.extend(grpc_interfaces(self.settings.grpc_url))
         card = self.agent.card(interfaces)
         if self.settings.grpc_url:
-            from ..bindings.grpc.resume import resume_extension
+            from ..grpc_wire.resume import resume_extension
 
             card = resume_extension(card)
         if self.push is not None:
