@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .client import Client
+from .clients import client_for
 from .core.model import (
     AgentCard,
     AgentProvider,
@@ -55,6 +56,7 @@ __all__ = [
     "TextPart",
     "__version__",
     "agent_message",
+    "client_for",
     "create_app",
     "data_part",
     "file_part",

@@ -1,6 +1,6 @@
 """A client for an agent on the mesh, with the API of the HTTP ``Client``.
 
-``Client("mqtt://127.0.0.1:1883/NS/agent")`` is one of these. Each call is a
+``interlingua.client_for("mqtt://127.0.0.1:1883/NS/agent")`` gives one of these. Each call is a
 JSON-RPC request in the mesh's dialect (SAM's, plus ``tasks/get`` and
 ``tasks/resubscribe``) published on the agent's request topic, with
 ``replyTo`` and ``a2aStatusTopic`` naming topics of this client
