@@ -30,7 +30,8 @@ from .core.parts import (
     text_part,
     user_message,
 )
-from .server import Agent, Context, create_app
+from .host import create_app
+from .server import Agent, Context
 
 # the one place the version is kept: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"

@@ -25,7 +25,7 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-from interlingua.server import create_app
+from interlingua.host import create_app
 from interlingua.server.push.headers import build_request, notification_id
 from interlingua.server.push.payloads import event_body, task_body
 from interlingua.stores import Scope

@@ -43,7 +43,7 @@ from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ..core.errors import InvalidAgentResponse
-from ..observability.propagation import inject
+from ..core.trace_context import inject
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch

@@ -44,7 +44,7 @@ from ..core.calls import (
 from ..core.errors import InvalidAgentResponse
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
 from ..core.parts import new_id
-from ..observability.propagation import inject as inject_trace
+from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .topics import MeshURL, Topics, parse_mesh_url
