@@ -401,7 +401,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             or push_claim_seconds:
         pem = None
         if push_signing_key:
-            from ..server.signing import check_signing_pem
+            from ..server.keyring import check_signing_pem
 
             pem = Path(push_signing_key).read_text()
             try:

@@ -29,8 +29,8 @@ from ..server.auth.config import AuthConfig
 from ..server.auth.limits import Limits
 from ..server.auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from ..server.auth.runtime import Security
-from ..server.card_signer import CardSigner, CardSigning
-from ..server.cards import A2AServer, CardVariant
+from ..server.cards.serving import A2AServer, CardVariant
+from ..server.cards.signer import CardSigner, CardSigning
 from ..server.dispatch import FrontDoor, parse_version
 from ..server.engine import Engine, EngineConfig
 from ..server.hosts import HostNotAllowed, HostPolicy
@@ -312,7 +312,7 @@ def create_app(
         Route(JWKS_PATH, jwks_endpoint(signer.ring if signer is not None else None,
                                        push_service.keys if push_service.enabled else None),
               methods=["GET"]),
-        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server), methods=["GET"]),
+        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
     # decided once, here: when nothing is observed, nothing is hooked

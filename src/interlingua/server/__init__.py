@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from .agent import Agent, Skill
-from .cards import A2AServer
+from .cards.serving import A2AServer
 from .context import Context, RequestInfo, TaskCanceled
 from .engine import Engine, EngineConfig
 

@@ -4,7 +4,7 @@
 ``dispatcher.py``   sends the store's outbox, with backoff, dead letters
 ``payloads.py``     webhook bodies per dialect
 ``headers.py``      idempotency id, token, Authorization, content type
-``signing.py``      signing keys, detached JWS, the JWKS
+``../keyring.py``   signing keys, detached JWS (``../jwks.py``: the JWKS)
 ``ssrf.py``         which URLs and addresses may be called, checked at connect time
 ``sender.py``       one POST through the guard, redirects by hand
 (the receiving side, a verifying webhook app, is the client's:
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...client.push_receiver import PushEvent, Receiver, register_receiver
 from ..jwks import JWKS_PATH
-from ..signing import SIGNATURE_HEADER, KeyRing
+from ..keyring import SIGNATURE_HEADER, KeyRing
 from .dispatcher import Dispatcher
 from .headers import NOTIFICATION_ID_HEADER, TOKEN_HEADER
 from .service import SIGNING_EXTENSION_URI, PushService

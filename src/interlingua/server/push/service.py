@@ -44,7 +44,7 @@ from ...core.parts import new_id
 from ...core.push_wire import SIGNING_EXTENSION_URI
 from ...stores.base import Delivery, Scope, Store
 from ..jwks import JWKS_PATH
-from ..signing import SIGNATURE_HEADER, KeyRing
+from ..keyring import SIGNATURE_HEADER, KeyRing
 from .dispatcher import Dispatcher
 from .headers import NOTIFICATION_ID_HEADER, check_authentication, check_token
 from .sender import WebhookSender
