@@ -16,17 +16,21 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import lifecycle
 from ..core.errors import LifecycleError, ResourceUnavailable
 from ..core.model import TERMINAL_STATES, Message, TaskState
 from ..stores.base import LeaseLost, MessageExists
 from .agent import Agent
-from .auth.limits import Limits
 from .context import Context, TaskCanceled
 from .ports import TurnGate
 from .run import Run, Runs, Writer
+
+if TYPE_CHECKING:
+    # for types only: importing auth at run time would run auth/__init__, which
+    # imports this module
+    from .auth.limits import Limits
 
 __all__ = ["ExecutorGate", "ExecutorTimeout", "Ticket", "TurnRunner"]
 
