@@ -28,8 +28,8 @@ from .ports import TurnGate
 from .run import Run, Runs, Writer
 
 if TYPE_CHECKING:
-    # for types only: importing auth at run time would run auth/__init__, which
-    # imports this module
+    # for types; at import time auth/__init__ (run by importing auth.limits)
+    # would import this module, half made
     from .auth.limits import Limits
 
 __all__ = ["ExecutorGate", "ExecutorTimeout", "Ticket", "TurnRunner"]
@@ -218,7 +218,11 @@ class TurnRunner:
         self.agent = agent
         self.writer = writer
         self.runs = runs
-        self.gate: TurnGate = gate if gate is not None else ExecutorGate(Limits())
+        if gate is None:
+            from .auth.limits import Limits  # here: auth/__init__ imports this module
+
+            gate = ExecutorGate(Limits())
+        self.gate: TurnGate = gate
         #: running turns, with their places
         self.turns: dict[asyncio.Task[None], Any] = {}
 
