@@ -29,3 +29,12 @@ async def test_mesh_urls_get_a_mesh_client_with_the_options() -> None:
 def test_client_refuses_a_mesh_url_and_names_the_factory(url: str) -> None:
     with pytest.raises(ValueError, match=r"client_for\(url\)"):
         Client(url)
+
+
+def test_the_push_receiver_is_the_clients_and_still_importable_from_server_push() -> None:
+    import interlingua.client
+    import interlingua.server.push
+
+    assert interlingua.server.push.Receiver is interlingua.client.Receiver
+    assert interlingua.server.push.PushEvent is interlingua.client.PushEvent
+    assert interlingua.client.Receiver.__module__ == "interlingua.client.push_receiver"
