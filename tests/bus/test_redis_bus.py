@@ -13,6 +13,8 @@ from interlingua.bus import LocalBus, open_bus
 from interlingua.bus.base import Bus, TaskVersion, task_key
 from interlingua.bus.redis import RedisBus, parse_redis_url
 from interlingua.core.model import StatusUpdate, TaskState, TaskStatus
+from interlingua.server.peers import Peers
+from interlingua.server.run import Runs
 from interlingua.stores import MemoryStore, Scope, Store
 from interlingua.stores.base import StoredEvent
 
@@ -344,11 +346,13 @@ async def test_other_writes_are_news_for_every_process(redis_url: str) -> None:
         await two.close()
 
 
+@pytest.mark.parametrize("handed_by", ["test", "engine"])
 async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
-        redis_url: str) -> None:
+        redis_url: str, handed_by: str) -> None:
     # A reader reads the store, then waits; a write committed before Redis has
     # recorded it as a reader sends no news there. Once recorded, the process
-    # looks the task up and wakes it.
+    # looks the task up and wakes it: through the look-up the engine hands the
+    # bus when it joins (``Peers``), or one made here.
     store = MemoryStore("memory://")
     await store.open()
     scope = Scope("", "")
@@ -356,7 +360,10 @@ async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
                             dialect="1.0", now=ts(0))
     key = task_key(scope, "t-1")
     one, two = await pair(redis_url)
-    two.attach_versions(versions_in(store))
+    if handed_by == "engine":
+        await Peers(store, two, Runs(), writer=None).join()  # type: ignore[arg-type]
+    else:
+        two.attach_versions(versions_in(store))
     try:
         one.runs_here = lambda key: True
         # the write, and its news, before anyone elsewhere reads the task
