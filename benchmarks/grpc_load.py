@@ -70,8 +70,8 @@ async def _load_async(port: int, mode: str, concurrency: int, seconds: float) ->
     import grpc
 
     sys.path.insert(0, str(ROOT / "src"))
-    from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb
-    from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc
 
     metadata = (("a2a-version", "1.0"),)
     calls = events = 0

@@ -24,10 +24,11 @@ import msgspec
 import uvicorn
 
 from interlingua import Task, get_text, user_message
+from interlingua.client import PushEvent, Receiver
 from interlingua.core.calls import GetTask, SendConfig, SendMessage
 from interlingua.core.dialects import get_codec
 from interlingua.core.model import PushConfig
-from interlingua.server.push import SIGNING_EXTENSION_URI, PushEvent, Receiver
+from interlingua.core.push_wire import SIGNING_EXTENSION_URI
 
 TERMINAL = {"completed", "failed", "canceled", "rejected"}
 _ids = itertools.count(1)

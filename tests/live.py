@@ -158,7 +158,7 @@ def live_server(
 @contextlib.contextmanager
 def live_agent(agent: Any, **create_app_kwargs: Any) -> Iterator[str]:
     """Serve ``agent`` (default: memory store) on a loopback port whose URL its card names."""
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     sock = bind_loopback()
     base_url = url_of(sock)
@@ -173,7 +173,7 @@ def live_grpc_agent(agent: Any, **create_app_kwargs: Any) -> Iterator[tuple[str,
     """As ``live_agent``, with the gRPC binding too: yields (base URL, gRPC ``host:port``),
     and the card names both."""
     from interlingua.bindings.grpc import add_grpc
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     sock = bind_loopback()
     base_url = url_of(sock)

@@ -60,7 +60,7 @@ async def _a2a_sdk() -> None:
 async def _floor() -> None:
     import grpc
 
-    from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
 
     def status(state: int) -> pb.TaskStatus:
         return pb.TaskStatus(state=state)

@@ -33,10 +33,10 @@ from typing import Any
 from echo_modes import IDLE_TEXT, STREAM_CHUNKS, chunks_asked, wait_forever
 
 try:
-    from interlingua.server import Agent, Context, create_app
+    from interlingua import Agent, Context, create_app
 except ImportError as exc:
     raise SystemExit(
-        "interlingua_echo: cannot import `Agent, create_app` from interlingua.server "
+        "interlingua_echo: cannot import `Agent, create_app` from interlingua "
         f"({exc}); the interlingua server is not available in this venv"
     ) from exc
 

@@ -26,7 +26,7 @@ if MODE == "absent":
 
 from interlingua_echo import echo  # noqa: E402
 
-from interlingua.server import Agent, create_app  # noqa: E402
+from interlingua import Agent, create_app  # noqa: E402
 
 
 def _tracing_on() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .client import Client
+from .clients import client_for
 from .core.model import (
     AgentCard,
     AgentProvider,
@@ -29,7 +30,8 @@ from .core.parts import (
     text_part,
     user_message,
 )
-from .server import Agent, Context, create_app
+from .host import create_app
+from .server import Agent, Context
 
 # the one place the version is kept: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"
@@ -55,6 +57,7 @@ __all__ = [
     "TextPart",
     "__version__",
     "agent_message",
+    "client_for",
     "create_app",
     "data_part",
     "file_part",

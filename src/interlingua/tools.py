@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .client import Client, ClientError
+from .client import ClientError
+from .clients import client_for
 from .core.errors import A2AError
 from .core.model import AgentCard, Message, Task, TaskState
 from .core.parts import get_data, get_text
@@ -52,7 +53,7 @@ def _tool_name(text: str) -> str:
 
 
 class RemoteAgent:
-    """An A2A agent at ``url``, callable as a tool. ``client_options`` go to ``Client``."""
+    """An A2A agent at ``url``, callable as a tool. ``client_options`` go to its client (``client_for``)."""
 
     def __init__(self, url: str, *, name: str | None = None, description: str | None = None,
                  **client_options: Any) -> None:
@@ -66,7 +67,7 @@ class RemoteAgent:
         """The tool's name and description, reading the card once if either is missing."""
         if self._name is None or self._description is None:
             if self.card is None:
-                async with Client(self.url, **self._options) as client:
+                async with client_for(self.url, **self._options) as client:
                     self.card = await client.get_card()
             card = self.card
             if self._name is None:
@@ -80,7 +81,7 @@ class RemoteAgent:
     async def ask(self, message: str, *, task_id: str | None = None) -> str:
         """Send ``message`` (blocking) and answer as text for a model."""
         try:
-            async with Client(self.url, **self._options) as client:
+            async with client_for(self.url, **self._options) as client:
                 answer = await client.send(message, task_id=task_id)
         except (ClientError, A2AError) as exc:
             return f"error: the agent could not be asked: {exc}"

@@ -523,7 +523,7 @@ class GRPC10(GRPC):
     service = "lf.a2a.v1.A2AService"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2
+        from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2
 
         self.pb = interlingua_lf_a2a_v1_pb2
         super().__init__(*args, **kwargs)
@@ -558,7 +558,7 @@ class GRPC03(GRPC):
     has_tenants = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2
+        from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2
 
         self.pb = interlingua_a2a_v1_pb2
         super().__init__(*args, **kwargs)

@@ -19,11 +19,11 @@ from google.protobuf import struct_pb2
 
 from interlingua import Agent, create_app
 from interlingua.bindings.grpc import EVENT_ID_KEY, RESUME_EXTENSION_URI, add_grpc
-from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
-from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2_grpc as rpc03
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.core.parts import new_id
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.server import EngineConfig
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.context import Context

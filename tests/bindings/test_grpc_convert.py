@@ -13,13 +13,13 @@ import pytest
 from google.protobuf import json_format, struct_pb2
 
 from interlingua.bindings.grpc import EVENT_ID_KEY, v1_bytes, v1_out
-from interlingua.bindings.grpc.pbjson import fill, to_doc
-from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from interlingua.bindings.grpc.v1_in import send_in
 from interlingua.core import model as m
 from interlingua.core.calls import GetTask, ListTasksResult, SendMessage
 from interlingua.core.dialects import get_codec
+from interlingua.grpc_wire.pbjson import fill, to_doc
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 
 V1 = get_codec("1.0")
 STAMP = "2026-11-25T18:00:00.123Z"

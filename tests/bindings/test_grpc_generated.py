@@ -9,7 +9,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTOS = ROOT / "src" / "interlingua" / "bindings" / "grpc" / "protos"
+PROTOS = ROOT / "src" / "interlingua" / "grpc_wire" / "protos"
 
 
 def _gen_grpc():  # scripts/gen_grpc has no .py suffix
@@ -31,8 +31,8 @@ def test_generated_modules_are_current(tmp_path: Path) -> None:
 
 
 def test_both_services_load_in_one_pool() -> None:
-    from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
-    from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
+    from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 
     assert pb1.DESCRIPTOR.services_by_name["A2AService"].full_name == "lf.a2a.v1.A2AService"
     assert pb03.DESCRIPTOR.services_by_name["A2AService"].full_name == "a2a.v1.A2AService"

@@ -14,9 +14,9 @@ import grpc
 import httpx
 import msgspec
 
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.core.parts import new_id
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -30,7 +30,7 @@ def draining() -> Iterator[str]:
     """A server (all bindings) in the state ``Engine.drain`` puts it in, which
     ``interlingua serve`` enters on SIGTERM (tests/e2e/test_drain.py)."""
     from interlingua.bindings.grpc import add_grpc
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     sock = bind_loopback()
     app = create_app(AGENT, public_url=url_of(sock), store="memory://")

@@ -10,14 +10,24 @@ from typing import Any
 import pytest
 
 from interlingua.bus import LocalBus, open_bus
-from interlingua.bus.base import Bus, task_key
+from interlingua.bus.base import Bus, TaskVersion, task_key
 from interlingua.bus.redis import RedisBus, parse_redis_url
 from interlingua.core.model import StatusUpdate, TaskState, TaskStatus
-from interlingua.stores import MemoryStore, Scope
+from interlingua.server.peers import Peers
+from interlingua.server.run import Runs
+from interlingua.stores import MemoryStore, Scope, Store
 from interlingua.stores.base import StoredEvent
 
 from ..services import PrivateRedis
 from ..stores.builders import created, status, ts
+
+
+def versions_in(store: Store) -> TaskVersion:
+    """What the engine hands a shared bus: where a task's log has got to in ``store``."""
+    async def version_of(scope: Scope, task_id: str) -> int | None:
+        rec = await store.get_task(scope, task_id, history_length=0, include_artifacts=False)
+        return None if rec is None else rec.version
+    return version_of
 
 
 def event(seq: int) -> StoredEvent:
@@ -254,7 +264,7 @@ async def test_news_lost_with_a_restarted_redis_is_found_in_the_store() -> None:
                             dialect="1.0", now=ts(0))
     key = task_key(scope, "t-1")
     two = RedisBus(server.url)
-    two.attach_store(store)
+    two.attach_versions(versions_in(store))
     await two.open()
     try:
         sub = two.subscribe(key, seen=2)
@@ -336,11 +346,13 @@ async def test_other_writes_are_news_for_every_process(redis_url: str) -> None:
         await two.close()
 
 
+@pytest.mark.parametrize("handed_by", ["test", "engine"])
 async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
-        redis_url: str) -> None:
+        redis_url: str, handed_by: str) -> None:
     # A reader reads the store, then waits; a write committed before Redis has
     # recorded it as a reader sends no news there. Once recorded, the process
-    # looks the task up and wakes it.
+    # looks the task up and wakes it: through the look-up the engine hands the
+    # bus when it joins (``Peers``), or one made here.
     store = MemoryStore("memory://")
     await store.open()
     scope = Scope("", "")
@@ -348,7 +360,10 @@ async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
                             dialect="1.0", now=ts(0))
     key = task_key(scope, "t-1")
     one, two = await pair(redis_url)
-    two.attach_store(store)
+    if handed_by == "engine":
+        await Peers(store, two, Runs(), writer=None).join()  # type: ignore[arg-type]
+    else:
+        two.attach_versions(versions_in(store))
     try:
         one.runs_here = lambda key: True
         # the write, and its news, before anyone elsewhere reads the task

@@ -47,7 +47,7 @@ from interlingua.core.model import (
     Task,
     TaskState,
 )
-from interlingua.server import create_app
+from interlingua.host import create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.push.settings import PushSettings
 from tests.bindings.chunks_agent import write_chunks

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from interlingua.server import create_app
+from interlingua.host import create_app
 from tests.live import bind_loopback, live_agent, live_server, url_of
 
 from .agents import agent

@@ -31,7 +31,7 @@ from interlingua.core.model import (
     OpenIdConnectScheme,
     SecurityScheme,
 )
-from interlingua.server.card import card_document, merge
+from interlingua.server.cards.document import card_document, merge
 from tests.dialects import v0_3_strategies as v03
 from tests.dialects.v0_1_strategies import assert_valid, str_lists, texts
 

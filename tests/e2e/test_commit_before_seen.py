@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from interlingua import Agent, Context
-from interlingua.server import create_app
+from interlingua.host import create_app
 from interlingua.server.push import PushSettings
 from tests.live import bind_loopback, live_server, url_of
 from tests.push.helpers import Hook, LoopbackOnly, serve_hook

@@ -46,7 +46,7 @@ def test_mounted_under_a_prefix() -> None:
 def _fastapi_host(agent_app: Any) -> Any:
     from fastapi import FastAPI
 
-    from interlingua.server import lifespans
+    from interlingua.host import lifespans
 
     host = FastAPI(lifespan=lifespans(agent_app))
 
@@ -59,7 +59,7 @@ def _fastapi_host(agent_app: Any) -> Any:
 
 
 def _starlette_host(agent_app: Any) -> Any:
-    from interlingua.server import lifespans
+    from interlingua.host import lifespans
 
     async def home(request: object) -> PlainTextResponse:
         return PlainTextResponse("the host app")

@@ -219,7 +219,8 @@ def test_errors_before_the_stream_are_plain_json_rpc() -> None:
 
 
 def test_a_client_that_goes_away_frees_its_stream_and_the_task_runs_on() -> None:
-    from interlingua.server import Agent, Context, create_app
+    from interlingua.host import create_app
+    from interlingua.server import Agent, Context
     from tests.live import bind_loopback, live_server, url_of
 
     async def waits(ctx: Context) -> None:

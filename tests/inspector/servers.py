@@ -21,7 +21,7 @@ import uvicorn
 
 from interlingua import create_app
 from interlingua.server.auth import AuthConfig
-from interlingua.server.card_signer import CardSigning
+from interlingua.server.cards.signer import CardSigning
 
 from ..e2e.procs import ROOT, Process
 

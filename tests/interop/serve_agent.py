@@ -17,7 +17,7 @@ import uvicorn
 
 from interlingua.bindings.grpc import add_grpc
 from interlingua.cli.serve import load_agent, public_url_for
-from interlingua.server.app import create_app
+from interlingua.host.app import create_app
 from interlingua.server.push.settings import PushSettings
 
 

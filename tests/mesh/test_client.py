@@ -1,4 +1,4 @@
-"""``Client("mqtt://…/NS/agent")``: the HTTP client's API over the mesh, and the
+"""``client_for("mqtt://…/NS/agent")``: the HTTP client's API over the mesh, and the
 CLI's client commands with such URLs (real Mosquitto)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from interlingua import Agent, Client, Context
+from interlingua import Agent, Context, client_for
 from interlingua.client import ArtifactAssembler
 from interlingua.core.errors import TaskNotFound
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
@@ -44,7 +44,7 @@ WORKER = Agent("Worker", "Writes things.", work, streaming=True)
 
 
 async def test_send_get_and_errors_through_topics(ns: str) -> None:
-    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as client:
         assert isinstance(client, MeshClient)
         task = await client.send("report")
         assert isinstance(task, Task)
@@ -60,7 +60,7 @@ async def test_send_get_and_errors_through_topics(ns: str) -> None:
 
 
 async def test_stream_yields_updates_and_artifacts(ns: str) -> None:
-    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as client:
         events = [e async for e in client.stream("story")]
     items = [e.item for e in events]
     assert isinstance(items[0], StatusUpdate)
@@ -73,7 +73,7 @@ async def test_stream_yields_updates_and_artifacts(ns: str) -> None:
 
 
 async def test_cancel_and_subscribe(ns: str) -> None:
-    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as client:
         stream = client.stream("slow")
         first = await anext(stream)
         task_id = first.task_id
@@ -90,7 +90,7 @@ async def test_cancel_and_subscribe(ns: str) -> None:
 
 
 async def test_the_card_comes_from_the_discovery_topic(ns: str) -> None:
-    async with on_mesh(WORKER, ns), Client(f"{BROKER}/{ns}/Worker") as client:
+    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as client:
         card = await client.get_card()
     assert card.name == "Worker"
     assert card.capabilities.streaming

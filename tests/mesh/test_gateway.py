@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from interlingua import Client
+from interlingua import Client, client_for
 from interlingua.core.model import ArtifactUpdate, Message, Task, TaskState
 from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
@@ -78,7 +78,7 @@ async def test_streams_and_resubscribe_replay_from_the_gateway_log(ns: str) -> N
 async def test_cancel_passes_through_to_the_mesh(ns: str) -> None:
     async with on_mesh(WORKER, ns), gateway(ns) as url, \
             Client(url + "/agents/Worker/") as client, \
-            Client(f"{BROKER}/{ns}/Worker") as direct:
+            client_for(f"{BROKER}/{ns}/Worker") as direct:
         stream = client.stream("slow")
         first = await anext(stream)
         task_id = first.task_id
@@ -137,7 +137,7 @@ async def test_the_gateway_command_serves_a_mesh_only_agent(ns: str) -> None:
 async def test_a_task_canceled_on_the_mesh_ends_canceled_at_the_gateway(ns: str) -> None:
     async with on_mesh(WORKER, ns), gateway(ns) as url, \
             Client(url + "/agents/Worker/") as client, \
-            Client(f"{BROKER}/{ns}/Worker") as direct:
+            client_for(f"{BROKER}/{ns}/Worker") as direct:
         stream = client.stream("slow")
         first = await anext(stream)
         task_id = first.task_id

@@ -13,7 +13,7 @@ import httpx
 import msgspec
 import pytest
 
-from interlingua import Client
+from interlingua import client_for
 from interlingua.client.card import endpoints as endpoints_of
 from interlingua.client.card import parse_card
 from interlingua.client.errors import DialectMismatch
@@ -111,7 +111,7 @@ async def test_a_mesh_only_card_names_the_mesh_address_and_no_http(ns: str) -> N
             assert card["capabilities"]["pushNotifications"] is False
             assert not [s for s in _strings(card) if s.startswith(("http://", "https://"))]
             # the address is one interlingua's client takes
-            async with Client(card["url"], timeout=10) as client:
+            async with client_for(card["url"], timeout=10) as client:
                 done = await client.send("by the card's address")
             assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
             # and a client that speaks none of the card's bindings says so
@@ -185,7 +185,7 @@ async def test_the_banner_names_the_mesh_url_that_clients_take(ns: str, http: bo
             assert line, proc.communicate()
         assert line.split() == ["mesh:", url, "(requests", "on",
                                 f"{ns}/a2a/v1/agent/request/Echo)"], line
-        async with Client(url, timeout=20) as client:
+        async with client_for(url, timeout=20) as client:
             # its card: on the mesh now (with HTTP the banner comes as HTTP listens)
             await client.get_card()
             task = await client.send("from the banner")

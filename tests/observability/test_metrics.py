@@ -14,11 +14,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from interlingua import Agent, Client, Context, create_app
 from interlingua.bindings.grpc import add_grpc
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
-from interlingua.bindings.grpc.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.core.errors import TaskNotFound
 from interlingua.core.model import PushConfig
 from interlingua.core.parts import new_id
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.server.engine import EngineConfig
 from interlingua.stores import open_store
 from tests.live import bind_loopback, live_agent, live_server, url_of

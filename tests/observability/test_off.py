@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 from interlingua import Agent, create_app
-from interlingua.observability import propagation
+from interlingua.core import trace_context as propagation
 from tests.observability.spans import memory_provider
 
 HOOKED = {"door": ("request", "call", "stream"), "turns": ("_turn",),
@@ -76,7 +76,7 @@ def test_without_opentelemetry_everything_but_tracing_works():
         import sys
         sys.modules["opentelemetry"] = None  # as without the otel extra
         from interlingua import Agent, create_app
-        from interlingua.observability import propagation
+        from interlingua.core import trace_context as propagation
 
         async def echo(text: str) -> str:
             return text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from interlingua import Agent, Client, create_app
+from interlingua import Agent, client_for, create_app
 from interlingua.mesh import MeshSettings, attach
 from tests.mesh.helpers import BROKER
 from tests.observability.spans import memory_provider, named
@@ -24,7 +24,7 @@ async def test_mesh_request_is_a_child_of_the_callers_span(ns: str):
                              session_expiry=30))
     async with app.router.lifespan_context(app):
         with provider.get_tracer("test").start_as_current_span("root") as root:
-            async with Client(f"{BROKER}/{ns}/Echo") as client:
+            async with client_for(f"{BROKER}/{ns}/Echo") as client:
                 task = await client.send("hi")
     spans = exporter.get_finished_spans()
     (send,) = named(spans, "A2A SendMessage")

@@ -12,9 +12,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from interlingua.server.keyring import attach_payload
 from interlingua.server.push import KeyRing
 from interlingua.server.push.admin import key_path_for, rotate_signing_key, signing_keys
-from interlingua.server.signing import attach_payload
 
 from .helpers import dev_settings, echo, start_engine
 

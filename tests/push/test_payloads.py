@@ -12,7 +12,7 @@ import pytest
 
 from interlingua import Agent, Context
 from interlingua.core.model import AuthInfo
-from interlingua.server import create_app
+from interlingua.host import create_app
 from interlingua.server.push import SIGNING_EXTENSION_URI
 from interlingua.server.push.headers import auth_parts, check_authentication
 from tests.dialects import v0_1_strategies as v01

@@ -12,6 +12,7 @@ import pytest
 
 from interlingua import Agent
 from interlingua.cli.listen import event_line, listener_app
+from interlingua.client import PushEvent, Receiver, register_receiver
 from interlingua.core.errors import PushNotSupported, TaskNotFound
 from interlingua.core.model import (
     Message,
@@ -24,8 +25,7 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-from interlingua.server import create_app
-from interlingua.server.push import PushEvent, Receiver, register_receiver
+from interlingua.host import create_app
 from interlingua.server.push.headers import build_request, notification_id
 from interlingua.server.push.payloads import event_body, task_body
 from interlingua.stores import Scope

@@ -11,7 +11,8 @@ from interlingua.core.calls import GetTask, SendConfig, SendMessage
 from interlingua.core.errors import InvalidParams, TaskNotFound
 from interlingua.core.model import AuthInfo, PushConfig, Task
 from interlingua.core.parts import user_message
-from interlingua.server import RequestInfo, create_app
+from interlingua.host import create_app
+from interlingua.server import RequestInfo
 from interlingua.server.push import Attempt, Refused, UrlGuard
 from interlingua.server.push.ssrf import address_refusal, literal_ip
 

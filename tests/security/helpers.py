@@ -156,7 +156,7 @@ def serve_app(app: Any, sock: Any, *, certfile: str | None = None,
 def serve_agent(agent: Any, *, certfile: str | None = None, client_ca: str | None = None,
                 **create_app_kwargs: Any) -> Iterator[str]:
     """``agent`` behind ``create_app(**kwargs)`` on a loopback port its card names."""
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     sock = bind_loopback()
     host, port = sock.getsockname()[:2]

@@ -216,7 +216,7 @@ async def test_extended_card_is_signed(server: str, served: tuple[bytes, dict[st
 
 
 def test_key_file_keeps_the_key(tmp_path: Path) -> None:
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     path = str(tmp_path / "card-key.json")
     kids = []
@@ -299,7 +299,7 @@ def test_unsigned_card_is_refused_when_verifying() -> None:
 
 
 def test_secret_in_card_is_refused() -> None:
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     key = "sk-live-" + "z" * 24
     auth = AuthConfig(schemes={"key": APIKeyAuth({"me": key},
@@ -312,7 +312,7 @@ def test_secret_in_card_is_refused() -> None:
 
 
 def test_declared_but_not_enforced_is_refused() -> None:
-    from interlingua.server import create_app
+    from interlingua.host import create_app
 
     agent = Agent("Two", "d", _echo,
                   security_schemes={"other": APIKeyScheme(name="X-Other", location="header")})

@@ -9,8 +9,8 @@ import gc
 import httpx
 import pytest
 
+from interlingua.host.app import YOUNG_GC_THRESHOLD
 from interlingua.server import Agent, Context
-from interlingua.server.app import YOUNG_GC_THRESHOLD
 
 from ..live import live_agent
 

@@ -14,12 +14,16 @@ the same protocol.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from ..stores.base import Scope, StoredEvent
+from ..core.task_log import Scope, StoredEvent
 
-__all__ = ["Bus", "Subscription", "task_key"]
+__all__ = ["Bus", "Subscription", "TaskVersion", "task_key"]
+
+#: where a task's log has got to: the seq of its last event, or None when there
+#: is no such task (a shared bus asks after a reconnection; the store answers)
+TaskVersion = Callable[[Scope, str], Awaitable[int | None]]
 
 
 def task_key(scope: Scope, task_id: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from ..core.task_log import StoredEvent
 from ..signals import Signal
-from ..stores.base import StoredEvent
 
 __all__ = ["LocalBus"]
 

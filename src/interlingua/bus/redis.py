@@ -37,7 +37,7 @@ No wake-up is lost either:
   while it reconnected is read then;
 * after Redis itself restarted (its stream, held in memory, is gone) news may
   have been lost: on every reconnection, each task someone here follows is
-  looked up in the store (``attach_store``), and its readers are woken if it
+  looked up in the store (``attach_versions``), and its readers are woken if it
   moved on.
 
 URL options: ``prefix`` (default ``interlingua``) names the keys, so
@@ -60,7 +60,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError, RedisError
 
 from ..core.model import Event
-from ..stores.base import Scope, Store, StoredEvent
+from ..core.task_log import Scope, StoredEvent
+from .base import TaskVersion
 from .local import LocalBus, _Subscription
 
 __all__ = ["RedisBus", "parse_redis_url", "ping"]
@@ -196,7 +197,7 @@ class RedisBus:
         #: look-ups of newly followed tasks under way (kept referenced until done)
         self._looking: set[asyncio.Task[None]] = set()
         self._wake_sender = asyncio.Event()
-        self._store: Store | None = None
+        self._version_of: TaskVersion | None = None
         self._closed = False
         #: called with (key, seq) for news from another process (the engine
         #: uses it to notice that a turn it runs was canceled elsewhere)
@@ -215,9 +216,10 @@ class RedisBus:
 
     # ------------------------------------------------------------------ life
 
-    def attach_store(self, store: Store) -> None:
-        """The store to look tasks up in after a reconnection."""
-        self._store = store
+    def attach_versions(self, version_of: TaskVersion) -> None:
+        """How to look up where a task's log has got to (the store knows), after
+        a reconnection."""
+        self._version_of = version_of
 
     async def open(self) -> None:
         """Connect and start reading news (also done by the first use; after
@@ -485,18 +487,17 @@ class RedisBus:
         self._wake_sender.set()
 
     async def _look_up(self, keys: list[str]) -> None:
-        store = self._store
-        if store is None:
+        version_of = self._version_of
+        if version_of is None:
             return
         for key in keys:
             where = _split_key(key)
             if where is None:
                 continue
             try:
-                rec = await store.get_task(where[0], where[1], history_length=0,
-                                           include_artifacts=False)
+                version = await version_of(where[0], where[1])
             except Exception:  # the store may be briefly away too; the next news wakes them
                 log.warning("redis bus: could not look task %s up after reconnecting", where[1])
                 continue
-            if rec is not None:
-                self._local.announce(key, rec.version)
+            if version is not None:
+                self._local.announce(key, version)

@@ -25,8 +25,8 @@ from typing import Any, TextIO
 
 import msgspec
 
+from ..client.push_receiver import PushEvent, Receiver
 from ..core.model import TextPart
-from ..server.push.receiver import PushEvent, Receiver
 
 __all__ = ["event_line", "human_line", "listen", "listener_app"]
 

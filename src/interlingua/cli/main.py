@@ -20,9 +20,10 @@ import click
 import msgspec
 
 from .. import __version__
-from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, StreamEvent
+from ..client import AgentTimeout, AgentUnreachable, ClientError, StreamEvent
 from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from ..client.client import make_message
+from ..clients import AnyClient, client_for
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
@@ -181,7 +182,7 @@ def _run(
     timeout: float,
     insecure: bool,
     as_json: bool,
-    work: Callable[[Client], Awaitable[T]],
+    work: Callable[[AnyClient], Awaitable[T]],
     on_interrupt: Callable[[], str | None] | None = None,
 ) -> T:
     """Open a client for ``url``, run ``work`` with it, and turn failures into exits.
@@ -198,7 +199,7 @@ def _run(
         raise click.UsageError(GRPC_MISSING)
 
     async def go() -> T:
-        async with Client(
+        async with client_for(
             url, dialect=dialect, binding=binding, headers=parsed_headers, timeout=timeout,
             **security,
         ) as client:
@@ -408,7 +409,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             or push_claim_seconds:
         pem = None
         if push_signing_key:
-            from ..server.signing import check_signing_pem
+            from ..server.keyring import check_signing_pem
 
             pem = Path(push_signing_key).read_text()
             try:
@@ -610,7 +611,7 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
                         timeout=timeout, insecure=insecure)
         return
 
-    async def work(client: Client) -> None:
+    async def work(client: AnyClient) -> None:
         card = await client.get_card()
         if as_json:
             _print_raw(client.card_document)
@@ -630,7 +631,7 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
     from ..core.calls import GetExtendedCard
     from ..core.model import AgentCard
 
-    async def work(client: Client) -> None:
+    async def work(client: AnyClient) -> None:
         try:
             card = await client.call(GetExtendedCard())
         except AgentUnreachable:
@@ -706,7 +707,7 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
         _exit("--push-token needs --push-url", EXIT_USAGE)
     push = PushConfig(url=push_url, token=push_token) if push_url else None
 
-    async def work(client: Client) -> TaskState | None:
+    async def work(client: AnyClient) -> TaskState | None:
         message = make_message(text, task_id=task_id, context_id=context_id, data=data,
                                files=files)
         try:
@@ -785,7 +786,7 @@ def get_command(url: str, task_id: str, history_length: int | None, save_dir: Pa
                 insecure: bool) -> None:
     """Show a task."""
 
-    async def work(client: Client) -> TaskState:
+    async def work(client: AnyClient) -> TaskState:
         task = await client.get_task(task_id, history_length=history_length)
         if as_json:
             _print_raw(client.last_result)
@@ -815,7 +816,7 @@ def tasks_command(url: str, context_id: str | None, status: str | None, page_siz
                   insecure: bool) -> None:
     """List the agent's tasks (A2A 1.0 agents)."""
 
-    async def work(client: Client) -> None:
+    async def work(client: AnyClient) -> None:
         page = await client.list_tasks(
             context_id=context_id, status=status, page_size=page_size, page_token=page_token,
             include_artifacts=include_artifacts,
@@ -837,7 +838,7 @@ def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
                    headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
     """Cancel a task."""
 
-    async def work(client: Client) -> None:
+    async def work(client: AnyClient) -> None:
         task = await client.cancel(task_id)
         if as_json:
             _print_raw(client.last_result)
@@ -920,7 +921,7 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
 
     progress = _Progress(url, task_id)
 
-    async def work(client: Client) -> TaskState | None:
+    async def work(client: AnyClient) -> TaskState | None:
         events = client.stream(text, task_id=task_id, context_id=context_id, data=data,
                                files=files, history_length=history_length)
         return await _show_stream(events, as_json=as_json, url=url, progress=progress,
@@ -944,7 +945,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
     progress = _Progress(url, task_id)
     progress.seq = last_event_id
 
-    async def work(client: Client) -> TaskState | None:
+    async def work(client: AnyClient) -> TaskState | None:
         events = client.subscribe(task_id, last_event_id=last_event_id)
         return await _show_stream(events, as_json=as_json, url=url, progress=progress)
 

@@ -402,7 +402,7 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | N
               **uvicorn_options: Any) -> None:
     import uvicorn
 
-    from ..server.app import create_app
+    from ..host.app import create_app
 
     port = sock.getsockname()[1]
     check_services(store, bus, auth, mesh)
@@ -464,7 +464,7 @@ def _serve_mesh_only(agent: Agent, store: str, bus: str, public_url: str | None,
     get ``drain_seconds`` to finish)."""
     import signal
 
-    from ..server.app import create_app
+    from ..host.app import create_app
 
     check_services(store, bus, auth, mesh)
     app = create_app(agent, store=store, bus=bus, engine_config=engine_config,

@@ -14,6 +14,7 @@ from .errors import (
     DialectMismatch,
     InvalidCard,
 )
+from .push_receiver import PushEvent, Receiver, register_receiver
 from .security import CardVerifier, UnverifiedCard, tls_context
 from .stream import ResumePolicy, StreamEvent, StreamInterrupted
 from .transport import HTTPReply, HTTPXTransport, StreamReply, Transport
@@ -34,6 +35,8 @@ __all__ = [
     "HTTPReply",
     "HTTPXTransport",
     "InvalidCard",
+    "PushEvent",
+    "Receiver",
     "ResumePolicy",
     "StreamEvent",
     "StreamInterrupted",
@@ -44,5 +47,6 @@ __all__ = [
     "file_from_path",
     "make_message",
     "parse_card",
+    "register_receiver",
     "tls_context",
 ]

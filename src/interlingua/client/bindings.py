@@ -71,7 +71,7 @@ def _grpc(transport: Transport, headers: Mapping[str, str]) -> Binding:
 
 
 def _grpc_available() -> bool:
-    from ..bindings.grpc import available
+    from ..grpc_wire import available
 
     return available()
 

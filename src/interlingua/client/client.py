@@ -110,16 +110,9 @@ class Client:
 
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
+    An agent on an MQTT mesh (``mqtt://``) is reached with
+    ``interlingua.client_for(url)`` instead, which picks the client by URL.
     """
-
-    def __new__(cls, url: str, *args: Any, **kwargs: Any) -> Any:
-        # An agent on an MQTT mesh (mqtt://host:port/NS/agent) has a client of its
-        # own, with this API (docs/mesh.md).
-        if cls is Client and isinstance(url, str) and url.startswith(("mqtt://", "mqtts://")):
-            from ..mesh.client import MeshClient
-
-            return MeshClient(url, *args, **kwargs)
-        return super().__new__(cls)
 
     def __init__(
         self,
@@ -136,6 +129,10 @@ class Client:
         transport: Transport | None = None,
         resume: ResumePolicy | None = None,
     ) -> None:
+        if url.startswith(("mqtt://", "mqtts://")):
+            # the mesh has a client of its own, with this API (docs/mesh.md)
+            raise ValueError(f"{url!r} is an agent on an MQTT mesh: reach it with "
+                             "interlingua.client_for(url), which gives a MeshClient")
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         grpc_address = url.startswith(("grpc://", "grpcs://"))

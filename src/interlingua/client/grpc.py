@@ -5,7 +5,7 @@
 A call is encoded by the dialect's codec exactly as for the HTTP bindings (v1.0:
 ProtoJSON, which is the request message's JSON; v0.3: v0.3-ProtoJSON, with the ids
 put into the resource names the v0.3 proto uses) and filled into the request
-message with ``bindings/grpc/pbjson.py``, the conversion the server uses. Answers
+message with ``grpc_wire/pbjson.py``, the conversion the server uses. Answers
 go the other way: the message's ProtoJSON, decoded by the same codec, so every
 binding reads the same canonical objects. The request metadata carries
 ``a2a-version``, and the client's headers (authentication, ``a2a-extensions``) in
@@ -43,7 +43,7 @@ from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ..core.errors import InvalidAgentResponse
-from ..observability.propagation import inject
+from ..core.trace_context import inject
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch
@@ -56,10 +56,10 @@ try:
     from google.protobuf import message_factory
     from google.protobuf.message import Message as PBMessage
 
-    from ..bindings.grpc.pbjson import fill, to_doc
-    from ..bindings.grpc.protos import interlingua_a2a_v1_pb2 as pb03
-    from ..bindings.grpc.protos import interlingua_lf_a2a_v1_pb2 as pb1
-    from ..bindings.grpc.resume import EVENT_ID_KEY, LAST_EVENT_ID
+    from ..grpc_wire.pbjson import fill, to_doc
+    from ..grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+    from ..grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+    from ..grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
         "the gRPC binding needs the grpc extra: pip install 'interlingua[grpc]' "

@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Mapping
 
 import httpx
 
-from ..observability.propagation import inject as inject_trace
+from ..core.trace_context import inject as inject_trace
 from .errors import AgentTimeout, AgentUnreachable, ClientError
 from .tls import CertLike, tls_context
 

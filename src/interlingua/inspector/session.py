@@ -26,12 +26,12 @@ import msgspec
 from ..client import Client, ClientError, StreamEvent
 from ..client.card import FetchedCard, card_urls, dialect_of_version, fetch_card, interface_url
 from ..client.errors import InvalidCard
+from ..client.push_receiver import PushEvent, Receiver
 from ..client.security import JWKS_PATH, CardVerifier, UnverifiedCard
 from ..client.transport import HTTPXTransport, Transport
 from ..core.calls import SetPushConfig
 from ..core.errors import A2AError
 from ..core.model import AgentCard, DataPart, FilePart, Part, PushConfig, TextPart
-from ..server.push.receiver import PushEvent, Receiver
 from .card_checks import check_card
 from .credentials import CredentialError, headers_for
 from .describe import item_json, to_json

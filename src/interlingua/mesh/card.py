@@ -15,12 +15,12 @@ from urllib.parse import quote
 import msgspec
 
 from ..core.model import AgentInterface
-from ..server.card import card_document
+from ..server.cards.document import card_document
 from .codec import MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .topics import MeshURL
 
 if TYPE_CHECKING:
-    from ..server.cards import A2AServer
+    from ..server.cards.serving import A2AServer
 
 __all__ = ["MQTT_BINDING", "mesh_address", "mesh_only_card"]
 

@@ -1,6 +1,6 @@
 """A client for an agent on the mesh, with the API of the HTTP ``Client``.
 
-``Client("mqtt://127.0.0.1:1883/NS/agent")`` is one of these. Each call is a
+``interlingua.client_for("mqtt://127.0.0.1:1883/NS/agent")`` gives one of these. Each call is a
 JSON-RPC request in the mesh's dialect (SAM's, plus ``tasks/get`` and
 ``tasks/resubscribe``) published on the agent's request topic, with
 ``replyTo`` and ``a2aStatusTopic`` naming topics of this client
@@ -44,7 +44,7 @@ from ..core.calls import (
 from ..core.errors import InvalidAgentResponse
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
 from ..core.parts import new_id
-from ..observability.propagation import inject as inject_trace
+from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .topics import MeshURL, Topics, parse_mesh_url

@@ -44,8 +44,8 @@ from ..core.calls import CancelTask, SendMessage
 from ..core.errors import A2AError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import ArtifactUpdate, Message, Role, StatusUpdate, Task, TaskState
+from ..host.app import create_app
 from ..server.agent import Agent
-from ..server.app import create_app
 from ..server.context import Context
 from .client import Requester
 from .codec import MESH_CODEC

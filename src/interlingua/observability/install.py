@@ -30,10 +30,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..core import trace_context as propagation
 from ..core.calls import SendMessage
 from ..core.errors import A2AError
 from ..core.model import StatusUpdate, Task, TaskCreated
-from . import logs, propagation
+from . import logs
 from .metrics import Metrics
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import Any, Literal, TextIO
 
 import msgspec
 
-from . import propagation
+from ..core import trace_context as propagation
 
 __all__ = ["CONTEXT_ID", "TASK_ID", "JSONFormatter", "configure", "json_enabled"]
 

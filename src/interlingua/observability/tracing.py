@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import propagation
+from ..core import trace_context as propagation
 
 __all__ = ["Traces", "configure_sdk", "tracer"]
 

@@ -1,10 +1,12 @@
-"""The agent side: what an agent builder uses to serve an agent over A2A."""
+"""The agent side: what an agent builder uses to serve an agent over A2A.
+
+``create_app``, which puts it behind its bindings, is the host's
+(``interlingua.host``, exported as ``interlingua.create_app``)."""
 
 from __future__ import annotations
 
 from .agent import Agent, Skill
-from .app import create_app, lifespans
-from .cards import A2AServer
+from .cards.serving import A2AServer
 from .context import Context, RequestInfo, TaskCanceled
 from .engine import Engine, EngineConfig
 
@@ -17,6 +19,4 @@ __all__ = [
     "RequestInfo",
     "Skill",
     "TaskCanceled",
-    "create_app",
-    "lifespans",
 ]

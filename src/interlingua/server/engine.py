@@ -321,7 +321,8 @@ class Engine:
         run = self.runs.get(scope, call.id)
         if run is not None and run.persisted:
             return self.sends.view(run.task, call.history_length)
-        rec = await self.store.get_task(scope, call.id, history_length=self.sends.hl(call.history_length))
+        history_length = self.sends.history_length_or_default(call.history_length)
+        rec = await self.store.get_task(scope, call.id, history_length=history_length)
         if rec is None:
             raise TaskNotFound(f"Task not found: {call.id}")
         return rec.task

@@ -13,7 +13,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .signing import KeyRing
+from .keyring import KeyRing
 
 __all__ = ["JWKS_PATH", "jwks_endpoint"]
 

@@ -15,7 +15,7 @@ import logging
 
 from ..bus.base import Bus
 from ..core.model import TaskState
-from ..stores.base import TaskStore
+from ..stores.base import Scope, TaskStore
 from .run import Run, Runs, Writer
 
 __all__ = ["Peers"]
@@ -33,12 +33,13 @@ class Peers:
         self._checks: set[asyncio.Task[None]] = set()
 
     async def join(self) -> None:
-        """Hand a shared bus what it needs (the store, our listener) and open it."""
+        """Hand a shared bus what it needs (where a task has got to in the store,
+        our listener) and open it."""
         # A shared bus's own methods, which the Bus protocol leaves out: the
         # in-process bus has none of them.
-        attach = getattr(self.bus, "attach_store", None)
+        attach = getattr(self.bus, "attach_versions", None)
         if attach is not None:
-            attach(self.store)
+            attach(self.version_of)
         if hasattr(self.bus, "on_remote"):
             self.bus.on_remote = self.remote_write
         if hasattr(self.bus, "runs_here"):
@@ -46,6 +47,11 @@ class Peers:
         opener = getattr(self.bus, "open", None)
         if opener is not None:
             await opener()
+
+    async def version_of(self, scope: Scope, task_id: str) -> int | None:
+        """Where the log of a task has got to in the store (None: no such task)."""
+        rec = await self.store.get_task(scope, task_id, history_length=0, include_artifacts=False)
+        return None if rec is None else rec.version
 
     def runs_here(self, key: str) -> bool:
         """Whether the turn of a task runs in this process: its writes then need

@@ -4,7 +4,7 @@ The engine declares these and receives implementations as constructor
 arguments: authentication and limits (``server/auth``) implement
 ``Authorizer`` and ``Admission``, ``server/turns.py`` the ``TurnGate``, push
 notifications (``server/push``) the ``PushHooks``. Dependencies point one way:
-the engine imports none of them, and ``server/app.py`` wires them together.
+the engine imports none of them, and ``host/app.py`` wires them together.
 Each port has a default here that does nothing beyond what the engine alone
 promises (everything allowed, no limits, no push).
 """

@@ -364,7 +364,7 @@ class Sends:
             version = run.version
             while True:
                 rec = await self.store.get_task(run.scope, run.task.id,
-                                                history_length=self.hl(history_length))
+                                                history_length=self.history_length_or_default(history_length))
                 if rec is None:
                     raise TaskNotFound(f"Task not found: {run.task.id}")
                 if rec.task.status.state in lifecycle.RETURN_STATES:
@@ -385,7 +385,7 @@ class Sends:
                 if isinstance(result, Task):
                     return result
             return self.view(run.task, history_length)
-        rec = await self.store.get_task(scope, task_id, history_length=self.hl(history_length))
+        rec = await self.store.get_task(scope, task_id, history_length=self.history_length_or_default(history_length))
         if rec is None:
             raise TaskNotFound(f"Task not found: {task_id}")
         return rec.task
@@ -400,12 +400,13 @@ class Sends:
             raise run.abandoned
         return self.view(run.task, history_length)
 
-    def hl(self, history_length: int | None) -> int | None:
+    def history_length_or_default(self, history_length: int | None) -> int | None:
+        """The history length asked for, else the server's default (None: all of it)."""
         return self.default_history_length if history_length is None else history_length
 
     def view(self, task: Task, history_length: int | None) -> Task:
         """The task as answered: history trimmed, without copying the rest."""
-        n = self.hl(history_length)
+        n = self.history_length_or_default(history_length)
         if n is None or len(task.history) <= n:
             return task
         return msgspec.structs.replace(task, history=task.history[-n:] if n else [])

@@ -16,17 +16,21 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import lifecycle
 from ..core.errors import LifecycleError, ResourceUnavailable
 from ..core.model import TERMINAL_STATES, Message, TaskState
 from ..stores.base import LeaseLost, MessageExists
 from .agent import Agent
-from .auth.limits import Limits
 from .context import Context, TaskCanceled
 from .ports import TurnGate
 from .run import Run, Runs, Writer
+
+if TYPE_CHECKING:
+    # for types; at import time auth/__init__ (run by importing auth.limits)
+    # would import this module, half made
+    from .auth.limits import Limits
 
 __all__ = ["ExecutorGate", "ExecutorTimeout", "Ticket", "TurnRunner"]
 
@@ -214,7 +218,11 @@ class TurnRunner:
         self.agent = agent
         self.writer = writer
         self.runs = runs
-        self.gate: TurnGate = gate if gate is not None else ExecutorGate(Limits())
+        if gate is None:
+            from .auth.limits import Limits  # here: auth/__init__ imports this module
+
+            gate = ExecutorGate(Limits())
+        self.gate: TurnGate = gate
         #: running turns, with their places
         self.turns: dict[asyncio.Task[None], Any] = {}
 

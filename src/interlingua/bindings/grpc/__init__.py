@@ -3,14 +3,16 @@
 
 Needs the ``grpc`` extra (``pip install 'interlingua[grpc]'``). Serve it beside
 an app with ``add_grpc(app, "0.0.0.0:50051")``; ``interlingua serve`` does so
-when asked (``--grpc-port``). Streams resume as described in ``resume.py``.
+when asked (``--grpc-port``). Streams resume as described in
+``grpc_wire/resume.py``; the protobuf modules live in ``grpc_wire`` too, shared
+with the client.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .resume import EVENT_ID_KEY, LAST_EVENT_ID, RESUME_EXTENSION_URI
+from ...grpc_wire import EVENT_ID_KEY, INSTALL, LAST_EVENT_ID, RESUME_EXTENSION_URI, available
 
 if TYPE_CHECKING:
     from .server import GrpcBinding
@@ -26,20 +28,6 @@ __all__ = [
     "add_grpc",
     "available",
 ]
-
-
-#: how to get the ``grpc`` extra
-INSTALL = "pip install 'interlingua[grpc]'"
-
-
-def available() -> bool:
-    """Whether the ``grpc`` extra (grpcio, protobuf) is installed."""
-    import importlib.util
-
-    try:
-        return all(importlib.util.find_spec(m) is not None for m in ("grpc", "google.protobuf"))
-    except ModuleNotFoundError:  # no google package at all
-        return False
 
 
 def __getattr__(name: str) -> Any:

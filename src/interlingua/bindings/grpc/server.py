@@ -46,15 +46,15 @@ from ...core.errors import (
     ResourceUnavailable,
 )
 from ...core.model import AgentCard
+from ...grpc_wire.pbjson import fill, to_doc
+from ...grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
 from ...server.dispatch import FrontDoor, parse_version
 from ...server.request_headers import RequestHeaders
 from ...server.sse_writer import encoded_item
 from ...server.streams import Entry, Lagged, Unavailable
 from . import v1_bytes, v1_out
-from .pbjson import fill, to_doc
-from .protos import interlingua_a2a_v1_pb2 as pb03
-from .protos import interlingua_lf_a2a_v1_pb2 as pb1
-from .resume import EVENT_ID_KEY, LAST_EVENT_ID
 from .status import DETAILS_KEY, code_of, status_details
 from .v03_card import card_out
 from .v03_requests import request_in

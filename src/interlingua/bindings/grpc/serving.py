@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import grpc
 
-from ...server.cards import A2AServer
+from ...server.cards.serving import A2AServer
 from .server import GrpcBinding, server_options
 
 __all__ = ["GrpcServer", "add_grpc"]

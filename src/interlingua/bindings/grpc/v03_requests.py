@@ -16,7 +16,7 @@ import msgspec
 from google.protobuf.message import Message
 
 from ...core.errors import InvalidParams
-from .pbjson import to_doc
+from ...grpc_wire.pbjson import to_doc
 
 __all__ = ["request_in"]
 

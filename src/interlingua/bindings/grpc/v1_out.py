@@ -20,7 +20,7 @@ from google.protobuf import struct_pb2, timestamp_pb2
 
 from ...core import model as m
 from ...core.calls import ListTasksResult
-from .protos import interlingua_lf_a2a_v1_pb2 as pb
+from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
 
 __all__ = ["list_tasks_pb", "message_pb", "send_response_pb", "stream_item_pb", "task_pb"]
 

@@ -7,7 +7,7 @@ what is enforced. See docs/security.md.
 
 from __future__ import annotations
 
-from ..card_signer import CardSigner, CardSigning
+from ..cards.signer import CardSigner, CardSigning
 from ..turns import ExecutorTimeout
 from .config import AuthConfig, Operation, Policy, allow_owner
 from .hashing import hash_secret, verify_secret

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..cards import A2AServer
+    from ..cards.serving import A2AServer
 
 __all__ = ["EXTENDED_CARD_PATH", "card_gate", "extended_card_endpoint"]
 
@@ -54,14 +54,13 @@ async def card_gate(security: Security, request: Request) -> Response | None:
     return await _admit(security, request)
 
 
-def extended_card_endpoint(server: A2AServer) -> Any:
+def extended_card_endpoint(server: A2AServer, security: Security) -> Any:
     """``GET /agent/authenticatedExtendedCard`` (v0.2): the caller's extended card."""
-    security: Security = server.security
 
     async def endpoint(request: Request) -> Response:
         from starlette.responses import Response
 
-        from ..card import card_document
+        from ..cards.document import card_document
 
         denied = await _admit(security, request)
         if denied is not None:

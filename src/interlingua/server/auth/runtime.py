@@ -46,7 +46,7 @@ from ...core.errors import (
 )
 from ...core.model import AgentCard, Message, SecurityScheme
 from ...signals import DONE
-from ..card_signer import CardSigner
+from ..cards.signer import CardSigner
 from ..context import RequestInfo
 from ..ports import TaskLookup
 from ..turns import ExecutorGate

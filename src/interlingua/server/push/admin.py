@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ...stores import open_store
 from ...stores.base import Delivery, Scope, Store
-from ..signing import KeyRing
+from ..keyring import KeyRing
 from .service import default_key_path
 
 __all__ = [

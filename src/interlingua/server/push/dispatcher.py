@@ -24,7 +24,7 @@ import logging
 
 from ...core.errors import TaskNotFound
 from ...stores.base import Delivery, Store
-from ..signing import SIGNATURE_HEADER, KeyRing
+from ..keyring import SIGNATURE_HEADER, KeyRing
 from .headers import build_request, notification_id
 from .payloads import build_body
 from .sender import SendResult, WebhookSender

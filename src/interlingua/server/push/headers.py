@@ -35,6 +35,7 @@ import httpx
 import msgspec
 
 from ...core.model import AuthInfo
+from ...core.push_wire import NOTIFICATION_ID_HEADER, TOKEN_HEADER
 
 __all__ = [
     "NOTIFICATION_ID_HEADER",
@@ -48,8 +49,6 @@ __all__ = [
     "notification_id",
 ]
 
-NOTIFICATION_ID_HEADER = "X-A2A-Notification-Id"
-TOKEN_HEADER = "X-A2A-Notification-Token"
 V1_CONTENT_TYPE = "application/a2a+json"
 JSON_CONTENT_TYPE = "application/json"
 

@@ -41,9 +41,10 @@ from ...core.calls import (
 from ...core.errors import InvalidParams, PushNotSupported
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
+from ...core.push_wire import SIGNING_EXTENSION_URI
 from ...stores.base import Delivery, Scope, Store
 from ..jwks import JWKS_PATH
-from ..signing import SIGNATURE_HEADER, KeyRing
+from ..keyring import SIGNATURE_HEADER, KeyRing
 from .dispatcher import Dispatcher
 from .headers import NOTIFICATION_ID_HEADER, check_authentication, check_token
 from .sender import WebhookSender
@@ -63,8 +64,6 @@ __all__ = [
 
 log = logging.getLogger("interlingua.push")
 
-#: the card extension that names the JWKS webhook signatures verify against
-SIGNING_EXTENSION_URI = "https://interlingua.dev/ext/push-signing/v1"
 MAX_ID_LENGTH = 256
 MAX_URL_LENGTH = 2048
 

@@ -24,26 +24,26 @@ from ..bus import open_bus
 from ..bus.base import Bus
 from ..observability.install import build_observer, gauges
 from ..observability.metrics import CONTENT_TYPE
+from ..server.agent import Agent
+from ..server.auth.config import AuthConfig
+from ..server.auth.limits import Limits
+from ..server.auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
+from ..server.auth.runtime import Security
+from ..server.cards.serving import A2AServer, CardVariant
+from ..server.cards.signer import CardSigner, CardSigning
+from ..server.dispatch import FrontDoor, parse_version
+from ..server.engine import Engine, EngineConfig
+from ..server.hosts import HostNotAllowed, HostPolicy
+from ..server.idempotency import MessageIds, message_id_mode
+from ..server.jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
+from ..server.jwks import JWKS_PATH, jwks_endpoint
+from ..server.push.service import PushService
+from ..server.push.settings import PushSettings
+from ..server.request_headers import RequestHeaders
+from ..server.settings import ServerSettings
+from ..server.sse_writer import write_sse
 from ..stores import open_store, shown_url
 from ..stores.base import Store
-from .agent import Agent
-from .auth.config import AuthConfig
-from .auth.limits import Limits
-from .auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
-from .auth.runtime import Security
-from .card_signer import CardSigner, CardSigning
-from .cards import A2AServer, CardVariant
-from .dispatch import FrontDoor, parse_version
-from .engine import Engine, EngineConfig
-from .hosts import HostNotAllowed, HostPolicy
-from .idempotency import MessageIds, message_id_mode
-from .jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
-from .jwks import JWKS_PATH, jwks_endpoint
-from .push.service import PushService
-from .push.settings import PushSettings
-from .request_headers import RequestHeaders
-from .settings import ServerSettings
-from .sse_writer import write_sse
 
 __all__ = ["A2AApp", "A2AServer", "CardVariant", "create_app", "lifespans"]
 
@@ -319,7 +319,7 @@ def create_app(
         Route(JWKS_PATH, jwks_endpoint(signer.ring if signer is not None else None,
                                        push_service.keys if push_service.enabled else None),
               methods=["GET"]),
-        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server), methods=["GET"]),
+        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
     # decided once, here: when nothing is observed, nothing is hooked

@@ -12,19 +12,19 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from email.utils import formatdate
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
-from ..core.dialects.v1_0 import encode_card_v1
-from ..core.model import AgentCard, AgentInterface
-from .agent import Agent
-from .auth.runtime import Security
-from .card import card_document
-from .engine import Engine
-from .hosts import HostPolicy
-from .push.service import PushService
-from .settings import ServerSettings
+from ...core.dialects.v1_0 import encode_card_v1
+from ...core.model import AgentCard, AgentInterface
+from ..agent import Agent
+from ..engine import Engine
+from ..hosts import HostPolicy
+from ..push.service import PushService
+from ..settings import ServerSettings
+from .document import card_document
+from .signer import CardSigner
 
 __all__ = ["A2AServer", "CardVariant"]
 
@@ -65,15 +65,26 @@ def _etag(body: bytes) -> str:
 _MAX_VARIANTS = 64
 
 
+class CardSecurity(Protocol):
+    """What the card takes of the server's security (``auth.runtime.Security``):
+    the schemes it declares, the check that it publishes no secret, the signer."""
+
+    signer: CardSigner | None
+
+    def declare(self, card: AgentCard) -> AgentCard: ...
+
+    def check_card(self, document: bytes) -> None: ...
+
+
 class A2AServer:
     """The pieces of a running agent server, shared by its endpoints."""
 
     def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
-                 security: Security | None = None, hosts: HostPolicy | None = None,
+                 security: CardSecurity, hosts: HostPolicy | None = None,
                  push: PushService | None = None) -> None:
         self.agent = agent
         self.push = push
-        self.security = security or Security()
+        self.security = security
         self.engine = engine
         self.settings = settings
         self.hosts = hosts or HostPolicy()
@@ -129,12 +140,12 @@ class A2AServer:
         if not self.settings.rest:
             interfaces = [i for i in interfaces if i.binding != "HTTP+JSON"]
         if self.settings.grpc_url:
-            from ..bindings.grpc.resume import grpc_interfaces
+            from ...grpc_wire.resume import grpc_interfaces
 
             interfaces.extend(grpc_interfaces(self.settings.grpc_url))
         card = self.agent.card(interfaces)
         if self.settings.grpc_url:
-            from ..bindings.grpc.resume import resume_extension
+            from ...grpc_wire.resume import resume_extension
 
             card = resume_extension(card)
         if self.push is not None:

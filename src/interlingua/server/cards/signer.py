@@ -12,10 +12,10 @@ from typing import Any
 
 import msgspec
 
-from ..core.card_signing import sign_card
-from ..core.model import AgentCard
-from .jwks import JWKS_PATH
-from .signing import KeyRing
+from ...core.card_signing import sign_card
+from ...core.model import AgentCard
+from ..jwks import JWKS_PATH
+from ..keyring import KeyRing
 
 __all__ = ["CardSigner", "CardSigning"]
 

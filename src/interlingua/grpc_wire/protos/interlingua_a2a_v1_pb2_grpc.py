@@ -4,7 +4,7 @@ import grpc
 import warnings
 
 from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
-from interlingua.bindings.grpc.protos import interlingua_a2a_v1_pb2 as interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -19,7 +19,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in interlingua/bindings/grpc/protos/interlingua_a2a_v1_pb2_grpc.py depends on'
+        + ' but the generated code in interlingua/grpc_wire/protos/interlingua_a2a_v1_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -37,52 +37,52 @@ class A2AServiceStub:
         """
         self.SendMessage = channel.unary_unary(
                 '/a2a.v1.A2AService/SendMessage',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageResponse.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageResponse.FromString,
                 _registered_method=True)
         self.SendStreamingMessage = channel.unary_stream(
                 '/a2a.v1.A2AService/SendStreamingMessage',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
                 _registered_method=True)
         self.GetTask = channel.unary_unary(
                 '/a2a.v1.A2AService/GetTask',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
                 _registered_method=True)
         self.CancelTask = channel.unary_unary(
                 '/a2a.v1.A2AService/CancelTask',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.CancelTaskRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.CancelTaskRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
                 _registered_method=True)
         self.TaskSubscription = channel.unary_stream(
                 '/a2a.v1.A2AService/TaskSubscription',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskSubscriptionRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskSubscriptionRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
                 _registered_method=True)
         self.CreateTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/CreateTaskPushNotificationConfig',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
                 _registered_method=True)
         self.GetTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/GetTaskPushNotificationConfig',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
                 _registered_method=True)
         self.ListTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/ListTaskPushNotificationConfig',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigResponse.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigResponse.FromString,
                 _registered_method=True)
         self.GetAgentCard = channel.unary_unary(
                 '/a2a.v1.A2AService/GetAgentCard',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetAgentCardRequest.SerializeToString,
-                response_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.AgentCard.FromString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetAgentCardRequest.SerializeToString,
+                response_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.AgentCard.FromString,
                 _registered_method=True)
         self.DeleteTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/DeleteTaskPushNotificationConfig',
-                request_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
+                request_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
                 response_deserializer=google_dot_protobuf_dot_empty__pb2.Empty.FromString,
                 _registered_method=True)
 
@@ -155,52 +155,52 @@ def add_A2AServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'SendMessage': grpc.unary_unary_rpc_method_handler(
                     servicer.SendMessage,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageResponse.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageResponse.SerializeToString,
             ),
             'SendStreamingMessage': grpc.unary_stream_rpc_method_handler(
                     servicer.SendStreamingMessage,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.SerializeToString,
             ),
             'GetTask': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTask,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.Task.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.Task.SerializeToString,
             ),
             'CancelTask': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelTask,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.CancelTaskRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.Task.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.CancelTaskRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.Task.SerializeToString,
             ),
             'TaskSubscription': grpc.unary_stream_rpc_method_handler(
                     servicer.TaskSubscription,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskSubscriptionRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskSubscriptionRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.SerializeToString,
             ),
             'CreateTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTaskPushNotificationConfig,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.CreateTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.CreateTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.SerializeToString,
             ),
             'GetTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTaskPushNotificationConfig,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.SerializeToString,
             ),
             'ListTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.ListTaskPushNotificationConfig,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigResponse.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigResponse.SerializeToString,
             ),
             'GetAgentCard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetAgentCard,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetAgentCardRequest.FromString,
-                    response_serializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.AgentCard.SerializeToString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetAgentCardRequest.FromString,
+                    response_serializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.AgentCard.SerializeToString,
             ),
             'DeleteTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteTaskPushNotificationConfig,
-                    request_deserializer=interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.DeleteTaskPushNotificationConfigRequest.FromString,
+                    request_deserializer=interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.DeleteTaskPushNotificationConfigRequest.FromString,
                     response_serializer=google_dot_protobuf_dot_empty__pb2.Empty.SerializeToString,
             ),
     }
@@ -229,8 +229,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/SendMessage',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageResponse.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -256,8 +256,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/SendStreamingMessage',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.SendMessageRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -283,8 +283,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/GetTask',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
             options,
             channel_credentials,
             insecure,
@@ -310,8 +310,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/CancelTask',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.CancelTaskRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.CancelTaskRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.Task.FromString,
             options,
             channel_credentials,
             insecure,
@@ -337,8 +337,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/TaskSubscription',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskSubscriptionRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskSubscriptionRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.StreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -364,8 +364,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/CreateTaskPushNotificationConfig',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
             options,
             channel_credentials,
             insecure,
@@ -391,8 +391,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/GetTaskPushNotificationConfig',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.TaskPushNotificationConfig.FromString,
             options,
             channel_credentials,
             insecure,
@@ -418,8 +418,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/ListTaskPushNotificationConfig',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigResponse.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.ListTaskPushNotificationConfigResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -445,8 +445,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/GetAgentCard',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.GetAgentCardRequest.SerializeToString,
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.AgentCard.FromString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.GetAgentCardRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.AgentCard.FromString,
             options,
             channel_credentials,
             insecure,
@@ -472,7 +472,7 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/DeleteTaskPushNotificationConfig',
-            interlingua_dot_bindings_dot_grpc_dot_protos_dot_interlingua__a2a__v1__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
+            interlingua_dot_grpc__wire_dot_protos_dot_interlingua__a2a__v1__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
             google_dot_protobuf_dot_empty__pb2.Empty.FromString,
             options,
             channel_credentials,

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.model import AgentCard
+from ...core.model import AgentCard
 
 __all__ = ["card_document", "merge"]
 
@@ -35,9 +35,9 @@ def merge(a: Any, b: Any) -> Any:
 
 
 def card_document(card: AgentCard, *, jsonrpc_url: str) -> bytes:
-    from ..core.dialects.v0_1 import encode_card_v01
-    from ..core.dialects.v0_3 import encode_card_v03
-    from ..core.dialects.v1_0 import encode_card_v1
+    from ...core.dialects.v0_1 import encode_card_v01
+    from ...core.dialects.v0_3 import encode_card_v03
+    from ...core.dialects.v1_0 import encode_card_v1
 
     v03 = encode_card_v03(card, jsonrpc_url=jsonrpc_url)
     v1 = encode_card_v1(card)

@@ -41,12 +41,17 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from ...core.calls import GetTask, SetPushConfig
-from ...core.dialects import StreamItem, get_codec
-from ...core.errors import A2AError, InvalidAgentResponse
-from ...core.model import AuthInfo, PushConfig, StatusUpdate, Task
-from ..signing import ALGORITHMS, JWS_REGISTRY, SIGNATURE_HEADER
-from .headers import NOTIFICATION_ID_HEADER, TOKEN_HEADER
+from ..core.calls import GetTask, SetPushConfig
+from ..core.dialects import StreamItem, get_codec
+from ..core.errors import A2AError, InvalidAgentResponse
+from ..core.model import AuthInfo, PushConfig, StatusUpdate, Task
+from ..core.push_wire import (
+    ALGORITHMS,
+    JWS_REGISTRY,
+    NOTIFICATION_ID_HEADER,
+    SIGNATURE_HEADER,
+    TOKEN_HEADER,
+)
 
 __all__ = ["JWKSCache", "PushEvent", "Receiver", "register_receiver"]
 

@@ -31,7 +31,8 @@ from typing import Any
 import msgspec
 from joserfc import jws
 from joserfc.jwk import ECKey, RSAKey
-from joserfc.registry import HeaderParameter
+
+from ..core.push_wire import ALGORITHMS, JWS_REGISTRY, SIGNATURE_HEADER, SIGNATURE_TYPE
 
 __all__ = [
     "ALGORITHMS",
@@ -44,18 +45,6 @@ __all__ = [
     "check_signing_pem",
 ]
 
-SIGNATURE_HEADER = "X-A2A-Signature"
-SIGNATURE_TYPE = "a2a-push+jws"
-ALGORITHMS = ("ES256", "RS256")
-
-#: JWS header parameters the signature uses beyond the registered ones
-JWS_REGISTRY = jws.JWSRegistry(
-    header_registry={
-        "nid": HeaderParameter("A2A notification id", "str"),
-        "iat": HeaderParameter("Issued at, seconds since the epoch", "int"),
-    },
-    algorithms=list(ALGORITHMS),
-)
 
 Key = ECKey | RSAKey
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ...core.model import AgentCard, AgentExtension, AgentInterface
+from ..core.model import AgentCard, AgentExtension, AgentInterface
 
 __all__ = ["EVENT_ID_KEY", "LAST_EVENT_ID", "RESUME_EXTENSION_URI", "grpc_interfaces", "resume_extension"]
 

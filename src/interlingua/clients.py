@@ -1,0 +1,38 @@
+"""``client_for(url)``: the client that reaches the agent at ``url``.
+
+An ``http(s)://`` URL (or a gRPC ``host:port``) gets a ``Client``, which speaks
+JSON-RPC, HTTP+JSON or gRPC as the card says; an ``mqtt(s)://HOST[:PORT]/NS/AGENT``
+URL gets a ``MeshClient`` (the ``mqtt`` extra), which has the same API over the
+mesh's topics. The choice lives here, above both: the mesh's client is built from
+the client's parts, so the client itself knows nothing of the mesh.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from .client import Client
+
+if TYPE_CHECKING:
+    from .mesh.client import MeshClient
+
+__all__ = ["MESH_SCHEMES", "AnyClient", "client_for"]
+
+#: what ``client_for`` gives: both have the same calls
+AnyClient: TypeAlias = "Client | MeshClient"
+
+#: the URL schemes of agents on an MQTT mesh
+MESH_SCHEMES = ("mqtt://", "mqtts://")
+
+
+def client_for(url: str, **options: Any) -> AnyClient:
+    """A client for the agent at ``url``, not yet connected: use it as ``async
+    with client_for(url) as client:``. ``options`` are ``Client``'s keywords
+    (``dialect``, ``binding``, ``headers``, ``timeout``, TLS, …); a mesh client
+    uses ``timeout`` and ``headers`` and passes over the HTTP-only ones."""
+    if url.startswith(MESH_SCHEMES):
+        # imported here: aiomqtt is an optional dependency (the mqtt extra)
+        from .mesh.client import MeshClient
+
+        return MeshClient(url, **options)
+    return Client(url, **options)
