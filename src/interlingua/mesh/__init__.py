@@ -6,8 +6,6 @@ package loads neither aiomqtt nor the server: ``attach`` does, when called.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from .settings import MeshSettings
@@ -18,13 +16,14 @@ __all__ = ["MeshSettings", "MeshURL", "Topics", "attach", "mesh_name", "parse_me
 
 def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None:
     """Put the agent served by ``app`` (from ``create_app``) on the mesh for as long
-    as the app runs: its lifespan connects after the engine starts and
-    disconnects before it stops. ``app.state.mesh`` is the ``MeshAgent``. With
+    as the app runs: it connects after the engine starts and disconnects before it
+    stops (``app.state.attachments``). ``app.state.mesh`` is the ``MeshAgent``. With
     ``settings.http`` False the card it publishes names its mesh address, not HTTP."""
-    inner: Callable[[Any], AbstractAsyncContextManager[None]] = app.router.lifespan_context
+    from ..server.attachments import Attachment
 
-    @asynccontextmanager
-    async def lifespan(host: Any) -> AsyncIterator[None]:
+    held: list[Any] = []
+
+    async def prepare() -> None:
         from .agent import MeshAgent
 
         server = app.state.a2a
@@ -37,13 +36,15 @@ def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None
                                                        settings.namespace, on_mesh))
         # made before the engine starts: the tasks its start-up ends for a process
         # gone are told of on the mesh once connected
-        agent = MeshAgent(app.state.door, card, on_mesh, settings)
-        async with inner(host):
-            await agent.start()
-            app.state.mesh = agent
-            try:
-                yield
-            finally:
-                await agent.stop()
+        held[:] = [MeshAgent(app.state.door, card, on_mesh, settings)]
 
-    app.router.lifespan_context = lifespan
+    async def start() -> None:
+        await held[0].start()
+        app.state.mesh = held[0]
+
+    async def stop() -> None:
+        if held:
+            await held.pop().stop()
+
+    app.state.attachments.add(Attachment("the mesh", prepare=prepare, start=start,
+                                         stop=stop))

@@ -53,6 +53,7 @@ from ..core.model import (
     TextPart,
 )
 from ..core.parts import new_id
+from ..hooks import Hooks, ended, started
 from ..signals import LazyEvent, Mutex, Signal
 from ..stores.base import LeaseLost, MessageExists, Scope, StoredEvent, TaskExists, TaskStore
 from .context import RequestInfo, TaskCanceled
@@ -244,16 +245,19 @@ class Writer:
     """Checks, commits and announces the events of runs.
 
     ``lease``: the epoch every write names (see server/leases.py).
-    ``on_commit``: listeners called after each commit, in the order added.
+    ``on_commit``: listeners called after each commit, in the order added
+    (``hooks.committed``); ``hooks.commits`` are around each write.
     """
 
     def __init__(self, store: TaskStore, bus: Bus, *, lease: Callable[[], int | None],
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow, hooks: Hooks | None = None) -> None:
         self.store = store
         self.bus = bus
         self.lease = lease
         self.clock = clock
-        self.on_commit: list[CommitListener] = []
+        hooks = hooks if hooks is not None else Hooks()
+        self.on_commit: list[CommitListener] = hooks.committed
+        self._commit_hooks = hooks.commits
         self._now_key: int | None = None
         self._now_text = ""
         self._second: int | None = None
@@ -395,7 +399,22 @@ class Writer:
             return None
         return run.lease if run.lease is not None else self.lease()
 
-    async def _write(self, run: Run, events: Sequence[Event]) -> None:
+    def _write(self, run: Run, events: Sequence[Event]) -> Coroutine[Any, Any, None]:
+        # the commit's own coroutine when nothing hooks it: no frame more per write
+        if self._commit_hooks:
+            return self._hooked_commit(run, events)
+        return self._commit(run, events)
+
+    async def _hooked_commit(self, run: Run, events: Sequence[Event]) -> None:
+        ends = started(self._commit_hooks, run, events)
+        try:
+            await self._commit(run, events)
+        except BaseException as exc:
+            ended(ends, exc)
+            raise
+        ended(ends, None)
+
+    async def _commit(self, run: Run, events: Sequence[Event]) -> None:
         now = self.now()
         if not run.persisted:
             assert run.initial is not None
