@@ -32,7 +32,7 @@ from typing import Any
 
 from ..core.calls import Call, SendMessage
 from ..core.errors import A2AError
-from ..core.model import StatusUpdate, Task, TaskCreated
+from ..core.model import Task
 from ..hooks import End, Hooks, Requested
 from . import logs, propagation
 from .metrics import Metrics
@@ -88,7 +88,7 @@ class Observer:
             hooks.deliveries.append(self._delivery)
             hooks.webhook_headers.append(propagation.inject)
         if metrics is not None:
-            hooks.committed.append(self._committed)
+            hooks.committed.append(metrics.committed)
             hooks.streams.append(metrics.opened)
             hooks.renewals.append(metrics.lease_renewal)
         if tracer is not None or metrics is not None:
@@ -204,22 +204,6 @@ class Observer:
                     commits.popitem(last=False)
 
         return end
-
-    def _committed(self, run: Any, stored: Sequence[Any]) -> None:
-        metrics = self.metrics
-        assert metrics is not None
-        states = metrics.states
-        metrics.events_total += len(stored)
-        for item in stored:
-            event = item.event
-            kind = type(event)
-            if kind is StatusUpdate:
-                state = event.status.state.value
-            elif kind is TaskCreated:
-                state = event.task.status.state.value
-            else:
-                continue
-            states[state] = states.get(state, 0) + 1
 
     # ---------------------------------------------------------------- push
 
