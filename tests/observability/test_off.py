@@ -35,6 +35,21 @@ def test_nothing_is_registered_when_nothing_is_asked_for():
     assert engine.writer.on_commit == []
 
 
+def test_with_nothing_registered_a_call_is_the_engines_own_coroutine():
+    """No frame and no closure more per request: the door hands back its plain call."""
+    from interlingua.core.calls import GetTask
+    from interlingua.server.context import RequestInfo
+
+    door = create_app(Agent("Echo", "Echoes.", _echo)).state.door
+    work = door.call(GetTask(id="t"), RequestInfo(binding="test"))
+    assert work.cr_code.co_name == "_call"
+    work.close()
+    counted = create_app(Agent("Echo", "Echoes.", _echo), metrics=True).state.door
+    work = counted.call(GetTask(id="t"), RequestInfo(binding="test"))
+    assert work.cr_code.co_name == "_hooked"
+    work.close()
+
+
 def test_metrics_register_counting_only_and_tracing_registers_spans():
     counted = _registered(create_app(Agent("Echo", "Echoes.", _echo), metrics=True))
     assert counted == {"requests": 1, "committed": 1, "streams": 1, "renewals": 1,
