@@ -5,6 +5,7 @@ tracing stays off."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -35,19 +36,40 @@ def test_nothing_is_registered_when_nothing_is_asked_for():
     assert engine.writer.on_commit == []
 
 
-def test_with_nothing_registered_a_call_is_the_engines_own_coroutine():
-    """No frame and no closure more per request: the door hands back its plain call."""
+def _called_during_a_call(app) -> set[str]:
+    """The functions of interlingua's hooks and observability run by one call."""
     from interlingua.core.calls import GetTask
+    from interlingua.core.errors import TaskNotFound
     from interlingua.server.context import RequestInfo
 
-    door = create_app(Agent("Echo", "Echoes.", _echo)).state.door
-    work = door.call(GetTask(id="t"), RequestInfo(binding="test"))
-    assert work.cr_code.co_name == "_call"
-    work.close()
-    counted = create_app(Agent("Echo", "Echoes.", _echo), metrics=True).state.door
-    work = counted.call(GetTask(id="t"), RequestInfo(binding="test"))
-    assert work.cr_code.co_name == "_hooked"
-    work.close()
+    door = app.state.door
+    seen: set[str] = set()
+
+    def note(frame, event, arg):  # type: ignore[no-untyped-def]
+        path = frame.f_code.co_filename
+        if event == "call" and ("observability" in path or path.endswith("hooks.py")
+                                or frame.f_code.co_name == "_hooked"):
+            seen.add(frame.f_code.co_name)
+
+    async def main() -> None:
+        await door.ensure_started()
+        sys.setprofile(note)
+        try:
+            await door.call(GetTask(id="no-such-task"), RequestInfo(binding="test"))
+        except TaskNotFound:
+            pass
+        finally:
+            sys.setprofile(None)
+            await door.engine.stop()
+
+    asyncio.run(main())
+    return seen
+
+
+def test_with_nothing_registered_nothing_of_the_hooks_runs():
+    assert _called_during_a_call(create_app(Agent("Echo", "Echoes.", _echo))) == set()
+    counted = _called_during_a_call(create_app(Agent("Echo", "Echoes.", _echo), metrics=True))
+    assert {"_hooked", "started", "ended", "_counted", "end", "request"} <= counted
 
 
 def test_metrics_register_counting_only_and_tracing_registers_spans():

@@ -194,12 +194,14 @@ class FrontDoor:
 
     # ----------------------------------------------------------------- calls
 
-    def call(self, call: Call, request: RequestInfo) -> Awaitable[Result]:
-        """The engine's answer to ``call`` (awaited by the binding)."""
-        # the call's own coroutine when nothing hooks it: no frame more per request
+    async def call(self, call: Call, request: RequestInfo) -> Result:
         if self._request_hooks:
-            return self._hooked(type(call).__name__, call, request, self._call)
-        return self._call(call, request)
+            return await self._hooked(type(call).__name__, call, request, self._call)
+        # _call's body, here: no call more per request when nothing is hooked
+        try:
+            return await self.engine.handle(call, request)
+        except StoreUnavailable as exc:
+            raise _store_down(exc) from None
 
     async def _call(self, call: Call, request: RequestInfo) -> Result:
         try:

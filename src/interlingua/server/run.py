@@ -399,63 +399,57 @@ class Writer:
             return None
         return run.lease if run.lease is not None else self.lease()
 
-    def _write(self, run: Run, events: Sequence[Event]) -> Coroutine[Any, Any, None]:
-        # the commit's own coroutine when nothing hooks it: no frame more per write
-        if self._commit_hooks:
-            return self._hooked_commit(run, events)
-        return self._commit(run, events)
-
-    async def _hooked_commit(self, run: Run, events: Sequence[Event]) -> None:
-        ends = started(self._commit_hooks, run, events)
+    async def _write(self, run: Run, events: Sequence[Event]) -> None:
+        # tested here, not in a wrapper: no call more per write when nothing is hooked
+        ends = started(self._commit_hooks, run, events) if self._commit_hooks else None
         try:
-            await self._commit(run, events)
+            now = self.now()
+            if not run.persisted:
+                assert run.initial is not None
+                batch: list[Event] = [TaskCreated(task=run.initial), *events]
+                try:
+                    version = await self.store.create_task(
+                        run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
+                        push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
+                    )
+                except TaskExists:
+                    raise InvalidTaskState(f"Task {run.task.id} already exists") from None
+                run.persisted = True
+                run.initial = None  # the created event holds it now, as long as it is needed
+                run.flushed.set()
+                base = 0
+            else:
+                batch = list(events)
+                version = await self.store.append(run.scope, run.task.id, run.version, batch,
+                                                  now=now, lease=self._lease(run),
+                                                  message=run.followup)
+                run.followup = None
+                base = run.version
+            lifecycle.apply_checked(run.task, events)  # checked in emit
+            run.version = version
+            # map: no bytecode per event, unlike a comprehension
+            stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))
+            try:
+                await self.bus.publish(run.key, stored, created=base == 0)
+            except Exception:
+                # The batch is committed: it stands, and the readers here were handed
+                # it before a shared bus talks to its server (which keeps and resends
+                # news it could not send).
+                log.exception("the bus could not announce a committed write of task %s",
+                              run.task.id)
+            for listener in self.on_commit:
+                try:
+                    listener(run, stored)
+                except Exception:  # a listener's fault is not the write's
+                    log.exception("a commit listener failed")
+            if run.task.status.state in lifecycle.RETURN_STATES:
+                run.settled.set()
         except BaseException as exc:
-            ended(ends, exc)
+            if ends is not None:
+                ended(ends, exc)
             raise
-        ended(ends, None)
-
-    async def _commit(self, run: Run, events: Sequence[Event]) -> None:
-        now = self.now()
-        if not run.persisted:
-            assert run.initial is not None
-            batch: list[Event] = [TaskCreated(task=run.initial), *events]
-            try:
-                version = await self.store.create_task(
-                    run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
-                    push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
-                )
-            except TaskExists:
-                raise InvalidTaskState(f"Task {run.task.id} already exists") from None
-            run.persisted = True
-            run.initial = None  # the created event holds it now, as long as it is needed
-            run.flushed.set()
-            base = 0
-        else:
-            batch = list(events)
-            version = await self.store.append(run.scope, run.task.id, run.version, batch,
-                                              now=now, lease=self._lease(run),
-                                              message=run.followup)
-            run.followup = None
-            base = run.version
-        lifecycle.apply_checked(run.task, events)  # checked in emit
-        run.version = version
-        # map: no bytecode per event, unlike a comprehension
-        stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))
-        try:
-            await self.bus.publish(run.key, stored, created=base == 0)
-        except Exception:
-            # The batch is committed: it stands, and the readers here were handed
-            # it before a shared bus talks to its server (which keeps and resends
-            # news it could not send).
-            log.exception("the bus could not announce a committed write of task %s",
-                          run.task.id)
-        for listener in self.on_commit:
-            try:
-                listener(run, stored)
-            except Exception:  # a listener's fault is not the write's
-                log.exception("a commit listener failed")
-        if run.task.status.state in lifecycle.RETURN_STATES:
-            run.settled.set()
+        if ends is not None:
+            ended(ends, None)
 
     async def reply(self, run: Run, message: Message) -> None:
         # Under the lock: a grace write of the task in flight decides first.
