@@ -281,7 +281,7 @@ async def test_the_client_subscribe_follows_through_input_required() -> None:
 
 
 def test_an_unknown_message_id_mode_is_refused_by_name() -> None:
-    from interlingua.server import create_app
+    from interlingua import create_app
     from interlingua.server.engine import EngineConfig
 
     with pytest.raises(ValueError, match="use one of content, strict"):

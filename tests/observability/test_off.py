@@ -1,9 +1,11 @@
-"""Off means not there: an app built without tracing, metrics or JSON logs has none
-of the hooks on its objects, so its request path is the code without them. With
-OpenTelemetry installed but no SDK set up (this test session), tracing stays off."""
+"""Off means not there: an app built without tracing, metrics or JSON logs
+registers nothing on its hook points, so its request path passes over empty
+lists. With OpenTelemetry installed but no SDK set up (this test session),
+tracing stays off."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -12,39 +14,72 @@ from interlingua import Agent, create_app
 from interlingua.core import trace_context as propagation
 from tests.observability.spans import memory_provider
 
-HOOKED = {"door": ("request", "call", "stream"), "turns": ("_turn",),
-          "writer": ("_write",), "streams": ("open",), "leases": ("renew",)}
-
 
 async def _echo(text: str) -> str:
     return text
 
 
-def _hooked(app) -> dict[str, list[str]]:
-    """Which methods were replaced on the app's instances (an instance attribute
-    shadowing the class's method)."""
-    engine = app.state.engine
-    objects = {"door": app.state.door, "turns": engine.turns, "writer": engine.writer,
-               "streams": engine.streams, "leases": engine.leases}
-    return {name: [m for m in methods if m in vars(objects[name])]
-            for name, methods in HOOKED.items()}
+def _registered(app) -> dict[str, int]:
+    """How many hooks each hook point of the app holds (only those that hold any)."""
+    hooks = app.state.hooks
+    return {name: len(getattr(hooks, name)) for name in hooks.__slots__
+            if getattr(hooks, name)}
 
 
-def test_nothing_is_hooked_when_nothing_is_asked_for():
+def test_nothing_is_registered_when_nothing_is_asked_for():
     assert propagation.AVAILABLE and not propagation.sdk_configured()
     app = create_app(Agent("Echo", "Echoes.", _echo))
-    assert _hooked(app) == {name: [] for name in HOOKED}
-    assert app.state.engine.writer.on_commit == []
+    assert app.state.hooks.empty
+    # the parts hold the app's hook lists: nothing on any of them either
+    engine = app.state.engine
+    assert engine.hooks is app.state.hooks and app.state.door.hooks is app.state.hooks
+    assert engine.writer.on_commit == []
 
 
-def test_metrics_hook_counting_only_and_tracing_hooks_spans():
-    counted = _hooked(create_app(Agent("Echo", "Echoes.", _echo), metrics=True))
-    assert counted == {"door": ["request", "call", "stream"], "turns": [], "writer": [],
-                       "streams": ["open"], "leases": ["renew"]}
+def _called_during_a_call(app) -> set[str]:
+    """The functions of interlingua's hooks and observability run by one call."""
+    from interlingua.core.calls import GetTask
+    from interlingua.core.errors import TaskNotFound
+    from interlingua.server.context import RequestInfo
+
+    door = app.state.door
+    seen: set[str] = set()
+
+    def note(frame, event, arg):  # type: ignore[no-untyped-def]
+        path = frame.f_code.co_filename
+        if event == "call" and ("observability" in path or path.endswith("hooks.py")
+                                or frame.f_code.co_name == "_hooked"):
+            seen.add(frame.f_code.co_name)
+
+    async def main() -> None:
+        await door.ensure_started()
+        sys.setprofile(note)
+        try:
+            await door.call(GetTask(id="no-such-task"), RequestInfo(binding="test"))
+        except TaskNotFound:
+            pass
+        finally:
+            sys.setprofile(None)
+            await door.engine.stop()
+
+    asyncio.run(main())
+    return seen
+
+
+def test_with_nothing_registered_nothing_of_the_hooks_runs():
+    assert _called_during_a_call(create_app(Agent("Echo", "Echoes.", _echo))) == set()
+    counted = _called_during_a_call(create_app(Agent("Echo", "Echoes.", _echo), metrics=True))
+    assert {"_hooked", "started", "ended", "_counted", "end", "request"} <= counted
+
+
+def test_metrics_register_counting_only_and_tracing_registers_spans():
+    counted = _registered(create_app(Agent("Echo", "Echoes.", _echo), metrics=True))
+    assert counted == {"requests": 1, "committed": 1, "streams": 1, "renewals": 1,
+                       "attempts": 1}
     provider, _ = memory_provider()
-    traced = _hooked(create_app(Agent("Echo", "Echoes.", _echo), tracing=provider))
-    assert traced == {"door": ["request", "call", "stream"], "turns": ["_turn"],
-                      "writer": ["_write"], "streams": [], "leases": []}
+    traced = _registered(create_app(Agent("Echo", "Echoes.", _echo), tracing=provider))
+    assert traced == {"requests": 1, "turns": 1, "commits": 1, "deliveries": 1,
+                      "webhook_headers": 1, "attempts": 1}
 
 
 def _run(code: str) -> str:
@@ -66,7 +101,7 @@ def test_an_sdk_set_up_before_the_app_is_built_turns_tracing_on():
         before = create_app(Agent("E", "e", echo))
         trace.set_tracer_provider(TracerProvider())
         after = create_app(Agent("E", "e", echo))
-        print("call" in vars(before.state.door), "call" in vars(after.state.door))
+        print(bool(before.state.hooks.turns), bool(after.state.hooks.turns))
     """)
     assert out == "False True"
 

@@ -10,6 +10,9 @@ from interlingua.bus import LocalBus
 from interlingua.core.calls import SendConfig, SendMessage, SubscribeToTask
 from interlingua.core.model import Task
 from interlingua.core.parts import user_message
+from interlingua.hooks import Hooks
+from interlingua.observability.install import Observer
+from interlingua.observability.metrics import Metrics
 from interlingua.server import Engine, RequestInfo
 from interlingua.stores import open_store
 
@@ -51,5 +54,36 @@ async def test_lag_counts_events_not_yet_handed_out():
         assert stream.lag == 0
         stream.close()
         assert stream.lag is None
+    finally:
+        await engine.stop()
+
+
+async def test_an_open_streams_lag_reaches_the_metrics_through_the_streams_hook():
+    """The engine hands each stream it opens to the ``streams`` hook point, where the
+    metrics keep it to read its lag when scraped."""
+    go.clear()
+    hooks = Hooks()
+    metrics = Metrics()
+    Observer(metrics=metrics).register(hooks)
+    engine = Engine(Agent("Chunks", "Works in steps.", _chunks), open_store("memory://"),
+                    LocalBus(), hooks=hooks)
+    await engine.start()
+    try:
+        info = RequestInfo(dialect="1.0")
+        task = await engine.handle(SendMessage(message=user_message("x"),
+                                               config=SendConfig(blocking=False)), info)
+        assert isinstance(task, Task)
+        stream = await engine.open_stream(SubscribeToTask(id=task.id), info)
+        stream.poll()
+        go.set()
+        for _ in range(100):
+            if (stream.lag or 0) >= 5:
+                break
+            await asyncio.sleep(0.01)
+        lag = stream.lag
+        assert lag is not None and lag >= 5
+        assert f'interlingua_stream_lag_events{{stat="max"}} {lag}' \
+            in (await metrics.render()).decode()
+        stream.close()
     finally:
         await engine.stop()

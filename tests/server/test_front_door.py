@@ -38,7 +38,7 @@ def plain_binding(door: FrontDoor) -> Starlette:
         headers = {k.lower(): v for k, v in request.headers.items()}
         try:
             await door.admit(request.scope, headers)
-            info = door.request(request.scope, headers, tenant=None, dialect="1.0")
+            info = door.request(request.scope, headers, binding="plain", tenant=None, dialect="1.0")
             result = await door.call(call, info)
         except A2AError as exc:
             status = (door.refusal(exc) or (exc.http_status, []))[0]

@@ -22,9 +22,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from ..bindings.rest import RESTEndpoint
 from ..bus import open_bus
 from ..bus.base import Bus
+from ..hooks import Hooks
 from ..observability.install import build_observer, gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
+from ..server.attachments import Attachments
 from ..server.auth.config import AuthConfig
 from ..server.auth.limits import Limits
 from ..server.auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
@@ -238,13 +240,21 @@ def create_app(
     if redis_url is not None:
         # replicas sharing a Redis bus count rate limits together
         security.share_limits(redis_url, getattr(bus_obj, "prefix", "interlingua"))
+    # where observers hook in; decided once, here: when nothing is observed,
+    # every hook point stays an empty list
+    hooks = Hooks()
+    observer = build_observer(tracing=tracing, metrics=metrics)
+    if observer is not None:
+        observer.register(hooks)
     push_service = PushService(store_obj, push, enabled=bool(agent.push_notifications),
-                               shared=lambda: engine.leases.shared, now=lambda: engine.now())
+                               shared=lambda: engine.leases.shared, now=lambda: engine.now(),
+                               hooks=hooks)
     engine = Engine(agent, store_obj, bus_obj, config=engine_config,
                     card=lambda: server_ref["server"].card,
                     authorizer=security, admission=security, gate=security.executors,
                     push=push_service,
-                    legacy_owner_prefix=auth.legacy_owner_prefix if auth is not None else None)
+                    legacy_owner_prefix=auth.legacy_owner_prefix if auth is not None else None,
+                    hooks=hooks)
     hosts = HostPolicy(allowed_hosts, trust_forwarded)
     server = A2AServer(agent, engine, settings, security=security, hosts=hosts,
                        push=push_service)
@@ -286,8 +296,11 @@ def create_app(
         return Response(msgspec.json.encode(info), media_type="application/json",
                         status_code=503 if engine.draining else 200)
 
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    attachments = Attachments()
+    thresholds = gc.get_threshold()
+
+    async def start() -> None:
+        nonlocal thresholds
         await engine.start()
         if freeze_gc:
             # A full collection visits every tracked object; most of a server's
@@ -301,14 +314,19 @@ def create_app(
             # the collector would run for nearly every request, to find next to no
             # garbage (ibid., "The young generation is larger").
             gc.set_threshold(young_gc_threshold, *thresholds[1:])
-        try:
+
+    async def stop() -> None:
+        gc.set_threshold(*thresholds)
+        if freeze_gc:
+            gc.unfreeze()
+        await engine.stop()
+        await security.aclose()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # the gRPC server and the mesh start and stop around the engine
+        async with attachments.around(start, stop):
             yield
-        finally:
-            gc.set_threshold(*thresholds)
-            if freeze_gc:
-                gc.unfreeze()
-            await engine.stop()
-            await security.aclose()
 
     rpc = JSONRPCEndpoint(FrontDoor(engine, security, agent, settings), settings)
     path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path
@@ -322,10 +340,7 @@ def create_app(
         Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
-    # decided once, here: when nothing is observed, nothing is hooked
-    observer = build_observer(tracing=tracing, metrics=metrics, rpc_path=path)
     if observer is not None:
-        observer.install(rpc.door, engine, push_service)
         counted = observer.metrics
         if counted is not None:
             counted.gauges = gauges(engine, push_service)
@@ -357,4 +372,6 @@ def create_app(
     app.state.a2a = server
     app.state.engine = engine
     app.state.door = rpc.door
+    app.state.hooks = hooks
+    app.state.attachments = attachments
     return app

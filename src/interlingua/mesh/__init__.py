@@ -6,8 +6,6 @@ package loads neither aiomqtt nor the server: ``attach`` does, when called.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from .settings import MeshSettings
@@ -18,14 +16,14 @@ __all__ = ["MeshSettings", "MeshURL", "Topics", "attach", "mesh_name", "parse_me
 
 def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None:
     """Put the agent served by ``app`` (from ``create_app``) on the mesh for as long
-    as the app runs: its lifespan connects after the engine starts and
-    disconnects before it stops. ``app.state.mesh`` is the ``MeshAgent``. With
+    as the app runs: it connects after the engine starts and disconnects before it
+    stops (``app.state.attachments``). ``app.state.mesh`` is the ``MeshAgent``. With
     ``settings.http`` False the card it publishes names its mesh address, not HTTP.
     ``InstanceTaken`` (a ``ValueError``) when another live process of this host
     holds the instance name (mesh/instance.py)."""
+    from ..server.attachments import Attachment
     from .agent import MeshAgent
 
-    inner: Callable[[Any], AbstractAsyncContextManager[None]] = app.router.lifespan_context
     server = app.state.a2a
     on_mesh = name or mesh_name(server.agent.name)
 
@@ -42,15 +40,15 @@ def attach(app: Any, settings: MeshSettings, *, name: str | None = None) -> None
     # that an instance name already held is refused before anything is served
     agent = MeshAgent(app.state.door, card(), on_mesh, settings)
 
-    @asynccontextmanager
-    async def lifespan(host: Any) -> AsyncIterator[None]:
+    async def prepare() -> None:
         agent.card = card()  # as rendered now (the listeners' ports are known)
-        async with inner(host):
-            await agent.start()
-            app.state.mesh = agent
-            try:
-                yield
-            finally:
-                await agent.stop()
 
-    app.router.lifespan_context = lifespan
+    async def start() -> None:
+        await agent.start()
+        app.state.mesh = agent
+
+    async def stop() -> None:
+        await agent.stop()
+
+    app.state.attachments.add(Attachment("the mesh", prepare=prepare, start=start,
+                                         stop=stop))

@@ -466,7 +466,7 @@ class MeshAgent:
         headers = {k.lower(): v for k, v in msg.properties.items()}
         scope: dict[str, Any] = {"type": "mqtt"}
         await self.door.admit(scope, headers)
-        return self.door.request(scope, headers, tenant=None, dialect=MESH_CODEC.name,
+        return self.door.request(scope, headers, binding="mqtt", tenant=None, dialect=MESH_CODEC.name,
                                  streaming=streaming)
 
     async def _dispatch(self, req: jsonrpc.Request, msg: Inbound, reply: Reply,

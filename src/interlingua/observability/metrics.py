@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
+
+from ..core.model import StatusUpdate, TaskCreated
 
 __all__ = ["CONTENT_TYPE", "LATENCY_BUCKETS", "Metrics"]
 
@@ -32,6 +34,10 @@ class _Histogram:
         # one count per bucket, plus the +Inf one; cumulated when written out
         self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
         self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.sum += seconds
 
 
 def _labels(names: tuple[str, ...], values: Iterable[Any]) -> str:
@@ -52,10 +58,11 @@ def _number(value: float) -> str:
 class Metrics:
     """What one app counts; ``render()`` gives the ``/metrics`` body.
 
-    Hooks (``observability/install.py``) call ``request``, ``events``,
-    ``state``, ``push_attempt`` and ``lease_renewal``; gauges that can be read
-    off the app's objects (streams, turns, outbox, lease) are read at scrape
-    time by ``gauges``, set by the installer.
+    The app's hook points (``observability/install.py`` registers them) call
+    ``request``, ``committed``, ``opened``, ``push_attempt`` and
+    ``lease_renewal``; gauges that can be read off the app's objects (streams,
+    turns, outbox, lease) are read at scrape time by ``gauges``, given when the
+    app is built.
     """
 
     def __init__(self) -> None:
@@ -88,8 +95,22 @@ class Metrics:
         hist = self.latency.get(hkey)
         if hist is None:
             hist = self.latency[hkey] = _Histogram()
-        hist.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
-        hist.sum += seconds
+        hist.observe(seconds)
+
+    def committed(self, run: Any, stored: Sequence[Any]) -> None:
+        """Events committed, and the states tasks entered by them (a commit listener)."""
+        self.events_total += len(stored)
+        states = self.states
+        for item in stored:
+            event = item.event
+            kind = type(event)
+            if kind is StatusUpdate:
+                state = event.status.state.value
+            elif kind is TaskCreated:
+                state = event.task.status.state.value
+            else:
+                continue
+            states[state] = states.get(state, 0) + 1
 
     def push_attempt(self, outcome: str) -> None:
         self.push_attempts[outcome] = self.push_attempts.get(outcome, 0) + 1

@@ -33,9 +33,12 @@ class TaskCanceled(Exception):
 
 
 class RequestInfo:
-    """Who asked and how: the principal, tenant, headers and requested extensions."""
+    """Who asked and how: the principal, tenant, headers and requested extensions,
+    the dialect and the binding (``jsonrpc``, ``rest``, ``grpc``, ``mqtt``; empty for
+    a call made in process)."""
 
-    __slots__ = ("dialect", "extensions", "headers", "owner", "principal", "streaming", "tenant")
+    __slots__ = ("binding", "dialect", "extensions", "headers", "owner", "principal",
+                 "streaming", "tenant")
 
     def __init__(
         self,
@@ -47,6 +50,7 @@ class RequestInfo:
         dialect: str = "1.0",
         streaming: bool = False,
         owner: str | None = None,
+        binding: str = "",
     ) -> None:
         self.principal = principal
         #: the key the caller's tasks are stored under (``Principal.owner``)
@@ -59,6 +63,7 @@ class RequestInfo:
         #: the empty one is shared)
         self.extensions: tuple[str, ...] = tuple(extensions)
         self.dialect = dialect
+        self.binding = binding
 
     @property
     def scope(self) -> Scope:

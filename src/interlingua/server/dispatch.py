@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any, TypeVar
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.errors import (
@@ -26,6 +26,7 @@ from ..core.errors import (
     StreamingNotSupported,
     VersionNotSupported,
 )
+from ..hooks import Hooks, ended, started
 from ..signals import DONE
 from ..stores.base import StoreUnavailable
 from .agent import Agent
@@ -38,6 +39,8 @@ from .streams import Stream
 __all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "StoreDown", "parse_version"]
 
 log = logging.getLogger("interlingua.server")
+
+T = TypeVar("T")
 
 SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
 # which header versions each dialect takes as its own
@@ -71,14 +74,19 @@ def _shown(raw: str, limit: int = 40) -> str:
 
 
 class FrontDoor:
-    """Transport-neutral admission and dispatch of A2A calls to one engine."""
+    """Transport-neutral admission and dispatch of A2A calls to one engine.
+
+    ``hooks.requests`` are called around each call and each stream's opening
+    (default: the engine's hooks)."""
 
     def __init__(self, engine: Engine, security: Security, agent: Agent,
-                 settings: ServerSettings) -> None:
+                 settings: ServerSettings, hooks: Hooks | None = None) -> None:
         self.engine = engine
         self.security = security
         self.agent = agent
         self.settings = settings
+        self.hooks = hooks if hooks is not None else engine.hooks
+        self._request_hooks = self.hooks.requests
 
     # Both are awaited by every binding on every request, and nearly always have
     # nothing to do: then they return DONE, not a coroutine.
@@ -101,9 +109,11 @@ class FrontDoor:
         return refusal(exc)
 
     def request(self, scope: Mapping[str, Any], headers: Mapping[str, str], *,
-                tenant: str | None, dialect: str, streaming: bool = False,
+                binding: str, tenant: str | None, dialect: str, streaming: bool = False,
                 extensions: tuple[str, ...] | list[str] = ()) -> RequestInfo:
-        """Who is calling, in which tenant, as the engine sees it."""
+        """Who is calling, in which tenant, over which binding (its name: ``jsonrpc``,
+        ``rest``, ``grpc``, ``mqtt``, as metrics and spans label it), as the engine
+        sees it."""
         security = self.security
         principal = security.principal_of(scope)
         return security.request_info(
@@ -113,6 +123,7 @@ class FrontDoor:
             extensions=extensions,
             dialect=dialect,
             streaming=streaming,
+            binding=binding,
         )
 
     # --------------------------------------------------------------- limits
@@ -184,14 +195,44 @@ class FrontDoor:
     # ----------------------------------------------------------------- calls
 
     async def call(self, call: Call, request: RequestInfo) -> Result:
+        if self._request_hooks:
+            return await self._hooked(type(call).__name__, call, request, self._call)
+        # _call's body, here: no call more per request when nothing is hooked
         try:
             return await self.engine.handle(call, request)
         except StoreUnavailable as exc:
             raise _store_down(exc) from None
 
-    async def stream(self, call: Call, request: RequestInfo,
-                     last_event_id: str | None = None) -> Stream:
+    async def _call(self, call: Call, request: RequestInfo) -> Result:
+        try:
+            return await self.engine.handle(call, request)
+        except StoreUnavailable as exc:
+            raise _store_down(exc) from None
+
+    def stream(self, call: Call, request: RequestInfo,
+               last_event_id: str | None = None) -> Awaitable[Stream]:
         """A streaming send or subscription; ``last_event_id`` as the header gave it."""
+        if self._request_hooks:
+            method = "SendStreamingMessage" if isinstance(call, SendMessage) \
+                else type(call).__name__
+            return self._hooked(method, call, request,
+                                lambda c, r: self._open(c, r, last_event_id))
+        return self._open(call, request, last_event_id)
+
+    async def _hooked(self, method: str, call: Call, request: RequestInfo,
+                      run: Callable[[Call, RequestInfo], Awaitable[T]]) -> T:
+        """``run(call, request)`` within the request hooks."""
+        ends = started(self._request_hooks, method, call, request)
+        try:
+            result = await run(call, request)
+        except BaseException as exc:
+            ended(ends, exc)
+            raise
+        ended(ends, None, result)
+        return result
+
+    async def _open(self, call: Call, request: RequestInfo,
+                    last_event_id: str | None) -> Stream:
         if not self.agent.streaming:
             raise StreamingNotSupported(
                 "This agent does not stream (its card says streaming: false)")

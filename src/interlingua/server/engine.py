@@ -57,6 +57,7 @@ from ..core.model import (
     Task,
     TaskState,
 )
+from ..hooks import Hooks, notify
 from ..stores.base import TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
@@ -133,6 +134,7 @@ class Engine:
         gate: TurnGate | None = None,
         push: PushHooks = NO_PUSH,
         legacy_owner_prefix: Callable[[], str] | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
@@ -144,12 +146,15 @@ class Engine:
         self.admission = admission
         self.push = push
         self._legacy_owner_prefix = legacy_owner_prefix
+        #: where observers hook in (``interlingua.hooks``): empty unless one registers
+        self.hooks = hooks = hooks if hooks is not None else Hooks()
+        self._stream_hooks = hooks.streams
         self.leases = LeaseKeeper(store, interval=config.lease_interval,
-                                  timeout=config.lease_timeout)
+                                  timeout=config.lease_timeout, hooks=hooks)
         self.runs = Runs()
         self.writer = Writer(store, bus, lease=lambda: self.leases.epoch, clock=clock,
-                             strict_ids=config.message_ids == "strict")
-        self.turns = TurnRunner(agent, self.writer, self.runs, gate)
+                             strict_ids=config.message_ids == "strict", hooks=hooks)
+        self.turns = TurnRunner(agent, self.writer, self.runs, gate, hooks)
         self.recovery = Recovery(store, self.leases, self.runs, self.writer, self.turns.start,
                                  restart_policy=config.restart_policy)
         self.sends = Sends(store, self.runs, self.writer, self.turns, push, admission,
@@ -390,7 +395,10 @@ class Engine:
     ) -> Stream:
         """A streaming send or a subscription: checked now, then streamed."""
         await self.authorizer.authorize(call, request, self._lookup)
-        return await self.streams.open(call, request, last_event_id=last_event_id)
+        stream = await self.streams.open(call, request, last_event_id=last_event_id)
+        if self._stream_hooks:
+            notify(self._stream_hooks, stream)
+        return stream
 
     def extended_card(self, request: RequestInfo) -> AgentCard:
         """The caller's extended card (the agent's hook gets the principal when it takes two)."""

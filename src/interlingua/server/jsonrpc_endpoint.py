@@ -189,7 +189,7 @@ class JSONRPCEndpoint:
             door.check_version(codec.name, raw_version, version)
             call = codec.for_answer(codec.decode_call(req.method, req.params))
             streaming = req.method in codec.streaming_methods
-            info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
+            info = door.request(scope, headers, binding="jsonrpc", tenant=getattr(call, "tenant", None),
                                 dialect=codec.name, streaming=streaming,
                                 extensions=extensions(headers))
             if streaming:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from functools import cache
 
+from ..hooks import Hooks, notify
 from ..stores.base import Lease, TaskStore
 
 __all__ = ["LeaseKeeper", "holder_name", "is_dead_here"]
@@ -76,13 +77,15 @@ class LeaseKeeper:
     """This process's lease on a store, and its view of the others'."""
 
     def __init__(self, store: TaskStore, *, interval: float, timeout: float,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, hooks: Hooks | None = None) -> None:
         if not 0 < interval < timeout:
             raise ValueError("the lease interval must be positive and below its timeout")
         self.store = store
         self.interval = interval
         self.timeout = timeout
         self.clock = clock
+        #: told of each heartbeat's result: "ok", "revoked" or "failed"
+        self._renewal_hooks = (hooks if hooks is not None else Hooks()).renewals
         self.lease: Lease | None = None
         #: other processes held live leases at the last look
         self.shared = False
@@ -101,6 +104,17 @@ class LeaseKeeper:
 
     async def renew(self) -> bool:
         """A heartbeat; False when the lease was revoked (a new one is then held)."""
+        if not self._renewal_hooks:
+            return await self._renew()
+        try:
+            renewed = await self._renew()
+        except BaseException:
+            notify(self._renewal_hooks, "failed")
+            raise
+        notify(self._renewal_hooks, "ok" if renewed else "revoked")
+        return renewed
+
+    async def _renew(self) -> bool:
         if self.lease is None:
             await self.acquire()
             return True

@@ -53,6 +53,7 @@ from ..core.model import (
     TextPart,
 )
 from ..core.parts import new_id
+from ..hooks import Hooks, ended, started
 from ..signals import LazyEvent, Mutex, Signal
 from ..stores.base import (
     LeaseLost,
@@ -265,19 +266,23 @@ class Writer:
     """Checks, commits and announces the events of runs.
 
     ``lease``: the epoch every write names (see server/leases.py).
-    ``on_commit``: listeners called after each commit, in the order added.
+    ``on_commit``: listeners called after each commit, in the order added
+    (``hooks.committed``); ``hooks.commits`` are around each write.
     ``strict_ids``: a message id recorded with a write names one message, whatever
     its content (else the id and the digest do; server/idempotency.py).
     """
 
     def __init__(self, store: TaskStore, bus: Bus, *, lease: Callable[[], int | None],
-                 clock: Callable[[], datetime] = utcnow, strict_ids: bool = False) -> None:
+                 clock: Callable[[], datetime] = utcnow, strict_ids: bool = False,
+                 hooks: Hooks | None = None) -> None:
         self.store = store
         self.bus = bus
         self.lease = lease
         self.clock = clock
         self.strict_ids = strict_ids
-        self.on_commit: list[CommitListener] = []
+        hooks = hooks if hooks is not None else Hooks()
+        self.on_commit: list[CommitListener] = hooks.committed
+        self._commit_hooks = hooks.commits
         self._now_key: int | None = None
         self._now_text = ""
         self._second: int | None = None
@@ -420,53 +425,62 @@ class Writer:
         return run.lease if run.lease is not None else self.lease()
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
-        now = self.now()
-        if not run.persisted:
-            assert run.initial is not None
-            batch: list[Event] = [TaskCreated(task=run.initial), *events]
-            try:
-                version = await self.store.create_task(
-                    run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
-                    push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
-                    strict=self.strict_ids,
-                )
-            except TaskExists:
-                raise InvalidTaskState(f"Task {run.task.id} already exists") from None
-            run.persisted = True
-            run.initial = None  # the created event holds it now, as long as it is needed
-            run.flushed.set()
-            base = 0
-        else:
-            batch = list(events)
-            followup = run.followup
-            if followup is None:  # nearly every write: no message id to record
-                version = await self.store.append(run.scope, run.task.id, run.version, batch,
-                                                  now=now, lease=self._lease(run))
-            else:
-                version = await self.store.append(run.scope, run.task.id, run.version, batch,
-                                                  now=now, lease=self._lease(run),
-                                                  message=followup, strict=self.strict_ids)
-            run.followup = None
-            base = run.version
-        lifecycle.apply_checked(run.task, events)  # checked in emit
-        run.version = version
-        # map: no bytecode per event, unlike a comprehension
-        stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))
+        # tested here, not in a wrapper: no call more per write when nothing is hooked
+        ends = started(self._commit_hooks, run, events) if self._commit_hooks else None
         try:
-            await self.bus.publish(run.key, stored, created=base == 0)
-        except Exception:
-            # The batch is committed: it stands, and the readers here were handed
-            # it before a shared bus talks to its server (which keeps and resends
-            # news it could not send).
-            log.exception("the bus could not announce a committed write of task %s",
-                          run.task.id)
-        for listener in self.on_commit:
+            now = self.now()
+            if not run.persisted:
+                assert run.initial is not None
+                batch: list[Event] = [TaskCreated(task=run.initial), *events]
+                try:
+                    version = await self.store.create_task(
+                        run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
+                        push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
+                        strict=self.strict_ids,
+                    )
+                except TaskExists:
+                    raise InvalidTaskState(f"Task {run.task.id} already exists") from None
+                run.persisted = True
+                run.initial = None  # the created event holds it now, as long as it is needed
+                run.flushed.set()
+                base = 0
+            else:
+                batch = list(events)
+                followup = run.followup
+                if followup is None:  # nearly every write: no message id to record
+                    version = await self.store.append(run.scope, run.task.id, run.version,
+                                                      batch, now=now, lease=self._lease(run))
+                else:
+                    version = await self.store.append(run.scope, run.task.id, run.version,
+                                                      batch, now=now, lease=self._lease(run),
+                                                      message=followup, strict=self.strict_ids)
+                run.followup = None
+                base = run.version
+            lifecycle.apply_checked(run.task, events)  # checked in emit
+            run.version = version
+            # map: no bytecode per event, unlike a comprehension
+            stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))
             try:
-                listener(run, stored)
-            except Exception:  # a listener's fault is not the write's
-                log.exception("a commit listener failed")
-        if run.task.status.state in lifecycle.RETURN_STATES:
-            run.settled.set()
+                await self.bus.publish(run.key, stored, created=base == 0)
+            except Exception:
+                # The batch is committed: it stands, and the readers here were handed
+                # it before a shared bus talks to its server (which keeps and resends
+                # news it could not send).
+                log.exception("the bus could not announce a committed write of task %s",
+                              run.task.id)
+            for listener in self.on_commit:
+                try:
+                    listener(run, stored)
+                except Exception:  # a listener's fault is not the write's
+                    log.exception("a commit listener failed")
+            if run.task.status.state in lifecycle.RETURN_STATES:
+                run.settled.set()
+        except BaseException as exc:
+            if ends is not None:
+                ended(ends, exc)
+            raise
+        if ends is not None:
+            ended(ends, None)
 
     async def reply(self, run: Run, message: Message) -> None:
         # Under the lock: a grace write of the task in flight decides first.

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import lifecycle
 from ..core.errors import LifecycleError, ResourceUnavailable
 from ..core.model import TERMINAL_STATES, Message, TaskState
+from ..hooks import Hooks, ended, started
 from ..stores.base import LeaseLost, MessageExists
 from .agent import Agent
 from .context import Context, TaskCanceled
@@ -214,10 +215,12 @@ class TurnRunner:
     """Starts turns of ``agent`` and ends each one in a state of its task."""
 
     def __init__(self, agent: Agent, writer: Writer, runs: Runs,
-                 gate: TurnGate | None = None) -> None:
+                 gate: TurnGate | None = None, hooks: Hooks | None = None) -> None:
         self.agent = agent
         self.writer = writer
         self.runs = runs
+        #: around each turn, in its own asyncio task
+        self._turn_hooks = (hooks if hooks is not None else Hooks()).turns
         if gate is None:
             from .auth.limits import Limits  # here: auth/__init__ imports this module
 
@@ -232,7 +235,9 @@ class TurnRunner:
             run.inbox = asyncio.Queue()
         ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=run.inbox)
         place = self.gate.take()
-        turn = asyncio.get_running_loop().create_task(self._turn(run, ctx, place))
+        work = self._hooked_turn(run, ctx, place) if self._turn_hooks \
+            else self._turn(run, ctx, place)
+        turn = asyncio.get_running_loop().create_task(work)
         run.turn = turn
         self.turns[turn] = place
         turn.add_done_callback(self._done)
@@ -250,6 +255,15 @@ class TurnRunner:
                 run.turn.cancel()
         if self.turns:
             await asyncio.gather(*self.turns, return_exceptions=True)
+
+    async def _hooked_turn(self, run: Run, ctx: Context, place: Any) -> None:
+        ends = started(self._turn_hooks, run)
+        try:
+            await self._turn(run, ctx, place)
+        except BaseException as exc:
+            ended(ends, exc)
+            raise
+        ended(ends, None)
 
     async def _turn(self, run: Run, ctx: Context, place: Any = None) -> None:
         writer = self.writer

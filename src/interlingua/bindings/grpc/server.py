@@ -318,7 +318,7 @@ class GrpcBinding:
         version = parse_version(raw_version) if raw_version else None
         door.check_version(dialect.name, raw_version, version)
         call = dialect.call_of(rpc, request)
-        info = door.request(scope, headers, tenant=getattr(call, "tenant", None),
+        info = door.request(scope, headers, binding="grpc", tenant=getattr(call, "tenant", None),
                             dialect=dialect.name, streaming=rpc.streaming,
                             extensions=_extensions(headers))
         return call, info, headers

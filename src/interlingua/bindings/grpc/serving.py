@@ -1,7 +1,7 @@
 """Running the gRPC binding beside an app made by ``create_app``.
 
-``add_grpc(app, "0.0.0.0:50051")`` hooks a gRPC server into the app's
-lifespan: it listens before the app starts (port 0: an ephemeral port, known
+``add_grpc(app, "0.0.0.0:50051")`` attaches a gRPC server to the app
+(``app.state.attachments``): it listens before the app's engine starts (port 0: an ephemeral port, known
 once it listens), the card lists it (``supportedInterfaces`` with
 ``protocolBinding: GRPC``, and v0.3's ``additionalInterfaces``), and it stops,
 letting open calls finish for a few seconds, before the app shuts down.
@@ -9,13 +9,13 @@ letting open calls finish for a few seconds, before the app shuts down.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import grpc
 
+from ...server.attachments import Attachment
 from ...server.cards.serving import A2AServer
 from .server import GrpcBinding, server_options
 
@@ -86,26 +86,18 @@ def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = No
     grpc_server = GrpcServer(binding, address, max_message_bytes=settings.max_body_bytes,
                              credentials=credentials)
     host, _ = _split(address)
-    inner: Callable[[Any], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
 
-    @asynccontextmanager
-    async def lifespan(target: Any) -> AsyncIterator[None]:
+    async def listen() -> None:
         port = await grpc_server.start()
         if on_listening is not None:
             on_listening(port)
-        try:
-            settings.grpc_url = url or f"{_card_host(settings.public_url, host)}:{port}"
-            a2a.render_again()
-            async with inner(target):
-                try:
-                    yield
-                finally:
-                    # calls in flight end before the engine under them stops
-                    await grpc_server.stop(grace)
-        finally:
-            await grpc_server.stop(0)
+        settings.grpc_url = url or f"{_card_host(settings.public_url, host)}:{port}"
+        a2a.render_again()
 
-    app.router.lifespan_context = lifespan
+    # listening before the engine starts (the card names the port); calls in
+    # flight end before the engine under them stops
+    app.state.attachments.add(Attachment(
+        "the gRPC server", prepare=listen, stop=lambda: grpc_server.stop(grace)))
     return grpc_server
 
 

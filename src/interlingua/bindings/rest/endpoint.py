@@ -185,7 +185,7 @@ class RESTEndpoint:
         door.check_version(dialect, raw_version, version)
         call = codec.for_answer(codec.decode_call(route.op, self._params(route, body, scope)))
         tenant = self._tenant(route, call, headers)
-        info = door.request(scope, headers, tenant=tenant, dialect=dialect,
+        info = door.request(scope, headers, binding="rest", tenant=tenant, dialect=dialect,
                             streaming=route.streaming, extensions=extensions(headers))
         if route.streaming:
             stream = await door.stream(call, info, headers.get("last-event-id"))

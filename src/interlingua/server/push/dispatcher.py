@@ -23,6 +23,7 @@ import contextlib
 import logging
 
 from ...core.errors import TaskNotFound
+from ...hooks import Hooks, ended, notify, started
 from ...stores.base import Delivery, Store
 from ..keyring import SIGNATURE_HEADER, KeyRing
 from .headers import build_request, notification_id
@@ -39,12 +40,15 @@ class Dispatcher:
     """Sends the outbox's deliveries; ``start()`` and ``stop()`` with the engine."""
 
     def __init__(
-        self, store: Store, sender: WebhookSender, keys: KeyRing, settings: PushSettings
+        self, store: Store, sender: WebhookSender, keys: KeyRing, settings: PushSettings,
+        hooks: Hooks | None = None,
     ) -> None:
         self.store = store
         self.sender = sender
         self.keys = keys
         self.settings = settings
+        #: around each delivery, its attempts' outcomes, its POST's headers
+        self.hooks = hooks if hooks is not None else Hooks()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
         self._in_flight: set[asyncio.Task[None]] = set()
@@ -94,8 +98,11 @@ class Dispatcher:
                 if free > 0:
                     now = s.clock()
                     batch = await self.store.claim_deliveries(now, now + s.lease, free)
+                    hooked = bool(self.hooks.deliveries)
                     for delivery in batch:
-                        task = asyncio.get_running_loop().create_task(self._deliver(delivery))
+                        work = self._hooked_deliver(delivery) if hooked \
+                            else self._deliver(delivery)
+                        task = asyncio.get_running_loop().create_task(work)
                         self._in_flight.add(task)
                         task.add_done_callback(self._finished)
                     if batch:
@@ -133,6 +140,15 @@ class Dispatcher:
 
     # -------------------------------------------------------------- delivery
 
+    async def _hooked_deliver(self, d: Delivery) -> None:
+        ends = started(self.hooks.deliveries, d)
+        try:
+            await self._deliver(d)
+        except BaseException as exc:
+            ended(ends, exc)
+            raise
+        ended(ends, None)
+
     async def _deliver(self, d: Delivery) -> None:
         s = self.settings
         started = s.clock()
@@ -162,8 +178,13 @@ class Dispatcher:
             authentication=config.authentication, nid=nid,
             signature=(SIGNATURE_HEADER, signature),
         )
+        headers = request.headers
+        if self.hooks.webhook_headers:  # the delivery's trace context, say
+            extra: dict[str, str] = {}
+            notify(self.hooks.webhook_headers, extra)
+            headers = [*headers, *extra.items()]
         with self.keys.in_use(kid):
-            result = await self.sender.post(request.url, request.headers, body,
+            result = await self.sender.post(request.url, headers, body,
                                             sensitive=request.sensitive, now=started)
         if result.delivered:
             await self.store.delivery_done(d.id)
@@ -202,6 +223,8 @@ class Dispatcher:
         return delay
 
     def _report(self, attempt: Attempt) -> None:
+        if self.hooks.attempts:
+            notify(self.hooks.attempts, attempt)
         hook = self.settings.on_attempt
         if hook is not None:
             try:

@@ -42,6 +42,7 @@ from ...core.errors import InvalidParams, PushNotSupported
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
 from ...core.push_wire import SIGNING_EXTENSION_URI
+from ...hooks import Hooks
 from ...stores.base import Delivery, Scope, Store
 from ..jwks import JWKS_PATH
 from ..keyring import SIGNATURE_HEADER, KeyRing
@@ -81,8 +82,10 @@ class PushService:
 
     def __init__(self, store: Store, settings: PushSettings | None = None, *,
                  enabled: bool = True, shared: Callable[[], bool] = lambda: False,
-                 now: Callable[[], str] = lambda: "") -> None:
+                 now: Callable[[], str] = lambda: "", hooks: Hooks | None = None) -> None:
         self.store = store
+        #: handed to the dispatcher (deliveries, attempts, webhook headers)
+        self.hooks = hooks if hooks is not None else Hooks()
         self._enabled = enabled
         #: whether other live processes serve the store (their claims are theirs)
         self._shared = shared
@@ -131,7 +134,7 @@ class PushService:
         self._sender = WebhookSender(self.guard, timeout=s.timeout, max_redirects=s.max_redirects,
                                      max_connections=max(s.concurrency, 1),
                                      network_backend=s.network_backend)
-        self._dispatcher = Dispatcher(store, self._sender, self.keys, s)
+        self._dispatcher = Dispatcher(store, self._sender, self.keys, s, self.hooks)
         store.on_outbox = self._dispatcher.wake
         self._dispatcher.start()
 
