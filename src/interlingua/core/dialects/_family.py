@@ -130,7 +130,6 @@ class FamilyCodec(Codec):
     states_out: ClassVar[Mapping[m.TaskState, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
         v = cls.__dict__.get("variant")
         if v is not None:
             cls.name = v.name
@@ -138,6 +137,8 @@ class FamilyCodec(Codec):
             cls.streaming_methods = frozenset(
                 v.methods[op] for op in ("stream", "resubscribe") if op in v.methods
             )
+        # after the name is set: the base derives traits from it
+        super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
         v = self.variant

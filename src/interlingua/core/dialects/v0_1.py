@@ -59,7 +59,7 @@ from ..errors import (
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
-from ..parts import new_id
+from ..parts import get_text, new_id
 from ._common import (
     V03_ERROR_CLASSES,
     FieldError,
@@ -236,6 +236,26 @@ class V01Codec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = _w
     lax: ClassVar[Wire] = _w
+    versions = frozenset({DIALECT})
+    # v0.1 callers name their tasks: no bare message answers, and a push config
+    # set for a task is known by the task's id
+    bare_replies = False
+    push_config_id_is_task_id = True
+
+    def encode_push_task(self, task: m.Task) -> bytes:
+        # v0.1's webhook body: the task's status beside the whole task (DIALECTS.md §d.2)
+        raw = self.encode_result(c.GetTask(id=task.id), task)
+        doc: dict[str, Any] = {
+            "eventType": "taskUpdate",
+            "taskId": task.id,
+            "status": msgspec.Raw(msgspec.json.encode(msgspec.json.decode(raw)["status"])),
+        }
+        message = task.status.message
+        summary = get_text(message) if message is not None else ""
+        if summary:
+            doc["summary"] = summary
+        doc["task"] = msgspec.Raw(raw)
+        return msgspec.json.encode(doc)
     states_in: ClassVar[Mapping[Any, m.TaskState] | None] = _STATE_IN
     states_out: ClassVar[Mapping[m.TaskState, Any] | None] = _STATE_OUT
 

@@ -569,6 +569,18 @@ class V1Codec(Codec):
     name = "1.0"
     methods = frozenset(_CALL_READERS)
     streaming_methods = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+    versions = frozenset({"1.0"})
+    needs_version_header = True
+    # spec v1.0 §3.1.6: a subscription lasts to the task's end, and a finished task
+    # has nothing to subscribe to
+    follows_interruptions = True
+    refuses_finished_subscription = True
+    push_mode = "event"
+    media_type = "application/a2a+json"
+    push_version = "1.0"
+
+    def encode_http_error(self, error: A2AError, status: int) -> bytes:
+        return encode_status(error, status)
 
     # ------------------------------------------------------------ server side
 
