@@ -616,6 +616,7 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
                     headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
     from ..client import Endpoint
     from ..client.card import dialect_of_version
+    from ..client.grpc import rpc_of
     from ..core.calls import GetExtendedCard
     from ..core.model import AgentCard
 
@@ -635,8 +636,9 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
             return
         spoken = [Endpoint(d, url, "GRPC") for d in dict.fromkeys(
             dialect_of_version(i.protocol_version) for i in card.interfaces
-            if i.binding.upper() == "GRPC") if d in ("1.0", "0.3")]
-        rpc = "v1.0 GetExtendedAgentCard" if client.dialect == "1.0" else "v0.3 GetAgentCard"
+            if i.binding.upper() == "GRPC") if d in BINDINGS["grpc"].dialects]
+        used = client.dialect or ""
+        rpc = f"v{used} {rpc_of(used, GetExtendedCard())}"
         output.print_card(output.console(), card, endpoints=spoken,
                           card_url=f"{url} (over gRPC: {rpc})")
 

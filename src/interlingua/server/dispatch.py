@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Mapping, MutableMapping
 from typing import Any
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
-from ..core.dialects import Codec, answering
+from ..core.dialects import Codec, answering, versions
 from ..core.dialects.detect import Detection
 from ..core.errors import (
     A2AError,
@@ -41,8 +41,8 @@ __all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "StoreDown", "pa
 
 log = logging.getLogger("interlingua.server")
 
-#: every A2A-Version some codec takes as its own, newest first
-SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
+#: every A2A-Version some codec takes as its own, newest first: ("1.0", "0.3", "0.2", "0.1")
+SUPPORTED_VERSIONS = versions()
 
 
 # Clients send the same few header values on every request.

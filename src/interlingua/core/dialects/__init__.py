@@ -13,7 +13,11 @@ from typing import Any
 from ..errors import A2AError
 from .base import TRAITS, Codec, StreamItem
 
-__all__ = ["Codec", "StreamItem", "all_codecs", "answering", "get_codec"]
+__all__ = ["SPOKEN", "Codec", "StreamItem", "all_codecs", "answering", "get_codec", "versions"]
+
+#: the published A2A dialects a client speaks, newest first (the variants and the
+#: ProtoJSON rendering aside)
+SPOKEN = ("1.0", "0.3", "0.1")
 
 _codecs: dict[str, Codec] = {}
 
@@ -50,6 +54,13 @@ def get_codec(name: str) -> Codec:
         return codecs[name]
     except KeyError:
         raise ValueError(f"unknown dialect {name!r}; known: {', '.join(codecs)}") from None
+
+
+def versions() -> tuple[str, ...]:
+    """Every ``A2A-Version`` (Major.Minor) some codec takes as its own, newest first."""
+    found = {v for codec in all_codecs().values() for v in codec.versions}
+    return tuple(sorted(found, key=lambda v: tuple(int(n) for n in v.split(".")),
+                        reverse=True))
 
 
 def answering(method: str, name: str, fallback: str) -> Codec:

@@ -68,6 +68,15 @@ class Codec:
     media_type: ClassVar[str] = "application/json"
     #: the ``A2A-Version`` a webhook in this dialect carries (None: no header)
     push_version: ClassVar[str | None] = None
+    #: the dialect lists tasks (``ListTasks``)
+    lists_tasks: ClassVar[bool] = False
+    #: what a client tries when an agent does not understand this dialect, nearest first
+    nearest: ClassVar[tuple[str, ...]] = ()
+    #: the registry's name of the codec of this dialect's ProtoJSON bindings (HTTP+JSON,
+    #: gRPC); None: the dialect has none
+    protojson: ClassVar[str | None] = None
+    #: the gRPC service this codec's calls are served under (None: not over gRPC)
+    grpc_service: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -140,4 +149,5 @@ class Codec:
 #: the traits a codec declares (what a codec wrapping another one copies)
 TRAITS = ("dialect", "family", "versions", "needs_version_header", "follows_interruptions",
           "refuses_finished_subscription", "bare_replies", "push_mode",
-          "push_config_id_is_task_id", "media_type", "push_version")
+          "push_config_id_is_task_id", "media_type", "push_version", "lists_tasks", "nearest",
+          "protojson", "grpc_service")

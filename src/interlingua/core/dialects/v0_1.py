@@ -241,6 +241,7 @@ class V01Codec(FamilyCodec):
     # set for a task is known by the task's id
     bare_replies = False
     push_config_id_is_task_id = True
+    nearest = ("0.3", "1.0")
 
     def encode_push_task(self, task: m.Task) -> bytes:
         # v0.1's webhook body: the task's status beside the whole task (DIALECTS.md §d.2)

@@ -59,6 +59,8 @@ class V03Codec(FamilyCodec):
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = wire
     versions = frozenset({"0.3", "0.2"})
+    nearest = ("1.0", "0.1")
+    protojson = "0.3-pj"
 
     def encode_push_task(self, task: m.Task) -> bytes:
         return self.encode_stream_item(task)

@@ -422,6 +422,9 @@ class V03ProtoJSONCodec(Codec):
     dialect = "0.3"
     family = "0.3"
     versions = inner.versions
+    nearest = inner.nearest
+    protojson = inner.protojson
+    grpc_service = "a2a.v1.A2AService"
 
     def http_status(self, error: A2AError) -> int:
         for cls, status in _STATUS:

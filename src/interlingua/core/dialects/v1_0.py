@@ -578,6 +578,10 @@ class V1Codec(Codec):
     push_mode = "event"
     media_type = "application/a2a+json"
     push_version = "1.0"
+    lists_tasks = True
+    nearest = ("0.3", "0.1")
+    protojson = "1.0"  # its JSON is ProtoJSON already
+    grpc_service = "lf.a2a.v1.A2AService"
 
     def encode_http_error(self, error: A2AError, status: int) -> bytes:
         return encode_status(error, status)
