@@ -77,6 +77,9 @@ class Codec:
     protojson: ClassVar[str | None] = None
     #: the gRPC service this codec's calls are served under (None: not over gRPC)
     grpc_service: ClassVar[str | None] = None
+    #: its HTTP+JSON error bodies can carry a stream's resume hint, so an error event
+    #: that names no error is the agent's fault (else it reads as a broken stream)
+    named_stream_errors: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -128,6 +131,12 @@ class Codec:
         """The body of an HTTP+JSON error answer with ``status``."""
         raise NotImplementedError
 
+    def decode_http_error(self, doc: Any, status: int = 0,
+                          task_route: bool = False) -> A2AError | None:
+        """A decoded HTTP+JSON error body (and its status; ``task_route``: the route
+        names a task) -> its error; None for a body that names none."""
+        return None
+
     # ---------------------------------------------------------------- client side
 
     def encode_call(self, call: Call) -> tuple[str, bytes]:
@@ -150,4 +159,4 @@ class Codec:
 TRAITS = ("dialect", "family", "versions", "needs_version_header", "follows_interruptions",
           "refuses_finished_subscription", "bare_replies", "push_mode",
           "push_config_id_is_task_id", "media_type", "push_version", "lists_tasks", "nearest",
-          "protojson", "grpc_service")
+          "protojson", "grpc_service", "named_stream_errors")

@@ -33,18 +33,25 @@ from ..errors import (
     A2AError,
     ContentTypeNotSupported,
     ExtendedCardNotConfigured,
+    ExtensionSupportRequired,
+    InternalError,
     InvalidAgentResponse,
     InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
     ParseError,
     PushNotSupported,
     TaskNotCancelable,
+    TaskNotFound,
     UnsupportedOperation,
+    VersionNotSupported,
 )
 from ._common import check_utf8
 from .base import Codec, StreamItem
 from .v0_3 import V03Codec
+from .v1_0 import decode_status
 
-__all__ = ["V03ProtoJSONCodec"]
+__all__ = ["ERROR_TYPES", "V03ProtoJSONCodec"]
 
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
@@ -409,6 +416,35 @@ _ERROR_TYPE = {
     "INTERNAL_ERROR": "InternalError",
 }
 
+# v0.3 error bodies name their error by type (DIALECTS.md §f.2)
+ERROR_TYPES: dict[str, type[A2AError]] = {
+    "TaskNotFoundError": TaskNotFound,
+    "TaskNotCancelableError": TaskNotCancelable,
+    "PushNotificationNotSupportedError": PushNotSupported,
+    "UnsupportedOperationError": UnsupportedOperation,
+    "ContentTypeNotSupportedError": ContentTypeNotSupported,
+    "InvalidAgentResponseError": InvalidAgentResponse,
+    "ExtendedAgentCardNotConfiguredError": ExtendedCardNotConfigured,
+    "ExtensionSupportRequiredError": ExtensionSupportRequired,
+    "VersionNotSupportedError": VersionNotSupported,
+    "InvalidParamsError": InvalidParams,
+    "InvalidRequestError": InvalidRequest,
+    "JSONParseError": ParseError,
+    "MethodNotFoundError": MethodNotFound,
+    "InternalError": InternalError,
+}
+
+# v0.3's statuses (DIALECTS.md §f.2), for error bodies that carry nothing but a message
+# (a2a-sdk 0.3's routes); 404 only on a route that names a task (elsewhere: no such route)
+_STATUS_ERRORS: dict[int, type[A2AError]] = {
+    409: TaskNotCancelable,
+    415: ContentTypeNotSupported,
+    422: InvalidParams,
+    500: InternalError,
+    501: UnsupportedOperation,
+    502: InvalidAgentResponse,
+}
+
 
 class V03ProtoJSONCodec(Codec):
     """v0.3 objects in ProtoJSON, over the v0.3 family codec. Its ``methods`` are the
@@ -431,6 +467,35 @@ class V03ProtoJSONCodec(Codec):
             if isinstance(error, cls):
                 return status
         return error.http_status
+
+    def decode_http_error(self, doc: Any, status: int = 0,
+                          task_route: bool = False) -> A2AError | None:
+        # a v0.3 route may answer the v1.0 body too (a2a-sdk 1.x's v0.3 compatibility routes)
+        err = self._typed_error(doc) or decode_status(doc)
+        if err is not None or not isinstance(doc, dict) or set(doc) != {"message"}:
+            return err
+        message = doc["message"] if isinstance(doc["message"], str) and doc["message"] else None
+        if status == 404 and task_route:
+            return TaskNotFound(message)
+        cls = _STATUS_ERRORS.get(status)
+        return cls(message) if cls is not None else None
+
+    def _typed_error(self, doc: Any) -> A2AError | None:
+        """A v0.3 error body -> its error: ``{"message": …, "type": …}`` (the Python SDK's)
+        by the type's name, ``{"code": …, "message": …}`` (the JavaScript SDK's) by the
+        v0.3 JSON-RPC code; None for a body that is neither."""
+        if not isinstance(doc, dict):
+            return None
+        kind = doc.get("type")
+        cls = ERROR_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is not None:
+            message = doc.get("message")
+            return cls(message if isinstance(message, str) and message else None)
+        code = doc.get("code")
+        if isinstance(code, int) and not isinstance(code, bool) \
+                and isinstance(doc.get("message"), str):
+            return self.decode_error(doc)
+        return None
 
     def encode_http_error(self, error: A2AError, status: int) -> bytes:
         kind = _ERROR_TYPE.get(error.reason)

@@ -583,8 +583,14 @@ class V1Codec(Codec):
     protojson = "1.0"  # its JSON is ProtoJSON already
     grpc_service = "lf.a2a.v1.A2AService"
 
+    named_stream_errors = True
+
     def encode_http_error(self, error: A2AError, status: int) -> bytes:
         return encode_status(error, status)
+
+    def decode_http_error(self, doc: Any, status: int = 0,
+                          task_route: bool = False) -> A2AError | None:
+        return decode_status(doc)
 
     # ------------------------------------------------------------ server side
 
