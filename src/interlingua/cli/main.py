@@ -23,6 +23,7 @@ from .. import __version__
 from ..client import AgentTimeout, AgentUnreachable, Client, ClientError, StreamEvent
 from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from ..client.client import make_message
+from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
@@ -204,7 +205,7 @@ def _run(
                 return await work(client)
             except A2AError as exc:
                 # the code as this dialect spells it (an unknown code is kept as sent)
-                code = exc.code_for(client.dialect or "1.0")
+                code = get_codec(client.dialect or "1.0").code_of(exc)
                 _fail(f"{type(exc).__name__} ({code}): {exc.message}", EXIT_A2A_ERROR,
                       as_json=as_json, error_code=code, error_message=exc.message,
                       data=exc.data)

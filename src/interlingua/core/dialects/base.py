@@ -8,11 +8,13 @@ so that round-trip tests (decode(encode(x)) == x) cover both directions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from ..calls import Call, Result
 from ..errors import A2AError
 from ..model import ArtifactUpdate, Message, StatusUpdate, Task
+from ._codes import code_in
 
 __all__ = ["TRAITS", "Codec", "PushMode", "StreamItem"]
 
@@ -66,6 +68,8 @@ class Codec:
     push_config_id_is_task_id: ClassVar[bool] = False
     #: the media type of the dialect's JSON bodies (HTTP+JSON answers, webhooks)
     media_type: ClassVar[str] = "application/json"
+    #: JSON-RPC codes where the dialect's differ from the errors' own (``_codes.py``)
+    error_codes: ClassVar[Mapping[type[A2AError], int]] = {}
     #: the ``A2A-Version`` a webhook in this dialect carries (None: no header)
     push_version: ClassVar[str | None] = None
     #: the dialect lists tasks (``ListTasks``)
@@ -91,6 +95,10 @@ class Codec:
                 cls.dialect = name
             if not hasattr(cls, "family"):
                 cls.family = name
+
+    def code_of(self, error: A2AError | type[A2AError]) -> int:
+        """The JSON-RPC code of ``error`` in this dialect."""
+        return code_in(self.error_codes, error)
 
     # ---------------------------------------------------------------- server side
 
@@ -158,5 +166,5 @@ class Codec:
 #: the traits a codec declares (what a codec wrapping another one copies)
 TRAITS = ("dialect", "family", "versions", "needs_version_header", "follows_interruptions",
           "refuses_finished_subscription", "bare_replies", "push_mode",
-          "push_config_id_is_task_id", "media_type", "push_version", "lists_tasks", "nearest",
+          "push_config_id_is_task_id", "error_codes", "media_type", "push_version", "lists_tasks", "nearest",
           "protojson", "grpc_service", "named_stream_errors")

@@ -60,6 +60,7 @@ from ..errors import (
 )
 from ..lifecycle import RETURN_STATES
 from ..parts import get_text, new_id
+from ._codes import V01_CODES
 from ._common import (
     V03_ERROR_CLASSES,
     FieldError,
@@ -113,7 +114,7 @@ VARIANT = Variant(
     file_rule="at_most_one",
     # The schema says object; the spec's prose (and its §9.6 example) allows arrays.
     data_type=dict[str, Any] | list[Any],
-    codes_of=DIALECT,
+    codes=V01_CODES,
     errors=_ERRORS,
 )
 
@@ -438,7 +439,7 @@ class V01Codec(FamilyCodec):
         data = error.data
         if data is not None and not isinstance(data, dict):
             data = {"value": data}  # the schema's JSONRPCError.data is an object
-        return encode_error_member(error.code_for(DIALECT), error.message, data)
+        return encode_error_member(self.code_of(error), error.message, data)
 
     def encode_stream_item(self, item: Any) -> bytes:
         if isinstance(item, m.ArtifactUpdate):

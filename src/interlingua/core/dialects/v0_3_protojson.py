@@ -501,7 +501,7 @@ class V03ProtoJSONCodec(Codec):
         kind = _ERROR_TYPE.get(error.reason)
         if kind is None:
             return _encode({"message": error.message})
-        return _encode({"code": error.code_for(self.inner.variant.codes_of),
+        return _encode({"code": self.inner.code_of(error),
                         "message": error.message, "type": kind})
 
     def decode_call(self, method: str, params: bytes | None) -> c.Call:

@@ -467,7 +467,7 @@ _ERROR_CLASSES: tuple[type[A2AError], ...] = (
 _BY_CODE: dict[int, type[A2AError]] = {}
 _BY_CODE_AND_REASON: dict[tuple[int, str], type[A2AError]] = {}
 for _cls in _ERROR_CLASSES:
-    _code = _cls().code_for("1.0")
+    _code = _cls.code
     _BY_CODE.setdefault(_code, _cls)
     _BY_CODE_AND_REASON.setdefault((_code, _cls.reason), _cls)
 
@@ -558,7 +558,7 @@ def decode_status(doc: Any) -> A2AError | None:
     if cls is None:
         return None
     # read as the JSON-RPC error of the same reason, so both bindings raise alike
-    return _error_in({"code": cls().code_for("1.0"), "message": error.get("message"),
+    return _error_in({"code": cls.code, "message": error.get("message"),
                       "data": details})
 
 
@@ -616,7 +616,7 @@ class V1Codec(Codec):
     def encode_error(self, error: A2AError) -> bytes:
         return _encoder.encode(
             w.ErrorObject(
-                code=error.code_for(self.name),
+                code=self.code_of(error),
                 message=error.message,
                 data=_error_details(error.data, error.reason),
             )
