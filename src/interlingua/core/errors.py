@@ -241,10 +241,8 @@ class RemoteError(A2AError):
 
     def __init__(self, code: int, message: str, *, data: Any = None) -> None:
         super().__init__(message, data=data)
+        #: the peer's code, which every codec writes as it is (``Codec.code_of``)
         self.remote_code = code
-
-    def code_for(self, dialect: str) -> int:
-        return self.remote_code
 
 
 class ConcurrentModification(Exception):

@@ -22,6 +22,7 @@ from ..errors import (
     InvalidAgentResponse,
     InvalidTaskState,
     RateLimitExceeded,
+    RemoteError,
     ResourceUnavailable,
     StreamingNotSupported,
     VersionNotSupported,
@@ -55,7 +56,9 @@ _NAMED = frozenset(V01_CODES) | frozenset(V03_CODES)
 
 
 def code_in(codes: Codes, error: A2AError | type[A2AError]) -> int:
-    """The code of ``error`` under the table ``codes``."""
+    """The code of ``error`` under the table ``codes``; a peer's error keeps its code."""
+    if isinstance(error, RemoteError):
+        return error.remote_code
     cls = error if isinstance(error, type) else type(error)
     for base in cls.__mro__:
         if base in _NAMED:
