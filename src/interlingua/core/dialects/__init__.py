@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import A2AError
 from .base import TRAITS, Codec, StreamItem
 
-__all__ = ["SPOKEN", "Codec", "StreamItem", "all_codecs", "answering", "get_codec", "versions"]
+__all__ = ["SPOKEN", "TRAITS", "Codec", "StreamItem", "all_codecs", "answering", "get_codec", "versions"]
 
 #: the published A2A dialects a client speaks, newest first (the variants and the
 #: ProtoJSON rendering aside)
