@@ -135,6 +135,7 @@ async def test_body_and_headers_per_dialect(agent: Agentish, dialect: str) -> No
         assert header["alg"] == "ES256" and header["nid"] == r.nid and header["typ"]
         expected = "application/a2a+json" if dialect == "1.0" else "application/json"
         assert r.headers["content-type"] == expected
+        assert r.headers.get("a2a-version") == ("1.0" if dialect == "1.0" else None)
 
     # a tampered body no longer verifies
     with pytest.raises(jwt.InvalidSignatureError):
