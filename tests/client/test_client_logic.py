@@ -27,6 +27,7 @@ from interlingua.client import (
     InvalidCard,
 )
 from interlingua.core.calls import ListTasksResult
+from interlingua.core.dialects import get_codec
 from interlingua.core.errors import (
     AuthenticationRequired,
     InvalidParams,
@@ -579,7 +580,7 @@ async def test_unknown_error_code_keeps_the_agents_code() -> None:
     async with agent.client() as client:
         with pytest.raises(RemoteError) as caught:
             await client.get_task("t1")
-    assert caught.value.code_for("0.3") == -32099
+    assert get_codec("0.3").code_of(caught.value) == -32099
     assert caught.value.message == "quota exhausted"
 
 

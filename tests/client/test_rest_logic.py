@@ -341,6 +341,19 @@ async def test_an_error_event_in_a_stream_is_raised() -> None:
     assert agent.requests[0][:2] == ("POST", "/message:stream")
 
 
+async def test_a_v1_error_event_that_names_no_error_is_a_bad_response() -> None:
+    # v1.0 bodies name their error (and carry a lagging reader's resume hint): one
+    # that does not is the agent's fault, not a broken stream to resume
+    agent = Agent()
+    agent.answer = httpx.Response(
+        200, headers={"content-type": "text/event-stream"},
+        content=b'event: error\ndata: {"message": "something"}\n\n')
+    async with agent.client(binding="rest") as client:
+        with pytest.raises(BadResponse, match="without an A2A reason"):
+            async for _ in client.stream("hi"):
+                pass
+
+
 async def test_a_v03_stream_broken_off_with_an_untyped_error_is_resumed() -> None:
     def event(seq: int, state: str) -> bytes:
         item = {"statusUpdate": {"taskId": "t1", "contextId": "c1",

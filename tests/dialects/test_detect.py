@@ -91,4 +91,4 @@ def test_deeply_nested_params_are_invalid_params_not_a_crash() -> None:
             try:
                 codec.decode_call(method, deep)
             except A2AError as exc:
-                assert exc.code_for(codec.name) in (-32602, -32600, -32004, -32601), exc
+                assert codec.code_of(exc) in (-32602, -32600, -32004, -32601), exc

@@ -17,6 +17,7 @@ from interlingua.core.calls import (
     SendMessage,
     SubscribeToTask,
 )
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.sam import SAMCodec
 from interlingua.core.model import (
     AgentCard,
@@ -129,7 +130,7 @@ def test_invalid_params_name_the_field(method: str, params: Any, needle: str) ->
     with pytest.raises(errors.InvalidParams) as info:
         decode(method, params)
     assert needle in info.value.message
-    assert info.value.code_for("sam") == -32602
+    assert get_codec("sam").code_of(info.value) == -32602
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b"nul", b'{"message":'])

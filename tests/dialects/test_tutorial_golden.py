@@ -16,6 +16,7 @@ import pytest
 
 from interlingua.core import errors
 from interlingua.core.calls import SendMessage
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.tutorial import TutorialCodec
 from interlingua.core.model import Message, Role, TextPart
 from tests.dialects.test_sam_golden import seed_examples
@@ -133,4 +134,4 @@ def test_method_not_found_as_the_seed_code_sample_answers() -> None:
         codec.decode_call("tasks/get", b'{"id": "t"}')
     doc = msgspec.json.decode(codec.encode_error(errors.MethodNotFound()))
     assert doc == {"code": -32601, "message": "Method not found"}
-    assert info.value.code_for("tutorial") == -32601
+    assert get_codec("tutorial").code_of(info.value) == -32601

@@ -15,6 +15,7 @@ from interlingua.core.calls import (
     SendMessage,
     SubscribeToTask,
 )
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.tutorial import TutorialCodec
 from interlingua.core.model import (
     DataPart,
@@ -260,7 +261,7 @@ def test_error_codes_are_v03(error: errors.A2AError, code: int) -> None:
         "code": code,
         "message": error.message,
     }
-    assert codec.decode_error({"code": code, "message": "m"}).code_for("0.3") == code
+    assert get_codec("0.3").code_of(codec.decode_error({"code": code, "message": "m"})) == code
 
 
 def test_streaming_send_is_message_stream() -> None:

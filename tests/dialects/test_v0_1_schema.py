@@ -23,6 +23,7 @@ from interlingua.core.calls import (
     SetPushConfig,
     SubscribeToTask,
 )
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.v0_1 import V01Codec
 from interlingua.core.model import (
     ArtifactUpdate,
@@ -177,7 +178,7 @@ def test_errors_validate(cls: type[errors.A2AError], data: Any) -> None:
     wire = codec.encode_error(cls("something went wrong", data=data))
     doc = msgspec.json.decode(wire)
     assert doc["message"] == "something went wrong"
-    assert doc["code"] == cls().code_for("0.1")
+    assert doc["code"] == get_codec("0.1").code_of(cls())
     if data is None:
         assert "data" not in doc
     elif isinstance(data, dict):

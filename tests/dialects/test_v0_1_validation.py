@@ -22,6 +22,7 @@ from interlingua.core.calls import (
     SetPushConfig,
     SubscribeToTask,
 )
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.v0_1 import V01Codec
 from interlingua.core.model import (
     ArtifactUpdate,
@@ -203,7 +204,7 @@ INVALID = [
 def test_invalid_params_name_the_field(method: str, params: Any, field: str) -> None:
     with pytest.raises(errors.InvalidParams) as info:
         decode(method, params)
-    assert info.value.code_for("0.1") == -32602
+    assert get_codec("0.1").code_of(info.value) == -32602
     assert field in info.value.message
     assert method in info.value.message
 
@@ -225,7 +226,7 @@ def test_clearing_a_push_config_is_not_supported() -> None:
     with pytest.raises(errors.UnsupportedOperation) as info:
         decode("tasks/pushNotification/set", {"id": "t", "pushNotificationConfig": None})
     assert "pushNotificationConfig" in info.value.message
-    assert info.value.code_for("0.1") == -32004
+    assert get_codec("0.1").code_of(info.value) == -32004
 
 
 @pytest.mark.parametrize(
@@ -246,7 +247,7 @@ def test_clearing_a_push_config_is_not_supported() -> None:
 def test_methods_of_other_dialects_are_not_found(method: str) -> None:
     with pytest.raises(errors.MethodNotFound) as info:
         codec.decode_call(method, b"{}")
-    assert info.value.code_for("0.1") == -32601
+    assert get_codec("0.1").code_of(info.value) == -32601
 
 
 def test_methods() -> None:
@@ -530,7 +531,7 @@ def test_every_error_class_is_checked() -> None:
 def test_error_codes_of_the_v01_spec(cls: type[errors.A2AError]) -> None:
     code = _spec_error_codes()[V01_NAMES[cls]]
     err = cls("m", data={"k": 1})
-    assert err.code_for("0.1") == code
+    assert get_codec("0.1").code_of(err) == code
     assert msgspec.json.decode(codec.encode_error(err)) == {
         "code": code,
         "message": "m",
@@ -543,13 +544,13 @@ def test_error_codes_of_the_v01_spec(cls: type[errors.A2AError]) -> None:
 
 @pytest.mark.parametrize("cls", list(NO_V01_CODE), ids=lambda c: c.__name__)
 def test_errors_without_a_v01_code(cls: type[errors.A2AError]) -> None:
-    assert cls().code_for("0.1") == NO_V01_CODE[cls]
+    assert get_codec("0.1").code_of(cls()) == NO_V01_CODE[cls]
 
 
 def test_unknown_error_codes_stay_remote() -> None:
     err = codec.decode_error({"code": -32042, "message": "odd"})
     assert isinstance(err, errors.RemoteError)
-    assert err.code_for("0.1") == -32042
+    assert get_codec("0.1").code_of(err) == -32042
     assert msgspec.json.decode(codec.encode_error(err)) == {"code": -32042, "message": "odd"}
     assert isinstance(codec.decode_error("nonsense"), errors.InvalidAgentResponse)
     assert isinstance(codec.decode_error({"message": "no code"}), errors.InvalidAgentResponse)

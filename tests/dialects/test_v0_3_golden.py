@@ -32,6 +32,7 @@ from interlingua.core.calls import (
     SetPushConfig,
     SubscribeToTask,
 )
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.v0_3 import V03Codec
 from interlingua.core.model import Message, Role, Task, TaskState, TextPart
 from tests.dialects.v0_3_strategies import assert_valid, schema
@@ -254,13 +255,13 @@ def test_error_codes_of_the_schema(code: int, cls: type[errors.A2AError]) -> Non
     err = codec.decode_error({"code": code, "message": "m", "data": [1]})
     assert type(err) is cls
     assert (err.message, err.data) == ("m", [1])
-    assert err.code_for("0.3") == code
+    assert get_codec("0.3").code_of(err) == code
 
 
 def test_unknown_error_codes_stay_remote() -> None:
     err = codec.decode_error({"code": -32042, "message": "odd"})
     assert isinstance(err, errors.RemoteError)
-    assert err.code_for("0.3") == -32042
+    assert get_codec("0.3").code_of(err) == -32042
     assert isinstance(codec.decode_error("nonsense"), errors.InvalidAgentResponse)
     assert isinstance(codec.decode_error({"message": "no code"}), errors.InvalidAgentResponse)
 

@@ -184,4 +184,4 @@ def test_round_trips() -> None:
     for item in (whole, plain):
         assert PJ.decode_stream_item(PJ.encode_stream_item(item)) == item
         assert PJ.decode_stream_item(PJ.encode_stream_item(item)) == (
-            PJ.family.decode_stream_item(PJ.family.encode_stream_item(item)))
+            PJ.inner.decode_stream_item(PJ.inner.encode_stream_item(item)))

@@ -18,6 +18,7 @@ from interlingua.core.calls import (
     SetPushConfig,
     SubscribeToTask,
 )
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.v0_3 import V03Codec
 from interlingua.core.model import DataPart, FilePart, Message, PushConfig, Role, Task, TextPart
 
@@ -168,7 +169,7 @@ INVALID = [
 def test_invalid_params_name_the_field(method: str, params: Any, field: str) -> None:
     with pytest.raises(errors.InvalidParams) as info:
         decode(method, params)
-    assert info.value.code_for("0.3") == -32602
+    assert get_codec("0.3").code_of(info.value) == -32602
     assert field in info.value.message
     assert method in info.value.message
 
@@ -199,7 +200,7 @@ def test_deep_nesting_is_invalid_params() -> None:
 def test_methods_of_other_dialects_are_not_found(method: str) -> None:
     with pytest.raises(errors.MethodNotFound) as info:
         codec.decode_call(method, b"{}")
-    assert info.value.code_for("0.3") == -32601
+    assert get_codec("0.3").code_of(info.value) == -32601
 
 
 # ------------------------------------------------------------------------- leniency

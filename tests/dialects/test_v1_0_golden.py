@@ -28,6 +28,7 @@ import pytest
 
 from interlingua.core import calls as c
 from interlingua.core import model as m
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.v1_0 import V1Codec, decode_card_v1
 from interlingua.core.errors import A2AError, InvalidParams, TaskNotFound
 from tests.reference import extract
@@ -173,7 +174,7 @@ def test_json_rpc_responses_decode(block: Block) -> None:
     doc = msgspec.json.decode(block.text)
     if "error" in doc:
         err = codec.decode_error(doc["error"])
-        assert err.code_for("1.0") == doc["error"]["code"]
+        assert get_codec("1.0").code_of(err) == doc["error"]["code"]
         assert err.message == doc["error"]["message"]
     else:
         _decode_result_body(doc["result"])

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from interlingua.core import calls as c
 from interlingua.core import model as m
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects._common import format_timestamp
 from interlingua.core.dialects.v1_0 import V1Codec, decode_card_v1, encode_card_v1
 from interlingua.core.errors import (
@@ -583,11 +584,11 @@ _ERRORS: list[type[A2AError]] = [
 def test_error_round_trip(cls: type[A2AError], message: str, data: Any) -> None:
     err = cls(message, data=data)
     doc = msgspec.json.decode(codec.encode_error(err))
-    assert doc["code"] == err.code_for("1.0")
+    assert doc["code"] == get_codec("1.0").code_of(err)
     back = codec.decode_error(doc)
     # InvalidTaskState / StreamingNotSupported share code and reason with their parent
     assert isinstance(err, type(back))
-    assert (back.reason, back.code_for("1.0")) == (err.reason, err.code_for("1.0"))
+    assert (back.reason, get_codec("1.0").code_of(back)) == (err.reason, get_codec("1.0").code_of(err))
     assert back.message == message
     assert back.data == data
 

@@ -12,6 +12,7 @@ import pytest
 
 from interlingua.core import calls as c
 from interlingua.core import model as m
+from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.v1_0 import V1Codec, decode_card_v1, encode_card_v1
 from interlingua.core.errors import (
     A2AError,
@@ -50,7 +51,7 @@ def refused(method: str, params: bytes | None, *names: str) -> InvalidParams:
     with pytest.raises(InvalidParams) as info:
         codec.decode_call(method, params)
     err = info.value
-    assert err.code_for("1.0") == -32602
+    assert get_codec("1.0").code_of(err) == -32602
     for name in names:
         assert name in err.message, (name, err.message)
     return err
@@ -140,7 +141,7 @@ def test_other_refusals(method: str, params: Any, names: list[str]) -> None:
 def test_unknown_method() -> None:
     with pytest.raises(MethodNotFound) as info:
         codec.decode_call("message/send", b"{}")
-    assert info.value.code_for("1.0") == -32601
+    assert get_codec("1.0").code_of(info.value) == -32601
 
 
 # ====================================================================== leniency
@@ -565,7 +566,7 @@ def test_unknown_or_malformed_errors_are_remote_errors(error: Any) -> None:
     err = codec.decode_error(error)
     assert isinstance(err, RemoteError)
     if isinstance(error, dict) and error.get("code") == -31999:
-        assert err.code_for("1.0") == -31999 and err.message == "custom"
+        assert get_codec("1.0").code_of(err) == -31999 and err.message == "custom"
 
 
 # =========================================================================== card

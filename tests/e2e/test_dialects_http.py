@@ -30,6 +30,8 @@ async def _agent(ctx: Context) -> None:
         import asyncio
 
         await asyncio.sleep(30)
+    elif ctx.text == "just reply":
+        await ctx.reply("re: just reply")
     elif len(ctx.task.history) == 1 and "flight" in ctx.text:
         await ctx.require_input("Where to?")
     else:
@@ -110,6 +112,23 @@ def test_v01_streaming_and_resubscribe(c: httpx.Client, url: str) -> None:
     rest = list(events(c, url + "/", rpc("tasks/resubscribe", {"id": tid}),
                        {"Last-Event-ID": mid}))
     assert [i for i, _, _ in rest] == [i for i, _, _ in got[2:]]
+
+
+def test_a_bare_reply_is_a_message_but_to_a_v01_caller_who_named_the_task(
+        c: httpx.Client, url: str) -> None:
+    msg = {"kind": "message", "messageId": str(uuid.uuid4()), "role": "user",
+           "parts": [{"kind": "text", "text": "just reply"}]}
+    bare = call(c, url, "message/send", {"message": msg})["result"]
+    assert bare["kind"] == "message" and bare["parts"][0]["text"] == "re: just reply"
+    tid = f"task-{uuid.uuid4()}"
+    named = call(c, url, "tasks/send", v01_send(tid, "just reply"))
+    schema_check("v0.1.0", named, "SendTaskResponse")
+    task = named["result"]
+    assert task["id"] == tid and task["status"]["state"] == "completed"
+    assert task["status"]["message"]["parts"][0]["text"] == "re: just reply"
+    # and it is a task the caller can read again
+    got = call(c, url, "tasks/get", {"id": tid})["result"]
+    assert got["id"] == tid and got["status"]["state"] == "completed"
 
 
 def test_sam_conversation(c: httpx.Client, url: str) -> None:

@@ -229,6 +229,16 @@ def test_strict_versions() -> None:
         assert mixed["error"]["code"] == -32009
         good = c.post(base + "/", json=rpc("GetTask", {"id": "x"}), headers=V1).json()
         assert good["error"]["code"] == -32001
+        # each dialect takes its own versions: SAM's peers send any of v0.1 to v0.3
+        sam = {"message": {"role": "user", "parts": [{"text": "hi"}]}}
+        for version in ("0.1", "0.3"):
+            ok = c.post(base + "/", json=rpc("tasks/send", sam),
+                        headers={"A2A-Version": version}).json()
+            assert "result" in ok, (version, ok)
+        old = c.post(base + "/", json=rpc("message/send", {"message": {
+            "kind": "message", "messageId": "m-1", "role": "user",
+            "parts": [{"kind": "text", "text": "hi"}]}}), headers={"A2A-Version": "0.1"}).json()
+        assert old["error"]["code"] == -32600  # v0.3 has no code of its own for it
 
 
 def test_card_at_both_paths_readable_by_both_generations(c: httpx.Client, url: str) -> None:

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from interlingua.inspector.card_checks import check_card
+from interlingua.core.dialects.card_checks import check_card
 
 from .inspect_api import InspectorAPI
 from .servers import API_KEY, ReportAgent, Served, agent_app, example

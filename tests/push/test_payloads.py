@@ -92,6 +92,17 @@ SENDS = {
         "message": {"role": "user", "parts": [{"type": "text", "text": "Q1 please"}]},
         "pushNotification": {"url": url, "token": "tok-1",
                              "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"}}}),
+    # the v0.3 variants register configs as v0.3 does, and are pushed v0.3's Task
+    "sam": lambda url: ("tasks/send", {
+        "message": {"role": "user", "parts": [{"text": "Q1 please"}]},
+        "configuration": {"blocking": False, "push_notification_config": {
+            "url": url, "token": "tok-1",
+            "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"}}}}),
+    "tutorial": lambda url: ("message/send", {
+        "message": {"role": "user", "parts": [{"type": "text", "text": "Q1 please"}]},
+        "configuration": {"blocking": False, "pushNotificationConfig": {
+            "url": url, "token": "tok-1",
+            "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"}}}}),
 }
 
 
@@ -111,7 +122,7 @@ def _done(hook: Hook, dialect: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1", "sam", "tutorial"])
 async def test_body_and_headers_per_dialect(agent: Agentish, dialect: str) -> None:
     hook = Hook()
     with serve_hook(hook) as url:
@@ -135,6 +146,7 @@ async def test_body_and_headers_per_dialect(agent: Agentish, dialect: str) -> No
         assert header["alg"] == "ES256" and header["nid"] == r.nid and header["typ"]
         expected = "application/a2a+json" if dialect == "1.0" else "application/json"
         assert r.headers["content-type"] == expected
+        assert r.headers.get("a2a-version") == ("1.0" if dialect == "1.0" else None)
 
     # a tampered body no longer verifies
     with pytest.raises(jwt.InvalidSignatureError):
@@ -150,12 +162,14 @@ async def test_body_and_headers_per_dialect(agent: Agentish, dialect: str) -> No
         assert kinds == ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]
         assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert "final" not in last["statusUpdate"]
-    elif dialect == "0.3":
+    elif dialect in ("0.3", "sam", "tutorial"):
         for b in bodies:
             assert_valid(b, "Task", "v0.3.0")
             assert b["kind"] == "task" and b["id"] == task_id
         assert last["status"]["state"] == "completed"
         assert last["artifacts"][0]["parts"][0]["text"] == "# Q1\nrevenue: 2.1M"
+        # v0.3's own spelling, whatever the variant wrote: parts tagged by kind alone
+        assert all(set(p) == {"kind", "text"} for p in last["artifacts"][0]["parts"])
     else:
         # seed 004 §9.4: eventType, taskId, status, summary; plus the task itself
         assert set(last) == {"eventType", "taskId", "status", "summary", "task"}

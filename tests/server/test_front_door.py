@@ -42,7 +42,7 @@ def plain_binding(door: FrontDoor) -> Starlette:
             result = await door.call(call, info)
         except A2AError as exc:
             status = (door.refusal(exc) or (exc.http_status, []))[0]
-            return Response(msgspec.json.encode({"code": exc.code_for("1.0"),
+            return Response(msgspec.json.encode({"code": get_codec("1.0").code_of(exc),
                                                  "message": exc.message}), status_code=status)
         return Response(V1.encode_result(call, result), media_type="application/json")
 

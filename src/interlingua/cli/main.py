@@ -24,6 +24,7 @@ from ..client import AgentTimeout, AgentUnreachable, ClientError, StreamEvent
 from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from ..client.client import make_message
 from ..clients import AnyClient, client_for
+from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
@@ -207,7 +208,7 @@ def _run(
                 return await work(client)
             except A2AError as exc:
                 # the code as this dialect spells it (an unknown code is kept as sent)
-                code = exc.code_for(client.dialect or "1.0")
+                code = get_codec(client.dialect or "1.0").code_of(exc)
                 _fail(f"{type(exc).__name__} ({code}): {exc.message}", EXIT_A2A_ERROR,
                       as_json=as_json, error_code=code, error_message=exc.message,
                       data=exc.data)
@@ -628,6 +629,7 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
                     headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
     from ..client import Endpoint
     from ..client.card import dialect_of_version
+    from ..client.grpc import rpc_of
     from ..core.calls import GetExtendedCard
     from ..core.model import AgentCard
 
@@ -649,8 +651,9 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
             return
         spoken = [Endpoint(d, url, "GRPC") for d in dict.fromkeys(
             dialect_of_version(i.protocol_version) for i in card.interfaces
-            if i.binding.upper() == "GRPC") if d in ("1.0", "0.3")]
-        rpc = "v1.0 GetExtendedAgentCard" if client.dialect == "1.0" else "v0.3 GetAgentCard"
+            if i.binding.upper() == "GRPC") if d in BINDINGS["grpc"].dialects]
+        used = client.dialect or ""
+        rpc = f"v{used} {rpc_of(used, GetExtendedCard())}"
         output.print_card(output.console(), card, endpoints=spoken,
                           card_url=f"{url} (over gRPC: {rpc})")
 

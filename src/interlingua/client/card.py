@@ -23,6 +23,7 @@ from urllib.parse import urljoin, urlsplit
 
 import msgspec
 
+from ..core.dialects import SPOKEN
 from ..core.errors import A2AError
 from ..core.model import AgentCard
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
@@ -118,7 +119,7 @@ def dialect_of_version(version: str) -> str | None:
     return None
 
 
-_RANK = {"1.0": 0, "0.3": 1, "0.1": 2}
+_RANK = {d: i for i, d in enumerate(SPOKEN)}
 
 
 def endpoints(card: AgentCard, card_url: str | None = None,
@@ -131,7 +132,7 @@ def endpoints(card: AgentCard, card_url: str | None = None,
 
     Raises ``DialectMismatch`` when there is none (say, a gRPC-only agent).
     """
-    spoken = dict(bindings) if bindings is not None else {"JSONRPC": ("1.0", "0.3", "0.1")}
+    spoken = dict(bindings) if bindings is not None else {"JSONRPC": SPOKEN}
     found: list[Endpoint] = []
     offered: list[str] = []
     for iface in card.interfaces:
@@ -147,10 +148,11 @@ def endpoints(card: AgentCard, card_url: str | None = None,
         ep = Endpoint(dialect, url, binding)
         if ep not in found:
             found.append(ep)
-        if iface.protocol_version == "0.2" and "0.1" in dialects:
+        older = dialect_of_version("0.1")
+        if iface.protocol_version == "0.2" and older is not None and older in dialects:
             # A card without protocolVersion (v0.2.0-0.2.4, or an older peer):
             # v0.1 is the next thing to try there.
-            old = Endpoint("0.1", url, binding)
+            old = Endpoint(older, url, binding)
             if old not in found:
                 found.append(old)
     found.sort(key=lambda ep: _RANK[ep.dialect])  # stable: the card's order within a dialect

@@ -48,6 +48,7 @@ from ..core.calls import (
     SendMessage,
     SubscribeToTask,
 )
+from ..core.dialects import SPOKEN, get_codec
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     A2AError,
@@ -83,9 +84,7 @@ from .transport import DEFAULT_TIMEOUT, HTTPXTransport, Transport
 __all__ = ["BINDINGS", "DIALECTS", "Client", "file_from_path", "make_message"]
 
 #: the dialects this client speaks, best first
-DIALECTS = ("1.0", "0.3", "0.1")
-# what to try after a dialect the agent did not understand, nearest first
-_NEXT = {"1.0": ("0.3", "0.1"), "0.3": ("1.0", "0.1"), "0.1": ("0.3", "1.0")}
+DIALECTS = SPOKEN
 
 R = TypeVar("R")
 
@@ -422,7 +421,8 @@ class Client:
             raise ValueError("last_event_id must be a non-negative integer")
         call = SubscribeToTask(id=task_id)
         endpoint = await self.resolve()
-        finished = self._finished if endpoint.dialect != "1.0" else self._ended
+        finished = self._ended if get_codec(endpoint.dialect).follows_interruptions \
+            else self._finished
         async for event in follow(self._open_stream, call, last_event_id=last_event_id,
                                   policy=resume or self.resume, finished=finished,
                                   through_interruptions=True):
@@ -452,7 +452,7 @@ class Client:
     async def call(self, call: Call) -> Result:
         """Carry out any canonical call; the typed methods above are built on this."""
         endpoint = await self.resolve()
-        if isinstance(call, ListTasks) and endpoint.dialect != "1.0":
+        if isinstance(call, ListTasks) and not get_codec(endpoint.dialect).lists_tasks:
             raise DialectMismatch(
                 "listing tasks needs A2A 1.0, and this agent is spoken to in "
                 f"A2A {endpoint.dialect}"
@@ -490,7 +490,7 @@ class Client:
         if isinstance(call, ListTasks):
             # only v1.0 lists tasks: another binding of it, never another dialect
             for ep in self._endpoints:
-                if ep.dialect == "1.0" and ep not in tried and ep != endpoint:
+                if get_codec(ep.dialect).lists_tasks and ep not in tried and ep != endpoint:
                     return ep
             return None
         # The card's other endpoints first, in its order of preference ...
@@ -500,7 +500,7 @@ class Client:
         # ... then the nearest other generation at the same URL, in the same binding.
         dialects = binding_spec(endpoint.binding).dialects
         done = {ep.dialect for ep in tried if ep.binding == endpoint.binding}
-        for nxt in _NEXT[endpoint.dialect]:
+        for nxt in get_codec(endpoint.dialect).nearest:
             if nxt in dialects and nxt not in done:
                 return Endpoint(nxt, endpoint.url, endpoint.binding)
         return None

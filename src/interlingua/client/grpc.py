@@ -41,7 +41,6 @@ import msgspec
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
-from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ..core.errors import InvalidAgentResponse
 from ..core.trace_context import inject
 from .card import Endpoint
@@ -217,6 +216,28 @@ def _card03_in(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _request(dialect: str, call: Call) -> tuple[Codec, str, str, Any]:
+    """(codec, service, RPC, request as ProtoJSON) of ``call`` in ``dialect``."""
+    name = get_codec(dialect).protojson
+    if name is None:
+        raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
+    codec = get_codec(name)
+    method, params = encode_call(codec, call, dialect)
+    # v0.3's service names tasks by resource; v1.0's RPCs are its JSON-RPC methods
+    service = codec.grpc_service
+    if service is None:
+        raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
+    if service == V03_SERVICE:
+        rpc, doc = _v03_request(method, params)
+        return codec, service, rpc, doc
+    return codec, service, method, _json.decode(params) if params else {}
+
+
+def rpc_of(dialect: str, call: Call) -> str:
+    """The name of the RPC that carries ``call`` in ``dialect``, as ``Service/RPC``'s tail."""
+    return _request(dialect, call)[2]
+
+
 # ------------------------------------------------------------------- the binding
 
 
@@ -229,7 +250,6 @@ class GrpcClientBinding:
         self._verify: Any = getattr(transport, "verify", True)
         self._cert: Any = getattr(transport, "cert", None)
         self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
-        self._v03 = V03ProtoJSONCodec()
 
     # ------------------------------------------------------------- plumbing
 
@@ -278,16 +298,7 @@ class GrpcClientBinding:
                  ) -> tuple[Codec, str, str, PBMessage, type[PBMessage], bool, str, bool]:
         """(codec, service, RPC, request, response class, streaming, target, tls)."""
         dialect = endpoint.dialect
-        if dialect not in ("1.0", "0.3"):
-            raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
-        codec: Codec = self._v03 if dialect == "0.3" else get_codec("1.0")
-        method, params = encode_call(codec, call, dialect)
-        if dialect == "0.3":
-            service = V03_SERVICE
-            rpc, doc = _v03_request(method, params)
-        else:
-            service, rpc = V1_SERVICE, method
-            doc = _json.decode(params) if params else {}
+        codec, service, rpc, doc = _request(dialect, call)
         request_cls, response_cls, streaming = _rpc(service, rpc)
         try:
             request = fill(request_cls(), doc if isinstance(doc, dict) else {})

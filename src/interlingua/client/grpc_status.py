@@ -115,10 +115,10 @@ def read_status(data: bytes) -> dict[str, Any] | None:
 # v0.3 SDK servers send no details: the message starts with the error's type
 # (``TaskNotFoundError: …``), the names v0.3's HTTP+JSON bodies use.
 def _v03_named(message: str) -> A2AError | None:
-    from .rest import _V03_TYPES
+    from ..core.dialects.v0_3_protojson import ERROR_TYPES
 
     name, sep, rest = message.partition(":")
-    cls = _V03_TYPES.get(name.strip()) if sep else None
+    cls = ERROR_TYPES.get(name.strip()) if sep else None
     return cls(rest.strip() or None) if cls is not None else None
 
 

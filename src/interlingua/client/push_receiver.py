@@ -434,8 +434,8 @@ async def register_receiver(
     body = (b'{"jsonrpc":"2.0","id":' + str(next(_request_ids)).encode() + b',"method":'
             + _encode(method) + b',"params":' + params + b"}")
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if dialect == "1.0":
-        headers["A2A-Version"] = "1.0"
+    if codec.needs_version_header:
+        headers["A2A-Version"] = codec.dialect
     resp = await client.post(agent_url, content=body, headers=headers)
     try:
         answer = msgspec.json.decode(resp.content, type=_RPCResponse)

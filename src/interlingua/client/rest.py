@@ -28,23 +28,10 @@ import msgspec
 from ..core.calls import Call, Result, SendMessage, SetPushConfig, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
-from ..core.dialects.v1_0 import decode_status
 from ..core.errors import (
-    A2AError,
-    ContentTypeNotSupported,
-    ExtendedCardNotConfigured,
-    ExtensionSupportRequired,
-    InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    InvalidRequest,
     MethodNotFound,
-    ParseError,
-    PushNotSupported,
-    TaskNotCancelable,
-    TaskNotFound,
-    UnsupportedOperation,
-    VersionNotSupported,
 )
 from ..core.sse import SSEEvent
 from .card import Endpoint
@@ -59,7 +46,15 @@ __all__ = ["RESTBinding", "route_of", "route_of_v03"]
 _json = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 _MEDIA = "application/a2a+json"
-_v03 = V03ProtoJSONCodec()
+#: the v0.3 JSON-RPC methods, which name the operations of v0.3's routes
+_V03_METHODS = V03ProtoJSONCodec.methods
+
+
+def _wraps_config(body: bytes) -> bool:
+    """The body is a whole CreateTaskPushNotificationConfigRequest (v0.3's own), with the
+    config under ``config``: what some v0.3 servers read, others reading the config alone."""
+    doc = _json.decode(body)
+    return isinstance(doc, dict) and isinstance(doc.get("config"), dict)
 
 
 def _seg(value: Any) -> str:
@@ -148,70 +143,6 @@ def route_of_v03(method: str, params: bytes, call: Call) -> tuple[str, str, byte
     raise DialectMismatch(f"{method} has no HTTP+JSON route in A2A 0.3")
 
 
-# v0.3 error bodies name their error by type (DIALECTS.md §f.2)
-_V03_TYPES: dict[str, type[A2AError]] = {
-    "TaskNotFoundError": TaskNotFound,
-    "TaskNotCancelableError": TaskNotCancelable,
-    "PushNotificationNotSupportedError": PushNotSupported,
-    "UnsupportedOperationError": UnsupportedOperation,
-    "ContentTypeNotSupportedError": ContentTypeNotSupported,
-    "InvalidAgentResponseError": InvalidAgentResponse,
-    "ExtendedAgentCardNotConfiguredError": ExtendedCardNotConfigured,
-    "ExtensionSupportRequiredError": ExtensionSupportRequired,
-    "VersionNotSupportedError": VersionNotSupported,
-    "InvalidParamsError": InvalidParams,
-    "InvalidRequestError": InvalidRequest,
-    "JSONParseError": ParseError,
-    "MethodNotFoundError": MethodNotFound,
-    "InternalError": InternalError,
-}
-
-
-def _v03_error(doc: Any) -> A2AError | None:
-    """A v0.3 error body -> its error: ``{"message": …, "type": …}`` (the Python SDK's) by
-    the type's name, ``{"code": …, "message": …}`` (the JavaScript SDK's) by the v0.3
-    JSON-RPC code; None for a body that is neither."""
-    if not isinstance(doc, dict):
-        return None
-    kind = doc.get("type")
-    cls = _V03_TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is not None:
-        message = doc.get("message")
-        return cls(message if isinstance(message, str) and message else None)
-    code = doc.get("code")
-    if isinstance(code, int) and not isinstance(code, bool) and isinstance(doc.get("message"),
-                                                                           str):
-        return _v03.decode_error(doc)
-    return None
-
-
-# v0.3's statuses (DIALECTS.md §f.2), for error bodies that carry nothing but a message
-# (a2a-sdk 0.3's routes); 404 only on a route that names a task (elsewhere: no such route)
-_V03_STATUS_ERRORS: dict[int, type[A2AError]] = {
-    409: TaskNotCancelable,
-    415: ContentTypeNotSupported,
-    422: InvalidParams,
-    500: InternalError,
-    501: UnsupportedOperation,
-    502: InvalidAgentResponse,
-}
-
-
-def _error_of(dialect: str, doc: Any, status: int = 0, task_route: bool = False
-              ) -> A2AError | None:
-    if dialect != "0.3":
-        return decode_status(doc)
-    # a v0.3 route may answer the v1.0 body too (a2a-sdk 1.x's v0.3 compatibility routes)
-    err = _v03_error(doc) or decode_status(doc)
-    if err is not None or not isinstance(doc, dict) or set(doc) != {"message"}:
-        return err
-    message = doc["message"] if isinstance(doc["message"], str) and doc["message"] else None
-    if status == 404 and task_route:
-        return TaskNotFound(message)
-    cls = _V03_STATUS_ERRORS.get(status)
-    return cls(message) if cls is not None else None
-
-
 def _query_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -227,15 +158,19 @@ class RESTBinding:
 
     def _request(self, endpoint: Endpoint, call: Call, accept: str
                  ) -> tuple[Codec, str, str, bytes | None, dict[str, str]]:
-        codec = _v03 if endpoint.dialect == "0.3" else get_codec(endpoint.dialect)
+        name = get_codec(endpoint.dialect).protojson
+        if name is None:
+            raise DialectMismatch(f"HTTP+JSON is spoken in A2A 1.0 and 0.3, not {endpoint.dialect}")
+        codec = get_codec(name)
         method, params = encode_call(codec, call, endpoint.dialect)
-        if endpoint.dialect == "0.3":
+        # v0.3's methods have the v0.3 routes (§g.2), v1.0's the v1.0 ones (§g.1)
+        if method in _V03_METHODS:
             verb, path, body = route_of_v03(method, params, call)
         else:
             verb, path, body = route_of(method, params)
         headers = {**self._headers, "Accept": accept, "A2A-Version": endpoint.dialect}
         if body is not None:
-            headers["Content-Type"] = _MEDIA if endpoint.dialect == "1.0" else "application/json"
+            headers["Content-Type"] = codec.media_type
         return codec, verb, endpoint.url.rstrip("/") + path, body, headers
 
     async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
@@ -243,16 +178,16 @@ class RESTBinding:
             endpoint, call, f"{_MEDIA}, application/json")
         reply = await self._transport.request(verb, url, body, headers)
         try:
-            raw = _result_of(reply, endpoint.dialect, "/tasks/" in url)
+            raw = _result_of(reply, codec, "/tasks/" in url)
         except InvalidParams:
-            if endpoint.dialect != "0.3" or not isinstance(call, SetPushConfig) or body is None:
+            if not isinstance(call, SetPushConfig) or body is None or not _wraps_config(body):
                 raise
             # v0.3 servers disagree on this body: a2a-sdk's and @a2a-js/sdk 0.3's read the
             # whole CreateTaskPushNotificationConfigRequest (sent first), @a2a-js/sdk 1.x's
             # v0.3 routes only its `config`, as the proto's HTTP mapping says (`body: "config"`).
             body = msgspec.json.encode(_json.decode(body)["config"])
             reply = await self._transport.request(verb, url, body, headers)
-            raw = _result_of(reply, endpoint.dialect, True)
+            raw = _result_of(reply, codec, True)
         try:
             result = codec.decode_result(call, raw)
         except InvalidAgentResponse as exc:
@@ -268,24 +203,23 @@ class RESTBinding:
             headers["Last-Event-ID"] = str(last_event_id)
         reply = await self._transport.request_stream(verb, url, body, headers)
         if reply.content_type == "text/event-stream" and 200 <= reply.status < 300:
-            return RESTConnection(codec, reply.url, reply=reply, dialect=endpoint.dialect)
+            return RESTConnection(codec, reply.url, reply=reply)
         # An error before the stream began, or one answer instead of a stream.
         try:
             content = await reply.read()
         finally:
             await reply.aclose()
         raw = _result_of(HTTPReply(reply.status, reply.headers, content, reply.url),
-                         endpoint.dialect, "/tasks/" in url)
-        return RESTConnection(codec, reply.url, single=raw, dialect=endpoint.dialect)
+                         codec, "/tasks/" in url)
+        return RESTConnection(codec, reply.url, single=raw)
 
 
 class RESTConnection(Connection):
     """A stream whose events are bare ``StreamResponse`` objects, or error bodies."""
 
     def __init__(self, codec: Codec, url: str, *, reply: StreamReply | None = None,
-                 single: bytes | None = None, dialect: str = "1.0") -> None:
+                 single: bytes | None = None) -> None:
         super().__init__(codec, url, reply=reply, single=single)
-        self.dialect = dialect
 
     def _event(self, ev: SSEEvent) -> tuple[int | None, bytes]:
         try:
@@ -295,10 +229,10 @@ class RESTConnection(Connection):
                 f"{self.url} sent a stream event that is not JSON: {ev.data[:120]!r}"
             ) from None
         if ev.event == "error" or (isinstance(doc, dict) and "error" in doc):
-            err = _error_of(self.dialect, doc)
+            err = self.codec.decode_http_error(doc)
             if err is not None:
                 raise lagged_or(err)
-            if self.dialect == "0.3":
+            if not self.codec.named_stream_errors:
                 # v0.3 bodies have no room for the resume hint a v1.0 body carries
                 # (a reader dropped for falling behind): read it as a broken stream.
                 message = doc.get("message") if isinstance(doc, dict) else None
@@ -307,7 +241,7 @@ class RESTConnection(Connection):
         return _seq(ev.id), ev.data.encode()
 
 
-def _result_of(reply: HTTPReply, dialect: str, task_route: bool = False) -> bytes:
+def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> bytes:
     """The body of a successful answer; an error body is raised as its error
     (``task_route``: the route names a task, so a v0.3 404 says it is not found)."""
     if reply.ok:
@@ -325,7 +259,7 @@ def _result_of(reply: HTTPReply, dialect: str, task_route: bool = False) -> byte
             doc = _json.decode(reply.content)
         except msgspec.DecodeError:
             doc = None
-    err = _error_of(dialect, doc, reply.status, task_route)
+    err = codec.decode_http_error(doc, reply.status, task_route)
     if err is not None:
         raise err
     cls = HTTP_ERRORS.get(reply.status)

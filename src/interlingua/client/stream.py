@@ -363,7 +363,7 @@ class _Position:
 
     async def read(self, conn: Connection) -> AsyncGenerator[StreamEvent, None]:
         """The new events of one connection, in order, up to a final one."""
-        terminal_only = self.through_interruptions and conn.codec.name == "1.0"
+        terminal_only = self.through_interruptions and conn.codec.follows_interruptions
         async with contextlib.aclosing(conn.events()) as events:
             async for seq, raw in events:
                 if seq is not None and self.last is not None and seq <= self.last:

@@ -26,8 +26,9 @@
     ConcurrentModification        a store write based on a stale version (internal)
     LifecycleError                an event the task's state does not allow (internal)
 
-Codes -32006…-32011 were reassigned after v0.1, so every error knows its code
-per dialect (``code_for``); that one table is the only place the mapping lives.
+Codes -32006…-32011 were reassigned after v0.1: where a dialect's code differs
+from the one above, its codec's table says so (``core/dialects/_codes.py``,
+``Codec.code_of``).
 """
 
 from __future__ import annotations
@@ -66,9 +67,8 @@ __all__ = [
 class A2AError(Exception):
     """An error that is answered to the peer in its own dialect."""
 
+    #: the JSON-RPC code (where a dialect's differs, its codec says: ``Codec.code_of``)
     code: ClassVar[int] = -32603
-    # dialect name -> JSON-RPC code, where it differs from ``code``
-    dialect_codes: ClassVar[dict[str, int]] = {}
     http_status: ClassVar[int] = 500
     grpc_status: ClassVar[str] = "INTERNAL"
     reason: ClassVar[str] = "INTERNAL_ERROR"
@@ -79,10 +79,6 @@ class A2AError(Exception):
         self.data = data
         super().__init__(self.message)
 
-    def code_for(self, dialect: str) -> int:
-        """The code in ``dialect`` ("1.0", "0.3", "0.1"); the SAM and tutorial
-        codecs ask for the v0.3 codes, which they share."""
-        return self.dialect_codes.get(dialect, self.code)
 
 
 class JSONRPCError(A2AError):
@@ -160,12 +156,10 @@ class UnsupportedOperation(A2AError):
 class InvalidTaskState(UnsupportedOperation):
     """The task's state does not allow the request (a message to a finished task)."""
 
-    dialect_codes = {"0.1": -32009}
     default_message = "The task's state does not allow this request"
 
 
 class StreamingNotSupported(UnsupportedOperation):
-    dialect_codes = {"0.1": -32006}
     default_message = "Streaming is not supported by this agent"
 
 
@@ -179,7 +173,6 @@ class ContentTypeNotSupported(A2AError):
 
 class InvalidAgentResponse(A2AError):
     code = -32006
-    dialect_codes = {"0.1": -32603}
     http_status = 500
     grpc_status = "INTERNAL"
     reason = "INVALID_AGENT_RESPONSE"
@@ -189,7 +182,6 @@ class InvalidAgentResponse(A2AError):
 class ExtendedCardNotConfigured(A2AError):
     code = -32007
     # v0.1 has no extended card, and -32007 means something else there.
-    dialect_codes = {"0.1": -32004}
     http_status = 400
     grpc_status = "FAILED_PRECONDITION"
     reason = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
@@ -198,7 +190,6 @@ class ExtendedCardNotConfigured(A2AError):
 
 class ExtensionSupportRequired(A2AError):
     code = -32008
-    dialect_codes = {"0.1": -32600, "0.3": -32600}
     http_status = 400
     grpc_status = "FAILED_PRECONDITION"
     reason = "EXTENSION_SUPPORT_REQUIRED"
@@ -207,7 +198,6 @@ class ExtensionSupportRequired(A2AError):
 
 class VersionNotSupported(A2AError):
     code = -32009
-    dialect_codes = {"0.1": -32600, "0.3": -32600}
     http_status = 400
     grpc_status = "FAILED_PRECONDITION"
     reason = "VERSION_NOT_SUPPORTED"
@@ -216,7 +206,6 @@ class VersionNotSupported(A2AError):
 
 class AuthenticationRequired(A2AError):
     code = -32600
-    dialect_codes = {"0.1": -32007}
     http_status = 401
     grpc_status = "UNAUTHENTICATED"
     reason = "UNAUTHENTICATED"
@@ -225,7 +214,6 @@ class AuthenticationRequired(A2AError):
 
 class AuthorizationFailed(A2AError):
     code = -32600
-    dialect_codes = {"0.1": -32008}
     http_status = 403
     grpc_status = "PERMISSION_DENIED"
     reason = "PERMISSION_DENIED"
@@ -234,7 +222,6 @@ class AuthorizationFailed(A2AError):
 
 class RateLimitExceeded(A2AError):
     code = -32603
-    dialect_codes = {"0.1": -32010}
     http_status = 429
     grpc_status = "RESOURCE_EXHAUSTED"
     reason = "RATE_LIMIT_EXCEEDED"
@@ -243,7 +230,6 @@ class RateLimitExceeded(A2AError):
 
 class ResourceUnavailable(A2AError):
     code = -32603
-    dialect_codes = {"0.1": -32011}
     http_status = 503
     grpc_status = "UNAVAILABLE"
     reason = "RESOURCE_UNAVAILABLE"
@@ -255,10 +241,8 @@ class RemoteError(A2AError):
 
     def __init__(self, code: int, message: str, *, data: Any = None) -> None:
         super().__init__(message, data=data)
+        #: the peer's code, which every codec writes as it is (``Codec.code_of``)
         self.remote_code = code
-
-    def code_for(self, dialect: str) -> int:
-        return self.remote_code
 
 
 class ConcurrentModification(Exception):

@@ -30,9 +30,9 @@ from ..client.push_receiver import PushEvent, Receiver
 from ..client.security import JWKS_PATH, CardVerifier, UnverifiedCard
 from ..client.transport import HTTPXTransport, Transport
 from ..core.calls import SetPushConfig
+from ..core.dialects.card_checks import check_card
 from ..core.errors import A2AError
 from ..core.model import AgentCard, DataPart, FilePart, Part, PushConfig, TextPart
-from .card_checks import check_card
 from .credentials import CredentialError, headers_for
 from .describe import item_json, to_json
 from .recorder import MASK, Frame, RecordingTransport

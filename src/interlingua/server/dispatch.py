@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, TypeVar
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.dialects import Codec, answering, versions
+from ..core.dialects.detect import Detection
 from ..core.errors import (
     A2AError,
     InternalError,
@@ -42,15 +44,8 @@ log = logging.getLogger("interlingua.server")
 
 T = TypeVar("T")
 
-SUPPORTED_VERSIONS = ("1.0", "0.3", "0.2", "0.1")
-# which header versions each dialect takes as its own
-_DIALECT_VERSIONS = {
-    "1.0": {"1.0"},
-    "0.3": {"0.3", "0.2"},
-    "0.1": {"0.1"},
-    "sam": {"0.1", "0.2", "0.3"},
-    "tutorial": {"0.2", "0.3"},
-}
+#: every A2A-Version some codec takes as its own, newest first: ("1.0", "0.3", "0.2", "0.1")
+SUPPORTED_VERSIONS = versions()
 
 
 # Clients send the same few header values on every request.
@@ -149,12 +144,12 @@ class FrontDoor:
 
     # ------------------------------------------------------------- dialects
 
-    def check_version(self, dialect: str, raw: str | None, version: str | None) -> None:
-        """The ``A2A-Version`` header against the dialect the request is in
+    def check_version(self, codec: Codec, raw: str | None, version: str | None) -> None:
+        """The ``A2A-Version`` header against the codec the request is read with
         (leniently unless ``strict_versions``: DIALECTS.md §h.3)."""
         strict = self.settings.strict_versions
         if not raw:
-            if strict and dialect == "1.0":
+            if strict and codec.needs_version_header:
                 raise VersionNotSupported(
                     "No A2A-Version header: it is read as 0.3, which does not have "
                     "this method; send A2A-Version: 1.0"
@@ -166,10 +161,10 @@ class FrontDoor:
                 + ", ".join(SUPPORTED_VERSIONS),
                 data={"supportedVersions": list(SUPPORTED_VERSIONS)},
             )
-        if strict and version not in _DIALECT_VERSIONS.get(dialect, {version}):
+        if strict and version not in codec.versions:
             raise VersionNotSupported(
                 f"A2A-Version {_shown(raw)} does not match the method's protocol version "
-                f"{dialect}"
+                f"{codec.dialect}"
             )
 
     async def stored_dialect(self, scope: Mapping[str, Any], headers: Mapping[str, str],
@@ -184,6 +179,18 @@ class FrontDoor:
             return await self.engine.dialect_of(info, task_id)
         except StoreUnavailable as exc:
             raise _store_down(exc) from None
+
+    async def task_codec(self, scope: Mapping[str, Any], headers: Mapping[str, str],
+                         method: str, found: Detection) -> Codec:
+        """The codec of a request its method and params leave open (DIALECTS.md §h.3:
+        tasks/get, tasks/cancel, tasks/resubscribe read the same in v0.1-v0.3): the
+        one answering for the dialect the caller's task was created in, resolved
+        through the registry, else ``found.fallback``'s. Chosen before the call
+        reaches the engine."""
+        name = found.fallback
+        if found.task_id:
+            name = await self.stored_dialect(scope, headers, found.task_id) or name
+        return answering(method, name, found.fallback)
 
     def running_here(self, request: RequestInfo, task_id: str) -> bool:
         """The caller's task ``task_id`` has a turn running in this process (a binding

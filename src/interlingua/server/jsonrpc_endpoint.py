@@ -14,7 +14,6 @@ between the envelope and the engine (authentication, tenant, the request's
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
@@ -22,8 +21,8 @@ from typing import Any
 import msgspec
 
 from ..core import jsonrpc
-from ..core.dialects import Codec, get_codec
-from ..core.dialects.detect import Detection, detect
+from ..core.dialects import Codec, answering, get_codec
+from ..core.dialects.detect import detect
 from ..core.errors import (
     A2AError,
     InternalError,
@@ -44,9 +43,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-
-#: dialects that borrow the v0.x task methods and answer them in their own shapes
-_VARIANTS = frozenset({"sam", "tutorial"})
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -183,14 +179,15 @@ class JSONRPCEndpoint:
             found = detect(req.method, req.params, strict=self.settings.strict_dialects,
                            header_version=version)
             if found.dialect is not None:  # nearly every request: nothing to look up
-                codec = self._codec_of(req, found.dialect, found.fallback)
+                codec = answering(req.method, found.dialect, found.fallback)
             else:
-                codec = await self._codec_for(req, found, scope, headers)
-            door.check_version(codec.name, raw_version, version)
+                codec = await door.task_codec(scope, headers, req.method, found)
+            door.check_version(codec, raw_version, version)
             call = codec.for_answer(codec.decode_call(req.method, req.params))
             streaming = req.method in codec.streaming_methods
-            info = door.request(scope, headers, binding="jsonrpc", tenant=getattr(call, "tenant", None),
-                                dialect=codec.name, streaming=streaming,
+            info = door.request(scope, headers, binding="jsonrpc",
+                                tenant=getattr(call, "tenant", None),
+                                dialect=codec.dialect, streaming=streaming,
                                 extensions=extensions(headers))
             if streaming:
                 if in_batch:
@@ -222,29 +219,6 @@ class JSONRPCEndpoint:
             return _Answer(200, None, parts=[jsonrpc.result_head(req.id), body, b"}"])
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
-    async def _codec_for(self, req: jsonrpc.Request, found: Detection, scope: Scope,
-                         headers: Mapping[str, str]) -> Codec:
-        """The dialect of a request the method and params leave open (DIALECTS.md
-        §h.3): tasks/get, tasks/cancel, tasks/resubscribe read the same in v0.1-v0.3,
-        and are answered in the dialect the task was created in."""
-        name = found.fallback
-        if found.task_id:
-            name = await self.door.stored_dialect(scope, headers, found.task_id) or name
-        return self._codec_of(req, name, found.fallback)
-
-    @staticmethod
-    def _codec_of(req: jsonrpc.Request, name: str, fallback: str) -> Codec:
-        """The codec of dialect ``name``, or the one that answers ``req`` for it."""
-        codec = get_codec(name)
-        if req.method not in codec.methods:
-            if name in _VARIANTS:
-                # a SAM- or tutorial-made task polled with tasks/get: read as the
-                # v0.3 family reads it, answered in the variant it was made in
-                codec = _answered_in(name, fallback)
-            else:  # a v1.0-made task: v1.0 has no such method, v0.3 answers
-                codec = get_codec(fallback)
-        return codec
-
     def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
                  exc: A2AError) -> _Answer:
         """A request refused before dispatch (credentials, rate): its HTTP status, with
@@ -268,36 +242,6 @@ class JSONRPCEndpoint:
     @staticmethod
     def _error(rid: Any, err: A2AError, codec: Codec) -> bytes:
         return jsonrpc.error_response(rid, codec.encode_error(err))
-
-
-@functools.cache
-def _answered_in(writer_name: str, reader_name: str) -> Codec:
-    """A codec that reads calls as ``reader_name`` and writes answers as ``writer_name``."""
-    reader, writer = get_codec(reader_name), get_codec(writer_name)
-    if reader is writer:
-        return reader
-
-    class AnsweredIn(Codec):
-        name = writer.name
-        methods = reader.methods
-        streaming_methods = reader.streaming_methods
-
-        def decode_call(self, method: str, params: bytes | None) -> Any:
-            return reader.decode_call(method, params)
-
-        def for_answer(self, call: Any) -> Any:
-            return writer.for_answer(call)
-
-        def encode_result(self, call: Any, result: Any) -> bytes:
-            return writer.encode_result(call, result)
-
-        def encode_error(self, error: A2AError) -> bytes:
-            return writer.encode_error(error)
-
-        def encode_stream_item(self, item: Any) -> bytes:
-            return writer.encode_stream_item(item)
-
-    return AnsweredIn()
 
 
 #: the bytes of an error answer in a batch, but for its id

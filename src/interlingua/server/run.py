@@ -30,6 +30,7 @@ import msgspec
 from ..bus.base import Bus, task_key
 from ..core import lifecycle
 from ..core.calls import ListTasks
+from ..core.dialects import get_codec
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     A2AError,
@@ -486,7 +487,7 @@ class Writer:
         # Under the lock: a grace write of the task in flight decides first.
         async with run.lock:
             if (not run.persisted and run.initial is not None and len(run.task.history) == 1
-                    and run.dialect != "0.1"):
+                    and get_codec(run.dialect).bare_replies):
                 # A first answer with no task: the caller gets the bare message.
                 # (v0.1 has no bare answers: its callers named the task, and they
                 # get it completed with the message as its status message. So

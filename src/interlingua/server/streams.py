@@ -26,6 +26,7 @@ import msgspec
 from ..bus.base import Bus, Subscription, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
+from ..core.dialects import get_codec
 from ..core.errors import InvalidParams, TaskNotFound, UnsupportedOperation
 from ..core.model import (
     TERMINAL_STATES,
@@ -158,7 +159,8 @@ class Streams:
         # v1.0 subscriptions follow a task through its interruptions (input-required,
         # auth-required) to its end (spec v1.0 §3.1.6); older dialects, and a
         # streaming send's own stream, end at an interruption with ``final: true``.
-        ends = TERMINAL_STATES if request.dialect == "1.0" and not allow_finished \
+        codec = get_codec(request.dialect)
+        ends = TERMINAL_STATES if codec.follows_interruptions and not allow_finished \
             else lifecycle.RETURN_STATES
 
         if last_event_id is not None:
@@ -178,7 +180,7 @@ class Streams:
 
         state = task.status.state
         if state in TERMINAL_STATES and not allow_finished:
-            if request.dialect == "1.0":
+            if codec.refuses_finished_subscription:
                 raise UnsupportedOperation(
                     f"Task {call.id} is {state.value}; a finished task cannot be subscribed to "
                     "(resume with Last-Event-ID to receive events you missed)"

@@ -22,11 +22,13 @@ dead. See ``push_mode`` for which events each config wants.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
+from ..core.dialects import get_codec
+from ..core.dialects.base import PushMode
 from ..core.model import (
     ArtifactUpdate,
     Event,
@@ -136,7 +138,6 @@ class LeaseLost(Exception):
 
 # ------------------------------------------------------------- push notifications
 
-PushMode = Literal["event", "task"]
 
 #: a delivery waiting for its turn or for its next try
 PENDING = "pending"
@@ -153,7 +154,7 @@ def push_mode(dialect: str) -> PushMode:
     delivery still queued is moved on to the newest status instead of queuing
     another (so a long stream does not send the whole task over and over).
     """
-    return "event" if dialect == "1.0" else "task"
+    return get_codec(dialect).push_mode
 
 
 def wants_delivery(mode: PushMode, event: Event) -> bool:

@@ -36,7 +36,6 @@ from ...core import model as m
 from ...core.calls import Call, GetExtendedCard, ListTasksResult
 from ...core.dialects import Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
-from ...core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ...core.errors import (
     A2AError,
     ExtendedCardNotConfigured,
@@ -191,7 +190,7 @@ class _V03(_Dialect):
     cache_key = "grpc:0.3"
 
     def __init__(self, public_card: Callable[[], tuple[AgentCard, str]]) -> None:
-        super().__init__(V03ProtoJSONCodec())
+        super().__init__(get_codec("0.3-pj"))
         self.public_card = public_card
 
     def call_of(self, rpc: _Rpc, request: Message) -> Call:
@@ -316,10 +315,10 @@ class GrpcBinding:
             raise InvalidParams(f"Invalid params: the request is not a valid {name}") from None
         raw_version = headers.get("a2a-version")
         version = parse_version(raw_version) if raw_version else None
-        door.check_version(dialect.name, raw_version, version)
+        door.check_version(dialect.codec, raw_version, version)
         call = dialect.call_of(rpc, request)
         info = door.request(scope, headers, binding="grpc", tenant=getattr(call, "tenant", None),
-                            dialect=dialect.name, streaming=rpc.streaming,
+                            dialect=dialect.codec.dialect, streaming=rpc.streaming,
                             extensions=_extensions(headers))
         return call, info, headers
 

@@ -12,6 +12,7 @@ with the event ids, ``Last-Event-ID`` replay and heartbeats of JSON-RPC streams.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
@@ -47,7 +48,11 @@ from ...server.settings import ServerSettings
 from ...server.sse_writer import Envelope, write_sse
 from ...server.streams import Stream
 from .errors import MethodNotAllowed, error_body, http_status
-from .routes import Match, NoRoute, match
+from .routes import V1_OPS, Match, NoRoute, match
+
+#: the v0.3 route of the caller's card, answered with the public one when there is
+#: no extended card (``GET /v1/card``)
+_V03_CARD_OP = "agent/getAuthenticatedExtendedCard"
 
 __all__ = ["RESTEndpoint"]
 
@@ -59,7 +64,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 #: the caller's card and the JSON-RPC URL it names, for ``GET /v1/card``
 CardOf = Callable[[Scope, Mapping[str, str]], tuple[AgentCard, str]]
 
-_CONTENT_TYPE = {"1.0": b"application/a2a+json", "0.3": b"application/json"}
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 
@@ -97,15 +101,17 @@ class _StreamAnswer:
         self.stream = stream
 
 
-def _error_event(dialect: str) -> Callable[[Codec, A2AError], bytes]:
-    def error(codec: Codec, err: A2AError) -> bytes:
-        return error_body(err, dialect, http_status(err, dialect))
-
-    return error
+def _error_event(codec: Codec, err: A2AError) -> bytes:
+    return error_body(err, codec, http_status(err, codec))
 
 
 #: stream items are the bare StreamResponse objects; errors the binding's error bodies
-_ENVELOPES = {d: Envelope(b"", b"", _error_event(d)) for d in ("1.0", "0.3")}
+_ENVELOPE = Envelope(b"", b"", _error_event)
+
+
+@functools.cache
+def _content_type(codec: Codec) -> tuple[bytes, bytes]:
+    return (b"content-type", codec.media_type.encode())
 
 
 class RESTEndpoint:
@@ -121,10 +127,6 @@ class RESTEndpoint:
         self.tenant_header = tenant_header.lower() if tenant_header else None
         #: paths the app serves otherwise (the JSON-RPC URL): a wrong verb there is 405
         self.other_paths = dict(other_paths or {})
-        self.codecs: dict[str, Codec] = {"1.0": get_codec("1.0")}
-        from ...core.dialects.v0_3_protojson import V03ProtoJSONCodec
-
-        self.codecs["0.3"] = V03ProtoJSONCodec()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = await self.respond(scope, receive, send)
@@ -145,52 +147,52 @@ class RESTEndpoint:
         except NoRoute as exc:
             await _send(send, self._no_route(method, path, exc))
             return None
-        dialect = route.dialect
+        codec = get_codec(route.codec)
         if not _utf8_path(scope):
             bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
-            await _send(send, self._error(bad_path, dialect))
+            await _send(send, self._error(bad_path, codec))
             return None
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)
         except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
-            await _send(send, self._error(err, dialect, 413))
+            await _send(send, self._error(err, codec, 413))
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
             await self.door.admit(scope, headers)
         except A2AError as exc:
-            await _send(send, self._error(exc, dialect))
+            await _send(send, self._error(exc, codec))
             return None
         try:
-            answer = await self._handle(route, body, headers, scope, raw_version, version)
+            answer = await self._handle(route, codec, body, headers, scope, raw_version,
+                                        version)
         except A2AError as exc:
-            answer = self._error(exc, dialect)
+            answer = self._error(exc, codec)
         except Exception:
             log.exception("internal error handling %s %s", method, path)
-            answer = self._error(InternalError(), dialect)
+            answer = self._error(InternalError(), codec)
         if isinstance(answer, _StreamAnswer):
             return answer
         await _send(send, answer)
         return None
 
-    async def _handle(self, route: Match, body: bytes, headers: Mapping[str, str], scope: Scope,
-                      raw_version: str | None, version: str | None) -> _Answer | _StreamAnswer:
+    async def _handle(self, route: Match, codec: Codec, body: bytes, headers: Mapping[str, str],
+                      scope: Scope, raw_version: str | None,
+                      version: str | None) -> _Answer | _StreamAnswer:
         door = self.door
-        dialect = route.dialect
-        codec = self.codecs[dialect]
         if not _blank(body):
             _check_content_type(headers.get("content-type"))
-        door.check_version(dialect, raw_version, version)
+        door.check_version(codec, raw_version, version)
         call = codec.for_answer(codec.decode_call(route.op, self._params(route, body, scope)))
         tenant = self._tenant(route, call, headers)
-        info = door.request(scope, headers, binding="rest", tenant=tenant, dialect=dialect,
+        info = door.request(scope, headers, binding="rest", tenant=tenant, dialect=codec.dialect,
                             streaming=route.streaming, extensions=extensions(headers))
         if route.streaming:
             stream = await door.stream(call, info, headers.get("last-event-id"))
-            return _StreamAnswer(codec, _ENVELOPES[dialect], stream)
-        if dialect == "0.3" and isinstance(call, GetExtendedCard):
+            return _StreamAnswer(codec, _ENVELOPE, stream)
+        if route.op == _V03_CARD_OP and isinstance(call, GetExtendedCard):
             return await self._v03_card(call, info, scope, headers)
         result = await door.call(call, info)
         if isinstance(call, DeletePushConfig):
@@ -198,7 +200,7 @@ class RESTEndpoint:
         else:
             out = codec.encode_result(call, result)
             door.check_answer(len(out))
-        return _Answer(200, out, [(b"content-type", _CONTENT_TYPE[dialect])])
+        return _Answer(200, out, [_content_type(codec)])
 
     # ------------------------------------------------------------------ params
 
@@ -216,7 +218,7 @@ class RESTEndpoint:
         kinds = _QUERY.get(op)
         if kinds:
             doc.update(_query(scope, kinds))
-        if route.dialect == "1.0":
+        if op in V1_OPS:  # v1.0's params name the task ``id`` or ``taskId``
             if op in ("GetTask", "CancelTask", "SubscribeToTask"):
                 _put(doc, "id", route.task_id)
             elif route.task_id is not None:
@@ -271,28 +273,28 @@ class RESTEndpoint:
         return _Answer(200, _encode(encode_card_v03(card, jsonrpc_url=rpc_url)),
                        [(b"content-type", b"application/json")])
 
-    def _error(self, exc: A2AError, dialect: str, status: int | None = None) -> _Answer:
+    def _error(self, exc: A2AError, codec: Codec, status: int | None = None) -> _Answer:
         headers: list[tuple[bytes, bytes]] = []
         if status is None:
             refused = self.door.refusal(exc)
             if refused is not None:  # 401 / 403 / 429 / 503 with their headers
                 status, headers = refused[0], list(refused[1])
             else:
-                status = http_status(exc, dialect)
-        headers.append((b"content-type", _CONTENT_TYPE[dialect]))
-        return _Answer(status, error_body(exc, dialect, status), headers)
+                status = http_status(exc, codec)
+        headers.append(_content_type(codec))
+        return _Answer(status, error_body(exc, codec, status), headers)
 
     def _no_route(self, method: str, path: str, exc: NoRoute) -> _Answer:
-        dialect = "0.3" if path.startswith("/v1/") else "1.0"
+        codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
         allowed = exc.allowed or self.other_paths.get(path, ())
         if allowed:
             err: A2AError = MethodNotAllowed(
                 f"Method not allowed: {method} {path} (allowed: {', '.join(allowed)})")
-            answer = self._error(err, dialect, 405)
+            answer = self._error(err, codec, 405)
             answer.headers.append((b"allow", ", ".join(allowed).encode()))
             return answer
         return self._error(MethodNotFound(f"Not found: no A2A route {method} {path}"),
-                           dialect, 404)
+                           codec, 404)
 
 
 # ---------------------------------------------------------------------- helpers

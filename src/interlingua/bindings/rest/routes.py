@@ -14,10 +14,10 @@ a ``/v1`` base path (§h.3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-__all__ = ["RESERVED", "Match", "NoRoute", "match"]
+__all__ = ["RESERVED", "V1_OPS", "Match", "NoRoute", "match"]
 
 #: first path segments that are routes, never tenants
 RESERVED = frozenset({"v1", "tasks", "message:send", "message:stream", "extendedAgentCard",
@@ -27,13 +27,15 @@ RESERVED = frozenset({"v1", "tasks", "message:send", "message:stream", "extended
 @dataclass(frozen=True, slots=True)
 class Match:
     """A matched route: ``dialect`` is "1.0" or "0.3"; ``op`` the operation's JSON-RPC
-    method in that dialect; ``task_id``/``config_id`` from the path."""
+    method in that dialect; ``task_id``/``config_id`` from the path; ``codec`` the
+    registry's name of the codec that reads and writes its bodies."""
 
     dialect: str
     op: str
     task_id: str | None = None
     config_id: str | None = None
     tenant: str | None = None
+    codec: str = field(default="1.0", compare=False)
 
     @property
     def streaming(self) -> bool:
@@ -69,6 +71,9 @@ _V1: dict[tuple[str, ...], dict[str, str]] = {
         "GET": "GetTaskPushNotificationConfig", "DELETE": "DeleteTaskPushNotificationConfig"},
     ("extendedAgentCard",): {"GET": "GetExtendedAgentCard"},
 }
+
+#: the operations of the v1.0 routes (whose params name a path's ids ``id``/``taskId``)
+V1_OPS = frozenset(op for methods in _V1.values() for op in methods.values())
 
 _V03: dict[tuple[str, ...], dict[str, str]] = {
     ("message:send",): {"POST": "message/send"},
@@ -130,12 +135,12 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
     tenant = None
     if segs and segs[0] == "v1":
         if version is not None and version.startswith("1."):
-            table, dialect = _V1, "1.0"  # a v1.0 interface under a /v1 base path
+            table, dialect, codec = _V1, "1.0", "1.0"  # a v1.0 interface under a /v1 base path
         else:
-            table, dialect = _V03, "0.3"
+            table, dialect, codec = _V03, "0.3", "0.3-pj"
         segs = segs[1:]
     else:
-        table, dialect = _V1, "1.0"
+        table, dialect, codec = _V1, "1.0", "1.0"
         if segs and segs[0] not in RESERVED and len(segs) > 1:
             tenant, segs = segs[0], segs[1:]
     found = _find(table, segs)
@@ -145,4 +150,4 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
     op = methods.get(method)
     if op is None:
         raise NoRoute(path, tuple(sorted(methods)))
-    return Match(dialect, op, task_id, config_id, tenant)
+    return Match(dialect, op, task_id, config_id, tenant, codec)

@@ -130,14 +130,16 @@ class FamilyCodec(Codec):
     states_out: ClassVar[Mapping[m.TaskState, Any] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
         v = cls.__dict__.get("variant")
         if v is not None:
             cls.name = v.name
+            cls.error_codes = v.codes
             cls.methods = frozenset(v.methods.values())
             cls.streaming_methods = frozenset(
                 v.methods[op] for op in ("stream", "resubscribe") if op in v.methods
             )
+        # after the name is set: the base derives traits from it
+        super().__init_subclass__(**kwargs)
 
     def __init__(self) -> None:
         v = self.variant
@@ -571,7 +573,7 @@ class FamilyCodec(Codec):
 
     def encode_error(self, error: A2AError) -> bytes:
         return encode_error_member(
-            error.code_for(self.variant.codes_of), error.message, error.data
+            self.code_of(error), error.message, error.data
         )
 
     def encode_stream_item(self, item: StreamItem) -> bytes:

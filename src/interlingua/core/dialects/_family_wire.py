@@ -23,6 +23,7 @@ from msgspec import Meta
 
 from ..errors import A2AError
 from ..model import Role, TaskState
+from ._codes import V03_CODES, Codes
 from ._common import V03_ERROR_CLASSES
 
 Metadata: TypeAlias = dict[str, Any]
@@ -66,8 +67,8 @@ class Variant:
     event_markers: tuple[str, ...] = ("taskId",)
     #: on a result no shape fits: report the strict reader's fault, else the lenient one's
     report_first: bool = True
-    #: the dialect whose JSON-RPC error codes are sent, and the codes read back
-    codes_of: str = "0.3"
+    #: the JSON-RPC codes sent where they differ from the errors' own, and the codes read back
+    codes: Codes = field(default_factory=lambda: V03_CODES)
     errors: Mapping[int, type[A2AError]] = field(default_factory=lambda: V03_ERROR_CLASSES)
     #: what a data part's ``data`` may be (v0.1's prose allows arrays too)
     data_type: Any = dict[str, Any]

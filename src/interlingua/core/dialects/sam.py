@@ -50,6 +50,7 @@ from ..model import Artifact, FilePart, Message, Part, StatusUpdate, Task
 from ._common import FieldError, b64encode
 from ._family import FamilyCodec, bytes_in
 from ._family_wire import Fields, Metadata, Variant, Wire, build_wire
+from .v0_3 import shared as _v03
 
 __all__ = ["SAMCodec"]
 
@@ -98,6 +99,12 @@ class SAMCodec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = build_wire(VARIANT, lax=True)
+    # a v0.3 variant: its tasks are polled with v0.3's tasks/get, webhooks are v0.3's
+    family = "0.3"
+    versions = frozenset({"0.1", "0.2", "0.3"})
+
+    def encode_push_task(self, task: Task) -> bytes:
+        return _v03().encode_stream_item(task)
 
     def artifact_in(self, w: Any) -> Artifact:
         artifact_id = w.id or w.artifact_id or w.name

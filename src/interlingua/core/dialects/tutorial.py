@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..model import Task
 from ..parts import new_id
 from ._family import FamilyCodec
 from ._family_wire import Variant, Wire, build_wire
+from .v0_3 import shared as _v03
 
 __all__ = ["TutorialCodec"]
 
@@ -48,6 +50,12 @@ class TutorialCodec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = wire
+    # a v0.3 variant: its tasks are polled with v0.3's tasks/get, webhooks are v0.3's
+    family = "0.3"
+    versions = frozenset({"0.2", "0.3"})
+
+    def encode_push_task(self, task: Task) -> bytes:
+        return _v03().encode_stream_item(task)
 
     def message_id_in(self, w: Any) -> str:
         return w.message_id_echo or new_id()

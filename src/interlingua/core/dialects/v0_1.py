@@ -59,7 +59,8 @@ from ..errors import (
     UnsupportedOperation,
 )
 from ..lifecycle import RETURN_STATES
-from ..parts import new_id
+from ..parts import get_text, new_id
+from ._codes import V01_CODES
 from ._common import (
     V03_ERROR_CLASSES,
     FieldError,
@@ -113,7 +114,7 @@ VARIANT = Variant(
     file_rule="at_most_one",
     # The schema says object; the spec's prose (and its §9.6 example) allows arrays.
     data_type=dict[str, Any] | list[Any],
-    codes_of=DIALECT,
+    codes=V01_CODES,
     errors=_ERRORS,
 )
 
@@ -236,6 +237,27 @@ class V01Codec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = _w
     lax: ClassVar[Wire] = _w
+    versions = frozenset({DIALECT})
+    # v0.1 callers name their tasks: no bare message answers, and a push config
+    # set for a task is known by the task's id
+    bare_replies = False
+    push_config_id_is_task_id = True
+    nearest = ("0.3", "1.0")
+
+    def encode_push_task(self, task: m.Task) -> bytes:
+        # v0.1's webhook body: the task's status beside the whole task (DIALECTS.md §d.2)
+        raw = self.encode_result(c.GetTask(id=task.id), task)
+        doc: dict[str, Any] = {
+            "eventType": "taskUpdate",
+            "taskId": task.id,
+            "status": msgspec.Raw(msgspec.json.encode(msgspec.json.decode(raw)["status"])),
+        }
+        message = task.status.message
+        summary = get_text(message) if message is not None else ""
+        if summary:
+            doc["summary"] = summary
+        doc["task"] = msgspec.Raw(raw)
+        return msgspec.json.encode(doc)
     states_in: ClassVar[Mapping[Any, m.TaskState] | None] = _STATE_IN
     states_out: ClassVar[Mapping[m.TaskState, Any] | None] = _STATE_OUT
 
@@ -417,7 +439,7 @@ class V01Codec(FamilyCodec):
         data = error.data
         if data is not None and not isinstance(data, dict):
             data = {"value": data}  # the schema's JSONRPCError.data is an object
-        return encode_error_member(error.code_for(DIALECT), error.message, data)
+        return encode_error_member(self.code_of(error), error.message, data)
 
     def encode_stream_item(self, item: Any) -> bytes:
         if isinstance(item, m.ArtifactUpdate):

@@ -17,6 +17,7 @@ The agent card helpers render and read the v0.2/v0.3 card shape
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
@@ -29,7 +30,7 @@ from ._common import at_root as _at
 from ._family import FamilyCodec
 from ._family_wire import Metadata, Variant, Wire, build_wire
 
-__all__ = ["V03Codec", "decode_card_v03", "encode_card_v03"]
+__all__ = ["V03Codec", "decode_card_v03", "encode_card_v03", "shared"]
 
 T = TypeVar("T")
 
@@ -57,12 +58,24 @@ class V03Codec(FamilyCodec):
     variant: ClassVar[Variant] = VARIANT
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = wire
+    versions = frozenset({"0.3", "0.2"})
+    nearest = ("1.0", "0.1")
+    protojson = "0.3-pj"
+
+    def encode_push_task(self, task: m.Task) -> bytes:
+        return self.encode_stream_item(task)
 
     def card_out(self, card: m.AgentCard) -> Any:
         return encode_card_v03(card, jsonrpc_url=_legacy_url(card))
 
     def card_in(self, data: bytes) -> m.AgentCard:
         return _card_in(self.read_result(WCard, data))
+
+
+@functools.cache
+def shared() -> V03Codec:
+    """One v0.3 codec for the variants that write v0.3's objects where they have none."""
+    return V03Codec()
 
 
 # ------------------------------------------------------------------------------ card

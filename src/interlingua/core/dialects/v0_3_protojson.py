@@ -29,12 +29,29 @@ from typing import Any
 import msgspec
 
 from .. import calls as c
-from ..errors import A2AError, InvalidAgentResponse, InvalidParams, ParseError
+from ..errors import (
+    A2AError,
+    ContentTypeNotSupported,
+    ExtendedCardNotConfigured,
+    ExtensionSupportRequired,
+    InternalError,
+    InvalidAgentResponse,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    PushNotSupported,
+    TaskNotCancelable,
+    TaskNotFound,
+    UnsupportedOperation,
+    VersionNotSupported,
+)
 from ._common import check_utf8
 from .base import Codec, StreamItem
 from .v0_3 import V03Codec
+from .v1_0 import decode_status
 
-__all__ = ["V03ProtoJSONCodec"]
+__all__ = ["ERROR_TYPES", "V03ProtoJSONCodec"]
 
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
@@ -366,14 +383,126 @@ def _push_create_out(doc: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- codec
 
 
+# v0.3 HTTP+JSON's statuses where they differ from the error's own (v1.0's): the v0.3
+# SDK's 409 for a task that cannot be canceled, 501 for what is not supported, 415,
+# 422 for bad params, 502
+_STATUS: tuple[tuple[type[A2AError], int], ...] = (
+    (TaskNotCancelable, 409),
+    (PushNotSupported, 501),
+    (UnsupportedOperation, 501),
+    (ContentTypeNotSupported, 415),
+    (InvalidAgentResponse, 502),
+    (ExtendedCardNotConfigured, 404),
+    (InvalidParams, 422),
+)
+
+# v0.3 HTTP+JSON error bodies: the error's type by name beside its message and code, as
+# the official SDK's v0.3 routes answer and its v0.3 REST client reads (the Python SDK
+# reads the type, the JavaScript one the JSON-RPC code; a bare 404 is "method not found")
+_ERROR_TYPE = {
+    "TASK_NOT_FOUND": "TaskNotFoundError",
+    "TASK_NOT_CANCELABLE": "TaskNotCancelableError",
+    "PUSH_NOTIFICATION_NOT_SUPPORTED": "PushNotificationNotSupportedError",
+    "UNSUPPORTED_OPERATION": "UnsupportedOperationError",
+    "CONTENT_TYPE_NOT_SUPPORTED": "ContentTypeNotSupportedError",
+    "INVALID_AGENT_RESPONSE": "InvalidAgentResponseError",
+    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": "ExtendedAgentCardNotConfiguredError",
+    "EXTENSION_SUPPORT_REQUIRED": "ExtensionSupportRequiredError",
+    "VERSION_NOT_SUPPORTED": "VersionNotSupportedError",
+    "INVALID_PARAMS": "InvalidParamsError",
+    "INVALID_REQUEST": "InvalidRequestError",
+    "PARSE_ERROR": "JSONParseError",
+    "METHOD_NOT_FOUND": "MethodNotFoundError",
+    "INTERNAL_ERROR": "InternalError",
+}
+
+# v0.3 error bodies name their error by type (DIALECTS.md §f.2)
+ERROR_TYPES: dict[str, type[A2AError]] = {
+    "TaskNotFoundError": TaskNotFound,
+    "TaskNotCancelableError": TaskNotCancelable,
+    "PushNotificationNotSupportedError": PushNotSupported,
+    "UnsupportedOperationError": UnsupportedOperation,
+    "ContentTypeNotSupportedError": ContentTypeNotSupported,
+    "InvalidAgentResponseError": InvalidAgentResponse,
+    "ExtendedAgentCardNotConfiguredError": ExtendedCardNotConfigured,
+    "ExtensionSupportRequiredError": ExtensionSupportRequired,
+    "VersionNotSupportedError": VersionNotSupported,
+    "InvalidParamsError": InvalidParams,
+    "InvalidRequestError": InvalidRequest,
+    "JSONParseError": ParseError,
+    "MethodNotFoundError": MethodNotFound,
+    "InternalError": InternalError,
+}
+
+# v0.3's statuses (DIALECTS.md §f.2), for error bodies that carry nothing but a message
+# (a2a-sdk 0.3's routes); 404 only on a route that names a task (elsewhere: no such route)
+_STATUS_ERRORS: dict[int, type[A2AError]] = {
+    409: TaskNotCancelable,
+    415: ContentTypeNotSupported,
+    422: InvalidParams,
+    500: InternalError,
+    501: UnsupportedOperation,
+    502: InvalidAgentResponse,
+}
+
+
 class V03ProtoJSONCodec(Codec):
     """v0.3 objects in ProtoJSON, over the v0.3 family codec. Its ``methods`` are the
     v0.3 JSON-RPC method names, by which bindings name its operations."""
 
     name = "0.3-pj"
-    family = V03Codec()
-    methods = family.methods
-    streaming_methods = family.streaming_methods
+    inner = V03Codec()
+    methods = inner.methods
+    streaming_methods = inner.streaming_methods
+    # v0.3's objects: tasks made through it are v0.3 tasks to every other binding
+    dialect = "0.3"
+    family = "0.3"
+    versions = inner.versions
+    nearest = inner.nearest
+    protojson = inner.protojson
+    grpc_service = "a2a.v1.A2AService"
+
+    def http_status(self, error: A2AError) -> int:
+        for cls, status in _STATUS:
+            if isinstance(error, cls):
+                return status
+        return error.http_status
+
+    def decode_http_error(self, doc: Any, status: int = 0,
+                          task_route: bool = False) -> A2AError | None:
+        # a v0.3 route may answer the v1.0 body too (a2a-sdk 1.x's v0.3 compatibility routes)
+        err = self._typed_error(doc) or decode_status(doc)
+        if err is not None or not isinstance(doc, dict) or set(doc) != {"message"}:
+            return err
+        message = doc["message"] if isinstance(doc["message"], str) and doc["message"] else None
+        if status == 404 and task_route:
+            return TaskNotFound(message)
+        cls = _STATUS_ERRORS.get(status)
+        return cls(message) if cls is not None else None
+
+    def _typed_error(self, doc: Any) -> A2AError | None:
+        """A v0.3 error body -> its error: ``{"message": …, "type": …}`` (the Python SDK's)
+        by the type's name, ``{"code": …, "message": …}`` (the JavaScript SDK's) by the
+        v0.3 JSON-RPC code; None for a body that is neither."""
+        if not isinstance(doc, dict):
+            return None
+        kind = doc.get("type")
+        cls = ERROR_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is not None:
+            message = doc.get("message")
+            return cls(message if isinstance(message, str) and message else None)
+        code = doc.get("code")
+        if isinstance(code, int) and not isinstance(code, bool) \
+                and isinstance(doc.get("message"), str):
+            return self.decode_error(doc)
+        return None
+
+    def encode_http_error(self, error: A2AError, status: int) -> bytes:
+        kind = _ERROR_TYPE.get(error.reason)
+        if kind is None:
+            return _encode({"message": error.message})
+        return _encode({"code": self.inner.code_of(error),
+                        "message": error.message, "type": kind})
 
     def decode_call(self, method: str, params: bytes | None) -> c.Call:
         if method in ("message/send", "message/stream", "tasks/pushNotificationConfig/set"):
@@ -381,10 +510,10 @@ class V03ProtoJSONCodec(Codec):
             respelt = _send_in(doc) if method != "tasks/pushNotificationConfig/set" \
                 else _push_set_in(doc)
             params = _encode(respelt)
-        return self.family.decode_call(method, params)
+        return self.inner.decode_call(method, params)
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
-        doc = _any.decode(self.family.encode_result(call, result))
+        doc = _any.decode(self.inner.encode_result(call, result))
         if isinstance(call, c.SendMessage):
             return _encode(_item_out(doc))
         if isinstance(call, c.GetTask | c.CancelTask):
@@ -401,14 +530,14 @@ class V03ProtoJSONCodec(Codec):
         return _encode({"message": error.message})
 
     def encode_stream_item(self, item: StreamItem) -> bytes:
-        return _encode(_item_out(_any.decode(self.family.encode_stream_item(item))))
+        return _encode(_item_out(_any.decode(self.inner.encode_stream_item(item))))
 
     # ------------------------------------------------------------ client side
 
     def encode_call(self, call: c.Call) -> tuple[str, bytes]:
         """(the operation's v0.3 JSON-RPC method, the request body in ProtoJSON); a
         binding puts the ids of the other calls in its path."""
-        method, params = self.family.encode_call(call)
+        method, params = self.inner.encode_call(call)
         if isinstance(call, c.SendMessage):
             return method, _encode(_send_out(_any.decode(params)))
         if isinstance(call, c.SetPushConfig):
@@ -432,17 +561,17 @@ class V03ProtoJSONCodec(Codec):
             doc = [_push_result_in(d) for d in configs or []]
         elif isinstance(call, c.DeletePushConfig):
             return None
-        return self.family.decode_result(call, _encode(doc))
+        return self.inner.decode_result(call, _encode(doc))
 
     def decode_stream_item(self, result: bytes) -> StreamItem:
         try:
             doc = _any.decode(result)
         except msgspec.DecodeError as exc:
             raise InvalidAgentResponse(f"Invalid agent response: {exc}") from None
-        return self.family.decode_stream_item(_encode(_item_in(doc)))
+        return self.inner.decode_stream_item(_encode(_item_in(doc)))
 
     def decode_error(self, error: Any) -> A2AError:
-        return self.family.decode_error(error)
+        return self.inner.decode_error(error)
 
 
 def _send_out(doc: dict[str, Any]) -> dict[str, Any]:

@@ -467,7 +467,7 @@ _ERROR_CLASSES: tuple[type[A2AError], ...] = (
 _BY_CODE: dict[int, type[A2AError]] = {}
 _BY_CODE_AND_REASON: dict[tuple[int, str], type[A2AError]] = {}
 for _cls in _ERROR_CLASSES:
-    _code = _cls().code_for("1.0")
+    _code = _cls.code
     _BY_CODE.setdefault(_code, _cls)
     _BY_CODE_AND_REASON.setdefault((_code, _cls.reason), _cls)
 
@@ -558,7 +558,7 @@ def decode_status(doc: Any) -> A2AError | None:
     if cls is None:
         return None
     # read as the JSON-RPC error of the same reason, so both bindings raise alike
-    return _error_in({"code": cls().code_for("1.0"), "message": error.get("message"),
+    return _error_in({"code": cls.code, "message": error.get("message"),
                       "data": details})
 
 
@@ -569,6 +569,28 @@ class V1Codec(Codec):
     name = "1.0"
     methods = frozenset(_CALL_READERS)
     streaming_methods = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+    versions = frozenset({"1.0"})
+    needs_version_header = True
+    # spec v1.0 §3.1.6: a subscription lasts to the task's end, and a finished task
+    # has nothing to subscribe to
+    follows_interruptions = True
+    refuses_finished_subscription = True
+    push_mode = "event"
+    media_type = "application/a2a+json"
+    push_version = "1.0"
+    lists_tasks = True
+    nearest = ("0.3", "0.1")
+    protojson = "1.0"  # its JSON is ProtoJSON already
+    grpc_service = "lf.a2a.v1.A2AService"
+
+    named_stream_errors = True
+
+    def encode_http_error(self, error: A2AError, status: int) -> bytes:
+        return encode_status(error, status)
+
+    def decode_http_error(self, doc: Any, status: int = 0,
+                          task_route: bool = False) -> A2AError | None:
+        return decode_status(doc)
 
     # ------------------------------------------------------------ server side
 
@@ -594,7 +616,7 @@ class V1Codec(Codec):
     def encode_error(self, error: A2AError) -> bytes:
         return _encoder.encode(
             w.ErrorObject(
-                code=error.code_for(self.name),
+                code=self.code_of(error),
                 message=error.message,
                 data=_error_details(error.data, error.reason),
             )

@@ -34,6 +34,7 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
+from ...core.dialects import get_codec
 from ...core.model import AuthInfo
 from ...core.push_wire import NOTIFICATION_ID_HEADER, TOKEN_HEADER
 
@@ -67,7 +68,7 @@ def notification_id(task_id: str, config_id: str, seq: int) -> str:
 
 
 def content_type(dialect: str) -> str:
-    return V1_CONTENT_TYPE if dialect == "1.0" else JSON_CONTENT_TYPE
+    return get_codec(dialect).media_type
 
 
 class _ApiKey(msgspec.Struct):
@@ -194,8 +195,9 @@ def build_request(
         sensitive.add("cookie")
     if signature is not None:
         headers.append(signature)
-    if dialect == "1.0":
-        headers.append(("A2A-Version", "1.0"))
+    version = get_codec(dialect).push_version
+    if version is not None:
+        headers.append(("A2A-Version", version))
     if parts.query:
         url = str(httpx.URL(url).copy_merge_params(dict(parts.query)))
     return WebhookRequest(url, headers, frozenset(sensitive))

@@ -17,26 +17,19 @@ number, so a retried delivery says the same thing every time.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from ...core import lifecycle
-from ...core.calls import GetTask
 from ...core.dialects import get_codec
 from ...core.model import ArtifactUpdate, Event, StatusUpdate, Task, TaskCreated
-from ...core.parts import get_text
 from ...stores.base import Delivery, PushConfigRecord, Store, push_mode
 
 __all__ = ["build_body", "event_body", "task_body"]
 
-_encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder().decode
-
-
-def event_body(event: Event) -> bytes | None:
-    """The v1.0 ``StreamResponse`` of one event; None for events streams do not carry."""
-    codec = get_codec("1.0")
+def event_body(event: Event, dialect: str = "1.0") -> bytes | None:
+    """The ``StreamResponse`` of one event to a config fed events (v1.0's); None for
+    events streams do not carry."""
+    codec = get_codec(dialect)
     if isinstance(event, StatusUpdate | ArtifactUpdate):
         return codec.encode_stream_item(event)
     if isinstance(event, TaskCreated):
@@ -45,22 +38,8 @@ def event_body(event: Event) -> bytes | None:
 
 
 def task_body(dialect: str, task: Task) -> bytes:
-    """The whole-task body of a v0.x config."""
-    if dialect == "0.1":
-        codec = get_codec("0.1")
-        raw = codec.encode_result(GetTask(id=task.id), task)
-        doc: dict[str, Any] = {
-            "eventType": "taskUpdate",
-            "taskId": task.id,
-            "status": msgspec.Raw(_encode(_decode(raw)["status"])),
-        }
-        message = task.status.message
-        summary = get_text(message) if message is not None else ""
-        if summary:
-            doc["summary"] = summary
-        doc["task"] = msgspec.Raw(raw)
-        return _encode(doc)
-    return get_codec("0.3").encode_stream_item(task)
+    """The whole-task body of a config fed tasks (v0.x), in its codec's shape."""
+    return get_codec(dialect).encode_push_task(task)
 
 
 def _fold(events: list[Event]) -> Task:
@@ -88,7 +67,7 @@ async def build_body(store: Store, delivery: Delivery, record: PushConfigRecord)
         )
         if not stored or stored[0].seq != delivery.seq:
             return None
-        return event_body(stored[0].event)
+        return event_body(stored[0].event, record.dialect)
     stored = await store.read_events(delivery.scope, delivery.task_id, after=0, limit=delivery.seq)
     if not stored:
         return None

@@ -38,6 +38,7 @@ from ...core.calls import (
     SendMessage,
     SetPushConfig,
 )
+from ...core.dialects import get_codec
 from ...core.errors import InvalidParams, PushNotSupported
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
@@ -219,7 +220,8 @@ class PushService:
             check_authentication(config.authentication)
         except ValueError as exc:
             raise InvalidParams(f"Invalid params: {exc}") from None
-        config_id = config.id or (task_id if dialect == "0.1" else new_id())
+        config_id = config.id or (
+            task_id if get_codec(dialect).push_config_id_is_task_id else new_id())
         if len(config_id) > MAX_ID_LENGTH or any(ord(c) < 0x20 for c in config_id):
             raise InvalidParams(
                 f"Invalid params: the push notification config id must be at most "

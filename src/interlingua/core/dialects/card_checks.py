@@ -5,7 +5,8 @@ cards are v1.0 merged with the v0.3 rendering), so each generation the
 document shows signs of is checked on its own: the members that
 generation's schema requires, with the JSON types it requires. The
 required members come from the published schemas (v0.1.0, v0.2.6, v0.3.0)
-and the v1.0 proto's ``REQUIRED`` field behaviours.
+and the v1.0 proto's ``REQUIRED`` field behaviours. (The inspector's card
+report; it lives with the codecs because each generation's schema is theirs.)
 """
 
 from __future__ import annotations
