@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 import pytest
@@ -25,14 +26,17 @@ ROUNDS = 8
 class Serve(Process):
     ready_timeout = 30.0
 
-    def __init__(self, store: str, mode: str) -> None:
+    def __init__(self, store: str, mode: str, *, log_level: str = "error",
+                 stderr: IO[bytes] | None = None) -> None:
         super().__init__()
         self.store, self.mode = store, mode
+        self.log_level, self.stderr = log_level, stderr
 
     def start(self) -> Serve:
         self.launch([sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
                      "--port", str(self.port), "--store", self.store, "--lease-timeout", "2",
-                     "--log-level", "error", "--message-ids", self.mode])
+                     "--log-level", self.log_level, "--message-ids", self.mode],
+                    stderr=self.stderr)
         self.wait_ready()
         return self
 
@@ -116,3 +120,39 @@ async def test_one_message_id_with_two_contents_on_two_processes(
                 bad.append(wrong)
     print(f"{mode}, {'both' if spread else 'one of two'}: {len(bad)}/{ROUNDS} rounds wrong")
     assert not bad, bad
+
+
+@pytest.mark.parametrize("blocking", [True, False], ids=["blocking", "non-blocking"])
+async def test_other_content_under_a_known_id_is_logged_by_the_process_it_reaches(
+        pg_url: str, tmp_path: Path, blocking: bool) -> None:
+    """A send to a process that shares its store is written without a look-up of
+    its message id; other content under a known id is still logged there, with
+    the id and the task of the message it had."""
+    first = Serve(pg_url, "content").start()  # migrates the store alone
+    log = tmp_path / "second.log"
+    with log.open("wb") as err:
+        second = Serve(pg_url, "content", log_level="warning", stderr=err)
+        try:
+            second.start()
+            message_id = str(uuid.uuid4())
+            async with httpx.AsyncClient(timeout=30) as c:
+                async def send(url: str, text: str, immediately: bool) -> str:
+                    r = await c.post(url + "/", headers=V1, json=rpc("SendMessage", {
+                        "message": {"messageId": message_id, "role": "ROLE_USER",
+                                    "parts": [{"text": text}]},
+                        "configuration": {"returnImmediately": immediately}}, 1))
+                    task_id: str = r.json()["result"]["task"]["id"]
+                    return task_id
+
+                task_id = await send(first.url, "hello", False)
+                other_id = await send(second.url, "other", not blocking)
+            assert other_id != task_id
+            said = (f"messageId {message_id!r} was used before for a message with other "
+                    f"content (task {task_id}); this one is taken as a new message")
+            deadline = time.monotonic() + 15
+            while said not in log.read_text() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert said in log.read_text(), log.read_text()
+        finally:
+            second.stop()
+            first.stop()

@@ -6,6 +6,7 @@ follow a task through input-required to its end."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import uuid
@@ -176,6 +177,43 @@ async def test_a_message_id_reused_for_other_content_is_a_new_message(
     # for its answer; a non-blocking one is written without a look-up)
     warned = [r.getMessage() for r in caplog.records if "used before" in r.getMessage()]
     assert any("'m-1'" in w for w in warned) and any("'f-1'" in w for w in warned), warned
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["alone", "two-on-the-store"])
+@pytest.mark.parametrize("blocking", [True, False], ids=["blocking", "non-blocking"])
+async def test_other_content_under_a_known_message_id_is_logged_once_on_each_path(
+        any_store: str, blocking: bool, processes: int,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A send that waits for its answer, on a server alone on its store, looks its
+    message id up first; one that does not wait, or one on a store that several
+    servers share, is written without that look-up. Either way other content
+    under a known id is logged once, with the id and the task of the message it
+    had; so is a new turn of a task under the id of another task's message."""
+    if processes == 2 and any_store.startswith("memory"):
+        pytest.skip("a memory store has one server")
+    caplog.set_level(logging.WARNING, "interlingua.engine")
+    config = {"returnImmediately": not blocking}
+    mid, follow = str(uuid.uuid4()), str(uuid.uuid4())
+    with contextlib.ExitStack() as servers:
+        urls = [servers.enter_context(live_agent(_counting_agent(Counter()), store=any_store))
+                for _ in range(processes)]
+        url = urls[-1]  # the last to start sees the others at once
+        async with httpx.AsyncClient(timeout=30) as c:
+            first = await _rpc(c, urls[0], "SendMessage", {"message": _message("hi", mid)})
+            other = await _rpc(c, url, "SendMessage", {"message": _message("other", mid),
+                                                       "configuration": config})
+            first_id, other_id = first["result"]["task"]["id"], other["result"]["task"]["id"]
+            assert first_id != other_id
+            asked = await _rpc(c, url, "SendMessage", {"message": _message("ask", follow)})
+            asked_id = asked["result"]["task"]["id"]
+            turn = await _rpc(c, url, "SendMessage", {
+                "message": _message("more", follow, taskId=asked_id), "configuration": config})
+            assert turn["result"]["task"]["id"] == asked_id
+    said = "was used before for a message with other content (task {}); this one is " \
+        "taken as a new message"
+    warned = [r.getMessage() for r in caplog.records if "used before" in r.getMessage()]
+    assert warned == [f"messageId {mid!r} " + said.format(first_id),
+                      f"messageId {follow!r} " + said.format(asked_id)], warned
 
 
 async def test_racing_cancels_answer_canceled_never_a_stale_state(tmp_path: Path) -> None:

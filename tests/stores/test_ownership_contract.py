@@ -5,6 +5,7 @@ and digest, or in strict mode its id alone)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -90,6 +91,38 @@ async def test_a_strict_message_id_makes_one_task_and_keeps_its_digest(store: St
     await store.create_task(other, [created("t-1")], dialect="1.0", now=ts(0),
                             message_id="m-1", digest=b"d3", strict=True)
     assert await store.find_message(other, "m-1") == MessageRecord("t-1", b"d3")
+
+
+WARNED = ("messageId 'm-1' was used before for a message with other content (task t-1); "
+          "this one is taken as a new message")
+
+
+def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "interlingua.engine" and r.levelno == logging.WARNING]
+
+
+async def test_a_new_task_under_a_message_id_with_other_content_is_logged(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    """Said when the key is written: a send that did not look the id up first
+    is told too. Not for a retry (refused), another scope, or strict ids."""
+    caplog.set_level(logging.WARNING, "interlingua.engine")
+    await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d1")
+    await store.create_task(Scope("acme", "bob"), [created("t-1")], dialect="1.0",
+                            now=ts(0), message_id="m-1", digest=b"d2")
+    await store.create_task(A, [created("t-0")], dialect="1.0", now=ts(0),
+                            message_id="m-0", digest=b"d0", strict=True)
+    await store.create_task(A, [created("t-9")], dialect="1.0", now=ts(0),
+                            message_id="m-9", digest=b"d9")
+    assert warnings(caplog) == []
+    await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d2")
+    assert warnings(caplog) == [WARNED]
+    with pytest.raises(MessageExists):
+        await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(0),
+                                message_id="m-1", digest=b"d2")
+    assert warnings(caplog) == [WARNED]
 
 
 async def test_a_message_id_with_other_content_is_another_message(store: Store) -> None:

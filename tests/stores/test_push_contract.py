@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -319,3 +320,17 @@ async def test_the_outbox_survives_reopening_the_file(tmp_path: Path) -> None:
     finally:
         await store.close()
     del d
+
+
+async def test_a_new_task_with_push_configs_under_a_reused_message_id_is_logged(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    """The write with push configs takes another way through the SQL stores."""
+    caplog.set_level(logging.WARNING, "interlingua.engine")
+    await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d1")
+    await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d2",
+                            push_configs=(cfg("c-1", task_id="t-2"),))
+    warned = [r.getMessage() for r in caplog.records if r.name == "interlingua.engine"]
+    assert warned == ["messageId 'm-1' was used before for a message with other content "
+                      "(task t-1); this one is taken as a new message"]

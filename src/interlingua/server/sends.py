@@ -11,7 +11,6 @@ follows that run.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 
 import msgspec
@@ -30,7 +29,7 @@ from ..core.errors import (
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
 from ..signals import Signal
-from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore
+from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore, other_content
 from .context import RequestInfo, TaskCanceled
 from .grace import Grace
 from .idempotency import (
@@ -46,8 +45,6 @@ from .run import MessageKey, Run, Runs, Writer
 from .turns import TurnRunner
 
 __all__ = ["Draining", "Sends"]
-
-log = logging.getLogger("interlingua.engine")
 
 
 class Draining(ResourceUnavailable):
@@ -169,14 +166,15 @@ class Sends:
         # Decided once: whether a new task is written before its executor runs
         # (the look-up below is skipped only if it is).
         first = self._written_first(call)
+        other = None
         if target or not first:
             existing = await self.store.find_message(scope, message.message_id, digest)
             if existing is not None:
                 if self.strict or not existing.digest or existing.digest == digest:
                     return await self._repeated(scope, call, existing, digest)
-                log.warning("messageId %r was used before for a message with other content "
-                            "(task %s); this one is taken as a new message",
-                            message.message_id, existing.task_id)
+                # said here for a new turn of a task; the store says it when it
+                # writes a new task (whether looked up here or not)
+                other = existing
         # else the store refuses a message id it has when the task is written
         # (MessageExists, handled in _create): one round trip fewer per new task.
 
@@ -188,6 +186,8 @@ class Sends:
                     run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
                                dialect=rec.dialect, request=request)
             if run is not None:
+                if other is not None:
+                    other_content(message.message_id, other.task_id)
                 if run.inbox is not None and self._working_here(run):
                     return await self._deliver(run, call, request, digest)
                 if (run.turn is None and run.task.status.state is TaskState.WORKING

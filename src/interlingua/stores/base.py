@@ -21,6 +21,7 @@ dead. See ``push_mode`` for which events each config wants.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -59,6 +60,7 @@ __all__ = [
     "TaskRecord",
     "TaskStore",
     "UnfinishedTask",
+    "other_content",
     "push_mode",
     "wants_delivery",
 ]
@@ -110,6 +112,19 @@ class MessageExists(Exception):
         super().__init__(f"message {message_id} already has task {record.task_id}")
         self.message_id = message_id
         self.record = record
+
+
+_log = logging.getLogger("interlingua.engine")
+
+
+def other_content(message_id: str, task_id: str) -> None:
+    """Log that a message under a known id, with other content than the message
+    of ``task_id``, is taken as a new message (``content`` message ids).
+
+    Said by the store when it writes the new message's key, which it does on
+    every path (a send that looked the id up first, or one that did not)."""
+    _log.warning("messageId %r was used before for a message with other content "
+                 "(task %s); this one is taken as a new message", message_id, task_id)
 
 
 # ------------------------------------------------------------------ ownership

@@ -43,6 +43,7 @@ from .base import (
     TaskExists,
     TaskRecord,
     UnfinishedTask,
+    other_content,
 )
 from .memory_outbox import MemoryOutbox
 
@@ -217,13 +218,17 @@ class MemoryStore(MemoryOutbox):
         self._check_lease(lease)
         if self._entry(scope, created.id) is not None:
             raise TaskExists(f"task {created.id} already exists")
-        key = by_message = None
+        key = by_message = other = None
         if message_id is not None:
             # (written out: every new task of a send comes this way)
             key = f"\x00{digest.hex()}\x00{message_id}" if digest and not strict else message_id
             by_message = self._by_message.get(scope)
-            if by_message is not None and key in by_message:
-                self._check_message(scope, message_id, key)
+            if by_message is not None:
+                if key in by_message:
+                    self._check_message(scope, message_id, key)
+                elif key != message_id:
+                    # the id alone leads to its first message (see _remember)
+                    other = by_message.get(message_id)
         # raises before storing
         status = _status_after(created.id, created.status.state, events[1:]) or created.status
         records = [_record_of(c, created.id, dialect, now) for c in push_configs] \
@@ -246,6 +251,8 @@ class MemoryStore(MemoryOutbox):
                 by_message = self._by_message[scope] = {}
             by_message[key] = created.id
             by_message.setdefault(message_id, created.id)  # see _remember
+            if other is not None:
+                other_content(message_id, other)
         if records:
             entry.push = {record.config.id or "": record for record in records}
             self._queue(scope, created.id, entry.push, 1, events)

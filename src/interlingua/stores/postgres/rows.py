@@ -86,16 +86,24 @@ async def _find_message(conn: asyncpg.Connection, scope: Scope, message_id: str,
 
 
 async def _remember(conn: asyncpg.Connection, scope: Scope, pk: int, message_id: str,
-                    digest: bytes, claim: bytes) -> None:
+                    digest: bytes, claim: bytes) -> str | None:
+    """Record the message; the task of another message under its id, if there is
+    one (content ids)."""
     # A concurrent insert of the same message waits here for the other transaction;
     # if it committed, nothing is inserted and this write is refused (and undone).
-    done = await conn.fetchval(
+    # The other message is the one seen as the statement began.
+    done = await conn.fetchrow(
         "INSERT INTO messages (tenant, owner, message_id, task_pk, digest, claim)"
-        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING"
+        " (SELECT t.id FROM messages m JOIN tasks t ON t.pk = m.task_pk"
+        "  WHERE $6 <> ''::bytea AND m.tenant = $1 AND m.owner = $2 AND m.message_id = $3"
+        "  AND m.claim <> $6 LIMIT 1)",
         scope.tenant, scope.owner, message_id, pk, digest or None, claim)
     if done is None:
         found = await _find_message(conn, scope, message_id, digest)
         raise MessageExists(message_id, found or MessageRecord(""))
+    other: str | None = done[0]
+    return other
 
 
 async def _insert_events(conn: asyncpg.Connection, pk: int, first_seq: int,

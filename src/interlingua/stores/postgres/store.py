@@ -22,6 +22,7 @@ from ..base import (
     TaskExists,
     TaskRecord,
     UnfinishedTask,
+    other_content,
 )
 from ..sqlite.rows import (
     _history_column,
@@ -64,7 +65,12 @@ _CREATE_AT_ONCE = (
     " logged AS (INSERT INTO events (task_pk, seq, kind, n, payload)"
     "  SELECT task.pk, e.* FROM task, unnest($16::integer[], $17::smallint[],"
     "  $18::integer[], $19::bytea[]) AS e)"
-    " SELECT (SELECT pk FROM task), (SELECT ok FROM fence)"
+    " SELECT (SELECT pk FROM task), (SELECT ok FROM fence),"
+    # another message under the id (content ids), seen as the statement began:
+    # this one, if written, is a new message, which is said
+    "  (SELECT t.id FROM messages m JOIN tasks t ON t.pk = m.task_pk"
+    "   WHERE $20 <> ''::bytea AND m.tenant = $1 AND m.owner = $2 AND m.message_id = $14"
+    "   AND m.claim <> $20 LIMIT 1)"
 )
 
 # An append to a task at a known version, without push configs (see _append_at_once).
@@ -139,6 +145,7 @@ class PostgresStore(Outbox):
             self._wrote((scope.tenant, scope.owner, created.id), pk, created.context_id,
                         status.state, len(events))
             return len(events)
+        other = None
         async with self._tx() as conn:
             await _check_lease(conn, lease)
             pk = await conn.fetchval(
@@ -150,12 +157,15 @@ class PostgresStore(Outbox):
             if pk is None:
                 raise TaskExists(f"task {created.id} already exists")
             if message_id is not None:
-                await _remember(conn, scope, pk, message_id, digest, claim)
+                other = await _remember(conn, scope, pk, message_id, digest, claim)
             await _insert_events(conn, pk, 1, events, ids)
             for config in push_configs:
                 await _put_config(conn, pk, created.id, config, dialect, now)
             queued = await _queue(conn, pk, 1, events)
         self._queued(queued)
+        if other is not None:
+            assert message_id is not None
+            other_content(message_id, other)
         return len(events)
 
     async def _create_at_once(self, scope: Scope, row: tuple[Any, ...], message_id: str | None,
@@ -171,7 +181,7 @@ class PostgresStore(Outbox):
         runs = list(_runs(0, 1, events, ids))
         async with self._conn() as conn:
             try:
-                pk, fenced = await conn.fetchrow(_CREATE_AT_ONCE, *row, message_id,
+                pk, fenced, other = await conn.fetchrow(_CREATE_AT_ONCE, *row, message_id,
                                                  digest or None, [r[1] for r in runs],
                                                  [r[2] for r in runs], [r[3] for r in runs],
                                                  [r[4] for r in runs], claim)
@@ -185,6 +195,9 @@ class PostgresStore(Outbox):
             raise LeaseLost(f"the lease of epoch {row[11]} was revoked")
         if pk is None:
             raise TaskExists(f"task {row[2]} already exists")
+        if other is not None:
+            assert message_id is not None
+            other_content(message_id, other)
         return int(pk)
 
     async def append(

@@ -17,6 +17,7 @@ from .. import _projection
 from ..base import (
     Scope,
     TaskExists,
+    other_content,
 )
 from . import listed as _listed
 from . import ownership as _own
@@ -58,6 +59,10 @@ def _create(
         created.id, created.context_id, status, metadata, history)
     with _transaction(conn):
         _own.check_lease(conn, lease)
+        # another message under the id (content ids: its key is the id and the
+        # digest): if this one is written, it is a new message, which is said
+        other = _own.find_message(conn, scope, message_id) \
+            if message_id is not None and claim else None
         try:
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
@@ -101,6 +106,9 @@ def _create(
         for config in push_configs:
             _put_config(conn, pk, created.id, config, dialect, now)
         queued = _queue(conn, pk, 1, events) if push_configs else False
+    if other is not None:
+        assert message_id is not None
+        other_content(message_id, other.task_id)
     return len(events), queued
 
 
