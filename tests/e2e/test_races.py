@@ -179,18 +179,24 @@ async def test_a_message_id_reused_for_other_content_is_a_new_message(
     assert any("'m-1'" in w for w in warned) and any("'f-1'" in w for w in warned), warned
 
 
-@pytest.mark.parametrize("processes", [1, 2], ids=["alone", "two-on-the-store"])
+#: a memory store has one server, so it has no "two on the store" case
+_SERVERS = [pytest.param(kind, n, id=f"{kind}-{'alone' if n == 1 else 'two-on-the-store'}")
+            for kind in ("memory", "sqlite", "postgresql") for n in (1, 2)
+            if not (kind == "memory" and n == 2)]
+
+
+@pytest.mark.parametrize(("kind", "processes"), _SERVERS)
 @pytest.mark.parametrize("blocking", [True, False], ids=["blocking", "non-blocking"])
 async def test_other_content_under_a_known_message_id_is_logged_once_on_each_path(
-        any_store: str, blocking: bool, processes: int,
-        caplog: pytest.LogCaptureFixture) -> None:
+        kind: str, blocking: bool, processes: int, tmp_path: Path,
+        request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> None:
     """A send that waits for its answer, on a server alone on its store, looks its
     message id up first; one that does not wait, or one on a store that several
     servers share, is written without that look-up. Either way other content
     under a known id is logged once, with the id and the task of the message it
     had; so is a new turn of a task under the id of another task's message."""
-    if processes == 2 and any_store.startswith("memory"):
-        pytest.skip("a memory store has one server")
+    any_store = request.getfixturevalue("pg_url") if kind == "postgresql" \
+        else _store(kind, tmp_path)
     caplog.set_level(logging.WARNING, "interlingua.engine")
     config = {"returnImmediately": not blocking}
     mid, follow = str(uuid.uuid4()), str(uuid.uuid4())
