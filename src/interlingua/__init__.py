@@ -31,7 +31,7 @@ from .core.parts import (
     user_message,
 )
 from .host import create_app
-from .server import Agent, Context
+from .server import Agent, Context, Service, ServiceSettings
 
 # the one place the version is kept: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"
@@ -50,6 +50,8 @@ __all__ = [
     "Message",
     "Part",
     "Role",
+    "Service",
+    "ServiceSettings",
     "StatusUpdate",
     "Task",
     "TaskState",

@@ -245,8 +245,8 @@ def test_peer_addresses_as_the_front_door_reads_them() -> None:
 
 def test_stream_events_are_encoded_once_per_service_for_every_reader() -> None:
     from interlingua.bindings.grpc.server import GrpcBinding
+    from interlingua.bindings.http.sse_writer import encoded_item
     from interlingua.core.dialects import get_codec as codec_of
-    from interlingua.server.sse_writer import encoded_item
     from interlingua.server.streams import Entry
     from interlingua.stores.base import StoredEvent
 

@@ -9,12 +9,12 @@ from collections.abc import Callable
 import msgspec
 import pytest
 
+from interlingua.bindings.http.chunk_frames import KEYED, MAX_TEMPLATES, UNSET, ChunkFrames
+from interlingua.bindings.http.sse_writer import Envelope, _encoded
+from interlingua.bindings.jsonrpc.endpoint import jsonrpc_envelope
 from interlingua.bindings.rest.endpoint import _ENVELOPE
 from interlingua.core import model as m
 from interlingua.core.dialects import all_codecs
-from interlingua.server.chunk_frames import KEYED, MAX_TEMPLATES, UNSET, ChunkFrames
-from interlingua.server.jsonrpc_endpoint import jsonrpc_envelope
-from interlingua.server.sse_writer import Envelope, _encoded
 from interlingua.server.streams import Entry
 
 TEXTS = ["chunk 0001 ", 'quote " backslash \\ newline \n tab \t', "ünïcødé ✓ 🚀",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from interlingua.bindings.http.sse_writer import encoded_item
 from interlingua.core import model as m
 from interlingua.core.dialects import get_codec
 from interlingua.core.dialects.base import StreamItem
-from interlingua.server.sse_writer import encoded_item
 from interlingua.server.streams import Entry
 from interlingua.stores.base import StoredEvent
 

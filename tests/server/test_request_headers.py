@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from interlingua.server.request_headers import RequestHeaders
+from interlingua.bindings.http.request_headers import RequestHeaders
 
 RAW = [
     (b"host", b"example.test"),

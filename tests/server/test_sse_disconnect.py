@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from interlingua.bindings.http.sse_writer import write_sse
+from interlingua.bindings.jsonrpc.endpoint import jsonrpc_envelope
 from interlingua.core.dialects import get_codec
-from interlingua.server.jsonrpc_endpoint import jsonrpc_envelope
-from interlingua.server.sse_writer import write_sse
 
 
 class IdleStream:

@@ -1,7 +1,7 @@
 """Parts are joined by what they offer, not by replacing each other's insides.
 
 - Nothing in ``src/interlingua`` assigns an app's ``lifespan_context``: what
-  starts and stops with an app (gRPC, the mesh) is added to its attachments.
+  starts and stops with an app (gRPC, the mesh) is a binding of its service.
 - Nothing in ``observability/`` patches an object at run time: no ``setattr``,
   and no assignment to an attribute of anything but ``self`` (a module, a
   class, an object it was handed; logging's documented ``propagate`` aside).
@@ -104,8 +104,8 @@ def test_the_checks_find_what_is_planted() -> None:
 def test_no_lifespan_context_is_assigned() -> None:
     found = {str(path.relative_to(PACKAGE)): lines for path in _files(PACKAGE)
              if (lines := lifespan_assignments(path.read_text()))}
-    assert found == {}, "an app's lifespan is not replaced: add an Attachment " \
-                        "(server/attachments.py) to app.state.attachments"
+    assert found == {}, "an app's lifespan is not replaced: register a Binding " \
+                        "on its service (service.add_binding, server/service.py)"
 
 
 def test_observability_patches_nothing() -> None:

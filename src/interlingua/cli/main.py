@@ -46,7 +46,15 @@ from .security_options import (
     serve_security_options,
     tls_client_options,
 )
-from .serve import ListenError, LoadError, StoreError, load_agent, public_url_for, serve
+from .serve import (
+    ListenError,
+    LoadError,
+    ServeSettings,
+    StoreError,
+    load_agent,
+    public_url_for,
+    serve,
+)
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
            "EXIT_USAGE", "main"]
@@ -368,75 +376,36 @@ def main() -> None:
               help="On SIGTERM, how long running turns may finish while new sends are "
                    "refused (503) before the process stops; 0 stops at once.")
 @mesh_serve_options
-def serve_command(spec: str | None, openai_model: str | None, openai_base_url: str | None,
-                  system_prompt: str | None, host: str, port: int, store: str | None,
-                  bus: str, public_url: str | None, rpc_path: str,
-                  grpc_port: int | None, bindings_spec: str | None, log_level: str,
-                  as_json: bool, log_format: str, with_metrics: bool, otel: bool,
-                  otel_exporter: str, certfile: str | None, keyfile: str | None,
-                  client_ca: str | None, auth_spec: str | None, limits_spec: str | None,
-                  sign_card: bool, card_key: str | None,
-                  push_allow_http: bool, push_allow_private: bool,
-                  push_allow_hosts: tuple[str, ...], push_signing_key: str | None,
-                  push_claim_seconds: float | None, lease_timeout: float | None,
-                  submit_grace: float | None, message_ids: str, max_head_bytes: int, head_timeout: float, body_timeout: float,
-                  max_connections_per_ip: int, max_batch_items: int, max_answer_bytes: int,
-                  http_parser: str, drain_seconds: float, mesh_url: str | None, namespace: str | None,
-                  no_http: bool, mesh_agent_name: str | None, mesh_instance: str | None,
-                  mesh_group: str | None, mesh_session_expiry: int,
-                  mesh_card_interval: float) -> None:
+def serve_command(**options: Any) -> None:
     """Serve the agent defined in a Python file or module, or a chat model.
 
     Without :ATTR, the module's `agent` (or its only Agent) is served. With
     --openai-model instead of a file, a chat agent backed by that model.
     """
-    from ..server.auth import AuthConfig, CardSigning, Limits
-    from ..server.connections import ConnectionLimits
-    from ..server.push import PushSettings
-
+    # click hands over every option by name; they become one ServeSettings
+    o = options
+    spec: str | None = o["spec"]
+    host: str = o["host"]
+    port: int = o["port"]
+    no_http: bool = o["no_http"]
+    public_url: str | None = o["public_url"]
+    certfile: str | None = o["certfile"]
     try:
-        agent = _agent_to_serve(spec, openai_model, openai_base_url, system_prompt)
-        auth = load_object(auth_spec, "--auth") if auth_spec else None
-        limits = load_object(limits_spec, "--limits") if limits_spec else None
+        agent = _agent_to_serve(spec, o["openai_model"], o["openai_base_url"],
+                                o["system_prompt"])
     except LoadError as exc:
         _exit(str(exc), EXIT_USAGE)
-    if auth is not None and not isinstance(auth, AuthConfig):
-        _exit(f"--auth {auth_spec} is a {type(auth).__name__}, not an AuthConfig", EXIT_USAGE)
-    if limits is not None and not isinstance(limits, Limits):
-        _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
-    signing = CardSigning(key_path=card_key) if sign_card or card_key else None
-    push = None
-    if push_allow_http or push_allow_private or push_allow_hosts or push_signing_key \
-            or push_claim_seconds:
-        pem = None
-        if push_signing_key:
-            from ..server.keyring import check_signing_pem
-
-            pem = Path(push_signing_key).read_text()
-            try:
-                check_signing_pem(pem)
-            except ValueError as exc:
-                _exit(f"--push-signing-key {push_signing_key}: {exc}", EXIT_USAGE)
-        push = PushSettings(allow_http=push_allow_http,
-                            allow_private_networks=push_allow_private,
-                            allow_hosts=list(push_allow_hosts), signing_key_pem=pem)
-        if push_claim_seconds:
-            push.lease = push_claim_seconds
-    traces = None
-    if otel:
-        from ..observability.tracing import configure_sdk
-
-        try:
-            traces = configure_sdk(service_name=agent.name, exporter=otel_exporter)
-        except RuntimeError as exc:
-            _exit(str(exc), EXIT_USAGE)
     scheme = "https" if certfile else "http"
+    rpc_path: str = o["rpc_path"]
     path = rpc_path if rpc_path.startswith("/") else "/" + rpc_path
-    bindings = _bindings_to_serve(bindings_spec, grpc_port)
+    settings = _serve_settings(o)
+    traces = _traces(agent, o)
+    bindings = _bindings_to_serve(o["bindings_spec"], o["grpc_port"])
     grpc_at: list[int] = []
-    mesh = mesh_settings(mesh_url, namespace, no_http, mesh_agent_name, mesh_instance,
-                         mesh_group, mesh_session_expiry, mesh_card_interval)
-    on_mesh = mesh_agent_name or mesh_name(agent.name)
+    mesh = mesh_settings(o["mesh_url"], o["namespace"], no_http, o["mesh_agent_name"],
+                         o["mesh_instance"], o["mesh_group"], o["mesh_session_expiry"],
+                         o["mesh_card_interval"])
+    on_mesh = o["mesh_agent_name"] or mesh_name(agent.name)
 
     def listening(store_url: str, bound_port: int) -> None:
         # said only once the socket is bound: a process that cannot listen says so instead
@@ -464,7 +433,7 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             info["mesh_url"] = mesh_address(mesh.broker_url(), mesh.namespace, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
-        if as_json or log_format == "json":  # a JSON log stream gets a JSON banner
+        if o["as_json"] or o["log_format"] == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
         where = info.get("listen", info.get("mesh_url"))
@@ -484,21 +453,8 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
             click.echo(f"  traces:     {traces.shown}")
 
     try:
-        serve(agent, host=host, port=port, store=store, bus=bus,
-              public_url=public_url.rstrip("/") if public_url else None,
-              rpc_path=rpc_path, log_level=log_level, certfile=certfile, keyfile=keyfile,
-              client_ca=client_ca, auth=auth, limits=limits, card_signing=signing,
-              push=push, lease_timeout=lease_timeout, submit_grace=submit_grace,
-              message_ids=None if message_ids == "content" else message_ids,
-              drain_seconds=drain_seconds,
-              on_listening=listening, http=http_parser, bindings=bindings,
-              grpc_port=grpc_port, on_grpc_listening=grpc_at.append,
-              connections=ConnectionLimits(max_head_bytes=max_head_bytes,
-                                           head_timeout=head_timeout, body_timeout=body_timeout,
-                                           max_per_ip=max_connections_per_ip),
-              mesh=mesh, mesh_agent_name=mesh_agent_name, no_http=no_http,
-              metrics=with_metrics, log_format=log_format,
-              max_batch_items=max_batch_items, max_answer_bytes=max_answer_bytes)
+        serve(agent, settings.replace(on_listening=listening, bindings=bindings,
+                                      on_grpc_listening=grpc_at.append, mesh=mesh))
     except ValueError as exc:  # a store URL no store understands, a config that leaks a secret
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:  # the store's database or the bus cannot be reached
@@ -513,6 +469,74 @@ def serve_command(spec: str | None, openai_model: str | None, openai_base_url: s
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
+
+
+def _serve_settings(o: dict[str, Any]) -> ServeSettings:
+    """``interlingua serve``'s options as the ``ServeSettings`` it serves with."""
+    from ..server.auth import AuthConfig, CardSigning, Limits
+    from ..server.connections import ConnectionLimits
+    from ..server.push import PushSettings
+
+    auth_spec, limits_spec = o["auth_spec"], o["limits_spec"]
+    try:
+        auth = load_object(auth_spec, "--auth") if auth_spec else None
+        limits = load_object(limits_spec, "--limits") if limits_spec else None
+    except LoadError as exc:
+        _exit(str(exc), EXIT_USAGE)
+    if auth is not None and not isinstance(auth, AuthConfig):
+        _exit(f"--auth {auth_spec} is a {type(auth).__name__}, not an AuthConfig", EXIT_USAGE)
+    if limits is not None and not isinstance(limits, Limits):
+        _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
+    card_key = o["card_key"]
+    signing = CardSigning(key_path=card_key) if o["sign_card"] or card_key else None
+    push = None
+    push_signing_key = o["push_signing_key"]
+    if o["push_allow_http"] or o["push_allow_private"] or o["push_allow_hosts"] \
+            or push_signing_key or o["push_claim_seconds"]:
+        pem = None
+        if push_signing_key:
+            from ..server.keyring import check_signing_pem
+
+            pem = Path(push_signing_key).read_text()
+            try:
+                check_signing_pem(pem)
+            except ValueError as exc:
+                _exit(f"--push-signing-key {push_signing_key}: {exc}", EXIT_USAGE)
+        push = PushSettings(allow_http=o["push_allow_http"],
+                            allow_private_networks=o["push_allow_private"],
+                            allow_hosts=list(o["push_allow_hosts"]), signing_key_pem=pem)
+        if o["push_claim_seconds"]:
+            push.lease = o["push_claim_seconds"]
+    public_url = o["public_url"]
+    message_ids = o["message_ids"]
+    return ServeSettings(
+        host=o["host"], port=o["port"], store=o["store"], bus=o["bus"],
+        public_url=public_url.rstrip("/") if public_url else None,
+        rpc_path=o["rpc_path"], log_level=o["log_level"], certfile=o["certfile"],
+        keyfile=o["keyfile"], client_ca=o["client_ca"], auth=auth, limits=limits,
+        card_signing=signing, push=push, lease_timeout=o["lease_timeout"],
+        submit_grace=o["submit_grace"],
+        message_ids=None if message_ids == "content" else message_ids,
+        drain_seconds=o["drain_seconds"], http=o["http_parser"], grpc_port=o["grpc_port"],
+        connections=ConnectionLimits(max_head_bytes=o["max_head_bytes"],
+                                     head_timeout=o["head_timeout"],
+                                     body_timeout=o["body_timeout"],
+                                     max_per_ip=o["max_connections_per_ip"]),
+        mesh_agent_name=o["mesh_agent_name"], no_http=o["no_http"],
+        metrics=o["with_metrics"], log_format=o["log_format"],
+        max_batch_items=o["max_batch_items"], max_answer_bytes=o["max_answer_bytes"])
+
+
+def _traces(agent: Agent, o: dict[str, Any]) -> Any:
+    """OpenTelemetry's SDK set up as ``--otel`` asks (None: not asked for)."""
+    if not o["otel"]:
+        return None
+    from ..observability.tracing import configure_sdk
+
+    try:
+        return configure_sdk(service_name=agent.name, exporter=o["otel_exporter"])
+    except RuntimeError as exc:
+        _exit(str(exc), EXIT_USAGE)
 
 
 #: the bindings as the banner names them

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import logging
@@ -11,9 +12,10 @@ import re
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..mesh import MeshSettings, attach, mesh_name
 from ..server.agent import Agent
@@ -22,10 +24,16 @@ from ..server.connections import ConnectionLimits, uvicorn_connection_options
 from ..server.engine import Engine, EngineConfig
 from ..server.idempotency import message_id_mode
 from ..server.push import PushSettings
+from ..server.service import Service
+from ..server.settings import ServiceSettings
+
+if TYPE_CHECKING:
+    from ..bindings.grpc.serving import GrpcServer
 
 __all__ = [
     "BINDINGS",
     "ListenError",
+    "ServeSettings",
     "StoreError",
     "bind",
     "default_store_for",
@@ -207,54 +215,20 @@ def public_url_for(host: str, port: int, scheme: str = "http") -> str:
     return f"{scheme}://{host}:{port}"
 
 
-def serve(
-    spec: str | Agent,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    store: str | None = None,
-    bus: str = "local://",
-    public_url: str | None = None,
-    rpc_path: str = "/",
-    log_level: str = "info",
-    certfile: str | None = None,
-    keyfile: str | None = None,
-    client_ca: str | None = None,
-    auth: AuthConfig | None = None,
-    limits: Limits | None = None,
-    card_signing: CardSigning | None = None,
-    push: PushSettings | None = None,
-    timeout_keep_alive: int = 5,
-    max_incomplete_event_bytes: int = 64 * 1024,
-    limit_concurrency: int | None = 2048,
-    connections: ConnectionLimits | None = None,
-    http: str = "auto",
-    lease_timeout: float | None = None,
-    submit_grace: float | None = None,
-    message_ids: str | None = None,
-    drain_seconds: float = 30.0,
-    on_listening: Callable[[str, int], None] | None = None,
-    bindings: Sequence[str] | None = None,
-    grpc_port: int | None = None,
-    on_grpc_listening: Callable[[int], None] | None = None,
-    mesh: MeshSettings | None = None,
-    mesh_agent_name: str | None = None,
-    no_http: bool = False,
-    metrics: bool = False,
-    log_format: str = "text",
-    max_batch_items: int = 100,
-    max_answer_bytes: int = 16 * 1024 * 1024,
-) -> None:
-    """Serve an agent with uvicorn; HTTPS with ``certfile``/``keyfile``, and client
-    certificates checked against ``client_ca`` (docs/security.md). Slow or idle
-    clients are bounded: idle keep-alive connections close after
+@dataclass(frozen=True, kw_only=True)
+class ServeSettings:
+    """What ``serve`` runs: the process's listeners and signals, and the fields
+    its service is built from (``service_settings``). ``serve``'s keywords are its
+    fields; the CLI's ``serve`` command fills it from its options.
+
+    Slow or idle clients are bounded: idle keep-alive connections close after
     ``timeout_keep_alive`` s, ``connections`` bounds heads, read deadlines and
     connections per address (default ``ConnectionLimits(max_head_bytes=
     max_incomplete_event_bytes)``), and connections beyond ``limit_concurrency``
     are answered 503. ``http``: uvicorn's parser, ``auto``, ``httptools`` or ``h11``.
+    HTTPS with ``certfile``/``keyfile``, and client certificates checked against
+    ``client_ca`` (docs/security.md).
 
-    The socket is bound first: ``OSError`` when it cannot be (nothing else has
-    happened then); ``on_listening(store, port)`` is called once it is.
     ``store`` defaults to ``default_store_for(agent)``; ``bus`` is ``local://``
     (one process) or ``redis://…`` (replicas sharing a PostgreSQL store). ``lease_timeout``:
     seconds of silence after which another process on the same store ends
@@ -267,6 +241,7 @@ def serve(
     the running turns finish, before the process stops; a second signal stops
     it at once, a third forces the exit (the app's shutdown still runs, for up
     to ``FORCED_SHUTDOWN_S``); docs/deployment.md, "Draining".
+    ``on_listening(store, port)`` is called once the socket is bound.
 
     ``bindings``: which of ``BINDINGS`` to serve (default: JSON-RPC and HTTP+JSON).
     A binding left out is neither served nor named in the card; JSON-RPC is
@@ -278,60 +253,113 @@ def serve(
 
     ``mesh`` puts the agent on an MQTT 5 broker as well (docs/mesh.md), under
     ``mesh_agent_name`` (default: its name as a topic level); ``no_http``
-    serves it there only, and ``on_listening`` is then called with port 0.
+    serves it there only (no HTTP app is built), and ``on_listening`` is then
+    called with port 0.
 
     ``metrics`` serves ``/metrics``; ``log_format="json"`` logs one JSON object a
     line (docs/observability.md). ``max_batch_items``, ``max_answer_bytes``: as
-    ``create_app``'s."""
+    ``create_app``'s.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    store: str | None = None
+    bus: str = "local://"
+    public_url: str | None = None
+    rpc_path: str = "/"
+    log_level: str = "info"
+    certfile: str | None = None
+    keyfile: str | None = None
+    client_ca: str | None = None
+    auth: AuthConfig | None = None
+    limits: Limits | None = None
+    card_signing: CardSigning | None = None
+    push: PushSettings | None = None
+    timeout_keep_alive: int = 5
+    max_incomplete_event_bytes: int = 64 * 1024
+    limit_concurrency: int | None = 2048
+    connections: ConnectionLimits | None = None
+    http: str = "auto"
+    lease_timeout: float | None = None
+    submit_grace: float | None = None
+    message_ids: str | None = None
+    drain_seconds: float = 30.0
+    on_listening: Callable[[str, int], None] | None = None
+    bindings: Sequence[str] | None = None
+    grpc_port: int | None = None
+    on_grpc_listening: Callable[[int], None] | None = None
+    mesh: MeshSettings | None = None
+    mesh_agent_name: str | None = None
+    no_http: bool = False
+    metrics: bool = False
+    log_format: str = "text"
+    max_batch_items: int = 100
+    max_answer_bytes: int = 16 * 1024 * 1024
+
+    def replace(self, **overrides: Any) -> ServeSettings:
+        """These settings with ``overrides``; ``TypeError`` naming an unknown one."""
+        unknown = sorted(overrides.keys() - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise TypeError(f"serve() got an unexpected keyword argument {unknown[0]!r}")
+        return dataclasses.replace(self, **overrides) if overrides else self
+
+    def service_settings(self, store: str, public_url: str | None) -> ServiceSettings:
+        """The settings of the service served, on ``store`` at ``public_url``."""
+        return ServiceSettings(
+            store=store, bus=self.bus, public_url=public_url, rpc_path=self.rpc_path,
+            engine_config=_engine_config(self.lease_timeout, self.submit_grace,
+                                         self.message_ids),
+            auth=self.auth, limits=self.limits, card_signing=self.card_signing,
+            push=self.push, metrics=self.metrics, max_batch_items=self.max_batch_items,
+            max_answer_bytes=self.max_answer_bytes)
+
+
+def serve(spec: str | Agent, settings: ServeSettings | None = None, **options: Any) -> None:
+    """Serve an agent with uvicorn, as ``settings`` (``ServeSettings``) with
+    ``options`` (its fields as keywords: ``port``, ``store``, ``auth`` ...) say.
+
+    The socket is bound first: ``OSError`` when it cannot be (nothing else has
+    happened then)."""
     from ..server.auth.tls import uvicorn_tls_options
 
-    if log_format == "json":
+    s = (settings or ServeSettings()).replace(**options)
+    if s.log_format == "json":
         from ..observability import logs
 
-        logs.configure("json", _PY_LEVELS.get(log_level, log_level.upper()))
+        logs.configure("json", _PY_LEVELS.get(s.log_level, s.log_level.upper()))
     agent = spec if isinstance(spec, Agent) else load_agent(spec)
-    if no_http:
-        if mesh is None:
+    store = s.store or default_store_for(agent)
+    if s.no_http:
+        if s.mesh is None:
             raise ValueError("serving without HTTP needs a mesh to serve on")
-        _serve_mesh_only(agent, store or default_store_for(agent), bus, public_url,
-                         _engine_config(lease_timeout, submit_grace, message_ids),
-                         on_listening, mesh,
-                         mesh_agent_name,
-                         auth=auth, limits=limits, push=push, drain_seconds=drain_seconds)
+        _serve_mesh_only(agent, store, s)
         return
-    tls = uvicorn_tls_options(certfile, keyfile, client_ca)
-    store = store or default_store_for(agent)
+    tls = uvicorn_tls_options(s.certfile, s.keyfile, s.client_ca)
     guard = uvicorn_connection_options(
-        connections or ConnectionLimits(max_head_bytes=max_incomplete_event_bytes),
-        base=tls.pop("http", None), http=http)
-    with_rest, with_grpc = _wanted(bindings, grpc_port)
-    sock = _listen(bind, host, port, "http")
+        s.connections or ConnectionLimits(max_head_bytes=s.max_incomplete_event_bytes),
+        base=tls.pop("http", None), http=s.http)
+    with_rest, with_grpc = _wanted(s.bindings, s.grpc_port)
+    sock = _listen(bind, s.host, s.port, "http")
     held: list[socket.socket] = [sock]
     try:
-        grpc: dict[str, Any] | None = None
+        grpc: GrpcServer | None = None
         if with_grpc:
-            assert grpc_port is not None
-            grpc_sock = _listen(reserve, host, grpc_port, "grpc")
+            assert s.grpc_port is not None
+            grpc_sock = _listen(reserve, s.host, s.grpc_port, "grpc")
             held.append(grpc_sock)
 
             def grpc_listening(bound: int) -> None:
                 grpc_sock.close()  # grpc holds the port now
 
             reserved = grpc_sock.getsockname()[1]
-            grpc = {"address": grpc_address(host, reserved),
-                    "credentials": _grpc_credentials(certfile, keyfile, client_ca),
-                    "on_listening": grpc_listening}
-            if on_grpc_listening is not None:
-                on_grpc_listening(reserved)
-        _serve_on(sock, agent, store, public_url, tls, host, log_level,
-                  _engine_config(lease_timeout, submit_grace, message_ids),
-                  on_listening, rpc_path=rpc_path, bus=bus, auth=auth, limits=limits,
-                  mesh=mesh, mesh_agent_name=mesh_agent_name,
-                  card_signing=card_signing, push=push, grpc=grpc, rest=with_rest,
-                  timeout_keep_alive=timeout_keep_alive, drain_seconds=drain_seconds,
-                  limit_concurrency=limit_concurrency, metrics=metrics,
-                  json_logs=log_format == "json", max_batch_items=max_batch_items,
-                  max_answer_bytes=max_answer_bytes, **guard)
+            from ..bindings.grpc.serving import GrpcServer
+
+            grpc = GrpcServer(grpc_address(s.host, reserved),
+                              credentials=_grpc_credentials(s.certfile, s.keyfile, s.client_ca),
+                              on_listening=grpc_listening)
+            if s.on_grpc_listening is not None:
+                s.on_grpc_listening(reserved)
+        _serve_on(sock, agent, store, s, tls, grpc, with_rest, guard)
     finally:
         for held_sock in held:
             held_sock.close()
@@ -389,54 +417,32 @@ def _grpc_credentials(certfile: str | None, keyfile: str | None,
                                        require_client_auth=False)
 
 
-def _serve_on(sock: socket.socket, agent: Agent, store: str, public_url: str | None,
-              tls: dict[str, Any], host: str, log_level: str,
-              engine_config: EngineConfig | None,
-              on_listening: Callable[[str, int], None] | None, *, rpc_path: str,
-              bus: str, auth: AuthConfig | None, limits: Limits | None,
-              card_signing: CardSigning | None, push: PushSettings | None,
-              drain_seconds: float, grpc: dict[str, Any] | None = None,
-              rest: bool = True, mesh: MeshSettings | None = None,
-              mesh_agent_name: str | None = None, metrics: bool = False, json_logs: bool = False,
-              max_batch_items: int = 100, max_answer_bytes: int = 16 * 1024 * 1024,
-              **uvicorn_options: Any) -> None:
+def _serve_on(sock: socket.socket, agent: Agent, store: str, s: ServeSettings,
+              tls: dict[str, Any], grpc: GrpcServer | None, rest: bool,
+              uvicorn_options: dict[str, Any]) -> None:
     import uvicorn
 
-    from ..host.app import create_app
+    from ..host.app import host_app
 
     port = sock.getsockname()[1]
-    check_services(store, bus, auth, mesh)
-    app = create_app(
-        agent,
-        store=store,
-        bus=bus,
-        engine_config=engine_config,
-        public_url=public_url or public_url_for(host, port, "https" if tls else "http"),
-        rpc_path=rpc_path,
-        auth=auth,
-        limits=limits,
-        card_signing=card_signing,
-        push=push,
-        metrics=metrics,
-        rest=rest,
-        max_batch_items=max_batch_items,
-        max_answer_bytes=max_answer_bytes,
-    )
+    check_services(store, s.bus, s.auth, s.mesh)
+    service = Service(agent, s.service_settings(
+        store, s.public_url or public_url_for(s.host, port, "https" if tls else "http")))
+    app = host_app(service, rest=rest)
     if grpc is not None:
-        from ..bindings.grpc import add_grpc
-
-        add_grpc(app, grpc["address"], credentials=grpc["credentials"],
-                 on_listening=grpc["on_listening"])
-    if mesh is not None:
-        attach(app, mesh, name=mesh_agent_name or mesh_name(agent.name))
-    if json_logs:  # uvicorn's own logging set-up would replace the JSON handler
+        service.add_binding(grpc)
+    if s.mesh is not None:
+        attach(app, s.mesh, name=s.mesh_agent_name or mesh_name(agent.name))
+    if s.log_format == "json":  # uvicorn's own logging set-up would replace the JSON handler
         uvicorn_options["log_config"] = None
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
+    config = uvicorn.Config(app, host=s.host, port=port, log_level=s.log_level,
                             access_log=False, timeout_graceful_shutdown=5,
+                            timeout_keep_alive=s.timeout_keep_alive,
+                            limit_concurrency=s.limit_concurrency,
                             **uvicorn_options, **tls)
-    if on_listening is not None:
-        on_listening(store, port)
-    _make_server(config, app.state.engine, drain_seconds).run(sockets=[sock])
+    if s.on_listening is not None:
+        s.on_listening(store, port)
+    _make_server(config, service.engine, s.drain_seconds).run(sockets=[sock])
 
 
 def _engine_config(lease_timeout: float | None, submit_grace: float | None,
@@ -454,34 +460,32 @@ def _engine_config(lease_timeout: float | None, submit_grace: float | None,
     return config
 
 
-def _serve_mesh_only(agent: Agent, store: str, bus: str, public_url: str | None,
-                     engine_config: EngineConfig | None,
-                     on_listening: Callable[[str, int], None] | None, mesh: MeshSettings,
-                     mesh_agent_name: str | None, *, auth: AuthConfig | None,
-                     limits: Limits | None, push: PushSettings | None,
-                     drain_seconds: float) -> None:
+def _serve_mesh_only(agent: Agent, store: str, s: ServeSettings) -> None:
     """The agent on the mesh alone, until SIGINT or SIGTERM (then its running turns
     get ``drain_seconds`` to finish)."""
     import signal
 
-    from ..host.app import create_app
+    from ..mesh.binding import MeshBinding
 
-    check_services(store, bus, auth, mesh)
-    app = create_app(agent, store=store, bus=bus, engine_config=engine_config,
-                     public_url=public_url, auth=auth, limits=limits, push=push)
-    attach(app, mesh, name=mesh_agent_name or mesh_name(agent.name))
-    engine: Engine = app.state.engine
+    mesh = s.mesh
+    assert mesh is not None
+    check_services(store, s.bus, s.auth, mesh)
+    # no HTTP app: the service and its one binding, the mesh
+    service = Service(agent, s.service_settings(store, s.public_url))
+    on_mesh = service.add_binding(MeshBinding(service, mesh, name=s.mesh_agent_name))
+    on_listening, drain_seconds = s.on_listening, s.drain_seconds
+    engine = service.engine
 
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        async with app.router.lifespan_context(app):
+        async with service:
             if on_listening is not None:
                 on_listening(store, 0)
             await stop.wait()
-            await app.state.mesh.stop()  # no new requests while the turns finish
+            await on_mesh.agent.stop()  # no new requests while the turns finish
             if drain_seconds > 0 and engine.running_turns:
                 await engine.drain(drain_seconds)
 

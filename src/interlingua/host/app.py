@@ -6,12 +6,11 @@ works under uvicorn and can be mounted into FastAPI or any Starlette app.
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Unpack
 
 import msgspec
 from starlette.applications import Starlette
@@ -19,42 +18,26 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from ..bindings.rest import RESTEndpoint
-from ..bus import open_bus
-from ..bus.base import Bus
-from ..hooks import Hooks
-from ..observability.install import build_observer, gauges
+from ..bindings.http.request_headers import RequestHeaders
+from ..bindings.http.sse_writer import write_sse
+from ..bindings.jsonrpc import JSONRPCBinding, JSONRPCEndpoint, jsonrpc_envelope
+from ..bindings.rest import RESTBinding, RESTEndpoint
+from ..observability.install import gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
-from ..server.attachments import Attachments
-from ..server.auth.config import AuthConfig
-from ..server.auth.limits import Limits
 from ..server.auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
-from ..server.auth.runtime import Security
 from ..server.cards.serving import A2AServer, CardVariant
-from ..server.cards.signer import CardSigner, CardSigning
-from ..server.dispatch import FrontDoor, parse_version
-from ..server.engine import Engine, EngineConfig
+from ..server.dispatch import parse_version
 from ..server.hosts import HostNotAllowed, HostPolicy
-from ..server.idempotency import MessageIds, message_id_mode
-from ..server.jsonrpc_endpoint import JSONRPCEndpoint, jsonrpc_envelope
 from ..server.jwks import JWKS_PATH, jwks_endpoint
-from ..server.push.service import PushService
-from ..server.push.settings import PushSettings
-from ..server.request_headers import RequestHeaders
-from ..server.settings import ServerSettings
-from ..server.sse_writer import write_sse
-from ..stores import open_store, shown_url
-from ..stores.base import Store
+from ..server.service import Binding, Service
+from ..server.settings import YOUNG_GC_THRESHOLD, ServiceOptions, ServiceSettings
+from ..stores import shown_url
 
-__all__ = ["A2AApp", "A2AServer", "CardVariant", "create_app", "lifespans"]
+__all__ = ["YOUNG_GC_THRESHOLD", "A2AApp", "A2AServer", "CardVariant", "create_app", "host_app",
+           "lifespans"]
 
 log = logging.getLogger("interlingua.server")
-
-#: the cycle collector's first threshold while serving, unless the process's is higher:
-#: above the young objects that 64 requests in flight hold (docs/architecture.md)
-YOUNG_GC_THRESHOLD = 10_000
-
 
 class A2AApp(Starlette):
     """A Starlette app whose JSON-RPC route skips the middleware stack.
@@ -158,35 +141,13 @@ def _not_modified(request: Request, etag: str, last_modified: str) -> bool:
         return False  # not an HTTP date: ignored, as the RFC says
 
 
-def create_app(
-    agent: Agent,
-    *,
-    store: str | Store = "memory://",
-    bus: str | Bus = "local://",
-    public_url: str | None = None,
-    allowed_hosts: Sequence[str] | None = None,
-    trust_forwarded: bool = False,
-    rpc_path: str = "/",
-    max_body_bytes: int = 10 * 1024 * 1024,
-    max_batch_items: int = 100,
-    max_answer_bytes: int = 16 * 1024 * 1024,
-    strict_versions: bool = False,
-    strict_dialects: bool = False,
-    engine_config: EngineConfig | None = None,
-    message_ids: MessageIds | None = None,
-    push: PushSettings | None = None,
-    auth: AuthConfig | None = None,
-    limits: Limits | None = None,
-    card_signing: CardSigning | None = None,
-    freeze_gc: bool = True,
-    young_gc_threshold: int | None = YOUNG_GC_THRESHOLD,
-    rest: bool = True,
-    debug: bool = False,
-    metrics: bool = False,
-    tracing: bool | Any | None = None,
-    inspector: bool = False,
-) -> Starlette:
-    """Build the ASGI app serving ``agent``.
+def create_app(agent: Agent, settings: ServiceSettings | None = None, *, rest: bool = True,
+               debug: bool = False, inspector: bool = False, bindings: Sequence[Binding] = (),
+               **overrides: Unpack[ServiceOptions]) -> A2AApp:
+    """Build the ASGI app serving ``agent``: a ``Service`` made from ``settings``
+    (``ServiceSettings``) with ``overrides`` (its fields as keywords: ``store``,
+    ``public_url``, ``auth`` ...; ``TypeError`` for a keyword that is none), behind
+    this host (``host_app``).
 
     ``store`` is a URL (``memory://``, ``sqlite:///path.db``) or a Store;
     ``public_url`` is the base URL clients reach this server at, used in the
@@ -213,52 +174,36 @@ def create_app(
     ``max_batch_items``: requests one JSON-RPC batch may hold (more: one -32600, and
     none of them runs); ``max_answer_bytes``: the largest answer written, a batch's
     answers together (what would pass it is an error naming the limit).
+    ``bindings``: more bindings to serve beside the HTTP ones (docs/architecture.md,
+    "How to add a binding").
     """
-    for name, value in (("max_batch_items", max_batch_items),
-                        ("max_answer_bytes", max_answer_bytes)):
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1")
-    settings = ServerSettings(
-        public_url=public_url or "",
-        rpc_path=rpc_path,
-        max_body_bytes=max_body_bytes,
-        max_batch_items=max_batch_items,
-        max_answer_bytes=max_answer_bytes,
-        strict_versions=strict_versions,
-        strict_dialects=strict_dialects,
-        rest=rest,
-    )
-    if message_ids is not None:
-        engine_config = msgspec.structs.replace(engine_config or EngineConfig(),
-                                                message_ids=message_id_mode(message_ids))
-    store_obj = open_store(store) if isinstance(store, str) else store
-    bus_obj = open_bus(bus) if isinstance(bus, str) else bus
-    server_ref: dict[str, A2AServer] = {}
-    signer = CardSigner(card_signing, public_url) if card_signing is not None else None
-    security = Security(auth, limits, signer)
-    redis_url = getattr(bus_obj, "redis_url", None)
-    if redis_url is not None:
-        # replicas sharing a Redis bus count rate limits together
-        security.share_limits(redis_url, getattr(bus_obj, "prefix", "interlingua"))
-    # where observers hook in; decided once, here: when nothing is observed,
-    # every hook point stays an empty list
-    hooks = Hooks()
-    observer = build_observer(tracing=tracing, metrics=metrics)
-    if observer is not None:
-        observer.register(hooks)
-    push_service = PushService(store_obj, push, enabled=bool(agent.push_notifications),
-                               shared=lambda: engine.leases.shared, now=lambda: engine.now(),
-                               hooks=hooks)
-    engine = Engine(agent, store_obj, bus_obj, config=engine_config,
-                    card=lambda: server_ref["server"].card,
-                    authorizer=security, admission=security, gate=security.executors,
-                    push=push_service,
-                    legacy_owner_prefix=auth.legacy_owner_prefix if auth is not None else None,
-                    hooks=hooks)
-    hosts = HostPolicy(allowed_hosts, trust_forwarded)
-    server = A2AServer(agent, engine, settings, security=security, hosts=hosts,
-                       push=push_service)
-    server_ref["server"] = server
+    try:
+        settings = (settings or ServiceSettings()).replace(**overrides)
+    except TypeError as exc:
+        raise TypeError(f"create_app() got an {exc}") from None
+    service = Service(agent, settings)
+    app = host_app(service, rest=rest, debug=debug, inspector=inspector)
+    for binding in bindings:  # after the HTTP ones: the card names JSON-RPC first
+        service.add_binding(binding)
+    return app
+
+
+def host_app(service: Service, *, rest: bool = True, debug: bool = False,
+             inspector: bool = False) -> A2AApp:
+    """The ASGI app hosting ``service``'s HTTP bindings (JSON-RPC; HTTP+JSON unless
+    ``rest`` is False), with its card, JWKS, health, extended card and metrics
+    routes, and the inspector with ``inspector``. Its lifespan is
+    ``async with service:``; the service's other bindings (gRPC, the mesh) start
+    and stop with it."""
+    agent = service.agent
+    settings = service.settings
+    engine = service.engine
+    security = service.security
+    server = service.card
+    push_service = service.push
+    store_obj = service.store
+    auth = settings.auth
+    hosts: HostPolicy = service.hosts
     # a card behind credentials must not be kept by shared caches
     card_cache = "public" if auth is None or auth.public_card else "private"
     card_headers = {"Cache-Control": f"{card_cache}, max-age=300",
@@ -267,7 +212,7 @@ def create_app(
     card_headers["Vary"] = "A2A-Version"
     if server.per_request:
         card_headers["Vary"] = ("Host, X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix, "
-                                if trust_forwarded else "Host, ") + "A2A-Version"
+                                if settings.trust_forwarded else "Host, ") + "A2A-Version"
 
     async def card(request: Request) -> Response:
         try:
@@ -296,40 +241,15 @@ def create_app(
         return Response(msgspec.json.encode(info), media_type="application/json",
                         status_code=503 if engine.draining else 200)
 
-    attachments = Attachments()
-    thresholds = gc.get_threshold()
-
-    async def start() -> None:
-        nonlocal thresholds
-        await engine.start()
-        if freeze_gc:
-            # A full collection visits every tracked object; most of a server's
-            # are its imported code, which never becomes garbage (docs/
-            # architecture.md, "The heap made at start-up is frozen").
-            gc.collect()
-            gc.freeze()
-        thresholds = gc.get_threshold()
-        if young_gc_threshold is not None and young_gc_threshold > thresholds[0]:
-            # The requests in flight hold more young objects than the default 700:
-            # the collector would run for nearly every request, to find next to no
-            # garbage (ibid., "The young generation is larger").
-            gc.set_threshold(young_gc_threshold, *thresholds[1:])
-
-    async def stop() -> None:
-        gc.set_threshold(*thresholds)
-        if freeze_gc:
-            gc.unfreeze()
-        await engine.stop()
-        await security.aclose()
-
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # the gRPC server and the mesh start and stop around the engine
-        async with attachments.around(start, stop):
+        async with service:
             yield
 
-    rpc = JSONRPCEndpoint(FrontDoor(engine, security, agent, settings), settings)
-    path = settings.rpc_path if settings.rpc_path.startswith("/") else "/" + settings.rpc_path
+    jsonrpc = JSONRPCBinding(service)
+    rpc = jsonrpc.endpoint
+    path = jsonrpc.path
+    signer = security.signer
     routes: list[BaseRoute] = [
         Route("/.well-known/agent-card.json", card, methods=["GET"]),
         Route("/.well-known/agent.json", card, methods=["GET"]),
@@ -340,6 +260,7 @@ def create_app(
         Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
+    observer = service.observer
     if observer is not None:
         counted = observer.metrics
         if counted is not None:
@@ -355,6 +276,7 @@ def create_app(
 
         routes.append(Mount("/inspector", app=inspector_app(on_agent=True)))
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
+    http_bindings: list[Binding] = [jsonrpc]
     app.rpc_route(path, rpc)
 
     def card_of(scope: Any, headers: Any) -> tuple[Any, str]:
@@ -362,16 +284,16 @@ def create_app(
         return variant.card, variant.rpc_url
 
     if rest:
-        rest_endpoint = RESTEndpoint(rpc.door, settings, card_of=card_of,
-                                     tenant_header=auth.tenant_header if auth is not None
-                                     else None,
-                                     other_paths={path: ("POST",)})
-        app.rest_routes(rest_endpoint, [r.path for r in routes if isinstance(r, Route)],
+        rest_binding = RESTBinding(service, card_of=card_of, other_paths={path: ("POST",)})
+        http_bindings.append(rest_binding)
+        app.rest_routes(rest_binding.endpoint, [r.path for r in routes if isinstance(r, Route)],
                         [r.path for r in routes if isinstance(r, Mount)])
+    for binding in http_bindings:
+        service.add_binding(binding)
     app._hosts = hosts
+    app.state.service = service
     app.state.a2a = server
     app.state.engine = engine
-    app.state.door = rpc.door
-    app.state.hooks = hooks
-    app.state.attachments = attachments
+    app.state.door = service.door
+    app.state.hooks = service.hooks
     return app

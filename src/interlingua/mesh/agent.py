@@ -45,6 +45,7 @@ from typing import Any
 
 import msgspec
 
+from ..bindings.http.sse_writer import encoded_item
 from ..core import jsonrpc
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
@@ -52,7 +53,6 @@ from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server.context import RequestInfo
 from ..server.dispatch import FrontDoor
 from ..server.run import Run
-from ..server.sse_writer import encoded_item
 from ..server.streams import Entry, Lagged, Stream, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC

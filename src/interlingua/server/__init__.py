@@ -9,14 +9,19 @@ from .agent import Agent, Skill
 from .cards.serving import A2AServer
 from .context import Context, RequestInfo, TaskCanceled
 from .engine import Engine, EngineConfig
+from .service import Binding, Service
+from .settings import ServiceSettings
 
 __all__ = [
     "A2AServer",
     "Agent",
+    "Binding",
     "Context",
     "Engine",
     "EngineConfig",
     "RequestInfo",
+    "Service",
+    "ServiceSettings",
     "Skill",
     "TaskCanceled",
 ]

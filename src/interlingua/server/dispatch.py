@@ -35,7 +35,7 @@ from .agent import Agent
 from .auth.runtime import Security, refusal
 from .context import RequestInfo
 from .engine import Engine
-from .settings import ServerSettings
+from .settings import ServiceSettings
 from .streams import Stream
 
 __all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "StoreDown", "parse_version"]
@@ -75,7 +75,7 @@ class FrontDoor:
     (default: the engine's hooks)."""
 
     def __init__(self, engine: Engine, security: Security, agent: Agent,
-                 settings: ServerSettings, hooks: Hooks | None = None) -> None:
+                 settings: ServiceSettings, hooks: Hooks | None = None) -> None:
         self.engine = engine
         self.security = security
         self.agent = agent

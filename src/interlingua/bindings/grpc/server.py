@@ -50,9 +50,9 @@ from ...grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
 from ...server.dispatch import FrontDoor, parse_version
-from ...server.request_headers import RequestHeaders
-from ...server.sse_writer import encoded_item
 from ...server.streams import Entry, Lagged, Unavailable
+from ..http.request_headers import RequestHeaders
+from ..http.sse_writer import encoded_item
 from . import v1_bytes, v1_out
 from .status import DETAILS_KEY, code_of, status_details
 from .v03_card import card_out

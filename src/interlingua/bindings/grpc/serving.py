@@ -1,23 +1,28 @@
-"""Running the gRPC binding beside an app made by ``create_app``.
+"""The gRPC binding as the service runs it: a ``grpc.aio`` server that listens
+before the engine starts (port 0: an ephemeral port, known once it listens), is
+listed in the card (``supportedInterfaces`` with ``protocolBinding: GRPC``, and
+v0.3's ``additionalInterfaces``, with the resume extension), and stops, letting
+open calls finish for a few seconds, before the engine does.
 
-``add_grpc(app, "0.0.0.0:50051")`` attaches a gRPC server to the app
-(``app.state.attachments``): it listens before the app's engine starts (port 0: an ephemeral port, known
-once it listens), the card lists it (``supportedInterfaces`` with
-``protocolBinding: GRPC``, and v0.3's ``additionalInterfaces``), and it stops,
-letting open calls finish for a few seconds, before the app shuts down.
+``service.add_binding(GrpcServer("0.0.0.0:50051"))``, or, beside an app made by
+``create_app``, ``add_grpc(app, "0.0.0.0:50051")``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import grpc
 
-from ...server.attachments import Attachment
-from ...server.cards.serving import A2AServer
+from ...core.model import AgentCard, AgentInterface
+from ...grpc_wire.resume import grpc_interfaces, resume_extension
+from ..base import BaseBinding
 from .server import GrpcBinding, server_options
+
+if TYPE_CHECKING:
+    from ...server.service import Service
 
 __all__ = ["GrpcServer", "add_grpc"]
 
@@ -31,25 +36,58 @@ def _split(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-class GrpcServer:
-    """A ``grpc.aio`` server with both A2A services of one app.
+class GrpcServer(BaseBinding):
+    """Both A2A gRPC services of one service, on ``address`` (``host:port``).
 
-    ``credentials``: ``grpc.ssl_server_credentials(...)`` to serve TLS; plain
-    text otherwise. ``port`` is the port it listens on, once started.
+    ``url``: what the card names (default: the host of the public URL, else the
+    address's host, with the port it listens on). ``credentials``:
+    ``grpc.ssl_server_credentials(...)`` to serve TLS; plain text otherwise.
+    ``max_message_bytes``: default the service's ``max_body_bytes``. ``port`` is
+    the port it listens on, once prepared; ``on_listening(port)`` is called then.
     """
 
-    def __init__(self, binding: GrpcBinding, address: str, *, max_message_bytes: int,
-                 credentials: grpc.ServerCredentials | None = None) -> None:
-        self.binding = binding
+    name = "grpc"
+
+    def __init__(self, address: str = "127.0.0.1:50051", *, url: str | None = None,
+                 max_message_bytes: int | None = None,
+                 credentials: grpc.ServerCredentials | None = None,
+                 grace: float = 5.0,
+                 on_listening: Callable[[int], None] | None = None) -> None:
+        _split(address)  # ValueError now, not at start-up
         self.address = address
+        self.url = url
         self.max_message_bytes = max_message_bytes
         self.credentials = credentials
+        self.grace = grace
+        self.on_listening = on_listening
         self.port: int | None = None
+        #: the handlers, once prepared
+        self.binding: GrpcBinding | None = None
         self._server: grpc.aio.Server | None = None
+        self._listening_at: str | None = None
 
-    async def start(self) -> int:
-        server = grpc.aio.server(options=server_options(self.max_message_bytes))
-        server.add_generic_rpc_handlers(self.binding.handlers())
+    def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
+        return grpc_interfaces(self._listening_at) if self._listening_at else ()
+
+    def extend_card(self, card: AgentCard) -> AgentCard:
+        return resume_extension(card) if self._listening_at else card
+
+    async def prepare(self, service: Service) -> None:
+        # listening before the engine starts: the card names the port
+        card = service.card
+        self.binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url))
+        limit = self.max_message_bytes or service.settings.max_body_bytes
+        port = await self._listen(self.binding, limit)
+        if self.on_listening is not None:
+            self.on_listening(port)
+        host, _ = _split(self.address)
+        self._listening_at = self.url or \
+            f"{_card_host(service.settings.public_url or '', host)}:{port}"
+        card.render_again()
+
+    async def _listen(self, binding: GrpcBinding, max_message_bytes: int) -> int:
+        server = grpc.aio.server(options=server_options(max_message_bytes))
+        server.add_generic_rpc_handlers(binding.handlers())
         port: int
         try:
             if self.credentials is not None:
@@ -65,10 +103,11 @@ class GrpcServer:
         self.port = port
         return port
 
-    async def stop(self, grace: float | None = 5.0) -> None:
+    async def stop(self) -> None:
+        # calls in flight end before the engine under them stops
         server, self._server = self._server, None
         if server is not None:
-            await server.stop(grace)
+            await server.stop(self.grace)
 
 
 def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = None,
@@ -76,29 +115,12 @@ def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = No
              grace: float = 5.0,
              on_listening: Callable[[int], None] | None = None) -> GrpcServer:
     """Serve the gRPC binding of ``app`` (made by ``create_app``) on ``address``
-    (``host:port``) for as long as the app runs; ``url`` is what the card
-    names (default: the host of the app's public URL, else the address's host,
-    with the port it listens on). ``on_listening(port)`` is called once it
-    listens. Returns the server (``.port`` once started)."""
-    a2a: A2AServer = app.state.a2a
-    settings = a2a.settings
-    binding = GrpcBinding(app.state.door, lambda: (a2a.card, a2a.rpc_url))
-    grpc_server = GrpcServer(binding, address, max_message_bytes=settings.max_body_bytes,
-                             credentials=credentials)
-    host, _ = _split(address)
-
-    async def listen() -> None:
-        port = await grpc_server.start()
-        if on_listening is not None:
-            on_listening(port)
-        settings.grpc_url = url or f"{_card_host(settings.public_url, host)}:{port}"
-        a2a.render_again()
-
-    # listening before the engine starts (the card names the port); calls in
-    # flight end before the engine under them stops
-    app.state.attachments.add(Attachment(
-        "the gRPC server", prepare=listen, stop=lambda: grpc_server.stop(grace)))
-    return grpc_server
+    (``host:port``) for as long as the app runs: a ``GrpcServer`` registered on its
+    service (``app.state.service``). Returns it (``.port`` once started)."""
+    server = GrpcServer(address, url=url, credentials=credentials, grace=grace,
+                        on_listening=on_listening)
+    app.state.service.add_binding(server)
+    return server
 
 
 def _card_host(public_url: str, bound: str) -> str:

@@ -35,7 +35,9 @@ from ...core.errors import (
 )
 from ...core.model import AgentCard
 from ...server.dispatch import FrontDoor, parse_version
-from ...server.http_request import (
+from ...server.settings import ServiceSettings
+from ...server.streams import Stream
+from ..http.request import (
     CHUNK,
     BodyTooLarge,
     extensions,
@@ -43,10 +45,8 @@ from ...server.http_request import (
     version_of,
     write_body,
 )
-from ...server.request_headers import RequestHeaders
-from ...server.settings import ServerSettings
-from ...server.sse_writer import Envelope, write_sse
-from ...server.streams import Stream
+from ..http.request_headers import RequestHeaders
+from ..http.sse_writer import Envelope, write_sse
 from .errors import MethodNotAllowed, error_body, http_status
 from .routes import V1_OPS, Match, NoRoute, match
 
@@ -117,7 +117,7 @@ def _content_type(codec: Codec) -> tuple[bytes, bytes]:
 class RESTEndpoint:
     """HTTP+JSON framing in front of the front door."""
 
-    def __init__(self, door: FrontDoor, settings: ServerSettings, *,
+    def __init__(self, door: FrontDoor, settings: ServiceSettings, *,
                  card_of: CardOf | None = None,
                  tenant_header: str | None = None,
                  other_paths: Mapping[str, tuple[str, ...]] | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from email.utils import formatdate
 from typing import Any, Protocol
 
@@ -22,7 +22,7 @@ from ..agent import Agent
 from ..engine import Engine
 from ..hosts import HostPolicy
 from ..push.service import PushService
-from ..settings import ServerSettings
+from ..settings import ServiceSettings
 from .document import card_document
 from .signer import CardSigner
 
@@ -76,13 +76,36 @@ class CardSecurity(Protocol):
     def check_card(self, document: bytes) -> None: ...
 
 
-class A2AServer:
-    """The pieces of a running agent server, shared by its endpoints."""
+class Declares(Protocol):
+    """What the card asks of each binding (``service.Binding``): its interfaces,
+    and what it adds to the card."""
 
-    def __init__(self, agent: Agent, engine: Engine, settings: ServerSettings,
+    def interfaces(self, base_url: str) -> Sequence[AgentInterface]: ...
+
+    def extend_card(self, card: AgentCard) -> AgentCard: ...
+
+
+def by_version(interfaces: Sequence[AgentInterface]) -> list[AgentInterface]:
+    """The interfaces grouped by protocol version, newest first as the bindings list
+    them (each binding's v1.0 entries, then each one's v0.3 ...), in order within."""
+    order: dict[str, int] = {}
+    for i in interfaces:
+        order.setdefault(i.protocol_version, len(order))
+    return sorted(interfaces, key=lambda i: order[i.protocol_version])
+
+
+class A2AServer:
+    """The agent's card as served, for each base URL clients reach it at: the
+    interfaces the service's bindings declare, the push extension, the security
+    schemes, the signature."""
+
+    def __init__(self, agent: Agent, engine: Engine, settings: ServiceSettings,
                  security: CardSecurity, hosts: HostPolicy | None = None,
-                 push: PushService | None = None) -> None:
+                 push: PushService | None = None,
+                 bindings: Sequence[Declares] = ()) -> None:
         self.agent = agent
+        #: the bindings the card lists (the service's own list: added to as they are)
+        self.bindings = bindings
         self.push = push
         self.security = security
         self.engine = engine
@@ -123,31 +146,17 @@ class A2AServer:
         if not self.per_request:
             if self.hosts.allowed is not None:
                 self.hosts.check(self.hosts.host_of(scope, headers))
-            return self.variant_for(self.settings.public_url)
+            return self.variant_for(self.settings.public_url or _FALLBACK_URL)
         return self.variant_for(self.hosts.base_url(scope, headers))
 
     def _render(self, base: str) -> CardVariant:
         path = self.settings.rpc_path
         path = path if path.startswith("/") else "/" + path
         rpc_url = base + "/" if path == "/" else base + path
-        # HTTP+JSON routes hang off the base URL: v1.0 at it, v0.3 under its /v1
-        interfaces = [
-            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=base, binding="HTTP+JSON", protocol_version="1.0"),
-            AgentInterface(url=rpc_url, binding="JSONRPC", protocol_version="0.3"),
-            AgentInterface(url=base, binding="HTTP+JSON", protocol_version="0.3"),
-        ]
-        if not self.settings.rest:
-            interfaces = [i for i in interfaces if i.binding != "HTTP+JSON"]
-        if self.settings.grpc_url:
-            from ...grpc_wire.resume import grpc_interfaces
-
-            interfaces.extend(grpc_interfaces(self.settings.grpc_url))
-        card = self.agent.card(interfaces)
-        if self.settings.grpc_url:
-            from ...grpc_wire.resume import resume_extension
-
-            card = resume_extension(card)
+        bindings = self.bindings
+        card = self.agent.card(by_version([i for b in bindings for i in b.interfaces(base)]))
+        for binding in bindings:
+            card = binding.extend_card(card)
         if self.push is not None:
             card = self.push.card_with_extension(card, base)
         # declared from the same config that enforces, then signed as served

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from ..core.model import Artifact, ArtifactUpdate, TextPart
+from ...core.model import Artifact, ArtifactUpdate, TextPart
 
 __all__ = ["ChunkFrames"]
 

@@ -20,20 +20,20 @@ from typing import Any
 
 import msgspec
 
-from ..core import jsonrpc
-from ..core.dialects import Codec, answering, get_codec
-from ..core.dialects.detect import detect
-from ..core.errors import (
+from ...core import jsonrpc
+from ...core.dialects import Codec, answering, get_codec
+from ...core.dialects.detect import detect
+from ...core.errors import (
     A2AError,
     InternalError,
     InvalidRequest,
 )
-from .dispatch import FrontDoor, parse_version
-from .http_request import CHUNK, BodyTooLarge, extensions, read_body, version_of, write_body
-from .request_headers import RequestHeaders
-from .settings import ServerSettings
-from .sse_writer import Envelope, write_sse
-from .streams import Stream
+from ...server.dispatch import FrontDoor, parse_version
+from ...server.settings import ServiceSettings
+from ...server.streams import Stream
+from ..http.request import CHUNK, BodyTooLarge, extensions, read_body, version_of, write_body
+from ..http.request_headers import RequestHeaders
+from ..http.sse_writer import Envelope, write_sse
 
 __all__ = ["JSONRPCEndpoint", "jsonrpc_envelope", "parse_version"]
 
@@ -93,7 +93,7 @@ def jsonrpc_envelope(rid: Any) -> Envelope:
 class JSONRPCEndpoint:
     """JSON-RPC framing in front of the front door: envelopes in, envelopes out."""
 
-    def __init__(self, door: FrontDoor, settings: ServerSettings) -> None:
+    def __init__(self, door: FrontDoor, settings: ServiceSettings) -> None:
         self.door = door
         self.settings = settings
         self.fallback_codec = get_codec("0.3")

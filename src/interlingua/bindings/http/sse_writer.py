@@ -15,12 +15,12 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from typing import Any
 
-from ..core import sse
-from ..core.dialects import Codec
-from ..core.errors import A2AError, InternalError, ResourceUnavailable
-from ..core.model import ArtifactUpdate
+from ...core import sse
+from ...core.dialects import Codec
+from ...core.errors import A2AError, InternalError, ResourceUnavailable
+from ...core.model import ArtifactUpdate
+from ...server.streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 from .chunk_frames import ChunkFrames
-from .streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 
 __all__ = ["Envelope", "write_sse"]
 

@@ -1,0 +1,65 @@
+"""The MQTT binding as the service runs it (``MeshBinding``): the mesh agent
+(``agent.py``) connects once the engine has started and disconnects before it
+stops.
+
+It lives here, not under ``bindings/``: the mesh's topic layout, codec and
+instance names are shared with its client, discovery and gateway, and the
+gateway sits above the HTTP host, which sits above ``bindings``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..bindings.base import BaseBinding
+from ..core.model import AgentInterface
+from .agent import MeshAgent
+from .card import mesh_address, mesh_only_card
+from .codec import MESH_PROTOCOL_VERSION, MQTT_BINDING
+from .settings import MeshSettings
+from .topics import mesh_name
+
+if TYPE_CHECKING:
+    from ..server.service import Service
+
+__all__ = ["MeshBinding"]
+
+
+class MeshBinding(BaseBinding):
+    """``service``'s agent on the mesh of ``settings``, under ``name`` (default: its
+    name as a topic level). Made before the service starts, so that an instance name
+    another live process of this host holds is refused at once (``InstanceTaken``,
+    a ``ValueError``), and so that the tasks the engine's start-up ends for a
+    process gone are told of on the mesh. With ``settings.http`` False the card it
+    publishes names its mesh address, and so does the service's."""
+
+    name = "mqtt"
+
+    def __init__(self, service: Service, settings: MeshSettings, *,
+                 name: str | None = None) -> None:
+        self.service = service
+        self.settings = settings
+        on_mesh = name or mesh_name(service.agent.name)
+        self.address = mesh_address(settings.broker_url(), settings.namespace, on_mesh)
+        self.agent = MeshAgent(service.door, self._card(), on_mesh, settings)
+
+    def _card(self) -> bytes:
+        if self.settings.http:
+            return bytes(self.service.card.card_bytes)
+        return mesh_only_card(self.service.card, self.address)
+
+    def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
+        if self.settings.http:
+            return ()  # its card is the HTTP one, which names HTTP's interfaces
+        return (AgentInterface(url=self.address, binding=MQTT_BINDING,
+                               protocol_version=MESH_PROTOCOL_VERSION),)
+
+    async def prepare(self, service: Service) -> None:
+        self.agent.card = self._card()  # as rendered now (the listeners' ports are known)
+
+    async def start(self) -> None:
+        await self.agent.start()
+
+    async def stop(self) -> None:
+        await self.agent.stop()
