@@ -39,8 +39,9 @@ def test_nothing_is_registered_when_nothing_is_asked_for():
 def _called_during_a_call(app) -> set[str]:
     """The functions of interlingua's hooks and observability run by one call."""
     from interlingua.core.calls import GetTask
+    from interlingua.core.dialects import get_codec
     from interlingua.core.errors import TaskNotFound
-    from interlingua.server.context import RequestInfo
+    from interlingua.server.dispatch import Inbound
 
     door = app.state.door
     seen: set[str] = set()
@@ -55,7 +56,9 @@ def _called_during_a_call(app) -> set[str]:
         await door.ensure_started()
         sys.setprofile(note)
         try:
-            await door.call(GetTask(id="no-such-task"), RequestInfo(binding="test"))
+            # through the entry every binding takes
+            await door.enter(Inbound(binding="test", scope={}, headers={},
+                                     codec=get_codec("1.0"), call=GetTask(id="no-such-task")))
         except TaskNotFound:
             pass
         finally:

@@ -10,6 +10,7 @@ import pytest
 from interlingua.bindings.http.sse_writer import write_sse
 from interlingua.bindings.jsonrpc.endpoint import jsonrpc_envelope
 from interlingua.core.dialects import get_codec
+from interlingua.server.dispatch import Items
 
 
 class IdleStream:
@@ -43,7 +44,7 @@ class Sent:
 
 async def _serve(receive: Any) -> tuple[asyncio.Task[None], IdleStream, Sent]:
     stream, send = IdleStream(), Sent()
-    task = asyncio.ensure_future(write_sse(send, receive, stream, get_codec("1.0"),
+    task = asyncio.ensure_future(write_sse(send, receive, Items(stream), get_codec("1.0"),
                                            jsonrpc_envelope(1)))
     await asyncio.sleep(0.01)
     return task, stream, send

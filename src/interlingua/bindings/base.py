@@ -6,13 +6,13 @@ the service imports no binding); ``BaseBinding`` here does every part of it but
 (a ``BaseBinding`` subclass) and one registration (``service.add_binding(b)``,
 or ``create_app(agent, bindings=[b])``):
 
-- ``name``: how metrics and spans label its requests (``FrontDoor.request(...,
-  binding=name)``): ``jsonrpc``, ``rest``, ``grpc``, ``mqtt``, or its own.
+- ``name``: how metrics and spans label its requests (``Inbound(binding=name, ...)``
+  given to ``FrontDoor.enter``): ``jsonrpc``, ``rest``, ``grpc``, ``mqtt``, or its own.
 - ``interfaces(base_url)``: the card's ``AgentInterface`` entries for what it
   serves (``base_url``: where the card's reader reaches the HTTP host).
 - ``extend_card(card)``: what it adds to the card (gRPC: how streams resume).
 - ``prepare(service)``: before the engine starts; take ``service.door`` (the front
-  door: ``admit``, ``request``, ``call``, ``stream``) and listen.
+  door, whose one entry ``enter(inbound)`` every call goes through) and listen.
 - ``start()``: once the engine has started. ``stop()``: before it stops.
 
 Codecs come from the registry (``interlingua.core.dialects.get_codec``).

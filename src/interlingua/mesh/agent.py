@@ -50,10 +50,11 @@ from ..core import jsonrpc
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
+from ..server import dispatch
 from ..server.context import RequestInfo
-from ..server.dispatch import FrontDoor
+from ..server.dispatch import FrontDoor, Items
 from ..server.run import Run
-from ..server.streams import Entry, Lagged, Stream, Unavailable
+from ..server.streams import Entry, Lagged, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .instance import claim
@@ -460,14 +461,15 @@ class MeshAgent:
         else:
             self.handled += 1
 
-    async def _request(self, msg: Inbound, streaming: bool) -> RequestInfo:
-        """The caller as the front door sees it: the user properties are its headers
-        (authentication, when the agent has any, reads its credentials there)."""
+    async def _admitted(self, msg: Inbound, call: Call, streaming: bool) -> dispatch.Inbound:
+        """The call as the front door takes it, its caller admitted before anything of
+        it is acted on: the user properties are its headers (authentication, when the
+        agent has any, reads its credentials there)."""
         headers = {k.lower(): v for k, v in msg.properties.items()}
         scope: dict[str, Any] = {"type": "mqtt"}
         await self.door.admit(scope, headers)
-        return self.door.request(scope, headers, binding="mqtt", tenant=None, dialect=MESH_CODEC.name,
-                                 streaming=streaming)
+        return dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=MESH_CODEC,
+                                call=call, streaming=streaming, admitted=True)
 
     async def _dispatch(self, req: jsonrpc.Request, msg: Inbound, reply: Reply,
                         forwarded: bool) -> None:
@@ -476,7 +478,7 @@ class MeshAgent:
         if forwarded and not isinstance(call, CancelTask):
             return  # only cancels are handed on
         streaming = req.method in codec.streaming_methods
-        info = await self._request(msg, streaming)
+        inbound = await self._admitted(msg, call, streaming)
         if isinstance(call, SendMessage):
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id, and the
@@ -494,20 +496,25 @@ class MeshAgent:
             call.message.metadata = metadata or None
             if streaming:
                 self._check_status_topic(reply, call.message.task_id or call.client_task_id)
-                stream = await self.door.stream(call, info)
-                await self._pump(stream, info, req.id, reply)
-                return
         if isinstance(call, SubscribeToTask):
             self._check_status_topic(reply, call.id)
-            stream = await self.door.stream(call, info)
-            await self._pump(stream, info, req.id, reply, task_id=call.id)
-            return
-        if isinstance(call, CancelTask) and not self.door.running_here(info, call.id):
-            if forwarded:
-                return  # not ours: the instance running it answers
-            if await self._hand_on(call, info, msg):
+        if isinstance(call, CancelTask):
+            # the instance that runs the task answers its cancel
+            info = await self.door.admitted(inbound)
+            if not self.door.running_here(info, call.id):
+                if forwarded:
+                    return  # not ours: the instance running it answers
+                if await self._hand_on(call, info, msg):
+                    return
+            result = await self.door.call(call, info)
+        else:
+            entered = await self.door.enter(inbound)
+            if isinstance(entered, Items):
+                task_id = call.id if isinstance(call, SubscribeToTask) else None
+                assert inbound.request is not None
+                await self._pump(entered, inbound.request, req.id, reply, task_id=task_id)
                 return
-        result = await self.door.call(call, info)
+            result = entered
         if isinstance(result, Task):
             result = _unrouted(result)
         if reply.topic is not None:
@@ -549,7 +556,7 @@ class MeshAgent:
                 return False
         return False
 
-    async def _pump(self, stream: Stream, info: RequestInfo, rid: Any, reply: Reply,
+    async def _pump(self, items: Items, info: RequestInfo, rid: Any, reply: Reply,
                     task_id: str | None = None) -> None:
         """Publish a stream's updates on the status topic, then the final answer."""
         codec = MESH_CODEC
@@ -557,48 +564,50 @@ class MeshAgent:
         inflight: deque[asyncio.Future[None]] = deque()
         try:
             while True:
-                got = stream.poll()
-                if type(got) is not list:
-                    await got  # type: ignore[misc]
-                    continue
-                if not got:
-                    break
-                # encoded before anything is awaited: a snapshot is the live task
-                out: list[tuple[str, bytes]] = []
-                for o in got:
-                    if isinstance(o, Entry):
-                        item = o.item
-                        if isinstance(item, Message):
-                            final = codec.encode_result(SendMessage(message=item), item)
-                            continue
-                        if isinstance(item, Task):
-                            task_id = item.id
-                            data = codec.encode_stream_item(StatusUpdate(
-                                task_id=item.id, context_id=item.context_id,
-                                status=item.status, metadata=item.metadata))
-                        else:
-                            task_id = item.task_id
-                            data = encoded_item(o, codec)
-                        topic = reply.status_topic(self.topics, task_id)
-                        if topic is not None:
-                            out.append((topic, data))
-                    elif isinstance(o, Lagged):
-                        assert task_id is not None
-                        stream.close()
-                        stream = await self.door.stream(SubscribeToTask(id=task_id), info,
-                                                        str(o.seq))
+                lagged: Lagged | None = None
+                async for got in items:
+                    # encoded before anything is awaited: a snapshot is the live task
+                    out: list[tuple[str, bytes]] = []
+                    for o in got:
+                        if isinstance(o, Entry):
+                            item = o.item
+                            if isinstance(item, Message):
+                                final = codec.encode_result(SendMessage(message=item), item)
+                                continue
+                            if isinstance(item, Task):
+                                task_id = item.id
+                                data = codec.encode_stream_item(StatusUpdate(
+                                    task_id=item.id, context_id=item.context_id,
+                                    status=item.status, metadata=item.metadata))
+                            else:
+                                task_id = item.task_id
+                                data = encoded_item(o, codec)
+                            topic = reply.status_topic(self.topics, task_id)
+                            if topic is not None:
+                                out.append((topic, data))
+                        elif isinstance(o, Lagged):
+                            lagged = o
+                            break
+                        elif isinstance(o, Unavailable):
+                            raise InternalError(f"the task's events are gone: {o.message}")
+                    for topic, data in out:
+                        # Published without waiting for each ack (the broker keeps the
+                        # order of one connection's messages), up to a window of them.
+                        inflight.append(asyncio.ensure_future(
+                            self._publish(topic, _success(rid, data), reply)))
+                        if len(inflight) >= _WINDOW:
+                            await inflight.popleft()
+                    if lagged is not None:
                         break
-                    elif isinstance(o, Unavailable):
-                        raise InternalError(f"the task's events are gone: {o.message}")
-                for topic, data in out:
-                    # Published without waiting for each ack (the broker keeps the
-                    # order of one connection's messages), up to a window of them.
-                    inflight.append(asyncio.ensure_future(
-                        self._publish(topic, _success(rid, data), reply)))
-                    if len(inflight) >= _WINDOW:
-                        await inflight.popleft()
+                if lagged is None:
+                    break
+                # fell behind: follow on from the log where it left off
+                assert task_id is not None
+                items.close()
+                items = Items(await self.door.stream(SubscribeToTask(id=task_id), info,
+                                                     str(lagged.seq)))
         finally:
-            stream.close()
+            items.close()
             if inflight:
                 await asyncio.gather(*inflight)
         if reply.topic is None:

@@ -1,12 +1,19 @@
 """The front door: what every binding does between its framing and the engine.
 
-A binding (JSON-RPC today; the tests put a second one in front of the same
-door) parses its envelope and encodes its answers. Everything else is here,
-once: authentication (and the rate limit) before anything is dispatched, the
-tenant, the ``RequestInfo`` the engine gets, the version header, the dialect
-a task was created in, the streaming capability, and the call itself. A
-refusal is an ``A2AError`` that carries its codes; ``refusal()`` gives its HTTP
-status and headers.
+A binding (JSON-RPC, HTTP+JSON, gRPC, MQTT, or one of its own) parses its
+envelope and encodes its answers. Everything else is here, once, behind one
+entry: ``FrontDoor.enter(inbound)``. An ``Inbound`` carries what every binding
+has (its name, the headers or metadata, the peer in ``scope``, the codec, the
+raw ``A2A-Version``, the call or how to decode it, whether it streams, the
+``Last-Event-ID``); ``enter`` does, in this order: authentication and the rate
+limit (unless the binding admitted the caller already, once per transport
+request: ``admit``), the version negotiation, the decoding, the tenant and the
+``RequestInfo`` the engine gets (with the extensions asked for), the request
+hooks (spans and metrics, labelled with the binding's name), the streaming
+capability, and the call itself (the engine refuses sends while it drains and
+answers a repeated message id with its task). It gives back the result, or for
+a streaming call the ``Items`` to write. A refusal is an ``A2AError`` that
+carries its codes; ``refusal()`` gives its HTTP status and headers.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, TypeVar
+
+import msgspec
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, answering, versions
@@ -36,9 +45,10 @@ from .auth.runtime import Security, refusal
 from .context import RequestInfo
 from .engine import Engine
 from .settings import ServiceSettings
-from .streams import Stream
+from .streams import Stream, StreamOutput
 
-__all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "StoreDown", "parse_version"]
+__all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "Inbound", "Items", "StoreDown",
+           "parse_version"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -66,6 +76,75 @@ def parse_version(value: str) -> str | None:
 def _shown(raw: str, limit: int = 40) -> str:
     """A header value as an error message quotes it: repr, cut to ``limit`` characters."""
     return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
+
+
+class Inbound(msgspec.Struct, kw_only=True):
+    """One call as a binding hands it to ``FrontDoor.enter``.
+
+    - ``binding``: the binding's name, as metrics and spans label the call.
+    - ``scope``: the request's scope (a mapping the binding owns): the peer's
+      address under ``client`` (``(host, port)``), and the principal once admitted.
+    - ``headers``: the HTTP headers, gRPC metadata or MQTT user properties, with
+      lower-case names.
+    - ``codec``: the registry's codec that reads the call and writes its answer.
+    - ``call``: the decoded call; or None and ``decode(inbound)`` makes it (from
+      ``payload``) once the version is checked. ``enter`` leaves the call here.
+    - ``raw_version``: the ``A2A-Version`` as given (None: none); ``version`` that
+      version as Major.Minor, when the binding has parsed it already.
+    - ``tenant``: the tenant the binding's framing names (a path's); None: the
+      call's own ``tenant``, else the tenant header.
+    - ``streaming``: a streaming call; ``last_event_id`` where its replay starts.
+    - ``admitted``: the binding has admitted the caller already (``FrontDoor.admit``,
+      once for a transport request that carries several calls).
+    - ``request``: the ``RequestInfo`` the call was made with, left by ``enter``.
+    """
+
+    binding: str
+    scope: MutableMapping[str, Any]
+    headers: Mapping[str, str]
+    codec: Codec
+    call: Call | None = None
+    decode: Callable[[Inbound], Call] | None = None
+    payload: Any = None
+    raw_version: str | None = None
+    version: str | None = None
+    tenant: str | None = None
+    streaming: bool = False
+    last_event_id: str | None = None
+    admitted: bool = False
+    request: RequestInfo | None = None
+
+
+class Items:
+    """A stream as the front door gives it: an async iterator of the batches of
+    canonical stream outputs (``Entry``, ``Heartbeat``, ``Lagged``,
+    ``Unavailable``) that are ready at once, each batch written in one go; it ends
+    with the stream. While nothing is ready it waits. ``close()`` stops it
+    (idempotent): a binding closes it when its reader goes away or it is done.
+
+    (Batches, not single items: everything that is ready leaves in one write, and
+    the loop under them is the one the stream's ``poll()`` drives.)"""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+
+    def __aiter__(self) -> Items:
+        return self
+
+    async def __anext__(self) -> list[StreamOutput]:
+        stream = self.stream
+        while True:
+            got = stream.poll()
+            if type(got) is list:
+                if got:
+                    return got
+                raise StopAsyncIteration
+            await got  # type: ignore[misc]  # idle: one bare future (news, a tick)
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 class FrontDoor:
@@ -120,6 +199,67 @@ class FrontDoor:
             streaming=streaming,
             binding=binding,
         )
+
+    # ---------------------------------------------------------------- entry
+
+    async def enter(self, inbound: Inbound) -> Result | Items:
+        """The call ``inbound`` carries, admitted, checked and made: its result, or
+        for a streaming call its ``Items``. Raises the refusal (an ``A2AError``)."""
+        if not inbound.admitted and self.security.active:
+            # authenticated (and rate-limited) before anything is read
+            await self.security.admit(inbound.scope, inbound.headers)
+        request = self._request_of(inbound)
+        call = inbound.call
+        assert call is not None
+        if inbound.streaming:
+            return Items(await self.stream(call, request, inbound.last_event_id))
+        if self._request_hooks:
+            return await self._hooked(type(call).__name__, call, request, self._call)
+        # _call's body, here: no call more per request when nothing is hooked
+        try:
+            return await self.engine.handle(call, request)
+        except StoreUnavailable as exc:
+            raise _store_down(exc) from None
+
+    async def admitted(self, inbound: Inbound) -> RequestInfo:
+        """``enter``'s steps but the call: the caller admitted, the version checked,
+        the call decoded; the ``RequestInfo`` to make it with (``call`` or
+        ``stream``). For a binding that routes a call by who asks before making it
+        (the mesh hands a cancel to the instance that runs the task)."""
+        if not inbound.admitted and self.security.active:
+            await self.security.admit(inbound.scope, inbound.headers)
+        return self._request_of(inbound)
+
+    def _request_of(self, inbound: Inbound) -> RequestInfo:
+        """The version checked, the call decoded, and who is calling, in which
+        tenant, as the engine sees it (left on ``inbound.request``)."""
+        codec = inbound.codec
+        raw = inbound.raw_version
+        strict = self.settings.strict_versions
+        if raw or strict:
+            version = inbound.version or (parse_version(raw) if raw else None)
+            # leniently, a version this server knows needs nothing more
+            if strict or version not in SUPPORTED_VERSIONS:
+                self.check_version(codec, raw, version)
+        call = inbound.call
+        if call is None:
+            assert inbound.decode is not None
+            inbound.call = call = inbound.decode(inbound)
+        security = self.security
+        headers = inbound.headers
+        principal = security.principal_of(inbound.scope)
+        tenant = inbound.tenant
+        inbound.request = request = security.request_info(
+            principal,
+            tenant=security.tenant(principal, getattr(call, "tenant", None)
+                                   if tenant is None else tenant, headers),
+            headers=headers,
+            extensions=_extensions(headers),
+            dialect=codec.dialect,
+            streaming=inbound.streaming,
+            binding=inbound.binding,
+        )
+        return request
 
     # --------------------------------------------------------------- limits
 
@@ -269,6 +409,14 @@ class StoreDown(ResourceUnavailable):
 def _store_down(exc: StoreUnavailable) -> StoreDown:
     log.warning("the task store is unavailable: %s", exc)
     return StoreDown("The task store is unavailable; try again shortly")
+
+
+def _extensions(headers: Mapping[str, str]) -> tuple[str, ...] | list[str]:
+    """The extension URIs asked for (``A2A-Extensions``, or v0.3's ``X-A2A-Extensions``)."""
+    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
+    if not raw:
+        return ()
+    return [e.strip() for e in raw.split(",") if e.strip()]
 
 
 _MAX_EVENT_ID = 2**63 - 1

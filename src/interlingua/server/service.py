@@ -59,7 +59,7 @@ class Binding(Protocol):
     base class with every method but ``name`` done).
 
     - ``name``: the binding as metrics and spans label its requests (``jsonrpc``,
-      ``rest``, ``grpc``, ``mqtt``); it passes it to ``FrontDoor.request``.
+      ``rest``, ``grpc``, ``mqtt``); it passes it to ``FrontDoor.enter`` (``Inbound.binding``).
     - ``interfaces(base_url)``: the card's entries for what it serves, for a card
       rendered for clients that reach the service's HTTP host at ``base_url``; a
       binding with an address of its own (gRPC) names that instead. Empty: the
@@ -74,8 +74,8 @@ class Binding(Protocol):
     - ``stop()``: before the engine stops (last registered, first stopped); also
       when a later step of the start-up failed, if its ``prepare`` was called.
 
-    Codecs come from ``interlingua.core.dialects`` (``get_codec``); a call goes
-    through the door as ``admit`` → ``request`` → ``call`` or ``stream``.
+    Codecs come from ``interlingua.core.dialects`` (``get_codec``); every call goes
+    through the door's one entry, ``service.door.enter(Inbound(...))``.
     """
 
     @property

@@ -49,7 +49,7 @@ from ...grpc_wire.pbjson import fill, to_doc
 from ...grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
-from ...server.dispatch import FrontDoor, parse_version
+from ...server.dispatch import FrontDoor, Inbound, Items
 from ...server.streams import Entry, Lagged, Unavailable
 from ..http.request_headers import RequestHeaders
 from ..http.sse_writer import encoded_item
@@ -250,13 +250,6 @@ def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
     return host.strip("[]"), int(port) if port.isdigit() else 0
 
 
-def _extensions(headers: RequestHeaders) -> list[str]:
-    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
-    if not raw:
-        return []
-    return [e.strip() for e in raw.split(",") if e.strip()]
-
-
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], door: FrontDoor,
                  error: A2AError) -> None:
     trailers: list[tuple[str, str | bytes]] = [(DETAILS_KEY, status_details(error))]
@@ -297,49 +290,56 @@ class GrpcBinding:
 
     # ------------------------------------------------------------- admitting
 
-    async def _admit(self, dialect: _Dialect, rpc: _Rpc, data: bytes,
-                     context: grpc.aio.ServicerContext[Any, Any]) -> tuple[Any, Any, RequestHeaders]:
-        """Authenticate, read the request, and check its version: (call, info, headers)."""
-        door = self.door
-        await door.ensure_started()
+    @staticmethod
+    def _decoder(dialect: _Dialect, rpc: _Rpc) -> Callable[[Inbound], Call]:
+        """How a request of ``rpc`` (its bytes: ``inbound.payload``) becomes its call."""
+        name = rpc.request.DESCRIPTOR.full_name
+        parse = rpc.request.FromString
+        call_of = dialect.call_of
+
+        def decode(inbound: Inbound) -> Call:
+            try:
+                request = parse(inbound.payload)
+            except DecodeError as exc:
+                if "UTF-8" in str(exc):  # a string field's bytes: every binding's parse error
+                    raise ParseError(f"Parse error: a string of the {name} is not valid "
+                                     "UTF-8") from None
+                raise InvalidParams(f"Invalid params: the request is not a valid {name}") \
+                    from None
+            return call_of(rpc, request)
+
+        return decode
+
+    def _inbound(self, dialect: _Dialect, rpc: _Rpc, decode: Callable[[Inbound], Call],
+                 data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Inbound:
         scope = _scope_of(context)
         headers = RequestHeaders(scope["headers"])
-        await door.admit(scope, headers)
-        try:
-            request = rpc.request.FromString(data)
-        except DecodeError as exc:
-            name = rpc.request.DESCRIPTOR.full_name
-            if "UTF-8" in str(exc):  # a string field's bytes: the parse error of every binding
-                raise ParseError(f"Parse error: a string of the {name} is not valid UTF-8") \
-                    from None
-            raise InvalidParams(f"Invalid params: the request is not a valid {name}") from None
-        raw_version = headers.get("a2a-version")
-        version = parse_version(raw_version) if raw_version else None
-        door.check_version(dialect.codec, raw_version, version)
-        call = dialect.call_of(rpc, request)
-        info = door.request(scope, headers, binding="grpc", tenant=getattr(call, "tenant", None),
-                            dialect=dialect.codec.dialect, streaming=rpc.streaming,
-                            extensions=_extensions(headers))
-        return call, info, headers
+        return Inbound(binding="grpc", scope=scope, headers=headers, codec=dialect.codec,
+                       decode=decode, payload=data, raw_version=headers.get("a2a-version"),
+                       streaming=rpc.streaming,
+                       last_event_id=headers.get(LAST_EVENT_ID) if rpc.streaming else None)
 
     # ----------------------------------------------------------------- unary
 
     def _unary(self, dialect: _Dialect, rpc: _Rpc) -> Callable[
             [bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
         door = self.door
+        decode = self._decoder(dialect, rpc)
 
         async def handle(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             error: A2AError
             try:
-                call, info, _ = await self._admit(dialect, rpc, data, context)
+                await door.ensure_started()
+                inbound = self._inbound(dialect, rpc, decode, data, context)
                 try:
-                    result = await door.call(call, info)
+                    result = await door.enter(inbound)
                 except ExtendedCardNotConfigured:
-                    if not (isinstance(call, GetExtendedCard) and isinstance(dialect, _V03)):
+                    if not (isinstance(inbound.call, GetExtendedCard)
+                            and isinstance(dialect, _V03)):
                         raise
                     # v0.3's GetAgentCard is the card itself: the public one, then
                     return dialect.public_card_answer()
-                answer = dialect.answer(rpc, call, result)
+                answer = dialect.answer(rpc, inbound.call, result)
                 door.check_answer(len(answer))
                 return answer
             except A2AError as exc:
@@ -357,13 +357,17 @@ class GrpcBinding:
     def _streaming(self, dialect: _Dialect, rpc: _Rpc) -> Callable[
             [bytes, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[bytes]]:
         door = self.door
+        decode = self._decoder(dialect, rpc)
 
         async def handle(data: bytes,
                          context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
             error: A2AError | None = None
+            items: Items
             try:
-                call, info, headers = await self._admit(dialect, rpc, data, context)
-                stream = await door.stream(call, info, headers.get(LAST_EVENT_ID))
+                await door.ensure_started()
+                opened = await door.enter(self._inbound(dialect, rpc, decode, data, context))
+                assert isinstance(opened, Items)
+                items = opened
             except A2AError as exc:
                 error = exc
             except Exception:
@@ -374,13 +378,7 @@ class GrpcBinding:
                 return
             try:
                 event = dialect.event
-                while error is None:
-                    got = stream.poll()
-                    if type(got) is not list:
-                        await got  # type: ignore[misc]  # idle: one bare future
-                        continue
-                    if not got:
-                        break
+                async for got in items:
                     # The whole batch is encoded before anything is awaited: an entry
                     # may be the live task projection, which moves on meanwhile.
                     # (Heartbeats send nothing: gRPC's keepalive pings do their work.)
@@ -402,13 +400,15 @@ class GrpcBinding:
                     del got
                     for data in ready:
                         yield data
+                    if error is not None:
+                        break
             except A2AError as exc:
                 error = exc
             except Exception:
                 log.exception("gRPC stream %s failed", rpc.name)
                 error = InternalError()
             finally:
-                stream.close()
+                items.close()
             if error is not None:
                 await _abort(context, door, error)
 

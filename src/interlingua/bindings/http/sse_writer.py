@@ -19,7 +19,8 @@ from ...core import sse
 from ...core.dialects import Codec
 from ...core.errors import A2AError, InternalError, ResourceUnavailable
 from ...core.model import ArtifactUpdate
-from ...server.streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
+from ...server.dispatch import Items
+from ...server.streams import Entry, Heartbeat, Lagged, StreamOutput, Unavailable
 from .chunk_frames import ChunkFrames
 
 __all__ = ["Envelope", "write_sse"]
@@ -135,11 +136,12 @@ class Envelope:
 async def write_sse(
     send: Send,
     receive: Receive,
-    stream: Stream,
+    items: Items,
     codec: Codec,
     envelope: Envelope,
 ) -> None:
-    """Send ``stream`` as an SSE response until it ends or the client goes away."""
+    """Send ``items`` (``FrontDoor.enter``'s stream) as an SSE response until it ends
+    or the client goes away."""
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
     task = asyncio.current_task()
     assert task is not None
@@ -147,14 +149,7 @@ async def write_sse(
     frames: ChunkFrames | None = None
     try:
         try:
-            while True:
-                got = stream.poll()
-                if type(got) is not list:
-                    # Idle: one bare future (news, a heartbeat tick), no frames below this one.
-                    await got  # type: ignore[misc]
-                    continue
-                if not got:
-                    break
+            async for got in items:
                 # Everything that is ready leaves in one write. (A loop, not a
                 # comprehension: that would keep codec and envelope in cells.)
                 parts: list[bytes] = []
@@ -172,7 +167,7 @@ async def write_sse(
                 chunk = b"".join(parts)
                 del got, parts, out
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                # An idle stream waits in the next poll: hold nothing it sent.
+                # An idle stream waits for its next batch: hold nothing it sent.
                 del chunk
         except A2AError as exc:
             await send({"type": "http.response.body", "more_body": True,
@@ -190,7 +185,7 @@ async def write_sse(
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         client.stop()
-        stream.close()
+        items.close()
 
 
 def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:

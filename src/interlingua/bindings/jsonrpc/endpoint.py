@@ -28,10 +28,9 @@ from ...core.errors import (
     InternalError,
     InvalidRequest,
 )
-from ...server.dispatch import FrontDoor, parse_version
+from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
-from ...server.streams import Stream
-from ..http.request import CHUNK, BodyTooLarge, extensions, read_body, version_of, write_body
+from ..http.request import CHUNK, BodyTooLarge, read_body, version_of, write_body
 from ..http.request_headers import RequestHeaders
 from ..http.sse_writer import Envelope, write_sse
 
@@ -69,11 +68,11 @@ class _Answer:
 
 
 class _StreamAnswer:
-    """An SSE stream: its entries, the codec that encodes them and the request id."""
+    """An SSE stream: its items, the codec that encodes them and the request id."""
 
     __slots__ = ("codec", "rid", "stream")
 
-    def __init__(self, codec: Codec, rid: Any, stream: Stream) -> None:
+    def __init__(self, codec: Codec, rid: Any, stream: Items) -> None:
         self.codec = codec
         self.rid = rid
         self.stream = stream
@@ -182,21 +181,22 @@ class JSONRPCEndpoint:
                 codec = answering(req.method, found.dialect, found.fallback)
             else:
                 codec = await door.task_codec(scope, headers, req.method, found)
-            door.check_version(codec, raw_version, version)
-            call = codec.for_answer(codec.decode_call(req.method, req.params))
             streaming = req.method in codec.streaming_methods
-            info = door.request(scope, headers, binding="jsonrpc",
-                                tenant=getattr(call, "tenant", None),
-                                dialect=codec.dialect, streaming=streaming,
-                                extensions=extensions(headers))
             if streaming:
                 if in_batch:
                     raise InvalidRequest("Invalid Request: a streaming method cannot be batched")
                 if not req.has_id:
                     raise InvalidRequest("Invalid Request: a streaming request needs an id")
-                stream = await door.stream(call, info, headers.get("last-event-id"))
-                return _StreamAnswer(codec, req.id, stream)
-            result = await door.call(call, info)
+            # admitted once for the HTTP request, before its body was parsed
+            inbound = Inbound(binding="jsonrpc", scope=scope, headers=headers, codec=codec,
+                              decode=_decode, payload=req, raw_version=raw_version,
+                              version=version, streaming=streaming, admitted=True,
+                              last_event_id=headers.get("last-event-id") if streaming else None)
+            result = await door.enter(inbound)
+            if isinstance(result, Items):
+                return _StreamAnswer(codec, req.id, result)
+            call = inbound.call
+            assert call is not None
             body = codec.encode_result(call, result)
             # the envelope's bytes are few: the result is what can be large
             door.check_answer(len(body), room)
@@ -252,6 +252,12 @@ def _reserve(item: jsonrpc.Request | tuple[Any, A2AError]) -> int:
     """Room for the error answer of a batch item: its id is echoed in it."""
     rid = item[0] if isinstance(item, tuple) else item.id
     return _ERROR_BYTES + (len(rid) * 2 if isinstance(rid, str) else 24)
+
+
+def _decode(inbound: Inbound) -> Any:
+    """The call of a JSON-RPC request (``inbound.payload``), as its codec reads it."""
+    codec, req = inbound.codec, inbound.payload
+    return codec.for_answer(codec.decode_call(req.method, req.params))
 
 
 def _id_from(exc: A2AError) -> Any:

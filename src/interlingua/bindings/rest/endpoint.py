@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 
 import msgspec
 
-from ...core.calls import Call, DeletePushConfig, GetExtendedCard
+from ...core.calls import Call, DeletePushConfig
 from ...core.dialects import Codec, get_codec
 from ...core.dialects._common import check_utf8
 from ...core.errors import (
@@ -34,13 +34,11 @@ from ...core.errors import (
     ParseError,
 )
 from ...core.model import AgentCard
-from ...server.dispatch import FrontDoor, parse_version
+from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
-from ...server.streams import Stream
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
-    extensions,
     read_body,
     version_of,
     write_body,
@@ -95,7 +93,7 @@ class _Answer:
 class _StreamAnswer:
     __slots__ = ("codec", "envelope", "stream")
 
-    def __init__(self, codec: Codec, envelope: Envelope, stream: Stream) -> None:
+    def __init__(self, codec: Codec, envelope: Envelope, stream: Items) -> None:
         self.codec = codec
         self.envelope = envelope
         self.stream = stream
@@ -160,12 +158,6 @@ class RESTEndpoint:
             await _send(send, self._error(err, codec, 413))
             return None
         try:
-            # Authenticated (and rate-limited) before anything is dispatched.
-            await self.door.admit(scope, headers)
-        except A2AError as exc:
-            await _send(send, self._error(exc, codec))
-            return None
-        try:
             answer = await self._handle(route, codec, body, headers, scope, raw_version,
                                         version)
         except A2AError as exc:
@@ -182,25 +174,36 @@ class RESTEndpoint:
                       scope: Scope, raw_version: str | None,
                       version: str | None) -> _Answer | _StreamAnswer:
         door = self.door
-        if not _blank(body):
-            _check_content_type(headers.get("content-type"))
-        door.check_version(codec, raw_version, version)
-        call = codec.for_answer(codec.decode_call(route.op, self._params(route, body, scope)))
-        tenant = self._tenant(route, call, headers)
-        info = door.request(scope, headers, binding="rest", tenant=tenant, dialect=codec.dialect,
-                            streaming=route.streaming, extensions=extensions(headers))
-        if route.streaming:
-            stream = await door.stream(call, info, headers.get("last-event-id"))
-            return _StreamAnswer(codec, _ENVELOPE, stream)
-        if route.op == _V03_CARD_OP and isinstance(call, GetExtendedCard):
-            return await self._v03_card(call, info, scope, headers)
-        result = await door.call(call, info)
+        inbound = Inbound(binding="rest", scope=scope, headers=headers, codec=codec,
+                          decode=self._decode, payload=(route, body), raw_version=raw_version,
+                          version=version, streaming=route.streaming,
+                          last_event_id=headers.get("last-event-id") if route.streaming
+                          else None)
+        if route.op == _V03_CARD_OP:
+            return await self._v03_card(inbound, scope, headers)
+        result = await door.enter(inbound)
+        if isinstance(result, Items):
+            return _StreamAnswer(codec, _ENVELOPE, result)
+        call = inbound.call
+        assert call is not None
         if isinstance(call, DeletePushConfig):
             out = b"{}"  # google.protobuf.Empty
         else:
             out = codec.encode_result(call, result)
             door.check_answer(len(out))
         return _Answer(200, out, [_content_type(codec)])
+
+    def _decode(self, inbound: Inbound) -> Call:
+        """The call of a request (``inbound.payload``: its route and body), with the
+        tenant its path names (``inbound.tenant``)."""
+        route, body = inbound.payload
+        if not _blank(body):
+            _check_content_type(inbound.headers.get("content-type"))
+        codec = inbound.codec
+        call: Call = codec.for_answer(codec.decode_call(
+            route.op, self._params(route, body, inbound.scope)))
+        inbound.tenant = self._tenant(route, call, inbound.headers)
+        return call
 
     # ------------------------------------------------------------------ params
 
@@ -255,19 +258,19 @@ class RESTEndpoint:
 
     # ---------------------------------------------------------------- answers
 
-    async def _v03_card(self, call: GetExtendedCard, info: Any, scope: Scope,
-                  headers: Mapping[str, str]) -> _Answer:
+    async def _v03_card(self, inbound: Inbound, scope: Scope,
+                        headers: Mapping[str, str]) -> _Answer:
         """``GET /v1/card``: the caller's extended card, else the public one, as a v0.3
         card document (what v0.3 clients read there)."""
         from ...core.dialects.v0_3 import encode_card_v03
 
         if self.card_of is None:
             raise MethodNotFound("Method not found: no card here")
-        card, rpc_url = self.card_of(scope, headers)
         try:
-            found = await self.door.call(call, info)
+            found = await self.door.enter(inbound)
         except ExtendedCardNotConfigured:
             found = None
+        card, rpc_url = self.card_of(scope, headers)
         if isinstance(found, AgentCard):
             card = found
         return _Answer(200, _encode(encode_card_v03(card, jsonrpc_url=rpc_url)),
