@@ -191,3 +191,18 @@ def test_a_send_during_a_drain_is_refused(streaming: bool, draining: str,
     assert "shutting down" in refused.value.message
     page = d.call(c.ListTasks(page_size=10))
     assert isinstance(page, c.ListTasksResult) and page.tasks == []
+
+
+def test_its_requests_are_counted_under_its_name(client: httpx.Client) -> None:
+    """The front door labels what it counts with the binding's name, for any binding."""
+    from tests.observability.test_metrics import _scrape, _value
+
+    with live_agent(AGENT, metrics=True, bindings=[UnixBinding()]) as url:
+        d = UnixDriver(client, url)
+        send_task(d, "1")
+        _refused(c.GetTask(id="no-such-task"), d)
+        samples = _scrape(url)
+    assert _value(samples, "interlingua_requests_total", method="SendMessage", dialect="1.0",
+                  binding="unix", outcome="ok") == 1
+    assert _value(samples, "interlingua_requests_total", method="GetTask", dialect="1.0",
+                  binding="unix", outcome="TaskNotFound") == 1

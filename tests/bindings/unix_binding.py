@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from interlingua.bindings.base import BaseBinding
-from interlingua.core.calls import Call
 from interlingua.core.dialects import Codec, get_codec
 from interlingua.core.errors import (
     A2AError,
@@ -49,8 +48,7 @@ from interlingua.core.errors import (
     ResourceUnavailable,
 )
 from interlingua.core.model import AgentInterface
-from interlingua.server.dispatch import FrontDoor, Inbound, Items
-from interlingua.server.streams import Entry, Lagged, Unavailable
+from interlingua.server.dispatch import Entry, FrontDoor, Inbound, Items, Lagged, Unavailable
 
 if TYPE_CHECKING:
     from interlingua.server.service import Service
@@ -72,11 +70,6 @@ class _Request(msgspec.Struct):
 
 _read = msgspec.json.Decoder(_Request)
 _enc = msgspec.json.encode
-
-
-def _decode(inbound: Inbound) -> Call:
-    codec, req = inbound.codec, inbound.payload
-    return codec.decode_call(req.method, bytes(req.params))  # type: ignore[no-any-return]
 
 
 class UnixBinding(BaseBinding):
@@ -179,7 +172,7 @@ class UnixBinding(BaseBinding):
             headers = {k.lower(): v for k, v in req.headers.items()}
             streaming = req.method in codec.streaming_methods
             inbound = Inbound(binding=self.name, scope={"type": "unix"}, headers=headers,
-                              codec=codec, decode=_decode, payload=req,
+                              codec=codec, method=req.method, payload=bytes(req.params),
                               raw_version=headers.get("a2a-version"), streaming=streaming,
                               last_event_id=headers.get("last-event-id"))
             result = await door.enter(inbound)

@@ -45,10 +45,11 @@ from .auth.runtime import Security, refusal
 from .context import RequestInfo
 from .engine import Engine
 from .settings import ServiceSettings
-from .streams import Stream, StreamOutput
+from .streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 
-__all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "FrontDoor", "Inbound", "Items", "StoreDown",
-           "parse_version"]
+# what ``Items`` yields, here too: a binding needs this module and the codecs only
+__all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "Entry", "FrontDoor", "Heartbeat", "Inbound",
+           "Items", "Lagged", "StoreDown", "StreamOutput", "Unavailable", "parse_version"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -87,8 +88,10 @@ class Inbound(msgspec.Struct, kw_only=True):
     - ``headers``: the HTTP headers, gRPC metadata or MQTT user properties, with
       lower-case names.
     - ``codec``: the registry's codec that reads the call and writes its answer.
-    - ``call``: the decoded call; or None and ``decode(inbound)`` makes it (from
-      ``payload``) once the version is checked. ``enter`` leaves the call here.
+    - ``call``: the decoded call; or None, and it is decoded once the version is
+      checked: by ``decode(inbound)`` (from ``payload``, as the binding reads it),
+      else by the codec from ``method`` and its params, ``payload`` (JSON bytes, as
+      JSON-RPC carries them). ``enter`` leaves the call here.
     - ``raw_version``: the ``A2A-Version`` as given (None: none); ``version`` that
       version as Major.Minor, when the binding has parsed it already.
     - ``tenant``: the tenant the binding's framing names (a path's); None: the
@@ -105,6 +108,7 @@ class Inbound(msgspec.Struct, kw_only=True):
     codec: Codec
     call: Call | None = None
     decode: Callable[[Inbound], Call] | None = None
+    method: str = ""
     payload: Any = None
     raw_version: str | None = None
     version: str | None = None
@@ -212,7 +216,9 @@ class FrontDoor:
         call = inbound.call
         assert call is not None
         if inbound.streaming:
-            return Items(await self.stream(call, request, inbound.last_event_id))
+            if self._request_hooks:
+                return Items(await self.stream(call, request, inbound.last_event_id))
+            return Items(await self._open(call, request, inbound.last_event_id))
         if self._request_hooks:
             return await self._hooked(type(call).__name__, call, request, self._call)
         # _call's body, here: no call more per request when nothing is hooked
@@ -243,8 +249,10 @@ class FrontDoor:
                 self.check_version(codec, raw, version)
         call = inbound.call
         if call is None:
-            assert inbound.decode is not None
-            inbound.call = call = inbound.decode(inbound)
+            decode = inbound.decode
+            # by default the codec reads the method's params (``payload``: JSON bytes)
+            inbound.call = call = decode(inbound) if decode is not None else \
+                codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
         security = self.security
         headers = inbound.headers
         principal = security.principal_of(inbound.scope)

@@ -189,7 +189,7 @@ class JSONRPCEndpoint:
                     raise InvalidRequest("Invalid Request: a streaming request needs an id")
             # admitted once for the HTTP request, before its body was parsed
             inbound = Inbound(binding="jsonrpc", scope=scope, headers=headers, codec=codec,
-                              decode=_decode, payload=req, raw_version=raw_version,
+                              method=req.method, payload=req.params, raw_version=raw_version,
                               version=version, streaming=streaming, admitted=True,
                               last_event_id=headers.get("last-event-id") if streaming else None)
             result = await door.enter(inbound)
@@ -252,12 +252,6 @@ def _reserve(item: jsonrpc.Request | tuple[Any, A2AError]) -> int:
     """Room for the error answer of a batch item: its id is echoed in it."""
     rid = item[0] if isinstance(item, tuple) else item.id
     return _ERROR_BYTES + (len(rid) * 2 if isinstance(rid, str) else 24)
-
-
-def _decode(inbound: Inbound) -> Any:
-    """The call of a JSON-RPC request (``inbound.payload``), as its codec reads it."""
-    codec, req = inbound.codec, inbound.payload
-    return codec.for_answer(codec.decode_call(req.method, req.params))
 
 
 def _id_from(exc: A2AError) -> Any:
