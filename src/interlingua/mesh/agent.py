@@ -50,7 +50,7 @@ from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server.context import RequestInfo
-from ..server.dispatch import FrontDoor
+from ..server.dispatch import FrontDoor, parse_version
 from ..server.run import Run
 from ..server.sse_writer import encoded_item
 from ..server.streams import Entry, Lagged, Stream, Unavailable
@@ -433,6 +433,7 @@ class MeshAgent:
         rid: Any = None
         try:
             try:
+                self.door.check_size(len(msg.payload))
                 parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
                 rid = _rid_of(exc)
@@ -466,6 +467,10 @@ class MeshAgent:
         headers = {k.lower(): v for k, v in msg.properties.items()}
         scope: dict[str, Any] = {"type": "mqtt"}
         await self.door.admit(scope, headers)
+        # SAM's requesters send no version; one that does is held to it, as on HTTP
+        raw_version = headers.get("a2a-version")
+        if raw_version is not None:
+            self.door.check_version(MESH_CODEC, raw_version, parse_version(raw_version))
         return self.door.request(scope, headers, binding="mqtt", tenant=None, dialect=MESH_CODEC.name,
                                  streaming=streaming)
 
