@@ -1,6 +1,7 @@
 """Refusals every binding owes, on a real server on loopback, the mesh included: a
-request over the size limit, an A2A version the server does not speak, and, on the
-mesh, a caller without credentials and a message id sent again.
+request over the size limit, an A2A version the server does not speak, a caller
+without credentials whose request is not even readable, and, on the mesh, a caller
+without credentials and a message id sent again.
 
 Where each promise is held, per binding (``mqtt-sam``: the MQTT mesh):
 
@@ -10,7 +11,8 @@ promise                       JSON-RPC, HTTP+JSON, gRPC (1.0, 0.3)   mqtt-sam
 invalid UTF-8                 test_parity.py (hostile input)         the same test
 an oversized request          here                                   here
 drain refusal                 test_parity_drain.py                   test_parity_drain.py
-auth refusal                  test_parity.py (authentication)        here
+auth refusal                  test_parity.py (authentication);       here
+                              here: before the request is read
 version refusal               here                                   here
 idempotent retry (both        test_parity.py (idempotent retry)      here
 ``message_ids`` modes)
@@ -41,7 +43,7 @@ from interlingua.core import model as m
 from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 
-from .drivers import MQTT, Driver, Refused
+from .drivers import MQTT, Driver, Refused, token
 from .test_parity import ALICE, BOB, HOSTILE, on_every_binding, reference, send, shape
 
 #: the size limit of the ``bounded`` server's requests
@@ -171,6 +173,25 @@ def test_an_unsupported_version_is_refused(name: str, bounded: tuple[str, str],
 
 
 # ---------------------------------------------------------- the mesh's own rows
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_caller_without_credentials_is_refused_before_its_request_is_read(
+        name: str, secured: tuple[str, str], client: httpx.Client) -> None:
+    """Authentication comes before the request is read: a request that is not even
+    valid UTF-8, from a caller without credentials, gets the refusal a valid one
+    gets, not a parse error."""
+    with opened(name, secured, client) as anonymous:
+        with pytest.raises(Refused) as plain:
+            anonymous.call(c.GetTask(id=token(1)))
+        assert plain.value.status in (401, "UNAUTHENTICATED", "reply"), plain.value
+        answers = dict(anonymous.corrupted(c.GetTask(id=token(1))))
+    assert answers
+    expected = (plain.value.status, plain.value.reason, plain.value.message)
+    wrong = {where: (got.status, got.reason, got.message) if got else "taken"
+             for where, got in answers.items()
+             if got is None or (got.status, got.reason, got.message) != expected}
+    assert not wrong, (expected, wrong)
 
 
 def test_the_mesh_refuses_a_caller_without_credentials(secured: tuple[str, str],
