@@ -51,7 +51,7 @@ from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server.context import RequestInfo
-from ..server.dispatch import FrontDoor
+from ..server.dispatch import FrontDoor, parse_version
 from ..server.run import Run
 from ..server.streams import Entry, Lagged, Stream, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
@@ -431,12 +431,20 @@ class MeshAgent:
                             "the refusal", msg.topic, unroutable)
                 return
         rid: Any = None
+        # the caller as the front door sees it: the user properties are its headers
+        # (authentication, when the agent has any, reads its credentials there)
+        headers = {k.lower(): v for k, v in msg.properties.items()}
+        scope: dict[str, Any] = {"type": "mqtt"}
         try:
             try:
+                self.door.check_size(len(msg.payload))
+                # authenticated before the request is read, as on every binding
+                await self.door.admit(scope, headers)
                 parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
                 rid = _rid_of(exc)
-                await self._answer_error(reply, rid, exc, exc.message)
+                if not forwarded:
+                    await self._answer_error(reply, rid, exc, exc.message)
                 return
             if isinstance(parsed, jsonrpc.Batch):
                 err = InvalidRequest("Invalid Request: batches are not taken on the mesh")
@@ -447,7 +455,7 @@ class MeshAgent:
                 reply.topic = None  # a notification: nothing is answered
             if unroutable is not None:
                 raise InvalidRequest(f"Invalid Request: {unroutable}")
-            await self._dispatch(parsed, msg, reply, forwarded)
+            await self._dispatch(parsed, msg, reply, forwarded, scope, headers)
         except A2AError as exc:
             if not forwarded:
                 await self._answer_error(reply, rid, exc, exc.message)
@@ -460,23 +468,24 @@ class MeshAgent:
         else:
             self.handled += 1
 
-    async def _request(self, msg: Inbound, streaming: bool) -> RequestInfo:
-        """The caller as the front door sees it: the user properties are its headers
-        (authentication, when the agent has any, reads its credentials there)."""
-        headers = {k.lower(): v for k, v in msg.properties.items()}
-        scope: dict[str, Any] = {"type": "mqtt"}
-        await self.door.admit(scope, headers)
+    def _request(self, scope: dict[str, Any], headers: dict[str, str],
+                 streaming: bool) -> RequestInfo:
+        """The admitted caller's request, as the engine sees it."""
+        # SAM's requesters send no version; one that does is held to it, as on HTTP
+        raw_version = headers.get("a2a-version")
+        if raw_version is not None:
+            self.door.check_version(MESH_CODEC, raw_version, parse_version(raw_version))
         return self.door.request(scope, headers, binding="mqtt", tenant=None, dialect=MESH_CODEC.name,
                                  streaming=streaming)
 
     async def _dispatch(self, req: jsonrpc.Request, msg: Inbound, reply: Reply,
-                        forwarded: bool) -> None:
+                        forwarded: bool, scope: dict[str, Any], headers: dict[str, str]) -> None:
         codec = MESH_CODEC
+        streaming = req.method in codec.streaming_methods
+        info = self._request(scope, headers, streaming)  # the version before the params
         call: Call = codec.decode_call(req.method, req.params)
         if forwarded and not isinstance(call, CancelTask):
             return  # only cancels are handed on
-        streaming = req.method in codec.streaming_methods
-        info = await self._request(msg, streaming)
         if isinstance(call, SendMessage):
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id, and the

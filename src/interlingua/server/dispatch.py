@@ -123,6 +123,14 @@ class FrontDoor:
 
     # --------------------------------------------------------------- limits
 
+    def check_size(self, size: int) -> None:
+        """``InvalidRequest`` for a request of more than ``max_body_bytes``, for a
+        binding handed whole requests (the mesh; HTTP reads a body against the
+        limit as it comes, gRPC's library refuses a message over it)."""
+        limit = self.settings.max_body_bytes
+        if size > limit:
+            raise InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
+
     def check_batch(self, items: int) -> None:
         """``InvalidRequest`` for a batch of more than ``max_batch_items`` requests
         (checked before any of them is read, let alone run)."""

@@ -148,10 +148,6 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         codec = get_codec(route.codec)
-        if not _utf8_path(scope):
-            bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
-            await _send(send, self._error(bad_path, codec))
-            return None
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)
@@ -164,6 +160,10 @@ class RESTEndpoint:
             await self.door.admit(scope, headers)
         except A2AError as exc:
             await _send(send, self._error(exc, codec))
+            return None
+        if not _utf8_path(scope):
+            bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
+            await _send(send, self._error(bad_path, codec))
             return None
         try:
             answer = await self._handle(route, codec, body, headers, scope, raw_version,
