@@ -148,6 +148,15 @@ class Driver:
         UTF-8: (which string, the refusal; None: it was taken)."""
         raise NotImplementedError
 
+    def oversized(self, call: c.Call) -> Refused | None:
+        """``call`` (a request over the server's size limit) sent: the refusal, or
+        None when it was taken."""
+        try:
+            self.call(call)
+        except Refused as exc:
+            return exc
+        return None
+
 
 class JSONRPC(Driver):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -416,8 +425,9 @@ class GRPC(Driver):
         raise NotImplementedError
 
     def _metadata(self, last_event_id: int | None = None) -> list[tuple[str, str]]:
-        out = [("a2a-version", self.version)]
-        out += [(k.lower(), v) for k, v in self.headers.items()]
+        out = [(k.lower(), v) for k, v in self.headers.items()]
+        if not any(k == "a2a-version" for k, _ in out):  # the driver's own unless told
+            out.append(("a2a-version", self.version))
         if last_event_id is not None:
             out.append(("last-event-id", str(last_event_id)))
         return out
@@ -467,6 +477,25 @@ class GRPC(Driver):
                 yield where, self._refused_rpc(exc)
             else:
                 yield where, None
+
+    def oversized(self, call: c.Call) -> Refused | None:
+        """A message over the server's receive limit is refused by the gRPC library
+        before any handler reads it: its status and text, without A2A details."""
+        import grpc
+
+        rpc, request = self.request(call)
+        method = self._method(rpc, request, False)
+
+        async def go() -> Any:
+            return await method(request, metadata=self._metadata(), timeout=30)
+
+        try:
+            self.loop.run(go())
+        except grpc.aio.AioRpcError as exc:
+            if dict(exc.trailing_metadata() or ()).get("grpc-status-details-bin"):
+                return self._refused_rpc(exc)
+            return Refused(exc.code().name, "", exc.details() or "", None)  # type: ignore[arg-type]
+        return None
 
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
                limit: int | None = None) -> list[tuple[int, StreamItem]]:
@@ -640,6 +669,7 @@ class MQTT(Driver):
         self.inbox = self.topics.client_response(me)
         self.broker = Broker(where, me)
         self.waiting: dict[bytes, asyncio.Future[bytes]] = {}
+        self.task_ids: dict[bytes, str] = {}
 
         async def start() -> None:
             await self.broker.connect()
@@ -676,8 +706,16 @@ class MQTT(Driver):
 
     def _body(self, call: c.Call) -> bytes:
         method, params = self.codec.encode_call(call)
-        return (b'{"jsonrpc":"2.0","id":"' + uuid.uuid4().hex.encode() + b'","method":'
+        return (b'{"jsonrpc":"2.0","id":"' + self._rid(call).encode() + b'","method":'
                 + _enc(method) + b',"params":' + params + b"}")
+
+    def _rid(self, call: c.Call) -> str:
+        """The request's id. A send's names the task it makes (SAM's requesters choose
+        it): a message sent again by this driver is sent with the id it had, as a
+        requester's retry repeats its request."""
+        if isinstance(call, c.SendMessage):
+            return self.task_ids.setdefault(_enc(call.message), uuid.uuid4().hex)
+        return uuid.uuid4().hex
 
     def _answer(self, doc: Any) -> Refused | None:
         if "error" not in doc:

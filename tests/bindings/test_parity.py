@@ -9,6 +9,7 @@ Mosquitto, in a namespace of the module's own).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,8 +32,6 @@ from .drivers import DRIVERS, JSONRPC, MQTT, Driver, Refused, token
 
 ALICE = {"X-API-Key": "alice-" + "a" * 20}
 BOB = {"X-API-Key": "bob-" + "b" * 20}
-
-
 
 
 AGENT = Agent("Worker", "Writes in chunks.", write_chunks, push_notifications=True)
@@ -72,9 +71,10 @@ def small_answers() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def everywhere() -> Iterator[tuple[str, str]]:
-    """The agent on every binding, the mesh too: (its base URL, its mesh address)."""
+@contextlib.contextmanager
+def on_every_binding(**create_app_kwargs: Any) -> Iterator[tuple[str, str]]:
+    """The agent on every binding, the mesh too (in a namespace of its own), made with
+    ``create_app_kwargs``: (its base URL, its mesh address)."""
     from interlingua import create_app
     from interlingua.bindings.grpc import add_grpc
     from interlingua.mesh import MeshSettings, attach
@@ -82,12 +82,20 @@ def everywhere() -> Iterator[tuple[str, str]]:
     need_broker()
     ns = namespace()
     sock = bind_loopback()
-    app = create_app(AGENT, public_url=url_of(sock), store="memory://", freeze_gc=False)
+    app = create_app(AGENT, public_url=url_of(sock), store="memory://", freeze_gc=False,
+                     **create_app_kwargs)
     add_grpc(app, "127.0.0.1:0")
     attach(app, MeshSettings(url=BROKER, namespace=ns, card_interval=0.5, session_expiry=30),
            name="Worker")
     with live_server(app, sock=sock) as url:
         yield url, f"{BROKER}/{ns}/Worker"
+
+
+@pytest.fixture(scope="module")
+def everywhere() -> Iterator[tuple[str, str]]:
+    """The agent on every binding, the mesh too: (its base URL, its mesh address)."""
+    with on_every_binding() as where:
+        yield where
 
 
 HOSTILE: dict[str, type[Driver]] = {**DRIVERS, MQTT.name: MQTT}

@@ -25,7 +25,7 @@ from interlingua.core.errors import A2AError
 from interlingua.core.model import Message, Role, TextPart
 from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
-from interlingua.server.dispatch import FrontDoor
+from interlingua.server.dispatch import FrontDoor, Inbound
 from tests.live import bind_loopback, live_server, url_of
 
 ALICE = {"X-API-Key": "alice-" + "a" * 20}
@@ -37,9 +37,8 @@ def plain_binding(door: FrontDoor) -> Starlette:
     async def answer(request: Request, call: Any) -> Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
         try:
-            await door.admit(request.scope, headers)
-            info = door.request(request.scope, headers, binding="plain", tenant=None, dialect="1.0")
-            result = await door.call(call, info)
+            result = await door.enter(Inbound(binding="plain", scope=request.scope,
+                                              headers=headers, codec=V1, call=call))
         except A2AError as exc:
             status = (door.refusal(exc) or (exc.http_status, []))[0]
             return Response(msgspec.json.encode({"code": get_codec("1.0").code_of(exc),

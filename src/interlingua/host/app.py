@@ -25,14 +25,14 @@ from ..bindings.rest import RESTBinding, RESTEndpoint
 from ..observability.install import gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
-from ..server.auth.routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from ..server.cards.serving import A2AServer, CardVariant
 from ..server.dispatch import parse_version
-from ..server.hosts import HostNotAllowed, HostPolicy
 from ..server.jwks import JWKS_PATH, jwks_endpoint
 from ..server.service import Binding, Service
 from ..server.settings import YOUNG_GC_THRESHOLD, ServiceOptions, ServiceSettings
 from ..stores import shown_url
+from .card_routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
+from .hosts import HostNotAllowed, HostPolicy
 
 __all__ = ["YOUNG_GC_THRESHOLD", "A2AApp", "A2AServer", "CardVariant", "create_app", "host_app",
            "lifespans"]
@@ -203,7 +203,16 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
     push_service = service.push
     store_obj = service.store
     auth = settings.auth
-    hosts: HostPolicy = service.hosts
+    hosts = HostPolicy(settings.allowed_hosts, settings.trust_forwarded)
+    fixed = settings.public_url or ""
+
+    def variant_of(scope: Any, headers: Any) -> CardVariant:
+        """The card for this request; raises ``HostNotAllowed`` for a host not answered."""
+        if fixed:
+            if hosts.allowed is not None:
+                hosts.check(hosts.host_of(scope, headers))
+            return server.variant_for(fixed)
+        return server.variant_for(hosts.base_url(scope, headers))
     # a card behind credentials must not be kept by shared caches
     card_cache = "public" if auth is None or auth.public_card else "private"
     card_headers = {"Cache-Control": f"{card_cache}, max-age=300",
@@ -216,7 +225,7 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
 
     async def card(request: Request) -> Response:
         try:
-            variant = server.variant(request.scope, request.headers)
+            variant = variant_of(request.scope, request.headers)
         except HostNotAllowed as exc:
             return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
                             status_code=400, media_type="application/json")
@@ -257,7 +266,7 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
         Route(JWKS_PATH, jwks_endpoint(signer.ring if signer is not None else None,
                                        push_service.keys if push_service.enabled else None),
               methods=["GET"]),
-        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security), methods=["GET"]),
+        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security, variant_of), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
     observer = service.observer
@@ -280,7 +289,7 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
     app.rpc_route(path, rpc)
 
     def card_of(scope: Any, headers: Any) -> tuple[Any, str]:
-        variant = server.variant(scope, headers)
+        variant = variant_of(scope, headers)
         return variant.card, variant.rpc_url
 
     if rest:

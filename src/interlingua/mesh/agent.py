@@ -47,14 +47,13 @@ import msgspec
 
 from ..bindings.http.sse_writer import encoded_item
 from ..core import jsonrpc
-from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
+from ..core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server import dispatch
 from ..server.context import RequestInfo
-from ..server.dispatch import FrontDoor, Items
+from ..server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
 from ..server.run import Run
-from ..server.streams import Entry, Lagged, Unavailable
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .instance import claim
@@ -432,12 +431,20 @@ class MeshAgent:
                             "the refusal", msg.topic, unroutable)
                 return
         rid: Any = None
+        # the caller as the front door sees it: the user properties are its headers
+        # (authentication, when the agent has any, reads its credentials there)
+        headers = {k.lower(): v for k, v in msg.properties.items()}
+        scope: dict[str, Any] = {"type": "mqtt"}
         try:
             try:
+                self.door.check_size(len(msg.payload))
+                # authenticated before the request is read, as on every binding
+                await self.door.admit(scope, headers)
                 parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
                 rid = _rid_of(exc)
-                await self._answer_error(reply, rid, exc, exc.message)
+                if not forwarded:
+                    await self._answer_error(reply, rid, exc, exc.message)
                 return
             if isinstance(parsed, jsonrpc.Batch):
                 err = InvalidRequest("Invalid Request: batches are not taken on the mesh")
@@ -448,7 +455,7 @@ class MeshAgent:
                 reply.topic = None  # a notification: nothing is answered
             if unroutable is not None:
                 raise InvalidRequest(f"Invalid Request: {unroutable}")
-            await self._dispatch(parsed, msg, reply, forwarded)
+            await self._dispatch(parsed, msg, reply, forwarded, scope, headers)
         except A2AError as exc:
             if not forwarded:
                 await self._answer_error(reply, rid, exc, exc.message)
@@ -461,24 +468,23 @@ class MeshAgent:
         else:
             self.handled += 1
 
-    async def _admitted(self, msg: Inbound, call: Call, streaming: bool) -> dispatch.Inbound:
-        """The call as the front door takes it, its caller admitted before anything of
-        it is acted on: the user properties are its headers (authentication, when the
-        agent has any, reads its credentials there)."""
-        headers = {k.lower(): v for k, v in msg.properties.items()}
-        scope: dict[str, Any] = {"type": "mqtt"}
-        await self.door.admit(scope, headers)
-        return dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=MESH_CODEC,
-                                call=call, streaming=streaming, admitted=True)
-
     async def _dispatch(self, req: jsonrpc.Request, msg: Inbound, reply: Reply,
-                        forwarded: bool) -> None:
+                        forwarded: bool, scope: dict[str, Any], headers: dict[str, str]) -> None:
         codec = MESH_CODEC
-        call: Call = codec.decode_call(req.method, req.params)
+        streaming = req.method in codec.streaming_methods
+        # admitted before the request was read (``_handle``); SAM's requesters send no
+        # version, one that does is held to it, as on HTTP
+        inbound = dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=codec,
+                                   method=req.method, payload=req.params,
+                                   raw_version=headers.get("a2a-version"), streaming=streaming,
+                                   admitted=True)
+        # the version checked before the params are read; the call as the mesh sees it
+        # before it is made
+        info = await self.door.admitted(inbound)
+        call = inbound.call
+        assert call is not None
         if forwarded and not isinstance(call, CancelTask):
             return  # only cancels are handed on
-        streaming = req.method in codec.streaming_methods
-        inbound = await self._admitted(msg, call, streaming)
         if isinstance(call, SendMessage):
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id, and the
@@ -498,23 +504,17 @@ class MeshAgent:
                 self._check_status_topic(reply, call.message.task_id or call.client_task_id)
         if isinstance(call, SubscribeToTask):
             self._check_status_topic(reply, call.id)
-        if isinstance(call, CancelTask):
+        if isinstance(call, CancelTask) and not self.door.running_here(info, call.id):
             # the instance that runs the task answers its cancel
-            info = await self.door.admitted(inbound)
-            if not self.door.running_here(info, call.id):
-                if forwarded:
-                    return  # not ours: the instance running it answers
-                if await self._hand_on(call, info, msg):
-                    return
-            result = await self.door.call(call, info)
-        else:
-            entered = await self.door.enter(inbound)
-            if isinstance(entered, Items):
-                task_id = call.id if isinstance(call, SubscribeToTask) else None
-                assert inbound.request is not None
-                await self._pump(entered, inbound.request, req.id, reply, task_id=task_id)
+            if forwarded:
+                return  # not ours: the instance running it answers
+            if await self._hand_on(call, info, msg):
                 return
-            result = entered
+        result = await self.door.enter(inbound)
+        if isinstance(result, Items):
+            task_id = call.id if isinstance(call, SubscribeToTask) else None
+            await self._pump(result, info, req.id, reply, task_id=task_id)
+            return
         if isinstance(result, Task):
             result = _unrouted(result)
         if reply.topic is not None:

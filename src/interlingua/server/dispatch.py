@@ -186,24 +186,6 @@ class FrontDoor:
         """The HTTP status and headers of an auth or rate refusal (None: not one)."""
         return refusal(exc)
 
-    def request(self, scope: Mapping[str, Any], headers: Mapping[str, str], *,
-                binding: str, tenant: str | None, dialect: str, streaming: bool = False,
-                extensions: tuple[str, ...] | list[str] = ()) -> RequestInfo:
-        """Who is calling, in which tenant, over which binding (its name: ``jsonrpc``,
-        ``rest``, ``grpc``, ``mqtt``, as metrics and spans label it), as the engine
-        sees it."""
-        security = self.security
-        principal = security.principal_of(scope)
-        return security.request_info(
-            principal,
-            tenant=security.tenant(principal, tenant, headers),
-            headers=headers,
-            extensions=extensions,
-            dialect=dialect,
-            streaming=streaming,
-            binding=binding,
-        )
-
     # ---------------------------------------------------------------- entry
 
     async def enter(self, inbound: Inbound) -> Result | Items:
@@ -212,7 +194,9 @@ class FrontDoor:
         if not inbound.admitted and self.security.active:
             # authenticated (and rate-limited) before anything is read
             await self.security.admit(inbound.scope, inbound.headers)
-        request = self._request_of(inbound)
+        request = inbound.request  # set when the binding had ``admitted`` prepare it
+        if request is None:
+            request = self._request_of(inbound)
         call = inbound.call
         assert call is not None
         if inbound.streaming:
@@ -229,9 +213,10 @@ class FrontDoor:
 
     async def admitted(self, inbound: Inbound) -> RequestInfo:
         """``enter``'s steps but the call: the caller admitted, the version checked,
-        the call decoded; the ``RequestInfo`` to make it with (``call`` or
-        ``stream``). For a binding that routes a call by who asks before making it
-        (the mesh hands a cancel to the instance that runs the task)."""
+        the call decoded (``inbound.call``); the ``RequestInfo`` to make it with, left
+        on ``inbound.request``, so that ``enter(inbound)`` then only makes the call.
+        For a binding that looks at a call before it is made (the mesh names the task
+        of a send, and hands a cancel to the instance that runs the task)."""
         if not inbound.admitted and self.security.active:
             await self.security.admit(inbound.scope, inbound.headers)
         return self._request_of(inbound)
@@ -270,6 +255,14 @@ class FrontDoor:
         return request
 
     # --------------------------------------------------------------- limits
+
+    def check_size(self, size: int) -> None:
+        """``InvalidRequest`` for a request of more than ``max_body_bytes``, for a
+        binding handed whole requests (the mesh; HTTP reads a body against the
+        limit as it comes, gRPC's library refuses a message over it)."""
+        limit = self.settings.max_body_bytes
+        if size > limit:
+            raise InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
 
     def check_batch(self, items: int) -> None:
         """``InvalidRequest`` for a batch of more than ``max_batch_items`` requests

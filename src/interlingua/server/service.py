@@ -42,7 +42,6 @@ from .cards.serving import A2AServer
 from .cards.signer import CardSigner
 from .dispatch import FrontDoor
 from .engine import Engine, EngineConfig
-from .hosts import HostPolicy
 from .idempotency import message_id_mode
 from .push.service import PushService
 from .settings import ServiceSettings
@@ -143,10 +142,9 @@ class Service:
                              if auth is not None else None,
                              hooks=self.hooks)
         self.bindings: list[Binding] = []
-        self.hosts = HostPolicy(settings.allowed_hosts, settings.trust_forwarded)
         #: the card as served (rendered per base URL, signed)
         self.card = A2AServer(agent, self.engine, settings, security=self.security,
-                              hosts=self.hosts, push=self.push, bindings=self.bindings)
+                              push=self.push, bindings=self.bindings)
         #: what every binding calls
         self.door = FrontDoor(self.engine, self.security, agent, settings)
         self.started = False

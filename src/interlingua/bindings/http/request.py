@@ -1,6 +1,6 @@
 """What every HTTP binding reads from a request the same way: the body (with a size
-limit), the ``A2A-Version`` (header or query parameter) and the extensions asked for;
-and how it writes a large answer."""
+limit) and the ``A2A-Version`` (header or query parameter); and how it writes a large
+answer. (The extensions asked for are the front door's to read: ``FrontDoor.enter``.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequen
 from typing import Any
 from urllib.parse import parse_qsl
 
-__all__ = ["CHUNK", "BodyTooLarge", "extensions", "read_body", "version_of", "write_body"]
+__all__ = ["CHUNK", "BodyTooLarge", "read_body", "version_of", "write_body"]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -56,14 +56,6 @@ def version_of(scope: Mapping[str, Any], headers: Mapping[str, str]) -> str | No
         if k.lower() == "a2a-version":
             return v
     return None
-
-
-def extensions(headers: Mapping[str, str]) -> list[str]:
-    """The extension URIs asked for (``A2A-Extensions``, or v0.3's ``X-A2A-Extensions``)."""
-    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
-    if not raw:
-        return []
-    return [e.strip() for e in raw.split(",") if e.strip()]
 
 
 async def write_body(send: Send, status: int, headers: Sequence[tuple[bytes, bytes]],

@@ -146,16 +146,22 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         codec = get_codec(route.codec)
-        if not _utf8_path(scope):
-            bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
-            await _send(send, self._error(bad_path, codec))
-            return None
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)
         except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, self._error(err, codec, 413))
+            return None
+        try:
+            # Authenticated (and rate-limited) before anything is dispatched.
+            await self.door.admit(scope, headers)
+        except A2AError as exc:
+            await _send(send, self._error(exc, codec))
+            return None
+        if not _utf8_path(scope):
+            bad_path = ParseError("Parse error: the path is not valid UTF-8 once %-decoded")
+            await _send(send, self._error(bad_path, codec))
             return None
         try:
             answer = await self._handle(route, codec, body, headers, scope, raw_version,
@@ -174,9 +180,10 @@ class RESTEndpoint:
                       scope: Scope, raw_version: str | None,
                       version: str | None) -> _Answer | _StreamAnswer:
         door = self.door
+        # admitted before the request was read (``respond``)
         inbound = Inbound(binding="rest", scope=scope, headers=headers, codec=codec,
                           decode=self._decode, payload=(route, body), raw_version=raw_version,
-                          version=version, streaming=route.streaming,
+                          version=version, streaming=route.streaming, admitted=True,
                           last_event_id=headers.get("last-event-id") if route.streaming
                           else None)
         if route.op == _V03_CARD_OP:

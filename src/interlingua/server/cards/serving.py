@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from email.utils import formatdate
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -20,7 +20,6 @@ from ...core.dialects.v1_0 import encode_card_v1
 from ...core.model import AgentCard, AgentInterface
 from ..agent import Agent
 from ..engine import Engine
-from ..hosts import HostPolicy
 from ..push.service import PushService
 from ..settings import ServiceSettings
 from .document import card_document
@@ -100,7 +99,7 @@ class A2AServer:
     schemes, the signature."""
 
     def __init__(self, agent: Agent, engine: Engine, settings: ServiceSettings,
-                 security: CardSecurity, hosts: HostPolicy | None = None,
+                 security: CardSecurity,
                  push: PushService | None = None,
                  bindings: Sequence[Declares] = ()) -> None:
         self.agent = agent
@@ -110,7 +109,6 @@ class A2AServer:
         self.security = security
         self.engine = engine
         self.settings = settings
-        self.hosts = hosts or HostPolicy()
         #: without a public URL the card's URLs come from each request
         self.per_request = not settings.public_url
         self.last_modified = formatdate(time.time(), usegmt=True)
@@ -140,14 +138,6 @@ class A2AServer:
         if len(self._variants) > _MAX_VARIANTS:
             self._variants.popitem(last=False)
         return variant
-
-    def variant(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> CardVariant:
-        """The card for this request; raises ``HostNotAllowed`` for a host not answered."""
-        if not self.per_request:
-            if self.hosts.allowed is not None:
-                self.hosts.check(self.hosts.host_of(scope, headers))
-            return self.variant_for(self.settings.public_url or _FALLBACK_URL)
-        return self.variant_for(self.hosts.base_url(scope, headers))
 
     def _render(self, base: str) -> CardVariant:
         path = self.settings.rpc_path

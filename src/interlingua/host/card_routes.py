@@ -8,20 +8,21 @@ caller. Refusals are JSON bodies with the HTTP status of the refusal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ...core.errors import A2AError, ExtendedCardNotConfigured
-from ...core.model import AgentCard
-from ..hosts import HostNotAllowed
-from .runtime import Security, refusal
+from ..core.errors import A2AError, ExtendedCardNotConfigured
+from ..core.model import AgentCard
+from ..server.auth.runtime import Security, refusal
+from .hosts import HostNotAllowed
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..cards.serving import A2AServer
+    from ..server.cards.serving import A2AServer, CardVariant
 
 __all__ = ["EXTENDED_CARD_PATH", "card_gate", "extended_card_endpoint"]
 
@@ -54,20 +55,21 @@ async def card_gate(security: Security, request: Request) -> Response | None:
     return await _admit(security, request)
 
 
-def extended_card_endpoint(server: A2AServer, security: Security) -> Any:
+def extended_card_endpoint(server: A2AServer, security: Security,
+                           variant_of: Callable[[Any, Any], CardVariant]) -> Any:
     """``GET /agent/authenticatedExtendedCard`` (v0.2): the caller's extended card."""
 
     async def endpoint(request: Request) -> Response:
         from starlette.responses import Response
 
-        from ..cards.document import card_document
+        from ..server.cards.document import card_document
 
         denied = await _admit(security, request)
         if denied is not None:
             return denied
         info = security.request_info(security.principal_of(request.scope), dialect="0.3")
         try:
-            variant = server.variant(request.scope, request.headers)
+            variant = variant_of(request.scope, request.headers)
         except HostNotAllowed as exc:
             body = msgspec.json.encode({"error": {"code": 400, "message": str(exc)}})
             return Response(body, status_code=400, media_type="application/json")
