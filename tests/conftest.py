@@ -8,13 +8,14 @@ need one are marked ``interop``, with ``envs=[...]`` when they need only some.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -207,6 +208,32 @@ def alone(request: pytest.FixtureRequest) -> Callable[[], contextlib.AbstractCon
         with _timeout_paused():
             fcntl.flock(lock, fcntl.LOCK_UN)
             fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            pending.unlink(missing_ok=True)
+
+    return section
+
+
+@pytest.fixture
+def alone_async(request: pytest.FixtureRequest
+                ) -> Callable[[], contextlib.AbstractAsyncContextManager[None]]:
+    """``async with alone_async():``, as ``alone`` in an async test: the wait runs in
+    a thread, so the test's event loop goes on serving its connections meanwhile."""
+
+    @contextlib.asynccontextmanager
+    async def section() -> AsyncIterator[None]:
+        held = request.node.stash.get(_HELD, None)
+        if held is None:
+            yield
+            return
+        lock, pending = held
+        pending.touch()
+        with _timeout_paused():
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            await asyncio.to_thread(fcntl.flock, lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
