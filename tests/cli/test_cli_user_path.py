@@ -132,10 +132,22 @@ def test_send_registers_a_webhook_that_listen_receives(as_json_output: bool) -> 
             sent = interlingua("send", url, "quarterly", "--push-url",
                                f"http://127.0.0.1:{port}/", "--push-token", "tok-1")
             assert sent.returncode == 0, sent.stderr
-            time.sleep(3)
+            # until the listener has printed the last notification (the task's end)
+            assert listener.stdout is not None
+            fd = listener.stdout.fileno()
+            printed = b""
+            deadline = time.monotonic() + 30
+            while b"completed" not in printed and time.monotonic() < deadline:
+                ready, _, _ = select.select([fd], [], [], 0.5)
+                if ready:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    printed += chunk
     finally:
         listener.send_signal(signal.SIGINT)
-        out, err = listener.communicate(timeout=15)
+        rest, err = listener.communicate(timeout=15)
+    out = printed.decode() + rest
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines, err
     if as_json_output:
