@@ -381,9 +381,7 @@ class Engine:
                 await asyncio.sleep(0)
         else:
             raise TaskNotCancelable(f"Task {call.id} could not be canceled; try again")
-        run.cancelled.set()
-        if run.turn is not None and not run.turn.done():
-            run.turn.cancel()
+        run.cancel()
         return run.task
 
     async def open_stream(

@@ -76,16 +76,11 @@ class Peers:
                 await self.writer.hand_over_messages(run)
                 rec = await self.store.get_task(run.scope, run.task.id)
                 if rec is not None and rec.version > run.version:
-                    canceled = rec.task.status.state is TaskState.CANCELED
-                    run.task, run.version = rec.task, rec.version
-                    if canceled:
-                        run.pending, run.pending_state = [], TaskState.CANCELED
+                    run.moved_on(rec.task, rec.version)
         except Exception:  # the executor's next write finds out anyway
             log.warning("task %s: could not read it after news of another process's write",
                         run.task.id)
             return
         if rec is None or rec.task.status.state is not TaskState.CANCELED:
             return
-        run.cancelled.set()
-        if run.turn is not None and not run.turn.done():
-            run.turn.cancel()
+        run.cancel()

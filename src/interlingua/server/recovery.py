@@ -65,9 +65,7 @@ class Recovery:
     async def lease_lost(self) -> None:
         """Another process revoked our lease and ends our turns: stop them here."""
         for run in self.runs.all():
-            run.cancelled.set()
-            if run.turn is not None and not run.turn.done():
-                run.turn.cancel()
+            run.cancel()
             if run.persisted:
                 # the readers here learn how the task ended from the store
                 with contextlib.suppress(Exception):
