@@ -15,7 +15,7 @@ import logging
 
 from ..bus.base import Bus
 from ..core.model import TaskState
-from ..stores.base import Scope, TaskStore
+from ..stores.base import Scope, TaskPort
 from .run import Run, Runs, Writer
 
 __all__ = ["Peers"]
@@ -24,7 +24,7 @@ log = logging.getLogger("interlingua.engine")
 
 
 class Peers:
-    def __init__(self, store: TaskStore, bus: Bus, runs: Runs, writer: Writer) -> None:
+    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, writer: Writer) -> None:
         self.writer = writer
         self.store = store
         self.bus = bus

@@ -67,7 +67,7 @@ from ..stores.base import (
     Scope,
     StoredEvent,
     TaskExists,
-    TaskStore,
+    TaskPort,
 )
 from .context import RequestInfo, TaskCanceled
 from .idempotency import reused
@@ -328,7 +328,7 @@ class Writer:
     its content (else the id and the digest do; server/idempotency.py).
     """
 
-    def __init__(self, store: TaskStore, bus: Bus, *, lease: Callable[[], int | None],
+    def __init__(self, store: TaskPort, bus: Bus, *, lease: Callable[[], int | None],
                  clock: Callable[[], datetime] = utcnow, strict_ids: bool = False,
                  hooks: Hooks | None = None) -> None:
         self.store = store

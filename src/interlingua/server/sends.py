@@ -26,7 +26,7 @@ from ..core.errors import (
 )
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
-from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore, other_content
+from ..stores.base import MessageExists, MessageRecord, Scope, TaskPort, other_content
 from .context import RequestInfo, TaskCanceled
 from .grace import Grace
 from .idempotency import (
@@ -51,7 +51,7 @@ class Draining(ResourceUnavailable):
 
 
 class Sends:
-    def __init__(self, store: TaskStore, runs: Runs, writer: Writer, turns: TurnRunner,
+    def __init__(self, store: TaskPort, runs: Runs, writer: Writer, turns: TurnRunner,
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
                  submit_grace: float | None = None,
