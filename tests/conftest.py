@@ -8,11 +8,16 @@ need one are marked ``interop``, with ``envs=[...]`` when they need only some.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import fcntl
+import signal
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -93,7 +98,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "scripts/interop-setup makes (all of them, or the ones named)")
     config.addinivalue_line(
         "markers", "serial: asserts a time bound, so under pytest-xdist it runs while no "
-        "other test runs")
+        "other test runs (the ``alone`` fixture narrows that to a part of a test)")
     config.addinivalue_line(
         "markers", "needs_shared: reads the published texts of the shared folder beside the "
         "repository; deselected where it is missing, except under CI")
@@ -149,6 +154,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     serial = item.get_closest_marker("serial") is not None
     pending = folder / f"pending-{worker}"
     with open(folder / "lock", "a+") as lock:
+        item.stash[_HELD] = (lock, pending)
         if serial:
             pending.touch()
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -162,6 +168,79 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             fcntl.flock(lock, fcntl.LOCK_UN)
             if serial:
                 pending.unlink(missing_ok=True)
+
+
+_HELD = pytest.StashKey[tuple[IO[str], Path]]()
+
+
+@contextlib.contextmanager
+def _timeout_paused() -> Iterator[None]:
+    """pytest-timeout's alarm (its signal method) stopped meanwhile: a wait for the
+    other tests to end is not the test's own time, as for a ``serial`` test."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    if left > 0:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        yield
+    finally:
+        if left > 0:
+            signal.setitimer(signal.ITIMER_REAL, left)
+
+
+@pytest.fixture
+def alone(request: pytest.FixtureRequest) -> Callable[[], contextlib.AbstractContextManager[None]]:
+    """``with alone():`` runs the part of a test that asserts a time bound while no
+    other test runs, as a ``serial`` test runs whole; its slow setup (starting
+    servers, filling stores) runs beside other tests. Not from a running event loop:
+    the wait blocks."""
+
+    @contextlib.contextmanager
+    def section() -> Iterator[None]:
+        held = request.node.stash.get(_HELD, None)
+        if held is None:
+            yield  # not under xdist: one test at a time already
+            return
+        lock, pending = held
+        pending.touch()  # the other workers start nothing new meanwhile
+        with _timeout_paused():
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            pending.unlink(missing_ok=True)
+
+    return section
+
+
+@pytest.fixture
+def alone_async(request: pytest.FixtureRequest
+                ) -> Callable[[], contextlib.AbstractAsyncContextManager[None]]:
+    """``async with alone_async():``, as ``alone`` in an async test: the wait runs in
+    a thread, so the test's event loop goes on serving its connections meanwhile."""
+
+    @contextlib.asynccontextmanager
+    async def section() -> AsyncIterator[None]:
+        held = request.node.stash.get(_HELD, None)
+        if held is None:
+            yield
+            return
+        lock, pending = held
+        pending.touch()
+        with _timeout_paused():
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            await asyncio.to_thread(fcntl.flock, lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            pending.unlink(missing_ok=True)
+
+    return section
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -72,3 +72,10 @@ def test_error_codes_follow_the_nearest_class_a_table_names() -> None:
     # a subclass keeps its base's v0.1 code, and its own elsewhere
     assert (v01.code_of(Custom()), v1.code_of(Custom())) == (-32007, -31999)
     assert v1.code_of(errors.RemoteError(-32042, "odd")) == -32042
+
+
+def test_a_codec_knows_the_tasks_made_in_its_dialect() -> None:
+    protojson = get_codec("0.3-pj")
+    assert protojson.recorded("0.3")  # recorded as the dialect it renders
+    assert not protojson.recorded("0.3-pj")
+    assert get_codec("sam").recorded("sam") and not get_codec("sam").recorded("1.0")

@@ -9,11 +9,12 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from .replicas import Replica, call, send, state_of
 from .sse_client import V1, events, rpc, v1_message
@@ -77,24 +78,25 @@ def assert_ended_by_the_stop(store: str, task_id: str) -> None:
         again.stop()
 
 
-@pytest.mark.serial
-def test_turns_still_running_when_the_window_closes_end(tmp_path: Path) -> None:
+def test_turns_still_running_when_the_window_closes_end(
+        tmp_path: Path, alone: Callable[[], AbstractContextManager[None]]) -> None:
     server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
                      extra=("--drain-seconds", "1")).start()
     try:
         task = send(server.url, f"wait {tmp_path / 'observed'}")
         assert server.proc is not None
-        began = time.monotonic()
-        server.proc.send_signal(signal.SIGTERM)
-        server.proc.wait(15)
-        assert 1 <= time.monotonic() - began < 10
+        with alone():  # a time bound
+            began = time.monotonic()
+            server.proc.send_signal(signal.SIGTERM)
+            server.proc.wait(15)
+            assert 1 <= time.monotonic() - began < 10
     finally:
         server.kill()
     assert_ended_by_the_stop(server.store, task["id"])
 
 
-@pytest.mark.serial
-def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(tmp_path: Path) -> None:
+def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
+        tmp_path: Path, alone: Callable[[], AbstractContextManager[None]]) -> None:
     # The first drains, the second stops, the third forces: the app's own
     # shutdown still runs then (its store closed, its turns ended), and nothing
     # is cancelled mid-way with a traceback.
@@ -103,14 +105,15 @@ def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(tmp_path: Path) -> Non
     try:
         task = send(server.url, f"wait {tmp_path / 'observed'}")
         assert server.proc is not None
-        began = time.monotonic()
-        server.proc.send_signal(signal.SIGINT)
-        time.sleep(0.3)  # draining
-        server.proc.send_signal(signal.SIGINT)
-        time.sleep(0.02)
-        server.proc.send_signal(signal.SIGINT)
-        _, err = server.proc.communicate(timeout=15)
-        assert time.monotonic() - began < 10
+        with alone():  # a time bound, and the signals' spacing
+            began = time.monotonic()
+            server.proc.send_signal(signal.SIGINT)
+            time.sleep(0.3)  # draining
+            server.proc.send_signal(signal.SIGINT)
+            time.sleep(0.02)
+            server.proc.send_signal(signal.SIGINT)
+            _, err = server.proc.communicate(timeout=15)
+            assert time.monotonic() - began < 10
     finally:
         server.kill()
     said = err.decode()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
@@ -30,7 +31,10 @@ from tests.live import live_agent, live_grpc_agent
 from .slow_agent import FIRST_STEP, Slow
 from .sse_client import V1, events, rpc
 
-pytestmark = [pytest.mark.timeout(60), pytest.mark.serial]
+pytestmark = pytest.mark.timeout(60)
+
+#: an upper time bound: run while no other test runs (a lower bound needs no such care)
+SERIAL = pytest.mark.serial
 
 #: "at once", with room for a shared, busy machine: well under FIRST_STEP
 SOON = 0.5
@@ -91,6 +95,7 @@ def timed_first(client: httpx.Client, url: str, method: str,
 
 # ------------------------------------------------------------ the default grace
 
+@SERIAL
 @pytest.mark.parametrize("kind", list(DRIVERS))
 def test_every_binding_streams_the_submitted_task_before_the_first_step(
         served: tuple[str, Slow], kind: str) -> None:
@@ -106,6 +111,7 @@ def test_every_binding_streams_the_submitted_task_before_the_first_step(
     assert took < SOON, f"the first event took {took:.3f} s"
 
 
+@SERIAL
 def test_the_turn_goes_on_in_the_same_stream(served: tuple[str, Slow]) -> None:
     url, _ = served
     with httpx.Client(timeout=30) as client:
@@ -119,6 +125,7 @@ def test_the_turn_goes_on_in_the_same_stream(served: tuple[str, Slow]) -> None:
     assert later["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+@SERIAL
 def test_v01_send_subscribe_streams_the_submitted_task_at_once(
         served: tuple[str, Slow]) -> None:
     url, _ = served
@@ -131,6 +138,7 @@ def test_v01_send_subscribe_streams_the_submitted_task_at_once(
     assert got[-1]["result"]["status"]["state"] == "completed" and got[-1]["result"]["final"]
 
 
+@SERIAL
 def test_v03_message_stream_streams_the_submitted_task_at_once(
         served: tuple[str, Slow]) -> None:
     url, _ = served
@@ -155,6 +163,7 @@ def test_a_blocking_send_still_answers_with_the_finished_task(
     assert task["artifacts"][0]["parts"][0]["text"] == "answer to hello"
 
 
+@SERIAL
 def test_a_non_blocking_send_answers_at_once(served: tuple[str, Slow]) -> None:
     url, _ = served
     with httpx.Client(timeout=30) as client:
@@ -178,6 +187,7 @@ def test_a_bare_message_after_the_grace_completes_the_task(served: tuple[str, Sl
     assert task["status"]["message"]["parts"][0]["text"] == "pong: reply"
 
 
+@SERIAL
 def test_cancel_in_the_first_step_ends_the_stream_canceled(served: tuple[str, Slow]) -> None:
     url, slow = served
     with httpx.Client(timeout=30) as client, httpx.Client(timeout=30) as other:
@@ -206,6 +216,7 @@ def graced() -> Iterator[tuple[str, Slow]]:
         yield url, slow
 
 
+@SERIAL
 def test_a_repeat_during_the_grace_gets_the_same_task_by_grace_time(
         graced: tuple[str, Slow]) -> None:
     url, slow = graced
@@ -239,6 +250,7 @@ def test_a_repeat_during_the_grace_gets_the_same_task_by_grace_time(
     assert [t["id"] for t in listed["result"]["tasks"]].count(tid) == 1
 
 
+@SERIAL
 def test_a_graced_first_event_comes_after_the_grace(graced: tuple[str, Slow]) -> None:
     url, _ = graced
     with httpx.Client(timeout=30) as client:
@@ -247,6 +259,7 @@ def test_a_graced_first_event_comes_after_the_grace(graced: tuple[str, Slow]) ->
     assert 0.3 <= took < 0.3 + SOON
 
 
+@SERIAL
 def test_v01_cancel_during_the_grace_cancels_the_task() -> None:
     """A v0.1 caller names its task, so it can cancel before the grace wrote it."""
     slow = Slow()
@@ -297,7 +310,8 @@ def get_text_of(doc: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in doc["parts"])
 
 
-@pytest.mark.parametrize(("grace", "at_once"), [(None, False), (0, True)])
+@pytest.mark.parametrize(("grace", "at_once"), [(None, False),
+                                               pytest.param(0, True, marks=SERIAL)])
 def test_the_grace_is_configurable(grace: float | None, at_once: bool) -> None:
     """None: the task waits for the executor's first event; 0: written before it runs."""
     with live_agent(Agent("Slow", "Slow to start.", Slow()),
@@ -311,11 +325,13 @@ def test_the_grace_is_configurable(grace: float | None, at_once: bool) -> None:
         assert took >= FIRST_STEP
 
 
-def test_serve_takes_the_grace_from_the_command_line() -> None:
+def test_serve_takes_the_grace_from_the_command_line(
+        alone: Callable[[], AbstractContextManager[None]]) -> None:
     from tests.cli.test_console_script import serving
 
     with serving("--submit-grace", "0.3", spec="tests/e2e/slow_agent.py") as (url, _), \
             httpx.Client(timeout=30) as client:
-        took, got = timed_first(client, url, "SendStreamingMessage", v1_send("hello"))
+        with alone():  # the process's start-up is not timed
+            took, got = timed_first(client, url, "SendStreamingMessage", v1_send("hello"))
     assert state_of(got[0]) == "TASK_STATE_SUBMITTED"
     assert 0.3 <= took < 0.3 + SOON, f"the first event took {took:.3f} s"

@@ -16,6 +16,7 @@ from typing import IO, Any
 import httpx
 import pytest
 
+from ..services import new_name, with_option
 from .procs import Process
 from .sse_client import V1, rpc
 
@@ -41,16 +42,23 @@ class Serve(Process):
         return self
 
 
-@pytest.fixture(params=["postgresql", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/tasks.db"
-    url: str = request.getfixturevalue("pg_url")
-    return url
+# Module-scoped: both spreads of one store and mode share a pair of processes (each
+# round sends a message id of its own, so they do not see one another's sends).
+@pytest.fixture(scope="module", params=["postgresql", "sqlite"])
+def store(request: pytest.FixtureRequest) -> str:
+    """The kind of store; each pair gets one of its own."""
+    kind: str = request.param
+    return kind
 
 
-@pytest.fixture(params=["content", "strict"])
-def pair(request: pytest.FixtureRequest, store: str) -> Iterator[tuple[str, str, str]]:
+@pytest.fixture(scope="module", params=["content", "strict"])
+def pair(request: pytest.FixtureRequest, store: str,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    if store == "sqlite":
+        store = f"sqlite:///{tmp_path_factory.mktemp('store')}/tasks.db"
+    else:
+        database: str = request.getfixturevalue("pg_database")
+        store = with_option(database, f"schema={new_name('t')}")
     mode: str = request.param
     first = Serve(store, mode).start()  # migrates the store alone
     second = Serve(store, mode)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -139,34 +140,36 @@ def test_cancel_on_one_replica_stops_the_executor_on_another(
         assert state_of(url, task["id"]) == "TASK_STATE_CANCELED"
 
 
-@pytest.mark.serial
 def test_a_replica_killed_mid_stream_loses_nothing(
-        cluster: tuple[Replica, Replica, Replica]) -> None:
+        cluster: tuple[Replica, Replica, Replica],
+        alone: Callable[[], AbstractContextManager[None]]) -> None:
     a, _, c = cluster
     doomed = Replica(a.store, a.bus).start()
     try:
-        task = send(doomed.url, "story 1000 0.01")
-        got: list[tuple[int, dict[str, Any]]] = []
-        ended = threading.Event()
+        # a time bound, and a story that must still be running at the kill
+        with alone():
+            task = send(doomed.url, "story 1000 0.01")
+            got: list[tuple[int, dict[str, Any]]] = []
+            ended = threading.Event()
 
-        def follow() -> None:
-            with httpx.Client(timeout=60) as client:
-                for i, _, data in events(client, a.url + "/",
-                                         rpc("SubscribeToTask", {"id": task["id"]}), V1):
-                    got.append((int(i or 0), data["result"]))
-            ended.set()
+            def follow() -> None:
+                with httpx.Client(timeout=60) as client:
+                    for i, _, data in events(client, a.url + "/",
+                                             rpc("SubscribeToTask", {"id": task["id"]}), V1):
+                        got.append((int(i or 0), data["result"]))
+                ended.set()
 
-        reader = threading.Thread(target=follow, daemon=True)
-        reader.start()
-        deadline = time.monotonic() + 20
-        while len(got) < 30:
-            assert time.monotonic() < deadline, "the stream on A did not follow"
-            time.sleep(0.01)
-        doomed.kill()
-        killed_at = time.monotonic()
-        assert ended.wait(doomed.lease_timeout + 8), "the stream did not end"
-        took = time.monotonic() - killed_at
-        reader.join()
+            reader = threading.Thread(target=follow, daemon=True)
+            reader.start()
+            deadline = time.monotonic() + 20
+            while len(got) < 30:
+                assert time.monotonic() < deadline, "the stream on A did not follow"
+                time.sleep(0.01)
+            doomed.kill()
+            killed_at = time.monotonic()
+            assert ended.wait(doomed.lease_timeout + 8), "the stream did not end"
+            took = time.monotonic() - killed_at
+            reader.join()
     finally:
         doomed.kill()
     final = got[-1][1]["statusUpdate"]["status"]

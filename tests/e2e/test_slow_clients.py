@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ from interlingua.server.connections import ConnectionLimits, uvicorn_connection_
 from tests.live import live_server
 
 #: slow clients are cut off within a time bound
-pytestmark = pytest.mark.serial
+SERIAL = pytest.mark.serial
 
 PARSERS = pytest.mark.parametrize("http", ["httptools", "h11"])
 
@@ -50,6 +51,7 @@ def _read_all(s: socket.socket, limit: float = 5.0) -> bytes:
     return out
 
 
+@SERIAL
 @PARSERS
 def test_head_over_the_limit_is_431(http: str) -> None:
     with serve(http, max_head_bytes=8192) as url, httpx.Client(timeout=10) as c:
@@ -74,6 +76,7 @@ def test_head_over_the_limit_is_431(http: str) -> None:
         assert sent < 16 * 1024 * 1024 or answer.startswith(b"HTTP/1.1 431")
 
 
+@SERIAL
 @PARSERS
 def test_slow_head_and_body_are_cut_off(http: str) -> None:
     with serve(http, head_timeout=0.5, body_timeout=0.8) as url:
@@ -99,6 +102,7 @@ def test_slow_head_and_body_are_cut_off(http: str) -> None:
             assert c.get(url + "/healthz").status_code == 200
 
 
+@SERIAL
 @PARSERS
 def test_slow_connections_from_one_address_do_not_lock_out_another(http: str) -> None:
     app = create_app(Agent("Echo", "Echoes", _echo))
@@ -131,20 +135,24 @@ def test_slow_connections_from_one_address_do_not_lock_out_another(http: str) ->
 
 
 @PARSERS
-def test_interlingua_serve_applies_the_limits(http: str) -> None:
+def test_interlingua_serve_applies_the_limits(
+        http: str, alone: Callable[[], AbstractContextManager[None]]) -> None:
     from tests.cli.test_console_script import serving
 
     with serving("--http", http, "--max-head-bytes", "4096", "--head-timeout", "0.5",
                  "--max-connections-per-ip", "4") as (url, _):
         with httpx.Client(timeout=10) as c:
             assert c.get(url + "/healthz", headers={"X-Pad": "a" * 8000}).status_code == 431
-        partial = _connect(url)
-        partial.sendall(b"GET / HTTP/1.1\r\n")
-        assert _read_all(partial).startswith(b"HTTP/1.1 408")
-        partial.close()
-        held = [_connect(url) for _ in range(4)]
-        extra = _connect(url)
-        assert _read_all(extra).startswith(b"HTTP/1.1 503")
-        extra.close()
-        for s in held:
-            s.close()
+        # the held connections are cut off after the head timeout too: the extra one
+        # must come before that
+        with alone():
+            partial = _connect(url)
+            partial.sendall(b"GET / HTTP/1.1\r\n")
+            assert _read_all(partial).startswith(b"HTTP/1.1 408")
+            partial.close()
+            held = [_connect(url) for _ in range(4)]
+            extra = _connect(url)
+            assert _read_all(extra).startswith(b"HTTP/1.1 503")
+            extra.close()
+            for s in held:
+                s.close()

@@ -13,8 +13,9 @@ from interlingua.core.model import Event, PushConfig
 from interlingua.stores import MemoryStore
 from interlingua.stores.base import TaskStore
 
+# the task store's own members and its ports' (tasks, leases, migrations)
 TASK_STORE_CALLS = frozenset(
-    name for name in vars(TaskStore)
+    name for port in TaskStore.__mro__ for name in vars(port)
     if not name.startswith("_") and name not in ("create_task",)
 ) | {"url"}
 

@@ -6,8 +6,10 @@ is a codec and a registry entry, not a hunt for string checks. Flagged, in
 ``src/interlingua`` outside ``core/dialects``: a comparison or membership test
 with a dialect's name (also inside a literal tuple, list or set, or a module-level
 collection of names tested against), a dict key that is one, and a ``case`` on
-one. A dialect's name is a name the codec registry knows, or a ``str`` constant
-of ``core/dialects`` that holds one.
+one. A dialect's name is a name the codec registry knows, a ``str`` constant
+of ``core/dialects`` that holds one, or the ``name``, ``dialect`` or ``family`` of
+a codec held in a module-level constant (``MESH_CODEC.name``): a codec made once
+for one dialect names that dialect as surely as its string does.
 """
 
 from __future__ import annotations
@@ -44,13 +46,45 @@ def _constants(names: set[str]) -> set[str]:
     return found
 
 
+#: what a codec says of its dialect: each is one dialect's name
+CODEC_NAMES = frozenset({"name", "dialect", "family"})
+
+
+def _codec_constants() -> set[str]:
+    """``CONSTANT.name`` (and ``.dialect``, ``.family``) of every module-level
+    constant in ``src/interlingua`` bound to a codec made there (``MESH_CODEC =
+    MeshCodec()``): classes deriving from ``Codec``, however many steps down, found
+    by their names in the source."""
+    trees = [ast.parse(path.read_text()) for path in SRC.rglob("*.py")]
+    bases: dict[str, set[str]] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases.setdefault(node.name, set()).update(
+                    b.id if isinstance(b, ast.Name) else b.attr for b in node.bases
+                    if isinstance(b, ast.Name | ast.Attribute))
+    codecs = {"Codec"}
+    while grown := {c for c, b in bases.items() if b & codecs} - codecs:
+        codecs |= grown
+    found: set[str] = set()
+    for tree in trees:
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in codecs:
+                found.update(f"{t.id}.{attr}" for t in node.targets
+                             if isinstance(t, ast.Name) for attr in CODEC_NAMES)
+    return found
+
+
 def _is_name(node: ast.AST | None, names: set[str], constants: set[str]) -> bool:
+    """``constants``: identifiers, and ``CONSTANT.attribute`` for a codec's."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, str) and node.value in names
     if isinstance(node, ast.Name):
         return node.id in constants
     if isinstance(node, ast.Attribute):
-        return node.attr in constants
+        return node.attr in constants or (
+            isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in constants)
     return False
 
 
@@ -105,7 +139,7 @@ def branches(source: str, names: set[str], constants: set[str]) -> list[tuple[in
 
 def _found_in_tree() -> list[str]:
     names = _names()
-    constants = _constants(names)
+    constants = _constants(names) | _codec_constants()
     out: list[str] = []
     for path in sorted(SRC.rglob("*.py")):
         if path.is_relative_to(DIALECTS_DIR):
@@ -125,7 +159,7 @@ def test_no_dialect_branch_outside_the_codecs() -> None:
 
 def test_the_check_sees_each_kind_of_branch() -> None:
     names = {"1.0", "0.3", "sam"}
-    constants = {"V1"}
+    constants = {"V1", "MESH.name"}
     source = '\n'.join([
         'KINDS = frozenset({"sam"})',
         'a = d == "1.0"',
@@ -139,8 +173,14 @@ def test_the_check_sees_each_kind_of_branch() -> None:
         '        pass',
         'h = get("1.0")',  # an argument is not a branch
         'i = d == "1.1"',
+        'j = run.dialect != MESH.name',
+        'k = run.name == other.name',  # not a codec constant's
     ])
-    assert branches(source, names, constants) == [
+    assert sorted(branches(source, names, constants)) == [
         (2, "comparison"), (3, "comparison"), (4, "dict key"), (5, "membership test"),
-        (6, "comparison"), (9, "case"),
+        (6, "comparison"), (9, "case"), (13, "comparison"),
     ]
+
+
+def test_codec_constants_are_found() -> None:
+    assert "MESH_CODEC.name" in _codec_constants()

@@ -6,9 +6,10 @@ tested or replaced alone. Every ``import`` and ``from … import`` in ``src/`` i
 an edge (also under ``if TYPE_CHECKING:`` and inside functions); ``from pkg
 import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``.
 
-The same holds between packages: no two sibling packages (``server`` and
-``bindings``, ``server.push`` and ``server.auth``, …) import each other, so each
-one sits below or above the other. And the client (``interlingua.client``)
+The same holds between packages: no two siblings (``server`` and ``bindings``,
+``server.push`` and ``server.auth``, a package and a module beside it such as
+``server.auth`` and ``server.turns``) import each other, so each one sits below
+or above the other. And the client (``interlingua.client``)
 reaches nothing of the server's: neither ``server/`` nor ``bindings/`` (the
 transports in front of the server), counting the packages an import runs
 (``a.b.c`` runs ``a.b``); what both sides need lives in ``core`` or
@@ -96,14 +97,14 @@ def _graph() -> tuple[dict[str, Path], dict[str, set[str]]]:
 
 
 def _package_circles(graph: dict[str, set[str]], packages: set[str]) -> list[list[str]]:
-    """Circles between sibling packages: for each package, its subpackages (and,
-    at the top, its modules too: ``tools``, ``signals``) are the nodes, and a
-    module anywhere inside one importing a module inside another is an edge."""
+    """Circles between siblings: for each package, its subpackages and its own
+    modules (``server.auth`` beside ``server.turns``; ``tools`` at the top) are the
+    nodes, and a module anywhere inside one importing a module inside another is
+    an edge."""
     found: list[list[str]] = []
     for parent in sorted(packages):
         children = {p for p in packages if p.rpartition(".")[0] == parent}
-        if parent == ROOT:
-            children |= {m for m in graph if m.rpartition(".")[0] == ROOT and m not in packages}
+        children |= {m for m in graph if m.rpartition(".")[0] == parent and m not in packages}
 
         def child_of(module: str, kids: set[str] = children) -> str | None:
             for kid in kids:
@@ -185,6 +186,12 @@ def test_the_walkers_fold_packages_and_follow_parents() -> None:
     assert _package_circles(graph, packages) == [["interlingua.p", "interlingua.q"]]
     del graph["interlingua.q.z"]
     assert _package_circles(graph, packages) == []
+    # a package and a module beside it, in a package below the top
+    graph.update({"interlingua.p.w": {"interlingua.p.s.v"}, "interlingua.p.s": set(),
+                  "interlingua.p.s.v": {"interlingua.p.w"}})
+    assert _package_circles(graph, packages | {"interlingua.p.s"}) == [
+        ["interlingua.p.s", "interlingua.p.w"]]
+    del graph["interlingua.p.w"], graph["interlingua.p.s"], graph["interlingua.p.s.v"]
     # importing q.y runs the package q too, and what q imports; never the root
     graph["interlingua.q"] = {"interlingua.tools"}
     graph["interlingua"] = {"interlingua.r"}

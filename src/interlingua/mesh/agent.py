@@ -625,7 +625,7 @@ class MeshAgent:
 
     def _orphan_ended(self, run: Run) -> None:
         """A task whose instance is gone was ended here: its requester is told."""
-        if self._stopping or run.dialect != MESH_CODEC.name:
+        if self._stopping or not MESH_CODEC.recorded(run.dialect):
             return  # a task made over HTTP: its callers do not wait on the mesh
         task = asyncio.create_task(self._tell_ended(run.task))
         self._handlers.add(task)

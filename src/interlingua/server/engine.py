@@ -155,7 +155,8 @@ class Engine:
         self.writer = Writer(store, bus, lease=lambda: self.leases.epoch, clock=clock,
                              strict_ids=config.message_ids == "strict", hooks=hooks)
         self.turns = TurnRunner(agent, self.writer, self.runs, gate, hooks)
-        self.recovery = Recovery(store, self.leases, self.runs, self.writer, self.turns.start,
+        self.recovery = Recovery(store, store, self.leases, self.runs, self.writer,
+                                 self.turns.start,
                                  restart_policy=config.restart_policy)
         self.sends = Sends(store, self.runs, self.writer, self.turns, push, admission,
                            default_history_length=config.default_history_length,
@@ -381,9 +382,7 @@ class Engine:
                 await asyncio.sleep(0)
         else:
             raise TaskNotCancelable(f"Task {call.id} could not be canceled; try again")
-        run.cancelled.set()
-        if run.turn is not None and not run.turn.done():
-            run.turn.cancel()
+        run.cancel()
         return run.task
 
     async def open_stream(

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import cache
 
 from ..hooks import Hooks, notify
-from ..stores.base import Lease, TaskStore
+from ..stores.base import Lease, LeasePort
 
 __all__ = ["LeaseKeeper", "holder_name", "is_dead_here"]
 
@@ -76,7 +76,7 @@ def is_dead_here(holder: str) -> bool:
 class LeaseKeeper:
     """This process's lease on a store, and its view of the others'."""
 
-    def __init__(self, store: TaskStore, *, interval: float, timeout: float,
+    def __init__(self, store: LeasePort, *, interval: float, timeout: float,
                  clock: Callable[[], float] = time.time, hooks: Hooks | None = None) -> None:
         if not 0 < interval < timeout:
             raise ValueError("the lease interval must be positive and below its timeout")

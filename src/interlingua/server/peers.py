@@ -15,7 +15,7 @@ import logging
 
 from ..bus.base import Bus
 from ..core.model import TaskState
-from ..stores.base import Scope, TaskStore
+from ..stores.base import Scope, TaskPort
 from .run import Run, Runs, Writer
 
 __all__ = ["Peers"]
@@ -24,7 +24,7 @@ log = logging.getLogger("interlingua.engine")
 
 
 class Peers:
-    def __init__(self, store: TaskStore, bus: Bus, runs: Runs, writer: Writer) -> None:
+    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, writer: Writer) -> None:
         self.writer = writer
         self.store = store
         self.bus = bus
@@ -76,16 +76,11 @@ class Peers:
                 await self.writer.hand_over_messages(run)
                 rec = await self.store.get_task(run.scope, run.task.id)
                 if rec is not None and rec.version > run.version:
-                    canceled = rec.task.status.state is TaskState.CANCELED
-                    run.task, run.version = rec.task, rec.version
-                    if canceled:
-                        run.pending, run.pending_state = [], TaskState.CANCELED
+                    run.moved_on(rec.task, rec.version)
         except Exception:  # the executor's next write finds out anyway
             log.warning("task %s: could not read it after news of another process's write",
                         run.task.id)
             return
         if rec is None or rec.task.status.state is not TaskState.CANCELED:
             return
-        run.cancelled.set()
-        if run.turn is not None and not run.turn.done():
-            run.turn.cancel()
+        run.cancel()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ..core.errors import ConcurrentModification, LifecycleError
 from ..core.model import Message, Role, TaskState
-from ..stores.base import TaskStore
+from ..stores.base import MigrationPort, TaskPort
 from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
 from .run import Run, Runs, Writer
@@ -31,9 +31,11 @@ OrphanListener = Callable[[Run], None]
 
 
 class Recovery:
-    def __init__(self, store: TaskStore, leases: LeaseKeeper, runs: Runs, writer: Writer,
-                 start_turn: TurnStarter, *, restart_policy: str) -> None:
+    def __init__(self, store: TaskPort, migrations: MigrationPort, leases: LeaseKeeper,
+                 runs: Runs, writer: Writer, start_turn: TurnStarter, *,
+                 restart_policy: str) -> None:
         self.store = store
+        self.migrations = migrations
         self.leases = leases
         self.runs = runs
         self.writer = writer
@@ -46,9 +48,9 @@ class Recovery:
     async def key_owners_by_scheme(self, legacy_prefix: Callable[[], str] | None) -> None:
         """Re-key the owners of a store written before owners were namespaced by
         scheme, once (``legacy_prefix`` says with what; it raises when unsure)."""
-        if legacy_prefix is None or await self.store.owners_namespaced():
+        if legacy_prefix is None or await self.migrations.owners_namespaced():
             return
-        n = await self.store.namespace_owners(legacy_prefix())
+        n = await self.migrations.namespace_owners(legacy_prefix())
         log.warning("task owners keyed by scheme: %d task(s) re-keyed", n)
 
     async def keep_lease(self) -> None:
@@ -65,9 +67,7 @@ class Recovery:
     async def lease_lost(self) -> None:
         """Another process revoked our lease and ends our turns: stop them here."""
         for run in self.runs.all():
-            run.cancelled.set()
-            if run.turn is not None and not run.turn.done():
-                run.turn.cancel()
+            run.cancel()
             if run.persisted:
                 # the readers here learn how the task ended from the store
                 with contextlib.suppress(Exception):

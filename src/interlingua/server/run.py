@@ -1,7 +1,10 @@
 """A task's run, and the one path by which events reach the store and the readers.
 
 A *run* is one task's live state in this process while a turn of its executor
-is under way (or while a request changes it). Every change is a batch of
+is under way (or while a request changes it). Its fields change here only: by
+its own methods (a turn begins and ends, the task moved on elsewhere, a send
+gave it up), its writer's and its registry's; other modules read them
+(``tests/structure/test_run_state.py``). Every change is a batch of
 events, checked against the lifecycle, committed to the store in one
 transaction (stating the version it read), then folded into the live
 projection, announced on the bus and handed to the ``on_commit`` listeners.
@@ -35,6 +38,7 @@ from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     A2AError,
     ConcurrentModification,
+    InternalError,
     InvalidTaskState,
     LifecycleError,
     TaskNotFound,
@@ -63,7 +67,7 @@ from ..stores.base import (
     Scope,
     StoredEvent,
     TaskExists,
-    TaskStore,
+    TaskPort,
 )
 from .context import RequestInfo, TaskCanceled
 from .idempotency import reused
@@ -136,6 +140,8 @@ class Run:
         request: RequestInfo,
         initial: Task | None = None,
         message_id: str | None = None,
+        digest: bytes = b"",
+        push_configs: list[PushConfig] | None = None,
     ) -> None:
         self.writer = writer
         self.scope = scope
@@ -166,9 +172,9 @@ class Run:
         #: a background write that failed, raised at the executor's next emit
         self.error: BaseException | None = None
         # push configs a send carried, registered with the task's creation
-        self.push_configs: list[PushConfig] = []
+        self.push_configs: list[PushConfig] = push_configs if push_configs is not None else []
         #: the digest of the message that started the current turn
-        self.digest = b""
+        self.digest = digest
         #: the key of that message in ``Runs.by_message``, while the turn runs
         self.message_key: MessageKey | None = None
         #: a follow-up message's id and digest, recorded with its first write
@@ -184,6 +190,42 @@ class Run:
         #: so a turn whose lease was revoked is refused even after this process
         #: took a new one
         self.lease: int | None = None
+
+    def begin_turn(self, turn: asyncio.Task[None], lease: int | None,
+                   inbox: asyncio.Queue[Message] | None) -> None:
+        """A turn of the executor runs (``turn``), under ``lease``, taking the
+        messages of ``inbox`` (None: the agent takes none while it works)."""
+        self.turn = turn
+        self.lease = lease
+        self.inbox = inbox
+
+    def continued(self, request: RequestInfo, digest: bytes) -> None:
+        """A message of ``request`` (with ``digest``) continues the task: its callers
+        wait for the turn it starts to settle."""
+        self.request = request
+        self.settled = Signal()
+        self.digest = digest
+
+    def moved_on(self, task: Task, version: int) -> None:
+        """The task as the store holds it now (written by another request or
+        process); a cancel there drops what was queued here."""
+        self.task, self.version = task, version
+        if task.status.state is TaskState.CANCELED:
+            self.pending, self.pending_state = [], TaskState.CANCELED
+
+    def cancel(self) -> None:
+        """Stop the turn (its task was canceled, or is taken away)."""
+        self.cancelled.set()
+        turn = self.turn
+        if turn is not None and not turn.done():
+            turn.cancel()
+
+    def abandon(self, error: BaseException) -> None:
+        """The send that made this run could not write its task: the repeats of its
+        message that joined it are answered with ``error`` (an A2A error as it is)."""
+        self.abandoned = error if isinstance(error, A2AError) else InternalError(
+            "Internal error: the task for this message could not be written; "
+            "send it again")
 
     def lost_to(self, message_id: str, record: MessageRecord) -> None:
         """Another send holds this run's message id (another process wrote its task
@@ -259,6 +301,19 @@ class Runs:
             del self.by_message[run.message_key]
         run.message_key = None
 
+    def finish(self, run: Run) -> None:
+        """``run``'s turn is over (or will not begin): forgotten here, its lease let
+        go, and whoever waits for it woken."""
+        # untrack's body, not a call to it: a turn's end is on every send's path
+        if self.by_key.get(run.key) is run:
+            del self.by_key[run.key]
+        if run.message_key is not None and self.by_message.get(run.message_key) is run:
+            del self.by_message[run.message_key]
+        run.message_key = None
+        run.lease = None
+        run.flushed.set()
+        run.settled.set()
+
     def all(self) -> list[Run]:
         return list(self.by_key.values())
 
@@ -273,7 +328,7 @@ class Writer:
     its content (else the id and the digest do; server/idempotency.py).
     """
 
-    def __init__(self, store: TaskStore, bus: Bus, *, lease: Callable[[], int | None],
+    def __init__(self, store: TaskPort, bus: Bus, *, lease: Callable[[], int | None],
                  clock: Callable[[], datetime] = utcnow, strict_ids: bool = False,
                  hooks: Hooks | None = None) -> None:
         self.store = store
@@ -398,7 +453,7 @@ class Writer:
                 rec = await self.store.get_task(run.scope, run.task.id)
                 if rec is None:
                     raise TaskNotFound(f"Task not found: {run.task.id}") from None
-                run.task, run.version = rec.task, rec.version
+                run.moved_on(rec.task, rec.version)
                 run.pending_state = rec.task.status.state
                 if rec.task.status.state is TaskState.CANCELED:
                     raise TaskCanceled(f"task {run.task.id} was canceled") from None
@@ -420,23 +475,35 @@ class Writer:
             if type(event) is HistoryAppended and event.message.role is Role.USER:
                 run.inbox.put_nowait(event.message)
 
-    def _lease(self, run: Run) -> int | None:
-        if not run.claims:
-            return None
-        return run.lease if run.lease is not None else self.lease()
+    async def emit_message(self, run: Run, events: Sequence[Event], message_id: str,
+                           digest: bytes, *, claim: bool = True) -> None:
+        """``emit``, the write recording a follow-up message's id and digest (so a
+        retry finds it). ``claim=False``: the write does not make this process
+        the task's owner (its turn runs in another process)."""
+        if not claim:
+            run.claims = False
+        run.followup = (message_id, digest)
+        try:
+            await self.emit(run, events)
+        finally:
+            run.followup = None
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
         # tested here, not in a wrapper: no call more per write when nothing is hooked
         ends = started(self._commit_hooks, run, events) if self._commit_hooks else None
         try:
             now = self.now()
+            # the epoch the write names: its turn's, else this process's; none for
+            # a write that does not make this process the task's owner
+            lease = (run.lease if run.lease is not None else self.lease()) \
+                if run.claims else None
             if not run.persisted:
                 assert run.initial is not None
                 batch: list[Event] = [TaskCreated(task=run.initial), *events]
                 try:
                     version = await self.store.create_task(
                         run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
-                        push_configs=run.push_configs, digest=run.digest, lease=self._lease(run),
+                        push_configs=run.push_configs, digest=run.digest, lease=lease,
                         strict=self.strict_ids,
                     )
                 except TaskExists:
@@ -450,10 +517,10 @@ class Writer:
                 followup = run.followup
                 if followup is None:  # nearly every write: no message id to record
                     version = await self.store.append(run.scope, run.task.id, run.version,
-                                                      batch, now=now, lease=self._lease(run))
+                                                      batch, now=now, lease=lease)
                 else:
                     version = await self.store.append(run.scope, run.task.id, run.version,
-                                                      batch, now=now, lease=self._lease(run),
+                                                      batch, now=now, lease=lease,
                                                       message=followup, strict=self.strict_ids)
                 run.followup = None
                 base = run.version

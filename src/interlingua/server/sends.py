@@ -18,8 +18,6 @@ import msgspec
 from ..core import lifecycle
 from ..core.calls import SendMessage
 from ..core.errors import (
-    A2AError,
-    InternalError,
     InvalidParams,
     InvalidTaskState,
     LifecycleError,
@@ -28,8 +26,7 @@ from ..core.errors import (
 )
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
-from ..signals import Signal
-from ..stores.base import MessageExists, MessageRecord, Scope, TaskStore, other_content
+from ..stores.base import MessageExists, MessageRecord, Scope, TaskPort, other_content
 from .context import RequestInfo, TaskCanceled
 from .grace import Grace
 from .idempotency import (
@@ -54,7 +51,7 @@ class Draining(ResourceUnavailable):
 
 
 class Sends:
-    def __init__(self, store: TaskStore, runs: Runs, writer: Writer, turns: TurnRunner,
+    def __init__(self, store: TaskPort, runs: Runs, writer: Writer, turns: TurnRunner,
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
                  submit_grace: float | None = None,
@@ -211,13 +208,14 @@ class Sends:
         metadata = call.metadata
         initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
         live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
+        # most sends carry no push config: no call then
+        configs = None if call.config.push_config is None else \
+            await self.push.send_configs(call, request, tid)
         run = Run(self.writer, scope, live, version=0, persisted=False, dialect=request.dialect,
-                   request=request, initial=initial, message_id=message.message_id)
-        if call.config.push_config is not None:  # most sends carry none: no call then
-            run.push_configs = await self.push.send_configs(call, request, tid)
+                   request=request, initial=initial, message_id=message.message_id,
+                   digest=digest, push_configs=configs)
         if run.key in self.runs.by_key:
             raise InvalidTaskState(f"task {tid} is already running")
-        run.digest = digest
         self.runs.track(run, key)
         # A non-blocking caller is answered with the task, so it must exist first.
         # With other processes on the store, it is written before the executor
@@ -244,15 +242,11 @@ class Sends:
         """A new task this send will not write (its message has a task already, or
         the write failed): the run is forgotten, and the repeats of its message that
         joined it meanwhile are woken, to answer with that task or that failure."""
-        self.runs.untrack(run)
         if duplicate is not None:
             run.lost_to(duplicate.message_id, duplicate.record)
         if error is not None:
-            run.abandoned = error if isinstance(error, A2AError) else InternalError(
-                "Internal error: the task for this message could not be written; "
-                "send it again")
-        run.flushed.set()
-        run.settled.set()
+            run.abandon(error)
+        self.runs.finish(run)
 
     def _written_first(self, call: SendMessage) -> bool:
         """Whether a new task of ``call`` is written before its executor runs."""
@@ -282,23 +276,19 @@ class Sends:
             # No digest either: nothing derived from the credential is kept.
             stored = redacted(message)
             digest = b""
-        run.request = request
-        run.settled = Signal()
-        run.digest = digest
-        run.followup = (message_id, digest)
+        run.continued(request, digest)
         self.runs.track(run, key)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
-            await self.writer.emit(run, [HistoryAppended(message=stored),
-                                   self.writer.status(task, TaskState.WORKING)])
+            await self.writer.emit_message(run, [HistoryAppended(message=stored),
+                                           self.writer.status(task, TaskState.WORKING)],
+                                           message_id, digest)
         except MessageExists as exc:  # the same follow-up, taken by another process
             self.runs.untrack(run)
             return await self._repeated(run.scope, call, exc.record, digest)
         except BaseException:
             self.runs.untrack(run)
             raise
-        finally:
-            run.followup = None
         self.turns.start(run, message)
         return run
 
@@ -315,16 +305,14 @@ class Sends:
         task = run.task
         message = _to_task(task, call.message)
         async with self._delivering:
-            run.followup = (call.message.message_id, digest)
             try:
                 await self.push.add_send_configs(run.scope, task.id, call, request)
-                await self.writer.emit(run, [HistoryAppended(message=message)])
+                await self.writer.emit_message(run, [HistoryAppended(message=message)],
+                                               call.message.message_id, digest)
             except MessageExists as exc:  # the same message, taken by another process
                 return await self._repeated(run.scope, call, exc.record, digest)
             except TaskCanceled:
                 raise InvalidTaskState(f"Task {task.id} is canceled") from None
-            finally:
-                run.followup = None
         assert run.inbox is not None
         run.inbox.put_nowait(message)
         return run
@@ -337,11 +325,10 @@ class Sends:
         once the task settles, as any blocking send is."""
         task = run.task
         message = _to_task(task, call.message)
-        run.claims = False
-        run.followup = (call.message.message_id, digest)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
-            await self.writer.emit(run, [HistoryAppended(message=message)])
+            await self.writer.emit_message(run, [HistoryAppended(message=message)],
+                                           call.message.message_id, digest, claim=False)
         except MessageExists as exc:
             return await self._repeated(run.scope, call, exc.record, digest)
         except TaskCanceled:
@@ -350,8 +337,6 @@ class Sends:
             raise InvalidTaskState(
                 f"Task {task.id} is {run.task.status.state.value}; it takes a message only "
                 "while it waits for input") from None
-        finally:
-            run.followup = None
         if call.config.blocking and not call.streaming:
             return await self._settled_elsewhere(run, call.config.history_length)
         return self.view(run.task, call.config.history_length)

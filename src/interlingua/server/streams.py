@@ -38,7 +38,7 @@ from ..core.model import (
     TaskCreated,
     TaskState,
 )
-from ..stores.base import Scope, StoredEvent, TaskStore
+from ..stores.base import Scope, StoredEvent, TaskPort
 from .context import RequestInfo
 from .run import Run, Runs
 
@@ -85,7 +85,7 @@ Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task"]]
 class Streams:
     """Opens streams on a store's logs: what every stream of one engine shares."""
 
-    def __init__(self, store: TaskStore, bus: Bus, runs: Runs, begin: Begin,
+    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin,
                  closing: Callable[[], bool], *, heartbeat_interval: float,
                  max_lag: int) -> None:
         self.store = store

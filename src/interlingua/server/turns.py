@@ -16,7 +16,7 @@ import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..core import lifecycle
 from ..core.errors import LifecycleError, ResourceUnavailable
@@ -28,14 +28,45 @@ from .context import Context, TaskCanceled
 from .ports import TurnGate
 from .run import Run, Runs, Writer
 
-if TYPE_CHECKING:
-    # for types; at import time auth/__init__ (run by importing auth.limits)
-    # would import this module, half made
-    from .auth.limits import Limits
-
-__all__ = ["ExecutorGate", "ExecutorTimeout", "Ticket", "TurnRunner"]
+__all__ = ["NO_LIMITS", "ExecutorGate", "ExecutorTimeout", "Ticket", "TurnLimits", "TurnRunner"]
 
 log = logging.getLogger("interlingua.engine")
+
+
+class TurnLimits(Protocol):
+    """What the gate reads of the limits (``server/auth``'s ``Limits`` has them all)."""
+
+    @property
+    def max_running(self) -> int | None:
+        """Turns running at once (None: no cap)."""
+
+    @property
+    def when_busy(self) -> str:
+        """"queue": wait for a free place (up to ``max_queued``); "reject": refuse."""
+
+    @property
+    def max_queued(self) -> int: ...
+
+    @property
+    def run_timeout(self) -> float | None:
+        """Seconds one turn may run."""
+
+    @property
+    def idle_timeout(self) -> float | None:
+        """Seconds a turn may go without writing an event."""
+
+
+class _NoLimits:
+    __slots__ = ()
+    max_running = None
+    when_busy = "queue"
+    max_queued = 0
+    run_timeout = None
+    idle_timeout = None
+
+
+#: no cap on turns, no clock on them
+NO_LIMITS: TurnLimits = _NoLimits()
 
 
 class ExecutorTimeout(Exception):
@@ -102,7 +133,7 @@ class _Admission:
 class ExecutorGate:
     """How many turns may run at once, and how many may wait."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: TurnLimits) -> None:
         self.limits = limits
         self._reserved = 0
         self._slots = asyncio.Semaphore(limits.max_running or 1)
@@ -168,7 +199,7 @@ class ExecutorGate:
                 ticket.release()
 
 
-async def _timed(limits: Limits, executor: Callable[[Context], Awaitable[None]], ctx: Context,
+async def _timed(limits: TurnLimits, executor: Callable[[Context], Awaitable[None]], ctx: Context,
                  activity: Callable[[], int]) -> None:
     """The executor within ``limits``' run time and inactivity limits (at least one set)."""
     run_timeout, idle_timeout = limits.run_timeout, limits.idle_timeout
@@ -221,24 +252,20 @@ class TurnRunner:
         self.runs = runs
         #: around each turn, in its own asyncio task
         self._turn_hooks = (hooks if hooks is not None else Hooks()).turns
-        if gate is None:
-            from .auth.limits import Limits  # here: auth/__init__ imports this module
-
-            gate = ExecutorGate(Limits())
-        self.gate: TurnGate = gate
+        self.gate: TurnGate = gate if gate is not None else ExecutorGate(NO_LIMITS)
         #: running turns, with their places
         self.turns: dict[asyncio.Task[None], Any] = {}
 
     def start(self, run: Run, message: Message) -> None:
-        run.lease = self.writer.lease()
-        if self.agent.accepts_messages_while_working and run.inbox is None:
-            run.inbox = asyncio.Queue()
-        ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=run.inbox)
+        inbox = run.inbox
+        if inbox is None and self.agent.accepts_messages_while_working:
+            inbox = asyncio.Queue()
+        ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=inbox)
         place = self.gate.take()
         work = self._hooked_turn(run, ctx, place) if self._turn_hooks \
             else self._turn(run, ctx, place)
         turn = asyncio.get_running_loop().create_task(work)
-        run.turn = turn
+        run.begin_turn(turn, self.writer.lease(), inbox)
         self.turns[turn] = place
         turn.add_done_callback(self._done)
 
@@ -306,7 +333,4 @@ class TurnRunner:
             log.exception("executor of task %s failed", run.task.id)
             await writer.fail(run, f"The agent failed: {type(exc).__name__}: {exc}")
         finally:
-            self.runs.untrack(run)
-            run.lease = None
-            run.flushed.set()
-            run.settled.set()
+            self.runs.finish(run)

@@ -6,6 +6,8 @@ connects it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .base import (
     Lease,
     LeaseLost,
@@ -20,7 +22,7 @@ from .base import (
     UnfinishedTask,
 )
 from .memory import MemoryStore
-from .sqlite import SQLiteStore
+from .sqlite import SQLiteStore, parse_sqlite_url
 
 __all__ = [
     "SUPPORTED_SCHEMES",
@@ -37,6 +39,7 @@ __all__ = [
     "TaskExists",
     "TaskRecord",
     "UnfinishedTask",
+    "data_file",
     "open_store",
     "shown_url",
 ]
@@ -54,6 +57,16 @@ def shown_url(url: str) -> str:
     if at and ":" in user:
         netloc = user.split(":", 1)[0] + ":***@" + host
     return f"{scheme}://{netloc}{slash}{tail}"
+
+
+def data_file(url: str) -> Path | None:
+    """The file a store URL keeps its data in (a SQLite database's); None for a
+    store with no file of its own (memory, PostgreSQL, ``sqlite:///:memory:``)."""
+    scheme, sep, _ = url.partition("://")
+    if not (sep and scheme == "sqlite"):
+        return None
+    path = parse_sqlite_url(url).path
+    return None if path in ("", ":memory:") else Path(path)
 
 
 def open_store(url: str) -> Store:

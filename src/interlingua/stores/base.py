@@ -17,6 +17,15 @@ a process that dies right after a commit loses no notification. Deliveries of
 one (task, config) go out in sequence order: only the oldest pending one (the
 queue's head) can be claimed, and the next waits until it is delivered or
 dead. See ``push_mode`` for which events each config wants.
+
+The store is a union of smaller ports, and each consumer takes the narrowest
+that serves it: ``TaskPort`` (tasks, their logs, the message ids sends are told
+apart by; the engine), ``LeasePort`` (the processes' leases; the lease keeper),
+``MigrationPort`` (changes to data written by an older version; recovery at
+start-up), ``PushOutbox`` (push configs and deliveries; push, which also reads
+logs through ``EventLog``). ``TaskStore`` is the first three with a store's
+life (open, close); ``Store`` adds the outbox, and is what memory, SQLite and
+PostgreSQL implement.
 """
 
 from __future__ import annotations
@@ -45,18 +54,23 @@ __all__ = [
     "DEAD",
     "PENDING",
     "Delivery",
+    "EventLog",
     "Lease",
     "LeaseLost",
+    "LeasePort",
     "MessageExists",
     "MessageRecord",
+    "MigrationPort",
     "PushConfigRecord",
     "PushMode",
     "PushOutbox",
+    "PushPort",
     "Scope",
     "Store",
     "StoreUnavailable",
     "StoredEvent",
     "TaskExists",
+    "TaskPort",
     "TaskRecord",
     "TaskStore",
     "UnfinishedTask",
@@ -209,28 +223,24 @@ class Delivery(msgspec.Struct):
     last_attempt_at: float | None = None
 
 
-class TaskStore(Protocol):
-    """Persistence of tasks and their logs. Implementations: memory, sqlite.
+class EventLog(Protocol):
+    """Reading a task's log."""
 
-    A task store that keeps no push notifications refuses ``push_configs`` in
+    async def read_events(
+        self, scope: Scope, task_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with ``seq > after``, in order; ``TaskNotFound`` if the
+        scope has no such task."""
+        ...
+
+
+class TaskPort(EventLog, Protocol):
+    """Tasks and their logs, and the message ids that made or continued them.
+
+    A store that keeps no push notifications refuses ``push_configs`` in
     ``create_task`` (and queues no deliveries); the engine serves it with
     push notifications off.
     """
-
-    url: str
-
-    @property
-    def file_path(self) -> str | None:
-        """The file the store keeps its data in (None: no file, as in memory)."""
-        ...
-
-    async def open(self) -> None: ...
-
-    def describe(self) -> dict[str, Any]:
-        """What the store reports about itself for ``/healthz`` (settings in effect)."""
-        ...
-
-    async def close(self) -> None: ...
 
     async def create_task(
         self,
@@ -303,13 +313,6 @@ class TaskStore(Protocol):
         ``status_timestamp_after`` is inclusive and in canonical form."""
         ...
 
-    async def read_events(
-        self, scope: Scope, task_id: str, after: int = 0, limit: int | None = None
-    ) -> list[StoredEvent]:
-        """Events with ``seq > after``, in order; ``TaskNotFound`` if the
-        scope has no such task."""
-        ...
-
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         """The id of the task that ``message_id`` created or continued in this scope."""
         ...
@@ -325,7 +328,15 @@ class TaskStore(Protocol):
         """Tasks of every scope in ``submitted`` or ``working`` (for recovery)."""
         ...
 
-    # ------------------------------------------------------------------ leases
+    async def purge_finished(self, before: str) -> int:
+        """Delete tasks in a terminal state last updated before ``before``
+        (with their logs, push configs and deliveries); returns how many."""
+        ...
+
+
+class LeasePort(Protocol):
+    """The leases processes serving one store hold (``server/leases.py``): every
+    write names its writer's, and a revoked one's writes are refused."""
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
         """Take a new lease, with an epoch larger than any taken before."""
@@ -348,6 +359,10 @@ class TaskStore(Protocol):
         ``unless_after``, only if its last heartbeat is older than that."""
         ...
 
+
+class MigrationPort(Protocol):
+    """Changes to data an older version wrote, made once, at start-up."""
+
     async def owners_namespaced(self) -> bool:
         """Whether task owners are keyed by scheme (``scheme:id``), as they are now."""
         ...
@@ -357,11 +372,20 @@ class TaskStore(Protocol):
         keyed by scheme, and mark it keyed; returns how many tasks changed."""
         ...
 
-    async def purge_finished(self, before: str) -> int:
-        """Delete tasks in a terminal state last updated before ``before``
-        (with their logs, push configs and deliveries); returns how many."""
+
+class TaskStore(TaskPort, LeasePort, MigrationPort, Protocol):
+    """A store of tasks, as opened and closed. Implementations: memory, SQLite,
+    PostgreSQL (each a ``Store``: with the push outbox too)."""
+
+    url: str
+
+    async def open(self) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the store reports about itself for ``/healthz`` (settings in effect)."""
         ...
 
+    async def close(self) -> None: ...
 
 
 class PushOutbox(Protocol):
@@ -444,6 +468,14 @@ class PushOutbox(Protocol):
     async def outbox_counts(self) -> dict[str, int]:
         """How many deliveries are ``pending`` and ``dead``."""
         ...
+
+
+class PushPort(PushOutbox, EventLog, Protocol):
+    """What push notifications take of a store: the outbox, the logs their
+    payloads are read from, and its URL (a file store keeps the signing keys
+    beside its data: ``stores.data_file``)."""
+
+    url: str
 
 
 class Store(TaskStore, PushOutbox, Protocol):

@@ -180,9 +180,6 @@ class MemoryStore(MemoryOutbox):
         # scratch space for packing finished logs (see _packed_log.pack)
         self._buffer = bytearray()
 
-    #: nothing is kept in a file
-    file_path: str | None = None
-
     async def open(self) -> None:
         pass
 

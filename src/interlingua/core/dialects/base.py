@@ -100,6 +100,10 @@ class Codec:
         """The JSON-RPC code of ``error`` in this dialect."""
         return code_in(self.error_codes, error)
 
+    def recorded(self, dialect: str) -> bool:
+        """Whether a task stored with ``dialect`` was made through this codec's dialect."""
+        return dialect == self.dialect
+
     # ---------------------------------------------------------------- server side
 
     def decode_call(self, method: str, params: bytes | None) -> Call:

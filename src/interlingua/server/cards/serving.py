@@ -21,7 +21,6 @@ from ...core.model import AgentCard, AgentInterface
 from ..agent import Agent
 from ..engine import Engine
 from ..push.service import PushService
-from ..settings import ServiceSettings
 from .document import card_document
 from .signer import CardSigner
 
@@ -75,6 +74,16 @@ class CardSecurity(Protocol):
     def check_card(self, document: bytes) -> None: ...
 
 
+class CardSettings(Protocol):
+    """What the card reads of the service's settings (``ServiceSettings``)."""
+
+    @property
+    def public_url(self) -> str | None: ...
+
+    @property
+    def rpc_path(self) -> str: ...
+
+
 class Declares(Protocol):
     """What the card asks of each binding (``service.Binding``): its interfaces,
     and what it adds to the card."""
@@ -98,7 +107,7 @@ class A2AServer:
     interfaces the service's bindings declare, the push extension, the security
     schemes, the signature."""
 
-    def __init__(self, agent: Agent, engine: Engine, settings: ServiceSettings,
+    def __init__(self, agent: Agent, engine: Engine, settings: CardSettings,
                  security: CardSecurity,
                  push: PushService | None = None,
                  bindings: Sequence[Declares] = ()) -> None:

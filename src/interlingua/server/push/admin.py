@@ -68,7 +68,8 @@ async def outbox_counts(store_url: str) -> dict[str, int]:
 
 def key_path_for(store_url: str) -> Path | None:
     """Where a server using ``store_url`` keeps its signing keys by default."""
-    return default_key_path(open_store(store_url))
+    open_store(store_url)  # a URL no store understands is refused
+    return default_key_path(store_url)
 
 
 def rotate_signing_key(key_path: str | Path, *, alg: str = "ES256",

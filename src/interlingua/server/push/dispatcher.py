@@ -24,7 +24,7 @@ import logging
 
 from ...core.errors import TaskNotFound
 from ...hooks import Hooks, ended, notify, started
-from ...stores.base import Delivery, Store
+from ...stores.base import Delivery, PushPort
 from ..keyring import SIGNATURE_HEADER, KeyRing
 from .headers import build_request, notification_id
 from .payloads import build_body
@@ -40,7 +40,7 @@ class Dispatcher:
     """Sends the outbox's deliveries; ``start()`` and ``stop()`` with the engine."""
 
     def __init__(
-        self, store: Store, sender: WebhookSender, keys: KeyRing, settings: PushSettings,
+        self, store: PushPort, sender: WebhookSender, keys: KeyRing, settings: PushSettings,
         hooks: Hooks | None = None,
     ) -> None:
         self.store = store

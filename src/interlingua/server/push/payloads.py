@@ -22,7 +22,7 @@ import msgspec
 from ...core import lifecycle
 from ...core.dialects import get_codec
 from ...core.model import ArtifactUpdate, Event, StatusUpdate, Task, TaskCreated
-from ...stores.base import Delivery, PushConfigRecord, Store, push_mode
+from ...stores.base import Delivery, EventLog, PushConfigRecord, push_mode
 
 __all__ = ["build_body", "event_body", "task_body"]
 
@@ -58,7 +58,7 @@ def _fold(events: list[Event]) -> Task:
     return task
 
 
-async def build_body(store: Store, delivery: Delivery, record: PushConfigRecord) -> bytes | None:
+async def build_body(store: EventLog, delivery: Delivery, record: PushConfigRecord) -> bytes | None:
     """The body of ``delivery``; None when there is nothing to send (the
     event is gone, or is not one a stream carries)."""
     if push_mode(record.dialect) == "event":

@@ -44,7 +44,8 @@ from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
 from ...core.push_wire import SIGNING_EXTENSION_URI
 from ...hooks import Hooks
-from ...stores.base import Delivery, Scope, Store
+from ...stores import data_file
+from ...stores.base import Delivery, PushPort, Scope
 from ..jwks import JWKS_PATH
 from ..keyring import SIGNATURE_HEADER, KeyRing
 from .dispatcher import Dispatcher
@@ -72,16 +73,16 @@ MAX_URL_LENGTH = 2048
 PushCall = SetPushConfig | GetPushConfig | ListPushConfigs | DeletePushConfig
 
 
-def default_key_path(store: Store) -> Path | None:
+def default_key_path(store_url: str) -> Path | None:
     """Where a store's signing keys live: beside its file, else nowhere (memory)."""
-    path = store.file_path
-    return None if path is None else Path(path).with_suffix(".push-keys.json")
+    path = data_file(store_url)
+    return None if path is None else path.with_suffix(".push-keys.json")
 
 
 class PushService:
     """Push notifications of one engine."""
 
-    def __init__(self, store: Store, settings: PushSettings | None = None, *,
+    def __init__(self, store: PushPort, settings: PushSettings | None = None, *,
                  enabled: bool = True, shared: Callable[[], bool] = lambda: False,
                  now: Callable[[], str] = lambda: "", hooks: Hooks | None = None) -> None:
         self.store = store
@@ -98,7 +99,7 @@ class PushService:
             allow_hosts=s.allow_hosts,
             resolver=s.resolver,
         )
-        key_path = s.key_path if s.key_path is not None else default_key_path(store)
+        key_path = s.key_path if s.key_path is not None else default_key_path(store.url)
         self.keys = KeyRing(alg=s.signing_alg, path=key_path, pem=s.signing_key_pem,
                             grace=s.key_grace, clock=s.clock)
         self._sender: WebhookSender | None = None

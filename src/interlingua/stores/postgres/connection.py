@@ -112,10 +112,6 @@ class Database:
     def schema_version(self) -> int:
         return int(self.effective.get("schema_version", 0))
 
-    @property
-    def file_path(self) -> str | None:
-        return None  # the data is the database server's
-
     def describe(self) -> dict[str, Any]:
         return dict(self.effective)
 

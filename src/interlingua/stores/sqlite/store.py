@@ -115,10 +115,6 @@ class SQLiteStore:
             self.checkpointer = WalCheckpointer(self.path, self.settings.busy_timeout_ms)
         self._pages_seen = _pages_written(conn)
 
-    @property
-    def file_path(self) -> str | None:
-        return None if self.path in ("", ":memory:") else self.path
-
     def describe(self) -> dict[str, Any]:
         return dict(self.effective)
 
