@@ -92,3 +92,36 @@ def test_a_second_binding_shares_authentication_scoping_and_results() -> None:
         assert anonymous.json()["code"] == over_rpc.json()["error"]["code"]
         foreign = c.get(f"{url}/plain/tasks/{task['id']}", headers=BOB)
         assert foreign.json()["code"] == -32001  # another owner's task: not found
+
+
+async def test_a_call_prepared_by_admitted_is_admitted_once_when_entered() -> None:
+    """A binding that looks at a call before it is made (``admitted``, then ``enter``)
+    has its caller authenticated, and counted against the rate limit, once."""
+    import pytest
+
+    from interlingua.core.errors import TaskNotFound
+
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE["X-API-Key"]})})
+    door = create_app(Agent("Echo", "Echoes.", _echo), auth=auth, store="memory://").state.door
+    security = door.security
+    admitted: list[object] = []
+    real = security.admit
+
+    async def counted(scope: Any, headers: Any) -> Any:
+        admitted.append(scope)
+        return await real(scope, headers)
+
+    await door.ensure_started()
+    security.admit = counted  # type: ignore[method-assign]
+    try:
+        inbound = Inbound(binding="plain", scope={"type": "http"},
+                          headers={"x-api-key": ALICE["X-API-Key"]}, codec=V1,
+                          call=GetTask(id="no-such-task"))
+        info = await door.admitted(inbound)
+        assert info.principal == "alice" and inbound.request is info
+        with pytest.raises(TaskNotFound):
+            await door.enter(inbound)
+    finally:
+        del security.admit
+        await door.engine.stop()
+    assert len(admitted) == 1

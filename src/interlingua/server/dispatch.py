@@ -219,6 +219,7 @@ class FrontDoor:
         of a send, and hands a cancel to the instance that runs the task)."""
         if not inbound.admitted and self.security.active:
             await self.security.admit(inbound.scope, inbound.headers)
+        inbound.admitted = True  # counted against the rate limit once
         return self._request_of(inbound)
 
     def _request_of(self, inbound: Inbound) -> RequestInfo:
