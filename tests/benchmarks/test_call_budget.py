@@ -20,6 +20,7 @@ and a warm-up first takes the first-request costs (lazy imports, caches).
 from __future__ import annotations
 
 import json
+import platform
 import pstats
 import time
 from pathlib import Path
@@ -110,7 +111,8 @@ def test_calls_per_unary_send_and_per_streamed_event_stay_within_the_budget(
     print(report)
     assert not over, (
         f"Python calls into interlingua beyond the budget of {BUDGET_FILE.name} by more"
-        f" than {TOLERANCE:.0%}:\n{report}\n"
+        f" than {TOLERANCE:.0%} (Python {platform.python_version()}; the budget's:"
+        f" {budget['python']}):\n{report}\n"
         "Lowering the budget is a one-line commit; raising it must say why in its commit"
         " message.")
 
@@ -121,3 +123,4 @@ def test_the_budget_file_names_its_figures_and_how_they_are_measured() -> None:
     assert budget["calls_per_streamed_event"] > 0
     assert Path(__file__).name in budget["measured_by"]
     assert budget["tolerance"] == TOLERANCE
+    assert budget["python"].count(".") == 2  # cProfile's counting changes with the interpreter
