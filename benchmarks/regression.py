@@ -1,4 +1,4 @@
-"""The regression guard of ``run.py --check``: this run's cost ratios against the committed run.
+"""The regression guard of ``run.py --check``: this run's cost ratios against the baseline.
 
 Compared are the server's CPU per unary request and per streamed event, each divided by
 the `raw` ceiling's at the same concurrency in the same run. Absolute CPU times move with
@@ -15,7 +15,9 @@ A figure beyond the threshold is measured again (``run.py --check`` retries the 
 concerned, beside raw) and judged on its lowest ratio over the tries: a slow stretch of
 a shared machine raises a ratio once, a change of ours raises it every time.
 
-Both runs are the JSON ``run.py`` writes (``latest.json``), as plain decoded data.
+Both runs are the JSON ``run.py`` writes (``latest.json``), as plain decoded data; the
+committed one is the baseline, ``results/baseline.json``, which only ``run.py
+--write-baseline`` and a commit move.
 """
 
 from __future__ import annotations

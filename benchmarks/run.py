@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--quick] [--only <case>|<server>[,...]] [--out DIR]
     python benchmarks/run.py --check [--threshold PERCENT] [--retries N]
+    python benchmarks/run.py --write-baseline [RESULTS.json]
 
 Each round starts every selected server in turn (fresh process, pinned to the server CPU),
 checks that it answers the benchmark request correctly, measures it, and stops it; the
@@ -10,9 +11,11 @@ The memory-tasks, memory-streams, growth and list-tasks cases each get a server 
 rounds. Results: a Markdown report on stdout and in ``benchmarks/results/latest.md`` (raw
 samples in ``latest.json``; ``--out`` writes elsewhere); progress on stderr.
 ``--check`` is the regression guard: a quick run of the unary and stream cases, written to
-a temporary directory, whose CPU ratios to raw are compared with the committed results
-(``regression.py``); a server with a figure beyond the threshold is measured again, beside
-raw, up to ``--retries`` times. See benchmarks/README.md.
+a temporary directory, whose CPU ratios to raw are compared with the committed baseline
+``benchmarks/results/baseline.json`` (``regression.py``); a server with a figure beyond the
+threshold is measured again, beside raw, up to ``--retries`` times. The baseline moves only
+by a commit of ``--write-baseline`` (a run's results, or a results file given, written
+there), never by a run of its own accord. See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -64,7 +67,11 @@ ROUND_CASES = ("unary", "stream", "memory")
 OWN_PROCESS_CASES = ("memory-tasks", "memory-streams", "growth", "list-tasks")
 CASES = ROUND_CASES + OWN_PROCESS_CASES
 RESULTS_DIR = BENCH_DIR / "results"
-COMMITTED = RESULTS_DIR / "latest.json"
+#: what --check compares with: moved only by --write-baseline and a commit, so that a
+#: slow drift over many changes shows against it (the latest run moves with each full run)
+BASELINE = RESULTS_DIR / "baseline.json"
+#: the parts of a run's results the baseline keeps: the figures --check compares
+BASELINE_PARTS = ("info", *regression.FIGURES)
 #: what --check measures unless --only names cases: the figures it compares
 CHECK_CASES = ("unary", "stream")
 # Exit statuses. A plain run fails with FAILED; --check keeps 1 for a regression and
@@ -98,7 +105,10 @@ class Settings:
     growth_duration_s: float
     list_sizes: list[int]  # list-tasks: stored tasks
     list_duration_s: float
-    check: bool = False  # compare with the committed results (regression guard)
+    check: bool = False  # compare with the committed baseline (regression guard)
+    #: write this run's results as the --check baseline (from a results file: no run)
+    write_baseline: bool = False
+    baseline_from: Path | None = None
     threshold: float = regression.DEFAULT_THRESHOLD
     #: --check: how often a server with a figure beyond the threshold is measured again
     retries: int = DEFAULT_RETRIES
@@ -142,7 +152,17 @@ def parse_args(argv: list[str] | None) -> Settings:
         "--check",
         action="store_true",
         help="regression guard: a quick run of unary and stream; exit 1 if a CPU ratio to "
-        "raw is worse than in benchmarks/results/latest.json by more than --threshold",
+        "raw is worse than in benchmarks/results/baseline.json by more than --threshold",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="RESULTS.json",
+        help="write the baseline --check compares with (benchmarks/results/baseline.json): "
+        "this run's unary and stream results, or those of RESULTS.json (a file run.py wrote, "
+        "e.g. benchmarks/results/latest.json) without measuring; commit it deliberately",
     )
     parser.add_argument(
         "--threshold",
@@ -185,6 +205,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     if unknown:
         parser.error(f"unknown --only value(s): {', '.join(unknown)}")
     check = args.check
+    if check and args.write_baseline is not None:
+        parser.error("--check compares with the baseline; --write-baseline writes it: not both")
     cases = [c for c in CASES if c in tokens] or list(CHECK_CASES if check else CASES)
     servers = [t for t in TARGETS if t.name in tokens] or list(TARGETS)
     if check and all(t.name != RAW for t in servers):
@@ -217,6 +239,8 @@ def parse_args(argv: list[str] | None) -> Settings:
         list_sizes=args.list_sizes or [1000, 100_000],
         list_duration_s=args.list_duration or (1.0 if quick else 3.0),
         check=check,
+        write_baseline=args.write_baseline is not None,
+        baseline_from=None if args.write_baseline in (None, True) else Path(args.write_baseline),
         threshold=args.threshold / 100,
         retries=max(args.retries, 0),
     )
@@ -763,14 +787,36 @@ def run(settings: Settings) -> tuple[RunInfo, Samples]:
     return info, samples
 
 
-def _committed() -> dict[str, Any] | None:
-    """The committed results --check compares with; None (and why, on stderr) if unusable."""
+def _read_results(path: Path, purpose: str) -> dict[str, Any] | None:
+    """A results file as plain decoded data; None (and why, on stderr) if unusable."""
     try:
-        committed: dict[str, Any] = msgspec.json.decode(COMMITTED.read_bytes())
+        results: dict[str, Any] = msgspec.json.decode(path.read_bytes())
     except (OSError, msgspec.DecodeError) as exc:
-        print(f"error: --check needs the committed results {COMMITTED}: {exc}", file=sys.stderr)
+        print(f"error: {purpose} {path}: {exc}", file=sys.stderr)
         return None
-    return committed
+    return results
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the project when it is in it."""
+    return path.relative_to(BENCH_DIR.parent) if path.is_relative_to(BENCH_DIR.parent) else path
+
+
+def _committed() -> dict[str, Any] | None:
+    """The baseline --check compares with; None (and why, on stderr) if unusable."""
+    return _read_results(BASELINE, "--check needs the committed baseline")
+
+
+def write_baseline(results: dict[str, Any]) -> bool:
+    """Write ``results``' figures as the baseline; False (and why) if they have none."""
+    if not regression.ratios(results):
+        print("error: no CPU ratio to raw in these results (unary or stream, raw and an "
+              "interlingua server): the baseline is left as it is", file=sys.stderr)
+        return False
+    baseline = {part: results[part] for part in BASELINE_PARTS if part in results}
+    _write_json(BASELINE, baseline)
+    _progress(f"wrote the --check baseline {_shown(BASELINE)} (commit it, saying why it moves)")
+    return True
 
 
 def _results(info: RunInfo, samples: Samples) -> dict[str, Any]:
@@ -780,10 +826,14 @@ def _results(info: RunInfo, samples: Samples) -> dict[str, Any]:
     return decoded
 
 
+def _write_json(path: Path, results: dict[str, Any]) -> None:
+    path.write_bytes(msgspec.json.format(msgspec.json.encode(results)))
+
+
 def _write(out_dir: Path, stem: str, text: str, results: dict[str, Any]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{stem}.md").write_text(text)
-    (out_dir / f"{stem}.json").write_bytes(msgspec.json.format(msgspec.json.encode(results)))
+    _write_json(out_dir / f"{stem}.json", results)
 
 
 def check(
@@ -818,7 +868,8 @@ def check(
         verdicts = regression.compare(committed, now, settings.threshold, retries)
     lines = [
         "",
-        f"## Regression check against {COMMITTED.relative_to(BENCH_DIR.parent)}",
+        f"## Regression check against {_shown(BASELINE)}"
+        f" (run of {committed.get('info', {}).get('started', '?')})",
         "",
         f"CPU per request (unary) and per event (stream), each relative to raw's in the same "
         f"run; a ratio more than {settings.threshold * 100:g}% above the committed one "
@@ -852,6 +903,9 @@ def check(
 
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
+    if settings.baseline_from is not None:
+        given = _read_results(settings.baseline_from, "--write-baseline cannot read")
+        return OK if given is not None and write_baseline(given) else MISSING
     committed = _committed() if settings.check else None
     if settings.check and committed is None:
         return MISSING
@@ -883,6 +937,8 @@ def main(argv: list[str] | None = None) -> int:
     if not within:
         print("error: a CPU ratio to raw regressed (see the table above)", file=sys.stderr)
         return REGRESSED
+    if settings.write_baseline and not write_baseline(results):
+        return FAILED
     return OK
 
 

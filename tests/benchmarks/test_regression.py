@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 import regression
 
@@ -152,10 +153,10 @@ def test_check_without_committed_results_exits_2_before_measuring(
         monkeypatch: pytest.MonkeyPatch, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     import run
 
-    monkeypatch.setattr(run, "COMMITTED", tmp_path / "latest.json")
+    monkeypatch.setattr(run, "BASELINE", tmp_path / "baseline.json")
     monkeypatch.setattr(run, "run", lambda settings: pytest.fail("measured without results"))
     assert run.main(["--check", "--out", str(tmp_path / "out")]) == 2
-    assert "needs the committed results" in capsys.readouterr().err
+    assert "needs the committed baseline" in capsys.readouterr().err
 
 
 def test_check_never_writes_into_the_committed_results() -> None:
@@ -272,3 +273,97 @@ def test_check_stops_after_its_retries_and_fails(tmp_path: Any, no_wrk: None) ->
     none = _Harness()
     assert not run.check(_settings(tmp_path, 0), _committed(), now, none)
     assert none.asked == []
+
+
+@pytest.fixture
+def baseline(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
+    """The --check baseline in a temporary file, and a harness that measures nothing."""
+    import run
+
+    path = tmp_path / "baseline.json"
+    monkeypatch.setattr(run, "BASELINE", path)
+    monkeypatch.setattr(run, "check_tools", lambda settings: None)
+    return path
+
+
+def _write_json(path: Any, results: dict[str, Any]) -> None:
+    path.write_bytes(msgspec.json.encode(results))
+
+
+def _read_json(path: Any) -> Any:
+    return msgspec.json.decode(path.read_bytes())
+
+
+def test_check_compares_with_the_baseline_not_the_latest_run(
+        baseline: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import run
+
+    # The latest full run already had the slower figure (2.8x); the baseline has 2.0x.
+    slow = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.14)], [])
+    _write_json(baseline, _committed())
+    latest = tmp_path / "results" / "latest.json"
+    latest.parent.mkdir()
+    _write_json(latest, slow)
+    monkeypatch.setattr(run, "RESULTS_DIR", latest.parent)
+    monkeypatch.setattr(run, "run", _Harness(slow))
+    status = run.main(["--check", "--no-pin", "--retries", "0", "--out", str(tmp_path / "out")])
+    assert status == run.REGRESSED
+    out = capsys.readouterr().out
+    assert f"## Regression check against {baseline} (run of ?)" in out
+    assert "| CPU/req interlingua-memory c=16 | 2.00x | 2.80x | +40% | 0% | REGRESSED |" in out
+    # a run, quick or full, leaves the baseline as it was
+    assert _read_json(baseline) == _committed()
+
+
+def test_a_run_moves_the_baseline_only_when_asked(
+        baseline: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import run
+
+    now = _run([_unary("raw", 16, 0.05), _unary("interlingua-memory", 16, 0.12)], [])
+    monkeypatch.setattr(run, "run", _Harness(now, now))
+    assert run.main(["--quick", "--no-pin", "--only", "unary", "--out", str(tmp_path / "a")]) == 0
+    assert not baseline.exists()
+    assert run.main(["--quick", "--no-pin", "--only", "unary", "--out", str(tmp_path / "b"),
+                     "--write-baseline"]) == 0
+    written = _read_json(baseline)
+    assert set(written) == {"info", "unary", "stream"}  # what --check compares, no more
+    assert regression.ratios(written) == pytest.approx(
+        {("unary", "interlingua-memory", 16): 2.4})
+    assert _read_json(tmp_path / "b" / "latest.json")["unary"] == written["unary"]
+
+
+def test_the_baseline_is_written_from_a_results_file_without_measuring(
+        baseline: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import run
+
+    monkeypatch.setattr(run, "run", lambda settings: pytest.fail("measured"))
+    full = _committed() | {"memory": [{"server": "raw"}]}
+    given = tmp_path / "latest.json"
+    _write_json(given, full)
+    assert run.main(["--write-baseline", str(given)]) == 0
+    assert _read_json(baseline) == _committed()
+    # results with no ratio to raw would leave --check nothing to compare: refused
+    _write_json(given, _run([_unary("interlingua-memory", 16, 0.1)], []))
+    assert run.main(["--write-baseline", str(given)]) == 2
+    assert "the baseline is left as it is" in capsys.readouterr().err
+    assert _read_json(baseline) == _committed()
+    assert run.main(["--write-baseline", str(tmp_path / "missing.json")]) == 2
+
+
+def test_check_and_write_baseline_are_not_taken_together() -> None:
+    import run
+
+    with pytest.raises(SystemExit) as exited:
+        run.parse_args(["--check", "--write-baseline"])
+    assert exited.value.code == 2
+
+
+def test_the_committed_baseline_has_figures_for_the_check() -> None:
+    import run
+
+    committed = _read_json(run.BASELINE)
+    judged = {key for key in regression.ratios(committed) if key[1].startswith("interlingua")}
+    assert ("unary", "interlingua-memory", 16) in judged
+    assert ("stream", "interlingua-memory", 1) in judged
