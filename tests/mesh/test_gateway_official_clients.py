@@ -34,7 +34,8 @@ pytestmark = [pytest.mark.timeout(240),
 async def test_an_official_client_through_the_gateway(ns: str, case: str) -> None:
     env, script, extra, transport = CASES[case]
     python = str(ensure_env(env) / "bin" / "python")
-    async with on_mesh(WORKER, ns), gateway(ns) as url:
+    # bounded below the test's timeout: a stall then fails with the await it was in
+    async with asyncio.timeout(200), on_mesh(WORKER, ns), gateway(ns) as url:
         driver = Driver(env, [python, str(PEERS_DIR / script), url + "/agents/Worker/", *extra])
         try:
             await asyncio.to_thread(driver.wait_ready)
