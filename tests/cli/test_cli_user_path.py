@@ -73,23 +73,23 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_on_stream_says_how_to_resume(agent_url: str) -> None:
-    url = agent_url
-    proc = subprocess.Popen([str(SCRIPT), "stream", url, "sleep 20"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            # as from a terminal: a suite started in the background
-                            # (SIGINT ignored) would pass that on to the CLI
-                            preexec_fn=_default_sigint)
-    # Interrupted once the stream shows its task (a cold start may take a while):
-    # the hint names that task.
-    assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], 30)
-    assert ready, "the stream showed nothing in 30 s"
-    first = proc.stdout.readline()
-    assert first.startswith("Task "), first
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=15)
+def test_ctrl_c_on_stream_says_how_to_resume() -> None:
+    with serving() as (url, _):
+        proc = subprocess.Popen([str(SCRIPT), "stream", url, "sleep 20"], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                # as from a terminal: a suite started in the background
+                                # (SIGINT ignored) would pass that on to the CLI
+                                preexec_fn=_default_sigint)
+        # Interrupted once the stream shows its task (a cold start may take a while):
+        # the hint names that task.
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the stream showed nothing in 30 s"
+        first = proc.stdout.readline()
+        assert first.startswith("Task "), first
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert f"interlingua subscribe {url} " in err and "--last-event-id" in err
