@@ -152,7 +152,7 @@ class Engine:
         self.leases = LeaseKeeper(store, interval=config.lease_interval,
                                   timeout=config.lease_timeout, hooks=hooks)
         self.runs = Runs()
-        self.writer = Writer(store, bus, lease=lambda: self.leases.epoch, clock=clock,
+        self.writer = Writer(store, bus, lease=self.leases.current_epoch, clock=clock,
                              strict_ids=config.message_ids == "strict", hooks=hooks)
         self.turns = TurnRunner(agent, self.writer, self.runs, gate, hooks)
         self.recovery = Recovery(store, store, self.leases, self.runs, self.writer,
@@ -162,8 +162,7 @@ class Engine:
                            default_history_length=config.default_history_length,
                            submit_grace=None if agent.replies_with_messages
                            else config.submit_grace,
-                           shared=lambda: self.leases.shared,
-                           draining=lambda: self.draining,
+                           leases=self.leases,
                            message_ids=config.message_ids)
         self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
                                heartbeat_interval=config.heartbeat_interval,
@@ -171,8 +170,6 @@ class Engine:
         self.peers = Peers(store, bus, self.runs, self.writer)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
-        #: set while the server drains before it stops: no new sends are taken
-        self.draining = False
         self._started = False
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
@@ -212,6 +209,16 @@ class Engine:
             self._keeper = loop.create_task(self.recovery.keep_lease())
             if self.config.retention is not None:
                 self._sweeper = loop.create_task(self._sweep())
+
+    @property
+    def draining(self) -> bool:
+        """Set while the server drains before it stops: no new sends are taken
+        (the flag is the sends', read there on every send)."""
+        return self.sends.draining
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        self.sends.draining = value
 
     @property
     def started(self) -> bool:

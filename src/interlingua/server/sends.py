@@ -11,7 +11,6 @@ follows that run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import msgspec
 
@@ -37,6 +36,7 @@ from .idempotency import (
     redacted,
     reused,
 )
+from .leases import LeaseKeeper
 from .ports import Admission, PushHooks
 from .run import MessageKey, Run, Runs, Writer
 from .turns import TurnRunner
@@ -55,8 +55,7 @@ class Sends:
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
                  submit_grace: float | None = None,
-                 shared: Callable[[], bool] = lambda: False,
-                 draining: Callable[[], bool] = lambda: False,
+                 leases: LeaseKeeper | None = None,
                  message_ids: MessageIds = "content") -> None:
         message_id_mode(message_ids)  # ValueError for another
         self.store = store
@@ -71,10 +70,11 @@ class Sends:
         #: written as submitted (None: it waits for that event)
         self.submit_grace = submit_grace
         self.grace = Grace(writer, submit_grace) if submit_grace else None
-        #: other live processes serve the store (see server/leases.py)
-        self.shared = shared
+        #: whether other live processes serve the store (``leases.shared``; see
+        #: server/leases.py), read as an attribute: no call per send
+        self.leases = leases
         #: the server drains before it stops: no new sends are taken
-        self.draining = draining
+        self.draining = False
         #: one message handed to a working turn at a time (each records its id)
         self._delivering = asyncio.Lock()
         #: a message id names one message, whatever its content (else the id and
@@ -91,7 +91,7 @@ class Sends:
 
     async def begin(self, call: SendMessage, request: RequestInfo) -> Run | Task:
         """Start the turn a message asks for; a repeated message gets its task instead."""
-        if self.draining():
+        if self.draining:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
@@ -161,8 +161,11 @@ class Sends:
         message = call.message
         target = message.task_id or call.client_task_id
         # Decided once: whether a new task is written before its executor runs
-        # (the look-up below is skipped only if it is).
-        first = self._written_first(call)
+        # (the look-up below is skipped only if it is): for a non-blocking caller,
+        # with other processes on the store, or with no submit grace.
+        leases = self.leases
+        first = ((not call.config.blocking and not call.streaming)
+                 or (leases is not None and leases.shared) or self.submit_grace == 0)
         other = None
         if target or not first:
             existing = await self.store.find_message(scope, message.message_id, digest)
@@ -247,11 +250,6 @@ class Sends:
         if error is not None:
             run.abandon(error)
         self.runs.finish(run)
-
-    def _written_first(self, call: SendMessage) -> bool:
-        """Whether a new task of ``call`` is written before its executor runs."""
-        return ((not call.config.blocking and not call.streaming) or self.shared()
-                or self.submit_grace == 0)
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
                         digest: bytes, key: MessageKey) -> Run | Task:
