@@ -170,7 +170,8 @@ class Engine:
         self.peers = Peers(store, bus, self.runs, self.writer)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
-        self._started = False
+        #: a plain attribute, not a property: the front door reads it on every request
+        self.started = False
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
         self.closing = False
@@ -191,7 +192,7 @@ class Engine:
 
     async def start(self) -> None:
         async with self._start_lock:
-            if self._started:
+            if self.started:
                 return
             await self.store.open()
             await self.peers.join()
@@ -200,7 +201,7 @@ class Engine:
             except BaseException:
                 await self.store.close()
                 raise
-            self._started = True
+            self.started = True
             self.closing = False
             await self.leases.acquire()
             await self.recovery.end_orphans(restarted=True)
@@ -220,12 +221,8 @@ class Engine:
     def draining(self, value: bool) -> None:
         self.sends.draining = value
 
-    @property
-    def started(self) -> bool:
-        return self._started
-
     async def ensure_started(self) -> None:
-        if not self._started:
+        if not self.started:
             await self.start()
 
     @property
@@ -260,7 +257,7 @@ class Engine:
 
     async def stop(self) -> None:
         self.closing = True
-        if not self._started:
+        if not self.started:
             return
         for task in (self._sweeper, self._keeper):
             if task is not None:
@@ -284,7 +281,7 @@ class Engine:
         with contextlib.suppress(Exception):  # it lapses by itself otherwise
             await self.leases.release()
         await self.store.close()
-        self._started = False
+        self.started = False
 
     async def _sweep(self) -> None:
         assert self.config.retention is not None
@@ -304,7 +301,7 @@ class Engine:
         """Carry out one non-streaming call."""
         await self.authorizer.authorize(call, request, self._lookup)
         if isinstance(call, SendMessage):
-            return await self.send(call, request)
+            return await self.sends.send(call, request)  # not through self.send: a call less
         if isinstance(call, GetTask):
             return await self.get_task(call, request)
         if isinstance(call, ListTasks):

@@ -95,39 +95,37 @@ class Sends:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
+        # The turn is begun in this frame, not in one of its own: a call less per send.
         with self.admission.admission(call.message):
-            return await self._begin_turn(call, request)
-
-    async def _begin_turn(self, call: SendMessage, request: RequestInfo) -> Run | Task:
-        scope = request.scope
-        message = call.message
-        digest = message_digest(message, call.client_task_id)
-        key = (scope, message.message_id, b"" if self.strict else digest)
-        # One send of a message at a time in this process (single flight): a
-        # repeat that arrives meanwhile waits, then finds the first's run or task.
-        sending = self.runs.sending
-        while True:
-            live = self.runs.by_message.get(key)
-            if live is not None:
-                joined = await self._join(live, digest, call)
-                if joined is not None:
-                    return joined
-                continue  # the store has decided which message holds the id: look again
-            if key not in sending:
-                break
-            # The first repeat makes the future they all wait for (a send that
-            # no repeat meets, nearly every send, needs none).
-            pending = sending[key]
-            if pending is None:
-                pending = sending[key] = asyncio.get_running_loop().create_future()
-            await asyncio.shield(pending)
-        sending[key] = None
-        try:
-            return await self._begin_new(scope, call, request, digest, key)
-        finally:
-            pending = sending.pop(key)
-            if pending is not None:
-                pending.set_result(None)
+            scope = request.scope
+            message = call.message
+            digest = message_digest(message, call.client_task_id)
+            key = (scope, message.message_id, b"" if self.strict else digest)
+            # One send of a message at a time in this process (single flight): a
+            # repeat that arrives meanwhile waits, then finds the first's run or task.
+            sending = self.runs.sending
+            while True:
+                live = self.runs.by_message.get(key)
+                if live is not None:
+                    joined = await self._join(live, digest, call)
+                    if joined is not None:
+                        return joined
+                    continue  # the store has decided which message holds the id: look again
+                if key not in sending:
+                    break
+                # The first repeat makes the future they all wait for (a send that
+                # no repeat meets, nearly every send, needs none).
+                pending = sending[key]
+                if pending is None:
+                    pending = sending[key] = asyncio.get_running_loop().create_future()
+                await asyncio.shield(pending)
+            sending[key] = None
+            try:
+                return await self._begin_new(scope, call, request, digest, key)
+            finally:
+                pending = sending.pop(key)
+                if pending is not None:
+                    pending.set_result(None)
 
     async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task | None:
         """A repeated message while its turn runs here: the caller follows that run.
@@ -389,7 +387,8 @@ class Sends:
 
     def view(self, task: Task, history_length: int | None) -> Task:
         """The task as answered: history trimmed, without copying the rest."""
-        n = self.history_length_or_default(history_length)
+        # history_length_or_default's rule, without the call: every answer comes here
+        n = self.default_history_length if history_length is None else history_length
         if n is None or len(task.history) <= n:
             return task
         return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
