@@ -165,7 +165,8 @@ class Sends:
         first = ((not call.config.blocking and not call.streaming)
                  or (leases is not None and leases.shared) or self.submit_grace == 0)
         other = None
-        if target or not first:
+        looked_up = bool(target) or not first
+        if looked_up:
             existing = await self.store.find_message(scope, message.message_id, digest)
             if existing is not None:
                 if self.strict or not existing.digest or existing.digest == digest:
@@ -196,11 +197,15 @@ class Sends:
                 return await self._continue(run, call, request, digest, key)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
-        return await self._create(scope, call, request, target, digest, key, first)
+        return await self._create(scope, call, request, target, digest, key, first,
+                                  looked_up, other)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
                       task_id: str | None, digest: bytes, key: MessageKey,
-                      written_first: bool) -> Run | Task:
+                      written_first: bool, looked_up: bool,
+                      other: MessageRecord | None) -> Run | Task:
+        """``looked_up``: the message id was looked up, and ``other`` found under it
+        (another message, with other content), or nothing."""
         now = self.writer.now()
         tid = task_id or new_id()
         cid = call.message.context_id or new_id()
@@ -214,7 +219,8 @@ class Sends:
             await self.push.send_configs(call, request, tid)
         run = Run(self.writer, scope, live, version=0, persisted=False, dialect=request.dialect,
                    request=request, initial=initial, message_id=message.message_id,
-                   digest=digest, push_configs=configs)
+                   digest=digest, push_configs=configs, looked_up=looked_up,
+                   other_found=other)
         if run.key in self.runs.by_key:
             raise InvalidTaskState(f"task {tid} is already running")
         self.runs.track(run, key)
