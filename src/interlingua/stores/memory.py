@@ -237,7 +237,7 @@ class MemoryStore(MemoryOutbox):
             if push_configs else None
         state = status.state
         entry = _Entry(created.id, created.context_id, state, len(events), dialect, key,
-                       _projection.sort_stamp(status, now), now, now, None,
+                       status.timestamp or now, now, now, None,  # sort_stamp's rule
                        digest=digest, lease=lease)
         if state in TERMINAL_STATES:
             # A task finished at its creation goes straight into bytes (see _Entry.pack).

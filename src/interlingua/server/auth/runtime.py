@@ -281,7 +281,11 @@ class Security:
         as every request needs all three."""
         found = scope.get(PRINCIPAL_SCOPE_KEY)
         principal = found if isinstance(found, Principal) else ANONYMOUS
-        tenant = self.tenant(principal, requested, headers)
+        if self.auth is None:  # no principal's tenants to check: tenant's rule, in place
+            tenant = requested or (headers.get(self._tenant_header)
+                                   if self._tenant_header else None) or ""
+        else:
+            tenant = self.tenant(principal, requested, headers)
         if not principal.id:  # anonymous
             return RequestInfo(tenant=tenant, headers=headers, extensions=extensions,
                                dialect=dialect, streaming=streaming, binding=binding)
