@@ -93,11 +93,19 @@ class Signal(_Waiting[bool]):
         if self._is_set:
             return True
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.add_waiter(fut)
+        # add_waiter's and remove_waiter's work, written out: a blocking send waits here
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
         try:
             await fut
         finally:
-            self.remove_waiter(fut)
+            waiting = self._waiting  # set hands the waiters over: it may be gone
+            if waiting is not None:
+                try:
+                    waiting.remove(fut)
+                except ValueError:
+                    pass
         return True
 
 
@@ -151,7 +159,10 @@ class Mutex(_Waiting[None]):
         return self._wait()
 
     def __aexit__(self, *exc: object) -> _Done:
-        self._release()
+        if self._held and not self._waiting:
+            self._held = False  # nobody waits (nearly always): _release's work, without the call
+        else:
+            self._release()
         return DONE
 
     async def _wait(self) -> None:

@@ -32,9 +32,11 @@ class TaskOnlyStore:
     async def create_task(self, scope: Any, events: Sequence[Event], *, dialect: str, now: str,
                           message_id: str | None = None,
                           push_configs: Sequence[PushConfig] = (), digest: bytes = b"",
-                          lease: int | None = None, strict: bool = False) -> int:
+                          lease: int | None = None, strict: bool = False,
+                          looked_up: bool = False, other_found: Any = None) -> int:
         if push_configs:
             raise ValueError("this store keeps no push notifications")
         return await self._inner.create_task(scope, events, dialect=dialect, now=now,
                                              message_id=message_id, digest=digest, lease=lease,
-                                             strict=strict)
+                                             strict=strict, looked_up=looked_up,
+                                             other_found=other_found)

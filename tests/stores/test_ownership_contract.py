@@ -125,6 +125,24 @@ async def test_a_new_task_under_a_message_id_with_other_content_is_logged(
     assert warnings(caplog) == [WARNED]
 
 
+async def test_a_store_handed_the_look_up_logs_what_it_found(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    """A send that looked the message id up hands the store what it found: other
+    content under the id is logged once all the same, and nothing found is nothing
+    to log."""
+    caplog.set_level(logging.WARNING, "interlingua.engine")
+    await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d1")
+    await store.create_task(A, [created("t-5")], dialect="1.0", now=ts(0),
+                            message_id="m-5", digest=b"d5", looked_up=True)
+    assert warnings(caplog) == []
+    await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(0),
+                            message_id="m-1", digest=b"d2", looked_up=True,
+                            other_found=MessageRecord("t-1", b"d1"))
+    assert warnings(caplog) == [WARNED]
+    assert (await store.find_message(A, "m-1", b"d2")) == MessageRecord("t-2", b"d2")
+
+
 async def test_a_message_id_with_other_content_is_another_message(store: Store) -> None:
     await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(0),
                             message_id="m-1", digest=b"d1")

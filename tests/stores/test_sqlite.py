@@ -1008,3 +1008,26 @@ async def test_a_version_10_database_keys_its_message_ids_by_content(tmp_path: P
         with pytest.raises(MessageExists):
             await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(2),
                                     message_id="m-0", digest=b"d3", strict=True)
+
+
+async def test_a_new_task_the_send_looked_up_is_not_looked_up_again(
+        db: SQLiteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The send's look-up of the message id is handed down: the write does not
+    repeat it (a query per new task), and looks itself when nobody did."""
+    from interlingua.stores.sqlite import writes
+
+    looked: list[str] = []
+    find = writes._own.find_message
+
+    def counted(*args: object, **kwargs: object) -> object:
+        looked.append(str(args[2]))
+        return find(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writes._own, "find_message", counted)
+    scope = Scope("", "")
+    await db.create_task(scope, [created("t-1")], dialect="1.0", now=ts(0),
+                         message_id="m-1", digest=b"d1", looked_up=True)
+    assert looked == []
+    await db.create_task(scope, [created("t-2")], dialect="1.0", now=ts(0),
+                         message_id="m-2", digest=b"d2")
+    assert looked == ["m-2"]

@@ -100,11 +100,16 @@ def check_all(task: Task, events: Sequence[Event]) -> TaskState:
 def check_from(state: TaskState, task_id: str, events: Sequence[Event]) -> TaskState:
     """``check_all`` for a task in ``state`` (which may be ahead of any stored task)."""
     for event in events:
-        if type(event) is ArtifactUpdate and state in ARTIFACT_STATES:
+        kind = type(event)
+        if kind is ArtifactUpdate and state in ARTIFACT_STATES:
             continue  # most events of a batch: no call for them
+        if kind is StatusUpdate:
+            new = event.status.state  # type: ignore[union-attr]
+            if new not in TRANSITIONS[state]:
+                _check(task_id, state, event)  # raises, saying why
+            state = new  # an allowed transition (every batch has one): no call for it
+            continue
         _check(task_id, state, event)
-        if type(event) is StatusUpdate:
-            state = event.status.state
     return state
 
 

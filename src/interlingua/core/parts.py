@@ -81,10 +81,11 @@ _VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 def _refill() -> None:
     h = os.urandom(2000).hex()  # 20 hex digits (74 bits used) per tail
-    _tails.extend(
+    # a list, not a generator: one call per refill, not one per tail
+    _tails.extend([
         f"{h[i:i + 3]}-{_VARIANT[h[i + 3]]}{h[i + 4:i + 7]}-{h[i + 7:i + 19]}"
         for i in range(0, len(h), 20)
-    )
+    ])
 
 
 def _forget_tails() -> None:
@@ -255,6 +256,9 @@ def agent_parts_message(
 def get_text(source: Message | Artifact | Sequence[Part], sep: str = "\n") -> str:
     """The text parts of a message, an artifact or a list of parts, joined."""
     parts = source if isinstance(source, Sequence) else source.parts
+    if len(parts) == 1:  # most messages: no generator to run
+        part = parts[0]
+        return part.text if isinstance(part, TextPart) else ""
     return sep.join(p.text for p in parts if isinstance(p, TextPart))
 
 

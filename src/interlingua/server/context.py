@@ -58,7 +58,8 @@ class RequestInfo:
         #: the caller follows the task as a stream (so chunking the answer pays off)
         self.streaming = streaming
         self.tenant = tenant
-        self.headers: Mapping[str, str] = headers or {}
+        # ``is None``, not truth: a request's headers would be asked their length
+        self.headers: Mapping[str, str] = headers if headers is not None else {}
         #: the extensions the caller asked for (a tuple: most ask for none, and
         #: the empty one is shared)
         self.extensions: tuple[str, ...] = tuple(extensions)
@@ -275,8 +276,9 @@ class Context:
                 ArtifactUpdate(
                     task_id=task.id,
                     context_id=task.context_id,
-                    artifact=Artifact(artifact_id=(aid := new_id()), parts=as_parts(artifact),
-                                      name=name, index=_index_of(task, aid)),
+                    # a new id is no artifact's yet: this one goes last
+                    artifact=Artifact(artifact_id=new_id(), parts=as_parts(artifact),
+                                      name=name, index=len(task.artifacts)),
                     last_chunk=True,
                 )
             )

@@ -239,16 +239,15 @@ class FrontDoor:
             # by default the codec reads the method's params (``payload``: JSON bytes)
             inbound.call = call = decode(inbound) if decode is not None else \
                 codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
-        security = self.security
         headers = inbound.headers
-        principal = security.principal_of(inbound.scope)
         tenant = inbound.tenant
-        inbound.request = request = security.request_info(
-            principal,
-            tenant=security.tenant(principal, getattr(call, "tenant", None)
-                                   if tenant is None else tenant, headers),
-            headers=headers,
-            extensions=_extensions(headers),
+        # the extension URIs asked for (A2A-Extensions, or v0.3's X-A2A-Extensions)
+        raw_extensions = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
+        inbound.request = request = self.security.request_of(
+            inbound.scope, getattr(call, "tenant", None) if tenant is None else tenant,
+            headers,
+            extensions=[e.strip() for e in raw_extensions.split(",") if e.strip()]
+            if raw_extensions else (),
             dialect=codec.dialect,
             streaming=inbound.streaming,
             binding=inbound.binding,
@@ -411,14 +410,6 @@ class StoreDown(ResourceUnavailable):
 def _store_down(exc: StoreUnavailable) -> StoreDown:
     log.warning("the task store is unavailable: %s", exc)
     return StoreDown("The task store is unavailable; try again shortly")
-
-
-def _extensions(headers: Mapping[str, str]) -> tuple[str, ...] | list[str]:
-    """The extension URIs asked for (``A2A-Extensions``, or v0.3's ``X-A2A-Extensions``)."""
-    raw = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
-    if not raw:
-        return ()
-    return [e.strip() for e in raw.split(",") if e.strip()]
 
 
 _MAX_EVENT_ID = 2**63 - 1

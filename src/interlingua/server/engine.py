@@ -152,7 +152,7 @@ class Engine:
         self.leases = LeaseKeeper(store, interval=config.lease_interval,
                                   timeout=config.lease_timeout, hooks=hooks)
         self.runs = Runs()
-        self.writer = Writer(store, bus, lease=lambda: self.leases.epoch, clock=clock,
+        self.writer = Writer(store, bus, lease=self.leases.current_epoch, clock=clock,
                              strict_ids=config.message_ids == "strict", hooks=hooks)
         self.turns = TurnRunner(agent, self.writer, self.runs, gate, hooks)
         self.recovery = Recovery(store, store, self.leases, self.runs, self.writer,
@@ -162,8 +162,7 @@ class Engine:
                            default_history_length=config.default_history_length,
                            submit_grace=None if agent.replies_with_messages
                            else config.submit_grace,
-                           shared=lambda: self.leases.shared,
-                           draining=lambda: self.draining,
+                           leases=self.leases,
                            message_ids=config.message_ids)
         self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
                                heartbeat_interval=config.heartbeat_interval,
@@ -171,9 +170,8 @@ class Engine:
         self.peers = Peers(store, bus, self.runs, self.writer)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
-        #: set while the server drains before it stops: no new sends are taken
-        self.draining = False
-        self._started = False
+        #: a plain attribute, not a property: the front door reads it on every request
+        self.started = False
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
         self.closing = False
@@ -194,7 +192,7 @@ class Engine:
 
     async def start(self) -> None:
         async with self._start_lock:
-            if self._started:
+            if self.started:
                 return
             await self.store.open()
             await self.peers.join()
@@ -203,7 +201,7 @@ class Engine:
             except BaseException:
                 await self.store.close()
                 raise
-            self._started = True
+            self.started = True
             self.closing = False
             await self.leases.acquire()
             await self.recovery.end_orphans(restarted=True)
@@ -214,11 +212,17 @@ class Engine:
                 self._sweeper = loop.create_task(self._sweep())
 
     @property
-    def started(self) -> bool:
-        return self._started
+    def draining(self) -> bool:
+        """Set while the server drains before it stops: no new sends are taken
+        (the flag is the sends', read there on every send)."""
+        return self.sends.draining
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        self.sends.draining = value
 
     async def ensure_started(self) -> None:
-        if not self._started:
+        if not self.started:
             await self.start()
 
     @property
@@ -253,7 +257,7 @@ class Engine:
 
     async def stop(self) -> None:
         self.closing = True
-        if not self._started:
+        if not self.started:
             return
         for task in (self._sweeper, self._keeper):
             if task is not None:
@@ -277,7 +281,7 @@ class Engine:
         with contextlib.suppress(Exception):  # it lapses by itself otherwise
             await self.leases.release()
         await self.store.close()
-        self._started = False
+        self.started = False
 
     async def _sweep(self) -> None:
         assert self.config.retention is not None
@@ -297,7 +301,7 @@ class Engine:
         """Carry out one non-streaming call."""
         await self.authorizer.authorize(call, request, self._lookup)
         if isinstance(call, SendMessage):
-            return await self.send(call, request)
+            return await self.sends.send(call, request)  # not through self.send: a call less
         if isinstance(call, GetTask):
             return await self.get_task(call, request)
         if isinstance(call, ListTasks):

@@ -98,6 +98,11 @@ class LeaseKeeper:
     def epoch(self) -> int | None:
         return None if self.lease is None else self.lease.epoch
 
+    def current_epoch(self) -> int | None:
+        """``epoch``, as a method: what the writer is handed (a bound method is
+        one call per write, a lambda reading the property two)."""
+        return None if self.lease is None else self.lease.epoch
+
     async def acquire(self) -> Lease:
         self.lease = await self.store.acquire_lease(holder_name(), self.clock())
         return self.lease

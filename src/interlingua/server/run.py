@@ -112,8 +112,10 @@ class Run:
         "key",
         "lease",
         "lock",
+        "looked_up",
         "message_id",
         "message_key",
+        "other_found",
         "pending",
         "pending_state",
         "persisted",
@@ -142,6 +144,8 @@ class Run:
         message_id: str | None = None,
         digest: bytes = b"",
         push_configs: list[PushConfig] | None = None,
+        looked_up: bool = False,
+        other_found: MessageRecord | None = None,
     ) -> None:
         self.writer = writer
         self.scope = scope
@@ -153,6 +157,11 @@ class Run:
         self.request = request
         self.initial = initial
         self.message_id = message_id
+        #: the send looked ``message_id`` up before making the task, and found
+        #: ``other_found`` (another message under the id), or nothing: the store
+        #: need not look again when it writes the task
+        self.looked_up = looked_up
+        self.other_found = other_found
         self.lock = Mutex()
         self.settled = Signal()
         # set once the task is in the store (or answered with a bare message)
@@ -504,7 +513,8 @@ class Writer:
                     version = await self.store.create_task(
                         run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
                         push_configs=run.push_configs, digest=run.digest, lease=lease,
-                        strict=self.strict_ids,
+                        strict=self.strict_ids, looked_up=run.looked_up,
+                        other_found=run.other_found,
                     )
                 except TaskExists:
                     raise InvalidTaskState(f"Task {run.task.id} already exists") from None

@@ -11,7 +11,6 @@ follows that run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import msgspec
 
@@ -37,6 +36,7 @@ from .idempotency import (
     redacted,
     reused,
 )
+from .leases import LeaseKeeper
 from .ports import Admission, PushHooks
 from .run import MessageKey, Run, Runs, Writer
 from .turns import TurnRunner
@@ -55,8 +55,7 @@ class Sends:
                  push: PushHooks, admission: Admission, *,
                  default_history_length: int | None,
                  submit_grace: float | None = None,
-                 shared: Callable[[], bool] = lambda: False,
-                 draining: Callable[[], bool] = lambda: False,
+                 leases: LeaseKeeper | None = None,
                  message_ids: MessageIds = "content") -> None:
         message_id_mode(message_ids)  # ValueError for another
         self.store = store
@@ -71,10 +70,11 @@ class Sends:
         #: written as submitted (None: it waits for that event)
         self.submit_grace = submit_grace
         self.grace = Grace(writer, submit_grace) if submit_grace else None
-        #: other live processes serve the store (see server/leases.py)
-        self.shared = shared
+        #: whether other live processes serve the store (``leases.shared``; see
+        #: server/leases.py), read as an attribute: no call per send
+        self.leases = leases
         #: the server drains before it stops: no new sends are taken
-        self.draining = draining
+        self.draining = False
         #: one message handed to a working turn at a time (each records its id)
         self._delivering = asyncio.Lock()
         #: a message id names one message, whatever its content (else the id and
@@ -91,43 +91,41 @@ class Sends:
 
     async def begin(self, call: SendMessage, request: RequestInfo) -> Run | Task:
         """Start the turn a message asks for; a repeated message gets its task instead."""
-        if self.draining():
+        if self.draining:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
+        # The turn is begun in this frame, not in one of its own: a call less per send.
         with self.admission.admission(call.message):
-            return await self._begin_turn(call, request)
-
-    async def _begin_turn(self, call: SendMessage, request: RequestInfo) -> Run | Task:
-        scope = request.scope
-        message = call.message
-        digest = message_digest(message, call.client_task_id)
-        key = (scope, message.message_id, b"" if self.strict else digest)
-        # One send of a message at a time in this process (single flight): a
-        # repeat that arrives meanwhile waits, then finds the first's run or task.
-        sending = self.runs.sending
-        while True:
-            live = self.runs.by_message.get(key)
-            if live is not None:
-                joined = await self._join(live, digest, call)
-                if joined is not None:
-                    return joined
-                continue  # the store has decided which message holds the id: look again
-            if key not in sending:
-                break
-            # The first repeat makes the future they all wait for (a send that
-            # no repeat meets, nearly every send, needs none).
-            pending = sending[key]
-            if pending is None:
-                pending = sending[key] = asyncio.get_running_loop().create_future()
-            await asyncio.shield(pending)
-        sending[key] = None
-        try:
-            return await self._begin_new(scope, call, request, digest, key)
-        finally:
-            pending = sending.pop(key)
-            if pending is not None:
-                pending.set_result(None)
+            scope = request.scope
+            message = call.message
+            digest = message_digest(message, call.client_task_id)
+            key = (scope, message.message_id, b"" if self.strict else digest)
+            # One send of a message at a time in this process (single flight): a
+            # repeat that arrives meanwhile waits, then finds the first's run or task.
+            sending = self.runs.sending
+            while True:
+                live = self.runs.by_message.get(key)
+                if live is not None:
+                    joined = await self._join(live, digest, call)
+                    if joined is not None:
+                        return joined
+                    continue  # the store has decided which message holds the id: look again
+                if key not in sending:
+                    break
+                # The first repeat makes the future they all wait for (a send that
+                # no repeat meets, nearly every send, needs none).
+                pending = sending[key]
+                if pending is None:
+                    pending = sending[key] = asyncio.get_running_loop().create_future()
+                await asyncio.shield(pending)
+            sending[key] = None
+            try:
+                return await self._begin_new(scope, call, request, digest, key)
+            finally:
+                pending = sending.pop(key)
+                if pending is not None:
+                    pending.set_result(None)
 
     async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task | None:
         """A repeated message while its turn runs here: the caller follows that run.
@@ -161,10 +159,14 @@ class Sends:
         message = call.message
         target = message.task_id or call.client_task_id
         # Decided once: whether a new task is written before its executor runs
-        # (the look-up below is skipped only if it is).
-        first = self._written_first(call)
+        # (the look-up below is skipped only if it is): for a non-blocking caller,
+        # with other processes on the store, or with no submit grace.
+        leases = self.leases
+        first = ((not call.config.blocking and not call.streaming)
+                 or (leases is not None and leases.shared) or self.submit_grace == 0)
         other = None
-        if target or not first:
+        looked_up = bool(target) or not first
+        if looked_up:
             existing = await self.store.find_message(scope, message.message_id, digest)
             if existing is not None:
                 if self.strict or not existing.digest or existing.digest == digest:
@@ -195,11 +197,15 @@ class Sends:
                 return await self._continue(run, call, request, digest, key)
             if message.task_id:
                 raise TaskNotFound(f"Task not found: {message.task_id}")
-        return await self._create(scope, call, request, target, digest, key, first)
+        return await self._create(scope, call, request, target, digest, key, first,
+                                  looked_up, other)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
                       task_id: str | None, digest: bytes, key: MessageKey,
-                      written_first: bool) -> Run | Task:
+                      written_first: bool, looked_up: bool,
+                      other: MessageRecord | None) -> Run | Task:
+        """``looked_up``: the message id was looked up, and ``other`` found under it
+        (another message, with other content), or nothing."""
         now = self.writer.now()
         tid = task_id or new_id()
         cid = call.message.context_id or new_id()
@@ -213,7 +219,8 @@ class Sends:
             await self.push.send_configs(call, request, tid)
         run = Run(self.writer, scope, live, version=0, persisted=False, dialect=request.dialect,
                    request=request, initial=initial, message_id=message.message_id,
-                   digest=digest, push_configs=configs)
+                   digest=digest, push_configs=configs, looked_up=looked_up,
+                   other_found=other)
         if run.key in self.runs.by_key:
             raise InvalidTaskState(f"task {tid} is already running")
         self.runs.track(run, key)
@@ -247,11 +254,6 @@ class Sends:
         if error is not None:
             run.abandon(error)
         self.runs.finish(run)
-
-    def _written_first(self, call: SendMessage) -> bool:
-        """Whether a new task of ``call`` is written before its executor runs."""
-        return ((not call.config.blocking and not call.streaming) or self.shared()
-                or self.submit_grace == 0)
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
                         digest: bytes, key: MessageKey) -> Run | Task:
@@ -391,7 +393,8 @@ class Sends:
 
     def view(self, task: Task, history_length: int | None) -> Task:
         """The task as answered: history trimmed, without copying the rest."""
-        n = self.history_length_or_default(history_length)
+        # history_length_or_default's rule, without the call: every answer comes here
+        n = self.default_history_length if history_length is None else history_length
         if n is None or len(task.history) <= n:
             return task
         return msgspec.structs.replace(task, history=task.history[-n:] if n else [])

@@ -171,6 +171,8 @@ class ExecutorGate:
         """The place for a turn being started: the admitted send's, or a new one."""
         ticket = _ADMITTED.get()
         if ticket is None or ticket.taken:
+            if self.limits.max_running is None:
+                return _FREE  # no cap: what reserve gives, without the call
             ticket = self.reserve(force=True)
         ticket.taken = True
         return ticket
@@ -272,7 +274,7 @@ class TurnRunner:
     def _done(self, turn: asyncio.Task[None]) -> None:
         # The turn's place is given back also when it was cancelled before it ever ran.
         place = self.turns.pop(turn, None)
-        if place is not None:
+        if place is not None and place is not _FREE:  # the free place has nothing to give
             place.release()
 
     async def stop(self) -> None:

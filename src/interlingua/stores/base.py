@@ -254,6 +254,8 @@ class TaskPort(EventLog, Protocol):
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
+        looked_up: bool = False,
+        other_found: MessageRecord | None = None,
     ) -> int:
         """Create a task from its first events (``events[0]`` is ``TaskCreated``).
 
@@ -266,6 +268,10 @@ class TaskPort(EventLog, Protocol):
         transaction, and their first deliveries queued. Raises ``TaskExists``
         if the scope has the id. ``lease``: the epoch of the writer's lease,
         recorded as the task's owner; ``LeaseLost`` if it was revoked.
+        ``looked_up``: the caller looked ``message_id`` up just before
+        (``find_message``), and found ``other_found``, the record of another message under
+        the id (with other content), or none: a store that would look the id up to
+        log that (``other_content``) may take this answer instead.
         """
         ...
 

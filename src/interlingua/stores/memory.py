@@ -210,10 +210,15 @@ class MemoryStore(MemoryOutbox):
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
+        looked_up: bool = False,
+        other_found: MessageRecord | None = None,
     ) -> int:
         created = _projection.created_task(events)
-        self._check_lease(lease)
-        if self._entry(scope, created.id) is not None:
+        # _check_lease and _entry, written out: every new task comes this way
+        if lease is not None and lease not in self._leases:
+            raise LeaseLost(f"the lease of epoch {lease} was revoked")
+        tasks = self._tasks.get(scope)
+        if tasks is not None and created.id in tasks:
             raise TaskExists(f"task {created.id} already exists")
         key = by_message = other = None
         if message_id is not None:
@@ -232,7 +237,7 @@ class MemoryStore(MemoryOutbox):
             if push_configs else None
         state = status.state
         entry = _Entry(created.id, created.context_id, state, len(events), dialect, key,
-                       _projection.sort_stamp(status, now), now, now, None,
+                       status.timestamp or now, now, now, None,  # sort_stamp's rule
                        digest=digest, lease=lease)
         if state in TERMINAL_STATES:
             # A task finished at its creation goes straight into bytes (see _Entry.pack).

@@ -22,29 +22,27 @@ class RequestHeaders(Mapping[str, str]):
     def __init__(self, raw: Iterable[tuple[bytes, bytes]] = ()) -> None:
         self._raw = raw if isinstance(raw, list) else list(raw)
 
-    def _find(self, name: str) -> bytes | None:
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        # The lookup itself, not a call to a shared finder: a request reads a few
+        # headers, each through here.
         try:
             key = name.lower().encode("latin-1")
         except UnicodeEncodeError:
-            return None  # no header can have that name
+            return default  # no header can have that name
         found = None
         for k, v in self._raw:
             if k == key:
                 found = v
-        return found
-
-    def __getitem__(self, name: str) -> str:
-        found = self._find(name) if isinstance(name, str) else None
-        if found is None:
-            raise KeyError(name)
-        return found.decode("latin-1")
-
-    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        found = self._find(name)
         return default if found is None else found.decode("latin-1")
 
+    def __getitem__(self, name: str) -> str:
+        found = self.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise KeyError(name)
+        return found
+
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._find(name) is not None
+        return isinstance(name, str) and self.get(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         seen: set[bytes] = set()

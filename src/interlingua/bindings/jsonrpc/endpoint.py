@@ -198,8 +198,10 @@ class JSONRPCEndpoint:
             call = inbound.call
             assert call is not None
             body = codec.encode_result(call, result)
-            # the envelope's bytes are few: the result is what can be large
-            door.check_answer(len(body), room)
+            # the envelope's bytes are few: the result is what can be large. The
+            # limit is compared here, and check_answer called only to refuse.
+            if len(body) > (door.settings.max_answer_bytes if room is None else room):
+                door.check_answer(len(body), room)
         except A2AError as exc:
             if not req.has_id:
                 return None

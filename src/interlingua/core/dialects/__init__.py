@@ -69,7 +69,8 @@ def answering(method: str, name: str, fallback: str) -> Codec:
     with its family's method (a SAM-made task read with ``tasks/get``), one that
     reads as the family and answers as the variant; else ``fallback``'s (a
     v1.0-made task polled with a v0.x method)."""
-    codec = get_codec(name)
+    # every request comes here: a loaded codec is found with no call of ours
+    codec = _codecs.get(name) or get_codec(name)
     if method not in codec.methods:
         if codec.family != codec.name:
             codec = _answered_in(codec.name, codec.family)

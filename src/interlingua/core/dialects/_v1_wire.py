@@ -408,13 +408,17 @@ def message_in(w: Message, *, request: bool = False) -> m.Message:
     )
 
 
+# The lists below are made with map, not comprehensions: a comprehension is a
+# call of its own (Python 3.11), and every answer has a few of these lists.
+
+
 def message_out(msg: m.Message) -> Message:
     return Message(
         message_id=msg.message_id,
         context_id=msg.context_id,
         task_id=msg.task_id,
         role=ROLE_NAMES[msg.role],
-        parts=[part_out(p) for p in msg.parts],
+        parts=list(map(part_out, msg.parts)),
         metadata=msg.metadata,
         extensions=msg.extensions or None,
         reference_task_ids=msg.reference_task_ids or None,
@@ -437,7 +441,7 @@ def artifact_out(a: m.Artifact) -> Artifact:
         artifact_id=a.artifact_id,
         name=a.name,
         description=a.description,
-        parts=[part_out(p) for p in a.parts],
+        parts=list(map(part_out, a.parts)),
         metadata=a.metadata,
         extensions=a.extensions or None,
     )
@@ -478,8 +482,8 @@ def task_out(t: m.Task) -> Task:
         id=t.id,
         context_id=t.context_id,
         status=status_out(t.status),
-        artifacts=[artifact_out(a) for a in t.artifacts] if t.artifacts else None,
-        history=[message_out(h) for h in t.history] if t.history else None,
+        artifacts=list(map(artifact_out, t.artifacts)) if t.artifacts else None,
+        history=list(map(message_out, t.history)) if t.history else None,
         metadata=t.metadata,
     )
 

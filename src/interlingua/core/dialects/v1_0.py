@@ -48,7 +48,7 @@ from ..errors import (
     VersionNotSupported,
 )
 from . import _v1_wire as w
-from ._common import V03_ERROR_CLASSES, decode_params, each_in, field_in
+from ._common import V03_ERROR_CLASSES, FieldError, decode_params, each_in, field_in
 from .base import Codec, StreamItem
 
 __all__ = ["V1Codec", "decode_card_v1", "decode_status", "encode_card_v1", "encode_status"]
@@ -154,7 +154,12 @@ def _send_in(method: str, params: bytes | None) -> c.SendMessage:
     req: w.SendMessageRequest = _SEND.params(params, method)
     if req.message is None:
         raise w.WireError("message", "is required")
-    message = field_in("message", lambda x: w.message_in(x, request=True), req.message)
+    # field_in's work, here: no two calls more per send
+    try:
+        message = w.message_in(req.message, request=True)
+    except FieldError as exc:
+        exc.path.insert(0, "message")
+        raise
     config = c.SendConfig()
     if req.configuration is not None:
         config = field_in("configuration", _config_in, req.configuration)

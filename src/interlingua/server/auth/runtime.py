@@ -273,6 +273,26 @@ class Security:
             return RequestInfo(**kwargs)
         return AuthenticatedRequest(identity=principal, **kwargs)
 
+    def request_of(self, scope: Mapping[str, Any], requested: str | None,
+                   headers: Mapping[str, str], *, extensions: Sequence[str], dialect: str,
+                   streaming: bool, binding: str) -> RequestInfo:
+        """The ``RequestInfo`` of an admitted request: ``principal_of``, ``tenant``
+        (the tenant ``requested``, else the header's) and ``request_info`` in one,
+        as every request needs all three."""
+        found = scope.get(PRINCIPAL_SCOPE_KEY)
+        principal = found if isinstance(found, Principal) else ANONYMOUS
+        if self.auth is None:  # no principal's tenants to check: tenant's rule, in place
+            tenant = requested or (headers.get(self._tenant_header)
+                                   if self._tenant_header else None) or ""
+        else:
+            tenant = self.tenant(principal, requested, headers)
+        if not principal.id:  # anonymous
+            return RequestInfo(tenant=tenant, headers=headers, extensions=extensions,
+                               dialect=dialect, streaming=streaming, binding=binding)
+        return AuthenticatedRequest(identity=principal, tenant=tenant, headers=headers,
+                                    extensions=extensions, dialect=dialect,
+                                    streaming=streaming, binding=binding)
+
     # ------------------------------------------------------------ authorizing
 
     def authorize(self, call: Call, request: RequestInfo,

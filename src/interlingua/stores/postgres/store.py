@@ -123,6 +123,8 @@ class PostgresStore(Outbox):
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
+        looked_up: bool = False,
+        other_found: MessageRecord | None = None,
     ) -> int:
         created = _projection.created_task(events)
         probe = _projection.probe(created.id, created.context_id, created.status)

@@ -56,7 +56,7 @@ from .outbox import (
 )
 from .reads import _get, _list, _purge, _read_events, _unfinished
 from .schema import HISTORY_VERSION
-from .writes import _append, _create, _fill_histories
+from .writes import _LOOK_UP, _append, _create, _fill_histories
 
 # ----------------------------------------------------------------------- store
 
@@ -271,6 +271,8 @@ class SQLiteStore:
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
+        looked_up: bool = False,
+        other_found: MessageRecord | None = None,
     ) -> int:
         created = _projection.created_task(events)
         # Validate the batch and find the task's status before touching the disk.
@@ -295,6 +297,7 @@ class SQLiteStore:
             digest,
             b"" if strict else digest,
             lease,
+            other_found if looked_up else _LOOK_UP,
         )
         self._queued(queued)
         return version

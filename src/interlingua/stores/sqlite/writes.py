@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import sqlite3
 from collections.abc import Sequence
+from typing import Final
 
 from ...core.errors import ConcurrentModification, LifecycleError, TaskNotFound
 from ...core.model import (
@@ -15,6 +17,7 @@ from ...core.model import (
 )
 from .. import _projection
 from ..base import (
+    MessageRecord,
     Scope,
     TaskExists,
     other_content,
@@ -36,6 +39,15 @@ from .rows import (
 )
 
 
+class _LookUp(enum.Enum):
+    """``_create``'s ``other`` when nobody looked the message id up yet."""
+
+    LOOK_UP = enum.auto()
+
+
+_LOOK_UP: Final = _LookUp.LOOK_UP
+
+
 def _create(
     conn: _Connection,
     scope: Scope,
@@ -51,7 +63,10 @@ def _create(
     digest: bytes,
     claim: bytes,
     lease: int | None,
+    other: MessageRecord | _LookUp | None,
 ) -> tuple[int, bool]:
+    """``other``: another message under ``message_id`` the caller found (None: none
+    found), or ``_LOOK_UP``: to be looked for here."""
     metadata = None if created.metadata is None else _encode(created.metadata)
     ids = _ids(created.id, created.context_id)
     kept = _history_column(history, created.id, created.context_id)
@@ -60,9 +75,11 @@ def _create(
     with _transaction(conn):
         _own.check_lease(conn, lease)
         # another message under the id (content ids: its key is the id and the
-        # digest): if this one is written, it is a new message, which is said
-        other = _own.find_message(conn, scope, message_id) \
-            if message_id is not None and claim else None
+        # digest): if this one is written, it is a new message, which is said.
+        # Not looked for again when the send has just looked (a query fewer).
+        if other is _LOOK_UP:
+            other = _own.find_message(conn, scope, message_id) \
+                if message_id is not None and claim else None
         try:
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
