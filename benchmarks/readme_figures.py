@@ -8,6 +8,10 @@ The block sits between ``<!-- figures: begin -->`` and ``<!-- figures: end -->``
 README.md; every number in it is computed here from ``benchmarks/results/latest.json``
 (the raw samples ``run.py`` wrote), the medians over rounds as ``report.py`` takes them,
 so the README and the results cannot drift apart (tests/test_claims.py runs ``--check``).
+
+``--write`` also draws the README's charts (``docs/figures/*.svg``, matplotlib) from the
+same results and from ``benchmarks/results/layers.json`` (``layers.py``); ``--check``
+compares the figures each chart carries with the results.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
+LAYERS = ROOT / "benchmarks" / "results" / "layers.json"
+FIGURES = ROOT / "docs" / "figures"
 README = ROOT / "README.md"
 BEGIN, END = "<!-- figures: begin -->", "<!-- figures: end -->"
 
@@ -53,12 +59,14 @@ def _median(values: Iterable[float]) -> float:
 
 
 def _of(samples: list[Sample], server: str, **match: Any) -> list[Sample]:
-    return [s for s in samples
-            if s["server"] == server and all(s.get(k) == v for k, v in match.items())]
+    return [
+        s for s in samples if s["server"] == server and all(s.get(k) == v for k, v in match.items())
+    ]
 
 
-def _med(samples: list[Sample], server: str, value: Callable[[Sample], float],
-         **match: Any) -> float:
+def _med(
+    samples: list[Sample], server: str, value: Callable[[Sample], float], **match: Any
+) -> float:
     return _median(value(s) for s in _of(samples, server, **match))
 
 
@@ -84,8 +92,11 @@ def render(results: dict[str, Any]) -> str:
     unary, stream = results["unary"], results["stream"]
     concurrencies = sorted({s["concurrency"] for s in unary})
     main_c = 16 if 16 in concurrencies else concurrencies[0]
-    rps = {(srv, c): _med(unary, srv, lambda s: s["requests_per_s"], concurrency=c)
-           for srv, _ in UNARY_SERVERS for c in concurrencies}
+    rps = {
+        (srv, c): _med(unary, srv, lambda s: s["requests_per_s"], concurrency=c)
+        for srv, _ in UNARY_SERVERS
+        for c in concurrencies
+    }
     lines = [
         f"| unary `SendMessage` | {' | '.join(f'c={c} req/s' for c in concurrencies)} "
         f"| CPU ms/req (c={main_c}) | vs raw (req/s, c={'/'.join(map(str, concurrencies))}) "
@@ -99,14 +110,22 @@ def render(results: dict[str, Any]) -> str:
         vs_raw = " / ".join(_x(rps[srv, c], rps["raw", c]) for c in concurrencies)
         lines.append(
             f"| {label} | {' | '.join(_n(rps[srv, c]) for c in concurrencies)} "
-            f"| {_n(cpu, 3)} | {vs_raw} | {_x(rps[srv, main_c], rps[SDK, main_c], 1, 'x')} |")
+            f"| {_n(cpu, 3)} | {vs_raw} | {_x(rps[srv, main_c], rps[SDK, main_c], 1, 'x')} |"
+        )
     # results from before the coalescing ceiling existed have no column for it
     coalescing = bool(_of(stream, COALESCING, concurrency=1))
-    lines += ["", "| streaming, 1,000 chunks | events/s (1 stream) | first event p50 / p99 "
-              "| CPU µs/event | vs raw SSE" + (" | vs coalescing SSE" if coalescing else "")
-              + " | vs a2a-sdk 1.3 |", "|---|---:|---:|---:|---:|---:|" + "---:|" * coalescing]
-    eps = {srv: _med(stream, srv, lambda s: s["events_per_s"], concurrency=1)
-           for srv, _ in STREAM_SERVERS}
+    lines += [
+        "",
+        "| streaming, 1,000 chunks | events/s (1 stream) | first event p50 / p99 "
+        "| CPU µs/event | vs raw SSE"
+        + (" | vs coalescing SSE" if coalescing else "")
+        + " | vs a2a-sdk 1.3 |",
+        "|---|---:|---:|---:|---:|---:|" + "---:|" * coalescing,
+    ]
+    eps = {
+        srv: _med(stream, srv, lambda s: s["events_per_s"], concurrency=1)
+        for srv, _ in STREAM_SERVERS
+    }
     for srv, label in STREAM_SERVERS:
         if not _of(stream, srv, concurrency=1):
             continue
@@ -114,9 +133,11 @@ def render(results: dict[str, Any]) -> str:
         p99 = _med(stream, srv, lambda s: s["ttfe_p99_ms"], concurrency=1)
         cpu = _med(stream, srv, _event_cpu, concurrency=1)
         vs_coalescing = f"| {_x(eps[srv], eps[COALESCING])} " if coalescing else ""
-        lines.append(f"| {label} | {_n(eps[srv])} | {_n(p50, 2)} / {_n(p99, 2)} ms "
-                     f"| {_n(cpu, 2)} | {_x(eps[srv], eps['raw'])} {vs_coalescing}"
-                     f"| {_x(eps[srv], eps[SDK], 1, 'x')} |")
+        lines.append(
+            f"| {label} | {_n(eps[srv])} | {_n(p50, 2)} / {_n(p99, 2)} ms "
+            f"| {_n(cpu, 2)} | {_x(eps[srv], eps['raw'])} {vs_coalescing}"
+            f"| {_x(eps[srv], eps[SDK], 1, 'x')} |"
+        )
     lines += ["", *_other_figures(results)]
     return "\n".join(lines) + "\n"
 
@@ -125,20 +146,28 @@ def _other_figures(results: dict[str, Any]) -> list[str]:
     out: list[str] = []
     streams = results.get("memory_streams") or []
     if streams:
+
         def per_stream(s: Sample) -> float:
             return (s["rss_open_bytes"] - s["rss_before_bytes"]) / s["streams"]
 
-        parts = [f"{srv} {_n(_med(streams, srv, per_stream))} B"
-                 for srv, _ in STREAM_SERVERS if _of(streams, srv)]
+        parts = [
+            f"{srv} {_n(_med(streams, srv, per_stream))} B"
+            for srv, _ in STREAM_SERVERS
+            if _of(streams, srv)
+        ]
         out.append(f"- An idle open stream (server RSS per stream): {'; '.join(parts)}.")
     tasks = results.get("memory_tasks") or []
     if tasks:
+
         def per_task(s: Sample) -> float:
             return (s["rss_after_bytes"] - s["rss_before_bytes"]) / s["tasks"]
 
         # the raw ceiling keeps no tasks
-        parts = [f"{srv} {_n(_med(tasks, srv, per_task))} B"
-                 for srv, _ in UNARY_SERVERS if srv != "raw" and _of(tasks, srv)]
+        parts = [
+            f"{srv} {_n(_med(tasks, srv, per_task))} B"
+            for srv, _ in UNARY_SERVERS
+            if srv != "raw" and _of(tasks, srv)
+        ]
         out.append(f"- A stored small task (server RSS per task): {'; '.join(parts)}.")
     listing = results.get("list_tasks") or []
     if listing:
@@ -157,9 +186,80 @@ def _other_figures(results: dict[str, Any]) -> list[str]:
             b = _med(growth, srv, _event_cpu, chunks=last)
             if a == a and b == b:
                 parts.append(f"{srv} {_x(b, a)}")
-        out.append(f"- CPU per event at {last:,} chunks relative to {first:,}: "
-                   f"{'; '.join(parts)}.")
+        out.append(f"- CPU per event at {last:,} chunks relative to {first:,}: {'; '.join(parts)}.")
     return out
+
+
+def _short(label: str) -> str:
+    return label.replace("**", "").split(" (")[0]
+
+
+def charts(results: dict[str, Any], layers: dict[str, Any] | None) -> dict[str, Any]:
+    """The figures of each README chart, by file name."""
+    unary, stream = results["unary"], results["stream"]
+    servers = [(srv, label) for srv, label in UNARY_SERVERS if _of(unary, srv, concurrency=16)]
+    out: dict[str, Any] = {
+        "cpu-per-request.svg": {
+            "title": "Server CPU per unary SendMessage at 16 concurrent (lower is better)",
+            "unit": "CPU ms per request",
+            "digits": 3,
+            "labels": [_short(label) for _, label in servers],
+            "series": {
+                "CPU ms/request": [
+                    round(_med(unary, srv, _req_cpu, concurrency=16), 4) for srv, _ in servers
+                ]
+            },
+        }
+    }
+    streamers = [(srv, label) for srv, label in STREAM_SERVERS if _of(stream, srv, concurrency=1)]
+    out["events-per-second.svg"] = {
+        "title": "Events per second, one stream of 1,000 chunks (higher is better)",
+        "unit": "events per second (log scale)",
+        "log": True,
+        "labels": [
+            _short(label) + (" (coalescing)" if srv == COALESCING else "")
+            for srv, label in streamers
+        ],
+        "series": {
+            "events/s": [
+                round(_med(stream, srv, lambda s: s["events_per_s"], concurrency=1))
+                for srv, _ in streamers
+            ]
+        },
+    }
+    if layers:
+        revs = layers["revisions"]
+        names = sorted(
+            {k for r in revs for k in r["unary"]},
+            key=lambda k: (-max(r["unary"].get(k, 0.0) for r in revs), k),
+        )
+        out["calls-per-layer.svg"] = {
+            "title": "Python calls per unary send, by layer (benchmarks/layers.py)",
+            "unit": "calls per request (cProfile; C functions counted too)",
+            "digits": 0,
+            "labels": names,
+            "series": {
+                r["revision"].split(" ")[0]: [round(r["unary"].get(k, 0.0), 2) for k in names]
+                for r in revs
+            },
+        }
+    return out
+
+
+def _load_layers() -> dict[str, Any] | None:
+    return json.loads(LAYERS.read_text()) if LAYERS.exists() else None
+
+
+def _check_charts(wanted: dict[str, Any]) -> list[str]:
+    from charts import data_of
+
+    wrong = []
+    for name, chart in wanted.items():
+        path = FIGURES / name
+        drawn = data_of(path.read_text()) if path.exists() else None
+        if drawn != json.loads(json.dumps(chart)):
+            wrong.append(name)
+    return wrong
 
 
 def main() -> int:
@@ -179,13 +279,30 @@ def main() -> int:
         print(f"README.md has no {BEGIN} … {END} block", file=sys.stderr)
         return 1
     new = f"{head}{BEGIN}\n{block}{END}{tail}"
+    wanted = charts(json.loads(RESULTS.read_text()), _load_layers())
     if args.check:
         if new != text:
-            print("README.md's figures differ from benchmarks/results/latest.json: "
-                  "run benchmarks/readme_figures.py --write", file=sys.stderr)
+            print(
+                "README.md's figures differ from benchmarks/results/latest.json: "
+                "run benchmarks/readme_figures.py --write",
+                file=sys.stderr,
+            )
+            return 1
+        wrong = _check_charts(wanted)
+        if wrong:
+            print(
+                f"docs/figures: {', '.join(wrong)} differ from the committed results: "
+                "run benchmarks/readme_figures.py --write",
+                file=sys.stderr,
+            )
             return 1
         return 0
     README.write_text(new)
+    from charts import svg
+
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    for name, chart in wanted.items():
+        (FIGURES / name).write_text(svg(chart))
     return 0
 
 
