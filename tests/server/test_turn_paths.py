@@ -162,3 +162,34 @@ async def test_a_committed_write_stands_when_the_bus_fails() -> None:
         assert [seq for batch in batches for seq in batch] == [e.seq for e in logged]
     finally:
         await engine.stop()
+
+
+async def test_a_turn_that_swallows_its_cancellation_does_not_hold_the_stop() -> None:
+    store = open_store("memory://")
+    working, released = asyncio.Event(), asyncio.Event()
+
+    async def stubborn(ctx: Context) -> None:
+        await ctx.update("working")
+        working.set()
+        while not released.is_set():
+            try:
+                await released.wait()
+            except asyncio.CancelledError:
+                continue  # the executor refuses to stop
+
+    config = EngineConfig(stop_timeout=0.2)
+    engine = Engine(Agent("t", "t", stubborn), store, LocalBus(), config=config)
+    await engine.start()
+    try:
+        task = await engine.send(
+            SendMessage(message=_message("go"), config=SendConfig(blocking=False)), REQ)
+        await working.wait()
+        stopping = asyncio.ensure_future(engine.stop())
+        done, _ = await asyncio.wait([stopping], timeout=5)
+        assert done, "the engine's stop waited on a turn that would not end"
+        await store.open()
+        stored = await store.get_task(Scope(owner="p"), task.id)  # type: ignore[union-attr]
+        assert stored is not None and stored.task.status.state is TaskState.FAILED
+    finally:
+        released.set()
+        await asyncio.sleep(0)

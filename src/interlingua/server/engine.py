@@ -109,6 +109,9 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     #: one message per id, other content under a known id refused (InvalidParams).
     #: Every process on one store should use the same.
     message_ids: MessageIds = "content"
+    #: seconds ``stop`` waits for canceled turns to end; a turn still running then (its
+    #: executor swallowed the cancellation) is left behind and its task ends failed
+    stop_timeout: float = 10.0
 
 
 class Engine:
@@ -269,7 +272,11 @@ class Engine:
         runs = self.runs.all()
         if self.sends.grace is not None:
             self.sends.grace.close()
-        await self.turns.stop()
+        left = await self.turns.stop(self.config.stop_timeout)
+        if left:
+            log.warning("%d turns did not end within %g s of being canceled (their"
+                        " executors caught the cancellation); stopping without them",
+                        len(left), self.config.stop_timeout)
         for run in runs:
             if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:
                 with contextlib.suppress(Exception):

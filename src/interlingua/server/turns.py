@@ -277,13 +277,17 @@ class TurnRunner:
         if place is not None and place is not _FREE:  # the free place has nothing to give
             place.release()
 
-    async def stop(self) -> None:
-        """Cancel every running turn and wait for them."""
+    async def stop(self, timeout: float | None = None) -> list[asyncio.Task[None]]:
+        """Cancel every running turn and wait for them, ``timeout`` seconds at most;
+        the turns still running then (an executor that swallows its cancellation, or
+        blocks the loop's thread elsewhere) are left behind and returned."""
         for run in self.runs.all():
             if run.turn is not None and not run.turn.done():
                 run.turn.cancel()
-        if self.turns:
-            await asyncio.gather(*self.turns, return_exceptions=True)
+        if not self.turns:
+            return []
+        _, pending = await asyncio.wait(list(self.turns), timeout=timeout)
+        return list(pending)
 
     async def _hooked_turn(self, run: Run, ctx: Context, place: Any) -> None:
         ends = started(self._turn_hooks, run)
