@@ -18,7 +18,9 @@ each revision's unary figure is then given as a multiple of it. ``--src DIR`` co
 a source tree as it is (its ``interlingua`` package first on ``PYTHONPATH``: a copy
 with some modules compiled, say) beside the revisions. ``--objects`` also says which
 shared object (the interpreter, SQLite, libc, msgspec, ...) ran the instructions of a
-unit of work. ``--list-tasks K``
+unit of work. ``--json FILE`` adds each revision's figures (and, with ``--objects``, its
+per-object breakdown) to FILE, kept by revision, for ``readme_figures.py``'s chart.
+``--list-tasks K``
 (SQLite) also counts v1.0 ``ListTasks`` (pageSize 50, N = ``--requests``) on a store of
 K tasks filled by ``fill_store.py`` with the revision's own code.
 
@@ -209,6 +211,31 @@ def per_object_table(what: str, one: collections.Counter[str], two: collections.
     return "\n".join(lines)
 
 
+def per_unit(one: collections.Counter[str], two: collections.Counter[str],
+             units: int) -> dict[str, float]:
+    """What each shared object added from count ``one`` to ``two``, per unit."""
+    return {k: round((two[k] - one[k]) / units, 1) for k in sorted(one.keys() | two.keys())}
+
+
+def write_json(path: Path, store: str, raw: float, rows: list[tuple[str, str, float, float,
+               float]], objects: dict[str, dict[str, dict[str, float]]]) -> None:
+    """Add these revisions' figures to ``path``, replacing earlier ones of a revision."""
+    import json
+
+    data = json.loads(path.read_text()) if path.exists() else {"revisions": []}
+    data["store"] = store
+    if raw:
+        data["raw_unary"] = round(raw)
+    kept = [r for r in data["revisions"] if r["revision"] not in {row[1] for row in rows}]
+    for rev, label, per_request, per_event, _ in rows:
+        subject = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%s", rev],
+                                 capture_output=True, text=True).stdout.strip()
+        kept.append({"revision": label, "subject": subject, "unary": round(per_request),
+                     "event": round(per_event), "objects": objects.get(label, {})})
+    data["revisions"] = kept
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("revs", nargs="*", help="git revisions (HEAD if none and no --src)")
@@ -220,6 +247,8 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=100, help="N for the stream case")
     parser.add_argument("--store", choices=("memory", "sqlite"), default="memory")
     parser.add_argument("--raw", action="store_true", help="also count the raw ceiling")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="add the figures to FILE (by revision)")
     parser.add_argument("--list-tasks", type=int, default=0, metavar="K",
                         help="also count ListTasks on a store of K tasks (SQLite)")
     args = parser.parse_args()
@@ -242,6 +271,7 @@ def main() -> None:
         raise SystemExit("instructions: valgrind is not installed (apt-get install valgrind)")
     rows = []
     tables: list[str] = []
+    objects: dict[str, dict[str, dict[str, float]]] = {}
     raw = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         if args.raw:
@@ -277,6 +307,10 @@ def main() -> None:
                                             args.requests))
                 tables.append(objects_table(f"{rev} ({label}), streamed event", s_one, s_two,
                                             s_two.events - s_one.events))
+                objects[label] = {
+                    "unary": per_unit(by_object(one.out), by_object(two.out), args.requests),
+                    "event": per_unit(by_object(s_one.out), by_object(s_two.out),
+                                      s_two.events - s_one.events)}
             per_page = 0.0
             if args.list_tasks:
                 l_one = count(src, args.requests, False, work, args.store, args.list_tasks)
@@ -286,6 +320,8 @@ def main() -> None:
             print(f"{rev} ({label}): {per_request:,.0f} / request, {per_event:,.0f} / event"
                   + (f", {per_page:,.0f} / ListTasks" if per_page else ""),
                   file=sys.stderr)  # fmt: skip
+    if args.json is not None:
+        write_json(args.json, args.store, raw, rows, objects)
     print(f"Store: {args.store}.")
     if raw:
         print(f"Raw ceiling: {raw:,.0f} instructions / unary request.")
