@@ -27,6 +27,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
 LAYERS = ROOT / "benchmarks" / "results" / "layers.json"
+INSTRUCTIONS = ROOT / "benchmarks" / "results" / "instructions-memory.json"
+#: shared objects (callgrind's names, by prefix) -> the layer they are
+OBJECT_LAYERS = [
+    ("libpython", "Python interpreter (our code, Starlette, asyncio)"),
+    ("_core.", "msgspec (JSON, structs)"),
+    ("loop.", "uvloop (event loop, sockets)"),
+    ("parser.", "httptools (HTTP parsing)"),
+    ("libc.", "libc"),
+    ("libsqlite3", "SQLite"),
+]
 FIGURES = ROOT / "docs" / "figures"
 README = ROOT / "README.md"
 BEGIN, END = "<!-- figures: begin -->", "<!-- figures: end -->"
@@ -243,7 +253,39 @@ def charts(results: dict[str, Any], layers: dict[str, Any] | None) -> dict[str, 
                 for r in revs
             },
         }
+    if INSTRUCTIONS.exists():
+        out["instructions-per-layer.svg"] = instructions_chart(
+            json.loads(INSTRUCTIONS.read_text()))
     return out
+
+
+def _object_layer(name: str) -> str:
+    for prefix, layer in OBJECT_LAYERS:
+        if name.startswith(prefix):
+            return layer
+    return "the rest (kernel entry, other extensions)"
+
+
+def instructions_chart(data: dict[str, Any]) -> dict[str, Any]:
+    """Instructions per unary send by layer (shared object), per revision counted."""
+    revs = [r for r in data["revisions"] if r.get("objects")]
+    per: dict[str, dict[str, float]] = {}
+    for r in revs:
+        sums: dict[str, float] = {}
+        named = 0.0
+        for name, n in r["objects"]["unary"].items():
+            layer = _object_layer(name)
+            if not layer.startswith("the rest"):
+                sums[layer] = sums.get(layer, 0.0) + n
+                named += n
+        sums["the rest (kernel entry, other extensions)"] = r["unary"] - named
+        per[r["revision"]] = sums
+    names = [layer for _, layer in OBJECT_LAYERS if any(layer in p for p in per.values())]
+    names.append("the rest (kernel entry, other extensions)")
+    return {"title": "Instructions per unary send (memory store), by layer (callgrind)",
+            "unit": "instructions per request (benchmarks/instructions.py --objects)",
+            "labels": names,
+            "series": {rev: [round(per[rev].get(k, 0.0)) for k in names] for rev in per}}
 
 
 def _load_layers() -> dict[str, Any] | None:
