@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
+import msgspec
 
 from ..core import lifecycle
 from ..core.calls import (
@@ -447,6 +448,8 @@ class Client:
     async def _open_stream_at(
         self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
     ) -> Connection:
+        if endpoint.tenant is not None and call.tenant is None:
+            call = msgspec.structs.replace(call, tenant=endpoint.tenant)
         return await self._binding_for(endpoint).open_stream(endpoint, call, last_event_id)
 
     async def call(self, call: Call) -> Result:
@@ -506,6 +509,9 @@ class Client:
         return None
 
     async def _call_at(self, endpoint: Endpoint, call: Call) -> Result:
+        if endpoint.tenant is not None and getattr(call, "tenant", "") is None:
+            # the card's interface names the tenant its requests carry
+            call = msgspec.structs.replace(call, tenant=endpoint.tenant)
         result, raw = await self._binding_for(endpoint).call(endpoint, call)
         self.last_result = raw
         return result
