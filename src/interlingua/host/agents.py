@@ -96,11 +96,13 @@ def _with_option(url: str, key: str, make: Any) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def services_for(agents: Sequence[Agent], settings: ServiceSettings) -> list[Service]:
+def services_for(agents: Sequence[Agent], settings: ServiceSettings,
+                 stores: Sequence[str] | None = None) -> list[Service]:
     """A ``Service`` for each agent, from ``settings`` with each its own store and bus
-    (``store_url_for``, ``bus_url_for``) and, with ``public_url``, its own base URL
-    under ``/agents/{name}``. ``ValueError`` for two agents with one path name, or a
-    store or bus given as an object (it cannot be split between the agents)."""
+    (``store_url_for``, ``bus_url_for``; ``stores``: each agent's store URL instead)
+    and, with ``public_url``, its own base URL under ``/agents/{name}``. ``ValueError``
+    for two agents with one path name, or a store or bus given as an object (it
+    cannot be split between the agents)."""
     if not isinstance(settings.store, str) or not isinstance(settings.bus, str):
         raise ValueError("several agents need a store and a bus each: give them as URLs "
                          "(each agent's is derived from it), not as objects")
@@ -113,14 +115,14 @@ def services_for(agents: Sequence[Agent], settings: ServiceSettings) -> list[Ser
                 f"two agents would be served at {PREFIX}{name}/ ({other.name!r} and "
                 f"{agent.name!r}): give each agent served on one server a name of its own")
         seen[name] = agent
-    stores: dict[str, str] = {}
+    taken: dict[str, str] = {}
     services = []
-    for name, agent in seen.items():
-        store = store_url_for(settings.store, name)
-        if store in stores and not store.startswith(("memory:", "sqlite:///:memory:")):
-            raise ValueError(f"agents {stores[store]!r} and {name!r} would share the store "
+    for i, (name, agent) in enumerate(seen.items()):
+        store = stores[i] if stores is not None else store_url_for(settings.store, name)
+        if store in taken and not store.startswith(("memory:", "sqlite:///:memory:")):
+            raise ValueError(f"agents {taken[store]!r} and {name!r} would share the store "
                              f"{store}: rename one of them")
-        stores[store] = name
+        taken[store] = name
         public = settings.public_url
         services.append(Service(agent, settings.replace(
             store=store, bus=bus_url_for(settings.bus, name),
