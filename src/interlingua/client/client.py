@@ -79,6 +79,7 @@ from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
+from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .transport import DEFAULT_TIMEOUT, HTTPXTransport, Transport
 
@@ -267,6 +268,13 @@ class Client:
                                             self._spoken())
             self._endpoint = self._endpoints[0]
         return self._endpoint
+
+    def session(self, *, context_id: str | None = None, task: Task | None = None) -> Session:
+        """A conversation with this agent that keeps its context id and open task
+        between calls: ``send`` continues a task that waits for input, ``start`` runs
+        one in the background to poll (``session.py``). ``context_id``/``task``: one to
+        take up."""
+        return Session(self, context_id=context_id, task=task)
 
     # ------------------------------------------------------------------ calls
 
