@@ -146,7 +146,7 @@ class AgentsApp(Starlette):
             path: str = scope["path"]
             if root and path.startswith(root):
                 path = path[len(root):]
-            if path.startswith(PREFIX):
+            if path.startswith(PREFIX) and path != PREFIX:
                 name, slash, _ = path[len(PREFIX):].partition("/")
                 app = self._apps.get(name)
                 if app is None:
@@ -207,8 +207,8 @@ def host_agents(services: Sequence[Service], *, rest: bool = True, debug: bool =
                 await stack.enter_async_context(child.router.lifespan_context(child))
             yield
 
-    app = AgentsApp(routes=[Route("/", listing, methods=["GET"]),
-                            Route(PREFIX.rstrip("/"), listing, methods=["GET"])],
+    app = AgentsApp(routes=[Route(path, listing, methods=["GET"])
+                            for path in ("/", PREFIX, PREFIX.rstrip("/"))],
                     lifespan=lifespan, debug=debug)
     app._apps = apps
     app.state.services = by_name
