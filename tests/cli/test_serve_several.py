@@ -52,6 +52,11 @@ async def test_two_files_are_two_agents_on_one_server() -> None:
         async with Client(info["served"]["Echo"]["url"]) as echo:
             task = await echo.send("hello")
             assert task.status.state is TaskState.COMPLETED
+        sent = subprocess.run(
+            [sys.executable, "-m", "interlingua.cli.main", "send", info["served"]["Echo"]["url"],
+             "hi from the CLI", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stderr
+        assert "hi from the CLI" in sent.stdout
         async with Client(info["served"]["Flight_booker"]["url"], binding="grpc") as booker:
             asked = await booker.send("I'd like to book a flight.")
             assert asked.status.state is TaskState.INPUT_REQUIRED

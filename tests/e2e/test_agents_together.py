@@ -21,7 +21,7 @@ from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
 from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
-from interlingua.host.agents import path_name, store_url_for
+from interlingua.host.agents import bus_url_for, path_name, store_url_for
 from interlingua.server.context import Context
 from tests.client.agents import agent as assistant
 from tests.live import live_server
@@ -57,6 +57,8 @@ def test_the_listing_names_every_agent_with_its_urls(served: tuple[str, int]) ->
                                                            ("Echo", NAMES[1])]
         for row in rows:
             assert row["url"] == f"{base}/agents/{row['path']}/"
+            health = httpx.get(row["url"] + "healthz", timeout=10).json()
+            assert health["agent"] == row["name"]
             assert row["card"] == f"{base}/agents/{row['path']}/.well-known/agent-card.json"
             assert httpx.get(row["card"], timeout=10).json()["name"] == row["name"]
 
@@ -177,6 +179,7 @@ def test_grpc_requests_that_name_no_agent_are_refused_clearly(served: tuple[str,
             v1.GetTask(pb1.GetTaskRequest(id="x", tenant="Nobody"))
         assert unknown.value.code() is grpc.StatusCode.NOT_FOUND
         assert "'Nobody'" in (unknown.value.details() or "")
+        assert "Echo" in (unknown.value.details() or "")
         sent = v1.SendMessage(pb1.SendMessageRequest(message=_message("raw"), tenant="Echo"))
         assert sent.task.status.state == pb1.TASK_STATE_COMPLETED
         streamed = list(v1.SendStreamingMessage(
@@ -214,6 +217,37 @@ def test_each_agent_gets_a_store_of_its_own() -> None:
     assert store_url_for("postgresql://u@h/db?schema=s", "Echo") == \
         "postgresql://u@h/db?schema=s_echo"
     assert store_url_for("postgresql://u@h/db", "a") == "postgresql://u@h/db?schema=interlingua_a"
+    assert bus_url_for("local://", "a") == "local://"
+    assert bus_url_for("redis://127.0.0.1:6379/0", "a") == "redis://127.0.0.1:6379/0?prefix=interlingua.a"
+    assert bus_url_for("redis://h/0?prefix=p", "a") == "redis://h/0?prefix=p.a"
+
+
+async def test_postgresql_keeps_each_agent_in_a_schema_of_its_own() -> None:
+    from tests.services import create_database, drop_database
+
+    url = create_database()
+    try:
+        app = create_app([assistant, echo], store=url, freeze_gc=False)
+        with live_server(app) as base:
+            async with Client(f"{base}/agents/Echo/") as client:
+                task = await client.send("in postgres")
+            async with Client(f"{base}/agents/{NAMES[0]}/") as client:
+                with pytest.raises(TaskNotFound):
+                    await client.get_task(task.id)
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            schemas = {r[0] for r in await conn.fetch(
+                "SELECT schema_name FROM information_schema.schemata")}
+            counted = await conn.fetchval("SELECT count(*) FROM interlingua_echo.tasks")
+            other = await conn.fetchval("SELECT count(*) FROM interlingua_test_assistant.tasks")
+        finally:
+            await conn.close()
+        assert {"interlingua_echo", "interlingua_test_assistant"} <= schemas
+        assert (counted, other) == (1, 0)
+    finally:
+        drop_database(url)
 
 
 async def test_sqlite_stores_are_separate_files(tmp_path: Path) -> None:

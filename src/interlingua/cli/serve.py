@@ -472,6 +472,7 @@ def _serve_several(sock: socket.socket, agents: Sequence[Agent], s: ServeSetting
     import uvicorn
 
     from ..host.agents import host_agents, path_name, services_for, store_url_for
+    from ..host.app import host_app
 
     port = sock.getsockname()[1]
     public = s.public_url or public_url_for(s.host, port, "https" if tls else "http")
@@ -481,7 +482,7 @@ def _serve_several(sock: socket.socket, agents: Sequence[Agent], s: ServeSetting
                             stores=stores)
     for store in stores:
         check_services(store, s.bus, s.auth, None)
-    app = host_agents(services, rest=rest)
+    app = host_agents(services, host_app, rest=rest)
     if grpc is not None:
         for name, service in app.state.services.items():
             service.add_binding(grpc.member(name))

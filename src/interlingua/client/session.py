@@ -24,8 +24,8 @@ sending.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -34,7 +34,6 @@ from ..core.model import TERMINAL_STATES, Message, Part, StatusUpdate, Task
 from .errors import ClientError
 
 if TYPE_CHECKING:
-    from .client import Client
     from .stream import StreamEvent
 
 __all__ = ["Run", "Session"]
@@ -42,11 +41,28 @@ __all__ = ["Run", "Session"]
 Content = Message | str | Part | Sequence[Part]
 
 
+class Talks(Protocol):
+    """What a session asks of its client (``Client``, or any with these calls, as
+    ``Client`` takes them)."""
+
+    @property
+    def send(self) -> Callable[..., Awaitable[Task | Message]]: ...
+
+    @property
+    def stream(self) -> Callable[..., AsyncIterator[StreamEvent]]: ...
+
+    @property
+    def get_task(self) -> Callable[..., Awaitable[Task]]: ...
+
+    @property
+    def cancel(self) -> Callable[..., Awaitable[Task]]: ...
+
+
 class Session:
     """A conversation with the agent of ``client``: its ``context_id`` (None until the
     agent gives one, or the one given) and its open ``task`` (the last task seen)."""
 
-    def __init__(self, client: Client, *, context_id: str | None = None,
+    def __init__(self, client: Talks, *, context_id: str | None = None,
                  task: Task | None = None) -> None:
         self.client = client
         self.context_id = context_id if context_id is not None else (

@@ -12,7 +12,7 @@ as a path segment (``path_name``); two agents with the same one are refused when
 the app is built.
 
 A request under ``/agents/{name}/`` is handed to that agent's own app (its
-``host_app``) with ``root_path`` extended by the prefix, as an app mounted there
+``host_app``, which ``create_app`` passes in) with ``root_path`` extended by the prefix, as an app mounted there
 would get it, so that the card's URLs come out right without ``public_url``; with
 ``public_url`` each card names ``{public_url}/agents/{name}``.
 """
@@ -20,7 +20,7 @@ would get it, so that the card's URLs come out right without ``public_url``; wit
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -35,7 +35,6 @@ from ..bindings.http.request_headers import RequestHeaders
 from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
-from .app import A2AApp, host_app
 from .hosts import HostNotAllowed, HostPolicy
 
 __all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "services_for",
@@ -138,7 +137,7 @@ class AgentsApp(Starlette):
     ``app.state.services`` maps each path name to its service; ``app.state.apps``
     to its app."""
 
-    _apps: dict[str, A2AApp]
+    _apps: dict[str, Starlette]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -163,19 +162,19 @@ class AgentsApp(Starlette):
         await super().__call__(scope, receive, send)
 
 
-def host_agents(services: Sequence[Service], *, rest: bool = True, debug: bool = False,
-                inspector: bool = False) -> AgentsApp:
+def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
+                rest: bool = True, debug: bool = False, inspector: bool = False) -> AgentsApp:
     """The app serving ``services`` together (see the module's docstring): each one's
-    HTTP bindings by ``host_app`` (``rest``, ``inspector`` as there) at
+    HTTP bindings by ``host`` (``host_app``; ``rest``, ``inspector`` as there) at
     ``/agents/{name}/``. ``ValueError`` for two with one path name."""
-    apps: dict[str, A2AApp] = {}
+    apps: dict[str, Starlette] = {}
     by_name: dict[str, Service] = {}
     for service in services:
         name = path_name(service.agent.name)
         if name in apps:
             raise ValueError(f"two agents would be served at {PREFIX}{name}/ "
                              f"({by_name[name].agent.name!r} and {service.agent.name!r})")
-        apps[name] = host_app(service, rest=rest, debug=debug, inspector=inspector)
+        apps[name] = host(service, rest=rest, debug=debug, inspector=inspector)
         by_name[name] = service
     if not apps:
         raise ValueError("no agent to serve")

@@ -210,8 +210,8 @@ def create_app(agent: Agent | Sequence[Agent], settings: ServiceSettings | None 
         if bindings:
             raise ValueError("bindings= serves one agent's binding; with several agents, "
                              "add each to its service (app.state.services)")
-        return host_agents(services_for(list(agent), settings), rest=rest, debug=debug,
-                           inspector=inspector)
+        return host_agents(services_for(list(agent), settings), host_app, rest=rest,
+                           debug=debug, inspector=inspector)
     service = Service(agent, settings)
     app = host_app(service, rest=rest, debug=debug, inspector=inspector)
     for binding in bindings:  # after the HTTP ones: the card names JSON-RPC first

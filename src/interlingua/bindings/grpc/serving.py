@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import grpc
 
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
+from .address import _card_host, _split
 from .server import GrpcBinding, server_options
 
 if TYPE_CHECKING:
@@ -26,16 +26,6 @@ if TYPE_CHECKING:
     from .tenants import GrpcTenants
 
 __all__ = ["GrpcServer", "add_grpc"]
-
-_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
-
-
-def _split(address: str) -> tuple[str, int]:
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"{address!r} is not host:port")
-    return host, int(port)
-
 
 class GrpcServer(BaseBinding):
     """Both A2A gRPC services of one service, on ``address`` (``host:port``).
@@ -134,11 +124,3 @@ def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = No
                         on_listening=on_listening)
     app.state.service.add_binding(server)
     return server
-
-
-def _card_host(public_url: str, bound: str) -> str:
-    if public_url:
-        name = urlsplit(public_url).hostname
-        if name:
-            return f"[{name}]" if ":" in name else name
-    return "localhost" if bound in _WILDCARDS else bound

@@ -25,8 +25,8 @@ from google.protobuf.message import DecodeError
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
+from .address import _card_host, _split
 from .server import RPCS, V03_SERVICE, GrpcBinding, _Rpc, generic_handlers, server_options
-from .serving import _card_host, _split
 
 if TYPE_CHECKING:
     from ...server.service import Service
