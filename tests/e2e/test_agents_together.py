@@ -277,3 +277,16 @@ def test_public_url_names_each_agent_under_it() -> None:
         assert card["url"] == "https://agents.example.com/base/agents/Echo/"
         rows = httpx.get(base + "/agents", timeout=10).json()["agents"]
         assert rows[1]["url"] == "https://agents.example.com/base/agents/Echo/"
+
+
+async def test_each_agent_counts_its_own_metrics() -> None:
+    app = create_app([assistant, echo], store="memory://", metrics=True)
+    with live_server(app) as base:
+        async with Client(f"{base}/agents/Echo/") as client:
+            await client.send("counted")
+        mine = httpx.get(f"{base}/agents/Echo/metrics", timeout=10).text
+        other = httpx.get(f"{base}/agents/{NAMES[0]}/metrics", timeout=10).text
+    sent = 'interlingua_requests_total{method="SendMessage",dialect="1.0",binding="jsonrpc",' \
+        'outcome="ok"} 1'
+    assert sent in mine
+    assert 'method="SendMessage"' not in other
