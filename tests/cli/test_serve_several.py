@@ -109,3 +109,45 @@ def test_several_agents_on_a_mesh_is_not_yet() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "several agents" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sigterm_drains_every_agent(tmp_path: Path) -> None:
+    """A turn running on one agent finishes; meanwhile every agent refuses new sends (503)
+    and says it drains; then the process stops by itself."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "tests/client/agents.py",
+         "examples/echo.py", "--store", f"sqlite:///{tmp_path}/", "--json", "--log-level",
+         "warning", "--port", "0", "--drain-seconds", "30"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        slow, echo = info["served"]["Test_assistant"]["url"], info["served"]["Echo"]["url"]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+            "messageId": "m-slow", "role": "ROLE_USER", "parts": [{"text": "sleep 2"}]},
+            "configuration": {"returnImmediately": True}}}
+        started = httpx.post(slow, json=body, headers={"A2A-Version": "1.0"}, timeout=10).json()
+        task_id = started["result"]["task"]["id"]
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        for url in (slow, echo):
+            assert httpx.get(url + "healthz", timeout=5).json()["status"] == "draining"
+            refused = httpx.post(url, headers={"A2A-Version": "1.0"}, timeout=5, json={
+                "jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {
+                    "messageId": "m-new", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
+            assert refused.status_code == 503
+        proc.wait(20)  # the running turn finished, then the process stopped
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=20)
+    # the turn that ran through the drain completed, in its agent's own store
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "Test_assistant.db") as db:
+        (state,) = db.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    assert state == "completed"
+    assert (tmp_path / "Echo.db").exists()
