@@ -137,3 +137,21 @@ def test_running_task_ends_failed_after_a_crash(tmp_path: Path) -> None:
     status = got["result"]["status"]
     assert status["state"] == "TASK_STATE_FAILED"
     assert "restarted" in status["message"]["parts"][0]["text"]
+
+
+def test_the_orchestrator_delegates_in_one_conversation(served: dict[str, str]) -> None:
+    """examples/orchestrator.py --ask, as its docstring runs it: a session with the flight
+    booker, whose first turn runs in the background (polled) and asks; the next answers."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "orchestrator.py"), "--agent", served["flight_booking"],
+         "--ask", "I'd like to book a flight.", "--ask", "From JFK to LHR on October 10th"],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    asked, booked = (line.split(" ", 2) for line in done.stdout.splitlines())
+    assert asked[0] == booked[0] == "task"
+    assert asked[1] == booked[1]  # the answer continued the task that asked
+    assert asked[2].startswith("[input-required] Sure, I can help with that!")
+    assert booked[2].startswith("[completed] Okay, I've found a flight from JFK to LHR.")

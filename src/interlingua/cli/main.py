@@ -281,7 +281,7 @@ def main() -> None:
 
 
 @main.command("serve")
-@click.argument("spec", metavar="[FILE_OR_MODULE[:ATTR]]", required=False)
+@click.argument("specs", metavar="[FILE_OR_MODULE[:ATTR]]...", nargs=-1)
 @click.option("--openai-model", default=None, metavar="NAME",
               help="Instead of a file: serve a chat agent backed by this model on an "
                    "OpenAI-compatible server (needs interlingua[openai]).")
@@ -381,10 +381,15 @@ def serve_command(**options: Any) -> None:
 
     Without :ATTR, the module's `agent` (or its only Agent) is served. With
     --openai-model instead of a file, a chat agent backed by that model.
+    Several files serve several agents, each at /agents/NAME/ (listed at /agents).
     """
     # click hands over every option by name; they become one ServeSettings
     o = options
-    spec: str | None = o["spec"]
+    specs: tuple[str, ...] = o["specs"]
+    if len(specs) > 1:
+        _serve_several(specs, o)
+        return
+    spec: str | None = specs[0] if specs else None
     host: str = o["host"]
     port: int = o["port"]
     no_http: bool = o["no_http"]
@@ -467,6 +472,64 @@ def serve_command(**options: Any) -> None:
               EXIT_USAGE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
+    except KeyboardInterrupt:
+        pass
+
+
+def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
+    """``serve a.py b.py``: each agent at /agents/NAME/, the listing at /agents."""
+    from ..host.agents import PREFIX, path_name
+
+    if o["openai_model"] or o["no_http"] or o["mesh_url"]:
+        _exit("several agents are served over HTTP (and gRPC) only: --openai-model, "
+              "--mesh and --no-http serve one", EXIT_USAGE)
+    try:
+        agents = [load_agent(spec) for spec in specs]
+    except LoadError as exc:
+        _exit(str(exc), EXIT_USAGE)
+    bindings = _bindings_to_serve(o["bindings_spec"], o["grpc_port"])
+    scheme = "https" if o["certfile"] else "http"
+    grpc_at: list[int] = []
+
+    def listening(stores: str, bound_port: int) -> None:
+        for store in stores.split(", "):
+            _check_store(store)
+        base = (o["public_url"] or public_url_for(o["host"], bound_port, scheme)).rstrip("/")
+        names = [path_name(a.name) for a in agents]
+        info: dict[str, Any] = {
+            "listen": f"{scheme}://{o['host']}:{bound_port}", "agents": base + PREFIX.rstrip("/"),
+            "served": {n: {"name": a.name, "url": f"{base}{PREFIX}{n}/",
+                           "card": f"{base}{PREFIX}{n}/.well-known/agent-card.json"}
+                       for n, a in zip(names, agents, strict=True)},
+            "store": [shown_url(x) for x in stores.split(", ")]}
+        if grpc_at:
+            info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
+        if o["as_json"] or o["log_format"] == "json":
+            click.echo(msgspec.json.encode(info).decode())
+            return
+        click.echo(f"Serving {len(agents)} agents on {info['listen']} (listed at "
+                   f"{info['agents']})")
+        for n, row in info["served"].items():
+            click.echo(f"  {n}: {row['url']}  (store {shown_url(stores.split(', ')[names.index(n)])})")
+        if grpc_at:
+            click.echo(f"  gRPC:       {'grpcs' if o['certfile'] else 'grpc'}://{info['grpc']}  "
+                       "(tenant: the agent's name above)")
+
+    try:
+        serve(agents, _serve_settings(o).replace(on_listening=listening, bindings=bindings,
+                                                 on_grpc_listening=grpc_at.append))
+    except ValueError as exc:  # two agents with one name, a store URL no store understands
+        _exit(str(exc), EXIT_USAGE)
+    except ConnectionError as exc:
+        _exit(str(exc), EXIT_UNREACHABLE)
+    except StoreError as exc:
+        _exit(str(exc), EXIT_USAGE)
+    except ListenError as exc:
+        flag = "--grpc-port" if exc.binding == "grpc" else "--port"
+        _exit(f"{flag} {exc.port}: cannot listen on {exc.host}:{exc.port}: {exc.reason}",
+              EXIT_USAGE)
+    except OSError as exc:
+        _exit(f"cannot listen on {o['host']}:{o['port']}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
 

@@ -314,9 +314,15 @@ class ServeSettings:
             max_answer_bytes=self.max_answer_bytes)
 
 
-def serve(spec: str | Agent, settings: ServeSettings | None = None, **options: Any) -> None:
+def serve(spec: str | Agent | Sequence[str | Agent], settings: ServeSettings | None = None,
+          **options: Any) -> None:
     """Serve an agent with uvicorn, as ``settings`` (``ServeSettings``) with
     ``options`` (its fields as keywords: ``port``, ``store``, ``auth`` ...) say.
+
+    Several agents (a list) are served together, each at ``/agents/{name}/`` with its
+    own card, store (``default_store_for`` each, or derived from ``store``:
+    ``host/agents.py``) and, with gRPC, the one gRPC port by its tenant; a listing at
+    ``/`` and ``/agents``. ``ValueError`` for two with one name, or with the mesh.
 
     The socket is bound first: ``OSError`` when it cannot be (nothing else has
     happened then)."""
@@ -327,7 +333,14 @@ def serve(spec: str | Agent, settings: ServeSettings | None = None, **options: A
         from ..observability import logs
 
         logs.configure("json", _PY_LEVELS.get(s.log_level, s.log_level.upper()))
-    agent = spec if isinstance(spec, Agent) else load_agent(spec)
+    agents = [spec] if isinstance(spec, (str, Agent)) else list(spec)
+    loaded = [a if isinstance(a, Agent) else load_agent(a) for a in agents]
+    if not loaded:
+        raise ValueError("no agent to serve")
+    if len(loaded) > 1 and (s.mesh is not None or s.no_http):
+        raise ValueError("several agents on one server are served over HTTP and gRPC; on a "
+                         "mesh, not yet: serve each in a process of its own")
+    agent = loaded[0]
     store = s.store or default_store_for(agent)
     if s.no_http:
         if s.mesh is None:
@@ -354,12 +367,18 @@ def serve(spec: str | Agent, settings: ServeSettings | None = None, **options: A
             reserved = grpc_sock.getsockname()[1]
             from ..bindings.grpc.serving import GrpcServer
 
-            grpc = GrpcServer(grpc_address(s.host, reserved),
-                              credentials=_grpc_credentials(s.certfile, s.keyfile, s.client_ca),
-                              on_listening=grpc_listening)
+            kind = GrpcServer
+            if len(loaded) > 1:  # all on the one port, each by its tenant
+                from ..bindings.grpc.tenants import GrpcTenants as kind  # type: ignore[assignment]
+            grpc = kind(grpc_address(s.host, reserved),
+                        credentials=_grpc_credentials(s.certfile, s.keyfile, s.client_ca),
+                        on_listening=grpc_listening)
             if s.on_grpc_listening is not None:
                 s.on_grpc_listening(reserved)
-        _serve_on(sock, agent, store, s, tls, grpc, with_rest, guard)
+        if len(loaded) > 1:
+            _serve_several(sock, loaded, s, tls, grpc, with_rest, guard)
+        else:
+            _serve_on(sock, agent, store, s, tls, grpc, with_rest, guard)
     finally:
         for held_sock in held:
             held_sock.close()
@@ -445,6 +464,62 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, s: ServeSettings,
     _make_server(config, service.engine, s.drain_seconds).run(sockets=[sock])
 
 
+def _serve_several(sock: socket.socket, agents: Sequence[Agent], s: ServeSettings,
+                   tls: dict[str, Any], grpc: Any, rest: bool,
+                   uvicorn_options: dict[str, Any]) -> None:
+    """``agents`` together (``host/agents.py``), on ``sock`` and, with ``grpc`` (a
+    ``GrpcTenants``), its one port."""
+    import uvicorn
+
+    from ..host.agents import host_agents, path_name, services_for, store_url_for
+    from ..host.app import host_app
+
+    port = sock.getsockname()[1]
+    public = s.public_url or public_url_for(s.host, port, "https" if tls else "http")
+    stores = [store_url_for(s.store, path_name(a.name)) if s.store else default_store_for(a)
+              for a in agents]
+    services = services_for(agents, s.service_settings(s.store or "memory://", public),
+                            stores=stores)
+    for store in stores:
+        check_services(store, s.bus, s.auth, None)
+    app = host_agents(services, host_app, rest=rest)
+    if grpc is not None:
+        for name, service in app.state.services.items():
+            service.add_binding(grpc.member(name))
+    if s.log_format == "json":
+        uvicorn_options["log_config"] = None
+    config = uvicorn.Config(app, host=s.host, port=port, log_level=s.log_level,
+                            access_log=False, timeout_graceful_shutdown=5,
+                            timeout_keep_alive=s.timeout_keep_alive,
+                            limit_concurrency=s.limit_concurrency,
+                            **uvicorn_options, **tls)
+    if s.on_listening is not None:
+        s.on_listening(", ".join(stores), port)
+    engines = _Engines([service.engine for service in services])
+    _make_server(config, engines, s.drain_seconds).run(sockets=[sock])
+
+
+class _Engines:
+    """Several engines as the server's drain and shutdown see one."""
+
+    def __init__(self, engines: Sequence[Engine]) -> None:
+        self.engines = engines
+
+    @property
+    def closing(self) -> bool:
+        return all(e.closing for e in self.engines)
+
+    @property
+    def running_turns(self) -> int:
+        return sum(e.running_turns for e in self.engines)
+
+    async def begin_shutdown(self) -> None:
+        await asyncio.gather(*(e.begin_shutdown() for e in self.engines))
+
+    async def drain(self, seconds: float) -> int:
+        return sum(await asyncio.gather(*(e.drain(seconds) for e in self.engines)))
+
+
 def _engine_config(lease_timeout: float | None, submit_grace: float | None,
                    message_ids: str | None = None) -> EngineConfig | None:
     if lease_timeout is None and submit_grace is None and message_ids is None:
@@ -501,7 +576,7 @@ def _server_class() -> type:
         as soon as shutdown begins (uvicorn would otherwise wait for them
         before running the app's shutdown)."""
 
-        def __init__(self, config: uvicorn.Config, engine: Engine,
+        def __init__(self, config: uvicorn.Config, engine: Engine | _Engines,
                      drain_seconds: float = 0.0) -> None:
             super().__init__(config)
             self._engine = engine
@@ -544,5 +619,5 @@ def _server_class() -> type:
     return Server
 
 
-def _make_server(config: Any, engine: Engine, drain_seconds: float = 0.0) -> Any:
+def _make_server(config: Any, engine: Engine | _Engines, drain_seconds: float = 0.0) -> Any:
     return _server_class()(config, engine, drain_seconds)

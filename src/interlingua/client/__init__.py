@@ -16,6 +16,7 @@ from .errors import (
 )
 from .push_receiver import PushEvent, Receiver, register_receiver
 from .security import CardVerifier, UnverifiedCard, tls_context
+from .session import Run, Session
 from .stream import ResumePolicy, StreamEvent, StreamInterrupted
 from .transport import HTTPReply, HTTPXTransport, StreamReply, Transport
 
@@ -38,6 +39,8 @@ __all__ = [
     "PushEvent",
     "Receiver",
     "ResumePolicy",
+    "Run",
+    "Session",
     "StreamEvent",
     "StreamInterrupted",
     "StreamReply",

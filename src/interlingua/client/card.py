@@ -53,6 +53,8 @@ class Endpoint(msgspec.Struct, frozen=True):
     dialect: str
     url: str
     binding: str = "JSONRPC"
+    #: the tenant the card says to name in each request there (``AgentInterface.tenant``)
+    tenant: str | None = None
 
 
 class FetchedCard(msgspec.Struct, frozen=True):
@@ -145,7 +147,7 @@ def endpoints(card: AgentCard, card_url: str | None = None,
         dialect = dialect_of_version(iface.protocol_version)
         if dialect is None or dialect not in dialects:
             continue
-        ep = Endpoint(dialect, url, binding)
+        ep = Endpoint(dialect, url, binding, iface.tenant or None)
         if ep not in found:
             found.append(ep)
         older = dialect_of_version("0.1")

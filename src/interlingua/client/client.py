@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
+import msgspec
 
 from ..core import lifecycle
 from ..core.calls import (
@@ -78,6 +79,7 @@ from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
+from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .transport import DEFAULT_TIMEOUT, HTTPXTransport, Transport
 
@@ -267,6 +269,13 @@ class Client:
             self._endpoint = self._endpoints[0]
         return self._endpoint
 
+    def session(self, *, context_id: str | None = None, task: Task | None = None) -> Session:
+        """A conversation with this agent that keeps its context id and open task
+        between calls: ``send`` continues a task that waits for input, ``start`` runs
+        one in the background to poll (``session.py``). ``context_id``/``task``: one to
+        take up."""
+        return Session(self, context_id=context_id, task=task)
+
     # ------------------------------------------------------------------ calls
 
     async def send(
@@ -447,6 +456,8 @@ class Client:
     async def _open_stream_at(
         self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
     ) -> Connection:
+        if endpoint.tenant is not None and call.tenant is None:
+            call = msgspec.structs.replace(call, tenant=endpoint.tenant)
         return await self._binding_for(endpoint).open_stream(endpoint, call, last_event_id)
 
     async def call(self, call: Call) -> Result:
@@ -506,6 +517,9 @@ class Client:
         return None
 
     async def _call_at(self, endpoint: Endpoint, call: Call) -> Result:
+        if endpoint.tenant is not None and getattr(call, "tenant", "") is None:
+            # the card's interface names the tenant its requests carry
+            call = msgspec.structs.replace(call, tenant=endpoint.tenant)
         result, raw = await self._binding_for(endpoint).call(endpoint, call)
         self.last_result = raw
         return result

@@ -24,8 +24,13 @@ LAST_EVENT_ID = "last-event-id"
 RESUME_EXTENSION_URI = "https://interlingua.dev/ext/grpc-stream-resume/v1"
 
 
-def grpc_interfaces(url: str) -> list[AgentInterface]:
-    """The card's entries for the v1.0 and v0.3 services served at ``url`` (``host:port``)."""
+def grpc_interfaces(url: str, tenant: str | None = None) -> list[AgentInterface]:
+    """The card's entries for the v1.0 and v0.3 services served at ``url`` (``host:port``).
+
+    With ``tenant`` (one of several agents on that port, each known by the
+    ``tenant`` its requests name) only v1.0's: v0.3's requests have no such field."""
+    if tenant is not None:
+        return [AgentInterface(url=url, binding="GRPC", protocol_version="1.0", tenant=tenant)]
     return [AgentInterface(url=url, binding="GRPC", protocol_version="1.0"),
             AgentInterface(url=url, binding="GRPC", protocol_version="0.3")]
 

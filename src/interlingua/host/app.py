@@ -10,7 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from email.utils import parsedate_to_datetime
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, overload
 
 import msgspec
 from starlette.applications import Starlette
@@ -33,6 +33,9 @@ from ..server.settings import YOUNG_GC_THRESHOLD, ServiceOptions, ServiceSetting
 from ..stores import shown_url
 from .card_routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .hosts import HostNotAllowed, HostPolicy
+
+if TYPE_CHECKING:
+    from .agents import AgentsApp
 
 __all__ = ["YOUNG_GC_THRESHOLD", "A2AApp", "A2AServer", "CardVariant", "create_app", "host_app",
            "lifespans"]
@@ -141,9 +144,23 @@ def _not_modified(request: Request, etag: str, last_modified: str) -> bool:
         return False  # not an HTTP date: ignored, as the RFC says
 
 
+@overload
 def create_app(agent: Agent, settings: ServiceSettings | None = None, *, rest: bool = True,
                debug: bool = False, inspector: bool = False, bindings: Sequence[Binding] = (),
-               **overrides: Unpack[ServiceOptions]) -> A2AApp:
+               **overrides: Unpack[ServiceOptions]) -> A2AApp: ...
+
+
+@overload
+def create_app(agent: Sequence[Agent], settings: ServiceSettings | None = None, *,
+               rest: bool = True, debug: bool = False, inspector: bool = False,
+               bindings: Sequence[Binding] = (),
+               **overrides: Unpack[ServiceOptions]) -> AgentsApp: ...
+
+
+def create_app(agent: Agent | Sequence[Agent], settings: ServiceSettings | None = None, *,
+               rest: bool = True, debug: bool = False, inspector: bool = False,
+               bindings: Sequence[Binding] = (),
+               **overrides: Unpack[ServiceOptions]) -> A2AApp | AgentsApp:
     """Build the ASGI app serving ``agent``: a ``Service`` made from ``settings``
     (``ServiceSettings``) with ``overrides`` (its fields as keywords: ``store``,
     ``public_url``, ``auth`` ...; ``TypeError`` for a keyword that is none), behind
@@ -176,11 +193,25 @@ def create_app(agent: Agent, settings: ServiceSettings | None = None, *, rest: b
     answers together (what would pass it is an error naming the limit).
     ``bindings``: more bindings to serve beside the HTTP ones (docs/architecture.md,
     "How to add a binding").
+
+    A list of agents is served together (``host/agents.py``): each at
+    ``/agents/{name}/`` with its own card, store and bus (derived from ``store`` and
+    ``bus``, which are then URLs), and a listing at ``/`` and ``/agents``;
+    ``ValueError`` for two agents with one name. ``add_grpc(app, …)`` then serves
+    them all on one port, each by the ``tenant`` its card names.
     """
     try:
         settings = (settings or ServiceSettings()).replace(**overrides)
     except TypeError as exc:
         raise TypeError(f"create_app() got an {exc}") from None
+    if not isinstance(agent, Agent):
+        from .agents import host_agents, services_for
+
+        if bindings:
+            raise ValueError("bindings= serves one agent's binding; with several agents, "
+                             "add each to its service (app.state.services)")
+        return host_agents(services_for(list(agent), settings), host_app, rest=rest,
+                           debug=debug, inspector=inspector)
     service = Service(agent, settings)
     app = host_app(service, rest=rest, debug=debug, inspector=inspector)
     for binding in bindings:  # after the HTTP ones: the card names JSON-RPC first

@@ -59,7 +59,7 @@ from .v03_card import card_out
 from .v03_requests import request_in
 from .v1_in import send_in
 
-__all__ = ["V03_SERVICE", "V1_SERVICE", "GrpcBinding"]
+__all__ = ["RPCS", "V03_SERVICE", "V1_SERVICE", "GrpcBinding", "generic_handlers"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -116,6 +116,10 @@ _V03_RPCS = [
     _Rpc("GetAgentCard", pb03.GetAgentCardRequest, pb03.AgentCard),
     _Rpc("DeleteTaskPushNotificationConfig", pb03.DeleteTaskPushNotificationConfigRequest, None),
 ]
+
+
+#: each service's RPCs
+RPCS = {V1_SERVICE: _V1_RPCS, V03_SERVICE: _V03_RPCS}
 
 
 def _from_json(doc: Any, cls: type[Message]) -> bytes:
@@ -268,25 +272,27 @@ class GrpcBinding:
     """
 
     def __init__(self, door: FrontDoor,
-                 public_card: Callable[[], tuple[AgentCard, str]]) -> None:
+                 public_card: Callable[[], tuple[AgentCard, str]], *,
+                 tenant: str | None = None) -> None:
         self.door = door
+        #: the tenant every call acts in; None: the request's own. Several agents on
+        #: one port (``tenants.py``) set "": the request's tenant named the agent
+        self.tenant = tenant
         self._v1 = _V1(get_codec("1.0"))
         self._v03 = _V03(public_card)
 
-    def handlers(self) -> list[grpc.GenericRpcHandler]:
-        out = []
+    def methods(self) -> dict[str, list[tuple[_Rpc, Any]]]:
+        """Service name -> each RPC with its handling function (unary: ``(bytes,
+        context) -> bytes``; streaming: an async iterator of bytes)."""
+        out: dict[str, list[tuple[_Rpc, Any]]] = {}
         for service, dialect, rpcs in ((V1_SERVICE, self._v1, _V1_RPCS),
                                        (V03_SERVICE, self._v03, _V03_RPCS)):
-            table: dict[str, grpc.RpcMethodHandler] = {}
-            for rpc in rpcs:
-                if rpc.streaming:
-                    table[rpc.name] = grpc.unary_stream_rpc_method_handler(
-                        self._streaming(dialect, rpc))
-                else:
-                    table[rpc.name] = grpc.unary_unary_rpc_method_handler(
-                        self._unary(dialect, rpc))
-            out.append(grpc.method_handlers_generic_handler(service, table))
+            out[service] = [(rpc, self._streaming(dialect, rpc) if rpc.streaming
+                             else self._unary(dialect, rpc)) for rpc in rpcs]
         return out
+
+    def handlers(self) -> list[grpc.GenericRpcHandler]:
+        return generic_handlers(self.methods())
 
     # ------------------------------------------------------------- admitting
 
@@ -316,6 +322,7 @@ class GrpcBinding:
         headers = RequestHeaders(scope["headers"])
         return Inbound(binding="grpc", scope=scope, headers=headers, codec=dialect.codec,
                        decode=decode, payload=data, raw_version=headers.get("a2a-version"),
+                       tenant=self.tenant,
                        streaming=rpc.streaming,
                        last_event_id=headers.get(LAST_EVENT_ID) if rpc.streaming else None)
 
@@ -413,6 +420,18 @@ class GrpcBinding:
                 await _abort(context, door, error)
 
         return handle
+
+
+def generic_handlers(methods: dict[str, list[tuple[_Rpc, Any]]]) -> list[grpc.GenericRpcHandler]:
+    """grpc's handlers of ``methods`` (``GrpcBinding.methods()``'s form)."""
+    out = []
+    for service, rpcs in methods.items():
+        table: dict[str, grpc.RpcMethodHandler] = {}
+        for rpc, handle in rpcs:
+            table[rpc.name] = grpc.unary_stream_rpc_method_handler(handle) if rpc.streaming \
+                else grpc.unary_unary_rpc_method_handler(handle)
+        out.append(grpc.method_handlers_generic_handler(service, table))
+    return out
 
 
 def server_options(max_message_bytes: int) -> Sequence[tuple[str, Any]]:

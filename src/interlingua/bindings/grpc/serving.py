@@ -12,29 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import grpc
 
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
+from .address import _card_host, _split
 from .server import GrpcBinding, server_options
 
 if TYPE_CHECKING:
     from ...server.service import Service
+    from .tenants import GrpcTenants
 
 __all__ = ["GrpcServer", "add_grpc"]
-
-_WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
-
-
-def _split(address: str) -> tuple[str, int]:
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"{address!r} is not host:port")
-    return host, int(port)
-
 
 class GrpcServer(BaseBinding):
     """Both A2A gRPC services of one service, on ``address`` (``host:port``).
@@ -113,19 +104,23 @@ class GrpcServer(BaseBinding):
 def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = None,
              credentials: grpc.ServerCredentials | None = None,
              grace: float = 5.0,
-             on_listening: Callable[[int], None] | None = None) -> GrpcServer:
+             on_listening: Callable[[int], None] | None = None) -> GrpcServer | GrpcTenants:
     """Serve the gRPC binding of ``app`` (made by ``create_app``) on ``address``
     (``host:port``) for as long as the app runs: a ``GrpcServer`` registered on its
-    service (``app.state.service``). Returns it (``.port`` once started)."""
+    service (``app.state.service``). Returns it (``.port`` once started).
+
+    An app of several agents (``create_app([a, b])``) has them all served on that one
+    port: a ``GrpcTenants``, each agent reached by the ``tenant`` its card names."""
+    services = getattr(app.state, "services", None)
+    if services is not None:
+        from .tenants import GrpcTenants
+
+        hub = GrpcTenants(address, url=url, credentials=credentials, grace=grace,
+                          on_listening=on_listening)
+        for name, service in services.items():
+            service.add_binding(hub.member(name))
+        return hub
     server = GrpcServer(address, url=url, credentials=credentials, grace=grace,
                         on_listening=on_listening)
     app.state.service.add_binding(server)
     return server
-
-
-def _card_host(public_url: str, bound: str) -> str:
-    if public_url:
-        name = urlsplit(public_url).hostname
-        if name:
-            return f"[{name}]" if ":" in name else name
-    return "localhost" if bound in _WILDCARDS else bound

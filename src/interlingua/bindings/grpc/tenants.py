@@ -1,0 +1,178 @@
+"""Several services on one gRPC port, each reached by the ``tenant`` its requests name.
+
+The A2A v1.0 requests carry a ``tenant`` field, and a card's ``AgentInterface``
+says which tenant to put there (``tenant``). So agents served together
+(``host/agents.py``) share one listener: each one's card names the port with
+``tenant`` set to its path name, and a request is handed to the service whose
+name it carries, which serves it in its default tenant (the same tasks its HTTP
+routes at ``/agents/{name}/`` serve). The v0.3 requests have no such field: on
+such a port they are refused, saying to use v1.0 (the cards name no v0.3 gRPC).
+
+``GrpcTenants`` is the listener; each service gets a binding of it
+(``member(name)``, a ``TenantGrpc``), which joins it as the service prepares and
+leaves it as the service stops. The listener opens with the first to join and
+closes with the last to leave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from ...core.model import AgentCard, AgentInterface
+from ...grpc_wire.resume import grpc_interfaces, resume_extension
+from ..base import BaseBinding
+from .address import _card_host, _split
+from .server import RPCS, V03_SERVICE, GrpcBinding, _Rpc, generic_handlers, server_options
+
+if TYPE_CHECKING:
+    from ...server.service import Service
+
+__all__ = ["GrpcTenants", "TenantGrpc"]
+
+
+
+class GrpcTenants:
+    """One gRPC listener on ``address`` (``host:port``) for several services, each
+    known by its tenant. ``url``, ``credentials``, ``grace``, ``max_message_bytes``
+    and ``on_listening(port)`` as ``GrpcServer``'s; ``port`` once listening."""
+
+    def __init__(self, address: str = "127.0.0.1:50051", *, url: str | None = None,
+                 max_message_bytes: int | None = None,
+                 credentials: grpc.ServerCredentials | None = None, grace: float = 5.0,
+                 on_listening: Callable[[int], None] | None = None) -> None:
+        _split(address)  # ValueError now, not at start-up
+        self.address = address
+        self.url = url
+        self.max_message_bytes = max_message_bytes
+        self.credentials = credentials
+        self.grace = grace
+        self.on_listening = on_listening
+        self.port: int | None = None
+        #: tenant -> service name -> RPC name -> its handling function
+        self._members: dict[str, dict[str, dict[str, Any]]] = {}
+        self._server: grpc.aio.Server | None = None
+
+    def member(self, tenant: str) -> TenantGrpc:
+        """The binding that serves a service here under ``tenant``."""
+        return TenantGrpc(self, tenant)
+
+    @property
+    def tenants(self) -> list[str]:
+        return list(self._members)
+
+    async def join(self, tenant: str, binding: GrpcBinding, max_message_bytes: int,
+                   public_url: str | None) -> str:
+        """Serve ``binding``'s calls named ``tenant``; the address cards name (``host:port``)."""
+        if tenant in self._members:
+            raise ValueError(f"two services would be reached by the gRPC tenant {tenant!r}")
+        if self._server is None:
+            await self._listen(self.max_message_bytes or max_message_bytes)
+        self._members[tenant] = {service: {rpc.name: handle for rpc, handle in rpcs}
+                                 for service, rpcs in binding.methods().items()}
+        host, _ = _split(self.address)
+        return self.url or f"{_card_host(public_url or '', host)}:{self.port}"
+
+    async def leave(self, tenant: str) -> None:
+        self._members.pop(tenant, None)
+        server = self._server
+        if not self._members and server is not None:
+            self._server = None
+            await server.stop(self.grace)
+
+    async def _listen(self, max_message_bytes: int) -> None:
+        methods = {service: [(rpc, self._route_stream(service, rpc) if rpc.streaming
+                              else self._route_unary(service, rpc)) for rpc in rpcs]
+                   for service, rpcs in RPCS.items()}
+        server = grpc.aio.server(options=server_options(max_message_bytes))
+        server.add_generic_rpc_handlers(generic_handlers(methods))
+        try:
+            port = server.add_secure_port(self.address, self.credentials) \
+                if self.credentials is not None else server.add_insecure_port(self.address)
+        except RuntimeError as exc:  # grpc's way of saying the address is taken
+            raise OSError(f"gRPC cannot listen on {self.address}: {exc}") from None
+        if not port:
+            raise OSError(f"gRPC cannot listen on {self.address}")
+        await server.start()
+        self._server = server
+        self.port = port
+        if self.on_listening is not None:
+            self.on_listening(port)
+
+    # --------------------------------------------------------------- routing
+
+    def _route_unary(self, service: str, rpc: _Rpc) -> Any:
+        async def route(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+            handle = await self._handler(service, rpc, data, context)
+            return await handle(data, context)  # type: ignore[no-any-return]
+
+        return route
+
+    def _route_stream(self, service: str, rpc: _Rpc) -> Any:
+        async def route(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+            handle = await self._handler(service, rpc, data, context)
+            async for out in handle(data, context):
+                yield out
+
+        return route
+
+    async def _handler(self, service: str, rpc: _Rpc, data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """The handling function of the service the request's tenant names (or an abort
+        that says what is wrong)."""
+        names = ", ".join(self._members) or "none"
+        if service == V03_SERVICE:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, (
+                "this port serves several agents, each by the tenant its v1.0 requests "
+                f"name (lf.a2a.v1.A2AService, tenant one of: {names}); v0.3 requests "
+                "name no tenant"))
+        try:
+            tenant = rpc.request.FromString(data).tenant
+        except DecodeError:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"the request is not a valid {rpc.request.DESCRIPTOR.full_name}")
+        if not tenant:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, (
+                "this port serves several agents: set the request's tenant to the agent's "
+                f"name (one of: {names}), as its card's gRPC interface says"))
+        member = self._members.get(tenant)
+        if member is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"no agent {tenant!r} is served here (tenant one of: {names})")
+            raise AssertionError("abort returns by raising")
+        return member[service][rpc.name]
+
+
+class TenantGrpc(BaseBinding):
+    """One service's part of a ``GrpcTenants`` listener: its calls are those whose
+    ``tenant`` is ``tenant``; its card names the listener with that tenant."""
+
+    name = "grpc"
+
+    def __init__(self, hub: GrpcTenants, tenant: str) -> None:
+        self.hub = hub
+        self.tenant = tenant
+        self._listening_at: str | None = None
+
+    def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
+        return grpc_interfaces(self._listening_at, tenant=self.tenant) \
+            if self._listening_at else ()
+
+    def extend_card(self, card: AgentCard) -> AgentCard:
+        return resume_extension(card) if self._listening_at else card
+
+    async def prepare(self, service: Service) -> None:
+        card = service.card
+        # the request's tenant named the agent: it acts in the agent's default tenant
+        binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url), tenant="")
+        self._listening_at = await self.hub.join(
+            self.tenant, binding, service.settings.max_body_bytes, service.settings.public_url)
+        card.render_again()
+
+    async def stop(self) -> None:
+        if self._listening_at is not None:
+            self._listening_at = None
+            await self.hub.leave(self.tenant)
+

@@ -1,0 +1,222 @@
+"""Several agents on one server: each a ``Service`` of its own, hosted at
+``/agents/{name}/`` (the paths the mesh gateway serves its agents at), with a
+listing of them at ``/`` and ``/agents``.
+
+Each agent keeps everything a lone agent has: its own card (whose URLs name
+``/agents/{name}/``), its own HTTP bindings (JSON-RPC at ``/agents/{name}/``,
+HTTP+JSON below it, with the routes' own ``/{tenant}/…`` form) and its own store
+and bus, derived from the URLs given (``store_url_for``, ``bus_url_for``): a task
+of one agent can never be read, listed or continued through another, and one
+agent's recovery never takes up another's tasks. ``{name}`` is the agent's name
+as a path segment (``path_name``); two agents with the same one are refused when
+the app is built.
+
+A request under ``/agents/{name}/`` is handed to that agent's own app (its
+``host_app``, which ``create_app`` passes in) with ``root_path`` extended by the prefix, as an app mounted there
+would get it, so that the card's URLs come out right without ``public_url``; with
+``public_url`` each card names ``{public_url}/agents/{name}``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..bindings.http.request_headers import RequestHeaders
+from ..server.agent import Agent
+from ..server.service import Service
+from ..server.settings import ServiceSettings
+from .hosts import HostNotAllowed, HostPolicy
+
+__all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "services_for",
+           "store_url_for"]
+
+#: where each agent is served: ``/agents/{name}/``
+PREFIX = "/agents/"
+
+_NOT_IN_PATH = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def path_name(name: str) -> str:
+    """An agent's name as one path segment: characters other than letters, digits,
+    ``_``, ``-`` and ``.`` become ``_`` (the rule of the gateway's ``/agents/{name}/``)."""
+    slug = _NOT_IN_PATH.sub("_", name.strip())[:128]
+    return slug if slug.strip(".") else "agent"
+
+
+def store_url_for(url: str, name: str) -> str:
+    """The store of agent ``name`` (a path name) among several served from ``url``:
+
+    - ``memory://``, ``sqlite:///:memory:``: the same (each service opens its own);
+    - ``sqlite:///DIR/`` (a folder): ``DIR/{name}.db``; ``sqlite:///x.db``:
+      ``x.{name}.db`` beside it; the query's options are kept;
+    - ``postgresql://…``: the same database, in schema ``{schema}_{name}``
+      (``schema`` default ``interlingua``; the name lower-cased, other characters ``_``).
+    """
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme == "sqlite":
+        path, q, query = rest.partition("?")
+        if path in ("/", "/:memory:"):
+            return url
+        if path.endswith("/"):
+            path = f"{path}{name}.db"
+        else:
+            stem, dot, ext = path.rpartition(".")
+            path = f"{stem}.{name}.{ext}" if dot and "/" not in ext else f"{path}.{name}"
+        return f"sqlite://{path}{q}{query}"
+    if sep and scheme in ("postgresql", "postgres"):
+        own = re.sub(r"[^a-z0-9_]", "_", name.lower())
+        return _with_option(url, "schema", lambda schema: f"{schema or 'interlingua'}_{own}"[:63])
+    return url
+
+
+def bus_url_for(url: str, name: str) -> str:
+    """The bus of agent ``name`` among several: ``local://`` as it is (each service has
+    its own), a Redis bus with the key prefix ``{prefix}.{name}``."""
+    if url.partition("://")[0] in ("redis", "rediss", "unix"):
+        return _with_option(url, "prefix", lambda prefix: f"{prefix or 'interlingua'}.{name}")
+    return url
+
+
+def _with_option(url: str, key: str, make: Any) -> str:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    old = next((v for k, v in query if k == key), "")
+    query = [(k, v) for k, v in query if k != key] + [(key, make(old))]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def services_for(agents: Sequence[Agent], settings: ServiceSettings,
+                 stores: Sequence[str] | None = None) -> list[Service]:
+    """A ``Service`` for each agent, from ``settings`` with each its own store and bus
+    (``store_url_for``, ``bus_url_for``; ``stores``: each agent's store URL instead)
+    and, with ``public_url``, its own base URL under ``/agents/{name}``. ``ValueError``
+    for two agents with one path name, or a store or bus given as an object (it
+    cannot be split between the agents)."""
+    if not isinstance(settings.store, str) or not isinstance(settings.bus, str):
+        raise ValueError("several agents need a store and a bus each: give them as URLs "
+                         "(each agent's is derived from it), not as objects")
+    seen: dict[str, Agent] = {}
+    for agent in agents:
+        name = path_name(agent.name)
+        other = seen.get(name)
+        if other is not None:
+            raise ValueError(
+                f"two agents would be served at {PREFIX}{name}/ ({other.name!r} and "
+                f"{agent.name!r}): give each agent served on one server a name of its own")
+        seen[name] = agent
+    taken: dict[str, str] = {}
+    services = []
+    for i, (name, agent) in enumerate(seen.items()):
+        store = stores[i] if stores is not None else store_url_for(settings.store, name)
+        if store in taken and not store.startswith(("memory:", "sqlite:///:memory:")):
+            raise ValueError(f"agents {taken[store]!r} and {name!r} would share the store "
+                             f"{store}: rename one of them")
+        taken[store] = name
+        public = settings.public_url
+        services.append(Service(agent, settings.replace(
+            store=store, bus=bus_url_for(settings.bus, name),
+            public_url=f"{public.rstrip('/')}{PREFIX}{name}" if public else None)))
+    return services
+
+
+class AgentsApp(Starlette):
+    """The ASGI app of several services: each one's own app (``host_app``) under
+    ``/agents/{name}/``, and the listing at ``/`` and ``/agents``. Its lifespan
+    starts every service (in order) and stops them (in reverse).
+
+    ``app.state.services`` maps each path name to its service; ``app.state.apps``
+    to its app."""
+
+    _apps: dict[str, Starlette]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            root = scope.get("root_path", "")
+            path: str = scope["path"]
+            if root and path.startswith(root):
+                path = path[len(root):]
+            if path.startswith(PREFIX) and path != PREFIX:
+                name, slash, _ = path[len(PREFIX):].partition("/")
+                app = self._apps.get(name)
+                if app is None:
+                    await _json(send, 404, {"error": {"code": 404, "message": (
+                        f"no agent {name!r} is served here; "
+                        f"these are: {', '.join(self._apps) or 'none'} (GET {PREFIX})")}})
+                    return
+                child = dict(scope)
+                child["root_path"] = f"{root}{PREFIX}{name}"
+                if not slash:  # /agents/a: the agent's base URL, as /agents/a/
+                    child["path"] = scope["path"] + "/"
+                await app(child, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
+                rest: bool = True, debug: bool = False, inspector: bool = False) -> AgentsApp:
+    """The app serving ``services`` together (see the module's docstring): each one's
+    HTTP bindings by ``host`` (``host_app``; ``rest``, ``inspector`` as there) at
+    ``/agents/{name}/``. ``ValueError`` for two with one path name."""
+    apps: dict[str, Starlette] = {}
+    by_name: dict[str, Service] = {}
+    for service in services:
+        name = path_name(service.agent.name)
+        if name in apps:
+            raise ValueError(f"two agents would be served at {PREFIX}{name}/ "
+                             f"({by_name[name].agent.name!r} and {service.agent.name!r})")
+        apps[name] = host(service, rest=rest, debug=debug, inspector=inspector)
+        by_name[name] = service
+    if not apps:
+        raise ValueError("no agent to serve")
+    first = next(iter(by_name.values())).settings
+    hosts = HostPolicy(first.allowed_hosts, first.trust_forwarded)
+    fixed = first.public_url.rstrip("/").removesuffix(PREFIX + next(iter(apps))) \
+        if first.public_url else None
+
+    async def listing(request: Request) -> Response:
+        """Every agent served: its name, description, base URL and card URL."""
+        if fixed is not None:
+            base = fixed
+        else:
+            try:
+                base = hosts.base_url(request.scope, RequestHeaders(request.scope["headers"]))
+            except HostNotAllowed as exc:
+                return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
+                                status_code=400, media_type="application/json")
+        rows = [{"name": s.agent.name, "path": n, "description": s.agent.description,
+                 "url": f"{base}{PREFIX}{n}/",
+                 "card": f"{base}{PREFIX}{n}/.well-known/agent-card.json"}
+                for n, s in by_name.items()]
+        return Response(msgspec.json.encode({"agents": rows}), media_type="application/json")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for child in apps.values():
+                await stack.enter_async_context(child.router.lifespan_context(child))
+            yield
+
+    app = AgentsApp(routes=[Route(path, listing, methods=["GET"])
+                            for path in ("/", PREFIX, PREFIX.rstrip("/"))],
+                    lifespan=lifespan, debug=debug)
+    app._apps = apps
+    app.state.services = by_name
+    app.state.apps = apps
+    return app
+
+
+async def _json(send: Any, status: int, body: Any) -> None:
+    data = msgspec.json.encode(body)
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})

@@ -1,0 +1,153 @@
+"""``interlingua serve a.py b.py``: several agents in one process, each at
+``/agents/{name}/``, listed at ``/agents``, on one gRPC port by tenant; two agents with
+one name are refused at start-up. The CLI runs as a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+
+from interlingua import Client
+from interlingua.core.model import TaskState
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENTS = ("examples/echo.py", "examples/flight_booking.py")
+
+
+@contextmanager
+def serving(*args: str) -> Iterator[dict[str, Any]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", *AGENTS, "--store", "memory://",
+         "--json", "--log-level", "warning", "--port", "0", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else b""
+        yield msgspec.json.decode(line)
+    finally:
+        proc.terminate()  # drains every agent's engine, then stops
+        _, err = proc.communicate(timeout=40)
+    assert proc.returncode in (0, -15), err  # uvicorn ends by the signal it was given, as alone
+    assert b"Traceback" not in err, err
+
+
+async def test_two_files_are_two_agents_on_one_server() -> None:
+    with serving("--grpc-port", "0") as info:
+        assert set(info["served"]) == {"Echo", "Flight_booker"}
+        rows = httpx.get(info["agents"], timeout=10).json()["agents"]
+        assert {r["path"]: r["url"] for r in rows} == {
+            n: row["url"] for n, row in info["served"].items()}
+        for name, row in info["served"].items():
+            card = httpx.get(row["card"], timeout=10).json()
+            assert card["name"] == row["name"] and card["url"] == row["url"]
+            (grpc_iface,) = [i for i in card["supportedInterfaces"]
+                             if i["protocolBinding"] == "GRPC"]
+            assert grpc_iface["tenant"] == name and grpc_iface["url"] == info["grpc"]
+        async with Client(info["served"]["Echo"]["url"]) as echo:
+            task = await echo.send("hello")
+            assert task.status.state is TaskState.COMPLETED
+        sent = subprocess.run(
+            [sys.executable, "-m", "interlingua.cli.main", "send", info["served"]["Echo"]["url"],
+             "hi from the CLI", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stderr
+        assert "hi from the CLI" in sent.stdout
+        async with Client(info["served"]["Flight_booker"]["url"], binding="grpc") as booker:
+            asked = await booker.send("I'd like to book a flight.")
+            assert asked.status.state is TaskState.INPUT_REQUIRED
+            with_grpc = booker.endpoint
+            assert with_grpc is not None and with_grpc.tenant == "Flight_booker"
+            # the echo agent's task is not the flight booker's
+            from interlingua.core.errors import TaskNotFound
+
+            try:
+                await booker.get_task(task.id)
+            except TaskNotFound:
+                pass
+            else:
+                raise AssertionError("one agent's task was found through another")
+
+
+def test_the_banner_lists_every_agent() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", *AGENTS, "--store", "memory://",
+         "--log-level", "warning", "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(3)]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+    assert lines[0].startswith("Serving 2 agents on http://127.0.0.1:")
+    assert "/agents)" in lines[0]
+    assert lines[1].strip().startswith("Echo: http://127.0.0.1:")
+    assert lines[2].strip().startswith("Flight_booker: http://127.0.0.1:")
+
+
+def test_two_agents_with_one_name_stop_the_start() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "examples/echo.py", "--store", "memory://", "--port", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "two agents would be served at /agents/Echo/" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_several_agents_on_a_mesh_is_not_yet() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", *AGENTS, "--store", "memory://",
+         "--port", "0", "--mesh", "mqtt://127.0.0.1:1883"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "several agents" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sigterm_drains_every_agent(tmp_path: Path) -> None:
+    """A turn running on one agent finishes; meanwhile every agent refuses new sends (503)
+    and says it drains; then the process stops by itself."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "tests/client/agents.py",
+         "examples/echo.py", "--store", f"sqlite:///{tmp_path}/", "--json", "--log-level",
+         "warning", "--port", "0", "--drain-seconds", "30"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        slow, echo = info["served"]["Test_assistant"]["url"], info["served"]["Echo"]["url"]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+            "messageId": "m-slow", "role": "ROLE_USER", "parts": [{"text": "sleep 2"}]},
+            "configuration": {"returnImmediately": True}}}
+        started = httpx.post(slow, json=body, headers={"A2A-Version": "1.0"}, timeout=10).json()
+        task_id = started["result"]["task"]["id"]
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        for url in (slow, echo):
+            assert httpx.get(url + "healthz", timeout=5).json()["status"] == "draining"
+            refused = httpx.post(url, headers={"A2A-Version": "1.0"}, timeout=5, json={
+                "jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {
+                    "messageId": "m-new", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
+            assert refused.status_code == 503
+        proc.wait(20)  # the running turn finished, then the process stopped
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=20)
+    # the turn that ran through the drain completed, in its agent's own store
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "Test_assistant.db") as db:
+        (state,) = db.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    assert state == "completed"
+    assert (tmp_path / "Echo.db").exists()

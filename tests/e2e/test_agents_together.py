@@ -1,0 +1,292 @@
+"""Several agents on one server (``create_app([a, b])``, ``host/agents.py``): each at
+``/agents/{name}/`` with its own card, store and HTTP bindings, a listing of them, the
+client finding one by URL, and one gRPC port for all by the request's ``tenant``.
+Over real HTTP and gRPC on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+
+from interlingua import Agent, Client, create_app
+from interlingua.bindings.grpc import add_grpc
+from interlingua.core.errors import TaskNotFound
+from interlingua.core.model import TaskState
+from interlingua.core.parts import new_id
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
+from interlingua.host.agents import bus_url_for, path_name, store_url_for
+from interlingua.server.context import Context
+from tests.client.agents import agent as assistant
+from tests.live import live_server
+
+V1 = {"A2A-Version": "1.0"}
+
+
+async def _echo(ctx: Context) -> None:
+    await ctx.complete(f"echoed {ctx.text}")
+
+
+echo = Agent("Echo", "Says back what it is sent.", _echo)
+NAMES = ("Test_assistant", "Echo")
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[str, int]]:
+    """Both agents on one loopback server (memory stores), gRPC on one port."""
+    app = create_app([assistant, echo], store="memory://")
+    hub = add_grpc(app, "127.0.0.1:0")
+    with live_server(app) as base:
+        assert hub.port
+        yield base, hub.port
+
+
+def test_the_listing_names_every_agent_with_its_urls(served: tuple[str, int]) -> None:
+    base, _ = served
+    for where in ("/", "/agents", "/agents/"):
+        got = httpx.get(base + where, timeout=10)
+        assert got.status_code == 200, where
+        rows = got.json()["agents"]
+        assert [(r["name"], r["path"]) for r in rows] == [("Test assistant", NAMES[0]),
+                                                           ("Echo", NAMES[1])]
+        for row in rows:
+            assert row["url"] == f"{base}/agents/{row['path']}/"
+            health = httpx.get(row["url"] + "healthz", timeout=10).json()
+            assert health["agent"] == row["name"]
+            assert row["card"] == f"{base}/agents/{row['path']}/.well-known/agent-card.json"
+            assert httpx.get(row["card"], timeout=10).json()["name"] == row["name"]
+
+
+def test_each_agent_has_its_own_card(served: tuple[str, int]) -> None:
+    base, grpc_port = served
+    for agent, name in ((assistant, NAMES[0]), (echo, NAMES[1])):
+        card = httpx.get(f"{base}/agents/{name}/.well-known/agent-card.json", timeout=10).json()
+        assert card["name"] == agent.name and card["description"] == agent.description
+        assert card["url"] == f"{base}/agents/{name}/"
+        by_binding = {(i["protocolBinding"], i["protocolVersion"]): i
+                      for i in card["supportedInterfaces"]}
+        assert by_binding["JSONRPC", "1.0"]["url"] == f"{base}/agents/{name}/"
+        assert by_binding["HTTP+JSON", "1.0"]["url"] == f"{base}/agents/{name}"
+        # one gRPC port for both: the agent is named by the tenant; v0.3 has no tenant
+        grpc_ifaces = [i for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"]
+        assert grpc_ifaces == [{"url": f"127.0.0.1:{grpc_port}", "protocolBinding": "GRPC",
+                                "tenant": name, "protocolVersion": "1.0"}]
+    assert [s["id"] for s in httpx.get(f"{base}/agents/{NAMES[0]}/.well-known/agent-card.json",
+                                       timeout=10).json()["skills"]] == ["greet", "echo"]
+
+
+async def test_the_client_finds_each_agent_by_its_url(served: tuple[str, int]) -> None:
+    base, _ = served
+    async with Client(f"{base}/agents/Echo/") as client:
+        task = await client.send("hi")
+        assert task.status.message is not None
+        assert task.status.message.parts[0].text == "echoed hi"  # type: ignore[union-attr]
+    async with Client(f"{base}/agents/{NAMES[0]}") as client:  # no trailing slash
+        task = await client.send("data")
+        assert task.artifacts[0].name == "result"
+
+
+async def test_tasks_of_one_agent_are_never_seen_through_another(served: tuple[str, int]) -> None:
+    base, _ = served
+    async with Client(f"{base}/agents/Echo/") as echo_client, \
+            Client(f"{base}/agents/{NAMES[0]}/") as other:
+        task = await echo_client.send("mine")
+        assert (await echo_client.get_task(task.id)).id == task.id
+        with pytest.raises(TaskNotFound):
+            await other.get_task(task.id)
+        with pytest.raises(TaskNotFound):
+            await other.cancel(task.id)
+        listed = await other.list_tasks(page_size=100)
+        assert task.id not in {t.id for t in listed.tasks}
+        assert task.id in {t.id for t in (await echo_client.list_tasks(page_size=100)).tasks}
+        # a message naming the other agent's task does not continue it
+        with pytest.raises(TaskNotFound):
+            await other.send("more", task_id=task.id)
+    # over HTTP+JSON too
+    rest = f"{base}/agents/{NAMES[0]}/tasks/{task.id}"
+    assert httpx.get(rest, headers=V1, timeout=10).status_code == 404
+    assert httpx.get(f"{base}/agents/Echo/tasks/{task.id}", headers=V1,
+                     timeout=10).status_code == 200
+
+
+def _rest_send(url: str, text: str) -> httpx.Response:
+    body = {"message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": text}]}}
+    return httpx.post(url, json=body, headers=V1, timeout=10)
+
+
+def test_the_rest_tenant_form_works_per_agent(served: tuple[str, int]) -> None:
+    base, _ = served
+    sent = _rest_send(f"{base}/agents/Echo/acme/message:send", "in acme")
+    assert sent.status_code == 200, sent.text
+    task_id = sent.json()["task"]["id"]
+    assert httpx.get(f"{base}/agents/Echo/acme/tasks/{task_id}", headers=V1,
+                     timeout=10).status_code == 200
+    # another tenant of the same agent, and the same tenant of another agent: not there
+    assert httpx.get(f"{base}/agents/Echo/tasks/{task_id}", headers=V1,
+                     timeout=10).status_code == 404
+    assert httpx.get(f"{base}/agents/{NAMES[0]}/acme/tasks/{task_id}", headers=V1,
+                     timeout=10).status_code == 404
+
+
+def test_an_agent_not_served_is_a_404_naming_those_that_are(served: tuple[str, int]) -> None:
+    base, _ = served
+    got = httpx.get(f"{base}/agents/Nobody/.well-known/agent-card.json", timeout=10)
+    assert got.status_code == 404
+    message = got.json()["error"]["message"]
+    assert "'Nobody'" in message and "Echo" in message and NAMES[0] in message
+    rpc = httpx.post(f"{base}/agents/Nobody/", json={"jsonrpc": "2.0", "id": 1,
+                                                     "method": "SendMessage", "params": {}},
+                     timeout=10)
+    assert rpc.status_code == 404
+
+
+async def test_grpc_serves_each_agent_by_its_tenant(served: tuple[str, int]) -> None:
+    base, _ = served
+    async with Client(f"{base}/agents/Echo/", binding="grpc") as client:
+        task = await client.send("over grpc")
+        assert client.endpoint is not None and client.endpoint.tenant == "Echo"
+        assert task.status.message is not None
+        assert task.status.message.parts[0].text == "echoed over grpc"  # type: ignore[union-attr]
+    # the task is the agent's own: its HTTP routes see it, the other agent's gRPC does not
+    async with Client(f"{base}/agents/Echo/") as client:
+        assert (await client.get_task(task.id)).status.state is TaskState.COMPLETED
+    async with Client(f"{base}/agents/{NAMES[0]}/", binding="grpc") as other:
+        assert (await other.send("data")).artifacts[0].name == "result"
+        with pytest.raises(TaskNotFound):
+            await other.get_task(task.id)
+
+
+def _message(text: str) -> pb1.Message:
+    return pb1.Message(message_id=new_id(), role=pb1.ROLE_USER, parts=[pb1.Part(text=text)])
+
+
+def test_grpc_requests_that_name_no_agent_are_refused_clearly(served: tuple[str, int]) -> None:
+    _, port = served
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        v1 = rpc1.A2AServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as missing:
+            v1.SendMessage(pb1.SendMessageRequest(message=_message("hi")))
+        assert missing.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert "tenant" in (missing.value.details() or "")
+        assert "Echo" in (missing.value.details() or "")
+        with pytest.raises(grpc.RpcError) as unknown:
+            v1.GetTask(pb1.GetTaskRequest(id="x", tenant="Nobody"))
+        assert unknown.value.code() is grpc.StatusCode.NOT_FOUND
+        assert "'Nobody'" in (unknown.value.details() or "")
+        assert "Echo" in (unknown.value.details() or "")
+        sent = v1.SendMessage(pb1.SendMessageRequest(message=_message("raw"), tenant="Echo"))
+        assert sent.task.status.state == pb1.TASK_STATE_COMPLETED
+        streamed = list(v1.SendStreamingMessage(
+            pb1.SendMessageRequest(message=_message("raw"), tenant="Echo")))
+        assert streamed[-1].WhichOneof("payload") in ("task", "status_update")
+        with pytest.raises(grpc.RpcError) as old:
+            rpc03.A2AServiceStub(channel).GetTask(pb03.GetTaskRequest(name="tasks/x"))
+        assert old.value.code() is grpc.StatusCode.UNIMPLEMENTED
+        assert "v0.3" in (old.value.details() or "")
+
+
+def test_two_agents_with_one_name_are_refused_when_built() -> None:
+    twin = Agent("Echo", "Another echo.", _echo)
+    with pytest.raises(ValueError, match=r"two agents would be served at /agents/Echo/"):
+        create_app([echo, twin])
+    # names that become the same path segment collide too
+    with pytest.raises(ValueError, match=r"/agents/a_b/"):
+        create_app([Agent("a b", "x", _echo), Agent("a_b", "y", _echo)])
+
+
+def test_a_store_object_cannot_be_shared_by_several_agents() -> None:
+    from interlingua.stores import open_store
+
+    with pytest.raises(ValueError, match="as URLs"):
+        create_app([echo, assistant], store=open_store("memory://"))
+
+
+def test_each_agent_gets_a_store_of_its_own() -> None:
+    assert path_name("Flight booker") == "Flight_booker"
+    assert store_url_for("memory://", "a") == "memory://"
+    assert store_url_for("sqlite:///tasks.db?synchronous=full", "a") == \
+        "sqlite:///tasks.a.db?synchronous=full"
+    assert store_url_for("sqlite:////data/agents/", "a") == "sqlite:////data/agents/a.db"
+    assert store_url_for("sqlite:///:memory:", "a") == "sqlite:///:memory:"
+    assert store_url_for("postgresql://u@h/db?schema=s", "Echo") == \
+        "postgresql://u@h/db?schema=s_echo"
+    assert store_url_for("postgresql://u@h/db", "a") == "postgresql://u@h/db?schema=interlingua_a"
+    assert bus_url_for("local://", "a") == "local://"
+    assert bus_url_for("redis://127.0.0.1:6379/0", "a") == "redis://127.0.0.1:6379/0?prefix=interlingua.a"
+    assert bus_url_for("redis://h/0?prefix=p", "a") == "redis://h/0?prefix=p.a"
+
+
+async def test_postgresql_keeps_each_agent_in_a_schema_of_its_own() -> None:
+    from tests.services import create_database, drop_database
+
+    url = create_database()
+    try:
+        app = create_app([assistant, echo], store=url, freeze_gc=False)
+        with live_server(app) as base:
+            async with Client(f"{base}/agents/Echo/") as client:
+                task = await client.send("in postgres")
+            async with Client(f"{base}/agents/{NAMES[0]}/") as client:
+                with pytest.raises(TaskNotFound):
+                    await client.get_task(task.id)
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            schemas = {r[0] for r in await conn.fetch(
+                "SELECT schema_name FROM information_schema.schemata")}
+            counted = await conn.fetchval("SELECT count(*) FROM interlingua_echo.tasks")
+            other = await conn.fetchval("SELECT count(*) FROM interlingua_test_assistant.tasks")
+        finally:
+            await conn.close()
+        assert {"interlingua_echo", "interlingua_test_assistant"} <= schemas
+        assert (counted, other) == (1, 0)
+    finally:
+        drop_database(url)
+
+
+async def test_sqlite_stores_are_separate_files(tmp_path: Path) -> None:
+    app = create_app([assistant, echo], store=f"sqlite:///{tmp_path}/tasks.db",
+                     freeze_gc=False)
+    with live_server(app) as base:
+        async with Client(f"{base}/agents/Echo/") as client:
+            task = await client.send("kept")
+    assert sorted(p.name for p in tmp_path.glob("*.db")) == [
+        "tasks.Echo.db", "tasks.Test_assistant.db"]
+    # served again: each agent finds its own tasks, and only those
+    app = create_app([assistant, echo], store=f"sqlite:///{tmp_path}/tasks.db",
+                     freeze_gc=False)
+    with live_server(app) as base:
+        async with Client(f"{base}/agents/Echo/") as client:
+            assert (await client.get_task(task.id)).status.state is TaskState.COMPLETED
+        async with Client(f"{base}/agents/{NAMES[0]}/") as client:
+            with pytest.raises(TaskNotFound):
+                await client.get_task(task.id)
+
+
+def test_public_url_names_each_agent_under_it() -> None:
+    app = create_app([assistant, echo], store="memory://",
+                     public_url="https://agents.example.com/base")
+    with live_server(app) as base:
+        card = httpx.get(f"{base}/agents/Echo/.well-known/agent-card.json", timeout=10).json()
+        assert card["url"] == "https://agents.example.com/base/agents/Echo/"
+        rows = httpx.get(base + "/agents", timeout=10).json()["agents"]
+        assert rows[1]["url"] == "https://agents.example.com/base/agents/Echo/"
+
+
+async def test_each_agent_counts_its_own_metrics() -> None:
+    app = create_app([assistant, echo], store="memory://", metrics=True)
+    with live_server(app) as base:
+        async with Client(f"{base}/agents/Echo/") as client:
+            await client.send("counted")
+        mine = httpx.get(f"{base}/agents/Echo/metrics", timeout=10).text
+        other = httpx.get(f"{base}/agents/{NAMES[0]}/metrics", timeout=10).text
+    sent = 'interlingua_requests_total{method="SendMessage",dialect="1.0",binding="jsonrpc",' \
+        'outcome="ok"} 1'
+    assert sent in mine
+    assert 'method="SendMessage"' not in other
