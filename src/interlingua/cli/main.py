@@ -107,14 +107,16 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
         if mesh.agent is None:
-            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT"
+                                     " (or /ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
         need_mqtt()
         return value
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.BadParameter(
             f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
-            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT")
+            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT "
+            "(/ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
     checked = _check_url(ctx, param, value)
     assert checked is not None
     return checked
