@@ -158,7 +158,10 @@ def parse_mesh_url(url: str) -> MeshURL:
     if len(levels) > 3:
         raise ValueError(f"{url!r}: the path is /namespace or /namespace/agent (SAM layout), "
                          "or /org/unit/agent (A2A over MQTT), no more")
-    org = unit = None
+    org: str | None = None
+    unit: str | None = None
+    namespace: str | None
+    agent: str | None
     if len(levels) == 3:
         org, unit = check_name("org", levels[0]), check_name("unit", levels[1])
         namespace, agent = None, check_name("agent name", levels[2])
