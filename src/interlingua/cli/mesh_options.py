@@ -98,7 +98,7 @@ def mesh_settings(url: str | None, namespace: str | None, no_http: bool, name: s
                   org: str | None = None, unit: str | None = None) -> MeshSettings | None:
     if url is None:
         if namespace or no_http or name or instance or group or org or unit \
-                or profile != "sam":
+                or profile == "emqx":
             raise click.UsageError(
                 "--namespace, --org, --unit, --no-http and --mesh-* go with --mesh URL")
         return None

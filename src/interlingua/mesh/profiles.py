@@ -78,11 +78,11 @@ class _EMQX(Profile):
         return EmqxAgent(door, card, name, settings)
 
 
-PROFILES: dict[str, Profile] = {
-    "sam": _SAM("sam", MQTT_BINDING, MESH_PROTOCOL_VERSION, listed_beside_http=False),
+PROFILES: dict[str, Profile] = {p.name: p for p in (
+    _SAM("sam", MQTT_BINDING, MESH_PROTOCOL_VERSION, listed_beside_http=False),
     # the binding name and version the profile's own cards give (its SDK's build_card)
-    "emqx": _EMQX("emqx", "MQTTv5+JSONRPCv2", "1.0", listed_beside_http=True),
-}
+    _EMQX("emqx", "MQTTv5+JSONRPCv2", "1.0", listed_beside_http=True),
+)}
 
 
 def profile_of(settings: MeshSettings) -> Profile:
