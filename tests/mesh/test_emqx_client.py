@@ -6,6 +6,7 @@ sets the MQTT 5 Response Topic and Correlation Data too."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import pytest
@@ -109,9 +110,10 @@ async def test_a_request_unanswered_is_published_again_with_new_correlation_data
             task_id = request["params"]["message"]["taskId"]
             # answered as the profile's own SDK does: events, the last one final
             for state in ("TASK_STATE_SUBMITTED", "TASK_STATE_COMPLETED"):
-                await responder.broker.publish(second.response_topic or "", (
-                    '{"jsonrpc":"2.0","id":"x","result":{"statusUpdate":{"taskId":"%s",'
-                    '"contextId":"c","status":{"state":"%s"}}}}' % (task_id, state)).encode(),
+                event = {"statusUpdate": {"taskId": task_id, "contextId": "c",
+                                          "status": {"state": state}}}
+                await responder.broker.publish(second.response_topic or "", json.dumps(
+                    {"jsonrpc": "2.0", "id": "x", "result": event}).encode(),
                     correlation=second.correlation)
             task = await asyncio.wait_for(sending, 5)
         finally:
@@ -130,8 +132,8 @@ async def test_errors_of_the_binding_and_of_a2a_are_raised(space: tuple[str, str
                 ('{"code":-32602,"message":"context_id mismatch"}', InvalidParams)):
             sending = asyncio.ensure_future(client.send("hi"))
             req = await responder.next()
-            await responder.broker.publish(req.response_topic or "", (
-                '{"jsonrpc":"2.0","id":null,"error":%s}' % error).encode(),
+            await responder.broker.publish(req.response_topic or "", json.dumps(
+                {"jsonrpc": "2.0", "id": None, "error": json.loads(error)}).encode(),
                 correlation=req.correlation)
             with pytest.raises(expected) as raised:
                 await asyncio.wait_for(sending, 5)
