@@ -288,3 +288,51 @@ async def test_a_request_without_a_response_topic_is_dropped(space: tuple[str, s
         await peer.request("Echo", send("after", str(uuid.uuid4())), correlation=b"d")
         assert decoded(await peer.next())["result"]["task"]  # still serving
     assert agent.handled == 1
+
+
+async def test_a2a_authorization_is_the_authorization_header(space: tuple[str, str]) -> None:
+    from interlingua import create_app
+    from interlingua.mesh import MeshSettings, attach
+    from interlingua.server.auth import AuthConfig, BasicAuth, hash_secret
+
+    org, unit = space
+    app = create_app(ECHO, store="memory://", freeze_gc=False, auth=AuthConfig(
+        schemes={"basic": BasicAuth({"alice": hash_secret("pw")})}))
+    attach(app, MeshSettings(url=BROKER, namespace="", profile="emqx", org=org, unit=unit,
+                             http=False, session_expiry=30))
+    async with app.router.lifespan_context(app), EmqxPeer(org, unit) as peer:
+        await peer.listen(peer.reply_topic)
+        await peer.request("Echo", send("x", str(uuid.uuid4())), correlation=b"no")
+        refused = decoded(await peer.next())
+        await peer.request("Echo", send("x", str(uuid.uuid4())), correlation=b"yes",
+                           **{"a2a-authorization": "Basic YWxpY2U6cHc="})  # alice:pw
+        admitted = decoded(await peer.next())
+    assert refused["error"]["code"] == -32600  # v1.0's authentication error
+    assert admitted["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_with_http_the_card_names_the_http_and_the_mqtt_interfaces(
+        space: tuple[str, str]) -> None:
+    org, unit = space
+    async with on_emqx(ECHO, org, unit, http=True), EmqxPeer(org, unit) as peer:
+        await peer.listen(peer.space.discovery("Echo"))
+        card = decoded(await peer.next())
+    bindings = {i["protocolBinding"] for i in card["supportedInterfaces"]}
+    assert "MQTTv5+JSONRPCv2" in bindings and "JSONRPC" in bindings
+
+
+def test_a_second_process_for_the_same_agent_is_refused(space: tuple[str, str]) -> None:
+    org, unit = space
+    argv = [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://", "--json",
+            "--no-http", "--mesh", BROKER, "--mesh-profile", "emqx", "--org", org,
+            "--unit", unit]
+    first = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        assert first.stdout is not None and first.stdout.readline()
+        second = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    finally:
+        first.terminate()
+        first.communicate(timeout=15)
+    assert second.returncode == 2
+    assert f"{org}/{unit}/Echo is already served" in second.stderr

@@ -77,6 +77,14 @@ async def test_the_gateway_serves_the_registered_agents_over_http() -> None:
                 running = await client.send("slow", blocking=False)
                 canceled = await client.cancel(running.id)  # type: ignore[union-attr]
                 assert canceled.status.state is TaskState.CANCELED
+            # and the task on the mesh (the same id) is canceled there too
+            async with client_for(f"{BROKER}/{org}/{unit}/worker", timeout=10) as direct:
+                for _ in range(50):
+                    there = await direct.get_task(running.id)  # type: ignore[union-attr]
+                    if there.status.state is TaskState.CANCELED:
+                        break
+                    await asyncio.sleep(0.1)
+                assert there.status.state is TaskState.CANCELED
         # a clean stop says offline: the agent leaves the listing
         assert await _listed(http, base, False) == []
 

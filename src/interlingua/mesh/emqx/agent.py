@@ -44,7 +44,7 @@ from ...server import dispatch
 from ...server.context import RequestInfo
 from ...server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
 from ..broker import Broker, Inbound, MeshUnavailable, Will
-from ..instance import claim
+from ..instance import InstanceTaken, claim
 from ..settings import MeshSettings
 from ..topics import check_name, topic_problem
 from .topics import STATUS, STATUS_SOURCE, Space
@@ -104,8 +104,13 @@ class EmqxAgent:
         self.client_id = self.space.client_id(self.name)
         # the client id is the profile's, one per agent: a second process of this
         # host would take the connection from the first in turn
-        self._slot = claim(settings.broker_url(), f"$a2a/{settings.org}/{settings.unit}",
-                           self.name, "a2a")
+        try:
+            self._slot = claim(settings.broker_url(), f"$a2a/{settings.org}/{settings.unit}",
+                               self.name, "a2a")
+        except InstanceTaken:
+            raise InstanceTaken(
+                f"{self.client_id} is already served by another process of this host: A2A "
+                "over MQTT has one connection per agent (its client id)") from None
         self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
                              session_expiry=settings.session_expiry, manual_ack=True)
         self._loop_task: asyncio.Task[None] | None = None
