@@ -336,3 +336,25 @@ def test_a_second_process_for_the_same_agent_is_refused(space: tuple[str, str]) 
         first.communicate(timeout=15)
     assert second.returncode == 2
     assert f"{org}/{unit}/Echo is already served" in second.stderr
+
+
+async def test_mesh_agents_lists_the_retained_cards_with_their_status(
+        space: tuple[str, str]) -> None:
+    org, unit = space
+
+    async def listed() -> list[dict[str, Any]]:
+        proc = await asyncio.create_subprocess_exec(
+            str(SCRIPT), "mesh", "agents", "--mesh", BROKER, "--mesh-profile", "emqx",
+            "--org", org, "--unit", unit, "--json", cwd=ROOT, stdout=subprocess.PIPE)
+        out, _ = await proc.communicate()
+        assert proc.returncode == 0
+        rows: list[dict[str, Any]] = json.loads(out)
+        return rows
+
+    async with on_emqx(ECHO, org, unit):
+        online = await listed()
+    offline = await listed()
+    assert online == [{"name": "Echo", "agent": "Echo", "url": f"{BROKER}/{org}/{unit}/Echo",
+                       "request_topic": f"$a2a/v1/request/{org}/{unit}/Echo",
+                       "status": "online", "description": "Echoes."}]
+    assert [r["status"] for r in offline] == ["offline"]

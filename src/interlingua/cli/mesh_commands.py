@@ -24,17 +24,32 @@ def mesh_group() -> None:
               metavar="mqtt://HOST[:PORT]", help="The broker.")
 @click.option("--namespace", default=None, callback=check_level, metavar="NS",
               help="The mesh's namespace [default: the URL's path].")
-@click.option("--wait", type=click.FloatRange(min=0), default=11.0, show_default=True,
-              metavar="SECONDS",
-              help="How long to listen for cards (agents publish theirs every 10 s).")
+@click.option("--mesh-profile", type=click.Choice(["sam", "emqx"]), default="sam",
+              show_default=True,
+              help="The topic layout: sam (under --namespace) or emqx (A2A over MQTT: the "
+                   "cards retained for --org and --unit).")
+@click.option("--org", default=None, callback=check_level, metavar="ORG",
+              help="--mesh-profile emqx: the org [default: the URL's /ORG/UNIT].")
+@click.option("--unit", default=None, callback=check_level, metavar="UNIT",
+              help="--mesh-profile emqx: the unit.")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="How long to listen for cards [default: 11, as SAM-layout agents publish "
+                   "theirs every 10 s; 1 with --mesh-profile emqx, whose cards are retained].")
 @click.option("--json", "as_json", is_flag=True, help="Print the agents as JSON.")
-def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: bool) -> None:
+def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org: str | None,
+                   unit: str | None, wait: float | None, as_json: bool) -> None:
     """List the agents whose cards are heard on the mesh."""
     from ..mesh.broker import MeshUnavailable
     from ..mesh.discovery import list_agents
     from ..mesh.topics import Topics, mesh_name, parse_mesh_url
 
     url = parse_mesh_url(mesh_url)
+    if mesh_profile == "emqx":
+        _registered(url, namespace, org, unit, 1.0 if wait is None else wait, as_json)
+        return
+    if org or unit:
+        raise click.UsageError("--org and --unit go with --mesh-profile emqx")
+    wait = 11.0 if wait is None else wait
     namespace = namespace or url.namespace
     if namespace is None:
         raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
@@ -63,6 +78,40 @@ def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: b
         instances = row["instances"]
         click.echo(f"{row['name']}  {row['url']}  ({instances} instance"
                    f"{'s' if instances != 1 else ''})")
+        if row["description"]:
+            click.echo(f"    {row['description']}")
+
+
+def _registered(url: Any, namespace: str | None, org: str | None, unit: str | None,
+                wait: float, as_json: bool) -> None:
+    """``mesh agents`` in the A2A-over-MQTT profile: the cards retained in ORG/UNIT."""
+    from ..mesh.broker import MeshUnavailable
+    from ..mesh.emqx.presence import list_registered
+    from ..mesh.emqx.topics import Space, address
+
+    if namespace:
+        raise click.UsageError("--namespace is the SAM layout's: --mesh-profile emqx takes "
+                               "--org and --unit")
+    org, unit = org or url.org, unit or url.unit
+    if org is None or unit is None:
+        raise click.UsageError("--mesh-profile emqx needs --org ORG and --unit UNIT")
+    space = Space(org, unit)
+    try:
+        found = asyncio.run(list_registered(url, space, wait=wait))
+    except MeshUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise click.exceptions.Exit(3) from None
+    rows = [{"name": card.name, "agent": agent, "url": address(url, org, unit, agent),
+             "request_topic": space.request(agent), "status": status,
+             "description": card.description} for agent, card, status in found]
+    if as_json:
+        click.echo(msgspec.json.encode(rows).decode())
+        return
+    if not rows:
+        click.echo(f"no agent card is retained on {url.broker} for {org}/{unit}")
+        return
+    for row in rows:
+        click.echo(f"{row['name']}  {row['url']}  ({row['status']})")
         if row["description"]:
             click.echo(f"    {row['description']}")
 

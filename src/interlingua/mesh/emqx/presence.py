@@ -24,7 +24,7 @@ from ..discovery import LiveAgent
 from ..topics import MeshURL
 from .topics import STATUS, Space
 
-__all__ = ["Directory"]
+__all__ = ["Directory", "list_registered"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -42,33 +42,35 @@ class Directory:
         self.url = url
         self.space = space
         self._broker = Broker(url, space.client_id(f"interlingua-directory-{secrets.token_hex(6)}"))
-        #: agent id -> its card, while online
-        self._online: dict[str, LiveAgent] = {}
-        #: agent id -> the last status heard ("online", "offline")
+        #: agent id -> its retained card
+        self.cards: dict[str, LiveAgent] = {}
+        #: agent id -> the ``a2a-status`` its card was retained with ("online", "offline")
         self.status: dict[str, str] = {}
         self._task: asyncio.Task[None] | None = None
 
     def live(self) -> dict[str, LiveAgent]:
-        return dict(sorted(self._online.items()))
+        """The agents whose card says online, by agent id."""
+        return {a: c for a, c in sorted(self.cards.items()) if self.status.get(a) == "online"}
 
     def take(self, msg: Inbound) -> str | None:
         """Take a discovery message; the agent it is about (None: not one of this space)."""
         agent = self.space.agent_of(msg.topic)
         if agent is None:
             return None
-        status = msg.properties.get(STATUS, "online") if msg.payload else "offline"
-        self.status[agent] = status
-        if status == "offline":
-            self._online.pop(agent, None)
+        if not msg.payload:  # the registration cleared
+            self.cards.pop(agent, None)
+            self.status.pop(agent, None)
             return agent
         try:
             head = msgspec.json.decode(msg.payload, type=_CardHead)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
-            self._online.pop(agent, None)
+            self.cards.pop(agent, None)
+            self.status.pop(agent, None)
             return agent
-        self._online[agent] = LiveAgent(head.name, msg.payload, head.description, head.version,
-                                        {"": time.monotonic()})
+        self.cards[agent] = LiveAgent(head.name, msg.payload, head.description, head.version,
+                                      {"": time.monotonic()})
+        self.status[agent] = msg.properties.get(STATUS, "online")
         return agent
 
     async def start(self) -> None:
@@ -97,3 +99,17 @@ class Directory:
                 log.warning("discovery: %s; listening again in 1 s", exc)
                 await self._broker.close()
                 await asyncio.sleep(1.0)
+
+
+async def list_registered(url: MeshURL, space: Space, *, wait: float = 1.0,
+                          ) -> list[tuple[str, LiveAgent, str]]:
+    """The agents registered in ``space`` (agent id, card, status), as retained when
+    listened to for ``wait`` seconds."""
+    directory = Directory(url, space)
+    await directory.start()
+    try:
+        await asyncio.sleep(wait)
+        return [(a, c, directory.status.get(a, "online"))
+                for a, c in sorted(directory.cards.items())]
+    finally:
+        await directory.stop()
