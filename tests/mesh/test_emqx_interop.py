@@ -174,3 +174,32 @@ async def test_our_client_cancels_on_their_responder_and_sees_its_last_will(
             break
         await asyncio.sleep(0.1)
     assert status == "offline"
+
+
+async def test_the_gateway_serves_their_responder_over_http(
+        responder: tuple[str, str, subprocess.Popen[bytes]]) -> None:
+    from interlingua.mesh.emqx.link import EmqxLink
+    from interlingua.mesh.gateway import Gateway
+    from tests.live import live_server
+
+    org, unit, proc = responder
+    await _online(org, unit, proc)
+    url = parse_mesh_url(BROKER)
+    app = Gateway(url, None, link=EmqxLink(url, org, unit, "gw"), warmup=0)
+    with live_server(app) as base:
+        for _ in range(50):
+            async with client_for(base + "/agents/peer/", timeout=10) as client:
+                try:
+                    card = await client.get_card()
+                    break
+                except Exception:
+                    await asyncio.sleep(0.1)
+        async with client_for(base + "/agents/peer/", timeout=10) as client:
+            task = await client.send("hello")
+            events = [e.item async for e in client.stream("streamed")]
+    assert card.name == "Peer Echo"
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert [a.parts[0].text for a in task.artifacts] == ["echo: hello"]  # type: ignore[union-attr]
+    assert any(isinstance(e, ArtifactUpdate) for e in events)
+    assert isinstance(events[-1], StatusUpdate)
+    assert events[-1].status.state is TaskState.COMPLETED
