@@ -3,7 +3,8 @@
 An ``http(s)://`` URL (or a gRPC ``host:port``) gets a ``Client``, which speaks
 JSON-RPC, HTTP+JSON or gRPC as the card says; an ``mqtt(s)://HOST[:PORT]/NS/AGENT``
 URL gets a ``MeshClient`` (the ``mqtt`` extra), which has the same API over the
-mesh's topics. The choice lives here, above both: the mesh's client is built from
+mesh's topics (SAM's layout), and ``mqtt(s)://HOST[:PORT]/ORG/UNIT/AGENT`` an
+``EmqxClient`` (the A2A-over-MQTT profile). The choice lives here, above both: the mesh's client is built from
 the client's parts, so the client itself knows nothing of the mesh.
 """
 
@@ -15,11 +16,12 @@ from .client import Client
 
 if TYPE_CHECKING:
     from .mesh.client import MeshClient
+    from .mesh.emqx.client import EmqxClient
 
 __all__ = ["MESH_SCHEMES", "AnyClient", "client_for"]
 
 #: what ``client_for`` gives: both have the same calls
-AnyClient: TypeAlias = "Client | MeshClient"
+AnyClient: TypeAlias = "Client | MeshClient | EmqxClient"
 
 #: the URL schemes of agents on an MQTT mesh
 MESH_SCHEMES = ("mqtt://", "mqtts://")
@@ -32,6 +34,12 @@ def client_for(url: str, **options: Any) -> AnyClient:
     uses ``timeout`` and ``headers`` and passes over the HTTP-only ones."""
     if url.startswith(MESH_SCHEMES):
         # imported here: aiomqtt is an optional dependency (the mqtt extra)
+        from .mesh.topics import parse_mesh_url
+
+        if parse_mesh_url(url).profile == "emqx":
+            from .mesh.emqx.client import EmqxClient
+
+            return EmqxClient(url, **options)
         from .mesh.client import MeshClient
 
         return MeshClient(url, **options)

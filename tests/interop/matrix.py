@@ -333,7 +333,48 @@ def render(versions: dict[str, str],
         for i, note in enumerate(footnotes, 1):
             lines.append(f"{i}. {_LABELS.get(note.kind, '')}{note.text}")
         lines.append("")
+    lines += _A2A_OVER_MQTT
     return "\n".join(lines)
+
+
+# --- A2A over MQTT (EMQX's profile) ----------------------------------------------
+# Not cells of the matrix above (another transport, other operations): a fixed
+# section, each ✅ backed by tests/mesh/test_emqx_interop.py.
+_A2A_OVER_MQTT = [
+    "## A2A over MQTT (EMQX's profile)",
+    "",
+    "The `a2a-over-mqtt` 0.1.0 package (its venv made by `scripts/interop-setup "
+    "py-a2a-over-mqtt-0.1.0`) against an interlingua agent served with `--mesh-profile "
+    "emqx` and interlingua's client (`mqtt://HOST/ORG/UNIT/AGENT`), on Mosquitto, each test "
+    "in an org and unit of its own (`tests/mesh/test_emqx_interop.py`; the profile: "
+    "[mesh](mesh.md#the-a2a-over-mqtt-profile)).",
+    "",
+    "| pair | card and presence | send | stream | multi-turn | cancel | failed task |",
+    "|---|---|---|---|---|---|---|",
+    "| a2a-over-mqtt 0.1.0 requester → interlingua agent | — [a] | ✅ | ✅ | ✅ | — [b] | ⬜ |",
+    "| interlingua client → a2a-over-mqtt 0.1.0 responder | ✅ [c] | ✅ [d] | ✅ | — [e] "
+    "| ✅ [f] | ✅ |",
+    "| interlingua client over HTTP → interlingua gateway → a2a-over-mqtt 0.1.0 responder "
+    "| ✅ [g] | ✅ | ✅ | — [e] | ⬜ | ⬜ |",
+    "",
+    "— the operation is not offered by the package's side (the note says so).",
+    "",
+    "- a. The package's requester reads no cards; interlingua's agent retains its card with "
+    "`a2a-status` (tested in `tests/mesh/test_emqx_agent.py`).",
+    "- b. The package's requester has no cancel of its own, and its reply reader knows only "
+    "stream results (`task`, `message`, `statusUpdate`, `artifactUpdate`): the bare Task "
+    "that v1.0's `CancelTask` answers is not one of them.",
+    "- c. The retained card, `a2a-status: online`; after the responder is killed, "
+    "`offline` from its last will.",
+    "- d. The responder answers every send with events (submitted, working, the artifact, "
+    "completed); interlingua's client folds them into the Task.",
+    "- e. The package's responder never asks for input.",
+    "- f. A non-blocking send, then `CancelTask`: the responder answers with a `statusUpdate` "
+    "(`canceled`), read as the Task in that state.",
+    "- g. `interlingua gateway --mesh-profile emqx` lists the responder from its retained card "
+    "and serves that card, and each turn, over HTTP at `/agents/peer/`.",
+    "",
+]
 
 
 # ------------------------------------------------------- the committed document

@@ -121,3 +121,43 @@ def stop_child(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
     proc.communicate()
+
+
+# ------------------------------------------------------------ A2A over MQTT (emqx)
+
+
+def org_unit() -> tuple[str, str]:
+    """An org and unit no other test uses."""
+    return "o" + uuid.uuid4().hex[:10], "u" + uuid.uuid4().hex[:6]
+
+
+@asynccontextmanager
+async def on_emqx(agent: Agent, org: str, unit: str, *, store: str = "memory://",
+                  name: str | None = None, http: bool = False,
+                  **settings: Any) -> AsyncIterator[Any]:
+    """``agent`` served in the A2A-over-MQTT profile for the length of the block."""
+    app = create_app(agent, store=store, freeze_gc=False)
+    settings.setdefault("session_expiry", 30)
+    attach(app, MeshSettings(url=BROKER, namespace="", profile="emqx", org=org, unit=unit,
+                             http=http, **settings), name=name)
+    async with app.router.lifespan_context(app):
+        yield app.state.mesh
+
+
+class EmqxPeer(Peer):
+    """A raw MQTT client in the A2A-over-MQTT topic space of ``org``/``unit``."""
+
+    def __init__(self, org: str, unit: str) -> None:
+        super().__init__("unused")
+        from interlingua.mesh.emqx.topics import Space
+
+        self.space = Space(org, unit)
+        self.reply_topic = self.space.reply("peer", uuid.uuid4().hex[:8])
+
+    async def request(self, agent: str, payload: bytes | dict[str, Any],
+                      **properties: Any) -> None:
+        body = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
+        correlation = properties.pop("correlation", None)
+        response_topic = properties.pop("response_topic", self.reply_topic)
+        await self.broker.publish(self.space.request(agent), body, properties,
+                                  correlation=correlation, response_topic=response_topic)

@@ -216,3 +216,39 @@ async def test_a_stream_waiting_when_the_broker_goes_is_told_and_the_client_goes
             await client.aclose()
             await discovery.stop()
             stop_child(agent)
+
+
+async def test_an_a2a_over_mqtt_agent_says_online_again_after_the_broker_comes_back() -> None:
+    """The private broker keeps nothing across a restart (no persistence): the retained
+    card is back only because the agent publishes it again once reconnected."""
+    from interlingua import Agent, create_app
+    from interlingua.mesh import MeshSettings, attach
+    from interlingua.mesh.emqx.client import EmqxClient, retained_card
+    from interlingua.mesh.emqx.topics import Space
+
+    async def echo(ctx: object) -> None:
+        await ctx.complete(ctx.text)  # type: ignore[attr-defined]
+
+    with private_broker() as broker:
+        app = create_app(Agent("Echo", "Echoes.", echo), store="memory://", freeze_gc=False)
+        attach(app, MeshSettings(url=broker.url, namespace="", profile="emqx", org="o",
+                                 unit="u", http=False, session_expiry=0,
+                                 reconnect_delay=0.2))
+        url, space = parse_mesh_url(broker.url), Space("o", "u")
+        async with app.router.lifespan_context(app):
+            assert (await retained_card(url, space, "Echo"))[1] == "online"
+            broker.stop()
+            broker.start()
+            status = None
+            for _ in range(100):
+                try:
+                    status = (await retained_card(url, space, "Echo", wait=0.3))[1]
+                except AgentUnreachable:
+                    status = None
+                if status == "online":
+                    break
+                await asyncio.sleep(0.1)
+            assert status == "online"
+            async with EmqxClient(f"{broker.url}/o/u/Echo", timeout=10) as client:
+                task = await client.send("back")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED

@@ -28,8 +28,7 @@ from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
-from ..mesh.card import mesh_address
-from ..mesh.topics import Topics
+from ..mesh.profiles import profile_of
 from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
@@ -108,14 +107,16 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
         if mesh.agent is None:
-            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
+            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT"
+                                     " (or /ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
         need_mqtt()
         return value
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.BadParameter(
             f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
-            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT")
+            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT "
+            "(/ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
     checked = _check_url(ctx, param, value)
     assert checked is not None
     return checked
@@ -409,7 +410,7 @@ def serve_command(**options: Any) -> None:
     grpc_at: list[int] = []
     mesh = mesh_settings(o["mesh_url"], o["namespace"], no_http, o["mesh_agent_name"],
                          o["mesh_instance"], o["mesh_group"], o["mesh_session_expiry"],
-                         o["mesh_card_interval"])
+                         o["mesh_card_interval"], o["mesh_profile"], o["org"], o["unit"])
     on_mesh = o["mesh_agent_name"] or mesh_name(agent.name)
 
     def listening(store_url: str, bound_port: int) -> None:
@@ -433,9 +434,10 @@ def serve_command(**options: Any) -> None:
             info["off"] = off
         if mesh is not None:
             info["mesh"] = mesh.broker_url().broker
-            info["request_topic"] = Topics(mesh.namespace).request(on_mesh)
+            profile = profile_of(mesh)
+            info["request_topic"] = profile.request_topic(mesh, on_mesh)
             # the agent's own URL, as send, stream and Client(...) take it
-            info["mesh_url"] = mesh_address(mesh.broker_url(), mesh.namespace, on_mesh)
+            info["mesh_url"] = profile.address(mesh, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
         if o["as_json"] or o["log_format"] == "json":  # a JSON log stream gets a JSON banner

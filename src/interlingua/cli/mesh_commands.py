@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import click
 import msgspec
@@ -23,17 +24,32 @@ def mesh_group() -> None:
               metavar="mqtt://HOST[:PORT]", help="The broker.")
 @click.option("--namespace", default=None, callback=check_level, metavar="NS",
               help="The mesh's namespace [default: the URL's path].")
-@click.option("--wait", type=click.FloatRange(min=0), default=11.0, show_default=True,
-              metavar="SECONDS",
-              help="How long to listen for cards (agents publish theirs every 10 s).")
+@click.option("--mesh-profile", type=click.Choice(["sam", "emqx"]), default="sam",
+              show_default=True,
+              help="The topic layout: sam (under --namespace) or emqx (A2A over MQTT: the "
+                   "cards retained for --org and --unit).")
+@click.option("--org", default=None, callback=check_level, metavar="ORG",
+              help="--mesh-profile emqx: the org [default: the URL's /ORG/UNIT].")
+@click.option("--unit", default=None, callback=check_level, metavar="UNIT",
+              help="--mesh-profile emqx: the unit.")
+@click.option("--wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="How long to listen for cards [default: 11, as SAM-layout agents publish "
+                   "theirs every 10 s; 1 with --mesh-profile emqx, whose cards are retained].")
 @click.option("--json", "as_json", is_flag=True, help="Print the agents as JSON.")
-def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: bool) -> None:
+def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org: str | None,
+                   unit: str | None, wait: float | None, as_json: bool) -> None:
     """List the agents whose cards are heard on the mesh."""
     from ..mesh.broker import MeshUnavailable
     from ..mesh.discovery import list_agents
     from ..mesh.topics import Topics, mesh_name, parse_mesh_url
 
     url = parse_mesh_url(mesh_url)
+    if mesh_profile == "emqx":
+        _registered(url, namespace, org, unit, 1.0 if wait is None else wait, as_json)
+        return
+    if org or unit:
+        raise click.UsageError("--org and --unit go with --mesh-profile emqx")
+    wait = 11.0 if wait is None else wait
     namespace = namespace or url.namespace
     if namespace is None:
         raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
@@ -66,11 +82,53 @@ def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: b
             click.echo(f"    {row['description']}")
 
 
+def _registered(url: Any, namespace: str | None, org: str | None, unit: str | None,
+                wait: float, as_json: bool) -> None:
+    """``mesh agents`` in the A2A-over-MQTT profile: the cards retained in ORG/UNIT."""
+    from ..mesh.broker import MeshUnavailable
+    from ..mesh.emqx.presence import list_registered
+    from ..mesh.emqx.topics import Space, address
+
+    if namespace:
+        raise click.UsageError("--namespace is the SAM layout's: --mesh-profile emqx takes "
+                               "--org and --unit")
+    org, unit = org or url.org, unit or url.unit
+    if org is None or unit is None:
+        raise click.UsageError("--mesh-profile emqx needs --org ORG and --unit UNIT")
+    space = Space(org, unit)
+    try:
+        found = asyncio.run(list_registered(url, space, wait=wait))
+    except MeshUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise click.exceptions.Exit(3) from None
+    rows = [{"name": card.name, "agent": agent, "url": address(url, org, unit, agent),
+             "request_topic": space.request(agent), "status": status,
+             "description": card.description} for agent, card, status in found]
+    if as_json:
+        click.echo(msgspec.json.encode(rows).decode())
+        return
+    if not rows:
+        click.echo(f"no agent card is retained on {url.broker} for {org}/{unit}")
+        return
+    for row in rows:
+        click.echo(f"{row['name']}  {row['url']}  ({row['status']})")
+        if row["description"]:
+            click.echo(f"    {row['description']}")
+
+
 @click.command("gateway")
 @click.option("--mesh", "mesh_url", required=True, callback=check_mesh_url,
               metavar="mqtt://HOST[:PORT]", help="The broker.")
 @click.option("--namespace", default=None, callback=check_level, metavar="NS",
               help="The mesh's namespace [default: the URL's path].")
+@click.option("--mesh-profile", type=click.Choice(["sam", "emqx"]), default="sam",
+              show_default=True,
+              help="The topic layout: sam (under --namespace) or emqx (A2A over MQTT, the "
+                   "agents of --org and --unit).")
+@click.option("--org", default=None, callback=check_level, metavar="ORG",
+              help="--mesh-profile emqx: the org [default: the URL's /ORG/UNIT].")
+@click.option("--unit", default=None, callback=check_level, metavar="UNIT",
+              help="--mesh-profile emqx: the unit.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--store", default="memory://", show_default=True, metavar="URL",
@@ -78,17 +136,21 @@ def agents_command(mesh_url: str, namespace: str | None, wait: float, as_json: b
                    "sqlite:///DIR for one SQLite file per agent in DIR.")
 @click.option("--gateway-id", default=None, callback=check_level, metavar="NAME",
               help="This gateway's name in its reply topics [default: random].")
-@click.option("--warmup", type=click.FloatRange(0, 3600), default=10.0, show_default=True,
+@click.option("--warmup", type=click.FloatRange(0, 3600), default=None,
               metavar="SECONDS",
               help="After the start, an agent not heard yet is answered 503 with Retry-After "
-                   "(not 404) for this long: the agents' card interval.")
+                   "(not 404) for this long [default: 10, the agents' card interval; 1 with "
+                   "--mesh-profile emqx, whose cards are retained].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
-def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, store: str,
-                    gateway_id: str | None, warmup: float, log_level: str,
+def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org: str | None,
+                    unit: str | None, host: str, port: int, store: str,
+                    gateway_id: str | None, warmup: float | None, log_level: str,
                     as_json: bool) -> None:
     """Serve every agent heard on a mesh as an A2A agent over HTTP, at /agents/NAME/."""
+    import secrets
+
     import uvicorn
 
     from ..mesh.broker import MeshUnavailable, ping
@@ -97,9 +159,8 @@ def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, 
     from .serve import bind
 
     url = parse_mesh_url(mesh_url)
-    namespace = namespace or url.namespace
-    if namespace is None:
-        raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
+    gateway_id = gateway_id or secrets.token_hex(6)
+    link, where = _gateway_link(url, namespace, mesh_profile, org, unit, gateway_id)
     if store != "memory://" and not store.startswith("sqlite:///"):
         raise click.BadParameter("memory:// or sqlite:///DIR", param_hint="'--store'")
     try:
@@ -113,15 +174,17 @@ def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, 
         click.echo(f"error: --port {port}: cannot listen on {host}:{port}: "
                    f"{exc.strerror or exc}", err=True)
         raise click.exceptions.Exit(2) from None
-    gateway = Gateway(url, namespace, store=store, gateway_id=gateway_id, warmup=warmup)
+    gateway = Gateway(url, namespace or url.namespace, store=store, gateway_id=gateway_id,
+                      warmup=warmup, link=link)
     bound = sock.getsockname()[1]
     base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
     info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,
-            "namespace": namespace, "gateway_id": gateway.gateway_id}
+            **where, "gateway_id": gateway.gateway_id}
     if as_json:
         click.echo(msgspec.json.encode(info).decode())
     else:
-        click.echo(f"Gateway to {url.broker} (namespace {namespace}) on {base}")
+        said = ", ".join(f"{k} {v}" for k, v in where.items())
+        click.echo(f"Gateway to {url.broker} ({said}) on {base}")
         click.echo(f"  agents: {info['agents']}  (each at /agents/NAME/)")
     config = uvicorn.Config(gateway, log_level=log_level, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="on")
@@ -131,3 +194,25 @@ def gateway_command(mesh_url: str, namespace: str | None, host: str, port: int, 
         pass
     finally:
         sock.close()
+
+
+def _gateway_link(url: Any, namespace: str | None, profile: str, org: str | None,
+                  unit: str | None, gateway_id: str) -> tuple[Any, dict[str, str]]:
+    """How the gateway reaches the agents (None: SAM's layout, the gateway's own),
+    and what the banner says of where."""
+    if profile == "emqx":
+        if namespace:
+            raise click.UsageError("--namespace is the SAM layout's: --mesh-profile emqx "
+                                   "takes --org and --unit")
+        org, unit = org or url.org, unit or url.unit
+        if org is None or unit is None:
+            raise click.UsageError("--mesh-profile emqx needs --org ORG and --unit UNIT")
+        from ..mesh.emqx.link import EmqxLink
+
+        return EmqxLink(url, org, unit, gateway_id), {"org": org, "unit": unit}
+    if org or unit:
+        raise click.UsageError("--org and --unit go with --mesh-profile emqx")
+    namespace = namespace or url.namespace
+    if namespace is None:
+        raise click.UsageError("name the namespace: --namespace NS (or mqtt://HOST/NS)")
+    return None, {"namespace": namespace}

@@ -50,7 +50,17 @@ def mesh_serve_options(f: F) -> F:
         click.option("--mesh", "mesh_url", default=None, callback=check_mesh_url,
                      metavar="mqtt://HOST[:PORT]",
                      help="Also serve the agent on this MQTT 5 broker, in the Solace Agent "
-                          "Mesh topic layout (docs/mesh.md; needs interlingua[mqtt])."),
+                          "Mesh topic layout or another --mesh-profile (docs/mesh.md; needs "
+                          "interlingua[mqtt])."),
+        click.option("--mesh-profile", type=click.Choice(["sam", "emqx"]), default="sam",
+                     show_default=True,
+                     help="The topic layout: sam (Solace Agent Mesh, under --namespace) or "
+                          "emqx (A2A over MQTT: $a2a/v1/.../ORG/UNIT/AGENT, with --org and "
+                          "--unit)."),
+        click.option("--org", default=None, callback=check_level, metavar="ORG",
+                     help="--mesh-profile emqx: the org of the agent's topics."),
+        click.option("--unit", default=None, callback=check_level, metavar="UNIT",
+                     help="--mesh-profile emqx: the unit of the agent's topics."),
         click.option("--namespace", default=None, callback=check_level, metavar="NS",
                      help="The mesh's namespace: the first level of its topics."),
         click.option("--no-http", is_flag=True,
@@ -84,15 +94,39 @@ def mesh_serve_options(f: F) -> F:
 
 def mesh_settings(url: str | None, namespace: str | None, no_http: bool, name: str | None,
                   instance: str | None, group: str | None,
-                  session_expiry: int, card_interval: float = 10.0) -> MeshSettings | None:
+                  session_expiry: int, card_interval: float = 10.0, profile: str = "sam",
+                  org: str | None = None, unit: str | None = None) -> MeshSettings | None:
     if url is None:
-        if namespace or no_http or name or instance or group:
-            raise click.UsageError("--namespace, --no-http and --mesh-* go with --mesh URL")
+        if namespace or no_http or name or instance or group or org or unit \
+                or profile == "emqx":
+            raise click.UsageError(
+                "--namespace, --org, --unit, --no-http and --mesh-* go with --mesh URL")
         return None
     parsed = parse_mesh_url(url)
+    if profile == "emqx":
+        return _emqx_settings(url, parsed.org, parsed.unit, org, unit, namespace, instance,
+                              group, session_expiry, no_http)
+    if org or unit:
+        raise click.UsageError("--org and --unit go with --mesh-profile emqx")
     namespace = namespace or parsed.namespace
     if namespace is None:
         raise click.UsageError("--mesh needs --namespace NS (or mqtt://HOST/NS)")
     return MeshSettings(url=url, namespace=namespace, instance=instance, group=group,
                         session_expiry=session_expiry, card_interval=card_interval,
                         http=not no_http)
+
+
+def _emqx_settings(url: str, url_org: str | None, url_unit: str | None, org: str | None,
+                   unit: str | None, namespace: str | None, instance: str | None,
+                   group: str | None, session_expiry: int, no_http: bool) -> MeshSettings:
+    """The A2A-over-MQTT profile's settings: org and unit from the options (or a
+    ``mqtt://HOST/ORG/UNIT/…`` URL); SAM's namespace, instances and groups have no
+    counterpart there."""
+    if namespace or instance or group:
+        raise click.UsageError("--namespace, --mesh-instance and --mesh-group are the SAM "
+                               "layout's: --mesh-profile emqx takes --org and --unit")
+    org, unit = org or url_org, unit or url_unit
+    if org is None or unit is None:
+        raise click.UsageError("--mesh-profile emqx needs --org ORG and --unit UNIT")
+    return MeshSettings(url=url, namespace="", session_expiry=session_expiry,
+                        http=not no_http, profile="emqx", org=org, unit=unit)

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..bindings.base import BaseBinding
 from ..core.model import AgentInterface
-from .agent import MeshAgent
-from .card import mesh_address, mesh_only_card
-from .codec import MESH_PROTOCOL_VERSION, MQTT_BINDING
+from .card import mesh_only_card
+from .profiles import profile_of
 from .settings import MeshSettings
 from .topics import mesh_name
 
@@ -41,19 +40,22 @@ class MeshBinding(BaseBinding):
         self.service = service
         self.settings = settings
         on_mesh = name or mesh_name(service.agent.name)
-        self.address = mesh_address(settings.broker_url(), settings.namespace, on_mesh)
-        self.agent = MeshAgent(service.door, self._card(), on_mesh, settings)
+        #: the topic layout (mesh/profiles.py)
+        self.profile = profile = profile_of(settings)
+        self.address = profile.address(settings, on_mesh)
+        self.agent = profile.agent(service.door, self._card(), on_mesh, settings)
 
     def _card(self) -> bytes:
         if self.settings.http:
             return bytes(self.service.card.card_bytes)
-        return mesh_only_card(self.service.card, self.address)
+        return mesh_only_card(self.service.card, self.address, self.profile.binding,
+                              self.profile.protocol_version)
 
     def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
-        if self.settings.http:
+        if self.settings.http and not self.profile.listed_beside_http:
             return ()  # its card is the HTTP one, which names HTTP's interfaces
-        return (AgentInterface(url=self.address, binding=MQTT_BINDING,
-                               protocol_version=MESH_PROTOCOL_VERSION),)
+        return (AgentInterface(url=self.address, binding=self.profile.binding,
+                               protocol_version=self.profile.protocol_version),)
 
     async def prepare(self, service: Service) -> None:
         self.agent.card = self._card()  # as rendered now (the listeners' ports are known)

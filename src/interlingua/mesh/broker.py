@@ -18,7 +18,7 @@ import msgspec
 
 from .topics import MeshURL
 
-__all__ = ["MQTT_MISSING", "Broker", "Inbound", "MeshUnavailable", "available",
+__all__ = ["MQTT_MISSING", "Broker", "Inbound", "MeshUnavailable", "Will", "available",
            "encode_properties", "ping"]
 
 log = logging.getLogger("interlingua.mesh")
@@ -54,6 +54,17 @@ class Inbound:
     qos: int = 0
 
 
+@dataclass(frozen=True)
+class Will:
+    """A last will: published by the broker when a connection ends without a DISCONNECT."""
+
+    topic: str
+    payload: bytes
+    properties: Mapping[str, str] = field(default_factory=dict)
+    qos: int = 1
+    retain: bool = False
+
+
 def encode_properties(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     """User properties as string pairs: strings as they are, anything else as JSON."""
     out: list[tuple[str, str]] = []
@@ -73,13 +84,15 @@ class Broker:
 
     def __init__(self, url: MeshURL, client_id: str, *, clean_start: bool = True,
                  session_expiry: int = 0, keepalive: int = 30,
-                 manual_ack: bool = False) -> None:
+                 manual_ack: bool = False, will: Will | None = None) -> None:
         self.url = url
         self.client_id = client_id
         self.clean_start = clean_start
         self.session_expiry = session_expiry
         self.keepalive = keepalive
         self.manual_ack = manual_ack
+        #: what the broker publishes when the connection ends without a DISCONNECT
+        self.will = will
         #: the aiomqtt client of the current (or last) connection
         self._aio: Any = None
         #: the same, while connected
@@ -93,6 +106,14 @@ class Broker:
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         if self.session_expiry > 0:
             props.SessionExpiryInterval = self.session_expiry
+        will = None
+        if self.will is not None:
+            will_props = None
+            if self.will.properties:
+                will_props = Properties(PacketTypes.WILLMESSAGE)  # type: ignore[no-untyped-call]
+                will_props.UserProperty = encode_properties(self.will.properties)
+            will = aiomqtt.Will(self.will.topic, self.will.payload, qos=self.will.qos,
+                                retain=self.will.retain, properties=will_props)
         tls = None
         if self.url.tls:
             import ssl
@@ -107,6 +128,7 @@ class Broker:
             properties=props,
             keepalive=self.keepalive,
             tls_context=tls,
+            will=will,
             timeout=10,
             # small messages, one after another: no waiting for more to fill a segment
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
@@ -183,7 +205,7 @@ class Broker:
 
     async def publish(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
                       *, response_topic: str | None = None, correlation: bytes | None = None,
-                      qos: int = 1) -> None:
+                      qos: int = 1, retain: bool = False) -> None:
         import aiomqtt
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
@@ -201,7 +223,7 @@ class Broker:
             if correlation is not None:
                 props.CorrelationData = correlation
         try:
-            await client.publish(topic, payload, qos=qos, properties=props)
+            await client.publish(topic, payload, qos=qos, properties=props, retain=retain)
         except aiomqtt.MqttError as exc:
             raise MeshUnavailable(f"publishing at {self.url.broker}: {exc}") from None
 

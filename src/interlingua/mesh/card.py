@@ -31,11 +31,13 @@ def mesh_address(url: MeshURL, namespace: str, agent: str) -> str:
     return f"{url.broker}/{quote(namespace, safe='')}/{quote(agent, safe='')}"
 
 
-def mesh_only_card(server: A2AServer, address: str) -> bytes:
-    """``server``'s card with the mesh address as its only interface.
-    Push notifications are not offered: the mesh has no calls to register them."""
-    card = server.agent.card([AgentInterface(url=address, binding=MQTT_BINDING,
-                                             protocol_version=MESH_PROTOCOL_VERSION)])
+def mesh_only_card(server: A2AServer, address: str, binding: str = MQTT_BINDING,
+                   protocol_version: str = MESH_PROTOCOL_VERSION) -> bytes:
+    """``server``'s card with the mesh address as its only interface (under the
+    profile's binding name). Push notifications are not offered: the mesh has no
+    calls to register them."""
+    card = server.agent.card([AgentInterface(url=address, binding=binding,
+                                             protocol_version=protocol_version)])
     card = msgspec.structs.replace(card, capabilities=msgspec.structs.replace(
         card.capabilities, push_notifications=False))
     security = server.security

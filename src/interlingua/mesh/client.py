@@ -5,7 +5,8 @@ JSON-RPC request in the mesh's dialect (SAM's, plus ``tasks/get`` and
 ``tasks/resubscribe``) published on the agent's request topic, with
 ``replyTo`` and ``a2aStatusTopic`` naming topics of this client
 (``{ns}/a2a/v1/client/response/{id}/{task}``, ``…/client/status/{id}/{task}``),
-which it subscribes to once. Answers are matched to calls by the JSON-RPC id;
+which it subscribes to once, and the MQTT 5 Response Topic (the ``replyTo``)
+and Correlation Data (the request's id) on every request. Answers are matched to calls by the JSON-RPC id;
 a send's id is the id of the task it creates, as SAM's requesters do.
 
 The card comes from the discovery topic (the next time the agent publishes
@@ -156,7 +157,11 @@ class Requester:
         inject_trace(props)  # the user property traceparent, when a span is current
         pending = self._pending[rid] = _Pending()
         try:
-            await self._broker.publish(self.topics.request(agent), body, props)
+            # the MQTT 5 Response Topic and Correlation Data too, which requesters of
+            # the A2A-over-MQTT profile's layout always set (SAM's agents read replyTo)
+            await self._broker.publish(self.topics.request(agent), body, props,
+                                       response_topic=props["replyTo"],
+                                       correlation=str(rid).encode())
         except MeshUnavailable as exc:
             del self._pending[rid]
             raise AgentUnreachable(str(exc)) from None

@@ -34,7 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -42,17 +42,17 @@ from ..client.card import parse_card
 from ..client.errors import ClientError
 from ..core.calls import CancelTask, SendMessage
 from ..core.errors import A2AError
-from ..core.lifecycle import RETURN_STATES
-from ..core.model import ArtifactUpdate, Message, Role, StatusUpdate, Task, TaskState
+from ..core.model import Role
 from ..host.app import create_app
 from ..server.agent import Agent
 from ..server.context import Context
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
+from .relay import finish, relay
 from .topics import MeshURL, Topics, check_name, mesh_name
 
-__all__ = ["Gateway"]
+__all__ = ["Gateway", "Link", "SamLink"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -71,47 +71,45 @@ class Gateway:
     "not there" (404): the agents' card interval.
     """
 
-    def __init__(self, url: MeshURL, namespace: str, *, store: str = "memory://",
+    def __init__(self, url: MeshURL, namespace: str | None, *, store: str = "memory://",
                  gateway_id: str | None = None, ttl: float = DEFAULT_TTL,
-                 cancel_grace: float = 5.0, warmup: float = CARD_INTERVAL) -> None:
+                 cancel_grace: float = 5.0, warmup: float | None = None,
+                 link: Link | None = None) -> None:
         self.url = url
-        self.topics = topics = Topics(check_name("namespace", namespace))
         self.gateway_id = gw = check_name("gateway id", gateway_id or secrets.token_hex(6))
         self.store = store
-        self.cancel_grace = cancel_grace
-        self.warmup = warmup
+        #: how the gateway reaches the mesh's agents: SAM's layout in ``namespace``
+        #: unless another layout's link is given (mesh/emqx/link.py)
+        if link is None:
+            if namespace is None:
+                raise ValueError("a gateway to a SAM-layout mesh needs its namespace")
+            link = SamLink(url, namespace, gw, ttl=ttl, cancel_grace=cancel_grace)
+        self.link = link
+        self.warmup = link.warmup if warmup is None else warmup
         #: when the gateway began listening to the discovery topic (monotonic)
         self._listening_since: float | None = None
-        self.requester = Requester(
-            url, topics, f"{namespace}-gateway-{gw}",
-            reply_topic=lambda task: topics.gateway_response(gw, task),
-            status_topic=lambda task: topics.gateway_status(gw, task),
-            listen=[topics.gateway_response(gw) + "/#", topics.gateway_status(gw) + "/#"],
-            timeout=None,
-        )
-        self.discovery = Discovery(url, topics, ttl=ttl)
         self._apps: dict[str, Any] = {}
         self._making = asyncio.Lock()
         self._stack = AsyncExitStack()
-        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def discovery(self) -> Any:
+        """The SAM link's discovery (the cards heard)."""
+        return getattr(self.link, "discovery", None)
 
     # ------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        await self.requester.ensure()
-        await self.discovery.start()
+        await self.link.start()
         self._listening_since = time.monotonic()
 
     async def stop(self) -> None:
         await self._stack.aclose()
-        for task in list(self._background):
-            task.cancel()
-        await self.discovery.stop()
-        await self.requester.aclose()
+        await self.link.stop()
 
     def live(self) -> dict[str, LiveAgent]:
         """The live agents by the name they have in URLs."""
-        return {mesh_name(a.name): a for a in self.discovery.live()}
+        return self.link.live()
 
     # ------------------------------------------------------------------ ASGI
 
@@ -219,14 +217,67 @@ class Gateway:
 
     def _forwarder(self, name: str, streams: bool) -> Callable[[Context], Awaitable[None]]:
         async def forward(ctx: Context) -> None:
-            await self._forward(name, ctx, streams)
+            await self.link.forward(name, ctx, streams)
 
         return forward
 
-    async def _forward(self, name: str, ctx: Context, streams: bool) -> None:
-        """One turn of a task, carried out by the agent on the mesh (streamed when
-        its card says it streams: its updates then reach the gateway's log as they
-        happen)."""
+
+class Link(Protocol):
+    """A gateway's way to the agents of one topic layout."""
+
+    #: seconds after the start during which an agent not heard yet may still be there
+    warmup: float
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def live(self) -> dict[str, LiveAgent]:
+        """The live agents by the name they have in URLs."""
+        ...
+
+    async def forward(self, name: str, ctx: Context, streams: bool) -> None:
+        """One turn of a task, carried out by the agent ``name`` on the mesh."""
+        ...
+
+
+class SamLink:
+    """The gateway's way to agents in SAM's layout: their cards on the discovery
+    topic, requests with the gateway's reply and status topics."""
+
+    warmup = CARD_INTERVAL
+
+    def __init__(self, url: MeshURL, namespace: str, gateway_id: str, *,
+                 ttl: float = DEFAULT_TTL, cancel_grace: float = 5.0) -> None:
+        self.topics = topics = Topics(check_name("namespace", namespace))
+        gw = gateway_id
+        self.cancel_grace = cancel_grace
+        self.requester = Requester(
+            url, topics, f"{namespace}-gateway-{gw}",
+            reply_topic=lambda task: topics.gateway_response(gw, task),
+            status_topic=lambda task: topics.gateway_status(gw, task),
+            listen=[topics.gateway_response(gw) + "/#", topics.gateway_status(gw) + "/#"],
+            timeout=None,
+        )
+        self.discovery = Discovery(url, topics, ttl=ttl)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        await self.requester.ensure()
+        await self.discovery.start()
+
+    async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await self.discovery.stop()
+        await self.requester.aclose()
+
+    def live(self) -> dict[str, LiveAgent]:
+        return {mesh_name(a.name): a for a in self.discovery.live()}
+
+    async def forward(self, name: str, ctx: Context, streams: bool) -> None:
+        """One turn (streamed when the agent's card says it streams: its updates
+        then reach the gateway's log as they happen)."""
         task = ctx.task
         turns = sum(1 for m in task.history if m.role is Role.USER)
         if turns <= 1:
@@ -245,9 +296,9 @@ class Gateway:
                 update, raw = await requester.next(pending, name)
                 item = MESH_CODEC.decode_stream_item(raw)
                 if update:
-                    await _relay(ctx, item)
+                    await relay(ctx, item)
                     continue
-                await _finish(ctx, item)
+                await finish(ctx, item)
                 return
         except asyncio.CancelledError:
             # canceled here (over HTTP): the task on the mesh is canceled too
@@ -272,50 +323,6 @@ class Gateway:
             log.info("task %s canceled here; on the mesh: %s", task_id, exc)
         finally:
             requester.forget(rid)
-
-
-async def _relay(ctx: Context, item: Any) -> None:
-    """An update from the mesh, written into the gateway's task log."""
-    if isinstance(item, ArtifactUpdate):
-        a = item.artifact
-        await ctx.artifact(a.parts, artifact_id=a.artifact_id, name=a.name,
-                           description=a.description, append=item.append,
-                           last_chunk=item.last_chunk, metadata=a.metadata)
-    elif isinstance(item, StatusUpdate):
-        state = item.status.state
-        if state in RETURN_STATES or state in (TaskState.SUBMITTED, TaskState.CANCELED):
-            return  # the final Task says how it ended
-        message = item.status.message
-        await ctx.update(message.parts if message is not None and message.parts else None,
-                         state=state, metadata=item.metadata)
-
-
-async def _finish(ctx: Context, item: Any) -> None:
-    """The agent's final answer ends the turn here as it ended there."""
-    if isinstance(item, Message):
-        await ctx.reply(item.parts)
-        return
-    if not isinstance(item, Task):
-        return
-    for a in item.artifacts:  # a send that was not streamed brings its artifacts here
-        await ctx.artifact(a.parts, artifact_id=a.artifact_id, name=a.name,
-                           description=a.description, last_chunk=True, metadata=a.metadata)
-    status = item.status
-    content = status.message.parts if status.message is not None and status.message.parts \
-        else None
-    state = status.state
-    if state is TaskState.COMPLETED:
-        await ctx.complete(content)
-    elif state is TaskState.INPUT_REQUIRED:
-        await ctx.require_input(content)
-    elif state is TaskState.AUTH_REQUIRED:
-        await ctx.require_auth(content)
-    elif state is TaskState.REJECTED:
-        await ctx.reject(content)
-    elif state is TaskState.CANCELED:
-        await ctx._end(TaskState.CANCELED, content, None, None, None)
-    else:
-        await ctx.fail(content)
 
 
 def _base_url(scope: Scope) -> str:

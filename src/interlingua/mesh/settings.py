@@ -22,6 +22,10 @@ class MeshSettings:
     subscription group (default: the agent's name). ``http``: whether the
     agent also has an HTTP listener; without one its published card names its
     mesh address instead (mesh/card.py).
+
+    ``profile`` is the topic layout: ``sam`` (Solace Agent Mesh, under
+    ``namespace``) or ``emqx`` (A2A over MQTT, ``$a2a/v1/…/{org}/{unit}/{agent}``,
+    mesh/emqx/); ``org`` and ``unit`` are the latter's.
     """
 
     url: str
@@ -34,6 +38,9 @@ class MeshSettings:
     #: how long a cancel handed to the other instances waits for one of them
     cancel_grace: float = 2.0
     http: bool = True
+    profile: str = "sam"
+    org: str | None = None
+    unit: str | None = None
 
     def broker_url(self) -> MeshURL:
         return parse_mesh_url(self.url)

@@ -124,6 +124,14 @@ class MeshURL:
     password: str | None = None
     namespace: str | None = None
     agent: str | None = None
+    #: the A2A-over-MQTT profile's org and unit (a path of three levels, mesh/emqx/)
+    org: str | None = None
+    unit: str | None = None
+
+    @property
+    def profile(self) -> str:
+        """The topic layout the path names: ``emqx`` for ``/ORG/UNIT/AGENT``, else ``sam``."""
+        return "emqx" if self.org is not None else "sam"
 
     @property
     def broker(self) -> str:
@@ -134,7 +142,8 @@ class MeshURL:
 
 
 def parse_mesh_url(url: str) -> MeshURL:
-    """``mqtt://[user:pass@]host[:port][/namespace[/agent]]``; ``ValueError`` if not."""
+    """``mqtt://[user:pass@]host[:port][/namespace[/agent]]`` (the SAM layout), or
+    ``…/org/unit/agent``, three levels (the A2A-over-MQTT profile); ``ValueError`` if not."""
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts"):
         raise ValueError(f"{url!r} is not an mqtt:// or mqtts:// URL")
@@ -146,10 +155,19 @@ def parse_mesh_url(url: str) -> MeshURL:
     except ValueError:
         raise ValueError(f"{url!r} has no valid port (0-65535)") from None
     levels = [unquote(p) for p in parts.path.split("/") if p]
-    if len(levels) > 2:
-        raise ValueError(f"{url!r}: the path is /namespace or /namespace/agent, no more")
-    namespace = check_name("namespace", levels[0]) if levels else None
-    agent = check_name("agent name", levels[1]) if len(levels) > 1 else None
+    if len(levels) > 3:
+        raise ValueError(f"{url!r}: the path is /namespace or /namespace/agent (SAM layout), "
+                         "or /org/unit/agent (A2A over MQTT), no more")
+    org: str | None = None
+    unit: str | None = None
+    namespace: str | None
+    agent: str | None
+    if len(levels) == 3:
+        org, unit = check_name("org", levels[0]), check_name("unit", levels[1])
+        namespace, agent = None, check_name("agent name", levels[2])
+    else:
+        namespace = check_name("namespace", levels[0]) if levels else None
+        agent = check_name("agent name", levels[1]) if len(levels) > 1 else None
     return MeshURL(
         host=parts.hostname,
         port=port,
@@ -158,4 +176,6 @@ def parse_mesh_url(url: str) -> MeshURL:
         password=unquote(parts.password) if parts.password else None,
         namespace=namespace,
         agent=agent,
+        org=org,
+        unit=unit,
     )

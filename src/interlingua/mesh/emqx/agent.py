@@ -1,0 +1,361 @@
+"""An agent in the A2A-over-MQTT profile: requests from its request topic through
+the front door, every answer on the request's Response Topic.
+
+- A request is v1.0 JSON-RPC (``SendMessage``, ``SendStreamingMessage``,
+  ``GetTask``, ``CancelTask``, ``SubscribeToTask``…) published on
+  ``$a2a/v1/request/{org}/{unit}/{agent}`` with the MQTT 5 Response Topic and
+  Correlation Data, both required: without Correlation Data it is refused
+  with -32005 (``transport_protocol_error``) on its Response Topic; without a
+  Response Topic nothing can be told, and it is dropped with a warning.
+- Every answer echoes the Correlation Data: one JSON-RPC response for a call,
+  one per event for a stream (``task`` first, then ``statusUpdate`` /
+  ``artifactUpdate``; the last has a state that ends the turn).
+- The requester chooses the task id (``message.taskId``, required): an id no
+  task has makes a new task of that id (what this profile alone allows); the id
+  of an input-required or auth-required task continues it; the id of any other
+  task is a retry, answered with the task as it stands (its stream, when it is
+  still running), nothing run again. A ``contextId`` other than the task's is
+  refused (-32602).
+- Presence: the card is retained on ``$a2a/v1/discovery/{org}/{unit}/{agent}``
+  with ``a2a-status: online``; the broker publishes it with ``offline`` (source
+  ``lwt``) when the connection ends without a DISCONNECT, and a clean stop
+  publishes it with ``offline`` itself.
+
+One instance per agent: the client id the profile requires, ``{org}/{unit}/{agent}``,
+cannot be shared (a second process of this host is refused, ``InstanceTaken``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import msgspec
+
+from ...core import jsonrpc
+from ...core.calls import GetTask, SendMessage, SubscribeToTask
+from ...core.dialects import get_codec
+from ...core.errors import A2AError, InternalError, InvalidParams, InvalidRequest, TaskNotFound
+from ...core.lifecycle import INTERRUPTED_STATES
+from ...core.model import TERMINAL_STATES, Message, StatusUpdate, Task
+from ...server import dispatch
+from ...server.context import RequestInfo
+from ...server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
+from ..broker import Broker, Inbound, MeshUnavailable, Will
+from ..instance import InstanceTaken, claim
+from ..settings import MeshSettings
+from ..topics import check_name, topic_problem
+from .topics import STATUS, STATUS_SOURCE, Space
+from .wire import transport_error
+
+__all__ = ["EmqxAgent"]
+
+log = logging.getLogger("interlingua.mesh")
+
+#: the profile's payloads are v1.0's
+CODEC = get_codec("1.0")
+
+#: stream events published and not yet acknowledged, at most
+_WINDOW = 64
+
+
+def _success(rid: Any, result: bytes) -> bytes:
+    return jsonrpc.result_response(rid, result)
+
+
+def _no_batches(items: int) -> None:
+    raise InvalidRequest("Invalid Request: batches are not taken on the mesh")
+
+
+class _Answer:
+    """Where the answers to one request go: its Response Topic, with its Correlation Data."""
+
+    __slots__ = ("agent", "correlation", "rid", "topic")
+
+    def __init__(self, agent: EmqxAgent, topic: str, correlation: bytes | None) -> None:
+        self.agent = agent
+        self.topic = topic
+        self.correlation = correlation
+        self.rid: Any = None
+
+    async def send(self, payload: bytes) -> None:
+        await self.agent._publish(self.topic, payload, self.correlation)
+
+    async def result(self, result: bytes) -> None:
+        await self.send(_success(self.rid, result))
+
+    async def error(self, err: A2AError) -> None:
+        await self.send(jsonrpc.error_response(self.rid, CODEC.encode_error(err)))
+
+
+class EmqxAgent:
+    """One agent's binding to a broker in the A2A-over-MQTT profile."""
+
+    def __init__(self, door: FrontDoor, card: bytes, name: str, settings: MeshSettings) -> None:
+        if settings.org is None or settings.unit is None:
+            raise ValueError("the A2A-over-MQTT profile needs an org and a unit")
+        self.door = door
+        self.card = card
+        self.name = check_name("agent name", name)
+        self.settings = settings
+        self.space = Space(settings.org, settings.unit)
+        self.client_id = self.space.client_id(self.name)
+        # the client id is the profile's, one per agent: a second process of this
+        # host would take the connection from the first in turn
+        try:
+            self._slot = claim(settings.broker_url(), f"$a2a/{settings.org}/{settings.unit}",
+                               self.name, "a2a")
+        except InstanceTaken:
+            raise InstanceTaken(
+                f"{self.client_id} is already served by another process of this host: A2A "
+                "over MQTT has one connection per agent (its client id)") from None
+        self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
+                             session_expiry=settings.session_expiry, manual_ack=True)
+        self._loop_task: asyncio.Task[None] | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._taking = True
+        #: requests answered (tests and the log read it)
+        self.handled = 0
+
+    @property
+    def request_topic(self) -> str:
+        return self.space.request(self.name)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _presence(self, status: str, source: str) -> dict[str, str]:
+        return {STATUS: status, STATUS_SOURCE: source}
+
+    async def start(self) -> None:
+        """Connect with the offline card as last will, subscribe, publish the online
+        card (retained), then serve in the background."""
+        await self.door.ensure_started()
+        # the will is fixed when connecting: the card as rendered by now
+        self.broker.will = Will(self.space.discovery(self.name), self.card,
+                                self._presence("offline", "lwt"), qos=1, retain=True)
+        await self.broker.connect()
+        await self._online()
+        self._loop_task = asyncio.create_task(self._serve(), name=f"a2a-mqtt:{self.client_id}")
+        log.info("on the mesh at %s as %s (A2A over MQTT, %s/%s)", self.broker.url.broker,
+                 self.name, self.space.org, self.space.unit)
+
+    async def _online(self) -> None:
+        await self.broker.subscribe(self.request_topic)
+        await self.broker.publish(self.space.discovery(self.name), self.card,
+                                  self._presence("online", "agent"), retain=True)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Say offline (the retained card), let requests in hand finish (up to
+        ``grace`` s), disconnect (no will: the card already says so)."""
+        if self._stopping:
+            return
+        self._stopping = True
+        try:
+            with contextlib.suppress(MeshUnavailable):
+                if self.broker.connected:
+                    await self.broker.publish(self.space.discovery(self.name), self.card,
+                                              self._presence("offline", "agent"), retain=True)
+            self._taking = False
+            if self._loop_task is not None:
+                self._loop_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._loop_task
+            if self._handlers:
+                _, pending = await asyncio.wait(set(self._handlers), timeout=grace)
+                for task in pending:
+                    task.cancel()
+            await self.broker.close()
+        finally:
+            self._slot.release()
+
+    async def _serve(self) -> None:
+        while not self._stopping:
+            try:
+                if not self.broker.connected:
+                    await self.broker.connect()
+                    await self._online()
+                    log.info("reconnected to the broker at %s", self.broker.url.broker)
+                async for msg in self.broker.messages():
+                    self._take(msg)
+            except MeshUnavailable as exc:
+                if self._stopping:
+                    return
+                log.warning("%s; reconnecting in %gs", exc, self.settings.reconnect_delay)
+                await self.broker.close()
+                await asyncio.sleep(self.settings.reconnect_delay)
+
+    def _take(self, msg: Inbound) -> None:
+        if not self._taking:
+            return  # not acknowledged: the broker sends it again to the resumed session
+        self.broker.ack(msg)
+        task = asyncio.create_task(self._handle(msg))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _publish(self, topic: str, payload: bytes, correlation: bytes | None) -> None:
+        try:
+            await self.broker.publish(topic, payload, correlation=correlation)
+        except ValueError as exc:
+            log.warning("an answer to %r was not published: %s", topic, exc)
+        except MeshUnavailable as exc:
+            log.warning("an answer to %s was lost: %s", topic, exc)
+
+    # ------------------------------------------------------------- requests
+
+    async def _handle(self, msg: Inbound) -> None:
+        topic = msg.response_topic
+        if not topic or topic_problem(topic) is not None:
+            log.warning("a request on %s is dropped: its Response Topic %s", msg.topic,
+                        repr(topic) + " " + str(topic_problem(topic)) if topic else "is missing")
+            return
+        answer = _Answer(self, topic, msg.correlation)
+        if not msg.correlation:
+            await answer.send(transport_error(_rid_in(msg.payload), (
+                "Missing MQTT v5 Correlation Data: A2A over MQTT needs it on every request")))
+            return
+        headers = {k.lower(): v for k, v in msg.properties.items()}
+        if "a2a-authorization" in headers:  # the profile's name for the credentials
+            headers.setdefault("authorization", headers["a2a-authorization"])
+        scope: dict[str, Any] = {"type": "mqtt"}
+        try:
+            self.door.check_size(len(msg.payload))
+            await self.door.admit(scope, headers)
+            req = jsonrpc.parse(msg.payload, _no_batches)
+            if isinstance(req, jsonrpc.Batch):
+                raise InvalidRequest("Invalid Request: batches are not taken on the mesh")
+            answer.rid = req.id
+            await self._dispatch(req, answer, scope, headers)
+        except A2AError as exc:
+            if isinstance(exc.data, dict) and "id" in exc.data:
+                answer.rid = exc.data["id"]
+                exc.data = None
+            await answer.error(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("internal error handling a mesh request")
+            await answer.error(InternalError())
+        else:
+            self.handled += 1
+
+    async def _dispatch(self, req: jsonrpc.Request, answer: _Answer, scope: dict[str, Any],
+                        headers: dict[str, str]) -> None:
+        streaming = req.method in CODEC.streaming_methods
+        inbound = dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=CODEC,
+                                   method=req.method, payload=req.params,
+                                   # the profile speaks v1.0: a request is read as such
+                                   raw_version=headers.get("a2a-version") or "1.0",
+                                   streaming=streaming, admitted=True)
+        info = await self.door.admitted(inbound)
+        call = inbound.call
+        if isinstance(call, SendMessage):
+            if not call.message.task_id:
+                await answer.send(transport_error(req.id, (
+                    "Missing required Task.id (message.taskId): the requester names the task "
+                    "in A2A over MQTT")))
+                return
+            existing = await self._place(call, info)
+            if existing is not None:  # a retry: the task as it stands, nothing run again
+                await self._repeat(call, existing, answer, info)
+                return
+        result = await self.door.enter(inbound)
+        if isinstance(result, Items):
+            await self._pump(result, info, answer)
+            return
+        assert call is not None
+        await answer.result(CODEC.encode_result(call, result))
+
+    async def _place(self, call: SendMessage, info: RequestInfo) -> Task | None:
+        """Where the send goes: a new task of the requester's id (None), a task it
+        continues (None), or the task it repeats (returned)."""
+        message = call.message
+        task_id = message.task_id
+        assert task_id is not None
+        try:
+            task = await self.door.call(GetTask(id=task_id, history_length=0), info)
+        except TaskNotFound:
+            # the requester's id names the new task (only this profile lets it)
+            if (why := topic_problem(task_id)) is not None:
+                raise InvalidParams(f"Invalid params: message.taskId {task_id!r} {why}") \
+                    from None
+            message.task_id = None
+            call.client_task_id = task_id
+            return None
+        assert isinstance(task, Task)
+        if message.context_id and message.context_id != task.context_id:
+            raise InvalidParams(f"Invalid params: message.contextId {message.context_id!r} is "
+                                f"not the context of task {task_id} ({task.context_id!r})")
+        if task.status.state in INTERRUPTED_STATES:
+            return None  # the requester's answer: the task goes on
+        return task
+
+    async def _repeat(self, call: SendMessage, task: Task, answer: _Answer,
+                      info: RequestInfo) -> None:
+        """The answer to a send that repeats ``task``: the task; for a stream, the task
+        then how it ended, or its events from now on while it runs."""
+        if not call.streaming:
+            await answer.result(CODEC.encode_result(call, task))
+            return
+        if task.status.state in TERMINAL_STATES:
+            await answer.result(CODEC.encode_stream_item(task))
+            await answer.result(CODEC.encode_stream_item(StatusUpdate(
+                task_id=task.id, context_id=task.context_id, status=task.status)))
+            return
+        await self._pump(Items(await self.door.stream(SubscribeToTask(id=task.id), info)),
+                         info, answer)
+
+    async def _pump(self, items: Items, info: RequestInfo, answer: _Answer) -> None:
+        """Each event of a stream, on the Response Topic, in order."""
+        inflight: list[asyncio.Future[None]] = []
+        task_id: str | None = None
+        try:
+            while True:
+                lagged: Lagged | None = None
+                async for got in items:
+                    out: list[bytes] = []
+                    for o in got:
+                        if isinstance(o, Entry):
+                            item = o.item
+                            if isinstance(item, Task):
+                                task_id = item.id
+                            elif not isinstance(item, Message):
+                                task_id = item.task_id
+                            # encoded before anything is awaited: a snapshot is the live task
+                            out.append(CODEC.encode_stream_item(item))
+                        elif isinstance(o, Lagged):
+                            lagged = o
+                            break
+                        elif isinstance(o, Unavailable):
+                            raise InternalError(f"the task's events are gone: {o.message}")
+                    for data in out:
+                        # the broker keeps one connection's order: no wait for each ack
+                        inflight.append(asyncio.ensure_future(answer.result(data)))
+                        if len(inflight) >= _WINDOW:
+                            await inflight.pop(0)
+                    if lagged is not None:
+                        break
+                if lagged is None:
+                    return
+                assert task_id is not None
+                items.close()  # fell behind: on from the log where it left off
+                items = Items(await self.door.stream(SubscribeToTask(id=task_id), info,
+                                                     str(lagged.seq)))
+        finally:
+            items.close()
+            if inflight:
+                await asyncio.gather(*inflight)
+
+
+class _Rid(msgspec.Struct):
+    id: str | int | None = None
+
+
+def _rid_in(payload: bytes) -> Any:
+    """The JSON-RPC id of a request, when one can be read (for a refusal)."""
+    try:
+        return msgspec.json.decode(payload, type=_Rid).id
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None

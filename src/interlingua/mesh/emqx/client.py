@@ -1,0 +1,297 @@
+"""A client for an agent in the A2A-over-MQTT profile, with the API of the HTTP ``Client``.
+
+``interlingua.client_for("mqtt://127.0.0.1:1883/ORG/UNIT/AGENT")`` (three path
+levels) gives one of these. Each call is v1.0 JSON-RPC published on
+``$a2a/v1/request/{org}/{unit}/{agent}`` with this client's Response Topic and a
+Correlation Data of its own (mesh/emqx/requester.py).
+
+A send names its task: a new task gets a fresh id (and a fresh context unless
+one is given), as the profile requires of requesters. Agents of the profile
+answer a send either with one result (``{"task"}``/``{"message"}``, as
+interlingua's do) or with a stream of events ending in a state that ends the
+turn (as the profile's own SDK does); ``send`` takes both and gives the Task
+(or Message), folding the events. ``cancel`` takes a Task or the
+``statusUpdate`` the profile's SDK answers with.
+
+The card is the retained one on ``$a2a/v1/discovery/{org}/{unit}/{agent}``;
+``presence`` is the ``a2a-status`` it was published with (``online`` /
+``offline``: advisory, as the profile says). Listing tasks and push
+notifications have no counterpart here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import uuid
+from collections.abc import AsyncGenerator, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from ...client.card import Endpoint, parse_card
+from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch
+from ...client.messages import make_message
+from ...client.stream import StreamEvent
+from ...core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, SubscribeToTask
+from ...core.dialects import get_codec
+from ...core.errors import InvalidAgentResponse
+from ...core.model import (
+    AgentCard,
+    FilePart,
+    Message,
+    Metadata,
+    Part,
+    PushConfig,
+    StatusUpdate,
+    Task,
+)
+from ..broker import Broker, MeshUnavailable
+from ..topics import MeshURL, parse_mesh_url
+from .requester import EmqxRequester
+from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
+from .wire import fold, is_final
+
+__all__ = ["EmqxClient", "retained_card"]
+
+CODEC = get_codec("1.0")
+#: how long a retained card may take to arrive once subscribed
+CARD_WAIT = 3.0
+
+
+class EmqxClient:
+    """An A2A client for one agent of the A2A-over-MQTT profile
+    (``mqtt://host:port/ORG/UNIT/AGENT``). ``timeout``: seconds a call waits for
+    each answer (None: for ever). ``headers`` are sent as user properties; other
+    keyword arguments of the HTTP client are accepted and have no effect here."""
+
+    def __init__(self, url: str, *, timeout: float | None = 60.0,
+                 headers: dict[str, str] | None = None, **_http_only: Any) -> None:
+        parsed = parse_mesh_url(url)
+        if parsed.org is None or parsed.unit is None or parsed.agent is None:
+            raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
+                             "mqtt://HOST[:PORT]/ORG/UNIT/AGENT")
+        self.url = url
+        self.mesh: MeshURL = parsed
+        self.agent: str = parsed.agent
+        self.space = Space(parsed.org, parsed.unit)
+        self.timeout = timeout
+        self.headers: dict[str, str] = dict(headers or {})
+        self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
+                                        properties=self.headers)
+        self._card: AgentCard | None = None
+        self._card_document: bytes | None = None
+        #: the ``a2a-status`` of the retained card (None: not read yet)
+        self.presence: str | None = None
+        #: the raw JSON of the last answer's ``result`` member
+        self.last_result: bytes | None = None
+
+    # ------------------------------------------------------------- plumbing
+
+    @classmethod
+    async def connect(cls, url: str, **kwargs: Any) -> Self:
+        client = cls(url, **kwargs)
+        try:
+            await client.resolve()
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    async def resolve(self) -> None:
+        await self._requester.ensure()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._requester.aclose()
+
+    @property
+    def dialect(self) -> str:
+        return CODEC.name
+
+    @property
+    def card(self) -> AgentCard | None:
+        return self._card
+
+    @property
+    def card_document(self) -> bytes | None:
+        return self._card_document
+
+    @property
+    def card_url(self) -> str:
+        return self.space.discovery(self.agent)
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [Endpoint(PROTOCOL_VERSION, self.url, BINDING)]
+
+    async def get_card(self) -> AgentCard:
+        """The agent's retained card (``AgentUnreachable`` when none is retained)."""
+        if self._card is None:
+            document, self.presence = await retained_card(self.mesh, self.space, self.agent)
+            self._card = parse_card(document)
+            self._card_document = document
+        return self._card
+
+    # ---------------------------------------------------------------- calls
+
+    async def call(self, call: Call) -> Any:
+        """A send, get or cancel: the Task (or Message) it comes to."""
+        if not isinstance(call, (SendMessage, GetTask, CancelTask)):
+            raise DialectMismatch(f"{type(call).__name__} has no counterpart here")
+        task: Task | None = None
+        gen = self._requester.exchange(self.agent, call)
+        try:
+            async for raw in gen:
+                self.last_result = raw
+                item = self._decode(call, raw)
+                if not isinstance(call, SendMessage) or isinstance(item, Message):
+                    return item
+                task = fold(task, item)
+                # a non-blocking send is answered by the first answer, as over HTTP
+                if is_final(item) or not call.config.blocking:
+                    return task
+        finally:
+            await gen.aclose()
+        raise BadResponse(f"{self.agent}: the answers ended before the task did")
+
+    def _decode(self, call: Call, raw: bytes) -> Any:
+        try:
+            if isinstance(call, SendMessage):
+                return CODEC.decode_stream_item(raw)  # {task}/{message}, or an event
+            try:
+                return CODEC.decode_result(call, raw)
+            except InvalidAgentResponse:
+                # the profile's SDK answers a cancel with the status it came to
+                item = CODEC.decode_stream_item(raw)
+                if not isinstance(item, (StatusUpdate, Task)):
+                    raise
+                return fold(None, item)
+        except InvalidAgentResponse as exc:
+            raise BadResponse(f"{self.agent}: {exc.message}") from None
+
+    def _send_call(self, message_or_text: Message | str | Part | Sequence[Part], *,
+                   task_id: str | None, context_id: str | None, data: Any,
+                   files: Sequence[FilePart | str | os.PathLike[str]] | None,
+                   metadata: Metadata | None, streaming: bool, config: SendConfig) -> SendMessage:
+        # the requester names a new task (and its context), as the profile requires
+        msg = make_message(message_or_text, task_id=task_id or str(uuid.uuid4()),
+                           context_id=context_id or (None if task_id else str(uuid.uuid4())),
+                           data=data, files=files or ())
+        return SendMessage(message=msg, metadata=metadata, streaming=streaming, config=config)
+
+    async def send(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        blocking: bool = True,
+        history_length: int | None = None,
+        metadata: Metadata | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        push: PushConfig | None = None,
+    ) -> Task | Message:
+        if push is not None:
+            raise DialectMismatch("push notifications have no counterpart on the mesh")
+        call = self._send_call(message_or_text, task_id=task_id, context_id=context_id,
+                               data=data, files=files, metadata=metadata, streaming=False,
+                               config=SendConfig(
+            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
+            history_length=history_length, blocking=blocking))
+        result = await self.call(call)
+        assert isinstance(result, (Task, Message))
+        return result
+
+    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
+        result = await self.call(GetTask(id=task_id, history_length=history_length))
+        assert isinstance(result, Task)
+        return result
+
+    async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
+        result = await self.call(CancelTask(id=task_id, metadata=metadata))
+        assert isinstance(result, Task)
+        return result
+
+    async def list_tasks(self, *args: Any, **kwargs: Any) -> Any:
+        raise DialectMismatch("listing tasks has no counterpart in A2A over MQTT")
+
+    async def stream(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        metadata: Metadata | None = None,
+        history_length: int | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        resume: Any = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Send a message and follow the task to the end of its turn."""
+        call = self._send_call(message_or_text, task_id=task_id, context_id=context_id,
+                               data=data, files=files, metadata=metadata, streaming=True,
+                               config=SendConfig(
+            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
+            history_length=history_length))
+        async for event in self._follow(call):
+            yield event
+
+    async def subscribe(self, task_id: str, *, last_event_id: int | None = None,
+                        resume: Any = None) -> AsyncGenerator[StreamEvent, None]:
+        if last_event_id is not None:
+            raise DialectMismatch("resuming from an event id has no counterpart on the mesh")
+        async for event in self._follow(SubscribeToTask(id=task_id)):
+            yield event
+
+    async def _follow(self, call: SendMessage | SubscribeToTask,
+                      ) -> AsyncGenerator[StreamEvent, None]:
+        gen = self._requester.exchange(self.agent, call)
+        try:
+            async for raw in gen:
+                self.last_result = raw
+                try:
+                    item = CODEC.decode_stream_item(raw)
+                except InvalidAgentResponse as exc:
+                    raise BadResponse(f"{self.agent}: {exc.message}") from None
+                yield StreamEvent(None, item, raw)
+                if is_final(item):
+                    return
+        finally:
+            await gen.aclose()
+
+
+async def retained_card(url: MeshURL, space: Space, agent: str, *,
+                        wait: float = CARD_WAIT) -> tuple[bytes, str | None]:
+    """The card retained for ``agent`` and its ``a2a-status`` (``AgentUnreachable``
+    when none is retained, or the broker cannot be reached)."""
+    topic = space.discovery(agent)
+    broker = Broker(url, space.client_id(f"interlingua-card-{secrets.token_hex(6)}"))
+    try:
+        await broker.connect()
+        await broker.subscribe(topic)
+
+        async def first() -> tuple[bytes, str | None]:
+            async for msg in broker.messages():
+                if msg.payload:  # an empty retained message is a registration cleared
+                    return msg.payload, msg.properties.get(STATUS)
+            raise MeshUnavailable("the connection ended")
+
+        return await asyncio.wait_for(first(), wait)
+    except TimeoutError:
+        raise AgentUnreachable(f"no card of {agent} is retained on {topic} at {url.broker}: "
+                               "it is not registered") from None
+    except MeshUnavailable as exc:
+        raise AgentUnreachable(str(exc)) from None
+    finally:
+        await broker.close()
+

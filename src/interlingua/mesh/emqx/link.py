@@ -1,0 +1,113 @@
+"""The gateway's way to the agents of an A2A-over-MQTT ``{org}/{unit}``
+(``interlingua gateway --mesh-profile emqx``): the registered agents from their
+retained cards (``presence.Directory``), each turn a request with the gateway's
+Response Topic and a Correlation Data of its own.
+
+The gateway's task id is the task id on the mesh (the profile lets the requester
+choose it), so a later turn of an input-required task names the same task
+there. The agent's events are written into the gateway's log as they come; its
+last answer (a ``task``/``message``, or the status that ends the turn) ends the
+turn here as it ended there. A turn canceled here is canceled on the mesh with
+``CancelTask``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import msgspec
+
+from ...client.errors import ClientError
+from ...core.calls import CancelTask, SendMessage
+from ...core.dialects import get_codec
+from ...core.errors import A2AError
+from ...core.model import Message, StatusUpdate, Task
+from ...server.context import Context
+from ..discovery import LiveAgent
+from ..relay import finish, relay
+from ..topics import MeshURL
+from .presence import Directory
+from .requester import EmqxRequester
+from .topics import Space
+from .wire import is_final
+
+__all__ = ["EmqxLink"]
+
+log = logging.getLogger("interlingua.mesh")
+
+CODEC = get_codec("1.0")
+
+
+class EmqxLink:
+    """A gateway's link to one ``{org}/{unit}`` of the A2A-over-MQTT profile."""
+
+    #: retained cards come as soon as the gateway subscribes
+    warmup = 1.0
+
+    def __init__(self, url: MeshURL, org: str, unit: str, gateway_id: str, *,
+                 cancel_grace: float = 5.0) -> None:
+        self.space = space = Space(org, unit)
+        self.cancel_grace = cancel_grace
+        self.requester = EmqxRequester(url, space, requester=f"gateway-{gateway_id}",
+                                       timeout=None)
+        self.directory = Directory(url, space)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        await self.requester.ensure()
+        await self.directory.start()
+
+    async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await self.directory.stop()
+        await self.requester.aclose()
+
+    def live(self) -> dict[str, LiveAgent]:
+        return self.directory.live()
+
+    async def forward(self, name: str, ctx: Context, streams: bool) -> None:
+        task = ctx.task
+        # the gateway's ids are the mesh's: the requester names the task there
+        message = msgspec.structs.replace(ctx.message, task_id=task.id,
+                                          context_id=task.context_id)
+        call = SendMessage(message=message, streaming=streams)
+        gen = self.requester.exchange(name, call, properties={"userId": ctx.principal or None})
+        try:
+            async for raw in gen:
+                item = CODEC.decode_stream_item(raw)
+                if is_final(item):
+                    await finish(ctx, _as_answer(item))
+                    return
+                if not isinstance(item, Task):  # the gateway has its own snapshot
+                    await relay(ctx, item)
+        except asyncio.CancelledError:
+            self._spawn(self._cancel_on_mesh(name, task.id))
+            raise
+        finally:
+            await gen.aclose()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
+        gen = self.requester.exchange(name, CancelTask(id=task_id))
+        try:
+            await asyncio.wait_for(gen.__anext__(), self.cancel_grace)
+        except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
+            log.info("task %s canceled here; on the mesh: %s", task_id, exc)
+        finally:
+            await gen.aclose()
+
+
+def _as_answer(item: Any) -> Task | Message:
+    """The last answer as ``finish`` takes it: a final status is the task in that state
+    (its artifacts went out as updates before it)."""
+    if isinstance(item, StatusUpdate):
+        return Task(id=item.task_id, context_id=item.context_id, status=item.status)
+    assert isinstance(item, (Task, Message))
+    return item

@@ -1,0 +1,115 @@
+"""Who is registered in an ``{org}/{unit}``: the retained cards on
+``$a2a/v1/discovery/{org}/{unit}/+`` and their ``a2a-status``.
+
+A retained card is the agent's registration; ``a2a-status: offline`` (said by
+the agent on a clean stop, or by its last will) or an empty retained message
+(a registration cleared) takes it off the live list. A card without
+``a2a-status`` counts as online (the property is a SHOULD). As the profile
+says, the status is advisory: a request to an agent listed offline is still
+sent if asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+
+import msgspec
+
+from ..broker import Broker, Inbound, MeshUnavailable
+from ..discovery import LiveAgent
+from ..topics import MeshURL
+from .topics import STATUS, Space
+
+__all__ = ["Directory", "list_registered"]
+
+log = logging.getLogger("interlingua.mesh")
+
+
+class _CardHead(msgspec.Struct):
+    name: str
+    description: str | None = None
+    version: str | None = None
+
+
+class Directory:
+    """The registered agents of one space, kept up to date while started."""
+
+    def __init__(self, url: MeshURL, space: Space) -> None:
+        self.url = url
+        self.space = space
+        self._broker = Broker(url, space.client_id(f"interlingua-directory-{secrets.token_hex(6)}"))
+        #: agent id -> its retained card
+        self.cards: dict[str, LiveAgent] = {}
+        #: agent id -> the ``a2a-status`` its card was retained with ("online", "offline")
+        self.status: dict[str, str] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def live(self) -> dict[str, LiveAgent]:
+        """The agents whose card says online, by agent id."""
+        return {a: c for a, c in sorted(self.cards.items()) if self.status.get(a) == "online"}
+
+    def take(self, msg: Inbound) -> str | None:
+        """Take a discovery message; the agent it is about (None: not one of this space)."""
+        agent = self.space.agent_of(msg.topic)
+        if agent is None:
+            return None
+        if not msg.payload:  # the registration cleared
+            self.cards.pop(agent, None)
+            self.status.pop(agent, None)
+            return agent
+        try:
+            head = msgspec.json.decode(msg.payload, type=_CardHead)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
+            self.cards.pop(agent, None)
+            self.status.pop(agent, None)
+            return agent
+        self.cards[agent] = LiveAgent(head.name, msg.payload, head.description, head.version,
+                                      {"": time.monotonic()})
+        self.status[agent] = msg.properties.get(STATUS, "online")
+        return agent
+
+    async def start(self) -> None:
+        await self._connect()
+        self._task = asyncio.create_task(self._listen())
+
+    async def _connect(self) -> None:
+        await self._broker.connect()
+        await self._broker.subscribe(self.space.discovery_filter())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        await self._broker.close()
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                if not self._broker.connected:
+                    await self._connect()  # the retained cards come again
+                async for msg in self._broker.messages():
+                    self.take(msg)
+            except MeshUnavailable as exc:
+                log.warning("discovery: %s; listening again in 1 s", exc)
+                await self._broker.close()
+                await asyncio.sleep(1.0)
+
+
+async def list_registered(url: MeshURL, space: Space, *, wait: float = 1.0,
+                          ) -> list[tuple[str, LiveAgent, str]]:
+    """The agents registered in ``space`` (agent id, card, status), as retained when
+    listened to for ``wait`` seconds."""
+    directory = Directory(url, space)
+    await directory.start()
+    try:
+        await asyncio.sleep(wait)
+        return [(a, c, directory.status.get(a, "online"))
+                for a, c in sorted(directory.cards.items())]
+    finally:
+        await directory.stop()

@@ -1,0 +1,58 @@
+"""How a gateway's turn takes what the agent on the mesh answers: updates into the
+gateway's task log as they come (``relay``), and the final answer ending the
+turn as it ended there (``finish``). Shared by the gateway's links to each
+topic layout (mesh/gateway.py, mesh/emqx/link.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.lifecycle import RETURN_STATES
+from ..core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
+from ..server.context import Context
+
+__all__ = ["finish", "relay"]
+
+
+async def relay(ctx: Context, item: Any) -> None:
+    """An update from the mesh, written into the gateway's task log."""
+    if isinstance(item, ArtifactUpdate):
+        a = item.artifact
+        await ctx.artifact(a.parts, artifact_id=a.artifact_id, name=a.name,
+                           description=a.description, append=item.append,
+                           last_chunk=item.last_chunk, metadata=a.metadata)
+    elif isinstance(item, StatusUpdate):
+        state = item.status.state
+        if state in RETURN_STATES or state in (TaskState.SUBMITTED, TaskState.CANCELED):
+            return  # the final Task says how it ended
+        message = item.status.message
+        await ctx.update(message.parts if message is not None and message.parts else None,
+                         state=state, metadata=item.metadata)
+
+
+async def finish(ctx: Context, item: Any) -> None:
+    """The agent's final answer ends the turn here as it ended there."""
+    if isinstance(item, Message):
+        await ctx.reply(item.parts)
+        return
+    if not isinstance(item, Task):
+        return
+    for a in item.artifacts:  # a send that was not streamed brings its artifacts here
+        await ctx.artifact(a.parts, artifact_id=a.artifact_id, name=a.name,
+                           description=a.description, last_chunk=True, metadata=a.metadata)
+    status = item.status
+    content = status.message.parts if status.message is not None and status.message.parts \
+        else None
+    state = status.state
+    if state is TaskState.COMPLETED:
+        await ctx.complete(content)
+    elif state is TaskState.INPUT_REQUIRED:
+        await ctx.require_input(content)
+    elif state is TaskState.AUTH_REQUIRED:
+        await ctx.require_auth(content)
+    elif state is TaskState.REJECTED:
+        await ctx.reject(content)
+    elif state is TaskState.CANCELED:
+        await ctx._end(TaskState.CANCELED, content, None, None, None)
+    else:
+        await ctx.fail(content)

@@ -1,0 +1,102 @@
+"""The gateway to an A2A-over-MQTT ``{org}/{unit}`` (``--mesh-profile emqx``):
+agents registered by their retained cards, served over HTTP, through Mosquitto;
+an agent that goes offline leaves the listing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from interlingua import Agent, Context, client_for
+from interlingua.core.model import ArtifactUpdate, Task, TaskState
+from interlingua.mesh.emqx.link import EmqxLink
+from interlingua.mesh.gateway import Gateway
+from interlingua.mesh.topics import parse_mesh_url
+from tests.live import live_server
+
+from .helpers import BROKER, need_broker, on_emqx, org_unit
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def work(ctx: Context) -> None:
+    if ctx.text == "book":
+        await ctx.require_input("which day?")
+        return
+    if ctx.text == "slow":
+        await ctx.update("working")
+        await asyncio.sleep(30)
+    await ctx.artifact(f"done: {ctx.text}")
+    await ctx.complete()
+
+
+WORKER = Agent("Worker", "Works.", work, streaming=True)
+
+
+@contextlib.asynccontextmanager
+async def gateway(org: str, unit: str) -> AsyncIterator[str]:
+    url = parse_mesh_url(BROKER)
+    app = Gateway(url, None, link=EmqxLink(url, org, unit, "gw1"), warmup=0)
+    with live_server(app) as base:
+        yield base
+
+
+async def _listed(http: httpx.AsyncClient, base: str, want: bool) -> list[str]:
+    for _ in range(100):
+        names = [a["name"] for a in (await http.get(base + "/agents")).json()["agents"]]
+        if bool(names) == want:
+            return names
+        await asyncio.sleep(0.1)
+    return names
+
+
+async def test_the_gateway_serves_the_registered_agents_over_http() -> None:
+    need_broker()
+    org, unit = org_unit()
+    async with gateway(org, unit) as base, httpx.AsyncClient() as http:
+        async with on_emqx(WORKER, org, unit, name="worker"):
+            assert await _listed(http, base, True) == ["Worker"]
+            rows = (await http.get(base + "/agents")).json()["agents"]
+            assert rows[0]["url"].endswith("/agents/worker/")
+            async with client_for(base + "/agents/worker/", timeout=10) as client:
+                task = await client.send("hello")
+                assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+                assert task.artifacts[0].parts[0].text == "done: hello"  # type: ignore[union-attr]
+                events = [e.item async for e in client.stream("streamed")]
+                assert any(isinstance(e, ArtifactUpdate) for e in events)
+                asked = await client.send("book")
+                assert asked.status.state is TaskState.INPUT_REQUIRED  # type: ignore[union-attr]
+                # the next turn names the same task on the mesh, which goes on
+                done = await client.send("friday", task_id=asked.id,  # type: ignore[union-attr]
+                                         context_id=asked.context_id)  # type: ignore[union-attr]
+                assert done.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+                running = await client.send("slow", blocking=False)
+                canceled = await client.cancel(running.id)  # type: ignore[union-attr]
+                assert canceled.status.state is TaskState.CANCELED
+            # and the task on the mesh (the same id) is canceled there too
+            async with client_for(f"{BROKER}/{org}/{unit}/worker", timeout=10) as direct:
+                for _ in range(50):
+                    there = await direct.get_task(running.id)  # type: ignore[union-attr]
+                    if there.status.state is TaskState.CANCELED:
+                        break
+                    await asyncio.sleep(0.1)
+                assert there.status.state is TaskState.CANCELED
+        # a clean stop says offline: the agent leaves the listing
+        assert await _listed(http, base, False) == []
+
+
+async def test_the_task_on_the_mesh_has_the_gateway_s_task_id() -> None:
+    need_broker()
+    org, unit = org_unit()
+    async with gateway(org, unit) as base, httpx.AsyncClient() as http, \
+            on_emqx(WORKER, org, unit, name="worker"):
+        await _listed(http, base, True)
+        async with client_for(base + "/agents/worker/", timeout=10) as client:
+            task = await client.send("hello")
+        async with client_for(f"{BROKER}/{org}/{unit}/worker", timeout=10) as direct:
+            there = await direct.get_task(task.id)  # type: ignore[union-attr]
+    assert there.id == task.id and there.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
