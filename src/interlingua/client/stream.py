@@ -208,6 +208,10 @@ class Connection:
         if frame.error is not msgspec.UNSET:
             raise self._error(frame.error)
         if isinstance(frame.result, msgspec.UnsetType):
+            if isinstance(frame.jsonrpc, msgspec.UnsetType) and ev.event != "error":
+                # no JSON-RPC envelope at all: the event is the result itself (python-a2a
+                # streams bare task objects); the codec says whether it is one
+                return _seq(ev.id), ev.data.encode()
             what = "an error event" if ev.event == "error" else "a stream event"
             raise BadResponse(f"{self.url} sent {what} with neither result nor error")
         return _seq(ev.id), bytes(frame.result)
