@@ -368,9 +368,12 @@ class _Position:
     async def read(self, conn: Connection) -> AsyncGenerator[StreamEvent, None]:
         """The new events of one connection, in order, up to a final one."""
         terminal_only = self.through_interruptions and conn.codec.follows_interruptions
+        # only what came before this connection is skipped: a peer may repeat an id
+        # within one stream (python-a2a sends every event as id 1)
+        before = self.last
         async with contextlib.aclosing(conn.events()) as events:
             async for seq, raw in events:
-                if seq is not None and self.last is not None and seq <= self.last:
+                if seq is not None and before is not None and seq <= before:
                     continue  # delivered before the reconnect
                 try:
                     item = conn.codec.decode_stream_item(raw)

@@ -461,6 +461,8 @@ class FamilyCodec(Codec):
             kind = _WRAPPERS.get(key)
             if kind is not None and isinstance(inner, dict):
                 inner.setdefault("kind", kind)
+                if kind == "status-update":
+                    inner.setdefault("final", False)  # v1.0 has none: the state tells
                 return inner
         if isinstance(doc, dict) and "kind" not in doc:
             if "artifact" in doc:
