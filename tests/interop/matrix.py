@@ -364,6 +364,10 @@ WILD: list[tuple[str, str, str, str]] = [
      "its v0.3 stream sends v1.0's `task` / `statusUpdate` / `artifactUpdate` members, read "
      "as the v0.3 objects they hold"),
     (_F_AGENT, "get", "passed", ""),
+    (_F_AGENT, "cancel a working task", "bug",
+     "**Peer bug.** `CancelTask` never answers (v1.0 §3.1.5: the answer is the task or an "
+     "error); the client gives up at its timeout. a2a-sdk 1.3.0's client waits the same "
+     "way."),
     (_P_CLIENT, "`ask` (`tasks/send` posted to `{url}/tasks/send`, the message under "
      "`content`)", "passed", "read as v0.1 at that path, answered in v0.1"),
     (_P_AGENT, "send (v0.1 at `{url}/tasks/send`)", "passed", ""),

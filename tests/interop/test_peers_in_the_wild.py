@@ -226,6 +226,39 @@ def test_client_get_from_fasta2a(fasta2a_agent: AgentProcess) -> None:
     assert get_text(task.artifacts[0]) == "echo: hello"
 
 
+def test_cancel_on_fasta2a_never_returns(fasta2a_agent: AgentProcess) -> None:
+    """Peer bug: fasta2a's ``tasks/cancel`` / ``CancelTask`` of a working task never
+    answers (v1.0 §3.1.5 / v0.3 §7.4: the answer is the task, or an error): our
+    client gives up at its timeout. a2a-sdk 1.3.0's client waits the same way."""
+    from interlingua.client import AgentTimeout
+
+    async def work(client: Client) -> None:
+        sent = await client.send("slow to cancel", blocking=False)
+        assert isinstance(sent, Task)
+        await client.cancel(sent.id)
+
+    with pytest.raises(AgentTimeout):
+        asyncio.run(_with(fasta2a_agent.url, work, timeout=3))
+    # an agent of its own: the hung cancel holds up the first one's later calls
+    agents = _agent(FASTA2A, "fasta2a_agent.py")
+    other = next(agents)
+    driver = Driver("sdk-1.3.0-to-fasta2a",
+                    [_python(SDK), str(PEERS_DIR / "py_client_v1.py"), other.url])
+    try:
+        driver.wait_ready()
+        # the task made without the SDK: its client cannot read fasta2a's answer to a
+        # send (a timestamp without an offset, which ProtoJSON requires)
+        made = httpx.post(other.url, timeout=10, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "slow for the SDK"}]}}})
+        task_id = made.json()["result"]["task"]["id"]
+        with pytest.raises(PeerError, match="no answer in"):
+            driver.call("cancel", timeout=3, taskId=task_id)
+    finally:
+        driver.close()
+        agents.close()
+
+
 # --------------------------------------------------------------------- python-a2a
 
 

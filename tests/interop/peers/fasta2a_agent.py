@@ -3,12 +3,14 @@
     .interop/py-fasta2a-2.1.1/bin/python tests/interop/peers/fasta2a_agent.py --port PORT
 
 The model (pydantic-ai's ``FunctionModel``) answers ``echo: <the last user
-text>``, so no model service is needed. Served by uvicorn on loopback.
+text>``, so no model service is needed; a text that begins with ``slow`` makes it
+wait 30 s first (a task to cancel). Served by uvicorn on loopback.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 
 import uvicorn
 from fasta2a.pydantic_ai import agent_to_a2a
@@ -25,8 +27,11 @@ def _last_text(messages: list[ModelMessage]) -> str:
     return ""
 
 
-def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=[TextPart(f"echo: {_last_text(messages)}")])
+async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    text = _last_text(messages)
+    if text.startswith("slow"):
+        await asyncio.sleep(30)  # a task to cancel
+    return ModelResponse(parts=[TextPart(f"echo: {text}")])
 
 
 def main() -> None:
