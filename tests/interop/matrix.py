@@ -354,7 +354,7 @@ WILD: list[tuple[str, str, str, str]] = [
      "completes"),
     (_F_CLIENT, "the client reads our answer", "bug",
      "**Peer bug.** fasta2a's client reads a `message/send` / `message/stream` result as "
-     "v1.0's `{\"task\": …}` wrapper, so a v0.3 result (a bare `Task`, v0.3 §7.1) reads as "
+     "v1.0's `{\"task\": …}` wrapper, so a v0.3 result (a bare `Task`: the v0.3.0 schema's `SendMessageSuccessResponse.result` is a `Task` or a `Message`) reads as "
      "`{}`; a2a-sdk 1.3.0's agent gets the same `{}`."),
     (_F_AGENT, "send (v1.0 from its card; v0.3)", "passed",
      "fasta2a never blocks: it answers `submitted` (in v0.3 as `{\"task\": …}` without "
@@ -375,7 +375,7 @@ WILD: list[tuple[str, str, str, str]] = [
      "its events are bare task objects, each with SSE id 1: read as tasks, none skipped"),
     (_P_AGENT, "reached from its card", "bug",
      "**Peer bug.** its card names JSON-RPC v0.3.0 at `/`, which answers a JSON-RPC request "
-     "with HTTP 500 (v0.3 §5.5: `url` is the preferred transport's endpoint); a2a-sdk "
+     "with HTTP 500 (v0.3.0 schema, `AgentCard.url`: it \"MUST support the transport specified by 'preferredTransport'\"); a2a-sdk "
      "1.3.0's client fails the same way."),
     (_L_AGENT, "send (v1.0; v0.3)", "passed", ""),
     (_L_AGENT, "stream (v1.0; v0.3)", "passed",

@@ -177,8 +177,8 @@ def _our_task_with(url: str, text: str) -> Task:
 def test_fasta2a_client_send(ours: InterlinguaProcess, sdk_agent: AgentProcess) -> None:
     """fasta2a's client sends ``message/send`` with kind-less parts: read as v0.3, the
     task runs and completes. Its client then reads our v0.3 answer as ``{}``: it
-    expects v1.0's ``{"task": …}`` under a v0.3 method name (spec v0.3 §7.1: the
-    result is a bare ``Task`` or ``Message``). a2a-sdk 1.3.0's agent gets ``{}`` too."""
+    expects v1.0's ``{"task": …}`` under a v0.3 method name (the v0.3.0 schema's
+    ``SendMessageSuccessResponse.result`` is a bare ``Task`` or ``Message``). a2a-sdk 1.3.0's agent gets ``{}`` too."""
     out = json.loads(_run(FASTA2A, "fasta2a_client.py", ours.url, "send", "echo wild send"))
     task = _our_task_with(ours.url, "echo wild send")
     assert task.status.state is TaskState.COMPLETED
@@ -228,7 +228,7 @@ def test_client_get_from_fasta2a(fasta2a_agent: AgentProcess) -> None:
 
 def test_cancel_on_fasta2a_never_returns(fasta2a_agent: AgentProcess) -> None:
     """Peer bug: fasta2a's ``tasks/cancel`` / ``CancelTask`` of a working task never
-    answers (v1.0 §3.1.5 / v0.3 §7.4: the answer is the task, or an error): our
+    answers (v1.0 specification §3.1.5: the answer is the task, or an error): our
     client gives up at its timeout. a2a-sdk 1.3.0's client waits the same way."""
     from interlingua.client import AgentTimeout
 
@@ -288,8 +288,8 @@ def test_client_stream_from_python_a2a(python_a2a_agent: AgentProcess) -> None:
 
 def test_python_a2a_card_names_no_json_rpc_endpoint(python_a2a_agent: AgentProcess) -> None:
     """Peer bug: its card says JSON-RPC v0.3.0 at ``/``, where a JSON-RPC request is
-    answered HTTP 500 with a python-a2a message (spec v0.3 §5.5 ``url``: the
-    preferred transport's endpoint; §7: JSON-RPC requests are POSTed there).
+    answered HTTP 500 with a python-a2a message (v0.3.0 schema, ``AgentCard.url``:
+    it MUST support the transport ``preferredTransport`` names).
     a2a-sdk 1.3.0's client fails the same way."""
     from interlingua.client import BadResponse
 
