@@ -291,8 +291,10 @@ class Client:
         ``message_or_text`` is text, a part or parts, or a whole ``Message``;
         ``data`` adds a data part and ``files`` a file part each (a
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
-        waits for input; ``blocking=False`` returns at once. ``push`` registers a
-        webhook for the task's updates with the send.
+        waits for input; ``blocking=False`` returns at once. An agent that answers a
+        blocking send before then (some never block) is polled until it does, within the
+        client's ``timeout``; past it, ``TaskNotSettled`` carries the task as last read.
+        ``push`` registers a webhook for the task's updates with the send.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
