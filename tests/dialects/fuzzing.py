@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from interlingua.core import errors
 from interlingua.core.dialects.base import Codec
+from interlingua.core.model import StatusUpdate, Task
 
 __all__ = ["FUZZ", "Fuzzed", "client_safely", "decode_call_safely", "json_like", "mutations"]
 
@@ -125,7 +126,13 @@ def client_safely(
         pass
     else:
         if items_round_trip:
-            assert same(codec.decode_stream_item(codec.encode_stream_item(item)), item)
+            back = codec.decode_stream_item(codec.encode_stream_item(item))
+            if isinstance(item, Task) and isinstance(back, StatusUpdate):
+                # v0.1 has no task in a stream: a whole task is read leniently
+                # (python-a2a's events) and written as a status event of its status
+                assert back.task_id == item.id and back.status.state == item.status.state
+            else:
+                assert same(back, item)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,10 @@ INVALID = [
         part({"type": "video", "url": "x"}),
         "params.message.parts[0].type",
     ),
-    ("part without type", "tasks/send", part({"text": "hi"}), "params.message.parts[0]"),
+    # without a type, a part holding one member is read as that member (fasta2a's parts);
+    # one holding two cannot be told
+    ("part without type, two members", "tasks/send", part({"text": "hi", "data": {"a": 1}}),
+     "params.message.parts[0]"),
     ("text part without text", "tasks/send", part({"type": "text"}), "`text`"),
     (
         "file with both bytes and uri",

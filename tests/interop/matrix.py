@@ -293,6 +293,7 @@ def render(versions: dict[str, str],
                          + " |")
         lines.append("")
 
+    lines += _wild()
     lines += [
         "What each operation checks (the same for every pair):",
         "",
@@ -375,6 +376,73 @@ _A2A_OVER_MQTT = [
     "and serves that card, and each turn, over HTTP at `/agents/peer/`.",
     "",
 ]
+
+
+# ------------------------------------------- other implementations (not the SDKs)
+# The cells of tests/interop/test_peers_in_the_wild.py: (pair, case, outcome, note).
+# Each is asserted by that module's test of the same case; a peer bug is shown there by
+# the same failure against a2a-sdk 1.3.0.
+
+_F_CLIENT = "fasta2a 2.1.1 client → interlingua agent"
+_F_AGENT = "interlingua's client → fasta2a 2.1.1 agent (pydantic-ai, stub model)"
+_P_CLIENT = "python-a2a 0.5.10 client → interlingua agent"
+_P_AGENT = "interlingua's client → python-a2a 0.5.10 agent"
+_L_AGENT = "interlingua's client → langgraph-api 0.16.7 agent (`/a2a/{assistant_id}`)"
+
+WILD: list[tuple[str, str, str, str]] = [
+    (_F_CLIENT, "send, stream (v0.3 methods, parts without `kind`)", "passed",
+     "read as v0.3 (the parts by the member they hold) and answered in v0.3; the task "
+     "completes"),
+    (_F_CLIENT, "the client reads our answer", "bug",
+     "**Peer bug.** fasta2a's client reads a `message/send` / `message/stream` result as "
+     "v1.0's `{\"task\": …}` wrapper, so a v0.3 result (a bare `Task`: the v0.3.0 schema's `SendMessageSuccessResponse.result` is a `Task` or a `Message`) reads as "
+     "`{}`; a2a-sdk 1.3.0's agent gets the same `{}`."),
+    (_F_AGENT, "send (v1.0 from its card; v0.3)", "passed",
+     "fasta2a never blocks: it answers `submitted` (in v0.3 as `{\"task\": …}` without "
+     "`kind`); a blocking send follows the task with `tasks/get` until it settles, within "
+     "the timeout"),
+    (_F_AGENT, "stream (v1.0; v0.3)", "passed",
+     "its v0.3 stream sends v1.0's `task` / `statusUpdate` / `artifactUpdate` members, read "
+     "as the v0.3 objects they hold"),
+    (_F_AGENT, "get", "passed", ""),
+    (_F_AGENT, "cancel a working task", "bug",
+     "**Peer bug.** `CancelTask` never answers (v1.0 §3.1.5: the answer is the task or an "
+     "error); the client gives up at its timeout. a2a-sdk 1.3.0's client waits the same "
+     "way."),
+    (_P_CLIENT, "`ask` (`tasks/send` posted to `{url}/tasks/send`, the message under "
+     "`content`)", "passed", "read as v0.1 at that path, answered in v0.1"),
+    (_P_AGENT, "send (v0.1 at `{url}/tasks/send`)", "passed", ""),
+    (_P_AGENT, "stream (v0.1 at `{url}/tasks/stream`)", "passed",
+     "its events are bare task objects, each with SSE id 1: read as tasks, none skipped"),
+    (_P_AGENT, "reached from its card", "bug",
+     "**Peer bug.** its card names JSON-RPC v0.3.0 at `/`, which answers a JSON-RPC request "
+     "with HTTP 500 (v0.3.0 schema, `AgentCard.url`: it \"MUST support the transport specified by 'preferredTransport'\"); a2a-sdk "
+     "1.3.0's client fails the same way."),
+    (_L_AGENT, "send (v1.0; v0.3)", "passed", ""),
+    (_L_AGENT, "stream (v1.0; v0.3)", "passed",
+     "its v1.0 stream sends `{\"task\": …}` first, then bare v0.3-shaped "
+     "`kind: \"status-update\"` / `\"artifact-update\"` events: read as the v1.0 members "
+     "they name"),
+]
+
+
+def _wild() -> list[str]:
+    lines = [
+        "## Other implementations",
+        "",
+        "Peers that speak a variant of their own, each in a venv of its own "
+        "(`tests/interop/test_peers_in_the_wild.py`; the programs are "
+        "`tests/interop/peers/{fasta2a,python_a2a,langgraph}_*.py`). interlingua reads what "
+        "they send where no meaning is lost and writes only its own dialects "
+        "([versions](versions.md#what-other-implementations-send)); their captured bytes are "
+        "golden tests (`tests/dialects/test_peer_golden.py`).",
+        "",
+        "| pair | case | result |",
+        "|---|---|---|",
+    ]
+    for pair, case, outcome, note in WILD:
+        lines.append(f"| {pair} | {case} | {_SYMBOL[outcome]}{' ' + note if note else ''} |")
+    return [*lines, ""]
 
 
 # ------------------------------------------------------- the committed document

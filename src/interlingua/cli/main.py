@@ -20,7 +20,13 @@ import click
 import msgspec
 
 from .. import __version__
-from ..client import AgentTimeout, AgentUnreachable, ClientError, StreamEvent
+from ..client import (
+    AgentTimeout,
+    AgentUnreachable,
+    ClientError,
+    StreamEvent,
+    TaskNotSettled,
+)
 from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from ..client.client import make_message
 from ..clients import AnyClient, client_for
@@ -805,6 +811,13 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
         try:
             result = await client.send(message, blocking=not no_wait,
                                        history_length=history_length, push=push)
+        except TaskNotSettled as exc:
+            # answered early and still running: no second send, the task is known
+            task = exc.task
+            assert isinstance(task, Task)
+            _fail(f"no answer within {timeout:g} s; task {task.id} is "
+                  f"{task.status.state.value}; follow it with: "
+                  f"interlingua subscribe {url} {task.id}", EXIT_UNREACHABLE, as_json=as_json)
         except AgentTimeout:
             # The same message again (same id) without waiting: the agent answers
             # with the task it already started for it, so the user can follow it.

@@ -13,6 +13,7 @@ from .errors import (
     ClientError,
     DialectMismatch,
     InvalidCard,
+    TaskNotSettled,
 )
 from .push_receiver import PushEvent, Receiver, register_receiver
 from .security import CardVerifier, UnverifiedCard, tls_context
@@ -44,6 +45,7 @@ __all__ = [
     "StreamEvent",
     "StreamInterrupted",
     "StreamReply",
+    "TaskNotSettled",
     "Transport",
     "UnverifiedCard",
     "fetch_card",

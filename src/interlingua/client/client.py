@@ -26,9 +26,11 @@ Streams (``stream``, ``subscribe``) are read as they arrive and resumed with
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import ssl
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -76,7 +78,7 @@ from .bindings import (
     check_binding,
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
-from .errors import BadResponse, ClientError, DialectMismatch
+from .errors import BadResponse, ClientError, DialectMismatch, TaskNotSettled
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
 from .session import Session
@@ -148,6 +150,7 @@ class Client:
         self.binding = spec.name if spec is not None else None
         self.url = url
         self.headers: dict[str, str] = dict(headers or {})
+        self._timeout = timeout
         self._transport = transport or HTTPXTransport(httpx_client, timeout=timeout, verify=verify,
                                                       cert=cert)
         self._card_verifier = card_verifier
@@ -297,8 +300,10 @@ class Client:
         ``message_or_text`` is text, a part or parts, or a whole ``Message``;
         ``data`` adds a data part and ``files`` a file part each (a
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
-        waits for input; ``blocking=False`` returns at once. ``push`` registers a
-        webhook for the task's updates with the send.
+        waits for input; ``blocking=False`` returns at once. An agent that answers a
+        blocking send before then (some never block) is polled until it does, within the
+        client's ``timeout``; past it, ``TaskNotSettled`` carries the task as last read.
+        ``push`` registers a webhook for the task's updates with the send.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
@@ -316,9 +321,33 @@ class Client:
             metadata=metadata,
         )
         result = await self.call(call)
-        if isinstance(result, (Task, Message)):
+        if isinstance(result, Task):
+            if blocking and result.status.state not in lifecycle.RETURN_STATES:
+                # the agent answered before the task settled although blocking was asked
+                # (fasta2a never blocks): follow it, as a blocking send promises
+                return await self._settle(result, history_length)
+            return result
+        if isinstance(result, Message):
             return result
         raise _wrong_type("a task or a message", result)
+
+    async def _settle(self, task: Task, history_length: int | None) -> Task:
+        """Poll ``task`` until it finishes or waits for input, within the client's timeout."""
+        limit = self._timeout
+        deadline = None if limit is None else time.monotonic() + limit
+        pause = 0.05
+        raw = self.last_result
+        while task.status.state not in lifecycle.RETURN_STATES:
+            if deadline is not None and time.monotonic() + pause > deadline:
+                self.last_result = raw
+                raise TaskNotSettled(
+                    f"task {task.id} is still {task.status.state.value} after {limit:g} s",
+                    task,
+                )
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, 1.0)
+            task = await self.get_task(task.id, history_length=history_length)
+        return task
 
     async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
         result = await self.call(GetTask(id=task_id, history_length=history_length))

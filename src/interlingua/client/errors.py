@@ -3,6 +3,7 @@
     ClientError                 something went wrong before a valid A2A answer arrived
     ├── AgentUnreachable        no HTTP answer: refused, DNS, TLS, network
     │   ├── AgentTimeout        the agent did not answer in time
+    │   │   └── TaskNotSettled  a blocking send's task was still running at the timeout
     │   └── CardNotFound        the URL answers, but serves no agent card
     ├── InvalidCard             the card is not an agent card we can read
     ├── BadResponse             the answer is not JSON, not JSON-RPC, or not the dialect's shape
@@ -23,6 +24,7 @@ __all__ = [
     "ClientError",
     "DialectMismatch",
     "InvalidCard",
+    "TaskNotSettled",
 ]
 
 
@@ -36,6 +38,16 @@ class AgentUnreachable(ClientError):
 
 class AgentTimeout(AgentUnreachable):
     """The agent took longer than the client's timeout to answer."""
+
+
+class TaskNotSettled(AgentTimeout):
+    """A blocking send whose agent answered early (the task not yet finished nor
+    waiting for input) and whose task did not settle within the timeout;
+    ``task`` is the task as last read."""
+
+    def __init__(self, message: str, task: object) -> None:
+        super().__init__(message)
+        self.task = task
 
 
 class CardNotFound(AgentUnreachable):

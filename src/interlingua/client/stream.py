@@ -208,6 +208,10 @@ class Connection:
         if frame.error is not msgspec.UNSET:
             raise self._error(frame.error)
         if isinstance(frame.result, msgspec.UnsetType):
+            if isinstance(frame.jsonrpc, msgspec.UnsetType) and ev.event != "error":
+                # no JSON-RPC envelope at all: the event is the result itself (python-a2a
+                # streams bare task objects); the codec says whether it is one
+                return _seq(ev.id), ev.data.encode()
             what = "an error event" if ev.event == "error" else "a stream event"
             raise BadResponse(f"{self.url} sent {what} with neither result nor error")
         return _seq(ev.id), bytes(frame.result)
@@ -364,9 +368,12 @@ class _Position:
     async def read(self, conn: Connection) -> AsyncGenerator[StreamEvent, None]:
         """The new events of one connection, in order, up to a final one."""
         terminal_only = self.through_interruptions and conn.codec.follows_interruptions
+        # only what came before this connection is skipped: a peer may repeat an id
+        # within one stream (python-a2a sends every event as id 1)
+        before = self.last
         async with contextlib.aclosing(conn.events()) as events:
             async for seq, raw in events:
-                if seq is not None and self.last is not None and seq <= self.last:
+                if seq is not None and before is not None and seq <= before:
                     continue  # delivered before the reconnect
                 try:
                     item = conn.codec.decode_stream_item(raw)

@@ -57,10 +57,15 @@ class A2AApp(Starlette):
     # the prefixes of mounted apps (the inspector), each ending in "/"
     _own_prefixes: tuple[str, ...] = ()
     _hosts: HostPolicy | None = None
+    # the JSON-RPC endpoint under other names: python-a2a's client posts v0.1 calls
+    # to {endpoint}/tasks/send (and its streams to .../tasks/sendSubscribe)
+    _rpc_aliases: frozenset[str] = frozenset()
 
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
         self._rpc_path = path
         self._rpc = endpoint
+        base = path.rstrip("/")
+        self._rpc_aliases = frozenset({base + "/tasks/send", base + "/tasks/sendSubscribe"})
 
     def rest_routes(self, endpoint: RESTEndpoint, own_paths: Sequence[str],
                     own_prefixes: Sequence[str] = ()) -> None:
@@ -83,7 +88,8 @@ class A2AApp(Starlette):
             root = scope.get("root_path", "")
             if root and path.startswith(root):
                 path = path[len(root):] or "/"
-            if path == self._rpc_path and scope["method"] == "POST" and self._rpc is not None:
+            if (path == self._rpc_path or path in self._rpc_aliases) and \
+                    scope["method"] == "POST" and self._rpc is not None:
                 scope["app"] = self
                 answer = await self._rpc.respond(scope, receive, send)
                 if answer is not None:

@@ -90,6 +90,28 @@ _OPS: dict[type, str] = {
 }
 
 
+# The members of a v1.0 StreamResponse / SendMessageResponse, and the kind each holds.
+_WRAPPERS = {"task": "task", "message": "message", "statusUpdate": "status-update",
+             "artifactUpdate": "artifact-update"}
+
+
+def _tag_part(part: dict[str, Any], tag: str) -> None:
+    """Give an untagged part the tag ``tag``: the other spelling's tag, else the one
+    member it holds (fasta2a sends v1.0-style parts in v0.3 methods). A v1.0 file
+    part (``raw`` / ``url``) becomes a file member."""
+    other = part.get("type" if tag == "kind" else "kind")
+    if isinstance(other, str):
+        part[tag] = other
+        return
+    if "raw" in part or "url" in part:
+        file = {"bytes": part.pop("raw", None), "uri": part.pop("url", None),
+                "mimeType": part.pop("mediaType", None), "name": part.pop("filename", None)}
+        part["file"] = {k: v for k, v in file.items() if v is not None}
+    held = [member for member in ("text", "data", "file") if member in part]
+    if len(held) == 1:  # a part that holds two is left untagged: refused as such
+        part[tag] = held[0]
+
+
 def timestamp_in(value: str) -> str:
     try:
         return normalize_timestamp(value)
@@ -416,19 +438,32 @@ class FamilyCodec(Codec):
         if v.camel_aliases:
             for camel in [k for k in doc if k in _CAMEL]:
                 doc.setdefault(_CAMEL[camel], doc.pop(camel))
+        if "parts" not in doc and "role" in doc and "content" in doc:
+            # python-a2a's message: one part (or a list) under ``content``
+            content = doc.pop("content")
+            doc["parts"] = content if isinstance(content, list) else [content]
         tag = v.part_tag
         parts = doc.get("parts")
         if tag is not None and isinstance(parts, list):
-            other = "type" if tag == "kind" else "kind"
             for part in parts:
-                if isinstance(part, dict) and tag not in part and isinstance(part.get(other), str):
-                    part[tag] = part[other]
+                if isinstance(part, dict) and tag not in part:
+                    _tag_part(part, tag)
         for key in _NESTED:
             if key in doc:
                 self.normalize(doc[key])
 
-    def infer_kind(self, doc: Any) -> None:
-        """Name the union member of a result that came without ``kind``, by its fields."""
+    def infer_kind(self, doc: Any) -> Any:
+        """Name the union member of a result that came without ``kind``, by its fields;
+        a result wrapped the v1.0 way (``{"task": …}``, ``{"statusUpdate": …}`` …, as
+        fasta2a answers v0.3 methods) is unwrapped first. Returns the document."""
+        if isinstance(doc, dict) and len(doc) == 1:
+            ((key, inner),) = doc.items()
+            kind = _WRAPPERS.get(key)
+            if kind is not None and isinstance(inner, dict):
+                inner.setdefault("kind", kind)
+                if kind == "status-update":
+                    inner.setdefault("final", False)  # v1.0 has none: the state tells
+                return inner
         if isinstance(doc, dict) and "kind" not in doc:
             if "artifact" in doc:
                 doc["kind"] = "artifact-update"
@@ -437,6 +472,7 @@ class FamilyCodec(Codec):
                 doc["kind"] = "status-update" if event else "task"
             elif "role" in doc or "parts" in doc or "messageId" in doc:
                 doc["kind"] = "message"
+        return doc
 
     def send_fallback(self, method: str) -> Callable[[Any], Any]:
         def fallback(doc: Any) -> Any:
@@ -474,7 +510,7 @@ class FamilyCodec(Codec):
             raise InvalidAgentResponse(
                 f"Invalid agent response: result is not JSON: {exc}"
             ) from None
-        self.infer_kind(doc)
+        doc = self.infer_kind(doc)
         self.normalize(doc)
         try:
             return msgspec.convert(doc, typ if lax_typ is None else lax_typ)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeAlias
 
@@ -79,6 +80,7 @@ from ._family_wire import (
     Wire,
     build_wire,
 )
+from .base import StreamItem
 
 __all__ = ["V01Codec", "decode_card_v01", "encode_card_v01"]
 
@@ -486,6 +488,14 @@ class V01Codec(FamilyCodec):
             return _w.TaskIdParams(id=call.task_id)
         return super().params_out(call)
 
+    def stream_item_in(self, data: bytes) -> StreamItem:
+        if _TASK_MEMBERS.search(data) is not None:
+            doc = self.decoder(Any).decode(data)
+            if isinstance(doc, dict) and not _TASK_ONLY.isdisjoint(doc):
+                # a whole task as an event (python-a2a streams those): read as a task
+                return self.task_in(self.read_result(WTask, data))
+        return super().stream_item_in(data)
+
     def result_in(self, call: c.Call, data: bytes) -> c.Result:
         if isinstance(call, (c.SendMessage, c.GetTask, c.CancelTask, c.SubscribeToTask)):
             return self.task_in(self.read_result(WTask, data))
@@ -495,6 +505,12 @@ class V01Codec(FamilyCodec):
                 return None  # spec §6.10: no (or a cleared) config
             return self.push_config_in(tp.push_notification_config, tp.id or call.task_id)
         raise self.unsupported(call)
+
+
+# Members a task has and a v0.1 stream event has not: cheap on the bytes, then checked
+# at the top level.
+_TASK_MEMBERS = re.compile(rb'"(?:sessionId|artifacts|history)"\s*:')
+_TASK_ONLY = frozenset({"sessionId", "artifacts", "history"})
 
 
 def _answer_task(message: m.Message, call: c.SendMessage) -> m.Task:

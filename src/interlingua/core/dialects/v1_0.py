@@ -417,11 +417,32 @@ def _result_out(call: c.Call, result: c.Result) -> Any:
 # ------------------------------------------------------------------- results in
 
 
+# A v0.3 object's ``kind`` -> the StreamResponse member that holds it in v1.0.
+_V03_KINDS = {"task": "task", "message": "message", "status-update": "statusUpdate",
+              "artifact-update": "artifactUpdate"}
+
+
+def _v03_shaped(data: bytes, resp: w.StreamResponse, method: str) -> w.StreamResponse:
+    """An event that holds no StreamResponse member but is a bare v0.3-shaped object
+    (langgraph-api's v1.0 stream sends ``kind: "status-update"`` events after its
+    first): read it as the member its ``kind`` names. Else ``resp`` as it was."""
+    doc = _any_decoder.decode(data)
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    member = _V03_KINDS.get(kind) if isinstance(kind, str) else None
+    if member is None:
+        return resp
+    wrapped: w.StreamResponse = _STREAM_RESPONSE.document({member: doc}, method)
+    return wrapped
+
+
 def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
     try:
         if isinstance(call, c.SendMessage | c.SubscribeToTask):
             if isinstance(call, c.SubscribeToTask) or call.streaming:
-                item = w.stream_item_in(_STREAM_RESPONSE.result(data, method))
+                stream_resp: w.StreamResponse = _STREAM_RESPONSE.result(data, method)
+                if stream_resp.task is None and stream_resp.message is None:
+                    stream_resp = _v03_shaped(data, stream_resp, method)
+                item = w.stream_item_in(stream_resp)
                 if isinstance(item, m.Task | m.Message):
                     return item
                 raise w.WireError("", "must hold a task or a message")
@@ -645,7 +666,11 @@ class V1Codec(Codec):
 
     def decode_stream_item(self, result: bytes) -> StreamItem:
         try:
-            return w.stream_item_in(_STREAM_RESPONSE.result(result, "a stream"))
+            resp = _STREAM_RESPONSE.result(result, "a stream")
+            if (resp.status_update is None and resp.artifact_update is None
+                    and resp.task is None and resp.message is None):
+                resp = _v03_shaped(result, resp, "a stream")
+            return w.stream_item_in(resp)
         except w.WireError as exc:
             raise _bad_result("a stream", exc) from None
 

@@ -1,0 +1,50 @@
+"""``interlingua send`` against an agent that answers before its task settles
+(fasta2a never blocks): the CLI follows the task to its end within --timeout.
+
+The agent replays fasta2a 2.1.1's captured answers (tests/dialects/fixtures/peers).
+"""
+
+from __future__ import annotations
+
+from click.testing import CliRunner, Result
+
+from interlingua.cli.main import main
+from tests.dialects.peer_replay import Replay
+from tests.live import live_server
+
+EARLY = "fasta2a-2.1.1/server-message-send.json"  # {"task": …} still "submitted"
+DONE = "fasta2a-2.1.1/server-tasks-get.json"  # the same task, completed
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), prog_name="interlingua")
+
+
+def test_send_follows_an_early_answer_to_its_end() -> None:
+    replay = Replay([EARLY, DONE])
+    with live_server(replay) as url:
+        result = run("send", url, "hello", "--dialect", "0.3")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "completed" in result.stdout and "submitted" not in result.stdout
+    assert "echo: hello" in result.stdout
+    assert [p["method"] for p in replay.posts] == ["message/send", "tasks/get"]
+
+
+def test_no_wait_prints_the_early_answer() -> None:
+    replay = Replay([EARLY, DONE])
+    with live_server(replay) as url:
+        result = run("send", url, "hello", "--dialect", "0.3", "--no-wait")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "submitted" in result.stdout
+    assert len(replay.posts) == 1
+
+
+def test_a_task_that_never_settles_ends_at_the_timeout() -> None:
+    """Says which task and how to follow it; sends the message only once."""
+    replay = Replay([EARLY])  # every tasks/get answers "submitted" again
+    with live_server(replay) as url:
+        result = run("send", url, "hello", "--dialect", "0.3", "--timeout", "0.6")
+    assert result.exit_code == 3, (result.output, result.stderr)
+    assert "no answer within 0.6 s" in result.stderr
+    assert "is submitted; follow it with: interlingua subscribe" in result.stderr
+    assert [p["method"] for p in replay.posts].count("message/send") == 1
