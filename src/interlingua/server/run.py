@@ -115,6 +115,7 @@ class Run:
         "looked_up",
         "message_id",
         "message_key",
+        "now",
         "other_found",
         "pending",
         "pending_state",
@@ -148,6 +149,9 @@ class Run:
         other_found: MessageRecord | None = None,
     ) -> None:
         self.writer = writer
+        #: the writer's clock as text (its bound method: the context asks it for
+        #: every status, and a method here would only forward the call)
+        self.now: Callable[[], str] = writer.now
         self.scope = scope
         self.key = task_key(scope, task.id)
         self.task = task
@@ -272,9 +276,6 @@ class Run:
 
     async def context_tasks(self) -> list[Task]:
         return await self.writer.context_tasks(self)
-
-    def now(self) -> str:
-        return self.writer.now()
 
     def activity(self) -> int:
         """How far the task has moved (the inactivity limit watches it)."""
