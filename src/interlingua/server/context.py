@@ -143,6 +143,9 @@ class Context:
     @property
     def text(self) -> str:
         """The text parts of ``message``, joined by newlines."""
+        parts = self.message.parts
+        if len(parts) == 1 and type(parts[0]) is TextPart:  # most messages: no call more
+            return parts[0].text
         return get_text(self.message)
 
     @property
@@ -274,7 +277,8 @@ class Context:
                     task_id=task.id,
                     context_id=task.context_id,
                     # a new id is no artifact's yet: this one goes last
-                    artifact=Artifact(artifact_id=new_id(), parts=as_parts(artifact),
+                    artifact=Artifact(artifact_id=new_id(), parts=[TextPart(artifact)]
+                                      if type(artifact) is str else as_parts(artifact),
                                       name=name, index=len(task.artifacts)),
                     last_chunk=True,
                 )
