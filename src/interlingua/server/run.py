@@ -321,8 +321,11 @@ class Runs:
             del self.by_message[run.message_key]
         run.message_key = None
         run.lease = None
-        run.flushed.set()
-        run.settled.set()
+        # set by the turn's writes, nearly always: no call then
+        if not run.flushed.fired:
+            run.flushed.set()
+        if not run.settled.fired:
+            run.settled.set()
 
     def all(self) -> list[Run]:
         return list(self.by_key.values())
