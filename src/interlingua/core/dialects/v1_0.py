@@ -615,6 +615,8 @@ class V1Codec(Codec):
         return call
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        if type(result) is m.Task and type(call) is c.SendMessage:  # _result_out's first case
+            return _encoder.encode(w.SendMessageResponse(task=w.task_out(result)))
         wire = _result_out(call, result)
         return b"null" if wire is None else _encoder.encode(wire)
 
