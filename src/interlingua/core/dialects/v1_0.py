@@ -76,6 +76,12 @@ class _Reader:
         self._fallbacks: dict[str, Callable[[Any], Any]] = {}
 
     def params(self, params: bytes | None, method: str) -> Any:
+        if params is not None and params.isascii():
+            # decode_params' first step, here: well-formed params need no call more
+            try:
+                return self.decoder.decode(params)
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                pass  # decode_params reads them leniently, or says what is wrong
         fallback = self._fallbacks.get(method)
         if fallback is None:
             fallback = self._fallbacks[method] = self._fallback_for(method)
