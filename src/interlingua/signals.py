@@ -63,23 +63,25 @@ class _Waiting(Generic[T]):
 
 
 class Signal(_Waiting[bool]):
-    __slots__ = ("_is_set",)
+    __slots__ = ("fired",)
 
     def __init__(self) -> None:
         self._waiting = None
-        self._is_set = False
+        #: ``is_set()`` as an attribute, for a caller that reads it on every request
+        #: (read only: ``set`` and ``clear`` change it)
+        self.fired = False
 
     def __repr__(self) -> str:
-        state = "set" if self._is_set else "unset"
+        state = "set" if self.fired else "unset"
         return f"<{type(self).__name__} [{state}, waiters:{self._count()}]>"
 
     def is_set(self) -> bool:
-        return self._is_set
+        return self.fired
 
     def set(self) -> None:
-        if self._is_set:
+        if self.fired:
             return
-        self._is_set = True
+        self.fired = True
         waiting, self._waiting = self._waiting, None
         if waiting:
             for fut in waiting:
@@ -87,10 +89,10 @@ class Signal(_Waiting[bool]):
                     fut.set_result(True)
 
     def clear(self) -> None:
-        self._is_set = False
+        self.fired = False
 
     async def wait(self) -> Literal[True]:
-        if self._is_set:
+        if self.fired:
             return True
         fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         # add_waiter's and remove_waiter's work, written out: a blocking send waits here

@@ -224,3 +224,41 @@ def test_a_stream_of_many_runs_keeps_a_bounded_number_of_templates() -> None:
         assert frames.add(parts, seq, u)
         assert b"".join(parts) == _codec_path(codec, envelope, seq, u)
         assert len(frames._templates) <= MAX_TEMPLATES
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
+def test_a_batch_is_written_as_each_of_its_outputs_is_framed_alone(dialect: str) -> None:
+    """``write``: a stream's batch, text chunks spliced, the rest (a status, a
+    chunk with two parts, one with no parts, an empty text, one shared with
+    other readers, a heartbeat) framed by the codec's path, in order."""
+    from interlingua.server.streams import Heartbeat
+    from interlingua.stores.base import StoredEvent
+
+    codec = all_codecs()[dialect]
+    envelope = jsonrpc_envelope(3)
+    status = m.StatusUpdate(task_id="task-1", context_id='ctx "2"',
+                            status=m.TaskStatus(state=m.TaskState.WORKING))
+    two_parts = _chunk("a")
+    two_parts.artifact.parts.append(m.TextPart(text="b"))
+    no_parts = _chunk("x")
+    no_parts.artifact.parts.clear()
+    shared = _chunk("shared")
+    outputs: list[object] = [
+        Entry(1, _chunk("one ")), Entry(2, _chunk("two ")), Entry(3, status),
+        Entry(4, _chunk("three ")), Entry(5, two_parts), Entry(6, no_parts),
+        Entry(7, _chunk("")), Entry(8, _chunk("other", artifact="art-2")),
+        Entry(9, shared, StoredEvent(9, shared)), Heartbeat(), Entry(10, _chunk("four "))]
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    parts: list[bytes] = []
+    others: list[object] = []
+
+    def other(out: object) -> bytes:
+        others.append(out)
+        return _encoded(out, codec, envelope)  # type: ignore[arg-type]
+
+    frames.write(parts, outputs, other)  # type: ignore[arg-type]
+    expected = b"".join(_encoded(out, codec, envelope) for out in outputs)  # type: ignore[arg-type]
+    assert b"".join(parts) == expected
+    # every dialect has templates (the first test): only the plain text chunks
+    # for this reader alone were spliced, the rest went to ``other``
+    assert [getattr(out, "seq", None) for out in others] == [3, 5, 6, 7, 9, None]

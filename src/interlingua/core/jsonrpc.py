@@ -59,8 +59,10 @@ def parse(body: bytes, check_batch: Callable[[int], None] | None = None) -> Requ
     the response can echo it. ``check_batch(n)`` is called with a batch's number
     of items before any is read, and may refuse it by raising.
     """
-    # params stay raw here: the whole body is checked once
-    check_utf8(body, "the body")
+    # params stay raw here: the whole body is checked once (nearly every body is
+    # ASCII: then no call)
+    if not body.isascii():
+        check_utf8(body, "the body")
     try:
         try:
             env = _decoder.decode(body)

@@ -178,18 +178,32 @@ def apply_checked(task: Task, events: Sequence[Event]) -> None:
     """``apply(task, e, checked=True)`` for each of ``events``, in order: a batch
     that ``check_all`` passed."""
     arts = task.artifacts
+    # apply's folds by kind, here: no call per event but an artifact's search
     for event in events:
-        if type(event) is ArtifactUpdate and event.append and arts:
-            # A chunk of the artifact added last, with nothing but parts: the
-            # bulk of a streamed batch, extended without a search.
+        # ``type(event) is``, which narrows the type: an assert would cost a call per event
+        if type(event) is ArtifactUpdate:
             new = event.artifact
-            last = arts[-1]
-            if (new.artifact_id == last.artifact_id and new.name is None
-                    and new.description is None and not new.metadata
-                    and new.extensions is None):
-                last.parts.extend(new.parts)
+            if event.append and arts:
+                # A chunk of the artifact added last, with nothing but parts: the
+                # bulk of a streamed batch, extended without a search.
+                last = arts[-1]
+                if (new.artifact_id == last.artifact_id and new.name is None
+                        and new.description is None and not new.metadata
+                        and new.extensions is None):
+                    last.parts.extend(new.parts)
+                    continue
+            elif not arts:  # the task's first artifact: nothing to search
+                arts.append(msgspec.structs.replace(new, parts=list(new.parts)))
                 continue
-        apply(task, event, checked=True)
+            _apply_artifact(task, event)
+        elif type(event) is StatusUpdate:
+            msg = event.status.message
+            if msg is not None and (not task.history
+                                    or task.history[-1].message_id != msg.message_id):
+                task.history.append(msg)
+            task.status = event.status
+        elif type(event) is HistoryAppended:
+            task.history.append(event.message)
 
 
 def _apply_artifact(task: Task, event: ArtifactUpdate) -> None:

@@ -118,7 +118,9 @@ class Context:
         #: loop time (``asyncio.get_running_loop().time()``) by which the turn must end
         self.deadline = deadline
         self.cancelled = cancelled or LazyEvent()
-        self._finished = False
+        #: True once this turn completed, failed, was rejected, asked for input or
+        #: replied (an attribute, not a property: every turn's end reads it)
+        self.finished = False
         self._inbox = inbox
         #: artifact ids this turn has emitted, by name, and the last one
         self._emitted: dict[str | None, str] = {}
@@ -141,6 +143,9 @@ class Context:
     @property
     def text(self) -> str:
         """The text parts of ``message``, joined by newlines."""
+        parts = self.message.parts
+        if len(parts) == 1 and type(parts[0]) is TextPart:  # most messages: no call more
+            return parts[0].text
         return get_text(self.message)
 
     @property
@@ -154,11 +159,6 @@ class Context:
     @property
     def extensions(self) -> list[str]:
         return list(self.request.extensions)
-
-    @property
-    def finished(self) -> bool:
-        """True once this turn completed, failed, was rejected, asked for input or replied."""
-        return self._finished
 
     @property
     def state(self) -> TaskState:
@@ -277,7 +277,8 @@ class Context:
                     task_id=task.id,
                     context_id=task.context_id,
                     # a new id is no artifact's yet: this one goes last
-                    artifact=Artifact(artifact_id=new_id(), parts=as_parts(artifact),
+                    artifact=Artifact(artifact_id=new_id(), parts=[TextPart(artifact)]
+                                      if type(artifact) is str else as_parts(artifact),
                                       name=name, index=len(task.artifacts)),
                     last_chunk=True,
                 )
@@ -285,7 +286,7 @@ class Context:
         events.append(self._status(state, content, metadata))
         # One transaction for the final artifact and the final status.
         await self._sink.emit(events)
-        self._finished = True
+        self.finished = True
 
     async def complete(
         self, content: Any = None, *, artifact: Any = None, name: str | None = None,
@@ -326,7 +327,7 @@ class Context:
             context_id=task.context_id,
         )
         await self._sink.reply(message)
-        self._finished = True
+        self.finished = True
 
 
 def _last_named(task: Task, name: str | None) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -58,6 +58,7 @@ from ..core.model import (
     TaskState,
 )
 from ..hooks import Hooks, notify
+from ..signals import DONE
 from ..stores.base import TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
@@ -304,11 +305,19 @@ class Engine:
 
     # ---------------------------------------------------------------- dispatch
 
-    async def handle(self, call: Call, request: RequestInfo) -> Result:
-        """Carry out one non-streaming call."""
-        await self.authorizer.authorize(call, request, self._lookup)
+    def handle(self, call: Call, request: RequestInfo) -> Awaitable[Result]:
+        """Carry out one non-streaming call (await the result)."""
+        asked = self.authorizer.authorize(call, request, self._lookup)
+        if asked is DONE and type(call) is SendMessage:
+            # Nothing to ask (no policy): the send's own coroutine, not one awaiting
+            # it, and not through self.send: a frame fewer for every send.
+            return self.sends.send(call, request)
+        return self._handle(asked, call, request)
+
+    async def _handle(self, asked: Awaitable[None], call: Call, request: RequestInfo) -> Result:
+        await asked
         if isinstance(call, SendMessage):
-            return await self.sends.send(call, request)  # not through self.send: a call less
+            return await self.sends.send(call, request)
         if isinstance(call, GetTask):
             return await self.get_task(call, request)
         if isinstance(call, ListTasks):

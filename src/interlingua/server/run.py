@@ -115,6 +115,7 @@ class Run:
         "looked_up",
         "message_id",
         "message_key",
+        "now",
         "other_found",
         "pending",
         "pending_state",
@@ -148,6 +149,9 @@ class Run:
         other_found: MessageRecord | None = None,
     ) -> None:
         self.writer = writer
+        #: the writer's clock as text (its bound method: the context asks it for
+        #: every status, and a method here would only forward the call)
+        self.now: Callable[[], str] = writer.now
         self.scope = scope
         self.key = task_key(scope, task.id)
         self.task = task
@@ -273,9 +277,6 @@ class Run:
     async def context_tasks(self) -> list[Task]:
         return await self.writer.context_tasks(self)
 
-    def now(self) -> str:
-        return self.writer.now()
-
     def activity(self) -> int:
         """How far the task has moved (the inactivity limit watches it)."""
         return self.version
@@ -320,8 +321,11 @@ class Runs:
             del self.by_message[run.message_key]
         run.message_key = None
         run.lease = None
-        run.flushed.set()
-        run.settled.set()
+        # set by the turn's writes, nearly always: no call then
+        if not run.flushed.fired:
+            run.flushed.set()
+        if not run.settled.fired:
+            run.settled.set()
 
     def all(self) -> list[Run]:
         return list(self.by_key.values())

@@ -87,6 +87,10 @@ class Sends:
             return begun
         if not call.config.blocking:
             return self.view(begun.task, call.config.history_length)
+        # _settle's wait and its common answer here: no coroutine of its own per send
+        await begun.settled.wait()
+        if begun.reply_message is None and begun.duplicate is None and begun.abandoned is None:
+            return self.view(begun.task, call.config.history_length)
         return await self._settle(begun, call.config.history_length)
 
     async def begin(self, call: SendMessage, request: RequestInfo) -> Run | Task:

@@ -18,7 +18,6 @@ from typing import Any
 from ...core import sse
 from ...core.dialects import Codec
 from ...core.errors import A2AError, InternalError, ResourceUnavailable
-from ...core.model import ArtifactUpdate
 from ...server.dispatch import Items
 from ...server.streams import Entry, Heartbeat, Lagged, StreamOutput, Unavailable
 from .chunk_frames import ChunkFrames
@@ -146,26 +145,21 @@ async def write_sse(
     task = asyncio.current_task()
     assert task is not None
     client = _Disconnect(receive, task)
-    frames: ChunkFrames | None = None
+    # A lone reader's text chunks are spliced into their templates; an event
+    # with several readers is encoded once for them all.
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+
+    def other(out: StreamOutput) -> bytes:
+        return _encoded(out, codec, envelope)
+
     try:
         try:
             async for got in items:
-                # Everything that is ready leaves in one write. (A loop, not a
-                # comprehension: that would keep codec and envelope in cells.)
+                # Everything that is ready leaves in one write.
                 parts: list[bytes] = []
-                for out in got:
-                    # A lone reader's text chunk is spliced into its template; an
-                    # event with several readers is encoded once for them all.
-                    if (type(out) is Entry and out.stored is None
-                            and type(out.item) is ArtifactUpdate):
-                        if frames is None:
-                            frames = ChunkFrames(codec.encode_stream_item, envelope.prefix,
-                                                 envelope.suffix)
-                        if frames.add(parts, out.seq, out.item):
-                            continue
-                    parts.append(_encoded(out, codec, envelope))
+                frames.write(parts, got, other)
                 chunk = b"".join(parts)
-                del got, parts, out
+                del got, parts
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 # An idle stream waits for its next batch: hold nothing it sent.
                 del chunk

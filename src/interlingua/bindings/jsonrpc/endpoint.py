@@ -106,7 +106,11 @@ class JSONRPCEndpoint:
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it, for the
         caller to write once this frame is gone (an open stream holds less)."""
-        await self.door.ensure_started()
+        door = self.door
+        # Read here, not asked of the door: the engine has started (the app's
+        # lifespan starts it) and nobody is authenticated, nearly always.
+        if not door.engine.started:
+            await door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         limit = self.settings.max_body_bytes
         try:
@@ -117,13 +121,14 @@ class JSONRPCEndpoint:
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
-            await self.door.admit(scope, headers)
+            if door.security.active:
+                await door.admit(scope, headers)
         except A2AError as exc:
             await _send(send, self._refused(body, headers, scope, exc))
             return None
         answer: _Answer | _StreamAnswer | None
         try:
-            parsed = jsonrpc.parse(body, self.door.check_batch)
+            parsed = jsonrpc.parse(body, door.check_batch)
         except A2AError as exc:
             answer = _Answer(200, self._error(_id_from(exc), exc, self.fallback_codec))
         else:

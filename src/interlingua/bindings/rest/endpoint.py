@@ -134,7 +134,11 @@ class RESTEndpoint:
     async def respond(self, scope: Scope, receive: Receive, send: Send) -> _StreamAnswer | None:
         """Answer the request, or return the stream that answers it (written by the
         caller once this frame is gone)."""
-        await self.door.ensure_started()
+        door = self.door
+        # Read here, not asked of the door: the engine has started (the app's
+        # lifespan starts it) and nobody is authenticated, nearly always.
+        if not door.engine.started:
+            await door.ensure_started()
         headers = RequestHeaders(scope.get("headers", ()))
         path = _path_of(scope)
         raw_version = version_of(scope, headers)
@@ -155,7 +159,8 @@ class RESTEndpoint:
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
-            await self.door.admit(scope, headers)
+            if door.security.active:
+                await door.admit(scope, headers)
         except A2AError as exc:
             await _send(send, self._error(exc, codec))
             return None

@@ -130,7 +130,8 @@ def decode_params(
     """
     if params is None:
         params = b"{}"
-    check_utf8(params)
+    elif not params.isascii():  # check_utf8's test, without a call for ASCII params
+        check_utf8(params)
     try:
         try:
             return decoder.decode(params)

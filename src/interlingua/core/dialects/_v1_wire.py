@@ -387,7 +387,10 @@ def parts_in(ws: list[Part] | None, *, request: bool) -> list[m.Part]:
         if request:
             raise WireError("parts", "must hold at least one part")
         return []
-    return each_in("parts", ws, part_in)
+    try:
+        return list(map(part_in, ws))  # no frame per part
+    except FieldError:
+        return each_in("parts", ws, part_in)  # again, to say which part is wrong
 
 
 # ---------------------------------------------------------------------- messages
@@ -396,9 +399,11 @@ def parts_in(ws: list[Part] | None, *, request: bool) -> list[m.Part]:
 def message_in(w: Message, *, request: bool = False) -> m.Message:
     if request and not w.message_id:
         raise WireError("messageId", "is required and must not be empty")
+    # a role's name looked up in place (role_in says what is wrong with another)
+    role = ROLES.get(w.role) if type(w.role) is str else None
     return m.Message(
         message_id=w.message_id or "",
-        role=role_in(w.role),
+        role=role or role_in(w.role),
         parts=parts_in(w.parts, request=request),
         context_id=w.context_id or None,
         task_id=w.task_id or None,

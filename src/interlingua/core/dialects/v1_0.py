@@ -76,6 +76,12 @@ class _Reader:
         self._fallbacks: dict[str, Callable[[Any], Any]] = {}
 
     def params(self, params: bytes | None, method: str) -> Any:
+        if params is not None and params.isascii():
+            # decode_params' first step, here: well-formed params need no call more
+            try:
+                return self.decoder.decode(params)
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                pass  # decode_params reads them leniently, or says what is wrong
         fallback = self._fallbacks.get(method)
         if fallback is None:
             fallback = self._fallbacks[method] = self._fallback_for(method)
@@ -636,6 +642,8 @@ class V1Codec(Codec):
         return call
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        if type(result) is m.Task and type(call) is c.SendMessage:  # _result_out's first case
+            return _encoder.encode(w.SendMessageResponse(task=w.task_out(result)))
         wire = _result_out(call, result)
         return b"null" if wire is None else _encoder.encode(wire)
 
