@@ -14,8 +14,10 @@ from __future__ import annotations
 import msgspec
 
 from ..core.model import AgentCard, AgentExtension, AgentInterface
+from .address import card_url
 
-__all__ = ["EVENT_ID_KEY", "LAST_EVENT_ID", "RESUME_EXTENSION_URI", "grpc_interfaces", "resume_extension"]
+__all__ = ["EVENT_ID_KEY", "LAST_EVENT_ID", "RESUME_EXTENSION_URI", "grpc_interfaces",
+           "resume_extension"]
 
 #: the key of an event's sequence number in the metadata of each streamed event
 EVENT_ID_KEY = "interlingua.dev/eventId"
@@ -25,7 +27,9 @@ RESUME_EXTENSION_URI = "https://interlingua.dev/ext/grpc-stream-resume/v1"
 
 
 def grpc_interfaces(url: str) -> list[AgentInterface]:
-    """The card's entries for the v1.0 and v0.3 services served at ``url`` (``host:port``)."""
+    """The card's entries for the v1.0 and v0.3 services served at ``url`` (``host:port``,
+    named ``dns:///host:port``; a URL is kept as it is)."""
+    url = card_url(url)
     return [AgentInterface(url=url, binding="GRPC", protocol_version="1.0"),
             AgentInterface(url=url, binding="GRPC", protocol_version="0.3")]
 
