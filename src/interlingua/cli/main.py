@@ -754,7 +754,8 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
         if as_json:
             _print_raw(client.last_result)
         else:
-            output.print_result(output.console(), result, url=url)
+            output.print_result(output.console(), result, url=url,
+                                history=history_length is not None)
         if save_dir is not None:
             _save_files(result, save_dir, as_json=as_json)
         return result.status.state if isinstance(result, Task) else None
