@@ -433,6 +433,8 @@ def serve_command(**options: Any) -> None:
             info["mesh_url"] = mesh_address(mesh.broker_url(), mesh.namespace, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
+        if not agent.skills:
+            info["warnings"] = [NO_SKILLS]
         if o["as_json"] or o["log_format"] == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
@@ -451,6 +453,8 @@ def serve_command(**options: Any) -> None:
             click.echo(f"  mesh:       {info['mesh_url']}  (requests on {info['request_topic']})")
         if traces is not None:
             click.echo(f"  traces:     {traces.shown}")
+        for warning in info.get("warnings", ()):
+            click.echo(f"  warning:    {warning}")
 
     try:
         serve(agent, settings.replace(on_listening=listening, bindings=bindings,
@@ -541,6 +545,10 @@ def _traces(agent: Agent, o: dict[str, Any]) -> Any:
 
 #: the bindings as the banner names them
 _BINDING_NAMES = {"jsonrpc": "JSON-RPC", "rest": "HTTP+JSON", "grpc": "gRPC"}
+#: said at start-up when the agent declares no skill (the card lists a default one)
+NO_SKILLS = ("the agent declares no skills: its card lists one made from its name and "
+             "description; declare them with Agent(..., skills=[AgentSkill(id=..., "
+             "name=..., description=..., tags=[...])])")
 
 
 def _bindings_to_serve(spec: str | None, grpc_port: int | None) -> list[str]:
