@@ -33,6 +33,7 @@ from tests.e2e.procs import free_port
 from tests.live import live_agent, live_server
 
 from .harness import PEERS_DIR, ROOT, ensure_env
+from .matrix import CHECKER_ROWS
 
 LINT = "lint-a2a-lint-0.1.1"
 PROOF = "lint-a2a-proof-0.16.0"
@@ -130,6 +131,13 @@ def model_env() -> Iterator[dict[str, str]]:
             live_agent(load_agent("examples/support_tickets.py")) as tickets:
         yield {"OPENAI_BASE_URL": model + "/v1", "OPENAI_MODEL": "stand-in",
                "OPENAI_API_KEY": "unused", "AGENT_URLS": f"{echo},{tickets}"}
+
+
+def test_the_documented_rows_name_tests_of_this_module() -> None:
+    """docs/interop.md's "Checkers" rows (``matrix.CHECKER_ROWS``) each name the tests
+    here that show them."""
+    named = {t for *_, tests in CHECKER_ROWS for t in tests.split(", ")}
+    assert named <= set(globals()), named - set(globals())
 
 
 def test_every_example_is_graded() -> None:
@@ -232,8 +240,8 @@ def test_a2a_proof_contract_passes_with_grpc_on(tmp_path: Path) -> None:
 def test_a2a_proof_refuses_the_official_sdk_s_grpc_card_the_same_way(tmp_path: Path) -> None:
     """The official SDK's server with gRPC on its own port (its card names it
     ``host:port``): the same refusal. The spec asks of an interface's URL nothing
-    about its origin (v1.0 ``AgentInterface.url``; §8.5's sample card lists each
-    binding at its own URL)."""
+    about its origin (v1.0 ``AgentInterface.url``: an absolute URL, HTTPS in
+    production)."""
     port, grpc_port = free_port(), free_port()
     argv = [_bin(SDK, "python"), str(PEERS_DIR / "py_agent_v1.py"), "--port", str(port),
             "--grpc-port", str(grpc_port)]
