@@ -4,6 +4,7 @@ skill-based discovery cannot see the agent), and ``serve`` says how to declare o
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,17 +32,28 @@ def served(spec: str, *args: str) -> tuple[dict[str, Any], dict[str, Any], list[
     proc = subprocess.Popen(
         [sys.executable, "-m", "interlingua.cli.main", "serve", spec, "--store", "memory://",
          "--log-level", "warning", "--port", "0", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # unbuffered: the whole banner is written before the card answers
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: list[str] = []
     try:
         assert proc.stdout is not None
-        first = proc.stdout.readline()
-        info = msgspec.json.decode(first) if "--json" in args else {}
-        card_url = info["card"] if info else proc.stdout.readline().split()[-1]
+        lines.append(proc.stdout.readline().rstrip("\n"))
+        info = msgspec.json.decode(lines[0]) if "--json" in args else {}
+        if not info:
+            lines.append(proc.stdout.readline().rstrip("\n"))
+        card_url = info["card"] if info else lines[1].split()[-1]
         card = httpx.get(card_url, timeout=20).json()
     finally:
         proc.terminate()
-        rest, _ = proc.communicate(timeout=20)
-    return info, card, [first.rstrip("\n"), *rest.splitlines()]
+        proc.wait(timeout=20)
+    # through the text stream: communicate() would read the pipe itself and miss what
+    # readline() above has buffered
+    assert proc.stdout is not None and proc.stderr is not None
+    rest = proc.stdout.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    return info, card, [*lines, *rest.splitlines()]
 
 
 def test_an_agent_without_skills_gets_one_made_from_its_name_and_description(
@@ -49,7 +61,7 @@ def test_an_agent_without_skills_gets_one_made_from_its_name_and_description(
     spec = tmp_path / "plain.py"
     spec.write_text(NO_SKILLS)
     info, card, _ = served(str(spec), "--json")
-    assert card["skills"] == [{"id": "plain-echo-2", "name": "Plain Echo 2",
+    assert card["skills"] == [{"id": "Plain Echo 2", "name": "Plain Echo 2",
                                "description": "Says back what it is sent.",
                                "tags": ["plain", "echo", "2"]}]
     assert len(info["warnings"]) == 1
@@ -69,6 +81,7 @@ def test_declared_skills_are_the_card_s_own_and_draw_no_warning() -> None:
 
 def test_a_default_skill_always_has_an_id_and_tags() -> None:
     odd = default_skill("!!!", "Does things.")
-    assert (odd.id, odd.name, odd.tags) == ("agent", "!!!", ["agent"])
+    assert (odd.id, odd.name, odd.tags) == ("!!!", "!!!", ["agent"])
+    assert default_skill("  ", "x").id == "agent"
     repeated = default_skill("Echo echo ECHO", "x")
-    assert (repeated.id, repeated.tags) == ("echo", ["echo"])
+    assert (repeated.id, repeated.tags) == ("Echo echo ECHO", ["echo"])

@@ -152,10 +152,11 @@ class Agent:
 
 def default_skill(name: str, description: str) -> AgentSkill:
     """The skill a card lists for an agent that declares none: the agent as a whole,
-    named and described as it is, tagged with the words of its name. (A card without
+    its id and name the agent's name (what the MCP bridge names the agent's one tool),
+    its description the agent's, tagged with the words of its name. (A card without
     skills is hidden from skill-based discovery, and checkers flag it.)"""
     words = list(dict.fromkeys(w for w in re.split(r"[^0-9a-z]+", name.lower()) if w))
-    return AgentSkill(id="-".join(words) or "agent", name=name, description=description,
+    return AgentSkill(id=name.strip() or "agent", name=name, description=description,
                       tags=words or ["agent"])
 
 
