@@ -80,6 +80,13 @@ def test_an_http_url_at_a_grpc_port_says_what_the_port_speaks(where: tuple[str, 
     assert "not HTTP/1.1" in done.stderr and f"grpc://{target}" in done.stderr, done.stderr
 
 
+def test_a_card_s_grpc_url_is_taken_as_an_address(where: tuple[str, str]) -> None:
+    """The card's ``dns:///host:port``, pasted as it is, reaches the gRPC service."""
+    _, target = where
+    sent = msgspec.json.decode(ok("send", f"dns:///{target}", "hello", "--json").stdout)
+    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 def test_card_shows_the_grpc_interfaces(where: tuple[str, str]) -> None:
     url, target = where
     out = ok("card", url).stdout

@@ -301,6 +301,16 @@ def test_a_grpc_address_is_spoken_to_over_grpc_only() -> None:
     assert [e.dialect for e in client.endpoints] == ["1.0", "0.3"]
 
 
+async def test_a_card_s_grpc_url_is_an_address_to_dial() -> None:
+    """``dns:///host:port``, copied from a card, is spoken to as ``grpc://host:port``."""
+    agent = Agent("Echo", "Says it back.", _echo_text)
+    with live_grpc_agent(agent) as (_, target):
+        async with Client(f"dns:///{target}") as client:
+            assert client.url == f"grpc://{target}" and client.binding == "grpc"
+            task = await client.send("over dns:")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+
+
 def test_grpc_addresses() -> None:
     assert target_of("127.0.0.1:50051") == ("127.0.0.1:50051", False)
     assert target_of("127.0.0.1:50051", default_tls=True) == ("127.0.0.1:50051", True)
@@ -479,3 +489,7 @@ async def test_a_cut_stream_is_resumed_and_every_event_arrives_once(
     assert text == "".join(f"chunk {i};" for i in range(30))
     assert events[-1].state is TaskState.COMPLETED
     assert sleeps.calls == [0.25]  # one break, one wait
+
+
+async def _echo_text(text: str) -> str:
+    return text

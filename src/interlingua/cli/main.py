@@ -27,6 +27,7 @@ from ..clients import AnyClient, client_for
 from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..grpc_wire.address import dns_target
 from ..mesh import mesh_name
 from ..mesh.card import mesh_address
 from ..mesh.topics import Topics
@@ -90,7 +91,9 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
-    gRPC address, grpc(s)://HOST:PORT."""
+    gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
+    if value[:4].lower() == "dns:":
+        value = "grpc://" + dns_target(value)
     if value.startswith(("grpc://", "grpcs://")):
         parts = urlsplit(value)
         try:
