@@ -186,9 +186,12 @@ def live_grpc_agent(agent: Any, **create_app_kwargs: Any) -> Iterator[tuple[str,
 
 
 def grpc_address_of(base_url: str) -> str:
-    """The gRPC address (``grpc://host:port``) the card at ``base_url`` names."""
+    """The gRPC address (``grpc://host:port``) the card at ``base_url`` names (as
+    ``dns:///host:port``)."""
     import httpx
+
+    from interlingua.grpc_wire.address import dns_target
 
     card = httpx.get(base_url + "/.well-known/agent-card.json", timeout=10).json()
     (target,) = {i["url"] for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"}
-    return "grpc://" + target
+    return "grpc://" + dns_target(target)

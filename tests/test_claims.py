@@ -25,6 +25,7 @@ _LINK = re.compile(r"\]\(((?!https?:|#|mailto:)[^)#\s]+)")
 
 #: distributions whose module is named otherwise
 IMPORT_NAMES = {"pydantic-ai-slim": "pydantic_ai", "grpcio": "grpc", "protobuf": "google.protobuf",
+                "grpcio-health-checking": "grpc_health", "grpcio-reflection": "grpc_reflection",
                 "opentelemetry-api": "opentelemetry", "opentelemetry-sdk": "opentelemetry.sdk",
                 "opentelemetry-exporter-otlp-proto-http": "opentelemetry.exporter.otlp.proto.http"}
 

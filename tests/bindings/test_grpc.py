@@ -317,7 +317,7 @@ def test_extended_cards() -> None:
         card = rpc1.A2AServiceStub(ch).GetExtendedAgentCard(pb1.GetExtendedAgentCardRequest())
         assert card.name == "Steps+"
         assert card.capabilities.extended_agent_card
-        assert pb1.AgentInterface(url=target, protocol_binding="GRPC",
+        assert pb1.AgentInterface(url=f"dns:///{target}", protocol_binding="GRPC",
                                   protocol_version="1.0") in card.supported_interfaces
         # v0.3 has one card RPC: the caller's view, the extended card when there is one
         legacy = rpc03.A2AServiceStub(ch).GetAgentCard(pb03.GetAgentCardRequest())
@@ -329,9 +329,11 @@ def test_card_lists_grpc(agent: tuple[str, str]) -> None:
     url, target = agent
     card = httpx.get(url + "/.well-known/agent-card.json").json()
     grpc_entries = [i for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"]
+    # an absolute URI in gRPC's name syntax: the official SDKs' channels take it as it is
+    named = f"dns:///{target}"
     assert {(i["url"], i["protocolVersion"]) for i in grpc_entries} == {
-        (target, "1.0"), (target, "0.3")}
-    assert {"url": target, "transport": "GRPC"} in card["additionalInterfaces"]
+        (named, "1.0"), (named, "0.3")}
+    assert {"url": named, "transport": "GRPC"} in card["additionalInterfaces"]
     uris = [e["uri"] for e in card["capabilities"]["extensions"]]
     assert RESUME_EXTENSION_URI in uris
 
@@ -437,7 +439,8 @@ def test_v03_card_and_errors(v03: rpc03.A2AServiceStub, agent: tuple[str, str]) 
     assert card.name == "Steps"
     assert card.url == agent[0] + "/"
     assert card.capabilities.streaming and card.capabilities.push_notifications
-    assert pb03.AgentInterface(url=agent[1], transport="GRPC") in card.additional_interfaces
+    assert pb03.AgentInterface(url=f"dns:///{agent[1]}", transport="GRPC") in \
+        card.additional_interfaces
     with pytest.raises(grpc.RpcError) as err:
         v03.GetTask(pb03.GetTaskRequest(name="tasks/nope"))
     assert err.value.code() == grpc.StatusCode.NOT_FOUND

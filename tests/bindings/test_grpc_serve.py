@@ -50,8 +50,9 @@ def test_serve_answers_over_grpc_on_a_port_of_its_own() -> None:
                                     parts=[pb1.Part(text="over grpc")])), timeout=10)
         assert sent.task.artifacts[0].parts[0].text == "over grpc"
         card = httpx.get(info["card"]).json()
-        assert {"url": target, "protocolBinding": "GRPC", "protocolVersion": "1.0"} in \
-            card["supportedInterfaces"]
+        # the card names it as an absolute URI the official SDKs connect to (docs/grpc.md)
+        assert {"url": f"dns:///{target}", "protocolBinding": "GRPC",
+                "protocolVersion": "1.0"} in card["supportedInterfaces"]
     finally:
         proc.terminate()
         proc.communicate(timeout=20)

@@ -205,6 +205,22 @@ def test_get_with_history(agent_url: str) -> None:
     assert as_json(ok("get", agent_url, task_id, "--json", "--dialect", "0.3"))["id"] == task_id
 
 
+def test_send_with_history_shows_it(agent_url: str) -> None:
+    """``send --history N`` prints the history it asked for: an agent that answers
+    only in status updates has its answer nowhere else."""
+    for dialect in ("1.0", "0.3"):
+        out = ok("send", agent_url, "status the answer is 42", "--history", "10",
+                 "--dialect", dialect).stdout.splitlines()
+        assert out[0].endswith("  completed")
+        head = next(i for i, line in enumerate(out) if line.startswith("History ("))
+        assert out[head + 1:head + 3] == ["  user:", "    status the answer is 42"]
+        assert out[head + 3:head + 5] == ["  agent:", "    the answer is 42"]
+    # without --history, no history
+    plain = ok("send", agent_url, "status the answer is 42").stdout
+    assert "History (" not in plain and "the answer is 42" not in plain.replace(
+        "status the answer is 42", "")
+
+
 def test_unknown_task_exits_1_with_code_and_message(agent_url: str) -> None:
     for dialect in ("1.0", "0.3"):
         result = run("get", agent_url, "no-such-task", "--dialect", dialect)

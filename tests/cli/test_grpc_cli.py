@@ -44,7 +44,7 @@ def test_card_of_a_grpc_address_is_read_over_grpc(where: tuple[str, str]) -> Non
     done = interlingua("card", f"grpc://{target}")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Test assistant  version 2.1.0\n")
-    assert f"GRPC       0.3   {target}  (used by default)" in done.stdout
+    assert f"GRPC       0.3   dns:///{target}  (used by default)" in done.stdout
     assert f"Card: grpc://{target} (over gRPC: v0.3 GetAgentCard)" in done.stdout
     raw = msgspec.json.decode(interlingua("card", f"grpc://{target}", "--json").stdout)
     assert raw["name"] == "Test assistant" and raw["url"] == url + "/"
@@ -80,14 +80,22 @@ def test_an_http_url_at_a_grpc_port_says_what_the_port_speaks(where: tuple[str, 
     assert "not HTTP/1.1" in done.stderr and f"grpc://{target}" in done.stderr, done.stderr
 
 
+def test_a_card_s_grpc_url_is_taken_as_an_address(where: tuple[str, str]) -> None:
+    """The card's ``dns:///host:port``, pasted as it is, reaches the gRPC service."""
+    _, target = where
+    sent = msgspec.json.decode(ok("send", f"dns:///{target}", "hello", "--json").stdout)
+    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 def test_card_shows_the_grpc_interfaces(where: tuple[str, str]) -> None:
     url, target = where
     out = ok("card", url).stdout
-    assert f"GRPC       1.0   {target}\n" in out
-    assert f"GRPC       0.3   {target}\n" in out
+    # named as the card names them: an absolute URI in gRPC's name syntax
+    assert f"GRPC       1.0   dns:///{target}\n" in out
+    assert f"GRPC       0.3   dns:///{target}\n" in out
     assert "Dialects: JSON-RPC 1.0, 0.3; HTTP+JSON 1.0, 0.3; GRPC 1.0, 0.3" in out
     chosen = ok("card", url, *GRPC).stdout
-    assert f"GRPC       1.0   {target}  (used by default)" in chosen
+    assert f"GRPC       1.0   dns:///{target}  (used by default)" in chosen
     assert "Dialects: GRPC 1.0, 0.3" in chosen
 
 

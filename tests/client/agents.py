@@ -10,6 +10,8 @@ Its first word picks what it does:
 - ``files``: describes the files it received in a data artifact and sends
   back a file artifact ``report.csv``.
 - ``fail``: the task fails with a status message.
+- ``status TEXT``: answers only in a status update (``working`` with TEXT), then
+  completes with neither message nor artifact, as some agents in the wild do.
 - anything else: completes with the status message ``done`` and the
   artifact ``echo`` holding the text.
 """
@@ -46,6 +48,9 @@ async def run(ctx: Context) -> None:
         await ctx.complete(artifact=report, name="report")
     elif command == "fail":
         await ctx.fail("it broke")
+    elif command == "status":
+        await ctx.update(rest)
+        await ctx.complete()
     else:
         await ctx.complete("done", artifact=ctx.text, name="echo")
 

@@ -23,6 +23,7 @@ from interlingua.bindings.grpc.status import status_details
 from interlingua.cli.serve import _grpc_credentials
 from interlingua.client import Client, ClientError, ResumePolicy, StreamEvent
 from interlingua.client import bindings as client_bindings
+from interlingua.client.card import interface_url
 from interlingua.client.grpc import target_of
 from interlingua.client.grpc_status import error_of, read_status
 from interlingua.core.calls import (
@@ -47,6 +48,7 @@ from interlingua.core.model import (
     Task,
     TaskState,
 )
+from interlingua.grpc_wire.address import card_url
 from interlingua.host import create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.push.settings import PushSettings
@@ -299,6 +301,16 @@ def test_a_grpc_address_is_spoken_to_over_grpc_only() -> None:
     assert [e.dialect for e in client.endpoints] == ["1.0", "0.3"]
 
 
+async def test_a_card_s_grpc_url_is_an_address_to_dial() -> None:
+    """``dns:///host:port``, copied from a card, is spoken to as ``grpc://host:port``."""
+    agent = Agent("Echo", "Says it back.", _echo_text)
+    with live_grpc_agent(agent) as (_, target):
+        async with Client(f"dns:///{target}") as client:
+            assert client.url == f"grpc://{target}" and client.binding == "grpc"
+            task = await client.send("over dns:")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+
+
 def test_grpc_addresses() -> None:
     assert target_of("127.0.0.1:50051") == ("127.0.0.1:50051", False)
     assert target_of("127.0.0.1:50051", default_tls=True) == ("127.0.0.1:50051", True)
@@ -306,9 +318,30 @@ def test_grpc_addresses() -> None:
     assert target_of("grpcs://agents.example:50051/") == ("agents.example:50051", True)
     assert target_of("https://agents.example") == ("agents.example:443", True)
     assert target_of("grpc://[::1]:7") == ("[::1]:7", False)
-    for bad in ("ftp://x:1", "a/b", "grpc://:1"):
+    # gRPC's own name form, as cards name an endpoint: TLS is the reader's default
+    assert target_of("dns:///agents.example:50051") == ("agents.example:50051", False)
+    assert target_of("dns:///agents.example:50051", default_tls=True) == \
+        ("agents.example:50051", True)
+    assert target_of("dns://8.8.8.8/agents.example:7") == ("agents.example:7", False)
+    assert target_of("dns:agents.example:7") == ("agents.example:7", False)
+    for bad in ("ftp://x:1", "a/b", "grpc://:1", "dns:///a/b"):
         with pytest.raises(ClientError):
             target_of(bad)
+
+
+def test_cards_name_grpc_endpoints_in_a_form_every_reader_takes() -> None:
+    """An absolute URI (the spec's rule) that a gRPC channel takes unchanged (the
+    official SDKs pass it to one); a URL given by the operator is kept."""
+    assert card_url("127.0.0.1:50051") == "dns:///127.0.0.1:50051"
+    assert card_url("[::1]:50051") == "dns:///[::1]:50051"
+    assert card_url("grpcs://agents.example:443") == "grpcs://agents.example:443"
+    assert card_url("dns:///agents.example:443") == "dns:///agents.example:443"
+    # read from a card served over HTTPS, TLS; over HTTP, plain text
+    assert interface_url("GRPC", "dns:///a.example:7", "https://a.example/") == \
+        "grpcs://a.example:7"
+    assert interface_url("GRPC", "dns:///a.example:7", "http://a.example/") == \
+        "grpc://a.example:7"
+    assert interface_url("GRPC", "a.example:7", "https://a.example/") == "grpcs://a.example:7"
 
 
 # ------------------------------------------------------------------------ errors
@@ -456,3 +489,7 @@ async def test_a_cut_stream_is_resumed_and_every_event_arrives_once(
     assert text == "".join(f"chunk {i};" for i in range(30))
     assert events[-1].state is TaskState.COMPLETED
     assert sleeps.calls == [0.25]  # one break, one wait
+
+
+async def _echo_text(text: str) -> str:
+    return text

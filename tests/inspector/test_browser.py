@@ -78,7 +78,17 @@ def test_the_views_are_an_aria_tab_list(page, story):
     expect(page.get_by_role("tabpanel", name="Card")).to_be_visible()
 
 
-def test_a_card_without_skills_is_shown_valid_with_a_warning(page):
+def test_a_card_without_skills_is_shown_valid_with_a_warning(page, gappy):
+    # an interlingua agent always lists a skill: this one's card is another server's
+    connect(page, gappy.url)
+    card = page.locator("#view-card")
+    expect(card.locator("#card-name")).to_contain_text("Gappy")
+    check = card.locator(".check.ok[data-version='0.2/0.3']")
+    expect(check).to_contain_text("valid, 1 warning")
+    expect(check.locator("li.warning")).to_contain_text("skills is empty")
+
+
+def test_a_grpc_interface_is_shown_as_an_address(page):
     from interlingua import Agent
     from tests.live import live_grpc_agent
 
@@ -89,9 +99,10 @@ def test_a_card_without_skills_is_shown_valid_with_a_warning(page):
         connect(page, url)
         card = page.locator("#view-card")
         expect(card.locator("#card-name")).to_contain_text("Quiet")
+        # the skill made from its name and description: nothing to warn of
         check = card.locator(".check.ok[data-version='1.0']")
-        expect(check).to_contain_text("valid, 1 warning")
-        expect(check.locator("li.warning")).to_contain_text("skills is empty")
+        expect(check).to_contain_text("valid")
+        expect(check).not_to_contain_text("warning")
         # a gRPC interface is an address of its own, not a path below the card's URL
         expect(card.locator("table.interfaces")).to_contain_text(f"grpc://{target}")
         expect(card.locator("table.interfaces")).not_to_contain_text(".well-known/")

@@ -329,6 +329,7 @@ def render(versions: dict[str, str],
         "turns into its own error type.",
         "",
     ]
+    lines += _checkers()
     if footnotes:
         lines += ["## Notes", ""]
         for i, note in enumerate(footnotes, 1):
@@ -442,6 +443,50 @@ def _wild() -> list[str]:
     ]
     for pair, case, outcome, note in WILD:
         lines.append(f"| {pair} | {case} | {_SYMBOL[outcome]}{' ' + note if note else ''} |")
+    return [*lines, ""]
+
+
+#: the third-party checkers run against interlingua (tests/interop/test_checkers.py):
+#: (checker, what is run, outcome, the test that shows it)
+CHECKER_ROWS: list[tuple[str, str, str, str]] = [
+    ("a2a-lint 0.1.1", "`--live --strict` on every example that is an agent (the "
+     "model-backed ones against a stand-in model server on loopback)",
+     "✅ grade A, 0 errors, 0 warnings", "test_a2a_lint_grades_the_example_with_no_finding"),
+    ("a2a-lint 0.1.1", "`--live --strict`, gRPC on (`--bindings jsonrpc,rest,grpc`)",
+     "✅ 0 errors, 0 warnings", "test_a2a_lint_with_grpc_on"),
+    ("a2a-lint 0.1.1", "`--live --strict` on `secure_agent.py` served with its `--auth`",
+     "❌ **Checker bug.** It sends no credentials and grades the HTTP 401 of the live "
+     "send and stream as 2 errors (\"JSON-RPC endpoints should return 200 with errors in "
+     "the body\"); the spec names HTTP 401 for missing credentials (v1.0 §3.3.2, "
+     "Authentication Errors). a2a-sdk 1.3.0's server behind an API key draws the same "
+     "two errors. Served without `--auth`, the agent grades A",
+     "test_a2a_lint_cannot_grade_an_agent_behind_credentials, "
+     "test_a2a_lint_finds_the_same_on_the_official_sdk_behind_a_key"),
+    ("a2a-proof 0.16.0", "`init` then `run` of the generated contract, gRPC off "
+     "(JSON-RPC and HTTP+JSON)", "✅ passes", "test_a2a_proof_contract_passes_with_grpc_off"),
+    ("a2a-proof 0.16.0", "`init --allow-cross-origin` then `run`, gRPC on (JSON-RPC, "
+     "HTTP+JSON, and gRPC with `grpc_tls: false`)", "✅ passes",
+     "test_a2a_proof_contract_passes_with_grpc_on"),
+    ("a2a-proof 0.16.0", "`init` without `--allow-cross-origin`, gRPC on",
+     "❌ **Checker policy.** It refuses a card whose interfaces are not all on the card's "
+     "origin with an `http`, `https`, `grpc` or `grpcs` URL; a gRPC service on its own "
+     "port is neither (\"unsupported URL: 'dns:///…'\"). The spec sets no such rule "
+     "(v1.0 `AgentInterface.url` asks for an absolute URL, HTTPS in production, and "
+     "nothing of its origin); a2a-sdk 1.3.0's server with gRPC on draws the same refusal. docs/grpc.md",
+     "test_a2a_proof_contract_passes_with_grpc_on, "
+     "test_a2a_proof_refuses_the_official_sdk_s_grpc_card_the_same_way"),
+]
+
+
+def _checkers() -> list[str]:
+    lines = ["## Checkers", "",
+             "Third-party conformance checkers run against `interlingua serve` "
+             "(`tests/interop/test_checkers.py`; each checker installed from PyPI in an "
+             "environment of its own by `scripts/interop-setup`).", "",
+             "| checker | run | result | test |", "|---|---|---|---|"]
+    for checker, run, result, tests in CHECKER_ROWS:
+        named = ", ".join(f"`{t}`" for t in tests.split(", "))
+        lines.append(f"| {checker} | {run} | {result} | {named} |")
     return [*lines, ""]
 
 

@@ -33,6 +33,7 @@ from ..clients import AnyClient, client_for
 from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..grpc_wire.address import dns_target
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
 from ..server.agent import Agent
@@ -95,7 +96,9 @@ def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
-    gRPC address, grpc(s)://HOST:PORT."""
+    gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
+    if value[:4].lower() == "dns:":
+        value = "grpc://" + dns_target(value)
     if value.startswith(("grpc://", "grpcs://")):
         parts = urlsplit(value)
         try:
@@ -446,6 +449,8 @@ def serve_command(**options: Any) -> None:
             info["mesh_url"] = profile.address(mesh, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
+        if not agent.skills:
+            info["warnings"] = [NO_SKILLS]
         if o["as_json"] or o["log_format"] == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
@@ -464,6 +469,8 @@ def serve_command(**options: Any) -> None:
             click.echo(f"  mesh:       {info['mesh_url']}  (requests on {info['request_topic']})")
         if traces is not None:
             click.echo(f"  traces:     {traces.shown}")
+        for warning in info.get("warnings", ()):
+            click.echo(f"  warning:    {warning}")
 
     try:
         serve(agent, settings.replace(on_listening=listening, bindings=bindings,
@@ -612,6 +619,10 @@ def _traces(agent: Agent, o: dict[str, Any]) -> Any:
 
 #: the bindings as the banner names them
 _BINDING_NAMES = {"jsonrpc": "JSON-RPC", "rest": "HTTP+JSON", "grpc": "gRPC"}
+#: said at start-up when the agent declares no skill (the card lists a default one)
+NO_SKILLS = ("the agent declares no skills: its card lists one made from its name and "
+             "description; declare them with Agent(..., skills=[AgentSkill(id=..., "
+             "name=..., description=..., tags=[...])])")
 
 
 def _bindings_to_serve(spec: str | None, grpc_port: int | None) -> list[str]:
@@ -832,7 +843,8 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
         if as_json:
             _print_raw(client.last_result)
         else:
-            output.print_result(output.console(), result, url=url)
+            output.print_result(output.console(), result, url=url,
+                                history=history_length is not None)
         if save_dir is not None:
             _save_files(result, save_dir, as_json=as_json)
         return result.status.state if isinstance(result, Task) else None

@@ -149,11 +149,14 @@ def print_task(out: Console, task: Task, *, history: bool = False) -> None:
             _print_parts(out, message.parts, 4)
 
 
-def print_result(out: Console, result: Task | Message, *, url: str | None = None) -> None:
+def print_result(out: Console, result: Task | Message, *, url: str | None = None,
+                 history: bool = False) -> None:
+    """A send's answer; ``history``: the task's messages too (what ``--history`` asked
+    for: an agent that answers only in status updates has its answer there)."""
     if isinstance(result, Message):
         print_message(out, result, title="Reply")
         return
-    print_task(out, result)
+    print_task(out, result, history=history)
     if result.status.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED) and url:
         out.print(
             Text(

@@ -26,6 +26,7 @@ import msgspec
 from ..core.dialects import SPOKEN
 from ..core.errors import A2AError
 from ..core.model import AgentCard
+from ..grpc_wire.address import dns_target
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
 from .transport import DEFAULT_TIMEOUT, HTTPReply, Transport
 
@@ -177,8 +178,8 @@ def interface_url(binding: str, url: str, card_url: str | None) -> str:
 
 def _grpc_url(url: str, card_url: str | None) -> str:
     """A card's gRPC address (``host:port``, not a URL to resolve against the card's):
-    a bare one is TLS when the card was read over HTTPS (``grpcs://``)."""
-    url = url.strip()
+    a bare or ``dns:///`` one is TLS when the card was read over HTTPS (``grpcs://``)."""
+    url = dns_target(url.strip())
     if "://" in url:
         return url
     secure = card_url is not None and card_url.lower().startswith("https://")

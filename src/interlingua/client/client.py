@@ -69,6 +69,7 @@ from ..core.model import (
     Task,
     TaskState,
 )
+from ..grpc_wire.address import dns_target
 from .bindings import (
     BINDINGS,
     GRPC_MISSING,
@@ -138,6 +139,9 @@ class Client:
                              "interlingua.client_for(url), which gives a MeshClient")
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+        if url[:4].lower() == "dns:":
+            # a card's gRPC interface URL, taken as it is: a plain-text gRPC address
+            url = "grpc://" + dns_target(url)
         grpc_address = url.startswith(("grpc://", "grpcs://"))
         if grpc_address:
             if binding is not None and binding.strip().lower() != "grpc":

@@ -21,9 +21,10 @@ its sequence number in its metadata under ``interlingua.dev/eventId`` (taken out
 before the event is decoded, so the item is what the other bindings give), and a
 subscription sent with the metadata ``last-event-id: N`` replays from N + 1.
 
-Where to connect: a card names gRPC endpoints as ``host:port``. ``grpcs://`` (or
-``https://``) means TLS and ``grpc://`` (or ``http://``) plain text; a bare
-``host:port`` from a card read over HTTPS is TLS, otherwise plain text. TLS trusts
+Where to connect: a card names gRPC endpoints as ``dns:///host:port`` (older cards,
+and other agents', as ``host:port``). ``grpcs://`` (or ``https://``) means TLS and
+``grpc://`` (or ``http://``) plain text; a ``dns:`` or bare ``host:port`` from a card
+read over HTTPS is TLS, otherwise plain text. TLS trusts
 the system's roots, or the CA bundle given as ``verify``, and presents ``cert``;
 ``verify=False`` and an ``ssl.SSLContext`` have no gRPC counterpart and are refused.
 """
@@ -43,6 +44,7 @@ from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.errors import InvalidAgentResponse
 from ..core.trace_context import inject
+from ..grpc_wire.address import dns_target
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch
@@ -92,7 +94,7 @@ _CHANNEL_OPTIONS = [
 
 def target_of(url: str, *, default_tls: bool = False) -> tuple[str, bool]:
     """An endpoint's URL -> (grpc target ``host:port``, whether to use TLS)."""
-    text = url.strip()
+    text = dns_target(url.strip())
     scheme, sep, rest = text.partition("://")
     if sep:
         scheme = scheme.lower()

@@ -14,8 +14,10 @@ from __future__ import annotations
 import msgspec
 
 from ..core.model import AgentCard, AgentExtension, AgentInterface
+from .address import card_url
 
-__all__ = ["EVENT_ID_KEY", "LAST_EVENT_ID", "RESUME_EXTENSION_URI", "grpc_interfaces", "resume_extension"]
+__all__ = ["EVENT_ID_KEY", "LAST_EVENT_ID", "RESUME_EXTENSION_URI", "grpc_interfaces",
+           "resume_extension"]
 
 #: the key of an event's sequence number in the metadata of each streamed event
 EVENT_ID_KEY = "interlingua.dev/eventId"
@@ -25,10 +27,12 @@ RESUME_EXTENSION_URI = "https://interlingua.dev/ext/grpc-stream-resume/v1"
 
 
 def grpc_interfaces(url: str, tenant: str | None = None) -> list[AgentInterface]:
-    """The card's entries for the v1.0 and v0.3 services served at ``url`` (``host:port``).
+    """The card's entries for the v1.0 and v0.3 services served at ``url`` (``host:port``,
+    named ``dns:///host:port``; a URL is kept as it is).
 
     With ``tenant`` (one of several agents on that port, each known by the
     ``tenant`` its requests name) only v1.0's: v0.3's requests have no such field."""
+    url = card_url(url)
     if tenant is not None:
         return [AgentInterface(url=url, binding="GRPC", protocol_version="1.0", tenant=tenant)]
     return [AgentInterface(url=url, binding="GRPC", protocol_version="1.0"),

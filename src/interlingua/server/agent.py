@@ -20,6 +20,7 @@ Two executor styles are supported:
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, get_type_hints
 
@@ -36,7 +37,7 @@ from ..core.model import (
 from ..core.parts import as_parts
 from .context import Context
 
-__all__ = ["Agent", "Executor", "Skill"]
+__all__ = ["Agent", "Executor", "Skill", "default_skill"]
 
 Executor = Callable[..., Any]
 Skill = AgentSkill
@@ -52,7 +53,8 @@ class Agent:
     input, completing, failing, rejecting.
 
     The rest is what the card says: ``name``, ``description`` and ``version`` (the
-    agent's own version), ``skills``, ``provider``, the media types the agent takes
+    agent's own version), ``skills`` (none declared: the card lists one made from
+    the name and description, ``default_skill``), ``provider``, the media types the agent takes
     and gives (``input_modes``, ``output_modes``), ``documentation_url``,
     ``icon_url`` and ``extensions``. ``streaming`` and ``push_notifications`` are
     the capabilities offered (push is off unless asked for). ``security_schemes``
@@ -137,7 +139,7 @@ class Agent:
                 state_transition_history=True,
                 extensions=self.extensions,
             ),
-            skills=self.skills,
+            skills=self.skills or [default_skill(self.name, self.description)],
             default_input_modes=self.input_modes,
             default_output_modes=self.output_modes,
             provider=self.provider,
@@ -146,6 +148,16 @@ class Agent:
             security_schemes=self.security_schemes,
             security=self.security,
         )
+
+
+def default_skill(name: str, description: str) -> AgentSkill:
+    """The skill a card lists for an agent that declares none: the agent as a whole,
+    its id and name the agent's name (what the MCP bridge names the agent's one tool),
+    its description the agent's, tagged with the words of its name. (A card without
+    skills is hidden from skill-based discovery, and checkers flag it.)"""
+    words = list(dict.fromkeys(w for w in re.split(r"[^0-9a-z]+", name.lower()) if w))
+    return AgentSkill(id=name.strip() or "agent", name=name, description=description,
+                      tags=words or ["agent"])
 
 
 def _adapt(fn: Executor) -> Callable[[Context], Awaitable[None]]:

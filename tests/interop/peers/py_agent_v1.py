@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import uuid
+from typing import Any
 
 import grpc
 import uvicorn
@@ -127,7 +128,24 @@ def agent_card(url: str, grpc_address: str | None = None) -> AgentCard:
     )
 
 
-async def serve(port: int, grpc_port: int | None) -> None:
+def _key_required(app: Any, key: str) -> Any:
+    """The SDK leaves authentication to the application: the usual ASGI check, a call
+    without the ``X-API-Key`` header is HTTP 401 (the card stays public)."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and \
+                dict(scope["headers"]).get(b"x-api-key") != key.encode():
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"text/plain"),
+                                    (b"www-authenticate", b"ApiKey")]})
+            await send({"type": "http.response.body", "body": b"Unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def serve(port: int, grpc_port: int | None, api_key: str | None = None) -> None:
     grpc_address = None if grpc_port is None else f"127.0.0.1:{grpc_port}"
     card = agent_card(f"http://127.0.0.1:{port}/", grpc_address)
     handler = DefaultRequestHandler(
@@ -148,8 +166,10 @@ async def serve(port: int, grpc_port: int | None) -> None:
         a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
         server.add_insecure_port(grpc_address)
         await server.start()
-    config = uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port,
-                            log_level="warning")
+    app: Any = Starlette(routes=routes)
+    if api_key is not None:
+        app = _key_required(app, api_key)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     try:
         await uvicorn.Server(config).serve()
     finally:
@@ -161,8 +181,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--grpc-port", type=int)
+    ap.add_argument("--api-key", help="answer HTTP 401 to calls without this X-API-Key")
     opts = ap.parse_args()
-    asyncio.run(serve(opts.port, opts.grpc_port))
+    asyncio.run(serve(opts.port, opts.grpc_port, opts.api_key))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The gRPC binding as the service runs it: a ``grpc.aio`` server that listens
 before the engine starts (port 0: an ephemeral port, known once it listens), is
 listed in the card (``supportedInterfaces`` with ``protocolBinding: GRPC``, and
-v0.3's ``additionalInterfaces``, with the resume extension), and stops, letting
-open calls finish for a few seconds, before the engine does.
+v0.3's ``additionalInterfaces``, with the resume extension), serves health checking
+and reflection beside them (``standard.py``), and stops, letting open calls finish
+for a few seconds, before the engine does.
 
 ``service.add_binding(GrpcServer("0.0.0.0:50051"))``, or, beside an app made by
 ``create_app``, ``add_grpc(app, "0.0.0.0:50051")``.
@@ -19,7 +20,8 @@ from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
 from .address import _card_host, _split
-from .server import GrpcBinding, server_options
+from .server import V03_SERVICE, V1_SERVICE, GrpcBinding, server_options
+from .standard import StandardServices
 
 if TYPE_CHECKING:
     from ...server.service import Service
@@ -55,6 +57,7 @@ class GrpcServer(BaseBinding):
         #: the handlers, once prepared
         self.binding: GrpcBinding | None = None
         self._server: grpc.aio.Server | None = None
+        self._standard: StandardServices | None = None
         self._listening_at: str | None = None
 
     def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
@@ -79,6 +82,7 @@ class GrpcServer(BaseBinding):
     async def _listen(self, binding: GrpcBinding, max_message_bytes: int) -> int:
         server = grpc.aio.server(options=server_options(max_message_bytes))
         server.add_generic_rpc_handlers(binding.handlers())
+        standard = StandardServices(server, [V1_SERVICE, V03_SERVICE])
         port: int
         try:
             if self.credentials is not None:
@@ -90,7 +94,8 @@ class GrpcServer(BaseBinding):
         if not port:
             raise OSError(f"gRPC cannot listen on {self.address}")
         await server.start()
-        self._server = server
+        await standard.serving()
+        self._server, self._standard = server, standard
         self.port = port
         return port
 
@@ -98,6 +103,8 @@ class GrpcServer(BaseBinding):
         # calls in flight end before the engine under them stops
         server, self._server = self._server, None
         if server is not None:
+            if self._standard is not None:
+                await self._standard.stopping()  # probes see it go before it goes
             await server.stop(self.grace)
 
 

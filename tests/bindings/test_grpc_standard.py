@@ -1,0 +1,132 @@
+"""Health checking (``grpc.health.v1``) and server reflection beside the A2A gRPC
+services, called over real gRPC on loopback with the packages' own client stubs."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import descriptor_pb2
+
+from interlingua import Agent
+from interlingua.host import create_app
+from tests.ci import unavailable
+from tests.live import bind_loopback, live_server, url_of
+
+try:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+except ImportError:  # the grpc extra of an older install
+    health_pb2 = health_pb2_grpc = reflection_pb2 = reflection_pb2_grpc = None
+
+from interlingua.bindings.grpc import add_grpc
+
+pytestmark = pytest.mark.timeout(60)
+
+A2A = ["lf.a2a.v1.A2AService", "a2a.v1.A2AService"]
+SERVING = 1  # HealthCheckResponse.SERVING
+NOT_SERVING = 2
+
+
+@pytest.fixture(autouse=True)
+def _packages() -> None:
+    if health_pb2 is None:
+        unavailable("grpcio-health-checking and grpcio-reflection (the grpc extra: "
+                    "pip install -e '.[dev]')")
+
+
+async def _echo(text: str) -> str:
+    return text
+
+
+class Served:
+    """An agent with gRPC on a loopback port, stopped by ``stop()`` or at the end."""
+
+    def __init__(self) -> None:
+        self.sock = bind_loopback()
+        app = create_app(Agent("Echo", "Says it back.", _echo), public_url=url_of(self.sock))
+        self.grpc = add_grpc(app, "127.0.0.1:0")
+        self._live = live_server(app, sock=self.sock)
+
+    def __enter__(self) -> str:
+        self._live.__enter__()
+        assert self.grpc.port
+        return f"127.0.0.1:{self.grpc.port}"
+
+    def stop(self) -> None:
+        self._live.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[str]:
+    served = Served()
+    try:
+        yield served.__enter__()
+    finally:
+        served.stop()
+
+
+def test_health_says_serving_for_the_server_and_each_service(target: str) -> None:
+    with grpc.insecure_channel(target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ["", *A2A, "grpc.health.v1.Health"]:
+            got = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            assert got.status == SERVING, service
+        with pytest.raises(grpc.RpcError) as info:
+            health.Check(health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=10)
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_health_says_not_serving_before_the_server_goes() -> None:
+    """A watcher (a load balancer) sees NOT_SERVING while the server drains."""
+    served = Served()
+    target = served.__enter__()
+    seen: queue.Queue[Any] = queue.Queue()
+
+    def watch() -> None:
+        with grpc.insecure_channel(target) as channel:
+            try:
+                for answer in health_pb2_grpc.HealthStub(channel).Watch(
+                        health_pb2.HealthCheckRequest(service=""), timeout=30):
+                    seen.put(answer.status)
+            except grpc.RpcError as exc:
+                seen.put(exc.code())
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    assert seen.get(timeout=10) == SERVING
+    served.stop()
+    assert seen.get(timeout=10) == NOT_SERVING
+    watcher.join(timeout=20)
+
+
+def _reflect(target: str, request: Any) -> Any:
+    with grpc.insecure_channel(target) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        (answer,) = list(stub.ServerReflectionInfo(iter([request]), timeout=10))
+        return answer
+
+
+def test_reflection_lists_every_service(target: str) -> None:
+    answer = _reflect(target, reflection_pb2.ServerReflectionRequest(list_services=""))
+    names = {s.name for s in answer.list_services_response.service}
+    assert set(A2A) <= names
+    assert {"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} <= names
+
+
+@pytest.mark.parametrize(("service", "method"), [
+    ("lf.a2a.v1.A2AService", "SendStreamingMessage"),
+    ("a2a.v1.A2AService", "TaskSubscription"),
+])
+def test_reflection_describes_the_a2a_services(target: str, service: str, method: str) -> None:
+    answer = _reflect(target, reflection_pb2.ServerReflectionRequest(
+        file_containing_symbol=service))
+    files = [descriptor_pb2.FileDescriptorProto.FromString(raw)
+             for raw in answer.file_descriptor_response.file_descriptor_proto]
+    package, _, name = service.rpartition(".")
+    (found,) = [s for f in files if f.package == package for s in f.service if s.name == name]
+    assert method in {m.name for m in found.method}
