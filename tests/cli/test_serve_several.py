@@ -50,7 +50,7 @@ async def test_two_files_are_two_agents_on_one_server() -> None:
             assert card["name"] == row["name"] and card["url"] == row["url"]
             (grpc_iface,) = [i for i in card["supportedInterfaces"]
                              if i["protocolBinding"] == "GRPC"]
-            assert grpc_iface["tenant"] == name and grpc_iface["url"] == info["grpc"]
+            assert grpc_iface["tenant"] == name and grpc_iface["url"] == "dns:///" + info["grpc"]
         async with Client(info["served"]["Echo"]["url"]) as echo:
             task = await echo.send("hello")
             assert task.status.state is TaskState.COMPLETED

@@ -75,7 +75,7 @@ def test_each_agent_has_its_own_card(served: tuple[str, int]) -> None:
         assert by_binding["HTTP+JSON", "1.0"]["url"] == f"{base}/agents/{name}"
         # one gRPC port for both: the agent is named by the tenant; v0.3 has no tenant
         grpc_ifaces = [i for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"]
-        assert grpc_ifaces == [{"url": f"127.0.0.1:{grpc_port}", "protocolBinding": "GRPC",
+        assert grpc_ifaces == [{"url": f"dns:///127.0.0.1:{grpc_port}", "protocolBinding": "GRPC",
                                 "tenant": name, "protocolVersion": "1.0"}]
     assert [s["id"] for s in httpx.get(f"{base}/agents/{NAMES[0]}/.well-known/agent-card.json",
                                        timeout=10).json()["skills"]] == ["greet", "echo"]
