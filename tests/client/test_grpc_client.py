@@ -488,7 +488,9 @@ async def test_a_cut_stream_is_resumed_and_every_event_arrives_once(
                    for p in e.item.artifact.parts if hasattr(p, "text"))
     assert text == "".join(f"chunk {i};" for i in range(30))
     assert events[-1].state is TaskState.COMPLETED
-    assert sleeps.calls == [0.25]  # one break, one wait
+    # one break; the first wait is the policy's first. A reconnect can meet the channel
+    # still in its own connect backoff and fail once more, then waits the next step.
+    assert sleeps.calls in ([0.25], [0.25, 0.5])
 
 
 async def _echo_text(text: str) -> str:
