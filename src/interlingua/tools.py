@@ -73,7 +73,10 @@ class RemoteAgent:
             if self._name is None:
                 self._name = _tool_name(card.name)
             if self._description is None:
-                skills = "; ".join(f"{s.name}: {s.description}" for s in card.skills)
+                # a skill that only restates the agent (the one a card without skills
+                # is given) adds nothing to the description
+                skills = "; ".join(f"{s.name}: {s.description}" for s in card.skills
+                                   if s.description != card.description)
                 self._description = f"Ask the agent {card.name!r}: {card.description}" + (
                     f" Skills: {skills}" if skills else "")
         return self._name, self._description
