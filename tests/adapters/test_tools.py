@@ -70,3 +70,9 @@ async def test_pydantic_ai_tools(agents: dict[str, str]) -> None:
     assert "IT00123" in calls["Support_tickets"]
     offered = result.all_messages()[1].parts[0]
     assert offered.tool_name == "Support_tickets"  # type: ignore[union-attr]
+
+
+async def test_declared_skills_are_named_in_the_description(agents: dict[str, str]) -> None:
+    d = await RemoteAgent(agents["flights"]).definition()
+    described = d["function"]["description"]
+    assert " Skills: " in described and "Book a flight" in described.split(" Skills: ")[1]
