@@ -58,10 +58,16 @@ class LongPolls:
         if _answered(task, after) or self.max_wait <= 0:
             return task
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.max_wait
         sub = self.bus.subscribe(task_key(scope, call.id), seen=version)
+        # One future ends each wait, whatever ends it: the bus's news (a callback on
+        # its wake-up future), the deadline (one timer for the whole hold) or the
+        # caller's going; no task or timer per wake-up.
+        wait = _Wait(loop)
+        timer = loop.call_later(self.max_wait, wait.finish)
         gone = CLIENT_GONE.get()
-        watcher: asyncio.Future[object] | None = None
+        watcher = asyncio.ensure_future(gone()) if gone is not None else None
+        if watcher is not None:
+            watcher.add_done_callback(wait.watched)
         self.held += 1
         try:
             while True:
@@ -71,22 +77,38 @@ class LongPolls:
                     if _answered(task, after):
                         return task
                     continue
-                remaining = deadline - loop.time()
-                if remaining <= 0:
+                if wait.future.done():
+                    return task  # the maximum wait, or nobody reads the answer
+                news.add_done_callback(wait.finish)
+                await wait.future
+                if not news.done() or loop.time() >= timer.when():
                     return task
-                if gone is not None and watcher is None:
-                    watcher = asyncio.ensure_future(gone())
-                waits: set[asyncio.Future[object]] = {news}  # type: ignore[arg-type]
-                if watcher is not None:
-                    waits.add(watcher)
-                await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-                if watcher is not None and watcher.done():
-                    return task  # nobody reads the answer
+                wait.future = loop.create_future()  # news: read, then wait again if need be
         finally:
             self.held -= 1
+            timer.cancel()
             sub.close()
             if watcher is not None and not watcher.done():
                 watcher.cancel()
+
+
+class _Wait:
+    """The future the current wait of a long poll awaits, and what ends it."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future[None] = loop.create_future()
+
+    def finish(self, *_: object) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+    def watched(self, watcher: asyncio.Future[object]) -> None:
+        """The caller's connection ended (or the watch was called off)."""
+        if not watcher.cancelled():
+            watcher.exception()  # retrieved: a receive that failed is a caller gone too
+        self.finish()
 
 
 def _answered(task: Task, after: int) -> bool:
