@@ -52,6 +52,11 @@ MAX_TEMPLATES = 16
 _Template = tuple[bytes, bytes] | None
 
 
+#: the probe before any run: equal to no chunk (no chunk names no task)
+_NO_RUN = ArtifactUpdate(task_id="", context_id="\x00", artifact=Artifact(artifact_id="",
+                                                                      parts=[]))
+
+
 class ChunkFrames:
     """One stream's SSE frames of text chunks, for one codec and envelope.
 
@@ -71,7 +76,7 @@ class ChunkFrames:
         self._part = TextPart(text="")
         #: that run's template (None: none can be made) and probe (None: no run yet)
         self._template: _Template = None
-        self._probe: ArtifactUpdate | None = None
+        self._probe: ArtifactUpdate = _NO_RUN
         #: every run's template and probe so far, for chunks of runs that alternate
         self._templates: dict[tuple[object, ...], tuple[_Template, ArtifactUpdate]] = {}
 
@@ -87,8 +92,7 @@ class ChunkFrames:
         # With its text in the probe's part (and its generation), a chunk of the
         # run framed last is equal to the probe: one comparison in C of every field.
         probe = self._probe
-        if probe is not None:
-            probe.generation = u.generation
+        probe.generation = u.generation
         if u != probe and not self._switch(u):
             return False
         template = self._template
