@@ -54,7 +54,7 @@ def test_a_chunk_changed_in_any_field_but_its_text_ends_the_run() -> None:
     other = {"task_id": "t-9", "context_id": "c-9", "append": False, "last_chunk": True,
              "metadata": {"k": 1}, "artifact_id": "a-9", "index": 5, "name": "n",
              "description": "d", "extensions": ["urn:x"], "media_type": "text/markdown",
-             "filename": "a.txt"}
+             "filename": "a.txt", "generation": 7}
     replace = msgspec.structs.replace
     head = _chunk("h", append=False)
     for struct in (m.ArtifactUpdate, m.Artifact, m.TextPart):
@@ -69,3 +69,20 @@ def test_a_chunk_changed_in_any_field_but_its_text_ends_the_run() -> None:
                 odd = replace(u, artifact=replace(u.artifact, parts=[
                     replace(u.artifact.parts[0], **{field: value})]))
             assert texts_after(head, [head, _chunk("ok"), odd], 1, 3) == ["ok"], field
+
+
+def test_a_run_is_chunks_of_consecutive_generations_and_reads_back_with_them() -> None:
+    from interlingua.stores._chunks import run_events
+
+    def numbered(u: m.ArtifactUpdate, generation: int) -> m.ArtifactUpdate:
+        return msgspec.structs.replace(u, generation=generation)
+
+    head = numbered(_chunk("h", append=False), 5)
+    chunks = [numbered(_chunk(f"t{n}"), 6 + n) for n in range(3)]
+    events: list[m.Event] = [head, *chunks, numbered(_chunk("late"), 10)]
+    assert texts_after(head, events, 1, len(events)) == ["t0", "t1", "t2"]  # 10 is not 9
+    skipped: list[m.Event] = [head, chunks[0], numbered(_chunk("t1"), 8)]
+    assert texts_after(head, skipped, 1, 3) == ["t0"]  # 8 after 6: out of step
+    read = run_events(head, [msgspec.Raw(msgspec.json.encode(t)) for t in ("t0", "t1", "t2")])
+    assert [e.generation for e in read] == [5, 6, 7, 8]  # type: ignore[union-attr]
+    assert read[1:] == chunks

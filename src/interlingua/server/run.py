@@ -21,10 +21,12 @@ caller is answered with it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,6 +45,7 @@ from ..core.errors import (
     LifecycleError,
     TaskNotFound,
 )
+from ..core.generation import mismatch
 from ..core.model import (
     ArtifactUpdate,
     Event,
@@ -81,6 +84,10 @@ log = logging.getLogger("interlingua.engine")
 #: awaits anything is flushed then); docs/architecture.md has the measurements.
 FLUSH_EVERY = 256
 
+#: what numbering a batch takes: consumed in C (a deque of no length keeps nothing)
+_numbered: Callable[[Iterable[object]], None] = collections.deque[object](maxlen=0).extend
+_GENERATION = itertools.repeat("generation")
+
 #: called after every commit with the run and the events it stored, in order
 CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
 #: a message as sends tell it from others: (scope, message id, the digest of its
@@ -107,6 +114,7 @@ class Run:
         "flushed",
         "flusher",
         "followup",
+        "if_generation",
         "inbox",
         "initial",
         "key",
@@ -192,6 +200,9 @@ class Run:
         self.message_key: MessageKey | None = None
         #: a follow-up message's id and digest, recorded with its first write
         self.followup: tuple[str, bytes] | None = None
+        #: with ``followup``: the generation the task must be at for it to be written
+        #: (A2A 1.1's ifGenerationMatch), checked under the write's version check
+        self.if_generation: int | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
         #: its writes make this process the task's owner (not so for a message
@@ -489,17 +500,23 @@ class Writer:
                 run.inbox.put_nowait(event.message)
 
     async def emit_message(self, run: Run, events: Sequence[Event], message_id: str,
-                           digest: bytes, *, claim: bool = True) -> None:
+                           digest: bytes, *, claim: bool = True,
+                           if_generation: int | None = None) -> None:
         """``emit``, the write recording a follow-up message's id and digest (so a
         retry finds it). ``claim=False``: the write does not make this process
-        the task's owner (its turn runs in another process)."""
+        the task's owner (its turn runs in another process). ``if_generation``:
+        written only if the task is then at that generation, else
+        ``TaskGenerationMismatch`` (a write that lost the race to another one,
+        here or in another process, is checked again against what won)."""
         if not claim:
             run.claims = False
         run.followup = (message_id, digest)
+        run.if_generation = if_generation
         try:
             await self.emit(run, events)
         finally:
             run.followup = None
+            run.if_generation = None
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
         # tested here, not in a wrapper: no call more per write when nothing is hooked
@@ -510,6 +527,19 @@ class Writer:
             # a write that does not make this process the task's owner
             lease = (run.lease if run.lease is not None else self.lease()) \
                 if run.claims else None
+            # the events numbered with the task's generation (core/generation.py's
+            # ``after``, written out: no call more per write); a batch with no history
+            # entry (nearly every one) in a loop in C: no bytecode per event
+            generation = run.task.generation
+            if HistoryAppended in map(type, events):
+                for event in events:
+                    if type(event) is not HistoryAppended:
+                        generation += 1
+                        event.generation = generation  # type: ignore[union-attr]
+            elif events:
+                _numbered(map(setattr, events, _GENERATION,
+                              range(generation + 1, generation + 1 + len(events))))
+                generation += len(events)
             if not run.persisted:
                 assert run.initial is not None
                 batch: list[Event] = [TaskCreated(task=run.initial), *events]
@@ -533,12 +563,16 @@ class Writer:
                     version = await self.store.append(run.scope, run.task.id, run.version,
                                                       batch, now=now, lease=lease)
                 else:
+                    expected = run.if_generation
+                    if expected is not None and expected != run.task.generation:
+                        raise mismatch(run.task.id, expected, run.task.generation)
                     version = await self.store.append(run.scope, run.task.id, run.version,
                                                       batch, now=now, lease=lease,
                                                       message=followup, strict=self.strict_ids)
                 run.followup = None
                 base = run.version
             lifecycle.apply_checked(run.task, events)  # checked in emit
+            run.task.generation = generation
             run.version = version
             # map: no bytecode per event, unlike a comprehension
             stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))

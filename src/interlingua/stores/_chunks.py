@@ -9,6 +9,7 @@ about 14 bytes a chunk where a chunk event takes about 190.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import msgspec
@@ -18,6 +19,7 @@ from ..core.model import ArtifactUpdate, Event, TextPart
 __all__ = ["run_events", "texts_after"]
 
 _encode = msgspec.json.Encoder().encode
+_generation_of = operator.attrgetter("generation")
 _chunks_decoder = msgspec.json.Decoder(list[ArtifactUpdate])
 # Where a chunk's text sits in its JSON: artifact_id, the one string field of
 # the artifact encoded before its parts, cannot hold these quotes unescaped,
@@ -44,9 +46,22 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
             text = part.text = event.artifact.parts[0].text  # type: ignore[union-attr]
         except (AttributeError, IndexError):
             break
+        probe.generation = event.generation  # type: ignore[union-attr]  # (checked below)
         if event != probe:
             break
+            break
         texts.append(text)
+    # the chunks of a run follow each other: their generations are the head's and one
+    # more each (a head with none, 0, has chunks with none); compared in C
+    if texts:
+        generations = list(map(_generation_of, events[start:start + len(texts)]))
+        first = head.generation + 1 if head.generation else 0
+        expected = range(first, first + len(texts)) if first else [0] * len(texts)
+        if generations != list(expected):
+            # the run ends before the first chunk out of step
+            for n, (got, want) in enumerate(zip(generations, expected, strict=True)):
+                if got != want:
+                    return texts[:n]
     return texts
 
 
@@ -64,6 +79,12 @@ def run_events(head: ArtifactUpdate, texts: Sequence[msgspec.Raw]) -> list[Event
     at = encoded.index(_TEXT_SLOT) + len(_TEXT_SLOT) - 4
     before, after = encoded[:at], encoded[at + 2:]
     # one copy of the run's JSON (a chain of + would make one per step)
-    events.extend(_chunks_decoder.decode(
-        b"".join((b"[", before, (after + b"," + before).join(texts), after, b"]"))))
+    chunks = _chunks_decoder.decode(
+        b"".join((b"[", before, (after + b"," + before).join(texts), after, b"]")))
+    generation = head.generation
+    if generation:
+        for chunk in chunks:
+            generation += 1
+            chunk.generation = generation
+    events.extend(chunks)
     return events

@@ -34,11 +34,12 @@ from ...core.errors import (
     ParseError,
 )
 from ...core.model import AgentCard
-from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
+from ...server.dispatch import CLIENT_GONE, FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
+    disconnection,
     read_body,
     version_of,
     write_body,
@@ -67,7 +68,8 @@ _encode = msgspec.json.encode
 
 # query parameters per operation: name -> kind ("int", "bool", "str")
 _QUERY: dict[str, dict[str, str]] = {
-    "GetTask": {"historyLength": "int"},
+    # currentGeneration: A2A 1.1 (draft); a 1.0 request naming it is refused by its codec
+    "GetTask": {"historyLength": "int", "currentGeneration": "str"},
     "ListTasks": {"contextId": "str", "status": "str", "pageSize": "int", "pageToken": "str",
                   "historyLength": "int", "statusTimestampAfter": "str",
                   "includeArtifacts": "bool"},
@@ -77,7 +79,7 @@ _QUERY: dict[str, dict[str, str]] = {
 # the snake_case proto names are read too, as ProtoJSON parsers read them
 _SNAKE = {"history_length": "historyLength", "context_id": "contextId", "page_size": "pageSize",
           "page_token": "pageToken", "status_timestamp_after": "statusTimestampAfter",
-          "include_artifacts": "includeArtifacts"}
+          "include_artifacts": "includeArtifacts", "current_generation": "currentGeneration"}
 _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 
@@ -150,6 +152,8 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         codec = get_codec(route.codec)
+        if route.op == "GetTask":  # may be held (a long poll) while its caller is there
+            CLIENT_GONE.set(disconnection(receive))
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)

@@ -1,0 +1,106 @@
+"""A2A 1.1 (draft) across two ``interlingua serve`` processes on one PostgreSQL store and
+one Redis bus: one task's generation is the same on both, a long poll held by one is
+answered when the other commits, and of two follow-ups sent for one generation, one to
+each process at once, exactly one is taken."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from ..services import new_name, with_option
+from .replicas import Replica
+
+AGENT = "tests/bindings/generations_agent.py:AGENT"
+V11 = {"A2A-Version": "1.1"}
+
+
+@pytest.fixture(scope="module")
+def pair(pg_database: str) -> Iterator[tuple[Replica, Replica]]:
+    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
+
+    if not reachable(REDIS_HOST, REDIS_PORT):
+        missing("Redis on 127.0.0.1:6379")
+    store = with_option(pg_database, f"schema={new_name('gen')}")
+    bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('gen')}"
+    replicas = [Replica(store, bus, agent=AGENT, extra=("--long-poll-max-wait", "20"))
+                for _ in range(2)]
+    for r in replicas:
+        r.start(wait=False)
+    try:
+        for r in replicas:
+            r.wait_ready()
+        yield replicas[0], replicas[1]
+    finally:
+        for r in replicas:
+            r.stop()
+
+
+def _rpc(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+    body: dict[str, Any] = httpx.post(url + "/", headers=V11, timeout=timeout, json={
+        "jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+    return body
+
+
+def _send(url: str, text: str, task_id: str | None = None,
+          if_match: int | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                               "parts": [{"text": text}]}
+    params: dict[str, Any] = {"message": message}
+    if task_id:
+        message["taskId"] = task_id
+    if if_match is not None:
+        params["configuration"] = {"ifGenerationMatch": str(if_match)}
+    return _rpc(url, "SendMessage", params)
+
+
+def _generation(url: str, task_id: str) -> int:
+    return int(_rpc(url, "GetTask", {"id": task_id})["result"]["generation"])
+
+
+def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
+        pair: tuple[Replica, Replica]) -> None:
+    a, b = pair
+    task = _send(a.url, "chunks 3")["result"]["task"]
+    generation = int(task["generation"])
+    assert generation == 6  # created, working, three chunks, input-required
+    assert _generation(b.url, task["id"]) == generation
+
+    got: list[dict[str, Any]] = []
+    poll = threading.Thread(target=lambda: got.append(_rpc(
+        b.url, "GetTask", {"id": task["id"], "currentGeneration": str(generation)})))
+    poll.start()
+    time.sleep(0.5)  # held by B
+    began = time.monotonic()
+    _send(a.url, "ask", task["id"])
+    poll.join(25)
+    assert got and int(got[0]["result"]["generation"]) > generation, got
+    assert time.monotonic() - began < 5.0  # woken through the bus, not at the maximum wait
+
+    for _ in range(5):
+        task = _send(a.url, "ask")["result"]["task"]
+        expected = int(task["generation"])
+        outcomes: list[dict[str, Any]] = []
+        barrier = threading.Barrier(2)
+
+        def follow_up(url: str, task_id: str = task["id"], expected: int = expected,
+                      barrier: threading.Barrier = barrier,
+                      outcomes: list[dict[str, Any]] = outcomes) -> None:
+            barrier.wait()
+            outcomes.append(_send(url, "ask", task_id, if_match=expected))
+
+        threads = [threading.Thread(target=follow_up, args=(r.url,)) for r in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        taken = [o for o in outcomes if "result" in o]
+        refused = [o["error"]["code"] for o in outcomes if "error" in o]
+        assert len(taken) == 1 and refused == [-32010], outcomes
+        assert _generation(a.url, task["id"]) == _generation(b.url, task["id"]) == expected + 2
