@@ -76,6 +76,14 @@ from .bindings import (
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch
+from .generations import (
+    GENERATIONS_VERSION,
+    GenerationsNotSupported,
+    GuardedSend,
+    generation_of,
+    long_poll,
+    needs_generations,
+)
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
 from .stream import Connection, ResumePolicy, StreamEvent, follow
@@ -132,8 +140,13 @@ class Client:
             # the mesh has a client of its own, with this API (docs/mesh.md)
             raise ValueError(f"{url!r} is an agent on an MQTT mesh: reach it with "
                              "interlingua.client_for(url), which gives a MeshClient")
+        version = ""
+        if dialect == GENERATIONS_VERSION:
+            # 1.1 is v1.0's wire plus task generations: the 1.0 dialect, asked for as 1.1
+            dialect, version = "1.0", GENERATIONS_VERSION
         if dialect is not None and dialect not in DIALECTS:
-            raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+            raise ValueError(f"unknown dialect {dialect!r}; use one of "
+                             f"{', '.join((GENERATIONS_VERSION, *DIALECTS))}")
         grpc_address = url.startswith(("grpc://", "grpcs://"))
         if grpc_address:
             if binding is not None and binding.strip().lower() != "grpc":
@@ -154,7 +167,8 @@ class Client:
         self._endpoints: list[Endpoint] = []
         self._endpoint: Endpoint | None = None
         if dialect is not None:
-            self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name)
+            self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name,
+                                      version)
         elif grpc_address:
             # no card to read at a gRPC address: v1.0, then v0.3 if the agent has not it
             self._endpoints = [Endpoint(d, url, "GRPC") for d in ("1.0", "0.3")]
@@ -220,6 +234,12 @@ class Client:
         return self._endpoint.dialect if self._endpoint is not None else None
 
     @property
+    def version(self) -> str | None:
+        """The ``A2A-Version`` requests carry: ``"1.1"`` with an agent whose card offers
+        it (task generations), else the dialect's (None until chosen)."""
+        return self._endpoint.a2a_version if self._endpoint is not None else None
+
+    @property
     def endpoint(self) -> Endpoint | None:
         """Where calls go, in which binding and dialect (None until chosen)."""
         return self._endpoint
@@ -282,6 +302,7 @@ class Client:
         metadata: Metadata | None = None,
         accepted_output_modes: Sequence[str] | None = None,
         push: PushConfig | None = None,
+        if_generation_match: int | None = None,
     ) -> Task | Message:
         """Send a message; the answer is the task it started or continued, or a message.
 
@@ -290,11 +311,21 @@ class Client:
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
         waits for input; ``blocking=False`` returns at once. ``push`` registers a
         webhook for the task's updates with the send.
+
+        ``if_generation_match`` (A2A 1.1): continue the task only if it is still at
+        this generation; else the agent refuses with ``TaskGenerationMismatch``
+        (``expected_generation``, ``current_generation``). Ignored by the agent when the
+        message starts a task. An agent not spoken to in 1.1 cannot check it:
+        ``GenerationsNotSupported`` is raised and nothing is sent.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
         )
-        call = SendMessage(
+        if if_generation_match is not None:
+            _check_generation("if_generation_match", if_generation_match, minimum=1)
+            await self._need_generations("if_generation_match")
+        cls = SendMessage if if_generation_match is None else GuardedSend
+        call = cls(
             message=msg,
             config=SendConfig(
                 accepted_output_modes=list(accepted_output_modes)
@@ -306,16 +337,55 @@ class Client:
             ),
             metadata=metadata,
         )
+        if isinstance(call, GuardedSend):
+            call.if_generation_match = if_generation_match or 0
         result = await self.call(call)
         if isinstance(result, (Task, Message)):
             return result
         raise _wrong_type("a task or a message", result)
 
-    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
-        result = await self.call(GetTask(id=task_id, history_length=history_length))
+    async def get_task(self, task_id: str, history_length: int | None = None, *,
+                       after_generation: int | None = None,
+                       wait: float | None = None) -> Task:
+        """The task as it stands.
+
+        ``after_generation=n`` (A2A 1.1) is a long poll: the agent answers once the
+        task is past generation ``n`` (at once if it already is), or when its own
+        longest hold runs out, with the task as it stands then. ``wait`` (seconds)
+        is how long the caller will wait for that: held answers that come back
+        unchanged are asked again until then, and when it runs out the task is
+        returned as it stands, unchanged or not (compare ``generation``). Without
+        ``wait``, one long poll, as long as the agent holds it (and the client's
+        ``timeout`` allows). An agent not spoken to in 1.1 has no generations:
+        ``GenerationsNotSupported`` is raised rather than a poll that would return
+        at once; the same when its answer carries generation 0 (it does not
+        number its tasks, spec §3.2.7).
+        """
+        if after_generation is None:
+            if wait is not None:
+                raise ValueError("wait is for a long poll: give after_generation too")
+            return await self._task_of(GetTask(id=task_id, history_length=history_length))
+        _check_generation("after_generation", after_generation, minimum=0)
+        if wait is not None and wait < 0:
+            raise ValueError("wait must be a number of seconds >= 0")
+        await self._need_generations("after_generation")
+        return await long_poll(self._task_of, task_id, history_length, after_generation, wait)
+
+    async def _task_of(self, call: GetTask) -> Task:
+        result = await self.call(call)
         if isinstance(result, Task):
             return result
         raise _wrong_type("a task", result)
+
+    async def _need_generations(self, what: str) -> None:
+        """Raise ``GenerationsNotSupported`` unless calls go to an agent in A2A 1.1."""
+        endpoint = await self.resolve()
+        if endpoint.version != GENERATIONS_VERSION:
+            raise GenerationsNotSupported(
+                f"{what} needs A2A {GENERATIONS_VERSION} (task generations), and the agent at "
+                f"{endpoint.url} is spoken to in A2A {endpoint.a2a_version}"
+                + ("" if self._forced else f" (its card offers no {GENERATIONS_VERSION} "
+                   "interface this client can use)"))
 
     async def list_tasks(
         self,
@@ -396,8 +466,10 @@ class Client:
             metadata=metadata,
             streaming=True,
         )
+        endpoint = await self.resolve()
         async for event in follow(self._open_stream, call, policy=resume or self.resume,
-                                  finished=self._finished):
+                                  finished=self._finished,
+                                  reconcile=self._reconcile if endpoint.version else None):
             yield event
 
     async def subscribe(
@@ -425,8 +497,14 @@ class Client:
             else self._finished
         async for event in follow(self._open_stream, call, last_event_id=last_event_id,
                                   policy=resume or self.resume, finished=finished,
-                                  through_interruptions=True):
+                                  through_interruptions=True,
+                                  reconcile=self._reconcile if endpoint.version else None):
             yield event
+
+    async def _reconcile(self, task_id: str) -> tuple[Task, bytes]:
+        """The task as it stands and its answer as sent: what fills a generation gap."""
+        task = await self._task_of(GetTask(id=task_id))
+        return task, self.last_result or b""
 
     async def _ended(self, task_id: str) -> bool:
         task = await self.get_task(task_id, history_length=0)
@@ -457,7 +535,13 @@ class Client:
                 "listing tasks needs A2A 1.0, and this agent is spoken to in "
                 f"A2A {endpoint.dialect}"
             )
-        return await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+        result = await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+        if type(result) is Task and not result.generation and self._endpoint is not None \
+                and self._endpoint.version and self.last_result is not None:
+            # a 1.1 answer read by a codec that left the generation out: as sent
+            result.generation = generation_of(self.last_result,
+                                              streamed=isinstance(call, SendMessage))
+        return result
 
     async def _negotiate(
         self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
@@ -468,9 +552,18 @@ class Client:
         while True:
             try:
                 result = await attempt(endpoint)
-            except (MethodNotFound, VersionNotSupported):
+            except (MethodNotFound, VersionNotSupported) as exc:
                 other = None if self._settled else self._fallback(endpoint, call, tried)
                 if other is None or other in tried:
+                    if needs_generations(call) and isinstance(exc, VersionNotSupported):
+                        # the agent does not take 1.1 after all: 1.0 from now on, and what
+                        # needs 1.1 is refused here, never sent without its field
+                        if endpoint.version and not self._forced:
+                            self._endpoint = _without_version(endpoint)
+                        raise GenerationsNotSupported(
+                            f"the agent at {endpoint.url} refused A2A-Version "
+                            f"{endpoint.a2a_version} ({exc.message}); task generations "
+                            f"need A2A {GENERATIONS_VERSION}") from exc
                     self._settled = True
                     raise
                 # Not understood here: try the next endpoint.
@@ -487,6 +580,18 @@ class Client:
 
     def _fallback(self, endpoint: Endpoint, call: Call,
                   tried: frozenset[Endpoint] | set[Endpoint] = frozenset()) -> Endpoint | None:
+        if needs_generations(call):
+            # only where 1.1 is spoken: another of the card's 1.1 endpoints, or none
+            for ep in self._endpoints:
+                if ep.version and ep not in tried and ep != endpoint:
+                    return ep
+            return None
+        if endpoint.version:
+            # 1.1 refused (an agent whose card says more than it speaks): the same
+            # endpoint in 1.0 first, which every 1.1 agent speaks too
+            twin = _without_version(endpoint)
+            if twin not in tried:
+                return twin
         if isinstance(call, ListTasks):
             # only v1.0 lists tasks: another binding of it, never another dialect
             for ep in self._endpoints:
@@ -509,6 +614,16 @@ class Client:
         result, raw = await self._binding_for(endpoint).call(endpoint, call)
         self.last_result = raw
         return result
+
+
+def _without_version(endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` spoken in its dialect itself (1.0 for a 1.1 one)."""
+    return Endpoint(endpoint.dialect, endpoint.url, endpoint.binding)
+
+
+def _check_generation(name: str, value: object, *, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, not {value!r}")
 
 
 def _wrong_type(expected: str, result: object) -> ClientError:

@@ -161,6 +161,9 @@ class Task(msgspec.Struct, gc=False, omit_defaults=True):
     artifacts: list[Artifact] = msgspec.field(default_factory=list)
     history: list[Message] = msgspec.field(default_factory=list)
     metadata: Metadata | None = None
+    #: A2A 1.1's task generation: 1 at creation, +1 for every status or artifact
+    #: event (``core/generation.py``); 0 = not known (a log written before)
+    generation: int = 0
 
 
 # -------------------------------------------------------------------------- events
@@ -178,6 +181,8 @@ class StatusUpdate(msgspec.Struct, gc=False, tag="status", tag_field="kind", omi
     context_id: str
     status: TaskStatus
     metadata: Metadata | None = None
+    #: the task's generation after this event (0: not known)
+    generation: int = 0
 
 
 class ArtifactUpdate(msgspec.Struct, gc=False, tag="artifact", tag_field="kind", omit_defaults=True):
@@ -187,6 +192,8 @@ class ArtifactUpdate(msgspec.Struct, gc=False, tag="artifact", tag_field="kind",
     append: bool = False
     last_chunk: bool = False
     metadata: Metadata | None = None
+    #: the task's generation after this event (0: not known)
+    generation: int = 0
 
 
 class HistoryAppended(msgspec.Struct, gc=False, tag="history", tag_field="kind", omit_defaults=True):
