@@ -180,6 +180,8 @@ class Client:
         self.last_result: bytes | None = None
         #: how broken streams are resumed
         self.resume = resume if resume is not None else ResumePolicy()
+        # whether the agent's tasks have been seen carrying a generation (None: not yet)
+        self._generations: bool | None = None
 
     @classmethod
     async def connect(cls, url: str, **kwargs: Any) -> Self:
@@ -324,6 +326,11 @@ class Client:
         if if_generation_match is not None:
             _check_generation("if_generation_match", if_generation_match, minimum=1)
             await self._need_generations("if_generation_match")
+            if self._generations is None and msg.task_id is not None:
+                # Not yet seen to number its tasks: look before sending, since an agent
+                # that only says it speaks 1.1 would drop the check and take the message.
+                await self.get_task(msg.task_id, history_length=0)
+                await self._need_generations("if_generation_match")
         cls = SendMessage if if_generation_match is None else GuardedSend
         call = cls(
             message=msg,
@@ -380,6 +387,11 @@ class Client:
     async def _need_generations(self, what: str) -> None:
         """Raise ``GenerationsNotSupported`` unless calls go to an agent in A2A 1.1."""
         endpoint = await self.resolve()
+        if self._generations is False and not self._forced:
+            raise GenerationsNotSupported(
+                f"{what} needs task generations, and the agent at {endpoint.url} answered "
+                "without them (generation 0): it does not speak A2A "
+                f"{GENERATIONS_VERSION}, whatever its card says")
         if endpoint.version != GENERATIONS_VERSION:
             raise GenerationsNotSupported(
                 f"{what} needs A2A {GENERATIONS_VERSION} (task generations), and the agent at "
@@ -536,12 +548,23 @@ class Client:
                 f"A2A {endpoint.dialect}"
             )
         result = await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
-        if type(result) is Task and not result.generation and self._endpoint is not None \
-                and self._endpoint.version and self.last_result is not None:
-            # a 1.1 answer read by a codec that left the generation out: as sent
-            result.generation = generation_of(self.last_result,
-                                              streamed=isinstance(call, SendMessage))
+        if type(result) is Task and self._endpoint is not None and self._endpoint.version:
+            self._numbered(result, call)
         return result
+
+    def _numbered(self, task: Task, call: Call) -> None:
+        """A task answered in 1.1: does the agent number its tasks? (spec §3.2.7)"""
+        if not task.generation and self.last_result is not None:
+            # a codec that left the generation out: as the agent sent it
+            task.generation = generation_of(self.last_result,
+                                            streamed=isinstance(call, SendMessage))
+        if task.generation:
+            self._generations = True
+        elif self._endpoint is not None and not self._forced:
+            # Generation 0: an agent that takes A2A-Version 1.1 without speaking it
+            # (a2a-sdk 1.3.0 takes any 1.x). 1.0 from now on; what needs 1.1 is refused.
+            self._generations = False
+            self._endpoint = _without_version(self._endpoint)
 
     async def _negotiate(
         self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
