@@ -143,7 +143,7 @@ def _client_options(f: F) -> F:
         click.option("--json", "as_json", is_flag=True, help="Print the agent's raw JSON answer."),
         click.option(
             "--dialect",
-            type=click.Choice(["1.0", "0.3", "0.1"]),
+            type=click.Choice(["1.1", "1.0", "0.3", "0.1"]),
             default=None,
             help="Speak this A2A dialect to URL as an endpoint (JSON-RPC unless --binding "
                  "says otherwise), without reading the card.",
