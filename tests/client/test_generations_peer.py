@@ -271,3 +271,18 @@ def test_get_wait_gives_up_at_the_timeout(peer: Peer11) -> None:
     assert time.monotonic() - started < 5
     assert result.exit_code == 3
     assert "has not finished within 1 s" in result.stderr
+
+
+@pytest.mark.parametrize("version", ["1.0", ""])
+def test_every_binding_refuses_to_write_generations_outside_1_1(version: str) -> None:
+    # the last line of defence, under the client's own check: the one encoder of
+    # every binding never writes a request that would drop the field
+    from interlingua.client.encoding import encode_call
+    from interlingua.client.generations import LongPoll
+    from interlingua.core.dialects import get_codec
+
+    with pytest.raises(GenerationsNotSupported):
+        encode_call(get_codec("1.0"), LongPoll(id="t1", current_generation=1), "1.0", version)
+    _, params = encode_call(get_codec("1.0"), LongPoll(id="t1", current_generation=1), "1.0",
+                            "1.1")
+    assert json.loads(params)["currentGeneration"] == "1"
