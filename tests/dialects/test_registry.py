@@ -16,7 +16,7 @@ NAMES = sorted(all_codecs())
 
 
 def test_the_registry_holds_every_codec_the_protojson_one_included() -> None:
-    assert set(NAMES) == {"1.0", "0.3", "0.1", "sam", "tutorial", "0.3-pj"}
+    assert set(NAMES) == {"1.1", "1.0", "0.3", "0.1", "sam", "tutorial", "0.3-pj"}
     assert isinstance(get_codec("0.3-pj"), V03ProtoJSONCodec)
     assert set(SPOKEN) <= set(NAMES)
     with pytest.raises(ValueError, match="unknown dialect 'nope'"):
@@ -40,7 +40,7 @@ def test_each_codec_declares_traits_the_registry_can_resolve(name: str) -> None:
 
 
 def test_the_versions_are_every_codecs_newest_first() -> None:
-    assert versions() == ("1.0", "0.3", "0.2", "0.1")
+    assert versions() == ("1.1", "1.0", "0.3", "0.2", "0.1")
 
 
 def test_the_protojson_codec_is_v03_to_everything_but_its_wire() -> None:

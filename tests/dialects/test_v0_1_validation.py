@@ -509,6 +509,8 @@ NO_V01_CODE: dict[type[errors.A2AError], int] = {
     errors.ExtendedCardNotConfigured: -32004,
     errors.ExtensionSupportRequired: -32600,
     errors.VersionNotSupported: -32600,
+    # A2A 1.1's -32010 is v0.1's rate limit: never written as that
+    errors.TaskGenerationMismatch: -32600,
 }
 
 

@@ -54,7 +54,7 @@ def test_a_chunk_changed_in_any_field_but_its_text_ends_the_run() -> None:
     other = {"task_id": "t-9", "context_id": "c-9", "append": False, "last_chunk": True,
              "metadata": {"k": 1}, "artifact_id": "a-9", "index": 5, "name": "n",
              "description": "d", "extensions": ["urn:x"], "media_type": "text/markdown",
-             "filename": "a.txt"}
+             "filename": "a.txt", "generation": 7}
     replace = msgspec.structs.replace
     head = _chunk("h", append=False)
     for struct in (m.ArtifactUpdate, m.Artifact, m.TextPart):

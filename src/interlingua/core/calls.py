@@ -36,6 +36,8 @@ class SendConfig(msgspec.Struct, omit_defaults=True):
     # Absent means blocking in every dialect (DIALECTS.md §i.31).
     blocking: bool = True
     push_config: PushConfig | None = None
+    #: A2A 1.1: a follow-up is taken only if the task is at this generation
+    if_generation_match: int | None = None
 
 
 class SendMessage(msgspec.Struct, omit_defaults=True):
@@ -53,6 +55,8 @@ class GetTask(msgspec.Struct, omit_defaults=True):
     id: str
     history_length: int | None = None
     tenant: str | None = None
+    #: A2A 1.1: answer once the task's generation is past this one (a long poll)
+    current_generation: int | None = None
 
 
 class ListTasks(msgspec.Struct, omit_defaults=True):

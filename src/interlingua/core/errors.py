@@ -57,6 +57,7 @@ __all__ = [
     "RemoteError",
     "ResourceUnavailable",
     "StreamingNotSupported",
+    "TaskGenerationMismatch",
     "TaskNotCancelable",
     "TaskNotFound",
     "UnsupportedOperation",
@@ -256,3 +257,16 @@ class LifecycleError(Exception):
         super().__init__(message)
         self.state = state
         self.event = event
+
+
+class TaskGenerationMismatch(A2AError):
+    """A follow-up's ``ifGenerationMatch`` is not the task's generation (A2A 1.1,
+    draft): the caller re-reads the task before it sends again. ``data`` holds
+    taskId, expectedGeneration and currentGeneration (the last two as strings,
+    as ProtoJSON writes an int64)."""
+
+    code = -32010
+    http_status = 409
+    grpc_status = "ABORTED"
+    reason = "TASK_GENERATION_MISMATCH"
+    default_message = "Task generation mismatch"

@@ -162,8 +162,12 @@ def apply(task: Task, event: Event, *, checked: bool = False) -> Task:
     if kind is ArtifactUpdate:
         assert isinstance(event, ArtifactUpdate)
         _apply_artifact(task, event)
+        if event.generation > task.generation:  # a fold of part of a log keeps the latest
+            task.generation = event.generation
     elif kind is StatusUpdate:
         assert isinstance(event, StatusUpdate)
+        if event.generation > task.generation:
+            task.generation = event.generation
         msg = event.status.message
         if msg is not None and (not task.history or task.history[-1].message_id != msg.message_id):
             task.history.append(msg)

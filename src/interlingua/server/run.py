@@ -506,6 +506,13 @@ class Writer:
             # a write that does not make this process the task's owner
             lease = (run.lease if run.lease is not None else self.lease()) \
                 if run.claims else None
+            # the events numbered with the task's generation (core/generation.py's
+            # ``after``, written out: no call more per write)
+            generation = run.task.generation
+            for event in events:
+                if type(event) is not HistoryAppended:
+                    generation += 1
+                    event.generation = generation  # type: ignore[union-attr]
             if not run.persisted:
                 assert run.initial is not None
                 batch: list[Event] = [TaskCreated(task=run.initial), *events]
@@ -535,6 +542,7 @@ class Writer:
                 run.followup = None
                 base = run.version
             lifecycle.apply_checked(run.task, events)  # checked in emit
+            run.task.generation = generation
             run.version = version
             # map: no bytecode per event, unlike a comprehension
             stored = list(map(StoredEvent, range(base + 1, base + 1 + len(batch)), batch))

@@ -212,8 +212,10 @@ class Sends:
         message = msgspec.structs.replace(call.message, task_id=tid, context_id=cid)
         status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now)
         metadata = call.metadata
-        initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
-        live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata)
+        initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata,
+                       generation=1)
+        live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata,
+                    generation=1)
         # most sends carry no push config: no call then
         configs = None if call.config.push_config is None else \
             await self.push.send_configs(call, request, tid)

@@ -44,7 +44,11 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
             text = part.text = event.artifact.parts[0].text  # type: ignore[union-attr]
         except (AttributeError, IndexError):
             break
+        # the chunks of a run follow each other: their generations are the head's
+        # and one more each (a head with none, 0, has chunks with none)
+        probe.generation = head.generation + i - start + 1 if head.generation else 0
         if event != probe:
+            break
             break
         texts.append(text)
     return texts
@@ -64,6 +68,12 @@ def run_events(head: ArtifactUpdate, texts: Sequence[msgspec.Raw]) -> list[Event
     at = encoded.index(_TEXT_SLOT) + len(_TEXT_SLOT) - 4
     before, after = encoded[:at], encoded[at + 2:]
     # one copy of the run's JSON (a chain of + would make one per step)
-    events.extend(_chunks_decoder.decode(
-        b"".join((b"[", before, (after + b"," + before).join(texts), after, b"]"))))
+    chunks = _chunks_decoder.decode(
+        b"".join((b"[", before, (after + b"," + before).join(texts), after, b"]")))
+    generation = head.generation
+    if generation:
+        for chunk in chunks:
+            generation += 1
+            chunk.generation = generation
+    events.extend(chunks)
     return events

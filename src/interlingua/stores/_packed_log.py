@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from ..core.generation import recount
 from ..core.model import (
     Artifact,
     ArtifactUpdate,
@@ -47,6 +48,9 @@ class _Created(msgspec.Struct, array_like=True, gc=False, tag=0):
     history: list[Message]
     metadata: Metadata | None
     own: int
+    #: the task's generation at creation: 1 for a log written with generations
+    #: (``unpack`` numbers the others), 0 for one written before
+    generation: int = 0
 
 
 class _Status(msgspec.Struct, array_like=True, gc=False, tag=1):
@@ -95,9 +99,11 @@ _ReadRow = _Created | _Status | _Chunk | _Said | _Whole | _TextsRead
 
 #: the fields each row stands for; a test keeps them in step with the model
 FIELDS: dict[type[msgspec.Struct], tuple[str, ...]] = {
-    Task: ("id", "context_id", "status", "artifacts", "history", "metadata"),
-    StatusUpdate: ("task_id", "context_id", "status", "metadata"),
-    ArtifactUpdate: ("task_id", "context_id", "artifact", "append", "last_chunk", "metadata"),
+    # (generations are not kept: ``unpack`` counts them again)
+    Task: ("id", "context_id", "status", "artifacts", "history", "metadata", "generation"),
+    StatusUpdate: ("task_id", "context_id", "status", "metadata", "generation"),
+    ArtifactUpdate: ("task_id", "context_id", "artifact", "append", "last_chunk", "metadata",
+                     "generation"),
     HistoryAppended: ("message",),
 }
 
@@ -140,7 +146,8 @@ def pack(events: Sequence[Event], task_id: str, context_id: str, buffer: bytearr
                             history = list(history)
                         history[n] = _replace(m, task_id=None, context_id=None)
                         own |= 1 << n
-                rows.append(_Created(task.status, task.artifacts, history, task.metadata, own))
+                rows.append(_Created(task.status, task.artifacts, history, task.metadata, own,
+                                     task.generation))
                 continue
         elif type(e) is HistoryAppended:
             m = e.message
@@ -164,6 +171,9 @@ def unpack(data: bytes, task_id: str, context_id: str) -> list[Event]:
                 row.texts))
         else:
             events.append(_event(row, task_id, context_id))
+    # rows keep no generations but the first: counted again, as the writer counted them
+    if events and type(events[0]) is TaskCreated and events[0].task.generation:
+        recount(events)
     return events
 
 
@@ -180,7 +190,8 @@ def _event(row: _ReadRow, task_id: str, context_id: str) -> Event:
             if row.own >> n & 1:
                 m.task_id, m.context_id = task_id, context_id
         return TaskCreated(
-            Task(task_id, context_id, row.status, row.artifacts, row.history, row.metadata)
+            Task(task_id, context_id, row.status, row.artifacts, row.history, row.metadata,
+                 row.generation)
         )
     if type(row) is _Said:
         if row.own:

@@ -33,7 +33,9 @@ _MARK_JSON = _json(_MARK)
 #: (the others must all be equal), and the ones that must be unset; a test keeps
 #: them in step with the model
 KEYED = {
-    ArtifactUpdate: ("task_id", "context_id", "append", "last_chunk"),
+    # (a generation differs from chunk to chunk: spliced where a codec writes it
+    # not, else the codec frames every chunk, see _make)
+    ArtifactUpdate: ("task_id", "context_id", "append", "last_chunk", "generation"),
     Artifact: ("artifact_id", "index"),
 }
 UNSET = {
@@ -82,9 +84,12 @@ class ChunkFrames:
             text = part.text = u.artifact.parts[0].text  # type: ignore[union-attr]
         except (AttributeError, IndexError):  # no parts, or a first part of no text
             return False
-        # With its text in the probe's part, a chunk of the run framed last is
-        # equal to the probe: one comparison in C of every field.
-        if u != self._probe and not self._switch(u):
+        # With its text in the probe's part (and its generation), a chunk of the
+        # run framed last is equal to the probe: one comparison in C of every field.
+        probe = self._probe
+        if probe is not None:
+            probe.generation = u.generation
+        if u != probe and not self._switch(u):
             return False
         template = self._template
         if template is None or not text:  # a dialect may leave an empty text out
@@ -122,6 +127,9 @@ class ChunkFrames:
         probe = msgspec.structs.replace(
             u, artifact=msgspec.structs.replace(u.artifact, parts=[TextPart(text=_MARK)]))
         data = self._encode(probe)
+        probe.generation += 1
+        if self._encode(probe) != data:
+            return None  # the codec writes the generation (A2A 1.1): no template
         at = data.find(_MARK_JSON)
         if at < 0 or data.find(_MARK_JSON, at + 1) >= 0:
             return None

@@ -67,7 +67,8 @@ _encode = msgspec.json.encode
 
 # query parameters per operation: name -> kind ("int", "bool", "str")
 _QUERY: dict[str, dict[str, str]] = {
-    "GetTask": {"historyLength": "int"},
+    # currentGeneration: A2A 1.1 (draft); a 1.0 request naming it is refused by its codec
+    "GetTask": {"historyLength": "int", "currentGeneration": "str"},
     "ListTasks": {"contextId": "str", "status": "str", "pageSize": "int", "pageToken": "str",
                   "historyLength": "int", "statusTimestampAfter": "str",
                   "includeArtifacts": "bool"},
@@ -77,7 +78,7 @@ _QUERY: dict[str, dict[str, str]] = {
 # the snake_case proto names are read too, as ProtoJSON parsers read them
 _SNAKE = {"history_length": "historyLength", "context_id": "contextId", "page_size": "pageSize",
           "page_token": "pageToken", "status_timestamp_after": "statusTimestampAfter",
-          "include_artifacts": "includeArtifacts"}
+          "include_artifacts": "includeArtifacts", "current_generation": "currentGeneration"}
 _BOOLS = {"true": True, "1": True, "false": False, "0": False}
 
 

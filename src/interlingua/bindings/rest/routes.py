@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from ...core.dialects import V1_CODECS
+
 __all__ = ["RESERVED", "V1_OPS", "Match", "NoRoute", "match"]
 
 #: first path segments that are routes, never tenants
@@ -135,12 +137,13 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
     tenant = None
     if segs and segs[0] == "v1":
         if version is not None and version.startswith("1."):
-            table, dialect, codec = _V1, "1.0", "1.0"  # a v1.0 interface under a /v1 base path
+            # a v1.0 interface under a /v1 base path (as 1.1, draft, when asked for)
+            table, dialect, codec = _V1, "1.0", V1_CODECS.get(version, "1.0")
         else:
             table, dialect, codec = _V03, "0.3", "0.3-pj"
         segs = segs[1:]
     else:
-        table, dialect, codec = _V1, "1.0", "1.0"
+        table, dialect, codec = _V1, "1.0", V1_CODECS.get(version, "1.0")
         if segs and segs[0] not in RESERVED and len(segs) > 1:
             tenant, segs = segs[0], segs[1:]
     found = _find(table, segs)

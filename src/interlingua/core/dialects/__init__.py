@@ -13,7 +13,11 @@ from typing import Any
 from ..errors import A2AError
 from .base import TRAITS, Codec, StreamItem
 
-__all__ = ["SPOKEN", "TRAITS", "Codec", "StreamItem", "all_codecs", "answering", "get_codec", "versions"]
+__all__ = ["SPOKEN", "TRAITS", "V1_CODECS", "Codec", "StreamItem", "all_codecs", "answering", "get_codec", "versions"]
+
+#: the codec of v1.0's methods by the A2A-Version asked for, where it is not "1.0"'s
+#: (A2A 1.1, draft: ``v1_1.py``)
+V1_CODECS: dict[str | None, str] = {"1.1": "1.1"}
 
 #: the published A2A dialects a client speaks, newest first (the variants and the
 #: ProtoJSON rendering aside)
@@ -30,14 +34,15 @@ def _load() -> None:
     from .v0_3 import V03Codec
     from .v0_3_protojson import V03ProtoJSONCodec
     from .v1_0 import V1Codec
+    from .v1_1 import V11Codec
 
-    for codec in (V1Codec(), V03Codec(), V01Codec(), SAMCodec(), TutorialCodec(),
+    for codec in (V11Codec(), V1Codec(), V03Codec(), V01Codec(), SAMCodec(), TutorialCodec(),
                   V03ProtoJSONCodec()):
         _codecs[codec.name] = codec
 
 
 def all_codecs() -> dict[str, Codec]:
-    """Every codec by name: "1.0", "0.3", "0.1", "sam", "tutorial" (JSON-RPC) and
+    """Every codec by name: "1.1" (draft), "1.0", "0.3", "0.1", "sam", "tutorial" (JSON-RPC) and
     "0.3-pj" (v0.3's objects as ProtoJSON, for HTTP+JSON and gRPC)."""
     if not _codecs:
         _load()

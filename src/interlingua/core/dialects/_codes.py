@@ -25,6 +25,7 @@ from ..errors import (
     RemoteError,
     ResourceUnavailable,
     StreamingNotSupported,
+    TaskGenerationMismatch,
     VersionNotSupported,
 )
 
@@ -43,12 +44,15 @@ V01_CODES: Codes = {
     AuthorizationFailed: -32008,
     RateLimitExceeded: -32010,
     ResourceUnavailable: -32011,
+    # newer than the dialect, and its code there is RateLimitExceeded's
+    TaskGenerationMismatch: -32600,
 }
 
 # v0.2/v0.3 (and its variants): errors newer than the dialect are invalid requests
 V03_CODES: Codes = {
     ExtensionSupportRequired: -32600,
     VersionNotSupported: -32600,
+    TaskGenerationMismatch: -32600,
 }
 
 #: the classes some table names: the nearest of them in an error's MRO decides

@@ -67,6 +67,8 @@ _TYPES: dict[str, Any] = {
         list[str],
     ),
     "scopes": dict[str, str],
+    # int64: a string in ProtoJSON, a number accepted (A2A 1.1, draft)
+    **dict.fromkeys(("generation", "current_generation", "if_generation_match"), str | int),
     "data": Any,  # may be JSON null, so UNSET tells that it is absent
 }
 
@@ -95,14 +97,16 @@ Artifact: Any = _message(
 )
 TaskStatus: Any = _message("TaskStatus", "state message timestamp", message=Message)
 Task: Any = _message(
-    "Task", "id context_id status artifacts history metadata",
+    "Task", "id context_id status artifacts history metadata generation",
     status=TaskStatus, artifacts=list[Artifact], history=list[Message],
 )
 TaskStatusUpdateEvent: Any = _message(
-    "TaskStatusUpdateEvent", "task_id context_id status metadata", status=TaskStatus
+    "TaskStatusUpdateEvent", "task_id context_id status metadata generation",
+    status=TaskStatus
 )
 TaskArtifactUpdateEvent: Any = _message(
-    "TaskArtifactUpdateEvent", "task_id context_id artifact append last_chunk metadata",
+    "TaskArtifactUpdateEvent",
+    "task_id context_id artifact append last_chunk metadata generation",
     artifact=Artifact,
 )
 StreamResponse: Any = _message(
@@ -128,14 +132,15 @@ ListTaskPushNotificationConfigsResponse: Any = _message(
 # requests
 SendMessageConfiguration: Any = _message(
     "SendMessageConfiguration",
-    "accepted_output_modes task_push_notification_config history_length return_immediately",
+    "accepted_output_modes task_push_notification_config history_length return_immediately"
+    " if_generation_match",
     task_push_notification_config=TaskPushNotificationConfig,
 )
 SendMessageRequest: Any = _message(
     "SendMessageRequest", "tenant message configuration metadata",
     message=Message, configuration=SendMessageConfiguration,
 )
-GetTaskRequest: Any = _message("GetTaskRequest", "tenant id history_length")
+GetTaskRequest: Any = _message("GetTaskRequest", "tenant id history_length current_generation")
 ListTasksRequest: Any = _message(
     "ListTasksRequest",
     "tenant context_id status page_size page_token history_length status_timestamp_after"
@@ -474,7 +479,34 @@ def task_in(w: Task) -> m.Task:
         artifacts=each_in("artifacts", w.artifacts or [], artifact_in),
         history=each_in("history", w.history or [], message_in),
         metadata=w.metadata,
+        generation=generation_in(w.generation, "generation"),
     )
+
+
+def generation_in(value: str | int | None, path: str) -> int:
+    """An int64 generation (A2A 1.1) as ProtoJSON gives it: a string or a number;
+    absent: 0 (unknown)."""
+    if value is None:
+        return 0
+    got = int_in(value, path)
+    if got is None:
+        return 0
+    return got
+
+
+def int_in(value: str | int | None, path: str) -> int | None:
+    """A non-negative int64 field, from its string (or number)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise WireError(path, "must be an integer")
+    if isinstance(value, str):
+        if not (value.isascii() and value.isdigit() and len(value) <= 19):
+            raise WireError(path, f"must be a non-negative integer, got {value!r}")
+        value = int(value)
+    if not 0 <= value <= 2**63 - 1:
+        raise WireError(path, f"must be a non-negative int64, got {value}")
+    return value
 
 
 def task_out(t: m.Task) -> Task:
@@ -493,7 +525,8 @@ def task_out(t: m.Task) -> Task:
 
 def status_update_in(w: TaskStatusUpdateEvent) -> m.StatusUpdate:
     status = field_in("status", status_in, w.status)
-    return m.StatusUpdate(w.task_id or "", w.context_id or "", status, w.metadata)
+    return m.StatusUpdate(w.task_id or "", w.context_id or "", status, w.metadata,
+                          generation_in(w.generation, "generation"))
 
 
 def artifact_update_in(w: TaskArtifactUpdateEvent) -> m.ArtifactUpdate:
@@ -507,6 +540,7 @@ def artifact_update_in(w: TaskArtifactUpdateEvent) -> m.ArtifactUpdate:
         append=bool(w.append),
         last_chunk=bool(w.last_chunk),
         metadata=w.metadata,
+        generation=generation_in(w.generation, "generation"),
     )
 
 

@@ -57,6 +57,10 @@ class Detection(msgspec.Struct, frozen=True):
     fallback: str = "0.3"
 
 
+_V10 = Detection("1.0")
+_V11 = Detection("1.1")
+
+
 def detect(
     method: str,
     params: bytes | None,
@@ -68,7 +72,8 @@ def detect(
     """The dialect of a request. ``header_version`` is the parsed ``A2A-Version``
     (Major.Minor) when one was sent."""
     if method in V1_METHODS:
-        return Detection("1.0")
+        # A2A 1.1 (draft) is v1.0's methods read and answered by its own codec
+        return _V11 if header_version == "1.1" else _V10
     if method in V03_ONLY:
         return Detection("0.3")
     if method in V01_ONLY:

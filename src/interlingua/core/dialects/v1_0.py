@@ -150,7 +150,12 @@ def _required(value: str | None, path: str) -> str:
 # ------------------------------------------------------------------ requests in
 
 
-def _send_in(method: str, params: bytes | None) -> c.SendMessage:
+#: why a 1.0 request may not carry a field of A2A 1.1 (never silently dropped)
+NEEDS_1_1 = "is an A2A 1.1 field: send the request with A2A-Version: 1.1 to use it"
+
+
+def _send_in(method: str, params: bytes | None, newer: bool = False) -> c.SendMessage:
+    """``newer``: read as A2A 1.1 (``v1_1.py``), with its fields."""
     req: w.SendMessageRequest = _SEND.params(params, method)
     if req.message is None:
         raise w.WireError("message", "is required")
@@ -163,6 +168,11 @@ def _send_in(method: str, params: bytes | None) -> c.SendMessage:
     config = c.SendConfig()
     if req.configuration is not None:
         config = field_in("configuration", _config_in, req.configuration)
+        if req.configuration.if_generation_match is not None:
+            if not newer:
+                raise w.WireError("configuration.ifGenerationMatch", NEEDS_1_1)
+            config.if_generation_match = w.int_in(req.configuration.if_generation_match,
+                                                  "configuration.ifGenerationMatch")
     return c.SendMessage(
         message=message,
         config=config,
@@ -188,12 +198,18 @@ def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
     )
 
 
-def _get_task_in(method: str, params: bytes | None) -> c.GetTask:
+def _get_task_in(method: str, params: bytes | None, newer: bool = False) -> c.GetTask:
     req: w.GetTaskRequest = _GET_TASK.params(params, method)
+    current = req.current_generation
+    if current is not None:
+        if not newer:
+            raise w.WireError("currentGeneration", NEEDS_1_1)
+        current = w.int_in(current, "currentGeneration")
     return c.GetTask(
         id=_required(req.id, "id"),
         history_length=w.count_in(req.history_length, "historyLength"),
         tenant=req.tenant or None,
+        current_generation=current,
     )
 
 
@@ -303,6 +319,8 @@ def _config_out(config: c.SendConfig) -> w.SendMessageConfiguration | None:
 
 def _call_out(call: c.Call) -> tuple[str, msgspec.Struct]:
     if isinstance(call, c.SendMessage):
+        if call.config.if_generation_match is not None:
+            raise InvalidParams(f"ifGenerationMatch {NEEDS_1_1}; the peer speaks 1.0")
         return (
             "SendStreamingMessage" if call.streaming else "SendMessage",
             w.SendMessageRequest(
@@ -313,6 +331,8 @@ def _call_out(call: c.Call) -> tuple[str, msgspec.Struct]:
             ),
         )
     if isinstance(call, c.GetTask):
+        if call.current_generation is not None:
+            raise InvalidParams(f"currentGeneration {NEEDS_1_1}; the peer speaks 1.0")
         return "GetTask", w.GetTaskRequest(
             tenant=call.tenant, id=call.id, history_length=call.history_length
         )

@@ -1,0 +1,152 @@
+"""A2A 1.1 (draft): v1.0's wire, with task generations.
+
+Everything 1.1 adds on the wire is here, so that the final 1.1 is a change of
+this file (and its proto fields), not a hunt through the codecs. It follows the
+specification's ``dev-1.1`` branch at a2aproject/A2A commit 28491879
+(2026-08-12, PR #1810): ``/work/shared/spec/v1.1-draft/`` holds that text.
+
+What 1.1 adds to v1.0's ProtoJSON (``v1_0.py``, ``_v1_wire.py``):
+
+* ``Task.generation``, ``TaskStatusUpdateEvent.generation`` and
+  ``TaskArtifactUpdateEvent.generation`` (int64, a string in ProtoJSON): written
+  only to a request that asked for ``A2A-Version: 1.1``, so that a strict 1.0
+  reader never sees a member it does not know. (``ListTasks`` pages carry no
+  generation yet: they are written from the stores' v1.0 JSON.)
+* ``GetTaskRequest.currentGeneration``: a long poll (``server/long_poll.py``).
+* ``SendMessageConfiguration.ifGenerationMatch``: a follow-up is taken only at
+  that generation, else ``TaskGenerationMismatch`` (-32010, ABORTED, 409).
+
+A 1.0 request that carries either request field is refused (``NEEDS_1_1``): a
+feature is never dropped in silence.
+
+The dialect is recorded as "1.0" (``dialect``): a task made by a 1.1 request is
+a v1.0 task, which a 1.0 client reads as ever; pushes of configs registered by
+1.1 requests are v1.0 bodies.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from .. import calls as c
+from .. import model as m
+from ..errors import A2AError, TaskGenerationMismatch
+from . import _v1_wire as w
+from . import v1_0
+from .base import StreamItem
+
+__all__ = ["DRAFT_COMMIT", "VERSION", "V11Codec", "mismatch"]
+
+#: the A2A-Version that asks for 1.1
+VERSION = "1.1"
+#: the a2aproject/A2A commit of the draft this follows
+DRAFT_COMMIT = "28491879"
+
+_encoder = msgspec.json.Encoder()
+
+_CALL_READERS_11: dict[str, Callable[[str, bytes | None], c.Call]] = {
+    **v1_0._CALL_READERS,
+    "SendMessage": functools.partial(v1_0._send_in, newer=True),
+    "SendStreamingMessage": functools.partial(v1_0._send_in, newer=True),
+    "GetTask": functools.partial(v1_0._get_task_in, newer=True),
+}
+
+
+def mismatch(task_id: str, expected: int, current: int) -> TaskGenerationMismatch:
+    """The refusal of a follow-up sent for generation ``expected`` (spec §11.6)."""
+    return TaskGenerationMismatch(
+        f"Task generation mismatch: expected {expected} but current generation is {current}",
+        data={"taskId": task_id, "expectedGeneration": str(expected),
+              "currentGeneration": str(current)})
+
+
+def _generation(value: int) -> str | None:
+    return str(value) if value else None
+
+
+def _stamp_task(wire: Any, task: m.Task) -> None:
+    wire.generation = _generation(task.generation)
+
+
+def _stream_out(item: StreamItem) -> Any:
+    wire = w.stream_item_out(item)
+    kind = type(item)
+    if kind is m.Task:
+        _stamp_task(wire.task, item)  # type: ignore[arg-type]
+    elif kind is m.StatusUpdate:
+        wire.status_update.generation = _generation(item.generation)  # type: ignore[union-attr]
+    elif kind is m.ArtifactUpdate:
+        wire.artifact_update.generation = _generation(item.generation)  # type: ignore[union-attr]
+    return wire
+
+
+class V11Codec(v1_0.V1Codec):
+    name = "1.1"
+    dialect = "1.0"
+    family = "1.1"
+    versions = frozenset({VERSION})
+    error_codes = v1_0.V1Codec.error_codes
+
+    # ------------------------------------------------------------ server side
+
+    def decode_call(self, method: str, params: bytes | None) -> c.Call:
+        reader = _CALL_READERS_11.get(method)
+        if reader is None:
+            return super().decode_call(method, params)  # says MethodNotFound
+        try:
+            return reader(method, params)
+        except w.WireError as exc:
+            raise v1_0._bad_params(method, exc) from None
+
+    def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        wire = v1_0._result_out(call, result)
+        if isinstance(result, m.Task):
+            _stamp_task(wire.task if isinstance(call, c.SendMessage | c.SubscribeToTask)
+                        else wire, result)
+        return b"null" if wire is None else _encoder.encode(wire)
+
+    def encode_stream_item(self, item: StreamItem) -> bytes:
+        return _encoder.encode(_stream_out(item))
+
+    # ------------------------------------------------------------ client side
+
+    def encode_call(self, call: c.Call) -> tuple[str, bytes]:
+        if isinstance(call, c.SendMessage) and call.config.if_generation_match is not None:
+            expected = call.config.if_generation_match
+            plain = msgspec.structs.replace(
+                call, config=msgspec.structs.replace(call.config, if_generation_match=None))
+            method, wire = v1_0._call_out(plain)
+            if wire.configuration is None:  # type: ignore[attr-defined]
+                wire.configuration = w.SendMessageConfiguration()  # type: ignore[attr-defined]
+            wire.configuration.if_generation_match = str(expected)  # type: ignore[attr-defined]
+            return method, _encoder.encode(wire)
+        if isinstance(call, c.GetTask) and call.current_generation is not None:
+            method, wire = v1_0._call_out(msgspec.structs.replace(call, current_generation=None))
+            wire.current_generation = str(call.current_generation)  # type: ignore[attr-defined]
+            return method, _encoder.encode(wire)
+        return super().encode_call(call)
+
+    def decode_error(self, error: Any) -> A2AError:
+        if isinstance(error, dict) and error.get("code") == TaskGenerationMismatch.code:
+            data = error.get("data")
+            infos = [d for d in data if isinstance(d, dict)] if isinstance(data, list) else []
+            meta = infos[0].get("metadata") if infos else None
+            return TaskGenerationMismatch(error.get("message") or None,
+                                          data=meta if isinstance(meta, dict) else data)
+        return super().decode_error(error)
+
+    def decode_http_error(self, doc: Any, status: int = 0,
+                          task_route: bool = False) -> A2AError | None:
+        error = doc.get("error") if isinstance(doc, dict) else None
+        details = error.get("details") if isinstance(error, dict) else None
+        if isinstance(details, list) and any(
+                isinstance(d, dict) and d.get("reason") == TaskGenerationMismatch.reason
+                for d in details):
+            return self.decode_error({"code": TaskGenerationMismatch.code,
+                                      "message": error.get("message"),  # type: ignore[union-attr]
+                                      "data": details})
+        return super().decode_http_error(doc, status, task_route)

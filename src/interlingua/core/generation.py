@@ -1,0 +1,43 @@
+"""A task's generation (A2A 1.1, draft): what counts, written once here.
+
+A task is created at generation 1; every event a stream carries (a status or
+an artifact update) moves it on by exactly 1 and carries the generation after
+it. Entries of the log that are not stream events (a message joining the
+history) leave it as it is. So the generation is the log's own count of its
+stream events: it survives restarts and is the same on every replica, since
+every process writes the log under the same optimistic version check.
+
+The writer (``server/run.py``) numbers the events of a batch before the store
+writes them, so that every store keeps the number with the event; a store
+that keeps a log in a form without it (the memory store's packed logs) counts
+it again when it reads the log back (``recount``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .model import ArtifactUpdate, Event, StatusUpdate, TaskCreated
+
+__all__ = ["after", "recount"]
+
+
+def after(events: Sequence[Event], generation: int) -> int:
+    """Number ``events`` on from ``generation`` (the task's before them); the
+    generation after them. (The writer has this loop written out.)"""
+    for event in events:
+        if type(event) is StatusUpdate or type(event) is ArtifactUpdate:
+            generation += 1
+            event.generation = generation
+    return generation
+
+
+def recount(events: Sequence[Event]) -> None:
+    """Number a whole log (it starts with ``TaskCreated``) as its writer did."""
+    generation = 0
+    for event in events:
+        if type(event) is TaskCreated:
+            generation = event.task.generation = 1
+        elif type(event) is StatusUpdate or type(event) is ArtifactUpdate:
+            generation += 1
+            event.generation = generation
