@@ -206,11 +206,12 @@ async def test_a_stream_without_generations_is_taken_as_it_comes(peer: Peer11) -
 
 
 async def test_a_1_0_stream_is_not_checked(old_peer: Peer11) -> None:
-    old_peer.script.events = _story(1, 2, 7)
+    old_peer.script.events = _story(1, 2, 7)  # a gap, in a stream spoken in 1.0
     async with Client(old_peer.url) as client:
         events = [e async for e in client.stream("go")]
-    assert [e.generation for e in events] == [0, 0, 0]  # a 1.0 answer's are not read
-    assert isinstance(events[-1].item, StatusUpdate)
+    assert [e.generation for e in events] == [1, 2, 7]
+    assert not any(e.reconciled for e in events) and isinstance(events[-1].item, StatusUpdate)
+    assert len(old_peer.calls()) == 1  # no GetTask
 
 
 def test_the_tracker_reads_generations_as_the_spec_says() -> None:
@@ -273,16 +274,18 @@ def test_get_wait_gives_up_at_the_timeout(peer: Peer11) -> None:
     assert "has not finished within 1 s" in result.stderr
 
 
-@pytest.mark.parametrize("version", ["1.0", ""])
-def test_every_binding_refuses_to_write_generations_outside_1_1(version: str) -> None:
+@pytest.mark.parametrize(("codec", "version"), [("1.1", "1.0"), ("1.1", ""), ("1.0", "1.1")])
+def test_every_binding_refuses_to_write_generations_outside_1_1(codec: str,
+                                                                 version: str) -> None:
     # the last line of defence, under the client's own check: the one encoder of
-    # every binding never writes a request that would drop the field
+    # every binding never writes a request that would drop the field (a 1.0 request,
+    # or the 1.0 codec, which has no such field to write)
     from interlingua.client.encoding import encode_call
-    from interlingua.client.generations import LongPoll
+    from interlingua.core.calls import GetTask
     from interlingua.core.dialects import get_codec
 
+    poll = GetTask(id="t1", current_generation=1)
     with pytest.raises(GenerationsNotSupported):
-        encode_call(get_codec("1.0"), LongPoll(id="t1", current_generation=1), "1.0", version)
-    _, params = encode_call(get_codec("1.0"), LongPoll(id="t1", current_generation=1), "1.0",
-                            "1.1")
+        encode_call(get_codec(codec), poll, "1.0", version)
+    _, params = encode_call(get_codec("1.1"), poll, "1.0", "1.1")
     assert json.loads(params)["currentGeneration"] == "1"

@@ -79,7 +79,6 @@ from .errors import BadResponse, ClientError, DialectMismatch
 from .generations import (
     GENERATIONS_VERSION,
     GenerationsNotSupported,
-    GuardedSend,
     generation_of,
     long_poll,
     needs_generations,
@@ -331,8 +330,7 @@ class Client:
                 # that only says it speaks 1.1 would drop the check and take the message.
                 await self.get_task(msg.task_id, history_length=0)
                 await self._need_generations("if_generation_match")
-        cls = SendMessage if if_generation_match is None else GuardedSend
-        call = cls(
+        call = SendMessage(
             message=msg,
             config=SendConfig(
                 accepted_output_modes=list(accepted_output_modes)
@@ -341,11 +339,10 @@ class Client:
                 history_length=history_length,
                 blocking=blocking,
                 push_config=push,
+                if_generation_match=if_generation_match,
             ),
             metadata=metadata,
         )
-        if isinstance(call, GuardedSend):
-            call.if_generation_match = if_generation_match or 0
         result = await self.call(call)
         if isinstance(result, (Task, Message)):
             return result

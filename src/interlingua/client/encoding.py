@@ -6,12 +6,7 @@ from ..core.calls import Call
 from ..core.dialects import Codec
 from ..core.errors import UnsupportedOperation
 from .errors import DialectMismatch
-from .generations import (
-    GENERATIONS_VERSION,
-    GenerationsNotSupported,
-    needs_generations,
-    with_generation_fields,
-)
+from .generations import GENERATIONS_VERSION, GenerationsNotSupported, needs_generations
 
 __all__ = ["encode_call"]
 
@@ -20,17 +15,16 @@ def encode_call(codec: Codec, call: Call, dialect: str, version: str = "") -> tu
     """``codec.encode_call``; a call the dialect lacks is a ``DialectMismatch``
     (every binding refuses it the same way, before anything is sent). ``version``
     is the ``A2A-Version`` the request carries: task generations go only into a 1.1
-    request, and asking for them in any other is refused here, never left out."""
+    request (whose codec writes them), and asking for them in any other is refused
+    here, never left out."""
+    if needs_generations(call) and (version != GENERATIONS_VERSION
+                                    or GENERATIONS_VERSION not in codec.versions):
+        raise GenerationsNotSupported(
+            f"task generations need A2A {GENERATIONS_VERSION}, and this request is "
+            f"in A2A {version or dialect}")
     try:
-        method, params = codec.encode_call(call)
+        return codec.encode_call(call)
     except UnsupportedOperation as exc:
         raise DialectMismatch(
             f"{type(call).__name__} has no counterpart in A2A {dialect}: {exc.message}"
         ) from None
-    if needs_generations(call):
-        if version != GENERATIONS_VERSION:
-            raise GenerationsNotSupported(
-                f"task generations need A2A {GENERATIONS_VERSION}, and this request is "
-                f"in A2A {version or dialect}")
-        params = with_generation_fields(call, params)
-    return method, params

@@ -14,8 +14,9 @@ ways, all only with an agent it speaks 1.1 to (an endpoint whose card interface 
 
 An agent spoken to in 1.0 or older knows none of this, and would ignore the fields:
 asking for them there raises ``GenerationsNotSupported`` before anything is sent, never
-a request with the field silently dropped. The fields are added to the call's ProtoJSON
-here (``with_generation_fields``), in one place for every binding.
+a request with the field silently dropped (``encoding.py`` checks it for every binding).
+The fields are written by the 1.1 codec (``core/dialects/v1_1.py``), the one calls to a
+1.1 endpoint are encoded with; ``TaskGenerationMismatch`` is the core's error.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from typing import Any
 
 import msgspec
 
-from ..core.calls import GetTask, SendMessage
+from ..core import errors
+from ..core.calls import Call, GetTask, SendMessage
 from ..core.errors import A2AError, RemoteError
 from ..core.model import TERMINAL_STATES, Task
 from .errors import AgentTimeout, DialectMismatch
@@ -35,15 +37,12 @@ __all__ = [
     "GENERATIONS_VERSION",
     "GenerationTracker",
     "GenerationsNotSupported",
-    "GuardedSend",
-    "LongPoll",
     "TaskGenerationMismatch",
     "generation_of",
     "long_poll",
     "mismatch_in",
     "mismatch_of_status",
     "needs_generations",
-    "with_generation_fields",
 ]
 
 #: the A2A version (Major.Minor) that has task generations
@@ -53,15 +52,10 @@ _MISMATCH_REASON = "TASK_GENERATION_MISMATCH"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
-class TaskGenerationMismatch(A2AError):
-    """A follow-up sent with ``if_generation_match`` found the task at another
-    generation: someone else changed it first. Fetch it, then decide whether to retry."""
-
-    code = -32010
-    http_status = 409
-    grpc_status = "ABORTED"
-    reason = _MISMATCH_REASON
-    default_message = "Task generation mismatch"
+class TaskGenerationMismatch(errors.TaskGenerationMismatch):
+    """The core's ``TaskGenerationMismatch`` as the client raises it, with what the
+    agent said: a follow-up sent with ``if_generation_match`` found the task at another
+    generation (someone changed it first). Fetch the task, then decide whether to retry."""
 
     @property
     def task_id(self) -> str | None:
@@ -96,35 +90,22 @@ def _int(value: Any) -> int | None:
 # ------------------------------------------------------------------ calls out
 
 
-class LongPoll(GetTask, omit_defaults=True):
-    """``GetTask`` held by the agent until the task is past ``current_generation``."""
-
-    current_generation: int = 0
-
-
-class GuardedSend(SendMessage, omit_defaults=True):
-    """``SendMessage`` refused unless the task is at ``if_generation_match``."""
-
-    if_generation_match: int = 0
-
-
-def with_generation_fields(call: object, params: bytes) -> bytes:
-    """The ProtoJSON params of ``call`` with its 1.1 fields (int64: strings) added."""
-    if isinstance(call, LongPoll):
-        doc = msgspec.json.decode(params)
-        doc["currentGeneration"] = str(call.current_generation)
-        return msgspec.json.encode(doc)
-    if isinstance(call, GuardedSend):
-        doc = msgspec.json.decode(params)
-        config = doc.get("configuration") or {}
-        config["ifGenerationMatch"] = str(call.if_generation_match)
-        doc["configuration"] = config
-        return msgspec.json.encode(doc)
-    return params
+def answered(call: Call) -> Call:
+    """``call`` as its answer is read: without its 1.1 fields, which say nothing of the
+    answer's shape (the v1.0 reading of the answer refuses a call that has them)."""
+    if isinstance(call, GetTask) and call.current_generation is not None:
+        return msgspec.structs.replace(call, current_generation=None)
+    if isinstance(call, SendMessage) and call.config.if_generation_match is not None:
+        return msgspec.structs.replace(
+            call, config=msgspec.structs.replace(call.config, if_generation_match=None))
+    return call
 
 
 def needs_generations(call: object) -> bool:
-    return isinstance(call, LongPoll | GuardedSend)
+    """The call asks for something only A2A 1.1 has."""
+    if isinstance(call, GetTask):
+        return call.current_generation is not None
+    return isinstance(call, SendMessage) and call.config.if_generation_match is not None
 
 
 # ------------------------------------------------------------------ long polls
@@ -139,7 +120,7 @@ _HELD = 0.5
 async def long_poll(get: Callable[[GetTask], Awaitable[Task]], task_id: str,
                     history_length: int | None, after: int, wait: float | None) -> Task:
     """``Client.get_task(after_generation=after, wait=wait)``: ``get`` makes one call."""
-    call = LongPoll(id=task_id, history_length=history_length, current_generation=after)
+    call = GetTask(id=task_id, history_length=history_length, current_generation=after)
     if wait is None:
         return numbered(await get(call))
     loop = asyncio.get_running_loop()
@@ -210,8 +191,11 @@ def generation_of(raw: bytes, *, streamed: bool = False) -> int:
 
 
 def mismatch_in(err: A2AError) -> A2AError:
-    """``err`` as ``TaskGenerationMismatch`` when the agent meant one but its code was
-    read as unknown (a JSON-RPC error whose ErrorInfo names the reason); else ``err``."""
+    """``err`` as the client's ``TaskGenerationMismatch`` when the agent meant one: the
+    core's, or an error whose code was read as unknown but whose ErrorInfo names the
+    reason (a 1.0 codec reading it); else ``err``."""
+    if type(err) is errors.TaskGenerationMismatch:
+        return TaskGenerationMismatch(err.message, data=err.data)
     if isinstance(err, RemoteError):
         found = _mismatch(err.data, err.message)
         if found is not None:

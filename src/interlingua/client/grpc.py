@@ -46,6 +46,7 @@ from ..core.trace_context import inject
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch
+from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
 from .stream import Connection
 from .transport import Transport
@@ -222,7 +223,8 @@ def _request(dialect: str, call: Call, version: str = "") -> tuple[Codec, str, s
     name = get_codec(dialect).protojson
     if name is None:
         raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
-    codec = get_codec(name)
+    # 1.1: its own codec, whose JSON is ProtoJSON as v1.0's is
+    codec = get_codec(version if version and version != dialect else name)
     method, params = encode_call(codec, call, dialect, version)
     # v0.3's service names tasks by resource; v1.0's RPCs are its JSON-RPC methods
     service = codec.grpc_service
@@ -334,7 +336,7 @@ class GrpcClientBinding:
             doc = _card03_in(doc)
         raw = _encode(doc)
         try:
-            result = codec.decode_result(call, raw)
+            result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{target}: {exc.message}") from None
         return result, raw

@@ -24,7 +24,7 @@ from ..core.errors import (
     UnsupportedOperation,
 )
 from .errors import AgentTimeout, AgentUnreachable, ClientError
-from .generations import mismatch_of_status
+from .generations import mismatch_in, mismatch_of_status
 
 __all__ = ["DETAILS_KEY", "error_of", "read_status"]
 
@@ -144,7 +144,7 @@ def error_of(code: str, message: str, details: bytes | None, target: str,
         if status is not None:
             err = decode_status({"error": status}) or mismatch_of_status(status)
             if err is not None:
-                return err
+                return mismatch_in(err)
     named = _v03_named(message)
     if named is not None:
         return named

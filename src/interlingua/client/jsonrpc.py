@@ -20,7 +20,7 @@ from ..core.errors import (
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse
-from .generations import mismatch_in
+from .generations import answered, mismatch_in
 from .stream import Connection
 from .transport import HTTPReply, Transport
 
@@ -65,7 +65,7 @@ class JSONRPCBinding:
         return rid, body
 
     async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
-        codec = get_codec(endpoint.dialect)
+        codec = get_codec(endpoint.a2a_version)  # 1.1: its own codec, v1.0's methods
         rid, body = self._request(codec, call, endpoint.a2a_version)
         headers = {
             **self._headers,
@@ -76,7 +76,7 @@ class JSONRPCBinding:
         reply = await self._transport.post(endpoint.url, body, headers)
         raw = result_of(reply, rid, codec)
         try:
-            result = codec.decode_result(call, raw)
+            result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{reply.url}: {exc.message}", status=reply.status) from None
         return result, raw
@@ -84,7 +84,7 @@ class JSONRPCBinding:
     async def open_stream(
         self, endpoint: Endpoint, call: SendMessage | SubscribeToTask, last_event_id: int | None
     ) -> Connection:
-        codec = get_codec(endpoint.dialect)
+        codec = get_codec(endpoint.a2a_version)
         rid, body = self._request(codec, call, endpoint.a2a_version)
         headers = {
             **self._headers,
