@@ -289,3 +289,18 @@ def test_every_binding_refuses_to_write_generations_outside_1_1(codec: str,
         encode_call(get_codec(codec), poll, "1.0", version)
     _, params = encode_call(get_codec("1.1"), poll, "1.0", "1.1")
     assert json.loads(params)["currentGeneration"] == "1"
+
+
+def test_a_card_naming_1_1_and_1_0_is_spoken_to_in_1_1_first() -> None:
+    from interlingua.client.card import endpoints
+    from interlingua.core.model import AgentCard, AgentInterface
+
+    card = AgentCard(name="a", description="", version="1", interfaces=[
+        AgentInterface(url="http://h/", binding="JSONRPC", protocol_version="1.0"),
+        AgentInterface(url="http://h/", binding="JSONRPC", protocol_version="0.3"),
+        AgentInterface(url="http://h/", binding="JSONRPC", protocol_version="1.1"),
+        AgentInterface(url="http://h/", binding="JSONRPC", protocol_version="1.2"),
+    ])
+    found = [(e.dialect, e.version) for e in endpoints(card)]
+    # a later 1.x is spoken as the newest this client knows, 1.1
+    assert found == [("1.0", "1.1"), ("1.0", ""), ("0.3", "")]
