@@ -26,6 +26,7 @@ from ..client.client import make_message
 from ..clients import AnyClient, client_for
 from ..core.dialects import get_codec
 from ..core.errors import A2AError
+from ..core.lifecycle import RETURN_STATES
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..mesh import mesh_name
 from ..mesh.card import mesh_address
@@ -818,12 +819,17 @@ def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
                 headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
     """Show a task (with --wait: follow it, for agents that do not stream)."""
 
+    shown: list[Task] = []
+
     def show(task: Task, raw: bytes | None) -> None:
         if as_json:
             # one answer per line, as 'stream --json' prints events
             click.echo(raw.decode("utf-8", "replace") if raw is not None else "null")
-        else:
+        elif shown and task.status.state not in RETURN_STATES:
+            output.print_task_line(output.console(), task)  # a step on: one line
+        else:  # the task as found, and as it ends: whole
             output.print_task(output.console(), task, history=history_length is not None)
+        shown.append(task)
 
     def note(text: str) -> None:
         click.echo(f"note: {text}", err=True)
