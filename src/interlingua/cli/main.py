@@ -357,6 +357,13 @@ def main() -> None:
                    "known id with other content is a new message); 'strict', one message "
                    "per id (other content under a known id is refused, -32602). Give every "
                    "replica of a store the same.")
+@click.option("--long-poll-max-wait", type=click.FloatRange(0, 3600), default=None,
+              metavar="SECONDS",
+              help="A2A 1.1 (draft): how long a GetTask with currentGeneration is held at "
+                   "most before it is answered with the task as it is [default: 30].")
+@click.option("--offer-1.1", "offer_1_1", is_flag=True, default=False,
+              help="Name protocol version 1.1 (draft) on the card's v1.0 interfaces "
+                   "(docs/versions.md). Requests asking for 1.1 are served 1.1 without it.")
 @click.option("--max-head-bytes", type=click.IntRange(min=1024), default=64 * 1024,
               show_default=True, help="The largest request head accepted (else 431).")
 @click.option("--head-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
@@ -526,7 +533,8 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
                                      max_per_ip=o["max_connections_per_ip"]),
         mesh_agent_name=o["mesh_agent_name"], no_http=o["no_http"],
         metrics=o["with_metrics"], log_format=o["log_format"],
-        max_batch_items=o["max_batch_items"], max_answer_bytes=o["max_answer_bytes"])
+        max_batch_items=o["max_batch_items"], max_answer_bytes=o["max_answer_bytes"],
+        long_poll_max_wait=o["long_poll_max_wait"], offer_1_1=o["offer_1_1"])
 
 
 def _traces(agent: Agent, o: dict[str, Any]) -> Any:

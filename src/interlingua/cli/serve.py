@@ -257,8 +257,8 @@ class ServeSettings:
     called with port 0.
 
     ``metrics`` serves ``/metrics``; ``log_format="json"`` logs one JSON object a
-    line (docs/observability.md). ``max_batch_items``, ``max_answer_bytes``: as
-    ``create_app``'s.
+    line (docs/observability.md). ``max_batch_items``, ``max_answer_bytes``,
+    ``long_poll_max_wait``, ``offer_1_1`` (A2A 1.1, draft): as ``create_app``'s.
     """
 
     host: str = "127.0.0.1"
@@ -295,6 +295,8 @@ class ServeSettings:
     log_format: str = "text"
     max_batch_items: int = 100
     max_answer_bytes: int = 16 * 1024 * 1024
+    long_poll_max_wait: float | None = None
+    offer_1_1: bool = False
 
     def replace(self, **overrides: Any) -> ServeSettings:
         """These settings with ``overrides``; ``TypeError`` naming an unknown one."""
@@ -311,7 +313,8 @@ class ServeSettings:
                                          self.message_ids),
             auth=self.auth, limits=self.limits, card_signing=self.card_signing,
             push=self.push, metrics=self.metrics, max_batch_items=self.max_batch_items,
-            max_answer_bytes=self.max_answer_bytes)
+            max_answer_bytes=self.max_answer_bytes, long_poll_max_wait=self.long_poll_max_wait,
+            offer_1_1=self.offer_1_1)
 
 
 def serve(spec: str | Agent, settings: ServeSettings | None = None, **options: Any) -> None:

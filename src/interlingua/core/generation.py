@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .errors import TaskGenerationMismatch
 from .model import ArtifactUpdate, Event, StatusUpdate, TaskCreated
 
-__all__ = ["after", "recount"]
+__all__ = ["after", "mismatch", "recount"]
 
 
 def after(events: Sequence[Event], generation: int) -> int:
@@ -41,3 +42,12 @@ def recount(events: Sequence[Event]) -> None:
         elif type(event) is StatusUpdate or type(event) is ArtifactUpdate:
             generation += 1
             event.generation = generation
+
+
+def mismatch(task_id: str, expected: int, current: int) -> TaskGenerationMismatch:
+    """The refusal of a follow-up sent for generation ``expected`` (ifGenerationMatch;
+    its ErrorInfo metadata as the draft's §11.6 example has it)."""
+    return TaskGenerationMismatch(
+        f"Task generation mismatch: expected {expected} but current generation is {current}",
+        data={"taskId": task_id, "expectedGeneration": str(expected),
+              "currentGeneration": str(current)})

@@ -120,6 +120,11 @@ def _set_value(v: Any, doc: Any) -> None:
 
 # what a field's value is, for filling it: worked out once per field
 _PLAIN, _ENUM_NAME, _BASE64, _MSG, _STRUCT_KIND, _VALUE_KIND, _TIME, _MAP, _MAP_OF_MSG = range(9)
+#: a 64-bit integer, which ProtoJSON writes as a string (A2A 1.1's generations)
+_INT64 = -1
+_INT64_TYPES = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64,
+                          FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
+                          FieldDescriptor.TYPE_SFIXED64})
 
 
 def _kind_of(field: FieldDescriptor) -> int:
@@ -134,6 +139,8 @@ def _kind_of(field: FieldDescriptor) -> int:
         return _ENUM_NAME
     if field.type == _BYTES:
         return _BASE64
+    if field.type in _INT64_TYPES:
+        return _INT64
     return _PLAIN
 
 
@@ -156,6 +163,8 @@ def _scalar(kind: int, field: FieldDescriptor, doc: Any) -> Any:
         return doc
     if kind == _BASE64:
         return base64.b64decode(doc) if isinstance(doc, str) else doc
+    if kind == _INT64:
+        return int(doc) if isinstance(doc, str) else doc
     return doc
 
 

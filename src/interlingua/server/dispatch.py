@@ -44,11 +44,12 @@ from .agent import Agent
 from .auth.runtime import Security, refusal
 from .context import RequestInfo
 from .engine import Engine
+from .long_poll import CLIENT_GONE
 from .settings import ServiceSettings
 from .streams import Entry, Heartbeat, Lagged, Stream, StreamOutput, Unavailable
 
 # what ``Items`` yields, here too: a binding needs this module and the codecs only
-__all__ = ["SUPPORTED_VERSIONS", "AnswerTooLarge", "Entry", "FrontDoor", "Heartbeat", "Inbound",
+__all__ = ["CLIENT_GONE", "SUPPORTED_VERSIONS", "AnswerTooLarge", "Entry", "FrontDoor", "Heartbeat", "Inbound",
            "Items", "Lagged", "StoreDown", "StreamOutput", "Unavailable", "parse_version"]
 
 log = logging.getLogger("interlingua.server")

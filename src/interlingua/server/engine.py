@@ -58,11 +58,12 @@ from ..core.model import (
     TaskState,
 )
 from ..hooks import Hooks, notify
-from ..stores.base import TaskStore
+from ..stores.base import Scope, TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
 from .idempotency import MessageIds
 from .leases import LeaseKeeper
+from .long_poll import LongPolls
 from .peers import Peers
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
 from .recovery import OrphanListener, Recovery
@@ -109,6 +110,9 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     #: one message per id, other content under a known id refused (InvalidParams).
     #: Every process on one store should use the same.
     message_ids: MessageIds = "content"
+    #: seconds a GetTask with ``currentGeneration`` (A2A 1.1, draft) is held at most
+    #: before it is answered with the task as it is (server/long_poll.py); 0: never held
+    long_poll_max_wait: float = 30.0
 
 
 class Engine:
@@ -168,6 +172,7 @@ class Engine:
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)
         self.peers = Peers(store, bus, self.runs, self.writer)
+        self.long_polls = LongPolls(bus, config.long_poll_max_wait)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
         #: a plain attribute, not a property: the front door reads it on every request
@@ -328,6 +333,8 @@ class Engine:
         scope = request.scope
         if call.history_length is not None and call.history_length < 0:
             raise InvalidParams("Invalid params: historyLength must not be negative")
+        if call.current_generation is not None:
+            return await self.long_polls.hold(call, scope, lambda: self._read(call, scope))
         run = self.runs.get(scope, call.id)
         if run is not None and run.persisted:
             return self.sends.view(run.task, call.history_length)
@@ -336,6 +343,17 @@ class Engine:
         if rec is None:
             raise TaskNotFound(f"Task not found: {call.id}")
         return rec.task
+
+    async def _read(self, call: GetTask, scope: Scope) -> tuple[Task, int]:
+        """``get_task``'s answer, and the version (seq) of the log it is read at."""
+        run = self.runs.get(scope, call.id)
+        if run is not None and run.persisted:
+            return self.sends.view(run.task, call.history_length), run.version
+        history_length = self.sends.history_length_or_default(call.history_length)
+        rec = await self.store.get_task(scope, call.id, history_length=history_length)
+        if rec is None:
+            raise TaskNotFound(f"Task not found: {call.id}")
+        return rec.task, rec.version
 
     async def list_tasks(self, call: ListTasks, request: RequestInfo) -> ListTasksResult:
         if not 1 <= call.page_size <= 100:

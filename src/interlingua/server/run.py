@@ -43,6 +43,7 @@ from ..core.errors import (
     LifecycleError,
     TaskNotFound,
 )
+from ..core.generation import mismatch
 from ..core.model import (
     ArtifactUpdate,
     Event,
@@ -107,6 +108,7 @@ class Run:
         "flushed",
         "flusher",
         "followup",
+        "if_generation",
         "inbox",
         "initial",
         "key",
@@ -188,6 +190,9 @@ class Run:
         self.message_key: MessageKey | None = None
         #: a follow-up message's id and digest, recorded with its first write
         self.followup: tuple[str, bytes] | None = None
+        #: with ``followup``: the generation the task must be at for it to be written
+        #: (A2A 1.1's ifGenerationMatch), checked under the write's version check
+        self.if_generation: int | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
         #: its writes make this process the task's owner (not so for a message
@@ -485,17 +490,23 @@ class Writer:
                 run.inbox.put_nowait(event.message)
 
     async def emit_message(self, run: Run, events: Sequence[Event], message_id: str,
-                           digest: bytes, *, claim: bool = True) -> None:
+                           digest: bytes, *, claim: bool = True,
+                           if_generation: int | None = None) -> None:
         """``emit``, the write recording a follow-up message's id and digest (so a
         retry finds it). ``claim=False``: the write does not make this process
-        the task's owner (its turn runs in another process)."""
+        the task's owner (its turn runs in another process). ``if_generation``:
+        written only if the task is then at that generation, else
+        ``TaskGenerationMismatch`` (a write that lost the race to another one,
+        here or in another process, is checked again against what won)."""
         if not claim:
             run.claims = False
         run.followup = (message_id, digest)
+        run.if_generation = if_generation
         try:
             await self.emit(run, events)
         finally:
             run.followup = None
+            run.if_generation = None
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
         # tested here, not in a wrapper: no call more per write when nothing is hooked
@@ -536,6 +547,9 @@ class Writer:
                     version = await self.store.append(run.scope, run.task.id, run.version,
                                                       batch, now=now, lease=lease)
                 else:
+                    expected = run.if_generation
+                    if expected is not None and expected != run.task.generation:
+                        raise mismatch(run.task.id, expected, run.task.generation)
                     version = await self.store.append(run.scope, run.task.id, run.version,
                                                       batch, now=now, lease=lease,
                                                       message=followup, strict=self.strict_ids)

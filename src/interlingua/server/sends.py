@@ -23,6 +23,7 @@ from ..core.errors import (
     ResourceUnavailable,
     TaskNotFound,
 )
+from ..core.generation import mismatch
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
 from ..core.parts import new_id
 from ..stores.base import MessageExists, MessageRecord, Scope, TaskPort, other_content
@@ -185,6 +186,9 @@ class Sends:
                     run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
                                dialect=rec.dialect, request=request)
             if run is not None:
+                expected = call.config.if_generation_match
+                if expected is not None and expected != run.task.generation:
+                    raise mismatch(run.task.id, expected, run.task.generation)
                 if other is not None:
                     other_content(message.message_id, other.task_id)
                 if run.inbox is not None and self._working_here(run):
@@ -286,7 +290,8 @@ class Sends:
             await self.push.add_send_configs(run.scope, task.id, call, request)
             await self.writer.emit_message(run, [HistoryAppended(message=stored),
                                            self.writer.status(task, TaskState.WORKING)],
-                                           message_id, digest)
+                                           message_id, digest,
+                                           if_generation=call.config.if_generation_match)
         except MessageExists as exc:  # the same follow-up, taken by another process
             self.runs.untrack(run)
             return await self._repeated(run.scope, call, exc.record, digest)
@@ -312,7 +317,8 @@ class Sends:
             try:
                 await self.push.add_send_configs(run.scope, task.id, call, request)
                 await self.writer.emit_message(run, [HistoryAppended(message=message)],
-                                               call.message.message_id, digest)
+                                               call.message.message_id, digest,
+                                               if_generation=call.config.if_generation_match)
             except MessageExists as exc:  # the same message, taken by another process
                 return await self._repeated(run.scope, call, exc.record, digest)
             except TaskCanceled:
@@ -332,7 +338,8 @@ class Sends:
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
             await self.writer.emit_message(run, [HistoryAppended(message=message)],
-                                           call.message.message_id, digest, claim=False)
+                                           call.message.message_id, digest, claim=False,
+                                           if_generation=call.config.if_generation_match)
         except MessageExists as exc:
             return await self._repeated(run.scope, call, exc.record, digest)
         except TaskCanceled:

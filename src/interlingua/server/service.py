@@ -112,6 +112,9 @@ class Service:
             engine_config = msgspec.structs.replace(
                 engine_config or EngineConfig(),
                 message_ids=message_id_mode(settings.message_ids))
+        if settings.long_poll_max_wait is not None:
+            engine_config = msgspec.structs.replace(
+                engine_config or EngineConfig(), long_poll_max_wait=settings.long_poll_max_wait)
         self.store: Store = open_store(settings.store) if isinstance(settings.store, str) \
             else settings.store
         self.bus: Bus = open_bus(settings.bus) if isinstance(settings.bus, str) \

@@ -80,11 +80,21 @@ class ServiceSettings:
     #: OpenTelemetry spans: None when an SDK is set up when the service is built; or
     #: a ``TracerProvider`` to take them from
     tracing: bool | Any | None = None
+    #: seconds a GetTask with ``currentGeneration`` (A2A 1.1, draft) is held at most
+    #: before it is answered with the task as it is (overrides
+    #: ``engine_config.long_poll_max_wait``; server/long_poll.py); 0: never held
+    long_poll_max_wait: float | None = None
+    #: the card's interfaces name protocol version 1.1 (draft), not 1.0: off by
+    #: default, see docs/versions.md "1.1 (draft)". Requests asking for 1.1 are
+    #: served 1.1 either way.
+    offer_1_1: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_batch_items", "max_answer_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.long_poll_max_wait is not None and self.long_poll_max_wait < 0:
+            raise ValueError("long_poll_max_wait must not be negative")
 
     def replace(self, **overrides: Any) -> ServiceSettings:
         """These settings with ``overrides`` (field names); ``TypeError`` naming an
@@ -123,3 +133,5 @@ class ServiceOptions(TypedDict, total=False):
     young_gc_threshold: int | None
     metrics: bool
     tracing: bool | Any | None
+    long_poll_max_wait: float | None
+    offer_1_1: bool

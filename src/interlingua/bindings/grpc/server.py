@@ -34,7 +34,7 @@ from google.protobuf.message import DecodeError, Message
 
 from ...core import model as m
 from ...core.calls import Call, GetExtendedCard, ListTasksResult
-from ...core.dialects import Codec, get_codec
+from ...core.dialects import V1_CODECS, Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
 from ...core.errors import (
     A2AError,
@@ -49,7 +49,7 @@ from ...grpc_wire.pbjson import fill, to_doc
 from ...grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
-from ...server.dispatch import FrontDoor, Inbound, Items
+from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.streams import Entry, Lagged, Unavailable
 from ..http.request_headers import RequestHeaders
 from ..http.sse_writer import encoded_item
@@ -132,6 +132,10 @@ class _Dialect:
 
     def __init__(self, codec: Codec) -> None:
         self.codec = codec
+        #: the service's renderings for other minor versions, by A2A-Version (1.1, draft)
+        self.newer: dict[str | None, _Dialect] = {}
+        #: each rpc's request decoder (``GrpcBinding._decoder``), made at first use
+        self.decoders: dict[str, Callable[[Inbound], Call]] = {}
 
     def call_of(self, rpc: _Rpc, request: Message) -> Call:
         raise NotImplementedError
@@ -181,6 +185,31 @@ class _V1(_Dialect):
 
     def encode_event(self, entry: Entry) -> bytes:
         return v1_bytes.stream_item_bytes(entry.item, EVENT_ID_KEY, entry.seq)
+
+
+class _V11(_V1):
+    """A2A 1.1 (draft): v1.0's service, with generations: every request and answer
+    through the 1.1 codec's ProtoJSON (int64 members as strings, as protobuf's JSON
+    reads them), none on the direct paths of v1.0's, which write no generation."""
+
+    name = "1.1"
+    cache_key = "grpc:1.1"
+
+    def call_of(self, rpc: _Rpc, request: Message) -> Call:
+        return self.codec.decode_call(rpc.name, _encode_json.encode(to_doc(request)))
+
+    def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
+        if rpc.response is None:
+            return b""
+        return _from_json(_decode_json.decode(self.codec.encode_result(call, result)),
+                          rpc.response)
+
+    def encode_event(self, entry: Entry) -> bytes:
+        out = fill(pb1.StreamResponse(), _decode_json.decode(encoded_item(entry, self.codec)))
+        which = out.WhichOneof("payload")
+        if which is not None:
+            getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
+        return out.SerializeToString()  # type: ignore[no-any-return]
 
 
 class _V03(_Dialect):
@@ -271,6 +300,7 @@ class GrpcBinding:
                  public_card: Callable[[], tuple[AgentCard, str]]) -> None:
         self.door = door
         self._v1 = _V1(get_codec("1.0"))
+        self._v1.newer = {version: _V11(get_codec(name)) for version, name in V1_CODECS.items()}
         self._v03 = _V03(public_card)
 
     def handlers(self) -> list[grpc.GenericRpcHandler]:
@@ -311,13 +341,24 @@ class GrpcBinding:
         return decode
 
     def _inbound(self, dialect: _Dialect, rpc: _Rpc, decode: Callable[[Inbound], Call],
-                 data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Inbound:
+                 data: bytes, context: grpc.aio.ServicerContext[Any, Any]
+                 ) -> tuple[Inbound, _Dialect]:
+        """The call's ``Inbound``, and the dialect that reads and answers it: the
+        service's, or its rendering for the minor version asked for (1.1)."""
         scope = _scope_of(context)
         headers = RequestHeaders(scope["headers"])
+        raw_version = headers.get("a2a-version")
+        if raw_version is not None and dialect.newer:
+            newer = dialect.newer.get(parse_version(raw_version))
+            if newer is not None:
+                dialect = newer
+                decode = newer.decoders.get(rpc.name) or newer.decoders.setdefault(
+                    rpc.name, self._decoder(newer, rpc))
         return Inbound(binding="grpc", scope=scope, headers=headers, codec=dialect.codec,
-                       decode=decode, payload=data, raw_version=headers.get("a2a-version"),
+                       decode=decode, payload=data, raw_version=raw_version,
                        streaming=rpc.streaming,
-                       last_event_id=headers.get(LAST_EVENT_ID) if rpc.streaming else None)
+                       last_event_id=headers.get(LAST_EVENT_ID) if rpc.streaming else None
+                       ), dialect
 
     # ----------------------------------------------------------------- unary
 
@@ -330,7 +371,7 @@ class GrpcBinding:
             error: A2AError
             try:
                 await door.ensure_started()
-                inbound = self._inbound(dialect, rpc, decode, data, context)
+                inbound, spoken = self._inbound(dialect, rpc, decode, data, context)
                 try:
                     result = await door.enter(inbound)
                 except ExtendedCardNotConfigured:
@@ -339,7 +380,7 @@ class GrpcBinding:
                         raise
                     # v0.3's GetAgentCard is the card itself: the public one, then
                     return dialect.public_card_answer()
-                answer = dialect.answer(rpc, inbound.call, result)
+                answer = spoken.answer(rpc, inbound.call, result)
                 door.check_answer(len(answer))
                 return answer
             except A2AError as exc:
@@ -365,7 +406,8 @@ class GrpcBinding:
             items: Items
             try:
                 await door.ensure_started()
-                opened = await door.enter(self._inbound(dialect, rpc, decode, data, context))
+                inbound, spoken = self._inbound(dialect, rpc, decode, data, context)
+                opened = await door.enter(inbound)
                 assert isinstance(opened, Items)
                 items = opened
             except A2AError as exc:
@@ -377,7 +419,7 @@ class GrpcBinding:
                 await _abort(context, door, error)
                 return
             try:
-                event = dialect.event
+                event = spoken.event
                 async for got in items:
                     # The whole batch is encoded before anything is awaited: an entry
                     # may be the live task projection, which moves on meanwhile.

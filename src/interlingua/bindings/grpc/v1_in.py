@@ -40,8 +40,8 @@ def send_in(request: Any, streaming: bool) -> c.SendMessage | None:
     config = c.SendConfig()
     if request.HasField("configuration"):
         conf = request.configuration
-        if conf.HasField("task_push_notification_config"):
-            return None
+        if conf.HasField("task_push_notification_config") or conf.HasField("if_generation_match"):
+            return None  # (the codec refuses a 1.1 field of a 1.0 request, naming it)
         history = conf.history_length if conf.HasField("history_length") else None
         if history is not None and not 0 <= history <= _INT32_MAX:
             return None

@@ -28,9 +28,16 @@ from ...core.errors import (
     InternalError,
     InvalidRequest,
 )
-from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
+from ...server.dispatch import CLIENT_GONE, FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
-from ..http.request import CHUNK, BodyTooLarge, read_body, version_of, write_body
+from ..http.request import (
+    CHUNK,
+    BodyTooLarge,
+    disconnection,
+    read_body,
+    version_of,
+    write_body,
+)
 from ..http.request_headers import RequestHeaders
 from ..http.sse_writer import Envelope, write_sse
 
@@ -130,6 +137,8 @@ class JSONRPCEndpoint:
             if isinstance(parsed, jsonrpc.Batch):
                 answer = await self._batch(parsed, headers, scope)
             else:
+                if parsed.method == "GetTask":  # may be held (a long poll) while its caller is there
+                    CLIENT_GONE.set(disconnection(receive))
                 answer = await self._one(parsed, headers, scope, in_batch=False)
                 if isinstance(answer, _StreamAnswer):
                     return answer

@@ -34,11 +34,12 @@ from ...core.errors import (
     ParseError,
 )
 from ...core.model import AgentCard
-from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
+from ...server.dispatch import CLIENT_GONE, FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
+    disconnection,
     read_body,
     version_of,
     write_body,
@@ -147,6 +148,8 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         codec = get_codec(route.codec)
+        if route.op == "GetTask":  # may be held (a long poll) while its caller is there
+            CLIENT_GONE.set(disconnection(receive))
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)

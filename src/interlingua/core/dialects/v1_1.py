@@ -39,7 +39,7 @@ from . import _v1_wire as w
 from . import v1_0
 from .base import StreamItem
 
-__all__ = ["DRAFT_COMMIT", "VERSION", "V11Codec", "mismatch"]
+__all__ = ["DRAFT_COMMIT", "VERSION", "V11Codec", "offered"]
 
 #: the A2A-Version that asks for 1.1
 VERSION = "1.1"
@@ -56,12 +56,12 @@ _CALL_READERS_11: dict[str, Callable[[str, bytes | None], c.Call]] = {
 }
 
 
-def mismatch(task_id: str, expected: int, current: int) -> TaskGenerationMismatch:
-    """The refusal of a follow-up sent for generation ``expected`` (spec §11.6)."""
-    return TaskGenerationMismatch(
-        f"Task generation mismatch: expected {expected} but current generation is {current}",
-        data={"taskId": task_id, "expectedGeneration": str(expected),
-              "currentGeneration": str(current)})
+def offered(interfaces: list[m.AgentInterface]) -> list[m.AgentInterface]:
+    """A card's interfaces with 1.1 offered: each v1.0 one names 1.1, the latest
+    minor version of its major, as the proto says an interface does (a client
+    asking for 1.0 there is still served 1.0)."""
+    return [msgspec.structs.replace(i, protocol_version=VERSION) if i.protocol_version == "1.0"
+            else i for i in interfaces]
 
 
 def _generation(value: int) -> str | None:
@@ -115,20 +115,21 @@ class V11Codec(v1_0.V1Codec):
     # ------------------------------------------------------------ client side
 
     def encode_call(self, call: c.Call) -> tuple[str, bytes]:
-        if isinstance(call, c.SendMessage) and call.config.if_generation_match is not None:
-            expected = call.config.if_generation_match
-            plain = msgspec.structs.replace(
-                call, config=msgspec.structs.replace(call.config, if_generation_match=None))
-            method, wire = v1_0._call_out(plain)
+        plain = _as_1_0(call)
+        if plain is call:
+            return super().encode_call(call)
+        method, wire = v1_0._call_out(plain)
+        if isinstance(call, c.SendMessage):
             if wire.configuration is None:  # type: ignore[attr-defined]
                 wire.configuration = w.SendMessageConfiguration()  # type: ignore[attr-defined]
-            wire.configuration.if_generation_match = str(expected)  # type: ignore[attr-defined]
-            return method, _encoder.encode(wire)
-        if isinstance(call, c.GetTask) and call.current_generation is not None:
-            method, wire = v1_0._call_out(msgspec.structs.replace(call, current_generation=None))
+            wire.configuration.if_generation_match = str(  # type: ignore[attr-defined]
+                call.config.if_generation_match)
+        elif isinstance(call, c.GetTask):
             wire.current_generation = str(call.current_generation)  # type: ignore[attr-defined]
-            return method, _encoder.encode(wire)
-        return super().encode_call(call)
+        return method, _encoder.encode(wire)
+
+    def decode_result(self, call: c.Call, result: bytes) -> c.Result:
+        return super().decode_result(_as_1_0(call), result)
 
     def decode_error(self, error: Any) -> A2AError:
         if isinstance(error, dict) and error.get("code") == TaskGenerationMismatch.code:
@@ -150,3 +151,13 @@ class V11Codec(v1_0.V1Codec):
                                       "message": error.get("message"),  # type: ignore[union-attr]
                                       "data": details})
         return super().decode_http_error(doc, status, task_route)
+
+
+def _as_1_0(call: c.Call) -> c.Call:
+    """``call`` without its 1.1 fields (its answer reads as 1.0's, generations aside)."""
+    if isinstance(call, c.SendMessage) and call.config.if_generation_match is not None:
+        return msgspec.structs.replace(
+            call, config=msgspec.structs.replace(call.config, if_generation_match=None))
+    if isinstance(call, c.GetTask) and call.current_generation is not None:
+        return msgspec.structs.replace(call, current_generation=None)
+    return call

@@ -17,6 +17,7 @@ from typing import Protocol
 import msgspec
 
 from ...core.dialects.v1_0 import encode_card_v1
+from ...core.dialects.v1_1 import offered
 from ...core.model import AgentCard, AgentInterface
 from ..agent import Agent
 from ..engine import Engine
@@ -82,6 +83,9 @@ class CardSettings(Protocol):
 
     @property
     def rpc_path(self) -> str: ...
+
+    @property
+    def offer_1_1(self) -> bool: ...
 
 
 class Declares(Protocol):
@@ -153,7 +157,10 @@ class A2AServer:
         path = path if path.startswith("/") else "/" + path
         rpc_url = base + "/" if path == "/" else base + path
         bindings = self.bindings
-        card = self.agent.card(by_version([i for b in bindings for i in b.interfaces(base)]))
+        interfaces = [i for b in bindings for i in b.interfaces(base)]
+        if self.settings.offer_1_1:
+            interfaces = offered(interfaces)
+        card = self.agent.card(by_version(interfaces))
         for binding in bindings:
             card = binding.extend_card(card)
         if self.push is not None:

@@ -1,0 +1,95 @@
+"""Long-polling ``GetTask`` (A2A 1.1, draft: ``currentGeneration``).
+
+A request that names a generation the task has not passed is held until a
+commit moves the task past it, for at most the server's ``long_poll_max_wait``
+and while the caller is there; then it is answered with the task as it is.
+
+A held request is one coroutine waiting on one future: the bus's wake-up for
+the task's log (``bus.subscribe``), set by the commit in this process or, on a
+shared bus, by the news of another replica's. No thread, no timer loop: one
+timer handle for its deadline. Many requests held on one task are woken by one
+commit (each re-reads the task: from the running turn's projection when the
+turn runs here, else from the store). A write that does not move the
+generation (a message joining the history) wakes them, and they wait again.
+
+A task that has finished is answered at once: its generation will not move.
+An HTTP binding tells of a caller that hung up through ``CLIENT_GONE`` (a
+callable whose awaiting ends when the connection does); gRPC cancels the
+handler itself when its caller's deadline passes or it cancels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Awaitable, Callable
+
+from ..bus.base import Bus, task_key
+from ..core.calls import GetTask
+from ..core.model import TERMINAL_STATES, Task
+from ..core.task_log import Scope
+
+__all__ = ["CLIENT_GONE", "LongPolls"]
+
+#: set by an HTTP binding around a call that may be held: awaiting what it returns
+#: ends when the caller's connection ends (ASGI ``http.disconnect``)
+CLIENT_GONE: contextvars.ContextVar[Callable[[], Awaitable[object]] | None] = \
+    contextvars.ContextVar("interlingua_client_gone", default=None)
+
+#: reads the task (history trimmed as asked) and the version (seq) it is at
+Read = Callable[[], Awaitable[tuple[Task, int]]]
+
+
+class LongPolls:
+    """The long polls of one engine: ``hold`` one, ``held`` how many are now."""
+
+    def __init__(self, bus: Bus, max_wait: float) -> None:
+        self.bus = bus
+        #: seconds a request is held at most (``EngineConfig.long_poll_max_wait``)
+        self.max_wait = max_wait
+        self.held = 0
+
+    async def hold(self, call: GetTask, scope: Scope, read: Read) -> Task:
+        """The task once its generation passes ``call.current_generation``, or as it
+        is at the maximum wait, or when the caller goes."""
+        after = call.current_generation
+        assert after is not None
+        task, version = await read()
+        if _answered(task, after) or self.max_wait <= 0:
+            return task
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.max_wait
+        sub = self.bus.subscribe(task_key(scope, call.id), seen=version)
+        gone = CLIENT_GONE.get()
+        watcher: asyncio.Future[object] | None = None
+        self.held += 1
+        try:
+            while True:
+                news = sub.wake_on_news(version)
+                if news is None:  # the log moved on: read it
+                    task, version = await read()
+                    if _answered(task, after):
+                        return task
+                    continue
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return task
+                if gone is not None and watcher is None:
+                    watcher = asyncio.ensure_future(gone())
+                waits: set[asyncio.Future[object]] = {news}  # type: ignore[arg-type]
+                if watcher is not None:
+                    waits.add(watcher)
+                await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                if watcher is not None and watcher.done():
+                    return task  # nobody reads the answer
+        finally:
+            self.held -= 1
+            sub.close()
+            if watcher is not None and not watcher.done():
+                watcher.cancel()
+
+
+def _answered(task: Task, after: int) -> bool:
+    """Whether a request for a generation past ``after`` is answered with ``task`` now."""
+    # 0: a task whose log predates generations, which will not say when it moves
+    return task.generation > after or task.generation == 0 or task.status.state in TERMINAL_STATES
