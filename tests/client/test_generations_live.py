@@ -6,6 +6,7 @@ GetTask is needed to fill one)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from interlingua.cli.main import main
 from interlingua.client import Client, ResumePolicy
-from interlingua.client.generations import TaskGenerationMismatch
+from interlingua.client.generations import GenerationsNotSupported, TaskGenerationMismatch
 from interlingua.core.model import Task, TaskState
 from tests.e2e.agents import story
 from tests.live import grpc_address_of, live_agent, live_grpc_agent
@@ -31,6 +32,37 @@ BINDINGS = ["jsonrpc", "rest", "grpc"]
 def url() -> Iterator[str]:
     with live_grpc_agent(agent) as (base, _):
         yield base
+
+
+@pytest.fixture(scope="module")
+def offering_url() -> Iterator[str]:
+    """The same agent, its card naming 1.1 on its v1.0 interfaces (``offer_1_1``)."""
+    with live_grpc_agent(agent, offer_1_1=True) as (base, _):
+        yield base
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_card_offering_1_1_is_spoken_to_in_1_1(offering_url: str,
+                                                       binding: str) -> None:
+    async with Client(offering_url, binding=binding) as client:
+        started = await client.send("sleep 0.5", blocking=False)
+        assert client.version == "1.1" and client.endpoint is not None
+        assert isinstance(started, Task) and started.generation >= 1
+        moved = await client.get_task(started.id, after_generation=started.generation,
+                                      wait=10)
+        assert moved.generation > started.generation
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_card_of_1_0_is_spoken_to_in_1_0(url: str, binding: str) -> None:
+    async with Client(url, binding=binding) as client:
+        task = await client.send("hello")
+        assert client.version == "1.0" and isinstance(task, Task)
+        with pytest.raises(GenerationsNotSupported):
+            await client.get_task(task.id, after_generation=1)
+        with pytest.raises(GenerationsNotSupported):
+            await client.send("more", task_id=task.id, if_generation_match=1)
+        assert task.generation == 0  # a 1.0 answer carries none
 
 
 def client_11(url: str, binding: str, **kw: object) -> Client:
@@ -135,6 +167,24 @@ async def test_a_resumed_stream_has_no_generation_gap(story_port: int, binding: 
     numbers = [e.generation for e in events]
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
     assert not any(e.reconciled for e in events)
+
+
+def test_get_wait_follows_a_card_offering_1_1(offering_url: str) -> None:
+    async def start() -> str:
+        async with Client(offering_url) as client:
+            task = await client.send("sleep 1", blocking=False)
+            assert isinstance(task, Task)
+            return task.id
+
+    task_id = asyncio.run(start())
+    result = CliRunner().invoke(main, ["get", offering_url, task_id, "--wait", "--json",
+                                       "--timeout", "20"], prog_name="interlingua")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    numbers = [int(json.loads(line)["generation"]) for line in result.stdout.splitlines()]
+    assert len(numbers) >= 2 and numbers == sorted(set(numbers))  # each step once, in order
+    assert json.loads(result.stdout.splitlines()[-1])["status"]["state"] == (
+        "TASK_STATE_COMPLETED")
+    assert "no long polls" not in result.stderr
 
 
 def test_get_wait_follows_our_server(url: str) -> None:
