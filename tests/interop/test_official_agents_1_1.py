@@ -1,11 +1,14 @@
-"""Our A2A 1.1 client against an official 1.x agent (a2a-sdk 1.3.0), which speaks 1.0.
+"""Our A2A 1.1 client against the official 1.x agents (a2a-sdk 1.3.0, @a2a-js/sdk
+1.3.0), which speak 1.0.
 
 - From the agent's own card (interfaces of protocolVersion 1.0) the client speaks
   1.0, and refuses what needs 1.1 (task generations) before sending anything.
 - Given a card that claims 1.1 for the same endpoints (a card that says more than
-  the agent speaks), the agent refuses ``A2A-Version: 1.1``: the client falls back
-  to 1.0 at the same endpoint for ordinary calls, and a call that needs 1.1 is
-  refused with ``GenerationsNotSupported``, never sent to it without its field.
+  the agent speaks): @a2a-js/sdk refuses ``A2A-Version: 1.1`` and the client falls
+  back to 1.0 at the same endpoint; a2a-sdk takes any 1.x version and answers tasks
+  without a generation, which the client reads as "not 1.1" (spec §3.2.7) and speaks
+  1.0 from then on. Either way a call that needs 1.1 is refused with
+  ``GenerationsNotSupported``, never sent without its field.
 """
 
 from __future__ import annotations
@@ -28,14 +31,15 @@ from .harness import AgentProcess, ensure_env
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
-_ROW = next(r for r in AGENT_ROWS if r.id == "py-1.3.0")
+_ROWS = {r.id: r for r in AGENT_ROWS if r.id in ("py-1.3.0", "js-1.3.0")}
 
 
-@pytest.fixture(scope="module")
-def official() -> Iterator[AgentProcess]:
-    env = ensure_env(_ROW.env)
+@pytest.fixture(scope="module", params=sorted(_ROWS))
+def official(request: pytest.FixtureRequest) -> Iterator[AgentProcess]:
+    row = _ROWS[request.param]
+    env = ensure_env(row.env)
     port = free_port()
-    agent = AgentProcess("py-1.3.0-v11", agent_argv(_ROW, env, port), port)
+    agent = AgentProcess(f"{row.id}-v11", agent_argv(row, env, port), port)
     try:
         agent.wait_ready()
         yield agent
@@ -91,11 +95,13 @@ async def test_a_card_claiming_1_1_falls_back_to_1_0(claimed_card: str, binding:
         assert client.version == "1.1"  # what the card says, until the agent answers
         task = await client.send("hello")
         assert isinstance(task, Task)
-        # a2a-sdk 1.3.0 takes any 1.x A2A-Version, and its task has no generation:
-        # the client speaks 1.0 to it from then on
+        # a2a-sdk 1.3.0 takes any 1.x A2A-Version, and its task has no generation;
+        # @a2a-js/sdk 1.3.0 refuses 1.1 (VersionNotSupported), and the send is made
+        # again in 1.0: either way the client speaks 1.0 to it from then on
         assert task.generation == 0 and client.version == "1.0"
         assert (await client.get_task(task.id)).id == task.id
-        with pytest.raises(GenerationsNotSupported, match="generation 0"):
+        with pytest.raises(GenerationsNotSupported,
+                           match=r"generation 0|spoken to in A2A 1\.0"):
             await client.get_task(task.id, after_generation=1)
 
 
@@ -106,8 +112,10 @@ async def test_a_first_long_poll_is_caught_by_its_answer(claimed_card: str,
         made = await maker.send("hello")
     assert isinstance(made, Task)
     async with Client(claimed_card, binding=binding) as client:
-        # the agent drops currentGeneration and answers at once: its answer has no generation
-        with pytest.raises(GenerationsNotSupported, match="without a generation"):
+        # a2a-sdk drops currentGeneration and answers at once, with no generation; the
+        # JavaScript SDK refuses 1.1: never a long poll sent in 1.0 without its field
+        with pytest.raises(GenerationsNotSupported,
+                           match=r"without a generation|refused A2A-Version 1\.1"):
             await client.get_task(made.id, after_generation=1)
         assert client.version == "1.0"
 
