@@ -470,3 +470,60 @@ def test_generations_survive_a_restart_and_are_never_reused(tmp_path: Path) -> N
             assert get(k(cl, url), task_id).generation == before
         follow = JSONRPC11(cl, url).stream(send("chunks 1", task_id, streaming=True))
         assert generations(follow) == [before + 1, before + 2, before + 3, before + 4]
+
+
+# --------------------------------------------------------------------- replicas
+
+
+def test_two_replicas_agree_wake_each_others_long_polls_and_take_one_of_two_follow_ups(
+        pg_url: str, redis_url: str) -> None:
+    # two services on one PostgreSQL store and one Redis bus: each its own engine,
+    # runs and caches, as two processes would have
+    with served(store=pg_url, bus=redis_url, long_poll_max_wait=10.0) as (a_url, _), \
+            served(store=pg_url, bus=redis_url, long_poll_max_wait=10.0) as (b_url, b), \
+            httpx.Client(timeout=30) as cl:
+        a = JSONRPC11(cl, a_url)
+        task = task_of(a, "chunks 2")
+        assert {get(k(cl, url), task.id).generation for k in DRIVERS_11.values()
+                for url in (a_url, b_url)} == {task.generation}
+
+        # a poll held on B is answered when A commits, through the bus
+        got: list[m.Task] = []
+
+        def poll_b() -> None:
+            with httpx.Client(timeout=30) as own:
+                got.append(get(JSONRPC11(own, b_url), task.id, after=task.generation))
+
+        poll = threading.Thread(target=poll_b)
+        began = time.monotonic()
+        poll.start()
+        _until(lambda: b.state.engine.long_polls.held == 1)
+        a.call(send("ask", task.id))
+        poll.join(15)
+        assert got and got[0].generation > task.generation
+        assert time.monotonic() - began < 5.0  # not the maximum wait (10 s)
+
+        # a follow-up for one generation sent to each replica at once: one is taken
+        for _ in range(5):
+            task = task_of(a, "ask")
+            outcomes: list[object] = []
+            barrier = threading.Barrier(2)
+
+            def follow_up(url: str, task: m.Task = task, barrier: threading.Barrier = barrier,
+                          outcomes: list[object] = outcomes) -> None:
+                with httpx.Client(timeout=30) as own:
+                    barrier.wait()
+                    try:
+                        outcomes.append(JSONRPC11(own, url).call(
+                            send("ask", task.id, if_match=task.generation)))
+                    except Refused as exc:
+                        outcomes.append(exc.reason)
+
+            threads = [threading.Thread(target=follow_up, args=(u,)) for u in (a_url, b_url)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            taken = [o for o in outcomes if isinstance(o, m.Task)]
+            assert len(taken) == 1 and len(outcomes) == 2, outcomes
+            assert get(a, task.id).generation == task.generation + 2

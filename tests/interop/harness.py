@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -260,15 +260,15 @@ def state_name(state: str | None) -> str:
 class InterlinguaProcess:
     """An agent of ``agent.py`` served by ``serve_agent.py`` in its own process."""
 
-    def __init__(self, spec: str, port: int) -> None:
+    def __init__(self, spec: str, port: int, extra: Sequence[str] = ()) -> None:
         self.spec = spec
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
-        self.log = _log_file("interlingua-" + spec.rsplit(":", 1)[-1])
+        self.log = _log_file("interlingua-" + spec.rsplit(":", 1)[-1] + "".join(extra))
         with self.log.open("w") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, str(Path(__file__).with_name("serve_agent.py")), spec,
-                 "--port", str(port)],
+                 "--port", str(port), *extra],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )

@@ -25,6 +25,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("spec")
     ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--offer-1.1", dest="offer_1_1", action="store_true",
+                    help="name protocol version 1.1 (draft) on the card's v1.0 interfaces")
     opts = ap.parse_args()
     app = create_app(
         load_agent(opts.spec),
@@ -32,6 +34,7 @@ def main() -> None:
         public_url=public_url_for("127.0.0.1", opts.port),
         push=PushSettings(allow_http=True, allow_private_networks=True, backoff_base=0.2,
                           max_attempts=2),
+        offer_1_1=opts.offer_1_1,
     )
     add_grpc(app, "127.0.0.1:0")
     uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", access_log=False,
