@@ -14,6 +14,7 @@ from .errors import (
     DialectMismatch,
     InvalidCard,
 )
+from .generations import GenerationsNotSupported, TaskGenerationMismatch
 from .push_receiver import PushEvent, Receiver, register_receiver
 from .security import CardVerifier, UnverifiedCard, tls_context
 from .stream import ResumePolicy, StreamEvent, StreamInterrupted
@@ -32,6 +33,7 @@ __all__ = [
     "DialectMismatch",
     "Endpoint",
     "FetchedCard",
+    "GenerationsNotSupported",
     "HTTPReply",
     "HTTPXTransport",
     "InvalidCard",
@@ -41,6 +43,7 @@ __all__ = [
     "StreamEvent",
     "StreamInterrupted",
     "StreamReply",
+    "TaskGenerationMismatch",
     "Transport",
     "UnverifiedCard",
     "fetch_card",
