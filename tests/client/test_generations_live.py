@@ -14,8 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from interlingua.cli.main import main
-from interlingua.client import Client, ResumePolicy
-from interlingua.client import GenerationsNotSupported, TaskGenerationMismatch
+from interlingua.client import Client, GenerationsNotSupported, ResumePolicy, TaskGenerationMismatch
 from interlingua.core.model import Task, TaskState
 from tests.e2e.agents import story
 from tests.live import grpc_address_of, live_agent, live_grpc_agent
