@@ -200,3 +200,17 @@ def test_get_wait_follows_our_server(url: str) -> None:
     heads = [line for line in result.stdout.splitlines() if line.startswith("Task ")]
     assert heads[-1].endswith("completed") and len(heads) >= 2
     assert "no long polls" not in result.stderr
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_subscription_goes_on_from_its_snapshots_generation(url: str,
+                                                                   binding: str) -> None:
+    async with client_11(url, binding) as client:
+        started = await client.send("sleep 0.5", blocking=False)
+        assert isinstance(started, Task)
+        events = [e async for e in client.subscribe(started.id)]
+    assert isinstance(events[0].item, Task)  # the task as it stands, then what follows it
+    numbers = [e.generation for e in events]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), numbers
+    assert not any(e.reconciled for e in events)
+    assert events[-1].state is TaskState.COMPLETED
