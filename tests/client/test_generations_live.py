@@ -214,3 +214,18 @@ async def test_a_subscription_goes_on_from_its_snapshots_generation(url: str,
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), numbers
     assert not any(e.reconciled for e in events)
     assert events[-1].state is TaskState.COMPLETED
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_the_caller_gives_up_a_held_long_poll(url: str, binding: str) -> None:
+    async with client_11(url, binding) as client:
+        asked = await client.send("greet")  # waits for input: held, nothing moves it
+        assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+        begun = time.monotonic()
+        same = await client.get_task(asked.id, after_generation=asked.generation, wait=0.5)
+        took = time.monotonic() - begun
+        # given up at the caller's wait (the server would hold it 30 s), then read as is
+        assert 0.5 <= took < 3, took
+        assert same.generation == asked.generation
+        # and the client goes on working after the cancelled request
+        assert (await client.get_task(asked.id)).id == asked.id
