@@ -32,6 +32,7 @@ from ..client.client import make_message
 from ..clients import AnyClient, client_for
 from ..core.dialects import get_codec
 from ..core.errors import A2AError
+from ..core.lifecycle import RETURN_STATES
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
 from ..grpc_wire.address import dns_target
 from ..mesh import mesh_name
@@ -40,6 +41,7 @@ from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
 from .db_commands import db_group
+from .follow import follow_task
 from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
@@ -152,7 +154,7 @@ def _client_options(f: F) -> F:
         click.option("--json", "as_json", is_flag=True, help="Print the agent's raw JSON answer."),
         click.option(
             "--dialect",
-            type=click.Choice(["1.0", "0.3", "0.1"]),
+            type=click.Choice(["1.1", "1.0", "0.3", "0.1"]),
             default=None,
             help="Speak this A2A dialect to URL as an endpoint (JSON-RPC unless --binding "
                  "says otherwise), without reading the card.",
@@ -904,19 +906,47 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
 @click.argument("task_id")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Show at most N messages of the task's history.")
+@click.option("--wait", is_flag=True,
+              help="Follow the task until it finishes or waits for input, showing each new "
+                   "state (long polls with an A2A 1.1 agent, else asking every few seconds); "
+                   "--timeout bounds the whole wait.")
 @_save_option
 @_client_options
-def get_command(url: str, task_id: str, history_length: int | None, save_dir: Path | None,
-                as_json: bool, dialect: str | None, headers: tuple[str, ...], timeout: float,
-                insecure: bool) -> None:
-    """Show a task."""
+def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
+                save_dir: Path | None, as_json: bool, dialect: str | None,
+                headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
+    """Show a task (with --wait: follow it, for agents that do not stream)."""
+
+    shown: list[Task] = []
+
+    def show(task: Task, raw: bytes | None) -> None:
+        if as_json:
+            # one answer per line, as 'stream --json' prints events
+            click.echo(raw.decode("utf-8", "replace") if raw is not None else "null")
+        elif shown and task.status.state not in RETURN_STATES:
+            output.print_task_line(output.console(), task)  # a step on: one line
+        else:  # the task as found, and as it ends: whole
+            output.print_task(output.console(), task, history=history_length is not None)
+        shown.append(task)
+
+    def note(text: str) -> None:
+        click.echo(f"note: {text}", err=True)
 
     async def work(client: AnyClient) -> TaskState:
-        task = await client.get_task(task_id, history_length=history_length)
-        if as_json:
-            _print_raw(client.last_result)
+        if wait:
+            found = await follow_task(client, task_id, history_length=history_length,
+                                      within=timeout, show=show, note=note)
+            if found is None:
+                _fail(f"task {task_id} has not finished within {timeout:g} s; go on with: "
+                      f"interlingua get {url} {task_id} --wait", EXIT_UNREACHABLE,
+                      as_json=as_json)
+            task = found
         else:
-            output.print_task(output.console(), task, history=history_length is not None)
+            task = await client.get_task(task_id, history_length=history_length)
+            if as_json:
+                _print_raw(client.last_result)
+            else:
+                output.print_task(output.console(), task, history=history_length is not None)
         if save_dir is not None:
             _save_files(task, save_dir, as_json=as_json)
         return task.status.state

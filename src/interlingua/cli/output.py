@@ -149,6 +149,19 @@ def print_task(out: Console, task: Task, *, history: bool = False) -> None:
             _print_parts(out, message.parts, 4)
 
 
+def print_task_line(out: Console, task: Task) -> None:
+    """One line for a task that moved on: its state, generation and status message."""
+    line = _label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state)
+    if task.generation:
+        line += Text(f"  generation {task.generation}", style="dim")
+    status_message = task.status.message
+    if status_message is not None:
+        text = " ".join(p.text for p in status_message.parts if isinstance(p, TextPart))
+        if text:
+            line += Text(f"  {text}")
+    out.print(line)
+
+
 def print_result(out: Console, result: Task | Message, *, url: str | None = None,
                  history: bool = False) -> None:
     """A send's answer; ``history``: the task's messages too (what ``--history`` asked

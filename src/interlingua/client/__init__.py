@@ -15,6 +15,7 @@ from .errors import (
     InvalidCard,
     TaskNotSettled,
 )
+from .generations import GenerationsNotSupported, TaskGenerationMismatch
 from .push_receiver import PushEvent, Receiver, register_receiver
 from .security import CardVerifier, UnverifiedCard, tls_context
 from .session import Run, Session
@@ -34,6 +35,7 @@ __all__ = [
     "DialectMismatch",
     "Endpoint",
     "FetchedCard",
+    "GenerationsNotSupported",
     "HTTPReply",
     "HTTPXTransport",
     "InvalidCard",
@@ -45,6 +47,7 @@ __all__ = [
     "StreamEvent",
     "StreamInterrupted",
     "StreamReply",
+    "TaskGenerationMismatch",
     "TaskNotSettled",
     "Transport",
     "UnverifiedCard",

@@ -18,6 +18,7 @@ from typing import Protocol
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from .card import Endpoint
 from .errors import ClientError
+from .generations import GENERATIONS_VERSION
 from .stream import Connection
 from .transport import Transport
 
@@ -101,6 +102,8 @@ def check_binding(binding: str | None, dialect: str | None) -> BindingSpec | Non
     if binding is None:
         return None
     spec = binding_spec(binding)
+    if dialect == GENERATIONS_VERSION:
+        dialect = "1.0"  # 1.1 is 1.0's wire plus task generations, on every binding of it
     if dialect is not None and dialect not in spec.dialects:
         raise ValueError(f"the {spec.name} binding is spoken in A2A "
                          f"{', '.join(spec.dialects)}, not {dialect}")

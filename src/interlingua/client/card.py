@@ -10,8 +10,9 @@ gateway that has not heard the mesh for long enough yet) is asked again after
 that many seconds, while the client's timeout allows.
 
 From the card come the *endpoints*: (dialect, URL, binding) triples in the
-order to try them, for the bindings the client speaks. A v1.0 interface
-wins, a v0.x one comes next; within a version, the card's order decides.
+order to try them, for the bindings the client speaks. A v1.x interface
+wins (one that says 1.1 before one that says 1.0: it adds task generations),
+a v0.x one comes next; within a version, the card's order decides.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..core.errors import A2AError
 from ..core.model import AgentCard
 from ..grpc_wire.address import dns_target
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
+from .generations import GENERATIONS_VERSION
 from .transport import DEFAULT_TIMEOUT, HTTPReply, Transport
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "endpoints",
     "fetch_card",
     "interface_url",
+    "minor_version_of",
     "parse_card",
 ]
 
@@ -49,13 +52,21 @@ _json = msgspec.json.Decoder()
 
 class Endpoint(msgspec.Struct, frozen=True):
     """Where and how to send calls: ``dialect`` is ``"1.0"``, ``"0.3"`` or ``"0.1"``,
-    ``binding`` the card's name of the binding (``"JSONRPC"``, ``"HTTP+JSON"``)."""
+    ``binding`` the card's name of the binding (``"JSONRPC"``, ``"HTTP+JSON"``).
+    ``version``: a later minor version of the dialect spoken there (``"1.1"``, whose
+    calls are v1.0's plus task generations), empty for the dialect itself."""
 
     dialect: str
     url: str
     binding: str = "JSONRPC"
     #: the tenant the card says to name in each request there (``AgentInterface.tenant``)
     tenant: str | None = None
+    version: str = ""
+
+    @property
+    def a2a_version(self) -> str:
+        """What the requests say in ``A2A-Version``."""
+        return self.version or self.dialect
 
 
 class FetchedCard(msgspec.Struct, frozen=True):
@@ -122,6 +133,16 @@ def dialect_of_version(version: str) -> str | None:
     return None
 
 
+def minor_version_of(version: str) -> str:
+    """A card's 1.x protocol version -> the later minor version this client speaks for
+    it (``"1.1"`` for 1.1 and after), or ``""`` for 1.0 itself and anything else."""
+    major, _, rest = version.strip().lstrip("v").partition(".")
+    minor = rest.partition(".")[0]
+    if major == "1" and minor.isdigit() and int(minor) >= 1:
+        return GENERATIONS_VERSION
+    return ""
+
+
 _RANK = {d: i for i, d in enumerate(SPOKEN)}
 
 
@@ -148,7 +169,8 @@ def endpoints(card: AgentCard, card_url: str | None = None,
         dialect = dialect_of_version(iface.protocol_version)
         if dialect is None or dialect not in dialects:
             continue
-        ep = Endpoint(dialect, url, binding, iface.tenant or None)
+        ep = Endpoint(dialect, url, binding, tenant=iface.tenant or None,
+                      version=minor_version_of(iface.protocol_version))
         if ep not in found:
             found.append(ep)
         older = dialect_of_version("0.1")
@@ -158,7 +180,8 @@ def endpoints(card: AgentCard, card_url: str | None = None,
             old = Endpoint(older, url, binding)
             if old not in found:
                 found.append(old)
-    found.sort(key=lambda ep: _RANK[ep.dialect])  # stable: the card's order within a dialect
+    # the newest dialect, 1.1 before 1.0; stable: the card's order within a version
+    found.sort(key=lambda ep: (_RANK[ep.dialect], not ep.version))
     if not found:
         what = "; ".join(offered) if offered else "no interfaces at all"
         speaks = ", ".join(f"{b} {'/'.join(d)}" for b, d in spoken.items())

@@ -80,6 +80,13 @@ from .bindings import (
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import BadResponse, ClientError, DialectMismatch, TaskNotSettled
+from .generations import (
+    GENERATIONS_VERSION,
+    GenerationsNotSupported,
+    generation_of,
+    long_poll,
+    needs_generations,
+)
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
 from .session import Session
@@ -137,8 +144,13 @@ class Client:
             # the mesh has a client of its own, with this API (docs/mesh.md)
             raise ValueError(f"{url!r} is an agent on an MQTT mesh: reach it with "
                              "interlingua.client_for(url), which gives a MeshClient")
+        version = ""
+        if dialect == GENERATIONS_VERSION:
+            # 1.1 is v1.0's wire plus task generations: the 1.0 dialect, asked for as 1.1
+            dialect, version = "1.0", GENERATIONS_VERSION
         if dialect is not None and dialect not in DIALECTS:
-            raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+            raise ValueError(f"unknown dialect {dialect!r}; use one of "
+                             f"{', '.join((GENERATIONS_VERSION, *DIALECTS))}")
         if url[:4].lower() == "dns:":
             # a card's gRPC interface URL, taken as it is: a plain-text gRPC address
             url = "grpc://" + dns_target(url)
@@ -163,7 +175,8 @@ class Client:
         self._endpoints: list[Endpoint] = []
         self._endpoint: Endpoint | None = None
         if dialect is not None:
-            self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name)
+            self._endpoint = Endpoint(dialect, url, (spec or BINDINGS["jsonrpc"]).card_name,
+                                      version=version)
         elif grpc_address:
             # no card to read at a gRPC address: v1.0, then v0.3 if the agent has not it
             self._endpoints = [Endpoint(d, url, "GRPC") for d in ("1.0", "0.3")]
@@ -175,6 +188,8 @@ class Client:
         self.last_result: bytes | None = None
         #: how broken streams are resumed
         self.resume = resume if resume is not None else ResumePolicy()
+        # whether the agent's tasks have been seen carrying a generation (None: not yet)
+        self._generations: bool | None = None
 
     @classmethod
     async def connect(cls, url: str, **kwargs: Any) -> Self:
@@ -227,6 +242,12 @@ class Client:
     def dialect(self) -> str | None:
         """The dialect in use: ``"1.0"`` or ``"0.3"`` (None until chosen)."""
         return self._endpoint.dialect if self._endpoint is not None else None
+
+    @property
+    def version(self) -> str | None:
+        """The ``A2A-Version`` requests carry: ``"1.1"`` with an agent whose card offers
+        it (task generations), else the dialect's (None until chosen)."""
+        return self._endpoint.a2a_version if self._endpoint is not None else None
 
     @property
     def endpoint(self) -> Endpoint | None:
@@ -298,6 +319,7 @@ class Client:
         metadata: Metadata | None = None,
         accepted_output_modes: Sequence[str] | None = None,
         push: PushConfig | None = None,
+        if_generation_match: int | None = None,
     ) -> Task | Message:
         """Send a message; the answer is the task it started or continued, or a message.
 
@@ -308,10 +330,24 @@ class Client:
         blocking send before then (some never block) is polled until it does, within the
         client's ``timeout``; past it, ``TaskNotSettled`` carries the task as last read.
         ``push`` registers a webhook for the task's updates with the send.
+
+        ``if_generation_match`` (A2A 1.1): continue the task only if it is still at
+        this generation; else the agent refuses with ``TaskGenerationMismatch``
+        (``expected_generation``, ``current_generation``). Ignored by the agent when the
+        message starts a task. An agent not spoken to in 1.1 cannot check it:
+        ``GenerationsNotSupported`` is raised and nothing is sent.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
         )
+        if if_generation_match is not None:
+            _check_generation("if_generation_match", if_generation_match, minimum=1)
+            await self._need_generations("if_generation_match")
+            if self._generations is None and msg.task_id is not None:
+                # Not yet seen to number its tasks: look before sending, since an agent
+                # that only says it speaks 1.1 would drop the check and take the message.
+                await self.get_task(msg.task_id, history_length=0)
+                await self._need_generations("if_generation_match")
         call = SendMessage(
             message=msg,
             config=SendConfig(
@@ -321,6 +357,7 @@ class Client:
                 history_length=history_length,
                 blocking=blocking,
                 push_config=push,
+                if_generation_match=if_generation_match,
             ),
             metadata=metadata,
         )
@@ -353,11 +390,53 @@ class Client:
             task = await self.get_task(task.id, history_length=history_length)
         return task
 
-    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
-        result = await self.call(GetTask(id=task_id, history_length=history_length))
+    async def get_task(self, task_id: str, history_length: int | None = None, *,
+                       after_generation: int | None = None,
+                       wait: float | None = None) -> Task:
+        """The task as it stands.
+
+        ``after_generation=n`` (A2A 1.1) is a long poll: the agent answers once the
+        task is past generation ``n`` (at once if it already is), or when its own
+        longest hold runs out, with the task as it stands then. ``wait`` (seconds)
+        is how long the caller will wait for that: held answers that come back
+        unchanged are asked again until then, and when it runs out the task is
+        returned as it stands, unchanged or not (compare ``generation``). Without
+        ``wait``, one long poll, as long as the agent holds it (and the client's
+        ``timeout`` allows). An agent not spoken to in 1.1 has no generations:
+        ``GenerationsNotSupported`` is raised rather than a poll that would return
+        at once; the same when its answer carries generation 0 (it does not
+        number its tasks, spec §3.2.7).
+        """
+        if after_generation is None:
+            if wait is not None:
+                raise ValueError("wait is for a long poll: give after_generation too")
+            return await self._task_of(GetTask(id=task_id, history_length=history_length))
+        _check_generation("after_generation", after_generation, minimum=0)
+        if wait is not None and wait < 0:
+            raise ValueError("wait must be a number of seconds >= 0")
+        await self._need_generations("after_generation")
+        return await long_poll(self._task_of, task_id, history_length, after_generation, wait)
+
+    async def _task_of(self, call: GetTask) -> Task:
+        result = await self.call(call)
         if isinstance(result, Task):
             return result
         raise _wrong_type("a task", result)
+
+    async def _need_generations(self, what: str) -> None:
+        """Raise ``GenerationsNotSupported`` unless calls go to an agent in A2A 1.1."""
+        endpoint = await self.resolve()
+        if self._generations is False and not self._forced:
+            raise GenerationsNotSupported(
+                f"{what} needs task generations, and the agent at {endpoint.url} answered "
+                "without them (generation 0): it does not speak A2A "
+                f"{GENERATIONS_VERSION}, whatever its card says")
+        if endpoint.version != GENERATIONS_VERSION:
+            raise GenerationsNotSupported(
+                f"{what} needs A2A {GENERATIONS_VERSION} (task generations), and the agent at "
+                f"{endpoint.url} is spoken to in A2A {endpoint.a2a_version}"
+                + ("" if self._forced else f" (its card offers no {GENERATIONS_VERSION} "
+                   "interface this client can use)"))
 
     async def list_tasks(
         self,
@@ -438,8 +517,10 @@ class Client:
             metadata=metadata,
             streaming=True,
         )
+        endpoint = await self.resolve()
         async for event in follow(self._open_stream, call, policy=resume or self.resume,
-                                  finished=self._finished):
+                                  finished=self._finished,
+                                  reconcile=self._reconcile if endpoint.version else None):
             yield event
 
     async def subscribe(
@@ -467,8 +548,14 @@ class Client:
             else self._finished
         async for event in follow(self._open_stream, call, last_event_id=last_event_id,
                                   policy=resume or self.resume, finished=finished,
-                                  through_interruptions=True):
+                                  through_interruptions=True,
+                                  reconcile=self._reconcile if endpoint.version else None):
             yield event
+
+    async def _reconcile(self, task_id: str) -> tuple[Task, bytes]:
+        """The task as it stands and its answer as sent: what fills a generation gap."""
+        task = await self._task_of(GetTask(id=task_id))
+        return task, self.last_result or b""
 
     async def _ended(self, task_id: str) -> bool:
         task = await self.get_task(task_id, history_length=0)
@@ -501,7 +588,24 @@ class Client:
                 "listing tasks needs A2A 1.0, and this agent is spoken to in "
                 f"A2A {endpoint.dialect}"
             )
-        return await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+        result = await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+        if type(result) is Task and self._endpoint is not None and self._endpoint.version:
+            self._numbered(result, call)
+        return result
+
+    def _numbered(self, task: Task, call: Call) -> None:
+        """A task answered in 1.1: does the agent number its tasks? (spec §3.2.7)"""
+        if not task.generation and self.last_result is not None:
+            # a codec that left the generation out: as the agent sent it
+            task.generation = generation_of(self.last_result,
+                                            streamed=isinstance(call, SendMessage))
+        if task.generation:
+            self._generations = True
+        elif self._endpoint is not None and not self._forced:
+            # Generation 0: an agent that takes A2A-Version 1.1 without speaking it
+            # (a2a-sdk 1.3.0 takes any 1.x). 1.0 from now on; what needs 1.1 is refused.
+            self._generations = False
+            self._endpoint = _without_version(self._endpoint)
 
     async def _negotiate(
         self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
@@ -512,9 +616,18 @@ class Client:
         while True:
             try:
                 result = await attempt(endpoint)
-            except (MethodNotFound, VersionNotSupported):
+            except (MethodNotFound, VersionNotSupported) as exc:
                 other = None if self._settled else self._fallback(endpoint, call, tried)
                 if other is None or other in tried:
+                    if needs_generations(call) and isinstance(exc, VersionNotSupported):
+                        # the agent does not take 1.1 after all: 1.0 from now on, and what
+                        # needs 1.1 is refused here, never sent without its field
+                        if endpoint.version and not self._forced:
+                            self._endpoint = _without_version(endpoint)
+                        raise GenerationsNotSupported(
+                            f"the agent at {endpoint.url} refused A2A-Version "
+                            f"{endpoint.a2a_version} ({exc.message}); task generations "
+                            f"need A2A {GENERATIONS_VERSION}") from exc
                     self._settled = True
                     raise
                 # Not understood here: try the next endpoint.
@@ -531,6 +644,18 @@ class Client:
 
     def _fallback(self, endpoint: Endpoint, call: Call,
                   tried: frozenset[Endpoint] | set[Endpoint] = frozenset()) -> Endpoint | None:
+        if needs_generations(call):
+            # only where 1.1 is spoken: another of the card's 1.1 endpoints, or none
+            for ep in self._endpoints:
+                if ep.version and ep not in tried and ep != endpoint:
+                    return ep
+            return None
+        if endpoint.version:
+            # 1.1 refused (an agent whose card says more than it speaks): the same
+            # endpoint in 1.0 first, which every 1.1 agent speaks too
+            twin = _without_version(endpoint)
+            if twin not in tried:
+                return twin
         if isinstance(call, ListTasks):
             # only v1.0 lists tasks: another binding of it, never another dialect
             for ep in self._endpoints:
@@ -546,7 +671,7 @@ class Client:
         done = {ep.dialect for ep in tried if ep.binding == endpoint.binding}
         for nxt in get_codec(endpoint.dialect).nearest:
             if nxt in dialects and nxt not in done:
-                return Endpoint(nxt, endpoint.url, endpoint.binding)
+                return Endpoint(nxt, endpoint.url, endpoint.binding, tenant=endpoint.tenant)
         return None
 
     async def _call_at(self, endpoint: Endpoint, call: Call) -> Result:
@@ -556,6 +681,16 @@ class Client:
         result, raw = await self._binding_for(endpoint).call(endpoint, call)
         self.last_result = raw
         return result
+
+
+def _without_version(endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` spoken in its dialect itself (1.0 for a 1.1 one)."""
+    return Endpoint(endpoint.dialect, endpoint.url, endpoint.binding, tenant=endpoint.tenant)
+
+
+def _check_generation(name: str, value: object, *, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, not {value!r}")
 
 
 def _wrong_type(expected: str, result: object) -> ClientError:

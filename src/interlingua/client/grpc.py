@@ -48,6 +48,7 @@ from ..grpc_wire.address import dns_target
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch
+from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
 from .stream import Connection
 from .transport import Transport
@@ -218,13 +219,15 @@ def _card03_in(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _request(dialect: str, call: Call) -> tuple[Codec, str, str, Any]:
-    """(codec, service, RPC, request as ProtoJSON) of ``call`` in ``dialect``."""
+def _request(dialect: str, call: Call, version: str = "") -> tuple[Codec, str, str, Any]:
+    """(codec, service, RPC, request as ProtoJSON) of ``call`` in ``dialect`` (its
+    ``version``: the request's ``a2a-version``)."""
     name = get_codec(dialect).protojson
     if name is None:
         raise DialectMismatch(f"gRPC is spoken in A2A 1.0 and 0.3, not {dialect}")
-    codec = get_codec(name)
-    method, params = encode_call(codec, call, dialect)
+    # 1.1: its own codec, whose JSON is ProtoJSON as v1.0's is
+    codec = get_codec(version if version and version != dialect else name)
+    method, params = encode_call(codec, call, dialect, version)
     # v0.3's service names tasks by resource; v1.0's RPCs are its JSON-RPC methods
     service = codec.grpc_service
     if service is None:
@@ -282,8 +285,8 @@ class GrpcClientBinding:
         return grpc.ssl_channel_credentials(root_certificates=roots, private_key=key,
                                             certificate_chain=chain)
 
-    def _metadata(self, dialect: str) -> list[tuple[str, str]]:
-        out = [("a2a-version", dialect)]
+    def _metadata(self, version: str) -> list[tuple[str, str]]:
+        out = [("a2a-version", version)]
         for name, value in self._headers.items():
             key = name.strip().lower()
             if key and key not in _NOT_METADATA and not key.startswith("grpc-"):
@@ -300,7 +303,7 @@ class GrpcClientBinding:
                  ) -> tuple[Codec, str, str, PBMessage, type[PBMessage], bool, str, bool]:
         """(codec, service, RPC, request, response class, streaming, target, tls)."""
         dialect = endpoint.dialect
-        codec, service, rpc, doc = _request(dialect, call)
+        codec, service, rpc, doc = _request(dialect, call, endpoint.a2a_version)
         request_cls, response_cls, streaming = _rpc(service, rpc)
         try:
             request = fill(request_cls(), doc if isinstance(doc, dict) else {})
@@ -326,7 +329,7 @@ class GrpcClientBinding:
             f"/{service}/{rpc}", request_serializer=type(request).SerializeToString,
             response_deserializer=response_cls.FromString)
         try:
-            response = await method(request, metadata=self._metadata(endpoint.dialect),
+            response = await method(request, metadata=self._metadata(endpoint.a2a_version),
                                     timeout=self._timeout)
         except grpc.aio.AioRpcError as exc:
             raise self._error(exc, target) from None
@@ -335,7 +338,7 @@ class GrpcClientBinding:
             doc = _card03_in(doc)
         raw = _encode(doc)
         try:
-            result = codec.decode_result(call, raw)
+            result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{target}: {exc.message}") from None
         return result, raw
@@ -345,7 +348,7 @@ class GrpcClientBinding:
     ) -> Connection:
         codec, service, rpc, request, response_cls, streaming, target, tls = self._prepare(
             endpoint, call)
-        metadata = self._metadata(endpoint.dialect)
+        metadata = self._metadata(endpoint.a2a_version)
         if last_event_id is not None:
             metadata.append((LAST_EVENT_ID, str(last_event_id)))
         if not streaming:  # pragma: no cover - the codecs name streaming RPCs for streams

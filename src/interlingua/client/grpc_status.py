@@ -24,6 +24,7 @@ from ..core.errors import (
     UnsupportedOperation,
 )
 from .errors import AgentTimeout, AgentUnreachable, ClientError
+from .generations import mismatch_in, mismatch_of_status
 
 __all__ = ["DETAILS_KEY", "error_of", "read_status"]
 
@@ -141,9 +142,9 @@ def error_of(code: str, message: str, details: bytes | None, target: str,
     if details:
         status = read_status(details)
         if status is not None:
-            err = decode_status({"error": status})
+            err = decode_status({"error": status}) or mismatch_of_status(status)
             if err is not None:
-                return err
+                return mismatch_in(err)
     named = _v03_named(message)
     if named is not None:
         return named

@@ -37,6 +37,7 @@ from ..core.sse import SSEEvent
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import AgentUnreachable, BadResponse, DialectMismatch
+from .generations import answered, mismatch_in, mismatch_of_status
 from .jsonrpc import HTTP_ERRORS, snippet
 from .stream import Connection, _seq, lagged_or
 from .transport import HTTPReply, StreamReply, Transport
@@ -77,7 +78,7 @@ def route_of(method: str, params: bytes) -> tuple[str, str, bytes | None]:
         body = params
     elif method == "GetTask":
         verb, path = "GET", f"/tasks/{_seg(doc['id'])}"
-        query = {k: doc[k] for k in ("historyLength",) if k in doc}
+        query = {k: doc[k] for k in ("historyLength", "currentGeneration") if k in doc}
     elif method == "ListTasks":
         verb, path = "GET", "/tasks"
         query = {k: v for k, v in doc.items() if k != "tenant"}
@@ -161,14 +162,15 @@ class RESTBinding:
         name = get_codec(endpoint.dialect).protojson
         if name is None:
             raise DialectMismatch(f"HTTP+JSON is spoken in A2A 1.0 and 0.3, not {endpoint.dialect}")
-        codec = get_codec(name)
-        method, params = encode_call(codec, call, endpoint.dialect)
+        # 1.1: its own codec, whose JSON is ProtoJSON as v1.0's is
+        codec = get_codec(endpoint.version or name)
+        method, params = encode_call(codec, call, endpoint.dialect, endpoint.a2a_version)
         # v0.3's methods have the v0.3 routes (§g.2), v1.0's the v1.0 ones (§g.1)
         if method in _V03_METHODS:
             verb, path, body = route_of_v03(method, params, call)
         else:
             verb, path, body = route_of(method, params)
-        headers = {**self._headers, "Accept": accept, "A2A-Version": endpoint.dialect}
+        headers = {**self._headers, "Accept": accept, "A2A-Version": endpoint.a2a_version}
         if body is not None:
             headers["Content-Type"] = codec.media_type
         return codec, verb, endpoint.url.rstrip("/") + path, body, headers
@@ -189,7 +191,7 @@ class RESTBinding:
             reply = await self._transport.request(verb, url, body, headers)
             raw = _result_of(reply, codec, True)
         try:
-            result = codec.decode_result(call, raw)
+            result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{reply.url}: {exc.message}", status=reply.status) from None
         return result, raw
@@ -260,8 +262,10 @@ def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> byte
         except msgspec.DecodeError:
             doc = None
     err = codec.decode_http_error(doc, reply.status, task_route)
+    if err is None and isinstance(doc, dict):
+        err = mismatch_of_status(doc.get("error"))  # a 1.1 error, by its ErrorInfo
     if err is not None:
-        raise err
+        raise mismatch_in(err)
     cls = HTTP_ERRORS.get(reply.status)
     if cls is not None:
         raise cls(f"{cls.default_message} (HTTP {reply.status} from {reply.url})")

@@ -53,6 +53,7 @@ from ..core.errors import A2AError, TaskNotFound
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..core.sse import SSEDecoder, SSEEvent
 from .errors import AgentUnreachable, BadResponse, ClientError
+from .generations import GenerationTracker, generation_of
 from .transport import StreamReply
 
 __all__ = [
@@ -77,6 +78,15 @@ class StreamEvent(msgspec.Struct, frozen=True):
     seq: int | None
     item: StreamItem
     raw: bytes = b""
+    #: the item is the task fetched because events were missed (a generation gap),
+    #: standing in for them; ``raw`` is then the ``GetTask`` answer
+    reconciled: bool = False
+
+    @property
+    def generation(self) -> int:
+        """The task's generation after this event (A2A 1.1); 0 when not known."""
+        item = self.item
+        return 0 if isinstance(item, Message) else item.generation
 
     @property
     def task_id(self) -> str | None:
@@ -250,6 +260,8 @@ def _clip(text: str) -> str:
 Opener = Callable[[SendMessage | SubscribeToTask, int | None], Awaitable[Connection]]
 #: whether a task is in a final state for its turn (asked when a resumed stream is empty)
 FinishedCheck = Callable[[str], Awaitable[bool]]
+#: the task as it stands, and the agent's answer as sent (to fill a generation gap)
+Reconcile = Callable[[str], Awaitable[tuple[Task, bytes]]]
 
 
 async def follow(
@@ -260,15 +272,21 @@ async def follow(
     policy: ResumePolicy,
     finished: FinishedCheck,
     through_interruptions: bool = False,
+    reconcile: Reconcile | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Every event of the stream ``call`` opens, resuming it when it breaks.
 
     ``through_interruptions``: a v1.0 subscription, which goes on through
     input-required and auth-required to the task's end; otherwise the stream
     ends with the turn (or, in older dialects, the server ends it there).
+    ``reconcile``: an A2A 1.1 stream, whose events' generations are checked; a
+    gap is filled with the task fetched through it.
     """
     state = _Position(call.id if isinstance(call, SubscribeToTask) else None, last_event_id)
     state.through_interruptions = through_interruptions
+    if reconcile is not None:
+        state.generations = GenerationTracker()
+        state.reconcile = reconcile
     failures = 0
     resuming = False
     while True:
@@ -364,6 +382,9 @@ class _Position:
         self.done = False
         self.lagged = False
         self.through_interruptions = False
+        #: an A2A 1.1 stream's generations, and how a gap in them is filled
+        self.generations: GenerationTracker | None = None
+        self.reconcile: Reconcile | None = None
 
     async def read(self, conn: Connection) -> AsyncGenerator[StreamEvent, None]:
         """The new events of one connection, in order, up to a final one."""
@@ -384,11 +405,36 @@ class _Position:
                     self.last = seq
                 self.task_id = event.task_id or self.task_id
                 self.progressed = True
+                if self.generations is not None and type(item) is not Message:
+                    found = await self._in_order(event)
+                    if found is None:
+                        continue  # already in a task delivered before
+                    event = found
                 yield event
                 if event.final and not (terminal_only and event.state is not None
                                         and event.state not in TERMINAL_STATES):
                     self.done = True
                     return
+
+
+    async def _in_order(self, event: StreamEvent) -> StreamEvent | None:
+        """``event`` as the generations place it: itself, None when a task delivered
+        before holds it already, or (after a gap) the task fetched in its stead."""
+        assert self.generations is not None and self.reconcile is not None
+        item = event.item
+        assert not isinstance(item, Message)
+        if not item.generation:  # a codec that left it out: as the agent sent it
+            item.generation = generation_of(event.raw, streamed=True)
+        verdict = self.generations.see(item.generation, snapshot=type(item) is Task)
+        if verdict == "old":
+            return None
+        if verdict != "gap" or self.task_id is None:
+            return event
+        # Events were missed (an agent that cannot replay them, or did not): the task
+        # as it stands now holds them and this one.
+        task, raw = await self.reconcile(self.task_id)
+        self.generations.reconciled(task.generation)
+        return StreamEvent(event.seq, task, raw, reconciled=True)
 
 
 def _given_up(policy: ResumePolicy, last: int | None) -> str:
