@@ -129,8 +129,9 @@ async def test_a_stale_generation_is_refused_with_the_typed_error(
     peer.script.current = 5
     async with Client(peer.url, binding=binding) as client:
         with pytest.raises(TaskGenerationMismatch) as caught:
-            await client.send("more", task_id="t1", if_generation_match=3)
-        result = await client.send("more", task_id="t1", if_generation_match=5)
+            await client.send("more", task_id="t1", if_generation_match=3, blocking=False)
+        # not blocking: the scripted task stays working, which a blocking send would follow
+        result = await client.send("more", task_id="t1", if_generation_match=5, blocking=False)
     err = caught.value
     assert (err.task_id, err.expected_generation, err.current_generation) == ("t1", 3, 5)
     assert isinstance(result, Task)
