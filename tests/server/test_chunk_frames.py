@@ -277,6 +277,11 @@ def test_a_batch_is_written_as_each_of_its_outputs_is_framed_alone(dialect: str)
     frames.write(parts, outputs, other)  # type: ignore[arg-type]
     expected = b"".join(_encoded(out, codec, envelope) for out in outputs)  # type: ignore[arg-type]
     assert b"".join(parts) == expected
-    # every dialect has templates (the first test): only the plain text chunks
+    if frames._make(_chunk("x")) is None:
+        # a dialect that writes each chunk's generation (1.1) has no template: the
+        # codec frames every output
+        assert others == outputs
+        return
+    # the other dialects have templates (the first test): only the plain text chunks
     # for this reader alone were spliced, the rest went to ``other``
     assert [getattr(out, "seq", None) for out in others] == [3, 5, 6, 7, 9, None]

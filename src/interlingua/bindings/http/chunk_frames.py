@@ -119,7 +119,9 @@ class ChunkFrames:
                 except (AttributeError, IndexError):  # no parts, or a first part of no text
                     parts.append(other(out))
                     continue
-                if u == self._probe or self._switch(u):
+                probe = self._probe
+                probe.generation = u.generation  # as add does: chunks differ by it
+                if u == probe or self._switch(u):
                     template = self._template
                     if template is not None and text:
                         parts += (b"id: %d" % out.seq, template[0], _json(text), template[1])
