@@ -45,7 +45,7 @@ from ..core.errors import A2AError
 from ..core.model import Role
 from ..host.app import create_app
 from ..server.agent import Agent
-from ..server.context import Context
+from ..server.context import Context, TaskCanceled
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
@@ -300,8 +300,9 @@ class SamLink:
                     continue
                 await finish(ctx, item)
                 return
-        except asyncio.CancelledError:
-            # canceled here (over HTTP): the task on the mesh is canceled too
+        except (asyncio.CancelledError, TaskCanceled):
+            # canceled here (over HTTP; the turn canceled, or a write after the cancel
+            # refused): the task on the mesh is canceled too
             self._spawn(self._cancel_on_mesh(name, task.id))
             raise
         finally:

@@ -24,7 +24,7 @@ from ...core.calls import CancelTask, SendMessage
 from ...core.dialects import get_codec
 from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
-from ...server.context import Context
+from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
 from ..relay import finish, relay
 from ..topics import MeshURL
@@ -83,7 +83,8 @@ class EmqxLink:
                     return
                 if not isinstance(item, Task):  # the gateway has its own snapshot
                     await relay(ctx, item)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, TaskCanceled):
+            # canceled here: the turn is canceled, or a write after the cancel is refused
             self._spawn(self._cancel_on_mesh(name, task.id))
             raise
         finally:
