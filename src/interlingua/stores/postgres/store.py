@@ -173,7 +173,8 @@ class PostgresStore(Outbox):
     async def _create_at_once(self, scope: Scope, row: tuple[Any, ...], message_id: str | None,
                               digest: bytes, claim: bytes, events: Sequence[Event],
                               ids: _Ids) -> int:
-        """A new task without push configs in one statement, committed on its own.
+        """A new task without push configs in one statement, committed with the
+        other sends' statements of the moment (``GroupCommit``).
 
         One round trip instead of six (begin, fence, task, message id, events,
         commit): a unary send's whole write. Each part only happens when the
@@ -181,18 +182,17 @@ class PostgresStore(Outbox):
         fail as a whole, so nothing of it is written.
         """
         runs = list(_runs(0, 1, events, ids))
-        async with self._conn() as conn:
-            try:
-                pk, fenced, other = await conn.fetchrow(_CREATE_AT_ONCE, *row, message_id,
-                                                 digest or None, [r[1] for r in runs],
-                                                 [r[2] for r in runs], [r[3] for r in runs],
-                                                 [r[4] for r in runs], claim)
-            except asyncpg.UniqueViolationError:
-                # only the message id can collide (the task's own conflict inserts nothing)
-                if message_id is None:
-                    raise
-                found = await _find_message(conn, scope, message_id, digest)
-                raise MessageExists(message_id, found or MessageRecord("")) from None
+        args = (*row, message_id, digest or None, [r[1] for r in runs], [r[2] for r in runs],
+                [r[3] for r in runs], [r[4] for r in runs], claim)
+        try:
+            pk, fenced, other = await self._group.run(
+                lambda conn: conn.fetchrow(_CREATE_AT_ONCE, *args))
+        except asyncpg.UniqueViolationError:
+            # only the message id can collide (the task's own conflict inserts nothing)
+            if message_id is None:
+                raise
+            found = await self.find_message(scope, message_id, digest)
+            raise MessageExists(message_id, found or MessageRecord("")) from None
         if not fenced:
             raise LeaseLost(f"the lease of epoch {row[11]} was revoked")
         if pk is None:
@@ -299,15 +299,15 @@ class PostgresStore(Outbox):
         new_version = version + len(events)
         columns = ([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs],
                    [r[4] for r in runs])
-        async with self._conn() as conn:
-            if status_changed:
-                written = await conn.fetchval(
-                    _APPEND_STATUS_AT_ONCE,
-                    pk, *columns, version, new_version, now, lease, status.state.value,
+        args: tuple[Any, ...]
+        if status_changed:
+            statement = _APPEND_STATUS_AT_ONCE
+            args = (pk, *columns, version, new_version, now, lease, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now))
-            else:
-                written = await conn.fetchval(_APPEND_AT_ONCE, pk, *columns,
-                                              version, new_version, now, lease)
+        else:
+            statement = _APPEND_AT_ONCE
+            args = (pk, *columns, version, new_version, now, lease)
+        written = await self._group.run(lambda conn: conn.fetchval(statement, *args))
         if not written:
             return False
         self._wrote(key, pk, context_id, status.state, new_version)
@@ -457,8 +457,10 @@ class PostgresStore(Outbox):
                            digest: bytes = b"") -> MessageRecord | None:
         if "\x00" in message_id:
             return None
-        async with self._conn() as conn:
-            return await _find_message(conn, scope, message_id, digest)
+        # a send's look-up: committed (as a read) with the sends' writes of the moment
+        found: MessageRecord | None = await self._group.run(
+            lambda conn: _find_message(conn, scope, message_id, digest))
+        return found
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         async with self._conn() as conn:
