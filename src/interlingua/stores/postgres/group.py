@@ -2,24 +2,29 @@
 of the requests in flight at once share one transaction.
 
 Each statement run on its own is a transaction of its own: a commit (and, for a
-write, a WAL flush) per statement. Statements queued while a group is with the
-database run next, in the order they came, as one transaction on one connection:
-one commit for all of them (docs/architecture.md, "PostgreSQL commits in groups").
+write, a WAL flush) per statement. Here the calls of one statement (the same SQL,
+other arguments) queued while that statement's group is with the database go
+next as one pipeline (asyncpg's ``fetchmany``): one round trip, and one implicit
+transaction, committed at its end, for all of them (docs/architecture.md,
+"PostgreSQL commits in groups"). Every statement grouped returns exactly one row.
 
-* Durable before seen: a caller gets its result only once the group's COMMIT
-  returned.
-* One failure fails one caller: a statement that fails aborts the group's
-  transaction, so nothing of the group is kept; each statement then runs again
-  on its own, in order, and only the one that fails again fails its caller.
+* Durable before seen: a caller gets its row only once the group's transaction
+  committed.
+* One failure fails one caller: a call that fails aborts the group's
+  transaction, so nothing of the group is kept; each call then runs again on its
+  own, in the order they came, and only the one that fails again fails its caller.
 * A lost connection fails the whole group with ``StoreUnavailable`` and nothing
-  is run again: whether its COMMIT was applied is not known, as for a
+  is run again: whether its commit was applied is not known, as for a
   statement on its own.
+* Order: a caller awaits each of its statements before the next, so its own
+  statements are never in one group; the calls of one group are concurrent, and
+  run in the order they came.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -27,9 +32,7 @@ import asyncpg
 
 from ..base import StoreUnavailable
 
-#: one statement of a group: given the group's connection, its result
-Statement = Callable[[asyncpg.Connection], Awaitable[Any]]
-_Queued = tuple[Statement, "asyncio.Future[Any]"]
+_Queued = tuple[tuple[Any, ...], "asyncio.Future[asyncpg.Record]"]
 
 
 def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
@@ -42,37 +45,39 @@ def _settle(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
 
 
 class GroupCommit:
-    """The queue of statements and the one task that commits them in groups."""
+    """A queue per statement, and a task per statement that commits its calls in groups."""
 
     def __init__(self, conn: Callable[[], AbstractAsyncContextManager[asyncpg.Connection]]) -> None:
         self._conn = conn
-        self._queued: list[_Queued] = []
-        self._flusher: asyncio.Task[None] | None = None
-        #: transactions committed, and statements they held (what tests count)
+        self._queued: dict[str, list[_Queued]] = {}
+        self._flushers: dict[str, asyncio.Task[None]] = {}
+        #: transactions committed, and calls they held (what tests count)
         self.groups = 0
-        self.statements = 0
+        self.calls = 0
 
-    async def run(self, statement: Statement) -> Any:
-        """``statement``'s result, once the transaction it ran in has committed."""
+    async def row(self, sql: str, args: tuple[Any, ...]) -> asyncpg.Record:
+        """``sql``'s one row for ``args``, once the transaction it ran in has committed."""
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
-        self._queued.append((statement, fut))
-        if self._flusher is None:
+        fut: asyncio.Future[asyncpg.Record] = loop.create_future()
+        queue = self._queued.get(sql)
+        if queue is None:
+            queue = self._queued[sql] = []
+        queue.append((args, fut))
+        if sql not in self._flushers:
             # a task of its own: a caller cancelled mid-group does not cut the group short
-            self._flusher = loop.create_task(self._flush())
+            self._flushers[sql] = loop.create_task(self._flush(sql))
         return await fut
 
     async def drain(self) -> None:
-        """Wait until every statement queued has run (before the pool closes)."""
-        while (flusher := self._flusher) is not None:
-            await asyncio.shield(flusher)
+        """Wait until every call queued has run (before the pool closes)."""
+        while self._flushers:
+            await asyncio.wait(list(self._flushers.values()))
 
-    async def _flush(self) -> None:
+    async def _flush(self, sql: str) -> None:
         try:
-            while self._queued:
-                group, self._queued = self._queued, []
+            while group := self._queued.pop(sql, None):
                 try:
-                    await self._commit(group)
+                    await self._commit(sql, group)
                 except BaseException as exc:
                     closed = (
                         exc
@@ -83,36 +88,38 @@ class GroupCommit:
                         _settle(fut, False, closed)
                     raise
         finally:
-            self._flusher = None
+            del self._flushers[sql]
 
-    async def _commit(self, group: list[_Queued]) -> None:
+    async def _commit(self, sql: str, group: list[_Queued]) -> None:
         if len(group) == 1:
-            await self._alone(*group[0])
+            await self._alone(sql, *group[0])
             return
         try:
-            async with self._conn() as conn, conn.transaction():
-                results = [await statement(conn) for statement, _ in group]
+            async with self._conn() as conn:
+                rows = await conn.fetchmany(sql, [args for args, _ in group])
         except StoreUnavailable as exc:
             for _, fut in group:
                 _settle(fut, False, exc)
             return
         except Exception:
-            # one statement failed, and nothing of the group was kept
-            for queued in group:
-                await self._alone(*queued)
+            # one call failed, and nothing of the group was kept
+            for args, fut in group:
+                await self._alone(sql, args, fut)
             return
         self.groups += 1
-        self.statements += len(group)
-        for (_, fut), result in zip(group, results, strict=True):
-            _settle(fut, True, result)
+        self.calls += len(group)
+        for (_, fut), row in zip(group, rows, strict=True):
+            _settle(fut, True, row)
 
-    async def _alone(self, statement: Statement, fut: asyncio.Future[Any]) -> None:
+    async def _alone(
+        self, sql: str, args: tuple[Any, ...], fut: asyncio.Future[asyncpg.Record]
+    ) -> None:
         try:
             async with self._conn() as conn:
-                result = await statement(conn)
+                row = await conn.fetchrow(sql, *args)
         except Exception as exc:
             _settle(fut, False, exc)
             return
         self.groups += 1
-        self.statements += 1
-        _settle(fut, True, result)
+        self.calls += 1
+        _settle(fut, True, row)

@@ -37,11 +37,11 @@ from ..sqlite.rows import (
 from ..sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
 from .outbox import Outbox
 from .rows import (
+    _FIND_MESSAGE,
     _TERMINAL,
     _check_lease,
     _count,
     _encode,
-    _find_message,
     _fold,
     _insert_events,
     _kinds,
@@ -89,6 +89,8 @@ _APPEND_TEMPLATE = (
 # formatted once: the statement text is also asyncpg's cache key
 _APPEND_STATUS_AT_ONCE = _APPEND_TEMPLATE.format(set=", state = $10, status = $11, stamp = $12")
 _APPEND_AT_ONCE = _APPEND_TEMPLATE.format(set="")
+# A message id's look-up as one row, found or not (GroupCommit's statements return one).
+_FIND_MESSAGE_ROW = f"SELECT f.* FROM (SELECT) one LEFT JOIN LATERAL ({_FIND_MESSAGE}) f ON true"
 #: the tasks whose last write this process remembers (the oldest is forgotten first)
 _WRITTEN_KEPT = 4096
 
@@ -185,8 +187,7 @@ class PostgresStore(Outbox):
         args = (*row, message_id, digest or None, [r[1] for r in runs], [r[2] for r in runs],
                 [r[3] for r in runs], [r[4] for r in runs], claim)
         try:
-            pk, fenced, other = await self._group.run(
-                lambda conn: conn.fetchrow(_CREATE_AT_ONCE, *args))
+            pk, fenced, other = await self._group.row(_CREATE_AT_ONCE, args)
         except asyncpg.UniqueViolationError:
             # only the message id can collide (the task's own conflict inserts nothing)
             if message_id is None:
@@ -307,7 +308,7 @@ class PostgresStore(Outbox):
         else:
             statement = _APPEND_AT_ONCE
             args = (pk, *columns, version, new_version, now, lease)
-        written = await self._group.run(lambda conn: conn.fetchval(statement, *args))
+        written = (await self._group.row(statement, args))[0]
         if not written:
             return False
         self._wrote(key, pk, context_id, status.state, new_version)
@@ -458,9 +459,9 @@ class PostgresStore(Outbox):
         if "\x00" in message_id:
             return None
         # a send's look-up: committed (as a read) with the sends' writes of the moment
-        found: MessageRecord | None = await self._group.run(
-            lambda conn: _find_message(conn, scope, message_id, digest))
-        return found
+        task_id, found = await self._group.row(
+            _FIND_MESSAGE_ROW, (scope.tenant, scope.owner, message_id, digest))
+        return None if task_id is None else MessageRecord(task_id, bytes(found or b""))
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         async with self._conn() as conn:
