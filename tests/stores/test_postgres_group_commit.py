@@ -205,3 +205,29 @@ async def test_appends_to_one_task_keep_their_order_in_a_group(pg_clean_url: str
             assert [e.seq for e in events] == list(range(1, 9))
     finally:
         await store.close()
+
+
+async def test_a_group_cut_short_fails_its_callers_rather_than_leave_them_waiting(
+    pg_clean_url: str,
+) -> None:
+    from interlingua.stores.postgres import StoreUnavailable
+
+    store = PostgresStore(pg_clean_url)
+    await store.open()
+    try:
+        first = [asyncio.ensure_future(store.find_message(A, f"m-{n}")) for n in range(4)]
+        group = store._group
+        for _ in range(100):  # until the first group is with the database
+            await asyncio.sleep(0)
+            if group._flushers and not group._queued:
+                break
+        behind = [asyncio.ensure_future(store.find_message(A, f"m-{n}")) for n in range(4, 6)]
+        await asyncio.sleep(0)
+        (flusher,) = group._flushers.values()
+        flusher.cancel()
+        results = await asyncio.wait_for(asyncio.gather(*first, *behind, return_exceptions=True), 5)
+        assert all(isinstance(r, StoreUnavailable) for r in results), results
+        # the next call runs as ever
+        assert await store.find_message(A, "m-0") is None
+    finally:
+        await store.close()

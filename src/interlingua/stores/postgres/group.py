@@ -84,7 +84,8 @@ class GroupCommit:
                         if isinstance(exc, Exception)
                         else StoreUnavailable("the PostgreSQL store was closed")
                     )
-                    for _, fut in group:
+                    # this group and the calls queued behind it: no task is left to run them
+                    for _, fut in group + self._queued.pop(sql, []):
                         _settle(fut, False, closed)
                     raise
         finally:
