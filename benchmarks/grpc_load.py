@@ -49,7 +49,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 def start(name: str, python: str) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "PYTHONPATH": str(SERVERS), "OTEL_INSTRUMENTATION_A2A_SDK_ENABLED": "false"}
+    # this checkout's src first: the project venv's own install may be another checkout's
+    path = os.pathsep.join([str(SERVERS), str(ROOT / "src")])
+    env = {**os.environ, "PYTHONPATH": path, "OTEL_INSTRUMENTATION_A2A_SDK_ENABLED": "false"}
     proc = subprocess.Popen(["taskset", "-c", "0", python, str(SERVERS / "grpc_echo.py"), name],
                             stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     assert proc.stdout is not None

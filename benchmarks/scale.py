@@ -327,7 +327,7 @@ async def follow(runner: str, reader: str, n: int, pause: float) -> tuple[list[f
                             continue
                         text = update["artifact"]["parts"][0]["text"]
                         seen.append(text)
-                        latencies.append(now - float(text))
+                        latencies.append(now - float(text.split()[0]))
                         first = first or now
                         last = now
     # every chunk, in the snapshot the subscription starts with or after it (a2a-sdk

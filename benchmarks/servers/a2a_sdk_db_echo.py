@@ -54,7 +54,7 @@ class TimestampEchoExecutor(EchoExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         aid = f"ts-{task.id}"
         for n in range(count):
-            part = new_text_part(f"{time.time():.6f}")
+            part = new_text_part(f"{time.time():.6f} {n}")  # two may share a microsecond
             await updater.add_artifact([part], artifact_id=aid, append=n > 0)
             if pause:
                 await asyncio.sleep(pause)

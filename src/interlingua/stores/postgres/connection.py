@@ -12,6 +12,7 @@ import asyncpg
 from ..base import (
     StoreUnavailable,
 )
+from .group import GroupCommit
 from .rows import IDLE_IN_TRANSACTION_MS, _connection_error
 from .schema import MIGRATIONS, SCHEMA_VERSION, PostgresSettings, parse_postgres_url
 
@@ -107,6 +108,8 @@ class Database:
         #: (tenant, owner, task id) -> (pk, context id, state, version) as this
         #: process last wrote them: what lets the next write skip reading the row
         self._written: dict[tuple[str, str, str], tuple[int, str, str, int]] = {}
+        #: the one-statement writes and look-ups of a send, committed in groups
+        self._group = GroupCommit(self._conn)
 
     @property
     def schema_version(self) -> int:
@@ -156,6 +159,8 @@ class Database:
                           "pool_min_size": s.min_size, "pool_max_size": s.max_size}
 
     async def close(self) -> None:
+        if self._pool is not None:
+            await self._group.drain()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()

@@ -37,11 +37,11 @@ from ..sqlite.rows import (
 from ..sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
 from .outbox import Outbox
 from .rows import (
+    _FIND_MESSAGE,
     _TERMINAL,
     _check_lease,
     _count,
     _encode,
-    _find_message,
     _fold,
     _insert_events,
     _kinds,
@@ -89,6 +89,8 @@ _APPEND_TEMPLATE = (
 # formatted once: the statement text is also asyncpg's cache key
 _APPEND_STATUS_AT_ONCE = _APPEND_TEMPLATE.format(set=", state = $10, status = $11, stamp = $12")
 _APPEND_AT_ONCE = _APPEND_TEMPLATE.format(set="")
+# A message id's look-up as one row, found or not (GroupCommit's statements return one).
+_FIND_MESSAGE_ROW = f"SELECT f.* FROM (SELECT) one LEFT JOIN LATERAL ({_FIND_MESSAGE}) f ON true"
 #: the tasks whose last write this process remembers (the oldest is forgotten first)
 _WRITTEN_KEPT = 4096
 
@@ -173,7 +175,8 @@ class PostgresStore(Outbox):
     async def _create_at_once(self, scope: Scope, row: tuple[Any, ...], message_id: str | None,
                               digest: bytes, claim: bytes, events: Sequence[Event],
                               ids: _Ids) -> int:
-        """A new task without push configs in one statement, committed on its own.
+        """A new task without push configs in one statement, committed with the
+        other sends' statements of the moment (``GroupCommit``).
 
         One round trip instead of six (begin, fence, task, message id, events,
         commit): a unary send's whole write. Each part only happens when the
@@ -181,18 +184,16 @@ class PostgresStore(Outbox):
         fail as a whole, so nothing of it is written.
         """
         runs = list(_runs(0, 1, events, ids))
-        async with self._conn() as conn:
-            try:
-                pk, fenced, other = await conn.fetchrow(_CREATE_AT_ONCE, *row, message_id,
-                                                 digest or None, [r[1] for r in runs],
-                                                 [r[2] for r in runs], [r[3] for r in runs],
-                                                 [r[4] for r in runs], claim)
-            except asyncpg.UniqueViolationError:
-                # only the message id can collide (the task's own conflict inserts nothing)
-                if message_id is None:
-                    raise
-                found = await _find_message(conn, scope, message_id, digest)
-                raise MessageExists(message_id, found or MessageRecord("")) from None
+        args = (*row, message_id, digest or None, [r[1] for r in runs], [r[2] for r in runs],
+                [r[3] for r in runs], [r[4] for r in runs], claim)
+        try:
+            pk, fenced, other = await self._group.row(_CREATE_AT_ONCE, args)
+        except asyncpg.UniqueViolationError:
+            # only the message id can collide (the task's own conflict inserts nothing)
+            if message_id is None:
+                raise
+            found = await self.find_message(scope, message_id, digest)
+            raise MessageExists(message_id, found or MessageRecord("")) from None
         if not fenced:
             raise LeaseLost(f"the lease of epoch {row[11]} was revoked")
         if pk is None:
@@ -299,15 +300,15 @@ class PostgresStore(Outbox):
         new_version = version + len(events)
         columns = ([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs],
                    [r[4] for r in runs])
-        async with self._conn() as conn:
-            if status_changed:
-                written = await conn.fetchval(
-                    _APPEND_STATUS_AT_ONCE,
-                    pk, *columns, version, new_version, now, lease, status.state.value,
+        args: tuple[Any, ...]
+        if status_changed:
+            statement = _APPEND_STATUS_AT_ONCE
+            args = (pk, *columns, version, new_version, now, lease, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now))
-            else:
-                written = await conn.fetchval(_APPEND_AT_ONCE, pk, *columns,
-                                              version, new_version, now, lease)
+        else:
+            statement = _APPEND_AT_ONCE
+            args = (pk, *columns, version, new_version, now, lease)
+        written = (await self._group.row(statement, args))[0]
         if not written:
             return False
         self._wrote(key, pk, context_id, status.state, new_version)
@@ -457,8 +458,10 @@ class PostgresStore(Outbox):
                            digest: bytes = b"") -> MessageRecord | None:
         if "\x00" in message_id:
             return None
-        async with self._conn() as conn:
-            return await _find_message(conn, scope, message_id, digest)
+        # a send's look-up: committed (as a read) with the sends' writes of the moment
+        task_id, found = await self._group.row(
+            _FIND_MESSAGE_ROW, (scope.tenant, scope.owner, message_id, digest))
+        return None if task_id is None else MessageRecord(task_id, bytes(found or b""))
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         async with self._conn() as conn:
