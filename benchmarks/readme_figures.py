@@ -98,7 +98,7 @@ def _event_cpu(s: Sample) -> float:
     return s["cpu_s"] * 1e6 / s["events"] if s["events"] else float("nan")
 
 
-def render(results: dict[str, Any]) -> str:
+def render(results: dict[str, Any], instructions: dict[str, Any] | None = None) -> str:
     unary, stream = results["unary"], results["stream"]
     concurrencies = sorted({s["concurrency"] for s in unary})
     main_c = 16 if 16 in concurrencies else concurrencies[0]
@@ -149,7 +149,24 @@ def render(results: dict[str, Any]) -> str:
             f"| {_x(eps[srv], eps[SDK], 1, 'x')} |"
         )
     lines += ["", *_other_figures(results)]
+    if instructions:
+        lines += ["", *_instruction_figures(instructions)]
     return "\n".join(lines) + "\n"
+
+
+def _instruction_figures(data: dict[str, Any]) -> list[str]:
+    """Instructions per unit of work (callgrind, ``instructions.py --json``): a count,
+    not a time, so revisions compare across runs and machines' loads."""
+    raw = data.get("raw_unary") or 0
+    lines = ["| instructions (callgrind, memory store) | per unary `SendMessage` | vs raw "
+             "| per streamed event |", "|---|---:|---:|---:|"]
+    if raw:
+        lines.append(f"| raw Starlette ceiling | {raw:,} | 1.00 | - |")
+    for r in data["revisions"]:
+        ratio = f"{r['unary'] / raw:.2f}" if raw else "-"
+        lines.append(f"| interlingua {r['revision']} | {r['unary']:,} | {ratio} "
+                     f"| {r['event']:,} |")
+    return lines
 
 
 def _other_figures(results: dict[str, Any]) -> list[str]:
@@ -310,7 +327,8 @@ def main() -> int:
     group.add_argument("--write", action="store_true", help="put the block into README.md")
     group.add_argument("--check", action="store_true", help="exit 1 if README.md differs")
     args = parser.parse_args()
-    block = render(json.loads(RESULTS.read_text()))
+    block = render(json.loads(RESULTS.read_text()),
+                   json.loads(INSTRUCTIONS.read_text()) if INSTRUCTIONS.exists() else None)
     if not (args.write or args.check):
         sys.stdout.write(block)
         return 0
