@@ -33,7 +33,9 @@ def svg(chart: Chart) -> str:
     labels: list[str] = chart["labels"]
     series: dict[str, list[float]] = chart["series"]
     height = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(labels) * max(1, len(series)) + 1.2))
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(labels) * max(1, len(series)) + 1.2))
     for k, (name, values) in enumerate(series.items()):
         ys = [i + (k - (len(series) - 1) / 2) * height for i in range(len(labels))]
         bars = ax.barh(
@@ -48,6 +50,10 @@ def svg(chart: Chart) -> str:
     ax.set_title(chart["title"], fontsize=11)
     if chart.get("log"):
         ax.set_xscale("log")
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{chart.get('digits', 0)}f}"
+                                               if v < 1 or chart.get("digits") else f"{v:,.0f}"))
     ax.margins(x=0.15)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

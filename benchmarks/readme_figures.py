@@ -297,9 +297,9 @@ def instructions_chart(data: dict[str, Any]) -> dict[str, Any]:
                 named += n
         sums["the rest (kernel entry, other extensions)"] = r["unary"] - named
         per[r["revision"]] = sums
-    names = [layer for _, layer in OBJECT_LAYERS if any(layer in p for p in per.values())]
+    names = [layer for _, layer in OBJECT_LAYERS if any(p.get(layer) for p in per.values())]
     names.append("the rest (kernel entry, other extensions)")
-    return {"title": "Instructions per unary send (memory store), by layer (callgrind)",
+    return {"title": "Instructions per unary send, memory store, by layer (callgrind)",
             "unit": "instructions per request (benchmarks/instructions.py --objects)",
             "labels": names,
             "series": {rev: [round(per[rev].get(k, 0.0)) for k in names] for rev in per}}
