@@ -431,6 +431,9 @@ WILD: list[tuple[str, str, str, str]] = [
      "they name"),
     (_A_CLIENT, "send (card without gRPC, as `serve` gives by default)", "passed",
      "it reads the v1.0 card, sends over JSON-RPC and reads the answer; the task completes"),
+    (_A_CLIENT, "two turns in one session (an input request, then the answer)", "passed",
+     "its second turn goes to the `input-required` task (task and context ids kept), which "
+     "completes"),
     (_A_CLIENT, "card with gRPC on", "bug",
      "**Peer limit.** it refuses every interface that is not `https://` (or `http://` on "
      "loopback) on the card's origin, so a gRPC interface turns the whole card away; the "

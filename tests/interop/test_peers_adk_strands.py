@@ -62,8 +62,8 @@ def strands_agent() -> Iterator[AgentProcess]:
     yield from _agent(STRANDS, "strands_agent.py")
 
 
-def _adk_events(url: str, text: str) -> list[dict[str, str | None]]:
-    return [json.loads(line) for line in _run(ADK, "adk_client.py", url, text).splitlines()
+def _adk_events(url: str, *texts: str) -> list[dict[str, str | None]]:
+    return [json.loads(line) for line in _run(ADK, "adk_client.py", url, *texts).splitlines()
             if line.startswith("{")]
 
 
@@ -79,6 +79,19 @@ def test_adk_remote_agent_send(ours: InterlinguaProcess) -> None:
     task = _our_task_with(ours.url, "echo from adk")
     assert task.status.state is TaskState.COMPLETED
     assert get_text(task.artifacts[0]) == "echo from adk"
+
+
+def test_adk_remote_agent_answers_an_input_request(ours: InterlinguaProcess) -> None:
+    """Two turns in one ADK session: our agent asks for input, ADK's next turn goes to
+    the same task (its id and context id kept), which completes with both texts."""
+    events = _adk_events(ours.url, "book a trip", "Lisbon")
+    assert all(e["error"] is None for e in events), events
+    said = [e["text"] for e in events if e["text"]]
+    assert said == ["Where to?", "book a trip -> Lisbon"]
+    task = _our_task_with(ours.url, "book a trip")
+    assert {e["task_id"] for e in events} == {task.id}
+    assert task.status.state is TaskState.COMPLETED
+    assert [get_text(m) for m in task.history] == ["book a trip", "Where to?", "Lisbon"]
 
 
 def test_adk_refuses_a_card_with_grpc(ours_with_grpc: InterlinguaProcess) -> None:
