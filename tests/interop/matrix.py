@@ -445,6 +445,11 @@ WILD: list[tuple[str, str, str, str]] = [
      "a task, two status updates, the artifact, `completed`"),
     (_S_CLIENT, "send (card with gRPC off and on)", "passed",
      "its client (a2a-sdk 0.3.26 inside) speaks JSON-RPC v0.3; the task completes"),
+    (_S_CLIENT, "an input request, then the answer (two calls on one `A2AAgent`)", "bug",
+     "**Peer limit.** `A2AAgent` keeps no task or context between calls: the answer starts "
+     "a new task and the asking one stays `input-required` (v1.0 §3.4.3: \"the client "
+     "continues the interaction by sending a new message with the same `taskId` and "
+     "`contextId`\"); a2a-sdk 1.3.0's agent sees the same."),
     (_S_AGENT, "send (v0.3 from its card)", "passed", ""),
     (_S_AGENT, "stream (v0.3)", "passed", ""),
     (_S_AGENT, "get", "passed", ""),

@@ -147,6 +147,32 @@ def test_strands_a2a_agent_send(ours: InterlinguaProcess,
         assert _our_task_with(server.url, text).status.state is TaskState.COMPLETED
 
 
+def test_strands_a2a_agent_starts_a_new_task_for_an_answer(ours: InterlinguaProcess) -> None:
+    """Peer limit: ``A2AAgent`` keeps no task or context between calls, so the answer to
+    an input request goes out without the task's id and starts a new task (v1.0
+    §3.4.3: "the client continues the interaction by sending a new message with the
+    same ``taskId`` and ``contextId``"); the asking task stays ``input-required``.
+    a2a-sdk 1.3.0's agent sees the same."""
+    def turns(url: str) -> list[dict[str, str]]:
+        out = _run(STRANDS, "strands_client.py", url, "book a trip", "Lisbon")
+        return [json.loads(line) for line in out.splitlines()]
+
+    expected = [{"text": "Where to?", "stop_reason": "interrupt"},
+                {"text": "Lisbon", "stop_reason": "end_turn"}]
+    assert turns(ours.url) == expected
+    asking = _our_task_with(ours.url, "book a trip")
+    assert asking.status.state is TaskState.INPUT_REQUIRED
+    assert [get_text(m) for m in asking.history] == ["book a trip", "Where to?"]
+    answer = _our_task_with(ours.url, "Lisbon")
+    assert answer.id != asking.id and answer.context_id != asking.context_id
+    agents = _agent(SDK, "py_agent_v1.py")
+    sdk = next(agents)
+    try:
+        assert turns(sdk.url) == expected
+    finally:
+        agents.close()
+
+
 def test_client_send_to_strands(strands_agent: AgentProcess) -> None:
     """Its card names v0.3.0 JSON-RPC: the client speaks v0.3 from the card."""
     task = _send(strands_agent.url, "hello")
