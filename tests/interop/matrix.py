@@ -380,7 +380,8 @@ _A2A_OVER_MQTT = [
 
 
 # ------------------------------------------- other implementations (not the SDKs)
-# The cells of tests/interop/test_peers_in_the_wild.py: (pair, case, outcome, note).
+# The cells of tests/interop/test_peers_in_the_wild.py and test_peers_adk_strands.py:
+# (pair, case, outcome, note).
 # Each is asserted by that module's test of the same case; a peer bug is shown there by
 # the same failure against a2a-sdk 1.3.0.
 
@@ -389,6 +390,10 @@ _F_AGENT = "interlingua's client → fasta2a 2.1.1 agent (pydantic-ai, stub mode
 _P_CLIENT = "python-a2a 0.5.10 client → interlingua agent"
 _P_AGENT = "interlingua's client → python-a2a 0.5.10 agent"
 _L_AGENT = "interlingua's client → langgraph-api 0.16.7 agent (`/a2a/{assistant_id}`)"
+_A_CLIENT = "google-adk 2.13.0 `RemoteA2aAgent` → interlingua agent"
+_A_AGENT = "interlingua's client → google-adk 2.13.0 `to_a2a` agent (stub model)"
+_S_CLIENT = "strands-agents 1.62.0 `A2AAgent` → interlingua agent"
+_S_AGENT = "interlingua's client → strands-agents 1.62.0 `A2AServer` agent (stub model)"
 
 WILD: list[tuple[str, str, str, str]] = [
     (_F_CLIENT, "send, stream (v0.3 methods, parts without `kind`)", "passed",
@@ -424,6 +429,30 @@ WILD: list[tuple[str, str, str, str]] = [
      "its v1.0 stream sends `{\"task\": …}` first, then bare v0.3-shaped "
      "`kind: \"status-update\"` / `\"artifact-update\"` events: read as the v1.0 members "
      "they name"),
+    (_A_CLIENT, "send (card without gRPC, as `serve` gives by default)", "passed",
+     "it reads the v1.0 card, sends over JSON-RPC and reads the answer; the task completes"),
+    (_A_CLIENT, "two turns in one session (an input request, then the answer)", "passed",
+     "its second turn goes to the `input-required` task (task and context ids kept), which "
+     "completes"),
+    (_A_CLIENT, "card with gRPC on", "bug",
+     "**Peer limit.** it refuses every interface that is not `https://` (or `http://` on "
+     "loopback) on the card's origin, so a gRPC interface turns the whole card away; the "
+     "specification asks only for an absolute URL (v1.0 §4.4.6 `AgentInterface.url`). "
+     "a2a-sdk 1.3.0's card with gRPC is refused the same way. Serve without gRPC for ADK "
+     "([gRPC](grpc.md))."),
+    (_A_AGENT, "send (v1.0 from its card; v0.3)", "passed", ""),
+    (_A_AGENT, "stream (v1.0; v0.3)", "passed",
+     "a task, two status updates, the artifact, `completed`"),
+    (_S_CLIENT, "send (card with gRPC off and on)", "passed",
+     "its client (a2a-sdk 0.3.26 inside) speaks JSON-RPC v0.3; the task completes"),
+    (_S_CLIENT, "an input request, then the answer (two calls on one `A2AAgent`)", "bug",
+     "**Peer limit.** `A2AAgent` keeps no task or context between calls: the answer starts "
+     "a new task and the asking one stays `input-required` (v1.0 §3.4.3: \"the client "
+     "continues the interaction by sending a new message with the same `taskId` and "
+     "`contextId`\"); a2a-sdk 1.3.0's agent sees the same."),
+    (_S_AGENT, "send (v0.3 from its card)", "passed", ""),
+    (_S_AGENT, "stream (v0.3)", "passed", ""),
+    (_S_AGENT, "get", "passed", ""),
 ]
 
 
@@ -432,8 +461,8 @@ def _wild() -> list[str]:
         "## Other implementations",
         "",
         "Peers that speak a variant of their own, each in a venv of its own "
-        "(`tests/interop/test_peers_in_the_wild.py`; the programs are "
-        "`tests/interop/peers/{fasta2a,python_a2a,langgraph}_*.py`). interlingua reads what "
+        "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`; the "
+        "programs are `tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands}_*.py`). interlingua reads what "
         "they send where no meaning is lost and writes only its own dialects "
         "([versions](versions.md#what-other-implementations-send)); their captured bytes are "
         "golden tests (`tests/dialects/test_peer_golden.py`).",

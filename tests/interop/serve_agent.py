@@ -4,7 +4,8 @@
 
 What ``interlingua.cli.serve.serve`` does (memory store, the card naming
 ``http://127.0.0.1:PORT``, JSON-RPC and HTTP+JSON there, gRPC on a port of
-its own that the card names too), except that webhook URLs on loopback over
+its own that the card names too; ``--no-grpc`` leaves it out, as ADK's
+``RemoteA2aAgent`` needs: see docs/grpc.md), except that webhook URLs on loopback over
 plain http are accepted: the official clients register push configs that
 point at the test session's own receiver.
 """
@@ -27,6 +28,8 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--offer-1.1", dest="offer_1_1", action="store_true",
                     help="name protocol version 1.1 (draft) on the card's v1.0 interfaces")
+    ap.add_argument("--no-grpc", dest="grpc", action="store_false",
+                    help="serve JSON-RPC and HTTP+JSON only (no gRPC interface on the card)")
     opts = ap.parse_args()
     app = create_app(
         load_agent(opts.spec),
@@ -36,7 +39,8 @@ def main() -> None:
                           max_attempts=2),
         offer_1_1=opts.offer_1_1,
     )
-    add_grpc(app, "127.0.0.1:0")
+    if opts.grpc:
+        add_grpc(app, "127.0.0.1:0")
     uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=2)
 
