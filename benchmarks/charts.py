@@ -52,8 +52,8 @@ def svg(chart: Chart) -> str:
         ax.set_xscale("log")
     else:
         ax.xaxis.set_major_locator(MaxNLocator(5))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{chart.get('digits', 0)}f}"
-                                               if v < 1 or chart.get("digits") else f"{v:,.0f}"))
+    digits = chart.get("digits", 0)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{digits}f}"))
     ax.margins(x=0.15)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
