@@ -32,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..bindings.http.request_headers import RequestHeaders
+from ..core.names import safe_name
 from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
@@ -43,14 +44,10 @@ __all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "se
 #: where each agent is served: ``/agents/{name}/``
 PREFIX = "/agents/"
 
-_NOT_IN_PATH = re.compile(r"[^A-Za-z0-9_.\-]")
-
-
 def path_name(name: str) -> str:
-    """An agent's name as one path segment: characters other than letters, digits,
-    ``_``, ``-`` and ``.`` become ``_`` (the rule of the gateway's ``/agents/{name}/``)."""
-    slug = _NOT_IN_PATH.sub("_", name.strip())[:128]
-    return slug if slug.strip(".") else "agent"
+    """An agent's name as one path segment (``core.names.safe_name``: the rule of the
+    gateway's ``/agents/{name}/``)."""
+    return safe_name(name)
 
 
 def store_url_for(url: str, name: str) -> str:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from ..core.names import safe_name
+
 __all__ = [
     "DEFAULT_PORT",
     "MeshURL",
@@ -40,9 +42,9 @@ _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 
 def mesh_name(name: str) -> str:
-    """An agent's name as one topic level: characters a level cannot hold become ``_``."""
-    slug = re.sub(r"[^A-Za-z0-9_.\-]", "_", name.strip())[:128]
-    return slug or "agent"
+    """An agent's name as one topic level: characters a level cannot hold become ``_``
+    (``core.names.safe_name``, the rule of the gateway's paths too)."""
+    return safe_name(name)
 
 
 def check_name(kind: str, value: str) -> str:
