@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..services import new_name, with_option
-from .replicas import Replica
+from .replicas import Replica, replica_pair
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
 V11 = {"A2A-Version": "1.1"}
@@ -23,23 +22,8 @@ V11 = {"A2A-Version": "1.1"}
 
 @pytest.fixture(scope="module")
 def pair(pg_database: str) -> Iterator[tuple[Replica, Replica]]:
-    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
-
-    if not reachable(REDIS_HOST, REDIS_PORT):
-        missing("Redis on 127.0.0.1:6379")
-    store = with_option(pg_database, f"schema={new_name('gen')}")
-    bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('gen')}"
-    replicas = [Replica(store, bus, agent=AGENT, extra=("--long-poll-max-wait", "20"))
-                for _ in range(2)]
-    for r in replicas:
-        r.start(wait=False)
-    try:
-        for r in replicas:
-            r.wait_ready()
-        yield replicas[0], replicas[1]
-    finally:
-        for r in replicas:
-            r.stop()
+    yield from replica_pair(pg_database, "gen", agent=AGENT,
+                            extra=("--long-poll-max-wait", "20"))
 
 
 def _rpc(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
