@@ -38,6 +38,7 @@ from .harness import (
     _stop,
     _tail,
     ensure_env,
+    running,
 )
 
 FASTA2A, PYA2A, LANGGRAPH, SDK = ("py-fasta2a-2.1.1", "py-python-a2a-0.5.10",
@@ -58,23 +59,15 @@ def _run(env: str, script: str, *args: str, timeout: float = 60) -> str:
 
 def _agent(env: str, script: str) -> Iterator[AgentProcess]:
     port = free_port()
-    agent = AgentProcess(script, [_python(env), str(PEERS_DIR / script), "--port", str(port)],
-                         port)
-    try:
-        agent.wait_ready()
+    with running(AgentProcess(script, [_python(env), str(PEERS_DIR / script), "--port",
+                                       str(port)], port)) as agent:
         yield agent
-    finally:
-        agent.stop()
 
 
 @pytest.fixture(scope="module")
 def ours() -> Iterator[InterlinguaProcess]:
-    proc = InterlinguaProcess("tests/interop/agent.py:agent", free_port())
-    try:
-        proc.wait_ready()
+    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port())) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -135,12 +128,8 @@ class _LangGraph:
 
 @pytest.fixture(scope="module")
 def langgraph_agent() -> Iterator[_LangGraph]:
-    agent = _LangGraph()
-    try:
-        agent.wait_ready()
+    with running(_LangGraph()) as agent:
         yield agent
-    finally:
-        agent.stop()
 
 
 async def _with(url: str, work: Any, **client_options: Any) -> Any:
