@@ -92,10 +92,13 @@ async def test_the_client_finds_each_agent_by_its_url(served: tuple[str, int]) -
         assert task.artifacts[0].name == "result"
 
 
-async def test_tasks_of_one_agent_are_never_seen_through_another(served: tuple[str, int]) -> None:
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest", "grpc"])
+async def test_tasks_of_one_agent_are_never_seen_through_another(
+        served: tuple[str, int], binding: str) -> None:
     base, _ = served
-    async with Client(f"{base}/agents/Echo/") as echo_client, \
-            Client(f"{base}/agents/{NAMES[0]}/") as other:
+    async with Client(f"{base}/agents/Echo/", binding=binding) as echo_client, \
+            Client(f"{base}/agents/{NAMES[0]}/", binding=binding) as other:
+        assert echo_client.binding == other.binding == binding
         task = await echo_client.send("mine")
         assert (await echo_client.get_task(task.id)).id == task.id
         with pytest.raises(TaskNotFound):
