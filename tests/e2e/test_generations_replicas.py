@@ -55,6 +55,8 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
     generation = int(task["generation"])
     assert generation == 6  # created, working, three chunks, input-required
     assert _generation(b.url, task["id"]) == generation
+    rest = f"{b.url}/tasks/{task['id']}"
+    assert int(httpx.get(rest, headers=V11, timeout=30).json()["generation"]) == generation
 
     got: list[dict[str, Any]] = []
     poll = threading.Thread(target=lambda: got.append(_rpc(
@@ -66,6 +68,18 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
     poll.join(25)
     assert got and int(got[0]["result"]["generation"]) > generation, got
     assert time.monotonic() - began < 5.0  # woken through the bus, not at the maximum wait
+    # the same over HTTP+JSON: a GET held by B, answered when A commits
+    generation = _generation(a.url, task["id"])
+    held: list[httpx.Response] = []
+    poll = threading.Thread(target=lambda: held.append(httpx.get(
+        f"{rest}?currentGeneration={generation}", headers=V11, timeout=30)))
+    poll.start()
+    time.sleep(0.5)  # held by B
+    began = time.monotonic()
+    _send(a.url, "ask", task["id"])
+    poll.join(25)
+    assert held and int(held[0].json()["generation"]) > generation, held
+    assert time.monotonic() - began < 5.0
 
     for _ in range(5):
         task = _send(a.url, "ask")["result"]["task"]
