@@ -360,10 +360,10 @@ def test_a_long_poll_ends_at_the_maximum_wait_with_the_task_as_it_is(
     assert app.state.engine.long_polls.held == 0
 
 
-def test_a_finished_task_is_answered_at_once(server: tuple[str, Any],
-                                             client: httpx.Client) -> None:
+def test_a_finished_task_is_answered_at_once(
+        kind: type[Driver], server: tuple[str, Any], client: httpx.Client) -> None:
     url, _ = server
-    d = JSONRPC11(client, url)
+    d = kind(client, url)
     task = task_of(d, "done")
     assert task.status.state is m.TaskState.COMPLETED
     began = time.monotonic()
