@@ -25,6 +25,7 @@ from .test_peers_in_the_wild import (
     _python,
     _run,
     _send,
+    _send_echoed,
     _stream,
 )
 
@@ -110,10 +111,7 @@ def test_adk_refuses_a_card_with_grpc(ours_with_grpc: InterlinguaProcess) -> Non
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])
 def test_client_send_to_adk(adk_agent: AgentProcess, dialect: str | None) -> None:
-    task = _send(adk_agent.url, "hello", dialect=dialect)
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(adk_agent.url, dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])

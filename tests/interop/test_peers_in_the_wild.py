@@ -141,6 +141,14 @@ def _send(url: str, text: str, **options: Any) -> Any:
     return asyncio.run(_with(url, lambda c: c.send(text), **options))
 
 
+def _send_echoed(url: str, **options: Any) -> None:
+    """``hello`` sent to ``url`` ends in a completed task whose artifact is its echo."""
+    task = _send(url, "hello", **options)
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.COMPLETED
+    assert get_text(task.artifacts[0]) == "echo: hello"
+
+
 def _stream(url: str, text: str, **options: Any) -> list[Any]:
     async def work(client: Client) -> list[Any]:
         return [ev.item async for ev in client.stream(text)]
@@ -190,10 +198,7 @@ def test_fasta2a_client_stream(ours: InterlinguaProcess, sdk_agent: AgentProcess
 def test_client_send_to_fasta2a(fasta2a_agent: AgentProcess, dialect: str | None) -> None:
     """fasta2a answers ``submitted`` at once (it never blocks; in v0.3 as
     ``{"task": …}`` without ``kind``): the blocking send follows the task to its end."""
-    task = _send(fasta2a_agent.url, "hello", dialect=dialect)
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(fasta2a_agent.url, dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])
@@ -261,10 +266,7 @@ def test_python_a2a_client_ask(ours: InterlinguaProcess) -> None:
 
 def test_client_send_to_python_a2a(python_a2a_agent: AgentProcess) -> None:
     """Its JSON-RPC endpoint for ``tasks/send`` is ``/tasks/send``."""
-    task = _send(python_a2a_agent.url + "/tasks/send", "hello", dialect="0.1")
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(python_a2a_agent.url + "/tasks/send", dialect="0.1")
 
 
 def test_client_stream_from_python_a2a(python_a2a_agent: AgentProcess) -> None:
@@ -300,10 +302,7 @@ def test_python_a2a_card_names_no_json_rpc_endpoint(python_a2a_agent: AgentProce
 
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
 def test_client_send_to_langgraph(langgraph_agent: _LangGraph, dialect: str) -> None:
-    task = _send(langgraph_agent.url, "hello", dialect=dialect)
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(langgraph_agent.url, dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
