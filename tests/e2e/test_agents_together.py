@@ -194,6 +194,19 @@ def test_grpc_requests_that_name_no_agent_are_refused_clearly(served: tuple[str,
         assert "v0.3" in (old.value.details() or "")
 
 
+def test_the_shared_grpc_port_answers_health_checks(served: tuple[str, int]) -> None:
+    """Health checking needs no tenant: a probe of the port sees it serve."""
+    health_pb2 = pytest.importorskip("grpc_health.v1.health_pb2")
+    from grpc_health.v1 import health_pb2_grpc
+
+    _, port = served
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", "lf.a2a.v1.A2AService"):
+            got = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            assert got.status == health_pb2.HealthCheckResponse.SERVING, service
+
+
 def test_two_agents_with_one_name_are_refused_when_built() -> None:
     twin = Agent("Echo", "Another echo.", _echo)
     with pytest.raises(ValueError, match=r"two agents would be served at /agents/Echo/"):
