@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import subprocess
 import threading
@@ -282,32 +283,44 @@ def _grpc_error_metadata(d: Driver, call: c.SendMessage) -> dict[str, str]:
     return dict(info.metadata)
 
 
+#: the reason each binding's refusal of a stale ifGenerationMatch carries
+MISMATCH = {"jsonrpc": "-32010", "rest": "TASK_GENERATION_MISMATCH",
+            "grpc": "TASK_GENERATION_MISMATCH"}
+
+
+def race_follow_ups(kind: type[Driver], urls: list[str], task: m.Task) -> list[object]:
+    """One follow-up for ``task``'s generation sent to each of ``urls`` at once: what
+    each got (the task, or the refusal's reason)."""
+    outcomes: list[object] = []
+    barrier = threading.Barrier(len(urls))
+
+    def follow_up(url: str) -> None:
+        with httpx.Client(timeout=30) as own:
+            barrier.wait()
+            try:
+                outcomes.append(kind(own, url).call(
+                    send("ask", task.id, if_match=task.generation)))
+            except Refused as exc:
+                outcomes.append(exc.reason)
+
+    threads = [threading.Thread(target=follow_up, args=(u,)) for u in urls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return outcomes
+
+
 def test_of_two_follow_ups_for_one_generation_exactly_one_is_taken(
-        server: tuple[str, Any], client: httpx.Client) -> None:
+        kind: type[Driver], server: tuple[str, Any], client: httpx.Client) -> None:
     url, _ = server
-    d = JSONRPC11(client, url)
+    d = kind(client, url)
+    mismatch = MISMATCH[d.name.split("-")[0]]
     for _ in range(5):
         task = task_of(d, "ask")
-        outcomes: list[object] = []
-        barrier = threading.Barrier(2)
-
-        def follow_up(task: m.Task = task, barrier: threading.Barrier = barrier,
-                      outcomes: list[object] = outcomes) -> None:
-            with httpx.Client(timeout=30) as own:
-                barrier.wait()
-                try:
-                    outcomes.append(JSONRPC11(own, url).call(
-                        send("ask", task.id, if_match=task.generation)))
-                except Refused as exc:
-                    outcomes.append(exc.reason)
-
-        threads = [threading.Thread(target=follow_up) for _ in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        outcomes = race_follow_ups(kind, [url, url], task)
         taken = [o for o in outcomes if isinstance(o, m.Task)]
-        assert len(taken) == 1 and outcomes.count("-32010") == 1, outcomes
+        assert len(taken) == 1 and outcomes.count(mismatch) == 1, outcomes
         assert get(d, task.id).generation == task.generation + 2
 
 
@@ -329,19 +342,7 @@ def test_a_long_poll_is_answered_when_the_task_moves_on(
     url, app = server
     d = kind(client, url)
     task = task_of(d, "ask")
-    got: list[m.Task] = []
-
-    def poll_once() -> None:
-        with httpx.Client(timeout=30) as own:
-            got.append(get(kind(own, url), task.id, after=task.generation))
-
-    poll = threading.Thread(target=poll_once)
-    began = time.monotonic()
-    poll.start()
-    _until(lambda: app.state.engine.long_polls.held == 1)
-    d.call(send("ask", task.id))
-    poll.join(10)
-    took = time.monotonic() - began
+    got, took = poll_while(kind, url, app, task, lambda: d.call(send("ask", task.id)))
     assert got and got[0].generation > task.generation
     assert took < MAX_WAIT * 0.9, took  # woken by the commit, not by the maximum wait
 
@@ -359,10 +360,10 @@ def test_a_long_poll_ends_at_the_maximum_wait_with_the_task_as_it_is(
     assert app.state.engine.long_polls.held == 0
 
 
-def test_a_finished_task_is_answered_at_once(server: tuple[str, Any],
-                                             client: httpx.Client) -> None:
+def test_a_finished_task_is_answered_at_once(
+        kind: type[Driver], server: tuple[str, Any], client: httpx.Client) -> None:
     url, _ = server
-    d = JSONRPC11(client, url)
+    d = kind(client, url)
     task = task_of(d, "done")
     assert task.status.state is m.TaskState.COMPLETED
     began = time.monotonic()
@@ -447,6 +448,25 @@ def test_many_long_polls_on_one_task_are_woken_by_one_commit(
     assert engine.long_polls.held == 0
 
 
+def poll_while(kind: type[Driver], url: str, app: Any, task: m.Task,
+               commit: Any) -> tuple[list[m.Task], float]:
+    """A long poll for the generation after ``task``'s, sent to ``url``; once ``app``
+    holds it, ``commit()``: what the poll got, and how long it took."""
+    got: list[m.Task] = []
+
+    def poll_once() -> None:
+        with httpx.Client(timeout=30) as own:
+            got.append(get(kind(own, url), task.id, after=task.generation))
+
+    poll = threading.Thread(target=poll_once)
+    began = time.monotonic()
+    poll.start()
+    _until(lambda: app.state.engine.long_polls.held == 1)
+    commit()
+    poll.join(15)
+    return got, time.monotonic() - began
+
+
 def _until(check: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -487,43 +507,18 @@ def test_two_replicas_agree_wake_each_others_long_polls_and_take_one_of_two_foll
         assert {get(k(cl, url), task.id).generation for k in DRIVERS_11.values()
                 for url in (a_url, b_url)} == {task.generation}
 
-        # a poll held on B is answered when A commits, through the bus
-        got: list[m.Task] = []
-
-        def poll_b() -> None:
-            with httpx.Client(timeout=30) as own:
-                got.append(get(JSONRPC11(own, b_url), task.id, after=task.generation))
-
-        poll = threading.Thread(target=poll_b)
-        began = time.monotonic()
-        poll.start()
-        _until(lambda: b.state.engine.long_polls.held == 1)
-        a.call(send("ask", task.id))
-        poll.join(15)
-        assert got and got[0].generation > task.generation
-        assert time.monotonic() - began < 5.0  # not the maximum wait (10 s)
+        # a poll held on B, over each binding, is answered when A commits, through the bus
+        for k in DRIVERS_11.values():
+            task = get(a, task.id)
+            got, took = poll_while(k, b_url, b, task,
+                                   functools.partial(a.call, send("ask", task.id)))
+            assert got and got[0].generation > task.generation, k.name
+            assert took < 5.0, k.name  # not the maximum wait (10 s)
 
         # a follow-up for one generation sent to each replica at once: one is taken
         for _ in range(5):
             task = task_of(a, "ask")
-            outcomes: list[object] = []
-            barrier = threading.Barrier(2)
-
-            def follow_up(url: str, task: m.Task = task, barrier: threading.Barrier = barrier,
-                          outcomes: list[object] = outcomes) -> None:
-                with httpx.Client(timeout=30) as own:
-                    barrier.wait()
-                    try:
-                        outcomes.append(JSONRPC11(own, url).call(
-                            send("ask", task.id, if_match=task.generation)))
-                    except Refused as exc:
-                        outcomes.append(exc.reason)
-
-            threads = [threading.Thread(target=follow_up, args=(u,)) for u in (a_url, b_url)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(30)
+            outcomes = race_follow_ups(JSONRPC11, [a_url, b_url], task)
             taken = [o for o in outcomes if isinstance(o, m.Task)]
             assert len(taken) == 1 and len(outcomes) == 2, outcomes
             assert get(a, task.id).generation == task.generation + 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -39,6 +39,28 @@ class Replica(Process):
         if wait:
             self.wait_ready()
         return self
+
+
+def replica_pair(pg_database: str, name: str, **replica: Any) -> Iterator[tuple[Replica, Replica]]:
+    """Two replicas on a schema of their own in ``pg_database`` and a Redis bus prefix of
+    their own (both named after ``name``), started together, stopped at the end."""
+    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
+    from ..services import new_name, with_option
+
+    if not reachable(REDIS_HOST, REDIS_PORT):
+        missing("Redis on 127.0.0.1:6379")
+    store = with_option(pg_database, f"schema={new_name(name)}")
+    bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name(name)}"
+    replicas = [Replica(store, bus, **replica) for _ in range(2)]
+    for r in replicas:
+        r.start(wait=False)
+    try:
+        for r in replicas:
+            r.wait_ready()
+        yield replicas[0], replicas[1]
+    finally:
+        for r in replicas:
+            r.stop()
 
 
 def call(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:

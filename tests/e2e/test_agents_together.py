@@ -92,10 +92,13 @@ async def test_the_client_finds_each_agent_by_its_url(served: tuple[str, int]) -
         assert task.artifacts[0].name == "result"
 
 
-async def test_tasks_of_one_agent_are_never_seen_through_another(served: tuple[str, int]) -> None:
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest", "grpc"])
+async def test_tasks_of_one_agent_are_never_seen_through_another(
+        served: tuple[str, int], binding: str) -> None:
     base, _ = served
-    async with Client(f"{base}/agents/Echo/") as echo_client, \
-            Client(f"{base}/agents/{NAMES[0]}/") as other:
+    async with Client(f"{base}/agents/Echo/", binding=binding) as echo_client, \
+            Client(f"{base}/agents/{NAMES[0]}/", binding=binding) as other:
+        assert echo_client.binding == other.binding == binding
         task = await echo_client.send("mine")
         assert (await echo_client.get_task(task.id)).id == task.id
         with pytest.raises(TaskNotFound):
@@ -189,6 +192,19 @@ def test_grpc_requests_that_name_no_agent_are_refused_clearly(served: tuple[str,
             rpc03.A2AServiceStub(channel).GetTask(pb03.GetTaskRequest(name="tasks/x"))
         assert old.value.code() is grpc.StatusCode.UNIMPLEMENTED
         assert "v0.3" in (old.value.details() or "")
+
+
+def test_the_shared_grpc_port_answers_health_checks(served: tuple[str, int]) -> None:
+    """Health checking needs no tenant: a probe of the port sees it serve."""
+    health_pb2 = pytest.importorskip("grpc_health.v1.health_pb2")
+    from grpc_health.v1 import health_pb2_grpc
+
+    _, port = served
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", "lf.a2a.v1.A2AService"):
+            got = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            assert got.status == health_pb2.HealthCheckResponse.SERVING, service
 
 
 def test_two_agents_with_one_name_are_refused_when_built() -> None:

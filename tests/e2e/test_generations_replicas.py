@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..services import new_name, with_option
-from .replicas import Replica
+from .replicas import Replica, replica_pair
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
 V11 = {"A2A-Version": "1.1"}
@@ -23,23 +22,8 @@ V11 = {"A2A-Version": "1.1"}
 
 @pytest.fixture(scope="module")
 def pair(pg_database: str) -> Iterator[tuple[Replica, Replica]]:
-    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
-
-    if not reachable(REDIS_HOST, REDIS_PORT):
-        missing("Redis on 127.0.0.1:6379")
-    store = with_option(pg_database, f"schema={new_name('gen')}")
-    bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('gen')}"
-    replicas = [Replica(store, bus, agent=AGENT, extra=("--long-poll-max-wait", "20"))
-                for _ in range(2)]
-    for r in replicas:
-        r.start(wait=False)
-    try:
-        for r in replicas:
-            r.wait_ready()
-        yield replicas[0], replicas[1]
-    finally:
-        for r in replicas:
-            r.stop()
+    yield from replica_pair(pg_database, "gen", agent=AGENT,
+                            extra=("--long-poll-max-wait", "20"))
 
 
 def _rpc(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
@@ -71,6 +55,8 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
     generation = int(task["generation"])
     assert generation == 6  # created, working, three chunks, input-required
     assert _generation(b.url, task["id"]) == generation
+    rest = f"{b.url}/tasks/{task['id']}"
+    assert int(httpx.get(rest, headers=V11, timeout=30).json()["generation"]) == generation
 
     got: list[dict[str, Any]] = []
     poll = threading.Thread(target=lambda: got.append(_rpc(
@@ -82,6 +68,18 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
     poll.join(25)
     assert got and int(got[0]["result"]["generation"]) > generation, got
     assert time.monotonic() - began < 5.0  # woken through the bus, not at the maximum wait
+    # the same over HTTP+JSON: a GET held by B, answered when A commits
+    generation = _generation(a.url, task["id"])
+    held: list[httpx.Response] = []
+    poll = threading.Thread(target=lambda: held.append(httpx.get(
+        f"{rest}?currentGeneration={generation}", headers=V11, timeout=30)))
+    poll.start()
+    time.sleep(0.5)  # held by B
+    began = time.monotonic()
+    _send(a.url, "ask", task["id"])
+    poll.join(25)
+    assert held and int(held[0].json()["generation"]) > generation, held
+    assert time.monotonic() - began < 5.0
 
     for _ in range(5):
         task = _send(a.url, "ask")["result"]["task"]

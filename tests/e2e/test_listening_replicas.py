@@ -8,30 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..services import new_name, with_option
-from .replicas import Replica, call, send, wait_state
+from .replicas import Replica, call, replica_pair, send, wait_state
 
 pytestmark = pytest.mark.timeout(90)
 
 
 @pytest.fixture(scope="module")
 def pair(pg_database: str) -> Iterator[tuple[Replica, Replica]]:
-    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
-
-    if not reachable(REDIS_HOST, REDIS_PORT):
-        missing("Redis on 127.0.0.1:6379")
-    store = with_option(pg_database, f"schema={new_name('listen')}")
-    bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('listen')}"
-    replicas = [Replica(store, bus, agent="tests/e2e/listening_agent.py") for _ in range(2)]
-    for r in replicas:
-        r.start(wait=False)
-    try:
-        for r in replicas:
-            r.wait_ready()
-        yield replicas[0], replicas[1]
-    finally:
-        for r in replicas:
-            r.stop()
+    yield from replica_pair(pg_database, "listen", agent="tests/e2e/listening_agent.py")
 
 
 def _message(text: str, task_id: str, message_id: str | None = None) -> dict[str, object]:

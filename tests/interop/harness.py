@@ -8,8 +8,8 @@ registry that cannot be reached named (under CI: fails it instead);
 ``Driver`` runs an official client in its own process and sends it one
 command at a time (the protocol is in ``peers/pydriver.py``); ``AgentProcess``
 runs an official agent on a loopback port until stopped;
-``InterlinguaProcess`` serves an agent of ``agent.py``; ``Receiver`` is the
-webhook push configs point at.
+``InterlinguaProcess`` serves an agent of ``agent.py``; ``running`` holds either
+from ready to stopped; ``Receiver`` is the webhook push configs point at.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import pytest
@@ -289,6 +290,26 @@ class InterlinguaProcess:
 
     def stop(self) -> None:
         _stop(self.proc)
+
+
+class _Served(Protocol):
+    def wait_ready(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+_P = TypeVar("_P", bound=_Served)
+
+
+@contextmanager
+def running(proc: _P) -> Iterator[_P]:
+    """``proc`` once it answers, stopped when the block ends, however it ends (one
+    that never came up is stopped too)."""
+    try:
+        proc.wait_ready()
+        yield proc
+    finally:
+        proc.stop()
 
 
 @dataclass

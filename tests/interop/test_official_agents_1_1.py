@@ -27,7 +27,7 @@ from interlingua.core.model import Task
 from tests.e2e.procs import free_port
 
 from .conftest import AGENT_ROWS, agent_argv
-from .harness import AgentProcess, ensure_env
+from .harness import AgentProcess, ensure_env, running
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
@@ -39,12 +39,8 @@ def official(request: pytest.FixtureRequest) -> Iterator[AgentProcess]:
     row = _ROWS[request.param]
     env = ensure_env(row.env)
     port = free_port()
-    agent = AgentProcess(f"{row.id}-v11", agent_argv(row, env, port), port)
-    try:
-        agent.wait_ready()
+    with running(AgentProcess(f"{row.id}-v11", agent_argv(row, env, port), port)) as agent:
         yield agent
-    finally:
-        agent.stop()
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from tests.e2e.procs import free_port
 
 from .conftest import CLIENT_ROWS, client_argv
 from .content import DATA, FILE_ARG, FILE_NAME, STREAM_CHUNKS, TEXT, check_stream_events
-from .harness import Driver, InterlinguaProcess, PeerError, ensure_env, state_name
+from .harness import Driver, InterlinguaProcess, PeerError, ensure_env, running, state_name
 from .matrix import Row
 
 pytestmark = pytest.mark.interop
@@ -31,13 +31,9 @@ ROWS_1X = [r for r in CLIENT_ROWS if r.env in ("py-a2a-1.3.0", "js-1.3.0")]
 
 @pytest.fixture(scope="module")
 def offering() -> Iterator[str]:
-    server = InterlinguaProcess("tests/interop/agent.py:agent", free_port(),
-                                extra=("--offer-1.1",))
-    try:
-        server.wait_ready()
+    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(),
+                                    extra=("--offer-1.1",))) as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=ROWS_1X, ids=[r.id for r in ROWS_1X])

@@ -18,13 +18,14 @@ from interlingua.core.model import ArtifactUpdate, StatusUpdate, Task, TaskState
 from interlingua.core.parts import get_text
 from tests.e2e.procs import free_port
 
-from .harness import PEERS_DIR, AgentProcess, InterlinguaProcess
+from .harness import PEERS_DIR, AgentProcess, InterlinguaProcess, running
 from .test_peers_in_the_wild import (
     _agent,
     _our_task_with,
     _python,
     _run,
     _send,
+    _send_echoed,
     _stream,
 )
 
@@ -33,12 +34,8 @@ pytestmark = pytest.mark.interop(envs=[ADK, STRANDS, SDK])
 
 
 def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
-    proc = InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)
-    try:
-        proc.wait_ready()
+    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -105,23 +102,16 @@ def test_adk_refuses_a_card_with_grpc(ours_with_grpc: InterlinguaProcess) -> Non
     assert "must use https, or http on a loopback host" in (events[-1]["error"] or "")
     # a2a-sdk 1.3.0's agent with its gRPC port on the card
     port = free_port()
-    sdk = AgentProcess("py_agent_v1.py-grpc",
-                       [_python(SDK), str(PEERS_DIR / "py_agent_v1.py"), "--port", str(port),
-                        "--grpc-port", str(free_port())], port)
-    try:
-        sdk.wait_ready()
+    with running(AgentProcess("py_agent_v1.py-grpc",
+                              [_python(SDK), str(PEERS_DIR / "py_agent_v1.py"), "--port",
+                               str(port), "--grpc-port", str(free_port())], port)) as sdk:
         ref = _adk_events(sdk.url, "echo refused")
-    finally:
-        sdk.stop()
     assert "must use https, or http on a loopback host" in (ref[-1]["error"] or "")
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])
 def test_client_send_to_adk(adk_agent: AgentProcess, dialect: str | None) -> None:
-    task = _send(adk_agent.url, "hello", dialect=dialect)
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(adk_agent.url, dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])

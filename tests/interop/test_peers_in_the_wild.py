@@ -38,6 +38,7 @@ from .harness import (
     _stop,
     _tail,
     ensure_env,
+    running,
 )
 
 FASTA2A, PYA2A, LANGGRAPH, SDK = ("py-fasta2a-2.1.1", "py-python-a2a-0.5.10",
@@ -58,23 +59,15 @@ def _run(env: str, script: str, *args: str, timeout: float = 60) -> str:
 
 def _agent(env: str, script: str) -> Iterator[AgentProcess]:
     port = free_port()
-    agent = AgentProcess(script, [_python(env), str(PEERS_DIR / script), "--port", str(port)],
-                         port)
-    try:
-        agent.wait_ready()
+    with running(AgentProcess(script, [_python(env), str(PEERS_DIR / script), "--port",
+                                       str(port)], port)) as agent:
         yield agent
-    finally:
-        agent.stop()
 
 
 @pytest.fixture(scope="module")
 def ours() -> Iterator[InterlinguaProcess]:
-    proc = InterlinguaProcess("tests/interop/agent.py:agent", free_port())
-    try:
-        proc.wait_ready()
+    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port())) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -135,12 +128,8 @@ class _LangGraph:
 
 @pytest.fixture(scope="module")
 def langgraph_agent() -> Iterator[_LangGraph]:
-    agent = _LangGraph()
-    try:
-        agent.wait_ready()
+    with running(_LangGraph()) as agent:
         yield agent
-    finally:
-        agent.stop()
 
 
 async def _with(url: str, work: Any, **client_options: Any) -> Any:
@@ -150,6 +139,14 @@ async def _with(url: str, work: Any, **client_options: Any) -> Any:
 
 def _send(url: str, text: str, **options: Any) -> Any:
     return asyncio.run(_with(url, lambda c: c.send(text), **options))
+
+
+def _send_echoed(url: str, **options: Any) -> None:
+    """``hello`` sent to ``url`` ends in a completed task whose artifact is its echo."""
+    task = _send(url, "hello", **options)
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.COMPLETED
+    assert get_text(task.artifacts[0]) == "echo: hello"
 
 
 def _stream(url: str, text: str, **options: Any) -> list[Any]:
@@ -201,10 +198,7 @@ def test_fasta2a_client_stream(ours: InterlinguaProcess, sdk_agent: AgentProcess
 def test_client_send_to_fasta2a(fasta2a_agent: AgentProcess, dialect: str | None) -> None:
     """fasta2a answers ``submitted`` at once (it never blocks; in v0.3 as
     ``{"task": …}`` without ``kind``): the blocking send follows the task to its end."""
-    task = _send(fasta2a_agent.url, "hello", dialect=dialect)
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(fasta2a_agent.url, dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])
@@ -272,10 +266,7 @@ def test_python_a2a_client_ask(ours: InterlinguaProcess) -> None:
 
 def test_client_send_to_python_a2a(python_a2a_agent: AgentProcess) -> None:
     """Its JSON-RPC endpoint for ``tasks/send`` is ``/tasks/send``."""
-    task = _send(python_a2a_agent.url + "/tasks/send", "hello", dialect="0.1")
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(python_a2a_agent.url + "/tasks/send", dialect="0.1")
 
 
 def test_client_stream_from_python_a2a(python_a2a_agent: AgentProcess) -> None:
@@ -311,10 +302,7 @@ def test_python_a2a_card_names_no_json_rpc_endpoint(python_a2a_agent: AgentProce
 
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
 def test_client_send_to_langgraph(langgraph_agent: _LangGraph, dialect: str) -> None:
-    task = _send(langgraph_agent.url, "hello", dialect=dialect)
-    assert isinstance(task, Task)
-    assert task.status.state is TaskState.COMPLETED
-    assert get_text(task.artifacts[0]) == "echo: hello"
+    _send_echoed(langgraph_agent.url, dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])

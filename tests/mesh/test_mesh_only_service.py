@@ -34,6 +34,9 @@ async def test_a_service_with_the_mesh_alone_answers_over_it(ns: str) -> None:
         assert task.artifacts[0].parts[0].text == "HI"  # type: ignore[union-attr]
         card = msgspec.json.decode(mesh.agent.card)
         assert [i["protocolBinding"] for i in card["supportedInterfaces"]] == ["MQTT"]
+        # it declares no skill: the mesh card lists the one made from its name, as HTTP's does
+        assert card["skills"] == [{"id": "Shouter", "name": "Shouter", "description": "Shouts.",
+                                   "tags": ["shouter"]}]
     assert not service.engine.started
 
 

@@ -27,6 +27,7 @@ from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
 from .address import _card_host, _split
 from .server import RPCS, V03_SERVICE, GrpcBinding, _Rpc, generic_handlers, server_options
+from .standard import StandardServices
 
 if TYPE_CHECKING:
     from ...server.service import Service
@@ -55,6 +56,7 @@ class GrpcTenants:
         #: tenant -> service name -> RPC name -> its handling function
         self._members: dict[str, dict[str, dict[str, Any]]] = {}
         self._server: grpc.aio.Server | None = None
+        self._standard: StandardServices | None = None
 
     def member(self, tenant: str) -> TenantGrpc:
         """The binding that serves a service here under ``tenant``."""
@@ -81,6 +83,8 @@ class GrpcTenants:
         server = self._server
         if not self._members and server is not None:
             self._server = None
+            if self._standard is not None:
+                await self._standard.stopping()  # probes see it go before it goes
             await server.stop(self.grace)
 
     async def _listen(self, max_message_bytes: int) -> None:
@@ -89,6 +93,8 @@ class GrpcTenants:
                    for service, rpcs in RPCS.items()}
         server = grpc.aio.server(options=server_options(max_message_bytes))
         server.add_generic_rpc_handlers(generic_handlers(methods))
+        # health and reflection as on a port of one agent: they name no tenant
+        standard = StandardServices(server, list(RPCS))
         try:
             port = server.add_secure_port(self.address, self.credentials) \
                 if self.credentials is not None else server.add_insecure_port(self.address)
@@ -97,7 +103,8 @@ class GrpcTenants:
         if not port:
             raise OSError(f"gRPC cannot listen on {self.address}")
         await server.start()
-        self._server = server
+        await standard.serving()
+        self._server, self._standard = server, standard
         self.port = port
         if self.on_listening is not None:
             self.on_listening(port)
