@@ -507,7 +507,9 @@ def int_in(value: str | int | None, path: str) -> int | None:
         raise WireError(path, "must be an integer")
     if isinstance(value, str):
         if not (value.isascii() and value.isdigit() and len(value) <= 19):
-            raise WireError(path, f"must be a non-negative integer, got {value!r}")
+            # cut: the refusal of a megabyte string is not a megabyte long
+            shown = repr(value) if len(value) <= 40 else f"{value[:40]!r}… ({len(value)} chars)"
+            raise WireError(path, f"must be a non-negative integer, got {shown}")
         value = int(value)
     if not 0 <= value <= 2**63 - 1:
         raise WireError(path, f"must be a non-negative int64, got {value}")
