@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from interlingua.core.parts import new_id
+
 from .drivers import Refused
 from .test_generations import _grpc_get, served
 
@@ -150,3 +152,46 @@ def test_a_version_not_served_is_named_in_the_refusal(
     error = resp.json()["error"]
     assert error["code"] == -32009 and repr(version) in error["message"]
     assert "1.1" in error["message"]
+
+
+# ------------------------------------------- a part holding no member, or two
+
+
+def _part_refusal(client: httpx.Client, url: str, via: str, part: dict[str, Any]
+                  ) -> tuple[int, str]:
+    """(the JSON-RPC code or HTTP status, the message) of a send whose one part is ``part``."""
+    if via == "jsonrpc-0.3":
+        resp = client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                                      "params": {"message": {"messageId": new_id(),
+                                                             "role": "user", "parts": [part]}}})
+        return resp.json()["error"]["code"], resp.json()["error"]["message"]
+    if via == "jsonrpc-0.1":  # python-a2a's path
+        resp = client.post(f"{url}/tasks/send", json={
+            "jsonrpc": "2.0", "id": 1, "method": "tasks/send",
+            "params": {"id": new_id(), "message": {"role": "user", "parts": [part]}}})
+        return resp.json()["error"]["code"], resp.json()["error"]["message"]
+    if via == "rest-0.3":
+        resp = client.post(f"{url}/v1/message:send", json={
+            "message": {"messageId": new_id(), "role": "ROLE_USER", "content": [part]}})
+        return resp.status_code, resp.json()["message"]
+    if "file" in part:  # 1.0 spells a file part's member ``url``
+        part = {"text": part["text"], "url": part["file"]["uri"]}
+    resp = client.post(f"{url}/message:send", headers={"A2A-Version": "1.0"}, json={
+        "message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [part]}})
+    return resp.status_code, resp.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("part", [{}, {"text": "a", "data": {"b": 1}},
+                                  {"text": "a", "file": {"uri": "http://x/y"}}],
+                         ids=["no member", "text and data", "text and file"])
+@pytest.mark.parametrize(("via", "refused"), [
+    ("jsonrpc-0.3", -32602), ("jsonrpc-0.1", -32602), ("rest-0.3", 422), ("rest-1.0", 400)])
+def test_a_part_holding_no_member_or_two_is_refused_saying_so_on_every_path(
+        server: tuple[str, Any], client: httpx.Client, via: str, refused: int,
+        part: dict[str, Any]) -> None:
+    """Before: 'missing required field `kind`' (the caller left out no kind), and
+    HTTP+JSON v0.3 took a part with text and data as its text, dropping the data."""
+    code, message = _part_refusal(client, server[0], via, part)
+    assert code == refused, message
+    assert "exactly one of" in message and "parts[0]" in message
+    assert "missing required field" not in message
