@@ -195,3 +195,15 @@ def test_a_part_holding_no_member_or_two_is_refused_saying_so_on_every_path(
     assert code == refused, message
     assert "exactly one of" in message and "parts[0]" in message
     assert "missing required field" not in message
+
+
+@pytest.mark.parametrize("task_id", ["x" * 20000, "\U0001f600" * 5000], ids=["ascii", "emoji"])
+def test_a_huge_unknown_task_id_is_not_found_over_grpc_not_past_its_metadata_limit(
+        server: tuple[str, Any], client: httpx.Client, task_id: str) -> None:
+    """Before: 'Task not found: <the whole id>' went past gRPC's 16 KiB trailer limit and
+    the caller got RESOURCE_EXHAUSTED 'Stream removed'."""
+    with pytest.raises(Refused) as refused:
+        _grpc_get(client, server[0], task_id, version="1.1", current=0)
+    assert refused.value.status == "NOT_FOUND", refused.value.message
+    assert refused.value.message.startswith("Task not found: ")
+    assert "(cut from" in refused.value.message
