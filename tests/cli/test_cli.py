@@ -173,7 +173,8 @@ def test_bad_url_exits_2() -> None:
 
 def test_unreachable_agent_exits_3() -> None:
     url = f"http://127.0.0.1:{closed_port()}"
-    for args in (["card", url], ["send", url, "hi"], ["send", url, "hi", "--dialect", "0.3"]):
+    for args in (["card", url], ["send", url, "hi"], ["send", url, "hi", "--dialect", "0.3"],
+                 ["get", url, "some-task", "--wait"]):
         result = run(*args)
         assert result.exit_code == 3, result.output
         assert result.stderr.startswith(f"error: cannot reach {url}")
@@ -222,8 +223,8 @@ def test_send_with_history_shows_it(agent_url: str) -> None:
 
 
 def test_unknown_task_exits_1_with_code_and_message(agent_url: str) -> None:
-    for dialect in ("1.0", "0.3"):
-        result = run("get", agent_url, "no-such-task", "--dialect", dialect)
+    for dialect, wait in (("1.0", ()), ("0.3", ()), ("1.0", ("--wait",))):
+        result = run("get", agent_url, "no-such-task", "--dialect", dialect, *wait)
         assert result.exit_code == 1
         assert result.stderr == "error: TaskNotFound (-32001): Task not found: no-such-task\n"
         assert result.stdout == ""

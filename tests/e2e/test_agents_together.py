@@ -306,3 +306,22 @@ async def test_each_agent_counts_its_own_metrics() -> None:
         'outcome="ok"} 1'
     assert sent in mine
     assert 'method="SendMessage"' not in other
+
+
+def test_a_huge_unknown_agent_name_is_refused_clearly_not_past_grpcs_metadata_limit(
+        served: tuple[str, int]) -> None:
+    """Before: the whole tenant was echoed in the refusal, past gRPC's 16 KiB metadata
+    limit: the caller got RESOURCE_EXHAUSTED 'Stream removed', not NOT_FOUND."""
+    base, port = served
+    huge = "x" * 20000
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with pytest.raises(grpc.RpcError) as unknown:
+            rpc1.A2AServiceStub(channel).GetTask(pb1.GetTaskRequest(id="x", tenant=huge),
+                                                 timeout=10)
+    assert unknown.value.code() is grpc.StatusCode.NOT_FOUND
+    details = unknown.value.details() or ""
+    assert "(20000 characters)" in details and "Echo" in details and len(details) < 300
+    got = httpx.get(f"{base}/agents/{huge}/", timeout=10)
+    assert got.status_code == 404
+    message = got.json()["error"]["message"]
+    assert "(20000 characters)" in message and "Echo" in message and len(message) < 300

@@ -62,6 +62,7 @@ __all__ = [
     "TaskNotFound",
     "UnsupportedOperation",
     "VersionNotSupported",
+    "quoted",
 ]
 
 
@@ -270,3 +271,9 @@ class TaskGenerationMismatch(A2AError):
     grpc_status = "ABORTED"
     reason = "TASK_GENERATION_MISMATCH"
     default_message = "Task generation mismatch"
+
+
+def quoted(raw: str, limit: int = 40) -> str:
+    """A caller's value as a refusal quotes it: repr, cut to ``limit`` characters (the
+    refusal of a megabyte value is not a megabyte long, nor past gRPC's metadata limit)."""
+    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"

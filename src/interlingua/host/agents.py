@@ -32,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..bindings.http.request_headers import RequestHeaders
+from ..core.errors import quoted
 from ..core.names import safe_name
 from ..server.agent import Agent
 from ..server.service import Service
@@ -147,7 +148,7 @@ class AgentsApp(Starlette):
                 app = self._apps.get(name)
                 if app is None:
                     await _json(send, 404, {"error": {"code": 404, "message": (
-                        f"no agent {name!r} is served here; "
+                        f"no agent {quoted(name)} is served here; "
                         f"these are: {', '.join(self._apps) or 'none'} (GET {PREFIX})")}})
                     return
                 child = dict(scope)

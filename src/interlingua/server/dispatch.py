@@ -37,6 +37,7 @@ from ..core.errors import (
     StreamingNotSupported,
     VersionNotSupported,
 )
+from ..core.errors import quoted as _shown
 from ..hooks import Hooks, ended, started
 from ..signals import DONE
 from ..stores.base import StoreUnavailable
@@ -73,11 +74,6 @@ def parse_version(value: str) -> str | None:
     major = int(parts[0])
     minor = int(parts[1]) if len(parts) > 1 else 0
     return f"{major}.{minor}"
-
-
-def _shown(raw: str, limit: int = 40) -> str:
-    """A header value as an error message quotes it: repr, cut to ``limit`` characters."""
-    return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
 
 
 class Inbound(msgspec.Struct, kw_only=True):

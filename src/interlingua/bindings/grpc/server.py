@@ -283,8 +283,16 @@ def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
     return host.strip("[]"), int(port) if port.isdigit() else 0
 
 
+#: the longest message a refusal carries: it goes twice into the trailers (grpc-message,
+#: %-escaped byte by byte, and the status details), which a peer refuses past 16 KiB
+MAX_MESSAGE = 512
+
+
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], door: FrontDoor,
                  error: A2AError) -> None:
+    if len(error.message) > MAX_MESSAGE:  # a caller's 20,000-character task id, quoted
+        error.message = (f"{error.message[:MAX_MESSAGE]}... (cut from "
+                         f"{len(error.message)} characters)")
     trailers: list[tuple[str, str | bytes]] = [(DETAILS_KEY, status_details(error))]
     refused = door.refusal(error)
     if refused is not None:  # WWW-Authenticate, Retry-After as metadata

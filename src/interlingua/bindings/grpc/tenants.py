@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from google.protobuf.message import DecodeError
 
+from ...core.errors import quoted
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
@@ -147,7 +148,7 @@ class GrpcTenants:
         member = self._members.get(tenant)
         if member is None:
             await context.abort(grpc.StatusCode.NOT_FOUND,
-                                f"no agent {tenant!r} is served here (tenant one of: {names})")
+                                f"no agent {quoted(tenant)} is served here (tenant one of: {names})")
             raise AssertionError("abort returns by raising")
         return member[service][rpc.name]
 

@@ -394,6 +394,9 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
         kind = kinds.get(name)
         if kind is None:
             continue  # not a parameter of this operation (A2A-Version, a cache buster …)
+        if name in out:  # each is one value: which of two was meant is not ours to guess
+            raise InvalidParams(f"Invalid params: query parameter {name} is given more "
+                                f"than once")
         if kind == "int":
             v = value.strip()
             if not (v.lstrip("-").isascii() and v.lstrip("-").isdigit()) or len(v) > 12:

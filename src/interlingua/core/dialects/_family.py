@@ -112,6 +112,16 @@ def _tag_part(part: dict[str, Any], tag: str) -> None:
         part[tag] = held[0]
 
 
+def _untagged_part(message: str, tag: str) -> str:
+    """msgspec's refusal of a part ``_tag_part`` could not tag (it held no member, or
+    two), said as what a part must hold: the caller never left out a ``kind``."""
+    missing = f"Object missing required field `{tag}`"
+    if message.startswith(missing) and "parts[" in message:
+        return ("a part must hold exactly one of `text`, `data` or `file` (or name it in "
+                f"`{tag}`){message[len(missing):]}")
+    return message
+
+
 def timestamp_in(value: str) -> str:
     try:
         return normalize_timestamp(value)
@@ -483,8 +493,9 @@ class FamilyCodec(Codec):
             try:
                 return msgspec.convert(doc, self.lax.SendParams)
             except msgspec.ValidationError as exc:
+                said = _untagged_part(str(exc), self.variant.part_tag or "")
                 raise InvalidParams(
-                    f"Invalid params for {method}: {at_root(str(exc), 'params')}"
+                    f"Invalid params for {method}: {at_root(said, 'params')}"
                 ) from None
 
         return fallback

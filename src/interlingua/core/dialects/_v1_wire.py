@@ -31,7 +31,7 @@ import msgspec.inspect as mi
 from msgspec import UNSET
 
 from .. import model as m
-from ..errors import InvalidParams
+from ..errors import InvalidParams, quoted
 from ._common import FieldError, b64decode, b64encode, each_in, field_in, normalize_timestamp
 
 # One field error for every dialect: its paths read the same everywhere.
@@ -507,7 +507,7 @@ def int_in(value: str | int | None, path: str) -> int | None:
         raise WireError(path, "must be an integer")
     if isinstance(value, str):
         if not (value.isascii() and value.isdigit() and len(value) <= 19):
-            raise WireError(path, f"must be a non-negative integer, got {value!r}")
+            raise WireError(path, f"must be a non-negative integer, got {quoted(value)}")
         value = int(value)
     if not 0 <= value <= 2**63 - 1:
         raise WireError(path, f"must be a non-negative int64, got {value}")

@@ -94,6 +94,8 @@ def _part_in(p: Any) -> Any:
     if not isinstance(p, dict) or "kind" in p:
         return p
     p = _camel(p)
+    if ("text" in p) + ("file" in p) + ("data" in p) > 1:
+        return p  # a proto oneof holds one: the family reader refuses it, none dropped
     out: dict[str, Any] = {}
     if "metadata" in p:
         out["metadata"] = p["metadata"]

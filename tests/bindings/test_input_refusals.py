@@ -1,0 +1,209 @@
+"""Bad input on the request surfaces A2A 1.1 (draft) added: each is refused in
+the caller's dialect (JSON-RPC code, HTTP status, gRPC status) with a message
+naming what was wrong, on a real server on loopback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from interlingua.core.parts import new_id
+
+from .drivers import Refused
+from .test_generations import _grpc_get, served
+
+V11 = {"A2A-Version": "1.1"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, Any]]:
+    with served() as got:
+        yield got
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=30) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def task_id(server: tuple[str, Any], client: httpx.Client) -> str:
+    url = server[0]
+    resp = client.post(url, headers=V11, json={
+        "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": {"messageId": "m-ask", "role": "ROLE_USER",
+                               "parts": [{"text": "ask"}]}}})
+    task_id: str = resp.json()["result"]["task"]["id"]
+    return task_id
+
+
+def _rpc_error(client: httpx.Client, url: str, method: str, params: Any) -> dict[str, Any]:
+    resp = client.post(url, headers=V11,
+                       json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    assert resp.status_code == 200, resp.text
+    error: dict[str, Any] = resp.json()["error"]
+    return error
+
+
+# a JSON value for currentGeneration / ifGenerationMatch, and what the refusal names
+BAD_GENERATIONS = [
+    ("abc", "'abc'"),
+    (-1, "non-negative"),
+    ("-1", "'-1'"),
+    (1.5, "float"),
+    (1e30, "float"),
+    (True, "bool"),
+    ("", "''"),
+    ("9" * 5000, "non-negative integer"),
+    ([], "array"),
+    ({}, "object"),
+]
+
+
+@pytest.mark.parametrize(("value", "named"), BAD_GENERATIONS,
+                         ids=[repr(v)[:12] for v, _ in BAD_GENERATIONS])
+def test_a_bad_current_generation_is_invalid_params_over_json_rpc(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, value: Any,
+        named: str) -> None:
+    error = _rpc_error(client, server[0], "GetTask", {"id": task_id, "currentGeneration": value})
+    assert error["code"] == -32602
+    assert "currentGeneration" in error["message"] and named in error["message"]
+    assert len(error["message"]) < 300  # a huge value is not echoed whole
+
+
+@pytest.mark.parametrize(("value", "named"), BAD_GENERATIONS,
+                         ids=[repr(v)[:12] for v, _ in BAD_GENERATIONS])
+def test_a_bad_if_generation_match_is_invalid_params_and_takes_nothing(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, value: Any,
+        named: str) -> None:
+    url = server[0]
+    before = client.post(url, headers=V11, json={
+        "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}).json()
+    error = _rpc_error(client, url, "SendMessage", {
+        "message": {"messageId": "m-bad", "role": "ROLE_USER", "taskId": task_id,
+                    "parts": [{"text": "x"}]},
+        "configuration": {"ifGenerationMatch": value}})
+    assert error["code"] == -32602
+    assert "ifGenerationMatch" in error["message"] and named in error["message"]
+    after = client.post(url, headers=V11, json={
+        "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}).json()
+    assert after["result"]["generation"] == before["result"]["generation"]
+
+
+@pytest.mark.parametrize("query", [
+    "currentGeneration=abc", "currentGeneration=", "currentGeneration=-1",
+    "currentGeneration=1.5", "current_generation=x1",
+])
+def test_a_bad_current_generation_is_400_over_rest(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, query: str) -> None:
+    resp = client.get(f"{server[0]}/tasks/{task_id}?{query}", headers=V11)
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT" and "currentGeneration" in error["message"]
+
+
+@pytest.mark.parametrize("query", [
+    "currentGeneration=1&currentGeneration=2",
+    "currentGeneration=1&current_generation=1",
+    "historyLength=1&historyLength=5",
+])
+def test_a_query_parameter_given_twice_is_400_naming_it(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, query: str) -> None:
+    """Which of two values was meant is not guessed (before: the last one was taken)."""
+    resp = client.get(f"{server[0]}/tasks/{task_id}?{query}", headers=V11)
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    name = query.split("=")[0]
+    assert error["status"] == "INVALID_ARGUMENT"
+    assert f"query parameter {name} is given more than once" in error["message"]
+
+
+def test_a_bad_current_generation_is_invalid_argument_over_grpc(
+        server: tuple[str, Any], client: httpx.Client, task_id: str) -> None:
+    with pytest.raises(Refused) as refused:
+        _grpc_get(client, server[0], task_id, version="1.1", current=-1)
+    assert refused.value.status == "INVALID_ARGUMENT"
+    assert "currentGeneration" in refused.value.message
+    assert "non-negative" in refused.value.message
+
+
+def test_a_long_poll_on_an_unknown_task_is_not_found_at_once_on_every_binding(
+        server: tuple[str, Any], client: httpx.Client) -> None:
+    url = server[0]
+    error = _rpc_error(client, url, "GetTask", {"id": "no-such-task", "currentGeneration": "1"})
+    assert error["code"] == -32001 and "no-such-task" in error["message"]
+    resp = client.get(f"{url}/tasks/no-such-task?currentGeneration=1", headers=V11)
+    assert resp.status_code == 404 and "no-such-task" in resp.json()["error"]["message"]
+    with pytest.raises(Refused) as refused:
+        _grpc_get(client, url, "no-such-task", version="1.1", current=1)
+    assert refused.value.status == "NOT_FOUND" and "no-such-task" in refused.value.message
+
+
+@pytest.mark.parametrize("version", ["1.2", "2.0", "abc"])
+def test_a_version_not_served_is_named_in_the_refusal(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, version: str) -> None:
+    resp = client.post(server[0], headers={"A2A-Version": version}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}})
+    error = resp.json()["error"]
+    assert error["code"] == -32009 and repr(version) in error["message"]
+    assert "1.1" in error["message"]
+
+
+# ------------------------------------------- a part holding no member, or two
+
+
+def _part_refusal(client: httpx.Client, url: str, via: str, part: dict[str, Any]
+                  ) -> tuple[int, str]:
+    """(the JSON-RPC code or HTTP status, the message) of a send whose one part is ``part``."""
+    if via == "jsonrpc-0.3":
+        resp = client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                                      "params": {"message": {"messageId": new_id(),
+                                                             "role": "user", "parts": [part]}}})
+        return resp.json()["error"]["code"], resp.json()["error"]["message"]
+    if via == "jsonrpc-0.1":  # python-a2a's path
+        resp = client.post(f"{url}/tasks/send", json={
+            "jsonrpc": "2.0", "id": 1, "method": "tasks/send",
+            "params": {"id": new_id(), "message": {"role": "user", "parts": [part]}}})
+        return resp.json()["error"]["code"], resp.json()["error"]["message"]
+    if via == "rest-0.3":
+        resp = client.post(f"{url}/v1/message:send", json={
+            "message": {"messageId": new_id(), "role": "ROLE_USER", "content": [part]}})
+        return resp.status_code, resp.json()["message"]
+    if "file" in part:  # 1.0 spells a file part's member ``url``
+        part = {"text": part["text"], "url": part["file"]["uri"]}
+    resp = client.post(f"{url}/message:send", headers={"A2A-Version": "1.0"}, json={
+        "message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [part]}})
+    return resp.status_code, resp.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("part", [{}, {"text": "a", "data": {"b": 1}},
+                                  {"text": "a", "file": {"uri": "http://x/y"}}],
+                         ids=["no member", "text and data", "text and file"])
+@pytest.mark.parametrize(("via", "refused"), [
+    ("jsonrpc-0.3", -32602), ("jsonrpc-0.1", -32602), ("rest-0.3", 422), ("rest-1.0", 400)])
+def test_a_part_holding_no_member_or_two_is_refused_saying_so_on_every_path(
+        server: tuple[str, Any], client: httpx.Client, via: str, refused: int,
+        part: dict[str, Any]) -> None:
+    """Before: 'missing required field `kind`' (the caller left out no kind), and
+    HTTP+JSON v0.3 took a part with text and data as its text, dropping the data."""
+    code, message = _part_refusal(client, server[0], via, part)
+    assert code == refused, message
+    assert "exactly one of" in message and "parts[0]" in message
+    assert "missing required field" not in message
+
+
+@pytest.mark.parametrize("task_id", ["x" * 20000, "\U0001f600" * 5000], ids=["ascii", "emoji"])
+def test_a_huge_unknown_task_id_is_not_found_over_grpc_not_past_its_metadata_limit(
+        server: tuple[str, Any], client: httpx.Client, task_id: str) -> None:
+    """Before: 'Task not found: <the whole id>' went past gRPC's 16 KiB trailer limit and
+    the caller got RESOURCE_EXHAUSTED 'Stream removed'."""
+    with pytest.raises(Refused) as refused:
+        _grpc_get(client, server[0], task_id, version="1.1", current=0)
+    assert refused.value.status == "NOT_FOUND", refused.value.message
+    assert refused.value.message.startswith("Task not found: ")
+    assert "(cut from" in refused.value.message
