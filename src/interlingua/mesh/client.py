@@ -18,7 +18,6 @@ counterpart on the mesh. A stream is not resumed after a broken connection
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import secrets
 import time
@@ -45,6 +44,7 @@ from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
 from .client_api import MeshClientAPI
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
+from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
 
 __all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
@@ -71,7 +71,7 @@ class _Pending:
         self.queue: asyncio.Queue[tuple[bool, _Envelope]] = asyncio.Queue()
 
 
-class Requester:
+class Requester(ReadingConnection):
     """One connection that publishes requests to agents and hands each answer to
     the call waiting for it (by JSON-RPC id). ``reply_topic(task)`` and
     ``status_topic(task)`` are where this requester asks for its answers; it
@@ -96,27 +96,8 @@ class Requester:
         self._pending: dict[Any, _Pending] = {}
         self._lock = asyncio.Lock()
 
-    async def ensure(self) -> None:
-        if self._reader is not None:
-            return
-        async with self._lock:
-            if self._reader is not None:
-                return
-            try:
-                await self._broker.connect()
-                await self._broker.subscribe(*self.listen)
-            except MeshUnavailable as exc:
-                await self._broker.close()
-                raise AgentUnreachable(str(exc)) from None
-            self._reader = asyncio.create_task(self._read())
-
-    async def aclose(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
-        await self._broker.close()
+    def _listening(self) -> list[str]:
+        return self.listen
 
     async def _read(self) -> None:
         try:
@@ -131,8 +112,7 @@ class Requester:
         except MeshUnavailable:
             for pending in self._pending.values():
                 pending.queue.put_nowait((False, _Envelope(error={"lost": True})))
-            self._reader = None
-            await self._broker.close()
+            await self._connection_lost()
 
     async def publish(self, agent: str, rid: Any, call: Call, task_id: str, *,
                       streaming: bool, properties: dict[str, Any] | None = None) -> _Pending:
