@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from .broker import Broker, Inbound, MeshUnavailable
+from .broker import Broker, Inbound
+from .reading import read_reconnecting
 from .topics import MeshURL, Topics
 
 __all__ = ["CARD_INTERVAL", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "list_agents"]
@@ -131,7 +132,7 @@ class Discovery:
 
     async def start(self) -> None:
         await self._broker.connect()
-        await self._broker.subscribe(self.topics.discovery_filter(), qos=0)
+        await self._subscribe()
         self._task = asyncio.create_task(self._listen())
 
     async def stop(self) -> None:
@@ -142,19 +143,16 @@ class Discovery:
         await self._broker.close()
 
     async def _listen(self) -> None:
-        while True:
-            try:
-                if not self._broker.connected:
-                    await self._broker.connect()
-                    await self._broker.subscribe(self.topics.discovery_filter(), qos=0)
-                async for msg in self._broker.messages():
-                    name = self.registry.take(msg, self.topics, self.clock())
-                    if name is not None and self.on_change is not None:
-                        self.on_change(name)
-            except MeshUnavailable as exc:
-                log.warning("discovery: %s; listening again in 1 s", exc)
-                await self._broker.close()
-                await asyncio.sleep(1.0)
+        await read_reconnecting(self._broker, self._take, on_connect=self._subscribe,
+                                delay=1.0, warning="discovery: %s; listening again in 1 s")
+
+    async def _subscribe(self) -> None:
+        await self._broker.subscribe(self.topics.discovery_filter(), qos=0)
+
+    def _take(self, msg: Inbound) -> None:
+        name = self.registry.take(msg, self.topics, self.clock())
+        if name is not None and self.on_change is not None:
+            self.on_change(name)
 
 
 async def list_agents(url: MeshURL, topics: Topics, *, wait: float = 11.0,

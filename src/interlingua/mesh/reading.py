@@ -1,17 +1,21 @@
-"""One broker connection with a task that reads it: what the mesh's requesters
-(``Requester``, ``EmqxRequester``) share. Each reads its own way (``_read``) and
-calls ``_connection_lost`` when the broker goes away."""
+"""Reading a broker connection. ``ReadingConnection``: what the mesh's requesters
+(``Requester``, ``EmqxRequester``) share; each reads its own way (``_read``) and
+calls ``_connection_lost`` when the broker goes away. ``read_reconnecting``: the
+loop of the agents and the discovery listeners, which connect again by themselves."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 
 from ..client.errors import AgentUnreachable
-from .broker import Broker, MeshUnavailable
+from .broker import Broker, Inbound, MeshUnavailable
 
-__all__ = ["ReadingConnection"]
+__all__ = ["ReadingConnection", "read_reconnecting"]
+
+log = logging.getLogger("interlingua.mesh")
 
 
 class ReadingConnection:
@@ -55,3 +59,27 @@ class ReadingConnection:
         self._reader = None
         await self._broker.close()
 
+
+async def read_reconnecting(broker: Broker, take: Callable[[Inbound], object], *,
+                            on_connect: Callable[[], Awaitable[None]], delay: float,
+                            warning: str, stopping: Callable[[], bool] = lambda: False,
+                            on_lost: Callable[[], None] | None = None) -> None:
+    """Hand each message of ``broker`` to ``take``; when the broker goes away, log
+    ``warning`` (``%s``: why), wait ``delay`` s, connect again and ``on_connect``
+    (subscribe again), until ``stopping()``. ``on_lost``: what is no longer true
+    while the connection is down."""
+    while not stopping():
+        try:
+            if not broker.connected:
+                await broker.connect()
+                await on_connect()
+            async for msg in broker.messages():
+                take(msg)
+        except MeshUnavailable as exc:
+            if on_lost is not None:
+                on_lost()
+            if stopping():
+                return
+            log.warning(warning, exc)
+            await broker.close()
+            await asyncio.sleep(delay)

@@ -19,8 +19,9 @@ import time
 
 import msgspec
 
-from ..broker import Broker, Inbound, MeshUnavailable
+from ..broker import Broker, Inbound
 from ..discovery import LiveAgent
+from ..reading import read_reconnecting
 from ..topics import MeshURL
 from .topics import STATUS, Space
 
@@ -79,6 +80,9 @@ class Directory:
 
     async def _connect(self) -> None:
         await self._broker.connect()
+        await self._subscribe()
+
+    async def _subscribe(self) -> None:
         await self._broker.subscribe(self.space.discovery_filter())
 
     async def stop(self) -> None:
@@ -89,16 +93,9 @@ class Directory:
         await self._broker.close()
 
     async def _listen(self) -> None:
-        while True:
-            try:
-                if not self._broker.connected:
-                    await self._connect()  # the retained cards come again
-                async for msg in self._broker.messages():
-                    self.take(msg)
-            except MeshUnavailable as exc:
-                log.warning("discovery: %s; listening again in 1 s", exc)
-                await self._broker.close()
-                await asyncio.sleep(1.0)
+        # connected again, the retained cards come again
+        await read_reconnecting(self._broker, self.take, on_connect=self._subscribe,
+                                delay=1.0, warning="discovery: %s; listening again in 1 s")
 
 
 async def list_registered(url: MeshURL, space: Space, *, wait: float = 1.0,
