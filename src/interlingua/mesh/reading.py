@@ -1,7 +1,8 @@
 """Reading a broker connection. ``ReadingConnection``: what the mesh's requesters
 (``Requester``, ``EmqxRequester``) share; each reads its own way (``_read``) and
 calls ``_connection_lost`` when the broker goes away. ``read_reconnecting``: the
-loop of the agents and the discovery listeners, which connect again by themselves."""
+loop of the agents and the discovery listeners (``DiscoveryListener``), which
+connect again by themselves."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from ..client.errors import AgentUnreachable
 from .broker import Broker, Inbound, MeshUnavailable
 
-__all__ = ["ReadingConnection", "read_reconnecting"]
+__all__ = ["DiscoveryListener", "ReadingConnection", "read_reconnecting"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -83,3 +84,35 @@ async def read_reconnecting(broker: Broker, take: Callable[[Inbound], object], *
             log.warning(warning, exc)
             await broker.close()
             await asyncio.sleep(delay)
+
+
+class DiscoveryListener:
+    """What ``Discovery`` and the A2A-over-MQTT ``Directory`` share: connect and
+    ``_subscribe``, then hand each card heard to ``_heard`` (reconnecting by itself)
+    until ``stop``."""
+
+    _broker: Broker
+    _task: asyncio.Task[None] | None
+
+    async def _subscribe(self) -> None:
+        raise NotImplementedError
+
+    def _heard(self, msg: Inbound) -> object:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        await self._broker.connect()
+        await self._subscribe()
+        self._task = asyncio.create_task(self._listen())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        await self._broker.close()
+
+    async def _listen(self) -> None:
+        # connected again, the retained cards (A2A over MQTT) come again
+        await read_reconnecting(self._broker, self._heard, on_connect=self._subscribe,
+                                delay=1.0, warning="discovery: %s; listening again in 1 s")
