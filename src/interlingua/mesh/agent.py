@@ -57,6 +57,7 @@ from ..server.run import Run
 from .broker import Broker, Inbound, MeshUnavailable
 from .codec import MESH_CODEC
 from .instance import claim
+from .reading import read_reconnecting
 from .settings import MeshSettings
 from .topics import Topics, check_name, topic_problem
 
@@ -321,24 +322,19 @@ class MeshAgent:
         self._subscribed.set()
 
     async def _serve(self) -> None:
-        while not self._stopping:
-            try:
-                if not self.broker.connected:
-                    await self.broker.connect()
-                    await self._subscribe()
-                    log.info("reconnected to the broker at %s", self.broker.url.broker)
-                    self._card_now.set()  # back: say so at once
-                async for msg in self.broker.messages():
-                    self._take(msg)
-            except MeshUnavailable as exc:
-                # no card until the subscriptions are back: a requester that hears
-                # one may publish at once, and a request no one subscribes to is dropped
-                self._subscribed.clear()
-                if self._stopping:
-                    return
-                log.warning("%s; reconnecting in %gs", exc, self.settings.reconnect_delay)
-                await self.broker.close()
-                await asyncio.sleep(self.settings.reconnect_delay)
+        await read_reconnecting(
+            self.broker, self._take, on_connect=self._reconnected,
+            delay=self.settings.reconnect_delay,
+            warning=f"%s; reconnecting in {self.settings.reconnect_delay:g}s",
+            stopping=lambda: self._stopping,
+            # no card until the subscriptions are back: a requester that hears
+            # one may publish at once, and a request no one subscribes to is dropped
+            on_lost=self._subscribed.clear)
+
+    async def _reconnected(self) -> None:
+        await self._subscribe()
+        log.info("reconnected to the broker at %s", self.broker.url.broker)
+        self._card_now.set()  # back: say so at once
 
     async def _announce(self) -> None:
         """The card on the discovery topic every ``card_interval`` seconds, while

@@ -18,36 +18,33 @@ counterpart on the mesh. A stream is not resumed after a broken connection
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
-import os
 import secrets
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 
 from ..client.card import Endpoint, parse_card
 from ..client.errors import AgentTimeout, AgentUnreachable, BadResponse, DialectMismatch
-from ..client.messages import make_message
 from ..client.stream import StreamEvent
 from ..core.calls import (
     Call,
     CancelTask,
     GetTask,
     Result,
-    SendConfig,
     SendMessage,
     SubscribeToTask,
 )
 from ..core.errors import InvalidAgentResponse
-from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
+from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
+from .client_api import MeshClientAPI
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
+from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
 
 __all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
@@ -74,7 +71,7 @@ class _Pending:
         self.queue: asyncio.Queue[tuple[bool, _Envelope]] = asyncio.Queue()
 
 
-class Requester:
+class Requester(ReadingConnection):
     """One connection that publishes requests to agents and hands each answer to
     the call waiting for it (by JSON-RPC id). ``reply_topic(task)`` and
     ``status_topic(task)`` are where this requester asks for its answers; it
@@ -99,27 +96,8 @@ class Requester:
         self._pending: dict[Any, _Pending] = {}
         self._lock = asyncio.Lock()
 
-    async def ensure(self) -> None:
-        if self._reader is not None:
-            return
-        async with self._lock:
-            if self._reader is not None:
-                return
-            try:
-                await self._broker.connect()
-                await self._broker.subscribe(*self.listen)
-            except MeshUnavailable as exc:
-                await self._broker.close()
-                raise AgentUnreachable(str(exc)) from None
-            self._reader = asyncio.create_task(self._read())
-
-    async def aclose(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
-        await self._broker.close()
+    def _listening(self) -> list[str]:
+        return self.listen
 
     async def _read(self) -> None:
         try:
@@ -134,8 +112,7 @@ class Requester:
         except MeshUnavailable:
             for pending in self._pending.values():
                 pending.queue.put_nowait((False, _Envelope(error={"lost": True})))
-            self._reader = None
-            await self._broker.close()
+            await self._connection_lost()
 
     async def publish(self, agent: str, rid: Any, call: Call, task_id: str, *,
                       streaming: bool, properties: dict[str, Any] | None = None) -> _Pending:
@@ -190,7 +167,7 @@ class Requester:
         return status, bytes(env.result)
 
 
-class MeshClient:
+class MeshClient(MeshClientAPI):
     """An A2A client for one agent on an MQTT 5 mesh (``mqtt://host:port/NS/agent``).
 
     ``timeout``: seconds a call waits for its answer (None: for ever).
@@ -224,35 +201,6 @@ class MeshClient:
         self._card_document: bytes | None = None
         #: the raw JSON of the last successful answer's ``result`` member
         self.last_result: bytes | None = None
-
-    # ------------------------------------------------------------- plumbing
-
-    @classmethod
-    async def connect(cls, url: str, **kwargs: Any) -> Self:
-        client = cls(url, **kwargs)
-        try:
-            await client._ensure()
-        except BaseException:
-            await client.aclose()
-            raise
-        return client
-
-    async def resolve(self) -> None:
-        """Connect to the broker (the HTTP client chooses its endpoint here)."""
-        await self._ensure()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._requester.aclose()
-
-    async def _ensure(self) -> None:
-        await self._requester.ensure()
 
     async def call(self, call: Call) -> Result:
         """Carry out a canonical call on the mesh (send, get, cancel)."""
@@ -292,14 +240,6 @@ class MeshClient:
         return MESH_CODEC.name
 
     @property
-    def card(self) -> AgentCard | None:
-        return self._card
-
-    @property
-    def card_document(self) -> bytes | None:
-        return self._card_document
-
-    @property
     def card_url(self) -> str:
         return self.topics.discovery()
 
@@ -318,77 +258,6 @@ class MeshClient:
             self._card = parse_card(document)
             self._card_document = document
         return self._card
-
-    # ---------------------------------------------------------------- calls
-
-    async def send(
-        self,
-        message_or_text: Message | str | Part | Sequence[Part],
-        *,
-        task_id: str | None = None,
-        context_id: str | None = None,
-        data: Any = None,
-        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
-        blocking: bool = True,
-        history_length: int | None = None,
-        metadata: Metadata | None = None,
-        accepted_output_modes: Sequence[str] | None = None,
-        push: PushConfig | None = None,
-    ) -> Task | Message:
-        if push is not None:
-            raise DialectMismatch("push notifications have no counterpart on the mesh")
-        msg = make_message(message_or_text, task_id=task_id, context_id=context_id, data=data,
-                           files=files or ())
-        call = SendMessage(message=msg, metadata=metadata, config=SendConfig(
-            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
-            history_length=history_length, blocking=blocking))
-        result = await self.call(call)
-        assert isinstance(result, (Task, Message))
-        return result
-
-    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
-        result = await self.call(GetTask(id=task_id, history_length=history_length))
-        assert isinstance(result, Task)
-        return result
-
-    async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
-        result = await self.call(CancelTask(id=task_id, metadata=metadata))
-        assert isinstance(result, Task)
-        return result
-
-    async def list_tasks(self, *args: Any, **kwargs: Any) -> Any:
-        raise DialectMismatch("listing tasks has no counterpart on the mesh")
-
-    async def stream(
-        self,
-        message_or_text: Message | str | Part | Sequence[Part],
-        *,
-        task_id: str | None = None,
-        context_id: str | None = None,
-        data: Any = None,
-        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
-        metadata: Metadata | None = None,
-        history_length: int | None = None,
-        accepted_output_modes: Sequence[str] | None = None,
-        resume: Any = None,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """Send a message and follow the task: its updates as they are published on
-        the status topic; the stream ends with the agent's final answer."""
-        msg = make_message(message_or_text, task_id=task_id, context_id=context_id, data=data,
-                           files=files or ())
-        call = SendMessage(message=msg, metadata=metadata, streaming=True, config=SendConfig(
-            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
-            history_length=history_length))
-        async for event in self._follow(call):
-            yield event
-
-    async def subscribe(self, task_id: str, *, last_event_id: int | None = None,
-                        resume: Any = None) -> AsyncGenerator[StreamEvent, None]:
-        """Follow a running task (its state now, then its updates)."""
-        if last_event_id is not None:
-            raise DialectMismatch("resuming from an event id has no counterpart on the mesh")
-        async for event in self._follow(SubscribeToTask(id=task_id)):
-            yield event
 
     async def _follow(self, call: SendMessage | SubscribeToTask) -> AsyncGenerator[StreamEvent, None]:
         rid, task_id = self._ids_for(call)

@@ -10,7 +10,6 @@ do not name their instance (SAM's agents) count as one instance per agent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -19,7 +18,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from .broker import Broker, Inbound, MeshUnavailable
+from .broker import Broker, Inbound
+from .reading import DiscoveryListener
 from .topics import MeshURL, Topics
 
 __all__ = ["CARD_INTERVAL", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "list_agents"]
@@ -108,7 +108,7 @@ class Registry:
         return next((a for a in self.live(now) if a.name == name), None)
 
 
-class Discovery:
+class Discovery(DiscoveryListener):
     """Listens to a namespace's discovery topics and keeps a ``Registry``;
     ``on_change(name)`` is called for each card or withdrawal heard."""
 
@@ -129,32 +129,13 @@ class Discovery:
     def get(self, name: str) -> LiveAgent | None:
         return self.registry.get(name, self.clock())
 
-    async def start(self) -> None:
-        await self._broker.connect()
+    async def _subscribe(self) -> None:
         await self._broker.subscribe(self.topics.discovery_filter(), qos=0)
-        self._task = asyncio.create_task(self._listen())
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        await self._broker.close()
-
-    async def _listen(self) -> None:
-        while True:
-            try:
-                if not self._broker.connected:
-                    await self._broker.connect()
-                    await self._broker.subscribe(self.topics.discovery_filter(), qos=0)
-                async for msg in self._broker.messages():
-                    name = self.registry.take(msg, self.topics, self.clock())
-                    if name is not None and self.on_change is not None:
-                        self.on_change(name)
-            except MeshUnavailable as exc:
-                log.warning("discovery: %s; listening again in 1 s", exc)
-                await self._broker.close()
-                await asyncio.sleep(1.0)
+    def _heard(self, msg: Inbound) -> None:
+        name = self.registry.take(msg, self.topics, self.clock())
+        if name is not None and self.on_change is not None:
+            self.on_change(name)
 
 
 async def list_agents(url: MeshURL, topics: Topics, *, wait: float = 11.0,

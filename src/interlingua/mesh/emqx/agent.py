@@ -45,6 +45,7 @@ from ...server.context import RequestInfo
 from ...server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
 from ..broker import Broker, Inbound, MeshUnavailable, Will
 from ..instance import InstanceTaken, claim
+from ..reading import read_reconnecting
 from ..settings import MeshSettings
 from ..topics import check_name, topic_problem
 from .topics import STATUS, STATUS_SOURCE, Space
@@ -172,20 +173,15 @@ class EmqxAgent:
             self._slot.release()
 
     async def _serve(self) -> None:
-        while not self._stopping:
-            try:
-                if not self.broker.connected:
-                    await self.broker.connect()
-                    await self._online()
-                    log.info("reconnected to the broker at %s", self.broker.url.broker)
-                async for msg in self.broker.messages():
-                    self._take(msg)
-            except MeshUnavailable as exc:
-                if self._stopping:
-                    return
-                log.warning("%s; reconnecting in %gs", exc, self.settings.reconnect_delay)
-                await self.broker.close()
-                await asyncio.sleep(self.settings.reconnect_delay)
+        await read_reconnecting(
+            self.broker, self._take, on_connect=self._reconnected,
+            delay=self.settings.reconnect_delay,
+            warning=f"%s; reconnecting in {self.settings.reconnect_delay:g}s",
+            stopping=lambda: self._stopping)
+
+    async def _reconnected(self) -> None:
+        await self._online()
+        log.info("reconnected to the broker at %s", self.broker.url.broker)
 
     def _take(self, msg: Inbound) -> None:
         if not self._taking:

@@ -26,27 +26,25 @@ import os
 import secrets
 import uuid
 from collections.abc import AsyncGenerator, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from ...client.card import Endpoint, parse_card
 from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch
 from ...client.messages import make_message
 from ...client.stream import StreamEvent
-from ...core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, SubscribeToTask
+from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import InvalidAgentResponse
 from ...core.model import (
     AgentCard,
     FilePart,
     Message,
-    Metadata,
     Part,
-    PushConfig,
     StatusUpdate,
     Task,
 )
 from ..broker import Broker, MeshUnavailable
+from ..client_api import MeshClientAPI
 from ..topics import MeshURL, parse_mesh_url
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
@@ -59,7 +57,7 @@ CODEC = get_codec("1.0")
 CARD_WAIT = 3.0
 
 
-class EmqxClient:
+class EmqxClient(MeshClientAPI):
     """An A2A client for one agent of the A2A-over-MQTT profile
     (``mqtt://host:port/ORG/UNIT/AGENT``). ``timeout``: seconds a call waits for
     each answer (None: for ever). ``headers`` are sent as user properties; other
@@ -86,42 +84,13 @@ class EmqxClient:
         #: the raw JSON of the last answer's ``result`` member
         self.last_result: bytes | None = None
 
-    # ------------------------------------------------------------- plumbing
+    _no_listing = "listing tasks has no counterpart in A2A over MQTT"
 
-    @classmethod
-    async def connect(cls, url: str, **kwargs: Any) -> Self:
-        client = cls(url, **kwargs)
-        try:
-            await client.resolve()
-        except BaseException:
-            await client.aclose()
-            raise
-        return client
-
-    async def resolve(self) -> None:
-        await self._requester.ensure()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._requester.aclose()
+    # ------------------------------------------------------------- the agent
 
     @property
     def dialect(self) -> str:
         return CODEC.name
-
-    @property
-    def card(self) -> AgentCard | None:
-        return self._card
-
-    @property
-    def card_document(self) -> bytes | None:
-        return self._card_document
 
     @property
     def card_url(self) -> str:
@@ -176,82 +145,13 @@ class EmqxClient:
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{self.agent}: {exc.message}") from None
 
-    def _send_call(self, message_or_text: Message | str | Part | Sequence[Part], *,
-                   task_id: str | None, context_id: str | None, data: Any,
-                   files: Sequence[FilePart | str | os.PathLike[str]] | None,
-                   metadata: Metadata | None, streaming: bool, config: SendConfig) -> SendMessage:
+    def _message(self, message_or_text: Message | str | Part | Sequence[Part], *,
+                 task_id: str | None, context_id: str | None, data: Any,
+                 files: Sequence[FilePart | str | os.PathLike[str]] | None) -> Message:
         # the requester names a new task (and its context), as the profile requires
-        msg = make_message(message_or_text, task_id=task_id or str(uuid.uuid4()),
-                           context_id=context_id or (None if task_id else str(uuid.uuid4())),
-                           data=data, files=files or ())
-        return SendMessage(message=msg, metadata=metadata, streaming=streaming, config=config)
-
-    async def send(
-        self,
-        message_or_text: Message | str | Part | Sequence[Part],
-        *,
-        task_id: str | None = None,
-        context_id: str | None = None,
-        data: Any = None,
-        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
-        blocking: bool = True,
-        history_length: int | None = None,
-        metadata: Metadata | None = None,
-        accepted_output_modes: Sequence[str] | None = None,
-        push: PushConfig | None = None,
-    ) -> Task | Message:
-        if push is not None:
-            raise DialectMismatch("push notifications have no counterpart on the mesh")
-        call = self._send_call(message_or_text, task_id=task_id, context_id=context_id,
-                               data=data, files=files, metadata=metadata, streaming=False,
-                               config=SendConfig(
-            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
-            history_length=history_length, blocking=blocking))
-        result = await self.call(call)
-        assert isinstance(result, (Task, Message))
-        return result
-
-    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
-        result = await self.call(GetTask(id=task_id, history_length=history_length))
-        assert isinstance(result, Task)
-        return result
-
-    async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
-        result = await self.call(CancelTask(id=task_id, metadata=metadata))
-        assert isinstance(result, Task)
-        return result
-
-    async def list_tasks(self, *args: Any, **kwargs: Any) -> Any:
-        raise DialectMismatch("listing tasks has no counterpart in A2A over MQTT")
-
-    async def stream(
-        self,
-        message_or_text: Message | str | Part | Sequence[Part],
-        *,
-        task_id: str | None = None,
-        context_id: str | None = None,
-        data: Any = None,
-        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
-        metadata: Metadata | None = None,
-        history_length: int | None = None,
-        accepted_output_modes: Sequence[str] | None = None,
-        resume: Any = None,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """Send a message and follow the task to the end of its turn."""
-        call = self._send_call(message_or_text, task_id=task_id, context_id=context_id,
-                               data=data, files=files, metadata=metadata, streaming=True,
-                               config=SendConfig(
-            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
-            history_length=history_length))
-        async for event in self._follow(call):
-            yield event
-
-    async def subscribe(self, task_id: str, *, last_event_id: int | None = None,
-                        resume: Any = None) -> AsyncGenerator[StreamEvent, None]:
-        if last_event_id is not None:
-            raise DialectMismatch("resuming from an event id has no counterpart on the mesh")
-        async for event in self._follow(SubscribeToTask(id=task_id)):
-            yield event
+        return make_message(message_or_text, task_id=task_id or str(uuid.uuid4()),
+                            context_id=context_id or (None if task_id else str(uuid.uuid4())),
+                            data=data, files=files or ())
 
     async def _follow(self, call: SendMessage | SubscribeToTask,
                       ) -> AsyncGenerator[StreamEvent, None]:

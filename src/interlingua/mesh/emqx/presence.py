@@ -12,15 +12,15 @@ sent if asked for.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
 
 import msgspec
 
-from ..broker import Broker, Inbound, MeshUnavailable
+from ..broker import Broker, Inbound
 from ..discovery import LiveAgent
+from ..reading import DiscoveryListener
 from ..topics import MeshURL
 from .topics import STATUS, Space
 
@@ -35,7 +35,7 @@ class _CardHead(msgspec.Struct):
     version: str | None = None
 
 
-class Directory:
+class Directory(DiscoveryListener):
     """The registered agents of one space, kept up to date while started."""
 
     def __init__(self, url: MeshURL, space: Space) -> None:
@@ -73,32 +73,10 @@ class Directory:
         self.status[agent] = msg.properties.get(STATUS, "online")
         return agent
 
-    async def start(self) -> None:
-        await self._connect()
-        self._task = asyncio.create_task(self._listen())
-
-    async def _connect(self) -> None:
-        await self._broker.connect()
+    async def _subscribe(self) -> None:
         await self._broker.subscribe(self.space.discovery_filter())
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        await self._broker.close()
-
-    async def _listen(self) -> None:
-        while True:
-            try:
-                if not self._broker.connected:
-                    await self._connect()  # the retained cards come again
-                async for msg in self._broker.messages():
-                    self.take(msg)
-            except MeshUnavailable as exc:
-                log.warning("discovery: %s; listening again in 1 s", exc)
-                await self._broker.close()
-                await asyncio.sleep(1.0)
+    _heard = take
 
 
 async def list_registered(url: MeshURL, space: Space, *, wait: float = 1.0,

@@ -28,6 +28,7 @@ from ...core.calls import Call
 from ...core.dialects import get_codec
 from ...core.trace_context import inject as inject_trace
 from ..broker import Broker, MeshUnavailable
+from ..reading import ReadingConnection
 from ..topics import MeshURL
 from .topics import Space
 from .wire import binding_error
@@ -51,7 +52,7 @@ _envelope = msgspec.json.Decoder(_Envelope)
 _LOST = object()
 
 
-class EmqxRequester:
+class EmqxRequester(ReadingConnection):
     """Requests to agents of one ``{org}/{unit}``; ``timeout``: seconds to wait for
     each answer once one came, and in all for the first (None: for ever)."""
 
@@ -72,27 +73,8 @@ class EmqxRequester:
         self._pending: dict[bytes, asyncio.Queue[Any]] = {}
         self._lock = asyncio.Lock()
 
-    async def ensure(self) -> None:
-        if self._reader is not None:
-            return
-        async with self._lock:
-            if self._reader is not None:
-                return
-            try:
-                await self._broker.connect()
-                await self._broker.subscribe(self.reply_topic)
-            except MeshUnavailable as exc:
-                await self._broker.close()
-                raise AgentUnreachable(str(exc)) from None
-            self._reader = asyncio.create_task(self._read())
-
-    async def aclose(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
-        await self._broker.close()
+    def _listening(self) -> list[str]:
+        return [self.reply_topic]
 
     async def _read(self) -> None:
         try:
@@ -104,8 +86,7 @@ class EmqxRequester:
         except MeshUnavailable:
             for queue in self._pending.values():
                 queue.put_nowait(_LOST)
-            self._reader = None
-            await self._broker.close()
+            await self._connection_lost()
 
     async def exchange(self, agent: str, call: Call, *,
                        properties: dict[str, Any] | None = None,

@@ -1,0 +1,150 @@
+"""The public API both mesh clients share (``MeshClient``, ``EmqxClient``), built on
+what each does its own way: ``call`` (send, get, cancel), ``_follow`` (a stream)
+and ``_message`` (how a send names its task)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from ..client.errors import DialectMismatch
+from ..client.messages import make_message
+from ..client.stream import StreamEvent
+from ..core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, SubscribeToTask
+from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
+
+__all__ = ["MeshClientAPI"]
+
+
+class MeshClientAPI:
+    """The HTTP ``Client``'s API over a requester of the mesh (``_requester``)."""
+
+    agent: str
+    _requester: Any
+    _card: AgentCard | None
+    _card_document: bytes | None
+    #: what ``list_tasks`` says (it has no counterpart on the mesh)
+    _no_listing = "listing tasks has no counterpart on the mesh"
+
+    def __init__(self, url: str, **options: Any) -> None:
+        raise NotImplementedError  # each client reads its own URL
+
+    # ------------------------------------------------------------- plumbing
+
+    @classmethod
+    async def connect(cls, url: str, **kwargs: Any) -> Self:
+        client = cls(url, **kwargs)
+        try:
+            await client.resolve()
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    async def resolve(self) -> None:
+        """Connect to the broker (the HTTP client chooses its endpoint here)."""
+        await self._requester.ensure()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._requester.aclose()
+
+    @property
+    def card(self) -> AgentCard | None:
+        return self._card
+
+    @property
+    def card_document(self) -> bytes | None:
+        return self._card_document
+
+    # ------------------------------------------------------------ each its own
+
+    async def call(self, call: Call) -> Any:
+        raise NotImplementedError
+
+    def _follow(self, call: SendMessage | SubscribeToTask) -> AsyncGenerator[StreamEvent, None]:
+        raise NotImplementedError
+
+    def _message(self, message_or_text: Message | str | Part | Sequence[Part], *,
+                 task_id: str | None, context_id: str | None, data: Any,
+                 files: Sequence[FilePart | str | os.PathLike[str]] | None) -> Message:
+        return make_message(message_or_text, task_id=task_id, context_id=context_id,
+                            data=data, files=files or ())
+
+    # ---------------------------------------------------------------- calls
+
+    async def send(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        blocking: bool = True,
+        history_length: int | None = None,
+        metadata: Metadata | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        push: PushConfig | None = None,
+    ) -> Task | Message:
+        if push is not None:
+            raise DialectMismatch("push notifications have no counterpart on the mesh")
+        msg = self._message(message_or_text, task_id=task_id, context_id=context_id,
+                            data=data, files=files)
+        call = SendMessage(message=msg, metadata=metadata, config=SendConfig(
+            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
+            history_length=history_length, blocking=blocking))
+        result = await self.call(call)
+        assert isinstance(result, (Task, Message))
+        return result
+
+    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
+        result = await self.call(GetTask(id=task_id, history_length=history_length))
+        assert isinstance(result, Task)
+        return result
+
+    async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
+        result = await self.call(CancelTask(id=task_id, metadata=metadata))
+        assert isinstance(result, Task)
+        return result
+
+    async def list_tasks(self, *args: Any, **kwargs: Any) -> Any:
+        raise DialectMismatch(self._no_listing)
+
+    async def stream(
+        self,
+        message_or_text: Message | str | Part | Sequence[Part],
+        *,
+        task_id: str | None = None,
+        context_id: str | None = None,
+        data: Any = None,
+        files: Sequence[FilePart | str | os.PathLike[str]] | None = None,
+        metadata: Metadata | None = None,
+        history_length: int | None = None,
+        accepted_output_modes: Sequence[str] | None = None,
+        resume: Any = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Send a message and follow the task to the end of its turn."""
+        msg = self._message(message_or_text, task_id=task_id, context_id=context_id,
+                            data=data, files=files)
+        call = SendMessage(message=msg, metadata=metadata, streaming=True, config=SendConfig(
+            accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
+            history_length=history_length))
+        async for event in self._follow(call):
+            yield event
+
+    async def subscribe(self, task_id: str, *, last_event_id: int | None = None,
+                        resume: Any = None) -> AsyncGenerator[StreamEvent, None]:
+        """Follow a running task (its state now, then its updates)."""
+        if last_event_id is not None:
+            raise DialectMismatch("resuming from an event id has no counterpart on the mesh")
+        async for event in self._follow(SubscribeToTask(id=task_id)):
+            yield event
