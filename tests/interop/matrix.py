@@ -214,7 +214,9 @@ def complete() -> bool:
     return True
 
 
-_SYMBOL = {"passed": "✅", "bug": "❌", "failed": "❌", "xfailed": "⏳", "skipped": "⬜"}
+_SYMBOL = {"passed": "✅", "bug": "❌", "failed": "❌", "xfailed": "⏳", "skipped": "⬜",
+           # only in the table of other implementations: the peer has no such operation
+           "not-offered": "—"}
 
 _DIRECTION = {
     "client": ("Official clients → an interlingua agent",
@@ -394,6 +396,10 @@ _A_CLIENT = "google-adk 2.13.0 `RemoteA2aAgent` → interlingua agent"
 _A_AGENT = "interlingua's client → google-adk 2.13.0 `to_a2a` agent (stub model)"
 _S_CLIENT = "strands-agents 1.62.0 `A2AAgent` → interlingua agent"
 _S_AGENT = "interlingua's client → strands-agents 1.62.0 `A2AServer` agent (stub model)"
+_M_CLIENT = ("Microsoft Agent Framework (agent-framework-a2a 1.0.0b261022) `A2AAgent` → "
+             "interlingua agent")
+_M_AGENT = ("interlingua's client → Microsoft Agent Framework (agent-framework-a2a "
+            "1.0.0b261022) `A2AExecutor` agent (stub chat client)")
 
 WILD: list[tuple[str, str, str, str]] = [
     (_F_CLIENT, "send, stream (v0.3 methods, parts without `kind`)", "passed",
@@ -453,6 +459,32 @@ WILD: list[tuple[str, str, str, str]] = [
     (_S_AGENT, "send (v0.3 from its card)", "passed", ""),
     (_S_AGENT, "stream (v0.3)", "passed", ""),
     (_S_AGENT, "get", "passed", ""),
+    (_M_CLIENT, "run (made from our card with gRPC off and on, or from the URL alone)",
+     "passed", "v1.0 JSON-RPC (a2a-sdk 1.3.0 inside); the task completes"),
+    (_M_CLIENT, "streaming run", "passed", ""),
+    (_M_CLIENT, "an input request, then the answer (two runs in one session; blocking and "
+     "streaming)", "passed",
+     "the session keeps the context and task: the answer goes to the `input-required` task, "
+     "which completes"),
+    (_M_CLIENT, "background run, then `poll_task` until it settles", "passed",
+     "`returnImmediately` answered with the task before it ran; each poll is a `GetTask`"),
+    (_M_CLIENT, "an input request seen by polling, then the answer", "bug",
+     "**Peer limit.** `poll_task` does not write what it read into the session (still "
+     "`submitted`), so the answer goes out as a new task of the same context "
+     "(`referenceTaskIds`) and the asking one stays `input-required` (v1.0 §3.4.3: \"the "
+     "client continues the interaction by sending a new message with the same `taskId` and "
+     "`contextId`\"); a2a-sdk 1.3.0's agent sees the same."),
+    (_M_AGENT, "send (v1.0 from its card)", "passed",
+     "with the executor streaming, the answer is an artifact; with its default "
+     "(`stream=False`), a `working` status message, kept in the task's history"),
+    (_M_AGENT, "stream", "passed", "a task, `submitted`, `working`, the artifact, `completed`"),
+    (_M_AGENT, "get, cancel a running task, cancel it again", "passed",
+     "`canceled`; the second cancel is refused (task not cancelable)"),
+    (_M_AGENT, "multi-turn", "not-offered",
+     "not offered by the peer: `A2AExecutor` never asks for input"),
+    (_M_AGENT, "v0.3", "not-offered",
+     "not offered by the peer: the package's hosting serves v1.0 JSON-RPC (a2a-sdk's own "
+     "v0.3 compatibility layer is in the a2a-sdk 1.3.0 rows above)"),
 ]
 
 
@@ -461,11 +493,14 @@ def _wild() -> list[str]:
         "## Other implementations",
         "",
         "Peers that speak a variant of their own, each in a venv of its own "
-        "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`; the "
-        "programs are `tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands}_*.py`). interlingua reads what "
+        "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`, "
+        "`test_peers_maf.py`; the programs are "
+        "`tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands,maf}_*.py`). "
+        "interlingua reads what "
         "they send where no meaning is lost and writes only its own dialects "
         "([versions](versions.md#what-other-implementations-send)); their captured bytes are "
-        "golden tests (`tests/dialects/test_peer_golden.py`).",
+        "golden tests (`tests/dialects/test_peer_golden.py`). — marks what the peer does not "
+        "offer.",
         "",
         "| pair | case | result |",
         "|---|---|---|",
