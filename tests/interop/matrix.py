@@ -463,11 +463,16 @@ WILD: list[tuple[str, str, str, str]] = [
      "passed", "v1.0 JSON-RPC (a2a-sdk 1.3.0 inside); the task completes"),
     (_M_CLIENT, "streaming run", "passed", ""),
     (_M_CLIENT, "an input request, then the answer (two runs in one session; blocking and "
-     "streaming)", "passed",
+     "streaming; over JSON-RPC and HTTP+JSON, each picked from our card)", "passed",
      "the session keeps the context and task: the answer goes to the `input-required` task, "
      "which completes"),
     (_M_CLIENT, "background run, then `poll_task` until it settles", "passed",
      "`returnImmediately` answered with the task before it ran; each poll is a `GetTask`"),
+    (_M_CLIENT, "gRPC picked from our card (`supported_protocol_bindings=[\"GRPC\"]`)",
+     "not-offered",
+     "not offered by `A2AAgent` on its own: it fails before any request (\"grpc_channel_factory "
+     "is required when using gRPC\": it gives a2a-sdk's `ClientConfig` no channel factory), "
+     "with a2a-sdk 1.3.0's gRPC card too; a ready a2a-sdk `Client` can be passed as `client=`"),
     (_M_CLIENT, "an input request seen by polling, then the answer", "bug",
      "**Peer limit.** `poll_task` does not write what it read into the session (still "
      "`submitted`), so the answer goes out as a new task of the same context "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,8 +67,8 @@ def maf_agent_not_streaming() -> Iterator[AgentProcess]:
     yield from _maf_agent("--no-stream")
 
 
-def _turns(target: str, mode: str, *texts: str) -> list[dict[str, Any]]:
-    out = _run(MAF, "maf_client.py", target, mode, *texts)
+def _turns(target: str, mode: str, *texts: str, binding: str = "JSONRPC") -> list[dict[str, Any]]:
+    out = _run(MAF, "maf_client.py", "--binding", binding, target, mode, *texts)
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
@@ -95,12 +96,15 @@ def test_maf_a2a_agent_stream(ours: InterlinguaProcess) -> None:
     assert _our_task_with(ours.url, "stream 3").status.state is TaskState.COMPLETED
 
 
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
 @pytest.mark.parametrize("mode", ["run", "stream"])
-def test_maf_a2a_agent_answers_an_input_request(ours: InterlinguaProcess, mode: str) -> None:
+def test_maf_a2a_agent_answers_an_input_request(ours: InterlinguaProcess, mode: str,
+                                                binding: str) -> None:
     """Two runs in one session: our agent asks for input, the session keeps the task
-    and context, and the next run's message continues that task, which completes."""
-    first = f"book a trip ({mode})"
-    asked, answered = _turns(ours.url, mode, first, "Lisbon")
+    and context, and the next run's message continues that task, which completes.
+    Over JSON-RPC (its default) and over HTTP+JSON, each picked from our card."""
+    first = f"book a trip ({mode}, {binding})"
+    asked, answered = _turns(ours.url, mode, first, "Lisbon", binding=binding)
     assert asked["input_requested"] and asked["text"] == "Where to?", asked
     assert asked["task_state"] == "TASK_STATE_INPUT_REQUIRED"
     assert answered["text"] == f"{first} -> Lisbon", answered
@@ -120,6 +124,26 @@ def test_maf_a2a_agent_background_run_polls(ours: InterlinguaProcess) -> None:
     assert turn["text"] == "chunk 0;chunk 1;"
     task = _our_task_with(ours.url, "stream 2")
     assert task.id == turn["task_id"] and task.status.state is TaskState.COMPLETED
+
+
+def test_maf_a2a_agent_cannot_pick_grpc(ours_with_grpc: InterlinguaProcess) -> None:
+    """Peer limit: ``A2AAgent(supported_protocol_bindings=["GRPC"])`` fails before any
+    request: it gives a2a-sdk's ``ClientConfig`` no ``grpc_channel_factory``. The same
+    with a2a-sdk 1.3.0's agent and its gRPC card (no specification clause involved:
+    the package's own setup; a ready a2a-sdk ``Client`` can be given as ``client=``)."""
+    def refused(url: str) -> str:
+        proc = subprocess.run([_python(MAF), str(PEERS_DIR / "maf_client.py"), "--binding",
+                               "GRPC", url, "run", "echo over grpc"], capture_output=True,
+                              text=True, timeout=60, cwd=PEERS_DIR)
+        assert proc.returncode != 0
+        return proc.stderr
+
+    assert "grpc_channel_factory is required" in refused(ours_with_grpc.url)
+    port = free_port()
+    with running(AgentProcess("py_agent_v1.py-grpc",
+                              [_python(SDK), str(PEERS_DIR / "py_agent_v1.py"), "--port",
+                               str(port), "--grpc-port", str(free_port())], port)) as sdk:
+        assert "grpc_channel_factory is required" in refused(sdk.url)
 
 
 def test_maf_background_answer_starts_a_new_task(ours: InterlinguaProcess) -> None:

@@ -2,13 +2,15 @@
 ``AgentSession``, what each run gave printed as one JSON line.
 
     .interop/py-agent-framework-a2a-1.0.0b261022/bin/python tests/interop/peers/maf_client.py \
-        URL MODE TEXT...
+        [--binding JSONRPC|HTTP+JSON|GRPC] URL MODE TEXT...
 
 MODE: ``run`` (a blocking ``run``), ``stream`` (``run(stream=True)``) or
 ``background`` (``run(background=True)``, then ``poll_task`` with its continuation
 token until the token is gone). The agent is made from the card the SDK's
 ``A2ACardResolver`` reads at ``URL``, as the package's samples do; ``url:`` before
 the URL makes it from the URL alone (``A2AAgent(url=...)``, no card read).
+``--binding``: the one binding the agent may pick from the card
+(``supported_protocol_bindings``; its default is JSON-RPC).
 
 Each line: ``{"text", "input_requested", "context_id", "task_id", "task_state",
 "polls"}``: the text of the run's messages, whether the remote agent asked for
@@ -18,9 +20,9 @@ before the task settled.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
-import sys
 from typing import Any
 
 import httpx
@@ -30,12 +32,13 @@ from agent_framework import AgentResponse, AgentSession
 from agent_framework_a2a import A2AAgent
 
 
-async def _agent(target: str) -> A2AAgent:
+async def _agent(target: str, binding: str) -> A2AAgent:
     if target.startswith("url:"):
-        return A2AAgent(url=target.removeprefix("url:"), timeout=20)
+        return A2AAgent(url=target.removeprefix("url:"), timeout=20,
+                        supported_protocol_bindings=[binding])
     async with httpx.AsyncClient() as http:
         card = await A2ACardResolver(http, target).get_agent_card()
-    return A2AAgent(agent_card=card, timeout=20)
+    return A2AAgent(agent_card=card, timeout=20, supported_protocol_bindings=[binding])
 
 
 async def _background(agent: A2AAgent, text: str, session: AgentSession) -> tuple[Any, int]:
@@ -62,8 +65,8 @@ def _line(response: AgentResponse, session: AgentSession, polls: int) -> str:
     })
 
 
-async def main(target: str, mode: str, *texts: str) -> None:
-    agent = await _agent(target)
+async def main(target: str, mode: str, texts: list[str], binding: str) -> None:
+    agent = await _agent(target, binding)
     session = agent.create_session()
     async with agent:
         for text in texts:
@@ -81,4 +84,10 @@ async def main(target: str, mode: str, *texts: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:]))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binding", default="JSONRPC")
+    ap.add_argument("target")
+    ap.add_argument("mode", choices=["run", "stream", "background"])
+    ap.add_argument("texts", nargs="+")
+    opts = ap.parse_args()
+    asyncio.run(main(opts.target, opts.mode, opts.texts, opts.binding))
