@@ -329,8 +329,10 @@ class Client:
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
         waits for input; ``blocking=False`` returns at once. An agent that answers a
         blocking send before then (some never block) is followed until it does, within
-        the client's ``timeout`` (by subscribing when its card says it streams, else by
-        polling: ``_settle``); past it, ``TaskNotSettled`` carries the task as last read.
+        the client's ``timeout``: by subscribing to the task when its card says it
+        streams (the end is heard as it happens, on one request), then reading the task
+        once; else, or when the subscription is refused, by polling ``GetTask``. Past
+        the timeout, ``TaskNotSettled`` carries the task as last heard of.
         ``push`` registers a webhook for the task's updates with the send.
 
         ``if_generation_match`` (A2A 1.1): continue the task only if it is still at
