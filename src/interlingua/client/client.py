@@ -386,7 +386,7 @@ class Client:
         read once (``GetTask``, with the history asked for): the answer is the agent's
         whole task, as a blocking answer would have been. Polling is the fallback,
         since every agent answers ``GetTask``: with no card (a given ``dialect``), a
-        card without streaming (fasta2a's), or a subscription that is refused (an
+        card without streaming, or a subscription that is refused (an
         unsupported operation, an unknown method) or ends early.
         """
         limit = self._timeout
