@@ -3,12 +3,14 @@ by subscribing when the card says the agent streams, by polling otherwise or whe
 the subscription is refused; ``TaskNotSettled`` at the client's timeout.
 
 The agent is interlingua's own, on real HTTP, made to answer early by ``AnswersEarly``
-(tests/client/early.py), which also records the operations asked of it.
+(tests/client/early.py), which also records the operations asked of it; over gRPC, by
+its v1.0 service's request decoding patched in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -120,3 +122,32 @@ def test_a_task_that_does_not_settle_in_time_is_task_not_settled(refuse: bool) -
     if not refuse:
         # the subscription heard the task was working: no GetTask was needed
         assert asked == ["send", "subscribe"]
+
+
+def test_an_early_answer_over_grpc_is_followed_by_subscribing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """gRPC: the agent's v1.0 service, in this process, made to take every
+    ``SendMessage`` as ``return_immediately`` (and to note each rpc asked of it)."""
+    pytest.importorskip("grpc")
+    import msgspec
+
+    from interlingua.bindings.grpc import server
+    from tests.live import live_grpc_agent
+
+    asked: list[str] = []
+    decode = server._V1.call_of
+
+    def early(self: Any, rpc: Any, request: Any) -> Any:
+        asked.append(rpc.name)
+        call = decode(self, rpc, request)
+        if rpc.name == "SendMessage":
+            call = msgspec.structs.replace(
+                call, config=msgspec.structs.replace(call.config, blocking=False))
+        return call
+
+    monkeypatch.setattr(server._V1, "call_of", early)
+    with live_grpc_agent(agent) as (url, _):
+        task, dialect = asyncio.run(_send(url, SLOW, binding="grpc", history_length=1))
+    assert dialect == "1.0"
+    assert task.status.state is TaskState.COMPLETED and len(task.history) == 1
+    assert asked == ["SendMessage", "SubscribeToTask", "GetTask"]
