@@ -1,7 +1,9 @@
-"""``interlingua send`` against an agent that answers before its task settles
-(fasta2a never blocks): the CLI follows the task to its end within --timeout.
+"""``interlingua send`` against an agent that answers before its task settles (fasta2a
+never blocks): the CLI follows the task to its end within --timeout, by subscribing when
+the card says the agent streams, else by polling.
 
-The agent replays fasta2a 2.1.1's captured answers (tests/dialects/fixtures/peers).
+The first agent replays fasta2a 2.1.1's captured answers (tests/dialects/fixtures/peers),
+the second is interlingua's own made to answer early (tests/client/early.py).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 from click.testing import CliRunner, Result
 
 from interlingua.cli.main import main
+from tests.client.agents import agent
+from tests.client.early import early_agent
 from tests.dialects.peer_replay import Replay
 from tests.live import live_server
 
@@ -48,3 +52,25 @@ def test_a_task_that_never_settles_ends_at_the_timeout() -> None:
     assert "no answer within 0.6 s" in result.stderr
     assert "is submitted; follow it with: interlingua subscribe" in result.stderr
     assert [p["method"] for p in replay.posts].count("message/send") == 1
+
+
+# ------------------------------------------------------- an agent whose card says it streams
+
+
+def test_send_follows_an_early_answer_by_subscribing() -> None:
+    """interlingua's own agent made to answer early (tests/client/early.py): the CLI
+    subscribes to the task, then reads it once; no polling."""
+    with early_agent(agent) as (url, early):
+        result = run("send", url, "sleep 0.5")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "completed" in result.stdout and "slept" in result.stdout
+    assert [c for c in early.calls if c != "card"] == ["send", "subscribe", "get"]
+
+
+def test_a_subscribed_task_that_never_settles_ends_at_the_timeout() -> None:
+    with early_agent(agent) as (url, early):
+        result = run("send", url, "sleep 30", "--timeout", "1")
+    assert result.exit_code == 3, (result.output, result.stderr)
+    assert "no answer within 1 s" in result.stderr
+    assert "is working; follow it with: interlingua subscribe" in result.stderr
+    assert [c for c in early.calls if c != "card"] == ["send", "subscribe"]

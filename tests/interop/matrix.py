@@ -411,8 +411,9 @@ WILD: list[tuple[str, str, str, str]] = [
      "`{}`; a2a-sdk 1.3.0's agent gets the same `{}`."),
     (_F_AGENT, "send (v1.0 from its card; v0.3)", "passed",
      "fasta2a never blocks: it answers `submitted` (in v0.3 as `{\"task\": …}` without "
-     "`kind`); a blocking send follows the task with `tasks/get` until it settles, within "
-     "the timeout"),
+     "`kind`); a blocking send follows the task to its end within the timeout, by "
+     "`SubscribeToTask` (its card says it streams), by polling `tasks/get` when the dialect "
+     "is given without its card"),
     (_F_AGENT, "stream (v1.0; v0.3)", "passed",
      "its v0.3 stream sends v1.0's `task` / `statusUpdate` / `artifactUpdate` members, read "
      "as the v0.3 objects they hold"),

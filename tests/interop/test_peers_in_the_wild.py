@@ -143,7 +143,10 @@ def _send(url: str, text: str, **options: Any) -> Any:
 
 def _send_echoed(url: str, **options: Any) -> None:
     """``hello`` sent to ``url`` ends in a completed task whose artifact is its echo."""
-    task = _send(url, "hello", **options)
+    _check_echoed(_send(url, "hello", **options))
+
+
+def _check_echoed(task: Any) -> None:
     assert isinstance(task, Task)
     assert task.status.state is TaskState.COMPLETED
     assert get_text(task.artifacts[0]) == "echo: hello"
@@ -197,8 +200,24 @@ def test_fasta2a_client_stream(ours: InterlinguaProcess, sdk_agent: AgentProcess
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])
 def test_client_send_to_fasta2a(fasta2a_agent: AgentProcess, dialect: str | None) -> None:
     """fasta2a answers ``submitted`` at once (it never blocks; in v0.3 as
-    ``{"task": …}`` without ``kind``): the blocking send follows the task to its end."""
-    _send_echoed(fasta2a_agent.url, dialect=dialect)
+    ``{"task": …}`` without ``kind``): the blocking send follows the task to its end,
+    by subscribing where its card (which says it streams) was read, else by polling."""
+    methods: list[str] = []
+
+    async def note(request: httpx.Request) -> None:
+        if request.method == "POST":
+            methods.append(json.loads(request.content)["method"])
+
+    async def work() -> None:
+        async with httpx.AsyncClient(event_hooks={"request": [note]}, timeout=10) as http, \
+                Client(fasta2a_agent.url, dialect=dialect, httpx_client=http) as client:
+            _check_echoed(await client.send("hello"))
+
+    asyncio.run(work())
+    if dialect is None:
+        assert methods == ["SendMessage", "SubscribeToTask", "GetTask"]
+    else:
+        assert methods[0] == "message/send" and set(methods[1:]) == {"tasks/get"}
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])

@@ -66,6 +66,7 @@ from ..core.model import (
     Metadata,
     Part,
     PushConfig,
+    StatusUpdate,
     Task,
     TaskState,
 )
@@ -327,8 +328,11 @@ class Client:
         ``data`` adds a data part and ``files`` a file part each (a
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
         waits for input; ``blocking=False`` returns at once. An agent that answers a
-        blocking send before then (some never block) is polled until it does, within the
-        client's ``timeout``; past it, ``TaskNotSettled`` carries the task as last read.
+        blocking send before then (some never block) is followed until it does, within
+        the client's ``timeout``: by subscribing to the task when its card says it
+        streams (the end is heard as it happens, on one request), then reading the task
+        once; else, or when the subscription is refused, by polling ``GetTask``. Past
+        the timeout, ``TaskNotSettled`` carries the task as last heard of.
         ``push`` registers a webhook for the task's updates with the send.
 
         ``if_generation_match`` (A2A 1.1): continue the task only if it is still at
@@ -373,11 +377,47 @@ class Client:
         raise _wrong_type("a task or a message", result)
 
     async def _settle(self, task: Task, history_length: int | None) -> Task:
-        """Poll ``task`` until it finishes or waits for input, within the client's timeout."""
+        """Follow ``task``, answered before it settled, until it finishes or waits for
+        input, within the client's timeout; ``TaskNotSettled`` past it.
+
+        Subscribing first, when the card says the agent streams: the agent tells the
+        end the moment it happens, on one held request, where polling hears of it up
+        to a pause late (pauses grow to 1 s) for a request per pause. The task is then
+        read once (``GetTask``, with the history asked for): the answer is the agent's
+        whole task, as a blocking answer would have been. Polling is the fallback,
+        since every agent answers ``GetTask``: with no card (a given ``dialect``), a
+        card without streaming, or a subscription that is refused (an
+        unsupported operation, an unknown method) or ends early.
+        """
         limit = self._timeout
         deadline = None if limit is None else time.monotonic() + limit
-        pause = 0.05
         raw = self.last_result
+        card = self.card
+        if card is not None and card.capabilities.streaming:
+            latest = task
+
+            async def watch() -> bool:
+                nonlocal latest
+                async with contextlib.aclosing(self.subscribe(task.id)) as events:
+                    async for event in events:
+                        item = event.item
+                        if isinstance(item, StatusUpdate):
+                            item = msgspec.structs.replace(latest, status=item.status)
+                        if isinstance(item, Task):
+                            latest = item
+                            if item.status.state in lifecycle.RETURN_STATES:
+                                return True
+                return False
+
+            settled = False
+            # refused, broken or out of time: the polling below carries on (or times out)
+            with contextlib.suppress(TimeoutError, A2AError, ClientError):
+                async with asyncio.timeout(limit):
+                    settled = await watch()
+            if settled:
+                return await self.get_task(task.id, history_length=history_length)
+            task = latest
+        pause = 0.05
         while task.status.state not in lifecycle.RETURN_STATES:
             if deadline is not None and time.monotonic() + pause > deadline:
                 self.last_result = raw
