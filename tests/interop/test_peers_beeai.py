@@ -184,7 +184,7 @@ def test_cancel_on_beeai_aborts_every_later_task() -> None:
         slow = await client.send("slow to cancel", blocking=False)
         assert isinstance(slow, Task)
         await asyncio.sleep(1)
-        with pytest.raises(TaskNotCancelable, match="current state: TaskState.working"):
+        with pytest.raises(TaskNotCancelable, match=r"current state: TaskState\.working"):
             await client.cancel(slow.id)
         assert (await client.get_task(slow.id)).status.state is TaskState.WORKING
         later = await client.send("hello")
