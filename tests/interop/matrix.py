@@ -380,7 +380,8 @@ _A2A_OVER_MQTT = [
 
 
 # ------------------------------------------- other implementations (not the SDKs)
-# The cells of tests/interop/test_peers_in_the_wild.py and test_peers_adk_strands.py:
+# The cells of tests/interop/test_peers_in_the_wild.py, test_peers_adk_strands.py and
+# test_peers_beeai.py:
 # (pair, case, outcome, note).
 # Each is asserted by that module's test of the same case; a peer bug is shown there by
 # the same failure against a2a-sdk 1.3.0.
@@ -394,6 +395,9 @@ _A_CLIENT = "google-adk 2.13.0 `RemoteA2aAgent` → interlingua agent"
 _A_AGENT = "interlingua's client → google-adk 2.13.0 `to_a2a` agent (stub model)"
 _S_CLIENT = "strands-agents 1.62.0 `A2AAgent` → interlingua agent"
 _S_AGENT = "interlingua's client → strands-agents 1.62.0 `A2AServer` agent (stub model)"
+_B_CLIENT = "beeai-framework 0.1.85 `A2AAgent` → interlingua agent"
+_B_AGENT = ("interlingua's client → beeai-framework 0.1.85 `A2AServer` agent "
+            "(`RequirementAgent`, stub model)")
 
 WILD: list[tuple[str, str, str, str]] = [
     (_F_CLIENT, "send, stream (v0.3 methods, parts without `kind`)", "passed",
@@ -453,6 +457,31 @@ WILD: list[tuple[str, str, str, str]] = [
     (_S_AGENT, "send (v0.3 from its card)", "passed", ""),
     (_S_AGENT, "stream (v0.3)", "passed", ""),
     (_S_AGENT, "get", "passed", ""),
+    (_B_CLIENT, "send (card with gRPC off and on)", "passed",
+     "its client (a2a-sdk 0.3.26 inside) speaks JSON-RPC v0.3 and reads the answer from the "
+     "artifact; the task completes"),
+    (_B_CLIENT, "stream (our card says `streaming`)", "passed",
+     "the artifact's three appended chunks arrive as one text"),
+    (_B_CLIENT, "an input request, then the answer (two calls on one `A2AAgent`)", "passed",
+     "its second call goes to the `input-required` task (task and context ids kept), which "
+     "completes"),
+    (_B_CLIENT, "a second call after a completed task", "passed",
+     "a new task in the same context, naming the first in `referenceTaskIds`"),
+    (_B_CLIENT, "message reply", "passed", ""),
+    (_B_AGENT, "send (v0.3 from its card, JSON-RPC; HTTP+JSON)", "passed",
+     "the answer is the `completed` status's message, with no artifact"),
+    (_B_AGENT, "stream (JSON-RPC; HTTP+JSON)", "passed",
+     "three status updates (`submitted`, `working`, `completed` with the answer), no task "
+     "event"),
+    (_B_AGENT, "get", "passed", ""),
+    (_B_AGENT, "multi-turn (a second message in the first one's context)", "passed",
+     "its agent runs with the context's memory: the model sees both turns"),
+    (_B_AGENT, "cancel a working task", "bug",
+     "**Peer bug.** it refuses to cancel a working task (`TaskNotCancelable`, \"current "
+     "state: working\": its executor never says `canceled`), yet signals the abort on its "
+     "server's one abort signal, shared by every task: the tasks that follow fail at once "
+     "(\"Action has been aborted\"). v1.0 §3.1.5: cancel \"attempts to cancel the "
+     "specified task\". a2a-sdk 1.3.0's client sees the same."),
 ]
 
 
@@ -461,8 +490,10 @@ def _wild() -> list[str]:
         "## Other implementations",
         "",
         "Peers that speak a variant of their own, each in a venv of its own "
-        "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`; the "
-        "programs are `tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands}_*.py`). interlingua reads what "
+        "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`, "
+        "`test_peers_beeai.py`; the programs are "
+        "`tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands,beeai}_*.py`). "
+        "interlingua reads what "
         "they send where no meaning is lost and writes only its own dialects "
         "([versions](versions.md#what-other-implementations-send)); their captured bytes are "
         "golden tests (`tests/dialects/test_peer_golden.py`).",

@@ -138,7 +138,7 @@ def test_client_send_to_beeai(beeai_agent: AgentProcess) -> None:
 
 
 def test_client_stream_from_beeai(beeai_agent: AgentProcess) -> None:
-    """Its stream begins with a status update, not the task (v0.3 sets no order)."""
+    """Its stream is three status updates, the first of them before any task."""
     items = _stream(beeai_agent.url, "hello")
     assert [type(i) for i in items] == [StatusUpdate] * 3
     assert [i.status.state for i in items] == [TaskState.SUBMITTED, TaskState.WORKING,
@@ -177,18 +177,18 @@ def test_client_multi_turn_with_beeai(beeai_agent: AgentProcess) -> None:
 def test_cancel_on_beeai_aborts_every_later_task() -> None:
     """Peer bug: BeeAI's server refuses to cancel a working task (``TaskNotCancelable``,
     "current state: working": its executor never says ``canceled``), and the abort it
-    did signal is its server's one abort signal, shared by every task, so each later
-    task fails at once ("Action has been aborted"). v1.0 §3.1.5: cancel "attempts to
+    did signal is its server's one abort signal, shared by every task, so the tasks that
+    follow fail at once ("Action has been aborted"). v1.0 §3.1.5: cancel "attempts to
     cancel the specified task", one task. a2a-sdk 1.3.0's client sees the same."""
-    async def work(client: Client) -> Task:
+    async def work(client: Client) -> list[Task]:
         slow = await client.send("slow to cancel", blocking=False)
         assert isinstance(slow, Task)
         await asyncio.sleep(1)
         with pytest.raises(TaskNotCancelable, match=r"current state: TaskState\.working"):
             await client.cancel(slow.id)
         assert (await client.get_task(slow.id)).status.state is TaskState.WORKING
-        later = await client.send("hello")
-        assert isinstance(later, Task)
+        later = [await client.send(text) for text in ("hello", "hello again")]
+        assert all(isinstance(t, Task) for t in later)
         return later
 
     agents = _beeai()
@@ -197,8 +197,8 @@ def test_cancel_on_beeai_aborts_every_later_task() -> None:
         later = asyncio.run(_with(agent.url, work))
     finally:
         agents.close()
-    assert later.status.state is TaskState.FAILED
-    assert _answer(later) == "Action has been aborted"
+    assert [t.status.state for t in later] == [TaskState.FAILED] * 2
+    assert [_answer(t) for t in later] == ["Action has been aborted"] * 2
     # a2a-sdk 1.3.0's client (its v0.3 transport: the card is v0.3), on a fresh agent
     agents = _beeai()
     agent = next(agents)
