@@ -468,15 +468,18 @@ WILD: list[tuple[str, str, str, str]] = [
     (_B_CLIENT, "a second call after a completed task", "passed",
      "a new task in the same context, naming the first in `referenceTaskIds`"),
     (_B_CLIENT, "message reply", "passed", ""),
-    (_B_AGENT, "send (v0.3 from its card, JSON-RPC; HTTP+JSON)", "passed",
-     "the answer is the `completed` status's message, with no artifact"),
-    (_B_AGENT, "stream (JSON-RPC; HTTP+JSON)", "passed",
+    (_B_AGENT, "send (v0.3 from its card: JSON-RPC; HTTP+JSON; gRPC)", "passed",
+     "the answer is the `completed` status's message, with no artifact; its gRPC card "
+     "(served over HTTP on a port of its own) names gRPC as a bare `127.0.0.1:PORT`, "
+     "dialed as that address"),
+    (_B_AGENT, "stream (JSON-RPC; HTTP+JSON; gRPC)", "passed",
      "three status updates (`submitted`, `working`, `completed` with the answer), no task "
      "event"),
-    (_B_AGENT, "get", "passed", ""),
-    (_B_AGENT, "multi-turn (a second message in the first one's context)", "passed",
+    (_B_AGENT, "get (JSON-RPC; HTTP+JSON; gRPC)", "passed", ""),
+    (_B_AGENT, "multi-turn (a second message in the first one's context; each binding)",
+     "passed",
      "its agent runs with the context's memory: the model sees both turns"),
-    (_B_AGENT, "cancel a working task", "bug",
+    (_B_AGENT, "cancel a working task (JSON-RPC)", "bug",
      "**Peer bug.** it refuses to cancel a working task (`TaskNotCancelable`, \"current "
      "state: working\": its executor never says `canceled`), yet signals the abort on its "
      "server's one abort signal, shared by every task: the tasks that follow fail at once "

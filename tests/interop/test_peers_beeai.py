@@ -13,7 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -30,7 +30,7 @@ BEEAI, SDK = "py-beeai-framework-0.1.85", "py-a2a-1.3.0"
 pytestmark = pytest.mark.interop(envs=[BEEAI, SDK])
 
 #: BeeAI's server speaks the binding it is started with, one at a time
-PROTOCOLS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http_json"}
+PROTOCOLS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http_json", "GRPC": "grpc"}
 
 
 def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
@@ -49,17 +49,28 @@ def ours_with_grpc() -> Iterator[InterlinguaProcess]:
     yield from _ours()
 
 
+class _Served(NamedTuple):
+    url: str
+    #: the binding its card names (its ``preferredTransport``)
+    binding: str
+
+
 def _beeai(protocol: str = "jsonrpc") -> Iterator[AgentProcess]:
+    """BeeAI's server; with gRPC its card is served over HTTP at the agent's port and
+    names gRPC at a port of its own (``127.0.0.1:PORT``)."""
     port = free_port()
     argv = [_python(BEEAI), str(PEERS_DIR / "beeai_agent.py"), "--port", str(port),
             "--protocol", protocol]
+    if protocol == "grpc":
+        argv += ["--grpc-port", str(free_port())]
     with running(AgentProcess(f"beeai_agent.py-{protocol}", argv, port)) as agent:
         yield agent
 
 
 @pytest.fixture(scope="module", params=list(PROTOCOLS))
-def beeai_agent(request: pytest.FixtureRequest) -> Iterator[AgentProcess]:
-    yield from _beeai(PROTOCOLS[request.param])
+def beeai_agent(request: pytest.FixtureRequest) -> Iterator[_Served]:
+    for agent in _beeai(PROTOCOLS[request.param]):
+        yield _Served(agent.url, request.param)
 
 
 def _beeai_turns(url: str, *texts: str) -> list[dict[str, Any]]:
@@ -128,16 +139,21 @@ def test_beeai_a2a_agent_reads_a_message_reply(ours: InterlinguaProcess) -> None
 # ---------------------------------------------------- interlingua -> BeeAI's A2AServer
 
 
-def test_client_send_to_beeai(beeai_agent: AgentProcess) -> None:
-    """Its card names v0.3 and the server's one binding: the client speaks it."""
-    task = asyncio.run(_with(beeai_agent.url, lambda c: c.send("hello")))
+def test_client_send_to_beeai(beeai_agent: _Served) -> None:
+    """Its card names v0.3 and the server's one binding: the client speaks it (gRPC at
+    the card's bare ``host:port``)."""
+    async def work(client: Client) -> tuple[Any, Any]:
+        return await client.send("hello"), client.endpoint
+
+    task, endpoint = asyncio.run(_with(beeai_agent.url, work))
+    assert (endpoint.binding, endpoint.dialect) == (beeai_agent.binding, "0.3")
     assert isinstance(task, Task)
     assert task.status.state is TaskState.COMPLETED
     assert _answer(task) == "echo: hello" and task.artifacts == []
     assert [get_text(m) for m in task.history] == ["hello"]
 
 
-def test_client_stream_from_beeai(beeai_agent: AgentProcess) -> None:
+def test_client_stream_from_beeai(beeai_agent: _Served) -> None:
     """Its stream is three status updates, the first of them before any task."""
     items = _stream(beeai_agent.url, "hello")
     assert [type(i) for i in items] == [StatusUpdate] * 3
@@ -148,7 +164,7 @@ def test_client_stream_from_beeai(beeai_agent: AgentProcess) -> None:
     assert get_text(items[-1].status.message) == "echo: hello"
 
 
-def test_client_get_from_beeai(beeai_agent: AgentProcess) -> None:
+def test_client_get_from_beeai(beeai_agent: _Served) -> None:
     async def work(client: Client) -> tuple[Task, Task]:
         sent = await client.send("hello")
         assert isinstance(sent, Task)
@@ -159,7 +175,7 @@ def test_client_get_from_beeai(beeai_agent: AgentProcess) -> None:
     assert _answer(task) == "echo: hello"
 
 
-def test_client_multi_turn_with_beeai(beeai_agent: AgentProcess) -> None:
+def test_client_multi_turn_with_beeai(beeai_agent: _Served) -> None:
     """A second message in the first one's context: BeeAI's agent runs it with the
     context's memory, so the stub model sees both turns."""
     async def work(client: Client) -> tuple[Task, Task]:

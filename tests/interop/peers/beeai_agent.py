@@ -6,8 +6,9 @@ The model (a ``ChatModel`` of ours, no network) answers by calling the agent's
 ``final_answer`` tool with ``echo: <the user texts of the conversation, joined by
 " | ">``, so a second turn in the same context shows the first; a user text
 that starts with ``slow`` makes it wait 30 s first (a task to cancel). BeeAI's
-server (a2a-sdk 0.3.26 inside) speaks JSON-RPC v0.3, or with ``--protocol
-http_json`` HTTP+JSON v0.3, and runs on uvicorn.
+server (a2a-sdk 0.3.26 inside) speaks v0.3 over one binding: JSON-RPC, or with
+``--protocol http_json`` HTTP+JSON, both on uvicorn at ``--port``; or with
+``--protocol grpc`` gRPC at ``--grpc-port``, its card then served over HTTP at ``--port``.
 """
 
 from __future__ import annotations
@@ -59,12 +60,15 @@ class EchoModel(ChatModel):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--protocol", default="jsonrpc", choices=["jsonrpc", "http_json"])
+    ap.add_argument("--protocol", default="jsonrpc", choices=["jsonrpc", "http_json", "grpc"])
+    ap.add_argument("--grpc-port", type=int, help="with --protocol grpc: gRPC's port (the "
+                    "card stays at --port)")
     opts = ap.parse_args()
     agent = RequirementAgent(llm=EchoModel(), memory=UnconstrainedMemory(), name="beeai-echo",
                              description="Echoes the conversation (a stub model)")
-    server = A2AServer(config=A2AServerConfig(host="127.0.0.1", port=opts.port,
-                                                    protocol=opts.protocol))
+    server = A2AServer(config=A2AServerConfig(
+        host="127.0.0.1", port=opts.grpc_port or opts.port, protocol=opts.protocol,
+        agent_card_port=opts.port if opts.protocol == "grpc" else None))
     server.register(agent)
     server.serve()
 
