@@ -154,7 +154,7 @@ def test_client_send_to_beeai(beeai_agent: _Served) -> None:
 
 
 def test_client_stream_from_beeai(beeai_agent: _Served) -> None:
-    """Its stream is three status updates, the first of them before any task."""
+    """Its stream is three status updates, with no task event before them."""
     items = _stream(beeai_agent.url, "hello")
     assert [type(i) for i in items] == [StatusUpdate] * 3
     assert [i.status.state for i in items] == [TaskState.SUBMITTED, TaskState.WORKING,
