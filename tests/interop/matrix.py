@@ -382,7 +382,8 @@ _A2A_OVER_MQTT = [
 
 
 # ------------------------------------------- other implementations (not the SDKs)
-# The cells of tests/interop/test_peers_in_the_wild.py and test_peers_adk_strands.py:
+# The cells of tests/interop/test_peers_in_the_wild.py, test_peers_adk_strands.py and
+# test_peers_beeai.py:
 # (pair, case, outcome, note).
 # Each is asserted by that module's test of the same case; a peer bug is shown there by
 # the same failure against a2a-sdk 1.3.0.
@@ -400,6 +401,9 @@ _M_CLIENT = ("Microsoft Agent Framework (agent-framework-a2a 1.0.0b261022) `A2AA
              "interlingua agent")
 _M_AGENT = ("interlingua's client → Microsoft Agent Framework (agent-framework-a2a "
             "1.0.0b261022) `A2AExecutor` agent (stub chat client)")
+_B_CLIENT = "beeai-framework 0.1.85 `A2AAgent` → interlingua agent"
+_B_AGENT = ("interlingua's client → beeai-framework 0.1.85 `A2AServer` agent "
+            "(`RequirementAgent`, stub model)")
 
 WILD: list[tuple[str, str, str, str]] = [
     (_F_CLIENT, "send, stream (v0.3 methods, parts without `kind`)", "passed",
@@ -491,6 +495,34 @@ WILD: list[tuple[str, str, str, str]] = [
     (_M_AGENT, "v0.3", "not-offered",
      "not offered by the peer: the package's hosting serves v1.0 JSON-RPC (a2a-sdk's own "
      "v0.3 compatibility layer is in the a2a-sdk 1.3.0 rows above)"),
+    (_B_CLIENT, "send (card with gRPC off and on)", "passed",
+     "its client (a2a-sdk 0.3.26 inside) speaks JSON-RPC v0.3 and reads the answer from the "
+     "artifact; the task completes"),
+    (_B_CLIENT, "stream (our card says `streaming`)", "passed",
+     "the artifact's three appended chunks arrive as one text"),
+    (_B_CLIENT, "an input request, then the answer (two calls on one `A2AAgent`)", "passed",
+     "its second call goes to the `input-required` task (task and context ids kept), which "
+     "completes"),
+    (_B_CLIENT, "a second call after a completed task", "passed",
+     "a new task in the same context, naming the first in `referenceTaskIds`"),
+    (_B_CLIENT, "message reply", "passed", ""),
+    (_B_AGENT, "send (v0.3 from its card: JSON-RPC; HTTP+JSON; gRPC)", "passed",
+     "the answer is the `completed` status's message, with no artifact; its gRPC card "
+     "(served over HTTP on a port of its own) names gRPC as a bare `127.0.0.1:PORT`, "
+     "dialed as that address"),
+    (_B_AGENT, "stream (JSON-RPC; HTTP+JSON; gRPC)", "passed",
+     "three status updates (`submitted`, `working`, `completed` with the answer), no task "
+     "event"),
+    (_B_AGENT, "get (JSON-RPC; HTTP+JSON; gRPC)", "passed", ""),
+    (_B_AGENT, "multi-turn (a second message in the first one's context; each binding)",
+     "passed",
+     "its agent runs with the context's memory: the model sees both turns"),
+    (_B_AGENT, "cancel a working task (JSON-RPC)", "bug",
+     "**Peer bug.** it refuses to cancel a working task (`TaskNotCancelable`, \"current "
+     "state: working\": its executor never says `canceled`), yet signals the abort on its "
+     "server's one abort signal, shared by every task: the tasks that follow fail at once "
+     "(\"Action has been aborted\"). v1.0 §3.1.5: cancel \"attempts to cancel the "
+     "specified task\". a2a-sdk 1.3.0's client sees the same."),
 ]
 
 
@@ -500,8 +532,8 @@ def _wild() -> list[str]:
         "",
         "Peers that speak a variant of their own, each in a venv of its own "
         "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`, "
-        "`test_peers_maf.py`; the programs are "
-        "`tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands,maf}_*.py`). "
+        "`test_peers_maf.py`, `test_peers_beeai.py`; the programs are "
+        "`tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands,maf,beeai}_*.py`). "
         "interlingua reads what "
         "they send where no meaning is lost and writes only its own dialects "
         "([versions](versions.md#what-other-implementations-send)); their captured bytes are "
