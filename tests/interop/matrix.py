@@ -382,8 +382,8 @@ _A2A_OVER_MQTT = [
 
 
 # ------------------------------------------- other implementations (not the SDKs)
-# The cells of tests/interop/test_peers_in_the_wild.py, test_peers_adk_strands.py and
-# test_peers_beeai.py:
+# The cells of tests/interop/test_peers_in_the_wild.py, test_peers_adk_strands.py,
+# test_peers_maf.py, test_peers_beeai.py and test_peers_crewai.py:
 # (pair, case, outcome, note).
 # Each is asserted by that module's test of the same case; a peer bug is shown there by
 # the same failure against a2a-sdk 1.3.0.
@@ -404,6 +404,9 @@ _M_AGENT = ("interlingua's client → Microsoft Agent Framework (agent-framework
 _B_CLIENT = "beeai-framework 0.1.85 `A2AAgent` → interlingua agent"
 _B_AGENT = ("interlingua's client → beeai-framework 0.1.85 `A2AServer` agent "
             "(`RequirementAgent`, stub model)")
+_C_CLIENT = "crewai 1.15.30 agent with `A2AClientConfig` → interlingua agent"
+_C_AGENT = ("interlingua's client → crewai 1.15.30 agent (`A2AServerConfig`, its `execute` on "
+            "a2a-sdk 0.3.26's server; stub model)")
 
 WILD: list[tuple[str, str, str, str]] = [
     (_F_CLIENT, "send, stream (v0.3 methods, parts without `kind`)", "passed",
@@ -523,6 +526,29 @@ WILD: list[tuple[str, str, str, str]] = [
      "server's one abort signal, shared by every task: the tasks that follow fail at once "
      "(\"Action has been aborted\"). v1.0 §3.1.5: cancel \"attempts to cancel the "
      "specified task\". a2a-sdk 1.3.0's client sees the same."),
+    (_C_CLIENT, "delegate (card with gRPC off and on)", "passed",
+     "its client (a2a-sdk 0.3.26 inside) streams over JSON-RPC v0.3 (`message/stream`); our "
+     "answer is its task's result"),
+    (_C_CLIENT, "an input request, then the answer (two turns of one delegation)", "passed",
+     "its second turn goes to the `input-required` task (task and context ids kept), which "
+     "completes"),
+    (_C_CLIENT, "the same two turns with `PollingConfig` (non-blocking send, then "
+     "`tasks/get`)", "passed",
+     "its result joins the last agent message of the task's history (\"Where to?\") with "
+     "the artifact, by its own reading"),
+    (_C_AGENT, "send (v0.3 from its card, at `/a2a`)", "passed", ""),
+    (_C_AGENT, "stream (v0.3)", "passed", "one event: the completed task"),
+    (_C_AGENT, "get", "passed", ""),
+    (_C_AGENT, "send with `blocking: false`", "bug",
+     "**Peer bug.** its `execute` publishes no task until the work is done, so the answer "
+     "comes only then, completed: the client never holds a running task to follow or cancel "
+     "(v0.3.0 `MessageSendConfiguration.blocking`: \"if false, the message will be "
+     "non-blocking and the task will be returned immediately\"); a2a-sdk 1.3.0's client "
+     "waits the same way."),
+    (_C_AGENT, "a second request while a task runs", "bug",
+     "**Peer limit.** one CrewAI `Agent` runs one task at a time: the second request fails "
+     "with -32603 \"Executor is already running\" (the specification asks nothing here); "
+     "a2a-sdk 1.3.0's client gets the same error."),
 ]
 
 
@@ -532,8 +558,8 @@ def _wild() -> list[str]:
         "",
         "Peers that speak a variant of their own, each in a venv of its own "
         "(`tests/interop/test_peers_in_the_wild.py`, `test_peers_adk_strands.py`, "
-        "`test_peers_maf.py`, `test_peers_beeai.py`; the programs are "
-        "`tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands,maf,beeai}_*.py`). "
+        "`test_peers_maf.py`, `test_peers_beeai.py`, `test_peers_crewai.py`; the programs are "
+        "`tests/interop/peers/{fasta2a,python_a2a,langgraph,adk,strands,maf,beeai,crewai}_*.py`). "
         "interlingua reads what "
         "they send where no meaning is lost and writes only its own dialects "
         "([versions](versions.md#what-other-implementations-send)); their captured bytes are "
