@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..services import new_name, with_option
+from ..services import REDIS_HOST, REDIS_PORT, missing, new_name, reachable, with_option
 from .procs import Process
 from .replicas import call, send, state_of, wait_state
 from .sse_client import V1
@@ -50,8 +50,6 @@ class Together(Process):
 
 @pytest.fixture(scope="module")
 def pair(pg_database: str) -> Iterator[tuple[Together, Together]]:
-    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
-
     if not reachable(REDIS_HOST, REDIS_PORT):
         missing("Redis on 127.0.0.1:6379")
     store = with_option(pg_database, f"schema={new_name('together')}")

@@ -16,7 +16,7 @@ import pytest
 from interlingua import Agent, Client, create_app
 from interlingua.bindings.grpc import add_grpc
 from interlingua.core.errors import TaskNotFound
-from interlingua.core.model import TaskState
+from interlingua.core.model import Task, TaskState
 from interlingua.core.parts import new_id
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
@@ -298,7 +298,8 @@ async def test_a_sqlite_folder_and_a_file_are_read_as_the_store_reads_them(
         app = create_app([assistant, echo], store=store, freeze_gc=False)
         with live_server(app) as base:
             async with Client(f"{base}/agents/Echo/") as client:
-                assert (await client.send("kept")).status.state is TaskState.COMPLETED
+                task = await client.send("kept")
+                assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
         assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.db")) == files
         for p in tmp_path.rglob("*.db*"):
             p.unlink()
