@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import grpc
+import httpx
 import pytest
 from google.protobuf import descriptor_pb2
 
@@ -130,3 +131,60 @@ def test_reflection_describes_the_a2a_services(target: str, service: str, method
     package, _, name = service.rpartition(".")
     (found,) = [s for f in files if f.package == package for s in f.service if s.name == name]
     assert method in {m.name for m in found.method}
+
+
+#: what the health check of the shared port said while an agent's turn was ending
+#: at shutdown (its engine stopping), and the port, for the turns to call it
+_said_at_stop: list[int] = []
+_shared_port: list[int] = []
+
+
+async def _ends_slowly(ctx: Any) -> None:
+    """Works until the server stops; as its turn is canceled, asks the port's health."""
+    import asyncio
+
+    await ctx.update("working")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{_shared_port[0]}") as channel:
+            try:
+                got = await health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service=""), timeout=10)
+            except grpc.RpcError:  # the last agent to stop: the port is closed by then
+                pass
+            else:
+                _said_at_stop.append(got.status)
+        raise
+
+
+def test_the_port_of_several_agents_says_not_serving_while_they_stop() -> None:
+    """As on a port of one agent: from the moment the server stops, before the turns
+    of any agent are ended (before: SERVING until the last agent left the port)."""
+    agents = [Agent(name, "Works until stopped.", _ends_slowly) for name in ("A", "B")]
+    sock = bind_loopback()
+    app = create_app(agents, public_url=url_of(sock), store="memory://")
+    hub = add_grpc(app, "127.0.0.1:0")
+    _said_at_stop.clear()
+    _shared_port[:] = []
+    live = live_server(app, sock=sock)
+    base = live.__enter__()
+    try:
+        assert hub.port
+        _shared_port.append(hub.port)
+        with grpc.insecure_channel(f"127.0.0.1:{hub.port}") as channel:
+            got = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=10)
+            assert got.status == SERVING
+
+        for name in ("A", "B"):
+            sent = httpx.post(f"{base}/agents/{name}/", headers={"A2A-Version": "1.0"}, json={
+                "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                    "message": {"messageId": f"m-{name}", "role": "ROLE_USER",
+                                "parts": [{"text": "work"}]},
+                    "configuration": {"returnImmediately": True}}}, timeout=10)
+            assert "result" in sent.json(), sent.text
+    finally:
+        live.__exit__(None, None, None)
+    # the first agent to stop asked while the port still listened (for the other)
+    assert _said_at_stop[:1] == [NOT_SERVING], _said_at_stop

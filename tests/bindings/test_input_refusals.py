@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
 
+from interlingua.core.errors import quoted
 from interlingua.core.parts import new_id
 
 from .drivers import Refused
@@ -205,5 +207,34 @@ def test_a_huge_unknown_task_id_is_not_found_over_grpc_not_past_its_metadata_lim
     with pytest.raises(Refused) as refused:
         _grpc_get(client, server[0], task_id, version="1.1", current=0)
     assert refused.value.status == "NOT_FOUND", refused.value.message
-    assert refused.value.message.startswith("Task not found: ")
-    assert "(cut from" in refused.value.message
+    assert refused.value.message == f"Task not found: {quoted(task_id)}"
+
+
+@pytest.mark.parametrize("task_id", ["x" * 20000, "\U0001f600" * 5000, "a\nb"],
+                         ids=["ascii", "emoji", "newline"])
+@pytest.mark.parametrize("via", ["rest-1.0", "rest-0.3", "jsonrpc-1.0", "jsonrpc-0.3"])
+def test_an_unknown_task_id_is_quoted_cut_in_the_refusal_over_http(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, via: str) -> None:
+    """As over gRPC: the caller's id is quoted, cut to a few dozen characters, in the
+    404 (before: echoed whole, a refusal as long as the id, newlines and all)."""
+    url = server[0]
+    if via.startswith("rest"):
+        path = "/v1/tasks/" if via == "rest-0.3" else "/tasks/"
+        resp = client.get(url + path + quote(task_id, safe=""),
+                          headers={} if via == "rest-0.3" else V11)
+        assert resp.status_code == 404, resp.text
+        body = resp.json()
+        message = body.get("error", body)["message"]
+    else:
+        message = client.post(url, headers=V11 if via == "jsonrpc-1.0" else {}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "GetTask" if via == "jsonrpc-1.0" else
+            "tasks/get", "params": {"id": task_id}}).json()["error"]["message"]
+    assert message == f"Task not found: {quoted(task_id)}"
+    assert len(message) < 100
+
+
+def test_an_unknown_task_id_of_a_usual_length_is_named_as_it_is(
+        server: tuple[str, Any], client: httpx.Client) -> None:
+    task_id = "task-" + new_id()
+    resp = client.get(f"{server[0]}/tasks/{task_id}", headers=V11)
+    assert resp.json()["error"]["message"] == f"Task not found: {task_id}"

@@ -80,6 +80,16 @@ def test_unknown_routes_and_verbs(url: str, http: httpx.Client) -> None:
     assert r.status_code == 405 and r.headers["allow"] == "GET"
     r = http.put(url + "/")  # the JSON-RPC URL takes POST only
     assert r.status_code == 405 and r.headers["allow"] == "POST"
+    # python-a2a's JSON-RPC URL is POST-only too: a GET there is no GetTask of "send"
+    for alias in ("/tasks/send", "/tasks/sendSubscribe"):
+        r = http.get(url + alias)
+        assert status_of(r) == (405, "METHOD_NOT_ALLOWED"), r.text
+        assert r.headers["allow"] == "POST"
+        assert r.json()["error"]["message"] == f"Method not allowed: GET {alias} (allowed: POST)"
+    assert http.delete(url + "/tasks/send").headers["allow"] == "POST"
+    posted = http.post(url + "/tasks/send", json={
+        "jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "send"}})
+    assert posted.json()["error"]["code"] == -32001, posted.text  # JSON-RPC, as before
     # the other routes of the app are untouched
     assert http.get(url + "/healthz").status_code == 200
     assert http.get(url + "/.well-known/agent-card.json").status_code == 200

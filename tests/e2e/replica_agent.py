@@ -41,3 +41,7 @@ agent = Agent("Replica", "Tells stories, waits, answers.", _run, push_notificati
 
 #: for --limits: a rate every replica counts together (with a Redis bus)
 LIMITS = Limits(rate_limit=RateLimit(rate=0.5, burst=4))
+
+#: a second agent the same server serves beside ``agent`` (``replica_agent.py:other``),
+#: for the tests of several agents on replicas
+other = Agent("Other", "Does what Replica does, as another agent.", _run)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import grpc
 import httpx
@@ -15,7 +16,7 @@ import pytest
 from interlingua import Agent, Client, create_app
 from interlingua.bindings.grpc import add_grpc
 from interlingua.core.errors import TaskNotFound
-from interlingua.core.model import TaskState
+from interlingua.core.model import Task, TaskState
 from interlingua.core.parts import new_id
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
@@ -283,6 +284,33 @@ async def test_sqlite_stores_are_separate_files(tmp_path: Path) -> None:
         async with Client(f"{base}/agents/{NAMES[0]}/") as client:
             with pytest.raises(TaskNotFound):
                 await client.get_task(task.id)
+
+
+async def test_a_sqlite_folder_and_a_file_are_read_as_the_store_reads_them(
+        tmp_path: Path) -> None:
+    """The folder form and the file form, with a path the URL percent-encodes: each
+    agent's database is where the store's own parser puts it; a URL the store refuses
+    is refused when the app is built, with the store's reason."""
+    for store, files in ((f"sqlite:///{quote(str(tmp_path))}/my%20data/?synchronous=full",
+                          ["my data/Echo.db", "my data/Test_assistant.db"]),
+                         (f"sqlite:///{quote(str(tmp_path))}/my%20file.db",
+                          ["my file.Echo.db", "my file.Test_assistant.db"])):
+        app = create_app([assistant, echo], store=store, freeze_gc=False)
+        with live_server(app) as base:
+            async with Client(f"{base}/agents/Echo/") as client:
+                task = await client.send("kept")
+                assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.db")) == files
+        for p in tmp_path.rglob("*.db*"):
+            p.unlink()
+    assert store_url_for("sqlite:///a%20b/", "x") == "sqlite:///a%20b/x.db"
+    # read as the store reads them: "data%2F" is the folder data/, "t%2Edb" the file t.db
+    assert store_url_for("sqlite:///data%2F", "x") == "sqlite:///data/x.db"
+    assert store_url_for("sqlite:///t%2Edb", "x") == "sqlite:///t.x.db"
+    assert store_url_for("sqlite:////srv/tasks?busy_timeout=9", "x") == \
+        "sqlite:////srv/tasks.x?busy_timeout=9"
+    with pytest.raises(ValueError, match="starts with sqlite:///"):
+        create_app([assistant, echo], store="sqlite://tasks.db")
 
 
 def test_public_url_names_each_agent_under_it() -> None:

@@ -63,6 +63,7 @@ __all__ = [
     "UnsupportedOperation",
     "VersionNotSupported",
     "quoted",
+    "task_not_found",
 ]
 
 
@@ -277,3 +278,11 @@ def quoted(raw: str, limit: int = 40) -> str:
     """A caller's value as a refusal quotes it: repr, cut to ``limit`` characters (the
     refusal of a megabyte value is not a megabyte long, nor past gRPC's metadata limit)."""
     return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
+
+
+def task_not_found(task_id: str) -> TaskNotFound:
+    """``TaskNotFound`` naming the caller's id: as it is when it is of an id's usual
+    length (a UUID, a prefixed one), else ``quoted`` (cut), so that no binding echoes a
+    megabyte id whole (gRPC's trailers could not even carry it)."""
+    shown = task_id if len(task_id) <= 64 and task_id.isprintable() else quoted(task_id)
+    return TaskNotFound(f"Task not found: {shown}")

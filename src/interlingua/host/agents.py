@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import msgspec
 from starlette.applications import Starlette
@@ -37,6 +38,7 @@ from ..core.names import safe_name
 from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
+from ..stores.sqlite import parse_sqlite_url
 from .hosts import HostNotAllowed, HostPolicy
 
 __all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "services_for",
@@ -56,25 +58,35 @@ def store_url_for(url: str, name: str) -> str:
 
     - ``memory://``, ``sqlite:///:memory:``: the same (each service opens its own);
     - ``sqlite:///DIR/`` (a folder): ``DIR/{name}.db``; ``sqlite:///x.db``:
-      ``x.{name}.db`` beside it; the query's options are kept;
+      ``x.{name}.db`` beside it; the query's options are kept; the path is read by the
+      store's own parser (``stores.sqlite.parse_sqlite_url``: ``ValueError`` for a URL
+      it refuses);
     - ``postgresql://…``: the same database, in schema ``{schema}_{name}``
       (``schema`` default ``interlingua``; the name lower-cased, other characters ``_``).
     """
-    scheme, sep, rest = url.partition("://")
+    scheme, sep, _ = url.partition("://")
     if sep and scheme == "sqlite":
-        path, q, query = rest.partition("?")
-        if path in ("/", "/:memory:"):
-            return url
-        if path.endswith("/"):
-            path = f"{path}{name}.db"
-        else:
-            stem, dot, ext = path.rpartition(".")
-            path = f"{stem}.{name}.{ext}" if dot and "/" not in ext else f"{path}.{name}"
-        return f"sqlite://{path}{q}{query}"
+        return _sqlite_url_for(url, name)
     if sep and scheme in ("postgresql", "postgres"):
         own = re.sub(r"[^a-z0-9_]", "_", name.lower())
         return _with_option(url, "schema", lambda schema: f"{schema or 'interlingua'}_{own}"[:63])
     return url
+
+
+def _sqlite_url_for(url: str, name: str) -> str:
+    # the store's own parser reads the path (and refuses what the store would refuse),
+    # so that the file derived here is the one the store opens
+    path = parse_sqlite_url(url).path
+    if path == ":memory:":
+        return url
+    if path.endswith("/"):
+        path = f"{path}{name}.db"
+    else:
+        file = PurePosixPath(path)
+        path = str(file.with_name(f"{file.stem}.{name}{file.suffix}" if file.suffix
+                                  else f"{file.name}.{name}"))
+    query = urlsplit(url).query
+    return f"sqlite:///{quote(path, safe='/:')}{'?' if query else ''}{query}"
 
 
 def bus_url_for(url: str, name: str) -> str:

@@ -64,8 +64,7 @@ class A2AApp(Starlette):
     def rpc_route(self, path: str, endpoint: JSONRPCEndpoint) -> None:
         self._rpc_path = path
         self._rpc = endpoint
-        base = path.rstrip("/")
-        self._rpc_aliases = frozenset({base + "/tasks/send", base + "/tasks/sendSubscribe"})
+        self._rpc_aliases = rpc_aliases(path)
 
     def rest_routes(self, endpoint: RESTEndpoint, own_paths: Sequence[str],
                     own_prefixes: Sequence[str] = ()) -> None:
@@ -102,6 +101,13 @@ class A2AApp(Starlette):
                 await self._rest(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+def rpc_aliases(path: str) -> frozenset[str]:
+    """The JSON-RPC URL's other names: python-a2a's client posts v0.1 calls to
+    ``{endpoint}/tasks/send`` (and its streams to ``…/tasks/sendSubscribe``)."""
+    base = path.rstrip("/")
+    return frozenset({base + "/tasks/send", base + "/tasks/sendSubscribe"})
 
 
 async def _refuse_host(send: Any, scope: Any, message: str) -> None:
@@ -330,7 +336,8 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
         return variant.card, variant.rpc_url
 
     if rest:
-        rest_binding = RESTBinding(service, card_of=card_of, other_paths={path: ("POST",)})
+        rest_binding = RESTBinding(service, card_of=card_of, other_paths={
+            p: ("POST",) for p in (path, *rpc_aliases(path))})
         http_bindings.append(rest_binding)
         app.rest_routes(rest_binding.endpoint, [r.path for r in routes if isinstance(r, Route)],
                         [r.path for r in routes if isinstance(r, Mount)])

@@ -47,8 +47,8 @@ from ..core.errors import (
     InvalidParams,
     LifecycleError,
     TaskNotCancelable,
-    TaskNotFound,
     UnsupportedOperation,
+    task_not_found,
 )
 from ..core.model import (
     TERMINAL_STATES,
@@ -357,7 +357,7 @@ class Engine:
         history_length = self.sends.history_length_or_default(call.history_length)
         rec = await self.store.get_task(scope, call.id, history_length=history_length)
         if rec is None:
-            raise TaskNotFound(f"Task not found: {call.id}")
+            raise task_not_found(call.id)
         return rec.task
 
     async def _read(self, call: GetTask, scope: Scope) -> tuple[Task, int]:
@@ -368,7 +368,7 @@ class Engine:
         history_length = self.sends.history_length_or_default(call.history_length)
         rec = await self.store.get_task(scope, call.id, history_length=history_length)
         if rec is None:
-            raise TaskNotFound(f"Task not found: {call.id}")
+            raise task_not_found(call.id)
         return rec.task, rec.version
 
     async def list_tasks(self, call: ListTasks, request: RequestInfo) -> ListTasksResult:
@@ -390,7 +390,7 @@ class Engine:
         if run is None or not run.persisted:
             rec = await self.store.get_task(scope, call.id)
             if rec is None:
-                raise TaskNotFound(f"Task not found: {call.id}")
+                raise task_not_found(call.id)
             run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
                        dialect=rec.dialect, request=request)
         state = run.task.status.state

@@ -43,7 +43,7 @@ from ..core.errors import (
     InternalError,
     InvalidTaskState,
     LifecycleError,
-    TaskNotFound,
+    task_not_found,
 )
 from ..core.generation import mismatch
 from ..core.model import (
@@ -476,7 +476,7 @@ class Writer:
                 await self.hand_over_messages(run)
                 rec = await self.store.get_task(run.scope, run.task.id)
                 if rec is None:
-                    raise TaskNotFound(f"Task not found: {run.task.id}") from None
+                    raise task_not_found(run.task.id) from None
                 run.moved_on(rec.task, rec.version)
                 run.pending_state = rec.task.status.state
                 if rec.task.status.state is TaskState.CANCELED:

@@ -21,7 +21,7 @@ from ..core.errors import (
     InvalidTaskState,
     LifecycleError,
     ResourceUnavailable,
-    TaskNotFound,
+    task_not_found,
 )
 from ..core.generation import mismatch
 from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
@@ -204,7 +204,7 @@ class Sends:
                     return await self._deliver_elsewhere(run, call, request, digest)
                 return await self._continue(run, call, request, digest, key)
             if message.task_id:
-                raise TaskNotFound(f"Task not found: {message.task_id}")
+                raise task_not_found(message.task_id)
         return await self._create(scope, call, request, target, digest, key, first,
                                   looked_up, other)
 
@@ -366,7 +366,7 @@ class Sends:
                 rec = await self.store.get_task(run.scope, run.task.id,
                                                 history_length=self.history_length_or_default(history_length))
                 if rec is None:
-                    raise TaskNotFound(f"Task not found: {run.task.id}")
+                    raise task_not_found(run.task.id)
                 if rec.task.status.state in lifecycle.RETURN_STATES:
                     return rec.task
                 version = max(version, rec.version)
@@ -387,7 +387,7 @@ class Sends:
             return self.view(run.task, history_length)
         rec = await self.store.get_task(scope, task_id, history_length=self.history_length_or_default(history_length))
         if rec is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         return rec.task
 
     async def _settle(self, run: Run, history_length: int | None) -> Task | Message:

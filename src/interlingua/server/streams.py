@@ -27,7 +27,7 @@ from ..bus.base import Bus, Subscription, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
 from ..core.dialects import get_codec
-from ..core.errors import InvalidParams, TaskNotFound, UnsupportedOperation
+from ..core.errors import InvalidParams, UnsupportedOperation, task_not_found
 from ..core.model import (
     TERMINAL_STATES,
     ArtifactUpdate,
@@ -154,7 +154,7 @@ class Streams:
         else:
             rec = await self.store.get_task(scope, call.id)
             if rec is None:
-                raise TaskNotFound(f"Task not found: {call.id}")
+                raise task_not_found(call.id)
             task, version = rec.task, rec.version
         # v1.0 subscriptions follow a task through its interruptions (input-required,
         # auth-required) to its end (spec v1.0 §3.1.6); older dialects, and a

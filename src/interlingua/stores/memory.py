@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
-from ..core.errors import ConcurrentModification, TaskNotFound
+from ..core.errors import ConcurrentModification, task_not_found
 from ..core.lifecycle import TERMINAL_STATES, check_from
 from ..core.model import (
     Event,
@@ -275,7 +275,7 @@ class MemoryStore(MemoryOutbox):
         self._check_lease(lease)
         entry = self._entry(scope, task_id)
         if entry is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         if entry.version != expected_version:
             raise ConcurrentModification(
                 f"task {task_id} is at version {entry.version}, not {expected_version}"
@@ -357,7 +357,7 @@ class MemoryStore(MemoryOutbox):
     ) -> list[StoredEvent]:
         entry = self._entry(scope, task_id)
         if entry is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         start = max(after, 0)  # seq n sits at index n - 1
         stop = None if limit is None else start + max(limit, 0)
         return entry.log(start, stop)
@@ -550,7 +550,7 @@ class MemoryStore(MemoryOutbox):
     def _need(self, scope: Scope, task_id: str) -> _Entry:
         entry = self._entry(scope, task_id)
         if entry is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         return entry
 
     def _entry(self, scope: Scope, task_id: str) -> _Entry | None:

@@ -11,7 +11,8 @@ such a port they are refused, saying to use v1.0 (the cards name no v0.3 gRPC).
 ``GrpcTenants`` is the listener; each service gets a binding of it
 (``member(name)``, a ``TenantGrpc``), which joins it as the service prepares and
 leaves it as the service stops. The listener opens with the first to join and
-closes with the last to leave.
+closes with the last to leave; its health checking says ``NOT_SERVING`` from the
+first to leave on (the server is stopping).
 """
 
 from __future__ import annotations
@@ -82,10 +83,15 @@ class GrpcTenants:
     async def leave(self, tenant: str) -> None:
         self._members.pop(tenant, None)
         server = self._server
-        if not self._members and server is not None:
+        if server is None:
+            return
+        if self._standard is not None:
+            # the first to leave: the agents served together are stopping, each
+            # ending its turns in turn; probes see the port go before the first
+            # does, as on a port of one agent, not once the last has left
+            await self._standard.stopping()
+        if not self._members:
             self._server = None
-            if self._standard is not None:
-                await self._standard.stopping()  # probes see it go before it goes
             await server.stop(self.grace)
 
     async def _listen(self, max_message_bytes: int) -> None:

@@ -125,7 +125,8 @@ class RESTEndpoint:
         self.settings = settings
         self.card_of = card_of
         self.tenant_header = tenant_header.lower() if tenant_header else None
-        #: paths the app serves otherwise (the JSON-RPC URL): a wrong verb there is 405
+        #: paths the app serves otherwise (the JSON-RPC URL and its aliases): a wrong
+        #: verb there is 405, even where a route's pattern would match the path
         self.other_paths = dict(other_paths or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -147,6 +148,9 @@ class RESTEndpoint:
         version = parse_version(raw_version) if raw_version else None
         method = scope["method"]
         try:
+            served = self.other_paths.get(path)
+            if served is not None:  # a wrong verb there: GET /tasks/send is no GetTask
+                raise NoRoute(path, served)
             route = match(method, path, version=version)
         except NoRoute as exc:
             await _send(send, self._no_route(method, path, exc))

@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from ...core.errors import InvalidParams, TaskNotFound
+from ...core.errors import InvalidParams, task_not_found
 from ...core.lifecycle import TERMINAL_STATES
 from ...core.model import Event, PushConfig, Task, TaskStatus
 from .. import _projection
@@ -127,7 +127,7 @@ async def _task_pk(conn: asyncpg.Connection, scope: Scope, task_id: str) -> int:
         "SELECT pk FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3",
         scope.tenant, scope.owner, task_id)
     if pk is None:
-        raise TaskNotFound(f"Task not found: {task_id}")
+        raise task_not_found(task_id)
     return int(pk)
 
 

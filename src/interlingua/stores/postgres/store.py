@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from ...core.calls import ListTasks, ListTasksResult
-from ...core.errors import ConcurrentModification, TaskNotFound
+from ...core.errors import ConcurrentModification, task_not_found
 from ...core.model import Event, PushConfig, TaskState, TaskStatus
 from .. import _paging, _projection
 from ..base import (
@@ -237,7 +237,7 @@ class PostgresStore(Outbox):
                 scope.tenant, scope.owner, task_id, lease)
             if row is None:
                 await _check_lease(conn, lease)
-                raise TaskNotFound(f"Task not found: {task_id}")
+                raise task_not_found(task_id)
             pk, context_id, state, version, history, history_at, pushed, leased = row
             if not leased:
                 raise LeaseLost(f"the lease of epoch {lease} was revoked")
@@ -420,7 +420,7 @@ class PostgresStore(Outbox):
     ) -> list[StoredEvent]:
         wanted = -1 if limit is None else max(limit, 0)
         if "\x00" in task_id:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         # From the row holding event after + 1 on (it may start before it); the
         # task row comes along even when no event does, in the same snapshot.
         row_limit = "" if wanted < 0 else f" LIMIT {wanted + 1:d}"
@@ -434,7 +434,7 @@ class PostgresStore(Outbox):
                 " WHERE t.tenant = $1 AND t.owner = $2 AND t.id = $3 ORDER BY e.seq",
                 scope.tenant, scope.owner, task_id, after + 1)
         if not rows:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         if wanted == 0:
             return []
         ids = _ids(task_id, rows[0][0])

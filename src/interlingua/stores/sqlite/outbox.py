@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from ...core.errors import TaskNotFound
+from ...core.errors import task_not_found
 from ...core.model import (
     Event,
     PushConfig,
@@ -34,7 +34,7 @@ def _task_pk(conn: sqlite3.Connection, scope: Scope, task_id: str) -> int:
         (scope.tenant, scope.owner, task_id),
     ).fetchone()
     if row is None:
-        raise TaskNotFound(f"Task not found: {task_id}")
+        raise task_not_found(task_id)
     return int(row[0])
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ...core.calls import ListTasks, ListTasksResult
-from ...core.errors import TaskNotFound
+from ...core.errors import task_not_found
 from ...core.model import (
     Task,
     TaskState,
@@ -238,7 +238,7 @@ def _read_events(
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         ids = _ids(task_id, row[1])
         wanted = -1 if limit is None else max(limit, 0)
         if wanted == 0:

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from ...core.errors import ConcurrentModification, LifecycleError, TaskNotFound
+from ...core.errors import ConcurrentModification, LifecycleError, task_not_found
 from ...core.model import (
     Event,
     Message,
@@ -148,7 +148,7 @@ def _append(
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
-            raise TaskNotFound(f"Task not found: {task_id}")
+            raise task_not_found(task_id)
         pk, context_id, state, version, history, history_at, metadata, page, split = row
         if version != expected_version:
             raise ConcurrentModification(
