@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ...core.errors import ConcurrentModification, LifecycleError, TaskNotFound
+from ...core.generation import last_of
 from ...core.model import (
     Event,
     Message,
@@ -37,6 +38,12 @@ from .rows import (
     _row_events,
     advance_row,
 )
+
+#: an append's setting of the task's generation (its parameters: the batch's
+#: ``last_of`` twice, the new version). A batch that moves it not leaves it, and
+#: it stays current if it was (the right side reads the row before the update).
+_GENERATION = (", generation = COALESCE(?, generation), generation_at = CASE WHEN"
+               " ? IS NOT NULL OR generation_at = version THEN ? END")
 
 
 class _LookUp(enum.Enum):
@@ -84,8 +91,9 @@ def _create(
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease, history, history_at, listed, listed_split, listed_at, claim)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history, history_at, listed, listed_split, listed_at, claim,"
+                " generation, generation_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -109,6 +117,8 @@ def _create(
                     split,
                     len(events),
                     claim,
+                    last_of(events),
+                    len(events),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -165,11 +175,12 @@ def _append(
             _own.remember_message(conn, scope, pk, message)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
+        generation = last_of(events)
         if status_changed:
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
                 " lease = COALESCE(?, lease), history = ?, history_at = ?, listed = ?,"
-                " listed_split = ?, listed_at = ? WHERE pk = ?",
+                f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -182,6 +193,9 @@ def _append(
                     page,
                     split,
                     None if page is None else new_version,
+                    generation,
+                    generation,
+                    new_version,
                     pk,
                 ),
             )
@@ -189,9 +203,10 @@ def _append(
             conn.execute(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
                 " history = ?, history_at = ?, listed = ?, listed_split = ?, listed_at = ?"
-                " WHERE pk = ?",
+                f"{_GENERATION} WHERE pk = ?",
                 (new_version, now, lease, history, None if history is None else new_version,
-                 page, split, None if page is None else new_version, pk),
+                 page, split, None if page is None else new_version, generation, generation,
+                 new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued
