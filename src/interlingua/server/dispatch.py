@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
-from ..core.dialects import Codec, answering, versions
+from ..core.dialects import V1_CODECS, Codec, answering, versions
 from ..core.dialects.detect import Detection
 from ..core.errors import (
     A2AError,
@@ -56,6 +56,9 @@ __all__ = ["CLIENT_GONE", "SUPPORTED_VERSIONS", "AnswerTooLarge", "Entry", "Fron
 log = logging.getLogger("interlingua.server")
 
 T = TypeVar("T")
+
+#: the codecs of later minor versions of a dialect (A2A 1.1, draft)
+_MINORS = frozenset(V1_CODECS.values())
 
 #: every A2A-Version some codec takes as its own, newest first: ("1.0", "0.3", "0.2", "0.1")
 SUPPORTED_VERSIONS = versions()
@@ -249,6 +252,8 @@ class FrontDoor:
             streaming=inbound.streaming,
             binding=inbound.binding,
         )
+        if codec.name in _MINORS:  # a later minor version's codec (A2A 1.1)
+            request.minor = codec.name
         return request
 
     # --------------------------------------------------------------- limits

@@ -21,8 +21,9 @@ A 1.0 request that carries either request field is refused (``NEEDS_1_1``): a
 feature is never dropped in silence.
 
 The dialect is recorded as "1.0" (``dialect``): a task made by a 1.1 request is
-a v1.0 task, which a 1.0 client reads as ever; pushes of configs registered by
-1.1 requests are v1.0 bodies.
+a v1.0 task, which a 1.0 client reads as ever. A push config registered by a 1.1
+request is recorded as "1.1" (``RequestInfo.minor``): its bodies are this codec's
+StreamResponses, with generations; a 1.0 one's stay 1.0's.
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ class V11Codec(v1_0.V1Codec):
     family = "1.1"
     versions = frozenset({VERSION})
     error_codes = v1_0.V1Codec.error_codes
+    #: a config registered by a 1.1 request is fed 1.1's StreamResponses (with
+    #: generations), with this A2A-Version
+    push_version = VERSION
 
     # ------------------------------------------------------------ server side
 

@@ -155,6 +155,7 @@ class PostgresStore(Outbox):
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        push_dialect: str | None = None,
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
@@ -198,7 +199,7 @@ class PostgresStore(Outbox):
                 other = await _remember(conn, scope, pk, message_id, digest, claim)
             await _insert_events(conn, pk, 1, events, ids)
             for config in push_configs:
-                await _put_config(conn, pk, created.id, config, dialect, now)
+                await _put_config(conn, pk, created.id, config, push_dialect or dialect, now)
             queued = await _queue(conn, pk, 1, events)
         self._queued(queued)
         if other is not None:

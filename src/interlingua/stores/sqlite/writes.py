@@ -67,6 +67,7 @@ def _create(
     message_id: str | None,
     now: str,
     push_configs: Sequence[PushConfig],
+    push_dialect: str,
     digest: bytes,
     claim: bytes,
     lease: int | None,
@@ -131,7 +132,7 @@ def _create(
         assert pk is not None
         _insert_events(conn, pk, 1, events, ids)
         for config in push_configs:
-            _put_config(conn, pk, created.id, config, dialect, now)
+            _put_config(conn, pk, created.id, config, push_dialect, now)
         queued = _queue(conn, pk, 1, events) if push_configs else False
     if other is not None:
         assert message_id is not None
