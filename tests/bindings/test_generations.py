@@ -351,6 +351,9 @@ def race_follow_ups(kind: type[Driver], urls: list[str], task: m.Task) -> list[o
 
 def test_of_two_follow_ups_for_one_generation_exactly_one_is_taken(
         kind: type[Driver], server: tuple[str, Any], client: httpx.Client) -> None:
+    # In one process the two are kept apart before the store-level check (in
+    # ``Writer._write``) is reached; the two-replica tests below (and
+    # tests/e2e/test_generations_replicas.py) are the ones that fail without it.
     url, _ = server
     d = kind(client, url)
     mismatch = MISMATCH[d.name.split("-")[0]]
