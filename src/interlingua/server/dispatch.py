@@ -99,6 +99,9 @@ class Inbound(msgspec.Struct, kw_only=True):
     - ``streaming``: a streaming call; ``last_event_id`` where its replay starts.
     - ``admitted``: the binding has admitted the caller already (``FrontDoor.admit``,
       once for a transport request that carries several calls).
+    - ``gone``: what a call held while its caller is there (a long poll) awaits to
+      learn that the caller went (an HTTP disconnect); None: the binding cannot tell
+      (a gRPC deadline or cancellation ends such a call itself).
     - ``request``: the ``RequestInfo`` the call was made with, left by ``enter``.
     """
 
@@ -116,6 +119,7 @@ class Inbound(msgspec.Struct, kw_only=True):
     streaming: bool = False
     last_event_id: str | None = None
     admitted: bool = False
+    gone: Callable[[], Awaitable[object]] | None = None
     request: RequestInfo | None = None
 
 
@@ -203,6 +207,8 @@ class FrontDoor:
             if self._request_hooks:
                 return Items(await self.stream(call, request, inbound.last_event_id))
             return Items(await self._open(call, request, inbound.last_event_id))
+        # whatever the call (any may be held, as a long poll is), the caller's own
+        CLIENT_GONE.set(inbound.gone)
         if self._request_hooks:
             return await self._hooked(type(call).__name__, call, request, self._call)
         # _call's body, here: no call more per request when nothing is hooked
