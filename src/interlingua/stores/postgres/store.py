@@ -463,14 +463,13 @@ class PostgresStore(Outbox):
                            kept if history else None, query.history_length)
             for pk, task_id, context_id, status, metadata, _, kept, _ in rows
         ]
-        for task, row in zip(tasks, rows, strict=True):
-            if artifacts:
-                continue
-            if row[7] is not None:
-                task.generation = row[7]
-            elif (end := numbered.get(row[0])) is not None:
-                task.generation = max(task.generation,
-                                      row_generation(end, _ids(row[1], row[2])))
+        if not artifacts:  # the folds saw no artifact event: the row's, else the log's
+            for task, row in zip(tasks, rows, strict=True):
+                if row[7] is not None:
+                    task.generation = row[7]
+                elif (end := numbered.get(row[0])) is not None:
+                    task.generation = max(task.generation,
+                                          row_generation(end, _ids(row[1], row[2])))
         return ListTasksResult(tasks=tasks, next_page_token=token, page_size=len(tasks),
                                total_size=int(total))
 

@@ -97,7 +97,6 @@ def _get(
         if row is None:
             return None
         pk, context_id, status, metadata, dialect, version, created_at, updated_at, kept = row
-        ids = _ids(task_id, context_id)
         if history_length == 0 and not include_artifacts:
             task = _row_task(task_id, context_id, status, metadata)
         else:
@@ -105,10 +104,10 @@ def _get(
             cur = conn.execute(
                 f"SELECT n, payload FROM events WHERE task_pk = ?{kinds} ORDER BY seq", (pk,)
             )
-            task = _fold(cur, ids, history_length, include_artifacts)
+            task = _fold(cur, _ids(task_id, context_id), history_length, include_artifacts)
         if not include_artifacts:  # the fold saw no artifact event, or none at all
             task.generation = kept if kept is not None else max(
-                task.generation, _generation(conn, pk, ids))
+                task.generation, _generation(conn, pk, _ids(task_id, context_id)))
     return TaskRecord(
         task=task,
         scope=scope,
