@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
 from ..core.dialects import V1_CODECS, Codec, answering, versions
 from ..core.dialects.detect import Detection
 from ..core.errors import (
@@ -207,8 +207,10 @@ class FrontDoor:
             if self._request_hooks:
                 return Items(await self.stream(call, request, inbound.last_event_id))
             return Items(await self._open(call, request, inbound.last_event_id))
-        # whatever the call (any may be held, as a long poll is), the caller's own
-        CLIENT_GONE.set(inbound.gone)
+        if type(call) is GetTask and inbound.gone is not None:
+            # the one call held while its caller is there (a long poll): the
+            # caller's going, from whichever binding can tell of it
+            CLIENT_GONE.set(inbound.gone)
         if self._request_hooks:
             return await self._hooked(type(call).__name__, call, request, self._call)
         # _call's body, here: no call more per request when nothing is hooked

@@ -15,7 +15,7 @@ generation (a message joining the history) wakes them, and they wait again.
 A task that has finished is answered at once: its generation will not move.
 A binding tells of a caller that hung up through ``Inbound.gone`` (a callable
 whose awaiting ends when the connection does), which the front door hands on
-as ``CLIENT_GONE`` for whatever call it makes; gRPC cancels the handler itself
+as ``CLIENT_GONE`` to a ``GetTask`` (the one call held); gRPC cancels the handler itself
 when its caller's deadline passes or it cancels.
 """
 
