@@ -1,7 +1,8 @@
 """The executor the A2A 1.1 (generation) tests serve.
 
 ``ask``: waits for input. ``chunks N [DELAY]``: N chunks of one artifact, DELAY
-seconds apart, then waits for input. ``hold``: works until canceled.
+seconds apart, then waits for input. ``keep N``: N chunks, then works on until
+canceled (its last event an artifact's). ``hold``: works until canceled.
 Anything else: completes.
 """
 
@@ -28,6 +29,12 @@ async def converse(ctx: Context) -> None:
             if delay:
                 await asyncio.sleep(delay)
         await ctx.require_input("more?")
+    elif command == "keep":
+        await ctx.update("writing")
+        aid = None
+        for i in range(int(words[1])):
+            aid = await ctx.artifact(f"k{i};", artifact_id=aid, append=aid is not None)
+        await asyncio.sleep(60)
     elif command == "hold":
         await ctx.update("holding")
         await asyncio.sleep(60)

@@ -41,9 +41,11 @@ class Replica(Process):
         return self
 
 
-def replica_pair(pg_database: str, name: str, **replica: Any) -> Iterator[tuple[Replica, Replica]]:
-    """Two replicas on a schema of their own in ``pg_database`` and a Redis bus prefix of
-    their own (both named after ``name``), started together, stopped at the end."""
+def replica_pair(pg_database: str, name: str, kind: type[Replica] = Replica,
+                 **replica: Any) -> Iterator[tuple[Replica, Replica]]:
+    """Two replicas (of ``kind``) on a schema of their own in ``pg_database`` and a Redis
+    bus prefix of their own (both named after ``name``), started together, stopped at
+    the end."""
     from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
     from ..services import new_name, with_option
 
@@ -51,7 +53,7 @@ def replica_pair(pg_database: str, name: str, **replica: Any) -> Iterator[tuple[
         missing("Redis on 127.0.0.1:6379")
     store = with_option(pg_database, f"schema={new_name(name)}")
     bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name(name)}"
-    replicas = [Replica(store, bus, **replica) for _ in range(2)]
+    replicas = [kind(store, bus, **replica) for _ in range(2)]
     for r in replicas:
         r.start(wait=False)
     try:

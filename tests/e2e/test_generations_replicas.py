@@ -1,7 +1,9 @@
 """A2A 1.1 (draft) across two ``interlingua serve`` processes on one PostgreSQL store and
 one Redis bus: one task's generation is the same on both, a long poll held by one is
-answered when the other commits, and of two follow-ups sent for one generation, one to
-each process at once, exactly one is taken."""
+answered when the other commits (JSON-RPC, HTTP+JSON, gRPC), and of two follow-ups sent
+for one generation, one to each process at once, exactly one is taken. That last one
+needs the store-level check (``Writer._write``): with it switched off, it fails; the
+same race in one process is kept apart before it is reached."""
 
 from __future__ import annotations
 
@@ -14,15 +16,28 @@ from typing import Any
 import httpx
 import pytest
 
+from interlingua.core import calls as c
+from interlingua.core import model as m
+from tests.bindings.drivers import GRPC11
+from tests.services import free_port
+
 from .replicas import Replica, replica_pair
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
 V11 = {"A2A-Version": "1.1"}
 
 
+class GrpcReplica(Replica):
+    """A replica serving gRPC too, on a port of its own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.extra = (*self.extra, "--grpc-port", str(free_port()))
+
+
 @pytest.fixture(scope="module")
 def pair(pg_database: str) -> Iterator[tuple[Replica, Replica]]:
-    yield from replica_pair(pg_database, "gen", agent=AGENT,
+    yield from replica_pair(pg_database, "gen", GrpcReplica, agent=AGENT,
                             extra=("--long-poll-max-wait", "20"))
 
 
@@ -80,6 +95,20 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
     poll.join(25)
     assert held and int(held[0].json()["generation"]) > generation, held
     assert time.monotonic() - began < 5.0
+    # and over gRPC: a GetTask held by B, answered when A commits
+    generation = _generation(a.url, task["id"])
+    with httpx.Client(timeout=30) as client:
+        d = GRPC11(client, b.url)
+        polled: list[m.Task] = []
+        poll = threading.Thread(target=lambda: polled.append(d.call(c.GetTask(  # type: ignore[arg-type]
+            id=task["id"], current_generation=generation))))
+        poll.start()
+        time.sleep(0.5)  # held by B
+        began = time.monotonic()
+        _send(a.url, "ask", task["id"])
+        poll.join(25)
+        assert polled and polled[0].generation > generation, polled
+        assert time.monotonic() - began < 5.0  # woken through the bus (maximum wait: 20 s)
 
     for _ in range(5):
         task = _send(a.url, "ask")["result"]["task"]

@@ -56,6 +56,14 @@ class Hook:
         self.gate = threading.Event()
         self.gate.set()
 
+    @staticmethod
+    def of(hook: Hook, path: str) -> Hook:
+        """A hook holding what ``hook`` received on ``path`` alone."""
+        one = Hook()
+        with hook.lock:
+            one.requests = [r for r in hook.requests if r.path == path]
+        return one
+
     def count(self, nid: str) -> int:
         with self.lock:
             return sum(1 for r in self.requests if r.nid == nid)

@@ -288,3 +288,28 @@ async def test_bad_token_or_credentials_are_invalid_params_at_creation(agent: Ag
             "url": "http://127.0.0.1:9/",
             "authentication": {"schemes": ["Bearer"], "credentials": "x\ny"}}})
     assert got["error"]["code"] == -32602 and "credentials" in got["error"]["message"]
+
+
+async def test_a_config_registered_in_1_1_is_fed_1_1_bodies_and_a_1_0_one_stays_1_0(
+        agent: Agentish) -> None:
+    hook = Hook()
+    with serve_hook(hook) as url:
+        ids = {}
+        for version in ("1.1", "1.0"):
+            method, params = SENDS["1.0"](f"{url}/v{version}")
+            params["message"]["messageId"] = f"m-{version}"
+            ids[version] = _task_id("1.0", (await agent.rpc(method, params, version))["result"])
+        await until(lambda: sum(_done(Hook.of(hook, path), "1.0")
+                                for path in ("/v1.1", "/v1.0")) == 2)
+        assert await agent.app.state.engine.push.idle(10)
+    for version in ("1.1", "1.0"):
+        delivered = [r for r in hook.delivered() if r.path == f"/v{version}"]
+        assert {r.headers["a2a-version"] for r in delivered} == {version}
+        bodies = [r.json() for r in delivered]
+        assert [next(iter(b)) for b in bodies] == ["task", "statusUpdate", "artifactUpdate",
+                                                   "statusUpdate"]
+        assert all(next(iter(b.values()))["taskId" if "task" not in b else "id"]
+                   == ids[version] for b in bodies)
+        numbers = [next(iter(b.values())).get("generation") for b in bodies]
+        # each event with the generation after it, as strings; none in a 1.0 body
+        assert numbers == (["1", "2", "3", "4"] if version == "1.1" else [None] * 4), version

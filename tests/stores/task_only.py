@@ -31,7 +31,8 @@ class TaskOnlyStore:
 
     async def create_task(self, scope: Any, events: Sequence[Event], *, dialect: str, now: str,
                           message_id: str | None = None,
-                          push_configs: Sequence[PushConfig] = (), digest: bytes = b"",
+                          push_configs: Sequence[PushConfig] = (),
+                          push_dialect: str | None = None, digest: bytes = b"",
                           lease: int | None = None, strict: bool = False,
                           looked_up: bool = False, other_found: Any = None) -> int:
         if push_configs:

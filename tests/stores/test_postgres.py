@@ -141,7 +141,8 @@ async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -
     conn = await admin(pg_url)
     try:  # back to version 1: the tasks keep no history of their own
         await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN history,'
-                           f' DROP COLUMN history_at; DROP INDEX "{schema}".tasks_finished;'
+                           ' DROP COLUMN history_at, DROP COLUMN generation,'
+                           f' DROP COLUMN generation_at; DROP INDEX "{schema}".tasks_finished;'
                            f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
@@ -479,7 +480,9 @@ async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -
     schema = schema_of(pg_url)
     conn = await admin(pg_url)
     try:  # back to version 4: one row per message id
-        await conn.execute(f'ALTER TABLE "{schema}".messages DROP COLUMN claim;'
+        await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN generation,'
+                           ' DROP COLUMN generation_at;'
+                           f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
                            f' UPDATE "{schema}".schema_version SET version = 4')

@@ -114,7 +114,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
     finally:
         other.close()
 
@@ -391,7 +391,9 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 # what schema version 10 added, taken away again
-V11_UNDONE = (
+# what schema version 11 added (the row's generation), taken away again
+V12_UNDONE = " ALTER TABLE tasks DROP COLUMN generation; ALTER TABLE tasks DROP COLUMN generation_at;"
+V11_UNDONE = V12_UNDONE + (
     " DROP INDEX tasks_message; ALTER TABLE tasks DROP COLUMN claim;"
     " CREATE UNIQUE INDEX tasks_message ON tasks (tenant, owner, message_id)"
     " WHERE message_id IS NOT NULL;"
@@ -462,7 +464,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 11
+        assert store.schema_version == SCHEMA_VERSION == 12
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from .errors import TaskGenerationMismatch
 from .model import ArtifactUpdate, Event, StatusUpdate, TaskCreated
 
-__all__ = ["after", "mismatch", "recount"]
+__all__ = ["after", "last_of", "mismatch", "recount"]
 
 
 def after(events: Sequence[Event], generation: int) -> int:
@@ -31,6 +31,19 @@ def after(events: Sequence[Event], generation: int) -> int:
             generation += 1
             event.generation = generation
     return generation
+
+
+def last_of(events: Sequence[Event]) -> int | None:
+    """The task's generation after a numbered batch of its log (None: the batch
+    moves it not, holding only history entries). A store keeps it on the
+    task's row, so that a read of the row alone has it."""
+    for event in reversed(events):  # the last event is nearly always numbered
+        kind = type(event)
+        if kind is StatusUpdate or kind is ArtifactUpdate:
+            return event.generation  # type: ignore[union-attr]
+        if kind is TaskCreated:
+            return event.task.generation  # type: ignore[union-attr]
+    return None
 
 
 def recount(events: Sequence[Event]) -> None:

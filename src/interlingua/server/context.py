@@ -37,7 +37,7 @@ class RequestInfo:
     the dialect and the binding (``jsonrpc``, ``rest``, ``grpc``, ``mqtt``; empty for
     a call made in process)."""
 
-    __slots__ = ("binding", "dialect", "extensions", "headers", "owner", "principal",
+    __slots__ = ("binding", "dialect", "extensions", "headers", "minor", "owner", "principal",
                  "streaming", "tenant")
 
     def __init__(
@@ -51,6 +51,7 @@ class RequestInfo:
         streaming: bool = False,
         owner: str | None = None,
         binding: str = "",
+        minor: str | None = None,
     ) -> None:
         self.principal = principal
         #: the key the caller's tasks are stored under (``Principal.owner``)
@@ -64,6 +65,9 @@ class RequestInfo:
         #: the empty one is shared)
         self.extensions: tuple[str, ...] = tuple(extensions)
         self.dialect = dialect
+        #: the later minor version of ``dialect`` the caller asked for (A2A 1.1,
+        #: draft: "1.1"), else None: what a push config it registers is fed in
+        self.minor = minor
         self.binding = binding
 
     @property

@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ..core.calls import Call, Result, SendMessage, SubscribeToTask
-from ..core.dialects import Codec, answering, versions
+from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
+from ..core.dialects import V1_CODECS, Codec, answering, versions
 from ..core.dialects.detect import Detection
 from ..core.errors import (
     A2AError,
@@ -56,6 +56,9 @@ __all__ = ["CLIENT_GONE", "SUPPORTED_VERSIONS", "AnswerTooLarge", "Entry", "Fron
 log = logging.getLogger("interlingua.server")
 
 T = TypeVar("T")
+
+#: the codecs of later minor versions of a dialect (A2A 1.1, draft)
+_MINORS = frozenset(V1_CODECS.values())
 
 #: every A2A-Version some codec takes as its own, newest first: ("1.0", "0.3", "0.2", "0.1")
 SUPPORTED_VERSIONS = versions()
@@ -96,6 +99,9 @@ class Inbound(msgspec.Struct, kw_only=True):
     - ``streaming``: a streaming call; ``last_event_id`` where its replay starts.
     - ``admitted``: the binding has admitted the caller already (``FrontDoor.admit``,
       once for a transport request that carries several calls).
+    - ``gone``: what a call held while its caller is there (a long poll) awaits to
+      learn that the caller went (an HTTP disconnect); None: the binding cannot tell
+      (a gRPC deadline or cancellation ends such a call itself).
     - ``request``: the ``RequestInfo`` the call was made with, left by ``enter``.
     """
 
@@ -113,6 +119,7 @@ class Inbound(msgspec.Struct, kw_only=True):
     streaming: bool = False
     last_event_id: str | None = None
     admitted: bool = False
+    gone: Callable[[], Awaitable[object]] | None = None
     request: RequestInfo | None = None
 
 
@@ -200,6 +207,10 @@ class FrontDoor:
             if self._request_hooks:
                 return Items(await self.stream(call, request, inbound.last_event_id))
             return Items(await self._open(call, request, inbound.last_event_id))
+        if type(call) is GetTask and inbound.gone is not None:
+            # the one call held while its caller is there (a long poll): the
+            # caller's going, from whichever binding can tell of it
+            CLIENT_GONE.set(inbound.gone)
         if self._request_hooks:
             return await self._hooked(type(call).__name__, call, request, self._call)
         # _call's body, here: no call more per request when nothing is hooked
@@ -249,6 +260,8 @@ class FrontDoor:
             streaming=inbound.streaming,
             binding=inbound.binding,
         )
+        if codec.name in _MINORS:  # a later minor version's codec (A2A 1.1)
+            request.minor = codec.name
         return request
 
     # --------------------------------------------------------------- limits

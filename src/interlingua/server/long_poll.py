@@ -13,9 +13,10 @@ turn runs here, else from the store). A write that does not move the
 generation (a message joining the history) wakes them, and they wait again.
 
 A task that has finished is answered at once: its generation will not move.
-An HTTP binding tells of a caller that hung up through ``CLIENT_GONE`` (a
-callable whose awaiting ends when the connection does); gRPC cancels the
-handler itself when its caller's deadline passes or it cancels.
+A binding tells of a caller that hung up through ``Inbound.gone`` (a callable
+whose awaiting ends when the connection does), which the front door hands on
+as ``CLIENT_GONE`` to a ``GetTask`` (the one call held); gRPC cancels the handler itself
+when its caller's deadline passes or it cancels.
 """
 
 from __future__ import annotations

@@ -546,7 +546,8 @@ class Writer:
                 try:
                     version = await self.store.create_task(
                         run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
-                        push_configs=run.push_configs, digest=run.digest, lease=lease,
+                        push_configs=run.push_configs, push_dialect=run.request.minor,
+                        digest=run.digest, lease=lease,
                         strict=self.strict_ids, looked_up=run.looked_up,
                         other_found=run.other_found,
                     )

@@ -251,6 +251,7 @@ class TaskPort(EventLog, Protocol):
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        push_dialect: str | None = None,
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
@@ -264,8 +265,8 @@ class TaskPort(EventLog, Protocol):
         remembered for idempotent sends: a second task for the same id and digest
         in the scope raises ``MessageExists`` naming the first; with ``strict``, a
         second task for the same id, whatever its digest. ``push_configs`` (each
-        with its ``id`` set) are registered in ``dialect`` in the same
-        transaction, and their first deliveries queued. Raises ``TaskExists``
+        with its ``id`` set) are registered in ``push_dialect`` (None: the task's
+        ``dialect``) in the same transaction, and their first deliveries queued. Raises ``TaskExists``
         if the scope has the id. ``lease``: the epoch of the writer's lease,
         recorded as the task's owner; ``LeaseLost`` if it was revoked.
         ``looked_up``: the caller looked ``message_id`` up just before

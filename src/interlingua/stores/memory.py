@@ -207,6 +207,7 @@ class MemoryStore(MemoryOutbox):
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        push_dialect: str | None = None,
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
@@ -233,7 +234,8 @@ class MemoryStore(MemoryOutbox):
                     other = by_message.get(message_id)
         # raises before storing
         status = _status_after(created.id, created.status.state, events[1:]) or created.status
-        records = [_record_of(c, created.id, dialect, now) for c in push_configs] \
+        records = [_record_of(c, created.id, push_dialect or dialect, now)
+                   for c in push_configs] \
             if push_configs else None
         state = status.state
         entry = _Entry(created.id, created.context_id, state, len(events), dialect, key,

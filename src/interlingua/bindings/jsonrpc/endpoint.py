@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -28,13 +29,13 @@ from ...core.errors import (
     InternalError,
     InvalidRequest,
 )
-from ...server.dispatch import CLIENT_GONE, FrontDoor, Inbound, Items, parse_version
+from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
-    disconnection,
     read_body,
+    until_gone,
     version_of,
     write_body,
 )
@@ -142,9 +143,9 @@ class JSONRPCEndpoint:
             if isinstance(parsed, jsonrpc.Batch):
                 answer = await self._batch(parsed, headers, scope)
             else:
-                if parsed.method == "GetTask":  # may be held (a long poll) while its caller is there
-                    CLIENT_GONE.set(disconnection(receive))
-                answer = await self._one(parsed, headers, scope, in_batch=False)
+                # a call may be held (a long poll) while its caller is there
+                answer = await self._one(parsed, headers, scope, in_batch=False,
+                                         gone=partial(until_gone, receive))
                 if isinstance(answer, _StreamAnswer):
                     return answer
         await _send(send, answer or _Answer(204, None))
@@ -181,9 +182,12 @@ class JSONRPCEndpoint:
         return _Answer(200, None, parts=out)
 
     async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
-                   *, in_batch: bool, room: int | None = None) -> _Answer | _StreamAnswer | None:
+                   *, in_batch: bool, room: int | None = None,
+                   gone: Callable[[], Awaitable[object]] | None = None
+                   ) -> _Answer | _StreamAnswer | None:
         """One request's answer; ``room``: the bytes of ``max_answer_bytes`` that a
-        batch's earlier answers leave (None: not in a batch)."""
+        batch's earlier answers leave (None: not in a batch); ``gone``: the caller's
+        going (``Inbound.gone``; none for a batch's items, which share one request)."""
         codec: Codec | None = None
         door = self.door
         try:
@@ -205,7 +209,8 @@ class JSONRPCEndpoint:
             inbound = Inbound(binding="jsonrpc", scope=scope, headers=headers, codec=codec,
                               method=req.method, payload=req.params, raw_version=raw_version,
                               version=version, streaming=streaming, admitted=True,
-                              last_event_id=headers.get("last-event-id") if streaming else None)
+                              last_event_id=headers.get("last-event-id") if streaming else None,
+                              gone=gone)
             result = await door.enter(inbound)
             if isinstance(result, Items):
                 return _StreamAnswer(codec, req.id, result)

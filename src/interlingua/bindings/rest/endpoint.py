@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
@@ -34,13 +35,13 @@ from ...core.errors import (
     ParseError,
 )
 from ...core.model import AgentCard
-from ...server.dispatch import CLIENT_GONE, FrontDoor, Inbound, Items, parse_version
+from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
-    disconnection,
     read_body,
+    until_gone,
     version_of,
     write_body,
 )
@@ -156,8 +157,6 @@ class RESTEndpoint:
             await _send(send, self._no_route(method, path, exc))
             return None
         codec = get_codec(route.codec)
-        if route.op == "GetTask":  # may be held (a long poll) while its caller is there
-            CLIENT_GONE.set(disconnection(receive))
         limit = self.settings.max_body_bytes
         try:
             body = await read_body(receive, limit, headers)
@@ -177,8 +176,9 @@ class RESTEndpoint:
             await _send(send, self._error(bad_path, codec))
             return None
         try:
+            # a call may be held (a long poll) while its caller is there
             answer = await self._handle(route, codec, body, headers, scope, raw_version,
-                                        version)
+                                        version, partial(until_gone, receive))
         except A2AError as exc:
             answer = self._error(exc, codec)
         except Exception:
@@ -190,15 +190,15 @@ class RESTEndpoint:
         return None
 
     async def _handle(self, route: Match, codec: Codec, body: bytes, headers: Mapping[str, str],
-                      scope: Scope, raw_version: str | None,
-                      version: str | None) -> _Answer | _StreamAnswer:
+                      scope: Scope, raw_version: str | None, version: str | None,
+                      gone: Callable[[], Awaitable[object]]) -> _Answer | _StreamAnswer:
         door = self.door
         # admitted before the request was read (``respond``)
         inbound = Inbound(binding="rest", scope=scope, headers=headers, codec=codec,
                           decode=self._decode, payload=(route, body), raw_version=raw_version,
                           version=version, streaming=route.streaming, admitted=True,
                           last_event_id=headers.get("last-event-id") if route.streaming
-                          else None)
+                          else None, gone=gone)
         if route.op == _V03_CARD_OP:
             return await self._v03_card(inbound, scope, headers)
         result = await door.enter(inbound)

@@ -10,8 +10,9 @@ What 1.1 adds to v1.0's ProtoJSON (``v1_0.py``, ``_v1_wire.py``):
 * ``Task.generation``, ``TaskStatusUpdateEvent.generation`` and
   ``TaskArtifactUpdateEvent.generation`` (int64, a string in ProtoJSON): written
   only to a request that asked for ``A2A-Version: 1.1``, so that a strict 1.0
-  reader never sees a member it does not know. (``ListTasks`` pages carry no
-  generation yet: they are written from the stores' v1.0 JSON.)
+  reader never sees a member it does not know. A ``ListTasks`` page holds each
+  task's generation too: it is written from the tasks, not from the v1.0 JSON a
+  store may keep of them (``for_answer``).
 * ``GetTaskRequest.currentGeneration``: a long poll (``server/long_poll.py``).
 * ``SendMessageConfiguration.ifGenerationMatch``: a follow-up is taken only at
   that generation, else ``TaskGenerationMismatch`` (-32010, ABORTED, 409).
@@ -20,8 +21,9 @@ A 1.0 request that carries either request field is refused (``NEEDS_1_1``): a
 feature is never dropped in silence.
 
 The dialect is recorded as "1.0" (``dialect``): a task made by a 1.1 request is
-a v1.0 task, which a 1.0 client reads as ever; pushes of configs registered by
-1.1 requests are v1.0 bodies.
+a v1.0 task, which a 1.0 client reads as ever. A push config registered by a 1.1
+request is recorded as "1.1" (``RequestInfo.minor``): its bodies are this codec's
+StreamResponses, with generations; a 1.0 one's stay 1.0's.
 """
 
 from __future__ import annotations
@@ -90,6 +92,9 @@ class V11Codec(v1_0.V1Codec):
     family = "1.1"
     versions = frozenset({VERSION})
     error_codes = v1_0.V1Codec.error_codes
+    #: a config registered by a 1.1 request is fed 1.1's StreamResponses (with
+    #: generations), with this A2A-Version
+    push_version = VERSION
 
     # ------------------------------------------------------------ server side
 
@@ -102,11 +107,19 @@ class V11Codec(v1_0.V1Codec):
         except w.WireError as exc:
             raise v1_0._bad_params(method, exc) from None
 
+    def for_answer(self, call: c.Call) -> c.Call:
+        # a page of tasks, each with its generation: the v1.0 JSON a store keeps
+        # of a task's listing has none
+        return call
+
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
         wire = v1_0._result_out(call, result)
         if isinstance(result, m.Task):
             _stamp_task(wire.task if isinstance(call, c.SendMessage | c.SubscribeToTask)
                         else wire, result)
+        elif isinstance(result, c.ListTasksResult) and result.encoded is None:
+            for out, task in zip(wire.tasks, result.tasks, strict=True):
+                _stamp_task(out, task)
         return b"null" if wire is None else _encoder.encode(wire)
 
     def encode_stream_item(self, item: StreamItem) -> bytes:

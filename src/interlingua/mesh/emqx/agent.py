@@ -36,7 +36,7 @@ import msgspec
 
 from ...core import jsonrpc
 from ...core.calls import GetTask, SendMessage, SubscribeToTask
-from ...core.dialects import get_codec
+from ...core.dialects import V1_CODECS, Codec, get_codec
 from ...core.errors import A2AError, InternalError, InvalidParams, InvalidRequest, TaskNotFound
 from ...core.lifecycle import INTERRUPTED_STATES
 from ...core.model import TERMINAL_STATES, Message, StatusUpdate, Task
@@ -58,6 +58,14 @@ log = logging.getLogger("interlingua.mesh")
 #: the profile's payloads are v1.0's
 CODEC = get_codec("1.0")
 
+
+def codec_for(raw_version: str | None) -> Codec:
+    """The codec of a request asking for ``raw_version`` (the ``a2a-version`` user
+    property): a later minor version's of v1.0 (1.1, draft) when it names one,
+    else v1.0's, as over HTTP."""
+    name = V1_CODECS.get(dispatch.parse_version(raw_version)) if raw_version else None
+    return CODEC if name is None else get_codec(name)
+
 #: stream events published and not yet acknowledged, at most
 _WINDOW = 64
 
@@ -73,13 +81,15 @@ def _no_batches(items: int) -> None:
 class _Answer:
     """Where the answers to one request go: its Response Topic, with its Correlation Data."""
 
-    __slots__ = ("agent", "correlation", "rid", "topic")
+    __slots__ = ("agent", "codec", "correlation", "rid", "topic")
 
     def __init__(self, agent: EmqxAgent, topic: str, correlation: bytes | None) -> None:
         self.agent = agent
         self.topic = topic
         self.correlation = correlation
         self.rid: Any = None
+        #: the codec of the request's version, once it is known
+        self.codec = CODEC
 
     async def send(self, payload: bytes) -> None:
         await self.agent._publish(self.topic, payload, self.correlation)
@@ -88,7 +98,7 @@ class _Answer:
         await self.send(_success(self.rid, result))
 
     async def error(self, err: A2AError) -> None:
-        await self.send(jsonrpc.error_response(self.rid, CODEC.encode_error(err)))
+        await self.send(jsonrpc.error_response(self.rid, self.codec.encode_error(err)))
 
 
 class EmqxAgent:
@@ -239,12 +249,14 @@ class EmqxAgent:
 
     async def _dispatch(self, req: jsonrpc.Request, answer: _Answer, scope: dict[str, Any],
                         headers: dict[str, str]) -> None:
-        streaming = req.method in CODEC.streaming_methods
-        inbound = dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=CODEC,
+        # the profile speaks v1.0: a request is read as such, or as the later minor
+        # version its ``a2a-version`` asks for
+        raw_version = headers.get("a2a-version") or "1.0"
+        answer.codec = codec = codec_for(raw_version)
+        streaming = req.method in codec.streaming_methods
+        inbound = dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=codec,
                                    method=req.method, payload=req.params,
-                                   # the profile speaks v1.0: a request is read as such
-                                   raw_version=headers.get("a2a-version") or "1.0",
-                                   streaming=streaming, admitted=True)
+                                   raw_version=raw_version, streaming=streaming, admitted=True)
         info = await self.door.admitted(inbound)
         call = inbound.call
         if isinstance(call, SendMessage):
@@ -262,7 +274,7 @@ class EmqxAgent:
             await self._pump(result, info, answer)
             return
         assert call is not None
-        await answer.result(CODEC.encode_result(call, result))
+        await answer.result(codec.encode_result(call, result))
 
     async def _place(self, call: SendMessage, info: RequestInfo) -> Task | None:
         """Where the send goes: a new task of the requester's id (None), a task it
@@ -293,11 +305,11 @@ class EmqxAgent:
         """The answer to a send that repeats ``task``: the task; for a stream, the task
         then how it ended, or its events from now on while it runs."""
         if not call.streaming:
-            await answer.result(CODEC.encode_result(call, task))
+            await answer.result(answer.codec.encode_result(call, task))
             return
         if task.status.state in TERMINAL_STATES:
-            await answer.result(CODEC.encode_stream_item(task))
-            await answer.result(CODEC.encode_stream_item(StatusUpdate(
+            await answer.result(answer.codec.encode_stream_item(task))
+            await answer.result(answer.codec.encode_stream_item(StatusUpdate(
                 task_id=task.id, context_id=task.context_id, status=task.status)))
             return
         await self._pump(Items(await self.door.stream(SubscribeToTask(id=task.id), info)),
@@ -320,7 +332,7 @@ class EmqxAgent:
                             elif not isinstance(item, Message):
                                 task_id = item.task_id
                             # encoded before anything is awaited: a snapshot is the live task
-                            out.append(CODEC.encode_stream_item(item))
+                            out.append(answer.codec.encode_stream_item(item))
                         elif isinstance(o, Lagged):
                             lagged = o
                             break

@@ -79,6 +79,12 @@ def default_key_path(store_url: str) -> Path | None:
     return None if path is None else path.with_suffix(".push-keys.json")
 
 
+def _fed_in(request: RequestInfo) -> str:
+    """The dialect a config the caller registers is fed in: the minor version it
+    asked for (A2A 1.1: its bodies carry generations), else its dialect's."""
+    return request.minor or request.dialect
+
+
 class PushService:
     """Push notifications of one engine."""
 
@@ -157,7 +163,7 @@ class PushService:
         scope = request.scope
         store = self.store
         if isinstance(call, SetPushConfig):
-            config = await self.prepare(call.config, call.task_id, request.dialect)
+            config = await self.prepare(call.config, call.task_id, _fed_in(request))
             existing = await store.list_push_configs(scope, call.task_id)
             if (len(existing) >= self.settings.max_configs_per_task
                     and all(r.config.id != config.id for r in existing)):
@@ -165,7 +171,7 @@ class PushService:
                     f"Invalid params: task {call.task_id} already has "
                     f"{len(existing)} push notification configs (the limit)")
             record = await store.put_push_config(scope, call.task_id, config,
-                                                 dialect=request.dialect, now=self._now())
+                                                 dialect=_fed_in(request), now=self._now())
             return record.config
         if isinstance(call, GetPushConfig):
             if call.config_id:
@@ -195,14 +201,14 @@ class PushService:
         if push is None:
             return []
         self._require()
-        return [await self.prepare(push, task_id, request.dialect)]
+        return [await self.prepare(push, task_id, _fed_in(request))]
 
     async def add_send_configs(self, scope: Scope, task_id: str, call: SendMessage,
                                request: RequestInfo) -> None:
         """Register the config a send to an existing task carries."""
         for config in await self.send_configs(call, request, task_id):
             await self.store.put_push_config(scope, task_id, config,
-                                                    dialect=request.dialect, now=self._now())
+                                                    dialect=_fed_in(request), now=self._now())
 
     async def prepare(self, config: PushConfig, task_id: str, dialect: str) -> PushConfig:
         """The config checked, with its id (made when absent) and task id."""

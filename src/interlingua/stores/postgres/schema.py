@@ -146,6 +146,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE messages DROP CONSTRAINT messages_pkey",
         "ALTER TABLE messages ADD PRIMARY KEY (tenant, owner, message_id, claim)",
     ),
+    (
+        # The task's generation (A2A 1.1), so that a read of the row alone has it,
+        # and the version it is current at (a replica of an older version moves the
+        # version on; readers then read it from the log), as the SQLite store keeps it.
+        "ALTER TABLE tasks ADD COLUMN generation bigint",
+        "ALTER TABLE tasks ADD COLUMN generation_at integer",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

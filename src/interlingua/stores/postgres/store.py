@@ -10,6 +10,7 @@ import asyncpg
 
 from ...core.calls import ListTasks, ListTasksResult
 from ...core.errors import ConcurrentModification, task_not_found
+from ...core.generation import last_of
 from ...core.model import Event, PushConfig, TaskState, TaskStatus
 from .. import _paging, _projection
 from ..base import (
@@ -25,6 +26,7 @@ from ..base import (
     other_content,
 )
 from ..sqlite.rows import (
+    NUMBERED_KINDS,
     _history_column,
     _Ids,
     _ids,
@@ -33,6 +35,7 @@ from ..sqlite.rows import (
     _row_task,
     _runs,
     advance_row,
+    row_generation,
 )
 from ..sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
 from .outbox import Outbox
@@ -56,8 +59,9 @@ _CREATE_AT_ONCE = (
     "WITH fence AS (SELECT $12::bigint IS NULL OR EXISTS (SELECT 1 FROM leases"
     "  WHERE epoch = $12 FOR KEY SHARE) AS ok),"
     " task AS (INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
-    "  metadata, dialect, version, created_at, updated_at, lease, history, history_at)"
-    "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10"
+    "  metadata, dialect, version, created_at, updated_at, lease, history, history_at,"
+    "  generation, generation_at)"
+    "  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10, $21, $10"
     "  FROM fence WHERE ok"
     "  ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk),"
     " message AS (INSERT INTO messages (tenant, owner, message_id, task_pk, digest, claim)"
@@ -76,7 +80,9 @@ _CREATE_AT_ONCE = (
 # An append to a task at a known version, without push configs (see _append_at_once).
 _APPEND_TEMPLATE = (
     "WITH task AS (UPDATE tasks SET version = $7, updated_at = $8,"
-    " lease = COALESCE($9, lease), history_at = CASE WHEN history_at = $6 THEN $7::integer END{set}"
+    " lease = COALESCE($9, lease), history_at = CASE WHEN history_at = $6 THEN $7::integer END,"
+    " generation = COALESCE($10::bigint, generation), generation_at = CASE WHEN"
+    " $10::bigint IS NOT NULL OR generation_at = $6 THEN $7::integer END{set}"
     " WHERE pk = $1 AND version = $6"
     " AND NOT EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = $1)"
     " AND ($9::bigint IS NULL OR EXISTS (SELECT 1 FROM leases WHERE epoch = $9"
@@ -87,7 +93,7 @@ _APPEND_TEMPLATE = (
     " SELECT count(*) FROM task"
 )
 # formatted once: the statement text is also asyncpg's cache key
-_APPEND_STATUS_AT_ONCE = _APPEND_TEMPLATE.format(set=", state = $10, status = $11, stamp = $12")
+_APPEND_STATUS_AT_ONCE = _APPEND_TEMPLATE.format(set=", state = $11, status = $12, stamp = $13")
 _APPEND_AT_ONCE = _APPEND_TEMPLATE.format(set="")
 # A message id's look-up as one row, found or not (GroupCommit's statements return one).
 _FIND_MESSAGE_ROW = f"SELECT f.* FROM (SELECT) one LEFT JOIN LATERAL ({_FIND_MESSAGE}) f ON true"
@@ -108,6 +114,33 @@ async def _logs(conn: asyncpg.Connection, pks: list[int], history: bool,
     return logs
 
 
+#: the row holding a task's generation (sqlite.rows.row_generation), of the task
+#: named ``t.pk``: a walk back from the end of its log, which nearly always
+#: stops at the last row
+_LAST_NUMBERED = ("SELECT kind, n, payload FROM events WHERE task_pk = t.pk"
+                  f" AND kind IN {NUMBERED_KINDS} ORDER BY seq DESC LIMIT 1")
+
+
+#: the task's generation as its row keeps it (NULL: not kept, or not current)
+_KEPT_GENERATION = "CASE WHEN generation_at = version THEN generation END"
+_KEPT_GENERATION_T = "CASE WHEN t.generation_at = t.version THEN t.generation END"
+
+
+async def _generation_of(conn: asyncpg.Connection, pk: int, task_id: str,
+                         context_id: str) -> int:
+    """The generation of a task whose row does not keep it, from its log."""
+    end = (await _generations(conn, [pk])).get(pk)
+    return 0 if end is None else row_generation(end, _ids(task_id, context_id))
+
+
+async def _generations(conn: asyncpg.Connection, pks: list[int]) -> dict[int, Any]:
+    """The row holding the generation of each of these tasks (kind, n, payload)."""
+    rows = await conn.fetch(
+        "SELECT t.pk, g.kind, g.n, g.payload FROM unnest($1::bigint[]) AS t(pk)"
+        f" CROSS JOIN LATERAL ({_LAST_NUMBERED}) g", pks) if pks else []
+    return {row[0]: row[1:] for row in rows}
+
+
 class PostgresStore(Outbox):
     """Tasks and logs in a PostgreSQL database, shared by every replica."""
 
@@ -122,6 +155,7 @@ class PostgresStore(Outbox):
         now: str,
         message_id: str | None = None,
         push_configs: Sequence[PushConfig] = (),
+        push_dialect: str | None = None,
         digest: bytes = b"",
         lease: int | None = None,
         strict: bool = False,
@@ -155,16 +189,17 @@ class PostgresStore(Outbox):
             pk = await conn.fetchval(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, version, created_at, updated_at, lease, history,"
-                " history_at)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10)"
-                " ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk", *row)
+                " history_at, generation, generation_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $10,"
+                " $14, $10) ON CONFLICT (tenant, owner, id) DO NOTHING RETURNING pk",
+                *row, last_of(events))
             if pk is None:
                 raise TaskExists(f"task {created.id} already exists")
             if message_id is not None:
                 other = await _remember(conn, scope, pk, message_id, digest, claim)
             await _insert_events(conn, pk, 1, events, ids)
             for config in push_configs:
-                await _put_config(conn, pk, created.id, config, dialect, now)
+                await _put_config(conn, pk, created.id, config, push_dialect or dialect, now)
             queued = await _queue(conn, pk, 1, events)
         self._queued(queued)
         if other is not None:
@@ -185,7 +220,7 @@ class PostgresStore(Outbox):
         """
         runs = list(_runs(0, 1, events, ids))
         args = (*row, message_id, digest or None, [r[1] for r in runs], [r[2] for r in runs],
-                [r[3] for r in runs], [r[4] for r in runs], claim)
+                [r[3] for r in runs], [r[4] for r in runs], claim, last_of(events))
         try:
             pk, fenced, other = await self._group.row(_CREATE_AT_ONCE, args)
         except asyncpg.UniqueViolationError:
@@ -260,20 +295,27 @@ class PostgresStore(Outbox):
                       " $4::integer[], $5::bytea[])) ")
             columns = ([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs],
                        [r[4] for r in runs])
+            # (the generation: as _APPEND_TEMPLATE sets it, from the batch's last)
+            generation = last_of(events)
             if status_changed:
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, state = $7, status = $8,"
                     " stamp = $9, updated_at = $10, lease = COALESCE($11, lease),"
-                    " history = $12, history_at = $13 WHERE pk = $1",
+                    " history = $12, history_at = $13,"
+                    " generation = COALESCE($14::bigint, generation), generation_at = CASE"
+                    " WHEN $14::bigint IS NOT NULL OR generation_at = version THEN $6::integer END"
+                    " WHERE pk = $1",
                     pk, *columns, new_version, status.state.value,
                     _pack(_encode(status), ids), _projection.sort_stamp(status, now), now,
-                    lease, history, history_at)
+                    lease, history, history_at, generation)
             else:
                 await conn.execute(
                     insert + "UPDATE tasks SET version = $6, updated_at = $7,"
-                    " lease = COALESCE($8, lease), history = $9, history_at = $10"
+                    " lease = COALESCE($8, lease), history = $9, history_at = $10,"
+                    " generation = COALESCE($11::bigint, generation), generation_at = CASE"
+                    " WHEN $11::bigint IS NOT NULL OR generation_at = version THEN $6::integer END"
                     " WHERE pk = $1", pk, *columns, new_version, now, lease, history,
-                    history_at)
+                    history_at, generation)
             queued = await _queue(conn, pk, version + 1, events) if pushed else False
         if not pushed:
             self._wrote(key, pk, context_id, status.state, int(new_version))
@@ -303,11 +345,12 @@ class PostgresStore(Outbox):
         args: tuple[Any, ...]
         if status_changed:
             statement = _APPEND_STATUS_AT_ONCE
-            args = (pk, *columns, version, new_version, now, lease, status.state.value,
-                    _pack(_encode(status), ids), _projection.sort_stamp(status, now))
+            args = (pk, *columns, version, new_version, now, lease, last_of(events),
+                    status.state.value, _pack(_encode(status), ids),
+                    _projection.sort_stamp(status, now))
         else:
             statement = _APPEND_AT_ONCE
-            args = (pk, *columns, version, new_version, now, lease)
+            args = (pk, *columns, version, new_version, now, lease, last_of(events))
         written = (await self._group.row(statement, args))[0]
         if not written:
             return False
@@ -338,19 +381,20 @@ class PostgresStore(Outbox):
             return None
         async with self._conn() as conn:
             if history_length == 0 and not include_artifacts:
-                row = await conn.fetchrow(
+                first = await conn.fetchrow(
                     "SELECT context_id, status, metadata, dialect, version, created_at,"
-                    " updated_at FROM tasks WHERE tenant = $1 AND owner = $2 AND id = $3",
+                    f" updated_at, pk, {_KEPT_GENERATION} FROM tasks"
+                    " WHERE tenant = $1 AND owner = $2 AND id = $3",
                     scope.tenant, scope.owner, task_id)
-                if row is None:
+                if first is None:
                     return None
-                task = _row_task(task_id, row[0], row[1], row[2])
-                first = row
+                task = _row_task(task_id, first[0], first[1], first[2])
             else:
                 # one statement, one snapshot: the row and its events agree
                 rows = await conn.fetch(
                     "SELECT t.context_id, t.status, t.metadata, t.dialect, t.version,"
-                    " t.created_at, t.updated_at, e.n, e.payload FROM tasks t"
+                    f" t.created_at, t.updated_at, t.pk, {_KEPT_GENERATION_T},"
+                    " e.n, e.payload FROM tasks t"
                     " JOIN events e ON e.task_pk = t.pk AND e.kind = ANY($4::smallint[])"
                     " WHERE t.tenant = $1 AND t.owner = $2 AND t.id = $3 ORDER BY e.seq",
                     scope.tenant, scope.owner, task_id,
@@ -358,8 +402,11 @@ class PostgresStore(Outbox):
                 if not rows:
                     return None
                 first = rows[0]
-                task = _fold([(r[7], r[8]) for r in rows], _ids(task_id, first[0]),
+                task = _fold([(r[9], r[10]) for r in rows], _ids(task_id, first[0]),
                              history_length, include_artifacts)
+            if not include_artifacts:  # the fold saw no artifact event, or none at all
+                task.generation = first[8] if first[8] is not None else max(
+                    task.generation, await _generation_of(conn, first[7], task_id, first[0]))
         return TaskRecord(task=task, scope=scope, dialect=first[3], version=first[4],
                           created_at=first[5], updated_at=first[6])
 
@@ -391,9 +438,9 @@ class PostgresStore(Outbox):
             total = await conn.fetchval(f"SELECT count(*) FROM tasks WHERE {where}", *params)
             rows = await conn.fetch(
                 "SELECT pk, id, context_id, status, metadata, stamp,"
-                " CASE WHEN history_at = version THEN history END FROM tasks"
-                f" WHERE {page_where} ORDER BY stamp DESC, id DESC LIMIT {size + 1:d}",
-                *page_params)
+                f" CASE WHEN history_at = version THEN history END, {_KEPT_GENERATION}"
+                f" FROM tasks WHERE {page_where} ORDER BY stamp DESC, id DESC"
+                f" LIMIT {size + 1:d}", *page_params)
             token = ""
             if len(rows) > size:
                 del rows[size:]
@@ -405,13 +452,24 @@ class PostgresStore(Outbox):
                 logs = await _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
             else:
                 logs = {}
+            # the folds see no artifact event, or there are none: the row keeps
+            # the generation, else the log has it
+            numbered = {} if artifacts else await _generations(
+                conn, [row[0] for row in rows if row[7] is None])
         tasks = [
             _fold(logs[pk], _ids(task_id, context_id), query.history_length, artifacts)
             if pk in logs
             else _row_task(task_id, context_id, status, metadata,
                            kept if history else None, query.history_length)
-            for pk, task_id, context_id, status, metadata, _, kept in rows
+            for pk, task_id, context_id, status, metadata, _, kept, _ in rows
         ]
+        if not artifacts:  # the folds saw no artifact event: the row's, else the log's
+            for task, row in zip(tasks, rows, strict=True):
+                if row[7] is not None:
+                    task.generation = row[7]
+                elif (end := numbered.get(row[0])) is not None:
+                    task.generation = max(task.generation,
+                                          row_generation(end, _ids(row[1], row[2])))
         return ListTasksResult(tasks=tasks, next_page_token=token, page_size=len(tasks),
                                total_size=int(total))
 

@@ -23,11 +23,13 @@ from ..base import (
 )
 from .connection import _transaction
 from .rows import (
+    NUMBERED_KINDS,
     _Ids,
     _ids,
     _kind_filter,
     _row_events,
     _row_task,
+    row_generation,
 )
 from .schema import _TERMINAL_SQL, _UNFINISHED_SQL
 
@@ -47,6 +49,22 @@ def _logs(
         for pk, n, payload in cur:
             logs[pk].append((n, payload))
     return logs
+
+
+#: the task's generation as its row keeps it (NULL: not kept, or not current)
+_KEPT_GENERATION = "CASE WHEN generation_at = version THEN generation END"
+
+#: the row of the log holding a task's generation (rows.row_generation), for a
+#: task whose row does not keep it: a walk back from the end of its log, which
+#: nearly always stops at the last row
+_LAST_NUMBERED = (f"SELECT kind, n, payload FROM events WHERE task_pk = ?"
+                  f" AND kind IN {NUMBERED_KINDS} ORDER BY seq DESC LIMIT 1")
+
+
+def _generation(conn: sqlite3.Connection, pk: int, ids: _Ids) -> int:
+    """The task's generation, for a read that folds no artifact event."""
+    row = conn.execute(_LAST_NUMBERED, (pk,)).fetchone()
+    return 0 if row is None else row_generation(row, ids)
 
 
 def _fold(
@@ -72,13 +90,13 @@ def _get(
 ) -> TaskRecord | None:
     with _transaction(conn, "BEGIN"):
         row = conn.execute(
-            "SELECT pk, context_id, status, metadata, dialect, version, created_at, updated_at"
-            " FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
+            "SELECT pk, context_id, status, metadata, dialect, version, created_at, updated_at,"
+            f" {_KEPT_GENERATION} FROM tasks WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             return None
-        pk, context_id, status, metadata, dialect, version, created_at, updated_at = row
+        pk, context_id, status, metadata, dialect, version, created_at, updated_at, kept = row
         if history_length == 0 and not include_artifacts:
             task = _row_task(task_id, context_id, status, metadata)
         else:
@@ -87,6 +105,9 @@ def _get(
                 f"SELECT n, payload FROM events WHERE task_pk = ?{kinds} ORDER BY seq", (pk,)
             )
             task = _fold(cur, _ids(task_id, context_id), history_length, include_artifacts)
+        if not include_artifacts:  # the fold saw no artifact event, or none at all
+            task.generation = kept if kept is not None else max(
+                task.generation, _generation(conn, pk, _ids(task_id, context_id)))
     return TaskRecord(
         task=task,
         scope=scope,
@@ -144,7 +165,8 @@ def _list(
 
 #: a listed task's row: what ``_tasks_of`` builds it from
 _TASK_ROWS = ("SELECT pk, id, context_id, status, metadata, stamp,"
-              " CASE WHEN history_at = version THEN history END FROM tasks")
+              f" CASE WHEN history_at = version THEN history END, {_KEPT_GENERATION}"
+              " FROM tasks")
 
 
 def _tasks_of(
@@ -159,13 +181,18 @@ def _tasks_of(
         logs = _logs(conn, [row[0] for row in rows if row[6] is None], True, False)
     else:
         logs = {}
-    return [
+    tasks = [
         _fold(logs[pk], _ids(task_id, context_id), history_length, artifacts)
         if pk in logs
         else _row_task(task_id, context_id, status, metadata,
                        None if history_length == 0 else history, history_length)
-        for pk, task_id, context_id, status, metadata, _, history in rows
+        for pk, task_id, context_id, status, metadata, _, history, _ in rows
     ]
+    if not artifacts:  # the folds saw no artifact event, or there were none
+        for task, row in zip(tasks, rows, strict=True):
+            task.generation = row[7] if row[7] is not None else max(
+                task.generation, _generation(conn, row[0], _ids(row[1], row[2])))
+    return tasks
 
 
 #: a page of kept listings, joined by SQLite into one JSON array: the rows

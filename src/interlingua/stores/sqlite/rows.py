@@ -176,6 +176,48 @@ def _row_events(n: int, payload: bytes, ids: _Ids) -> list[Event]:
     return [_event_decoder.decode(payload)] if n == 1 else _events_decoder.decode(payload)
 
 
+# A task's generation (A2A 1.1) is that of its last status or artifact event,
+# or of its creation before any: a read that folds neither artifacts nor the
+# whole log reads it from that one row (``LAST_NUMBERED``), decoding no more of
+# it than the numbers. A row holds a run of one kind: a run of status or
+# artifact events is numbered one by one.
+class _Numbered(msgspec.Struct):
+    generation: int = 0
+
+
+class _Created(msgspec.Struct):
+    task: _Numbered
+
+
+_created_decoder = msgspec.json.Decoder(_Created)
+_numbered_decoder = msgspec.json.Decoder(_Numbered)
+_numbered_run_decoder = msgspec.json.Decoder(list[_Numbered])
+_numbered_text_run_decoder = msgspec.json.Decoder(tuple[_Numbered, msgspec.Raw])
+
+#: the kinds whose last row holds a task's generation (creation, status, artifact)
+NUMBERED_KINDS = (0, 1, 2)
+
+
+def row_generation(row: Sequence[Any], ids: _Ids) -> int:
+    """The generation after the last event of a row (kind, n, payload) of
+    ``NUMBERED_KINDS`` (0: a log written before generations)."""
+    kind, n, payload = row
+    payload = _unpack(payload, ids)
+    try:
+        if kind == 0:
+            return _created_decoder.decode(payload).task.generation
+        if payload[:1] == _TEXT_RUN:
+            first = _numbered_text_run_decoder.decode(memoryview(payload)[1:])[0].generation
+            return first + n - 1 if first else 0
+        if n == 1:
+            return _numbered_decoder.decode(payload).generation
+        return _numbered_run_decoder.decode(payload)[-1].generation
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        # a row no fold could read either: a read of the row alone still
+        # answers, with the generation unknown
+        return 0
+
+
 def _insert_events(
     conn: _Connection, pk: int, first_seq: int, events: Sequence[Event], ids: _Ids
 ) -> None:

@@ -164,6 +164,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX tasks_lifecycle ON tasks (state) WHERE state IN ('submitted', 'working')",
     ),
     _own.MESSAGE_KEY_MIGRATION,
+    (
+        # The task's generation (A2A 1.1: core/generation.py), so that a read of
+        # the row alone has it, and the version it is current at: a write by a
+        # process that does not know the column moves the version on, and readers
+        # then read it from the last numbered row of the log (reads._generation).
+        "ALTER TABLE tasks ADD COLUMN generation INTEGER",
+        "ALTER TABLE tasks ADD COLUMN generation_at INTEGER",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ...core.errors import ConcurrentModification, LifecycleError, task_not_found
+from ...core.generation import last_of
 from ...core.model import (
     Event,
     Message,
@@ -38,6 +39,12 @@ from .rows import (
     advance_row,
 )
 
+#: an append's setting of the task's generation (its parameters: the batch's
+#: ``last_of`` twice, the new version). A batch that moves it not leaves it, and
+#: it stays current if it was (the right side reads the row before the update).
+_GENERATION = (", generation = COALESCE(?, generation), generation_at = CASE WHEN"
+               " ? IS NOT NULL OR generation_at = version THEN ? END")
+
 
 class _LookUp(enum.Enum):
     """``_create``'s ``other`` when nobody looked the message id up yet."""
@@ -60,6 +67,7 @@ def _create(
     message_id: str | None,
     now: str,
     push_configs: Sequence[PushConfig],
+    push_dialect: str,
     digest: bytes,
     claim: bytes,
     lease: int | None,
@@ -84,8 +92,9 @@ def _create(
             cur = conn.execute(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
-                " lease, history, history_at, listed, listed_split, listed_at, claim)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " lease, history, history_at, listed, listed_split, listed_at, claim,"
+                " generation, generation_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -109,6 +118,8 @@ def _create(
                     split,
                     len(events),
                     claim,
+                    last_of(events),
+                    len(events),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -121,7 +132,7 @@ def _create(
         assert pk is not None
         _insert_events(conn, pk, 1, events, ids)
         for config in push_configs:
-            _put_config(conn, pk, created.id, config, dialect, now)
+            _put_config(conn, pk, created.id, config, push_dialect, now)
         queued = _queue(conn, pk, 1, events) if push_configs else False
     if other is not None:
         assert message_id is not None
@@ -165,11 +176,12 @@ def _append(
             _own.remember_message(conn, scope, pk, message)
         _insert_events(conn, pk, version + 1, events, ids)
         new_version = version + len(events)
+        generation = last_of(events)
         if status_changed:
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
                 " lease = COALESCE(?, lease), history = ?, history_at = ?, listed = ?,"
-                " listed_split = ?, listed_at = ? WHERE pk = ?",
+                f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
@@ -182,6 +194,9 @@ def _append(
                     page,
                     split,
                     None if page is None else new_version,
+                    generation,
+                    generation,
+                    new_version,
                     pk,
                 ),
             )
@@ -189,9 +204,10 @@ def _append(
             conn.execute(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
                 " history = ?, history_at = ?, listed = ?, listed_split = ?, listed_at = ?"
-                " WHERE pk = ?",
+                f"{_GENERATION} WHERE pk = ?",
                 (new_version, now, lease, history, None if history is None else new_version,
-                 page, split, None if page is None else new_version, pk),
+                 page, split, None if page is None else new_version, generation, generation,
+                 new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
     return int(new_version), queued

@@ -1,0 +1,138 @@
+"""A2A 1.1 (draft) on the mesh: the A2A-over-MQTT profile carries v1.0, and a request
+whose ``a2a-version`` user property asks for 1.1 is read and answered as 1.1, as over
+HTTP: generations in tasks and events (the same numbers the HTTP bindings give for
+the task), ``ifGenerationMatch`` refusals, long polls. One that does not stays 1.0."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from interlingua import create_app
+from interlingua.core import calls as c
+from interlingua.mesh import MeshSettings, attach
+from tests.bindings.drivers import DRIVERS_11
+from tests.bindings.generations_agent import AGENT
+from tests.live import bind_loopback, live_server, url_of
+
+from .helpers import BROKER, EmqxPeer, decoded, need_broker, org_unit
+
+pytestmark = pytest.mark.timeout(60)
+
+MAX_WAIT = 1.0
+V11 = {"a2a-version": "1.1"}
+
+
+@contextlib.contextmanager
+def served(org: str, unit: str) -> Iterator[str]:
+    """The agent over HTTP (JSON-RPC, HTTP+JSON, gRPC) and in the profile: its base URL."""
+    from interlingua.bindings.grpc import add_grpc
+
+    sock = bind_loopback()
+    app = create_app(AGENT, public_url=url_of(sock), store="memory://", freeze_gc=False,
+                     long_poll_max_wait=MAX_WAIT)
+    add_grpc(app, "127.0.0.1:0")
+    attach(app, MeshSettings(url=BROKER, namespace="", profile="emqx", org=org, unit=unit,
+                             session_expiry=30), name="Gen")
+    with live_server(app, sock=sock) as url:
+        yield url
+
+
+def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": "r-" + uuid.uuid4().hex[:6], "method": method,
+            "params": params}
+
+
+def message(text: str, task_id: str) -> dict[str, Any]:
+    return {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}],
+            "taskId": task_id}
+
+
+class Asker:
+    """A requester of the profile: one request at a time, its answers in order."""
+
+    def __init__(self, peer: EmqxPeer) -> None:
+        self.peer = peer
+
+    async def ask(self, method: str, params: dict[str, Any], *, until: str = "",
+                  **properties: Any) -> list[Any]:
+        """The answers to one request: one, or a stream's up to a status in ``until``."""
+        correlation = uuid.uuid4().bytes
+        await self.peer.request("Gen", request(method, params), correlation=correlation,
+                                **properties)
+        got = []
+        while True:
+            msg = await self.peer.next(15)
+            if msg.correlation != correlation:
+                continue
+            got.append(decoded(msg))
+            update = got[-1].get("result", {}).get("statusUpdate")
+            if not until or "error" in got[-1] or (update and update["status"]["state"] == until):
+                return got
+
+
+def test_a_1_1_request_on_the_mesh_gets_the_generations_the_http_bindings_give() -> None:
+    need_broker()
+    org, unit = org_unit()
+    task_id = str(uuid.uuid4())
+    with served(org, unit) as url, httpx.Client(timeout=30) as client:
+
+        async def on_mesh() -> dict[str, Any]:
+            async with EmqxPeer(org, unit) as peer:
+                await peer.listen(peer.reply_topic)
+                asker = Asker(peer)
+                out: dict[str, Any] = {}
+                events = await asker.ask("SendStreamingMessage",
+                                         {"message": message("chunks 2", task_id)},
+                                         until="TASK_STATE_INPUT_REQUIRED", **V11)
+                out["stream"] = [r["result"] for r in events]
+                (got,) = await asker.ask("GetTask", {"id": task_id}, **V11)
+                out["get"] = got["result"]
+                # a follow-up for a generation the task is past; then the one it is at
+                follow = {"message": message("ask", task_id),
+                          "configuration": {"ifGenerationMatch": "4"}}
+                (out["stale"],) = await asker.ask("SendMessage", follow, **V11)
+                follow["configuration"] = {"ifGenerationMatch": "5"}
+                (out["taken"],) = await asker.ask("SendMessage", follow, **V11)
+                # a long poll: at once for a passed generation, else held to the maximum wait
+                (out["passed"],) = await asker.ask(
+                    "GetTask", {"id": task_id, "currentGeneration": "6"}, **V11)
+                began = time.monotonic()
+                (out["held"],) = await asker.ask(
+                    "GetTask", {"id": task_id, "currentGeneration": "7"}, **V11)
+                out["held_for"] = time.monotonic() - began
+                # a 1.0 request (no property): no generation, and no 1.1 field taken
+                (out["get_1_0"],) = await asker.ask("GetTask", {"id": task_id})
+                (out["field_1_0"],) = await asker.ask(
+                    "GetTask", {"id": task_id, "currentGeneration": "1"})
+                return out
+
+        out = asyncio.run(on_mesh())
+        stream = out["stream"]
+        numbers = [next(iter(e.values())).get("generation") for e in stream]
+        # the task (1), working, two chunks, input-required: one each, as strings
+        assert numbers == ["1", "2", "3", "4", "5"], stream
+        assert out["get"]["generation"] == "5"
+        http = {d.name: d.call(c.GetTask(id=task_id, history_length=0)).generation  # type: ignore[union-attr]
+                for d in (k(client, url) for k in DRIVERS_11.values())}
+        # the follow-up taken (the task made working, then input-required) moved it twice
+        assert set(http.values()) == {7}, http
+    error = out["stale"]["error"]
+    assert error["code"] == -32010, error
+    assert error["data"][0]["reason"] == "TASK_GENERATION_MISMATCH"
+    assert error["data"][0]["metadata"] == {"taskId": task_id, "expectedGeneration": "4",
+                                            "currentGeneration": "5"}
+    assert out["taken"]["result"]["task"]["generation"] == "7"
+    assert out["passed"]["result"]["generation"] == "7"
+    assert out["held"]["result"]["generation"] == "7"
+    assert MAX_WAIT * 0.9 <= out["held_for"] < MAX_WAIT + 2, out["held_for"]
+    assert "generation" not in str(out["get_1_0"]) and out["get_1_0"]["result"]["id"] == task_id
+    assert out["field_1_0"]["error"]["code"] == -32602
+    assert "A2A-Version: 1.1" in out["field_1_0"]["error"]["message"]
