@@ -77,6 +77,10 @@ from .idempotency import reused
 
 __all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "Run", "Runs", "Writer", "utcnow"]
 
+#: a timestamp's last digits and zone, by millisecond: joined, not formatted, in
+#: ``Writer.now``
+_MILLIS = tuple(f"{ms:03d}Z" for ms in range(1000))
+
 log = logging.getLogger("interlingua.engine")
 
 #: events an executor may queue before its emit writes them (and lets readers
@@ -381,7 +385,7 @@ class Writer:
                     self._second_text = format_timestamp(
                         datetime.fromtimestamp(second, UTC))[:-4]
                 self._now_key = key
-                self._now_text = f"{self._second_text}{ms:03d}Z"
+                self._now_text = self._second_text + _MILLIS[ms]
             return self._now_text
         return format_timestamp(self.clock())
 
