@@ -431,8 +431,10 @@ class Writer:
         except BaseException as exc:
             run.error = exc
 
-    async def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True) -> None:
-        """Check ``events`` and have them written.
+    def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True
+             ) -> Coroutine[Any, Any, None]:
+        """Check ``events`` and have them written (await it; a refusal is raised
+        by the call).
 
         ``wait=False`` (artifact chunks, progress updates) queues them and
         returns: a fast executor then gets many events into one transaction,
@@ -447,9 +449,13 @@ class Writer:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         run.pending.extend(events)
-        if wait:
-            await self.flush(run)
-        elif not run.persisted or len(run.pending) >= FLUSH_EVERY:
+        # a waiting emit hands back the flush's coroutine: no frame of its own
+        # (every turn's last write comes this way)
+        return self.flush(run) if wait else self._queued(run)
+
+    async def _queued(self, run: Run) -> None:
+        """``emit(wait=False)``'s write, once its events are queued."""
+        if not run.persisted or len(run.pending) >= FLUSH_EVERY:
             await self.flush(run)
             # An executor that never awaits anything else would keep the loop
             # to itself: let the streams send what was just committed.
