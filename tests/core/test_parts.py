@@ -62,6 +62,10 @@ def test_new_id_is_a_time_ordered_uuid() -> None:
     # made in order, they sort in order down to the millisecond
     stamps = [i[:13] for i in ids]
     assert stamps == sorted(stamps)
+    # the variant digit keeps two random bits, and every tail digit is random
+    assert {i[19] for i in ids} == set("89ab")
+    for position in (15, 16, 17, 20, 21, 22, 24, 35):
+        assert len({i[position] for i in ids}) == 16, position
 
 
 # ------------------------------------------------------------------------ messages

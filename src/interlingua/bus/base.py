@@ -62,9 +62,10 @@ class Subscription(Protocol):
 
 
 class Bus(Protocol):
-    async def publish(self, key: str, events: Sequence[StoredEvent], *,
-                      created: bool = False) -> None:
-        """Announce committed events (in seq order) of task ``key``.
+    def publish(self, key: str, events: Sequence[StoredEvent], *,
+                created: bool = False) -> Awaitable[None]:
+        """Announce committed events (in seq order) of task ``key`` (await it: an
+        ``async def``, or a method that hands back an awaitable).
 
         ``created``: the write created the task. No reader in another process
         can be waiting for it (a reader reads the store before it waits, and the

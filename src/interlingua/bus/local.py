@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from ..core.task_log import StoredEvent
-from ..signals import Signal
+from ..signals import DONE, Signal
 
 __all__ = ["LocalBus"]
 
@@ -146,12 +146,13 @@ class LocalBus:
             clock = self._clocks[timeout] = _Clock(timeout)
         return clock
 
-    async def publish(self, key: str, events: Sequence[StoredEvent], *,
-                      created: bool = False) -> None:
+    def publish(self, key: str, events: Sequence[StoredEvent], *,
+                created: bool = False) -> Awaitable[None]:
+        # nothing to wait for here: no coroutine (every write of a task comes here)
         topic = self._topics.get(key)
-        if topic is None or not events:
-            return
-        self._hold(topic, events, numbered_here=True)
+        if topic is not None and events:
+            self._hold(topic, events, numbered_here=True)
+        return DONE
 
     def deliver(self, key: str, events: Sequence[StoredEvent]) -> bool:
         """Events another process wrote (committed, in seq order), carried by its

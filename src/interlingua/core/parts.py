@@ -75,17 +75,27 @@ def new_id() -> str:
 _ms = -1
 _head = ""
 _tails: list[str] = []
-# the RFC 4122 variant bits (10xx) in the first hex digit of the fourth group
-_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
+#: tails made per refill
+_REFILL = 200
+#: a tail's 19 random hex digits (76 bits) and a separator: 3, a dash, the variant
+#: digit, 3, a dash, 12, a space; the dashes and spaces are written over
+#: random digits
+_STRIDE = 22
+_DASHES = b"-" * _REFILL
+_SPACES = b" " * _REFILL
+# the RFC 4122 variant bits (10xx) in the first hex digit of the fourth group:
+# a random hex digit's low two bits kept (74 random bits in all)
+_VARIANT = bytes.maketrans(b"0123456789abcdef", b"89ab89ab89ab89ab")
 
 
 def _refill() -> None:
-    h = os.urandom(2000).hex()  # 20 hex digits (74 bits used) per tail
-    # a list, not a generator: one call per refill, not one per tail
-    _tails.extend([
-        f"{h[i:i + 3]}-{_VARIANT[h[i + 3]]}{h[i + 4:i + 7]}-{h[i + 7:i + 19]}"
-        for i in range(0, len(h), 20)
-    ])
+    # Made by slicing one buffer, in C: no bytecode per tail.
+    out = bytearray(os.urandom(_REFILL * _STRIDE // 2).hex(), "ascii")
+    out[3::_STRIDE] = _DASHES
+    out[4::_STRIDE] = out[4::_STRIDE].translate(_VARIANT)
+    out[8::_STRIDE] = _DASHES
+    out[21::_STRIDE] = _SPACES
+    _tails.extend(out.decode("ascii").split())
 
 
 def _forget_tails() -> None:

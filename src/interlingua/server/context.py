@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.lifecycle import RETURN_STATES
@@ -292,26 +292,33 @@ class Context:
         await self._sink.emit(events)
         self.finished = True
 
-    async def complete(
+    # The ends below hand back _end's coroutine (await it): no frame of their own,
+    # and every turn ends through one of them.
+
+    def complete(
         self, content: Any = None, *, artifact: Any = None, name: str | None = None,
         metadata: Metadata | None = None,
-    ) -> None:
+    ) -> Coroutine[Any, Any, None]:
         """Finish the task: an optional status message and an optional last artifact."""
-        await self._end(TaskState.COMPLETED, content, artifact, name, metadata)
+        return self._end(TaskState.COMPLETED, content, artifact, name, metadata)
 
-    async def fail(self, content: Any = None, *, metadata: Metadata | None = None) -> None:
-        await self._end(TaskState.FAILED, content, None, None, metadata)
+    def fail(self, content: Any = None, *, metadata: Metadata | None = None
+             ) -> Coroutine[Any, Any, None]:
+        return self._end(TaskState.FAILED, content, None, None, metadata)
 
-    async def reject(self, content: Any = None, *, metadata: Metadata | None = None) -> None:
-        await self._end(TaskState.REJECTED, content, None, None, metadata)
+    def reject(self, content: Any = None, *, metadata: Metadata | None = None
+               ) -> Coroutine[Any, Any, None]:
+        return self._end(TaskState.REJECTED, content, None, None, metadata)
 
-    async def require_input(self, content: Any, *, metadata: Metadata | None = None) -> None:
+    def require_input(self, content: Any, *, metadata: Metadata | None = None
+                      ) -> Coroutine[Any, Any, None]:
         """Ask the user for more input (``input-required``); then return from the executor."""
-        await self._end(TaskState.INPUT_REQUIRED, content, None, None, metadata)
+        return self._end(TaskState.INPUT_REQUIRED, content, None, None, metadata)
 
-    async def require_auth(self, content: Any, *, metadata: Metadata | None = None) -> None:
+    def require_auth(self, content: Any, *, metadata: Metadata | None = None
+                     ) -> Coroutine[Any, Any, None]:
         """Ask for a credential (``auth-required``); then return from the executor."""
-        await self._end(TaskState.AUTH_REQUIRED, content, None, None, metadata)
+        return self._end(TaskState.AUTH_REQUIRED, content, None, None, metadata)
 
     async def reply(self, content: Any) -> None:
         """Answer with a bare message instead of a task.

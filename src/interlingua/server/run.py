@@ -77,6 +77,10 @@ from .idempotency import reused
 
 __all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "Run", "Runs", "Writer", "utcnow"]
 
+#: a timestamp's last digits and zone, by millisecond: joined, not formatted, in
+#: ``Writer.now``
+_MILLIS = tuple(f"{ms:03d}Z" for ms in range(1000))
+
 log = logging.getLogger("interlingua.engine")
 
 #: events an executor may queue before its emit writes them (and lets readers
@@ -381,7 +385,7 @@ class Writer:
                     self._second_text = format_timestamp(
                         datetime.fromtimestamp(second, UTC))[:-4]
                 self._now_key = key
-                self._now_text = f"{self._second_text}{ms:03d}Z"
+                self._now_text = self._second_text + _MILLIS[ms]
             return self._now_text
         return format_timestamp(self.clock())
 
@@ -427,8 +431,10 @@ class Writer:
         except BaseException as exc:
             run.error = exc
 
-    async def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True) -> None:
-        """Check ``events`` and have them written.
+    def emit(self, run: Run, events: Sequence[Event], *, wait: bool = True
+             ) -> Coroutine[Any, Any, None]:
+        """Check ``events`` and have them written (await it; a refusal is raised
+        by the call).
 
         ``wait=False`` (artifact chunks, progress updates) queues them and
         returns: a fast executor then gets many events into one transaction,
@@ -443,9 +449,13 @@ class Writer:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         run.pending.extend(events)
-        if wait:
-            await self.flush(run)
-        elif not run.persisted or len(run.pending) >= FLUSH_EVERY:
+        # a waiting emit hands back the flush's coroutine: no frame of its own
+        # (every turn's last write comes this way)
+        return self.flush(run) if wait else self._queued(run)
+
+    async def _queued(self, run: Run) -> None:
+        """``emit(wait=False)``'s write, once its events are queued."""
+        if not run.persisted or len(run.pending) >= FLUSH_EVERY:
             await self.flush(run)
             # An executor that never awaits anything else would keep the loop
             # to itself: let the streams send what was just committed.

@@ -27,12 +27,16 @@ async def read_body(receive: Receive, limit: int, headers: Mapping[str, str]) ->
     length = headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise BodyTooLarge
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):
+        # nearly every request: its whole body in one message, no list to join
+        body: bytes = message.get("body", b"")
+        if len(body) > limit:
+            raise BodyTooLarge
+        return body
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
+    while message["type"] != "http.disconnect":
         chunk = message.get("body", b"")
         if chunk:
             size += len(chunk)
@@ -41,6 +45,7 @@ async def read_body(receive: Receive, limit: int, headers: Mapping[str, str]) ->
             chunks.append(chunk)
         if not message.get("more_body", False):
             break
+        message = await receive()
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 

@@ -3,7 +3,9 @@
 Nothing is decoded until it is asked for: a request reads a handful of
 headers, and a running task keeps its request's headers (``ctx.request``), so
 a dict of decoded copies would be made on every request and held by every
-open stream, for a few header lookups.
+open stream, for a few header lookups. The first look-up indexes the raw
+pairs by name in one ``dict`` call (in C, the last value of a name winning);
+each look-up after it is one dict look-up, not a loop over every header.
 """
 
 from __future__ import annotations
@@ -12,27 +14,37 @@ from collections.abc import Iterable, Iterator, Mapping
 
 __all__ = ["RequestHeaders"]
 
+#: a name asked for -> the raw name it matches (the names asked for are few: the
+#: code's own, and a deployment's tenant header); bounded all the same
+_KEYS: dict[str, bytes] = {}
+_MAX_KEYS = 256
+
 
 class RequestHeaders(Mapping[str, str]):
     """Header names are matched case-insensitively; when a name repeats, the
     last value counts. The ASGI server gives the names in lower case."""
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_by_name", "_raw")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]] = ()) -> None:
         self._raw = raw if isinstance(raw, list) else list(raw)
+        self._by_name: dict[bytes, bytes] | None = None
 
     def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
         # The lookup itself, not a call to a shared finder: a request reads a few
         # headers, each through here.
-        try:
-            key = name.lower().encode("latin-1")
-        except UnicodeEncodeError:
-            return default  # no header can have that name
-        found = None
-        for k, v in self._raw:
-            if k == key:
-                found = v
+        key = _KEYS.get(name)
+        if key is None:
+            try:
+                key = name.lower().encode("latin-1")
+            except UnicodeEncodeError:
+                return default  # no header can have that name
+            if len(_KEYS) < _MAX_KEYS:
+                _KEYS[name] = key
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = dict(self._raw)
+        found = by_name.get(key)
         return default if found is None else found.decode("latin-1")
 
     def __getitem__(self, name: str) -> str:
