@@ -32,6 +32,7 @@ from ...core.errors import (
     InvalidRequest,
     MethodNotFound,
     ParseError,
+    quoted,
 )
 from ...core.model import AgentCard
 from ...server.dispatch import CLIENT_GONE, FrontDoor, Inbound, Items, parse_version
@@ -310,14 +311,14 @@ class RESTEndpoint:
     def _no_route(self, method: str, path: str, exc: NoRoute) -> _Answer:
         codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
         allowed = exc.allowed or self.other_paths.get(path, ())
+        asked = _request_line(method, path)
         if allowed:
             err: A2AError = MethodNotAllowed(
-                f"Method not allowed: {method} {path} (allowed: {', '.join(allowed)})")
+                f"Method not allowed: {asked} (allowed: {', '.join(allowed)})")
             answer = self._error(err, codec, 405)
             answer.headers.append((b"allow", ", ".join(allowed).encode()))
             return answer
-        return self._error(MethodNotFound(f"Not found: no A2A route {method} {path}"),
-                           codec, 404)
+        return self._error(MethodNotFound(f"Not found: no A2A route {asked}"), codec, 404)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -427,3 +428,11 @@ async def _send(send: Send, answer: _Answer) -> None:
     headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": answer.body})
+
+
+def _request_line(method: str, path: str) -> str:
+    """The caller's method and path as a refusal names them: the path ``quoted``
+    (cut), the method too unless it is a usual one, so that no refusal echoes a
+    20,000-character path whole."""
+    verb = method if len(method) <= 16 and method.isalpha() else quoted(method)
+    return f"{verb} {quoted(path)}"
