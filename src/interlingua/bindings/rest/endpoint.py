@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
@@ -54,7 +54,7 @@ from .routes import V1_OPS, Match, NoRoute, match
 #: no extended card (``GET /v1/card``)
 _V03_CARD_OP = "agent/getAuthenticatedExtendedCard"
 
-__all__ = ["RESTEndpoint"]
+__all__ = ["RESTEndpoint", "refuse_verb"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -311,14 +311,10 @@ class RESTEndpoint:
     def _no_route(self, method: str, path: str, exc: NoRoute) -> _Answer:
         codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
         allowed = exc.allowed or self.other_paths.get(path, ())
-        asked = _request_line(method, path)
         if allowed:
-            err: A2AError = MethodNotAllowed(
-                f"Method not allowed: {asked} (allowed: {', '.join(allowed)})")
-            answer = self._error(err, codec, 405)
-            answer.headers.append((b"allow", ", ".join(allowed).encode()))
-            return answer
-        return self._error(MethodNotFound(f"Not found: no A2A route {asked}"), codec, 404)
+            return _not_allowed(method, path, allowed)
+        return self._error(MethodNotFound(
+            f"Not found: no A2A route {_request_line(method, path)}"), codec, 404)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -419,6 +415,20 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+def _not_allowed(method: str, path: str, allowed: Sequence[str]) -> _Answer:
+    codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
+    err = MethodNotAllowed(
+        f"Method not allowed: {_request_line(method, path)} (allowed: {', '.join(allowed)})")
+    return _Answer(405, error_body(err, codec, 405),
+                   [_content_type(codec), (b"allow", ", ".join(allowed).encode())])
+
+
+async def refuse_verb(send: Send, method: str, path: str, allowed: Sequence[str]) -> None:
+    """405 with ``Allow`` and HTTP+JSON's error body, for a verb ``path`` does not take:
+    the JSON-RPC URL, which takes POST alone, answers a GET as a route here does."""
+    await _send(send, _not_allowed(method, path, allowed))
 
 
 async def _send(send: Send, answer: _Answer) -> None:
