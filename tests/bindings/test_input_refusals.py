@@ -238,3 +238,40 @@ def test_an_unknown_task_id_of_a_usual_length_is_named_as_it_is(
     task_id = "task-" + new_id()
     resp = client.get(f"{server[0]}/tasks/{task_id}", headers=V11)
     assert resp.json()["error"]["message"] == f"Task not found: {task_id}"
+
+
+LONG = "x" * 20000
+
+
+@pytest.mark.parametrize("version", ["", "0.3", "1.0", "1.1"])
+def test_an_unknown_method_is_quoted_cut_in_the_refusal(
+        server: tuple[str, Any], client: httpx.Client, version: str) -> None:
+    """JSON-RPC's -32601 names the caller's method quoted and cut, whichever dialect
+    reads it (before: 'Method not found: <the whole method>')."""
+    resp = client.post(server[0], headers={"A2A-Version": version} if version else {},
+                       json={"jsonrpc": "2.0", "id": 1, "method": LONG, "params": {}})
+    assert resp.status_code == 200, resp.text[:200]
+    error = resp.json()["error"]
+    assert error["code"] == -32601
+    assert error["message"] == f"Method not found: {quoted(LONG)}"
+    assert len(error["message"]) < 100
+
+
+@pytest.mark.parametrize("prefix", ["/", "/v1/"], ids=["rest-1.0", "rest-0.3"])
+def test_an_unknown_route_is_quoted_cut_in_the_refusal(
+        server: tuple[str, Any], client: httpx.Client, prefix: str) -> None:
+    """HTTP+JSON's 404 names the caller's path quoted and cut (before: echoed whole)."""
+    resp = client.get(server[0] + prefix + LONG, headers=V11)
+    assert resp.status_code == 404, resp.text[:200]
+    body = resp.json()
+    message = body.get("error", body)["message"]
+    assert message == f"Not found: no A2A route GET {quoted(prefix + LONG)}"
+    assert len(message) < 100
+
+
+def test_a_wrong_verb_on_a_long_path_is_quoted_cut_in_the_405(
+        server: tuple[str, Any], client: httpx.Client) -> None:
+    resp = client.delete(server[0] + "/tasks/" + LONG, headers=V11)
+    assert resp.status_code == 405 and resp.headers["allow"] == "GET", resp.text[:200]
+    message = resp.json()["error"]["message"]
+    assert message == f"Method not allowed: DELETE {quoted('/tasks/' + LONG)} (allowed: GET)"

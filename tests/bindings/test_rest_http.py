@@ -85,7 +85,7 @@ def test_unknown_routes_and_verbs(url: str, http: httpx.Client) -> None:
         r = http.get(url + alias)
         assert status_of(r) == (405, "METHOD_NOT_ALLOWED"), r.text
         assert r.headers["allow"] == "POST"
-        assert r.json()["error"]["message"] == f"Method not allowed: GET {alias} (allowed: POST)"
+        assert r.json()["error"]["message"] == f"Method not allowed: GET '{alias}' (allowed: POST)"
     assert http.delete(url + "/tasks/send").headers["allow"] == "POST"
     posted = http.post(url + "/tasks/send", json={
         "jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "send"}})

@@ -227,8 +227,9 @@ def test_python_a2a_posts_to_tasks_send(agent_url: str) -> None:
     result = resp.json()["result"]
     assert result["status"]["state"] == "completed"
     assert result["artifacts"][0]["parts"] == [{"type": "text", "text": "got echo hi"}]
-    # only POST names the JSON-RPC endpoint there: GET is still HTTP+JSON's
-    assert httpx.get(agent_url + "/tasks/send", timeout=10).status_code == 404
+    # the JSON-RPC URL takes POST alone there too: a GET is no GetTask of a task "send"
+    got = httpx.get(agent_url + "/tasks/send", timeout=10)
+    assert got.status_code == 405 and got.headers["allow"] == "POST"
 
 
 # ----------------------------------------------------------------- client: real HTTP

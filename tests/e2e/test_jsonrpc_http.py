@@ -287,9 +287,42 @@ def test_healthz_reports_the_sqlite_settings_in_effect(tmp_path: Path) -> None:
     assert settings["cache_size_kib"] == 65536 and settings["foreign_keys"] is True
 
 
+def _wrong_verb(r: httpx.Response, path: str) -> None:
+    """The JSON-RPC URL's 405, as HTTP+JSON answers ``GET /tasks/send``: Allow: POST
+    and a JSON error body a client reads (not Starlette's plain text)."""
+    assert r.status_code == 405 and r.headers["allow"] == "POST", r.text
+    assert r.headers["content-type"].startswith("application/")
+    error = r.json()["error"]
+    assert error["code"] == 405 and error["details"][0]["reason"] == "METHOD_NOT_ALLOWED"
+    assert error["message"] == f"Method not allowed: {r.request.method} '{path}' (allowed: POST)"
+
+
 def test_wrong_http_method(c: httpx.Client, url: str) -> None:
-    r = c.get(url + "/")
-    assert r.status_code == 405
+    for verb in ("GET", "PUT", "DELETE"):
+        _wrong_verb(c.request(verb, url + "/"), "/")
+    # the same answer as on its python-a2a names (HTTP+JSON's)
+    alias = c.get(url + "/tasks/send")
+    _wrong_verb(alias, "/tasks/send")
+    assert c.get(url + "/").json() == {**alias.json(), "error": {
+        **alias.json()["error"], "message": "Method not allowed: GET '/' (allowed: POST)"}}
+
+
+@pytest.mark.parametrize("rest", [True, False], ids=["with HTTP+JSON", "JSON-RPC alone"])
+def test_wrong_http_method_without_or_beside_other_apps(c: httpx.Client, rest: bool) -> None:
+    # GET /inspector/ is the inspector's still
+    with live_agent(AGENT, rest=rest, inspector=True) as base:
+        _wrong_verb(c.get(base + "/"), "/")
+        _wrong_verb(c.get(base + "/tasks/sendSubscribe"), "/tasks/sendSubscribe")
+        page = c.get(base + "/inspector/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+def test_wrong_http_method_on_an_agent_served_beside_others(c: httpx.Client) -> None:
+    other = Agent("Other", "Another agent", _agent)
+    with live_agent([AGENT, other]) as base:
+        listing = c.get(base + "/")  # GET / lists the agents
+        assert listing.status_code == 200 and listing.json()["agents"]
+        _wrong_verb(c.get(base + "/agents/Test/"), "/")
 
 
 def test_streaming_turned_off_is_an_error_in_each_dialect() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from interlingua import Agent, Context
+from interlingua.core.errors import quoted
 from interlingua.core.model import DataPart, TextPart
 
 from .helpers import Peer, decoded, on_mesh
@@ -190,6 +191,21 @@ async def test_cancel_on_the_request_topic_cancels_the_running_task(ns: str) -> 
 
 
 # ------------------------------------------------------------------ bad input
+
+
+async def test_an_unknown_method_is_quoted_cut_in_the_refusal(ns: str) -> None:
+    """As over HTTP: a 20,000-character method is named quoted and cut in the -32601
+    (before: echoed whole)."""
+    method = "x" * 20000
+    async with on_mesh(VALIDATOR, ns), Peer(ns) as peer:
+        reply = peer.topics.client_response("long")
+        await peer.listen(reply)
+        await peer.request("OrderValidator", {"jsonrpc": "2.0", "id": "x1", "method": method,
+                                              "params": {}}, replyTo=reply)
+        error = decoded(await peer.next())["error"]
+    assert error["code"] == -32601
+    assert error["message"] == f"Method not found: {quoted(method)}"
+    assert len(error["message"]) < 100
 
 
 async def test_bad_requests_are_answered_with_errors_and_the_consumer_lives_on(

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from interlingua import Agent, Context
+from interlingua.core.errors import quoted
 
 from .helpers import BROKER, EmqxPeer, decoded, need_broker, on_emqx, org_unit
 
@@ -262,6 +263,9 @@ async def test_cancel_task_on_the_request_topic_cancels(space: tuple[str, str]) 
     ({"correlation": b"c"}, send("x", None), -32005, "Task.id"),
     ({"correlation": b"c"}, {"jsonrpc": "2.0", "id": "s", "method": "tasks/send",
                              "params": {}}, -32601, "tasks/send"),
+    # a caller's method is quoted and cut (before: echoed whole)
+    ({"correlation": b"c"}, {"jsonrpc": "2.0", "id": "s", "method": "x" * 20000,
+                             "params": {}}, -32601, f"Method not found: {quoted('x' * 20000)}"),
     ({"correlation": b"c"}, b"{not json", -32700, ""),
 ])
 async def test_what_the_profile_refuses(space: tuple[str, str], props: dict[str, Any],
@@ -273,6 +277,7 @@ async def test_what_the_profile_refuses(space: tuple[str, str], props: dict[str,
         msg = await peer.next()
     error = decoded(msg)["error"]
     assert error["code"] == code and words in error["message"]
+    assert len(error["message"]) < 200
     if code == -32005:
         assert error["data"] == {"a2a_error": "transport_protocol_error"}
     assert msg.correlation == props.get("correlation")

@@ -62,6 +62,7 @@ __all__ = [
     "TaskNotFound",
     "UnsupportedOperation",
     "VersionNotSupported",
+    "method_not_found",
     "quoted",
     "task_not_found",
 ]
@@ -286,3 +287,9 @@ def task_not_found(task_id: str) -> TaskNotFound:
     megabyte id whole (gRPC's trailers could not even carry it)."""
     shown = task_id if len(task_id) <= 64 and task_id.isprintable() else quoted(task_id)
     return TaskNotFound(f"Task not found: {shown}")
+
+
+def method_not_found(method: str) -> MethodNotFound:
+    """``MethodNotFound`` naming the caller's method ``quoted`` (cut): a method of
+    20,000 characters is not echoed whole."""
+    return MethodNotFound(f"Method not found: {quoted(method)}")

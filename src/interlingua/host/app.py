@@ -22,6 +22,7 @@ from ..bindings.http.request_headers import RequestHeaders
 from ..bindings.http.sse_writer import write_sse
 from ..bindings.jsonrpc import JSONRPCBinding, JSONRPCEndpoint, jsonrpc_envelope
 from ..bindings.rest import RESTBinding, RESTEndpoint
+from ..bindings.rest.endpoint import refuse_verb
 from ..observability.install import gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
@@ -87,8 +88,10 @@ class A2AApp(Starlette):
             root = scope.get("root_path", "")
             if root and path.startswith(root):
                 path = path[len(root):] or "/"
-            if (path == self._rpc_path or path in self._rpc_aliases) and \
-                    scope["method"] == "POST" and self._rpc is not None:
+            if (path == self._rpc_path or path in self._rpc_aliases) and self._rpc is not None:
+                if scope["method"] != "POST":  # with or without HTTP+JSON: its 405
+                    await refuse_verb(send, scope["method"], path, ("POST",))
+                    return
                 scope["app"] = self
                 answer = await self._rpc.respond(scope, receive, send)
                 if answer is not None:

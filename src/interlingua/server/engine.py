@@ -184,6 +184,9 @@ class Engine:
         self._start_lock = asyncio.Lock()
         #: set when the server is shutting down: open streams end cleanly
         self.closing = False
+        #: set from the moment the drain begins (``draining``): what waits on it,
+        #: gRPC health checking, says so then, as ``/healthz`` does
+        self.drain_begun = asyncio.Event()
 
     def now(self) -> str:
         return self.writer.now()
@@ -229,6 +232,10 @@ class Engine:
     @draining.setter
     def draining(self, value: bool) -> None:
         self.sends.draining = value
+        if value:
+            self.drain_begun.set()
+        else:
+            self.drain_begun.clear()
 
     async def ensure_started(self) -> None:
         if not self.started:

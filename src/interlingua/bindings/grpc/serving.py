@@ -72,6 +72,8 @@ class GrpcServer(BaseBinding):
         self.binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url))
         limit = self.max_message_bytes or service.settings.max_body_bytes
         port = await self._listen(self.binding, limit)
+        if self._standard is not None:
+            self._standard.follow(service.engine.drain_begun)
         if self.on_listening is not None:
             self.on_listening(port)
         host, _ = _split(self.address)

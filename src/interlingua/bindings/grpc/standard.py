@@ -9,6 +9,7 @@ installation without them serves the A2A services alone.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -25,12 +26,14 @@ class StandardServices:
 
     Health answers ``SERVING`` for the server as a whole (service ``""``) and for
     each service it serves from ``serving()`` on, and ``NOT_SERVING`` from
-    ``stopping()`` on: a probe sees a server that drains as down before it goes.
+    ``stopping()`` on, or from the moment an engine it follows (``follow``) begins
+    to drain: a probe sees a server that drains as down before it goes.
     """
 
     def __init__(self, server: grpc.aio.Server, services: Sequence[str]) -> None:
         self._health: Any = None
         self._services: list[str] = []
+        self._followers: list[asyncio.Task[None]] = []
         try:
             from grpc_health.v1 import health, health_pb2_grpc
             from grpc_reflection.v1alpha import reflection
@@ -48,7 +51,22 @@ class StandardServices:
     async def serving(self) -> None:
         await self._set("SERVING")
 
+    def follow(self, drain_begun: asyncio.Event) -> None:
+        """Say ``NOT_SERVING`` once ``drain_begun`` (an engine's) is set: the
+        drain before the stop refuses new sends, and ``/healthz`` answers 503."""
+        if self._health is None:
+            return
+
+        async def down_when_draining() -> None:
+            await drain_begun.wait()
+            await self._set("NOT_SERVING")
+
+        self._followers.append(asyncio.get_running_loop().create_task(down_when_draining()))
+
     async def stopping(self) -> None:
+        for follower in self._followers:
+            follower.cancel()
+        self._followers.clear()
         await self._set("NOT_SERVING")
 
     async def _set(self, status: str) -> None:

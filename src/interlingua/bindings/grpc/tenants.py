@@ -12,11 +12,12 @@ such a port they are refused, saying to use v1.0 (the cards name no v0.3 gRPC).
 (``member(name)``, a ``TenantGrpc``), which joins it as the service prepares and
 leaves it as the service stops. The listener opens with the first to join and
 closes with the last to leave; its health checking says ``NOT_SERVING`` from the
-first to leave on (the server is stopping).
+first to leave on (the server is stopping), or from the moment a drain begins.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,14 +70,18 @@ class GrpcTenants:
         return list(self._members)
 
     async def join(self, tenant: str, binding: GrpcBinding, max_message_bytes: int,
-                   public_url: str | None) -> str:
-        """Serve ``binding``'s calls named ``tenant``; the address cards name (``host:port``)."""
+                   public_url: str | None, drain_begun: asyncio.Event | None = None) -> str:
+        """Serve ``binding``'s calls named ``tenant``; the address cards name (``host:port``).
+        Health says ``NOT_SERVING`` once ``drain_begun`` (its engine's) is set: the
+        agents served together drain together."""
         if tenant in self._members:
             raise ValueError(f"two services would be reached by the gRPC tenant {tenant!r}")
         if self._server is None:
             await self._listen(self.max_message_bytes or max_message_bytes)
         self._members[tenant] = {service: {rpc.name: handle for rpc, handle in rpcs}
                                  for service, rpcs in binding.methods().items()}
+        if drain_begun is not None and self._standard is not None:
+            self._standard.follow(drain_begun)
         host, _ = _split(self.address)
         return self.url or f"{_card_host(public_url or '', host)}:{self.port}"
 
@@ -182,7 +187,8 @@ class TenantGrpc(BaseBinding):
         # the request's tenant named the agent: it acts in the agent's default tenant
         binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url), tenant="")
         self._listening_at = await self.hub.join(
-            self.tenant, binding, service.settings.max_body_bytes, service.settings.public_url)
+            self.tenant, binding, service.settings.max_body_bytes, service.settings.public_url,
+            service.engine.drain_begun)
         card.render_again()
 
     async def stop(self) -> None:

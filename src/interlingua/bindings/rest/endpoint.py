@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
@@ -33,6 +33,7 @@ from ...core.errors import (
     InvalidRequest,
     MethodNotFound,
     ParseError,
+    quoted,
 )
 from ...core.model import AgentCard
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
@@ -54,7 +55,7 @@ from .routes import V1_OPS, Match, NoRoute, match
 #: no extended card (``GET /v1/card``)
 _V03_CARD_OP = "agent/getAuthenticatedExtendedCard"
 
-__all__ = ["RESTEndpoint"]
+__all__ = ["RESTEndpoint", "refuse_verb"]
 
 log = logging.getLogger("interlingua.server")
 
@@ -311,13 +312,9 @@ class RESTEndpoint:
         codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
         allowed = exc.allowed or self.other_paths.get(path, ())
         if allowed:
-            err: A2AError = MethodNotAllowed(
-                f"Method not allowed: {method} {path} (allowed: {', '.join(allowed)})")
-            answer = self._error(err, codec, 405)
-            answer.headers.append((b"allow", ", ".join(allowed).encode()))
-            return answer
-        return self._error(MethodNotFound(f"Not found: no A2A route {method} {path}"),
-                           codec, 404)
+            return _not_allowed(method, path, allowed)
+        return self._error(MethodNotFound(
+            f"Not found: no A2A route {_request_line(method, path)}"), codec, 404)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -420,6 +417,20 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+def _not_allowed(method: str, path: str, allowed: Sequence[str]) -> _Answer:
+    codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
+    err = MethodNotAllowed(
+        f"Method not allowed: {_request_line(method, path)} (allowed: {', '.join(allowed)})")
+    return _Answer(405, error_body(err, codec, 405),
+                   [_content_type(codec), (b"allow", ", ".join(allowed).encode())])
+
+
+async def refuse_verb(send: Send, method: str, path: str, allowed: Sequence[str]) -> None:
+    """405 with ``Allow`` and HTTP+JSON's error body, for a verb ``path`` does not take:
+    the JSON-RPC URL, which takes POST alone, answers a GET as a route here does."""
+    await _send(send, _not_allowed(method, path, allowed))
+
+
 async def _send(send: Send, answer: _Answer) -> None:
     if len(answer.body) > CHUNK:  # other requests go between its writes
         await write_body(send, answer.status, answer.headers, [answer.body])
@@ -427,3 +438,11 @@ async def _send(send: Send, answer: _Answer) -> None:
     headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
     await send({"type": "http.response.body", "body": answer.body})
+
+
+def _request_line(method: str, path: str) -> str:
+    """The caller's method and path as a refusal names them: the path ``quoted``
+    (cut), the method too unless it is a usual one, so that no refusal echoes a
+    20,000-character path whole."""
+    verb = method if len(method) <= 16 and method.isalpha() else quoted(method)
+    return f"{verb} {quoted(path)}"

@@ -31,8 +31,8 @@ from ..errors import (
     A2AError,
     InvalidAgentResponse,
     InvalidParams,
-    MethodNotFound,
     UnsupportedOperation,
+    method_not_found,
 )
 from ..lifecycle import RETURN_STATES
 from ..parts import new_id
@@ -536,7 +536,7 @@ class FamilyCodec(Codec):
     def decode_call(self, method: str, params: bytes | None) -> c.Call:
         reader = self._readers.get(method)
         if reader is None:
-            raise MethodNotFound(f"Method not found: {method}")
+            raise method_not_found(method)
         try:
             return reader(method, params)
         except RecursionError:

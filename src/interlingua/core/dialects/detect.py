@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import InvalidParams, InvalidRequest, MethodNotFound
+from ..errors import InvalidParams, InvalidRequest, method_not_found
 
 __all__ = ["SHARED_TASK_METHODS", "Detection", "detect"]
 
@@ -91,7 +91,7 @@ def detect(
         if header_version in _HEADER_DIALECT:
             return Detection(_HEADER_DIALECT[header_version])
         return Detection(None, task_id=_task_id(raw), fallback="0.3")
-    raise MethodNotFound(f"Method not found: {method}")
+    raise method_not_found(method)
 
 
 def _message_send(method: str, raw: bytes, strict: bool) -> str:

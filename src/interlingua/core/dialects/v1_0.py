@@ -41,11 +41,11 @@ from ..errors import (
     InternalError,
     InvalidAgentResponse,
     InvalidParams,
-    MethodNotFound,
     RateLimitExceeded,
     RemoteError,
     ResourceUnavailable,
     VersionNotSupported,
+    method_not_found,
 )
 from . import _v1_wire as w
 from ._common import V03_ERROR_CLASSES, FieldError, decode_params, each_in, field_in
@@ -649,7 +649,7 @@ class V1Codec(Codec):
     def decode_call(self, method: str, params: bytes | None) -> c.Call:
         reader = _CALL_READERS.get(method)
         if reader is None:
-            raise MethodNotFound(f"Method not found: {method}")
+            raise method_not_found(method)
         try:
             return reader(method, params)
         except w.WireError as exc:
