@@ -223,3 +223,31 @@ def test_a_chunk_that_changes_more_than_parts_folds_as_alone(field: str) -> None
 def test_docs_page_matches_the_table() -> None:
     page = Path(__file__).parents[2] / "docs" / "lifecycle.md"
     assert lifecycle.markdown_table() in page.read_text()
+
+
+def _one_by_one(state: TaskState, batch: list[object]) -> TaskState | None:
+    """The state ``batch`` leads to from ``state``, checking each event alone (None: refused)."""
+    for ev in batch:
+        try:
+            state = lifecycle.check_from(state, "t", [ev])  # type: ignore[list-item]
+        except LifecycleError:
+            return None
+    return state
+
+
+# long runs of chunks, as a streamed batch has, with a few other events among them
+chunk_heavy = st.lists(st.one_of(st.just(artifact()), st.just(artifact()), st.just(artifact()),
+                                 st.sampled_from(ALL).map(status), st.just(history())),
+                       max_size=30)
+
+
+@given(st.sampled_from(ALL), chunk_heavy)
+def test_a_batch_is_checked_as_its_events_one_by_one(state: TaskState,
+                                                     batch: list[object]) -> None:
+    # (a long batch's leading chunks are checked in C: the same answer)
+    expected = _one_by_one(state, batch)
+    try:
+        got: TaskState | None = lifecycle.check_from(state, "t", batch)  # type: ignore[arg-type]
+    except LifecycleError:
+        got = None
+    assert got is expected

@@ -19,8 +19,11 @@ class _Sink:
         assert not wait
         self.events.extend(events)
 
-    def queue(self, chunk: m.ArtifactUpdate) -> None:
-        self.events.append(chunk)
+    def queue(self, artifact: m.Artifact, append: bool, last_chunk: bool) -> None:
+        # the chunk as the run makes it (server/run.py)
+        self.events.append(m.ArtifactUpdate(task_id=self.task.id, context_id=self.task.context_id,
+                                            artifact=artifact, append=append,
+                                            last_chunk=last_chunk))
 
     async def reply(self, message: m.Message) -> None:
         raise AssertionError

@@ -20,10 +20,12 @@ from interlingua.core.calls import GetTask, SendConfig, SendMessage
 from interlingua.core.model import (
     Artifact,
     ArtifactUpdate,
+    HistoryAppended,
     Message,
     Role,
     StatusUpdate,
     Task,
+    TaskCreated,
     TaskState,
     TaskStatus,
     TextPart,
@@ -138,3 +140,44 @@ async def test_a_turn_whose_task_was_canceled_elsewhere_is_told_so(
     assert turn.outcome == ["told it was canceled"]
     assert canceled.artifacts == []  # the turn's events after the cancel were not written
     assert await version_of(other, task) == before + 1
+
+
+class StreamingTurn(Turn):
+    """Working, then (once let go) three queued chunks of one artifact and completed."""
+
+    async def __call__(self, ctx: Context) -> None:
+        await ctx.update("working")
+        await self.go.wait()
+        aid = None
+        for text in ("a", "b", "c"):
+            aid = await ctx.artifact(text, artifact_id=aid, append=aid is not None)
+        await ctx.complete("done")
+        self.outcome.append("completed")
+
+
+async def test_chunks_numbered_before_the_other_writer_wrote_are_numbered_again(
+        tmp_path: Path, other: Store) -> None:
+    # The turn's chunks are made with the generations after its own last event; the
+    # other writer's event takes the first of them, so they are written one later.
+    turn = StreamingTurn()
+    engine, task = await start(tmp_path, turn)
+    try:
+        working = await stored_when(engine, task, TaskState.WORKING)
+        await other.open()
+        before = await version_of(other, task)
+        theirs = ArtifactUpdate(task_id=task.id, context_id=task.context_id, artifact=Artifact(
+            artifact_id="theirs", name="theirs", parts=[TextPart(text="theirs")]),
+            generation=working.generation + 1)
+        await other.append(REQ.scope, task.id, before, [theirs], now=NOW)
+        turn.go.set()
+        done = await stored_when(engine, task, TaskState.COMPLETED)
+    finally:
+        await engine.stop()
+    assert turn.outcome == ["completed"]
+    log = [s.event for s in await other.read_events(REQ.scope, task.id, 0)]
+    generations = [e.task.generation if isinstance(e, TaskCreated) else e.generation
+                   for e in log if not isinstance(e, HistoryAppended)]
+    # one more for each event, none used twice: the other's, three chunks, the completion
+    assert generations == list(range(1, len(generations) + 1))
+    assert generations[-5:] == list(range(working.generation + 1, working.generation + 6))
+    assert done.generation == generations[-1]

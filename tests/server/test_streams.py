@@ -248,3 +248,40 @@ async def test_a_subscriber_slow_after_its_snapshot_still_gets_the_events_that_f
         assert finals[0].status.state is TaskState.COMPLETED
     finally:
         await engine.stop()
+
+
+async def test_a_lone_readers_batch_of_chunks_statuses_and_chunks_comes_whole_in_order() -> None:
+    # One batch (nothing awaited between the events): six chunks, a status, three
+    # chunks, the completion; a lone reader gets each once, in the log's order.
+    gate = asyncio.Event()
+
+    async def batch(ctx: Context) -> None:
+        await ctx.update("go")
+        await gate.wait()
+        aid = None
+        for i in range(6):
+            aid = await ctx.artifact(str(i), artifact_id=aid, append=aid is not None)
+        await ctx.update("half")  # working: not waited for, so queued with the chunks
+        for i in range(6, 9):
+            aid = await ctx.artifact(str(i), artifact_id=aid, append=True)
+        await ctx.complete()
+
+    engine = await engine_for(batch)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        it = aiter(stream)
+        await anext(it)  # the task
+        go = await anext(it)
+        assert isinstance(go, Entry) and isinstance(go.item, StatusUpdate)
+        gate.set()
+        rest = [e async for e in it]
+    finally:
+        await engine.stop()
+    assert all(isinstance(e, Entry) and e.stored is None for e in rest)
+    entries = [e for e in rest if isinstance(e, Entry)]
+    assert [e.seq for e in entries] == list(range(go.seq + 1, go.seq + 1 + len(entries)))
+    kinds = ["status" if isinstance(e.item, StatusUpdate) else
+             e.item.artifact.parts[0].text for e in entries]  # type: ignore[union-attr]
+    assert kinds == [*"012345", "status", *"678", "status"]
+    assert [e.item.generation for e in entries] == list(  # type: ignore[union-attr]
+        range(go.item.generation + 1, go.item.generation + 1 + len(entries)))

@@ -7,8 +7,10 @@ history) leave it as it is. So the generation is the log's own count of its
 stream events: it survives restarts and is the same on every replica, since
 every process writes the log under the same optimistic version check.
 
-The writer (``server/run.py``) numbers the events of a batch before the store
-writes them, so that every store keeps the number with the event; a store
+The writer (``server/run.py``) numbers events as they are queued (a chunk is
+made with its number) and checks a batch by its first event before the store
+writes it, renumbering it when the task moved on meanwhile, so that every store
+keeps the number with the event; a store
 that keeps a log in a form without it (the memory store's packed logs) counts
 it again when it reads the log back (``recount``).
 """

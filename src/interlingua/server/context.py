@@ -87,7 +87,8 @@ class _Sink(Protocol):
 
     def emit(self, events: Sequence[Event], *, wait: bool = True) -> Awaitable[None]: ...
 
-    def queue(self, chunk: ArtifactUpdate) -> Awaitable[None] | None: ...
+    def queue(self, artifact: Artifact, append: bool,
+              last_chunk: bool) -> Awaitable[None] | None: ...
 
     async def reply(self, message: Message) -> None: ...
 
@@ -246,7 +247,8 @@ class Context:
         ``name`` is None); when there is none yet, the chunk starts it. Returns the
         artifact id.
         """
-        task = self._sink.task
+        sink = self._sink
+        task = sink.task
         if append and artifact_id is None:
             # this turn's chunks may still be queued, not yet in the task: its own first
             artifact_id = (self._emitted.get(name) if name is not None else self._emitted_last) \
@@ -261,12 +263,10 @@ class Context:
         index = (len(arts) - 1 if arts and arts[-1].artifact_id == aid
                  else _index_of(task, aid))
         parts: list[Part] = [TextPart(content)] if type(content) is str else as_parts(content)
-        event = ArtifactUpdate(
-            task.id, task.context_id,
-            Artifact(aid, parts, name, description, metadata, None, index),
-            append, last_chunk,
-        )
-        waiting = self._sink.queue(event)  # emit(wait=False), with no coroutine when queued
+        # the sink makes the chunk (with its generation) and queues it: emit(wait=False),
+        # with no coroutine when queued
+        waiting = sink.queue(Artifact(aid, parts, name, description, metadata, None, index),
+                             append, last_chunk)
         if waiting is not None:
             await waiting
         return aid

@@ -47,6 +47,7 @@ from ..core.errors import (
 )
 from ..core.generation import mismatch
 from ..core.model import (
+    Artifact,
     ArtifactUpdate,
     Event,
     HistoryAppended,
@@ -103,6 +104,22 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def number(events: Sequence[Event], generation: int) -> int:
+    """Number ``events`` on from ``generation`` (core/generation.py's ``after``);
+    the generation after them. A batch with no history entry (nearly every one)
+    is numbered in a loop in C: no bytecode per event."""
+    if HistoryAppended in map(type, events):
+        for event in events:
+            if type(event) is not HistoryAppended:
+                generation += 1
+                event.generation = generation  # type: ignore[union-attr]
+        return generation
+    if events:
+        _numbered(map(setattr, events, _GENERATION,
+                      range(generation + 1, generation + 1 + len(events))))
+    return generation + len(events)
+
+
 class Run:
     """One task's live state in this process."""
 
@@ -128,6 +145,7 @@ class Run:
         "message_id",
         "message_key",
         "now",
+        "numbered",
         "other_found",
         "pending",
         "pending_state",
@@ -193,6 +211,10 @@ class Run:
         # events checked but not yet written, and the state they lead to
         self.pending: list[Event] = []
         self.pending_state = task.status.state
+        #: the generation the event queued last took (core/generation.py): its
+        #: pending events are numbered on from the batches before them, in order,
+        #: so ``_write`` need only check the first of a batch (see ``number``)
+        self.numbered = task.generation
         self.flusher: asyncio.Task[None] | None = None
         #: a background write that failed, raised at the executor's next emit
         self.error: BaseException | None = None
@@ -240,6 +262,7 @@ class Run:
         self.task, self.version = task, version
         if task.status.state is TaskState.CANCELED:
             self.pending, self.pending_state = [], TaskState.CANCELED
+            self.numbered = task.generation
 
     def cancel(self) -> None:
         """Stop the turn (its task was canceled, or is taken away)."""
@@ -271,17 +294,23 @@ class Run:
         # every artifact chunk.
         return self.writer.emit(self, events, wait=wait)
 
-    def queue(self, chunk: ArtifactUpdate) -> Coroutine[Any, Any, None] | None:
-        """``emit([chunk], wait=False)``, or None when that would only queue the
-        chunk: then it is queued here, without a coroutine to run (the bulk of a
-        stream's events come this way; here rather than on the writer, to save
-        a call per chunk)."""
+    def queue(self, artifact: Artifact, append: bool,
+              last_chunk: bool) -> Coroutine[Any, Any, None] | None:
+        """``emit([chunk], wait=False)`` of the chunk of ``artifact``, or None when
+        that would only queue it: then it is queued here, without a coroutine to
+        run (the bulk of a stream's events come this way; here rather than on the
+        writer, to save a call per chunk), made with its generation (the one after
+        ``numbered``): none is set on it afterwards."""
+        task = self.task
         if (self.error is not None or not self.persisted
                 or self.pending_state not in lifecycle.ARTIFACT_STATES
-                or self.task.status.state is TaskState.CANCELED
+                or task.status.state is TaskState.CANCELED
                 or len(self.pending) >= FLUSH_EVERY - 1):
-            return self.writer.emit(self, [chunk], wait=False)
-        self.pending.append(chunk)
+            return self.writer.emit(self, [ArtifactUpdate(
+                task.id, task.context_id, artifact, append, last_chunk)], wait=False)
+        numbered = self.numbered = self.numbered + 1
+        self.pending.append(ArtifactUpdate(task.id, task.context_id, artifact, append,
+                                           last_chunk, None, numbered))
         if self.flusher is None:
             self.flusher = asyncio.get_running_loop().create_task(self.writer.flush_soon(self))
         return None
@@ -448,6 +477,14 @@ class Writer:
         if run.task.status.state is TaskState.CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
+        # numbered as they are queued (``number``, written out: no call more per emit)
+        numbered = run.numbered
+        if HistoryAppended in map(type, events):
+            run.numbered = number(events, numbered)
+        else:
+            _numbered(map(setattr, events, _GENERATION,
+                          range(numbered + 1, numbered + 1 + len(events))))
+            run.numbered = numbered + len(events)
         run.pending.extend(events)
         # a waiting emit hands back the flush's coroutine: no frame of its own
         # (every turn's last write comes this way)
@@ -497,6 +534,7 @@ class Writer:
                 # The batch is lost; what follows is checked against what was stored.
                 run.pending = []
                 run.pending_state = run.task.status.state
+                run.numbered = run.task.generation
                 raise
 
     async def hand_over_messages(self, run: Run) -> None:
@@ -537,19 +575,20 @@ class Writer:
             # a write that does not make this process the task's owner
             lease = (run.lease if run.lease is not None else self.lease()) \
                 if run.claims else None
-            # the events numbered with the task's generation (core/generation.py's
-            # ``after``, written out: no call more per write); a batch with no history
-            # entry (nearly every one) in a loop in C: no bytecode per event
+            # the events are numbered on from the task's generation (``number``):
+            # checked by the batch's first, renumbered only when the task moved on
+            # meanwhile (another writer) or a batch before it was lost
             generation = run.task.generation
-            if HistoryAppended in map(type, events):
-                for event in events:
-                    if type(event) is not HistoryAppended:
-                        generation += 1
-                        event.generation = generation  # type: ignore[union-attr]
-            elif events:
-                _numbered(map(setattr, events, _GENERATION,
-                              range(generation + 1, generation + 1 + len(events))))
-                generation += len(events)
+            if events:
+                first, last = events[0], events[-1]
+                if (type(first) is HistoryAppended or type(last) is HistoryAppended
+                        or first.generation != generation + 1):  # type: ignore[union-attr]
+                    generation = number(events, generation)
+                    # and what was queued after it meanwhile, on from it
+                    run.numbered = number(run.pending, generation) if run.pending \
+                        else generation
+                else:
+                    generation = last.generation  # type: ignore[union-attr]
             if not run.persisted:
                 assert run.initial is not None
                 batch: list[Event] = [TaskCreated(task=run.initial), *events]

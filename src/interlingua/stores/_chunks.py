@@ -9,7 +9,6 @@ about 14 bytes a chunk where a chunk event takes about 190.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
 import msgspec
@@ -19,7 +18,6 @@ from ..core.model import ArtifactUpdate, Event, TextPart
 __all__ = ["run_events", "texts_after"]
 
 _encode = msgspec.json.Encoder().encode
-_generation_of = operator.attrgetter("generation")
 _chunks_decoder = msgspec.json.Decoder(list[ArtifactUpdate])
 # Where a chunk's text sits in its JSON: artifact_id, the one string field of
 # the artifact encoded before its parts, cannot hold these quotes unescaped,
@@ -38,6 +36,11 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
     like = msgspec.structs.replace(head.artifact, parts=[part])  # a copy, never head's own
     probe = msgspec.structs.replace(head, append=True, artifact=like)
     texts: list[str] = []
+    # the chunks of a run follow each other: their generations are the head's and one
+    # more each (a head with none, 0, has chunks with none); the probe is given the
+    # generation the next chunk must have, and the run ends before one out of step
+    generation = head.generation
+    step = 1 if generation else 0
     for i in range(start, end):
         event = events[i]
         try:
@@ -46,22 +49,11 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
             text = part.text = event.artifact.parts[0].text  # type: ignore[union-attr]
         except (AttributeError, IndexError):
             break
-        probe.generation = event.generation  # type: ignore[union-attr]  # (checked below)
+        generation += step
+        probe.generation = generation
         if event != probe:
             break
-            break
         texts.append(text)
-    # the chunks of a run follow each other: their generations are the head's and one
-    # more each (a head with none, 0, has chunks with none); compared in C
-    if texts:
-        generations = list(map(_generation_of, events[start:start + len(texts)]))
-        first = head.generation + 1 if head.generation else 0
-        expected = range(first, first + len(texts)) if first else [0] * len(texts)
-        if generations != list(expected):
-            # the run ends before the first chunk out of step
-            for n, (got, want) in enumerate(zip(generations, expected, strict=True)):
-                if got != want:
-                    return texts[:n]
     return texts
 
 
