@@ -22,6 +22,7 @@ from typing import IO
 import pytest
 
 from .ci import IN_CI
+from .hypothesis_budget import THOROUGH  # noqa: F401  (registered before --hypothesis-profile is read)
 from .reference import shared_dir
 from .services import (
     PG_HOST,
