@@ -1,10 +1,10 @@
 """How many examples the property and fuzz tests try.
 
 Each test names the count it is written for (``examples(150)``). The everyday run,
-scripts/test and CI included, tries a third of it (at least 30): the suite on two cores
-spent a quarter of its time generating examples, and a property that fails on one
-example in a hundred still fails in most runs. The ``thorough`` profile tries every
-one: ``pytest --hypothesis-profile=thorough tests/dialects``.
+scripts/test and CI included, tries a third of it (at least 30): those modules were a
+seventh of the suite's time on two cores. The property tests draw new examples each run,
+so runs together reach further than one; the fuzz suites try a fixed set. The
+``thorough`` profile tries every one: ``pytest --hypothesis-profile=thorough tests/dialects``.
 """
 
 from __future__ import annotations
