@@ -118,8 +118,11 @@ _DESELECTED = pytest.StashKey[int]()
 # missing here runs in its usual place.
 SLOW_FIRST = (
     "tests/interop/test_checkers.py",
-    "tests/e2e/test_replica_push.py",
     "tests/interop/test_peers_adk_strands.py",
+    "tests/mesh/test_broker_restart.py",
+    "tests/e2e/test_replica_push.py",
+    "tests/e2e/test_ownership.py",
+    "tests/e2e/test_outages.py",
     "tests/dialects/test_fuzz.py",
     "tests/e2e/test_drain.py",
     "tests/e2e/test_replicas.py",
@@ -143,6 +146,9 @@ SLOW_FIRST = (
     "tests/mesh/test_serve_cli.py",
     "tests/e2e/test_streaming.py",
     "tests/e2e/test_listening_replicas.py",
+    "tests/client/test_grpc_client.py",
+    "tests/mesh/test_gateway_warmup.py",
+    "tests/mesh/test_instance_killed.py",
 )
 
 
