@@ -22,6 +22,7 @@ from typing import IO
 import pytest
 
 from .ci import IN_CI
+from .hypothesis_budget import THOROUGH  # noqa: F401  (registered before --hypothesis-profile is read)
 from .reference import shared_dir
 from .services import (
     PG_HOST,
@@ -110,7 +111,51 @@ _SHARED_MISSING = pytest.StashKey[bool]()
 _DESELECTED = pytest.StashKey[int]()
 
 
+# The modules with the suite's longest tests (external checkers, peer SDKs, replica
+# clusters, fuzzing), slowest first. They run first: the xdist workers take the tests in
+# this order and share out what is left at the end, so a long test started last would
+# keep one worker busy while the other has nothing to do. Only an order: a module
+# missing here runs in its usual place.
+SLOW_FIRST = (
+    "tests/interop/test_checkers.py",
+    "tests/interop/test_peers_adk_strands.py",
+    "tests/mesh/test_broker_restart.py",
+    "tests/e2e/test_replica_push.py",
+    "tests/e2e/test_ownership.py",
+    "tests/e2e/test_outages.py",
+    "tests/dialects/test_fuzz.py",
+    "tests/e2e/test_drain.py",
+    "tests/e2e/test_replicas.py",
+    "tests/cli/test_grpc_cli.py",
+    "tests/e2e/test_replica_limits.py",
+    "tests/interop/test_official_agents.py",
+    "tests/interop/test_peers_in_the_wild.py",
+    "tests/cli/test_scale_out_cli.py",
+    "tests/e2e/test_llm_examples.py",
+    "tests/bindings/test_grpc_serve.py",
+    "tests/mesh/test_gateway.py",
+    "tests/interop/test_official_clients.py",
+    "tests/client/test_stream_resume.py",
+    "tests/e2e/test_balancer.py",
+    "tests/cli/test_serve_several.py",
+    "tests/mesh/test_restarts.py",
+    "tests/structure/test_dialect_branches.py",
+    "tests/structure/test_run_state.py",
+    "tests/e2e/test_message_ids.py",
+    "tests/e2e/test_generations_replicas.py",
+    "tests/mesh/test_serve_cli.py",
+    "tests/e2e/test_streaming.py",
+    "tests/e2e/test_listening_replicas.py",
+    "tests/client/test_grpc_client.py",
+    "tests/mesh/test_gateway_warmup.py",
+    "tests/mesh/test_instance_killed.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {module: n for n, module in enumerate(SLOW_FIRST)}
+    # stable: each module's tests stay together and in their order
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
     if not config.stash[_SHARED_MISSING]:
         return
     dropped = [item for item in items if item.get_closest_marker("needs_shared") is not None]

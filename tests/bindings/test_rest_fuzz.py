@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interlingua import Agent, create_app
+from tests.hypothesis_budget import examples
 
 ROUTES = [
     ("POST", "/message:send"), ("POST", "/message:stream"), ("GET", "/tasks"),
@@ -75,7 +76,7 @@ def check(r: httpx.Response, path: str) -> None:
         assert err["details"][0]["reason"] != "INTERNAL_ERROR", doc
 
 
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=examples(200), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(ROUTES), st.one_of(st.none(), json_values.map(msgspec.json.encode),
                                           st.binary(max_size=20)),

@@ -20,13 +20,15 @@ from hypothesis import strategies as st
 from interlingua.core import errors
 from interlingua.core.dialects.base import Codec
 from interlingua.core.model import StatusUpdate, Task
+from tests.hypothesis_budget import examples
 
 __all__ = ["FUZZ", "Fuzzed", "client_safely", "decode_call_safely", "json_like", "mutations"]
 
-# Derandomized: the same 300 examples each run, so that a run in CI never meets an example
+# Derandomized: the same examples each run (300 in the thorough profile; tests/
+# hypothesis_budget.py), so that a run in CI never meets an example
 # no run before it met (and Hypothesis's replay of recursive strategies, which once
 # reported a generation it could not repeat, has one fixed path).
-FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=examples(300), deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
 
 Same = Callable[[Any, Any], bool]

@@ -35,6 +35,7 @@ from tests.dialects.fuzzing import FUZZ, Fuzzed
 from tests.dialects.test_sam_roundtrip import sam_calls
 from tests.dialects.test_tutorial_roundtrip import tutorial_calls
 from tests.dialects.v0_3_strategies import json_values
+from tests.hypothesis_budget import examples
 
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
 # v0.1 has no bare messages: a send names its task
@@ -125,7 +126,7 @@ def test_arbitrary_json_params(d: Fuzzed, data: st.DataObject) -> None:
 
 
 @each_dialect
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data())
 def test_arbitrary_bytes_params(d: Fuzzed, data: st.DataObject) -> None:
     method = data.draw(st.sampled_from([*d.methods, d.foreign_method, "x"]))
@@ -168,7 +169,7 @@ def test_mutated_results(d: Fuzzed, data: st.DataObject) -> None:
 
 
 @each_dialect
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(data=st.data())
 def test_arbitrary_error_members(d: Fuzzed, data: st.DataObject) -> None:
     err = d.codec.decode_error(data.draw(json_values | d.docs))

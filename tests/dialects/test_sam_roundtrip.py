@@ -32,6 +32,7 @@ from tests.dialects.v0_3_strategies import (
     stream_items,
     tasks,
 )
+from tests.hypothesis_budget import examples
 
 codec = SAMCodec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
@@ -78,7 +79,7 @@ def test_camelize_renames() -> None:
     }
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(tasks)
 def test_task_round_trip(task: Task) -> None:
     wire = codec.encode_result(SEND, task)
@@ -89,7 +90,7 @@ def test_task_round_trip(task: Task) -> None:
     )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(messages)
 def test_message_round_trip(message: Message) -> None:
     wire = codec.encode_result(SEND, message)
@@ -98,7 +99,7 @@ def test_message_round_trip(message: Message) -> None:
     assert codec.decode_result(SEND, camel) == message
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(stream_items)
 def test_stream_item_round_trip(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -109,7 +110,7 @@ def test_stream_item_round_trip(item: Task | Message | StatusUpdate | ArtifactUp
     assert codec.decode_stream_item(camel) == item
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(sam_calls)
 def test_call_round_trip(call: SendMessage | CancelTask) -> None:
     method, params = codec.encode_call(call)
@@ -120,7 +121,7 @@ def test_call_round_trip(call: SendMessage | CancelTask) -> None:
     assert codec.decode_call(method, camel) == call
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(ids, ids, st.sampled_from(TaskState))
 def test_status_event_final_flag(task_id: str, context_id: str, state: TaskState) -> None:
     update = StatusUpdate(task_id=task_id, context_id=context_id, status=TaskStatus(state=state))

@@ -35,6 +35,7 @@ from tests.dialects.v0_3_strategies import (
     tasks,
     texts,
 )
+from tests.hypothesis_budget import examples
 
 codec = TutorialCodec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
@@ -74,7 +75,7 @@ def test_echo_check_can_fail() -> None:
         _echoes({"artifactId": "a", "parts": [{"kind": "text", "text": "t"}]})
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(tasks)
 def test_task_round_trip(task: Task) -> None:
     wire = codec.encode_result(SEND, task)
@@ -83,7 +84,7 @@ def test_task_round_trip(task: Task) -> None:
     assert codec.decode_result(SubscribeToTask(id=task.id), wire) == task
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(messages)
 def test_message_round_trip(message: Message) -> None:
     wire = codec.encode_result(SEND, message)
@@ -91,7 +92,7 @@ def test_message_round_trip(message: Message) -> None:
     assert codec.decode_result(SEND, wire) == message
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(stream_items)
 def test_stream_item_round_trip(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -100,7 +101,7 @@ def test_stream_item_round_trip(item: Task | Message | StatusUpdate | ArtifactUp
     assert codec.encode_stream_item(codec.decode_stream_item(wire)) == wire
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(tutorial_calls)
 def test_call_round_trip(call: SendMessage | SubscribeToTask) -> None:
     method, params = codec.encode_call(call)
@@ -109,7 +110,7 @@ def test_call_round_trip(call: SendMessage | SubscribeToTask) -> None:
     assert codec.encode_call(codec.decode_call(method, params)) == (method, params)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(text_messages, st.sampled_from(["messageId", "message_id"]), st.booleans())
 def test_seed_003_form_round_trip(message: Message, id_key: str, with_kind: bool) -> None:
     """Seed 003's own spelling: ``type`` parts, one id member, maybe no ``kind``."""
@@ -143,7 +144,7 @@ _EVENT_DEFINITIONS = {
 }
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tasks)
 def test_tasks_validate(task: Task) -> None:
     wire = codec.encode_result(SEND, task)
@@ -152,7 +153,7 @@ def test_tasks_validate(task: Task) -> None:
         assert_valid(_response(wire), "SendMessageSuccessResponse", version)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(messages)
 def test_messages_validate(message: Message) -> None:
     wire = codec.encode_result(SEND, message)
@@ -161,7 +162,7 @@ def test_messages_validate(message: Message) -> None:
         assert_valid(_response(wire), "SendMessageSuccessResponse", version)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(stream_items)
 def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -170,7 +171,7 @@ def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpd
         assert_valid(_response(wire), "SendStreamingMessageSuccessResponse", version)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tutorial_calls)
 def test_requests_validate(call: SendMessage | SubscribeToTask) -> None:
     method, params = codec.encode_call(call)

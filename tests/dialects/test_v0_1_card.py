@@ -34,6 +34,7 @@ from interlingua.core.model import (
 from interlingua.server.cards.document import card_document, merge
 from tests.dialects import v0_3_strategies as v03
 from tests.dialects.v0_1_strategies import assert_valid, str_lists, texts
+from tests.hypothesis_budget import examples
 
 URL = "https://agent.example/a2a"
 
@@ -97,7 +98,7 @@ def test_added_members() -> None:
     }
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(v03.cards)
 def test_hybrid_card_is_a_v01_card(card: AgentCard) -> None:
     doc = hybrid(card)
@@ -183,7 +184,7 @@ def v01_cards(draw: st.DrawFn) -> AgentCard:
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(v01_cards())
 def test_v01_card_round_trip(card: AgentCard) -> None:
     doc = hybrid(card, card.interfaces[0].url)

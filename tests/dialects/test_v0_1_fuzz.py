@@ -18,6 +18,7 @@ from interlingua.core.model import AgentCard, PushConfig
 from tests.dialects.fuzzing import FUZZ
 from tests.dialects.test_fuzz import SEND_V01, V0_1
 from tests.dialects.v0_1_strategies import any_tasks
+from tests.hypothesis_budget import examples
 
 
 @FUZZ
@@ -29,7 +30,7 @@ def test_mutated_tasks(data: st.DataObject, task: Any) -> None:
     V0_1.client_safely(SetPushConfig(task_id="t", config=PushConfig(url="u")), raw)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(V0_1.docs)
 def test_arbitrary_cards(doc: Any) -> None:
     try:
@@ -40,7 +41,7 @@ def test_arbitrary_cards(doc: Any) -> None:
     encode_card_v01(card, url=card.interfaces[0].url)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.data(),
     st.fixed_dictionaries(

@@ -50,6 +50,7 @@ from tests.dialects.v0_1_strategies import (
     tasks,
     without_message_ids,
 )
+from tests.hypothesis_budget import examples
 
 codec = V01Codec()
 SEND = SendMessage(
@@ -58,7 +59,7 @@ SEND = SendMessage(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(tasks())
 def test_task_round_trip(task: Task) -> None:
     for call in (SEND, GetTask(id=task.id), CancelTask(id=task.id), SubscribeToTask(id=task.id)):
@@ -68,7 +69,7 @@ def test_task_round_trip(task: Task) -> None:
         assert codec.encode_result(call, back) == wire  # encode(decode(y)) == y
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(events)
 def test_event_round_trip(item: StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -77,7 +78,7 @@ def test_event_round_trip(item: StatusUpdate | ArtifactUpdate) -> None:
     assert codec.encode_stream_item(back) == wire
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(any_stream_items)
 def test_any_stream_item_settles_after_one_write(
     item: Task | Message | StatusUpdate | ArtifactUpdate,
@@ -88,7 +89,7 @@ def test_any_stream_item_settles_after_one_write(
     assert codec.encode_stream_item(back) == wire
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(any_tasks)
 def test_any_task_settles_after_one_write(task: Task) -> None:
     wire = codec.encode_result(SEND, task)
@@ -101,7 +102,7 @@ def test_any_task_settles_after_one_write(task: Task) -> None:
     ]
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(calls)
 def test_call_round_trip(call: object) -> None:
     method, params = codec.encode_call(call)  # type: ignore[arg-type]
@@ -122,7 +123,7 @@ def test_push_config_result_round_trip(config: PushConfig) -> None:
         assert codec.decode_result(call, wire) == config
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(ids, statuses)
 def test_snapshot_goes_out_as_its_status(task_id: str, status: TaskStatus) -> None:
     task = Task(id=task_id, context_id="ctx", status=status, metadata={"task": True})
@@ -132,7 +133,7 @@ def test_snapshot_goes_out_as_its_status(task_id: str, status: TaskStatus) -> No
     )
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(messages, ids)
 def test_bare_message_goes_out_as_completed_status(message: Message, task_id: str) -> None:
     message.task_id = task_id

@@ -45,6 +45,7 @@ from tests.dialects.v0_1_strategies import (
     response,
     schema,
 )
+from tests.hypothesis_budget import examples
 
 codec = V01Codec()
 SEND = SendMessage(
@@ -53,7 +54,7 @@ SEND = SendMessage(
 )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(any_tasks)
 def test_tasks_validate(task: Task) -> None:
     for call, definition in (
@@ -66,7 +67,7 @@ def test_tasks_validate(task: Task) -> None:
         assert_valid(response(wire, "req-1"), definition)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(any_messages)
 def test_a_message_answering_a_send_is_a_task(message: Message) -> None:
     wire = codec.encode_result(SEND, message)
@@ -85,7 +86,7 @@ _EVENTS = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(any_stream_items)
 def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -96,7 +97,7 @@ def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpd
     assert ("status" in doc) != ("artifact" in doc)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(any_push_configs)
 def test_push_config_results_validate(config: PushConfig) -> None:
     for call, definition in (
@@ -131,7 +132,7 @@ def test_every_request_of_the_schema_is_covered() -> None:
     assert methods == set(codec.methods) == set(_REQUESTS)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(calls)
 def test_requests_validate(call: Any) -> None:
     method, params = codec.encode_call(call)
@@ -141,7 +142,7 @@ def test_requests_validate(call: Any) -> None:
         assert_valid(request, "A2ARequest")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(any_messages)
 def test_sends_of_any_message_validate(message: Message) -> None:
     # A message carrying v0.2+ fields (ids, extensions, media types) still makes a v0.1 request.
@@ -190,7 +191,7 @@ def test_errors_validate(cls: type[errors.A2AError], data: Any) -> None:
     assert_valid({"jsonrpc": "2.0", "id": 1, "error": doc}, "JSONRPCResponse")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(json_values)
 def test_any_error_data_validates(data: Any) -> None:
     doc = msgspec.json.decode(codec.encode_error(errors.InternalError("boom", data=data)))

@@ -24,6 +24,7 @@ from interlingua.core.model import (
     OpenIdConnectScheme,
 )
 from tests.dialects.v0_3_strategies import assert_valid, cards
+from tests.hypothesis_budget import examples
 
 codec = V03Codec()
 
@@ -42,7 +43,7 @@ def base_card(**fields: Any) -> AgentCard:
     return AgentCard(**values)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(cards)
 def test_card_round_trip(card: AgentCard) -> None:
     doc = encode_card_v03(card, jsonrpc_url=card.interfaces[0].url)

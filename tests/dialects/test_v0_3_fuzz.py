@@ -15,9 +15,10 @@ from interlingua.core.dialects.v0_3 import decode_card_v03, encode_card_v03
 from interlingua.core.model import AgentCard
 from tests.dialects.test_fuzz import V0_3
 from tests.dialects.v0_3_strategies import cards
+from tests.hypothesis_budget import examples
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data(), cards)
 def test_mutated_cards(data: st.DataObject, card: AgentCard) -> None:
     doc = data.draw(V0_3.mutated(encode_card_v03(card, jsonrpc_url="https://a/rpc")))
@@ -33,7 +34,7 @@ def test_mutated_cards(data: st.DataObject, card: AgentCard) -> None:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(V0_3.docs)
 def test_arbitrary_cards(doc: Any) -> None:
     try:

@@ -40,12 +40,13 @@ from tests.dialects.v0_3_strategies import (
     stream_items,
     tasks,
 )
+from tests.hypothesis_budget import examples
 
 codec = V03Codec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(tasks)
 def test_task_round_trip(task: Task) -> None:
     wire = codec.encode_result(GetTask(id=task.id), task)
@@ -53,14 +54,14 @@ def test_task_round_trip(task: Task) -> None:
     assert codec.decode_result(SEND, wire) == task  # message/send answers a bare Task
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(messages)
 def test_message_round_trip(message: Message) -> None:
     wire = codec.encode_result(SEND, message)
     assert codec.decode_result(SEND, wire) == message
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(stream_items)
 def test_stream_item_round_trip(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -69,7 +70,7 @@ def test_stream_item_round_trip(item: Task | Message | StatusUpdate | ArtifactUp
     assert codec.encode_stream_item(codec.decode_stream_item(wire)) == wire
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(calls)
 def test_call_round_trip(call: object) -> None:
     method, params = codec.encode_call(call)  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ from tests.dialects.v0_3_strategies import (
     stream_items,
     tasks,
 )
+from tests.hypothesis_budget import examples
 
 codec = V03Codec()
 SEND = SendMessage(message=Message(message_id="m", role=Role.USER, parts=[TextPart(text="x")]))
@@ -55,7 +56,7 @@ def response(result: bytes) -> Any:
     return msgspec.json.decode(b'{"jsonrpc":"2.0","id":1,"result":' + result + b"}")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(tasks)
 def test_tasks_validate(task: Task) -> None:
     wire = codec.encode_result(GetTask(id=task.id), task)
@@ -66,7 +67,7 @@ def test_tasks_validate(task: Task) -> None:
         assert_valid(response(wire), "CancelTaskSuccessResponse", version)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(messages)
 def test_messages_validate(message: Message) -> None:
     wire = codec.encode_result(SEND, message)
@@ -83,7 +84,7 @@ _EVENT_DEFINITIONS = {
 }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(stream_items)
 def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpdate) -> None:
     wire = codec.encode_stream_item(item)
@@ -92,7 +93,7 @@ def test_stream_items_validate(item: Task | Message | StatusUpdate | ArtifactUpd
         assert_valid(response(wire), "SendStreamingMessageSuccessResponse", version)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(push_configs(ids))
 def test_push_config_results_validate(config: PushConfig) -> None:
     assert config.task_id is not None
@@ -104,7 +105,7 @@ def test_push_config_results_validate(config: PushConfig) -> None:
             assert_valid(response(wire), "GetTaskPushNotificationConfigSuccessResponse", version)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(push_configs(), max_size=3))
 def test_push_config_list_and_delete_validate(configs: list[PushConfig]) -> None:
     listed = codec.encode_result(ListPushConfigs(task_id="t"), configs)
@@ -128,7 +129,7 @@ _REQUEST_DEFINITIONS = {
 }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(calls)
 def test_requests_validate(call: Any) -> None:
     method, params = codec.encode_call(call)
@@ -139,7 +140,7 @@ def test_requests_validate(call: Any) -> None:
         assert_valid(request, _REQUEST_DEFINITIONS[method], "v0.2.6")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(cards)
 def test_cards_validate(card: AgentCard) -> None:
     doc = encode_card_v03(card, jsonrpc_url=card.interfaces[0].url)

@@ -54,10 +54,11 @@ from interlingua.core.errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
+from tests.hypothesis_budget import examples
 from tests.reference import extract
 
 codec = V1Codec()
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ====================================================================== the proto
 
@@ -741,7 +742,7 @@ def _only_a2a_errors(fn: Any, *args: Any) -> None:
         pass
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(sorted(V1Codec.methods)), st.none() | json_value)
 def test_any_json_params_raise_only_a2a_errors(method: str, params: Any) -> None:
     _only_a2a_errors(
@@ -749,7 +750,7 @@ def test_any_json_params_raise_only_a2a_errors(method: str, params: Any) -> None
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from(sorted(V1Codec.methods)), st.binary(max_size=40))
 def test_any_bytes_raise_only_a2a_errors(method: str, params: bytes) -> None:
     _only_a2a_errors(codec.decode_call, method, params)
@@ -775,7 +776,7 @@ def _mutate(data: st.DataObject, doc: Any) -> Any:
     return data.draw(json_value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.data(), calls_)
 def test_mutated_requests_raise_only_a2a_errors(data: st.DataObject, call: c.Call) -> None:
     method, params = codec.encode_call(call)
@@ -783,7 +784,7 @@ def test_mutated_requests_raise_only_a2a_errors(data: st.DataObject, call: c.Cal
     _only_a2a_errors(codec.decode_call, method, msgspec.json.encode(mutated))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data(), calls_with_results())
 def test_mutated_results_raise_only_a2a_errors(
     data: st.DataObject, pair: tuple[c.Call, c.Result]
@@ -794,7 +795,7 @@ def test_mutated_results_raise_only_a2a_errors(
     _only_a2a_errors(codec.decode_stream_item, msgspec.json.encode(mutated))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(json_value)
 def test_any_error_object_decodes_to_an_a2a_error(error: Any) -> None:
     assert isinstance(codec.decode_error(error), A2AError)
@@ -806,7 +807,7 @@ def test_other_methods_are_not_found(method: str) -> None:
         codec.decode_call(method, b"{}")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(json_value)
 def test_any_card_document_raises_only_a2a_errors(doc: Any) -> None:
     _only_a2a_errors(decode_card_v1, doc)

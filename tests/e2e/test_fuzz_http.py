@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from interlingua import Agent, create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
+from tests.hypothesis_budget import examples
 
 from .sse_client import rpc, v1_message
 
@@ -77,20 +78,20 @@ def check(r: httpx.Response, *, refused: bool = False) -> None:
                 assert a["error"]["code"] != -32603, a
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(METHODS), json_values, st.sampled_from(["1.0", "0.3", "0.1", "x", ""]))
 def test_any_params_to_any_method(app: Any, method: str, params: Any, version: str) -> None:
     body = msgspec.json.encode({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     check(post(app, body, {"A2A-Version": version} if version else {}))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(json_values)
 def test_any_json_document(app: Any, doc: Any) -> None:
     check(post(app, msgspec.json.encode(doc), {}))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_mutated_valid_requests(app: Any, data: st.DataObject) -> None:
     good = rpc("SendMessage", {"message": v1_message("hi")})
@@ -163,7 +164,7 @@ def _post_any(app: Any, body: bytes, headers: dict[str, bytes]) -> httpx.Respons
     return asyncio.run(go())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(GOOD_BODIES), st.data(),
        st.binary(min_size=1, max_size=4).filter(lambda b: not _is_utf8(b)))
 def test_invalid_utf8_anywhere(app: Any, authed_app: Any, good: dict[str, Any],
@@ -176,7 +177,7 @@ def test_invalid_utf8_anywhere(app: Any, authed_app: Any, good: dict[str, Any],
     check(_post_any(authed_app, bad, _headers("1.0", None, key=False)), refused=True)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(GOOD_BODIES), st.none() | odd_numbers, st.none() | odd_numbers)
 def test_odd_version_and_event_id_headers(app: Any, authed_app: Any, good: dict[str, Any],
                                           version: str | None, last_event_id: str | None) -> None:
@@ -186,7 +187,7 @@ def test_odd_version_and_event_id_headers(app: Any, authed_app: Any, good: dict[
     check(_post_any(authed_app, body, _headers(version, last_event_id, key=False)), refused=True)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(GOOD_BODIES), st.data(),
        st.sampled_from(["9" * 5000, "-" + "9" * 400, "1e400", "18446744073709551616",
                         "9223372036854775808", "-9223372036854775809", "1.5", "0.0000001"]))

@@ -1,0 +1,28 @@
+"""How many examples the property and fuzz tests try.
+
+Each test names the count it is written for (``examples(150)``). The everyday run,
+scripts/test and CI included, tries a third of it (at least 30): those modules were a
+seventh of the suite's time on two cores. The property tests draw new examples each run,
+so runs together reach further than one; the fuzz suites try a fixed set. The
+``thorough`` profile tries every one: ``pytest --hypothesis-profile=thorough tests/dialects``.
+"""
+
+from __future__ import annotations
+
+from hypothesis import settings
+
+__all__ = ["THOROUGH", "examples"]
+
+#: the profile under which each test tries the full count it names
+THOROUGH = "thorough"
+settings.register_profile(THOROUGH)
+
+_SHARE = 3  # the everyday run tries one example in this many
+_FLOOR = 30
+
+
+def examples(count: int) -> int:
+    """``count`` under the thorough profile; a third of it, at least 30, otherwise."""
+    if settings.get_current_profile_name() == THOROUGH:
+        return count
+    return min(count, max(_FLOOR, count // _SHARE))
