@@ -229,7 +229,9 @@ async def test_executor_cap_queues() -> None:
 
 
 async def _sleepy(ctx: Context) -> None:
-    if ctx.text == "quiet":
+    if ctx.text == "silent":  # reports nothing at all, not even that it started
+        await asyncio.sleep(5)
+    elif ctx.text == "quiet":
         await ctx.update("started")
         await asyncio.sleep(5)
     elif ctx.text == "chatty":
@@ -261,9 +263,10 @@ def _final(url: str, dialect: str, text: str) -> tuple[str, str]:
     return task["status"]["state"], msg["parts"][0]["text"] if msg else ""
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.1"])
-def test_inactivity_timeout(timed_url: str, dialect: str) -> None:
-    state, text = _final(timed_url, dialect, "quiet")
+@pytest.mark.parametrize(("dialect", "text"), [("1.0", "quiet"), ("0.1", "quiet"),
+                                               ("1.0", "silent")])
+def test_inactivity_timeout(timed_url: str, dialect: str, text: str) -> None:
+    state, text = _final(timed_url, dialect, text)
     assert state in ("failed", "TASK_STATE_FAILED")
     assert text == "The agent reported nothing for 0.4 s (inactivity timeout)"
 

@@ -217,12 +217,17 @@ async def _timed(limits: TurnLimits, executor: Callable[[Context], Awaitable[Non
 
     handle: asyncio.TimerHandle | None = None
     try:
-        async with asyncio.timeout(deadline()) as cm:
+        async with asyncio.timeout_at(deadline()) as cm:
             if idle_timeout is not None:
                 interval = min(idle_timeout / 4, 1.0)
 
                 def check() -> None:
                     nonlocal last_seen, last_at, handle
+                    if cm.expired():
+                        # The limit fired and the executor is being cancelled: a
+                        # reschedule now raises, and a late report cannot undo it.
+                        handle = None
+                        return
                     seen = activity()
                     if seen != last_seen:
                         last_seen, last_at = seen, loop.time()
