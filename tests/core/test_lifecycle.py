@@ -251,3 +251,21 @@ def test_a_batch_is_checked_as_its_events_one_by_one(state: TaskState,
     except LifecycleError:
         got = None
     assert got is expected
+
+
+@pytest.mark.parametrize("batch", [
+    # an event among a long batch's chunks: the chunks after it are checked after it
+    [status(S.COMPLETED), artifact(), artifact(), artifact(), artifact()],
+    [artifact(), status(S.COMPLETED), artifact(), artifact(), artifact(), artifact()],
+    [artifact(), artifact(), artifact(), artifact(), status(S.FAILED), artifact()],
+])
+def test_a_long_batch_with_a_chunk_after_its_end_is_refused(batch: list[object]) -> None:
+    assert _one_by_one(S.WORKING, batch) is None
+    with pytest.raises(LifecycleError):
+        lifecycle.check_from(S.WORKING, "t", batch)  # type: ignore[arg-type]
+
+
+def test_a_long_batch_of_chunks_then_its_end_leads_to_the_end() -> None:
+    batch = [artifact() for _ in range(300)] + [status(S.COMPLETED)]
+    assert lifecycle.check_from(S.WORKING, "t", batch) is S.COMPLETED  # type: ignore[arg-type]
+    assert lifecycle.check_from(S.WORKING, "t", batch[:-1]) is S.WORKING  # type: ignore[arg-type]

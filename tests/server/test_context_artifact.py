@@ -72,3 +72,25 @@ async def test_the_index_is_the_artifacts_position_or_the_next_one() -> None:
     for aid, index in [("a-2", 2), ("a-0", 0), ("a-1", 1), ("a-2", 2), ("new", 3)]:
         await ctx.artifact("x", artifact_id=aid)
         assert sink.events[-1].artifact.index == index, aid  # type: ignore[union-attr]
+
+
+async def test_each_chunk_is_awaited_for_its_own_artifact_id_queued_or_written() -> None:
+    # a queued chunk hands back a finished future of its id, one per run of chunks of an
+    # artifact: chunks of artifacts that alternate, and a new one, each get their own
+    ctx, sink = _context("a-0", "a-1")
+    got = [await ctx.artifact("x", artifact_id=a, append=True)
+           for a in ("a-0", "a-0", "a-1", "a-0", "a-1", "a-1")]
+    assert got == ["a-0", "a-0", "a-1", "a-0", "a-1", "a-1"]
+    new = await ctx.artifact("y")
+    assert new not in ("a-0", "a-1")
+    assert await ctx.artifact("z", append=True) == new  # continues the artifact added last
+    assert [e.artifact.artifact_id for e in sink.events] == [*got, new, new]  # type: ignore[union-attr]
+
+    written: list[str] = []
+
+    async def write() -> None:
+        written.append("w")
+
+    sink.queue = lambda artifact, append, last_chunk: write()  # type: ignore[method-assign,assignment]
+    assert await ctx.artifact("w", artifact_id="a-1", append=True) == "a-1"
+    assert written == ["w"]

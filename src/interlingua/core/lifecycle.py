@@ -108,9 +108,11 @@ def check_from(state: TaskState, task_id: str, events: Sequence[Event]) -> TaskS
         # streamed batch) pass in a state that takes artifacts: found in C, no
         # bytecode per event.
         kinds = list(map(type, events))
-        others = set(kinds)
-        others.discard(ArtifactUpdate)
-        events = events[min(map(kinds.index, others), default=len(kinds)):]
+        # counted (a loop in C, no set made): a streamed batch is all chunks, or
+        # chunks then the status update that ends it; any other is checked whole
+        leading = kinds.count(ArtifactUpdate)
+        if leading == len(kinds) or kinds[:leading].count(ArtifactUpdate) == leading:
+            events = events[leading:]
     for event in events:
         kind = type(event)
         if kind is ArtifactUpdate and state in ARTIFACT_STATES:

@@ -130,6 +130,9 @@ class Context:
         #: artifact ids this turn has emitted, by name, and the last one
         self._emitted: dict[str | None, str] = {}
         self._emitted_last: str | None = None
+        #: the id ``artifact`` handed back last for a chunk it only queued, finished
+        self._queued: asyncio.Future[str] | None = None
+        self._queued_id: str | None = None
 
     # ----------------------------------------------------------------- reading
 
@@ -229,7 +232,7 @@ class Context:
 
     working = update
 
-    async def artifact(
+    def artifact(
         self,
         content: Any,
         *,
@@ -239,13 +242,13 @@ class Context:
         append: bool = False,
         last_chunk: bool = False,
         metadata: Metadata | None = None,
-    ) -> str:
-        """Add an artifact, or a chunk of one (``append=True``).
+    ) -> Awaitable[str]:
+        """Add an artifact, or a chunk of one (``append=True``); await it for the
+        artifact id.
 
         An appended chunk goes to the artifact ``artifact_id`` names or, without
         one, to the task's last artifact named ``name`` (its last artifact, when
-        ``name`` is None); when there is none yet, the chunk starts it. Returns the
-        artifact id.
+        ``name`` is None); when there is none yet, the chunk starts it.
         """
         sink = self._sink
         task = sink.task
@@ -268,7 +271,19 @@ class Context:
         waiting = sink.queue(Artifact(aid, parts, name, description, metadata, None, index),
                              append, last_chunk)
         if waiting is not None:
-            await waiting
+            return self._written(waiting, aid)
+        # Only queued (the bulk of a stream's chunks): no coroutine made and run, a
+        # finished future of the id instead, one for a run of chunks of one artifact.
+        done = self._queued
+        if done is None or self._queued_id is not aid:
+            done = self._queued = asyncio.get_running_loop().create_future()
+            done.set_result(aid)
+            self._queued_id = aid
+        return done
+
+    @staticmethod
+    async def _written(waiting: Awaitable[None], aid: str) -> str:
+        await waiting
         return aid
 
     async def _end(self, state: TaskState, content: Any, artifact: Any, name: str | None,
