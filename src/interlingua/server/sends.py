@@ -227,7 +227,7 @@ class Sends:
         # most sends carry no push config: no call then
         configs = None if call.config.push_config is None else \
             await self.push.send_configs(call, request, tid)
-        # by position: ten keywords cost more to match than the rest of the call
+        # by position: a class called with keywords makes a dict of them first
         run = Run(self.writer, scope, live, 0, False, request.dialect, request, initial,
                   message.message_id, digest, configs, looked_up, other)
         if run.key in self.runs.by_key:

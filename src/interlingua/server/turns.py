@@ -266,7 +266,8 @@ class TurnRunner:
         inbox = run.inbox
         if inbox is None and self.agent.accepts_messages_while_working:
             inbox = asyncio.Queue()
-        ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=inbox)
+        # by position: a class called with keywords makes a dict of them first
+        ctx = Context(run, message, run.request, None, run.cancelled, inbox)
         place = self.gate.take()
         work = self._hooked_turn(run, ctx, place) if self._turn_hooks \
             else self._turn(run, ctx, place)
