@@ -198,3 +198,21 @@ def test_private_card() -> None:
         ok = c.get(base + "/.well-known/agent-card.json", headers=USER)
         assert ok.status_code == 200 and ok.json()["name"] == "Hidden"
         assert ok.headers["cache-control"] == "private, max-age=300"
+
+
+# ------------------------------------------------------------------ anonymous
+
+
+def test_an_anonymous_caller_acts_in_the_tenant_it_names(c: httpx.Client) -> None:
+    # No authentication: the request is made for no principal, in the tenant the
+    # call names (the v1.0 ``tenant`` member), and its tasks are kept under it.
+    agent = Agent("Open", "Says who asked, and where.", _work)
+    with serve_agent(agent) as base:
+        r = rpc(c, base, {}, "SendMessage", v1_send("hi", tenant="t9"), V1)
+        task = r.json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert task["status"]["message"]["parts"][0]["text"] == "@t9"
+        got = rpc(c, base, {}, "GetTask", {"id": task["id"], "tenant": "t9"}, V1).json()
+        assert got["result"]["id"] == task["id"]
+        other = rpc(c, base, {}, "GetTask", {"id": task["id"], "tenant": "t8"}, V1).json()
+        assert "error" in other

@@ -16,7 +16,7 @@ __all__ = ["Scope", "StoredEvent"]
 _T = TypeVar("_T")
 
 
-class Scope(msgspec.Struct, frozen=True, gc=False):
+class Scope(msgspec.Struct, frozen=True, gc=False, cache_hash=True):
     """Who a task belongs to. ``owner`` is the authenticated principal ("" = anonymous)."""
 
     tenant: str = ""

@@ -42,7 +42,6 @@ class RequestInfo:
 
     def __init__(
         self,
-        *,
         principal: str = "",
         tenant: str = "",
         headers: Mapping[str, str] | None = None,
@@ -112,7 +111,6 @@ class Context:
         sink: _Sink,
         message: Message,
         request: RequestInfo,
-        *,
         deadline: float | None = None,
         cancelled: asyncio.Event | None = None,
         inbox: asyncio.Queue[Message] | None = None,

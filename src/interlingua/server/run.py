@@ -166,7 +166,6 @@ class Run:
         writer: Writer,
         scope: Scope,
         task: Task,
-        *,
         version: int,
         persisted: bool,
         dialect: str,

@@ -227,10 +227,9 @@ class Sends:
         # most sends carry no push config: no call then
         configs = None if call.config.push_config is None else \
             await self.push.send_configs(call, request, tid)
-        run = Run(self.writer, scope, live, version=0, persisted=False, dialect=request.dialect,
-                   request=request, initial=initial, message_id=message.message_id,
-                   digest=digest, push_configs=configs, looked_up=looked_up,
-                   other_found=other)
+        # by position: a class called with keywords makes a dict of them first
+        run = Run(self.writer, scope, live, 0, False, request.dialect, request, initial,
+                  message.message_id, digest, configs, looked_up, other)
         if run.key in self.runs.by_key:
             raise InvalidTaskState(f"task {tid} is already running")
         self.runs.track(run, key)

@@ -262,19 +262,24 @@ class TurnRunner:
         self.gate: TurnGate = gate if gate is not None else ExecutorGate(NO_LIMITS)
         #: running turns, with their places
         self.turns: dict[asyncio.Task[None], Any] = {}
+        #: the done callback of a turn in the free place (nearly every turn): the
+        #: dict's own ``pop``, in C, where ``_done`` would run a frame for nothing
+        #: to release
+        self._forget = self.turns.pop
 
     def start(self, run: Run, message: Message) -> None:
         inbox = run.inbox
         if inbox is None and self.agent.accepts_messages_while_working:
             inbox = asyncio.Queue()
-        ctx = Context(run, message, run.request, cancelled=run.cancelled, inbox=inbox)
+        # by position: a class called with keywords makes a dict of them first
+        ctx = Context(run, message, run.request, None, run.cancelled, inbox)
         place = self.gate.take()
         work = self._hooked_turn(run, ctx, place) if self._turn_hooks \
             else self._turn(run, ctx, place)
         turn = asyncio.get_running_loop().create_task(work)
         run.begin_turn(turn, self.writer.lease(), inbox)
         self.turns[turn] = place
-        turn.add_done_callback(self._done)
+        turn.add_done_callback(self._forget if place is _FREE else self._done)
 
     def _done(self, turn: asyncio.Task[None]) -> None:
         # The turn's place is given back also when it was cancelled before it ever ran.

@@ -287,8 +287,9 @@ class Security:
         else:
             tenant = self.tenant(principal, requested, headers)
         if not principal.id:  # anonymous
-            return RequestInfo(tenant=tenant, headers=headers, extensions=extensions,
-                               dialect=dialect, streaming=streaming, binding=binding)
+            # by position: a class called with keywords makes a dict of them first
+            return RequestInfo("", tenant, headers, extensions, dialect, streaming, None,
+                               binding)
         return AuthenticatedRequest(identity=principal, tenant=tenant, headers=headers,
                                     extensions=extensions, dialect=dialect,
                                     streaming=streaming, binding=binding)
