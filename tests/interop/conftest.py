@@ -37,6 +37,7 @@ from .harness import (
     PeerError,
     Receiver,
     ensure_env,
+    running,
 )
 from .matrix import ROWS, Cell, Note, Row, rows
 
@@ -164,6 +165,24 @@ class Peers:
         for agent in self._agents.values():
             if isinstance(agent, AgentProcess):
                 agent.stop()
+
+
+def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
+    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)) as proc:
+        yield proc
+
+
+@pytest.fixture(scope="module")
+def ours() -> Iterator[InterlinguaProcess]:
+    """Our agent (``agent.py``) as ``serve`` runs it by default: JSON-RPC and HTTP+JSON, no
+    gRPC; one per module of the other frameworks' tests (a module may define its own)."""
+    yield from _ours("--no-grpc")
+
+
+@pytest.fixture(scope="module")
+def ours_with_grpc() -> Iterator[InterlinguaProcess]:
+    """The same agent with gRPC on, on a port of its own (the card lists it)."""
+    yield from _ours()
 
 
 @pytest.fixture(scope="session")

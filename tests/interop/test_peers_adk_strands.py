@@ -33,22 +33,6 @@ ADK, STRANDS, SDK = "py-google-adk-2.13.0", "py-strands-agents-1.62.0", "py-a2a-
 pytestmark = pytest.mark.interop(envs=[ADK, STRANDS, SDK])
 
 
-def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
-    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)) as proc:
-        yield proc
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[InterlinguaProcess]:
-    """Our agent as ``serve`` runs it by default: JSON-RPC and HTTP+JSON, no gRPC."""
-    yield from _ours("--no-grpc")
-
-
-@pytest.fixture(scope="module")
-def ours_with_grpc() -> Iterator[InterlinguaProcess]:
-    yield from _ours()
-
-
 @pytest.fixture(scope="module")
 def adk_agent() -> Iterator[AgentProcess]:
     yield from _agent(ADK, "adk_agent.py")

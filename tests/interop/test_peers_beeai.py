@@ -33,22 +33,6 @@ pytestmark = pytest.mark.interop(envs=[BEEAI, SDK])
 PROTOCOLS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http_json", "GRPC": "grpc"}
 
 
-def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
-    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)) as proc:
-        yield proc
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[InterlinguaProcess]:
-    """Our agent as ``serve`` runs it by default: JSON-RPC and HTTP+JSON, no gRPC."""
-    yield from _ours("--no-grpc")
-
-
-@pytest.fixture(scope="module")
-def ours_with_grpc() -> Iterator[InterlinguaProcess]:
-    yield from _ours()
-
-
 class _Served(NamedTuple):
     url: str
     #: the binding its card names (its ``preferredTransport``)

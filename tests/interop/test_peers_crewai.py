@@ -22,7 +22,6 @@ from interlingua import Client
 from interlingua.core.errors import InternalError
 from interlingua.core.model import Task, TaskState
 from interlingua.core.parts import get_text
-from tests.e2e.procs import free_port
 
 from .harness import (
     PEERS_DIR,
@@ -30,7 +29,6 @@ from .harness import (
     Driver,
     InterlinguaProcess,
     PeerError,
-    running,
     state_name,
 )
 from .test_peers_in_the_wild import _agent, _our_task_with, _python, _run, _stream, _with
@@ -42,22 +40,6 @@ pytestmark = [pytest.mark.interop(envs=[CREWAI, SDK]), pytest.mark.timeout(180)]
 #: how long the CrewAI agent's stub model takes over a task that starts with "slow"
 #: (``crewai_agent.py``'s default)
 SLOW = 3.0
-
-
-def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
-    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)) as proc:
-        yield proc
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[InterlinguaProcess]:
-    """Our agent as ``serve`` runs it by default: JSON-RPC and HTTP+JSON, no gRPC."""
-    yield from _ours("--no-grpc")
-
-
-@pytest.fixture(scope="module")
-def ours_with_grpc() -> Iterator[InterlinguaProcess]:
-    yield from _ours()
 
 
 @pytest.fixture(scope="module")

@@ -32,22 +32,6 @@ MAF, SDK = "py-agent-framework-a2a-1.0.0b261022", "py-a2a-1.3.0"
 pytestmark = pytest.mark.interop(envs=[MAF, SDK])
 
 
-def _ours(*extra: str) -> Iterator[InterlinguaProcess]:
-    with running(InterlinguaProcess("tests/interop/agent.py:agent", free_port(), extra)) as proc:
-        yield proc
-
-
-@pytest.fixture(scope="module")
-def ours() -> Iterator[InterlinguaProcess]:
-    """Our agent as ``serve`` runs it by default: JSON-RPC and HTTP+JSON, no gRPC."""
-    yield from _ours("--no-grpc")
-
-
-@pytest.fixture(scope="module")
-def ours_with_grpc() -> Iterator[InterlinguaProcess]:
-    yield from _ours()
-
-
 def _maf_agent(*extra: str) -> Iterator[AgentProcess]:
     port = free_port()
     argv = [_python(MAF), str(PEERS_DIR / "maf_agent.py"), "--port", str(port), *extra]
