@@ -20,6 +20,7 @@ from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
 from .address import _card_host, _split
+from .listener import Listener
 from .server import V03_SERVICE, V1_SERVICE, GrpcBinding, server_options
 from .standard import StandardServices
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GrpcServer", "add_grpc"]
 
-class GrpcServer(BaseBinding):
+class GrpcServer(Listener, BaseBinding):
     """Both A2A gRPC services of one service, on ``address`` (``host:port``).
 
     ``url``: what the card names (default: the host of the public URL, else the
@@ -46,18 +47,10 @@ class GrpcServer(BaseBinding):
                  credentials: grpc.ServerCredentials | None = None,
                  grace: float = 5.0,
                  on_listening: Callable[[int], None] | None = None) -> None:
-        _split(address)  # ValueError now, not at start-up
-        self.address = address
-        self.url = url
-        self.max_message_bytes = max_message_bytes
-        self.credentials = credentials
-        self.grace = grace
-        self.on_listening = on_listening
-        self.port: int | None = None
+        super().__init__(address, url=url, max_message_bytes=max_message_bytes,
+                         credentials=credentials, grace=grace, on_listening=on_listening)
         #: the handlers, once prepared
         self.binding: GrpcBinding | None = None
-        self._server: grpc.aio.Server | None = None
-        self._standard: StandardServices | None = None
         self._listening_at: str | None = None
 
     def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
@@ -84,22 +77,7 @@ class GrpcServer(BaseBinding):
     async def _listen(self, binding: GrpcBinding, max_message_bytes: int) -> int:
         server = grpc.aio.server(options=server_options(max_message_bytes))
         server.add_generic_rpc_handlers(binding.handlers())
-        standard = StandardServices(server, [V1_SERVICE, V03_SERVICE])
-        port: int
-        try:
-            if self.credentials is not None:
-                port = server.add_secure_port(self.address, self.credentials)
-            else:
-                port = server.add_insecure_port(self.address)
-        except RuntimeError as exc:  # grpc's way of saying the address is taken
-            raise OSError(f"gRPC cannot listen on {self.address}: {exc}") from None
-        if not port:
-            raise OSError(f"gRPC cannot listen on {self.address}")
-        await server.start()
-        await standard.serving()
-        self._server, self._standard = server, standard
-        self.port = port
-        return port
+        return await self._open(server, StandardServices(server, [V1_SERVICE, V03_SERVICE]))
 
     async def stop(self) -> None:
         # calls in flight end before the engine under them stops

@@ -29,6 +29,7 @@ from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
 from .address import _card_host, _split
+from .listener import Listener
 from .server import RPCS, V03_SERVICE, GrpcBinding, _Rpc, generic_handlers, server_options
 from .standard import StandardServices
 
@@ -39,7 +40,7 @@ __all__ = ["GrpcTenants", "TenantGrpc"]
 
 
 
-class GrpcTenants:
+class GrpcTenants(Listener):
     """One gRPC listener on ``address`` (``host:port``) for several services, each
     known by its tenant. ``url``, ``credentials``, ``grace``, ``max_message_bytes``
     and ``on_listening(port)`` as ``GrpcServer``'s; ``port`` once listening."""
@@ -48,18 +49,10 @@ class GrpcTenants:
                  max_message_bytes: int | None = None,
                  credentials: grpc.ServerCredentials | None = None, grace: float = 5.0,
                  on_listening: Callable[[int], None] | None = None) -> None:
-        _split(address)  # ValueError now, not at start-up
-        self.address = address
-        self.url = url
-        self.max_message_bytes = max_message_bytes
-        self.credentials = credentials
-        self.grace = grace
-        self.on_listening = on_listening
-        self.port: int | None = None
+        super().__init__(address, url=url, max_message_bytes=max_message_bytes,
+                         credentials=credentials, grace=grace, on_listening=on_listening)
         #: tenant -> service name -> RPC name -> its handling function
         self._members: dict[str, dict[str, dict[str, Any]]] = {}
-        self._server: grpc.aio.Server | None = None
-        self._standard: StandardServices | None = None
 
     def member(self, tenant: str) -> TenantGrpc:
         """The binding that serves a service here under ``tenant``."""
@@ -106,18 +99,7 @@ class GrpcTenants:
         server = grpc.aio.server(options=server_options(max_message_bytes))
         server.add_generic_rpc_handlers(generic_handlers(methods))
         # health and reflection as on a port of one agent: they name no tenant
-        standard = StandardServices(server, list(RPCS))
-        try:
-            port = server.add_secure_port(self.address, self.credentials) \
-                if self.credentials is not None else server.add_insecure_port(self.address)
-        except RuntimeError as exc:  # grpc's way of saying the address is taken
-            raise OSError(f"gRPC cannot listen on {self.address}: {exc}") from None
-        if not port:
-            raise OSError(f"gRPC cannot listen on {self.address}")
-        await server.start()
-        await standard.serving()
-        self._server, self._standard = server, standard
-        self.port = port
+        port = await self._open(server, StandardServices(server, list(RPCS)))
         if self.on_listening is not None:
             self.on_listening(port)
 

@@ -1,0 +1,53 @@
+"""What a gRPC listener is told and how it opens its port: shared by the port of one
+agent (``GrpcServer``) and the port several agents share (``GrpcTenants``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import grpc
+
+from .address import _split
+
+if TYPE_CHECKING:
+    from .standard import StandardServices
+
+__all__ = ["Listener"]
+
+
+class Listener:
+    """A listener's settings on ``address`` (``host:port``, checked now, not at start-up),
+    the server once it listens, and ``port`` then."""
+
+    def __init__(self, address: str = "127.0.0.1:50051", *, url: str | None = None,
+                 max_message_bytes: int | None = None,
+                 credentials: grpc.ServerCredentials | None = None, grace: float = 5.0,
+                 on_listening: Callable[[int], None] | None = None) -> None:
+        _split(address)  # ValueError now, not at start-up
+        self.address = address
+        self.url = url
+        self.max_message_bytes = max_message_bytes
+        self.credentials = credentials
+        self.grace = grace
+        self.on_listening = on_listening
+        self.port: int | None = None
+        self._server: grpc.aio.Server | None = None
+        self._standard: StandardServices | None = None
+
+    async def _open(self, server: grpc.aio.Server, standard: StandardServices) -> int:
+        """``server`` listening on the address (plain text or TLS), started, and its
+        standard services serving: the port it listens on."""
+        port: int
+        try:
+            port = server.add_secure_port(self.address, self.credentials) \
+                if self.credentials is not None else server.add_insecure_port(self.address)
+        except RuntimeError as exc:  # grpc's way of saying the address is taken
+            raise OSError(f"gRPC cannot listen on {self.address}: {exc}") from None
+        if not port:
+            raise OSError(f"gRPC cannot listen on {self.address}")
+        await server.start()
+        await standard.serving()
+        self._server, self._standard = server, standard
+        self.port = port
+        return port
