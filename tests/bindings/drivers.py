@@ -388,13 +388,19 @@ class _Loop:
         async def make() -> Any:
             return grpc.aio.insecure_channel(target)
 
-        if target not in self.channels:
-            self.channels[target] = self.run(make())
-        return self.channels[target]
+        async def state(channel: Any) -> Any:
+            return channel.get_state()
+
+        channel = self.channels.get(target)
+        # a channel to a port whose server is gone backs off and fails fast: a new server
+        # on that port gets a new channel
+        if channel is None or self.run(state(channel)) in (
+                grpc.ChannelConnectivity.TRANSIENT_FAILURE, grpc.ChannelConnectivity.SHUTDOWN):
+            channel = self.channels[target] = self.run(make())
+        return channel
 
 
 _loop: _Loop | None = None
-_targets: dict[str, str] = {}
 
 
 class GRPC(Driver):
@@ -407,12 +413,11 @@ class GRPC(Driver):
         if _loop is None:
             _loop = _Loop()
         self.loop = _loop
-        if self.url not in _targets:
-            card = self.client.get(self.url + "/.well-known/agent-card.json").json()
-            (target,) = {i["url"] for i in card["supportedInterfaces"]
-                         if i["protocolBinding"] == "GRPC"}
-            _targets[self.url] = target
-        self.target = _targets[self.url]
+        # Read from the card each time, never remembered by base URL: a later test's server
+        # may be given the same HTTP port with another gRPC port.
+        card = self.client.get(self.url + "/.well-known/agent-card.json").json()
+        (self.target,) = {i["url"] for i in card["supportedInterfaces"]
+                          if i["protocolBinding"] == "GRPC"}
 
     def request(self, call: c.Call) -> tuple[str, Any]:
         """(RPC name, request message) of ``call``."""
