@@ -26,10 +26,6 @@ __all__ = ["UnixDriver"]
 _any = msgspec.json.Decoder()
 _enc = msgspec.json.encode
 
-#: the socket each server's card names, by the server's base URL
-_paths: dict[str, str] = {}
-
-
 class UnixDriver(Driver):
     name = "unix-1.0"
     version = "1.0"
@@ -41,12 +37,11 @@ class UnixDriver(Driver):
         super().__init__(client, url, headers, tenant)
         self.codec = get_codec("1.0")
         self.headers.setdefault("A2A-Version", "1.0")
-        if self.url not in _paths:
-            card = client.get(self.url + "/.well-known/agent-card.json").json()
-            (where,) = {i["url"] for i in card["supportedInterfaces"]
-                        if i["protocolBinding"] == UNIX_BINDING}
-            _paths[self.url] = where.removeprefix("unix://")
-        self.path = _paths[self.url]
+        # read from the card each time: a later server may reuse the HTTP port
+        card = client.get(self.url + "/.well-known/agent-card.json").json()
+        (where,) = {i["url"] for i in card["supportedInterfaces"]
+                    if i["protocolBinding"] == UNIX_BINDING}
+        self.path = where.removeprefix("unix://")
 
     # ------------------------------------------------------------------ wire
 
