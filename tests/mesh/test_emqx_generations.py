@@ -112,6 +112,9 @@ def test_a_1_1_request_on_the_mesh_gets_the_generations_the_http_bindings_give()
                 (out["get_1_0"],) = await asker.ask("GetTask", {"id": task_id})
                 (out["field_1_0"],) = await asker.ask(
                     "GetTask", {"id": task_id, "currentGeneration": "1"})
+                # a version the agent does not speak: refused, naming it and the served ones
+                (out["unknown"],) = await asker.ask("GetTask", {"id": task_id},
+                                                    **{"a2a-version": "9.9"})
                 return out
 
         out = asyncio.run(on_mesh())
@@ -136,3 +139,6 @@ def test_a_1_1_request_on_the_mesh_gets_the_generations_the_http_bindings_give()
     assert "generation" not in str(out["get_1_0"]) and out["get_1_0"]["result"]["id"] == task_id
     assert out["field_1_0"]["error"]["code"] == -32602
     assert "A2A-Version: 1.1" in out["field_1_0"]["error"]["message"]
+    unknown = out["unknown"]["error"]
+    assert unknown["code"] == -32009, unknown
+    assert "'9.9'" in unknown["message"] and "1.0" in unknown["message"], unknown
