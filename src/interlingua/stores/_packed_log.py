@@ -140,12 +140,19 @@ def pack(events: Sequence[Event], task_id: str, context_id: str, buffer: bytearr
             task = e.task
             if task.id == task_id and task.context_id == context_id:
                 history, own = task.history, 0
-                for n, m in enumerate(history):
+                if len(history) == 1:
+                    # a new task's one message (nearly every log): without the loop's
+                    # enumerate and copy
+                    m = history[0]
                     if m.task_id == task_id and m.context_id == context_id:
-                        if not own:
-                            history = list(history)
-                        history[n] = _replace(m, task_id=None, context_id=None)
-                        own |= 1 << n
+                        history, own = [_replace(m, task_id=None, context_id=None)], 1
+                else:
+                    for n, m in enumerate(history):
+                        if m.task_id == task_id and m.context_id == context_id:
+                            if not own:
+                                history = list(history)
+                            history[n] = _replace(m, task_id=None, context_id=None)
+                            own |= 1 << n
                 rows.append(_Created(task.status, task.artifacts, history, task.metadata, own,
                                      task.generation))
                 continue
