@@ -748,6 +748,29 @@ async def test_concurrent_writes_share_a_commit_and_keep_their_own_outcomes(
         await store.close()
 
 
+async def test_a_row_keeps_null_where_a_task_has_no_value_and_blobs_where_it_has(
+    tmp_path: Path,
+) -> None:
+    # blobs are bound as bytearray, and an absent one as an empty blob under NULLIF
+    async with SQLiteStore(f"sqlite:///{tmp_path}/n.db") as store:
+        await store.create_task(A, [created("n-1", at=ts(0))], dialect="1.0", now=ts(0),
+                                message_id="m-1")
+        v = await store.create_task(A, [created("n-2", at=ts(0))], dialect="1.0", now=ts(0),
+                                    message_id="m-2", digest=b"d2")
+        await store.append(A, "n-2", v, [status("n-2", TaskState.WORKING, ts(1))], now=ts(1))
+        assert store._conn is not None
+        rows = store._conn.execute(
+            "SELECT id, typeof(status), typeof(metadata), digest, claim, typeof(history),"
+            " typeof(listed) FROM tasks ORDER BY id").fetchall()
+        assert rows == [("n-1", "blob", "null", None, b"", "blob", "blob"),
+                        ("n-2", "blob", "null", b"d2", b"d2", "blob", "blob")]
+        kinds = store._conn.execute("SELECT DISTINCT typeof(payload) FROM events").fetchall()
+        assert kinds == [("blob",)]
+        rec = await store.get_task(A, "n-2")
+        assert rec is not None and rec.task.metadata is None
+        assert (await store.find_message(A, "m-2", b"d2")) == MessageRecord("n-2", b"d2")
+
+
 @pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("others", [0, 5])
 async def test_a_write_that_fails_halfway_leaves_nothing_and_its_group_commits(

@@ -28,6 +28,7 @@ from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
 from .rows import (
+    _blob,
     _encode,
     _history,
     _history_column,
@@ -94,7 +95,8 @@ def _create(
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
                 " lease, history, history_at, listed, listed_split, listed_at, claim,"
                 " generation, generation_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, x''), ?, ?, ?, ?, ?, NULLIF(?, x''), ?,"
+                " NULLIF(?, x''), ?, NULLIF(?, x''), ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -102,22 +104,22 @@ def _create(
                     created.id,
                     created.context_id,
                     status.state.value,
-                    _pack(_encode(status), ids),
+                    _blob(_pack(_encode(status), ids)),
                     stamp,
-                    metadata,
+                    _blob(metadata or b""),
                     dialect,
                     message_id,
                     len(events),
                     now,
                     now,
-                    digest or None,
+                    _blob(digest),
                     lease,
-                    kept,
+                    _blob(kept or b""),
                     len(events),
-                    page,
+                    _blob(page or b""),
                     split,
                     len(events),
-                    claim,
+                    _blob(claim),
                     last_of(events),
                     len(events),
                 ),
@@ -180,18 +182,19 @@ def _append(
         if status_changed:
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = COALESCE(?, lease), history = ?, history_at = ?, listed = ?,"
+                " lease = COALESCE(?, lease), history = NULLIF(?, x''), history_at = ?,"
+                " listed = NULLIF(?, x''),"
                 f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
-                    _pack(_encode(status), ids),
+                    _blob(_pack(_encode(status), ids)),
                     _projection.sort_stamp(status, now),
                     now,
                     lease,
-                    history,
+                    _blob(history or b""),
                     None if history is None else new_version,
-                    page,
+                    _blob(page or b""),
                     split,
                     None if page is None else new_version,
                     generation,
@@ -203,10 +206,11 @@ def _append(
         else:
             conn.execute(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
-                " history = ?, history_at = ?, listed = ?, listed_split = ?, listed_at = ?"
-                f"{_GENERATION} WHERE pk = ?",
-                (new_version, now, lease, history, None if history is None else new_version,
-                 page, split, None if page is None else new_version, generation, generation,
+                " history = NULLIF(?, x''), history_at = ?, listed = NULLIF(?, x''),"
+                f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
+                (new_version, now, lease, _blob(history or b""),
+                 None if history is None else new_version, _blob(page or b""), split,
+                 None if page is None else new_version, generation, generation,
                  new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
