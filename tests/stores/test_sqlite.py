@@ -772,6 +772,43 @@ async def test_a_row_keeps_null_where_a_task_has_no_value_and_blobs_where_it_has
 
 
 @pytest.mark.parametrize("threaded", [False, True])
+async def test_a_group_reads_a_lease_once_and_a_revocation_in_it_fences_the_writes_after(
+    tmp_path: Path, threaded: bool
+) -> None:
+    import asyncio
+
+    from interlingua.stores import LeaseLost
+
+    url = f"sqlite:///{tmp_path}/l.db" + ("?thread=1" if threaded else "")
+    async with SQLiteStore(url) as store:
+        lease = (await store.acquire_lease("h:1", 100.0)).epoch
+        reads = 0
+
+        def count(statement: str) -> None:
+            nonlocal reads
+            reads += statement.startswith("SELECT 1 FROM leases")
+
+        def new(n: int) -> object:
+            return store.create_task(A, [created(f"l-{n}", at=ts(n))], dialect="1.0",
+                                     now=ts(n), lease=lease)
+
+        assert store._conn is not None
+        store._conn.set_trace_callback(count)
+        # one group of four writes under the lease: it is read once
+        assert await asyncio.gather(*(new(n) for n in range(4))) == [1] * 4  # type: ignore[arg-type]
+        assert reads == 1
+        # one group: writes under the lease, its revocation, two more: those fail
+        results = await asyncio.gather(
+            new(4), store.revoke_lease(lease), new(5), new(6),
+            return_exceptions=True)  # type: ignore[arg-type]
+        store._conn.set_trace_callback(None)
+        assert results[:2] == [1, True]
+        assert isinstance(results[2], LeaseLost) and isinstance(results[3], LeaseLost)
+        assert [await store.get_task(A, f"l-{n}") is not None for n in range(7)] == [
+            True, True, True, True, True, False, False]
+
+
+@pytest.mark.parametrize("threaded", [False, True])
 @pytest.mark.parametrize("others", [0, 5])
 async def test_a_write_that_fails_halfway_leaves_nothing_and_its_group_commits(
     tmp_path: Path, threaded: bool, others: int

@@ -80,6 +80,9 @@ class _Connection(sqlite3.Connection):
     payload_bytes: int = 0
     #: the schema version the database had when this connection opened it
     migrated_from: int = 0
+    #: the lease found live in the group transaction open now, if any (see
+    #: ownership.check_lease); None outside a group
+    lease_seen: int | None = None
 
 
 def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
@@ -230,6 +233,7 @@ def _run_group(
         return [(False, exc)] * len(writes)
     finally:
         conn.savepoints = True
+        conn.lease_seen = None
     return outcomes
 
 
