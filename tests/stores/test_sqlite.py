@@ -272,6 +272,26 @@ async def test_consecutive_events_of_one_kind_share_a_row(db: SQLiteStore) -> No
     assert [e.event for e in await db.read_events(B, "t-1", after=258, limit=2)] == events[258:260]
 
 
+@pytest.mark.parametrize("rows", [1, 3, 8, 9, 20])
+async def test_a_write_of_many_rows_keeps_them_all_in_order(db: SQLiteStore, rows: int) -> None:
+    # up to ROWS_AT_ONCE rows are one statement, more an executemany
+    events: list[Event] = [created("t-1")]
+    for n in range(1, rows):
+        events.append(status("t-1", S.WORKING, ts(n)) if n % 2
+                      else chunk("t-1", f"a-{n}", f"text {n}"))
+    v = await db.create_task(B, events, dialect="1.0", now=ts(0))
+    more = [chunk("t-1", "b", "x"), status("t-1", S.WORKING, ts(99))] * 5
+    await db.append(B, "t-1", v, more, now=ts(99))
+    raw = sqlite3.connect(db.path)
+    try:
+        seqs = [r[0] for r in raw.execute("SELECT seq FROM events ORDER BY seq")]
+    finally:
+        raw.close()
+    assert seqs == list(range(1, rows + 11))
+    assert [e.event for e in await db.read_events(B, "t-1")] == events + more
+    assert [e.seq for e in await db.read_events(B, "t-1")] == seqs
+
+
 async def test_a_run_of_text_chunks_is_stored_as_its_texts(db: SQLiteStore) -> None:
     events: list[Event] = [
         created("t-1"),
