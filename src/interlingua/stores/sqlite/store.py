@@ -281,7 +281,7 @@ class SQLiteStore:
         probe.history = list(created.history)  # the history the row keeps
         _projection.advance_probe(probe, events[1:])
         stamp = _projection.sort_stamp(probe.status, now)
-        if any(not c.id for c in push_configs):
+        if push_configs and any(not c.id for c in push_configs):
             raise ValueError("a stored push config needs its id")
         version, queued = await self._write(
             _create,
@@ -301,7 +301,8 @@ class SQLiteStore:
             lease,
             other_found if looked_up else _LOOK_UP,
         )
-        self._queued(queued)
+        if queued:
+            self._queued(queued)
         return version
 
     async def append(
@@ -319,7 +320,8 @@ class SQLiteStore:
         claimed = None if message is None else (*message, b"" if strict else message[1])
         version, queued = await self._write(_append, scope, task_id, expected_version, events,
                                             now, lease, claimed)
-        self._queued(queued)
+        if queued:
+            self._queued(queued)
         return version
 
     def _queued(self, queued: bool) -> None:
@@ -356,6 +358,10 @@ class SQLiteStore:
 
     async def find_message(self, scope: Scope, message_id: str,
                            digest: bytes = b"") -> MessageRecord | None:
+        conn = self._conn
+        if self._inline and conn is not None:
+            # as _run would, without its coroutine: a new send looks its message up first
+            return _own.find_message(conn, scope, message_id, digest)
         return await self._run(_own.find_message, scope, message_id, digest)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
