@@ -182,8 +182,9 @@ class SQLiteStore:
         call = functools.partial(fn, conn, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(pool, call)
 
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        """A task write, committed together with the others queued meanwhile.
+    def _write(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """A task write, committed together with the others queued meanwhile:
+        its outcome, to await (a future, not a coroutine: one frame fewer a write).
 
         Writes that arrive while the loop is busy (many requests at once) share
         one transaction: one commit, and one WAL append, for all of them.
@@ -191,7 +192,7 @@ class SQLiteStore:
         if self._pool is None or self._conn is None:
             raise RuntimeError("the SQLite store is not open: await store.open() first")
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
+        fut: asyncio.Future[T] = loop.create_future()
         self._writes.append((fn, args, fut))
         if not self._write_scheduled:
             self._write_scheduled = True
@@ -204,8 +205,7 @@ class SQLiteStore:
                 task = loop.create_task(self._flush_writes_threaded())
                 self._flushers.add(task)
                 task.add_done_callback(self._flushers.discard)
-        result: T = await fut
-        return result
+        return fut
 
     def _take_writes(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]]:
         writes, self._writes = self._writes, []
