@@ -80,7 +80,7 @@ class _Connection(sqlite3.Connection):
     #: the schema version the database had when this connection opened it
     migrated_from: int = 0
     #: the lease found live in the group transaction open now, if any (see
-    #: ownership.check_lease); None outside a group
+    #: writes._check_lease); None outside a group
     lease_seen: int | None = None
 
 
@@ -251,7 +251,8 @@ def _run_group(
 def _in_transaction(fn: Callable[..., T]) -> Callable[..., T]:
     """``fn(conn, ...)`` as one write transaction (a savepoint inside a group)."""
 
-    def write(conn: sqlite3.Connection, *args: Any) -> T:
+    def write(conn: _Connection, *args: Any) -> T:
+        conn.lease_seen = None  # a write of the leases, perhaps: read them again
         with _transaction(conn):
             return fn(conn, *args)
 

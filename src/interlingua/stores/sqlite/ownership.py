@@ -10,12 +10,8 @@ the row is still there: that is the fence a revoked process's late writes meet.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
 from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
-
-if TYPE_CHECKING:  # connection.py imports this module (by schema.py)
-    from .connection import _Connection
 
 __all__ = [
     "MESSAGE_KEY_MIGRATION",
@@ -127,19 +123,10 @@ def namespace_owners(conn: sqlite3.Connection, prefix: str) -> int:
     return n
 
 
-def check_lease(conn: _Connection, lease: int | None) -> None:
-    """Raise LeaseLost unless the lease ``lease`` is live (None: no lease to check).
-
-    Read once a transaction: the group commit's writes under one lease share
-    theirs, and the row can change in it only by a release or a revocation,
-    which forget what was read. Another process cannot write in between: the
-    transaction holds the write lock from its BEGIN IMMEDIATE.
-    """
-    if lease is None or lease == conn.lease_seen:
-        return
-    if conn.execute("SELECT 1 FROM leases WHERE epoch = ?", (lease,)).fetchone() is None:
+def check_lease(conn: sqlite3.Connection, lease: int | None) -> None:
+    if lease is not None and conn.execute(
+            "SELECT 1 FROM leases WHERE epoch = ?", (lease,)).fetchone() is None:
         raise LeaseLost(f"the lease of epoch {lease} was revoked")
-    conn.lease_seen = lease
 
 
 def acquire(conn: sqlite3.Connection, holder: str, now: float) -> Lease:
@@ -154,13 +141,11 @@ def renew(conn: sqlite3.Connection, epoch: int, now: float) -> bool:
     return cur.rowcount == 1
 
 
-def release(conn: _Connection, epoch: int) -> None:
-    conn.lease_seen = None
+def release(conn: sqlite3.Connection, epoch: int) -> None:
     conn.execute("DELETE FROM leases WHERE epoch = ?", (epoch,))
 
 
-def revoke(conn: _Connection, epoch: int, unless_after: float | None) -> bool:
-    conn.lease_seen = None
+def revoke(conn: sqlite3.Connection, epoch: int, unless_after: float | None) -> bool:
     if unless_after is None:
         cur = conn.execute("DELETE FROM leases WHERE epoch = ?", (epoch,))
     else:

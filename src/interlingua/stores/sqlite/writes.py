@@ -56,6 +56,19 @@ class _LookUp(enum.Enum):
 _LOOK_UP: Final = _LookUp.LOOK_UP
 
 
+def _check_lease(conn: _Connection, lease: int | None) -> None:
+    """Raise LeaseLost unless the lease ``lease`` is live (None: no lease to check).
+
+    Read once a group: the group commit's writes under one lease share the
+    read, in the one transaction. The row changes in it only by a write of the
+    leases (``_in_transaction``), which forgets it; no other process writes
+    while the transaction holds the write lock from its BEGIN IMMEDIATE.
+    """
+    if lease is not None and lease != conn.lease_seen:
+        _own.check_lease(conn, lease)
+        conn.lease_seen = lease
+
+
 def _create(
     conn: _Connection,
     scope: Scope,
@@ -82,7 +95,7 @@ def _create(
     page, split = (None, None) if kept is None else _listed.listed(
         created.id, created.context_id, status, metadata, history)
     with _transaction(conn):
-        _own.check_lease(conn, lease)
+        _check_lease(conn, lease)
         # another message under the id (content ids: its key is the id and the
         # digest): if this one is written, it is a new message, which is said.
         # Not looked for again when the send has just looked (a query fewer).
@@ -153,7 +166,7 @@ def _append(
     message: tuple[str, bytes, bytes] | None,
 ) -> tuple[int, bool]:
     with _transaction(conn):
-        _own.check_lease(conn, lease)
+        _check_lease(conn, lease)
         row = conn.execute(
             "SELECT pk, context_id, state, version, history, history_at, metadata,"
             " CASE WHEN listed_at = version THEN listed END, listed_split FROM tasks"
