@@ -272,6 +272,26 @@ async def test_consecutive_events_of_one_kind_share_a_row(db: SQLiteStore) -> No
     assert [e.event for e in await db.read_events(B, "t-1", after=258, limit=2)] == events[258:260]
 
 
+@pytest.mark.parametrize("rows", [1, 3, 8, 9, 20])
+async def test_a_write_of_many_rows_keeps_them_all_in_order(db: SQLiteStore, rows: int) -> None:
+    # up to ROWS_AT_ONCE rows are one statement, more an executemany
+    events: list[Event] = [created("t-1")]
+    for n in range(1, rows):
+        events.append(status("t-1", S.WORKING, ts(n)) if n % 2
+                      else chunk("t-1", f"a-{n}", f"text {n}"))
+    v = await db.create_task(B, events, dialect="1.0", now=ts(0))
+    more = [chunk("t-1", "b", "x"), status("t-1", S.WORKING, ts(99))] * 5
+    await db.append(B, "t-1", v, more, now=ts(99))
+    raw = sqlite3.connect(db.path)
+    try:
+        seqs = [r[0] for r in raw.execute("SELECT seq FROM events ORDER BY seq")]
+    finally:
+        raw.close()
+    assert seqs == list(range(1, rows + 11))
+    assert [e.event for e in await db.read_events(B, "t-1")] == events + more
+    assert [e.seq for e in await db.read_events(B, "t-1")] == seqs
+
+
 async def test_a_run_of_text_chunks_is_stored_as_its_texts(db: SQLiteStore) -> None:
     events: list[Event] = [
         created("t-1"),
@@ -746,6 +766,66 @@ async def test_concurrent_writes_share_a_commit_and_keep_their_own_outcomes(
         assert dup is not None and dup.version == 1 and dup.task.status.state is S.SUBMITTED
     finally:
         await store.close()
+
+
+async def test_a_row_keeps_null_where_a_task_has_no_value_and_blobs_where_it_has(
+    tmp_path: Path,
+) -> None:
+    # blobs are bound as bytearray, and an absent one as an empty blob under NULLIF
+    async with SQLiteStore(f"sqlite:///{tmp_path}/n.db") as store:
+        await store.create_task(A, [created("n-1", at=ts(0))], dialect="1.0", now=ts(0),
+                                message_id="m-1")
+        v = await store.create_task(A, [created("n-2", at=ts(0))], dialect="1.0", now=ts(0),
+                                    message_id="m-2", digest=b"d2")
+        await store.append(A, "n-2", v, [status("n-2", TaskState.WORKING, ts(1))], now=ts(1))
+        assert store._conn is not None
+        rows = store._conn.execute(
+            "SELECT id, typeof(status), typeof(metadata), digest, claim, typeof(history),"
+            " typeof(listed) FROM tasks ORDER BY id").fetchall()
+        assert rows == [("n-1", "blob", "null", None, b"", "blob", "blob"),
+                        ("n-2", "blob", "null", b"d2", b"d2", "blob", "blob")]
+        kinds = store._conn.execute("SELECT DISTINCT typeof(payload) FROM events").fetchall()
+        assert kinds == [("blob",)]
+        rec = await store.get_task(A, "n-2")
+        assert rec is not None and rec.task.metadata is None
+        assert (await store.find_message(A, "m-2", b"d2")) == MessageRecord("n-2", b"d2")
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+async def test_a_group_reads_a_lease_once_and_a_revocation_in_it_fences_the_writes_after(
+    tmp_path: Path, threaded: bool
+) -> None:
+    import asyncio
+
+    from interlingua.stores import LeaseLost
+
+    url = f"sqlite:///{tmp_path}/l.db" + ("?thread=1" if threaded else "")
+    async with SQLiteStore(url) as store:
+        lease = (await store.acquire_lease("h:1", 100.0)).epoch
+        reads = 0
+
+        def count(statement: str) -> None:
+            nonlocal reads
+            reads += statement.startswith("SELECT 1 FROM leases")
+
+        def new(n: int) -> object:
+            return store.create_task(A, [created(f"l-{n}", at=ts(n))], dialect="1.0",
+                                     now=ts(n), lease=lease)
+
+        assert store._conn is not None
+        store._conn.set_trace_callback(count)
+        # one group of four writes under the lease: it is read once
+        assert await asyncio.gather(*(new(n) for n in range(4))) == [1] * 4  # type: ignore[arg-type]
+        assert reads == 1
+        # one group: writes under the lease, its revocation, two more: those fail
+        results = await asyncio.gather(
+            new(4), store.revoke_lease(lease), new(5), new(6),
+            return_exceptions=True)  # type: ignore[arg-type]
+        store._conn.set_trace_callback(None)
+        assert results[:2] == [1, True]
+        assert isinstance(results[2], LeaseLost) and isinstance(results[3], LeaseLost)
+        assert [await store.get_task(A, f"l-{n}") is not None for n in range(7)] == [
+            True, True, True, True, True, False, False]
 
 
 @pytest.mark.parametrize("threaded", [False, True])

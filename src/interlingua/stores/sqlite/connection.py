@@ -4,8 +4,7 @@ transactions and group commits."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
@@ -80,6 +79,9 @@ class _Connection(sqlite3.Connection):
     payload_bytes: int = 0
     #: the schema version the database had when this connection opened it
     migrated_from: int = 0
+    #: the lease found live in the group transaction open now, if any (see
+    #: writes._check_lease); None outside a group
+    lease_seen: int | None = None
 
 
 def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
@@ -151,35 +153,46 @@ def _read_settings(conn: sqlite3.Connection) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def _transaction(conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
+class _transaction:  # a function to its callers: ``with _transaction(conn):``
     """A write transaction (or, with ``begin="BEGIN"``, a read snapshot).
 
     Inside a group commit (a transaction already open, see ``_write_group``)
     it is a savepoint instead, when the group asks for one: a failed write is
     then undone without touching the others of its group.
+
+    A class, not a generator under ``contextmanager``: every task write enters
+    one, and this makes three calls where that made seven.
     """
-    if conn.in_transaction:
-        if not getattr(conn, "savepoints", True):
-            yield
+
+    __slots__ = ("_begin", "_conn", "_nested", "_savepoint")
+
+    def __init__(self, conn: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> None:
+        self._conn = conn
+        self._begin = begin
+
+    def __enter__(self) -> None:
+        conn = self._conn
+        self._nested = conn.in_transaction
+        if self._nested:
+            self._savepoint = getattr(conn, "savepoints", True)
+            if self._savepoint:
+                conn.execute("SAVEPOINT one_write")
             return
-        conn.execute("SAVEPOINT one_write")
-        try:
-            yield
-        except BaseException:
-            conn.execute("ROLLBACK TO one_write")
+        conn.execute(self._begin)
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        conn = self._conn
+        if self._nested:
+            if not self._savepoint:
+                return
+            if kind is not None:
+                conn.execute("ROLLBACK TO one_write")
             conn.execute("RELEASE one_write")
-            raise
-        conn.execute("RELEASE one_write")
-        return
-    conn.execute(begin)
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:
+            return
+        if kind is None:
+            conn.execute("COMMIT")
+        elif conn.in_transaction:
             conn.rollback()
-        raise
-    conn.execute("COMMIT")
 
 
 def _write_group(
@@ -230,6 +243,7 @@ def _run_group(
         return [(False, exc)] * len(writes)
     finally:
         conn.savepoints = True
+        conn.lease_seen = None
     return outcomes
 
 
@@ -237,7 +251,8 @@ def _run_group(
 def _in_transaction(fn: Callable[..., T]) -> Callable[..., T]:
     """``fn(conn, ...)`` as one write transaction (a savepoint inside a group)."""
 
-    def write(conn: sqlite3.Connection, *args: Any) -> T:
+    def write(conn: _Connection, *args: Any) -> T:
+        conn.lease_seen = None  # a write of the leases, perhaps: read them again
         with _transaction(conn):
             return fn(conn, *args)
 

@@ -182,8 +182,9 @@ class SQLiteStore:
         call = functools.partial(fn, conn, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(pool, call)
 
-    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
-        """A task write, committed together with the others queued meanwhile.
+    def _write(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """A task write, committed together with the others queued meanwhile:
+        its outcome, to await (a future, not a coroutine: one frame fewer a write).
 
         Writes that arrive while the loop is busy (many requests at once) share
         one transaction: one commit, and one WAL append, for all of them.
@@ -191,7 +192,7 @@ class SQLiteStore:
         if self._pool is None or self._conn is None:
             raise RuntimeError("the SQLite store is not open: await store.open() first")
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
+        fut: asyncio.Future[T] = loop.create_future()
         self._writes.append((fn, args, fut))
         if not self._write_scheduled:
             self._write_scheduled = True
@@ -204,8 +205,7 @@ class SQLiteStore:
                 task = loop.create_task(self._flush_writes_threaded())
                 self._flushers.add(task)
                 task.add_done_callback(self._flushers.discard)
-        result: T = await fut
-        return result
+        return fut
 
     def _take_writes(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]]:
         writes, self._writes = self._writes, []
@@ -281,7 +281,7 @@ class SQLiteStore:
         probe.history = list(created.history)  # the history the row keeps
         _projection.advance_probe(probe, events[1:])
         stamp = _projection.sort_stamp(probe.status, now)
-        if any(not c.id for c in push_configs):
+        if push_configs and any(not c.id for c in push_configs):
             raise ValueError("a stored push config needs its id")
         version, queued = await self._write(
             _create,
@@ -301,7 +301,8 @@ class SQLiteStore:
             lease,
             other_found if looked_up else _LOOK_UP,
         )
-        self._queued(queued)
+        if queued:
+            self._queued(queued)
         return version
 
     async def append(
@@ -319,7 +320,8 @@ class SQLiteStore:
         claimed = None if message is None else (*message, b"" if strict else message[1])
         version, queued = await self._write(_append, scope, task_id, expected_version, events,
                                             now, lease, claimed)
-        self._queued(queued)
+        if queued:
+            self._queued(queued)
         return version
 
     def _queued(self, queued: bool) -> None:
@@ -356,6 +358,10 @@ class SQLiteStore:
 
     async def find_message(self, scope: Scope, message_id: str,
                            digest: bytes = b"") -> MessageRecord | None:
+        conn = self._conn
+        if self._inline and conn is not None:
+            # as _run would, without its coroutine: a new send looks its message up first
+            return _own.find_message(conn, scope, message_id, digest)
         return await self._run(_own.find_message, scope, message_id, digest)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:

@@ -28,6 +28,7 @@ from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
 from .rows import (
+    _blob,
     _encode,
     _history,
     _history_column,
@@ -53,6 +54,19 @@ class _LookUp(enum.Enum):
 
 
 _LOOK_UP: Final = _LookUp.LOOK_UP
+
+
+def _check_lease(conn: _Connection, lease: int | None) -> None:
+    """Raise LeaseLost unless the lease ``lease`` is live (None: no lease to check).
+
+    Read once a group: the group commit's writes under one lease share the
+    read, in the one transaction. The row changes in it only by a write of the
+    leases (``_in_transaction``), which forgets it; no other process writes
+    while the transaction holds the write lock from its BEGIN IMMEDIATE.
+    """
+    if lease is not None and lease != conn.lease_seen:
+        _own.check_lease(conn, lease)
+        conn.lease_seen = lease
 
 
 def _create(
@@ -81,7 +95,7 @@ def _create(
     page, split = (None, None) if kept is None else _listed.listed(
         created.id, created.context_id, status, metadata, history)
     with _transaction(conn):
-        _own.check_lease(conn, lease)
+        _check_lease(conn, lease)
         # another message under the id (content ids: its key is the id and the
         # digest): if this one is written, it is a new message, which is said.
         # Not looked for again when the send has just looked (a query fewer).
@@ -94,7 +108,8 @@ def _create(
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
                 " lease, history, history_at, listed, listed_split, listed_at, claim,"
                 " generation, generation_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, x''), ?, ?, ?, ?, ?, NULLIF(?, x''), ?,"
+                " NULLIF(?, x''), ?, NULLIF(?, x''), ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -102,22 +117,22 @@ def _create(
                     created.id,
                     created.context_id,
                     status.state.value,
-                    _pack(_encode(status), ids),
+                    _blob(_pack(_encode(status), ids)),
                     stamp,
-                    metadata,
+                    _blob(metadata or b""),
                     dialect,
                     message_id,
                     len(events),
                     now,
                     now,
-                    digest or None,
+                    _blob(digest),
                     lease,
-                    kept,
+                    _blob(kept or b""),
                     len(events),
-                    page,
+                    _blob(page or b""),
                     split,
                     len(events),
-                    claim,
+                    _blob(claim),
                     last_of(events),
                     len(events),
                 ),
@@ -151,7 +166,7 @@ def _append(
     message: tuple[str, bytes, bytes] | None,
 ) -> tuple[int, bool]:
     with _transaction(conn):
-        _own.check_lease(conn, lease)
+        _check_lease(conn, lease)
         row = conn.execute(
             "SELECT pk, context_id, state, version, history, history_at, metadata,"
             " CASE WHEN listed_at = version THEN listed END, listed_split FROM tasks"
@@ -180,18 +195,19 @@ def _append(
         if status_changed:
             conn.execute(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
-                " lease = COALESCE(?, lease), history = ?, history_at = ?, listed = ?,"
+                " lease = COALESCE(?, lease), history = NULLIF(?, x''), history_at = ?,"
+                " listed = NULLIF(?, x''),"
                 f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
                 (
                     new_version,
                     status.state.value,
-                    _pack(_encode(status), ids),
+                    _blob(_pack(_encode(status), ids)),
                     _projection.sort_stamp(status, now),
                     now,
                     lease,
-                    history,
+                    _blob(history or b""),
                     None if history is None else new_version,
-                    page,
+                    _blob(page or b""),
                     split,
                     None if page is None else new_version,
                     generation,
@@ -203,10 +219,11 @@ def _append(
         else:
             conn.execute(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
-                " history = ?, history_at = ?, listed = ?, listed_split = ?, listed_at = ?"
-                f"{_GENERATION} WHERE pk = ?",
-                (new_version, now, lease, history, None if history is None else new_version,
-                 page, split, None if page is None else new_version, generation, generation,
+                " history = NULLIF(?, x''), history_at = ?, listed = NULLIF(?, x''),"
+                f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
+                (new_version, now, lease, _blob(history or b""),
+                 None if history is None else new_version, _blob(page or b""), split,
+                 None if page is None else new_version, generation, generation,
                  new_version, pk),
             )
         queued = _queue(conn, pk, version + 1, events)
