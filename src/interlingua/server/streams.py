@@ -71,7 +71,8 @@ class Unavailable(msgspec.Struct):
     message: str
 
 
-StreamOutput = Entry | Heartbeat | Lagged | Unavailable
+#: (a ``StoredEvent`` only to a reader that asked for one, ``Stream.take_stored``)
+StreamOutput = Entry | Heartbeat | Lagged | Unavailable | StoredEvent
 
 #: events read from the store at a time by a reader catching up
 READ_PAGE = 500
@@ -216,6 +217,12 @@ class Stream:
     def close(self) -> None:
         """Stop reading (idempotent)."""
 
+    def take_stored(self) -> None:
+        """The reader takes a batch of artifact updates that it alone reads as the
+        log's own entries (``StoredEvent``, whose event is the stream item), not an
+        ``Entry`` made for each: it reads each one's seq and event, and keeps no
+        encoding on it. (A stream that makes no such batches ignores it.)"""
+
     @property
     def lag(self) -> int | None:
         """Events in the log not yet handed out; None once the stream is over
@@ -297,6 +304,7 @@ class _Follow(Stream):
         "_page",
         "_scope",
         "_source",
+        "_stored",
         "_sub",
         "_task_id",
     )
@@ -326,7 +334,12 @@ class _Follow(Stream):
         #: the last batch handed out ended the stream
         self._over = False
         self._done = False
+        #: a lone reader's batches of artifact updates go out as they are (take_stored)
+        self._stored = False
         source.open_count += 1
+
+    def take_stored(self) -> None:
+        self._stored = True
 
     def close(self) -> None:
         if not self._done:
@@ -431,10 +444,27 @@ class _Follow(Stream):
             self._page = events
 
     def _entries(self, events: list[StoredEvent]) -> list[StreamOutput]:
-        batch: list[StreamOutput] = []
-        after = self._after
         # A lone reader's encodings would only be kept alive, never reused.
         shared = not self._sub.alone()
+        if self._stored and not shared and events:
+            first, last = events[0], events[-1]
+            head, tail = first.event, last.event
+            # From an artifact update to one, the log's generations moved as its
+            # seqs did: every event between is a status or an artifact update (a
+            # history entry takes a seq and no generation, core/generation.py).
+            # None of them ends the stream: a status that does is waited for
+            # (Context.update, its ends), so it is the last of its batch, and no
+            # artifact follows a final one.
+            if (type(head) is ArtifactUpdate and type(tail) is ArtifactUpdate
+                    and tail.generation - head.generation == last.seq - first.seq):
+                # (the bulk of a streaming agent's batches): the log's entries as
+                # they are, each one's event its stream item; no loop, no Entry each
+                after = self._after = last.seq
+                if after >= self._sub.latest:
+                    self._level = True
+                return events  # type: ignore[return-value]
+        batch: list[StreamOutput] = []
+        after = self._after
         for stored in events:
             after = stored.seq
             event = stored.event
