@@ -313,9 +313,11 @@ async def test_a_lone_reader_that_takes_stored_entries_gets_batches_of_chunks_as
     finally:
         await engine.stop()
     stored = [b for b in batches if any(type(out) is StoredEvent for out in b)]
-    assert stored, "no batch of chunks came as the log's entries"
+    assert len(stored) == 3, "not every batch of chunks came as the log's entries"
+    # the last one ends with the completion, as an Entry
     assert all(type(out) is StoredEvent and type(out.event) is ArtifactUpdate
-               for b in stored for out in b)
+               for b in stored for out in (b if b is not stored[-1] else b[:-1]))
+    assert type(stored[-1][-1]) is Entry and batches[-1] is stored[-1]
     outs = [out for b in batches for out in b]
     assert all(type(out) in (Entry, StoredEvent) for out in outs)
     items = [out.event if type(out) is StoredEvent else out.item  # type: ignore[union-attr]
@@ -333,7 +335,8 @@ async def test_a_lone_reader_that_takes_stored_entries_gets_batches_of_chunks_as
 def test_a_batch_with_a_history_entry_between_its_chunks_comes_as_entries() -> None:
     # take_stored's batches are told by their ends' generations: a history entry
     # between two chunks takes a seq and no generation, so that batch is read
-    # event by event (the entry left out); statuses between chunks pass as they are.
+    # event by event (the entry left out); statuses between chunks pass as they are,
+    # and a batch ends where its stream ends.
     from interlingua.core.model import Artifact, HistoryAppended
     from interlingua.server.streams import _Follow
     from interlingua.stores.base import Scope, StoredEvent
@@ -359,6 +362,17 @@ def test_a_batch_with_a_history_entry_between_its_chunks_comes_as_entries() -> N
     status = StatusUpdate("t", "c", TaskStatus(TaskState.WORKING), None, 6)
     whole = [StoredEvent(11, chunk(5)), StoredEvent(12, status), StoredEvent(13, chunk(7))]
     assert follow()._entries(whole) == whole
+    # a batch that ends with a status: that one as an Entry, ending the stream
+    # when it is final
+    done = StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED), None, 8)
+    f = follow()
+    out = f._entries([*whole, StoredEvent(14, done)])
+    assert out == [*whole, Entry(14, done)] and f._over
+    # one that ends with a cancel queued after an interruption ends at the interruption
+    asked = StatusUpdate("t", "c", TaskStatus(TaskState.INPUT_REQUIRED), None, 8)
+    gone = StatusUpdate("t", "c", TaskStatus(TaskState.CANCELED), None, 9)
+    out = follow()._entries([*whole, StoredEvent(14, asked), StoredEvent(15, gone)])
+    assert out == [*(Entry(s.seq, s.event) for s in whole), Entry(14, asked)]
     said = HistoryAppended(msg("more"))
     mixed = [StoredEvent(11, chunk(5)), StoredEvent(12, said), StoredEvent(13, chunk(6))]
     out = follow()._entries(mixed)

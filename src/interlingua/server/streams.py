@@ -443,26 +443,47 @@ class _Follow(Stream):
         else:
             self._page = events
 
+    def _stored_batch(self, events: list[StoredEvent], tail: StatusUpdate | ArtifactUpdate
+                      ) -> list[StreamOutput]:
+        """A batch of status and artifact updates that begins with an artifact
+        update (the bulk of a streaming agent's batches), for a lone reader that
+        takes the log's entries as they are: each one's event is its stream item,
+        no loop and no ``Entry`` per event; a status that ends the batch comes as
+        an ``Entry``, and may end the stream."""
+        last = events[-1]
+        after = self._after = last.seq
+        if type(tail) is StatusUpdate:
+            batch: list[StreamOutput] = events[:-1]  # type: ignore[assignment]
+            batch.append(Entry(after, tail))
+            if tail.status.state in self._ends:
+                self._over = True  # ended at the next poll, as _entries ends it
+                return batch
+        else:
+            batch = events  # type: ignore[assignment]
+        if after >= self._sub.latest:
+            self._level = True
+        return batch
+
     def _entries(self, events: list[StoredEvent]) -> list[StreamOutput]:
         # A lone reader's encodings would only be kept alive, never reused.
         shared = not self._sub.alone()
         if self._stored and not shared and events:
             first, last = events[0], events[-1]
             head, tail = first.event, last.event
-            # From an artifact update to one, the log's generations moved as its
-            # seqs did: every event between is a status or an artifact update (a
-            # history entry takes a seq and no generation, core/generation.py).
-            # None of them ends the stream: a status that does is waited for
-            # (Context.update, its ends), so it is the last of its batch, and no
-            # artifact follows a final one.
-            if (type(head) is ArtifactUpdate and type(tail) is ArtifactUpdate
-                    and tail.generation - head.generation == last.seq - first.seq):
-                # (the bulk of a streaming agent's batches): the log's entries as
-                # they are, each one's event its stream item; no loop, no Entry each
-                after = self._after = last.seq
-                if after >= self._sub.latest:
-                    self._level = True
-                return events  # type: ignore[return-value]
+            # From an artifact update to the last event, the log's generations moved
+            # as its seqs did: every event between is a status or an artifact update
+            # (a history entry takes a seq and no generation, core/generation.py).
+            # None of them but the last ends the stream: a status that does is
+            # waited for (Context.update, its ends), so it is the last of its batch
+            # or followed by a final status only (a cancel queued meanwhile), and
+            # the event before a last status here is an artifact update.
+            kind = type(tail)
+            if (type(head) is ArtifactUpdate
+                    and (kind is ArtifactUpdate or (kind is StatusUpdate
+                         and type(events[-2].event) is ArtifactUpdate))
+                    and tail.generation - head.generation  # type: ignore[union-attr]
+                    == last.seq - first.seq):
+                return self._stored_batch(events, tail)  # type: ignore[arg-type]
         batch: list[StreamOutput] = []
         after = self._after
         for stored in events:
