@@ -373,6 +373,14 @@ def test_a_batch_with_a_history_entry_between_its_chunks_comes_as_entries() -> N
     gone = StatusUpdate("t", "c", TaskStatus(TaskState.CANCELED), None, 9)
     out = follow()._entries([*whole, StoredEvent(14, asked), StoredEvent(15, gone)])
     assert out == [*(Entry(s.seq, s.event) for s in whole), Entry(14, asked)]
+    # a reader that comes late reads the log from its creation: the task as an Entry
+    from interlingua.core.model import TaskCreated
+    task = Task("t", "c", TaskStatus(TaskState.SUBMITTED), generation=1)
+    start = [StoredEvent(1, TaskCreated(task)), StoredEvent(2, chunk(2)), StoredEvent(3, chunk(3)),
+             StoredEvent(4, StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED), None, 4))]
+    f = follow()
+    assert f._entries(start) == [Entry(1, task), *start[1:3], Entry(4, start[3].event)]
+    assert f._over
     said = HistoryAppended(msg("more"))
     mixed = [StoredEvent(11, chunk(5)), StoredEvent(12, said), StoredEvent(13, chunk(6))]
     out = follow()._entries(mixed)

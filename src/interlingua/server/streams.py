@@ -443,23 +443,46 @@ class _Follow(Stream):
         else:
             self._page = events
 
-    def _stored_batch(self, events: list[StoredEvent], tail: StatusUpdate | ArtifactUpdate
-                      ) -> list[StreamOutput]:
-        """A batch of status and artifact updates that begins with an artifact
-        update (the bulk of a streaming agent's batches), for a lone reader that
-        takes the log's entries as they are: each one's event is its stream item,
-        no loop and no ``Entry`` per event; a status that ends the batch comes as
-        an ``Entry``, and may end the stream."""
-        last = events[-1]
+    def _stored_batch(self, events: list[StoredEvent]) -> list[StreamOutput] | None:
+        """A lone reader's batch as the log's entries (``take_stored``), each
+        one's event its stream item, no loop and no ``Entry`` per event; None
+        when the batch is not one of status and artifact updates (after a
+        creation) whose last alone may end the stream.
+
+        From the first event to the last, the log's generations moved as its
+        seqs did: every event between is a status or an artifact update (a
+        history entry takes a seq and no generation, core/generation.py). A
+        status that ends a stream is waited for (Context.update, its ends): it is
+        the last of its batch, or followed by a final status alone (a cancel
+        queued meanwhile). So when the event before a last status is no status,
+        none before the last ends the stream."""
+        first, last = events[0], events[-1]
+        head, tail = first.event, last.event
+        kind = type(head)
+        if kind is TaskCreated:
+            generation = head.task.generation  # type: ignore[union-attr]
+        elif kind is ArtifactUpdate or kind is StatusUpdate:
+            generation = head.generation  # type: ignore[union-attr]
+        else:
+            return None
+        ends_with = type(tail)
+        if ends_with is StatusUpdate:
+            if len(events) < 2 or type(events[-2].event) is StatusUpdate:
+                return None
+        elif ends_with is not ArtifactUpdate:
+            return None
+        if tail.generation - generation != last.seq - first.seq:  # type: ignore[union-attr]
+            return None
         after = self._after = last.seq
-        if type(tail) is StatusUpdate:
-            batch: list[StreamOutput] = events[:-1]  # type: ignore[assignment]
-            batch.append(Entry(after, tail))
-            if tail.status.state in self._ends:
+        batch: list[StreamOutput] = (
+            events if ends_with is ArtifactUpdate else events[:-1])  # type: ignore[assignment]
+        if kind is TaskCreated:
+            batch = [Entry(first.seq, head.task), *batch[1:]]  # type: ignore[union-attr]
+        if ends_with is StatusUpdate:
+            batch.append(Entry(after, tail))  # type: ignore[arg-type]
+            if tail.status.state in self._ends:  # type: ignore[union-attr]
                 self._over = True  # ended at the next poll, as _entries ends it
                 return batch
-        else:
-            batch = events  # type: ignore[assignment]
         if after >= self._sub.latest:
             self._level = True
         return batch
@@ -468,22 +491,9 @@ class _Follow(Stream):
         # A lone reader's encodings would only be kept alive, never reused.
         shared = not self._sub.alone()
         if self._stored and not shared and events:
-            first, last = events[0], events[-1]
-            head, tail = first.event, last.event
-            # From an artifact update to the last event, the log's generations moved
-            # as its seqs did: every event between is a status or an artifact update
-            # (a history entry takes a seq and no generation, core/generation.py).
-            # None of them but the last ends the stream: a status that does is
-            # waited for (Context.update, its ends), so it is the last of its batch
-            # or followed by a final status only (a cancel queued meanwhile), and
-            # the event before a last status here is an artifact update.
-            kind = type(tail)
-            if (type(head) is ArtifactUpdate
-                    and (kind is ArtifactUpdate or (kind is StatusUpdate
-                         and type(events[-2].event) is ArtifactUpdate))
-                    and tail.generation - head.generation  # type: ignore[union-attr]
-                    == last.seq - first.seq):
-                return self._stored_batch(events, tail)  # type: ignore[arg-type]
+            taken = self._stored_batch(events)
+            if taken is not None:
+                return taken
         batch: list[StreamOutput] = []
         after = self._after
         for stored in events:
