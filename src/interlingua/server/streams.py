@@ -218,10 +218,11 @@ class Stream:
         """Stop reading (idempotent)."""
 
     def take_stored(self) -> None:
-        """The reader takes a batch of artifact updates that it alone reads as the
-        log's own entries (``StoredEvent``, whose event is the stream item), not an
-        ``Entry`` made for each: it reads each one's seq and event, and keeps no
-        encoding on it. (A stream that makes no such batches ignores it.)"""
+        """The reader takes a batch of status and artifact updates that it alone
+        reads as the log's own entries (``StoredEvent``, whose event is the stream
+        item), not an ``Entry`` made for each: it reads each one's seq and event,
+        and keeps no encoding on it. (A stream that makes no such batches ignores
+        it.)"""
 
     @property
     def lag(self) -> int | None:
@@ -334,7 +335,7 @@ class _Follow(Stream):
         #: the last batch handed out ended the stream
         self._over = False
         self._done = False
-        #: a lone reader's batches of artifact updates go out as they are (take_stored)
+        #: a lone reader's batches of updates go out as the log holds them (take_stored)
         self._stored = False
         source.open_count += 1
 
