@@ -117,7 +117,7 @@ class ChunkFrames:
         u: Any
         for out in got:
             kind = type(out)
-            if kind is StoredEvent:  # the stream's own: an artifact update, read alone
+            if kind is StoredEvent:  # a log entry read alone (take_stored): an update
                 u = out.event  # type: ignore[union-attr]  # (StoredEvent.event: any event)
             elif kind is Entry and out.stored is None:  # type: ignore[union-attr]
                 u = out.item  # type: ignore[union-attr]

@@ -186,7 +186,7 @@ async def write_sse(
 
 
 def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
-    if type(out) is StoredEvent:  # an artifact update a lone reader reads (take_stored)
+    if type(out) is StoredEvent:  # an update a lone reader reads (take_stored)
         return b"id: %d\ndata: %b%b%b\n\n" % (
             out.seq, envelope.prefix, codec.encode_stream_item(out.event),  # type: ignore[arg-type]
             envelope.suffix)
