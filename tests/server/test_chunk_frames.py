@@ -285,3 +285,35 @@ def test_a_batch_is_written_as_each_of_its_outputs_is_framed_alone(dialect: str)
     # the other dialects have templates (the first test): only the plain text chunks
     # for this reader alone were spliced, the rest went to ``other``
     assert [getattr(out, "seq", None) for out in others] == [3, 5, 6, 7, 9, None]
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
+def test_a_batch_of_log_entries_is_framed_as_the_same_entries_would_be(dialect: str) -> None:
+    """A lone reader's batch of artifact updates as the log's own entries
+    (``Stream.take_stored``): each framed as an ``Entry`` of it would be, text
+    chunks spliced, a status or a chunk of two parts by the codec."""
+    from interlingua.stores.base import StoredEvent
+
+    codec = all_codecs()[dialect]
+    envelope = jsonrpc_envelope("r")
+    status = m.StatusUpdate(task_id="task-1", context_id='ctx "2"',
+                            status=m.TaskStatus(state=m.TaskState.WORKING))
+    two_parts = _chunk("a")
+    two_parts.artifact.parts.append(m.TextPart(text="b"))
+    events = [_chunk("one "), _chunk("two "), status, two_parts, _chunk(""), _chunk("three ")]
+    for generation, event in enumerate(events, 4):
+        event.generation = generation
+    stored = [StoredEvent(seq, event) for seq, event in enumerate(events, 20)]
+    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    parts: list[bytes] = []
+    others: list[object] = []
+
+    def other(out: object) -> bytes:
+        others.append(out)
+        return _encoded(out, codec, envelope)  # type: ignore[arg-type]
+
+    frames.write(parts, stored, other)  # type: ignore[arg-type]
+    expected = b"".join(_codec_path(codec, envelope, seq, e) for seq, e in enumerate(events, 20))
+    assert b"".join(parts) == expected
+    if dialect != "1.1":  # (1.1 writes generations: the codec frames every chunk)
+        assert [out.seq for out in others] == [22, 23, 24]  # type: ignore[attr-defined]

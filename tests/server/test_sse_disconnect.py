@@ -11,12 +11,14 @@ from interlingua.bindings.http.sse_writer import write_sse
 from interlingua.bindings.jsonrpc.endpoint import jsonrpc_envelope
 from interlingua.core.dialects import get_codec
 from interlingua.server.dispatch import Items
+from interlingua.server.streams import Stream
 
 
-class IdleStream:
+class IdleStream(Stream):
     """A stream with no news until ``finish()``: then it ends."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.news: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.closed = False
 

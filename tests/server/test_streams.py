@@ -17,6 +17,7 @@ from interlingua.core.model import (
     StatusUpdate,
     Task,
     TaskState,
+    TaskStatus,
     TextPart,
 )
 from interlingua.core.parts import new_id
@@ -285,3 +286,102 @@ async def test_a_lone_readers_batch_of_chunks_statuses_and_chunks_comes_whole_in
     assert kinds == [*"012345", "status", *"678", "status"]
     assert [e.item.generation for e in entries] == list(  # type: ignore[union-attr]
         range(go.item.generation + 1, go.item.generation + 1 + len(entries)))
+
+
+async def test_a_lone_reader_that_takes_stored_entries_gets_batches_of_chunks_as_the_log_holds_them(
+        ) -> None:
+    # A batch of artifact updates alone comes as the log's own entries (no Entry
+    # each); any other batch (the task, a status, chunks with the completion) as
+    # Entries; together the log's events in order, each once.
+    from interlingua.server.dispatch import Items
+    from interlingua.stores.base import StoredEvent
+
+    chunks = 600
+
+    async def many(ctx: Context) -> None:
+        await ctx.update("go")
+        aid = None
+        for i in range(chunks):
+            aid = await ctx.artifact(f"{i} ", artifact_id=aid, append=aid is not None)
+        await ctx.complete()
+
+    engine = await engine_for(many)
+    try:
+        stream = await engine.open_stream(SendMessage(message=msg("x"), streaming=True), REQ)
+        stream.take_stored()
+        batches = [batch async for batch in Items(stream)]
+    finally:
+        await engine.stop()
+    stored = [b for b in batches if any(type(out) is StoredEvent for out in b)]
+    assert len(stored) == 3, "not every batch of chunks came as the log's entries"
+    # the last one ends with the completion, as an Entry
+    assert all(type(out) is StoredEvent and type(out.event) is ArtifactUpdate
+               for b in stored for out in (b if b is not stored[-1] else b[:-1]))
+    assert type(stored[-1][-1]) is Entry and batches[-1] is stored[-1]
+    outs = [out for b in batches for out in b]
+    assert all(type(out) in (Entry, StoredEvent) for out in outs)
+    items = [out.event if type(out) is StoredEvent else out.item  # type: ignore[union-attr]
+             for out in outs]
+    seqs = [out.seq for out in outs]  # type: ignore[union-attr]
+    assert seqs == list(range(seqs[0], seqs[0] + len(outs)))
+    assert isinstance(items[0], Task) and isinstance(items[1], StatusUpdate)
+    assert [u.artifact.parts[0].text for u in items[2:-1]  # type: ignore[union-attr]
+            ] == [f"{i} " for i in range(chunks)]
+    assert isinstance(items[-1], StatusUpdate) and items[-1].status.state is TaskState.COMPLETED
+    assert [u.generation for u in items[1:]] == list(  # type: ignore[union-attr]
+        range(2, 2 + len(items) - 1))
+
+
+def test_a_batch_with_a_history_entry_between_its_chunks_comes_as_entries() -> None:
+    # take_stored's batches are told by their ends' generations: a history entry
+    # between two chunks takes a seq and no generation, so that batch is read
+    # event by event (the entry left out); statuses between chunks pass as they are,
+    # and a batch ends where its stream ends.
+    from interlingua.core.model import Artifact, HistoryAppended
+    from interlingua.server.streams import _Follow
+    from interlingua.stores.base import Scope, StoredEvent
+
+    class Sub:
+        latest = 13
+
+        def alone(self) -> bool:
+            return True
+
+    class Source:
+        open_count = 0
+
+    def chunk(generation: int) -> ArtifactUpdate:
+        return ArtifactUpdate("t", "c", Artifact("a", [TextPart("x")]), True, False, None,
+                              generation)
+
+    def follow() -> _Follow:
+        f = _Follow(Source(), Scope(), "t", Sub(), 10)  # type: ignore[arg-type]
+        f.take_stored()
+        return f
+
+    status = StatusUpdate("t", "c", TaskStatus(TaskState.WORKING), None, 6)
+    whole = [StoredEvent(11, chunk(5)), StoredEvent(12, status), StoredEvent(13, chunk(7))]
+    assert follow()._entries(whole) == whole
+    # a batch that ends with a status: that one as an Entry, ending the stream
+    # when it is final
+    done = StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED), None, 8)
+    f = follow()
+    out = f._entries([*whole, StoredEvent(14, done)])
+    assert out == [*whole, Entry(14, done)] and f._over
+    # one that ends with a cancel queued after an interruption ends at the interruption
+    asked = StatusUpdate("t", "c", TaskStatus(TaskState.INPUT_REQUIRED), None, 8)
+    gone = StatusUpdate("t", "c", TaskStatus(TaskState.CANCELED), None, 9)
+    out = follow()._entries([*whole, StoredEvent(14, asked), StoredEvent(15, gone)])
+    assert out == [*(Entry(s.seq, s.event) for s in whole), Entry(14, asked)]
+    # a reader that comes late reads the log from its creation: the task as an Entry
+    from interlingua.core.model import TaskCreated
+    task = Task("t", "c", TaskStatus(TaskState.SUBMITTED), generation=1)
+    start = [StoredEvent(1, TaskCreated(task)), StoredEvent(2, chunk(2)), StoredEvent(3, chunk(3)),
+             StoredEvent(4, StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED), None, 4))]
+    f = follow()
+    assert f._entries(start) == [Entry(1, task), *start[1:3], Entry(4, start[3].event)]
+    assert f._over
+    said = HistoryAppended(msg("more"))
+    mixed = [StoredEvent(11, chunk(5)), StoredEvent(12, said), StoredEvent(13, chunk(6))]
+    out = follow()._entries(mixed)
+    assert out == [Entry(11, mixed[0].event), Entry(13, mixed[2].event)]

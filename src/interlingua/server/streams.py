@@ -71,7 +71,8 @@ class Unavailable(msgspec.Struct):
     message: str
 
 
-StreamOutput = Entry | Heartbeat | Lagged | Unavailable
+#: (a ``StoredEvent`` only to a reader that asked for one, ``Stream.take_stored``)
+StreamOutput = Entry | Heartbeat | Lagged | Unavailable | StoredEvent
 
 #: events read from the store at a time by a reader catching up
 READ_PAGE = 500
@@ -216,6 +217,13 @@ class Stream:
     def close(self) -> None:
         """Stop reading (idempotent)."""
 
+    def take_stored(self) -> None:
+        """The reader takes a batch of status and artifact updates that it alone
+        reads as the log's own entries (``StoredEvent``, whose event is the stream
+        item), not an ``Entry`` made for each: it reads each one's seq and event,
+        and keeps no encoding on it. (A stream that makes no such batches ignores
+        it.)"""
+
     @property
     def lag(self) -> int | None:
         """Events in the log not yet handed out; None once the stream is over
@@ -297,6 +305,7 @@ class _Follow(Stream):
         "_page",
         "_scope",
         "_source",
+        "_stored",
         "_sub",
         "_task_id",
     )
@@ -326,7 +335,12 @@ class _Follow(Stream):
         #: the last batch handed out ended the stream
         self._over = False
         self._done = False
+        #: a lone reader's batches of updates go out as the log holds them (take_stored)
+        self._stored = False
         source.open_count += 1
+
+    def take_stored(self) -> None:
+        self._stored = True
 
     def close(self) -> None:
         if not self._done:
@@ -430,11 +444,59 @@ class _Follow(Stream):
         else:
             self._page = events
 
+    def _stored_batch(self, events: list[StoredEvent]) -> list[StreamOutput] | None:
+        """A lone reader's batch as the log's entries (``take_stored``), each
+        one's event its stream item, no loop and no ``Entry`` per event; None
+        when the batch is not one of status and artifact updates (after a
+        creation) whose last alone may end the stream.
+
+        From the first event to the last, the log's generations moved as its
+        seqs did: every event between is a status or an artifact update (a
+        history entry takes a seq and no generation, core/generation.py). A
+        status that ends a stream is waited for (Context.update, its ends): it is
+        the last of its batch, or followed by a final status alone (a cancel
+        queued meanwhile). So when the event before a last status is no status,
+        none before the last ends the stream."""
+        first, last = events[0], events[-1]
+        head, tail = first.event, last.event
+        kind = type(head)
+        if kind is TaskCreated:
+            generation = head.task.generation  # type: ignore[union-attr]
+        elif kind is ArtifactUpdate or kind is StatusUpdate:
+            generation = head.generation  # type: ignore[union-attr]
+        else:
+            return None
+        ends_with = type(tail)
+        if ends_with is StatusUpdate:
+            if len(events) < 2 or type(events[-2].event) is StatusUpdate:
+                return None
+        elif ends_with is not ArtifactUpdate:
+            return None
+        if tail.generation - generation != last.seq - first.seq:  # type: ignore[union-attr]
+            return None
+        after = self._after = last.seq
+        batch: list[StreamOutput] = (
+            events if ends_with is ArtifactUpdate else events[:-1])  # type: ignore[assignment]
+        if kind is TaskCreated:
+            batch = [Entry(first.seq, head.task), *batch[1:]]  # type: ignore[union-attr]
+        if ends_with is StatusUpdate:
+            batch.append(Entry(after, tail))  # type: ignore[arg-type]
+            if tail.status.state in self._ends:  # type: ignore[union-attr]
+                self._over = True  # ended at the next poll, as _entries ends it
+                return batch
+        if after >= self._sub.latest:
+            self._level = True
+        return batch
+
     def _entries(self, events: list[StoredEvent]) -> list[StreamOutput]:
-        batch: list[StreamOutput] = []
-        after = self._after
         # A lone reader's encodings would only be kept alive, never reused.
         shared = not self._sub.alone()
+        if self._stored and not shared and events:
+            taken = self._stored_batch(events)
+            if taken is not None:
+                return taken
+        batch: list[StreamOutput] = []
+        after = self._after
         for stored in events:
             after = stored.seq
             event = stored.event

@@ -16,11 +16,13 @@ and its chunks take the codec's path.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
 from ...core.model import Artifact, ArtifactUpdate, TextPart
 from ...server.streams import Entry, StreamOutput
+from ...stores.base import StoredEvent
 
 __all__ = ["ChunkFrames"]
 
@@ -107,25 +109,37 @@ class ChunkFrames:
     def write(self, parts: list[bytes], got: Sequence[StreamOutput],
               other: Callable[[StreamOutput], bytes]) -> None:
         """Append the SSE events of a batch of stream outputs to ``parts``: a lone
-        reader's text chunk (an ``Entry`` sharing no log entry) as ``add`` frames
-        it, every other output, and a chunk ``add`` would refuse, as ``other``
-        frames it. ``add``'s work, done here for each chunk: no call per event."""
+        reader's text chunk (a ``StoredEvent``, or an ``Entry`` sharing no log
+        entry) as ``add`` frames it, every other output, and a chunk ``add``
+        would refuse, as ``other`` frames it. ``add``'s work, done here for each
+        chunk: no call per event."""
         part = self._part
+        u: Any
         for out in got:
-            if type(out) is Entry and out.stored is None and type(out.item) is ArtifactUpdate:
-                u = out.item
-                try:
-                    text = part.text = u.artifact.parts[0].text  # type: ignore[union-attr]
-                except (AttributeError, IndexError):  # no parts, or a first part of no text
+            kind = type(out)
+            if kind is StoredEvent:  # a log entry read alone (take_stored): an update
+                u = out.event  # type: ignore[union-attr]  # (StoredEvent.event: any event)
+            elif kind is Entry and out.stored is None:  # type: ignore[union-attr]
+                u = out.item  # type: ignore[union-attr]
+                if type(u) is not ArtifactUpdate:
                     parts.append(other(out))
                     continue
-                probe = self._probe
-                probe.generation = u.generation  # as add does: chunks differ by it
-                if u == probe or self._switch(u):
-                    template = self._template
-                    if template is not None and text:
-                        parts += (b"id: %d" % out.seq, template[0], _json(text), template[1])
-                        continue
+            else:
+                parts.append(other(out))
+                continue
+            try:
+                text = part.text = u.artifact.parts[0].text
+            except (AttributeError, IndexError):  # no parts, or a first part of no text
+                parts.append(other(out))
+                continue
+            probe = self._probe
+            probe.generation = u.generation  # as add does: chunks differ by it
+            if u == probe or self._switch(u):
+                template = self._template
+                if template is not None and text:
+                    parts += (b"id: %d" % out.seq,  # type: ignore[union-attr]
+                              template[0], _json(text), template[1])
+                    continue
             parts.append(other(out))
 
     def _switch(self, u: ArtifactUpdate) -> bool:

@@ -20,6 +20,7 @@ from ...core.dialects import Codec
 from ...core.errors import A2AError, InternalError, ResourceUnavailable
 from ...server.dispatch import Items
 from ...server.streams import Entry, Heartbeat, Lagged, StreamOutput, Unavailable
+from ...stores.base import StoredEvent
 from .chunk_frames import ChunkFrames
 
 __all__ = ["Envelope", "write_sse"]
@@ -148,6 +149,8 @@ async def write_sse(
     # A lone reader's text chunks are spliced into their templates; an event
     # with several readers is encoded once for them all.
     frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
+    # and its batches of artifact updates come as the log's entries (frames.write)
+    items.stream.take_stored()
 
     def other(out: StreamOutput) -> bytes:
         return _encoded(out, codec, envelope)
@@ -183,6 +186,10 @@ async def write_sse(
 
 
 def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
+    if type(out) is StoredEvent:  # an update a lone reader reads (take_stored)
+        return b"id: %d\ndata: %b%b%b\n\n" % (
+            out.seq, envelope.prefix, codec.encode_stream_item(out.event),  # type: ignore[arg-type]
+            envelope.suffix)
     if type(out) is Entry:
         # one formatting: a chain of + would copy the event at every step
         return b"id: %d\ndata: %b%b%b\n\n" % (
