@@ -22,6 +22,7 @@ from typing import IO
 import pytest
 
 from .ci import IN_CI
+from .httpx_tls import share_default_context
 from .hypothesis_budget import THOROUGH  # noqa: F401  (registered before --hypothesis-profile is read)
 from .reference import shared_dir
 from .services import (
@@ -94,6 +95,7 @@ def redis_url() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    share_default_context()  # one CA bundle read per worker, not one per client
     config.addinivalue_line(
         "markers", "interop(envs=None): talks to the official A2A SDKs, whose environments "
         "scripts/interop-setup makes (all of them, or the ones named)")
