@@ -119,6 +119,7 @@ _DESELECTED = pytest.StashKey[int]()
 # keep one worker busy while the other has nothing to do. Only an order: a module
 # missing here runs in its usual place.
 SLOW_FIRST = (
+    "tests/interop/test_peers_crewai.py",
     "tests/interop/test_checkers.py",
     "tests/interop/test_peers_adk_strands.py",
     "tests/mesh/test_broker_restart.py",
@@ -132,6 +133,8 @@ SLOW_FIRST = (
     "tests/e2e/test_replica_limits.py",
     "tests/interop/test_official_agents.py",
     "tests/interop/test_peers_in_the_wild.py",
+    "tests/interop/test_peers_beeai.py",
+    "tests/interop/test_peers_maf.py",
     "tests/cli/test_scale_out_cli.py",
     "tests/e2e/test_llm_examples.py",
     "tests/bindings/test_grpc_serve.py",
