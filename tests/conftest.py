@@ -209,8 +209,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             pending.touch()
             fcntl.flock(lock, fcntl.LOCK_EX)
         else:
-            while any(p != pending for p in folder.glob("pending-*")):
-                time.sleep(0.02)
+            while _others_pending(folder, pending):
+                while _others_pending(folder, pending):
+                    time.sleep(0.02)
+                # The serial tests of a module come one after another: the next one
+                # announces itself a moment after the last ends, and then runs at
+                # once instead of waiting for the whole of a test started meanwhile.
+                time.sleep(0.1)
             fcntl.flock(lock, fcntl.LOCK_SH)
         try:
             return (yield)
@@ -221,6 +226,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 _HELD = pytest.StashKey[tuple[IO[str], Path]]()
+
+
+def _others_pending(folder: Path, mine: Path) -> bool:
+    """Whether a test of another worker waits to run alone."""
+    return any(p != mine for p in folder.glob("pending-*"))
 
 
 @contextlib.contextmanager
