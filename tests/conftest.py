@@ -22,6 +22,7 @@ from typing import IO
 import pytest
 
 from .ci import IN_CI
+from .httpx_tls import share_default_context
 from .hypothesis_budget import THOROUGH  # noqa: F401  (registered before --hypothesis-profile is read)
 from .reference import shared_dir
 from .services import (
@@ -94,6 +95,7 @@ def redis_url() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    share_default_context()  # one CA bundle read per worker, not one per client
     config.addinivalue_line(
         "markers", "interop(envs=None): talks to the official A2A SDKs, whose environments "
         "scripts/interop-setup makes (all of them, or the ones named)")
@@ -117,6 +119,7 @@ _DESELECTED = pytest.StashKey[int]()
 # keep one worker busy while the other has nothing to do. Only an order: a module
 # missing here runs in its usual place.
 SLOW_FIRST = (
+    "tests/interop/test_peers_crewai.py",
     "tests/interop/test_checkers.py",
     "tests/interop/test_peers_adk_strands.py",
     "tests/mesh/test_broker_restart.py",
@@ -130,6 +133,8 @@ SLOW_FIRST = (
     "tests/e2e/test_replica_limits.py",
     "tests/interop/test_official_agents.py",
     "tests/interop/test_peers_in_the_wild.py",
+    "tests/interop/test_peers_beeai.py",
+    "tests/interop/test_peers_maf.py",
     "tests/cli/test_scale_out_cli.py",
     "tests/e2e/test_llm_examples.py",
     "tests/bindings/test_grpc_serve.py",
@@ -204,8 +209,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             pending.touch()
             fcntl.flock(lock, fcntl.LOCK_EX)
         else:
-            while any(p != pending for p in folder.glob("pending-*")):
-                time.sleep(0.02)
+            while _others_pending(folder, pending):
+                while _others_pending(folder, pending):
+                    time.sleep(0.02)
+                # The serial tests of a module come one after another: the next one
+                # announces itself a moment after the last ends, and then runs at
+                # once instead of waiting for the whole of a test started meanwhile.
+                time.sleep(0.1)
             fcntl.flock(lock, fcntl.LOCK_SH)
         try:
             return (yield)
@@ -216,6 +226,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 _HELD = pytest.StashKey[tuple[IO[str], Path]]()
+
+
+def _others_pending(folder: Path, mine: Path) -> bool:
+    """Whether a test of another worker waits to run alone."""
+    return any(p != mine for p in folder.glob("pending-*"))
 
 
 @contextlib.contextmanager

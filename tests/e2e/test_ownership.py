@@ -77,14 +77,19 @@ def test_a_killed_process_tasks_end_in_the_survivor_without_a_restart(
     store = f"sqlite:///{tmp_path}/tasks.db"
     with ServerProcess("tests/e2e/agents.py:echo", store, lease_timeout=1.0) as survivor:
         doomed = ServerProcess(SLOW, store, lease_timeout=1.0).start()
-        # still running however long the wait for the other tests to end
-        task_id = _send(doomed.url, 600)
-        assert _task(doomed.url, task_id)["status"]["state"] == "TASK_STATE_WORKING"
-        with alone():  # a time bound
-            doomed.kill()
-            began = time.monotonic()
-            task = _wait_state(survivor.url, task_id, {"TASK_STATE_FAILED"}, 10)
-            took = time.monotonic() - began
+        try:
+            # still running however long the wait for the other tests to end
+            task_id = _send(doomed.url, 600)
+            # the send answers before the turn's first event ("working on it") is written
+            working = _wait_state(doomed.url, task_id, {"TASK_STATE_WORKING"}, 10)
+            assert working["status"]["state"] == "TASK_STATE_WORKING", working
+            with alone():  # a time bound
+                doomed.kill()
+                began = time.monotonic()
+                task = _wait_state(survivor.url, task_id, {"TASK_STATE_FAILED"}, 10)
+                took = time.monotonic() - began
+        finally:
+            doomed.kill()  # not left running when the test fails before its kill
         assert task["status"]["state"] == "TASK_STATE_FAILED", task
         assert "stopped" in task["status"]["message"]["parts"][0]["text"]
         assert took < 5

@@ -105,7 +105,8 @@ async def test_the_gateway_command_serves_a_mesh_only_agent(ns: str) -> None:
 
     from .test_serve_cli import ROOT, SCRIPT, _serve
 
-    agent, _ = _serve(ns, "--no-http")
+    # the gateway learns of the agent from its card, published every 0.3 s, not 10 s
+    agent, _ = _serve(ns, "--no-http", "--mesh-card-interval", "0.3")
     gw = subprocess.Popen([str(SCRIPT), "gateway", "--mesh", BROKER, "--namespace", ns,
                            "--port", "0", "--json", "--log-level", "warning"],
                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -114,7 +115,7 @@ async def test_the_gateway_command_serves_a_mesh_only_agent(ns: str) -> None:
         assert gw.stdout is not None
         info = json.loads(gw.stdout.readline())
         async with httpx.AsyncClient() as http:
-            for _ in range(150):  # cards come every 10 s
+            for _ in range(150):
                 if (await http.get(info["agents"])).json()["agents"]:
                     break
                 await asyncio.sleep(0.1)

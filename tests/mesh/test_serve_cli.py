@@ -171,7 +171,9 @@ async def test_the_banner_names_the_mesh_url_that_clients_take(ns: str, http: bo
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://",
          "--log-level", "warning", "--drain-seconds", "0", "--mesh", BROKER,
-         "--namespace", ns, "--mesh-instance", "one", "--mesh-session-expiry", "30", *options],
+         "--namespace", ns, "--mesh-instance", "one", "--mesh-session-expiry", "30",
+         # the client reads the card the agent next publishes: not up to 10 s later
+         "--mesh-card-interval", "0.3", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
