@@ -176,6 +176,9 @@ class Engine:
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)
         self.peers = Peers(store, bus, self.runs, self.writer)
+        #: a bus shared with other processes (Redis) says that they serve the store too,
+        #: from the start (``leases.shared`` says so from the next look at the leases)
+        self._shared_bus = hasattr(bus, "on_remote")
         self.long_polls = LongPolls(bus, config.long_poll_max_wait)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
@@ -358,8 +361,8 @@ class Engine:
             raise InvalidParams("Invalid params: historyLength must not be negative")
         if call.current_generation is not None:
             return await self.long_polls.hold(call, scope, lambda: self._read(call, scope))
-        run = self.runs.get(scope, call.id)
-        if run is not None and run.persisted:
+        run = self._local_run(scope, call.id)
+        if run is not None:
             return self.sends.view(run.task, call.history_length)
         history_length = self.sends.history_length_or_default(call.history_length)
         rec = await self.store.get_task(scope, call.id, history_length=history_length)
@@ -367,10 +370,19 @@ class Engine:
             raise task_not_found(call.id)
         return rec.task
 
+    def _local_run(self, scope: Scope, task_id: str) -> Run | None:
+        """The turn this process runs for the task, when a read may be answered from it:
+        its task is as new as the store's while no other process serves the store. With
+        others, one of them may have written since (a cancel), and the store answers."""
+        run = self.runs.get(scope, task_id)
+        if run is None or not run.persisted or self._shared_bus or self.leases.shared:
+            return None
+        return run
+
     async def _read(self, call: GetTask, scope: Scope) -> tuple[Task, int]:
         """``get_task``'s answer, and the version (seq) of the log it is read at."""
-        run = self.runs.get(scope, call.id)
-        if run is not None and run.persisted:
+        run = self._local_run(scope, call.id)
+        if run is not None:
             return self.sends.view(run.task, call.history_length), run.version
         history_length = self.sends.history_length_or_default(call.history_length)
         rec = await self.store.get_task(scope, call.id, history_length=history_length)
