@@ -182,7 +182,8 @@ class Run:
         #: every status, and a method here would only forward the call)
         self.now: Callable[[], str] = writer.now
         self.scope = scope
-        self.key = task_key(scope, task.id)
+        # task_key's text, without its call: a run is made for every send
+        self.key = f"{scope.tenant}\x00{scope.owner}\x00{task.id}"
         self.task = task
         self.version = version
         self.persisted = persisted

@@ -23,7 +23,7 @@ import msgspec
 
 from ...core import jsonrpc
 from ...core.dialects import Codec, answering, get_codec
-from ...core.dialects.detect import detect
+from ...core.dialects.detect import V1_METHODS, detect
 from ...core.errors import (
     A2AError,
     InternalError,
@@ -52,6 +52,12 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+
+#: (method, A2A-Version) -> the codec that answers it, for v1.0's methods: their
+#: dialect follows from the method and the version alone (``detect``), and the
+#: codecs are a fixed set. Bounded: a client may send any version.
+_ANSWERING: dict[tuple[str, str | None], Codec] = {}
+_MAX_ANSWERING = 256
 
 
 class _Answer:
@@ -191,14 +197,19 @@ class JSONRPCEndpoint:
         codec: Codec | None = None
         door = self.door
         try:
-            raw_version = version_of(scope, headers)
+            # the header, nearly always: version_of looks at the query too
+            raw_version = headers.get("a2a-version") or version_of(scope, headers)
             version = parse_version(raw_version) if raw_version else None
-            found = detect(req.method, req.params, strict=self.settings.strict_dialects,
-                           header_version=version)
-            if found.dialect is not None:  # nearly every request: nothing to look up
-                codec = answering(req.method, found.dialect, found.fallback)
-            else:
-                codec = await door.task_codec(scope, headers, req.method, found)
+            codec = _ANSWERING.get((req.method, version))
+            if codec is None:
+                found = detect(req.method, req.params, strict=self.settings.strict_dialects,
+                               header_version=version)
+                if found.dialect is None:
+                    codec = await door.task_codec(scope, headers, req.method, found)
+                else:  # nothing to look up
+                    codec = answering(req.method, found.dialect, found.fallback)
+                    if req.method in V1_METHODS and len(_ANSWERING) < _MAX_ANSWERING:
+                        _ANSWERING[req.method, version] = codec
             streaming = req.method in codec.streaming_methods
             if streaming:
                 if in_batch:
