@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
 
 from .checkpoint import WRITER_THRESHOLD_FRAMES
-from .schema import COUNT_SQL, MIGRATIONS, SCHEMA_VERSION
+from .schema import MIGRATIONS, SCHEMA_VERSION
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -82,9 +82,6 @@ class _Connection(sqlite3.Connection):
     #: the lease found live in the group transaction open now, if any (see
     #: writes._check_lease); None outside a group
     lease_seen: int | None = None
-    #: the tasks the group transaction open now made, by (tenant, owner, state):
-    #: counted in task_counts at its commit (see writes._create); None outside a group
-    counts: dict[tuple[str, str, str], int] | None = None
 
 
 def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
@@ -229,8 +226,6 @@ def _run_group(
     savepoints), or that write's failure when it was alone."""
     outcomes: list[tuple[bool, Any]] = []
     conn.savepoints = savepoints  # read by _transaction
-    counts: dict[tuple[str, str, str], int] = {}
-    conn.counts = counts
     try:
         conn.execute("BEGIN IMMEDIATE")
         for fn, args in writes:
@@ -241,8 +236,6 @@ def _run_group(
                     conn.rollback()
                     return [(False, exc)] if len(writes) == 1 else None
                 outcomes.append((False, exc))
-        if counts:
-            conn.executemany(COUNT_SQL, [(*key, n) for key, n in counts.items()])
         conn.execute("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
@@ -251,7 +244,6 @@ def _run_group(
     finally:
         conn.savepoints = True
         conn.lease_seen = None
-        conn.counts = None
     return outcomes
 
 

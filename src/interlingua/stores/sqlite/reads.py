@@ -141,8 +141,7 @@ def _list(
         page_where += " AND (stamp, id) < (?, ?)"
         page_params += [cursor.stamp, cursor.task_id]
     if query.context_id is None and query.status_timestamp_after is None:
-        count_sql = _COUNT.format(where=where)
-        params = [*params, *params]  # its two parts say the same where
+        count_sql = "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE " + where
     else:
         count_sql = "SELECT COUNT(*) FROM tasks WHERE " + where
     size = query.page_size
@@ -162,12 +161,6 @@ def _list(
     return ListTasksResult(
         tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
     )
-
-
-#: a scope's tasks (of a state): those counted in task_counts and those a process
-#: of an earlier version wrote, which it did not count (schema.py, version 13)
-_COUNT = ("SELECT (SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE {where})"
-          " + (SELECT COUNT(*) FROM tasks WHERE counted IS NULL AND {where})")
 
 
 #: a listed task's row: what ``_tasks_of`` builds it from
@@ -320,8 +313,7 @@ def _purge(conn: sqlite3.Connection, before: str) -> int:
     # status stamped by a clock ahead of the writer's only keeps its task longer.
     deleted = 0
     with _transaction(conn):
-        scopes = conn.execute("SELECT tenant, owner FROM task_counts UNION SELECT tenant,"
-                              " owner FROM tasks WHERE counted IS NULL").fetchall()
+        scopes = conn.execute("SELECT DISTINCT tenant, owner FROM task_counts").fetchall()
         for tenant, owner in scopes:
             # the events go with their task (ON DELETE CASCADE)
             cur = conn.execute(

@@ -172,45 +172,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN generation INTEGER",
         "ALTER TABLE tasks ADD COLUMN generation_at INTEGER",
     ),
-    (
-        # A new task is counted by its writer, once a group commit for all the
-        # tasks it made in a scope and state (writes._create, COUNT_SQL), not by a
-        # trigger a row: the trigger cost about a sixth of a unary send's store
-        # work. ``counted`` says a row is in task_counts; a row a process of an
-        # earlier version writes (it knows no such column) is not, and ListTasks
-        # and purging find those rows by the partial index, empty otherwise
-        # (reads._COUNT). The triggers below move only counted rows' counts, as
-        # upserts: a task made and moved on in one group is counted at its end.
-        "ALTER TABLE tasks ADD COLUMN counted INTEGER",
-        "UPDATE tasks SET counted = 1",
-        "CREATE INDEX tasks_not_counted ON tasks (tenant, owner, state) WHERE counted IS NULL",
-        "DROP TRIGGER tasks_counted",
-        "DROP TRIGGER tasks_uncounted",
-        """
-        CREATE TRIGGER tasks_uncounted AFTER DELETE ON tasks
-        WHEN OLD.counted IS NOT NULL BEGIN
-            INSERT INTO task_counts (tenant, owner, state, n)
-            VALUES (OLD.tenant, OLD.owner, OLD.state, -1)
-            ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n - 1;
-        END
-        """,
-        "DROP TRIGGER tasks_recounted",
-        """
-        CREATE TRIGGER tasks_recounted AFTER UPDATE OF state ON tasks
-        WHEN OLD.state IS NOT NEW.state AND OLD.counted IS NOT NULL BEGIN
-            INSERT INTO task_counts (tenant, owner, state, n)
-            VALUES (OLD.tenant, OLD.owner, OLD.state, -1)
-            ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n - 1;
-            INSERT INTO task_counts (tenant, owner, state, n)
-            VALUES (NEW.tenant, NEW.owner, NEW.state, 1)
-            ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + 1;
-        END
-        """,
-    ),
 )
-#: a group commit's counts of the tasks it made: (tenant, owner, state, how many)
-COUNT_SQL = ("INSERT INTO task_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)"
-             " ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + excluded.n")
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open
 HISTORY_VERSION = 7

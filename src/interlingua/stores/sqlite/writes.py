@@ -39,7 +39,6 @@ from .rows import (
     _row_events,
     advance_row,
 )
-from .schema import COUNT_SQL
 
 #: an append's setting of the task's generation (its parameters: the batch's
 #: ``last_of`` twice, the new version). A batch that moves it not leaves it, and
@@ -108,9 +107,9 @@ def _create(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
                 " lease, history, history_at, listed, listed_split, listed_at, claim,"
-                " generation, generation_at, counted)"
+                " generation, generation_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, x''), ?, ?, ?, ?, ?, NULLIF(?, x''), ?,"
-                " NULLIF(?, x''), ?, NULLIF(?, x''), ?, ?, ?, ?, ?, 1)"
+                " NULLIF(?, x''), ?, NULLIF(?, x''), ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, owner, id) DO NOTHING",
                 (
                     scope.tenant,
@@ -150,12 +149,6 @@ def _create(
         for config in push_configs:
             _put_config(conn, pk, created.id, config, push_dialect, now)
         queued = _queue(conn, pk, 1, events) if push_configs else False
-        counts = conn.counts
-        if counts is None:  # not in a group commit: counted now
-            conn.execute(COUNT_SQL, (scope.tenant, scope.owner, status.state.value, 1))
-    if counts is not None:  # counted at the group's commit, the write being done
-        key = (scope.tenant, scope.owner, status.state.value)
-        counts[key] = counts.get(key, 0) + 1
     if other is not None:
         assert message_id is not None
         other_content(message_id, other.task_id)
