@@ -596,7 +596,7 @@ def _server_class() -> type:
             counter = 0
             while not await self.on_tick(counter):
                 counter = (counter + 1) % 864_000
-                with contextlib.suppress(asyncio.TimeoutError):
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._told.wait(), 0.1)
                 self._told.clear()
 
@@ -637,7 +637,7 @@ def _server_class() -> type:
                 # uvicorn; it runs here all the same, bounded: the store and the
                 # listeners close, the turns end, and nothing is left for the
                 # closing loop to cancel half-way (with a traceback).
-                with contextlib.suppress(asyncio.TimeoutError):
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.lifespan.shutdown(), FORCED_SHUTDOWN_S)
 
         async def _close_connections(self, sockets: list[socket.socket] | None) -> None:
@@ -655,7 +655,7 @@ def _server_class() -> type:
                 connection.shutdown()
             try:
                 await asyncio.wait_for(self._closed(), self.config.timeout_graceful_shutdown)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 tasks = self.server_state.tasks
                 logging.getLogger("uvicorn.error").error(
                     "Cancel %s running task(s), timeout graceful shutdown exceeded", len(tasks))
