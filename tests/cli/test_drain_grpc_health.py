@@ -39,6 +39,16 @@ def _health(target: str) -> dict[str, int]:
                 for s in SERVICES}
 
 
+def draining(url: str, timeout: float = 10) -> httpx.Response:
+    """``url`` (a /healthz) once it no longer says 200: the drain has begun."""
+    deadline = time.monotonic() + timeout
+    while True:
+        health = httpx.get(url, timeout=5)
+        if health.status_code != 200 or time.monotonic() > deadline:
+            return health
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("agents", [["tests/client/agents.py"],
                                     ["tests/client/agents.py", "examples/echo.py"]],
                          ids=["one agent", "several agents"])
@@ -56,17 +66,18 @@ def test_grpc_health_says_not_serving_from_the_drain_on(tmp_path: Path, agents: 
         url = info["served"]["Test_assistant"]["url"] if len(agents) > 1 else info["jsonrpc"]
         url = url.rstrip("/") + "/"
         assert _health(info["grpc"]) == dict.fromkeys(SERVICES, SERVING)
-        # a turn that runs a while: the drain waits for it
+        # a turn that runs until the file ``go`` is there: the drain waits for it
         started = httpx.post(url, headers={"A2A-Version": "1.0"}, timeout=10, json={
             "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
                 "message": {"messageId": "m-slow", "role": "ROLE_USER",
-                            "parts": [{"text": "sleep 3"}]},
+                            "parts": [{"text": f"until {tmp_path / 'go'}"}]},
                 "configuration": {"returnImmediately": True}}}).json()
         assert "result" in started, started
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
-        assert httpx.get(url + "healthz", timeout=5).status_code == 503  # draining
+        assert draining(url + "healthz").status_code == 503
         assert _health(info["grpc"]) == dict.fromkeys(SERVICES, NOT_SERVING)
+        assert proc.poll() is None  # the turn still runs: so does the process
+        (tmp_path / "go").touch()
         proc.wait(30)  # the turn finished, then the process stopped
     finally:
         if proc.poll() is None:

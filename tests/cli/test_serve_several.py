@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,11 +112,20 @@ def test_several_agents_on_a_mesh_is_not_yet() -> None:
     assert "several agents" in done.stderr and "Traceback" not in done.stderr
 
 
+def draining(url: str, timeout: float = 10) -> httpx.Response:
+    """``url`` (a /healthz) once it no longer says 200: the drain has begun."""
+    deadline = time.monotonic() + timeout
+    while True:
+        health = httpx.get(url, timeout=5)
+        if health.status_code != 200 or time.monotonic() > deadline:
+            return health
+        time.sleep(0.01)
+
+
 def test_sigterm_drains_every_agent(tmp_path: Path) -> None:
     """A turn running on one agent finishes; meanwhile every agent refuses new sends (503)
     and says it drains; then the process stops by itself."""
     import signal
-    import time
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "interlingua.cli.main", "serve", "tests/client/agents.py",
@@ -127,18 +137,20 @@ def test_sigterm_drains_every_agent(tmp_path: Path) -> None:
         info = msgspec.json.decode(proc.stdout.readline())
         slow, echo = info["served"]["Test_assistant"]["url"], info["served"]["Echo"]["url"]
         body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-            "messageId": "m-slow", "role": "ROLE_USER", "parts": [{"text": "sleep 2"}]},
+            "messageId": "m-slow", "role": "ROLE_USER",
+            "parts": [{"text": f"until {tmp_path / 'go'}"}]},
             "configuration": {"returnImmediately": True}}}
         started = httpx.post(slow, json=body, headers={"A2A-Version": "1.0"}, timeout=10).json()
         task_id = started["result"]["task"]["id"]
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
         for url in (slow, echo):
-            assert httpx.get(url + "healthz", timeout=5).json()["status"] == "draining"
+            assert draining(url + "healthz").json()["status"] == "draining"
             refused = httpx.post(url, headers={"A2A-Version": "1.0"}, timeout=5, json={
                 "jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {
                     "messageId": "m-new", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
             assert refused.status_code == 503
+        assert proc.poll() is None  # the turn still runs: so does the process
+        (tmp_path / "go").touch()
         proc.wait(20)  # the running turn finished, then the process stopped
     finally:
         if proc.poll() is None:

@@ -5,6 +5,7 @@ Its first word picks what it does:
 - ``greet``: asks for a name (``input-required``); the answer completes the
   task with the artifact ``Hello, NAME!`` (two turns).
 - ``sleep SECONDS``: reports ``working``, sleeps, completes.
+- ``until PATH``: reports ``working``, waits until the file PATH exists, completes.
 - ``reply TEXT``: answers with a bare message, no task.
 - ``data``: completes with a data artifact ``{"answer": 42, "items": [1, 2]}``.
 - ``files``: describes the files it received in a data artifact and sends
@@ -19,6 +20,7 @@ Its first word picks what it does:
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from interlingua import Agent, AgentSkill, Context, FilePart, Role, file_part, get_text
 
@@ -33,6 +35,11 @@ async def run(ctx: Context) -> None:
         await ctx.update("sleeping")
         await asyncio.sleep(float(rest or "30"))
         await ctx.complete("slept")
+    elif command == "until":
+        await ctx.update("waiting")
+        while not Path(rest).exists():
+            await asyncio.sleep(0.01)
+        await ctx.complete("the file is there")
     elif command == "reply":
         await ctx.reply(rest)
     elif command == "data":

@@ -1,6 +1,7 @@
 """The agent the replica tests serve: what it does is said by the message.
 
 ``story N DELAY``: N chunks, DELAY seconds apart, then complete.
+``gate N PATH``: N chunks, the last once PATH exists, then complete.
 ``wait PATH``: work until canceled; on cancellation write "canceled" to PATH.
 anything else: answer with it.
 """
@@ -24,6 +25,16 @@ async def _run(ctx: Context) -> None:
             aid = await ctx.artifact(f"chunk {i};", artifact_id=aid, append=aid is not None,
                                      last_chunk=i == int(n) - 1, name="story.txt")
             await asyncio.sleep(float(delay))
+        await ctx.complete("The story is complete!")
+    elif command == "gate":
+        n, path = rest.split(maxsplit=1)
+        await ctx.update("writing")
+        aid = None
+        for i in range(int(n)):
+            while i == int(n) - 1 and not Path(path).exists():
+                await asyncio.sleep(0.01)
+            aid = await ctx.artifact(f"chunk {i};", artifact_id=aid, append=aid is not None,
+                                     last_chunk=i == int(n) - 1, name="story.txt")
         await ctx.complete("The story is complete!")
     elif command == "wait":
         await ctx.update("waiting")

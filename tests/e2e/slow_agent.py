@@ -4,6 +4,7 @@ event, as a model does before its first token (``interlingua serve tests/e2e/slo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from interlingua import Agent, Context
 
@@ -18,10 +19,26 @@ class Slow:
     def __init__(self) -> None:
         self.turns = 0
         self.steps_done = 0
+        self._in_first_step: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+
+    def release(self) -> None:
+        """End now the first step of the turns in it (from any thread): for a test
+        that has seen what it came for before the step's end, and needs the rest."""
+        for loop, ended in list(self._in_first_step):
+            with contextlib.suppress(RuntimeError):  # its loop has closed
+                loop.call_soon_threadsafe(ended.set)
 
     async def __call__(self, ctx: Context) -> None:
         self.turns += 1
-        await asyncio.sleep(FIRST_STEP / 2 if ctx.text == "reply" else FIRST_STEP)
+        ended = asyncio.Event()
+        turn = (asyncio.get_running_loop(), ended)
+        self._in_first_step.add(turn)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), FIRST_STEP / 2 if ctx.text == "reply"
+                                       else FIRST_STEP)
+        finally:
+            self._in_first_step.discard(turn)
         self.steps_done += 1
         if ctx.text == "reply":
             await ctx.reply(f"pong: {ctx.text}")

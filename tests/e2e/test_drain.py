@@ -20,16 +20,28 @@ from .replicas import Replica, call, send, state_of
 from .sse_client import V1, events, rpc, v1_message
 
 
+def draining(url: str, timeout: float = 10) -> httpx.Response:
+    """/healthz once it says the server drains (it answers while it does)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        health = httpx.get(url + "/healthz", timeout=5)
+        if health.status_code != 200 or time.monotonic() > deadline:
+            return health
+        time.sleep(0.01)
+
+
 def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
     server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
                      extra=("--drain-seconds", "30")).start()
+    gate = tmp_path / "gate"  # the stream's last chunk waits for it
     try:
         got: list[dict[str, Any]] = []
 
         def follow() -> None:
             with httpx.Client(timeout=60) as c:
                 for _, _, data in events(c, server.url + "/", rpc(
-                        "SendStreamingMessage", {"message": v1_message("story 100 0.1")}), V1):
+                        "SendStreamingMessage", {"message": v1_message(f"gate 20 {gate}")}),
+                        V1):
                     got.append(data["result"])
 
         reader = threading.Thread(target=follow, daemon=True)
@@ -38,9 +50,8 @@ def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
             time.sleep(0.01)
         assert server.proc is not None
         server.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
         # draining: the health check fails and new sends go elsewhere
-        health = httpx.get(server.url + "/healthz", timeout=5)
+        health = draining(server.url)
         assert health.status_code == 503 and health.json()["status"] == "draining"
         refused = httpx.post(server.url + "/", headers=V1, timeout=5, json=rpc(
             "SendMessage", {"message": v1_message("hello")}))
@@ -53,10 +64,13 @@ def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
         assert "shutting down" in streamed.json()["error"]["message"]
         task_id = got[0]["task"]["id"]
         assert state_of(server.url, task_id) == "TASK_STATE_WORKING"  # reads still served
+        assert not any("statusUpdate" in r and r["statusUpdate"]["status"]["state"]
+                       == "TASK_STATE_COMPLETED" for r in got)
+        gate.touch()  # the turn goes on, and its stream gets the rest
         reader.join(30)
         assert not reader.is_alive()
         assert got[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        assert sum("artifactUpdate" in r for r in got) == 100
+        assert sum("artifactUpdate" in r for r in got) == 20
         server.proc.wait(15)  # and then it stops by itself
     finally:
         server.kill()
@@ -108,7 +122,7 @@ def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
         with alone():  # a time bound, and the signals' spacing
             began = time.monotonic()
             server.proc.send_signal(signal.SIGINT)
-            time.sleep(0.3)  # draining
+            assert draining(server.url).status_code == 503
             server.proc.send_signal(signal.SIGINT)
             time.sleep(0.02)
             server.proc.send_signal(signal.SIGINT)
