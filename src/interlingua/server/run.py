@@ -520,10 +520,10 @@ class Writer:
                 await self._write(run, events)
             except ConcurrentModification:
                 # Someone else (another request or replica) wrote first: reload and re-check.
-                await self.hand_over_messages(run)
                 rec = await self.store.get_task(run.scope, run.task.id)
                 if rec is None:
                     raise task_not_found(run.task.id) from None
+                await self.hand_over_messages(run, rec.version)
                 run.moved_on(rec.task, rec.version)
                 run.pending_state = rec.task.status.state
                 if rec.task.status.state is TaskState.CANCELED:
@@ -537,12 +537,17 @@ class Writer:
                 run.numbered = run.task.generation
                 raise
 
-    async def hand_over_messages(self, run: Run) -> None:
+    async def hand_over_messages(self, run: Run, upto: int) -> None:
         """Messages another process wrote into the log of a turn running here (for an
-        agent that takes messages while it works): handed to the executor."""
+        agent that takes messages while it works), after the run's version up to
+        ``upto`` (the version the run moves on to next): handed to the executor. Read
+        the task first, then this: a message written between the two reads is left
+        for the next look (its news names a later seq), neither skipped nor handed twice."""
         if run.inbox is None:
             return
         for stored in await self.store.read_events(run.scope, run.task.id, run.version):
+            if stored.seq > upto:
+                continue
             event = stored.event
             if type(event) is HistoryAppended and event.message.role is Role.USER:
                 run.inbox.put_nowait(event.message)
