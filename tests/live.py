@@ -34,6 +34,8 @@ from typing import Any
 
 import uvicorn
 
+from interlingua.cli.prompt_server import PromptServer
+
 __all__ = ["bind_loopback", "grpc_address_of", "live_agent", "live_grpc_agent", "live_server",
            "url_of"]
 
@@ -70,60 +72,19 @@ class _Failures(logging.Handler):
 _WATCHED_LOGGERS = ("uvicorn.error", "asyncio")
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, stopped as soon as it is told to (``stop()``) rather than
-    at its next look: uvicorn looks for ``should_exit`` every 0.1 s, and once told
-    waits 0.1 s, then looks every 0.1 s, for its connections to close. The suite
-    starts hundreds of servers; those waits were most of each one's stop.
-
-    The stop is uvicorn's, in its order: no new connections, the open ones told to
-    close (a response under way is finished first), the tasks they run awaited up to
-    ``timeout_graceful_shutdown`` (then cancelled, logged as uvicorn logs it), then
-    the app's lifespan shutdown."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self._told: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+class _Server(PromptServer):
+    """uvicorn's server, stopped as soon as it is told to (``stop()``, from any thread)
+    rather than at its next look, as ``interlingua serve`` stops on a signal: the suite
+    starts hundreds of servers, and uvicorn's 0.1 s looks were most of each one's stop."""
 
     def stop(self) -> None:
-        """From any thread."""
         self.should_exit = True
-        if self._loop is not None and self._told is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has already closed
-                self._loop.call_soon_threadsafe(self._told.set)
-
-    async def main_loop(self) -> None:
-        self._told = asyncio.Event()
-        self._loop = asyncio.get_running_loop()
-        counter = 0
-        while not await self.on_tick(counter):  # uvicorn's tick: the Date header too
-            counter = (counter + 1) % 864_000
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._told.wait(), 0.1)
+        self.wake()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()
-        for connection in list(self.server_state.connections):
-            connection.shutdown()
-        try:
-            await asyncio.wait_for(self._drained(), self.config.timeout_graceful_shutdown)
-        except TimeoutError:
-            tasks = self.server_state.tasks
-            logging.getLogger("uvicorn.error").error(
-                "Cancel %s running task(s), timeout graceful shutdown exceeded", len(tasks))
-            for task in tasks:
-                task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
+        await self.close_connections(sockets)
         if not self.force_exit:
             await self.lifespan.shutdown()
-
-    async def _drained(self) -> None:
-        state = self.server_state
-        while state.connections or state.tasks:
-            await asyncio.sleep(0.005)
-        for server in self.servers:
-            await server.wait_closed()
 
 
 @contextlib.contextmanager

@@ -573,7 +573,9 @@ def _serve_mesh_only(agent: Agent, store: str, s: ServeSettings) -> None:
 def _server_class() -> type:
     import uvicorn
 
-    class Server(uvicorn.Server):
+    from .prompt_server import PromptServer
+
+    class Server(PromptServer):
         """uvicorn, plus: a drain before it stops (new sends refused, running
         turns given ``drain_seconds`` to finish), and open streams told to end
         as soon as shutdown begins (uvicorn would otherwise wait for them
@@ -585,34 +587,12 @@ def _server_class() -> type:
             self._engine = engine
             self._drain_seconds = drain_seconds
             self._drain: asyncio.Task[None] | None = None
-            self._told: asyncio.Event | None = None
-            self._loop: asyncio.AbstractEventLoop | None = None
-
-        async def main_loop(self) -> None:
-            """uvicorn's tick (the Date header, ``should_exit``) every 0.1 s, and a
-            look at ``should_exit`` as soon as a signal arrives, not at the next tick."""
-            self._told = asyncio.Event()
-            self._loop = asyncio.get_running_loop()
-            counter = 0
-            while not await self.on_tick(counter):
-                counter = (counter + 1) % 864_000
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._told.wait(), 0.1)
-                self._told.clear()
-
-        def _wake(self) -> None:
-            """Wake the loop from a signal handler: the handler runs between the
-            loop's steps, and a task it schedules, or a ``should_exit`` it sets,
-            waits for the selector to return; this makes it return now."""
-            if self._loop is not None and self._told is not None:
-                with contextlib.suppress(RuntimeError):  # the loop has closed
-                    self._loop.call_soon_threadsafe(self._told.set)
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             try:
                 self._handle_exit(sig, frame)
             finally:
-                self._wake()
+                self.wake()
 
         def _handle_exit(self, sig: int, frame: FrameType | None) -> None:
             try:
@@ -629,7 +609,7 @@ def _server_class() -> type:
             super().handle_exit(sig, frame)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            await self._close_connections(sockets)
+            await self.close_connections(sockets)
             if not self.force_exit:
                 await self.lifespan.shutdown()
             else:
@@ -639,35 +619,6 @@ def _server_class() -> type:
                 # closing loop to cancel half-way (with a traceback).
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.lifespan.shutdown(), FORCED_SHUTDOWN_S)
-
-        async def _close_connections(self, sockets: list[socket.socket] | None) -> None:
-            """uvicorn's shutdown up to the app's: no new connections, the open ones
-            told to close (a response under way is finished first), then their
-            connections and tasks awaited up to ``timeout_graceful_shutdown`` (then
-            cancelled); a forced exit stops the wait. uvicorn looks at them every
-            0.1 s, after a first 0.1 s; this looks every 5 ms."""
-            logging.getLogger("uvicorn.error").info("Shutting down")
-            for server in self.servers:
-                server.close()
-            for sock in sockets or []:
-                sock.close()
-            for connection in list(self.server_state.connections):
-                connection.shutdown()
-            try:
-                await asyncio.wait_for(self._closed(), self.config.timeout_graceful_shutdown)
-            except TimeoutError:
-                tasks = self.server_state.tasks
-                logging.getLogger("uvicorn.error").error(
-                    "Cancel %s running task(s), timeout graceful shutdown exceeded", len(tasks))
-                for task in tasks:
-                    task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
-
-        async def _closed(self) -> None:
-            state = self.server_state
-            while (state.connections or state.tasks) and not self.force_exit:
-                await asyncio.sleep(0.005)
-            for server in self.servers:
-                await server.wait_closed()
 
         async def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
             log.warning("draining: new sends are refused; waiting up to %gs for %d running "

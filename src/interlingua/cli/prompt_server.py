@@ -1,0 +1,73 @@
+"""uvicorn's server, stopped as soon as it is told to rather than at its next look.
+
+uvicorn looks at ``should_exit`` every 0.1 s, and once told waits 0.1 s, then looks
+every 0.1 s, for its connections to close. ``interlingua serve`` (on a signal) and the
+tests' in-process servers (on ``stop()``) use this instead: ``wake()`` makes the loop
+look at once, and the connections are looked at every 5 ms while they close."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+
+import uvicorn
+
+__all__ = ["PromptServer"]
+
+_log = logging.getLogger("uvicorn.error")
+
+
+class PromptServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._told: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def main_loop(self) -> None:
+        """uvicorn's tick (the Date header, ``should_exit``) every 0.1 s, and a look
+        at ``should_exit`` as soon as ``wake()`` is called, not at the next tick."""
+        self._told = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864_000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._told.wait(), 0.1)
+            self._told.clear()
+
+    def wake(self) -> None:
+        """Make the loop look now, from any thread or a signal handler (whose task,
+        or ``should_exit``, would otherwise wait for the selector to return)."""
+        if self._loop is not None and self._told is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                self._loop.call_soon_threadsafe(self._told.set)
+
+    async def close_connections(self, sockets: list[socket.socket] | None) -> None:
+        """uvicorn's shutdown up to the app's: no new connections, the open ones told
+        to close (a response under way is finished first), then their connections and
+        tasks awaited up to ``timeout_graceful_shutdown`` (then cancelled, logged as
+        uvicorn logs it); a forced exit stops the wait."""
+        _log.info("Shutting down")
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()
+        try:
+            await asyncio.wait_for(self._closed(), self.config.timeout_graceful_shutdown)
+        except TimeoutError:
+            tasks = self.server_state.tasks
+            _log.error("Cancel %s running task(s), timeout graceful shutdown exceeded",
+                       len(tasks))
+            for task in tasks:
+                task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
+
+    async def _closed(self) -> None:
+        state = self.server_state
+        while (state.connections or state.tasks) and not self.force_exit:
+            await asyncio.sleep(0.005)
+        for server in self.servers:
+            await server.wait_closed()
