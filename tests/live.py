@@ -212,3 +212,17 @@ def grpc_address_of(base_url: str) -> str:
     card = httpx.get(base_url + "/.well-known/agent-card.json", timeout=10).json()
     (target,) = {i["url"] for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC"}
     return "grpc://" + dns_target(target)
+
+
+def draining(healthz: str, timeout: float = 10) -> Any:
+    """The answer of ``healthz`` (a server's /healthz URL) once it no longer says 200:
+    the server's drain has begun (it answers while it drains); or the last answer when
+    ``timeout`` seconds have passed."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        health = httpx.get(healthz, timeout=5)
+        if health.status_code != 200 or time.monotonic() > deadline:
+            return health
+        time.sleep(0.01)

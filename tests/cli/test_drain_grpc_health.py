@@ -8,7 +8,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import msgspec
 import pytest
 
 from tests.ci import unavailable
+from tests.live import draining
 
 try:
     from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -37,16 +37,6 @@ def _health(target: str) -> dict[str, int]:
         stub = health_pb2_grpc.HealthStub(channel)
         return {s: stub.Check(health_pb2.HealthCheckRequest(service=s), timeout=10).status
                 for s in SERVICES}
-
-
-def draining(url: str, timeout: float = 10) -> httpx.Response:
-    """``url`` (a /healthz) once it no longer says 200: the drain has begun."""
-    deadline = time.monotonic() + timeout
-    while True:
-        health = httpx.get(url, timeout=5)
-        if health.status_code != 200 or time.monotonic() > deadline:
-            return health
-        time.sleep(0.01)
 
 
 @pytest.mark.parametrize("agents", [["tests/client/agents.py"],

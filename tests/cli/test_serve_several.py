@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ import msgspec
 
 from interlingua import Client
 from interlingua.core.model import TaskState
+from tests.live import draining
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ("examples/echo.py", "examples/flight_booking.py")
@@ -110,16 +110,6 @@ def test_several_agents_on_a_mesh_is_not_yet() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "several agents" in done.stderr and "Traceback" not in done.stderr
-
-
-def draining(url: str, timeout: float = 10) -> httpx.Response:
-    """``url`` (a /healthz) once it no longer says 200: the drain has begun."""
-    deadline = time.monotonic() + timeout
-    while True:
-        health = httpx.get(url, timeout=5)
-        if health.status_code != 200 or time.monotonic() > deadline:
-            return health
-        time.sleep(0.01)
 
 
 def test_sigterm_drains_every_agent(tmp_path: Path) -> None:

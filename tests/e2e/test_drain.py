@@ -16,18 +16,10 @@ from typing import Any
 
 import httpx
 
+from tests.live import draining
+
 from .replicas import Replica, call, send, state_of
 from .sse_client import V1, events, rpc, v1_message
-
-
-def draining(url: str, timeout: float = 10) -> httpx.Response:
-    """/healthz once it says the server drains (it answers while it does)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        health = httpx.get(url + "/healthz", timeout=5)
-        if health.status_code != 200 or time.monotonic() > deadline:
-            return health
-        time.sleep(0.01)
 
 
 def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
@@ -51,7 +43,7 @@ def test_sigterm_during_a_stream_lets_it_complete(tmp_path: Path) -> None:
         assert server.proc is not None
         server.proc.send_signal(signal.SIGTERM)
         # draining: the health check fails and new sends go elsewhere
-        health = draining(server.url)
+        health = draining(server.url + "/healthz")
         assert health.status_code == 503 and health.json()["status"] == "draining"
         refused = httpx.post(server.url + "/", headers=V1, timeout=5, json=rpc(
             "SendMessage", {"message": v1_message("hello")}))
@@ -122,7 +114,7 @@ def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
         with alone():  # a time bound, and the signals' spacing
             began = time.monotonic()
             server.proc.send_signal(signal.SIGINT)
-            assert draining(server.url).status_code == 503
+            assert draining(server.url + "/healthz").status_code == 503
             server.proc.send_signal(signal.SIGINT)
             time.sleep(0.02)
             server.proc.send_signal(signal.SIGINT)
