@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -254,10 +255,7 @@ def test_a_batch_is_written_as_each_of_its_outputs_is_framed_alone(dialect: str)
 
     codec = all_codecs()[dialect]
     envelope = jsonrpc_envelope(3)
-    status = m.StatusUpdate(task_id="task-1", context_id='ctx "2"',
-                            status=m.TaskStatus(state=m.TaskState.WORKING))
-    two_parts = _chunk("a")
-    two_parts.artifact.parts.append(m.TextPart(text="b"))
+    status, two_parts = _not_spliced()
     no_parts = _chunk("x")
     no_parts.artifact.parts.clear()
     shared = _chunk("shared")
@@ -266,14 +264,7 @@ def test_a_batch_is_written_as_each_of_its_outputs_is_framed_alone(dialect: str)
         Entry(4, _chunk("three ")), Entry(5, two_parts), Entry(6, no_parts),
         Entry(7, _chunk("")), Entry(8, _chunk("other", artifact="art-2")),
         Entry(9, shared, StoredEvent(9, shared)), Heartbeat(), Entry(10, _chunk("four "))]
-    frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
-    parts: list[bytes] = []
-    others: list[object] = []
-
-    def other(out: object) -> bytes:
-        others.append(out)
-        return _encoded(out, codec, envelope)  # type: ignore[arg-type]
-
+    frames, parts, others, other = _recording_frames(codec, envelope)
     frames.write(parts, outputs, other)  # type: ignore[arg-type]
     expected = b"".join(_encoded(out, codec, envelope) for out in outputs)  # type: ignore[arg-type]
     assert b"".join(parts) == expected
@@ -296,14 +287,32 @@ def test_a_batch_of_log_entries_is_framed_as_the_same_entries_would_be(dialect: 
 
     codec = all_codecs()[dialect]
     envelope = jsonrpc_envelope("r")
-    status = m.StatusUpdate(task_id="task-1", context_id='ctx "2"',
-                            status=m.TaskStatus(state=m.TaskState.WORKING))
-    two_parts = _chunk("a")
-    two_parts.artifact.parts.append(m.TextPart(text="b"))
+    status, two_parts = _not_spliced()
     events = [_chunk("one "), _chunk("two "), status, two_parts, _chunk(""), _chunk("three ")]
     for generation, event in enumerate(events, 4):
         event.generation = generation
     stored = [StoredEvent(seq, event) for seq, event in enumerate(events, 20)]
+    frames, parts, others, other = _recording_frames(codec, envelope)
+    frames.write(parts, stored, other)  # type: ignore[arg-type]
+    expected = b"".join(_codec_path(codec, envelope, seq, e) for seq, e in enumerate(events, 20))
+    assert b"".join(parts) == expected
+    if dialect != "1.1":  # (1.1 writes generations: the codec frames every chunk)
+        assert [out.seq for out in others] == [22, 23, 24]  # type: ignore[attr-defined]
+
+
+def _not_spliced() -> tuple[m.StatusUpdate, m.ArtifactUpdate]:
+    """A status and a chunk of two parts: outputs the codec frames, never a template."""
+    status = m.StatusUpdate(task_id="task-1", context_id='ctx "2"',
+                            status=m.TaskStatus(state=m.TaskState.WORKING))
+    two_parts = _chunk("a")
+    two_parts.artifact.parts.append(m.TextPart(text="b"))
+    return status, two_parts
+
+
+def _recording_frames(codec: Any, envelope: Any) -> tuple[
+        ChunkFrames, list[bytes], list[object], Callable[[object], bytes]]:
+    """A ``ChunkFrames``, the list it writes to, and its ``other`` writer, which
+    records each output it is handed (those not spliced from a template)."""
     frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
     parts: list[bytes] = []
     others: list[object] = []
@@ -312,8 +321,4 @@ def test_a_batch_of_log_entries_is_framed_as_the_same_entries_would_be(dialect: 
         others.append(out)
         return _encoded(out, codec, envelope)  # type: ignore[arg-type]
 
-    frames.write(parts, stored, other)  # type: ignore[arg-type]
-    expected = b"".join(_codec_path(codec, envelope, seq, e) for seq, e in enumerate(events, 20))
-    assert b"".join(parts) == expected
-    if dialect != "1.1":  # (1.1 writes generations: the codec frames every chunk)
-        assert [out.seq for out in others] == [22, 23, 24]  # type: ignore[attr-defined]
+    return frames, parts, others, other
