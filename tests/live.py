@@ -81,11 +81,6 @@ class _Server(PromptServer):
         self.should_exit = True
         self.wake()
 
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        await self.close_connections(sockets)
-        if not self.force_exit:
-            await self.lifespan.shutdown()
-
 
 @contextlib.contextmanager
 def live_server(

@@ -25,6 +25,7 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     import uvicorn
 
     from ..inspector import inspector_app
+    from .prompt_server import PromptServer
 
     # on loopback, only loopback names: a page elsewhere whose name resolves here is refused
     local = host in LOOPBACK
@@ -47,4 +48,4 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     # the URL is all a headless machine needs; no browser is started
     click.echo(f"interlingua inspector on http://{shown}:{bound}/", err=False)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-    uvicorn.Server(config).run(sockets=[sock])
+    PromptServer(config).run(sockets=[sock])

@@ -17,6 +17,7 @@ and are not printed.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import time
@@ -107,12 +108,20 @@ def listen(
     it (``allow_http``, ``allow_private_networks`` or ``allow_hosts``).
     """
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
+
+    from .prompt_server import PromptServer
 
     app = listener_app(jwks_url=jwks_url, token=token, authorization=authorization,
                        output=output, as_json=as_json)
     if sock is not None:
         config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on")
-        uvicorn.Server(config).run(sockets=[sock])
+        PromptServer(config).run(sockets=[sock])
         return
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False,
-                lifespan="on")
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                            lifespan="on")
+    server = PromptServer(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)  # as uvicorn.run: the port was taken, or no app

@@ -156,6 +156,7 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
     from ..mesh.broker import MeshUnavailable, ping
     from ..mesh.gateway import Gateway
     from ..mesh.topics import parse_mesh_url
+    from .prompt_server import PromptServer
     from .serve import bind
 
     url = parse_mesh_url(mesh_url)
@@ -189,7 +190,7 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
     config = uvicorn.Config(gateway, log_level=log_level, access_log=False,
                             timeout_graceful_shutdown=5, lifespan="on")
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        PromptServer(config).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,9 +1,10 @@
 """uvicorn's server, stopped as soon as it is told to rather than at its next look.
 
 uvicorn looks at ``should_exit`` every 0.1 s, and once told waits 0.1 s, then looks
-every 0.1 s, for its connections to close. ``interlingua serve`` (on a signal) and the
-tests' in-process servers (on ``stop()``) use this instead: ``wake()`` makes the loop
-look at once, and the connections are looked at every 5 ms while they close."""
+every 0.1 s, for its connections to close. ``interlingua serve``, ``listen``, ``inspect``
+and ``gateway`` (on a signal) and the tests' in-process servers (on ``stop()``) use
+this instead: ``wake()`` makes the loop look at once (a signal calls it), and
+the connections are looked at every 5 ms while they close."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+from types import FrameType
 
 import uvicorn
 
@@ -20,22 +22,33 @@ _log = logging.getLogger("uvicorn.error")
 
 
 class PromptServer(uvicorn.Server):
+    #: seconds between uvicorn's looks when nothing wakes the loop
+    tick = 0.1
+
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self._told: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def main_loop(self) -> None:
-        """uvicorn's tick (the Date header, ``should_exit``) every 0.1 s, and a look
-        at ``should_exit`` as soon as ``wake()`` is called, not at the next tick."""
+        """uvicorn's tick (the Date header, ``should_exit``) every ``tick`` s, and a
+        look at ``should_exit`` as soon as ``wake()`` is called, not at the next tick."""
         self._told = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         counter = 0
         while not await self.on_tick(counter):
             counter = (counter + 1) % 864_000
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._told.wait(), 0.1)
+                await asyncio.wait_for(self._told.wait(), self.tick)
             self._told.clear()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """uvicorn's (SIGINT or SIGTERM: stop; SIGINT again: stop at once), then the
+        loop woken to act on it now."""
+        try:
+            super().handle_exit(sig, frame)
+        finally:
+            self.wake()
 
     def wake(self) -> None:
         """Make the loop look now, from any thread or a signal handler (whose task,
@@ -43,6 +56,12 @@ class PromptServer(uvicorn.Server):
         if self._loop is not None and self._told is not None:
             with contextlib.suppress(RuntimeError):  # the loop has closed
                 self._loop.call_soon_threadsafe(self._told.set)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's, with ``close_connections``' prompter wait."""
+        await self.close_connections(sockets)
+        if not self.force_exit:
+            await self.lifespan.shutdown()
 
     async def close_connections(self, sockets: list[socket.socket] | None) -> None:
         """uvicorn's shutdown up to the app's: no new connections, the open ones told
