@@ -16,7 +16,7 @@ import pytest
 from interlingua.core.sse import SSEDecoder
 
 from ..services import REDIS_HOST, REDIS_PORT, missing, new_name, reachable, with_option
-from .balancer import Balancer
+from .balancer import Balancer, haproxy
 from .replicas import Replica, call, tally
 from .sse_client import V1, events, rpc, v1_message
 
@@ -26,6 +26,7 @@ def behind_balancer(pg_database: str, tmp_path: Path,
                     ) -> Iterator[tuple[Balancer, list[Replica]]]:
     if not reachable(REDIS_HOST, REDIS_PORT):
         missing("Redis on 127.0.0.1:6379")
+    haproxy()  # looked for before three replicas are started for nothing
     store = with_option(pg_database, f"schema={new_name('lb')}")
     bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('lb')}"
     group = [Replica(store, bus, extra=("--drain-seconds", "15")) for _ in range(3)]
