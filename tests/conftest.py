@@ -159,8 +159,15 @@ SLOW_FIRST = (
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {module: n for n, module in enumerate(SLOW_FIRST)}
+    # The modules with ``serial`` tests come before even those: a serial test waits
+    # for the other worker's test under way to end, and at the start that worker runs
+    # the short tests of the other half of the list (pytest-xdist's worksteal gives
+    # each worker one half), not the peer SDKs' tests of up to 30 s each.
+    serial = {item.nodeid.partition("::")[0] for item in items
+              if item.get_closest_marker("serial") is not None}
     # stable: each module's tests stay together and in their order
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+    items.sort(key=lambda item: (item.nodeid.partition("::")[0] not in serial,
+                                 rank.get(item.nodeid.partition("::")[0], len(rank))))
     if not config.stash[_SHARED_MISSING]:
         return
     dropped = [item for item in items if item.get_closest_marker("needs_shared") is not None]
