@@ -94,3 +94,18 @@ class ServerProcess(Process):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def turns_over(url: str, timeout: float = 30) -> None:
+    """Until the server at ``url`` (serving ``/metrics``) runs no turn: whatever its
+    turns were to write has been written, or refused."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = httpx.get(url + "/metrics", timeout=5).text
+        running = [line for line in text.splitlines()
+                   if line.startswith("interlingua_turns_running ")]
+        assert running, "no interlingua_turns_running in /metrics"
+        if float(running[0].split()[1]) == 0:
+            return
+        assert time.monotonic() < deadline, "a turn still runs"
+        time.sleep(0.02)

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from .procs import ROOT, ServerProcess, free_port
+from .procs import ROOT, ServerProcess, free_port, turns_over
 from .sse_client import V1, rpc, v1_message
 
 SLOW = "tests/e2e/agents.py:slow"
@@ -99,7 +99,7 @@ def test_a_silent_process_loses_its_tasks_and_its_late_writes_are_refused(
         tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/tasks.db"
     with ServerProcess("tests/e2e/agents.py:echo", store, lease_timeout=1.0) as survivor, \
-            ServerProcess(SLOW, store, lease_timeout=1.0) as paused:
+            ServerProcess(SLOW, store, lease_timeout=1.0, metrics=True) as paused:
         task_id = _send(paused.url, 2)
         assert paused.proc is not None
         # Stopped once its executor's first write is in: a process stopped inside a
@@ -114,7 +114,7 @@ def test_a_silent_process_loses_its_tasks_and_its_late_writes_are_refused(
         finally:
             os.kill(paused.proc.pid, signal.SIGCONT)
         # its executor wakes up, finishes and tries to complete: refused
-        time.sleep(2.5)
+        turns_over(paused.url)
         for url in (survivor.url, paused.url):
             assert _task(url, task_id)["status"]["state"] == "TASK_STATE_FAILED"
         # and it serves new tasks under a new lease

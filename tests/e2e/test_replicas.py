@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from ..services import new_name, with_option
+from .procs import turns_over
 from .replicas import Replica, call, send, state_of, tally, wait_state
 from .sse_client import V1, events, rpc
 
@@ -200,7 +201,7 @@ def test_a_paused_replica_loses_its_turns_and_its_late_writes_are_refused(
     import signal
 
     a, _, _ = cluster
-    paused = Replica(a.store, a.bus).start()
+    paused = Replica(a.store, a.bus, extra=("--metrics",)).start()
     try:
         task = send(paused.url, "story 20 0.1")
         assert paused.proc is not None
@@ -213,7 +214,7 @@ def test_a_paused_replica_loses_its_turns_and_its_late_writes_are_refused(
         finally:
             os.kill(paused.proc.pid, signal.SIGCONT)
         # its executor wakes up and goes on writing: refused, the task stays failed
-        time.sleep(2.5)
+        turns_over(paused.url)
         assert state_of(a.url, task["id"]) == "TASK_STATE_FAILED"
         assert state_of(paused.url, task["id"]) == "TASK_STATE_FAILED"
         # and it serves new tasks under a new lease
