@@ -42,6 +42,8 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         #: ids of the streamed answers sent to their end
         self.completed: list[str] = []
+        #: ids of the streamed answers over: sent to their end, or dropped by the client
+        self.ended: list[str] = []
         self.token_delay = token_delay
         self.app = Starlette(routes=[
             Route("/v1/chat/completions", self.completions, methods=["POST"]),
@@ -75,8 +77,16 @@ class ChatServer:
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             })
         delay = 0.2 if model == "slow" else self.token_delay
-        return StreamingResponse(self._stream(ident, model, calls, text, delay, self.completed),
+        return StreamingResponse(self._ending(ident, self._stream(ident, model, calls, text,
+                                                                  delay, self.completed)),
                                  media_type="text/event-stream")
+
+    async def _ending(self, ident: str, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            self.ended.append(ident)
 
     @staticmethod
     def _script(messages: list[dict[str, Any]],
