@@ -122,7 +122,10 @@ def test_a_replica_killed_mid_delivery_loses_no_delivery(
                     "configuration": {"taskPushNotificationConfig": {
                         "url": hook_url + "/hook", "id": "h"}}})
                 task_ids.append(answer["result"]["task"]["id"])
-            time.sleep(1.0)
+            # a delivery of each task taken and held in flight (or a second at most)
+            deadline = time.monotonic() + 1.0
+            while hook.held < len(task_ids) and time.monotonic() < deadline:
+                time.sleep(0.01)
             group[0].kill()  # with whatever it had claimed
             hook.gate.set()
             expected = asyncio.run(logged(store, task_ids))

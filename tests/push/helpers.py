@@ -55,6 +55,8 @@ class Hook:
         #: set it to hold every request until it is set again
         self.gate = threading.Event()
         self.gate.set()
+        #: requests waiting for the gate now
+        self.held = 0
 
     @staticmethod
     def of(hook: Hook, path: str) -> Hook:
@@ -88,8 +90,11 @@ class Hook:
             if not message.get("more_body"):
                 break
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        while not self.gate.is_set():
-            await asyncio.sleep(0.005)
+        if not self.gate.is_set():
+            self.held += 1
+            while not self.gate.is_set():
+                await asyncio.sleep(0.005)
+            self.held -= 1
         answer = self.respond(self, headers, body, scope["path"]) if self.respond else 200
         status, extra = (answer, []) if isinstance(answer, int) else answer
         with self.lock:
