@@ -101,7 +101,12 @@ class Sends:
                            "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
         # The turn is begun in this frame, not in one of its own: a call less per send.
-        with self.admission.admission(call.message):
+        # With no cap on turns (the default) the send holds no place: nothing is
+        # entered then, and nothing left (no frames of a context manager per send).
+        held = self.admission.admission(call.message)
+        if held is not None:
+            held.__enter__()
+        try:
             scope = request.scope
             message = call.message
             digest = message_digest(message, call.client_task_id)
@@ -131,6 +136,9 @@ class Sends:
                 pending = sending.pop(key)
                 if pending is not None:
                     pending.set_result(None)
+        finally:
+            if held is not None:
+                held.__exit__(None, None, None)
 
     async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task | None:
         """A repeated message while its turn runs here: the caller follows that run.
