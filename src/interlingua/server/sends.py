@@ -96,8 +96,9 @@ class Sends:
             return begun
         if not call.config.blocking:
             return self.view(begun.task, call.config.history_length)
-        # _settle's wait and its common answer here: no coroutine of its own per send
-        await begun.settled.wait()
+        # _settle's wait and its common answer here: no coroutine of its own per send,
+        # nor one for the wait (the turn's end sets ``settled``, whatever happens)
+        await begun.settled.woken()
         if begun.reply_message is None and begun.duplicate is None and begun.abandoned is None:
             return self.view(begun.task, call.config.history_length)
         return await self._settle(begun, call.config.history_length)
