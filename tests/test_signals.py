@@ -56,6 +56,24 @@ async def test_a_bare_future_filed_with_two_events_is_done_by_either_and_can_be_
     assert late.cancelled()
 
 
+async def test_woken_is_over_once_set_and_done_at_once_when_fired() -> None:
+    signal = Signal()
+    woken = [signal.woken(), signal.woken()]
+    gone = signal.woken()
+    assert "waiters:3" in repr(signal)
+    waiting = asyncio.ensure_future(gone)
+    await asyncio.sleep(0)
+    waiting.cancel()  # a waiter that gave up stays listed until the signal fires
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert "waiters:3" in repr(signal)
+    assert not any(w.done() for w in woken)  # type: ignore[attr-defined]
+    signal.set()
+    assert [await w for w in woken] == [True, True]
+    assert "waiters:0" in repr(signal)
+    assert signal.woken() is DONE
+
+
 async def test_a_signal_is_the_same_event_in_less_room() -> None:
     signal = Signal()
     assert not hasattr(signal, "__dict__")

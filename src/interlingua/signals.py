@@ -21,7 +21,7 @@ the order they came.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 __all__ = ["DONE", "LazyEvent", "Mutex", "Signal"]
@@ -90,6 +90,19 @@ class Signal(_Waiting[bool]):
 
     def clear(self) -> None:
         self.fired = False
+
+    def woken(self) -> Awaitable[object]:
+        """``wait()`` without its coroutine, for a waiter the signal is sure to wake
+        (one that is set in the end): DONE when fired, else the future ``set``
+        completes. A waiter cancelled meanwhile leaves its future listed (done, and
+        passed over) until then, where ``wait`` takes it off at once."""
+        if self.fired:
+            return DONE
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if self._waiting is None:
+            self._waiting = []
+        self._waiting.append(fut)
+        return fut
 
     async def wait(self) -> Literal[True]:
         if self.fired:

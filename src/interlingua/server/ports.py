@@ -12,7 +12,7 @@ promises (everything allowed, no limits, no push).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..core.calls import Call, SendMessage
@@ -50,9 +50,10 @@ class Authorizer(Protocol):
 
 
 class Admission(Protocol):
-    def admission(self, message: Message) -> AbstractContextManager[None]:
+    def admission(self, message: Message) -> AbstractContextManager[None] | None:
         """Around a send: refuse a message beyond the limits, or a send there is no
-        room to run; the place is given back if the send starts no turn."""
+        room to run; the place is given back if the send starts no turn. None: the
+        send holds no place (no cap on turns), and there is nothing to enter."""
 
 
 class TurnPlace(Protocol):
@@ -101,8 +102,8 @@ class _Open:
 
 
 class _NoAdmission:
-    def admission(self, message: Message) -> AbstractContextManager[None]:
-        return nullcontext()
+    def admission(self, message: Message) -> None:
+        return None
 
 
 class _NoPush:

@@ -24,7 +24,15 @@ from ..core.errors import (
     task_not_found,
 )
 from ..core.generation import mismatch
-from ..core.model import TERMINAL_STATES, HistoryAppended, Message, Task, TaskState, TaskStatus
+from ..core.model import (
+    TERMINAL_STATES,
+    HistoryAppended,
+    Message,
+    PushConfig,
+    Task,
+    TaskState,
+    TaskStatus,
+)
 from ..core.parts import new_id
 from ..stores.base import MessageExists, MessageRecord, Scope, TaskPort, other_content
 from .context import RequestInfo, TaskCanceled
@@ -88,8 +96,9 @@ class Sends:
             return begun
         if not call.config.blocking:
             return self.view(begun.task, call.config.history_length)
-        # _settle's wait and its common answer here: no coroutine of its own per send
-        await begun.settled.wait()
+        # _settle's wait and its common answer here: no coroutine of its own per send,
+        # nor one for the wait (the turn's end sets ``settled``, whatever happens)
+        await begun.settled.woken()
         if begun.reply_message is None and begun.duplicate is None and begun.abandoned is None:
             return self.view(begun.task, call.config.history_length)
         return await self._settle(begun, call.config.history_length)
@@ -101,7 +110,12 @@ class Sends:
                            "send to another replica, or again shortly")
         # Refused here (size limits, no room for another executor), no task is made.
         # The turn is begun in this frame, not in one of its own: a call less per send.
-        with self.admission.admission(call.message):
+        # With no cap on turns (the default) the send holds no place: nothing is
+        # entered then, and nothing left (no frames of a context manager per send).
+        held = self.admission.admission(call.message)
+        if held is not None:
+            held.__enter__()
+        try:
             scope = request.scope
             message = call.message
             digest = message_digest(message, call.client_task_id)
@@ -131,6 +145,9 @@ class Sends:
                 pending = sending.pop(key)
                 if pending is not None:
                     pending.set_result(None)
+        finally:
+            if held is not None:
+                held.__exit__(None, None, None)
 
     async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task | None:
         """A repeated message while its turn runs here: the caller follows that run.
@@ -205,34 +222,26 @@ class Sends:
                 return await self._continue(run, call, request, digest, key)
             if message.task_id:
                 raise task_not_found(message.task_id)
-        return await self._create(scope, call, request, target, digest, key, first,
-                                  looked_up, other)
+        if first or call.config.push_config is not None:
+            return await self._create(scope, call, request, target, digest, key, first,
+                                      looked_up, other)
+        # A new task written once its executor first speaks (a blocking send, nearly
+        # every new task): nothing to await before its turn, no coroutine of its own.
+        return self._started(self._new_run(scope, call, request, target, digest, key, None,
+                                           looked_up, other))
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
                       task_id: str | None, digest: bytes, key: MessageKey,
                       written_first: bool, looked_up: bool,
                       other: MessageRecord | None) -> Run | Task:
-        """``looked_up``: the message id was looked up, and ``other`` found under it
-        (another message, with other content), or nothing."""
-        now = self.writer.now()
+        """A new task whose push configs are checked, or that is written, before its
+        turn begins. ``looked_up``: the message id was looked up, and ``other`` found
+        under it (another message, with other content), or nothing."""
         tid = task_id or new_id()
-        cid = call.message.context_id or new_id()
-        message = msgspec.structs.replace(call.message, task_id=tid, context_id=cid)
-        status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now)
-        metadata = call.metadata
-        initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata,
-                       generation=1)
-        live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata,
-                    generation=1)
         # most sends carry no push config: no call then
         configs = None if call.config.push_config is None else \
             await self.push.send_configs(call, request, tid)
-        # by position: a class called with keywords makes a dict of them first
-        run = Run(self.writer, scope, live, 0, False, request.dialect, request, initial,
-                  message.message_id, digest, configs, looked_up, other)
-        if run.key in self.runs.by_key:
-            raise InvalidTaskState(f"task {tid} is already running")
-        self.runs.track(run, key)
+        run = self._new_run(scope, call, request, tid, digest, key, configs, looked_up, other)
         # A non-blocking caller is answered with the task, so it must exist first.
         # With other processes on the store, it is written before the executor
         # runs: another process that gets the same message id then finds it
@@ -246,7 +255,34 @@ class Sends:
             except BaseException as exc:
                 self._abandon(run, error=exc)
                 raise
-        self.turns.start(run, message)
+        return self._started(run)
+
+    def _new_run(self, scope: Scope, call: SendMessage, request: RequestInfo,
+                 task_id: str | None, digest: bytes, key: MessageKey,
+                 configs: list[PushConfig] | None, looked_up: bool,
+                 other: MessageRecord | None) -> Run:
+        """The run of a new task, tracked (its turn not begun)."""
+        now = self.writer.now()
+        tid = task_id or new_id()
+        cid = call.message.context_id or new_id()
+        message = msgspec.structs.replace(call.message, task_id=tid, context_id=cid)
+        status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now)
+        metadata = call.metadata
+        initial = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata,
+                       generation=1)
+        live = Task(id=tid, context_id=cid, status=status, history=[message], metadata=metadata,
+                    generation=1)
+        # by position: a class called with keywords makes a dict of them first
+        run = Run(self.writer, scope, live, 0, False, request.dialect, request, initial,
+                  message.message_id, digest, configs, looked_up, other)
+        if run.key in self.runs.by_key:
+            raise InvalidTaskState(f"task {tid} is already running")
+        self.runs.track(run, key)
+        return run
+
+    def _started(self, run: Run) -> Run:
+        """``run`` with its first turn begun (the task's one message)."""
+        self.turns.start(run, run.task.history[0])
         if self.grace is not None and not run.persisted:
             # A slow first step must not hide the task: if the executor says
             # nothing within the grace, the task is written as submitted.

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from typing import Any, Protocol
 
@@ -105,7 +105,6 @@ class Ticket:
 #: the place of every turn when their number has no cap: nothing to count or release
 _FREE = Ticket(None)
 _FREE.taken = True
-_NO_ADMISSION = nullcontext()
 
 # The ticket a send reserved, for the turn it starts (the send's own asyncio task).
 _ADMITTED: ContextVar[Ticket | None] = ContextVar("interlingua_admitted_turn", default=None)
@@ -157,14 +156,15 @@ class ExecutorGate:
         self._reserved += 1
         return Ticket(self)
 
-    def admission(self) -> AbstractContextManager[None]:
+    def admission(self) -> AbstractContextManager[None] | None:
         """Around a send: a place is reserved (or ``ResourceUnavailable`` raised)
-        for the turn the send starts; released if it starts none."""
+        for the turn the send starts; released if it starts none. None: no cap,
+        nothing reserved and nothing to enter."""
         if self.limits.max_running is None:
             # No cap: every turn has the one free place, and the send has nothing
             # to hand its turn (a context variable set per send would stay in the
             # context of every running turn, with its ticket).
-            return _NO_ADMISSION
+            return None
         return _Admission(self.reserve())
 
     def take(self) -> Ticket:

@@ -313,8 +313,9 @@ class Security:
             what += f" with skill {skill!r}" if skill else ""
             raise Forbidden(f"{who} is not allowed to {operation}{what}")
 
-    def admission(self, message: Message) -> contextlib.AbstractContextManager[None]:
-        """Around a send: the message is within the limits and its turn has a place."""
+    def admission(self, message: Message) -> contextlib.AbstractContextManager[None] | None:
+        """Around a send: the message is within the limits and its turn has a place
+        (None: no place is held, nothing to enter)."""
         self.limits.check_message(message)
         return self.executors.admission()
 

@@ -3,6 +3,7 @@ reference."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -232,6 +233,7 @@ def row_generation(row: Sequence[Any], ids: _Ids) -> int:
 #: with one step, one bind of the parameters and one reset; each row of an
 #: ``executemany`` costs all three again). More rows: ``executemany``.
 ROWS_AT_ONCE = 8
+_same = operator.eq
 _INSERT_ROWS = ["", *(
     "INSERT INTO events (task_pk, seq, kind, n, payload) VALUES "
     + ", ".join(["(?, ?, ?, ?, ?)"] * n) for n in range(1, ROWS_AT_ONCE + 1))]
@@ -242,9 +244,19 @@ def _insert_events(
 ) -> None:
     values: list[Any] = []
     size = 0
-    for _, seq, kind, n, payload in _runs(pk, first_seq, events, ids):
-        values += (pk, seq, kind, n, _blob(payload))
-        size += len(payload)
+    kinds = list(map(_KIND.__getitem__, map(type, events)))
+    if len(kinds) <= ROWS_AT_ONCE and not any(map(_same, kinds, kinds[1:])):
+        # No two neighbours of one kind (a new task's creation, artifact and status;
+        # a status after a chunk): a row each, as _runs would make them, without
+        # its generator.
+        for seq, (kind, event) in enumerate(zip(kinds, events, strict=True), first_seq):
+            payload = _pack(_encode(event), ids)
+            values += (pk, seq, kind, 1, _blob(payload))
+            size += len(payload)
+    else:
+        for _, seq, kind, n, payload in _runs(pk, first_seq, events, ids):
+            values += (pk, seq, kind, n, _blob(payload))
+            size += len(payload)
     count = len(values) // 5
     if not count:
         return
