@@ -257,7 +257,10 @@ class Context:
             # nothing to continue: this chunk is the first of a new artifact
             append = artifact_id is not None
         aid = artifact_id or new_id()
-        self._emitted[name] = self._emitted_last = aid
+        # (the last one answers for no name: no entry of None is read)
+        if name is not None:
+            self._emitted[name] = aid
+        self._emitted_last = aid
         # The chunks of a streaming agent come through here: plain text and the
         # artifact added last are the quick cases, and the fields go by position.
         arts = task.artifacts

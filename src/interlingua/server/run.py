@@ -88,6 +88,10 @@ log = logging.getLogger("interlingua.engine")
 #: run). Only an executor that emits without ever awaiting reaches it (one that
 #: awaits anything is flushed then); docs/architecture.md has the measurements.
 FLUSH_EVERY = 256
+#: what ``Run.queue`` looks up per chunk, as plain names: one load each
+_QUEUED_AT_MOST = FLUSH_EVERY - 1
+_ARTIFACT_STATES = lifecycle.ARTIFACT_STATES
+_CANCELED = TaskState.CANCELED
 
 #: what numbering a batch takes: consumed in C (a deque of no length keeps nothing)
 _numbered: Callable[[Iterable[object]], None] = collections.deque[object](maxlen=0).extend
@@ -303,9 +307,9 @@ class Run:
         ``numbered``): none is set on it afterwards."""
         task = self.task
         if (self.error is not None or not self.persisted
-                or self.pending_state not in lifecycle.ARTIFACT_STATES
-                or task.status.state is TaskState.CANCELED
-                or len(self.pending) >= FLUSH_EVERY - 1):
+                or self.pending_state not in _ARTIFACT_STATES
+                or task.status.state is _CANCELED
+                or len(self.pending) >= _QUEUED_AT_MOST):
             return self.writer.emit(self, [ArtifactUpdate(
                 task.id, task.context_id, artifact, append, last_chunk)], wait=False)
         numbered = self.numbered = self.numbered + 1

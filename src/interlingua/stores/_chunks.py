@@ -10,6 +10,7 @@ about 14 bytes a chunk where a chunk event takes about 190.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 import msgspec
 
@@ -41,8 +42,7 @@ def texts_after(head: ArtifactUpdate, events: Sequence[Event], start: int,
     # generation the next chunk must have, and the run ends before one out of step
     generation = head.generation
     step = 1 if generation else 0
-    for i in range(start, end):
-        event = events[i]
+    for event in islice(events, start, end):  # no index to keep, no subscript
         try:
             # (the except is the check: an event of another kind, no parts, a
             # first part of no text)

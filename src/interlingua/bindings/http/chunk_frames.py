@@ -114,13 +114,16 @@ class ChunkFrames:
         would refuse, as ``other`` frames it. ``add``'s work, done here for each
         chunk: no call per event."""
         part = self._part
+        # the current run's probe and template, in locals: looked up again only
+        # when a chunk switches runs
+        probe = self._probe
+        template = self._template
         u: Any
         for out in got:
-            kind = type(out)
-            if kind is StoredEvent:  # a log entry read alone (take_stored): an update
-                u = out.event  # type: ignore[union-attr]  # (StoredEvent.event: any event)
-            elif kind is Entry and out.stored is None:  # type: ignore[union-attr]
-                u = out.item  # type: ignore[union-attr]
+            if type(out) is StoredEvent:  # a log entry read alone (take_stored): an update
+                u = out.event  # (StoredEvent.event: any event)
+            elif type(out) is Entry and out.stored is None:
+                u = out.item
                 if type(u) is not ArtifactUpdate:
                     parts.append(other(out))
                     continue
@@ -132,14 +135,16 @@ class ChunkFrames:
             except (AttributeError, IndexError):  # no parts, or a first part of no text
                 parts.append(other(out))
                 continue
-            probe = self._probe
             probe.generation = u.generation  # as add does: chunks differ by it
-            if u == probe or self._switch(u):
-                template = self._template
-                if template is not None and text:
-                    parts += (b"id: %d" % out.seq,  # type: ignore[union-attr]
-                              template[0], _json(text), template[1])
+            if u != probe:
+                if not self._switch(u):
+                    parts.append(other(out))
                     continue
+                probe = self._probe
+                template = self._template
+            if template is not None and text:
+                parts += (b"id: %d" % out.seq, template[0], _json(text), template[1])
+                continue
             parts.append(other(out))
 
     def _switch(self, u: ArtifactUpdate) -> bool:
