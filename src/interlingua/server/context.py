@@ -79,6 +79,9 @@ class RequestInfo:
 
 #: the scope of every call from no tenant by no authenticated principal
 _ANONYMOUS = Scope()
+#: read by every turn that completes: a plain name, not the enum member's look-up
+#: through its metaclass's hook (Python 3.11)
+_COMPLETED = TaskState.COMPLETED
 
 
 class _Sink(Protocol):
@@ -316,7 +319,7 @@ class Context:
         metadata: Metadata | None = None,
     ) -> Coroutine[Any, Any, None]:
         """Finish the task: an optional status message and an optional last artifact."""
-        return self._end(TaskState.COMPLETED, content, artifact, name, metadata)
+        return self._end(_COMPLETED, content, artifact, name, metadata)
 
     def fail(self, content: Any = None, *, metadata: Metadata | None = None
              ) -> Coroutine[Any, Any, None]:

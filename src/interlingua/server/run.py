@@ -88,7 +88,9 @@ log = logging.getLogger("interlingua.engine")
 #: run). Only an executor that emits without ever awaiting reaches it (one that
 #: awaits anything is flushed then); docs/architecture.md has the measurements.
 FLUSH_EVERY = 256
-#: what ``Run.queue`` looks up per chunk, as plain names: one load each
+#: what ``Run.queue`` looks up per chunk (and ``Writer.emit`` per emit), as plain
+#: names: one load each, where an enum member's read on Python 3.11 goes through
+#: its metaclass's ``__getattr__`` hook (about 1,000 instructions)
 _QUEUED_AT_MOST = FLUSH_EVERY - 1
 _ARTIFACT_STATES = lifecycle.ARTIFACT_STATES
 _CANCELED = TaskState.CANCELED
@@ -478,7 +480,7 @@ class Writer:
         if run.error is not None:
             error, run.error = run.error, None
             raise error
-        if run.task.status.state is TaskState.CANCELED:
+        if run.task.status.state is _CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         # numbered as they are queued (``number``, written out: no call more per emit)
