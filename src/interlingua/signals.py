@@ -105,24 +105,14 @@ class Signal(_Waiting[bool]):
         return fut
 
     async def wait(self) -> Literal[True]:
-        if self.fired:
-            return True
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        # add_waiter's and remove_waiter's work, written out: a blocking send waits here
-        if self._waiting is None:
-            self._waiting = []
-        self._waiting.append(fut)
-        try:
-            await fut
-        finally:
-            waiting = self._waiting  # set hands the waiters over: it may be gone
-            if waiting is not None:
-                try:
-                    waiting.remove(fut)
-                except ValueError:
-                    pass
+        if not self.fired:
+            # woken's future (it files it), taken off again if the wait is cancelled
+            fut: Any = self.woken()
+            try:
+                await fut
+            finally:
+                self.remove_waiter(fut)
         return True
-
 
 
 class LazyEvent(Signal, asyncio.Event):
