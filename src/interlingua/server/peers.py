@@ -72,12 +72,8 @@ class Peers:
     async def _check_cancel(self, run: Run) -> None:
         try:
             async with run.lock:  # after a write in flight, which then finds it moved on
-                rec = await self.store.get_task(run.scope, run.task.id)
-                if rec is not None and rec.version > run.version:
-                    # a message written for this turn by another process reaches the
-                    # executor: those up to the version read, then the run moves on to it
-                    await self.writer.hand_over_messages(run, rec.version)
-                    run.moved_on(rec.task, rec.version)
+                # a message written for this turn by another process reaches the executor
+                rec = await self.writer.catch_up(run)
         except Exception:  # the executor's next write finds out anyway
             log.warning("task %s: could not read it after news of another process's write",
                         run.task.id)

@@ -72,6 +72,7 @@ from ..stores.base import (
     StoredEvent,
     TaskExists,
     TaskPort,
+    TaskRecord,
 )
 from .context import RequestInfo, TaskCanceled
 from .idempotency import reused
@@ -526,11 +527,9 @@ class Writer:
                 await self._write(run, events)
             except ConcurrentModification:
                 # Someone else (another request or replica) wrote first: reload and re-check.
-                rec = await self.store.get_task(run.scope, run.task.id)
+                rec = await self.catch_up(run)
                 if rec is None:
                     raise task_not_found(run.task.id) from None
-                await self.hand_over_messages(run, rec.version)
-                run.moved_on(rec.task, rec.version)
                 run.pending_state = rec.task.status.state
                 if rec.task.status.state is TaskState.CANCELED:
                     raise TaskCanceled(f"task {run.task.id} was canceled") from None
@@ -542,6 +541,16 @@ class Writer:
                 run.pending_state = run.task.status.state
                 run.numbered = run.task.generation
                 raise
+
+    async def catch_up(self, run: Run) -> TaskRecord | None:
+        """``run``'s task read again after another writer's write (None: gone): the
+        messages written for its turn up to what was read handed to the executor,
+        then the run moved on to it. Under ``run.lock``."""
+        rec = await self.store.get_task(run.scope, run.task.id)
+        if rec is not None and rec.version != run.version:
+            await self.hand_over_messages(run, rec.version)
+            run.moved_on(rec.task, rec.version)
+        return rec
 
     async def hand_over_messages(self, run: Run, upto: int) -> None:
         """Messages another process wrote into the log of a turn running here (for an
