@@ -73,6 +73,11 @@ _PAGE_SIZE = 2048
 
 
 class _Connection(sqlite3.Connection):
+    #: ``execute`` on a cursor kept for the connection's life, for a statement
+    #: whose outcome is read at once (a row of a look-up by key, a write's
+    #: rowcount): the connection's own ``execute`` makes a cursor each time, and
+    #: registers and frees it, about 1,500 instructions a statement
+    kept: Callable[..., sqlite3.Cursor]
     #: inside a group commit, whether each write gets a savepoint (see _write_group)
     savepoints: bool = True
     #: event payload bytes written, all told (a measure of the WAL's growth)
@@ -96,6 +101,7 @@ def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
         cached_statements=256,
         factory=_Connection,
     )
+    conn.kept = conn.cursor().execute
     try:
         # busy_timeout first, so that switching to WAL waits out another writer
         conn.execute(f"PRAGMA busy_timeout = {settings.busy_timeout_ms:d}")
@@ -227,7 +233,7 @@ def _run_group(
     outcomes: list[tuple[bool, Any]] = []
     conn.savepoints = savepoints  # read by _transaction
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        conn.kept("BEGIN IMMEDIATE")
         for fn, args in writes:
             try:
                 outcomes.append((True, fn(conn, *args)))
@@ -236,7 +242,7 @@ def _run_group(
                     conn.rollback()
                     return [(False, exc)] if len(writes) == 1 else None
                 outcomes.append((False, exc))
-        conn.execute("COMMIT")
+        conn.kept("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
             conn.rollback()

@@ -10,8 +10,19 @@ the row is still there: that is the fence a revoked process's late writes meet.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
+
+
+class _Connection(Protocol):
+    """The store's connection (connection._Connection, which imports this module
+    through schema.py): ``kept`` runs a statement on its kept cursor."""
+
+    kept: Callable[..., sqlite3.Cursor]
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> sqlite3.Cursor: ...
 
 __all__ = [
     "MESSAGE_KEY_MIGRATION",
@@ -123,8 +134,8 @@ def namespace_owners(conn: sqlite3.Connection, prefix: str) -> int:
     return n
 
 
-def check_lease(conn: sqlite3.Connection, lease: int | None) -> None:
-    if lease is not None and conn.execute(
+def check_lease(conn: _Connection, lease: int | None) -> None:
+    if lease is not None and conn.kept(
             "SELECT 1 FROM leases WHERE epoch = ?", (lease,)).fetchone() is None:
         raise LeaseLost(f"the lease of epoch {lease} was revoked")
 
@@ -186,10 +197,10 @@ def _record(row: tuple[object, ...] | None) -> MessageRecord | None:
     return MessageRecord(str(row[0]), bytes(digest) if isinstance(digest, bytes) else b"")
 
 
-def find_message(conn: sqlite3.Connection, scope: Scope, message_id: str,
+def find_message(conn: _Connection, scope: Scope, message_id: str,
                  digest: bytes = b"") -> MessageRecord | None:
     """The one recorded with ``digest`` as its claim, else any."""
-    found = _record(conn.execute(
+    found = _record(conn.kept(
         _FIND_MESSAGE, (scope.tenant, scope.owner, message_id)).fetchone())
     if found is not None and digest and found.digest != digest:
         # the id has several messages, perhaps: the one of this content, if any
@@ -200,14 +211,14 @@ def find_message(conn: sqlite3.Connection, scope: Scope, message_id: str,
     return found
 
 
-def message_taken(conn: sqlite3.Connection, scope: Scope, message_id: str,
+def message_taken(conn: _Connection, scope: Scope, message_id: str,
                   digest: bytes) -> MessageExists:
     """The error for a message a write found taken (by a unique constraint)."""
     found = find_message(conn, scope, message_id, digest)
     return MessageExists(message_id, found or MessageRecord(""))
 
 
-def remember_message(conn: sqlite3.Connection, scope: Scope, pk: int,
+def remember_message(conn: _Connection, scope: Scope, pk: int,
                      message: tuple[str, bytes, bytes]) -> None:
     """Record a message (its id, digest and claim) that continued the task ``pk``."""
     message_id, digest, claim = message

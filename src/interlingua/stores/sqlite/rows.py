@@ -261,7 +261,7 @@ def _insert_events(
     if not count:
         return
     if count <= ROWS_AT_ONCE:
-        conn.execute(_INSERT_ROWS[count], values)
+        conn.kept(_INSERT_ROWS[count], values)
     else:
         conn.executemany(_INSERT_ROWS[1], [values[k:k + 5] for k in range(0, len(values), 5)])
     conn.payload_bytes += size

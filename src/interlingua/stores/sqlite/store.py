@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate
@@ -167,7 +166,7 @@ class SQLiteStore:
 
     async def _run(
         self,
-        fn: Callable[Concatenate[sqlite3.Connection, P], T],
+        fn: Callable[Concatenate[_Connection, P], T],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:

@@ -103,7 +103,7 @@ def _create(
             other = _own.find_message(conn, scope, message_id) \
                 if message_id is not None and claim else None
         try:
-            cur = conn.execute(
+            cur = conn.kept(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
                 " metadata, dialect, message_id, version, created_at, updated_at, digest,"
                 " lease, history, history_at, listed, listed_split, listed_at, claim,"
@@ -167,7 +167,7 @@ def _append(
 ) -> tuple[int, bool]:
     with _transaction(conn):
         _check_lease(conn, lease)
-        row = conn.execute(
+        row = conn.kept(
             "SELECT pk, context_id, state, version, history, history_at, metadata,"
             " CASE WHEN listed_at = version THEN listed END, listed_split FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
@@ -193,7 +193,7 @@ def _append(
         new_version = version + len(events)
         generation = last_of(events)
         if status_changed:
-            conn.execute(
+            conn.kept(
                 "UPDATE tasks SET version = ?, state = ?, status = ?, stamp = ?, updated_at = ?,"
                 " lease = COALESCE(?, lease), history = NULLIF(?, x''), history_at = ?,"
                 " listed = NULLIF(?, x''),"
@@ -217,7 +217,7 @@ def _append(
                 ),
             )
         else:
-            conn.execute(
+            conn.kept(
                 "UPDATE tasks SET version = ?, updated_at = ?, lease = COALESCE(?, lease),"
                 " history = NULLIF(?, x''), history_at = ?, listed = NULLIF(?, x''),"
                 f" listed_split = ?, listed_at = ?{_GENERATION} WHERE pk = ?",
