@@ -206,10 +206,13 @@ class Stream:
     iterator of single items, for readers that pull.
     """
 
-    __slots__ = ("_buffer",)
+    __slots__ = ("_buffer", "over")
 
     def __init__(self) -> None:
         self._buffer: list[StreamOutput] = []
+        #: the batch ``poll()`` handed out last was the stream's last: the next
+        #: poll ends it (a writer may end its response with that batch)
+        self.over = False
 
     def poll(self) -> list[StreamOutput] | Awaitable[object]:
         raise NotImplementedError
@@ -261,6 +264,7 @@ class _Fixed(Stream):
 
     def poll(self) -> list[StreamOutput]:
         items, self._items = self._items, []
+        self.over = True
         return items
 
 
@@ -301,7 +305,6 @@ class _Follow(Stream):
         "_gap",
         "_level",
         "_new_run",
-        "_over",
         "_page",
         "_scope",
         "_source",
@@ -332,8 +335,6 @@ class _Follow(Stream):
         self._page: list[StoredEvent] | None = None
         #: the log no longer has the events the reader needs next
         self._gap: Unavailable | None = None
-        #: the last batch handed out ended the stream
-        self._over = False
         self._done = False
         #: a lone reader's batches of updates go out as the log holds them (take_stored)
         self._stored = False
@@ -359,11 +360,12 @@ class _Follow(Stream):
         self._flushed_waiter = None
 
     def _end(self, items: list[StreamOutput]) -> list[StreamOutput]:
+        self.over = True
         self.close()
         return items
 
     def poll(self) -> list[StreamOutput] | Awaitable[object]:
-        if self._done or self._over:
+        if self._done or self.over:
             return self._end([])
         run = self._new_run
         if run is not None:
@@ -427,7 +429,7 @@ class _Follow(Stream):
         self._sub.close()
         self._task_id = task_id
         if rec is None:  # purged meanwhile: nothing left to show
-            self._over = True
+            self.over = True
             return
         self._sub = self._source.bus.subscribe(task_key(self._scope, task_id), seen=rec.version)
         self._after = rec.version
@@ -482,7 +484,7 @@ class _Follow(Stream):
         if ends_with is StatusUpdate:
             batch.append(Entry(after, tail))  # type: ignore[arg-type]
             if tail.status.state in self._ends:  # type: ignore[union-attr]
-                self._over = True  # ended at the next poll, as _entries ends it
+                self.over = True  # ended at the next poll, as _entries ends it
                 return batch
         if after >= self._sub.latest:
             self._level = True
@@ -510,7 +512,7 @@ class _Follow(Stream):
             if type(item) is StatusUpdate and item.status.state in self._ends:
                 # Ended at the next poll: until then this reader still counts, so
                 # a reader of the same events now shares their encodings.
-                self._after, self._over = after, True
+                self._after, self.over = after, True
                 return batch
         self._after = after
         if after >= self._sub.latest:

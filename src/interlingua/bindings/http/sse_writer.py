@@ -9,7 +9,6 @@ per-subscriber.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
@@ -150,11 +149,14 @@ async def write_sse(
     # with several readers is encoded once for them all.
     frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
     # and its batches of artifact updates come as the log's entries (frames.write)
-    items.stream.take_stored()
+    stream = items.stream
+    stream.take_stored()
 
     def other(out: StreamOutput) -> bytes:
         return _encoded(out, codec, envelope)
 
+    #: the stream's last batch, sent with the response's end: one send less
+    last = b""
     try:
         try:
             async for got in items:
@@ -163,6 +165,9 @@ async def write_sse(
                 frames.write(parts, got, other)
                 chunk = b"".join(parts)
                 del got, parts
+                if stream.over:
+                    last = chunk
+                    break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 # An idle stream waits for its next batch: hold nothing it sent.
                 del chunk
@@ -178,8 +183,10 @@ async def write_sse(
             log.exception("stream failed")
             await send({"type": "http.response.body", "more_body": True,
                         "body": _error_event(codec, envelope, InternalError())})
-        with contextlib.suppress(OSError):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        try:
+            await send({"type": "http.response.body", "body": last, "more_body": False})
+        except OSError:
+            pass
     finally:
         client.stop()
         items.close()
