@@ -86,15 +86,15 @@ Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task"]]
 class Streams:
     """Opens streams on a store's logs: what every stream of one engine shares."""
 
-    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin,
-                 closing: Callable[[], bool], *, heartbeat_interval: float,
-                 max_lag: int) -> None:
+    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin, *,
+                 heartbeat_interval: float, max_lag: int) -> None:
         self.store = store
         self.bus = bus
         self.runs = runs
         self.begin = begin
-        #: the server is shutting down: open streams end
-        self.closing = closing
+        #: the server is shutting down: open streams end (the engine's ``closing``;
+        #: a flag, not a call, as every poll reads it)
+        self.closing = False
         self.heartbeat_interval = heartbeat_interval
         self.max_lag = max_lag
         #: streams open now (a drain lets them deliver their ends)
@@ -316,7 +316,9 @@ class _Follow(Stream):
     def __init__(self, source: Streams, scope: Scope, task_id: str, sub: Subscription,
                  after: int, *, first: Entry | None = None, new_run: Run | None = None,
                  ends: frozenset[TaskState] = lifecycle.RETURN_STATES) -> None:
-        super().__init__()
+        # Stream.__init__'s fields, set here: a call fewer per stream
+        self._buffer = []
+        self.over = False
         self._ends = ends
         self._source = source
         self._scope = scope
@@ -369,12 +371,13 @@ class _Follow(Stream):
             return self._end([])
         run = self._new_run
         if run is not None:
-            if not run.flushed.is_set():
+            if not run.flushed.fired:
                 if self._flushed_waiter is None:
                     self._flushed_waiter = asyncio.get_running_loop().create_future()
                     run.flushed.add_waiter(self._flushed_waiter)
                 return self._flushed_waiter
-            self._forget_flushed()
+            # (the set() that fired let go of the waiter: nothing to take off)
+            self._flushed_waiter = None
             self._new_run = None
             if run.reply_message is not None:
                 return self._end([Entry(0, run.reply_message)])
@@ -392,7 +395,7 @@ class _Follow(Stream):
                 return self._end([first])
             return [first]
         while True:
-            if self._source.closing():
+            if self._source.closing:
                 return self._end([])
             if self._gap is not None:
                 return self._end([self._gap])
