@@ -159,7 +159,16 @@ async def write_sse(
     last = b""
     try:
         try:
-            async for got in items:
+            # The stream's own loop (Items.__anext__'s, written out): no coroutine
+            # per batch
+            poll = stream.poll
+            while True:
+                got = poll()
+                if type(got) is not list:
+                    await got  # type: ignore[misc]  # idle: one bare future (news, a tick)
+                    continue
+                if not got:
+                    break
                 # Everything that is ready leaves in one write.
                 parts: list[bytes] = []
                 frames.write(parts, got, other)
