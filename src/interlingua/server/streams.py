@@ -473,7 +473,8 @@ class _Follow(Stream):
             return None
         ends_with = type(tail)
         if ends_with is StatusUpdate:
-            if len(events) < 2 or type(events[-2].event) is StatusUpdate:
+            # (a status alone, a turn's end after its chunks went out, has none before it)
+            if len(events) > 1 and type(events[-2].event) is StatusUpdate:
                 return None
         elif ends_with is not ArtifactUpdate:
             return None
