@@ -193,9 +193,11 @@ class LocalBus:
         if last > topic.latest:
             topic.latest = last
         # Wake everyone waiting on the old Event; later waiters get a fresh one.
+        # (With nobody waiting, as at a new task's first write, it stays unfired.)
         changed = topic.changed
-        topic.changed = Signal()
-        changed.set()
+        if changed._waiting:
+            topic.changed = Signal()
+            changed.set()
 
     def announce(self, key: str, seq: int) -> bool:
         """News from elsewhere (another process wrote): the log of ``key`` has
