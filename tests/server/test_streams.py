@@ -367,7 +367,7 @@ def test_a_batch_with_a_history_entry_between_its_chunks_comes_as_entries() -> N
     done = StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED), None, 8)
     f = follow()
     out = f._entries([*whole, StoredEvent(14, done)])
-    assert out == [*whole, Entry(14, done)] and f._over
+    assert out == [*whole, Entry(14, done)] and f.over
     # one that ends with a cancel queued after an interruption ends at the interruption
     asked = StatusUpdate("t", "c", TaskStatus(TaskState.INPUT_REQUIRED), None, 8)
     gone = StatusUpdate("t", "c", TaskStatus(TaskState.CANCELED), None, 9)
@@ -380,7 +380,7 @@ def test_a_batch_with_a_history_entry_between_its_chunks_comes_as_entries() -> N
              StoredEvent(4, StatusUpdate("t", "c", TaskStatus(TaskState.COMPLETED), None, 4))]
     f = follow()
     assert f._entries(start) == [Entry(1, task), *start[1:3], Entry(4, start[3].event)]
-    assert f._over
+    assert f.over
     said = HistoryAppended(msg("more"))
     mixed = [StoredEvent(11, chunk(5)), StoredEvent(12, said), StoredEvent(13, chunk(6))]
     out = follow()._entries(mixed)

@@ -115,13 +115,15 @@ class _Subscription:
         if recent[-1].seq <= after:
             return []
         # Events arrive in seq order, so the tail past ``after`` is contiguous.
-        taken = recent[after + 1 - recent[0].seq:]
+        start = after + 1 - recent[0].seq
         if topic.subscribers <= 1:
             # A lone reader now has all there is, and nobody else is behind: keep
             # nothing for an idle stream to hold (a reader who comes later reads
-            # the store first).
-            recent.clear()
-        return taken
+            # the store first). It nearly always takes the whole list: handed
+            # over as it is, not copied.
+            topic.recent = []
+            return recent[start:] if start else recent
+        return recent[start:]
 
     def alone(self) -> bool:
         return self._topic.subscribers <= 1
@@ -193,9 +195,11 @@ class LocalBus:
         if last > topic.latest:
             topic.latest = last
         # Wake everyone waiting on the old Event; later waiters get a fresh one.
+        # (With nobody waiting, as at a new task's first write, it stays unfired.)
         changed = topic.changed
-        topic.changed = Signal()
-        changed.set()
+        if changed._waiting:
+            topic.changed = Signal()
+            changed.set()
 
     def announce(self, key: str, seq: int) -> bool:
         """News from elsewhere (another process wrote): the log of ``key`` has

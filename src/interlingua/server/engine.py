@@ -172,7 +172,7 @@ class Engine:
                            else config.submit_grace,
                            leases=self.leases,
                            message_ids=config.message_ids)
-        self.streams = Streams(store, bus, self.runs, self.sends.begin, lambda: self.closing,
+        self.streams = Streams(store, bus, self.runs, self.sends.begin,
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag)
         self.peers = Peers(store, bus, self.runs, self.writer)
@@ -185,11 +185,19 @@ class Engine:
         #: a plain attribute, not a property: the front door reads it on every request
         self.started = False
         self._start_lock = asyncio.Lock()
-        #: set when the server is shutting down: open streams end cleanly
         self.closing = False
         #: set from the moment the drain begins (``draining``): what waits on it,
         #: gRPC health checking, says so then, as ``/healthz`` does
         self.drain_begun = asyncio.Event()
+
+    @property
+    def closing(self) -> bool:
+        """Set when the server is shutting down: open streams end cleanly."""
+        return self.streams.closing
+
+    @closing.setter
+    def closing(self, value: bool) -> None:
+        self.streams.closing = value
 
     def now(self) -> str:
         return self.writer.now()

@@ -86,28 +86,29 @@ Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task"]]
 class Streams:
     """Opens streams on a store's logs: what every stream of one engine shares."""
 
-    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin,
-                 closing: Callable[[], bool], *, heartbeat_interval: float,
-                 max_lag: int) -> None:
+    def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin, *,
+                 heartbeat_interval: float, max_lag: int) -> None:
         self.store = store
         self.bus = bus
         self.runs = runs
         self.begin = begin
-        #: the server is shutting down: open streams end
-        self.closing = closing
+        #: the server is shutting down: open streams end (the engine's ``closing``;
+        #: a flag, not a call, as every poll reads it)
+        self.closing = False
         self.heartbeat_interval = heartbeat_interval
         self.max_lag = max_lag
         #: streams open now (a drain lets them deliver their ends)
         self.open_count = 0
 
-    async def open(
+    def open(
         self,
         call: SendMessage | SubscribeToTask,
         request: RequestInfo,
         *,
         last_event_id: int | None = None,
-    ) -> Stream:
-        """Check the request and return its stream.
+    ) -> Awaitable[Stream]:
+        """Check the request; await the result for its stream (the coroutine that
+        opens it, not one awaiting that: a frame fewer per stream).
 
         Errors that can be known before the stream starts (unknown task, a
         finished task, bad input) are raised here, so the caller answers them as
@@ -121,8 +122,8 @@ class Streams:
                     "Invalid params: Last-Event-ID resumes a subscription; "
                     "resubscribe to the task instead of sending the message again"
                 )
-            return await self._send_stream(call, request)
-        return await self._subscribe_stream(call, request, last_event_id)
+            return self._send_stream(call, request)
+        return self._subscribe_stream(call, request, last_event_id)
 
     async def _send_stream(self, call: SendMessage, request: RequestInfo) -> Stream:
         begun = await self.begin(call, request)
@@ -206,10 +207,13 @@ class Stream:
     iterator of single items, for readers that pull.
     """
 
-    __slots__ = ("_buffer",)
+    __slots__ = ("_buffer", "over")
 
     def __init__(self) -> None:
         self._buffer: list[StreamOutput] = []
+        #: the batch ``poll()`` handed out last was the stream's last: the next
+        #: poll ends it (a writer may end its response with that batch)
+        self.over = False
 
     def poll(self) -> list[StreamOutput] | Awaitable[object]:
         raise NotImplementedError
@@ -261,6 +265,7 @@ class _Fixed(Stream):
 
     def poll(self) -> list[StreamOutput]:
         items, self._items = self._items, []
+        self.over = True
         return items
 
 
@@ -301,7 +306,6 @@ class _Follow(Stream):
         "_gap",
         "_level",
         "_new_run",
-        "_over",
         "_page",
         "_scope",
         "_source",
@@ -313,7 +317,9 @@ class _Follow(Stream):
     def __init__(self, source: Streams, scope: Scope, task_id: str, sub: Subscription,
                  after: int, *, first: Entry | None = None, new_run: Run | None = None,
                  ends: frozenset[TaskState] = lifecycle.RETURN_STATES) -> None:
-        super().__init__()
+        # Stream.__init__'s fields, set here: a call fewer per stream
+        self._buffer = []
+        self.over = False
         self._ends = ends
         self._source = source
         self._scope = scope
@@ -332,8 +338,6 @@ class _Follow(Stream):
         self._page: list[StoredEvent] | None = None
         #: the log no longer has the events the reader needs next
         self._gap: Unavailable | None = None
-        #: the last batch handed out ended the stream
-        self._over = False
         self._done = False
         #: a lone reader's batches of updates go out as the log holds them (take_stored)
         self._stored = False
@@ -359,20 +363,22 @@ class _Follow(Stream):
         self._flushed_waiter = None
 
     def _end(self, items: list[StreamOutput]) -> list[StreamOutput]:
+        self.over = True
         self.close()
         return items
 
     def poll(self) -> list[StreamOutput] | Awaitable[object]:
-        if self._done or self._over:
+        if self._done or self.over:
             return self._end([])
         run = self._new_run
         if run is not None:
-            if not run.flushed.is_set():
+            if not run.flushed.fired:
                 if self._flushed_waiter is None:
                     self._flushed_waiter = asyncio.get_running_loop().create_future()
                     run.flushed.add_waiter(self._flushed_waiter)
                 return self._flushed_waiter
-            self._forget_flushed()
+            # (the set() that fired let go of the waiter: nothing to take off)
+            self._flushed_waiter = None
             self._new_run = None
             if run.reply_message is not None:
                 return self._end([Entry(0, run.reply_message)])
@@ -390,7 +396,7 @@ class _Follow(Stream):
                 return self._end([first])
             return [first]
         while True:
-            if self._source.closing():
+            if self._source.closing:
                 return self._end([])
             if self._gap is not None:
                 return self._end([self._gap])
@@ -427,7 +433,7 @@ class _Follow(Stream):
         self._sub.close()
         self._task_id = task_id
         if rec is None:  # purged meanwhile: nothing left to show
-            self._over = True
+            self.over = True
             return
         self._sub = self._source.bus.subscribe(task_key(self._scope, task_id), seen=rec.version)
         self._after = rec.version
@@ -468,7 +474,8 @@ class _Follow(Stream):
             return None
         ends_with = type(tail)
         if ends_with is StatusUpdate:
-            if len(events) < 2 or type(events[-2].event) is StatusUpdate:
+            # (a status alone, a turn's end after its chunks went out, has none before it)
+            if len(events) > 1 and type(events[-2].event) is StatusUpdate:
                 return None
         elif ends_with is not ArtifactUpdate:
             return None
@@ -482,7 +489,7 @@ class _Follow(Stream):
         if ends_with is StatusUpdate:
             batch.append(Entry(after, tail))  # type: ignore[arg-type]
             if tail.status.state in self._ends:  # type: ignore[union-attr]
-                self._over = True  # ended at the next poll, as _entries ends it
+                self.over = True  # ended at the next poll, as _entries ends it
                 return batch
         if after >= self._sub.latest:
             self._level = True
@@ -510,7 +517,7 @@ class _Follow(Stream):
             if type(item) is StatusUpdate and item.status.state in self._ends:
                 # Ended at the next poll: until then this reader still counts, so
                 # a reader of the same events now shares their encodings.
-                self._after, self._over = after, True
+                self._after, self.over = after, True
                 return batch
         self._after = after
         if after >= self._sub.latest:

@@ -55,6 +55,11 @@ MAX_TEMPLATES = 16
 _Template = tuple[bytes, bytes] | None
 
 
+#: whether an encode function (a codec's, bound) writes a chunk's generation: a
+#: trait of the codec, not of a chunk, learned by its first template with one
+#: encoding more (a stream makes a template for each of its runs of chunks)
+_WRITES_GENERATION: dict[Callable[[ArtifactUpdate], bytes], bool] = {}
+
 #: the probe before any run: equal to no chunk (no chunk names no task)
 _NO_RUN = ArtifactUpdate(task_id="", context_id="\x00", artifact=Artifact(artifact_id="",
                                                                       parts=[]))
@@ -167,16 +172,25 @@ class ChunkFrames:
                 templates.clear()
             probe = msgspec.structs.replace(
                 u, artifact=msgspec.structs.replace(a, parts=[self._part]))
-            known = templates[key] = (self._make(u), probe)
+            known = templates[key] = (self._make(probe), probe)
         self._template, self._probe = known
         return True
 
-    def _make(self, u: ArtifactUpdate) -> _Template:
-        probe = msgspec.structs.replace(
-            u, artifact=msgspec.structs.replace(u.artifact, parts=[TextPart(text=_MARK)]))
-        data = self._encode(probe)
-        probe.generation += 1
-        if self._encode(probe) != data:
+    def _make(self, probe: ArtifactUpdate) -> _Template:
+        # The probe itself, with the marker for its text (its one part is every
+        # probe's, and takes the next chunk's text before any comparison).
+        self._part.text = _MARK
+        encode = self._encode
+        data = encode(probe)
+        writes = _WRITES_GENERATION.get(encode)
+        if writes is None:
+            probe.generation += 1
+            writes = encode(probe) != data
+            probe.generation -= 1
+            if len(_WRITES_GENERATION) >= MAX_TEMPLATES:
+                _WRITES_GENERATION.clear()
+            _WRITES_GENERATION[encode] = writes
+        if writes:
             return None  # the codec writes the generation (A2A 1.1): no template
         at = data.find(_MARK_JSON)
         if at < 0 or data.find(_MARK_JSON, at + 1) >= 0:

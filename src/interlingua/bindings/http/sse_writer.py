@@ -9,7 +9,6 @@ per-subscriber.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
@@ -65,10 +64,11 @@ class _Disconnect:
         self.gone = False
         self._receive = receive
         self._stream_task = stream_task
-        self._coro: Coroutine[Any, Any, Any] | None = None
         #: what the coroutine waits on: a future, or the handle of its next step
         self._waiting: asyncio.Future[Any] | asyncio.Handle | None = None
-        self._watch()
+        # _watch's work, without its call
+        self._coro: Coroutine[Any, Any, Any] | None = receive()  # type: ignore[assignment]
+        self._step()
 
     def _watch(self) -> None:
         self._coro = self._receive()  # type: ignore[assignment]
@@ -150,19 +150,34 @@ async def write_sse(
     # with several readers is encoded once for them all.
     frames = ChunkFrames(codec.encode_stream_item, envelope.prefix, envelope.suffix)
     # and its batches of artifact updates come as the log's entries (frames.write)
-    items.stream.take_stored()
+    stream = items.stream
+    stream.take_stored()
 
     def other(out: StreamOutput) -> bytes:
         return _encoded(out, codec, envelope)
 
+    #: the stream's last batch, sent with the response's end: one send less
+    last = b""
     try:
         try:
-            async for got in items:
+            # The stream's own loop (Items.__anext__'s, written out): no coroutine
+            # per batch
+            poll = stream.poll
+            while True:
+                got = poll()
+                if type(got) is not list:
+                    await got  # type: ignore[misc]  # idle: one bare future (news, a tick)
+                    continue
+                if not got:
+                    break
                 # Everything that is ready leaves in one write.
                 parts: list[bytes] = []
                 frames.write(parts, got, other)
                 chunk = b"".join(parts)
                 del got, parts
+                if stream.over:
+                    last = chunk
+                    break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 # An idle stream waits for its next batch: hold nothing it sent.
                 del chunk
@@ -178,8 +193,10 @@ async def write_sse(
             log.exception("stream failed")
             await send({"type": "http.response.body", "more_body": True,
                         "body": _error_event(codec, envelope, InternalError())})
-        with contextlib.suppress(OSError):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        try:
+            await send({"type": "http.response.body", "body": last, "more_body": False})
+        except OSError:
+            pass
     finally:
         client.stop()
         items.close()
@@ -191,9 +208,13 @@ def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
             out.seq, envelope.prefix, codec.encode_stream_item(out.event),  # type: ignore[arg-type]
             envelope.suffix)
     if type(out) is Entry:
+        # encoded_item's work, without its call (a stream's snapshot and its end
+        # come this way)
+        stored = out.stored
+        data = codec.encode_stream_item(out.item) if stored is None else \
+            stored.encoding(codec.name, codec.encode_stream_item, out.item)
         # one formatting: a chain of + would copy the event at every step
-        return b"id: %d\ndata: %b%b%b\n\n" % (
-            out.seq, envelope.prefix, encoded_item(out, codec), envelope.suffix)
+        return b"id: %d\ndata: %b%b%b\n\n" % (out.seq, envelope.prefix, data, envelope.suffix)
     if type(out) is Heartbeat:
         return _HEARTBEAT
     if type(out) is Lagged:
