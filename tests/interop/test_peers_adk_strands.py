@@ -59,7 +59,7 @@ def _adk_events(client: PeerClient, url: str, *texts: str) -> list[dict[str, str
 # ------------------------------------------------------------------------ google-adk
 
 
-def test_adk_remote_agent_send(ours: InterlinguaProcess, adk_client: PeerClient) -> None:
+def test_adk_remote_agent_send(adk_client: PeerClient, ours: InterlinguaProcess) -> None:
     """ADK's ``RemoteA2aAgent`` reads our card (v1.0 JSON-RPC on the card's origin),
     sends the message and reads the answer; our task completes."""
     events = _adk_events(adk_client, ours.url, "echo from adk")
@@ -70,8 +70,8 @@ def test_adk_remote_agent_send(ours: InterlinguaProcess, adk_client: PeerClient)
     assert get_text(task.artifacts[0]) == "echo from adk"
 
 
-def test_adk_remote_agent_answers_an_input_request(ours: InterlinguaProcess,
-                                                   adk_client: PeerClient) -> None:
+def test_adk_remote_agent_answers_an_input_request(adk_client: PeerClient,
+                                                   ours: InterlinguaProcess) -> None:
     """Two turns in one ADK session: our agent asks for input, ADK's next turn goes to
     the same task (its id and context id kept), which completes with both texts."""
     events = _adk_events(adk_client, ours.url, "book a trip", "Lisbon")
@@ -84,9 +84,8 @@ def test_adk_remote_agent_answers_an_input_request(ours: InterlinguaProcess,
     assert [get_text(m) for m in task.history] == ["book a trip", "Where to?", "Lisbon"]
 
 
-def test_adk_refuses_a_card_with_grpc(ours_with_grpc: InterlinguaProcess,
-                                      sdk_agent_with_grpc: AgentProcess,
-                                      adk_client: PeerClient) -> None:
+def test_adk_refuses_a_card_with_grpc(adk_client: PeerClient, ours_with_grpc: InterlinguaProcess,
+                                      sdk_agent_with_grpc: AgentProcess) -> None:
     """ADK accepts only ``https://`` interface URLs, or ``http://`` on loopback, on the
     card's origin: a gRPC interface (``dns:///host:port``, a port of its own) is
     refused, and with it the whole card. The A2A specification sets no such rule
@@ -118,8 +117,8 @@ def test_client_stream_from_adk(adk_agent: AgentProcess, dialect: str | None) ->
 # ------------------------------------------------------------------- strands-agents
 
 
-def test_strands_a2a_agent_send(ours: InterlinguaProcess, ours_with_grpc: InterlinguaProcess,
-                                strands_client: PeerClient) -> None:
+def test_strands_a2a_agent_send(strands_client: PeerClient, ours: InterlinguaProcess,
+                                ours_with_grpc: InterlinguaProcess) -> None:
     """strands' ``A2AAgent`` (a2a-sdk 0.3.26 inside) reads our card, with gRPC on or
     off, and gets the answer."""
     for server, text in ((ours, "echo from strands"), (ours_with_grpc, "echo strands grpc")):
@@ -128,9 +127,9 @@ def test_strands_a2a_agent_send(ours: InterlinguaProcess, ours_with_grpc: Interl
         assert _our_task_with(server.url, text).status.state is TaskState.COMPLETED
 
 
-def test_strands_a2a_agent_starts_a_new_task_for_an_answer(ours: InterlinguaProcess,
-                                                           sdk_agent: AgentProcess,
-                                                           strands_client: PeerClient) -> None:
+def test_strands_a2a_agent_starts_a_new_task_for_an_answer(strands_client: PeerClient,
+                                                           ours: InterlinguaProcess,
+                                                           sdk_agent: AgentProcess) -> None:
     """Peer limit: ``A2AAgent`` keeps no task or context between calls, so the answer to
     an input request goes out without the task's id and starts a new task (v1.0
     §3.4.3: "the client continues the interaction by sending a new message with the

@@ -81,8 +81,8 @@ def _answer(task: Task) -> str:
 # ------------------------------------------------------ BeeAI's A2AAgent -> interlingua
 
 
-def test_beeai_a2a_agent_send(ours: InterlinguaProcess, ours_with_grpc: InterlinguaProcess,
-                              beeai_client: PeerClient) -> None:
+def test_beeai_a2a_agent_send(beeai_client: PeerClient, ours: InterlinguaProcess,
+                              ours_with_grpc: InterlinguaProcess) -> None:
     """``A2AAgent`` reads our card, with gRPC off or on, and picks JSON-RPC v0.3 from it;
     it reads the answer from the task's artifact; our task completes."""
     for server, text in ((ours, "echo from beeai"), (ours_with_grpc, "echo beeai grpc")):
@@ -94,16 +94,15 @@ def test_beeai_a2a_agent_send(ours: InterlinguaProcess, ours_with_grpc: Interlin
         assert get_text(task.artifacts[0]) == text
 
 
-def test_beeai_a2a_agent_streams(ours: InterlinguaProcess,
-                                 beeai_client: PeerClient) -> None:
+def test_beeai_a2a_agent_streams(beeai_client: PeerClient, ours: InterlinguaProcess) -> None:
     """Our card says ``streaming``, so ``A2AAgent`` streams: the three appended chunks
     of the artifact arrive as one text."""
     [turn] = _beeai_turns(beeai_client, ours.url, "stream 3")
     assert (turn["text"], turn["state"]) == ("chunk 0;chunk 1;chunk 2;", "completed")
 
 
-def test_beeai_a2a_agent_answers_an_input_request(ours: InterlinguaProcess,
-                                                  beeai_client: PeerClient) -> None:
+def test_beeai_a2a_agent_answers_an_input_request(beeai_client: PeerClient,
+                                                  ours: InterlinguaProcess) -> None:
     """Two calls on one ``A2AAgent``: our agent asks for input, and the next call goes
     to the same task (its id and context id kept), which completes with both texts."""
     turns = _beeai_turns(beeai_client, ours.url, "book a trip", "Lisbon")
@@ -115,8 +114,8 @@ def test_beeai_a2a_agent_answers_an_input_request(ours: InterlinguaProcess,
     assert [get_text(m) for m in task.history] == ["book a trip", "Where to?", "Lisbon"]
 
 
-def test_beeai_a2a_agent_keeps_the_context(ours: InterlinguaProcess,
-                                           beeai_client: PeerClient) -> None:
+def test_beeai_a2a_agent_keeps_the_context(beeai_client: PeerClient,
+                                           ours: InterlinguaProcess) -> None:
     """After a completed task the next call starts a new task in the same context,
     naming the first in ``referenceTaskIds``."""
     turns = _beeai_turns(beeai_client, ours.url, "echo first turn", "echo second turn")
@@ -127,8 +126,8 @@ def test_beeai_a2a_agent_keeps_the_context(ours: InterlinguaProcess,
     assert second.history[0].reference_task_ids == [first.id]
 
 
-def test_beeai_a2a_agent_reads_a_message_reply(ours: InterlinguaProcess,
-                                               beeai_client: PeerClient) -> None:
+def test_beeai_a2a_agent_reads_a_message_reply(beeai_client: PeerClient,
+                                               ours: InterlinguaProcess) -> None:
     [turn] = _beeai_turns(beeai_client, ours.url, "reply hi")
     assert (turn["text"], turn["task_id"], turn["state"]) == ("re: reply hi", None, None)
 

@@ -64,8 +64,8 @@ def _delegate(client: PeerClient, url: str, *texts: str, polling: bool = False) 
 
 
 @pytest.mark.parametrize("server", ["ours", "ours_with_grpc"])
-def test_crewai_delegates_to_our_agent(server: str, request: pytest.FixtureRequest,
-                                       crewai_client: PeerClient) -> None:
+def test_crewai_delegates_to_our_agent(crewai_client: PeerClient, server: str,
+                                       request: pytest.FixtureRequest) -> None:
     """CrewAI's A2A client (a2a-sdk 0.3.26 inside) reads our card, with gRPC on or off,
     streams the message (``message/stream``, its default) and takes our task's answer
     as its own task's result."""
@@ -77,8 +77,8 @@ def test_crewai_delegates_to_our_agent(server: str, request: pytest.FixtureReque
     assert get_text(task.artifacts[0]) == text
 
 
-def test_crewai_delegation_answers_an_input_request(ours: InterlinguaProcess,
-                                                   crewai_client: PeerClient) -> None:
+def test_crewai_delegation_answers_an_input_request(crewai_client: PeerClient,
+                                                    ours: InterlinguaProcess) -> None:
     """Our agent asks for input; CrewAI's model answers and its next turn goes to the
     same task (task and context ids kept), which completes with both texts."""
     assert _delegate(crewai_client, ours.url, "book a trip", "Lisbon") == "book a trip -> Lisbon"
@@ -89,7 +89,7 @@ def test_crewai_delegation_answers_an_input_request(ours: InterlinguaProcess,
         _our_task_with(ours.url, "Lisbon")  # no task of its own for the answer
 
 
-def test_crewai_polling_delegation(ours: InterlinguaProcess, crewai_client: PeerClient) -> None:
+def test_crewai_polling_delegation(crewai_client: PeerClient, ours: InterlinguaProcess) -> None:
     """With ``PollingConfig`` CrewAI sends without blocking and polls ``tasks/get``:
     both turns reach the task, which completes. CrewAI's own reading of the result joins
     the last agent message of the task's history ("Where to?") with the artifact."""

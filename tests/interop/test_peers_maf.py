@@ -71,8 +71,8 @@ def _turns(client: PeerClient, target: str, mode: str, *texts: str,
 # ------------------------------------------------- A2AAgent -> an interlingua agent
 
 
-def test_maf_a2a_agent_run(ours: InterlinguaProcess, ours_with_grpc: InterlinguaProcess,
-                           maf_client: PeerClient) -> None:
+def test_maf_a2a_agent_run(maf_client: PeerClient, ours: InterlinguaProcess,
+                           ours_with_grpc: InterlinguaProcess) -> None:
     """``A2AAgent`` made from our card (gRPC off and on) or from the URL alone sends
     over v1.0 JSON-RPC and reads the answer; our task completes."""
     for target, text in ((ours.url, "echo from maf"), (ours_with_grpc.url, "echo maf grpc"),
@@ -85,7 +85,7 @@ def test_maf_a2a_agent_run(ours: InterlinguaProcess, ours_with_grpc: Interlingua
         assert (turn["task_id"], turn["context_id"]) == (task.id, task.context_id)
 
 
-def test_maf_a2a_agent_stream(ours: InterlinguaProcess, maf_client: PeerClient) -> None:
+def test_maf_a2a_agent_stream(maf_client: PeerClient, ours: InterlinguaProcess) -> None:
     [turn] = _turns(maf_client, ours.url, "stream", "stream 3")
     # the artifact's three appended chunks, then the final status message
     assert turn["text"] == "chunk 0;chunk 1;chunk 2; done", turn
@@ -95,8 +95,8 @@ def test_maf_a2a_agent_stream(ours: InterlinguaProcess, maf_client: PeerClient) 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
 @pytest.mark.parametrize("mode", ["run", "stream"])
-def test_maf_a2a_agent_answers_an_input_request(ours: InterlinguaProcess, mode: str,
-                                                binding: str, maf_client: PeerClient) -> None:
+def test_maf_a2a_agent_answers_an_input_request(maf_client: PeerClient, ours: InterlinguaProcess,
+                                                mode: str, binding: str) -> None:
     """Two runs in one session: our agent asks for input, the session keeps the task
     and context, and the next run's message continues that task, which completes.
     Over JSON-RPC (its default) and over HTTP+JSON, each picked from our card."""
@@ -111,8 +111,8 @@ def test_maf_a2a_agent_answers_an_input_request(ours: InterlinguaProcess, mode: 
     assert [get_text(m) for m in task.history] == [first, "Where to?", "Lisbon"]
 
 
-def test_maf_a2a_agent_background_run_polls(ours: InterlinguaProcess,
-                                            maf_client: PeerClient) -> None:
+def test_maf_a2a_agent_background_run_polls(maf_client: PeerClient,
+                                            ours: InterlinguaProcess) -> None:
     """``run(background=True)`` sends ``returnImmediately``: our agent answers with the
     task before it ran, and ``poll_task`` (``GetTask``) follows it to its end."""
     [turn] = _turns(maf_client, ours.url, "background", "stream 2")
@@ -124,9 +124,8 @@ def test_maf_a2a_agent_background_run_polls(ours: InterlinguaProcess,
     assert task.id == turn["task_id"] and task.status.state is TaskState.COMPLETED
 
 
-def test_maf_a2a_agent_cannot_pick_grpc(ours_with_grpc: InterlinguaProcess,
-                                       sdk_agent_with_grpc: AgentProcess,
-                                       maf_client: PeerClient) -> None:
+def test_maf_a2a_agent_cannot_pick_grpc(maf_client: PeerClient, ours_with_grpc: InterlinguaProcess,
+                                        sdk_agent_with_grpc: AgentProcess) -> None:
     """Peer limit: ``A2AAgent(supported_protocol_bindings=["GRPC"])`` fails before any
     request: it gives a2a-sdk's ``ClientConfig`` no ``grpc_channel_factory``. The same
     with a2a-sdk 1.3.0's agent and its gRPC card (no specification clause involved:
@@ -140,9 +139,8 @@ def test_maf_a2a_agent_cannot_pick_grpc(ours_with_grpc: InterlinguaProcess,
     assert "grpc_channel_factory is required" in refused(sdk_agent_with_grpc.url)
 
 
-def test_maf_background_answer_starts_a_new_task(ours: InterlinguaProcess,
-                                                 sdk_agent: AgentProcess,
-                                                 maf_client: PeerClient) -> None:
+def test_maf_background_answer_starts_a_new_task(maf_client: PeerClient, ours: InterlinguaProcess,
+                                                 sdk_agent: AgentProcess) -> None:
     """Peer limit: ``poll_task`` does not write what it read into the session, which
     still says ``submitted``; so the answer to an input request seen by polling goes
     out as a new task of the same context (``referenceTaskIds``), not to the asking
