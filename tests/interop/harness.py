@@ -224,7 +224,7 @@ class PeerClient:
         self.name = name
         self._argv = [*argv, "--serve"]
         self._ready_timeout = ready_timeout
-        self._driver = Driver(name, self._argv)
+        self._driver: Driver | None = Driver(name, self._argv)
         self._ready = False
 
     def call(self, *argv: str, timeout: float = 60) -> Reply:
