@@ -185,6 +185,36 @@ def ours_with_grpc() -> Iterator[InterlinguaProcess]:
     yield from _ours()
 
 
+#: the official SDK whose agent is the reference the other frameworks' peer bugs are
+#: shown against
+REFERENCE_SDK = "py-a2a-1.3.0"
+
+
+def _reference_agent(grpc: bool) -> Iterator[AgentProcess]:
+    python = _python(ensure_env(REFERENCE_SDK))
+    port, grpc_port = free_port(), (free_port() if grpc else None)
+    argv = [python, str(PEERS_DIR / "py_agent_v1.py"), "--port", str(port)]
+    if grpc_port is not None:
+        argv += ["--grpc-port", str(grpc_port)]
+    name = "py_agent_v1.py" + ("-grpc" if grpc else "")
+    with running(AgentProcess(name, argv, port, grpc_port)) as agent:
+        yield agent
+
+
+@pytest.fixture(scope="session")
+def sdk_agent() -> Iterator[AgentProcess]:
+    """a2a-sdk 1.3.0's agent (``peers/py_agent_v1.py``): the reference for peer bugs.
+    One for the session: the tests read only the answers to their own messages."""
+    yield from _reference_agent(grpc=False)
+
+
+@pytest.fixture(scope="session")
+def sdk_agent_with_grpc() -> Iterator[AgentProcess]:
+    """The same with gRPC on a port of its own (its card names ``127.0.0.1:PORT``); the
+    tests read only its card."""
+    yield from _reference_agent(grpc=True)
+
+
 @pytest.fixture(scope="session")
 def interlingua_agents() -> Iterator[dict[str, str]]:
     """The interlingua agents of ``agent.py``, each served in its own process."""

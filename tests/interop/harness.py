@@ -6,8 +6,9 @@ registry that cannot be reached named (under CI: fails it instead);
 ``prepare_envs`` sets them up ahead of the tests (``tests/conftest.py``).
 
 ``Driver`` runs an official client in its own process and sends it one
-command at a time (the protocol is in ``peers/pydriver.py``); ``AgentProcess``
-runs an official agent on a loopback port until stopped;
+command at a time (the protocol is in ``peers/pydriver.py``); ``PeerClient`` runs
+another framework's client script (``peers/*_client.py``) the same way, one run per
+command; ``AgentProcess`` runs an official agent on a loopback port until stopped;
 ``InterlinguaProcess`` serves an agent of ``agent.py``; ``running`` holds either
 from ready to stopped; ``Receiver`` is the webhook push configs point at.
 """
@@ -208,6 +209,47 @@ class Driver:
         self._reader.join(5)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+
+
+class PeerClient:
+    """A peer's client script serving many runs in one process (its ``--serve``,
+    ``pydriver.script``), so its imports are paid once, not once a run.
+
+    ``run(*argv)`` is one run as by hand (``script argv...``): the JSON lines it gave.
+    The process starts at once (its imports overlap the other setup) and starts anew
+    when it died or left a run unanswered, so no run waits behind another's leftovers.
+    """
+
+    def __init__(self, name: str, argv: list[str], ready_timeout: float = 120) -> None:
+        self.name = name
+        self._argv = [*argv, "--serve"]
+        self._ready_timeout = ready_timeout
+        self._driver: Driver | None = Driver(name, self._argv)
+        self._ready = False
+
+    def call(self, *argv: str, timeout: float = 60) -> Reply:
+        """One run: its reply, ``{"lines": [...]}`` or the error it ended with."""
+        if self._driver is None or self._driver.proc.poll() is not None:
+            self.close()
+            self._driver, self._ready = Driver(self.name, self._argv), False
+        try:
+            if not self._ready:
+                self._driver.wait_ready(self._ready_timeout)
+                self._ready = True
+            return self._driver.call("run", timeout=timeout, argv=list(argv))
+        except PeerError:
+            self.close()
+            raise
+
+    def run(self, *argv: str, timeout: float = 60) -> list[Any]:
+        """One run that must succeed: the lines it gave."""
+        lines: list[Any] = self.call(*argv, timeout=timeout).value()["lines"]
+        return lines
+
+    def close(self) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
 
 
 class AgentProcess:

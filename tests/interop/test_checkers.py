@@ -19,7 +19,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from tests.adapters.chat_server import ChatServer
 from tests.e2e.procs import free_port
 from tests.live import live_agent, live_server
 
-from .harness import PEERS_DIR, ROOT, ensure_env
+from .harness import PEERS_DIR, ROOT, AgentProcess, ensure_env
 from .matrix import CHECKER_ROWS
 
 LINT = "lint-a2a-lint-0.1.1"
@@ -117,6 +118,15 @@ def lint(url: str) -> tuple[int, dict[str, Any]]:
                     f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
 
 
+@pytest.fixture(scope="module")
+def echo_with_grpc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``echo`` served with gRPC on, on a port of its own: one server for a2a-lint and
+    a2a-proof (each only sends it messages of its own)."""
+    with serve("echo", tmp_path_factory.mktemp("echo-grpc"), "--bindings", "jsonrpc,rest,grpc",
+               "--grpc-port", str(free_port())) as url:
+        yield url
+
+
 def _not_info(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(f["level"], f["field"], f["message"]) for f in report["findings"]
             if f["level"] != "info"]
@@ -158,10 +168,8 @@ def test_a2a_lint_grades_the_example_with_no_finding(
     assert code == 0
 
 
-def test_a2a_lint_with_grpc_on(tmp_path: Path) -> None:
-    with serve("echo", tmp_path, "--bindings", "jsonrpc,rest,grpc",
-               "--grpc-port", str(free_port())) as url:
-        code, report = lint(url)
+def test_a2a_lint_with_grpc_on(echo_with_grpc: str) -> None:
+    code, report = lint(echo_with_grpc)
     assert (code, _not_info(report)) == (0, []), report
 
 
@@ -202,6 +210,13 @@ def proof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=150)
 
 
+def proofs(*runs: Sequence[str], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
+    """``a2a-proof`` run once per ``runs`` entry, all at once (each only reads its
+    contract and talks to the agent), in that order."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda args: proof(*args, cwd=cwd), runs))
+
+
 def _passes(done: subprocess.CompletedProcess[str]) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 scenario passed" in done.stdout, done.stdout
@@ -211,42 +226,41 @@ def test_a2a_proof_contract_passes_with_grpc_off(tmp_path: Path) -> None:
     with serve("echo", tmp_path) as url:
         made = proof("init", url, "-o", "contract.yaml", cwd=tmp_path)
         assert made.returncode == 0, made.stdout + made.stderr
-        _passes(proof("run", "contract.yaml", cwd=tmp_path))
-        _passes(proof("run", "contract.yaml", "--transport", "HTTP+JSON", cwd=tmp_path))
+        for done in proofs(["run", "contract.yaml"],
+                           ["run", "contract.yaml", "--transport", "HTTP+JSON"], cwd=tmp_path):
+            _passes(done)
 
 
-def test_a2a_proof_contract_passes_with_grpc_on(tmp_path: Path) -> None:
+def test_a2a_proof_contract_passes_with_grpc_on(echo_with_grpc: str, tmp_path: Path) -> None:
     """gRPC on a port of its own is another origin, which a2a-proof takes only when
     told to trust it (``--allow-cross-origin``; without, it refuses the card). Then its
     contract passes over every binding, gRPC too: it dials the card's
     ``dns:///host:port`` as it is (plain text: ``grpc_tls: false``)."""
-    with serve("echo", tmp_path, "--bindings", "jsonrpc,rest,grpc",
-               "--grpc-port", str(free_port())) as url:
-        refused = proof("init", url, "-o", "strict.yaml", cwd=tmp_path)
-        assert refused.returncode == 2
-        assert "Agent Card interface has an unsupported URL: 'dns:///127.0.0.1:" in \
-            refused.stderr
-        made = proof("init", url, "--allow-cross-origin", "-o", "contract.yaml", cwd=tmp_path)
-        assert made.returncode == 0, made.stdout + made.stderr
-        _passes(proof("run", "contract.yaml", cwd=tmp_path))
-        _passes(proof("run", "contract.yaml", "--transport", "HTTP+JSON", cwd=tmp_path))
-        plain = (tmp_path / "contract.yaml").read_text().replace(
-            "  allow_cross_origin_interfaces: true\n",
-            "  allow_cross_origin_interfaces: true\n  grpc_tls: false\n")
-        (tmp_path / "grpc.yaml").write_text(plain)
-        _passes(proof("run", "grpc.yaml", "--transport", "GRPC", cwd=tmp_path))
+    url = echo_with_grpc
+    refused, made = proofs(["init", url, "-o", "strict.yaml"],
+                           ["init", url, "--allow-cross-origin", "-o", "contract.yaml"],
+                           cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "Agent Card interface has an unsupported URL: 'dns:///127.0.0.1:" in \
+        refused.stderr
+    assert made.returncode == 0, made.stdout + made.stderr
+    plain = (tmp_path / "contract.yaml").read_text().replace(
+        "  allow_cross_origin_interfaces: true\n",
+        "  allow_cross_origin_interfaces: true\n  grpc_tls: false\n")
+    (tmp_path / "grpc.yaml").write_text(plain)
+    for done in proofs(["run", "contract.yaml"],
+                       ["run", "contract.yaml", "--transport", "HTTP+JSON"],
+                       ["run", "grpc.yaml", "--transport", "GRPC"], cwd=tmp_path):
+        _passes(done)
 
 
-def test_a2a_proof_refuses_the_official_sdk_s_grpc_card_the_same_way(tmp_path: Path) -> None:
+def test_a2a_proof_refuses_the_official_sdk_s_grpc_card_the_same_way(
+        sdk_agent_with_grpc: AgentProcess, tmp_path: Path) -> None:
     """The official SDK's server with gRPC on its own port (its card names it
     ``host:port``): the same refusal. The spec asks of an interface's URL nothing
     about its origin (v1.0 ``AgentInterface.url``: an absolute URL, HTTPS in
     production)."""
-    port, grpc_port = free_port(), free_port()
-    argv = [_bin(SDK, "python"), str(PEERS_DIR / "py_agent_v1.py"), "--port", str(port),
-            "--grpc-port", str(grpc_port)]
-    with process(argv, port, tmp_path / "sdk.log") as url:
-        refused = proof("init", url, "-o", "strict.yaml", cwd=tmp_path)
+    refused = proof("init", sdk_agent_with_grpc.url, "-o", "strict.yaml", cwd=tmp_path)
     assert refused.returncode == 2
-    assert f"Agent Card interface has an unsupported URL: '127.0.0.1:{grpc_port}'" in \
-        refused.stderr
+    assert ("Agent Card interface has an unsupported URL: "
+            f"'127.0.0.1:{sdk_agent_with_grpc.grpc_port}'") in refused.stderr

@@ -9,21 +9,18 @@ limit is shown by the same failure against a2a-sdk 1.3.0's agent.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
 from interlingua.core.model import ArtifactUpdate, StatusUpdate, Task, TaskState
 from interlingua.core.parts import get_text
-from tests.e2e.procs import free_port
 
-from .harness import PEERS_DIR, AgentProcess, InterlinguaProcess, running
+from .harness import PEERS_DIR, AgentProcess, InterlinguaProcess, PeerClient
 from .test_peers_in_the_wild import (
     _agent,
+    _client,
     _our_task_with,
-    _python,
-    _run,
     _send,
     _send_echoed,
     _stream,
@@ -43,18 +40,29 @@ def strands_agent() -> Iterator[AgentProcess]:
     yield from _agent(STRANDS, "strands_agent.py")
 
 
-def _adk_events(url: str, *texts: str) -> list[dict[str, str | None]]:
-    return [json.loads(line) for line in _run(ADK, "adk_client.py", url, *texts).splitlines()
-            if line.startswith("{")]
+@pytest.fixture(scope="module")
+def adk_client() -> Iterator[PeerClient]:
+    yield from _client(ADK, "adk_client.py")
+
+
+@pytest.fixture(scope="module")
+def strands_client() -> Iterator[PeerClient]:
+    yield from _client(STRANDS, "strands_client.py")
+
+
+def _adk_events(client: PeerClient, url: str, *texts: str) -> list[dict[str, str | None]]:
+    """One run of ADK's client (a runner and session of its own): the events it gave."""
+    events: list[dict[str, str | None]] = client.run(url, *texts)
+    return events
 
 
 # ------------------------------------------------------------------------ google-adk
 
 
-def test_adk_remote_agent_send(ours: InterlinguaProcess) -> None:
+def test_adk_remote_agent_send(adk_client: PeerClient, ours: InterlinguaProcess) -> None:
     """ADK's ``RemoteA2aAgent`` reads our card (v1.0 JSON-RPC on the card's origin),
     sends the message and reads the answer; our task completes."""
-    events = _adk_events(ours.url, "echo from adk")
+    events = _adk_events(adk_client, ours.url, "echo from adk")
     assert all(e["error"] is None for e in events), events
     assert "echo from adk" in [e["text"] for e in events]
     task = _our_task_with(ours.url, "echo from adk")
@@ -62,10 +70,11 @@ def test_adk_remote_agent_send(ours: InterlinguaProcess) -> None:
     assert get_text(task.artifacts[0]) == "echo from adk"
 
 
-def test_adk_remote_agent_answers_an_input_request(ours: InterlinguaProcess) -> None:
+def test_adk_remote_agent_answers_an_input_request(adk_client: PeerClient,
+                                                   ours: InterlinguaProcess) -> None:
     """Two turns in one ADK session: our agent asks for input, ADK's next turn goes to
     the same task (its id and context id kept), which completes with both texts."""
-    events = _adk_events(ours.url, "book a trip", "Lisbon")
+    events = _adk_events(adk_client, ours.url, "book a trip", "Lisbon")
     assert all(e["error"] is None for e in events), events
     said = [e["text"] for e in events if e["text"]]
     assert said == ["Where to?", "book a trip -> Lisbon"]
@@ -75,21 +84,18 @@ def test_adk_remote_agent_answers_an_input_request(ours: InterlinguaProcess) -> 
     assert [get_text(m) for m in task.history] == ["book a trip", "Where to?", "Lisbon"]
 
 
-def test_adk_refuses_a_card_with_grpc(ours_with_grpc: InterlinguaProcess) -> None:
+def test_adk_refuses_a_card_with_grpc(adk_client: PeerClient, ours_with_grpc: InterlinguaProcess,
+                                      sdk_agent_with_grpc: AgentProcess) -> None:
     """ADK accepts only ``https://`` interface URLs, or ``http://`` on loopback, on the
     card's origin: a gRPC interface (``dns:///host:port``, a port of its own) is
     refused, and with it the whole card. The A2A specification sets no such rule
     (v1.0 §4.4.6 ``AgentInterface.url``: an absolute URL). a2a-sdk 1.3.0's card with
     gRPC (``127.0.0.1:PORT``) is refused the same way; docs/grpc.md says to serve
     without gRPC for ADK."""
-    events = _adk_events(ours_with_grpc.url, "echo refused")
+    events = _adk_events(adk_client, ours_with_grpc.url, "echo refused")
     assert "must use https, or http on a loopback host" in (events[-1]["error"] or "")
     # a2a-sdk 1.3.0's agent with its gRPC port on the card
-    port = free_port()
-    with running(AgentProcess("py_agent_v1.py-grpc",
-                              [_python(SDK), str(PEERS_DIR / "py_agent_v1.py"), "--port",
-                               str(port), "--grpc-port", str(free_port())], port)) as sdk:
-        ref = _adk_events(sdk.url, "echo refused")
+    ref = _adk_events(adk_client, sdk_agent_with_grpc.url, "echo refused")
     assert "must use https, or http on a loopback host" in (ref[-1]["error"] or "")
 
 
@@ -111,25 +117,28 @@ def test_client_stream_from_adk(adk_agent: AgentProcess, dialect: str | None) ->
 # ------------------------------------------------------------------- strands-agents
 
 
-def test_strands_a2a_agent_send(ours: InterlinguaProcess,
+def test_strands_a2a_agent_send(strands_client: PeerClient, ours: InterlinguaProcess,
                                 ours_with_grpc: InterlinguaProcess) -> None:
     """strands' ``A2AAgent`` (a2a-sdk 0.3.26 inside) reads our card, with gRPC on or
     off, and gets the answer."""
     for server, text in ((ours, "echo from strands"), (ours_with_grpc, "echo strands grpc")):
-        out = json.loads(_run(STRANDS, "strands_client.py", server.url, text))
-        assert out == {"text": text, "stop_reason": "end_turn"}
+        out = strands_client.run(server.url, text)
+        assert out == [{"text": text, "stop_reason": "end_turn"}]
         assert _our_task_with(server.url, text).status.state is TaskState.COMPLETED
 
 
-def test_strands_a2a_agent_starts_a_new_task_for_an_answer(ours: InterlinguaProcess) -> None:
+def test_strands_a2a_agent_starts_a_new_task_for_an_answer(strands_client: PeerClient,
+                                                           ours: InterlinguaProcess,
+                                                           sdk_agent: AgentProcess) -> None:
     """Peer limit: ``A2AAgent`` keeps no task or context between calls, so the answer to
     an input request goes out without the task's id and starts a new task (v1.0
     §3.4.3: "the client continues the interaction by sending a new message with the
     same ``taskId`` and ``contextId``"); the asking task stays ``input-required``.
     a2a-sdk 1.3.0's agent sees the same."""
     def turns(url: str) -> list[dict[str, str]]:
-        out = _run(STRANDS, "strands_client.py", url, "book a trip", "Lisbon")
-        return [json.loads(line) for line in out.splitlines()]
+        # one agent object for both calls (one run)
+        out: list[dict[str, str]] = strands_client.run(url, "book a trip", "Lisbon")
+        return out
 
     expected = [{"text": "Where to?", "stop_reason": "interrupt"},
                 {"text": "Lisbon", "stop_reason": "end_turn"}]
@@ -139,12 +148,7 @@ def test_strands_a2a_agent_starts_a_new_task_for_an_answer(ours: InterlinguaProc
     assert [get_text(m) for m in asking.history] == ["book a trip", "Where to?"]
     answer = _our_task_with(ours.url, "Lisbon")
     assert answer.id != asking.id and answer.context_id != asking.context_id
-    agents = _agent(SDK, "py_agent_v1.py")
-    sdk = next(agents)
-    try:
-        assert turns(sdk.url) == expected
-    finally:
-        agents.close()
+    assert turns(sdk_agent.url) == expected
 
 
 def test_client_send_to_strands(strands_agent: AgentProcess) -> None:

@@ -10,7 +10,6 @@ shown by the same failure with a2a-sdk 1.3.0 in our place.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -23,8 +22,8 @@ from interlingua.core.model import StatusUpdate, Task, TaskState
 from interlingua.core.parts import get_text
 from tests.e2e.procs import free_port
 
-from .harness import PEERS_DIR, AgentProcess, Driver, InterlinguaProcess, running
-from .test_peers_in_the_wild import _our_task_with, _python, _run, _stream, _with
+from .harness import PEERS_DIR, AgentProcess, Driver, InterlinguaProcess, PeerClient, running
+from .test_peers_in_the_wild import _client, _our_task_with, _python, _stream, _with
 
 BEEAI, SDK = "py-beeai-framework-0.1.85", "py-a2a-1.3.0"
 pytestmark = pytest.mark.interop(envs=[BEEAI, SDK])
@@ -39,15 +38,19 @@ class _Served(NamedTuple):
     binding: str
 
 
-def _beeai(protocol: str = "jsonrpc") -> Iterator[AgentProcess]:
-    """BeeAI's server; with gRPC its card is served over HTTP at the agent's port and
-    names gRPC at a port of its own (``127.0.0.1:PORT``)."""
+def _beeai_process(protocol: str = "jsonrpc", tag: str = "") -> AgentProcess:
+    """BeeAI's server, started (not yet ready); with gRPC its card is served over HTTP
+    at the agent's port and names gRPC at a port of its own (``127.0.0.1:PORT``)."""
     port = free_port()
     argv = [_python(BEEAI), str(PEERS_DIR / "beeai_agent.py"), "--port", str(port),
             "--protocol", protocol]
     if protocol == "grpc":
         argv += ["--grpc-port", str(free_port())]
-    with running(AgentProcess(f"beeai_agent.py-{protocol}", argv, port)) as agent:
+    return AgentProcess(f"beeai_agent.py-{protocol}{tag}", argv, port)
+
+
+def _beeai(protocol: str = "jsonrpc") -> Iterator[AgentProcess]:
+    with running(_beeai_process(protocol)) as agent:
         yield agent
 
 
@@ -57,10 +60,16 @@ def beeai_agent(request: pytest.FixtureRequest) -> Iterator[_Served]:
         yield _Served(agent.url, request.param)
 
 
-def _beeai_turns(url: str, *texts: str) -> list[dict[str, Any]]:
-    """One ``A2AAgent.run`` per text on one agent object: what each returned."""
-    out = _run(BEEAI, "beeai_client.py", url, *texts)
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+@pytest.fixture(scope="module")
+def beeai_client() -> Iterator[PeerClient]:
+    yield from _client(BEEAI, "beeai_client.py")
+
+
+def _beeai_turns(client: PeerClient, url: str, *texts: str) -> list[dict[str, Any]]:
+    """One ``A2AAgent.run`` per text on one agent object (made for this run in
+    ``client``'s process): what each returned."""
+    turns: list[dict[str, Any]] = client.run(url, *texts)
+    return turns
 
 
 def _answer(task: Task) -> str:
@@ -72,12 +81,12 @@ def _answer(task: Task) -> str:
 # ------------------------------------------------------ BeeAI's A2AAgent -> interlingua
 
 
-def test_beeai_a2a_agent_send(ours: InterlinguaProcess,
+def test_beeai_a2a_agent_send(beeai_client: PeerClient, ours: InterlinguaProcess,
                               ours_with_grpc: InterlinguaProcess) -> None:
     """``A2AAgent`` reads our card, with gRPC off or on, and picks JSON-RPC v0.3 from it;
     it reads the answer from the task's artifact; our task completes."""
     for server, text in ((ours, "echo from beeai"), (ours_with_grpc, "echo beeai grpc")):
-        [turn] = _beeai_turns(server.url, text)
+        [turn] = _beeai_turns(beeai_client, server.url, text)
         assert turn.get("error") is None, turn
         assert (turn["text"], turn["state"]) == (text, "completed")
         task = _our_task_with(server.url, text)
@@ -85,17 +94,18 @@ def test_beeai_a2a_agent_send(ours: InterlinguaProcess,
         assert get_text(task.artifacts[0]) == text
 
 
-def test_beeai_a2a_agent_streams(ours: InterlinguaProcess) -> None:
+def test_beeai_a2a_agent_streams(beeai_client: PeerClient, ours: InterlinguaProcess) -> None:
     """Our card says ``streaming``, so ``A2AAgent`` streams: the three appended chunks
     of the artifact arrive as one text."""
-    [turn] = _beeai_turns(ours.url, "stream 3")
+    [turn] = _beeai_turns(beeai_client, ours.url, "stream 3")
     assert (turn["text"], turn["state"]) == ("chunk 0;chunk 1;chunk 2;", "completed")
 
 
-def test_beeai_a2a_agent_answers_an_input_request(ours: InterlinguaProcess) -> None:
+def test_beeai_a2a_agent_answers_an_input_request(beeai_client: PeerClient,
+                                                  ours: InterlinguaProcess) -> None:
     """Two calls on one ``A2AAgent``: our agent asks for input, and the next call goes
     to the same task (its id and context id kept), which completes with both texts."""
-    turns = _beeai_turns(ours.url, "book a trip", "Lisbon")
+    turns = _beeai_turns(beeai_client, ours.url, "book a trip", "Lisbon")
     assert [(t["text"], t["state"]) for t in turns] == [
         ("Where to?", "input-required"), ("book a trip -> Lisbon", "completed")]
     task = _our_task_with(ours.url, "book a trip")
@@ -104,10 +114,11 @@ def test_beeai_a2a_agent_answers_an_input_request(ours: InterlinguaProcess) -> N
     assert [get_text(m) for m in task.history] == ["book a trip", "Where to?", "Lisbon"]
 
 
-def test_beeai_a2a_agent_keeps_the_context(ours: InterlinguaProcess) -> None:
+def test_beeai_a2a_agent_keeps_the_context(beeai_client: PeerClient,
+                                           ours: InterlinguaProcess) -> None:
     """After a completed task the next call starts a new task in the same context,
     naming the first in ``referenceTaskIds``."""
-    turns = _beeai_turns(ours.url, "echo first turn", "echo second turn")
+    turns = _beeai_turns(beeai_client, ours.url, "echo first turn", "echo second turn")
     assert [t["text"] for t in turns] == ["echo first turn", "echo second turn"]
     first, second = (_our_task_with(ours.url, t) for t in ("echo first turn",
                                                            "echo second turn"))
@@ -115,8 +126,9 @@ def test_beeai_a2a_agent_keeps_the_context(ours: InterlinguaProcess) -> None:
     assert second.history[0].reference_task_ids == [first.id]
 
 
-def test_beeai_a2a_agent_reads_a_message_reply(ours: InterlinguaProcess) -> None:
-    [turn] = _beeai_turns(ours.url, "reply hi")
+def test_beeai_a2a_agent_reads_a_message_reply(beeai_client: PeerClient,
+                                               ours: InterlinguaProcess) -> None:
+    [turn] = _beeai_turns(beeai_client, ours.url, "reply hi")
     assert (turn["text"], turn["task_id"], turn["state"]) == ("re: reply hi", None, None)
 
 
@@ -191,28 +203,29 @@ def test_cancel_on_beeai_aborts_every_later_task() -> None:
         assert all(isinstance(t, Task) for t in later)
         return later
 
-    agents = _beeai()
-    agent = next(agents)
+    # two fresh agents, one for each client, both started now (their imports overlap)
+    ours_to, sdk_to = _beeai_process(tag="-ours"), _beeai_process(tag="-sdk")
     try:
-        later = asyncio.run(_with(agent.url, work))
+        with running(ours_to) as agent:
+            later = asyncio.run(_with(agent.url, work))
+        assert [t.status.state for t in later] == [TaskState.FAILED] * 2
+        assert [_answer(t) for t in later] == ["Action has been aborted"] * 2
+        # a2a-sdk 1.3.0's client (its v0.3 transport: the card is v0.3)
+        with running(sdk_to) as agent:
+            driver = Driver("sdk-1.3.0-to-beeai", [_python(SDK),
+                                                   str(PEERS_DIR / "py_client_v1.py"),
+                                                   agent.url, "--dialect", "0.3"])
+            try:
+                driver.wait_ready()
+                slow = driver.call("send", text="slow to cancel", returnImmediately=True)
+                time.sleep(1)
+                refused = driver.call("cancel", taskId=slow.result["id"])
+                later_sdk = driver.call("send", text="hello")
+            finally:
+                driver.close()
     finally:
-        agents.close()
-    assert [t.status.state for t in later] == [TaskState.FAILED] * 2
-    assert [_answer(t) for t in later] == ["Action has been aborted"] * 2
-    # a2a-sdk 1.3.0's client (its v0.3 transport: the card is v0.3), on a fresh agent
-    agents = _beeai()
-    agent = next(agents)
-    driver = Driver("sdk-1.3.0-to-beeai", [_python(SDK), str(PEERS_DIR / "py_client_v1.py"),
-                                           agent.url, "--dialect", "0.3"])
-    try:
-        driver.wait_ready()
-        slow = driver.call("send", text="slow to cancel", returnImmediately=True)
-        time.sleep(1)
-        refused = driver.call("cancel", taskId=slow.result["id"])
-        later_sdk = driver.call("send", text="hello")
-    finally:
-        driver.close()
-        agents.close()
+        ours_to.stop()
+        sdk_to.stop()
     assert not refused.ok and refused.error is not None
     assert refused.error["type"] == "TaskNotCancelableError"
     assert later_sdk.result["state"] == "TASK_STATE_FAILED"

@@ -11,9 +11,9 @@ cells; a peer limit is shown by the same behaviour seen from a2a-sdk 1.3.0's cli
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -28,10 +28,11 @@ from .harness import (
     AgentProcess,
     Driver,
     InterlinguaProcess,
+    PeerClient,
     PeerError,
     state_name,
 )
-from .test_peers_in_the_wild import _agent, _our_task_with, _python, _run, _stream, _with
+from .test_peers_in_the_wild import _agent, _client, _our_task_with, _python, _stream, _with
 
 CREWAI, SDK = "py-crewai-1.15.30", "py-a2a-1.3.0"
 # a CrewAI process takes 10-20 s to import on a busy machine
@@ -47,33 +48,40 @@ def crewai_agent() -> Iterator[AgentProcess]:
     yield from _agent(CREWAI, "crewai_agent.py")
 
 
-def _delegate(url: str, *texts: str, polling: bool = False) -> str:
-    """What a CrewAI crew's task ends with when its agent delegates ``texts`` to ``url``."""
+@pytest.fixture(scope="module")
+def crewai_client() -> Iterator[PeerClient]:
+    yield from _client(CREWAI, "crewai_client.py")
+
+
+def _delegate(client: PeerClient, url: str, *texts: str, polling: bool = False) -> str:
+    """What a CrewAI crew's task ends with when its agent delegates ``texts`` to ``url``
+    (a crew of its own in ``client``'s process)."""
     args = ["--polling"] if polling else []
-    out = _run(CREWAI, "crewai_client.py", *args, url, *texts, timeout=120)
-    return str(json.loads(out.strip().splitlines()[-1])["result"])
+    return str(client.run(*args, url, *texts, timeout=120)[-1]["result"])
 
 
 # ------------------------------------------------------ a CrewAI agent -> our agent
 
 
 @pytest.mark.parametrize("server", ["ours", "ours_with_grpc"])
-def test_crewai_delegates_to_our_agent(server: str, request: pytest.FixtureRequest) -> None:
+def test_crewai_delegates_to_our_agent(crewai_client: PeerClient, server: str,
+                                       request: pytest.FixtureRequest) -> None:
     """CrewAI's A2A client (a2a-sdk 0.3.26 inside) reads our card, with gRPC on or off,
     streams the message (``message/stream``, its default) and takes our task's answer
     as its own task's result."""
     url = request.getfixturevalue(server).url
     text = f"echo from crewai to {server}"
-    assert _delegate(url, text) == text
+    assert _delegate(crewai_client, url, text) == text
     task = _our_task_with(url, text)
     assert task.status.state is TaskState.COMPLETED
     assert get_text(task.artifacts[0]) == text
 
 
-def test_crewai_delegation_answers_an_input_request(ours: InterlinguaProcess) -> None:
+def test_crewai_delegation_answers_an_input_request(crewai_client: PeerClient,
+                                                    ours: InterlinguaProcess) -> None:
     """Our agent asks for input; CrewAI's model answers and its next turn goes to the
     same task (task and context ids kept), which completes with both texts."""
-    assert _delegate(ours.url, "book a trip", "Lisbon") == "book a trip -> Lisbon"
+    assert _delegate(crewai_client, ours.url, "book a trip", "Lisbon") == "book a trip -> Lisbon"
     task = _our_task_with(ours.url, "book a trip")
     assert task.status.state is TaskState.COMPLETED
     assert [get_text(m) for m in task.history] == ["book a trip", "Where to?", "Lisbon"]
@@ -81,11 +89,11 @@ def test_crewai_delegation_answers_an_input_request(ours: InterlinguaProcess) ->
         _our_task_with(ours.url, "Lisbon")  # no task of its own for the answer
 
 
-def test_crewai_polling_delegation(ours: InterlinguaProcess) -> None:
+def test_crewai_polling_delegation(crewai_client: PeerClient, ours: InterlinguaProcess) -> None:
     """With ``PollingConfig`` CrewAI sends without blocking and polls ``tasks/get``:
     both turns reach the task, which completes. CrewAI's own reading of the result joins
     the last agent message of the task's history ("Where to?") with the artifact."""
-    result = _delegate(ours.url, "book a journey", "Porto", polling=True)
+    result = _delegate(crewai_client, ours.url, "book a journey", "Porto", polling=True)
     assert result == "Where to? book a journey -> Porto"
     task = _our_task_with(ours.url, "book a journey")
     assert task.status.state is TaskState.COMPLETED
@@ -129,11 +137,18 @@ def test_client_get_from_crewai(crewai_agent: AgentProcess) -> None:
     assert get_text(task.artifacts[0]) == "echo: hello"
 
 
-def _sdk_client(url: str) -> Driver:
-    driver = Driver("sdk-1.3.0-to-crewai",
-                    [_python(SDK), str(PEERS_DIR / "py_client_v1.py"), url, "--dialect", "0.3"])
-    driver.wait_ready()
-    return driver
+@contextmanager
+def _sdk_clients(url: str, count: int = 1) -> Iterator[list[Driver]]:
+    """``count`` a2a-sdk 1.3.0 clients of ``url``, each in its own process, started at
+    once (their imports overlap the test's other work: ``wait_ready`` before use)."""
+    drivers = [Driver(f"sdk-1.3.0-to-crewai-{n}",
+                      [_python(SDK), str(PEERS_DIR / "py_client_v1.py"), url, "--dialect", "0.3"])
+               for n in range(count)]
+    try:
+        yield drivers
+    finally:
+        for driver in drivers:
+            driver.close()
 
 
 def test_crewai_answers_a_non_blocking_send_only_when_done(crewai_agent: AgentProcess) -> None:
@@ -145,17 +160,15 @@ def test_crewai_answers_a_non_blocking_send_only_when_done(crewai_agent: AgentPr
     async def work(client: Client) -> Any:
         return await client.send("slow to answer", blocking=False)
 
-    began = time.monotonic()
-    task = asyncio.run(_with(crewai_agent.url, work))
-    assert time.monotonic() - began >= SLOW * 0.9
-    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
-    driver = _sdk_client(crewai_agent.url)
-    try:
+    with _sdk_clients(crewai_agent.url) as [driver]:
+        began = time.monotonic()
+        task = asyncio.run(_with(crewai_agent.url, work))
+        assert time.monotonic() - began >= SLOW * 0.9
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        driver.wait_ready()
         began = time.monotonic()
         reply = driver.call("send", text="slow for the SDK", returnImmediately=True)
         waited = time.monotonic() - began
-    finally:
-        driver.close()
     assert waited >= SLOW * 0.9
     assert state_name(reply.value()["state"]) == "completed"
 
@@ -174,17 +187,15 @@ def test_crewai_agent_runs_one_task_at_a_time(crewai_agent: AgentProcess) -> Non
         finally:
             await slow
 
-    asyncio.run(_with(crewai_agent.url, work))
     # two SDK clients (a driver runs one command at a time): the first one's send is
     # left running, the second sends meanwhile
-    first, second = _sdk_client(crewai_agent.url), _sdk_client(crewai_agent.url)
-    try:
+    with _sdk_clients(crewai_agent.url, 2) as [first, second]:
+        asyncio.run(_with(crewai_agent.url, work))
+        first.wait_ready()
+        second.wait_ready()
         with pytest.raises(PeerError, match="no answer in"):
             first.call("send", timeout=1, text="slow, the SDK's first")
         reply = second.call("send", text="the SDK's second meanwhile")
-    finally:
-        first.close()
-        second.close()
     assert not reply.ok and "Executor is already running" in str(reply.error)
 
 

@@ -33,6 +33,7 @@ from .harness import (
     AgentProcess,
     Driver,
     InterlinguaProcess,
+    PeerClient,
     PeerError,
     _log_file,
     _stop,
@@ -50,11 +51,16 @@ def _python(env: str) -> str:
     return str(ensure_env(env) / "bin" / "python")
 
 
-def _run(env: str, script: str, *args: str, timeout: float = 60) -> str:
-    proc = subprocess.run([_python(env), str(PEERS_DIR / script), *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=PEERS_DIR)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout
+def _client(env: str, script: str) -> Iterator[PeerClient]:
+    """A peer's client script (``peers/*_client.py``) in one process for a module's
+    runs: each run as by hand, with client objects of its own. Tests name it first
+    among their fixtures: its process starts before the agents' fixtures wait for
+    theirs, so the imports overlap."""
+    client = PeerClient(script, [_python(env), str(PEERS_DIR / script)])
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def _agent(env: str, script: str) -> Iterator[AgentProcess]:
@@ -71,9 +77,13 @@ def ours() -> Iterator[InterlinguaProcess]:
 
 
 @pytest.fixture(scope="module")
-def sdk_agent() -> Iterator[AgentProcess]:
-    """a2a-sdk 1.3.0's agent (``peers/py_agent_v1.py``): the reference for peer bugs."""
-    yield from _agent(SDK, "py_agent_v1.py")
+def fasta2a_client() -> Iterator[PeerClient]:
+    yield from _client(FASTA2A, "fasta2a_client.py")
+
+
+@pytest.fixture(scope="module")
+def python_a2a_client() -> Iterator[PeerClient]:
+    yield from _client(PYA2A, "python_a2a_client.py")
 
 
 @pytest.fixture(scope="module")
@@ -174,27 +184,29 @@ def _our_task_with(url: str, text: str) -> Task:
 # ------------------------------------------------------------------------ fasta2a
 
 
-def test_fasta2a_client_send(ours: InterlinguaProcess, sdk_agent: AgentProcess) -> None:
+def test_fasta2a_client_send(fasta2a_client: PeerClient, ours: InterlinguaProcess,
+                             sdk_agent: AgentProcess) -> None:
     """fasta2a's client sends ``message/send`` with kind-less parts: read as v0.3, the
     task runs and completes. Its client then reads our v0.3 answer as ``{}``: it
     expects v1.0's ``{"task": …}`` under a v0.3 method name (the v0.3.0 schema's
     ``SendMessageSuccessResponse.result`` is a bare ``Task`` or ``Message``). a2a-sdk 1.3.0's agent gets ``{}`` too."""
-    out = json.loads(_run(FASTA2A, "fasta2a_client.py", ours.url, "send", "echo wild send"))
+    [out] = fasta2a_client.run(ours.url, "send", "echo wild send")
     task = _our_task_with(ours.url, "echo wild send")
     assert task.status.state is TaskState.COMPLETED
     assert get_text(task.artifacts[0]) == "echo wild send"
     assert out["result"] == {}  # the peer's reading
-    ref = json.loads(_run(FASTA2A, "fasta2a_client.py", sdk_agent.url, "send", "echo x"))
+    [ref] = fasta2a_client.run(sdk_agent.url, "send", "echo x")
     assert ref["result"] == {}
 
 
-def test_fasta2a_client_stream(ours: InterlinguaProcess, sdk_agent: AgentProcess) -> None:
-    lines = _run(FASTA2A, "fasta2a_client.py", ours.url, "stream", "stream 2").splitlines()
+def test_fasta2a_client_stream(fasta2a_client: PeerClient, ours: InterlinguaProcess,
+                               sdk_agent: AgentProcess) -> None:
+    lines = fasta2a_client.run(ours.url, "stream", "stream 2")
     # task, working, two chunks, done: every event arrived, each read by the peer as {}
     assert len(lines) == 5
-    assert all(json.loads(line)["result"] == {} for line in lines)
-    ref = _run(FASTA2A, "fasta2a_client.py", sdk_agent.url, "stream", "stream 2").splitlines()
-    assert ref and all(json.loads(line)["result"] == {} for line in ref)
+    assert all(line["result"] == {} for line in lines)
+    ref = fasta2a_client.run(sdk_agent.url, "stream", "stream 2")
+    assert ref and all(line["result"] == {} for line in ref)
 
 
 @pytest.mark.parametrize("dialect", [None, "0.3"], ids=["card-v1.0", "v0.3"])
@@ -250,18 +262,30 @@ def test_cancel_on_fasta2a_never_returns(fasta2a_agent: AgentProcess) -> None:
         assert isinstance(sent, Task)
         await client.cancel(sent.id)
 
-    with pytest.raises(AgentTimeout):
-        asyncio.run(_with(fasta2a_agent.url, work, timeout=3))
-    # an agent of its own: the hung cancel holds up the first one's later calls
-    agents = _agent(FASTA2A, "fasta2a_agent.py")
-    other = next(agents)
-    driver = Driver("sdk-1.3.0-to-fasta2a",
-                    [_python(SDK), str(PEERS_DIR / "py_client_v1.py"), other.url])
+    # an agent of its own for the SDK's client (the hung cancel holds up the first
+    # one's later calls), started now so that it comes up while ours waits
+    port = free_port()
+    other = AgentProcess("fasta2a_agent.py-for-the-sdk",
+                         [_python(FASTA2A), str(PEERS_DIR / "fasta2a_agent.py"), "--port",
+                          str(port)], port)
+    try:
+        with pytest.raises(AgentTimeout):
+            asyncio.run(_with(fasta2a_agent.url, work, timeout=3))
+        other.wait_ready()
+        _cancel_by_the_sdk_never_returns(other.url)
+    finally:
+        other.stop()
+
+
+def _cancel_by_the_sdk_never_returns(url: str) -> None:
+    """a2a-sdk 1.3.0's client cancels a working task of fasta2a's agent at ``url``: no
+    answer comes."""
+    driver = Driver("sdk-1.3.0-to-fasta2a", [_python(SDK), str(PEERS_DIR / "py_client_v1.py"), url])
     try:
         driver.wait_ready()
         # the task made without the SDK: its client cannot read fasta2a's answer to a
         # send (a timestamp without an offset, which ProtoJSON requires)
-        made = httpx.post(other.url, timeout=10, json={
+        made = httpx.post(url, timeout=10, json={
             "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
                 "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "slow for the SDK"}]}}})
         task_id = made.json()["result"]["task"]["id"]
@@ -269,18 +293,17 @@ def test_cancel_on_fasta2a_never_returns(fasta2a_agent: AgentProcess) -> None:
             driver.call("cancel", timeout=3, taskId=task_id)
     finally:
         driver.close()
-        agents.close()
 
 
 # --------------------------------------------------------------------- python-a2a
 
 
-def test_python_a2a_client_ask(ours: InterlinguaProcess) -> None:
+def test_python_a2a_client_ask(python_a2a_client: PeerClient, ours: InterlinguaProcess) -> None:
     """python-a2a's client posts v0.1 ``tasks/send`` to ``{url}/tasks/send`` with its
     message's part under ``content``: answered in v0.1, its client reads the text.
     (a2a-sdk 1.3.0's agent serves no such path: the client ends with an error.)"""
-    out = json.loads(_run(PYA2A, "python_a2a_client.py", ours.url, "ask", "echo from python-a2a"))
-    assert out == {"text": "echo from python-a2a"}
+    assert python_a2a_client.run(ours.url, "ask", "echo from python-a2a") == [
+        {"text": "echo from python-a2a"}]
 
 
 def test_client_send_to_python_a2a(python_a2a_agent: AgentProcess) -> None:

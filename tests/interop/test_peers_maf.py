@@ -12,8 +12,6 @@ behaviour against a2a-sdk 1.3.0's agent.
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,8 +23,15 @@ from interlingua.core.model import ArtifactUpdate, StatusUpdate, Task, TaskState
 from interlingua.core.parts import get_text
 from tests.e2e.procs import free_port
 
-from .harness import PEERS_DIR, AgentProcess, InterlinguaProcess, running
-from .test_peers_in_the_wild import _agent, _our_task_with, _python, _run, _send, _stream, _with
+from .harness import PEERS_DIR, AgentProcess, InterlinguaProcess, PeerClient, running
+from .test_peers_in_the_wild import (
+    _client,
+    _our_task_with,
+    _python,
+    _send,
+    _stream,
+    _with,
+)
 
 MAF, SDK = "py-agent-framework-a2a-1.0.0b261022", "py-a2a-1.3.0"
 pytestmark = pytest.mark.interop(envs=[MAF, SDK])
@@ -51,20 +56,28 @@ def maf_agent_not_streaming() -> Iterator[AgentProcess]:
     yield from _maf_agent("--no-stream")
 
 
-def _turns(target: str, mode: str, *texts: str, binding: str = "JSONRPC") -> list[dict[str, Any]]:
-    out = _run(MAF, "maf_client.py", "--binding", binding, target, mode, *texts)
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+@pytest.fixture(scope="module")
+def maf_client() -> Iterator[PeerClient]:
+    yield from _client(MAF, "maf_client.py")
+
+
+def _turns(client: PeerClient, target: str, mode: str, *texts: str,
+           binding: str = "JSONRPC") -> list[dict[str, Any]]:
+    """One run of ``maf_client.py`` (an agent and session of its own): each text's turn."""
+    turns: list[dict[str, Any]] = client.run("--binding", binding, target, mode, *texts)
+    return turns
 
 
 # ------------------------------------------------- A2AAgent -> an interlingua agent
 
 
-def test_maf_a2a_agent_run(ours: InterlinguaProcess, ours_with_grpc: InterlinguaProcess) -> None:
+def test_maf_a2a_agent_run(maf_client: PeerClient, ours: InterlinguaProcess,
+                           ours_with_grpc: InterlinguaProcess) -> None:
     """``A2AAgent`` made from our card (gRPC off and on) or from the URL alone sends
     over v1.0 JSON-RPC and reads the answer; our task completes."""
     for target, text in ((ours.url, "echo from maf"), (ours_with_grpc.url, "echo maf grpc"),
                          ("url:" + ours.url, "echo maf by url")):
-        [turn] = _turns(target, "run", text)
+        [turn] = _turns(maf_client, target, "run", text)
         assert turn["text"] == text and turn["task_state"] == "TASK_STATE_COMPLETED", turn
         url = target.removeprefix("url:")
         task = _our_task_with(url, text)
@@ -72,8 +85,8 @@ def test_maf_a2a_agent_run(ours: InterlinguaProcess, ours_with_grpc: Interlingua
         assert (turn["task_id"], turn["context_id"]) == (task.id, task.context_id)
 
 
-def test_maf_a2a_agent_stream(ours: InterlinguaProcess) -> None:
-    [turn] = _turns(ours.url, "stream", "stream 3")
+def test_maf_a2a_agent_stream(maf_client: PeerClient, ours: InterlinguaProcess) -> None:
+    [turn] = _turns(maf_client, ours.url, "stream", "stream 3")
     # the artifact's three appended chunks, then the final status message
     assert turn["text"] == "chunk 0;chunk 1;chunk 2; done", turn
     assert turn["task_state"] == "TASK_STATE_COMPLETED"
@@ -82,13 +95,13 @@ def test_maf_a2a_agent_stream(ours: InterlinguaProcess) -> None:
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
 @pytest.mark.parametrize("mode", ["run", "stream"])
-def test_maf_a2a_agent_answers_an_input_request(ours: InterlinguaProcess, mode: str,
-                                                binding: str) -> None:
+def test_maf_a2a_agent_answers_an_input_request(maf_client: PeerClient, ours: InterlinguaProcess,
+                                                mode: str, binding: str) -> None:
     """Two runs in one session: our agent asks for input, the session keeps the task
     and context, and the next run's message continues that task, which completes.
     Over JSON-RPC (its default) and over HTTP+JSON, each picked from our card."""
     first = f"book a trip ({mode}, {binding})"
-    asked, answered = _turns(ours.url, mode, first, "Lisbon", binding=binding)
+    asked, answered = _turns(maf_client, ours.url, mode, first, "Lisbon", binding=binding)
     assert asked["input_requested"] and asked["text"] == "Where to?", asked
     assert asked["task_state"] == "TASK_STATE_INPUT_REQUIRED"
     assert answered["text"] == f"{first} -> Lisbon", answered
@@ -98,10 +111,11 @@ def test_maf_a2a_agent_answers_an_input_request(ours: InterlinguaProcess, mode: 
     assert [get_text(m) for m in task.history] == [first, "Where to?", "Lisbon"]
 
 
-def test_maf_a2a_agent_background_run_polls(ours: InterlinguaProcess) -> None:
+def test_maf_a2a_agent_background_run_polls(maf_client: PeerClient,
+                                            ours: InterlinguaProcess) -> None:
     """``run(background=True)`` sends ``returnImmediately``: our agent answers with the
     task before it ran, and ``poll_task`` (``GetTask``) follows it to its end."""
-    [turn] = _turns(ours.url, "background", "stream 2")
+    [turn] = _turns(maf_client, ours.url, "background", "stream 2")
     # the session keeps the state of the first answer; the polls read the rest
     assert turn["task_state"] == "TASK_STATE_SUBMITTED" and turn["polls"] >= 1, turn
     # poll_task reads a finished task's artifacts (not its status message)
@@ -110,34 +124,30 @@ def test_maf_a2a_agent_background_run_polls(ours: InterlinguaProcess) -> None:
     assert task.id == turn["task_id"] and task.status.state is TaskState.COMPLETED
 
 
-def test_maf_a2a_agent_cannot_pick_grpc(ours_with_grpc: InterlinguaProcess) -> None:
+def test_maf_a2a_agent_cannot_pick_grpc(maf_client: PeerClient, ours_with_grpc: InterlinguaProcess,
+                                        sdk_agent_with_grpc: AgentProcess) -> None:
     """Peer limit: ``A2AAgent(supported_protocol_bindings=["GRPC"])`` fails before any
     request: it gives a2a-sdk's ``ClientConfig`` no ``grpc_channel_factory``. The same
     with a2a-sdk 1.3.0's agent and its gRPC card (no specification clause involved:
     the package's own setup; a ready a2a-sdk ``Client`` can be given as ``client=``)."""
     def refused(url: str) -> str:
-        proc = subprocess.run([_python(MAF), str(PEERS_DIR / "maf_client.py"), "--binding",
-                               "GRPC", url, "run", "echo over grpc"], capture_output=True,
-                              text=True, timeout=60, cwd=PEERS_DIR)
-        assert proc.returncode != 0
-        return proc.stderr
+        reply = maf_client.call("--binding", "GRPC", url, "run", "echo over grpc")
+        assert not reply.ok
+        return str(reply.error)
 
     assert "grpc_channel_factory is required" in refused(ours_with_grpc.url)
-    port = free_port()
-    with running(AgentProcess("py_agent_v1.py-grpc",
-                              [_python(SDK), str(PEERS_DIR / "py_agent_v1.py"), "--port",
-                               str(port), "--grpc-port", str(free_port())], port)) as sdk:
-        assert "grpc_channel_factory is required" in refused(sdk.url)
+    assert "grpc_channel_factory is required" in refused(sdk_agent_with_grpc.url)
 
 
-def test_maf_background_answer_starts_a_new_task(ours: InterlinguaProcess) -> None:
+def test_maf_background_answer_starts_a_new_task(maf_client: PeerClient, ours: InterlinguaProcess,
+                                                 sdk_agent: AgentProcess) -> None:
     """Peer limit: ``poll_task`` does not write what it read into the session, which
     still says ``submitted``; so the answer to an input request seen by polling goes
     out as a new task of the same context (``referenceTaskIds``), not to the asking
     task (v1.0 §3.4.3: "the client continues the interaction by sending a new message
     with the same ``taskId`` and ``contextId``"). a2a-sdk 1.3.0's agent sees the same."""
     def check(url: str, first: str) -> None:
-        asked, answered = _turns(url, "background", first, "Lisbon")
+        asked, answered = _turns(maf_client, url, "background", first, "Lisbon")
         assert asked["input_requested"] and asked["text"] == "Where to?", asked
         assert answered["task_id"] != asked["task_id"], answered
         assert answered["context_id"] == asked["context_id"]
@@ -146,12 +156,7 @@ def test_maf_background_answer_starts_a_new_task(ours: InterlinguaProcess) -> No
     check(ours.url, "book a trip (background)")
     asking = _our_task_with(ours.url, "book a trip (background)")
     assert asking.status.state is TaskState.INPUT_REQUIRED
-    agents = _agent(SDK, "py_agent_v1.py")
-    sdk = next(agents)
-    try:
-        check(sdk.url, "book a trip (background)")
-    finally:
-        agents.close()
+    check(sdk_agent.url, "book a trip (background)")
 
 
 # ------------------------------------------ interlingua's client -> A2AExecutor agent

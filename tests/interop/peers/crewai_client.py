@@ -10,6 +10,10 @@ for input, it sends the next TEXT (CrewAI keeps the task and context ids between
 task's result, printed as ``{"result": ...}``. CrewAI follows the remote task by
 streaming (its default, ``message/stream``); ``--polling`` makes it send without
 blocking and poll with ``tasks/get`` (``PollingConfig``). Telemetry is off (the network is closed).
+
+    ... crewai_client.py --serve
+
+serves many such runs in one process (``pydriver.script``), each with a crew of its own.
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 
 import argparse
+import asyncio
 import json
 from typing import Any
 
 from crewai import Agent, Crew, Task
 from crewai.a2a import A2AClientConfig
 from crewai.a2a.updates import PollingConfig, StreamingConfig
+from crewai.a2a.utils import agent_card
 from crewai.llms.base_llm import BaseLLM
+from pydriver import script
 
 
 class ScriptedLLM(BaseLLM):
@@ -51,12 +58,20 @@ class ScriptedLLM(BaseLLM):
         return False
 
 
-def main() -> None:
+def _forget_cards() -> None:
+    """CrewAI keeps the cards it read for the life of the process: each run reads its
+    remote agent's card anew, as a run by hand does."""
+    agent_card._fetch_agent_card_cached.cache_clear()
+    asyncio.run(agent_card._afetch_agent_card_cached.cache.clear())
+
+
+def run(argv: list[str]) -> list[dict[str, Any]]:
     ap = argparse.ArgumentParser()
     ap.add_argument("--polling", action="store_true")
     ap.add_argument("url")
     ap.add_argument("texts", nargs="+")
-    opts = ap.parse_args()
+    opts = ap.parse_args(argv)
+    _forget_cards()
     texts = opts.texts
     endpoint = opts.url.rstrip("/") + "/.well-known/agent-card.json"
     updates = PollingConfig(interval=0.2, timeout=30) if opts.polling else StreamingConfig()
@@ -68,8 +83,8 @@ def main() -> None:
                                       updates=updates))
     task = Task(description=texts[0], expected_output="the remote agent's answer", agent=agent)
     out = Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
-    print(json.dumps({"result": out.raw}), flush=True)
+    return [{"result": out.raw}]
 
 
 if __name__ == "__main__":
-    main()
+    script(run)

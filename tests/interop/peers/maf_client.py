@@ -3,6 +3,7 @@
 
     .interop/py-agent-framework-a2a-1.0.0b261022/bin/python tests/interop/peers/maf_client.py \
         [--binding JSONRPC|HTTP+JSON|GRPC] URL MODE TEXT...
+    ... maf_client.py --serve      (many such runs in one process: ``pydriver.script``)
 
 MODE: ``run`` (a blocking ``run``), ``stream`` (``run(stream=True)``) or
 ``background`` (``run(background=True)``, then ``poll_task`` with its continuation
@@ -15,14 +16,13 @@ the URL makes it from the URL alone (``A2AAgent(url=...)``, no card read).
 Each line: ``{"text", "input_requested", "context_id", "task_id", "task_state",
 "polls"}``: the text of the run's messages, whether the remote agent asked for
 input, the session's A2A state after the run, and (background) how many polls ran
-before the task settled.
+before the task settled. Each run makes its agent and session anew.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import Any
 
 import httpx
@@ -30,6 +30,7 @@ from a2a.client import A2ACardResolver
 from a2a.types import TaskState
 from agent_framework import AgentResponse, AgentSession
 from agent_framework_a2a import A2AAgent
+from pydriver import script
 
 
 async def _agent(target: str, binding: str) -> A2AAgent:
@@ -53,21 +54,22 @@ async def _background(agent: A2AAgent, text: str, session: AgentSession) -> tupl
     return response, polls
 
 
-def _line(response: AgentResponse, session: AgentSession, polls: int) -> str:
+def _line(response: AgentResponse, session: AgentSession, polls: int) -> dict[str, Any]:
     state = session.service_session_id if isinstance(session.service_session_id, dict) else {}
     task_state = state.get("task_state")
-    return json.dumps({
+    return {
         "text": " ".join(m.text for m in response.messages if m.text),
         "input_requested": bool(response.user_input_requests),
         "context_id": state.get("context_id"), "task_id": state.get("task_id"),
         "task_state": TaskState.Name(task_state) if task_state is not None else None,
         "polls": polls,
-    })
+    }
 
 
-async def main(target: str, mode: str, texts: list[str], binding: str) -> None:
+async def _runs(target: str, mode: str, texts: list[str], binding: str) -> list[dict[str, Any]]:
     agent = await _agent(target, binding)
     session = agent.create_session()
+    lines = []
     async with agent:
         for text in texts:
             polls = 0
@@ -80,14 +82,19 @@ async def main(target: str, mode: str, texts: list[str], binding: str) -> None:
                 response, polls = await _background(agent, text, session)
             else:
                 response = await agent.run(text, session=session)
-            print(_line(response, session, polls), flush=True)
+            lines.append(_line(response, session, polls))
+    return lines
 
 
-if __name__ == "__main__":
+async def run(argv: list[str]) -> list[Any]:
     ap = argparse.ArgumentParser()
     ap.add_argument("--binding", default="JSONRPC")
     ap.add_argument("target")
     ap.add_argument("mode", choices=["run", "stream", "background"])
     ap.add_argument("texts", nargs="+")
-    opts = ap.parse_args()
-    asyncio.run(main(opts.target, opts.mode, opts.texts, opts.binding))
+    opts = ap.parse_args(argv)
+    return await _runs(opts.target, opts.mode, opts.texts, opts.binding)
+
+
+if __name__ == "__main__":
+    script(run)

@@ -17,6 +17,9 @@ Commands (every driver, Python and JavaScript, answers the same ones):
     get {taskId, historyLength?} / cancel {taskId}   a task
     push_set {taskId, id, url, token} / push_get {taskId, id}   a push config
 
+The other frameworks' client scripts (``*_client.py``, through ``script``) answer
+one command instead: ``run {argv}``, ``{"lines": [...]}``, one run as by hand.
+
 Results are normalized to one shape shared by every driver, so the tests
 check what each SDK parsed with the same code:
 
@@ -36,6 +39,7 @@ States are passed through as each SDK names them; the tests normalize them.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 import traceback
@@ -45,6 +49,9 @@ from typing import Any
 PREFIX = "@@interop "
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+#: a peer client script's work: its command line's arguments -> the JSON lines it prints
+Run = Callable[[list[str]], Any]
 
 
 def emit(obj: dict[str, Any]) -> None:
@@ -84,3 +91,35 @@ async def serve(handlers: dict[str, Handler]) -> None:
             emit({"id": cmd["id"], "ok": False, "error": error_of(exc)})
         else:
             emit({"id": cmd["id"], "ok": True, "result": result})
+
+
+async def _run_once(run: Run, argv: list[str]) -> list[Any]:
+    try:
+        if inspect.iscoroutinefunction(run):
+            return list(await run(argv))
+        # a synchronous client may start event loops of its own: not on the loop's thread
+        return list(await asyncio.to_thread(run, argv))
+    except SystemExit as exc:
+        # argparse's refusal ends this call, not the command loop
+        raise ValueError(f"bad arguments {argv}: exit {exc.code}") from None
+
+
+def script(run: Run) -> None:
+    """The entry point of a peer client script (``*_client.py``).
+
+    By hand, ``run`` is called once on the command line's arguments and each line it
+    gives is printed as JSON. With ``--serve`` alone it serves the command loop above:
+    ``run {"argv": [...]}`` calls it with those arguments, as a run by hand would, and
+    answers ``{"lines": [...]}``; the peer's imports are paid once for many calls, and
+    each call builds its client objects anew.
+    """
+    argv = sys.argv[1:]
+    if argv == ["--serve"]:
+        async def handle(args: dict[str, Any]) -> dict[str, Any]:
+            return {"lines": await _run_once(run, [str(a) for a in args["argv"]])}
+
+        asyncio.run(serve({"run": handle}))
+        return
+    lines = asyncio.run(run(argv)) if inspect.iscoroutinefunction(run) else run(argv)
+    for line in lines:
+        print(json.dumps(line), flush=True)
