@@ -167,15 +167,19 @@ def _append(
 ) -> tuple[int, bool]:
     with _transaction(conn):
         _check_lease(conn, lease)
+        # whether the task has a push config, read with the row in the
+        # transaction (so a config another process added before it is seen):
+        # most tasks have none, and then no look at their configs follows
         row = conn.kept(
             "SELECT pk, context_id, state, version, history, history_at, metadata,"
-            " CASE WHEN listed_at = version THEN listed END, listed_split FROM tasks"
+            " CASE WHEN listed_at = version THEN listed END, listed_split,"
+            " EXISTS (SELECT 1 FROM push_configs c WHERE c.task_pk = tasks.pk) FROM tasks"
             " WHERE tenant = ? AND owner = ? AND id = ?",
             (scope.tenant, scope.owner, task_id),
         ).fetchone()
         if row is None:
             raise task_not_found(task_id)
-        pk, context_id, state, version, history, history_at, metadata, page, split = row
+        pk, context_id, state, version, history, history_at, metadata, page, split, pushed = row
         if version != expected_version:
             raise ConcurrentModification(
                 f"task {task_id} is at version {version}, not {expected_version}"
@@ -226,7 +230,7 @@ def _append(
                  None if page is None else new_version, generation, generation,
                  new_version, pk),
             )
-        queued = _queue(conn, pk, version + 1, events)
+        queued = _queue(conn, pk, version + 1, events) if pushed else False
     return int(new_version), queued
 
 
