@@ -144,6 +144,7 @@ def _trim(history: list[Message], history_length: int | None) -> list[Message]:
 # its first event and the texts of the others: such a payload starts with this
 # byte (JSON text never does); the JSON after it is ``[first event, [text, ...]]``.
 _TEXT_RUN = b"\x03"
+_RUN_OPEN = _TEXT_RUN + b"["  # (the JSON of the pair, written in its parts)
 _text_run_decoder = msgspec.json.Decoder(tuple[ArtifactUpdate, list[msgspec.Raw]])
 
 
@@ -165,8 +166,11 @@ def _runs(
             texts = _chunks.texts_after(head, events, start + 1, limit)
             if len(texts) > 1:
                 end = start + 1 + len(texts)
-                yield (pk, first_seq + start, kind, end - start,
-                       _TEXT_RUN + _pack(_encode((head, texts)), ids))
+                # only the head is packed: the ids are in it, and the texts
+                # (most of the bytes) are left as written, which unpacking
+                # keeps whole (a JSON string holds no raw control byte)
+                yield (pk, first_seq + start, kind, end - start, b"".join(
+                    (_RUN_OPEN, _pack(_encode(head), ids), b",", _encode(texts), b"]")))
                 start = end
                 continue
         end = start + 1
