@@ -276,50 +276,6 @@ async def test_a_revocation_waits_for_a_write_in_flight(pg_clean_url: str) -> No
         await store.close()
 
 
-async def test_a_process_writing_from_what_it_wrote_last_still_sees_the_others(
-        pg_clean_url: str) -> None:
-    # A store writes a task it wrote last without reading its row first: what
-    # another process did meanwhile must still refuse or redirect that write.
-    from interlingua.core.errors import ConcurrentModification
-    from interlingua.stores import LeaseLost
-
-    one, two = PostgresStore(pg_clean_url), PostgresStore(pg_clean_url)
-    await one.open()
-    await two.open()
-    try:
-        v = await one.create_task(A, [created("t-1"), status("t-1", S.WORKING, ts(0))],
-                                  dialect="1.0", now=ts(0))
-        assert await two.append(A, "t-1", v, [chunk("t-1", "a", "two")], now=ts(1)) == v + 1
-        with pytest.raises(ConcurrentModification):
-            await one.append(A, "t-1", v, [chunk("t-1", "a", "one")], now=ts(1))
-        v = await one.append(A, "t-1", v + 1, [chunk("t-1", "a", "one", append=True)],
-                             now=ts(1))
-        rec = await two.get_task(A, "t-1")
-        assert rec is not None and rec.version == v == 4
-        assert [p.text for p in rec.task.artifacts[0].parts] == ["two", "one"]
-
-        # a push config set by another process: the next write queues its delivery
-        await two.put_push_config(A, "t-1", PushConfig(url="https://h.example/", id="c"),
-                                  dialect="1.0", now=ts(2))
-        v = await one.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(3))], now=ts(3))
-        claimed = await two.claim_deliveries(100.0, 130.0, 10)
-        assert [(d.task_id, d.seq) for d in claimed] == [("t-1", v)]
-
-        # a lease revoked by another process: the write is refused, nothing is written
-        lease = await one.acquire_lease("h:1", 1.0)
-        v = await one.create_task(A, [created("t-2"), status("t-2", S.WORKING, ts(0))],
-                                  dialect="1.0", now=ts(0), lease=lease.epoch)
-        assert await two.revoke_lease(lease.epoch)
-        with pytest.raises(LeaseLost):
-            await one.append(A, "t-2", v, [chunk("t-2", "a", "late")], now=ts(1),
-                             lease=lease.epoch)
-        rec = await two.get_task(A, "t-2")
-        assert rec is not None and rec.version == v and not rec.task.artifacts
-    finally:
-        await one.close()
-        await two.close()
-
-
 # ------------------------------------------------------------------- layout
 
 

@@ -533,46 +533,6 @@ async def test_two_stores_on_one_file_see_each_others_writes(tmp_path: Path) -> 
         await two.close()
 
 
-async def test_an_append_sees_a_push_config_and_a_revocation_another_process_made(
-        tmp_path: Path) -> None:
-    # the append reads both with the task's row, in its own transaction
-    from interlingua.core.model import PushConfig
-    from interlingua.stores import LeaseLost
-
-    url = f"sqlite:///{tmp_path}/shared.db"
-    one, two = SQLiteStore(url), SQLiteStore(url)
-    await one.open()
-    await two.open()
-    try:
-        v = await one.create_task(A, [created("t-1"), status("t-1", S.WORKING, ts(0))],
-                                  dialect="1.0", now=ts(0))
-        v = await one.append(A, "t-1", v, [chunk("t-1", "a", "x")], now=ts(1))
-        assert await two.claim_deliveries(100.0, 130.0, 10) == []
-        await two.put_push_config(A, "t-1", PushConfig(url="https://h.example/", id="c"),
-                                  dialect="1.0", now=ts(2))
-        v = await one.append(A, "t-1", v, [status("t-1", S.INPUT_REQUIRED, ts(3))], now=ts(3))
-        claimed = await two.claim_deliveries(100.0, 130.0, 10)
-        assert [(d.task_id, d.seq) for d in claimed] == [("t-1", v)]
-
-        lease = await one.acquire_lease("h:1", 1.0)
-        v = await one.create_task(A, [created("t-2"), status("t-2", S.WORKING, ts(0))],
-                                  dialect="1.0", now=ts(0), lease=lease.epoch)
-        v = await one.append(A, "t-2", v, [chunk("t-2", "a", "x")], now=ts(1),
-                             lease=lease.epoch)
-        assert await two.revoke_lease(lease.epoch)
-        with pytest.raises(LeaseLost):
-            await one.append(A, "t-2", v, [chunk("t-2", "a", "late", append=True)], now=ts(1),
-                             lease=lease.epoch)
-        with pytest.raises(LeaseLost):  # before saying the task is not there
-            await one.append(A, "t-9", 1, [chunk("t-9", "a", "x")], now=ts(1),
-                             lease=lease.epoch)
-        rec = await two.get_task(A, "t-2")
-        assert rec is not None and rec.version == v
-    finally:
-        await one.close()
-        await two.close()
-
-
 async def traced(store: SQLiteStore, call: object) -> list[str]:
     statements: list[str] = []
     conn = store._conn
