@@ -97,22 +97,30 @@ def check_all(task: Task, events: Sequence[Event]) -> TaskState:
     return check_from(task.status.state, task.id, events)
 
 
-#: a batch of more events than this has its leading artifact updates checked in C
-_IN_C_PAST = 4
+#: a batch of more events than this is worth ``past_leading_chunks``' call (a
+#: unary send's short batches are checked event by event, with no call more)
+CHUNKS_IN_C_PAST = 4
+
+
+def past_leading_chunks(state: TaskState, events: Sequence[Event]) -> Sequence[Event]:
+    """``events`` from the first that is no artifact update, when ``state`` takes
+    artifacts: the updates before it (nearly all of a streamed batch) pass there,
+    and change no state. Found in C, no bytecode per event; a batch whose updates
+    do not all lead is given back whole."""
+    if state in ARTIFACT_STATES:
+        kinds = list(map(type, events))
+        # counted (a loop in C, no set made): a streamed batch is all chunks, or
+        # chunks then the status update that ends it
+        leading = kinds.count(ArtifactUpdate)
+        if leading == len(kinds) or kinds[:leading].count(ArtifactUpdate) == leading:
+            return events[leading:]
+    return events
 
 
 def check_from(state: TaskState, task_id: str, events: Sequence[Event]) -> TaskState:
     """``check_all`` for a task in ``state`` (which may be ahead of any stored task)."""
-    if len(events) > _IN_C_PAST and state in ARTIFACT_STATES:
-        # A batch's artifact updates before its first other event (nearly all of a
-        # streamed batch) pass in a state that takes artifacts: found in C, no
-        # bytecode per event.
-        kinds = list(map(type, events))
-        # counted (a loop in C, no set made): a streamed batch is all chunks, or
-        # chunks then the status update that ends it; any other is checked whole
-        leading = kinds.count(ArtifactUpdate)
-        if leading == len(kinds) or kinds[:leading].count(ArtifactUpdate) == leading:
-            events = events[leading:]
+    if len(events) > CHUNKS_IN_C_PAST:
+        events = past_leading_chunks(state, events)
     for event in events:
         kind = type(event)
         if kind is ArtifactUpdate and state in ARTIFACT_STATES:

@@ -20,7 +20,13 @@ from operator import is_
 import msgspec
 
 from ..core.errors import InvalidParams
-from ..core.lifecycle import ARTIFACT_STATES, apply, check
+from ..core.lifecycle import (
+    ARTIFACT_STATES,
+    CHUNKS_IN_C_PAST,
+    apply,
+    check,
+    past_leading_chunks,
+)
 from ..core.model import (
     Artifact,
     ArtifactUpdate,
@@ -94,24 +100,15 @@ def advance(task: Task, events: Iterable[Event]) -> bool:
     return task.status is not before
 
 
-#: a batch of more events than this has its leading artifact updates passed in C
-_IN_C_PAST = 4
-
-
 def advance_probe(task: Task, events: Sequence[Event]) -> bool:
     """``advance`` over a probe: every event is checked against the lifecycle,
     status and history are folded, artifacts are not. No store reads a probe's
     artifacts, and folding a stream's chunks would copy the first and extend a
     list with each of the others, for nothing."""
     before = task.status
-    if len(events) > _IN_C_PAST and before.state in ARTIFACT_STATES:
-        # A streamed batch is chunks, or chunks then the status that ends it: the
-        # chunks before any other event pass in a state that takes artifacts and
-        # change nothing a probe holds, so they are counted in C and skipped.
-        kinds = list(map(type, events))
-        leading = kinds.count(ArtifactUpdate)
-        if leading == len(kinds) or kinds[:leading].count(ArtifactUpdate) == leading:
-            events = events[leading:]
+    if len(events) > CHUNKS_IN_C_PAST:
+        # the chunks that lead a streamed batch change nothing a probe holds
+        events = past_leading_chunks(before.state, events)
     for event in events:
         if type(event) is ArtifactUpdate:
             # allowed in these states, with no call
