@@ -317,9 +317,7 @@ class _Follow(Stream):
     def __init__(self, source: Streams, scope: Scope, task_id: str, sub: Subscription,
                  after: int, *, first: Entry | None = None, new_run: Run | None = None,
                  ends: frozenset[TaskState] = lifecycle.RETURN_STATES) -> None:
-        # Stream.__init__'s fields, set here: a call fewer per stream
-        self._buffer = []
-        self.over = False
+        super().__init__()
         self._ends = ends
         self._source = source
         self._scope = scope

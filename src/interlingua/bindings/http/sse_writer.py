@@ -66,9 +66,8 @@ class _Disconnect:
         self._stream_task = stream_task
         #: what the coroutine waits on: a future, or the handle of its next step
         self._waiting: asyncio.Future[Any] | asyncio.Handle | None = None
-        # _watch's work, without its call
-        self._coro: Coroutine[Any, Any, Any] | None = receive()  # type: ignore[assignment]
-        self._step()
+        self._coro: Coroutine[Any, Any, Any] | None = None
+        self._watch()
 
     def _watch(self) -> None:
         self._coro = self._receive()  # type: ignore[assignment]
@@ -208,13 +207,9 @@ def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
             out.seq, envelope.prefix, codec.encode_stream_item(out.event),  # type: ignore[arg-type]
             envelope.suffix)
     if type(out) is Entry:
-        # encoded_item's work, without its call (a stream's snapshot and its end
-        # come this way)
-        stored = out.stored
-        data = codec.encode_stream_item(out.item) if stored is None else \
-            stored.encoding(codec.name, codec.encode_stream_item, out.item)
         # one formatting: a chain of + would copy the event at every step
-        return b"id: %d\ndata: %b%b%b\n\n" % (out.seq, envelope.prefix, data, envelope.suffix)
+        return b"id: %d\ndata: %b%b%b\n\n" % (
+            out.seq, envelope.prefix, encoded_item(out, codec), envelope.suffix)
     if type(out) is Heartbeat:
         return _HEARTBEAT
     if type(out) is Lagged:
