@@ -59,6 +59,8 @@ _Template = tuple[bytes, bytes] | None
 #: trait of the codec, not of a chunk, learned by its first template with one
 #: encoding more (a stream makes a template for each of its runs of chunks)
 _WRITES_GENERATION: dict[Callable[[ArtifactUpdate], bytes], bool] = {}
+#: the codecs (one each, ``get_codec``) it keeps at most: bounded all the same
+_CODECS_AT_MOST = 64
 
 #: the probe before any run: equal to no chunk (no chunk names no task)
 _NO_RUN = ArtifactUpdate(task_id="", context_id="\x00", artifact=Artifact(artifact_id="",
@@ -187,7 +189,7 @@ class ChunkFrames:
             probe.generation += 1
             writes = encode(probe) != data
             probe.generation -= 1
-            if len(_WRITES_GENERATION) >= MAX_TEMPLATES:
+            if len(_WRITES_GENERATION) >= _CODECS_AT_MOST:
                 _WRITES_GENERATION.clear()
             _WRITES_GENERATION[encode] = writes
         if writes:
