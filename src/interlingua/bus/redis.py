@@ -228,7 +228,8 @@ class RedisBus:
         self._closed = False
         self._start()
         try:
-            await asyncio.wait_for(self.connected.wait(), 10)
+            async with asyncio.timeout(10):
+                await self.connected.wait()
         except TimeoutError:
             await self.close()
             raise ConnectionError("cannot reach Redis (no answer within 10 s)") from None

@@ -38,8 +38,13 @@ class PromptServer(uvicorn.Server):
         counter = 0
         while not await self.on_tick(counter):
             counter = (counter + 1) % 864_000
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._told.wait(), self.tick)
+            # asyncio.wait, not wait_for: a cancel that comes as the event is set
+            # is not lost (Python 3.11's wait_for returns then)
+            told = asyncio.ensure_future(self._told.wait())
+            try:
+                await asyncio.wait((told,), timeout=self.tick)
+            finally:
+                told.cancel()
             self._told.clear()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -76,7 +81,8 @@ class PromptServer(uvicorn.Server):
         for connection in list(self.server_state.connections):
             connection.shutdown()
         try:
-            await asyncio.wait_for(self._closed(), self.config.timeout_graceful_shutdown)
+            async with asyncio.timeout(self.config.timeout_graceful_shutdown):
+                await self._closed()
         except TimeoutError:
             tasks = self.server_state.tasks
             _log.error("Cancel %s running task(s), timeout graceful shutdown exceeded",

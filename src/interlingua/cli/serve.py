@@ -618,7 +618,8 @@ def _server_class() -> type:
                 # listeners close, the turns end, and nothing is left for the
                 # closing loop to cancel half-way (with a traceback).
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.lifespan.shutdown(), FORCED_SHUTDOWN_S)
+                    async with asyncio.timeout(FORCED_SHUTDOWN_S):
+                        await self.lifespan.shutdown()
 
         async def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
             log.warning("draining: new sends are refused; waiting up to %gs for %d running "

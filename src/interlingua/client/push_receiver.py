@@ -318,7 +318,8 @@ class Receiver:
                             return event
                     await self._changed.wait()
 
-        return await asyncio.wait_for(find(), timeout)
+        async with asyncio.timeout(timeout):
+            return await find()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

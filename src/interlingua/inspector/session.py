@@ -117,7 +117,8 @@ class Session:
             if entries:
                 continue
             try:
-                await asyncio.wait_for(changed.wait(), heartbeat)
+                async with asyncio.timeout(heartbeat):
+                    await changed.wait()
             except TimeoutError:
                 yield None
 

@@ -298,7 +298,8 @@ class MeshAgent:
         await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
             {"name": self.card_name, "instance": self.instance}))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._echo.wait(), _ECHO_WAIT)
+            async with asyncio.timeout(_ECHO_WAIT):
+                await self._echo.wait()
         if not self._echo.is_set():
             return  # the order is unknown: keep the session, as the last one does
         now = time.monotonic()
@@ -312,7 +313,8 @@ class MeshAgent:
         await self.broker.publish(self.topics.control(self.name), b"{}",
                                   {DRAINED: self.instance})
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._drained.wait(), _ECHO_WAIT)
+            async with asyncio.timeout(_ECHO_WAIT):
+                await self._drained.wait()
         log.info("left the shared subscription to %s", ", ".join(live))
 
     async def _subscribe(self) -> None:
@@ -348,7 +350,8 @@ class MeshAgent:
                     log.debug("card not published: %s", exc)
             self._card_now.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._card_now.wait(), self.settings.card_interval)
+                async with asyncio.timeout(self.settings.card_interval):
+                    await self._card_now.wait()
 
     def _take(self, msg: Inbound) -> None:
         if msg.topic.startswith(self._discovery_prefix):

@@ -150,7 +150,8 @@ class Requester(ReadingConnection):
     async def next(self, pending: _Pending, agent: str) -> tuple[bool, bytes]:
         """The next answer: (is an update, its raw ``result``); errors are raised."""
         try:
-            status, env = await asyncio.wait_for(pending.queue.get(), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                status, env = await pending.queue.get()
         except TimeoutError:
             raise AgentTimeout(
                 f"no answer from {agent} on {self.url.broker} within "
@@ -298,7 +299,8 @@ async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = C
                     return msg.payload
             raise MeshUnavailable("the connection ended")
 
-        return await asyncio.wait_for(first(), wait)
+        async with asyncio.timeout(wait):
+            return await first()
     except TimeoutError:
         raise AgentTimeout(f"{agent} published no card on {url.broker} within {wait:g} s") \
             from None

@@ -319,7 +319,8 @@ class SamLink:
         try:
             pending = await requester.publish(name, rid, CancelTask(id=task_id), task_id,
                                               streaming=False)
-            await asyncio.wait_for(requester.next(pending, name), self.cancel_grace)
+            async with asyncio.timeout(self.cancel_grace):
+                await requester.next(pending, name)
         except (A2AError, ClientError, TimeoutError) as exc:
             log.info("task %s canceled here; on the mesh: %s", task_id, exc)
         finally:

@@ -192,7 +192,8 @@ class Context:
         if timeout is None:
             return await inbox.get()
         try:
-            return await asyncio.wait_for(inbox.get(), timeout)
+            async with asyncio.timeout(timeout):
+                return await inbox.get()
         except TimeoutError:
             return None
 

@@ -186,7 +186,8 @@ async def retained_card(url: MeshURL, space: Space, agent: str, *,
                     return msg.payload, msg.properties.get(STATUS)
             raise MeshUnavailable("the connection ended")
 
-        return await asyncio.wait_for(first(), wait)
+        async with asyncio.timeout(wait):
+            return await first()
     except TimeoutError:
         raise AgentUnreachable(f"no card of {agent} is retained on {topic} at {url.broker}: "
                                "it is not registered") from None

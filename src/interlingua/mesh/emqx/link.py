@@ -98,7 +98,8 @@ class EmqxLink:
     async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
         gen = self.requester.exchange(name, CancelTask(id=task_id))
         try:
-            await asyncio.wait_for(gen.__anext__(), self.cancel_grace)
+            async with asyncio.timeout(self.cancel_grace):
+                await anext(gen)
         except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
             log.info("task %s canceled here; on the mesh: %s", task_id, exc)
         finally:

@@ -142,7 +142,8 @@ class EmqxRequester(ReadingConnection):
 
     async def _next(self, agent: str, queue: asyncio.Queue[Any], wait: float | None) -> Any:
         try:
-            payload = await asyncio.wait_for(queue.get(), wait)
+            async with asyncio.timeout(wait):
+                payload = await queue.get()
         except TimeoutError:
             raise AgentTimeout(f"no answer from {agent} on {self.url.broker} within "
                                f"{wait:g} s") from None

@@ -287,7 +287,8 @@ class UrlGuard:
             self.check_address(host, ip)
             return [ip]
         try:
-            raw = await asyncio.wait_for(self._resolver(host, port), self.resolve_timeout)
+            async with asyncio.timeout(self.resolve_timeout):
+                raw = await self._resolver(host, port)
         except (OSError, TimeoutError) as exc:
             raise Refused(f"the host {host} does not resolve ({exc or 'timed out'})") from None
         if not raw:
