@@ -188,6 +188,18 @@ async def test_a_clean_stop_of_one_of_two_instances_hands_its_share_to_the_other
             stop_child(proc)
 
 
+def test_a_stop_as_soon_as_an_instance_is_on_the_mesh_ends_it_at_once(ns: str) -> None:
+    """SIGTERM the moment the instance says it is on the mesh, when its first card
+    falls due: the stop is not lost (it once waited for SIGKILL)."""
+    for _ in range(3):
+        proc = _start(ns)
+        try:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(10) == 0
+        finally:
+            stop_child(proc)
+
+
 def test_an_instance_name_held_by_a_live_process_is_refused(ns: str) -> None:
     proc = _start(ns, "--mesh-instance", "one")
     try:

@@ -348,6 +348,11 @@ class MeshAgent:
                                               {INSTANCE: self.instance}, qos=0)
                 except MeshUnavailable as exc:
                     log.debug("card not published: %s", exc)
+            # aiomqtt waits for a publish with asyncio.wait_for, which on Python 3.11
+            # loses a cancel that comes as the publish completes: the stop is also
+            # said by this flag, set before the cancel
+            if self._stopping:
+                return
             self._card_now.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.settings.card_interval):

@@ -69,11 +69,17 @@ async def read_reconnecting(broker: Broker, take: Callable[[Inbound], object], *
     ``warning`` (``%s``: why), wait ``delay`` s, connect again and ``on_connect``
     (subscribe again), until ``stopping()``. ``on_lost``: what is no longer true
     while the connection is down."""
+    me = asyncio.current_task()
     while not stopping():
         try:
             if not broker.connected:
                 await broker.connect()
                 await on_connect()
+                # aiomqtt waits for a subscription with asyncio.wait_for, which on
+                # Python 3.11 can lose a cancel that comes as it completes; the task
+                # still counts it
+                if me is not None and me.cancelling():
+                    raise asyncio.CancelledError
             async for msg in broker.messages():
                 take(msg)
         except MeshUnavailable as exc:
