@@ -102,6 +102,17 @@ def _setup(name: str) -> _EnvStatus:
                       broken=True)
 
 
+def peer_env(**extra: str) -> dict[str, str]:
+    """The environment of another framework's process: this one's, without the bytecode
+    folder that scripts/test gives our own processes (``PYTHONPYCACHEPREFIX``). Under it
+    a peer would not see the bytecode its environment's install wrote beside each module,
+    and would compile every module it imports again at each start (crewai's imports:
+    6.4 s instead of 4.1 s); it writes none (the environments are shared)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", **extra)
+    return env
+
+
 def _log_file(name: str) -> Path:
     LOGS.mkdir(parents=True, exist_ok=True)
     return LOGS / f"{name}.log"
@@ -153,7 +164,7 @@ class Driver:
             self.proc = subprocess.Popen(
                 argv, cwd=PEERS_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                 text=True, encoding="utf-8", bufsize=1,
-                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+                env=peer_env(),
             )
         self._reader = threading.Thread(target=self._read, name=f"driver {name}", daemon=True)
         self._reader.start()
@@ -267,7 +278,7 @@ class AgentProcess:
             self.proc = subprocess.Popen(
                 argv, cwd=PEERS_DIR, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+                env=peer_env(),
             )
 
     def wait_ready(self, timeout: float = 60) -> None:

@@ -33,7 +33,7 @@ from tests.adapters.chat_server import ChatServer
 from tests.e2e.procs import free_port
 from tests.live import live_agent, live_server
 
-from .harness import PEERS_DIR, ROOT, AgentProcess, ensure_env
+from .harness import PEERS_DIR, ROOT, AgentProcess, ensure_env, peer_env
 from .matrix import CHECKER_ROWS
 
 LINT = "lint-a2a-lint-0.1.1"
@@ -110,7 +110,8 @@ def serve(example: str, tmp_path: Path, *args: str,
 
 def lint(url: str) -> tuple[int, dict[str, Any]]:
     done = subprocess.run([_bin(LINT, "a2a-lint"), url, "--live", "--strict", "--json",
-                           "--timeout", "60"], capture_output=True, text=True, timeout=150)
+                           "--timeout", "60"], capture_output=True, text=True, timeout=150,
+                          env=peer_env())
     try:
         return done.returncode, json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -196,7 +197,7 @@ def test_a2a_lint_finds_the_same_on_the_official_sdk_behind_a_key(tmp_path: Path
     port = free_port()
     argv = [_bin(SDK, "python"), str(PEERS_DIR / "py_agent_v1.py"), "--port", str(port),
             "--api-key", "k"]
-    with process(argv, port, tmp_path / "sdk.log") as url:
+    with process(argv, port, tmp_path / "sdk.log", peer_env()) as url:
         code, report = lint(url)
     assert code == 1
     assert _not_info(report) == AUTH_FINDINGS, report
@@ -207,7 +208,7 @@ def test_a2a_lint_finds_the_same_on_the_official_sdk_behind_a_key(tmp_path: Path
 
 def proof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([_bin(PROOF, "a2a-proof"), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=150)
+                          text=True, timeout=150, env=peer_env())
 
 
 def proofs(*runs: Sequence[str], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
