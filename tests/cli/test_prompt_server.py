@@ -115,3 +115,21 @@ def test_listen_inspect_and_the_gateway_stop_at_once_too(
     result = CliRunner().invoke(main, [arg.replace("{port}", port) for arg in command])
     assert result.exit_code == 0, result.output
     assert len(started) == 1
+
+
+async def test_a_cancel_that_comes_as_the_loop_is_woken_ends_it() -> None:
+    """The tick's wait keeps a cancel that comes in the loop turn a wake does (Python
+    3.11's wait_for returned then, and the loop went on)."""
+    server = _Slow(uvicorn.Config(Starlette(), log_config=None))
+
+    async def never_done(counter: int) -> bool:
+        return False
+
+    server.on_tick = never_done  # type: ignore[method-assign]
+    loop_task = asyncio.create_task(server.main_loop())
+    await asyncio.sleep(0)  # waiting for its tick (30 s) or a wake
+    assert server._told is not None
+    server._told.set()
+    loop_task.cancel()
+    done, _ = await asyncio.wait({loop_task}, timeout=5)
+    assert done and loop_task.cancelled()
