@@ -15,6 +15,7 @@ from interlingua.core.errors import InvalidParams
 from interlingua.core.lifecycle import TERMINAL_STATES
 from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, MessageRecord, Scope, open_store
+from interlingua.stores.holders import session_tag
 from interlingua.stores.postgres import PostgresStore, StoreUnavailable
 from interlingua.stores.postgres.schema import MIGRATIONS, SCHEMA_VERSION, parse_postgres_url
 from interlingua.stores.sqlite import schema as sqlite_schema
@@ -22,6 +23,7 @@ from interlingua.stores.sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
 
 from ..services import with_option
 from .builders import agent, chunk, created, said, status, ts, user
+from .stalled_session import StalledSession
 
 A = Scope("acme", "alice")
 S = TaskState
@@ -423,6 +425,62 @@ async def test_a_writer_stopped_mid_transaction_does_not_block_revocation_for_lo
             assert await store.revoke_lease(lease.epoch)
     finally:
         await store.close()
+
+
+async def _stalled_under(url: str, holder: str, epoch: int) -> StalledSession:
+    """A session named as ``holder``'s, stopped inside a write that holds lease ``epoch``'s
+    fence, as a process paused in the middle of a pipeline leaves it."""
+    session = StalledSession(url, session_tag(holder))
+    await session.open()
+    await session.stall_in(
+        f'SELECT 1 FROM "{schema_of(url)}".leases WHERE epoch = {epoch} FOR KEY SHARE')
+    return session
+
+
+async def test_a_writer_stopped_mid_pipeline_has_its_sessions_ended_by_the_revocation(
+        pg_clean_url: str) -> None:
+    async with PostgresStore(pg_clean_url) as store:
+        lease = await store.acquire_lease("elsewhere/boot:7", 100.0)
+        stalled = await _stalled_under(pg_clean_url, "elsewhere/boot:7", lease.epoch)
+        try:
+            conn = await admin(pg_clean_url)
+            try:  # the case PostgreSQL's idle timeout leaves alone: an active session
+                state = await conn.fetchval(
+                    "SELECT state FROM pg_stat_activity WHERE application_name = $1",
+                    session_tag("elsewhere/boot:7"))
+            finally:
+                await conn.close()
+            assert state == "active"
+            # a lease that beat since the revoker looked: nothing is ended
+            assert not await store.revoke_lease(lease.epoch, unless_after=99.0)
+            assert await store.live_leases() == [lease]
+            # a silent one: its stalled writer's session is ended, and it is revoked at once
+            began = asyncio.get_running_loop().time()
+            assert await store.revoke_lease(lease.epoch, unless_after=101.0)
+            assert asyncio.get_running_loop().time() - began < 3
+            assert await store.live_leases() == []
+            async with asyncio.timeout(5):
+                assert await stalled.ended()
+        finally:
+            await stalled.close()
+
+
+async def test_only_the_revoked_holders_sessions_are_ended(pg_clean_url: str) -> None:
+    async with PostgresStore(pg_clean_url) as store:
+        lease = await store.acquire_lease("elsewhere/boot:7", 100.0)
+        # a stalled session of another process holds the fence: not ended, not revoked
+        bystander = await _stalled_under(pg_clean_url, "elsewhere/boot:8", lease.epoch)
+        try:
+            assert not await store.revoke_lease(lease.epoch, unless_after=101.0)
+            conn = await admin(pg_clean_url)
+            try:
+                assert await conn.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                    session_tag("elsewhere/boot:8")) == 1
+            finally:
+                await conn.close()
+        finally:
+            await bystander.close()
 
 
 async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -> None:

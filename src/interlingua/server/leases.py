@@ -16,61 +16,16 @@ a crashed process's tasks end within ``timeout`` even when it never restarts.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import time
 from collections.abc import Callable
-from functools import cache
 
 from ..hooks import Hooks, notify
 from ..stores.base import Lease, LeasePort
+from ..stores.holders import holder_name, is_dead_here
 
 __all__ = ["LeaseKeeper", "holder_name", "is_dead_here"]
 
 log = logging.getLogger("interlingua.leases")
-
-
-@cache
-def _machine() -> str:
-    """This machine, as it is until its next boot."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            boot = f.read().strip()
-    except OSError:
-        boot = ""
-    return f"{socket.gethostname()}/{boot}"
-
-
-def holder_name(pid: int | None = None) -> str:
-    """``host/boot-id:pid``: enough to tell, on this machine, whether the holder lives."""
-    return f"{_machine()}:{os.getpid() if pid is None else pid}"
-
-
-def is_dead_here(holder: str) -> bool:
-    """Whether ``holder`` was a process of this machine (since its last boot)
-    that has exited. Leases of other machines, or of an earlier boot of
-    this one, are judged by their heartbeats alone... except that a lease of an
-    earlier boot of this machine cannot be alive either."""
-    machine, _, pid_text = holder.rpartition(":")
-    host, _, boot = machine.partition("/")
-    mine_host, _, mine_boot = _machine().partition("/")
-    if host != mine_host or not boot or not mine_boot:
-        return False
-    if boot != mine_boot:
-        return True  # this machine has rebooted since
-    try:
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # it exists, owned by someone else
-        return False
-    return False
 
 
 class LeaseKeeper:

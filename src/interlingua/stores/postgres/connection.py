@@ -12,6 +12,7 @@ import asyncpg
 from ..base import (
     StoreUnavailable,
 )
+from ..holders import holder_name, session_tag
 from .group import GroupCommit
 from .rows import IDLE_IN_TRANSACTION_MS, _connection_error
 from .schema import MIGRATIONS, SCHEMA_VERSION, PostgresSettings, parse_postgres_url
@@ -138,6 +139,10 @@ class Database:
             # lease, its task rows).
             server_settings["idle_in_transaction_session_timeout"] = str(
                 IDLE_IN_TRANSACTION_MS)
+        if "application_name=" not in s.dsn:
+            # A session is named after this process: a replica that revokes this
+            # process's lease ends the sessions that hold its locks (Store.revoke_lease).
+            server_settings["application_name"] = session_tag(holder_name())
         try:
             pool = await asyncpg.create_pool(
                 s.dsn, server_settings=server_settings, reset=_keep_session,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..base import (
     UnfinishedTask,
     other_content,
 )
+from ..holders import session_tag
 from ..sqlite.rows import (
     NUMBERED_KINDS,
     _history_column,
@@ -53,6 +55,8 @@ from .rows import (
     _queue,
     _remember,
 )
+
+log = logging.getLogger("interlingua.stores")
 
 # The whole of create_task for a task without push configs (see _create_at_once).
 _CREATE_AT_ONCE = (
@@ -568,8 +572,18 @@ class PostgresStore(Outbox):
     async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
         # A write in flight under the lease holds its fence: the revocation waits
         # for it, but briefly. A writer that stopped mid-transaction (a paused
-        # process) holds it until PostgreSQL ends its session (see open); until
-        # then the lease is not revoked, and the caller tries again at its next look.
+        # process) holds it as long as its session lasts. PostgreSQL ends a session
+        # left idle in a transaction (see open), but not one stopped in the middle
+        # of a pipeline or of a message, which it counts as active: those sessions
+        # of the holder are ended here, and the revocation tried again.
+        revoked = await self._revoke(epoch, unless_after)
+        if revoked is None and await self._end_sessions_of(epoch, unless_after):
+            revoked = await self._revoke(epoch, unless_after)
+        return bool(revoked)
+
+    async def _revoke(self, epoch: int, unless_after: float | None) -> bool | None:
+        """Whether the lease was revoked; None when a write under it held it longer
+        than a moment."""
         try:
             async with self._tx() as conn:
                 await conn.execute("SET LOCAL lock_timeout = '500ms'")
@@ -580,5 +594,32 @@ class PostgresStore(Outbox):
                         "DELETE FROM leases WHERE epoch = $1 AND heartbeat <= $2",
                         epoch, unless_after)
         except asyncpg.exceptions.LockNotAvailableError:
-            return False
+            return None
         return _count(status) == 1
+
+    async def _end_sessions_of(self, epoch: int, unless_after: float | None) -> int:
+        """End the sessions in a transaction of the holder of lease ``epoch`` (while
+        the lease is still as silent as its revoker judged it); returns how many.
+        Its writes would be refused once the lease is revoked: only their locks go
+        with them. Sessions are known by their name (``session_tag``); a store whose
+        URL names its sessions otherwise is left to PostgreSQL's own timeouts."""
+        async with self._conn() as conn:
+            holder = await conn.fetchval(
+                "SELECT holder FROM leases WHERE epoch = $1"
+                " AND ($2::double precision IS NULL OR heartbeat <= $2)", epoch, unless_after)
+            if holder is None:
+                return 0
+            try:
+                ended = await conn.fetchval(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))"
+                    " FROM pg_stat_activity WHERE application_name = $1"
+                    " AND datname = current_database() AND pid <> pg_backend_pid()"
+                    " AND xact_start IS NOT NULL", session_tag(holder))
+            except asyncpg.exceptions.InsufficientPrivilegeError as exc:
+                log.warning("cannot end the sessions of %s, whose lease is being revoked: %s",
+                            holder, exc)
+                return 0
+        if ended:
+            log.warning("ended %d PostgreSQL session(s) of %s (lease %d), stopped inside a "
+                        "transaction", ended, holder, epoch)
+        return int(ended)
