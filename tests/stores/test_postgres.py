@@ -15,7 +15,7 @@ from interlingua.core.errors import InvalidParams
 from interlingua.core.lifecycle import TERMINAL_STATES
 from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, MessageRecord, Scope, open_store
-from interlingua.stores.holders import session_tag
+from interlingua.stores.holders import holder_name, session_tag
 from interlingua.stores.postgres import PostgresStore, StoreUnavailable
 from interlingua.stores.postgres.schema import MIGRATIONS, SCHEMA_VERSION, parse_postgres_url
 from interlingua.stores.sqlite import schema as sqlite_schema
@@ -481,6 +481,21 @@ async def test_only_the_revoked_holders_sessions_are_ended(pg_clean_url: str) ->
                 await conn.close()
         finally:
             await bystander.close()
+
+
+async def test_sessions_are_named_after_their_process_unless_the_url_names_them(
+        pg_clean_url: str) -> None:
+    async def settings(url: str) -> tuple[str, str]:
+        async with PostgresStore(url) as store:
+            assert store._pool is not None
+            async with store._pool.acquire() as conn:
+                return (await conn.fetchval("SHOW application_name"),
+                        await conn.fetchval("SHOW idle_in_transaction_session_timeout"))
+
+    assert await settings(pg_clean_url) == (session_tag(holder_name()), "5s")
+    own = with_option(with_option(pg_clean_url, "application_name=billing"),
+                      "idle_in_transaction_session_timeout=9000")
+    assert await settings(own) == ("billing", "9s")
 
 
 async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -> None:
