@@ -11,13 +11,14 @@ import pytest
 
 from interlingua.core.calls import ListTasks
 from interlingua.core.errors import ConcurrentModification
-from interlingua.core.model import Event, TaskState, TextPart
+from interlingua.core.model import Event, PushConfig, TaskState, TextPart
 from interlingua.stores import (
     MemoryStore,
     MessageExists,
     MessageRecord,
     Scope,
     SQLiteStore,
+    StoreUnavailable,
     open_store,
 )
 from interlingua.stores.sqlite import SCHEMA_VERSION, parse_sqlite_url
@@ -570,6 +571,31 @@ async def query_plans(store: SQLiteStore, calls: list[object]) -> list[tuple[str
                 for sql in queries]
     finally:
         plans.close()
+
+
+async def test_a_write_lock_held_past_busy_timeout_is_said_as_the_store_unavailable(
+        tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    async with SQLiteStore(f"sqlite:///{path}?busy_timeout=100") as store:
+        await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(1))
+        other = sqlite3.connect(path, isolation_level=None)  # as another process
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            # a task write (a group commit) and a write on its own
+            with pytest.raises(StoreUnavailable) as refused:
+                await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2))
+            assert str(path) in str(refused.value) and "busy_timeout (100 ms)" in str(
+                refused.value)
+            assert isinstance(refused.value.__cause__, sqlite3.OperationalError)
+            with pytest.raises(StoreUnavailable):
+                await store.put_push_config(A, "t-1", PushConfig(url="https://h.example/",
+                                                                 id="c"), dialect="1.0", now=ts(2))
+            # reads go on (WAL): only writers wait on the lock
+            assert await store.get_task(A, "t-1") is not None
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(3))
 
 
 async def test_the_dispatcher_reads_the_outbox_by_its_due_index(db: SQLiteStore) -> None:

@@ -240,6 +240,14 @@ class ResourceUnavailable(A2AError):
     default_message = "Resource unavailable"
 
 
+class StoreDown(ResourceUnavailable):
+    """The task store cannot be reached, or is held by another process: 503 with
+    ``Retry-After``, to try again shortly (or, behind a load balancer, on another
+    replica)."""
+
+    retry_after = 1
+
+
 class RemoteError(A2AError):
     """An error answered by a peer, as seen by our client: it keeps the peer's code."""
 

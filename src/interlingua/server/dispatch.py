@@ -33,7 +33,7 @@ from ..core.errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,
-    ResourceUnavailable,
+    StoreDown,
     StreamingNotSupported,
     VersionNotSupported,
 )
@@ -408,13 +408,6 @@ class AnswerTooLarge(InternalError):
     as it says a message over its own size limits."""
 
     grpc_status = "RESOURCE_EXHAUSTED"
-
-
-class StoreDown(ResourceUnavailable):
-    """The task store cannot be reached: 503 with ``Retry-After``, to try again shortly
-    (or, behind a load balancer, on another replica)."""
-
-    retry_after = 1
 
 
 def _store_down(exc: StoreUnavailable) -> StoreDown:

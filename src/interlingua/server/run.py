@@ -43,6 +43,7 @@ from ..core.errors import (
     InternalError,
     InvalidTaskState,
     LifecycleError,
+    StoreDown,
     task_not_found,
 )
 from ..core.generation import mismatch
@@ -70,6 +71,7 @@ from ..stores.base import (
     MessageRecord,
     Scope,
     StoredEvent,
+    StoreUnavailable,
     TaskExists,
     TaskPort,
     TaskRecord,
@@ -278,12 +280,19 @@ class Run:
         if turn is not None and not turn.done():
             turn.cancel()
 
-    def abandon(self, error: BaseException) -> None:
+    def abandon(self, error: BaseException | None) -> None:
         """The send that made this run could not write its task: the repeats of its
-        message that joined it are answered with ``error`` (an A2A error as it is)."""
-        self.abandoned = error if isinstance(error, A2AError) else InternalError(
-            "Internal error: the task for this message could not be written; "
-            "send it again")
+        message that joined it are answered with ``error`` (an A2A error as it is;
+        None: no error was raised, as when the process lost its lease first)."""
+        if isinstance(error, A2AError):
+            self.abandoned = error
+        elif isinstance(error, StoreUnavailable):
+            self.abandoned = StoreDown("The task store is unavailable; the task for this "
+                                       "message was not written: send it again shortly")
+        else:
+            self.abandoned = InternalError(
+                "Internal error: the task for this message could not be written; "
+                "send it again")
 
     def lost_to(self, message_id: str, record: MessageRecord) -> None:
         """Another send holds this run's message id (another process wrote its task

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
@@ -22,7 +23,7 @@ from ..core import lifecycle
 from ..core.errors import LifecycleError, ResourceUnavailable
 from ..core.model import TERMINAL_STATES, Message, TaskState
 from ..hooks import Hooks, ended, started
-from ..stores.base import LeaseLost, MessageExists
+from ..stores.base import LeaseLost, MessageExists, StoreUnavailable
 from .agent import Agent
 from .context import Context, TaskCanceled
 from .ports import TurnGate
@@ -341,12 +342,36 @@ class TurnRunner:
             if not run.cancelled.is_set():
                 raise
         except ExecutorTimeout as exc:
-            await writer.fail(run, str(exc))
+            await self._end_failed(run, str(exc))
         except LifecycleError as exc:
             if run.task.status.state not in TERMINAL_STATES:
-                await writer.fail(run, f"The agent made an invalid state change: {exc}")
+                await self._end_failed(run, f"The agent made an invalid state change: {exc}")
+        except StoreUnavailable as exc:  # the store failed a write of the turn, not the agent
+            log.warning("task %s: %s", run.task.id, exc)
+            await self._end_failed(run, f"The task store failed a write of the task: {exc}")
         except Exception as exc:
             log.exception("executor of task %s failed", run.task.id)
-            await writer.fail(run, f"The agent failed: {type(exc).__name__}: {exc}")
+            await self._end_failed(run, f"The agent failed: {type(exc).__name__}: {exc}")
         finally:
+            if not run.persisted:
+                _unwritten(run, sys.exception())
             self.runs.finish(run)
+
+    async def _end_failed(self, run: Run, text: str) -> None:
+        """End the task failed, saying ``text``. A store that fails that write too
+        leaves the task as it was last written, and a new task unwritten is refused
+        to its callers with that failure: nothing escapes the turn's own task."""
+        try:
+            await self.writer.fail(run, text)
+        except Exception as exc:
+            log.warning("task %s could not be ended failed: %s", run.task.id, exc)
+            if not run.persisted:
+                _unwritten(run, exc)
+
+
+def _unwritten(run: Run, error: BaseException | None) -> None:
+    """A turn that ends with its new task never written (the store failed, or
+    refused, every write): the callers following the run are told so, instead of
+    being answered with a task that does not exist."""
+    if run.reply_message is None and run.duplicate is None and run.abandoned is None:
+        run.abandon(error)

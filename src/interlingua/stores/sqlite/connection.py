@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
 
+from ..base import StoreUnavailable
 from .checkpoint import WRITER_THRESHOLD_FRAMES
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -87,6 +88,8 @@ class _Connection(sqlite3.Connection):
     #: the lease found live in the group transaction open now, if any (see
     #: writes._check_lease); None outside a group
     lease_seen: int | None = None
+    #: what a write that found the database locked says (see busy)
+    busy_text: str = "the task store (SQLite) is busy"
 
 
 def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
@@ -102,6 +105,9 @@ def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
         factory=_Connection,
     )
     conn.kept = conn.cursor().execute
+    conn.busy_text = (f"the task store (SQLite at {settings.path}) is busy: another process "
+                      f"has held its write lock for over busy_timeout ({settings.busy_timeout_ms}"
+                      " ms)")
     try:
         # busy_timeout first, so that switching to WAL waits out another writer
         conn.execute(f"PRAGMA busy_timeout = {settings.busy_timeout_ms:d}")
@@ -201,6 +207,22 @@ class _transaction:  # a function to its callers: ``with _transaction(conn):``
             conn.rollback()
 
 
+#: SQLITE_BUSY, SQLITE_LOCKED: another connection holds the lock asked for
+_LOCK_CODES = (5, 6)
+
+
+def busy(conn: _Connection, exc: BaseException) -> BaseException:
+    """``exc``, or ``StoreUnavailable`` when it says that another process held the
+    database's lock past busy_timeout: a caller is told to try again shortly (503),
+    as when a store cannot be reached, rather than of an internal error."""
+    if (isinstance(exc, sqlite3.OperationalError)
+            and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _LOCK_CODES):
+        down = StoreUnavailable(conn.busy_text)
+        down.__cause__ = exc
+        return down
+    return exc
+
+
 def _write_group(
     conn: _Connection, writes: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]
 ) -> list[tuple[bool, Any]]:
@@ -246,7 +268,7 @@ def _run_group(
     except BaseException as exc:
         if conn.in_transaction:
             conn.rollback()
-        return [(False, exc)] * len(writes)
+        return [(False, busy(conn, exc))] * len(writes)
     finally:
         conn.savepoints = True
         conn.lease_seen = None

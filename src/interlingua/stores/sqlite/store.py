@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate
@@ -37,6 +38,7 @@ from .connection import (
     _pages_written,
     _read_settings,
     _write_group,
+    busy,
     parse_sqlite_url,
 )
 from .outbox import (
@@ -173,13 +175,19 @@ class SQLiteStore:
         pool, conn = self._pool, self._conn
         if pool is None or conn is None:
             raise RuntimeError("the SQLite store is not open: await store.open() first")
-        if self._inline:
-            # A commit that does not wait for the disk (synchronous=normal/off)
-            # costs less than handing it to the worker thread and back, so it
-            # runs right here (docs/architecture.md, "SQLite commits in groups").
-            return fn(conn, *args, **kwargs)
-        call = functools.partial(fn, conn, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(pool, call)
+        try:
+            if self._inline:
+                # A commit that does not wait for the disk (synchronous=normal/off)
+                # costs less than handing it to the worker thread and back, so it
+                # runs right here (docs/architecture.md, "SQLite commits in groups").
+                return fn(conn, *args, **kwargs)
+            call = functools.partial(fn, conn, *args, **kwargs)
+            return await asyncio.get_running_loop().run_in_executor(pool, call)
+        except sqlite3.OperationalError as exc:
+            down = busy(conn, exc)
+            if down is exc:
+                raise
+            raise down from exc
 
     def _write(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """A task write, committed together with the others queued meanwhile:
