@@ -529,7 +529,10 @@ def test_every_error_class_is_checked() -> None:
         for cls in vars(errors).values()
         if isinstance(cls, type) and issubclass(cls, errors.A2AError)
     }
-    assert classes - {errors.RemoteError} == set(V01_NAMES) | set(NO_V01_CODE)
+    # StoreDown is ResourceUnavailable on every wire, with its Retry-After
+    assert classes - {errors.RemoteError, errors.StoreDown} == set(V01_NAMES) | set(NO_V01_CODE)
+    v01 = get_codec("0.1")
+    assert v01.code_of(errors.StoreDown()) == v01.code_of(errors.ResourceUnavailable())
 
 
 @pytest.mark.parametrize("cls", list(V01_NAMES), ids=lambda c: c.__name__)

@@ -900,7 +900,7 @@ async def test_a_write_that_fails_halfway_leaves_nothing_and_its_group_commits(
 
 
 @pytest.mark.parametrize("threaded", [False, True])
-async def test_writes_fail_with_the_lock_error_when_another_writer_holds_the_database(
+async def test_writes_fail_as_the_store_unavailable_when_another_writer_holds_the_database(
     tmp_path: Path, threaded: bool
 ) -> None:
     import asyncio
@@ -917,8 +917,10 @@ async def test_writes_fail_with_the_lock_error_when_another_writer_holds_the_dat
               for i in range(3)),
             return_exceptions=True,
         ), 10)
-        assert all(isinstance(r, sqlite3.OperationalError) for r in results), results
-        assert "locked" in str(results[0])
+        # said as the store being unavailable (503 to a caller), SQLite's error its cause
+        assert all(isinstance(r, StoreUnavailable) for r in results), results
+        assert all(isinstance(r.__cause__, sqlite3.OperationalError) for r in results)
+        assert "locked" in str(results[0].__cause__) and "busy" in str(results[0])
         other.execute("ROLLBACK")
         # the store is usable again once the other writer is done
         assert await store.create_task(A, [created("after", at=ts(5))], dialect="1.0",
