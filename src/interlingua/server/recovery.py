@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ..core.errors import ConcurrentModification, LifecycleError
 from ..core.model import Message, Role, TaskState
-from ..stores.base import MigrationPort, TaskPort
+from ..stores.base import MigrationPort, StoreUnavailable, TaskPort
 from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
 from .run import Run, Runs, Writer
@@ -61,6 +61,8 @@ class Recovery:
                 if not await self.leases.renew():
                     await self.lease_lost()
                 await self.end_orphans(restarted=False)
+                if self.runs.stranded:
+                    await self.end_stranded()
             except Exception:  # a store that is briefly unavailable: try again next time
                 log.exception("lease heartbeat failed")
 
@@ -74,6 +76,33 @@ class Recovery:
                     events = await self.store.read_events(run.scope, run.task.id, run.version)
                     if events:
                         await self.writer.bus.publish(run.key, events)
+
+    async def end_stranded(self) -> None:
+        """End failed the tasks whose turn here ended when the store failed its
+        writes, which left them working: once the store takes writes again, unless
+        their task moved on meanwhile (written by another process, or run again)."""
+        stranded = self.runs.stranded
+        for key, left in list(stranded.items()):
+            rec = None if key in self.runs.by_key else await self.store.get_task(
+                left.scope, left.task.id)
+            if (rec is None or rec.version != left.version
+                    or rec.task.status.state not in (TaskState.SUBMITTED, TaskState.WORKING)):
+                del stranded[key]
+                continue
+            run = Run(self.writer, left.scope, rec.task, version=rec.version, persisted=True,
+                      dialect=rec.dialect, request=left.request)
+            text = ("The task store failed a write of the task's turn; the task was ended "
+                    "once the store took writes again.")
+            try:
+                await self.writer.emit(run, [self.writer.status(rec.task, TaskState.FAILED, text)])
+            except StoreUnavailable:
+                continue  # still unavailable: at the next heartbeat
+            except (ConcurrentModification, LifecycleError, TaskCanceled):
+                pass
+            else:
+                log.warning("task %s ended failed: the store had failed its turn's writes",
+                            left.task.id)
+            del stranded[key]
 
     async def end_orphans(self, *, restarted: bool) -> None:
         """End, by the restart policy, the unfinished tasks no live process owns."""

@@ -345,10 +345,14 @@ class Run:
 class Runs:
     """The runs of this process, by task and by the message that started their turn."""
 
-    __slots__ = ("by_key", "by_message", "sending")
+    __slots__ = ("by_key", "by_message", "sending", "stranded")
 
     def __init__(self) -> None:
         self.by_key: dict[str, Run] = {}
+        #: runs whose turn ended with their task left unfinished because the store
+        #: failed its writes: ended failed once the store takes writes again
+        #: (Recovery.end_stranded)
+        self.stranded: dict[str, Run] = {}
         #: runs by the message that started their current turn
         self.by_message: dict[MessageKey, Run] = {}
         #: sends being begun, by message: a repeat waits for the first (on the

@@ -367,6 +367,8 @@ class TurnRunner:
             log.warning("task %s could not be ended failed: %s", run.task.id, exc)
             if not run.persisted:
                 _unwritten(run, exc)
+            elif isinstance(exc, StoreUnavailable):
+                self.runs.stranded[run.key] = run
 
 
 def _unwritten(run: Run, error: BaseException | None) -> None:

@@ -1,0 +1,93 @@
+"""A turn whose writes the store fails (a SQLite file held by another process past
+its busy_timeout): its task is not left working for good. It is ended failed, at
+once if the store takes that write, else at a heartbeat once the store is back.
+Real HTTP on loopback, a real file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from interlingua import Agent, Context
+from tests.live import bind_loopback, live_server, url_of
+
+#: the agent's next step waits for this (set by the test)
+_go_on = threading.Event()
+
+
+async def _two_steps(ctx: Context) -> None:
+    await ctx.update("step one")  # written: the task is working
+    await asyncio.to_thread(_go_on.wait, 20)
+    await ctx.complete("done")
+
+
+AGENT = Agent("Steps", "Works in two steps.", _two_steps)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    from interlingua.host import create_app
+    from interlingua.server import EngineConfig
+
+    path = tmp_path / "tasks.db"
+    sock = bind_loopback()
+    app = create_app(AGENT, public_url=url_of(sock), store=f"sqlite:///{path}?busy_timeout=100",
+                     engine_config=EngineConfig(lease_interval=0.2, lease_timeout=5.0))
+    _go_on.clear()
+    with live_server(app, sock=sock) as url:
+        yield url, path
+    _go_on.set()
+
+
+def _rpc(client: httpx.Client, url: str, method: str, params: dict[str, Any]) -> Any:
+    answer = client.post(url + "/", json={"jsonrpc": "2.0", "id": 1, "method": method,
+                                          "params": params},
+                         headers={"A2A-Version": "1.0"}).json()
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def _task(client: httpx.Client, url: str, task_id: str) -> dict[str, Any]:
+    return _rpc(client, url, "GetTask", {"id": task_id})  # type: ignore[no-any-return]
+
+
+def _state_after(client: httpx.Client, url: str, task_id: str, seconds: float,
+                 until: str) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    task = _task(client, url, task_id)
+    while task["status"]["state"] != until and time.monotonic() < deadline:
+        time.sleep(0.05)
+        task = _task(client, url, task_id)
+    return task
+
+
+def test_a_task_whose_turn_the_store_failed_ends_failed_once_the_store_is_back(
+        served: tuple[str, Path]) -> None:
+    url, path = served
+    with httpx.Client(timeout=30) as client:
+        task = _rpc(client, url, "SendMessage", {
+            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "go"}]},
+            "configuration": {"returnImmediately": True}})["task"]
+        working = _state_after(client, url, task["id"], 10, "TASK_STATE_WORKING")
+        assert working["status"]["state"] == "TASK_STATE_WORKING"
+        other = sqlite3.connect(path, isolation_level=None)  # another process writing
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            _go_on.set()  # the agent completes: its write, and the failed one, time out
+            time.sleep(1.0)  # a few heartbeats, all failing too
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        # still working as last written; ended at a heartbeat once the store is back
+        ended = _state_after(client, url, task["id"], 10, "TASK_STATE_FAILED")
+    assert ended["status"]["state"] == "TASK_STATE_FAILED"
+    said = ended["status"]["message"]["parts"][0]["text"]
+    assert "task store" in said
