@@ -348,7 +348,8 @@ class TurnRunner:
                 await self._end_failed(run, f"The agent made an invalid state change: {exc}")
         except StoreUnavailable as exc:  # the store failed a write of the turn, not the agent
             log.warning("task %s: %s", run.task.id, exc)
-            await self._end_failed(run, f"The task store failed a write of the task: {exc}")
+            # said without the store's own words, which name its file or host
+            await self._end_failed(run, "The task store failed a write of the task.")
         except Exception as exc:
             log.exception("executor of task %s failed", run.task.id)
             await self._end_failed(run, f"The agent failed: {type(exc).__name__}: {exc}")
