@@ -91,3 +91,45 @@ def test_a_task_whose_turn_the_store_failed_ends_failed_once_the_store_is_back(
     assert ended["status"]["state"] == "TASK_STATE_FAILED"
     said = ended["status"]["message"]["parts"][0]["text"]
     assert "task store" in said
+
+
+def test_the_server_answers_while_a_send_waits_for_another_process_to_let_go(
+        tmp_path: Path) -> None:
+    from interlingua.host import create_app
+
+    echo = Agent("Echo", "Says it back.", lambda ctx: ctx.complete(ctx.text))
+    path = tmp_path / "tasks.db"
+    sock = bind_loopback()
+    app = create_app(echo, public_url=url_of(sock), store=f"sqlite:///{path}?busy_timeout=5000")
+    with live_server(app, sock=sock) as url, httpx.Client(timeout=30) as client:
+        # another process holds the write lock for a second (within busy_timeout)
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        released = threading.Event()
+
+        def let_go() -> None:
+            time.sleep(1.0)
+            other.execute("ROLLBACK")
+            released.set()
+
+        answers: list[Any] = []
+
+        def send() -> None:
+            with httpx.Client(timeout=30) as own:
+                answers.append(_rpc(own, url, "SendMessage", {"message": {
+                    "messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}))
+
+        sending = threading.Thread(target=send)
+        holder = threading.Thread(target=let_go)
+        holder.start()
+        sending.start()
+        try:
+            time.sleep(0.2)  # the send is waiting for the lock by now
+            card = client.get(url + "/.well-known/agent-card.json")
+            assert card.status_code == 200
+            assert not released.is_set()  # answered while the send still waited
+        finally:
+            holder.join()
+            sending.join()
+            other.close()
+    assert answers[0]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"

@@ -598,6 +598,47 @@ async def test_a_write_lock_held_past_busy_timeout_is_said_as_the_store_unavaila
         await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(3))
 
 
+@pytest.mark.parametrize("threaded", [False, True], ids=["inline", "thread"])
+async def test_a_write_waiting_for_another_process_leaves_the_event_loop_free(
+        tmp_path: Path, threaded: bool) -> None:
+    import asyncio
+    import time
+
+    path = tmp_path / "shared.db"
+    url = f"sqlite:///{path}?busy_timeout=5000" + ("&thread=1" if threaded else "")
+    async with SQLiteStore(url) as store:
+        await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(1))
+        # another process holds the write lock for a second
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        released = threading.Event()
+
+        def let_go() -> None:
+            time.sleep(1.0)
+            other.execute("ROLLBACK")
+            released.set()
+
+        holder = threading.Thread(target=let_go)
+        holder.start()
+        try:
+            writing = asyncio.ensure_future(
+                store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2)))
+            await asyncio.sleep(0.1)
+            # the loop went on while the lock was held: the write waits elsewhere
+            assert not released.is_set()
+            assert not writing.done()
+            reading = asyncio.ensure_future(store.get_task(A, "t-1"))
+            assert await writing == 1  # written once the other process let go
+            assert released.is_set()
+            assert await reading is not None
+        finally:
+            holder.join()
+            other.close()
+        # and the store is back on its usual path
+        await store.append(A, "t-2", 1, [status("t-2", S.WORKING, ts(3))], now=ts(3))
+        assert (await store.pragmas())["busy_timeout_ms"] == 5000
+
+
 async def test_the_dispatcher_reads_the_outbox_by_its_due_index(db: SQLiteStore) -> None:
     # The statistics of an outbox of 100,000 dead rows: one state, as far as
     # they tell. The dispatcher's two reads run at every wake-up.

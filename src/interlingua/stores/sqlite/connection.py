@@ -4,6 +4,7 @@ transactions and group commits."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
@@ -211,16 +212,60 @@ class _transaction:  # a function to its callers: ``with _transaction(conn):``
 _LOCK_CODES = (5, 6)
 
 
+class StoreBusy(StoreUnavailable):
+    """Another process held the database's lock past busy_timeout."""
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite finding the lock it asked for held by another connection."""
+    return (isinstance(exc, sqlite3.OperationalError)
+            and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _LOCK_CODES)
+
+
 def busy(conn: _Connection, exc: BaseException) -> BaseException:
-    """``exc``, or ``StoreUnavailable`` when it says that another process held the
+    """``exc``, or ``StoreBusy`` when it says that another process held the
     database's lock past busy_timeout: a caller is told to try again shortly (503),
     as when a store cannot be reached, rather than of an internal error."""
-    if (isinstance(exc, sqlite3.OperationalError)
-            and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _LOCK_CODES):
-        down = StoreUnavailable(conn.busy_text)
+    if is_locked(exc):
+        down = StoreBusy(conn.busy_text)
         down.__cause__ = exc
         return down
     return exc
+
+
+def _group_locked(outcomes: list[tuple[bool, Any]]) -> bool:
+    # a group whose transaction could not begin: every write failed alike, none applied
+    return (bool(outcomes) and not outcomes[0][0] and isinstance(outcomes[0][1], StoreBusy)
+            and outcomes[-1][1] is outcomes[0][1])
+
+
+def waiting(deadline: float, call: Callable[[], T]) -> T:
+    """``call()`` on the store's worker thread, run again while another process holds
+    the database's lock, until ``deadline`` (``time.monotonic``): the wait SQLite's
+    busy_timeout would make, off the event loop (see SQLiteStore._run)."""
+    pause = 0.002
+    while True:
+        try:
+            return call()
+        except sqlite3.OperationalError as exc:
+            if not is_locked(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def write_group_waiting(conn: _Connection,
+                        writes: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
+                        deadline: float) -> list[tuple[bool, Any]]:
+    """``_write_group``, begun again while another process holds the write lock,
+    until ``deadline``: as ``waiting``, for a group."""
+    pause = 0.002
+    while True:
+        outcomes = _write_group(conn, writes)
+        if not _group_locked(outcomes) or time.monotonic() + pause > deadline:
+            return outcomes
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _write_group(

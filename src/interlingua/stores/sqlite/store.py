@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate
@@ -34,12 +35,16 @@ from .connection import (
     _connect,
     _Connection,
     _finish_checkpoint,
+    _group_locked,
     _in_transaction,
     _pages_written,
     _read_settings,
     _write_group,
     busy,
+    is_locked,
     parse_sqlite_url,
+    waiting,
+    write_group_waiting,
 )
 from .outbox import (
     _claim,
@@ -89,6 +94,9 @@ class SQLiteStore:
         self._write_scheduled = False
         self._write_lock = asyncio.Lock()
         self._flushers: set[asyncio.Task[None]] = set()
+        #: calls of this store on the worker thread, running or queued: while there
+        #: are any, an inline store uses its connection only there (one user at a time)
+        self._jobs = 0
         #: background WAL checkpoints (a file in WAL mode only)
         self.checkpointer: WalCheckpointer | None = None
         self._pages_seen = 0
@@ -110,6 +118,12 @@ class SQLiteStore:
                 conn.close()
                 pool.shutdown(wait=False)
                 raise
+        if self._inline:
+            # Commits on the event loop must not wait there for another process's
+            # write lock (SQLite's busy handler sleeps): a call that finds the
+            # database locked is run again on the worker thread, which waits for
+            # it up to busy_timeout (_run, _flush_writes_inline).
+            conn.execute("PRAGMA busy_timeout = 0")
         self._pool, self._conn = pool, conn
         self.effective = effective
         if effective["journal_mode"] == "wal":
@@ -164,7 +178,10 @@ class SQLiteStore:
 
     async def pragmas(self) -> dict[str, Any]:
         """The settings as SQLite reports them now, from the live connection."""
-        return await self._run(_read_settings)
+        live = await self._run(_read_settings)
+        if self._inline:  # waited for by the store itself, not by SQLite (see open)
+            live["busy_timeout_ms"] = self.settings.busy_timeout_ms
+        return live
 
     async def _run(
         self,
@@ -175,19 +192,36 @@ class SQLiteStore:
         pool, conn = self._pool, self._conn
         if pool is None or conn is None:
             raise RuntimeError("the SQLite store is not open: await store.open() first")
-        try:
-            if self._inline:
-                # A commit that does not wait for the disk (synchronous=normal/off)
-                # costs less than handing it to the worker thread and back, so it
-                # runs right here (docs/architecture.md, "SQLite commits in groups").
+        inline = self._inline
+        if inline and not self._jobs:
+            # A commit that does not wait for the disk (synchronous=normal/off)
+            # costs less than handing it to the worker thread and back, so it
+            # runs right here (docs/architecture.md, "SQLite commits in groups").
+            try:
                 return fn(conn, *args, **kwargs)
-            call = functools.partial(fn, conn, *args, **kwargs)
-            return await asyncio.get_running_loop().run_in_executor(pool, call)
+            except sqlite3.OperationalError as exc:
+                if not is_locked(exc):
+                    raise
+        call: Callable[[], T] = functools.partial(fn, conn, *args, **kwargs)
+        if inline:  # the lock is waited for on the worker thread, the loop free meanwhile
+            call = functools.partial(waiting, self._deadline(), call)
+        try:
+            return await self._in_thread(pool, call)
         except sqlite3.OperationalError as exc:
             down = busy(conn, exc)
             if down is exc:
                 raise
             raise down from exc
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self.settings.busy_timeout_ms / 1000
+
+    async def _in_thread(self, pool: ThreadPoolExecutor, call: Callable[[], T]) -> T:
+        self._jobs += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, call)
+        finally:
+            self._jobs -= 1
 
     def _write(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """A task write, committed together with the others queued meanwhile:
@@ -209,9 +243,7 @@ class SQLiteStore:
                 # for a wait of a few microseconds.
                 loop.call_soon(loop.call_soon, self._flush_writes_inline)
             else:
-                task = loop.create_task(self._flush_writes_threaded())
-                self._flushers.add(task)
-                task.add_done_callback(self._flushers.discard)
+                self._flush_on_thread(None)
         return fut
 
     def _take_writes(self) -> list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]]:
@@ -231,15 +263,28 @@ class SQLiteStore:
                 fut.set_exception(value)
 
     def _flush_writes_inline(self) -> None:
+        if self._jobs:  # the worker thread has the connection: the group goes there
+            self._flush_on_thread(None)
+            return
         writes = self._take_writes()
         conn = self._conn
         if conn is None:
             error = RuntimeError("the SQLite store was closed")
             self._settle(writes, [(False, error)] * len(writes))
             return
-        self._settle(writes, _write_group(conn, [(fn, args) for fn, args, _ in writes]))
+        outcomes = _write_group(conn, [(fn, args) for fn, args, _ in writes])
+        if _group_locked(outcomes):  # another process writes: waited for off the loop
+            self._flush_on_thread(writes)
+            return
+        self._settle(writes, outcomes)
         if self._committed(conn):
             _finish_checkpoint(conn)
+
+    def _flush_on_thread(self, writes: list[tuple[Callable[..., Any], tuple[Any, ...],
+                                                  asyncio.Future[Any]]] | None) -> None:
+        task = asyncio.get_running_loop().create_task(self._flush_writes_threaded(writes))
+        self._flushers.add(task)
+        task.add_done_callback(self._flushers.discard)
 
     def _committed(self, conn: _Connection) -> bool:
         """Tell the checkpointer what was written; True: checkpoint on the writer now."""
@@ -249,20 +294,28 @@ class SQLiteStore:
         pages, self._pages_seen = seen - self._pages_seen, seen
         return self.checkpointer.wrote(pages)
 
-    async def _flush_writes_threaded(self) -> None:
+    async def _flush_writes_threaded(
+        self, taken: list[tuple[Callable[..., Any], tuple[Any, ...], asyncio.Future[Any]]]
+        | None = None,
+    ) -> None:
+        """Commit a group on the worker thread: the writes queued (those ``taken``
+        already, when an inline group found the database locked)."""
         # Writes queued while this group is on the worker thread form the next group.
         async with self._write_lock:
-            writes = self._take_writes()
+            writes = self._take_writes() if taken is None else taken
             pool, conn = self._pool, self._conn
             if pool is None or conn is None:
                 error = RuntimeError("the SQLite store was closed")
                 self._settle(writes, [(False, error)] * len(writes))
                 return
-            call = functools.partial(_write_group, conn, [(fn, args) for fn, args, _ in writes])
-            outcomes = await asyncio.get_running_loop().run_in_executor(pool, call)
+            pairs = [(fn, args) for fn, args, _ in writes]
+            call: Callable[[], list[tuple[bool, Any]]] = (
+                functools.partial(write_group_waiting, conn, pairs, self._deadline())
+                if self._inline else functools.partial(_write_group, conn, pairs))
+            outcomes = await self._in_thread(pool, call)
             self._settle(writes, outcomes)
             if self._committed(conn):
-                await asyncio.get_running_loop().run_in_executor(pool, _finish_checkpoint, conn)
+                await self._in_thread(pool, functools.partial(_finish_checkpoint, conn))
 
     # ------------------------------------------------------------------ writes
 
