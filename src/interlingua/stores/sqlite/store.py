@@ -273,7 +273,8 @@ class SQLiteStore:
             self._settle(writes, [(False, error)] * len(writes))
             return
         outcomes = _write_group(conn, [(fn, args) for fn, args, _ in writes])
-        if _group_locked(outcomes):  # another process writes: waited for off the loop
+        # (the first outcome tested here: no call for a group that went through)
+        if outcomes and not outcomes[0][0] and _group_locked(outcomes):  # locked: wait off the loop
             self._flush_on_thread(writes)
             return
         self._settle(writes, outcomes)
