@@ -71,3 +71,34 @@ def test_a_send_while_the_store_is_locked_is_refused_and_makes_no_task(
             page = d.call(c.ListTasks(page_size=10))
             assert isinstance(page, c.ListTasksResult) and page.tasks == []
             assert d.call(send("1")).status.state.value == "completed"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("method", ["tasks/send-streaming", "tasks/send"])
+async def test_a_send_on_the_mesh_while_the_store_is_locked_is_refused(
+        method: str, tmp_path: Path) -> None:
+    from tests.mesh.helpers import Peer, decoded, namespace, need_broker, on_mesh
+
+    need_broker()
+    ns = namespace()
+    path = tmp_path / "tasks.db"
+    store = f"sqlite:///{path}?busy_timeout=200"
+    async with on_mesh(AGENT, ns, store=store, name="Worker") as mesh, Peer(ns) as peer:
+        reply_to = peer.topics.client_response("busy")
+        status = peer.topics.client_status("busy", "#")
+        await peer.listen(reply_to, status)
+        with write_locked(path):
+            await peer.request("Worker", {"jsonrpc": "2.0", "id": "b1", "method": method,
+                                          "params": {"message": {
+                                              "role": "user", "parts": [{"text": "1"}],
+                                              "message_id": "b1-m"}}},
+                               replyTo=reply_to, clientId="busy")
+            answer, before = await peer.until(reply_to)
+        assert before == []  # nothing was said of a task that was never written
+        error = decoded(answer)["error"]
+        assert error["code"] == -32603 and "store" in error["message"]
+        assert mesh.door.engine.running_turns == 0
+    done = sqlite3.connect(path)
+    try:  # no task was made, in any scope
+        assert done.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+    finally:
+        done.close()
