@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 
 from interlingua.core import calls as c
 from tests.live import bind_loopback, live_server, url_of
+from tests.stores.locks import write_locked
 
 from .drivers import DRIVERS, Refused
 from .test_parity import AGENT, send
@@ -40,18 +40,6 @@ def store_file(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     add_grpc(app, "127.0.0.1:0")
     with live_server(app, sock=sock) as url:
         yield url, path
-
-
-@contextmanager
-def write_locked(path: Path) -> Iterator[None]:
-    """The database's write lock, held as another process would hold it."""
-    other = sqlite3.connect(path, isolation_level=None)
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        yield
-        other.execute("ROLLBACK")
-    finally:
-        other.close()
 
 
 @pytest.mark.parametrize("kind", list(DRIVERS))

@@ -18,6 +18,7 @@ import pytest
 
 from interlingua import Agent, Context
 from tests.live import bind_loopback, live_server, url_of
+from tests.stores.locks import write_locked_for
 
 #: the agent's next step waits for this (set by the test)
 _go_on = threading.Event()
@@ -101,35 +102,23 @@ def test_the_server_answers_while_a_send_waits_for_another_process_to_let_go(
     path = tmp_path / "tasks.db"
     sock = bind_loopback()
     app = create_app(echo, public_url=url_of(sock), store=f"sqlite:///{path}?busy_timeout=5000")
+    answers: list[Any] = []
     with live_server(app, sock=sock) as url, httpx.Client(timeout=30) as client:
-        # another process holds the write lock for a second (within busy_timeout)
-        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        other.execute("BEGIN IMMEDIATE")
-        released = threading.Event()
-
-        def let_go() -> None:
-            time.sleep(1.0)
-            other.execute("ROLLBACK")
-            released.set()
-
-        answers: list[Any] = []
 
         def send() -> None:
             with httpx.Client(timeout=30) as own:
                 answers.append(_rpc(own, url, "SendMessage", {"message": {
                     "messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}))
 
-        sending = threading.Thread(target=send)
-        holder = threading.Thread(target=let_go)
-        holder.start()
-        sending.start()
-        try:
-            time.sleep(0.2)  # the send is waiting for the lock by now
-            card = client.get(url + "/.well-known/agent-card.json")
-            assert card.status_code == 200
-            assert not released.is_set()  # answered while the send still waited
-        finally:
-            holder.join()
-            sending.join()
-            other.close()
+        # another process holds the write lock for a second (within busy_timeout)
+        with write_locked_for(path, 1.0) as released:
+            sending = threading.Thread(target=send)
+            sending.start()
+            try:
+                time.sleep(0.2)  # the send is waiting for the lock by now
+                card = client.get(url + "/.well-known/agent-card.json")
+                assert card.status_code == 200
+                assert not released.is_set()  # answered while the send still waited
+            finally:
+                sending.join()
     assert answers[0]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"

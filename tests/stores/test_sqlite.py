@@ -30,6 +30,7 @@ from interlingua.stores.sqlite.checkpoint import (
 from interlingua.stores.sqlite.connection import _close, _transaction
 
 from .builders import agent, chunk, created, said, status, ts, user
+from .locks import write_locked_for
 
 #: these tests need the push outbox (see conftest.py)
 NEEDS_PUSH = True
@@ -602,25 +603,13 @@ async def test_a_write_lock_held_past_busy_timeout_is_said_as_the_store_unavaila
 async def test_a_write_waiting_for_another_process_leaves_the_event_loop_free(
         tmp_path: Path, threaded: bool) -> None:
     import asyncio
-    import time
 
     path = tmp_path / "shared.db"
     url = f"sqlite:///{path}?busy_timeout=5000" + ("&thread=1" if threaded else "")
     async with SQLiteStore(url) as store:
         await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(1))
         # another process holds the write lock for a second
-        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        other.execute("BEGIN IMMEDIATE")
-        released = threading.Event()
-
-        def let_go() -> None:
-            time.sleep(1.0)
-            other.execute("ROLLBACK")
-            released.set()
-
-        holder = threading.Thread(target=let_go)
-        holder.start()
-        try:
+        with write_locked_for(path, 1.0) as released:
             writing = asyncio.ensure_future(
                 store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2)))
             await asyncio.sleep(0.1)
@@ -631,9 +620,6 @@ async def test_a_write_waiting_for_another_process_leaves_the_event_loop_free(
             assert await writing == 1  # written once the other process let go
             assert released.is_set()
             assert await reading is not None
-        finally:
-            holder.join()
-            other.close()
         # and the store is back on its usual path
         await store.append(A, "t-2", 1, [status("t-2", S.WORKING, ts(3))], now=ts(3))
         assert (await store.pragmas())["busy_timeout_ms"] == 5000
