@@ -1,7 +1,7 @@
 """A turn whose writes the store fails (a SQLite file held by another process past
 its busy_timeout): its task is not left working for good. It is ended failed, at
-once if the store takes that write, else at a heartbeat once the store is back.
-Real HTTP on loopback, a real file."""
+once if the store takes that write, else at a heartbeat once the store is back,
+unless another process wrote the task meanwhile. Real HTTP on loopback, a real file."""
 
 from __future__ import annotations
 
@@ -22,9 +22,12 @@ from tests.stores.locks import write_locked_for
 
 #: the agent's next step waits for this (set by the test)
 _go_on = threading.Event()
+#: the server's event loop, as the agent last saw it
+_loop: list[asyncio.AbstractEventLoop] = []
 
 
 async def _two_steps(ctx: Context) -> None:
+    _loop[:] = [asyncio.get_running_loop()]
     await ctx.update("step one")  # written: the task is working
     await asyncio.to_thread(_go_on.wait, 20)
     await ctx.complete("done")
@@ -122,3 +125,46 @@ def test_the_server_answers_while_a_send_waits_for_another_process_to_let_go(
             finally:
                 sending.join()
     assert answers[0]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_stranded_task_that_moved_on_meanwhile_is_left_as_it_is(tmp_path: Path) -> None:
+    from interlingua.core.model import TaskState
+    from interlingua.host import create_app
+    from interlingua.server import EngineConfig
+    from interlingua.stores import SQLiteStore
+    from tests.stores.builders import status, ts
+    from tests.stores.locks import write_locked
+
+    path = tmp_path / "tasks.db"
+    sock = bind_loopback()
+    # no heartbeat during the test: the recovery's look is made by the test
+    app = create_app(AGENT, public_url=url_of(sock), store=f"sqlite:///{path}?busy_timeout=100",
+                     engine_config=EngineConfig(lease_interval=60, lease_timeout=120))
+    engine = app.state.engine
+    _go_on.clear()
+    with live_server(app, sock=sock) as url, httpx.Client(timeout=30) as client:
+        task = _rpc(client, url, "SendMessage", {
+            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "go"}]},
+            "configuration": {"returnImmediately": True}})["task"]
+        assert _state_after(client, url, task["id"], 10, "TASK_STATE_WORKING")[
+            "status"]["state"] == "TASK_STATE_WORKING"
+        with write_locked(path):
+            _go_on.set()  # its writes fail: the run is kept, to end its task later
+            deadline = time.monotonic() + 10
+            while task["id"] not in str(list(engine.runs.stranded)) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(engine.runs.stranded) == 1
+
+        async def move_on() -> None:  # another process writes the task meanwhile
+            async with SQLiteStore(f"sqlite:///{path}") as other:
+                (item,) = await other.unfinished_tasks()
+                await other.append(item.scope, item.task_id, item.version,
+                                   [status(item.task_id, TaskState.WORKING, ts(9),
+                                           item.context_id)], now=ts(9))
+
+        asyncio.run(move_on())
+        asyncio.run_coroutine_threadsafe(engine.recovery.end_stranded(), _loop[0]).result(10)
+        assert engine.runs.stranded == {}  # let go of: the task is another's now...
+        # ...and not ended failed
+        assert _task(client, url, task["id"])["status"]["state"] == "TASK_STATE_WORKING"
