@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
@@ -239,19 +239,27 @@ def _group_locked(outcomes: list[tuple[bool, Any]]) -> bool:
             and outcomes[-1][1] is outcomes[0][1])
 
 
+def _pauses(deadline: float) -> Iterator[float]:
+    """The sleeps between tries at a locked database (doubling, up to 50 ms), for as
+    long as one more fits before ``deadline`` (``time.monotonic``)."""
+    pause = 0.002
+    while time.monotonic() + pause <= deadline:
+        yield pause
+        pause = min(pause * 2, 0.05)
+
+
 def waiting(deadline: float, call: Callable[[], T]) -> T:
     """``call()`` on the store's worker thread, run again while another process holds
-    the database's lock, until ``deadline`` (``time.monotonic``): the wait SQLite's
-    busy_timeout would make, off the event loop (see SQLiteStore._run)."""
-    pause = 0.002
-    while True:
+    the database's lock, until ``deadline``: the wait SQLite's busy_timeout would
+    make, off the event loop (see SQLiteStore._run)."""
+    for pause in _pauses(deadline):
         try:
             return call()
         except sqlite3.OperationalError as exc:
-            if not is_locked(exc) or time.monotonic() + pause > deadline:
+            if not is_locked(exc):
                 raise
         time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+    return call()
 
 
 def write_group_waiting(conn: _Connection,
@@ -259,13 +267,12 @@ def write_group_waiting(conn: _Connection,
                         deadline: float) -> list[tuple[bool, Any]]:
     """``_write_group``, begun again while another process holds the write lock,
     until ``deadline``: as ``waiting``, for a group."""
-    pause = 0.002
-    while True:
+    for pause in _pauses(deadline):
         outcomes = _write_group(conn, writes)
-        if not _group_locked(outcomes) or time.monotonic() + pause > deadline:
+        if not _group_locked(outcomes):
             return outcomes
         time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+    return _write_group(conn, writes)
 
 
 def _write_group(
