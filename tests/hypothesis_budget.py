@@ -11,11 +11,20 @@ from __future__ import annotations
 
 from hypothesis import settings
 
-__all__ = ["THOROUGH", "examples"]
+__all__ = ["EVERYDAY", "THOROUGH", "examples"]
 
 #: the profile under which each test tries the full count it names
 THOROUGH = "thorough"
-settings.register_profile(THOROUGH)
+#: the profile of every other run
+EVERYDAY = "everyday"
+# No deadline per example, in either: these tests check what the code does, not how
+# fast, and the full run keeps two workers per core busy beside the servers and
+# peers other tests start, where an example can wait past Hypothesis's 200 ms for
+# the CPU. (Loaded before the test modules make their settings, which inherit it;
+# --hypothesis-profile loads the thorough one later.)
+settings.register_profile(EVERYDAY, deadline=None)
+settings.register_profile(THOROUGH, deadline=None)
+settings.load_profile(EVERYDAY)
 
 _SHARE = 3  # the everyday run tries one example in this many
 _FLOOR = 30
