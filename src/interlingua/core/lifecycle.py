@@ -80,7 +80,11 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     S.REJECTED: frozenset(),
 }
 
-ARTIFACT_STATES = frozenset({S.SUBMITTED, S.WORKING})
+#: states of a task whose turn is under way (or about to be): what a process that
+#: is gone leaves unfinished, for another to end
+UNFINISHED_STATES = frozenset({S.SUBMITTED, S.WORKING})
+# a task takes artifacts while its turn is under way
+ARTIFACT_STATES = UNFINISHED_STATES
 
 
 def check(task: Task, event: Event) -> None:

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 
 from ..core.errors import ConcurrentModification, LifecycleError
+from ..core.lifecycle import UNFINISHED_STATES
 from ..core.model import Message, Role, TaskState
 from ..stores.base import MigrationPort, StoreUnavailable, TaskPort
 from .context import RequestInfo, TaskCanceled
@@ -23,6 +24,12 @@ from .run import Run, Runs, Writer
 __all__ = ["OrphanListener", "Recovery"]
 
 log = logging.getLogger("interlingua.engine")
+
+# the status texts of the tasks the recovery ends
+_RESTARTED = "The server restarted while the task was running."
+_GONE = "The server that was running the task stopped."
+_STRANDED = ("The task store failed a write of the task's turn; the task was ended once the "
+             "store took writes again.")
 
 #: ``start_turn(run, message)``: run a turn of the executor
 TurnStarter = Callable[[Run, Message], None]
@@ -86,20 +93,16 @@ class Recovery:
             rec = None if key in self.runs.by_key else await self.store.get_task(
                 left.scope, left.task.id)
             if (rec is None or rec.version != left.version
-                    or rec.task.status.state not in (TaskState.SUBMITTED, TaskState.WORKING)):
+                    or rec.task.status.state not in UNFINISHED_STATES):
                 del stranded[key]
                 continue
             run = Run(self.writer, left.scope, rec.task, version=rec.version, persisted=True,
                       dialect=rec.dialect, request=left.request)
-            text = ("The task store failed a write of the task's turn; the task was ended "
-                    "once the store took writes again.")
             try:
-                await self.writer.emit(run, [self.writer.status(rec.task, TaskState.FAILED, text)])
+                ended = await self._end_failed(run, _STRANDED)
             except StoreUnavailable:
                 continue  # still unavailable: at the next heartbeat
-            except (ConcurrentModification, LifecycleError, TaskCanceled):
-                pass
-            else:
+            if ended:
                 log.warning("task %s ended failed: the store had failed its turn's writes",
                             left.task.id)
             del stranded[key]
@@ -115,30 +118,35 @@ class Recovery:
             if self.runs.get(item.scope, item.task_id) is not None:
                 continue
             rec = await self.store.get_task(item.scope, item.task_id)
-            if rec is None or rec.task.status.state not in (TaskState.SUBMITTED,
-                                                            TaskState.WORKING):
+            if rec is None or rec.task.status.state not in UNFINISHED_STATES:
                 continue
             request = RequestInfo(principal=item.scope.owner.rpartition(":")[2],
                                   owner=item.scope.owner, tenant=item.scope.tenant)
             run = Run(self.writer, item.scope, rec.task, version=rec.version, persisted=True,
                       dialect=rec.dialect, request=request)
-            try:
-                if self.restart_policy == "rerun":
-                    message = next((m for m in reversed(rec.task.history)
-                                    if m.role is Role.USER), None)
-                    if message is not None:
-                        self.runs.track(run)
-                        self.start_turn(run, message)
-                        continue
-                text = ("The server restarted while the task was running." if restarted else
-                        "The server that was running the task stopped.")
-                await self.writer.emit(run, [self.writer.status(rec.task, TaskState.FAILED, text)])
-                log.warning("task %s ended failed: the process running it is gone",
-                            item.task_id)
-                for listener in self.on_ended:
-                    try:
-                        listener(run)
-                    except Exception:  # a listener's fault is not the recovery's
-                        log.exception("a listener of ended orphans failed")
-            except (ConcurrentModification, LifecycleError, TaskCanceled):
+            if self.restart_policy == "rerun":
+                message = next((m for m in reversed(rec.task.history)
+                                if m.role is Role.USER), None)
+                if message is not None:
+                    self.runs.track(run)
+                    self.start_turn(run, message)
+                    continue
+            if not await self._end_failed(run, _RESTARTED if restarted else _GONE):
                 log.info("task %s changed while it was being recovered", item.task_id)
+                continue
+            log.warning("task %s ended failed: the process running it is gone",
+                        item.task_id)
+            for listener in self.on_ended:
+                try:
+                    listener(run)
+                except Exception:  # a listener's fault is not the recovery's
+                    log.exception("a listener of ended orphans failed")
+
+    async def _end_failed(self, run: Run, text: str) -> bool:
+        """Write ``run``'s task ended failed with ``text``; False when the task moved on
+        meanwhile (another write, a cancel), which is left as it is."""
+        try:
+            await self.writer.emit(run, [self.writer.status(run.task, TaskState.FAILED, text)])
+        except (ConcurrentModification, LifecycleError, TaskCanceled):
+            return False
+        return True

@@ -21,7 +21,7 @@ import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
 from ..core.errors import ConcurrentModification, task_not_found
-from ..core.lifecycle import TERMINAL_STATES, check_from
+from ..core.lifecycle import TERMINAL_STATES, UNFINISHED_STATES, check_from
 from ..core.model import (
     Event,
     PushConfig,
@@ -49,7 +49,6 @@ from .memory_outbox import MemoryOutbox
 
 __all__ = ["MemoryStore"]
 
-_UNFINISHED = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 
 
 
@@ -247,7 +246,7 @@ class MemoryStore(MemoryOutbox):
                                                 self._buffer)
         else:
             entry.open = _Open(list(events))
-            if state in _UNFINISHED:
+            if state in UNFINISHED_STATES:
                 self._unfinished.setdefault(scope, set()).add(created.id)
         self._tasks.setdefault(scope, {})[created.id] = entry
         if message_id is not None and key is not None:
@@ -434,7 +433,7 @@ class MemoryStore(MemoryOutbox):
         return found
 
     def _track_unfinished(self, scope: Scope, task_id: str, state: TaskState) -> None:
-        if state in _UNFINISHED:
+        if state in UNFINISHED_STATES:
             self._unfinished.setdefault(scope, set()).add(task_id)
             return
         ids = self._unfinished.get(scope)
