@@ -6,7 +6,6 @@ unless another process wrote the task meanwhile. Real HTTP on loopback, a real f
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ import pytest
 
 from interlingua import Agent, Context
 from tests.live import bind_loopback, live_server, url_of
-from tests.stores.locks import write_locked_for
+from tests.stores.locks import write_locked, write_locked_for
 
 #: the agent's next step waits for this (set by the test)
 _go_on = threading.Event()
@@ -82,14 +81,9 @@ def test_a_task_whose_turn_the_store_failed_ends_failed_once_the_store_is_back(
             "configuration": {"returnImmediately": True}})["task"]
         working = _state_after(client, url, task["id"], 10, "TASK_STATE_WORKING")
         assert working["status"]["state"] == "TASK_STATE_WORKING"
-        other = sqlite3.connect(path, isolation_level=None)  # another process writing
-        try:
-            other.execute("BEGIN IMMEDIATE")
+        with write_locked(path):  # another process writing
             _go_on.set()  # the agent completes: its write, and the failed one, time out
             time.sleep(1.0)  # a few heartbeats, all failing too
-            other.execute("ROLLBACK")
-        finally:
-            other.close()
         # still working as last written; ended at a heartbeat once the store is back
         ended = _state_after(client, url, task["id"], 10, "TASK_STATE_FAILED")
     assert ended["status"]["state"] == "TASK_STATE_FAILED"
@@ -133,8 +127,6 @@ def test_a_stranded_task_that_moved_on_meanwhile_is_left_as_it_is(tmp_path: Path
     from interlingua.server import EngineConfig
     from interlingua.stores import SQLiteStore
     from tests.stores.builders import status, ts
-    from tests.stores.locks import write_locked
-
     path = tmp_path / "tasks.db"
     sock = bind_loopback()
     # no heartbeat during the test: the recovery's look is made by the test

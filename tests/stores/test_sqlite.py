@@ -30,7 +30,7 @@ from interlingua.stores.sqlite.checkpoint import (
 from interlingua.stores.sqlite.connection import _close, _transaction
 
 from .builders import agent, chunk, created, said, status, ts, user
-from .locks import write_locked_for
+from .locks import write_locked, write_locked_for
 
 #: these tests need the push outbox (see conftest.py)
 NEEDS_PUSH = True
@@ -579,9 +579,7 @@ async def test_a_write_lock_held_past_busy_timeout_is_said_as_the_store_unavaila
     path = tmp_path / "shared.db"
     async with SQLiteStore(f"sqlite:///{path}?busy_timeout=100") as store:
         await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(1))
-        other = sqlite3.connect(path, isolation_level=None)  # as another process
-        try:
-            other.execute("BEGIN IMMEDIATE")
+        with write_locked(path):  # by another process
             # a task write (a group commit) and a write on its own
             with pytest.raises(StoreUnavailable) as refused:
                 await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2))
@@ -593,9 +591,6 @@ async def test_a_write_lock_held_past_busy_timeout_is_said_as_the_store_unavaila
                                                                  id="c"), dialect="1.0", now=ts(2))
             # reads go on (WAL): only writers wait on the lock
             assert await store.get_task(A, "t-1") is not None
-            other.execute("ROLLBACK")
-        finally:
-            other.close()
         await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(3))
 
 
@@ -936,24 +931,21 @@ async def test_writes_fail_as_the_store_unavailable_when_another_writer_holds_th
     url = f"sqlite:///{path}?busy_timeout=50" + ("&thread=1" if threaded else "")
     store = SQLiteStore(url)
     await store.open()
-    other = sqlite3.connect(path, isolation_level=None)
     try:
-        other.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the timeout
-        results = await asyncio.wait_for(asyncio.gather(
-            *(store.create_task(A, [created(f"l-{i}", at=ts(i))], dialect="1.0", now=ts(i))
-              for i in range(3)),
-            return_exceptions=True,
-        ), 10)
-        # said as the store being unavailable (503 to a caller), SQLite's error its cause
-        assert all(isinstance(r, StoreUnavailable) for r in results), results
-        assert all(isinstance(r.__cause__, sqlite3.OperationalError) for r in results)
-        assert "locked" in str(results[0].__cause__) and "busy" in str(results[0])
-        other.execute("ROLLBACK")
+        with write_locked(path):  # another process writing, for longer than the timeout
+            results = await asyncio.wait_for(asyncio.gather(
+                *(store.create_task(A, [created(f"l-{i}", at=ts(i))], dialect="1.0", now=ts(i))
+                  for i in range(3)),
+                return_exceptions=True,
+            ), 10)
+            # said as the store being unavailable (503 to a caller), SQLite's error its cause
+            assert all(isinstance(r, StoreUnavailable) for r in results), results
+            assert all(isinstance(r.__cause__, sqlite3.OperationalError) for r in results)
+            assert "locked" in str(results[0].__cause__) and "busy" in str(results[0])
         # the store is usable again once the other writer is done
         assert await store.create_task(A, [created("after", at=ts(5))], dialect="1.0",
                                        now=ts(5)) == 1
     finally:
-        other.close()
         await store.close()
 
 
