@@ -130,6 +130,50 @@ async def test_4xx_is_final_but_408_429_and_5xx_are_retried(status: int, tries: 
     assert first[-1].status == status
 
 
+@pytest.mark.parametrize("retry_after", ["\u00b2", "\u0661\u0662", "soon"],
+                         ids=["superscript-two", "arabic-indic-digits", "a-word"])
+async def test_a_retry_after_that_is_not_ascii_seconds_nor_a_date_is_ignored(
+        retry_after: str) -> None:
+    # "²" passes str.isdigit() and float() refuses it; "١٢" passes both, and HTTP's
+    # delay-seconds is ASCII digits: neither may stop or stretch the retries
+    attempts: list[Attempt] = []
+    hook = Hook(lambda h, headers, b, p: (503, [("retry-after", retry_after)]))
+    with serve_hook(hook) as url:
+        # a cap far above the backoff: a Retry-After taken as seconds would show
+        engine = await start_engine(echo, dev_settings(attempts=attempts, max_attempts=3,
+                                                       backoff_base=0.02, backoff_max=60.0))
+        try:
+            task = await engine.handle(send("x", url), V1)
+            assert isinstance(task, Task)
+            assert await engine.push.idle(10)
+        finally:
+            await engine.stop()
+    first = [a for a in attempts if a.seq == 1]
+    assert [a.outcome for a in first] == ["retry", "retry", "dead"]
+    assert all(a.delay is not None and a.delay < 1.0 for a in first[:2])
+    assert first[-1].error == "HTTP 503"
+
+
+async def test_a_send_that_fails_unexpectedly_counts_as_an_attempt() -> None:
+    attempts: list[Attempt] = []
+    with serve_hook(Hook()) as url:
+        engine = await start_engine(echo, dev_settings(attempts=attempts, max_attempts=2))
+
+        async def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("the sender broke")
+
+        engine.push.dispatcher.sender.post = broken  # type: ignore[union-attr,method-assign]
+        try:
+            task = await engine.handle(send("x", url), V1)
+            assert isinstance(task, Task)
+            assert await engine.push.idle(10)
+            [dead, *_] = await engine.push.dead_letters()
+            assert (dead.attempts, dead.last_error) == (2, "could not send: RuntimeError")
+        finally:
+            await engine.stop()
+    assert [a.outcome for a in attempts if a.seq == 1] == ["retry", "dead"]
+
+
 async def _long_stream(ctx: Context) -> None:
     await ctx.update("streaming")
     aid = None

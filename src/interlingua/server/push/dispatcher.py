@@ -184,8 +184,15 @@ class Dispatcher:
             notify(self.hooks.webhook_headers, extra)
             headers = [*headers, *extra.items()]
         with self.keys.in_use(kid):
-            result = await self.sender.post(request.url, headers, body,
-                                            sensitive=request.sensitive, now=started)
+            try:
+                result = await self.sender.post(request.url, headers, body,
+                                                sensitive=request.sensitive, now=started)
+            except Exception as exc:
+                # The sender answers every outcome it knows as a result; anything else
+                # still counts as an attempt, or the delivery would be claimed again
+                # and again, past max_attempts, each time its lease ran out.
+                log.exception("push: sending notification %s failed", nid)
+                result = SendResult(None, f"could not send: {type(exc).__name__}")
         if result.delivered:
             await self.store.delivery_done(d.id)
             self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,

@@ -56,7 +56,9 @@ def _retry_after(value: str | None, now: float) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    # delay-seconds is ASCII digits (RFC 9110 §10.2.3): str.isdigit() alone also
+    # takes "²", which float() refuses, and "١٢", which no sender means
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         return max(parsedate_to_datetime(value).timestamp() - now, 0.0)
