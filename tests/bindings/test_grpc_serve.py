@@ -13,6 +13,7 @@ from pathlib import Path
 import grpc
 import httpx
 import msgspec
+import pytest
 
 from interlingua.core.parts import new_id
 from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
@@ -131,3 +132,20 @@ def test_no_port_is_taken_that_was_not_asked_for() -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:70000", "127.0.0.1:\u00b2", "127.0.0.1",
+                                     "127.0.0.1:-1", "127.0.0.1:"])
+def test_a_listener_refuses_an_address_without_a_port_at_once(address: str) -> None:
+    from interlingua.bindings.grpc.listener import Listener
+
+    with pytest.raises(ValueError, match="is not host:port"):
+        Listener(address)
+
+
+def test_a_listener_takes_any_port_of_the_range() -> None:
+    from interlingua.bindings.grpc.listener import Listener
+
+    for address in ("127.0.0.1:0", "127.0.0.1:65535", "[::1]:50051"):
+        assert Listener(address).address == address
+

@@ -55,6 +55,7 @@ def test_pool_and_store_options_come_from_the_url() -> None:
 @pytest.mark.parametrize(("option", "complaint"), [
     ("max_size=0", "max_size"),
     ("min_size=x", "min_size"),
+    ("max_size=\u00b2", "max_size"),  # passes str.isdigit(), which int() refuses
     ("min_size=5&max_size=2", "above max_size"),
     ("command_timeout=-1", "command_timeout"),
     ("schema=Robert');DROP", "schema"),

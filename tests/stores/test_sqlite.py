@@ -372,6 +372,8 @@ def test_parse_url() -> None:
     assert parse_sqlite_url("sqlite:///a/b.db") == ("a/b.db", "normal", 5000, False)
     assert parse_sqlite_url("sqlite:////srv/b.db?synchronous=FULL") == ("/srv/b.db", "full", 5000, False)
     assert parse_sqlite_url("sqlite:///t.db?thread=1").threaded is True
+    assert parse_sqlite_url("sqlite:///t.db?thread=off").threaded is False
+    assert parse_sqlite_url("sqlite:///t.db?busy_timeout=2147483647").busy_timeout_ms == 2**31 - 1
     assert parse_sqlite_url("sqlite:///:memory:").path == ":memory:"
     assert parse_sqlite_url("sqlite:///my%20tasks.db").path == "my tasks.db"
 
@@ -384,6 +386,10 @@ def test_parse_url() -> None:
         ("sqlite://host/x.db", "sqlite:///"),
         ("sqlite:///x.db?synchronous=sometimes", "synchronous"),
         ("sqlite:///x.db?busy_timeout=soon", "busy_timeout"),
+        # "²" passes str.isdigit(); past 2**31 - 1 SQLite would not wait at all
+        ("sqlite:///x.db?busy_timeout=\u00b2", "busy_timeout"),
+        ("sqlite:///x.db?busy_timeout=2147483648", "at most 2147483647"),
+        ("sqlite:///x.db?thread=maybe", "thread"),
         ("sqlite:///x.db?journal=delete", "unknown option"),
     ],
 )

@@ -11,8 +11,9 @@ _WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
 
 def _split(address: str) -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"{address!r} is not host:port")
+    # (ASCII digits: str.isdigit() also takes "²", which int() refuses)
+    if not sep or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+        raise ValueError(f"{address!r} is not host:port (a port is 0 to 65535)")
     return host, int(port)
 
 

@@ -220,7 +220,8 @@ def parse_postgres_url(url: str) -> PostgresSettings:
         value = options.get(key)
         if value is None:
             return default
-        if not value.isdigit() or int(value) < least:
+        # (ASCII digits: str.isdigit() also takes "²", which int() refuses)
+        if not (value.isascii() and value.isdigit()) or int(value) < least:
             raise ValueError(f"{key}={value!r} in the PostgreSQL store URL: give a whole "
                              f"number of at least {least}")
         return int(value)

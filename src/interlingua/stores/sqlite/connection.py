@@ -18,6 +18,10 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
+#: SQLite keeps busy_timeout in a C int: a larger PRAGMA value sets it to 0
+MAX_BUSY_TIMEOUT_MS = 2**31 - 1
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
 _SYNCHRONOUS = {"off": 0, "normal": 1, "full": 2, "extra": 3}
 _SYNCHRONOUS_NAMES = {level: name for name, level in _SYNCHRONOUS.items()}
 
@@ -55,10 +59,17 @@ def parse_sqlite_url(url: str) -> SQLiteSettings:
                     f"synchronous={value!r} in {url!r}: use one of {', '.join(_SYNCHRONOUS)}"
                 )
         elif key == "thread":
-            threaded = value.lower() in ("1", "true", "yes", "on")
+            flag = value.lower()
+            if flag not in _ON and flag not in _OFF:
+                raise ValueError(f"thread={value!r} in {url!r}: use 1 or 0")
+            threaded = flag in _ON
         elif key == "busy_timeout":
-            if not value.isdigit():
-                raise ValueError(f"busy_timeout={value!r} in {url!r}: give milliseconds")
+            # ASCII digits (str.isdigit() also takes "²", which int() refuses), up to
+            # what SQLite holds: past it, SQLite would wait not at all
+            if not (value.isascii() and value.isdigit()
+                    and int(value) <= MAX_BUSY_TIMEOUT_MS):
+                raise ValueError(f"busy_timeout={value!r} in {url!r}: give milliseconds,"
+                                 f" at most {MAX_BUSY_TIMEOUT_MS}")
             busy_timeout = int(value)
         else:
             raise ValueError(
