@@ -80,9 +80,9 @@ def open_store(url: str) -> Store:
       ``sqlite:////absolute/path.db`` or ``sqlite:///:memory:``. Options in the query:
       ``synchronous=normal|full|extra|off`` (default ``normal``: WAL, commits do not wait
       for the disk; ``full`` waits for fsync on every commit), ``busy_timeout=<ms>``
-      (default 5000, at most 2147483647), how long a write waits for another process's
-      write lock (past it, the write fails with ``StoreUnavailable``, answered 503 to its
-      caller), and ``thread=1`` (commits on the store's worker thread even at ``normal``;
+      (default 5000), how long a write waits for another process's write lock, up to
+      2147483647 (past the wait, the write fails with ``StoreUnavailable``, answered 503
+      to its caller), and ``thread=1`` (commits on the store's worker thread even at ``normal``;
       ``0`` by default). Any other option, or value, is refused.
     * ``postgresql://user:password@host:port/database`` (or ``postgres://``; needs the
       ``postgres`` extra). Options in the query: ``min_size`` and ``max_size`` of the
