@@ -54,3 +54,13 @@ def test_a_body_over_the_limit(messages: list[dict[str, Any]]) -> None:
 def test_an_announced_length_over_the_limit_is_refused_before_reading() -> None:
     with pytest.raises(BodyTooLarge):
         _read(10, length="11")  # no message: nothing is received
+
+
+def test_a_length_of_no_ascii_digits_is_left_to_the_body_read() -> None:
+    # a server that passes the header on as it came: b"\xb2" reads as "\xb2" ("²"),
+    # which str.isdigit() takes and int() refuses
+    headers = RequestHeaders([(b"content-length", b"\xb2")])
+    body = asyncio.run(read_body(_receiver({"type": "http.request", "body": b"hi"}), 10,
+                                 headers))
+    assert body == b"hi"
+

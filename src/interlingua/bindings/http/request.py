@@ -25,7 +25,9 @@ class BodyTooLarge(Exception):
 async def read_body(receive: Receive, limit: int, headers: Mapping[str, str]) -> bytes:
     """The whole body; ``BodyTooLarge`` once it (or its announced length) passes ``limit``."""
     length = headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
+    # (ASCII digits: str.isdigit() also takes "\xb2", a Latin-1 byte int() refuses;
+    # the body read below is held to the limit whatever the header says)
+    if length is not None and length.isascii() and length.isdigit() and int(length) > limit:
         raise BodyTooLarge
     message = await receive()
     if message["type"] == "http.request" and not message.get("more_body", False):
