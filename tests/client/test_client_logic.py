@@ -265,6 +265,18 @@ async def test_card_without_a_name_is_invalid_card() -> None:
             await client.get_card()
 
 
+@pytest.mark.parametrize("version", ["\u00b2.0", "0.\u00b2"])
+async def test_an_interface_of_a_version_in_other_digits_is_passed_over(version: str) -> None:
+    # "²" passes str.isdigit(), which int() refuses: the card is the peer's to write
+    card = {**V1_CARD, "supportedInterfaces": [
+        {"url": V03_URL, "protocolBinding": "JSONRPC", "protocolVersion": version},
+        {"url": V1_URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}
+    agent = FakeAgent({"/.well-known/agent-card.json": card})
+    async with agent.client() as client:
+        endpoint = await client.resolve()
+    assert (endpoint.dialect, endpoint.url) == ("1.0", V1_URL)
+
+
 async def test_grpc_only_agent_is_spoken_to_over_grpc() -> None:
     card = {**V1_CARD, "supportedInterfaces": [
         {"url": "agent.test:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}

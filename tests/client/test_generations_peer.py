@@ -305,3 +305,11 @@ def test_a_card_naming_1_1_and_1_0_is_spoken_to_in_1_1_first() -> None:
     found = [(e.dialect, e.version) for e in endpoints(card)]
     # a later 1.x is spoken as the newest this client knows, 1.1
     assert found == [("1.0", "1.1"), ("1.0", ""), ("0.3", "")]
+
+
+def test_a_mismatch_reads_generations_of_ascii_digits_only() -> None:
+    from interlingua.client.generations import _int
+
+    assert (_int(3), _int(" 12 "), _int(True), _int("\u00b2"), _int("-1")) == (
+        3, 12, None, None, None)
+

@@ -120,13 +120,13 @@ def parse_card(document: bytes) -> AgentCard:
 def dialect_of_version(version: str) -> str | None:
     """A card's protocol version -> the dialect this client speaks for it, if any."""
     major, _, rest = version.strip().lstrip("v").partition(".")
-    if not major.isdigit():
+    if not _digits(major):
         return None
     if int(major) >= 1:
         return "1.0"
     minor = rest.partition(".")[0]
     # v0.2 and v0.3 JSON-RPC are one wire family (DIALECTS.md §a.3).
-    if minor.isdigit() and int(minor) >= 2:
+    if _digits(minor) and int(minor) >= 2:
         return "0.3"
     if minor == "1":
         return "0.1"
@@ -138,9 +138,15 @@ def minor_version_of(version: str) -> str:
     it (``"1.1"`` for 1.1 and after), or ``""`` for 1.0 itself and anything else."""
     major, _, rest = version.strip().lstrip("v").partition(".")
     minor = rest.partition(".")[0]
-    if major == "1" and minor.isdigit() and int(minor) >= 1:
+    if major == "1" and _digits(minor) and int(minor) >= 1:
         return GENERATIONS_VERSION
     return ""
+
+
+def _digits(text: str) -> bool:
+    # ASCII digits: str.isdigit() also takes "²", which int() refuses (a card is the
+    # peer's to write)
+    return text.isascii() and text.isdigit()
 
 
 _RANK = {d: i for i, d in enumerate(SPOKEN)}

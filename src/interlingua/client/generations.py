@@ -82,7 +82,8 @@ def _meta(data: Any, key: str) -> str | None:
 def _int(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    # (ASCII digits: str.isdigit() also takes "²", which int() refuses)
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value.strip())
     return None
 
