@@ -518,3 +518,19 @@ async def test_a_cut_stream_is_resumed_and_every_event_arrives_once(
 
 async def _echo_text(text: str) -> str:
     return text
+
+
+@pytest.mark.parametrize(("text", "seq"), [("12", 12), ("\u00b2", None), ("x", None)])
+def test_a_stream_event_s_id_is_read_in_ascii_digits_only(text: str, seq: int | None) -> None:
+    # "²" passes str.isdigit(), which int() refuses: the id is the agent's to write
+    from interlingua.bindings.grpc import EVENT_ID_KEY
+    from interlingua.client.grpc import _event
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+
+    message = pb1.StreamResponse()
+    message.status_update.task_id = "t1"
+    message.status_update.metadata.update({EVENT_ID_KEY: text})
+    got, doc = _event(message)
+    assert got == seq
+    assert EVENT_ID_KEY.encode() not in doc and b'"t1"' in doc
+

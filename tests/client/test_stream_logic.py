@@ -396,3 +396,23 @@ async def test_a_resumption_broken_off_for_a_finished_task_ends_the_stream() -> 
             got = [e async for e in client.subscribe(TASK)]
     assert got == []
     assert agent.methods == ["tasks/resubscribe", "tasks/resubscribe", "tasks/get"]
+
+
+async def test_an_event_id_or_retry_in_digits_other_than_ascii_is_no_seq(agent: Agent,
+                                                                         url: str) -> None:
+    # "²" passes str.isdigit(), which int() refuses: the agent's event ids and retry
+    # fields are read as the SSE grammar has them (ASCII digits), else left aside
+    def reply(body: dict[str, Any]) -> Response:
+        out = b""
+        for seq, result in ((b"\xc2\xb2", v1_task()),
+                            (b"3", v1_status("TASK_STATE_COMPLETED"))):
+            data = msgspec.json.encode({"jsonrpc": "2.0", "id": body["id"], "result": result})
+            out += b"retry: \xc2\xb2\nid: " + seq + b"\ndata: " + data + b"\n\n"
+        return Response(out, media_type="text/event-stream")
+
+    agent.replies = [reply]
+    async with Client(url, dialect="1.0") as client:
+        events = await collect(client, "hi")
+    assert [e.seq for e in events] == [None, 3]
+    assert events[-1].item.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+

@@ -417,7 +417,8 @@ def _event(message: Any) -> tuple[int | None, bytes]:
         if EVENT_ID_KEY in fields:
             value = fields[EVENT_ID_KEY]
             text = value.string_value if value.HasField("string_value") else ""
-            seq = int(text) if text.isdigit() else None
+            # (ASCII digits: str.isdigit() also takes "²", which int() refuses)
+            seq = int(text) if text.isascii() and text.isdigit() else None
             del fields[EVENT_ID_KEY]
             if not fields:
                 payload.ClearField("metadata")

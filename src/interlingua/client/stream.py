@@ -244,7 +244,9 @@ def lagged_or(err: A2AError) -> Exception:
 def _seq(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
+    # (ASCII digits: str.isdigit() also takes "²", which int() refuses; an event id
+    # is the agent's to write)
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value.strip())
     return None
 

@@ -89,7 +89,9 @@ class SSEDecoder:
         elif name == "id":
             if "\0" not in value:
                 self._id = value
-        elif name == "retry" and value.isdigit():
+        # (ASCII digits, as the SSE grammar has it: str.isdigit() also takes "²",
+        # which int() refuses)
+        elif name == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
         return None
 

@@ -1,0 +1,22 @@
+"""The SSE decoder reads the fields A2A uses as the event-stream grammar has them."""
+
+from __future__ import annotations
+
+from interlingua.core.sse import SSEDecoder
+
+
+def _events(raw: bytes) -> list[tuple[str, str | None, int | None]]:
+    return [(e.data, e.id, e.retry) for e in SSEDecoder().feed(raw)]
+
+
+def test_retry_is_taken_in_ascii_digits_only() -> None:
+    # "²" passes str.isdigit(), which int() refuses
+    assert _events(b"retry: 1500\ndata: a\n\n") == [("a", None, 1500)]
+    assert _events("retry: \u00b2\ndata: a\n\n".encode()) == [("a", None, None)]
+    assert _events("retry: \u0661\u0662\ndata: a\n\n".encode()) == [("a", None, None)]
+
+
+def test_an_id_with_a_nul_is_ignored_and_others_kept_as_text() -> None:
+    assert _events(b"id: 7\ndata: a\n\n") == [("a", "7", None)]
+    assert _events(b"id: 7\x00\ndata: a\n\n") == [("a", None, None)]
+    assert _events("id: \u00b2\ndata: a\n\n".encode()) == [("a", "\u00b2", None)]
