@@ -280,7 +280,7 @@ def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
     if kind not in ("ipv4", "ipv6"):
         return ()
     host, _, port = address.rpartition(":")
-    return host.strip("[]"), int(port) if port.isdigit() else 0
+    return host.strip("[]"), int(port) if port.isascii() and port.isdigit() else 0
 
 
 #: the longest message a refusal carries: it goes twice into the trailers (grpc-message,
