@@ -13,6 +13,7 @@ an oversized request          here                                   here
 drain refusal                 test_parity_drain.py                   test_parity_drain.py
 auth refusal                  test_parity.py (authentication);       here
                               here: before the request is read
+a malformed bearer token      here                                   here
 version refusal               here                                   here
 idempotent retry (both        test_parity.py (idempotent retry)      here
 ``message_ids`` modes)
@@ -192,6 +193,55 @@ def test_a_caller_without_credentials_is_refused_before_its_request_is_read(
              for where, got in answers.items()
              if got is None or (got.status, got.reason, got.message) != expected}
     assert not wrong, (expected, wrong)
+
+
+#: the ``bearer`` server's one signing key
+_BEARER_KEY: list[Any] = []
+
+
+@pytest.fixture(scope="module")
+def bearer() -> Iterator[tuple[str, str]]:
+    from joserfc.jwk import ECKey
+
+    from interlingua.server.auth import BearerAuth
+
+    key = ECKey.generate_key("P-256", private=True, parameters={"kid": "k1"})
+    _BEARER_KEY[:] = [key]
+    auth = AuthConfig(schemes={"bearer": BearerAuth(audience="a2a", keys={"keys": [
+        key.as_dict(private=False)]})})
+    with on_every_binding(auth=auth) as where:
+        yield where
+
+
+def _b64(doc: object) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(msgspec.json.encode(doc)).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_bearer_token_whose_header_the_jose_library_trips_on_is_refused(
+        name: str, bearer: tuple[str, str], client: httpx.Client) -> None:
+    """A token whose header has a ``crit`` that is no list of names (joserfc raises
+    TypeError for it, not one of its own errors) is refused as a token with a bad
+    signature is, not answered as a server failure; nothing runs."""
+    claims = _b64({"sub": "mallory", "aud": "a2a", "exp": 4_000_000_000})
+    ctx = new_id()
+    for crit in (5, [5]):
+        jwt = f"{_b64({'alg': 'ES256', 'kid': 'k1', 'crit': crit})}.{claims}.AAAA"
+        with opened(name, bearer, client, headers={"Authorization": f"Bearer {jwt}"}) as d:
+            with pytest.raises(Refused) as refused:
+                d.call(send_in(ctx, "1"))
+        assert refused.value.status in (401, "UNAUTHENTICATED", "reply"), refused.value
+        assert "bearer token's header is not valid" in refused.value.message, \
+            refused.value.message
+    from joserfc import jwt as jose_jwt
+
+    good = jose_jwt.encode({"alg": "ES256", "kid": "k1"},
+                           {"sub": "alice", "aud": "a2a", "exp": 4_000_000_000}, _BEARER_KEY[0])
+    page = reference(client, bearer[0], headers={"Authorization": f"Bearer {good}"}).call(
+        c.ListTasks(context_id=ctx))
+    assert isinstance(page, c.ListTasksResult) and page.tasks == []
 
 
 def test_the_mesh_refuses_a_caller_without_credentials(secured: tuple[str, str],

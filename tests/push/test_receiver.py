@@ -122,6 +122,46 @@ async def test_an_unsigned_or_stale_notification_is_refused(setup: Setup) -> Non
     assert resp.status_code == 401 and "too old" in resp.json()["error"]
 
 
+async def test_a_signature_whose_header_the_jose_library_trips_on_is_refused(
+        setup: Setup) -> None:
+    # a "crit" that is no list of names: joserfc raises TypeError, not a JoseError
+    import base64
+
+    body = task_body("0.3", TASK)
+    nid = notification_id("t-1", "cfg", 1)
+    good, _ = setup.keys.sign(body, notification_id=nid)
+    head = msgspec.json.decode(base64.urlsafe_b64decode(good.split(".")[0] + "=="))
+    for crit in (5, [5]):
+        bent = base64.urlsafe_b64encode(msgspec.json.encode({**head, "crit": crit}))
+        signature = bent.rstrip(b"=").decode() + good[good.index("."):]
+        resp = await setup.hook.post("/", content=body, headers={
+            "X-A2A-Notification-Token": "tok", "X-A2A-Notification-Id": nid,
+            "X-A2A-Signature": signature})
+        assert resp.status_code == 401 and "bad signature" in resp.json()["error"]
+    assert setup.events == [] and setup.receiver.refused == 2
+
+
+@pytest.mark.parametrize("jwks", [[], {"keys": "k1"}, {"keys": [1]},
+                                  {"keys": [{"kty": "EC", "crv": "P-999", "x": "AA",
+                                             "y": "AA", "kid": "k1"}]}])
+async def test_a_jwks_that_is_no_key_set_refuses_with_401(setup: Setup, jwks: Any) -> None:
+    def serve(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=jwks)
+
+    body = task_body("0.3", TASK)
+    nid = notification_id("t-1", "cfg", 1)
+    signature, _ = setup.keys.sign(body, notification_id=nid)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(serve)) as http:
+        receiver = Receiver(token="tok", jwks_url=JWKS, http=http)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=receiver),
+                                     base_url="http://hook.test") as hook:
+            resp = await hook.post("/", content=body, headers={
+                "X-A2A-Notification-Token": "tok", "X-A2A-Notification-Id": nid,
+                "X-A2A-Signature": signature})
+    assert resp.status_code == 401 and "JWKS" in resp.json()["error"]
+    assert list(receiver.events) == [] and receiver.refused == 1
+
+
 async def test_a_rotated_key_is_fetched_when_first_seen(setup: Setup) -> None:
     body = task_body("0.3", TASK)
     assert (await setup.notify(body, seq=1)).status_code == 200

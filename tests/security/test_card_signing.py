@@ -174,6 +174,20 @@ def test_verified_by_us_and_tamper_fails(served: tuple[bytes, dict[str, Any]]) -
         verify_card_document(card, {"keys": [dict(jwks["keys"][0], kid="other")]})
 
 
+@pytest.mark.parametrize("crit", [5, [5]])
+def test_a_signature_whose_header_the_jose_library_trips_on_verifies_not(
+        served: tuple[bytes, dict[str, Any]], crit: Any) -> None:
+    # a "crit" that is no list of names: joserfc raises TypeError, not a JoseError
+    card, jwks = served
+    doc = json.loads(card)
+    [sig] = doc["signatures"]
+    header = json.loads(base64.urlsafe_b64decode(sig["protected"] + "=" * (-len(sig["protected"]) % 4)))
+    bent = base64.urlsafe_b64encode(json.dumps({**header, "crit": crit}).encode())
+    doc["signatures"] = [{**sig, "protected": bent.rstrip(b"=").decode()}]
+    with pytest.raises(CardSignatureError, match="does not match"):
+        verify_card_document(doc, jwks)
+
+
 #: the interop tests' environment of the official Python SDK 1.x
 SDK_ENV = next(row.env for row in ROWS if row.env.startswith("py-a2a-1."))
 

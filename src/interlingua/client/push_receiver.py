@@ -131,8 +131,11 @@ class JWKSCache:
             resp = await self._http.get(self.url, headers={"Accept": "application/json"})
             resp.raise_for_status()
             doc = resp.json()
-            keys = KeySet.import_key_set(doc)
-        except (httpx.HTTPError, ValueError, JoseError) as exc:
+            if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
+                raise ValueError("the JWKS is not an object with a list of keys")
+            keys = KeySet.import_key_set(doc)  # type: ignore[arg-type]
+        # (joserfc raises TypeError and KeyError too, for a key of an unknown curve, say)
+        except (httpx.HTTPError, ValueError, JoseError, TypeError, KeyError) as exc:
             if self._keys is not None:
                 log.warning("could not refresh the JWKS at %s: %s", self.url, exc)
                 return
@@ -285,6 +288,10 @@ class Receiver:
                                     registry=JWS_REGISTRY, payload=body)
         except (JoseError, ValueError) as exc:
             raise _Reject(401, f"bad signature: {exc}") from None
+        except Exception:
+            # joserfc raises TypeError and KeyError too for some headers a sender writes
+            # (a "crit" that is no list of names): refused, as any other bad signature
+            raise _Reject(401, "bad signature: a malformed protected header") from None
         if header.get("nid") != nid:
             raise _Reject(401, "the signature is for another notification id")
         iat = header.get("iat")

@@ -186,7 +186,9 @@ def verify_signatures(signatures: Sequence[CardSignature], payloads: Iterable[by
             for key in chosen:
                 try:
                     jws.deserialize_compact(token, key, algorithms=[alg])
-                except (JoseError, ValueError):
+                except Exception:
+                    # (JoseError and ValueError, and TypeError or KeyError for some
+                    # headers a signer writes, such as a "crit" that is no list of names)
                     continue
                 return str(kid) if kid is not None else ""
         reasons.append(f"the signature by key {kid!r} does not match the card")

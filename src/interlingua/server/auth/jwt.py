@@ -174,6 +174,10 @@ class BearerAuth(Authenticator):
                     continue  # no key with that kid in this set
                 except JoseError:
                     raise AuthenticationRequired("The bearer token's signature is not valid") from None
+                except Exception:
+                    # joserfc raises TypeError and KeyError too for some headers a caller
+                    # writes (a "crit" that is no list of names): a refusal, not a 500
+                    raise AuthenticationRequired("The bearer token's header is not valid") from None
             if tried_refetch or (self.jwks_url is None and self.openid_config_url is None):
                 raise AuthenticationRequired("The bearer token is signed by an unknown key")
             tried_refetch = True
