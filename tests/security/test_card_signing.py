@@ -287,6 +287,30 @@ async def test_client_with_pinned_keys(server: str, served: tuple[bytes, dict[st
             await c.get_card()
 
 
+@pytest.mark.parametrize("jwks", [5, None, True, "keys", {"keys": 5}, [1]])
+async def test_a_jwks_that_is_no_key_set_leaves_the_card_unverified(jwks: Any) -> None:
+    async def card_route(request: Any) -> Response:
+        return Response(json.dumps(CARD_OF_NO_ONE), media_type="application/json")
+
+    async def jwks_route(request: Any) -> Response:
+        return Response(json.dumps(jwks), media_type="application/json")
+
+    app = Starlette(routes=[Route("/.well-known/agent-card.json", card_route),
+                            Route("/.well-known/jwks.json", jwks_route)])
+    with serve_app(app, bind_loopback()) as url:
+        async with Client(url, card_verifier=CardVerifier()) as c:
+            with pytest.raises(UnverifiedCard, match="is not a usable JWKS"):
+                await c.get_card()
+
+
+#: a card as an agent might serve it, signed or not: the keys are refused first
+CARD_OF_NO_ONE = {"name": "Anyone", "description": "d", "version": "1",
+                  "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC",
+                                           "protocolVersion": "1.0"}],
+                  "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [],
+                  "skills": []}
+
+
 def test_cli_card_verify(server: str, tampered: str, served: tuple[bytes, dict[str, Any]],
                          tmp_path: Path) -> None:
     runner = CliRunner()

@@ -132,6 +132,9 @@ def load_keys(keys: KeysLike) -> KeySet:
         keys = [keys]
     elif isinstance(keys, (ECKey, RSAKey, OKPKey, str, bytes)):
         keys = [keys]
+    elif not isinstance(keys, (list, tuple)):
+        # (a JWKS document that is a number, a boolean or null, say)
+        raise ValueError(f"keys are a JWKS, a key or a list of keys, not {type(keys).__name__}")
     out: list[PublicKey] = []
     for item in keys:
         out.append(_one_key(item))
