@@ -62,12 +62,12 @@ from ..signals import DONE
 from ..stores.base import Scope, TaskStore
 from .agent import Agent
 from .context import RequestInfo, TaskCanceled
-from .idempotency import MessageIds
+from .idempotency import MessageIds, message_id_mode
 from .leases import LeaseKeeper
 from .long_poll import LongPolls
 from .peers import Peers
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
-from .recovery import OrphanListener, Recovery
+from .recovery import RESTART_POLICIES, OrphanListener, Recovery
 from .run import CommitListener, Run, Runs, Writer, utcnow
 from .sends import Sends
 from .streams import Stream, Streams
@@ -117,6 +117,37 @@ class EngineConfig(msgspec.Struct, kw_only=True):
     #: seconds a GetTask with ``currentGeneration`` (A2A 1.1, draft) is held at most
     #: before it is answered with the task as it is (server/long_poll.py); 0: never held
     long_poll_max_wait: float = 30.0
+
+    def __post_init__(self) -> None:
+        # Checked here, where a value is given, not where it is first used: a mistyped
+        # policy or a lease that times out before its next heartbeat would otherwise
+        # only show as tasks ended wrongly, on one process or on all of them.
+        if self.restart_policy not in RESTART_POLICIES:
+            raise ValueError(f"restart_policy={self.restart_policy!r}: use one of "
+                             f"{', '.join(RESTART_POLICIES)}")
+        message_id_mode(self.message_ids)
+        for name in ("retention_interval", "heartbeat_interval", "lease_interval"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be above 0 seconds, got {getattr(self, name)!r}")
+        for name in ("stop_timeout", "long_poll_max_wait"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must not be negative, got {getattr(self, name)!r}")
+        if self.retention is not None and not self.retention > 0:
+            raise ValueError(f"retention must be above 0 seconds (or None: forever), "
+                             f"got {self.retention!r}")
+        if self.submit_grace is not None and not self.submit_grace >= 0:
+            raise ValueError(f"submit_grace must not be negative (or None), "
+                             f"got {self.submit_grace!r}")
+        if self.default_history_length is not None and self.default_history_length < 0:
+            raise ValueError("default_history_length must not be negative (or None: all),"
+                             f" got {self.default_history_length!r}")
+        if self.max_lag < 1:
+            raise ValueError(f"max_lag must be at least 1 event, got {self.max_lag!r}")
+        if not self.lease_timeout > self.lease_interval:
+            # a lease silent for lease_timeout is revoked: one not beaten again by then
+            # would be revoked while its process lives
+            raise ValueError(f"lease_timeout ({self.lease_timeout!r} s) must be longer "
+                             f"than lease_interval ({self.lease_interval!r} s)")
 
 
 class Engine:

@@ -21,9 +21,12 @@ from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
 from .run import Run, Runs, Writer
 
-__all__ = ["OrphanListener", "Recovery"]
+__all__ = ["RESTART_POLICIES", "OrphanListener", "Recovery"]
 
 log = logging.getLogger("interlingua.engine")
+
+#: what happens to the tasks a stopped process left unfinished: ended failed, or run again
+RESTART_POLICIES = ("fail", "rerun")
 
 # the status texts of the tasks the recovery ends
 _RESTARTED = "The server restarted while the task was running."
