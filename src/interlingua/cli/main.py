@@ -589,11 +589,11 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
                 check_signing_pem(pem)
             except ValueError as exc:
                 _exit(f"--push-signing-key {push_signing_key}: {exc}", EXIT_USAGE)
+        claim = {"lease": o["push_claim_seconds"]} if o["push_claim_seconds"] else {}
         push = PushSettings(allow_http=o["push_allow_http"],
                             allow_private_networks=o["push_allow_private"],
-                            allow_hosts=list(o["push_allow_hosts"]), signing_key_pem=pem)
-        if o["push_claim_seconds"]:
-            push.lease = o["push_claim_seconds"]
+                            allow_hosts=list(o["push_allow_hosts"]), signing_key_pem=pem,
+                            **claim)
     public_url = o["public_url"]
     message_ids = o["message_ids"]
     return ServeSettings(

@@ -92,3 +92,20 @@ class PushSettings(msgspec.Struct, kw_only=True):
     network_backend: Any = None
     #: called after every attempt with what happened
     on_attempt: Callable[[Attempt], None] | None = None
+
+    def __post_init__(self) -> None:
+        # Checked where they are given: a backoff of 0 s would retry in a tight loop, a
+        # lease of 0 s would let every process claim every delivery at once.
+        for name in ("max_attempts", "concurrency", "max_configs_per_task"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+        if self.max_redirects < 0:
+            raise ValueError(f"max_redirects must not be negative, got {self.max_redirects!r}")
+        for name in ("backoff_base", "timeout", "poll_interval", "lease", "key_grace"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be above 0 seconds, got {getattr(self, name)!r}")
+        if not self.backoff_max >= self.backoff_base:
+            raise ValueError(f"backoff_max ({self.backoff_max!r} s) must be at least "
+                             f"backoff_base ({self.backoff_base!r} s)")
+        if not 0 <= self.jitter <= 1:
+            raise ValueError(f"jitter is a fraction of each wait, 0 to 1, got {self.jitter!r}")
