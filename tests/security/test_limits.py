@@ -320,3 +320,11 @@ def test_limits_refuse_nonsense() -> None:
         Limits(max_running=0)
     with pytest.raises(ValueError, match="run_timeout"):
         Limits(run_timeout=-1)
+    with pytest.raises(ValueError, match="idle_timeout"):
+        Limits(idle_timeout=float("nan"))
+    with pytest.raises(ValueError, match="max_queued"):
+        Limits(max_queued=-1)
+    # where it is given, not only once a server builds its limiter
+    for rate, burst in ((0.0, 1), (-1.0, 1), (1.0, 0), (float("nan"), 1)):
+        with pytest.raises(ValueError, match="rate > 0 and burst >= 1"):
+            RateLimit(rate=rate, burst=burst)

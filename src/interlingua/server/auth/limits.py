@@ -35,6 +35,11 @@ class RateLimit(msgspec.Struct, frozen=True, kw_only=True):
     rate: float
     burst: int = 10
 
+    def __post_init__(self) -> None:
+        if not self.rate > 0 or self.burst < 1:
+            raise ValueError("a rate limit needs rate > 0 and burst >= 1, "
+                             f"got rate={self.rate!r}, burst={self.burst!r}")
+
 
 class Limits(msgspec.Struct, kw_only=True):
     #: parts one message may have (None: no limit)
@@ -62,9 +67,11 @@ class Limits(msgspec.Struct, kw_only=True):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1 (or None for no limit)")
+        if self.max_queued < 0:
+            raise ValueError(f"max_queued must not be negative, got {self.max_queued!r}")
         for name in ("run_timeout", "idle_timeout"):
             value = getattr(self, name)
-            if value is not None and value <= 0:
+            if value is not None and not value > 0:  # (NaN too)
                 raise ValueError(f"{name} must be positive (or None for no limit)")
 
     def check_message(self, message: Message) -> None:
