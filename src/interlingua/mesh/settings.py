@@ -9,6 +9,9 @@ from .topics import MeshURL, parse_mesh_url
 
 __all__ = ["MeshSettings"]
 
+#: the largest Session Expiry Interval MQTT 5 carries (a four-byte integer)
+_MAX_EXPIRY = 2**32 - 1
+
 
 @dataclass(frozen=True)
 class MeshSettings:
@@ -41,6 +44,17 @@ class MeshSettings:
     profile: str = "sam"
     org: str | None = None
     unit: str | None = None
+
+    def __post_init__(self) -> None:
+        # (names are checked where the profile lays out its topics: mesh/profiles.py)
+        if not 0 <= self.session_expiry <= _MAX_EXPIRY:
+            raise ValueError(f"session_expiry must be 0 to {_MAX_EXPIRY} seconds (MQTT 5's "
+                             f"range), got {self.session_expiry!r}")
+        for name in ("card_interval", "reconnect_delay"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be above 0 seconds, got {getattr(self, name)!r}")
+        if not self.cancel_grace >= 0:
+            raise ValueError(f"cancel_grace must not be negative, got {self.cancel_grace!r}")
 
     def broker_url(self) -> MeshURL:
         return parse_mesh_url(self.url)
