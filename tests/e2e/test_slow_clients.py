@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from typing import Any
 
 import httpx
 import pytest
@@ -156,3 +157,16 @@ def test_interlingua_serve_applies_the_limits(
             extra.close()
             for s in held:
                 s.close()
+
+
+@pytest.mark.parametrize(("limits", "complaint"), [
+    ({"max_head_bytes": 0}, "max_head_bytes must be at least 1"),
+    ({"head_timeout": 0.0}, "head_timeout must be above 0"),
+    ({"body_timeout": float("nan")}, "body_timeout must be above 0"),
+    ({"max_per_ip": 0}, "max_per_ip must be at least 1"),
+])
+def test_limits_that_would_refuse_every_request_are_refused(limits: dict[str, Any],
+                                                           complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        ConnectionLimits(**limits)
+

@@ -40,6 +40,17 @@ class ConnectionLimits(msgspec.Struct, kw_only=True, frozen=True):
     #: open connections one peer IP address may hold (None: no cap)
     max_per_ip: int | None = 512
 
+    def __post_init__(self) -> None:
+        # (0 bytes or 0 s would refuse every request; checked where they are given)
+        if self.max_head_bytes < 1:
+            raise ValueError(f"max_head_bytes must be at least 1, got {self.max_head_bytes!r}")
+        for name in ("head_timeout", "body_timeout"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be above 0 seconds, got {getattr(self, name)!r}")
+        if self.max_per_ip is not None and self.max_per_ip < 1:
+            raise ValueError(f"max_per_ip must be at least 1 (or None: no cap), "
+                             f"got {self.max_per_ip!r}")
+
 
 def _response(status: int, reason: str, message: str) -> bytes:
     body = message.encode("ascii")
