@@ -38,3 +38,13 @@ def test_the_push_receiver_is_the_clients_and_still_importable_from_server_push(
     assert interlingua.server.push.Receiver is interlingua.client.Receiver
     assert interlingua.server.push.PushEvent is interlingua.client.PushEvent
     assert interlingua.client.Receiver.__module__ == "interlingua.client.push_receiver"
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:1/", "grpc://127.0.0.1:1",
+                                 "mqtt://127.0.0.1:1/demo/Echo",
+                                 "mqtt://127.0.0.1:1/org/unit/Echo"])
+@pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan")])
+def test_every_client_refuses_a_timeout_no_call_could_meet(url: str, timeout: float) -> None:
+    with pytest.raises(ValueError, match="timeout must be above 0 seconds"):
+        client_for(url, timeout=timeout)
+

@@ -440,6 +440,10 @@ def test_unknown_bindings_and_impossible_pairs_are_value_errors() -> None:
         Client(BASE, binding="mqtt")
     with pytest.raises(ValueError, match=r"rest binding is spoken in A2A 1\.0, 0\.3, not 0\.1"):
         Client(BASE, binding="rest", dialect="0.1")
+    for timeout in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="timeout must be above 0 seconds"):
+            Client(BASE, timeout=timeout)
+    assert Client(BASE, timeout=None).url == BASE
 
 
 async def test_a_rest_interface_that_is_not_there_falls_back_to_json_rpc() -> None:

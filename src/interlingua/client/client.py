@@ -92,6 +92,7 @@ from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike
 from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
+from .timeouts import checked_timeout
 from .transport import DEFAULT_TIMEOUT, HTTPXTransport, Transport
 
 __all__ = ["BINDINGS", "DIALECTS", "Client", "file_from_path", "make_message"]
@@ -152,6 +153,7 @@ class Client:
         if dialect is not None and dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of "
                              f"{', '.join((GENERATIONS_VERSION, *DIALECTS))}")
+        checked_timeout(timeout)
         if url[:4].lower() == "dns:":
             # a card's gRPC interface URL, taken as it is: a plain-text gRPC address
             url = "grpc://" + dns_target(url)

@@ -29,6 +29,7 @@ import msgspec
 from ..client.card import Endpoint, parse_card
 from ..client.errors import AgentTimeout, AgentUnreachable, BadResponse, DialectMismatch
 from ..client.stream import StreamEvent
+from ..client.timeouts import checked_timeout
 from ..core.calls import (
     Call,
     CancelTask,
@@ -186,7 +187,7 @@ class MeshClient(MeshClientAPI):
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
         self.topics = Topics(parsed.namespace)
-        self.timeout = timeout
+        self.timeout = checked_timeout(timeout)
         self.headers: dict[str, str] = dict(headers or {})
         self.client_id = f"{parsed.namespace}-client-{secrets.token_hex(6)}"
         topics = self.topics

@@ -32,6 +32,7 @@ from ...client.card import Endpoint, parse_card
 from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch
 from ...client.messages import make_message
 from ...client.stream import StreamEvent
+from ...client.timeouts import checked_timeout
 from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import InvalidAgentResponse
@@ -73,7 +74,7 @@ class EmqxClient(MeshClientAPI):
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
         self.space = Space(parsed.org, parsed.unit)
-        self.timeout = timeout
+        self.timeout = checked_timeout(timeout)
         self.headers: dict[str, str] = dict(headers or {})
         self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
                                         properties=self.headers)
