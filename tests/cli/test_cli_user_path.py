@@ -67,6 +67,9 @@ def test_send_timeout_says_how_to_follow_the_task(agent_url: str) -> None:
     task_id = next(w for w in result.stderr.split() if len(w) > 20 and "-" in w)
     assert f"interlingua subscribe {agent_url} {task_id}" in result.stderr
     assert ok("get", agent_url, task_id)
+    # not left running: a server stopped while its turn sleeps would wait it out (the
+    # fixture's server may stop right after this test)
+    assert run("cancel", agent_url, task_id).exit_code == 0
 
 
 def _default_sigint() -> None:

@@ -47,6 +47,7 @@ from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
 from .mesh_options import mesh_serve_options, mesh_settings, need_mqtt
 from .push_commands import listen_command, push_group
+from .seconds import Seconds
 from .security_options import (
     card_verify_options,
     client_kwargs,
@@ -172,7 +173,7 @@ def _client_options(f: F) -> F:
             help="An HTTP header to send (repeatable), e.g. for authentication.",
         ),
         click.option(
-            "--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+            "--timeout", type=Seconds(min=0, min_open=True), default=60.0,
             show_default=True, help="Seconds to wait for an answer.",
         ),
         click.option("--insecure", is_flag=True, help="Do not verify TLS certificates."),
@@ -348,15 +349,15 @@ def main() -> None:
               type=click.Path(exists=True, dir_okay=False),
               help="Sign push notifications with this private key (EC P-256 or RSA): give "
                    "every replica the same one, so that each serves the same JWKS.")
-@click.option("--push-claim-seconds", type=click.FloatRange(1, 86400), default=None,
+@click.option("--push-claim-seconds", type=Seconds(1, 86400), default=None,
               metavar="SECONDS",
               help="How long a claimed delivery is reserved: a replica that dies while "
                    "delivering leaves it to the others after this [default: 120].")
-@click.option("--lease-timeout", type=click.FloatRange(0.5, 3600), default=None,
+@click.option("--lease-timeout", type=Seconds(0.5, 3600), default=None,
               metavar="SECONDS",
               help="Seconds without a heartbeat after which another process on the same "
                    "store ends this one's running tasks [default: 10].")
-@click.option("--submit-grace", type=click.FloatRange(0, 3600), default=None,
+@click.option("--submit-grace", type=Seconds(0, 3600), default=None,
               metavar="SECONDS",
               help="Seconds a new task's executor has to say something before the task is "
                    "written (and streamed) as submitted without it; 0 writes it before the "
@@ -367,7 +368,7 @@ def main() -> None:
                    "known id with other content is a new message); 'strict', one message "
                    "per id (other content under a known id is refused, -32602). Give every "
                    "replica of a store the same.")
-@click.option("--long-poll-max-wait", type=click.FloatRange(0, 3600), default=None,
+@click.option("--long-poll-max-wait", type=Seconds(0, 3600), default=None,
               metavar="SECONDS",
               help="A2A 1.1 (draft): how long a GetTask with currentGeneration is held at "
                    "most before it is answered with the task as it is [default: 30].")
@@ -376,9 +377,9 @@ def main() -> None:
                    "(docs/versions.md). Requests asking for 1.1 are served 1.1 without it.")
 @click.option("--max-head-bytes", type=click.IntRange(min=1024), default=64 * 1024,
               show_default=True, help="The largest request head accepted (else 431).")
-@click.option("--head-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+@click.option("--head-timeout", type=Seconds(min=0, min_open=True), default=10.0,
               show_default=True, help="Seconds a client has to send a request head (else 408).")
-@click.option("--body-timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+@click.option("--body-timeout", type=Seconds(min=0, min_open=True), default=30.0,
               show_default=True, help="Seconds a client has to send a request body.")
 @click.option("--max-connections-per-ip", type=click.IntRange(min=1), default=512,
               show_default=True, help="Open connections one client address may hold (else 503).")
@@ -390,7 +391,7 @@ def main() -> None:
                    "would pass it is an error naming the limit).")
 @click.option("--http", "http_parser", type=click.Choice(["auto", "httptools", "h11"]),
               default="auto", show_default=True, help="uvicorn's HTTP/1.1 parser.")
-@click.option("--drain-seconds", type=click.FloatRange(0, 3600), default=30.0,
+@click.option("--drain-seconds", type=Seconds(0, 3600), default=30.0,
               show_default=True, metavar="SECONDS",
               help="On SIGTERM, how long running turns may finish while new sends are "
                    "refused (503) before the process stops; 0 stops at once.")

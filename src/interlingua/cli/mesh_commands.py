@@ -10,6 +10,7 @@ import click
 import msgspec
 
 from .mesh_options import check_level, check_mesh_url
+from .seconds import Seconds
 
 __all__ = ["gateway_command", "mesh_group"]
 
@@ -32,7 +33,7 @@ def mesh_group() -> None:
               help="--mesh-profile emqx: the org [default: the URL's /ORG/UNIT].")
 @click.option("--unit", default=None, callback=check_level, metavar="UNIT",
               help="--mesh-profile emqx: the unit.")
-@click.option("--wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+@click.option("--wait", type=Seconds(min=0), default=None, metavar="SECONDS",
               help="How long to listen for cards [default: 11, as SAM-layout agents publish "
                    "theirs every 10 s; 1 with --mesh-profile emqx, whose cards are retained].")
 @click.option("--json", "as_json", is_flag=True, help="Print the agents as JSON.")
@@ -136,7 +137,7 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
                    "sqlite:///DIR for one SQLite file per agent in DIR.")
 @click.option("--gateway-id", default=None, callback=check_level, metavar="NAME",
               help="This gateway's name in its reply topics [default: random].")
-@click.option("--warmup", type=click.FloatRange(0, 3600), default=None,
+@click.option("--warmup", type=Seconds(0, 3600), default=None,
               metavar="SECONDS",
               help="After the start, an agent not heard yet is answered 503 with Retry-After "
                    "(not 404) for this long [default: 10, the agents' card interval; 1 with "

@@ -9,6 +9,7 @@ import click
 
 from ..mesh import MeshSettings
 from ..mesh.topics import check_name, parse_mesh_url
+from .seconds import Seconds
 
 __all__ = ["check_mesh_url", "mesh_serve_options", "mesh_settings", "need_mqtt"]
 
@@ -82,7 +83,7 @@ def mesh_serve_options(f: F) -> F:
                      show_default=True, metavar="SECONDS",
                      help="How long the broker keeps an absent instance's session and its "
                           "queued requests."),
-        click.option("--mesh-card-interval", type=click.FloatRange(0.1, 3600), default=10.0,
+        click.option("--mesh-card-interval", type=Seconds(0.1, 3600), default=10.0,
                      show_default=True, metavar="SECONDS",
                      help="How often the card is published on the discovery topic (consumers "
                           "forget an instance six periods after its last card by default)."),
