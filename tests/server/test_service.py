@@ -140,3 +140,8 @@ def test_create_app_refuses_a_keyword_that_is_no_setting() -> None:
     assert app.state.service.settings.max_answer_bytes == 1000
     with pytest.raises(ValueError, match="max_batch_items must be at least 1"):
         create_app(Agent("Echo", "Echoes.", _echo), max_batch_items=0)
+    # a limit of no bytes would refuse every request with a body
+    with pytest.raises(ValueError, match="max_body_bytes must be at least 1"):
+        create_app(Agent("Echo", "Echoes.", _echo), max_body_bytes=0)
+    with pytest.raises(ValueError, match="young_gc_threshold must be at least 1"):
+        create_app(Agent("Echo", "Echoes.", _echo), young_gc_threshold=-1)

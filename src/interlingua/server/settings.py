@@ -90,9 +90,12 @@ class ServiceSettings:
     offer_1_1: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("max_batch_items", "max_answer_bytes"):
+        for name in ("max_body_bytes", "max_batch_items", "max_answer_bytes"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+        if self.young_gc_threshold is not None and self.young_gc_threshold < 1:
+            raise ValueError("young_gc_threshold must be at least 1 (or None: as it is), "
+                             f"got {self.young_gc_threshold!r}")
         if self.long_poll_max_wait is not None and self.long_poll_max_wait < 0:
             raise ValueError("long_poll_max_wait must not be negative")
 
