@@ -198,6 +198,26 @@ async def test_a_bare_reply_and_an_agent_that_does_not_stream(streaming: bool) -
     assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]
 
 
+async def test_skills_whose_ids_make_the_same_tool_name_each_get_a_tool() -> None:
+    from interlingua.core.model import AgentSkill
+
+    async def hello(ctx: Context) -> None:
+        await ctx.reply(f"hello, {ctx.text}")
+
+    long = "x" * 70  # past the 64 characters of a tool's name
+    skills = [AgentSkill(id=i, name=f"skill {n}", description="d", tags=[])
+              for n, i in enumerate(["a b", "a_b", "a/b", long, long + "y"])]
+    with live_agent(Agent("Hello", "Says hello.", hello, skills=skills)) as url:
+        server = await mcp_server(url)
+        async with MCPClient(server) as client:  # in process
+            tools = (await client.list_tools()).tools
+            result = await client.call_tool("a_b_3", {"message": "Ada"})
+    assert [(t.name, t.title) for t in tools] == [
+        ("a_b", "skill 0"), ("a_b_2", "skill 1"), ("a_b_3", "skill 2"),
+        ("x" * 64, "skill 3"), ("x" * 62 + "_2", "skill 4")]
+    assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]
+
+
 async def test_progress_shows_a_chunk_s_text_on_one_line_cut_short() -> None:
     async def write(ctx: Context) -> None:
         aid = await ctx.artifact("word " * 100 + "end", name="long.txt")

@@ -78,16 +78,31 @@ def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServ
     skills = card.skills or [AgentSkill(id=card.name, name=card.name,
                                         description=card.description, tags=[])]
     streaming = bool(card.capabilities.streaming)
+    taken: set[str] = set()
     for skill in skills:
         description = skill.description or skill.name
         if skill.examples:
             description += " Examples: " + "; ".join(skill.examples)
-        server.add_tool(_skill_tool(url, skill.id, streaming, client_options),
-                        name=_tool_name(skill.id), title=skill.name, description=description)
+        name = _unique(_tool_name(skill.id), taken)
+        server.add_tool(_skill_tool(url, name, streaming, client_options),
+                        name=name, title=skill.name, description=description)
     return server
 
 
-def _skill_tool(url: str, skill: str, streaming: bool, options: dict[str, Any]) -> Any:
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3`` … when skills' ids come out the same as tool
+    names ("a b" and "a_b", ids past 64 characters): the server keeps one tool per name
+    and would drop the others' skills without a word."""
+    found, n = name, 1
+    while found in taken:
+        n += 1
+        suffix = f"_{n}"
+        found = name[:64 - len(suffix)] + suffix
+    taken.add(found)
+    return found
+
+
+def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -> Any:
     async def call(message: str, ctx: Context, task_id: str | None = None) -> str:
         """Send a message to the agent.
 
@@ -110,7 +125,7 @@ def _skill_tool(url: str, skill: str, streaming: bool, options: dict[str, Any]) 
             raise ToolError(_task_text(task))
         return _task_text(task)
 
-    call.__name__ = _tool_name(skill)
+    call.__name__ = name
     return call
 
 
