@@ -242,3 +242,18 @@ async def test_progress_shows_a_chunk_s_text_on_one_line_cut_short() -> None:
     assert long.startswith("word word ")
     assert two == "two lines"
     assert data == "artifact numbers.json"
+
+
+@pytest.mark.parametrize("tool", [["add"], {"name": "add"}, 5, None])
+def test_a_tool_named_by_no_string_is_refused_by_the_tools_names(tool: object) -> None:
+    from types import SimpleNamespace
+
+    from interlingua.adapters.mcp import _pick
+    from interlingua.core.model import Message, Role
+
+    message = Message(message_id="m", role=Role.USER,
+                      parts=[DataPart(data={"tool": tool, "arguments": {}})])
+    tools = {"add": SimpleNamespace(input_schema={"properties": {"a": {"type": "number"}}})}
+    picked = _pick(SimpleNamespace(message=message, text=""), tools)  # type: ignore[arg-type]
+    assert picked == f"No tool named {tool!r}; the tools are: add."
+

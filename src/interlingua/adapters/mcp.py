@@ -257,7 +257,7 @@ def _pick(ctx: A2AContext, tools: dict[str, Any]) -> tuple[str, dict[str, Any]] 
     for data in get_data(ctx.message):
         if isinstance(data, dict) and "tool" in data:
             tool, args = data["tool"], data.get("arguments", {})
-            if tool not in tools:
+            if not isinstance(tool, str) or tool not in tools:  # (a list is no key)
                 return f"No tool named {tool!r}; the tools are: {', '.join(tools)}."
             if not isinstance(args, dict):
                 return "The arguments must be a JSON object."
