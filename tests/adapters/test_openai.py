@@ -130,6 +130,20 @@ async def test_tool_calls_show_as_status_updates(chat_server: tuple[ChatServer, 
     assert history[1]["content"] == "Combined: PSST; error: RuntimeError: no such luck"
 
 
+async def test_two_tools_of_one_name_fail_the_task_before_the_model_is_asked(
+        chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    asked = len(server.requests)
+    agent = chat_agent("stand-in", base_url=base, tools=[Shout(), Shout(), Broken()])
+    with live_agent(agent) as url:
+        async with Client(url) as c:
+            task = await c.send("psst")
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert "Two tools are named 'shout'" in get_text(task.status.message)
+    assert len(server.requests) == asked
+
+
 async def test_model_server_errors_fail_the_task_readably(
         chat_server: tuple[ChatServer, str]) -> None:
     _, base = chat_server

@@ -109,6 +109,13 @@ def make_executor(
         messages.extend({"role": t.role, "content": t.text} for t in await conversation(ctx))
         definitions = [await t.definition() for t in tools]
         by_name = {d["function"]["name"]: t for d, t in zip(definitions, tools, strict=True)}
+        if len(by_name) < len(definitions):
+            # the model could call only one of them, by a name that means either
+            names = [d["function"]["name"] for d in definitions]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            await ctx.fail(f"Two tools are named {', '.join(map(repr, twice))}: a model "
+                           "calls a tool by its name, so each needs a name of its own.")
+            return
         extra: dict[str, Any] = dict(options or {})
         if definitions:
             extra["tools"] = definitions
