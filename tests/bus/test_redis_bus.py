@@ -232,6 +232,10 @@ def test_urls() -> None:
         open_bus("kafka://x")
     with pytest.raises(ValueError, match="prefix"):
         parse_redis_url("redis://h/0?prefix=")
+    for port in ("99999", "x", "\u00b2"):
+        with pytest.raises(ValueError, match="port is not a number from 0 to 65535") as caught:
+            parse_redis_url(f"redis://:s3cret@h:{port}/0")
+        assert "s3cret" not in str(caught.value)
 
 
 # -------------------------------------------------------- Redis goes away

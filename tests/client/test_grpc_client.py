@@ -327,6 +327,9 @@ def test_grpc_addresses() -> None:
     for bad in ("ftp://x:1", "a/b", "grpc://:1", "dns:///a/b"):
         with pytest.raises(ClientError):
             target_of(bad)
+    for bad in ("grpc://h:99999", "grpcs://h:x", "grpc://h:\u00b2"):
+        with pytest.raises(ClientError, match=r"has no valid port \(0-65535\)"):
+            target_of(bad)
 
 
 def test_cards_name_grpc_endpoints_in_a_form_every_reader_takes() -> None:

@@ -67,6 +67,13 @@ def test_bad_options_are_refused_clearly(option: str, complaint: str) -> None:
     assert "s3cret" not in str(caught.value)
 
 
+@pytest.mark.parametrize("port", ["99999", "x", "\u00b2"])
+def test_a_port_out_of_range_is_refused_without_the_password(port: str) -> None:
+    with pytest.raises(ValueError, match="port is not a number from 0 to 65535") as caught:
+        PostgresStore(f"postgresql://admin:s3cret@db:{port}/tasks")
+    assert "s3cret" not in str(caught.value)
+
+
 def test_open_store_chooses_postgres_for_both_schemes() -> None:
     for url in ["postgresql://u@h/db", "postgres://u@h/db"]:
         store = open_store(url)

@@ -105,6 +105,11 @@ def parse_redis_url(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     if parts.scheme not in ("redis", "rediss", "unix"):
         raise ValueError("a Redis bus URL starts with redis://, rediss:// or unix://")
+    try:
+        parts.port  # noqa: B018 (urllib checks the port when it is read)
+    except ValueError:
+        # (the URL is not shown: it may hold a password)
+        raise ValueError("the Redis bus URL's port is not a number from 0 to 65535") from None
     prefix = "interlingua"
     passed: list[tuple[str, str]] = []
     for key, value in parse_qsl(parts.query, keep_blank_values=True):

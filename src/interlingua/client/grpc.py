@@ -103,7 +103,10 @@ def target_of(url: str, *, default_tls: bool = False) -> tuple[str, bool]:
             raise ClientError(f"{url!r} is not a gRPC address (grpc://host:port)")
         tls = scheme in ("grpcs", "https")
         parts = urlsplit(f"//{rest}")
-        host, port = parts.hostname or "", parts.port
+        try:
+            host, port = parts.hostname or "", parts.port
+        except ValueError:  # (urllib's words name neither the URL nor the range)
+            raise ClientError(f"{url!r} has no valid port (0-65535)") from None
         if not host:
             raise ClientError(f"{url!r} names no host")
         if port is None:

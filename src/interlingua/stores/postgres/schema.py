@@ -203,6 +203,12 @@ def parse_postgres_url(url: str) -> PostgresSettings:
     if not sep or scheme not in ("postgresql", "postgres"):
         raise ValueError("a PostgreSQL store URL starts with postgresql://")
     parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (urllib checks the port when it is read)
+    except ValueError:
+        # (the URL is not shown: it may hold a password)
+        raise ValueError("the PostgreSQL store URL's port is not a number from 0 to 65535") \
+            from None
     passed: list[tuple[str, str]] = []
     options: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
