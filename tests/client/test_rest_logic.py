@@ -444,6 +444,10 @@ def test_unknown_bindings_and_impossible_pairs_are_value_errors() -> None:
         with pytest.raises(ValueError, match="timeout must be above 0 seconds"):
             Client(BASE, timeout=timeout)
     assert Client(BASE, timeout=None).url == BASE
+    # a URL no agent can be at is said at once, not as a failure of the first call
+    for url in ("http://127.0.0.1:99999/", "http://h:x/", "http://[::1/"):
+        with pytest.raises(ValueError, match="is not a URL an agent can be reached at"):
+            Client(url)
 
 
 async def test_a_rest_interface_that_is_not_there_falls_back_to_json_rpc() -> None:

@@ -64,6 +64,7 @@ from .serve import (
     public_url_for,
     serve,
 )
+from .urls import check_http_url, split_url
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
            "EXIT_USAGE", "main"]
@@ -84,26 +85,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 # ------------------------------------------------------------------ helpers
 
 
-def _check_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is None:
-        return None
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise click.BadParameter(f"{value!r} is not an http:// or https:// URL")
-    try:
-        parts.port  # noqa: B018 - reading it checks the range
-    except ValueError:
-        raise click.BadParameter(f"{value!r} has no valid port (0-65535)") from None
-    return value
-
-
 def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
     gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
     if value[:4].lower() == "dns:":
         value = "grpc://" + dns_target(value)
     if value.startswith(("grpc://", "grpcs://")):
-        parts = urlsplit(value)
+        parts = split_url(value)
         try:
             port = parts.port
         except ValueError:
@@ -123,13 +111,13 @@ def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> 
                                      " (or /ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
         need_mqtt()
         return value
-    parts = urlsplit(value)
+    parts = split_url(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.BadParameter(
             f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
             "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT "
             "(/ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
-    checked = _check_url(ctx, param, value)
+    checked = check_http_url(ctx, param, value)
     assert checked is not None
     return checked
 
@@ -298,7 +286,7 @@ def main() -> None:
 @click.option("--openai-model", default=None, metavar="NAME",
               help="Instead of a file: serve a chat agent backed by this model on an "
                    "OpenAI-compatible server (needs interlingua[openai]).")
-@click.option("--openai-base-url", default=None, callback=_check_url, metavar="URL",
+@click.option("--openai-base-url", default=None, callback=check_http_url, metavar="URL",
               help="The model server's API root, e.g. http://localhost:11434/v1 "
                    "[default: OPENAI_BASE_URL, else the OpenAI API; key from OPENAI_API_KEY].")
 @click.option("--system", "system_prompt", default=None, metavar="PROMPT",
@@ -311,7 +299,7 @@ def main() -> None:
 @click.option("--bus", default="local://", show_default=True, metavar="URL",
               help="How readers hear of new events: local:// (this process) or "
                    "redis://HOST:PORT/DB (replicas sharing a postgresql:// store).")
-@click.option("--public-url", default=None, callback=_check_url,
+@click.option("--public-url", default=None, callback=check_http_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
 @click.option("--grpc-port", type=click.IntRange(0, 65535), default=None,
@@ -807,7 +795,7 @@ _save_option = click.option(
 @click.option("--no-wait", is_flag=True, help="Return at once instead of when the task settles.")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Ask for at most N messages of history in the answer.")
-@click.option("--push-url", default=None, callback=_check_url, metavar="URL",
+@click.option("--push-url", default=None, callback=check_http_url, metavar="URL",
               help="Register this webhook for the task's updates (see 'interlingua listen').")
 @click.option("--push-token", default=None, metavar="TOKEN",
               help="The token the agent sends with each notification to --push-url.")

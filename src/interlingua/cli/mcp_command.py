@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from urllib.parse import urlsplit
 
 import click
+
+from .urls import check_http_url
 
 __all__ = ["mcp_command"]
 
 
 @click.command("mcp")
-@click.argument("url")
+@click.argument("url", callback=check_http_url)
 @click.option("--http", "http", is_flag=True,
               help="Serve MCP over streamable HTTP (at /mcp) instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="With --http: interface.")
@@ -27,9 +28,6 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
     Over stdio by default (for MCP clients that launch it); nothing but MCP is
     written to stdout.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise click.BadParameter(f"{url!r} is not an http:// or https:// URL", param_hint="URL")
     header_map: dict[str, str] = {}
     for item in headers:
         name, sep, value = item.partition(":")

@@ -35,6 +35,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -103,6 +104,13 @@ DIALECTS = SPOKEN
 R = TypeVar("R")
 
 
+def _check_url(url: str) -> None:
+    """``ValueError`` naming ``url`` when no agent can be reached at it (a port past
+    65535, a bracket left open): said now, not as a failure deep in the first call."""
+    try:
+        urlsplit(url).port  # noqa: B018 (urllib checks the host and port when read)
+    except ValueError as exc:
+        raise ValueError(f"{url!r} is not a URL an agent can be reached at: {exc}") from None
 
 
 class Client:
@@ -158,6 +166,8 @@ class Client:
             # a card's gRPC interface URL, taken as it is: a plain-text gRPC address
             url = "grpc://" + dns_target(url)
         grpc_address = url.startswith(("grpc://", "grpcs://"))
+        if not grpc_address:
+            _check_url(url)
         if grpc_address:
             if binding is not None and binding.strip().lower() != "grpc":
                 raise ValueError(f"{url!r} is a gRPC address, not one of the {binding} binding")

@@ -146,7 +146,10 @@ class MeshURL:
 def parse_mesh_url(url: str) -> MeshURL:
     """``mqtt://[user:pass@]host[:port][/namespace[/agent]]`` (the SAM layout), or
     ``…/org/unit/agent``, three levels (the A2A-over-MQTT profile); ``ValueError`` if not."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # ("Invalid IPv6 URL": a bracket left open)
+        raise ValueError(f"{url!r} is not a URL: {exc}") from None
     if parts.scheme not in ("mqtt", "mqtts"):
         raise ValueError(f"{url!r} is not an mqtt:// or mqtts:// URL")
     if not parts.hostname:
