@@ -77,7 +77,7 @@ def test_unknown_routes_and_verbs(url: str, http: httpx.Client) -> None:
     assert status_of(r) == (405, "METHOD_NOT_ALLOWED")
     assert r.headers["allow"] == "POST"
     r = http.delete(url + "/tasks/x")
-    assert r.status_code == 405 and r.headers["allow"] == "GET"
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
     r = http.put(url + "/")  # the JSON-RPC URL takes POST only
     assert r.status_code == 405 and r.headers["allow"] == "POST"
     # python-a2a's JSON-RPC URL is POST-only too: a GET there is no GetTask of "send"
@@ -325,3 +325,24 @@ def test_streams_send_heartbeats_while_idle(http: httpx.Client) -> None:
                     break
         assert b"id: " in seen and seen.count(b": keep-alive") >= 2
         http.post(u + f"/tasks/{task['id']}:cancel")
+
+
+@pytest.mark.parametrize("prefix", ["", "/v1"])
+def test_head_answers_as_get_does_without_its_body(url: str, http: httpx.Client,
+                                                    prefix: str) -> None:
+    """HEAD on a route that takes GET runs the GET and sends its head alone (RFC 9110
+    §9.3.2), as the agent card's path does; a GET that opens a stream takes no HEAD."""
+    task = http.post(url + "/message:send", json={"message": {
+        "messageId": "head-1" + prefix, "role": "ROLE_USER", "parts": [{"text": "hi"}]}})
+    task_id = task.json()["task"]["id"]
+    for path in (f"{prefix}/tasks/{task_id}", f"{prefix}/tasks/no-such-task"):
+        got, head = http.get(url + path), http.head(url + path)
+        assert head.status_code == got.status_code, (path, head.status_code)
+        assert head.content == b""
+        assert head.headers["content-type"] == got.headers["content-type"]
+        assert head.headers["content-length"] == str(len(got.content))
+    if not prefix:
+        assert http.head(url + "/tasks").status_code == 200
+    r = http.head(url + f"{prefix}/tasks/{task_id}:subscribe")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, POST"
+

@@ -74,11 +74,19 @@ def test_unknown_paths(path: str) -> None:
 
 @pytest.mark.parametrize(("method", "path", "allowed"), [
     ("GET", "/message:send", ("POST",)),
-    ("DELETE", "/tasks/t1", ("GET",)),
-    ("PUT", "/tasks/t1/pushNotificationConfigs", ("GET", "POST")),
+    ("DELETE", "/tasks/t1", ("GET", "HEAD")),
+    ("HEAD", "/tasks/t1:subscribe", ("GET", "POST")),  # a stream takes no HEAD
+    ("PUT", "/tasks/t1/pushNotificationConfigs", ("GET", "HEAD", "POST")),
     ("GET", "/v1/task/t1/pushNotificationConfigs", ("POST",)),
 ])
 def test_wrong_verbs(method: str, path: str, allowed: tuple[str, ...]) -> None:
     with pytest.raises(NoRoute) as no:
         match(method, path)
     assert no.value.allowed == allowed
+
+
+def test_head_runs_the_get_of_its_route() -> None:
+    assert match("HEAD", "/tasks/t1").op == "GetTask"
+    assert match("HEAD", "/acme/tasks").op == "ListTasks"
+    assert match("HEAD", "/v1/tasks/t1").op == "tasks/get"
+

@@ -151,6 +151,16 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
         raise NoRoute(path)
     methods, task_id, config_id = found
     op = methods.get(method)
+    if op is None and method == "HEAD":
+        op = _head_of(methods)
     if op is None:
-        raise NoRoute(path, tuple(sorted(methods)))
+        head = ("HEAD",) if _head_of(methods) is not None else ()
+        raise NoRoute(path, tuple(sorted((*methods, *head))))
     return Match(dialect, op, task_id, config_id, tenant, codec)
+
+
+def _head_of(methods: dict[str, str]) -> str | None:
+    """The operation a HEAD request runs: its GET's, as HTTP has it (RFC 9110 §9.3.2; the
+    server sends the answer's head alone), unless the GET opens a stream."""
+    op = methods.get("GET")
+    return op if op is not None and op not in _STREAMING else None
