@@ -74,6 +74,16 @@ async def test_two_files_are_two_agents_on_one_server() -> None:
                 pass
             else:
                 raise AssertionError("one agent's task was found through another")
+        # a refusal names the path the caller sent, the agent's prefix too
+        echo_url = info["served"]["Echo"]["url"]
+        prefix = echo_url[echo_url.index("/agents/"):]
+        for method, path, says in [
+                ("GET", "", f"Method not allowed: GET '{prefix}' (allowed: POST)"),
+                ("GET", "nothing", f"Not found: no A2A route GET '{prefix}nothing'"),
+                ("DELETE", "tasks/x",
+                 f"Method not allowed: DELETE '{prefix}tasks/x' (allowed: GET, HEAD)")]:
+            refused = httpx.request(method, echo_url + path, timeout=10)
+            assert refused.json()["error"]["message"] == says, refused.text
 
 
 def test_the_banner_lists_every_agent() -> None:

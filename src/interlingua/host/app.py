@@ -90,7 +90,8 @@ class A2AApp(Starlette):
                 path = path[len(root):] or "/"
             if (path == self._rpc_path or path in self._rpc_aliases) and self._rpc is not None:
                 if scope["method"] != "POST":  # with or without HTTP+JSON: its 405
-                    await refuse_verb(send, scope["method"], path, ("POST",))
+                    # (named as the caller sent it, a mount's prefix too)
+                    await refuse_verb(send, scope["method"], scope["path"], ("POST",))
                     return
                 scope["app"] = self
                 answer = await self._rpc.respond(scope, receive, send)

@@ -155,7 +155,8 @@ class RESTEndpoint:
                 raise NoRoute(path, served)
             route = match(method, path, version=version)
         except NoRoute as exc:
-            await _send(send, self._no_route(method, path, exc))
+            # (the path the caller sent, its mount's prefix too: /agents/{name}/…)
+            await _send(send, self._no_route(method, path, exc, scope["path"]))
             return None
         codec = get_codec(route.codec)
         limit = self.settings.max_body_bytes
@@ -308,13 +309,14 @@ class RESTEndpoint:
         headers.append(_content_type(codec))
         return _Answer(status, error_body(exc, codec, status), headers)
 
-    def _no_route(self, method: str, path: str, exc: NoRoute) -> _Answer:
+    def _no_route(self, method: str, path: str, exc: NoRoute, shown: str) -> _Answer:
+        """``path`` as routed (below the app's mount); ``shown``, as the caller sent it."""
         codec = get_codec("0.3-pj" if path.startswith("/v1/") else "1.0")
         allowed = exc.allowed or self.other_paths.get(path, ())
         if allowed:
-            return _not_allowed(method, path, allowed)
+            return _not_allowed(method, shown, allowed)
         return self._error(MethodNotFound(
-            f"Not found: no A2A route {_request_line(method, path)}"), codec, 404)
+            f"Not found: no A2A route {_request_line(method, shown)}"), codec, 404)
 
 
 # ---------------------------------------------------------------------- helpers
