@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from interlingua import Agent
@@ -126,7 +127,7 @@ def test_query_parameters(url: str, http: httpx.Client) -> None:
 
 
 @pytest.mark.parametrize(("body", "reason"), [
-    (b"{not json", "INVALID_PARAMS"),
+    (b"{not json", "PARSE_ERROR"),  # no JSON at all: as JSON-RPC's -32700
     (b"[]", "INVALID_PARAMS"),
     (b"", "INVALID_PARAMS"),
     (b'{"message": {"role": "ROLE_USER", "parts": []}}', "INVALID_PARAMS"),
@@ -345,4 +346,36 @@ def test_head_answers_as_get_does_without_its_body(url: str, http: httpx.Client,
         assert http.head(url + "/tasks").status_code == 200
     r = http.head(url + f"{prefix}/tasks/{task_id}:subscribe")
     assert r.status_code == 405 and r.headers["allow"] == "GET, POST"
+
+
+def test_a_body_of_no_json_is_a_parse_error_and_a_byte_order_mark_is_read_past(
+        url: str, http: httpx.Client) -> None:
+    """As on JSON-RPC: a body that is not JSON at all is a parse error (v1.0: reason
+    PARSE_ERROR; v0.3: JSONParseError), not params of the wrong shape; one that opens
+    with a byte order mark (RFC 8259 §8.1) is read without it."""
+    for body in (b"{", b"nul", b"\xef\xbb\xbf" * 2 + b"{}"):
+        r = http.post(url + "/message:send", content=body,
+                      headers={"content-type": "application/json"})
+        assert status_of(r) == (400, "PARSE_ERROR"), r.text
+        assert r.json()["error"]["message"].startswith("Parse error: the body is not valid JSON")
+        r = http.post(url + "/v1/message:send", content=body,
+                      headers={"content-type": "application/json"})
+        assert r.status_code == 400 and r.json()["type"] == "JSONParseError", r.text
+    # JSON of the wrong shape stays invalid params
+    r = http.post(url + "/message:send", json={"message": 5})
+    assert status_of(r) == (400, "INVALID_PARAMS")
+    bom = b"\xef\xbb\xbf"
+    sent = http.post(url + "/message:send", content=bom + msgspec.json.encode({"message": {
+        "messageId": "bom-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+        headers={"content-type": "application/json"})
+    assert sent.status_code == 200 and sent.json()["task"]["status"]["state"] == \
+        "TASK_STATE_COMPLETED", sent.text
+    old = http.post(url + "/v1/message:send", content=bom + msgspec.json.encode({"message": {
+        "messageId": "bom-2", "role": "user", "parts": [{"kind": "text", "text": "hi"}]}}),
+        headers={"content-type": "application/json"})
+    assert old.status_code == 200, old.text
+    task_id = sent.json()["task"]["id"]
+    canceled = http.post(url + f"/tasks/{task_id}:cancel", content=bom + b"{}",
+                         headers={"content-type": "application/json"})
+    assert status_of(canceled) == (400, "TASK_NOT_CANCELABLE"), canceled.text
 

@@ -51,6 +51,17 @@ def test_bad_envelopes(body: bytes, exc: type[A2AError]) -> None:
         jsonrpc.parse(body)
 
 
+def test_a_byte_order_mark_before_the_body_is_read_past_once() -> None:
+    # RFC 8259 §8.1: a parser may ignore it; some clients send one
+    body = b'{"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "t"}}'
+    req = jsonrpc.parse(b"\xef\xbb\xbf" + body)
+    assert isinstance(req, jsonrpc.Request) and (req.method, req.id) == ("GetTask", 7)
+    for bad in (b"\xef\xbb\xbf" * 2 + body, b"\xef\xbb\xbf" * 50_000 + b"{}",
+                b"\xef\xbb\xbf"):
+        with pytest.raises(ParseError):
+            jsonrpc.parse(bad)
+
+
 def test_invalid_request_keeps_the_id_when_readable() -> None:
     with pytest.raises(InvalidRequest) as info:
         jsonrpc.parse(b'{"jsonrpc":"1.0","id":"abc","method":"m"}')

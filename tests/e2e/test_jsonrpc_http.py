@@ -322,7 +322,7 @@ def test_wrong_http_method_on_an_agent_served_beside_others(c: httpx.Client) -> 
     with live_agent([AGENT, other]) as base:
         listing = c.get(base + "/")  # GET / lists the agents
         assert listing.status_code == 200 and listing.json()["agents"]
-        _wrong_verb(c.get(base + "/agents/Test/"), "/")
+        _wrong_verb(c.get(base + "/agents/Test/"), "/agents/Test/")  # as the caller sent it
 
 
 def test_streaming_turned_off_is_an_error_in_each_dialect() -> None:

@@ -52,6 +52,10 @@ _any_decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
+#: a UTF-8 byte order mark
+_BOM = b"\xef\xbb\xbf"
+
+
 def parse(body: bytes, check_batch: Callable[[int], None] | None = None) -> Request | Batch:
     """Parse one request body. Raises ``ParseError`` or ``InvalidRequest``.
 
@@ -109,6 +113,10 @@ def _parse_slow(body: bytes, check_batch: Callable[[int], None] | None) -> Reque
     try:
         doc = _any_decoder.decode(body)
     except msgspec.DecodeError as exc:
+        if body[:3] == _BOM and body[3:6] != _BOM:  # (one: not a loop of them)
+            # RFC 8259 §8.1 lets a parser ignore a byte order mark, and some clients
+            # send one: read without it (only here, once the body was refused)
+            return parse(body[3:], check_batch)
         raise ParseError(f"Parse error: {exc}") from None
     if isinstance(doc, list):
         if not doc:
