@@ -317,6 +317,19 @@ def test_wrong_http_method_without_or_beside_other_apps(c: httpx.Client, rest: b
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
 
 
+def test_wrong_http_method_on_the_card_and_health_paths(c: httpx.Client) -> None:
+    """The app's own routes refuse a wrong verb with the 405 every other route answers
+    (a JSON error body), not Starlette's plain text."""
+    with live_agent(AGENT) as base:
+        for path in ("/.well-known/agent-card.json", "/healthz"):
+            r = c.put(base + path)
+            assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD", r.text
+            error = r.json()["error"]
+            assert error["details"][0]["reason"] == "METHOD_NOT_ALLOWED"
+            assert error["message"] == f"Method not allowed: PUT '{path}' (allowed: GET, HEAD)"
+            assert c.head(base + path).status_code == 200
+
+
 def test_wrong_http_method_on_an_agent_served_beside_others(c: httpx.Client) -> None:
     other = Agent("Other", "Another agent", _agent)
     with live_agent([AGENT, other]) as base:

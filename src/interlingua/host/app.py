@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Unpack, overload
 
 import msgspec
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from ..bindings.http.request_headers import RequestHeaders
@@ -105,6 +106,24 @@ class A2AApp(Starlette):
                 await self._rest(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+async def _http_refusal(request: Request, exc: Exception) -> Any:
+    """Starlette's refusals on the app's own routes (the card's, health's): a wrong verb
+    gets the 405 every other route of the app answers (a JSON error body, ``Allow``),
+    not Starlette's plain text; any other, Starlette's own answer."""
+    assert isinstance(exc, HTTPException)
+    headers = exc.headers or {}
+    if exc.status_code == 405:
+        named = (m.strip() for m in headers.get("Allow", "").split(","))
+        allowed = tuple(sorted(m for m in named if m))
+        method, path = request.method, request.scope["path"]
+
+        async def refuse(scope: Any, receive: Any, send: Any) -> None:
+            await refuse_verb(send, method, path, allowed)
+
+        return refuse
+    return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=headers)
 
 
 def rpc_aliases(path: str) -> frozenset[str]:
@@ -331,7 +350,8 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
         from ..inspector import inspector_app
 
         routes.append(Mount("/inspector", app=inspector_app(on_agent=True)))
-    app = A2AApp(routes=routes, lifespan=lifespan, debug=debug)
+    app = A2AApp(routes=routes, lifespan=lifespan, debug=debug,
+                 exception_handlers={HTTPException: _http_refusal})
     http_bindings: list[Binding] = [jsonrpc]
     app.rpc_route(path, rpc)
 
