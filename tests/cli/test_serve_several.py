@@ -84,6 +84,16 @@ async def test_two_files_are_two_agents_on_one_server() -> None:
                  f"Method not allowed: DELETE '{prefix}tasks/x' (allowed: GET, HEAD)")]:
             refused = httpx.request(method, echo_url + path, timeout=10)
             assert refused.json()["error"]["message"] == says, refused.text
+        # the host's own paths answer in JSON too: a wrong verb, a path under no agent
+        root = echo_url[:echo_url.index("/agents/")]
+        wrong = httpx.post(root + "/agents", timeout=10)
+        assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, HEAD"
+        assert wrong.json()["error"]["message"] == \
+            "Method not allowed: POST '/agents' (allowed: GET, HEAD)"
+        card = httpx.get(root + "/.well-known/agent-card.json", timeout=10)
+        assert card.status_code == 404 and card.json()["error"]["message"] == (
+            "Not found: '/.well-known/agent-card.json': this server hosts several agents, "
+            "each under /agents/{name}/; these are: Echo, Flight_booker (GET /agents/)")
 
 
 def test_the_banner_lists_every_agent() -> None:

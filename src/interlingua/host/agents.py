@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import msgspec
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -40,6 +41,7 @@ from ..server.service import Service
 from ..server.settings import ServiceSettings
 from ..stores.sqlite import parse_sqlite_url
 from .hosts import HostNotAllowed, HostPolicy
+from .refusals import host_refusal
 
 __all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "services_for",
            "store_url_for"]
@@ -218,7 +220,9 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
 
     app = AgentsApp(routes=[Route(path, listing, methods=["GET"])
                             for path in ("/", PREFIX, PREFIX.rstrip("/"))],
-                    lifespan=lifespan, debug=debug)
+                    lifespan=lifespan, debug=debug,
+                    exception_handlers={HTTPException: host_refusal(lambda: list(apps),
+                                                                    PREFIX)})
     app._apps = apps
     app.state.services = by_name
     app.state.apps = apps

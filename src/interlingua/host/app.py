@@ -16,7 +16,7 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from ..bindings.http.request_headers import RequestHeaders
@@ -35,6 +35,7 @@ from ..server.settings import YOUNG_GC_THRESHOLD, ServiceOptions, ServiceSetting
 from ..stores import shown_url
 from .card_routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
 from .hosts import HostNotAllowed, HostPolicy
+from .refusals import http_refusal
 
 if TYPE_CHECKING:
     from .agents import AgentsApp
@@ -106,24 +107,6 @@ class A2AApp(Starlette):
                 await self._rest(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
-
-
-async def _http_refusal(request: Request, exc: Exception) -> Any:
-    """Starlette's refusals on the app's own routes (the card's, health's): a wrong verb
-    gets the 405 every other route of the app answers (a JSON error body, ``Allow``),
-    not Starlette's plain text; any other, Starlette's own answer."""
-    assert isinstance(exc, HTTPException)
-    headers = exc.headers or {}
-    if exc.status_code == 405:
-        named = (m.strip() for m in headers.get("Allow", "").split(","))
-        allowed = tuple(sorted(m for m in named if m))
-        method, path = request.method, request.scope["path"]
-
-        async def refuse(scope: Any, receive: Any, send: Any) -> None:
-            await refuse_verb(send, method, path, allowed)
-
-        return refuse
-    return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=headers)
 
 
 def rpc_aliases(path: str) -> frozenset[str]:
@@ -351,7 +334,7 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
 
         routes.append(Mount("/inspector", app=inspector_app(on_agent=True)))
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug,
-                 exception_handlers={HTTPException: _http_refusal})
+                 exception_handlers={HTTPException: http_refusal})
     http_bindings: list[Binding] = [jsonrpc]
     app.rpc_route(path, rpc)
 

@@ -1,0 +1,51 @@
+"""Starlette's refusals on a host's own routes (cards, health, the agents' listing),
+answered as the bindings answer theirs: JSON error bodies, not Starlette's plain text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+
+from ..bindings.rest.endpoint import refuse_verb
+from ..core.errors import quoted
+
+__all__ = ["host_refusal", "http_refusal"]
+
+
+async def http_refusal(request: Request, exc: Exception) -> Any:
+    """A wrong verb: the 405 every route of the app answers (a JSON error body,
+    ``Allow``); any other refusal, Starlette's own answer."""
+    assert isinstance(exc, HTTPException)
+    headers = exc.headers or {}
+    if exc.status_code == 405:
+        named = (m.strip() for m in headers.get("Allow", "").split(","))
+        allowed = tuple(sorted(m for m in named if m))
+        method, path = request.method, request.scope["path"]
+
+        async def refuse(scope: Any, receive: Any, send: Any) -> None:
+            await refuse_verb(send, method, path, allowed)
+
+        return refuse
+    return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=headers)
+
+
+def host_refusal(names: Callable[[], Sequence[str]],
+                 listing: str) -> Callable[[Request, Exception], Any]:
+    """``http_refusal`` for a host of several agents, whose 404 (a path no agent is
+    under) names where they are listed and what they are called."""
+    async def refusal(request: Request, exc: Exception) -> Any:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code != 404:
+            return await http_refusal(request, exc)
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"error": {"code": 404, "message": (
+            f"Not found: {quoted(request.scope['path'])}: this server hosts several agents,"
+            f" each under {listing}{{name}}/; these are: {', '.join(names()) or 'none'}"
+            f" (GET {listing})")}}, status_code=404)
+
+    return refusal
