@@ -100,6 +100,7 @@ def test_ctrl_c_on_stream_says_how_to_resume() -> None:
 
 def test_push_outbox_is_readable_and_json_on_request(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/tasks.db"
+    ok("db", "upgrade", "--store", store)  # made: the push commands read a store, make none
     human = ok("push", "outbox", "--store", store).stdout
     assert "pending" in human and not human.lstrip().startswith("{")
     raw = msgspec.json.decode(ok("push", "outbox", "--store", store, "--json").stdout)

@@ -102,8 +102,18 @@ def test_push_commands_need_the_store_or_the_agent(tmp_path: Path) -> None:
                                 "--agent", "examples/echo.py"])
     assert both.exit_code == 2 and "not both" in both.output
     agent = Path(__file__).resolve().parents[2] / "examples" / "echo.py"
-    derived = subprocess.run(
-        [sys.executable, "-m", "interlingua.cli.main", "push", "outbox", "--agent", str(agent)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    command = [sys.executable, "-m", "interlingua.cli.main", "push", "outbox", "--agent",
+               str(agent)]
+    # the agent's default store, read where serving it would keep it: none there yet
+    unserved = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert unserved.returncode == 2, unserved.stderr
+    assert unserved.stderr.startswith("error: no store at .interlingua/echo.db"), unserved.stderr
+    assert not (tmp_path / ".interlingua").exists()
+    made = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "db", "upgrade", "--store",
+         "sqlite:///.interlingua/echo.db"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60)
+    assert made.returncode == 0, made.stderr
+    derived = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert derived.returncode == 0, derived.stderr
-    assert (tmp_path / ".interlingua" / "echo.db").exists()
+    assert "pending: 0" in derived.stdout

@@ -7,6 +7,8 @@ import asyncio
 
 import click
 
+from .stores import store_problem
+
 __all__ = ["db_group"]
 
 
@@ -31,6 +33,9 @@ def upgrade_command(store: str) -> None:
                 ) from None
             before, after = asyncio.run(upgrade(store))
         elif scheme == "sqlite":
+            problem = store_problem(store)
+            if problem is not None:
+                raise click.UsageError(problem)
             before, after = asyncio.run(_upgrade_sqlite(store))
         else:
             raise click.UsageError("db upgrade takes a postgresql:// or sqlite:/// store URL")

@@ -64,6 +64,7 @@ from .serve import (
     public_url_for,
     serve,
 )
+from .stores import store_problem
 from .urls import check_http_url, split_url
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
@@ -267,7 +268,8 @@ class _Group(click.Group):
             click.echo(f"error: {exc.format_message()}{hint}", err=True)
             sys.exit(EXIT_USAGE)
         except click.ClickException as exc:
-            exc.show()
+            # one form for every error line: "error: …", as _exit and usage errors write
+            click.echo(f"error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("error: aborted", err=True)
@@ -653,20 +655,9 @@ def _bindings_off(bindings: Sequence[str]) -> dict[str, str]:
 def _check_store(store: str) -> None:
     """Exit with one line when an SQLite store cannot be opened where its URL says (a
     folder that is a file, no permission), before the server starts."""
-    import sqlite3
-
-    if not store.startswith("sqlite:///"):
-        return
-    path = Path(store[len("sqlite:///"):].split("?", 1)[0])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sqlite3.connect(path).close()
-    except (OSError, sqlite3.Error) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        blocker = next((p for p in [path.parent, *path.parent.parents]
-                        if p.exists() and not p.is_dir()), None)
-        where = f"{blocker} is a file, not a folder" if blocker else reason
-        _exit(f"cannot open the store {store}: {where}", EXIT_USAGE)
+    problem = store_problem(store)
+    if problem is not None:
+        _exit(problem, EXIT_USAGE)
 
 
 def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url: str | None,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
 import msgspec
 
 from .serve import LoadError, default_store_for, load_agent
+from .stores import run_on_store, store_problem
 
 __all__ = ["listen_command", "push_group"]
 
@@ -58,13 +58,17 @@ def _resolve_store(ctx: click.Context, param: click.Parameter, value: str | None
     agent_spec = ctx.meta.get("interlingua.agent_spec")
     if value and agent_spec:
         raise click.UsageError("give --store or --agent, not both")
-    if value:
-        return value
-    if agent_spec:
+    if not value and agent_spec:
         try:
-            return default_store_for(load_agent(agent_spec))
+            value = default_store_for(load_agent(agent_spec))
         except LoadError as exc:
             raise click.UsageError(str(exc)) from None
+    if value:
+        # a store these commands read: one that is not there is a typo, not a new store
+        problem = store_problem(value, must_exist=True)
+        if problem is not None:
+            raise click.UsageError(problem)
+        return value
     raise click.UsageError(
         "say whose outbox: --store URL (the agent's store), or --agent FILE "
         "(the agent served with the default store, ./.interlingua/<agent-name>.db)")
@@ -93,7 +97,7 @@ def dead_command(store: str, task_id: str | None, limit: int, as_json: bool) -> 
     """Deliveries that gave up after their last attempt (the dead letters)."""
     from ..server.push.admin import dead_letters
 
-    rows = asyncio.run(dead_letters(store, task_id=task_id, limit=limit))
+    rows = run_on_store(dead_letters(store, task_id=task_id, limit=limit))
     if as_json:
         click.echo(msgspec.json.encode(rows).decode())
         return
@@ -115,7 +119,7 @@ def redrive_command(store: str, delivery_id: int, as_json: bool) -> None:
     """Queue a dead delivery again (the running agent sends it)."""
     from ..server.push.admin import redrive
 
-    if not asyncio.run(redrive(store, delivery_id)):
+    if not run_on_store(redrive(store, delivery_id)):
         raise click.ClickException(f"no dead delivery #{delivery_id}")
     if as_json:
         click.echo(msgspec.json.encode({"id": delivery_id, "queued": True}).decode())
@@ -130,7 +134,7 @@ def outbox_command(store: str, as_json: bool) -> None:
     """How many deliveries are pending and dead."""
     from ..server.push.admin import outbox_counts
 
-    counts = asyncio.run(outbox_counts(store))
+    counts = run_on_store(outbox_counts(store))
     if as_json:
         click.echo(msgspec.json.encode(counts).decode())
         return

@@ -1,0 +1,51 @@
+"""Store URLs given on the command line: checked before a command uses them, and a store
+that cannot be used said in one line, never a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+__all__ = ["run_on_store", "store_problem"]
+
+T = TypeVar("T")
+
+
+def store_problem(store: str, *, must_exist: bool = False) -> str | None:
+    """Why a SQLite store cannot be opened where its URL says (a folder that is a file,
+    no permission; with ``must_exist``, no database there yet), or None."""
+    if not store.startswith("sqlite:///"):
+        return None
+    path = Path(store[len("sqlite:///"):].split("?", 1)[0])
+    if str(path) == ":memory:":
+        return None
+    if must_exist and not path.exists():
+        return f"no store at {path}: check the path (a command that reads a store makes none)"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sqlite3.connect(path).close()
+    except (OSError, sqlite3.Error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        blocker = next((p for p in [path.parent, *path.parent.parents]
+                        if p.exists() and not p.is_dir()), None)
+        where = f"{blocker} is a file, not a folder" if blocker else reason
+        return f"cannot open the store {store}: {where}"
+    return None
+
+
+def run_on_store(work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(work)``, a command's work on a store: a URL no store takes is a
+    usage error, a store that cannot be reached or opened an error of one line."""
+    from ..stores.base import StoreUnavailable
+
+    try:
+        return asyncio.run(work)
+    except ValueError as exc:  # a URL no store takes, or a bad option in it
+        raise click.UsageError(str(exc)) from None
+    except (StoreUnavailable, ConnectionError, OSError, sqlite3.Error) as exc:
+        raise click.ClickException(f"cannot use the store: {exc}") from None
