@@ -3,10 +3,14 @@ argument that gave it, in every command that takes one: never a traceback."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from click.testing import CliRunner
 
 from interlingua.cli.main import main
+from tests.e2e.procs import free_port
 
 
 @pytest.mark.parametrize("args", [
@@ -26,3 +30,15 @@ def test_an_unsplittable_url_is_a_usage_error(args: list[str]) -> None:
 def test_a_port_out_of_range_is_a_usage_error_of_mcp_too() -> None:
     done = CliRunner().invoke(main, ["mcp", "http://127.0.0.1:99999/"], prog_name="interlingua")
     assert done.exit_code == 2 and "has no valid port (0-65535)" in done.output, done.output
+
+
+def test_listen_takes_an_http_url_for_the_jwks() -> None:
+    # checked before it listens: else every notification would be refused later, the
+    # JWKS unreachable (a subprocess with a time limit: a listener that took the URL
+    # would listen until stopped)
+    for url, says in (("not-a-url", "'not-a-url' is not an http:// or https:// URL"),
+                      ("http://[::1/", "is not a URL: Invalid IPv6 URL")):
+        done = subprocess.run(
+            [sys.executable, "-m", "interlingua.cli.main", "listen", "--port",
+             str(free_port()), "--jwks", url], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and says in done.stderr, done.stderr

@@ -9,6 +9,7 @@ import msgspec
 
 from .serve import LoadError, default_store_for, load_agent
 from .stores import run_on_store, store_problem
+from .urls import check_http_url
 
 __all__ = ["listen_command", "push_group"]
 
@@ -16,7 +17,7 @@ __all__ = ["listen_command", "push_group"]
 @click.command("listen")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--jwks", "jwks_url", default=None, metavar="URL",
+@click.option("--jwks", "jwks_url", default=None, metavar="URL", callback=check_http_url,
               help="The agent's JWKS (its /.well-known/jwks.json): require valid signatures.")
 @click.option("--token", default=None, help="Require this X-A2A-Notification-Token.")
 @click.option("--authorization", default=None, metavar="VALUE",
