@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.ports import free_port
+
 T = TypeVar("T")
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
@@ -101,10 +103,6 @@ def with_option(url: str, option: str) -> str:
     return url + ("&" if "?" in url else "?") + option
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class PrivateRedis:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from starlette.applications import Starlette
 import interlingua
 from interlingua.cli.main import main
 from tests.live import live_server
+from tests.ports import free_port
 
 
 def run(*args: str) -> Result:
@@ -33,9 +33,7 @@ def as_json(result: Result) -> Any:
 
 
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()  # nobody else is given it, and nothing here listens on it
 
 
 def test_version() -> None:

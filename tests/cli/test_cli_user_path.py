@@ -18,6 +18,7 @@ import pytest
 from tests.cli.test_cli import as_json, ok, run
 from tests.cli.test_console_script import ROOT, SCRIPT, interlingua, serving
 from tests.mesh.helpers import BROKER, need_broker
+from tests.ports import free_port
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -107,15 +108,11 @@ def test_push_outbox_is_readable_and_json_on_request(tmp_path: Path) -> None:
     assert isinstance(raw, dict)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize("as_json_output", [False, True], ids=["human", "json"])
 def test_send_registers_a_webhook_that_listen_receives(as_json_output: bool) -> None:
-    port = _free_port()
+    port = free_port()
     listen_args = [str(SCRIPT), "listen", "--port", str(port), "--token", "tok-1"]
     if as_json_output:
         listen_args.append("--json")

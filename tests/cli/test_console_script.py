@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from typing import Any
 
 import httpx
 import msgspec
+
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "interlingua"
@@ -47,9 +48,7 @@ def test_agent_errors_through_the_script(agent_url: str) -> None:
 def serving(*options: str, spec: str = "tests/client/agents.py",
             env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``interlingua serve SPEC`` on a free port, as a real process."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", spec, "--port", str(port),

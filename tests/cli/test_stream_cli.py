@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from click.testing import CliRunner, Result
 from interlingua.cli.main import main
 from tests.e2e.agents import story
 from tests.live import live_agent
+from tests.ports import free_port
 
 
 def run(*args: str) -> Result:
@@ -147,9 +147,7 @@ def test_subscribe_to_a_finished_task_in_v1_is_refused(agent_url: str) -> None:
 
 
 def test_unreachable_agent_exits_3() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens on it
     url = f"http://127.0.0.1:{port}"
     for args in (["stream", url, "hi", "--dialect", "1.0"], ["subscribe", url, "t1"]):
         result = run(*args)

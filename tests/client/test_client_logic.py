@@ -8,7 +8,6 @@ ProtoJSON names, the v0.3.0 JSON schema), not produced by our codecs.
 from __future__ import annotations
 
 import base64
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from interlingua.core.errors import (
     TaskNotFound,
 )
 from interlingua.core.model import DataPart, FilePart, Message, Role, Task, TaskState, TextPart
+from tests.ports import free_port
 
 BASE = "http://agent.test"
 V1_URL = "http://agent.test/a2a/v1"
@@ -672,10 +672,8 @@ async def test_timeout_is_agent_timeout() -> None:
 
 
 async def test_nothing_listening_is_agent_unreachable() -> None:
-    # A real socket: bound, then closed, so the port refuses connections.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # a port nothing listens on, and no other test is given
+    port = free_port()
     async with Client(f"http://127.0.0.1:{port}", timeout=5) as client:
         with pytest.raises(AgentUnreachable, match=f"127.0.0.1:{port}"):
             await client.get_card()

@@ -31,6 +31,7 @@ from interlingua.mesh.topics import Topics, parse_mesh_url
 from tests.ci import unavailable
 from tests.live import live_server
 from tests.mesh.helpers import stop_child
+from tests.ports import free_port
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -38,10 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("interlingua")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class PrivateBroker:
@@ -52,7 +49,7 @@ class PrivateBroker:
         if not Path(exe).exists():
             unavailable("mosquitto is not installed")
         self.exe = exe
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"mqtt://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
