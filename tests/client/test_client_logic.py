@@ -277,6 +277,33 @@ async def test_an_interface_of_a_version_in_other_digits_is_passed_over(version:
     assert (endpoint.dialect, endpoint.url) == ("1.0", V1_URL)
 
 
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_an_answer_opening_with_a_byte_order_mark_is_read(binding: str) -> None:
+    # RFC 8259 §8.1: a parser may ignore it (as the server does with requests)
+    def answer(method: str, params: dict[str, Any], rid: Any) -> httpx.Response:
+        doc = {"jsonrpc": "2.0", "id": rid, "result": V1_TASK}
+        return httpx.Response(200, content=b"\xef\xbb\xbf" + msgspec.json.encode(doc),
+                              headers={"content-type": "application/json"})
+
+    def rest(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and "agent-card" in request.url.path:
+            card = {**V1_CARD, "supportedInterfaces": [
+                {"url": V1_URL, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]}
+            return httpx.Response(200, json=card)
+        return httpx.Response(200, content=b"\xef\xbb\xbf" + msgspec.json.encode(V1_TASK),
+                              headers={"content-type": "application/json"})
+
+    if binding == "jsonrpc":
+        agent = FakeAgent(answer=answer)
+        async with agent.client() as client:
+            task = await client.get_task("t1")
+    else:
+        http = httpx.AsyncClient(transport=httpx.MockTransport(rest))
+        async with Client(BASE, httpx_client=http) as client:
+            task = await client.get_task("t1")
+    assert isinstance(task, Task) and task.id == "t1"
+
+
 async def test_grpc_only_agent_is_spoken_to_over_grpc() -> None:
     card = {**V1_CARD, "supportedInterfaces": [
         {"url": "agent.test:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}

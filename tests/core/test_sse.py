@@ -20,3 +20,16 @@ def test_an_id_with_a_nul_is_ignored_and_others_kept_as_text() -> None:
     assert _events(b"id: 7\ndata: a\n\n") == [("a", "7", None)]
     assert _events(b"id: 7\x00\ndata: a\n\n") == [("a", None, None)]
     assert _events("id: \u00b2\ndata: a\n\n".encode()) == [("a", "\u00b2", None)]
+
+
+def test_one_leading_byte_order_mark_is_ignored_even_split_across_chunks() -> None:
+    bom = b"\xef\xbb\xbf"
+    assert _events(bom + b"id: 1\ndata: a\n\n") == [("a", "1", None)]
+    decoder = SSEDecoder()
+    got = [e.data for chunk in (bom[:1], bom[1:2], bom[2:] + b"data: b\n", b"\n")
+           for e in decoder.feed(chunk)]
+    assert got == ["b"]
+    # only the stream's first: one later is a character of the line it opens
+    assert _events(b"data: a\n\n" + bom + b"data: c\n\n") == [("a", None, None)]
+    assert _events(b"data: x\n\n") == [("x", None, None)]
+

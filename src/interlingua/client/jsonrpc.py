@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping
 from typing import Any
@@ -115,6 +116,9 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
             env = _envelope.decode(reply.content)
         except (msgspec.DecodeError, msgspec.ValidationError):
             env = None
+            if reply.content[:3] == b"\xef\xbb\xbf":  # a byte order mark (RFC 8259 §8.1)
+                with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                    env = _envelope.decode(reply.content[3:])
     if env is None or (env.result is msgspec.UNSET and env.error is msgspec.UNSET):
         if not reply.ok:
             cls = HTTP_ERRORS.get(reply.status)

@@ -246,19 +246,22 @@ class RESTConnection(Connection):
 def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> bytes:
     """The body of a successful answer; an error body is raised as its error
     (``task_route``: the route names a task, so a v0.3 404 says it is not found)."""
+    content = reply.content
+    if content[:3] == b"\xef\xbb\xbf":  # a byte order mark: ignored (RFC 8259 §8.1)
+        content = content[3:]
     if reply.ok:
-        if not reply.content.strip():
+        if not content.strip():
             return b"{}"
         if reply.content_type and not (reply.content_type.endswith("json")):
             raise BadResponse(
                 f"{reply.url} answered {reply.content_type}, not JSON{snippet(reply)}",
                 status=reply.status,
             )
-        return reply.content
+        return content
     doc: Any = None
-    if reply.content.strip():
+    if content.strip():
         try:
-            doc = _json.decode(reply.content)
+            doc = _json.decode(content)
         except msgspec.DecodeError:
             doc = None
     err = codec.decode_http_error(doc, reply.status, task_route)

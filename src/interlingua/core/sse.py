@@ -14,6 +14,9 @@ import msgspec
 
 __all__ = ["SSEDecoder", "SSEEvent", "comment", "encode_event"]
 
+#: a UTF-8 byte order mark
+_BOM = b"\xef\xbb\xbf"
+
 
 def encode_event(data: bytes, *, id: int | str | None = None, event: str | None = None) -> bytes:
     head = b""
@@ -47,9 +50,20 @@ class SSEDecoder:
         self._retry: int | None = None
         #: the id of the last event dispatched (what a reconnect sends as Last-Event-ID)
         self.last_event_id: str | None = None
+        #: the stream's first bytes are still to come: a byte order mark there is dropped
+        self._start = True
 
     def feed(self, chunk: bytes) -> Iterator[SSEEvent]:
         buf = self._buf + chunk if self._buf else chunk
+        if self._start:
+            # one leading byte order mark is ignored (the event-stream format's rule);
+            # kept until three bytes have come, as it may come split across chunks
+            if len(buf) < 3 and _BOM.startswith(buf):
+                self._buf = buf
+                return
+            self._start = False
+            if buf[:3] == _BOM:
+                buf = buf[3:]
         pos = 0
         try:
             while True:
