@@ -32,13 +32,14 @@ def test_a_port_out_of_range_is_a_usage_error_of_mcp_too() -> None:
     assert done.exit_code == 2 and "has no valid port (0-65535)" in done.output, done.output
 
 
-def test_listen_takes_an_http_url_for_the_jwks() -> None:
-    # checked before it listens: else every notification would be refused later, the
-    # JWKS unreachable (a subprocess with a time limit: a listener that took the URL
-    # would listen until stopped)
+@pytest.mark.parametrize("command", [["listen", "--jwks"], ["inspect"]])
+def test_a_server_command_checks_its_url_before_it_listens(command: list[str]) -> None:
+    # else every notification would be refused later, the JWKS unreachable, or the
+    # inspector would offer an agent no one can reach (a subprocess with a time limit:
+    # a command that took the URL would listen until stopped)
     for url, says in (("not-a-url", "'not-a-url' is not an http:// or https:// URL"),
                       ("http://[::1/", "is not a URL: Invalid IPv6 URL")):
         done = subprocess.run(
-            [sys.executable, "-m", "interlingua.cli.main", "listen", "--port",
-             str(free_port()), "--jwks", url], capture_output=True, text=True, timeout=30)
+            [sys.executable, "-m", "interlingua.cli.main", command[0], "--port",
+             str(free_port()), *command[1:], url], capture_output=True, text=True, timeout=30)
         assert done.returncode == 2 and says in done.stderr, done.stderr

@@ -6,13 +6,15 @@ import socket
 
 import click
 
+from .urls import check_http_url
+
 __all__ = ["LOOPBACK", "inspect_command"]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @click.command("inspect")
-@click.argument("url", required=False)
+@click.argument("url", required=False, callback=check_http_url)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to listen on (the inspector holds credentials: keep it local).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)

@@ -130,7 +130,11 @@ class Session:
     async def connect(self, url: str, *, dialect: str | None, binding: str | None,
                       auth: Any, webhook: str) -> dict[str, Any]:
         """Read the agent's card (unless a dialect is forced) and choose how to talk to it."""
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (urllib checks the port when it is read)
+        except ValueError as exc:  # a bracket left open, a port out of range
+            raise InspectorError(f"{url!r} is not a URL: {exc}") from None
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InspectorError(f"{url!r} is not an http:// or https:// URL")
         try:
