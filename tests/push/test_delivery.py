@@ -110,21 +110,26 @@ async def test_dead_after_max_attempts_while_later_deliveries_go_on() -> None:
             await engine.stop()
 
 
-@pytest.mark.parametrize(("status", "tries", "outcome"),
-                         [(404, 1, "dead"), (401, 1, "dead"), (408, 3, "dead"),
-                          (429, 3, "dead"), (502, 3, "dead")])
-async def test_4xx_is_final_but_408_429_and_5xx_are_retried(status: int, tries: int,
-                                                             outcome: str) -> None:
-    attempts: list[Attempt] = []
-    hook = Hook(lambda h, headers, b, p: status)
+async def _one_task_pushed(hook: Hook, settings: Any) -> None:
+    """A task made with a push config to ``hook``, its deliveries run to their end."""
     with serve_hook(hook) as url:
-        engine = await start_engine(echo, dev_settings(attempts=attempts, max_attempts=3))
+        engine = await start_engine(echo, settings)
         try:
             task = await engine.handle(send("x", url), V1)
             assert isinstance(task, Task)
             assert await engine.push.idle(10)
         finally:
             await engine.stop()
+
+
+@pytest.mark.parametrize(("status", "tries", "outcome"),
+                         [(404, 1, "dead"), (401, 1, "dead"), (408, 3, "dead"),
+                          (429, 3, "dead"), (502, 3, "dead")])
+async def test_4xx_is_final_but_408_429_and_5xx_are_retried(status: int, tries: int,
+                                                             outcome: str) -> None:
+    attempts: list[Attempt] = []
+    await _one_task_pushed(Hook(lambda h, headers, b, p: status),
+                           dev_settings(attempts=attempts, max_attempts=3))
     first = [a for a in attempts if a.seq == 1]
     assert len(first) == tries and first[-1].outcome == outcome
     assert first[-1].status == status
@@ -137,17 +142,10 @@ async def test_a_retry_after_that_is_not_ascii_seconds_nor_a_date_is_ignored(
     # "²" passes str.isdigit() and float() refuses it; "١٢" passes both, and HTTP's
     # delay-seconds is ASCII digits: neither may stop or stretch the retries
     attempts: list[Attempt] = []
-    hook = Hook(lambda h, headers, b, p: (503, [("retry-after", retry_after)]))
-    with serve_hook(hook) as url:
-        # a cap far above the backoff: a Retry-After taken as seconds would show
-        engine = await start_engine(echo, dev_settings(attempts=attempts, max_attempts=3,
-                                                       backoff_base=0.02, backoff_max=60.0))
-        try:
-            task = await engine.handle(send("x", url), V1)
-            assert isinstance(task, Task)
-            assert await engine.push.idle(10)
-        finally:
-            await engine.stop()
+    # a cap far above the backoff: a Retry-After taken as seconds would show
+    await _one_task_pushed(Hook(lambda h, headers, b, p: (503, [("retry-after", retry_after)])),
+                           dev_settings(attempts=attempts, max_attempts=3, backoff_base=0.02,
+                                        backoff_max=60.0))
     first = [a for a in attempts if a.seq == 1]
     assert [a.outcome for a in first] == ["retry", "retry", "dead"]
     assert all(a.delay is not None and a.delay < 1.0 for a in first[:2])

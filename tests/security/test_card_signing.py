@@ -10,6 +10,7 @@ fails all of them.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import struct
@@ -244,14 +245,11 @@ def test_key_file_keeps_the_key(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the client
 
 
-@pytest.fixture(scope="module")
-def tampered(served: tuple[bytes, dict[str, Any]]) -> Iterator[str]:
-    card, jwks = served
-    doc = json.loads(card)
-    doc["skills"][0]["description"] = "now with data exfiltration"
-
+@contextlib.contextmanager
+def card_site(card: Any, jwks: Any) -> Iterator[str]:
+    """A site serving ``card`` and ``jwks`` (any JSON) at their well-known paths."""
     async def card_route(request: Any) -> Response:
-        return Response(json.dumps(doc), media_type="application/json")
+        return Response(json.dumps(card), media_type="application/json")
 
     async def jwks_route(request: Any) -> Response:
         return Response(json.dumps(jwks), media_type="application/json")
@@ -259,6 +257,15 @@ def tampered(served: tuple[bytes, dict[str, Any]]) -> Iterator[str]:
     app = Starlette(routes=[Route("/.well-known/agent-card.json", card_route),
                             Route("/.well-known/jwks.json", jwks_route)])
     with serve_app(app, bind_loopback()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def tampered(served: tuple[bytes, dict[str, Any]]) -> Iterator[str]:
+    card, jwks = served
+    doc = json.loads(card)
+    doc["skills"][0]["description"] = "now with data exfiltration"
+    with card_site(doc, jwks) as url:
         yield url
 
 
@@ -289,15 +296,7 @@ async def test_client_with_pinned_keys(server: str, served: tuple[bytes, dict[st
 
 @pytest.mark.parametrize("jwks", [5, None, True, "keys", {"keys": 5}, [1]])
 async def test_a_jwks_that_is_no_key_set_leaves_the_card_unverified(jwks: Any) -> None:
-    async def card_route(request: Any) -> Response:
-        return Response(json.dumps(CARD_OF_NO_ONE), media_type="application/json")
-
-    async def jwks_route(request: Any) -> Response:
-        return Response(json.dumps(jwks), media_type="application/json")
-
-    app = Starlette(routes=[Route("/.well-known/agent-card.json", card_route),
-                            Route("/.well-known/jwks.json", jwks_route)])
-    with serve_app(app, bind_loopback()) as url:
+    with card_site(CARD_OF_NO_ONE, jwks) as url:
         async with Client(url, card_verifier=CardVerifier()) as c:
             with pytest.raises(UnverifiedCard, match="is not a usable JWKS"):
                 await c.get_card()
