@@ -27,6 +27,7 @@ import msgspec
 from ..core.dialects import SPOKEN
 from ..core.errors import A2AError
 from ..core.model import AgentCard
+from ..core.reading import ascii_int
 from ..grpc_wire.address import dns_target
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
 from .generations import GENERATIONS_VERSION
@@ -120,13 +121,14 @@ def parse_card(document: bytes) -> AgentCard:
 def dialect_of_version(version: str) -> str | None:
     """A card's protocol version -> the dialect this client speaks for it, if any."""
     major, _, rest = version.strip().lstrip("v").partition(".")
-    if not _digits(major):
+    major_n = ascii_int(major)  # (a card is the peer's to write: "²" is no number)
+    if major_n is None:
         return None
-    if int(major) >= 1:
+    if major_n >= 1:
         return "1.0"
     minor = rest.partition(".")[0]
     # v0.2 and v0.3 JSON-RPC are one wire family (DIALECTS.md §a.3).
-    if _digits(minor) and int(minor) >= 2:
+    if (ascii_int(minor) or 0) >= 2:
         return "0.3"
     if minor == "1":
         return "0.1"
@@ -138,15 +140,9 @@ def minor_version_of(version: str) -> str:
     it (``"1.1"`` for 1.1 and after), or ``""`` for 1.0 itself and anything else."""
     major, _, rest = version.strip().lstrip("v").partition(".")
     minor = rest.partition(".")[0]
-    if major == "1" and _digits(minor) and int(minor) >= 1:
+    if major == "1" and (ascii_int(minor) or 0) >= 1:
         return GENERATIONS_VERSION
     return ""
-
-
-def _digits(text: str) -> bool:
-    # ASCII digits: str.isdigit() also takes "²", which int() refuses (a card is the
-    # peer's to write)
-    return text.isascii() and text.isdigit()
 
 
 _RANK = {d: i for i, d in enumerate(SPOKEN)}

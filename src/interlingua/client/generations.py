@@ -31,6 +31,7 @@ from ..core import errors
 from ..core.calls import Call, GetTask, SendMessage
 from ..core.errors import A2AError, RemoteError
 from ..core.model import TERMINAL_STATES, Task
+from ..core.reading import ascii_int
 from .errors import AgentTimeout, DialectMismatch
 
 __all__ = [
@@ -79,13 +80,8 @@ def _meta(data: Any, key: str) -> str | None:
     return str(value) if value is not None else None
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    # (ASCII digits: str.isdigit() also takes "²", which int() refuses)
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value.strip())
-    return None
+#: a generation as the agent wrote it in an error's details, if it is one
+_int = ascii_int
 
 
 # ------------------------------------------------------------------ calls out

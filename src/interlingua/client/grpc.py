@@ -43,6 +43,7 @@ import msgspec
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.errors import InvalidAgentResponse
+from ..core.reading import ascii_int
 from ..core.trace_context import inject
 from ..grpc_wire.address import dns_target
 from .card import Endpoint
@@ -420,8 +421,7 @@ def _event(message: Any) -> tuple[int | None, bytes]:
         if EVENT_ID_KEY in fields:
             value = fields[EVENT_ID_KEY]
             text = value.string_value if value.HasField("string_value") else ""
-            # (ASCII digits: str.isdigit() also takes "²", which int() refuses)
-            seq = int(text) if text.isascii() and text.isdigit() else None
+            seq = ascii_int(text)
             del fields[EVENT_ID_KEY]
             if not fields:
                 payload.ClearField("metadata")

@@ -18,6 +18,7 @@ from ..core.errors import (
     InvalidAgentResponse,
     RateLimitExceeded,
 )
+from ..core.reading import without_bom
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse
@@ -116,9 +117,10 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
             env = _envelope.decode(reply.content)
         except (msgspec.DecodeError, msgspec.ValidationError):
             env = None
-            if reply.content[:3] == b"\xef\xbb\xbf":  # a byte order mark (RFC 8259 §8.1)
+            unmarked = without_bom(reply.content)  # (RFC 8259 §8.1)
+            if unmarked is not None:
                 with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-                    env = _envelope.decode(reply.content[3:])
+                    env = _envelope.decode(unmarked)
     if env is None or (env.result is msgspec.UNSET and env.error is msgspec.UNSET):
         if not reply.ok:
             cls = HTTP_ERRORS.get(reply.status)

@@ -51,6 +51,7 @@ from ..core.calls import SendMessage, SubscribeToTask
 from ..core.dialects.base import Codec, StreamItem
 from ..core.errors import A2AError, TaskNotFound
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
+from ..core.reading import ascii_int
 from ..core.sse import SSEDecoder, SSEEvent
 from .errors import AgentUnreachable, BadResponse, ClientError
 from .generations import GenerationTracker, generation_of
@@ -241,14 +242,8 @@ def lagged_or(err: A2AError) -> Exception:
     return err
 
 
-def _seq(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value if value >= 0 else None
-    # (ASCII digits: str.isdigit() also takes "²", which int() refuses; an event id
-    # is the agent's to write)
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value.strip())
-    return None
+#: an event's sequence number as the agent wrote it (its id, a resume hint), if it is one
+_seq = ascii_int
 
 
 def _clip(text: str) -> str:

@@ -13,6 +13,7 @@ import msgspec
 
 from .dialects._common import check_utf8
 from .errors import A2AError, InvalidRequest, ParseError
+from .reading import without_bom
 
 __all__ = [
     "Batch",
@@ -50,10 +51,6 @@ class Batch(msgspec.Struct):
 _decoder = msgspec.json.Decoder(_Envelope)
 _any_decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
-
-
-#: a UTF-8 byte order mark
-_BOM = b"\xef\xbb\xbf"
 
 
 def parse(body: bytes, check_batch: Callable[[int], None] | None = None) -> Request | Batch:
@@ -113,10 +110,11 @@ def _parse_slow(body: bytes, check_batch: Callable[[int], None] | None) -> Reque
     try:
         doc = _any_decoder.decode(body)
     except msgspec.DecodeError as exc:
-        if body[:3] == _BOM and body[3:6] != _BOM:  # (one: not a loop of them)
-            # RFC 8259 §8.1 lets a parser ignore a byte order mark, and some clients
-            # send one: read without it (only here, once the body was refused)
-            return parse(body[3:], check_batch)
+        unmarked = without_bom(body)
+        if unmarked is not None:
+            # some clients send a byte order mark: read without it (only here, once
+            # the body was refused)
+            return parse(unmarked, check_batch)
         raise ParseError(f"Parse error: {exc}") from None
     if isinstance(doc, list):
         if not doc:

@@ -12,10 +12,9 @@ from collections.abc import Iterator
 
 import msgspec
 
-__all__ = ["SSEDecoder", "SSEEvent", "comment", "encode_event"]
+from .reading import BOM
 
-#: a UTF-8 byte order mark
-_BOM = b"\xef\xbb\xbf"
+__all__ = ["SSEDecoder", "SSEEvent", "comment", "encode_event"]
 
 
 def encode_event(data: bytes, *, id: int | str | None = None, event: str | None = None) -> bytes:
@@ -58,11 +57,11 @@ class SSEDecoder:
         if self._start:
             # one leading byte order mark is ignored (the event-stream format's rule);
             # kept until three bytes have come, as it may come split across chunks
-            if len(buf) < 3 and _BOM.startswith(buf):
+            if len(buf) < 3 and BOM.startswith(buf):
                 self._buf = buf
                 return
             self._start = False
-            if buf[:3] == _BOM:
+            if buf[:3] == BOM:
                 buf = buf[3:]
         pos = 0
         try:

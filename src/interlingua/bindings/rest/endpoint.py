@@ -36,6 +36,7 @@ from ...core.errors import (
     quoted,
 )
 from ...core.model import AgentCard
+from ...core.reading import without_bom
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
@@ -230,8 +231,9 @@ class RESTEndpoint:
             # opens with a byte order mark is read without it (RFC 8259 §8.1 lets a
             # parser ignore it, and some clients send one); one that is no JSON at
             # all is a parse error, as on JSON-RPC, not params of the wrong shape.
-            if body[:3] == _BOM and body[3:6] != _BOM:  # (one: not a loop of them)
-                inbound.payload = (route, body[3:])
+            unmarked = without_bom(body)
+            if unmarked is not None:
+                inbound.payload = (route, unmarked)
                 return self._decode(inbound)
             _check_json(body)
             raise
@@ -368,10 +370,6 @@ def _check_content_type(value: str | None) -> None:
     raise ContentTypeNotSupported(
         f"Content-Type {media!r} is not supported; send application/a2a+json or "
         "application/json")
-
-
-#: a UTF-8 byte order mark
-_BOM = b"\xef\xbb\xbf"
 
 
 def _check_json(body: bytes) -> None:
