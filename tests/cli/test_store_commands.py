@@ -39,3 +39,15 @@ def test_store_commands_that_cannot_use_their_store_say_why(tmp_path: Path) -> N
     regular.write_text("not a folder")
     code, output = _run("db", "upgrade", "--store", f"sqlite:///{regular}/t.db")
     assert code == 2 and f"{regular} is a file, not a folder" in output, output
+
+
+def test_a_store_path_with_escapes_is_the_file_the_store_opens(tmp_path: Path) -> None:
+    # sqlite:///…/my%20tasks.db is the file "my tasks.db": checked there, and nothing
+    # made under the escaped name
+    url = f"sqlite:///{tmp_path}/my%20tasks.db"
+    code, output = _run("db", "upgrade", "--store", url)
+    assert code == 0, output
+    code, output = _run("push", "outbox", "--store", url)
+    assert code == 0 and "pending: 0" in output, output
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == ["my tasks.db"]
+

@@ -21,9 +21,15 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
     no permission; with ``must_exist``, no database there yet), or None."""
     if not store.startswith("sqlite:///"):
         return None
-    path = Path(store[len("sqlite:///"):].split("?", 1)[0])
-    if str(path) == ":memory:":
+    from ..stores.sqlite import parse_sqlite_url
+
+    try:
+        where = parse_sqlite_url(store).path  # (%-escapes decoded, as the store reads it)
+    except ValueError as exc:
+        return str(exc)
+    if where == ":memory:":
         return None
+    path = Path(where)
     if must_exist and not path.exists():
         return f"no store at {path}: check the path (a command that reads a store makes none)"
     try:
