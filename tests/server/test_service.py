@@ -145,3 +145,5 @@ def test_create_app_refuses_a_keyword_that_is_no_setting() -> None:
         create_app(Agent("Echo", "Echoes.", _echo), max_body_bytes=0)
     with pytest.raises(ValueError, match="young_gc_threshold must be at least 1"):
         create_app(Agent("Echo", "Echoes.", _echo), young_gc_threshold=-1)
+    with pytest.raises(ValueError, match="long_poll_max_wait must not be negative"):
+        ServiceSettings(long_poll_max_wait=float("nan"))

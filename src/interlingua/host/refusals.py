@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 
 from ..bindings.rest.endpoint import refuse_verb
 from ..core.errors import quoted
@@ -41,8 +41,6 @@ def host_refusal(names: Callable[[], Sequence[str]],
         assert isinstance(exc, HTTPException)
         if exc.status_code != 404:
             return await http_refusal(request, exc)
-        from starlette.responses import JSONResponse
-
         return JSONResponse({"error": {"code": 404, "message": (
             f"Not found: {quoted(request.scope['path'])}: this server hosts several agents,"
             f" each under {listing}{{name}}/; these are: {', '.join(names()) or 'none'}"

@@ -132,8 +132,7 @@ class Session:
         """Read the agent's card (unless a dialect is forced) and choose how to talk to it."""
         try:
             parts = urlsplit(url)
-            parts.port  # noqa: B018 (urllib checks the port when it is read)
-        except ValueError as exc:  # a bracket left open, a port out of range
+        except ValueError as exc:  # a bracket left open (a bad port: Client says so)
             raise InspectorError(f"{url!r} is not a URL: {exc}") from None
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InspectorError(f"{url!r} is not an http:// or https:// URL")

@@ -96,7 +96,7 @@ class ServiceSettings:
         if self.young_gc_threshold is not None and self.young_gc_threshold < 1:
             raise ValueError("young_gc_threshold must be at least 1 (or None: as it is), "
                              f"got {self.young_gc_threshold!r}")
-        if self.long_poll_max_wait is not None and self.long_poll_max_wait < 0:
+        if self.long_poll_max_wait is not None and not self.long_poll_max_wait >= 0:  # NaN
             raise ValueError("long_poll_max_wait must not be negative")
 
     def replace(self, **overrides: Any) -> ServiceSettings:

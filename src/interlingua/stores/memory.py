@@ -50,8 +50,6 @@ from .memory_outbox import MemoryOutbox
 __all__ = ["MemoryStore"]
 
 
-
-
 # a finished task's projection, kept once read (see _Entry.view); JSON, not
 # MessagePack, because metadata may hold integers beyond 64 bits
 _pack_task = msgspec.json.Encoder().encode
