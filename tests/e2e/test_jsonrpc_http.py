@@ -317,6 +317,24 @@ def test_wrong_http_method_without_or_beside_other_apps(c: httpx.Client, rest: b
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
 
 
+def test_a_body_opening_with_a_byte_order_mark_is_read_in_each_dialect(
+        c: httpx.Client, url: str) -> None:
+    """As HTTP+JSON reads it (tests/bindings/test_rest_http.py): one leading byte order
+    mark is passed over (RFC 8259 §8.1), two are a parse error."""
+    import msgspec
+
+    bom = b"\xef\xbb\xbf"
+    for body, headers in ((rpc("SendMessage", {"message": v1_message("x")}), V1),
+                          (rpc("message/send", {"message": v03_message("x")}), {})):
+        raw = msgspec.json.encode(body)
+        r = c.post(url + "/", content=bom + raw,
+                   headers={"content-type": "application/json", **headers})
+        assert r.status_code == 200 and "result" in r.json(), r.text
+        r = c.post(url + "/", content=bom * 2 + raw,
+                   headers={"content-type": "application/json", **headers})
+        assert r.json()["error"]["code"] == -32700, r.text
+
+
 def test_wrong_http_method_on_the_card_and_health_paths(c: httpx.Client) -> None:
     """The app's own routes refuse a wrong verb with the 405 every other route answers
     (a JSON error body), not Starlette's plain text."""
