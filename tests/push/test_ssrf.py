@@ -109,6 +109,10 @@ REFUSED = [
     ("https://metadata.google.internal/", "metadata"),
     ("https://user:pw@hooks.example.com/", "credentials"),
     ("https:///nohost", "no host"),
+    # httpx takes these as ports; no webhook can be called at one
+    ("https://hooks.example.com:99999/", "no valid port"),
+    ("https://hooks.example.com:0/", "no valid port"),
+    ("https://hooks.example.com:-1/", "no valid port"),
 ]
 
 

@@ -244,6 +244,10 @@ class UrlGuard:
             raise Refused(f"{url!r} has no host")
         if parsed.userinfo:
             raise Refused(f"{url!r} carries credentials; give them in authentication instead")
+        port = parsed.port
+        # httpx reads any digits as a port (0, 99999, -1): none of those can be called
+        if port is not None and not 0 < port < 65536:
+            raise Refused(f"{url!r} has no valid port (1-65535)")
         name = _norm(host)
         if name in self._names:
             return parsed
