@@ -99,6 +99,8 @@ def parse_card(document: bytes) -> AgentCard:
         doc = _json.decode(document)
     except msgspec.DecodeError as exc:
         raise InvalidCard(f"the agent card is not JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidCard("the agent card is JSON nested too deeply to read") from None
     if not isinstance(doc, dict):
         raise InvalidCard("the agent card is not a JSON object")
     try:
@@ -273,7 +275,7 @@ def server_text(reply: HTTPReply, limit: int = 300) -> str:
     text = ""
     try:
         doc = _json.decode(reply.content)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         doc = None
     if isinstance(doc, dict):
         error = doc.get("error")

@@ -81,7 +81,7 @@ from .bindings import (
     check_binding,
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
-from .errors import BadResponse, ClientError, DialectMismatch, TaskNotSettled
+from .errors import BadResponse, ClientError, DialectMismatch, TaskNotSettled, too_deep
 from .generations import (
     GENERATIONS_VERSION,
     GenerationsNotSupported,
@@ -630,7 +630,10 @@ class Client:
     ) -> Connection:
         if endpoint.tenant is not None and call.tenant is None:
             call = msgspec.structs.replace(call, tenant=endpoint.tenant)
-        return await self._binding_for(endpoint).open_stream(endpoint, call, last_event_id)
+        try:
+            return await self._binding_for(endpoint).open_stream(endpoint, call, last_event_id)
+        except RecursionError:  # an answer deeper than the decoder goes
+            raise too_deep(endpoint.url) from None
 
     async def call(self, call: Call) -> Result:
         """Carry out any canonical call; the typed methods above are built on this."""
@@ -730,7 +733,10 @@ class Client:
         if endpoint.tenant is not None and getattr(call, "tenant", "") is None:
             # the card's interface names the tenant its requests carry
             call = msgspec.structs.replace(call, tenant=endpoint.tenant)
-        result, raw = await self._binding_for(endpoint).call(endpoint, call)
+        try:
+            result, raw = await self._binding_for(endpoint).call(endpoint, call)
+        except RecursionError:  # an answer deeper than the decoder goes
+            raise too_deep(endpoint.url) from None
         self.last_result = raw
         return result
 

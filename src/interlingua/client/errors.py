@@ -66,5 +66,11 @@ class BadResponse(ClientError):
         self.status = status
 
 
+def too_deep(url: str) -> BadResponse:
+    """What a peer's JSON nested deeper than the decoder goes (``RecursionError``
+    from msgspec) is raised as."""
+    return BadResponse(f"{url} answered with JSON nested too deeply to read")
+
+
 class DialectMismatch(ClientError):
     """The call has no counterpart in the dialect used with this agent."""

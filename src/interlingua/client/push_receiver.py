@@ -134,8 +134,10 @@ class JWKSCache:
             if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
                 raise ValueError("the JWKS is not an object with a list of keys")
             keys = KeySet.import_key_set(doc)  # type: ignore[arg-type]
-        # (joserfc raises TypeError and KeyError too, for a key of an unknown curve, say)
-        except (httpx.HTTPError, ValueError, JoseError, TypeError, KeyError) as exc:
+        # (joserfc raises TypeError and KeyError too, for a key of an unknown curve, say;
+        # json a RecursionError for a document nested too deeply)
+        except (httpx.HTTPError, ValueError, JoseError, TypeError, KeyError,
+                RecursionError) as exc:
             if self._keys is not None:
                 log.warning("could not refresh the JWKS at %s: %s", self.url, exc)
                 return
@@ -154,7 +156,7 @@ def _protected_header(signature: str) -> dict[str, Any]:
     head = signature.split(".", 1)[0]
     try:
         doc = _decode(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except (binascii.Error, ValueError, msgspec.DecodeError):
+    except (binascii.Error, ValueError, msgspec.DecodeError, RecursionError):
         raise _Reject(401, "the signature header is not a JWS") from None
     if not isinstance(doc, dict):
         raise _Reject(401, "the signature header is not a JWS")
@@ -245,6 +247,8 @@ class Receiver:
             doc = _decode(body)
         except msgspec.DecodeError:
             raise _Reject(400, "the body is not JSON") from None
+        except RecursionError:
+            raise _Reject(400, "the body is JSON nested too deeply to read") from None
         dialect, item, task_id, state = _interpret(doc, body)
         event = PushEvent(
             notification_id=nid, dialect=dialect, task_id=task_id, state=state, body=doc,
@@ -375,7 +379,7 @@ def _interpret(doc: Any, raw: bytes) -> tuple[str, StreamItem | None, str | None
 def _try(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
-    except (A2AError, ValueError, msgspec.MsgspecError):
+    except (A2AError, ValueError, msgspec.MsgspecError, RecursionError):
         return None
 
 

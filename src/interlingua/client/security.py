@@ -66,6 +66,8 @@ class CardVerifier:
             return load_keys(msgspec.json.decode(reply.content))
         except (msgspec.DecodeError, ValueError) as exc:
             raise UnverifiedCard(f"{url} is not a usable JWKS: {exc}") from None
+        except RecursionError:
+            raise UnverifiedCard(f"{url} is not a usable JWKS: nested too deeply") from None
 
     async def verify(self, fetched: FetchedCard, transport: Transport) -> AgentCard:
         """The card, once one of its signatures verifies; ``UnverifiedCard`` otherwise."""

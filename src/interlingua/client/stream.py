@@ -53,7 +53,7 @@ from ..core.errors import A2AError, TaskNotFound
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..core.reading import ascii_int
 from ..core.sse import SSEDecoder, SSEEvent
-from .errors import AgentUnreachable, BadResponse, ClientError
+from .errors import AgentUnreachable, BadResponse, ClientError, too_deep
 from .generations import GenerationTracker, generation_of
 from .transport import StreamReply
 
@@ -202,7 +202,11 @@ class Connection:
         async with contextlib.aclosing(self._reply.chunks()) as chunks:
             async for chunk in chunks:
                 for ev in decoder.feed(chunk):
-                    yield self._event(ev)
+                    try:
+                        event = self._event(ev)
+                    except RecursionError:  # deeper than the decoder goes
+                        raise too_deep(self.url) from None
+                    yield event
 
     async def aclose(self) -> None:
         if self._reply is not None:
@@ -397,6 +401,8 @@ class _Position:
                     item = conn.codec.decode_stream_item(raw)
                 except A2AError as exc:
                     raise BadResponse(f"{conn.url}: {exc.message}") from None
+                except RecursionError:
+                    raise too_deep(conn.url) from None
                 event = StreamEvent(seq, item, raw)
                 if seq is not None:
                     self.last = seq

@@ -95,12 +95,16 @@ class _Reader:
 
     def result(self, data: bytes, method: str) -> Any:
         try:
-            return self.decoder.decode(data)
-        except msgspec.ValidationError:
-            pass
-        except msgspec.DecodeError as exc:
-            raise InvalidAgentResponse(f"Invalid agent response to {method}: {exc}") from None
-        return self.document(_any_decoder.decode(data), method)
+            try:
+                return self.decoder.decode(data)
+            except msgspec.ValidationError:
+                pass
+            except msgspec.DecodeError as exc:
+                raise InvalidAgentResponse(f"Invalid agent response to {method}: {exc}") from None
+            return self.document(_any_decoder.decode(data), method)
+        except RecursionError:  # deeper than the decoder (or the lenient reading) goes
+            raise InvalidAgentResponse(
+                f"Invalid agent response to {method}: nested too deeply") from None
 
     def document(self, doc: Any, method: str) -> Any:
         def fault(why: str) -> A2AError:
