@@ -324,3 +324,21 @@ async def test_user_properties_reach_the_executor_as_headers(ns: str) -> None:
     # user properties are strings: a dict or a number went as JSON
     assert told == {"userid": "alice", "a2auserconfig": '{"tier":"gold"}', "calldepth": "2",
                     "delegating_agent_name": "Orchestrator"}
+
+
+async def test_json_nested_too_deeply_on_any_topic_leaves_the_agent_serving(ns: str) -> None:
+    """A payload deeper than the decoder goes (anyone on the broker may publish one):
+    a request gets an error, a card or withdrawal is passed over, and the agent
+    goes on reading."""
+    deep = b'{"name": "x", "instance": "y", "junk": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    async with on_mesh(VALIDATOR, ns), Peer(ns) as peer:
+        reply = peer.topics.client_response("deep")
+        await peer.listen(reply)
+        await peer.broker.publish(peer.topics.discovery(), deep, {"a2aInstance": "other"})
+        await peer.broker.publish(peer.topics.withdrawals(), deep, {})
+        await peer.request("OrderValidator", deep, replyTo=reply)
+        refused = decoded(await peer.next())
+        await peer.request("OrderValidator", {**SEED_REQUEST, "id": "after"}, replyTo=reply)
+        fine = decoded(await peer.next())
+    assert refused["error"]["code"] in (-32700, -32600)
+    assert fine["id"] == "after" and fine["result"]["status"]["state"] == "completed"

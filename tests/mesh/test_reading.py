@@ -46,3 +46,37 @@ async def test_a_cancel_lost_while_subscribing_still_stops_the_reader() -> None:
     reader.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(reader, 5)
+
+
+class _Saying(_Broker):
+    """Connects at once and has two messages, then none."""
+
+    async def messages(self) -> AsyncIterator[Inbound]:
+        yield Inbound("a/first", b"1")
+        yield Inbound("a/second", b"2")
+        await asyncio.Event().wait()
+
+
+async def test_a_message_the_taker_fails_on_is_logged_and_the_reading_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    taken: list[str] = []
+    second = asyncio.Event()
+
+    def take(msg: Inbound) -> None:
+        if msg.topic == "a/first":
+            raise RecursionError("maximum recursion depth exceeded while deserializing")
+        taken.append(msg.topic)
+        second.set()
+
+    async def subscribed() -> None:
+        pass
+
+    with caplog.at_level("ERROR", logger="interlingua.mesh"):
+        reader = asyncio.create_task(read_reconnecting(
+            _Saying(), take, on_connect=subscribed, delay=0.01, warning="%s"))  # type: ignore[arg-type]
+        await asyncio.wait_for(second.wait(), 5)
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+    assert taken == ["a/second"]
+    assert any("a/first could not be taken" in r.getMessage() for r in caplog.records)

@@ -386,7 +386,7 @@ class MeshAgent:
         if msg.topic == self.topics.withdrawals():
             try:
                 gone = msgspec.json.decode(msg.payload)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 return
             if not isinstance(gone, dict) or gone.get("name") != self.card_name:
                 return
@@ -400,7 +400,7 @@ class MeshAgent:
             return
         try:
             name = msgspec.json.decode(msg.payload, type=_CardName).name
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return
         if name == self.card_name:
             self._peers[instance] = time.monotonic()

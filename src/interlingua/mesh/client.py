@@ -105,7 +105,7 @@ class Requester(ReadingConnection):
             async for msg in self._broker.messages():
                 try:
                     env = _envelope.decode(msg.payload)
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     continue  # not an answer of ours
                 pending = self._pending.get(env.id)
                 if pending is not None:
@@ -314,7 +314,7 @@ async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = C
 def _card_name(msg: Inbound) -> str | None:
     try:
         doc = msgspec.json.decode(msg.payload)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     name = doc.get("name") if isinstance(doc, dict) else None
     return name if isinstance(name, str) else None

@@ -70,7 +70,7 @@ class Registry:
         if msg.topic == topics.discovery():
             try:
                 head = msgspec.json.decode(msg.payload, type=_CardHead)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
                 log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
                 return None
             agent = self._agents.get(head.name)
@@ -83,7 +83,7 @@ class Registry:
         if msg.topic == topics.withdrawals():
             try:
                 gone = msgspec.json.decode(msg.payload, type=_Withdrawal)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 return None
             agent = self._agents.get(gone.name)
             if agent is not None:

@@ -81,7 +81,10 @@ async def read_reconnecting(broker: Broker, take: Callable[[Inbound], object], *
                 if me is not None and me.cancelling():
                     raise asyncio.CancelledError
             async for msg in broker.messages():
-                take(msg)
+                try:
+                    take(msg)
+                except Exception:  # one message's fault: the reading goes on
+                    log.exception("a message on %s could not be taken", msg.topic)
         except MeshUnavailable as exc:
             if on_lost is not None:
                 on_lost()

@@ -365,5 +365,5 @@ def _rid_in(payload: bytes) -> Any:
     """The JSON-RPC id of a request, when one can be read (for a refusal)."""
     try:
         return msgspec.json.decode(payload, type=_Rid).id
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None

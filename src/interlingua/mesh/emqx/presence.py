@@ -63,7 +63,7 @@ class Directory(DiscoveryListener):
             return agent
         try:
             head = msgspec.json.decode(msg.payload, type=_CardHead)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
             self.cards.pop(agent, None)
             self.status.pop(agent, None)

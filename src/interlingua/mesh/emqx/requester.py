@@ -156,6 +156,8 @@ class EmqxRequester(ReadingConnection):
             env = _envelope.decode(payload)
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise BadResponse(f"{agent} answered something that is not JSON-RPC") from None
+        except RecursionError:
+            raise BadResponse(f"{agent} answered with JSON nested too deeply to read") from None
         if env.error is not msgspec.UNSET:
             error = env.error
             if not isinstance(error, dict) or not isinstance(error.get("code"), int):
