@@ -258,6 +258,29 @@ def test_push_config_crud(kind: type[Driver], server: str, client: httpx.Client)
         d.call(c.CancelTask(id=task.id))
 
 
+def test_api_key_credentials_that_cannot_be_read_are_refused(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """An ApiKey config's credentials that are JSON but no key (one nested deeper than
+    a decoder goes, too): the binding's invalid-params refusal, never an internal error."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    status = {"jsonrpc-1.0": (200, "-32602"), "jsonrpc-0.3": (200, "-32602"),
+              "rest-1.0": 400, "rest-0.3": 422, "grpc-1.0": "INVALID_ARGUMENT",
+              "grpc-0.3": "INVALID_ARGUMENT"}[kind.name]
+    try:
+        for credentials in ('{"name": 5}', '{"x": ' + "[" * 3000 + "]" * 3000 + "}"):
+            config = m.PushConfig(url="http://127.0.0.1:9/hook", id="key", authentication=(
+                m.AuthInfo(schemes=["ApiKey"], credentials=credentials)))
+            with pytest.raises(Refused) as refused:
+                d.call(c.SetPushConfig(task_id=task.id, config=config))
+            got = (refused.value.status, refused.value.reason) if isinstance(status, tuple) \
+                else refused.value.status
+            assert got == status, refused.value
+            assert "credentials for ApiKey must be" in refused.value.message
+    finally:
+        d.call(c.CancelTask(id=task.id))
+
+
 def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -> None:
     with pytest.raises(Refused) as refused:
         kind(client, server).call(c.GetTask(id="no-such-task"))

@@ -88,7 +88,7 @@ def _api_key(credentials: str) -> _ApiKey | None:
         return None
     try:
         return msgspec.json.decode(credentials, type=_ApiKey)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (JSON nested too deeply: no key either)
         return None
 
 
