@@ -18,7 +18,7 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from interlingua import Agent, Client, Context, DataPart, Task, TaskState, get_text
-from interlingua.adapters.mcp import mcp_agent, mcp_server, mcp_tools
+from interlingua.adapters.mcp import MCPFunctionTool, mcp_agent, mcp_server, mcp_tools
 from interlingua.adapters.openai import chat_agent
 from interlingua.cli.main import main
 from interlingua.cli.serve import load_agent
@@ -257,3 +257,11 @@ def test_a_tool_named_by_no_string_is_refused_by_the_tools_names(tool: object) -
     picked = _pick(SimpleNamespace(message=message, text=""), tools)  # type: ignore[arg-type]
     assert picked == f"No tool named {tool!r}; the tools are: add."
 
+
+
+@pytest.mark.parametrize("arguments", ["{not json", "[" * 5000 + "]" * 5000])
+async def test_tool_arguments_a_model_got_wrong_are_said_to_it(arguments: str) -> None:
+    """The model's arguments, unreadable (or nested deeper than a reader goes): the
+    tool's answer to the model says so, and no MCP server is called."""
+    tool = MCPFunctionTool(mcp_math.server, None)
+    assert await tool(arguments) == "error: the arguments are not JSON"

@@ -137,11 +137,13 @@ def test_failed_task_exits_4(agent_url: str) -> None:
 
 @pytest.mark.parametrize("args", [
     ["--data", "{not json"],
+    ["--data", "[" * 5000 + "]" * 5000],
     ["--file", "/no/such/file.txt"],
     ["--dialect", "0.9"],
     ["--history", "-1"],
     ["-H", "no colon here"],
-], ids=["bad-json", "missing-file", "unknown-dialect", "negative-history", "bad-header"])
+], ids=["bad-json", "deep-json", "missing-file", "unknown-dialect", "negative-history",
+        "bad-header"])
 def test_send_usage_errors_exit_2(agent_url: str, args: list[str]) -> None:
     result = run("send", agent_url, "hi", *args)
     assert result.exit_code == 2

@@ -154,6 +154,9 @@ def test_bad_input_gets_a_clear_message(api):
     r = api.http.post("api/connect", content=b"url=x",
                       headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert r.status_code == 415
+    r = api.http.post("api/connect", content=b"[" * 5000 + b"]" * 5000,
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and "nested too deeply" in r.json()["error"], r.text
     r = api.post("api/connect", {"url": "http://127.0.0.1:9/", "dialect": "2.0"})
     assert r.status_code == 400 and "unknown dialect '2.0'" in r.json()["error"]
 

@@ -196,7 +196,7 @@ class MCPFunctionTool:
     async def __call__(self, arguments: str) -> str:
         try:
             args = json.loads(arguments or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: nested too deeply)
             return "error: the arguments are not JSON"
         async with MCPClient(self.target) as client:
             result = await client.call_tool(self.tool.name, args)

@@ -765,6 +765,8 @@ def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -
         return msgspec.json.decode(value)
     except msgspec.DecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise click.BadParameter("JSON nested too deeply") from None
 
 
 _save_option = click.option(

@@ -110,6 +110,8 @@ async def _body(request: Request) -> dict[str, Any]:
         doc = json.loads(await request.body() or b"{}")
     except ValueError:
         raise InspectorError("the request body is not JSON") from None
+    except RecursionError:
+        raise InspectorError("the request body is JSON nested too deeply") from None
     if not isinstance(doc, dict):
         raise InspectorError("the request body must be a JSON object")
     return doc
