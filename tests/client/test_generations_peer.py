@@ -92,7 +92,11 @@ async def test_wait_asks_again_while_the_agent_answers_unchanged(peer: Peer11) -
     peer.script.hold = 0.6
 
     def advance() -> None:
-        time.sleep(1.5)
+        # once the third held request is in (two came back unchanged), however
+        # long a loaded machine took to send the first
+        deadline = time.monotonic() + 8
+        while len(peer.calls()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
         peer.script.task = task_doc("t1", 4, "TASK_STATE_COMPLETED")
 
     threading.Thread(target=advance, daemon=True).start()
