@@ -473,6 +473,50 @@ def test_invalid_utf8_in_any_string_is_a_parse_error(binding: Driver) -> None:
             assert answer.body["error"]["status"] == "INVALID_ARGUMENT", answer.body
 
 
+def nested(levels: int) -> Any:
+    """A JSON value ``levels`` levels deep (``[[[1]]]`` is 3)."""
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+#: what each binding answers a send whose metadata nests past ``Limits.max_nesting``
+TOO_DEEP = {"jsonrpc-1.0": (200, "-32602"), "jsonrpc-0.3": (200, "-32602"),
+            "rest-1.0": (400, "INVALID_PARAMS"), "rest-0.3": (422, "InvalidParamsError"),
+            "grpc-1.0": ("INVALID_ARGUMENT", "INVALID_PARAMS"),
+            "grpc-0.3": ("INVALID_ARGUMENT", "INVALID_PARAMS"), "mqtt-sam": ("reply", "-32602")}
+
+
+def test_a_send_nested_deeper_than_every_binding_carries_is_refused(
+        binding: Driver, everywhere: tuple[str, str], client: httpx.Client) -> None:
+    """Metadata and data 33 levels deep (past the default ``max_nesting``, 32): the
+    binding's invalid-params answer naming the member, and no task; 32 levels are
+    taken, and the task made is read back, over gRPC too (protobuf reads no deeper
+    than 100 levels, two a level of JSON)."""
+    url, _ = everywhere
+    deep = m.Message(message_id=new_id(), role=m.Role.USER, parts=[
+        m.TextPart(text="1"), m.DataPart(data={"x": nested(32)})])  # 33 with its object
+    shallow = m.Message(message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text="1")],
+                        metadata={"x": nested(31)})
+    for call, where in (
+            (c.SendMessage(message=deep), "message.parts[1].data"),
+            (c.SendMessage(message=shallow, metadata={"x": nested(32)}), "metadata")):
+        with pytest.raises(Refused) as refused:
+            binding.call(call)
+        assert (refused.value.status, refused.value.reason) == TOO_DEEP[binding.name], \
+            refused.value
+        assert f"{where} nests more than 32 levels deep" in refused.value.message
+    task = binding.call(c.SendMessage(message=shallow))
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+    # read in 1.0, whose calls name their dialect (a v0.3 tasks/get of a task made in
+    # SAM's dialect is answered in that dialect, the task's)
+    for kind in (DRIVERS["jsonrpc-1.0"], DRIVERS["rest-1.0"], DRIVERS["grpc-1.0"]):
+        read = kind(client, url).call(c.GetTask(id=task.id))
+        assert isinstance(read, m.Task) and read.history[0].metadata is not None, kind
+        assert read.history[0].metadata["x"] == nested(31), kind
+
+
 #: an answer over max_answer_bytes, on each binding
 TOO_LARGE = {"jsonrpc-1.0": (200, "-32603"), "jsonrpc-0.3": (200, "-32603"),
              "rest-1.0": (500, "INTERNAL_ERROR"), "rest-0.3": (500, "InternalError"),

@@ -24,6 +24,7 @@ from interlingua.cli.serve import _grpc_credentials
 from interlingua.client import Client, ClientError, ResumePolicy, StreamEvent
 from interlingua.client import bindings as client_bindings
 from interlingua.client.card import interface_url
+from interlingua.client.errors import BadResponse
 from interlingua.client.grpc import target_of
 from interlingua.client.grpc_status import error_of, read_status
 from interlingua.core.calls import (
@@ -35,6 +36,7 @@ from interlingua.core.calls import (
 )
 from interlingua.core.errors import (
     AuthenticationRequired,
+    InternalError,
     MethodNotFound,
     ResourceUnavailable,
     TaskNotCancelable,
@@ -44,6 +46,7 @@ from interlingua.core.model import (
     AgentCard,
     APIKeyScheme,
     ArtifactUpdate,
+    DataPart,
     PushConfig,
     Task,
     TaskState,
@@ -537,3 +540,34 @@ def test_a_stream_event_s_id_is_read_in_ascii_digits_only(text: str, seq: int | 
     assert got == seq
     assert EVENT_ID_KEY.encode() not in doc and b'"t1"' in doc
 
+
+
+# ------------------------------------------------ values nested past protobuf's reach
+
+
+def _nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+async def _deep_answer(ctx: Any) -> None:
+    # an agent's own output is not held to the limit a request is
+    await ctx.complete(artifact=DataPart(data={"x": _nested(int(ctx.text))}))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_a_task_nested_past_what_protobuf_carries_is_a_clear_error(dialect: str) -> None:
+    """60 levels: the server writes the message, and the client cannot read it back
+    (protobuf parses 100 levels, two a level of JSON): ``BadResponse`` saying so, not an
+    AttributeError. 400 levels: protobuf's own conversion gives out in the server: an
+    internal error saying why, not a traceback in the log and a bare "Internal error"."""
+    with live_grpc_agent(Agent("Deep", "Answers deeply.", _deep_answer)) as (url, target):
+        async with Client(url, dialect=dialect) as over_http:
+            tasks = [await over_http.send(str(n)) for n in (60, 400)]
+        async with Client(target, binding="grpc", dialect=dialect) as over_grpc:
+            with pytest.raises(BadResponse, match="protobuf cannot read"):
+                await over_grpc.get_task(tasks[0].id)  # type: ignore[union-attr]
+            with pytest.raises(InternalError, match="nested too deeply for protobuf"):
+                await over_grpc.get_task(tasks[1].id)  # type: ignore[union-attr]

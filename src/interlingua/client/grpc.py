@@ -337,6 +337,8 @@ class GrpcClientBinding:
                                     timeout=self._timeout)
         except grpc.aio.AioRpcError as exc:
             raise self._error(exc, target) from None
+        if response is None:  # grpc logs the deserializer's failure, and gives None
+            raise _unreadable(target)
         doc = to_doc(response)
         if rpc == "GetAgentCard":
             doc = _card03_in(doc)
@@ -389,6 +391,8 @@ class GrpcConnection(Connection):
     async def events(self) -> AsyncGenerator[tuple[int | None, bytes], None]:
         message = self._first
         while message is not grpc.aio.EOF:
+            if message is None:  # not deserialized (grpc logged why)
+                raise _unreadable(self.url)
             yield _event(message)
             try:
                 message = await self._stream.read()
@@ -407,6 +411,11 @@ class GrpcConnection(Connection):
                         pass
         if not stream.done():
             stream.cancel()
+
+
+def _unreadable(target: str) -> BadResponse:
+    return BadResponse(f"{target} answered with a message protobuf cannot read (one nested "
+                       "deeper than protobuf's 100 levels, say)")
 
 
 def _event(message: Any) -> tuple[int | None, bytes]:

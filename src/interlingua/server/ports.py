@@ -50,8 +50,10 @@ class Authorizer(Protocol):
 
 
 class Admission(Protocol):
-    def admission(self, message: Message) -> AbstractContextManager[None] | None:
-        """Around a send: refuse a message beyond the limits, or a send there is no
+    def admission(self, message: Message, metadata: dict[str, Any] | None = None
+                  ) -> AbstractContextManager[None] | None:
+        """Around a send: refuse a message (sent with ``metadata``) beyond the
+        limits, or a send there is no
         room to run; the place is given back if the send starts no turn. None: the
         send holds no place (no cap on turns), and there is nothing to enter."""
 
@@ -102,7 +104,7 @@ class _Open:
 
 
 class _NoAdmission:
-    def admission(self, message: Message) -> None:
+    def admission(self, message: Message, metadata: dict[str, Any] | None = None) -> None:
         return None
 
 

@@ -116,7 +116,7 @@ class Sends:
         # The turn is begun in this frame, not in one of its own: a call less per send.
         # With no cap on turns (the default) the send holds no place: nothing is
         # entered then, and nothing left (no frames of a context manager per send).
-        held = self.admission.admission(call.message)
+        held = self.admission.admission(call.message, call.metadata)
         if held is not None:
             held.__enter__()
         try:

@@ -122,6 +122,12 @@ _V03_RPCS = [
 RPCS = {V1_SERVICE: _V1_RPCS, V03_SERVICE: _V03_RPCS}
 
 
+#: what a task that protobuf cannot carry is answered with (an agent's output nested
+#: past what ``Limits.max_nesting`` lets a request carry, say)
+_TOO_DEEP = ("Internal error: the answer holds values nested too deeply for protobuf to "
+             "carry; read it over JSON-RPC or HTTP+JSON")
+
+
 def _from_json(doc: Any, cls: type[Message]) -> bytes:
     return fill(cls(), doc).SerializeToString()  # type: ignore[no-any-return]
 
@@ -400,6 +406,8 @@ class GrpcBinding:
                 return answer
             except A2AError as exc:
                 error = exc
+            except RecursionError:  # protobuf's conversion of a value nested too deeply
+                error = InternalError(_TOO_DEEP)
             except Exception:
                 log.exception("internal error handling gRPC %s", rpc.name)
                 error = InternalError()
@@ -461,6 +469,8 @@ class GrpcBinding:
                         break
             except A2AError as exc:
                 error = exc
+            except RecursionError:
+                error = InternalError(_TOO_DEEP)
             except Exception:
                 log.exception("gRPC stream %s failed", rpc.name)
                 error = InternalError()

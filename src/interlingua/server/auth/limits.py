@@ -2,6 +2,8 @@
 
 * message size: at most ``max_parts`` parts and ``max_inline_file_bytes``
   of inline file content per message (``InvalidParams`` naming the limit);
+* message depth: metadata and data nested at most ``max_nesting`` levels, what
+  every binding (gRPC's protobuf too) can carry back (``InvalidParams``);
   the request body limit is the server's ``max_body_bytes`` (HTTP 413);
 * a token bucket per principal (``RateLimit``): ``RateLimitExceeded`` (HTTP
   429, ``Retry-After``; v0.1 -32010);
@@ -20,11 +22,13 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
 from ...core.errors import InvalidParams, RateLimitExceeded
-from ...core.model import FilePart, Message
+from ...core.model import DataPart, FilePart, Message, TextPart
+from ...core.nesting import deeper_than
 
 __all__ = ["Limits", "RateLimit", "RateLimited", "RateLimiter"]
 
@@ -46,6 +50,10 @@ class Limits(msgspec.Struct, kw_only=True):
     max_parts: int | None = 256
     #: bytes of inline file content (all file parts of one message together)
     max_inline_file_bytes: int | None = 8 * 1024 * 1024
+    #: levels a message's metadata, a part's metadata or data, and a send's metadata
+    #: may nest: past about 45, a task made over JSON-RPC could not be read back over
+    #: gRPC (core/nesting.py; None: no limit)
+    max_nesting: int | None = 32
     #: requests per principal (anonymous callers: per client address)
     rate_limit: RateLimit | None = None
     #: executors running at once (None: no cap)
@@ -63,7 +71,7 @@ class Limits(msgspec.Struct, kw_only=True):
     def __post_init__(self) -> None:
         if self.when_busy not in ("queue", "reject"):
             raise ValueError(f"when_busy must be 'queue' or 'reject', not {self.when_busy!r}")
-        for name in ("max_parts", "max_inline_file_bytes", "max_running"):
+        for name in ("max_parts", "max_inline_file_bytes", "max_running", "max_nesting"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1 (or None for no limit)")
@@ -74,9 +82,20 @@ class Limits(msgspec.Struct, kw_only=True):
             if value is not None and not value > 0:  # (NaN too)
                 raise ValueError(f"{name} must be positive (or None for no limit)")
 
-    def check_message(self, message: Message) -> None:
-        """``InvalidParams`` when ``message`` is over a size limit."""
+    def check_message(self, message: Message, metadata: dict[str, Any] | None = None) -> None:
+        """``InvalidParams`` when ``message`` (sent with ``metadata``) is over a size
+        or depth limit."""
         parts = message.parts
+        # measured unless the send is one text part and no metadata (nearly every one):
+        # then nothing can nest, and no call is made
+        if self.max_nesting is not None and (
+                metadata is not None or message.metadata is not None or len(parts) != 1
+                or type(parts[0]) is not TextPart or parts[0].metadata is not None):
+            where = _too_deep(message, metadata, self.max_nesting)
+            if where is not None:
+                raise InvalidParams(
+                    f"Invalid params: {where} nests more than {self.max_nesting} levels deep, "
+                    "more than this agent accepts (and more than gRPC can carry back)")
         if self.max_parts is not None and len(parts) > self.max_parts:
             raise InvalidParams(
                 f"Invalid params: message.parts has {len(parts)} parts; this agent accepts "
@@ -93,6 +112,23 @@ class Limits(msgspec.Struct, kw_only=True):
                     f"Invalid params: the message's inline files hold {total} bytes; this agent "
                     f"accepts at most {self.max_inline_file_bytes} bytes of inline files per "
                     "message (send larger files by URI)")
+
+
+def _too_deep(message: Message, metadata: dict[str, Any] | None, limit: int) -> str | None:
+    """What of a send nests past ``limit`` (None: nothing). A text part without
+    metadata (nearly every part) costs no call."""
+    if metadata is not None and deeper_than(metadata, limit):
+        return "metadata"
+    if message.metadata is not None and deeper_than(message.metadata, limit):
+        return "message.metadata"
+    for n, part in enumerate(message.parts):
+        if part.metadata is None and type(part) is TextPart:
+            continue
+        if part.metadata is not None and deeper_than(part.metadata, limit):
+            return f"message.parts[{n}].metadata"
+        if type(part) is DataPart and deeper_than(part.data, limit):
+            return f"message.parts[{n}].data"
+    return None
 
 
 # ------------------------------------------------------------------ rate limit

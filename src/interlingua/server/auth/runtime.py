@@ -313,10 +313,11 @@ class Security:
             what += f" with skill {skill!r}" if skill else ""
             raise Forbidden(f"{who} is not allowed to {operation}{what}")
 
-    def admission(self, message: Message) -> contextlib.AbstractContextManager[None] | None:
-        """Around a send: the message is within the limits and its turn has a place
-        (None: no place is held, nothing to enter)."""
-        self.limits.check_message(message)
+    def admission(self, message: Message, metadata: dict[str, Any] | None = None
+                  ) -> contextlib.AbstractContextManager[None] | None:
+        """Around a send: the message (and the send's ``metadata``) is within the
+        limits and its turn has a place (None: no place is held, nothing to enter)."""
+        self.limits.check_message(message, metadata)
         return self.executors.admission()
 
     # ------------------------------------------------------------ the card
