@@ -94,7 +94,7 @@ from .security import CardVerifier, CertLike
 from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .timeouts import checked_timeout
-from .transport import DEFAULT_TIMEOUT, HTTPXTransport, Transport
+from .transport import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT, HTTPXTransport, Transport
 
 __all__ = ["BINDINGS", "DIALECTS", "Client", "file_from_path", "make_message"]
 
@@ -127,7 +127,10 @@ class Client:
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
     ``verify`` is True (system CAs), a CA bundle path, or False; ``cert`` is
     a client certificate for mutual TLS; ``card_verifier`` checks the card's
-    signatures before it is used (``CardVerifier``).
+    signatures before it is used (``CardVerifier``). ``max_answer_bytes`` bounds
+    one answer, or one stream event (64 MiB; None: no bound): an agent that sends
+    more gets ``BadResponse`` (gRPC: the library's ``RESOURCE_EXHAUSTED``) before it
+    fills the caller's memory.
 
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
@@ -149,6 +152,7 @@ class Client:
         httpx_client: httpx.AsyncClient | None = None,
         transport: Transport | None = None,
         resume: ResumePolicy | None = None,
+        max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         if url.startswith(("mqtt://", "mqtts://")):
             # the mesh has a client of its own, with this API (docs/mesh.md)
@@ -180,8 +184,9 @@ class Client:
         self.url = url
         self.headers: dict[str, str] = dict(headers or {})
         self._timeout = timeout
-        self._transport = transport or HTTPXTransport(httpx_client, timeout=timeout, verify=verify,
-                                                      cert=cert)
+        self._transport = transport or HTTPXTransport(
+            httpx_client, timeout=timeout, verify=verify, cert=cert,
+            max_answer_bytes=max_answer_bytes)
         self._card_verifier = card_verifier
         self._fetched: FetchedCard | None = None
         self._forced = dialect is not None

@@ -86,7 +86,6 @@ _NOT_METADATA = frozenset({
 _DRAIN_SECONDS = 0.25
 
 _CHANNEL_OPTIONS = [
-    ("grpc.max_receive_message_length", -1),
     ("grpc.max_send_message_length", -1),
     # a stream that waits for a long task notices a dead connection
     ("grpc.keepalive_time_ms", 30_000),
@@ -258,6 +257,10 @@ class GrpcClientBinding:
         self._timeout: float | None = getattr(transport, "timeout", None)
         self._verify: Any = getattr(transport, "verify", True)
         self._cert: Any = getattr(transport, "cert", None)
+        # an answer past the client's max_answer_bytes is refused by the library
+        limit = getattr(transport, "max_answer_bytes", None)
+        self._options = [*_CHANNEL_OPTIONS, ("grpc.max_receive_message_length",
+                                             limit if isinstance(limit, int) else -1)]
         self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
 
     # ------------------------------------------------------------- plumbing
@@ -267,9 +270,9 @@ class GrpcClientBinding:
         if found is None:
             if tls:
                 found = grpc.aio.secure_channel(target, self._credentials(),
-                                                options=_CHANNEL_OPTIONS)
+                                                options=self._options)
             else:
-                found = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+                found = grpc.aio.insecure_channel(target, options=self._options)
             self._channels[(target, tls)] = found
         return found
 

@@ -55,7 +55,7 @@ from ..core.reading import ascii_int
 from ..core.sse import SSEDecoder, SSEEvent
 from .errors import AgentUnreachable, BadResponse, ClientError, too_deep
 from .generations import GenerationTracker, generation_of
-from .transport import StreamReply
+from .transport import StreamReply, too_large
 
 __all__ = [
     "Connection",
@@ -199,14 +199,20 @@ class Connection:
                 yield None, self._single
             return
         decoder = SSEDecoder()
+        limit = self._reply.max_bytes
         async with contextlib.aclosing(self._reply.chunks()) as chunks:
             async for chunk in chunks:
                 for ev in decoder.feed(chunk):
+                    if limit is not None and len(ev.data) > limit:
+                        raise too_large(self.url, limit)
                     try:
                         event = self._event(ev)
                     except RecursionError:  # deeper than the decoder goes
                         raise too_deep(self.url) from None
                     yield event
+                if limit is not None and decoder.pending > limit:
+                    # one event that never ends (or a line that never does)
+                    raise too_large(self.url, limit)
 
     async def aclose(self) -> None:
         if self._reply is not None:

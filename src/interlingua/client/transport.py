@@ -15,13 +15,18 @@ from collections.abc import AsyncGenerator, Mapping
 import httpx
 
 from ..core.trace_context import inject as inject_trace
-from .errors import AgentTimeout, AgentUnreachable, ClientError
+from .errors import AgentTimeout, AgentUnreachable, BadResponse, ClientError
 from .tls import CertLike, tls_context
 
-__all__ = ["DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport", "StreamReply", "Transport"]
+__all__ = ["DEFAULT_MAX_ANSWER_BYTES", "DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport",
+           "StreamReply", "Transport"]
 
 #: seconds to wait for an answer; a blocking send lasts as long as its task turn
 DEFAULT_TIMEOUT = 60.0
+#: bytes one answer (or one stream event) may hold: an agent that sends more is
+#: refused before it fills the caller's memory (a server answers 16 MiB at most by
+#: default, ``create_app(max_answer_bytes=)``)
+DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 
 class HTTPReply:
@@ -56,6 +61,9 @@ class StreamReply:
     status: int
     headers: Mapping[str, str]
     url: str
+    #: bytes the rest of the body (not a stream), or one stream event, may hold
+    #: (None: no limit)
+    max_bytes: int | None = None
 
     @property
     def content_type(self) -> str:
@@ -67,7 +75,14 @@ class StreamReply:
 
     async def read(self) -> bytes:
         """The rest of the body at once (for an answer that is not a stream)."""
-        return b"".join([chunk async for chunk in self.chunks()])
+        out: list[bytes] = []
+        size, limit = 0, self.max_bytes
+        async for chunk in self.chunks():
+            size += len(chunk)
+            if limit is not None and size > limit:
+                raise too_large(self.url, limit)
+            out.append(chunk)
+        return b"".join(out)
 
     async def aclose(self) -> None:
         raise NotImplementedError
@@ -120,9 +135,16 @@ class HTTPXTransport(Transport):
         timeout: float | None = DEFAULT_TIMEOUT,
         verify: bool | str | ssl.SSLContext = True,
         cert: CertLike | None = None,
+        max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
+        if max_answer_bytes is not None and (
+                not isinstance(max_answer_bytes, int) or max_answer_bytes < 1):
+            raise ValueError("max_answer_bytes must be a positive number of bytes (or None "
+                             f"for no limit), not {max_answer_bytes!r}")
         self._owned = client is None
         self._timeout = timeout
+        #: bytes one answer, or one stream event, may hold (read by the gRPC binding too)
+        self.max_answer_bytes = max_answer_bytes
         # read by the gRPC binding, which makes its own connections
         self.timeout = timeout
         self.verify = verify
@@ -184,15 +206,47 @@ class HTTPXTransport(Transport):
         sent = dict(headers)
         inject_trace(sent)  # W3C traceparent of the current span, if any
         try:
-            r = await self.client.request(method, url, content=body, headers=sent)
+            request = self.client.build_request(method, url, content=body, headers=sent)
+            r = await self.client.send(request, stream=True)
+            try:
+                content = await self._body(r)
+            finally:
+                await r.aclose()
         except httpx.TimeoutException:
             limit = f" within {self._timeout:g} s" if self._timeout is not None else ""
             raise AgentTimeout(f"{url} did not answer{limit}") from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             raise ClientError(f"invalid URL {url!r}: {exc}") from None
-        except httpx.TransportError as exc:
-            raise AgentUnreachable(f"cannot reach {url}: {_reason(exc)}") from None
-        return HTTPReply(r.status_code, r.headers, r.content, str(r.url))
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            reason = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
+            raise AgentUnreachable(f"cannot reach {url}: {reason}") from None
+        return HTTPReply(r.status_code, r.headers, content, str(r.url))
+
+    async def _body(self, response: httpx.Response) -> bytes:
+        """The whole body, refused once it is past ``max_answer_bytes`` (counted as
+        decoded: a compressed body cannot get past it either)."""
+        limit = self.max_answer_bytes
+        if limit is None:
+            return await response.aread()
+        url = str(response.url)
+        length = response.headers.get("content-length", "")
+        if (length.isascii() and length.isdigit() and int(length) > limit
+                and "content-encoding" not in response.headers):
+            raise too_large(url, limit)  # said before any of it is read
+        out: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():  # (aread's own loop, counted)
+            size += len(chunk)
+            if size > limit:
+                raise too_large(url, limit)
+            out.append(chunk)
+        return b"".join(out)
+
+
+def too_large(url: str, limit: int) -> BadResponse:
+    """An answer (or a stream event) past the client's ``max_answer_bytes``."""
+    return BadResponse(f"{url} answered more than {limit} bytes at once, the client's "
+                       "max_answer_bytes")
 
 
 class _HTTPXStreamReply(StreamReply):
@@ -202,6 +256,7 @@ class _HTTPXStreamReply(StreamReply):
         self.status = response.status_code
         self.headers = response.headers
         self.url = str(response.url)
+        self.max_bytes = transport.max_answer_bytes
 
     async def chunks(self) -> AsyncGenerator[bytes, None]:
         try:

@@ -44,6 +44,8 @@ class SSEDecoder:
     def __init__(self) -> None:
         self._buf = b""
         self._data: list[str] = []
+        #: characters of ``_data`` (with the newlines that join them)
+        self._data_size = 0
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
@@ -51,6 +53,12 @@ class SSEDecoder:
         self.last_event_id: str | None = None
         #: the stream's first bytes are still to come: a byte order mark there is dropped
         self._start = True
+
+    @property
+    def pending(self) -> int:
+        """Bytes (about: characters, for the lines read) held toward events not yet
+        complete: what a reader bounds, so that a peer cannot grow one without end."""
+        return len(self._buf) + self._data_size
 
     def feed(self, chunk: bytes) -> Iterator[SSEEvent]:
         buf = self._buf + chunk if self._buf else chunk
@@ -87,6 +95,7 @@ class SSEDecoder:
             if self._id is not None:
                 self.last_event_id = self._id
             self._data = []
+            self._data_size = 0
             self._event = ""
             self._retry = None
             return ev
@@ -97,6 +106,7 @@ class SSEDecoder:
             value = value[1:]
         if name == "data":
             self._data.append(value)
+            self._data_size += len(value) + 1
         elif name == "event":
             self._event = value
         elif name == "id":
