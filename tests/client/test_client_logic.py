@@ -289,7 +289,9 @@ async def test_an_answer_opening_with_a_byte_order_mark_is_read(binding: str) ->
         if request.method == "GET" and "agent-card" in request.url.path:
             card = {**V1_CARD, "supportedInterfaces": [
                 {"url": V1_URL, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]}
-            return httpx.Response(200, json=card)
+            # a card file saved with a byte order mark, served as it is
+            return httpx.Response(200, content=b"\xef\xbb\xbf" + msgspec.json.encode(card),
+                                  headers={"content-type": "application/json"})
         return httpx.Response(200, content=b"\xef\xbb\xbf" + msgspec.json.encode(V1_TASK),
                               headers={"content-type": "application/json"})
 

@@ -193,6 +193,17 @@ async def test_every_dialects_body_is_read(setup: Setup) -> None:
     assert setup.events[0].body["summary"] == "Report ready."
 
 
+async def test_a_body_opening_with_a_byte_order_mark_is_read(setup: Setup) -> None:
+    # RFC 8259 §8.1: a reader may ignore it, as the client does in every answer
+    body = event_body(TaskCreated(task=TASK))
+    assert body is not None
+    reply = await setup.notify(b"\xef\xbb\xbf" + body)
+    assert reply.status_code == 200, reply.text
+    assert [(e.task_id, e.state) for e in setup.events] == [("t-1", "completed")]
+    reply = await setup.notify(b"\xef\xbb\xbf" * 2 + body, seq=2)  # one is read past, no more
+    assert reply.status_code == 400 and reply.json()["error"] == "the body is not JSON"
+
+
 async def test_listen_prints_one_json_line_per_notification(setup: Setup) -> None:
     out = io.StringIO()
     app = listener_app(jwks_url=JWKS, token="tok", output=out)

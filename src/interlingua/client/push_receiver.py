@@ -52,6 +52,7 @@ from ..core.push_wire import (
     SIGNATURE_HEADER,
     TOKEN_HEADER,
 )
+from ..core.reading import without_bom
 
 __all__ = ["JWKSCache", "PushEvent", "Receiver", "register_receiver"]
 
@@ -246,7 +247,16 @@ class Receiver:
         try:
             doc = _decode(body)
         except msgspec.DecodeError:
-            raise _Reject(400, "the body is not JSON") from None
+            unmarked = without_bom(body)  # (RFC 8259 §8.1: a reader may ignore one)
+            if unmarked is None:
+                raise _Reject(400, "the body is not JSON") from None
+            body = unmarked
+            try:
+                doc = _decode(body)
+            except msgspec.DecodeError:
+                raise _Reject(400, "the body is not JSON") from None
+            except RecursionError:
+                raise _Reject(400, "the body is JSON nested too deeply to read") from None
         except RecursionError:
             raise _Reject(400, "the body is JSON nested too deeply to read") from None
         dialect, item, task_id, state = _interpret(doc, body)
