@@ -517,6 +517,24 @@ def test_a_send_nested_deeper_than_every_binding_carries_is_refused(
         assert read.history[0].metadata["x"] == nested(31), kind
 
 
+def test_an_id_no_store_can_keep_is_refused(binding: Driver) -> None:
+    """A message id past 256 bytes (PostgreSQL's indexes cannot hold one much longer):
+    the binding's invalid-params answer (tests/server/test_ids_every_store.py: on every
+    store), and the same id at the limit is taken."""
+    for length, taken in ((257, False), (256, True)):
+        msg = m.Message(message_id=new_id().ljust(length, "x"), role=m.Role.USER,
+                        parts=[m.TextPart(text="1")])
+        if taken:
+            task = binding.call(c.SendMessage(message=msg))
+            assert isinstance(task, m.Task) and task.status.state is m.TaskState.COMPLETED
+            continue
+        with pytest.raises(Refused) as refused:
+            binding.call(c.SendMessage(message=msg))
+        assert (refused.value.status, refused.value.reason) == TOO_DEEP[binding.name], \
+            refused.value
+        assert "messageId is longer than 256 bytes" in refused.value.message
+
+
 #: an answer over max_answer_bytes, on each binding
 TOO_LARGE = {"jsonrpc-1.0": (200, "-32603"), "jsonrpc-0.3": (200, "-32603"),
              "rest-1.0": (500, "INTERNAL_ERROR"), "rest-0.3": (500, "InternalError"),

@@ -24,6 +24,7 @@ from ..core.errors import (
     task_not_found,
 )
 from ..core.generation import mismatch
+from ..core.ids import send_id_fault
 from ..core.model import (
     TERMINAL_STATES,
     HistoryAppended,
@@ -112,6 +113,10 @@ class Sends:
         if self.draining:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
+        # ids every store can keep (core/ids.py), whichever this server has
+        fault = send_id_fault(call.message, call.client_task_id, request.tenant)
+        if fault is not None:
+            raise InvalidParams(f"Invalid params: {fault}")
         # Refused here (size limits, no room for another executor), no task is made.
         # The turn is begun in this frame, not in one of its own: a call less per send.
         # With no cap on turns (the default) the send holds no place: nothing is

@@ -19,6 +19,7 @@ import msgspec
 
 from ..core.calls import ListTasks
 from ..core.errors import InvalidParams
+from ..core.ids import id_fault
 from ._projection import check_history_length
 from .base import Scope
 
@@ -56,6 +57,10 @@ def check_query(query: ListTasks) -> None:
             f"Invalid params: pageSize must be between 1 and {MAX_PAGE_SIZE}, got {query.page_size}"
         )
     check_history_length(query.history_length)
+    # a context no store can hold (core/ids.py): refused alike by every store
+    fault = id_fault(query.context_id) if query.context_id else None
+    if fault is not None:
+        raise InvalidParams(f"Invalid params: contextId {fault}")
     after = query.status_timestamp_after
     if after is not None and not _CANONICAL.fullmatch(after):
         raise InvalidParams(

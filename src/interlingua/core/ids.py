@@ -1,0 +1,48 @@
+"""What an id a caller gives may be, whichever store keeps it.
+
+A message id, a context id, a task id the caller names for a new task, and a tenant
+are keys of the stores' indexes. PostgreSQL cannot hold the NUL character in text,
+and refuses an index entry past 2,704 bytes (several ids share one: tenant, owner,
+context, task); SQLite and the memory store take either. So every store is held to
+what all of them take, before any of them is asked: at most ``MAX_ID_BYTES`` bytes of
+UTF-8, without NUL.
+"""
+
+from __future__ import annotations
+
+from .model import Message
+
+__all__ = ["MAX_ID_BYTES", "id_fault", "send_id_fault"]
+
+#: bytes (UTF-8) an id may take
+MAX_ID_BYTES = 256
+
+
+def id_fault(value: str) -> str | None:
+    """What is wrong with ``value`` as an id (None: nothing)."""
+    if "\x00" in value:
+        return "holds the NUL character"
+    # (an ASCII text's length is its size in bytes: no encoding for nearly every id)
+    if len(value) > MAX_ID_BYTES or (
+            not value.isascii()
+            and len(value.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES):
+        return f"is longer than {MAX_ID_BYTES} bytes"
+    return None
+
+
+def send_id_fault(message: Message, task_id: str | None, tenant: str) -> str | None:
+    """The first id of a send that ``id_fault`` finds wrong, named with what is wrong
+    (``task_id``: the one the caller names for a new task; None: all are fine)."""
+    for name, value in (("message.messageId", message.message_id),
+                        ("message.contextId", message.context_id),
+                        ("message.taskId", message.task_id), ("taskId", task_id),
+                        ("tenant", tenant)):
+        if value:
+            fault = id_fault(value)
+            if fault is not None:
+                return f"{name} {fault}"
+    for n, ref in enumerate(message.reference_task_ids or ()):
+        fault = id_fault(ref)
+        if fault is not None:
+            return f"message.referenceTaskIds[{n}] {fault}"
+    return None
