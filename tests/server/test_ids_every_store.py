@@ -59,6 +59,11 @@ def test_an_id_no_store_can_keep_is_invalid_params_on_every_store(url: str) -> N
             assert error["details"][0]["reason"] == "INVALID_PARAMS" and said in error["message"]
         r = send(client, url, path=f"/{'t' * (MAX_ID_BYTES + 1)}/message:send")
         assert r.status_code == 400 and "tenant is longer than" in r.json()["error"]["message"]
+        # a tenant every call names: PostgreSQL answered these with an internal error
+        for verb, path in (("GET", "/tasks"), ("GET", "/tasks/x"), ("POST", "/tasks/x:cancel")):
+            r = client.request(verb, url + "/a%00b" + path, headers={"A2A-Version": "1.0"})
+            assert r.status_code == 400, (path, r.text)
+            assert "tenant holds the NUL character" in r.json()["error"]["message"]
         r = client.get(url + "/tasks", params={"contextId": "c\x00"},
                        headers={"A2A-Version": "1.0"})
         assert r.status_code == 400 and "contextId holds the NUL" in r.text

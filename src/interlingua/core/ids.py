@@ -30,13 +30,13 @@ def id_fault(value: str) -> str | None:
     return None
 
 
-def send_id_fault(message: Message, task_id: str | None, tenant: str) -> str | None:
+def send_id_fault(message: Message, task_id: str | None) -> str | None:
     """The first id of a send that ``id_fault`` finds wrong, named with what is wrong
-    (``task_id``: the one the caller names for a new task; None: all are fine)."""
+    (``task_id``: the one the caller names for a new task; None: all are fine). The
+    tenant, which every call names, is checked where a call is admitted."""
     for name, value in (("message.messageId", message.message_id),
                         ("message.contextId", message.context_id),
-                        ("message.taskId", message.task_id), ("taskId", task_id),
-                        ("tenant", tenant)):
+                        ("message.taskId", message.task_id), ("taskId", task_id)):
         if value:
             fault = id_fault(value)
             if fault is not None:

@@ -38,6 +38,7 @@ from ..core.errors import (
     VersionNotSupported,
 )
 from ..core.errors import quoted as _shown
+from ..core.ids import id_fault
 from ..hooks import Hooks, ended, started
 from ..signals import DONE
 from ..stores.base import StoreUnavailable
@@ -249,10 +250,16 @@ class FrontDoor:
                 codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
         headers = inbound.headers
         tenant = inbound.tenant
+        if tenant is None:
+            tenant = getattr(call, "tenant", None)
+        if tenant:  # a key of every store's indexes: one no store can keep is refused
+            fault = id_fault(tenant)
+            if fault is not None:
+                raise InvalidParams(f"Invalid params: tenant {fault}")
         # the extension URIs asked for (A2A-Extensions, or v0.3's X-A2A-Extensions)
         raw_extensions = headers.get("a2a-extensions") or headers.get("x-a2a-extensions")
         inbound.request = request = self.security.request_of(
-            inbound.scope, getattr(call, "tenant", None) if tenant is None else tenant,
+            inbound.scope, tenant,
             headers,
             extensions=[e.strip() for e in raw_extensions.split(",") if e.strip()]
             if raw_extensions else (),

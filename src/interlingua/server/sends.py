@@ -114,7 +114,7 @@ class Sends:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
         # ids every store can keep (core/ids.py), whichever this server has
-        fault = send_id_fault(call.message, call.client_task_id, request.tenant)
+        fault = send_id_fault(call.message, call.client_task_id)
         if fault is not None:
             raise InvalidParams(f"Invalid params: {fault}")
         # Refused here (size limits, no room for another executor), no task is made.
