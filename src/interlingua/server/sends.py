@@ -24,7 +24,7 @@ from ..core.errors import (
     task_not_found,
 )
 from ..core.generation import mismatch
-from ..core.ids import send_id_fault
+from ..core.ids import MAX_ID_BYTES, send_id_fault
 from ..core.model import (
     TERMINAL_STATES,
     HistoryAppended,
@@ -113,10 +113,18 @@ class Sends:
         if self.draining:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
-        # ids every store can keep (core/ids.py), whichever this server has
-        fault = send_id_fault(call.message, call.client_task_id)
-        if fault is not None:
-            raise InvalidParams(f"Invalid params: {fault}")
+        # ids every store can keep (core/ids.py), whichever this server has; looked at
+        # in a call only past the common case (ASCII ids within the limit, no others)
+        message = call.message
+        mid, cid = message.message_id, message.context_id
+        if not (len(mid) <= MAX_ID_BYTES and mid.isascii() and "\x00" not in mid
+                and (cid is None or (len(cid) <= MAX_ID_BYTES and cid.isascii()
+                                     and "\x00" not in cid))
+                and message.task_id is None and call.client_task_id is None
+                and message.reference_task_ids is None):
+            fault = send_id_fault(message, call.client_task_id)
+            if fault is not None:
+                raise InvalidParams(f"Invalid params: {fault}")
         # Refused here (size limits, no room for another executor), no task is made.
         # The turn is begun in this frame, not in one of its own: a call less per send.
         # With no cap on turns (the default) the send holds no place: nothing is

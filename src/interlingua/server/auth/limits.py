@@ -86,32 +86,37 @@ class Limits(msgspec.Struct, kw_only=True):
         """``InvalidParams`` when ``message`` (sent with ``metadata``) is over a size
         or depth limit."""
         parts = message.parts
-        # measured unless the send is one text part and no metadata (nearly every one):
-        # then nothing can nest, and no call is made
-        if self.max_nesting is not None and (
-                metadata is not None or message.metadata is not None or len(parts) != 1
-                or type(parts[0]) is not TextPart or parts[0].metadata is not None):
+        if self.max_parts is not None and len(parts) > self.max_parts:
+            raise InvalidParams(
+                f"Invalid params: message.parts has {len(parts)} parts; this agent accepts "
+                f"at most {self.max_parts} per message")
+        # One pass over the parts: the inline files counted, and whether anything can
+        # nest (nearly every send is text parts without metadata: nothing to measure).
+        total = 0
+        nests = metadata is not None or message.metadata is not None
+        for part in parts:
+            # ``type(part) is``: the model's classes are final, and an
+            # isinstance that misses costs a metaclass call per part
+            kind = type(part)
+            if kind is TextPart:
+                if part.metadata is not None:
+                    nests = True
+                continue
+            nests = True  # a data part, or a file part's metadata
+            if kind is FilePart and part.raw is not None:  # type: ignore[union-attr]
+                total += len(part.raw)  # type: ignore[union-attr]
+        limit = self.max_inline_file_bytes
+        if limit is not None and total > limit:
+            raise InvalidParams(
+                f"Invalid params: the message's inline files hold {total} bytes; this agent "
+                f"accepts at most {limit} bytes of inline files per "
+                "message (send larger files by URI)")
+        if nests and self.max_nesting is not None:
             where = _too_deep(message, metadata, self.max_nesting)
             if where is not None:
                 raise InvalidParams(
                     f"Invalid params: {where} nests more than {self.max_nesting} levels deep, "
                     "more than this agent accepts (and more than gRPC can carry back)")
-        if self.max_parts is not None and len(parts) > self.max_parts:
-            raise InvalidParams(
-                f"Invalid params: message.parts has {len(parts)} parts; this agent accepts "
-                f"at most {self.max_parts} per message")
-        if self.max_inline_file_bytes is not None:
-            total = 0
-            for part in parts:
-                # ``type(part) is``: the model's classes are final, and an
-                # isinstance that misses costs a metaclass call per part
-                if type(part) is FilePart and part.raw is not None:
-                    total += len(part.raw)
-            if total > self.max_inline_file_bytes:
-                raise InvalidParams(
-                    f"Invalid params: the message's inline files hold {total} bytes; this agent "
-                    f"accepts at most {self.max_inline_file_bytes} bytes of inline files per "
-                    "message (send larger files by URI)")
 
 
 def _too_deep(message: Message, metadata: dict[str, Any] | None, limit: int) -> str | None:
