@@ -36,8 +36,18 @@ import uvicorn
 
 from interlingua.cli.prompt_server import PromptServer
 
-__all__ = ["bind_loopback", "grpc_address_of", "live_agent", "live_grpc_agent", "live_server",
-           "url_of"]
+__all__ = ["asgi_body", "bind_loopback", "grpc_address_of", "live_agent", "live_grpc_agent",
+           "live_server", "url_of"]
+
+
+async def asgi_body(receive: Any) -> bytes:
+    """The whole body of an ASGI request, for a test's own peer app."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
 
 
 def bind_loopback(host: str = "127.0.0.1") -> socket.socket:

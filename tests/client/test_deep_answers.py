@@ -18,7 +18,7 @@ from interlingua.client.push_receiver import Receiver
 from interlingua.core.calls import GetTask
 from interlingua.core.dialects import get_codec
 from interlingua.core.errors import InvalidAgentResponse
-from tests.live import live_server
+from tests.live import asgi_body, live_server
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -53,12 +53,7 @@ class Peer:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await asgi_body(receive)
         status, media, text = self.answers.get(
             scope["path"], self.default or (200, "application/json", self.card()))
         if "RID" in text:

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from interlingua import Agent, Client, Context, Task, TaskState, create_app, get_text
-from tests.live import bind_loopback, live_server, url_of
+from tests.live import asgi_body, bind_loopback, live_server, url_of
 
 V01_METHODS = {"tasks/send", "tasks/get", "tasks/cancel", "tasks/sendSubscribe",
                "tasks/resubscribe"}
@@ -37,12 +37,7 @@ class OnlyOld:
             await send({"type": "http.response.body", "body": self.card})
             return
         if scope["type"] == "http" and scope["method"] == "POST":
-            body = b""
-            while True:
-                msg = await receive()
-                body += msg.get("body", b"")
-                if not msg.get("more_body"):
-                    break
+            body = await asgi_body(receive)
             doc = msgspec.json.decode(body)
             if doc.get("method") not in self.methods:
                 out = msgspec.json.encode({"jsonrpc": "2.0", "id": doc.get("id"), "error": {

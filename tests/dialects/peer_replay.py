@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tests.live import asgi_body
+
 FIXTURES = Path(__file__).with_name("fixtures") / "peers"
 
 
@@ -30,12 +32,7 @@ class Replay:
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await asgi_body(receive)
         if scope["method"] == "GET":
             await _answer(send, 200 if self.card else 404, "application/json",
                           json.dumps(self.card or {}).encode())

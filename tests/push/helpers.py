@@ -20,7 +20,7 @@ from interlingua.core.parts import user_message
 from interlingua.server import Agent, Engine
 from interlingua.server.push import Attempt, PushService, PushSettings
 from interlingua.stores import open_store
-from tests.live import live_server
+from tests.live import asgi_body, live_server
 
 
 class Received(NamedTuple):
@@ -83,12 +83,7 @@ class Hook:
                 else:
                     await send({"type": "lifespan.shutdown.complete"})
                     return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await asgi_body(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         if not self.gate.is_set():
             self.held += 1
