@@ -26,7 +26,7 @@ from typing import Any
 
 from interlingua.core.dialects import get_codec
 from interlingua.core.errors import UnsupportedOperation
-from tests.live import bind_loopback, live_server, url_of
+from tests.live import asgi_body, bind_loopback, live_server, url_of
 
 __all__ = ["AnswersEarly", "early_agent"]
 
@@ -54,7 +54,7 @@ class AnswersEarly:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        body = await _body(receive)
+        body = await asgi_body(receive)
         path: str = scope["path"]
         if path.startswith("/.well-known/"):
             self.calls.append("card")
@@ -148,15 +148,6 @@ def _replay(body: bytes, receive: Any) -> Any:
         return message
 
     return replayed
-
-
-async def _body(receive: Any) -> bytes:
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            return body
 
 
 async def _answer(send: Any, status: int, doc: Any) -> None:
