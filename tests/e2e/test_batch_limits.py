@@ -31,8 +31,9 @@ AGENT = Agent("Counter", "Counts its turns.", _count)
 
 
 def _send(text: str, rid: Any) -> dict[str, Any]:
-    return rpc("SendMessage", {"message": {"messageId": f"m-{rid}-{text}", "role": "ROLE_USER",
-                                           "parts": [{"text": text}]}}, rid)
+    # (the text's length, not the text: an id holds at most 256 bytes, core/ids.py)
+    return rpc("SendMessage", {"message": {"messageId": f"m-{rid}-{len(text)}-{text[:32]}",
+                                           "role": "ROLE_USER", "parts": [{"text": text}]}}, rid)
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +75,10 @@ def test_the_default_limit_is_100(c: httpx.Client) -> None:
 
 
 def test_answers_past_the_budget_are_errors_naming_it(three: str, c: httpx.Client) -> None:
-    """Answers of about 3.4 KB each in a batch whose answer may hold 8 KiB: the first two
+    """Answers of about 3.2 KB each in a batch whose answer may hold 8 KiB: the first two
     are results, the third would pass the budget and is an error of its own, naming
     it; a small answer after it still fits."""
-    text = "x" * 800  # in the artifact and in the history: about 3.4 KB a task
+    text = "x" * 1300  # in the artifact and in the history: about 3.2 KB a task
     ids = [c.post(three, json=_send(text, f"b{i}"), headers=V1).json()["result"]["task"]["id"]
            for i in range(3)]
     r = c.post(three, json=[rpc("GetTask", {"id": i}, n) for n, i in enumerate(ids)],
