@@ -101,7 +101,7 @@ async def test_no_bound_and_a_wrong_one() -> None:
         async with Client(url + "/", dialect="1.0", max_answer_bytes=None) as client:
             assert isinstance(await client.send("hi"), Task)
     assert HTTPXTransport().max_answer_bytes == DEFAULT_MAX_ANSWER_BYTES
-    for wrong in (0, -1, "64"):
+    for wrong in (0, -1, "64", True):
         with pytest.raises(ValueError, match="max_answer_bytes must be a positive"):
             Client("http://127.0.0.1:9/", max_answer_bytes=wrong)  # type: ignore[arg-type]
 

@@ -138,7 +138,8 @@ class HTTPXTransport(Transport):
         max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         if max_answer_bytes is not None and (
-                not isinstance(max_answer_bytes, int) or max_answer_bytes < 1):
+                isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int)
+                or max_answer_bytes < 1):
             raise ValueError("max_answer_bytes must be a positive number of bytes (or None "
                              f"for no limit), not {max_answer_bytes!r}")
         self._owned = client is None

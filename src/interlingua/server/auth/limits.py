@@ -2,9 +2,9 @@
 
 * message size: at most ``max_parts`` parts and ``max_inline_file_bytes``
   of inline file content per message (``InvalidParams`` naming the limit);
+  the request body limit is the server's ``max_body_bytes`` (HTTP 413);
 * message depth: metadata and data nested at most ``max_nesting`` levels, what
   every binding (gRPC's protobuf too) can carry back (``InvalidParams``);
-  the request body limit is the server's ``max_body_bytes`` (HTTP 413);
 * a token bucket per principal (``RateLimit``): ``RateLimitExceeded`` (HTTP
   429, ``Retry-After``; v0.1 -32010);
 * a cap on executors running at once (``max_running``): further turns wait
