@@ -89,6 +89,11 @@ async def test_one_stream_event_past_the_bound_is_a_bad_response() -> None:
     with live_server(Peer("sse", events=small)) as url:
         async with Client(url + "/", dialect="1.0", max_answer_bytes=LIMIT) as client:
             assert len([e async for e in client.stream("hi")]) == 21
+    # a stream asked for and one plain answer sent instead: bounded as a unary one is
+    with live_server(Peer("chunked", task_answer("x" * LIMIT))) as url:
+        async with Client(url + "/", dialect="1.0", max_answer_bytes=LIMIT) as client:
+            with pytest.raises(BadResponse, match=f"more than {LIMIT} bytes"):
+                [e async for e in client.stream("hi")]
     for events in ([event("z" * LIMIT), final], [b"data: " + b"z" * LIMIT * 3]):
         with live_server(Peer("sse", events=events)) as url:
             async with Client(url + "/", dialect="1.0", max_answer_bytes=LIMIT) as client:
