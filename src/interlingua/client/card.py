@@ -27,7 +27,7 @@ import msgspec
 from ..core.dialects import SPOKEN
 from ..core.errors import A2AError
 from ..core.model import AgentCard
-from ..core.reading import ascii_int, without_bom
+from ..core.reading import ascii_int, past_bom
 from ..grpc_wire.address import dns_target
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
 from .generations import GENERATIONS_VERSION
@@ -96,15 +96,9 @@ def card_urls(url: str) -> list[str]:
 def parse_card(document: bytes) -> AgentCard:
     """A card document of any version -> the canonical card (``InvalidCard`` if unusable)."""
     try:
-        try:
-            doc = _json.decode(document)
-        except msgspec.DecodeError:
-            # a card file saved with a UTF-8 byte order mark (RFC 8259 §8.1 lets a
-            # reader ignore one, as the client does in every answer)
-            unmarked = without_bom(document)
-            if unmarked is None:
-                raise
-            doc = _json.decode(unmarked)
+        # a card file may be saved with a UTF-8 byte order mark (RFC 8259 §8.1 lets a
+        # reader ignore one, as the client does in every answer)
+        doc = _json.decode(past_bom(document))
     except msgspec.DecodeError as exc:
         raise InvalidCard(f"the agent card is not JSON: {exc}") from None
     except RecursionError:

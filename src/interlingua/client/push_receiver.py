@@ -52,7 +52,7 @@ from ..core.push_wire import (
     SIGNATURE_HEADER,
     TOKEN_HEADER,
 )
-from ..core.reading import without_bom
+from ..core.reading import past_bom
 
 __all__ = ["JWKSCache", "PushEvent", "Receiver", "register_receiver"]
 
@@ -244,19 +244,11 @@ class Receiver:
         if nid is not None and nid in self._seen:
             self.duplicates += 1
             return None
+        body = past_bom(body)  # (RFC 8259 §8.1: a reader may ignore one)
         try:
             doc = _decode(body)
         except msgspec.DecodeError:
-            unmarked = without_bom(body)  # (RFC 8259 §8.1: a reader may ignore one)
-            if unmarked is None:
-                raise _Reject(400, "the body is not JSON") from None
-            body = unmarked
-            try:
-                doc = _decode(body)
-            except msgspec.DecodeError:
-                raise _Reject(400, "the body is not JSON") from None
-            except RecursionError:
-                raise _Reject(400, "the body is JSON nested too deeply to read") from None
+            raise _Reject(400, "the body is not JSON") from None
         except RecursionError:
             raise _Reject(400, "the body is JSON nested too deeply to read") from None
         dialect, item, task_id, state = _interpret(doc, body)

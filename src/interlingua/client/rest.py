@@ -33,7 +33,7 @@ from ..core.errors import (
     InvalidParams,
     MethodNotFound,
 )
-from ..core.reading import without_bom
+from ..core.reading import past_bom
 from ..core.sse import SSEEvent
 from .card import Endpoint
 from .encoding import encode_call
@@ -247,10 +247,7 @@ class RESTConnection(Connection):
 def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> bytes:
     """The body of a successful answer; an error body is raised as its error
     (``task_route``: the route names a task, so a v0.3 404 says it is not found)."""
-    content = reply.content
-    unmarked = without_bom(content)  # (RFC 8259 §8.1)
-    if unmarked is not None:
-        content = unmarked
+    content = past_bom(reply.content)  # (RFC 8259 §8.1)
     if reply.ok:
         if not content.strip():
             return b"{}"

@@ -8,7 +8,7 @@ written inline, ``text.isascii() and text.isdigit()`` (``tests/structure``).
 
 from __future__ import annotations
 
-__all__ = ["BOM", "ascii_int", "without_bom"]
+__all__ = ["BOM", "ascii_int", "past_bom", "without_bom"]
 
 #: a UTF-8 byte order mark
 BOM = b"\xef\xbb\xbf"
@@ -20,6 +20,14 @@ def without_bom(data: bytes) -> bytes | None:
     if data[:3] == BOM and data[3:6] != BOM:
         return data[3:]
     return None
+
+
+def past_bom(data: bytes) -> bytes:
+    """``data`` without the one byte order mark it may open with (``without_bom``'s
+    rule), for a reader off the hot path: a hot one decodes first, and looks for a
+    mark only when that fails."""
+    unmarked = without_bom(data)
+    return data if unmarked is None else unmarked
 
 
 def ascii_int(value: object) -> int | None:
