@@ -72,5 +72,11 @@ def too_deep(url: str) -> BadResponse:
     return BadResponse(f"{url} answered with JSON nested too deeply to read")
 
 
+def too_large(url: str, limit: int) -> BadResponse:
+    """An answer (or a stream event) past the client's ``max_answer_bytes``."""
+    return BadResponse(f"{url} answered more than {limit} bytes at once, the client's "
+                       "max_answer_bytes")
+
+
 class DialectMismatch(ClientError):
     """The call has no counterpart in the dialect used with this agent."""

@@ -53,9 +53,9 @@ from ..core.errors import A2AError, TaskNotFound
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..core.reading import ascii_int
 from ..core.sse import SSEDecoder, SSEEvent
-from .errors import AgentUnreachable, BadResponse, ClientError, too_deep
+from .errors import AgentUnreachable, BadResponse, ClientError, too_deep, too_large
 from .generations import GenerationTracker, generation_of
-from .transport import StreamReply, too_large
+from .transport import StreamReply
 
 __all__ = [
     "Connection",

@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Mapping
 import httpx
 
 from ..core.trace_context import inject as inject_trace
-from .errors import AgentTimeout, AgentUnreachable, BadResponse, ClientError
+from .errors import AgentTimeout, AgentUnreachable, ClientError, too_large
 from .tls import CertLike, tls_context
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport",
@@ -242,12 +242,6 @@ class HTTPXTransport(Transport):
                 raise too_large(url, limit)
             out.append(chunk)
         return b"".join(out)
-
-
-def too_large(url: str, limit: int) -> BadResponse:
-    """An answer (or a stream event) past the client's ``max_answer_bytes``."""
-    return BadResponse(f"{url} answered more than {limit} bytes at once, the client's "
-                       "max_answer_bytes")
 
 
 class _HTTPXStreamReply(StreamReply):
