@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 from collections.abc import AsyncIterator
 from typing import Any
@@ -202,6 +203,33 @@ async def test_a_body_opening_with_a_byte_order_mark_is_read(setup: Setup) -> No
     assert [(e.task_id, e.state) for e in setup.events] == [("t-1", "completed")]
     reply = await setup.notify(b"\xef\xbb\xbf" * 2 + body, seq=2)  # one is read past, no more
     assert reply.status_code == 400 and reply.json()["error"] == "the body is not JSON"
+
+
+async def test_a_compressed_notification_is_read_and_an_unknown_coding_refused(
+        setup: Setup) -> None:
+    # signed as JSON, sent in gzip: the signature holds for the body decoded
+    body = event_body(TaskCreated(task=TASK))
+    assert body is not None
+    nid = notification_id("t-1", "cfg", 1)
+    signature, _ = setup.keys.sign(body, notification_id=nid)
+    req = build_request("http://hook.test/", dialect="1.0", token="tok", authentication=None,
+                        nid=nid, signature=("X-A2A-Signature", signature))
+    reply = await setup.hook.post("/", content=gzip.compress(body), headers={
+        **dict(req.headers), "Content-Encoding": "gzip"})
+    assert reply.status_code == 200, reply.text
+    assert [(e.task_id, e.state, e.verified) for e in setup.events] == [
+        ("t-1", "completed", True)]
+    refused = await setup.hook.post("/", content=body, headers={
+        **dict(req.headers), "Content-Encoding": "br"})
+    assert refused.status_code == 415 and refused.headers["accept-encoding"] == "gzip, deflate"
+    assert "'br' is not supported" in refused.json()["error"]
+    cut = await setup.hook.post("/", content=gzip.compress(body)[:-4], headers={
+        **dict(req.headers), "Content-Encoding": "gzip"})
+    assert cut.status_code == 400 and cut.json()["error"] == "the body's gzip data is cut short"
+    bomb = await setup.hook.post("/", content=gzip.compress(b" " * (11 << 20)), headers={
+        **dict(req.headers), "Content-Encoding": "gzip"})
+    assert bomb.status_code == 413
+    assert len(setup.events) == 1
 
 
 async def test_listen_prints_one_json_line_per_notification(setup: Setup) -> None:

@@ -41,6 +41,7 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from ..core import codings
 from ..core.calls import GetTask, SetPushConfig
 from ..core.dialects import StreamItem, get_codec
 from ..core.errors import A2AError, InvalidAgentResponse
@@ -64,6 +65,8 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Callback = Callable[["PushEvent"], Awaitable[None] | None]
 
 _MAX_BODY = 10 * 1024 * 1024
+#: what a refusal of a body's content coding names (RFC 9110 §12.5.3)
+_ACCEPT_ENCODING = (b"accept-encoding", codings.ACCEPTED.encode())
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 _V1_MEMBERS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
@@ -217,11 +220,12 @@ class Receiver:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", ())}
         try:
-            body = await _read(receive)
+            body = await _read(receive, headers.get("content-encoding"))
             event = await self.accept(body, headers)
         except _Reject as exc:
             self.refused += 1
-            await _answer(send, exc.status, {"error": str(exc)})
+            await _answer(send, exc.status, {"error": str(exc)},
+                          [_ACCEPT_ENCODING] if exc.status == 415 else [])
             return
         if event is None:
             await _answer(send, 200, {"duplicate": True})
@@ -385,7 +389,22 @@ def _try(fn: Callable[[], Any]) -> Any:
         return None
 
 
-async def _read(receive: Receive) -> bytes:
+async def _read(receive: Receive, coding: str | None) -> bytes:
+    """The body, its Content-Encoding (``coding``) undone."""
+    body = await _read_all(receive)
+    if coding is None:
+        return body
+    try:
+        return codings.decode(body, coding, _MAX_BODY)
+    except codings.TooLarge:
+        raise _Reject(413, "the body is too large") from None
+    except codings.CodingNotSupported as exc:
+        raise _Reject(415, str(exc)) from None
+    except codings.BadCoding as exc:
+        raise _Reject(400, str(exc)) from None
+
+
+async def _read_all(receive: Receive) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -401,11 +420,13 @@ async def _read(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-async def _answer(send: Send, status: int, doc: dict[str, Any]) -> None:
+async def _answer(send: Send, status: int, doc: dict[str, Any],
+                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
     body = _encode(doc)
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
+                            (b"content-length", str(len(body)).encode()),
+                            *(headers or ())]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -9,10 +9,16 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequen
 from typing import Any
 from urllib.parse import parse_qsl
 
-__all__ = ["CHUNK", "BodyTooLarge", "read_body", "until_gone", "version_of", "write_body"]
+from ...core import codings
+from .request_headers import RequestHeaders
+
+__all__ = ["ACCEPT_ENCODING", "CHUNK", "BodyTooLarge", "read_body", "until_gone", "version_of", "write_body"]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+#: the header a refusal of a body's content coding carries (RFC 9110 §12.5.3)
+ACCEPT_ENCODING = (b"accept-encoding", codings.ACCEPTED.encode())
 
 #: how much of a large answer is written at a time
 CHUNK = 1 << 20
@@ -22,15 +28,17 @@ class BodyTooLarge(Exception):
     """The request's body (or its Content-Length) is over the limit."""
 
 
-async def read_body(receive: Receive, limit: int, headers: Mapping[str, str]) -> bytes:
-    """The whole body; ``BodyTooLarge`` once it (or its announced length) passes ``limit``."""
-    length = headers.get("content-length")
-    # (ASCII digits: str.isdigit() also takes "\xb2", a Latin-1 byte int() refuses;
-    # the body read below is held to the limit whatever the header says)
+async def read_body(receive: Receive, limit: int, headers: RequestHeaders) -> bytes:
+    """The whole body, its Content-Encoding undone (``core.codings``: raises
+    ``CodingNotSupported`` or ``BadCoding``); ``BodyTooLarge`` once it (or its
+    announced length, or its decoded length) passes ``limit``."""
+    length, coding = headers.framing()
+    # (the body read below is held to the limit whatever the header says)
     if length is not None and length.isascii() and length.isdigit() and int(length) > limit:
         raise BodyTooLarge
     message = await receive()
-    if message["type"] == "http.request" and not message.get("more_body", False):
+    if (coding is None and message["type"] == "http.request"
+            and not message.get("more_body", False)):
         # nearly every request: its whole body in one message, no list to join
         body: bytes = message.get("body", b"")
         if len(body) > limit:
@@ -48,7 +56,13 @@ async def read_body(receive: Receive, limit: int, headers: Mapping[str, str]) ->
         if not message.get("more_body", False):
             break
         message = await receive()
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    if coding is not None:
+        try:
+            return codings.decode(body, coding, limit)
+        except codings.TooLarge:
+            raise BodyTooLarge from None
+    return body
 
 
 def version_of(scope: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:

@@ -47,6 +47,15 @@ class RequestHeaders(Mapping[str, str]):
         found = by_name.get(key)
         return default if found is None else found.decode("latin-1")
 
+    def framing(self) -> tuple[bytes | None, str | None]:
+        """The raw Content-Length and the Content-Encoding: what reading the body
+        needs, in one call (every request reads them)."""
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = dict(self._raw)
+        coding = by_name.get(b"content-encoding")
+        return by_name.get(b"content-length"), None if coding is None else coding.decode("latin-1")
+
     def __getitem__(self, name: str) -> str:
         found = self.get(name) if isinstance(name, str) else None
         if found is None:

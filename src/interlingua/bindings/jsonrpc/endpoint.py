@@ -21,17 +21,19 @@ from typing import Any
 
 import msgspec
 
-from ...core import jsonrpc
+from ...core import codings, jsonrpc
 from ...core.dialects import Codec, answering, get_codec
 from ...core.dialects.detect import V1_METHODS, detect
 from ...core.errors import (
     A2AError,
     InternalError,
     InvalidRequest,
+    ParseError,
 )
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
+    ACCEPT_ENCODING,
     CHUNK,
     BodyTooLarge,
     read_body,
@@ -132,6 +134,15 @@ class JSONRPCEndpoint:
         except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
+            return None
+        except codings.CodingNotSupported as exc:
+            await _send(send, _Answer(415, self._error(None, InvalidRequest(str(exc)),
+                                                       self.fallback_codec),
+                                      headers=[ACCEPT_ENCODING]))
+            return None
+        except codings.BadCoding as exc:
+            await _send(send, _Answer(200, self._error(None, ParseError(f"Parse error: {exc}"),
+                                                       self.fallback_codec)))
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.

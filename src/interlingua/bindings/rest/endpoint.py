@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 
 import msgspec
 
+from ...core import codings
 from ...core.calls import Call, DeletePushConfig
 from ...core.dialects import Codec, get_codec
 from ...core.dialects._common import check_utf8
@@ -40,6 +41,7 @@ from ...core.reading import without_bom
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
+    ACCEPT_ENCODING,
     CHUNK,
     BodyTooLarge,
     read_body,
@@ -166,6 +168,14 @@ class RESTEndpoint:
         except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, self._error(err, codec, 413))
+            return None
+        except codings.CodingNotSupported as exc:
+            refusal = self._error(InvalidRequest(str(exc)), codec, 415)
+            refusal.headers.append(ACCEPT_ENCODING)
+            await _send(send, refusal)
+            return None
+        except codings.BadCoding as exc:
+            await _send(send, self._error(ParseError(f"Parse error: {exc}"), codec))
             return None
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
