@@ -179,7 +179,8 @@ def test_decode_undoes_codings_from_the_last_applied() -> None:
     (b"{}", "gzip, zstd", codings.CodingNotSupported),
     (gzip.compress(b"x" * 101), "gzip", codings.TooLarge),
     (gzip.compress(b"x" * 60) + gzip.compress(b"x" * 60), "gzip", codings.TooLarge),
-])
+], ids=["deflate-then-more", "deflate-of-nothing", "gzip-then-junk", "compress", "zstd-listed",
+        "gzip-too-large", "gzip-members-too-large"])
 def test_decode_refuses(data: bytes, header: str, error: type[Exception]) -> None:
     with pytest.raises(error):
         codings.decode(data, header, 100)

@@ -291,6 +291,39 @@ def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -
     assert (refused.value.status, refused.value.reason) == (status, code)
 
 
+#: task ids a v0.1 client may choose that a URL must escape: a "/" (which split the id
+#: in two on HTTP+JSON), an escape-like "%41" (decoded twice into "A"), a ":" before a
+#: verb's name, a "%", a space, a letter past ASCII
+ESCAPED_IDS = ["v01/a/b", "v01-%41", "v01:cancel", "v01-100%", "v01 space", "v01-\u00e9t\u00e9"]
+
+
+@pytest.mark.parametrize("task_id", ESCAPED_IDS)
+@pytest.mark.parametrize("kind", [n for n in DRIVERS if n != "jsonrpc-0.3"], indirect=True)
+def test_a_task_whose_id_a_url_escapes_is_reached_on_every_binding(
+        kind: type[Driver], server: str, client: httpx.Client, task_id: str) -> None:
+    """A URL's path (HTTP+JSON) or a resource name (v0.3's gRPC) carries the id in
+    full. (JSON-RPC v0.3 is left out: its ``tasks/get`` of a task a v0.1 client made
+    is answered in v0.1, the dialect that made it, DIALECTS.md §h.3; its ids are JSON
+    strings, escaped by nothing.)"""
+    task_id = f"{new_id()}-{kind.name}-{task_id}"  # what the URL escapes, last
+    made = client.post(server + "/", json={
+        "jsonrpc": "2.0", "id": 1, "method": "tasks/send", "params": {
+            "id": task_id, "message": {"role": "user", "parts": [{"type": "text", "text": "1"}]}}})
+    assert made.json()["result"]["id"] == task_id, made.text
+    d = kind(client, server)
+    got = d.call(c.GetTask(id=task_id))
+    assert isinstance(got, m.Task) and got.id == task_id
+    assert got.status.state is m.TaskState.COMPLETED
+    with pytest.raises(Refused) as refused:  # found, and finished: not "no such task"
+        d.call(c.CancelTask(id=task_id))
+    assert "can no longer be canceled" in refused.value.message, refused.value
+    assert d.call(c.ListPushConfigs(task_id=task_id)) == []
+    with pytest.raises(Refused) as missing:  # a config id escaped as the task's is
+        d.call(c.GetPushConfig(task_id=task_id, config_id="cfg/1:%41"))
+    assert "has no push notification config with id 'cfg/1:%41'" in missing.value.message, \
+        missing.value
+
+
 def test_subscribe_to_a_finished_task(kind: type[Driver], server: str,
                                                  client: httpx.Client) -> None:
     d = kind(client, server)

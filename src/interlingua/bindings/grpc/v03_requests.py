@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 from google.protobuf.message import Message
 
+from ...core.dialects.v0_3_protojson import name_ids
 from ...core.errors import InvalidParams
 from ...grpc_wire.pbjson import to_doc
 
@@ -24,15 +25,14 @@ _encode = msgspec.json.encode
 
 
 def _name_ids(name: Any, field: str, parts: int) -> list[str]:
-    """``tasks/{id}`` (parts=1) or ``tasks/{id}/pushNotificationConfigs/{cid}`` (parts=2)."""
-    pieces = name.split("/") if isinstance(name, str) else []
-    ok = (len(pieces) == 2 * parts and pieces[0] == "tasks"
-          and (parts == 1 or pieces[2] == "pushNotificationConfigs")
-          and all(pieces[1::2]))
-    if not ok:
+    """``tasks/{id}`` (parts=1) or ``tasks/{id}/pushNotificationConfigs/{cid}`` (parts=2);
+    an id may hold "/" (``name_ids``)."""
+    task, config = name_ids(name) if isinstance(name, str) and name.startswith("tasks/") \
+        else (None, None)
+    if task is None or (config is None) != (parts == 1):
         shape = "tasks/{id}" if parts == 1 else "tasks/{id}/pushNotificationConfigs/{configId}"
         raise InvalidParams(f"Invalid params: {field} must be {shape}, got {name!r}")
-    return pieces[1::2]
+    return [task] if config is None else [task, config]
 
 
 def _send(request: Any) -> bytes:

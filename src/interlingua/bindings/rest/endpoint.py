@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qsl, unquote_to_bytes
+from urllib.parse import parse_qsl, unquote, unquote_to_bytes
 
 import msgspec
 
@@ -346,8 +346,20 @@ class RESTEndpoint:
 
 
 def _path_of(scope: Scope) -> str:
+    """The path below the app's mount, as ``match`` takes it: %-escaped, as it came,
+    when it came with escapes. ``match`` undoes them segment by segment, so that an
+    id holding "/" (a v0.1 client names its tasks), "%" or ":" is read as one id;
+    the ASGI server's ``path`` has them undone already, which split such an id and
+    decoded a "%" in it twice."""
     path: str = scope["path"]
     root: str = scope.get("root_path", "")
+    raw: bytes | None = scope.get("raw_path")
+    if raw is not None and b"%" in raw:
+        pieces = raw.decode("latin-1").split("/")
+        depth = root.count("/")  # the segments of the mount's prefix
+        if unquote("/".join(pieces[:depth + 1])) == root:
+            return "/" + "/".join(pieces[depth + 1:])
+        # (a prefix the raw path does not hold: a proxy took it off) the path as read
     if root and path.startswith(root):
         path = path[len(root):] or "/"
     return path

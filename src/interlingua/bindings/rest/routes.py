@@ -94,9 +94,10 @@ _V03: dict[tuple[str, ...], dict[str, str]] = {
 }
 
 
-def _find(table: dict[tuple[str, ...], dict[str, str]],
-          segs: list[str]) -> tuple[dict[str, str], str | None, str | None] | None:
-    """The methods of the pattern ``segs`` fits, with the task and config ids."""
+def _find(table: dict[tuple[str, ...], dict[str, str]], segs: list[str],
+          second_raw: str) -> tuple[dict[str, str], str | None, str | None] | None:
+    """The methods of the pattern ``segs`` fits, with the task and config ids;
+    ``second_raw`` is the second segment %-escaped, as it came."""
     n = len(segs)
     if n == 0:
         return None
@@ -108,10 +109,10 @@ def _find(table: dict[tuple[str, ...], dict[str, str]],
         return None
     second = segs[1]
     if n == 2:
-        task_id, colon, verb = second.rpartition(":")
-        if colon and verb in ("cancel", "subscribe") and task_id:
+        escaped_id, colon, verb = second_raw.rpartition(":")
+        if colon and verb in ("cancel", "subscribe") and escaped_id:
             found = table.get((head, "{id}:" + verb))
-            return (found, task_id, None) if found is not None else None
+            return (found, unquote(escaped_id), None) if found is not None else None
         found = table.get((head, "{id}"))
         return (found, second, None) if found is not None and second else None
     if segs[2] != "pushNotificationConfigs" or not second or n > 4:
@@ -146,7 +147,8 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
         table, dialect, codec = _V1, "1.0", V1_CODECS.get(version, "1.0")
         if segs and segs[0] not in RESERVED and len(segs) > 1:
             tenant, segs = segs[0], segs[1:]
-    found = _find(table, segs)
+    # the second segment as it came: a verb follows a ":" written as one, not as %3A
+    found = _find(table, segs, raw[len(raw) - len(segs) + 1] if len(segs) > 1 else "")
     if found is None:
         raise NoRoute(path)
     methods, task_id, config_id = found

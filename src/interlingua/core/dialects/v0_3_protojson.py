@@ -51,7 +51,7 @@ from .base import Codec, StreamItem
 from .v0_3 import V03Codec
 from .v1_0 import decode_status
 
-__all__ = ["ERROR_TYPES", "V03ProtoJSONCodec"]
+__all__ = ["ERROR_TYPES", "V03ProtoJSONCodec", "name_ids"]
 
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
@@ -165,14 +165,24 @@ def _send_in(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _ids_of(name: Any) -> tuple[str | None, str | None]:
-    """``tasks/{id}/pushNotificationConfigs/{cid}`` -> (id, cid)."""
+_CONFIGS = "/pushNotificationConfigs/"
+
+
+def name_ids(name: Any) -> tuple[str | None, str | None]:
+    """A v0.3 resource name -> (task id, config id): ``tasks/{id}`` (``task/{id}``
+    too, §i.9) -> (id, None); ``tasks/{id}/pushNotificationConfigs/{cid}`` -> (id,
+    cid); anything else -> (None, None). The ids are not escaped in a name (the
+    SDKs write them as they are): a task id holding "/" is all that follows
+    ``tasks/``, up to the configs' segment when there is one."""
     if not isinstance(name, str):
         return None, None
-    segs = name.split("/")
-    task = segs[1] if len(segs) >= 2 and segs[0] in ("tasks", "task") else None
-    config = segs[3] if len(segs) == 4 and segs[2] == "pushNotificationConfigs" else None
-    return task or None, config or None
+    head, slash, rest = name.partition("/")
+    if head not in ("tasks", "task") or not slash or not rest:
+        return None, None
+    task, configs, config = rest.partition(_CONFIGS)
+    if not configs:
+        return rest, None
+    return (task, config) if task and config else (None, None)
 
 
 def _push_set_in(doc: dict[str, Any]) -> dict[str, Any]:
@@ -183,10 +193,10 @@ def _push_set_in(doc: dict[str, Any]) -> dict[str, Any]:
     config_id = doc.get("configId") or None
     inner = doc.get("config")
     if isinstance(inner, dict):
-        parent_task, _ = _ids_of(doc.get("parent"))
+        parent_task, _ = name_ids(doc.get("parent"))
         task_id = task_id or parent_task
         doc = _camel(inner)
-    named_task, named_config = _ids_of(doc.get("name"))
+    named_task, named_config = name_ids(doc.get("name"))
     task_id = task_id or named_task
     push = _push_in(doc.get("pushNotificationConfig"))
     if isinstance(push, dict) and not push.get("id") and (config_id or named_config):
@@ -262,7 +272,7 @@ def _push_result_in(doc: Any) -> Any:
     if not isinstance(doc, dict):
         return doc
     doc = _camel(doc)
-    task_id, _ = _ids_of(doc.get("name"))
+    task_id, _ = name_ids(doc.get("name"))
     return {"taskId": task_id or "", "pushNotificationConfig": _push_in(
         doc.get("pushNotificationConfig"))}
 
