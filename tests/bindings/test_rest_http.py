@@ -379,3 +379,21 @@ def test_a_body_of_no_json_is_a_parse_error_and_a_byte_order_mark_is_read_past(
                          headers={"content-type": "application/json"})
     assert status_of(canceled) == (400, "TASK_NOT_CANCELABLE"), canceled.text
 
+
+
+def test_an_escaped_task_id_is_read_under_a_mount(http: httpx.Client) -> None:
+    """Below ``/agents/{name}/`` the path's escapes are kept for the route as at the root:
+    a task id holding "/" (a v0.1 client's) is one id there too."""
+    agents = [Agent("One", "d", AGENT.executor), Agent("Two", "d", AGENT.executor)]
+    with live_agent(agents) as base:
+        made = http.post(base + "/agents/Two/", json={
+            "jsonrpc": "2.0", "id": 1, "method": "tasks/send", "params": {
+                "id": "mine/1%41", "message": {"role": "user",
+                                               "parts": [{"type": "text", "text": "1"}]}}})
+        assert made.json()["result"]["id"] == "mine/1%41", made.text
+        for path in ("/agents/Two/tasks/mine%2F1%2541", "/agents/Two/v1/tasks/mine%2F1%2541"):
+            got = http.get(base + path)
+            assert got.status_code == 200 and got.json()["id"] == "mine/1%41", got.text
+        # a mount's own name escaped is still the mount
+        got = http.get(base + "/agents/%54wo/tasks/mine%2F1%2541")
+        assert got.status_code == 200 and got.json()["id"] == "mine/1%41", got.text
