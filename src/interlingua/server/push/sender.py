@@ -15,6 +15,7 @@ guard refusal is final.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import Sequence
 from email.utils import parsedate_to_datetime
@@ -135,8 +136,14 @@ class WebhookSender:
         ]
         timeouts = {"connect": self.timeout, "read": self.timeout, "write": self.timeout,
                     "pool": self.timeout}
+        status: int | None = None
+        answer = httpx.Headers()
         try:
-            async with self._pool.stream(
+            # The whole exchange, not each read, within the timeout: a webhook that
+            # drips its answer a byte at a time would otherwise hold a delivery
+            # slot (and every other webhook's deliveries behind it) for as long as
+            # it likes.
+            async with asyncio.timeout(self.timeout), self._pool.stream(
                 "POST",
                 httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
                              target=url.raw_path),
@@ -145,12 +152,17 @@ class WebhookSender:
                 extensions={"timeout": timeouts},
             ) as response:
                 status = response.status
+                answer = httpx.Headers(response.headers)
                 received = 0
                 async for chunk in response.aiter_stream():
                     received += len(chunk)
                     if received > _MAX_BODY:
                         break  # the answer's body is not read: only its status counts
-                answer = httpx.Headers(response.headers)
+        except TimeoutError:  # (asyncio's: before OSError, of which it is one)
+            if status is None:
+                return SendResult(None, f"timed out after {self.timeout:g} s"), None
+            # the answer came in time and its body did not: the status counts, and
+            # the connection, its body unread, is dropped
         except AddressRefused as exc:
             return SendResult(None, f"refused: {exc}", final=True), None
         except httpcore.TimeoutException:
