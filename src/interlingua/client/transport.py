@@ -9,6 +9,7 @@ other fake, and is the one place where network exceptions become ours.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import AsyncGenerator, Mapping
 
@@ -207,13 +208,18 @@ class HTTPXTransport(Transport):
         sent = dict(headers)
         inject_trace(sent)  # W3C traceparent of the current span, if any
         try:
-            request = self.client.build_request(method, url, content=body, headers=sent)
-            r = await self.client.send(request, stream=True)
-            try:
-                content = await self._body(r)
-            finally:
-                await r.aclose()
-        except httpx.TimeoutException:
+            # The whole answer within the timeout, as a gRPC call's deadline is: the
+            # HTTP client's own timeout bounds each read, and an agent sending its
+            # answer a byte at a time would keep the call open for as long as it
+            # liked. (A client the caller brought keeps its own settings.)
+            async with asyncio.timeout(self._timeout if self._owned else None):
+                request = self.client.build_request(method, url, content=body, headers=sent)
+                r = await self.client.send(request, stream=True)
+                try:
+                    content = await self._body(r)
+                finally:
+                    await r.aclose()
+        except (httpx.TimeoutException, TimeoutError):  # (asyncio's, before OSError's kin)
             limit = f" within {self._timeout:g} s" if self._timeout is not None else ""
             raise AgentTimeout(f"{url} did not answer{limit}") from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
