@@ -45,6 +45,7 @@ from ..core import codings
 from ..core.calls import GetTask, SetPushConfig
 from ..core.dialects import StreamItem, get_codec
 from ..core.errors import A2AError, InvalidAgentResponse
+from ..core.fetching import fetch_document
 from ..core.model import AuthInfo, PushConfig, StatusUpdate, Task
 from ..core.push_wire import (
     ALGORITHMS,
@@ -106,8 +107,11 @@ class JWKSCache:
     """An agent's JWKS, fetched when first needed and again when a key id is new."""
 
     def __init__(self, url: str, *, http: httpx.AsyncClient | None = None, ttl: float = 300.0,
-                 min_refresh: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 min_refresh: float = 1.0, clock: Callable[[], float] = time.monotonic,
+                 timeout: float = 10.0) -> None:
         self.url = url
+        #: seconds a fetch may take, its whole answer (notifications wait for it)
+        self.timeout = timeout
         self._http = http
         self._own_http = http is None
         self.ttl = ttl
@@ -130,18 +134,16 @@ class JWKSCache:
 
     async def _fetch(self) -> None:
         if self._http is None:
-            self._http = httpx.AsyncClient(timeout=10.0)
+            self._http = httpx.AsyncClient(timeout=self.timeout)
         try:
-            resp = await self._http.get(self.url, headers={"Accept": "application/json"})
-            resp.raise_for_status()
-            doc = resp.json()
+            doc = _decode(past_bom(await fetch_document(self._http, self.url, timeout=self.timeout)))
             if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
                 raise ValueError("the JWKS is not an object with a list of keys")
             keys = KeySet.import_key_set(doc)  # type: ignore[arg-type]
         # (joserfc raises TypeError and KeyError too, for a key of an unknown curve, say;
         # json a RecursionError for a document nested too deeply)
         except (httpx.HTTPError, ValueError, JoseError, TypeError, KeyError,
-                RecursionError) as exc:
+                RecursionError, TimeoutError, msgspec.DecodeError) as exc:
             if self._keys is not None:
                 log.warning("could not refresh the JWKS at %s: %s", self.url, exc)
                 return

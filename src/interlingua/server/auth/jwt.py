@@ -27,6 +27,7 @@ from joserfc.jwt import JWTClaimsRegistry
 
 from ...core.card_signing import KeysLike, load_keys
 from ...core.errors import AuthenticationRequired
+from ...core.fetching import fetch_document
 from ...core.model import HTTPAuthScheme, OpenIdConnectScheme, SecurityScheme
 from .principal import Principal, owner_key
 from .schemes import Authenticator, Presented
@@ -37,11 +38,14 @@ __all__ = ["BearerAuth", "Fetch"]
 Fetch = Callable[[str], Awaitable[bytes]]
 
 
+#: seconds a key set or discovery document may take, its whole answer
+FETCH_TIMEOUT = 10.0
+
+
 async def _httpx_fetch(url: str) -> bytes:
-    async with httpx.AsyncClient(timeout=10.0) as client:
-        r = await client.get(url, headers={"Accept": "application/json"})
-        r.raise_for_status()
-        return r.content
+    # the whole answer in FETCH_TIMEOUT, 1 MiB at most
+    async with httpx.AsyncClient(timeout=FETCH_TIMEOUT) as client:
+        return await fetch_document(client, url, timeout=FETCH_TIMEOUT)
 
 
 class BearerAuth(Authenticator):
