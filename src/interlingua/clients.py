@@ -31,7 +31,8 @@ def client_for(url: str, **options: Any) -> AnyClient:
     """A client for the agent at ``url``, not yet connected: use it as ``async
     with client_for(url) as client:``. ``options`` are ``Client``'s keywords
     (``dialect``, ``binding``, ``headers``, ``timeout``, TLS, …); a mesh client
-    uses ``timeout`` and ``headers`` and passes over the HTTP-only ones."""
+    uses ``timeout``, ``headers`` and ``max_answer_bytes`` and passes over the
+    HTTP-only ones."""
     if url.startswith(MESH_SCHEMES):
         # imported here: aiomqtt is an optional dependency (the mqtt extra)
         from .mesh.topics import parse_mesh_url

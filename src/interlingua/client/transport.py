@@ -20,7 +20,7 @@ from .errors import AgentTimeout, AgentUnreachable, ClientError, too_large
 from .tls import CertLike, tls_context
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport",
-           "StreamReply", "Transport"]
+           "StreamReply", "Transport", "checked_answer_bound"]
 
 #: seconds to wait for an answer; a blocking send lasts as long as its task turn
 DEFAULT_TIMEOUT = 60.0
@@ -28,6 +28,16 @@ DEFAULT_TIMEOUT = 60.0
 #: refused before it fills the caller's memory (a server answers 16 MiB at most by
 #: default, ``create_app(max_answer_bytes=)``)
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+
+def checked_answer_bound(max_answer_bytes: int | None) -> int | None:
+    """``max_answer_bytes`` as given, when it is a positive number of bytes or None."""
+    if max_answer_bytes is not None and (
+            isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int)
+            or max_answer_bytes < 1):
+        raise ValueError("max_answer_bytes must be a positive number of bytes (or None "
+                         f"for no limit), not {max_answer_bytes!r}")
+    return max_answer_bytes
 
 
 class HTTPReply:
@@ -138,11 +148,7 @@ class HTTPXTransport(Transport):
         cert: CertLike | None = None,
         max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
-        if max_answer_bytes is not None and (
-                isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int)
-                or max_answer_bytes < 1):
-            raise ValueError("max_answer_bytes must be a positive number of bytes (or None "
-                             f"for no limit), not {max_answer_bytes!r}")
+        checked_answer_bound(max_answer_bytes)
         self._owned = client is None
         self._timeout = timeout
         #: bytes one answer, or one stream event, may hold (read by the gRPC binding too)

@@ -27,9 +27,16 @@ from typing import Any
 import msgspec
 
 from ..client.card import Endpoint, parse_card
-from ..client.errors import AgentTimeout, AgentUnreachable, BadResponse, DialectMismatch
+from ..client.errors import (
+    AgentTimeout,
+    AgentUnreachable,
+    BadResponse,
+    DialectMismatch,
+    too_large,
+)
 from ..client.stream import StreamEvent
 from ..client.timeouts import checked_timeout
+from ..client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
 from ..core.calls import (
     Call,
     CancelTask,
@@ -63,6 +70,16 @@ class _Envelope(msgspec.Struct):
 _envelope = msgspec.json.Decoder(_Envelope)
 
 
+class _Id(msgspec.Struct):
+    id: Any = None
+
+
+#: the JSON-RPC id of an answer too large to take (the rest is parsed past, not built)
+_id_of = msgspec.json.Decoder(_Id).decode
+#: what a call is handed for an answer past ``max_answer_bytes`` (no agent can send it)
+_TOO_LARGE = _Envelope(error=None)
+
+
 class _Pending:
     """What a call waits for: its final answer, and (streams) the updates before it."""
 
@@ -81,8 +98,11 @@ class Requester(ReadingConnection):
     def __init__(self, url: MeshURL, topics: Topics, client_id: str, *,
                  reply_topic: Callable[[str], str], status_topic: Callable[[str], str],
                  listen: Sequence[str], timeout: float | None = 60.0,
-                 properties: dict[str, Any] | None = None) -> None:
+                 properties: dict[str, Any] | None = None,
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.url = url
+        #: bytes one answer may hold (None: the broker's bound alone)
+        self.max_answer_bytes = max_answer_bytes
         self.topics = topics
         self.client_id = client_id
         self.reply_topic = reply_topic
@@ -102,12 +122,18 @@ class Requester(ReadingConnection):
 
     async def _read(self) -> None:
         try:
+            limit = self.max_answer_bytes
             async for msg in self._broker.messages():
                 try:
-                    env = _envelope.decode(msg.payload)
+                    if limit is not None and len(msg.payload) > limit:
+                        env = _TOO_LARGE
+                        rid = _id_of(msg.payload).id
+                    else:
+                        env = _envelope.decode(msg.payload)
+                        rid = env.id
                 except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     continue  # not an answer of ours
-                pending = self._pending.get(env.id)
+                pending = self._pending.get(rid)
                 if pending is not None:
                     pending.queue.put_nowait((msg.topic.startswith(self._status_prefixes), env))
         except MeshUnavailable:
@@ -157,6 +183,8 @@ class Requester(ReadingConnection):
             raise AgentTimeout(
                 f"no answer from {agent} on {self.url.broker} within "
                 f"{self.timeout:g} s") from None
+        if env is _TOO_LARGE:
+            raise too_large(f"{agent} on {self.url.broker}", self.max_answer_bytes or 0)
         if env.error is not msgspec.UNSET:
             error = env.error
             if isinstance(error, dict) and error.get("lost"):
@@ -173,13 +201,16 @@ class MeshClient(MeshClientAPI):
     """An A2A client for one agent on an MQTT 5 mesh (``mqtt://host:port/NS/agent``).
 
     ``timeout``: seconds a call waits for its answer (None: for ever).
+    ``max_answer_bytes``: the largest answer (or card) taken, as ``Client``'s.
     Other keyword arguments of the HTTP client (``dialect``, ``headers``,
     TLS settings) are accepted and have no effect here, except ``headers``,
     which are sent as user properties.
     """
 
     def __init__(self, url: str, *, timeout: float | None = 60.0,
-                 headers: dict[str, str] | None = None, **_http_only: Any) -> None:
+                 headers: dict[str, str] | None = None,
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+                 **_http_only: Any) -> None:
         parsed = parse_mesh_url(url)
         if parsed.namespace is None or parsed.agent is None:
             raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
@@ -197,7 +228,8 @@ class MeshClient(MeshClientAPI):
             status_topic=lambda task: topics.client_status(self.client_id, task),
             listen=[topics.client_response(self.client_id) + "/#",
                     topics.client_status(self.client_id) + "/#"],
-            timeout=timeout, properties=self.headers)
+            timeout=timeout, properties=self.headers,
+            max_answer_bytes=checked_answer_bound(max_answer_bytes))
         self._ids = itertools.count(1)
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
@@ -257,6 +289,9 @@ class MeshClient(MeshClientAPI):
         if self._card is None:
             document = await mesh_card(self.mesh, self.topics, self.agent,
                                        wait=max(CARD_WAIT, self.timeout or 0.0))
+            limit = self._requester.max_answer_bytes
+            if limit is not None and len(document) > limit:
+                raise too_large(f"{self.agent} on {self.mesh.broker}", limit)
             self._card = parse_card(document)
             self._card_document = document
         return self._card

@@ -29,10 +29,11 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from ...client.card import Endpoint, parse_card
-from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch
+from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch, too_large
 from ...client.messages import make_message
 from ...client.stream import StreamEvent
 from ...client.timeouts import checked_timeout
+from ...client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
 from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import InvalidAgentResponse
@@ -65,7 +66,9 @@ class EmqxClient(MeshClientAPI):
     keyword arguments of the HTTP client are accepted and have no effect here."""
 
     def __init__(self, url: str, *, timeout: float | None = 60.0,
-                 headers: dict[str, str] | None = None, **_http_only: Any) -> None:
+                 headers: dict[str, str] | None = None,
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+                 **_http_only: Any) -> None:
         parsed = parse_mesh_url(url)
         if parsed.org is None or parsed.unit is None or parsed.agent is None:
             raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
@@ -77,7 +80,8 @@ class EmqxClient(MeshClientAPI):
         self.timeout = checked_timeout(timeout)
         self.headers: dict[str, str] = dict(headers or {})
         self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
-                                        properties=self.headers)
+                                        properties=self.headers,
+                                        max_answer_bytes=checked_answer_bound(max_answer_bytes))
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
         #: the ``a2a-status`` of the retained card (None: not read yet)
@@ -105,6 +109,9 @@ class EmqxClient(MeshClientAPI):
         """The agent's retained card (``AgentUnreachable`` when none is retained)."""
         if self._card is None:
             document, self.presence = await retained_card(self.mesh, self.space, self.agent)
+            limit = self._requester.max_answer_bytes
+            if limit is not None and len(document) > limit:
+                raise too_large(f"{self.agent} on {self.mesh.broker}", limit)
             self._card = parse_card(document)
             self._card_document = document
         return self._card

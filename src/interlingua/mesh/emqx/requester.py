@@ -23,7 +23,8 @@ from typing import Any
 
 import msgspec
 
-from ...client.errors import AgentTimeout, AgentUnreachable, BadResponse
+from ...client.errors import AgentTimeout, AgentUnreachable, BadResponse, too_large
+from ...client.transport import DEFAULT_MAX_ANSWER_BYTES
 from ...core.calls import Call
 from ...core.dialects import get_codec
 from ...core.trace_context import inject as inject_trace
@@ -58,8 +59,11 @@ class EmqxRequester(ReadingConnection):
 
     def __init__(self, url: MeshURL, space: Space, *, requester: str | None = None,
                  timeout: float | None = 60.0, first_reply: float = FIRST_REPLY,
-                 attempts: int = ATTEMPTS, properties: dict[str, Any] | None = None) -> None:
+                 attempts: int = ATTEMPTS, properties: dict[str, Any] | None = None,
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.url = url
+        #: bytes one answer may hold (None: the broker's bound alone)
+        self.max_answer_bytes = max_answer_bytes
         self.space = space
         self.requester = requester or f"interlingua-{secrets.token_hex(6)}"
         self.client_id = space.client_id(self.requester)
@@ -152,6 +156,9 @@ class EmqxRequester(ReadingConnection):
         return payload
 
     def _result(self, agent: str, payload: bytes) -> bytes:
+        limit = self.max_answer_bytes
+        if limit is not None and len(payload) > limit:
+            raise too_large(f"{agent} on {self.url.broker}", limit)
         try:
             env = _envelope.decode(payload)
         except (msgspec.DecodeError, msgspec.ValidationError):

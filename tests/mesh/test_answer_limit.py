@@ -1,0 +1,62 @@
+"""``max_answer_bytes`` holds on the mesh as over HTTP and gRPC: a mesh client (SAM's
+layout and the A2A-over-MQTT profile's) refuses an answer, or a card, larger than it
+with ``BadResponse`` naming the bound, where the keyword was taken and dropped
+(real Mosquitto)."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlingua import Agent, Context, client_for
+from interlingua.client.errors import BadResponse
+from interlingua.core.model import Task, TaskState
+
+from .helpers import BROKER, need_broker, on_emqx, on_mesh, org_unit
+
+pytestmark = pytest.mark.timeout(40)
+
+
+async def echo(ctx: Context) -> None:
+    """The text it is sent, or 20,000 characters for "big"."""
+    await ctx.artifact("x" * 20_000 if ctx.text == "big" else ctx.text)
+    await ctx.complete()
+
+
+ECHO = Agent("Echo", "Echoes.", echo, streaming=True)
+
+
+@pytest.fixture(params=["sam", "emqx"])
+async def mesh_url(request: pytest.FixtureRequest) -> object:
+    """The URL of ``ECHO`` on the mesh, in each layout."""
+    need_broker()
+    org, unit = org_unit()
+    if request.param == "sam":
+        async with on_mesh(ECHO, org):
+            yield f"{BROKER}/{org}/Echo"
+    else:
+        async with on_emqx(ECHO, org, unit):
+            yield f"{BROKER}/{org}/{unit}/Echo"
+
+
+async def test_an_answer_past_the_bound_is_refused_and_one_within_it_read(
+        mesh_url: str) -> None:
+    async with client_for(mesh_url, timeout=10, max_answer_bytes=8_000) as client:
+        task = await client.send("small")
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        with pytest.raises(BadResponse, match="answered more than 8000 bytes"):
+            await client.send("big")
+        with pytest.raises(BadResponse, match="answered more than 8000 bytes"):
+            [e async for e in client.stream("big")]  # the last event holds the artifact
+
+
+async def test_a_card_past_the_bound_is_refused(mesh_url: str) -> None:
+    async with client_for(mesh_url, timeout=10, max_answer_bytes=100) as client:
+        with pytest.raises(BadResponse, match="answered more than 100 bytes"):
+            await client.get_card()
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5])
+def test_a_bound_that_is_no_number_of_bytes_is_refused(bad: object) -> None:
+    for url in (f"{BROKER}/ns/Echo", f"{BROKER}/org/unit/Echo"):
+        with pytest.raises(ValueError, match="max_answer_bytes must be a positive number"):
+            client_for(url, max_answer_bytes=bad)
