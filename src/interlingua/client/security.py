@@ -47,6 +47,11 @@ class CardVerifier:
         self.jwks_url = jwks_url
         self.algorithms = list(algorithms)
 
+    @property
+    def finds_keys_itself(self) -> bool:
+        """Keys given, or a JWKS URL: no card's origin is needed to find them."""
+        return self._keys is not None or self.jwks_url is not None
+
     def jwks_url_for(self, card_url: str) -> str:
         if self.jwks_url is not None:
             return self.jwks_url

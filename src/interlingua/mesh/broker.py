@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import socket
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,8 +85,11 @@ class Broker:
 
     def __init__(self, url: MeshURL, client_id: str, *, clean_start: bool = True,
                  session_expiry: int = 0, keepalive: int = 30,
-                 manual_ack: bool = False, will: Will | None = None) -> None:
+                 manual_ack: bool = False, will: Will | None = None,
+                 tls_context: ssl.SSLContext | None = None) -> None:
         self.url = url
+        #: how an ``mqtts://`` connection is made (None: the system's CAs)
+        self.tls_context = tls_context
         self.client_id = client_id
         self.clean_start = clean_start
         self.session_expiry = session_expiry
@@ -116,9 +120,7 @@ class Broker:
                                 retain=self.will.retain, properties=will_props)
         tls = None
         if self.url.tls:
-            import ssl
-
-            tls = ssl.create_default_context()
+            tls = self.tls_context or ssl.create_default_context()
         client = aiomqtt.Client(
             self.url.host, self.url.port,
             username=self.url.username, password=self.url.password,
@@ -128,6 +130,10 @@ class Broker:
             properties=props,
             keepalive=self.keepalive,
             tls_context=tls,
+            # a context that checks nothing (verify=False): paho would still match the
+            # host name against the certificate it did not ask for, and fail
+            # (None, not False, without TLS: aiomqtt refuses any value there)
+            tls_insecure=True if tls is not None and tls.verify_mode == ssl.CERT_NONE else None,
             will=will,
             timeout=10,
             # small messages, one after another: no waiting for more to fill a segment

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import secrets
+import ssl
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
@@ -34,8 +35,10 @@ from ..client.errors import (
     DialectMismatch,
     too_large,
 )
+from ..client.security import CardVerifier
 from ..client.stream import StreamEvent
 from ..client.timeouts import checked_timeout
+from ..client.tls import CertLike, ssl_context
 from ..client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
 from ..core.calls import (
     Call,
@@ -50,7 +53,7 @@ from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
-from .client_api import MeshClientAPI
+from .client_api import MeshClientAPI, verified_card
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
@@ -99,7 +102,8 @@ class Requester(ReadingConnection):
                  reply_topic: Callable[[str], str], status_topic: Callable[[str], str],
                  listen: Sequence[str], timeout: float | None = 60.0,
                  properties: dict[str, Any] | None = None,
-                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES) -> None:
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.url = url
         #: bytes one answer may hold (None: the broker's bound alone)
         self.max_answer_bytes = max_answer_bytes
@@ -112,7 +116,7 @@ class Requester(ReadingConnection):
         self.properties = dict(properties or {})
         self._status_prefixes = tuple(t.removesuffix("#") for t in self.listen
                                       if "/status/" in t)
-        self._broker = Broker(url, client_id)
+        self._broker = Broker(url, client_id, tls_context=tls)
         self._reader: asyncio.Task[None] | None = None
         self._pending: dict[Any, _Pending] = {}
         self._lock = asyncio.Lock()
@@ -202,19 +206,25 @@ class MeshClient(MeshClientAPI):
 
     ``timeout``: seconds a call waits for its answer (None: for ever).
     ``max_answer_bytes``: the largest answer (or card) taken, as ``Client``'s.
-    Other keyword arguments of the HTTP client (``dialect``, ``headers``,
-    TLS settings) are accepted and have no effect here, except ``headers``,
-    which are sent as user properties.
+    ``headers`` are sent as user properties. ``verify`` and ``cert`` are how an
+    ``mqtts://`` broker is reached, and ``card_verifier`` checks the card read on
+    the mesh, as for ``Client``. The HTTP client's other keyword arguments
+    (``dialect``, ``binding``, ...) are accepted and have no effect here.
     """
 
     def __init__(self, url: str, *, timeout: float | None = 60.0,
                  headers: dict[str, str] | None = None,
                  max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+                 verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
+                 card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
         parsed = parse_mesh_url(url)
         if parsed.namespace is None or parsed.agent is None:
             raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
         self.url = url
+        #: how an ``mqtts://`` broker is reached, as ``Client``'s ``verify`` and ``cert`` say
+        self._tls = ssl_context(verify, cert) if parsed.tls else None
+        self._card_verifier = card_verifier
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
         self.topics = Topics(parsed.namespace)
@@ -229,7 +239,7 @@ class MeshClient(MeshClientAPI):
             listen=[topics.client_response(self.client_id) + "/#",
                     topics.client_status(self.client_id) + "/#"],
             timeout=timeout, properties=self.headers,
-            max_answer_bytes=checked_answer_bound(max_answer_bytes))
+            max_answer_bytes=checked_answer_bound(max_answer_bytes), tls=self._tls)
         self._ids = itertools.count(1)
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
@@ -288,11 +298,15 @@ class MeshClient(MeshClientAPI):
         """The agent's card as it next publishes it on the discovery topic."""
         if self._card is None:
             document = await mesh_card(self.mesh, self.topics, self.agent,
-                                       wait=max(CARD_WAIT, self.timeout or 0.0))
+                                       wait=max(CARD_WAIT, self.timeout or 0.0), tls=self._tls)
             limit = self._requester.max_answer_bytes
             if limit is not None and len(document) > limit:
                 raise too_large(f"{self.agent} on {self.mesh.broker}", limit)
-            self._card = parse_card(document)
+            if self._card_verifier is not None:  # a card that does not verify is not used
+                self._card = await verified_card(self._card_verifier, document, self.url,
+                                                 self.timeout)
+            else:
+                self._card = parse_card(document)
             self._card_document = document
         return self._card
 
@@ -319,11 +333,12 @@ class MeshClient(MeshClientAPI):
             requester.forget(rid)
 
 
-async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT) -> bytes:
+async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT,
+                    tls: ssl.SSLContext | None = None) -> bytes:
     """The card the agent ``agent`` next publishes (``AgentUnreachable`` after ``wait`` s)."""
     from .topics import mesh_name
 
-    broker = Broker(url, f"{topics.namespace}-card-{secrets.token_hex(6)}")
+    broker = Broker(url, f"{topics.namespace}-card-{secrets.token_hex(6)}", tls_context=tls)
     try:
         await broker.connect()
         await broker.subscribe(topics.discovery(), qos=0)

@@ -9,13 +9,37 @@ from collections.abc import AsyncGenerator, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from ..client.card import FetchedCard, parse_card
 from ..client.errors import DialectMismatch
 from ..client.messages import make_message
+from ..client.security import CardVerifier, UnverifiedCard
 from ..client.stream import StreamEvent
+from ..client.transport import HTTPXTransport
 from ..core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, SubscribeToTask
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
 
-__all__ = ["MeshClientAPI"]
+__all__ = ["MeshClientAPI", "verified_card"]
+
+
+async def verified_card(verifier: CardVerifier, document: bytes, where: str,
+                        timeout: float | None) -> AgentCard:
+    """The card ``document`` (that came from ``where`` on the mesh), once one of its
+    signatures verifies (``UnverifiedCard`` otherwise). The keys are the verifier's
+    own, or its JWKS URL's, or those at the origin of the HTTP interface the card
+    names: a mesh address has no origin to fetch keys from."""
+    card = parse_card(document)
+    origin = next((i.url for i in card.interfaces
+                   if i.url.startswith(("https://", "http://"))), None)
+    if origin is None and not verifier.finds_keys_itself:
+        raise UnverifiedCard(
+            f"the card of {where} came over the mesh and names no HTTP interface whose "
+            "origin serves its keys: give the keys (CardVerifier(keys=), --key) or a "
+            "JWKS URL (CardVerifier(jwks_url=), --jwks)")
+    transport = HTTPXTransport(timeout=timeout)
+    try:
+        return await verifier.verify(FetchedCard(card, document, origin or where), transport)
+    finally:
+        await transport.aclose()
 
 
 class MeshClientAPI:

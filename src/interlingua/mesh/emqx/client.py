@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import ssl
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
@@ -31,8 +32,10 @@ from typing import Any
 from ...client.card import Endpoint, parse_card
 from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch, too_large
 from ...client.messages import make_message
+from ...client.security import CardVerifier
 from ...client.stream import StreamEvent
 from ...client.timeouts import checked_timeout
+from ...client.tls import CertLike, ssl_context
 from ...client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
 from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
@@ -46,7 +49,7 @@ from ...core.model import (
     Task,
 )
 from ..broker import Broker, MeshUnavailable
-from ..client_api import MeshClientAPI
+from ..client_api import MeshClientAPI, verified_card
 from ..topics import MeshURL, parse_mesh_url
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
@@ -68,12 +71,17 @@ class EmqxClient(MeshClientAPI):
     def __init__(self, url: str, *, timeout: float | None = 60.0,
                  headers: dict[str, str] | None = None,
                  max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+                 verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
+                 card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
         parsed = parse_mesh_url(url)
         if parsed.org is None or parsed.unit is None or parsed.agent is None:
             raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
                              "mqtt://HOST[:PORT]/ORG/UNIT/AGENT")
         self.url = url
+        #: how an ``mqtts://`` broker is reached, as ``Client``'s ``verify`` and ``cert`` say
+        self._tls = ssl_context(verify, cert) if parsed.tls else None
+        self._card_verifier = card_verifier
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
         self.space = Space(parsed.org, parsed.unit)
@@ -81,7 +89,8 @@ class EmqxClient(MeshClientAPI):
         self.headers: dict[str, str] = dict(headers or {})
         self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
                                         properties=self.headers,
-                                        max_answer_bytes=checked_answer_bound(max_answer_bytes))
+                                        max_answer_bytes=checked_answer_bound(max_answer_bytes),
+                                        tls=self._tls)
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
         #: the ``a2a-status`` of the retained card (None: not read yet)
@@ -108,11 +117,16 @@ class EmqxClient(MeshClientAPI):
     async def get_card(self) -> AgentCard:
         """The agent's retained card (``AgentUnreachable`` when none is retained)."""
         if self._card is None:
-            document, self.presence = await retained_card(self.mesh, self.space, self.agent)
+            document, self.presence = await retained_card(self.mesh, self.space, self.agent,
+                                                          tls=self._tls)
             limit = self._requester.max_answer_bytes
             if limit is not None and len(document) > limit:
                 raise too_large(f"{self.agent} on {self.mesh.broker}", limit)
-            self._card = parse_card(document)
+            if self._card_verifier is not None:  # a card that does not verify is not used
+                self._card = await verified_card(self._card_verifier, document, self.url,
+                                                 self.timeout)
+            else:
+                self._card = parse_card(document)
             self._card_document = document
         return self._card
 
@@ -179,11 +193,13 @@ class EmqxClient(MeshClientAPI):
 
 
 async def retained_card(url: MeshURL, space: Space, agent: str, *,
-                        wait: float = CARD_WAIT) -> tuple[bytes, str | None]:
+                        wait: float = CARD_WAIT,
+                        tls: ssl.SSLContext | None = None) -> tuple[bytes, str | None]:
     """The card retained for ``agent`` and its ``a2a-status`` (``AgentUnreachable``
     when none is retained, or the broker cannot be reached)."""
     topic = space.discovery(agent)
-    broker = Broker(url, space.client_id(f"interlingua-card-{secrets.token_hex(6)}"))
+    broker = Broker(url, space.client_id(f"interlingua-card-{secrets.token_hex(6)}"),
+                    tls_context=tls)
     try:
         await broker.connect()
         await broker.subscribe(topic)
