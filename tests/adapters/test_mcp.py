@@ -125,7 +125,7 @@ async def test_a_rejected_task_is_a_tool_error(agents: dict[str, str]) -> None:
 
 def test_mcp_command_usage() -> None:
     bad = CliRunner().invoke(main, ["mcp", "ftp://x"])
-    assert bad.exit_code == 2 and "not an http" in bad.output
+    assert bad.exit_code == 2 and "is not an agent URL" in bad.output
     gone = CliRunner().invoke(main, ["mcp", f"http://127.0.0.1:{free_port()}"])
     assert gone.exit_code == 3 and "cannot read the agent's card" in gone.output
     assert "Traceback" not in bad.output + gone.output
@@ -265,3 +265,25 @@ async def test_tool_arguments_a_model_got_wrong_are_said_to_it(arguments: str) -
     tool's answer to the model says so, and no MCP server is called."""
     tool = MCPFunctionTool(mcp_math.server, None)
     assert await tool(arguments) == "error: the arguments are not JSON"
+
+
+async def test_an_agent_on_the_mesh_is_an_mcp_server_too() -> None:
+    """``interlingua mcp`` takes every agent URL the other client commands take: an
+    agent on an MQTT mesh as well (it was refused as no http:// URL)."""
+    from tests.mesh.helpers import BROKER, namespace, need_broker, on_mesh
+
+    need_broker()
+
+    async def hello(ctx: Context) -> None:
+        await ctx.reply(f"hello, {ctx.text}")
+
+    ns = namespace()
+    async with on_mesh(Agent("Hello", "Says hello.", hello, streaming=True), ns):
+        server = await mcp_server(f"{BROKER}/{ns}/Hello", timeout=10)
+        async with MCPClient(server) as client:  # in process
+            (tool,) = (await client.list_tools()).tools
+            result = await client.call_tool(tool.name, {"message": "Ada"})
+    assert not result.is_error, result
+    assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]
+    usage = CliRunner().invoke(main, ["mcp", "mqtt://127.0.0.1:1/ns"])
+    assert usage.exit_code == 2 and "a mesh agent is mqtt://HOST" in usage.output

@@ -25,7 +25,8 @@ import json
 import re
 from typing import Any
 
-from ..client import Client, ClientError
+from ..client import ClientError
+from ..clients import AnyClient, client_for
 from ..core.errors import A2AError
 from ..core.model import (
     AgentCard,
@@ -66,7 +67,7 @@ def _tool_name(text: str) -> str:
 
 async def mcp_server(url: str, **client_options: Any) -> MCPServer:
     """An MCP server whose tools are the skills of the A2A agent at ``url`` (its card is read now)."""
-    async with Client(url, **client_options) as client:
+    async with client_for(url, **client_options) as client:
         card = await client.get_card()
     return server_for_card(url, card, **client_options)
 
@@ -111,7 +112,7 @@ def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -
             task_id: Only to answer a question the agent asked: its task id.
         """
         try:
-            async with Client(url, **options) as client:
+            async with client_for(url, **options) as client:
                 if streaming:
                     answer = await _follow(client, message, task_id, ctx)
                 else:
@@ -129,7 +130,7 @@ def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -
     return call
 
 
-async def _follow(client: Client, message: str, task_id: str | None,
+async def _follow(client: AnyClient, message: str, task_id: str | None,
                   ctx: Context) -> Task | Message:
     """Stream the task, reporting its progress; the task as it ended (or the bare answer)."""
     steps = 0

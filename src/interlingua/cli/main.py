@@ -34,7 +34,6 @@ from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
-from ..grpc_wire.address import dns_target
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
 from ..server.agent import Agent
@@ -45,7 +44,7 @@ from .follow import follow_task
 from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
-from .mesh_options import mesh_serve_options, mesh_settings, need_mqtt
+from .mesh_options import mesh_serve_options, mesh_settings
 from .push_commands import listen_command, push_group
 from .seconds import Seconds
 from .security_options import (
@@ -65,7 +64,7 @@ from .serve import (
     serve,
 )
 from .stores import store_problem
-from .urls import check_http_url, split_url
+from .urls import check_agent_url, check_http_url
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
            "EXIT_USAGE", "main"]
@@ -84,43 +83,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def _check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
-    gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
-    if value[:4].lower() == "dns:":
-        value = "grpc://" + dns_target(value)
-    if value.startswith(("grpc://", "grpcs://")):
-        parts = split_url(value)
-        try:
-            port = parts.port
-        except ValueError:
-            port = None
-        if not parts.hostname or port is None:
-            raise click.BadParameter(f"{value!r}: a gRPC address is grpc://HOST:PORT")
-        return value
-    if value.startswith(("mqtt://", "mqtts://")):
-        from ..mesh.topics import parse_mesh_url
-
-        try:
-            mesh = parse_mesh_url(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-        if mesh.agent is None:
-            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT"
-                                     " (or /ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
-        need_mqtt()
-        return value
-    parts = split_url(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise click.BadParameter(
-            f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
-            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT "
-            "(/ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
-    checked = check_http_url(ctx, param, value)
-    assert checked is not None
-    return checked
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -694,7 +656,7 @@ def _older_readers(document: bytes | None) -> list[str]:
 
 
 @main.command("card")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @_client_options
 @card_verify_options
 def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[str, ...],
@@ -776,7 +738,7 @@ _save_option = click.option(
 
 
 @main.command("send")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @click.argument("text")
 @click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
 @click.option("--context-id", default=None, help="Send within this context (conversation).")
@@ -884,7 +846,7 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
 
 
 @main.command("get")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @click.argument("task_id")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Show at most N messages of the task's history.")
@@ -938,7 +900,7 @@ def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
 
 
 @main.command("tasks")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @click.option("--context-id", default=None, help="Only tasks of this context.")
 @click.option("--status", type=click.Choice([s.value for s in TaskState]), default=None,
               help="Only tasks in this state.")
@@ -968,7 +930,7 @@ def tasks_command(url: str, context_id: str | None, status: str | None, page_siz
 
 
 @main.command("cancel")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @click.argument("task_id")
 @_client_options
 def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
@@ -1034,7 +996,7 @@ async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bo
 
 
 @main.command("stream")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @click.argument("text")
 @click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
 @click.option("--context-id", default=None, help="Send within this context (conversation).")
@@ -1069,7 +1031,7 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
 
 
 @main.command("subscribe")
-@click.argument("url", callback=_check_agent_url)
+@click.argument("url", callback=check_agent_url)
 @click.argument("task_id")
 @click.option("--last-event-id", type=click.IntRange(min=0), default=None, metavar="N",
               help="Start after event N of the task (the events you have), finished or not.")

@@ -8,13 +8,13 @@ import sys
 
 import click
 
-from .urls import check_http_url
+from .urls import check_agent_url
 
 __all__ = ["mcp_command"]
 
 
 @click.command("mcp")
-@click.argument("url", callback=check_http_url)
+@click.argument("url", callback=check_agent_url)
 @click.option("--http", "http", is_flag=True,
               help="Serve MCP over streamable HTTP (at /mcp) instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="With --http: interface.")

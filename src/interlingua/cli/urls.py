@@ -6,7 +6,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import click
 
-__all__ = ["check_http_url", "split_url"]
+__all__ = ["check_agent_url", "check_http_url", "split_url"]
 
 
 def split_url(value: str) -> SplitResult:
@@ -30,3 +30,43 @@ def check_http_url(ctx: click.Context | None, param: click.Parameter | None,
     except ValueError:
         raise click.BadParameter(f"{value!r} has no valid port (0-65535)") from None
     return value
+
+
+def check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
+    gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
+    if value[:4].lower() == "dns:":
+        from ..grpc_wire.address import dns_target
+
+        value = "grpc://" + dns_target(value)
+    if value.startswith(("grpc://", "grpcs://")):
+        parts = split_url(value)
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if not parts.hostname or port is None:
+            raise click.BadParameter(f"{value!r}: a gRPC address is grpc://HOST:PORT")
+        return value
+    if value.startswith(("mqtt://", "mqtts://")):
+        from ..mesh.topics import parse_mesh_url
+        from .mesh_options import need_mqtt
+
+        try:
+            mesh = parse_mesh_url(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+        if mesh.agent is None:
+            raise click.BadParameter(f"{value!r}: a mesh agent is mqtt://HOST[:PORT]/NAMESPACE/AGENT"
+                                     " (or /ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
+        need_mqtt()
+        return value
+    parts = split_url(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(
+            f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
+            "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT "
+            "(/ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
+    checked = check_http_url(ctx, param, value)
+    assert checked is not None
+    return checked
