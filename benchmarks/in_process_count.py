@@ -11,6 +11,7 @@ difference here is the same work, counted in a minute instead of several.
     .venv/bin/python benchmarks/in_process_count.py src /tmp/changed/src
     .venv/bin/python benchmarks/in_process_count.py src --kind stream --requests 4
     .venv/bin/python benchmarks/in_process_count.py HEAD~3 HEAD --functions 30
+    .venv/bin/python benchmarks/in_process_count.py src --kind stream --chunks 100 --requests 20
 
 Each tree is a directory holding the ``interlingua`` package, or a git revision (its
 ``src/`` exported). ``--functions K`` also prints the K C functions (interpreter, msgspec,
@@ -32,7 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-#: run under valgrind: the app called in process, ``kind`` N times (argv: kind, N, store)
+#: run under valgrind: the app called in process, ``kind`` N times (argv: kind, N, store,
+#: the chunks a stream asks for)
 _DRIVER = """
 import sys
 sys.path[:0] = [{bench!r}, {servers!r}]
@@ -40,7 +42,8 @@ import uvloop
 import in_process
 from interlingua_echo import build_app
 
-async def main(kind, n, store):
+async def main(kind, n, store, chunks):
+    in_process.STREAM_CHUNKS = chunks  # the chunks a stream asks for ("stream N")
     caller = in_process.Caller(build_app(store, "http://127.0.0.1:1/", submit_grace=1000.0))
     await caller.start()
     make, _ = in_process.KINDS[kind]
@@ -50,7 +53,7 @@ async def main(kind, n, store):
         await caller.post(make(100 + i))
     await caller.stop()
 
-uvloop.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3]))
+uvloop.run(main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])))
 """
 
 
@@ -66,7 +69,7 @@ def tree(name: str, into: Path) -> Path:
     return target / "src"
 
 
-def count(src: Path, kind: str, n: int, store: str, out: Path) -> Path:
+def count(src: Path, kind: str, n: int, store: str, out: Path, chunks: int = 1000) -> Path:
     """Run the driver for ``n`` requests under callgrind; its output file."""
     driver = out.parent / "driver.py"
     driver.write_text(_DRIVER.format(bench=str(HERE), servers=str(HERE / "servers")))
@@ -74,7 +77,7 @@ def count(src: Path, kind: str, n: int, store: str, out: Path) -> Path:
            "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPYCACHEPREFIX", None)
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                    sys.executable, str(driver), kind, str(n), store],
+                    sys.executable, str(driver), kind, str(n), store, str(chunks)],
                    check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return out
 
@@ -107,10 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", default="memory://",
                         help="store URL (memory://; TMP in it is a fresh directory)")
     parser.add_argument("--functions", type=int, default=0)
+    parser.add_argument("--chunks", type=int, default=1000,
+                        help="artifact chunks a stream asks for (1,000): a stream is that "
+                        "many events and two more; at 100, as instructions.py asks, a "
+                        "stream's own cost weighs as it does there")
     args = parser.parse_args(argv)
     if args.requests < 1:
         parser.error("--requests must be at least 1")
-    units = args.requests * (1002 if args.kind == "stream" else 1)
+    if args.chunks < 1:
+        parser.error("--chunks must be at least 1")
+    units = args.requests * (args.chunks + 2 if args.kind == "stream" else 1)
     rows: list[tuple[str, float, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, name in enumerate(args.trees):
@@ -120,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
                 work = Path(tmp) / f"{i}-{n}"
                 work.mkdir()
                 store = args.store.replace("TMP", str(work))
-                counted.append(by_function(count(src, args.kind, n, store, work / "cg.out")))
+                counted.append(by_function(count(src, args.kind, n, store, work / "cg.out",
+                                                 args.chunks)))
             (t1, f1), (t2, f2) = counted
             per = {k: (f2.get(k, 0) - f1.get(k, 0)) / units for k in set(f1) | set(f2)}
             rows.append((name, (t2 - t1) / units, per))
