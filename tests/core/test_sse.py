@@ -33,3 +33,18 @@ def test_one_leading_byte_order_mark_is_ignored_even_split_across_chunks() -> No
     assert _events(b"data: a\n\n" + bom + b"data: c\n\n") == [("a", None, None)]
     assert _events(b"data: x\n\n") == [("x", None, None)]
 
+
+def test_an_event_ended_by_the_stream_s_last_byte_a_cr_is_read_at_its_end() -> None:
+    # a CR at the very end is held (a LF may follow, making it one CRLF); the stream's
+    # end says it will not: the event it completes is read then, not lost
+    decoder = SSEDecoder()
+    assert [e.data for e in decoder.feed(b"data: a\r\rdata: b\r\r")] == ["a"]
+    assert [e.data for e in decoder.end()] == ["b"]
+    assert list(decoder.end()) == []
+    # a CRLF split across chunks is one line end, not two
+    decoder = SSEDecoder()
+    assert [e.data for c in (b"data: c\r", b"\ndata: d\r\n\r\n") for e in decoder.feed(c)] \
+        == ["c\nd"]
+    # an event left without its blank line is dropped, as the format says
+    decoder = SSEDecoder()
+    assert list(decoder.feed(b"data: e\r")) == [] and list(decoder.end()) == []

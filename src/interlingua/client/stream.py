@@ -203,16 +203,20 @@ class Connection:
         async with contextlib.aclosing(self._reply.chunks()) as chunks:
             async for chunk in chunks:
                 for ev in decoder.feed(chunk):
-                    if limit is not None and len(ev.data) > limit:
-                        raise too_large(self.url, limit)
-                    try:
-                        event = self._event(ev)
-                    except RecursionError:  # deeper than the decoder goes
-                        raise too_deep(self.url) from None
-                    yield event
+                    yield self._read(ev, limit)
                 if limit is not None and decoder.pending > limit:
                     # one event that never ends (or a line that never does)
                     raise too_large(self.url, limit)
+        for ev in decoder.end():  # an event the stream's last byte, a CR, ended
+            yield self._read(ev, limit)
+
+    def _read(self, ev: SSEEvent, limit: int | None) -> tuple[int | None, bytes]:
+        if limit is not None and len(ev.data) > limit:
+            raise too_large(self.url, limit)
+        try:
+            return self._event(ev)
+        except RecursionError:  # deeper than the decoder goes
+            raise too_deep(self.url) from None
 
     async def aclose(self) -> None:
         if self._reply is not None:

@@ -85,6 +85,14 @@ class SSEDecoder:
         finally:
             self._buf = buf[pos:]
 
+    def end(self) -> Iterator[SSEEvent]:
+        """The stream has ended: the event its very last byte completes, when that byte
+        is a CR (a line's end that ``feed`` held, as the next chunk might have begun
+        with the LF of a CRLF). An event left without its blank line is dropped, as
+        the event-stream format says."""
+        if self._buf.endswith(b"\r"):
+            yield from self.feed(b"\n")  # (CR LF: the same one line end)
+
     def _line(self, line: str) -> SSEEvent | None:
         if line == "":
             if not self._data:
