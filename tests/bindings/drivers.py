@@ -264,7 +264,9 @@ class REST(Driver):
             path = configs.format(q(call.task_id, safe="")) + "/" + q(call.config_id or "", safe="")
             return "GET", path, {}, None
         if isinstance(call, c.ListPushConfigs):
-            return "GET", configs.format(q(call.task_id, safe="")), {}, None
+            paging = {k: v for k, v in (("pageSize", call.page_size),
+                                        ("pageToken", call.page_token)) if v is not None}
+            return "GET", configs.format(q(call.task_id, safe="")), paging, None
         if isinstance(call, c.DeletePushConfig):
             path = configs.format(q(call.task_id, safe="")) + "/" + q(call.config_id, safe="")
             return "DELETE", path, {}, None

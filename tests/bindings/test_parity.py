@@ -258,6 +258,27 @@ def test_push_config_crud(kind: type[Driver], server: str, client: httpx.Client)
         d.call(c.CancelTask(id=task.id))
 
 
+@pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.version == "1.0"],
+                         indirect=True)
+def test_a_push_config_page_token_never_given_out_is_refused(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """A task's configs come in one page: a pageToken (v1.0 has them) is none of ours,
+    refused as ListTasks refuses one, where it was passed over and the list begun again."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    try:
+        for i in range(2):
+            d.call(c.SetPushConfig(task_id=task.id, config=m.PushConfig(
+                url=f"http://127.0.0.1:9/h{i}", id=f"c{i}")))
+        listed = d.call(c.ListPushConfigs(task_id=task.id))
+        assert isinstance(listed, list) and [p.id for p in listed] == ["c0", "c1"]
+        with pytest.raises(Refused) as refused:
+            d.call(c.ListPushConfigs(task_id=task.id, page_token="YzE="))
+        assert "pageToken is not a token from a previous" in refused.value.message
+    finally:
+        d.call(c.CancelTask(id=task.id))
+
+
 def test_api_key_credentials_that_cannot_be_read_are_refused(
         kind: type[Driver], server: str, client: httpx.Client) -> None:
     """An ApiKey config's credentials that are JSON but no key (one nested deeper than

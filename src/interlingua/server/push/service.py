@@ -190,6 +190,11 @@ class PushService:
         if isinstance(call, ListPushConfigs):
             if call.page_size is not None and call.page_size < 0:
                 raise InvalidParams("Invalid params: pageSize must not be negative")
+            if call.page_token:  # none is given out: a task's configs come in one page
+                raise InvalidParams(
+                    "Invalid params: pageToken is not a token from a previous "
+                    "ListTaskPushNotificationConfigs response (this agent lists a task's "
+                    "push notification configs in one page)")
             return [r.config for r in await store.list_push_configs(scope, call.task_id)]
         await store.delete_push_config(scope, call.task_id, call.config_id)
         return None
