@@ -107,26 +107,30 @@ async def refused_handshakes() -> AsyncIterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def agent_on(broker: Broker, layout: str,
-                   monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+async def agent_on(broker: Broker, layout: str, monkeypatch: pytest.MonkeyPatch, *,
+                   mutual: bool = False,
+                   **tls: Any) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """``ECHO`` on the TLS broker in ``layout``: (its URL's path, its card's public
-    keys). The agent trusts the test CA as the system's (``SSL_CERT_FILE``), only while
-    it connects: the clients below get nothing from the environment."""
+    keys). Without ``tls`` (``MeshSettings``' TLS fields) the agent trusts the test CA
+    as the system's (``SSL_CERT_FILE``), only while it connects: the clients below get
+    nothing from the environment."""
     org, unit = org_unit()
+    url = broker.url("", mutual=mutual)
+    if not tls:
+        monkeypatch.setenv("SSL_CERT_FILE", str(broker.pki.ca))
     # cards signed; served on the mesh alone (no HTTP interface in the card)
     app = create_app(ECHO, store="memory://", freeze_gc=False, card_signing=CardSigning())
     if layout == "sam":
-        settings = MeshSettings(url=broker.url(""), namespace=org, card_interval=0.5,
-                                session_expiry=30, http=False)
+        settings = MeshSettings(url=url, namespace=org, card_interval=0.5,
+                                session_expiry=30, http=False, **tls)
         path = f"{org}/Echo"
     else:
-        settings = MeshSettings(url=broker.url(""), namespace="", profile="emqx", org=org,
-                                unit=unit, session_expiry=30, http=False)
+        settings = MeshSettings(url=url, namespace="", profile="emqx", org=org,
+                                unit=unit, session_expiry=30, http=False, **tls)
         path = f"{org}/{unit}/Echo"
     attach(app, settings)
-    monkeypatch.setenv("SSL_CERT_FILE", str(broker.pki.ca))
     async with app.router.lifespan_context(app):
-        monkeypatch.delenv("SSL_CERT_FILE")
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                      base_url="http://agent.test") as http:
             jwks = (await http.get("/.well-known/jwks.json")).json()
@@ -206,3 +210,52 @@ async def test_the_command_line_s_tls_and_card_options_reach_the_mesh(
                                              str(broker.pki.ca), "--verify")
         assert unverified.returncode != 0
         assert "names no HTTP interface" in unverified.stderr
+
+
+# ------------------------------------------------------------ the agent's side
+
+
+async def test_an_agent_reaches_an_mqtts_broker_with_a_ca_bundle_and_a_certificate(
+        broker: Broker, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``MeshSettings(ca_bundle=, client_cert=)``: an agent served on a broker with a
+    private CA, which asks for client certificates (it trusted the system's CAs alone)."""
+    ca = str(broker.pki.ca)
+    async with agent_on(broker, layout, monkeypatch, mutual=True, ca_bundle=ca,
+                        client_cert=str(broker.pki.bob)) as (path, _):
+        async with client_for(broker.url(path), timeout=10, verify=ca) as client:
+            task = await client.send("hello")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+
+
+def test_the_agent_s_tls_settings_are_checked_when_made(broker: Broker) -> None:
+    with pytest.raises(ValueError, match="cannot read the CA bundle"):
+        MeshSettings(url=broker.url(""), namespace="ns", ca_bundle="/no/such/ca.pem")
+    with pytest.raises(ValueError, match="client_key needs client_cert"):
+        MeshSettings(url=broker.url(""), namespace="ns", client_key="k.pem")
+    with pytest.raises(ValueError, match="choose one"):
+        MeshSettings(url=broker.url(""), namespace="ns", ca_bundle=str(broker.pki.ca),
+                     insecure=True)
+
+
+async def test_serve_takes_the_mesh_s_tls_options(
+        broker: Broker, tmp_path: Path) -> None:
+    org = org_unit()[0]
+    env = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+    cmd = [str(SCRIPT), "serve", str(Path(__file__).parent / "tls_echo.py"), "--no-http",
+           "--mesh", broker.url(""), "--namespace", org, "--mesh-ca-bundle",
+           str(broker.pki.ca), "--mesh-card-interval", "0.5", "--store", "memory://"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        async with client_for(broker.url(f"{org}/Echo"), timeout=15,
+                              verify=str(broker.pki.ca)) as client:
+            assert (await client.get_card()).name == "Echo"  # it is up: its card came
+            task = await client.send("hello")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+    plain = subprocess.run([str(SCRIPT), "serve", str(Path(__file__).parent / "tls_echo.py"),
+                            "--mesh", "mqtt://127.0.0.1:1883", "--namespace", org,
+                            "--mesh-ca-bundle", str(broker.pki.ca)],
+                           capture_output=True, text=True, env=env, timeout=30)
+    assert plain.returncode == 2 and "go with an mqtts:// broker" in plain.stderr

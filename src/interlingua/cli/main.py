@@ -381,7 +381,11 @@ def serve_command(**options: Any) -> None:
     grpc_at: list[int] = []
     mesh = mesh_settings(o["mesh_url"], o["namespace"], no_http, o["mesh_agent_name"],
                          o["mesh_instance"], o["mesh_group"], o["mesh_session_expiry"],
-                         o["mesh_card_interval"], o["mesh_profile"], o["org"], o["unit"])
+                         o["mesh_card_interval"], o["mesh_profile"], o["org"], o["unit"],
+                         tls={"ca_bundle": o["mesh_ca_bundle"],
+                              "client_cert": o["mesh_client_cert"],
+                              "client_key": o["mesh_client_key"],
+                              "insecure": o["mesh_insecure"]})
     on_mesh = o["mesh_agent_name"] or mesh_name(agent.name)
 
     def listening(store_url: str, bound_port: int) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -87,6 +87,16 @@ def mesh_serve_options(f: F) -> F:
                      show_default=True, metavar="SECONDS",
                      help="How often the card is published on the discovery topic (consumers "
                           "forget an instance six periods after its last card by default)."),
+        click.option("--mesh-ca-bundle", default=None, metavar="PEM",
+                     help="mqtts://: check the broker's certificate against these CAs "
+                          "[default: the system's]."),
+        click.option("--mesh-client-cert", default=None, metavar="PEM",
+                     help="mqtts://: present this client certificate (with its key, or "
+                          "--mesh-client-key) to a broker that asks for one."),
+        click.option("--mesh-client-key", default=None, metavar="PEM",
+                     help="mqtts://: the key of --mesh-client-cert."),
+        click.option("--mesh-insecure", is_flag=True,
+                     help="mqtts://: do not check the broker's certificate."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -96,30 +106,40 @@ def mesh_serve_options(f: F) -> F:
 def mesh_settings(url: str | None, namespace: str | None, no_http: bool, name: str | None,
                   instance: str | None, group: str | None,
                   session_expiry: int, card_interval: float = 10.0, profile: str = "sam",
-                  org: str | None = None, unit: str | None = None) -> MeshSettings | None:
+                  org: str | None = None, unit: str | None = None,
+                  tls: dict[str, Any] | None = None) -> MeshSettings | None:
+    """``tls``: ``MeshSettings``' TLS fields, from ``--mesh-ca-bundle`` and the others."""
+    tls = {k: v for k, v in (tls or {}).items() if v}
     if url is None:
-        if namespace or no_http or name or instance or group or org or unit \
+        if namespace or no_http or name or instance or group or org or unit or tls \
                 or profile == "emqx":
             raise click.UsageError(
                 "--namespace, --org, --unit, --no-http and --mesh-* go with --mesh URL")
         return None
     parsed = parse_mesh_url(url)
-    if profile == "emqx":
-        return _emqx_settings(url, parsed.org, parsed.unit, org, unit, namespace, instance,
-                              group, session_expiry, no_http)
-    if org or unit:
-        raise click.UsageError("--org and --unit go with --mesh-profile emqx")
-    namespace = namespace or parsed.namespace
-    if namespace is None:
-        raise click.UsageError("--mesh needs --namespace NS (or mqtt://HOST/NS)")
-    return MeshSettings(url=url, namespace=namespace, instance=instance, group=group,
-                        session_expiry=session_expiry, card_interval=card_interval,
-                        http=not no_http)
+    if tls and not parsed.tls:
+        raise click.UsageError("--mesh-ca-bundle, --mesh-client-cert, --mesh-client-key and "
+                               "--mesh-insecure go with an mqtts:// broker")
+    try:
+        if profile == "emqx":
+            return _emqx_settings(url, parsed.org, parsed.unit, org, unit, namespace,
+                                  instance, group, session_expiry, no_http, tls)
+        if org or unit:
+            raise click.UsageError("--org and --unit go with --mesh-profile emqx")
+        namespace = namespace or parsed.namespace
+        if namespace is None:
+            raise click.UsageError("--mesh needs --namespace NS (or mqtt://HOST/NS)")
+        return MeshSettings(url=url, namespace=namespace, instance=instance, group=group,
+                            session_expiry=session_expiry, card_interval=card_interval,
+                            http=not no_http, **tls)
+    except ValueError as exc:  # a CA bundle or certificate that cannot be read
+        raise click.UsageError(str(exc)) from None
 
 
 def _emqx_settings(url: str, url_org: str | None, url_unit: str | None, org: str | None,
                    unit: str | None, namespace: str | None, instance: str | None,
-                   group: str | None, session_expiry: int, no_http: bool) -> MeshSettings:
+                   group: str | None, session_expiry: int, no_http: bool,
+                   tls: dict[str, Any]) -> MeshSettings:
     """The A2A-over-MQTT profile's settings: org and unit from the options (or a
     ``mqtt://HOST/ORG/UNIT/…`` URL); SAM's namespace, instances and groups have no
     counterpart there."""
@@ -130,4 +150,4 @@ def _emqx_settings(url: str, url_org: str | None, url_unit: str | None, org: str
     if org is None or unit is None:
         raise click.UsageError("--mesh-profile emqx needs --org ORG and --unit UNIT")
     return MeshSettings(url=url, namespace="", session_expiry=session_expiry,
-                        http=not no_http, profile="emqx", org=org, unit=unit)
+                        http=not no_http, profile="emqx", org=org, unit=unit, **tls)

@@ -248,11 +248,12 @@ class Broker:
             raise MeshUnavailable(f"the connection to {self.url.broker} was lost: {exc}") from None
 
 
-async def ping(url: MeshURL) -> None:
-    """Connect and disconnect once: ``MeshUnavailable`` when the broker cannot be had."""
+async def ping(url: MeshURL, tls_context: ssl.SSLContext | None = None) -> None:
+    """Connect and disconnect once (over ``mqtts://`` with ``tls_context``, as the
+    connection that follows will): ``MeshUnavailable`` when the broker cannot be had."""
     import secrets
 
-    async with Broker(url, "interlingua-ping-" + secrets.token_hex(4)):
+    async with Broker(url, "interlingua-ping-" + secrets.token_hex(4), tls_context=tls_context):
         pass
 
 

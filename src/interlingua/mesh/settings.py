@@ -3,6 +3,7 @@ without loading the server)."""
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 
 from .topics import MeshURL, parse_mesh_url
@@ -29,6 +30,10 @@ class MeshSettings:
     ``profile`` is the topic layout: ``sam`` (Solace Agent Mesh, under
     ``namespace``) or ``emqx`` (A2A over MQTT, ``$a2a/v1/…/{org}/{unit}/{agent}``,
     mesh/emqx/); ``org`` and ``unit`` are the latter's.
+
+    An ``mqtts://`` broker is checked against the system's CAs, or ``ca_bundle`` (a
+    PEM file); ``insecure`` checks nothing. ``client_cert`` (a PEM, with its key or
+    with ``client_key``) is presented to a broker that asks for one.
     """
 
     url: str
@@ -44,6 +49,10 @@ class MeshSettings:
     profile: str = "sam"
     org: str | None = None
     unit: str | None = None
+    ca_bundle: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+    insecure: bool = False
 
     def __post_init__(self) -> None:
         # (names are checked where the profile lays out its topics: mesh/profiles.py)
@@ -55,6 +64,26 @@ class MeshSettings:
                 raise ValueError(f"{name} must be above 0 seconds, got {getattr(self, name)!r}")
         if not self.cancel_grace >= 0:
             raise ValueError(f"cancel_grace must not be negative, got {self.cancel_grace!r}")
+        if self.client_key is not None and self.client_cert is None:
+            raise ValueError("client_key needs client_cert")
+        if self.ca_bundle is not None and self.insecure:
+            raise ValueError("ca_bundle and insecure: choose one (insecure checks nothing)")
+        self.tls_context()  # files that cannot be read are said now, not at connect
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        """How the broker is reached: None for ``mqtt://``, else a context as the
+        TLS settings say."""
+        if not self.broker_url().tls:
+            return None
+        from ..client.errors import ClientError
+        from ..client.tls import ssl_context
+
+        cert = None if self.client_cert is None else (
+            (self.client_cert, self.client_key) if self.client_key else self.client_cert)
+        try:
+            return ssl_context(False if self.insecure else (self.ca_bundle or True), cert)
+        except ClientError as exc:
+            raise ValueError(str(exc)) from None
 
     def broker_url(self) -> MeshURL:
         return parse_mesh_url(self.url)
