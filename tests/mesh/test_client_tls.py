@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import gc
 import getpass
+import json
 import os
 import shutil
 import socket
@@ -25,7 +26,7 @@ import httpx
 import pytest
 from joserfc.jwk import ECKey
 
-from interlingua import Agent, Context, client_for, create_app
+from interlingua import Agent, Client, Context, client_for, create_app
 from interlingua.client import CardVerifier
 from interlingua.client.errors import AgentUnreachable
 from interlingua.client.security import UnverifiedCard
@@ -259,3 +260,44 @@ async def test_serve_takes_the_mesh_s_tls_options(
                             "--mesh-ca-bundle", str(broker.pki.ca)],
                            capture_output=True, text=True, env=env, timeout=30)
     assert plain.returncode == 2 and "go with an mqtts:// broker" in plain.stderr
+
+
+async def test_mesh_agents_and_the_gateway_take_the_tls_options(
+        broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with agent_on(broker, "sam", monkeypatch) as (path, _):
+        org = path.split("/")[0]
+        env = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+        ca = str(broker.pki.ca)
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True,
+                                  env=env, timeout=40)
+
+        listed = await asyncio.to_thread(run, "mesh", "agents", "--mesh", broker.url(""),
+                                         "--namespace", org, "--ca-bundle", ca,
+                                         "--wait", "1.5", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert [a["name"] for a in json.loads(listed.stdout)] == ["Echo"]
+        refused = await asyncio.to_thread(run, "mesh", "agents", "--mesh", broker.url(""),
+                                          "--namespace", org, "--wait", "0.5")
+        assert refused.returncode == 3 and "CERTIFICATE_VERIFY_FAILED" in refused.stderr
+
+        gateway = subprocess.Popen(
+            [str(SCRIPT), "gateway", "--mesh", broker.url(""), "--namespace", org,
+             "--ca-bundle", ca, "--port", "0", "--json"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert gateway.stdout is not None
+            line = await asyncio.to_thread(gateway.stdout.readline)
+            base = json.loads(line)["listen"]
+            async with httpx.AsyncClient(timeout=10) as http:
+                deadline = time.monotonic() + 15
+                while "Echo" not in (await http.get(base + "/agents")).text:
+                    assert time.monotonic() < deadline, "the gateway never heard the agent"
+                    await asyncio.sleep(0.2)
+            async with Client(base + "/agents/Echo/", timeout=10) as client:
+                task = await client.send("hello")
+                assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        finally:
+            gateway.terminate()
+            gateway.communicate(timeout=20)

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import msgspec
 
 from .mesh_options import check_level, check_mesh_url
 from .seconds import Seconds
+from .security_options import client_kwargs, tls_client_options
+
+if TYPE_CHECKING:
+    from ..mesh.topics import MeshURL
 
 __all__ = ["gateway_command", "mesh_group"]
 
@@ -37,14 +42,16 @@ def mesh_group() -> None:
               help="How long to listen for cards [default: 11, as SAM-layout agents publish "
                    "theirs every 10 s; 1 with --mesh-profile emqx, whose cards are retained].")
 @click.option("--json", "as_json", is_flag=True, help="Print the agents as JSON.")
+@tls_client_options
+@click.option("--insecure", is_flag=True, help="mqtts://: do not check the broker's certificate.")
 def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org: str | None,
-                   unit: str | None, wait: float | None, as_json: bool) -> None:
+                   unit: str | None, wait: float | None, as_json: bool, insecure: bool) -> None:
     """List the agents whose cards are heard on the mesh."""
     from ..mesh.broker import MeshUnavailable
     from ..mesh.discovery import list_agents
-    from ..mesh.topics import Topics, mesh_name, parse_mesh_url
+    from ..mesh.topics import Topics, mesh_name
 
-    url = parse_mesh_url(mesh_url)
+    url = _broker_url(mesh_url, insecure)
     if mesh_profile == "emqx":
         _registered(url, namespace, org, unit, 1.0 if wait is None else wait, as_json)
         return
@@ -81,6 +88,27 @@ def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org:
                    f"{'s' if instances != 1 else ''})")
         if row["description"]:
             click.echo(f"    {row['description']}")
+
+
+def _broker_url(mesh_url: str, insecure: bool) -> MeshURL:
+    """The ``--mesh`` URL, with what ``--ca-bundle``, ``--client-cert``, ``--client-key``
+    and ``--insecure`` say for an ``mqtts://`` broker (every connection to it uses them)."""
+    from ..client.errors import ClientError
+    from ..client.tls import ssl_context
+    from ..mesh.topics import parse_mesh_url
+
+    url = parse_mesh_url(mesh_url)
+    options = client_kwargs(insecure)
+    tls = {k: options[k] for k in ("verify", "cert") if k in options}
+    if not url.tls:
+        if tls:
+            raise click.UsageError("--ca-bundle, --client-cert, --client-key and --insecure "
+                                   "go with an mqtts:// broker")
+        return url
+    try:
+        return dataclasses.replace(url, tls_context=ssl_context(**tls))
+    except ClientError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _registered(url: Any, namespace: str | None, org: str | None, unit: str | None,
@@ -145,10 +173,12 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--json", "as_json", is_flag=True, help="Print where it listens as JSON.")
+@tls_client_options
+@click.option("--insecure", is_flag=True, help="mqtts://: do not check the broker's certificate.")
 def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org: str | None,
                     unit: str | None, host: str, port: int, store: str,
                     gateway_id: str | None, warmup: float | None, log_level: str,
-                    as_json: bool) -> None:
+                    as_json: bool, insecure: bool) -> None:
     """Serve every agent heard on a mesh as an A2A agent over HTTP, at /agents/NAME/."""
     import secrets
 
@@ -156,11 +186,10 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
 
     from ..mesh.broker import MeshUnavailable, ping
     from ..mesh.gateway import Gateway
-    from ..mesh.topics import parse_mesh_url
     from .prompt_server import PromptServer
     from .serve import bind
 
-    url = parse_mesh_url(mesh_url)
+    url = _broker_url(mesh_url, insecure)
     gateway_id = gateway_id or secrets.token_hex(6)
     link, where = _gateway_link(url, namespace, mesh_profile, org, unit, gateway_id)
     if store != "memory://" and not store.startswith("sqlite:///"):

@@ -88,8 +88,8 @@ class Broker:
                  manual_ack: bool = False, will: Will | None = None,
                  tls_context: ssl.SSLContext | None = None) -> None:
         self.url = url
-        #: how an ``mqtts://`` connection is made (None: the system's CAs)
-        self.tls_context = tls_context
+        #: how an ``mqtts://`` connection is made (None: the URL's, else the system's CAs)
+        self.tls_context = tls_context or url.tls_context
         self.client_id = client_id
         self.clean_start = clean_start
         self.session_expiry = session_expiry

@@ -18,7 +18,8 @@ request topic queue, so a cancel always reaches the instance running the task).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import ssl
+from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 from ..core.names import safe_name
@@ -129,6 +130,9 @@ class MeshURL:
     #: the A2A-over-MQTT profile's org and unit (a path of three levels, mesh/emqx/)
     org: str | None = None
     unit: str | None = None
+    #: how an ``mqtts://`` connection is made (None: the system's CAs); every
+    #: connection to this broker that is given this URL uses it
+    tls_context: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
 
     @property
     def profile(self) -> str:
