@@ -149,3 +149,36 @@ def test_a_listener_takes_any_port_of_the_range() -> None:
     for address in ("127.0.0.1:0", "127.0.0.1:65535", "[::1]:50051"):
         assert Listener(address).address == address
 
+
+
+def test_the_grpc_port_holds_a_bounded_number_of_connections() -> None:
+    """One client opening connections without end is held to ``MAX_CONNECTIONS`` on the
+    gRPC port (grpc closes the rest at once), not to the process's open-file limit,
+    which the HTTP port shares: the HTTP port still answers."""
+    from interlingua import Agent
+    from interlingua.bindings.grpc.server import MAX_CONNECTIONS
+    from tests.live import live_grpc_agent
+
+    async def echo(text: str) -> str:
+        return text
+
+    with live_grpc_agent(Agent("E", "d", echo)) as (url, target):
+        host, port = target.rsplit(":", 1)
+        socks = [socket.create_connection((host, int(port)))
+                 for _ in range(MAX_CONNECTIONS + 100)]
+        try:
+            time.sleep(0.5)
+            held = 0
+            for s in socks:
+                s.setblocking(False)
+                try:
+                    held += s.recv(1) != b""
+                except BlockingIOError:
+                    held += 1  # open, nothing to read
+                except OSError:
+                    pass
+            assert held <= MAX_CONNECTIONS, held
+            assert httpx.get(url + "/.well-known/agent-card.json").status_code == 200
+        finally:
+            for s in socks:
+                s.close()

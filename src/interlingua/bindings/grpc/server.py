@@ -494,12 +494,20 @@ def generic_handlers(methods: dict[str, list[tuple[_Rpc, Any]]]) -> list[grpc.Ge
     return out
 
 
+#: connections the gRPC port holds at once, as the HTTP port's cap in all: past it grpc
+#: closes a new one at once (it has no cap per address; docs/security.md)
+MAX_CONNECTIONS = 2048
+
+
 def server_options(max_message_bytes: int) -> Sequence[tuple[str, Any]]:
     """grpc server options: requests up to the body limit (larger ones are
-    ``RESOURCE_EXHAUSTED``), and keepalive pings from long-lived streams allowed."""
+    ``RESOURCE_EXHAUSTED``), keepalive pings from long-lived streams allowed, and
+    ``MAX_CONNECTIONS`` at once (without it, one client could hold connections up to
+    the process's open-file limit, which the HTTP port shares)."""
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", -1),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
     ]
