@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from ..client.card import Endpoint, parse_card
+from ..client.card import Endpoint
 from ..client.errors import (
     AgentTimeout,
     AgentUnreachable,
@@ -53,7 +53,7 @@ from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
-from .client_api import MeshClientAPI, verified_card
+from .client_api import MeshClientAPI
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
@@ -299,15 +299,7 @@ class MeshClient(MeshClientAPI):
         if self._card is None:
             document = await mesh_card(self.mesh, self.topics, self.agent,
                                        wait=max(CARD_WAIT, self.timeout or 0.0), tls=self._tls)
-            limit = self._requester.max_answer_bytes
-            if limit is not None and len(document) > limit:
-                raise too_large(f"{self.agent} on {self.mesh.broker}", limit)
-            if self._card_verifier is not None:  # a card that does not verify is not used
-                self._card = await verified_card(self._card_verifier, document, self.url,
-                                                 self.timeout)
-            else:
-                self._card = parse_card(document)
-            self._card_document = document
+            return await self._take_card(document, self.mesh.broker)
         return self._card
 
     async def _follow(self, call: SendMessage | SubscribeToTask) -> AsyncGenerator[StreamEvent, None]:

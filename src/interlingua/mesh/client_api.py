@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ..client.card import FetchedCard, parse_card
-from ..client.errors import DialectMismatch
+from ..client.errors import DialectMismatch, too_large
 from ..client.messages import make_message
 from ..client.security import CardVerifier, UnverifiedCard
 from ..client.stream import StreamEvent
@@ -46,9 +46,12 @@ class MeshClientAPI:
     """The HTTP ``Client``'s API over a requester of the mesh (``_requester``)."""
 
     agent: str
+    url: str
+    timeout: float | None
     _requester: Any
     _card: AgentCard | None
     _card_document: bytes | None
+    _card_verifier: CardVerifier | None
     #: what ``list_tasks`` says (it has no counterpart on the mesh)
     _no_listing = "listing tasks has no counterpart on the mesh"
 
@@ -56,6 +59,20 @@ class MeshClientAPI:
         raise NotImplementedError  # each client reads its own URL
 
     # ------------------------------------------------------------- plumbing
+
+    async def _take_card(self, document: bytes, broker: str) -> AgentCard:
+        """The card ``document`` read on ``broker``, kept as this client's: held to
+        ``max_answer_bytes``, and verified when a ``card_verifier`` was given (a card
+        that does not verify is not used)."""
+        limit = self._requester.max_answer_bytes
+        if limit is not None and len(document) > limit:
+            raise too_large(f"{self.agent} on {broker}", limit)
+        if self._card_verifier is not None:
+            card = await verified_card(self._card_verifier, document, self.url, self.timeout)
+        else:
+            card = parse_card(document)
+        self._card, self._card_document = card, document
+        return card
 
     @classmethod
     async def connect(cls, url: str, **kwargs: Any) -> Self:

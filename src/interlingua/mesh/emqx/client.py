@@ -29,8 +29,8 @@ import uuid
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
-from ...client.card import Endpoint, parse_card
-from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch, too_large
+from ...client.card import Endpoint
+from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch
 from ...client.messages import make_message
 from ...client.security import CardVerifier
 from ...client.stream import StreamEvent
@@ -49,7 +49,7 @@ from ...core.model import (
     Task,
 )
 from ..broker import Broker, MeshUnavailable
-from ..client_api import MeshClientAPI, verified_card
+from ..client_api import MeshClientAPI
 from ..topics import MeshURL, parse_mesh_url
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
@@ -119,15 +119,7 @@ class EmqxClient(MeshClientAPI):
         if self._card is None:
             document, self.presence = await retained_card(self.mesh, self.space, self.agent,
                                                           tls=self._tls)
-            limit = self._requester.max_answer_bytes
-            if limit is not None and len(document) > limit:
-                raise too_large(f"{self.agent} on {self.mesh.broker}", limit)
-            if self._card_verifier is not None:  # a card that does not verify is not used
-                self._card = await verified_card(self._card_verifier, document, self.url,
-                                                 self.timeout)
-            else:
-                self._card = parse_card(document)
-            self._card_document = document
+            return await self._take_card(document, self.mesh.broker)
         return self._card
 
     # ---------------------------------------------------------------- calls
