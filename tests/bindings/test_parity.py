@@ -572,9 +572,10 @@ def test_a_send_nested_deeper_than_every_binding_carries_is_refused(
 
 
 def test_an_id_no_store_can_keep_is_refused(binding: Driver) -> None:
-    """A message id past 256 bytes (PostgreSQL's indexes cannot hold one much longer):
-    the binding's invalid-params answer (tests/server/test_ids_every_store.py: on every
-    store), and the same id at the limit is taken."""
+    """A message id past 256 bytes (PostgreSQL's indexes cannot hold one much longer), or
+    holding a control character: the binding's invalid-params answer
+    (tests/server/test_ids_every_store.py: on every store), and an id at the limit is
+    taken."""
     for length, taken in ((257, False), (256, True)):
         msg = m.Message(message_id=new_id().ljust(length, "x"), role=m.Role.USER,
                         parts=[m.TextPart(text="1")])
@@ -587,6 +588,12 @@ def test_an_id_no_store_can_keep_is_refused(binding: Driver) -> None:
         assert (refused.value.status, refused.value.reason) == TOO_DEEP[binding.name], \
             refused.value
         assert "messageId is longer than 256 bytes" in refused.value.message
+    # a control character, which logs and terminals would act on
+    msg = m.Message(message_id=new_id() + "\x1b[2J", role=m.Role.USER,
+                    parts=[m.TextPart(text="1")])
+    with pytest.raises(Refused) as refused:
+        binding.call(c.SendMessage(message=msg))
+    assert "messageId holds a control character (U+001B)" in refused.value.message
 
 
 #: an answer over max_answer_bytes, on each binding

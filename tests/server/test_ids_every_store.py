@@ -50,6 +50,11 @@ def test_an_id_no_store_can_keep_is_invalid_params_on_every_store(url: str) -> N
         "message.contextId holds the NUL character": {"contextId": "c\x00"},
         "message.referenceTaskIds[1] holds the NUL character": {
             "referenceTaskIds": ["t", "t\x00"]},
+        # control characters: into logs and terminals, forging a line or a colour
+        "message.messageId holds a control character (U+000A)": {
+            "messageId": new_id() + "\nFORGED LOG LINE"},
+        "message.contextId holds a control character (U+001B)": {"contextId": "c\x1b[31m"},
+        "message.taskId holds a control character (U+0085)": {"taskId": "t\x85"},
     }
     with httpx.Client(timeout=30) as client:
         for said, member in refused.items():
@@ -64,6 +69,9 @@ def test_an_id_no_store_can_keep_is_invalid_params_on_every_store(url: str) -> N
             r = client.request(verb, url + "/a%00b" + path, headers={"A2A-Version": "1.0"})
             assert r.status_code == 400, (path, r.text)
             assert "tenant holds the NUL character" in r.json()["error"]["message"]
+        r = client.get(url + "/a%0Ab/tasks", headers={"A2A-Version": "1.0"})
+        assert r.status_code == 400
+        assert "tenant holds a control character (U+000A)" in r.json()["error"]["message"]
         r = client.get(url + "/tasks", params={"contextId": "c\x00"},
                        headers={"A2A-Version": "1.0"})
         assert r.status_code == 400 and "contextId holds the NUL" in r.text

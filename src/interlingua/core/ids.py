@@ -6,9 +6,16 @@ and refuses an index entry past 2,704 bytes (several ids share one: tenant, owne
 context, task); SQLite and the memory store take either. So every store is held to
 what all of them take, before any of them is asked: at most ``MAX_ID_BYTES`` bytes of
 UTF-8, without NUL.
+
+Nor does an id hold any other control character (a line feed, an escape, DEL, the C1
+range): ids are written into logs, onto terminals by the command line and into MQTT
+topics, where one would forge a log line or recolour a terminal; a push config's id
+was already held to this.
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 from .model import Message
 
@@ -22,6 +29,10 @@ def id_fault(value: str) -> str | None:
     """What is wrong with ``value`` as an id (None: nothing)."""
     if "\x00" in value:
         return "holds the NUL character"
+    if not value.isprintable():  # (false for a control character, and for some others)
+        control = next((ch for ch in value if unicodedata.category(ch) == "Cc"), None)
+        if control is not None:
+            return f"holds a control character (U+{ord(control):04X})"
     # (an ASCII text's length is its size in bytes: no encoding for nearly every id)
     if len(value) > MAX_ID_BYTES or (
             not value.isascii()

@@ -114,12 +114,13 @@ class Sends:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
         # ids every store can keep (core/ids.py), whichever this server has; looked at
-        # in a call only past the common case (ASCII ids within the limit, no others)
+        # in a call only past the common case (printable ASCII ids within the limit, no
+        # others: an ASCII text is printable when it holds no control character)
         message = call.message
         mid, cid = message.message_id, message.context_id
-        if not (len(mid) <= MAX_ID_BYTES and mid.isascii() and "\x00" not in mid
+        if not (len(mid) <= MAX_ID_BYTES and mid.isascii() and mid.isprintable()
                 and (cid is None or (len(cid) <= MAX_ID_BYTES and cid.isascii()
-                                     and "\x00" not in cid))
+                                     and cid.isprintable()))
                 and message.task_id is None and call.client_task_id is None
                 and message.reference_task_ids is None):
             fault = send_id_fault(message, call.client_task_id)
