@@ -625,6 +625,27 @@ def test_an_answer_over_the_budget_is_refused_naming_it(kind: type[Driver], smal
     assert isinstance(d.call(c.GetTask(id=small.id)), m.Task)
 
 
+def test_an_answer_over_the_budget_is_refused_on_the_mesh_too(client: httpx.Client) -> None:
+    """The mesh (SAM's layout) holds its answers to ``max_answer_bytes`` as the other
+    bindings do: a GetTask of a task past it is its JSON-RPC internal error naming the
+    limit, where the whole task was published."""
+    with on_every_binding(max_answer_bytes=4096) as (url, mesh):
+        big = c.SendMessage(message=message("1 0 " + "x" * 6000),
+                            config=c.SendConfig(history_length=0))
+        task = reference(client, url).call(big)
+        assert isinstance(task, m.Task)
+        d = MQTT(client, mesh)
+        try:
+            with pytest.raises(Refused) as over:
+                d.call(c.GetTask(id=task.id))
+            assert over.value.reason == "-32603", over.value
+            assert "limit of 4096 bytes" in over.value.message, over.value.message
+            small = send_task(d, "1")
+            assert isinstance(d.call(c.GetTask(id=small.id)), m.Task)
+        finally:
+            d.close()
+
+
 @pytest.fixture(scope="module")
 def small_batches() -> Iterator[str]:
     with live_grpc_agent(AGENT, max_batch_items=3) as (url, _):

@@ -60,3 +60,24 @@ def test_a_bound_that_is_no_number_of_bytes_is_refused(bad: object) -> None:
     for url in (f"{BROKER}/ns/Echo", f"{BROKER}/org/unit/Echo"):
         with pytest.raises(ValueError, match="max_answer_bytes must be a positive number"):
             client_for(url, max_answer_bytes=bad)
+
+
+async def test_an_agent_holds_its_answers_to_max_answer_bytes_in_the_profile_too() -> None:
+    """The A2A-over-MQTT agent's answers are held to ``max_answer_bytes`` as every other
+    binding's are (SAM's layout: tests/bindings/test_parity.py): past it, an internal
+    error naming the limit, where the whole answer was published."""
+    from interlingua import create_app
+    from interlingua.core.errors import InternalError
+    from interlingua.mesh import MeshSettings, attach
+
+    need_broker()
+    org, unit = org_unit()
+    app = create_app(ECHO, store="memory://", freeze_gc=False, max_answer_bytes=4096)
+    attach(app, MeshSettings(url=BROKER, namespace="", profile="emqx", org=org, unit=unit,
+                             session_expiry=30, http=False))
+    async with app.router.lifespan_context(app), \
+            client_for(f"{BROKER}/{org}/{unit}/Echo", timeout=10) as client:
+        with pytest.raises(InternalError, match="limit of 4096 bytes"):
+            await client.send("big")
+        task = await client.send("small")
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED

@@ -523,8 +523,13 @@ class MeshAgent:
         if isinstance(result, Task):
             result = _unrouted(result)
         if reply.topic is not None:
-            await self._publish(reply.topic, _success(req.id, codec.encode_result(call, result)),
-                                reply)
+            answer = codec.encode_result(call, result)
+            try:  # held to max_answer_bytes, as the other bindings' answers are
+                self.door.check_answer(len(answer))
+            except A2AError as exc:
+                await self._answer_error(reply, req.id, exc, str(exc))
+                return
+            await self._publish(reply.topic, _success(req.id, answer), reply)
 
     def _check_status_topic(self, reply: Reply, task_id: str | None) -> None:
         """Refuse a stream whose updates' topic (it names the task) cannot be published."""

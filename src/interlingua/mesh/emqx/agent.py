@@ -275,7 +275,13 @@ class EmqxAgent:
             await self._pump(result, info, answer)
             return
         assert call is not None
-        await answer.result(codec.encode_result(call, result))
+        body = codec.encode_result(call, result)
+        try:  # held to max_answer_bytes, as the other bindings' answers are
+            self.door.check_answer(len(body))
+        except A2AError as exc:
+            await answer.error(exc)
+            return
+        await answer.result(body)
 
     async def _place(self, call: SendMessage, info: RequestInfo) -> Task | None:
         """Where the send goes: a new task of the requester's id (None), a task it
