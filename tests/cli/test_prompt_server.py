@@ -133,3 +133,31 @@ async def test_a_cancel_that_comes_as_the_loop_is_woken_ends_it() -> None:
     loop_task.cancel()
     done, _ = await asyncio.wait({loop_task}, timeout=5)
     assert done and loop_task.cancelled()
+
+
+def test_the_stopping_signal_is_raised_again_once_not_once_per_signal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three Ctrl-Cs (drain, stop, force) are raised again after the server as one: each
+    raised again went to asyncio's runner while it closed the loop, and a third, landing
+    in that close, left the loop half closed with a traceback."""
+    raised: list[int] = []
+    monkeypatch.setattr(signal, "raise_signal", raised.append)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        server = PromptServer(uvicorn.Config(Starlette()))
+        with server.capture_signals():
+            for _ in range(3):
+                server.handle_exit(signal.SIGINT, None)
+        assert raised == [signal.SIGINT]
+        assert server.force_exit  # the third still forced the stop
+        # more Ctrl-Cs while the process ends change nothing (one landing as the
+        # interpreter exited printed a traceback)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.signal(signal.SIGINT, before)
+        quiet = PromptServer(uvicorn.Config(Starlette()))
+        with quiet.capture_signals():
+            pass
+        assert raised == [signal.SIGINT]  # nothing raised for a stop no signal asked for
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, before)

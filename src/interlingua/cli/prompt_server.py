@@ -11,10 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
+import threading
+from collections.abc import Iterator
 from types import FrameType
 
 import uvicorn
+from uvicorn.server import HANDLED_SIGNALS
 
 __all__ = ["PromptServer"]
 
@@ -46,6 +50,28 @@ class PromptServer(uvicorn.Server):
             finally:
                 told.cancel()
             self._told.clear()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, but the signal that stopped the server is raised again after it
+        once, not once for every signal received, and once Ctrl-C stopped it, more of
+        them are ignored while the process ends. A second and a third Ctrl-C, raised
+        again while the event loop closed, left it half closed with a traceback
+        (``RuntimeError: Cannot close a running event loop``); one pressed as the
+        interpreter exited printed a ``KeyboardInterrupt`` traceback."""
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals are only for the main thread
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED_SIGNALS}
+        try:
+            yield
+        finally:
+            stopped_by_ctrl_c = signal.SIGINT in self._captured_signals
+            for sig, handler in original.items():
+                signal.signal(sig, signal.SIG_IGN if sig == signal.SIGINT and stopped_by_ctrl_c
+                              else handler)
+        if self._captured_signals:
+            signal.raise_signal(self._captured_signals[0])
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """uvicorn's (SIGINT or SIGTERM: stop; SIGINT again: stop at once), then the
