@@ -66,8 +66,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Callback = Callable[["PushEvent"], Awaitable[None] | None]
 
 _MAX_BODY = 10 * 1024 * 1024
-#: what a refusal of a body's content coding names (RFC 9110 §12.5.3)
-_ACCEPT_ENCODING = (b"accept-encoding", codings.ACCEPTED.encode())
+
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 _V1_MEMBERS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
@@ -227,7 +226,7 @@ class Receiver:
         except _Reject as exc:
             self.refused += 1
             await _answer(send, exc.status, {"error": str(exc)},
-                          [_ACCEPT_ENCODING] if exc.status == 415 else [])
+                          [codings.ACCEPT_ENCODING] if exc.status == 415 else [])
             return
         if event is None:
             await _answer(send, 200, {"duplicate": True})

@@ -28,9 +28,7 @@ def tls_context(verify: bool | str | ssl.SSLContext = True,
     elif verify is False:
         if cert is None:
             return False
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
+        ctx = _unchecked()
     elif isinstance(verify, str):
         try:
             ctx = ssl.create_default_context(cafile=verify)
@@ -61,8 +59,13 @@ def ssl_context(verify: bool | str | ssl.SSLContext = True,
     if made is True:
         return ssl.create_default_context()
     if made is False:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        return ctx
+        return _unchecked()
     return made
+
+
+def _unchecked() -> ssl.SSLContext:
+    """A client context that checks neither the certificate nor the host name."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx

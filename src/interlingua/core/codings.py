@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import zlib
 
-__all__ = ["ACCEPTED", "BadCoding", "CodingNotSupported", "TooLarge", "decode"]
+__all__ = ["ACCEPTED", "ACCEPT_ENCODING", "BadCoding", "CodingNotSupported", "TooLarge",
+           "decode"]
 
 #: the Accept-Encoding a refusal names: the codings ``decode`` undoes
 ACCEPTED = "gzip, deflate"
+#: that header, as an ASGI refusal of a body's coding carries it (RFC 9110 §12.5.3)
+ACCEPT_ENCODING = (b"accept-encoding", ACCEPTED.encode())
 
 # zlib's window bits for each format: gzip's header, zlib's (what HTTP calls
 # deflate), and deflate with no header at all (which some senders call deflate)

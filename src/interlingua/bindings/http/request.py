@@ -12,13 +12,10 @@ from urllib.parse import parse_qsl
 from ...core import codings
 from .request_headers import RequestHeaders
 
-__all__ = ["ACCEPT_ENCODING", "CHUNK", "BodyTooLarge", "read_body", "until_gone", "version_of", "write_body"]
+__all__ = ["CHUNK", "BodyTooLarge", "read_body", "until_gone", "version_of", "write_body"]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-#: the header a refusal of a body's content coding carries (RFC 9110 §12.5.3)
-ACCEPT_ENCODING = (b"accept-encoding", codings.ACCEPTED.encode())
 
 #: how much of a large answer is written at a time
 CHUNK = 1 << 20

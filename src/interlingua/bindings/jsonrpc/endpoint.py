@@ -33,7 +33,6 @@ from ...core.errors import (
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
-    ACCEPT_ENCODING,
     CHUNK,
     BodyTooLarge,
     read_body,
@@ -138,7 +137,7 @@ class JSONRPCEndpoint:
         except codings.CodingNotSupported as exc:
             await _send(send, _Answer(415, self._error(None, InvalidRequest(str(exc)),
                                                        self.fallback_codec),
-                                      headers=[ACCEPT_ENCODING]))
+                                      headers=[codings.ACCEPT_ENCODING]))
             return None
         except codings.BadCoding as exc:
             await _send(send, _Answer(200, self._error(None, ParseError(f"Parse error: {exc}"),

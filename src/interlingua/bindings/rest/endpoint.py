@@ -41,7 +41,6 @@ from ...core.reading import without_bom
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
-    ACCEPT_ENCODING,
     CHUNK,
     BodyTooLarge,
     read_body,
@@ -171,7 +170,7 @@ class RESTEndpoint:
             return None
         except codings.CodingNotSupported as exc:
             refusal = self._error(InvalidRequest(str(exc)), codec, 415)
-            refusal.headers.append(ACCEPT_ENCODING)
+            refusal.headers.append(codings.ACCEPT_ENCODING)
             await _send(send, refusal)
             return None
         except codings.BadCoding as exc:
