@@ -29,7 +29,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -37,7 +37,7 @@ import uvicorn
 from interlingua.cli.prompt_server import PromptServer
 
 __all__ = ["asgi_body", "bind_loopback", "grpc_address_of", "live_agent", "live_grpc_agent",
-           "live_server", "url_of"]
+           "live_server", "raw_server", "url_of"]
 
 
 async def asgi_body(receive: Any) -> bytes:
@@ -231,3 +231,34 @@ def draining(healthz: str, timeout: float = 10) -> Any:
         if health.status_code != 200 or time.monotonic() > deadline:
             return health
         time.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def raw_server(
+        handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+) -> AsyncIterator[str]:
+    """A TCP server on a loopback port of this event loop, each connection given to
+    ``handle`` (a peer that misbehaves as no HTTP server lets one: an answer dripped, a
+    stream in CR line ends); yields ``http://127.0.0.1:PORT``. On the way out, the
+    handlers still running are cancelled and the connections closed."""
+    handlers: set[asyncio.Task[Any]] = set()
+
+    async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            handlers.add(task)
+        try:
+            await handle(reader, writer)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(tracked, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        server.close()
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)

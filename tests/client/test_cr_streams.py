@@ -12,6 +12,7 @@ import pytest
 
 from interlingua.client import Client
 from interlingua.core.model import StatusUpdate, Task, TaskState
+from tests.live import raw_server
 
 _TASK = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}
 _DONE = {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}
@@ -31,13 +32,9 @@ async def cr_agent() -> AsyncIterator[str]:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                      b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
         await writer.drain()
-        writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
-    finally:
-        server.close()
+    async with raw_server(handle) as url:
+        yield url + "/"
 
 
 async def test_a_stream_in_cr_line_ends_is_read_to_its_last_event(cr_agent: str) -> None:

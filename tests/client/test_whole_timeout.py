@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from interlingua.client import AgentTimeout, Client
+from tests.live import raw_server
 
 _ANSWER = (b'{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c",'
            b'"status":{"state":"TASK_STATE_COMPLETED"}}}' + b" " * 2000)
@@ -21,31 +22,17 @@ _ANSWER = (b'{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c",'
 async def dripping() -> AsyncIterator[str]:
     """The URL of a server that answers every request with a 200 head at once, then
     a body of JSON (and spaces) one byte every 0.1 s."""
-    handlers: set[asyncio.Task[None]] = set()
-
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        handlers.add(asyncio.current_task())  # type: ignore[arg-type]
-        try:
-            await reader.read(65536)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n" % len(_ANSWER))
-            for i in range(len(_ANSWER)):
-                writer.write(_ANSWER[i:i + 1])
-                await writer.drain()
-                await asyncio.sleep(0.1)
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
+        await reader.read(65536)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(_ANSWER))
+        for i in range(len(_ANSWER)):
+            writer.write(_ANSWER[i:i + 1])
+            await writer.drain()
+            await asyncio.sleep(0.1)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    try:
-        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    finally:
-        server.close()
-        for task in handlers:
-            task.cancel()
-        await asyncio.gather(*handlers, return_exceptions=True)
+    async with raw_server(handle) as url:
+        yield url
 
 
 async def test_a_call_answered_a_byte_at_a_time_times_out(dripping: str) -> None:

@@ -15,6 +15,7 @@ from interlingua.core.model import Task
 from interlingua.server import RequestInfo
 from interlingua.server.push import Attempt, UrlGuard
 from interlingua.server.push.sender import WebhookSender
+from tests.live import raw_server
 
 from .helpers import Hook, LoopbackOnly, dev_settings, echo, send, serve_hook, start_engine, until
 
@@ -34,31 +35,17 @@ async def dripping(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, s
     """(kind, URL) of a webhook dripping its answer's head ("head"), or answering
     200 at once and dripping its body ("body")."""
     kind: str = request.param
-    handlers: set[asyncio.Task[None]] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        handlers.add(asyncio.current_task())  # type: ignore[arg-type]
-        try:
-            await reader.read(65536)
-            if kind == "head":
-                await _drip(_HEAD, writer)
-            else:
-                writer.write(_HEAD)
-                await _drip(b"x" * 100000, writer)
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
+        await reader.read(65536)
+        if kind == "head":
+            await _drip(_HEAD, writer)
+        else:
+            writer.write(_HEAD)
+            await _drip(b"x" * 100000, writer)
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield kind, f"http://127.0.0.1:{port}/hook"
-    finally:
-        server.close()
-        for task in handlers:
-            task.cancel()
-        await asyncio.gather(*handlers, return_exceptions=True)
+    async with raw_server(handle) as url:
+        yield kind, url + "/hook"
 
 
 async def test_one_exchange_ends_within_the_timeout(dripping: tuple[str, str]) -> None:
