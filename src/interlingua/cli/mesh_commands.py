@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -94,7 +93,7 @@ def _broker_url(mesh_url: str, insecure: bool) -> MeshURL:
     """The ``--mesh`` URL, with what ``--ca-bundle``, ``--client-cert``, ``--client-key``
     and ``--insecure`` say for an ``mqtts://`` broker (every connection to it uses them)."""
     from ..client.errors import ClientError
-    from ..client.tls import ssl_context
+    from ..mesh.client_api import with_tls
     from ..mesh.topics import parse_mesh_url
 
     url = parse_mesh_url(mesh_url)
@@ -106,7 +105,7 @@ def _broker_url(mesh_url: str, insecure: bool) -> MeshURL:
                                    "go with an mqtts:// broker")
         return url
     try:
-        return dataclasses.replace(url, tls_context=ssl_context(**tls))
+        return with_tls(url, **tls)
     except ClientError as exc:
         raise click.UsageError(str(exc)) from None
 

@@ -144,7 +144,7 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None,
         if mesh is not None:
             from ..mesh.broker import ping as ping_broker
 
-            await ping_broker(mesh.broker_url(), mesh.tls_context())
+            await ping_broker(mesh.broker_url())
 
     asyncio.run(check())
 

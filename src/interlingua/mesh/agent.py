@@ -217,8 +217,7 @@ class MeshAgent:
         # a request is acknowledged when it is taken: one that arrives while this
         # instance stops is left unacknowledged, for the session's next holder
         self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
-                             session_expiry=settings.session_expiry, manual_ack=True,
-                             tls_context=settings.tls_context())
+                             session_expiry=settings.session_expiry, manual_ack=True)
         self._loop_task: asyncio.Task[None] | None = None
         self._card_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()

@@ -85,11 +85,8 @@ class Broker:
 
     def __init__(self, url: MeshURL, client_id: str, *, clean_start: bool = True,
                  session_expiry: int = 0, keepalive: int = 30,
-                 manual_ack: bool = False, will: Will | None = None,
-                 tls_context: ssl.SSLContext | None = None) -> None:
+                 manual_ack: bool = False, will: Will | None = None) -> None:
         self.url = url
-        #: how an ``mqtts://`` connection is made (None: the URL's, else the system's CAs)
-        self.tls_context = tls_context or url.tls_context
         self.client_id = client_id
         self.clean_start = clean_start
         self.session_expiry = session_expiry
@@ -120,7 +117,8 @@ class Broker:
                                 retain=self.will.retain, properties=will_props)
         tls = None
         if self.url.tls:
-            tls = self.tls_context or ssl.create_default_context()
+            # (the URL's context: the TLS options its maker was given; else the system's CAs)
+            tls = self.url.tls_context or ssl.create_default_context()
         client = aiomqtt.Client(
             self.url.host, self.url.port,
             username=self.url.username, password=self.url.password,
@@ -248,12 +246,11 @@ class Broker:
             raise MeshUnavailable(f"the connection to {self.url.broker} was lost: {exc}") from None
 
 
-async def ping(url: MeshURL, tls_context: ssl.SSLContext | None = None) -> None:
-    """Connect and disconnect once (over ``mqtts://`` with ``tls_context``, as the
-    connection that follows will): ``MeshUnavailable`` when the broker cannot be had."""
+async def ping(url: MeshURL) -> None:
+    """Connect and disconnect once: ``MeshUnavailable`` when the broker cannot be had."""
     import secrets
 
-    async with Broker(url, "interlingua-ping-" + secrets.token_hex(4), tls_context=tls_context):
+    async with Broker(url, "interlingua-ping-" + secrets.token_hex(4)):
         pass
 
 

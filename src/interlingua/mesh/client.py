@@ -38,7 +38,7 @@ from ..client.errors import (
 from ..client.security import CardVerifier
 from ..client.stream import StreamEvent
 from ..client.timeouts import checked_timeout
-from ..client.tls import CertLike, ssl_context
+from ..client.tls import CertLike
 from ..client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
 from ..core.calls import (
     Call,
@@ -53,7 +53,7 @@ from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
-from .client_api import MeshClientAPI
+from .client_api import MeshClientAPI, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
@@ -102,8 +102,7 @@ class Requester(ReadingConnection):
                  reply_topic: Callable[[str], str], status_topic: Callable[[str], str],
                  listen: Sequence[str], timeout: float | None = 60.0,
                  properties: dict[str, Any] | None = None,
-                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.url = url
         #: bytes one answer may hold (None: the broker's bound alone)
         self.max_answer_bytes = max_answer_bytes
@@ -116,7 +115,7 @@ class Requester(ReadingConnection):
         self.properties = dict(properties or {})
         self._status_prefixes = tuple(t.removesuffix("#") for t in self.listen
                                       if "/status/" in t)
-        self._broker = Broker(url, client_id, tls_context=tls)
+        self._broker = Broker(url, client_id)
         self._reader: asyncio.Task[None] | None = None
         self._pending: dict[Any, _Pending] = {}
         self._lock = asyncio.Lock()
@@ -218,12 +217,10 @@ class MeshClient(MeshClientAPI):
                  verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
                  card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
-        parsed = parse_mesh_url(url)
+        parsed = with_tls(parse_mesh_url(url), verify, cert)
         if parsed.namespace is None or parsed.agent is None:
             raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
         self.url = url
-        #: how an ``mqtts://`` broker is reached, as ``Client``'s ``verify`` and ``cert`` say
-        self._tls = ssl_context(verify, cert) if parsed.tls else None
         self._card_verifier = card_verifier
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
@@ -239,7 +236,7 @@ class MeshClient(MeshClientAPI):
             listen=[topics.client_response(self.client_id) + "/#",
                     topics.client_status(self.client_id) + "/#"],
             timeout=timeout, properties=self.headers,
-            max_answer_bytes=checked_answer_bound(max_answer_bytes), tls=self._tls)
+            max_answer_bytes=checked_answer_bound(max_answer_bytes))
         self._ids = itertools.count(1)
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
@@ -298,7 +295,7 @@ class MeshClient(MeshClientAPI):
         """The agent's card as it next publishes it on the discovery topic."""
         if self._card is None:
             document = await mesh_card(self.mesh, self.topics, self.agent,
-                                       wait=max(CARD_WAIT, self.timeout or 0.0), tls=self._tls)
+                                       wait=max(CARD_WAIT, self.timeout or 0.0))
             return await self._take_card(document, self.mesh.broker)
         return self._card
 
@@ -325,12 +322,11 @@ class MeshClient(MeshClientAPI):
             requester.forget(rid)
 
 
-async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT,
-                    tls: ssl.SSLContext | None = None) -> bytes:
+async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT) -> bytes:
     """The card the agent ``agent`` next publishes (``AgentUnreachable`` after ``wait`` s)."""
     from .topics import mesh_name
 
-    broker = Broker(url, f"{topics.namespace}-card-{secrets.token_hex(6)}", tls_context=tls)
+    broker = Broker(url, f"{topics.namespace}-card-{secrets.token_hex(6)}")
     try:
         await broker.connect()
         await broker.subscribe(topics.discovery(), qos=0)

@@ -4,7 +4,9 @@ and ``_message`` (how a send names its task)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import ssl
 from collections.abc import AsyncGenerator, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -14,11 +16,20 @@ from ..client.errors import DialectMismatch, too_large
 from ..client.messages import make_message
 from ..client.security import CardVerifier, UnverifiedCard
 from ..client.stream import StreamEvent
+from ..client.tls import CertLike, ssl_context
 from ..client.transport import HTTPXTransport
 from ..core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, SubscribeToTask
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
+from .topics import MeshURL
 
-__all__ = ["MeshClientAPI", "verified_card"]
+__all__ = ["MeshClientAPI", "verified_card", "with_tls"]
+
+
+def with_tls(url: MeshURL, verify: bool | str | ssl.SSLContext = True,
+             cert: CertLike | None = None) -> MeshURL:
+    """``url`` carrying the TLS context that ``verify`` and ``cert`` (``Client``'s
+    options) make, for an ``mqtts://`` broker: every connection made with it uses it."""
+    return dataclasses.replace(url, tls_context=ssl_context(verify, cert)) if url.tls else url
 
 
 async def verified_card(verifier: CardVerifier, document: bytes, where: str,

@@ -3,6 +3,7 @@ without loading the server)."""
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 from dataclasses import dataclass
 
@@ -73,7 +74,7 @@ class MeshSettings:
     def tls_context(self) -> ssl.SSLContext | None:
         """How the broker is reached: None for ``mqtt://``, else a context as the
         TLS settings say."""
-        if not self.broker_url().tls:
+        if not parse_mesh_url(self.url).tls:
             return None
         from ..client.errors import ClientError
         from ..client.tls import ssl_context
@@ -86,4 +87,6 @@ class MeshSettings:
             raise ValueError(str(exc)) from None
 
     def broker_url(self) -> MeshURL:
-        return parse_mesh_url(self.url)
+        """The broker, with the TLS context its connections use (``mqtts://``)."""
+        url = parse_mesh_url(self.url)
+        return dataclasses.replace(url, tls_context=self.tls_context()) if url.tls else url

@@ -123,8 +123,7 @@ class EmqxAgent:
                 f"{self.client_id} is already served by another process of this host: A2A "
                 "over MQTT has one connection per agent (its client id)") from None
         self.broker = Broker(settings.broker_url(), self.client_id, clean_start=False,
-                             session_expiry=settings.session_expiry, manual_ack=True,
-                             tls_context=settings.tls_context())
+                             session_expiry=settings.session_expiry, manual_ack=True)
         self._loop_task: asyncio.Task[None] | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._stopping = False

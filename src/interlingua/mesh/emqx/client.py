@@ -35,7 +35,7 @@ from ...client.messages import make_message
 from ...client.security import CardVerifier
 from ...client.stream import StreamEvent
 from ...client.timeouts import checked_timeout
-from ...client.tls import CertLike, ssl_context
+from ...client.tls import CertLike
 from ...client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
 from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
@@ -49,7 +49,7 @@ from ...core.model import (
     Task,
 )
 from ..broker import Broker, MeshUnavailable
-from ..client_api import MeshClientAPI
+from ..client_api import MeshClientAPI, with_tls
 from ..topics import MeshURL, parse_mesh_url
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
@@ -74,13 +74,11 @@ class EmqxClient(MeshClientAPI):
                  verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
                  card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
-        parsed = parse_mesh_url(url)
+        parsed = with_tls(parse_mesh_url(url), verify, cert)
         if parsed.org is None or parsed.unit is None or parsed.agent is None:
             raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
                              "mqtt://HOST[:PORT]/ORG/UNIT/AGENT")
         self.url = url
-        #: how an ``mqtts://`` broker is reached, as ``Client``'s ``verify`` and ``cert`` say
-        self._tls = ssl_context(verify, cert) if parsed.tls else None
         self._card_verifier = card_verifier
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
@@ -89,8 +87,7 @@ class EmqxClient(MeshClientAPI):
         self.headers: dict[str, str] = dict(headers or {})
         self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
                                         properties=self.headers,
-                                        max_answer_bytes=checked_answer_bound(max_answer_bytes),
-                                        tls=self._tls)
+                                        max_answer_bytes=checked_answer_bound(max_answer_bytes))
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
         #: the ``a2a-status`` of the retained card (None: not read yet)
@@ -117,8 +114,7 @@ class EmqxClient(MeshClientAPI):
     async def get_card(self) -> AgentCard:
         """The agent's retained card (``AgentUnreachable`` when none is retained)."""
         if self._card is None:
-            document, self.presence = await retained_card(self.mesh, self.space, self.agent,
-                                                          tls=self._tls)
+            document, self.presence = await retained_card(self.mesh, self.space, self.agent)
             return await self._take_card(document, self.mesh.broker)
         return self._card
 
@@ -185,13 +181,11 @@ class EmqxClient(MeshClientAPI):
 
 
 async def retained_card(url: MeshURL, space: Space, agent: str, *,
-                        wait: float = CARD_WAIT,
-                        tls: ssl.SSLContext | None = None) -> tuple[bytes, str | None]:
+                        wait: float = CARD_WAIT) -> tuple[bytes, str | None]:
     """The card retained for ``agent`` and its ``a2a-status`` (``AgentUnreachable``
     when none is retained, or the broker cannot be reached)."""
     topic = space.discovery(agent)
-    broker = Broker(url, space.client_id(f"interlingua-card-{secrets.token_hex(6)}"),
-                    tls_context=tls)
+    broker = Broker(url, space.client_id(f"interlingua-card-{secrets.token_hex(6)}"))
     try:
         await broker.connect()
         await broker.subscribe(topic)

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import random
 import secrets
-import ssl
 import time
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -61,8 +60,7 @@ class EmqxRequester(ReadingConnection):
     def __init__(self, url: MeshURL, space: Space, *, requester: str | None = None,
                  timeout: float | None = 60.0, first_reply: float = FIRST_REPLY,
                  attempts: int = ATTEMPTS, properties: dict[str, Any] | None = None,
-                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.url = url
         #: bytes one answer may hold (None: the broker's bound alone)
         self.max_answer_bytes = max_answer_bytes
@@ -74,7 +72,7 @@ class EmqxRequester(ReadingConnection):
         self.first_reply = first_reply
         self.attempts = attempts
         self.properties = dict(properties or {})
-        self._broker = Broker(url, self.client_id, tls_context=tls)
+        self._broker = Broker(url, self.client_id)
         self._reader: asyncio.Task[None] | None = None
         self._pending: dict[bytes, asyncio.Queue[Any]] = {}
         self._lock = asyncio.Lock()
