@@ -2,17 +2,29 @@
 
 Every binding must carry every task, and gRPC's bounds the others: protobuf reads
 a message no deeper than 100 levels, and each level of JSON inside a
-``google.protobuf.Value`` takes two of them (the ``Value`` and its ``Struct`` or
-``ListValue``). A value nested past about 45 levels can be sent over JSON-RPC but
-not read back over gRPC; ``Limits.max_nesting`` refuses it where a message is
-admitted, on every binding.
+``google.protobuf.Value`` takes two or three of them (the ``Value``, its ``Struct``
+or ``ListValue``, and an object's map entry). Measured on both gRPC services: data
+of nested objects is carried to 32 levels, of nested lists to 47. A value nested
+deeper can be sent over JSON-RPC but not read back over gRPC; ``Limits.max_nesting``
+(``CARRIED`` by default) refuses it where a message is admitted, on every binding,
+and where an agent emits it (``output_too_deep``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["deeper_than"]
+from .model import ArtifactUpdate, DataPart, Event, Message, Part, StatusUpdate, TextPart
+
+__all__ = ["CARRIED", "ENCODED", "deeper_than", "message_too_deep", "output_too_deep"]
+
+#: levels of nested objects every binding carries (gRPC's bound, see above)
+CARRIED = 32
+#: levels every store and every JSON encoder here takes (they recurse, within the
+#: interpreter's recursion limit): an agent's output is held to it when
+#: ``Limits.max_nesting`` is None
+ENCODED = 256
 
 
 def deeper_than(value: Any, limit: int) -> bool:
@@ -34,3 +46,50 @@ def deeper_than(value: Any, limit: int) -> bool:
             if isinstance(member, dict | list):
                 pending.append((member, depth + 1))
     return False
+
+
+def _parts_too_deep(parts: Sequence[Part], limit: int, where: str) -> str | None:
+    for n, part in enumerate(parts):
+        if part.metadata is None and type(part) is TextPart:
+            continue  # nearly every part: no call
+        if part.metadata is not None and deeper_than(part.metadata, limit):
+            return f"{where}.parts[{n}].metadata"
+        if type(part) is DataPart and deeper_than(part.data, limit):
+            return f"{where}.parts[{n}].data"
+    return None
+
+
+def message_too_deep(message: Message, limit: int, where: str = "message") -> str | None:
+    """What of ``message`` nests past ``limit`` (None: nothing), named from ``where``."""
+    if message.metadata is not None and deeper_than(message.metadata, limit):
+        return f"{where}.metadata"
+    return _parts_too_deep(message.parts, limit, where)
+
+
+def output_too_deep(events: Sequence[Event], limit: int) -> str | None:
+    """What of an agent's ``events`` (its statuses and artifacts) nests past
+    ``limit`` (None: nothing). Plain text costs no call."""
+    for event in events:
+        kind = type(event)
+        if kind is ArtifactUpdate:
+            artifact = event.artifact  # type: ignore[union-attr]
+            if artifact.metadata is not None and deeper_than(artifact.metadata, limit):
+                return "artifact.metadata"
+            found = None
+            for part in artifact.parts:
+                # plain text (nearly every artifact): no call
+                if part.metadata is not None or type(part) is not TextPart:
+                    found = _parts_too_deep(artifact.parts, limit, "artifact")
+                    break
+        elif kind is StatusUpdate:
+            message = event.status.message  # type: ignore[union-attr]
+            found = None if message is None else \
+                message_too_deep(message, limit, "status.message")
+        else:
+            continue  # a task created, or a message added: the caller's, checked at admission
+        if found is not None:
+            return found
+        metadata = event.metadata  # type: ignore[union-attr]
+        if metadata is not None and deeper_than(metadata, limit):
+            return "event.metadata"
+    return None

@@ -13,7 +13,6 @@ from ..core.model import (
     Event,
     Message,
     Metadata,
-    Part,
     Role,
     StatusUpdate,
     Task,
@@ -270,11 +269,15 @@ class Context:
         arts = task.artifacts
         index = (len(arts) - 1 if arts and arts[-1].artifact_id == aid
                  else _index_of(task, aid))
-        parts: list[Part] = [TextPart(content)] if type(content) is str else as_parts(content)
-        # the sink makes the chunk (with its generation) and queues it: emit(wait=False),
-        # with no coroutine when queued
-        waiting = sink.queue(Artifact(aid, parts, name, description, metadata, None, index),
-                             append, last_chunk)
+        if type(content) is str and metadata is None:
+            # the sink makes the chunk (with its generation) and queues it:
+            # emit(wait=False), with no coroutine when queued
+            waiting = sink.queue(Artifact(aid, [TextPart(content)], name, description, None,
+                                          None, index), append, last_chunk)
+        else:  # data or metadata: checked by the writer's emit (its nesting)
+            waiting = sink.emit([ArtifactUpdate(task.id, task.context_id, Artifact(
+                aid, as_parts(content), name, description, metadata, None, index),
+                append, last_chunk)], wait=False)
         if waiting is not None:
             return self._written(waiting, aid)
         # Only queued (the bulk of a stream's chunks): no coroutine made and run, a

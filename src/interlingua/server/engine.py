@@ -57,6 +57,7 @@ from ..core.model import (
     Task,
     TaskState,
 )
+from ..core.nesting import CARRIED
 from ..hooks import Hooks, notify
 from ..signals import DONE
 from ..stores.base import Scope, TaskStore
@@ -157,6 +158,8 @@ class Engine:
     ``server/ports.py`` (default: everything allowed, no limits, no push).
     ``legacy_owner_prefix``: how to re-key a store whose owners predate keys
     by scheme (``AuthConfig.legacy_owner_prefix``).
+    ``output_nesting``: the levels the agent's statuses and artifacts may nest
+    (``Limits.max_nesting``; core/nesting.py).
     """
 
     def __init__(
@@ -174,6 +177,7 @@ class Engine:
         push: PushHooks = NO_PUSH,
         legacy_owner_prefix: Callable[[], str] | None = None,
         hooks: Hooks | None = None,
+        output_nesting: int = CARRIED,
     ) -> None:
         self.agent = agent
         self.store = store
@@ -192,7 +196,8 @@ class Engine:
                                   timeout=config.lease_timeout, hooks=hooks)
         self.runs = Runs()
         self.writer = Writer(store, bus, lease=self.leases.current_epoch, clock=clock,
-                             strict_ids=config.message_ids == "strict", hooks=hooks)
+                             strict_ids=config.message_ids == "strict", hooks=hooks,
+                             max_nesting=output_nesting)
         self.turns = TurnRunner(agent, self.writer, self.runs, gate, hooks)
         self.recovery = Recovery(store, store, self.leases, self.runs, self.writer,
                                  self.turns.start,

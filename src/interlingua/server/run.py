@@ -62,6 +62,7 @@ from ..core.model import (
     TaskStatus,
     TextPart,
 )
+from ..core.nesting import CARRIED, message_too_deep, output_too_deep
 from ..core.parts import new_id
 from ..hooks import Hooks, ended, started
 from ..signals import LazyEvent, Mutex, Signal
@@ -79,7 +80,8 @@ from ..stores.base import (
 from .context import RequestInfo, TaskCanceled
 from .idempotency import reused
 
-__all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "Run", "Runs", "Writer", "utcnow"]
+__all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "OutputTooDeep", "Run", "Runs", "Writer",
+           "utcnow"]
 
 #: a timestamp's last digits and zone, by millisecond: joined, not formatted, in
 #: ``Writer.now``
@@ -107,6 +109,14 @@ CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
 #: a message as sends tell it from others: (scope, message id, the digest of its
 #: content, or b"" where the id alone names it; see server/idempotency.py)
 MessageKey = tuple[Scope, str, bytes]
+
+
+class OutputTooDeep(ValueError):
+    """What an agent emitted nests deeper than the server carries (``Limits.max_nesting``)."""
+
+    def __init__(self, where: str, limit: int) -> None:
+        super().__init__(f"the agent's {where} nests more than {limit} levels deep, more "
+                         "than every binding carries (Limits.max_nesting)")
 
 
 def utcnow() -> datetime:
@@ -403,12 +413,15 @@ class Writer:
     (``hooks.committed``); ``hooks.commits`` are around each write.
     ``strict_ids``: a message id recorded with a write names one message, whatever
     its content (else the id and the digest do; server/idempotency.py).
+    ``max_nesting``: the levels an agent's statuses and artifacts may nest (its
+    data and metadata): what every binding carries by default (core/nesting.py).
     """
 
     def __init__(self, store: TaskPort, bus: Bus, *, lease: Callable[[], int | None],
                  clock: Callable[[], datetime] = utcnow, strict_ids: bool = False,
-                 hooks: Hooks | None = None) -> None:
+                 hooks: Hooks | None = None, max_nesting: int = CARRIED) -> None:
         self.store = store
+        self.max_nesting = max_nesting
         self.bus = bus
         self.lease = lease
         self.clock = clock
@@ -496,6 +509,11 @@ class Writer:
             raise error
         if run.task.status.state is _CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
+        # Refused here, not where it is encoded: a store, a bus or a binding that
+        # could not encode it would fail later, after some of them had taken it.
+        where = output_too_deep(events, self.max_nesting)
+        if where is not None:
+            raise OutputTooDeep(where, self.max_nesting)
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         # numbered as they are queued (``number``, written out: no call more per emit)
         numbered = run.numbered
@@ -682,6 +700,9 @@ class Writer:
             ended(ends, None)
 
     async def reply(self, run: Run, message: Message) -> None:
+        where = message_too_deep(message, self.max_nesting, "reply")
+        if where is not None:
+            raise OutputTooDeep(where, self.max_nesting)
         # Under the lock: a grace write of the task in flight decides first.
         async with run.lock:
             if (not run.persisted and run.initial is not None and len(run.task.history) == 1

@@ -32,6 +32,7 @@ import msgspec
 from ..bus import open_bus
 from ..bus.base import Bus
 from ..core.model import AgentCard, AgentInterface
+from ..core.nesting import ENCODED
 from ..hooks import Hooks
 from ..observability.install import build_observer
 from ..stores import open_store
@@ -143,7 +144,8 @@ class Service:
                              push=self.push,
                              legacy_owner_prefix=auth.legacy_owner_prefix
                              if auth is not None else None,
-                             hooks=self.hooks)
+                             hooks=self.hooks,
+                             output_nesting=self.security.limits.max_nesting or ENCODED)
         self.bindings: list[Binding] = []
         #: the card as served (rendered per base URL, signed)
         self.card = A2AServer(agent, self.engine, settings, security=self.security,

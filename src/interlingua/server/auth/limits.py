@@ -27,8 +27,8 @@ from typing import Any
 import msgspec
 
 from ...core.errors import InvalidParams, RateLimitExceeded
-from ...core.model import DataPart, FilePart, Message, TextPart
-from ...core.nesting import deeper_than
+from ...core.model import FilePart, Message, TextPart
+from ...core.nesting import CARRIED, deeper_than, message_too_deep
 
 __all__ = ["Limits", "RateLimit", "RateLimited", "RateLimiter"]
 
@@ -51,9 +51,10 @@ class Limits(msgspec.Struct, kw_only=True):
     #: bytes of inline file content (all file parts of one message together)
     max_inline_file_bytes: int | None = 8 * 1024 * 1024
     #: levels a message's metadata, a part's metadata or data, and a send's metadata
-    #: may nest: past about 45, a task made over JSON-RPC could not be read back over
-    #: gRPC (core/nesting.py; None: no limit)
-    max_nesting: int | None = 32
+    #: may nest, and so may what the agent emits: past 32 levels of objects, a task
+    #: could not be read back over gRPC (core/nesting.py; None: no limit on
+    #: requests, and the agent's output held to what the stores encode)
+    max_nesting: int | None = CARRIED
     #: requests per principal (anonymous callers: per client address)
     rate_limit: RateLimit | None = None
     #: executors running at once (None: no cap)
@@ -120,20 +121,10 @@ class Limits(msgspec.Struct, kw_only=True):
 
 
 def _too_deep(message: Message, metadata: dict[str, Any] | None, limit: int) -> str | None:
-    """What of a send nests past ``limit`` (None: nothing). A text part without
-    metadata (nearly every part) costs no call."""
+    """What of a send nests past ``limit`` (None: nothing)."""
     if metadata is not None and deeper_than(metadata, limit):
         return "metadata"
-    if message.metadata is not None and deeper_than(message.metadata, limit):
-        return "message.metadata"
-    for n, part in enumerate(message.parts):
-        if part.metadata is None and type(part) is TextPart:
-            continue
-        if part.metadata is not None and deeper_than(part.metadata, limit):
-            return f"message.parts[{n}].metadata"
-        if type(part) is DataPart and deeper_than(part.data, limit):
-            return f"message.parts[{n}].data"
-    return None
+    return message_too_deep(message, limit)
 
 
 # ------------------------------------------------------------------ rate limit
