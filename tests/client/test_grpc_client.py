@@ -54,6 +54,7 @@ from interlingua.core.model import (
 from interlingua.grpc_wire.address import card_url
 from interlingua.host import create_app
 from interlingua.server.auth import APIKeyAuth, AuthConfig
+from interlingua.server.auth.limits import Limits
 from interlingua.server.push.settings import PushSettings
 from tests.bindings.chunks_agent import write_chunks
 from tests.live import bind_loopback, live_grpc_agent
@@ -563,7 +564,8 @@ async def test_a_task_nested_past_what_protobuf_carries_is_a_clear_error(dialect
     (protobuf parses 100 levels, two a level of JSON): ``BadResponse`` saying so, not an
     AttributeError. 400 levels: protobuf's own conversion gives out in the server: an
     internal error saying why, not a traceback in the log and a bare "Internal error"."""
-    with live_grpc_agent(Agent("Deep", "Answers deeply.", _deep_answer)) as (url, target):
+    with live_grpc_agent(Agent("Deep", "Answers deeply.", _deep_answer),
+                         limits=Limits(max_nesting=None)) as (url, target):
         async with Client(url, dialect=dialect) as over_http:
             tasks = [await over_http.send(str(n)) for n in (60, 400)]
         async with Client(target, binding="grpc", dialect=dialect) as over_grpc:

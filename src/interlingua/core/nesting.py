@@ -24,7 +24,7 @@ CARRIED = 32
 #: levels every store and every JSON encoder here takes (they recurse, within the
 #: interpreter's recursion limit): an agent's output is held to it when
 #: ``Limits.max_nesting`` is None
-ENCODED = 256
+ENCODED = 512
 
 
 def deeper_than(value: Any, limit: int) -> bool:
