@@ -45,7 +45,7 @@ from ..core import codings
 from ..core.calls import GetTask, SetPushConfig
 from ..core.dialects import StreamItem, get_codec
 from ..core.errors import A2AError, InvalidAgentResponse
-from ..core.fetching import fetch_document
+from ..core.fetching import fetch_document, fetchable_url
 from ..core.model import AuthInfo, PushConfig, StatusUpdate, Task
 from ..core.push_wire import (
     ALGORITHMS,
@@ -108,7 +108,7 @@ class JWKSCache:
     def __init__(self, url: str, *, http: httpx.AsyncClient | None = None, ttl: float = 300.0,
                  min_refresh: float = 1.0, clock: Callable[[], float] = time.monotonic,
                  timeout: float = 10.0) -> None:
-        self.url = url
+        self.url = fetchable_url(url, "jwks_url")
         #: seconds a fetch may take, its whole answer (notifications wait for it)
         self.timeout = timeout
         self._http = http

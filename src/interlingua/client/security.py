@@ -24,6 +24,7 @@ from ..core.card_signing import (
     load_keys,
     verify_card_document,
 )
+from ..core.fetching import fetchable_url
 from ..core.model import AgentCard
 from .card import FetchedCard
 from .errors import InvalidCard
@@ -44,7 +45,7 @@ class CardVerifier:
     def __init__(self, *, keys: KeysLike | None = None, jwks_url: str | None = None,
                  algorithms: Sequence[str] = ALGORITHMS) -> None:
         self._keys = load_keys(keys) if keys is not None else None
-        self.jwks_url = jwks_url
+        self.jwks_url = None if jwks_url is None else fetchable_url(jwks_url, "jwks_url")
         self.algorithms = list(algorithms)
 
     @property

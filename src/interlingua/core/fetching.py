@@ -12,11 +12,24 @@ import asyncio
 
 import httpx
 
-__all__ = ["DocumentTooLarge", "fetch_document"]
+__all__ = ["DocumentTooLarge", "fetch_document", "fetchable_url"]
 
 
 class DocumentTooLarge(ValueError):
     """The document is larger than the fetch allows."""
+
+
+def fetchable_url(url: str, what: str) -> str:
+    """``url`` if it is an http(s) URL with a host; a ValueError naming ``what`` (the
+    setting) otherwise. Checked where it is configured: a URL httpx cannot read would
+    otherwise fail every fetch, with an error outside httpx's ``HTTPError``."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ValueError(f"{what} is not a URL: {url!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"{what} must be an http or https URL with a host, not {url!r}")
+    return url
 
 
 async def fetch_document(client: httpx.AsyncClient, url: str, *, timeout: float,

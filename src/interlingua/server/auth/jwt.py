@@ -27,7 +27,7 @@ from joserfc.jwt import JWTClaimsRegistry
 
 from ...core.card_signing import KeysLike, load_keys
 from ...core.errors import AuthenticationRequired
-from ...core.fetching import fetch_document
+from ...core.fetching import fetch_document, fetchable_url
 from ...core.model import HTTPAuthScheme, OpenIdConnectScheme, SecurityScheme
 from .principal import Principal, owner_key
 from .schemes import Authenticator, Presented
@@ -91,8 +91,9 @@ class BearerAuth(Authenticator):
         self.issuer = issuer
         self.audiences = [audience] if isinstance(audience, str) else list(audience or [])
         self._static = load_keys(keys) if keys is not None else None
-        self.jwks_url = jwks_url
-        self.openid_config_url = openid_config_url
+        self.jwks_url = None if jwks_url is None else fetchable_url(jwks_url, "jwks_url")
+        self.openid_config_url = None if openid_config_url is None \
+            else fetchable_url(openid_config_url, "openid_config_url")
         self.algorithms = list(algorithms)
         self.leeway = leeway
         self.principal_claim = principal_claim
