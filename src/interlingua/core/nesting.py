@@ -7,7 +7,7 @@ or ``ListValue``, and an object's map entry). Measured on both gRPC services: da
 of nested objects is carried to 32 levels, of nested lists to 47. A value nested
 deeper can be sent over JSON-RPC but not read back over gRPC; ``Limits.max_nesting``
 (``CARRIED`` by default) refuses it where a message is admitted, on every binding,
-and where an agent emits it (``output_too_deep``).
+and where an agent emits it (``core/output.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .model import ArtifactUpdate, DataPart, Event, Message, Part, StatusUpdate, TextPart
+from .model import DataPart, Message, Part, TextPart
 
-__all__ = ["CARRIED", "ENCODED", "deeper_than", "message_too_deep", "output_too_deep"]
+__all__ = ["CARRIED", "ENCODED", "deeper_than", "message_too_deep"]
 
 #: levels of nested objects every binding carries (gRPC's bound, see above)
 CARRIED = 32
@@ -64,32 +64,3 @@ def message_too_deep(message: Message, limit: int, where: str = "message") -> st
     if message.metadata is not None and deeper_than(message.metadata, limit):
         return f"{where}.metadata"
     return _parts_too_deep(message.parts, limit, where)
-
-
-def output_too_deep(events: Sequence[Event], limit: int) -> str | None:
-    """What of an agent's ``events`` (its statuses and artifacts) nests past
-    ``limit`` (None: nothing). Plain text costs no call."""
-    for event in events:
-        kind = type(event)
-        if kind is ArtifactUpdate:
-            artifact = event.artifact  # type: ignore[union-attr]
-            if artifact.metadata is not None and deeper_than(artifact.metadata, limit):
-                return "artifact.metadata"
-            found = None
-            for part in artifact.parts:
-                # plain text (nearly every artifact): no call
-                if part.metadata is not None or type(part) is not TextPart:
-                    found = _parts_too_deep(artifact.parts, limit, "artifact")
-                    break
-        elif kind is StatusUpdate:
-            message = event.status.message  # type: ignore[union-attr]
-            found = None if message is None else \
-                message_too_deep(message, limit, "status.message")
-        else:
-            continue  # a task created, or a message added: the caller's, checked at admission
-        if found is not None:
-            return found
-        metadata = event.metadata  # type: ignore[union-attr]
-        if metadata is not None and deeper_than(metadata, limit):
-            return "event.metadata"
-    return None

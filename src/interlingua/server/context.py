@@ -20,6 +20,7 @@ from ..core.model import (
     TaskStatus,
     TextPart,
 )
+from ..core.output import InvalidOutput, text_fault
 from ..core.parts import as_parts, get_text, new_id
 from ..signals import LazyEvent
 from ..stores.base import Scope
@@ -251,6 +252,11 @@ class Context:
         one, to the task's last artifact named ``name`` (its last artifact, when
         ``name`` is None); when there is none yet, the chunk starts it.
         """
+        # plain text (a stream's chunks): checked here, the rest by the writer's emit
+        plain = type(content) is str and metadata is None and description is None
+        if plain and not (content.isascii() and (name is None or name.isascii())
+                          and (artifact_id is None or artifact_id.isascii())):
+            _check_text(content, name, artifact_id)
         sink = self._sink
         task = sink.task
         if append and artifact_id is None:
@@ -269,12 +275,12 @@ class Context:
         arts = task.artifacts
         index = (len(arts) - 1 if arts and arts[-1].artifact_id == aid
                  else _index_of(task, aid))
-        if type(content) is str and metadata is None:
+        if plain:
             # the sink makes the chunk (with its generation) and queues it:
             # emit(wait=False), with no coroutine when queued
-            waiting = sink.queue(Artifact(aid, [TextPart(content)], name, description, None,
+            waiting = sink.queue(Artifact(aid, [TextPart(content)], name, None, None,
                                           None, index), append, last_chunk)
-        else:  # data or metadata: checked by the writer's emit (its nesting)
+        else:  # data, metadata: checked by the writer's emit (core/output.py)
             waiting = sink.emit([ArtifactUpdate(task.id, task.context_id, Artifact(
                 aid, as_parts(content), name, description, metadata, None, index),
                 append, last_chunk)], wait=False)
@@ -362,6 +368,15 @@ class Context:
         )
         await self._sink.reply(message)
         self.finished = True
+
+
+def _check_text(text: str, name: str | None, artifact_id: str | None) -> None:
+    """A chunk's text, name and id, as ``Writer.emit`` checks them (core/output.py)."""
+    for value, where in ((text, "artifact.parts[0].text"), (name, "artifact.name"),
+                         (artifact_id, "artifact.artifact_id")):
+        fault = None if value is None else text_fault(value, where)
+        if fault is not None:
+            raise InvalidOutput(fault)
 
 
 def _last_named(task: Task, name: str | None) -> str | None:

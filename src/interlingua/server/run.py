@@ -62,7 +62,8 @@ from ..core.model import (
     TaskStatus,
     TextPart,
 )
-from ..core.nesting import CARRIED, message_too_deep, output_too_deep
+from ..core.nesting import CARRIED
+from ..core.output import InvalidOutput, message_fault, output_fault
 from ..core.parts import new_id
 from ..hooks import Hooks, ended, started
 from ..signals import LazyEvent, Mutex, Signal
@@ -80,8 +81,7 @@ from ..stores.base import (
 from .context import RequestInfo, TaskCanceled
 from .idempotency import reused
 
-__all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "OutputTooDeep", "Run", "Runs", "Writer",
-           "utcnow"]
+__all__ = ["FLUSH_EVERY", "CommitListener", "MessageKey", "Run", "Runs", "Writer", "utcnow"]
 
 #: a timestamp's last digits and zone, by millisecond: joined, not formatted, in
 #: ``Writer.now``
@@ -109,14 +109,6 @@ CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
 #: a message as sends tell it from others: (scope, message id, the digest of its
 #: content, or b"" where the id alone names it; see server/idempotency.py)
 MessageKey = tuple[Scope, str, bytes]
-
-
-class OutputTooDeep(ValueError):
-    """What an agent emitted nests deeper than the server carries (``Limits.max_nesting``)."""
-
-    def __init__(self, where: str, limit: int) -> None:
-        super().__init__(f"the agent's {where} nests more than {limit} levels deep, more "
-                         "than every binding carries (Limits.max_nesting)")
 
 
 def utcnow() -> datetime:
@@ -414,7 +406,8 @@ class Writer:
     ``strict_ids``: a message id recorded with a write names one message, whatever
     its content (else the id and the digest do; server/idempotency.py).
     ``max_nesting``: the levels an agent's statuses and artifacts may nest (its
-    data and metadata): what every binding carries by default (core/nesting.py).
+    data and metadata): what every binding carries by default (core/nesting.py;
+    what else they must be: core/output.py).
     """
 
     def __init__(self, store: TaskPort, bus: Bus, *, lease: Callable[[], int | None],
@@ -511,9 +504,9 @@ class Writer:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         # Refused here, not where it is encoded: a store, a bus or a binding that
         # could not encode it would fail later, after some of them had taken it.
-        where = output_too_deep(events, self.max_nesting)
-        if where is not None:
-            raise OutputTooDeep(where, self.max_nesting)
+        fault = output_fault(events, self.max_nesting)
+        if fault is not None:
+            raise InvalidOutput(fault)
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         # numbered as they are queued (``number``, written out: no call more per emit)
         numbered = run.numbered
@@ -700,9 +693,9 @@ class Writer:
             ended(ends, None)
 
     async def reply(self, run: Run, message: Message) -> None:
-        where = message_too_deep(message, self.max_nesting, "reply")
-        if where is not None:
-            raise OutputTooDeep(where, self.max_nesting)
+        fault = message_fault(message, self.max_nesting, "reply")
+        if fault is not None:
+            raise InvalidOutput(fault)
         # Under the lock: a grace write of the task in flight decides first.
         async with run.lock:
             if (not run.persisted and run.initial is not None and len(run.task.history) == 1
