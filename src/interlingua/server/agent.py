@@ -14,7 +14,9 @@ Two executor styles are supported:
 * a context executor — ``async def run(ctx: Context) -> None`` — which drives
   the task itself: status updates, artifacts with append / last-chunk, asking
   for input, completing, failing, rejecting, or replying with a bare message.
-  It is recognized by a parameter annotated ``Context`` (or named ``ctx``).
+  It is recognized by a parameter annotated ``Context`` (or named ``ctx``). If
+  it returns without finishing the task (or asking for input), what it returns
+  is the answer, as a plain function's is; returning nothing completes the task.
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ class Agent:
         self.executor = executor
         self._run = _adapt(executor)
 
-    def run(self, ctx: Context) -> Awaitable[None]:
+    def run(self, ctx: Context) -> Awaitable[Any]:
         """Run the executor for one turn of a task (await the result).
 
         Not a coroutine of its own: the executor's is handed back, so a turn
@@ -160,7 +162,7 @@ def default_skill(name: str, description: str) -> AgentSkill:
                       tags=words or ["agent"])
 
 
-def _adapt(fn: Executor) -> Callable[[Context], Awaitable[None]]:
+def _adapt(fn: Executor) -> Callable[[Context], Awaitable[Any]]:
     if not callable(fn):
         raise TypeError(f"an agent's executor must be callable, not {type(fn).__name__}")
     target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)  # noqa: B004
@@ -179,8 +181,8 @@ def _adapt(fn: Executor) -> Callable[[Context], Awaitable[None]]:
         if inspect.iscoroutinefunction(target):
             return fn
 
-        async def run_ctx(ctx: Context) -> None:
-            await fn(ctx)
+        async def run_ctx(ctx: Context) -> Any:
+            return await fn(ctx)
 
         return run_ctx
 
@@ -203,11 +205,18 @@ def _adapt(fn: Executor) -> Callable[[Context], Awaitable[None]]:
             out = await out
         if ctx.finished:
             return
-        if isinstance(out, Message):
-            await ctx.reply(out)
-        elif out is None:
+        if out is None:
             await ctx.complete()
         else:
-            await ctx.complete(artifact=as_parts(out))
+            await answer(ctx, out)
 
     return run_plain
+
+
+async def answer(ctx: Context, out: Any) -> None:
+    """Finish the task with what an executor returned: a ``Message`` as the reply,
+    anything else as its last artifact (text, data, bytes, parts)."""
+    if isinstance(out, Message):
+        await ctx.reply(out)
+    else:
+        await ctx.complete(artifact=as_parts(out))

@@ -69,9 +69,9 @@ class TurnGate(Protocol):
     def unbounded(self, place: TurnPlace | None) -> bool:
         """True: the turn needs no slot and no clock; it may be awaited directly."""
 
-    async def run(self, place: TurnPlace | None, executor: Callable[[Context], Awaitable[None]],
-                  ctx: Context, activity: Callable[[], int]) -> None:
-        """Run one turn in its place, within the time limits."""
+    async def run(self, place: TurnPlace | None, executor: Callable[[Context], Awaitable[Any]],
+                  ctx: Context, activity: Callable[[], int]) -> Any:
+        """Run one turn in its place, within the time limits: what the executor returns."""
 
 
 class PushHooks(Protocol):

@@ -24,7 +24,7 @@ from ..core.errors import LifecycleError, ResourceUnavailable
 from ..core.model import TERMINAL_STATES, Message, TaskState
 from ..hooks import Hooks, ended, started
 from ..stores.base import LeaseLost, MessageExists, StoreUnavailable
-from .agent import Agent
+from .agent import Agent, answer
 from .context import Context, TaskCanceled
 from .ports import TurnGate
 from .run import Run, Runs, Writer
@@ -184,9 +184,10 @@ class ExecutorGate:
         return (ticket is None or ticket._gate is None) and \
             limits.run_timeout is None and limits.idle_timeout is None
 
-    async def run(self, ticket: Any, executor: Callable[[Context], Awaitable[None]],
-                  ctx: Context, activity: Callable[[], int]) -> None:
-        """Run one turn in ``ticket``'s slot, within the time limits."""
+    async def run(self, ticket: Any, executor: Callable[[Context], Awaitable[Any]],
+                  ctx: Context, activity: Callable[[], int]) -> Any:
+        """Run one turn in ``ticket``'s slot, within the time limits: what the
+        executor returns."""
         limits = self.limits
         try:
             if ticket is not None:
@@ -194,16 +195,15 @@ class ExecutorGate:
             if limits.run_timeout is None and limits.idle_timeout is None:
                 # Awaited here, not in _timed: one coroutine (and its frame) less
                 # held by every waiting turn.
-                await executor(ctx)
-            else:
-                await _timed(limits, executor, ctx, activity)
+                return await executor(ctx)
+            return await _timed(limits, executor, ctx, activity)
         finally:
             if ticket is not None:
                 ticket.release()
 
 
-async def _timed(limits: TurnLimits, executor: Callable[[Context], Awaitable[None]], ctx: Context,
-                 activity: Callable[[], int]) -> None:
+async def _timed(limits: TurnLimits, executor: Callable[[Context], Awaitable[Any]], ctx: Context,
+                 activity: Callable[[], int]) -> Any:
     """The executor within ``limits``' run time and inactivity limits (at least one set)."""
     run_timeout, idle_timeout = limits.run_timeout, limits.idle_timeout
     loop = asyncio.get_running_loop()
@@ -236,7 +236,7 @@ async def _timed(limits: TurnLimits, executor: Callable[[Context], Awaitable[Non
                     handle = loop.call_later(interval, check)
 
                 handle = loop.call_later(interval, check)
-            await executor(ctx)
+            return await executor(ctx)
     except TimeoutError:
         if not cm.expired():
             raise  # the executor's own timeout, not ours
@@ -316,13 +316,17 @@ class TurnRunner:
             if gate.unbounded(place):
                 # Awaited here, not in the gate: a waiting turn holds one frame
                 # (and a closure) less.
-                await self.agent.run(ctx)
+                out = await self.agent.run(ctx)
             else:
                 # in the executor cap's slot, within the run-time and inactivity limits
-                await gate.run(place, self.agent.run, ctx, run.activity)
+                out = await gate.run(place, self.agent.run, ctx, run.activity)
             if not ctx.finished and run.pending_state not in lifecycle.RETURN_STATES:
-                # An executor that returns without a final word has finished its work.
-                await writer.emit(run, [writer.status(run.task, TaskState.COMPLETED)])
+                # An executor that returns without a final word has finished its work;
+                # what it returns, if anything, is its answer.
+                if out is None:
+                    await writer.emit(run, [writer.status(run.task, TaskState.COMPLETED)])
+                else:
+                    await answer(ctx, out)
             elif run.pending:
                 await writer.flush(run)
         except TaskCanceled:
