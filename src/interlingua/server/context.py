@@ -254,9 +254,8 @@ class Context:
         """
         # plain text (a stream's chunks): checked here, the rest by the writer's emit
         plain = type(content) is str and metadata is None and description is None
-        if plain and not (content.isascii() and (name is None or name.isascii())
-                          and (artifact_id is None or artifact_id.isascii())):
-            _check_text(content, name, artifact_id)
+        if plain and not (content.isascii() and (name is None or name.isascii())):
+            _check_text(content, name, None)
         sink = self._sink
         task = sink.task
         if append and artifact_id is None:
@@ -273,8 +272,12 @@ class Context:
         # The chunks of a streaming agent come through here: plain text and the
         # artifact added last are the quick cases, and the fields go by position.
         arts = task.artifacts
-        index = (len(arts) - 1 if arts and arts[-1].artifact_id == aid
-                 else _index_of(task, aid))
+        if arts and arts[-1].artifact_id == aid:
+            index = len(arts) - 1  # the artifact a stream's chunks continue: its id kept
+        else:
+            index = _index_of(task, aid)
+            if plain and not aid.isascii():  # an id the agent gave (new_id's are ASCII)
+                _check_text("", None, aid)
         if plain:
             # the sink makes the chunk (with its generation) and queues it:
             # emit(wait=False), with no coroutine when queued
