@@ -56,6 +56,8 @@ async def emit(ctx: Context, where: str, value: Any) -> None:
         await ctx.artifact(value, append=True)
     elif where == "chunk-name":
         await ctx.artifact("a chunk", name=value)
+    elif where == "chunk-id":
+        await ctx.artifact("a chunk", artifact_id=value, append=True)
     elif where == "status":
         await ctx.update(m.DataPart(data=value) if not isinstance(value, str) else value)
     elif where == "final":  # a level more: the object around it
@@ -138,6 +140,7 @@ REFUSED = [
     ("event-metadata deep", "event.metadata " + DEEP),
     ("chunk surrogate", "artifact.parts[0].text " + SURROGATE),
     ("chunk-name surrogate", "artifact.name " + SURROGATE),
+    ("chunk-id surrogate", "artifact.artifact_id " + SURROGATE),
     ("status surrogate", "status.message.parts[0].text " + SURROGATE),
     ("reply surrogate", "reply.parts[0].text " + SURROGATE),
     ("data surrogate-in-data", "artifact.parts[0].data " + IN_DATA),
