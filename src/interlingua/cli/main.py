@@ -41,6 +41,7 @@ from ..stores import shown_url
 from . import output
 from .db_commands import db_group
 from .follow import follow_task
+from .headers import parse_headers
 from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
@@ -85,14 +86,27 @@ F = TypeVar("F", bound=Callable[..., Any])
 # ------------------------------------------------------------------ helpers
 
 
-def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise click.BadParameter(f"{item!r} is not 'Name: value'", param_hint="'--header'")
-        headers[name.strip()] = value.strip()
-    return headers
+class _Text(click.ParamType):  # type: ignore[type-arg]
+    """Text sent to an agent: UTF-8, which the wire carries. A byte of the command
+    line that is not UTF-8 reaches Python as a lone surrogate (surrogateescape)."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError as exc:
+                code = ord(value[exc.start])
+                what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF \
+                    else f"U+{code:04X}"
+                self.fail(f"is not UTF-8 text ({what} at position {exc.start}); check the "
+                          "terminal's or the shell's encoding", param, ctx)
+        return value
+
+
+TEXT = _Text()
 
 
 def _keep_binding(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -160,7 +174,7 @@ def _run(
 ) -> T:
     """Open a client for ``url``, run ``work`` with it, and turn failures into exits.
     ``on_interrupt`` says what to run to pick up where Ctrl-C left off."""
-    parsed_headers = _parse_headers(headers)
+    parsed_headers = parse_headers(headers)
     # TLS trust, client certificate, card verification
     security = client_kwargs(insecure)
     binding = click.get_current_context().meta.get("interlingua.binding")
@@ -727,6 +741,7 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
 def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
+    TEXT.convert(value, param, ctx)
     try:
         return msgspec.json.decode(value)
     except msgspec.DecodeError as exc:
@@ -743,9 +758,11 @@ _save_option = click.option(
 
 @main.command("send")
 @click.argument("url", callback=check_agent_url)
-@click.argument("text")
-@click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
-@click.option("--context-id", default=None, help="Send within this context (conversation).")
+@click.argument("text", type=TEXT)
+@click.option("--task-id", default=None, type=TEXT,
+              help="Continue this task (e.g. one waiting for input).")
+@click.option("--context-id", default=None, type=TEXT,
+              help="Send within this context (conversation).")
 @click.option("--data", default=None, callback=_json_value, metavar="JSON",
               help="Also send this JSON value as a data part.")
 @click.option("--file", "files", multiple=True,
@@ -756,7 +773,7 @@ _save_option = click.option(
               help="Ask for at most N messages of history in the answer.")
 @click.option("--push-url", default=None, callback=check_http_url, metavar="URL",
               help="Register this webhook for the task's updates (see 'interlingua listen').")
-@click.option("--push-token", default=None, metavar="TOKEN",
+@click.option("--push-token", default=None, metavar="TOKEN", type=TEXT,
               help="The token the agent sends with each notification to --push-url.")
 @_save_option
 @_client_options
@@ -851,7 +868,7 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
 
 @main.command("get")
 @click.argument("url", callback=check_agent_url)
-@click.argument("task_id")
+@click.argument("task_id", type=TEXT)
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Show at most N messages of the task's history.")
 @click.option("--wait", is_flag=True,
@@ -905,7 +922,7 @@ def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
 
 @main.command("tasks")
 @click.argument("url", callback=check_agent_url)
-@click.option("--context-id", default=None, help="Only tasks of this context.")
+@click.option("--context-id", default=None, type=TEXT, help="Only tasks of this context.")
 @click.option("--status", type=click.Choice([s.value for s in TaskState]), default=None,
               help="Only tasks in this state.")
 @click.option("--page-size", type=click.IntRange(1, 100), default=None,
@@ -935,7 +952,7 @@ def tasks_command(url: str, context_id: str | None, status: str | None, page_siz
 
 @main.command("cancel")
 @click.argument("url", callback=check_agent_url)
-@click.argument("task_id")
+@click.argument("task_id", type=TEXT)
 @_client_options
 def cancel_command(url: str, task_id: str, as_json: bool, dialect: str | None,
                    headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
@@ -1001,9 +1018,11 @@ async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bo
 
 @main.command("stream")
 @click.argument("url", callback=check_agent_url)
-@click.argument("text")
-@click.option("--task-id", default=None, help="Continue this task (e.g. one waiting for input).")
-@click.option("--context-id", default=None, help="Send within this context (conversation).")
+@click.argument("text", type=TEXT)
+@click.option("--task-id", default=None, type=TEXT,
+              help="Continue this task (e.g. one waiting for input).")
+@click.option("--context-id", default=None, type=TEXT,
+              help="Send within this context (conversation).")
 @click.option("--data", default=None, callback=_json_value, metavar="JSON",
               help="Also send this JSON value as a data part.")
 @click.option("--file", "files", multiple=True,
@@ -1036,7 +1055,7 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
 
 @main.command("subscribe")
 @click.argument("url", callback=check_agent_url)
-@click.argument("task_id")
+@click.argument("task_id", type=TEXT)
 @click.option("--last-event-id", type=click.IntRange(min=0), default=None, metavar="N",
               help="Start after event N of the task (the events you have), finished or not.")
 @_client_options

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from .headers import parse_headers
 from .urls import check_agent_url
 
 __all__ = ["mcp_command"]
@@ -28,12 +29,7 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
     Over stdio by default (for MCP clients that launch it); nothing but MCP is
     written to stdout.
     """
-    header_map: dict[str, str] = {}
-    for item in headers:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise click.BadParameter(f"{item!r} is not 'Name: value'", param_hint="'--header'")
-        header_map[name.strip()] = value.strip()
+    header_map = parse_headers(headers)
     # The MCP server logs at INFO to stderr, where an MCP client shows it: not a
     # line for each request this bridge makes to the agent.
     for name in ("httpx", "httpcore"):

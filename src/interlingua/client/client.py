@@ -94,7 +94,13 @@ from .security import CardVerifier, CertLike
 from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .timeouts import checked_timeout
-from .transport import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT, HTTPXTransport, Transport
+from .transport import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_TIMEOUT,
+    HTTPXTransport,
+    Transport,
+    checked_headers,
+)
 
 __all__ = ["BINDINGS", "DIALECTS", "Client", "file_from_path", "make_message"]
 
@@ -185,7 +191,7 @@ class Client:
         #: the binding this client keeps to (None: the card's choice)
         self.binding = spec.name if spec is not None else None
         self.url = url
-        self.headers: dict[str, str] = dict(headers or {})
+        self.headers: dict[str, str] = checked_headers(headers)
         self._timeout = timeout
         self._transport = transport or HTTPXTransport(
             httpx_client, timeout=timeout, verify=verify, cert=cert,

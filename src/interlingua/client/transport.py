@@ -10,6 +10,7 @@ other fake, and is the one place where network exceptions become ours.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 from collections.abc import AsyncGenerator, Mapping
 
@@ -20,7 +21,7 @@ from .errors import AgentTimeout, AgentUnreachable, ClientError, too_large
 from .tls import CertLike, tls_context
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport",
-           "StreamReply", "Transport", "checked_answer_bound"]
+           "StreamReply", "Transport", "checked_answer_bound", "checked_headers"]
 
 #: seconds to wait for an answer; a blocking send lasts as long as its task turn
 DEFAULT_TIMEOUT = 60.0
@@ -28,6 +29,27 @@ DEFAULT_TIMEOUT = 60.0
 #: refused before it fills the caller's memory (a server answers 16 MiB at most by
 #: default, ``create_app(max_answer_bytes=)``)
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+
+#: an HTTP field name (RFC 9110 §5.6.2: a token)
+_FIELD_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
+
+
+def checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """``headers`` as a dict, when every name is an HTTP token and every value
+    printable ASCII (no line break: no header of the caller's can forge another); a
+    ValueError naming the header otherwise. Checked where they are given: httpx and
+    gRPC would refuse them at the first request, with errors of their own."""
+    out: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        if not isinstance(name, str) or not _FIELD_NAME.match(name):
+            raise ValueError(f"header name {name!r} is not an HTTP field name (letters, "
+                             "digits and !#$%&'*+-.^_`|~, nothing else)")
+        if not isinstance(value, str) or not (value.isascii() and value.isprintable()):
+            raise ValueError(f"the value of header {name} must be printable ASCII text, "
+                             f"not {value!r}")
+        out[name] = value
+    return out
 
 
 def checked_answer_bound(max_answer_bytes: int | None) -> int | None:
