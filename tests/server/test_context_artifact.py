@@ -11,6 +11,8 @@ from interlingua.server.context import Context, RequestInfo
 
 
 class _Sink:
+    max_nesting = 32
+
     def __init__(self, task: m.Task) -> None:
         self.task = task
         self.events: list[m.Event] = []

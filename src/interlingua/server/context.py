@@ -20,7 +20,7 @@ from ..core.model import (
     TaskStatus,
     TextPart,
 )
-from ..core.output import InvalidOutput, text_fault
+from ..core.output import InvalidOutput, message_fault, output_fault, text_fault
 from ..core.parts import as_parts, get_text, new_id
 from ..signals import LazyEvent
 from ..stores.base import Scope
@@ -86,6 +86,10 @@ _COMPLETED = TaskState.COMPLETED
 
 class _Sink(Protocol):
     task: Task
+
+    @property
+    def max_nesting(self) -> int:
+        """The levels the agent's data and metadata may nest (core/output.py)."""
 
     def emit(self, events: Sequence[Event], *, wait: bool = True) -> Awaitable[None]: ...
 
@@ -216,12 +220,23 @@ class Context:
                 task_id=task.id,
                 context_id=task.context_id,
             )
-        return StatusUpdate(
+        update = StatusUpdate(
             task_id=task.id,
             context_id=task.context_id,
             status=TaskStatus(state=state, message=message, timestamp=self._sink.now()),
             metadata=metadata,
         )
+        if message is not None or metadata is not None:
+            self._check([update])
+        return update
+
+    def _check(self, events: Sequence[Event]) -> None:
+        """Raise ``InvalidOutput`` for what no store or binding could carry of ``events``
+        (core/output.py). Every event an agent makes comes this way, but the plain
+        ASCII text the quick paths check themselves."""
+        fault = output_fault(events, self._sink.max_nesting)
+        if fault is not None:
+            raise InvalidOutput(fault)
 
     async def update(
         self, content: Any = None, *, state: TaskState = TaskState.WORKING,
@@ -252,7 +267,7 @@ class Context:
         one, to the task's last artifact named ``name`` (its last artifact, when
         ``name`` is None); when there is none yet, the chunk starts it.
         """
-        # plain text (a stream's chunks): checked here, the rest by the writer's emit
+        # plain text (a stream's chunks): checked here, the rest by _check
         plain = type(content) is str and metadata is None and description is None
         if plain and not (content.isascii() and (name is None or name.isascii())):
             _check_text(content, name, None)
@@ -283,10 +298,12 @@ class Context:
             # emit(wait=False), with no coroutine when queued
             waiting = sink.queue(Artifact(aid, [TextPart(content)], name, None, None,
                                           None, index), append, last_chunk)
-        else:  # data, metadata: checked by the writer's emit (core/output.py)
-            waiting = sink.emit([ArtifactUpdate(task.id, task.context_id, Artifact(
+        else:  # data, metadata, a description
+            events = [ArtifactUpdate(task.id, task.context_id, Artifact(
                 aid, as_parts(content), name, description, metadata, None, index),
-                append, last_chunk)], wait=False)
+                append, last_chunk)]
+            self._check(events)
+            waiting = sink.emit(events, wait=False)
         if waiting is not None:
             return self._written(waiting, aid)
         # Only queued (the bulk of a stream's chunks): no coroutine made and run, a
@@ -308,17 +325,21 @@ class Context:
         events: list[Event] = []
         task = self._sink.task
         if artifact is not None:
+            plain = type(artifact) is str
             events.append(
                 ArtifactUpdate(
                     task_id=task.id,
                     context_id=task.context_id,
                     # a new id is no artifact's yet: this one goes last
                     artifact=Artifact(artifact_id=new_id(), parts=[TextPart(artifact)]
-                                      if type(artifact) is str else as_parts(artifact),
+                                      if plain else as_parts(artifact),
                                       name=name, index=len(task.artifacts)),
                     last_chunk=True,
                 )
             )
+            # plain ASCII text (every unary answer of a plain function's): no call
+            if not (plain and artifact.isascii() and name is None):
+                self._check(events)
         events.append(self._status(state, content, metadata))
         # One transaction for the final artifact and the final status.
         await self._sink.emit(events)
@@ -369,6 +390,9 @@ class Context:
             parts=as_parts(content),
             context_id=task.context_id,
         )
+        fault = message_fault(message, self._sink.max_nesting, "reply")
+        if fault is not None:
+            raise InvalidOutput(fault)
         await self._sink.reply(message)
         self.finished = True
 

@@ -63,7 +63,6 @@ from ..core.model import (
     TextPart,
 )
 from ..core.nesting import CARRIED
-from ..core.output import InvalidOutput, message_fault, output_fault
 from ..core.parts import new_id
 from ..hooks import Hooks, ended, started
 from ..signals import LazyEvent, Mutex, Signal
@@ -307,6 +306,10 @@ class Run:
 
     # The executor's context talks to these (context._Sink).
 
+    @property
+    def max_nesting(self) -> int:
+        return self.writer.max_nesting
+
     def emit(self, events: Sequence[Event], *, wait: bool = True) -> Coroutine[Any, Any, None]:
         # The writer's coroutine itself, not one awaiting it: a frame fewer for
         # every artifact chunk.
@@ -407,7 +410,8 @@ class Writer:
     its content (else the id and the digest do; server/idempotency.py).
     ``max_nesting``: the levels an agent's statuses and artifacts may nest (its
     data and metadata): what every binding carries by default (core/nesting.py;
-    what else they must be: core/output.py).
+    checked, with what else they must be, where the agent's context makes them:
+    core/output.py).
     """
 
     def __init__(self, store: TaskPort, bus: Bus, *, lease: Callable[[], int | None],
@@ -502,11 +506,6 @@ class Writer:
             raise error
         if run.task.status.state is _CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
-        # Refused here, not where it is encoded: a store, a bus or a binding that
-        # could not encode it would fail later, after some of them had taken it.
-        fault = output_fault(events, self.max_nesting)
-        if fault is not None:
-            raise InvalidOutput(fault)
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
         # numbered as they are queued (``number``, written out: no call more per emit)
         numbered = run.numbered
@@ -693,9 +692,6 @@ class Writer:
             ended(ends, None)
 
     async def reply(self, run: Run, message: Message) -> None:
-        fault = message_fault(message, self.max_nesting, "reply")
-        if fault is not None:
-            raise InvalidOutput(fault)
         # Under the lock: a grace write of the task in flight decides first.
         async with run.lock:
             if (not run.persisted and run.initial is not None and len(run.task.history) == 1
