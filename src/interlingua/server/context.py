@@ -268,9 +268,12 @@ class Context:
         ``name`` is None); when there is none yet, the chunk starts it.
         """
         # plain text (a stream's chunks): checked here, the rest by _check
-        plain = type(content) is str and metadata is None and description is None
-        if plain and not (content.isascii() and (name is None or name.isascii())):
-            _check_text(content, name, None)
+        if type(content) is str and metadata is None and description is None:
+            plain = True
+            if not content.isascii() or (name is not None and not name.isascii()):
+                _check_text(content, name, None)
+        else:
+            plain = False
         sink = self._sink
         task = sink.task
         if append and artifact_id is None:
