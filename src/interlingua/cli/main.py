@@ -34,6 +34,7 @@ from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..core.origins import origin_of
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
 from ..server.agent import Agent
@@ -84,6 +85,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # ------------------------------------------------------------------ helpers
+
+
+def _check_origins(ctx: click.Context, param: click.Parameter,
+                   value: tuple[str, ...]) -> tuple[str, ...]:
+    for origin in value:
+        if origin != "*":
+            try:
+                origin_of(origin)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc)) from None
+    return value
 
 
 class _Text(click.ParamType):  # type: ignore[type-arg]
@@ -280,6 +292,10 @@ def main() -> None:
 @click.option("--public-url", default=None, callback=check_http_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
+@click.option("--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
+              callback=_check_origins,
+              help="A web page's origin (https://app.example) whose browsers may call the "
+                   "agent (repeatable; '*': any). Others are refused, but the agent's own.")
 @click.option("--grpc-port", type=click.IntRange(0, 65535), default=None,
               help="Serve gRPC (interlingua[grpc]) on this port; 0: a free port [default: "
                    "no gRPC].")
@@ -583,7 +599,8 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
         mesh_agent_name=o["mesh_agent_name"], no_http=o["no_http"],
         metrics=o["with_metrics"], log_format=o["log_format"],
         max_batch_items=o["max_batch_items"], max_answer_bytes=o["max_answer_bytes"],
-        long_poll_max_wait=o["long_poll_max_wait"], offer_1_1=o["offer_1_1"])
+        long_poll_max_wait=o["long_poll_max_wait"], offer_1_1=o["offer_1_1"],
+        allowed_origins=o["allowed_origins"])
 
 
 def _traces(agent: Agent, o: dict[str, Any]) -> Any:

@@ -47,6 +47,7 @@ from ..core.dialects import StreamItem, get_codec
 from ..core.errors import A2AError, InvalidAgentResponse
 from ..core.fetching import fetch_document, fetchable_url
 from ..core.model import AuthInfo, PushConfig, StatusUpdate, Task
+from ..core.origins import CrossOrigin, Origins
 from ..core.push_wire import (
     ALGORITHMS,
     JWS_REGISTRY,
@@ -203,6 +204,8 @@ class Receiver:
         self.events: deque[PushEvent] = deque(maxlen=keep)
         self.duplicates = 0
         self.refused = 0
+        #: the pages whose browsers may post here: none but the receiver's own
+        self._origins = Origins()
         self._changed: asyncio.Condition | None = None
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -221,6 +224,14 @@ class Receiver:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", ())}
         try:
+            origin = headers.get("origin")
+            if origin is not None:
+                # a web page's notification: an agent sends none (core/origins.py)
+                try:
+                    self._origins.check(origin.encode("latin-1"),
+                                        headers.get("host", "").encode("latin-1") or None)
+                except CrossOrigin as exc:
+                    raise _Reject(403, str(exc)) from None
             body = await _read(receive, headers.get("content-encoding"))
             event = await self.accept(body, headers)
         except _Reject as exc:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..bus.base import Bus
+from ..core.origins import origin_of
 from ..stores.base import Store
 from .auth.config import AuthConfig
 from .auth.limits import Limits
@@ -40,6 +41,10 @@ class ServiceSettings:
     allowed_hosts: Sequence[str] | None = None
     #: without ``public_url``: read the ``X-Forwarded-*`` headers for the card's URLs
     trust_forwarded: bool = False
+    #: the web pages (origins, ``https://app.example``) whose browsers may call the
+    #: agent, beside its own; ``"*"``: any. A browser's request from another page is
+    #: refused (HTTP 403; core/origins.py)
+    allowed_origins: Sequence[str] = ()
     #: where JSON-RPC is served under the base URL (the v0.3 card's main ``url``)
     rpc_path: str = "/"
     #: bodies larger than this are refused before they are parsed (HTTP 413)
@@ -98,6 +103,11 @@ class ServiceSettings:
                              f"got {self.young_gc_threshold!r}")
         if self.long_poll_max_wait is not None and not self.long_poll_max_wait >= 0:  # NaN
             raise ValueError("long_poll_max_wait must not be negative")
+        if isinstance(self.allowed_origins, str):
+            raise ValueError("allowed_origins is a list of origins, not one string")
+        for origin in self.allowed_origins:
+            if origin != "*":
+                origin_of(origin)  # a ValueError naming it
 
     def replace(self, **overrides: Any) -> ServiceSettings:
         """These settings with ``overrides`` (field names); ``TypeError`` naming an
@@ -120,6 +130,7 @@ class ServiceOptions(TypedDict, total=False):
     public_url: str | None
     allowed_hosts: Sequence[str] | None
     trust_forwarded: bool
+    allowed_origins: Sequence[str]
     rpc_path: str
     max_body_bytes: int
     max_batch_items: int

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ...core import codings
+from ...core.origins import Origins
 from .request_headers import RequestHeaders
 
 __all__ = ["CHUNK", "BodyTooLarge", "read_body", "until_gone", "version_of", "write_body"]
@@ -25,11 +26,16 @@ class BodyTooLarge(Exception):
     """The request's body (or its Content-Length) is over the limit."""
 
 
-async def read_body(receive: Receive, limit: int, headers: RequestHeaders) -> bytes:
+async def read_body(receive: Receive, limit: int, headers: RequestHeaders,
+                    origins: Origins | None = None) -> bytes:
     """The whole body, its Content-Encoding undone (``core.codings``: raises
     ``CodingNotSupported`` or ``BadCoding``); ``BodyTooLarge`` once it (or its
-    announced length, or its decoded length) passes ``limit``."""
-    length, coding = headers.framing()
+    announced length, or its decoded length) passes ``limit``. With ``origins``,
+    a browser's request from a page of another origin raises ``CrossOrigin``
+    before anything is read (``core/origins.py``)."""
+    length, coding, origin = headers.framing()
+    if origin is not None and origins is not None:
+        origins.check(origin, headers.raw(b"host"))
     # (the body read below is held to the limit whatever the header says)
     if length is not None and length.isascii() and length.isdigit() and int(length) > limit:
         raise BodyTooLarge

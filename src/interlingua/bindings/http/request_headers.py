@@ -47,14 +47,22 @@ class RequestHeaders(Mapping[str, str]):
         found = by_name.get(key)
         return default if found is None else found.decode("latin-1")
 
-    def framing(self) -> tuple[bytes | None, str | None]:
-        """The raw Content-Length and the Content-Encoding: what reading the body
-        needs, in one call (every request reads them)."""
+    def framing(self) -> tuple[bytes | None, str | None, bytes | None]:
+        """The raw Content-Length, the Content-Encoding and the raw Origin: what
+        reading the body needs, in one call (every request reads them)."""
         by_name = self._by_name
         if by_name is None:
             by_name = self._by_name = dict(self._raw)
         coding = by_name.get(b"content-encoding")
-        return by_name.get(b"content-length"), None if coding is None else coding.decode("latin-1")
+        return (by_name.get(b"content-length"),
+                None if coding is None else coding.decode("latin-1"), by_name.get(b"origin"))
+
+    def raw(self, name: bytes) -> bytes | None:
+        """The raw value of the header ``name`` (lower case), or None."""
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = dict(self._raw)
+        return by_name.get(name)
 
     def __getitem__(self, name: str) -> str:
         found = self.get(name) if isinstance(name, str) else None

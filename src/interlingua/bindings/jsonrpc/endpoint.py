@@ -30,6 +30,7 @@ from ...core.errors import (
     InvalidRequest,
     ParseError,
 )
+from ...core.origins import CrossOrigin, Origins
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
@@ -111,6 +112,7 @@ class JSONRPCEndpoint:
         self.door = door
         self.settings = settings
         self.fallback_codec = get_codec("0.3")
+        self.origins = Origins(settings.allowed_origins, [settings.public_url])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = await self.respond(scope, receive, send)
@@ -129,10 +131,13 @@ class JSONRPCEndpoint:
         headers = RequestHeaders(scope.get("headers", ()))
         limit = self.settings.max_body_bytes
         try:
-            body = await read_body(receive, limit, headers)
+            body = await read_body(receive, limit, headers, self.origins)
         except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, _Answer(413, self._error(None, err, self.fallback_codec)))
+            return None
+        except CrossOrigin as exc:
+            await _send(send, _Answer(403, self._error(None, exc, self.fallback_codec)))
             return None
         except codings.CodingNotSupported as exc:
             await _send(send, _Answer(415, self._error(None, InvalidRequest(str(exc)),

@@ -37,6 +37,7 @@ from ...core.errors import (
     quoted,
 )
 from ...core.model import AgentCard
+from ...core.origins import CrossOrigin, Origins
 from ...core.reading import without_bom
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
@@ -132,6 +133,7 @@ class RESTEndpoint:
         #: paths the app serves otherwise (the JSON-RPC URL and its aliases): a wrong
         #: verb there is 405, even where a route's pattern would match the path
         self.other_paths = dict(other_paths or {})
+        self.origins = Origins(settings.allowed_origins, [settings.public_url])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = await self.respond(scope, receive, send)
@@ -163,10 +165,13 @@ class RESTEndpoint:
         codec = get_codec(route.codec)
         limit = self.settings.max_body_bytes
         try:
-            body = await read_body(receive, limit, headers)
+            body = await read_body(receive, limit, headers, self.origins)
         except BodyTooLarge:
             err = InvalidRequest(f"Request body is larger than the limit of {limit} bytes")
             await _send(send, self._error(err, codec, 413))
+            return None
+        except CrossOrigin as exc:
+            await _send(send, self._error(exc, codec))
             return None
         except codings.CodingNotSupported as exc:
             refusal = self._error(InvalidRequest(str(exc)), codec, 415)

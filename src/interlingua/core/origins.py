@@ -1,0 +1,84 @@
+"""Which web pages' requests an agent takes: its own, and the origins it allows.
+
+A browser lets any page send a "simple" cross-origin request (a POST of
+``text/plain``, or of a body with no type) without asking the server first; the
+page cannot read the answer, but the request is made. An agent reachable from
+the browser (on ``localhost``, on an intranet) would run what any page the user
+visits sends it. A browser names the page's origin (``Origin``) on every such
+request; other clients send none. So a request with an ``Origin`` that is not
+the agent's own (the ``Host`` it was asked at, or its public URL) nor one it
+allows is refused before its body is read, on every HTTP binding. No page of
+another origin could have read the answer anyway: the server sends no CORS
+headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from .errors import AuthorizationFailed
+
+__all__ = ["CrossOrigin", "Origins", "origin_of"]
+
+
+class CrossOrigin(AuthorizationFailed):
+    """A browser's request from a page of another origin."""
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, as a browser names it (lower case, no
+    default port); a ValueError for a URL that has none."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http:// or https:// origin")
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    default = 443 if scheme == "https" else 80
+    return f"{scheme}://{host}" if port is None or port == default else f"{scheme}://{host}:{port}"
+
+
+class Origins:
+    """The origins whose pages' requests are taken, beside a request's own.
+
+    ``allowed``: origins (``https://app.example``), or ``"*"`` for any page.
+    ``public_urls``: the server's own URLs (its pages are its own origin behind a
+    proxy that changes the ``Host``).
+    """
+
+    def __init__(self, allowed: Iterable[str] = (), public_urls: Iterable[str | None] = ()
+                 ) -> None:
+        allowed = list(allowed)
+        self.any = "*" in allowed
+        self.allowed = {origin_of(o).encode() for o in allowed if o != "*"}
+        self.allowed |= {origin_of(u).encode() for u in public_urls if u}
+
+    def check(self, origin: bytes, host: bytes | None) -> None:
+        """Raise ``CrossOrigin`` unless a page of ``origin`` may call: the origin of
+        the ``host`` the request was sent to, or an allowed one."""
+        if self.any:
+            return
+        seen = origin.strip().lower()
+        if seen in self.allowed:
+            return
+        _, sep, authority = seen.partition(b"://")
+        if sep and host is not None and authority and _same_authority(authority, host.lower(),
+                                                                      seen.startswith(b"https")):
+            return
+        shown = origin.decode("latin-1")[:200]
+        raise CrossOrigin(
+            f"Forbidden: a browser's request from a page of another origin ({shown!r}) "
+            "is refused; allow that origin with allowed_origins "
+            "(interlingua serve --allow-origin ORIGIN)")
+
+
+def _same_authority(authority: bytes, host: bytes, secure: bool) -> bool:
+    """Whether an origin's ``host[:port]`` names the ``Host`` header's, the default
+    port written or not."""
+    if authority == host:
+        return True
+    default = b":443" if secure else b":80"
+    return authority + default == host or host + default == authority
