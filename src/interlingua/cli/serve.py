@@ -258,8 +258,8 @@ class ServeSettings:
 
     ``metrics`` serves ``/metrics``; ``log_format="json"`` logs one JSON object a
     line (docs/observability.md). ``max_batch_items``, ``max_answer_bytes``,
-    ``long_poll_max_wait``, ``offer_1_1`` (A2A 1.1, draft), ``allowed_origins``: as
-    ``create_app``'s.
+    ``long_poll_max_wait``, ``offer_1_1`` (A2A 1.1, draft), ``allowed_origins``,
+    ``allowed_hosts``: as ``create_app``'s.
     """
 
     host: str = "127.0.0.1"
@@ -299,6 +299,7 @@ class ServeSettings:
     long_poll_max_wait: float | None = None
     offer_1_1: bool = False
     allowed_origins: Sequence[str] = ()
+    allowed_hosts: Sequence[str] | None = None
 
     def replace(self, **overrides: Any) -> ServeSettings:
         """These settings with ``overrides``; ``TypeError`` naming an unknown one."""
@@ -316,7 +317,8 @@ class ServeSettings:
             auth=self.auth, limits=self.limits, card_signing=self.card_signing,
             push=self.push, metrics=self.metrics, max_batch_items=self.max_batch_items,
             max_answer_bytes=self.max_answer_bytes, long_poll_max_wait=self.long_poll_max_wait,
-            offer_1_1=self.offer_1_1, allowed_origins=self.allowed_origins)
+            offer_1_1=self.offer_1_1, allowed_origins=self.allowed_origins,
+            allowed_hosts=self.allowed_hosts)
 
 
 def serve(spec: str | Agent | Sequence[str | Agent], settings: ServeSettings | None = None,

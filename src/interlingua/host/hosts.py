@@ -30,7 +30,9 @@ class HostPolicy:
 
     def __init__(self, allowed_hosts: Sequence[str] | None = None,
                  trust_forwarded: bool = False) -> None:
-        self.allowed = [h.lower() for h in allowed_hosts] if allowed_hosts else None
+        # an IPv6 address is matched as a Host header writes it: in brackets
+        self.allowed = [f"[{h.lower()}]" if ":" in h and not h.startswith("[") else h.lower()
+                        for h in allowed_hosts] if allowed_hosts else None
         self.trust_forwarded = trust_forwarded
 
     def check(self, host: str) -> None:

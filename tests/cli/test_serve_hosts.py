@@ -1,0 +1,71 @@
+"""``interlingua serve`` on this machine only (the default ``127.0.0.1``) answers to its
+own names: a web page whose name is made to resolve to 127.0.0.1 (DNS rebinding) would
+otherwise be the agent's own origin to the browser, and could drive it past the check
+of ``Origin`` (core/origins.py). Before, it answered any ``Host``. A server listening
+on every interface answers every name, as ``create_app`` does. The names are matched
+as a Host header writes them: an IPv6 address in brackets (the inspector's ``::1``
+never matched ``[::1]:PORT`` before)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from interlingua.cli.main import _loopback_hosts
+from interlingua.host.hosts import HostNotAllowed, HostPolicy
+from tests.e2e.procs import Process
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    proc = Process()
+    proc.launch([sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+                 "--port", str(proc.port), "--store", "memory://", "--log-level", "warning",
+                 "--public-url", f"http://agents.example:{proc.port}"])
+    try:
+        proc.wait_ready()
+        yield proc.url
+    finally:
+        proc.stop()
+
+
+def ask(url: str, host: str) -> httpx.Response:
+    return httpx.post(url + "/", headers={"Host": host}, timeout=30, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "nothing"}})
+
+
+def test_a_loopback_server_answers_its_own_names_and_its_public_urls(served: str) -> None:
+    port = served.rsplit(":", 1)[1]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}",
+                 f"agents.example:{port}"):
+        answer = ask(served, host)
+        assert answer.status_code == 200, (host, answer.text)
+        assert answer.json()["error"]["code"] == -32001, host  # task not found: served
+
+
+def test_a_loopback_server_refuses_a_name_rebound_to_it(served: str) -> None:
+    port = served.rsplit(":", 1)[1]
+    answer = ask(served, f"rebound.evil.example:{port}")
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == (
+        f"Invalid Request: Host 'rebound.evil.example:{port}' is not one this server "
+        "answers for")
+
+
+def test_a_server_listening_everywhere_answers_every_name() -> None:
+    assert _loopback_hosts("0.0.0.0", None) is None
+    assert _loopback_hosts("::", "https://agents.example") is None
+    assert _loopback_hosts("127.0.0.1", None) == ["127.0.0.1", "localhost", "::1"]
+
+
+def test_an_ipv6_name_is_matched_as_a_host_header_writes_it() -> None:
+    policy = HostPolicy(["::1", "[fe80::1]"])
+    policy.check("[::1]:8000")
+    policy.check("[fe80::1]")
+    with pytest.raises(HostNotAllowed):
+        policy.check("[::2]:8000")
