@@ -1,10 +1,11 @@
-"""``interlingua serve`` on this machine only (the default ``127.0.0.1``) answers to its
-own names: a web page whose name is made to resolve to 127.0.0.1 (DNS rebinding) would
-otherwise be the agent's own origin to the browser, and could drive it past the check
-of ``Origin`` (core/origins.py). Before, it answered any ``Host``. A server listening
-on every interface answers every name, as ``create_app`` does. The names are matched
-as a Host header writes them: an IPv6 address in brackets (the inspector's ``::1``
-never matched ``[::1]:PORT`` before)."""
+"""``interlingua serve`` and ``interlingua gateway`` on this machine only (the default
+``127.0.0.1``) answer to their own names (and to those ``--allow-host`` gives): a web
+page whose name is made to resolve to 127.0.0.1 (DNS rebinding) would otherwise be the
+agent's own origin to the browser, and could drive it past the check of ``Origin``
+(core/origins.py). Before, both answered any ``Host``. A server listening on every
+interface answers every name, as ``create_app`` does, unless ``--allow-host`` names
+some. The names are matched as a Host header writes them: an IPv6 address in brackets
+(the inspector's ``::1`` never matched ``[::1]:PORT`` before)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from interlingua.cli.main import _loopback_hosts
+from interlingua.cli.answered_hosts import answered_hosts
 from interlingua.host.hosts import HostNotAllowed, HostPolicy
 from tests.e2e.procs import Process
 
@@ -26,7 +27,8 @@ def served() -> Iterator[str]:
     proc = Process()
     proc.launch([sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
                  "--port", str(proc.port), "--store", "memory://", "--log-level", "warning",
-                 "--public-url", f"http://agents.example:{proc.port}"])
+                 "--public-url", f"http://agents.example:{proc.port}",
+                 "--allow-host", "*.internal.example"])
     try:
         proc.wait_ready()
         yield proc.url
@@ -42,7 +44,7 @@ def ask(url: str, host: str) -> httpx.Response:
 def test_a_loopback_server_answers_its_own_names_and_its_public_urls(served: str) -> None:
     port = served.rsplit(":", 1)[1]
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}",
-                 f"agents.example:{port}"):
+                 f"agents.example:{port}", f"a2a.internal.example:{port}"):
         answer = ask(served, host)
         assert answer.status_code == 200, (host, answer.text)
         assert answer.json()["error"]["code"] == -32001, host  # task not found: served
@@ -57,10 +59,29 @@ def test_a_loopback_server_refuses_a_name_rebound_to_it(served: str) -> None:
         "answers for")
 
 
-def test_a_server_listening_everywhere_answers_every_name() -> None:
-    assert _loopback_hosts("0.0.0.0", None) is None
-    assert _loopback_hosts("::", "https://agents.example") is None
-    assert _loopback_hosts("127.0.0.1", None) == ["127.0.0.1", "localhost", "::1"]
+def test_a_server_listening_everywhere_answers_every_name_unless_told() -> None:
+    assert answered_hosts("0.0.0.0") is None
+    assert answered_hosts("::", "https://agents.example") is None
+    assert answered_hosts("0.0.0.0", "https://agents.example", ["a2a.example"]) == [
+        "a2a.example", "agents.example"]
+    assert answered_hosts("127.0.0.1") == ["127.0.0.1", "localhost", "::1"]
+    assert answered_hosts("127.0.0.1", None, ["*"]) is None
+
+
+async def test_a_loopback_gateway_refuses_a_name_rebound_to_it() -> None:
+    from interlingua.mesh.gateway import Gateway
+    from interlingua.mesh.topics import parse_mesh_url
+
+    gateway = Gateway(parse_mesh_url("mqtt://127.0.0.1:1883/ns"), "ns",
+                      allowed_hosts=answered_hosts("127.0.0.1"))
+    transport = httpx.ASGITransport(app=gateway)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as http:
+        own = await http.get("/agents")
+        assert own.status_code == 200 and own.json() == {"agents": []}
+        rebound = await http.get("/agents/echo/", headers={"Host": "rebound.evil.example"})
+        assert rebound.status_code == 400
+        assert rebound.json()["error"]["message"] == (
+            "Host 'rebound.evil.example' is not one this server answers for")
 
 
 def test_an_ipv6_name_is_matched_as_a_host_header_writes_it() -> None:

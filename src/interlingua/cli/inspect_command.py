@@ -6,11 +6,10 @@ import socket
 
 import click
 
+from .answered_hosts import LOOPBACK
 from .urls import check_http_url
 
-__all__ = ["LOOPBACK", "inspect_command"]
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+__all__ = ["inspect_command"]
 
 
 @click.command("inspect")

@@ -40,10 +40,11 @@ from ..mesh.profiles import profile_of
 from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
+from .answered_hosts import allow_host_option, answered_hosts
 from .db_commands import db_group
 from .follow import follow_task
 from .headers import parse_headers
-from .inspect_command import LOOPBACK, inspect_command
+from .inspect_command import inspect_command
 from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
 from .mesh_options import mesh_serve_options, mesh_settings
@@ -292,6 +293,7 @@ def main() -> None:
 @click.option("--public-url", default=None, callback=check_http_url,
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
+@allow_host_option
 @click.option("--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
               callback=_check_origins,
               help="A web page's origin (https://app.example) whose browsers may call the "
@@ -600,18 +602,9 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
         metrics=o["with_metrics"], log_format=o["log_format"],
         max_batch_items=o["max_batch_items"], max_answer_bytes=o["max_answer_bytes"],
         long_poll_max_wait=o["long_poll_max_wait"], offer_1_1=o["offer_1_1"],
-        allowed_origins=o["allowed_origins"], allowed_hosts=_loopback_hosts(o["host"], public_url))
+        allowed_origins=o["allowed_origins"],
+        allowed_hosts=answered_hosts(o["host"], public_url, o["allowed_hosts"]))
 
-
-def _loopback_hosts(host: str, public_url: str | None) -> list[str] | None:
-    """The host names a server listening on this machine only answers to: its own,
-    and its public URL's (a proxy beside it may pass that on). A web page whose name
-    is made to resolve to this machine (DNS rebinding) is then refused; a server
-    listening elsewhere answers every name, as ``create_app`` does."""
-    if host not in LOOPBACK:
-        return None
-    public = urlsplit(public_url).hostname if public_url else None
-    return [*LOOPBACK, public] if public and public not in LOOPBACK else list(LOOPBACK)
 
 
 def _traces(agent: Agent, o: dict[str, Any]) -> Any:

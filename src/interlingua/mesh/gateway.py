@@ -31,19 +31,21 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
 import msgspec
 
+from ..bindings.http.request_headers import RequestHeaders
 from ..client.card import parse_card
 from ..client.errors import ClientError
 from ..core.calls import CancelTask, SendMessage
 from ..core.errors import A2AError
 from ..core.model import Role
 from ..host.app import create_app
+from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
 from .client import Requester
@@ -74,8 +76,11 @@ class Gateway:
     def __init__(self, url: MeshURL, namespace: str | None, *, store: str = "memory://",
                  gateway_id: str | None = None, ttl: float = DEFAULT_TTL,
                  cancel_grace: float = 5.0, warmup: float | None = None,
-                 link: Link | None = None) -> None:
+                 link: Link | None = None, allowed_hosts: Sequence[str] | None = None) -> None:
         self.url = url
+        #: the Host names answered (None: any), as ``create_app``'s ``allowed_hosts``
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts else None
+        self._hosts = HostPolicy(self.allowed_hosts) if self.allowed_hosts else None
         self.gateway_id = gw = check_name("gateway id", gateway_id or secrets.token_hex(6))
         self.store = store
         #: how the gateway reaches the mesh's agents: SAM's layout in ``namespace``
@@ -120,6 +125,13 @@ class Gateway:
             return
         if kind != "http":
             return
+        if self._hosts is not None:
+            try:
+                self._hosts.check(self._hosts.host_of(scope, RequestHeaders(
+                    scope.get("headers", ()))))
+            except HostNotAllowed as exc:
+                await _json(send, 400, {"error": {"code": 400, "message": str(exc)}})
+                return
         root = scope.get("root_path", "")
         path: str = scope["path"]
         if root and path.startswith(root):
@@ -191,7 +203,8 @@ class Gateway:
             app = self._apps.get(name)
             if app is None:
                 app = create_app(self._agent_for(name, live), store=self._store_for(name),
-                                 freeze_gc=False, young_gc_threshold=None)
+                                 freeze_gc=False, young_gc_threshold=None,
+                                 allowed_hosts=self.allowed_hosts)
                 await self._stack.enter_async_context(app.router.lifespan_context(app))
                 self._apps[name] = app
         return app

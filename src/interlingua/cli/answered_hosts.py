@@ -1,0 +1,47 @@
+"""The host names a server started from the command line answers to.
+
+One listening on this machine only (``127.0.0.1``, ``localhost``, ``::1``) answers its
+own names, its public URL's, and those given with ``--allow-host``: a web page whose
+name is made to resolve to this machine (DNS rebinding) is the server's own origin
+to the browser, and would otherwise get past the check of ``Origin``
+(core/origins.py). One listening elsewhere answers every name unless ``--allow-host``
+names some. ``--allow-host '*'``: every name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import click
+
+__all__ = ["LOOPBACK", "allow_host_option", "answered_hosts"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def answered_hosts(host: str, public_url: str | None = None,
+                   allowed: Sequence[str] = ()) -> list[str] | None:
+    """``allowed_hosts`` for a server listening on ``host`` (None: every name)."""
+    if "*" in allowed:
+        return None
+    names = list(allowed)
+    if host in LOOPBACK:
+        names += [name for name in LOOPBACK if name not in names]
+    elif not names:
+        return None
+    public = urlsplit(public_url).hostname if public_url else None
+    if public and public not in names:
+        names.append(public)
+    return names
+
+
+def allow_host_option(f: F) -> F:
+    return click.option(
+        "--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+        help="A host name to answer to (repeatable; *.example.com; '*': any) beside the "
+             "server's own: listening on 127.0.0.1, it answers 127.0.0.1, localhost and "
+             "::1 only (and its public URL's name), for DNS rebinding; elsewhere, any.")(f)
