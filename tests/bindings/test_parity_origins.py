@@ -114,6 +114,19 @@ def test_the_public_urls_origin_is_the_agents_own_behind_a_proxy() -> None:
                 "Origin": "https://agents.example:8443"}).call(send("1"))
 
 
+def test_a_trusted_proxys_forwarded_host_is_the_agents_own() -> None:
+    # as the card's URLs: X-Forwarded-Host names the host the page asked, when trusted
+    forwarded = {"Origin": "https://agents.example", "X-Forwarded-Host": "agents.example",
+                 "X-Forwarded-Proto": "https"}
+    with live_server(create_app(AGENT, store="memory://", trust_forwarded=True)) as url, \
+            httpx.Client(timeout=30) as client:
+        task = DRIVERS["jsonrpc-1.0"](client, url, headers=forwarded).call(send("1"))
+        assert isinstance(task, m.Task)
+    with live_server(create_app(AGENT, store="memory://")) as url, \
+            httpx.Client(timeout=30) as client, pytest.raises(Refused):
+        DRIVERS["jsonrpc-1.0"](client, url, headers=forwarded).call(send("1"))
+
+
 def test_any_origin_when_every_one_is_allowed() -> None:
     with live_agent(AGENT, allowed_origins=["*"]) as url, httpx.Client(timeout=30) as client:
         task = DRIVERS["jsonrpc-0.3"](client, url, headers={"Origin": EVIL}).call(send("1"))

@@ -14,7 +14,7 @@ headers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from .errors import AuthorizationFailed
@@ -46,15 +46,25 @@ class Origins:
 
     ``allowed``: origins (``https://app.example``), or ``"*"`` for any page.
     ``public_urls``: the server's own URLs (its pages are its own origin behind a
-    proxy that changes the ``Host``).
+    proxy that changes the ``Host``). ``trust_forwarded``: the host a request was
+    sent to is its ``X-Forwarded-Host`` (set by a proxy in front), as for the card.
     """
 
-    def __init__(self, allowed: Iterable[str] = (), public_urls: Iterable[str | None] = ()
-                 ) -> None:
+    def __init__(self, allowed: Iterable[str] = (), public_urls: Iterable[str | None] = (),
+                 *, trust_forwarded: bool = False) -> None:
         allowed = list(allowed)
         self.any = "*" in allowed
         self.allowed = {origin_of(o).encode() for o in allowed if o != "*"}
         self.allowed |= {origin_of(u).encode() for u in public_urls if u}
+        self.trust_forwarded = trust_forwarded
+
+    def check_request(self, origin: bytes, header: Callable[[bytes], bytes | None]) -> None:
+        """``check`` for a request whose raw headers ``header`` reads."""
+        host = None
+        if self.trust_forwarded:
+            forwarded = header(b"x-forwarded-host")
+            host = forwarded.split(b",", 1)[0].strip() if forwarded else None
+        self.check(origin, host or header(b"host"))
 
     def check(self, origin: bytes, host: bytes | None) -> None:
         """Raise ``CrossOrigin`` unless a page of ``origin`` may call: the origin of

@@ -35,7 +35,7 @@ async def read_body(receive: Receive, limit: int, headers: RequestHeaders,
     before anything is read (``core/origins.py``)."""
     length, coding, origin = headers.framing()
     if origin is not None and origins is not None:
-        origins.check(origin, headers.raw(b"host"))
+        origins.check_request(origin, headers.raw)
     # (the body read below is held to the limit whatever the header says)
     if length is not None and length.isascii() and length.isdigit() and int(length) > limit:
         raise BodyTooLarge

@@ -112,7 +112,8 @@ class JSONRPCEndpoint:
         self.door = door
         self.settings = settings
         self.fallback_codec = get_codec("0.3")
-        self.origins = Origins(settings.allowed_origins, [settings.public_url])
+        self.origins = Origins(settings.allowed_origins, [settings.public_url],
+                               trust_forwarded=settings.trust_forwarded)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = await self.respond(scope, receive, send)

@@ -133,7 +133,8 @@ class RESTEndpoint:
         #: paths the app serves otherwise (the JSON-RPC URL and its aliases): a wrong
         #: verb there is 405, even where a route's pattern would match the path
         self.other_paths = dict(other_paths or {})
-        self.origins = Origins(settings.allowed_origins, [settings.public_url])
+        self.origins = Origins(settings.allowed_origins, [settings.public_url],
+                               trust_forwarded=settings.trust_forwarded)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         answer = await self.respond(scope, receive, send)
