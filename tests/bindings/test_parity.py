@@ -258,6 +258,32 @@ def test_push_config_crud(kind: type[Driver], server: str, client: httpx.Client)
         d.call(c.CancelTask(id=task.id))
 
 
+def test_a_push_config_id_is_held_to_the_rule_of_every_id(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """The rule of core/ids.py: at most 256 bytes of UTF-8, no control character. A
+    config id was held to 256 characters and to C0 controls only: 129 "é" (258 bytes)
+    and DEL were taken where every other id refuses them."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    try:
+        refused_ids = {"é" * 129: "is longer than 256 bytes",
+                       "c\x7f": "holds a control character (U+007F)",
+                       "c\x85": "holds a control character (U+0085)",
+                       "c\n": "holds a control character (U+000A)"}
+        for config_id, said in refused_ids.items():
+            with pytest.raises(Refused) as refused:
+                d.call(c.SetPushConfig(task_id=task.id, config=m.PushConfig(
+                    url="http://127.0.0.1:9/hook", id=config_id)))
+            assert f"the push notification config id {said}" in refused.value.message, \
+                (config_id, refused.value)
+        for config_id in ("é" * 128, "x" * 256):
+            made = d.call(c.SetPushConfig(task_id=task.id, config=m.PushConfig(
+                url="http://127.0.0.1:9/hook", id=config_id)))
+            assert isinstance(made, m.PushConfig) and made.id == config_id
+    finally:
+        d.call(c.CancelTask(id=task.id))
+
+
 @pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.version == "1.0"],
                          indirect=True)
 def test_a_push_config_page_token_never_given_out_is_refused(

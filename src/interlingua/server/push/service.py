@@ -40,6 +40,7 @@ from ...core.calls import (
 )
 from ...core.dialects import get_codec
 from ...core.errors import InvalidParams, PushNotSupported
+from ...core.ids import id_fault
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
 from ...core.push_wire import SIGNING_EXTENSION_URI
@@ -67,7 +68,6 @@ __all__ = [
 
 log = logging.getLogger("interlingua.push")
 
-MAX_ID_LENGTH = 256
 MAX_URL_LENGTH = 2048
 
 PushCall = SetPushConfig | GetPushConfig | ListPushConfigs | DeletePushConfig
@@ -234,10 +234,9 @@ class PushService:
             raise InvalidParams(f"Invalid params: {exc}") from None
         config_id = config.id or (
             task_id if get_codec(dialect).push_config_id_is_task_id else new_id())
-        if len(config_id) > MAX_ID_LENGTH or any(ord(c) < 0x20 for c in config_id):
-            raise InvalidParams(
-                f"Invalid params: the push notification config id must be at most "
-                f"{MAX_ID_LENGTH} characters without control characters")
+        fault = id_fault(config_id)  # the rule every id a caller gives is held to
+        if fault is not None:
+            raise InvalidParams(f"Invalid params: the push notification config id {fault}")
         return msgspec.structs.replace(config, url=url, id=config_id, task_id=task_id)
 
     def _require(self) -> None:
