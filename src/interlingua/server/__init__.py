@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from ..core.output import InvalidOutput
 from .agent import Agent, Skill
 from .cards.serving import A2AServer
 from .context import Context, RequestInfo, TaskCanceled
@@ -19,6 +20,7 @@ __all__ = [
     "Context",
     "Engine",
     "EngineConfig",
+    "InvalidOutput",
     "RequestInfo",
     "Service",
     "ServiceSettings",
