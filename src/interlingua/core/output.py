@@ -1,15 +1,15 @@
 """What an agent emits must be for every store and every binding to take it.
 
 The durable stores encode each event as they write it, and refuse one they cannot
-encode; the memory store keeps objects and encodes a task's log once it is
-finished, and the bindings encode an event as they send it. An event that one of
-them cannot encode would be kept by some and refused by others, or refused after
-it was taken. So an agent's events are checked where its context makes them, before
-any of them is queued (``Context._check``; the quick paths of plain text, a stream's
-chunks and a unary answer, check their text themselves): values
-nested no deeper than the bound (``core/nesting.py``), text that UTF-8 carries (no
-lone surrogate, as a model's stream split between the halves of a pair leaves),
-and data and metadata that JSON encodes.
+encode; the memory store keeps objects and encodes a task's log once it is finished,
+and the bindings encode an event as they send it. An event that one of them cannot
+encode would be kept by some and refused by others, or refused after it was taken.
+So an agent's events are checked where its context makes them, before any of them is
+queued (``Context._check``; the quick paths, a stream's chunk of plain text and a
+unary answer, check their text themselves): values nested no deeper than the bound
+(``core/nesting.py``), text that UTF-8 carries (no lone surrogate, as a model's
+stream split between the halves of a pair leaves), and data and metadata that JSON
+encodes.
 
 ASCII text, nearly every chunk, costs one ``isascii()``.
 """

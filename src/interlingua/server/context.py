@@ -401,7 +401,7 @@ class Context:
 
 
 def _check_text(text: str, name: str | None, artifact_id: str | None) -> None:
-    """A chunk's text, name and id, as ``Writer.emit`` checks them (core/output.py)."""
+    """A chunk's text, name and id, as ``_check`` would (core/output.py)."""
     for value, where in ((text, "artifact.parts[0].text"), (name, "artifact.name"),
                          (artifact_id, "artifact.artifact_id")):
         fault = None if value is None else text_fault(value, where)
