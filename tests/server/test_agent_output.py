@@ -25,8 +25,8 @@ from interlingua import Agent, Context
 from interlingua.core import calls as c
 from interlingua.core import model as m
 from interlingua.core.nesting import CARRIED, ENCODED
-from interlingua.server import InvalidOutput
 from interlingua.core.parts import new_id
+from interlingua.server import InvalidOutput
 from interlingua.server.auth.limits import Limits
 from tests.bindings.drivers import DRIVERS
 from tests.live import live_agent, live_grpc_agent
