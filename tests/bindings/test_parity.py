@@ -286,21 +286,36 @@ def test_a_push_config_id_is_held_to_the_rule_of_every_id(
 
 @pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.version == "1.0"],
                          indirect=True)
-def test_a_push_config_page_token_never_given_out_is_refused(
+def test_a_tasks_push_configs_come_in_the_pages_asked_for(
         kind: type[Driver], server: str, client: httpx.Client) -> None:
-    """A task's configs come in one page: a pageToken (v1.0 has them) is none of ours,
-    refused as ListTasks refuses one, where it was passed over and the list begun again."""
+    """v1.0's pageSize and pageToken (the other versions have none): pages by config
+    id, each with the token of the next, the last with none; a token not of this
+    server is refused, as ListTasks refuses one. Before, pageSize was passed over (every
+    config in one page) and every pageToken refused."""
     d = kind(client, server)
     task = send_task(d, "slow", blocking=False)
     try:
-        for i in range(2):
+        for i in (2, 0, 1):
             d.call(c.SetPushConfig(task_id=task.id, config=m.PushConfig(
                 url=f"http://127.0.0.1:9/h{i}", id=f"c{i}")))
+        first = d.call(c.ListPushConfigs(task_id=task.id, page_size=2))
+        assert isinstance(first, c.PushConfigsPage)
+        assert [p.id for p in first.configs] == ["c0", "c1"] and first.next_page_token
+        last = d.call(c.ListPushConfigs(task_id=task.id, page_size=2,
+                                        page_token=first.next_page_token))
+        assert isinstance(last, c.PushConfigsPage)
+        assert ([p.id for p in last.configs], last.next_page_token) == (["c2"], "")
+        whole = d.call(c.ListPushConfigs(task_id=task.id, page_size=5))
+        assert isinstance(whole, c.PushConfigsPage)
+        assert ([p.id for p in whole.configs], whole.next_page_token) == (
+            ["c0", "c1", "c2"], "")
+        # unpaged, as every version lists: all, in the order they were set
         listed = d.call(c.ListPushConfigs(task_id=task.id))
-        assert isinstance(listed, list) and [p.id for p in listed] == ["c0", "c1"]
-        with pytest.raises(Refused) as refused:
-            d.call(c.ListPushConfigs(task_id=task.id, page_token="YzE="))
-        assert "pageToken is not a token from a previous" in refused.value.message
+        assert isinstance(listed, list) and [p.id for p in listed] == ["c2", "c0", "c1"]
+        for token in ("YzE=", "not a token", "cGMxOv8="):  # the last: not UTF-8 after it
+            with pytest.raises(Refused) as refused:
+                d.call(c.ListPushConfigs(task_id=task.id, page_token=token))
+            assert "pageToken is not a token from a previous" in refused.value.message
     finally:
         d.call(c.CancelTask(id=task.id))
 

@@ -437,7 +437,10 @@ def calls_with_results(draw: st.DrawFn) -> tuple[c.Call, c.Result]:
     elif isinstance(call, c.SetPushConfig | c.GetPushConfig):
         result = draw(push_configs(nonempty))
     elif isinstance(call, c.ListPushConfigs):
-        result = draw(st.lists(push_configs(nonempty), max_size=3))
+        configs = draw(st.lists(push_configs(nonempty), max_size=3))
+        # a call that asks for a page is answered with one (and its next token)
+        result = c.PushConfigsPage(configs=configs, next_page_token=draw(st.text(max_size=8))) \
+            if call.paged else configs
     elif isinstance(call, c.DeletePushConfig):
         result = None
     else:

@@ -22,6 +22,7 @@ __all__ = [
     "ListPushConfigs",
     "ListTasks",
     "ListTasksResult",
+    "PushConfigsPage",
     "Result",
     "SendConfig",
     "SendMessage",
@@ -115,6 +116,19 @@ class ListPushConfigs(msgspec.Struct, omit_defaults=True):
     page_token: str | None = None
     tenant: str | None = None
 
+    @property
+    def paged(self) -> bool:
+        """A page was asked for (v1.0 has pages): answered with a ``PushConfigsPage``."""
+        return self.page_size is not None or bool(self.page_token)
+
+
+class PushConfigsPage(msgspec.Struct):
+    """One page of a task's push configs (a ``ListPushConfigs`` that asked for one)."""
+
+    configs: list[PushConfig]
+    #: the token of the page after it; "" for the last
+    next_page_token: str
+
 
 class DeletePushConfig(msgspec.Struct, omit_defaults=True):
     task_id: str
@@ -141,4 +155,5 @@ Call: TypeAlias = (
 
 # What a handler answers: a Task or a Message (send), a page of tasks, a card,
 # a push config or a list of them, or None (delete).
-Result: TypeAlias = Task | Message | ListTasksResult | AgentCard | PushConfig | list[PushConfig] | None
+Result: TypeAlias = (Task | Message | ListTasksResult | AgentCard | PushConfig | list[PushConfig]
+                     | PushConfigsPage | None)

@@ -432,10 +432,12 @@ def _result_out(call: c.Call, result: c.Result) -> Any:
         if isinstance(result, m.PushConfig):
             return w.push_config_out(result, task_id=call.task_id)
     elif isinstance(call, c.ListPushConfigs):
-        if isinstance(result, list):
+        page = result if isinstance(result, c.PushConfigsPage) else None
+        listed = page.configs if page is not None else result
+        if isinstance(listed, list):
             return w.ListTaskPushNotificationConfigsResponse(
-                configs=[w.push_config_out(p, task_id=call.task_id) for p in result],
-                next_page_token="",
+                configs=[w.push_config_out(p, task_id=call.task_id) for p in listed],
+                next_page_token=page.next_page_token if page is not None else "",
             )
     elif isinstance(call, c.DeletePushConfig):
         return None
@@ -498,8 +500,12 @@ def _result_in(call: c.Call, method: str, data: bytes) -> c.Result:
             listed: w.ListTaskPushNotificationConfigsResponse = _LIST_PUSH_RESPONSE.result(
                 data, method
             )
-            configs = listed.configs or []
-            return each_in("configs", configs, lambda p: w.push_config_in(p, request=False))
+            configs = each_in("configs", listed.configs or [],
+                              lambda p: w.push_config_in(p, request=False))
+            if call.paged:  # the page asked for, with the token of the next
+                return c.PushConfigsPage(configs=configs,
+                                         next_page_token=listed.next_page_token or "")
+            return configs
         if isinstance(call, c.DeletePushConfig):
             return None  # google.protobuf.Empty: ``null`` or ``{}``
         return w.card_in(_CARD.result(data, method))

@@ -24,6 +24,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from ...core.calls import (
     DeletePushConfig,
     GetPushConfig,
     ListPushConfigs,
+    PushConfigsPage,
     SendMessage,
     SetPushConfig,
 )
@@ -157,7 +159,8 @@ class PushService:
 
     # ----------------------------------------------------------------- calls
 
-    async def handle(self, call: PushCall, request: RequestInfo) -> PushConfig | list[PushConfig] | None:
+    async def handle(self, call: PushCall, request: RequestInfo
+                     ) -> PushConfig | list[PushConfig] | PushConfigsPage | None:
         """Carry out a push config call for the caller's scope."""
         self._require()
         scope = request.scope
@@ -190,12 +193,9 @@ class PushService:
         if isinstance(call, ListPushConfigs):
             if call.page_size is not None and call.page_size < 0:
                 raise InvalidParams("Invalid params: pageSize must not be negative")
-            if call.page_token:  # none is given out: a task's configs come in one page
-                raise InvalidParams(
-                    "Invalid params: pageToken is not a token from a previous "
-                    "ListTaskPushNotificationConfigs response (this agent lists a task's "
-                    "push notification configs in one page)")
-            return [r.config for r in await store.list_push_configs(scope, call.task_id)]
+            configs = [r.config for r in await store.list_push_configs(scope, call.task_id)]
+            return page_of(configs, call.page_size, call.page_token) if call.paged \
+                else configs
         await store.delete_push_config(scope, call.task_id, call.config_id)
         return None
 
@@ -312,3 +312,37 @@ class PushService:
             "signing_alg": self.keys.current.alg if self.keys.loaded else s.signing_alg,
             "signing_kid": self.keys.current.kid if self.keys.loaded else None,
         }
+
+
+#: what a push config page token says before the id it continues after
+_TOKEN_MARK = b"pc1:"
+
+
+def page_of(configs: list[PushConfig], size: int | None, token: str | None) -> PushConfigsPage:
+    """A page of ``configs``: those whose id sorts after the one ``token`` names (all,
+    without one), ``size`` of them at most (all for None or 0). By id, so that a config
+    set or deleted between two pages moves no other across a page's edge."""
+    ordered = sorted(configs, key=lambda config: config.id or "")
+    if token:
+        after = _token_id(token)
+        ordered = [config for config in ordered if (config.id or "") > after]
+    page = ordered[:size] if size else ordered
+    more = len(page) < len(ordered)
+    next_token = base64.urlsafe_b64encode(_TOKEN_MARK + (page[-1].id or "").encode()).decode() \
+        if more and page else ""
+    return PushConfigsPage(configs=page, next_page_token=next_token)
+
+
+def _token_id(token: str) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(token.encode("ascii"))
+    except (ValueError, UnicodeEncodeError):
+        raw = b""
+    if not raw.startswith(_TOKEN_MARK):
+        raise InvalidParams("Invalid params: pageToken is not a token from a previous "
+                            "ListTaskPushNotificationConfigs response")
+    try:
+        return raw[len(_TOKEN_MARK):].decode()
+    except UnicodeDecodeError:
+        raise InvalidParams("Invalid params: pageToken is not a token from a previous "
+                            "ListTaskPushNotificationConfigs response") from None
