@@ -153,6 +153,9 @@ def test_an_allowed_origin_that_is_none_is_refused_where_it_is_given(origin: str
         ServiceSettings(allowed_origins=[origin])
     with pytest.raises(ValueError, match="a list of origins, not one string"):
         ServiceSettings(allowed_origins=APP)  # type: ignore[arg-type]
-    done = CliRunner().invoke(main, ["serve", "examples/echo.py", "--allow-origin", origin],
-                              prog_name="interlingua")
-    assert done.exit_code == 2 and "is not an http:// or https:// origin" in done.output
+    for command in (["serve", "examples/echo.py"],
+                    ["gateway", "--mesh", "mqtt://127.0.0.1:1883/ns"]):
+        done = CliRunner().invoke(main, [*command, "--allow-origin", origin],
+                                  prog_name="interlingua")
+        assert done.exit_code == 2, (command, done.output)
+        assert "is not an http:// or https:// origin" in done.output, done.output

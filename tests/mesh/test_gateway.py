@@ -194,3 +194,25 @@ async def test_the_rest_binding_through_the_gateway(ns: str) -> None:
             assert canceled.status.state is TaskState.CANCELED
             resumed = [e async for e in client.subscribe(task_id, last_event_id=first.seq)]
             assert resumed[-1].state is TaskState.CANCELED
+
+
+async def test_the_gateway_refuses_a_page_of_another_origin_but_the_ones_allowed(
+        ns: str) -> None:
+    """The agents behind the gateway hold web pages to the rule every HTTP binding holds
+    them to (core/origins.py), with the gateway's own ``allowed_origins``
+    (``interlingua gateway --allow-origin``)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": "m-origin", "role": "user",
+        "parts": [{"kind": "text", "text": "report"}]}}}
+    async with on_mesh(WORKER, ns), \
+            gateway(ns, warmup=0, allowed_origins=["https://app.example"]) as url:
+        async with httpx.AsyncClient(timeout=30) as http:
+            agent = url + "/agents/Worker/"
+            refused = await http.post(agent, json=body,
+                                      headers={"Origin": "https://evil.example"})
+            assert refused.status_code == 403
+            assert refused.json()["error"]["message"].startswith(
+                "Forbidden: a browser's request from a page of another origin")
+            taken = await http.post(agent, json=body,
+                                    headers={"Origin": "https://app.example"})
+            assert taken.status_code == 200 and "result" in taken.json(), taken.text

@@ -1,4 +1,5 @@
-"""The host names a server started from the command line answers to.
+"""The host names a server started from the command line answers to, and the web
+pages whose browsers may call it (``--allow-origin``, core/origins.py).
 
 One listening on this machine only (``127.0.0.1``, ``localhost``, ``::1``) answers its
 own names, its public URL's, and those given with ``--allow-host``: a web page whose
@@ -16,7 +17,9 @@ from urllib.parse import urlsplit
 
 import click
 
-__all__ = ["LOOPBACK", "allow_host_option", "answered_hosts"]
+from ..core.origins import origin_of
+
+__all__ = ["LOOPBACK", "allow_host_option", "allow_origin_option", "answered_hosts"]
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -45,3 +48,24 @@ def allow_host_option(f: F) -> F:
         help="A host name to answer to (repeatable; *.example.com; '*': any) beside the "
              "server's own: listening on 127.0.0.1, it answers 127.0.0.1, localhost and "
              "::1 only (and its public URL's name), for DNS rebinding; elsewhere, any.")(f)
+
+
+def _check_origins(ctx: click.Context, param: click.Parameter,
+                   value: tuple[str, ...]) -> tuple[str, ...]:
+    for origin in value:
+        if origin != "*":
+            try:
+                origin_of(origin)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def allow_origin_option(f: F) -> F:
+    return click.option(
+        "--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
+        callback=_check_origins,
+        help="A web page's origin (https://app.example) whose browsers may call the "
+             "agent (repeatable; '*': any). Others are refused, but the agent's own "
+             "(core/origins.py).")(f)
+

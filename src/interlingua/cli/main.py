@@ -34,13 +34,12 @@ from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
-from ..core.origins import origin_of
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
 from ..server.agent import Agent
 from ..stores import shown_url
 from . import output
-from .answered_hosts import allow_host_option, answered_hosts
+from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .db_commands import db_group
 from .follow import follow_task
 from .headers import parse_headers
@@ -86,17 +85,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def _check_origins(ctx: click.Context, param: click.Parameter,
-                   value: tuple[str, ...]) -> tuple[str, ...]:
-    for origin in value:
-        if origin != "*":
-            try:
-                origin_of(origin)
-            except ValueError as exc:
-                raise click.BadParameter(str(exc)) from None
-    return value
 
 
 class _Text(click.ParamType):  # type: ignore[type-arg]
@@ -294,10 +282,7 @@ def main() -> None:
               help="The base URL clients reach this server at (used in the card).")
 @click.option("--rpc-path", default="/", show_default=True, help="Where JSON-RPC is served.")
 @allow_host_option
-@click.option("--allow-origin", "allowed_origins", multiple=True, metavar="ORIGIN",
-              callback=_check_origins,
-              help="A web page's origin (https://app.example) whose browsers may call the "
-                   "agent (repeatable; '*': any). Others are refused, but the agent's own.")
+@allow_origin_option
 @click.option("--grpc-port", type=click.IntRange(0, 65535), default=None,
               help="Serve gRPC (interlingua[grpc]) on this port; 0: a free port [default: "
                    "no gRPC].")

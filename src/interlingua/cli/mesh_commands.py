@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import msgspec
 
-from .answered_hosts import allow_host_option, answered_hosts
+from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .mesh_options import check_level, check_mesh_url
 from .seconds import Seconds
 from .security_options import client_kwargs, tls_client_options
@@ -160,6 +160,7 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
               help="--mesh-profile emqx: the unit.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @allow_host_option
+@allow_origin_option
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--store", default="memory://", show_default=True, metavar="URL",
               help="Where the gateway keeps each agent's tasks and event logs: memory://, or "
@@ -177,8 +178,9 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
 @tls_client_options
 @click.option("--insecure", is_flag=True, help="mqtts://: do not check the broker's certificate.")
 def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org: str | None,
-                    unit: str | None, host: str, allowed_hosts: tuple[str, ...], port: int,
-                    store: str, gateway_id: str | None, warmup: float | None, log_level: str,
+                    unit: str | None, host: str, allowed_hosts: tuple[str, ...],
+                    allowed_origins: tuple[str, ...], port: int, store: str,
+                    gateway_id: str | None, warmup: float | None, log_level: str,
                     as_json: bool, insecure: bool) -> None:
     """Serve every agent heard on a mesh as an A2A agent over HTTP, at /agents/NAME/."""
     import secrets
@@ -208,7 +210,8 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
         raise click.exceptions.Exit(2) from None
     gateway = Gateway(url, namespace or url.namespace, store=store, gateway_id=gateway_id,
                       warmup=warmup, link=link,
-                      allowed_hosts=answered_hosts(host, None, allowed_hosts))
+                      allowed_hosts=answered_hosts(host, None, allowed_hosts),
+                      allowed_origins=allowed_origins)
     bound = sock.getsockname()[1]
     base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
     info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,

@@ -76,8 +76,11 @@ class Gateway:
     def __init__(self, url: MeshURL, namespace: str | None, *, store: str = "memory://",
                  gateway_id: str | None = None, ttl: float = DEFAULT_TTL,
                  cancel_grace: float = 5.0, warmup: float | None = None,
-                 link: Link | None = None, allowed_hosts: Sequence[str] | None = None) -> None:
+                 link: Link | None = None, allowed_hosts: Sequence[str] | None = None,
+                 allowed_origins: Sequence[str] = ()) -> None:
         self.url = url
+        #: the web pages whose browsers may call the agents, as ``create_app``'s
+        self.allowed_origins = list(allowed_origins)
         #: the Host names answered (None: any), as ``create_app``'s ``allowed_hosts``
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else None
         self._hosts = HostPolicy(self.allowed_hosts) if self.allowed_hosts else None
@@ -204,7 +207,8 @@ class Gateway:
             if app is None:
                 app = create_app(self._agent_for(name, live), store=self._store_for(name),
                                  freeze_gc=False, young_gc_threshold=None,
-                                 allowed_hosts=self.allowed_hosts)
+                                 allowed_hosts=self.allowed_hosts,
+                                 allowed_origins=self.allowed_origins)
                 await self._stack.enter_async_context(app.router.lifespan_context(app))
                 self._apps[name] = app
         return app
