@@ -51,3 +51,56 @@ def test_a_store_path_with_escapes_is_the_file_the_store_opens(tmp_path: Path) -
     assert code == 0 and "pending: 0" in output, output
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == ["my tasks.db"]
 
+
+
+def _newer(kind: str, tmp_path: Path, pg_url: str) -> str:
+    """A store whose schema a later version wrote (version 99)."""
+    import asyncio
+    import sqlite3
+
+    if kind == "sqlite":
+        path = tmp_path / "later.db"
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA user_version = 99")
+        conn.close()
+        return f"sqlite:///{path}"
+    import asyncpg
+
+    from interlingua.stores.postgres import upgrade
+    from interlingua.stores.postgres.schema import parse_postgres_url
+
+    async def later() -> None:
+        await upgrade(pg_url)
+        conn = await asyncpg.connect(pg_url.split("?")[0])
+        try:
+            await conn.execute(
+                f'UPDATE "{parse_postgres_url(pg_url).schema}".schema_version SET version = 99')
+        finally:
+            await conn.close()
+
+    asyncio.run(later())
+    return pg_url
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_store_a_later_version_wrote_is_one_line_on_every_command(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A schema newer than this version reads: ``serve`` said so in one line on
+    PostgreSQL and with a traceback on SQLite (where it opened the store only once it
+    served); ``push outbox``/``dead``/``redrive`` with a traceback on both."""
+    import subprocess
+    import sys
+
+    url = _newer(kind, tmp_path, request.getfixturevalue("pg_url") if kind == "postgres"
+                 else "")
+    said = "the database has schema version 99; this version of interlingua knows"
+    for command in (["push", "outbox"], ["push", "dead"], ["push", "redrive", "1"]):
+        code, output = _run(*command, "--store", url)
+        assert code == 1, (command, output)
+        assert output.startswith(f"error: cannot use the store: {said}"), output
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", "0", "--store", url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: {said}"), done.stderr
+    assert "Traceback" not in done.stderr and "Serving" not in done.stdout

@@ -7,6 +7,7 @@ from typing import Any
 import click
 import msgspec
 
+from ..stores import open_store
 from .serve import LoadError, default_store_for, load_agent
 from .stores import run_on_store, store_problem
 from .urls import check_http_url
@@ -69,6 +70,10 @@ def _resolve_store(ctx: click.Context, param: click.Parameter, value: str | None
         problem = store_problem(value, must_exist=True)
         if problem is not None:
             raise click.UsageError(problem)
+        try:
+            open_store(value)  # (not opened: the URL and its options read)
+        except ValueError as exc:  # a URL no store takes, or a bad option in it
+            raise click.UsageError(str(exc)) from None
         return value
     raise click.UsageError(
         "say whose outbox: --store URL (the agent's store), or --agent FILE "

@@ -26,6 +26,7 @@ from ..server.idempotency import message_id_mode
 from ..server.push import PushSettings
 from ..server.service import Service
 from ..server.settings import ServiceSettings
+from .stores import store_problem
 
 if TYPE_CHECKING:
     from ..bindings.grpc.serving import GrpcServer
@@ -124,7 +125,10 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None,
 
     async def check() -> None:
         kind = store.partition("://")[0]
-        if kind in ("postgresql", "postgres") or (auth is not None and kind == "sqlite"):
+        # (an SQLite path that cannot be opened is said by store_problem, where it is read)
+        if kind in ("postgresql", "postgres") or (kind == "sqlite"
+                                                  and store_problem(store) is None):
+            # opened as the server would open it: a schema it cannot read is one line
             opened = open_store(store)
             try:
                 await opened.open()  # migrates, as the server would

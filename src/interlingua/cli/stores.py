@@ -45,13 +45,14 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
 
 
 def run_on_store(work: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(work)``, a command's work on a store: a URL no store takes is a
-    usage error, a store that cannot be reached or opened an error of one line."""
-    from ..stores.base import StoreUnavailable
+    """``asyncio.run(work)``, a command's work on a store whose URL was checked (a URL no
+    store takes is a usage error of its option, ``open_store`` where it is read): a
+    store that cannot be reached, opened or read is an error of one line."""
+    from ..stores.base import SchemaMismatch, StoreUnavailable
 
     try:
         return asyncio.run(work)
-    except ValueError as exc:  # a URL no store takes, or a bad option in it
-        raise click.UsageError(str(exc)) from None
-    except (StoreUnavailable, ConnectionError, OSError, sqlite3.Error) as exc:
+    except (StoreUnavailable, SchemaMismatch, ConnectionError, OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot use the store: {exc}") from None
+    except ValueError as exc:  # a row the store holds that does not read back
+        raise click.ClickException(f"cannot read the store: {exc}") from None

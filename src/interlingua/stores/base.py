@@ -65,6 +65,7 @@ __all__ = [
     "PushMode",
     "PushOutbox",
     "PushPort",
+    "SchemaMismatch",
     "Scope",
     "Store",
     "StoreUnavailable",
@@ -105,6 +106,11 @@ class UnfinishedTask(msgspec.Struct):
 class StoreUnavailable(ConnectionError):
     """The store's database cannot be reached (down, restarting, or refusing us):
     the call may succeed if tried again later."""
+
+
+class SchemaMismatch(RuntimeError):
+    """The store's schema is not one this version reads: newer (written by a later
+    version), or behind with migrations turned off; the message says which."""
 
 
 class TaskExists(Exception):

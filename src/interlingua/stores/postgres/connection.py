@@ -10,6 +10,7 @@ from typing import Any, Self
 import asyncpg
 
 from ..base import (
+    SchemaMismatch,
     StoreUnavailable,
 )
 from ..holders import holder_name, session_tag
@@ -58,13 +59,13 @@ async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
         if exists:
             version = await conn.fetchval(f'SELECT version FROM "{schema}".schema_version')
         if version > SCHEMA_VERSION:
-            raise RuntimeError(
+            raise SchemaMismatch(
                 f"the database has schema version {version}; this version of interlingua "
                 f"knows versions up to {SCHEMA_VERSION}")
         if version == SCHEMA_VERSION:
             return int(version)
         if not upgrade:
-            raise RuntimeError(
+            raise SchemaMismatch(
                 f"the database's schema is at version {version}, this version of interlingua "
                 f"needs {SCHEMA_VERSION}: run 'interlingua db upgrade --store URL' "
                 "(or drop migrate=0 from the URL)")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
 
-from ..base import StoreUnavailable
+from ..base import SchemaMismatch, StoreUnavailable
 from .checkpoint import WRITER_THRESHOLD_FRAMES
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -149,7 +149,7 @@ def _migrate(conn: sqlite3.Connection) -> int:
     with _transaction(conn):
         version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise RuntimeError(
+            raise SchemaMismatch(
                 f"the database has schema version {version}; this version of interlingua "
                 f"knows versions up to {SCHEMA_VERSION}"
             )
