@@ -98,6 +98,9 @@ def test_a_store_a_later_version_wrote_is_one_line_on_every_command(
         code, output = _run(*command, "--store", url)
         assert code == 1, (command, output)
         assert output.startswith(f"error: cannot use the store: {said}"), output
+    # (db upgrade wrote "Error: ..." of its own, where every command writes "error: ...")
+    code, output = _run("db", "upgrade", "--store", url)
+    assert code == 1 and output.startswith(f"error: {said}"), output
     done = subprocess.run(
         [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
          "--port", "0", "--store", url], capture_output=True, text=True, timeout=60)

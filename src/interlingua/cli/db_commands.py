@@ -42,8 +42,7 @@ def upgrade_command(store: str) -> None:
     except ValueError as exc:  # a malformed URL
         raise click.UsageError(str(exc)) from None
     except (ConnectionError, RuntimeError) as exc:  # unreachable, or a newer schema
-        click.echo(f"Error: {exc}", err=True)
-        raise SystemExit(1) from None
+        raise click.ClickException(str(exc)) from None  # "error: ...", as every command
     if before == after:
         click.echo(f"The schema is up to date (version {after}).")
     else:
