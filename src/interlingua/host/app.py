@@ -24,6 +24,7 @@ from ..bindings.http.sse_writer import write_sse
 from ..bindings.jsonrpc import JSONRPCBinding, JSONRPCEndpoint, jsonrpc_envelope
 from ..bindings.rest import RESTBinding, RESTEndpoint
 from ..bindings.rest.endpoint import refuse_verb
+from ..bindings.rest.routes import NoRoute, match
 from ..observability.install import gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
@@ -107,6 +108,27 @@ class A2AApp(Starlette):
                 await self._rest(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+#: the paths the server answers itself, whatever else it serves
+_OWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json", "/healthz",
+              JWKS_PATH, EXTENDED_CARD_PATH, "/metrics")
+
+
+def _check_rpc_path(path: str, rest: bool) -> None:
+    """A ValueError for a JSON-RPC path that would hide one of the server's own (the
+    card at it would answer 405) or, with HTTP+JSON, one of its routes."""
+    if path in _OWN_PATHS or path == "/inspector" or path.startswith("/inspector/"):
+        raise ValueError(f"rpc_path {path!r} is a path the server answers itself "
+                         f"({', '.join(_OWN_PATHS)}, /inspector): choose another")
+    if rest:
+        for method in ("GET", "POST", "DELETE"):
+            try:
+                match(method, path)
+            except NoRoute:
+                continue
+            raise ValueError(f"rpc_path {path!r} is an HTTP+JSON route ({method} {path}): "
+                             "choose another, or serve without HTTP+JSON")
 
 
 def rpc_aliases(path: str) -> frozenset[str]:
@@ -307,6 +329,7 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
     jsonrpc = JSONRPCBinding(service)
     rpc = jsonrpc.endpoint
     path = jsonrpc.path
+    _check_rpc_path(path, rest)
     signer = security.signer
     routes: list[BaseRoute] = [
         Route("/.well-known/agent-card.json", card, methods=["GET"]),
