@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
+from urllib.parse import urlsplit
 
 from ..bus.base import Bus
 from ..core.origins import origin_of
@@ -103,6 +104,13 @@ class ServiceSettings:
                              f"got {self.young_gc_threshold!r}")
         if self.long_poll_max_wait is not None and not self.long_poll_max_wait >= 0:  # NaN
             raise ValueError("long_poll_max_wait must not be negative")
+        if not isinstance(self.store, str) and not hasattr(self.store, "open"):
+            raise ValueError(f"store must be a store URL or a Store, not "
+                            f"{type(self.store).__name__}")
+        if self.public_url is not None:
+            _check_public_url(self.public_url)
+        if isinstance(self.allowed_hosts, str):
+            raise ValueError("allowed_hosts is a list of host names, not one string")
         if isinstance(self.allowed_origins, str):
             raise ValueError("allowed_origins is a list of origins, not one string")
         for origin in self.allowed_origins:
@@ -120,6 +128,17 @@ class ServiceSettings:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(ServiceSettings))
+
+
+def _check_public_url(url: str) -> None:
+    """A ValueError unless ``url`` is an http(s) URL with a host (the card names it)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port out of range raises here)
+    except ValueError as exc:
+        raise ValueError(f"public_url {url!r} is not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"public_url {url!r} is not an http:// or https:// URL with a host")
 
 
 class ServiceOptions(TypedDict, total=False):
