@@ -39,3 +39,11 @@ def test_a_setting_no_server_can_use_is_refused_naming_it(options: dict[str, Any
                                  "http://[::1]:8000/a2a"])
 def test_a_public_url_is_taken(url: str) -> None:
     create_app(AGENT, public_url=url, store="memory://")
+
+
+@pytest.mark.parametrize("name", ["", "   ", None])
+def test_an_agent_without_a_name_is_refused(name: Any) -> None:
+    # its card's one required name: it was served as "", listed so, and addressed on
+    # the mesh and under /agents/ by a name made up for it
+    with pytest.raises(ValueError, match="an agent needs a name"):
+        Agent(name, "Echoes.", lambda text: text)

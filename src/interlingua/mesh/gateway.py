@@ -224,7 +224,9 @@ class Gateway:
         card = parse_card(live.card)
         streams = bool(card.capabilities.streaming)
         return Agent(
-            card.name, card.description, self._forwarder(name, streams),
+            # (a peer's card without a name is served by the name of its path)
+            card.name if card.name.strip() else name, card.description,
+            self._forwarder(name, streams),
             version=card.version, skills=card.skills, provider=card.provider,
             input_modes=card.default_input_modes, output_modes=card.default_output_modes,
             streaming=True, documentation_url=card.documentation_url, icon_url=card.icon_url,

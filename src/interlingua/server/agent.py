@@ -94,6 +94,10 @@ class Agent:
         accepts_messages_while_working: bool = False,
         replies_with_messages: bool = False,
     ) -> None:
+        if not isinstance(name, str) or not name.strip():
+            # the card's one required name: clients list, and the mesh and the several
+            # agents' host address, agents by it
+            raise ValueError(f"an agent needs a name (its card's name), not {name!r}")
         self.name = name
         self.description = description
         self.version = version
