@@ -159,3 +159,56 @@ def test_an_allowed_origin_that_is_none_is_refused_where_it_is_given(origin: str
                                   prog_name="interlingua")
         assert done.exit_code == 2, (command, done.output)
         assert "is not an http:// or https:// origin" in done.output, done.output
+
+
+def test_an_allowed_pages_browser_may_read_the_answers(server: str) -> None:
+    """A page of an allowed origin gets what CORS asks of a server: its preflight
+    answered, and each answer (a stream's too) naming it, so the browser lets the page
+    read it. Before, ``allowed_origins`` let its requests through, but no answer carried
+    CORS's headers: the browser kept every answer from the page, and refused to send a
+    JSON request at all (its preflight went unanswered)."""
+    base = server.rstrip("/")
+    ask = {"Origin": APP, "Access-Control-Request-Method": "POST",
+           "Access-Control-Request-Headers": "content-type,a2a-version,authorization"}
+    with httpx.Client(timeout=30) as client:
+        for path in ("/", "/message:send", "/v1/message:send"):
+            preflight = client.options(base + path, headers=ask)
+            assert preflight.status_code == 200, (path, preflight.text)
+            assert preflight.headers["access-control-allow-origin"] == APP
+            assert "POST" in preflight.headers["access-control-allow-methods"]
+            assert "authorization" in preflight.headers["access-control-allow-headers"]
+            other = client.options(base + path, headers={**ask, "Origin": EVIL})
+            assert other.status_code == 400
+            assert "access-control-allow-origin" not in other.headers
+        for name in HTTP:
+            driver = DRIVERS[name](client, server, headers={"Origin": APP})
+            assert isinstance(driver.call(send("1")), m.Task)
+        answer = client.post(base + "/message:send", headers={"Origin": APP, "A2A-Version": "1.0"},
+                             json={"message": {"messageId": new_id(), "role": "ROLE_USER",
+                                               "parts": [{"text": "1"}]}})
+        assert answer.status_code == 200
+        assert answer.headers["access-control-allow-origin"] == APP
+        with client.stream("POST", base + "/message:stream", headers={
+                "Origin": APP, "A2A-Version": "1.0"}, json={"message": {
+                    "messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": "2"}]}}) as sse:
+            assert sse.headers["content-type"].startswith("text/event-stream")
+            assert sse.headers["access-control-allow-origin"] == APP
+            sse.read()
+        refused = client.post(base + "/message:send", headers={"Origin": EVIL, "A2A-Version": "1.0"},
+                              json={"message": {"messageId": new_id(), "role": "ROLE_USER",
+                                                "parts": [{"text": "1"}]}})
+        assert refused.status_code == 403
+        assert "access-control-allow-origin" not in refused.headers
+
+
+def test_a_server_that_allows_no_other_origin_sends_no_cors_headers() -> None:
+    with live_agent(AGENT) as url, httpx.Client(timeout=30) as client:
+        own = url.rstrip("/")
+        answer = client.post(own + "/message:send", headers={"Origin": own, "A2A-Version": "1.0"},
+                             json={"message": {"messageId": new_id(), "role": "ROLE_USER",
+                                               "parts": [{"text": "1"}]}})
+        assert answer.status_code == 200
+        assert not [h for h in answer.headers if h.startswith("access-control-")]
+        preflight = client.options(own + "/", headers={
+            "Origin": APP, "Access-Control-Request-Method": "POST"})
+        assert preflight.status_code == 405

@@ -78,7 +78,31 @@ class A2AApp(Starlette):
         self._own_paths = frozenset(own_paths)
         self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own_prefixes)
 
+    #: the CORS layer in front of everything, when pages of other origins are allowed
+    _cors: Any = None
+
+    def allow_pages_of(self, origins: Sequence[str]) -> None:
+        """Answer the CORS requests of the pages ``allowed_origins`` names (a
+        preflight, and the headers that let such a page read an answer); others are
+        refused by the bindings (core/origins.py). Starlette's middleware, in front of
+        the whole app: the JSON-RPC and HTTP+JSON routes skip the middleware stack."""
+        from starlette.middleware.cors import CORSMiddleware
+
+        self._cors = CORSMiddleware(
+            self, allow_origins=list(origins),
+            allow_methods=["GET", "POST", "DELETE"], allow_headers=["*"],
+            expose_headers=["A2A-Version", "A2A-Extensions", "WWW-Authenticate",
+                            "Retry-After"],
+            max_age=600)
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        cors = self._cors
+        if cors is not None and scope["type"] == "http" and _CORS_SEEN not in scope:
+            # through the CORS layer, which calls this app again (no frame more for
+            # an app that allows no other origin)
+            scope[_CORS_SEEN] = True
+            await cors(scope, receive, send)
+            return
         hosts = self._hosts
         if hosts is not None and hosts.allowed is not None and scope["type"] == "http":
             try:
@@ -109,6 +133,9 @@ class A2AApp(Starlette):
                 return
         await super().__call__(scope, receive, send)
 
+
+#: the scope key of a request the CORS layer has seen
+_CORS_SEEN = "interlingua.cors"
 
 #: the paths the server answers itself, whatever else it serves
 _OWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json", "/healthz",
@@ -374,6 +401,8 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
     for binding in http_bindings:
         service.add_binding(binding)
     app._hosts = hosts
+    if settings.allowed_origins:
+        app.allow_pages_of(settings.allowed_origins)
     app.state.service = service
     app.state.a2a = server
     app.state.engine = engine
