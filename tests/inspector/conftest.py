@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,10 +9,8 @@ import pytest
 
 from interlingua.inspector import inspector_app
 
-from ..ci import unavailable
+from ..browser import chromium
 from .servers import ReportAgent, Served, agent_app, gappy_app, secure_app
-
-CHROMIUM = os.environ.get("INSPECTOR_CHROMIUM", "/usr/bin/chromium")
 
 
 def _served(app: Any) -> Iterator[Served]:
@@ -67,21 +63,8 @@ def reports() -> Iterator[ReportAgent]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium (Debian's package) driven by Playwright; one per module."""
-    try:
-        from playwright.sync_api import Error, sync_playwright
-    except ImportError:
-        unavailable("the browser tests need playwright (pip install -e '.[dev]')")
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium; scripts/test does)")
-    with sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        except Error as exc:
-            unavailable(f"Chromium at {CHROMIUM} did not start: {exc.message.splitlines()[0]}")
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
