@@ -7,9 +7,9 @@ the browser (on ``localhost``, on an intranet) would run what any page the user
 visits sends it. A browser names the page's origin (``Origin``) on every such
 request; other clients send none. So a request with an ``Origin`` that is not
 the agent's own (the ``Host`` it was asked at, or its public URL) nor one it
-allows is refused before its body is read, on every HTTP binding. No page of
-another origin could have read the answer anyway: the server sends no CORS
-headers.
+allows is refused before its body is read, on every HTTP binding. Only the pages
+of an allowed origin get CORS's headers (``host/app.py``), so no other page could
+have read an answer anyway.
 """
 
 from __future__ import annotations
