@@ -173,3 +173,25 @@ def test_sigterm_drains_every_agent(tmp_path: Path) -> None:
         (state,) = db.execute("SELECT state FROM tasks WHERE id = ?", (task_id,)).fetchone()
     assert state == "completed"
     assert (tmp_path / "Echo.db").exists()
+
+
+def test_an_allowed_origins_page_reads_the_listing_and_each_agent_once() -> None:
+    """``--allow-origin`` with several agents: the listing answers the page's CORS as
+    each agent does (it sent none), and an agent's answer names the page once (the
+    host's CORS layer and the agent's own do not both answer)."""
+    page = "https://app.example"
+    with serving("--allow-origin", page) as info:
+        listing = httpx.get(info["agents"], headers={"Origin": page}, timeout=10)
+        assert listing.headers.get("access-control-allow-origin") == page
+        echo = info["served"]["Echo"]["url"]
+        preflight = httpx.options(echo, timeout=10, headers={
+            "Origin": page, "Access-Control-Request-Method": "POST"})
+        assert preflight.status_code == 200
+        answer = httpx.post(echo, timeout=30, headers={"Origin": page}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "none"}})
+        assert answer.headers.get_list("access-control-allow-origin") == [page]
+        assert answer.json()["error"]["code"] == -32001
+        refused = httpx.post(echo, timeout=30, headers={"Origin": "https://evil.example"},
+                             json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+                                   "params": {"id": "none"}})
+        assert refused.status_code == 403

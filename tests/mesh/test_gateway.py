@@ -216,3 +216,9 @@ async def test_the_gateway_refuses_a_page_of_another_origin_but_the_ones_allowed
             taken = await http.post(agent, json=body,
                                     headers={"Origin": "https://app.example"})
             assert taken.status_code == 200 and "result" in taken.json(), taken.text
+            # the page reads the answer, and the listing: CORS's header, once
+            assert taken.headers.get_list("access-control-allow-origin") == [
+                "https://app.example"]
+            listing = await http.get(url + "/agents", headers={"Origin": "https://app.example"})
+            assert listing.headers.get_list("access-control-allow-origin") == [
+                "https://app.example"]

@@ -40,6 +40,7 @@ from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
 from ..stores.sqlite import parse_sqlite_url
+from .cors import SEEN, cors_layer
 from .hosts import HostNotAllowed, HostPolicy
 from .refusals import host_refusal
 
@@ -150,8 +151,14 @@ class AgentsApp(Starlette):
     to its app."""
 
     _apps: dict[str, Starlette]
+    #: the CORS layer in front of every agent and the listing (``host/cors.py``)
+    _cors: Any = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._cors is not None and scope["type"] == "http" and SEEN not in scope:
+            scope[SEEN] = True  # (the agents' own apps see it, and pass it through)
+            await self._cors(scope, receive, send)
+            return
         if scope["type"] == "http":
             root = scope.get("root_path", "")
             path: str = scope["path"]
@@ -224,6 +231,8 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
                     exception_handlers={HTTPException: host_refusal(lambda: list(apps),
                                                                     PREFIX)})
     app._apps = apps
+    if first.allowed_origins:
+        app._cors = cors_layer(app, first.allowed_origins)
     app.state.services = by_name
     app.state.apps = apps
     return app

@@ -35,6 +35,7 @@ from ..server.service import Binding, Service
 from ..server.settings import YOUNG_GC_THRESHOLD, ServiceOptions, ServiceSettings
 from ..stores import shown_url
 from .card_routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
+from .cors import SEEN, cors_layer
 from .hosts import HostNotAllowed, HostPolicy
 from .refusals import http_refusal
 
@@ -82,25 +83,17 @@ class A2AApp(Starlette):
     _cors: Any = None
 
     def allow_pages_of(self, origins: Sequence[str]) -> None:
-        """Answer the CORS requests of the pages ``allowed_origins`` names (a
-        preflight, and the headers that let such a page read an answer); others are
-        refused by the bindings (core/origins.py). Starlette's middleware, in front of
-        the whole app: the JSON-RPC and HTTP+JSON routes skip the middleware stack."""
-        from starlette.middleware.cors import CORSMiddleware
-
-        self._cors = CORSMiddleware(
-            self, allow_origins=list(origins),
-            allow_methods=["GET", "POST", "DELETE"], allow_headers=["*"],
-            expose_headers=["A2A-Version", "A2A-Extensions", "WWW-Authenticate",
-                            "Retry-After"],
-            max_age=600)
+        """Answer the CORS requests of the pages ``origins`` names (``host/cors.py``), in
+        front of the whole app: the JSON-RPC and HTTP+JSON routes skip the middleware
+        stack."""
+        self._cors = cors_layer(self, origins)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         cors = self._cors
-        if cors is not None and scope["type"] == "http" and _CORS_SEEN not in scope:
+        if cors is not None and scope["type"] == "http" and SEEN not in scope:
             # through the CORS layer, which calls this app again (no frame more for
             # an app that allows no other origin)
-            scope[_CORS_SEEN] = True
+            scope[SEEN] = True
             await cors(scope, receive, send)
             return
         hosts = self._hosts
@@ -133,9 +126,6 @@ class A2AApp(Starlette):
                 return
         await super().__call__(scope, receive, send)
 
-
-#: the scope key of a request the CORS layer has seen
-_CORS_SEEN = "interlingua.cors"
 
 #: the paths the server answers itself, whatever else it serves
 _OWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json", "/healthz",

@@ -45,6 +45,7 @@ from ..core.calls import CancelTask, SendMessage
 from ..core.errors import A2AError
 from ..core.model import Role
 from ..host.app import create_app
+from ..host.cors import SEEN, cors_layer
 from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
@@ -81,6 +82,8 @@ class Gateway:
         self.url = url
         #: the web pages whose browsers may call the agents, as ``create_app``'s
         self.allowed_origins = list(allowed_origins)
+        #: the CORS layer in front of every agent and the listing (``host/cors.py``)
+        self._cors = cors_layer(self, self.allowed_origins) if self.allowed_origins else None
         #: the Host names answered (None: any), as ``create_app``'s ``allowed_hosts``
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else None
         self._hosts = HostPolicy(self.allowed_hosts) if self.allowed_hosts else None
@@ -127,6 +130,10 @@ class Gateway:
             await self._lifespan(receive, send)
             return
         if kind != "http":
+            return
+        if self._cors is not None and SEEN not in scope:
+            scope[SEEN] = True  # (the agents' own apps see it, and pass it through)
+            await self._cors(scope, receive, send)
             return
         if self._hosts is not None:
             try:
