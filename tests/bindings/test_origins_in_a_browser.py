@@ -5,6 +5,7 @@ core/origins.py; docs/security.md, "Requests from web pages"."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,11 +38,27 @@ def page_app() -> Starlette:
 @pytest.fixture(scope="module")
 def pages() -> Iterator[tuple[str, str]]:
     """Two web pages on loopback: (the allowed one's origin, another one's)."""
-    allowed_sock, other_sock = bind_loopback(), bind_loopback()
-    with live_server(page_app(), sock=allowed_sock) as allowed, \
-            live_server(page_app(), sock=other_sock) as other:
-        yield url_of(allowed_sock), url_of(other_sock)
-        assert allowed and other
+    allowed, other = bind_loopback(), bind_loopback()
+    with live_server(page_app(), sock=allowed), live_server(page_app(), sock=other):
+        yield url_of(allowed), url_of(other)
+
+
+@pytest.fixture
+def agent(pages: tuple[str, str]) -> Iterator[str]:
+    """An agent that allows the first page's origin (its base URL, no slash)."""
+    with live_agent(AGENT, allowed_origins=[pages[0]]) as url:
+        yield url.rstrip("/")
+
+
+@contextlib.contextmanager
+def page_at(browser: Any, origin: str) -> Iterator[Any]:
+    """A browser page loaded from ``origin``."""
+    page = browser.new_page()
+    try:
+        page.goto(origin + "/")
+        yield page
+    finally:
+        page.close()
 
 
 @pytest.fixture(scope="module")
@@ -79,34 +96,20 @@ SIMPLE = """async ([agent]) => {
 
 
 def test_a_page_of_another_origin_cannot_drive_the_agent(
-        browser: Any, pages: tuple[str, str]) -> None:
-    allowed, other = pages
-    with live_agent(AGENT, allowed_origins=[allowed]) as url:
-        agent = url.rstrip("/")
-        page = browser.new_page()
-        try:
-            page.goto(other + "/")
-            assert page.evaluate(SIMPLE, [agent]) == "sent"
-            with pytest.raises(Exception, match="Failed to fetch"):
-                page.evaluate(SEND_V1, [agent])
-        finally:
-            page.close()
-        assert tasks(agent) == 0  # nothing was made
+        browser: Any, pages: tuple[str, str], agent: str) -> None:
+    with page_at(browser, pages[1]) as page:
+        assert page.evaluate(SIMPLE, [agent]) == "sent"
+        with pytest.raises(Exception, match="Failed to fetch"):
+            page.evaluate(SEND_V1, [agent])
+    assert tasks(agent) == 0  # nothing was made
 
 
 def test_a_page_of_an_allowed_origin_calls_the_agent_and_reads_the_answer(
-        browser: Any, pages: tuple[str, str]) -> None:
-    allowed, _ = pages
-    with live_agent(AGENT, allowed_origins=[allowed]) as url:
-        agent = url.rstrip("/")
-        page = browser.new_page()
-        try:
-            page.goto(allowed + "/")
-            status, answer = page.evaluate(SEND_V1, [agent])
-        finally:
-            page.close()
-        assert status == 200, answer
-        assert "task" in answer, answer
-        assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        assert answer["task"]["artifacts"][0]["parts"] == [{"text": "from the page"}]
-        assert tasks(agent) == 1
+        browser: Any, pages: tuple[str, str], agent: str) -> None:
+    with page_at(browser, pages[0]) as page:
+        status, answer = page.evaluate(SEND_V1, [agent])
+    assert status == 200, answer
+    assert "task" in answer, answer
+    assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer["task"]["artifacts"][0]["parts"] == [{"text": "from the page"}]
+    assert tasks(agent) == 1
