@@ -756,6 +756,25 @@ def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter("JSON nested too deeply") from None
 
 
+def _message_options(f: F) -> F:
+    """The message ``send`` and ``stream`` make: TEXT and what goes with it."""
+    options = [
+        click.argument("text", type=TEXT),
+        click.option("--task-id", default=None, type=TEXT,
+                     help="Continue this task (e.g. one waiting for input)."),
+        click.option("--context-id", default=None, type=TEXT,
+                     help="Send within this context (conversation)."),
+        click.option("--data", default=None, callback=_json_value, metavar="JSON",
+                     help="Also send this JSON value as a data part."),
+        click.option("--file", "files", multiple=True,
+                     type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="Also send this file inline (repeatable)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 _save_option = click.option(
     "--save", "save_dir", default=None, metavar="DIR",
     type=click.Path(file_okay=False, path_type=Path),
@@ -764,16 +783,7 @@ _save_option = click.option(
 
 @main.command("send")
 @click.argument("url", callback=check_agent_url)
-@click.argument("text", type=TEXT)
-@click.option("--task-id", default=None, type=TEXT,
-              help="Continue this task (e.g. one waiting for input).")
-@click.option("--context-id", default=None, type=TEXT,
-              help="Send within this context (conversation).")
-@click.option("--data", default=None, callback=_json_value, metavar="JSON",
-              help="Also send this JSON value as a data part.")
-@click.option("--file", "files", multiple=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Also send this file inline (repeatable).")
+@_message_options
 @click.option("--no-wait", is_flag=True, help="Return at once instead of when the task settles.")
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Ask for at most N messages of history in the answer.")
@@ -1024,16 +1034,7 @@ async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bo
 
 @main.command("stream")
 @click.argument("url", callback=check_agent_url)
-@click.argument("text", type=TEXT)
-@click.option("--task-id", default=None, type=TEXT,
-              help="Continue this task (e.g. one waiting for input).")
-@click.option("--context-id", default=None, type=TEXT,
-              help="Send within this context (conversation).")
-@click.option("--data", default=None, callback=_json_value, metavar="JSON",
-              help="Also send this JSON value as a data part.")
-@click.option("--file", "files", multiple=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Also send this file inline (repeatable).")
+@_message_options
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Ask for at most N messages of history in the task snapshot.")
 @_client_options
