@@ -40,7 +40,7 @@ from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
 from ..stores.sqlite import parse_sqlite_url
-from .cors import SEEN, cors_layer
+from .cors import cors_layer, first_sight
 from .hosts import HostNotAllowed, HostPolicy
 from .refusals import host_refusal
 
@@ -155,8 +155,7 @@ class AgentsApp(Starlette):
     _cors: Any = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self._cors is not None and scope["type"] == "http" and SEEN not in scope:
-            scope[SEEN] = True  # (the agents' own apps see it, and pass it through)
+        if self._cors is not None and first_sight(scope):
             await self._cors(scope, receive, send)
             return
         if scope["type"] == "http":

@@ -35,7 +35,7 @@ from ..server.service import Binding, Service
 from ..server.settings import YOUNG_GC_THRESHOLD, ServiceOptions, ServiceSettings
 from ..stores import shown_url
 from .card_routes import EXTENDED_CARD_PATH, card_gate, extended_card_endpoint
-from .cors import SEEN, cors_layer
+from .cors import cors_layer, first_sight
 from .hosts import HostNotAllowed, HostPolicy
 from .refusals import http_refusal
 
@@ -90,10 +90,9 @@ class A2AApp(Starlette):
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         cors = self._cors
-        if cors is not None and scope["type"] == "http" and SEEN not in scope:
-            # through the CORS layer, which calls this app again (no frame more for
-            # an app that allows no other origin)
-            scope[SEEN] = True
+        if cors is not None and first_sight(scope):
+            # through the CORS layer, which calls this app again (the apps inside,
+            # an agent's under /agents/, let a request it has seen through)
             await cors(scope, receive, send)
             return
         hosts = self._hosts

@@ -7,12 +7,12 @@ other origins are refused by the bindings (core/origins.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from starlette.middleware.cors import CORSMiddleware
 
-__all__ = ["SEEN", "cors_layer"]
+__all__ = ["SEEN", "cors_layer", "first_sight"]
 
 #: the scope key of a request a CORS layer has seen
 SEEN = "interlingua.cors"
@@ -25,3 +25,14 @@ def cors_layer(app: Any, origins: Sequence[str]) -> CORSMiddleware:
         allow_headers=["*"],
         expose_headers=["A2A-Version", "A2A-Extensions", "WWW-Authenticate", "Retry-After"],
         max_age=600)
+
+
+def first_sight(scope: MutableMapping[str, Any]) -> bool:
+    """Whether ``scope`` is an HTTP request no CORS layer has seen yet; marks it seen.
+    (Asked only of an app that has a layer: one that allows no other origin pays
+    nothing.)"""
+    if scope["type"] != "http" or SEEN in scope:
+        return False
+    scope[SEEN] = True
+    return True
+

@@ -45,7 +45,7 @@ from ..core.calls import CancelTask, SendMessage
 from ..core.errors import A2AError
 from ..core.model import Role
 from ..host.app import create_app
-from ..host.cors import SEEN, cors_layer
+from ..host.cors import cors_layer, first_sight
 from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
@@ -131,8 +131,7 @@ class Gateway:
             return
         if kind != "http":
             return
-        if self._cors is not None and SEEN not in scope:
-            scope[SEEN] = True  # (the agents' own apps see it, and pass it through)
+        if self._cors is not None and first_sight(scope):
             await self._cors(scope, receive, send)
             return
         if self._hosts is not None:

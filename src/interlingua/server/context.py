@@ -271,7 +271,7 @@ class Context:
         if type(content) is str and metadata is None and description is None:
             plain = True
             if not content.isascii() or (name is not None and not name.isascii()):
-                _check_text(content, name, None)
+                _check_texts((content, "artifact.parts[0].text"), (name, "artifact.name"))
         else:
             plain = False
         sink = self._sink
@@ -295,7 +295,7 @@ class Context:
         else:
             index = _index_of(task, aid)
             if plain and not aid.isascii():  # an id the agent gave (new_id's are ASCII)
-                _check_text("", None, aid)
+                _check_texts((aid, "artifact.artifact_id"))
         if plain:
             # the sink makes the chunk (with its generation) and queues it:
             # emit(wait=False), with no coroutine when queued
@@ -400,10 +400,9 @@ class Context:
         self.finished = True
 
 
-def _check_text(text: str, name: str | None, artifact_id: str | None) -> None:
-    """A chunk's text, name and id, as ``_check`` would (core/output.py)."""
-    for value, where in ((text, "artifact.parts[0].text"), (name, "artifact.name"),
-                         (artifact_id, "artifact.artifact_id")):
+def _check_texts(*texts: tuple[str | None, str]) -> None:
+    """A chunk's texts (each with the member it is), as ``_check`` would (core/output.py)."""
+    for value, where in texts:
         fault = None if value is None else text_fault(value, where)
         if fault is not None:
             raise InvalidOutput(fault)
