@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
+import msgspec
 import pytest
 
 from interlingua import Client, client_for
@@ -16,7 +17,7 @@ from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
 from tests.live import live_server
 
-from .helpers import BROKER, on_mesh
+from .helpers import BROKER, Peer, on_mesh
 from .test_client import WORKER
 
 pytestmark = pytest.mark.timeout(60)
@@ -222,3 +223,26 @@ async def test_the_gateway_refuses_a_page_of_another_origin_but_the_ones_allowed
             listing = await http.get(url + "/agents", headers={"Origin": "https://app.example"})
             assert listing.headers.get_list("access-control-allow-origin") == [
                 "https://app.example"]
+
+
+async def test_a_peers_card_without_a_name_is_served_by_the_name_of_its_path(ns: str) -> None:
+    """A card heard on the mesh whose name is empty: listed as "agent" (the path every
+    unnameable name becomes), and its card served there. Before, the gateway made an
+    Agent named "" for it, which is refused (an agent needs a name): a 500."""
+    card = {"name": "", "description": "A peer with no name.", "version": "1.0.0",
+            "url": "mqtt://peer", "capabilities": {"streaming": False},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": []}
+    async with Peer(ns) as peer:
+        # retained: the gateway hears it as it subscribes (its helper waits for a card)
+        await peer.broker.publish(peer.topics.discovery(), msgspec.json.encode(card),
+                                  retain=True)
+        try:
+            async with gateway(ns, warmup=0) as url, httpx.AsyncClient(timeout=30) as http:
+                listed = (await http.get(url + "/agents")).json()["agents"]
+                assert [a["url"] for a in listed] == [url + "/agents/agent/"]
+                served = await http.get(url + "/agents/agent/.well-known/agent-card.json")
+                assert served.status_code == 200, served.text
+                assert served.json()["name"] == "agent"
+        finally:
+            await peer.broker.publish(peer.topics.discovery(), b"", retain=True)
