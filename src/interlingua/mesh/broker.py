@@ -37,6 +37,29 @@ def available() -> bool:
         return True
 
 
+class _ClosingTLS:
+    """An SSL context as paho uses it, whose sockets are closed when their handshake
+    fails. paho makes the TLS socket in a worker thread and drops it, unclosed, when
+    the handshake raises: the descriptor stayed open until that thread let go of the
+    failure, and was then reported as an unclosed socket."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._context = context
+        self.check_hostname = context.check_hostname
+
+    def wrap_socket(self, sock: socket.socket, **options: Any) -> ssl.SSLSocket:
+        wrapped = self._context.wrap_socket(sock, **options)
+        if not options.get("do_handshake_on_connect", True):
+            # the handshake paho makes next: made here, so that a failure closes the
+            # socket (paho's own call then finds it done)
+            try:
+                wrapped.do_handshake()
+            except BaseException:
+                wrapped.close()
+                raise
+        return wrapped
+
+
 class MeshUnavailable(ConnectionError):
     """The broker cannot be reached, or the connection to it was lost."""
 
@@ -127,7 +150,7 @@ class Broker:
             clean_start=self.clean_start,
             properties=props,
             keepalive=self.keepalive,
-            tls_context=tls,
+            tls_context=_ClosingTLS(tls) if tls is not None else None,  # type: ignore[arg-type]
             # a context that checks nothing (verify=False): paho would still match the
             # host name against the certificate it did not ask for, and fail
             # (None, not False, without TLS: aiomqtt refuses any value there)
