@@ -149,7 +149,7 @@ def test_the_push_receiver_refuses_a_page_of_another_origin() -> None:
 
 @pytest.mark.parametrize("origin", ["not-an-origin", "ftp://files.example", "https://"])
 def test_an_allowed_origin_that_is_none_is_refused_where_it_is_given(origin: str) -> None:
-    with pytest.raises(ValueError, match="is not an http:// or https:// origin"):
+    with pytest.raises(ValueError, match="is not an http:// or https:// URL with a host"):
         ServiceSettings(allowed_origins=[origin])
     with pytest.raises(ValueError, match="a list of origins, not one string"):
         ServiceSettings(allowed_origins=APP)  # type: ignore[arg-type]
@@ -158,7 +158,7 @@ def test_an_allowed_origin_that_is_none_is_refused_where_it_is_given(origin: str
         done = CliRunner().invoke(main, [*command, "--allow-origin", origin],
                                   prog_name="interlingua")
         assert done.exit_code == 2, (command, done.output)
-        assert "is not an http:// or https:// origin" in done.output, done.output
+        assert "is not an http:// or https:// URL with a host" in done.output, done.output
 
 
 def test_an_allowed_pages_browser_may_read_the_answers(server: str) -> None:

@@ -43,3 +43,18 @@ def test_a_server_command_checks_its_url_before_it_listens(command: list[str]) -
             [sys.executable, "-m", "interlingua.cli.main", command[0], "--port",
              str(free_port()), *command[1:], url], capture_output=True, text=True, timeout=30)
         assert done.returncode == 2 and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("http://:8080/", "is not an http:// or https:// URL with a host"),
+    ("http://agents\x07.example/", "is not a URL: Invalid non-printable ASCII character"),
+])
+def test_a_url_httpx_could_not_call_is_refused_as_every_http_setting_refuses_it(
+        url: str, says: str) -> None:
+    # (urllib splits both: a port without a host, and a control character httpx refuses;
+    # a subprocess with a time limit: a server that took the URL would serve until stopped)
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", str(free_port()), "--public-url", url],
+        capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and says in done.stderr, done.stderr

@@ -146,9 +146,10 @@ def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
 def test_bad_input_gets_a_clear_message(api):
     r = api.post("api/connect", {"url": "ftp://example.com/"})
     assert r.status_code == 400 and "not an http:// or https:// URL" in r.json()["error"]
-    for url in ("http://[::1/", "http://127.0.0.1:99999/"):  # the user's to mend, not a 502
+    for url, said in (("http://[::1/", "is not a URL"),  # the user's to mend, not a 502
+                      ("http://127.0.0.1:99999/", "has no valid port (0-65535)")):
         r = api.post("api/connect", {"url": url})
-        assert r.status_code == 400 and "is not a URL" in r.json()["error"], r.text
+        assert r.status_code == 400 and said in r.json()["error"], r.text
     r = api.post("api/send", {"text": "hi"})
     assert r.status_code == 400 and r.json()["error"] == "connect to an agent first"
     r = api.http.post("api/connect", content=b"url=x",

@@ -22,7 +22,7 @@ AGENT = Agent("Echo", "Echoes.", lambda text: text)
     ({"public_url": "https:///base"}, "public_url 'https:///base' is not an"),
     ({"public_url": "http://[::1"}, "public_url 'http://[::1' is not a URL: Invalid IPv6 URL"),
     ({"public_url": "http://agents.example:99999"}, "public_url 'http://agents.example:99999' "
-                                                    "is not a URL: Port out of range"),
+                                                    "has no valid port (0-65535)"),
     ({"allowed_hosts": "agents.example"}, "allowed_hosts is a list of host names, not one"),
     ({"allowed_origins": "https://app.example"}, "allowed_origins is a list of origins, not"),
     ({"store": 123}, "store must be a store URL or a Store, not int"),

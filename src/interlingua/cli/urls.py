@@ -6,6 +6,8 @@ from urllib.parse import SplitResult, urlsplit
 
 import click
 
+from ..core.urls import http_url
+
 __all__ = ["check_agent_url", "check_http_url", "split_url"]
 
 
@@ -22,13 +24,10 @@ def check_http_url(ctx: click.Context | None, param: click.Parameter | None,
     """A click callback: ``value`` when it is an http(s):// URL with a valid port."""
     if value is None:
         return None
-    parts = split_url(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise click.BadParameter(f"{value!r} is not an http:// or https:// URL")
     try:
-        parts.port  # noqa: B018 - reading it checks the range
-    except ValueError:
-        raise click.BadParameter(f"{value!r} has no valid port (0-65535)") from None
+        http_url(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} {exc}") from None
     return value
 
 

@@ -12,6 +12,8 @@ import asyncio
 
 import httpx
 
+from .urls import http_url
+
 __all__ = ["DocumentTooLarge", "fetch_document", "fetchable_url"]
 
 
@@ -24,11 +26,9 @@ def fetchable_url(url: str, what: str) -> str:
     setting) otherwise. Checked where it is configured: a URL httpx cannot read would
     otherwise fail every fetch, with an error outside httpx's ``HTTPError``."""
     try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError) as exc:
-        raise ValueError(f"{what} is not a URL: {url!r} ({exc})") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"{what} must be an http or https URL with a host, not {url!r}")
+        http_url(url)
+    except ValueError as exc:
+        raise ValueError(f"{what} {url!r} {exc}") from None
     return url
 
 

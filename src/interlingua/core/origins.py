@@ -15,9 +15,9 @@ have read an answer anyway.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from urllib.parse import urlsplit
 
 from .errors import AuthorizationFailed
+from .urls import http_url
 
 __all__ = ["CrossOrigin", "Origins", "origin_of"]
 
@@ -29,11 +29,12 @@ class CrossOrigin(AuthorizationFailed):
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of ``url``, as a browser names it (lower case, no
     default port); a ValueError for a URL that has none."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = http_url(url.strip())
+    except ValueError as exc:
+        raise ValueError(f"{url!r} {exc}") from None
     scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an http:// or https:// origin")
-    host = parts.hostname.lower()
+    host = (parts.hostname or "").lower()  # (http_url: it has one)
     if ":" in host:
         host = f"[{host}]"
     port = parts.port

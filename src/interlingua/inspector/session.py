@@ -33,6 +33,7 @@ from ..core.calls import SetPushConfig
 from ..core.dialects.card_checks import check_card
 from ..core.errors import A2AError
 from ..core.model import AgentCard, DataPart, FilePart, Part, PushConfig, TextPart
+from ..core.urls import http_url
 from .credentials import CredentialError, headers_for
 from .describe import item_json, to_json
 from .recorder import MASK, Frame, RecordingTransport
@@ -131,11 +132,9 @@ class Session:
                       auth: Any, webhook: str) -> dict[str, Any]:
         """Read the agent's card (unless a dialect is forced) and choose how to talk to it."""
         try:
-            parts = urlsplit(url)
-        except ValueError as exc:  # a bracket left open (a bad port: Client says so)
-            raise InspectorError(f"{url!r} is not a URL: {exc}") from None
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InspectorError(f"{url!r} is not an http:// or https:// URL")
+            http_url(url)
+        except ValueError as exc:
+            raise InspectorError(f"{url!r} {exc}") from None
         try:
             headers, secret = headers_for(auth)
         except CredentialError as exc:

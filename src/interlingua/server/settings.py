@@ -7,10 +7,10 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
-from urllib.parse import urlsplit
 
 from ..bus.base import Bus
 from ..core.origins import origin_of
+from ..core.urls import http_url
 from ..stores.base import Store
 from .auth.config import AuthConfig
 from .auth.limits import Limits
@@ -133,12 +133,9 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(ServiceSettings))
 def _check_public_url(url: str) -> None:
     """A ValueError unless ``url`` is an http(s) URL with a host (the card names it)."""
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (a port out of range raises here)
+        http_url(url)
     except ValueError as exc:
-        raise ValueError(f"public_url {url!r} is not a URL: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"public_url {url!r} is not an http:// or https:// URL with a host")
+        raise ValueError(f"public_url {url!r} {exc}") from None
 
 
 class ServiceOptions(TypedDict, total=False):

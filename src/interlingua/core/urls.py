@@ -1,0 +1,34 @@
+"""The one rule for an http(s) URL given in a setting, an option or a form: a URL with
+a host and a port in range, whose scheme is http or https. Each caller words the
+fault with what it names (``public_url``, ``--push-url``, an allowed origin)."""
+
+from __future__ import annotations
+
+from urllib.parse import SplitResult, urlsplit
+
+import httpx
+
+__all__ = ["http_url"]
+
+
+def http_url(url: str) -> SplitResult:
+    """``url`` split, when it is an http:// or https:// URL with a host and a port in
+    range; otherwise a ValueError that completes the sentence "``url`` ...": "is not a
+    URL: ...", "has no valid port (0-65535)", "is not an http:// or https:// URL with a
+    host"."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # ("Invalid IPv6 URL": a bracket left open)
+        raise ValueError(f"is not a URL: {exc}") from None
+    try:
+        parts.port  # noqa: B018 (reading it checks the range)
+    except ValueError:
+        raise ValueError("has no valid port (0-65535)") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError("is not an http:// or https:// URL with a host")
+    try:  # what urllib passes and httpx, which reads it, refuses: a control character,
+        # a host IDNA cannot encode
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:  # (idna's errors are ValueErrors)
+        raise ValueError(f"is not a URL: {exc}") from None
+    return parts
