@@ -1,8 +1,8 @@
-"""``interlingua serve`` and ``interlingua gateway`` on this machine only (the default
+"""``interlingua serve``, ``interlingua gateway`` and ``interlingua listen`` on this machine only (the default
 ``127.0.0.1``) answer to their own names (and to those ``--allow-host`` gives): a web
 page whose name is made to resolve to 127.0.0.1 (DNS rebinding) would otherwise be the
 agent's own origin to the browser, and could drive it past the check of ``Origin``
-(core/origins.py). Before, both answered any ``Host``. A server listening on every
+(core/origins.py), or post notifications to ``listen``. Before, all answered any ``Host``. A server listening on every
 interface answers every name, as ``create_app`` does, unless ``--allow-host`` names
 some. The names are matched as a Host header writes them: an IPv6 address in brackets
 (the inspector's ``::1`` never matched ``[::1]:PORT`` before)."""
@@ -90,3 +90,28 @@ def test_an_ipv6_name_is_matched_as_a_host_header_writes_it() -> None:
     policy.check("[fe80::1]")
     with pytest.raises(HostNotAllowed):
         policy.check("[::2]:8000")
+
+
+def test_a_loopback_listener_refuses_a_name_rebound_to_it() -> None:
+    proc = Process()
+    proc.launch([sys.executable, "-m", "interlingua.cli.main", "listen",
+                 "--port", str(proc.port), "--allow-host", "hooks.internal.example"])
+    try:
+        proc.wait_ready()
+        notification = {"kind": "status-update", "taskId": "t-1", "contextId": "c-1",
+                         "status": {"state": "working"}, "final": False}
+
+        def post(host: str) -> httpx.Response:
+            return httpx.post(proc.url + "/", headers={"Host": host}, json=notification,
+                              timeout=30)
+
+        for host in (f"127.0.0.1:{proc.port}", f"localhost:{proc.port}",
+                     f"hooks.internal.example:{proc.port}"):
+            answer = post(host)
+            assert answer.status_code == 200 and answer.json() == {"ok": True}, host
+        answer = post(f"rebound.evil.example:{proc.port}")
+        assert answer.status_code == 400
+        assert answer.json() == {"error": f"Host 'rebound.evil.example:{proc.port}' is not "
+                                          "one this server answers for"}
+    finally:
+        proc.stop()

@@ -21,13 +21,16 @@ import contextlib
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import msgspec
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..bindings.http.request_headers import RequestHeaders
 from ..client.push_receiver import PushEvent, Receiver
 from ..core.model import TextPart
+from ..host.hosts import HostNotAllowed, HostPolicy
 
 __all__ = ["event_line", "human_line", "listen", "listener_app"]
 
@@ -88,6 +91,27 @@ def listener_app(
     return Receiver(show, token=token, jwks_url=jwks_url, authorization=authorization)
 
 
+class _AnsweredHosts:
+    """``app`` for requests that name one of ``allowed`` in their ``Host`` (a 400
+    otherwise), as ``serve`` answers (cli/answered_hosts.py)."""
+
+    def __init__(self, app: ASGIApp, allowed: Sequence[str]) -> None:
+        self.app, self.hosts = app, HostPolicy(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            try:
+                self.hosts.check(self.hosts.host_of(scope, RequestHeaders(scope["headers"])))
+            except HostNotAllowed as exc:
+                body = msgspec.json.encode({"error": str(exc)})
+                await send({"type": "http.response.start", "status": 400, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
 def listen(
     port: int = 8080,
     host: str = "127.0.0.1",
@@ -99,6 +123,7 @@ def listen(
     log_level: str = "warning",
     as_json: bool = True,
     sock: socket.socket | None = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> None:
     """Serve the webhook on ``host:port`` (any path) until interrupted; on ``sock``
     when given (bound already: a port that is taken was said by then).
@@ -106,14 +131,17 @@ def listen(
     The URL to register with an agent is ``http://{host}:{port}/``; an agent
     accepts a plain-http or loopback webhook only when its push settings allow
     it (``allow_http``, ``allow_private_networks`` or ``allow_hosts``).
+    ``allowed_hosts``: the names a request's ``Host`` may give (None: any).
     """
     import uvicorn
     from uvicorn.config import STARTUP_FAILURE
 
     from .prompt_server import PromptServer
 
-    app = listener_app(jwks_url=jwks_url, token=token, authorization=authorization,
-                       output=output, as_json=as_json)
+    app: ASGIApp = listener_app(jwks_url=jwks_url, token=token,
+                                authorization=authorization, output=output, as_json=as_json)
+    if allowed_hosts is not None:
+        app = _AnsweredHosts(app, allowed_hosts)
     if sock is not None:
         config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on")
         PromptServer(config).run(sockets=[sock])

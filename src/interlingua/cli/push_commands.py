@@ -8,6 +8,7 @@ import click
 import msgspec
 
 from ..stores import open_store
+from .answered_hosts import allow_host_option, answered_hosts
 from .serve import LoadError, default_store_for, load_agent
 from .stores import run_on_store, store_problem
 from .urls import check_http_url
@@ -24,8 +25,10 @@ __all__ = ["listen_command", "push_group"]
 @click.option("--authorization", default=None, metavar="VALUE",
               help="Require this Authorization header value.")
 @click.option("--json", "as_json", is_flag=True, help="Print each notification as a JSON line.")
+@allow_host_option
 def listen_command(port: int, host: str, jwks_url: str | None, token: str | None,
-                   authorization: str | None, as_json: bool) -> None:
+                   authorization: str | None, as_json: bool,
+                   allowed_hosts: tuple[str, ...]) -> None:
     """Receive push notifications and print a line for each (JSON with --json)."""
     import socket
 
@@ -46,7 +49,8 @@ def listen_command(port: int, host: str, jwks_url: str | None, token: str | None
                f"({'signatures checked' if jwks_url else 'signatures not checked'})", err=True)
     try:
         listen(port=port, host=host, jwks_url=jwks_url, token=token,
-               authorization=authorization, as_json=as_json, sock=sock)
+               authorization=authorization, as_json=as_json, sock=sock,
+               allowed_hosts=answered_hosts(host, None, allowed_hosts))
     except KeyboardInterrupt:
         pass
 
