@@ -26,6 +26,7 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     import uvicorn
 
     from ..inspector import inspector_app
+    from ..server.connections import uvicorn_connection_options
     from .prompt_server import PromptServer
 
     # on loopback, only loopback names: a page elsewhere whose name resolves here is refused
@@ -48,5 +49,7 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
         shown = f"[{shown}]"
     # the URL is all a headless machine needs; no browser is started
     click.echo(f"interlingua inspector on http://{shown}:{bound}/", err=False)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    # (serve's default bounds on a connection; server/connections.py)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1,
+                            **uvicorn_connection_options())
     PromptServer(config).run(sockets=[sock])

@@ -31,6 +31,7 @@ from ..bindings.http.request_headers import RequestHeaders
 from ..client.push_receiver import PushEvent, Receiver
 from ..core.model import TextPart
 from ..host.hosts import HostNotAllowed, HostPolicy
+from ..server.connections import uvicorn_connection_options
 
 __all__ = ["event_line", "human_line", "listen", "listener_app"]
 
@@ -142,12 +143,16 @@ def listen(
                                 authorization=authorization, output=output, as_json=as_json)
     if allowed_hosts is not None:
         app = _AnsweredHosts(app, allowed_hosts)
+    # (serve's default bounds on a connection: the head's size and deadlines, a cap
+    # per address; server/connections.py)
+    bounds = uvicorn_connection_options()
     if sock is not None:
-        config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on")
+        config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
+                                **bounds)
         PromptServer(config).run(sockets=[sock])
         return
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on")
+                            lifespan="on", **bounds)
     server = PromptServer(config)
     with contextlib.suppress(KeyboardInterrupt):
         server.run()

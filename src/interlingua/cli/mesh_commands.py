@@ -189,6 +189,7 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
 
     from ..mesh.broker import MeshUnavailable, ping
     from ..mesh.gateway import Gateway
+    from ..server.connections import uvicorn_connection_options
     from .prompt_server import PromptServer
     from .serve import bind
 
@@ -222,8 +223,11 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
         said = ", ".join(f"{k} {v}" for k, v in where.items())
         click.echo(f"Gateway to {url.broker} ({said}) on {base}")
         click.echo(f"  agents: {info['agents']}  (each at /agents/NAME/)")
+    # (serve's default bounds on a connection: the head's size and deadlines, a cap
+    # per address; server/connections.py)
     config = uvicorn.Config(gateway, log_level=log_level, access_log=False,
-                            timeout_graceful_shutdown=5, lifespan="on")
+                            timeout_graceful_shutdown=5, lifespan="on",
+                            **uvicorn_connection_options())
     try:
         PromptServer(config).run(sockets=[sock])
     except KeyboardInterrupt:
