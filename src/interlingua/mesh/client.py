@@ -39,7 +39,7 @@ from ..client.security import CardVerifier
 from ..client.stream import StreamEvent
 from ..client.timeouts import checked_timeout
 from ..client.tls import CertLike
-from ..client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
+from ..client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound, checked_headers
 from ..core.calls import (
     Call,
     CancelTask,
@@ -53,7 +53,7 @@ from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
-from .client_api import MeshClientAPI, with_tls
+from .client_api import MeshClientAPI, http_only, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
@@ -217,6 +217,7 @@ class MeshClient(MeshClientAPI):
                  verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
                  card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
+        http_only(_http_only)
         parsed = with_tls(parse_mesh_url(url), verify, cert)
         if parsed.namespace is None or parsed.agent is None:
             raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
@@ -226,7 +227,9 @@ class MeshClient(MeshClientAPI):
         self.agent: str = parsed.agent
         self.topics = Topics(parsed.namespace)
         self.timeout = checked_timeout(timeout)
-        self.headers: dict[str, str] = dict(headers or {})
+        # (the HTTP client's rule for them: they are the headers the agent's own
+        # authentication reads, as user properties)
+        self.headers: dict[str, str] = checked_headers(headers)
         self.client_id = f"{parsed.namespace}-client-{secrets.token_hex(6)}"
         topics = self.topics
         self._requester = Requester(

@@ -22,7 +22,24 @@ from ..core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, Sub
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
 from .topics import MeshURL
 
-__all__ = ["MeshClientAPI", "verified_card", "with_tls"]
+__all__ = ["MeshClientAPI", "http_only", "verified_card", "with_tls"]
+
+#: ``Client``'s keywords a mesh client takes and has no use for (it has one binding,
+#: one dialect and no HTTP connection of its own)
+_HTTP_ONLY = frozenset({"dialect", "binding", "httpx_client", "transport", "resume"})
+
+
+def http_only(options: dict[str, Any]) -> None:
+    """A TypeError for a keyword in ``options`` that ``Client`` would refuse too (a
+    misspelt ``timeout``, say): taken by ``client_for`` for an HTTP agent, it is not
+    passed over silently for one on the mesh."""
+    unknown = sorted(set(options) - _HTTP_ONLY)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(map(repr, unknown))} (the client's keywords: "
+                        "timeout, headers, max_answer_bytes, verify, cert, card_verifier, "
+                        "and the HTTP client's dialect, binding, httpx_client, transport "
+                        "and resume, which have no use here)")
 
 
 def with_tls(url: MeshURL, verify: bool | str | ssl.SSLContext = True,

@@ -36,7 +36,7 @@ from ...client.security import CardVerifier
 from ...client.stream import StreamEvent
 from ...client.timeouts import checked_timeout
 from ...client.tls import CertLike
-from ...client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound
+from ...client.transport import DEFAULT_MAX_ANSWER_BYTES, checked_answer_bound, checked_headers
 from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import InvalidAgentResponse
@@ -49,7 +49,7 @@ from ...core.model import (
     Task,
 )
 from ..broker import Broker, MeshUnavailable
-from ..client_api import MeshClientAPI, with_tls
+from ..client_api import MeshClientAPI, http_only, with_tls
 from ..topics import MeshURL, parse_mesh_url
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
@@ -74,6 +74,7 @@ class EmqxClient(MeshClientAPI):
                  verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
                  card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
+        http_only(_http_only)
         parsed = with_tls(parse_mesh_url(url), verify, cert)
         if parsed.org is None or parsed.unit is None or parsed.agent is None:
             raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
@@ -84,7 +85,9 @@ class EmqxClient(MeshClientAPI):
         self.agent: str = parsed.agent
         self.space = Space(parsed.org, parsed.unit)
         self.timeout = checked_timeout(timeout)
-        self.headers: dict[str, str] = dict(headers or {})
+        # (the HTTP client's rule for them: they are the headers the agent's own
+        # authentication reads, as user properties)
+        self.headers: dict[str, str] = checked_headers(headers)
         self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
                                         properties=self.headers,
                                         max_answer_bytes=checked_answer_bound(max_answer_bytes))
