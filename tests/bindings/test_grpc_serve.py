@@ -95,6 +95,38 @@ def test_a_taken_grpc_port_fails_before_the_store_opens(tmp_path: Path) -> None:
     assert time.monotonic() - started < 30
 
 
+def _in_time_wait() -> int:
+    """A port whose only socket is a connection waiting out TIME-WAIT (what a server
+    that has just stopped leaves: its end of a connection closed first)."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        client = socket.create_connection(listener.getsockname())
+        accepted, _ = listener.accept()
+        accepted.close()
+        time.sleep(0.1)
+        client.close()
+        return int(listener.getsockname()[1])
+
+
+def test_a_port_in_time_wait_is_taken_for_grpc_as_for_http() -> None:
+    # (grpc's port was refused as in use until the connections of the server just
+    # stopped had waited out TIME-WAIT, a minute; the HTTP port was taken at once)
+    http_port, grpc_port = _in_time_wait(), _in_time_wait()
+    proc = _serve("--port", str(http_port), "--grpc-port", str(grpc_port))
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, proc.communicate(timeout=20)[1]
+        info = msgspec.json.decode(line)
+        assert info["grpc"] == f"127.0.0.1:{grpc_port}"
+        assert info["listen"].endswith(f":{http_port}")
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
 def test_a_taken_http_port_is_one_line_naming_the_option() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

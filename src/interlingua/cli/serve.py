@@ -94,12 +94,15 @@ def reserve(host: str, port: int) -> socket.socket:
     """Hold ``host:port`` (0: a free port) for the gRPC server, which can only
     bind inside the event loop: a bound, not listening socket with
     ``SO_REUSEPORT`` (as grpc binds its own), so that a port that is taken
-    fails here, before the store is opened, like the HTTP socket's."""
+    fails here, before the store is opened, like the HTTP socket's. And
+    ``SO_REUSEADDR``, as the HTTP socket and grpc's own: a port whose last
+    connections wait out TIME-WAIT (a server just stopped) is free to take."""
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
                                flags=socket.AI_PASSIVE)
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except BaseException:
