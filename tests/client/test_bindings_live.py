@@ -16,8 +16,15 @@ from interlingua.core.calls import (
     ListPushConfigs,
     SetPushConfig,
 )
-from interlingua.core.errors import TaskNotFound
+from interlingua.core.errors import (
+    A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    RateLimitExceeded,
+    TaskNotFound,
+)
 from interlingua.core.model import PushConfig, Task, TaskState
+from interlingua.server.auth import APIKeyAuth, AuthConfig, Limits, Principal, RateLimit
 from interlingua.server.push import PushSettings
 from tests.live import live_grpc_agent
 
@@ -103,3 +110,62 @@ async def test_errors_carry_the_same_message(clients: dict[tuple[str, str], Clie
     with pytest.raises(TaskNotFound) as raised:
         await clients[way].get_task("no-such-task")
     assert raised.value.message == "Task not found: no-such-task"
+
+
+#: every way, and JSON-RPC's older dialects, whose errors have fewer codes
+ERROR_WAYS = [*WAYS, ("jsonrpc", "0.1")]
+KEYS = {"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdef"}
+
+
+async def _only_alice(principal: Principal, operation: str, task: object, skill: object) -> bool:
+    return principal.id == "alice"
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[tuple[str, str]]:
+    auth = AuthConfig(schemes={"key": APIKeyAuth(KEYS)}, authorize=_only_alice)
+    with live_grpc_agent(AGENT, auth=auth) as where:
+        yield where
+
+
+@pytest.fixture(scope="module")
+def limited() -> Iterator[tuple[str, str]]:
+    with live_grpc_agent(AGENT, limits=Limits(rate_limit=RateLimit(rate=0.001, burst=1))) \
+            as where:
+        yield where
+
+
+async def _refusal(urls: tuple[str, str], way: tuple[str, str],
+                   headers: dict[str, str] | None = None) -> A2AError:
+    binding, dialect = way
+    async with Client(_address(urls, binding), binding=binding, dialect=dialect, timeout=20,
+                      headers=headers) as client:
+        with pytest.raises(A2AError) as raised:
+            await client.get_task("some-task")
+    return raised.value
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_a_refused_caller_hears_why_on_every_binding(
+        secured: tuple[str, str], way: tuple[str, str]) -> None:
+    # (v0.3's JSON-RPC said InvalidRequest, and its HTTP+JSON the status's words alone)
+    anonymous = await _refusal(secured, way)
+    assert type(anonymous) is AuthenticationRequired
+    assert anonymous.message == "Authentication required: this agent accepts key"
+    wrong = await _refusal(secured, way, {"X-API-Key": "not-a-key-0123456789abcdef"})
+    assert type(wrong) is AuthenticationRequired
+    assert wrong.message == "The API key in header 'X-API-Key' is not valid"
+    refused = await _refusal(secured, way, {"X-API-Key": KEYS["bob"]})
+    assert type(refused) is AuthorizationFailed and refused.message == "bob is not allowed to get"
+
+
+async def test_a_caller_over_its_rate_hears_it_on_every_binding(
+        limited: tuple[str, str]) -> None:
+    with pytest.raises(TaskNotFound):  # the one request of the burst
+        async with Client(_address(limited, "jsonrpc"), timeout=20) as client:
+            await client.get_task("some-task")
+    for way in ERROR_WAYS:
+        refused = await _refusal(limited, way)
+        assert type(refused) is RateLimitExceeded, way  # (v0.3's JSON-RPC: InternalError)
+        assert refused.message.startswith(
+            "Rate limit exceeded: at most 0.001 requests per second (bursts of 1)"), way

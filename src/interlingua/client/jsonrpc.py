@@ -144,7 +144,13 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
                 status=reply.status,
             )
         # an error this dialect's table lacks (a 1.1 one) is read by its ErrorInfo
-        raise mismatch_in(codec.decode_error(error))
+        err = codec.decode_error(error)
+        http = HTTP_ERRORS.get(reply.status)
+        if http is not None and not isinstance(err, http):
+            # a dialect without codes for them (v0.3 says -32600 or -32603): the HTTP
+            # status says which, as it does over HTTP+JSON
+            err = http(err.message, data=err.data)
+        raise mismatch_in(err)
     if env.id is not msgspec.UNSET and env.id is not None and env.id != rid:
         raise BadResponse(
             f"{reply.url} answered request {env.id!r}, not {rid}", status=reply.status

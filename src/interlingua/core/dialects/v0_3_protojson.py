@@ -31,6 +31,8 @@ import msgspec
 from .. import calls as c
 from ..errors import (
     A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
     ContentTypeNotSupported,
     ExtendedCardNotConfigured,
     ExtensionSupportRequired,
@@ -41,6 +43,7 @@ from ..errors import (
     MethodNotFound,
     ParseError,
     PushNotSupported,
+    RateLimitExceeded,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
@@ -449,9 +452,12 @@ ERROR_TYPES: dict[str, type[A2AError]] = {
 # v0.3's statuses (DIALECTS.md §f.2), for error bodies that carry nothing but a message
 # (a2a-sdk 0.3's routes); 404 only on a route that names a task (elsewhere: no such route)
 _STATUS_ERRORS: dict[int, type[A2AError]] = {
+    401: AuthenticationRequired,
+    403: AuthorizationFailed,
     409: TaskNotCancelable,
     415: ContentTypeNotSupported,
     422: InvalidParams,
+    429: RateLimitExceeded,
     500: InternalError,
     501: UnsupportedOperation,
     502: InvalidAgentResponse,
