@@ -21,7 +21,7 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-__all__ = ["fill", "to_doc"]
+__all__ = ["fill", "set_value", "to_doc"]
 
 _STRUCT = "google.protobuf.Struct"
 _VALUE = "google.protobuf.Value"
@@ -103,7 +103,8 @@ def to_doc(message: Message) -> dict[str, Any]:
 # ------------------------------------------------------------------- messages in
 
 
-def _set_value(v: Any, doc: Any) -> None:
+def set_value(v: Any, doc: Any) -> None:
+    """Make the ``google.protobuf.Value`` ``v`` hold the JSON value ``doc``."""
     if doc is None:
         v.null_value = 0
     elif isinstance(doc, bool):
@@ -113,9 +114,15 @@ def _set_value(v: Any, doc: Any) -> None:
     elif isinstance(doc, str):
         v.string_value = doc
     elif isinstance(doc, dict):
+        # (set first: an empty object or list, updated, would leave the value unset,
+        # read back as null)
+        v.struct_value.SetInParent()
         v.struct_value.update(doc)
-    elif isinstance(doc, list):
+    elif isinstance(doc, list | tuple):
+        v.list_value.SetInParent()
         v.list_value.extend(doc)
+    else:  # (what JSON has no value for is checked where it is made: core/output.py)
+        v.string_value = str(doc)
 
 
 # what a field's value is, for filling it: worked out once per field
@@ -191,7 +198,7 @@ def _fill_one(target: Any, kind: int, doc: Any) -> None:
     elif kind == _STRUCT_KIND:
         target.update(doc)
     elif kind == _VALUE_KIND:
-        _set_value(target, doc)
+        set_value(target, doc)
     elif kind == _TIME:
         _timestamp(target, doc)
 
@@ -202,7 +209,8 @@ def fill(message: Message, doc: dict[str, Any]) -> Message:
     plan = _plan(message.DESCRIPTOR)
     for key, value in doc.items():
         entry = plan.get(key)
-        if entry is None or value is None:
+        # (null leaves a field unset, but a google.protobuf.Value's: that is null)
+        if entry is None or (value is None and entry[1] != _VALUE_KIND):
             continue
         name, kind, repeated, field = entry
         if kind >= _MSG:

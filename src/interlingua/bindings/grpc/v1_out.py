@@ -20,6 +20,7 @@ from google.protobuf import struct_pb2, timestamp_pb2
 
 from ...core import model as m
 from ...core.calls import ListTasksResult
+from ...grpc_wire.pbjson import set_value
 from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
 
 __all__ = ["list_tasks_pb", "message_pb", "send_response_pb", "stream_item_pb", "task_pb"]
@@ -39,20 +40,7 @@ _STATES = {
 
 def _value(data: Any) -> struct_pb2.Value:
     out = struct_pb2.Value()
-    if data is None:
-        out.null_value = 0
-    elif isinstance(data, bool):
-        out.bool_value = data
-    elif isinstance(data, int | float):
-        out.number_value = data
-    elif isinstance(data, str):
-        out.string_value = data
-    elif isinstance(data, dict):
-        out.struct_value.update(data)
-    elif isinstance(data, list | tuple):
-        out.list_value.extend(data)
-    else:
-        out.string_value = str(data)
+    set_value(out, data)
     return out
 
 
