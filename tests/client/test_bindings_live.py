@@ -4,6 +4,7 @@ give the same canonical results: tasks, pages, push configs and errors."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -20,6 +21,7 @@ from interlingua.core.errors import (
     A2AError,
     AuthenticationRequired,
     AuthorizationFailed,
+    InvalidParams,
     RateLimitExceeded,
     TaskNotFound,
 )
@@ -207,3 +209,38 @@ async def test_parts_arrive_and_return_as_they_were_sent_on_every_binding(
         assert task.artifacts[0].parts == PARTS, "the answer"
         stored = await reference.get_task(task.id)
         assert stored.history[0].parts == PARTS, "what the agent was sent"
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_a_task_named_by_dots_is_reached_on_every_binding(
+        urls: tuple[str, str], way: tuple[str, str]) -> None:
+    # (a v0.1 client names its tasks; over HTTP+JSON the URL took /tasks/.. for / and
+    # /tasks/. for /tasks, the listing)
+    async with Client(_address(urls, "jsonrpc"), dialect="0.1", timeout=20) as naming:
+        for name in (".", ".."):
+            with contextlib.suppress(A2AError):  # (made by the way run before)
+                await naming.send("hello", task_id=name)
+    binding, dialect = way
+    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
+                      timeout=20) as client:
+        for name in (".", ".."):
+            task = await client.get_task(name)
+            assert task.id == name and task.status.state is TaskState.COMPLETED
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_an_empty_task_id_is_invalid_params_on_every_binding_but_v03_json_rpc(
+        urls: tuple[str, str], way: tuple[str, str]) -> None:
+    # (HTTP+JSON asked /tasks/, the listing, and read it as a task; v0.3's JSON-RPC
+    # schema lets an id be empty: no task has it)
+    binding, dialect = way
+    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
+                      timeout=20) as client:
+        for call in (client.get_task(""), client.cancel(""),
+                     client.call(GetPushConfig(task_id="", config_id="c"))):
+            expected = TaskNotFound if way == ("jsonrpc", "0.3") else InvalidParams
+            with pytest.raises(expected):
+                await call
+        with pytest.raises(TaskNotFound if way == ("jsonrpc", "0.3") else InvalidParams):
+            async for _ in client.subscribe(""):
+                pass

@@ -60,7 +60,19 @@ def _wraps_config(body: bytes) -> bool:
 
 
 def _seg(value: Any) -> str:
-    return quote(str(value), safe="")
+    """``value`` as one path segment: a segment of dots alone escaped too, which a
+    URL would otherwise take for "this" or "the parent" and drop (task ``..``)."""
+    text = str(value)
+    return "%2E" * len(text) if text in (".", "..") else quote(text, safe="")
+
+
+def _id_seg(value: Any, key: str, method: str) -> str:
+    """The segment of the id ``value`` (the call's ``key``): an empty one is refused as a
+    server refuses it (the path would name another route: ``/tasks/`` lists tasks)."""
+    if value is None or value == "":
+        raise InvalidParams(f"Invalid params for {method}: params.{key} is required and "
+                            "must not be empty")
+    return _seg(value)
 
 
 def route_of(method: str, params: bytes) -> tuple[str, str, bytes | None]:
@@ -78,27 +90,29 @@ def route_of(method: str, params: bytes) -> tuple[str, str, bytes | None]:
         path = "/message:send" if method == "SendMessage" else "/message:stream"
         body = params
     elif method == "GetTask":
-        verb, path = "GET", f"/tasks/{_seg(doc['id'])}"
+        verb, path = "GET", f"/tasks/{_id_seg(doc.get('id'), 'id', method)}"
         query = {k: doc[k] for k in ("historyLength", "currentGeneration") if k in doc}
     elif method == "ListTasks":
         verb, path = "GET", "/tasks"
         query = {k: v for k, v in doc.items() if k != "tenant"}
     elif method == "CancelTask":
-        verb, path, body = "POST", f"/tasks/{_seg(doc['id'])}:cancel", params
+        verb, path, body = "POST", f"/tasks/{_id_seg(doc.get('id'), 'id', method)}:cancel", params
     elif method == "SubscribeToTask":
-        verb, path = "GET", f"/tasks/{_seg(doc['id'])}:subscribe"
+        verb, path = "GET", f"/tasks/{_id_seg(doc.get('id'), 'id', method)}:subscribe"
     elif method == "CreateTaskPushNotificationConfig":
         verb, body = "POST", params
-        path = f"/tasks/{_seg(doc['taskId'])}/pushNotificationConfigs"
+        path = f"/tasks/{_id_seg(doc.get('taskId'), 'taskId', method)}/pushNotificationConfigs"
     elif method in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
         config_id = doc.get("id")
         if not config_id:
             raise DialectMismatch(
                 "asking for a task's push config over HTTP+JSON needs the config's id")
         verb = "GET" if method.startswith("Get") else "DELETE"
-        path = f"/tasks/{_seg(doc['taskId'])}/pushNotificationConfigs/{_seg(config_id)}"
+        path = (f"/tasks/{_id_seg(doc.get('taskId'), 'taskId', method)}/pushNotificationConfigs/"
+                f"{_seg(config_id)}")
     elif method == "ListTaskPushNotificationConfigs":
-        verb, path = "GET", f"/tasks/{_seg(doc['taskId'])}/pushNotificationConfigs"
+        verb = "GET"
+        path = f"/tasks/{_id_seg(doc.get('taskId'), 'taskId', method)}/pushNotificationConfigs"
         query = {k: doc[k] for k in ("pageSize", "pageToken") if k in doc}
     elif method == "GetExtendedAgentCard":
         verb, path = "GET", "/extendedAgentCard"
@@ -109,18 +123,33 @@ def route_of(method: str, params: bytes) -> tuple[str, str, bytes | None]:
     return verb, prefix + path, body
 
 
+#: the v0.3 methods whose routes name a task
+_V03_TASK_ROUTES = frozenset({
+    "tasks/get", "tasks/cancel", "tasks/resubscribe", "tasks/pushNotificationConfig/set",
+    "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/get",
+    "tasks/pushNotificationConfig/delete"})
+
+
 def route_of_v03(method: str, params: bytes, call: Call) -> tuple[str, str, bytes | None]:
     """The v0.3 route (§g.2) of a call, as ``route_of``: its v0.3 JSON-RPC method
     and its params in v0.3-ProtoJSON."""
     doc = _json.decode(params) if params else {}
     if not isinstance(doc, dict):
         doc = {}
-    task = f"/v1/tasks/{_seg(doc.get('id', ''))}"
-    configs = task + "/pushNotificationConfigs"
     if method in ("message/send", "message/stream"):
         verb = "POST"
         path = "/v1/message:send" if method == "message/send" else "/v1/message:stream"
         return verb, path, params
+    if method == "agent/getAuthenticatedExtendedCard":
+        return "GET", "/v1/card", None
+    if method not in _V03_TASK_ROUTES:
+        raise DialectMismatch(f"{method} has no HTTP+JSON route in A2A 0.3")
+    if method == "tasks/pushNotificationConfig/set":
+        assert isinstance(call, SetPushConfig)
+        task = f"/v1/tasks/{_id_seg(call.task_id, 'taskId', method)}"
+    else:
+        task = f"/v1/tasks/{_id_seg(doc.get('id'), 'id', method)}"
+    configs = task + "/pushNotificationConfigs"
     if method == "tasks/get":
         query = {k: doc[k] for k in ("historyLength",) if k in doc}
         return "GET", task + ("?" + urlencode(query) if query else ""), None
@@ -129,8 +158,7 @@ def route_of_v03(method: str, params: bytes, call: Call) -> tuple[str, str, byte
     if method == "tasks/resubscribe":
         return "GET", task + ":subscribe", None
     if method == "tasks/pushNotificationConfig/set":
-        assert isinstance(call, SetPushConfig)
-        return "POST", f"/v1/tasks/{_seg(call.task_id)}/pushNotificationConfigs", params
+        return "POST", configs, params
     if method == "tasks/pushNotificationConfig/list":
         return "GET", configs, None
     if method in ("tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/delete"):
@@ -140,8 +168,6 @@ def route_of_v03(method: str, params: bytes, call: Call) -> tuple[str, str, byte
                 "asking for a task's push config over HTTP+JSON needs the config's id")
         verb = "GET" if method.endswith("/get") else "DELETE"
         return verb, f"{configs}/{_seg(config_id)}", None
-    if method == "agent/getAuthenticatedExtendedCard":
-        return "GET", "/v1/card", None
     raise DialectMismatch(f"{method} has no HTTP+JSON route in A2A 0.3")
 
 
