@@ -42,7 +42,7 @@ import msgspec
 
 from ..core.calls import Call, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
-from ..core.errors import InvalidAgentResponse
+from ..core.errors import InvalidAgentResponse, InvalidParams
 from ..core.reading import ascii_int
 from ..core.trace_context import inject
 from ..grpc_wire.address import dns_target
@@ -315,8 +315,9 @@ class GrpcClientBinding:
         try:
             request = fill(request_cls(), doc if isinstance(doc, dict) else {})
         except (TypeError, ValueError) as exc:
-            raise ClientError(f"{type(call).__name__} does not fit {rpc}'s request: {exc}") \
-                from None
+            # what the server would refuse had it been sent (an int32 out of range, a
+            # timestamp without its offset): refused as it refuses it over the others
+            raise InvalidParams(f"Invalid params for {rpc}: {exc}") from None
         target, tls = target_of(endpoint.url)
         return codec, service, rpc, request, response_cls, streaming, target, tls
 

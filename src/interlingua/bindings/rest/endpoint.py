@@ -454,9 +454,13 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
                                 f"than once")
         if kind == "int":
             v = value.strip()
-            if not (v.lstrip("-").isascii() and v.lstrip("-").isdigit()) or len(v) > 12:
+            if not (v.lstrip("-").isascii() and v.lstrip("-").isdigit()):
                 raise InvalidParams(
                     f"Invalid params: query parameter {raw_name} must be an integer, "
+                    f"got {value[:40]!r}")
+            if len(v) > 12:  # (past any bound of A2A's: not read, however long)
+                raise InvalidParams(
+                    f"Invalid params: query parameter {raw_name} is out of range, "
                     f"got {value[:40]!r}")
             out[name] = int(v)
         elif kind == "bool":
