@@ -103,6 +103,58 @@ async def test_a_retried_follow_up_starts_one_turn(kind: str, tmp_path: Path) ->
     assert [runs[f"f-{n}"] for n in range(10)] == [1] * 10
 
 
+async def test_two_replies_at_once_to_a_question_start_one_turn(any_store: str) -> None:
+    # (on SQLite and PostgreSQL the second reply, arriving while the first one's write
+    # was in flight, found the task still waiting for input: both were taken, and the
+    # agent ran twice)
+    runs: Counter[str] = Counter()
+    with live_agent(_counting_agent(runs), store=any_store) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            for attempt in range(25):
+                asked = await _rpc(c, url, "SendMessage", {
+                    "message": _message("ask", f"q-{attempt}")})
+                task = asked["result"]["task"]
+
+                async def reply(n: int, task_id: str = task["id"],
+                                attempt: int = attempt) -> Any:
+                    await asyncio.sleep(0.001 * (attempt % 4) * n)  # the second a little later
+                    return await _rpc(c, url, "SendMessage", {"message": _message(
+                        "go on", f"r-{attempt}-{n}", taskId=task_id)})
+
+                answers = await asyncio.gather(reply(0), reply(1))
+                taken = [a for a in answers if "result" in a]
+                refused = [a["error"] for a in answers if "error" in a]
+                assert len(taken) == 1 and len(refused) == 1, answers
+                assert taken[0]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+                assert refused[0]["code"] == -32004, refused
+                assert any(said in refused[0]["message"] for said in (
+                    "already being continued", "continued by another message",
+                    "takes a message only while it waits for input")), refused
+                assert runs[f"r-{attempt}-0"] + runs[f"r-{attempt}-1"] == 1, runs
+
+
+async def test_a_cancel_racing_a_reply_is_never_an_internal_error(any_store: str) -> None:
+    # (on SQLite and PostgreSQL the reply was answered -32603 when the cancel won)
+    runs: Counter[str] = Counter()
+    with live_agent(_counting_agent(runs), store=any_store) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            for attempt in range(25):
+                asked = await _rpc(c, url, "SendMessage", {
+                    "message": _message("ask", f"q-{attempt}")})
+                task_id = asked["result"]["task"]["id"]
+                sent, canceled = await asyncio.gather(
+                    _rpc(c, url, "SendMessage", {"message": _message(
+                        "go on", f"r-{attempt}", taskId=task_id)}),
+                    _rpc(c, url, "CancelTask", {"id": task_id}))
+                final = (await _rpc(c, url, "GetTask", {"id": task_id}))["result"]
+                codes = {a["error"]["code"] for a in (sent, canceled) if "error" in a}
+                assert codes <= {-32004, -32002}, (sent, canceled)
+                if "result" in canceled:
+                    assert final["status"]["state"] == "TASK_STATE_CANCELED", (sent, final)
+                    if "error" in sent:
+                        assert "canceled" in sent["error"]["message"], sent
+
+
 async def test_a_message_id_reused_for_another_message_is_refused_in_strict_mode(
         any_store: str) -> None:
     runs: Counter[str] = Counter()

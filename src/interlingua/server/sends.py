@@ -17,10 +17,12 @@ import msgspec
 from ..core import lifecycle
 from ..core.calls import SendMessage
 from ..core.errors import (
+    ConcurrentModification,
     InvalidParams,
     InvalidTaskState,
     LifecycleError,
     ResourceUnavailable,
+    TaskGenerationMismatch,
     task_not_found,
 )
 from ..core.generation import mismatch
@@ -91,6 +93,9 @@ class Sends:
         self.draining = False
         #: one message handed to a working turn at a time (each records its id)
         self._delivering = asyncio.Lock()
+        #: the tasks a message is continuing here, until its write is stored: a
+        #: second message meanwhile finds the task still waiting for input
+        self._continuing: set[str] = set()
         #: a message id names one message, whatever its content (else the id and
         #: the content's digest do)
         self.strict = message_ids == "strict"
@@ -331,7 +336,7 @@ class Sends:
             raise InvalidTaskState(
                 f"Task {task.id} is {state.value}; it takes a message only while it waits for input"
             )
-        if self.runs.by_key.get(run.key, run) is not run:
+        if self.runs.by_key.get(run.key, run) is not run or run.key in self._continuing:
             raise InvalidTaskState(f"Task {task.id} is already being continued")
         message_id = message.message_id
         stored = message
@@ -343,18 +348,36 @@ class Sends:
             digest = b""
         run.continued(request, digest)
         self.runs.track(run, key)
+        # Written only if the task is still at the generation it waited for input at:
+        # another message that continued it first (here or in another process), or a
+        # cancel, moved it on, and this one is refused as it is refused here.
+        asked = call.config.if_generation_match
+        self._continuing.add(run.key)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
             await self.writer.emit_message(run, [HistoryAppended(message=stored),
                                            self.writer.status(task, TaskState.WORKING)],
                                            message_id, digest,
-                                           if_generation=call.config.if_generation_match)
+                                           if_generation=task.generation if asked is None
+                                           else asked)
         except MessageExists as exc:  # the same follow-up, taken by another process
             self.runs.untrack(run)
             return await self._repeated(run.scope, call, exc.record, digest)
+        except TaskCanceled:
+            self.runs.untrack(run)
+            raise InvalidTaskState(f"Task {task.id} is canceled") from None
+        except (TaskGenerationMismatch, ConcurrentModification, LifecycleError) as exc:
+            self.runs.untrack(run)
+            if asked is not None and isinstance(exc, TaskGenerationMismatch):
+                raise
+            raise InvalidTaskState(
+                f"Task {task.id} is {run.task.status.state.value}; it was continued by "
+                "another message meanwhile") from None
         except BaseException:
             self.runs.untrack(run)
             raise
+        finally:
+            self._continuing.discard(run.key)
         self.turns.start(run, message)
         return run
 
