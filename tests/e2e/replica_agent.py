@@ -3,6 +3,7 @@
 ``story N DELAY``: N chunks, DELAY seconds apart, then complete.
 ``gate N PATH``: N chunks, the last once PATH exists, then complete.
 ``wait PATH``: work until canceled; on cancellation write "canceled" to PATH.
+``ask``: ask for input (a reply then gets its answer: anything else).
 anything else: answer with it.
 """
 
@@ -44,6 +45,8 @@ async def _run(ctx: Context) -> None:
             Path(rest).write_text("canceled" if ctx.cancelled.is_set() else "stopped")
             raise
         await ctx.complete("no one canceled")
+    elif command == "ask":
+        await ctx.require_input("and then?")
     else:
         await ctx.complete(ctx.text)
 

@@ -43,6 +43,7 @@ from ..core.calls import (
 )
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
+    ConcurrentModification,
     ExtendedCardNotConfigured,
     InvalidParams,
     LifecycleError,
@@ -468,6 +469,10 @@ class Engine:
                 break
             except TaskCanceled:
                 break  # another cancel won (seen on reloading after a lost race)
+            except ConcurrentModification:
+                # the task moved on twice while this cancel was written (another
+                # process's turn writing it): the run has caught up, try again
+                await asyncio.sleep(0)
             except LifecycleError:
                 # A write is in flight (another cancel, or the executor's last
                 # event): wait until it is stored, then look again.

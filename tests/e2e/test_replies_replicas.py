@@ -1,0 +1,89 @@
+"""Two replies at once to a task waiting for input, and a reply racing a cancel, with
+two ``interlingua serve`` processes on one store (an SQLite file; PostgreSQL with a
+Redis bus), each request to another process: one reply continues the task, the other
+is refused (-32004), and a cancel and a reply settle it one way or the other; never an
+internal error (the losing reply was -32603: the store's conflict, unhandled)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from .replicas import Replica, replica_pair
+from .sse_client import V1, rpc, v1_message
+
+ROUNDS = 10
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def pair(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    if request.param == "postgresql":
+        database: str = request.getfixturevalue("pg_database")
+        for first, second in replica_pair(database, "replies"):
+            yield first.url, second.url
+        return
+    store = f"sqlite:///{tmp_path_factory.mktemp('replies')}/tasks.db"
+    first = Replica(store, "local://").start()  # migrates the store alone
+    second = Replica(store, "local://")
+    try:
+        second.start()
+        yield first.url, second.url
+    finally:
+        second.stop()
+        first.stop()
+
+
+async def _call(c: httpx.AsyncClient, url: str, method: str, params: dict[str, Any]) -> Any:
+    return (await c.post(url + "/", headers=V1, json=rpc(method, params))).json()
+
+
+async def _asked(c: httpx.AsyncClient, url: str) -> str:
+    asked = await _call(c, url, "SendMessage", {"message": v1_message("ask")})
+    task = asked["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", asked
+    return str(task["id"])
+
+
+def _reply(task_id: str) -> dict[str, Any]:
+    return {"message": v1_message("go on", messageId=str(uuid.uuid4()), taskId=task_id)}
+
+
+async def test_two_replies_on_two_processes_continue_the_task_once(
+        pair: tuple[str, str]) -> None:
+    async with httpx.AsyncClient(timeout=30) as c:
+        for _ in range(ROUNDS):
+            task_id = await _asked(c, pair[0])
+            answers = await asyncio.gather(*(_call(c, url, "SendMessage", _reply(task_id))
+                                             for url in pair))
+            taken = [a for a in answers if "result" in a]
+            refused = [a["error"] for a in answers if "error" in a]
+            assert len(taken) == 1 and [e["code"] for e in refused] == [-32004], answers
+            assert taken[0]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            final = (await _call(c, pair[0], "GetTask", {"id": task_id}))["result"]
+            replies = [m for m in final["history"] if m["role"] == "ROLE_USER"]
+            assert len(replies) == 2, final  # the question's message and one reply
+
+
+async def test_a_cancel_and_a_reply_on_two_processes_are_never_an_internal_error(
+        pair: tuple[str, str]) -> None:
+    async with httpx.AsyncClient(timeout=30) as c:
+        for n in range(ROUNDS):
+            task_id = await _asked(c, pair[0])
+            replying, canceling = pair if n % 2 else pair[::-1]
+            sent, canceled = await asyncio.gather(
+                _call(c, replying, "SendMessage", _reply(task_id)),
+                _call(c, canceling, "CancelTask", {"id": task_id}))
+            codes = {a["error"]["code"] for a in (sent, canceled) if "error" in a}
+            assert codes <= {-32004, -32002}, (sent, canceled)
+            final = (await _call(c, pair[0], "GetTask", {"id": task_id}))["result"]
+            state = final["status"]["state"]
+            if "result" in canceled:
+                assert state == "TASK_STATE_CANCELED", (sent, canceled, final)
+            else:  # the reply's turn ended first
+                assert state == "TASK_STATE_COMPLETED", (sent, canceled, final)
