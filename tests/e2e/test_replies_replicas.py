@@ -87,3 +87,26 @@ async def test_a_cancel_and_a_reply_on_two_processes_are_never_an_internal_error
                 assert state == "TASK_STATE_CANCELED", (sent, canceled, final)
             else:  # the reply's turn ended first
                 assert state == "TASK_STATE_COMPLETED", (sent, canceled, final)
+
+
+def test_a_subscription_on_the_other_process_follows_the_task_to_its_end(
+        pair: tuple[str, str]) -> None:
+    # (with no shared bus, as two servers on one SQLite file run by default, the other
+    # process's reader heard of nothing after the snapshot, and never ended)
+    import time
+
+    from .sse_client import events
+
+    with httpx.Client(timeout=30) as c:
+        sent = c.post(pair[0] + "/", headers=V1, json=rpc("SendMessage", {
+            "message": v1_message("story 3 0.3"),
+            "configuration": {"returnImmediately": True}})).json()
+        task_id = sent["result"]["task"]["id"]
+        started = time.monotonic()
+        seen = [data["result"] for _, _, data in events(
+            c, pair[1] + "/", rpc("SubscribeToTask", {"id": task_id}), V1, deadline=20)]
+    assert time.monotonic() - started < 10
+    # (the snapshot first, holding what was written before the subscription)
+    chunks = [r["artifactUpdate"] for r in seen if "artifactUpdate" in r]
+    assert chunks and chunks[-1]["artifact"]["parts"][0]["text"] == "chunk 2;", seen
+    assert seen[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", seen

@@ -211,7 +211,7 @@ class Engine:
                            message_ids=config.message_ids)
         self.streams = Streams(store, bus, self.runs, self.sends.begin,
                                heartbeat_interval=config.heartbeat_interval,
-                               max_lag=config.max_lag)
+                               max_lag=config.max_lag, leases=self.leases)
         self.peers = Peers(store, bus, self.runs, self.writer)
         #: a bus shared with other processes (Redis) says that they serve the store too,
         #: from the start (``leases.shared`` says so from the next look at the leases)

@@ -40,6 +40,7 @@ from ..core.model import (
 )
 from ..stores.base import Scope, StoredEvent, TaskPort
 from .context import RequestInfo
+from .leases import LeaseKeeper
 from .run import Run, Runs
 
 __all__ = ["Entry", "Heartbeat", "Lagged", "Stream", "Streams", "Unavailable"]
@@ -76,6 +77,9 @@ StreamOutput = Entry | Heartbeat | Lagged | Unavailable | StoredEvent
 
 #: events read from the store at a time by a reader catching up
 READ_PAGE = 500
+#: seconds between an idle reader's looks at the store, when other processes write it
+#: and no shared bus tells of their writes (two servers on one SQLite file)
+STORE_POLL = 1.0
 
 
 #: ``begin(call, request)``: start the turn a streaming send asks for (or find
@@ -87,9 +91,13 @@ class Streams:
     """Opens streams on a store's logs: what every stream of one engine shares."""
 
     def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin, *,
-                 heartbeat_interval: float, max_lag: int) -> None:
+                 heartbeat_interval: float, max_lag: int,
+                 leases: LeaseKeeper | None = None) -> None:
         self.store = store
         self.bus = bus
+        self._leases = leases
+        #: a bus shared with other processes tells of their writes
+        self._shared_bus = hasattr(bus, "on_remote")
         self.runs = runs
         self.begin = begin
         #: the server is shutting down: open streams end (the engine's ``closing``;
@@ -99,6 +107,12 @@ class Streams:
         self.max_lag = max_lag
         #: streams open now (a drain lets them deliver their ends)
         self.open_count = 0
+
+    def unheard(self) -> bool:
+        """Other processes write the store and no bus tells of their writes (read
+        by an idle reader only)."""
+        leases = self._leases
+        return leases is not None and leases.shared and not self._shared_bus
 
     def open(
         self,
@@ -307,6 +321,7 @@ class _Follow(Stream):
         "_level",
         "_new_run",
         "_page",
+        "_polled",
         "_scope",
         "_source",
         "_stored",
@@ -332,6 +347,8 @@ class _Follow(Stream):
         self._level = False
         #: when an idle reader is owed a heartbeat
         self._deadline: float | None = None
+        #: when an idle reader last read the store for news no bus would bring
+        self._polled = 0.0
         #: events read from the store, not yet handed out
         self._page: list[StoredEvent] | None = None
         #: the log no longer has the events the reader needs next
@@ -411,7 +428,15 @@ class _Follow(Stream):
                         self._deadline = None
                         self._level = True
                         return [Heartbeat()]
-                    fut = sub.wake_on_news(after, source.heartbeat_interval)
+                    if source.unheard():
+                        # another process writes this store, and no bus of theirs
+                        # tells this one: its writes are read from the store
+                        if now >= self._polled + STORE_POLL:
+                            self._polled = now
+                            return self._read_page()
+                        fut = sub.wake_on_news(after, STORE_POLL)
+                    else:
+                        fut = sub.wake_on_news(after, source.heartbeat_interval)
                     if fut is not None:
                         return fut
                     latest = sub.latest
