@@ -1,4 +1,5 @@
-"""Two replies at once to a task waiting for input, and a reply racing a cancel, with
+"""Two replies at once to a task waiting for input, a reply racing a cancel, a
+subscription and a blocking retry on the process a turn does not run on, with
 two ``interlingua serve`` processes on one store (an SQLite file; PostgreSQL with a
 Redis bus), each request to another process: one reply continues the task, the other
 is refused (-32004), and a cancel and a reply settle it one way or the other; never an
@@ -110,3 +111,17 @@ def test_a_subscription_on_the_other_process_follows_the_task_to_its_end(
     chunks = [r["artifactUpdate"] for r in seen if "artifactUpdate" in r]
     assert chunks and chunks[-1]["artifact"]["parts"][0]["text"] == "chunk 2;", seen
     assert seen[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", seen
+
+
+async def test_a_blocking_retry_on_the_other_process_waits_for_the_task_to_settle(
+        pair: tuple[str, str]) -> None:
+    # (it was answered at once with the task still working)
+    message = v1_message("story 3 0.3")
+    async with httpx.AsyncClient(timeout=30) as c:
+        first = asyncio.create_task(_call(c, pair[0], "SendMessage", {"message": message}))
+        await asyncio.sleep(0.3)  # its turn has begun there
+        retried = await _call(c, pair[1], "SendMessage", {"message": message})
+        answered = await first
+    task = retried["result"]["task"]
+    assert task["id"] == answered["result"]["task"]["id"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", retried

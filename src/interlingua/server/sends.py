@@ -14,6 +14,7 @@ import asyncio
 
 import msgspec
 
+from ..bus.base import task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage
 from ..core.errors import (
@@ -429,24 +430,29 @@ class Sends:
                 f"Task {task.id} is {run.task.status.state.value}; it takes a message only "
                 "while it waits for input") from None
         if call.config.blocking and not call.streaming:
-            return await self._settled_elsewhere(run, call.config.history_length)
+            return await self._settled_elsewhere(run.scope, run.task.id, run.version,
+                                                 call.config.history_length)
         return self.view(run.task, call.config.history_length)
 
-    async def _settled_elsewhere(self, run: Run, history_length: int | None) -> Task:
+    async def _settled_elsewhere(self, scope: Scope, task_id: str, version: int,
+                                 history_length: int | None) -> Task:
         """The task once it reaches a terminal or interrupted state, whichever process
-        writes it (the bus says when the log moves on)."""
-        sub = self.writer.bus.subscribe(run.key, seen=run.version)
+        writes it (the bus says when the log moves on; without a shared bus, a look
+        every second)."""
+        bus = self.writer.bus
+        # (a shared bus tells of every write: its look is a safeguard)
+        every = 5.0 if hasattr(bus, "on_remote") else 1.0
+        sub = bus.subscribe(task_key(scope, task_id), seen=version)
         try:
-            version = run.version
             while True:
-                rec = await self.store.get_task(run.scope, run.task.id,
+                rec = await self.store.get_task(scope, task_id,
                                                 history_length=self.history_length_or_default(history_length))
                 if rec is None:
-                    raise task_not_found(run.task.id)
+                    raise task_not_found(task_id)
                 if rec.task.status.state in lifecycle.RETURN_STATES:
                     return rec.task
                 version = max(version, rec.version)
-                woken = sub.wake_on_news(version, 5.0)
+                woken = sub.wake_on_news(version, every)
                 if woken is not None:
                     await woken
         finally:
@@ -464,6 +470,10 @@ class Sends:
         rec = await self.store.get_task(scope, task_id, history_length=self.history_length_or_default(history_length))
         if rec is None:
             raise task_not_found(task_id)
+        if blocking and rec.task.status.state not in lifecycle.RETURN_STATES:
+            # its turn runs in another process: a blocking retry waits for it to
+            # settle, as the first send does
+            return await self._settled_elsewhere(scope, task_id, rec.version, history_length)
         return rec.task
 
     async def _settle(self, run: Run, history_length: int | None) -> Task | Message:
