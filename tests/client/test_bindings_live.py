@@ -253,10 +253,10 @@ async def test_a_value_out_of_the_wire_s_range_is_invalid_params_on_every_bindin
     binding, dialect = way
     async with Client(_address(urls, binding), binding=binding, dialect=dialect,
                       timeout=20) as client:
-        with pytest.raises(InvalidParams, match="Invalid params for (GetTask|tasks/get)"):
+        with pytest.raises(InvalidParams, match=r"Invalid params for (GetTask|tasks/get)"):
             await client.get_task("some-task", history_length=2**31)
         if dialect == "1.0":
             with pytest.raises(InvalidParams, match="1099511627776"):
                 await client.list_tasks(page_size=2**40)
-            with pytest.raises(InvalidParams, match="[Ii]nvalid params for ListTasks"):
+            with pytest.raises(InvalidParams, match=r"[Ii]nvalid params for ListTasks"):
                 await client.list_tasks(status_timestamp_after="yesterday")
