@@ -789,6 +789,19 @@ async def test_list_refuses_a_damaged_token(store: Store) -> None:
         await store.list_tasks(A, ListTasks(page_size=2, page_token=forged))
 
 
+@pytest.mark.parametrize("at", [2, 3])
+async def test_list_refuses_a_token_whose_cursor_holds_a_nul(store: Store, at: int) -> None:
+    # (remade from a real one, its filter's fingerprint kept: PostgreSQL refused it as
+    # an id it cannot hold, SQLite and the memory store paged on from it)
+    await listed_tasks(store)
+    token = (await store.list_tasks(A, ListTasks(page_size=2))).next_page_token
+    fields = msgspec.msgpack.decode(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    fields[at] += "\x00"
+    forged = base64.urlsafe_b64encode(msgspec.msgpack.encode(fields)).decode().rstrip("=")
+    with pytest.raises(InvalidParams, match="pageToken is not a token from a previous"):
+        await store.list_tasks(A, ListTasks(page_size=2, page_token=forged))
+
+
 @pytest.mark.parametrize(
     "changed",
     [

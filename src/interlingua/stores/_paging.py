@@ -96,7 +96,10 @@ def decode_token(token: str, fingerprint: bytes) -> Cursor:
         raise InvalidParams(
             "Invalid params: pageToken is not a token from a previous ListTasks response"
         ) from None
-    if decoded.version != _TOKEN_VERSION:
+    # (a cursor holding a NUL was never made here, and not every store can compare
+    # one: PostgreSQL's text cannot hold it)
+    if decoded.version != _TOKEN_VERSION or "\x00" in decoded.stamp \
+            or "\x00" in decoded.task_id:
         raise InvalidParams(
             "Invalid params: pageToken is not a token from a previous ListTasks response"
         )
