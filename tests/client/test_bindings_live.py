@@ -260,3 +260,16 @@ async def test_a_value_out_of_the_wire_s_range_is_invalid_params_on_every_bindin
                 await client.list_tasks(page_size=2**40)
             with pytest.raises(InvalidParams, match=r"[Ii]nvalid params for ListTasks"):
                 await client.list_tasks(status_timestamp_after="yesterday")
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_a_history_of_none_is_none_on_every_binding(
+        urls: tuple[str, str], way: tuple[str, str]) -> None:
+    # (v0.3's proto reads a history length of 0 as all of it: gRPC 0.3 gave it all)
+    binding, dialect = way
+    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
+                      timeout=20) as client:
+        sent = await client.send("hello", history_length=0)
+        assert isinstance(sent, Task) and sent.history == []
+        assert (await client.get_task(sent.id, history_length=0)).history == []
+        assert len((await client.get_task(sent.id, history_length=1)).history) == 1

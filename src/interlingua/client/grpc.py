@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.errors import InvalidAgentResponse, InvalidParams
 from ..core.reading import ascii_int
@@ -132,6 +132,12 @@ def _rpc(service: str, name: str) -> tuple[type[PBMessage], type[PBMessage], boo
 
 
 # ----------------------------------------------------------------- v0.3 requests
+
+
+def _asks_no_history(call: Call) -> bool:
+    if isinstance(call, GetTask):
+        return call.history_length == 0
+    return isinstance(call, SendMessage) and call.config.history_length == 0
 
 
 def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
@@ -351,6 +357,10 @@ class GrpcClientBinding:
             result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{target}: {exc.message}") from None
+        if service != V1_SERVICE and _asks_no_history(call) and getattr(result, "history", None):
+            # v0.3's proto reads a history length of 0 as "all of it" (its field is not
+            # optional): the history asked for, none, is given here
+            result = msgspec.structs.replace(result, history=[])  # type: ignore[type-var]
         return result, raw
 
     async def open_stream(
