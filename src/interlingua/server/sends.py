@@ -61,6 +61,9 @@ __all__ = ["Draining", "Sends"]
 _SUBMITTED = TaskState.SUBMITTED
 
 
+_RETURN = lifecycle.RETURN_STATES
+
+
 class Draining(ResourceUnavailable):
     """A send to a server that is draining (answered 503 with ``Retry-After``)."""
 
@@ -110,6 +113,11 @@ class Sends:
         # _settle's wait and its common answer here: no coroutine of its own per send,
         # nor one for the wait (the turn's end sets ``settled``, whatever happens)
         await begun.settled.woken()
+        if begun.task.status.state not in _RETURN and begun.pending_state in _RETURN:
+            # the turn ended while a last write was in flight (a cancel): answered
+            # with the task once that write is stored
+            async with begun.lock:
+                pass
         if begun.reply_message is None and begun.duplicate is None and begun.abandoned is None:
             return self.view(begun.task, call.config.history_length)
         return await self._settle(begun, call.config.history_length)
