@@ -296,6 +296,31 @@ def test_serve_a_file_without_agent_exits_2(tmp_path: Path) -> None:
     assert "defines no interlingua.Agent" in result.stderr
 
 
+@pytest.mark.parametrize(("spec", "said"), [
+    ("", "'' is neither a Python file nor a module's name"),
+    (":agent", "'' is neither a Python file nor a module's name"),
+    (".", "'.' is neither a Python file nor a module's name"),
+    (".agents", "'.agents' is neither a Python file nor a module's name"),
+    ("{dir}/factory.py:make", "{dir}/factory.py:make failed: ValueError: no key set"),
+    ("raising_at_import", "raising_at_import failed to load: RuntimeError: boom"),
+])
+def test_serve_an_agent_that_cannot_be_had_is_one_line(
+        spec: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (a traceback each: an empty or relative module name, a factory that raised, a
+    # module, not a file, whose import raised; as --auth and --limits load theirs)
+    (tmp_path / "factory.py").write_text("def make():\n    raise ValueError('no key set')\n")
+    (tmp_path / "raising_at_import.py").write_text("raise RuntimeError('boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec, said = spec.format(dir=tmp_path), said.format(dir=tmp_path)
+    result = run("serve", spec, "--port", str(closed_port()), "--store", "memory://")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {said}\n"
+    if spec.endswith(":make"):
+        result = run("serve", "tests/client/agents.py", "--auth", spec, "--port",
+                     str(closed_port()), "--store", "memory://")
+        assert result.exit_code == 2 and said in result.stderr, result.output
+
+
 def test_serve_a_bad_push_allow_host_exits_2() -> None:
     result = run("serve", "tests/client/agents.py", "--store", "memory://",
                  "--push-allow-host", "10.0.0.0/99", "--port", str(closed_port()))

@@ -103,28 +103,19 @@ def client_kwargs(insecure: bool) -> dict[str, Any]:
 
 def load_object(spec: str, what: str) -> Any:
     """``FILE_OR_MODULE:ATTR`` -> that attribute (for ``--auth``, ``--limits``)."""
-    import importlib
     import inspect
 
-    from .serve import LoadError, _load_file
+    from .serve import LoadError, built, load_module
 
     target, sep, attr = spec.partition(":")
     if not sep or not attr:
         raise LoadError(f"{what} must be given as FILE_OR_MODULE:ATTR, not {spec!r}")
-    if target.endswith(".py") or "/" in target or Path(target).is_file():
-        if not Path(target).is_file():
-            raise LoadError(f"no such file: {target}")
-        module = _load_file(Path(target))
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
-            raise LoadError(f"cannot import {target}: {exc}") from None
+    module = load_module(target)
     obj = getattr(module, attr, None)
     if obj is None:
         raise LoadError(f"{target} has no attribute {attr!r}")
     # a function builds it (so secrets can be read from the environment at start)
-    return obj() if inspect.isfunction(obj) else obj
+    return built(obj, spec) if inspect.isfunction(obj) else obj
 
 
 def serve_security_options(f: F) -> F:

@@ -166,16 +166,7 @@ def load_agent(spec: str) -> Agent:
     Without ``:attr``: the module's ``agent`` attribute, or its only Agent.
     """
     target, _, attr = spec.partition(":")
-    if target.endswith(".py") or "/" in target or Path(target).is_file():
-        path = Path(target)
-        if not path.is_file():
-            raise LoadError(f"no such file: {target}")
-        module = _load_file(path)
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
-            raise LoadError(f"cannot import {target}: {exc}") from None
+    module = load_module(target)
     if attr:
         obj = getattr(module, attr, None)
         if obj is None:
@@ -191,10 +182,37 @@ def load_agent(spec: str) -> Agent:
                 )
             obj = found[0]
     if callable(obj) and not isinstance(obj, Agent):
-        obj = obj()
+        obj = built(obj, spec)
     if not isinstance(obj, Agent):
         raise LoadError(f"{spec} is a {type(obj).__name__}, not an interlingua.Agent")
     return obj
+
+
+def load_module(target: str) -> ModuleType:
+    """The module ``target`` names, a Python file's path or a module's dotted name;
+    ``LoadError`` saying why not (its import raised: the error's words)."""
+    if target.endswith(".py") or "/" in target or Path(target).is_file():
+        path = Path(target)
+        if not path.is_file():
+            raise LoadError(f"no such file: {target}")
+        return _load_file(path)
+    if not target or target.startswith("."):
+        # (importlib takes no empty or relative name without a package to start from)
+        raise LoadError(f"{target!r} is neither a Python file nor a module's name")
+    try:
+        return importlib.import_module(target)
+    except ImportError as exc:
+        raise LoadError(f"cannot import {target}: {exc}") from None
+    except Exception as exc:  # raised by the module's own code as it was imported
+        raise LoadError(f"{target} failed to load: {type(exc).__name__}: {exc}") from None
+
+
+def built(factory: Any, spec: str) -> Any:
+    """What the function ``spec`` names returns; ``LoadError`` with what it raised."""
+    try:
+        return factory()
+    except Exception as exc:
+        raise LoadError(f"{spec} failed: {type(exc).__name__}: {exc}") from None
 
 
 def _load_file(path: Path) -> ModuleType:
