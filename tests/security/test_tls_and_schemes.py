@@ -95,6 +95,36 @@ def test_cli_tls_options(pki: PKI, https_url: str) -> None:
     assert no_cert.exit_code == 1 and "AuthenticationRequired" in no_cert.output
 
 
+@pytest.mark.parametrize(("command", "option", "said"), [
+    (["card"], "--ca-bundle", "error: cannot read the CA bundle"),
+    (["send", "{url}", "hi"], "--client-cert", "error: cannot load the client certificate"),
+    (["stream", "{url}", "hi"], "--client-cert", "error: cannot load the client certificate"),
+    (["card"], "--key", "Invalid value for '--key': {file} is not a PEM file"),
+])
+def test_a_file_that_is_no_pem_is_said_by_its_option(
+        tmp_path: Path, command: list[str], option: str, said: str) -> None:
+    # (the CA bundle and the client certificate were a traceback in every client
+    # command, a binary key another; the mesh's commands said them in one line)
+    url = "http://127.0.0.1:9"
+    der = tmp_path / "key.der"
+    der.write_bytes(b"\x30\x59\x30\x13\x06\x07\x2a\x86\x48")
+    file = der if option == "--key" else tmp_path / "not.pem"
+    if option != "--key":
+        file.write_text("not a certificate\n")
+    args = [a.format(url=url) for a in command]
+    if command == ["card"]:
+        args.append(url)
+    done = CliRunner().invoke(main, [*args, option, str(file)], prog_name="interlingua")
+    assert done.exit_code == 2, done.output
+    assert said.format(file=file) in done.output, done.output
+
+
+def test_a_jwks_url_is_said_by_its_own_option() -> None:
+    done = CliRunner().invoke(main, ["card", "http://127.0.0.1:9", "--verify", "--jwks",
+                                     "ftp://keys.example/jwks.json"], prog_name="interlingua")
+    assert done.exit_code == 2 and "Invalid value for '--jwks'" in done.output, done.output
+
+
 def test_serve_command_with_tls(pki: PKI) -> None:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1",

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import click
 
 from ..client import CardVerifier
+from ..client.errors import ClientError
+from ..client.tls import tls_context
 
 __all__ = [
     "card_verify_options",
@@ -91,14 +93,33 @@ def client_kwargs(insecure: bool) -> dict[str, Any]:
         kwargs["cert"] = (cert, key) if key else cert
     elif meta.get("client_key"):
         raise click.UsageError("--client-key needs --client-cert")
+    if "verify" in kwargs or "cert" in kwargs:
+        # read now, as the mesh's commands read them: a file that is no PEM is the
+        # option's fault, said before any connection (it was a traceback)
+        try:
+            tls_context(kwargs.get("verify", True), kwargs.get("cert"))
+        except ClientError as exc:
+            raise click.UsageError(str(exc)) from None
     keys = meta.get("keys")
     if meta.get("verify_card") or keys or meta.get("jwks"):
-        pems = [Path(p).read_text() for p in keys] if keys else None
+        pems = [_pem_text(p) for p in keys] if keys else None
         try:
             kwargs["card_verifier"] = CardVerifier(keys=pems, jwks_url=meta.get("jwks"))
         except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--key'") from None
+            hint = "'--jwks'" if str(exc).startswith("jwks_url") else "'--key'"
+            raise click.BadParameter(str(exc), param_hint=hint) from None
     return kwargs
+
+
+def _pem_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="ascii")
+    except UnicodeDecodeError:
+        raise click.BadParameter(f"{path} is not a PEM file (text); a DER key is binary: "
+                                 "convert it with openssl", param_hint="'--key'") from None
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror or exc}",
+                                 param_hint="'--key'") from None
 
 
 def load_object(spec: str, what: str) -> Any:
