@@ -107,3 +107,21 @@ def test_a_store_a_later_version_wrote_is_one_line_on_every_command(
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"error: {said}"), done.stderr
     assert "Traceback" not in done.stderr and "Serving" not in done.stdout
+
+
+def test_a_file_that_is_no_database_is_one_line_on_every_command(tmp_path: Path) -> None:
+    # (serve and db upgrade gave a traceback; push said it in its own words, exit 1)
+    import subprocess
+    import sys
+
+    text = tmp_path / "notes.db"
+    text.write_text("a text file someone named .db, not a database\n" * 40)
+    url = f"sqlite:///{text}"
+    said = f"error: cannot use the store {url}: file is not a database"
+    for command in (["push", "outbox"], ["push", "dead"], ["db", "upgrade"]):
+        code, output = _run(*command, "--store", url)
+        assert code == 2 and output.startswith(said), (command, output)
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", "0", "--store", url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith(said), done.stderr

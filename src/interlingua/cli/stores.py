@@ -34,13 +34,20 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
         return f"no store at {path}: check the path (a command that reads a store makes none)"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        sqlite3.connect(path).close()
-    except (OSError, sqlite3.Error) as exc:
+        conn = sqlite3.connect(path)
+        try:
+            # read, not only opened: a file that is no database says so here
+            conn.execute("PRAGMA schema_version")
+        finally:
+            conn.close()
+    except (OSError, sqlite3.OperationalError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         blocker = next((p for p in [path.parent, *path.parent.parents]
                         if p.exists() and not p.is_dir()), None)
         where = f"{blocker} is a file, not a folder" if blocker else reason
         return f"cannot open the store {store}: {where}"
+    except sqlite3.DatabaseError as exc:  # ("file is not a database")
+        return f"cannot use the store {store}: {exc}"
     return None
 
 
