@@ -125,3 +125,13 @@ def test_a_file_that_is_no_database_is_one_line_on_every_command(tmp_path: Path)
         [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
          "--port", "0", "--store", url], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith(said), done.stderr
+
+
+def test_the_gateway_checks_its_store_folder_before_it_serves(tmp_path: Path) -> None:
+    # (it served, and every request to an agent was a 500 once it made the agent's file)
+    regular = tmp_path / "plain-file"
+    regular.write_text("not a folder")
+    code, output = _run("gateway", "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x",
+                        "--port", "0", "--store", f"sqlite:///{regular}")
+    assert code == 2, output
+    assert f"{regular} is no folder the gateway can write in (File exists)" in output, output

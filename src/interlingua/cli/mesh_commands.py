@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -198,6 +199,8 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
     link, where = _gateway_link(url, namespace, mesh_profile, org, unit, gateway_id)
     if store != "memory://" and not store.startswith("sqlite:///"):
         raise click.BadParameter("memory:// or sqlite:///DIR", param_hint="'--store'")
+    if store.startswith("sqlite:///"):
+        _check_store_folder(Path(store[len("sqlite:///"):] or "."))
     try:
         asyncio.run(ping(url))
     except MeshUnavailable as exc:
@@ -234,6 +237,21 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
         pass
     finally:
         sock.close()
+
+
+def _check_store_folder(folder: Path) -> None:
+    """The gateway's ``sqlite:///DIR``: a folder it can write each agent's file in,
+    checked before it serves (else every request to an agent was a 500)."""
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise click.BadParameter(
+            f"{folder} is no folder the gateway can write in ({exc.strerror or exc}); "
+            "sqlite:///DIR names the folder of one SQLite file per agent",
+            param_hint="'--store'") from None
 
 
 def _gateway_link(url: Any, namespace: str | None, profile: str, org: str | None,
