@@ -131,6 +131,42 @@ def test_mcp_command_usage() -> None:
     assert "Traceback" not in bad.output + gone.output
 
 
+def test_mcp_http_on_a_taken_port_is_one_line() -> None:
+    # (it read the card, then exited 3 with uvicorn's log lines; the other commands
+    # that listen say it in one line, exit 2)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([EXE, "mcp", "http://127.0.0.1:9", "--http", "--port",
+                               str(port)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: --port {port}: cannot listen on 127.0.0.1:{port}: "
+                           "Address already in use\n")
+
+
+async def test_an_agent_at_a_grpc_address_is_bridged() -> None:
+    # (its card was asked for at grpc://…/.well-known/agent-card.json, which httpx
+    # refused: every gRPC address was "cannot read the agent's card")
+    from tests.live import live_grpc_agent
+
+    with live_grpc_agent(load_agent("examples/echo.py")) as (_, target):
+        port = free_port()
+        proc = subprocess.Popen([EXE, "mcp", f"grpc://{target}", "--http", "--port",
+                                 str(port)], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        try:
+            _wait_for_port(port, proc)
+            async with MCPClient(f"http://127.0.0.1:{port}/mcp") as client:
+                (tool,) = (await client.list_tools()).tools
+                answer = await client.call_tool(tool.name, {"message": "over grpc"})
+            assert not answer.is_error
+            assert "over grpc" in answer.content[0].text  # type: ignore[union-attr]
+        finally:
+            stop(proc)
+
+
 # -------------------------------------------------------- MCP -> A2A
 
 

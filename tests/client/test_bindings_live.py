@@ -273,3 +273,16 @@ async def test_a_history_of_none_is_none_on_every_binding(
         assert isinstance(sent, Task) and sent.history == []
         assert (await client.get_task(sent.id, history_length=0)).history == []
         assert len((await client.get_task(sent.id, history_length=1)).history) == 1
+
+
+@pytest.mark.parametrize("dialect", [None, "1.0", "0.3"])
+async def test_the_card_of_an_agent_at_a_grpc_address_is_asked_for_over_grpc(
+        urls: tuple[str, str], dialect: str | None) -> None:
+    # (it was looked for at grpc://…/.well-known/agent-card.json, which httpx refused)
+    async with Client("grpc://" + urls[1], dialect=dialect, timeout=20) as over_grpc, \
+            Client(urls[0], timeout=20) as over_http:
+        card = await over_grpc.get_card()
+        assert card.name == (await over_http.get_card()).name == "Worker"
+        assert {i.binding for i in card.interfaces} >= {"GRPC", "JSONRPC"}
+        sent = await over_grpc.send("hello")  # and the client still calls over gRPC
+        assert isinstance(sent, Task) and sent.status.state is TaskState.COMPLETED

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import sys
+from typing import Any
 
 import click
 
@@ -39,20 +41,55 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
     except ImportError as exc:
         raise click.UsageError(str(exc)) from None
     from ..client import ClientError
+    from ..client.errors import AgentUnreachable
 
-    async def main() -> None:
+    sock = _listening(host, port) if http else None
+
+    async def main() -> Any:
         try:
             server = await mcp_server(url, headers=header_map)
         except ClientError as exc:
             click.echo(f"error: cannot read the agent's card at {url}: {exc}", err=True)
-            sys.exit(3)
-        if http:
-            click.echo(f"MCP (streamable HTTP) for {url} on http://{host}:{port}/mcp", err=True)
-            await server.run_streamable_http_async(host=host, port=port)
-        else:
+            # as ``card`` says it: 3 when nothing answered, 1 when something did
+            sys.exit(3 if isinstance(exc, AgentUnreachable) else 1)
+        if sock is None:
             await server.run_stdio_async()
+        return server
 
     try:
-        asyncio.run(main())
+        server = asyncio.run(main())
+        if sock is not None:
+            _serve_http(server, sock, url, host)
     except KeyboardInterrupt:
         pass
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """The port, held before anything else: a taken one is one line (exit 2), as for
+    ``serve``, ``gateway``, ``listen`` and ``inspect``."""
+    from .serve import bind
+
+    try:
+        return bind(host, port)
+    except OSError as exc:
+        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: "
+                   f"{exc.strerror or exc}", err=True)
+        raise click.exceptions.Exit(2) from None
+
+
+def _serve_http(server: Any, sock: socket.socket, url: str, host: str) -> None:
+    """MCP over streamable HTTP at /mcp, on ``sock``, with serve's bounds on a connection."""
+    import uvicorn
+
+    from ..server.connections import uvicorn_connection_options
+    from .prompt_server import PromptServer
+
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"MCP (streamable HTTP) for {url} on http://{shown}:{bound}/mcp", err=True)
+    config = uvicorn.Config(server.streamable_http_app(host=host), log_level="warning",
+                            lifespan="on", **uvicorn_connection_options())
+    try:
+        PromptServer(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -44,6 +44,7 @@ from ..core import lifecycle
 from ..core.calls import (
     Call,
     CancelTask,
+    GetExtendedCard,
     GetTask,
     ListTasks,
     ListTasksResult,
@@ -56,7 +57,11 @@ from ..core.dialects import SPOKEN, get_codec
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     A2AError,
+    AuthenticationRequired,
+    AuthorizationFailed,
+    ExtendedCardNotConfigured,
     MethodNotFound,
+    UnsupportedOperation,
     VersionNotSupported,
 )
 from ..core.model import (
@@ -81,7 +86,14 @@ from .bindings import (
     check_binding,
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
-from .errors import BadResponse, ClientError, DialectMismatch, TaskNotSettled, too_deep
+from .errors import (
+    BadResponse,
+    CardNotFound,
+    ClientError,
+    DialectMismatch,
+    TaskNotSettled,
+    too_deep,
+)
 from .generations import (
     GENERATIONS_VERSION,
     GenerationsNotSupported,
@@ -300,18 +312,49 @@ class Client:
         return list(self._endpoints)
 
     async def get_card(self) -> AgentCard:
-        """The agent's card, read once from the well-known paths below ``url``."""
+        """The agent's card, read once from the well-known paths below ``url`` (at a
+        gRPC address, which has none, asked for over gRPC)."""
         if self._fetched is None:
-            fetched = await fetch_card(self._transport, self.url, self.headers)
+            at_address = self.url.startswith(("grpc://", "grpcs://"))
+            if at_address:
+                fetched = await self._card_over_grpc()
+            else:
+                fetched = await fetch_card(self._transport, self.url, self.headers)
             if self._card_verifier is not None:
                 # a card that does not verify is never used
                 await self._card_verifier.verify(fetched, self._transport)
             self._fetched = fetched
             # A card naming nothing this client speaks is still a card; the
-            # mismatch is raised when a call needs an endpoint.
-            with contextlib.suppress(DialectMismatch):
-                self._endpoints = endpoints(fetched.card, fetched.url, self._spoken())
+            # mismatch is raised when a call needs an endpoint. (A client made for a
+            # gRPC address keeps to it.)
+            if not at_address:
+                with contextlib.suppress(DialectMismatch):
+                    self._endpoints = endpoints(fetched.card, fetched.url, self._spoken())
         return self._fetched.card
+
+    async def _card_over_grpc(self) -> FetchedCard:
+        """The card of the agent at a gRPC address, asked for over each gRPC service
+        (the dialect asked for first): v1.0's gives the extended card, if the agent has
+        one and the caller may read it; v0.3's ``GetAgentCard`` the public card."""
+        first = [self._endpoint.dialect] if self._forced and self._endpoint else []
+        refusals: list[str] = []
+        for dialect in dict.fromkeys([*first, *BINDINGS["grpc"].dialects]):
+            endpoint = Endpoint(dialect, self.url, "GRPC")
+            try:
+                card, raw = await self._binding_for(endpoint).call(endpoint, GetExtendedCard())
+            except (MethodNotFound, UnsupportedOperation, ExtendedCardNotConfigured,
+                    AuthenticationRequired, AuthorizationFailed) as exc:
+                refusals.append(f"v{dialect}: {exc.message}")
+                continue
+            if not isinstance(card, AgentCard):
+                raise BadResponse(f"{self.url} answered for a card with a {type(card).__name__}")
+            # keys for its signatures: the verifier's own, or at the origin of the HTTP
+            # interface it names (a gRPC address has none of its own)
+            origin = next((i.url for i in card.interfaces
+                           if i.url.startswith(("https://", "http://"))), self.url)
+            return FetchedCard(card, raw, origin)
+        raise CardNotFound(f"{self.url} gives no card over gRPC ({'; '.join(refusals)}): "
+                           "read it at the agent's HTTP URL")
 
     async def resolve(self) -> Endpoint:
         """The endpoint calls go to, reading the card first if needed."""
