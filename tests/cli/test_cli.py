@@ -321,6 +321,21 @@ def test_serve_an_agent_that_cannot_be_had_is_one_line(
         assert result.exit_code == 2 and said in result.stderr, result.output
 
 
+@pytest.mark.parametrize("option", ["--auth", "--limits"])
+def test_serve_an_empty_security_option_is_refused_not_dropped(option: str) -> None:
+    # (--auth "", an unset shell variable, served with no authentication at all; a
+    # process with a time limit: a server that took it would serve until stopped)
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "tests/client/agents.py",
+         option, "", "--port", str(free_port()), "--store", "memory://"],
+        capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"error: {option} must be given as FILE_OR_MODULE:ATTR, not ''\n"
+
+
 def test_serve_a_bad_push_allow_host_exits_2() -> None:
     result = run("serve", "tests/client/agents.py", "--store", "memory://",
                  "--push-allow-host", "10.0.0.0/99", "--port", str(closed_port()))

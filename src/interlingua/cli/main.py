@@ -540,8 +540,8 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
 
     auth_spec, limits_spec = o["auth_spec"], o["limits_spec"]
     try:
-        auth = load_object(auth_spec, "--auth") if auth_spec else None
-        limits = load_object(limits_spec, "--limits") if limits_spec else None
+        auth = load_object(auth_spec, "--auth") if auth_spec is not None else None
+        limits = load_object(limits_spec, "--limits") if limits_spec is not None else None
     except LoadError as exc:
         _exit(str(exc), EXIT_USAGE)
     if auth is not None and not isinstance(auth, AuthConfig):
