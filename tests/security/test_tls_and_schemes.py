@@ -125,6 +125,29 @@ def test_a_jwks_url_is_said_by_its_own_option() -> None:
     assert done.exit_code == 2 and "Invalid value for '--jwks'" in done.output, done.output
 
 
+@pytest.mark.parametrize(("option", "said"), [
+    ("--certfile", "--certfile {file}: no certificate and key can be read"),
+    ("--client-ca", "--client-ca {file}: no CA certificate can be read"),
+    ("--card-key", "--card-key {file}: cannot read the signing key file {file}"),
+    ("--push-signing-key", "--push-signing-key {file}: not a PEM file (text)"),
+])
+def test_serve_says_a_key_or_certificate_file_it_cannot_read_by_its_option(
+        pki: PKI, tmp_path: Path, option: str, said: str) -> None:
+    # (they were said as the port that could not be listened on, after the banner, or
+    # for a binary key, with a traceback; --card-key's as the push signing key's)
+    file = tmp_path / "bad.pem"
+    file.write_bytes(b"\x30\x82\x01\x0a binary, no PEM" if option == "--push-signing-key"
+                     else b"no PEM in here\n")
+    extra = ["--certfile", str(pki.server)] if option == "--client-ca" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", str(free_port()), "--store", "memory://", *extra, option, str(file)],
+        cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: " + said.format(file=file)), done.stderr
+    assert "Serving" not in done.stdout
+
+
 def test_serve_command_with_tls(pki: PKI) -> None:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1",

@@ -532,6 +532,35 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
         pass
 
 
+def _check_key_files(o: dict[str, Any]) -> None:
+    """The TLS files and the card's key file, read before anything is served: a file
+    that is no PEM, or a key file that cannot be made, said naming its option (they
+    were said as the port that could not be listened on)."""
+    import ssl
+
+    from ..server.keyring import KeyRing
+
+    certfile, keyfile, client_ca = o["certfile"], o["keyfile"], o["client_ca"]
+    if certfile:
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile,
+                                                                                keyfile)
+        except (OSError, ssl.SSLError) as exc:
+            named = f"--certfile {certfile}" + (f" with --keyfile {keyfile}" if keyfile else "")
+            _exit(f"{named}: no certificate and key can be read: {exc}", EXIT_USAGE)
+    if client_ca:
+        try:
+            ssl.create_default_context().load_verify_locations(cafile=client_ca)
+        except (OSError, ssl.SSLError) as exc:
+            _exit(f"--client-ca {client_ca}: no CA certificate can be read: {exc}", EXIT_USAGE)
+    if o["card_key"]:
+        try:  # (made there when it is not there yet, as the server would)
+            KeyRing(path=o["card_key"]).load()
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            _exit(f"--card-key {o['card_key']}: {reason}", EXIT_USAGE)
+
+
 def _serve_settings(o: dict[str, Any]) -> ServeSettings:
     """``interlingua serve``'s options as the ``ServeSettings`` it serves with."""
     from ..server.auth import AuthConfig, CardSigning, Limits
@@ -548,6 +577,7 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
         _exit(f"--auth {auth_spec} is a {type(auth).__name__}, not an AuthConfig", EXIT_USAGE)
     if limits is not None and not isinstance(limits, Limits):
         _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
+    _check_key_files(o)
     card_key = o["card_key"]
     signing = CardSigning(key_path=card_key) if o["sign_card"] or card_key else None
     push = None
@@ -558,10 +588,13 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
         if push_signing_key:
             from ..server.keyring import check_signing_pem
 
-            pem = Path(push_signing_key).read_text()
             try:
+                pem = Path(push_signing_key).read_text(encoding="ascii")
                 check_signing_pem(pem)
-            except ValueError as exc:
+            except UnicodeDecodeError:
+                _exit(f"--push-signing-key {push_signing_key}: not a PEM file (text); a DER "
+                      "key is binary: convert it with openssl", EXIT_USAGE)
+            except (ValueError, OSError) as exc:
                 _exit(f"--push-signing-key {push_signing_key}: {exc}", EXIT_USAGE)
         claim = {"lease": o["push_claim_seconds"]} if o["push_claim_seconds"] else {}
         push = PushSettings(allow_http=o["push_allow_http"],

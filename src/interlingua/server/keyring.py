@@ -297,7 +297,7 @@ class KeyRing:
         try:
             doc = msgspec.json.decode(self.path.read_bytes(), type=_KeyFile)
         except (OSError, msgspec.DecodeError) as exc:
-            raise ValueError(f"cannot read the push signing key file {self.path}: {exc}") from None
+            raise ValueError(f"cannot read the signing key file {self.path}: {exc}") from None
         keys = []
         for entry in doc.keys:
             key, alg = _import_pem(entry.pem)
