@@ -135,3 +135,11 @@ def test_the_gateway_checks_its_store_folder_before_it_serves(tmp_path: Path) ->
                         "--port", "0", "--store", f"sqlite:///{regular}")
     assert code == 2, output
     assert f"{regular} is no folder the gateway can write in (File exists)" in output, output
+
+
+@pytest.mark.parametrize("store", ["memory://", "postgresql://nobody@127.0.0.1:1/db"])
+def test_rotating_the_key_of_a_store_without_a_key_file_names_that_store(store: str) -> None:
+    # (a PostgreSQL store was called memory://)
+    code, output = _run("push", "rotate-key", "--store", store)
+    assert code == 1, output
+    assert f"a server on {store} keeps no key file" in output, output

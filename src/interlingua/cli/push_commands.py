@@ -162,7 +162,11 @@ def rotate_key_command(store: str, alg: str, as_json: bool) -> None:
 
     path = key_path_for(store)
     if path is None:
-        raise click.ClickException("this store keeps no key file (memory://): nothing to rotate")
+        # (named as given: a PostgreSQL store was called memory:// here)
+        raise click.ClickException(
+            f"a server on {store} keeps no key file, so there is none to rotate: a memory "
+            "store makes a key per process; PostgreSQL replicas sign with the key each is "
+            "given (--push-signing-key): rotate it by giving them a new one")
     kid = rotate_signing_key(path, alg=alg)
     if as_json:
         click.echo(msgspec.json.encode({"kid": kid, "keyFile": str(path)}).decode())
