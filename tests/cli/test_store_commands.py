@@ -32,9 +32,11 @@ def test_a_push_command_on_a_store_that_is_not_there(command: list[str],
 def test_store_commands_that_cannot_use_their_store_say_why(tmp_path: Path) -> None:
     code, output = _run("push", "outbox", "--store", "bogus://x")
     assert code == 2 and output.startswith("error: unsupported store URL (bogus://)"), output
-    code, output = _run("push", "dead", "--store", "postgresql://nobody@127.0.0.1:1/db")
-    assert code == 1, output
-    assert output.startswith("error: cannot use the store: cannot reach PostgreSQL"), output
+    # a database that cannot be reached: exit 3 on every command, as serve says it
+    for command in (["push", "dead"], ["push", "outbox"], ["db", "upgrade"]):
+        code, output = _run(*command, "--store", "postgresql://nobody@127.0.0.1:1/db")
+        assert code == 3, (command, output)
+        assert "cannot reach PostgreSQL" in output.splitlines()[0], output
     regular = tmp_path / "plain-file"
     regular.write_text("not a folder")
     code, output = _run("db", "upgrade", "--store", f"sqlite:///{regular}/t.db")

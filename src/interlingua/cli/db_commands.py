@@ -7,7 +7,7 @@ import asyncio
 
 import click
 
-from .stores import store_problem
+from .stores import StoreUnreachable, store_problem
 
 __all__ = ["db_group"]
 
@@ -41,7 +41,9 @@ def upgrade_command(store: str) -> None:
             raise click.UsageError("db upgrade takes a postgresql:// or sqlite:/// store URL")
     except ValueError as exc:  # a malformed URL
         raise click.UsageError(str(exc)) from None
-    except (ConnectionError, RuntimeError) as exc:  # unreachable, or a newer schema
+    except ConnectionError as exc:  # unreachable: exit 3, as serve says it
+        raise StoreUnreachable(str(exc)) from None
+    except RuntimeError as exc:  # a newer schema
         raise click.ClickException(str(exc)) from None  # "error: ...", as every command
     if before == after:
         click.echo(f"The schema is up to date (version {after}).")

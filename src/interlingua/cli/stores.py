@@ -51,6 +51,13 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
     return None
 
 
+class StoreUnreachable(click.ClickException):
+    """A store's database that cannot be reached: exit 3, as every command says what
+    it cannot reach (``serve`` its store, ``send`` its agent)."""
+
+    exit_code = 3
+
+
 def run_on_store(work: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(work)``, a command's work on a store whose URL was checked (a URL no
     store takes is a usage error of its option, ``open_store`` where it is read): a
@@ -59,7 +66,9 @@ def run_on_store(work: Coroutine[Any, Any, T]) -> T:
 
     try:
         return asyncio.run(work)
-    except (StoreUnavailable, SchemaMismatch, ConnectionError, OSError, sqlite3.Error) as exc:
+    except (StoreUnavailable, ConnectionError) as exc:
+        raise StoreUnreachable(f"cannot use the store: {exc}") from None
+    except (SchemaMismatch, OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot use the store: {exc}") from None
     except ValueError as exc:  # a row the store holds that does not read back
         raise click.ClickException(f"cannot read the store: {exc}") from None
