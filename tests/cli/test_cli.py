@@ -336,6 +336,23 @@ def test_serve_an_empty_security_option_is_refused_not_dropped(option: str) -> N
     assert done.stderr == f"error: {option} must be given as FILE_OR_MODULE:ATTR, not ''\n"
 
 
+def test_serve_a_local_bus_with_a_path_says_what_it_takes() -> None:
+    # (it said "unsupported bus URL (local://): use local:// or redis://…")
+    result = run("serve", "tests/client/agents.py", "--bus", "local://x", "--port",
+                 str(closed_port()), "--store", "memory://")
+    assert result.exit_code == 2, result.output
+    assert "local:// takes nothing after it, not 'local://x'" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["send", "stream"])
+def test_a_file_that_cannot_be_read_is_the_option_s_fault(command: str) -> None:
+    # (it was read once the agent was called, and said as the agent not reached, exit 3)
+    result = run(command, f"http://127.0.0.1:{closed_port()}", "hi", "--file",
+                 "/proc/self/mem")
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--file': cannot read /proc/self/mem" in result.stderr
+
+
 def test_serve_a_bad_push_allow_host_exits_2() -> None:
     result = run("serve", "tests/client/agents.py", "--store", "memory://",
                  "--push-allow-host", "10.0.0.0/99", "--port", str(closed_port()))

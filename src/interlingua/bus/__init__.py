@@ -23,5 +23,7 @@ def open_bus(url: str = "local://") -> Bus:
                 "a redis:// bus needs the redis package: pip install 'interlingua[redis]'"
             ) from None
         return RedisBus(url)
+    if scheme in ("local", "memory"):  # (with something after it, which it takes not)
+        raise ValueError(f"{scheme}:// takes nothing after it, not {url!r}: use {scheme}://")
     shown = f"{scheme}://" if "://" in url else "a URL without a scheme"
     raise ValueError(f"unsupported bus URL ({shown}): use local:// or redis://host:port/db")

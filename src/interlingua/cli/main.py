@@ -789,6 +789,21 @@ def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter("JSON nested too deeply") from None
 
 
+def _read_files(ctx: click.Context, param: click.Parameter,
+                value: tuple[Path, ...]) -> tuple[FilePart, ...]:
+    """Each ``--file`` read now, as the part it is sent as: a file that cannot be read
+    is the option's fault (it was said as the agent that could not be reached)."""
+    from ..client.messages import file_from_path
+
+    parts = []
+    for path in value:
+        try:
+            parts.append(file_from_path(path))
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {path}: {exc.strerror or exc}") from None
+    return tuple(parts)
+
+
 def _message_options(f: F) -> F:
     """The message ``send`` and ``stream`` make: TEXT and what goes with it."""
     options = [
@@ -799,7 +814,7 @@ def _message_options(f: F) -> F:
                      help="Send within this context (conversation)."),
         click.option("--data", default=None, callback=_json_value, metavar="JSON",
                      help="Also send this JSON value as a data part."),
-        click.option("--file", "files", multiple=True,
+        click.option("--file", "files", multiple=True, callback=_read_files,
                      type=click.Path(exists=True, dir_okay=False, path_type=Path),
                      help="Also send this file inline (repeatable)."),
     ]
@@ -827,7 +842,7 @@ _save_option = click.option(
 @_save_option
 @_client_options
 def send_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
-                 files: tuple[Path, ...], no_wait: bool, history_length: int | None,
+                 files: tuple[FilePart, ...], no_wait: bool, history_length: int | None,
                  push_url: str | None, push_token: str | None, save_dir: Path | None,
                  as_json: bool, dialect: str | None, headers: tuple[str, ...], timeout: float,
                  insecure: bool) -> None:
@@ -1072,7 +1087,7 @@ async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bo
               help="Ask for at most N messages of history in the task snapshot.")
 @_client_options
 def stream_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
-                   files: tuple[Path, ...], history_length: int | None, as_json: bool,
+                   files: tuple[FilePart, ...], history_length: int | None, as_json: bool,
                    dialect: str | None, headers: tuple[str, ...], timeout: float,
                    insecure: bool) -> None:
     """Send TEXT to the agent at URL and show what it does as it happens.
