@@ -74,3 +74,39 @@ def test_a_subscribed_task_that_never_settles_ends_at_the_timeout() -> None:
     assert "no answer within 1 s" in result.stderr
     assert "is working; follow it with: interlingua subscribe" in result.stderr
     assert [c for c in early.calls if c != "card"] == ["send", "subscribe"]
+
+
+def test_an_agent_that_answers_nothing_ends_the_send_about_its_timeout() -> None:
+    # (after --timeout the message is sent again to learn its task, which waited a
+    # whole --timeout more: twice what was asked, against an agent that answers nothing)
+    import socket
+    import threading
+    import time
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        held: list[socket.socket] = []
+        stop = threading.Event()
+
+        def accept() -> None:  # takes every connection, reads, answers nothing
+            server.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    held.append(server.accept()[0])
+                except OSError:
+                    continue
+
+        taker = threading.Thread(target=accept, daemon=True)
+        taker.start()
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/"
+        started = time.monotonic()
+        result = run("send", url, "hello", "--dialect", "1.0", "--timeout", "3")
+        took = time.monotonic() - started
+        stop.set()
+        taker.join()
+        for conn in held:
+            conn.close()
+    assert result.exit_code == 3, result.output
+    assert "within 3 s" in result.output, result.output
+    assert took < 5.3, took  # 3 s and a second for the look; it took 6

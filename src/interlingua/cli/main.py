@@ -75,6 +75,8 @@ EXIT_OK = 0
 EXIT_A2A_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+#: seconds ``send`` waits for the task of a message it sent again after --timeout
+RETRY_WAIT = 1.0
 EXIT_TASK_UNSUCCESSFUL = 4
 
 #: states a task may end in that mean it did not do what was asked
@@ -871,8 +873,11 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
         except AgentTimeout:
             # The same message again (same id) without waiting: the agent answers
             # with the task it already started for it, so the user can follow it.
-            with contextlib.suppress(ClientError, A2AError):
-                started = await client.send(message, blocking=False, history_length=0)
+            # An agent that takes it answers at once: a short wait, not --timeout again
+            # (against an agent that answers nothing, the command took twice --timeout).
+            with contextlib.suppress(ClientError, A2AError, TimeoutError):
+                async with asyncio.timeout(min(timeout, RETRY_WAIT)):
+                    started = await client.send(message, blocking=False, history_length=0)
                 if isinstance(started, Task):
                     _fail(f"no answer within {timeout:g} s; task {started.id} is "
                           f"{started.status.state.value}; follow it with: "
