@@ -286,3 +286,20 @@ async def test_the_card_of_an_agent_at_a_grpc_address_is_asked_for_over_grpc(
         assert {i.binding for i in card.interfaces} >= {"GRPC", "JSONRPC"}
         sent = await over_grpc.send("hello")  # and the client still calls over gRPC
         assert isinstance(sent, Task) and sent.status.state is TaskState.COMPLETED
+
+
+@pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])
+async def test_a_push_config_asked_for_without_its_id_on_every_binding(
+        clients: dict[tuple[str, str], Client], way: tuple[str, str]) -> None:
+    # (HTTP+JSON and v0.3's gRPC, whose routes name the config, refused the call)
+    client = clients[way]
+    task = await client.send("slow", blocking=False)
+    assert isinstance(task, Task)
+    try:
+        with pytest.raises(InvalidParams, match="has no push notification config"):
+            await client.call(GetPushConfig(task_id=task.id))
+        config = PushConfig(url="http://127.0.0.1:9/hook", id="only", token="tok")
+        made = await client.call(SetPushConfig(task_id=task.id, config=config))
+        assert await client.call(GetPushConfig(task_id=task.id)) == made
+    finally:
+        await client.cancel(task.id)

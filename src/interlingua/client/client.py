@@ -45,7 +45,9 @@ from ..core.calls import (
     Call,
     CancelTask,
     GetExtendedCard,
+    GetPushConfig,
     GetTask,
+    ListPushConfigs,
     ListTasks,
     ListTasksResult,
     Result,
@@ -60,6 +62,7 @@ from ..core.errors import (
     AuthenticationRequired,
     AuthorizationFailed,
     ExtendedCardNotConfigured,
+    InvalidParams,
     MethodNotFound,
     UnsupportedOperation,
     VersionNotSupported,
@@ -700,10 +703,26 @@ class Client:
                 "listing tasks needs A2A 1.0, and this agent is spoken to in "
                 f"A2A {endpoint.dialect}"
             )
-        result = await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+        try:
+            result = await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
+        except DialectMismatch:
+            if not (isinstance(call, GetPushConfig) and not call.config_id):
+                raise
+            # a binding whose route names the config (HTTP+JSON, v0.3's gRPC): the task's
+            # configs read, and the one chosen as the server chooses (push/service.py)
+            return await self._own_push_config(call.task_id)
         if type(result) is Task and self._endpoint is not None and self._endpoint.version:
             self._numbered(result, call)
         return result
+
+    async def _own_push_config(self, task_id: str) -> PushConfig:
+        """The config a get without an id answers with: the one named by the task's
+        id, else the task's first."""
+        configs = await self.call(ListPushConfigs(task_id=task_id))
+        if not isinstance(configs, list) or not configs:
+            raise InvalidParams(
+                f"Invalid params: task {task_id} has no push notification config")
+        return next((c for c in configs if c.id == task_id), configs[0])
 
     def _numbered(self, task: Task, call: Call) -> None:
         """A task answered in 1.1: does the agent number its tasks? (spec §3.2.7)"""
