@@ -187,6 +187,22 @@ def _no_batches(items: int) -> None:
     raise InvalidRequest("Invalid Request: batches are not taken on the mesh")
 
 
+class _Id(msgspec.Struct):
+    id: Any = None
+
+
+_decode_id = msgspec.json.Decoder(_Id).decode
+
+
+def _request_id(payload: bytes) -> Any:
+    """The JSON-RPC id of a request not otherwise read (None: none can be read)."""
+    try:
+        rid = _decode_id(payload).id
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
 def _rid_of(exc: A2AError) -> Any:
     data = exc.data
     if isinstance(data, dict) and "id" in data:
@@ -447,6 +463,11 @@ class MeshAgent:
                 parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
                 rid = _rid_of(exc)
+                if rid is None and len(msg.payload) <= self.door.settings.max_body_bytes:
+                    # refused before it was read (its credentials, the rate): its id
+                    # said all the same, for a requester that matches answers by id
+                    # alone (SAM's; ours read the Correlation Data too)
+                    rid = _request_id(msg.payload)
                 if not forwarded:
                     await self._answer_error(reply, rid, exc, exc.message)
                 return

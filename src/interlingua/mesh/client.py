@@ -53,7 +53,7 @@ from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
-from .client_api import MeshClientAPI, http_only, with_tls
+from .client_api import MeshClientAPI, http_only, named_for, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
@@ -120,6 +120,11 @@ class Requester(ReadingConnection):
         self._pending: dict[Any, _Pending] = {}
         self._lock = asyncio.Lock()
 
+    @property
+    def in_flight(self) -> Any:
+        """The request ids whose answers are awaited (a view)."""
+        return self._pending.keys()
+
     def _listening(self) -> list[str]:
         return self.listen
 
@@ -136,6 +141,10 @@ class Requester(ReadingConnection):
                         rid = env.id
                 except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                     continue  # not an answer of ours
+                if rid is None and msg.correlation is not None:
+                    # a refusal made before the request was read (its size, its
+                    # credentials, the rate): no id, but the Correlation Data sent
+                    rid = msg.correlation.decode("utf-8", "replace")
                 pending = self._pending.get(rid)
                 if pending is not None:
                     pending.queue.put_nowait((msg.topic.startswith(self._status_prefixes), env))
@@ -272,7 +281,12 @@ class MeshClient(MeshClientAPI):
         if isinstance(call, SendMessage):
             if call.message.task_id:
                 return f"{call.message.task_id}.{next(self._ids)}", call.message.task_id
-            task_id = new_id()
+            # SAM's request id names the new task: made from the message's id, so that a
+            # retry is answered with its task (a new one while a send of it is in flight
+            # here, whose answers that id routes)
+            task_id = named_for(call.message.message_id)
+            if task_id in self._requester.in_flight:
+                task_id = new_id()
             return task_id, task_id
         task = call.id if isinstance(call, (GetTask, CancelTask, SubscribeToTask)) else "-"
         return f"{task}.{next(self._ids)}", task

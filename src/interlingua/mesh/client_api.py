@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import ssl
+import uuid
 from collections.abc import AsyncGenerator, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -22,7 +23,7 @@ from ..core.calls import Call, CancelTask, GetTask, SendConfig, SendMessage, Sub
 from ..core.model import AgentCard, FilePart, Message, Metadata, Part, PushConfig, Task
 from .topics import MeshURL
 
-__all__ = ["MeshClientAPI", "http_only", "verified_card", "with_tls"]
+__all__ = ["MeshClientAPI", "http_only", "named_for", "verified_card", "with_tls"]
 
 #: ``Client``'s keywords a mesh client takes and has no use for (it has one binding,
 #: one dialect and no HTTP connection of its own)
@@ -40,6 +41,17 @@ def http_only(options: dict[str, Any]) -> None:
                         "timeout, headers, max_answer_bytes, verify, cert, card_verifier, "
                         "and the HTTP client's dialect, binding, httpx_client, transport "
                         "and resume, which have no use here)")
+
+
+#: the namespace of the task and context ids a mesh requester names for a new task
+_NAMED = uuid.UUID("6f0c5a52-9d6e-4b1e-8f0e-3a1f6d2c9b7e")
+
+
+def named_for(message_id: str, what: str = "task") -> str:
+    """The id of the task (or context) a mesh requester names for a new task, made from
+    its message's id: a retry of the message (same id) names the same task, and the
+    agent answers it with that task instead of running it again."""
+    return str(uuid.uuid5(_NAMED, f"{what}:{message_id}"))
 
 
 def with_tls(url: MeshURL, verify: bool | str | ssl.SSLContext = True,

@@ -6,12 +6,16 @@ gateway use. Tasks made over the mesh are stored as SAM tasks."""
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import msgspec
 
 from ..core.calls import Call, CancelTask, GetTask, Result, SubscribeToTask
 from ..core.dialects._family_wire import Variant, Wire, build_wire
 from ..core.dialects.sam import VARIANT as SAM_VARIANT
 from ..core.dialects.sam import SAMCodec
+from ..core.dialects.v1_0 import V1Codec, decode_status
+from ..core.errors import A2AError
 
 __all__ = ["MESH_CODEC", "MESH_PROTOCOL_VERSION", "MQTT_BINDING", "MeshCodec"]
 
@@ -33,6 +37,28 @@ class MeshCodec(SAMCodec):
     wire: ClassVar[Wire] = build_wire(VARIANT)
     lax: ClassVar[Wire] = build_wire(VARIANT, lax=True)
 
+    def encode_error(self, error: A2AError) -> bytes:
+        """SAM's code and message; for an error SAM's codes do not tell apart
+        (authentication, authorization, the rate: -32600 or -32603), v1.0's ErrorInfo
+        in ``data`` too, which SAM's requesters pass over and our clients read (over
+        HTTP the status says which)."""
+        out = super().encode_error(error)
+        if type(self.decode_error(msgspec.json.decode(out))) is type(error):
+            return out
+        doc = msgspec.json.decode(out)
+        if doc.get("data") is None:
+            doc["data"] = msgspec.json.decode(_V1.encode_error(error)).get("data")
+        return msgspec.json.encode(doc)
+
+    def decode_error(self, error: Any) -> A2AError:
+        data = error.get("data") if isinstance(error, dict) else None
+        if isinstance(data, list):  # v1.0's ErrorInfo: its reason names the error
+            named = decode_status({"error": {"message": error.get("message"),
+                                             "details": data}})
+            if named is not None:
+                return named
+        return super().decode_error(error)
+
     def result_in(self, call: Call, data: bytes) -> Result:
         if isinstance(call, (GetTask, SubscribeToTask)):
             # a Task answers them as it answers a cancel
@@ -40,4 +66,5 @@ class MeshCodec(SAMCodec):
         return super().result_in(call, data)
 
 
+_V1 = V1Codec()
 MESH_CODEC = MeshCodec()

@@ -25,7 +25,6 @@ import asyncio
 import os
 import secrets
 import ssl
-import uuid
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
@@ -49,7 +48,7 @@ from ...core.model import (
     Task,
 )
 from ..broker import Broker, MeshUnavailable
-from ..client_api import MeshClientAPI, http_only, with_tls
+from ..client_api import MeshClientAPI, http_only, named_for, with_tls
 from ..topics import MeshURL, parse_mesh_url
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
@@ -161,10 +160,16 @@ class EmqxClient(MeshClientAPI):
     def _message(self, message_or_text: Message | str | Part | Sequence[Part], *,
                  task_id: str | None, context_id: str | None, data: Any,
                  files: Sequence[FilePart | str | os.PathLike[str]] | None) -> Message:
-        # the requester names a new task (and its context), as the profile requires
-        return make_message(message_or_text, task_id=task_id or str(uuid.uuid4()),
-                            context_id=context_id or (None if task_id else str(uuid.uuid4())),
-                            data=data, files=files or ())
+        # the requester names a new task (and its context), as the profile requires:
+        # made from the message's id, so that a retry of it names the same task
+        message = make_message(message_or_text, task_id=task_id, context_id=context_id,
+                               data=data, files=files or ())
+        if task_id is None:
+            mid = message.message_id
+            message.task_id = named_for(mid)
+            if context_id is None and message.context_id is None:
+                message.context_id = named_for(mid, "context")
+        return message
 
     async def _follow(self, call: SendMessage | SubscribeToTask,
                       ) -> AsyncGenerator[StreamEvent, None]:
