@@ -40,8 +40,8 @@ import msgspec
 
 from ..bindings.http.request_headers import RequestHeaders
 from ..client.card import parse_card
-from ..client.errors import ClientError
-from ..core.calls import CancelTask, SendMessage
+from ..client.errors import AgentUnreachable, ClientError
+from ..core.calls import CancelTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError
 from ..core.model import Role
 from ..host.app import create_app
@@ -52,7 +52,7 @@ from ..server.context import Context, TaskCanceled
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
-from .relay import finish, relay
+from .relay import RECONNECT_WAIT, finish, relay
 from .topics import MeshURL, Topics, check_name, mesh_name
 
 __all__ = ["Gateway", "Link", "SamLink"]
@@ -317,14 +317,13 @@ class SamLink:
         pending = await requester.publish(name, rid, call, task.id, streaming=streams,
                                           properties={"userId": ctx.principal or None})
         try:
-            while True:
-                update, raw = await requester.next(pending, name)
-                item = MESH_CODEC.decode_stream_item(raw)
-                if update:
-                    await relay(ctx, item)
-                    continue
-                await finish(ctx, item)
-                return
+            await self._follow(name, ctx, pending)
+        except AgentUnreachable:
+            # the connection to the broker was lost: the agent may well carry on, and
+            # is asked for the task once it is back (it was failed here, for good,
+            # while the agent completed it)
+            if not await self._follow_again(name, ctx, task.id):
+                raise
         except (asyncio.CancelledError, TaskCanceled):
             # canceled here (over HTTP; the turn canceled, or a write after the cancel
             # refused): the task on the mesh is canceled too
@@ -332,6 +331,39 @@ class SamLink:
             raise
         finally:
             requester.forget(rid)
+
+    async def _follow(self, name: str, ctx: Context, pending: Any) -> None:
+        """The answers to one request, relayed until the last ends the turn."""
+        while True:
+            update, raw = await self.requester.next(pending, name)
+            item = MESH_CODEC.decode_stream_item(raw)
+            if update:
+                await relay(ctx, item)
+                continue
+            await finish(ctx, item)
+            return
+
+    async def _follow_again(self, name: str, ctx: Context, task_id: str) -> bool:
+        """After a lost connection: the task subscribed to again once the broker is
+        back (within ``RECONNECT_WAIT``), and followed to its end; False if it never
+        came back."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + RECONNECT_WAIT
+        attempt = 0
+        while loop.time() < end:
+            attempt += 1
+            rid = f"{task_id}.again{attempt}"
+            try:
+                pending = await self.requester.publish(
+                    name, rid, SubscribeToTask(id=task_id), task_id, streaming=True)
+                try:
+                    await self._follow(name, ctx, pending)
+                finally:
+                    self.requester.forget(rid)
+                return True
+            except AgentUnreachable:
+                await asyncio.sleep(0.5)
+        return False
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

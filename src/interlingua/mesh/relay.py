@@ -56,3 +56,8 @@ async def finish(ctx: Context, item: Any) -> None:
         await ctx._end(TaskState.CANCELED, content, None, None, None)
     else:
         await ctx.fail(content)
+
+
+#: seconds a gateway waits for the broker to come back before a turn it was following
+#: ends failed (the agent may well carry on meanwhile: it is asked again, not given up)
+RECONNECT_WAIT = 30.0

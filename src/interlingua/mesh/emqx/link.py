@@ -19,14 +19,14 @@ from typing import Any
 
 import msgspec
 
-from ...client.errors import ClientError
-from ...core.calls import CancelTask, SendMessage
+from ...client.errors import AgentUnreachable, ClientError
+from ...core.calls import CancelTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
-from ..relay import finish, relay
+from ..relay import RECONNECT_WAIT, finish, relay
 from ..topics import MeshURL
 from .presence import Directory
 from .requester import EmqxRequester
@@ -74,7 +74,24 @@ class EmqxLink:
         message = msgspec.structs.replace(ctx.message, task_id=task.id,
                                           context_id=task.context_id)
         call = SendMessage(message=message, streaming=streams)
-        gen = self.requester.exchange(name, call, properties={"userId": ctx.principal or None})
+        properties = {"userId": ctx.principal or None}
+        try:
+            try:
+                await self._follow(name, ctx, call, properties)
+            except AgentUnreachable:
+                # the connection to the broker was lost: the agent may well carry on,
+                # and is asked for the task once it is back (it was failed here)
+                if not await self._follow_again(name, ctx, task.id, properties):
+                    raise
+        except (asyncio.CancelledError, TaskCanceled):
+            # canceled here: the turn is canceled, or a write after the cancel is refused
+            self._spawn(self._cancel_on_mesh(name, task.id))
+            raise
+
+    async def _follow(self, name: str, ctx: Context, call: SendMessage | SubscribeToTask,
+                      properties: dict[str, Any]) -> None:
+        """The answers to ``call``, relayed until the last ends the turn."""
+        gen = self.requester.exchange(name, call, properties=properties)
         try:
             async for raw in gen:
                 item = CODEC.decode_stream_item(raw)
@@ -83,12 +100,23 @@ class EmqxLink:
                     return
                 if not isinstance(item, Task):  # the gateway has its own snapshot
                     await relay(ctx, item)
-        except (asyncio.CancelledError, TaskCanceled):
-            # canceled here: the turn is canceled, or a write after the cancel is refused
-            self._spawn(self._cancel_on_mesh(name, task.id))
-            raise
         finally:
             await gen.aclose()
+
+    async def _follow_again(self, name: str, ctx: Context, task_id: str,
+                            properties: dict[str, Any]) -> bool:
+        """After a lost connection: the task subscribed to again once the broker is
+        back (within ``RECONNECT_WAIT``) and followed to its end; False if it never
+        came back."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + RECONNECT_WAIT
+        while loop.time() < end:
+            try:
+                await self._follow(name, ctx, SubscribeToTask(id=task_id), properties)
+                return True
+            except AgentUnreachable:
+                await asyncio.sleep(0.5)
+        return False
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
