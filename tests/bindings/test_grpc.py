@@ -234,6 +234,25 @@ def test_a_stream_too_far_behind_ends_unavailable_and_resumes() -> None:
         assert rest[-1].status_update.status.state == pb1.TASK_STATE_COMPLETED
 
 
+@pytest.mark.parametrize("binding", ["grpc", "jsonrpc"])
+async def test_the_client_resumes_a_stream_that_fell_behind_on_either_binding(
+        binding: str) -> None:
+    # (over gRPC the client raised ResourceUnavailable where over SSE it resumed)
+    from interlingua.client import Client
+
+    with served(max_lag=64) as (url, target):
+        address = f"grpc://{target}" if binding == "grpc" else url
+        async with Client(address, binding=binding, dialect="1.0", timeout=30) as client:
+            seqs: list[int] = []
+            async for event in client.stream("flood"):
+                if event.seq is not None:
+                    seqs.append(event.seq)
+                if len(seqs) == 1:
+                    await asyncio.sleep(2)  # the agent runs on, past what is held
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "no gap, no duplicate"
+    assert len(seqs) >= 1500
+
+
 def _seq(event: pb1.StreamResponse) -> int:
     return int(getattr(event, event.WhichOneof("payload")).metadata[EVENT_ID_KEY])
 

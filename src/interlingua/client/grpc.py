@@ -42,7 +42,7 @@ import msgspec
 
 from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
-from ..core.errors import InvalidAgentResponse, InvalidParams
+from ..core.errors import A2AError, InvalidAgentResponse, InvalidParams
 from ..core.reading import ascii_int
 from ..core.trace_context import inject
 from ..grpc_wire.address import dns_target
@@ -51,7 +51,7 @@ from .encoding import encode_call
 from .errors import BadResponse, ClientError, DialectMismatch
 from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
-from .stream import Connection
+from .stream import Connection, lagged_or
 from .transport import Transport
 
 try:
@@ -411,7 +411,10 @@ class GrpcConnection(Connection):
             try:
                 message = await self._stream.read()
             except grpc.aio.AioRpcError as exc:
-                raise self._to_error(exc, self.url) from None
+                err = self._to_error(exc, self.url)
+                # a reader that fell too far behind is told where to resume, as over
+                # SSE: followed again from there, not raised (it was, over gRPC)
+                raise (lagged_or(err) if isinstance(err, A2AError) else err) from None
 
     async def aclose(self) -> None:
         stream = self._stream
