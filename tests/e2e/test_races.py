@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from interlingua import Agent, Client, Context
+from interlingua import Agent, Client, Context, get_text
 from interlingua.core.model import TaskState
 
 from ..live import live_agent
@@ -402,3 +402,26 @@ def test_an_unknown_message_id_mode_is_refused_by_name() -> None:
     app = create_app(_counting_agent(Counter()), engine_config=config, message_ids="strict")
     assert app.state.engine.sends.strict and app.state.engine.writer.strict_ids
     assert app.state.engine.config.lease_timeout == 5.0 and config.message_ids == "content"
+
+
+async def test_an_agent_that_raises_cancelled_error_itself_fails_its_task(
+        any_store: str) -> None:
+    # (the turn re-raised it as if it had been canceled: the task stayed unfinished and
+    # every stream of it open, with nothing logged)
+    async def gives_up(ctx: Context) -> None:
+        await ctx.artifact("started", name="w.txt")
+        helper = asyncio.ensure_future(asyncio.sleep(10))
+        asyncio.get_running_loop().call_later(0.05, helper.cancel)
+        await helper  # what a library's own timeout does to what an agent awaits
+        await ctx.complete("never reached")
+
+    agent = Agent("Gives up", "Awaits what is canceled under it.", gives_up, streaming=True)
+    with live_agent(agent, store=any_store) as url:
+        async with Client(url, timeout=20) as client:
+            sent = await client.send("go")
+            assert sent.status.state is TaskState.FAILED
+            events = [e async for e in client.stream("go again")]
+    last = events[-1].item
+    assert getattr(last, "status", None) is not None
+    assert last.status.state is TaskState.FAILED
+    assert "CancelledError" in get_text(last.status.message)

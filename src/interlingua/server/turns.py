@@ -343,7 +343,15 @@ class TurnRunner:
             log.warning("task %s: this process lost its lease; the task is left to the "
                         "process that revoked it", run.task.id)
         except asyncio.CancelledError:
-            if not run.cancelled.is_set():
+            current = asyncio.current_task()
+            if current is not None and not current.cancelling():
+                # raised by the agent itself, not a cancel of this turn (a library's
+                # own timeout cancelling what it awaited): a failure like any other; it
+                # left the task unfinished, its streams open, and nothing logged
+                log.warning("executor of task %s raised CancelledError", run.task.id)
+                await self._end_failed(run, "The agent failed: CancelledError (a cancel "
+                                            "the agent did not catch)")
+            elif not run.cancelled.is_set():
                 raise
         except ExecutorTimeout as exc:
             await self._end_failed(run, str(exc))
