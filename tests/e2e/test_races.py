@@ -369,6 +369,36 @@ def test_a_v03_resubscribe_still_ends_at_input_required() -> None:
     assert got[-1][2]["result"].get("final", True) is True
 
 
+def test_a_v03_resubscribe_from_the_log_ends_at_input_required_the_agent_went_past() -> None:
+    # An agent that asks for input and carries on in the same turn: a v0.3 stream
+    # ends at the question (final: true). Read from the log on a resume, the question
+    # sat inside one page with what followed it, and the stream ran on past it.
+    async def asks_and_goes_on(ctx: Context) -> None:
+        await ctx.update("working")
+        await ctx.update("which one?", state=TaskState.INPUT_REQUIRED)
+        await ctx.update("carrying on")
+        for n in range(3):
+            await ctx.artifact(f"chunk {n}", name="out.txt")
+        await ctx.complete("done")
+
+    agent = Agent("Asks", "Asks, then goes on.", asks_and_goes_on, streaming=True)
+    with live_agent(agent) as url, httpx.Client(timeout=10) as c:
+        task = c.post(url + "/", json={"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                                       "params": {"message": {
+                                           "kind": "message", "messageId": "m-asks",
+                                           "role": "user",
+                                           "parts": [{"kind": "text", "text": "go"}]}}}
+                      ).json()["result"]
+        got = list(events(c, url + "/", {"jsonrpc": "2.0", "id": 2,
+                                          "method": "tasks/resubscribe",
+                                          "params": {"id": task["id"]}},
+                          {"Last-Event-ID": "0"}))
+    finals = [d["result"] for _, _, d in got if d["result"].get("final")]
+    assert len(finals) == 1, got
+    assert finals[0]["status"]["state"] == "input-required", got
+    assert got[-1][2]["result"] == finals[0]
+
+
 async def test_the_client_subscribe_follows_through_input_required() -> None:
     with live_agent(_interrupted_agent()) as url:
         async with Client(url) as client:

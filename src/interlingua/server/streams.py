@@ -19,6 +19,7 @@ projection, which keeps changing (this saves copying the task).
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -77,6 +78,8 @@ StreamOutput = Entry | Heartbeat | Lagged | Unavailable | StoredEvent
 
 #: events read from the store at a time by a reader catching up
 READ_PAGE = 500
+#: a stored event's event (read in C, over a batch)
+_EVENT = operator.attrgetter("event")
 #: seconds between an idle reader's looks at the store, when other processes write it
 #: and no shared bus tells of their writes (two servers on one SQLite file)
 STORE_POLL = 1.0
@@ -502,6 +505,16 @@ class _Follow(Stream):
                 return None
         elif ends_with is not ArtifactUpdate:
             return None
+        # A batch of several writes (a reader behind, a page of the log read on a
+        # resume) may hold a status that ends this stream before its last event: an
+        # agent that asked for input and carried on. Looked for in C (no bytecode per
+        # event), and only then among the statuses.
+        if StatusUpdate in map(type, map(_EVENT, events[:-1])):
+            ends = self._ends
+            for stored in events[:-1]:
+                event = stored.event
+                if type(event) is StatusUpdate and event.status.state in ends:
+                    return None
         if tail.generation - generation != last.seq - first.seq:  # type: ignore[union-attr]
             return None
         after = self._after = last.seq
