@@ -58,6 +58,12 @@ def _address(urls: tuple[str, str], binding: str) -> str:
     return {"jsonrpc": base + "/", "rest": base, "grpc": target}[binding]
 
 
+def _client(urls: tuple[str, str], way: tuple[str, str]) -> Client:
+    """A client speaking ``way`` (binding, dialect) to the server at ``urls``."""
+    binding, dialect = way
+    return Client(_address(urls, binding), binding=binding, dialect=dialect, timeout=20)
+
+
 @pytest.fixture
 async def clients(urls: tuple[str, str]) -> AsyncIterator[dict[tuple[str, str], Client]]:
     made = {(b, d): Client(_address(urls, b), binding=b, dialect=d, timeout=20)
@@ -220,9 +226,7 @@ async def test_a_task_named_by_dots_is_reached_on_every_binding(
         for name in (".", ".."):
             with contextlib.suppress(A2AError):  # (made by the way run before)
                 await naming.send("hello", task_id=name)
-    binding, dialect = way
-    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
-                      timeout=20) as client:
+    async with _client(urls, way) as client:
         for name in (".", ".."):
             task = await client.get_task(name)
             assert task.id == name and task.status.state is TaskState.COMPLETED
@@ -233,9 +237,7 @@ async def test_an_empty_task_id_is_invalid_params_on_every_binding_but_v03_json_
         urls: tuple[str, str], way: tuple[str, str]) -> None:
     # (HTTP+JSON asked /tasks/, the listing, and read it as a task; v0.3's JSON-RPC
     # schema lets an id be empty: no task has it)
-    binding, dialect = way
-    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
-                      timeout=20) as client:
+    async with _client(urls, way) as client:
         for call in (client.get_task(""), client.cancel(""),
                      client.call(GetPushConfig(task_id="", config_id="c"))):
             expected = TaskNotFound if way == ("jsonrpc", "0.3") else InvalidParams
@@ -250,9 +252,8 @@ async def test_an_empty_task_id_is_invalid_params_on_every_binding_but_v03_json_
 async def test_a_value_out_of_the_wire_s_range_is_invalid_params_on_every_binding(
         urls: tuple[str, str], way: tuple[str, str]) -> None:
     # (the gRPC client raised a bare ClientError, before anything was sent)
-    binding, dialect = way
-    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
-                      timeout=20) as client:
+    dialect = way[1]
+    async with _client(urls, way) as client:
         with pytest.raises(InvalidParams, match=r"Invalid params for (GetTask|tasks/get)"):
             await client.get_task("some-task", history_length=2**31)
         if dialect == "1.0":
@@ -266,9 +267,7 @@ async def test_a_value_out_of_the_wire_s_range_is_invalid_params_on_every_bindin
 async def test_a_history_of_none_is_none_on_every_binding(
         urls: tuple[str, str], way: tuple[str, str]) -> None:
     # (v0.3's proto reads a history length of 0 as all of it: gRPC 0.3 gave it all)
-    binding, dialect = way
-    async with Client(_address(urls, binding), binding=binding, dialect=dialect,
-                      timeout=20) as client:
+    async with _client(urls, way) as client:
         sent = await client.send("hello", history_length=0)
         assert isinstance(sent, Task) and sent.history == []
         assert (await client.get_task(sent.id, history_length=0)).history == []
