@@ -302,3 +302,48 @@ async def test_a_push_config_asked_for_without_its_id_on_every_binding(
         assert await client.call(GetPushConfig(task_id=task.id)) == made
     finally:
         await client.cancel(task.id)
+
+
+@pytest.fixture(scope="module")
+def signed() -> Iterator[tuple[str, str]]:
+    from interlingua.server.auth import CardSigning
+
+    with live_grpc_agent(AGENT, card_signing=CardSigning()) as where:
+        yield where
+
+
+async def test_a_card_verifier_is_used_whatever_the_endpoint_is_known_by(
+        signed: tuple[str, str]) -> None:
+    # (with a dialect given, or at a gRPC address, the endpoint is known without the
+    # card: the card was never read, and the verifier passed over without a word)
+    from joserfc.jwk import ECKey
+
+    from interlingua.client import CardVerifier
+    from interlingua.client.security import UnverifiedCard
+
+    other = ECKey.generate_key("P-256", private=True).as_pem(private=False).decode()
+    base, target = signed
+    async with Client(base + "/", dialect="1.0", timeout=20,
+                      card_verifier=CardVerifier(keys=[other])) as client:
+        with pytest.raises(UnverifiedCard, match="is not trusted"):
+            await client.send("hello")
+    async with Client(base + "/", dialect="1.0", timeout=20,
+                      card_verifier=CardVerifier()) as client:
+        assert isinstance(await client.send("hello"), Task)  # its own keys verify it
+    async with Client("grpc://" + target, timeout=20,
+                      card_verifier=CardVerifier()) as client:
+        with pytest.raises(UnverifiedCard, match="verify it at the agent's HTTP URL"):
+            await client.send("hello")
+
+
+def test_the_card_command_says_a_grpc_card_cannot_be_verified(
+        signed: tuple[str, str]) -> None:
+    # (--verify was passed over: the card printed, exit 0, nothing verified)
+    from click.testing import CliRunner
+
+    from interlingua.cli.main import main
+
+    done = CliRunner().invoke(main, ["card", "grpc://" + signed[1], "--verify"],
+                              prog_name="interlingua")
+    assert done.exit_code == 1, done.output
+    assert "verify it at the agent's HTTP URL" in done.output

@@ -751,6 +751,8 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
     from ..core.model import AgentCard
 
     async def work(client: AnyClient) -> None:
+        if client_kwargs(insecure).get("card_verifier") is not None:
+            await client.get_card()  # (which says why it cannot be verified here)
         try:
             card = await client.call(GetExtendedCard())
         except AgentUnreachable:

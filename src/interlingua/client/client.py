@@ -105,7 +105,7 @@ from .generations import (
     needs_generations,
 )
 from .messages import file_from_path, make_message
-from .security import CardVerifier, CertLike
+from .security import CardVerifier, CertLike, UnverifiedCard
 from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .timeouts import checked_timeout
@@ -319,6 +319,13 @@ class Client:
         gRPC address, which has none, asked for over gRPC)."""
         if self._fetched is None:
             at_address = self.url.startswith(("grpc://", "grpcs://"))
+            if at_address and self._card_verifier is not None:
+                # not yet: signatures are made over the JSON card, which gRPC does not
+                # carry as it was signed; said, not passed over
+                raise UnverifiedCard(
+                    f"the card of {self.url} would come over gRPC, which does not carry "
+                    "the JSON its signatures are made over: verify it at the agent's HTTP "
+                    "URL (its card's JSONRPC or HTTP+JSON interface)")
             if at_address:
                 fetched = await self._card_over_grpc()
             else:
@@ -368,6 +375,10 @@ class Client:
                 self._endpoints = endpoints(self._fetched.card, self._fetched.url,
                                             self._spoken())
             self._endpoint = self._endpoints[0]
+        elif self._fetched is None and self._card_verifier is not None:
+            # an endpoint known without the card (a dialect given, a gRPC address): the
+            # card is still read and verified before the first call, as it is asked
+            await self.get_card()
         return self._endpoint
 
     def session(self, *, context_id: str | None = None, task: Task | None = None) -> Session:
