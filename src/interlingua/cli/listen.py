@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..bindings.http.request_headers import RequestHeaders
 from ..client.push_receiver import PushEvent, Receiver
+from ..core.asgi_json import send_json
 from ..core.model import TextPart
 from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.connections import uvicorn_connection_options
@@ -104,11 +105,7 @@ class _AnsweredHosts:
             try:
                 self.hosts.check(self.hosts.host_of(scope, RequestHeaders(scope["headers"])))
             except HostNotAllowed as exc:
-                body = msgspec.json.encode({"error": str(exc)})
-                await send({"type": "http.response.start", "status": 400, "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await send_json(send, 400, {"error": str(exc)})
                 return
         await self.app(scope, receive, send)
 

@@ -42,6 +42,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from ..core import codings
+from ..core.asgi_json import send_json
 from ..core.calls import GetTask, SetPushConfig
 from ..core.dialects import StreamItem, get_codec
 from ..core.errors import A2AError, InvalidAgentResponse
@@ -216,10 +217,10 @@ class Receiver:
         if scope["type"] != "http":
             return
         if scope["method"] == "GET":
-            await _answer(send, 200, {"status": "listening"})
+            await send_json(send, 200, {"status": "listening"})
             return
         if scope["method"] != "POST":
-            await _answer(send, 405, {"error": "webhooks are POSTed"})
+            await send_json(send, 405, {"error": "webhooks are POSTed"})
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", ())}
@@ -236,13 +237,13 @@ class Receiver:
             event = await self.accept(body, headers)
         except _Reject as exc:
             self.refused += 1
-            await _answer(send, exc.status, {"error": str(exc)},
+            await send_json(send, exc.status, {"error": str(exc)},
                           [codings.ACCEPT_ENCODING] if exc.status == 415 else [])
             return
         if event is None:
-            await _answer(send, 200, {"duplicate": True})
+            await send_json(send, 200, {"duplicate": True})
             return
-        await _answer(send, 200, {"ok": True})
+        await send_json(send, 200, {"ok": True})
 
     async def accept(self, body: bytes, headers: dict[str, str]) -> PushEvent | None:
         """Check and take one notification; None for a duplicate. Raises
@@ -432,14 +433,6 @@ async def _read_all(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-async def _answer(send: Send, status: int, doc: dict[str, Any],
-                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = _encode(doc)
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                            *(headers or ())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 # --------------------------------------------------------------- registration

@@ -34,6 +34,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..bindings.http.request_headers import RequestHeaders
+from ..core.asgi_json import send_json
 from ..core.errors import quoted
 from ..core.names import safe_name
 from ..server.agent import Agent
@@ -167,7 +168,7 @@ class AgentsApp(Starlette):
                 name, slash, _ = path[len(PREFIX):].partition("/")
                 app = self._apps.get(name)
                 if app is None:
-                    await _json(send, 404, {"error": {"code": 404, "message": (
+                    await send_json(send, 404, {"error": {"code": 404, "message": (
                         f"no agent {quoted(name)} is served here; "
                         f"these are: {', '.join(self._apps) or 'none'} (GET {PREFIX})")}})
                     return
@@ -236,9 +237,3 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
     app.state.apps = apps
     return app
 
-
-async def _json(send: Any, status: int, body: Any) -> None:
-    data = msgspec.json.encode(body)
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
-    await send({"type": "http.response.body", "body": data})

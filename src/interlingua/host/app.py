@@ -25,6 +25,7 @@ from ..bindings.jsonrpc import JSONRPCBinding, JSONRPCEndpoint, jsonrpc_envelope
 from ..bindings.rest import RESTBinding, RESTEndpoint
 from ..bindings.rest.endpoint import refuse_verb
 from ..bindings.rest.routes import NoRoute, match
+from ..core.asgi_json import send_json
 from ..observability.install import gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
@@ -159,12 +160,9 @@ async def _refuse_host(send: Any, scope: Any, message: str) -> None:
     JSON-RPC URL (a POST), a plain JSON error elsewhere."""
     if scope.get("method") == "POST":
         error: dict[str, Any] = {"code": -32600, "message": f"Invalid Request: {message}"}
-        body = msgspec.json.encode({"jsonrpc": "2.0", "id": None, "error": error})
+        await send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
     else:
-        body = msgspec.json.encode({"error": {"code": 400, "message": message}})
-    await send({"type": "http.response.start", "status": 400, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+        await send_json(send, 400, {"error": {"code": 400, "message": message}})
 
 
 def lifespans(*apps: Starlette) -> Callable[[Any], AbstractAsyncContextManager[None]]:

@@ -41,6 +41,7 @@ import msgspec
 from ..bindings.http.request_headers import RequestHeaders
 from ..client.card import parse_card
 from ..client.errors import AgentUnreachable, ClientError
+from ..core.asgi_json import send_json
 from ..core.calls import CancelTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError
 from ..core.model import Role
@@ -139,7 +140,7 @@ class Gateway:
                 self._hosts.check(self._hosts.host_of(scope, RequestHeaders(
                     scope.get("headers", ()))))
             except HostNotAllowed as exc:
-                await _json(send, 400, {"error": {"code": 400, "message": str(exc)}})
+                await send_json(send, 400, {"error": {"code": 400, "message": str(exc)}})
                 return
         root = scope.get("root_path", "")
         path: str = scope["path"]
@@ -149,7 +150,7 @@ class Gateway:
             await self._list(scope, send)
             return
         if not path.startswith("/agents/"):
-            await _json(send, 404, {"error": {"code": 404, "message": "not found"}})
+            await send_json(send, 404, {"error": {"code": 404, "message": "not found"}})
             return
         name, _, _rest = path[len("/agents/"):].partition("/")
         app = await self._app_for(name)
@@ -184,12 +185,12 @@ class Gateway:
         heard_for = 0.0 if since is None else time.monotonic() - since
         if heard_for < self.warmup:
             wait = max(1, math.ceil(self.warmup - heard_for))
-            await _json(send, 503, {"error": {"code": 503, "message": (
+            await send_json(send, 503, {"error": {"code": 503, "message": (
                 f"the gateway has listened to the mesh for {heard_for:.1f} s and has not "
                 f"heard {name!r} yet (agents publish their cards every {self.warmup:g} s): "
                 f"try again in {wait} s")}}, [(b"retry-after", str(wait).encode())])
             return
-        await _json(send, 404, {"error": {"code": 404, "message": (
+        await send_json(send, 404, {"error": {"code": 404, "message": (
             f"no agent {name!r} is live on the mesh (none heard in {heard_for:.0f} s)")}})
 
     async def _list(self, scope: Scope, send: Send) -> None:
@@ -197,7 +198,7 @@ class Gateway:
         rows = [{"name": a.name, "description": a.description, "url": f"{base}/agents/{n}/",
                  "card": f"{base}/agents/{n}/.well-known/agent-card.json",
                  "instances": len(a.instances)} for n, a in sorted(self.live().items())]
-        await _json(send, 200, {"agents": rows})
+        await send_json(send, 200, {"agents": rows})
 
     # ---------------------------------------------------------------- agents
 
@@ -393,12 +394,4 @@ def _base_url(scope: Scope) -> str:
         host = f"{server[0]}:{server[1]}"
     return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
 
-
-async def _json(send: Send, status: int, body: Any,
-                headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = msgspec.json.encode(body)
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-        *(headers or [])]})
-    await send({"type": "http.response.body", "body": data})
 
