@@ -55,7 +55,7 @@ from ..server.context import RequestInfo
 from ..server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
 from ..server.run import Run
 from .broker import Broker, Inbound, MeshUnavailable
-from .codec import MESH_CODEC
+from .codec import MESH_CODEC, id_of
 from .instance import claim
 from .reading import read_reconnecting
 from .settings import MeshSettings
@@ -187,17 +187,10 @@ def _no_batches(items: int) -> None:
     raise InvalidRequest("Invalid Request: batches are not taken on the mesh")
 
 
-class _Id(msgspec.Struct):
-    id: Any = None
-
-
-_decode_id = msgspec.json.Decoder(_Id).decode
-
-
 def _request_id(payload: bytes) -> Any:
     """The JSON-RPC id of a request not otherwise read (None: none can be read)."""
     try:
-        rid = _decode_id(payload).id
+        rid = id_of(payload).id
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None

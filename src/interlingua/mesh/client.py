@@ -54,7 +54,7 @@ from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, Inbound, MeshUnavailable
 from .client_api import MeshClientAPI, http_only, named_for, with_tls
-from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING
+from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url
 
@@ -73,12 +73,6 @@ class _Envelope(msgspec.Struct):
 _envelope = msgspec.json.Decoder(_Envelope)
 
 
-class _Id(msgspec.Struct):
-    id: Any = None
-
-
-#: the JSON-RPC id of an answer too large to take (the rest is parsed past, not built)
-_id_of = msgspec.json.Decoder(_Id).decode
 #: what a call is handed for an answer past ``max_answer_bytes`` (no agent can send it)
 _TOO_LARGE = _Envelope(error=None)
 
@@ -135,7 +129,7 @@ class Requester(ReadingConnection):
                 try:
                     if limit is not None and len(msg.payload) > limit:
                         env = _TOO_LARGE
-                        rid = _id_of(msg.payload).id
+                        rid = id_of(msg.payload).id
                     else:
                         env = _envelope.decode(msg.payload)
                         rid = env.id

@@ -17,7 +17,7 @@ from ..core.dialects.sam import SAMCodec
 from ..core.dialects.v1_0 import V1Codec, decode_status
 from ..core.errors import A2AError
 
-__all__ = ["MESH_CODEC", "MESH_PROTOCOL_VERSION", "MQTT_BINDING", "MeshCodec"]
+__all__ = ["MESH_CODEC", "MESH_PROTOCOL_VERSION", "MQTT_BINDING", "MeshCodec", "id_of"]
 
 #: the binding name of a mesh interface on a card (ours: A2A defines no MQTT binding)
 MQTT_BINDING = "MQTT"
@@ -43,11 +43,10 @@ class MeshCodec(SAMCodec):
         in ``data`` too, which SAM's requesters pass over and our clients read (over
         HTTP the status says which)."""
         out = super().encode_error(error)
-        if type(self.decode_error(msgspec.json.decode(out))) is type(error):
-            return out
         doc = msgspec.json.decode(out)
-        if doc.get("data") is None:
-            doc["data"] = msgspec.json.decode(_V1.encode_error(error)).get("data")
+        if doc.get("data") is not None or type(super().decode_error(doc)) is type(error):
+            return out  # (an error path: the round trip costs nothing a request pays)
+        doc["data"] = msgspec.json.decode(_V1.encode_error(error)).get("data")
         return msgspec.json.encode(doc)
 
     def decode_error(self, error: Any) -> A2AError:
@@ -65,6 +64,14 @@ class MeshCodec(SAMCodec):
             return super().result_in(CancelTask(id=call.id), data)
         return super().result_in(call, data)
 
+
+class _Id(msgspec.Struct):
+    id: Any = None
+
+
+#: the ``id`` of a JSON-RPC document, the rest parsed past, not built (a request not
+#: otherwise read, an answer too large to take); DecodeError when it is no JSON object
+id_of = msgspec.json.Decoder(_Id).decode
 
 _V1 = V1Codec()
 MESH_CODEC = MeshCodec()
