@@ -19,11 +19,17 @@ from typing import Protocol
 
 from ..core.task_log import Scope, StoredEvent
 
-__all__ = ["Bus", "Subscription", "TaskVersion", "task_key"]
+__all__ = ["Bus", "Subscription", "TaskVersion", "shared", "task_key"]
 
 #: where a task's log has got to: the seq of its last event, or None when there
 #: is no such task (a shared bus asks after a reconnection; the store answers)
 TaskVersion = Callable[[Scope, str], Awaitable[int | None]]
+
+
+def shared(bus: object) -> bool:
+    """``bus`` is shared with other processes (Redis), and tells of their writes: it
+    takes a listener for them (``on_remote``), which the in-process bus has not."""
+    return hasattr(bus, "on_remote")
 
 
 def task_key(scope: Scope, task_id: str) -> str:

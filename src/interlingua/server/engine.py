@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from ..bus.base import Bus
+from ..bus.base import Bus, shared
 from ..core import lifecycle
 from ..core.calls import (
     Call,
@@ -215,7 +215,7 @@ class Engine:
         self.peers = Peers(store, bus, self.runs, self.writer)
         #: a bus shared with other processes (Redis) says that they serve the store too,
         #: from the start (``leases.shared`` says so from the next look at the leases)
-        self._shared_bus = hasattr(bus, "on_remote")
+        self._shared_bus = shared(bus)
         self.long_polls = LongPolls(bus, config.long_poll_max_wait)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None

@@ -40,7 +40,7 @@ class Peers:
         attach = getattr(self.bus, "attach_versions", None)
         if attach is not None:
             attach(self.version_of)
-        if hasattr(self.bus, "on_remote"):
+        if hasattr(self.bus, "on_remote"):  # (shared(): the same test, which mypy reads)
             self.bus.on_remote = self.remote_write
         if hasattr(self.bus, "runs_here"):
             self.bus.runs_here = self.runs_here

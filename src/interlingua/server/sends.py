@@ -14,7 +14,7 @@ import asyncio
 
 import msgspec
 
-from ..bus.base import task_key
+from ..bus.base import shared, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage
 from ..core.errors import (
@@ -449,7 +449,7 @@ class Sends:
         every second)."""
         bus = self.writer.bus
         # (a shared bus tells of every write: its look is a safeguard)
-        every = 5.0 if hasattr(bus, "on_remote") else 1.0
+        every = 5.0 if shared(bus) else 1.0
         sub = bus.subscribe(task_key(scope, task_id), seen=version)
         try:
             while True:

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from ..bus.base import Bus, Subscription, task_key
+from ..bus.base import Bus, Subscription, shared, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
 from ..core.dialects import get_codec
@@ -100,7 +100,7 @@ class Streams:
         self.bus = bus
         self._leases = leases
         #: a bus shared with other processes tells of their writes
-        self._shared_bus = hasattr(bus, "on_remote")
+        self._shared_bus = shared(bus)
         self.runs = runs
         self.begin = begin
         #: the server is shutting down: open streams end (the engine's ``closing``;
