@@ -14,6 +14,8 @@ drain refusal                 test_parity_drain.py                   test_parity
 auth refusal                  test_parity.py (authentication);       here
                               here: before the request is read
 a malformed bearer token      here                                   here
+Basic credentials beyond      here (not gRPC: its metadata is ASCII) here
+ASCII
 version refusal               here                                   here
 idempotent retry (both        test_parity.py (idempotent retry)      here
 ``message_ids`` modes)
@@ -242,6 +244,33 @@ def test_a_bearer_token_whose_header_the_jose_library_trips_on_is_refused(
     page = reference(client, bearer[0], headers={"Authorization": f"Bearer {good}"}).call(
         c.ListTasks(context_id=ctx))
     assert isinstance(page, c.ListTasksResult) and page.tasks == []
+
+
+@pytest.fixture(scope="module")
+def basic() -> Iterator[tuple[str, str]]:
+    from interlingua.server.auth import BasicAuth, hash_secret
+
+    auth = AuthConfig(schemes={"basic": BasicAuth({"dave": hash_secret("pw", iterations=1000)})})
+    with on_every_binding(auth=auth) as where:
+        yield where
+
+
+#: the bindings whose headers carry text beyond ASCII (gRPC's metadata does not)
+_TEXT_HEADERS = [n for n in HOSTILE if not n.startswith("grpc")]
+
+
+@pytest.mark.parametrize("name", _TEXT_HEADERS)
+def test_basic_credentials_beyond_ascii_are_refused_as_credentials(
+        name: str, basic: tuple[str, str], client: httpx.Client) -> None:
+    """``Authorization: Basic`` with bytes beyond ASCII (no base64 at all) is a bad
+    credential like any other: 401 with the scheme's words, not a server failure."""
+    value = "Basic \u00e9\u00e9"
+    header: Any = value if name == MQTT.name else value.encode()
+    with opened(name, basic, client, headers={"Authorization": header}) as d:
+        with pytest.raises(Refused) as refused:
+            d.call(c.GetTask(id=token(1)))
+    assert refused.value.status in (401, "reply"), refused.value
+    assert "Basic credentials are not valid base64" in refused.value.message, refused.value
 
 
 def test_the_mesh_refuses_a_caller_without_credentials(secured: tuple[str, str],

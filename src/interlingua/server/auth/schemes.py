@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import hmac
 import os
 import time
@@ -231,7 +230,7 @@ class BasicAuth(Authenticator):
             return None
         try:
             decoded = base64.b64decode(raw, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # binascii.Error, UnicodeDecodeError, or a text not ASCII
             raise AuthenticationRequired("The Basic credentials are not valid base64 of user:password") from None
         user, sep, password = decoded.partition(":")
         if not sep:
