@@ -29,6 +29,8 @@ async def policy(principal: Principal, operation: str, task: Task | None,
     asked.append((principal.id, operation, task.id if task else None, skill))
     if skill == "admin" and principal.id != "admin":
         return False
+    if operation == "extended-card" and principal.id == "tenanted":
+        return False
     return not (operation == "cancel" and principal.id != "admin")
 
 
@@ -170,6 +172,44 @@ def test_extended_card_every_way(c: httpx.Client, url: str) -> None:
     v02 = c.get(url + "/agent/authenticatedExtendedCard", headers=USER)
     assert v02.status_code == 200
     assert [s["id"] for s in v02.json()["skills"]] == ["public", "for-user"]
+
+
+def test_extended_card_asks_the_policy_every_way(c: httpx.Client, url: str) -> None:
+    """A policy that refuses a caller the extended card is asked on every way to it,
+    v0.2's own URL too (it handed the card over without asking)."""
+    asked.clear()
+    who = {**TENANTED, "X-Tenant": "t1"}
+    answers = {
+        "jsonrpc-1.0": rpc(c, url, who, "GetExtendedAgentCard", {}, V1),
+        "jsonrpc-0.3": rpc(c, url, who, "agent/getAuthenticatedExtendedCard", {}),
+        "v0.2 url": c.get(url + "/agent/authenticatedExtendedCard", headers=who),
+        "rest-1.0": c.get(url + "/extendedAgentCard", headers={**who, **V1}),
+        "rest-0.3": c.get(url + "/v1/card", headers=who),
+    }
+    assert {k: r.status_code for k, r in answers.items()} == dict.fromkeys(answers, 403)
+    assert all("tenanted is not allowed to extended-card" in r.text for r in answers.values())
+    assert [a for a in asked if a[1] == "extended-card"] == \
+        [("tenanted", "extended-card", None, None)] * len(answers)
+
+
+def test_a_private_card_names_every_scheme_it_takes(c: httpx.Client) -> None:
+    """A card refused for want of credentials carries one challenge per scheme, as
+    every other refusal does (the card's routes kept only the last)."""
+    from interlingua.server.auth import BasicAuth, hash_secret
+
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"user": USER["X-API-Key"]}),
+                               "basic": BasicAuth({"dave": hash_secret("pw", iterations=1000)})},
+                      public_card=False)
+    agent = Agent("Hidden", "d", _work, extended_card=extended)
+    with serve_agent(agent, auth=auth) as base:
+        rpc_answer = rpc(c, base, {}, "GetTask", {"id": "x"}, V1)
+        card = c.get(base + "/.well-known/agent-card.json")
+        v02 = c.get(base + "/agent/authenticatedExtendedCard")
+    expected = rpc_answer.headers.get_list("www-authenticate")
+    assert len(expected) == 2, expected
+    for r in (card, v02):
+        assert r.status_code == 401
+        assert sorted(r.headers.get_list("www-authenticate")) == sorted(expected)
 
 
 def test_extended_card_needs_credentials(c: httpx.Client, url: str) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..core.calls import GetExtendedCard
 from ..core.errors import A2AError, ExtendedCardNotConfigured
 from ..core.model import AgentCard
 from ..server.auth.runtime import Security, refusal
@@ -33,8 +34,9 @@ def _refused(exc: A2AError, status: int, headers: list[tuple[bytes, bytes]]) -> 
     from starlette.responses import Response
 
     body = msgspec.json.encode({"error": {"code": status, "message": exc.message}})
-    return Response(body, status_code=status, media_type="application/json",
-                    headers={k.decode(): v.decode("latin-1") for k, v in headers})
+    response = Response(body, status_code=status, media_type="application/json")
+    response.raw_headers.extend(headers)  # (one WWW-Authenticate per scheme: not a dict)
+    return response
 
 
 async def _admit(security: Security, request: Request) -> Response | None:
@@ -55,6 +57,10 @@ async def card_gate(security: Security, request: Request) -> Response | None:
     return await _admit(security, request)
 
 
+async def _no_task(request: Any, task_id: str) -> None:
+    raise AssertionError("the extended card names no task")  # (describe() gives none)
+
+
 def extended_card_endpoint(server: A2AServer, security: Security,
                            variant_of: Callable[[Any, Any], CardVariant]) -> Any:
     """``GET /agent/authenticatedExtendedCard`` (v0.2): the caller's extended card."""
@@ -68,6 +74,11 @@ def extended_card_endpoint(server: A2AServer, security: Security,
         if denied is not None:
             return denied
         info = security.request_info(security.principal_of(request.scope), dialect="0.3")
+        try:
+            # the policy is asked here as on every other binding's extended-card call
+            await security.authorize(GetExtendedCard(), info, _no_task)
+        except A2AError as exc:
+            return _refused(exc, *(refusal(exc) or (400, [])))
         try:
             variant = variant_of(request.scope, request.headers)
         except HostNotAllowed as exc:
