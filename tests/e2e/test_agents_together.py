@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import grpc
@@ -353,3 +354,38 @@ def test_a_huge_unknown_agent_name_is_refused_clearly_not_past_grpcs_metadata_li
     assert got.status_code == 404
     message = got.json()["error"]["message"]
     assert "(20000 characters)" in message and "Echo" in message and len(message) < 300
+
+
+def test_grpc_acts_in_the_named_agents_default_tenant_whatever_the_header_says() -> None:
+    """A gRPC call's tenant names the agent, which it is served in the default tenant
+    of (docs/several-agents.md): a tenant header naming another tenant is refused as a
+    call that says two things, not taken as the tenant to act in (a principal limited
+    to other tenants was admitted that way)."""
+    from interlingua.server.auth import APIKeyAuth, AuthConfig
+
+    keys = {"alice": "alice-" + "a" * 20, "carol": "carol-" + "c" * 20}
+    auth = AuthConfig(schemes={"key": APIKeyAuth(keys, tenants={"carol": {"acme"}})},
+                      tenant_header="X-Tenant")
+    app = create_app([Agent("Echo", "Says back.", _echo)], store="memory://", auth=auth)
+    hub = add_grpc(app, "127.0.0.1:0")
+    with live_server(app) as base, grpc.insecure_channel(f"127.0.0.1:{hub.port}") as channel:
+        v1 = rpc1.A2AServiceStub(channel)
+
+        def send(key: str, *header: tuple[str, str]) -> Any:
+            return v1.SendMessage(pb1.SendMessageRequest(message=_message("hi"), tenant="Echo"),
+                                  metadata=(("x-api-key", keys[key]), *header))
+
+        for who, header in (("carol", ("x-tenant", "acme")), ("alice", ("x-tenant", "foo"))):
+            with pytest.raises(grpc.RpcError) as refused:
+                send(who, header)
+            assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT, refused.value
+            assert f"the x-tenant header names tenant '{header[1]}'" in \
+                (refused.value.details() or "")
+        with pytest.raises(grpc.RpcError) as denied:
+            send("carol")
+        assert denied.value.code() is grpc.StatusCode.PERMISSION_DENIED
+        task = send("alice", ("x-tenant", "")).task
+        # made in the agent's default tenant: its HTTP routes without a tenant see it
+        seen = httpx.get(f"{base}/agents/Echo/tasks/{task.id}",
+                         headers={"X-API-Key": keys["alice"], **V1})
+        assert seen.status_code == 200, seen.text

@@ -249,9 +249,12 @@ class FrontDoor:
             inbound.call = call = decode(inbound) if decode is not None else \
                 codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
         headers = inbound.headers
+        # the tenant the call names: its binding's (a path's, or "" where a gRPC
+        # tenant named the agent), else its member ("" is ProtoJSON's unset); None:
+        # none, and the tenant header may name one
         tenant = inbound.tenant
         if tenant is None:
-            tenant = getattr(call, "tenant", None)
+            tenant = getattr(call, "tenant", None) or None
         if tenant:  # a key of every store's indexes: one no store can keep is refused
             fault = id_fault(tenant)
             if fault is not None:

@@ -23,11 +23,8 @@ class RESTBinding(BaseBinding):
 
     def __init__(self, service: Service, *, card_of: CardOf | None = None,
                  other_paths: Mapping[str, tuple[str, ...]] | None = None) -> None:
-        auth = service.settings.auth
-        self.endpoint = RESTEndpoint(
-            service.door, service.settings, card_of=card_of,
-            tenant_header=auth.tenant_header if auth is not None else None,
-            other_paths=other_paths)
+        self.endpoint = RESTEndpoint(service.door, service.settings, card_of=card_of,
+                                     other_paths=other_paths)
 
     def interfaces(self, base_url: str) -> Sequence[AgentInterface]:
         # the routes hang off the base URL: v1.0 at it, v0.3 under its /v1

@@ -124,12 +124,10 @@ class RESTEndpoint:
 
     def __init__(self, door: FrontDoor, settings: ServiceSettings, *,
                  card_of: CardOf | None = None,
-                 tenant_header: str | None = None,
                  other_paths: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self.door = door
         self.settings = settings
         self.card_of = card_of
-        self.tenant_header = tenant_header.lower() if tenant_header else None
         #: paths the app serves otherwise (the JSON-RPC URL and its aliases): a wrong
         #: verb there is 405, even where a route's pattern would match the path
         self.other_paths = dict(other_paths or {})
@@ -252,7 +250,7 @@ class RESTEndpoint:
                 return self._decode(inbound)
             _check_json(body)
             raise
-        inbound.tenant = self._tenant(route, call, inbound.headers)
+        inbound.tenant = self._tenant(route, call)
         return call
 
     # ------------------------------------------------------------------ params
@@ -287,21 +285,17 @@ class RESTEndpoint:
                     doc["pushNotificationConfigId"] = route.config_id
         return _encode(doc)
 
-    def _tenant(self, route: Match, call: Call, headers: Mapping[str, str]) -> str | None:
-        """The tenant of the call: the path's, the body's and the tenant header's must
-        agree where given."""
+    def _tenant(self, route: Match, call: Call) -> str | None:
+        """The tenant of the call: the path's, which the body's must agree with (and
+        the tenant header's, as on every binding: ``Security.tenant``); None: the
+        path names none."""
         given = getattr(call, "tenant", None)
         path = route.tenant
         if path is None:
-            return given
+            return None
         if given and given != path:
             raise InvalidParams(f"Invalid params: the body's tenant {given!r} is not the "
                                 f"path's tenant {path!r}")
-        if self.tenant_header:
-            header = headers.get(self.tenant_header)
-            if header and header != path:
-                raise InvalidParams(f"Invalid params: the {self.tenant_header} header says "
-                                    f"tenant {header!r}, the path {path!r}")
         if hasattr(call, "tenant"):
             call.tenant = path
         return path

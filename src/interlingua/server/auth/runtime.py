@@ -41,9 +41,12 @@ from ...core.errors import (
     AuthenticationRequired,
     AuthorizationFailed,
     ExtendedCardNotConfigured,
+    InvalidParams,
     RateLimitExceeded,
     ResourceUnavailable,
+    quoted,
 )
+from ...core.ids import id_fault
 from ...core.model import AgentCard, Message, SecurityScheme
 from ...signals import DONE
 from ..cards.signer import CardSigner
@@ -261,12 +264,32 @@ class Security:
 
     def tenant(self, principal: Principal, requested: str | None,
                headers: Mapping[str, str]) -> str:
-        """The tenant a call acts in: the v1.0 ``tenant`` member, else the tenant header."""
-        tenant = requested or (headers.get(self._tenant_header) if self._tenant_header else None)
-        tenant = tenant or ""
+        """The tenant a call acts in: the one it names (``requested``: its ``tenant``
+        member, its path's, the agent's a gRPC tenant named), else the tenant header's."""
+        name = self._tenant_header
+        header = headers.get(name) if name is not None else None
+        tenant = self._header_tenant(requested, header) if header else requested or ""
         if self.auth is not None and not principal.may_use_tenant(tenant):
             raise Forbidden(f"{principal.id} may not act in tenant {tenant!r}")
         return tenant
+
+    def _header_tenant(self, requested: str | None, header: str) -> str:
+        """The tenant of a call whose tenant header says ``header``: held to an id's
+        rules as a tenant named anywhere else is, and to the one the call names."""
+        name = self._tenant_header
+        if requested is not None:
+            if header != requested:
+                raise InvalidParams(
+                    f"Invalid params: the {name} header names tenant {quoted(header)}, "
+                    f"the request tenant {quoted(requested)}: name one, or the same")
+            return requested
+        # HTTP carries a header's bytes beyond ASCII as they come (read as Latin-1
+        # here), gRPC none: one name, one tenant, only where its text is sure
+        fault = "holds characters beyond ASCII (name such a tenant in the request)" \
+            if not header.isascii() else id_fault(header)
+        if fault is not None:
+            raise InvalidParams(f"Invalid params: the {name} header's tenant {fault}")
+        return header
 
     def request_info(self, principal: Principal, **kwargs: Any) -> RequestInfo:
         if principal.anonymous:
@@ -277,13 +300,14 @@ class Security:
                    headers: Mapping[str, str], *, extensions: Sequence[str], dialect: str,
                    streaming: bool, binding: str) -> RequestInfo:
         """The ``RequestInfo`` of an admitted request: ``principal_of``, ``tenant``
-        (the tenant ``requested``, else the header's) and ``request_info`` in one,
+        (the tenant ``requested``, else the header's; None: the call names none) and
+        ``request_info`` in one,
         as every request needs all three."""
         found = scope.get(PRINCIPAL_SCOPE_KEY)
         principal = found if isinstance(found, Principal) else ANONYMOUS
         if self.auth is None:  # no principal's tenants to check: tenant's rule, in place
-            tenant = requested or (headers.get(self._tenant_header)
-                                   if self._tenant_header else None) or ""
+            header = headers.get(self._tenant_header) if self._tenant_header else None
+            tenant = self._header_tenant(requested, header) if header else requested or ""
         else:
             tenant = self.tenant(principal, requested, headers)
         if not principal.id:  # anonymous
