@@ -31,6 +31,8 @@ async def policy(principal: Principal, operation: str, task: Task | None,
         return False
     if operation == "extended-card" and principal.id == "tenanted":
         return False
+    if operation == "push-config" and principal.id == "user":
+        return False
     return not (operation == "cancel" and principal.id != "admin")
 
 
@@ -190,6 +192,35 @@ def test_extended_card_asks_the_policy_every_way(c: httpx.Client, url: str) -> N
     assert all("tenanted is not allowed to extended-card" in r.text for r in answers.values())
     assert [a for a in asked if a[1] == "extended-card"] == \
         [("tenanted", "extended-card", None, None)] * len(answers)
+
+
+def test_a_send_that_sets_a_push_config_asks_the_policy_about_it(c: httpx.Client) -> None:
+    """A policy that refuses ``push-config`` refuses a send that carries one too: the
+    send set the webhook the policy had refused to set (it was asked only ``send``)."""
+    from interlingua.server.push.settings import PushSettings
+
+    hook = {"url": "http://127.0.0.1:9/hook"}  # (the discard port: refused at once)
+    agent = Agent("Pushing", "d", _work, push_notifications=True)
+    push = PushSettings(allow_http=True, allow_private_networks=True, max_attempts=1)
+    asked.clear()
+    with serve_agent(agent, auth=make_auth(), push=push) as url:
+        v1 = rpc(c, url, USER, "SendMessage",
+                 v1_send("hi", configuration={"taskPushNotificationConfig": hook}), V1)
+        v03 = rpc(c, url, USER, "message/send", {"message": {
+            "kind": "message", "messageId": str(uuid.uuid4()), "role": "user",
+            "parts": [{"kind": "text", "text": "hi"}]},
+            "configuration": {"pushNotificationConfig": hook}})
+        for answer in (v1, v03):
+            assert answer.status_code == 403, answer.text
+            assert "user is not allowed to push-config" in answer.json()["error"]["message"]
+        assert [a[1] for a in asked] == ["send", "push-config"] * 2
+        # without one, the same send is taken; and one the policy allows is kept
+        assert "result" in rpc(c, url, USER, "SendMessage", v1_send("hi"), V1).json()
+        kept = rpc(c, url, ADMIN, "SendMessage",
+                   v1_send("wait", configuration={"taskPushNotificationConfig": hook}), V1)
+        task_id = kept.json()["result"]["task"]["id"]
+        configs = rpc(c, url, ADMIN, "ListTaskPushNotificationConfigs", {"taskId": task_id}, V1)
+    assert [x["url"] for x in configs.json()["result"]["configs"]] == [hook["url"]], configs.text
 
 
 def test_a_private_card_names_every_scheme_it_takes(c: httpx.Client) -> None:

@@ -336,6 +336,13 @@ class Security:
             what = f" on task {task_id}" if task is not None else ""
             what += f" with skill {skill!r}" if skill else ""
             raise Forbidden(f"{who} is not allowed to {operation}{what}")
+        if type(call) is SendMessage and call.config.push_config is not None:
+            # a send that sets a push config sets one: asked as CreateTask...Config is
+            if not await self.policy(principal, Operation.PUSH_CONFIG, task, None):
+                who = principal.id or "an anonymous caller"
+                what = f" on task {task_id}" if task is not None else ""
+                raise Forbidden(f"{who} is not allowed to {Operation.PUSH_CONFIG}{what} "
+                                "(the send sets a push notification config)")
 
     def admission(self, message: Message, metadata: dict[str, Any] | None = None
                   ) -> contextlib.AbstractContextManager[None] | None:
