@@ -389,3 +389,27 @@ def test_grpc_acts_in_the_named_agents_default_tenant_whatever_the_header_says()
         seen = httpx.get(f"{base}/agents/Echo/tasks/{task.id}",
                          headers={"X-API-Key": keys["alice"], **V1})
         assert seen.status_code == 200, seen.text
+
+
+def test_an_agent_with_a_private_card_is_listed_only_to_whom_its_card_is_shown() -> None:
+    """The listing shows part of each card: agents whose card is private are listed
+    to a caller with credentials, and named to no other caller (nor in a 404)."""
+    from interlingua.server.auth import APIKeyAuth, AuthConfig
+
+    key = {"X-API-Key": "alice-" + "a" * 20}
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": key["X-API-Key"]})},
+                      public_card=False)
+    app = create_app([Agent("Hidden", "Says back.", _echo), Agent("Also", "Says back.", _echo)],
+                     store="memory://", auth=auth)
+    with live_server(app) as base, httpx.Client() as c:
+        for path in ("/", "/agents"):
+            assert c.get(base + path).json()["agents"] == []
+            shown = c.get(base + path, headers=key).json()["agents"]
+            assert [a["name"] for a in shown] == ["Hidden", "Also"], shown
+            wrong = c.get(base + path, headers={"X-API-Key": "x" * 26}).json()["agents"]
+            assert wrong == []
+        for missing in ("/agents/Nobody/", "/elsewhere"):
+            answer = c.get(base + missing)
+            assert answer.status_code == 404
+            assert "Hidden" not in answer.text and "Also" not in answer.text, answer.text
+            assert "(GET /agents/)" in answer.text, answer.text

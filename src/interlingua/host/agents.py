@@ -41,9 +41,10 @@ from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
 from ..stores.sqlite import parse_sqlite_url
+from .card_routes import card_gate
 from .cors import cors_layer, first_sight
 from .hosts import HostNotAllowed, HostPolicy
-from .refusals import host_refusal
+from .refusals import host_refusal, these
 
 __all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "services_for",
            "store_url_for"]
@@ -152,6 +153,8 @@ class AgentsApp(Starlette):
     to its app."""
 
     _apps: dict[str, Starlette]
+    #: the agents named to any caller: those whose card is public
+    _named: list[str]
     #: the CORS layer in front of every agent and the listing (``host/cors.py``)
     _cors: Any = None
 
@@ -169,8 +172,8 @@ class AgentsApp(Starlette):
                 app = self._apps.get(name)
                 if app is None:
                     await send_json(send, 404, {"error": {"code": 404, "message": (
-                        f"no agent {quoted(name)} is served here; "
-                        f"these are: {', '.join(self._apps) or 'none'} (GET {PREFIX})")}})
+                        f"no agent {quoted(name)} is served here{these(self._named)} "
+                        f"(GET {PREFIX})")}})
                     return
                 child = dict(scope)
                 child["root_path"] = f"{root}{PREFIX}{name}"
@@ -197,6 +200,8 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
         by_name[name] = service
     if not apps:
         raise ValueError("no agent to serve")
+    named = [n for n, s in by_name.items()
+             if s.settings.auth is None or s.settings.auth.public_card]
     first = next(iter(by_name.values())).settings
     hosts = HostPolicy(first.allowed_hosts, first.trust_forwarded)
     fixed = first.public_url.rstrip("/").removesuffix(PREFIX + next(iter(apps))) \
@@ -212,10 +217,12 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
             except HostNotAllowed as exc:
                 return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
                                 status_code=400, media_type="application/json")
+        # an agent whose card is private is listed to the callers it shows its card to
         rows = [{"name": s.agent.name, "path": n, "description": s.agent.description,
                  "url": f"{base}{PREFIX}{n}/",
                  "card": f"{base}{PREFIX}{n}/.well-known/agent-card.json"}
-                for n, s in by_name.items()]
+                for n, s in by_name.items()
+                if n in named or await card_gate(s.security, request) is None]
         return Response(msgspec.json.encode({"agents": rows}), media_type="application/json")
 
     @asynccontextmanager
@@ -228,9 +235,9 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
     app = AgentsApp(routes=[Route(path, listing, methods=["GET"])
                             for path in ("/", PREFIX, PREFIX.rstrip("/"))],
                     lifespan=lifespan, debug=debug,
-                    exception_handlers={HTTPException: host_refusal(lambda: list(apps),
-                                                                    PREFIX)})
+                    exception_handlers={HTTPException: host_refusal(lambda: named, PREFIX)})
     app._apps = apps
+    app._named = named
     if first.allowed_origins:
         app._cors = cors_layer(app, first.allowed_origins)
     app.state.services = by_name

@@ -33,6 +33,12 @@ async def http_refusal(request: Request, exc: Exception) -> Any:
     return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=headers)
 
 
+def these(names: Sequence[str]) -> str:
+    """The agents a 404 names: those any caller may know of (none, when every card is
+    private)."""
+    return f"; these are: {', '.join(names)}" if names else ""
+
+
 def host_refusal(names: Callable[[], Sequence[str]],
                  listing: str) -> Callable[[Request, Exception], Any]:
     """``http_refusal`` for a host of several agents, whose 404 (a path no agent is
@@ -43,7 +49,7 @@ def host_refusal(names: Callable[[], Sequence[str]],
             return await http_refusal(request, exc)
         return JSONResponse({"error": {"code": 404, "message": (
             f"Not found: {quoted(request.scope['path'])}: this server hosts several agents,"
-            f" each under {listing}{{name}}/; these are: {', '.join(names()) or 'none'}"
-            f" (GET {listing})")}}, status_code=404)
+            f" each under {listing}{{name}}/{these(names())} (GET {listing})")}},
+            status_code=404)
 
     return refusal
