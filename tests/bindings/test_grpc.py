@@ -323,6 +323,24 @@ def test_v1_bad_input_is_invalid_argument(agent: tuple[str, str]) -> None:
         assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
+def test_v1_timestamps_outside_their_range_are_invalid_argument(
+        v1: rpc1.A2AServiceStub) -> None:
+    """A ``Timestamp`` protobuf carries but no instant is (nanos out of range, past
+    year 9999) is refused by its field's name, not answered INTERNAL; the least one
+    there is (year 1) is taken, as the same instant over JSON is."""
+    for seconds, nanos in ((0, -1), (0, 2_000_000_000), (253_402_300_800, 0)):
+        query = pb1.ListTasksRequest()
+        query.status_timestamp_after.seconds = seconds
+        query.status_timestamp_after.nanos = nanos
+        with pytest.raises(grpc.RpcError) as err:
+            v1.ListTasks(query)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, err.value
+        assert "statusTimestampAfter" in (err.value.details() or "")
+    first = pb1.ListTasksRequest()
+    first.status_timestamp_after.seconds = -62_135_596_800  # 0001-01-01T00:00:00Z
+    assert isinstance(v1.ListTasks(first), pb1.ListTasksResponse)  # (refused, as 0001, before)
+
+
 def test_oversized_request_is_resource_exhausted() -> None:
     with served(max_body_bytes=64 * 1024) as (_, target), grpc.insecure_channel(target) as ch:
         big = pb1.SendMessageRequest(message=_message("x" * 100_000))

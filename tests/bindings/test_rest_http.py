@@ -101,6 +101,9 @@ def test_unknown_routes_and_verbs(url: str, http: httpx.Client) -> None:
     ("includeArtifacts=maybe", "includeArtifacts"), ("status=TASK_STATE_NAPPING", "status"),
     ("pageSize=0", "pageSize"), ("statusTimestampAfter=yesterday", "statusTimestampAfter"),
     ("historyLength=-3", "historyLength"), ("pageSize=99999999999999999", "pageSize"),
+    ("pageSize=--5", "pageSize"), ("historyLength=--1", "historyLength"),
+    ("statusTimestampAfter=2020-13-45T99:99:99.999Z", "statusTimestampAfter"),
+    ("statusTimestampAfter=0001-01-01T00:00:00%2B01:00", "statusTimestampAfter"),
 ])
 def test_bad_query_values(url: str, http: httpx.Client, query: str, bad: str) -> None:
     r = http.get(url + "/tasks?" + query)
@@ -397,3 +400,38 @@ def test_an_escaped_task_id_is_read_under_a_mount(http: httpx.Client) -> None:
         # a mount's own name escaped is still the mount
         got = http.get(base + "/agents/%54wo/tasks/mine%2F1%2541")
         assert got.status_code == 200 and got.json()["id"] == "mine/1%41", got.text
+
+
+def test_a_body_that_names_another_task_than_the_path_is_refused(
+        url: str, http: httpx.Client) -> None:
+    """An id in the path and one in the body must agree (docs/rest.md), on every route
+    that reads a body: v1.0's subscribe and v0.3's cancel and subscribe went by the
+    path and passed over a body naming another task (v0.3's cancel canceled it)."""
+    def slow() -> str:
+        sent = http.post(url + "/v1/message:send", json={
+            **v03_send("slow"), "configuration": {"blocking": False}})
+        return str(sent.json()["task"]["id"])
+
+    a, b = slow(), slow()
+    for route, body, expected in (
+            (f"/tasks/{a}:subscribe", {"id": b}, (400, "INVALID_PARAMS")),
+            (f"/v1/tasks/{a}:cancel", {"name": f"tasks/{b}"}, 422),
+            (f"/v1/tasks/{a}:cancel", {"id": b}, 422),
+            (f"/v1/tasks/{a}:subscribe", {"name": f"tasks/{b}"}, 422)):
+        r = http.post(url + route, json=body)
+        got = status_of(r) if isinstance(expected, tuple) else r.status_code
+        assert got == expected, (route, body, r.text)
+        assert "is not the path's" in r.text, r.text
+    for task_id in (a, b):
+        state = http.get(url + f"/tasks/{task_id}").json()["status"]["state"]
+        assert state != "TASK_STATE_CANCELED", (task_id, state)
+    taken = http.post(url + f"/v1/tasks/{a}:cancel", json={"name": f"tasks/{a}", "id": a})
+    assert taken.json()["status"]["state"] == "TASK_STATE_CANCELLED", taken.text
+
+
+def test_v03_integer_query_values_are_checked_as_v10s(url: str, http: httpx.Client) -> None:
+    tid = http.post(url + "/v1/message:send", json=v03_send("2")).json()["task"]["id"]
+    for value in ("--1", "-", "1.5"):
+        r = http.get(url + f"/v1/tasks/{tid}", params={"historyLength": value})
+        assert r.status_code == 422, r.text
+        assert "query parameter historyLength must be an integer" in r.json()["message"]

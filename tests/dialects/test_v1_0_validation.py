@@ -304,6 +304,29 @@ def test_list_tasks_timestamp_is_normalized() -> None:
     assert call.status_timestamp_after == "2023-10-27T10:00:00.123Z"
 
 
+@pytest.mark.parametrize(("given", "read"), [
+    ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"),  # the least instant there is
+    ("0999-06-01T00:00:00.5+00:00", "0999-06-01T00:00:00.500Z"),  # a year before 1000
+    ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"),
+])
+def test_list_tasks_takes_every_instant_of_years_1_to_9999(given: str, read: str) -> None:
+    call = codec.decode_call("ListTasks", enc({"statusTimestampAfter": given}))
+    assert isinstance(call, c.ListTasks) and call.status_timestamp_after == read
+
+
+@pytest.mark.parametrize(("given", "why"), [
+    ("0001-01-01T00:00:00+01:00", "is out of range (UTC years 1 to 9999)"),
+    ("9999-12-31T23:59:59-01:00", "is out of range (UTC years 1 to 9999)"),
+    ("2020-13-45T99:99:99.999Z", "is not an RFC 3339 timestamp"),  # canonical in shape only
+    ("0000-00-00T00:00:00.000Z", "is not an RFC 3339 timestamp"),
+    ("2020-02-30T00:00:00Z", "is not an RFC 3339 timestamp"),
+])
+def test_list_tasks_refuses_what_names_no_instant(given: str, why: str) -> None:
+    with pytest.raises(InvalidParams) as refused:
+        codec.decode_call("ListTasks", enc({"statusTimestampAfter": given}))
+    assert f"statusTimestampAfter {why}" in refused.value.message, refused.value.message
+
+
 def test_get_task_history_length_unset_is_none() -> None:
     assert codec.decode_call("GetTask", enc({"id": "t"})) == c.GetTask(id="t", history_length=None)
     assert codec.decode_call("GetTask", enc({"id": "t", "historyLength": 0})) == c.GetTask(

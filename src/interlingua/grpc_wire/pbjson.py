@@ -82,7 +82,7 @@ def _reader_single(field: FieldDescriptor) -> Callable[[Any], Any]:
         if name == _VALUE:
             return _value_doc
         if name == _TIMESTAMP:
-            return lambda t: t.ToJsonString()
+            return _timestamp_text
         return to_doc
     if field.type == _ENUM:
         names = {v.number: v.name for v in field.enum_type.values}
@@ -90,6 +90,13 @@ def _reader_single(field: FieldDescriptor) -> Callable[[Any], Any]:
     if field.type == _BYTES:
         return lambda b: base64.b64encode(b).decode("ascii")
     return lambda v: v
+
+
+def _timestamp_text(t: Any) -> str:
+    try:
+        return str(t.ToJsonString())
+    except ValueError:  # outside Timestamp's range: the reader refuses it by its field's name
+        return f"seconds={t.seconds}, nanos={t.nanos}"
 
 
 def to_doc(message: Message) -> dict[str, Any]:

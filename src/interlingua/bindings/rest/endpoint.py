@@ -263,8 +263,9 @@ class RESTEndpoint:
                 raise InvalidParams("Invalid params: the request body must hold the message")
             return body
         doc: dict[str, Any] = {}
-        if op in ("CancelTask", "CreateTaskPushNotificationConfig", "tasks/cancel",
-                  "tasks/pushNotificationConfig/set") and not _blank(body):
+        if op in ("CancelTask", "CreateTaskPushNotificationConfig", "SubscribeToTask",
+                  "tasks/cancel", "tasks/pushNotificationConfig/set", "tasks/resubscribe") \
+                and not _blank(body):
             doc = _object(body)
         kinds = _QUERY.get(op)
         if kinds:
@@ -280,6 +281,8 @@ class RESTEndpoint:
             if op == "tasks/pushNotificationConfig/set":
                 doc["taskId"] = route.task_id
             elif route.task_id is not None:
+                if op in ("tasks/cancel", "tasks/resubscribe"):
+                    _put_name(doc, route.task_id)
                 doc["id"] = route.task_id
                 if route.config_id is not None:
                     doc["pushNotificationConfigId"] = route.config_id
@@ -427,6 +430,16 @@ def _put(doc: dict[str, Any], name: str, value: str | None) -> None:
     doc[name] = value
 
 
+def _put_name(doc: dict[str, Any], task_id: str) -> None:
+    """v0.3's path's task, which a body that names one (its resource ``name``,
+    ``tasks/{id}``, or an ``id``) must agree with."""
+    name = doc.get("name")
+    if name not in (None, "", f"tasks/{task_id}"):
+        raise InvalidParams(f"Invalid params: the body's name {name!r} is not the "
+                            f"path's {'tasks/' + task_id!r}")
+    _put(doc, "id", task_id)
+
+
 def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
     qs: bytes = scope.get("query_string", b"")
     out: dict[str, Any] = {}
@@ -448,7 +461,8 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
                                 f"than once")
         if kind == "int":
             v = value.strip()
-            if not (v.lstrip("-").isascii() and v.lstrip("-").isdigit()):
+            digits = v[1:] if v[:1] == "-" else v  # (one sign: int() takes no more)
+            if not (digits.isascii() and digits.isdigit()):
                 raise InvalidParams(
                     f"Invalid params: query parameter {raw_name} must be an integer, "
                     f"got {value[:40]!r}")

@@ -29,7 +29,9 @@ from ..errors import (
 )
 
 __all__ = [
+    "OUT_OF_RANGE",
     "FieldError",
+    "TimestampOutOfRange",
     "b64decode",
     "b64encode",
     "check_utf8",
@@ -49,12 +51,22 @@ _RFC3339 = re.compile(
 )
 
 
+#: why a valid RFC 3339 instant is refused
+OUT_OF_RANGE = "is out of range (UTC years 1 to 9999)"
+
+
+class TimestampOutOfRange(InvalidParams):
+    """A timestamp that names an instant no UTC date of years 1 to 9999 can hold."""
+
+
 def format_timestamp(dt: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, the form every version accepts."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    dt = dt.astimezone(UTC)  # (OverflowError: an instant outside UTC's years 1-9999)
+    # (not strftime: its %Y gives a year before 1000 without its leading zeros)
+    return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+            f"{dt.second:02d}.{dt.microsecond // 1000:03d}Z")
 
 
 def normalize_timestamp(value: str, field: str = "timestamp") -> str:
@@ -63,7 +75,13 @@ def normalize_timestamp(value: str, field: str = "timestamp") -> str:
     Raises ``InvalidParams`` naming ``field`` when it is not a timestamp.
     """
     if len(value) == 24 and value[-1] == "Z" and value[10] == "T" and value[19] == ".":
-        return value  # already canonical: the common case costs nothing
+        # already canonical, the common case: only its fields' ranges looked at, in C
+        try:
+            datetime.fromisoformat(value[:-1])
+        except ValueError:
+            raise InvalidParams(
+                f"Invalid params: {field} is not a valid timestamp: {value!r}") from None
+        return value
     if not _RFC3339.match(value):
         raise InvalidParams(f"Invalid params: {field} is not an RFC 3339 timestamp: {value!r}")
     text = value.replace("z", "Z").replace("t", "T").replace(" ", "T")
@@ -79,7 +97,11 @@ def normalize_timestamp(value: str, field: str = "timestamp") -> str:
         raise InvalidParams(
             f"Invalid params: {field} is not a valid timestamp: {value!r}"
         ) from None
-    return format_timestamp(dt)
+    try:
+        return format_timestamp(dt)
+    except OverflowError:  # a valid instant, outside years 1-9999 once in UTC
+        raise TimestampOutOfRange(f"Invalid params: {field} {OUT_OF_RANGE}: {value!r}") \
+            from None
 
 
 def b64encode(data: bytes) -> str:

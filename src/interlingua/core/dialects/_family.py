@@ -127,12 +127,12 @@ def timestamp_in(value: str) -> str:
         return normalize_timestamp(value)
     except InvalidParams:
         pass
-    except OverflowError:  # a valid instant that falls outside years 1-9999 in UTC
-        raise FieldError(["timestamp"], "is out of range") from None
     # v0.x says only "ISO 8601": also take its other forms (basic, week dates, no seconds).
     try:
         return format_timestamp(datetime.fromisoformat(value))
-    except (ValueError, OverflowError):
+    except OverflowError:  # a valid instant that falls outside years 1-9999 in UTC
+        raise FieldError(["timestamp"], "is out of range") from None
+    except ValueError:
         raise FieldError(["timestamp"], "is not an ISO 8601 timestamp") from None
 
 

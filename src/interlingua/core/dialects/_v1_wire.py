@@ -32,7 +32,16 @@ from msgspec import UNSET
 
 from .. import model as m
 from ..errors import InvalidParams, quoted
-from ._common import FieldError, b64decode, b64encode, each_in, field_in, normalize_timestamp
+from ._common import (
+    OUT_OF_RANGE,
+    FieldError,
+    TimestampOutOfRange,
+    b64decode,
+    b64encode,
+    each_in,
+    field_in,
+    normalize_timestamp,
+)
 
 # One field error for every dialect: its paths read the same everywhere.
 WireError = FieldError
@@ -311,6 +320,8 @@ def timestamp_in(value: str | None, path: str) -> str | None:
         return None
     try:
         return normalize_timestamp(value, path)
+    except TimestampOutOfRange:
+        raise WireError(path, f"{OUT_OF_RANGE}: {value!r}") from None
     except InvalidParams:
         raise WireError(path, f"is not an RFC 3339 timestamp: {value!r}") from None
 
