@@ -80,6 +80,17 @@ def test_send_reads_proto_names_and_proto3_defaults() -> None:
     plain = decode("message/send", {"message": {"messageId": "m", "role": "ROLE_USER",
                                                 "content": [{"text": "x"}]}})
     assert isinstance(plain, c.SendMessage) and plain.config.blocking is True
+    # ProtoJSON writes an int32 as a number or as its string, as v1.0's reader takes it
+    for written, read in (("2", 2), (2, 2), ("0", 0)):
+        quoted = decode("message/send", {
+            "message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]},
+            "configuration": {"historyLength": written}})
+        assert isinstance(quoted, c.SendMessage) and quoted.config.history_length == read
+    for wrong in ("two", "1.5", "--1", ""):
+        with pytest.raises(InvalidParams, match="historyLength"):
+            decode("message/send", {
+                "message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]},
+                "configuration": {"historyLength": wrong}})
 
 
 @pytest.mark.parametrize("body", [

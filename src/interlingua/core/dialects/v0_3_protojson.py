@@ -147,6 +147,13 @@ def _push_in(doc: Any) -> Any:
     return _camel(doc) if isinstance(doc, dict) else doc
 
 
+def _int32_in(text: str) -> Any:
+    """An int32 as ProtoJSON may write it, in a string ("1"); anything else is left
+    for the family reader to refuse."""
+    digits = text[1:] if text[:1] == "-" else text
+    return int(text) if digits.isascii() and digits.isdigit() and len(digits) <= 10 else text
+
+
 def _send_in(doc: dict[str, Any]) -> dict[str, Any]:
     doc = _camel(doc)
     message = doc.get("message", doc.get("request"))
@@ -158,6 +165,8 @@ def _send_in(doc: dict[str, Any]) -> dict[str, Any]:
         for k, v in conf.items():
             if k == "pushNotification":
                 config["pushNotificationConfig"] = _push_in(v)
+            elif k == "historyLength" and type(v) is str:
+                config[k] = _int32_in(v)
             else:
                 config[k] = v
         out["configuration"] = config
