@@ -215,6 +215,38 @@ def test_sam_multi_turn(c: httpx.Client, url: str) -> None:
     assert done["id"] == first["id"] and done["status"]["state"] == "completed"
 
 
+@pytest.mark.parametrize("dialect", ["0.1", "sam", "0.3"])
+def test_a_reply_in_another_context_names_the_field_as_its_dialect_does(
+        c: httpx.Client, url: str, dialect: str) -> None:
+    """A reply to a task that names another context is refused naming the member the
+    caller sent: v0.1's ``sessionId``, SAM's ``message.context_id``, v0.3's
+    ``message.contextId`` (every dialect was told ``message.contextId``)."""
+    if dialect == "0.1":
+        tid = f"task-{uuid.uuid4()}"
+        call(c, url, "tasks/send", v01_send(tid, "book a flight", sessionId="one"))
+        answer = call(c, url, "tasks/send", v01_send(tid, "to Oslo", sessionId="other"))
+        field = "sessionId"
+    elif dialect == "sam":
+        msg = {"role": "user", "parts": [{"text": "book a flight"}],
+               "message_id": f"msg-{uuid.uuid4()}", "kind": "message"}
+        first = call(c, url, "tasks/send", {"message": msg})["result"]
+        answer = call(c, url, "tasks/send", {"message": {
+            **msg, "message_id": f"msg-{uuid.uuid4()}", "task_id": first["id"],
+            "context_id": "other"}})
+        field = "message.context_id"
+    else:
+        msg = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": "book"}],
+               "messageId": str(uuid.uuid4())}
+        first = call(c, url, "message/send", {"message": msg})["result"]
+        answer = call(c, url, "message/send", {"message": {
+            **msg, "messageId": str(uuid.uuid4()), "taskId": first["id"],
+            "contextId": "other"}})
+        field = "message.contextId"
+    assert answer["error"]["code"] == -32602, answer
+    assert answer["error"]["message"].startswith(f"Invalid params: {field} 'other' does not "
+                                                 "match the context"), answer
+
+
 def test_tutorial_subscribe(c: httpx.Client, url: str) -> None:
     made = call(c, url, "message/send", {"message": {
         "role": "user", "parts": [{"type": "text", "text": "book a flight"}]}})["result"]

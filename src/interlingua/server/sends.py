@@ -335,7 +335,7 @@ class Sends:
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
                         digest: bytes, key: MessageKey) -> Run | Task:
         task = run.task
-        message = _to_task(task, call.message)
+        message = _to_task(task, call.message, request.dialect)
         state = task.status.state
         if state not in lifecycle.INTERRUPTED_STATES:
             if state in TERMINAL_STATES:
@@ -401,7 +401,7 @@ class Sends:
         """A message for a working task, to an agent that takes them: recorded in
         the history (its id too, so a retry finds it), then handed to the executor."""
         task = run.task
-        message = _to_task(task, call.message)
+        message = _to_task(task, call.message, request.dialect)
         async with self._delivering:
             try:
                 await self.push.add_send_configs(run.scope, task.id, call, request)
@@ -423,7 +423,7 @@ class Sends:
         when it hears of the write (server/peers.py). A blocking caller is answered
         once the task settles, as any blocking send is."""
         task = run.task
-        message = _to_task(task, call.message)
+        message = _to_task(task, call.message, request.dialect)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
             await self.writer.emit_message(run, [HistoryAppended(message=message)],
@@ -507,11 +507,17 @@ class Sends:
         return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
 
 
-def _to_task(task: Task, message: Message) -> Message:
-    """``message`` as a message of ``task``: InvalidParams when it names another context."""
+#: where a send names its context, in the dialects that do not call it message.contextId
+_CONTEXT_FIELD = {"0.1": "sessionId", "sam": "message.context_id"}
+
+
+def _to_task(task: Task, message: Message, dialect: str) -> Message:
+    """``message`` as a message of ``task``: InvalidParams when it names another context
+    (named as the caller's dialect names it)."""
     if message.context_id and message.context_id != task.context_id:
+        field = _CONTEXT_FIELD.get(dialect, "message.contextId")
         raise InvalidParams(
-            f"Invalid params: message.contextId {message.context_id!r} does not match "
+            f"Invalid params: {field} {message.context_id!r} does not match "
             f"the context {task.context_id!r} of task {task.id!r}"
         )
     return msgspec.structs.replace(message, task_id=task.id, context_id=task.context_id)
