@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from interlingua import Agent
+from interlingua import Agent, Context
 from interlingua.core.calls import (
     DeletePushConfig,
     GetPushConfig,
@@ -107,6 +107,49 @@ async def test_the_number_of_configs_is_limited(engine: Engine) -> None:
     with pytest.raises(InvalidParams, match="limit"):
         await engine.handle(set_call(tid, "c3"), ALICE)
     await engine.handle(set_call(tid, "c1", url="http://127.0.0.1:9/new"), ALICE)  # replacing
+
+
+async def _asks(ctx: Context) -> None:
+    await ctx.require_input("more?")
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_a_send_to_a_task_is_held_to_the_number_of_configs_too(
+        store: str, tmp_path: object) -> None:
+    """A reply that carries a push config adds it as a set would, within the limit:
+    each reply added one more, with no bound (every event then went to all of them)."""
+    asks = Agent("Asks", "Asks for more.", _asks, push_notifications=True)
+    url = "memory://" if store == "memory" else f"sqlite:///{tmp_path}/t.db"
+    engine = await start_engine(asks, dev_settings(max_configs_per_task=3, dispatch=False), url)
+    try:
+        first = await engine.handle(SendMessage(message=user_message("hi")), ALICE)
+        assert isinstance(first, Task)
+        for i in range(3):
+            await engine.handle(set_call(first.id, f"c{i}"), ALICE)
+
+        def reply(config_id: str) -> SendMessage:
+            call = send("more", URL, config_id=config_id)
+            call.message.task_id = first.id
+            return call
+
+        with pytest.raises(InvalidParams, match="already has 3 push notification configs"):
+            await engine.handle(reply("c3"), ALICE)
+        await engine.handle(reply("c1"), ALICE)  # one it has: replaced, as a set does
+        listed = await engine.handle(ListPushConfigs(task_id=first.id), ALICE)
+        assert [c.id for c in listed] == ["c0", "c1", "c2"]  # type: ignore[union-attr]
+    finally:
+        await engine.stop()
+
+
+async def test_a_v01_set_on_a_task_no_id_could_name_is_task_not_found(engine: Engine) -> None:
+    """v0.1's config takes its task's id: a set on a task that cannot exist is told
+    so, as a get is, not that a config id the caller never gave is too long."""
+    v01 = RequestInfo(principal="alice", dialect="0.1")
+    for task_id in ("x" * 300, "line\nbreak"):
+        with pytest.raises(TaskNotFound):
+            await engine.handle(set_call(task_id), v01)
+        with pytest.raises(TaskNotFound):
+            await engine.handle(GetPushConfig(task_id=task_id), v01)
 
 
 async def test_get_without_id_and_no_config_says_so(engine: Engine) -> None:

@@ -166,16 +166,7 @@ class PushService:
         scope = request.scope
         store = self.store
         if isinstance(call, SetPushConfig):
-            config = await self.prepare(call.config, call.task_id, _fed_in(request))
-            existing = await store.list_push_configs(scope, call.task_id)
-            if (len(existing) >= self.settings.max_configs_per_task
-                    and all(r.config.id != config.id for r in existing)):
-                raise InvalidParams(
-                    f"Invalid params: task {call.task_id} already has "
-                    f"{len(existing)} push notification configs (the limit)")
-            record = await store.put_push_config(scope, call.task_id, config,
-                                                 dialect=_fed_in(request), now=self._now())
-            return record.config
+            return await self._put(scope, call.task_id, call.config, _fed_in(request))
         if isinstance(call, GetPushConfig):
             if call.config_id:
                 found = await store.get_push_config(scope, call.task_id, call.config_id)
@@ -210,10 +201,28 @@ class PushService:
 
     async def add_send_configs(self, scope: Scope, task_id: str, call: SendMessage,
                                request: RequestInfo) -> None:
-        """Register the config a send to an existing task carries."""
-        for config in await self.send_configs(call, request, task_id):
-            await self.store.put_push_config(scope, task_id, config,
-                                                    dialect=_fed_in(request), now=self._now())
+        """Register the config a send to an existing task carries (as a set would)."""
+        push = call.config.push_config
+        if push is not None:
+            self._require()
+            await self._put(scope, task_id, push, _fed_in(request))
+
+    async def _put(self, scope: Scope, task_id: str, config: PushConfig,
+                   dialect: str) -> PushConfig:
+        """``config`` checked and kept for the task ``task_id``, within the number of
+        configs a task may have: by a set and by a send to the task alike."""
+        # the task first: one the caller has not (an id no task could have, say) is
+        # TaskNotFound, whatever the config says
+        existing = await self.store.list_push_configs(scope, task_id)
+        config = await self.prepare(config, task_id, dialect)
+        if (len(existing) >= self.settings.max_configs_per_task
+                and all(r.config.id != config.id for r in existing)):
+            raise InvalidParams(
+                f"Invalid params: task {task_id} already has "
+                f"{len(existing)} push notification configs (the limit)")
+        record = await self.store.put_push_config(scope, task_id, config, dialect=dialect,
+                                                  now=self._now())
+        return record.config
 
     async def prepare(self, config: PushConfig, task_id: str, dialect: str) -> PushConfig:
         """The config checked, with its id (made when absent) and task id."""
