@@ -17,6 +17,7 @@ import msgspec
 from ..bus.base import shared, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage
+from ..core.dialects import get_codec
 from ..core.errors import (
     ConcurrentModification,
     InvalidParams,
@@ -507,15 +508,11 @@ class Sends:
         return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
 
 
-#: where a send names its context, in the dialects that do not call it message.contextId
-_CONTEXT_FIELD = {"0.1": "sessionId", "sam": "message.context_id"}
-
-
 def _to_task(task: Task, message: Message, dialect: str) -> Message:
     """``message`` as a message of ``task``: InvalidParams when it names another context
     (named as the caller's dialect names it)."""
     if message.context_id and message.context_id != task.context_id:
-        field = _CONTEXT_FIELD.get(dialect, "message.contextId")
+        field = get_codec(dialect).context_field
         raise InvalidParams(
             f"Invalid params: {field} {message.context_id!r} does not match "
             f"the context {task.context_id!r} of task {task.id!r}"

@@ -81,6 +81,8 @@ class Codec:
     protojson: ClassVar[str | None] = None
     #: the gRPC service this codec's calls are served under (None: not over gRPC)
     grpc_service: ClassVar[str | None] = None
+    #: where a send names its context, as an error about it names the member
+    context_field: ClassVar[str] = "message.contextId"
     #: its HTTP+JSON error bodies can carry a stream's resume hint, so an error event
     #: that names no error is the agent's fault (else it reads as a broken stream)
     named_stream_errors: ClassVar[bool] = False

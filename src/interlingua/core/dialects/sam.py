@@ -102,6 +102,7 @@ class SAMCodec(FamilyCodec):
     # a v0.3 variant: its tasks are polled with v0.3's tasks/get, webhooks are v0.3's
     family = "0.3"
     versions = frozenset({"0.1", "0.2", "0.3"})
+    context_field = "message.context_id"
 
     def encode_push_task(self, task: Task) -> bytes:
         return _v03().encode_stream_item(task)

@@ -245,6 +245,7 @@ class V01Codec(FamilyCodec):
     bare_replies = False
     push_config_id_is_task_id = True
     nearest = ("0.3", "1.0")
+    context_field = "sessionId"  # (its message names none)
 
     def encode_push_task(self, task: m.Task) -> bytes:
         # v0.1's webhook body: the task's status beside the whole task (DIALECTS.md §d.2)
