@@ -113,6 +113,10 @@ REFUSED = [
     ("https://hooks.example.com:99999/", "no valid port"),
     ("https://hooks.example.com:0/", "no valid port"),
     ("https://hooks.example.com:-1/", "no valid port"),
+    # names no resolver takes (they reached it, and its UnicodeError was a 500)
+    ("https://" + "a" * 64 + ".example.com/", "no valid host name"),
+    ("https://hooks..example.com/", "no valid host name"),
+    ("https://xn--zz.example.com/", "no valid host name"),
 ]
 
 
@@ -138,6 +142,12 @@ async def test_a_name_is_refused_when_it_resolves_to_a_refused_address() -> None
         await guard.check_url_resolved("https://empty.example.com/")
     with pytest.raises(Refused, match="does not resolve"):
         await guard.check_url_resolved("https://nowhere.example.com/")
+
+    async def no_name(host: str, port: int) -> list[str]:
+        raise UnicodeError("label empty or too long")  # as getaddrinfo's encoding does
+
+    with pytest.raises(Refused, match="does not resolve"):
+        await UrlGuard(resolver=no_name).resolve("hooks.example.com", 443)
 
 
 @pytest.mark.parametrize("url", ["http://[::ffff:127.0.0.1]/", "http://2130706433/",
@@ -201,6 +211,7 @@ CREATE = {
     ("https://[::ffff:127.0.0.1]/", "loopback"),
     ("https://169.254.169.254/", "cloud metadata"),
     ("https://rebind.example/", "loopback"),
+    ("https://" + "a" * 64 + ".example/", "no valid host name"),
 ])
 async def test_each_dialect_refuses_at_creation_with_invalid_params(
     dialect: str, url: str, why: str

@@ -239,7 +239,12 @@ class UrlGuard:
                 raise Refused(f"{url!r} is not https (plain http is refused: it would "
                               "send the notification and its credentials unencrypted)")
             raise Refused(f"{url!r} is not an https URL")
-        host = parsed.host
+        try:
+            host = parsed.host
+            host.encode("idna")  # (as the resolver is handed it)
+        except UnicodeError:  # (an A-label that is no punycode, a label of 64 characters)
+            raise Refused(f"{url!r} has no valid host name (a label is empty, longer than "
+                          "63 characters, or not IDNA)") from None
         if not host:
             raise Refused(f"{url!r} has no host")
         if parsed.userinfo:
@@ -293,7 +298,7 @@ class UrlGuard:
         try:
             async with asyncio.timeout(self.resolve_timeout):
                 raw = await self._resolver(host, port)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, UnicodeError) as exc:  # (Unicode: no name a resolver takes)
             raise Refused(f"the host {host} does not resolve ({exc or 'timed out'})") from None
         if not raw:
             raise Refused(f"the host {host} does not resolve")
