@@ -101,3 +101,44 @@ async def test_queued_deliveries_are_sent_after_a_crash_and_restart(tmp_path: Pa
         assert (await outbox_counts(store)) == {"pending": 0, "dead": 0}
     finally:
         server.stop()
+
+
+async def test_a_delivery_in_flight_at_a_crash_goes_on_at_a_restart_before_the_dead_is_reaped(
+        tmp_path: Path) -> None:
+    """A server killed while a webhook call is in flight, and started again at once,
+    before its parent has reaped the dead process (a zombie still has its number):
+    the dead holds no lease, and its claim is released at the start, not left to
+    lapse (the claim lease, two minutes here: the queue stood still that long)."""
+    import os
+    import signal
+
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    hook = Hook()
+    hook.gate.clear()  # every call held: the first one stays in flight
+    server = PushServer(store).start()
+    dead = server.proc
+    try:
+        with live_server(hook) as hook_url:
+            task = rpc(server.url, "SendMessage", {
+                "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "fast"}]},
+                "configuration": {"taskPushNotificationConfig": {"url": hook_url + "/v1",
+                                                                 "id": "v1"}}}, v1=True)["task"]
+            await until(lambda: hook.held >= 1, timeout=10)
+            assert dead is not None
+            os.kill(dead.pid, signal.SIGKILL)  # and not waited for: a zombie
+
+            def state() -> str:
+                with open(f"/proc/{dead.pid}/stat", "rb") as f:
+                    return f.read().rsplit(b")", 1)[1].split()[0].decode()
+
+            await until(lambda: state() == "Z", timeout=10)
+            hook.gate.set()
+            server = PushServer(store).start()
+            expected = await owed(store, task["id"], whole_task=False)
+            await until(lambda: sorted({r.seq for r in hook.delivered()}) == expected,
+                        timeout=20)
+    finally:
+        hook.gate.set()
+        server.stop()
+        if dead is not None:
+            dead.wait(10)
