@@ -469,6 +469,15 @@ def test_v03_push_config_crud(v03: rpc03.A2AServiceStub) -> None:
     listed = v03.ListTaskPushNotificationConfig(
         pb03.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task.id}"))
     assert list(listed.configs) == []
+    # the parent and the config's name must name one task
+    with pytest.raises(grpc.RpcError) as two:
+        v03.CreateTaskPushNotificationConfig(pb03.CreateTaskPushNotificationConfigRequest(
+            parent=f"tasks/{task.id}", config_id="c2", config=pb03.TaskPushNotificationConfig(
+                name="tasks/other/pushNotificationConfigs/c2",
+                push_notification_config=pb03.PushNotificationConfig(
+                    url="http://127.0.0.1:9/a2a"))))
+    assert two.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "the request's name names task 'other'" in (two.value.details() or "")
 
 
 def test_v03_card_and_errors(v03: rpc03.A2AServiceStub, agent: tuple[str, str]) -> None:

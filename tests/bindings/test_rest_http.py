@@ -435,3 +435,22 @@ def test_v03_integer_query_values_are_checked_as_v10s(url: str, http: httpx.Clie
         r = http.get(url + f"/v1/tasks/{tid}", params={"historyLength": value})
         assert r.status_code == 422, r.text
         assert "query parameter historyLength must be an integer" in r.json()["message"]
+
+
+def test_a_v03_push_config_naming_another_task_than_the_path_is_refused(
+        url: str, http: httpx.Client) -> None:
+    """v0.3's create names its task in the path, the ``parent`` and the config's
+    ``name``: they must agree, as v1.0's path and ``taskId`` must (one naming another
+    task was registered on the path's task)."""
+    mine = http.post(url + "/v1/message:send", json=v03_send("2")).json()["task"]["id"]
+    other = http.post(url + "/v1/message:send", json=v03_send("2")).json()["task"]["id"]
+    for body in ({"parent": f"tasks/{other}", "configId": "c1",
+                  "config": {"pushNotificationConfig": {"url": "http://127.0.0.1:9/hook"}}},
+                 {"name": f"tasks/{other}/pushNotificationConfigs/c1",
+                  "pushNotificationConfig": {"url": "http://127.0.0.1:9/hook"}}):
+        r = http.post(url + f"/v1/tasks/{mine}/pushNotificationConfigs", json=body)
+        assert r.status_code == 422, r.text
+        assert f"names task '{other}', not '{mine}'" in r.json()["message"]
+    for task_id in (mine, other):
+        listed = http.get(url + f"/v1/tasks/{task_id}/pushNotificationConfigs").json()
+        assert listed["configs"] == [], listed

@@ -111,6 +111,22 @@ def test_push_config_create_bodies(body: dict[str, Any]) -> None:
         "cfg", "https://hook.example/x", "t")
 
 
+@pytest.mark.parametrize(("body", "member"), [
+    ({"parent": "tasks/other", "config": {"pushNotificationConfig": {"url": "https://h/x"}}},
+     "parent"),
+    ({"name": "tasks/other/pushNotificationConfigs/cfg",
+      "pushNotificationConfig": {"url": "https://h/x"}}, "name"),
+    ({"parent": "tasks/t-1", "config": {"name": "tasks/other/pushNotificationConfigs/c",
+                                        "pushNotificationConfig": {"url": "https://h/x"}}},
+     "name"),
+])
+def test_a_push_config_naming_two_tasks_is_refused(body: dict[str, Any], member: str) -> None:
+    """The route's task (``taskId``), the request's ``parent`` and the config's
+    ``name`` must name one task: the route's was taken, the others passed over."""
+    with pytest.raises(InvalidParams, match=f"the request's {member} names task 'other'"):
+        decode("tasks/pushNotificationConfig/set", {**body, "taskId": "t-1"})
+
+
 def test_bad_bodies() -> None:
     with pytest.raises(ParseError):
         PJ.decode_call("message/send", b"{nope")

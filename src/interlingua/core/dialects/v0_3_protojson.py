@@ -204,12 +204,19 @@ def _push_set_in(doc: dict[str, Any]) -> dict[str, Any]:
     task_id = doc.get("taskId")
     config_id = doc.get("configId") or None
     inner = doc.get("config")
+    named = [("taskId", task_id)]  # (over HTTP+JSON: the path's)
     if isinstance(inner, dict):
         parent_task, _ = name_ids(doc.get("parent"))
+        named.append(("parent", parent_task))
         task_id = task_id or parent_task
         doc = _camel(inner)
     named_task, named_config = name_ids(doc.get("name"))
+    named.append(("name", named_task))
     task_id = task_id or named_task
+    for member, other in named:  # where several name the task, they name one
+        if other and task_id and other != task_id:
+            raise InvalidParams(f"Invalid params: the request's {member} names task "
+                                f"{other!r}, not {task_id!r}")
     push = _push_in(doc.get("pushNotificationConfig"))
     if isinstance(push, dict) and not push.get("id") and (config_id or named_config):
         push = {**push, "id": config_id or named_config}
