@@ -64,8 +64,10 @@ def test_dead_letters_listed_and_redriven(tmp_path: Path) -> None:
         assert counts["dead"] == len(dead)
         again = runner.invoke(main, ["push", "redrive", "--store", store, str(dead[0]["id"])])
         assert again.exit_code == 0 and "queued again" in again.output
-        missing = runner.invoke(main, ["push", "redrive", "--store", store, "999999"])
-        assert missing.exit_code != 0 and "no dead delivery" in missing.output
+        for nothing in ("999999", str(2**63), "99999999999999999999999"):
+            missing = runner.invoke(main, ["push", "redrive", "--store", store, nothing])
+            assert missing.exit_code == 1, missing.output
+            assert f"no dead delivery #{nothing}" in missing.output
 
 
 def test_listen_prints_notifications() -> None:

@@ -266,6 +266,9 @@ async def test_a_revived_delivery_goes_out_in_sequence_order(store: Store) -> No
     assert await store.revive_delivery(d1.id) is True
     assert await store.revive_delivery(d1.id) is False  # no longer dead
     assert await store.revive_delivery(12345) is False
+    # ids no row can have: no such dead delivery, as any other (SQL refused to bind them)
+    for beyond in (2**63, 10**23, 0, -1):
+        assert await store.revive_delivery(beyond) is False
     [again] = await claim_all(store)
     assert (again.id, again.seq, again.attempts, again.state) == (d1.id, 1, 0, PENDING)
     await store.delivery_done(again.id)

@@ -52,6 +52,7 @@ from ..core.task_log import Scope, StoredEvent
 
 __all__ = [
     "DEAD",
+    "MAX_ROW_ID",
     "PENDING",
     "Delivery",
     "EventLog",
@@ -178,6 +179,8 @@ class LeaseLost(Exception):
 PENDING = "pending"
 #: a delivery given up on (attempts used up, or a final refusal); kept for inspection
 DEAD = "dead"
+#: the largest row id a SQL store keeps (a signed 64-bit integer)
+MAX_ROW_ID = 2**63 - 1
 
 
 def push_mode(dialect: str) -> PushMode:

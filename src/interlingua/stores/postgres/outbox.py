@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...core.model import PushConfig
 from ..base import (
     DEAD,
+    MAX_ROW_ID,
     PENDING,
     Delivery,
     PushConfigRecord,
@@ -121,6 +122,8 @@ class Outbox(Database):
         return [_delivery(row) for row in rows]
 
     async def revive_delivery(self, delivery_id: int) -> bool:
+        if not 0 < delivery_id <= MAX_ROW_ID:  # (no row has it: not one for asyncpg to refuse)
+            return False
         async with self._conn() as conn:
             status = await conn.execute(
                 f"UPDATE push_outbox SET state = '{PENDING}', attempts = 0, next_at = 0,"

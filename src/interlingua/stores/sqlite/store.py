@@ -17,6 +17,7 @@ from ...core.model import (
 )
 from .. import _paging, _projection
 from ..base import (
+    MAX_ROW_ID,
     Delivery,
     Lease,
     MessageRecord,
@@ -492,6 +493,8 @@ class SQLiteStore:
         return await self._run(_dead, scope, task_id, limit)
 
     async def revive_delivery(self, delivery_id: int) -> bool:
+        if not 0 < delivery_id <= MAX_ROW_ID:  # (no row has it: not one sqlite3 can bind)
+            return False
         revived = await self._run(_revive, delivery_id)
         self._queued(revived)
         return revived
