@@ -113,3 +113,23 @@ def test_impossible_bindings_are_usage_errors(url: str, args: list[str]) -> None
     result = run("get", url, "t1", *args)
     assert result.exit_code == 2
     assert "binding" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["send", "{url}", "hi"], ["card", "{url}"],
+                                     ["get", "{url}", "t1"], ["cancel", "{url}", "t1"],
+                                     ["subscribe", "{url}", "t1"], ["tasks", "{url}"],
+                                     ["stream", "{url}", "hi"]])
+@pytest.mark.parametrize(("address", "args"), [
+    ("grpc://127.0.0.1:9", ["--binding", "rest"]),
+    ("grpc://127.0.0.1:9", ["--dialect", "0.1"]),
+    ("dns:///127.0.0.1:9", ["--binding", "jsonrpc"]),
+])
+def test_a_grpc_address_with_another_binding_is_a_usage_error(
+        command: list[str], address: str, args: list[str]) -> None:
+    """A gRPC address is spoken to over gRPC alone: another binding (or a dialect
+    gRPC does not carry) is said in one line, exit 2, as for an HTTP URL (it was a
+    traceback, exit 1)."""
+    result = run(*[a.format(url=address) for a in command], *args)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, \
+        result.stderr

@@ -189,10 +189,12 @@ def _run(
         raise click.UsageError(GRPC_MISSING)
 
     async def go() -> T:
-        async with client_for(
-            url, dialect=dialect, binding=binding, headers=parsed_headers, timeout=timeout,
-            **security,
-        ) as client:
+        try:
+            opened = client_for(url, dialect=dialect, binding=binding, headers=parsed_headers,
+                                timeout=timeout, **security)
+        except ValueError as exc:  # what the address allows (a gRPC one, gRPC alone)
+            raise click.UsageError(str(exc)) from None
+        async with opened as client:
             try:
                 return await work(client)
             except A2AError as exc:
