@@ -410,6 +410,40 @@ def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
         proc.stdout.close()
 
 
+def test_the_inspect_command_on_ipv6_loopback_answers_its_own_url():
+    """``--host ::1``: the URL it prints is answered (every request was a 400, the
+    bracketed address not matched as a host name), a name that is not its own is not."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    cli = Path(sys.executable).with_name("interlingua")
+    proc = subprocess.Popen([str(cli), "inspect", "--host", "::1", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("interlingua inspector on http://[::1]:"), line
+        url = line.rsplit(" ", 1)[-1]
+        for _ in range(100):
+            try:
+                page = httpx.get(url)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert page.status_code == 200 and "interlingua inspector" in page.text
+        assert httpx.get(url + "api/config").status_code == 200
+        assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
 def test_an_agent_that_does_not_stream_gets_a_blocking_send(api):
     from interlingua import Agent, create_app
 

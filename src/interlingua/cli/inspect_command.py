@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import click
 
@@ -25,13 +26,16 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     """
     import uvicorn
 
+    from ..host.hosts import AnsweredHosts
     from ..inspector import inspector_app
     from ..server.connections import uvicorn_connection_options
     from .prompt_server import PromptServer
 
-    # on loopback, only loopback names: a page elsewhere whose name resolves here is refused
-    local = host in LOOPBACK
-    app = inspector_app(default_url=url, allowed_hosts=list(LOOPBACK) if local else None)
+    # on loopback, only loopback names: a page elsewhere whose name resolves here is
+    # refused (DNS rebinding); read as serve reads Host, an IPv6 address in brackets
+    app: Any = inspector_app(default_url=url)
+    if host in LOOPBACK:
+        app = AnsweredHosts(app, LOOPBACK)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -25,13 +25,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import msgspec
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
-from ..bindings.http.request_headers import RequestHeaders
 from ..client.push_receiver import PushEvent, Receiver
-from ..core.asgi_json import send_json
 from ..core.model import TextPart
-from ..host.hosts import HostNotAllowed, HostPolicy
+from ..host.hosts import AnsweredHosts
 from ..server.connections import uvicorn_connection_options
 
 __all__ = ["event_line", "human_line", "listen", "listener_app"]
@@ -93,23 +91,6 @@ def listener_app(
     return Receiver(show, token=token, jwks_url=jwks_url, authorization=authorization)
 
 
-class _AnsweredHosts:
-    """``app`` for requests that name one of ``allowed`` in their ``Host`` (a 400
-    otherwise), as ``serve`` answers (cli/answered_hosts.py)."""
-
-    def __init__(self, app: ASGIApp, allowed: Sequence[str]) -> None:
-        self.app, self.hosts = app, HostPolicy(allowed)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            try:
-                self.hosts.check(self.hosts.host_of(scope, RequestHeaders(scope["headers"])))
-            except HostNotAllowed as exc:
-                await send_json(send, 400, {"error": str(exc)})
-                return
-        await self.app(scope, receive, send)
-
-
 def listen(
     port: int = 8080,
     host: str = "127.0.0.1",
@@ -139,7 +120,7 @@ def listen(
     app: ASGIApp = listener_app(jwks_url=jwks_url, token=token,
                                 authorization=authorization, output=output, as_json=as_json)
     if allowed_hosts is not None:
-        app = _AnsweredHosts(app, allowed_hosts)
+        app = AnsweredHosts(app, allowed_hosts)
     # (serve's default bounds on a connection: the head's size and deadlines, a cap
     # per address; server/connections.py)
     bounds = uvicorn_connection_options()

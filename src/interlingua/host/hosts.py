@@ -14,7 +14,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["HostNotAllowed", "HostPolicy"]
+from ..bindings.http.request_headers import RequestHeaders
+from ..core.asgi_json import send_json
+
+__all__ = ["AnsweredHosts", "HostNotAllowed", "HostPolicy"]
 
 # a DNS name or IPv4 address, or a bracketed IPv6 address, with an optional port
 _HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,253})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?")
@@ -70,6 +73,24 @@ class HostPolicy:
         if not _PREFIX.fullmatch(root):
             root = ""
         return f"{scheme}://{host.lower()}{prefix}{root.rstrip('/')}"
+
+
+class AnsweredHosts:
+    """``app`` for requests whose ``Host`` names one of ``allowed`` (a 400 otherwise),
+    read as ``serve`` reads it (an IPv6 address in brackets): for the command-line
+    servers that are no agent's app (``listen``, ``inspect``)."""
+
+    def __init__(self, app: Any, allowed: Sequence[str]) -> None:
+        self.app, self.hosts = app, HostPolicy(allowed)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            try:
+                self.hosts.check(self.hosts.host_of(scope, RequestHeaders(scope["headers"])))
+            except HostNotAllowed as exc:
+                await send_json(send, 400, {"error": str(exc)})
+                return
+        await self.app(scope, receive, send)
 
 
 def _first(value: str | None) -> str | None:

@@ -30,14 +30,12 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -138,12 +136,11 @@ def _str(value: Any, name: str) -> str | None:
 
 
 def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
-                  allowed_hosts: Sequence[str] | None = None,
                   sessions_limit: int = 64) -> Starlette:
     """The inspector; ``default_url`` is the agent the page offers first.
-    ``on_agent``: mounted beside an agent, which is then the one offered.
-    ``allowed_hosts``: the ``Host`` names it answers (others get 400), so a web
-    page whose name resolves to this machine cannot use it (DNS rebinding)."""
+    ``on_agent``: mounted beside an agent, which is then the one offered. (Served
+    alone, ``interlingua inspect`` answers only its own host names in front of it:
+    ``host.hosts.AnsweredHosts``.)"""
     sessions = Sessions(sessions_limit)
 
     def api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
@@ -289,9 +286,6 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
         Route("/api/tasks/{task_id}/push", api(push), methods=["POST"]),
         Mount("/push", app=webhook),
     ]
-    middleware = []
-    if allowed_hosts is not None:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.sessions = sessions
     return app
