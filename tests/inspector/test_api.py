@@ -294,6 +294,15 @@ def test_credentials_stay_on_the_server(api, secure):
     assert "AuthenticationRequired" in error["message"]
     r = api.post("api/connect", {"url": secure.url, "auth": {"kind": "apikey", "value": "a\nb"}})
     assert r.status_code == 400 and "printable ASCII" in r.json()["error"]
+    # the form's empty token: said so, not "cannot reach" the agent
+    for auth, said in (({"kind": "bearer", "value": ""}, "the bearer token is empty"),
+                       ({"kind": "bearer", "value": "  "}, "the bearer token is empty"),
+                       ({"kind": "apikey", "value": ""}, "the API key is empty")):
+        r = api.post("api/connect", {"url": secure.url, "auth": auth})
+        assert r.status_code == 400 and said in r.json()["error"], r.text
+    # spaces around a token are the form's, not the token's
+    info = api.connect(secure.url, auth={"kind": "apikey", "value": f" {API_KEY} "})
+    assert info["credentials"] == "apikey"
 
 
 def test_sessions_are_separate(inspector, story):

@@ -48,6 +48,9 @@ def checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
         if not isinstance(value, str) or not (value.isascii() and value.isprintable()):
             raise ValueError(f"the value of header {name} must be printable ASCII text, "
                              f"not {value!r}")
+        if value != value.strip(" "):  # (HTTP keeps no space at a value's ends: h11 refuses)
+            raise ValueError(f"the value of header {name} begins or ends with a space: "
+                             f"{value!r}")
         out[name] = value
     return out
 

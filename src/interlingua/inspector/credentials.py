@@ -45,9 +45,19 @@ def headers_for(auth: Any) -> tuple[dict[str, str], frozenset[str]]:
         name = _text(auth, "name").strip() or "X-API-Key"
         if not all(c.isalnum() or c in "-_" for c in name):
             raise CredentialError(f"{name!r} is not a header name")
-        return {name: _text(auth, "value")}, SECRET_HEADERS | {name.lower()}
+        return {name: _given(auth, "value", "the API key")}, SECRET_HEADERS | {name.lower()}
     if kind == "bearer":
-        return {"Authorization": f"Bearer {_text(auth, 'value')}"}, SECRET_HEADERS
+        return {"Authorization": f"Bearer {_given(auth, 'value', 'the bearer token')}"}, \
+            SECRET_HEADERS
     user, password = _text(auth, "user"), _text(auth, "password")
     token = base64.b64encode(f"{user}:{password}".encode()).decode()
     return {"Authorization": f"Basic {token}"}, SECRET_HEADERS
+
+
+def _given(auth: dict[str, Any], key: str, what: str) -> str:
+    """A credential's text, without the spaces a form leaves around it; an empty one
+    is refused here (the request would fail with an error that names no credential)."""
+    value = _text(auth, key).strip()
+    if not value:
+        raise CredentialError(f"{what} is empty")
+    return value
