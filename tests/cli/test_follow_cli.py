@@ -50,7 +50,10 @@ def test_a_task_that_never_settles_ends_at_the_timeout() -> None:
         result = run("send", url, "hello", "--dialect", "0.3", "--timeout", "0.6")
     assert result.exit_code == 3, (result.output, result.stderr)
     assert "no answer within 0.6 s" in result.stderr
-    assert "is submitted; follow it with: interlingua subscribe" in result.stderr
+    # this agent does not stream (its card): what follows it is a poll, not subscribe,
+    # which it would refuse
+    assert "is submitted; follow it with: interlingua get " in result.stderr
+    assert result.stderr.rstrip().endswith(" --wait"), result.stderr
     assert [p["method"] for p in replay.posts].count("message/send") == 1
 
 

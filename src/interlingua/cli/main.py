@@ -835,6 +835,16 @@ _save_option = click.option(
     help="Save the answer's file parts (inline ones) in DIR.")
 
 
+def _follow(client: AnyClient, url: str, task_id: str) -> str:
+    """The command that follows the task ``task_id``, as the client itself followed
+    it: ``subscribe`` where the card says the agent streams, else ``get --wait``,
+    which polls (every agent answers it; one that does not stream refuses subscribe)."""
+    card = getattr(client, "card", None)
+    if card is not None and card.capabilities.streaming:
+        return f"interlingua subscribe {url} {task_id}"
+    return f"interlingua get {url} {task_id} --wait"
+
+
 @main.command("send")
 @click.argument("url", callback=check_agent_url)
 @_message_options
@@ -873,7 +883,7 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
             assert isinstance(task, Task)
             _fail(f"no answer within {timeout:g} s; task {task.id} is "
                   f"{task.status.state.value}; follow it with: "
-                  f"interlingua subscribe {url} {task.id}", EXIT_UNREACHABLE, as_json=as_json)
+                  f"{_follow(client, url, task.id)}", EXIT_UNREACHABLE, as_json=as_json)
         except AgentTimeout:
             # The same message again (same id) without waiting: the agent answers
             # with the task it already started for it, so the user can follow it.
@@ -885,7 +895,7 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
                 if isinstance(started, Task):
                     _fail(f"no answer within {timeout:g} s; task {started.id} is "
                           f"{started.status.state.value}; follow it with: "
-                          f"interlingua subscribe {url} {started.id}",
+                          f"{_follow(client, url, started.id)}",
                           EXIT_UNREACHABLE, as_json=as_json)
             raise
         if as_json:
