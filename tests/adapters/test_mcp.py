@@ -131,6 +131,55 @@ def test_mcp_command_usage() -> None:
     assert "Traceback" not in bad.output + gone.output
 
 
+def test_mcp_takes_the_client_options_of_the_other_client_commands(tmp_path: Path) -> None:
+    """--dialect, --binding, --timeout, --insecure and the TLS options, as every other
+    command that talks to an agent takes them (none were there: an agent behind a
+    private CA could not be bridged, and its answers were waited for 60 s)."""
+    impossible = CliRunner().invoke(main, ["mcp", "http://127.0.0.1:9", "--dialect", "0.1",
+                                           "--binding", "rest"])
+    assert impossible.exit_code == 2 and "binding" in impossible.output, impossible.output
+    grpc_only = CliRunner().invoke(main, ["mcp", "grpc://127.0.0.1:9", "--binding", "rest"])
+    assert grpc_only.exit_code == 2 and "is a gRPC address" in grpc_only.output
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("no certificate here")
+    bad_ca = CliRunner().invoke(main, ["mcp", "https://127.0.0.1:9", "--ca-bundle",
+                                       str(not_pem)])
+    assert bad_ca.exit_code == 2, bad_ca.output
+    with socket.socket() as silent:  # takes connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        done = subprocess.run([EXE, "mcp", url, "--timeout", "0.5"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=30)
+        took = time.monotonic() - started
+    assert done.returncode == 3, done.stderr
+    assert "cannot read the agent's card" in done.stderr and took < 15, (took, done.stderr)
+
+
+def test_ctrl_c_while_the_card_is_read_is_an_interruption() -> None:
+    """As every client command: "error: interrupted", exit 130 (it was exit 0, silent)."""
+    import signal
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        proc = subprocess.Popen([EXE, "mcp", url], cwd=ROOT, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            silent.settimeout(20)
+            conn, _ = silent.accept()  # the card is being asked for
+            with conn:
+                proc.send_signal(signal.SIGINT)
+                _, err = proc.communicate(timeout=20)
+        finally:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 130, err
+    assert err.strip().endswith("error: interrupted"), err
+
+
 def test_mcp_http_on_a_taken_port_is_one_line() -> None:
     # (it read the card, then exited 3 with uvicorn's log lines; the other commands
     # that listen say it in one line, exit 2)

@@ -10,7 +10,10 @@ from typing import Any
 
 import click
 
+from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
 from .headers import parse_headers
+from .seconds import Seconds
+from .security_options import client_kwargs, tls_client_options
 from .urls import check_agent_url
 
 __all__ = ["mcp_command"]
@@ -25,13 +28,33 @@ __all__ = ["mcp_command"]
               help="With --http: port.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="An HTTP header to send to the A2A agent (repeatable), e.g. credentials.")
-def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, ...]) -> None:
+@click.option("--dialect", type=click.Choice(["1.1", "1.0", "0.3", "0.1"]), default=None,
+              help="Speak this A2A dialect to URL as an endpoint (JSON-RPC unless --binding "
+                   "says otherwise), without reading the card for it.")
+@click.option("--binding", type=click.Choice(list(BINDINGS)), default=None,
+              help="Use this binding only (default: the card's choice).")
+@click.option("--timeout", type=Seconds(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds to wait for the agent's answer to a tool call.")
+@click.option("--insecure", is_flag=True, help="Do not verify the agent's TLS certificate.")
+@tls_client_options
+def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, ...],
+                dialect: str | None, binding: str | None, timeout: float,
+                insecure: bool) -> None:
     """Serve the A2A agent at URL as an MCP server: one tool per skill.
 
     Over stdio by default (for MCP clients that launch it); nothing but MCP is
-    written to stdout.
+    written to stdout. The client options are those of the other client commands.
     """
     header_map = parse_headers(headers)
+    try:
+        spec = check_binding(binding, dialect)  # an impossible pair is a usage error
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if spec is not None and not spec.available():
+        raise click.UsageError(GRPC_MISSING)
+    options: dict[str, Any] = {"headers": header_map, "timeout": timeout,
+                               "dialect": dialect, "binding": binding,
+                               **client_kwargs(insecure)}
     # The MCP server logs at INFO to stderr, where an MCP client shows it: not a
     # line for each request this bridge makes to the agent.
     for name in ("httpx", "httpcore"):
@@ -47,21 +70,29 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
 
     async def main() -> Any:
         try:
-            server = await mcp_server(url, headers=header_map)
+            server = await mcp_server(url, **options)
+        except ValueError as exc:  # what the address allows (a gRPC one, gRPC alone)
+            raise click.UsageError(str(exc)) from None
         except ClientError as exc:
             click.echo(f"error: cannot read the agent's card at {url}: {exc}", err=True)
             # as ``card`` says it: 3 when nothing answered, 1 when something did
             sys.exit(3 if isinstance(exc, AgentUnreachable) else 1)
         if sock is None:
+            serving.append(True)
             await server.run_stdio_async()
         return server
 
+    serving: list[bool] = []
     try:
         server = asyncio.run(main())
-        if sock is not None:
-            _serve_http(server, sock, url, host)
     except KeyboardInterrupt:
-        pass
+        if serving:  # a server stopped, as serve stops
+            return
+        # while the card was read: a client command interrupted, as the others say it
+        click.echo("error: interrupted", err=True)
+        raise click.exceptions.Exit(130) from None
+    if sock is not None:
+        _serve_http(server, sock, url, host)
 
 
 def _listening(host: str, port: int) -> socket.socket:
