@@ -68,6 +68,18 @@ def test_card_of_a_grpc_address_nobody_serves_is_unreachable() -> None:
     assert done.stderr.count("\n") == 1, done.stderr
 
 
+def test_grpcs_to_a_plain_grpc_port_is_one_line(where: tuple[str, str]) -> None:
+    """TLS to a port that speaks none: exit 3 and one line, the command's own (gRPC's
+    C core printed its handshake failure on stderr first)."""
+    from tests.cli.test_console_script import interlingua
+
+    _, target = where
+    done = interlingua("send", f"grpcs://{target}", "hi", "--timeout", "10")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"error: cannot reach {target}"), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+
+
 def test_an_http_url_at_a_grpc_port_says_what_the_port_speaks(where: tuple[str, str]) -> None:
     """http:// at a gRPC port: the answer is HTTP/2, not HTTP/1.1; the error says so
     and names the grpc:// form, not only the parser's "illegal request line"."""

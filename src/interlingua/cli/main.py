@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -262,6 +263,10 @@ class _Group(click.Group):
 @click.version_option(__version__, "--version", "-V", prog_name="interlingua")
 def main() -> None:
     """Serve A2A agents and talk to any of them, whichever A2A version they speak."""
+    # gRPC's C core logs at INFO to stderr (a failed TLS handshake, say) before the
+    # command's own one-line error: its errors alone, unless the user asks for more.
+    # (Read when grpc is first imported, which no command has done yet.)
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 
 @main.command("serve")
