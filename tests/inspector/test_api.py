@@ -241,6 +241,10 @@ def test_tasks_are_listed_with_filters_got_and_canceled(api, flights):
     assert waiting["taskId"] not in listed(status="completed")
     assert done["taskId"] in listed(status="completed", contextId=done["contextId"])
     assert listed(contextId="no-such-context") == set()
+    # a state no task has: the page's input, a 400 as its other bad values are (a 502,
+    # as if the agent had failed)
+    r = api.http.get("api/tasks", params={"status": "bogus"})
+    assert r.status_code == 400 and "status must be one of" in r.json()["error"], r.text
 
     r = api.post(f"api/tasks/{waiting['taskId']}/cancel")
     assert r.status_code == 200 and r.json()["state"] == "canceled"
@@ -263,6 +267,9 @@ def test_files_and_data_parts_go_out_as_parts(api, files_agent):
     assert base64.b64decode(part["raw"]) == b"\x02\x01\x00"
     r = api.post("api/send", {"files": [{"name": "x", "bytes": "not base64!"}]})
     assert r.status_code == 400 and "not base64" in r.json()["error"]
+    for bad, key in (({"name": 5}, "name"), ({"mediaType": 7}, "mediaType")):
+        r = api.post("api/send", {"files": [{"bytes": "aGk=", **bad}]})
+        assert r.status_code == 400 and f"a file's {key} must be text" in r.json()["error"]
     r = api.post("api/send", {"text": ""})
     assert r.status_code == 400 and "the message is empty" in r.json()["error"]
 

@@ -127,6 +127,10 @@ def _int(value: Any, name: str) -> int | None:
     return number
 
 
+#: the states a task listing may be narrowed to, as the page names them
+_STATES = tuple(s.value for s in TaskState)
+
+
 def _str(value: Any, name: str) -> str | None:
     if value in (None, ""):
         return None
@@ -231,6 +235,9 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
     async def tasks(request: Request, session: Session) -> Any:
         q = request.query_params
         status = _str(q.get("status"), "status")
+        if status is not None and status not in _STATES:  # (the page's own input: a 400)
+            raise InspectorError(f"status must be one of {', '.join(_STATES)}, "
+                                 f"not {status!r}")
         return await session.list_tasks(
             context_id=_str(q.get("contextId"), "contextId"), status=status,
             page_size=_int(q.get("pageSize"), "pageSize"),

@@ -407,6 +407,9 @@ def file_parts(files: Any) -> list[FilePart]:
     for f in files:
         if not isinstance(f, dict) or not isinstance(f.get("bytes"), str):
             raise InspectorError("each file needs its bytes in base64")
+        for key in ("name", "mediaType"):
+            if not isinstance(f.get(key), str | None):
+                raise InspectorError(f"a file's {key} must be text, not {f[key]!r}")
         try:
             raw = base64.b64decode(f["bytes"], validate=True)
         except (binascii.Error, ValueError):
