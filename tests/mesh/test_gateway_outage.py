@@ -76,18 +76,21 @@ AGENT = Agent("Slow", "Takes its time.", slowly)
 
 
 @contextlib.asynccontextmanager
-async def mesh_and_gateway(broker: Mosquitto, layout: str) -> AsyncIterator[str]:
+async def mesh_and_gateway(broker: Mosquitto, layout: str,
+                           agent_back_after: float = 1.0) -> AsyncIterator[str]:
     url = f"mqtt://127.0.0.1:{broker.port}"
     org, unit = org_unit()
     app = create_app(AGENT, store="memory://", freeze_gc=False)
     mesh = parse_mesh_url(url)
     if layout == "sam":
         attach(app, MeshSettings(url=url, namespace=org, card_interval=0.3,
-                                 session_expiry=60, http=False))
+                                 session_expiry=60, http=False,
+                                 reconnect_delay=agent_back_after))
         gateway = Gateway(mesh, org, warmup=0)
     else:
         attach(app, MeshSettings(url=url, namespace="", profile="emqx", org=org, unit=unit,
-                                 session_expiry=60, http=False))
+                                 session_expiry=60, http=False,
+                                 reconnect_delay=agent_back_after))
         gateway = Gateway(mesh, None, link=EmqxLink(mesh, org, unit, "gw"), warmup=0)
     async with app.router.lifespan_context(app):
         with live_server(gateway) as base:
@@ -99,10 +102,15 @@ async def mesh_and_gateway(broker: Mosquitto, layout: str) -> AsyncIterator[str]
             yield base + "/agents/Slow/"
 
 
+@pytest.mark.parametrize("agent_back_after", [1.0, 2.5], ids=["agent-first", "gateway-first"])
 @pytest.mark.parametrize("layout", ["sam", "emqx"])
 async def test_a_task_outlives_a_broker_restart_through_the_gateway(
-        broker: Mosquitto, layout: str) -> None:
-    async with mesh_and_gateway(broker, layout) as agent_url, \
+        broker: Mosquitto, layout: str, agent_back_after: float) -> None:
+    """``gateway-first``: the agent connects again well after the gateway, which asks
+    for the task before the agent has subscribed again; a restarted broker keeps no
+    session, so that request is lost, and the gateway asks again (it waited for ever
+    for an answer, the task "submitted" at the gateway)."""
+    async with mesh_and_gateway(broker, layout, agent_back_after) as agent_url, \
             httpx.AsyncClient(timeout=30) as http:
         sent = (await http.post(agent_url, headers={"A2A-Version": "1.0"}, json={
             "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {

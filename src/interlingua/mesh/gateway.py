@@ -27,6 +27,7 @@ be there, and its URLs answer 503 with ``Retry-After`` rather than 404.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import secrets
@@ -42,7 +43,7 @@ from ..bindings.http.request_headers import RequestHeaders
 from ..client.card import parse_card
 from ..client.errors import AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
-from ..core.calls import CancelTask, SendMessage, SubscribeToTask
+from ..core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError
 from ..core.model import Role
 from ..host.app import create_app
@@ -53,7 +54,7 @@ from ..server.context import Context, TaskCanceled
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
-from .relay import RECONNECT_WAIT, finish, relay
+from .relay import Unanswered, finish, follow_again, relay
 from .topics import MeshURL, Topics, check_name, mesh_name
 
 __all__ = ["Gateway", "Link", "SamLink"]
@@ -333,10 +334,21 @@ class SamLink:
         finally:
             requester.forget(rid)
 
-    async def _follow(self, name: str, ctx: Context, pending: Any) -> None:
-        """The answers to one request, relayed until the last ends the turn."""
+    async def _follow(self, name: str, ctx: Context, pending: Any,
+                      first_within: float | None = None) -> None:
+        """The answers to one request, relayed until the last ends the turn (the first
+        within ``first_within`` s, else ``Unanswered``)."""
+        patience = first_within
         while True:
-            update, raw = await self.requester.next(pending, name)
+            if patience is None:
+                update, raw = await self.requester.next(pending, name)
+            else:
+                try:
+                    async with asyncio.timeout(patience):
+                        update, raw = await self.requester.next(pending, name)
+                except TimeoutError:
+                    raise Unanswered from None
+                patience = None
             item = MESH_CODEC.decode_stream_item(raw)
             if update:
                 await relay(ctx, item)
@@ -345,26 +357,29 @@ class SamLink:
             return
 
     async def _follow_again(self, name: str, ctx: Context, task_id: str) -> bool:
-        """After a lost connection: the task subscribed to again once the broker is
-        back (within ``RECONNECT_WAIT``), and followed to its end; False if it never
-        came back."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + RECONNECT_WAIT
-        attempt = 0
-        while loop.time() < end:
-            attempt += 1
-            rid = f"{task_id}.again{attempt}"
+        """After a lost connection: the task subscribed to again once the broker and
+        the agent are back, and followed to its end (``relay.follow_again``)."""
+        attempts = itertools.count(1)
+
+        async def ask(patience: float | None) -> None:
+            rid = f"{task_id}.again{next(attempts)}"
+            pending = await self.requester.publish(
+                name, rid, SubscribeToTask(id=task_id), task_id, streaming=True)
             try:
-                pending = await self.requester.publish(
-                    name, rid, SubscribeToTask(id=task_id), task_id, streaming=True)
-                try:
-                    await self._follow(name, ctx, pending)
-                finally:
-                    self.requester.forget(rid)
-                return True
-            except AgentUnreachable:
-                await asyncio.sleep(0.5)
-        return False
+                await self._follow(name, ctx, pending, patience)
+            finally:
+                self.requester.forget(rid)
+
+        async def read() -> None:
+            rid = f"{task_id}.read"
+            pending = await self.requester.publish(name, rid, GetTask(id=task_id), task_id,
+                                                   streaming=False)
+            try:
+                await self._follow(name, ctx, pending)
+            finally:
+                self.requester.forget(rid)
+
+        return await follow_again(ask, read)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -5,13 +5,17 @@ topic layout (mesh/gateway.py, mesh/emqx/link.py)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..client.errors import AgentUnreachable
+from ..core.errors import UnsupportedOperation
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from ..server.context import Context
 
-__all__ = ["finish", "relay"]
+__all__ = ["FIRST_ANSWER", "RECONNECT_WAIT", "Unanswered", "finish", "follow_again", "relay"]
 
 
 async def relay(ctx: Context, item: Any) -> None:
@@ -61,3 +65,39 @@ async def finish(ctx: Context, item: Any) -> None:
 #: seconds a gateway waits for the broker to come back before a turn it was following
 #: ends failed (the agent may well carry on meanwhile: it is asked again, not given up)
 RECONNECT_WAIT = 30.0
+#: seconds an agent asked for its task again after an outage has to answer (it answers
+#: a subscription at once, with the task) before it is asked once more
+FIRST_ANSWER = 3.0
+
+
+class Unanswered(Exception):
+    """No first answer within the patience a ``follow_again`` ask was given."""
+
+
+async def follow_again(ask: Callable[[float | None], Awaitable[None]],
+                       read: Callable[[], Awaitable[None]]) -> bool:
+    """After the connection to the broker was lost while a turn followed a task:
+    ``ask(patience)`` subscribes to the task again and follows it to its end, its first
+    answer within ``patience`` s (None: however long) or ``Unanswered``. Asked until
+    the broker is back, within ``RECONNECT_WAIT``; False if it never came back. An
+    agent that refuses the subscription because the task has ended meanwhile (A2A
+    1.0's rule) is asked for the task instead (``read``), which ends the turn.
+
+    Silence is asked again: a restarted broker keeps no session, so a request sent
+    before the agent has subscribed again is lost (the turn waited for ever). The last
+    ask waits as long as the agent takes."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + RECONNECT_WAIT
+    while loop.time() < end:
+        patience = FIRST_ANSWER if loop.time() + FIRST_ANSWER < end else None
+        try:
+            await ask(patience)
+            return True
+        except UnsupportedOperation:
+            await read()
+            return True
+        except AgentUnreachable:
+            await asyncio.sleep(0.5)
+        except Unanswered:
+            pass
+    return False

@@ -20,13 +20,13 @@ from typing import Any
 import msgspec
 
 from ...client.errors import AgentUnreachable, ClientError
-from ...core.calls import CancelTask, SendMessage, SubscribeToTask
+from ...core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
-from ..relay import RECONNECT_WAIT, finish, relay
+from ..relay import Unanswered, finish, follow_again, relay
 from ..topics import MeshURL
 from .presence import Directory
 from .requester import EmqxRequester
@@ -89,34 +89,44 @@ class EmqxLink:
             raise
 
     async def _follow(self, name: str, ctx: Context, call: SendMessage | SubscribeToTask,
-                      properties: dict[str, Any]) -> None:
-        """The answers to ``call``, relayed until the last ends the turn."""
+                      properties: dict[str, Any], first_within: float | None = None) -> None:
+        """The answers to ``call``, relayed until the last ends the turn (the first
+        within ``first_within`` s, else ``Unanswered``)."""
         gen = self.requester.exchange(name, call, properties=properties)
         try:
-            async for raw in gen:
-                item = CODEC.decode_stream_item(raw)
-                if is_final(item):
-                    await finish(ctx, _as_answer(item))
+            if first_within is not None:
+                try:
+                    async with asyncio.timeout(first_within):
+                        first = await anext(gen)
+                except TimeoutError:
+                    raise Unanswered from None
+                except StopAsyncIteration:
                     return
-                if not isinstance(item, Task):  # the gateway has its own snapshot
-                    await relay(ctx, item)
+                if await _took(ctx, first):
+                    return
+            async for raw in gen:
+                if await _took(ctx, raw):
+                    return
         finally:
             await gen.aclose()
 
     async def _follow_again(self, name: str, ctx: Context, task_id: str,
                             properties: dict[str, Any]) -> bool:
-        """After a lost connection: the task subscribed to again once the broker is
-        back (within ``RECONNECT_WAIT``) and followed to its end; False if it never
-        came back."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + RECONNECT_WAIT
-        while loop.time() < end:
+        """After a lost connection: the task subscribed to again once the broker and
+        the agent are back, and followed to its end (``relay.follow_again``)."""
+        async def ask(patience: float | None) -> None:
+            await self._follow(name, ctx, SubscribeToTask(id=task_id), properties, patience)
+
+        async def read() -> None:
+            call = GetTask(id=task_id)
+            gen = self.requester.exchange(name, call, properties=properties)
             try:
-                await self._follow(name, ctx, SubscribeToTask(id=task_id), properties)
-                return True
-            except AgentUnreachable:
-                await asyncio.sleep(0.5)
-        return False
+                ended = CODEC.decode_result(call, await anext(gen))
+            finally:
+                await gen.aclose()
+            await finish(ctx, ended)
+
+        return await follow_again(ask, read)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -132,6 +142,17 @@ class EmqxLink:
             log.info("task %s canceled here; on the mesh: %s", task_id, exc)
         finally:
             await gen.aclose()
+
+
+async def _took(ctx: Context, raw: bytes) -> bool:
+    """One answer relayed; True when it ended the turn."""
+    item = CODEC.decode_stream_item(raw)
+    if is_final(item):
+        await finish(ctx, _as_answer(item))
+        return True
+    if not isinstance(item, Task):  # the gateway has its own snapshot
+        await relay(ctx, item)
+    return False
 
 
 def _as_answer(item: Any) -> Task | Message:
