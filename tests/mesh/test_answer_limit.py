@@ -81,3 +81,23 @@ async def test_an_agent_holds_its_answers_to_max_answer_bytes_in_the_profile_too
             await client.send("big")
         task = await client.send("small")
         assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+
+
+async def test_a_streamed_sends_last_answer_is_held_to_max_answer_bytes_too() -> None:
+    """In SAM's layout a stream ends with the whole task on the reply topic: held to
+    ``max_answer_bytes`` as a blocking send's answer is (it was published whole)."""
+    from interlingua import create_app
+    from interlingua.core.errors import InternalError
+    from interlingua.mesh import MeshSettings, attach
+
+    need_broker()
+    org, _ = org_unit()
+    app = create_app(ECHO, store="memory://", freeze_gc=False, max_answer_bytes=4096)
+    attach(app, MeshSettings(url=BROKER, namespace=org, session_expiry=30, http=False))
+    async with app.router.lifespan_context(app), \
+            client_for(f"{BROKER}/{org}/Echo", timeout=10) as client:
+        with pytest.raises(InternalError, match="limit of 4096 bytes"):
+            [e async for e in client.stream("x" * 6_000)]
+        small = [e.item async for e in client.stream("small")]
+        assert small[-1].status.state is TaskState.COMPLETED, small  # type: ignore[union-attr]
+

@@ -555,7 +555,8 @@ class MeshAgent:
         it. False: no instance did (the task is finished, unknown, or ran nowhere),
         and the caller cancels it here, through the store."""
         try:
-            task = await self.door.call(GetTask(id=call.id, history_length=0), info)
+            task = await self.door.call(GetTask(id=call.id, history_length=0), info,
+                                        counted=False)
         except A2AError:
             return False
         if not isinstance(task, Task) or task.status.state in TERMINAL_STATES:
@@ -568,7 +569,8 @@ class MeshAgent:
         while time.monotonic() < deadline:
             await asyncio.sleep(0.1)
             try:
-                task = await self.door.call(GetTask(id=call.id, history_length=0), info)
+                task = await self.door.call(GetTask(id=call.id, history_length=0), info,
+                                            counted=False)
             except A2AError:
                 return True
             if isinstance(task, Task) and task.status.state is TaskState.CANCELED:
@@ -627,8 +629,9 @@ class MeshAgent:
                 # fell behind: follow on from the log where it left off
                 assert task_id is not None
                 items.close()
+                # (the same request going on: not counted as one more)
                 items = Items(await self.door.stream(SubscribeToTask(id=task_id), info,
-                                                     str(lagged.seq)))
+                                                     str(lagged.seq), counted=False))
         finally:
             items.close()
             if inflight:
@@ -636,12 +639,18 @@ class MeshAgent:
         if reply.topic is None:
             return
         if final is None and task_id is not None:
-            task = await self.door.call(GetTask(id=task_id), info)
+            # the stream's last answer, read for it: not a request of its own
+            task = await self.door.call(GetTask(id=task_id), info, counted=False)
             assert isinstance(task, Task)
             # the artifacts went out as updates
             task = msgspec.structs.replace(_unrouted(task), artifacts=[])
             final = codec.encode_result(GetTask(id=task_id), task)
         if final is not None:
+            try:  # held to max_answer_bytes, as a blocking send's answer is
+                self.door.check_answer(len(final))
+            except A2AError as exc:
+                await self._answer_error(reply, rid, exc, str(exc))
+                return
             await self._publish(reply.topic, _success(rid, final), reply)
 
     # ------------------------------------------------- tasks of instances gone

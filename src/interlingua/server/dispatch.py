@@ -362,8 +362,11 @@ class FrontDoor:
 
     # ----------------------------------------------------------------- calls
 
-    async def call(self, call: Call, request: RequestInfo) -> Result:
-        if self._request_hooks:
+    async def call(self, call: Call, request: RequestInfo, *, counted: bool = True) -> Result:
+        """Carry out ``call``; ``counted=False``: a call a binding makes on a request's
+        behalf (the mesh reads the task a stream ended with), not a request of its own,
+        so not seen by the request hooks (metrics, spans)."""
+        if self._request_hooks and counted:
             return await self._hooked(type(call).__name__, call, request, self._call)
         # _call's body, here: no call more per request when nothing is hooked
         try:
@@ -377,10 +380,11 @@ class FrontDoor:
         except StoreUnavailable as exc:
             raise _store_down(exc) from None
 
-    def stream(self, call: Call, request: RequestInfo,
-               last_event_id: str | None = None) -> Awaitable[Stream]:
-        """A streaming send or subscription; ``last_event_id`` as the header gave it."""
-        if self._request_hooks:
+    def stream(self, call: Call, request: RequestInfo, last_event_id: str | None = None,
+               *, counted: bool = True) -> Awaitable[Stream]:
+        """A streaming send or subscription; ``last_event_id`` as the header gave it
+        (``counted`` as for ``call``)."""
+        if self._request_hooks and counted:
             method = "SendStreamingMessage" if isinstance(call, SendMessage) \
                 else type(call).__name__
             return self._hooked(method, call, request,

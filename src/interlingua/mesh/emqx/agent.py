@@ -289,7 +289,9 @@ class EmqxAgent:
         task_id = message.task_id
         assert task_id is not None
         try:
-            task = await self.door.call(GetTask(id=task_id, history_length=0), info)
+            # (read for the send: not a request of its own)
+            task = await self.door.call(GetTask(id=task_id, history_length=0), info,
+                                        counted=False)
         except TaskNotFound:
             # the requester's id names the new task (only this profile lets it)
             if (why := topic_problem(task_id)) is not None:
@@ -356,7 +358,7 @@ class EmqxAgent:
                 assert task_id is not None
                 items.close()  # fell behind: on from the log where it left off
                 items = Items(await self.door.stream(SubscribeToTask(id=task_id), info,
-                                                     str(lagged.seq)))
+                                                     str(lagged.seq), counted=False))
         finally:
             items.close()
             if inflight:
