@@ -95,6 +95,28 @@ def test_a_taken_grpc_port_fails_before_the_store_opens(tmp_path: Path) -> None:
     assert time.monotonic() - started < 30
 
 
+def test_a_grpc_port_another_server_serves_is_refused_not_shared(tmp_path: Path) -> None:
+    """A second ``serve`` on the gRPC port of one running: one line, exit 2, as for a
+    port any other program holds. grpc binds with SO_REUSEPORT unless told not to, and
+    the second server was let in: the two shared the port's calls, each with tasks the
+    other did not know."""
+    first = _serve("--port", "0", "--grpc-port", "0")
+    try:
+        assert first.stdout is not None
+        line = first.stdout.readline()
+        assert line, first.communicate(timeout=20)[1]
+        port = int(msgspec.json.decode(line)["grpc"].rsplit(":", 1)[1])
+        store = tmp_path / "never.db"
+        done = _run("--port", "0", "--grpc-port", str(port), "--store", f"sqlite:///{store}")
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (f"error: --grpc-port {port}: cannot listen on "
+                               f"127.0.0.1:{port}: Address already in use\n")
+        assert not store.exists()
+    finally:
+        first.terminate()
+        first.communicate(timeout=20)
+
+
 def _in_time_wait() -> int:
     """A port whose only socket is a connection waiting out TIME-WAIT (what a server
     that has just stopped leaves: its end of a connection closed first)."""

@@ -92,9 +92,9 @@ class StoreError(Exception):
 
 def reserve(host: str, port: int) -> socket.socket:
     """Hold ``host:port`` (0: a free port) for the gRPC server, which can only
-    bind inside the event loop: a bound, not listening socket with
-    ``SO_REUSEPORT`` (as grpc binds its own), so that a port that is taken
-    fails here, before the store is opened, like the HTTP socket's. And
+    bind inside the event loop: a bound, not listening socket, so that a port that
+    is taken (by any server: none shares it) fails here, before the store is opened,
+    like the HTTP socket's; let go just before grpc binds it (``before_binding``).
     ``SO_REUSEADDR``, as the HTTP socket and grpc's own: a port whose last
     connections wait out TIME-WAIT (a server just stopped) is free to take."""
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
@@ -103,7 +103,6 @@ def reserve(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except BaseException:
         sock.close()
@@ -393,8 +392,6 @@ def serve(spec: str | Agent | Sequence[str | Agent], settings: ServeSettings | N
             grpc_sock = _listen(reserve, s.host, s.grpc_port, "grpc")
             held.append(grpc_sock)
 
-            def grpc_listening(bound: int) -> None:
-                grpc_sock.close()  # grpc holds the port now
 
             reserved = grpc_sock.getsockname()[1]
             from ..bindings.grpc.serving import GrpcServer
@@ -404,7 +401,7 @@ def serve(spec: str | Agent | Sequence[str | Agent], settings: ServeSettings | N
                 from ..bindings.grpc.tenants import GrpcTenants as kind  # type: ignore[assignment]
             grpc = kind(grpc_address(s.host, reserved),
                         credentials=_grpc_credentials(s.certfile, s.keyfile, s.client_ca),
-                        on_listening=grpc_listening)
+                        before_binding=grpc_sock.close)
             if s.on_grpc_listening is not None:
                 s.on_grpc_listening(reserved)
         if len(loaded) > 1:

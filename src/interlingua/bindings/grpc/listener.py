@@ -23,7 +23,8 @@ class Listener:
     def __init__(self, address: str = "127.0.0.1:50051", *, url: str | None = None,
                  max_message_bytes: int | None = None,
                  credentials: grpc.ServerCredentials | None = None, grace: float = 5.0,
-                 on_listening: Callable[[int], None] | None = None) -> None:
+                 on_listening: Callable[[int], None] | None = None,
+                 before_binding: Callable[[], None] | None = None) -> None:
         _split(address)  # ValueError now, not at start-up
         self.address = address
         self.url = url
@@ -31,6 +32,8 @@ class Listener:
         self.credentials = credentials
         self.grace = grace
         self.on_listening = on_listening
+        #: called just before the port is bound (what held it for us lets go)
+        self.before_binding = before_binding
         self.port: int | None = None
         self._server: grpc.aio.Server | None = None
         self._standard: StandardServices | None = None
@@ -39,6 +42,8 @@ class Listener:
         """``server`` listening on the address (plain text or TLS), started, and its
         standard services serving: the port it listens on."""
         port: int
+        if self.before_binding is not None:
+            self.before_binding()
         try:
             port = server.add_secure_port(self.address, self.credentials) \
                 if self.credentials is not None else server.add_insecure_port(self.address)

@@ -503,11 +503,14 @@ def server_options(max_message_bytes: int) -> Sequence[tuple[str, Any]]:
     """grpc server options: requests up to the body limit (larger ones are
     ``RESOURCE_EXHAUSTED``), keepalive pings from long-lived streams allowed, and
     ``MAX_CONNECTIONS`` at once (without it, one client could hold connections up to
-    the process's open-file limit, which the HTTP port shares)."""
+    the process's open-file limit, which the HTTP port shares), and a port of its own."""
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", -1),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+        # grpc binds with SO_REUSEPORT by default: a second server on a port another
+        # one listens on was let in, and the two shared its calls (and its tasks)
+        ("grpc.so_reuseport", 0),
     ]

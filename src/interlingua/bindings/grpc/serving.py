@@ -46,9 +46,11 @@ class GrpcServer(Listener, BaseBinding):
                  max_message_bytes: int | None = None,
                  credentials: grpc.ServerCredentials | None = None,
                  grace: float = 5.0,
-                 on_listening: Callable[[int], None] | None = None) -> None:
+                 on_listening: Callable[[int], None] | None = None,
+                 before_binding: Callable[[], None] | None = None) -> None:
         super().__init__(address, url=url, max_message_bytes=max_message_bytes,
-                         credentials=credentials, grace=grace, on_listening=on_listening)
+                         credentials=credentials, grace=grace, on_listening=on_listening,
+                         before_binding=before_binding)
         #: the handlers, once prepared
         self.binding: GrpcBinding | None = None
         self._listening_at: str | None = None

@@ -48,9 +48,11 @@ class GrpcTenants(Listener):
     def __init__(self, address: str = "127.0.0.1:50051", *, url: str | None = None,
                  max_message_bytes: int | None = None,
                  credentials: grpc.ServerCredentials | None = None, grace: float = 5.0,
-                 on_listening: Callable[[int], None] | None = None) -> None:
+                 on_listening: Callable[[int], None] | None = None,
+                 before_binding: Callable[[], None] | None = None) -> None:
         super().__init__(address, url=url, max_message_bytes=max_message_bytes,
-                         credentials=credentials, grace=grace, on_listening=on_listening)
+                         credentials=credentials, grace=grace, on_listening=on_listening,
+                         before_binding=before_binding)
         #: tenant -> service name -> RPC name -> its handling function
         self._members: dict[str, dict[str, dict[str, Any]]] = {}
 
