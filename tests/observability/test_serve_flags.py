@@ -227,3 +227,32 @@ def test_a_json_log_stream_gets_a_json_banner(tmp_path: Path):
     banner = json.loads(out.read_text().splitlines()[0])
     assert banner["listen"] == server.url
     assert banner["traces"] == {"exporter": "console", "endpoint": "stdout"}
+
+
+def test_a_json_log_line_holding_a_lone_surrogate_is_written_escaped() -> None:
+    """An exception's text may hold what no UTF-8 carries (a file name's undecodable
+    bytes, read as surrogates): its JSON line is written with it escaped, where the
+    formatter failed and logging printed its own error instead of the line."""
+    import io
+    import json
+    import logging
+
+    from interlingua.observability.logs import JSONFormatter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JSONFormatter())
+    logger = logging.getLogger("interlingua.test.surrogate")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise LookupError("no report named b\udcffd.txt")
+        except LookupError:
+            logger.exception("executor of task %s failed", "t-\udcfe")
+    finally:
+        logger.removeHandler(handler)
+    (line,) = out.getvalue().splitlines()
+    doc = json.loads(line)
+    assert doc["message"] == "executor of task t-\\udcfe failed"
+    assert "no report named b\\udcffd.txt" in doc["exception"]

@@ -69,7 +69,11 @@ class JSONFormatter(logging.Formatter):
             out["trace_id"], out["span_id"] = ids
         if record.exc_info:
             out["exception"] = self.formatException(record.exc_info)
-        return _encode(out).decode()
+        try:
+            return _encode(out).decode()
+        except UnicodeEncodeError:  # a lone surrogate (an undecodable file name, say)
+            return _encode({k: v.encode("utf-8", "backslashreplace").decode()
+                            if isinstance(v, str) else v for k, v in out.items()}).decode()
 
 
 def configure(fmt: Literal["text", "json"] = "text", level: int | str = logging.INFO,

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
+from ..core.errors import LifecycleError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import (
     Artifact,
@@ -243,6 +244,12 @@ class Context:
         metadata: Metadata | None = None,
     ) -> None:
         """Report progress: a status update (``working`` by default) with an optional message."""
+        if self.finished:
+            # after asking for input the task waits for the user: progress would set it
+            # working again with nothing running (the lifecycle lets a new turn do so)
+            raise LifecycleError(
+                f"task {self.task_id}: this turn has ended ({self.state.value}); an "
+                "agent reports nothing after it completes, fails or asks for input")
         # Progress need not be waited for; a final or interrupting state is.
         final = state in RETURN_STATES
         await self._sink.emit([self._status(state, content, metadata)], wait=final)

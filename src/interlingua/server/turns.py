@@ -362,9 +362,10 @@ class TurnRunner:
             log.warning("task %s: %s", run.task.id, exc)
             # said without the store's own words, which name its file or host
             await self._end_failed(run, "The task store failed a write of the task.")
-        except Exception as exc:
+        except BaseException as exc:  # (SystemExit too: an agent's argparse, say, is no
+            # reason for the server to stop; CancelledError is taken above)
             log.exception("executor of task %s failed", run.task.id)
-            await self._end_failed(run, f"The agent failed: {type(exc).__name__}: {exc}")
+            await self._end_failed(run, failure_text(exc))
         finally:
             if not run.persisted:
                 _unwritten(run, sys.exception())
@@ -382,6 +383,26 @@ class TurnRunner:
                 _unwritten(run, exc)
             elif isinstance(exc, StoreUnavailable):
                 self.runs.stranded[run.key] = run
+
+
+#: characters of an exception's text a failed task keeps (what is past it is cut)
+MAX_FAILURE_TEXT = 4000
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a task failed by ``exc`` says: its class and text, as every store and
+    binding carries it (UTF-8, a bounded length), whatever the exception holds."""
+    try:
+        said = str(exc)
+    except Exception:  # an exception whose own text fails
+        said = "(its text could not be read)"
+    text = f"The agent failed: {type(exc).__name__}: {said}" if said else \
+        f"The agent failed: {type(exc).__name__}"
+    if not text.isascii():  # a lone surrogate (a file name's undecodable bytes) escaped
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) > MAX_FAILURE_TEXT:
+        text = text[:MAX_FAILURE_TEXT] + f"... ({len(text) - MAX_FAILURE_TEXT} more characters)"
+    return text
 
 
 def _unwritten(run: Run, error: BaseException | None) -> None:
