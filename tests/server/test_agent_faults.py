@@ -7,9 +7,11 @@ its task working again with nothing running."""
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -115,3 +117,85 @@ def test_progress_after_asking_for_input_is_refused_to_the_agent(served: Driver)
         task = read
     assert task.status.state is m.TaskState.FAILED, task.status
     assert "this turn has ended (input-required)" in said(task)
+
+
+# ------------------------------------------------- what an executor gives back
+
+
+async def gives(ctx: Context, *, suffix: str = "") -> Any:
+    what = ctx.text
+    if what == "echo":
+        return ctx.message  # the caller's own message, handed back
+    if what == "foreign":
+        return m.Message(message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text="hi")],
+                         context_id="someone-elses-context", task_id="foreign-task")
+    if what == "artifact":
+        return m.Artifact(artifact_id="a", parts=[m.TextPart(text="x")])
+    if what == "status foreign":
+        await ctx.complete(m.Message(message_id=new_id(), role=m.Role.USER,
+                                     parts=[m.TextPart(text="done")], context_id="elsewhere"))
+        return None
+    await ctx.complete("partial" + suffix)
+    return None
+
+
+async def yields_none(text: str) -> AsyncIterator[Any]:
+    yield "first"
+    yield None
+
+
+@pytest.fixture(scope="module")
+def giving() -> Iterator[Driver]:
+    with live_agent(Agent("Gives", "Gives back odd things.", functools.partial(
+            gives, suffix="!"), replies_with_messages=True)) as base, \
+            httpx.Client(timeout=30) as client:
+        yield DRIVERS["jsonrpc-1.0"](client, base)
+
+
+def sent(driver: Driver, text: str) -> tuple[m.Message, m.Task | m.Message]:
+    message = m.Message(message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text=text)],
+                        context_id=new_id())
+    answer = driver.call(c.SendMessage(message=message))
+    assert isinstance(answer, m.Task | m.Message)
+    return message, answer
+
+
+def test_an_executor_taking_a_context_is_known_through_functools_partial(
+        giving: Driver) -> None:
+    """A partial's own signature is ``*args``: it was handed the message, not the
+    context, and failed on ``.complete``."""
+    _, answer = sent(giving, "plain")
+    assert isinstance(answer, m.Task) and answer.status.state is m.TaskState.COMPLETED
+    assert said(answer) == "partial!"
+
+
+@pytest.mark.parametrize("what", ["echo", "foreign"])
+def test_a_message_given_back_is_the_agents_in_this_task(giving: Driver, what: str) -> None:
+    """Its role the agent's, its context the task's, no task of another's, and an id of
+    its own when it is the caller's message handed back (it went out as given)."""
+    message, answer = sent(giving, what)
+    assert isinstance(answer, m.Message), answer
+    assert answer.role is m.Role.AGENT
+    assert answer.context_id == message.context_id and answer.task_id is None
+    assert answer.message_id != message.message_id
+
+
+def test_a_status_message_given_is_the_agents_in_this_task(giving: Driver) -> None:
+    _, answer = sent(giving, "status foreign")
+    assert isinstance(answer, m.Task) and answer.status.message is not None
+    given = answer.status.message
+    assert given.role is m.Role.AGENT
+    assert (given.context_id, given.task_id) == (answer.context_id, answer.id)
+
+
+def test_what_is_no_content_of_a_part_fails_the_task_saying_so() -> None:
+    """An Artifact returned, None yielded: each went out as a data part (the struct's
+    fields by their Python names, or null)."""
+    with live_agent(Agent("Gives", "Gives back odd things.", gives)) as base, \
+            live_agent(Agent("Yields", "Yields None.", yields_none)) as other, \
+            httpx.Client(timeout=30) as client:
+        for url, text, what in ((base, "artifact", "an Artifact"), (other, "go", "None")):
+            task = send(DRIVERS["jsonrpc-1.0"](client, url), text)
+            assert task.status.state is m.TaskState.FAILED, task.status
+            assert said(task).startswith(
+                f"The agent failed: InvalidOutput: {what} is no content of a part"), said(task)

@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from .model import (
     Artifact,
     DataPart,
@@ -24,6 +26,7 @@ from .model import (
     TaskStatus,
     TextPart,
 )
+from .output import InvalidOutput as _InvalidOutput
 
 __all__ = [
     "agent_data_message",
@@ -174,6 +177,15 @@ def as_parts(content: Any) -> list[Part]:
         for c in content:
             out.extend(as_parts(c))
         return out
+    if content is None or isinstance(content, msgspec.Struct):
+        # (a Message, an Artifact, a Task, None: each went out as data, a Struct's
+        # fields by their Python names)
+        name = type(content).__name__
+        what = "None" if content is None else \
+            f"{'an' if name[:1] in ('A', 'E', 'I', 'O', 'U') else 'a'} {name}"
+        raise _InvalidOutput(f"{what} is no content of a part: give text, data (a dict, "
+                            "a list, a number), bytes or parts (a Message is returned "
+                            "or replied, not emitted)")
     return [DataPart(data=content)]
 
 

@@ -21,6 +21,7 @@ Two executor styles are supported:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -169,13 +170,20 @@ def default_skill(name: str, description: str) -> AgentSkill:
 def _adapt(fn: Executor) -> Callable[[Context], Awaitable[Any]]:
     if not callable(fn):
         raise TypeError(f"an agent's executor must be callable, not {type(fn).__name__}")
-    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)  # noqa: B004
+    if isinstance(fn, functools.partial):
+        # what is left to give, and the annotations of the function it wraps (its own
+        # __call__ takes *args: a Context executor was handed the message)
+        target: Any = fn
+        hinted: Any = fn.func
+    else:
+        target = hinted = fn if inspect.isfunction(fn) or inspect.ismethod(fn) \
+            else getattr(fn, "__call__", fn)  # noqa: B004
     try:
         params = list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):
         params = []
     try:
-        hints = get_type_hints(target)
+        hints = get_type_hints(hinted)
     except Exception:
         hints = {}
     first = params[0] if params else None

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
+import msgspec
+
 from ..core.errors import LifecycleError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import (
@@ -214,7 +216,7 @@ class Context:
         task = self._sink.task
         message = None
         if content is not None:
-            message = content if isinstance(content, Message) else Message(
+            message = self._own(content, task.id) if isinstance(content, Message) else Message(
                 message_id=new_id(),
                 role=Role.AGENT,
                 parts=as_parts(content),
@@ -394,7 +396,7 @@ class Context:
         becomes the completed task's status message.
         """
         task = self._sink.task
-        message = content if isinstance(content, Message) else Message(
+        message = self._own(content, None) if isinstance(content, Message) else Message(
             message_id=new_id(),
             role=Role.AGENT,
             parts=as_parts(content),
@@ -405,6 +407,23 @@ class Context:
             raise InvalidOutput(fault)
         await self._sink.reply(message)
         self.finished = True
+
+
+    def _own(self, message: Message, task_id: str | None) -> Message:
+        """A ``Message`` the agent gives, as the agent's in this task: its role the
+        agent's, its context and task this task's (``task_id``; None for a bare
+        reply, whose task is never written), and an id of its own when it is the
+        caller's message handed back. (It went out as given: a "user" message, or one
+        naming another context or task, as the agent's answer.)"""
+        context_id = self._sink.task.context_id
+        if (message.role is Role.AGENT and message.context_id == context_id
+                and message.task_id == task_id
+                and message.message_id != self.message.message_id):
+            return message
+        mid = message.message_id
+        return msgspec.structs.replace(
+            message, role=Role.AGENT, context_id=context_id, task_id=task_id,
+            message_id=new_id() if mid == self.message.message_id else mid)
 
 
 def _check_texts(*texts: tuple[str | None, str]) -> None:
