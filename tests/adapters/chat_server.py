@@ -13,7 +13,10 @@ server-sent events of ``chat.completion.chunk`` objects ending in
   messages it was sent: so the history sent shows in the answer;
 * the model ``broken`` answers HTTP 500 with an OpenAI-style error body,
   ``slow`` waits between tokens, and ``cut`` streams two tokens and then an
-  error event.
+  error event; ``garbled`` streams two tokens and then a line that is no JSON,
+  ``empty`` a stream without content, ``whole`` one ``chat.completion`` object
+  whatever was asked (a server that ignores ``stream``), and ``halves`` an emoji
+  split into its two UTF-16 halves across two chunks, as JSON escapes them.
 
 Every request body is kept in ``requests`` for the tests to look at.
 
@@ -65,7 +68,7 @@ class ChatServer:
         messages = body["messages"]
         calls, text = self._script(messages, body.get("tools") or [])
         ident = f"chatcmpl-{len(self.requests)}"
-        if not body.get("stream"):
+        if not body.get("stream") or model == "whole":
             message: dict[str, Any] = {"role": "assistant", "content": text}
             if calls:
                 message["tool_calls"] = calls
@@ -116,6 +119,23 @@ class ChatServer:
             return f"data: {json.dumps(obj)}\n\n".encode()
 
         yield chunk({"role": "assistant", "content": ""})
+        if model == "empty":
+            yield chunk({}, "stop")
+            yield b"data: [DONE]\n\n"
+            return
+        if model == "halves":
+            yield chunk({"content": "Smile "})
+            yield b'data: ' + json.dumps({"id": ident, "object": "chat.completion.chunk",
+                                          "created": 0, "model": model, "choices": [{
+                                              "index": 0, "delta": {"content": "\ud83d"},
+                                              "finish_reason": None}]}).encode() + b"\n\n"
+            yield b'data: ' + json.dumps({"id": ident, "object": "chat.completion.chunk",
+                                          "created": 0, "model": model, "choices": [{
+                                              "index": 0, "delta": {"content": "\ude00!"},
+                                              "finish_reason": None}]}).encode() + b"\n\n"
+            yield chunk({}, "stop")
+            yield b"data: [DONE]\n\n"
+            return
         for i, call in enumerate(calls):
             # as the real API does: id and name first, the arguments in pieces
             args = call["function"]["arguments"]
@@ -132,6 +152,9 @@ class ChatServer:
                 if model == "cut" and i == 2:
                     error = {"error": {"message": "the model stopped", "type": "server_error"}}
                     yield f"data: {json.dumps(error)}\n\n".encode()
+                    return
+                if model == "garbled" and i == 2:
+                    yield b"data: {this is no json\n\n"
                     return
                 yield chunk({"content": word if i == 0 else " " + word})
         yield chunk({}, "tool_calls" if calls else "stop")

@@ -242,3 +242,96 @@ async def test_cancel_stops_reading_the_model(chat_server: tuple[ChatServer, str
     assert after.status.state is TaskState.CANCELED
     assert len(after.artifacts[0].parts) <= 2
     assert ident not in server.completed  # the model's stream was dropped, not read to its end
+
+
+async def test_what_the_model_said_before_an_error_is_kept_for_a_blocking_caller_too(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """A stream cut by an error event, or by a line that is no JSON: the task fails
+    saying so, with what came before as its answer, as a streaming caller keeps it
+    (a blocking caller got nothing; a line of no JSON failed the task as "the agent
+    failed" with the parser's words, its text lost)."""
+    _, base = chat_server
+    for model, why in (("cut", "the model stopped"),
+                       ("garbled", "The model server's answer could not be read")):
+        with live_agent(chat_agent(model, base_url=base, max_retries=0)) as url:
+            async with Client(url) as c:
+                task = await c.send("tell me a story")
+                events = [e async for e in c.stream("tell me a story")]
+        assert isinstance(task, Task) and task.status.state is TaskState.FAILED, model
+        assert task.status.message is not None and why in get_text(task.status.message)
+        assert [get_text(a) for a in task.artifacts] == ["You said:"], model
+        chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+        assert "".join(get_text(u.artifact) for u in chunks) == "You said:", model
+        last = events[-1].item
+        assert isinstance(last, StatusUpdate) and last.status.state is TaskState.FAILED
+
+
+@pytest.mark.parametrize("model", ["empty", "whole"])
+async def test_an_answer_with_no_text_fails_the_task_saying_so(
+        chat_server: tuple[ChatServer, str], model: str) -> None:
+    """A stream that holds no text (a server that ignores ``stream``, or answers
+    nothing): it completed with an empty answer, the model's words lost unsaid."""
+    _, base = chat_server
+    with live_agent(chat_agent(model, base_url=base, max_retries=0)) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert get_text(task.status.message) == "The model server's answer held no text."
+
+
+async def test_a_character_sent_in_two_halves_is_one_character(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """An emoji split between two chunks (JSON's two UTF-16 escapes): joined before it
+    is emitted, for a blocking and a streaming caller (it failed the task as a lone
+    surrogate no UTF-8 carries)."""
+    _, base = chat_server
+    with live_agent(chat_agent("halves", base_url=base)) as url:
+        async with Client(url) as c:
+            task = await c.send("hi")
+            events = [e async for e in c.stream("hi")]
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task.status
+    assert get_text(task.artifacts[0]) == "Smile \U0001F600!"
+    assembler = ArtifactAssembler()
+    for e in events:
+        assembler.feed(e)
+    assert assembler.text() == "Smile \U0001F600!"
+
+
+class Unreachable(Shout):
+    async def definition(self) -> dict[str, object]:
+        raise ConnectionError("the agent behind this tool is down")
+
+
+async def test_a_tool_out_of_reach_is_left_out_and_the_others_serve(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """One tool whose definition cannot be had (a remote agent down): the model is
+    asked with the others, and a working update says which was left out (every turn
+    failed before the model was asked)."""
+    server, base = chat_server
+    with live_agent(chat_agent("stand-in", base_url=base, tools=[Unreachable(), Shout()])) \
+            as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("hi")]
+    last = events[-1].item
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
+    notes = [get_text(e.item.status.message) for e in events
+             if isinstance(e.item, StatusUpdate) and e.item.status.message is not None]
+    assert any("A tool is left out: ConnectionError" in n for n in notes), notes
+    assert [t["function"]["name"] for t in server.requests[-1]["tools"]] == ["shout"]
+
+
+async def test_a_failure_is_not_handed_to_the_model_as_what_it_said(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """The next task of a context whose first failed sends the model the user's words
+    and what the model did say, not the failure ("the model stopped") as its words."""
+    server, base = chat_server
+    with live_agent(chat_agent("cut", base_url=base, max_retries=0)) as flaky:
+        async with Client(flaky) as c:
+            failed = await c.send("first")
+            assert isinstance(failed, Task) and failed.status.state is TaskState.FAILED
+            await c.send("second", context_id=failed.context_id)
+    sent = server.requests[-1]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"], sent
+    assert sent[1]["content"] == "You said:"  # the words the model did say
+    assert all("the model stopped" not in str(m["content"]) for m in sent), sent

@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from ..core.model import Metadata, Role, Task
+from ..core.model import Metadata, Role, Task, TaskState
 from ..core.parts import agent_message, get_data, get_text
 from ..server.context import Context
 
@@ -42,11 +42,21 @@ class Turn:
     text: str
 
 
+#: how a task that did not answer ends: its status message says why, to the user
+_UNANSWERED = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
+
+
 def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
     turns: list[Turn] = []
+    status = task.status
+    # a failure's words ("the model server answered 500") are the server's, not the
+    # model's: never handed to a model as what it said
+    said_why = status.message.message_id \
+        if status.state in _UNANSWERED and status.message is not None else None
     for message in task.history:
         text = get_text(message)
-        if not text or (message.metadata or {}).get("progress"):
+        if not text or (message.metadata or {}).get("progress") \
+                or message.message_id == said_why:
             continue
         turns.append(Turn("user" if message.role is Role.USER else "assistant", text))
     if answered:

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.model import AgentSkill
+from ..core.output import InvalidOutput
 from ..server.agent import Agent
 from ..server.context import Context
 from ._common import conversation, progress, require
@@ -107,8 +108,16 @@ def make_executor(
         if system:
             messages.append({"role": "system", "content": system})
         messages.extend({"role": t.role, "content": t.text} for t in await conversation(ctx))
-        definitions = [await t.definition() for t in tools]
-        by_name = {d["function"]["name"]: t for d, t in zip(definitions, tools, strict=True)}
+        definitions, usable = [], []
+        for t in tools:
+            try:
+                definitions.append(await t.definition())
+            except Exception as exc:  # one tool out of reach: the others still serve
+                await progress(ctx, f"A tool is left out: {type(exc).__name__}: {exc}",
+                               {"tool_unavailable": True})
+                continue
+            usable.append(t)
+        by_name = {d["function"]["name"]: t for d, t in zip(definitions, usable, strict=True)}
         if len(by_name) < len(definitions):
             # the model could call only one of them, by a name that means either
             names = [d["function"]["name"] for d in definitions]
@@ -132,13 +141,19 @@ def make_executor(
 
         async def end(fail: str | None = None) -> None:
             if held is not None:
-                await piece(held, True)
+                await piece(_joined(held), True)
+            elif artifact_id is None and answer and fail is not None:
+                # what the model said before the error is kept, as a stream has it
+                await piece(_joined("".join(answer)), True)
             if fail is not None:
                 await ctx.fail(fail)
             elif artifact_id is not None:
                 await ctx.complete()
+            elif not answer:
+                # (a server that ignores stream=true, or answers 200 with nothing)
+                await ctx.fail("The model server's answer held no text.")
             else:
-                await ctx.complete(artifact="".join(answer), name="answer")
+                await ctx.complete(artifact=_joined("".join(answer)), name="answer")
 
         await ctx.update()  # the model is asked: the task is working
         try:
@@ -158,10 +173,16 @@ def make_executor(
                     delta = chunk.choices[0].delta
                     if delta.content:
                         round_text.append(delta.content)
+                        answer.append(delta.content)  # (kept as it comes: an error keeps it)
                         if ctx.request.streaming:
-                            if held is not None:
-                                await piece(held, False)
-                            held = delta.content
+                            if held is None:
+                                held = delta.content
+                            elif _HIGH_SURROGATE <= held[-1] <= _LAST_HIGH:
+                                # half of a character the next chunk completes
+                                held += delta.content
+                            else:
+                                await piece(_joined(held), False)
+                                held = delta.content
                     for call in delta.tool_calls or ():
                         slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                         if call.id:
@@ -169,7 +190,6 @@ def make_executor(
                         if call.function is not None:
                             slot["name"] += call.function.name or ""
                             slot["arguments"] += call.function.arguments or ""
-                answer.extend(round_text)
                 if not calls:
                     break
                 messages.append({
@@ -196,9 +216,27 @@ def make_executor(
         except openai.OpenAIError as exc:
             await end(f"The model server's answer could not be used: {exc}")
             return
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            if isinstance(exc, InvalidOutput):  # the agent's own output, refused: not the model's
+                raise
+            # a stream the library could not read (no JSON, members of the wrong kind)
+            await end(f"The model server's answer could not be read: "
+                      f"{type(exc).__name__}: {exc}")
+            return
         await end()
 
     return run
+
+
+_HIGH_SURROGATE, _LAST_HIGH = "\ud800", "\udbff"
+
+
+def _joined(text: str) -> str:
+    """``text`` with the halves of characters a model server sent in two chunks (JSON's
+    ``\\ud83d`` then ``\\ude00``) made one; a half alone becomes U+FFFD."""
+    if text.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 async def _call(by_name: dict[str, FunctionTool], name: str, arguments: str) -> str:
