@@ -121,6 +121,38 @@ async def test_model_errors_fail_the_task() -> None:
     assert "answered 503" in get_text(task.status.message)  # type: ignore[arg-type]
 
 
+async def test_a_blocking_caller_gets_the_answer_as_one_part() -> None:
+    """The model's text comes in pieces: a streaming caller gets them as chunks, a
+    blocking one the answer whole, one part (it got a part per piece, which
+    ``interlingua send`` printed a line each)."""
+    pai = PydanticAgent(FunctionModel(stream_function=counting), name="Counter")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+            events = [e async for e in c.stream("hello")]
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    (answer,) = task.artifacts
+    assert [p.text for p in answer.parts] == ["You said 'hello' after 0 earlier messages"]  # type: ignore[union-attr]
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert len(chunks) > 1
+
+
+async def test_what_was_said_before_a_model_error_is_kept_for_a_blocking_caller() -> None:
+    from pydantic_ai.exceptions import ModelHTTPError
+
+    async def breaks(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield "Half of "
+        yield "an answer"
+        raise ModelHTTPError(503, "m", body={"error": "overloaded"})
+
+    pai = PydanticAgent(FunctionModel(stream_function=breaks), name="Breaks")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert [get_text(a) for a in task.artifacts] == ["Half of an answer"]
+
+
 async def test_cancel_stops_the_run() -> None:
     started = asyncio.Event()
     finished: list[bool] = []

@@ -133,6 +133,15 @@ def make_executor(
                 prompt = turns.pop().text
             options["message_history"] = _history(turns)
         artifact_id: str | None = None
+        # A streaming caller gets each piece of text as it comes; a blocking one the
+        # answer as one part at the end (it got a part per token, which `interlingua
+        # send` printed a line each), or, when the run fails, what was said before.
+        streaming = ctx.request.streaming
+        said: list[str] = []
+
+        async def keep_said() -> None:
+            if said and artifact_id is None:
+                await ctx.artifact("".join(said), name="answer", last_chunk=True)
 
         async def on_events(_: Any, events: AsyncIterable[Any]) -> None:
             nonlocal artifact_id
@@ -145,7 +154,9 @@ def make_executor(
                 elif isinstance(event, FunctionToolCallEvent):
                     await progress(ctx, f"Calling {event.part.tool_name}", {
                         "tool": event.part.tool_name, "arguments": event.part.args_as_dict()})
-                if text:
+                if text and not streaming:
+                    said.append(text)
+                elif text:
                     artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
                                                      append=artifact_id is not None,
                                                      name="answer")
@@ -167,9 +178,11 @@ def make_executor(
         try:
             result = job.result()
         except ModelHTTPError as exc:
+            await keep_said()
             await ctx.fail(f"The model answered {exc.status_code}: {exc.body or exc.message}")
             return
         except (AgentRunError, UserError) as exc:
+            await keep_said()
             await ctx.fail(f"The agent could not answer: {exc}")
             return
         output = result.output
