@@ -81,3 +81,21 @@ async def test_structured_interrupts_and_failures() -> None:
             failed = await c.send("boom", task_id=asked.id, context_id=asked.context_id)
     assert isinstance(failed, Task) and failed.status.state is TaskState.FAILED
     assert "the booking system is down" in get_text(failed.status.message)  # type: ignore[arg-type]
+
+
+async def test_a_question_of_a_canceled_task_is_not_answered_by_the_next_task() -> None:
+    """The graph's thread is the context: a task canceled while it asked leaves its
+    question there, and the next task of the context was taken as the answer to it
+    ("Hello, hi again"). A new task starts the graph afresh: it is asked again."""
+    with live_agent(agent(greeter(), name="Greeter", description="Greets.")) as url:
+        async with Client(url) as c:
+            asked = await c.send("hi")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            await c.cancel(asked.id)
+            again = await c.send("hi again", context_id=asked.context_id)
+            assert isinstance(again, Task)
+            assert again.status.state is TaskState.INPUT_REQUIRED, again.artifacts
+            assert get_text(again.status.message) == "What is your name?"  # type: ignore[arg-type]
+            done = await c.send("Cy", task_id=again.id, context_id=again.context_id)
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+            assert get_text(done.artifacts[0], sep="").startswith("Hello, Cy")

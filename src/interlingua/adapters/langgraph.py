@@ -32,6 +32,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..core.model import Role
 from ..core.parts import data_part
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
@@ -82,7 +83,12 @@ def make_executor(
     async def run(ctx: Context) -> None:
         config = {"configurable": {"thread_id": ctx.context_id}}
         state = await graph.aget_state(config)
-        pending = bool(getattr(state, "interrupts", ()))
+        # The thread's question is this task's only when this turn answers it (the task
+        # was waiting for input): a new task of the context starts afresh, though a
+        # task canceled while it asked left its question in the thread (it was taken
+        # as the answer to it)
+        answers = sum(1 for m in ctx.task.history if m.role is Role.USER) > 1
+        pending = answers and bool(getattr(state, "interrupts", ()))
         graph_input = Command(resume=ctx.text) if pending else make_input(ctx)
         artifact_id: str | None = None
 
