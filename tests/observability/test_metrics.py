@@ -209,3 +209,41 @@ async def test_a_revoked_lease_is_counted_as_revoked(tmp_path: Path) -> None:
     assert _value(samples, "interlingua_lease_renewals_total", result="revoked") == 1
     assert _value(samples, "interlingua_lease_held") == 1  # a new lease is held
     assert _value(samples, "interlingua_lease_epoch") > epoch
+
+
+def test_a_call_refused_before_it_is_made_is_counted_on_every_binding() -> None:
+    """A version this server does not speak, a method it does not know, a caller over
+    its rate: answered with an error on every binding, and counted by that error (none
+    was counted). A call that was not read is counted as "unread", not by the name its
+    caller sent (each a label of the caller's choosing)."""
+    from interlingua.server.auth import Limits, RateLimit
+
+    sock = bind_loopback()
+    app = create_app(Agent("Echo", "Echoes.", _echo), public_url=url_of(sock), metrics=True,
+                     freeze_gc=False, limits=Limits(rate_limit=RateLimit(rate=0.001, burst=6)))
+    hub = add_grpc(app, "127.0.0.1:0")
+    old = {"A2A-Version": "9.0"}
+    with live_server(app, sock=sock) as url:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}
+        assert "error" in httpx.post(url + "/", json=body, headers=old).json()
+        assert httpx.get(url + "/tasks/t", headers=old).status_code == 400
+        with grpc.insecure_channel(f"127.0.0.1:{hub.port}") as channel:
+            with pytest.raises(grpc.RpcError):
+                rpc1.A2AServiceStub(channel).GetTask(pb1.GetTaskRequest(id="t"),
+                                                     metadata=(("a2a-version", "9.0"),))
+        nope = {"jsonrpc": "2.0", "id": 1, "method": "Nope", "params": {}}
+        assert httpx.post(url + "/", json=nope, headers={"A2A-Version": "1.0"}).json()[
+            "error"]["code"] == -32601
+        # the burst spent (6 answered so far but the refused ones count too): refused
+        statuses = [httpx.post(url + "/", json=body, headers={"A2A-Version": "1.0"}).status_code
+                    for _ in range(4)]
+        assert 429 in statuses, statuses
+        samples = _scrape(url)
+    requests = samples["interlingua_requests_total"]
+    by = {(dict(k)["method"], dict(k)["binding"], dict(k)["outcome"]): v
+          for k, v in requests.items()}
+    for binding in ("jsonrpc", "rest", "grpc"):
+        assert by.get(("unread", binding, "VersionNotSupported")) == 1, (binding, by)
+    assert by.get(("unread", "jsonrpc", "MethodNotFound")) == 1, by
+    assert by.get(("unread", "jsonrpc", "RateLimited")), by
+    assert "Nope" not in {method for method, _, _ in by}

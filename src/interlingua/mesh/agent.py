@@ -452,7 +452,7 @@ class MeshAgent:
             try:
                 self.door.check_size(len(msg.payload))
                 # authenticated before the request is read, as on every binding
-                await self.door.admit(scope, headers)
+                await self.door.admit(scope, headers, "mqtt")
                 parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
                 rid = _rid_of(exc)

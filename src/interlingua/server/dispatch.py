@@ -180,11 +180,34 @@ class FrontDoor:
 
     # ------------------------------------------------------------ admitting
 
-    def admit(self, scope: MutableMapping[str, Any], headers: Mapping[str, str]
-              ) -> Awaitable[object]:
+    def admit(self, scope: MutableMapping[str, Any], headers: Mapping[str, str],
+              binding: str = "") -> Awaitable[object]:
         """Authenticate the caller (and count it against the rate limit) once per
-        HTTP request; raises the refusal. Its principal stays in ``scope``."""
-        return self.security.admit(scope, headers) if self.security.active else DONE
+        HTTP request; raises the refusal (told to the request hooks as a request of
+        ``binding`` refused). Its principal stays in ``scope``."""
+        if not self.security.active:
+            return DONE
+        if not self._request_hooks:
+            return self.security.admit(scope, headers)
+        return self._admit_told(scope, headers, binding)
+
+    async def _admit_told(self, scope: MutableMapping[str, Any], headers: Mapping[str, str],
+                          binding: str) -> object:
+        try:
+            return await self.security.admit(scope, headers)
+        except A2AError as exc:
+            self.refused_unread(binding, None, headers, exc)
+            raise
+
+    def refused_unread(self, binding: str, codec: Codec | None, headers: Mapping[str, str],
+                       exc: A2AError) -> None:
+        """A request of ``binding`` refused before its call was read (its caller, a
+        method no dialect has), told to the request hooks (a binding calls it for a
+        refusal made before ``enter``; no hooks: nothing done)."""
+        if self._request_hooks:
+            request = RequestInfo(dialect=codec.dialect if codec is not None else "",
+                                  binding=binding, headers=headers)
+            ended(started(self._request_hooks, "unread", None, request), exc)
 
     @staticmethod
     def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:
@@ -196,12 +219,17 @@ class FrontDoor:
     async def enter(self, inbound: Inbound) -> Result | Items:
         """The call ``inbound`` carries, admitted, checked and made: its result, or
         for a streaming call its ``Items``. Raises the refusal (an ``A2AError``)."""
-        if not inbound.admitted and self.security.active:
-            # authenticated (and rate-limited) before anything is read
-            await self.security.admit(inbound.scope, inbound.headers)
-        request = inbound.request  # set when the binding had ``admitted`` prepare it
-        if request is None:
-            request = self._request_of(inbound)
+        try:
+            if not inbound.admitted and self.security.active:
+                # authenticated (and rate-limited) before anything is read
+                await self.security.admit(inbound.scope, inbound.headers)
+            request = inbound.request  # set when the binding had ``admitted`` prepare it
+            if request is None:
+                request = self._request_of(inbound)
+        except A2AError as exc:
+            if self._request_hooks:
+                self._refused(inbound, exc)
+            raise
         call = inbound.call
         assert call is not None
         if inbound.streaming:
@@ -226,10 +254,28 @@ class FrontDoor:
         on ``inbound.request``, so that ``enter(inbound)`` then only makes the call.
         For a binding that looks at a call before it is made (the mesh names the task
         of a send, and hands a cancel to the instance that runs the task)."""
-        if not inbound.admitted and self.security.active:
-            await self.security.admit(inbound.scope, inbound.headers)
-        inbound.admitted = True  # counted against the rate limit once
-        return self._request_of(inbound)
+        try:
+            if not inbound.admitted and self.security.active:
+                await self.security.admit(inbound.scope, inbound.headers)
+            inbound.admitted = True  # counted against the rate limit once
+            return self._request_of(inbound)
+        except A2AError as exc:
+            if self._request_hooks:
+                self._refused(inbound, exc)
+            raise
+
+    def _refused(self, inbound: Inbound, exc: A2AError) -> None:
+        """A call refused before it is made (its caller, its rate, its version, a call
+        that does not read), told to the request hooks as a request answered so: it
+        was not counted at all. Its method is the call's when it was read, else
+        "unread" (not the name the caller sent: a label of its choosing each)."""
+        call = inbound.call
+        method = "unread" if call is None else "SendStreamingMessage" \
+            if inbound.streaming and isinstance(call, SendMessage) else type(call).__name__
+        request = inbound.request or RequestInfo(
+            dialect=inbound.codec.dialect, binding=inbound.binding, headers=inbound.headers,
+            streaming=inbound.streaming)
+        ended(started(self._request_hooks, method, call, request), exc)
 
     def _request_of(self, inbound: Inbound) -> RequestInfo:
         """The version checked, the call decoded, and who is calling, in which

@@ -152,7 +152,7 @@ class JSONRPCEndpoint:
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
             if door.security.active:
-                await door.admit(scope, headers)
+                await door.admit(scope, headers, "jsonrpc")
         except A2AError as exc:
             await _send(send, self._refused(body, headers, scope, exc))
             return None
@@ -212,6 +212,7 @@ class JSONRPCEndpoint:
         going (``Inbound.gone``; none for a batch's items, which share one request)."""
         codec: Codec | None = None
         door = self.door
+        entered = False  # (a refusal before enter is told to the hooks here)
         try:
             # the header, nearly always: version_of looks at the query too
             raw_version = headers.get("a2a-version") or version_of(scope, headers)
@@ -238,6 +239,7 @@ class JSONRPCEndpoint:
                               version=version, streaming=streaming, admitted=True,
                               last_event_id=headers.get("last-event-id") if streaming else None,
                               gone=gone)
+            entered = True
             result = await door.enter(inbound)
             if isinstance(result, Items):
                 return _StreamAnswer(codec, req.id, result)
@@ -249,6 +251,8 @@ class JSONRPCEndpoint:
             if len(body) > (door.settings.max_answer_bytes if room is None else room):
                 door.check_answer(len(body), room)
         except A2AError as exc:
+            if not entered:  # a method no dialect has, a stream in a batch
+                door.refused_unread("jsonrpc", codec, headers, exc)
             if not req.has_id:
                 return None
             body = self._error(req.id, exc, codec or self.fallback_codec)

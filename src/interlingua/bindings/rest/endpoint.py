@@ -183,7 +183,7 @@ class RESTEndpoint:
         try:
             # Authenticated (and rate-limited) before anything is dispatched.
             if door.security.active:
-                await door.admit(scope, headers)
+                await door.admit(scope, headers, "rest")
         except A2AError as exc:
             await _send(send, self._error(exc, codec))
             return None
