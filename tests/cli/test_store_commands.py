@@ -4,6 +4,8 @@ a database that cannot be reached. Never a traceback."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,13 +98,14 @@ def test_a_store_a_later_version_wrote_is_one_line_on_every_command(
     url = _newer(kind, tmp_path, request.getfixturevalue("pg_url") if kind == "postgres"
                  else "")
     said = "the database has schema version 99; this version of interlingua knows"
+    # exit 2 on every command, as serve says it (push and db upgrade said 1)
     for command in (["push", "outbox"], ["push", "dead"], ["push", "redrive", "1"]):
         code, output = _run(*command, "--store", url)
-        assert code == 1, (command, output)
+        assert code == 2, (command, output)
         assert output.startswith(f"error: cannot use the store: {said}"), output
     # (db upgrade wrote "Error: ..." of its own, where every command writes "error: ...")
     code, output = _run("db", "upgrade", "--store", url)
-    assert code == 1 and output.startswith(f"error: {said}"), output
+    assert code == 2 and output.startswith(f"error: {said}"), output
     done = subprocess.run(
         [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
          "--port", "0", "--store", url], capture_output=True, text=True, timeout=60)
@@ -145,3 +148,124 @@ def test_rotating_the_key_of_a_store_without_a_key_file_names_that_store(store: 
     code, output = _run("push", "rotate-key", "--store", store)
     assert code == 1, output
     assert f"a server on {store} keeps no key file" in output, output
+
+
+def _serve(url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", "0", "--store", url], capture_output=True, text=True, timeout=60)
+
+
+def test_a_store_its_database_refuses_is_one_line_on_every_command(pg_url: str) -> None:
+    """An option the PostgreSQL server does not know (a misspelt setting): what the
+    server said, in one line, exit 2, on serve, db upgrade and push (each was a
+    traceback, exit 1)."""
+    url = pg_url + ("&" if "?" in pg_url else "?") + "synchronus_commit=off"
+    said = "refused the store: UndefinedObjectError: unrecognized configuration parameter"
+    for command in (["db", "upgrade"], ["push", "outbox"]):
+        code, output = _run(*command, "--store", url)
+        assert code == 2 and said in output.splitlines()[0], (command, output)
+        assert "Traceback" not in output
+    done = _serve(url)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_sqlite_file_of_another_program_or_locked_is_one_line(tmp_path: Path) -> None:
+    """A file with a ``tasks`` table of its own: exit 2, what SQLite said; a file whose
+    write lock another process holds: exit 3, said so (both were tracebacks on serve and
+    db upgrade)."""
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE tasks (what TEXT)")
+    url = f"sqlite:///{other}"
+    code, output = _run("db", "upgrade", "--store", url)
+    assert code == 2 and "cannot be used as the store: table tasks already exists" in output
+    done = _serve(url)
+    assert done.returncode == 2 and "table tasks already exists" in done.stderr, done.stderr
+    locked = tmp_path / "locked.db"
+    assert _run("db", "upgrade", "--store", f"sqlite:///{locked}")[0] == 0
+    holder = sqlite3.connect(locked, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        url = f"sqlite:///{locked}?busy_timeout=100"
+        code, output = _run("db", "upgrade", "--store", url)
+        assert code == 3 and "locked by another process's write" in output, output
+        done = _serve(url)
+        assert done.returncode == 3 and "locked by another process" in done.stderr, done.stderr
+    finally:
+        holder.close()
+
+
+def test_db_upgrade_reads_the_file_its_url_names(tmp_path: Path) -> None:
+    """A path holding "?" or "#" (escaped in the URL): its version read from that file
+    (it said "upgraded from version 0" each time, and left a stray file)."""
+    for escaped in ("we%3Fird.db", "h%23ash.db"):
+        url = f"sqlite:///{tmp_path}/{escaped}"
+        assert _run("db", "upgrade", "--store", url)[1].startswith("Upgraded the schema")
+        code, output = _run("db", "upgrade", "--store", url)
+        assert code == 0 and output.startswith("The schema is up to date"), output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h#ash.db", "we?ird.db"]
+
+
+def test_a_push_command_on_a_postgresql_schema_that_is_not_there_makes_none(
+        pg_url: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    url = pg_url.split("?")[0] + "?schema=interlinuga_typo"
+    for command in (["push", "outbox"], ["push", "dead"]):
+        code, output = _run(*command, "--store", url)
+        assert code == 2 and output.startswith("error: cannot use the store: no store at"), \
+            output
+
+    async def schemas() -> list[str]:
+        conn = await asyncpg.connect(pg_url.split("?")[0])
+        try:
+            return [r[0] for r in await conn.fetch(
+                "SELECT schema_name FROM information_schema.schemata")]
+        finally:
+            await conn.close()
+
+    assert "interlinuga_typo" not in asyncio.run(schemas())
+
+
+def test_a_password_in_a_store_url_is_never_said(pg_url: str) -> None:
+    assert "postgres@" in pg_url, pg_url
+    url = pg_url.replace("postgres@", "postgres:S3cretPw@", 1)  # (trust: any password)
+    code, output = _run("push", "rotate-key", "--store", url)
+    assert code != 0 and "S3cretPw" not in output, output
+    from interlingua import Agent
+    from interlingua.host.agents import services_for
+    from interlingua.server.settings import ServiceSettings
+
+    async def echo(text: str) -> str:
+        return text
+
+    with pytest.raises(ValueError) as shared:
+        services_for([Agent("Team-A", "a", echo), Agent("Team_A", "b", echo)],
+                     ServiceSettings(store=url))
+    assert "S3cretPw" not in str(shared.value) and "***" in str(shared.value)
+
+
+def test_the_gateway_reads_a_store_url_as_serve_does(tmp_path: Path) -> None:
+    """``sqlite:///DIR?synchronous=full`` is the folder DIR, each agent's file there with
+    the option; ``%20`` a space (a folder named "gw?synchronous=full" was made, and each
+    agent's URL then named an option "full/Agent.db": every request a 500)."""
+    from interlingua.mesh.gateway import Gateway
+    from interlingua.mesh.topics import parse_mesh_url
+    from interlingua.stores.sqlite import parse_sqlite_url
+
+    for given, folder in ((f"sqlite:///{tmp_path}/gw?synchronous=full", tmp_path / "gw"),
+                          (f"sqlite:///{tmp_path}/gw%20dir", tmp_path / "gw dir")):
+        gateway = Gateway(parse_mesh_url("mqtt://127.0.0.1:1/ns"), "ns", store=given)
+        url = gateway._store_for("Slow")
+        settings = parse_sqlite_url(url)  # (raised on the option's value, before)
+        assert settings.path == str(folder / "Slow.db"), url
+        assert folder.is_dir()
+    assert parse_sqlite_url(Gateway(
+        parse_mesh_url("mqtt://127.0.0.1:1/ns"), "ns",
+        store=f"sqlite:///{tmp_path}/gw?synchronous=full")._store_for("A")).synchronous == "full"

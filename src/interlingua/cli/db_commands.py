@@ -7,7 +7,7 @@ import asyncio
 
 import click
 
-from .stores import StoreUnreachable, store_problem
+from .stores import StoreRefused, StoreUnreachable, store_problem
 
 __all__ = ["db_group"]
 
@@ -43,8 +43,8 @@ def upgrade_command(store: str) -> None:
         raise click.UsageError(str(exc)) from None
     except ConnectionError as exc:  # unreachable: exit 3, as serve says it
         raise StoreUnreachable(str(exc)) from None
-    except RuntimeError as exc:  # a newer schema
-        raise click.ClickException(str(exc)) from None  # "error: ...", as every command
+    except RuntimeError as exc:  # a newer schema, a store its database refuses
+        raise StoreRefused(str(exc)) from None  # exit 2, as serve says it
     if before == after:
         click.echo(f"The schema is up to date (version {after}).")
     else:
@@ -53,6 +53,7 @@ def upgrade_command(store: str) -> None:
 
 async def _upgrade_sqlite(url: str) -> tuple[int, int]:
     import sqlite3
+    from urllib.parse import quote
 
     from ..stores.sqlite import SCHEMA_VERSION, SQLiteStore, parse_sqlite_url
 
@@ -60,7 +61,8 @@ async def _upgrade_sqlite(url: str) -> tuple[int, int]:
     before = 0
     if path != ":memory:":
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            # (a URI: its path quoted, or a "?" or "#" in it would end the path)
+            conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
             try:
                 before = int(conn.execute("PRAGMA user_version").fetchone()[0])
             finally:

@@ -200,7 +200,13 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
     if store != "memory://" and not store.startswith("sqlite:///"):
         raise click.BadParameter("memory:// or sqlite:///DIR", param_hint="'--store'")
     if store.startswith("sqlite:///"):
-        _check_store_folder(Path(store[len("sqlite:///"):] or "."))
+        from ..stores.sqlite import parse_sqlite_url
+
+        try:  # (%-escapes decoded, options apart from the path: as serve reads it)
+            folder = parse_sqlite_url(store).path
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--store'") from None
+        _check_store_folder(Path(folder or "."))
     try:
         asyncio.run(ping(url))
     except MeshUnavailable as exc:

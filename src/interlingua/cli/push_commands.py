@@ -7,7 +7,7 @@ from typing import Any
 import click
 import msgspec
 
-from ..stores import open_store
+from ..stores import open_store, shown_url
 from .answered_hosts import allow_host_option, answered_hosts
 from .serve import LoadError, default_store_for, load_agent
 from .stores import run_on_store, store_problem
@@ -164,7 +164,8 @@ def rotate_key_command(store: str, alg: str, as_json: bool) -> None:
     if path is None:
         # (named as given: a PostgreSQL store was called memory:// here)
         raise click.ClickException(
-            f"a server on {store} keeps no key file, so there is none to rotate: a memory "
+            f"a server on {shown_url(store)} keeps no key file, so there is none to rotate: "
+            "a memory "
             "store makes a key per process; PostgreSQL replicas sign with the key each is "
             "given (--push-signing-key): rotate it by giving them a new one")
     kid = rotate_signing_key(path, alg=alg)

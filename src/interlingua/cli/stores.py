@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["run_on_store", "store_problem"]
+__all__ = ["StoreRefused", "StoreUnreachable", "run_on_store", "store_problem"]
 
 T = TypeVar("T")
 
@@ -58,17 +58,27 @@ class StoreUnreachable(click.ClickException):
     exit_code = 3
 
 
+class StoreRefused(click.ClickException):
+    """A store that cannot be used as it is (a newer schema, a table of another
+    program's, an option its server refuses): exit 2, as ``serve`` says it, a value of
+    ``--store`` this version cannot take."""
+
+    exit_code = 2
+
+
 def run_on_store(work: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(work)``, a command's work on a store whose URL was checked (a URL no
     store takes is a usage error of its option, ``open_store`` where it is read): a
     store that cannot be reached, opened or read is an error of one line."""
-    from ..stores.base import SchemaMismatch, StoreUnavailable
+    from ..stores.base import StoreUnavailable
 
     try:
         return asyncio.run(work)
     except (StoreUnavailable, ConnectionError) as exc:
         raise StoreUnreachable(f"cannot use the store: {exc}") from None
-    except (SchemaMismatch, OSError, sqlite3.Error) as exc:
+    except RuntimeError as exc:  # SchemaMismatch, StoreUnusable
+        raise StoreRefused(f"cannot use the store: {exc}") from None
+    except (OSError, sqlite3.Error) as exc:
         raise click.ClickException(f"cannot use the store: {exc}") from None
     except ValueError as exc:  # a row the store holds that does not read back
         raise click.ClickException(f"cannot read the store: {exc}") from None

@@ -40,6 +40,7 @@ from ..core.names import safe_name
 from ..server.agent import Agent
 from ..server.service import Service
 from ..server.settings import ServiceSettings
+from ..stores import shown_url
 from ..stores.sqlite import parse_sqlite_url
 from .card_routes import card_gate
 from .cors import cors_layer, first_sight
@@ -135,7 +136,7 @@ def services_for(agents: Sequence[Agent], settings: ServiceSettings,
         store = stores[i] if stores is not None else store_url_for(settings.store, name)
         if store in taken and not store.startswith(("memory:", "sqlite:///:memory:")):
             raise ValueError(f"agents {taken[store]!r} and {name!r} would share the store "
-                             f"{store}: rename one of them")
+                             f"{shown_url(store)}: rename one of them")
         taken[store] = name
         public = settings.public_url
         services.append(Service(agent, settings.replace(

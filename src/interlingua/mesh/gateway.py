@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import msgspec
 
@@ -222,10 +223,17 @@ class Gateway:
         return app
 
     def _store_for(self, name: str) -> str:
+        """The store of the agent ``name``: a file of its own in the folder of an
+        ``sqlite:///DIR`` URL (read as serve reads it: %-escapes decoded, its options
+        kept for each agent's file)."""
         if self.store.startswith("sqlite:///"):
-            folder = Path(self.store[len("sqlite:///"):])
+            from ..stores.sqlite import parse_sqlite_url
+
+            where, _, options = self.store.partition("?")
+            folder = Path(parse_sqlite_url(where).path)
             folder.mkdir(parents=True, exist_ok=True)
-            return f"sqlite:///{folder / (name + '.db')}"
+            path = quote(str(folder / (name + ".db")))
+            return f"sqlite:///{path}" + (f"?{options}" if options else "")
         return self.store
 
     def _agent_for(self, name: str, live: LiveAgent) -> Agent:

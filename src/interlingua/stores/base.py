@@ -70,6 +70,7 @@ __all__ = [
     "Scope",
     "Store",
     "StoreUnavailable",
+    "StoreUnusable",
     "StoredEvent",
     "TaskExists",
     "TaskPort",
@@ -107,6 +108,12 @@ class UnfinishedTask(msgspec.Struct):
 class StoreUnavailable(ConnectionError):
     """The store's database cannot be reached (down, restarting, or refusing us):
     the call may succeed if tried again later."""
+
+
+class StoreUnusable(RuntimeError):
+    """The store's database answers, but the store cannot be used there as it is (a
+    table of another program's where its own would go, a setting the server refuses,
+    no right to make its tables); the message says what the database said."""
 
 
 class SchemaMismatch(RuntimeError):

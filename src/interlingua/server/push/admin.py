@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from ...stores import open_store
-from ...stores.base import Delivery, Scope, Store
+from ...stores import open_store, shown_url
+from ...stores.base import Delivery, Scope, Store, StoreUnusable
 from ..keyring import KeyRing
 from .service import default_key_path
 
@@ -32,6 +32,16 @@ __all__ = [
 
 @asynccontextmanager
 async def _opened(store_url: str) -> AsyncIterator[Store]:
+    """The store ``store_url`` names, opened; one that is not there is not made
+    (``StoreUnusable``): a command that reads a store makes none (a SQLite path is
+    checked where the command reads it; a PostgreSQL schema here, as it takes a
+    connection to tell)."""
+    if store_url.startswith(("postgresql://", "postgres://")):
+        from ...stores.postgres import holds_store
+
+        if not await holds_store(store_url):
+            raise StoreUnusable(f"no store at {shown_url(store_url)}: check its database "
+                                "and schema (a command that reads a store makes none)")
     store = open_store(store_url)
     await store.open()
     try:

@@ -12,6 +12,7 @@ import asyncpg
 from ..base import (
     SchemaMismatch,
     StoreUnavailable,
+    StoreUnusable,
 )
 from ..holders import holder_name, session_tag
 from .group import GroupCommit
@@ -30,6 +31,18 @@ def _unreachable(exc: BaseException, where: str) -> StoreUnavailable | None:
     if _connection_error(exc):
         return StoreUnavailable(f"cannot reach PostgreSQL at {where}: {exc}")
     return None
+
+
+def _refused(exc: Exception, where: str) -> Exception:
+    """What a store that cannot be opened raises: ``_unreachable``'s, else, for what
+    the server said (an option it does not know, a table of another program's, no
+    right to make the store's tables), ``StoreUnusable`` saying it; else ``exc``."""
+    if (down := _unreachable(exc, where)) is not None:
+        return down
+    if isinstance(exc, asyncpg.PostgresError):
+        return StoreUnusable(f"PostgreSQL at {where} refused the store: "
+                             f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:
@@ -81,17 +94,34 @@ async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
     return int(version)
 
 
+async def holds_store(url: str) -> bool:
+    """Whether the schema ``url`` names holds a store (its ``schema_version`` table),
+    for a command that reads a store and makes none."""
+    settings = parse_postgres_url(url)
+    try:
+        conn = await asyncpg.connect(settings.dsn)
+    except Exception as exc:
+        raise _refused(exc, settings.where) from None
+    try:
+        found: bool = await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1"
+            " AND table_name = 'schema_version')", settings.schema)
+        return found
+    finally:
+        await conn.close()
+
+
 async def upgrade(url: str) -> tuple[int, int]:
     """Apply the migrations ``url``'s schema lacks; returns (before, after)."""
     settings = parse_postgres_url(url)
     try:
         conn = await asyncpg.connect(settings.dsn)
     except Exception as exc:
-        if (down := _unreachable(exc, settings.where)) is not None:
-            raise down from None
-        raise
+        raise _refused(exc, settings.where) from None
     try:
         before = await _migrate(conn, settings, upgrade=True)
+    except asyncpg.PostgresError as exc:
+        raise _refused(exc, settings.where) from None
     finally:
         await conn.close()
     return before, SCHEMA_VERSION
@@ -149,13 +179,14 @@ class Database:
                 s.dsn, server_settings=server_settings, reset=_keep_session,
                 **s.pool_options)
         except Exception as exc:
-            if (down := _unreachable(exc, s.where)) is not None:
-                raise down from None
-            raise
+            raise _refused(exc, s.where) from None
         try:
             async with pool.acquire() as conn:
                 await _migrate(conn, s, upgrade=s.migrate)
                 server_version = await conn.fetchval("SHOW server_version")
+        except asyncpg.PostgresError as exc:
+            await pool.close()
+            raise _refused(exc, s.where) from None
         except BaseException:
             await pool.close()
             raise

@@ -24,6 +24,8 @@ from ..base import (
     PushConfigRecord,
     Scope,
     StoredEvent,
+    StoreUnavailable,
+    StoreUnusable,
     TaskRecord,
     UnfinishedTask,
 )
@@ -109,6 +111,9 @@ class SQLiteStore:
         loop = asyncio.get_running_loop()
         try:
             conn, effective = await loop.run_in_executor(pool, _connect, self.settings)
+        except sqlite3.Error as exc:
+            pool.shutdown(wait=False)
+            raise _refused(exc) from None
         except BaseException:
             pool.shutdown(wait=False)
             raise
@@ -504,3 +509,17 @@ class SQLiteStore:
 
     async def outbox_counts(self) -> dict[str, int]:
         return await self._run(_outbox_counts)
+
+
+def _refused(exc: sqlite3.Error) -> Exception:
+    """What opening the store's file raised, said for its operator: a write lock that
+    another process holds past the busy timeout (``StoreUnavailable``: try again), a
+    file that cannot be used as the store's (``StoreUnusable``: a table of another
+    program's, say); a file that is no database is ``sqlite3.DatabaseError`` as it is."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreUnavailable(f"the store's file is locked by another process's write: "
+                                f"{text}")
+    if isinstance(exc, sqlite3.OperationalError):
+        return StoreUnusable(f"the store's file cannot be used as the store: {text}")
+    return exc
