@@ -246,3 +246,31 @@ async def test_a_peers_card_without_a_name_is_served_by_the_name_of_its_path(ns:
                 assert served.json()["name"] == "agent"
         finally:
             await peer.broker.publish(peer.topics.discovery(), b"", retain=True)
+
+
+async def test_an_agent_that_left_the_mesh_is_not_served_as_if_it_were_there(ns: str) -> None:
+    """Once an agent has withdrawn, its card, health and sends are a 404 naming it as
+    not live (docs/mesh.md), as for one never heard: its card was served, its health
+    said ok, and a send waited for an answer that never came."""
+    agent = contextlib.AsyncExitStack()
+    await agent.enter_async_context(on_mesh(WORKER, ns))
+    try:
+        async with gateway(ns, warmup=0) as url, httpx.AsyncClient(timeout=10) as http:
+            card = url + "/agents/Worker/.well-known/agent-card.json"
+            assert (await http.get(card)).status_code == 200
+            await agent.aclose()  # the agent withdraws
+            for _ in range(100):
+                if not (await http.get(url + "/agents")).json()["agents"]:
+                    break
+                await asyncio.sleep(0.05)
+            for path in ("/.well-known/agent-card.json", "/healthz"):
+                gone = await http.get(url + "/agents/Worker" + path)
+                assert gone.status_code == 404, (path, gone.text)
+                assert "no agent 'Worker' is live on the mesh" in gone.text
+            sent = await http.post(url + "/agents/Worker/", json={
+                "jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+                    "kind": "message", "messageId": "m-gone", "role": "user",
+                    "parts": [{"kind": "text", "text": "hi"}]}}})
+            assert sent.status_code == 404, sent.text
+    finally:
+        await agent.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -195,3 +196,70 @@ async def test_the_banner_names_the_mesh_url_that_clients_take(ns: str, http: bo
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+async def test_serve_no_http_relays_a_running_turns_answer_within_the_drain(ns: str) -> None:
+    """SIGTERM while a turn runs: the turn finishes within ``--drain-seconds`` and its
+    answer reaches the requester on the mesh. The mesh agent stopped first, cut its
+    answering after 5 s and closed the broker: the answer was never published (a
+    gateway's task waited for ever)."""
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
+         "--log-level", "warning", "--drain-seconds", "20", "--no-http",
+         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
+         "--mesh-session-expiry", "30"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None and proc.stdout.readline()
+        async with Peer(ns) as peer:
+            await peer.listen(peer.topics.client_response("me"))
+            await peer.request("Slow", {
+                "jsonrpc": "2.0", "id": "t-slow", "method": "tasks/send", "params": {
+                    "message": {"role": "user", "parts": [{"text": "7"}],
+                                "message_id": "m-slow"}}}, clientId="me")
+            await asyncio.sleep(1.0)  # the turn is running
+            proc.send_signal(signal.SIGTERM)
+            got = decoded(await asyncio.wait_for(peer.next(), 30))
+            assert got["id"] == "t-slow", got
+            assert got["result"]["status"]["state"] == "completed", got
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+async def test_a_stream_cut_by_the_end_of_the_drain_ends_in_an_error_not_a_working_task(
+        ns: str) -> None:
+    """Past ``--drain-seconds``, a streamed send's turn is still running when the mesh
+    stops: its requester is told so, an error, where it was sent the task "working"
+    as its final answer (a gateway then ended its task with the status text)."""
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
+         "--log-level", "warning", "--drain-seconds", "1", "--port", "0",
+         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
+         "--mesh-session-expiry", "30"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None and proc.stdout.readline()
+        await asyncio.sleep(3)  # (the line says HTTP listens: the mesh subscribes after)
+        async with Peer(ns) as peer:
+            await peer.listen(peer.topics.client_response("me") + "/#",
+                              peer.topics.client_status("me") + "/#")
+            await peer.request("Slow", {
+                "jsonrpc": "2.0", "id": "t-long", "method": "tasks/send-streaming",
+                "params": {"message": {"role": "user", "parts": [{"text": "60"}],
+                                       "message_id": "m-long"}}}, clientId="me")
+            await asyncio.sleep(1.0)
+            proc.send_signal(signal.SIGTERM)
+            final = None
+            while final is None:
+                msg = await asyncio.wait_for(peer.next(), 30)
+                if msg.topic.startswith(peer.topics.client_response("me")):
+                    final = decoded(msg)
+        assert "error" in final, final
+        assert "stopped while task" in final["error"]["message"], final
+    finally:
+        proc.kill()
+        proc.communicate()

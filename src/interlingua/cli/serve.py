@@ -589,7 +589,10 @@ def _serve_mesh_only(agent: Agent, store: str, s: ServeSettings) -> None:
             if on_listening is not None:
                 on_listening(store, 0)
             await stop.wait()
-            await on_mesh.agent.stop()  # no new requests while the turns finish
+            # no new requests while the turns finish, and the answers of those running
+            # relayed as they end, for as long as the drain lets them (they were cut
+            # after 5 s, the broker closed under them: a gateway's task waited for ever)
+            await on_mesh.agent.stop(grace=drain_seconds if drain_seconds > 0 else 5.0)
             if drain_seconds > 0 and engine.running_turns:
                 await engine.drain(drain_seconds)
 

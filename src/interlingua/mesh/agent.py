@@ -48,7 +48,8 @@ import msgspec
 from ..bindings.http.sse_writer import encoded_item
 from ..core import jsonrpc
 from ..core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
-from ..core.errors import A2AError, InternalError, InvalidRequest
+from ..core.errors import A2AError, InternalError, InvalidRequest, ResourceUnavailable
+from ..core.lifecycle import RETURN_STATES
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server import dispatch
 from ..server.context import RequestInfo
@@ -642,6 +643,14 @@ class MeshAgent:
             # the stream's last answer, read for it: not a request of its own
             task = await self.door.call(GetTask(id=task_id), info, counted=False)
             assert isinstance(task, Task)
+            if task.status.state not in RETURN_STATES:
+                # the stream ended before its task did (this server stops, past its
+                # drain): an error, not a "final" task still working
+                await self._answer_error(reply, rid, ResourceUnavailable(
+                    f"This agent stopped while task {task_id} was "
+                    f"{task.status.state.value}; ask for it again once it is back"),
+                    "stopped")
+                return
             # the artifacts went out as updates
             task = msgspec.structs.replace(_unrouted(task), artifacts=[])
             final = codec.encode_result(GetTask(id=task_id), task)

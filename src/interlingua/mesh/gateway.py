@@ -205,12 +205,12 @@ class Gateway:
     # ---------------------------------------------------------------- agents
 
     async def _app_for(self, name: str) -> Any:
+        live = self.live().get(name)
+        if live is None:  # (gone since: its app is kept, for when it is back)
+            return None
         app = self._apps.get(name)
         if app is not None:
             return app
-        live = self.live().get(name)
-        if live is None:
-            return None
         async with self._making:
             app = self._apps.get(name)
             if app is None:
