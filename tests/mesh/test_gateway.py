@@ -11,7 +11,7 @@ import httpx
 import msgspec
 import pytest
 
-from interlingua import Client, client_for
+from interlingua import Client, Context, client_for
 from interlingua.core.model import ArtifactUpdate, Message, Task, TaskState
 from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
@@ -274,3 +274,25 @@ async def test_an_agent_that_left_the_mesh_is_not_served_as_if_it_were_there(ns:
             assert sent.status_code == 404, sent.text
     finally:
         await agent.aclose()
+
+
+async def _says_extensions(ctx: Context) -> None:
+    await ctx.complete(",".join(ctx.extensions) or "none")
+
+
+async def test_the_extensions_a_caller_asks_for_reach_the_agent_through_the_gateway(
+        ns: str) -> None:
+    """``A2A-Extensions`` over HTTP to the gateway: the agent on the mesh sees them, as
+    it would served directly (the gateway forwarded none)."""
+    from interlingua import Agent
+
+    teller = Agent("Teller", "Says the extensions asked for.", _says_extensions)
+    async with on_mesh(teller, ns), gateway(ns, warmup=0) as url, \
+            httpx.AsyncClient(timeout=10) as http:
+        sent = await http.post(url + "/agents/Teller/", headers={
+            "A2A-Version": "1.0", "A2A-Extensions": "https://ext.example/v1, urn:x"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                "messageId": "m-ext", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
+        task = sent.json()["result"]["task"]
+        said = task["status"]["message"]["parts"][0]["text"]
+        assert said == "https://ext.example/v1,urn:x", task

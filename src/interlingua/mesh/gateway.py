@@ -55,7 +55,7 @@ from ..server.context import Context, TaskCanceled
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
-from .relay import Unanswered, finish, follow_again, relay
+from .relay import Unanswered, finish, follow_again, forwarded, relay
 from .topics import MeshURL, Topics, check_name, mesh_name
 
 __all__ = ["Gateway", "Link", "SamLink"]
@@ -325,7 +325,7 @@ class SamLink:
         call = SendMessage(message=message, streaming=streams)
         requester = self.requester
         pending = await requester.publish(name, rid, call, task.id, streaming=streams,
-                                          properties={"userId": ctx.principal or None})
+                                          properties=forwarded(ctx))
         try:
             await self._follow(name, ctx, pending)
         except AgentUnreachable:

@@ -15,7 +15,19 @@ from ..core.lifecycle import RETURN_STATES
 from ..core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from ..server.context import Context
 
-__all__ = ["FIRST_ANSWER", "RECONNECT_WAIT", "Unanswered", "finish", "follow_again", "relay"]
+__all__ = ["FIRST_ANSWER", "RECONNECT_WAIT", "Unanswered", "finish", "follow_again",
+           "forwarded", "relay"]
+
+
+def forwarded(ctx: Context) -> dict[str, Any]:
+    """The user properties a gateway's request to the agent carries: who asked (SAM's
+    ``userId``), and the extensions the caller asked for, which the agent reads as it
+    reads ``A2A-Extensions`` over HTTP (they did not reach it)."""
+    properties: dict[str, Any] = {"userId": ctx.principal or None}
+    extensions = ctx.request.extensions
+    if extensions:
+        properties["A2A-Extensions"] = ", ".join(extensions)
+    return properties
 
 
 async def relay(ctx: Context, item: Any) -> None:

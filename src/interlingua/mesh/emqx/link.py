@@ -26,7 +26,7 @@ from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
-from ..relay import Unanswered, finish, follow_again, relay
+from ..relay import Unanswered, finish, follow_again, forwarded, relay
 from ..topics import MeshURL
 from .presence import Directory
 from .requester import EmqxRequester
@@ -74,7 +74,7 @@ class EmqxLink:
         message = msgspec.structs.replace(ctx.message, task_id=task.id,
                                           context_id=task.context_id)
         call = SendMessage(message=message, streaming=streams)
-        properties = {"userId": ctx.principal or None}
+        properties = forwarded(ctx)
         try:
             try:
                 await self._follow(name, ctx, call, properties)
