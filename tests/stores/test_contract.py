@@ -875,7 +875,13 @@ async def test_purge_finished(store: Store) -> None:
     await make(store, A, "old-working", state=S.WORKING, now=ts(1))
     await make(store, A, "old-input", state=S.INPUT_REQUIRED, now=ts(1))
 
+    # last written early, its status stamped by a clock ahead of the writer's: kept
+    # until both are past, on every store (the memory store purged it at once)
+    await store.create_task(A, [created("ahead", "c", at=ts(0)),
+                                status("ahead", S.COMPLETED, ts(100_000), "c")],
+                            dialect="1.0", now=ts(0))
     assert await store.purge_finished(ts(5)) == 2
+    assert await store.get_task(A, "ahead") is not None
     assert await store.get_task(A, "old-done") is None
     assert await store.get_task(B, "old-canceled") is None
     assert await store.task_for_message(A, "m-1") is None
@@ -883,7 +889,7 @@ async def test_purge_finished(store: Store) -> None:
         await store.read_events(A, "old-done")
     for scope, task_id in [(A, "new-done"), (A, "old-working"), (A, "old-input")]:
         assert await store.get_task(scope, task_id) is not None
-    assert (await store.list_tasks(A, ListTasks())).total_size == 3
+    assert (await store.list_tasks(A, ListTasks())).total_size == 4
     # the boundary is exclusive, and a second purge finds nothing more
     assert await store.purge_finished(ts(10)) == 0
     # a purged id is free again, with a fresh log

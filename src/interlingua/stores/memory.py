@@ -446,7 +446,9 @@ class MemoryStore(MemoryOutbox):
             doomed = [
                 tid
                 for tid, e in tasks.items()
-                if e.state in TERMINAL_STATES and e.updated_at < before
+                # (both, as the SQL stores ask: a status stamped by a clock ahead of
+                # the writer's keeps its task longer there, and so here)
+                if e.state in TERMINAL_STATES and e.updated_at < before and e.stamp < before
             ]
             by_message = self._by_message.get(scope, {})
             # ids whose message the id alone led to is gone: it must lead to another
