@@ -99,6 +99,24 @@ def test_missing_credentials(pki: PKI, url: str, dialect: str) -> None:
     assert "Authentication required" in doc["error"]["message"]
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_batch_without_credentials_is_answered_with_an_array(
+        pki: PKI, url: str, dialect: str) -> None:
+    """A batch refused before it is read is still answered as a batch (JSON-RPC 2.0
+    §6): an array, an error for each request with its id (a lone error object came
+    back, with the first request's id, which a batch caller cannot match)."""
+    first, h = send_request(dialect)
+    second, _ = send_request(dialect)
+    second["id"] = "r2"
+    with client(pki) as c:
+        r = c.post(url + "/", json=[first, second], headers=h)
+    assert r.status_code == 401, r.text
+    answers = r.json()
+    assert isinstance(answers, list), answers
+    assert [a["id"] for a in answers] == ["r1", "r2"]
+    assert {a["error"]["code"] for a in answers} == {UNAUTHENTICATED[dialect]}
+
+
 def test_public_card_needs_no_credentials(pki: PKI, url: str) -> None:
     with client(pki) as c:
         r = c.get(url + "/.well-known/agent-card.json")

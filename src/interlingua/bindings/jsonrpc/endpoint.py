@@ -277,8 +277,12 @@ class JSONRPCEndpoint:
         a JSON-RPC error in the caller's dialect as far as the request tells it."""
         status, extra = self.door.refusal(exc) or (200, [])
         codec, rid = self.fallback_codec, None
+        ids: list[Any] | None = None  # a batch's: one error each, in an array
         try:
             parsed = jsonrpc.parse(body)
+            if isinstance(parsed, jsonrpc.Batch):
+                ids = [i.id if i.has_id else None for i in parsed.items
+                       if isinstance(i, jsonrpc.Request)]
             req = parsed if isinstance(parsed, jsonrpc.Request) else next(
                 (i for i in parsed.items if isinstance(i, jsonrpc.Request)), None)
             if req is not None:
@@ -289,6 +293,11 @@ class JSONRPCEndpoint:
                 codec = get_codec(found.dialect or found.fallback)
         except A2AError:
             pass
+        if ids:
+            # a batch is answered with an array (JSON-RPC 2.0 §6): its requests are
+            # each refused, as they would be one by one
+            parts = [self._error(i, exc, codec) for i in ids]
+            return _Answer(status, b"[" + b",".join(parts) + b"]", extra)
         return _Answer(status, self._error(rid, exc, codec), extra)
 
     @staticmethod
