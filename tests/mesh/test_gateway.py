@@ -296,3 +296,24 @@ async def test_the_extensions_a_caller_asks_for_reach_the_agent_through_the_gate
         task = sent.json()["result"]["task"]
         said = task["status"]["message"]["parts"][0]["text"]
         assert said == "https://ext.example/v1,urn:x", task
+
+
+async def test_a_gateway_that_stops_leaves_the_agents_tasks_running(ns: str) -> None:
+    """A gateway stopped (or restarted) while an agent works on a task cuts its own turn,
+    which is no cancel of the agent's task: that goes on to its end on the mesh (it was
+    canceled there, and the gateway's task failed: the two told different stories)."""
+    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as direct:
+        async with gateway(ns) as url, Client(url + "/agents/Worker/") as client:
+            stream = client.stream("slow")
+            first = await anext(stream)
+            task_id = first.task_id
+            assert task_id is not None
+            async for event in stream:  # until it works on the mesh
+                if event.state is TaskState.WORKING:
+                    break
+            await stream.aclose()
+        # the gateway has stopped; the agent's task goes on (a cancel sent by the
+        # gateway as it stopped would have ended it within its cancel grace, 1 s)
+        await asyncio.sleep(2.5)
+        on_mesh_task = await direct.get_task(task_id)
+        assert on_mesh_task.status.state is TaskState.WORKING, on_mesh_task.status

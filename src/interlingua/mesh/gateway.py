@@ -55,7 +55,7 @@ from ..server.context import Context, TaskCanceled
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
-from .relay import Unanswered, finish, follow_again, forwarded, relay
+from .relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
 from .topics import MeshURL, Topics, check_name, mesh_name
 
 __all__ = ["Gateway", "Link", "SamLink"]
@@ -334,10 +334,9 @@ class SamLink:
             # while the agent completed it)
             if not await self._follow_again(name, ctx, task.id):
                 raise
-        except (asyncio.CancelledError, TaskCanceled):
-            # canceled here (over HTTP; the turn canceled, or a write after the cancel
-            # refused): the task on the mesh is canceled too
-            self._spawn(self._cancel_on_mesh(name, task.id))
+        except (asyncio.CancelledError, TaskCanceled) as exc:
+            if canceled_here(ctx, exc):
+                self._spawn(self._cancel_on_mesh(name, task.id))
             raise
         finally:
             requester.forget(rid)

@@ -13,10 +13,19 @@ from ..client.errors import AgentUnreachable
 from ..core.errors import UnsupportedOperation
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
-from ..server.context import Context
+from ..server.context import Context, TaskCanceled
 
-__all__ = ["FIRST_ANSWER", "RECONNECT_WAIT", "Unanswered", "finish", "follow_again",
-           "forwarded", "relay"]
+__all__ = ["FIRST_ANSWER", "RECONNECT_WAIT", "Unanswered", "canceled_here", "finish",
+           "follow_again", "forwarded", "relay"]
+
+
+def canceled_here(ctx: Context, exc: BaseException) -> bool:
+    """Whether a gateway's turn ended by ``exc`` ends because its task was canceled
+    here (over HTTP: the turn canceled, or a write after the cancel refused), so is to
+    be canceled on the mesh too. A turn cut because the gateway stops is no cancel of
+    the agent's task, which goes on there (it was canceled, and its gateway's task
+    failed: a restart told them apart)."""
+    return isinstance(exc, TaskCanceled) or ctx.cancelled.is_set()
 
 
 def forwarded(ctx: Context) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
-from ..relay import Unanswered, finish, follow_again, forwarded, relay
+from ..relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
 from ..topics import MeshURL
 from .presence import Directory
 from .requester import EmqxRequester
@@ -83,9 +83,9 @@ class EmqxLink:
                 # and is asked for the task once it is back (it was failed here)
                 if not await self._follow_again(name, ctx, task.id, properties):
                     raise
-        except (asyncio.CancelledError, TaskCanceled):
-            # canceled here: the turn is canceled, or a write after the cancel is refused
-            self._spawn(self._cancel_on_mesh(name, task.id))
+        except (asyncio.CancelledError, TaskCanceled) as exc:
+            if canceled_here(ctx, exc):
+                self._spawn(self._cancel_on_mesh(name, task.id))
             raise
 
     async def _follow(self, name: str, ctx: Context, call: SendMessage | SubscribeToTask,
