@@ -5,7 +5,6 @@ or a path is (docs/security.md, Tenants)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from interlingua.server.auth import APIKeyAuth, AuthConfig
 from .drivers import DRIVERS, MQTT, Driver, Refused
 from .test_parity import ALICE, HOSTILE, on_every_binding
 from .test_parity import TOO_DEEP as INVALID_PARAMS
+from .test_parity_refusals import opened
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +34,6 @@ def tenanted() -> Iterator[tuple[str, str]]:
 def client() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=30) as cl:
         yield cl
-
-
-@contextlib.contextmanager
-def opened(name: str, where: tuple[str, str], client: httpx.Client,
-           **kw: Any) -> Iterator[Driver]:
-    kind = HOSTILE[name]
-    url, mesh = where
-    d = kind(client, mesh if kind is MQTT else url, **kw)
-    try:
-        yield d
-    finally:
-        if isinstance(d, MQTT):
-            d.close()
 
 
 def a_send() -> c.SendMessage:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import msgspec
@@ -76,17 +77,23 @@ async def test_streams_and_resubscribe_replay_from_the_gateway_log(ns: str) -> N
         assert [e.seq for e in replay] == [e.seq for e in events[2:]]
 
 
+async def _working(stream: AsyncIterator[Any]) -> str:
+    """The id of a streamed task, once it works on the mesh."""
+    first = await anext(stream)
+    task_id = first.task_id
+    assert task_id is not None
+    async for event in stream:
+        if event.state is TaskState.WORKING:
+            break
+    return str(task_id)
+
+
 async def test_cancel_passes_through_to_the_mesh(ns: str) -> None:
     async with on_mesh(WORKER, ns), gateway(ns) as url, \
             Client(url + "/agents/Worker/") as client, \
             client_for(f"{BROKER}/{ns}/Worker") as direct:
         stream = client.stream("slow")
-        first = await anext(stream)
-        task_id = first.task_id
-        assert task_id is not None
-        async for event in stream:  # until it works on the mesh
-            if event.state is TaskState.WORKING:
-                break
+        task_id = await _working(stream)
         canceled = await client.cancel(task_id)
         assert canceled.status.state is TaskState.CANCELED
         # the same task id on the mesh, canceled there too
@@ -305,12 +312,7 @@ async def test_a_gateway_that_stops_leaves_the_agents_tasks_running(ns: str) -> 
     async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as direct:
         async with gateway(ns) as url, Client(url + "/agents/Worker/") as client:
             stream = client.stream("slow")
-            first = await anext(stream)
-            task_id = first.task_id
-            assert task_id is not None
-            async for event in stream:  # until it works on the mesh
-                if event.state is TaskState.WORKING:
-                    break
+            task_id = await _working(stream)
             await stream.aclose()
         # the gateway has stopped; the agent's task goes on (a cancel sent by the
         # gateway as it stopped would have ended it within its cancel grace, 1 s)

@@ -198,18 +198,22 @@ async def test_the_banner_names_the_mesh_url_that_clients_take(ns: str, http: bo
         proc.communicate(timeout=20)
 
 
+def _serve_slow(ns: str, *options: str) -> subprocess.Popen[str]:
+    """``tests/mesh/slow_agent.py`` served on the mesh, with ``options``."""
+    return subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
+         "--log-level", "warning", "--mesh", BROKER, "--namespace", ns,
+         "--mesh-instance", "one", "--mesh-session-expiry", "30", *options],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
 async def test_serve_no_http_relays_a_running_turns_answer_within_the_drain(ns: str) -> None:
     """SIGTERM while a turn runs: the turn finishes within ``--drain-seconds`` and its
     answer reaches the requester on the mesh. The mesh agent stopped first, cut its
     answering after 5 s and closed the broker: the answer was never published (a
     gateway's task waited for ever)."""
-    proc = subprocess.Popen(
-        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
-         "--log-level", "warning", "--drain-seconds", "20", "--no-http",
-         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
-         "--mesh-session-expiry", "30"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = _serve_slow(ns, "--drain-seconds", "20", "--no-http")
     try:
         assert proc.stdout is not None and proc.stdout.readline()
         async with Peer(ns) as peer:
@@ -234,13 +238,7 @@ async def test_a_stream_cut_by_the_end_of_the_drain_ends_in_an_error_not_a_worki
     """Past ``--drain-seconds``, a streamed send's turn is still running when the mesh
     stops: its requester is told so, an error, where it was sent the task "working"
     as its final answer (a gateway then ended its task with the status text)."""
-    proc = subprocess.Popen(
-        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
-         "--log-level", "warning", "--drain-seconds", "1", "--port", "0",
-         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
-         "--mesh-session-expiry", "30"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = _serve_slow(ns, "--drain-seconds", "1", "--port", "0")
     try:
         assert proc.stdout is not None and proc.stdout.readline()
         await asyncio.sleep(3)  # (the line says HTTP listens: the mesh subscribes after)

@@ -28,7 +28,7 @@ from ..client import (
     StreamEvent,
     TaskNotSettled,
 )
-from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
+from ..client.bindings import BINDINGS
 from ..client.client import make_message
 from ..clients import AnyClient, client_for
 from ..core.dialects import get_codec
@@ -56,6 +56,7 @@ from .security_options import (
     load_object,
     serve_security_options,
     tls_client_options,
+    usable_binding,
 )
 from .serve import (
     ListenError,
@@ -182,12 +183,7 @@ def _run(
     # TLS trust, client certificate, card verification
     security = client_kwargs(insecure)
     binding = click.get_current_context().meta.get("interlingua.binding")
-    try:
-        spec = check_binding(binding, dialect)  # an impossible pair is a usage error
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    if spec is not None and not spec.available():
-        raise click.UsageError(GRPC_MISSING)
+    usable_binding(binding, dialect)
 
     async def go() -> T:
         try:

@@ -10,10 +10,10 @@ from typing import Any
 
 import click
 
-from ..client.bindings import BINDINGS, GRPC_MISSING, check_binding
+from ..client.bindings import BINDINGS
 from .headers import parse_headers
 from .seconds import Seconds
-from .security_options import client_kwargs, tls_client_options
+from .security_options import client_kwargs, tls_client_options, usable_binding
 from .urls import check_agent_url
 
 __all__ = ["mcp_command"]
@@ -46,12 +46,7 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
     written to stdout. The client options are those of the other client commands.
     """
     header_map = parse_headers(headers)
-    try:
-        spec = check_binding(binding, dialect)  # an impossible pair is a usage error
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    if spec is not None and not spec.available():
-        raise click.UsageError(GRPC_MISSING)
+    usable_binding(binding, dialect)
     options: dict[str, Any] = {"headers": header_map, "timeout": timeout,
                                "dialect": dialect, "binding": binding,
                                **client_kwargs(insecure)}

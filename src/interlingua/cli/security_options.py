@@ -23,6 +23,7 @@ __all__ = [
     "load_object",
     "serve_security_options",
     "tls_client_options",
+    "usable_binding",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -163,3 +164,16 @@ def serve_security_options(f: F) -> F:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def usable_binding(binding: str | None, dialect: str | None) -> None:
+    """``--binding`` with ``--dialect`` as a client command takes them: an impossible
+    pair, or gRPC without its extra, is a usage error."""
+    from ..client.bindings import GRPC_MISSING, check_binding
+
+    try:
+        spec = check_binding(binding, dialect)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if spec is not None and not spec.available():
+        raise click.UsageError(GRPC_MISSING)

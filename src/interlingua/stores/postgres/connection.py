@@ -94,14 +94,19 @@ async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
     return int(version)
 
 
+async def _connect(settings: PostgresSettings) -> asyncpg.Connection:
+    """One connection to the store's database, for a command (not the pool)."""
+    try:
+        return await asyncpg.connect(settings.dsn)
+    except Exception as exc:
+        raise _refused(exc, settings.where) from None
+
+
 async def holds_store(url: str) -> bool:
     """Whether the schema ``url`` names holds a store (its ``schema_version`` table),
     for a command that reads a store and makes none."""
     settings = parse_postgres_url(url)
-    try:
-        conn = await asyncpg.connect(settings.dsn)
-    except Exception as exc:
-        raise _refused(exc, settings.where) from None
+    conn = await _connect(settings)
     try:
         found: bool = await conn.fetchval(
             "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1"
@@ -114,10 +119,7 @@ async def holds_store(url: str) -> bool:
 async def upgrade(url: str) -> tuple[int, int]:
     """Apply the migrations ``url``'s schema lacks; returns (before, after)."""
     settings = parse_postgres_url(url)
-    try:
-        conn = await asyncpg.connect(settings.dsn)
-    except Exception as exc:
-        raise _refused(exc, settings.where) from None
+    conn = await _connect(settings)
     try:
         before = await _migrate(conn, settings, upgrade=True)
     except asyncpg.PostgresError as exc:
