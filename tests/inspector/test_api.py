@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import subprocess
 import sys
@@ -399,31 +400,38 @@ def test_create_app_mounts_the_inspector_only_when_asked(story):
         plain.stop()
 
 
-def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
+@contextlib.contextmanager
+def inspecting(*args: str) -> Iterator[str]:
+    """``interlingua inspect ARGS --port 0`` running: the URL it prints, once it answers."""
     cli = Path(sys.executable).with_name("interlingua")
-    proc = subprocess.Popen([str(cli), "inspect", story.url, "--port", "0"],
+    proc = subprocess.Popen([str(cli), "inspect", *args, "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("interlingua inspector on http://127.0.0.1:"), line
-        url = line.rsplit(" ", 1)[-1]
+        url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
         for _ in range(100):
             try:
-                page = httpx.get(url)
+                httpx.get(url)
                 break
             except httpx.ConnectError:
                 time.sleep(0.05)
-        assert page.status_code == 200 and "interlingua inspector" in page.text
-        assert httpx.get(url + "api/config").json()["defaultUrl"] == story.url
-        assert httpx.get(url.replace("127.0.0.1", "localhost")).status_code == 200
-        # a name that is not this machine's, as a rebinding page would send
-        assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
+        yield url
     finally:
         proc.terminate()
         proc.wait(10)
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
+    with inspecting(story.url) as url:
+        assert url.startswith("http://127.0.0.1:"), url
+        page = httpx.get(url)
+        assert page.status_code == 200 and "interlingua inspector" in page.text
+        assert httpx.get(url + "api/config").json()["defaultUrl"] == story.url
+        assert httpx.get(url.replace("127.0.0.1", "localhost")).status_code == 200
+        # a name that is not this machine's, as a rebinding page would send
+        assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
 
 
 def test_the_inspect_command_on_ipv6_loopback_answers_its_own_url():
@@ -436,28 +444,12 @@ def test_the_inspect_command_on_ipv6_loopback_answers_its_own_url():
             probe.bind(("::1", 0))
     except OSError:
         pytest.skip("no IPv6 loopback here")
-    cli = Path(sys.executable).with_name("interlingua")
-    proc = subprocess.Popen([str(cli), "inspect", "--host", "::1", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("interlingua inspector on http://[::1]:"), line
-        url = line.rsplit(" ", 1)[-1]
-        for _ in range(100):
-            try:
-                page = httpx.get(url)
-                break
-            except httpx.ConnectError:
-                time.sleep(0.05)
+    with inspecting("--host", "::1") as url:
+        assert url.startswith("http://[::1]:"), url
+        page = httpx.get(url)
         assert page.status_code == 200 and "interlingua inspector" in page.text
         assert httpx.get(url + "api/config").status_code == 200
         assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        assert proc.stdout is not None
-        proc.stdout.close()
 
 
 def test_an_agent_that_does_not_stream_gets_a_blocking_send(api):

@@ -148,12 +148,7 @@ async def test_a_task_canceled_on_the_mesh_ends_canceled_at_the_gateway(ns: str)
             Client(url + "/agents/Worker/") as client, \
             client_for(f"{BROKER}/{ns}/Worker") as direct:
         stream = client.stream("slow")
-        first = await anext(stream)
-        task_id = first.task_id
-        assert task_id is not None
-        async for event in stream:
-            if event.state is TaskState.WORKING:
-                break
+        task_id = await _working(stream)
         await direct.cancel(task_id)  # on the mesh, not through the gateway
         rest = [e async for e in stream]
         assert rest[-1].state is TaskState.CANCELED
