@@ -131,3 +131,35 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
         refused = [o["error"]["code"] for o in outcomes if "error" in o]
         assert len(taken) == 1 and refused == [-32010], outcomes
         assert _generation(a.url, task["id"]) == _generation(b.url, task["id"]) == expected + 2
+
+
+def test_every_loser_of_a_race_for_one_generation_is_told_of_the_mismatch(
+        pair: tuple[Replica, Replica]) -> None:
+    """Six follow-ups for one generation at once, three to each replica: one is taken,
+    and every other is refused with TaskGenerationMismatch (-32010), the error a caller
+    that sent ``ifGenerationMatch`` asked to be told. On PostgreSQL some losers were
+    told InvalidTaskState (-32004) instead: their write lost the store's own check."""
+    a, b = pair
+    for _ in range(3):
+        task = _send(a.url, "ask")["result"]["task"]
+        expected = int(task["generation"])
+        outcomes: list[dict[str, Any]] = []
+        barrier = threading.Barrier(6)
+
+        def follow_up(url: str, task_id: str = task["id"], expected: int = expected,
+                      barrier: threading.Barrier = barrier,
+                      outcomes: list[dict[str, Any]] = outcomes) -> None:
+            barrier.wait()
+            outcomes.append(_send(url, "ask", task_id, if_match=expected))
+
+        threads = [threading.Thread(target=follow_up, args=(r.url,)) for r in (a, b) * 3]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        taken = [o for o in outcomes if "result" in o]
+        refused = [o["error"] for o in outcomes if "error" in o]
+        assert len(taken) == 1, outcomes
+        assert [e["code"] for e in refused] == [-32010] * 5, refused
+        assert all(int(e["data"][0]["metadata"]["expectedGeneration"]) == expected
+                   for e in refused if e.get("data")), refused

@@ -347,6 +347,13 @@ class Sends:
                 f"Task {task.id} is {state.value}; it takes a message only while it waits for input"
             )
         if self.runs.by_key.get(run.key, run) is not run or run.key in self._continuing:
+            asked = call.config.if_generation_match
+            if asked is not None:
+                # the message being taken now decides: once it is written, this one,
+                # for the same generation, is the mismatch its caller asked to be told
+                current = await self._settled_generation(run)
+                if current is not None and current != asked:
+                    raise mismatch(task.id, asked, current)
             raise InvalidTaskState(f"Task {task.id} is already being continued")
         message_id = message.message_id
         stored = message
@@ -378,8 +385,16 @@ class Sends:
             raise InvalidTaskState(f"Task {task.id} is canceled") from None
         except (TaskGenerationMismatch, ConcurrentModification, LifecycleError) as exc:
             self.runs.untrack(run)
-            if asked is not None and isinstance(exc, TaskGenerationMismatch):
-                raise
+            if asked is not None:
+                if isinstance(exc, TaskGenerationMismatch):
+                    raise
+                # the write lost to another's (a store that tells a lost race so, as
+                # PostgreSQL does): the task moved past the generation asked for, the
+                # mismatch the caller asked to be told of (it was told InvalidTaskState)
+                self._continuing.discard(run.key)  # (ours: nothing to wait for)
+                current = await self._settled_generation(run)
+                raise mismatch(task.id, asked, current if current is not None
+                               else asked + 1) from None
             raise InvalidTaskState(
                 f"Task {task.id} is {run.task.status.state.value}; it was continued by "
                 "another message meanwhile") from None
@@ -390,6 +405,18 @@ class Sends:
             self._continuing.discard(run.key)
         self.turns.start(run, message)
         return run
+
+    async def _settled_generation(self, run: Run) -> int | None:
+        """The generation of ``run``'s task once the message being taken for it now is
+        written (or refused), as the store holds it (None: no such task). Waits a few
+        seconds at most for that write."""
+        for _ in range(500):
+            if run.key not in self._continuing:
+                break
+            await asyncio.sleep(0.01)
+        rec = await self.store.get_task(run.scope, run.task.id, history_length=0,
+                                        include_artifacts=False)
+        return rec.task.generation if rec is not None else None
 
     def _working_here(self, run: Run) -> bool:
         return (run.turn is not None and not run.turn.done()
