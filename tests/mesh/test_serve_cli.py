@@ -199,13 +199,22 @@ async def test_the_banner_names_the_mesh_url_that_clients_take(ns: str, http: bo
 
 
 def _serve_slow(ns: str, *options: str) -> subprocess.Popen[str]:
-    """``tests/mesh/slow_agent.py`` served on the mesh, with ``options``."""
+    """``tests/mesh/slow_agent.py`` served on the mesh, with ``options`` (its card
+    every half second: a test waits for one, said only once it has subscribed)."""
     return subprocess.Popen(
         [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
          "--log-level", "warning", "--mesh", BROKER, "--namespace", ns,
-         "--mesh-instance", "one", "--mesh-session-expiry", "30", *options],
+         "--mesh-instance", "one", "--mesh-session-expiry", "30",
+         "--mesh-card-interval", "0.5", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+async def _subscribed(peer: Peer) -> None:
+    """Once the agent's card is heard: it publishes one only once it has subscribed
+    to its requests (one sent before would be lost)."""
+    await peer.listen(peer.topics.discovery())
+    await peer.until(peer.topics.discovery(), timeout=30)
 
 
 async def test_serve_no_http_relays_a_running_turns_answer_within_the_drain(ns: str) -> None:
@@ -217,6 +226,7 @@ async def test_serve_no_http_relays_a_running_turns_answer_within_the_drain(ns: 
     try:
         assert proc.stdout is not None and proc.stdout.readline()
         async with Peer(ns) as peer:
+            await _subscribed(peer)
             await peer.listen(peer.topics.client_response("me"))
             await peer.request("Slow", {
                 "jsonrpc": "2.0", "id": "t-slow", "method": "tasks/send", "params": {
@@ -224,7 +234,8 @@ async def test_serve_no_http_relays_a_running_turns_answer_within_the_drain(ns: 
                                 "message_id": "m-slow"}}}, clientId="me")
             await asyncio.sleep(1.0)  # the turn is running
             proc.send_signal(signal.SIGTERM)
-            got = decoded(await asyncio.wait_for(peer.next(), 30))
+            answer, _ = await peer.until(peer.topics.client_response("me"), timeout=30)
+            got = decoded(answer)
             assert got["id"] == "t-slow", got
             assert got["result"]["status"]["state"] == "completed", got
         assert proc.wait(30) == 0
@@ -241,8 +252,8 @@ async def test_a_stream_cut_by_the_end_of_the_drain_ends_in_an_error_not_a_worki
     proc = _serve_slow(ns, "--drain-seconds", "1", "--port", "0")
     try:
         assert proc.stdout is not None and proc.stdout.readline()
-        await asyncio.sleep(3)  # (the line says HTTP listens: the mesh subscribes after)
         async with Peer(ns) as peer:
+            await _subscribed(peer)  # (the line says HTTP listens: the mesh subscribes after)
             await peer.listen(peer.topics.client_response("me") + "/#",
                               peer.topics.client_status("me") + "/#")
             await peer.request("Slow", {
