@@ -50,6 +50,8 @@ def test_pool_and_store_options_come_from_the_url() -> None:
     assert s.dsn == "postgresql://u:pw@db.example:6543/tasks?sslmode=disable"
     assert s.where == "db.example:6543/tasks"
     assert parse_postgres_url("postgres://h/db").schema == "interlingua"
+    # an IPv6 host said as a URL writes it (it read "::1:5432/db")
+    assert parse_postgres_url("postgresql://u@[::1]:5432/db").where == "[::1]:5432/db"
 
 
 @pytest.mark.parametrize(("option", "complaint"), [

@@ -189,6 +189,8 @@ class PostgresSettings(NamedTuple):
         """host:port/database, for messages (never the password)."""
         parts = urlsplit(self.dsn)
         host = parts.hostname or "localhost"
+        if ":" in host:  # an IPv6 address, written as in a URL
+            host = f"[{host}]"
         port = parts.port or 5432
         return f"{host}:{port}{parts.path or '/'}"
 
