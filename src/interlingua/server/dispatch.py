@@ -270,12 +270,14 @@ class FrontDoor:
         was not counted at all. Its method is the call's when it was read, else
         "unread" (not the name the caller sent: a label of its choosing each)."""
         call = inbound.call
-        method = "unread" if call is None else "SendStreamingMessage" \
-            if inbound.streaming and isinstance(call, SendMessage) else type(call).__name__
+        if call is None:
+            self.refused_unread(inbound.binding, inbound.codec, inbound.headers, exc)
+            return
         request = inbound.request or RequestInfo(
             dialect=inbound.codec.dialect, binding=inbound.binding, headers=inbound.headers,
             streaming=inbound.streaming)
-        ended(started(self._request_hooks, method, call, request), exc)
+        ended(started(self._request_hooks, _method_of(call, inbound.streaming), call,
+                      request), exc)
 
     def _request_of(self, inbound: Inbound) -> RequestInfo:
         """The version checked, the call decoded, and who is calling, in which
@@ -431,9 +433,7 @@ class FrontDoor:
         """A streaming send or subscription; ``last_event_id`` as the header gave it
         (``counted`` as for ``call``)."""
         if self._request_hooks and counted:
-            method = "SendStreamingMessage" if isinstance(call, SendMessage) \
-                else type(call).__name__
-            return self._hooked(method, call, request,
+            return self._hooked(_method_of(call, True), call, request,
                                 lambda c, r: self._open(c, r, last_event_id))
         return self._open(call, request, last_event_id)
 
@@ -461,6 +461,12 @@ class FrontDoor:
                                                  last_event_id=_last_event_id(last_event_id))
         except StoreUnavailable as exc:
             raise _store_down(exc) from None
+
+
+def _method_of(call: Call, streaming: bool) -> str:
+    """A call's method as the request hooks name it (a streamed send's own name)."""
+    return "SendStreamingMessage" if streaming and isinstance(call, SendMessage) \
+        else type(call).__name__
 
 
 class AnswerTooLarge(InternalError):
