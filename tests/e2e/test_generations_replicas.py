@@ -59,6 +59,24 @@ def _send(url: str, text: str, task_id: str | None = None,
     return _rpc(url, "SendMessage", params)
 
 
+def _race(urls: list[str], task_id: str, expected: int) -> list[dict[str, Any]]:
+    """A follow-up for generation ``expected`` sent to each of ``urls`` at once: the
+    answers, in the order they came."""
+    outcomes: list[dict[str, Any]] = []
+    barrier = threading.Barrier(len(urls))
+
+    def follow_up(url: str) -> None:
+        barrier.wait()
+        outcomes.append(_send(url, "ask", task_id, if_match=expected))
+
+    threads = [threading.Thread(target=follow_up, args=(url,)) for url in urls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return outcomes
+
+
 def _generation(url: str, task_id: str) -> int:
     return int(_rpc(url, "GetTask", {"id": task_id})["result"]["generation"])
 
@@ -113,20 +131,7 @@ def test_two_processes_agree_wake_each_other_and_take_one_follow_up(
     for _ in range(5):
         task = _send(a.url, "ask")["result"]["task"]
         expected = int(task["generation"])
-        outcomes: list[dict[str, Any]] = []
-        barrier = threading.Barrier(2)
-
-        def follow_up(url: str, task_id: str = task["id"], expected: int = expected,
-                      barrier: threading.Barrier = barrier,
-                      outcomes: list[dict[str, Any]] = outcomes) -> None:
-            barrier.wait()
-            outcomes.append(_send(url, "ask", task_id, if_match=expected))
-
-        threads = [threading.Thread(target=follow_up, args=(r.url,)) for r in (a, b)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        outcomes = _race([a.url, b.url], task["id"], expected)
         taken = [o for o in outcomes if "result" in o]
         refused = [o["error"]["code"] for o in outcomes if "error" in o]
         assert len(taken) == 1 and refused == [-32010], outcomes
@@ -143,20 +148,7 @@ def test_every_loser_of_a_race_for_one_generation_is_told_of_the_mismatch(
     for _ in range(3):
         task = _send(a.url, "ask")["result"]["task"]
         expected = int(task["generation"])
-        outcomes: list[dict[str, Any]] = []
-        barrier = threading.Barrier(6)
-
-        def follow_up(url: str, task_id: str = task["id"], expected: int = expected,
-                      barrier: threading.Barrier = barrier,
-                      outcomes: list[dict[str, Any]] = outcomes) -> None:
-            barrier.wait()
-            outcomes.append(_send(url, "ask", task_id, if_match=expected))
-
-        threads = [threading.Thread(target=follow_up, args=(r.url,)) for r in (a, b) * 3]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        outcomes = _race([a.url, b.url] * 3, task["id"], expected)
         taken = [o for o in outcomes if "result" in o]
         refused = [o["error"] for o in outcomes if "error" in o]
         assert len(taken) == 1, outcomes

@@ -77,15 +77,15 @@ async def test_streams_and_resubscribe_replay_from_the_gateway_log(ns: str) -> N
         assert [e.seq for e in replay] == [e.seq for e in events[2:]]
 
 
-async def _working(stream: AsyncIterator[Any]) -> str:
-    """The id of a streamed task, once it works on the mesh."""
+async def _working(stream: AsyncIterator[Any]) -> Any:
+    """The first event of a streamed task (it names the task), once the task works
+    on the mesh."""
     first = await anext(stream)
-    task_id = first.task_id
-    assert task_id is not None
+    assert first.task_id is not None
     async for event in stream:
         if event.state is TaskState.WORKING:
             break
-    return str(task_id)
+    return first
 
 
 async def test_cancel_passes_through_to_the_mesh(ns: str) -> None:
@@ -93,7 +93,7 @@ async def test_cancel_passes_through_to_the_mesh(ns: str) -> None:
             Client(url + "/agents/Worker/") as client, \
             client_for(f"{BROKER}/{ns}/Worker") as direct:
         stream = client.stream("slow")
-        task_id = await _working(stream)
+        task_id = (await _working(stream)).task_id
         canceled = await client.cancel(task_id)
         assert canceled.status.state is TaskState.CANCELED
         # the same task id on the mesh, canceled there too
@@ -148,7 +148,7 @@ async def test_a_task_canceled_on_the_mesh_ends_canceled_at_the_gateway(ns: str)
             Client(url + "/agents/Worker/") as client, \
             client_for(f"{BROKER}/{ns}/Worker") as direct:
         stream = client.stream("slow")
-        task_id = await _working(stream)
+        task_id = (await _working(stream)).task_id
         await direct.cancel(task_id)  # on the mesh, not through the gateway
         rest = [e async for e in stream]
         assert rest[-1].state is TaskState.CANCELED
@@ -187,12 +187,8 @@ async def test_the_rest_binding_through_the_gateway(ns: str) -> None:
             assert [c.artifact.parts[0].text for c in chunks] == ["one ", "two ", "three"]  # type: ignore[union-attr]
             assert events[-1].state is TaskState.COMPLETED
             stream = client.stream("slow")
-            first = await anext(stream)
+            first = await _working(stream)
             task_id = first.task_id
-            assert task_id is not None
-            async for event in stream:
-                if event.state is TaskState.WORKING:
-                    break
             canceled = await client.cancel(task_id)
             assert canceled.status.state is TaskState.CANCELED
             resumed = [e async for e in client.subscribe(task_id, last_event_id=first.seq)]
@@ -307,7 +303,7 @@ async def test_a_gateway_that_stops_leaves_the_agents_tasks_running(ns: str) -> 
     async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as direct:
         async with gateway(ns) as url, Client(url + "/agents/Worker/") as client:
             stream = client.stream("slow")
-            task_id = await _working(stream)
+            task_id = (await _working(stream)).task_id
             await stream.aclose()
         # the gateway has stopped; the agent's task goes on (a cancel sent by the
         # gateway as it stopped would have ended it within its cancel grace, 1 s)
