@@ -269,3 +269,15 @@ def test_the_gateway_reads_a_store_url_as_serve_does(tmp_path: Path) -> None:
     assert parse_sqlite_url(Gateway(
         parse_mesh_url("mqtt://127.0.0.1:1/ns"), "ns",
         store=f"sqlite:///{tmp_path}/gw?synchronous=full")._store_for("A")).synchronous == "full"
+
+
+def test_a_gateway_is_refused_a_store_url_it_cannot_use_when_made(tmp_path: Path) -> None:
+    """A bad option, or a store of another kind: a ValueError where the gateway is
+    made, not a 500 at the first request to an agent."""
+    from interlingua.mesh.gateway import Gateway
+    from interlingua.mesh.topics import parse_mesh_url
+
+    for store, said in ((f"sqlite:///{tmp_path}/gw?synchronous=bogus", "synchronous"),
+                        ("postgresql://db/tasks", "memory:// or sqlite:///DIR")):
+        with pytest.raises(ValueError, match=said):
+            Gateway(parse_mesh_url("mqtt://127.0.0.1:1/ns"), "ns", store=store)

@@ -91,6 +91,15 @@ class Gateway:
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else None
         self._hosts = HostPolicy(self.allowed_hosts) if self.allowed_hosts else None
         self.gateway_id = gw = check_name("gateway id", gateway_id or secrets.token_hex(6))
+        if store.startswith("sqlite:///"):
+            # read now, as each agent's file will be (a ValueError here, not a 500 at
+            # the first request)
+            from ..stores.sqlite import parse_sqlite_url
+
+            parse_sqlite_url(store)
+        elif not store.startswith("memory:"):
+            raise ValueError(f"a gateway keeps its agents' tasks in memory:// or "
+                             f"sqlite:///DIR, not {store.partition('://')[0]}://")
         self.store = store
         #: how the gateway reaches the mesh's agents: SAM's layout in ``namespace``
         #: unless another layout's link is given (mesh/emqx/link.py)
