@@ -5,10 +5,13 @@ the store commit that queued it."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+import httpx
 import pytest
 
-from interlingua import Client, create_app
+from interlingua import Agent, Client, Context, create_app
+from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.core.model import PushConfig
 from tests.live import bind_loopback, live_server, url_of
 from tests.observability.spans import memory_provider, named, parent_of
@@ -51,3 +54,64 @@ async def test_webhook_post_carries_the_traceparent_of_its_delivery():
         commit = parent_of(delivery, spans)
         assert commit is not None and commit.name == "A2A store commit"
         assert commit.attributes["a2a.task_id"] == task.id
+
+
+ALICE, BOB = "alice-key-0123456789", "bob-key-0123456789ab"
+TRACE_A, TRACE_B, TRACE_C = "a" * 32, "b" * 32, "c" * 32
+
+
+def _send01(url: str, key: str, trace: str, text: str, hook: str | None = None) -> Any:
+    params: dict[str, Any] = {"id": "shared-task", "message": {
+        "role": "user", "parts": [{"type": "text", "text": text}]}}
+    if hook is not None:
+        params["pushNotification"] = {"url": hook}
+    answer = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tasks/send",
+                                   "params": params},
+                        headers={"X-API-Key": key,
+                                 "traceparent": f"00-{trace}-{'1' * 16}-01"}).json()
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+async def _asks_first(ctx: Context) -> None:
+    if ctx.text == "go":
+        await ctx.require_input("and then?")
+    else:
+        await ctx.complete("done")
+
+
+async def test_a_retried_delivery_hangs_from_the_commit_that_queued_it():
+    """A delivery retried after other commits (of its own task, and of another
+    principal's task of the same id) still carries the trace of the commit that
+    wrote its event, not the latest commit of any task of that id."""
+    provider, exporter = memory_provider()
+    failing = {"on": True}
+    hook = Hook(lambda _hook, _headers, _body, _path: 500 if failing["on"] else 200)
+    agent = Agent("asks", "Asks once.", _asks_first, push_notifications=True)
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE, "bob": BOB})})
+    with serve_hook(hook) as hook_url:
+        sock = bind_loopback()
+        url = url_of(sock)
+        app = create_app(agent, public_url=url, auth=auth, tracing=provider,
+                         push=dev_settings(backoff_base=1.0, backoff_max=1.0, jitter=0.0))
+        with live_server(app, sock=sock):
+            first = await asyncio.to_thread(_send01, url, ALICE, TRACE_A, "go",
+                                            hook_url + "/alice")
+            assert first["status"]["state"] == "input-required"
+            await until(lambda: bool(hook.requests))
+            await asyncio.sleep(0.3)  # the first attempts of what was queued then
+            first_seqs = {r.seq for r in hook.requests}
+            # before the retries: alice's next turn, then bob's task of the same id
+            last = await asyncio.to_thread(_send01, url, ALICE, TRACE_C, "more")
+            assert last["status"]["state"] == "completed"
+            await asyncio.to_thread(_send01, url, BOB, TRACE_B, "go")
+            failing["on"] = False
+            await until(lambda: len({r.seq for r in hook.delivered()}) > len(first_seqs)
+                        and {r.seq for r in hook.delivered()} >= first_seqs, timeout=10)
+            await asyncio.sleep(0.3)
+
+    traces = {r.seq: set() for r in hook.requests}
+    for r in hook.requests:
+        traces[r.seq].add(r.headers["traceparent"].split("-")[1])
+    assert all(traces[seq] == {TRACE_A} for seq in first_seqs), traces
+    assert traces[max(traces)] == {TRACE_C}, traces

@@ -30,6 +30,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..bus.base import task_key
 from ..core import trace_context as propagation
 from ..core.calls import Call, SendMessage
 from ..core.errors import A2AError
@@ -40,8 +41,10 @@ from .metrics import Metrics
 
 __all__ = ["Observer", "build_observer", "gauges"]
 
-#: commits whose span context is kept for the push deliveries they queue
+#: tasks whose commits' span contexts are kept for the push deliveries they queue
 _RECENT_COMMITS = 4096
+#: and commits kept of each (a delivery retried after this many more is traced alone)
+_COMMITS_PER_TASK = 8
 
 
 def _task_id_of(call: Any) -> str | None:
@@ -68,8 +71,10 @@ class Observer:
         self.tracer = tracer
         self.metrics = metrics
         self.logs = logs
-        #: task id -> span context of its latest commit (parent of its push deliveries)
-        self._commits: OrderedDict[str, Any] = OrderedDict()
+        #: task key (its scope and id) -> its recent commits: the events each wrote
+        #: (after, up to) and its span context, the parent of the push deliveries
+        #: of those events (a retry included: not the task's latest commit)
+        self._commits: OrderedDict[str, list[tuple[int, int, Any]]] = OrderedDict()
 
     @property
     def active(self) -> bool:
@@ -186,6 +191,7 @@ class Observer:
     def _commit(self, run: Any, events: Sequence[Any]) -> End:
         tracer, commits = self.tracer, self._commits
         trace = propagation.trace
+        after = run.version if run.persisted else 0
         span = tracer.start_span(
             "A2A store commit",
             attributes={"a2a.task_id": run.task.id,
@@ -198,11 +204,17 @@ class Observer:
             span.end()
             propagation.otel_context.detach(token)
             if error is None:
-                task_id = run.task.id
-                commits[task_id] = span.get_span_context()
-                commits.move_to_end(task_id)
-                if len(commits) > _RECENT_COMMITS:
-                    commits.popitem(last=False)
+                key = run.key
+                kept = commits.get(key)
+                if kept is None:
+                    kept = commits[key] = []
+                    if len(commits) > _RECENT_COMMITS:
+                        commits.popitem(last=False)
+                else:
+                    commits.move_to_end(key)
+                    if len(kept) >= _COMMITS_PER_TASK:
+                        del kept[0]
+                kept.append((after, run.version, span.get_span_context()))
 
         return end
 
@@ -212,7 +224,10 @@ class Observer:
         tracer = self.tracer
         trace = propagation.trace
         empty = propagation.otel_context.Context()
-        parent = self._commits.get(delivery.task_id)
+        seq = delivery.seq
+        parent = next((context for after, upto, context
+                       in self._commits.get(task_key(delivery.scope, delivery.task_id), ())
+                       if after < seq <= upto), None)
         # the commit that queued it, when it was made here; else a trace of its own
         context = trace.set_span_in_context(trace.NonRecordingSpan(parent), empty) \
             if parent is not None else empty
