@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from interlingua import Agent, Client, Context, create_app
-from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.core.model import PushConfig
+from interlingua.server.auth import APIKeyAuth, AuthConfig
 from tests.live import bind_loopback, live_server, url_of
 from tests.observability.spans import memory_provider, named, parent_of
 from tests.push.helpers import Hook, dev_settings, echo, serve_hook, until
@@ -84,7 +84,7 @@ async def test_a_retried_delivery_hangs_from_the_commit_that_queued_it():
     """A delivery retried after other commits (of its own task, and of another
     principal's task of the same id) still carries the trace of the commit that
     wrote its event, not the latest commit of any task of that id."""
-    provider, exporter = memory_provider()
+    provider, _ = memory_provider()
     failing = {"on": True}
     hook = Hook(lambda _hook, _headers, _body, _path: 500 if failing["on"] else 200)
     agent = Agent("asks", "Asks once.", _asks_first, push_notifications=True)
