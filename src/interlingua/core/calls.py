@@ -138,6 +138,9 @@ class DeletePushConfig(msgspec.Struct, omit_defaults=True):
 
 class GetExtendedCard(msgspec.Struct, omit_defaults=True):
     tenant: str | None = None
+    #: v0.3's card of the caller (``GET /v1/card``, gRPC ``GetAgentCard``): with no
+    #: extended card, the answer is None (the public card, a success), not an error
+    public_if_none: bool = False
 
 
 Call: TypeAlias = (

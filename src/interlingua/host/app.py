@@ -352,7 +352,7 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
         Route(JWKS_PATH, jwks_endpoint(signer.ring if signer is not None else None,
                                        push_service.keys if push_service.enabled else None),
               methods=["GET"]),
-        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security, variant_of), methods=["GET"]),
+        Route(EXTENDED_CARD_PATH, extended_card_endpoint(server, security, service.door, variant_of), methods=["GET"]),
         Route(path, rpc, methods=["POST"]),
     ]
     observer = service.observer

@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..bindings.http.request_headers import RequestHeaders
 from ..core.calls import GetExtendedCard
+from ..core.dialects import get_codec
 from ..core.errors import A2AError, ExtendedCardNotConfigured
 from ..core.model import AgentCard
 from ..server.auth.runtime import Security, refusal
+from ..server.dispatch import FrontDoor, Inbound
 from .hosts import HostNotAllowed
 
 if TYPE_CHECKING:
@@ -61,34 +64,39 @@ async def _no_task(request: Any, task_id: str) -> None:
     raise AssertionError("the extended card names no task")  # (describe() gives none)
 
 
-def extended_card_endpoint(server: A2AServer, security: Security,
+def extended_card_endpoint(server: A2AServer, security: Security, door: FrontDoor,
                            variant_of: Callable[[Any, Any], CardVariant]) -> Any:
-    """``GET /agent/authenticatedExtendedCard`` (v0.2): the caller's extended card."""
+    """``GET /agent/authenticatedExtendedCard`` (v0.2): the caller's extended card,
+    through the front door as every other binding's extended-card call (admitted,
+    the tenant header checked, the policy asked, told to the request hooks as a
+    JSON-RPC call of v0.3's codec), built for the host it was asked at."""
 
     async def endpoint(request: Request) -> Response:
         from starlette.responses import Response
 
         from ..server.cards.document import card_document
 
-        denied = await _admit(security, request)
-        if denied is not None:
-            return denied
-        info = security.request_info(security.principal_of(request.scope), dialect="0.3")
-        try:
-            # the policy is asked here as on every other binding's extended-card call
-            await security.authorize(GetExtendedCard(), info, _no_task)
-        except A2AError as exc:
-            return _refused(exc, *(refusal(exc) or (400, [])))
         try:
             variant = variant_of(request.scope, request.headers)
         except HostNotAllowed as exc:
             body = msgspec.json.encode({"error": {"code": 400, "message": str(exc)}})
             return Response(body, status_code=400, media_type="application/json")
+
+        async def answer(call: Any, info: Any) -> AgentCard:
+            await security.authorize(call, info, _no_task)
+            card: AgentCard = security.extended_card(server.agent.extended_card,
+                                                     variant.card, info)
+            return card
+
+        inbound = Inbound(binding="jsonrpc", scope=request.scope,
+                          headers=RequestHeaders(request.scope["headers"]),
+                          codec=get_codec("0.3"), call=GetExtendedCard())
         try:
-            card: AgentCard = security.extended_card(server.agent.extended_card, variant.card,
-                                                     info)
+            card = await door.answer_beside(inbound, answer)
         except ExtendedCardNotConfigured as exc:
             return _refused(exc, 404, [])
+        except A2AError as exc:
+            return _refused(exc, *(refusal(exc) or (400, [])))
         body = card_document(card, jsonrpc_url=variant.rpc_url)
         return Response(body, media_type="application/json",
                         headers={"Cache-Control": "private, no-store"})

@@ -25,6 +25,7 @@ app was built is not traced (decide first).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -150,7 +151,7 @@ class Observer:
                 if known is not None:
                     found["a2a.task_id"] = known
                 span.set_attributes(found)
-                if outcome != "ok":
+                if outcome not in _NOT_FAILED:
                     span.set_status(propagation.trace.Status(
                         propagation.trace.StatusCode.ERROR, outcome))
                 span.end()
@@ -326,5 +327,13 @@ def gauges(engine: Any, push: Any) -> Callable[[], Awaitable[list[Any]]]:
 
 
 def _outcome(exc: BaseException) -> str:
-    """A request's outcome as metrics and spans name it: the A2A error, else InternalError."""
-    return type(exc).__name__ if isinstance(exc, A2AError) else "InternalError"
+    """A request's outcome as metrics and spans name it: the A2A error, ``Cancelled``
+    for a call cancelled under it (a gRPC caller's cancel or deadline, the server
+    stopping: no fault of the server's), else InternalError."""
+    if isinstance(exc, A2AError):
+        return type(exc).__name__
+    return "Cancelled" if isinstance(exc, asyncio.CancelledError) else "InternalError"
+
+
+#: outcomes that are no error of the server's (a span's status is left unset)
+_NOT_FAILED = frozenset({"ok", "Cancelled"})

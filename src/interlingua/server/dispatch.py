@@ -219,10 +219,10 @@ class FrontDoor:
     async def enter(self, inbound: Inbound) -> Result | Items:
         """The call ``inbound`` carries, admitted, checked and made: its result, or
         for a streaming call its ``Items``. Raises the refusal (an ``A2AError``)."""
+        if not inbound.admitted and self.security.active:
+            # authenticated (and rate-limited) before anything is read
+            await self._admit_inbound(inbound)
         try:
-            if not inbound.admitted and self.security.active:
-                # authenticated (and rate-limited) before anything is read
-                await self.security.admit(inbound.scope, inbound.headers)
             request = inbound.request  # set when the binding had ``admitted`` prepare it
             if request is None:
                 request = self._request_of(inbound)
@@ -254,14 +254,36 @@ class FrontDoor:
         on ``inbound.request``, so that ``enter(inbound)`` then only makes the call.
         For a binding that looks at a call before it is made (the mesh names the task
         of a send, and hands a cancel to the instance that runs the task)."""
+        if not inbound.admitted and self.security.active:
+            await self._admit_inbound(inbound)
+        inbound.admitted = True  # counted against the rate limit once
         try:
-            if not inbound.admitted and self.security.active:
-                await self.security.admit(inbound.scope, inbound.headers)
-            inbound.admitted = True  # counted against the rate limit once
             return self._request_of(inbound)
         except A2AError as exc:
             if self._request_hooks:
                 self._refused(inbound, exc)
+            raise
+
+    async def answer_beside(self, inbound: Inbound,
+                            run: Callable[[Call, RequestInfo], Awaitable[T]]) -> T:
+        """``enter``'s steps with ``run(call, request)`` in place of the engine: a
+        call a binding answers itself (v0.2's extended-card route builds the card
+        for the host it was asked at) still admitted, checked and told to the
+        request hooks as every other binding's."""
+        request = await self.admitted(inbound)
+        call = inbound.call
+        assert call is not None
+        if self._request_hooks:
+            return await self._hooked(_method_of(call, False), call, request, run)
+        return await run(call, request)
+
+    async def _admit_inbound(self, inbound: Inbound) -> None:
+        try:
+            await self.security.admit(inbound.scope, inbound.headers)
+        except A2AError as exc:
+            # nothing of the request read yet: told with no dialect, as every
+            # binding tells a caller it refuses before reading its request
+            self.refused_unread(inbound.binding, None, inbound.headers, exc)
             raise
 
     def _refused(self, inbound: Inbound, exc: A2AError) -> None:

@@ -385,7 +385,12 @@ class Engine:
         if isinstance(call, CancelTask):
             return await self.cancel_task(call, request)
         if isinstance(call, GetExtendedCard):
-            return self.extended_card(request)
+            try:
+                return self.extended_card(request)
+            except ExtendedCardNotConfigured:
+                if call.public_if_none:
+                    return None
+                raise
         if isinstance(call, _PUSH_CALLS):
             result: Result = await self.push.handle(call, request)
             return result

@@ -38,7 +38,6 @@ from ...core.dialects import V1_CODECS, Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
 from ...core.errors import (
     A2AError,
-    ExtendedCardNotConfigured,
     InternalError,
     InvalidParams,
     ParseError,
@@ -233,6 +232,8 @@ class _V03(_Dialect):
         self.public_card = public_card
 
     def call_of(self, rpc: _Rpc, request: Message) -> Call:
+        if rpc.name == "GetAgentCard":  # the caller's card: the public one if none other
+            return GetExtendedCard(public_if_none=True)
         return self.codec.decode_call(*request_in(rpc.name, request))
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
@@ -393,12 +394,8 @@ class GrpcBinding:
             try:
                 await door.ensure_started()
                 inbound, spoken = self._inbound(dialect, rpc, decode, data, context)
-                try:
-                    result = await door.enter(inbound)
-                except ExtendedCardNotConfigured:
-                    if not (isinstance(inbound.call, GetExtendedCard)
-                            and isinstance(dialect, _V03)):
-                        raise
+                result = await door.enter(inbound)
+                if result is None and isinstance(dialect, _V03):
                     # v0.3's GetAgentCard is the card itself: the public one, then
                     return dialect.public_card_answer()
                 answer = spoken.answer(rpc, inbound.call, result)

@@ -22,13 +22,12 @@ from urllib.parse import parse_qsl, unquote, unquote_to_bytes
 import msgspec
 
 from ...core import codings
-from ...core.calls import Call, DeletePushConfig
+from ...core.calls import Call, DeletePushConfig, GetExtendedCard
 from ...core.dialects import Codec, get_codec
 from ...core.dialects._common import check_utf8
 from ...core.errors import (
     A2AError,
     ContentTypeNotSupported,
-    ExtendedCardNotConfigured,
     InternalError,
     InvalidParams,
     InvalidRequest,
@@ -313,10 +312,8 @@ class RESTEndpoint:
 
         if self.card_of is None:
             raise MethodNotFound("Method not found: no card here")
-        try:
-            found = await self.door.enter(inbound)
-        except ExtendedCardNotConfigured:
-            found = None
+        inbound.call = GetExtendedCard(public_if_none=True)  # no body, no tenant to read
+        found = await self.door.enter(inbound)
         card, rpc_url = self.card_of(scope, headers)
         if isinstance(found, AgentCard):
             card = found
