@@ -153,10 +153,13 @@ def test_otel_without_a_collector_says_where_and_complains_once(tmp_path: Path):
     from tests.services import free_port
 
     (tmp_path / "logger_agent.py").write_text(AGENT)
-    nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    port = free_port()
+    # nothing listens there; a credential in its URL is never said
+    secret, nowhere = "s3cretTOKEN", f"http://***@127.0.0.1:{port}"
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     server = Process()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": nowhere,
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+           "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://user:{secret}@127.0.0.1:{port}",
            "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_EXPORTER_OTLP_TIMEOUT": "4"}
     with out.open("wb") as stdout, err.open("wb") as stderr:
         server.launch([sys.executable, "-c", "from interlingua.cli.main import main; main()",
@@ -177,6 +180,7 @@ def test_otel_without_a_collector_says_where_and_complains_once(tmp_path: Path):
     assert f"collector at {nowhere}/v1/traces (Connection refused)" in logged, logged[-600:]
     # the SDK's own lines for every retry and batch are held back
     assert "Transient error" not in logged and "Failed to export" not in logged, logged
+    assert secret not in logged and secret not in out.read_text()
 
 
 def test_a_failing_collector_is_told_once_not_once_a_batch(tmp_path: Path):

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..core import trace_context as propagation
 
-__all__ = ["Traces", "configure_sdk", "tracer"]
+__all__ = ["Traces", "configure_sdk", "shown_endpoint", "tracer"]
 
 
 def tracer(provider: Any = None) -> Any:
@@ -36,7 +37,8 @@ def tracer(provider: Any = None) -> Any:
 
 @dataclass(frozen=True)
 class Traces:
-    """Where ``configure_sdk`` sends spans: the exporter and its endpoint."""
+    """Where ``configure_sdk`` sends spans: the exporter and its endpoint (as said
+    in logs and banners: with no credentials it carries)."""
 
     exporter: str
     endpoint: str
@@ -83,13 +85,28 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
             from ._collector import QuietExporter
 
             otlp = OTLPSpanExporter()
-            chosen = Traces("otlp", str(getattr(otlp, "_endpoint", "") or _otlp_endpoint()))
+            chosen = Traces("otlp", shown_endpoint(
+                str(getattr(otlp, "_endpoint", "") or _otlp_endpoint())))
             provider.add_span_processor(BatchSpanProcessor(QuietExporter(otlp, chosen.endpoint)))
     if chosen.exporter == "console":
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
     assert propagation.trace is not None
     propagation.trace.set_tracer_provider(provider)
     return chosen
+
+
+def shown_endpoint(url: str) -> str:
+    """``url`` fit for a log line: its user information (a password, or a token
+    given as the user) and its query (a token passed as a parameter) masked."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an endpoint that is no URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "",
+                       parts.fragment))
 
 
 def _otlp_endpoint() -> str:
