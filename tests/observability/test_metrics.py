@@ -247,3 +247,34 @@ def test_a_call_refused_before_it_is_made_is_counted_on_every_binding() -> None:
     assert by.get(("unread", "jsonrpc", "MethodNotFound")) == 1, by
     assert by.get(("unread", "jsonrpc", "RateLimited")), by
     assert "Nope" not in {method for method, _, _ in by}
+
+
+async def _chatty(ctx: Context) -> None:
+    if ctx.text == "ask":
+        await ctx.require_input("which?")
+        return
+    for n in range(4):
+        await ctx.update(f"step {n}")  # progress: the task stays working
+    await ctx.complete("done")
+
+
+async def test_a_task_enters_a_state_once_however_many_updates_it_gets() -> None:
+    """``interlingua_task_transitions_total`` counts states entered: four progress
+    updates in ``working`` enter it once; a task that asks for input at once and then
+    works enters it once more; events count every one."""
+    sock = bind_loopback()
+    app = create_app(Agent("Chatty", "Says what it does.", _chatty), public_url=url_of(sock),
+                     metrics=True, freeze_gc=False)
+    with live_server(app, sock=sock) as url:
+        async with Client(url) as client:
+            first = await client.send("go")
+            asked = await client.send("ask")
+            assert asked.status.state.value == "input-required"
+            answered = await client.send("go", task_id=asked.id, context_id=asked.context_id)
+        assert first.status.state.value == answered.status.state.value == "completed"
+        samples = _scrape(url)
+    entered = {dict(k)["state"]: v for k, v in
+               samples["interlingua_task_transitions_total"].items()}
+    assert entered == {"submitted": 2, "working": 2, "input-required": 1, "completed": 2}, \
+        entered
+    assert _value(samples, "interlingua_events_total") >= 14

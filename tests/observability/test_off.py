@@ -77,7 +77,7 @@ def test_with_nothing_registered_nothing_of_the_hooks_runs():
 
 def test_metrics_register_counting_only_and_tracing_registers_spans():
     counted = _registered(create_app(Agent("Echo", "Echoes.", _echo), metrics=True))
-    assert counted == {"requests": 1, "committed": 1, "streams": 1, "renewals": 1,
+    assert counted == {"requests": 1, "commits": 1, "streams": 1, "renewals": 1,
                        "attempts": 1}
     provider, _ = memory_provider()
     traced = _registered(create_app(Agent("Echo", "Echoes.", _echo), tracing=provider))

@@ -95,7 +95,7 @@ class Observer:
             hooks.deliveries.append(self._delivery)
             hooks.webhook_headers.append(propagation.inject)
         if metrics is not None:
-            hooks.committed.append(metrics.committed)
+            hooks.commits.append(metrics.commit)
             hooks.streams.append(metrics.opened)
             hooks.renewals.append(metrics.lease_renewal)
         if tracer is not None or metrics is not None:

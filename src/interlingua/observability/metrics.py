@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
-from ..core.model import StatusUpdate, TaskCreated
+from ..core.model import StatusUpdate
 
 __all__ = ["CONTENT_TYPE", "LATENCY_BUCKETS", "Metrics"]
 
@@ -97,20 +97,28 @@ class Metrics:
             hist = self.latency[hkey] = _Histogram()
         hist.observe(seconds)
 
-    def committed(self, run: Any, stored: Sequence[Any]) -> None:
-        """Events committed, and the states tasks entered by them (a commit listener)."""
-        self.events_total += len(stored)
-        states = self.states
-        for item in stored:
-            event = item.event
-            kind = type(event)
-            if kind is StatusUpdate:
-                state = event.status.state.value
-            elif kind is TaskCreated:
-                state = event.task.status.state.value
-            else:
-                continue
-            states[state] = states.get(state, 0) + 1
+    def commit(self, run: Any, events: Sequence[Any]) -> Callable[[BaseException | None, Any],
+                                                                  None]:
+        """Around a commit (a commit hook, which sees the task as it was before): the
+        events it wrote, and the states its task entered by them. A status update
+        in the state the task was in (an agent's progress message) enters none."""
+        created = not run.persisted
+        before = run.initial.status.state if created else run.task.status.state
+
+        def end(error: BaseException | None, result: Any) -> None:
+            if error is not None:
+                return
+            self.events_total += len(events) + created
+            states = self.states
+            state = before
+            if created:  # the task entered its first state
+                states[state.value] = states.get(state.value, 0) + 1
+            for event in events:
+                if type(event) is StatusUpdate and event.status.state is not state:
+                    state = event.status.state
+                    states[state.value] = states.get(state.value, 0) + 1
+
+        return end
 
     def push_attempt(self, outcome: str) -> None:
         self.push_attempts[outcome] = self.push_attempts.get(outcome, 0) + 1
