@@ -372,3 +372,19 @@ def test_serve_names_the_message_id_modes() -> None:
     assert result.exit_code == 2
     assert "'content'" in result.stderr and "'strict'" in result.stderr
     assert "--message-ids" in ok("serve", "--help").output
+
+
+@pytest.mark.parametrize(("option", "kind"), [("--auth", "an AuthConfig"),
+                                               ("--limits", "Limits")])
+def test_serve_a_security_factory_that_gives_none_is_refused_not_served_open(
+        option: str, kind: str, tmp_path: Path) -> None:
+    # (a factory that returns its config only when a variable is set: it served with
+    # no authentication, or no limits, at all)
+    (tmp_path / "config.py").write_text("import os\n\ndef make():\n"
+                                        "    if os.environ.get('UNSET_HERE'):\n"
+                                        "        raise AssertionError\n")
+    result = run("serve", "tests/client/agents.py", option, f"{tmp_path}/config.py:make",
+                 "--port", str(closed_port()), "--store", "memory://")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {option} {tmp_path}/config.py:make is a NoneType, " \
+                            f"not {kind}\n"

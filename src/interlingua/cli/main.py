@@ -578,9 +578,11 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
         limits = load_object(limits_spec, "--limits") if limits_spec is not None else None
     except LoadError as exc:
         _exit(str(exc), EXIT_USAGE)
-    if auth is not None and not isinstance(auth, AuthConfig):
+    # (a function that gives None, say when a variable is unset, gives no security:
+    # refused, not served open)
+    if auth_spec is not None and not isinstance(auth, AuthConfig):
         _exit(f"--auth {auth_spec} is a {type(auth).__name__}, not an AuthConfig", EXIT_USAGE)
-    if limits is not None and not isinstance(limits, Limits):
+    if limits_spec is not None and not isinstance(limits, Limits):
         _exit(f"--limits {limits_spec} is a {type(limits).__name__}, not Limits", EXIT_USAGE)
     _check_key_files(o)
     card_key = o["card_key"]
