@@ -115,3 +115,41 @@ def test_a_loopback_listener_refuses_a_name_rebound_to_it() -> None:
                                           "one this server answers for"}
     finally:
         proc.stop()
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_several_agents_listing_refuses_a_name_rebound_to_it(public: bool) -> None:
+    # (each agent's routes refused it; the listing at / and /agents answered any
+    # Host, with every agent's name and description)
+    proc = Process()
+    proc.launch([sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+                 "examples/flight_booking.py", "--port", str(proc.port), "--store",
+                 "memory://", "--log-level", "warning",
+                 *(["--public-url", "https://agents.example"] if public else [])])
+    try:
+        _wait_listed(proc)
+        for path in ("/", "/agents", "/agents/", "/agents/Echo/.well-known/agent-card.json"):
+            own = httpx.get(proc.url + path, timeout=30)
+            assert own.status_code == 200, (path, own.text)
+            rebound = httpx.get(proc.url + path, headers={"Host": "rebound.evil.example"},
+                                timeout=30)
+            assert rebound.status_code == 400, (path, rebound.text)
+            assert "rebound.evil.example" in rebound.text and "Echo" not in rebound.text
+    finally:
+        proc.stop()
+
+
+def _wait_listed(proc: Process) -> None:
+    """Until the listing answers (several agents have no ``/healthz`` of the host's)."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.proc is not None and proc.proc.poll() is None, "the server exited"
+        try:
+            if httpx.get(proc.url + "/agents", timeout=0.5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the server did not start")

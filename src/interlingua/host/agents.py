@@ -210,14 +210,18 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
 
     async def listing(request: Request) -> Response:
         """Every agent served: its name, description, base URL and card URL."""
-        if fixed is not None:
-            base = fixed
-        else:
-            try:
-                base = hosts.base_url(request.scope, RequestHeaders(request.scope["headers"]))
-            except HostNotAllowed as exc:
-                return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
-                                status_code=400, media_type="application/json")
+        # the Host checked as each agent's routes check it (a page on another
+        # origin, through DNS rebinding, reads no listing), with a public URL too
+        headers = RequestHeaders(request.scope["headers"])
+        try:
+            if fixed is None:
+                base = hosts.base_url(request.scope, headers)
+            else:
+                hosts.check(hosts.host_of(request.scope, headers))
+                base = fixed
+        except HostNotAllowed as exc:
+            return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
+                            status_code=400, media_type="application/json")
         # an agent whose card is private is listed to the callers it shows its card to
         rows = [{"name": s.agent.name, "path": n, "description": s.agent.description,
                  "url": f"{base}{PREFIX}{n}/",
