@@ -388,3 +388,47 @@ def test_serve_a_security_factory_that_gives_none_is_refused_not_served_open(
     assert result.exit_code == 2, result.output
     assert result.stderr == f"error: {option} {tmp_path}/config.py:make is a NoneType, " \
                             f"not {kind}\n"
+
+
+def test_serve_two_agent_files_whose_neighbours_share_a_name_is_refused(
+        tmp_path: Path) -> None:
+    # (the second file's ``import helpers`` got the first file's module: its agent ran
+    # the other's code, with no word said)
+    import subprocess
+    import sys
+
+    name = "helpers_" + tmp_path.name.replace("-", "_")
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.py").write_text(f"PREFIX = {folder!r}\n")
+        (tmp_path / folder / "agent.py").write_text(
+            f"from interlingua import Agent\nfrom {name} import PREFIX\n\n"
+            "async def run(text: str) -> str:\n    return PREFIX + text\n\n"
+            f"agent = Agent('Agent {folder}', 'Prefixes.', run)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", str(tmp_path / "one/agent.py"),
+         str(tmp_path / "two/agent.py"), "--port", str(free_port()), "--store", "memory://"],
+        capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"error: {tmp_path}/two/agent.py and {tmp_path}/one/agent.py each import a module "
+        f"named {name!r} from their own folders, and a process keeps one module of a name: "
+        "rename one of them, or serve the agents from separate processes\n")
+
+
+def test_serve_an_agent_file_that_exits_or_a_folder_is_one_line(tmp_path: Path) -> None:
+    # (a file calling sys.exit(7) as it loads: exit 7 and nothing said; a folder: "no
+    # such file")
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(7)\n")
+    result = run("serve", str(tmp_path / "exits.py"), "--port", str(closed_port()),
+                 "--store", "memory://")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {tmp_path}/exits.py failed to load: it called sys.exit(7)\n"
+    result = run("serve", "tests/client/agents.py", "--auth", f"{tmp_path}/exits.py:auth",
+                 "--port", str(closed_port()), "--store", "memory://")
+    assert result.exit_code == 2 and "it called sys.exit(7)" in result.stderr, result.output
+    (tmp_path / "folder").mkdir()
+    result = run("serve", f"{tmp_path}/folder/", "--port", str(closed_port()),
+                 "--store", "memory://")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {tmp_path}/folder/ is a folder, not a Python file\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import importlib
 import importlib.util
 import logging
@@ -192,6 +193,8 @@ def load_module(target: str) -> ModuleType:
     ``LoadError`` saying why not (its import raised: the error's words)."""
     if target.endswith(".py") or "/" in target or Path(target).is_file():
         path = Path(target)
+        if path.is_dir():
+            raise LoadError(f"{target} is a folder, not a Python file")
         if not path.is_file():
             raise LoadError(f"no such file: {target}")
         return _load_file(path)
@@ -210,23 +213,54 @@ def built(factory: Any, spec: str) -> Any:
     """What the function ``spec`` names returns; ``LoadError`` with what it raised."""
     try:
         return factory()
-    except Exception as exc:
-        raise LoadError(f"{spec} failed: {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:
+        why = f"it called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) \
+            else f"{type(exc).__name__}: {exc}"
+        raise LoadError(f"{spec} failed: {why}") from None
+
+
+#: modules imported from an agent file's folder (its neighbours), by name: the
+#: folder and the file that imported them (several files are loaded in one process)
+_NEIGHBOURS: dict[str, tuple[Path, Path]] = {}
 
 
 def _load_file(path: Path) -> ModuleType:
+    folder = path.resolve().parent
     name = "_interlingua_agent_" + path.stem
+    if name in sys.modules:  # another file of that name (a/agent.py, b/agent.py)
+        name += "_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise LoadError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    # Let the agent file import its neighbours.
-    sys.path.insert(0, str(path.resolve().parent))
+    # Let the agent file import its neighbours: a neighbour of an earlier file's
+    # folder of the same name is set aside, so that an import of it is seen
+    hidden = {n: sys.modules.pop(n) for n, (where, _) in _NEIGHBOURS.items()
+              if where != folder and n in sys.modules}
+    before = set(sys.modules)
+    sys.path.insert(0, str(folder))
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
-        raise LoadError(f"{path} failed to load: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        sys.modules.update(hidden)
+        why = f"it called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) \
+            else f"{type(exc).__name__}: {exc}"
+        raise LoadError(f"{path} failed to load: {why}") from None
+    for n in set(sys.modules) - before:
+        found = getattr(sys.modules[n], "__file__", None)
+        if found is not None and Path(found).resolve().is_relative_to(folder) \
+                and "." not in n:
+            earlier = _NEIGHBOURS.get(n)
+            if n in hidden and earlier is not None:
+                # one name, two modules: either file's code could get the other's
+                raise LoadError(
+                    f"{path} and {earlier[1]} each import a module named {n!r} from "
+                    "their own folders, and a process keeps one module of a name: "
+                    "rename one of them, or serve the agents from separate processes")
+            _NEIGHBOURS[n] = (folder, path)
+    for n, hidden_module in hidden.items():
+        sys.modules.setdefault(n, hidden_module)
     return module
 
 
