@@ -103,13 +103,22 @@ async def test_waiting_gives_up_at_its_timeout_and_cancel_ends_the_task(agent_ur
         assert await chat.cancel() is None  # nothing open any more
 
 
-async def test_a_streamed_turn_keeps_the_task_too(agent_url: str) -> None:
-    async with Client(agent_url) as client:
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+async def test_a_streamed_turn_keeps_the_task_too(agent_url: str, dialect: str) -> None:
+    # (a v0.1 stream opens with a status update, no task: the session learned
+    # none, and the next message started another task in another context)
+    async with Client(agent_url, dialect=dialect) as client:
         chat = client.session()
         events = [e async for e in chat.stream("greet")]
         assert events
         assert chat.waiting and chat.task is not None
         asked_id = chat.task.id
+        assert asked_id == events[-1].task_id
+        streamed = [e async for e in chat.stream("Kay")]
+        assert streamed[-1].task_id == asked_id
+        assert streamed[-1].state is TaskState.COMPLETED and not chat.waiting
+        chat = client.session()
+        [e async for e in chat.stream("greet")]
         answered = await chat.send("Kay")
-        assert isinstance(answered, Task) and answered.id == asked_id
+        assert isinstance(answered, Task) and answered.id == chat.task.id
         assert _text(answered) == "Hello, Kay!"

@@ -32,6 +32,9 @@ async def work(ctx: Context) -> None:
     if text == "hi":
         await ctx.reply("hello there")
         return
+    if text == "ask":
+        await ctx.require_input("which one?")
+        return
     await ctx.update("writing")
     aid = None
     for i, chunk in enumerate(["one ", "two ", "three"]):
@@ -70,6 +73,25 @@ async def test_stream_yields_updates_and_artifacts(ns: str) -> None:
         assembler.feed(e)
     assert assembler.text("out.txt") == "one two three"
     assert sum(isinstance(i, ArtifactUpdate) for i in items) == 3
+
+
+async def test_a_session_continues_the_task_that_asked(ns: str) -> None:
+    # (the mesh client had no session(); a session's stream learned no task from a
+    # mesh stream, which opens with a status update)
+    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as client:
+        chat = client.session()
+        asked = [e async for e in chat.stream("ask")]
+        assert asked[-1].state is TaskState.INPUT_REQUIRED
+        assert chat.waiting and chat.task is not None
+        assert chat.task.id == asked[-1].task_id and chat.context_id
+        answered = [e async for e in chat.stream("this one")]
+        assert answered[-1].task_id == asked[-1].task_id
+        assert answered[-1].state is TaskState.COMPLETED
+        chat = client.session()
+        first = await chat.send("ask")
+        second = await chat.send("that one")
+        assert isinstance(first, Task) and isinstance(second, Task)
+        assert second.id == first.id and second.status.state is TaskState.COMPLETED
 
 
 async def test_cancel_and_subscribe(ns: str) -> None:

@@ -30,7 +30,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from ..core.lifecycle import INTERRUPTED_STATES, RETURN_STATES
-from ..core.model import TERMINAL_STATES, Message, Part, StatusUpdate, Task
+from ..core.model import (
+    TERMINAL_STATES,
+    ArtifactUpdate,
+    Message,
+    Part,
+    StatusUpdate,
+    Task,
+    TaskState,
+    TaskStatus,
+)
 from .errors import ClientError
 
 if TYPE_CHECKING:
@@ -109,10 +118,23 @@ class Session:
             item = event.item
             if isinstance(item, (Task, Message)):
                 self._take(item)
-            elif isinstance(item, StatusUpdate) and self.task is not None \
-                    and item.task_id == self.task.id:
-                self.task = msgspec.structs.replace(self.task, status=item.status)
+            elif isinstance(item, StatusUpdate | ArtifactUpdate):
+                self._follow(item)
             yield event
+
+    def _follow(self, item: StatusUpdate | ArtifactUpdate) -> None:
+        """The open task after an update: a stream that opens with one (v0.1's, the
+        mesh's, which send no task first) makes its task the open one, so that the
+        next message continues it as it would after ``send``."""
+        if item.context_id:
+            self.context_id = item.context_id
+        task = self.task
+        if task is None or task.id != item.task_id:
+            status = item.status if isinstance(item, StatusUpdate) \
+                else TaskStatus(state=TaskState.WORKING)
+            self.task = Task(id=item.task_id, context_id=item.context_id, status=status)
+        elif isinstance(item, StatusUpdate):
+            self.task = msgspec.structs.replace(task, status=item.status)
 
     async def start(self, message_or_text: Content, *, poll_interval: float = 0.5,
                     **options: Any) -> Run:

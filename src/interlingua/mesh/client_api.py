@@ -16,6 +16,7 @@ from ..client.card import FetchedCard, parse_card
 from ..client.errors import DialectMismatch, too_large
 from ..client.messages import make_message
 from ..client.security import CardVerifier, UnverifiedCard
+from ..client.session import Session
 from ..client.stream import StreamEvent
 from ..client.tls import CertLike, ssl_context
 from ..client.transport import HTTPXTransport
@@ -199,6 +200,10 @@ class MeshClientAPI:
 
     async def list_tasks(self, *args: Any, **kwargs: Any) -> Any:
         raise DialectMismatch(self._no_listing)
+
+    def session(self, *, context_id: str | None = None, task: Task | None = None) -> Session:
+        """A conversation with this agent, as ``Client.session`` gives one."""
+        return Session(self, context_id=context_id, task=task)
 
     async def stream(
         self,
