@@ -113,6 +113,35 @@ async def test_forged_notifications_are_refused(setup: Setup, change: dict[str, 
     assert setup.events == [] and setup.receiver.refused == 1
 
 
+async def test_a_signed_body_carried_in_the_signature_verifies_no_other_body(
+        setup: Setup) -> None:
+    """A signature made for one body (a notification of the caller's own task) with
+    that body put in its payload segment, sent with another body: refused. (The JOSE
+    library checks a payload in the token in place of the one it is given: the forged
+    body was taken as verified.)"""
+    from interlingua.server.keyring import attach_payload
+
+    own = task_body("0.3", msgspec.structs.replace(TASK, id="t-own"))
+    nid = notification_id("t-1", "cfg", 1)
+    signature, _ = setup.keys.sign(own, notification_id=nid)
+    forged = task_body("0.3", msgspec.structs.replace(TASK, status=TaskStatus(
+        state=TaskState.COMPLETED, message=Message(message_id="x", role=Role.AGENT,
+                                                   parts=[TextPart("Forged.")]))))
+    for sent in (attach_payload(signature, own), signature + ".extra"):
+        req = build_request("http://hook.test/", dialect="0.3", token="tok",
+                            authentication=None, nid=nid,
+                            signature=("X-A2A-Signature", sent))
+        resp = await setup.hook.post("/", content=forged, headers=req.headers)
+        assert resp.status_code == 401, resp.text
+        assert "not a detached JWS" in resp.json()["error"]
+    assert setup.events == [] and setup.receiver.refused == 2
+    # the detached signature of the body sent is still taken
+    signature, _ = setup.keys.sign(forged, notification_id=nid)
+    req = build_request("http://hook.test/", dialect="0.3", token="tok", authentication=None,
+                        nid=nid, signature=("X-A2A-Signature", signature))
+    assert (await setup.hook.post("/", content=forged, headers=req.headers)).status_code == 200
+
+
 async def test_an_unsigned_or_stale_notification_is_refused(setup: Setup) -> None:
     body = task_body("0.3", TASK)
     resp = await setup.hook.post("/", content=body, headers={

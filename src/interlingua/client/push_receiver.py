@@ -303,6 +303,12 @@ class Receiver:
             if self.require_signature:
                 raise _Reject(401, f"missing {SIGNATURE_HEADER}")
             return False, None
+        if signature.count(".") != 2 or signature.split(".")[1]:
+            # A detached JWS has an empty payload segment: the body received is what
+            # it signs. (joserfc checks a payload carried in the token in place of
+            # ``payload=``: a signed body of another notification would verify.)
+            raise _Reject(401, "bad signature: not a detached JWS (its payload segment "
+                               "must be empty: the body is what is signed)")
         header = _protected_header(signature)
         kid = header.get("kid")
         keys = await self.jwks.keyset(kid if isinstance(kid, str) else None)
