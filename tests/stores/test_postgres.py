@@ -259,6 +259,39 @@ async def test_claims_from_several_pools_never_overlap(pg_clean_url: str) -> Non
             await s.close()
 
 
+async def test_a_whole_task_delivery_claimed_meanwhile_is_not_moved_on(
+        pg_clean_url: str) -> None:
+    """A write that queues a v0.3 (whole task) delivery while a dispatcher claims the
+    untried one before it: the claimed one goes out as claimed and the new status
+    queues behind it. (The write moved the claimed row on to its status: the claim
+    sent the old one and, done, deleted the row, and the new status was never sent.)"""
+    store = PostgresStore(pg_clean_url)
+    await store.open()
+    try:
+        v = await store.create_task(A, [created("t-1")], dialect="0.3", now=ts(0),
+                                    push_configs=[PushConfig(url="https://h.example/", id="c")])
+        conn = await admin(pg_clean_url)
+        try:
+            # a dispatcher's claim of the queued delivery, in its transaction
+            tx = conn.transaction()
+            await tx.start()
+            claimed = await conn.fetchval(
+                f'UPDATE "{schema_of(pg_clean_url)}".push_outbox SET claimed_until = 130'
+                " WHERE seq = 1 RETURNING pk")
+            writing = asyncio.create_task(
+                store.append(A, "t-1", v, [status("t-1", S.COMPLETED, ts(1))], now=ts(1)))
+            await asyncio.sleep(0.3)
+            await tx.commit()
+            v = await writing
+        finally:
+            await conn.close()
+        await store.delivery_done(claimed)  # the claimed delivery went out
+        [final] = await store.claim_deliveries(131.0, 160.0, 10)
+        assert final.seq == v == 2
+    finally:
+        await store.close()
+
+
 async def test_a_revocation_waits_for_a_write_in_flight(pg_clean_url: str) -> None:
     store = PostgresStore(pg_clean_url)
     await store.open()

@@ -180,15 +180,20 @@ async def _queue(conn: asyncpg.Connection, pk: int, first_seq: int,
             continue
         queued = True
         if mode == "task":
-            # Move a delivery nobody has tried yet on to the newest status.
+            # Move a delivery nobody has tried yet on to the newest status. The tail is
+            # locked as it is read, and moved only if still unclaimed: a dispatcher's
+            # claim of it (another transaction) is waited for, and then the newest
+            # status queues behind the claimed one, which goes out as it was claimed.
             tail = await conn.fetchrow(
                 "SELECT pk, attempts, claimed_until FROM push_outbox"
                 f" WHERE task_pk = $1 AND config_id = $2 AND state = '{PENDING}'"
-                " ORDER BY seq DESC LIMIT 1", pk, config_id)
+                " ORDER BY seq DESC LIMIT 1 FOR UPDATE", pk, config_id)
             if tail is not None and tail[1] == 0 and tail[2] is None:
-                await conn.execute("UPDATE push_outbox SET seq = $1 WHERE pk = $2",
-                                   seqs[-1], tail[0])
-                continue
+                moved = await conn.execute(
+                    "UPDATE push_outbox SET seq = $1 WHERE pk = $2 AND attempts = 0"
+                    " AND claimed_until IS NULL", seqs[-1], tail[0])
+                if moved == "UPDATE 1":
+                    continue
             seqs = seqs[-1:]
         await conn.execute(
             "INSERT INTO push_outbox (task_pk, config_id, seq, state)"
