@@ -179,3 +179,29 @@ async def test_an_agent_without_push_refuses_every_push_request() -> None:
         assert engine.push.dispatcher is None  # and nothing is dispatched
     finally:
         await engine.stop()
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite", "postgres"])
+async def test_configs_set_at_once_are_held_to_the_limit(
+        store: str, tmp_path: object, request: pytest.FixtureRequest) -> None:
+    """Thirty sets of new configs on one task at once: three are kept, the rest refused.
+    (Counted before each write and not in it, PostgreSQL kept 24 of 30.)"""
+    import asyncio
+
+    url = {"memory": "memory://", "sqlite": f"sqlite:///{tmp_path}/t.db"}.get(store) or \
+        request.getfixturevalue("pg_clean_url")
+    engine = await start_engine(echo, dev_settings(max_configs_per_task=3, dispatch=False), url)
+    try:
+        tid = await task_of(engine)
+        results = await asyncio.gather(*(engine.handle(set_call(tid, f"c{i}"), ALICE)
+                                         for i in range(30)), return_exceptions=True)
+        refused = [r for r in results if isinstance(r, InvalidParams)]
+        assert len(refused) == 27, results
+        assert all("already has 3 push notification configs" in r.message for r in refused)
+        listed = await engine.handle(ListPushConfigs(task_id=tid), ALICE)
+        assert len(listed) == 3  # type: ignore[arg-type]
+        kept = listed[0].id  # type: ignore[index]
+        # one it has is replaced, not refused, however full the task is
+        await engine.handle(set_call(tid, kept, url="http://127.0.0.1:9/other"), ALICE)
+    finally:
+        await engine.stop()

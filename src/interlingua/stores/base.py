@@ -125,6 +125,16 @@ class TaskExists(Exception):
     """``create_task`` for an id that the scope already has."""
 
 
+class TooManyPushConfigs(Exception):
+    """``put_push_config`` of a new config for a task that has ``at_most`` already
+    (counted in the write's own transaction: concurrent puts cannot pass it)."""
+
+    def __init__(self, task_id: str, count: int) -> None:
+        super().__init__(f"task {task_id} already has {count} push notification configs "
+                         "(the limit)")
+        self.count = count
+
+
 class MessageRecord(msgspec.Struct, frozen=True):
     """A message id's task in a scope, and the digest of the message it named."""
 
@@ -426,11 +436,13 @@ class PushOutbox(Protocol):
     on_outbox: Callable[[], None] | None
 
     async def put_push_config(
-        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str,
+        at_most: int | None = None,
     ) -> PushConfigRecord:
         """Register ``config`` (its ``id`` set) for the task, or replace the
         config with that id (keeping its queued deliveries and its place in
-        the listing). ``TaskNotFound`` if the scope has no such task."""
+        the listing). ``TaskNotFound`` if the scope has no such task;
+        ``TooManyPushConfigs`` if the config is new and the task has ``at_most``."""
         ...
 
     async def get_push_config(

@@ -42,6 +42,7 @@ from .base import (
     StoredEvent,
     TaskExists,
     TaskRecord,
+    TooManyPushConfigs,
     UnfinishedTask,
     other_content,
 )
@@ -518,13 +519,16 @@ class MemoryStore(MemoryOutbox):
     # ------------------------------------------------------------ push configs
 
     async def put_push_config(
-        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str,
+        at_most: int | None = None,
     ) -> PushConfigRecord:
         entry = self._need(scope, task_id)
         record = _record_of(config, task_id, dialect, now)
         if entry.push is None:
             entry.push = {}
         old = entry.push.get(record.config.id or "")
+        if old is None and at_most is not None and len(entry.push) >= at_most:
+            raise TooManyPushConfigs(task_id, len(entry.push))
         if old is not None:
             record.created_at = old.created_at
         entry.push[record.config.id or ""] = record

@@ -48,7 +48,7 @@ from ...core.parts import new_id
 from ...core.push_wire import SIGNING_EXTENSION_URI
 from ...hooks import Hooks
 from ...stores import data_file
-from ...stores.base import Delivery, PushPort, Scope
+from ...stores.base import Delivery, PushPort, Scope, TooManyPushConfigs
 from ..jwks import JWKS_PATH
 from ..keyring import SIGNATURE_HEADER, KeyRing
 from .dispatcher import Dispatcher
@@ -215,13 +215,16 @@ class PushService:
         # TaskNotFound, whatever the config says
         existing = await self.store.list_push_configs(scope, task_id)
         config = await self.prepare(config, task_id, dialect)
-        if (len(existing) >= self.settings.max_configs_per_task
-                and all(r.config.id != config.id for r in existing)):
+        limit = self.settings.max_configs_per_task
+        if len(existing) >= limit and all(r.config.id != config.id for r in existing):
             raise InvalidParams(
                 f"Invalid params: task {task_id} already has "
                 f"{len(existing)} push notification configs (the limit)")
-        record = await self.store.put_push_config(scope, task_id, config, dialect=dialect,
-                                                  now=self._now())
+        try:  # counted again in the write: puts made at once do not pass it either
+            record = await self.store.put_push_config(scope, task_id, config, dialect=dialect,
+                                                      now=self._now(), at_most=limit)
+        except TooManyPushConfigs as exc:
+            raise InvalidParams(f"Invalid params: {exc}") from None
         return record.config
 
     async def prepare(self, config: PushConfig, task_id: str, dialect: str) -> PushConfig:

@@ -11,6 +11,7 @@ from ..base import (
     Delivery,
     PushConfigRecord,
     Scope,
+    TooManyPushConfigs,
 )
 from .connection import Database
 from .rows import (
@@ -29,11 +30,20 @@ class Outbox(Database):
     """Push configs and the outbox of deliveries, claimed across replicas."""
 
     async def put_push_config(
-        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str,
+        at_most: int | None = None,
     ) -> PushConfigRecord:
         _no_nul(config.id)
         async with self._tx() as conn:
             pk = await _task_pk(conn, scope, task_id)
+            if at_most is not None:
+                # the task's row locked: concurrent puts to it are counted one by one
+                await conn.execute("SELECT 1 FROM tasks WHERE pk = $1 FOR NO KEY UPDATE", pk)
+                others = await conn.fetchval(
+                    "SELECT count(*) FROM push_configs WHERE task_pk = $1 AND id != $2",
+                    pk, config.id)
+                if others >= at_most:
+                    raise TooManyPushConfigs(task_id, others)
             return await _put_config(conn, pk, task_id, config, dialect, now)
 
     async def get_push_config(

@@ -19,6 +19,7 @@ from ..base import (
     Delivery,
     PushConfigRecord,
     Scope,
+    TooManyPushConfigs,
     push_mode,
     wants_delivery,
 )
@@ -70,9 +71,16 @@ def _put_push_config(
     config: PushConfig,
     dialect: str,
     now: str,
+    at_most: int | None = None,
 ) -> PushConfigRecord:
-    with _transaction(conn):
-        return _put_config(conn, _task_pk(conn, scope, task_id), task_id, config, dialect, now)
+    with _transaction(conn):  # a write transaction: the count holds until it ends
+        pk = _task_pk(conn, scope, task_id)
+        if at_most is not None:
+            others = conn.execute("SELECT count(*) FROM push_configs WHERE task_pk = ?"
+                                  " AND id != ?", (pk, config.id or "")).fetchone()[0]
+            if others >= at_most:
+                raise TooManyPushConfigs(task_id, others)
+        return _put_config(conn, pk, task_id, config, dialect, now)
 
 
 def _get_push_config(

@@ -461,9 +461,10 @@ class SQLiteStore:
     # ------------------------------------------------------------ push configs
 
     async def put_push_config(
-        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str
+        self, scope: Scope, task_id: str, config: PushConfig, *, dialect: str, now: str,
+        at_most: int | None = None,
     ) -> PushConfigRecord:
-        return await self._run(_put_push_config, scope, task_id, config, dialect, now)
+        return await self._run(_put_push_config, scope, task_id, config, dialect, now, at_most)
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
