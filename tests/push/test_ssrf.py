@@ -74,6 +74,8 @@ def test_invalid_numeric_hosts_are_refused(host: str) -> None:
     ("::", "unspecified"),
     ("fe80::1", "link-local"),
     ("fc00::1", "private"),
+    ("fec0::1", "site-local"),
+    ("feff::1", "site-local"),
     ("ff02::1", "multicast"),
     ("fd00:ec2::254", "cloud metadata"),
     ("::ffff:127.0.0.1", "IPv4-embedding loopback"),

@@ -100,6 +100,10 @@ def address_refusal(ip: IPAddress) -> str | None:
         return "loopback"
     if ip.is_link_local:
         return "link-local"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local:
+        # fec0::/10, deprecated (RFC 3879) but still routed inside some networks;
+        # Python counts it neither private nor reserved
+        return "site-local"
     if ip.is_multicast:
         return "multicast"
     if ip.is_reserved:
