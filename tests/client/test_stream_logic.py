@@ -298,6 +298,21 @@ async def test_a_server_without_event_ids_is_resumed_from_now(agent: Agent, url:
     assert agent.last_event_ids() == [None, None]
 
 
+async def test_a_server_without_event_ids_repeating_its_snapshot_is_given_up_on(
+        agent: Agent, url: str) -> None:
+    # (each resumption's snapshot, the same again, counted as progress: with no ids,
+    # the client subscribed again for ever, whatever ``retries`` said)
+    streamed = sse((None, v1_task("TASK_STATE_WORKING")))
+    asked = json_answer("result", v1_task("TASK_STATE_WORKING")["task"])
+    agent.replies = [lambda body: (asked if body["method"] == "GetTask" else streamed)(body)
+                     ] * 20
+    sleeps = Sleeps()
+    async with Client(url, dialect="1.0", resume=policy(sleeps, retries=2)) as client:
+        with pytest.raises(StreamInterrupted, match="gave up after 2 attempts"):
+            await collect(client, "hi")
+    assert agent.methods.count("SubscribeToTask") == 2 and sleeps.calls == [0.25, 0.5]
+
+
 async def test_a_stream_that_breaks_before_naming_its_task_is_not_resent(agent: Agent,
                                                                           url: str) -> None:
     agent.replies = [sse()]

@@ -393,6 +393,10 @@ class _Position:
         self.done = False
         self.lagged = False
         self.through_interruptions = False
+        #: the last event delivered as sent: an event without an id counts as new
+        #: only if it differs (a peer that sends none repeats its snapshot on each
+        #: resumption, which is no progress)
+        self.last_raw: bytes | None = None
         #: an A2A 1.1 stream's generations, and how a gap in them is filled
         self.generations: GenerationTracker | None = None
         self.reconcile: Reconcile | None = None
@@ -416,8 +420,11 @@ class _Position:
                 event = StreamEvent(seq, item, raw)
                 if seq is not None:
                     self.last = seq
+                    self.progressed = True
+                elif raw != self.last_raw:
+                    self.progressed = True
+                self.last_raw = raw
                 self.task_id = event.task_id or self.task_id
-                self.progressed = True
                 if self.generations is not None and type(item) is not Message:
                     found = await self._in_order(event)
                     if found is None:
