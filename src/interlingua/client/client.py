@@ -144,8 +144,9 @@ class Client:
     the card's interfaces decide (JSON-RPC when ``dialect`` is given). gRPC needs
     the ``grpc`` extra; without it, cards' gRPC interfaces are passed over.
     ``timeout`` (seconds, 60; None: none) bounds each call's whole answer, over
-    HTTP as over gRPC, not each read of it (a stream, which may last, is held to
-    it read by read).
+    HTTP as over gRPC, not each read of it; a stream, which may last, is held to it
+    read by read over HTTP (whose agents send heartbeats), and not at all over gRPC,
+    whose streams carry none (a peer gone is found by keepalive pings; docs/grpc.md).
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
     settings then win over ``timeout`` and ``verify``. ``resume`` says how
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
