@@ -14,7 +14,6 @@ import pytest
 from interlingua import Agent, Client
 from interlingua.client.errors import BadResponse
 from interlingua.client.transport import DEFAULT_MAX_ANSWER_BYTES, HTTPXTransport
-from interlingua.core.errors import A2AError
 from interlingua.core.model import Task
 from tests.live import live_grpc_agent, live_server
 
@@ -116,8 +115,12 @@ async def _long(ctx: Any) -> None:
 
 
 async def test_grpc_answers_are_bounded_too() -> None:
+    # (refused by the gRPC library as RESOURCE_EXHAUSTED: it was raised as the agent's
+    # RateLimitExceeded, which a caller would back off and retry on)
     with live_grpc_agent(Agent("Long", "Answers at length.", _long)) as (_, target):
         async with Client(f"grpc://{target}", max_answer_bytes=LIMIT) as client:
             assert isinstance(await client.send(str(LIMIT // 2)), Task)
-            with pytest.raises(A2AError, match="larger than max"):
+            with pytest.raises(BadResponse, match=f"more than {LIMIT} bytes"):
                 await client.send(str(LIMIT))
+            with pytest.raises(BadResponse, match=f"more than {LIMIT} bytes"):
+                [e async for e in client.stream(str(LIMIT))]

@@ -154,7 +154,7 @@ class Client:
     a client certificate for mutual TLS; ``card_verifier`` checks the card's
     signatures before it is used (``CardVerifier``). ``max_answer_bytes`` bounds
     one answer, or one stream event (64 MiB; None: no bound): an agent that sends
-    more gets ``BadResponse`` (gRPC: the library's ``RESOURCE_EXHAUSTED``) before it
+    more gets ``BadResponse`` (over gRPC too, where the library refuses it) before it
     fills the caller's memory.
 
     Use as ``async with Client(url) as client:``, or ``await

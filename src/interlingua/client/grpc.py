@@ -48,7 +48,7 @@ from ..core.trace_context import inject
 from ..grpc_wire.address import dns_target
 from .card import Endpoint
 from .encoding import encode_call
-from .errors import BadResponse, ClientError, DialectMismatch
+from .errors import BadResponse, ClientError, DialectMismatch, too_large
 from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
 from .stream import Connection, lagged_or
@@ -265,6 +265,7 @@ class GrpcClientBinding:
         self._cert: Any = getattr(transport, "cert", None)
         # an answer past the client's max_answer_bytes is refused by the library
         limit = getattr(transport, "max_answer_bytes", None)
+        self._limit = limit if isinstance(limit, int) else None
         self._options = [*_CHANNEL_OPTIONS, ("grpc.max_receive_message_length",
                                              limit if isinstance(limit, int) else -1)]
         self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
@@ -332,6 +333,12 @@ class GrpcClientBinding:
         for key, value in exc.trailing_metadata() or ():
             if key == DETAILS_KEY and isinstance(value, bytes):
                 details = value
+        if (self._limit is not None and details is None
+                and exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                and "Received message larger than max" in (exc.details() or "")):
+            # the library's own refusal of an answer past max_answer_bytes, as the
+            # other bindings say it: no throttling by the agent
+            return too_large(target, self._limit)
         return error_of(exc.code().name, exc.details() or "", details, target,
                         timeout=self._timeout)
 
