@@ -110,6 +110,7 @@ from .session import Session
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .timeouts import checked_timeout
 from .transport import (
+    CLOSED,
     DEFAULT_MAX_ANSWER_BYTES,
     DEFAULT_TIMEOUT,
     HTTPXTransport,
@@ -213,6 +214,7 @@ class Client:
             httpx_client, timeout=timeout, verify=verify, cert=cert,
             max_answer_bytes=max_answer_bytes)
         self._card_verifier = card_verifier
+        self._closed = False
         self._fetched: FetchedCard | None = None
         self._forced = dialect is not None
         self._endpoints: list[Endpoint] = []
@@ -258,6 +260,7 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self._closed = True
         for binding in self._bindings.values():
             close = getattr(binding, "aclose", None)
             if close is not None:
@@ -306,6 +309,8 @@ class Client:
     def _binding_for(self, endpoint: Endpoint) -> Binding:
         found = self._bindings.get(endpoint.binding)
         if found is None:
+            if self._closed:  # (a gRPC binding would open new channels, never closed)
+                raise ClientError(CLOSED)
             spec: BindingSpec = binding_spec(endpoint.binding)
             found = self._bindings[endpoint.binding] = spec.make(self._transport, self.headers)
         return found

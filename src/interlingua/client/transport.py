@@ -161,6 +161,11 @@ class Transport:
         raise NotImplementedError
 
 
+#: what a call on a client that was closed is told (httpx raised a bare RuntimeError)
+CLOSED = ("this client is closed (aclose(), or the end of its async with block): "
+          "make another to call again")
+
+
 class HTTPXTransport(Transport):
     """``Transport`` over an ``httpx.AsyncClient`` (ours, or one the caller owns)."""
 
@@ -208,6 +213,8 @@ class HTTPXTransport(Transport):
     async def request_stream(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
     ) -> StreamReply:
+        if self.client.is_closed:
+            raise ClientError(CLOSED)
         sent = dict(headers)
         inject_trace(sent)  # W3C traceparent of the current span, if any
         try:
@@ -236,6 +243,8 @@ class HTTPXTransport(Transport):
     async def _send(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
     ) -> HTTPReply:
+        if self.client.is_closed:
+            raise ClientError(CLOSED)
         sent = dict(headers)
         inject_trace(sent)  # W3C traceparent of the current span, if any
         try:
