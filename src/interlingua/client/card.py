@@ -28,6 +28,7 @@ from ..core.dialects import SPOKEN
 from ..core.errors import A2AError
 from ..core.model import AgentCard
 from ..core.reading import ascii_int, past_bom
+from ..core.urls import url_below
 from ..grpc_wire.address import dns_target
 from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
 from .generations import GENERATIONS_VERSION
@@ -85,8 +86,7 @@ def card_urls(url: str) -> list[str]:
     parts = urlsplit(url)
     if parts.path.endswith(".json"):
         return [url]
-    base = url.rstrip("/")
-    out = [base + path for path in WELL_KNOWN_PATHS]
+    out = [url_below(url, path) for path in WELL_KNOWN_PATHS]
     if parts.path.strip("/"):
         origin = f"{parts.scheme}://{parts.netloc}"
         out += [origin + path for path in WELL_KNOWN_PATHS]

@@ -35,6 +35,7 @@ from ..core.errors import (
 )
 from ..core.reading import past_bom
 from ..core.sse import SSEEvent
+from ..core.urls import url_below
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import AgentUnreachable, BadResponse, DialectMismatch
@@ -200,7 +201,7 @@ class RESTBinding:
         headers = {**self._headers, "Accept": accept, "A2A-Version": endpoint.a2a_version}
         if body is not None:
             headers["Content-Type"] = codec.media_type
-        return codec, verb, endpoint.url.rstrip("/") + path, body, headers
+        return codec, verb, url_below(endpoint.url, path), body, headers
 
     async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
         codec, verb, url, body, headers = self._request(

@@ -4,11 +4,11 @@ fault with what it names (``public_url``, ``--push-url``, an allowed origin)."""
 
 from __future__ import annotations
 
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 
-__all__ = ["http_url"]
+__all__ = ["http_url", "url_below"]
 
 
 def http_url(url: str) -> SplitResult:
@@ -32,3 +32,14 @@ def http_url(url: str) -> SplitResult:
     except (httpx.InvalidURL, ValueError) as exc:  # (idna's errors are ValueErrors)
         raise ValueError(f"is not a URL: {exc}") from None
     return parts
+
+
+def url_below(url: str, path: str) -> str:
+    """``path`` (``/x``, maybe with its own query) below ``url``: its path extended,
+    and a query ``url`` carries (an agent's ``?code=KEY``) kept, before the path's."""
+    if "?" not in url and "#" not in url:
+        return url.rstrip("/") + path
+    parts = urlsplit(url)
+    own, _, query = path.partition("?")
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + own,
+                       "&".join(q for q in (parts.query, query) if q), ""))
