@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .client import Client
+from .core.urls import lower_scheme
 
 if TYPE_CHECKING:
     from .mesh.client import MeshClient
@@ -33,6 +34,7 @@ def client_for(url: str, **options: Any) -> AnyClient:
     (``dialect``, ``binding``, ``headers``, ``timeout``, TLS, …); a mesh client
     uses ``timeout``, ``headers`` and ``max_answer_bytes`` and passes over the
     HTTP-only ones."""
+    url = lower_scheme(url)
     if url.startswith(MESH_SCHEMES):
         # imported here: aiomqtt is an optional dependency (the mqtt extra)
         from .mesh.topics import parse_mesh_url

@@ -312,6 +312,11 @@ async def test_a_card_s_grpc_url_is_an_address_to_dial() -> None:
             assert client.url == f"grpc://{target}" and client.binding == "grpc"
             task = await client.send("over dns:")
             assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        # a scheme in capitals is the same scheme (it was taken for an HTTP URL)
+        async with Client(f"GRPC://{target}") as client:
+            assert client.url == f"grpc://{target}" and client.binding == "grpc"
+            task = await client.send("in capitals")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
 
 
 def test_grpc_addresses() -> None:

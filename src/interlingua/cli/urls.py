@@ -6,7 +6,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import click
 
-from ..core.urls import http_url
+from ..core.urls import http_url, lower_scheme
 
 __all__ = ["check_agent_url", "check_http_url", "split_url"]
 
@@ -34,6 +34,7 @@ def check_http_url(ctx: click.Context | None, param: click.Parameter | None,
 def check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
     gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
+    value = lower_scheme(value)
     if value[:4].lower() == "dns:":
         from ..grpc_wire.address import dns_target
 

@@ -79,6 +79,7 @@ from ..core.model import (
     Task,
     TaskState,
 )
+from ..core.urls import lower_scheme
 from ..grpc_wire.address import dns_target
 from .bindings import (
     BINDINGS,
@@ -180,6 +181,7 @@ class Client:
         resume: ResumePolicy | None = None,
         max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
+        url = lower_scheme(url)
         if url.startswith(("mqtt://", "mqtts://")):
             # the mesh has a client of its own, with this API (docs/mesh.md)
             raise ValueError(f"{url!r} is an agent on an MQTT mesh: reach it with "

@@ -8,7 +8,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 
-__all__ = ["http_url", "url_below"]
+__all__ = ["http_url", "lower_scheme", "url_below"]
 
 
 def http_url(url: str) -> SplitResult:
@@ -43,3 +43,12 @@ def url_below(url: str, path: str) -> str:
     own, _, query = path.partition("?")
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + own,
                        "&".join(q for q in (parts.query, query) if q), ""))
+
+
+def lower_scheme(url: str) -> str:
+    """``url`` with its scheme in lower case (schemes are case-insensitive, RFC 3986
+    §3.1): ``GRPC://h:1`` is the gRPC address ``grpc://h:1``, not an HTTP URL."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.isascii() and scheme.isalpha() and not scheme.islower():
+        return scheme.lower() + sep + rest
+    return url
