@@ -358,8 +358,9 @@ class REST03(REST):
 
     def _refused(self, resp: httpx.Response) -> Refused:
         doc = resp.json()
-        # the v0.3 JSON-RPC code rides beside the type whenever there is one
-        assert set(doc) in ({"message"}, {"code", "message", "type"}), doc
+        # the v0.3 JSON-RPC code rides beside the type whenever there is one, and the
+        # error's data beside either when it has some
+        assert set(doc) - {"data"} in ({"message"}, {"code", "message", "type"}), doc
         return Refused(resp.status_code, doc.get("type", ""), doc["message"], doc)
 
     def _stream_error(self, data: bytes) -> Refused:

@@ -212,3 +212,23 @@ def test_round_trips() -> None:
         assert PJ.decode_stream_item(PJ.encode_stream_item(item)) == item
         assert PJ.decode_stream_item(PJ.encode_stream_item(item)) == (
             PJ.inner.decode_stream_item(PJ.inner.encode_stream_item(item)))
+
+
+@pytest.mark.parametrize("name", ["1.0", "0.3-pj"])
+def test_an_http_error_carries_its_data_both_ways(name: str) -> None:
+    """A lagging stream's error event on HTTP+JSON says where to resume, as the JSON-RPC
+    binding's does: v0.3's body dropped the error's data (and the client read none)."""
+    from interlingua.core.dialects import get_codec
+    from interlingua.core.errors import ResourceUnavailable
+
+    codec = get_codec(name)
+    data = {"lastEventId": 226, "resumable": True}
+    error = ResourceUnavailable("This stream fell too far behind", data=data)
+    status = codec.http_status(error)
+    body = codec.encode_http_error(error, status)
+    read = codec.decode_http_error(msgspec.json.decode(body), status)
+    assert read is not None, body
+    if name == "0.3-pj":
+        assert read.data == msgspec.json.decode(body)["data"] == data
+    else:  # in an ErrorInfo's metadata, whose values are strings
+        assert read.data == {"lastEventId": "226", "resumable": "true"}

@@ -263,8 +263,8 @@ class RESTConnection(Connection):
             if err is not None:
                 raise lagged_or(err)
             if not self.codec.named_stream_errors:
-                # v0.3 bodies have no room for the resume hint a v1.0 body carries
-                # (a reader dropped for falling behind): read it as a broken stream.
+                # a v0.3 body without the resume hint (a peer's: ours carries it in
+                # "data", as v1.0's does in its ErrorInfo): read as a broken stream
                 message = doc.get("message") if isinstance(doc, dict) else None
                 raise AgentUnreachable(f"{self.url} broke off the stream: {message}")
             raise BadResponse(f"{self.url} sent an error event without an A2A reason")

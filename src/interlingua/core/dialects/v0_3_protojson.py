@@ -44,6 +44,7 @@ from ..errors import (
     ParseError,
     PushNotSupported,
     RateLimitExceeded,
+    ResourceUnavailable,
     TaskNotCancelable,
     TaskNotFound,
     UnsupportedOperation,
@@ -477,6 +478,7 @@ _STATUS_ERRORS: dict[int, type[A2AError]] = {
     500: InternalError,
     501: UnsupportedOperation,
     502: InvalidAgentResponse,
+    503: ResourceUnavailable,
 }
 
 
@@ -506,13 +508,17 @@ class V03ProtoJSONCodec(Codec):
                           task_route: bool = False) -> A2AError | None:
         # a v0.3 route may answer the v1.0 body too (a2a-sdk 1.x's v0.3 compatibility routes)
         err = self._typed_error(doc) or decode_status(doc)
-        if err is not None or not isinstance(doc, dict) or set(doc) != {"message"}:
+        if (err is not None or not isinstance(doc, dict) or "message" not in doc
+                or not set(doc) <= {"message", "data"}):
             return err
         message = doc["message"] if isinstance(doc["message"], str) and doc["message"] else None
+        data = doc.get("data")
         if status == 404 and task_route:
-            return TaskNotFound(message)
+            return TaskNotFound(message, data=data)
         cls = _STATUS_ERRORS.get(status)
-        return cls(message) if cls is not None else None
+        if cls is None and isinstance(data, dict) and "lastEventId" in data:
+            cls = ResourceUnavailable  # a stream's error event (no status): where it stopped
+        return cls(message, data=data) if cls is not None else None
 
     def _typed_error(self, doc: Any) -> A2AError | None:
         """A v0.3 error body -> its error: ``{"message": …, "type": …}`` (the Python SDK's)
@@ -524,7 +530,8 @@ class V03ProtoJSONCodec(Codec):
         cls = ERROR_TYPES.get(kind) if isinstance(kind, str) else None
         if cls is not None:
             message = doc.get("message")
-            return cls(message if isinstance(message, str) and message else None)
+            return cls(message if isinstance(message, str) and message else None,
+                        data=doc.get("data"))
         code = doc.get("code")
         if isinstance(code, int) and not isinstance(code, bool) \
                 and isinstance(doc.get("message"), str):
@@ -532,11 +539,15 @@ class V03ProtoJSONCodec(Codec):
         return None
 
     def encode_http_error(self, error: A2AError, status: int) -> bytes:
+        # an error v0.3 names with its type and code (one it has none for, an auth
+        # refusal say, is told by its status), and with its data (a lagging
+        # stream's resume point, as the JSON-RPC binding gives it)
         kind = _ERROR_TYPE.get(error.reason)
-        if kind is None:
-            return _encode({"message": error.message})
-        return _encode({"code": self.inner.code_of(error),
-                        "message": error.message, "type": kind})
+        doc: dict[str, Any] = {"message": error.message} if kind is None else {
+            "code": self.inner.code_of(error), "message": error.message, "type": kind}
+        if error.data is not None:
+            doc["data"] = error.data
+        return _encode(doc)
 
     def decode_call(self, method: str, params: bytes | None) -> c.Call:
         if method in ("message/send", "message/stream", "tasks/pushNotificationConfig/set"):
