@@ -226,7 +226,8 @@ def test_an_http_error_carries_its_data_both_ways(name: str) -> None:
     error = ResourceUnavailable("This stream fell too far behind", data=data)
     status = codec.http_status(error)
     body = codec.encode_http_error(error, status)
-    read = codec.decode_http_error(msgspec.json.decode(body), status)
+    # as a stream's error event is read (no status: a 503 alone is a proxy's too)
+    read = codec.decode_http_error(msgspec.json.decode(body))
     assert read is not None, body
     if name == "0.3-pj":
         assert read.data == msgspec.json.decode(body)["data"] == data

@@ -478,7 +478,6 @@ _STATUS_ERRORS: dict[int, type[A2AError]] = {
     500: InternalError,
     501: UnsupportedOperation,
     502: InvalidAgentResponse,
-    503: ResourceUnavailable,
 }
 
 
