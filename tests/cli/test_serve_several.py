@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import msgspec
+import pytest
 
 from interlingua import Client
 from interlingua.core.model import TaskState
@@ -130,6 +131,43 @@ def test_several_agents_on_a_mesh_is_not_yet() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "several agents" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "said"), [
+    (("--system", "Be brief."), "--openai-base-url and --system go with --openai-model"),
+    (("--namespace", "ns"), "go with --mesh URL"),
+    (("--org", "acme"), "go with --mesh URL"),
+    (("--mesh-profile", "emqx"), "go with --mesh URL"),
+])
+def test_an_option_of_one_agent_alone_is_refused_as_for_one(option: tuple[str, ...],
+                                                              said: str) -> None:
+    # (each was taken, and did nothing, with several agents)
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", *AGENTS, "--store", "memory://",
+         "--port", "0", *option], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_otel_traces_every_agent() -> None:
+    # (--otel was passed over with several agents: no SDK set up, no span made)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", *AGENTS, "--store", "memory://",
+         "--json", "--log-level", "warning", "--port", "0", "--otel", "--otel-exporter",
+         "console"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        assert info["traces"] == {"exporter": "console", "endpoint": "stdout"}
+        answer = httpx.post(info["served"]["Echo"]["url"], timeout=30, json={
+            "jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+                "kind": "message", "messageId": "m-1", "role": "user",
+                "parts": [{"kind": "text", "text": "hi"}]}}})
+        assert answer.json()["result"]["status"]["state"] == "completed"
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=40)
+    assert b'"name": "A2A SendMessage"' in out
 
 
 def test_sigterm_drains_every_agent(tmp_path: Path) -> None:

@@ -486,10 +486,19 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
     if o["openai_model"] or o["no_http"] or o["mesh_url"]:
         _exit("several agents are served over HTTP (and gRPC) only: --openai-model, "
               "--mesh and --no-http serve one", EXIT_USAGE)
+    if o["openai_base_url"] or o["system_prompt"]:  # as one agent's serve refuses them
+        _exit("--openai-base-url and --system go with --openai-model", EXIT_USAGE)
+    # the mesh's options without --mesh: refused as for one agent (raises UsageError)
+    mesh_settings(None, o["namespace"], False, o["mesh_agent_name"], o["mesh_instance"],
+                  o["mesh_group"], o["mesh_session_expiry"], o["mesh_card_interval"],
+                  o["mesh_profile"], o["org"], o["unit"],
+                  tls={"ca_bundle": o["mesh_ca_bundle"], "client_cert": o["mesh_client_cert"],
+                       "client_key": o["mesh_client_key"], "insecure": o["mesh_insecure"]})
     try:
         agents = [load_agent(spec) for spec in specs]
     except LoadError as exc:
         _exit(str(exc), EXIT_USAGE)
+    traces = _traces(None, o)
     bindings = _bindings_to_serve(o["bindings_spec"], o["grpc_port"])
     scheme = "https" if o["certfile"] else "http"
     grpc_at: list[int] = []
@@ -507,6 +516,8 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
             "store": [shown_url(x) for x in stores.split(", ")]}
         if grpc_at:
             info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
+        if traces is not None:
+            info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
         if o["as_json"] or o["log_format"] == "json":
             click.echo(msgspec.json.encode(info).decode())
             return
@@ -517,6 +528,8 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
         if grpc_at:
             click.echo(f"  gRPC:       {'grpcs' if o['certfile'] else 'grpc'}://{info['grpc']}  "
                        "(tenant: the agent's name above)")
+        if traces is not None:
+            click.echo(f"  traces:     {traces.shown}")
 
     try:
         serve(agents, _serve_settings(o).replace(on_listening=listening, bindings=bindings,
@@ -632,14 +645,16 @@ def _serve_settings(o: dict[str, Any]) -> ServeSettings:
 
 
 
-def _traces(agent: Agent, o: dict[str, Any]) -> Any:
-    """OpenTelemetry's SDK set up as ``--otel`` asks (None: not asked for)."""
+def _traces(agent: Agent | None, o: dict[str, Any]) -> Any:
+    """OpenTelemetry's SDK set up as ``--otel`` asks (None: not asked for); the service
+    named after the agent (several agents: ``interlingua``)."""
     if not o["otel"]:
         return None
     from ..observability.tracing import configure_sdk
 
     try:
-        return configure_sdk(service_name=agent.name, exporter=o["otel_exporter"])
+        return configure_sdk(service_name=agent.name if agent is not None else "interlingua",
+                             exporter=o["otel_exporter"])
     except RuntimeError as exc:
         _exit(str(exc), EXIT_USAGE)
 
