@@ -131,6 +131,19 @@ def test_mesh_options_without_a_mesh_are_a_usage_error() -> None:
     assert "--mesh URL" in done.stderr
 
 
+@pytest.mark.parametrize("option", [["--grpc-port", "0"], ["--bindings", "jsonrpc,grpc"],
+                                    ["--metrics"], ["--port", "0"]])
+def test_no_http_with_an_option_of_the_http_port_is_a_usage_error(option: list[str]) -> None:
+    # (each was passed over: the agent was served on the mesh alone, no gRPC port
+    # listened, and nothing said so)
+    done = subprocess.run([str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://",
+                           "--no-http", "--mesh", "mqtt://127.0.0.1:1/x", *option],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: --no-http serves the agent on the mesh alone: {option[0]} "
+                           "would have nothing to serve it\n")
+
+
 def test_an_unreachable_broker_is_one_line_of_error() -> None:
     done = subprocess.run([str(SCRIPT), "serve", "examples/echo.py", "--store", "memory://",
                            "--no-http", "--mesh", "mqtt://127.0.0.1:1", "--namespace", "x"],

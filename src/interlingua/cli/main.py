@@ -384,6 +384,8 @@ def serve_command(**options: Any) -> None:
         _serve_several(specs, o)
         return
     spec: str | None = specs[0] if specs else None
+    if o["no_http"]:
+        _no_http_alone(o)
     host: str = o["host"]
     port: int = o["port"]
     no_http: bool = o["no_http"]
@@ -477,6 +479,20 @@ def serve_command(**options: Any) -> None:
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
+
+
+def _no_http_alone(o: dict[str, Any]) -> None:
+    """``--no-http`` with an option only an HTTP (or gRPC) port has: refused, as
+    nothing would serve it (gRPC was not served, the metrics not either)."""
+    source = click.get_current_context().get_parameter_source
+    given = [flag for flag, key in (("--grpc-port", "grpc_port"), ("--bindings", "bindings_spec"),
+                                    ("--metrics", "with_metrics"))
+             if o[key] is not None and o[key] is not False]
+    if source("port") is click.core.ParameterSource.COMMANDLINE:
+        given.append("--port")
+    if given:
+        _exit(f"--no-http serves the agent on the mesh alone: {', '.join(given)} "
+              "would have nothing to serve it", EXIT_USAGE)
 
 
 def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
