@@ -432,3 +432,16 @@ def test_serve_an_agent_file_that_exits_or_a_folder_is_one_line(tmp_path: Path) 
                  "--store", "memory://")
     assert result.exit_code == 2, result.output
     assert result.stderr == f"error: {tmp_path}/folder/ is a folder, not a Python file\n"
+
+
+def test_serve_one_agent_on_a_sqlite_folder_is_refused(tmp_path: Path) -> None:
+    # (SQLite made a file of the folder's name, which serving several agents on the
+    # same URL then refused as "a file, not a folder")
+    result = run("serve", "examples/echo.py", "--store", f"sqlite:///{tmp_path}/data/",
+                 "--port", str(closed_port()))
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: the SQLite store sqlite:///{tmp_path}/data/ names a folder; a store is one "
+        f"file (sqlite:///{tmp_path}/data/tasks.db): a folder is for several agents, each "
+        "its {name}.db in it\n")
+    assert not (tmp_path / "data").is_file()

@@ -22,6 +22,7 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
     if not store.startswith("sqlite:///"):
         return None
     from ..stores.sqlite import parse_sqlite_url
+    from ..stores.sqlite.connection import folder_refusal
 
     try:
         where = parse_sqlite_url(store).path  # (%-escapes decoded, as the store reads it)
@@ -29,6 +30,9 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
         return str(exc)
     if where == ":memory:":
         return None
+    refused = folder_refusal(store, where)
+    if refused is not None:  # said before anything is made there
+        return refused
     path = Path(where)
     if must_exist and not path.exists():
         return f"no store at {path}: check the path (a command that reads a store makes none)"

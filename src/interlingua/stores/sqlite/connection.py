@@ -35,6 +35,16 @@ class SQLiteSettings(NamedTuple):
     threaded: bool = False
 
 
+def folder_refusal(url: str, path: str) -> str | None:
+    """Why ``url`` (its ``path`` read) is no store: it names a folder (SQLite would make
+    a file of the folder's name; several agents take a folder, one file each)."""
+    if not path.endswith("/"):
+        return None
+    return (f"the SQLite store {url} names a folder; a store is one file "
+            f"(sqlite:///{path}tasks.db): a folder is for several agents, each its "
+            "{name}.db in it")
+
+
 def parse_sqlite_url(url: str) -> SQLiteSettings:
     """``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``sqlite:///:memory:``,
     with optional ``?synchronous=normal|full|extra|off&busy_timeout=<ms>``."""

@@ -44,6 +44,7 @@ from .connection import (
     _read_settings,
     _write_group,
     busy,
+    folder_refusal,
     is_locked,
     parse_sqlite_url,
     waiting,
@@ -84,6 +85,9 @@ class SQLiteStore:
         self.url = url
         self.settings = parse_sqlite_url(url)
         self.path = self.settings.path
+        refused = folder_refusal(url, self.path)
+        if refused is not None:
+            raise ValueError(refused)
         #: the settings read back from the database at open() (empty before)
         self.effective: dict[str, Any] = {}
         self._pool: ThreadPoolExecutor | None = None
