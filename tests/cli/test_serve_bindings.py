@@ -104,6 +104,19 @@ def test_the_banner_names_every_binding_with_its_url() -> None:
     assert len(lines) == 5
 
 
+def test_an_ipv6_host_is_named_in_brackets_in_every_url() -> None:
+    # (it named http://::1:PORT and grpc://::1:PORT, which no client takes)
+    lines = banner("--host", "::1", "--grpc-port", "0")
+    listen = lines[0].split(" on ")[1].split()[0]
+    assert listen.startswith("http://[::1]:")
+    assert lines[2].split() == ["JSON-RPC:", listen + "/"]
+    assert lines[4].split()[1].startswith("grpc://[::1]:")
+    grpc_url = lines[4].split()[1]
+    from interlingua.cli.urls import check_agent_url
+
+    assert check_agent_url(None, None, grpc_url) == grpc_url  # as `card`, `send` take it
+
+
 def test_grpc_without_its_extra_says_what_to_install() -> None:
     # the extra hidden from the child, as on a machine without interlingua[grpc]
     hidden = ("import sys; sys.modules['grpc'] = None; "

@@ -63,6 +63,7 @@ from .serve import (
     LoadError,
     ServeSettings,
     StoreError,
+    host_port,
     load_agent,
     public_url_for,
     serve,
@@ -419,7 +420,7 @@ def serve_command(**options: Any) -> None:
         base = (public_url or public_url_for(host, bound_port, scheme)).rstrip("/")
         if not no_http:
             info.update({
-                "listen": f"{scheme}://{host}:{bound_port}",
+                "listen": f"{scheme}://{host_port(host, bound_port)}",
                 "card": base + "/.well-known/agent-card.json",
                 "jsonrpc": base + path,
             })
@@ -427,7 +428,7 @@ def serve_command(**options: Any) -> None:
                 info["rest"] = base + "/"
         info["store"] = shown_url(store_url)
         if grpc_at:
-            info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
+            info["grpc"] = host_port(urlsplit(base).hostname or "", grpc_at[0])
         off = _bindings_off(bindings) if not no_http else {}
         if off:
             info["off"] = off
@@ -525,13 +526,14 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
         base = (o["public_url"] or public_url_for(o["host"], bound_port, scheme)).rstrip("/")
         names = [path_name(a.name) for a in agents]
         info: dict[str, Any] = {
-            "listen": f"{scheme}://{o['host']}:{bound_port}", "agents": base + PREFIX.rstrip("/"),
+            "listen": f"{scheme}://{host_port(o['host'], bound_port)}",
+            "agents": base + PREFIX.rstrip("/"),
             "served": {n: {"name": a.name, "url": f"{base}{PREFIX}{n}/",
                            "card": f"{base}{PREFIX}{n}/.well-known/agent-card.json"}
                        for n, a in zip(names, agents, strict=True)},
             "store": [shown_url(x) for x in stores.split(", ")]}
         if grpc_at:
-            info["grpc"] = f"{urlsplit(base).hostname}:{grpc_at[0]}"
+            info["grpc"] = host_port(urlsplit(base).hostname or "", grpc_at[0])
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
         if o["as_json"] or o["log_format"] == "json":
@@ -561,7 +563,8 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
         _exit(f"{flag} {exc.port}: cannot listen on {exc.host}:{exc.port}: {exc.reason}",
               EXIT_USAGE)
     except OSError as exc:
-        _exit(f"cannot listen on {o['host']}:{o['port']}: {exc.strerror or exc}", EXIT_USAGE)
+        _exit(f"cannot listen on {host_port(o['host'], o['port'])}: {exc.strerror or exc}",
+              EXIT_USAGE)
     except KeyboardInterrupt:
         pass
 

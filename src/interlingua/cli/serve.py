@@ -264,6 +264,11 @@ def _load_file(path: Path) -> ModuleType:
     return module
 
 
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as a URL writes it: an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
 def public_url_for(host: str, port: int, scheme: str = "http") -> str:
     """The URL to put in the card for a server bound to ``host``: never 0.0.0.0."""
     if host in ("", "0.0.0.0", "::", "[::]"):
