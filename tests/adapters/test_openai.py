@@ -191,6 +191,15 @@ def test_serve_usage_errors(args: tuple[str, ...], says: str) -> None:
     assert code == 2 and says in out and "Traceback" not in out
 
 
+def test_serve_a_model_with_a_bad_base_url_in_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # (the option's default was not held to its rule: served, and every task failed)
+    monkeypatch.setenv("OPENAI_BASE_URL", "not a url")
+    code, out = _run("serve", "--openai-model", "m", "--port", str(free_port()))
+    assert code == 2, out
+    assert "OPENAI_BASE_URL 'not a url' is not an http:// or https:// URL" in out
+
+
 def test_serve_a_model_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

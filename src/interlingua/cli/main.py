@@ -35,6 +35,7 @@ from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..core.urls import http_url
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
 from ..server.agent import Agent
@@ -735,6 +736,12 @@ def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url:
         from ..adapters.openai import chat_agent
     except ImportError as exc:
         _exit(str(exc), EXIT_USAGE)
+    from_env = os.environ.get("OPENAI_BASE_URL")
+    if openai_base_url is None and from_env:
+        try:  # the option's default, held to the option's rule
+            http_url(from_env)
+        except ValueError as exc:
+            _exit(f"OPENAI_BASE_URL {from_env!r} {exc}", EXIT_USAGE)
     try:
         return chat_agent(openai_model, base_url=openai_base_url, system=system_prompt)
     except ValueError as exc:
