@@ -90,6 +90,15 @@ async def test_an_unreachable_server_is_a_clear_error_without_the_password() -> 
     assert "s3cret" not in str(caught.value)
 
 
+def test_a_connection_that_timed_out_says_so() -> None:
+    # (a port that takes the connection and never answers: asyncpg's timeout, whose
+    # text is empty, was said as "cannot reach PostgreSQL at ...: " and no reason)
+    from interlingua.stores.postgres.connection import _unreachable
+
+    said = _unreachable(TimeoutError(), "127.0.0.1:5/db")
+    assert str(said) == "cannot reach PostgreSQL at 127.0.0.1:5/db: no answer in time"
+
+
 async def test_pool_sizes_are_applied(pg_url: str) -> None:
     store = PostgresStore(with_option(pg_url, "min_size=1&max_size=3"))
     await store.open()

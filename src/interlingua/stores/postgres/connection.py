@@ -29,7 +29,11 @@ def _unreachable(exc: BaseException, where: str) -> StoreUnavailable | None:
                   | asyncpg.exceptions.TooManyConnectionsError):
         return StoreUnavailable(f"PostgreSQL at {where} refused the connection: {exc}")
     if _connection_error(exc):
-        return StoreUnavailable(f"cannot reach PostgreSQL at {where}: {exc}")
+        # (a timeout says nothing of itself: a port that takes the connection and
+        # never answers, say)
+        why = str(exc) or ("no answer in time" if isinstance(exc, TimeoutError)
+                           else type(exc).__name__)
+        return StoreUnavailable(f"cannot reach PostgreSQL at {where}: {why}")
     return None
 
 
