@@ -148,6 +148,29 @@ def test_serve_says_a_key_or_certificate_file_it_cannot_read_by_its_option(
     assert "Serving" not in done.stdout
 
 
+@pytest.mark.parametrize("grpc", [False, True])
+def test_serve_says_an_encrypted_key_is_not_taken(pki: PKI, tmp_path: Path,
+                                                  grpc: bool) -> None:
+    # (OpenSSL asked for its pass phrase on the terminal, twice; with --grpc-port the
+    # server said it could not listen, with a traceback, as gRPC cannot read it)
+    from cryptography.hazmat.primitives import serialization
+
+    pem = pki.server.read_bytes()
+    key = serialization.load_pem_private_key(pem, password=None)
+    keyfile = tmp_path / "key.pem"
+    keyfile.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"pass phrase")))
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", str(free_port()), "--store", "memory://", "--certfile", str(pki.server),
+         "--keyfile", str(keyfile), *(["--grpc-port", str(free_port())] if grpc else [])],
+        cwd=ROOT, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: --keyfile {keyfile}: the key is encrypted;")
+    assert "Serving" not in done.stdout and "Traceback" not in done.stderr
+
+
 def test_serve_command_with_tls(pki: PKI) -> None:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1",

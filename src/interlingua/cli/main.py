@@ -570,6 +570,10 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
         pass
 
 
+class _EncryptedKey(Exception):
+    """A TLS key that asks for a pass phrase."""
+
+
 def _check_key_files(o: dict[str, Any]) -> None:
     """The TLS files and the card's key file, read before anything is served: a file
     that is no PEM, or a key file that cannot be made, said naming its option (they
@@ -579,10 +583,20 @@ def _check_key_files(o: dict[str, Any]) -> None:
     from ..server.keyring import KeyRing
 
     certfile, keyfile, client_ca = o["certfile"], o["keyfile"], o["client_ca"]
+
+    def asked_for_a_pass_phrase() -> str:
+        # an encrypted key: OpenSSL would prompt on the terminal (here, and again in
+        # uvicorn), and gRPC cannot read it at all
+        raise _EncryptedKey
+
     if certfile:
         try:
-            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile,
-                                                                                keyfile)
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+                certfile, keyfile, password=asked_for_a_pass_phrase)
+        except _EncryptedKey:
+            _exit(f"--keyfile {keyfile or certfile}: the key is encrypted; serve takes an "
+                  "unencrypted key (openssl pkey -in KEY -out PLAIN_KEY), kept readable "
+                  "by the server alone", EXIT_USAGE)
         except (OSError, ssl.SSLError) as exc:
             named = f"--certfile {certfile}" + (f" with --keyfile {keyfile}" if keyfile else "")
             _exit(f"{named}: no certificate and key can be read: {exc}", EXIT_USAGE)
