@@ -53,16 +53,16 @@ from ..core.lifecycle import RETURN_STATES
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server import dispatch
 from ..server.context import RequestInfo
-from ..server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
+from ..server.dispatch import AnswerTooLarge, Entry, FrontDoor, Items, Lagged, Unavailable
 from ..server.run import Run
-from .broker import Broker, Inbound, MeshUnavailable
+from .broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
 from .codec import MESH_CODEC, id_of
 from .instance import claim
 from .reading import read_reconnecting
 from .settings import MeshSettings
 from .topics import Topics, check_name, topic_problem
 
-__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply"]
+__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "past_the_broker"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -195,6 +195,15 @@ def _request_id(payload: bytes) -> Any:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+def past_the_broker(exc: PacketTooLarge) -> AnswerTooLarge:
+    """The refusal of an answer the broker would not take, said as one over
+    ``max_answer_bytes`` is (publishing it would end the agent's connection)."""
+    return AnswerTooLarge(
+        f"Internal error: this answer ({exc.size} bytes) would pass the limit of {exc.limit} "
+        "bytes for one message that the broker takes (its Maximum Packet Size); ask for "
+        "less (no artifacts, a shorter history)")
 
 
 def _rid_of(exc: A2AError) -> Any:
@@ -358,6 +367,8 @@ class MeshAgent:
                                               {INSTANCE: self.instance}, qos=0)
                 except MeshUnavailable as exc:
                     log.debug("card not published: %s", exc)
+                except PacketTooLarge as exc:
+                    log.warning("the card was not published: %s", exc)
             # aiomqtt waits for a publish with asyncio.wait_for, which on Python 3.11
             # loses a cancel that comes as the publish completes: the stop is also
             # said by this flag, set before the cancel
@@ -417,6 +428,14 @@ class MeshAgent:
 
     # ------------------------------------------------------------- requests
 
+    def _fits(self, topic: str, payload: bytes, reply: Reply) -> None:
+        """``AnswerTooLarge`` for an answer the broker would not take (checked before
+        it is published: the broker would end the connection, and every stream on it)."""
+        try:
+            self.broker.fits(topic, payload, correlation=reply.correlation)
+        except PacketTooLarge as exc:
+            raise past_the_broker(exc) from None
+
     async def _publish(self, topic: str, payload: bytes, reply: Reply) -> None:
         try:
             await self.broker.publish(topic, payload, correlation=reply.correlation)
@@ -426,6 +445,19 @@ class MeshAgent:
             # while disconnected the loss of the connection was said once already
             log.log(logging.WARNING if self.broker.connected else logging.DEBUG,
                     "an answer to %s was lost: %s", topic, exc)
+
+    async def _answer(self, reply: Reply, rid: Any, result: bytes) -> None:
+        """The final answer on the reply topic; past ``max_answer_bytes`` (as the other
+        bindings' answers are held) or what the broker takes, the refusal instead."""
+        assert reply.topic is not None
+        payload = _success(rid, result)
+        try:
+            self.door.check_answer(len(result))
+            self._fits(reply.topic, payload, reply)
+        except A2AError as exc:
+            await self._answer_error(reply, rid, exc, str(exc))
+            return
+        await self._publish(reply.topic, payload, reply)
 
     async def _answer_error(self, reply: Reply, rid: Any, err: A2AError, why: str) -> None:
         if reply.topic is None:
@@ -537,13 +569,7 @@ class MeshAgent:
         if isinstance(result, Task):
             result = _unrouted(result)
         if reply.topic is not None:
-            answer = codec.encode_result(call, result)
-            try:  # held to max_answer_bytes, as the other bindings' answers are
-                self.door.check_answer(len(answer))
-            except A2AError as exc:
-                await self._answer_error(reply, req.id, exc, str(exc))
-                return
-            await self._publish(reply.topic, _success(req.id, answer), reply)
+            await self._answer(reply, req.id, codec.encode_result(call, result))
 
     def _check_status_topic(self, reply: Reply, task_id: str | None) -> None:
         """Refuse a stream whose updates' topic (it names the task) cannot be published."""
@@ -617,10 +643,14 @@ class MeshAgent:
                         elif isinstance(o, Unavailable):
                             raise InternalError(f"the task's events are gone: {o.message}")
                     for topic, data in out:
+                        payload = _success(rid, data)
+                        # one the broker would not take ends this stream with the
+                        # refusal on the reply topic (_handle answers it)
+                        self._fits(topic, payload, reply)
                         # Published without waiting for each ack (the broker keeps the
                         # order of one connection's messages), up to a window of them.
                         inflight.append(asyncio.ensure_future(
-                            self._publish(topic, _success(rid, data), reply)))
+                            self._publish(topic, payload, reply)))
                         if len(inflight) >= _WINDOW:
                             await inflight.popleft()
                     if lagged is not None:
@@ -655,12 +685,7 @@ class MeshAgent:
             task = msgspec.structs.replace(_unrouted(task), artifacts=[])
             final = codec.encode_result(GetTask(id=task_id), task)
         if final is not None:
-            try:  # held to max_answer_bytes, as a blocking send's answer is
-                self.door.check_answer(len(final))
-            except A2AError as exc:
-                await self._answer_error(reply, rid, exc, str(exc))
-                return
-            await self._publish(reply.topic, _success(rid, final), reply)
+            await self._answer(reply, rid, final)
 
     # ------------------------------------------------- tasks of instances gone
 

@@ -19,8 +19,8 @@ import msgspec
 
 from .topics import MeshURL
 
-__all__ = ["MQTT_MISSING", "Broker", "Inbound", "MeshUnavailable", "Will", "available",
-           "encode_properties", "ping"]
+__all__ = ["MQTT_MISSING", "Broker", "Inbound", "MeshUnavailable", "PacketTooLarge", "Will",
+           "available", "encode_properties", "ping"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -62,6 +62,17 @@ class _ClosingTLS:
 
 class MeshUnavailable(ConnectionError):
     """The broker cannot be reached, or the connection to it was lost."""
+
+
+class PacketTooLarge(ValueError):
+    """A publish larger than the broker's Maximum Packet Size (from its CONNACK): not
+    sent, since the broker would end the connection on receiving it."""
+
+    def __init__(self, size: int, limit: int, broker: str) -> None:
+        super().__init__(f"{size} bytes would pass the maximum packet size of {limit} bytes "
+                         f"that the broker at {broker} takes")
+        self.size = size
+        self.limit = limit
 
 
 @dataclass
@@ -121,6 +132,8 @@ class Broker:
         self._aio: Any = None
         #: the same, while connected
         self._client: Any = None
+        #: the largest packet the broker takes, as its CONNACK said (None: no bound said)
+        self.max_packet: int | None = None
 
     def _make(self) -> Any:
         import aiomqtt
@@ -164,7 +177,20 @@ class Broker:
         client.pending_calls_threshold = 1000
         if self.manual_ack:
             client._client.manual_ack_set(True)
+        self._hear_connack(client._client)
         return client
+
+    def _hear_connack(self, paho: Any) -> None:
+        """Keep the Maximum Packet Size of each CONNACK (aiomqtt drops its properties):
+        a larger publish would make the broker end the connection."""
+        on_connect = paho.on_connect
+
+        def connected(client: Any, userdata: Any, flags: Any, reason: Any,
+                      properties: Any = None) -> None:
+            self.max_packet = getattr(properties, "MaximumPacketSize", None)
+            on_connect(client, userdata, flags, reason, properties)
+
+        paho.on_connect = connected
 
     async def connect(self) -> None:
         """Connect (a new aiomqtt client each time: after a lost connection the
@@ -230,25 +256,29 @@ class Broker:
         if self.manual_ack and msg.qos > 0 and self._client is not None:
             self._client._client.ack(msg.mid, msg.qos)
 
+    def fits(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
+             *, response_topic: str | None = None, correlation: bytes | None = None,
+             qos: int = 1) -> None:
+        """``PacketTooLarge`` when this publish would pass the broker's Maximum Packet
+        Size (nothing is sent: a caller says so in a smaller answer)."""
+        self._check(topic, payload, _properties(properties, response_topic, correlation), qos)
+
+    def _check(self, topic: str, payload: bytes, props: Any, qos: int) -> None:
+        limit = self.max_packet
+        if limit is not None:
+            size = _publish_size(topic, payload, props, qos)
+            if size > limit:
+                raise PacketTooLarge(size, limit, self.url.broker)
+
     async def publish(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
                       *, response_topic: str | None = None, correlation: bytes | None = None,
                       qos: int = 1, retain: bool = False) -> None:
+        """Publish; ``PacketTooLarge`` (nothing sent) past the broker's Maximum Packet Size."""
         import aiomqtt
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
 
         client = self._live()
-        props = None
-        if properties or response_topic or correlation is not None:
-            props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
-            if properties:
-                pairs = encode_properties(properties)
-                if pairs:
-                    props.UserProperty = pairs
-            if response_topic:
-                props.ResponseTopic = response_topic
-            if correlation is not None:
-                props.CorrelationData = correlation
+        props = _properties(properties, response_topic, correlation)
+        self._check(topic, payload, props, qos)
         try:
             await client.publish(topic, payload, qos=qos, properties=props, retain=retain)
         except aiomqtt.MqttError as exc:
@@ -267,6 +297,42 @@ class Broker:
             # nothing more is published on a connection known to be gone
             self._client = None
             raise MeshUnavailable(f"the connection to {self.url.broker} was lost: {exc}") from None
+
+
+def _properties(properties: Mapping[str, Any] | None, response_topic: str | None,
+                correlation: bytes | None) -> Any:
+    """The PUBLISH properties of a message (None: it has none)."""
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    if not (properties or response_topic or correlation is not None):
+        return None
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    if properties:
+        pairs = encode_properties(properties)
+        if pairs:
+            props.UserProperty = pairs
+    if response_topic:
+        props.ResponseTopic = response_topic
+    if correlation is not None:
+        props.CorrelationData = correlation
+    return props
+
+
+def _varint_size(n: int) -> int:
+    size = 1
+    while n >= 128:
+        n //= 128
+        size += 1
+    return size
+
+
+def _publish_size(topic: str, payload: bytes, props: Any, qos: int) -> int:
+    """Bytes of the MQTT 5 PUBLISH packet paho sends for these (what the broker's
+    Maximum Packet Size bounds): fixed header, topic, packet id, properties, payload."""
+    packed = 1 if props is None else len(props.pack())
+    rest = 2 + len(topic.encode("utf-8", "surrogatepass")) + (2 if qos > 0 else 0) + packed + len(payload)
+    return 1 + _varint_size(rest) + rest
 
 
 async def ping(url: MeshURL) -> None:

@@ -32,6 +32,7 @@ from ..client.errors import (
     AgentTimeout,
     AgentUnreachable,
     BadResponse,
+    ClientError,
     DialectMismatch,
     too_large,
 )
@@ -52,7 +53,7 @@ from ..core.errors import InvalidAgentResponse
 from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
-from .broker import Broker, Inbound, MeshUnavailable
+from .broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
 from .client_api import MeshClientAPI, http_only, named_for, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
@@ -175,6 +176,10 @@ class Requester(ReadingConnection):
         except MeshUnavailable as exc:
             del self._pending[rid]
             raise AgentUnreachable(str(exc)) from None
+        except PacketTooLarge as exc:
+            # said at once: published, it would end this connection, unanswered
+            del self._pending[rid]
+            raise ClientError(f"the request to {agent} was not sent: {exc}") from None
         return pending
 
     def forget(self, rid: Any) -> None:

@@ -43,7 +43,8 @@ from ...core.model import TERMINAL_STATES, Message, StatusUpdate, Task
 from ...server import dispatch
 from ...server.context import RequestInfo
 from ...server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
-from ..broker import Broker, Inbound, MeshUnavailable, Will
+from ..agent import past_the_broker
+from ..broker import Broker, Inbound, MeshUnavailable, PacketTooLarge, Will
 from ..instance import InstanceTaken, claim
 from ..reading import read_reconnecting
 from ..settings import MeshSettings
@@ -94,8 +95,18 @@ class _Answer:
     async def send(self, payload: bytes) -> None:
         await self.agent._publish(self.topic, payload, self.correlation)
 
+    def payload(self, result: bytes) -> bytes:
+        """The answer carrying ``result``; ``AnswerTooLarge`` when the broker would not
+        take it (publishing it would end the agent's connection, and its streams)."""
+        payload = _success(self.rid, result)
+        try:
+            self.agent.broker.fits(self.topic, payload, correlation=self.correlation)
+        except PacketTooLarge as exc:
+            raise past_the_broker(exc) from None
+        return payload
+
     async def result(self, result: bytes) -> None:
-        await self.send(_success(self.rid, result))
+        await self.send(self.payload(result))
 
     async def error(self, err: A2AError) -> None:
         await self.send(jsonrpc.error_response(self.rid, self.codec.encode_error(err)))
@@ -347,8 +358,10 @@ class EmqxAgent:
                         elif isinstance(o, Unavailable):
                             raise InternalError(f"the task's events are gone: {o.message}")
                     for data in out:
+                        # (one the broker would not take ends the stream with the refusal)
+                        payload = answer.payload(data)
                         # the broker keeps one connection's order: no wait for each ack
-                        inflight.append(asyncio.ensure_future(answer.result(data)))
+                        inflight.append(asyncio.ensure_future(answer.send(payload)))
                         if len(inflight) >= _WINDOW:
                             await inflight.pop(0)
                     if lagged is not None:

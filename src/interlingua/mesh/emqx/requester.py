@@ -23,12 +23,12 @@ from typing import Any
 
 import msgspec
 
-from ...client.errors import AgentTimeout, AgentUnreachable, BadResponse, too_large
+from ...client.errors import AgentTimeout, AgentUnreachable, BadResponse, ClientError, too_large
 from ...client.transport import DEFAULT_MAX_ANSWER_BYTES
 from ...core.calls import Call
 from ...core.dialects import get_codec
 from ...core.trace_context import inject as inject_trace
-from ..broker import Broker, MeshUnavailable
+from ..broker import Broker, MeshUnavailable, PacketTooLarge
 from ..reading import ReadingConnection
 from ..topics import MeshURL
 from .topics import Space
@@ -132,6 +132,9 @@ class EmqxRequester(ReadingConnection):
                                            correlation=correlation)
             except MeshUnavailable as exc:
                 raise AgentUnreachable(str(exc)) from None
+            except PacketTooLarge as exc:
+                # said at once: published, it would end this connection, unanswered
+                raise ClientError(f"the request to {agent} was not sent: {exc}") from None
             wait = self.first_reply
             if deadline is not None:
                 wait = min(wait, deadline - time.monotonic())
