@@ -100,3 +100,19 @@ async def test_the_task_on_the_mesh_has_the_gateway_s_task_id() -> None:
         async with client_for(f"{BROKER}/{org}/{unit}/worker", timeout=10) as direct:
             there = await direct.get_task(task.id)  # type: ignore[union-attr]
     assert there.id == task.id and there.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+
+
+async def test_a_task_id_that_cannot_be_a_topic_level_is_refused_as_in_sams_layout() -> None:
+    """The task id a v0.1 caller names is the task id on the mesh here too: one holding
+    a wildcard is refused by the gateway (-32600), as in SAM's layout, no task made."""
+    need_broker()
+    org, unit = org_unit()
+    async with gateway(org, unit) as base, httpx.AsyncClient(timeout=5) as http:
+        async with on_emqx(WORKER, org, unit):
+            assert await _listed(http, base, True) == ["Worker"]
+            refused = (await http.post(base + "/agents/Worker/", json={
+                "jsonrpc": "2.0", "id": 1, "method": "tasks/send", "params": {
+                    "id": "a+b", "message": {"role": "user",
+                                             "parts": [{"type": "text", "text": "hi"}]}}})).json()
+            assert refused["error"]["code"] == -32600, refused
+            assert "'a+b' holds an MQTT wildcard" in refused["error"]["message"]

@@ -310,3 +310,29 @@ async def test_a_gateway_that_stops_leaves_the_agents_tasks_running(ns: str) -> 
         await asyncio.sleep(2.5)
         on_mesh_task = await direct.get_task(task_id)
         assert on_mesh_task.status.state is TaskState.WORKING, on_mesh_task.status
+
+
+@pytest.mark.parametrize("task_id", ["with+plus", "with#hash", "a/+/b"])
+async def test_a_task_id_that_cannot_be_a_topic_level_is_refused_at_once(
+        ns: str, task_id: str) -> None:
+    """v0.1's ``tasks/send`` names the new task (``params.id``), whose id names its topics
+    on the mesh: one holding a wildcard is refused by the gateway with -32600, in the
+    caller's dialect, and no task is made (the agent's refusal would go where the
+    gateway does not listen)."""
+    async with on_mesh(WORKER, ns), gateway(ns, warmup=0) as url, \
+            httpx.AsyncClient(timeout=5) as http:
+        def send(tid: str) -> dict[str, Any]:
+            return {"jsonrpc": "2.0", "id": 1, "method": "tasks/send", "params": {
+                "id": tid, "message": {"role": "user", "parts": [{"type": "text",
+                                                                  "text": "report"}]}}}
+
+        refused = (await http.post(url + "/agents/Worker/", json=send(task_id))).json()
+        assert refused["error"]["code"] == -32600, refused
+        assert repr(task_id) in refused["error"]["message"]
+        assert "wildcard" in refused["error"]["message"]
+        got = (await http.post(url + "/agents/Worker/", json={
+            "jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task_id}})).json()
+        assert got["error"]["code"] == -32001, got  # no task was made
+        ok = (await http.post(url + "/agents/Worker/", json=send("plain-" + ns))).json()
+        assert ok["result"]["id"] == "plain-" + ns
+        assert ok["result"]["status"]["state"] == "completed", ok

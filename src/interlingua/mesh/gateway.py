@@ -44,8 +44,8 @@ from ..bindings.http.request_headers import RequestHeaders
 from ..client.card import parse_card
 from ..client.errors import AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
-from ..core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
-from ..core.errors import A2AError
+from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
+from ..core.errors import A2AError, InvalidRequest
 from ..core.model import Role
 from ..host.app import create_app
 from ..host.cors import cors_layer, first_sight
@@ -56,7 +56,7 @@ from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
-from .topics import MeshURL, Topics, check_name, mesh_name
+from .topics import MeshURL, Topics, check_name, mesh_name, topic_problem
 
 __all__ = ["Gateway", "Link", "SamLink"]
 
@@ -227,6 +227,8 @@ class Gateway:
                                  freeze_gc=False, young_gc_threshold=None,
                                  allowed_hosts=self.allowed_hosts,
                                  allowed_origins=self.allowed_origins)
+                # a task id the caller names is refused before its task is made here
+                app.state.service.door.checks.append(_task_id_on_the_mesh)
                 await self._stack.enter_async_context(app.router.lifespan_context(app))
                 self._apps[name] = app
         return app
@@ -414,6 +416,18 @@ class SamLink:
             log.info("task %s canceled here; on the mesh: %s", task_id, exc)
         finally:
             requester.forget(rid)
+
+
+def _task_id_on_the_mesh(call: Call) -> None:
+    """Refuse a send naming a new task (v0.1's and SAM's ``params.id``) by an id that
+    cannot be a topic level: it names the task on the mesh, and in SAM's layout the
+    topics its answers come back on (the agent would refuse it where the gateway does
+    not listen)."""
+    if isinstance(call, SendMessage) and call.client_task_id:
+        why = topic_problem(call.client_task_id)
+        if why is not None:
+            raise InvalidRequest(f"Invalid Request: the id of a send names its task (and "
+                                 f"topics): {call.client_task_id!r} {why}")
 
 
 def _base_url(scope: Scope) -> str:

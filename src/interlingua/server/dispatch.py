@@ -170,6 +170,10 @@ class FrontDoor:
         self.settings = settings
         self.hooks = hooks if hooks is not None else engine.hooks
         self._request_hooks = self.hooks.requests
+        #: checks of each call as it is read, before it is made: one raises the refusal
+        #: (an ``A2AError``). A host adds its own: the mesh's gateway refuses a task id
+        #: its topics cannot hold, before a task of that id is made
+        self.checks: list[Callable[[Call], None]] = []
 
     # Both are awaited by every binding on every request, and nearly always have
     # nothing to do: then they return DONE, not a coroutine.
@@ -318,6 +322,8 @@ class FrontDoor:
             # by default the codec reads the method's params (``payload``: JSON bytes)
             inbound.call = call = decode(inbound) if decode is not None else \
                 codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
+        for check in self.checks:
+            check(call)
         headers = inbound.headers
         # the tenant the call names: its binding's (a path's, or "" where a gRPC
         # tenant named the agent), else its member ("" is ProtoJSON's unset); None:
