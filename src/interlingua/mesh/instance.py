@@ -13,6 +13,10 @@ releases when the process ends, however it ends (a ``kill -9`` too). An instance
 alone on its host is always ``{host}-0``; of two, a restarted one takes the slot
 the other does not hold. A name given with ``--mesh-instance`` is held the same
 way, and refused while a live process of this host holds it.
+
+"The same broker" is the same address and port, however the URL spells its host
+(``127.0.0.1``, ``localhost``): a slot is held once for each address the host name
+resolves to, so that two spellings that reach one broker meet on at least one.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import ipaddress
 import os
+import socket
 import tempfile
 from pathlib import Path
 
 from .topics import MeshURL
 
-__all__ = ["InstanceTaken", "Slot", "claim", "host_name"]
+__all__ = ["InstanceTaken", "Slot", "broker_addresses", "claim", "host_name"]
 
 #: slots tried before giving up (one per live instance of the agent on this host)
 _SLOTS = 1000
@@ -51,26 +57,63 @@ def _lock_dir() -> Path:
 
 
 class Slot:
-    """An instance name and the lock that holds it (``release`` on a clean stop)."""
+    """An instance name and the locks that hold it, one per address of the broker
+    (``release`` on a clean stop)."""
 
-    def __init__(self, name: str, fd: int, path: Path) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self._fd: int | None = fd
-        self._path = path
+        self._held: list[tuple[int, Path]] = []
+
+    def add(self, fd: int, path: Path) -> None:
+        self._held.append((fd, path))
 
     def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
+        held, self._held = self._held, []
+        for fd, path in held:
             # removed while still held (a process that takes the name next checks
             # that the file it locked is still the one at the path), then unlocked
             with contextlib.suppress(OSError):
-                self._path.unlink()
+                path.unlink()
             os.close(fd)
 
 
-def _hold(broker: MeshURL, namespace: str, agent: str, name: str) -> Slot | None:
-    key = f"{broker.host}:{broker.port}|{namespace}|{agent}|{name}".encode()
-    path = _lock_dir() / (hashlib.sha256(key).hexdigest()[:32] + ".lock")
+def broker_addresses(broker: MeshURL) -> list[str]:
+    """The addresses the broker's host name resolves to, each written one way; the
+    lower-cased name when it does not resolve (every spelling of one broker then
+    shares an address: ``localhost`` is ``127.0.0.1``)."""
+    host = broker.host.lower()
+    try:
+        found = socket.getaddrinfo(host, broker.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return [host]
+    addresses: set[str] = set()
+    for *_, sockaddr in found:
+        try:
+            ip = ipaddress.ip_address(str(sockaddr[0]).partition("%")[0])
+        except ValueError:
+            continue
+        mapped = getattr(ip, "ipv4_mapped", None)
+        addresses.add(str(mapped or ip))
+    return sorted(addresses) or [host]
+
+
+def _hold(addresses: list[str], port: int, namespace: str, agent: str,
+          name: str) -> Slot | None:
+    """``name`` held for every address of the broker (None: a live process of this host
+    holds it for one of them)."""
+    slot = Slot(name)
+    for address in addresses:
+        key = f"{address}:{port}|{namespace}|{agent}|{name}".encode()
+        locked = _lock(_lock_dir() / (hashlib.sha256(key).hexdigest()[:32] + ".lock"))
+        if locked is None:
+            slot.release()
+            return None
+        slot.add(*locked)
+    return slot
+
+
+def _lock(path: Path) -> tuple[int, Path] | None:
+    """The file at ``path`` locked (its descriptor), or None: a live process holds it."""
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -86,15 +129,16 @@ def _hold(broker: MeshURL, namespace: str, agent: str, name: str) -> Slot | None
         except FileNotFoundError:
             current = None
         if current == os.fstat(fd).st_ino:
-            return Slot(name, fd, path)
+            return fd, path
         os.close(fd)  # removed by its last holder after it was opened: try the new one
 
 
 def claim(broker: MeshURL, namespace: str, agent: str, instance: str | None) -> Slot:
     """Hold ``instance`` (or, if None, this host's lowest free ``{host}-{slot}``) for this
     process; ``InstanceTaken`` when a live process of this host holds the name given."""
+    addresses = broker_addresses(broker)
     if instance is not None:
-        slot = _hold(broker, namespace, agent, instance)
+        slot = _hold(addresses, broker.port, namespace, agent, instance)
         if slot is None:
             raise InstanceTaken(
                 f"instance {instance!r} of {agent!r} (namespace {namespace}) is already running "
@@ -102,7 +146,7 @@ def claim(broker: MeshURL, namespace: str, agent: str, instance: str | None) -> 
         return slot
     host = host_name()
     for n in range(_SLOTS):
-        slot = _hold(broker, namespace, agent, f"{host}-{n}")
+        slot = _hold(addresses, broker.port, namespace, agent, f"{host}-{n}")
         if slot is not None:
             return slot
     raise InstanceTaken(f"{_SLOTS} instances of {agent!r} already run on this host")
