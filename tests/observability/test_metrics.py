@@ -231,6 +231,10 @@ def test_a_call_refused_before_it_is_made_is_counted_on_every_binding() -> None:
             with pytest.raises(grpc.RpcError):
                 rpc1.A2AServiceStub(channel).GetTask(pb1.GetTaskRequest(id="t"),
                                                      metadata=(("a2a-version", "9.0"),))
+            # a method the service does not have (it was answered by grpc unseen)
+            with pytest.raises(grpc.RpcError) as unknown:
+                channel.unary_unary("/lf.a2a.v1.A2AService/Nope")(b"")
+            assert unknown.value.code() == grpc.StatusCode.UNIMPLEMENTED
         nope = {"jsonrpc": "2.0", "id": 1, "method": "Nope", "params": {}}
         assert httpx.post(url + "/", json=nope, headers={"A2A-Version": "1.0"}).json()[
             "error"]["code"] == -32601
@@ -245,6 +249,7 @@ def test_a_call_refused_before_it_is_made_is_counted_on_every_binding() -> None:
     for binding in ("jsonrpc", "rest", "grpc"):
         assert by.get(("unread", binding, "VersionNotSupported")) == 1, (binding, by)
     assert by.get(("unread", "jsonrpc", "MethodNotFound")) == 1, by
+    assert by.get(("unread", "grpc", "MethodNotFound")) == 1, by
     assert by.get(("unread", "jsonrpc", "RateLimited")), by
     assert "Nope" not in {method for method, _, _ in by}
 

@@ -3,8 +3,8 @@ agent (``GrpcServer``) and the port several agents share (``GrpcTenants``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -38,9 +38,14 @@ class Listener:
         self._server: grpc.aio.Server | None = None
         self._standard: StandardServices | None = None
 
-    async def _open(self, server: grpc.aio.Server, standard: StandardServices) -> int:
+    async def _open(self, server: grpc.aio.Server, standard: StandardServices,
+                    unknown: Callable[[str, Mapping[str, str]], None] | None = None) -> int:
         """``server`` listening on the address (plain text or TLS), started, and its
-        standard services serving: the port it listens on."""
+        standard services serving: the port it listens on. ``unknown(method, metadata)``
+        is told of each call of a method no service here has (after every other
+        handler: it answers ``UNIMPLEMENTED`` as grpc would)."""
+        if unknown is not None:
+            server.add_generic_rpc_handlers([_Unknown(unknown)])
         port: int
         if self.before_binding is not None:
             self.before_binding()
@@ -56,3 +61,21 @@ class Listener:
         self._server, self._standard = server, standard
         self.port = port
         return port
+
+
+class _Unknown(grpc.GenericRpcHandler):  # type: ignore[misc]  # (grpc has no types)
+    """Any method the handlers before it do not have: told, then ``UNIMPLEMENTED``."""
+
+    def __init__(self, told: Callable[[str, Mapping[str, str]], None]) -> None:
+        self._told = told
+
+    def service(self, details: Any) -> Any:
+        method = details.method
+        metadata = {k.lower(): v for k, v in details.invocation_metadata if isinstance(v, str)}
+
+        async def refuse(request: bytes, context: Any) -> bytes:
+            self._told(method, metadata)
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"Method not found: {method}")
+            return b""  # (abort raises)
+
+        return grpc.unary_unary_rpc_method_handler(refuse)

@@ -11,11 +11,12 @@ for a few seconds, before the engine does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from ...core.errors import MethodNotFound
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
@@ -79,7 +80,15 @@ class GrpcServer(Listener, BaseBinding):
     async def _listen(self, binding: GrpcBinding, max_message_bytes: int) -> int:
         server = grpc.aio.server(options=server_options(max_message_bytes))
         server.add_generic_rpc_handlers(binding.handlers())
-        return await self._open(server, StandardServices(server, [V1_SERVICE, V03_SERVICE]))
+        door = binding.door
+
+        def unknown(method: str, metadata: Mapping[str, str]) -> None:
+            # counted as every binding counts a method it does not have: "unread"
+            door.refused_unread("grpc", None, metadata, MethodNotFound(
+                f"Method not found: {method}"))
+
+        return await self._open(server, StandardServices(server, [V1_SERVICE, V03_SERVICE]),
+                                unknown)
 
     async def stop(self) -> None:
         # calls in flight end before the engine under them stops
