@@ -183,9 +183,12 @@ def _unrouted(task: Task) -> Task:
     return msgspec.structs.replace(task, history=history)
 
 
+class _BatchRefused(InvalidRequest):
+    """A batch, refused before any of its requests is read."""
+
+
 def _no_batches(items: int) -> None:
-    """A batch is refused before any of its requests is read."""
-    raise InvalidRequest("Invalid Request: batches are not taken on the mesh")
+    raise _BatchRefused("Invalid Request: batches are not taken on the mesh")
 
 
 def _request_id(payload: bytes) -> Any:
@@ -488,6 +491,9 @@ class MeshAgent:
                 await self.door.admit(scope, headers, "mqtt")
                 parsed = jsonrpc.parse(msg.payload, _no_batches)
             except A2AError as exc:
+                if isinstance(exc, _BatchRefused):  # counted as every refusal is, by
+                    # the error its caller reads
+                    self.door.refused_unread("mqtt", None, headers, InvalidRequest(exc.message))
                 rid = _rid_of(exc)
                 if rid is None and len(msg.payload) <= self.door.settings.max_body_bytes:
                     # refused before it was read (its credentials, the rate): its id
@@ -499,13 +505,16 @@ class MeshAgent:
                 return
             if isinstance(parsed, jsonrpc.Batch):
                 err = InvalidRequest("Invalid Request: batches are not taken on the mesh")
+                self.door.refused_unread("mqtt", None, headers, err)  # as every refusal is
                 await self._answer_error(reply, None, err, err.message)
                 return
             rid = parsed.id
             if not parsed.has_id:
                 reply.topic = None  # a notification: nothing is answered
             if unroutable is not None:
-                raise InvalidRequest(f"Invalid Request: {unroutable}")
+                err = InvalidRequest(f"Invalid Request: {unroutable}")
+                self.door.refused_unread("mqtt", MESH_CODEC, headers, err)
+                raise err
             await self._dispatch(parsed, msg, reply, forwarded, scope, headers)
         except A2AError as exc:
             if not forwarded:
@@ -536,6 +545,30 @@ class MeshAgent:
         assert call is not None
         if forwarded and not isinstance(call, CancelTask):
             return  # only cancels are handed on
+        try:
+            self._route(call, req, reply, streaming)
+        except A2AError as exc:  # told to the request hooks, as the front door's refusals
+            self.door.refused(inbound, exc)
+            raise
+        if isinstance(call, CancelTask) and not self.door.running_here(info, call.id):
+            # the instance that runs the task answers its cancel
+            if forwarded:
+                return  # not ours: the instance running it answers
+            if await self._hand_on(call, info, msg):
+                return
+        result = await self.door.enter(inbound)
+        if isinstance(result, Items):
+            task_id = call.id if isinstance(call, SubscribeToTask) else None
+            await self._pump(result, info, req.id, reply, task_id=task_id)
+            return
+        if isinstance(result, Task):
+            result = _unrouted(result)
+        if reply.topic is not None:
+            await self._answer(reply, req.id, codec.encode_result(call, result))
+
+    def _route(self, call: Any, req: jsonrpc.Request, reply: Reply, streaming: bool) -> None:
+        """Where a call's answers go, checked before it is made: a send's task named by
+        its request id (SAM's), its route kept with the task, its updates' topic."""
         if isinstance(call, SendMessage):
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id, and the
@@ -555,21 +588,6 @@ class MeshAgent:
                 self._check_status_topic(reply, call.message.task_id or call.client_task_id)
         if isinstance(call, SubscribeToTask):
             self._check_status_topic(reply, call.id)
-        if isinstance(call, CancelTask) and not self.door.running_here(info, call.id):
-            # the instance that runs the task answers its cancel
-            if forwarded:
-                return  # not ours: the instance running it answers
-            if await self._hand_on(call, info, msg):
-                return
-        result = await self.door.enter(inbound)
-        if isinstance(result, Items):
-            task_id = call.id if isinstance(call, SubscribeToTask) else None
-            await self._pump(result, info, req.id, reply, task_id=task_id)
-            return
-        if isinstance(result, Task):
-            result = _unrouted(result)
-        if reply.topic is not None:
-            await self._answer(reply, req.id, codec.encode_result(call, result))
 
     def _check_status_topic(self, reply: Reply, task_id: str | None) -> None:
         """Refuse a stream whose updates' topic (it names the task) cannot be published."""

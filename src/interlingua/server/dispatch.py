@@ -290,6 +290,13 @@ class FrontDoor:
             self.refused_unread(inbound.binding, None, inbound.headers, exc)
             raise
 
+    def refused(self, inbound: Inbound, exc: A2AError) -> None:
+        """A call its binding refuses once it is read (``admitted``), before it is made
+        (the mesh: an id no topic can hold), told to the request hooks as ``enter``
+        tells its own refusals."""
+        if self._request_hooks:
+            self._refused(inbound, exc)
+
     def _refused(self, inbound: Inbound, exc: A2AError) -> None:
         """A call refused before it is made (its caller, its rate, its version, a call
         that does not read), told to the request hooks as a request answered so: it
