@@ -61,7 +61,7 @@ async def test_serve_no_http_answers_on_the_mesh_and_withdraws_on_sigterm(ns: st
             proc.send_signal(signal.SIGTERM)
             gone = await peer.next()
             assert gone.topic == peer.topics.withdrawals()
-            assert decoded(gone) == {"name": "Echo", "instance": "one"}
+            assert decoded(gone) == {"name": "Echo", "instance": "one", "agent": "Echo"}
             assert proc.wait(20) == 0
         finally:
             proc.kill()

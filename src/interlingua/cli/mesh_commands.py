@@ -50,7 +50,7 @@ def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org:
     """List the agents whose cards are heard on the mesh."""
     from ..mesh.broker import MeshUnavailable
     from ..mesh.discovery import list_agents
-    from ..mesh.topics import Topics, mesh_name
+    from ..mesh.topics import Topics
 
     url = _broker_url(mesh_url, insecure)
     if mesh_profile == "emqx":
@@ -71,8 +71,8 @@ def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org:
     now = time.monotonic()
     rows = [{
         "name": a.name,
-        "url": f"{url.broker}/{namespace}/{mesh_name(a.name)}",
-        "request_topic": topics.request(mesh_name(a.name)),
+        "url": f"{url.broker}/{namespace}/{a.agent}",
+        "request_topic": topics.request(a.agent),
         "instances": len(a.instances),
         "last_seen_seconds": round(now - a.last_seen, 1),
         "description": a.description,

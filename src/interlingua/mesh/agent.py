@@ -318,7 +318,7 @@ class MeshAgent:
         stopped before it (one broker, one order): so of several stopped at once, the
         last to withdraw sees no live peer and keeps its subscription for a restart."""
         await self.broker.publish(self.topics.withdrawals(), msgspec.json.encode(
-            {"name": self.card_name, "instance": self.instance}))
+            {"name": self.card_name, "instance": self.instance, "agent": self.name}))
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_ECHO_WAIT):
                 await self._echo.wait()

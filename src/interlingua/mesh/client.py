@@ -53,7 +53,7 @@ from ..core.errors import InvalidAgentResponse
 from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
-from .broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
+from .broker import Broker, MeshUnavailable, PacketTooLarge
 from .client_api import MeshClientAPI, http_only, named_for, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
@@ -339,8 +339,9 @@ class MeshClient(MeshClientAPI):
 
 
 async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = CARD_WAIT) -> bytes:
-    """The card the agent ``agent`` next publishes (``AgentUnreachable`` after ``wait`` s)."""
-    from .topics import mesh_name
+    """The card the agent ``agent`` (its topic level) next publishes (``AgentTimeout``
+    after ``wait`` s)."""
+    from .discovery import agent_level
 
     broker = Broker(url, f"{topics.namespace}-card-{secrets.token_hex(6)}")
     try:
@@ -349,8 +350,8 @@ async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = C
 
         async def first() -> bytes:
             async for msg in broker.messages():
-                name = _card_name(msg)
-                if name is not None and (name == agent or mesh_name(name) == agent):
+                # the level its mesh interface names (--mesh-name), not its name's
+                if agent_level(msg.payload, topics.namespace) == agent:
                     return msg.payload
             raise MeshUnavailable("the connection ended")
 
@@ -363,12 +364,3 @@ async def mesh_card(url: MeshURL, topics: Topics, agent: str, *, wait: float = C
         raise AgentUnreachable(str(exc)) from None
     finally:
         await broker.close()
-
-
-def _card_name(msg: Inbound) -> str | None:
-    try:
-        doc = msgspec.json.decode(msg.payload)
-    except (msgspec.DecodeError, RecursionError):
-        return None
-    name = doc.get("name") if isinstance(doc, dict) else None
-    return name if isinstance(name, str) else None

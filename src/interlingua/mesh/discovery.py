@@ -5,6 +5,11 @@ An instance that shuts down cleanly says so on the withdrawals topic; one that
 stops answering simply goes quiet, and is forgotten ``ttl`` seconds after its
 last card (60 by default, six missed publications). Cards from publishers that
 do not name their instance (SAM's agents) count as one instance per agent.
+
+An agent is known by its topic level (the last level of its request topic), which
+its card says in its mesh interface, ``mqtt://HOST:PORT/NS/AGENT``: ``--mesh-name``
+makes it other than the card's name. A card that names no such interface (SAM's
+agents, an agent served over HTTP) is read by the name rule, ``mesh_name``.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import msgspec
 
 from .broker import Broker, Inbound
 from .reading import DiscoveryListener
-from .topics import MeshURL, Topics
+from .topics import MeshURL, Topics, mesh_name, parse_mesh_url
 
-__all__ = ["CARD_INTERVAL", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "list_agents"]
+__all__ = ["CARD_INTERVAL", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "agent_level",
+           "list_agents"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -41,17 +47,54 @@ class _CardHead(msgspec.Struct):
 class _Withdrawal(msgspec.Struct):
     name: str
     instance: str = ""
+    #: the agent's topic level (ours say it; without it, the card's name is matched)
+    agent: str = ""
+
+
+def agent_level(card: bytes, namespace: str) -> str:
+    """The topic level of the agent whose card is ``card``: the agent of the first
+    ``mqtt://…/NS/AGENT`` URL the card names in ``namespace`` (its url, then its
+    interfaces), else its name as a topic level (a card without a mesh interface).
+    Not its name alone: ``--mesh-name`` serves an agent under another level."""
+    try:
+        doc = msgspec.json.decode(card)
+    except (msgspec.DecodeError, RecursionError):
+        doc = None
+    if not isinstance(doc, dict):
+        return mesh_name("")
+    urls = [doc.get("url")]
+    for key in ("supportedInterfaces", "additionalInterfaces"):
+        listed = doc.get(key)
+        if isinstance(listed, list):
+            urls += [i.get("url") for i in listed if isinstance(i, dict)]
+    for url in urls:
+        if not isinstance(url, str) or not url.lower().startswith("mqtt"):
+            continue
+        try:
+            where = parse_mesh_url(url)
+        except ValueError:
+            continue
+        if where.namespace == namespace and where.agent is not None:
+            return where.agent
+    name = doc.get("name")
+    return mesh_name(name if isinstance(name, str) else "")
 
 
 @dataclass
 class LiveAgent:
-    """An agent heard from: its last card and when each instance was last heard."""
+    """An agent heard from: its last card and when each instance was last heard.
+    ``agent`` is its topic level (the name in its URLs and request topic)."""
 
     name: str
     card: bytes
     description: str | None = None
     version: str | None = None
     instances: dict[str, float] = field(default_factory=dict)
+    agent: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.agent:
+            self.agent = mesh_name(self.name)
 
     @property
     def last_seen(self) -> float:
@@ -59,7 +102,8 @@ class LiveAgent:
 
 
 class Registry:
-    """Agents whose cards were heard within ``ttl`` seconds (time is passed in)."""
+    """Agents whose cards were heard within ``ttl`` seconds (time is passed in), by
+    their topic level."""
 
     def __init__(self, ttl: float = DEFAULT_TTL) -> None:
         self.ttl = ttl
@@ -73,11 +117,12 @@ class Registry:
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
                 log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
                 return None
-            agent = self._agents.get(head.name)
+            level = agent_level(msg.payload, topics.namespace)
+            agent = self._agents.get(level)
             if agent is None:
-                agent = self._agents[head.name] = LiveAgent(head.name, msg.payload)
-            agent.card, agent.description, agent.version = (
-                msg.payload, head.description, head.version)
+                agent = self._agents[level] = LiveAgent(head.name, msg.payload, agent=level)
+            agent.name, agent.card, agent.description, agent.version = (
+                head.name, msg.payload, head.description, head.version)
             agent.instances[msg.properties.get(INSTANCE, "")] = now
             return head.name
         if msg.topic == topics.withdrawals():
@@ -85,11 +130,13 @@ class Registry:
                 gone = msgspec.json.decode(msg.payload, type=_Withdrawal)
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 return None
-            agent = self._agents.get(gone.name)
-            if agent is not None:
+            levels = [gone.agent] if gone.agent in self._agents else [
+                level for level, a in self._agents.items() if a.name == gone.name]
+            for level in levels:
+                agent = self._agents[level]
                 agent.instances.pop(gone.instance, None)
                 if not agent.instances:
-                    del self._agents[gone.name]
+                    del self._agents[level]
             return gone.name
         return None
 
@@ -102,10 +149,13 @@ class Registry:
                     del agent.instances[instance]
             if not agent.instances:
                 del self._agents[name]
-        return sorted(self._agents.values(), key=lambda a: a.name)
+        return sorted(self._agents.values(), key=lambda a: (a.name, a.agent))
 
     def get(self, name: str, now: float) -> LiveAgent | None:
-        return next((a for a in self.live(now) if a.name == name), None)
+        """The agent of topic level ``name``, else one whose card is named so."""
+        live = self.live(now)
+        return next((a for a in live if a.agent == name),
+                    next((a for a in live if a.name == name), None))
 
 
 class Discovery(DiscoveryListener):

@@ -4,7 +4,7 @@
 JSON-RPC endpoint (every dialect interlingua serves) and the base of its
 HTTP+JSON routes (``/agents/{name}/message:send``, ``…/v1/…`` for v0.3), with
 its card under ``/agents/{name}/.well-known/agent-card.json``; ``{name}`` is
-the agent's name as a topic level (``mesh_name``).
+the agent's topic level on the mesh (``discovery.agent_level``).
 
 Each mesh agent gets a whole interlingua server of its own in this process,
 whose executor forwards the turn to the agent on the mesh: the task id the
@@ -56,7 +56,7 @@ from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
-from .topics import MeshURL, Topics, check_name, mesh_name, topic_problem
+from .topics import MeshURL, Topics, check_name, topic_problem
 
 __all__ = ["Gateway", "Link", "SamLink"]
 
@@ -319,7 +319,8 @@ class SamLink:
         await self.requester.aclose()
 
     def live(self) -> dict[str, LiveAgent]:
-        return {mesh_name(a.name): a for a in self.discovery.live()}
+        # by the topic level the card's mesh interface says (--mesh-name), not its name
+        return {a.agent: a for a in self.discovery.live()}
 
     async def forward(self, name: str, ctx: Context, streams: bool) -> None:
         """One turn (streamed when the agent's card says it streams: its updates

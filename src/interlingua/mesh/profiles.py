@@ -79,7 +79,8 @@ class _EMQX(Profile):
 
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
-    _SAM("sam", MQTT_BINDING, MESH_PROTOCOL_VERSION, listed_beside_http=False),
+    # (listed beside HTTP: consumers read the agent's topic level there, --mesh-name)
+    _SAM("sam", MQTT_BINDING, MESH_PROTOCOL_VERSION, listed_beside_http=True),
     # the binding name and version the profile's own cards give (its SDK's build_card)
     _EMQX("emqx", "MQTTv5+JSONRPCv2", "1.0", listed_beside_http=True),
 )}

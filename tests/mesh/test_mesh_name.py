@@ -1,0 +1,79 @@
+"""An agent served under a topic level other than its name's (``--mesh-name``): every
+consumer reaches it there, as its card's mesh interface says. They went by the card's
+name instead (``Echo_Agent``): the card lookup waited for a card it never matched,
+``mesh agents`` printed a URL and request topic nobody listens to, and the gateway
+listed the agent under that name and published its requests where nobody takes them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from interlingua import Agent, Client, client_for
+from interlingua.core.model import Task, TaskState
+from interlingua.mesh.gateway import Gateway
+from interlingua.mesh.topics import parse_mesh_url
+from tests.live import live_server
+
+from .helpers import BROKER, on_mesh
+
+pytestmark = pytest.mark.timeout(60)
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(sys.executable).with_name("interlingua")
+
+
+async def _echo(text: str) -> str:
+    return text
+
+
+ECHO = Agent("Echo Agent", "Echoes.", _echo)
+
+
+async def test_the_card_is_read_at_the_mesh_name(ns: str) -> None:
+    async with on_mesh(ECHO, ns, name="EchoX", http=False), \
+            client_for(f"{BROKER}/{ns}/EchoX", timeout=5) as client:
+        card = await client.get_card()
+        assert card.name == "Echo Agent"
+
+
+def _agents(ns: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), "mesh", "agents", "--mesh", BROKER, "--namespace", ns,
+                           "--wait", "1.5", "--json"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=30)
+
+
+async def test_mesh_agents_names_the_mesh_name(ns: str) -> None:
+    async with on_mesh(ECHO, ns, name="EchoX", http=False):
+        done = await asyncio.to_thread(_agents, ns)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)
+    assert row["name"] == "Echo Agent"
+    assert row["url"] == f"{BROKER}/{ns}/EchoX"
+    assert row["request_topic"] == f"{ns}/a2a/v1/agent/request/EchoX"
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["mesh-only", "beside-http"])
+async def test_the_gateway_serves_the_agent_at_its_mesh_name(ns: str, http: bool) -> None:
+    # (beside HTTP, the card lists the mesh interface too)
+    gateway = Gateway(parse_mesh_url(BROKER), ns, warmup=0)
+    async with on_mesh(ECHO, ns, name="EchoX", http=http):
+        with live_server(gateway) as url:
+            async with httpx.AsyncClient() as http:
+                for _ in range(100):
+                    listed = (await http.get(url + "/agents")).json()["agents"]
+                    if listed:
+                        break
+                    await asyncio.sleep(0.1)
+            assert [(a["name"], a["url"]) for a in listed] == [
+                ("Echo Agent", url + "/agents/EchoX/")]
+            async with Client(url + "/agents/EchoX/", timeout=10) as client:
+                task = await client.send("hello")
+            assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+            assert task.artifacts[0].parts[0].text == "hello"  # type: ignore[union-attr]
