@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from interlingua import Agent
 from interlingua.mesh.broker import Inbound
 from interlingua.mesh.discovery import Discovery, Registry
+from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import Topics, parse_mesh_url
+from tests.live import live_server
 
 from .helpers import BROKER, on_mesh
 
@@ -85,3 +88,39 @@ async def test_mesh_agents_lists_the_live_agents(ns: str) -> None:
     assert rows[0]["request_topic"] == f"{ns}/a2a/v1/agent/request/Echo_Agent"
     empty = await asyncio.to_thread(_agents, ns + "x")
     assert json.loads(empty.stdout) == []
+
+
+def test_the_registry_keeps_an_instance_for_six_of_the_periods_its_card_says() -> None:
+    topics = Topics("ns")
+    reg = Registry(ttl=60)
+    card = b'{"name": "A"}'
+    reg.take(Inbound(topics.discovery(), card, {"a2aInstance": "1", "a2aCardInterval": "90"}),
+             topics, now=0)
+    assert [a.name for a in reg.live(now=539)] == ["A"]  # six periods of 90 s
+    assert reg.live(now=541) == []
+    # never sooner than the TTL; a period that cannot be read is not one
+    for said in ("1", "0", "-5", "nan", "soon"):
+        reg.take(Inbound(topics.discovery(), card, {"a2aInstance": "1", "a2aCardInterval": said}),
+                 topics, now=0)
+        assert [a.name for a in reg.live(now=59)] == ["A"], said
+        assert reg.live(now=61) == [], said
+
+
+async def test_the_gateway_keeps_an_agent_between_cards_of_a_long_period(ns: str) -> None:
+    """An agent publishing its card every 2 s, a gateway whose TTL (for cards that say no
+    period) is 1 s: the agent stays listed and served between its cards. It was dropped
+    one TTL after each card, whatever the agent's period."""
+    gateway = Gateway(parse_mesh_url(BROKER), ns, warmup=0, ttl=1.0)
+    async with on_mesh(ECHO, ns, card_interval=2.0):
+        with live_server(gateway) as url:
+            async with httpx.AsyncClient() as http:
+                for _ in range(100):
+                    if (await http.get(url + "/agents")).json()["agents"]:
+                        break
+                    await asyncio.sleep(0.1)
+                loop = asyncio.get_running_loop()
+                end = loop.time() + 4.5  # past two of its periods
+                while loop.time() < end:
+                    got = await http.get(url + "/agents/Echo_Agent/.well-known/agent-card.json")
+                    assert got.status_code == 200, got.text
+                    await asyncio.sleep(0.1)

@@ -85,8 +85,9 @@ def mesh_serve_options(f: F) -> F:
                           "queued requests."),
         click.option("--mesh-card-interval", type=Seconds(0.1, 3600), default=10.0,
                      show_default=True, metavar="SECONDS",
-                     help="How often the card is published on the discovery topic (consumers "
-                          "forget an instance six periods after its last card by default)."),
+                     help="How often the card is published on the discovery topic; the card "
+                          "says it, and consumers forget an instance six periods after its last "
+                          "card (not within 60 s)."),
         click.option("--mesh-ca-bundle", default=None, metavar="PEM",
                      help="mqtts://: check the broker's certificate against these CAs "
                           "[default: the system's]."),

@@ -57,6 +57,7 @@ from ..server.dispatch import AnswerTooLarge, Entry, FrontDoor, Items, Lagged, U
 from ..server.run import Run
 from .broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
 from .codec import MESH_CODEC, id_of
+from .discovery import CARD_PERIOD
 from .instance import claim
 from .reading import read_reconnecting
 from .settings import MeshSettings
@@ -366,8 +367,10 @@ class MeshAgent:
         while True:
             if self._subscribed.is_set() and self.broker.connected:
                 try:
-                    await self.broker.publish(self.topics.discovery(), self.card,
-                                              {INSTANCE: self.instance}, qos=0)
+                    # its period said, for consumers to keep it between cards
+                    await self.broker.publish(self.topics.discovery(), self.card, {
+                        INSTANCE: self.instance,
+                        CARD_PERIOD: f"{self.settings.card_interval:g}"}, qos=0)
                 except MeshUnavailable as exc:
                     log.debug("card not published: %s", exc)
                 except PacketTooLarge as exc:

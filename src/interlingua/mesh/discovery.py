@@ -2,8 +2,10 @@
 keep what they heard for a while (a TTL registry, as SAM does).
 
 An instance that shuts down cleanly says so on the withdrawals topic; one that
-stops answering simply goes quiet, and is forgotten ``ttl`` seconds after its
-last card (60 by default, six missed publications). Cards from publishers that
+stops answering simply goes quiet, and is forgotten six of its card periods after
+its last card (ours say the period in the user property ``a2aCardInterval``), and
+never sooner than ``ttl`` seconds (60 by default: six of the default period; the
+only bound for a card that says no period). Cards from publishers that
 do not name their instance (SAM's agents) count as one instance per agent.
 
 An agent is known by its topic level (the last level of its request topic), which
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -27,8 +30,8 @@ from .broker import Broker, Inbound
 from .reading import DiscoveryListener
 from .topics import MeshURL, Topics, mesh_name, parse_mesh_url
 
-__all__ = ["CARD_INTERVAL", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry", "agent_level",
-           "list_agents"]
+__all__ = ["CARD_INTERVAL", "CARD_PERIOD", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry",
+           "agent_level", "list_agents"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -36,6 +39,20 @@ log = logging.getLogger("interlingua.mesh")
 CARD_INTERVAL = 10.0
 DEFAULT_TTL = 60.0
 INSTANCE = "a2aInstance"
+#: the user property of a card that says how often its instance publishes it (seconds)
+CARD_PERIOD = "a2aCardInterval"
+#: an instance is kept for this many of its card periods after its last card
+KEPT_PERIODS = 6
+
+
+def _kept(properties: dict[str, str], ttl: float) -> float:
+    """Seconds an instance is kept after a card published with ``properties``: six of
+    the period it says, at least ``ttl`` (a card that says none: ``ttl``)."""
+    try:
+        period = float(properties.get(CARD_PERIOD, ""))
+    except ValueError:
+        return ttl
+    return max(ttl, KEPT_PERIODS * period) if math.isfinite(period) and period > 0 else ttl
 
 
 class _CardHead(msgspec.Struct):
@@ -91,6 +108,8 @@ class LiveAgent:
     version: str | None = None
     instances: dict[str, float] = field(default_factory=dict)
     agent: str = ""
+    #: seconds each instance is kept after its last card (as its card's period says)
+    kept: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.agent:
@@ -123,7 +142,9 @@ class Registry:
                 agent = self._agents[level] = LiveAgent(head.name, msg.payload, agent=level)
             agent.name, agent.card, agent.description, agent.version = (
                 head.name, msg.payload, head.description, head.version)
-            agent.instances[msg.properties.get(INSTANCE, "")] = now
+            instance = msg.properties.get(INSTANCE, "")
+            agent.instances[instance] = now
+            agent.kept[instance] = _kept(msg.properties, self.ttl)
             return head.name
         if msg.topic == topics.withdrawals():
             try:
@@ -135,18 +156,20 @@ class Registry:
             for level in levels:
                 agent = self._agents[level]
                 agent.instances.pop(gone.instance, None)
+                agent.kept.pop(gone.instance, None)
                 if not agent.instances:
                     del self._agents[level]
             return gone.name
         return None
 
     def live(self, now: float) -> list[LiveAgent]:
-        """The agents with an instance heard within ``ttl``, by name."""
+        """The agents with an instance heard within the time it is kept, by name."""
         for name in list(self._agents):
             agent = self._agents[name]
             for instance, seen in list(agent.instances.items()):
-                if now - seen > self.ttl:
+                if now - seen > agent.kept.get(instance, self.ttl):
                     del agent.instances[instance]
+                    agent.kept.pop(instance, None)
             if not agent.instances:
                 del self._agents[name]
         return sorted(self._agents.values(), key=lambda a: (a.name, a.agent))
