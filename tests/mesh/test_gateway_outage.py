@@ -132,3 +132,33 @@ async def test_a_task_outlives_a_broker_restart_through_the_gateway(
                 break
             await asyncio.sleep(0.3)
         assert state == "TASK_STATE_COMPLETED", got
+
+
+async def test_a_request_the_restarted_broker_dropped_is_sent_again(broker: Mosquitto) -> None:
+    """A send through the gateway right after the broker restarted, before the agent has
+    subscribed again: the broker drops the request (it keeps no session). The gateway,
+    with no first answer, asks the agent for the task and publishes the request again;
+    the task completes. It stayed "submitted" at the gateway for ever."""
+    async with mesh_and_gateway(broker, "sam", agent_back_after=3.0) as agent_url, \
+            httpx.AsyncClient(timeout=30) as http:
+        broker.stop()
+        await asyncio.sleep(0.5)
+        broker.start()
+        await asyncio.sleep(0.3)  # the gateway's connections see the old one is gone
+        sent = (await http.post(agent_url, headers={"A2A-Version": "1.0"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                "message": {"messageId": "m-dropped", "role": "ROLE_USER",
+                            "parts": [{"text": "hello"}]},
+                "configuration": {"returnImmediately": True}}})).json()
+        task_id = sent["result"]["task"]["id"]
+        state, deadline = "", time.monotonic() + 20
+        while time.monotonic() < deadline:
+            got = (await http.post(agent_url, headers={"A2A-Version": "1.0"}, json={
+                "jsonrpc": "2.0", "id": 2, "method": "GetTask",
+                "params": {"id": task_id}})).json()
+            state = got["result"]["status"]["state"]
+            if state not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
+                break
+            await asyncio.sleep(0.3)
+        assert state == "TASK_STATE_COMPLETED", got
+        assert got["result"]["status"]["message"]["parts"][0]["text"] == "done: hello"

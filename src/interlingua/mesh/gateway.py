@@ -42,11 +42,11 @@ import msgspec
 
 from ..bindings.http.request_headers import RequestHeaders
 from ..client.card import parse_card
-from ..client.errors import AgentUnreachable, ClientError
+from ..client.errors import AgentTimeout, AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
-from ..core.errors import A2AError, InvalidRequest
-from ..core.model import Role
+from ..core.errors import A2AError, InvalidRequest, TaskNotFound
+from ..core.model import Role, Task
 from ..host.app import create_app
 from ..host.cors import cors_layer, first_sight
 from ..host.hosts import HostNotAllowed, HostPolicy
@@ -55,7 +55,16 @@ from ..server.context import Context, TaskCanceled
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
-from .relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
+from .relay import (
+    FIRST_ANSWER,
+    RECONNECT_WAIT,
+    Unanswered,
+    canceled_here,
+    finish,
+    follow_again,
+    forwarded,
+    relay,
+)
 from .topics import MeshURL, Topics, check_name, topic_problem
 
 __all__ = ["Gateway", "Link", "SamLink"]
@@ -335,11 +344,10 @@ class SamLink:
             message = msgspec.structs.replace(ctx.message, task_id=task.id)
             rid = f"{task.id}.{turns}"
         call = SendMessage(message=message, streaming=streams)
-        requester = self.requester
-        pending = await requester.publish(name, rid, call, task.id, streaming=streams,
-                                          properties=forwarded(ctx))
         try:
-            await self._follow(name, ctx, pending)
+            await self._send(name, ctx, rid, call, turns <= 1)
+        except AgentTimeout:
+            raise  # the agent never said it had the request: no connection was lost
         except AgentUnreachable:
             # the connection to the broker was lost: the agent may well carry on, and
             # is asked for the task once it is back (it was failed here, for good,
@@ -351,7 +359,61 @@ class SamLink:
                 self._spawn(self._cancel_on_mesh(name, task.id))
             raise
         finally:
+            self.requester.forget(rid)
+
+    async def _send(self, name: str, ctx: Context, rid: str, call: SendMessage,
+                    first_turn: bool) -> None:
+        """The turn's request, followed to its end. A request the broker dropped (sent
+        before the agent subscribed again, after a broker restart) is never answered:
+        with no answer within ``FIRST_ANSWER``, the agent is asked whether it has it,
+        and the request is published again (the same id and message: the agent runs it
+        once) until it has, for up to ``RECONNECT_WAIT`` (then ``AgentTimeout``)."""
+        requester, task_id = self.requester, ctx.task.id
+        properties = forwarded(ctx)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + RECONNECT_WAIT
+        for attempt in itertools.count(1):
+            pending = await requester.publish(name, rid, call, task_id,
+                                              streaming=call.streaming, properties=properties)
+            try:
+                await self._follow(name, ctx, pending, FIRST_ANSWER)
+                return
+            except Unanswered:
+                pass
+            has = await self._has(name, task_id, call.message.message_id, first_turn, attempt)
+            if has is not False or not pending.queue.empty():
+                await self._follow(name, ctx, pending)  # it has it: as long as it takes
+                return
+            if loop.time() >= end:
+                raise AgentTimeout(f"{name} did not take the request on {self.requester.url.broker} "
+                                   f"within {RECONNECT_WAIT:g} s")
+            log.info("task %s: %s has not got its request; publishing it again", task_id, name)
+
+    async def _has(self, name: str, task_id: str, message_id: str, first_turn: bool,
+                   attempt: int) -> bool | None:
+        """Whether the agent has the turn's message (None: it cannot tell us). An agent
+        silent for ``FIRST_ANSWER`` has not: not subscribed yet, it lost this ask too."""
+        rid = f"{task_id}.has{attempt}"
+        requester = self.requester
+        try:
+            pending = await requester.publish(name, rid, GetTask(id=task_id), task_id,
+                                              streaming=False)
+            async with asyncio.timeout(FIRST_ANSWER):
+                _, raw = await requester.next(pending, name)
+        except (TimeoutError, TaskNotFound):
+            return False
+        except A2AError:
+            return None  # (no tasks/get there, as at SAM's agents)
+        finally:
             requester.forget(rid)
+        task = MESH_CODEC.decode_result(GetTask(id=task_id), raw)
+        if not isinstance(task, Task):
+            return None
+        if first_turn:
+            return True  # the task is the request's
+        if not task.history:
+            return None
+        return any(m.message_id == message_id for m in task.history)
 
     async def _follow(self, name: str, ctx: Context, pending: Any,
                       first_within: float | None = None) -> None:

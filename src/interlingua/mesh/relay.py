@@ -87,7 +87,9 @@ async def finish(ctx: Context, item: Any) -> None:
 #: ends failed (the agent may well carry on meanwhile: it is asked again, not given up)
 RECONNECT_WAIT = 30.0
 #: seconds an agent asked for its task again after an outage has to answer (it answers
-#: a subscription at once, with the task) before it is asked once more
+#: a subscription at once, with the task) before it is asked once more; and seconds a
+#: SAM-layout gateway waits for the first answer to a turn's request before it asks
+#: the agent whether it has the request at all
 FIRST_ANSWER = 3.0
 
 
