@@ -419,3 +419,37 @@ async def test_the_records_of_readers_are_renewed_before_they_expire(
         sub.close()
     finally:
         await one.close()
+
+
+async def test_a_record_of_readers_lost_with_the_connection_up_is_made_good_at_renewal(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Redis emptied (FLUSHDB, an eviction) while the connection stays up: writes made
+    # meanwhile send no news to a reader whose record is gone, and no reconnection
+    # resynchronises it. The renewal that finds the record gone looks the task up in
+    # the store, as for a new record. (The reader waited for ever.)
+    monkeypatch.setattr("interlingua.bus.redis._FOLLOW_RENEW", 0.3)
+    store = MemoryStore("memory://")
+    await store.open()
+    scope = Scope("", "")
+    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0))
+    key = task_key(scope, "t-1")
+    one, two = await pair(redis_url)
+    two.attach_versions(versions_in(store))
+    try:
+        one.runs_here = lambda key: True
+        sub = two.subscribe(key, seen=2)
+        assert one._client is not None
+        name = f"{two.prefix}:readers:{key}"
+        while not await one._client.sismember(name, two._origin):
+            await asyncio.sleep(0.01)
+        await one._client.delete(name)  # lost, the connection up
+        done = status("t-1", TaskState.COMPLETED, ts(1))
+        assert await store.append(scope, "t-1", 2, [done], now=ts(1)) == 3
+        await one.publish(key, [StoredEvent(3, done)])  # no reader recorded: no news
+        assert await asyncio.wait_for(wait(sub, 2, timeout=30), 5) == 3
+        sub.close()
+    finally:
+        await one.close()
+        await two.close()
+        await store.close()

@@ -409,15 +409,27 @@ class RedisBus:
                         pipe.expire(name, FOLLOW_TTL)
                     else:
                         pipe.srem(name, self._origin)
-                await pipe.execute()
+                answers = await pipe.execute()
         except Exception as exc:
             for key, what in follow.items():
                 if self._follow.get(key, _RENEW) == _RENEW:
                     self._follow[key] = what
             log.warning("redis bus: cannot record the tasks read here (%s); will retry", exc)
             return False
-        new = [key for key, what in follow.items()
-               if what == _NEW and self._local.latest(key) is not None]
+        # A renewal that added its record again found it gone (Redis flushed, or its
+        # keys evicted, with the connection up: no reconnection resynchronised it):
+        # writes made meanwhile sent no news here, so the task is looked up as a new
+        # record's is.
+        answered = iter(answers)  # SADD's and EXPIRE's for a record, SREM's for one gone
+        new = []
+        for key, what in follow.items():
+            if what == _GONE:
+                next(answered)
+                continue
+            was_gone, _ = next(answered), next(answered)
+            if ((what == _NEW or (what == _RENEW and was_gone))
+                    and self._local.latest(key) is not None):
+                new.append(key)
         if new:
             # store reads of their own: news keeps going out meanwhile
             looking = asyncio.get_running_loop().create_task(self._look_up(new))
