@@ -148,6 +148,20 @@ def test_serve_says_a_key_or_certificate_file_it_cannot_read_by_its_option(
     assert "Serving" not in done.stdout
 
 
+def test_serve_says_a_pem_given_as_the_card_key_file_is_no_key_ring(pki: PKI,
+                                                                    tmp_path: Path) -> None:
+    # (it said "JSON is malformed: invalid character (byte 1)")
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", str(free_port()), "--store", "memory://", "--card-key", str(pki.server)],
+        cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: --card-key {pki.server}: cannot read the signing key file "
+                           f"{pki.server}: a PEM key, not a key file of interlingua's (the JSON "
+                           "key ring it makes at a path where there is none, and rotates keys "
+                           "in): give a new path\n")
+
+
 @pytest.mark.parametrize("grpc", [False, True])
 def test_serve_says_an_encrypted_key_is_not_taken(pki: PKI, tmp_path: Path,
                                                   grpc: bool) -> None:

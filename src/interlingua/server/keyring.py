@@ -295,9 +295,15 @@ class KeyRing:
     def _read_file(self) -> list[SigningKey]:
         assert self.path is not None
         try:
-            doc = msgspec.json.decode(self.path.read_bytes(), type=_KeyFile)
-        except (OSError, msgspec.DecodeError) as exc:
+            content = self.path.read_bytes()
+            doc = msgspec.json.decode(content, type=_KeyFile)
+        except OSError as exc:
             raise ValueError(f"cannot read the signing key file {self.path}: {exc}") from None
+        except msgspec.DecodeError as exc:
+            what = ("a PEM key, not a key file of interlingua's (the JSON key ring it makes "
+                    "at a path where there is none, and rotates keys in): give a new path"
+                    if b"-----BEGIN" in content[:4096] else str(exc))
+            raise ValueError(f"cannot read the signing key file {self.path}: {what}") from None
         keys = []
         for entry in doc.keys:
             key, alg = _import_pem(entry.pem)
