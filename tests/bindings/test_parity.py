@@ -198,6 +198,18 @@ def test_resubscribe_replays_after_last_event_id(kind: type[Driver], server: str
     assert [(i, shape(e)) for i, e in again] == [(i, shape(e)) for i, e in rest]
 
 
+def test_a_streamed_send_keeps_to_its_history_length(kind: type[Driver], server: str,
+                                                      client: httpx.Client) -> None:
+    """``configuration.historyLength`` holds the stream's task snapshot as it holds a
+    unary send's answer (the snapshot carried the whole history on every binding)."""
+    call = c.SendMessage(message=message("2"), config=c.SendConfig(history_length=0),
+                         streaming=True)
+    tasks = [e for _, e in kind(client, server).stream(call) if isinstance(e, m.Task)]
+    assert tasks
+    # (v0.3's proto cannot say 0: its int32 field reads 0 as unset, all of it)
+    assert len(tasks[0].history) == (1 if kind.name == "grpc-0.3" else 0), tasks[0]
+
+
 def test_get(kind: type[Driver], server: str, client: httpx.Client) -> None:
     d = kind(client, server)
     task = send_task(d, "2")

@@ -170,3 +170,15 @@ async def test_input_required_ends_the_stream_and_a_second_stream_continues(
     for e in second:
         asm.feed(e)
     assert asm.text("greeting") == "Hello, Ada!"
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+async def test_a_continued_stream_keeps_to_its_history_length(agent_url: str,
+                                                              dialect: str) -> None:
+    # (the snapshot a stream to a task with a history opens with carried all of it)
+    async with client_for(agent_url, dialect) as client:
+        first = await collect(client.stream("greet"))
+        task_id = first[-1].task_id
+        second = await collect(client.stream("Ada", task_id=task_id, history_length=1))
+    snapshots = [e.item for e in second if isinstance(e.item, Task)]
+    assert snapshots and len(snapshots[0].history) == 1, snapshots[0].history

@@ -95,8 +95,12 @@ class Streams:
 
     def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin, *,
                  heartbeat_interval: float, max_lag: int,
-                 leases: LeaseKeeper | None = None) -> None:
+                 leases: LeaseKeeper | None = None,
+                 default_history_length: int | None = None) -> None:
         self.store = store
+        #: the history a streamed send's task snapshot carries when the send asks
+        #: for no length (as a unary send's answer)
+        self.default_history_length = default_history_length
         self.bus = bus
         self._leases = leases
         #: a bus shared with other processes tells of their writes
@@ -145,17 +149,26 @@ class Streams:
     async def _send_stream(self, call: SendMessage, request: RequestInfo) -> Stream:
         begun = await self.begin(call, request)
         scope = request.scope
+        # the history its task snapshots carry: as a unary send's answer does
+        asked = call.config.history_length if call.config is not None else None
+        history = self.default_history_length if asked is None else asked
+        stream: Stream
         if isinstance(begun, Task):
             # A retried message: follow its task as a fresh subscriber would.
-            return await self._subscribe_stream(
+            stream = await self._subscribe_stream(
                 SubscribeToTask(id=begun.id), request, None, allow_finished=True)
-        run = begun
-        # Subscribed before the turn's first write can happen (it was only scheduled).
-        sub = self.bus.subscribe(run.key, seen=run.version)
-        if run.persisted:
-            snapshot = Entry(run.version, run.task)
-            return _Follow(self, scope, run.task.id, sub, run.version, first=snapshot)
-        return _Follow(self, scope, run.task.id, sub, 0, new_run=run)
+        else:
+            run = begun
+            # Subscribed before the turn's first write can happen (it was only scheduled).
+            sub = self.bus.subscribe(run.key, seen=run.version)
+            if run.persisted:
+                snapshot = Entry(run.version, run.task)
+                stream = _Follow(self, scope, run.task.id, sub, run.version, first=snapshot)
+            else:
+                stream = _Follow(self, scope, run.task.id, sub, 0, new_run=run)
+        if history is not None and isinstance(stream, _Follow):
+            stream.history = history
+        return stream
 
     async def _subscribe_stream(
         self,
@@ -330,6 +343,7 @@ class _Follow(Stream):
         "_stored",
         "_sub",
         "_task_id",
+        "history",
     )
 
     def __init__(self, source: Streams, scope: Scope, task_id: str, sub: Subscription,
@@ -359,6 +373,9 @@ class _Follow(Stream):
         self._done = False
         #: a lone reader's batches of updates go out as the log holds them (take_stored)
         self._stored = False
+        #: the messages of history its task snapshots keep (None: all), as a streamed
+        #: send asked (``configuration.historyLength``)
+        self.history: int | None = None
         source.open_count += 1
 
     def take_stored(self) -> None:
@@ -407,6 +424,8 @@ class _Follow(Stream):
         first = self._first
         if first is not None:
             self._first = None
+            if self.history is not None and type(first.item) is Task:
+                first = Entry(first.seq, self._trimmed(first.item))
             # A snapshot of a running task is its live projection, which may have
             # moved on by the time the reader polls again; the events that moved
             # it must still be sent, so whether it ended is decided now.
@@ -452,6 +471,14 @@ class _Follow(Stream):
             items = self._entries(events)
             if items:
                 return items
+
+    def _trimmed(self, task: Task) -> Task:
+        """``task`` with the last ``history`` messages of its history (a copy of the
+        struct, not of the rest)."""
+        n = self.history
+        if n is None or len(task.history) <= n:
+            return task
+        return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
 
     async def _follow_instead(self, task_id: str) -> None:
         """Another process made the task for this send's message first: follow it."""
@@ -521,7 +548,10 @@ class _Follow(Stream):
         batch: list[StreamOutput] = (
             events if ends_with is ArtifactUpdate else events[:-1])  # type: ignore[assignment]
         if kind is TaskCreated:
-            batch = [Entry(first.seq, head.task), *batch[1:]]  # type: ignore[union-attr]
+            created = head.task  # type: ignore[union-attr]
+            if self.history is not None:
+                created = self._trimmed(created)
+            batch = [Entry(first.seq, created), *batch[1:]]
         if ends_with is StatusUpdate:
             batch.append(Entry(after, tail))  # type: ignore[arg-type]
             if tail.status.state in self._ends:  # type: ignore[union-attr]
@@ -548,6 +578,10 @@ class _Follow(Stream):
                 continue
             item = _item(event)
             if item is None:
+                continue
+            if type(item) is Task and self.history is not None:
+                # its own snapshot (the send's historyLength): no encoding shared
+                batch.append(Entry(after, self._trimmed(item)))
                 continue
             batch.append(Entry(after, item, stored if shared else None))
             if type(item) is StatusUpdate and item.status.state in self._ends:
