@@ -312,6 +312,39 @@ async def test_a_gateway_that_stops_leaves_the_agents_tasks_running(ns: str) -> 
         assert on_mesh_task.status.state is TaskState.WORKING, on_mesh_task.status
 
 
+async def _two_seconds(ctx: Context) -> None:
+    await ctx.update("thinking")
+    await asyncio.sleep(2)
+    await ctx.complete("done on the mesh")
+
+
+async def test_a_task_a_restarted_gateway_left_ends_as_the_agent_ended_it(
+        ns: str, tmp_path: Any) -> None:
+    """The gateway stops while the agent works on a task, and starts again on its store:
+    the task is taken up where the agent has it and ends as the agent's did (it was
+    ended failed, "The server stopped while the task was running", while the agent
+    completed it)."""
+    from interlingua import Agent
+
+    slow = Agent("Slow", "Takes two seconds.", _two_seconds, streaming=True)
+    store = f"sqlite:///{tmp_path}/"
+    async with on_mesh(slow, ns):
+        async with gateway(ns, store=store) as url, Client(url + "/agents/Slow/") as client:
+            stream = client.stream("go")
+            task_id = (await _working(stream)).task_id
+            await stream.aclose()
+        await asyncio.sleep(2.5)  # the agent completes it meanwhile
+        async with gateway(ns, store=store) as url, Client(url + "/agents/Slow/") as client:
+            for _ in range(100):
+                task = await client.get_task(task_id)
+                if task.status.state is not TaskState.WORKING:
+                    break
+                await asyncio.sleep(0.1)
+    assert task.status.state is TaskState.COMPLETED, task.status
+    assert task.status.message is not None
+    assert task.status.message.parts[0].text == "done on the mesh"  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("task_id", ["with+plus", "with#hash", "a/+/b"])
 async def test_a_task_id_that_cannot_be_a_topic_level_is_refused_at_once(
         ns: str, task_id: str) -> None:

@@ -109,6 +109,45 @@ async def test_the_rerun_policy_runs_an_orphaned_turn_again(tmp_path: Path) -> N
         await engine.stop()
 
 
+async def test_a_graceful_stop_leaves_a_running_turn_to_rerun(tmp_path: Path) -> None:
+    """With the policy "rerun" a stop leaves a turn still running unfinished, and the
+    next start runs it again (it was ended failed at the stop, then not rerun)."""
+    url = f"sqlite:///{tmp_path}/tasks.db"
+    runs: list[str] = []
+
+    async def slow_then_quick(ctx: Context) -> None:
+        runs.append(ctx.text)
+        await ctx.update("working")
+        if len(runs) == 1:
+            await asyncio.sleep(30)  # cut by the stop
+        await ctx.complete("done")
+
+    config = EngineConfig(restart_policy="rerun", stop_timeout=1.0)
+    engine = Engine(Agent("t", "t", slow_then_quick), open_store(url), LocalBus(),
+                    config=config)
+    await engine.start()
+    task = await engine.send(SendMessage(message=_message("go"),
+                                         config=SendConfig(blocking=False)), REQ)
+    for _ in range(200):
+        if runs:
+            break
+        await asyncio.sleep(0.01)
+    await engine.stop()
+    again = Engine(Agent("t", "t", slow_then_quick), open_store(url), LocalBus(),
+                   config=config)
+    await again.start()
+    try:
+        for _ in range(300):
+            got = await again.get_task(GetTask(id=task.id), REQ)  # type: ignore[union-attr]
+            if got.status.state is TaskState.COMPLETED:
+                break
+            await asyncio.sleep(0.01)
+        assert got.status.state is TaskState.COMPLETED, got.status
+        assert runs == ["go", "go"]
+    finally:
+        await again.stop()
+
+
 async def test_a_commit_listener_sees_every_batch_in_order() -> None:
     async def chunks(ctx: Context) -> None:
         await ctx.update("writing")

@@ -52,6 +52,7 @@ from ..host.cors import cors_layer, first_sight
 from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
+from ..server.engine import EngineConfig
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
@@ -232,7 +233,11 @@ class Gateway:
         async with self._making:
             app = self._apps.get(name)
             if app is None:
+                # A task this gateway left unfinished when it stopped goes on where
+                # the agent has it: its turn runs again, asking the agent for the
+                # message it sent (the agent keeps one task a message), not ended
                 app = create_app(self._agent_for(name, live), store=self._store_for(name),
+                                 engine_config=EngineConfig(restart_policy="rerun"),
                                  freeze_gc=False, young_gc_threshold=None,
                                  allowed_hosts=self.allowed_hosts,
                                  allowed_origins=self.allowed_origins)

@@ -339,7 +339,9 @@ class Engine:
             log.warning("%d turns did not end within %g s of being canceled (their"
                         " executors caught the cancellation); stopping without them",
                         len(left), self.config.stop_timeout)
-        for run in runs:
+        # With the restart policy "rerun" they are left as they are: the next start
+        # (or another process, once this one's lease lapses) runs their turn again.
+        for run in runs if self.config.restart_policy != "rerun" else ():
             if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:
                 with contextlib.suppress(Exception):
                     await self.writer.emit(run, [self.writer.status(
