@@ -217,7 +217,7 @@ class Engine:
         #: a bus shared with other processes (Redis) says that they serve the store too,
         #: from the start (``leases.shared`` says so from the next look at the leases)
         self._shared_bus = shared(bus)
-        self.long_polls = LongPolls(bus, config.long_poll_max_wait)
+        self.long_polls = LongPolls(bus, config.long_poll_max_wait, unheard=self.streams.unheard)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
         #: a plain attribute, not a property: the front door reads it on every request

@@ -30,6 +30,9 @@ from ..core.calls import GetTask
 from ..core.model import TERMINAL_STATES, Task
 from ..core.task_log import Scope
 
+#: how often a held request looks in the store for writes no bus tells of (s)
+STORE_POLL = 1.0
+
 __all__ = ["CLIENT_GONE", "LongPolls"]
 
 #: set by an HTTP binding around a call that may be held: awaiting what it returns
@@ -44,10 +47,14 @@ Read = Callable[[], Awaitable[tuple[Task, int]]]
 class LongPolls:
     """The long polls of one engine: ``hold`` one, ``held`` how many are now."""
 
-    def __init__(self, bus: Bus, max_wait: float) -> None:
+    def __init__(self, bus: Bus, max_wait: float,
+                 unheard: Callable[[], bool] = lambda: False) -> None:
         self.bus = bus
         #: seconds a request is held at most (``EngineConfig.long_poll_max_wait``)
         self.max_wait = max_wait
+        #: other processes write the store and no bus tells of their writes: a held
+        #: request looks in the store every ``STORE_POLL`` s, as an idle stream does
+        self.unheard = unheard
         self.held = 0
 
     async def hold(self, call: GetTask, scope: Scope, read: Read) -> Task:
@@ -72,7 +79,10 @@ class LongPolls:
         self.held += 1
         try:
             while True:
-                news = sub.wake_on_news(version)
+                # a tick every STORE_POLL s (the bus's shared clock, no timer of its
+                # own): whether other processes write unheard is known only once the
+                # leases were looked at, which may be after the hold began
+                news = sub.wake_on_news(version, STORE_POLL)
                 if news is None:  # the log moved on: read it
                     task, version = await read()
                     if _answered(task, after):
@@ -84,6 +94,11 @@ class LongPolls:
                 await wait.future
                 if not news.done() or loop.time() >= timer.when():
                     return task
+                if sub.latest <= version and self.unheard():
+                    # a tick, no news: another process's writes are read from the store
+                    task, version = await read()
+                    if _answered(task, after):
+                        return task
                 wait.future = loop.create_future()  # news: read, then wait again if need be
         finally:
             self.held -= 1
