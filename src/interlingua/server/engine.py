@@ -218,6 +218,7 @@ class Engine:
         #: from the start (``leases.shared`` says so from the next look at the leases)
         self._shared_bus = shared(bus)
         self.long_polls = LongPolls(bus, config.long_poll_max_wait, unheard=self.streams.unheard)
+        self.recovery.on_heartbeat.append(self._look_for_unheard_writes)
         self._sweeper: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
         #: a plain attribute, not a property: the front door reads it on every request
@@ -227,6 +228,12 @@ class Engine:
         #: set from the moment the drain begins (``draining``): what waits on it,
         #: gRPC health checking, says so then, as ``/healthz`` does
         self.drain_begun = asyncio.Event()
+
+    async def _look_for_unheard_writes(self) -> None:
+        """Other processes write this store and no bus tells of it: their writes to the
+        tasks run here (a cancel) are looked for in the store at each heartbeat."""
+        if self.streams.unheard():
+            await self.peers.look_in_store()
 
     @property
     def closing(self) -> bool:

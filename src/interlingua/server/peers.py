@@ -59,6 +59,17 @@ class Peers:
         run = self.runs.by_key.get(key)
         return run is not None and run.turn is not None and not run.turn.done()
 
+    async def look_in_store(self) -> None:
+        """Without a shared bus, other processes' writes to the tasks whose turns run
+        here (a cancel served there) are found in the store, as ``remote_write`` is told
+        of them: a turn canceled elsewhere stops, and its blocking caller is answered."""
+        for run in self.runs.all():
+            if run.turn is None or run.turn.done() or not run.persisted:
+                continue
+            version = await self.version_of(run.scope, run.task.id)
+            if version is not None:
+                self.remote_write(run.key, version)
+
     def remote_write(self, key: str, seq: int) -> None:
         """Another process wrote to a task: if its turn runs here, that write may
         be a cancel (CancelTask served elsewhere); look, and stop the turn if so."""

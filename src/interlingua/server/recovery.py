@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from ..core.errors import ConcurrentModification, LifecycleError
 from ..core.lifecycle import UNFINISHED_STATES
@@ -54,6 +54,9 @@ class Recovery:
         #: told of each task this process ends for a process gone (bindings whose
         #: callers wait elsewhere than on this process's streams, such as the mesh)
         self.on_ended: list[OrphanListener] = []
+        #: awaited at each heartbeat (the engine's look in the store for writes of
+        #: other processes that no bus tells of)
+        self.on_heartbeat: list[Callable[[], Awaitable[None]]] = []
 
     async def key_owners_by_scheme(self, legacy_prefix: Callable[[], str] | None) -> None:
         """Re-key the owners of a store written before owners were namespaced by
@@ -73,6 +76,8 @@ class Recovery:
                 await self.end_orphans(restarted=False)
                 if self.runs.stranded:
                     await self.end_stranded()
+                for listener in self.on_heartbeat:
+                    await listener()
             except Exception:  # a store that is briefly unavailable: try again next time
                 log.exception("lease heartbeat failed")
 

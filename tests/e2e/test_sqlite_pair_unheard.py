@@ -1,0 +1,94 @@
+"""Two ``interlingua serve`` processes sharing one SQLite file and no bus: what one
+commits reaches what the other holds, found in the store at each tick or heartbeat: a
+long poll (A2A 1.1) held by the process that does not run the turn, and a blocking send
+whose task the other process canceled."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from .replicas import Replica
+
+AGENT = "tests/bindings/generations_agent.py:AGENT"
+V11 = {"A2A-Version": "1.1"}
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    answer: dict[str, Any] = httpx.post(url + "/", headers=V11, timeout=60, json={
+        "jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+    return answer["result"]
+
+
+def test_a_long_poll_on_the_other_process_is_woken_by_the_store(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    a, b = (Replica(store, "local://", agent=AGENT,
+                    extra=("--long-poll-max-wait", "30")) for _ in range(2))
+    a.start(wait=False)
+    b.start(wait=False)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                   "parts": [{"text": "chunks 3 2"}]}  # chunks two seconds apart, then asks
+        time.sleep(2.5)  # each has seen the other's lease: they share the store
+        task = _rpc(a.url, "SendMessage", {"message": message,
+                                           "configuration": {"returnImmediately": True}})["task"]
+        now = int(_rpc(b.url, "GetTask", {"id": task["id"]})["generation"])
+        started = time.monotonic()
+        held = _rpc(b.url, "GetTask", {"id": task["id"], "currentGeneration": str(now)})
+        waited = time.monotonic() - started
+        assert int(held["generation"]) > now, held
+        assert waited < 10, waited  # the next chunk's commit, not the 30 s maximum
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Path) -> None:
+    """A blocking send on A whose task B cancels: answered canceled within a heartbeat
+    or two, as with a shared bus (it waited until the executor next wrote, which a
+    turn that works on without writing never does)."""
+    import threading
+
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    a, b = (Replica(store, "local://", agent=AGENT) for _ in range(2))
+    a.start(wait=False)
+    b.start(wait=False)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        time.sleep(2.5)  # each has seen the other's lease: they share the store
+        answered: list[tuple[float, dict[str, Any]]] = []
+
+        def blocking_send() -> None:
+            message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                       "parts": [{"text": "hold"}]}  # works, writing nothing, for 60 s
+            answered.append((time.monotonic(), _rpc(a.url, "SendMessage",
+                                                     {"message": message})["task"]))
+
+        sender = threading.Thread(target=blocking_send)
+        sender.start()
+        for _ in range(100):
+            tasks = _rpc(b.url, "ListTasks", {})["tasks"]
+            if tasks and tasks[0]["status"]["state"] == "TASK_STATE_WORKING":
+                break
+            time.sleep(0.1)
+        canceled_at = time.monotonic()
+        assert _rpc(b.url, "CancelTask", {"id": tasks[0]["id"]})["status"]["state"] == \
+            "TASK_STATE_CANCELED"
+        sender.join(30)
+        assert answered, "the blocking caller was not answered"
+        at, task = answered[0]
+        assert task["status"]["state"] == "TASK_STATE_CANCELED", task
+        assert at - canceled_at < 10, at - canceled_at
+    finally:
+        a.stop()
+        b.stop()
