@@ -101,6 +101,40 @@ def test_turns_still_running_when_the_window_closes_end(
     assert_ended_by_the_stop(server.store, task["id"])
 
 
+def test_a_blocking_caller_whose_turn_outlives_the_window_is_answered_failed(
+        tmp_path: Path) -> None:
+    # (uvicorn cut the request at its own shutdown, before the turn was ended: a
+    # 500 in plain text, and a CancelledError's traceback in the log)
+    log = tmp_path / "server.log"
+    with log.open("wb") as err:
+        server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
+                         extra=("--drain-seconds", "1")).start(stderr=err)
+        answer: list[httpx.Response] = []
+        try:
+            caller = threading.Thread(target=lambda: answer.append(httpx.post(
+                server.url + "/", headers=V1, timeout=60, json={
+                    "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                    "params": {"message": v1_message(f"wait {tmp_path / 'seen'}")}})))
+            caller.start()
+            for _ in range(200):  # until the turn runs
+                listed = call(server.url, "ListTasks", {})["result"]["tasks"]
+                if listed and listed[0]["status"]["state"] == "TASK_STATE_WORKING":
+                    break
+                time.sleep(0.05)
+            assert server.proc is not None
+            server.proc.send_signal(signal.SIGTERM)
+            caller.join(30)
+            server.proc.wait(15)
+        finally:
+            server.kill()
+    assert answer and answer[0].status_code == 200, answer and answer[0].text
+    task = answer[0].json()["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED", task["status"]
+    assert "stopped" in task["status"]["message"]["parts"][0]["text"]
+    logged = log.read_text()
+    assert "Traceback" not in logged and "CancelledError" not in logged, logged[-2000:]
+
+
 def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
         tmp_path: Path, alone: Callable[[], AbstractContextManager[None]]) -> None:
     # The first drains, the second stops, the third forces: the app's own

@@ -259,9 +259,10 @@ async def test_serve_no_http_relays_a_running_turns_answer_within_the_drain(ns: 
 
 async def test_a_stream_cut_by_the_end_of_the_drain_ends_in_an_error_not_a_working_task(
         ns: str) -> None:
-    """Past ``--drain-seconds``, a streamed send's turn is still running when the mesh
-    stops: its requester is told so, an error, where it was sent the task "working"
-    as its final answer (a gateway then ended its task with the status text)."""
+    """Past ``--drain-seconds``, a streamed send's turn is still running: it is ended
+    failed while the mesh is still there, and its requester gets that task as its final
+    answer, saying the server stopped (it was sent the task "working" as its final
+    answer, then an error)."""
     proc = _serve_slow(ns, "--drain-seconds", "1", "--port", "0")
     try:
         assert proc.stdout is not None and proc.stdout.readline()
@@ -280,8 +281,9 @@ async def test_a_stream_cut_by_the_end_of_the_drain_ends_in_an_error_not_a_worki
                 msg = await asyncio.wait_for(peer.next(), 30)
                 if msg.topic.startswith(peer.topics.client_response("me")):
                     final = decoded(msg)
-        assert "error" in final, final
-        assert "stopped while task" in final["error"]["message"], final
+        assert final["result"]["status"]["state"] == "failed", final
+        assert "The server stopped while the task was running" in \
+            final["result"]["status"]["message"]["parts"][0]["text"], final
     finally:
         proc.kill()
         proc.communicate()

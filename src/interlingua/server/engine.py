@@ -307,9 +307,9 @@ class Engine:
 
     async def drain(self, seconds: float) -> int:
         """Stop taking new sends and let the turns running here finish, for up
-        to ``seconds``; then give their streams a moment to hand out their last
-        events. Returns how many turns were still running at the deadline (the
-        shutdown that follows ends them by the restart policy)."""
+        to ``seconds``; then end those still running ("failed", unless the restart
+        policy reruns them) and give their streams a moment to hand out their last
+        events. Returns how many turns were still running at the deadline."""
         self.draining = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
@@ -317,10 +317,37 @@ class Engine:
             await asyncio.wait(list(self.turns.turns), timeout=deadline - loop.time())
         left = len(self.turns.turns)
         grace = min(1.0, max(deadline - loop.time(), 0.0))
+        if left and self.config.restart_policy != "rerun":
+            # ended now, while their callers are still there: a blocking caller is
+            # answered with the failed task and a stream hands out its end (cut by
+            # the server's shutdown instead, they got a 500 and lost their ends)
+            await self.end_turns()
+            grace = 1.0
         until = loop.time() + grace
         while self.streams.open_count and loop.time() < until:
             await asyncio.sleep(0.02)
         return left
+
+    async def end_turns(self) -> None:
+        """End the turns still running: "failed", as the process that runs them goes
+        away; with the restart policy "rerun" left as they are, for the next start (or
+        another process, once this one's lease lapses) to run again."""
+        runs = self.runs.all()
+        if self.sends.grace is not None:
+            self.sends.grace.close()
+        # written before the turns are canceled: a blocking caller is answered with
+        # the task failed, not with it as it was when its turn was cut
+        for run in runs if self.config.restart_policy != "rerun" else ():
+            if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:
+                with contextlib.suppress(Exception):
+                    await self.writer.emit(run, [self.writer.status(
+                        run.task, TaskState.FAILED,
+                        "The server stopped while the task was running.")])
+        left = await self.turns.stop(self.config.stop_timeout)
+        if left:
+            log.warning("%d turns did not end within %g s of being canceled (their"
+                        " executors caught the cancellation); stopping without them",
+                        len(left), self.config.stop_timeout)
 
     async def begin_shutdown(self) -> None:
         """Tell open streams to end (the server is about to stop)."""
@@ -337,23 +364,7 @@ class Engine:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._sweeper = self._keeper = None
-        # Turns still running end as "failed": the process that ran them is going away.
-        runs = self.runs.all()
-        if self.sends.grace is not None:
-            self.sends.grace.close()
-        left = await self.turns.stop(self.config.stop_timeout)
-        if left:
-            log.warning("%d turns did not end within %g s of being canceled (their"
-                        " executors caught the cancellation); stopping without them",
-                        len(left), self.config.stop_timeout)
-        # With the restart policy "rerun" they are left as they are: the next start
-        # (or another process, once this one's lease lapses) runs their turn again.
-        for run in runs if self.config.restart_policy != "rerun" else ():
-            if run.persisted and run.task.status.state not in lifecycle.RETURN_STATES:
-                with contextlib.suppress(Exception):
-                    await self.writer.emit(run, [self.writer.status(
-                        run.task, TaskState.FAILED,
-                        "The server stopped while the task was running.")])
+        await self.end_turns()
         await self.push.stop()
         await self.bus.close()
         with contextlib.suppress(Exception):  # it lapses by itself otherwise
