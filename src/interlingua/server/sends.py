@@ -242,6 +242,9 @@ class Sends:
             if run is not None:
                 expected = call.config.if_generation_match
                 if expected is not None and expected != run.task.generation:
+                    taken = await self._taken_meanwhile(run, call, digest)
+                    if taken is not None:
+                        return taken
                     raise mismatch(run.task.id, expected, run.task.generation)
                 if other is not None:
                     other_content(message.message_id, other.task_id)
@@ -339,6 +342,9 @@ class Sends:
         message = _to_task(task, call.message, request.dialect)
         state = task.status.state
         if state not in lifecycle.INTERRUPTED_STATES:
+            taken = await self._taken_meanwhile(run, call, digest)
+            if taken is not None:
+                return taken
             if state in TERMINAL_STATES:
                 raise InvalidTaskState(
                     f"Task {task.id} is {state.value}; a finished task takes no more messages"
@@ -385,13 +391,16 @@ class Sends:
             raise InvalidTaskState(f"Task {task.id} is canceled") from None
         except (TaskGenerationMismatch, ConcurrentModification, LifecycleError) as exc:
             self.runs.untrack(run)
+            self._continuing.discard(run.key)  # (ours: nothing to wait for)
+            taken = await self._taken_meanwhile(run, call, digest)
+            if taken is not None:
+                return taken
             if asked is not None:
                 if isinstance(exc, TaskGenerationMismatch):
                     raise
                 # the write lost to another's (a store that tells a lost race so, as
                 # PostgreSQL does): the task moved past the generation asked for, the
                 # mismatch the caller asked to be told of (it was told InvalidTaskState)
-                self._continuing.discard(run.key)  # (ours: nothing to wait for)
                 current = await self._settled_generation(run)
                 raise mismatch(task.id, asked, current if current is not None
                                else asked + 1) from None
@@ -405,6 +414,19 @@ class Sends:
             self._continuing.discard(run.key)
         self.turns.start(run, message)
         return run
+
+    async def _taken_meanwhile(self, run: Run, call: SendMessage,
+                               digest: bytes) -> Task | None:
+        """Before a follow-up is refused because its task moved on: the answer of a
+        retry if that was this very message, taken by another process since it was
+        looked up (the same follow-up sent to both at once); None: refuse it."""
+        found = await self.store.find_message(run.scope, call.message.message_id, digest)
+        if found is None or found.task_id != run.task.id:
+            return None
+        if not self.strict and found.digest and found.digest != digest:
+            return None  # another message under the id, a new one (content mode)
+        # (strict mode: other content is refused as a reused id)
+        return await self._repeated(run.scope, call, found, digest)
 
     async def _settled_generation(self, run: Run) -> int | None:
         """The generation of ``run``'s task once the message being taken for it now is
