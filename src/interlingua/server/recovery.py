@@ -84,11 +84,15 @@ class Recovery:
     async def lease_lost(self) -> None:
         """Another process revoked our lease and ends our turns: stop them here."""
         for run in self.runs.all():
+            seen = run.version
+            # the task as the store has it, before the turn ends: its callers here
+            # are answered with that (the other process ended it), not this turn's
+            await self.writer.taken_away(run)
             run.cancel()
             if run.persisted:
                 # the readers here learn how the task ended from the store
                 with contextlib.suppress(Exception):
-                    events = await self.store.read_events(run.scope, run.task.id, run.version)
+                    events = await self.store.read_events(run.scope, run.task.id, seen)
                     if events:
                         await self.writer.bus.publish(run.key, events)
 

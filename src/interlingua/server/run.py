@@ -575,6 +575,22 @@ class Writer:
             run.moved_on(rec.task, rec.version)
         return rec
 
+    async def taken_away(self, run: Run) -> None:
+        """``run``'s turn lost its lease (another process revoked it, and ended or
+        runs its task): the run moved on to the task as the store has it, which the
+        callers here are answered with, not with what the turn last wrote. A store
+        that fails the read leaves the run as it was."""
+        if not run.persisted:
+            return
+        try:
+            rec = await self.store.get_task(run.scope, run.task.id)
+        except Exception as exc:
+            log.warning("task %s could not be read once its lease was lost: %s",
+                        run.task.id, exc)
+            return
+        if rec is not None and rec.version != run.version:
+            run.moved_on(rec.task, rec.version)
+
     async def hand_over_messages(self, run: Run, upto: int) -> None:
         """Messages another process wrote into the log of a turn running here (for an
         agent that takes messages while it works), after the run's version up to

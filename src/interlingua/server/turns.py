@@ -342,6 +342,7 @@ class TurnRunner:
         except LeaseLost:
             log.warning("task %s: this process lost its lease; the task is left to the "
                         "process that revoked it", run.task.id)
+            await writer.taken_away(run)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and not current.cancelling():
