@@ -37,8 +37,8 @@ def test_a_long_poll_on_the_other_process_is_woken_by_the_store(tmp_path: Path) 
         a.wait_ready()
         b.wait_ready()
         message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                   "parts": [{"text": "chunks 3 2"}]}  # chunks two seconds apart, then asks
-        time.sleep(2.5)  # each has seen the other's lease: they share the store
+                   "parts": [{"text": "chunks 3 1"}]}  # chunks a second apart, then asks
+        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
         task = _rpc(a.url, "SendMessage", {"message": message,
                                            "configuration": {"returnImmediately": True}})["task"]
         now = int(_rpc(b.url, "GetTask", {"id": task["id"]})["generation"])
@@ -65,7 +65,7 @@ def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Pat
     try:
         a.wait_ready()
         b.wait_ready()
-        time.sleep(2.5)  # each has seen the other's lease: they share the store
+        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
         answered: list[tuple[float, dict[str, Any]]] = []
 
         def blocking_send() -> None:
