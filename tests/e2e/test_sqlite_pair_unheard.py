@@ -41,7 +41,14 @@ def test_a_long_poll_on_the_other_process_is_woken_by_the_store(tmp_path: Path) 
         time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
         task = _rpc(a.url, "SendMessage", {"message": message,
                                            "configuration": {"returnImmediately": True}})["task"]
-        now = int(_rpc(b.url, "GetTask", {"id": task["id"]})["generation"])
+        for _ in range(100):  # (written once its turn says something: then B reads it)
+            found = httpx.post(b.url + "/", headers=V11, timeout=60, json={
+                "jsonrpc": "2.0", "id": 1, "method": "GetTask",
+                "params": {"id": task["id"]}}).json()
+            if "result" in found:
+                break
+            time.sleep(0.05)
+        now = int(found["result"]["generation"])
         started = time.monotonic()
         held = _rpc(b.url, "GetTask", {"id": task["id"], "currentGeneration": str(now)})
         waited = time.monotonic() - started
