@@ -50,7 +50,7 @@ from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.streams import Entry, Lagged, Unavailable
-from ..http.request_headers import RequestHeaders
+from ..http.request_headers import RequestHeaders, given_once
 from ..http.sse_writer import encoded_item
 from . import v1_bytes, v1_out
 from .status import DETAILS_KEY, code_of, status_details
@@ -379,7 +379,7 @@ class GrpcBinding:
                        decode=decode, payload=data, raw_version=raw_version,
                        tenant=self.tenant,
                        streaming=rpc.streaming,
-                       last_event_id=headers.get(LAST_EVENT_ID) if rpc.streaming else None
+                       last_event_id=given_once(headers, LAST_EVENT_ID) if rpc.streaming else None
                        ), dialect
 
     # ----------------------------------------------------------------- unary

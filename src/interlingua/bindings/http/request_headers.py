@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-__all__ = ["RequestHeaders"]
+__all__ = ["RequestHeaders", "given_once"]
 
 #: a name asked for -> the raw name it matches (the names asked for are few: the
 #: code's own, and a deployment's tenant header); bounded all the same
@@ -57,6 +57,18 @@ class RequestHeaders(Mapping[str, str]):
         return (by_name.get(b"content-length"),
                 None if coding is None else coding.decode("latin-1"), by_name.get(b"origin"))
 
+    def combined(self, name: bytes) -> str | None:
+        """The header ``name`` (lower case), its values joined by ", " when it is given
+        several times with different ones, as HTTP combines a repeated field (RFC 9110
+        §5.3): for a header given once, whose reader then refuses the list (two
+        ``Last-Event-ID`` values: which one resumes is not for the server to guess)."""
+        values = [v for k, v in self._raw if k == name]
+        if not values:
+            return None
+        if len(set(values)) > 1:
+            return ", ".join(v.decode("latin-1") for v in values)
+        return values[0].decode("latin-1")
+
     def raw(self, name: bytes) -> bytes | None:
         """The raw value of the header ``name`` (lower case), or None."""
         by_name = self._by_name
@@ -89,3 +101,11 @@ class RequestHeaders(Mapping[str, str]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict(self)!r})"
+
+
+def given_once(headers: Mapping[str, str], name: str) -> str | None:
+    """``headers[name]`` as ``RequestHeaders.combined`` reads it (a header given several
+    times with different values is their list); another mapping's own value."""
+    if isinstance(headers, RequestHeaders):
+        return headers.combined(name.encode("latin-1"))
+    return headers.get(name)

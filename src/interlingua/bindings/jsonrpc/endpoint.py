@@ -41,7 +41,7 @@ from ..http.request import (
     version_of,
     write_body,
 )
-from ..http.request_headers import RequestHeaders
+from ..http.request_headers import RequestHeaders, given_once
 from ..http.sse_writer import Envelope, write_sse
 
 __all__ = ["JSONRPCEndpoint", "jsonrpc_envelope", "parse_version"]
@@ -237,7 +237,7 @@ class JSONRPCEndpoint:
             inbound = Inbound(binding="jsonrpc", scope=scope, headers=headers, codec=codec,
                               method=req.method, payload=req.params, raw_version=raw_version,
                               version=version, streaming=streaming, admitted=True,
-                              last_event_id=headers.get("last-event-id") if streaming else None,
+                              last_event_id=given_once(headers, "last-event-id") if streaming else None,
                               gone=gone)
             entered = True
             result = await door.enter(inbound)

@@ -48,7 +48,7 @@ from ..http.request import (
     version_of,
     write_body,
 )
-from ..http.request_headers import RequestHeaders
+from ..http.request_headers import RequestHeaders, given_once
 from ..http.sse_writer import Envelope, write_sse
 from .errors import MethodNotAllowed, error_body, http_status
 from .routes import V1_OPS, Match, NoRoute, match
@@ -212,7 +212,7 @@ class RESTEndpoint:
         inbound = Inbound(binding="rest", scope=scope, headers=headers, codec=codec,
                           decode=self._decode, payload=(route, body), raw_version=raw_version,
                           version=version, streaming=route.streaming, admitted=True,
-                          last_event_id=headers.get("last-event-id") if route.streaming
+                          last_event_id=given_once(headers, "last-event-id") if route.streaming
                           else None, gone=gone)
         if route.op == _V03_CARD_OP:
             return await self._v03_card(inbound, scope, headers)
