@@ -212,7 +212,8 @@ class Engine:
         self.streams = Streams(store, bus, self.runs, self.sends.begin,
                                heartbeat_interval=config.heartbeat_interval,
                                max_lag=config.max_lag, leases=self.leases,
-                               default_history_length=config.default_history_length)
+                               default_history_length=config.default_history_length,
+                               view=self.sends.view)
         self.peers = Peers(store, bus, self.runs, self.writer)
         #: a bus shared with other processes (Redis) says that they serve the store too,
         #: from the start (``leases.shared`` says so from the next look at the leases)

@@ -96,11 +96,14 @@ class Streams:
     def __init__(self, store: TaskPort, bus: Bus, runs: Runs, begin: Begin, *,
                  heartbeat_interval: float, max_lag: int,
                  leases: LeaseKeeper | None = None,
-                 default_history_length: int | None = None) -> None:
+                 default_history_length: int | None = None,
+                 view: Callable[[Task, int | None], Task] | None = None) -> None:
         self.store = store
         #: the history a streamed send's task snapshot carries when the send asks
-        #: for no length (as a unary send's answer)
+        #: for no length, and how a task is trimmed to it: as a unary send's answer
+        #: (``Sends.view``)
         self.default_history_length = default_history_length
+        self.view = view
         self.bus = bus
         self._leases = leases
         #: a bus shared with other processes tells of their writes
@@ -473,12 +476,10 @@ class _Follow(Stream):
                 return items
 
     def _trimmed(self, task: Task) -> Task:
-        """``task`` with the last ``history`` messages of its history (a copy of the
-        struct, not of the rest)."""
-        n = self.history
-        if n is None or len(task.history) <= n:
-            return task
-        return msgspec.structs.replace(task, history=task.history[-n:] if n else [])
+        """``task`` with the last ``history`` messages of its history, as a unary
+        send's answer is trimmed."""
+        view = self._source.view
+        return task if view is None else view(task, self.history)
 
     async def _follow_instead(self, task_id: str) -> None:
         """Another process made the task for this send's message first: follow it."""
