@@ -127,7 +127,7 @@ def test_several_agents_listing_refuses_a_name_rebound_to_it(public: bool) -> No
                  "memory://", "--log-level", "warning",
                  *(["--public-url", "https://agents.example"] if public else [])])
     try:
-        _wait_listed(proc)
+        proc.wait_ready("/agents")
         for path in ("/", "/agents", "/agents/", "/agents/Echo/.well-known/agent-card.json"):
             own = httpx.get(proc.url + path, timeout=30)
             assert own.status_code == 200, (path, own.text)
@@ -138,18 +138,3 @@ def test_several_agents_listing_refuses_a_name_rebound_to_it(public: bool) -> No
     finally:
         proc.stop()
 
-
-def _wait_listed(proc: Process) -> None:
-    """Until the listing answers (several agents have no ``/healthz`` of the host's)."""
-    import time
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert proc.proc is not None and proc.proc.poll() is None, "the server exited"
-        try:
-            if httpx.get(proc.url + "/agents", timeout=0.5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("the server did not start")

@@ -35,14 +35,16 @@ class Process:
         popen.setdefault("env", {**os.environ, "PYTHONUNBUFFERED": "1"})
         self.proc = subprocess.Popen(cmd, cwd=ROOT, **popen)
 
-    def wait_ready(self) -> None:
+    def wait_ready(self, path: str = "/healthz") -> None:
+        """Until ``path`` answers 200 (several agents have no ``/healthz`` of the
+        host's: their listing, ``/agents``)."""
         assert self.proc is not None
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited with {self.proc.returncode}")
             try:
-                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
+                if httpx.get(self.url + path, timeout=0.5).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
