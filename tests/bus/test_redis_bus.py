@@ -63,6 +63,16 @@ async def wait(sub: Any, after: int, timeout: float | None = None) -> int:
         await woken
     return int(sub.latest)
 
+async def working_task() -> tuple[MemoryStore, Scope, str]:
+    """An open memory store holding task t-1, working (its log at seq 2); its scope, key."""
+    store = MemoryStore("memory://")
+    await store.open()
+    scope = Scope("", "")
+    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
+                            dialect="1.0", now=ts(0))
+    return store, scope, task_key(scope, "t-1")
+
+
 # ---------------------------------------------------- what every bus promises
 
 
@@ -261,12 +271,7 @@ async def test_news_sent_while_redis_is_down_arrives_when_it_is_back() -> None:
 
 async def test_news_lost_with_a_restarted_redis_is_found_in_the_store() -> None:
     server = PrivateRedis().start()
-    store = MemoryStore("memory://")
-    await store.open()
-    scope = Scope("", "")
-    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
-                            dialect="1.0", now=ts(0))
-    key = task_key(scope, "t-1")
+    store, scope, key = await working_task()
     two = RedisBus(server.url)
     two.attach_versions(versions_in(store))
     await two.open()
@@ -357,12 +362,7 @@ async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
     # recorded it as a reader sends no news there. Once recorded, the process
     # looks the task up and wakes it: through the look-up the engine hands the
     # bus when it joins (``Peers``), or one made here.
-    store = MemoryStore("memory://")
-    await store.open()
-    scope = Scope("", "")
-    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
-                            dialect="1.0", now=ts(0))
-    key = task_key(scope, "t-1")
+    store, scope, key = await working_task()
     one, two = await pair(redis_url)
     if handed_by == "engine":
         await Peers(store, two, Runs(), writer=None).join()  # type: ignore[arg-type]
@@ -428,12 +428,7 @@ async def test_a_record_of_readers_lost_with_the_connection_up_is_made_good_at_r
     # resynchronises it. The renewal that finds the record gone looks the task up in
     # the store, as for a new record. (The reader waited for ever.)
     monkeypatch.setattr("interlingua.bus.redis._FOLLOW_RENEW", 0.3)
-    store = MemoryStore("memory://")
-    await store.open()
-    scope = Scope("", "")
-    await store.create_task(scope, [created("t-1"), status("t-1", TaskState.WORKING, ts(0))],
-                            dialect="1.0", now=ts(0))
-    key = task_key(scope, "t-1")
+    store, scope, key = await working_task()
     one, two = await pair(redis_url)
     two.attach_versions(versions_in(store))
     try:
