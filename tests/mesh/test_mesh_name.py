@@ -9,31 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 import pytest
 
-from interlingua import Agent, Client, client_for
+from interlingua import Client, client_for
 from interlingua.core.model import Task, TaskState
 from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
 from tests.live import live_server
 
 from .helpers import BROKER, on_mesh
+from .test_discovery import ECHO, ROOT, SCRIPT
 
 pytestmark = pytest.mark.timeout(60)
-
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = Path(sys.executable).with_name("interlingua")
-
-
-async def _echo(text: str) -> str:
-    return text
-
-
-ECHO = Agent("Echo Agent", "Echoes.", _echo)
 
 
 async def test_the_card_is_read_at_the_mesh_name(ns: str) -> None:
