@@ -161,3 +161,23 @@ class EmqxPeer(Peer):
         response_topic = properties.pop("response_topic", self.reply_topic)
         await self.broker.publish(self.space.request(agent), body, properties,
                                   correlation=correlation, response_topic=response_topic)
+
+
+@asynccontextmanager
+async def in_layout(agent: Agent, layout: str, broker: str, org: str, unit: str = "u",
+                    **options: Any) -> AsyncIterator[str]:
+    """``agent`` alone on the mesh of ``broker`` in ``layout`` ("sam": namespace ``org``;
+    "emqx": ``org``/``unit``), a memory store and ``create_app`` ``options``: its URL."""
+    app = create_app(agent, store="memory://", freeze_gc=False, **options)
+    name = agent.name
+    if layout == "sam":
+        settings = MeshSettings(url=broker, namespace=org, card_interval=0.5,
+                                session_expiry=30, http=False)
+        url = f"{broker}/{org}/{name}"
+    else:
+        settings = MeshSettings(url=broker, namespace="", profile="emqx", org=org,
+                                unit=unit, session_expiry=30, http=False)
+        url = f"{broker}/{org}/{unit}/{name}"
+    attach(app, settings)
+    async with app.router.lifespan_context(app):
+        yield url

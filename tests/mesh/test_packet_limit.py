@@ -14,17 +14,17 @@ import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from interlingua import Agent, Context, client_for, create_app
+from interlingua import Agent, Context, client_for
 from interlingua.client.errors import AgentUnreachable, ClientError
 from interlingua.core.errors import InternalError
 from interlingua.core.model import Task, TaskState
-from interlingua.mesh import MeshSettings, attach
 from tests.ci import unavailable
+from tests.mesh.helpers import in_layout
 from tests.ports import free_port
 
 pytestmark = pytest.mark.timeout(60)
@@ -76,22 +76,9 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.wait(10)
 
 
-@asynccontextmanager
-async def served(broker: str, layout: str) -> AsyncIterator[str]:
+def served(broker: str, layout: str) -> Any:
     """``SIZED`` on the broker in ``layout``; its mesh URL."""
-    app = create_app(SIZED, store="memory://", freeze_gc=False)
-    space = "t" + uuid.uuid4().hex[:10]
-    if layout == "sam":
-        settings = MeshSettings(url=broker, namespace=space, session_expiry=30,
-                                card_interval=0.5, http=False)
-        url = f"{broker}/{space}/Sized"
-    else:
-        settings = MeshSettings(url=broker, namespace="", profile="emqx", org=space,
-                                unit="u", session_expiry=30, http=False)
-        url = f"{broker}/{space}/u/Sized"
-    attach(app, settings)
-    async with app.router.lifespan_context(app):
-        yield url
+    return in_layout(SIZED, layout, broker, "t" + uuid.uuid4().hex[:10])
 
 
 @pytest.fixture(params=["sam", "emqx"])

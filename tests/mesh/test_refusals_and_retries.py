@@ -8,25 +8,22 @@ its own, so a retry ran the agent again."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from interlingua import Agent, Context, Message, client_for, create_app
+from interlingua import Agent, Context, Message, client_for
 from interlingua.core.errors import (
     AuthenticationRequired,
     InvalidRequest,
     RateLimitExceeded,
 )
 from interlingua.core.model import Role, Task, TextPart
-from interlingua.mesh import MeshSettings, attach
 from interlingua.server.auth import APIKeyAuth, AuthConfig, Limits, RateLimit
 
-from .helpers import BROKER, need_broker, org_unit
+from .helpers import BROKER, in_layout, need_broker, org_unit
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -42,23 +39,11 @@ async def count(ctx: Context) -> None:
 AGENT = Agent("Counter", "Counts its runs.", count)
 
 
-@contextlib.asynccontextmanager
-async def served(layout: str, **options: Any) -> AsyncIterator[str]:
+def served(layout: str, **options: Any) -> Any:
     """``AGENT`` on the mesh in ``layout`` with ``create_app`` ``options``: its URL."""
     need_broker()
     org, unit = org_unit()
-    app = create_app(AGENT, store="memory://", freeze_gc=False, **options)
-    if layout == "sam":
-        settings = MeshSettings(url=BROKER, namespace=org, card_interval=0.5,
-                                session_expiry=30, http=False)
-        url = f"{BROKER}/{org}/Counter"
-    else:
-        settings = MeshSettings(url=BROKER, namespace="", profile="emqx", org=org,
-                                unit=unit, session_expiry=30, http=False)
-        url = f"{BROKER}/{org}/{unit}/Counter"
-    attach(app, settings)
-    async with app.router.lifespan_context(app):
-        yield url
+    return in_layout(AGENT, layout, BROKER, org, unit, **options)
 
 
 @pytest.fixture(params=["sam", "emqx"])
