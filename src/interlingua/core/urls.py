@@ -39,7 +39,10 @@ def url_below(url: str, path: str) -> str:
     and a query ``url`` carries (an agent's ``?code=KEY``) kept, before the path's."""
     if "?" not in url and "#" not in url:
         return url.rstrip("/") + path
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # (a card's URL no parser takes: said where it is fetched)
+        return url.rstrip("/") + path
     own, _, query = path.partition("?")
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + own,
                        "&".join(q for q in (parts.query, query) if q), ""))
