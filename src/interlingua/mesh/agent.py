@@ -61,7 +61,7 @@ from .discovery import CARD_PERIOD
 from .instance import claim
 from .reading import read_reconnecting
 from .settings import MeshSettings
-from .topics import Topics, check_name, topic_problem
+from .topics import Topics, check_name, check_task_id, topic_problem
 
 __all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "past_the_broker"]
 
@@ -576,9 +576,7 @@ class MeshAgent:
             if isinstance(req.id, str) and req.id and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id, and the
                 # id names the topics of its updates
-                if (why := topic_problem(req.id)) is not None:
-                    raise InvalidRequest(f"Invalid Request: the id of a send names its task "
-                                         f"(and topics): {req.id!r} {why}")
+                check_task_id(req.id)
                 call.client_task_id = req.id
             # kept with the task, for whichever instance ends it (and never the
             # requester's own: only this binding says where answers go)

@@ -45,7 +45,7 @@ from ..client.card import parse_card
 from ..client.errors import AgentTimeout, AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
-from ..core.errors import A2AError, InvalidRequest, TaskNotFound
+from ..core.errors import A2AError, TaskNotFound
 from ..core.model import Role, Task
 from ..host.app import create_app
 from ..host.cors import cors_layer, first_sight
@@ -66,7 +66,7 @@ from .relay import (
     forwarded,
     relay,
 )
-from .topics import MeshURL, Topics, check_name, topic_problem
+from .topics import MeshURL, Topics, check_name, check_task_id
 
 __all__ = ["Gateway", "Link", "SamLink"]
 
@@ -492,10 +492,7 @@ def _task_id_on_the_mesh(call: Call) -> None:
     topics its answers come back on (the agent would refuse it where the gateway does
     not listen)."""
     if isinstance(call, SendMessage) and call.client_task_id:
-        why = topic_problem(call.client_task_id)
-        if why is not None:
-            raise InvalidRequest(f"Invalid Request: the id of a send names its task (and "
-                                 f"topics): {call.client_task_id!r} {why}")
+        check_task_id(call.client_task_id)
 
 
 def _base_url(scope: Scope) -> str:

@@ -72,6 +72,17 @@ def topic_problem(topic: str) -> str | None:
     return None
 
 
+def check_task_id(task_id: str) -> None:
+    """``InvalidRequest`` for the id a send names its new task by (SAM's request id,
+    v0.1's ``params.id``) when it cannot be a topic level: it names the task's topics."""
+    why = topic_problem(task_id)
+    if why is not None:
+        from ..core.errors import InvalidRequest
+
+        raise InvalidRequest(f"Invalid Request: the id of a send names its task (and "
+                             f"topics): {task_id!r} {why}")
+
+
 @dataclass(frozen=True)
 class Topics:
     """Every topic of one namespace."""
