@@ -205,3 +205,26 @@ async def test_configs_set_at_once_are_held_to_the_limit(
         await engine.handle(set_call(tid, kept, url="http://127.0.0.1:9/other"), ALICE)
     finally:
         await engine.stop()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+async def test_configs_set_at_once_on_two_processes_are_held_to_the_limit(
+        store: str, tmp_path: object, request: pytest.FixtureRequest) -> None:
+    """The same on two engines sharing one store (two processes): each counts what the
+    other wrote, in its own write."""
+    import asyncio
+
+    url = f"sqlite:///{tmp_path}/t.db" if store == "sqlite" else \
+        request.getfixturevalue("pg_clean_url")
+    settings = dev_settings(max_configs_per_task=3, dispatch=False)
+    one = await start_engine(echo, settings, url)
+    two = await start_engine(echo, settings, url)
+    try:
+        tid = await task_of(one)
+        results = await asyncio.gather(*((one, two)[i % 2].handle(set_call(tid, f"c{i}"), ALICE)
+                                         for i in range(30)), return_exceptions=True)
+        assert sum(isinstance(r, InvalidParams) for r in results) == 27, results
+        assert len(await two.handle(ListPushConfigs(task_id=tid), ALICE)) == 3  # type: ignore[arg-type]
+    finally:
+        await one.stop()
+        await two.stop()
