@@ -16,7 +16,9 @@ import pytest
 
 from interlingua import Agent, Client, create_app
 from interlingua.bindings.grpc import add_grpc
-from interlingua.core.errors import TaskNotFound
+from interlingua.bindings.grpc.status import DETAILS_KEY
+from interlingua.client.grpc_status import error_of
+from interlingua.core.errors import InvalidParams, MethodNotFound, TaskNotFound
 from interlingua.core.model import Task, TaskState
 from interlingua.core.parts import new_id
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
@@ -151,6 +153,30 @@ def test_an_agent_not_served_is_a_404_naming_those_that_are(served: tuple[str, i
     assert rpc.status_code == 404
 
 
+def test_an_agent_not_served_is_refused_in_the_shape_of_the_binding_asked(
+        served: tuple[str, int]) -> None:
+    """Before: one generic body on every binding, no JSON-RPC envelope nor id, no
+    ErrorInfo for v1.0's HTTP+JSON, no type for v0.3's; a client read no A2A error."""
+    base, _ = served
+    rpc = httpx.post(f"{base}/agents/Nobody/", json={"jsonrpc": "2.0", "id": "r7",
+                                                     "method": "SendMessage", "params": {}},
+                     timeout=10)
+    assert rpc.status_code == 404
+    body = rpc.json()
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", "r7", -32601)
+    assert "'Nobody'" in body["error"]["message"] and "Echo" in body["error"]["message"]
+    garbled = httpx.post(f"{base}/agents/Nobody", content=b"{no json", timeout=10)
+    assert (garbled.status_code, garbled.json()["id"]) == (404, None)
+    rest = httpx.get(f"{base}/agents/Nobody/tasks/x", headers=V1, timeout=10)
+    assert rest.status_code == 404
+    error = rest.json()["error"]
+    assert error["status"] == "NOT_FOUND"
+    assert [d["reason"] for d in error["details"]] == ["METHOD_NOT_FOUND"]
+    old = httpx.get(f"{base}/agents/Nobody/v1/tasks/x", timeout=10)
+    assert old.status_code == 404
+    assert (old.json()["code"], old.json()["type"]) == (-32601, "MethodNotFoundError")
+
+
 async def test_grpc_serves_each_agent_by_its_tenant(served: tuple[str, int]) -> None:
     base, _ = served
     async with Client(f"{base}/agents/Echo/", binding="grpc") as client:
@@ -185,6 +211,14 @@ def test_grpc_requests_that_name_no_agent_are_refused_clearly(served: tuple[str,
         assert unknown.value.code() is grpc.StatusCode.NOT_FOUND
         assert "'Nobody'" in (unknown.value.details() or "")
         assert "Echo" in (unknown.value.details() or "")
+        # each with its ErrorInfo, as an agent's refusals: read by a client as what it
+        # is (before: a bare NOT_FOUND, which a client reads as an unknown task)
+        for refused, expected in ((missing, InvalidParams), (unknown, MethodNotFound)):
+            err = refused.value
+            details = dict(err.trailing_metadata() or ()).get(DETAILS_KEY)
+            assert details, err
+            read = error_of(err.code().name, err.details() or "", details, "the port")
+            assert type(read) is expected, read
         sent = v1.SendMessage(pb1.SendMessageRequest(message=_message("raw"), tenant="Echo"))
         assert sent.task.status.state == pb1.TASK_STATE_COMPLETED
         streamed = list(v1.SendStreamingMessage(
@@ -194,6 +228,7 @@ def test_grpc_requests_that_name_no_agent_are_refused_clearly(served: tuple[str,
             rpc03.A2AServiceStub(channel).GetTask(pb03.GetTaskRequest(name="tasks/x"))
         assert old.value.code() is grpc.StatusCode.UNIMPLEMENTED
         assert "v0.3" in (old.value.details() or "")
+        assert dict(old.value.trailing_metadata() or ()).get(DETAILS_KEY)
 
 
 def test_the_shared_grpc_port_answers_health_checks(served: tuple[str, int]) -> None:

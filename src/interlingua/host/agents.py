@@ -35,7 +35,8 @@ from starlette.routing import Route
 
 from ..bindings.http.request_headers import RequestHeaders
 from ..core.asgi_json import send_json
-from ..core.errors import quoted
+from ..core.dialects import get_codec
+from ..core.errors import MethodNotFound, quoted
 from ..core.names import safe_name
 from ..server.agent import Agent
 from ..server.service import Service
@@ -172,9 +173,10 @@ class AgentsApp(Starlette):
                 name, slash, _ = path[len(PREFIX):].partition("/")
                 app = self._apps.get(name)
                 if app is None:
-                    await send_json(send, 404, {"error": {"code": 404, "message": (
+                    await _no_agent(scope, receive, send, path[len(PREFIX) + len(name):],
+                                    MethodNotFound(
                         f"no agent {quoted(name)} is served here{these(self._named)} "
-                        f"(GET {PREFIX})")}})
+                        f"(GET {PREFIX})"))
                     return
                 child = dict(scope)
                 child["root_path"] = f"{root}{PREFIX}{name}"
@@ -183,6 +185,46 @@ class AgentsApp(Starlette):
                 await app(child, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+#: the most of a request's body read for its JSON-RPC id when no agent is there to take it
+_ID_READ = 65536
+
+
+async def _no_agent(scope: Any, receive: Any, send: Any, below: str,
+                    error: MethodNotFound) -> None:
+    """A 404 for a path under no agent, in the shape of the binding the rest of the path
+    (``below``) names, as each agent's own routes answer theirs: a JSON-RPC error to a
+    POST at its base URL (the caller's id echoed), v0.3's HTTP+JSON error below
+    ``/v1/``, v1.0's elsewhere (its cards, its routes)."""
+    if below in ("", "/") and scope["method"] == "POST":
+        await send_json(send, 404, {"jsonrpc": "2.0", "id": await _request_id(receive),
+                                    "error": {"code": error.code, "message": error.message}})
+        return
+    codec = get_codec("0.3-pj" if below.startswith("/v1/") else "1.0")
+    body = codec.encode_http_error(error, 404)
+    await send({"type": "http.response.start", "status": 404, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _request_id(receive: Any) -> Any:
+    """The id of the JSON-RPC request in the body, or None (no JSON, no id, larger than
+    ``_ID_READ``: JSON-RPC's null id for a request whose id cannot be read)."""
+    body = b""
+    while len(body) <= _ID_READ:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if not message.get("more_body", False):
+            try:
+                doc = msgspec.json.decode(body)
+            except msgspec.DecodeError:
+                return None
+            rid = doc.get("id") if isinstance(doc, dict) else None
+            return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+    return None
 
 
 def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
