@@ -478,6 +478,14 @@ def test_v03_push_config_crud(v03: rpc03.A2AServiceStub) -> None:
                     url="http://127.0.0.1:9/a2a"))))
     assert two.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "the request's name names task 'other'" in (two.value.details() or "")
+    # and the config named two ways: its config_id and its id
+    with pytest.raises(grpc.RpcError) as ids:
+        v03.CreateTaskPushNotificationConfig(pb03.CreateTaskPushNotificationConfigRequest(
+            parent=f"tasks/{task.id}", config_id="asked", config=pb03.TaskPushNotificationConfig(
+                push_notification_config=pb03.PushNotificationConfig(
+                    id="other", url="http://127.0.0.1:9/a2a"))))
+    assert ids.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "names push notification config 'asked', not 'other'" in (ids.value.details() or "")
 
 
 def test_v03_card_and_errors(v03: rpc03.A2AServiceStub, agent: tuple[str, str]) -> None:

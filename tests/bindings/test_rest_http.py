@@ -454,3 +454,11 @@ def test_a_v03_push_config_naming_another_task_than_the_path_is_refused(
     for task_id in (mine, other):
         listed = http.get(url + f"/v1/tasks/{task_id}/pushNotificationConfigs").json()
         assert listed["configs"] == [], listed
+    # and the config named two ways (the request's configId and the config's name)
+    r = http.post(url + f"/v1/tasks/{mine}/pushNotificationConfigs", json={
+        "parent": f"tasks/{mine}", "configId": "asked",
+        "config": {"name": f"tasks/{mine}/pushNotificationConfigs/named",
+                   "pushNotificationConfig": {"url": "http://127.0.0.1:9/hook"}}})
+    assert r.status_code == 422, r.text
+    assert "names push notification config 'named', not 'asked'" in r.json()["message"]
+    assert http.get(url + f"/v1/tasks/{mine}/pushNotificationConfigs").json()["configs"] == []

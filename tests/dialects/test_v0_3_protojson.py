@@ -127,6 +127,25 @@ def test_a_push_config_naming_two_tasks_is_refused(body: dict[str, Any], member:
         decode("tasks/pushNotificationConfig/set", {**body, "taskId": "t-1"})
 
 
+@pytest.mark.parametrize(("body", "member"), [
+    ({"configId": "asked", "config": {"pushNotificationConfig": {"url": "https://h/x",
+                                                                 "id": "other"}}},
+     "configId"),
+    ({"configId": "asked", "config": {"name": "tasks/t-1/pushNotificationConfigs/other",
+                                      "pushNotificationConfig": {"url": "https://h/x"}}},
+     "name"),
+    ({"name": "tasks/t-1/pushNotificationConfigs/other",
+      "pushNotificationConfig": {"url": "https://h/x", "id": "asked"}}, "name"),
+])
+def test_a_push_config_named_two_ways_is_refused(body: dict[str, Any], member: str) -> None:
+    """The request's ``configId``, the config's ``name`` and its ``id`` must name one
+    config: one was taken and the others passed over, so that the id the caller then
+    asked for was not there."""
+    with pytest.raises(InvalidParams, match=f"the request's {member} names push "
+                                            "notification config"):
+        decode("tasks/pushNotificationConfig/set", {**body, "taskId": "t-1"})
+
+
 def test_bad_bodies() -> None:
     with pytest.raises(ParseError):
         PJ.decode_call("message/send", b"{nope")

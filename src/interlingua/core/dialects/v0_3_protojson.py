@@ -219,8 +219,15 @@ def _push_set_in(doc: dict[str, Any]) -> dict[str, Any]:
             raise InvalidParams(f"Invalid params: the request's {member} names task "
                                 f"{other!r}, not {task_id!r}")
     push = _push_in(doc.get("pushNotificationConfig"))
-    if isinstance(push, dict) and not push.get("id") and (config_id or named_config):
-        push = {**push, "id": config_id or named_config}
+    config_ids = [(member, given) for member, given in (
+        ("pushNotificationConfig.id", push.get("id") if isinstance(push, dict) else None),
+        ("configId", config_id), ("name", named_config)) if given]
+    for member, given in config_ids[1:]:  # where several name the config, they name one
+        if given != config_ids[0][1]:
+            raise InvalidParams(f"Invalid params: the request's {member} names push "
+                                f"notification config {given!r}, not {config_ids[0][1]!r}")
+    if isinstance(push, dict) and not push.get("id") and config_ids:
+        push = {**push, "id": config_ids[0][1]}
     return {"taskId": task_id, "pushNotificationConfig": push}
 
 
