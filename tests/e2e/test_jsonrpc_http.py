@@ -287,6 +287,19 @@ def test_healthz_reports_the_sqlite_settings_in_effect(tmp_path: Path) -> None:
     assert settings["cache_size_kib"] == 65536 and settings["foreign_keys"] is True
 
 
+def test_healthz_never_shows_a_password_given_as_an_option(pg_url: str) -> None:
+    """Before: ``?password=`` (an option asyncpg takes) was shown whole, to any caller,
+    where a password before the host was masked."""
+    from interlingua.stores import shown_url
+
+    url = f"{pg_url}&password=S3cret%21"  # (trust: any password)
+    with live_agent(Agent("Echo", "Echoes", _agent), store=url) as base:
+        shown = httpx.get(base + "/healthz").json()["store"]
+    assert "S3cret" not in shown and "password=***" in shown, shown
+    assert shown_url("redis://h/0?x=1&sslpassword=a;Token=b#f") == \
+        "redis://h/0?x=1&sslpassword=***;Token=***#f"
+
+
 def _wrong_verb(r: httpx.Response, path: str) -> None:
     """The JSON-RPC URL's 405, as HTTP+JSON answers ``GET /tasks/send``: Allow: POST
     and a JSON error body a client reads (not Starlette's plain text)."""

@@ -6,6 +6,7 @@ connects it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .base import (
@@ -56,7 +57,15 @@ def shown_url(url: str) -> str:
     user, at, host = netloc.rpartition("@")
     if at and ":" in user:
         netloc = user.split(":", 1)[0] + ":***@" + host
+    # a password given as an option (asyncpg and redis take ``?password=``), whatever
+    # else the query holds
+    tail = _SECRET_OPTION.sub(r"\1=***", tail)
     return f"{scheme}://{netloc}{slash}{tail}"
+
+
+#: query options whose values are secrets: ``password``, ``sslpassword`` and the like
+_SECRET_OPTION = re.compile(r"(?i)((?:^|[?&;])[^=&;#]*(?:password|passwd|secret|token)"
+                            r"[^=&;#]*)=[^&;#]*")
 
 
 def data_file(url: str) -> Path | None:
