@@ -816,7 +816,8 @@ async def test_list_refuses_a_token_from_another_filter(store: Store, changed: L
     assert token
     with pytest.raises(InvalidParams, match="different filter"):
         await store.list_tasks(A, msgspec.structs.replace(changed, page_token=token))
-    with pytest.raises(InvalidParams, match="different filter"):
+    # another tenant's: the message names the tenant among what must not change
+    with pytest.raises(InvalidParams, match="different filter; keep the tenant"):
         await store.list_tasks(B, ListTasks(page_size=2, page_token=token))
     # the page size and what each task carries may change between pages
     later = ListTasks(page_size=50, page_token=token, history_length=0, include_artifacts=True)

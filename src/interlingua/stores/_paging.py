@@ -105,7 +105,8 @@ def decode_token(token: str, fingerprint: bytes) -> Cursor:
         )
     if decoded.fingerprint != fingerprint:
         raise InvalidParams(
-            "Invalid params: pageToken was issued for a different filter; keep contextId, "
-            "status and statusTimestampAfter unchanged while paging"
+            "Invalid params: pageToken was issued for a different filter; keep the tenant, "
+            "contextId, status and statusTimestampAfter unchanged while paging, as the "
+            "same caller"
         )
     return Cursor(decoded.stamp, decoded.task_id)
