@@ -1,6 +1,6 @@
 """A long-running agent that tells its client by webhook when it is done.
 
-The scenario of the v0.1 spec's push notification example (seed 004 §9.4):
+The scenario of the v0.1 spec's push notification example:
 a client asks for the Q1 sales report, which "usually takes a while", and
 gives a webhook; the agent accepts the task at once, works, and POSTs a
 notification to the webhook when the report is ready. The client then

@@ -11,6 +11,8 @@ are appended, the last is marked as the last), and completes with
 
 or from Python::
 
+    from interlingua import ArtifactAssembler, Client
+
     async with Client("http://localhost:8000") as client:
         assembler = ArtifactAssembler()
         async for event in client.stream("Write me a story"):

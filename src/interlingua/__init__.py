@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .client import Client
+from .client import ArtifactAssembler, Client
 from .clients import client_for
 from .core.model import (
     AgentCard,
@@ -42,6 +42,7 @@ __all__ = [
     "AgentProvider",
     "AgentSkill",
     "Artifact",
+    "ArtifactAssembler",
     "ArtifactUpdate",
     "Client",
     "Context",

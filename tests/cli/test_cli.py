@@ -71,6 +71,24 @@ def test_card_where_no_agent_is_served_exits_3() -> None:
     assert result.stderr.count("\n") == 1
 
 
+def test_card_where_a_web_server_answers_html_names_its_page_not_its_markup() -> None:
+    """Before: each URL tried pasted the start of the error page's HTML into the line."""
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    page = "<!DOCTYPE html><html><head><title>Nothing  here</title></head><body>" \
+           "<h1>404</h1><p>Error code explanation</p></body></html>"
+
+    async def missing(request: object) -> HTMLResponse:
+        return HTMLResponse(page, status_code=404)
+
+    with live_server(Starlette(routes=[Route("/{p:path}", missing)])) as url:
+        result = run("card", url)
+    assert result.exit_code == 3
+    assert "HTTP 404: an HTML page titled 'Nothing here'" in result.stderr, result.stderr
+    assert "<" not in result.stderr and "explanation" not in result.stderr
+
+
 # ---------------------------------------------------------------------------- send
 
 

@@ -97,6 +97,14 @@ def test_serve_then_talk_to_it() -> None:
     ]
 
 
+def test_serve_finds_a_module_of_the_working_directory() -> None:
+    """``interlingua serve package.module``, run where the package is, as ``python -m``
+    and uvicorn find it (before: "No module named 'tests'")."""
+    with serving(spec="tests.client.agents:agent", env={"PYTHONPATH": ""}) as (url, _):
+        assert httpx.get(url + "/.well-known/agent-card.json").json()["name"] == \
+            "Test assistant"
+
+
 def _send_with_webhook(url: str, hook: str) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
         "message": {"kind": "message", "role": "user", "messageId": f"m-{time.time_ns()}",

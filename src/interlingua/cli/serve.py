@@ -9,6 +9,7 @@ import hashlib
 import importlib
 import importlib.util
 import logging
+import os
 import re
 import socket
 import sys
@@ -201,6 +202,12 @@ def load_module(target: str) -> ModuleType:
     if not target or target.startswith("."):
         # (importlib takes no empty or relative name without a package to start from)
         raise LoadError(f"{target!r} is neither a Python file nor a module's name")
+    # a module of the working directory's, as ``python -m`` and uvicorn find one (the
+    # console script's own path holds only its folder); after what is installed, which
+    # a file here of the same name does not hide
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
     try:
         return importlib.import_module(target)
     except ImportError as exc:

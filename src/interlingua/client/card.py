@@ -18,6 +18,7 @@ a v0.x one comes next; within a version, the card's order decides.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping
 from urllib.parse import urljoin, urlsplit
@@ -288,11 +289,19 @@ def server_text(reply: HTTPReply, limit: int = 300) -> str:
                 break
     if not text and doc is None:
         text = reply.content[:limit].decode("utf-8", "replace")
+        if reply.content_type == "text/html" or text.lstrip()[:1] == "<":
+            # a web server's error page: its title says it, its markup only lengthens
+            # the one line an error is
+            title = _TITLE.search(reply.content[:4096].decode("utf-8", "replace"))
+            text = f"an HTML page titled {' '.join(title[1].split())!r}" \
+                if title and title[1].strip() else "an HTML page"
     text = " ".join(text.split())
     if len(text) > limit:
         text = text[:limit] + "…"
     return f": {text}" if text else ""
 
+
+_TITLE = re.compile(r"<title[^>]*>([^<]*)</title>", re.IGNORECASE)
 
 # statuses that mean "no card here" rather than "a card you may not read"
 _ABSENT = frozenset({404, 405, 410})
