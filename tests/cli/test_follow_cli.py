@@ -53,7 +53,8 @@ def test_a_task_that_never_settles_ends_at_the_timeout() -> None:
     # this agent does not stream (its card): what follows it is a poll, not subscribe,
     # which it would refuse
     assert "is submitted; follow it with: interlingua get " in result.stderr
-    assert result.stderr.rstrip().endswith(" --wait"), result.stderr
+    assert result.stderr.rstrip().endswith(" --wait (with this command's --dialect too)"), \
+        result.stderr
     assert [p["method"] for p in replay.posts].count("message/send") == 1
 
 

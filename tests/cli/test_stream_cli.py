@@ -108,6 +108,23 @@ def test_stream_to_a_task_waiting_for_input_then_continue(agent_url: str) -> Non
     assert second[-3:] == ["Artifact greeting", "Hello, Ada!", "completed"]
 
 
+def test_a_hint_names_the_options_the_command_it_names_needs_too(agent_url: str) -> None:
+    """Before: the command a hint named, run as printed, lacked the credentials (-H) and
+    the dialect that reached the agent (an agent with auth then refused it); the header's
+    value is not printed."""
+    reaching = ("-H", "X-Secret: s3cret", "--dialect", "0.3")
+    streamed = ok("stream", agent_url, "greet", *reaching).stdout.splitlines()
+    task_id = streamed[0].split()[1]
+    assert streamed[-1] == (f"The agent waits for an answer: interlingua stream {agent_url} "
+                            f"TEXT --task-id {task_id} (with this command's --dialect, "
+                            "--header too)")
+    sent = ok("send", agent_url, "greet", *reaching).stdout
+    assert "TEXT --task-id" in sent and "(with this command's --dialect, --header too)" in sent
+    assert "s3cret" not in sent and "s3cret" not in streamed[-1]
+    # none given, none named
+    assert "with this command's" not in ok("send", agent_url, "greet").stdout
+
+
 def test_stream_reply_data_and_files(agent_url: str, tmp_path: Path) -> None:
     assert ok("stream", agent_url, "reply [red]plain[/red]").stdout.splitlines() == [
         "Reply", "  [red]plain[/red]"]

@@ -899,8 +899,8 @@ def _follow(client: AnyClient, url: str, task_id: str) -> str:
     which polls (every agent answers it; one that does not stream refuses subscribe)."""
     card = getattr(client, "card", None)
     if card is not None and card.capabilities.streaming:
-        return f"interlingua subscribe {url} {task_id}"
-    return f"interlingua get {url} {task_id} --wait"
+        return output.again(f"interlingua subscribe {url} {task_id}")
+    return output.again(f"interlingua get {url} {task_id} --wait")
 
 
 @main.command("send")
@@ -1044,7 +1044,7 @@ def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
                                       within=timeout, show=show, note=note)
             if found is None:
                 _fail(f"task {task_id} has not finished within {timeout:g} s; go on with: "
-                      f"interlingua get {url} {task_id} --wait", EXIT_UNREACHABLE,
+                      + output.again(f"interlingua get {url} {task_id} --wait"), EXIT_UNREACHABLE,
                       as_json=as_json)
             task = found
         else:
@@ -1133,7 +1133,8 @@ class _Progress:
         if self.task_id is None:
             return None
         after = f" --last-event-id {self.seq}" if self.seq is not None else ""
-        return f"resume with: interlingua subscribe {self.url} {self.task_id}{after}"
+        return "resume with: " + output.again(
+            f"interlingua subscribe {self.url} {self.task_id}{after}")
 
 
 async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bool,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+import click
 import msgspec
+from click.core import ParameterSource
 from rich.console import Console
 from rich.status import Status
 from rich.table import Table
@@ -162,6 +164,27 @@ def print_task_line(out: Console, task: Task) -> None:
     out.print(line)
 
 
+#: the options that say how to reach an agent: a command a hint names needs them again
+_REACHING = ("headers", "dialect", "binding", "insecure", "ca_bundle", "client_cert",
+             "client_key")
+
+
+def again(command: str) -> str:
+    """``command``, a command a hint tells the user to run next, with a note naming the
+    options of this one it needs too (its credentials, its dialect…), which the hint
+    does not repeat: a header's value may be a secret, not to be printed."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return command
+    given = [param.opts[-1] if param.name == "headers" else param.opts[0]
+             for param in ctx.command.params
+             if param.name in _REACHING
+             and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE]
+    if not given:
+        return command
+    return f"{command} (with this command's {', '.join(dict.fromkeys(given))} too)"
+
+
 def print_result(out: Console, result: Task | Message, *, url: str | None = None,
                  history: bool = False) -> None:
     """A send's answer; ``history``: the task's messages too (what ``--history`` asked
@@ -173,7 +196,8 @@ def print_result(out: Console, result: Task | Message, *, url: str | None = None
     if result.status.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED) and url:
         out.print(
             Text(
-                f"The agent waits for an answer: interlingua send {url} TEXT --task-id {result.id}",
+                "The agent waits for an answer: "
+                + again(f"interlingua send {url} TEXT --task-id {result.id}"),
                 style="dim",
             )
         )
@@ -370,8 +394,9 @@ class StreamPrinter:
         if (final is not None and self.url and final.task_id
                 and final.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)):
             self.out.print(Text(
-                f"The agent waits for an answer: interlingua stream {self.url} TEXT "
-                f"--task-id {final.task_id}", style="dim"))
+                "The agent waits for an answer: "
+                + again(f"interlingua stream {self.url} TEXT --task-id {final.task_id}"),
+                style="dim"))
 
     # -------------------------------------------------------------- events
 
