@@ -54,6 +54,8 @@ def test_card_of_a_grpc_address_is_read_over_grpc(where: tuple[str, str]) -> Non
     assert done.stderr.count("\n") == 1 and "unsupported protocol" not in done.stderr
     assert "a gRPC address has no well-known card: read it at the agent's HTTP URL" \
         in done.stderr
+    # (not told to ask in v1.0, which it did)
+    assert "--dialect 1.0" not in done.stderr, done.stderr
 
 
 def test_card_of_a_grpc_address_nobody_serves_is_unreachable() -> None:

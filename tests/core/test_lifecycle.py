@@ -225,6 +225,21 @@ def test_docs_page_matches_the_table() -> None:
     assert lifecycle.markdown_table() in page.read_text()
 
 
+def test_the_command_the_page_names_prints_the_table_without_a_warning() -> None:
+    """Before: ``python -m interlingua.core.lifecycle`` warned that the module was
+    imported twice (its package imports it)."""
+    import subprocess
+    import sys
+
+    page = (Path(__file__).parents[2] / "docs" / "lifecycle.md").read_text()
+    assert "`python -m interlingua.core.lifecycle_table`" in page
+    done = subprocess.run([sys.executable, "-W", "error", "-m",
+                           "interlingua.core.lifecycle_table"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == lifecycle.markdown_table() + "\n"
+
+
 def _one_by_one(state: TaskState, batch: list[object]) -> TaskState | None:
     """The state ``batch`` leads to from ``state``, checking each event alone (None: refused)."""
     for ev in batch:

@@ -275,7 +275,3 @@ def markdown_table() -> str:
         msg = "·" if src in TERMINAL_STATES else "yes"
         rows.append(f"| **{src.value}** | " + " | ".join(cells) + f" | {art} | {msg} |")
     return "\n".join(rows)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    print(markdown_table())

@@ -289,7 +289,8 @@ class UrlGuard:
         if reason is None or (self.allow_private_networks and reason != _METADATA):
             return
         shown = host if host.strip("[]") == str(ip) else f"{host} ({ip})"
-        raise Refused(f"{shown} is a {reason} address, which webhooks may not use")
+        article = "an" if reason[:1].lower() in "aeiou" or reason.startswith("IPv") else "a"
+        raise Refused(f"{shown} is {article} {reason} address, which webhooks may not use")
 
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
         """The checked addresses of ``host``; ``Refused`` if it does not resolve
