@@ -818,9 +818,8 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
         except AgentUnreachable:
             raise  # nothing answered there: exit 3, as for any other command
         except (A2AError, ClientError) as exc:
-            # (asked in v1.0 already, the extended card is what was refused)
-            other = "" if dialect in ("1.0", "1.1") else \
-                ", or with --dialect 1.0 ask for the extended card"
+            # (asked in a dialect already: told only what it has not tried)
+            other = "" if dialect else ", or with --dialect 1.0 ask for the extended card"
             _fail(f"{url} gave no card over gRPC ({exc}); a gRPC address has no well-known "
                   "card: read it at the agent's HTTP URL (interlingua card "
                   f"http://HOST:PORT){other}", EXIT_A2A_ERROR, as_json=as_json)
