@@ -281,3 +281,39 @@ def test_a_gateway_is_refused_a_store_url_it_cannot_use_when_made(tmp_path: Path
                         ("postgresql://db/tasks", "memory:// or sqlite:///DIR")):
         with pytest.raises(ValueError, match=said):
             Gateway(parse_mesh_url("mqtt://127.0.0.1:1/ns"), "ns", store=store)
+
+
+@pytest.mark.parametrize("table", [
+    # Flyway's (before its 5.0): its version a varchar
+    "(installed_rank int, version varchar(50), description text); "
+    "INSERT INTO {schema}.schema_version VALUES (1, '1', 'init')",
+    "(version integer)",  # emptied: no version at all
+], ids=["flyway", "empty"])
+def test_a_schema_version_table_of_another_programs_is_one_line(
+        table: str, pg_url: str) -> None:
+    """(serve and db upgrade died of a TypeError, comparing its version with ours)"""
+    import asyncio
+
+    import asyncpg
+
+    from interlingua.stores.postgres.schema import parse_postgres_url
+
+    schema = parse_postgres_url(pg_url).schema
+
+    async def make() -> None:
+        conn = await asyncpg.connect(pg_url.split("?")[0])
+        try:
+            await conn.execute(f"CREATE SCHEMA {schema}; CREATE TABLE "
+                               f"{schema}.schema_version " + table.format(schema=schema))
+        finally:
+            await conn.close()
+
+    asyncio.run(make())
+    said = f'the schema "{schema}" of PostgreSQL at '
+    foreign = "holds a schema_version table of another program's"
+    for command in (["db", "upgrade"], ["push", "outbox"]):
+        code, output = _run(*command, "--store", pg_url)
+        assert code == 2 and said in output and foreign in output, (command, output)
+    done = _serve(pg_url)
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {said}"), done.stderr
+    assert foreign in done.stderr and "Traceback" not in done.stderr

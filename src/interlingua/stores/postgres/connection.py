@@ -61,6 +61,22 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     unary send."""
 
 
+async def _version(conn: asyncpg.Connection, settings: PostgresSettings) -> int:
+    """The version in the schema's ``schema_version`` table; ``StoreUnusable`` when the
+    table is not the store's (one row, one integer column ``version``): another
+    program's of that name (Flyway's, say), or one emptied, whose version is unknown."""
+    schema = settings.schema
+    rows = await conn.fetch(f'SELECT * FROM "{schema}".schema_version LIMIT 2')
+    if len(rows) == 1 and list(rows[0].keys()) == ["version"]:
+        version = rows[0]["version"]
+        if isinstance(version, int) and version >= 0:
+            return version
+    raise StoreUnusable(
+        f"the schema \"{schema}\" of PostgreSQL at {settings.where} cannot be used as the "
+        "store: it holds a schema_version table of another program's (the store's has one "
+        "row, its integer version); give the store a schema of its own (schema= in the URL)")
+
+
 async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
                    upgrade: bool) -> int:
     """Bring the schema to SCHEMA_VERSION (under an advisory lock); returns the
@@ -72,9 +88,7 @@ async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
         exists = await conn.fetchval(
             "SELECT 1 FROM information_schema.tables WHERE table_schema = $1"
             " AND table_name = 'schema_version'", schema)
-        version = 0
-        if exists:
-            version = await conn.fetchval(f'SELECT version FROM "{schema}".schema_version')
+        version = await _version(conn, settings) if exists else 0
         if version > SCHEMA_VERSION:
             raise SchemaMismatch(
                 f"the database has schema version {version}; this version of interlingua "
