@@ -317,3 +317,86 @@ def test_a_schema_version_table_of_another_programs_is_one_line(
     done = _serve(pg_url)
     assert done.returncode == 2 and done.stderr.startswith(f"error: {said}"), done.stderr
     assert foreign in done.stderr and "Traceback" not in done.stderr
+
+
+def _behind(kind: str, tmp_path: Path, pg_url: str) -> str:
+    """A store an earlier version wrote: SQLite's schema version 9, PostgreSQL's 3."""
+    import asyncio
+    import sqlite3
+
+    if kind == "sqlite":
+        from interlingua.stores.sqlite.schema import MIGRATIONS as SQLITE_STEPS
+
+        path = tmp_path / "earlier.db"
+        with sqlite3.connect(path) as conn:
+            for statement in (s for step in SQLITE_STEPS[:9] for s in step):
+                conn.execute(statement)
+            conn.execute("PRAGMA user_version = 9")
+        conn.close()
+        return f"sqlite:///{path}"
+    import asyncpg
+
+    from interlingua.stores.postgres.schema import MIGRATIONS, parse_postgres_url
+
+    async def earlier() -> None:
+        conn = await asyncpg.connect(pg_url.split("?")[0])
+        try:
+            schema = parse_postgres_url(pg_url).schema
+            await conn.execute(f'CREATE SCHEMA "{schema}"; SET search_path TO "{schema}";'
+                               " CREATE TABLE schema_version (version integer NOT NULL);"
+                               " INSERT INTO schema_version VALUES (3)")
+            for statement in (s for step in MIGRATIONS[:3] for s in step):
+                await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(earlier())
+    return pg_url
+
+
+def _version_of(url: str) -> int:
+    """The schema version a store's database holds, read without the store."""
+    import asyncio
+    import sqlite3
+
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        conn.close()
+        return version
+    import asyncpg
+
+    from interlingua.stores.postgres.schema import parse_postgres_url
+
+    async def read() -> int:
+        conn = await asyncpg.connect(url.split("?")[0])
+        try:
+            return int(await conn.fetchval(
+                f'SELECT version FROM "{parse_postgres_url(url).schema}".schema_version'))
+        finally:
+            await conn.close()
+
+    return asyncio.run(read())
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_push_command_leaves_a_schema_behind_to_db_upgrade(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """``push outbox``/``dead``/``redrive`` upgraded the schema of the store they read,
+    though operators choose when to (``db upgrade``, ``migrate=0``): each refuses it,
+    naming the command that upgrades this store, and leaves it as it was."""
+    url = _behind(kind, tmp_path, request.getfixturevalue("pg_url") if kind == "postgres"
+                  else "")
+    was = _version_of(url)
+    for command in (["push", "outbox"], ["push", "dead"], ["push", "redrive", "1"]):
+        code, output = _run(*command, "--store", url)
+        assert code == 2, (command, output)
+        assert output.startswith(f"error: cannot use the store: the database's schema is at "
+                                 f"version {was},"), output
+        assert f"run interlingua db upgrade --store {url}" in output.replace("'", ""), output
+        assert "migrate=0" not in output  # (not the operator's to drop: none was given)
+        assert _version_of(url) == was, command
+    code, output = _run("db", "upgrade", "--store", url)
+    assert code == 0 and f"from version {was} to" in output, output
+    code, output = _run("push", "outbox", "--store", url)
+    assert code == 0 and "pending: 0" in output, output

@@ -57,7 +57,10 @@ def listen_command(port: int, host: str, jwks_url: str | None, token: str | None
 
 @click.group("push")
 def push_group() -> None:
-    """Inspect and manage an agent's push-notification outbox (on its store)."""
+    """Inspect and manage an agent's push-notification outbox (on its store).
+
+    These commands never upgrade the store's schema: a store that is behind this
+    version is refused (run 'interlingua db upgrade --store URL' first)."""
 
 
 def _resolve_store(ctx: click.Context, param: click.Parameter, value: str | None) -> str:

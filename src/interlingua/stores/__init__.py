@@ -6,9 +6,9 @@ connects it.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from ._shown import shown_url
 from .base import (
     Lease,
     LeaseLost,
@@ -48,26 +48,6 @@ __all__ = [
 SUPPORTED_SCHEMES = ("memory://", "sqlite:///path", "postgresql://user@host/database")
 
 
-def shown_url(url: str) -> str:
-    """``url`` with its password (if any) replaced, fit for logs and /healthz."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    netloc, slash, tail = rest.partition("/")
-    user, at, host = netloc.rpartition("@")
-    if at and ":" in user:
-        netloc = user.split(":", 1)[0] + ":***@" + host
-    # a password given as an option (asyncpg and redis take ``?password=``), whatever
-    # else the query holds
-    tail = _SECRET_OPTION.sub(r"\1=***", tail)
-    return f"{scheme}://{netloc}{slash}{tail}"
-
-
-#: query options whose values are secrets: ``password``, ``sslpassword`` and the like
-_SECRET_OPTION = re.compile(r"(?i)((?:^|[?&;])[^=&;#]*(?:password|passwd|secret|token)"
-                            r"[^=&;#]*)=[^&;#]*")
-
-
 def data_file(url: str) -> Path | None:
     """The file a store URL keeps its data in (a SQLite database's); None for a
     store with no file of its own (memory, PostgreSQL, ``sqlite:///:memory:``)."""
@@ -78,8 +58,11 @@ def data_file(url: str) -> Path | None:
     return None if path in ("", ":memory:") else Path(path)
 
 
-def open_store(url: str) -> Store:
+def open_store(url: str, *, migrate: bool = True) -> Store:
     """The store for ``url``, not yet opened (``await store.open()``, or ``async with``).
+    With ``migrate`` False a SQLite or PostgreSQL store's schema is not brought up to
+    date at open: one that is behind is refused (``SchemaMismatch``), as ``migrate=0``
+    does (for a command that reads a store, which leaves upgrades to the operator).
 
     The URLs a store is chosen by, as ``create_app(store=...)``, ``interlingua serve
     --store`` and ``interlingua db upgrade --store`` take them:
@@ -109,7 +92,7 @@ def open_store(url: str) -> Store:
     if sep and scheme == "memory":
         return MemoryStore(url)
     if sep and scheme == "sqlite":
-        return SQLiteStore(url)
+        return SQLiteStore(url, migrate=migrate)
     if sep and scheme in ("postgresql", "postgres"):
         # imported here: asyncpg is an optional dependency (the postgres extra)
         try:
@@ -118,7 +101,7 @@ def open_store(url: str) -> Store:
             raise ValueError(
                 "a postgresql:// store needs asyncpg: pip install 'interlingua[postgres]'"
             ) from None
-        return PostgresStore(url)
+        return PostgresStore(url, migrate=migrate)
     shown = f"{scheme}://" if sep else "a URL without a scheme"
     raise ValueError(
         f"unsupported store URL ({shown}): supported are {', '.join(SUPPORTED_SCHEMES)}"

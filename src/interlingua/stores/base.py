@@ -31,6 +31,7 @@ PostgreSQL implement.
 from __future__ import annotations
 
 import logging
+import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -49,6 +50,7 @@ from ..core.model import (
     TaskState,
 )
 from ..core.task_log import Scope, StoredEvent
+from ._shown import shown_url
 
 __all__ = [
     "DEAD",
@@ -119,6 +121,16 @@ class StoreUnusable(RuntimeError):
 class SchemaMismatch(RuntimeError):
     """The store's schema is not one this version reads: newer (written by a later
     version), or behind with migrations turned off; the message says which."""
+
+
+def schema_behind(version: int, needed: int, url: str, *, hint: str = "") -> SchemaMismatch:
+    """A store whose schema is behind, opened without migrating: the refusal names
+    the command that brings it up, with the store's own URL (its password masked), so
+    that it upgrades this store (one of several agents', say), not another."""
+    return SchemaMismatch(
+        f"the database's schema is at version {version}, this version of interlingua "
+        f"needs {needed}: run interlingua db upgrade --store {shlex.quote(shown_url(url))}"
+        f"{hint}")
 
 
 class TaskExists(Exception):

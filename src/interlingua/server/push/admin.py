@@ -35,14 +35,16 @@ async def _opened(store_url: str) -> AsyncIterator[Store]:
     """The store ``store_url`` names, opened; one that is not there is not made
     (``StoreUnusable``): a command that reads a store makes none (a SQLite path is
     checked where the command reads it; a PostgreSQL schema here, as it takes a
-    connection to tell)."""
+    connection to tell). Nor is its schema upgraded: one that is behind is refused
+    (``SchemaMismatch``, saying to run ``interlingua db upgrade``), as operators
+    choose when to migrate (a large store's upgrade holds its writes a while)."""
     if store_url.startswith(("postgresql://", "postgres://")):
         from ...stores.postgres import holds_store
 
         if not await holds_store(store_url):
             raise StoreUnusable(f"no store at {shown_url(store_url)}: check its database "
                                 "and schema (a command that reads a store makes none)")
-    store = open_store(store_url)
+    store = open_store(store_url, migrate=False)
     await store.open()
     try:
         yield store

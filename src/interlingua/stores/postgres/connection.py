@@ -13,6 +13,7 @@ from ..base import (
     SchemaMismatch,
     StoreUnavailable,
     StoreUnusable,
+    schema_behind,
 )
 from ..holders import holder_name, session_tag
 from .group import GroupCommit
@@ -78,9 +79,10 @@ async def _version(conn: asyncpg.Connection, settings: PostgresSettings) -> int:
 
 
 async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
-                   upgrade: bool) -> int:
+                   upgrade: bool, url: str = "") -> int:
     """Bring the schema to SCHEMA_VERSION (under an advisory lock); returns the
-    version it had. With ``upgrade`` False, only check that it is current."""
+    version it had. With ``upgrade`` False, only check that it is current (a schema
+    behind is refused naming ``url``, the store's)."""
     schema = settings.schema
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
@@ -96,10 +98,10 @@ async def _migrate(conn: asyncpg.Connection, settings: PostgresSettings, *,
         if version == SCHEMA_VERSION:
             return int(version)
         if not upgrade:
-            raise SchemaMismatch(
-                f"the database's schema is at version {version}, this version of interlingua "
-                f"needs {SCHEMA_VERSION}: run 'interlingua db upgrade --store URL' "
-                "(or drop migrate=0 from the URL)")
+            # (migrate=0 in the URL is the operator's to drop; a command that reads the
+            # store turns migrations off itself)
+            hint = "" if settings.migrate else " (or drop migrate=0 from the URL)"
+            raise schema_behind(version, SCHEMA_VERSION, url, hint=hint)
         await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         await conn.execute(f'SET LOCAL search_path TO "{schema}"')
         if not exists:
@@ -150,9 +152,12 @@ async def upgrade(url: str) -> tuple[int, int]:
 class Database:
     """The pool of connections to the store's database, opened with its schema current."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = url
         self.settings = parse_postgres_url(url)
+        #: migrate at open: the URL's ``migrate`` and the caller's (False for a
+        #: command that only reads the store) must both allow it
+        self.migrates = migrate and self.settings.migrate
         self.on_outbox: Callable[[], None] | None = None
         self._pool: asyncpg.Pool | None = None
         #: what /healthz reports (filled at open)
@@ -202,7 +207,7 @@ class Database:
             raise _refused(exc, s.where) from None
         try:
             async with pool.acquire() as conn:
-                await _migrate(conn, s, upgrade=s.migrate)
+                await _migrate(conn, s, upgrade=self.migrates, url=self.url)
                 server_version = await conn.fetchval("SHOW server_version")
         except asyncpg.PostgresError as exc:
             await pool.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
 
-from ..base import SchemaMismatch, StoreUnavailable
+from ..base import SchemaMismatch, StoreUnavailable, schema_behind
 from .checkpoint import WRITER_THRESHOLD_FRAMES
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -114,8 +114,10 @@ class _Connection(sqlite3.Connection):
     busy_text: str = "the task store (SQLite) is busy"
 
 
-def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
-    """An open, migrated connection and its effective settings."""
+def _connect(settings: SQLiteSettings, url: str = "", *,
+             migrate: bool = True) -> tuple[_Connection, dict[str, Any]]:
+    """An open, migrated connection and its effective settings (without ``migrate``, a
+    schema that is behind is refused, naming ``url``)."""
     if settings.path != ":memory:":
         Path(settings.path).parent.mkdir(parents=True, exist_ok=True)
     # isolation_level=None: we issue BEGIN/COMMIT ourselves.
@@ -147,15 +149,16 @@ def _connect(settings: SQLiteSettings) -> tuple[_Connection, dict[str, Any]]:
         # Checkpoints run on a thread of their own (checkpoint.py); the
         # writer's own is the backstop, at a larger WAL.
         conn.execute(f"PRAGMA wal_autocheckpoint = {WRITER_THRESHOLD_FRAMES:d}")
-        conn.migrated_from = _migrate(conn)
+        conn.migrated_from = _migrate(conn, url, upgrade=migrate)
         return conn, _read_settings(conn)
     except BaseException:
         conn.close()
         raise
 
 
-def _migrate(conn: sqlite3.Connection) -> int:
-    """Bring the schema up to date; the version it had."""
+def _migrate(conn: sqlite3.Connection, url: str = "", *, upgrade: bool = True) -> int:
+    """Bring the schema up to date; the version it had. With ``upgrade`` False, only
+    check that it is current (a schema behind is refused naming ``url``, the store's)."""
     with _transaction(conn):
         version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
@@ -163,6 +166,8 @@ def _migrate(conn: sqlite3.Connection) -> int:
                 f"the database has schema version {version}; this version of interlingua "
                 f"knows versions up to {SCHEMA_VERSION}"
             )
+        if version < SCHEMA_VERSION and not upgrade:
+            raise schema_behind(version, SCHEMA_VERSION, url)
         for step in MIGRATIONS[version:]:
             for statement in step:
                 conn.execute(statement)

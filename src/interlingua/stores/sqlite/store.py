@@ -81,9 +81,12 @@ class SQLiteStore:
     (with ``cache_size_kib`` and ``page_size``) as a dict, as ``/healthz`` reports.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = url
         self.settings = parse_sqlite_url(url)
+        #: migrate at open (False: refuse a schema that is behind, for a command that
+        #: only reads the store)
+        self.migrates = migrate
         self.path = self.settings.path
         refused = folder_refusal(url, self.path)
         if refused is not None:
@@ -114,7 +117,9 @@ class SQLiteStore:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="interlingua-sqlite")
         loop = asyncio.get_running_loop()
         try:
-            conn, effective = await loop.run_in_executor(pool, _connect, self.settings)
+            conn, effective = await loop.run_in_executor(
+                pool, functools.partial(_connect, self.settings, self.url,
+                                        migrate=self.migrates))
         except sqlite3.Error as exc:
             pool.shutdown(wait=False)
             raise _refused(exc) from None

@@ -1,0 +1,27 @@
+"""A store URL as it may be shown: in logs, /healthz, and messages that name the store."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["shown_url"]
+
+
+def shown_url(url: str) -> str:
+    """``url`` with its password (if any) replaced, fit for logs and /healthz."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    netloc, slash, tail = rest.partition("/")
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        netloc = user.split(":", 1)[0] + ":***@" + host
+    # a password given as an option (asyncpg and redis take ``?password=``), whatever
+    # else the query holds
+    tail = _SECRET_OPTION.sub(r"\1=***", tail)
+    return f"{scheme}://{netloc}{slash}{tail}"
+
+
+#: query options whose values are secrets: ``password``, ``sslpassword`` and the like
+_SECRET_OPTION = re.compile(r"(?i)((?:^|[?&;])[^=&;#]*(?:password|passwd|secret|token)"
+                            r"[^=&;#]*)=[^&;#]*")
