@@ -233,3 +233,31 @@ def test_an_allowed_origins_page_reads_the_listing_and_each_agent_once() -> None
                              json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
                                    "params": {"id": "none"}})
         assert refused.status_code == 403
+
+
+def test_db_upgrade_given_the_agents_upgrades_each_agents_schema(pg_url: str) -> None:
+    """Several agents over PostgreSQL keep a schema each: serve with ``migrate=0``
+    named no store that was behind ("--store URL"), and ``db upgrade --store URL``, as
+    it said, upgraded the one schema no agent uses. The refusal names the agent's
+    store; ``db upgrade`` given the agents' files upgrades each agent's."""
+    from click.testing import CliRunner
+
+    from interlingua.cli.main import main
+    from interlingua.host.agents import store_url_for
+    from interlingua.stores.postgres.schema import SCHEMA_VERSION
+
+    held = pg_url + "&migrate=0"
+    refused = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", *AGENTS, "--store", held,
+         "--port", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    echo_store = store_url_for(held, "Echo")
+    assert f"run interlingua db upgrade --store '{echo_store}'" in refused.stderr, \
+        refused.stderr
+    done = CliRunner().invoke(main, ["db", "upgrade", "--store", pg_url, *AGENTS])
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines() == [
+        f"Upgraded the schema of {store_url_for(pg_url, name)} from version 0 to "
+        f"{SCHEMA_VERSION}." for name in ("Echo", "Flight_booker")], done.output
+    with serving("--store", held) as info:
+        assert set(info["served"]) == {"Echo", "Flight_booker"}

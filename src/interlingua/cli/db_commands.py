@@ -7,6 +7,7 @@ import asyncio
 
 import click
 
+from ..stores import shown_url
 from .stores import StoreRefused, StoreUnreachable, store_problem
 
 __all__ = ["db_group"]
@@ -20,8 +21,44 @@ def db_group() -> None:
 @db_group.command("upgrade")
 @click.option("--store", required=True, metavar="URL",
               help="The store to upgrade: postgresql://… or sqlite:///PATH.")
-def upgrade_command(store: str) -> None:
-    """Apply the schema migrations the store lacks (safe while servers run)."""
+@click.argument("specs", metavar="[FILE_OR_MODULE[:ATTR]]...", nargs=-1)
+def upgrade_command(store: str, specs: tuple[str, ...]) -> None:
+    """Apply the schema migrations the store lacks (safe while servers run).
+
+    Given the files of several agents, as 'interlingua serve a.py b.py --store URL'
+    is, upgrade each agent's own store, derived from URL as serve derives it (a
+    schema or a file per agent)."""
+    stores = _stores_of(store, specs)
+    for url in stores:
+        before, after = _upgrade(url)
+        # (each store named when there are several: which one a line is about)
+        of = f" of {shown_url(url)}" if len(stores) > 1 else ""
+        if before == after:
+            click.echo(f"The schema{of} is up to date (version {after}).")
+        else:
+            click.echo(f"Upgraded the schema{of} from version {before} to {after}.")
+
+
+def _stores_of(store: str, specs: tuple[str, ...]) -> list[str]:
+    """The stores ``serve`` would open for ``specs`` on ``store``: ``store`` itself for
+    one agent (or none), each agent's own for several (``host.agents.store_url_for``)."""
+    if len(specs) < 2:
+        return [store]
+    from ..host.agents import path_name, store_url_for
+    from .serve import LoadError, load_agent
+
+    try:
+        agents = [load_agent(spec) for spec in specs]
+    except LoadError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        return [store_url_for(store, path_name(agent.name)) for agent in agents]
+    except ValueError as exc:  # a URL the store's parser refuses
+        raise click.UsageError(str(exc)) from None
+
+
+def _upgrade(store: str) -> tuple[int, int]:
+    """Upgrade one store: its (before, after) versions; one line when it cannot be."""
     scheme = store.partition("://")[0]
     try:
         if scheme in ("postgresql", "postgres"):
@@ -31,24 +68,19 @@ def upgrade_command(store: str) -> None:
                 raise click.UsageError(
                     "a postgresql:// store needs asyncpg: pip install 'interlingua[postgres]'"
                 ) from None
-            before, after = asyncio.run(upgrade(store))
-        elif scheme == "sqlite":
+            return asyncio.run(upgrade(store))
+        if scheme == "sqlite":
             problem = store_problem(store)
             if problem is not None:
                 raise click.UsageError(problem)
-            before, after = asyncio.run(_upgrade_sqlite(store))
-        else:
-            raise click.UsageError("db upgrade takes a postgresql:// or sqlite:/// store URL")
+            return asyncio.run(_upgrade_sqlite(store))
+        raise click.UsageError("db upgrade takes a postgresql:// or sqlite:/// store URL")
     except ValueError as exc:  # a malformed URL
         raise click.UsageError(str(exc)) from None
     except ConnectionError as exc:  # unreachable: exit 3, as serve says it
         raise StoreUnreachable(str(exc)) from None
     except RuntimeError as exc:  # a newer schema, a store its database refuses
         raise StoreRefused(str(exc)) from None  # exit 2, as serve says it
-    if before == after:
-        click.echo(f"The schema is up to date (version {after}).")
-    else:
-        click.echo(f"Upgraded the schema from version {before} to {after}.")
 
 
 async def _upgrade_sqlite(url: str) -> tuple[int, int]:
