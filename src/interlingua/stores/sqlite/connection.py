@@ -382,10 +382,11 @@ def _finish_checkpoint(conn: sqlite3.Connection) -> None:
 def _close(conn: sqlite3.Connection) -> None:
     try:
         conn.execute("PRAGMA optimize")
-    except sqlite3.OperationalError:
+    except sqlite3.DatabaseError:
         # Only statistics: optimize reads, then writes in one statement, so
         # another process's commit in between makes it fail at once (a stale
-        # snapshot is not retried by busy_timeout). Closing must not.
+        # snapshot is not retried by busy_timeout); a damaged file fails it too
+        # ("database disk image is malformed"). Closing must not.
         pass
     finally:
         conn.close()
