@@ -76,3 +76,20 @@ def test_a_server_on_a_damaged_file_stops_cleanly(damaged: tuple[str, list[str]]
         client.get(f"{served.url}/tasks/{ids[-1]}", headers=HEADERS)
     assert served.returncode in (0, -15), served.stderr
     assert "shutdown failed" not in served.stderr, served.stderr
+
+
+def test_a_request_meeting_a_damaged_page_is_told_the_store_is_unavailable(
+        damaged: tuple[str, list[str]]) -> None:
+    """(each was a 500 "Internal error", a traceback in the log for each)"""
+    store, ids = damaged
+    with serving(store) as served, httpx.Client(timeout=30) as client:
+        answers = [client.get(f"{served.url}/tasks/{ids[-1]}", headers=HEADERS),
+                   client.get(f"{served.url}/tasks", headers=HEADERS,
+                              params={"pageSize": 100}),
+                   _send(client, served.url, "y")]
+    assert [a.status_code for a in answers] == [503] * 3, [a.text for a in answers]
+    assert all(a.json()["error"]["status"] == "UNAVAILABLE" for a in answers)
+    assert "Traceback" not in served.stderr, served.stderr
+    path = store.removeprefix("sqlite:///")
+    assert (f"the task store (SQLite at {path}) is damaged: database disk image is malformed"
+            in served.stderr), served.stderr

@@ -110,8 +110,10 @@ class _Connection(sqlite3.Connection):
     #: the lease found live in the group transaction open now, if any (see
     #: writes._check_lease); None outside a group
     lease_seen: int | None = None
-    #: what a write that found the database locked says (see busy)
+    #: what a write that found the database locked says (see unavailable)
     busy_text: str = "the task store (SQLite) is busy"
+    #: the store, as said of a call that met a damaged page (see unavailable)
+    where: str = "the task store (SQLite)"
 
 
 def _connect(settings: SQLiteSettings, url: str = "", *,
@@ -132,6 +134,7 @@ def _connect(settings: SQLiteSettings, url: str = "", *,
     conn.busy_text = (f"the task store (SQLite at {settings.path}) is busy: another process "
                       f"has held its write lock for over busy_timeout ({settings.busy_timeout_ms}"
                       " ms)")
+    conn.where = f"the task store (SQLite at {settings.path})"
     try:
         # busy_timeout first, so that switching to WAL waits out another writer
         conn.execute(f"PRAGMA busy_timeout = {settings.busy_timeout_ms:d}")
@@ -236,10 +239,17 @@ class _transaction:  # a function to its callers: ``with _transaction(conn):``
 
 #: SQLITE_BUSY, SQLITE_LOCKED: another connection holds the lock asked for
 _LOCK_CODES = (5, 6)
+#: SQLITE_CORRUPT, SQLITE_NOTADB: the file's pages are not the database's
+_DAMAGE_CODES = (11, 26)
 
 
 class StoreBusy(StoreUnavailable):
     """Another process held the database's lock past busy_timeout."""
+
+
+class StoreDamaged(StoreUnavailable):
+    """The database's file is damaged ("database disk image is malformed"): no
+    call that reads the damaged pages can succeed until it is restored."""
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -248,15 +258,26 @@ def is_locked(exc: BaseException) -> bool:
             and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _LOCK_CODES)
 
 
-def busy(conn: _Connection, exc: BaseException) -> BaseException:
+def is_damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite finding the database's file damaged."""
+    return (isinstance(exc, sqlite3.DatabaseError)
+            and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _DAMAGE_CODES)
+
+
+def unavailable(conn: _Connection, exc: BaseException) -> BaseException:
     """``exc``, or ``StoreBusy`` when it says that another process held the
-    database's lock past busy_timeout: a caller is told to try again shortly (503),
-    as when a store cannot be reached, rather than of an internal error."""
+    database's lock past busy_timeout, ``StoreDamaged`` when it found the file
+    damaged: a caller is told the store is unavailable (503), as when a store
+    cannot be reached, and the log says why in a line, rather than an internal
+    error with a traceback for each request."""
     if is_locked(exc):
-        down = StoreBusy(conn.busy_text)
-        down.__cause__ = exc
-        return down
-    return exc
+        down: StoreUnavailable = StoreBusy(conn.busy_text)
+    elif is_damaged(exc):
+        down = StoreDamaged(f"{conn.where} is damaged: {exc}")
+    else:
+        return exc
+    down.__cause__ = exc
+    return down
 
 
 def _group_locked(outcomes: list[tuple[bool, Any]]) -> bool:
@@ -340,13 +361,13 @@ def _run_group(
             except Exception as exc:
                 if not savepoints:
                     conn.rollback()
-                    return [(False, exc)] if len(writes) == 1 else None
-                outcomes.append((False, exc))
+                    return [(False, unavailable(conn, exc))] if len(writes) == 1 else None
+                outcomes.append((False, unavailable(conn, exc)))
         conn.kept("COMMIT")
     except BaseException as exc:
         if conn.in_transaction:
             conn.rollback()
-        return [(False, busy(conn, exc))] * len(writes)
+        return [(False, unavailable(conn, exc))] * len(writes)
     finally:
         conn.savepoints = True
         conn.lease_seen = None

@@ -43,10 +43,11 @@ from .connection import (
     _pages_written,
     _read_settings,
     _write_group,
-    busy,
     folder_refusal,
+    is_damaged,
     is_locked,
     parse_sqlite_url,
+    unavailable,
     waiting,
     write_group_waiting,
 )
@@ -214,7 +215,9 @@ class SQLiteStore:
             # runs right here (docs/architecture.md, "SQLite commits in groups").
             try:
                 return fn(conn, *args, **kwargs)
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
+                if is_damaged(exc):
+                    raise unavailable(conn, exc) from exc
                 if not is_locked(exc):
                     raise
         call: Callable[[], T] = functools.partial(fn, conn, *args, **kwargs)
@@ -222,8 +225,8 @@ class SQLiteStore:
             call = functools.partial(waiting, self._deadline(), call)
         try:
             return await self._in_thread(pool, call)
-        except sqlite3.OperationalError as exc:
-            down = busy(conn, exc)
+        except sqlite3.DatabaseError as exc:
+            down = unavailable(conn, exc)
             if down is exc:
                 raise
             raise down from exc
@@ -437,7 +440,12 @@ class SQLiteStore:
         conn = self._conn
         if self._inline and conn is not None:
             # as _run would, without its coroutine: a new send looks its message up first
-            return _own.find_message(conn, scope, message_id, digest)
+            try:
+                return _own.find_message(conn, scope, message_id, digest)
+            except sqlite3.DatabaseError as exc:
+                if not is_damaged(exc):
+                    raise
+                raise unavailable(conn, exc) from exc
         return await self._run(_own.find_message, scope, message_id, digest)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
