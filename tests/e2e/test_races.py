@@ -127,9 +127,11 @@ async def test_two_replies_at_once_to_a_question_start_one_turn(any_store: str) 
                 assert len(taken) == 1 and len(refused) == 1, answers
                 assert taken[0]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
                 assert refused[0]["code"] == -32004, refused
+                # (on a loaded machine the second may come once the first's turn ended)
                 assert any(said in refused[0]["message"] for said in (
                     "already being continued", "continued by another message",
-                    "takes a message only while it waits for input")), refused
+                    "takes a message only while it waits for input",
+                    "a finished task takes no more messages")), refused
                 assert runs[f"r-{attempt}-0"] + runs[f"r-{attempt}-1"] == 1, runs
 
 
