@@ -490,3 +490,30 @@ async def test_the_least_recently_used_session_is_dropped_past_the_limit():
     assert sessions.get(second.id) is None and sessions.by_push_id(second.push_id) is None
     assert sessions.get(first.id) is first and sessions.get(third.id) is third
     await sessions.aclose()
+
+
+def test_another_pages_requests_neither_make_sessions_nor_drop_the_users(story):
+    """A page of another site sends no cookie (SameSite=Strict): each of its requests
+    made a session, and enough of them dropped the user's, credentials and all."""
+    from interlingua.inspector import inspector_app
+
+    served = Served(inspector_app(sessions_limit=3))
+    user = InspectorAPI(served.url)
+    try:
+        user.connect(story.url)
+        pages = (("sec-fetch-site", "cross-site"), ("sec-fetch-site", "same-site"),
+                 ("origin", "http://localhost:1"))
+        for name, value in pages:
+            for _ in range(5):
+                r = httpx.get(served.url + "/api/config", headers={name: value})
+                assert r.status_code == 403 and "set-cookie" not in r.headers, r.text
+        # requests that name no page (curl, say) make sessions; unused ones go first
+        for _ in range(5):
+            assert httpx.get(served.url + "/api/config").status_code == 200
+        assert user.http.get("api/state").json()["info"]["url"] == story.url
+        assert user.http.get("api/config", headers={"sec-fetch-site": "same-origin"}
+                             ).status_code == 200
+    finally:
+        user.close()
+        served.stop()
+

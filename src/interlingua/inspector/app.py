@@ -46,6 +46,7 @@ from ..client import DIALECTS, ClientError
 from ..client.bindings import BINDINGS
 from ..core.errors import A2AError
 from ..core.model import TaskState
+from ..core.origins import CrossOrigin, Origins
 from .session import InspectorError, Session, error_text, file_parts
 
 __all__ = ["COOKIE", "Sessions", "inspector_app"]
@@ -78,10 +79,18 @@ class Sessions:
         self._by_id[session.id] = session
         self._by_push[session.push_id] = session
         while len(self._by_id) > self.limit:
-            _, old = self._by_id.popitem(last=False)
+            old = self._idlest()
+            del self._by_id[old.id]
             self._by_push.pop(old.push_id, None)
             await old.aclose()
         return session
+
+    def _idlest(self) -> Session:
+        """The least recently used session that never connected, else the least recently
+        used (the newest is not dropped): requests that make sessions without using them
+        must not drop one that is in use."""
+        older = list(self._by_id.values())[:-1]
+        return next((s for s in older if s.info is None), older[0])
 
     def by_push_id(self, push_id: str) -> Session | None:
         return self._by_push.get(push_id)
@@ -98,6 +107,28 @@ def _base(request: Request) -> str:
     # root_path is where the app was mounted (base_url names the outermost app's root)
     root = str(request.scope.get("root_path") or "").rstrip("/")
     return str(request.url.replace(path=root + "/", query="", fragment=""))
+
+
+#: no page's requests but the inspector's own (``Origins`` allows none beside them)
+_OWN_PAGE = Origins()
+
+
+def _from_another_page(request: Request) -> bool:
+    """A browser's request made by a page that is not the inspector's: another site's
+    (which sends no cookie: each of its requests would make a session, and drop the
+    oldest), or another port's of this host (whose requests carry the cookie)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return True
+    origin = request.headers.get("origin")
+    if origin is None:  # (a browser names it on every POST; other clients send none)
+        return False
+    try:
+        _OWN_PAGE.check(origin.encode("latin-1"),
+                        request.headers.get("host", "").encode("latin-1") or None)
+    except CrossOrigin:
+        return True
+    return False
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -149,6 +180,10 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
 
     def api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
+            # refused before a session is looked up, so none is made for them
+            if _from_another_page(request):
+                return JSONResponse({"error": "the inspector answers its own page only"},
+                                    status_code=403)
             session = sessions.get(request.cookies.get(COOKIE))
             fresh = session is None
             if session is None:
