@@ -517,3 +517,20 @@ def test_another_pages_requests_neither_make_sessions_nor_drop_the_users(story):
         user.close()
         served.stop()
 
+
+def test_every_post_takes_json_only_and_from_the_inspectors_own_page(api, story):
+    """A page on another port of this host gets the cookie sent: a plain form of it
+    (``text/plain``, no preflight) canceled the user's task through cancel and push,
+    which read no body."""
+    api.connect(story.url)
+    for action in ("cancel", "push"):
+        r = api.http.post(f"api/tasks/some-task/{action}", content=b"a=b",
+                          headers={"Content-Type": "text/plain"})
+        assert r.status_code == 415, r.text
+        r = api.http.post(f"api/tasks/some-task/{action}", json={},
+                          headers={"Origin": "http://127.0.0.1:1"})
+        assert r.status_code == 403, r.text
+    own = api.http.base_url
+    r = api.http.post("api/tasks/some-task/cancel", json={},
+                      headers={"Origin": f"{own.scheme}://{own.netloc.decode()}"})
+    assert r.status_code == 502 and "TaskNotFound" in r.json()["error"], r.text

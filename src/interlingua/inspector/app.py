@@ -131,10 +131,12 @@ def _from_another_page(request: Request) -> bool:
     return False
 
 
-async def _body(request: Request) -> dict[str, Any]:
+def _json_typed(request: Request) -> bool:
     # JSON only: a cross-site form cannot post it without the browser asking first
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise InspectorError("send JSON (Content-Type: application/json)", 415)
+    return request.headers.get("content-type", "").split(";")[0].strip() == "application/json"
+
+
+async def _body(request: Request) -> dict[str, Any]:
     try:
         doc = json.loads(await request.body() or b"{}")
     except ValueError:
@@ -184,6 +186,9 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
             if _from_another_page(request):
                 return JSONResponse({"error": "the inspector answers its own page only"},
                                     status_code=403)
+            if request.method == "POST" and not _json_typed(request):
+                return JSONResponse({"error": "send JSON (Content-Type: application/json)"},
+                                    status_code=415)
             session = sessions.get(request.cookies.get(COOKIE))
             fresh = session is None
             if session is None:
