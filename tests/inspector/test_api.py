@@ -534,3 +534,17 @@ def test_every_post_takes_json_only_and_from_the_inspectors_own_page(api, story)
     r = api.http.post("api/tasks/some-task/cancel", json={},
                       headers={"Origin": f"{own.scheme}://{own.netloc.decode()}"})
     assert r.status_code == 502 and "TaskNotFound" in r.json()["error"], r.text
+
+
+def test_a_page_of_a_session_before_a_restart_is_shown_the_new_one(api, story):
+    """After the inspector restarts, the page's EventSource comes back with the old
+    session's last event id: the new session's log, which starts at 1 again, was all
+    hidden behind it."""
+    api.after = 40
+    api.connect(story.url)
+    entries = api.entries(lambda e: e["kind"] == "connected", timeout=5)
+    assert entries[0]["n"] == 1
+    # an id the log has reached is still followed from there
+    api.after = entries[-1]["n"]
+    turn = api.send("a story")
+    assert api.turn(turn)[0]["n"] == entries[-1]["n"] + 1

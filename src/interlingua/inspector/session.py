@@ -103,6 +103,10 @@ class Session:
         return entry
 
     def since(self, after: int) -> list[dict[str, Any]]:
+        if after >= self._first + len(self._log):
+            # a number this log has not reached: a page of a session the server had before
+            # it restarted, which must be shown this one from its start
+            return self._log
         start = max(0, after + 1 - self._first)
         return self._log[start:]
 
