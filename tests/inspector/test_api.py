@@ -548,3 +548,19 @@ def test_a_page_of_a_session_before_a_restart_is_shown_the_new_one(api, story):
     api.after = entries[-1]["n"]
     turn = api.send("a story")
     assert api.turn(turn)[0]["n"] == entries[-1]["n"] + 1
+
+
+def test_numbers_must_be_whole_numbers(api, story):
+    """``int()`` took 2.7 as 2 and true as 1: a subscription started from another event."""
+    api.connect(story.url)
+    for bad in (2.7, True, "2.7", "x", [1]):
+        r = api.post("api/tasks/some-task/subscribe", {"lastEventId": bad})
+        assert r.status_code == 400, (bad, r.text)
+        assert r.json()["error"] == "lastEventId must be a whole number"
+    r = api.post("api/tasks/some-task/subscribe", {"lastEventId": -1})
+    assert r.status_code == 400 and "must not be negative" in r.json()["error"]
+    r = api.http.get("api/tasks/some-task", params={"historyLength": "1.5"})
+    assert r.status_code == 400 and "historyLength must be a whole number" in r.text
+    for good in (2, "2"):
+        r = api.post("api/tasks/some-task/subscribe", {"lastEventId": good})
+        assert r.status_code == 200, r.text

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -151,10 +152,11 @@ async def _body(request: Request) -> dict[str, Any]:
 def _int(value: Any, name: str) -> int | None:
     if value in (None, ""):
         return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise InspectorError(f"{name} must be a whole number") from None
+    # int() takes 2.7 (as 2) and true (as 1): only a JSON integer, or its digits
+    digits = isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()) is not None
+    if isinstance(value, bool) or not (isinstance(value, int) or digits):
+        raise InspectorError(f"{name} must be a whole number")
+    number = int(value)
     if number < 0:
         raise InspectorError(f"{name} must not be negative")
     return number
