@@ -564,3 +564,14 @@ def test_numbers_must_be_whole_numbers(api, story):
     for good in (2, "2"):
         r = api.post("api/tasks/some-task/subscribe", {"lastEventId": good})
         assert r.status_code == 200, r.text
+
+
+def test_the_status_filter_offers_and_takes_only_states_a_task_is_listed_in(api, story):
+    """"unknown" was offered, and an agent reads it as no filter: every task was listed."""
+    assert "unknown" not in api.config()["states"]
+    api.connect(story.url)
+    api.turn(api.send("a story"))
+    r = api.http.get("api/tasks", params={"status": "unknown"})
+    assert r.status_code == 400 and "status must be one of" in r.json()["error"], r.text
+    assert api.http.get("api/tasks", params={"status": "completed"}).json()["tasks"]
+

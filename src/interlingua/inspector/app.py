@@ -162,8 +162,9 @@ def _int(value: Any, name: str) -> int | None:
     return number
 
 
-#: the states a task listing may be narrowed to, as the page names them
-_STATES = tuple(s.value for s in TaskState)
+#: the states a task listing may be narrowed to, as the page names them ("unknown" is no
+#: state a task is listed in: agents read it as no filter, and list every task)
+_STATES = tuple(s.value for s in TaskState if s is not TaskState.UNKNOWN)
 
 
 def _str(value: Any, name: str) -> str | None:
@@ -226,7 +227,7 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
             # mounted at /inspector/ below the agent's own URL
             start = _base(request).removesuffix("/").rsplit("/", 1)[0] + "/"
         return {"defaultUrl": start, "dialects": list(DIALECTS),
-                "bindings": list(BINDINGS), "states": [s.value for s in TaskState],
+                "bindings": list(BINDINGS), "states": list(_STATES),
                 "webhook": _base(request) + f"push/{session.push_id}"}
 
     async def state(request: Request, session: Session) -> Any:
