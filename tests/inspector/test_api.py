@@ -575,3 +575,15 @@ def test_the_status_filter_offers_and_takes_only_states_a_task_is_listed_in(api,
     assert r.status_code == 400 and "status must be one of" in r.json()["error"], r.text
     assert api.http.get("api/tasks", params={"status": "completed"}).json()["tasks"]
 
+
+def test_the_text_is_sent_as_written(api, story):
+    """The text was stripped: leading spaces, and the newline a message ends with, lost."""
+    api.connect(story.url)
+    entries = api.turn(api.send("  indented\nand ended\n", stream=False))
+    (frame,) = [f for f in _frames(entries) if f["method"] == "POST"]
+    (part,) = json.loads(frame["request"]["body"])["params"]["message"]["parts"]
+    assert part["text"] == "  indented\nand ended\n"
+    r = api.post("api/send", {"text": " \n "})
+    assert r.status_code == 400 and "the message is empty" in r.json()["error"]
+    r = api.post("api/send", {"text": 5})
+    assert r.status_code == 400 and "text must be text" in r.json()["error"]

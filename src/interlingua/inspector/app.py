@@ -175,6 +175,15 @@ def _str(value: Any, name: str) -> str | None:
     return value.strip() or None
 
 
+def _text(value: Any, name: str) -> str:
+    """Text as written, spaces and all (what is sent to an agent)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InspectorError(f"{name} must be text")
+    return value
+
+
 def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
                   sessions_limit: int = 64) -> Starlette:
     """The inspector; ``default_url`` is the agent the page offers first.
@@ -250,7 +259,7 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
         doc = await _body(request)
         data = doc.get("data")
         stream = doc.get("stream")
-        turn = session.send(text=_str(doc.get("text"), "text") or "",
+        turn = session.send(text=_text(doc.get("text"), "text"),
                             task_id=_str(doc.get("taskId"), "taskId"),
                             context_id=_str(doc.get("contextId"), "contextId"),
                             data=data, files=file_parts(doc.get("files")),

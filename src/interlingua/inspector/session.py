@@ -320,7 +320,7 @@ class Session:
         """Start a turn: stream it, or send and wait (with a webhook: send and return)."""
         client = self._need_client()
         parts: list[Part] = []
-        if text:
+        if text.strip():  # (spaces alone are no message; the text is sent as written)
             parts.append(TextPart(text=text))
         if data is not None:
             parts.append(DataPart(data=data))
