@@ -587,3 +587,15 @@ def test_the_text_is_sent_as_written(api, story):
     assert r.status_code == 400 and "the message is empty" in r.json()["error"]
     r = api.post("api/send", {"text": 5})
     assert r.status_code == 400 and "text must be text" in r.json()["error"]
+
+
+def test_notifications_of_an_agent_connected_to_before_still_verify(api, quick_reports, story):
+    """Connecting to another agent replaced the webhook's receiver: the first agent's
+    notifications still due were checked against the new agent's JWKS, and refused."""
+    api.connect(quick_reports.url)
+    (created,) = _events(api.turn(api.send("Q3 report", push=True)))
+    api.connect(story.url)
+    pushes = [e for e in api.entries(lambda e: e["kind"] == "push" and e["state"] == "completed")
+              if e["kind"] == "push"]
+    assert {p["taskId"] for p in pushes} == {created["taskId"]}
+    assert all(p["verified"] for p in pushes)

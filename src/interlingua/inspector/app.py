@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -48,6 +49,7 @@ from ..client.bindings import BINDINGS
 from ..core.errors import A2AError
 from ..core.model import TaskState
 from ..core.origins import CrossOrigin, Origins
+from ..core.push_wire import TOKEN_HEADER
 from .session import InspectorError, Session, error_text, file_parts
 
 __all__ = ["COOKIE", "Sessions", "inspector_app"]
@@ -316,11 +318,13 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
     async def webhook(scope: Scope, receive: Receive, send: Send) -> None:
         push_id = scope["path"].rstrip("/").rsplit("/", 1)[-1]
         session = sessions.by_push_id(push_id)
-        if session is None or session.receiver is None:
+        token = Headers(scope=scope).get(TOKEN_HEADER)
+        receiver = session.receiver_for(token) if session is not None else None
+        if receiver is None:
             await JSONResponse({"error": "no such webhook"}, status_code=404)(scope, receive,
                                                                             send)
             return
-        await session.receiver(scope, receive, send)
+        await receiver(scope, receive, send)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

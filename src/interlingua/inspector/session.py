@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hmac
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,6 +47,8 @@ log = logging.getLogger("interlingua.inspector")
 PUSH_SIGNING_URI = "https://interlingua.dev/ext/push-signing/v1"
 #: log entries kept per session; a page that fell further behind starts again
 _KEEP = 2000
+#: webhook receivers kept per session, one for each agent connected to lately
+_RECEIVERS = 16
 _decode = msgspec.json.Decoder().decode
 
 
@@ -84,7 +88,11 @@ class Session:
         self._first = 1  # the number of the oldest entry kept
         self._changed = asyncio.Event()
         self.client: Client | None = None
+        #: the receiver of the agent connected to
         self.receiver: Receiver | None = None
+        #: every agent's receiver, by the token its notifications carry: the tasks of an
+        #: agent connected to before still notify, checked against that agent's JWKS
+        self._receivers: OrderedDict[str, Receiver] = OrderedDict()
         self.info: dict[str, Any] | None = None
         self._work: set[asyncio.Task[None]] = set()
         self._turns = 0
@@ -262,8 +270,6 @@ class Session:
                            f"({count} signature{'s' if count != 1 else ''})"}
 
     async def _new_receiver(self, card: AgentCard | None, card_url: str) -> None:
-        if self.receiver is not None and self.receiver.jwks is not None:
-            await self.receiver.jwks.aclose()
         jwks_url = None
         if card is not None:
             for ext in card.capabilities.extensions:
@@ -273,9 +279,23 @@ class Session:
         if jwks_url is None:
             parts = urlsplit(card_url)
             jwks_url = f"{parts.scheme}://{parts.netloc}{JWKS_PATH}"
+        # a token of its own names this agent's receiver to the webhook
+        self.push_token = secrets.token_urlsafe(24)
         # unsigned notifications are shown as such; a bad signature is refused
         self.receiver = Receiver(self._pushed, token=self.push_token, jwks_url=jwks_url,
                                  require_signature=False)
+        self._receivers[self.push_token] = self.receiver
+        while len(self._receivers) > _RECEIVERS:
+            _, old = self._receivers.popitem(last=False)
+            await _close_receiver(old)
+
+    def receiver_for(self, token: str | None) -> Receiver | None:
+        """The receiver of the agent whose notifications carry ``token``; else the
+        current one (which refuses them)."""
+        for known, receiver in self._receivers.items():
+            if token is not None and hmac.compare_digest(known.encode(), token.encode()):
+                return receiver
+        return self.receiver
 
     def _pushed(self, event: PushEvent) -> None:
         headers = {k: (MASK if k in ("x-a2a-notification-token", "authorization") else v)
@@ -393,12 +413,18 @@ class Session:
         if self.client is not None:
             await self.client.aclose()
             self.client = None
-        if self.receiver is not None and self.receiver.jwks is not None:
-            await self.receiver.jwks.aclose()
-        self.receiver = None
+        self.receiver = None  # (kept for the tasks it was given to, until the session ends)
 
     async def aclose(self) -> None:
         await self.close_client()
+        for receiver in self._receivers.values():
+            await _close_receiver(receiver)
+        self._receivers.clear()
+
+
+async def _close_receiver(receiver: Receiver) -> None:
+    if receiver.jwks is not None:
+        await receiver.jwks.aclose()
 
 
 def file_parts(files: Any) -> list[FilePart]:
