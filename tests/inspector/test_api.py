@@ -599,3 +599,24 @@ def test_notifications_of_an_agent_connected_to_before_still_verify(api, quick_r
               if e["kind"] == "push"]
     assert {p["taskId"] for p in pushes} == {created["taskId"]}
     assert all(p["verified"] for p in pushes)
+
+
+def test_a_refused_connect_keeps_the_connection_that_works(api, story):
+    """A connect refused (an impossible dialect and binding) closed the working client
+    first, while the state and the log still said connected."""
+    api.connect(story.url)
+    r = api.post("api/connect", {"url": story.url, "dialect": "0.1", "binding": "rest"})
+    assert r.status_code == 400, r.text
+    assert api.http.get("api/state").json()["info"]["endpoint"]["url"] == story.url + "/"
+    entries = api.turn(api.send("a story"))
+    assert _events(entries)[-1]["state"] == "completed"
+
+
+def test_a_turn_stopped_by_connecting_again_logs_its_end(api, story):
+    api.connect(story.url)
+    turn = api.send("a story")
+    api.entries(lambda e: e["kind"] == "event" and e["turn"] == turn)
+    api.connect(story.url)
+    entries = api.entries(lambda e: e["kind"] == "connected")
+    (stopped,) = [e for e in entries if e.get("turn") == turn and e["kind"] == "error"]
+    assert "connection to the agent was closed" in stopped["message"]

@@ -151,7 +151,6 @@ class Session:
             headers, secret = headers_for(auth)
         except CredentialError as exc:
             raise InspectorError(str(exc)) from None
-        await self.close_client()
         transport = RecordingTransport(self._transport_factory(), self._frame, secret)
         try:
             client = Client(url, dialect=dialect or None, binding=binding or None,
@@ -159,6 +158,8 @@ class Session:
         except ValueError as exc:
             await transport.aclose()
             raise InspectorError(str(exc)) from None
+        # only once the new client is made: a connect refused keeps the one that works
+        await self.close_client()
         self.client = client
         kind = auth.get("kind", "none") if isinstance(auth, dict) else "none"
         info: dict[str, Any] = {"url": url, "dialect": dialect or None, "binding": binding or None,
@@ -326,6 +327,9 @@ class Session:
         except (ClientError, A2AError, ValueError) as exc:
             self.emit("error", turn=turn, message=error_text(exc))
         except asyncio.CancelledError:
+            # (its connection closed): the page must not show it running still
+            self.emit("error", turn=turn, message="stopped: the connection to the agent "
+                                                  "was closed")
             raise
         except Exception as exc:  # the page gets a line, the log the traceback
             log.exception("inspector turn %s failed", turn)
@@ -408,8 +412,11 @@ class Session:
     # ------------------------------------------------------------------ closing
 
     async def close_client(self) -> None:
-        for task in list(self._work):
+        work = list(self._work)
+        for task in work:
             task.cancel()
+        # their ends logged before what the next connection logs
+        await asyncio.gather(*work, return_exceptions=True)
         if self.client is not None:
             await self.client.aclose()
             self.client = None
