@@ -178,6 +178,23 @@ def test_bad_input_gets_a_clear_message(api):
     assert "card: the required member 'name' is missing" in problems
 
 
+def test_a_card_nested_too_deeply_is_said_to_be_one(api):
+    """The client said so (InvalidCard); the inspector's own reading of the document,
+    to show what is wrong with it, failed with a RecursionError: a 500."""
+    async def deep(request: Any) -> Response:
+        return Response(b"[" * 100_000 + b"]" * 100_000, media_type="application/json")
+
+    elsewhere = Served(Starlette(routes=[Route("/.well-known/agent-card.json", deep)]))
+    try:
+        r = api.post("api/connect", {"url": elsewhere.url})
+    finally:
+        elsewhere.stop()
+    assert r.status_code == 200, r.text[:300]
+    info = r.json()
+    assert "InvalidCard" in info["error"] and "nested too deeply" in info["error"]
+    assert info["card"]["checks"][0]["problems"] == ["the card is JSON nested too deeply to read"]
+
+
 # ---------------------------------------------------------------- calls
 
 

@@ -73,6 +73,12 @@ def _raw_text(raw: bytes | None) -> str | None:
     return raw.decode("utf-8", "replace") if raw else None
 
 
+def _unread(url: str, text: str, problem: str) -> dict[str, Any]:
+    """A document that could not be read at all, as the page shows a card's checks."""
+    return {"url": url, "document": text,
+            "checks": [{"version": "?", "ok": False, "problems": [problem]}]}
+
+
 class Session:
     """What one browser is doing with one agent."""
 
@@ -213,9 +219,9 @@ class Session:
                 try:
                     doc = _decode(reply.content)
                 except msgspec.DecodeError:
-                    return {"url": candidate, "document": text,
-                            "checks": [{"version": "?", "ok": False,
-                                        "problems": ["the card is not JSON"]}]}
+                    return _unread(candidate, text, "the card is not JSON")
+                except RecursionError:  # (as the client said: this is no card either)
+                    return _unread(candidate, text, "the card is JSON nested too deeply to read")
                 return {"url": candidate, "document": text, "checks": check_card(doc)}
         return None
 
