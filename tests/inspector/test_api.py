@@ -637,3 +637,21 @@ def test_a_turn_stopped_by_connecting_again_logs_its_end(api, story):
     entries = api.entries(lambda e: e["kind"] == "connected")
     (stopped,) = [e for e in entries if e.get("turn") == turn and e["kind"] == "error"]
     assert "connection to the agent was closed" in stopped["message"]
+
+
+def test_the_signed_card_of_one_of_several_agents_verifies(api):
+    """Its JWKS is below /agents/{name}/ (where its signature's jku points), and was
+    looked for at the origin's root only: "Signature ✗"."""
+    from interlingua import create_app
+    from interlingua.server.cards.signer import CardSigning
+
+    served = Served(create_app([example("echo").agent, example("story").agent],
+                               card_signing=CardSigning(), store="memory://",
+                               freeze_gc=False))
+    try:
+        info = api.connect(served.url + "/agents/Echo/")
+    finally:
+        served.stop()
+    signature = info["card"]["signature"]
+    assert signature["status"] == "verified", signature
+    assert signature["jwksUrl"] == served.url + "/agents/Echo/.well-known/jwks.json"

@@ -31,6 +31,7 @@ from starlette.routing import Route
 from interlingua import Agent
 from interlingua.cli.main import main
 from interlingua.client import CardVerifier, Client, UnverifiedCard
+from interlingua.client.card import parse_card
 from interlingua.core.card_signing import CardSignatureError, verify_card_document
 from interlingua.core.jcs import CanonicalizationError, canonicalize
 from interlingua.core.model import AgentSkill, APIKeyScheme
@@ -292,6 +293,37 @@ async def test_client_with_pinned_keys(server: str, served: tuple[bytes, dict[st
     async with Client(server, card_verifier=CardVerifier(keys=[pem])) as c:
         with pytest.raises(UnverifiedCard):
             await c.get_card()
+
+
+async def test_the_card_of_one_of_several_agents_verifies_with_its_own_keys() -> None:
+    """Each agent of several has its JWKS below its path, as its signatures' ``jku``
+    says; the verifier looked at the origin's only, where there is none."""
+    async def _other(text: str) -> str:
+        return text
+
+    agents = [signed_agent(), Agent("Other", "Another.", _other)]
+    with serve_agent(agents, card_signing=CardSigning()) as url:
+        assert httpx.get(url + "/.well-known/jwks.json").status_code == 404
+        async with Client(url + "/agents/Signed/", card_verifier=CardVerifier()) as c:
+            assert (await c.get_card()).name == "Signed"
+        verifier = CardVerifier()
+        card_url = url + "/agents/Signed/.well-known/agent-card.json"
+        assert verifier.jwks_urls_for(card_url) == [
+            url + "/agents/Signed/.well-known/jwks.json", url + "/.well-known/jwks.json"]
+
+
+async def test_a_jku_is_taken_at_the_cards_origin_only(served: tuple[bytes, dict[str, Any]]
+                                                       ) -> None:
+    """A ``jku`` is looked at first, at the card's origin; one elsewhere is not
+    (the keys of whoever wrote the card would verify it)."""
+    card = parse_card(served[0])
+    jku = json.loads(base64.urlsafe_b64decode(card.signatures[0].protected + "=="))["jku"]
+    origin = jku.removesuffix("/.well-known/jwks.json")
+    verifier = CardVerifier()
+    assert verifier.jwks_urls_for(origin + "/cards/signed/.well-known/agent-card.json", card) == [
+        jku, origin + "/cards/signed/.well-known/jwks.json"]
+    assert verifier.jwks_urls_for("http://elsewhere.example/.well-known/agent-card.json",
+                                  card) == ["http://elsewhere.example/.well-known/jwks.json"]
 
 
 @pytest.mark.parametrize("jwks", [5, None, True, "keys", {"keys": 5}, [1]])

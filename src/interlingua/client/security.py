@@ -3,14 +3,18 @@
 ``CardVerifier`` checks an agent card's JWS signatures (A2A v1.0 §8.4)
 before the client uses the card, and refuses a card none of whose
 signatures verifies. Keys come from ``keys`` (pinned: a JWKS, PEMs), from
-``jwks_url``, or by default from the JWKS at the card's own origin
-(``/.well-known/jwks.json``) — which proves the card is the one its host
-publishes (over HTTPS, that host's certificate vouches for it), not that
-the host is trustworthy: pin keys for that.
+``jwks_url``, or by default from a JWKS of the card's own origin: the one a
+signature's ``jku`` names there, else the one beside the card
+(``/agents/{name}/.well-known/jwks.json`` for an agent served below a path),
+else the origin's ``/.well-known/jwks.json`` — which proves the card is the
+one its host publishes (over HTTPS, that host's certificate vouches for it),
+not that the host is trustworthy: pin keys for that.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +30,7 @@ from ..core.card_signing import (
 )
 from ..core.fetching import fetchable_url
 from ..core.model import AgentCard
+from ..core.origins import origin_of
 from .card import FetchedCard
 from .errors import InvalidCard
 from .tls import CertLike, tls_context
@@ -53,23 +58,43 @@ class CardVerifier:
         """Keys given, or a JWKS URL: no card's origin is needed to find them."""
         return self._keys is not None or self.jwks_url is not None
 
-    def jwks_url_for(self, card_url: str) -> str:
+    def jwks_url_for(self, card_url: str, card: AgentCard | None = None) -> str:
+        """The JWKS URL looked at first for the card at ``card_url``."""
+        return self.jwks_urls_for(card_url, card)[0]
+
+    def jwks_urls_for(self, card_url: str, card: AgentCard | None = None) -> list[str]:
+        """The JWKS URLs looked at, in turn, for the card at ``card_url``: ``jwks_url``;
+        else a ``jku`` of ``card``'s signatures at the card's origin (a ``jku`` elsewhere
+        is not taken: any page could name its own keys), the JWKS beside the card, and the
+        origin's."""
         if self.jwks_url is not None:
-            return self.jwks_url
+            return [self.jwks_url]
         parts = urlsplit(card_url)
-        return f"{parts.scheme}://{parts.netloc}{JWKS_PATH}"
+        origin = f"{parts.scheme}://{parts.netloc}"
+        urls = [u for u in _jkus(card) if _same_origin(u, card_url)]
+        below, at_well_known, _ = parts.path.rpartition("/.well-known/")
+        if at_well_known:
+            urls.append(origin + below + JWKS_PATH)
+        urls.append(origin + JWKS_PATH)
+        return list(dict.fromkeys(urls))
 
     async def keys(self, card_url: str, transport: Transport,
-                   headers: dict[str, str] | None = None) -> Any:
+                   headers: dict[str, str] | None = None, *,
+                   card: AgentCard | None = None) -> Any:
         if self._keys is not None:
             return self._keys
-        url = self.jwks_url_for(card_url)
-        reply = await transport.get(url, {"Accept": "application/json", **(headers or {})})
-        if not reply.ok:
-            raise UnverifiedCard(f"cannot fetch the keys to verify the card: {url} answered "
-                                 f"HTTP {reply.status}")
+        refusals = []
+        for url in self.jwks_urls_for(card_url, card):
+            reply = await transport.get(url, {"Accept": "application/json", **(headers or {})})
+            if reply.ok:
+                return self._key_set(url, reply.content)
+            refusals.append(f"{url} answered HTTP {reply.status}")
+        raise UnverifiedCard(f"cannot fetch the keys to verify the card: {', '.join(refusals)}")
+
+    @staticmethod
+    def _key_set(url: str, content: bytes) -> Any:
         try:
-            return load_keys(msgspec.json.decode(reply.content))
+            return load_keys(msgspec.json.decode(content))
         except (msgspec.DecodeError, ValueError) as exc:
             raise UnverifiedCard(f"{url} is not a usable JWKS: {exc}") from None
         except RecursionError:
@@ -77,8 +102,30 @@ class CardVerifier:
 
     async def verify(self, fetched: FetchedCard, transport: Transport) -> AgentCard:
         """The card, once one of its signatures verifies; ``UnverifiedCard`` otherwise."""
-        keys = await self.keys(fetched.url, transport)
+        keys = await self.keys(fetched.url, transport, card=fetched.card)
         try:
             return verify_card_document(fetched.document, keys, algorithms=self.algorithms)
         except CardSignatureError as exc:
             raise UnverifiedCard(f"the card at {fetched.url} is not trusted: {exc}") from None
+
+
+def _jkus(card: AgentCard | None) -> list[str]:
+    """The ``jku`` of each of the card's signatures that names one."""
+    out = []
+    for sig in card.signatures if card is not None else []:
+        try:
+            head = msgspec.json.decode(base64.urlsafe_b64decode(
+                sig.protected + "=" * (-len(sig.protected) % 4)))
+        except (binascii.Error, ValueError, msgspec.DecodeError, RecursionError):
+            continue  # (verifying says what is wrong with it)
+        jku = head.get("jku") if isinstance(head, dict) else None
+        if isinstance(jku, str):
+            out.append(jku)
+    return out
+
+
+def _same_origin(url: str, card_url: str) -> bool:
+    try:
+        return origin_of(url) == origin_of(card_url)
+    except ValueError:
+        return False

@@ -263,7 +263,7 @@ class Session:
         if not fetched.card.signatures:
             return {"status": "unsigned", "message": "the card is not signed"}
         verifier = CardVerifier()
-        jwks = verifier.jwks_url_for(fetched.url)
+        jwks = verifier.jwks_url_for(fetched.url, fetched.card)
         try:
             await verifier.verify(fetched, transport)
         except UnverifiedCard as exc:
