@@ -655,3 +655,18 @@ def test_the_signed_card_of_one_of_several_agents_verifies(api):
     signature = info["card"]["signature"]
     assert signature["status"] == "verified", signature
     assert signature["jwksUrl"] == served.url + "/agents/Echo/.well-known/jwks.json"
+
+
+def test_a_streams_frame_shows_its_body_as_it_arrives(api, story):
+    """The frame of a stream was reported when its headers came and when it ended, its
+    body empty all the while between."""
+    api.connect(story.url)
+    entries = api.turn(api.send("a story"))
+    reports = [e["frame"] for e in entries if e["kind"] == "frame" and e["frame"]["sse"]]
+    arriving = [f for f in reports if not f["done"] and f["response"]["body"]]
+    assert arriving, [(f["done"], len(f["response"]["body"])) for f in reports]
+    # in order, each with more of the body, and a few of them (not one per event)
+    sizes = [len(f["response"]["body"]) for f in arriving]
+    assert sizes == sorted(sizes) and len(arriving) <= 8
+    assert reports[-1]["done"] and reports[-1]["response"]["body"].startswith(
+        arriving[0]["response"]["body"])

@@ -10,6 +10,7 @@ the browser never sees them.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import shlex
 import time
@@ -25,6 +26,8 @@ MASK = "<redacted>"
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 # a stream's body is kept up to this size; the rest is counted, not kept
 _MAX_BODY = 64 * 1024
+#: seconds between two reports of a stream's frame while its body arrives
+STREAM_REPORT_INTERVAL = 0.25
 
 _ids = itertools.count(1)
 
@@ -109,7 +112,7 @@ Listener = Callable[[Frame], None]
 
 class RecordingTransport(Transport):
     """``inner`` with every exchange reported to ``listener`` (when it starts
-    streaming, and once it is done)."""
+    streaming, as its body arrives, and once it is done)."""
 
     def __init__(self, inner: Transport, listener: Listener,
                  secret: frozenset[str] = SECRET_HEADERS) -> None:
@@ -168,17 +171,36 @@ class _RecordedStream(StreamReply):
         self.status = inner.status
         self.headers = inner.headers
         self.url = inner.url
+        self._reported = time.monotonic()  # (reported as it started)
+        self._pending: asyncio.TimerHandle | None = None
+
+    def _report_soon(self) -> None:
+        """Report the body so far, at most once per STREAM_REPORT_INTERVAL (each report
+        is the whole frame again), and never later than that after a chunk came."""
+        if self._pending is None:
+            delay = self._reported + STREAM_REPORT_INTERVAL - time.monotonic()
+            self._pending = asyncio.get_running_loop().call_later(max(0.0, delay), self._report)
+
+    def _report(self) -> None:
+        self._pending = None
+        self._reported = time.monotonic()
+        if not self._frame.done:
+            self._listener(self._frame)
 
     async def chunks(self) -> AsyncGenerator[bytes, None]:
         try:
             async for chunk in self._inner.chunks():
                 self._frame.add_body(chunk)
+                self._report_soon()
                 yield chunk
         except Exception as exc:
             self._frame.error = str(exc)
             raise
 
     async def aclose(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
         try:
             await self._inner.aclose()
         finally:
