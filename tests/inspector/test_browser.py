@@ -269,6 +269,12 @@ def test_a_finished_task_is_followed_again_from_a_last_event_id(page, story):
     expect(group.locator("tr.ev")).to_have_count(11)
     assert group.locator("td.seq").all_inner_texts()[8:] == ["6", "7", "8"]
     expect(group.locator("tr.gap")).to_have_count(0)
+    # the chunks sent again are not put together again (they were: the story's end twice)
+    chunks = example("story").STORY
+    expect(group.locator(".assembled-artifact.complete")).to_contain_text(
+        f"{len(chunks)} chunks assembled")
+    assert group.locator(".assembled-text").inner_text() == "".join(chunks).strip()
+    expect(group.locator("tr.ev").nth(8)).to_contain_text("received before")
     page.click("#tabs button[data-view=chat]")
     expect(page.locator("#chat-log .bubble.user").last).to_contain_text("after event 5")
 

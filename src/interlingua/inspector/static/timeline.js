@@ -20,7 +20,7 @@ export class Timeline {
     if (!g) {
       if (!this.tasks.size) clear(this.root);
       g = { last: null, rows: h("tbody"), artifacts: new Map(), assembled: h("div", { class: "assembled" }),
-        state: h("span") };
+        state: h("span"), seen: new Set() };
       const el = h("div", { class: "task-group", dataset: { task: taskId } },
         h("h3", {}, "Task ", h("code", {}, taskId), " ", g.state),
         h("table", { class: "events" },
@@ -42,6 +42,9 @@ export class Timeline {
       // numbering restarts from what was asked for
       if (entry.lastEventId != null) g.last = entry.lastEventId;
       else g.last = null;
+    } else if (entry.taskId && this.tasks.has(entry.taskId)) {
+      // a new message to the task: its stream's numbers are new events, whatever they are
+      this.tasks.get(entry.taskId).seen.clear();
     }
   }
 
@@ -57,12 +60,18 @@ export class Timeline {
         `gap: ${missing} event${missing === 1 ? "" : "s"} (seq ${g.last + 1}${missing > 1 ? `–${seq - 1}` : ""}) not received on this stream`)));
     }
     if (seq != null) g.last = Math.max(g.last ?? seq, seq);
+    // an event sent again (a subscription from a Last-Event-ID replays what followed it)
+    // is listed, but its chunk is not put together twice
+    const again = seq != null && g.seen.has(seq);
+    if (seq != null) g.seen.add(seq);
     const item = entry.item;
     let details = "";
     if (entry.type === "artifact") {
       const a = item.artifact;
-      const art = this.assemble(g, a, item.append, item.last_chunk);
-      details = `${a.name || short(a.artifact_id)} chunk ${art.chunks}${item.append ? " (append)" : ""}${item.last_chunk ? " (last)" : ""}`;
+      const flags = `${item.append ? " (append)" : ""}${item.last_chunk ? " (last)" : ""}`;
+      const name = a.name || short(a.artifact_id);
+      details = again ? `${name} chunk received before${flags}`
+        : `${name} chunk ${this.assemble(g, a, item.append, item.last_chunk).chunks}${flags}`;
     } else if (entry.type === "task" || entry.type === "status") {
       const text = (item.status?.message?.parts || []).filter((p) => p.kind === "text").map((p) => p.text).join(" ");
       details = text;
