@@ -53,12 +53,20 @@ def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
     # model's: never handed to a model as what it said
     said_why = status.message.message_id \
         if status.state in _UNANSWERED and status.message is not None else None
+    # Who wrote a message of the history is not recorded: the caller's messages and
+    # the agent's status messages share the list, each with the role its writer gave,
+    # and a caller may claim the agent's. Only the task's status message is the
+    # agent's for certain (no caller sets a status), and its artifacts (below): they
+    # alone are the model's turns; every other message is the user's, whatever its
+    # role, so that no caller can put words in the model's mouth.
+    ours = status.message.message_id \
+        if status.message is not None and status.message.role is Role.AGENT else None
     for message in task.history:
         text = get_text(message)
         if not text or (message.metadata or {}).get("progress") \
                 or message.message_id == said_why:
             continue
-        turns.append(Turn("user" if message.role is Role.USER else "assistant", text))
+        turns.append(Turn("assistant" if message.message_id == ours else "user", text))
     if answered:
         # An adapter's answer is the task's artifacts (the status message, if
         # any, is already in the history).
