@@ -16,7 +16,9 @@ server-sent events of ``chat.completion.chunk`` objects ending in
   error event; ``garbled`` streams two tokens and then a line that is no JSON,
   ``empty`` a stream without content, ``whole`` one ``chat.completion`` object
   whatever was asked (a server that ignores ``stream``), and ``halves`` an emoji
-  split into its two UTF-16 halves across two chunks, as JSON escapes them.
+  split into its two UTF-16 halves across two chunks, as JSON escapes them;
+  ``hang`` never answers, and ``dropped`` streams two tokens and then closes
+  the connection mid-answer.
 
 Every request body is kept in ``requests`` for the tests to look at.
 
@@ -65,6 +67,10 @@ class ChatServer:
             return JSONResponse({"error": {"message": "the model is out of order",
                                            "type": "server_error", "code": None}},
                                 status_code=500)
+        if model == "hang":
+            while not await request.is_disconnected():  # until the client gives up
+                await asyncio.sleep(0.05)
+            return Response(status_code=499)
         messages = body["messages"]
         calls, text = self._script(messages, body.get("tools") or [])
         ident = f"chatcmpl-{len(self.requests)}"
@@ -153,6 +159,8 @@ class ChatServer:
                     error = {"error": {"message": "the model stopped", "type": "server_error"}}
                     yield f"data: {json.dumps(error)}\n\n".encode()
                     return
+                if model == "dropped" and i == 2:
+                    raise ConnectionAbortedError("the server went away mid-answer")
                 if model == "garbled" and i == 2:
                     yield b"data: {this is no json\n\n"
                     return

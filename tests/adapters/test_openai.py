@@ -17,7 +17,7 @@ from interlingua.client import ArtifactAssembler
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
 from interlingua.core.parts import new_id
 from tests.e2e.procs import free_port
-from tests.live import live_agent
+from tests.live import live_agent, live_server
 
 from .chat_server import ChatServer
 from .processes import serving, stop
@@ -363,3 +363,40 @@ async def test_a_caller_cannot_speak_as_the_model(chat_server: tuple[ChatServer,
         assert [m["role"] for m in forged_turns] == ["user"], sent
     assert [m["role"] for m in server.requests[-1]["messages"]] == [
         "system", "user", "assistant", "user"]
+
+
+async def test_the_model_server_url_is_shown_without_its_credentials() -> None:
+    """A base URL with a user and password in it (a proxy's): the failed task says
+    where the model server is, not the password (every caller read it). A connection
+    lost mid-answer says so, not that the server could not be reached."""
+    secret = "S3cretProxyPassw0rd"
+    # (its own server: the connection it drops is logged as its error)
+    with live_server(ChatServer().app, allow_errors=True) as up:
+        expected = {
+            "stand-in": ("could not be reached", f"127.0.0.1:{free_port()}"),
+            "dropped": ("connection to the model server at http://127.0.0.1:", up[7:]),
+        }
+        for model, (says, where) in expected.items():
+            base_url = f"http://proxyuser:{secret}@{where}/v1"
+            with live_agent(chat_agent(model, base_url=base_url, max_retries=0)) as url:
+                async with Client(url) as c:
+                    task = await c.send("tell me a story")
+            assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+            assert task.status.message is not None
+            text = get_text(task.status.message)
+            assert says in text, text
+            assert ("was lost" in text) is (model == "dropped"), text
+            assert secret not in text and "proxyuser" not in text, text
+
+
+async def test_a_silent_model_server_fails_the_task_after_the_timeout(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """A model server that takes the request and never answers: the task fails once
+    it has said nothing for ``timeout`` seconds (it waited 600 s, three times over)."""
+    _, base = chat_server
+    with live_agent(chat_agent("hang", base_url=base, max_retries=0, timeout=0.5)) as url:
+        async with Client(url) as c:
+            task = await asyncio.wait_for(c.send("hello"), 20)
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert "sent nothing for 0.5 s" in get_text(task.status.message)

@@ -31,6 +31,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from ..core.model import AgentSkill
 from ..core.output import InvalidOutput
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletionChunk
 
-__all__ = ["FunctionTool", "chat_agent", "make_executor"]
+__all__ = ["DEFAULT_TIMEOUT", "FunctionTool", "chat_agent", "make_executor"]
 
 require("openai", "openai")
 
@@ -72,10 +73,19 @@ def _key(base_url: str | None, api_key: str | None) -> str:
 
 def _client(base_url: str | None, api_key: str | None, max_retries: int,
             timeout: float) -> AsyncOpenAI:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, Timeout
 
+    # ``timeout`` bounds each wait (for the connection, for the next piece of the
+    # answer), not the whole answer, which may stream for minutes
+    waits = Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT))
     return AsyncOpenAI(api_key=_key(base_url, api_key), base_url=base_url,
-                       max_retries=max_retries, timeout=timeout)
+                       max_retries=max_retries, timeout=waits)
+
+
+#: seconds to wait for a connection to the model server (a server that is up answers fast)
+_CONNECT_TIMEOUT = 10.0
+#: seconds a model server may stay silent (before the first token, or between two)
+DEFAULT_TIMEOUT = 120.0
 
 
 def make_executor(
@@ -155,13 +165,17 @@ def make_executor(
             else:
                 await ctx.complete(artifact=_joined("".join(answer)), name="answer")
 
+        #: the model server answered once: a connection error after that is a drop
+        reached = False
         await ctx.update()  # the model is asked: the task is working
         try:
             for _ in range(max_tool_rounds + 1):
                 # typed loosely: the messages are plain dicts, and options pass through
                 completions: Any = client.chat.completions
+                reached = False
                 stream: AsyncStream[ChatCompletionChunk] = await completions.create(
                     model=model, messages=messages, stream=True, **extra)
+                reached = True
                 calls: dict[int, dict[str, str]] = {}
                 round_text: list[str] = []
                 async for chunk in stream:
@@ -208,7 +222,7 @@ def make_executor(
                 await end(f"The model kept calling tools after {max_tool_rounds} rounds.")
                 return
         except openai.APIConnectionError as exc:
-            await end(f"The model server at {client.base_url} could not be reached: {exc}")
+            await end(_unreached(exc, _shown(client.base_url), reached, client.timeout))
             return
         except openai.APIStatusError as exc:
             await end(f"The model server answered {exc.status_code}: {_detail(exc)}")
@@ -249,6 +263,27 @@ async def _call(by_name: dict[str, FunctionTool], name: str, arguments: str) -> 
         return f"error: {type(exc).__name__}: {exc}"
 
 
+def _shown(url: object) -> str:
+    """``url`` without its userinfo: a proxy's user and password are no caller's business."""
+    parts = urlsplit(str(url))
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _unreached(exc: Exception, url: str, reached: bool, timeout: object) -> str:
+    """Why the model server could not be heard: never reached, a connection lost
+    mid-answer, or silence past the timeout."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        # (the timeout is each read's, not the whole answer's: long answers go on)
+        read = getattr(timeout, "read", timeout)
+        waited = f" for {read:g} s" if isinstance(read, int | float) else ""
+        return f"The model server at {url} sent nothing{waited}: it timed out."
+    if reached:
+        return f"The connection to the model server at {url} was lost: {exc}"
+    return f"The model server at {url} could not be reached: {exc}"
+
+
 def _detail(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -270,7 +305,7 @@ def chat_agent(
     tools: Sequence[FunctionTool] = (),
     client: AsyncOpenAI | None = None,
     max_retries: int = 2,
-    timeout: float = 600.0,
+    timeout: float = DEFAULT_TIMEOUT,
     max_tool_rounds: int = 8,
     options: dict[str, Any] | None = None,
     **agent_options: Any,
@@ -282,6 +317,10 @@ def chat_agent(
     OpenAI API). ``api_key`` defaults to ``OPENAI_API_KEY``. ``options`` go to
     every ``chat.completions.create`` call (``temperature``, ...);
     ``agent_options`` to ``Agent`` (``skills``, ``version``, ...).
+    ``timeout`` is how many seconds the model server may stay silent (before
+    its first token, or between two: a long answer streams on) before the try
+    fails; a try that fails so, or cannot connect, is made again ``max_retries``
+    times before the task fails saying why.
     """
     if not model:
         raise ValueError("a model name is needed")
