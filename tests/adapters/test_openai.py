@@ -186,6 +186,8 @@ def _run(*args: str) -> tuple[int, str]:
     (("examples/echo.py", "--openai-model", "m"), "not both"),
     (("examples/echo.py", "--system", "hi"), "go with --openai-model"),
     (("--openai-model", "m", "--openai-base-url", "ftp://x"), "not an http"),
+    (("examples/echo.py", "--openai-timeout", "5"), "go with --openai-model"),
+    (("--openai-model", "m", "--openai-timeout", "0"), "--openai-timeout"),
 ])
 def test_serve_usage_errors(args: tuple[str, ...], says: str) -> None:
     code, out = _run("serve", *args)
@@ -224,6 +226,25 @@ async def test_interlingua_serve_openai_model(chat_server: tuple[ChatServer, str
         assert get_text(task.artifacts[0]) == "You said: hi (turn 1)"
         assert server.requests[-1]["messages"][0] == {"role": "system",
                                                       "content": "You are terse."}
+    finally:
+        stop(proc)
+
+
+async def test_interlingua_serve_openai_timeout(chat_server: tuple[ChatServer, str]) -> None:
+    """``--openai-timeout``: a model server silent that long fails the try (there was
+    no option, and a hung server kept the task working for half an hour)."""
+    _, base = chat_server
+    port = free_port()
+    exe = str(Path(sys.executable).parent / "interlingua")
+    proc = serving([exe, "serve", "--openai-model", "hang", "--openai-base-url", base,
+                    "--openai-timeout", "0.3", "--port", str(port), "--store", "memory://",
+                    "--log-level", "warning"], port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}", timeout=30) as c:
+            task = await c.send("hi")
+        assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+        assert task.status.message is not None
+        assert "sent nothing for 0.3 s" in get_text(task.status.message)
     finally:
         stop(proc)
 

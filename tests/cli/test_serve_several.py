@@ -134,7 +134,8 @@ def test_several_agents_on_a_mesh_is_not_yet() -> None:
 
 
 @pytest.mark.parametrize(("option", "said"), [
-    (("--system", "Be brief."), "--openai-base-url and --system go with --openai-model"),
+    (("--system", "Be brief."), "--openai-base-url, --openai-timeout and --system go with "
+                               "--openai-model"),
     (("--namespace", "ns"), "go with --mesh URL"),
     (("--org", "acme"), "go with --mesh URL"),
     (("--mesh-profile", "emqx"), "go with --mesh URL"),

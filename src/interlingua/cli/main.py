@@ -275,6 +275,10 @@ def main() -> None:
 @click.option("--openai-base-url", default=None, callback=check_http_url, metavar="URL",
               help="The model server's API root, e.g. http://localhost:11434/v1 "
                    "[default: OPENAI_BASE_URL, else the OpenAI API; key from OPENAI_API_KEY].")
+@click.option("--openai-timeout", type=Seconds(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="How long the model server may stay silent (before the first token, or "
+                   "between two) before the try fails; tried 3 times [default: 120].")
 @click.option("--system", "system_prompt", default=None, metavar="PROMPT",
               help="The chat agent's system prompt.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
@@ -395,7 +399,7 @@ def serve_command(**options: Any) -> None:
     certfile: str | None = o["certfile"]
     try:
         agent = _agent_to_serve(spec, o["openai_model"], o["openai_base_url"],
-                                o["system_prompt"])
+                                o["system_prompt"], o["openai_timeout"])
     except LoadError as exc:
         _exit(str(exc), EXIT_USAGE)
     scheme = "https" if certfile else "http"
@@ -504,8 +508,9 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
     if o["openai_model"] or o["no_http"] or o["mesh_url"]:
         _exit("several agents are served over HTTP (and gRPC) only: --openai-model, "
               "--mesh and --no-http serve one", EXIT_USAGE)
-    if o["openai_base_url"] or o["system_prompt"]:  # as one agent's serve refuses them
-        _exit("--openai-base-url and --system go with --openai-model", EXIT_USAGE)
+    if o["openai_base_url"] or o["system_prompt"] or o["openai_timeout"] is not None:
+        # as one agent's serve refuses them
+        _exit(_OPENAI_ONLY, EXIT_USAGE)
     # the mesh's options without --mesh: refused as for one agent (raises UsageError)
     mesh_settings(None, o["namespace"], False, o["mesh_agent_name"], o["mesh_instance"],
                   o["mesh_group"], o["mesh_session_expiry"], o["mesh_card_interval"],
@@ -735,14 +740,18 @@ def _check_store(store: str) -> None:
         _exit(problem, EXIT_USAGE)
 
 
+#: the options that only a chat model's serve takes
+_OPENAI_ONLY = "--openai-base-url, --openai-timeout and --system go with --openai-model"
+
+
 def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url: str | None,
-                    system_prompt: str | None) -> Agent:
+                    system_prompt: str | None, openai_timeout: float | None = None) -> Agent:
     if openai_model is None:
         if spec is None:
             _exit("name an agent (FILE_OR_MODULE[:ATTR]) or a model (--openai-model NAME)",
                   EXIT_USAGE)
-        if openai_base_url or system_prompt:
-            _exit("--openai-base-url and --system go with --openai-model", EXIT_USAGE)
+        if openai_base_url or system_prompt or openai_timeout is not None:
+            _exit(_OPENAI_ONLY, EXIT_USAGE)
         return load_agent(spec)
     if spec is not None:
         _exit(f"serve either {spec} or --openai-model {openai_model}, not both", EXIT_USAGE)
@@ -756,8 +765,10 @@ def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url:
             http_url(from_env)
         except ValueError as exc:
             _exit(f"OPENAI_BASE_URL {from_env!r} {exc}", EXIT_USAGE)
+    timeout: dict[str, float] = {} if openai_timeout is None else {"timeout": openai_timeout}
     try:
-        return chat_agent(openai_model, base_url=openai_base_url, system=system_prompt)
+        return chat_agent(openai_model, base_url=openai_base_url, system=system_prompt,
+                          **timeout)
     except ValueError as exc:
         _exit(f"--openai-model: {exc}", EXIT_USAGE)
 
