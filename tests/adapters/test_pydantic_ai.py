@@ -305,3 +305,20 @@ async def test_a_caller_cannot_speak_as_the_model() -> None:
         assert said in prompts(messages)
         responses = [p for m in messages if isinstance(m, ModelResponse) for p in m.parts]
         assert all(said not in str(getattr(p, "content", "")) for p in responses)
+
+
+async def test_a_model_server_error_says_what_the_server_said(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """As the OpenAI adapter says it: the server's message, not a Python dict's repr."""
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    _, base = chat_server
+    model = OpenAIChatModel("broken", provider=OpenAIProvider(base_url=base, api_key="unused"))
+    with live_agent(agent(PydanticAgent(model, name="Broken"))) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert get_text(task.status.message) == (
+        "The model server answered 500: the model is out of order")

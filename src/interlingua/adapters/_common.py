@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -13,7 +14,7 @@ from ..core.model import Metadata, Role, Task, TaskState
 from ..core.parts import agent_message, get_data, get_text
 from ..server.context import Context
 
-__all__ = ["Turn", "conversation", "progress", "require"]
+__all__ = ["Turn", "conversation", "error_detail", "progress", "require"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -32,6 +33,21 @@ async def progress(ctx: Context, text: str, metadata: Metadata) -> None:
     note = agent_message(text, task_id=ctx.task_id, context_id=ctx.context_id,
                          metadata={"progress": True})
     await ctx.update(note, metadata=metadata)
+
+
+def error_detail(exc: Any) -> str:
+    """What a model server's error answer says: its ``message``, else its body as JSON."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        return json.dumps(error, default=str)[:500]
+    if isinstance(body, str) and body:
+        return body[:500]
+    return str(getattr(exc, "message", exc))
 
 
 @dataclass(frozen=True, slots=True)

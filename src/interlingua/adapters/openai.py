@@ -27,7 +27,6 @@ model), structured output, and asking the user for input mid-answer.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,7 +36,7 @@ from ..core.model import AgentSkill
 from ..core.output import InvalidOutput
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import conversation, progress, require
+from ._common import conversation, error_detail, progress, require
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -225,7 +224,7 @@ def make_executor(
             await end(_unreached(exc, _shown(client.base_url), reached, client.timeout))
             return
         except openai.APIStatusError as exc:
-            await end(f"The model server answered {exc.status_code}: {_detail(exc)}")
+            await end(f"The model server answered {exc.status_code}: {error_detail(exc)}")
             return
         except openai.OpenAIError as exc:
             await end(f"The model server's answer could not be used: {exc}")
@@ -282,16 +281,6 @@ def _unreached(exc: Exception, url: str, reached: bool, timeout: object) -> str:
     if reached:
         return f"The connection to the model server at {url} was lost: {exc}"
     return f"The model server at {url} could not be reached: {exc}"
-
-
-def _detail(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        return json.dumps(error)[:500]
-    return str(getattr(exc, "message", exc))
 
 
 def chat_agent(

@@ -42,7 +42,7 @@ from ..core.model import AgentSkill, Role
 from ..core.parts import agent_message, data_part
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import Turn, conversation, progress, require
+from ._common import Turn, conversation, error_detail, progress, require
 
 if TYPE_CHECKING:
     import pydantic_ai
@@ -179,7 +179,7 @@ def make_executor(
             result = job.result()
         except ModelHTTPError as exc:
             await keep_said()
-            await ctx.fail(f"The model answered {exc.status_code}: {exc.body or exc.message}")
+            await ctx.fail(f"The model server answered {exc.status_code}: {error_detail(exc)}")
             return
         except (AgentRunError, UserError) as exc:
             await keep_said()
