@@ -297,18 +297,38 @@ async def test_what_the_model_said_before_an_error_is_kept_for_a_blocking_caller
         assert isinstance(last, StatusUpdate) and last.status.state is TaskState.FAILED
 
 
-@pytest.mark.parametrize("model", ["empty", "whole"])
 async def test_an_answer_with_no_text_fails_the_task_saying_so(
-        chat_server: tuple[ChatServer, str], model: str) -> None:
-    """A stream that holds no text (a server that ignores ``stream``, or answers
-    nothing): it completed with an empty answer, the model's words lost unsaid."""
+        chat_server: tuple[ChatServer, str]) -> None:
+    """A stream that holds no text (a server that answers nothing): it completed
+    with an empty answer, the model's words lost unsaid."""
     _, base = chat_server
-    with live_agent(chat_agent(model, base_url=base, max_retries=0)) as url:
+    with live_agent(chat_agent("empty", base_url=base, max_retries=0)) as url:
         async with Client(url) as c:
             task = await c.send("hello")
     assert isinstance(task, Task) and task.status.state is TaskState.FAILED
     assert task.status.message is not None
     assert get_text(task.status.message) == "The model server's answer held no text."
+
+
+async def test_a_server_that_does_not_stream_is_answered_with(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """A server that answers ``stream: true`` with one ``chat.completion`` (some
+    gateways do): its answer is the task's, tool calls and all (the task failed
+    saying the answer held no text)."""
+    _, base = chat_server
+    with live_agent(chat_agent("whole", base_url=base, max_retries=0)) as plain, \
+            live_agent(chat_agent("whole", base_url=base, tools=[Shout()])) as tooled:
+        async with Client(plain) as c:
+            task = await c.send("hello")
+            events = [e async for e in c.stream("hello")]
+        async with Client(tooled) as c:
+            called = await c.send("psst")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task.status
+    assert get_text(task.artifacts[0]) == "You said: hello (turn 1)"
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert "".join(get_text(u.artifact) for u in chunks) == "You said: hello (turn 1)"
+    assert isinstance(called, Task) and called.status.state is TaskState.COMPLETED
+    assert get_text(called.artifacts[0]) == "Combined: PSST"
 
 
 async def test_a_character_sent_in_two_halves_is_one_character(

@@ -27,8 +27,9 @@ model), structured output, and asking the user for input mid-answer.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -41,6 +42,7 @@ from ._common import conversation, error_detail, progress, require
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
 __all__ = ["DEFAULT_TIMEOUT", "FunctionTool", "chat_agent", "make_executor"]
 
@@ -159,7 +161,7 @@ def make_executor(
             elif artifact_id is not None:
                 await ctx.complete()
             elif not answer:
-                # (a server that ignores stream=true, or answers 200 with nothing)
+                # (a server that answers 200 with nothing)
                 await ctx.fail("The model server's answer held no text.")
             else:
                 await ctx.complete(artifact=_joined("".join(answer)), name="answer")
@@ -177,13 +179,10 @@ def make_executor(
                 reached = True
                 calls: dict[int, dict[str, str]] = {}
                 round_text: list[str] = []
-                async for chunk in stream:
+                async for delta in _deltas(stream):
                     if ctx.cancelled.is_set():
                         await stream.close()
                         return
-                    if not chunk.choices:
-                        continue
-                    delta = chunk.choices[0].delta
                     if delta.content:
                         round_text.append(delta.content)
                         answer.append(delta.content)  # (kept as it comes: an error keeps it)
@@ -239,6 +238,25 @@ def make_executor(
         await end()
 
     return run
+
+
+async def _deltas(stream: AsyncStream[ChatCompletionChunk]) -> AsyncIterator[ChoiceDelta]:
+    """What each chunk of the answer adds; from a server that ignored ``stream`` and
+    answered one ``chat.completion`` (some gateways and small servers do), its
+    message as one delta."""
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
+    response = stream.response
+    if "text/event-stream" not in response.headers.get("content-type", "text/event-stream"):
+        body = json.loads(await response.aread())
+        message = body["choices"][0]["message"] if body.get("choices") else {}
+        calls = [{**c, "index": i} for i, c in enumerate(message.get("tool_calls") or ())]
+        yield ChoiceDelta.model_validate({"content": message.get("content"),
+                                          "tool_calls": calls or None})
+        return
+    async for chunk in stream:
+        if chunk.choices:
+            yield chunk.choices[0].delta
 
 
 _HIGH_SURROGATE, _LAST_HIGH = "\ud800", "\udbff"
