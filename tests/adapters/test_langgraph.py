@@ -99,3 +99,22 @@ async def test_a_question_of_a_canceled_task_is_not_answered_by_the_next_task() 
             done = await c.send("Cy", task_id=again.id, context_id=again.context_id)
             assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
             assert get_text(done.artifacts[0], sep="").startswith("Hello, Cy")
+
+
+async def test_one_task_of_a_context_waits_for_input_at_a_time() -> None:
+    """The context's thread holds one question: a second task started while the first
+    waits is rejected, saying which to answer, and the first's answer is its own (it
+    resumed the second's question, and the second could never be answered)."""
+    with live_agent(agent(greeter(), name="Greeter", description="Greets.")) as url:
+        async with Client(url) as c:
+            first = await c.send("hi")
+            assert isinstance(first, Task) and first.status.state is TaskState.INPUT_REQUIRED
+            second = await c.send("hi too", context_id=first.context_id)
+            assert isinstance(second, Task) and second.status.state is TaskState.REJECTED
+            assert f"Task {first.id} of this context waits for an answer" in get_text(
+                second.status.message)  # type: ignore[arg-type]
+            done = await c.send("Ada", task_id=first.id, context_id=first.context_id)
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+            assert get_text(done.artifacts[0], sep="").startswith("Hello, Ada")
+            after = await c.send("hi again", context_id=first.context_id)
+            assert isinstance(after, Task) and after.status.state is TaskState.INPUT_REQUIRED

@@ -22,7 +22,9 @@ The input is ``{"messages": [{"role": "user", "content": text}]}`` (for
 ``MessagesState`` graphs) unless ``make_input(ctx)`` says otherwise.
 Not mapped: files and images in messages, tool calls inside nodes (they are
 the graph's own business), several pending interrupts at once (the first is
-asked).
+asked). A context's graph state is one thread, so one task of a context at a
+time may wait for input: while one does, a new task of the context is rejected,
+saying which task to answer (or cancel) first.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..core.lifecycle import INTERRUPTED_STATES
 from ..core.model import Role
 from ..core.parts import data_part
 from ..server.agent import Agent
@@ -88,7 +91,16 @@ def make_executor(
         # task canceled while it asked left its question in the thread (it was taken
         # as the answer to it)
         answers = sum(1 for m in ctx.task.history if m.role is Role.USER) > 1
-        pending = answers and bool(getattr(state, "interrupts", ()))
+        asked = bool(getattr(state, "interrupts", ()))
+        if asked and not answers:
+            waiting = await _waiting_task(ctx)
+            if waiting is not None:
+                # the thread holds that task's question: a new run would take its
+                # place, and the answer to it would resume this task's question instead
+                await ctx.reject(f"Task {waiting} of this context waits for an answer; "
+                                 "answer or cancel it first, or start another context.")
+                return
+        pending = answers and asked
         graph_input = Command(resume=ctx.text) if pending else make_input(ctx)
         artifact_id: str | None = None
 
@@ -140,6 +152,15 @@ def make_executor(
 
 
 _NO_INTERRUPT = object()
+
+
+async def _waiting_task(ctx: Context) -> str | None:
+    """The id of another task of the context that waits for input (its question is
+    the thread's), if there is one."""
+    for task in await ctx.context_tasks():
+        if task.status.state in INTERRUPTED_STATES:
+            return task.id
+    return None
 
 
 def agent(graph: Any, *, name: str, description: str,
