@@ -756,7 +756,7 @@ def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url:
     if spec is not None:
         _exit(f"serve either {spec} or --openai-model {openai_model}, not both", EXIT_USAGE)
     try:
-        from ..adapters.openai import chat_agent
+        from ..adapters.openai import DEFAULT_TIMEOUT, chat_agent
     except ImportError as exc:
         _exit(str(exc), EXIT_USAGE)
     from_env = os.environ.get("OPENAI_BASE_URL")
@@ -765,10 +765,9 @@ def _agent_to_serve(spec: str | None, openai_model: str | None, openai_base_url:
             http_url(from_env)
         except ValueError as exc:
             _exit(f"OPENAI_BASE_URL {from_env!r} {exc}", EXIT_USAGE)
-    timeout: dict[str, float] = {} if openai_timeout is None else {"timeout": openai_timeout}
     try:
         return chat_agent(openai_model, base_url=openai_base_url, system=system_prompt,
-                          **timeout)
+                          timeout=DEFAULT_TIMEOUT if openai_timeout is None else openai_timeout)
     except ValueError as exc:
         _exit(f"--openai-model: {exc}", EXIT_USAGE)
 
