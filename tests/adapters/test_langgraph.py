@@ -118,3 +118,31 @@ async def test_one_task_of_a_context_waits_for_input_at_a_time() -> None:
             assert get_text(done.artifacts[0], sep="").startswith("Hello, Ada")
             after = await c.send("hi again", context_id=first.context_id)
             assert isinstance(after, Task) and after.status.state is TaskState.INPUT_REQUIRED
+
+
+async def test_a_stream_goes_working_first_and_marks_its_last_chunk() -> None:
+    """As the other adapters: a ``working`` status before the first chunk, the last
+    chunk marked ``lastChunk``, and a blocking caller's answer one part (it got a part
+    per token, which ``interlingua send`` printed a line each)."""
+    def talk(state: MessagesState) -> dict[str, object]:
+        writer = get_stream_writer()
+        for piece in ("Packing", " a", " bag"):
+            writer(piece)
+        return {}
+
+    g = StateGraph(MessagesState)
+    g.add_node("talk", talk)
+    g.add_edge(START, "talk")
+    g.add_edge("talk", END)
+    with live_agent(agent(g.compile(), name="Talker", description="Talks.")) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("hi")]
+            task = await c.send("hi")
+    seen = [e.item.status.state if isinstance(e.item, Task | StatusUpdate) else "chunk"
+            for e in events]
+    assert seen[:3] == [TaskState.SUBMITTED, TaskState.WORKING, "chunk"], seen
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert [get_text(u.artifact) for u in chunks] == ["Packing", " a", " bag"]
+    assert [u.last_chunk for u in chunks] == [False, False, True]
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert [p.text for p in task.artifacts[0].parts] == ["Packing a bag"]  # type: ignore[union-attr]

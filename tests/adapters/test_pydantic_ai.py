@@ -322,3 +322,20 @@ async def test_a_model_server_error_says_what_the_server_said(
     assert task.status.message is not None
     assert get_text(task.status.message) == (
         "The model server answered 500: the model is out of order")
+
+
+async def test_a_stream_goes_working_first_and_marks_its_last_chunk() -> None:
+    """As the OpenAI and LangGraph adapters stream: a ``working`` status before the
+    first chunk, and the last chunk marked ``lastChunk`` (neither was sent)."""
+    pai = PydanticAgent(FunctionModel(stream_function=counting), name="Counter")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            events = [e async for e in c.stream("hello")]
+    seen = [e.item.status.state if isinstance(e.item, Task | StatusUpdate) else "chunk"
+            for e in events]
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert seen == [TaskState.SUBMITTED, TaskState.WORKING, *["chunk"] * len(chunks),
+                    TaskState.COMPLETED]
+    assert [u.last_chunk for u in chunks] == [False] * (len(chunks) - 1) + [True]
+    assert "".join(get_text(u.artifact) for u in chunks) == (
+        "You said 'hello' after 0 earlier messages")

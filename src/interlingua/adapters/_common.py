@@ -14,7 +14,7 @@ from ..core.model import Metadata, Role, Task, TaskState
 from ..core.parts import agent_message, get_data, get_text
 from ..server.context import Context
 
-__all__ = ["Turn", "conversation", "error_detail", "progress", "require"]
+__all__ = ["Answer", "Turn", "conversation", "error_detail", "progress", "require", "working"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -48,6 +48,92 @@ def error_detail(exc: Any) -> str:
     if isinstance(body, str) and body:
         return body[:500]
     return str(getattr(exc, "message", exc))
+
+
+async def working(ctx: Context) -> None:
+    """Say the task is working (once: a turn that answers a question already is)."""
+    if ctx.state is not TaskState.WORKING:
+        await ctx.update()
+
+
+class Answer:
+    """The text a model says, as the task's ``answer`` artifact.
+
+    A caller that sent the message with a streaming request gets it as chunks of
+    one artifact, each sent when the next comes, so that the last is marked
+    ``lastChunk``. Any other caller (a subscriber to a task sent otherwise too)
+    gets it whole, one part, at the end: each chunk is a part of the stored
+    artifact (a part per token made ``interlingua send`` print a line each).
+    """
+
+    def __init__(self, ctx: Context, name: str = "answer") -> None:
+        self._ctx = ctx
+        self._name = name
+        self._streaming = ctx.request.streaming
+        self._said: list[str] = []
+        #: the latest chunk, sent when the next one comes, or as the last at the end
+        self._held: str | None = None
+        self._id: str | None = None
+
+    @property
+    def text(self) -> str:
+        """All that was said so far."""
+        return _joined("".join(self._said))
+
+    @property
+    def sent(self) -> bool:
+        """Some of it went out as chunks (the rest goes with ``close``)."""
+        return self._id is not None or self._held is not None
+
+    async def add(self, text: str) -> None:
+        if not text:
+            return
+        self._said.append(text)  # (kept as it comes: an error keeps it)
+        if not self._streaming:
+            return
+        held = self._held
+        if held is None:
+            self._held = text
+        elif _HIGH_SURROGATE <= held[-1] <= _LAST_HIGH:
+            self._held = held + text  # half of a character the next chunk completes
+        else:
+            await self._chunk(held, last=False)
+            self._held = text
+
+    async def close(self) -> None:
+        """End the artifact: the held chunk goes as the last one, or, when nothing
+        went out yet, what was said goes as one part (a failure keeps it so)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            await self._chunk(held, last=True)
+        elif self._id is None and self._said:
+            await self._chunk("".join(self._said), last=True)
+
+    async def complete(self) -> None:
+        """Complete the task with the answer (in the same write, when it is one part)."""
+        if self.sent:
+            await self.close()
+            await self._ctx.complete()
+        elif self._said:
+            await self._ctx.complete(artifact=self.text, name=self._name)
+        else:
+            await self._ctx.complete()
+
+    async def _chunk(self, text: str, *, last: bool) -> None:
+        self._id = await self._ctx.artifact(_joined(text), artifact_id=self._id,
+                                            append=self._id is not None, last_chunk=last,
+                                            name=self._name)
+
+
+_HIGH_SURROGATE, _LAST_HIGH = "\ud800", "\udbff"
+
+
+def _joined(text: str) -> str:
+    """``text`` with the halves of characters a model server sent in two chunks (JSON's
+    ``\\ud83d`` then ``\\ude00``) made one; a half alone becomes U+FFFD."""
+    if text.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,12 @@ What maps to A2A:
   checkpointer, the context id being LangGraph's ``thread_id`` (a graph
   compiled without a checkpointer gets an in-memory one: state then lasts as
   long as the process; compile with a durable saver to keep it);
-* **streaming**: what nodes write with ``get_stream_writer()`` (tokens, say)
-  and the assistant messages each node adds become chunks of one artifact;
-  each node that finishes is reported as a ``working`` status update naming it;
+* **streaming**: a run begins with a ``working`` status; what nodes write with
+  ``get_stream_writer()`` (tokens, say) and the assistant messages each node
+  adds become chunks of one artifact for a caller that follows the task as a
+  stream (the last marked ``lastChunk``), one part at the end for any other
+  caller; each node that finishes is reported as a ``working`` status update
+  naming it;
 * **interrupts**: ``interrupt(value)`` in a node asks the caller
   (``input-required``, the value as text, or as a data part when it is not a
   string); the answer resumes the graph with ``Command(resume=answer)``;
@@ -39,7 +42,7 @@ from ..core.model import Role
 from ..core.parts import data_part
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
-from ._common import progress, require
+from ._common import Answer, progress, require, working
 
 require("langgraph", "langgraph")
 
@@ -102,28 +105,24 @@ def make_executor(
                 return
         pending = answers and asked
         graph_input = Command(resume=ctx.text) if pending else make_input(ctx)
-        artifact_id: str | None = None
-
-        async def chunk(text: str) -> None:
-            nonlocal artifact_id
-            artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
-                                             append=artifact_id is not None, name="answer")
+        answer = Answer(ctx)
 
         async def drive() -> Any:
             async for mode, item in graph.astream(graph_input, config,
                                                   stream_mode=["updates", "custom"]):
                 if mode == "custom":
                     if isinstance(item, str) and item:
-                        await chunk(item)
+                        await answer.add(item)
                     continue
                 for node, update in item.items():
                     if node == "__interrupt__":
                         return update[0].value
                     await progress(ctx, f"{node} done", {"node": node})
                     for text in _assistant_texts(update):
-                        await chunk(text)
+                        await answer.add(text)
             return _NO_INTERRUPT
 
+        await working(ctx)
         job = asyncio.ensure_future(drive())
         stop = asyncio.ensure_future(ctx.cancelled.wait())
         try:
@@ -141,12 +140,14 @@ def make_executor(
         except TaskCanceled:
             raise
         except Exception as exc:
+            await answer.close()  # what was said before is kept
             await ctx.fail(f"The graph failed: {type(exc).__name__}: {exc}")
             return
         if asked is not _NO_INTERRUPT:
+            await answer.close()
             await ctx.require_input(asked if isinstance(asked, str) else data_part(asked))
             return
-        await ctx.complete()
+        await answer.complete()
 
     return run
 

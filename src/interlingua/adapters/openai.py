@@ -13,9 +13,10 @@ What maps to A2A:
   context's earlier tasks (user messages and answers, read from the task
   store) and the system prompt, so it survives restarts;
 * **streaming**: a turn begins with a ``working`` status; the answer streams
-  as chunks of one artifact when the caller follows the task as a stream (each
-  chunk sent when the next arrives, so the last is marked ``lastChunk``);
-  otherwise it is one artifact;
+  as chunks of one artifact when the message was sent with a streaming request
+  (each chunk sent when the next arrives, so the last is marked ``lastChunk``);
+  otherwise, a subscriber's too, it is one part at the end (each chunk would be
+  a part of the stored answer, which no stream reader needed);
 * **tools**: function tools (``interlingua.tools`` makes A2A agents into
   them); each call shows as a ``working`` status update;
 * the model server's errors fail the task with a readable message;
@@ -37,7 +38,7 @@ from ..core.model import AgentSkill
 from ..core.output import InvalidOutput
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import conversation, error_detail, progress, require
+from ._common import Answer, conversation, error_detail, progress, require, working
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -139,36 +140,21 @@ def make_executor(
         extra: dict[str, Any] = dict(options or {})
         if definitions:
             extra["tools"] = definitions
-        answer: list[str] = []
-        artifact_id: str | None = None
-        #: the latest chunk, sent when the next one comes, or as the last at the end
-        held: str | None = None
-
-        async def piece(text: str, last: bool) -> None:
-            nonlocal artifact_id
-            artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
-                                             append=artifact_id is not None,
-                                             last_chunk=last, name="answer")
+        answer = Answer(ctx)
 
         async def end(fail: str | None = None) -> None:
-            if held is not None:
-                await piece(_joined(held), True)
-            elif artifact_id is None and answer and fail is not None:
-                # what the model said before the error is kept, as a stream has it
-                await piece(_joined("".join(answer)), True)
             if fail is not None:
+                await answer.close()  # what the model said before the error is kept
                 await ctx.fail(fail)
-            elif artifact_id is not None:
-                await ctx.complete()
-            elif not answer:
+            elif not answer.text:
                 # (a server that answers 200 with nothing)
                 await ctx.fail("The model server's answer held no text.")
             else:
-                await ctx.complete(artifact=_joined("".join(answer)), name="answer")
+                await answer.complete()
 
         #: the model server answered once: a connection error after that is a drop
         reached = False
-        await ctx.update()  # the model is asked: the task is working
+        await working(ctx)  # the model is asked
         try:
             for _ in range(max_tool_rounds + 1):
                 # typed loosely: the messages are plain dicts, and options pass through
@@ -185,16 +171,7 @@ def make_executor(
                         return
                     if delta.content:
                         round_text.append(delta.content)
-                        answer.append(delta.content)  # (kept as it comes: an error keeps it)
-                        if ctx.request.streaming:
-                            if held is None:
-                                held = delta.content
-                            elif _HIGH_SURROGATE <= held[-1] <= _LAST_HIGH:
-                                # half of a character the next chunk completes
-                                held += delta.content
-                            else:
-                                await piece(_joined(held), False)
-                                held = delta.content
+                        await answer.add(delta.content)
                     for call in delta.tool_calls or ():
                         slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
                         if call.id:
@@ -257,17 +234,6 @@ async def _deltas(stream: AsyncStream[ChatCompletionChunk]) -> AsyncIterator[Cho
     async for chunk in stream:
         if chunk.choices:
             yield chunk.choices[0].delta
-
-
-_HIGH_SURROGATE, _LAST_HIGH = "\ud800", "\udbff"
-
-
-def _joined(text: str) -> str:
-    """``text`` with the halves of characters a model server sent in two chunks (JSON's
-    ``\\ud83d`` then ``\\ude00``) made one; a half alone becomes U+FFFD."""
-    if text.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 async def _call(by_name: dict[str, FunctionTool], name: str, arguments: str) -> str:

@@ -11,7 +11,9 @@
 * **history**: the A2A context is the conversation: each run gets the
   context's earlier turns (user messages and answers, read from the task
   store, so they survive restarts) as its ``message_history``;
-* **streaming**: text the model streams becomes chunks of one artifact;
+* **streaming**: a run begins with a ``working`` status; text the model streams
+  becomes chunks of one artifact for a caller that follows the task as a stream
+  (the last marked ``lastChunk``), one part at the end for any other caller;
 * **tools**: each tool call shows as a ``working`` status update naming the
   tool (its arguments in the metadata); the card's skills are the agent's
   tools, with their descriptions;
@@ -42,7 +44,7 @@ from ..core.model import AgentSkill, Role
 from ..core.parts import agent_message, data_part
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import Turn, conversation, error_detail, progress, require
+from ._common import Answer, Turn, conversation, error_detail, progress, require, working
 
 if TYPE_CHECKING:
     import pydantic_ai
@@ -132,37 +134,21 @@ def make_executor(
             if turns and turns[-1].role == "user":
                 prompt = turns.pop().text
             options["message_history"] = _history(turns)
-        artifact_id: str | None = None
-        # A streaming caller gets each piece of text as it comes; a blocking one the
-        # answer as one part at the end (it got a part per token, which `interlingua
-        # send` printed a line each), or, when the run fails, what was said before.
-        streaming = ctx.request.streaming
-        said: list[str] = []
-
-        async def keep_said() -> None:
-            if said and artifact_id is None:
-                await ctx.artifact("".join(said), name="answer", last_chunk=True)
+        answer = Answer(ctx)
 
         async def on_events(_: Any, events: AsyncIterable[Any]) -> None:
-            nonlocal artifact_id
             async for event in events:
-                text = None
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                    text = event.part.content
+                    await answer.add(event.part.content)
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    text = event.delta.content_delta
+                    await answer.add(event.delta.content_delta)
                 elif isinstance(event, FunctionToolCallEvent):
                     await progress(ctx, f"Calling {event.part.tool_name}", {
                         "tool": event.part.tool_name, "arguments": event.part.args_as_dict()})
-                if text and not streaming:
-                    said.append(text)
-                elif text:
-                    artifact_id = await ctx.artifact(text, artifact_id=artifact_id,
-                                                     append=artifact_id is not None,
-                                                     name="answer")
 
         if deps is not None:
             options["deps"] = deps(ctx)
+        await working(ctx)  # the model is asked
         job = asyncio.ensure_future(entered_run(prompt, on_events, options))
         stop = asyncio.ensure_future(ctx.cancelled.wait())
         try:
@@ -178,14 +164,16 @@ def make_executor(
         try:
             result = job.result()
         except ModelHTTPError as exc:
-            await keep_said()
+            await answer.close()  # what the model said before the error is kept
             await ctx.fail(f"The model server answered {exc.status_code}: {error_detail(exc)}")
             return
         except (AgentRunError, UserError) as exc:
-            await keep_said()
+            await answer.close()
             await ctx.fail(f"The agent could not answer: {exc}")
             return
         output = result.output
+        if not isinstance(output, str):
+            await answer.close()  # (what it said before it answered with data, or asked)
         if isinstance(output, DeferredToolRequests):
             if output.calls or not output.approvals:
                 await ctx.fail("The agent deferred tool calls to an outside caller, "
@@ -202,10 +190,10 @@ def make_executor(
                 metadata={"approval": [c.tool_name for c in output.approvals]}))
             return
         if isinstance(output, str):
-            if artifact_id is None:
-                await ctx.complete(artifact=output, name="answer")
+            if answer.sent:
+                await answer.complete()
             else:
-                await ctx.complete()
+                await ctx.complete(artifact=output, name="answer")
         else:
             await ctx.complete(artifact=data_part(_jsonable(output)), name="output")
 
