@@ -21,7 +21,9 @@ id to answer it with, in a further call with ``task_id``.
 from __future__ import annotations
 
 import json
+import logging
 import re
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     import pydantic_ai
 
 __all__ = ["RemoteAgent"]
+
+log = logging.getLogger("interlingua.tools")
 
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -52,6 +56,32 @@ def _tool_name(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:64] or "agent"
 
 
+def unique_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3`` … when it is taken already (kept to 64
+    characters), now taken too: a model calls a tool by its name, and a server or
+    a framework keeps one tool per name."""
+    found, n = name, 1
+    while found in taken:
+        n += 1
+        suffix = f"_{n}"
+        found = name[:64 - len(suffix)] + suffix
+    taken.add(found)
+    return found
+
+
+#: per orchestrating pydantic-ai agent (by id, dropped with it), each remote agent's
+#: tool name in it: remote agents whose cards share a name get ``name_2`` …
+_NAMES_IN: dict[int, dict[RemoteAgent, str]] = {}
+
+
+def _names_in(agent: object) -> dict[RemoteAgent, str]:
+    names = _NAMES_IN.get(id(agent))
+    if names is None:
+        names = _NAMES_IN[id(agent)] = {}
+        weakref.finalize(agent, _NAMES_IN.pop, id(agent), None)
+    return names
+
+
 class RemoteAgent:
     """An A2A agent at ``url``, callable as a tool. ``client_options`` go to its client (``client_for``)."""
 
@@ -59,6 +89,8 @@ class RemoteAgent:
                  **client_options: Any) -> None:
         self.url = url
         self._name = name
+        #: a name given is kept; one from the card gives way to another tool's (``name_2``)
+        self._named = name is not None
         self._description = description
         self._options = client_options
         self.card: AgentCard | None = None
@@ -80,6 +112,17 @@ class RemoteAgent:
                 self._description = f"Ask the agent {card.name!r}: {card.description}" + (
                     f" Skills: {skills}" if skills else "")
         return self._name, self._description
+
+    def _host_name(self) -> str:
+        return _tool_name(self.url.split("//")[-1])
+
+    def name_among(self, name: str, taken: set[str]) -> str:
+        """``name`` (from ``describe``) among the tools offered with it: a name from the
+        card gives way to one taken (``name_2``), as ``interlingua mcp`` names skills."""
+        if self._named:
+            taken.add(name)
+            return name
+        return unique_name(name, taken)
 
     async def ask(self, message: str, *, task_id: str | None = None) -> str:
         """Send ``message`` (blocking) and answer as text for a model."""
@@ -131,11 +174,21 @@ class RemoteAgent:
             return await self.ask(message, task_id=task_id)
 
         async def prepare(ctx: Any, tool_def: Any) -> Any:
-            name, description = await self.describe()
+            try:
+                name, description = await self.describe()
+            except (ClientError, A2AError) as exc:
+                # one agent out of reach: the turn goes on without it, as chat_agent's does
+                log.warning("the agent at %s is left out of the tools: %s", self.url, exc)
+                return None
+            agent = getattr(ctx, "agent", None)  # the orchestrator
+            if agent is not None:
+                names = _names_in(agent)
+                if self not in names:
+                    names[self] = self.name_among(name, set(names.values()))
+                name = names[self]
             return replace(tool_def, name=name, description=description)
 
-        return Tool(ask, name=self._name or _tool_name(self.url.split("//")[-1]),
-                    prepare=prepare)
+        return Tool(ask, name=self._name or self._host_name(), prepare=prepare)
 
 
 def _text(message: Message) -> str:

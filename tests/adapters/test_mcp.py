@@ -43,10 +43,11 @@ def agents() -> Iterator[dict[str, str]]:
         yield {"story": s, "flights": f, "images": i}
 
 
-def stdio(url: str) -> StdioServerParameters:
+def stdio(url: str, *options: str) -> StdioServerParameters:
     # the MCP SDK passes on only a few variables: the sources under test too
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-    return StdioServerParameters(command=EXE, args=["mcp", url], cwd=str(ROOT), env=env)
+    return StdioServerParameters(command=EXE, args=["mcp", url, *options], cwd=str(ROOT),
+                                 env=env)
 
 
 async def test_stdio_tools_are_the_skills_and_progress_is_reported(

@@ -9,10 +9,14 @@ import pytest
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.models.test import TestModel
 
+from interlingua import Client, Task, TaskState, get_text
+from interlingua.adapters.openai import chat_agent
 from interlingua.cli.serve import load_agent
 from interlingua.tools import RemoteAgent
 from tests.e2e.procs import free_port
 from tests.live import live_agent
+
+from .chat_server import ChatServer
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +80,42 @@ async def test_declared_skills_are_named_in_the_description(agents: dict[str, st
     d = await RemoteAgent(agents["flights"]).definition()
     described = d["function"]["description"]
     assert " Skills: " in described and "Book a flight" in described.split(" Skills: ")[1]
+
+
+async def test_an_unreachable_agent_is_left_out_of_a_pydantic_ai_turn(
+        agents: dict[str, str]) -> None:
+    """As chat_agent leaves it out: the turn goes on with the other tools (the
+    card read failed the whole run, every turn, while the agent was down)."""
+    gone = RemoteAgent(f"http://127.0.0.1:{free_port()}").pydantic_ai_tool()
+    orchestrator = PydanticAgent(TestModel(), tools=[gone, RemoteAgent(agents["tickets"])
+                                                     .pydantic_ai_tool()])
+    result = await orchestrator.run("which tickets are open?")
+    assert list(json.loads(result.output)) == ["Support_tickets"]
+
+
+async def test_agents_whose_cards_share_a_name_get_names_of_their_own(
+        agents: dict[str, str], chat_server: tuple[ChatServer, str]) -> None:
+    """Two deployments of one agent: ``name``, ``name_2``, as ``interlingua mcp``
+    names skills alike (every turn failed on the name taken twice)."""
+    with live_agent(load_agent("examples/support_tickets.py")) as other:
+        first, second = RemoteAgent(agents["tickets"]), RemoteAgent(other)
+        orchestrator = PydanticAgent(TestModel(), tools=[first.pydantic_ai_tool(),
+                                                         second.pydantic_ai_tool()])
+        for _ in range(2):  # each keeps its name from turn to turn
+            result = await orchestrator.run("which tickets are open?")
+            calls = json.loads(result.output)
+            assert list(calls) == ["Support_tickets", "Support_tickets_2"]
+            assert all("IT00123" in answer for answer in calls.values())
+        # and for a chat model
+        with live_agent(chat_agent("stand-in", base_url=chat_server[1],
+                                   tools=[first, second])) as url:
+            async with Client(url) as c:
+                task = await c.send("open tickets?")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task.status
+    offered = chat_server[0].requests[-2]["tools"]
+    assert [t["function"]["name"] for t in offered] == ["Support_tickets", "Support_tickets_2"]
+    assert get_text(task.artifacts[0], sep="").count("IT00123") == 2
+    # a name given is the caller's: it does not give way
+    named = RemoteAgent(agents["tickets"], name="Support_tickets")
+    assert named.name_among("Support_tickets", {"Support_tickets"}) == "Support_tickets"
+

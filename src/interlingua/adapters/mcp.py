@@ -41,7 +41,7 @@ from ..core.model import (
 from ..core.parts import data_part, get_data, get_text
 from ..server.agent import Agent
 from ..server.context import Context as A2AContext
-from ..tools import _task_text, _text
+from ..tools import _task_text, _text, unique_name
 from ._common import progress, require
 
 require("mcp", "mcp")
@@ -84,23 +84,12 @@ def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServ
         description = skill.description or skill.name
         if skill.examples:
             description += " Examples: " + "; ".join(skill.examples)
-        name = _unique(_tool_name(skill.id), taken)
+        # ids may make one tool name ("a b" and "a_b", ids past 64 characters), and
+        # the server keeps one tool per name: the others' skills would be lost
+        name = unique_name(_tool_name(skill.id), taken)
         server.add_tool(_skill_tool(url, name, streaming, client_options),
                         name=name, title=skill.name, description=description)
     return server
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    """``name``, or ``name_2``, ``name_3`` … when skills' ids come out the same as tool
-    names ("a b" and "a_b", ids past 64 characters): the server keeps one tool per name
-    and would drop the others' skills without a word."""
-    found, n = name, 1
-    while found in taken:
-        n += 1
-        suffix = f"_{n}"
-        found = name[:64 - len(suffix)] + suffix
-    taken.add(found)
-    return found
 
 
 def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -> Any:

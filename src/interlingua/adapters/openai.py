@@ -38,6 +38,7 @@ from ..core.model import AgentSkill
 from ..core.output import InvalidOutput
 from ..server.agent import Agent
 from ..server.context import Context
+from ..tools import RemoteAgent
 from ._common import Answer, conversation, error_detail, progress, require, working
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ def make_executor(
                                {"tool_unavailable": True})
                 continue
             usable.append(t)
+        _names_apart(definitions, usable)
         by_name = {d["function"]["name"]: t for d, t in zip(definitions, usable, strict=True)}
         if len(by_name) < len(definitions):
             # the model could call only one of them, by a name that means either
@@ -234,6 +236,17 @@ async def _deltas(stream: AsyncStream[ChatCompletionChunk]) -> AsyncIterator[Cho
     async for chunk in stream:
         if chunk.choices:
             yield chunk.choices[0].delta
+
+
+def _names_apart(definitions: list[dict[str, Any]], tools: list[FunctionTool]) -> None:
+    """Remote agents whose cards share a name (two deployments of one agent) get
+    ``name_2`` …, as ``interlingua mcp`` names skills alike; other tools keep theirs."""
+    pairs = list(zip(definitions, tools, strict=True))
+    taken = {d["function"]["name"] for d, t in pairs if not isinstance(t, RemoteAgent)}
+    for definition, tool in pairs:
+        if isinstance(tool, RemoteAgent):
+            function = definition["function"]
+            function["name"] = tool.name_among(function["name"], taken)
 
 
 async def _call(by_name: dict[str, FunctionTool], name: str, arguments: str) -> str:
