@@ -24,6 +24,7 @@ import json
 import logging
 import re
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -31,7 +32,7 @@ import msgspec
 from .client import ClientError
 from .clients import client_for
 from .core.errors import A2AError
-from .core.model import AgentCard, Message, Task, TaskState
+from .core.model import AgentCard, Artifact, FilePart, Message, Part, Task, TaskState
 from .core.parts import get_data, get_text
 
 if TYPE_CHECKING:
@@ -191,14 +192,32 @@ class RemoteAgent:
         return Tool(ask, name=self._name or self._host_name(), prepare=prepare)
 
 
+def _file_note(part: FilePart) -> str:
+    """A file the agent answered with, named for a model (which cannot see it)."""
+    about = [part.media_type or "a file"]
+    if part.raw is not None:
+        about.append(f"{len(part.raw)} bytes")
+    if part.uri is not None:
+        about.append(f"at {part.uri}")
+    name = f"{part.filename!r} " if part.filename else ""
+    return f"[file {name}({', '.join(about)})]"
+
+
+def _parts_text(source: Message | Artifact | Sequence[Part]) -> str:
+    """Text and data as they are, each file named."""
+    parts = source if isinstance(source, Sequence) else source.parts
+    said = get_text(parts, sep="") + "".join(
+        msgspec.json.encode(d).decode() for d in get_data(parts))
+    files = [_file_note(p) for p in parts if isinstance(p, FilePart)]
+    return "\n".join(filter(None, (said, *files)))
+
+
 def _text(message: Message) -> str:
-    return get_text(message, sep="") + "".join(
-        msgspec.json.encode(d).decode() for d in get_data(message))
+    return _parts_text(message)
 
 
 def _task_text(task: Task) -> str:
-    answer = "\n".join(filter(None, (get_text(a, sep="") + "".join(
-        msgspec.json.encode(d).decode() for d in get_data(a)) for a in task.artifacts)))
+    answer = "\n".join(filter(None, (_parts_text(a) for a in task.artifacts)))
     said = _text(task.status.message) if task.status.message is not None else ""
     state = task.status.state
     if state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED):

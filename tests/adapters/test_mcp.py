@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import socket
 import subprocess
@@ -17,7 +18,7 @@ from mcp import Client as MCPClient
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from interlingua import Agent, Client, Context, DataPart, Task, TaskState, get_text
+from interlingua import Agent, Client, Context, DataPart, FilePart, Task, TaskState, get_text
 from interlingua.adapters.mcp import MCPFunctionTool, mcp_agent, mcp_server, mcp_tools
 from interlingua.adapters.openai import chat_agent
 from interlingua.cli.main import main
@@ -27,6 +28,7 @@ from tests.live import live_agent
 
 from . import mcp_math
 from .chat_server import ChatServer
+from .peers import PNG, filer, pictures
 from .processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,6 +219,27 @@ async def test_an_agent_at_a_grpc_address_is_bridged() -> None:
             stop(proc)
 
 
+async def test_an_answer_that_is_a_file_is_mcp_content() -> None:
+    """An image as image content, a file by URL as a resource link, each named in the
+    text (the tool answered "(the agent answered nothing)")."""
+    from mcp.types import ImageContent, ResourceLink
+
+    with live_agent(filer()) as url:
+        server = await mcp_server(url)
+        async with MCPClient(server) as client:
+            result = await client.call_tool("Filer", {"message": "draw"})
+    text, image, link = result.content
+    assert text.text == (  # type: ignore[union-attr]
+        f"[file 'chart.png' (image/png, {len(PNG)} bytes)]\n"
+        "[file 'report.pdf' (application/pdf, at https://files.example/report.pdf)]")
+    assert result.structured_content == {"result": text.text}  # type: ignore[union-attr]
+    assert isinstance(image, ImageContent) and image.mime_type == "image/png"
+    assert base64.b64decode(image.data) == PNG
+    assert isinstance(link, ResourceLink) and link.name == "report.pdf"
+    assert (link.uri, link.mime_type) == ("https://files.example/report.pdf",
+                                          "application/pdf")
+
+
 # -------------------------------------------------------- MCP -> A2A
 
 
@@ -256,6 +279,21 @@ async def test_an_agent_from_an_mcp_server_over_stdio() -> None:
         async with Client(url) as c:
             task = await c.send([], data={"tool": "add", "arguments": {"a": 40, "b": 2}})
     assert isinstance(task, Task) and get_text(task.artifacts[0]) == "42"
+
+
+async def test_an_image_from_an_mcp_tool_is_a_file_part() -> None:
+    """In the A2A answer, and named to a model (the task completed with an empty text,
+    and the model was told '')."""
+    server = pictures()
+    with live_agent(await mcp_agent(server, name="Pictures")) as url:
+        async with Client(url) as c:
+            task = await c.send([], data={"tool": "picture", "arguments": {}})
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    (part,) = task.artifacts[0].parts
+    assert isinstance(part, FilePart)
+    assert (part.raw, part.media_type) == (PNG, "image/png")
+    (tool,) = await mcp_tools(server)
+    assert await tool("{}") == f"[file (image/png, {len(PNG)} bytes)]"
 
 
 async def test_mcp_tools_for_a_chat_model(chat_server: tuple[ChatServer, str]) -> None:

@@ -119,3 +119,14 @@ async def test_agents_whose_cards_share_a_name_get_names_of_their_own(
     named = RemoteAgent(agents["tickets"], name="Support_tickets")
     assert named.name_among("Support_tickets", {"Support_tickets"}) == "Support_tickets"
 
+
+async def test_an_answer_that_is_a_file_is_named_to_the_model() -> None:
+    """Name, media type, size or URL (it was "(the agent answered nothing)")."""
+    from .peers import PNG, filer
+
+    with live_agent(filer()) as url:
+        answer = await RemoteAgent(url).ask("draw")
+    assert answer == (f"[file 'chart.png' (image/png, {len(PNG)} bytes)]\n"
+                      "[file 'report.pdf' (application/pdf, at "
+                      "https://files.example/report.pdf)]")
+

@@ -21,9 +21,12 @@ failed task. ``mcp_tools(server)`` gives the same tools as function tools for
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from ..client import ClientError
 from ..clients import AnyClient, client_for
@@ -32,7 +35,9 @@ from ..core.model import (
     AgentCard,
     AgentSkill,
     ArtifactUpdate,
+    FilePart,
     Message,
+    Part,
     StatusUpdate,
     Task,
     TaskState,
@@ -41,7 +46,7 @@ from ..core.model import (
 from ..core.parts import data_part, get_data, get_text
 from ..server.agent import Agent
 from ..server.context import Context as A2AContext
-from ..tools import _task_text, _text, unique_name
+from ..tools import _parts_text, _task_text, _text, unique_name
 from ._common import progress, require
 
 require("mcp", "mcp")
@@ -50,6 +55,16 @@ from mcp import Client as MCPClient  # noqa: E402
 from mcp import StdioServerParameters  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.types import (  # noqa: E402
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
 
 __all__ = ["MCPFunctionTool", "mcp_agent", "mcp_server", "mcp_tools", "server_for_card"]
 
@@ -93,7 +108,9 @@ def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServ
 
 
 def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -> Any:
-    async def call(message: str, ctx: Context, task_id: str | None = None) -> str:
+    # (the result's text is its structured output, as for a tool answering a string)
+    async def call(message: str, ctx: Context,
+                   task_id: str | None = None) -> Annotated[CallToolResult, str]:
         """Send a message to the agent.
 
         Args:
@@ -109,11 +126,11 @@ def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -
         except (ClientError, A2AError) as exc:
             raise ToolError(f"the agent at {url} could not be asked: {exc}") from None
         if isinstance(answer, Message):
-            return _text(answer)
+            return _result(_text(answer), answer.parts)
         task = answer
         if task.status.state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED):
             raise ToolError(_task_text(task))
-        return _task_text(task)
+        return _result(_task_text(task), _answer_parts(task))
 
     call.__name__ = name
     return call
@@ -142,6 +159,40 @@ async def _follow(client: AnyClient, message: str, task_id: str | None,
     return await client.get_task(seen)
 
 
+def _answer_parts(task: Task) -> list[Part]:
+    """The parts of a finished task's answer (none for a question: its text is all)."""
+    if task.status.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED):
+        return []
+    said = task.status.message.parts if task.status.message is not None else []
+    return [p for a in task.artifacts for p in a.parts] + list(said)
+
+
+def _result(text: str, parts: Sequence[Part]) -> CallToolResult:
+    """The answer as text (files named in it), then its files as MCP content."""
+    content: list[ContentBlock] = [TextContent(type="text", text=text)]
+    content.extend(c for c in map(_file_content, parts) if c is not None)
+    return CallToolResult(content=content, structured_content={"result": text})
+
+
+def _file_content(part: Part) -> ContentBlock | None:
+    """A file part as MCP content: an image or audio as such, a file by URL as a
+    resource link; another file given inline is left to the text that names it."""
+    if not isinstance(part, FilePart):
+        return None
+    media = part.media_type or ""
+    if part.raw is not None:
+        data = base64.b64encode(part.raw).decode()
+        if media.startswith("image/"):
+            return ImageContent(type="image", data=data, mime_type=media)
+        if media.startswith("audio/"):
+            return AudioContent(type="audio", data=data, mime_type=media)
+        return None
+    if part.uri is not None:
+        return ResourceLink(type="resource_link", name=part.filename or part.uri,
+                            uri=part.uri, mime_type=part.media_type)
+    return None
+
+
 #: the longest progress message an artifact chunk makes (MCP clients show one line)
 NOTE_CHARS = 200
 
@@ -166,9 +217,42 @@ async def _list_tools(target: MCPTarget) -> list[Any]:
         return list((await client.list_tools()).tools)
 
 
-def _content_text(result: Any) -> str:
-    texts = [getattr(c, "text", None) for c in result.content]
-    return "\n".join(t for t in texts if isinstance(t, str))
+def _content_parts(result: Any) -> list[Part]:
+    """A tool's content as A2A parts: its texts as one, then what else it gave as
+    files (an image, audio, a resource embedded or linked), in its order."""
+    texts = [c.text for c in result.content if isinstance(c, TextContent)]
+    parts: list[Part] = [TextPart(text="\n".join(texts))] if texts else []
+    for c in result.content:
+        if not isinstance(c, TextContent):
+            parts.append(_content_file(c))
+    return parts
+
+
+def _content_file(content: Any) -> Part:
+    """One non-text content block as a file part (a note when it cannot be one)."""
+    if isinstance(content, ImageContent | AudioContent):
+        raw = _decoded(content.data)
+        if raw is not None:
+            return FilePart(raw=raw, media_type=content.mime_type)
+    elif isinstance(content, ResourceLink):
+        return FilePart(uri=content.uri, media_type=content.mime_type, filename=content.name)
+    elif isinstance(content, EmbeddedResource):
+        resource = content.resource
+        name = resource.uri.rstrip("/").rsplit("/", 1)[-1] or None
+        if not isinstance(resource, BlobResourceContents):
+            return FilePart(raw=resource.text.encode(),
+                            media_type=resource.mime_type or "text/plain", filename=name)
+        raw = _decoded(resource.blob)
+        if raw is not None:
+            return FilePart(raw=raw, media_type=resource.mime_type, filename=name)
+    return TextPart(text=f"[{getattr(content, 'type', 'content')} that could not be read]")
+
+
+def _decoded(data: str) -> bytes | None:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 class MCPFunctionTool:
@@ -190,7 +274,8 @@ class MCPFunctionTool:
             return "error: the arguments are not JSON"
         async with MCPClient(self.target) as client:
             result = await client.call_tool(self.tool.name, args)
-        text = _content_text(result)
+        # what is not text (an image) is named: a model told nothing would think nothing came
+        text = _parts_text(_content_parts(result))
         if result.structured_content is not None and not text:
             text = json.dumps(result.structured_content)
         return f"error: {text}" if result.is_error else text
@@ -224,11 +309,10 @@ async def mcp_agent(target: MCPTarget, *, name: str | None = None,
         except Exception as exc:  # the MCP server failed or went away: the task says so
             await ctx.fail(f"The MCP tool {tool} could not be called: {exc}")
             return
-        text = _content_text(result)
+        parts = _content_parts(result)
         if result.is_error:
-            await ctx.fail(text or f"The MCP tool {tool} failed.")
+            await ctx.fail(_parts_text(parts) or f"The MCP tool {tool} failed.")
             return
-        parts: list[Any] = [text] if text else []
         if result.structured_content is not None:
             parts.append(data_part(result.structured_content))
         await ctx.complete(artifact=parts or "", name=tool)
