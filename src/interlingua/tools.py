@@ -20,6 +20,8 @@ id to answer it with, in a further call with ``task_id``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -29,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .client import ClientError
-from .clients import client_for
+from .client import AgentTimeout, ClientError, TaskNotSettled
+from .client.messages import make_message
+from .client.transport import DEFAULT_TIMEOUT
+from .clients import AnyClient, client_for
 from .core.errors import A2AError
 from .core.model import AgentCard, Artifact, FilePart, Message, Part, Task, TaskState
 from .core.parts import get_data, get_text
@@ -41,6 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["RemoteAgent"]
 
 log = logging.getLogger("interlingua.tools")
+
+#: seconds to wait for the task of a message sent again after a timeout (to learn its id)
+RETRY_WAIT = 1.0
 
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -127,9 +134,12 @@ class RemoteAgent:
 
     async def ask(self, message: str, *, task_id: str | None = None) -> str:
         """Send ``message`` (blocking) and answer as text for a model."""
+        timeout = self._options.get("timeout", DEFAULT_TIMEOUT)
         try:
             async with client_for(self.url, **self._options) as client:
-                answer = await client.send(message, task_id=task_id)
+                answer = await send_within(client, message, task_id, timeout)
+        except TaskNotSettled as exc:
+            return f"error: {still_working(exc, timeout)}"
         except (ClientError, A2AError) as exc:
             return f"error: the agent could not be asked: {exc}"
         if isinstance(answer, Message):
@@ -190,6 +200,46 @@ class RemoteAgent:
             return replace(tool_def, name=name, description=description)
 
         return Tool(ask, name=self._name or self._host_name(), prepare=prepare)
+
+
+async def send_within(client: AnyClient, message: Message | str, task_id: str | None,
+                      timeout: float | None) -> Task | Message:
+    """A blocking send, all of it within ``timeout``; past it, ``TaskNotSettled`` with the
+    task the message started when the agent says which, else ``AgentTimeout``."""
+    msg = make_message(message, task_id=task_id)
+    try:
+        async with asyncio.timeout(timeout):
+            return await client.send(msg)
+    except TaskNotSettled:
+        raise
+    except (TimeoutError, AgentTimeout) as exc:
+        started = await _started(client, msg)
+        if started is not None:
+            raise TaskNotSettled(f"task {started.id} is still {started.status.state.value}",
+                                 started) from None
+        if isinstance(exc, AgentTimeout):
+            raise
+        raise AgentTimeout(f"the agent did not answer within {timeout:g} s") from None
+
+
+async def _started(client: AnyClient, msg: Message) -> Task | None:
+    """The task a message sent before started, by sending it again (same id) without
+    waiting: an agent that took it answers with that task, still running there."""
+    with contextlib.suppress(ClientError, A2AError, TimeoutError):
+        async with asyncio.timeout(RETRY_WAIT):
+            started = await client.send(msg, blocking=False, history_length=0)
+            return started if isinstance(started, Task) else None
+    return None
+
+
+def still_working(exc: TaskNotSettled, timeout: float | None) -> str:
+    """A task still running at the timeout, by its id, for whoever picks it up."""
+    task = exc.task
+    if not isinstance(task, Task):
+        return str(exc)
+    within = "" if timeout is None else f"no answer within {timeout:g} s; "
+    return (f"{within}the agent's task {task.id!r} is still {task.status.state.value} "
+            "(it was not canceled: its answer can be read later by its id)")
 
 
 def _file_note(part: FilePart) -> str:

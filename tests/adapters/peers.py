@@ -4,17 +4,38 @@ for ``tests.live.live_server``)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.types import Image
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from interlingua import Agent, Context, file_part
 
-__all__ = ["PNG", "filer", "pictures"]
+__all__ = ["PNG", "filer", "pictures", "slow_agent", "stateless_v01"]
 
 #: a 1x1 PNG
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c63f8cf0000000301010018dd8db000"
                     "00000049454e44ae426082")
+
+
+def slow_agent(release: threading.Event, *, streaming: bool) -> Agent:
+    """An agent whose task works until ``release`` is set (at most a minute): a test
+    sets it before its server stops, so that no request is held past the stop."""
+    async def slow(ctx: Context) -> None:
+        await ctx.update("working slowly")
+        await asyncio.to_thread(release.wait, 60)
+        await ctx.complete("done slowly")
+
+    return Agent("Slow", "Works slowly.", slow, streaming=streaming)
 
 
 def filer() -> Agent:
@@ -39,4 +60,49 @@ def pictures() -> MCPServer:
         return Image(data=PNG, format="png")
 
     return server
+
+
+def stateless_v01() -> Starlette:
+    """A v0.1 agent that streams the whole turn (a question, then the answer to the
+    task's next message) and keeps no tasks for ``tasks/get``."""
+    asked: set[str] = set()
+
+    async def card(request: Request) -> Response:
+        return JSONResponse({
+            "name": "Old agent", "description": "A v0.1 agent.", "version": "0.1",
+            "url": str(request.base_url),
+            "capabilities": {"streaming": True, "pushNotifications": False},
+            "authentication": None,  # (as v0.1 spells its card)
+            "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+            "skills": [{"id": "ask", "name": "Ask", "description": "Asks, then answers"}]})
+
+    async def rpc(request: Request) -> Response:
+        body = await request.json()
+        method, params = body["method"], body.get("params", {})
+        if method != "tasks/sendSubscribe":  # (tasks/get: it keeps none)
+            return JSONResponse({"jsonrpc": "2.0", "id": body["id"],
+                                 "error": {"code": -32001, "message": "Task not found"}})
+        task_id = params["id"]
+        events: list[dict[str, Any]] = []
+        if task_id in asked:
+            text = params["message"]["parts"][0]["text"]
+            events.append({"id": task_id, "artifact": {
+                "name": "answer", "index": 0, "lastChunk": True,
+                "parts": [{"type": "text", "text": f"answer to {text}"}]}})
+            status = {"state": "completed"}
+        else:
+            asked.add(task_id)
+            status = {"state": "input-required", "message": {
+                "role": "agent", "parts": [{"type": "text", "text": "Which city?"}]}}
+        events.append({"id": task_id, "status": status, "final": True})
+
+        async def stream() -> AsyncIterator[str]:
+            for event in events:
+                yield "data: " + json.dumps({"jsonrpc": "2.0", "id": body["id"],
+                                             "result": event}) + "\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/.well-known/agent.json", card),
+                             Route("/", rpc, methods=["POST"])])
 

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,11 +27,11 @@ from interlingua.adapters.openai import chat_agent
 from interlingua.cli.main import main
 from interlingua.cli.serve import load_agent
 from tests.e2e.procs import free_port
-from tests.live import live_agent
+from tests.live import live_agent, live_server
 
 from . import mcp_math
 from .chat_server import ChatServer
-from .peers import PNG, filer, pictures
+from .peers import PNG, filer, pictures, slow_agent, stateless_v01
 from .processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,6 +222,59 @@ async def test_an_agent_at_a_grpc_address_is_bridged() -> None:
             stop(proc)
 
 
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_the_timeout_bounds_a_tool_call_and_names_the_task_still_running(
+        streaming: bool) -> None:
+    """``--timeout`` bounds the whole call, whether the agent streams or not (a
+    streaming one was waited for to the end; another for twice the timeout), and the
+    error names the task working on, so that its answer can be picked up."""
+    release = threading.Event()
+    with live_agent(slow_agent(release, streaming=streaming)) as url:
+        try:
+            async with MCPClient(stdio(url, "--timeout", "1")) as client:
+                started = time.monotonic()
+                async with asyncio.timeout(20):
+                    result = await client.call_tool("Slow", {"message": "take your time"})
+                took = time.monotonic() - started
+            async with Client(url) as c:
+                (task,) = (await c.list_tasks()).tasks
+        finally:
+            release.set()
+    assert result.is_error and task.status.state is TaskState.WORKING
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert f"no answer within 1 s; the agent's task {task.id!r} is still working" in text
+    assert took < 5, took  # 1 s, and (without a stream) a moment to learn the task
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_a_tool_call_canceled_cancels_the_task_it_started(streaming: bool) -> None:
+    """The MCP client's user stopped the call: the agent's task is canceled (it
+    worked on to its end, for nobody)."""
+    release = threading.Event()
+    with live_agent(slow_agent(release, streaming=streaming)) as url:
+        try:
+            async with MCPClient(stdio(url)) as client, Client(url) as a2a:
+                call = asyncio.create_task(client.call_tool("Slow", {"message": "long job"}))
+                task = await _settled(a2a, lambda t: t.status.state is TaskState.WORKING)
+                call.cancel()  # the client says notifications/cancelled
+                with contextlib.suppress(asyncio.CancelledError):
+                    await call
+                task = await _settled(a2a, lambda t: t.status.state is not TaskState.WORKING)
+        finally:
+            release.set()
+    assert task.status.state is TaskState.CANCELED
+
+
+async def _settled(a2a: Client, done: Callable[[Task], bool]) -> Task:
+    """The agent's one task, once ``done`` says so of it (within 15 s)."""
+    async with asyncio.timeout(15):
+        while True:
+            tasks = (await a2a.list_tasks()).tasks
+            if tasks and done(tasks[0]):
+                return tasks[0]
+            await asyncio.sleep(0.05)
+
+
 async def test_an_answer_that_is_a_file_is_mcp_content() -> None:
     """An image as image content, a file by URL as a resource link, each named in the
     text (the tool answered "(the agent answered nothing)")."""
@@ -238,6 +294,22 @@ async def test_an_answer_that_is_a_file_is_mcp_content() -> None:
     assert isinstance(link, ResourceLink) and link.name == "report.pdf"
     assert (link.uri, link.mime_type) == ("https://files.example/report.pdf",
                                           "application/pdf")
+
+
+async def test_a_streamed_turn_is_taken_as_the_stream_told_it() -> None:
+    """A v0.1 agent whose stream says the whole turn and which keeps no tasks: the
+    question and the answer are the stream's (the call failed with "Task not found",
+    the task read again when the stream had ended)."""
+    with live_server(stateless_v01()) as url:
+        server = await mcp_server(url)
+        async with MCPClient(server) as client:
+            asked = await client.call_tool("ask", {"message": "book"})
+            text = asked.content[0].text  # type: ignore[union-attr]
+            assert not asked.is_error and text.startswith("The agent asks: Which city?"), text
+            task_id = text.split("task_id='")[1].split("'")[0]
+            done = await client.call_tool("ask", {"message": "Paris", "task_id": task_id})
+    assert not done.is_error
+    assert done.content[0].text == "answer to Paris"  # type: ignore[union-attr]
 
 
 # -------------------------------------------------------- MCP -> A2A

@@ -120,6 +120,23 @@ async def test_agents_whose_cards_share_a_name_get_names_of_their_own(
     assert named.name_among("Support_tickets", {"Support_tickets"}) == "Support_tickets"
 
 
+async def test_a_task_still_running_at_the_timeout_is_named() -> None:
+    """Its id, so that its answer can be picked up (the model was told only that the
+    agent did not answer within the timeout, while the task worked on)."""
+    import threading
+
+    from .peers import slow_agent
+
+    release = threading.Event()
+    with live_agent(slow_agent(release, streaming=False)) as url:
+        answer = await RemoteAgent(url, timeout=0.5).ask("take your time")
+        async with Client(url) as c:
+            (task,) = (await c.list_tasks()).tasks
+        release.set()
+    assert answer.startswith("error: no answer within 0.5 s; the agent's task "), answer
+    assert f"{task.id!r} is still working" in answer and task.status.state.value == "working"
+
+
 async def test_an_answer_that_is_a_file_is_named_to_the_model() -> None:
     """Name, media type, size or URL (it was "(the agent answered nothing)")."""
     from .peers import PNG, filer

@@ -21,16 +21,26 @@ failed task. ``mcp_tools(server)`` gives the same tools as function tools for
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import json
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from ..client import ClientError
+import anyio
+import msgspec
+
+from ..client import AgentTimeout, ClientError, TaskNotSettled
+from ..client.assembler import ArtifactAssembler
+from ..client.messages import make_message
+from ..client.stream import StreamEvent
+from ..client.transport import DEFAULT_TIMEOUT
 from ..clients import AnyClient, client_for
 from ..core.errors import A2AError
+from ..core.lifecycle import RETURN_STATES
 from ..core.model import (
     AgentCard,
     AgentSkill,
@@ -46,7 +56,15 @@ from ..core.model import (
 from ..core.parts import data_part, get_data, get_text
 from ..server.agent import Agent
 from ..server.context import Context as A2AContext
-from ..tools import _parts_text, _task_text, _text, unique_name
+from ..tools import (
+    _parts_text,
+    _started,
+    _task_text,
+    _text,
+    send_within,
+    still_working,
+    unique_name,
+)
 from ._common import progress, require
 
 require("mcp", "mcp")
@@ -107,7 +125,13 @@ def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServ
     return server
 
 
+#: seconds a tool call that was canceled waits for the agent to cancel its task
+CANCEL_WAIT = 5.0
+
+
 def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -> Any:
+    timeout: float | None = options.get("timeout", DEFAULT_TIMEOUT)
+
     # (the result's text is its structured output, as for a tool answering a string)
     async def call(message: str, ctx: Context,
                    task_id: str | None = None) -> Annotated[CallToolResult, str]:
@@ -119,10 +143,10 @@ def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -
         """
         try:
             async with client_for(url, **options) as client:
-                if streaming:
-                    answer = await _follow(client, message, task_id, ctx)
-                else:
-                    answer = await client.send(message, task_id=task_id)
+                answer = await _asked(client, make_message(message, task_id=task_id),
+                                      ctx, streaming, timeout)
+        except TaskNotSettled as exc:
+            raise ToolError(f"the agent at {url}: {still_working(exc, timeout)}") from None
         except (ClientError, A2AError) as exc:
             raise ToolError(f"the agent at {url} could not be asked: {exc}") from None
         if isinstance(answer, Message):
@@ -136,27 +160,89 @@ def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -
     return call
 
 
-async def _follow(client: AnyClient, message: str, task_id: str | None,
-                  ctx: Context) -> Task | Message:
-    """Stream the task, reporting its progress; the task as it ended (or the bare answer)."""
-    steps = 0
-    seen: str | None = None
-    async for event in client.stream(message, task_id=task_id):
+async def _asked(client: AnyClient, message: Message, ctx: Context, streaming: bool,
+                 timeout: float | None) -> Task | Message:
+    """The agent's answer, within ``timeout``. A task the call started is canceled
+    when the call is (the MCP client's user stopped it): it would work on for nobody."""
+    streamed = _Streamed()
+    try:
+        if streaming:
+            return await _follow(client, message, ctx, timeout, streamed)
+        return await send_within(client, message, None, timeout)
+    except anyio.get_cancelled_exc_class():
+        if message.task_id is None:
+            with anyio.move_on_after(CANCEL_WAIT, shield=True):
+                await _cancel(client, message, streamed.task_id)
+        raise
+
+
+async def _cancel(client: AnyClient, message: Message, task_id: str | None) -> None:
+    """Cancel the task ``message`` started (asking the agent which, when not known)."""
+    with contextlib.suppress(ClientError, A2AError):
+        if task_id is None:
+            started = await _started(client, message)
+            task_id = started.id if started is not None else None
+        if task_id is not None:
+            await client.cancel(task_id)
+
+
+class _Streamed:
+    """The task as a stream has told it so far."""
+
+    def __init__(self) -> None:
+        self.task_id: str | None = None
+        self.task: Task | None = None
+        self._artifacts = ArtifactAssembler()
+
+    def feed(self, event: StreamEvent) -> None:
         item = event.item
-        if isinstance(item, Message):
-            return item
-        seen = event.task_id or seen
-        note = None
-        if isinstance(item, StatusUpdate) and item.status.message is not None:
-            note = get_text(item.status.message)
-        elif isinstance(item, ArtifactUpdate):
-            note = _chunk_note(item)
-        if note:
-            steps += 1
-            await ctx.report_progress(steps, None, note)
-    if seen is None:
+        self.task_id = event.task_id or self.task_id
+        self._artifacts.feed(event)
+        if isinstance(item, Task):
+            self.task = item
+        elif isinstance(item, StatusUpdate):
+            self.task = Task(id=item.task_id, context_id=item.context_id, status=item.status) \
+                if self.task is None else msgspec.structs.replace(self.task, status=item.status)
+
+    def as_told(self) -> Task | None:
+        if self.task is None:
+            return None
+        return msgspec.structs.replace(self.task, artifacts=self._artifacts.artifacts)
+
+
+async def _follow(client: AnyClient, message: Message, ctx: Context, timeout: float | None,
+                  streamed: _Streamed) -> Task | Message:
+    """Stream the task, reporting its progress, within ``timeout``; the task as it ended
+    (or the bare answer). The stream's own word on the end is taken: an agent that keeps
+    no tasks answers no ``GetTask``, which is asked only when the stream ended short."""
+    steps = 0
+    try:
+        async with asyncio.timeout(timeout):
+            async for event in client.stream(message):
+                item = event.item
+                if isinstance(item, Message):
+                    return item
+                streamed.feed(event)
+                note = None
+                if isinstance(item, StatusUpdate) and item.status.message is not None:
+                    note = get_text(item.status.message)
+                elif isinstance(item, ArtifactUpdate):
+                    note = _chunk_note(item)
+                if note:
+                    steps += 1
+                    await ctx.report_progress(steps, None, note)
+    except (TimeoutError, AgentTimeout):
+        told = streamed.as_told()
+        if told is None:
+            raise AgentTimeout(f"the agent did not answer within {timeout:g} s") from None
+        raise TaskNotSettled(f"task {told.id} is still {told.status.state.value}",
+                             told) from None
+    told = streamed.as_told()
+    if told is not None and told.status.state in RETURN_STATES:
+        return told
+    if streamed.task_id is None:
         raise ClientError("the agent's stream ended without a task")
-    return await client.get_task(seen)
+    return await client.get_task(streamed.task_id)
 
 
 def _answer_parts(task: Task) -> list[Part]:
