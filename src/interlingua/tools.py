@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .client import AgentTimeout, ClientError, TaskNotSettled
+from .client import AgentTimeout, CardNotFound, ClientError, TaskNotSettled
 from .client.messages import make_message
 from .client.transport import DEFAULT_TIMEOUT
 from .clients import AnyClient, client_for
@@ -108,7 +108,16 @@ class RemoteAgent:
         if self._name is None or self._description is None:
             if self.card is None:
                 async with client_for(self.url, **self._options) as client:
-                    self.card = await client.get_card()
+                    try:
+                        self.card = await client.get_card()
+                    except CardNotFound:
+                        if self._options.get("dialect") is None:
+                            raise
+                        # an endpoint spoken to in a given dialect needs no card
+                        self._name = self._name or self._host_name()
+                        self._description = (self._description
+                                             or f"Ask the agent at {self.url}.")
+                        return self._name, self._description
             card = self.card
             if self._name is None:
                 self._name = _tool_name(card.name)

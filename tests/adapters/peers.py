@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from interlingua import Agent, Context, file_part
 
-__all__ = ["PNG", "filer", "pictures", "slow_agent", "stateless_v01"]
+__all__ = ["PNG", "filer", "pictures", "slow_agent", "stateless_v01", "v03_without_card"]
 
 #: a 1x1 PNG
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -106,3 +106,14 @@ def stateless_v01() -> Starlette:
     return Starlette(routes=[Route("/.well-known/agent.json", card),
                              Route("/", rpc, methods=["POST"])])
 
+
+def v03_without_card() -> Starlette:
+    """A v0.3 JSON-RPC endpoint that serves no card and replies ``pong: TEXT``."""
+    async def rpc(request: Request) -> Response:
+        body = await request.json()
+        text = body["params"]["message"]["parts"][0]["text"]
+        return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": {
+            "kind": "message", "role": "agent", "messageId": "m1",
+            "parts": [{"kind": "text", "text": f"pong: {text}"}]}})
+
+    return Starlette(routes=[Route("/", rpc, methods=["POST"])])

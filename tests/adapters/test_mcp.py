@@ -31,7 +31,7 @@ from tests.live import live_agent, live_server
 
 from . import mcp_math
 from .chat_server import ChatServer
-from .peers import PNG, filer, pictures, slow_agent, stateless_v01
+from .peers import PNG, filer, pictures, slow_agent, stateless_v01, v03_without_card
 from .processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -310,6 +310,18 @@ async def test_a_streamed_turn_is_taken_as_the_stream_told_it() -> None:
             done = await client.call_tool("ask", {"message": "Paris", "task_id": task_id})
     assert not done.is_error
     assert done.content[0].text == "answer to Paris"  # type: ignore[union-attr]
+
+
+async def test_an_endpoint_with_no_card_is_bridged_in_the_dialect_given() -> None:
+    """As ``send --dialect`` speaks to it: one tool, named after the host (``mcp``
+    exited 3, "cannot read the agent's card")."""
+    with live_server(v03_without_card()) as url:
+        async with MCPClient(stdio(url, "--dialect", "0.3")) as client:
+            (tool,) = (await client.list_tools()).tools
+            result = await client.call_tool(tool.name, {"message": "ping"})
+    assert tool.name == url.split("//")[1].replace(".", "_").replace(":", "_")
+    assert not result.is_error
+    assert result.content[0].text == "pong: ping"  # type: ignore[union-attr]
 
 
 # -------------------------------------------------------- MCP -> A2A

@@ -147,3 +147,18 @@ async def test_an_answer_that_is_a_file_is_named_to_the_model() -> None:
                       "[file 'report.pdf' (application/pdf, at "
                       "https://files.example/report.pdf)]")
 
+
+async def test_an_endpoint_with_no_card_spoken_to_in_a_dialect_is_a_tool() -> None:
+    """Named after its host (``definition`` raised CardNotFound, so chat_agent left
+    out a tool whose calls work)."""
+    from tests.live import live_server
+
+    from .peers import v03_without_card
+
+    with live_server(v03_without_card()) as url:
+        remote = RemoteAgent(url, dialect="0.3")
+        d = await remote.definition()
+        answer = await remote('{"message": "ping"}')
+    host = url.split("//")[1].replace(".", "_").replace(":", "_")
+    assert (d["function"]["name"], answer) == (host, "pong: ping")
+    assert d["function"]["description"] == f"Ask the agent at {url}."

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 
-from ..client import AgentTimeout, ClientError, TaskNotSettled
+from ..client import AgentTimeout, CardNotFound, ClientError, TaskNotSettled
 from ..client.assembler import ArtifactAssembler
 from ..client.messages import make_message
 from ..client.stream import StreamEvent
@@ -99,10 +99,24 @@ def _tool_name(text: str) -> str:
 
 
 async def mcp_server(url: str, **client_options: Any) -> MCPServer:
-    """An MCP server whose tools are the skills of the A2A agent at ``url`` (its card is read now)."""
+    """An MCP server whose tools are the skills of the A2A agent at ``url`` (its card is
+    read now; with a ``dialect`` and no card there, one tool named after its host)."""
     async with client_for(url, **client_options) as client:
-        card = await client.get_card()
+        try:
+            card = await client.get_card()
+        except CardNotFound:
+            if client_options.get("dialect") is None:
+                raise
+            # an endpoint spoken to in a given dialect needs no card, as ``send`` speaks to it
+            card = _no_card(url)
     return server_for_card(url, card, **client_options)
+
+
+def _no_card(url: str) -> AgentCard:
+    """What stands for the card of an agent that serves none: its host's name, no
+    streaming (a blocking send, which every agent answers)."""
+    return AgentCard(name=_tool_name(url.split("//")[-1].split("/")[0]),
+                     description=f"Ask the agent at {url}.", version="", interfaces=[])
 
 
 def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServer:
