@@ -65,10 +65,19 @@ def test_a_v1_base_path_with_a_v1_header_is_v1() -> None:
     "/", "/nothing", "/v1", "/v1/tasks", "/acme", "/v1/acme/message:send",
     "/tasks//x", "/tasks/t1/pushNotificationConfigs/c1/more", "/task/t1",
     "/acme/v1/message:send", "/.well-known/other",
+    # a verb with no task id before it (was the task ":subscribe")
+    "/tasks/:subscribe", "/v1/tasks/:subscribe", "/acme/tasks/:subscribe",
 ])
 def test_unknown_paths(path: str) -> None:
     with pytest.raises(NoRoute) as no:
         match("GET", path)
+    assert no.value.allowed == ()
+
+
+def test_a_verb_with_no_task_id_is_no_route() -> None:
+    """Before: ``POST /tasks/:cancel`` was a 405 naming GET (the task ":cancel")."""
+    with pytest.raises(NoRoute) as no:
+        match("POST", "/tasks/:cancel")
     assert no.value.allowed == ()
 
 

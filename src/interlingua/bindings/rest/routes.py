@@ -110,8 +110,9 @@ def _find(table: dict[tuple[str, ...], dict[str, str]], segs: list[str],
     second = segs[1]
     if n == 2:
         escaped_id, colon, verb = second_raw.rpartition(":")
-        if colon and verb in ("cancel", "subscribe") and escaped_id:
-            found = table.get((head, "{id}:" + verb))
+        if colon and verb in ("cancel", "subscribe"):
+            found = table.get((head, "{id}:" + verb)) if escaped_id else None
+            # (no id before the verb: no route, not a task named ":cancel")
             return (found, unquote(escaped_id), None) if found is not None else None
         found = table.get((head, "{id}"))
         return (found, second, None) if found is not None and second else None
