@@ -298,6 +298,10 @@ def test_healthz_never_shows_a_password_given_as_an_option(pg_url: str) -> None:
     assert "S3cret" not in shown and "password=***" in shown, shown
     assert shown_url("redis://h/0?x=1&sslpassword=a;Token=b#f") == \
         "redis://h/0?x=1&sslpassword=***;Token=***#f"
+    # no path: the query follows the host (it was taken as part of the host, unmasked)
+    assert shown_url("redis://cache:6379?password=hunter2") == "redis://cache:6379?password=***"
+    assert shown_url("postgresql://u:pw@db?password=x&sslmode=require") == \
+        "postgresql://u:***@db?password=***&sslmode=require"
 
 
 def _wrong_verb(r: httpx.Response, path: str) -> None:

@@ -31,7 +31,8 @@ from starlette.routing import Route
 from interlingua import Agent
 from interlingua.cli.main import main
 from interlingua.client import CardVerifier, Client, UnverifiedCard
-from interlingua.client.card import parse_card
+from interlingua.client.card import FetchedCard, parse_card
+from interlingua.client.transport import HTTPXTransport
 from interlingua.core.card_signing import CardSignatureError, verify_card_document
 from interlingua.core.jcs import CanonicalizationError, canonicalize
 from interlingua.core.model import AgentSkill, APIKeyScheme
@@ -312,18 +313,42 @@ async def test_the_card_of_one_of_several_agents_verifies_with_its_own_keys() ->
             url + "/agents/Signed/.well-known/jwks.json", url + "/.well-known/jwks.json"]
 
 
-async def test_a_jku_is_taken_at_the_cards_origin_only(served: tuple[bytes, dict[str, Any]]
-                                                       ) -> None:
-    """A ``jku`` is looked at first, at the card's origin; one elsewhere is not
-    (the keys of whoever wrote the card would verify it)."""
+async def test_a_jku_is_not_where_keys_are_looked_for(served: tuple[bytes, dict[str, Any]]
+                                                      ) -> None:
+    """Keys are looked for beside the card, then at its origin, never at a ``jku``: the
+    signer names it, even at the card's origin (another agent served there)."""
     card = parse_card(served[0])
     jku = json.loads(base64.urlsafe_b64decode(card.signatures[0].protected + "=="))["jku"]
     origin = jku.removesuffix("/.well-known/jwks.json")
     verifier = CardVerifier()
     assert verifier.jwks_urls_for(origin + "/cards/signed/.well-known/agent-card.json", card) == [
-        jku, origin + "/cards/signed/.well-known/jwks.json"]
+        origin + "/cards/signed/.well-known/jwks.json", origin + "/.well-known/jwks.json"]
     assert verifier.jwks_urls_for("http://elsewhere.example/.well-known/agent-card.json",
                                   card) == ["http://elsewhere.example/.well-known/jwks.json"]
+
+
+async def test_a_card_signed_by_another_agent_of_the_origin_is_not_trusted() -> None:
+    """Before: a card signed by one agent served beside others, with a ``jku`` naming its
+    own keys, verified as the card of another URL of that origin (a card read over the
+    mesh or gRPC names its own URL): the keys the signer named were taken."""
+    async def _other(text: str) -> str:
+        return text
+
+    agents = [signed_agent(), Agent("Other", "Another.", _other)]
+    with serve_agent(agents, card_signing=CardSigning()) as url:
+        document = httpx.get(url + "/agents/Signed/.well-known/agent-card.json").content
+        card = parse_card(document)
+        transport = HTTPXTransport()
+        try:
+            for claimed in (url + "/.well-known/agent-card.json",
+                            url + "/agents/Other/.well-known/agent-card.json"):
+                with pytest.raises(UnverifiedCard):
+                    await CardVerifier().verify(FetchedCard(card, document, claimed), transport)
+            # where it was served, its own keys verify it
+            own = FetchedCard(card, document, url + "/agents/Signed/.well-known/agent-card.json")
+            assert (await CardVerifier().verify(own, transport)).name == "Signed"
+        finally:
+            await transport.aclose()
 
 
 @pytest.mark.parametrize("jwks", [5, None, True, "keys", {"keys": 5}, [1]])

@@ -13,8 +13,6 @@ not that the host is trustworthy: pin keys for that.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,7 +28,6 @@ from ..core.card_signing import (
 )
 from ..core.fetching import fetchable_url
 from ..core.model import AgentCard
-from ..core.origins import origin_of
 from .card import FetchedCard
 from .errors import InvalidCard
 from .tls import CertLike, tls_context
@@ -64,14 +61,16 @@ class CardVerifier:
 
     def jwks_urls_for(self, card_url: str, card: AgentCard | None = None) -> list[str]:
         """The JWKS URLs looked at, in turn, for the card at ``card_url``: ``jwks_url``;
-        else a ``jku`` of ``card``'s signatures at the card's origin (a ``jku`` elsewhere
-        is not taken: any page could name its own keys), the JWKS beside the card, and the
-        origin's."""
+        else the JWKS beside the card, then the origin's. A signature's ``jku`` is not
+        taken, even at the card's origin: it is the signer's word, and another agent
+        served there would name its own keys (a card read over the mesh or gRPC names
+        its own URL, so the signer chose where its keys were looked for)."""
+        del card  # (kept in the signature: what the keys of a card are may depend on it)
         if self.jwks_url is not None:
             return [self.jwks_url]
         parts = urlsplit(card_url)
         origin = f"{parts.scheme}://{parts.netloc}"
-        urls = [u for u in _jkus(card) if _same_origin(u, card_url)]
+        urls = []
         below, at_well_known, _ = parts.path.rpartition("/.well-known/")
         if at_well_known:
             urls.append(origin + below + JWKS_PATH)
@@ -84,10 +83,16 @@ class CardVerifier:
         if self._keys is not None:
             return self._keys
         refusals = []
-        for url in self.jwks_urls_for(card_url, card):
+        urls = self.jwks_urls_for(card_url, card)
+        for n, url in enumerate(urls, 1):
             reply = await transport.get(url, {"Accept": "application/json", **(headers or {})})
             if reply.ok:
-                return self._key_set(url, reply.content)
+                try:
+                    return self._key_set(url, reply.content)
+                except UnverifiedCard:
+                    if n == len(urls):
+                        raise
+                    continue  # (a page answering any path, not keys: the next place)
             refusals.append(f"{url} answered HTTP {reply.status}")
         raise UnverifiedCard(f"cannot fetch the keys to verify the card: {', '.join(refusals)}")
 
@@ -109,23 +114,3 @@ class CardVerifier:
             raise UnverifiedCard(f"the card at {fetched.url} is not trusted: {exc}") from None
 
 
-def _jkus(card: AgentCard | None) -> list[str]:
-    """The ``jku`` of each of the card's signatures that names one."""
-    out = []
-    for sig in card.signatures if card is not None else []:
-        try:
-            head = msgspec.json.decode(base64.urlsafe_b64decode(
-                sig.protected + "=" * (-len(sig.protected) % 4)))
-        except (binascii.Error, ValueError, msgspec.DecodeError, RecursionError):
-            continue  # (verifying says what is wrong with it)
-        jku = head.get("jku") if isinstance(head, dict) else None
-        if isinstance(jku, str):
-            out.append(jku)
-    return out
-
-
-def _same_origin(url: str, card_url: str) -> bool:
-    try:
-        return origin_of(url) == origin_of(card_url)
-    except ValueError:
-        return False

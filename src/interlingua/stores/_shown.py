@@ -12,14 +12,17 @@ def shown_url(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
-    netloc, slash, tail = rest.partition("/")
+    # the host part ends at a path, a query or a fragment (``redis://h:6379?password=x``
+    # has no path)
+    end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    netloc, tail = rest[:end], rest[end:]
     user, at, host = netloc.rpartition("@")
     if at and ":" in user:
         netloc = user.split(":", 1)[0] + ":***@" + host
     # a password given as an option (asyncpg and redis take ``?password=``), whatever
     # else the query holds
     tail = _SECRET_OPTION.sub(r"\1=***", tail)
-    return f"{scheme}://{netloc}{slash}{tail}"
+    return f"{scheme}://{netloc}{tail}"
 
 
 #: query options whose values are secrets: ``password``, ``sslpassword`` and the like
