@@ -535,6 +535,32 @@ def test_another_pages_requests_neither_make_sessions_nor_drop_the_users(story):
         served.stop()
 
 
+def test_the_inspector_beside_an_agent_takes_its_page_behind_a_proxy():
+    """Before: a proxy that changed the Host (the agent's public URL another) had the
+    page's own requests refused with 403, where the agent took them."""
+    from interlingua import create_app
+
+    public = "https://agent.example.com"
+    mounted = Served(create_app(example("story").agent, inspector=True, freeze_gc=False,
+                                public_url=public, trust_forwarded=True))
+    try:
+        base = mounted.url + "/inspector/"
+        for headers in ({"Origin": public},  # (an older browser: no Sec-Fetch-Site)
+                        {"Origin": public, "Sec-Fetch-Site": "same-origin"},
+                        {"Origin": "https://other.example.com",
+                         "X-Forwarded-Host": "other.example.com"}):
+            r = httpx.post(base + "api/connect", json={"url": "http://127.0.0.1:1/"},
+                           headers=headers)
+            assert r.status_code not in (403, 415), (headers, r.text)
+        for headers in ({"Origin": "https://evil.example"},
+                        {"Origin": public, "Sec-Fetch-Site": "cross-site"}):
+            r = httpx.post(base + "api/connect", json={"url": "http://127.0.0.1:1/"},
+                           headers=headers)
+            assert r.status_code == 403, (headers, r.text)
+    finally:
+        mounted.stop()
+
+
 def test_every_post_takes_json_only_and_from_the_inspectors_own_page(api, story):
     """A page on another port of this host gets the cookie sent: a plain form of it
     (``text/plain``, no preflight) canceled the user's task through cancel and push,

@@ -367,9 +367,12 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
 
             routes.append(Route("/metrics", metrics_endpoint, methods=["GET"]))
     if inspector:
+        from ..core.origins import Origins
         from ..inspector import inspector_app
 
-        routes.append(Mount("/inspector", app=inspector_app(on_agent=True)))
+        # its page is the agent's origin: behind a proxy, the agent's public URL
+        own = Origins(public_urls=[settings.public_url], trust_forwarded=settings.trust_forwarded)
+        routes.append(Mount("/inspector", app=inspector_app(on_agent=True, own_origins=own)))
     app = A2AApp(routes=routes, lifespan=lifespan, debug=debug,
                  exception_handlers={HTTPException: http_refusal})
     http_bindings: list[Binding] = [jsonrpc]

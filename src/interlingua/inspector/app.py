@@ -33,6 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -112,26 +113,29 @@ def _base(request: Request) -> str:
     return str(request.url.replace(path=root + "/", query="", fragment=""))
 
 
-#: no page's requests but the inspector's own (``Origins`` allows none beside them)
-_OWN_PAGE = Origins()
-
-
-def _from_another_page(request: Request) -> bool:
+def _from_another_page(request: Request, own: Origins) -> bool:
     """A browser's request made by a page that is not the inspector's: another site's
     (which sends no cookie: each of its requests would make a session, and drop the
-    oldest), or another port's of this host (whose requests carry the cookie)."""
+    oldest), or another port's of this host (whose requests carry the cookie). ``own``:
+    the origins that are the inspector's own (the request's host; beside an agent, its
+    public URL too, and the host a proxy forwarded for)."""
     site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
+    if site == "same-origin":  # (the browser's word, which no page can change)
+        return False
+    if site is not None and site != "none":
         return True
     origin = request.headers.get("origin")
     if origin is None:  # (a browser names it on every POST; other clients send none)
         return False
     try:
-        _OWN_PAGE.check(origin.encode("latin-1"),
-                        request.headers.get("host", "").encode("latin-1") or None)
+        own.check_request(origin.encode("latin-1"), partial(_raw_header, request.scope))
     except CrossOrigin:
         return True
     return False
+
+
+def _raw_header(scope: Any, name: bytes) -> bytes | None:
+    return next((value for key, value in scope["headers"] if key == name), None)
 
 
 def _json_typed(request: Request) -> bool:
@@ -187,17 +191,20 @@ def _text(value: Any, name: str) -> str:
 
 
 def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
-                  sessions_limit: int = 64) -> Starlette:
+                  sessions_limit: int = 64, own_origins: Origins | None = None) -> Starlette:
     """The inspector; ``default_url`` is the agent the page offers first.
     ``on_agent``: mounted beside an agent, which is then the one offered. (Served
     alone, ``interlingua inspect`` answers only its own host names in front of it:
-    ``host.hosts.AnsweredHosts``.)"""
+    ``host.hosts.AnsweredHosts``.) ``own_origins``: the origins of its own page beside
+    the request's host (the agent's public URL, behind a proxy that changes the
+    ``Host``); none by default."""
     sessions = Sessions(sessions_limit)
+    own = own_origins or Origins()
 
     def api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             # refused before a session is looked up, so none is made for them
-            if _from_another_page(request):
+            if _from_another_page(request, own):
                 return JSONResponse({"error": "the inspector answers its own page only"},
                                     status_code=403)
             if request.method == "POST" and not _json_typed(request):
