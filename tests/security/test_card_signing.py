@@ -351,6 +351,37 @@ async def test_a_card_signed_by_another_agent_of_the_origin_is_not_trusted() -> 
             await transport.aclose()
 
 
+async def test_the_verifier_says_whose_keys_verified_the_card(
+        served: tuple[bytes, dict[str, Any]]) -> None:
+    """A card below a path whose keys are at the origin's root only, a catch-all page
+    answering beside it: the root's keys verify it, and are named as the ones that did
+    (the inspector named the first place looked at; a catch-all's page stopped the search)."""
+    document, jwks = served
+
+    async def card_route(request: Any) -> Response:
+        return Response(document, media_type="application/json")
+
+    async def jwks_route(request: Any) -> Response:
+        return Response(json.dumps(jwks), media_type="application/json")
+
+    async def catch_all(request: Any) -> Response:
+        return Response("<html>hello</html>", media_type="text/html")
+
+    app = Starlette(routes=[Route("/a/.well-known/agent-card.json", card_route),
+                            Route("/.well-known/jwks.json", jwks_route),
+                            Route("/a/.well-known/jwks.json", catch_all)])
+    with serve_app(app, bind_loopback()) as url:
+        verifier = CardVerifier()
+        transport = HTTPXTransport()
+        try:
+            fetched = FetchedCard(parse_card(document), document,
+                                  url + "/a/.well-known/agent-card.json")
+            assert (await verifier.verify(fetched, transport)).name
+        finally:
+            await transport.aclose()
+        assert verifier.keys_url == url + "/.well-known/jwks.json"
+
+
 @pytest.mark.parametrize("jwks", [5, None, True, "keys", {"keys": 5}, [1]])
 async def test_a_jwks_that_is_no_key_set_leaves_the_card_unverified(jwks: Any) -> None:
     with card_site(CARD_OF_NO_ONE, jwks) as url:

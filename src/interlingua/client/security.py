@@ -49,6 +49,8 @@ class CardVerifier:
         self._keys = load_keys(keys) if keys is not None else None
         self.jwks_url = None if jwks_url is None else fetchable_url(jwks_url, "jwks_url")
         self.algorithms = list(algorithms)
+        #: where the keys of the last card verified came from (None: given, or none yet)
+        self.keys_url: str | None = None
 
     @property
     def finds_keys_itself(self) -> bool:
@@ -88,7 +90,9 @@ class CardVerifier:
             reply = await transport.get(url, {"Accept": "application/json", **(headers or {})})
             if reply.ok:
                 try:
-                    return self._key_set(url, reply.content)
+                    found = self._key_set(url, reply.content)
+                    self.keys_url = url
+                    return found
                 except UnverifiedCard:
                     if n == len(urls):
                         raise

@@ -272,6 +272,7 @@ class Session:
             return {"status": "invalid", "message": f"cannot check the signature: {exc}",
                     "jwksUrl": jwks}
         count = len(fetched.card.signatures)
+        jwks = verifier.keys_url or jwks  # (the place whose keys verified it)
         return {"status": "verified", "jwksUrl": jwks,
                 "message": f"signature verified with the keys at {jwks} "
                            f"({count} signature{'s' if count != 1 else ''})"}
