@@ -26,7 +26,7 @@ import json
 import logging
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -35,6 +35,7 @@ from .client import AgentTimeout, CardNotFound, ClientError, TaskNotSettled
 from .client.messages import make_message
 from .client.transport import DEFAULT_TIMEOUT
 from .clients import AnyClient, client_for
+from .core import lifecycle
 from .core.errors import A2AError
 from .core.model import AgentCard, Artifact, FilePart, Message, Part, Task, TaskState
 from .core.parts import get_data, get_text
@@ -212,10 +213,43 @@ class RemoteAgent:
 
 
 async def send_within(client: AnyClient, message: Message | str, task_id: str | None,
-                      timeout: float | None) -> Task | Message:
-    """A blocking send, all of it within ``timeout``; past it, ``TaskNotSettled`` with the
-    task the message started when the agent says which, else ``AgentTimeout``."""
+                      timeout: float | None,
+                      seen: Callable[[Task], None] | None = None) -> Task | Message:
+    """A send answered within ``timeout``; past it, ``TaskNotSettled`` with the task the
+    message started when the agent has said which, else ``AgentTimeout``. ``seen`` is
+    told the task as soon as the agent names it (for a caller that may cancel it)."""
     msg = make_message(message, task_id=task_id)
+    settle = getattr(client, "_settle", None)
+    if timeout is None or settle is None:
+        return await _blocking_within(client, msg, timeout)
+    # Sent without waiting, then followed: the task is known from the first answer, so
+    # that a timeout (or a cancel) names it without sending the message again, which an
+    # agent that does not recognise a repeated message id takes as a new task.
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        async with asyncio.timeout(timeout):
+            first = await client.send(msg, blocking=False)
+    except TimeoutError:
+        raise AgentTimeout(f"the agent did not answer within {timeout:g} s") from None
+    if not isinstance(first, Task) or first.status.state in lifecycle.RETURN_STATES:
+        return first
+    if seen is not None:
+        seen(first)
+    try:
+        async with asyncio.timeout(max(deadline - loop.time(), 0)):
+            settled: Task = await settle(first, None)
+            return settled
+    except TimeoutError:
+        raise TaskNotSettled(f"task {first.id} is still {first.status.state.value}",
+                             first) from None
+
+
+async def _blocking_within(client: AnyClient, msg: Message,
+                           timeout: float | None) -> Task | Message:
+    """A blocking send within ``timeout`` (a client that cannot follow a task itself:
+    past the timeout the task is asked for by sending the message again, which an
+    agent that keeps message ids answers with the task it started)."""
     try:
         async with asyncio.timeout(timeout):
             return await client.send(msg)

@@ -117,3 +117,39 @@ def v03_without_card() -> Starlette:
             "parts": [{"kind": "text", "text": f"pong: {text}"}]}})
 
     return Starlette(routes=[Route("/", rpc, methods=["POST"])])
+
+
+class NewTaskEachSend:
+    """A card-less v0.3 agent that keeps no message ids, as many do: every
+    ``message/send`` starts a task of its own. A blocking send is held until the caller
+    goes; one that does not wait is answered at once with the working task."""
+
+    def __init__(self) -> None:
+        self.sends: list[tuple[str, bool, str]] = []  # (messageId, blocking, task id)
+        self.cancels: list[str] = []
+        self.app = Starlette(routes=[Route("/", self._rpc, methods=["POST"])])
+
+    async def _rpc(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        method, params = body["method"], body.get("params", {})
+        rid = body["id"]
+        if method == "message/send":
+            task_id = f"task-{len(self.sends) + 1}"
+            blocking = (params.get("configuration") or {}).get("blocking", True)
+            self.sends.append((params["message"]["messageId"], blocking, task_id))
+            if blocking:
+                while not await request.is_disconnected():
+                    await asyncio.sleep(0.05)
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": _working(task_id)})
+        if method == "tasks/get":
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": _working(params["id"])})
+        if method == "tasks/cancel":
+            self.cancels.append(params["id"])
+            canceled = {**_working(params["id"]), "status": {"state": "canceled"}}
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": canceled})
+        return JSONResponse({"jsonrpc": "2.0", "id": rid,
+                             "error": {"code": -32601, "message": "Method not found"}})
+
+
+def _working(task_id: str) -> dict[str, Any]:
+    return {"kind": "task", "id": task_id, "contextId": "ctx", "status": {"state": "working"}}

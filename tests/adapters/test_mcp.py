@@ -265,6 +265,31 @@ async def test_a_tool_call_canceled_cancels_the_task_it_started(streaming: bool)
     assert task.status.state is TaskState.CANCELED
 
 
+async def test_a_canceled_call_to_an_agent_that_keeps_no_message_ids_cancels_its_task(
+        ) -> None:
+    """Before: the task was asked for by sending the message again, which such an agent
+    takes as a new task: a second task was started, and it alone was canceled."""
+    from .peers import NewTaskEachSend
+
+    peer = NewTaskEachSend()
+    with live_server(peer.app) as url:
+        async with MCPClient(stdio(url, "--dialect", "0.3")) as client:
+            tool = (await client.list_tools()).tools[0].name
+            call = asyncio.create_task(client.call_tool(tool, {"message": "long job"}))
+            async with asyncio.timeout(15):
+                while not peer.sends:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # (followed by then)
+            call.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            async with asyncio.timeout(15):
+                while not peer.cancels:
+                    await asyncio.sleep(0.05)
+    assert [task_id for _, _, task_id in peer.sends] == ["task-1"], peer.sends
+    assert peer.cancels == ["task-1"]
+
+
 async def _settled(a2a: Client, done: Callable[[Task], bool]) -> Task:
     """The agent's one task, once ``done`` says so of it (within 15 s)."""
     async with asyncio.timeout(15):

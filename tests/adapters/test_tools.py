@@ -137,6 +137,20 @@ async def test_a_task_still_running_at_the_timeout_is_named() -> None:
     assert f"{task.id!r} is still working" in answer and task.status.state.value == "working"
 
 
+async def test_a_timeout_names_the_task_of_an_agent_that_keeps_no_message_ids() -> None:
+    """Before: the task was asked for by sending the message again, which such an agent
+    takes as a new task: a second one was started, and named as the one still running."""
+    from tests.live import live_server
+
+    from .peers import NewTaskEachSend
+
+    peer = NewTaskEachSend()
+    with live_server(peer.app) as url:
+        answer = await RemoteAgent(url, dialect="0.3", timeout=0.5).ask("take your time")
+    assert [task_id for _, _, task_id in peer.sends] == ["task-1"], peer.sends
+    assert "the agent's task 'task-1' is still working" in answer, answer
+
+
 async def test_an_answer_that_is_a_file_is_named_to_the_model() -> None:
     """Name, media type, size or URL (it was "(the agent answered nothing)")."""
     from .peers import PNG, filer

@@ -182,7 +182,8 @@ async def _asked(client: AnyClient, message: Message, ctx: Context, streaming: b
     try:
         if streaming:
             return await _follow(client, message, ctx, timeout, streamed)
-        return await send_within(client, message, None, timeout)
+        return await send_within(client, message, None, timeout,
+                                 seen=lambda task: setattr(streamed, "task_id", task.id))
     except anyio.get_cancelled_exc_class():
         if message.task_id is None:
             with anyio.move_on_after(CANCEL_WAIT, shield=True):
@@ -191,9 +192,12 @@ async def _asked(client: AnyClient, message: Message, ctx: Context, streaming: b
 
 
 async def _cancel(client: AnyClient, message: Message, task_id: str | None) -> None:
-    """Cancel the task ``message`` started (asking the agent which, when not known)."""
+    """Cancel the task ``message`` started. Not yet named by the agent: asked for by
+    sending the message again only of a client that could not follow it (a mesh
+    client, whose agents keep message ids), not of an agent that might take the
+    message again as a new task."""
     with contextlib.suppress(ClientError, A2AError):
-        if task_id is None:
+        if task_id is None and getattr(client, "_settle", None) is None:
             started = await _started(client, message)
             task_id = started.id if started is not None else None
         if task_id is not None:
