@@ -28,6 +28,7 @@ import re
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -63,6 +64,14 @@ _PARAMETERS: dict[str, Any] = {
 
 def _tool_name(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:64] or "agent"
+
+
+def agent_address(url: str) -> str:
+    """An agent's URL as a model or an MCP client is shown it: without a user and
+    password, a query or a fragment (which may hold credentials)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else url
 
 
 def unique_name(name: str, taken: set[str]) -> str:
@@ -117,7 +126,7 @@ class RemoteAgent:
                         # an endpoint spoken to in a given dialect needs no card
                         self._name = self._name or self._host_name()
                         self._description = (self._description
-                                             or f"Ask the agent at {self.url}.")
+                                             or f"Ask the agent at {agent_address(self.url)}.")
                         return self._name, self._description
             card = self.card
             if self._name is None:
@@ -132,7 +141,7 @@ class RemoteAgent:
         return self._name, self._description
 
     def _host_name(self) -> str:
-        return _tool_name(self.url.split("//")[-1])
+        return _tool_name(agent_address(self.url).split("//")[-1])
 
     def name_among(self, name: str, taken: set[str]) -> str:
         """``name`` (from ``describe``) among the tools offered with it: a name from the

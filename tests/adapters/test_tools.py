@@ -176,3 +176,21 @@ async def test_an_endpoint_with_no_card_spoken_to_in_a_dialect_is_a_tool() -> No
     host = url.split("//")[1].replace(".", "_").replace(":", "_")
     assert (d["function"]["name"], answer) == (host, "pong: ping")
     assert d["function"]["description"] == f"Ask the agent at {url}."
+
+
+async def test_an_endpoint_with_no_card_is_named_without_its_credentials() -> None:
+    """Before: a user and password in the URL (or a token in its query) went into the
+    tool's name and description, to the model server and to MCP clients."""
+    from interlingua.adapters.mcp import mcp_server
+    from tests.live import live_server
+
+    from .peers import v03_without_card
+
+    with live_server(v03_without_card()) as url:
+        secret = url.replace("://", "://alice:s3cretPW@") + "?token=t0ken"
+        d = (await RemoteAgent(secret, dialect="0.3").definition())["function"]
+        server = await mcp_server(secret, dialect="0.3")
+        tools = [(t.name, t.description) for t in await server.list_tools()]
+    shown = json.dumps([d, tools, server.name])
+    assert "s3cretPW" not in shown and "alice" not in shown and "t0ken" not in shown, shown
+    assert d["description"] == f"Ask the agent at {url}."

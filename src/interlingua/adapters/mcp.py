@@ -61,6 +61,7 @@ from ..tools import (
     _started,
     _task_text,
     _text,
+    agent_address,
     send_within,
     still_working,
     unique_name,
@@ -115,8 +116,9 @@ async def mcp_server(url: str, **client_options: Any) -> MCPServer:
 def _no_card(url: str) -> AgentCard:
     """What stands for the card of an agent that serves none: its host's name, no
     streaming (a blocking send, which every agent answers)."""
-    return AgentCard(name=_tool_name(url.split("//")[-1].split("/")[0]),
-                     description=f"Ask the agent at {url}.", version="", interfaces=[])
+    shown = agent_address(url)
+    return AgentCard(name=_tool_name(shown.split("//")[-1].split("/")[0]),
+                     description=f"Ask the agent at {shown}.", version="", interfaces=[])
 
 
 def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServer:
