@@ -143,6 +143,11 @@ class RemoteAgent:
     def _host_name(self) -> str:
         return _tool_name(agent_address(self.url).split("//")[-1])
 
+    @property
+    def named(self) -> bool:
+        """Its name was given (kept), not read from the card (which gives way)."""
+        return bool(self._named)
+
     def name_among(self, name: str, taken: set[str]) -> str:
         """``name`` (from ``describe``) among the tools offered with it: a name from the
         card gives way to one taken (``name_2``), as ``interlingua mcp`` names skills."""

@@ -118,6 +118,15 @@ async def test_agents_whose_cards_share_a_name_get_names_of_their_own(
     # a name given is the caller's: it does not give way
     named = RemoteAgent(agents["tickets"], name="Support_tickets")
     assert named.name_among("Support_tickets", {"Support_tickets"}) == "Support_tickets"
+    # listed after one whose card says that name, it is still kept: the card's gives way
+    # (before: every turn failed, "Two tools are named 'Support_tickets'")
+    with live_agent(chat_agent("stand-in", base_url=chat_server[1],
+                               tools=[first, named])) as url:
+        async with Client(url) as c:
+            task = await c.send("open tickets?")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task.status
+    offered = chat_server[0].requests[-2]["tools"]
+    assert [t["function"]["name"] for t in offered] == ["Support_tickets_2", "Support_tickets"]
 
 
 async def test_a_task_still_running_at_the_timeout_is_named() -> None:

@@ -242,7 +242,9 @@ def _names_apart(definitions: list[dict[str, Any]], tools: list[FunctionTool]) -
     """Remote agents whose cards share a name (two deployments of one agent) get
     ``name_2`` …, as ``interlingua mcp`` names skills alike; other tools keep theirs."""
     pairs = list(zip(definitions, tools, strict=True))
-    taken = {d["function"]["name"] for d, t in pairs if not isinstance(t, RemoteAgent)}
+    # a name given is kept wherever its tool is listed: a card's name gives way to it
+    taken = {d["function"]["name"] for d, t in pairs
+             if not isinstance(t, RemoteAgent) or t.named}
     for definition, tool in pairs:
         if isinstance(tool, RemoteAgent):
             function = definition["function"]
