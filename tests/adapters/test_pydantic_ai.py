@@ -107,6 +107,25 @@ async def test_structured_output_is_a_data_part() -> None:
     assert part.data == {"name": "Lyon", "population": 522250}
 
 
+async def test_structured_output_given_as_text_is_the_data_alone() -> None:
+    """A model that streams the output's JSON as text (``PromptedOutput``): a blocking
+    caller gets the data, not the JSON text as an ``answer`` artifact beside it."""
+    from pydantic_ai import PromptedOutput
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        for piece in ('{"name": "Lyon", ', '"population": 522250}'):
+            yield piece
+
+    pai = PydanticAgent(FunctionModel(stream_function=stream),
+                        output_type=PromptedOutput(City), name="Cities")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send("The third city of France?")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert [a.name for a in task.artifacts] == ["output"], task.artifacts
+    assert task.artifacts[0].parts[0] == DataPart(data={"name": "Lyon", "population": 522250})
+
+
 async def test_model_errors_fail_the_task() -> None:
     from pydantic_ai.exceptions import ModelHTTPError
 

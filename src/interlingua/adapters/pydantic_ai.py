@@ -172,8 +172,10 @@ def make_executor(
             await ctx.fail(f"The agent could not answer: {exc}")
             return
         output = result.output
-        if not isinstance(output, str):
-            await answer.close()  # (what it said before it answered with data, or asked)
+        if not isinstance(output, str) and answer.sent:
+            # the chunks a streaming caller got end; a caller that did not stream gets
+            # the data alone (the text said was that data's JSON, or the question's lead)
+            await answer.close()
         if isinstance(output, DeferredToolRequests):
             if output.calls or not output.approvals:
                 await ctx.fail("The agent deferred tool calls to an outside caller, "
