@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -441,3 +442,33 @@ async def test_a_silent_model_server_fails_the_task_after_the_timeout(
     assert isinstance(task, Task) and task.status.state is TaskState.FAILED
     assert task.status.message is not None
     assert "sent nothing for 0.5 s" in get_text(task.status.message)
+
+
+async def test_a_model_server_never_connected_to_is_said_to_be_unreached() -> None:
+    """A host that never completes the handshake (its queue of connections full): the
+    try fails at the connect limit, said so (it said the server "sent nothing")."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    try:
+        for _ in range(4):  # the queue filled: further handshakes go unanswered
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+            fillers.append(filler)
+        await asyncio.sleep(0.2)
+        base = f"http://127.0.0.1:{port}/v1"
+        with live_agent(chat_agent("m", base_url=base, max_retries=0, timeout=0.5)) as url:
+            async with Client(url) as c:
+                task = await asyncio.wait_for(c.send("hello"), 20)
+    finally:
+        for sock in (*fillers, listener):
+            sock.close()
+    assert isinstance(task, Task) and task.status.state is TaskState.FAILED
+    text = get_text(task.status.message)  # type: ignore[arg-type]
+    assert "could not be reached: no connection within 0.5 s" in text, text

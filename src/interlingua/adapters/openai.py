@@ -273,6 +273,12 @@ def _unreached(exc: Exception, url: str, reached: bool, timeout: object) -> str:
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
+        # (the library's cause, by its name: the openai library's HTTP client may be
+        # another package than the httpx this one imports)
+        if type(exc.__cause__).__name__ == "ConnectTimeout":
+            limit = getattr(timeout, "connect", None)
+            within = f" within {limit:g} s" if isinstance(limit, int | float) else ""
+            return f"The model server at {url} could not be reached: no connection{within}."
         # (the timeout is each read's, not the whole answer's: long answers go on)
         read = getattr(timeout, "read", timeout)
         waited = f" for {read:g} s" if isinstance(read, int | float) else ""
