@@ -79,6 +79,10 @@ class LongPolls:
         self.held += 1
         try:
             while True:
+                if watcher is not None and watcher.done():
+                    # the caller went (told perhaps as news woke this wait, or as the
+                    # log was read: the wait it finished was over already)
+                    return task
                 # a tick every STORE_POLL s (the bus's shared clock, no timer of its
                 # own): whether other processes write unheard is known only once the
                 # leases were looked at, which may be after the hold began
