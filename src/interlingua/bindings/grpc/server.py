@@ -295,13 +295,16 @@ def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
 MAX_MESSAGE = 512
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], door: FrontDoor,
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], door: FrontDoor | None,
                  error: A2AError) -> None:
+    """Abort the call with ``error``: its status, its message (cut to fit the trailers)
+    and its ``google.rpc.Status``; with ``door``, the headers its refusal carries too
+    (``None``: a port's own refusal, before any agent's door)."""
     if len(error.message) > MAX_MESSAGE:  # a caller's 20,000-character task id, quoted
         error.message = (f"{error.message[:MAX_MESSAGE]}... (cut from "
                          f"{len(error.message)} characters)")
     trailers: list[tuple[str, str | bytes]] = [(DETAILS_KEY, status_details(error))]
-    refused = door.refusal(error)
+    refused = door.refusal(error) if door is not None else None
     if refused is not None:  # WWW-Authenticate, Retry-After as metadata
         trailers.extend((k.decode("latin-1").lower(), v.decode("latin-1"))
                         for k, v in refused[1])

@@ -24,23 +24,22 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from ...core.errors import A2AError, InvalidParams, MethodNotFound, UnsupportedOperation, quoted
+from ...core.errors import InvalidParams, MethodNotFound, UnsupportedOperation, quoted
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
 from .address import _card_host, _split
 from .listener import Listener
 from .server import (
-    MAX_MESSAGE,
     RPCS,
     V03_SERVICE,
     GrpcBinding,
+    _abort,
     _Rpc,
     generic_handlers,
     server_options,
 )
 from .standard import StandardServices
-from .status import DETAILS_KEY, code_of, status_details
 
 if TYPE_CHECKING:
     from ...server.service import Service
@@ -53,17 +52,6 @@ class _NoTenants(UnsupportedOperation):
     agent here serves that service (gRPC's own status for a service not served)."""
 
     grpc_status = "UNIMPLEMENTED"
-
-
-async def _refuse(context: grpc.aio.ServicerContext[Any, Any], error: A2AError) -> None:
-    """Abort as every A2A refusal does: the status, and the ``google.rpc.Status`` with
-    its ErrorInfo in the details trailer (a port's own refusals are read as an agent's
-    are, not by the bare code: NOT_FOUND alone reads as an unknown task)."""
-    if len(error.message) > MAX_MESSAGE:  # the agents' names, however many are served
-        error.message = f"{error.message[:MAX_MESSAGE]}..."
-    await context.abort(code_of(error), error.message,
-                        trailing_metadata=((DETAILS_KEY, status_details(error)),))
-    raise AssertionError("abort returns by raising")
 
 
 class GrpcTenants(Listener):
@@ -153,22 +141,22 @@ class GrpcTenants(Listener):
         that says what is wrong)."""
         names = ", ".join(self._members) or "none"
         if service == V03_SERVICE:
-            await _refuse(context, _NoTenants(
+            await _abort(context, None, _NoTenants(
                 "this port serves several agents, each by the tenant its v1.0 requests "
                 f"name (lf.a2a.v1.A2AService, tenant one of: {names}); v0.3 requests "
                 "name no tenant"))
         try:
             tenant = rpc.request.FromString(data).tenant
         except DecodeError:
-            await _refuse(context, InvalidParams(
+            await _abort(context, None, InvalidParams(
                 f"the request is not a valid {rpc.request.DESCRIPTOR.full_name}"))
         if not tenant:
-            await _refuse(context, InvalidParams(
+            await _abort(context, None, InvalidParams(
                 "this port serves several agents: set the request's tenant to the agent's "
                 f"name (one of: {names}), as its card's gRPC interface says"))
         member = self._members.get(tenant)
         if member is None:
-            await _refuse(context, MethodNotFound(
+            await _abort(context, None, MethodNotFound(
                 f"no agent {quoted(tenant)} is served here (tenant one of: {names})"))
             raise AssertionError("abort returns by raising")
         return member[service][rpc.name]
