@@ -28,7 +28,6 @@ import re
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -40,6 +39,7 @@ from .core import lifecycle
 from .core.errors import A2AError
 from .core.model import AgentCard, Artifact, FilePart, Message, Part, Task, TaskState
 from .core.parts import get_data, get_text
+from .core.urls import bare_url
 
 if TYPE_CHECKING:
     import pydantic_ai
@@ -64,14 +64,6 @@ _PARAMETERS: dict[str, Any] = {
 
 def _tool_name(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", text).strip("_")[:64] or "agent"
-
-
-def agent_address(url: str) -> str:
-    """An agent's URL as a model or an MCP client is shown it: without a user and
-    password, a query or a fragment (which may hold credentials)."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else url
 
 
 def unique_name(name: str, taken: set[str]) -> str:
@@ -126,7 +118,7 @@ class RemoteAgent:
                         # an endpoint spoken to in a given dialect needs no card
                         self._name = self._name or self._host_name()
                         self._description = (self._description
-                                             or f"Ask the agent at {agent_address(self.url)}.")
+                                             or f"Ask the agent at {bare_url(self.url)}.")
                         return self._name, self._description
             card = self.card
             if self._name is None:
@@ -141,7 +133,7 @@ class RemoteAgent:
         return self._name, self._description
 
     def _host_name(self) -> str:
-        return _tool_name(agent_address(self.url).split("//")[-1])
+        return _tool_name(bare_url(self.url).split("//")[-1])
 
     @property
     def named(self) -> bool:

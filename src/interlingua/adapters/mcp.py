@@ -54,6 +54,7 @@ from ..core.model import (
     TextPart,
 )
 from ..core.parts import data_part, get_data, get_text
+from ..core.urls import bare_url
 from ..server.agent import Agent
 from ..server.context import Context as A2AContext
 from ..tools import (
@@ -61,7 +62,6 @@ from ..tools import (
     _started,
     _task_text,
     _text,
-    agent_address,
     send_within,
     still_working,
     unique_name,
@@ -116,7 +116,7 @@ async def mcp_server(url: str, **client_options: Any) -> MCPServer:
 def _no_card(url: str) -> AgentCard:
     """What stands for the card of an agent that serves none: its host's name, no
     streaming (a blocking send, which every agent answers)."""
-    shown = agent_address(url)
+    shown = bare_url(url)
     return AgentCard(name=_tool_name(shown.split("//")[-1].split("/")[0]),
                      description=f"Ask the agent at {shown}.", version="", interfaces=[])
 

@@ -32,10 +32,10 @@ import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from ..core.model import AgentSkill
 from ..core.output import InvalidOutput
+from ..core.urls import bare_url
 from ..server.agent import Agent
 from ..server.context import Context
 from ..tools import RemoteAgent
@@ -199,7 +199,7 @@ def make_executor(
                 await end(f"The model kept calling tools after {max_tool_rounds} rounds.")
                 return
         except openai.APIConnectionError as exc:
-            await end(_unreached(exc, _shown(client.base_url), reached, client.timeout))
+            await end(_unreached(exc, bare_url(str(client.base_url)), reached, client.timeout))
             return
         except openai.APIStatusError as exc:
             await end(f"The model server answered {exc.status_code}: {error_detail(exc)}")
@@ -259,12 +259,6 @@ async def _call(by_name: dict[str, FunctionTool], name: str, arguments: str) -> 
         return await tool(arguments)
     except Exception as exc:  # the model is told, and may try otherwise
         return f"error: {type(exc).__name__}: {exc}"
-
-
-def _shown(url: object) -> str:
-    """``url`` without its userinfo: a proxy's user and password are no caller's business."""
-    parts = urlsplit(str(url))
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _unreached(exc: Exception, url: str, reached: bool, timeout: object) -> str:

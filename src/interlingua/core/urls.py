@@ -8,7 +8,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 
-__all__ = ["http_url", "lower_scheme", "url_below"]
+__all__ = ["bare_url", "http_url", "lower_scheme", "url_below"]
 
 
 def http_url(url: str) -> SplitResult:
@@ -55,3 +55,13 @@ def lower_scheme(url: str) -> str:
     if sep and scheme.isascii() and scheme.isalpha() and not scheme.islower():
         return scheme.lower() + sep + rest
     return url
+
+
+def bare_url(url: str) -> str:
+    """``url`` as a third party is shown it (a model, an MCP client, a caller told why a
+    server failed): without a user and password, a query or a fragment, which may hold
+    credentials."""
+    parts = urlsplit(str(url))
+    if not parts.scheme:
+        return str(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
