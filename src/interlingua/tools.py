@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .client import AgentTimeout, CardNotFound, ClientError, TaskNotSettled
+from .client import AgentTimeout, CardNotFound, Client, ClientError, TaskNotSettled
 from .client.messages import make_message
 from .client.transport import DEFAULT_TIMEOUT
 from .clients import AnyClient, client_for
@@ -225,8 +225,7 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
     message started when the agent has said which, else ``AgentTimeout``. ``seen`` is
     told the task as soon as the agent names it (for a caller that may cancel it)."""
     msg = make_message(message, task_id=task_id)
-    settle = getattr(client, "_settle", None)
-    if timeout is None or settle is None:
+    if timeout is None or not isinstance(client, Client):  # (a mesh client follows none)
         return await _blocking_within(client, msg, timeout)
     # Sent without waiting, then followed: the task is known from the first answer, so
     # that a timeout (or a cancel) names it without sending the message again, which an
@@ -244,8 +243,7 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
         seen(first)
     try:
         async with asyncio.timeout(max(deadline - loop.time(), 0)):
-            settled: Task = await settle(first, None)
-            return settled
+            return await client.settle(first)
     except TimeoutError:
         raise TaskNotSettled(f"task {first.id} is still {first.status.state.value}",
                              first) from None

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 
-from ..client import AgentTimeout, CardNotFound, ClientError, TaskNotSettled
+from ..client import AgentTimeout, CardNotFound, Client, ClientError, TaskNotSettled
 from ..client.assembler import ArtifactAssembler
 from ..client.messages import make_message
 from ..client.stream import StreamEvent
@@ -199,7 +199,7 @@ async def _cancel(client: AnyClient, message: Message, task_id: str | None) -> N
     client, whose agents keep message ids), not of an agent that might take the
     message again as a new task."""
     with contextlib.suppress(ClientError, A2AError):
-        if task_id is None and getattr(client, "_settle", None) is None:
+        if task_id is None and not isinstance(client, Client):
             started = await _started(client, message)
             task_id = started.id if started is not None else None
         if task_id is not None:

@@ -461,13 +461,13 @@ class Client:
             if blocking and result.status.state not in lifecycle.RETURN_STATES:
                 # the agent answered before the task settled although blocking was asked
                 # (fasta2a never blocks): follow it, as a blocking send promises
-                return await self._settle(result, history_length)
+                return await self.settle(result, history_length)
             return result
         if isinstance(result, Message):
             return result
         raise _wrong_type("a task or a message", result)
 
-    async def _settle(self, task: Task, history_length: int | None) -> Task:
+    async def settle(self, task: Task, history_length: int | None = None) -> Task:
         """Follow ``task``, answered before it settled, until it finishes or waits for
         input, within the client's timeout; ``TaskNotSettled`` past it.
 
