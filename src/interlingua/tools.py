@@ -138,7 +138,7 @@ class RemoteAgent:
     @property
     def named(self) -> bool:
         """Its name was given (kept), not read from the card (which gives way)."""
-        return bool(self._named)
+        return self._named
 
     def name_among(self, name: str, taken: set[str]) -> str:
         """``name`` (from ``describe``) among the tools offered with it: a name from the

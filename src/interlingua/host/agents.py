@@ -34,7 +34,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..bindings.http.request_headers import RequestHeaders
-from ..core.asgi_json import send_json
+from ..core.asgi_json import send_json, send_json_body
 from ..core.dialects import get_codec
 from ..core.errors import MethodNotFound, quoted
 from ..core.names import safe_name
@@ -202,10 +202,7 @@ async def _no_agent(scope: Any, receive: Any, send: Any, below: str,
                                     "error": {"code": error.code, "message": error.message}})
         return
     codec = get_codec("0.3-pj" if below.startswith("/v1/") else "1.0")
-    body = codec.encode_http_error(error, 404)
-    await send({"type": "http.response.start", "status": 404, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+    await send_json_body(send, 404, codec.encode_http_error(error, 404))
 
 
 async def _request_id(receive: Any) -> Any:
