@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -211,13 +212,19 @@ def test_serve_a_model_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 2 and "OPENAI_API_KEY" in out and "Traceback" not in out
 
 
-async def test_interlingua_serve_openai_model(chat_server: tuple[ChatServer, str]) -> None:
-    server, base = chat_server
+def _serve_model(model: str, base: str, *options: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``interlingua serve --openai-model MODEL`` of the model server at ``base``, as a
+    process on a free port: the process and its port."""
     port = free_port()
     exe = str(Path(sys.executable).parent / "interlingua")
-    proc = serving([exe, "serve", "--openai-model", "stand-in", "--openai-base-url", base,
-                    "--system", "You are terse.", "--port", str(port), "--store", "memory://",
-                    "--log-level", "warning"], port)
+    return serving([exe, "serve", "--openai-model", model, "--openai-base-url", base,
+                    *options, "--port", str(port), "--store", "memory://",
+                    "--log-level", "warning"], port), port
+
+
+async def test_interlingua_serve_openai_model(chat_server: tuple[ChatServer, str]) -> None:
+    server, base = chat_server
+    proc, port = _serve_model("stand-in", base, "--system", "You are terse.")
     try:
         async with Client(f"http://127.0.0.1:{port}") as c:
             card = await c.get_card()
@@ -235,11 +242,7 @@ async def test_interlingua_serve_openai_timeout(chat_server: tuple[ChatServer, s
     """``--openai-timeout``: a model server silent that long fails the try (there was
     no option, and a hung server kept the task working for half an hour)."""
     _, base = chat_server
-    port = free_port()
-    exe = str(Path(sys.executable).parent / "interlingua")
-    proc = serving([exe, "serve", "--openai-model", "hang", "--openai-base-url", base,
-                    "--openai-timeout", "0.3", "--port", str(port), "--store", "memory://",
-                    "--log-level", "warning"], port)
+    proc, port = _serve_model("hang", base, "--openai-timeout", "0.3")
     try:
         async with Client(f"http://127.0.0.1:{port}", timeout=30) as c:
             task = await c.send("hi")

@@ -107,26 +107,27 @@ async def test_agents_whose_cards_share_a_name_get_names_of_their_own(
             assert list(calls) == ["Support_tickets", "Support_tickets_2"]
             assert all("IT00123" in answer for answer in calls.values())
         # and for a chat model
-        with live_agent(chat_agent("stand-in", base_url=chat_server[1],
-                                   tools=[first, second])) as url:
-            async with Client(url) as c:
-                task = await c.send("open tickets?")
-    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task.status
-    offered = chat_server[0].requests[-2]["tools"]
-    assert [t["function"]["name"] for t in offered] == ["Support_tickets", "Support_tickets_2"]
+        task, offered = await _chat_with(chat_server, [first, second])
+    assert offered == ["Support_tickets", "Support_tickets_2"]
     assert get_text(task.artifacts[0], sep="").count("IT00123") == 2
     # a name given is the caller's: it does not give way
     named = RemoteAgent(agents["tickets"], name="Support_tickets")
     assert named.name_among("Support_tickets", {"Support_tickets"}) == "Support_tickets"
     # listed after one whose card says that name, it is still kept: the card's gives way
     # (before: every turn failed, "Two tools are named 'Support_tickets'")
-    with live_agent(chat_agent("stand-in", base_url=chat_server[1],
-                               tools=[first, named])) as url:
+    _, offered = await _chat_with(chat_server, [first, named])
+    assert offered == ["Support_tickets_2", "Support_tickets"]
+
+
+async def _chat_with(chat_server: tuple[ChatServer, str],
+                     tools: list[RemoteAgent]) -> tuple[Task, list[str]]:
+    """A chat agent with ``tools`` asked once: its completed task, and the names of the
+    tools it offered the model."""
+    with live_agent(chat_agent("stand-in", base_url=chat_server[1], tools=tools)) as url:
         async with Client(url) as c:
             task = await c.send("open tickets?")
     assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task.status
-    offered = chat_server[0].requests[-2]["tools"]
-    assert [t["function"]["name"] for t in offered] == ["Support_tickets_2", "Support_tickets"]
+    return task, [t["function"]["name"] for t in chat_server[0].requests[-2]["tools"]]
 
 
 async def test_a_task_still_running_at_the_timeout_is_named() -> None:
