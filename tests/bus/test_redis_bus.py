@@ -371,9 +371,7 @@ async def test_a_write_before_a_reader_was_recorded_is_found_in_the_store(
     try:
         one.runs_here = lambda key: True
         # the write, and its news, before anyone elsewhere reads the task
-        done = status("t-1", TaskState.COMPLETED, ts(1))
-        assert await store.append(scope, "t-1", 2, [done], now=ts(1)) == 3
-        await one.publish(key, [StoredEvent(3, done)])
+        await _complete(store, scope, key, one)
         await asyncio.sleep(0.2)
         sub = two.subscribe(key, seen=2)  # what its reader read before that write
         assert await asyncio.wait_for(wait(sub, 2, timeout=30), 5) == 3
@@ -439,12 +437,17 @@ async def test_a_record_of_readers_lost_with_the_connection_up_is_made_good_at_r
         while not await one._client.sismember(name, two._origin):
             await asyncio.sleep(0.01)
         await one._client.delete(name)  # lost, the connection up
-        done = status("t-1", TaskState.COMPLETED, ts(1))
-        assert await store.append(scope, "t-1", 2, [done], now=ts(1)) == 3
-        await one.publish(key, [StoredEvent(3, done)])  # no reader recorded: no news
+        await _complete(store, scope, key, one)  # no reader recorded: no news
         assert await asyncio.wait_for(wait(sub, 2, timeout=30), 5) == 3
         sub.close()
     finally:
         await one.close()
         await two.close()
         await store.close()
+
+
+async def _complete(store: Any, scope: Scope, key: str, bus: RedisBus) -> None:
+    """Task t-1 completed in ``store`` (its third event), the news published on ``bus``."""
+    done = status("t-1", TaskState.COMPLETED, ts(1))
+    assert await store.append(scope, "t-1", 2, [done], now=ts(1)) == 3
+    await bus.publish(key, [StoredEvent(3, done)])
