@@ -61,7 +61,10 @@ def bare_url(url: str) -> str:
     """``url`` as a third party is shown it (a model, an MCP client, a caller told why a
     server failed): without a user and password, a query or a fragment, which may hold
     credentials."""
-    parts = urlsplit(str(url))
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:  # ("Invalid IPv6 URL"): nothing of it is shown
+        return "(a URL that is not valid)"
     if not parts.scheme:
         return str(url)
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
