@@ -245,8 +245,13 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
         async with asyncio.timeout(max(deadline - loop.time(), 0)):
             return await client.settle(first)
     except TimeoutError:
-        raise TaskNotSettled(f"task {first.id} is still {first.status.state.value}",
-                             first) from None
+        # the task as it is now (the first answer's may be "submitted" still), named
+        latest = first
+        with contextlib.suppress(ClientError, A2AError, TimeoutError):
+            async with asyncio.timeout(RETRY_WAIT):
+                latest = await client.get_task(first.id, history_length=0)
+        raise TaskNotSettled(f"task {latest.id} is still {latest.status.state.value}",
+                             latest) from None
 
 
 async def _blocking_within(client: AnyClient, msg: Message,

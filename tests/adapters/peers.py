@@ -124,7 +124,10 @@ class NewTaskEachSend:
     ``message/send`` starts a task of its own. A blocking send is held until the caller
     goes; one that does not wait is answered at once with the working task."""
 
-    def __init__(self) -> None:
+    def __init__(self, answered_as: str = "working", answered_after: float = 0.0) -> None:
+        #: the state a send is answered with (``tasks/get`` says working), and when
+        self.answered_as = answered_as
+        self.answered_after = answered_after
         self.sends: list[tuple[str, bool, str]] = []  # (messageId, blocking, task id)
         self.cancels: list[str] = []
         self.app = Starlette(routes=[Route("/", self._rpc, methods=["POST"])])
@@ -140,7 +143,9 @@ class NewTaskEachSend:
             if blocking:
                 while not await request.is_disconnected():
                     await asyncio.sleep(0.05)
-            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": _working(task_id)})
+            await asyncio.sleep(self.answered_after)
+            answer = {**_working(task_id), "status": {"state": self.answered_as}}
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": answer})
         if method == "tasks/get":
             return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": _working(params["id"])})
         if method == "tasks/cancel":

@@ -161,6 +161,20 @@ async def test_a_timeout_names_the_task_of_an_agent_that_keeps_no_message_ids() 
     assert "the agent's task 'task-1' is still working" in answer, answer
 
 
+async def test_a_timeout_names_the_task_as_it_is_then() -> None:
+    """Not as the send first answered it: the task had moved on to working, and was
+    said to be still submitted."""
+    from tests.live import live_server
+
+    from .peers import NewTaskEachSend
+
+    # (answered late: the time left to follow it ends before the client's own limit)
+    peer = NewTaskEachSend(answered_as="submitted", answered_after=0.25)
+    with live_server(peer.app) as url:
+        answer = await RemoteAgent(url, dialect="0.3", timeout=0.5).ask("take your time")
+    assert "the agent's task 'task-1' is still working" in answer, answer
+
+
 async def test_an_answer_that_is_a_file_is_named_to_the_model() -> None:
     """Name, media type, size or URL (it was "(the agent answered nothing)")."""
     from .peers import PNG, filer
