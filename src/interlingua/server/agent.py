@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, get_type_hints
 
 from ..core.model import (
@@ -50,10 +50,11 @@ class Agent:
     """An A2A agent: its card metadata and the executor that does the work.
 
     ``executor`` is a plain function of the message (its text when the parameter
-    is annotated ``str``) whose return value, or each value an async generator
-    yields, becomes the answer; or a context executor, ``async def run(ctx:
+    is annotated ``str``) whose return value, or each value a generator (async or
+    not) yields, becomes the answer; or a context executor, ``async def run(ctx:
     Context)``, that drives the task itself: status updates, artifacts, asking for
-    input, completing, failing, rejecting.
+    input, completing, failing, rejecting (a generator of the context streams what
+    it yields, as a plain one does, and completes the task unless it ended it).
 
     The rest is what the card says: ``name``, ``description`` and ``version`` (the
     agent's own version), ``skills`` (none declared: the card lists one made from
@@ -194,7 +195,13 @@ def _adapt(fn: Executor) -> Callable[[Context], Awaitable[Any]]:
             return fn
 
         async def run_ctx(ctx: Context) -> Any:
-            return await fn(ctx)
+            out = fn(ctx)
+            if inspect.isasyncgen(out) or inspect.isgenerator(out):
+                # what it yields is the answer's chunks, as for a plain generator; the
+                # task completes after the last unless the executor ended it itself
+                await _chunks(ctx, out)
+                return None
+            return await out
 
         return run_ctx
 
@@ -203,15 +210,8 @@ def _adapt(fn: Executor) -> Callable[[Context], Awaitable[Any]]:
     async def run_plain(ctx: Context) -> None:
         arg = ctx.text if wants_text else ctx.message
         out = fn(arg) if first is not None else fn()
-        if inspect.isasyncgen(out):
-            # Each chunk goes out as soon as it is yielded; the completed
-            # status that follows closes the artifact.
-            artifact_id = None
-            async for chunk in out:
-                artifact_id = await ctx.artifact(
-                    chunk, artifact_id=artifact_id, append=artifact_id is not None
-                )
-            await ctx.complete()
+        if inspect.isasyncgen(out) or inspect.isgenerator(out):
+            await _chunks(ctx, out)
             return
         if inspect.isawaitable(out):
             out = await out
@@ -223,6 +223,26 @@ def _adapt(fn: Executor) -> Callable[[Context], Awaitable[Any]]:
             await answer(ctx, out)
 
     return run_plain
+
+
+async def _chunks(ctx: Context, out: AsyncIterator[Any] | Iterator[Any]) -> None:
+    """Each chunk a generator yields goes out as soon as it is yielded, as one artifact;
+    the completed status that follows closes it. A plain generator runs on the event
+    loop, as a plain function does."""
+    chunks = out if isinstance(out, AsyncIterator) else _async(out)
+    artifact_id = None
+    async for chunk in chunks:
+        if ctx.finished:
+            break
+        artifact_id = await ctx.artifact(
+            chunk, artifact_id=artifact_id, append=artifact_id is not None)
+    if not ctx.finished:
+        await ctx.complete()
+
+
+async def _async(chunks: Iterator[Any]) -> AsyncIterator[Any]:
+    for chunk in chunks:
+        yield chunk
 
 
 async def answer(ctx: Context, out: Any) -> None:
