@@ -355,6 +355,56 @@ def test_api_key_credentials_that_cannot_be_read_are_refused(
         d.call(c.CancelTask(id=task.id))
 
 
+#: ApiKey header names a config may not take (the server sets them, or they frame or
+#: route the request), as a config names them, and what the refusal says of each
+RESERVED_KEY_HEADERS = {
+    "Transfer-Encoding": "frames or routes the request",
+    "content-length": "frames or routes the request",
+    "HOST": "frames or routes the request",
+    "Connection": "frames or routes the request",
+    "Proxy-Authorization": "frames or routes the request",
+    "X-A2A-Notification-Id": "the server sets it",
+    "x-a2a-signature": "the server sets it",
+    "A2A-Version": "the server sets it",
+    "Content-Type": "the server sets it",
+}
+
+
+def test_api_key_headers_the_server_sets_or_that_frame_the_request_are_refused(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """An ApiKey config's header was sent after the server's own: a Transfer-Encoding
+    beside the Content-Length (a smuggling shape), a Host or Content-Length that made
+    every delivery fail, a second notification id that a receiver deduped on. Refused
+    at creation, in any case, with the binding's invalid-params refusal naming it; a
+    header of the key's own is taken."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    status = {"jsonrpc-1.0": (200, "-32602"), "jsonrpc-0.3": (200, "-32602"),
+              "rest-1.0": 400, "rest-0.3": 422, "grpc-1.0": "INVALID_ARGUMENT",
+              "grpc-0.3": "INVALID_ARGUMENT"}[kind.name]
+    try:
+        for name, why in RESERVED_KEY_HEADERS.items():
+            config = m.PushConfig(url="http://127.0.0.1:9/hook", id="key", authentication=(
+                m.AuthInfo(schemes=["ApiKey"], credentials=msgspec.json.encode(
+                    {"in": "header", "name": name, "value": "v"}).decode())))
+            with pytest.raises(Refused) as refused:
+                d.call(c.SetPushConfig(task_id=task.id, config=config))
+            got = (refused.value.status, refused.value.reason) if isinstance(status, tuple) \
+                else refused.value.status
+            assert got == status, refused.value
+            assert f"ApiKey header {name!r}" in refused.value.message, refused.value
+            assert why in refused.value.message, refused.value
+        assert d.call(c.ListPushConfigs(task_id=task.id)) == []
+        for name in ("X-API-Key", "Authorization"):  # Authorization: ApiKey sets no other
+            config = m.PushConfig(url="http://127.0.0.1:9/hook", id="key", authentication=(
+                m.AuthInfo(schemes=["ApiKey"], credentials=msgspec.json.encode(
+                    {"in": "header", "name": name, "value": "v"}).decode())))
+            assert isinstance(d.call(c.SetPushConfig(task_id=task.id, config=config)),
+                              m.PushConfig)
+    finally:
+        d.call(c.CancelTask(id=task.id))
+
+
 def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -> None:
     with pytest.raises(Refused) as refused:
         kind(client, server).call(c.GetTask(id="no-such-task"))

@@ -173,11 +173,17 @@ class Dispatcher:
             return
         config = record.config
         signature, kid = self.keys.sign(body, notification_id=nid)
-        request = build_request(
-            config.url, dialect=record.dialect, token=config.token,
-            authentication=config.authentication, nid=nid,
-            signature=(SIGNATURE_HEADER, signature),
-        )
+        try:
+            request = build_request(
+                config.url, dialect=record.dialect, token=config.token,
+                authentication=config.authentication, nid=nid,
+                signature=(SIGNATURE_HEADER, signature),
+            )
+        except ValueError as exc:
+            # a config stored before it would be refused (an ApiKey header the server
+            # sends itself): trying again cannot help; the dead letter says why
+            await self._failed(d, attempt, started, nid, SendResult(None, str(exc), final=True))
+            return
         headers = request.headers
         if self.hooks.webhook_headers:  # the delivery's trace context, say
             extra: dict[str, str] = {}

@@ -18,7 +18,9 @@ anything else      ``Authorization: <scheme> <credentials>``
 =================  ====================================================
 
 A scheme without credentials sends nothing (this server obtains no tokens of
-its own). The token, when set, goes in ``X-A2A-Notification-Token`` (every
+its own). An ApiKey header may not be one this server sends itself, nor one
+that frames or routes the request (``reserved_header``): refused when the
+config is set, and a config stored before that rule is not sent. The token, when set, goes in ``X-A2A-Notification-Token`` (every
 dialect, DIALECTS.md §i.19). Credentials and the token are never forwarded to
 another host by a redirect.
 """
@@ -48,6 +50,7 @@ __all__ = [
     "check_token",
     "content_type",
     "notification_id",
+    "reserved_header",
 ]
 
 V1_CONTENT_TYPE = "application/a2a+json"
@@ -55,6 +58,35 @@ JSON_CONTENT_TYPE = "application/json"
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+#: headers that frame the message or route it (RFC 9110, RFC 9112), or that the
+#: sender writes itself: a second one beside the sender's would make the request
+#: another (a Transfer-Encoding beside the Content-Length), or one no client sends
+_FRAMING = frozenset({
+    "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade",
+    "te", "trailer", "expect", "forwarded",
+})
+#: headers the server sets on a notification (or may: the trace context hook)
+_SET_BY_SERVER = frozenset({
+    "content-type", "content-encoding", "a2a-version", "traceparent", "tracestate", "baggage",
+})
+_FRAMING_PREFIXES = ("proxy-",)
+#: the A2A and notification headers (X-A2A-Notification-Id, -Token, X-A2A-Signature ...)
+_SERVER_PREFIXES = ("x-a2a-", "a2a-")
+
+
+def reserved_header(name: str) -> str | None:
+    """Why an ApiKey config may not send header ``name`` (any case), or None when it may.
+
+    ``Authorization`` and ``Cookie`` may be named: an ApiKey scheme that names a
+    header sends no other credentials."""
+    low = name.lower()
+    if low in _FRAMING or low.startswith(_FRAMING_PREFIXES):
+        return "it frames or routes the request"
+    if low in _SET_BY_SERVER or low.startswith(_SERVER_PREFIXES):
+        return "the server sets it on every notification"
+    return None
 
 
 def _visible(value: str) -> bool:
@@ -121,6 +153,10 @@ def check_authentication(auth: AuthInfo | None) -> None:
             if key.in_ != "query" and not _HEADER_NAME.match(key.name):
                 raise ValueError(f"authentication.credentials name {key.name!r} is not a "
                                  "valid header or cookie name")
+            why = reserved_header(key.name) if key.in_ == "header" else None
+            if why is not None:
+                raise ValueError(f"authentication.credentials names ApiKey header "
+                                 f"{key.name!r}, which a config may not send: {why}")
             if not _visible(key.value):
                 raise ValueError("authentication.credentials value must be printable ASCII")
             return
@@ -178,9 +214,16 @@ def build_request(
 ) -> WebhookRequest:
     """The URL (with any API key query parameter) and headers of one delivery.
 
-    ``signature`` is ``(header name, detached JWS)``.
+    ``signature`` is ``(header name, detached JWS)``. ``ValueError`` naming the
+    header for an ApiKey header a config may not send (``reserved_header``: one
+    stored before configs were held to it), rather than a request with two.
     """
     parts = auth_parts(authentication)
+    for name, _ in parts.headers:
+        why = reserved_header(name)
+        if why is not None:
+            raise ValueError(f"the config's ApiKey header {name!r} is not sent: {why}; "
+                             "set the config again with another header")
     headers = [
         ("Content-Type", content_type(dialect)),
         (NOTIFICATION_ID_HEADER, nid),

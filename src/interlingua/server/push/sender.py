@@ -31,6 +31,9 @@ __all__ = ["SendResult", "WebhookSender"]
 _REDIRECTS = frozenset({301, 302, 307, 308})
 _RETRY_STATUSES = frozenset({408, 429})
 _MAX_BODY = 64 * 1024
+#: headers this sender writes, or that frame the request: never taken from a caller
+_OWNED = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive",
+                    "upgrade", "te", "trailer", "expect"})
 
 
 class SendResult(NamedTuple):
@@ -106,6 +109,9 @@ class WebhookSender:
             target = self.guard.check_url(url)
         except Refused as exc:
             return SendResult(None, f"refused: {exc}", final=True)
+        owned = next((k for k, _ in headers if k.lower() in _OWNED), None)
+        if owned is not None:  # (build_request refuses them first, naming the config's)
+            return SendResult(None, f"refused: the sender writes {owned} itself", final=True)
         origin = _origin(target)
         sent_headers = list(headers)
         for hop in range(self.max_redirects + 1):
