@@ -167,6 +167,7 @@ async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -
                            f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
+                           f' ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
                            f' UPDATE "{schema}".schema_version SET version = 1')
     finally:
         await conn.close()
@@ -571,6 +572,7 @@ async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -
                            f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
+                           f' ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
                            f' UPDATE "{schema}".schema_version SET version = 4')
     finally:
         await conn.close()
@@ -593,3 +595,38 @@ async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -
         with pytest.raises(MessageExists):
             await store.create_task(A, [created("t-3")], dialect="1.0", now=ts(2),
                                     message_id="m-0", digest=b"d3", strict=True)
+
+
+async def test_a_version_6_schema_gives_each_queued_delivery_a_nonce(pg_url: str) -> None:
+    """The nonce that makes a notification's id unique (stores/base.py, Delivery): rows
+    queued before the column take one each, and so do rows a replica of an earlier
+    version writes without it."""
+    assert SCHEMA_VERSION == 7
+    hook = PushConfig(url="https://hooks.example.com/", id="c")
+    async with PostgresStore(pg_url) as store:
+        for task_id in ("t-1", "t-2"):
+            await store.create_task(A, [created(task_id)], dialect="1.0", now=ts(0),
+                                    push_configs=(hook,))
+    schema = schema_of(pg_url)
+    conn = await admin(pg_url)
+    try:  # back to version 6: no nonce
+        await conn.execute(f'ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
+                           f' UPDATE "{schema}".schema_version SET version = 6')
+    finally:
+        await conn.close()
+    async with PostgresStore(pg_url) as store:
+        assert store.effective["schema_version"] == SCHEMA_VERSION
+        conn = await admin(pg_url)
+        try:  # a row as a replica of version 6 writes it
+            await conn.execute(f'INSERT INTO "{schema}".push_outbox'
+                               " (task_pk, config_id, seq, state) SELECT task_pk, config_id,"
+                               f" 2, 'pending' FROM \"{schema}\".push_outbox LIMIT 1")
+        finally:
+            await conn.close()
+        claimed = await store.claim_deliveries(1.0, 2.0, 10)
+        assert sorted((d.task_id, d.seq) for d in claimed) == [("t-1", 1), ("t-2", 1)]
+        for d in claimed:
+            await store.delivery_done(d.id)
+        [extra] = await store.claim_deliveries(3.0, 4.0, 10)
+    nonces = [d.nonce for d in (*claimed, extra)]
+    assert len(set(nonces)) == 3 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)

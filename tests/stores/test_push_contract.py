@@ -242,6 +242,34 @@ async def test_retry_then_dead_then_the_queue_moves_on(store: Store) -> None:
     del v
 
 
+async def test_a_delivery_has_a_nonce_of_its_own_kept_through_its_attempts(
+        store: Store) -> None:
+    """The nonce that makes a notification's id unique: random, one per delivery (two
+    scopes' tasks of one id, one config id, are two), and the same on every claim, as
+    a dead letter, and once revived."""
+    await make(store, "t-1", scope=A, configs=(cfg("c"),), working=True)
+    await make(store, "t-1", scope=B, configs=(cfg("c"),), working=True)
+    heads = await claim_all(store)
+    assert [(d.scope, d.task_id, d.config_id, d.seq) for d in heads] == [
+        (A, "t-1", "c", 1), (B, "t-1", "c", 1)]
+    nonces = [d.nonce for d in heads]
+    assert len(set(nonces)) == 2 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)
+    d = heads[0]
+    await store.delivery_failed(d.id, error="HTTP 503", attempted_at=100.0, retry_at=104.0)
+    [again] = [x for x in await claim_all(store, now=104.0) if x.id == d.id]
+    assert (again.attempts, again.nonce) == (1, d.nonce)
+    await store.delivery_failed(d.id, error="HTTP 404", attempted_at=104.0, retry_at=None)
+    [dead] = await store.dead_deliveries(A)
+    assert (dead.id, dead.nonce) == (d.id, d.nonce)
+    assert await store.revive_delivery(d.id) is True
+    [revived] = [x for x in await claim_all(store, now=300.0, lease=330.0) if x.id == d.id]
+    assert revived.nonce == d.nonce
+    # the next event's delivery has another
+    await store.delivery_done(heads[1].id)
+    [nxt] = [x for x in await claim_all(store, now=400.0, lease=430.0) if x.scope == B]
+    assert nxt.seq == 2 and nxt.nonce not in nonces
+
+
 async def test_dead_deliveries_by_scope_and_task(store: Store) -> None:
     await make(store, "t-1", scope=A, configs=(cfg("c"),))
     await make(store, "t-2", scope=A, configs=(cfg("c"),))

@@ -116,7 +116,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 12
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
     finally:
         other.close()
 
@@ -418,9 +418,12 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
-# what schema version 10 added, taken away again
+# what schema version 12 added (a delivery's nonce), taken away again
+V13_UNDONE = " DROP TRIGGER push_outbox_nonce; ALTER TABLE push_outbox DROP COLUMN nonce;"
 # what schema version 11 added (the row's generation), taken away again
-V12_UNDONE = " ALTER TABLE tasks DROP COLUMN generation; ALTER TABLE tasks DROP COLUMN generation_at;"
+V12_UNDONE = V13_UNDONE + (
+    " ALTER TABLE tasks DROP COLUMN generation; ALTER TABLE tasks DROP COLUMN generation_at;")
+# what schema version 10 added, taken away again
 V11_UNDONE = V12_UNDONE + (
     " DROP INDEX tasks_message; ALTER TABLE tasks DROP COLUMN claim;"
     " CREATE UNIQUE INDEX tasks_message ON tasks (tenant, owner, message_id)"
@@ -484,15 +487,15 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     # back to the version-1 schema: no push tables, one event a row, ids written out
     raw = sqlite3.connect(path)
     raw.executescript(
-        "DROP TABLE push_outbox; DROP TABLE push_configs;"
-        " ALTER TABLE events DROP COLUMN n;" + V5_UNDONE + " PRAGMA user_version = 1;"
+        V5_UNDONE + " DROP TABLE push_outbox; DROP TABLE push_configs;"
+        " ALTER TABLE events DROP COLUMN n; PRAGMA user_version = 1;"
     )
     raw.execute("UPDATE events SET payload = ?", (msgspec.json.encode(first),))
     raw.execute("UPDATE tasks SET status = ?", (msgspec.json.encode(first.task.status),))
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 12
+        assert store.schema_version == SCHEMA_VERSION == 13
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -1167,3 +1170,39 @@ async def test_a_new_task_the_send_looked_up_is_not_looked_up_again(
     await db.create_task(scope, [created("t-2")], dialect="1.0", now=ts(0),
                          message_id="m-2", digest=b"d2")
     assert looked == ["m-2"]
+
+
+async def test_a_version_12_database_gives_each_queued_delivery_a_nonce(
+        tmp_path: Path) -> None:
+    """The nonce that makes a notification's id unique (stores/base.py, Delivery): rows
+    queued before the column take one each, and so do rows a process of an earlier
+    version writes without it."""
+    from interlingua.core.model import PushConfig
+
+    path = tmp_path / "v12.db"
+    hook = PushConfig(url="https://hooks.example.com/", id="c")
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        for task_id in ("t-1", "t-2"):
+            await store.create_task(A, [created(task_id)], dialect="1.0", now=ts(0),
+                                    push_configs=(hook,))
+    raw = sqlite3.connect(path)
+    raw.executescript(V13_UNDONE + " PRAGMA user_version = 12;")
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION
+    raw = sqlite3.connect(path)
+    try:  # a row as a process of version 12 writes it
+        raw.execute("INSERT INTO push_outbox (task_pk, config_id, seq, state)"
+                    " SELECT task_pk, config_id, 2, 'pending' FROM push_outbox LIMIT 1")
+        raw.commit()
+    finally:
+        raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        claimed = await store.claim_deliveries(1.0, 2.0, 10)
+        assert [(d.task_id, d.seq) for d in claimed] == [("t-1", 1), ("t-2", 1)]
+        for d in claimed:
+            await store.delivery_done(d.id)
+        [extra] = await store.claim_deliveries(3.0, 4.0, 10)  # behind t-1's first
+        assert (extra.task_id, extra.seq) == ("t-1", 2)
+    nonces = [d.nonce for d in (*claimed, extra)]
+    assert len(set(nonces)) == 3 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)

@@ -31,6 +31,7 @@ PostgreSQL implement.
 from __future__ import annotations
 
 import logging
+import secrets
 import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -79,6 +80,7 @@ __all__ = [
     "TaskRecord",
     "TaskStore",
     "UnfinishedTask",
+    "delivery_nonce",
     "other_content",
     "push_mode",
     "wants_delivery",
@@ -259,6 +261,15 @@ class Delivery(msgspec.Struct):
     next_at: float = 0.0
     last_error: str | None = None
     last_attempt_at: float | None = None
+    #: random, fixed when the delivery is queued (``delivery_nonce``): it makes the
+    #: notification's id unique across agents, scopes and servers, the same on
+    #: every attempt
+    nonce: str = ""
+
+
+def delivery_nonce() -> str:
+    """A new delivery's ``nonce``: 128 random bits, in hex."""
+    return secrets.token_hex(16)
 
 
 class EventLog(Protocol):

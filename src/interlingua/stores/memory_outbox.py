@@ -10,7 +10,16 @@ from collections.abc import Callable, Mapping, Sequence
 import msgspec
 
 from ..core.model import Event
-from .base import DEAD, PENDING, Delivery, PushConfigRecord, Scope, push_mode, wants_delivery
+from .base import (
+    DEAD,
+    PENDING,
+    Delivery,
+    PushConfigRecord,
+    Scope,
+    delivery_nonce,
+    push_mode,
+    wants_delivery,
+)
 
 __all__ = ["MemoryOutbox"]
 
@@ -58,7 +67,8 @@ class MemoryOutbox:
                     continue
                 seqs = seqs[-1:]
             for seq in seqs:
-                delivery = Delivery(next(self._ids), scope, task_id, config_id, seq)
+                delivery = Delivery(next(self._ids), scope, task_id, config_id, seq,
+                                    nonce=delivery_nonce())
                 self._rows[delivery.id] = _Row(delivery)
                 queue.append(delivery.id)
             queued = True

@@ -21,6 +21,7 @@ from ..base import (
     MessageRecord,
     PushConfigRecord,
     Scope,
+    delivery_nonce,
     push_mode,
     wants_delivery,
 )
@@ -156,15 +157,15 @@ _PENDING_HEAD = (
 )
 _DELIVERY_COLUMNS = (
     "o.pk, t.tenant, t.owner, t.id, o.config_id, o.seq, o.state, o.attempts, o.next_at,"
-    " o.last_error, o.last_attempt_at"
+    " o.last_error, o.last_attempt_at, o.nonce"
 )
 
 
 def _delivery(row: Sequence[Any]) -> Delivery:
-    pk, tenant, owner, task_id, config_id, seq, state, attempts, next_at, error, at = row
+    pk, tenant, owner, task_id, config_id, seq, state, attempts, next_at, error, at, nonce = row
     return Delivery(id=pk, scope=Scope(tenant, owner), task_id=task_id, config_id=config_id,
                     seq=seq, state=state, attempts=attempts, next_at=next_at,
-                    last_error=error, last_attempt_at=at)
+                    last_error=error, last_attempt_at=at, nonce=nonce or "")
 
 
 async def _queue(conn: asyncpg.Connection, pk: int, first_seq: int,
@@ -196,8 +197,9 @@ async def _queue(conn: asyncpg.Connection, pk: int, first_seq: int,
                     continue
             seqs = seqs[-1:]
         await conn.execute(
-            "INSERT INTO push_outbox (task_pk, config_id, seq, state)"
-            f" SELECT $1, $2, unnest($3::integer[]), '{PENDING}'", pk, config_id, seqs)
+            "INSERT INTO push_outbox (task_pk, config_id, seq, state, nonce)"
+            f" SELECT $1, $2, s, '{PENDING}', n FROM unnest($3::integer[], $4::text[]) AS u (s, n)",
+            pk, config_id, seqs, [delivery_nonce() for _ in seqs])
     return queued
 
 

@@ -153,6 +153,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN generation bigint",
         "ALTER TABLE tasks ADD COLUMN generation_at integer",
     ),
+    (
+        # A delivery's nonce (stores/base.py, Delivery): random, fixed when it is
+        # queued, so that its notification's id is unique across agents, scopes and
+        # servers (a v0.1 task id is the client's). The default (volatile: one value
+        # per row) gives the rows queued before one, and the rows a replica of an
+        # earlier version queues.
+        "ALTER TABLE push_outbox ADD COLUMN nonce text NOT NULL"
+        " DEFAULT md5(random()::text || clock_timestamp()::text)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

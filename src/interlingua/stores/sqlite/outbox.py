@@ -20,6 +20,7 @@ from ..base import (
     PushConfigRecord,
     Scope,
     TooManyPushConfigs,
+    delivery_nonce,
     push_mode,
     wants_delivery,
 )
@@ -130,12 +131,12 @@ _PENDING_HEAD = (
 _DUE = "push_outbox o INDEXED BY push_outbox_due"
 _DELIVERY_COLUMNS = (
     "o.pk, t.tenant, t.owner, t.id, o.config_id, o.seq, o.state, o.attempts, o.next_at,"
-    " o.last_error, o.last_attempt_at"
+    " o.last_error, o.last_attempt_at, o.nonce"
 )
 
 
 def _delivery(row: Sequence[Any]) -> Delivery:
-    pk, tenant, owner, task_id, config_id, seq, state, attempts, next_at, error, at = row
+    pk, tenant, owner, task_id, config_id, seq, state, attempts, next_at, error, at, nonce = row
     return Delivery(
         id=pk,
         scope=Scope(tenant, owner),
@@ -147,6 +148,7 @@ def _delivery(row: Sequence[Any]) -> Delivery:
         next_at=next_at,
         last_error=error,
         last_attempt_at=at,
+        nonce=nonce or "",
     )
 
 
@@ -176,8 +178,9 @@ def _queue(conn: sqlite3.Connection, pk: int, first_seq: int, events: Sequence[E
                 continue
             seqs = seqs[-1:]
         conn.executemany(
-            "INSERT INTO push_outbox (task_pk, config_id, seq, state) VALUES (?, ?, ?, ?)",
-            [(pk, config_id, seq, PENDING) for seq in seqs],
+            "INSERT INTO push_outbox (task_pk, config_id, seq, state, nonce)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(pk, config_id, seq, PENDING, delivery_nonce()) for seq in seqs],
         )
     return queued
 

@@ -172,6 +172,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN generation INTEGER",
         "ALTER TABLE tasks ADD COLUMN generation_at INTEGER",
     ),
+    (
+        # A delivery's nonce (stores/base.py, Delivery): random, fixed when it is
+        # queued, so that its notification's id is unique across agents, scopes and
+        # servers (a v0.1 task id is the client's). Rows queued before take one now;
+        # a row a process of an earlier version queues takes one as it is written.
+        "ALTER TABLE push_outbox ADD COLUMN nonce TEXT",
+        "UPDATE push_outbox SET nonce = lower(hex(randomblob(16)))",
+        """
+        CREATE TRIGGER push_outbox_nonce AFTER INSERT ON push_outbox
+        WHEN NEW.nonce IS NULL BEGIN
+            UPDATE push_outbox SET nonce = lower(hex(randomblob(16))) WHERE pk = NEW.pk;
+        END
+        """,
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open
