@@ -65,7 +65,7 @@ def test_each_event_is_pushed_once_although_three_replicas_dispatch(
         deadline = time.monotonic() + 30
         while True:
             delivered = [r.nid.split(":") for r in hook.delivered()]
-            arrived = {t: [int(seq) for task, _, seq in delivered if task == t]
+            arrived = {t: [int(seq) for task, _, seq, _ in delivered if task == t]
                        for t in task_ids}
             if arrived == expected or time.monotonic() > deadline:
                 break
@@ -74,7 +74,7 @@ def test_each_event_is_pushed_once_although_three_replicas_dispatch(
         time.sleep(0.5)  # nothing more comes: no delivery went out twice
         tally("push, 9 tasks, three dispatching replicas",
               [(t, seq) for t in task_ids for seq in expected[t]],
-              [(task, int(seq)) for task, _, seq in (r.nid.split(":") for r in hook.delivered())])
+              [(task, int(seq)) for task, _, seq, _ in (r.nid.split(":") for r in hook.delivered())])
         assert len(hook.delivered()) == sum(len(s) for s in expected.values())
 
 
@@ -132,7 +132,7 @@ def test_a_replica_killed_mid_delivery_loses_no_delivery(
             deadline = time.monotonic() + 30
             while True:
                 delivered = [r.nid.split(":") for r in hook.delivered()]
-                arrived = {t: sorted({int(seq) for task, _, seq in delivered if task == t})
+                arrived = {t: sorted({int(seq) for task, _, seq, _ in delivered if task == t})
                            for t in task_ids}
                 if arrived == expected or time.monotonic() > deadline:
                     break

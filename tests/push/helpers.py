@@ -35,7 +35,8 @@ class Received(NamedTuple):
 
     @property
     def seq(self) -> int:
-        return int(self.nid.rsplit(":", 1)[-1])
+        """The seq the notification id names (``{task}:{config}:{seq}:{nonce}``)."""
+        return int(self.nid.split(":")[2])
 
     def json(self) -> Any:
         return msgspec.json.decode(self.body)

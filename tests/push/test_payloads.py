@@ -140,8 +140,9 @@ async def test_body_and_headers_per_dialect(agent: Agentish, dialect: str) -> No
         assert r.path == "/webhook"
         assert r.headers["authorization"] == "Bearer s3cret"
         assert r.headers["x-a2a-notification-token"] == "tok-1"
-        task_part, config_part, seq = r.nid.split(":")
+        task_part, config_part, seq, nonce = r.nid.split(":")
         assert task_part == task_id and int(seq) == r.seq and config_part
+        assert len(nonce) == 32 and int(nonce, 16) >= 0  # 128 random bits, in hex
         header = verify(r, jwks)
         assert header["alg"] == "ES256" and header["nid"] == r.nid and header["typ"]
         expected = "application/a2a+json" if dialect == "1.0" else "application/json"

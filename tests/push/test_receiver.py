@@ -63,7 +63,7 @@ class Setup:
     async def notify(self, body: bytes, *, seq: int = 1, dialect: str = "1.0",
                      token: str | None = "tok", sign_body: bytes | None = None,
                      nid: str | None = None, signed_nid: str | None = None) -> httpx.Response:
-        nid = nid or notification_id("t-1", "cfg", seq)
+        nid = nid or notification_id("t-1", "cfg", seq, "n0nce")
         signature, _ = self.keys.sign(sign_body or body, notification_id=signed_nid or nid)
         req = build_request("http://hook.test/", dialect=dialect, token=token,
                             authentication=None, nid=nid,
@@ -96,7 +96,7 @@ async def test_a_signed_notification_is_taken_once(setup: Setup) -> None:
     assert event.verified and event.kid == setup.keys.current.kid
     assert (event.dialect, event.task_id, event.state) == ("1.0", "t-1", "completed")
     assert event.item == update
-    assert event.notification_id == "t-1:cfg:1"
+    assert event.notification_id == "t-1:cfg:1:n0nce"
 
 
 @pytest.mark.parametrize(("change", "why"), [
@@ -122,7 +122,7 @@ async def test_a_signed_body_carried_in_the_signature_verifies_no_other_body(
     from interlingua.server.keyring import attach_payload
 
     own = task_body("0.3", msgspec.structs.replace(TASK, id="t-own"))
-    nid = notification_id("t-1", "cfg", 1)
+    nid = notification_id("t-1", "cfg", 1, "n0nce")
     signature, _ = setup.keys.sign(own, notification_id=nid)
     forged = task_body("0.3", msgspec.structs.replace(TASK, status=TaskStatus(
         state=TaskState.COMPLETED, message=Message(message_id="x", role=Role.AGENT,
@@ -158,7 +158,7 @@ async def test_a_signature_whose_header_the_jose_library_trips_on_is_refused(
     import base64
 
     body = task_body("0.3", TASK)
-    nid = notification_id("t-1", "cfg", 1)
+    nid = notification_id("t-1", "cfg", 1, "n0nce")
     good, _ = setup.keys.sign(body, notification_id=nid)
     head = msgspec.json.decode(base64.urlsafe_b64decode(good.split(".")[0] + "=="))
     for crit in (5, [5]):
@@ -179,7 +179,7 @@ async def test_a_jwks_that_is_no_key_set_refuses_with_401(setup: Setup, jwks: An
         return httpx.Response(200, json=jwks)
 
     body = task_body("0.3", TASK)
-    nid = notification_id("t-1", "cfg", 1)
+    nid = notification_id("t-1", "cfg", 1, "n0nce")
     signature, _ = setup.keys.sign(body, notification_id=nid)
     async with httpx.AsyncClient(transport=httpx.MockTransport(serve)) as http:
         receiver = Receiver(token="tok", jwks_url=JWKS, http=http)
@@ -239,7 +239,7 @@ async def test_a_compressed_notification_is_read_and_an_unknown_coding_refused(
     # signed as JSON, sent in gzip: the signature holds for the body decoded
     body = event_body(TaskCreated(task=TASK))
     assert body is not None
-    nid = notification_id("t-1", "cfg", 1)
+    nid = notification_id("t-1", "cfg", 1, "n0nce")
     signature, _ = setup.keys.sign(body, notification_id=nid)
     req = build_request("http://hook.test/", dialect="1.0", token="tok", authentication=None,
                         nid=nid, signature=("X-A2A-Signature", signature))

@@ -153,7 +153,7 @@ class Dispatcher:
         s = self.settings
         started = s.clock()
         attempt = d.attempts + 1
-        nid = notification_id(d.task_id, d.config_id, d.seq)
+        nid = notification_id(d.task_id, d.config_id, d.seq, d.nonce)
         try:
             record = await self.store.get_push_config(d.scope, d.task_id, d.config_id)
             body = None if record is None else await build_body(self.store, d, record)

@@ -93,10 +93,14 @@ def _visible(value: str) -> bool:
     return all(" " <= c <= "~" for c in value)
 
 
-def notification_id(task_id: str, config_id: str, seq: int) -> str:
-    """``{task}:{config}:{seq}``, each id percent-encoded (ids of uuids and
-    other unreserved characters stay as they are)."""
-    return f"{quote(task_id, safe='')}:{quote(config_id, safe='')}:{seq}"
+def notification_id(task_id: str, config_id: str, seq: int, nonce: str) -> str:
+    """``{task}:{config}:{seq}:{nonce}``, each id percent-encoded (ids of uuids and
+    other unreserved characters stay as they are). ``nonce`` is the delivery's
+    (random, fixed when it was queued): a task id (a v0.1 client's) and the config
+    id made from it may be another agent's, scope's or server's too. A delivery
+    without one (none of the stores' makes one) has the id of three parts."""
+    ident = f"{quote(task_id, safe='')}:{quote(config_id, safe='')}:{seq}"
+    return f"{ident}:{quote(nonce, safe='')}" if nonce else ident
 
 
 def content_type(dialect: str) -> str:
