@@ -38,7 +38,7 @@ OTHER = Agent("Other", "Something else.", _echo)
 def test_the_registry_forgets_an_instance_after_the_ttl_and_on_withdrawal() -> None:
     topics = Topics("ns")
     reg = Registry(ttl=60)
-    card = b'{"name": "A", "description": "a"}'
+    card = b'{"name": "A", "description": "a", "url": "mqtt://h/ns/A"}'
     reg.take(Inbound(topics.discovery(), card, {"a2aInstance": "1"}), topics, now=0)
     reg.take(Inbound(topics.discovery(), card, {"a2aInstance": "2"}), topics, now=30)
     assert [len(a.instances) for a in reg.live(now=59)] == [2]
@@ -46,8 +46,11 @@ def test_the_registry_forgets_an_instance_after_the_ttl_and_on_withdrawal() -> N
     reg.take(Inbound(topics.withdrawals(), b'{"name": "A", "instance": "2"}'), topics, now=62)
     assert reg.live(now=62) == []
     # a card without an instance (SAM's agents) is one instance; junk is ignored
-    reg.take(Inbound(topics.discovery(), b'{"name": "S"}'), topics, now=0)
+    reg.take(Inbound(topics.discovery(), b'{"name": "S", "url": "mqtt://h/ns/S"}'), topics, now=0)
     assert reg.take(Inbound(topics.discovery(), b"not json"), topics, now=0) is None
+    # and so is JSON that is not a card (a member of the wrong shape)
+    assert reg.take(Inbound(topics.discovery(), b'{"name": "S", "url": "mqtt://h/ns/S", '
+                                                b'"capabilities": "oops"}'), topics, now=0) is None
     assert [a.name for a in reg.live(now=1)] == ["S"]
     assert reg.live(now=61) == []
 
@@ -93,7 +96,7 @@ async def test_mesh_agents_lists_the_live_agents(ns: str) -> None:
 def test_the_registry_keeps_an_instance_for_six_of_the_periods_its_card_says() -> None:
     topics = Topics("ns")
     reg = Registry(ttl=60)
-    card = b'{"name": "A"}'
+    card = b'{"name": "A", "url": "mqtt://h/ns/A"}'
     reg.take(Inbound(topics.discovery(), card, {"a2aInstance": "1", "a2aCardInterval": "90"}),
              topics, now=0)
     assert [a.name for a in reg.live(now=539)] == ["A"]  # six periods of 90 s

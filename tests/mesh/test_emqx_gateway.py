@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
+import msgspec
 import pytest
 
 from interlingua import Agent, Context, client_for
@@ -116,3 +117,34 @@ async def test_a_task_id_that_cannot_be_a_topic_level_is_refused_as_in_sams_layo
                                              "parts": [{"type": "text", "text": "hi"}]}}})).json()
             assert refused["error"]["code"] == -32600, refused
             assert "'a+b' holds an MQTT wildcard" in refused["error"]["message"]
+
+
+async def test_a_retained_card_that_cannot_be_read_as_a_card_is_not_listed(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A retained card that is JSON with a name but not a card (``capabilities`` a
+    string): not listed, with a warning, as a card that is not JSON is; its URLs are
+    404s, not 500s with an ``InvalidCard`` traceback."""
+    need_broker()
+    org, unit = org_unit()
+    from interlingua.mesh.emqx.topics import Space
+
+    from .helpers import EmqxPeer
+
+    space = Space(org, unit)
+    bad = msgspec.json.encode({"name": "Bad", "description": "d",
+                               "url": f"{BROKER}/{org}/{unit}/bad", "capabilities": "oops"})
+    async with EmqxPeer(org, unit) as peer:
+        await peer.broker.publish(space.discovery("bad"), bad, {"a2a-status": "online"},
+                                  retain=True)
+        try:
+            with caplog.at_level("WARNING"):
+                async with gateway(org, unit) as base, httpx.AsyncClient(timeout=10) as http, \
+                        on_emqx(WORKER, org, unit, name="worker"):
+                    assert await _listed(http, base, True) == ["Worker"]
+                    got = await http.get(base + "/agents/bad/.well-known/agent-card.json")
+                    assert got.status_code == 404, got.text
+        finally:
+            await peer.broker.publish(space.discovery("bad"), b"", retain=True)
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("cannot be read" in w and "capabilities" in w for w in warned), warned
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

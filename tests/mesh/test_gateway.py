@@ -369,3 +369,46 @@ async def test_a_task_id_that_cannot_be_a_topic_level_is_refused_at_once(
         ok = (await http.post(url + "/agents/Worker/", json=send("plain-" + ns))).json()
         assert ok["result"]["id"] == "plain-" + ns
         assert ok["result"]["status"]["state"] == "completed", ok
+
+
+async def test_a_card_that_cannot_be_read_as_a_card_is_dropped_at_discovery(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A card on the discovery topic that is JSON with a name but not a card
+    (``capabilities`` a string): dropped with a warning, as a card that is not JSON is;
+    it does not replace the good card of that agent, and no URL of the gateway answers
+    500. Before, it was listed, and its card URL and endpoint answered 500 with an
+    ``InvalidCard`` traceback in the log."""
+    def card(name: str, **fields: object) -> bytes:
+        return msgspec.json.encode({"name": name, "description": "d",
+                                    "url": f"{BROKER}/{ns}/{name}", **fields})
+
+    async with Peer(ns) as peer, gateway(ns, warmup=0) as url, \
+            httpx.AsyncClient(timeout=10) as http:
+        said = {"a2aInstance": "i1"}
+        await peer.broker.publish(peer.topics.discovery(), card("Good", description="good"),
+                                  said)
+        with caplog.at_level("WARNING"):
+            await peer.broker.publish(peer.topics.discovery(),
+                                      card("Good", capabilities="oops"), said)
+            await peer.broker.publish(peer.topics.discovery(),
+                                      card("Bad", capabilities="oops"), said)
+            # one publisher's messages arrive in order: once Marker is listed, the
+            # bad cards have been heard
+            await peer.broker.publish(peer.topics.discovery(), card("Marker"), said)
+            for _ in range(100):
+                listed = [a["name"] for a in (await http.get(url + "/agents")).json()["agents"]]
+                if "Marker" in listed:
+                    break
+                await asyncio.sleep(0.1)
+            assert listed == ["Good", "Marker"]
+            good = await http.get(url + "/agents/Good/.well-known/agent-card.json")
+            assert good.status_code == 200, good.text
+            assert good.json()["description"] == "good"
+            bad = await http.get(url + "/agents/Bad/.well-known/agent-card.json")
+            assert bad.status_code == 404, bad.text
+            sent = await http.post(url + "/agents/Bad/", json={
+                "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}})
+            assert sent.status_code == 404, sent.text
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert sum("cannot be read" in w and "capabilities" in w for w in warned) == 2, warned
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from ..client.card import parse_card
+from ..client.errors import InvalidCard
 from .broker import Broker, Inbound
 from .reading import DiscoveryListener
 from .topics import MeshURL, Topics, mesh_name, parse_mesh_url
 
 __all__ = ["CARD_INTERVAL", "CARD_PERIOD", "DEFAULT_TTL", "Discovery", "LiveAgent", "Registry",
-           "agent_level", "list_agents"]
+           "agent_level", "list_agents", "read_card_head"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -59,6 +61,19 @@ class _CardHead(msgspec.Struct):
     name: str
     description: str | None = None
     version: str | None = None
+
+
+def read_card_head(payload: bytes, topic: str) -> _CardHead | None:
+    """The name, description and version of the card ``payload`` heard on ``topic``;
+    None, with a warning, when it is not a card its consumers can read whole (not
+    JSON, no name, or a member of the wrong shape: a gateway serves the card it keeps)."""
+    try:
+        head = msgspec.json.decode(payload, type=_CardHead)
+        parse_card(payload)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, InvalidCard) as exc:
+        log.warning("a card on %s that cannot be read: %s", topic, exc)
+        return None
+    return head
 
 
 class _Withdrawal(msgspec.Struct):
@@ -131,10 +146,8 @@ class Registry:
     def take(self, msg: Inbound, topics: Topics, now: float) -> str | None:
         """Take a discovery message; the name of the agent it was about (None: not one)."""
         if msg.topic == topics.discovery():
-            try:
-                head = msgspec.json.decode(msg.payload, type=_CardHead)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
-                log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
+            head = read_card_head(msg.payload, msg.topic)
+            if head is None:  # (the card kept, if any, stays)
                 return None
             level = agent_level(msg.payload, topics.namespace)
             agent = self._agents.get(level)

@@ -12,27 +12,16 @@ sent if asked for.
 from __future__ import annotations
 
 import asyncio
-import logging
 import secrets
 import time
 
-import msgspec
-
 from ..broker import Broker, Inbound
-from ..discovery import LiveAgent
+from ..discovery import LiveAgent, read_card_head
 from ..reading import DiscoveryListener
 from ..topics import MeshURL
 from .topics import STATUS, Space
 
 __all__ = ["Directory", "list_registered"]
-
-log = logging.getLogger("interlingua.mesh")
-
-
-class _CardHead(msgspec.Struct):
-    name: str
-    description: str | None = None
-    version: str | None = None
 
 
 class Directory(DiscoveryListener):
@@ -61,10 +50,8 @@ class Directory(DiscoveryListener):
             self.cards.pop(agent, None)
             self.status.pop(agent, None)
             return agent
-        try:
-            head = msgspec.json.decode(msg.payload, type=_CardHead)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
-            log.warning("a card on %s that cannot be read: %s", msg.topic, exc)
+        head = read_card_head(msg.payload, msg.topic)
+        if head is None:  # the registration is not one a consumer can use
             self.cards.pop(agent, None)
             self.status.pop(agent, None)
             return agent
