@@ -12,7 +12,7 @@ import pytest
 
 from interlingua import Agent, Context, client_for
 from interlingua.client import ArtifactAssembler
-from interlingua.core.errors import TaskNotFound
+from interlingua.core.errors import InvalidParams, TaskNotFound
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from interlingua.mesh.client import MeshClient
 
@@ -138,3 +138,35 @@ async def test_cli_client_commands_take_mesh_urls(ns: str) -> None:
         assert "TaskNotFound" in missing.stderr
     bad = await asyncio.to_thread(_cli, "send", f"{BROKER}/{ns}", "x")
     assert bad.returncode == 2
+
+
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+@pytest.mark.parametrize("task_id", ["a/+", "a#", "x\x00y"])
+async def test_a_task_id_that_cannot_be_a_topic_level_is_a_task_not_found(
+        layout: str, task_id: str) -> None:
+    """``get_task``, ``cancel`` (and in SAM's layout a follow-up and a subscription)
+    naming a task id that holds an MQTT wildcard or a NUL: no such task, TaskNotFound
+    at once, as over HTTP (where a message's ``taskId`` holding a NUL is invalid params). The SAM client named its reply topic by the raw id: the
+    agent refused the wildcard (-32600), and a NUL made the broker drop the client's
+    connection (a 10 s wait, then AgentUnreachable)."""
+    from .helpers import in_layout, need_broker, org_unit
+
+    need_broker()
+    org, unit = org_unit()
+    async with in_layout(WORKER, layout, BROKER, org, unit) as url, \
+            client_for(url, timeout=5) as client:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        with pytest.raises(TaskNotFound):
+            await client.get_task(task_id)
+        with pytest.raises(TaskNotFound):
+            await client.cancel(task_id)
+        if layout == "sam":  # (the profile's requester names a new task by its id)
+            with pytest.raises(InvalidParams if "\x00" in task_id else TaskNotFound):
+                await client.send("more", task_id=task_id)
+            with pytest.raises(TaskNotFound):
+                _ = [e async for e in client.subscribe(task_id)]
+        assert loop.time() - began < 3
+        # and the connection is still good
+        done = await client.send("report")
+        assert done.status.state is TaskState.COMPLETED  # type: ignore[union-attr]

@@ -4,8 +4,9 @@
 JSON-RPC request in the mesh's dialect (SAM's, plus ``tasks/get`` and
 ``tasks/resubscribe``) published on the agent's request topic, with
 ``replyTo`` and ``a2aStatusTopic`` naming topics of this client
-(``{ns}/a2a/v1/client/response/{id}/{task}``, ``…/client/status/{id}/{task}``),
-which it subscribes to once, and the MQTT 5 Response Topic (the ``replyTo``)
+(``{ns}/a2a/v1/client/response/{id}/{task}``, ``…/client/status/{id}/{task}``, the
+task id percent-encoded: any id is one level, with no wildcard or NUL), which it
+subscribes to once, and the MQTT 5 Response Topic (the ``replyTo``)
 and Correlation Data (the request's id) on every request. Answers are matched to calls by the JSON-RPC id;
 a send's id is the id of the task it creates, as SAM's requesters do.
 
@@ -18,12 +19,14 @@ counterpart on the mesh. A stream is not resumed after a broken connection
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import secrets
 import ssl
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 
@@ -57,7 +60,7 @@ from .broker import Broker, MeshUnavailable, PacketTooLarge
 from .client_api import MeshClientAPI, http_only, named_for, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
-from .topics import MeshURL, Topics, parse_mesh_url
+from .topics import MeshURL, Topics, parse_mesh_url, topic_problem
 
 __all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
 
@@ -72,6 +75,20 @@ class _Envelope(msgspec.Struct):
 
 
 _envelope = msgspec.json.Decoder(_Envelope)
+
+
+#: the longest topic level a task id is written as in this client's reply topics
+_LEVEL_MAX = 200
+
+
+def task_level(task_id: str) -> str:
+    """``task_id`` as one topic level of this client's reply topics: percent-encoded
+    (a wildcard, a NUL or a ``/`` in it cannot end up in a topic), or its hash when
+    that is long. The answers are matched by their JSON-RPC id, not by the topic."""
+    level = quote(task_id, safe="")
+    if len(level) > _LEVEL_MAX:
+        level = "sha256-" + hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return level
 
 
 #: what a call is handed for an answer past ``max_answer_bytes`` (no agent can send it)
@@ -165,6 +182,11 @@ class Requester(ReadingConnection):
         }
         if streaming:
             props["a2aStatusTopic"] = self.status_topic(task_id)
+        for what in ("replyTo", "a2aStatusTopic"):
+            if what in props and (why := topic_problem(props[what])) is not None:
+                # published, it would be refused, or end this connection
+                raise ClientError(f"the request to {agent} was not sent: its {what} "
+                                  f"{props[what]!r} {why}")
         inject_trace(props)  # the user property traceparent, when a span is current
         pending = self._pending[rid] = _Pending()
         try:
@@ -242,8 +264,9 @@ class MeshClient(MeshClientAPI):
         topics = self.topics
         self._requester = Requester(
             parsed, topics, self.client_id,
-            reply_topic=lambda task: topics.client_response(self.client_id, task),
-            status_topic=lambda task: topics.client_status(self.client_id, task),
+            # (the task id as a level of its own: ids are the agent's, and any string)
+            reply_topic=lambda task: topics.client_response(self.client_id, task_level(task)),
+            status_topic=lambda task: topics.client_status(self.client_id, task_level(task)),
             listen=[topics.client_response(self.client_id) + "/#",
                     topics.client_status(self.client_id) + "/#"],
             timeout=timeout, properties=self.headers,
