@@ -195,23 +195,33 @@ async def test_a_stream_is_one_event_per_publish_ending_with_the_final_status(
 
 async def test_a_retry_with_the_same_task_id_gets_the_task_and_runs_nothing_again(
         space: tuple[str, str]) -> None:
+    """The same message published again (the profile's retry: new Correlation Data, the
+    same payload) gets the task, and nothing runs again; a new message (id) for the
+    finished task is refused as over HTTP (-32004: a finished task takes no more)."""
     org, unit = space
-    task_id = str(uuid.uuid4())
+    task_id, message_id = str(uuid.uuid4()), uuid.uuid4().hex
     async with on_emqx(ECHO, org, unit), EmqxPeer(org, unit) as peer:
         await peer.listen(peer.reply_topic)
-        await peer.request("Echo", send("once", task_id), correlation=b"a1")
+        await peer.request("Echo", send("once", task_id, message_id=message_id),
+                           correlation=b"a1")
         first = decoded(await peer.next())["result"]["task"]
-        # a new message (id) for the same finished task: the retry of a lost answer
-        await peer.request("Echo", send("once", task_id), correlation=b"a2")
+        # the same message again: the retry of a lost answer
+        await peer.request("Echo", send("once", task_id, message_id=message_id),
+                           correlation=b"a2")
         again = await peer.next()
-        await peer.request("Echo", send("once", task_id, method="SendStreamingMessage"),
-                           correlation=b"a3")
-        streamed = [decoded(await peer.next())["result"] for _ in range(2)]
+        await peer.request("Echo", send("once", task_id, message_id=message_id,
+                                        method="SendStreamingMessage"), correlation=b"a3")
+        streamed = [decoded(m)["result"] for m in await peer.quiet(0.5)]
+        await peer.request("Echo", send("twice", task_id), correlation=b"a4")
+        refused = decoded(await peer.next())
     assert again.correlation == b"a2"
     assert decoded(again)["result"]["task"]["id"] == task_id
     assert decoded(again)["result"]["task"]["status"] == first["status"]
-    assert streamed[0]["task"]["id"] == task_id
-    assert streamed[1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    # the stream of a finished task, as over HTTP: the task, which says how it ended
+    assert [s["task"]["id"] for s in streamed] == [task_id]
+    assert streamed[0]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert refused["error"]["code"] == -32004, refused
+    assert "finished task takes no more messages" in refused["error"]["message"]
     assert RUNS.count(task_id) == 1
 
 

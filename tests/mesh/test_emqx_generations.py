@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -142,3 +143,97 @@ def test_a_1_1_request_on_the_mesh_gets_the_generations_the_http_bindings_give()
     unknown = out["unknown"]["error"]
     assert unknown["code"] == -32009, unknown
     assert "'9.9'" in unknown["message"] and "1.0" in unknown["message"], unknown
+
+
+def test_a_message_to_a_task_that_does_not_wait_for_input_is_answered_as_over_http() -> None:
+    """A new message (a new message id) for a task that is finished, or working: refused
+    as JSON-RPC over HTTP refuses it, a 1.1 one whose ``ifGenerationMatch`` is not the
+    task's generation with -32010 and its metadata, else -32004. The same message sent
+    again (a retry: its message id) is still answered with the task, nothing run again.
+    Before, the profile answered every message to such a task with the task (a retry,
+    whatever its message id), and ``ifGenerationMatch`` was not looked at."""
+    need_broker()
+    org, unit = org_unit()
+    done_id, held_id = str(uuid.uuid4()), str(uuid.uuid4())
+    first = message("done", done_id)
+    with served(org, unit) as url, httpx.Client(timeout=30) as client:
+
+        def over_http(params: dict[str, Any]) -> Any:
+            return client.post(url + "/", json=request("SendMessage", params),
+                               headers={"A2A-Version": "1.1"}).json()
+
+        async def on_mesh() -> dict[str, Any]:
+            async with EmqxPeer(org, unit) as peer:
+                await peer.listen(peer.reply_topic)
+                asker = Asker(peer)
+                out: dict[str, Any] = {}
+                (out["done"],) = await asker.ask("SendMessage", {"message": first}, **V11)
+                await asker.ask("SendStreamingMessage", {"message": message("hold", held_id)},
+                                until="TASK_STATE_WORKING", **V11)
+                for name, task_id in (("done", done_id), ("held", held_id)):
+                    for asked in (None, "1"):
+                        params: dict[str, Any] = {"message": message("more", task_id)}
+                        if asked is not None:
+                            params["configuration"] = {"ifGenerationMatch": asked}
+                        (got,) = await asker.ask("SendMessage", params, **V11)
+                        out[f"{name}-{asked}"] = (got, await asyncio.to_thread(over_http, params))
+                (out["retry"],) = await asker.ask("SendMessage", {"message": first}, **V11)
+                (out["retry-1"],) = await asker.ask(
+                    "SendMessage", {"message": first, "configuration": {"ifGenerationMatch": "1"}},
+                    **V11)
+                return out
+
+        out = asyncio.run(on_mesh())
+    done = out["done"]["result"]["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED" and done["generation"] != "1"
+    for key in ("done-None", "done-1", "held-None", "held-1"):
+        mesh, http = out[key]
+        assert "error" in http, (key, http)
+        assert mesh.get("error") == http["error"], (key, mesh, http)
+    assert out["done-None"][0]["error"]["code"] == -32004
+    mismatch = out["done-1"][0]["error"]
+    assert mismatch["code"] == -32010
+    assert mismatch["data"][0]["metadata"] == {
+        "taskId": done_id, "expectedGeneration": "1", "currentGeneration": done["generation"]}
+    assert out["held-1"][0]["error"]["code"] == -32010
+    # a retry is answered with the task as it stands, whatever generation it names
+    for key in ("retry", "retry-1"):
+        assert out[key]["result"]["task"]["id"] == done_id, out[key]
+        assert out[key]["result"]["task"]["generation"] == done["generation"]
+
+
+def test_a_stream_sent_again_for_a_finished_task_is_answered_as_over_http() -> None:
+    """A streaming send repeated (its message id) once its task is finished: the task,
+    at its generation, as JSON-RPC over HTTP answers the same repeat; no event of it
+    without a generation. Before, the task was followed by a made-up ``statusUpdate``
+    with no generation (0, which a 1.1 server must never send)."""
+    need_broker()
+    org, unit = org_unit()
+    task_id = str(uuid.uuid4())
+    first = message("done", task_id)
+    with served(org, unit) as url, httpx.Client(timeout=30) as client:
+
+        async def on_mesh() -> list[Any]:
+            async with EmqxPeer(org, unit) as peer:
+                await peer.listen(peer.reply_topic)
+                asker = Asker(peer)
+                await asker.ask("SendStreamingMessage", {"message": first},
+                                until="TASK_STATE_COMPLETED", **V11)
+                again: list[Any] = []
+                correlation = uuid.uuid4().bytes
+                await peer.request("Gen", request("SendStreamingMessage", {"message": first}),
+                                   correlation=correlation, **V11)
+                again += [decoded(m) for m in await peer.quiet(1.0)
+                          if m.correlation == correlation]
+                return again
+
+        again = asyncio.run(on_mesh())
+        with client.stream("POST", url + "/", json=request("SendStreamingMessage",
+                                                           {"message": first}),
+                           headers={"A2A-Version": "1.1"}) as resp:
+            http = [json.loads(line[5:]) for line in resp.iter_lines()
+                    if line.startswith("data:")]
+    assert [e["result"] for e in again] == [e["result"] for e in http], (again, http)
+    for event in again:
+        (item,) = event["result"].values()
+        assert int(item["generation"]) >= 1, event

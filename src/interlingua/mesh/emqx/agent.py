@@ -12,10 +12,11 @@ the front door, every answer on the request's Response Topic.
   ``artifactUpdate``; the last has a state that ends the turn).
 - The requester chooses the task id (``message.taskId``, required): an id no
   task has makes a new task of that id (what this profile alone allows); the id
-  of an input-required or auth-required task continues it; the id of any other
-  task is a retry, answered with the task as it stands (its stream, when it is
-  still running), nothing run again. A ``contextId`` other than the task's is
-  refused (-32602).
+  of an existing task goes through the front door as over HTTP: the same message
+  again (its message id) is a retry, answered with its task, nothing run again;
+  a new one continues an input-required or auth-required task, and is refused
+  for any other (``ifGenerationMatch`` checked as over HTTP). A ``contextId``
+  other than the task's is refused (-32602).
 - Presence: the card is retained on ``$a2a/v1/discovery/{org}/{unit}/{agent}``
   with ``a2a-status: online``; the broker publishes it with ``offline`` (source
   ``lwt``) when the connection ends without a DISCONNECT, and a clean stop
@@ -38,8 +39,7 @@ from ...core import jsonrpc
 from ...core.calls import GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import V1_CODECS, Codec, get_codec
 from ...core.errors import A2AError, InternalError, InvalidParams, InvalidRequest, TaskNotFound
-from ...core.lifecycle import INTERRUPTED_STATES
-from ...core.model import TERMINAL_STATES, Message, StatusUpdate, Task
+from ...core.model import Message, Task
 from ...server import dispatch
 from ...server.context import RequestInfo
 from ...server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
@@ -276,10 +276,7 @@ class EmqxAgent:
                     "Missing required Task.id (message.taskId): the requester names the task "
                     "in A2A over MQTT")))
                 return
-            existing = await self._place(call, info)
-            if existing is not None:  # a retry: the task as it stands, nothing run again
-                await self._repeat(call, existing, answer, info)
-                return
+            await self._place(call, info)
         result = await self.door.enter(inbound)
         if isinstance(result, Items):
             await self._pump(result, info, answer)
@@ -293,9 +290,10 @@ class EmqxAgent:
             return
         await answer.result(body)
 
-    async def _place(self, call: SendMessage, info: RequestInfo) -> Task | None:
-        """Where the send goes: a new task of the requester's id (None), a task it
-        continues (None), or the task it repeats (returned)."""
+    async def _place(self, call: SendMessage, info: RequestInfo) -> None:
+        """Where the send goes: a new task of the requester's id, or the task it names,
+        which the front door then treats as over HTTP (a follow-up, a retry of a
+        message it has, or a refusal: ``ifGenerationMatch``, a finished task)."""
         message = call.message
         task_id = message.task_id
         assert task_id is not None
@@ -310,29 +308,11 @@ class EmqxAgent:
                     from None
             message.task_id = None
             call.client_task_id = task_id
-            return None
+            return
         assert isinstance(task, Task)
         if message.context_id and message.context_id != task.context_id:
             raise InvalidParams(f"Invalid params: message.contextId {message.context_id!r} is "
                                 f"not the context of task {task_id} ({task.context_id!r})")
-        if task.status.state in INTERRUPTED_STATES:
-            return None  # the requester's answer: the task goes on
-        return task
-
-    async def _repeat(self, call: SendMessage, task: Task, answer: _Answer,
-                      info: RequestInfo) -> None:
-        """The answer to a send that repeats ``task``: the task; for a stream, the task
-        then how it ended, or its events from now on while it runs."""
-        if not call.streaming:
-            await answer.result(answer.codec.encode_result(call, task))
-            return
-        if task.status.state in TERMINAL_STATES:
-            await answer.result(answer.codec.encode_stream_item(task))
-            await answer.result(answer.codec.encode_stream_item(StatusUpdate(
-                task_id=task.id, context_id=task.context_id, status=task.status)))
-            return
-        await self._pump(Items(await self.door.stream(SubscribeToTask(id=task.id), info)),
-                         info, answer)
 
     async def _pump(self, items: Items, info: RequestInfo, answer: _Answer) -> None:
         """Each event of a stream, on the Response Topic, in order."""
