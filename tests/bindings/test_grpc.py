@@ -283,11 +283,11 @@ def test_v1_errors_have_statuses_and_error_info(v1: rpc1.A2AServiceStub) -> None
         v1.GetTask(pb1.GetTaskRequest(id="nope"))
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
     assert _error_info(err.value) == ("TASK_NOT_FOUND", "a2a-protocol.org")
-    # no extended card configured
+    # the card offers no extended card: unsupported (§3.3.4)
     with pytest.raises(grpc.RpcError) as err:
         v1.GetExtendedAgentCard(pb1.GetExtendedAgentCardRequest())
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert _error_info(err.value)[0] == "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+    assert _error_info(err.value)[0] == "UNSUPPORTED_OPERATION"
     # a version this server does not speak
     with pytest.raises(grpc.RpcError) as err:
         v1.GetTask(pb1.GetTaskRequest(id="x"), metadata=(("a2a-version", "9.9"),))

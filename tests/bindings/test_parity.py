@@ -28,7 +28,7 @@ from tests.live import bind_loopback, live_grpc_agent, live_server, url_of
 from tests.mesh.helpers import BROKER, namespace, need_broker
 
 from .chunks_agent import write_chunks
-from .drivers import DRIVERS, JSONRPC, MQTT, Driver, Refused, token
+from .drivers import DRIVERS, DRIVERS_11, JSONRPC, MQTT, Driver, Refused, token
 
 ALICE = {"X-API-Key": "alice-" + "a" * 20}
 BOB = {"X-API-Key": "bob-" + "b" * 20}
@@ -413,6 +413,33 @@ def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -
                     "grpc-1.0": ("NOT_FOUND", "TASK_NOT_FOUND"),
                     "grpc-0.3": ("NOT_FOUND", "TASK_NOT_FOUND")}[kind.name]
     assert (refused.value.status, refused.value.reason) == (status, code)
+
+
+@pytest.mark.parametrize("name", [*DRIVERS, *DRIVERS_11])
+def test_the_extended_card_of_an_agent_whose_card_offers_none(
+        name: str, server: str, client: httpx.Client) -> None:
+    """GetExtendedAgentCard of an agent whose card says ``extendedAgentCard`` false:
+    UnsupportedOperationError in v1.0 and 1.1 (§3.3.4: NotConfigured is for an agent
+    that offers one and has none), on every binding. v0.3 answers what its schema has
+    for it (-32007, as the official v0.3 SDK does), and its HTTP+JSON ``GET /v1/card``
+    and gRPC ``GetAgentCard`` the public card."""
+    d = {**DRIVERS, **DRIVERS_11}[name](client, server)
+    expected = {"jsonrpc-1.0": (200, "-32004"), "jsonrpc-1.1": (200, "-32004"),
+                "rest-1.0": (400, "UNSUPPORTED_OPERATION"),
+                "rest-1.1": (400, "UNSUPPORTED_OPERATION"),
+                "grpc-1.0": ("FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"),
+                "grpc-1.1": ("FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"),
+                "jsonrpc-0.3": (200, "-32007")}.get(name)
+    if expected is None:  # the caller's card: the public one, as none other is
+        card = d.call(c.GetExtendedCard())
+        assert isinstance(card, m.AgentCard) and card.name == "Worker"
+        assert not card.capabilities.extended_card
+        return
+    with pytest.raises(Refused) as refused:
+        d.call(c.GetExtendedCard())
+    assert (refused.value.status, refused.value.reason) == expected, refused.value
+    if name.endswith(("1.0", "1.1")):
+        assert "extended" in refused.value.message.lower(), refused.value
 
 
 #: task ids a v0.1 client may choose that a URL must escape: a "/" (which split the id

@@ -510,6 +510,7 @@ NO_V01_CODE: dict[type[errors.A2AError], int] = {
     errors.JSONRPCError: -32603,
     errors.InvalidAgentResponse: -32603,
     errors.ExtendedCardNotConfigured: -32004,
+    errors.ExtendedCardNotSupported: -32004,
     errors.ExtensionSupportRequired: -32600,
     errors.VersionNotSupported: -32600,
     # A2A 1.1's -32010 is v0.1's rate limit: never written as that

@@ -167,6 +167,8 @@ _ERROR_DEFINITIONS: dict[type[errors.A2AError], str] = {
     errors.ContentTypeNotSupported: "ContentTypeNotSupportedError",
     errors.InvalidAgentResponse: "InvalidAgentResponseError",
     errors.ExtendedCardNotConfigured: "AuthenticatedExtendedCardNotConfiguredError",
+    # (v0.3 has no other error for a card that offers no extended card)
+    errors.ExtendedCardNotSupported: "AuthenticatedExtendedCardNotConfiguredError",
     errors.ExtensionSupportRequired: "InvalidRequestError",
     errors.VersionNotSupported: "InvalidRequestError",
     errors.AuthenticationRequired: "InvalidRequestError",

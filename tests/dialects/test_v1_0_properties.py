@@ -37,6 +37,7 @@ from interlingua.core.errors import (
     AuthorizationFailed,
     ContentTypeNotSupported,
     ExtendedCardNotConfigured,
+    ExtendedCardNotSupported,
     ExtensionSupportRequired,
     InternalError,
     InvalidAgentResponse,
@@ -570,6 +571,7 @@ _ERRORS: list[type[A2AError]] = [
     ContentTypeNotSupported,
     InvalidAgentResponse,
     ExtendedCardNotConfigured,
+    ExtendedCardNotSupported,
     ExtensionSupportRequired,
     VersionNotSupported,
     AuthenticationRequired,
@@ -590,7 +592,8 @@ def test_error_round_trip(cls: type[A2AError], message: str, data: Any) -> None:
     doc = msgspec.json.decode(codec.encode_error(err))
     assert doc["code"] == get_codec("1.0").code_of(err)
     back = codec.decode_error(doc)
-    # InvalidTaskState / StreamingNotSupported share code and reason with their parent
+    # InvalidTaskState / StreamingNotSupported / ExtendedCardNotSupported share code and
+    # reason with their parent
     assert isinstance(err, type(back))
     assert (back.reason, get_codec("1.0").code_of(back)) == (err.reason, get_codec("1.0").code_of(err))
     assert back.message == message

@@ -151,7 +151,8 @@ def test_multi_turn_in_both_dialects(c: httpx.Client, url: str) -> None:
         (b'{"jsonrpc":"2.0","id":16,"method":"message/send","params":{"message":'
          b'{"kind":"message","messageId":"m","role":"robot","parts":[{"kind":"text","text":"x"}]}}}',
          -32602, 16),
-        (b'{"jsonrpc":"2.0","id":17,"method":"GetExtendedAgentCard"}', -32007, 17),
+        # the card offers no extended card: unsupported (v1.0 §3.3.4); v0.3 has -32007
+        (b'{"jsonrpc":"2.0","id":17,"method":"GetExtendedAgentCard"}', -32004, 17),
         (b'{"jsonrpc":"2.0","id":18,"method":"agent/getAuthenticatedExtendedCard"}', -32007, 18),
     ],
 )

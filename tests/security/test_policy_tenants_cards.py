@@ -253,8 +253,10 @@ def test_extended_card_needs_credentials(c: httpx.Client, url: str) -> None:
 def test_extended_card_not_configured() -> None:
     agent = Agent("Plain", "No extended card.", _work)
     with serve_agent(agent, auth=make_auth()) as base, httpx.Client() as c:
+        # its card offers none: unsupported in v1.0 (§3.3.4), v0.3's -32007
         v1 = rpc(c, base, USER, "GetExtendedAgentCard", {}, V1).json()
-        assert v1["error"]["code"] == -32007
+        assert v1["error"]["code"] == -32004
+        assert v1["error"]["data"][0]["reason"] == "UNSUPPORTED_OPERATION"
         v03 = rpc(c, base, USER, "agent/getAuthenticatedExtendedCard", {}).json()
         assert v03["error"]["code"] == -32007
         v02 = c.get(base + "/agent/authenticatedExtendedCard", headers=USER)

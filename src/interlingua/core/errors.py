@@ -12,7 +12,8 @@
     ├── PushNotSupported          -32003
     ├── UnsupportedOperation      -32004
     │   ├── InvalidTaskState      (v0.1: -32009; later: -32004)
-    │   └── StreamingNotSupported (v0.1: -32006; later: -32004)
+    │   ├── StreamingNotSupported (v0.1: -32006; later: -32004)
+    │   └── ExtendedCardNotSupported (v0.3: -32007; else -32004)
     ├── ContentTypeNotSupported   -32005
     ├── InvalidAgentResponse      -32006 (v0.2+)
     ├── ExtendedCardNotConfigured -32007 (v0.3+)
@@ -42,6 +43,7 @@ __all__ = [
     "ConcurrentModification",
     "ContentTypeNotSupported",
     "ExtendedCardNotConfigured",
+    "ExtendedCardNotSupported",
     "ExtensionSupportRequired",
     "InternalError",
     "InvalidAgentResponse",
@@ -165,6 +167,15 @@ class InvalidTaskState(UnsupportedOperation):
 
 class StreamingNotSupported(UnsupportedOperation):
     default_message = "Streaming is not supported by this agent"
+
+
+class ExtendedCardNotSupported(UnsupportedOperation):
+    """GetExtendedAgentCard of an agent whose card does not offer one
+    (``capabilities.extendedAgentCard`` false or absent): UnsupportedOperationError
+    (v1.0 §3.3.4). v0.3's schema has only -32007 for it, which its SDK answers."""
+
+    default_message = ("This agent offers no extended agent card "
+                       "(its card says extendedAgentCard: false)")
 
 
 class ContentTypeNotSupported(A2AError):

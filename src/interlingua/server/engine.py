@@ -45,6 +45,7 @@ from ..core.dialects._common import format_timestamp
 from ..core.errors import (
     ConcurrentModification,
     ExtendedCardNotConfigured,
+    ExtendedCardNotSupported,
     InvalidParams,
     LifecycleError,
     TaskNotCancelable,
@@ -409,7 +410,7 @@ class Engine:
         if isinstance(call, GetExtendedCard):
             try:
                 return self.extended_card(request)
-            except ExtendedCardNotConfigured:
+            except (ExtendedCardNotConfigured, ExtendedCardNotSupported):
                 if call.public_if_none:
                     return None
                 raise
@@ -533,11 +534,16 @@ class Engine:
         return stream
 
     def extended_card(self, request: RequestInfo) -> AgentCard:
-        """The caller's extended card (the agent's hook gets the principal when it takes two)."""
+        """The caller's extended card (the agent's hook gets the principal when it takes two).
+        An agent whose card offers none: ``ExtendedCardNotSupported`` (spec §3.3.4);
+        one whose card offers one it does not have: ``ExtendedCardNotConfigured``."""
         ext = self.agent.extended_card
-        if ext is None or self._card is None:
+        card = self._card() if self._card is not None else None
+        if not (card.capabilities.extended_card if card is not None else ext is not None):
+            raise ExtendedCardNotSupported()
+        if ext is None or card is None:
             raise ExtendedCardNotConfigured()
-        return self.authorizer.extended_card(ext, self._card(), request)
+        return self.authorizer.extended_card(ext, card, request)
 
     async def dialect_of(self, request: RequestInfo, task_id: str) -> str | None:
         """The dialect the caller's task was created in (None: the caller has no such task)."""

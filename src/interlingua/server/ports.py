@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..core.calls import Call, SendMessage
-from ..core.errors import ExtendedCardNotConfigured, PushNotSupported
+from ..core.errors import ExtendedCardNotConfigured, ExtendedCardNotSupported, PushNotSupported
 from ..core.model import AgentCard, Message, PushConfig, Task
 from ..signals import DONE
 from ..stores.base import Scope
@@ -100,6 +100,8 @@ class _Open:
 
     def extended_card(self, ext: Any, base: AgentCard | None,
                       request: RequestInfo) -> AgentCard:
+        if ext is None:  # (the card offers none: spec §3.3.4)
+            raise ExtendedCardNotSupported()
         raise ExtendedCardNotConfigured("No extended agent card is configured for this agent")
 
 

@@ -18,6 +18,7 @@ from ..errors import (
     AuthenticationRequired,
     AuthorizationFailed,
     ExtendedCardNotConfigured,
+    ExtendedCardNotSupported,
     ExtensionSupportRequired,
     InvalidAgentResponse,
     InvalidTaskState,
@@ -50,6 +51,8 @@ V01_CODES: Codes = {
 
 # v0.2/v0.3 (and its variants): errors newer than the dialect are invalid requests
 V03_CODES: Codes = {
+    # the only error v0.3's schema has for an extended card it cannot have (its SDK's too)
+    ExtendedCardNotSupported: -32007,
     ExtensionSupportRequired: -32600,
     VersionNotSupported: -32600,
     TaskGenerationMismatch: -32600,
