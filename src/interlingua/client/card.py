@@ -232,7 +232,7 @@ async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str])
     deadline = time.monotonic() + (DEFAULT_TIMEOUT if timeout is None else timeout)
     for candidate in card_urls(url):
         reply = await transport.get(candidate, get_headers)
-        while reply.status == 503 and (wait := _retry_after(reply)) is not None \
+        while reply.status == 503 and (wait := retry_after(reply)) is not None \
                 and time.monotonic() + wait < deadline:
             await asyncio.sleep(wait)  # "not yet": asked again as the server says
             reply = await transport.get(candidate, get_headers)
@@ -261,7 +261,7 @@ async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str])
     raise CardNotFound(f"no agent card found ({'; '.join(tried)})")
 
 
-def _retry_after(reply: HTTPReply) -> float | None:
+def retry_after(reply: HTTPReply) -> float | None:
     """The seconds of a ``Retry-After`` header (None: none, or an HTTP date)."""
     value = reply.headers.get("retry-after", "").strip()
     try:

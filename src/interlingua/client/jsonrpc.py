@@ -21,9 +21,9 @@ from ..core.errors import (
 from ..core.reading import without_bom
 from .card import Endpoint
 from .encoding import encode_call
-from .errors import BadResponse
+from .errors import BadResponse, ClientError
 from .generations import answered, mismatch_in
-from .stream import Connection
+from .stream import Connection, note_retry_after
 from .transport import HTTPReply, Transport
 
 __all__ = ["HTTP_ERRORS", "JSONRPCBinding", "snippet"]
@@ -105,7 +105,12 @@ class JSONRPCBinding:
             content = await reply.read()
         finally:
             await reply.aclose()
-        raw = result_of(HTTPReply(reply.status, reply.headers, content, reply.url), rid, codec)
+        answer = HTTPReply(reply.status, reply.headers, content, reply.url)
+        try:
+            raw = result_of(answer, rid, codec)
+        except (A2AError, ClientError) as exc:
+            note_retry_after(exc, answer)  # a 503 or 429: when to resume
+            raise
         return Connection(codec, reply.url, single=raw)
 
 

@@ -29,6 +29,7 @@ from ..core.calls import Call, Result, SendMessage, SetPushConfig, SubscribeToTa
 from ..core.dialects import Codec, get_codec
 from ..core.dialects.v0_3_protojson import V03ProtoJSONCodec
 from ..core.errors import (
+    A2AError,
     InvalidAgentResponse,
     InvalidParams,
     MethodNotFound,
@@ -38,10 +39,10 @@ from ..core.sse import SSEEvent
 from ..core.urls import url_below
 from .card import Endpoint
 from .encoding import encode_call
-from .errors import AgentUnreachable, BadResponse, DialectMismatch
+from .errors import AgentUnreachable, BadResponse, ClientError, DialectMismatch
 from .generations import answered, mismatch_in, mismatch_of_status
 from .jsonrpc import HTTP_ERRORS, snippet
-from .stream import Connection, _seq, lagged_or
+from .stream import Connection, _seq, lagged_or, note_retry_after
 from .transport import HTTPReply, StreamReply, Transport
 
 __all__ = ["RESTBinding", "route_of", "route_of_v03"]
@@ -239,8 +240,12 @@ class RESTBinding:
             content = await reply.read()
         finally:
             await reply.aclose()
-        raw = _result_of(HTTPReply(reply.status, reply.headers, content, reply.url),
-                         codec, "/tasks/" in url)
+        answer = HTTPReply(reply.status, reply.headers, content, reply.url)
+        try:
+            raw = _result_of(answer, codec, "/tasks/" in url)
+        except (A2AError, ClientError) as exc:
+            note_retry_after(exc, answer)  # a 503 or 429: when to resume
+            raise
         return RESTConnection(codec, reply.url, single=raw)
 
 

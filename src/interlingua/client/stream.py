@@ -19,6 +19,10 @@ live ones.
   number received, after an exponential backoff with jitter; attempts that
   bring nothing new are counted, and after ``ResumePolicy.retries`` of them
   in a row it gives up with ``StreamInterrupted``;
+- a resumption answered 503 or 429 with ``Retry-After`` (a gateway warming up
+  after a restart, a server draining or rate-limiting) waits as long as the
+  server says, up to ``ResumePolicy.max_retry_after``, before the next attempt
+  (each such answer counts as an attempt that brought nothing);
 - a reader that fell too far behind is told so by the server (an error whose
   data says ``resumable``); it reconnects at once, without waiting;
 - any other ``event: error`` is raised as the ``A2AError`` it decodes to;
@@ -53,9 +57,10 @@ from ..core.errors import A2AError, TaskNotFound
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..core.reading import ascii_int
 from ..core.sse import SSEDecoder, SSEEvent
+from .card import retry_after
 from .errors import AgentUnreachable, BadResponse, ClientError, too_deep, too_large
 from .generations import GenerationTracker, generation_of
-from .transport import StreamReply
+from .transport import HTTPReply, StreamReply
 
 __all__ = [
     "Connection",
@@ -123,28 +128,36 @@ class ResumePolicy:
     before giving up (0: never resume). The n-th waits
     ``min(max_backoff, backoff * 2**(n-1))`` seconds, of which the fraction
     ``jitter`` is random (so many clients cut at once do not return at once).
-    ``sleep`` and ``random`` are replaceable for tests.
+    An attempt answered 503 or 429 with ``Retry-After`` waits, before the next,
+    as long as the server said if that is longer, up to ``max_retry_after``
+    seconds. ``sleep`` and ``random`` are replaceable for tests.
     """
 
     retries: int = 5
     backoff: float = 0.25
     max_backoff: float = 8.0
     jitter: float = 0.5
+    max_retry_after: float = 30.0
     sleep: Callable[[float], Awaitable[None]] = field(default=_sleep, repr=False)
     random: Callable[[], float] = field(default=random.random, repr=False)
 
     def __post_init__(self) -> None:
         if self.retries < 0:
             raise ValueError("retries must be >= 0")
-        if self.backoff < 0 or self.max_backoff < 0:
-            raise ValueError("backoff and max_backoff must be >= 0")
+        if self.backoff < 0 or self.max_backoff < 0 or self.max_retry_after < 0:
+            raise ValueError("backoff, max_backoff and max_retry_after must be >= 0")
         if not 0.0 <= self.jitter <= 1.0:
             raise ValueError("jitter must be between 0 and 1")
 
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait before attempt ``attempt`` (1-based)."""
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before attempt ``attempt`` (1-based); ``retry_after``: the
+        seconds the last attempt's 503 or 429 said (waited, up to ``max_retry_after``,
+        when longer than the backoff)."""
         ceiling = min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1))
-        return ceiling * (1.0 - self.jitter + self.jitter * self.random())
+        wait = ceiling * (1.0 - self.jitter + self.jitter * self.random())
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_retry_after))
+        return wait
 
 
 class StreamInterrupted(AgentUnreachable):
@@ -302,20 +315,29 @@ async def follow(
     resuming = False
     while True:
         state.progressed = state.lagged = state.done = False
+        #: the seconds the server said to wait (a 503 or 429 with ``Retry-After``)
+        later: float | None = None
         try:
             conn = await open_stream(call, state.last)
-        except (AgentUnreachable, BadResponse) as exc:
-            if not resuming or not _retryable(exc):
+        except (A2AError, ClientError) as exc:
+            later = retry_after_of(exc) if resuming else None
+            if later is not None:
+                # "not yet": a gateway warming up after a restart, a server draining,
+                # a rate limit. Asked again when it says (within the policy's bound).
+                reason = str(exc)
+            elif isinstance(exc, (AgentUnreachable, BadResponse)):
+                if not resuming or not _retryable(exc):
+                    raise
+                reason = str(exc)
+            elif isinstance(exc, TaskNotFound) or not isinstance(exc, A2AError):
                 raise
-            reason = str(exc)
-        except TaskNotFound:
-            raise
-        except A2AError:
-            # A resume refused because the task has finished meanwhile (some
-            # agents refuse to subscribe to a finished task): the stream is over.
-            if resuming and state.task_id is not None and await _quietly(finished, state.task_id):
-                return
-            raise
+            else:
+                # A resume refused because the task has finished meanwhile (some
+                # agents refuse to subscribe to a finished task): the stream is over.
+                if (resuming and state.task_id is not None
+                        and await _quietly(finished, state.task_id)):
+                    return
+                raise
         else:
             try:
                 async with contextlib.aclosing(state.read(conn)) as events:
@@ -368,7 +390,7 @@ async def follow(
                 task_id=task_id, last_event_id=state.last,
             )
         if not state.lagged:
-            await policy.sleep(policy.delay(failures))
+            await policy.sleep(policy.delay(failures, later))
         call = SubscribeToTask(id=task_id, tenant=call.tenant)
         resuming = True
 
@@ -463,6 +485,26 @@ def _given_up(policy: ResumePolicy, last: int | None) -> str:
         return f"resuming is switched off (stopped{after})"
     tries = policy.retries
     return f"gave up after {tries} attempt{'s' if tries != 1 else ''} to resume it{after}"
+
+
+#: the statuses whose ``Retry-After`` a resumption waits for: "not yet", "not so fast"
+_TRY_LATER = (429, 503)
+
+
+def note_retry_after(exc: Exception, reply: HTTPReply) -> None:
+    """Mark ``exc``, the error a stream's request was answered with, with the seconds
+    its 503 or 429 said to wait (``Retry-After``: its ``retry_after``), which ``follow``
+    waits before resuming."""
+    if reply.status in _TRY_LATER:
+        wait = retry_after(reply)
+        if wait is not None:
+            exc.__dict__["retry_after"] = wait
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    """The seconds ``note_retry_after`` marked ``exc`` with (None: none)."""
+    wait = exc.__dict__.get("retry_after")
+    return float(wait) if isinstance(wait, (int, float)) else None
 
 
 def _retryable(exc: ClientError) -> bool:
