@@ -167,7 +167,8 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
               help="Where the gateway keeps each agent's tasks and event logs: memory://, or "
                    "sqlite:///DIR for one SQLite file per agent in DIR.")
 @click.option("--gateway-id", default=None, callback=check_level, metavar="NAME",
-              help="This gateway's name in its reply topics [default: random].")
+              help="This gateway's name in its reply topics and MQTT client id [default: "
+                   "random]; one a live gateway of this host holds is refused.")
 @click.option("--warmup", type=Seconds(0, 3600), default=None,
               metavar="SECONDS",
               help="After the start, an agent not heard yet is answered 503 with Retry-After "
@@ -190,6 +191,7 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
 
     from ..mesh.broker import MeshUnavailable, ping
     from ..mesh.gateway import Gateway
+    from ..mesh.instance import InstanceTaken
     from ..server.connections import uvicorn_connection_options
     from .prompt_server import PromptServer
     from .serve import bind
@@ -207,6 +209,17 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--store'") from None
         _check_store_folder(Path(folder or "."))
+    gateway = Gateway(url, namespace or url.namespace, store=store, gateway_id=gateway_id,
+                      warmup=warmup, link=link,
+                      allowed_hosts=answered_hosts(host, None, allowed_hosts),
+                      allowed_origins=allowed_origins)
+    try:
+        # the id is the gateway's MQTT client id: one a live gateway of this host
+        # holds would take that one's session, and it this one's, in turn
+        gateway.hold()
+    except InstanceTaken as exc:
+        click.echo(f"error: --gateway-id: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
     try:
         asyncio.run(ping(url))
     except MeshUnavailable as exc:
@@ -218,10 +231,6 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
         click.echo(f"error: --port {port}: cannot listen on {host}:{port}: "
                    f"{exc.strerror or exc}", err=True)
         raise click.exceptions.Exit(2) from None
-    gateway = Gateway(url, namespace or url.namespace, store=store, gateway_id=gateway_id,
-                      warmup=warmup, link=link,
-                      allowed_hosts=answered_hosts(host, None, allowed_hosts),
-                      allowed_origins=allowed_origins)
     bound = sock.getsockname()[1]
     base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
     info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,

@@ -56,6 +56,7 @@ from ..server.engine import EngineConfig
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
+from .instance import Slot, hold_gateway_id
 from .relay import (
     FIRST_ANSWER,
     RECONNECT_WAIT,
@@ -131,6 +132,12 @@ class Gateway:
         return getattr(self.link, "discovery", None)
 
     # ------------------------------------------------------------- lifecycle
+
+    def hold(self) -> None:
+        """Hold this gateway's id (its MQTT client id) on this host, as ``start`` does:
+        ``InstanceTaken`` when a live gateway of this host holds it (two connections
+        with one client id would take the session from each other in turn)."""
+        self.link.hold()
 
     async def start(self) -> None:
         await self.link.start()
@@ -288,6 +295,11 @@ class Link(Protocol):
     #: seconds after the start during which an agent not heard yet may still be there
     warmup: float
 
+    def hold(self) -> None:
+        """Hold the link's client id on this host (``InstanceTaken``: a live process
+        holds it); done by ``start`` if not before, released by ``stop``."""
+        ...
+
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
@@ -321,16 +333,29 @@ class SamLink:
         )
         self.discovery = Discovery(url, topics, ttl=ttl)
         self._background: set[asyncio.Task[Any]] = set()
+        self._id = (url, namespace, gw)
+        self._slot: Slot | None = None
+
+    def hold(self) -> None:
+        if self._slot is None:
+            url, namespace, gw = self._id
+            self._slot = hold_gateway_id(url, namespace, gw, self.requester.client_id)
 
     async def start(self) -> None:
+        self.hold()
         await self.requester.ensure()
         await self.discovery.start()
 
     async def stop(self) -> None:
         for task in list(self._background):
             task.cancel()
-        await self.discovery.stop()
-        await self.requester.aclose()
+        try:
+            await self.discovery.stop()
+            await self.requester.aclose()
+        finally:
+            slot, self._slot = self._slot, None
+            if slot is not None:
+                slot.release()
 
     def live(self) -> dict[str, LiveAgent]:
         # by the topic level the card's mesh interface says (--mesh-name), not its name

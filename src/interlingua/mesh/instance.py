@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .topics import MeshURL
 
-__all__ = ["InstanceTaken", "Slot", "broker_addresses", "claim", "host_name"]
+__all__ = ["InstanceTaken", "Slot", "broker_addresses", "claim", "hold_gateway_id", "host_name"]
 
 #: slots tried before giving up (one per live instance of the agent on this host)
 _SLOTS = 1000
@@ -150,3 +150,21 @@ def claim(broker: MeshURL, namespace: str, agent: str, instance: str | None) -> 
         if slot is not None:
             return slot
     raise InstanceTaken(f"{_SLOTS} instances of {agent!r} already run on this host")
+
+
+def hold_gateway_id(broker: MeshURL, space: str, gateway_id: str, client_id: str) -> Slot:
+    """Hold the id of a gateway to the agents of ``space`` (a namespace, or an
+    A2A-over-MQTT ``$a2a/{org}/{unit}``) for this process, as an instance name is
+    held; ``InstanceTaken`` when a live process of this host holds it. Held as the
+    agent whose client id is the gateway's (``gateway``, instance ``{id}``: SAM's
+    ``{ns}-gateway-{id}``; ``gateway-{id}``, the profile's one instance ``a2a``)."""
+    agent, instance = ("gateway-" + gateway_id, "a2a") if space.startswith("$a2a/") \
+        else ("gateway", gateway_id)
+    try:
+        return claim(broker, space, agent, instance)
+    except InstanceTaken:
+        raise InstanceTaken(
+            f"gateway id {gateway_id!r} is already used by a gateway running on this host "
+            f"(MQTT client id {client_id} on {broker.broker}): two connections with one "
+            "client id take the session from each other; give each gateway a --gateway-id "
+            "of its own, or none") from None

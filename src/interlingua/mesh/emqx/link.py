@@ -26,6 +26,7 @@ from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
+from ..instance import Slot, hold_gateway_id
 from ..relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
 from ..topics import MeshURL
 from .presence import Directory
@@ -54,16 +55,29 @@ class EmqxLink:
                                        timeout=None)
         self.directory = Directory(url, space)
         self._background: set[asyncio.Task[Any]] = set()
+        self._id = (url, f"$a2a/{org}/{unit}", gateway_id)
+        self._slot: Slot | None = None
+
+    def hold(self) -> None:
+        if self._slot is None:
+            url, where, gw = self._id
+            self._slot = hold_gateway_id(url, where, gw, self.requester.client_id)
 
     async def start(self) -> None:
+        self.hold()
         await self.requester.ensure()
         await self.directory.start()
 
     async def stop(self) -> None:
         for task in list(self._background):
             task.cancel()
-        await self.directory.stop()
-        await self.requester.aclose()
+        try:
+            await self.directory.stop()
+            await self.requester.aclose()
+        finally:
+            slot, self._slot = self._slot, None
+            if slot is not None:
+                slot.release()
 
     def live(self) -> dict[str, LiveAgent]:
         return self.directory.live()
