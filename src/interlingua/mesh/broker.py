@@ -272,12 +272,14 @@ class Broker:
 
     async def publish(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
                       *, response_topic: str | None = None, correlation: bytes | None = None,
-                      qos: int = 1, retain: bool = False) -> None:
-        """Publish; ``PacketTooLarge`` (nothing sent) past the broker's Maximum Packet Size."""
+                      qos: int = 1, retain: bool = False, expiry: int | None = None) -> None:
+        """Publish; ``PacketTooLarge`` (nothing sent) past the broker's Maximum Packet Size.
+        ``expiry``: the MQTT 5 Message Expiry Interval, seconds after which the broker
+        delivers the message to no one (one queued for a session that is away is dropped)."""
         import aiomqtt
 
         client = self._live()
-        props = _properties(properties, response_topic, correlation)
+        props = _properties(properties, response_topic, correlation, expiry)
         self._check(topic, payload, props, qos)
         try:
             await client.publish(topic, payload, qos=qos, properties=props, retain=retain)
@@ -300,12 +302,12 @@ class Broker:
 
 
 def _properties(properties: Mapping[str, Any] | None, response_topic: str | None,
-                correlation: bytes | None) -> Any:
+                correlation: bytes | None, expiry: int | None = None) -> Any:
     """The PUBLISH properties of a message (None: it has none)."""
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.properties import Properties
 
-    if not (properties or response_topic or correlation is not None):
+    if not (properties or response_topic or correlation is not None or expiry is not None):
         return None
     props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
     if properties:
@@ -316,6 +318,8 @@ def _properties(properties: Mapping[str, Any] | None, response_topic: str | None
         props.ResponseTopic = response_topic
     if correlation is not None:
         props.CorrelationData = correlation
+    if expiry is not None:
+        props.MessageExpiryInterval = expiry
     return props
 
 

@@ -166,9 +166,11 @@ class Requester(ReadingConnection):
             await self._connection_lost()
 
     async def publish(self, agent: str, rid: Any, call: Call, task_id: str, *,
-                      streaming: bool, properties: dict[str, Any] | None = None) -> _Pending:
+                      streaming: bool, properties: dict[str, Any] | None = None,
+                      expiry: int | None = None) -> _Pending:
         """Publish ``call`` to ``agent``; the answers to it gather in what is returned
-        (``forget(rid)`` when done with it)."""
+        (``forget(rid)`` when done with it). ``expiry``: seconds after which the broker
+        hands the request to no one (MQTT 5 Message Expiry Interval)."""
         await self.ensure()
         method, params = MESH_CODEC.encode_call(call)
         body = (b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"method":'
@@ -194,7 +196,7 @@ class Requester(ReadingConnection):
             # the A2A-over-MQTT profile's layout always set (SAM's agents read replyTo)
             await self._broker.publish(self.topics.request(agent), body, props,
                                        response_topic=props["replyTo"],
-                                       correlation=str(rid).encode())
+                                       correlation=str(rid).encode(), expiry=expiry)
         except MeshUnavailable as exc:
             del self._pending[rid]
             raise AgentUnreachable(str(exc)) from None

@@ -324,6 +324,9 @@ class SamLink:
         self.topics = topics = Topics(check_name("namespace", namespace))
         gw = gateway_id
         self.cancel_grace = cancel_grace
+        #: seconds a turn's request may wait for the agent to take it (then the turn
+        #: fails, and the request is of no use past that: it expires on the broker)
+        self.take_within = RECONNECT_WAIT
         self.requester = Requester(
             url, topics, f"{namespace}-gateway-{gw}",
             reply_topic=lambda task: topics.gateway_response(gw, task),
@@ -377,7 +380,12 @@ class SamLink:
         try:
             await self._send(name, ctx, rid, call, turns <= 1)
         except AgentTimeout:
-            raise  # the agent never said it had the request: no connection was lost
+            # the agent never said it had the request: no connection was lost. The
+            # turn fails, so the request must not run later: it has expired on the
+            # broker (a session that is away drops it), and a cancel follows it there,
+            # for a broker that kept it or an agent that took it just now
+            self._spawn(self._cancel_on_mesh(name, task.id))
+            raise
         except AgentUnreachable:
             # the connection to the broker was lost: the agent may well carry on, and
             # is asked for the task once it is back (it was failed here, for good,
@@ -397,14 +405,19 @@ class SamLink:
         before the agent subscribed again, after a broker restart) is never answered:
         with no answer within ``FIRST_ANSWER``, the agent is asked whether it has it,
         and the request is published again (the same id and message: the agent runs it
-        once) until it has, for up to ``RECONNECT_WAIT`` (then ``AgentTimeout``)."""
+        once) until it has, for up to ``take_within`` (then ``AgentTimeout``). Each
+        publish expires on the broker at that deadline: a request kept for an agent
+        that is away is dropped then, not run once it is back."""
         requester, task_id = self.requester, ctx.task.id
         properties = forwarded(ctx)
         loop = asyncio.get_running_loop()
-        end = loop.time() + RECONNECT_WAIT
+        end = loop.time() + self.take_within
         for attempt in itertools.count(1):
-            pending = await requester.publish(name, rid, call, task_id,
-                                              streaming=call.streaming, properties=properties)
+            # not taken by then, the turn fails: the request is not to run after that
+            # (kept for an agent that is away, it would run once the agent is back)
+            expiry = max(1, math.ceil(end - loop.time()))
+            pending = await requester.publish(name, rid, call, task_id, streaming=call.streaming,
+                                              properties=properties, expiry=expiry)
             try:
                 await self._follow(name, ctx, pending, FIRST_ANSWER)
                 return
@@ -416,7 +429,7 @@ class SamLink:
                 return
             if loop.time() >= end:
                 raise AgentTimeout(f"{name} did not take the request on {self.requester.url.broker} "
-                                   f"within {RECONNECT_WAIT:g} s")
+                                   f"within {self.take_within:g} s")
             log.info("task %s: %s has not got its request; publishing it again", task_id, name)
 
     async def _has(self, name: str, task_id: str, message_id: str, first_turn: bool,

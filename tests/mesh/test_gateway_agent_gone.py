@@ -1,0 +1,111 @@
+"""A gateway whose agent is killed (``kill -9``): an ``interlingua serve --mesh``
+process of ``tests/mesh/slow_agent.py`` with a persistent session, and a gateway in
+this process (real Mosquitto).
+
+- Killed before a request: the gateway gives up on it ("did not take the request"),
+  and the request must not run when the agent is back. Its session had kept the
+  request, and the restarted agent ran and completed what the caller had been told
+  had failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from interlingua import Client
+from interlingua.core.errors import TaskNotFound
+from interlingua.core.model import Task, TaskState
+from interlingua.mesh.client import MeshClient
+from interlingua.mesh.gateway import Gateway
+from interlingua.mesh.topics import parse_mesh_url
+from tests.live import live_server
+
+from .helpers import BROKER, need_broker, stop_child
+from .test_serve_cli import ROOT, SCRIPT
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _serve_slow(ns: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
+         "--log-level", "warning", "--drain-seconds", "0", "--no-http",
+         "--mesh", BROKER, "--namespace", ns, "--mesh-instance", "one",
+         "--mesh-session-expiry", "60", "--mesh-card-interval", "0.3"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # said once it has subscribed to its requests
+    assert line, proc.communicate()
+    json.loads(line)
+    return proc
+
+
+@contextlib.contextmanager
+def _agent(ns: str) -> Iterator[list[subprocess.Popen[str]]]:
+    need_broker()
+    procs = [_serve_slow(ns)]
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            stop_child(proc)
+
+
+@contextlib.asynccontextmanager
+async def _gateway(ns: str, **options: Any) -> AsyncIterator[tuple[str, Gateway]]:
+    app = Gateway(parse_mesh_url(BROKER), ns, warmup=0, **options)
+    with live_server(app) as url:
+        async with httpx.AsyncClient() as http:
+            for _ in range(100):
+                if (await http.get(url + "/agents")).json()["agents"]:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the gateway heard no agent")
+        yield url, app
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+
+
+async def test_a_request_the_gateway_gave_up_on_does_not_run_when_the_agent_is_back(
+        ns: str) -> None:
+    with _agent(ns) as procs:
+        async with _gateway(ns) as (url, gateway), \
+                Client(url + "/agents/Slow/", timeout=60) as client:
+            gateway.link.take_within = 2.0  # (30 s by default)
+            _kill(procs[0])
+            began = time.monotonic()
+            task = await client.send("1")
+            assert isinstance(task, Task)
+            assert task.status.state is TaskState.FAILED
+            said = task.status.message.parts[0].text  # type: ignore[union-attr]
+            assert "did not take the request" in said, said
+            assert time.monotonic() - began < 15
+            # the agent back, with the session that kept what was published meanwhile
+            procs.append(_serve_slow(ns))
+            async with MeshClient(f"{BROKER}/{ns}/Slow", timeout=10) as direct:
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline:
+                    with pytest.raises(TaskNotFound):
+                        ran = await direct.get_task(task.id)
+                        pytest.fail(f"the request ran after the gateway gave up on it: "
+                                    f"{ran.status.state.value}")
+                    await asyncio.sleep(0.3)
+            again = await client.get_task(task.id)
+            assert again.status.state is TaskState.FAILED
+
