@@ -247,9 +247,10 @@ async def test_a_peers_card_without_a_name_is_served_by_the_name_of_its_path(ns:
 
 
 async def test_an_agent_that_left_the_mesh_is_not_served_as_if_it_were_there(ns: str) -> None:
-    """Once an agent has withdrawn, its card, health and sends are a 404 naming it as
-    not live (docs/mesh.md), as for one never heard: its card was served, its health
-    said ok, and a send waited for an answer that never came."""
+    """Once an agent has withdrawn, its health is a 404 naming it as not live, as for
+    one never heard, and a send is refused at once saying so: its health said ok, and a
+    send waited for an answer that never came. Its card is still served: the gateway's
+    tasks of the agent are read and canceled through it (test_gateway_agent_gone.py)."""
     agent = contextlib.AsyncExitStack()
     await agent.enter_async_context(on_mesh(WORKER, ns))
     try:
@@ -261,15 +262,19 @@ async def test_an_agent_that_left_the_mesh_is_not_served_as_if_it_were_there(ns:
                 if not (await http.get(url + "/agents")).json()["agents"]:
                     break
                 await asyncio.sleep(0.05)
-            for path in ("/.well-known/agent-card.json", "/healthz"):
-                gone = await http.get(url + "/agents/Worker" + path)
-                assert gone.status_code == 404, (path, gone.text)
-                assert "no agent 'Worker' is live on the mesh" in gone.text
+            gone = await http.get(url + "/agents/Worker/healthz")
+            assert gone.status_code == 404, gone.text
+            assert "no agent 'Worker' is live on the mesh" in gone.text
+            assert (await http.get(card)).status_code == 200
             sent = await http.post(url + "/agents/Worker/", json={
                 "jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
                     "kind": "message", "messageId": "m-gone", "role": "user",
                     "parts": [{"kind": "text", "text": "hi"}]}}})
-            assert sent.status_code == 404, sent.text
+            assert "no agent 'Worker' is live on the mesh" in sent.json()["error"]["message"]
+            listed = await http.post(url + "/agents/Worker/", json={
+                "jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}},
+                headers={"A2A-Version": "1.0"})
+            assert listed.json()["result"]["tasks"] == [], listed.text
     finally:
         await agent.aclose()
 

@@ -6,6 +6,9 @@ this process (real Mosquitto).
   and the request must not run when the agent is back. Its session had kept the
   request, and the restarted agent ran and completed what the caller had been told
   had failed.
+- Killed in the middle of a blocking turn: the turn waited for ever. It ends failed
+  once the agent has left the registry, and the gateway's tasks of that agent stay
+  readable (they were 404 "no agent is live" with the agent away).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import httpx
 import pytest
 
 from interlingua import Client
-from interlingua.core.errors import TaskNotFound
+from interlingua.core.errors import A2AError, TaskNotCancelable, TaskNotFound
 from interlingua.core.model import Task, TaskState
 from interlingua.mesh.client import MeshClient
 from interlingua.mesh.gateway import Gateway
@@ -109,3 +112,66 @@ async def test_a_request_the_gateway_gave_up_on_does_not_run_when_the_agent_is_b
             again = await client.get_task(task.id)
             assert again.status.state is TaskState.FAILED
 
+
+async def test_a_blocking_turn_ends_once_its_agent_has_left_and_its_tasks_stay_readable(
+        ns: str) -> None:
+    with _agent(ns) as procs:
+        # the agent's instance is forgotten 1.8 s after its last card (six periods)
+        async with _gateway(ns, ttl=1.0) as (url, gateway), \
+                Client(url + "/agents/Slow/", timeout=60) as client:
+            gateway.away_grace = 0.5  # (10 s by default: the time a stopping agent has)
+            turn = asyncio.create_task(client.send("20"))
+            listed: list[Task] = []
+            for _ in range(100):
+                listed = (await client.list_tasks()).tasks
+                if listed and listed[0].status.state is TaskState.WORKING:
+                    break
+                await asyncio.sleep(0.1)
+            assert listed and listed[0].status.state is TaskState.WORKING
+            _kill(procs[0])
+            began = time.monotonic()
+            async with asyncio.timeout(20):
+                task = await turn
+            assert isinstance(task, Task)
+            assert time.monotonic() - began < 10
+            assert task.status.state is TaskState.FAILED
+            said = task.status.message.parts[0].text  # type: ignore[union-attr]
+            assert "Slow" in said and "left the mesh" in said, said
+            # the agent away: its tasks at the gateway are read as before
+            got = await client.get_task(task.id)
+            assert got.status.state is TaskState.FAILED
+            assert [t.id for t in (await client.list_tasks()).tasks] == [task.id]
+            replay = [e async for e in client.subscribe(task.id, last_event_id=0)]
+            assert replay[-1].state is TaskState.FAILED
+            with pytest.raises(TaskNotCancelable):
+                await client.cancel(task.id)
+            # a new turn is refused at once, saying why
+            with pytest.raises(A2AError, match="no agent 'Slow' is live"):
+                await client.send("1")
+            # a client that reads the card now reads the task too
+            async with Client(url + "/agents/Slow/") as fresh:
+                assert (await fresh.get_task(task.id)).status.state is TaskState.FAILED
+            # the listing and its health say it is gone
+            async with httpx.AsyncClient() as http:
+                assert (await http.get(url + "/agents")).json()["agents"] == []
+                health = await http.get(url + "/agents/Slow/healthz")
+                assert health.status_code == 404, health.text
+
+
+async def test_a_turn_whose_agent_stops_cleanly_ends_as_the_agent_ends_it(ns: str) -> None:
+    """SIGTERM: the agent withdraws its card at once, and ends the turn it has in hand
+    before it goes. The turn is not failed meanwhile (``away_grace``)."""
+    with _agent(ns) as procs:
+        async with _gateway(ns) as (url, _), \
+                Client(url + "/agents/Slow/", timeout=60) as client:
+            turn = asyncio.create_task(client.send("2"))
+            for _ in range(100):
+                listed = (await client.list_tasks()).tasks
+                if listed and listed[0].status.state is TaskState.WORKING:
+                    break
+                await asyncio.sleep(0.1)
+            procs[0].send_signal(signal.SIGTERM)
+            async with asyncio.timeout(20):
+                task = await turn
+            assert isinstance(task, Task)
+            assert task.status.state is TaskState.COMPLETED, task.status

@@ -45,7 +45,7 @@ from ..client.card import parse_card
 from ..client.errors import AgentTimeout, AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
-from ..core.errors import A2AError, TaskNotFound
+from ..core.errors import A2AError, ResourceUnavailable, TaskNotFound
 from ..core.model import Role, Task
 from ..host.app import create_app
 from ..host.cors import cors_layer, first_sight
@@ -76,6 +76,11 @@ log = logging.getLogger("interlingua.mesh")
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+#: seconds a running turn waits for its agent once it has left the mesh (withdrawn, aged
+#: out of the registry, offline) before the turn fails
+AWAY_GRACE = 10.0
 
 
 class Gateway:
@@ -124,6 +129,11 @@ class Gateway:
         self._listening_since: float | None = None
         self._apps: dict[str, Any] = {}
         self._making = asyncio.Lock()
+        #: seconds between two checks that the agent of a running turn is still live
+        self.live_check = 1.0
+        #: seconds a running turn waits for an agent that has left the mesh before it
+        #: fails: one that withdrew as it stops still ends the turns it has in hand
+        self.away_grace = AWAY_GRACE
         self._stack = AsyncExitStack()
 
     @property
@@ -182,7 +192,8 @@ class Gateway:
             return
         name, _, _rest = path[len("/agents/"):].partition("/")
         app = await self._app_for(name)
-        if app is None:
+        if app is None or (_rest.rstrip("/") == "healthz" and name not in self.live()):
+            # (an agent that has left keeps its app, for its tasks here: not its health)
             await self._absent(name, send)
             return
         child = dict(scope)
@@ -231,12 +242,14 @@ class Gateway:
     # ---------------------------------------------------------------- agents
 
     async def _app_for(self, name: str) -> Any:
-        live = self.live().get(name)
-        if live is None:  # (gone since: its app is kept, for when it is back)
-            return None
         app = self._apps.get(name)
         if app is not None:
+            # (also once the agent has left: its tasks here are read and canceled as
+            # before, and a new turn is refused, ``_refused_while_away``)
             return app
+        live = self.live().get(name)
+        if live is None:
+            return None
         async with self._making:
             app = self._apps.get(name)
             if app is None:
@@ -250,6 +263,7 @@ class Gateway:
                                  allowed_origins=self.allowed_origins)
                 # a task id the caller names is refused before its task is made here
                 app.state.service.door.checks.append(_task_id_on_the_mesh)
+                app.state.service.door.checks.append(self._refused_while_away(name))
                 await self._stack.enter_async_context(app.router.lifespan_context(app))
                 self._apps[name] = app
         return app
@@ -284,9 +298,45 @@ class Gateway:
 
     def _forwarder(self, name: str, streams: bool) -> Callable[[Context], Awaitable[None]]:
         async def forward(ctx: Context) -> None:
-            await self.link.forward(name, ctx, streams)
+            await self._while_live(name, self.link.forward(name, ctx, streams))
 
         return forward
+
+    def _refused_while_away(self, name: str) -> Callable[[Call], None]:
+        """A send to an agent that has left the mesh is refused at once, before a task
+        is made (its tasks here are still read and canceled)."""
+        def check(call: Call) -> None:
+            if isinstance(call, SendMessage) and name not in self.live():
+                raise ResourceUnavailable(
+                    f"no agent {name!r} is live on the mesh (it has left: its card is no "
+                    "longer heard); its tasks here can still be read")
+
+        return check
+
+    async def _while_live(self, name: str, turn: Awaitable[None]) -> None:
+        """``turn``, failed (``AgentUnreachable``) once its agent has left the mesh (its
+        card aged out of the registry, or it withdrew or went offline) and has not come
+        back within ``away_grace`` s: a turn waits for the agent's answers, which a
+        killed agent never sends (a stopping one ends the turns it has in hand)."""
+        work = asyncio.ensure_future(turn)
+        clock = time.monotonic
+        seen = clock()
+        try:
+            while True:
+                done, _ = await asyncio.wait({work}, timeout=self.live_check)
+                if done:
+                    return work.result()
+                if name in self.live():
+                    seen = clock()
+                elif clock() - seen >= self.away_grace:
+                    break
+        finally:
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        raise AgentUnreachable(
+            f"{name} left the mesh while it worked on the task (it is no longer heard on "
+            f"{self.url.broker}): the task's end there is not known here")
 
 
 class Link(Protocol):
