@@ -59,6 +59,7 @@ from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .instance import Slot, hold_gateway_id
 from .relay import (
     FIRST_ANSWER,
+    RECONCILE_WAIT,
     RECONNECT_WAIT,
     Unanswered,
     canceled_here,
@@ -427,8 +428,12 @@ class SamLink:
             message = msgspec.structs.replace(ctx.message, task_id=task.id)
             rid = f"{task.id}.{turns}"
         call = SendMessage(message=message, streaming=streams)
-        try:
+
+        async def send() -> None:
             await self._send(name, ctx, rid, call, turns <= 1)
+
+        try:
+            await send()
         except AgentTimeout:
             # the agent never said it had the request: no connection was lost. The
             # turn fails, so the request must not run later: it has expired on the
@@ -439,8 +444,9 @@ class SamLink:
         except AgentUnreachable:
             # the connection to the broker was lost: the agent may well carry on, and
             # is asked for the task once it is back (it was failed here, for good,
-            # while the agent completed it)
-            if not await self._follow_again(name, ctx, task.id):
+            # while the agent completed it); an agent that never got the request
+            # (lost with the broker) is sent it again
+            if not await self._follow_again(name, ctx, task.id, send):
                 raise
         except (asyncio.CancelledError, TaskCanceled) as exc:
             if canceled_here(ctx, exc):
@@ -468,14 +474,16 @@ class SamLink:
             expiry = max(1, math.ceil(end - loop.time()))
             pending = await requester.publish(name, rid, call, task_id, streaming=call.streaming,
                                               properties=properties, expiry=expiry)
+            streamed = call.streaming
             try:
-                await self._follow(name, ctx, pending, FIRST_ANSWER)
+                await self._follow(name, ctx, pending, FIRST_ANSWER, streamed=streamed)
                 return
             except Unanswered:
                 pass
             has = await self._has(name, task_id, call.message.message_id, first_turn, attempt)
             if has is not False or not pending.queue.empty():
-                await self._follow(name, ctx, pending)  # it has it: as long as it takes
+                # it has it: as long as it takes
+                await self._follow(name, ctx, pending, streamed=streamed)
                 return
             if loop.time() >= end:
                 raise AgentTimeout(f"{name} did not take the request on {self.requester.url.broker} "
@@ -509,9 +517,12 @@ class SamLink:
         return any(m.message_id == message_id for m in task.history)
 
     async def _follow(self, name: str, ctx: Context, pending: Any,
-                      first_within: float | None = None) -> None:
+                      first_within: float | None = None, *, streamed: bool = False) -> None:
         """The answers to one request, relayed until the last ends the turn (the first
-        within ``first_within`` s, else ``Unanswered``)."""
+        within ``first_within`` s, else ``Unanswered``). The final Task of a
+        ``streamed`` one leaves its artifacts out (they came as updates, unless some
+        were lost on the way): they are read from the agent, and what the gateway's
+        copy lacks is written before the turn ends (``relay.reconcile``)."""
         patience = first_within
         while True:
             if patience is None:
@@ -527,12 +538,36 @@ class SamLink:
             if update:
                 await relay(ctx, item)
                 continue
+            if streamed and isinstance(item, Task) and not item.artifacts:
+                item = msgspec.structs.replace(item, artifacts=await self._artifacts(
+                    name, item.id))
             await finish(ctx, item)
             return
 
-    async def _follow_again(self, name: str, ctx: Context, task_id: str) -> bool:
+    async def _artifacts(self, name: str, task_id: str) -> list[Any]:
+        """The artifacts of the agent's task ``task_id`` (none when it cannot say: then
+        the gateway's copy stands as the updates made it)."""
+        rid = f"{task_id}.artifacts"
+        requester = self.requester
+        try:
+            pending = await requester.publish(name, rid, GetTask(id=task_id, history_length=0),
+                                              task_id, streaming=False)
+            async with asyncio.timeout(RECONCILE_WAIT):
+                _, raw = await requester.next(pending, name)
+            task = MESH_CODEC.decode_result(GetTask(id=task_id), raw)
+        except (A2AError, ClientError, TimeoutError) as exc:
+            log.warning("task %s: its artifacts could not be read from %s to check the "
+                        "gateway's copy: %s", task_id, name, exc)
+            return []
+        finally:
+            requester.forget(rid)
+        return list(task.artifacts) if isinstance(task, Task) else []
+
+    async def _follow_again(self, name: str, ctx: Context, task_id: str,
+                            send: Callable[[], Awaitable[None]]) -> bool:
         """After a lost connection: the task subscribed to again once the broker and
-        the agent are back, and followed to its end (``relay.follow_again``)."""
+        the agent are back, and followed to its end (``relay.follow_again``); the
+        request ``send`` again when the agent has no such task."""
         attempts = itertools.count(1)
 
         async def ask(patience: float | None) -> None:
@@ -540,7 +575,7 @@ class SamLink:
             pending = await self.requester.publish(
                 name, rid, SubscribeToTask(id=task_id), task_id, streaming=True)
             try:
-                await self._follow(name, ctx, pending, patience)
+                await self._follow(name, ctx, pending, patience, streamed=True)
             finally:
                 self.requester.forget(rid)
 
@@ -553,7 +588,7 @@ class SamLink:
             finally:
                 self.requester.forget(rid)
 
-        return await follow_again(ask, read)
+        return await follow_again(ask, read, send)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -27,7 +27,15 @@ from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
 from ..instance import Slot, hold_gateway_id
-from ..relay import Unanswered, canceled_here, finish, follow_again, forwarded, relay
+from ..relay import (
+    RECONCILE_WAIT,
+    Unanswered,
+    canceled_here,
+    finish,
+    follow_again,
+    forwarded,
+    relay,
+)
 from ..topics import MeshURL
 from .presence import Directory
 from .requester import EmqxRequester
@@ -95,7 +103,7 @@ class EmqxLink:
             except AgentUnreachable:
                 # the connection to the broker was lost: the agent may well carry on,
                 # and is asked for the task once it is back (it was failed here)
-                if not await self._follow_again(name, ctx, task.id, properties):
+                if not await self._follow_again(name, ctx, task.id, properties, streams):
                     raise
         except (asyncio.CancelledError, TaskCanceled) as exc:
             if canceled_here(ctx, exc):
@@ -116,16 +124,49 @@ class EmqxLink:
                     raise Unanswered from None
                 except StopAsyncIteration:
                     return
-                if await _took(ctx, first):
+                if await self._took(name, ctx, first, properties):
                     return
             async for raw in gen:
-                if await _took(ctx, raw):
+                if await self._took(name, ctx, raw, properties):
                     return
         finally:
             await gen.aclose()
 
+    async def _took(self, name: str, ctx: Context, raw: bytes,
+                    properties: dict[str, Any]) -> bool:
+        """One answer relayed; True when it ended the turn. A stream's last answer
+        leaves the artifacts out (they came as events, unless some were lost on the
+        way): they are read from the agent, and what the gateway's copy lacks is
+        written before the turn ends (``relay.reconcile``)."""
+        item = CODEC.decode_stream_item(raw)
+        if not is_final(item):
+            await relay(ctx, item)  # (a Task: the artifacts the gateway lacks)
+            return False
+        answer = _as_answer(item)
+        if isinstance(answer, Task) and not answer.artifacts:
+            answer = msgspec.structs.replace(
+                answer, artifacts=await self._artifacts(name, answer.id, properties))
+        await finish(ctx, answer)
+        return True
+
+    async def _artifacts(self, name: str, task_id: str,
+                         properties: dict[str, Any]) -> list[Any]:
+        """The artifacts of the agent's task (none when it cannot say)."""
+        call = GetTask(id=task_id, history_length=0)
+        gen = self.requester.exchange(name, call, properties=properties)
+        try:
+            async with asyncio.timeout(RECONCILE_WAIT):
+                task = CODEC.decode_result(call, await anext(gen))
+        except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
+            log.warning("task %s: its artifacts could not be read from %s to check the "
+                        "gateway's copy: %s", task_id, name, exc)
+            return []
+        finally:
+            await gen.aclose()
+        return list(task.artifacts) if isinstance(task, Task) else []
+
     async def _follow_again(self, name: str, ctx: Context, task_id: str,
-                            properties: dict[str, Any]) -> bool:
+                            properties: dict[str, Any], streams: bool) -> bool:
         """After a lost connection: the task subscribed to again once the broker and
         the agent are back, and followed to its end (``relay.follow_again``)."""
         async def ask(patience: float | None) -> None:
@@ -140,7 +181,13 @@ class EmqxLink:
                 await gen.aclose()
             await finish(ctx, ended)
 
-        return await follow_again(ask, read)
+        async def resend() -> None:
+            # (the profile's retry: the same task id, which the agent runs once)
+            await self._follow(name, ctx, SendMessage(message=msgspec.structs.replace(
+                ctx.message, task_id=task_id, context_id=ctx.task.context_id),
+                streaming=streams), properties)
+
+        return await follow_again(ask, read, resend)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -156,17 +203,6 @@ class EmqxLink:
             log.info("task %s canceled here; on the mesh: %s", task_id, exc)
         finally:
             await gen.aclose()
-
-
-async def _took(ctx: Context, raw: bytes) -> bool:
-    """One answer relayed; True when it ended the turn."""
-    item = CODEC.decode_stream_item(raw)
-    if is_final(item):
-        await finish(ctx, _as_answer(item))
-        return True
-    if not isinstance(item, Task):  # the gateway has its own snapshot
-        await relay(ctx, item)
-    return False
 
 
 def _as_answer(item: Any) -> Task | Message:
