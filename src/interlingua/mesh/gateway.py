@@ -46,6 +46,7 @@ from ..client.errors import AgentTimeout, AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, ResourceUnavailable, TaskNotFound
+from ..core.lifecycle import RETURN_STATES
 from ..core.model import Role, Task
 from ..host.app import create_app
 from ..host.cors import cors_layer, first_sight
@@ -59,6 +60,7 @@ from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .instance import Slot, hold_gateway_id
 from .relay import (
     FIRST_ANSWER,
+    QUIET_AFTER,
     RECONCILE_WAIT,
     RECONNECT_WAIT,
     Unanswered,
@@ -378,6 +380,9 @@ class SamLink:
         #: seconds a turn's request may wait for the agent to take it (then the turn
         #: fails, and the request is of no use past that: it expires on the broker)
         self.take_within = RECONNECT_WAIT
+        #: seconds of silence from the agent after which a turn reads the agent's task:
+        #: a final answer the broker dropped would leave the turn waiting for ever
+        self.quiet_after = QUIET_AFTER
         self.requester = Requester(
             url, topics, f"{namespace}-gateway-{gw}",
             reply_topic=lambda task: topics.gateway_response(gw, task),
@@ -526,7 +531,19 @@ class SamLink:
         patience = first_within
         while True:
             if patience is None:
-                update, raw = await self.requester.next(pending, name)
+                try:
+                    async with asyncio.timeout(self.quiet_after):
+                        update, raw = await self.requester.next(pending, name)
+                except TimeoutError:
+                    task = await self._agent_task(name, ctx.task.id)
+                    if task is not None and task.status.state in RETURN_STATES:
+                        # it ended there, and its answer never came: ended here alike
+                        log.warning("task %s: %s ended it (%s) and its answer was lost on "
+                                    "the way; ended here as there", ctx.task.id, name,
+                                    task.status.state.value)
+                        await finish(ctx, task)
+                        return
+                    continue
             else:
                 try:
                     async with asyncio.timeout(patience):
@@ -547,7 +564,12 @@ class SamLink:
     async def _artifacts(self, name: str, task_id: str) -> list[Any]:
         """The artifacts of the agent's task ``task_id`` (none when it cannot say: then
         the gateway's copy stands as the updates made it)."""
-        rid = f"{task_id}.artifacts"
+        task = await self._agent_task(name, task_id)
+        return list(task.artifacts) if task is not None else []
+
+    async def _agent_task(self, name: str, task_id: str) -> Task | None:
+        """The agent's task ``task_id`` as it is now (None when it cannot say)."""
+        rid = f"{task_id}.read"
         requester = self.requester
         try:
             pending = await requester.publish(name, rid, GetTask(id=task_id, history_length=0),
@@ -556,12 +578,12 @@ class SamLink:
                 _, raw = await requester.next(pending, name)
             task = MESH_CODEC.decode_result(GetTask(id=task_id), raw)
         except (A2AError, ClientError, TimeoutError) as exc:
-            log.warning("task %s: its artifacts could not be read from %s to check the "
-                        "gateway's copy: %s", task_id, name, exc)
-            return []
+            log.warning("task %s: it could not be read from %s to check the gateway's "
+                        "copy: %s", task_id, name, exc)
+            return None
         finally:
             requester.forget(rid)
-        return list(task.artifacts) if isinstance(task, Task) else []
+        return task if isinstance(task, Task) else None
 
     async def _follow_again(self, name: str, ctx: Context, task_id: str,
                             send: Callable[[], Awaitable[None]]) -> bool:

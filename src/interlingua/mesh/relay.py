@@ -25,8 +25,8 @@ from ..core.lifecycle import RETURN_STATES
 from ..core.model import Artifact, ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from ..server.context import Context, TaskCanceled
 
-__all__ = ["FIRST_ANSWER", "RECONCILE_WAIT", "RECONNECT_WAIT", "Unanswered", "canceled_here", "finish",
-           "follow_again", "forwarded", "reconcile", "relay"]
+__all__ = ["FIRST_ANSWER", "QUIET_AFTER", "RECONCILE_WAIT", "RECONNECT_WAIT", "Unanswered",
+           "canceled_here", "finish", "follow_again", "forwarded", "reconcile", "relay"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -153,6 +153,9 @@ RECONNECT_WAIT = 30.0
 #: SAM-layout gateway waits for the first answer to a turn's request before it asks
 #: the agent whether it has the request at all
 FIRST_ANSWER = 3.0
+#: seconds a SAM-layout gateway's turn hears nothing from the agent before it reads the
+#: agent's task (an answer the broker dropped: a turn whose task ended there ends)
+QUIET_AFTER = 30.0
 #: seconds a gateway waits for the agent's task, read to check its copy's artifacts
 #: before a streamed turn ends
 RECONCILE_WAIT = 10.0
