@@ -154,7 +154,13 @@ def test_wrong_basic_password(pki: PKI, url: str, dialect: str) -> None:
     assert_refused(unknown, dialect, 401, UNAUTHENTICATED[dialect])
     # the same answer for an unknown user as for a wrong password
     assert r.json()["error"]["message"] == unknown.json()["error"]["message"]
-    assert 'Basic realm="a2a", charset="UTF-8"' in challenges(r)
+    # the rejected scheme's challenge says so, as a rejected key's or token's does;
+    # the schemes given nothing are challenged plainly
+    for answer in (r, unknown):
+        assert challenges(answer) == [
+            'ApiKey realm="a2a", in="header", name="X-API-Key"',
+            'Basic realm="a2a", charset="UTF-8", error="invalid_token"',
+            'Bearer realm="a2a"', 'MutualTLS realm="a2a"']
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -192,7 +198,9 @@ def test_certificate_of_an_unlisted_principal(pki: PKI, url: str, dialect: str) 
     with client(pki, str(pki.eve)) as c:
         r = post(c, url, dialect)
     assert_refused(r, dialect, 401, UNAUTHENTICATED[dialect])
-    assert 'MutualTLS realm="a2a"' in challenges(r)
+    assert challenges(r) == [
+        'ApiKey realm="a2a", in="header", name="X-API-Key"', 'Basic realm="a2a", charset="UTF-8"',
+        'Bearer realm="a2a"', 'MutualTLS realm="a2a", error="invalid_token"']
 
 
 # ------------------------------------------------------------------- expired

@@ -257,7 +257,10 @@ class BasicAuth(Authenticator):
         return HTTPAuthScheme(scheme="basic", description=self.description)
 
     def challenge(self, realm: str, *, error: str | None = None) -> str:
-        return f'Basic realm="{realm}", charset="UTF-8"'
+        text = f'Basic realm="{realm}", charset="UTF-8"'
+        if error:
+            text += f', error="{error}"'
+        return text
 
 
 _DUMMY_HASH = "pbkdf2_sha256$1000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
@@ -310,4 +313,7 @@ class MutualTLSAuth(Authenticator):
         return MutualTLSScheme(description=self.description)
 
     def challenge(self, realm: str, *, error: str | None = None) -> str:
-        return f'MutualTLS realm="{realm}"'
+        text = f'MutualTLS realm="{realm}"'
+        if error:
+            text += f', error="{error}"'
+        return text
