@@ -4,11 +4,12 @@ fault with what it names (``public_url``, ``--push-url``, an allowed origin)."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 
-__all__ = ["bare_url", "http_url", "lower_scheme", "url_below"]
+__all__ = ["bare_url", "http_url", "lower_scheme", "masked_url", "url_below"]
 
 
 def http_url(url: str) -> SplitResult:
@@ -68,3 +69,25 @@ def bare_url(url: str) -> str:
     if not parts.scheme:
         return str(url)
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+#: a scheme and the slashes after it (RFC 3986 §3.1), as far as the text has them
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/*")
+
+
+def masked_url(url: str) -> str:
+    """``url`` as a message that quotes a caller's URL may show it: what stands where a
+    user and password go (up to an ``@`` of the authority) shown as ``***``, whatever
+    else the URL is. In a text no parser reads as a URL with that authority (a ``/``,
+    ``?`` or ``#`` in the password, a slash missing), everything up to its last ``@``
+    is masked: what was meant as a password is never shown (a path's ``@`` too)."""
+    start = _SCHEME.match(url)
+    head = start.end() if start else 0
+    rest = url[head:]
+    end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    at = rest.rfind("@", 0, end)
+    if at < 0:
+        at = rest.rfind("@")
+    if at < 0:
+        return url
+    return url[:head] + "***" + rest[at:]

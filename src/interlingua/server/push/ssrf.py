@@ -39,6 +39,7 @@ from typing import Any, TypeAlias
 import httpcore
 import httpx
 
+from ...core.urls import masked_url
 from .settings import Resolver
 
 __all__ = [
@@ -233,30 +234,34 @@ class UrlGuard:
 
         A host name is not resolved here (see ``check_url_resolved``).
         """
+        # quoted as shown: its user and password never are
+        shown = masked_url(url) if isinstance(url, str) else url
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
-            raise Refused(f"{url!r} is not a valid URL ({exc})") from None
+            # the parser's reason quotes pieces of the URL: of a masked one, none
+            reason = f" ({exc})" if shown == url else ""
+            raise Refused(f"{shown!r} is not a valid URL{reason}") from None
         scheme = parsed.scheme
         if scheme != "https" and not (scheme == "http" and self.allow_http):
             if scheme == "http":
-                raise Refused(f"{url!r} is not https (plain http is refused: it would "
+                raise Refused(f"{shown!r} is not https (plain http is refused: it would "
                               "send the notification and its credentials unencrypted)")
-            raise Refused(f"{url!r} is not an https URL")
+            raise Refused(f"{shown!r} is not an https URL")
         try:
             host = parsed.host
             host.encode("idna")  # (as the resolver is handed it)
         except UnicodeError:  # (an A-label that is no punycode, a label of 64 characters)
-            raise Refused(f"{url!r} has no valid host name (a label is empty, longer than "
+            raise Refused(f"{shown!r} has no valid host name (a label is empty, longer than "
                           "63 characters, or not IDNA)") from None
         if not host:
-            raise Refused(f"{url!r} has no host")
+            raise Refused(f"{shown!r} has no host")
         if parsed.userinfo:
-            raise Refused(f"{url!r} carries credentials; give them in authentication instead")
+            raise Refused(f"{shown!r} carries credentials; give them in authentication instead")
         port = parsed.port
         # httpx reads any digits as a port (0, 99999, -1): none of those can be called
         if port is not None and not 0 < port < 65536:
-            raise Refused(f"{url!r} has no valid port (1-65535)")
+            raise Refused(f"{shown!r} has no valid port (1-65535)")
         name = _norm(host)
         if name in self._names:
             return parsed
@@ -265,12 +270,12 @@ class UrlGuard:
             self.check_address(host, ip)
             return parsed
         if name in METADATA_NAMES:
-            raise Refused(f"{url!r} names a cloud metadata service")
+            raise Refused(f"{shown!r} names a cloud metadata service")
         if not self.allow_private_networks and (
             name == "localhost" or name.endswith(".localhost")
             or name == "localhost.localdomain"
         ):
-            raise Refused(f"{url!r} names the local host")
+            raise Refused(f"{shown!r} names the local host")
         return parsed
 
     async def check_url_resolved(self, url: str) -> httpx.URL:
