@@ -1,9 +1,10 @@
-"""Authentication over real gRPC on loopback, held to what HTTP does: the challenges
-of a rejected credential."""
+"""Authentication over real gRPC on loopback, held to what HTTP does: the agents a
+shared port names to a caller, and the challenges of a rejected credential."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 
 import grpc
 import httpx
@@ -11,6 +12,9 @@ import pytest
 
 from interlingua import Agent, Context, create_app
 from interlingua.bindings.grpc import add_grpc
+from interlingua.core.parts import new_id
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
 from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from interlingua.server.auth import APIKeyAuth, AuthConfig, BasicAuth, hash_secret
@@ -35,6 +39,80 @@ def _headers(key: str | None) -> dict[str, str]:
 
 def _challenges(err: grpc.RpcError) -> list[str]:
     return [v for k, v in err.trailing_metadata() or () if k == "www-authenticate"]
+
+
+# ----------------------------------------------- agents named on a shared port
+
+
+@pytest.fixture(scope="module")
+def private_pair() -> Iterator[tuple[str, str]]:
+    """Two agents whose cards are private, on one HTTP server and one gRPC port:
+    (base URL, gRPC target)."""
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY})}, public_card=False)
+    app = create_app([Agent("Probe", "Says back.", _echo), Agent("Other", "Says back.", _echo)],
+                     store="memory://", auth=auth)
+    hub = add_grpc(app, "127.0.0.1:0")
+    with live_server(app) as base:
+        assert hub.port
+        yield base, f"127.0.0.1:{hub.port}"
+
+
+def _message(text: str) -> pb1.Message:
+    return pb1.Message(message_id=new_id(), role=pb1.ROLE_USER, parts=[pb1.Part(text=text)])
+
+
+def _port_refusals(target: str, key: str | None) -> list[grpc.RpcError]:
+    """What the shared port answers a request that reaches no agent: no tenant, a
+    tenant no agent has, a v0.3 request (which names none)."""
+    out = []
+    with grpc.insecure_channel(target) as channel:
+        v1 = rpc1.A2AServiceStub(channel)
+        for call in (lambda: v1.GetTask(pb1.GetTaskRequest(id="x"), metadata=_metadata(key)),
+                     lambda: v1.GetTask(pb1.GetTaskRequest(id="x", tenant="zzz"),
+                                        metadata=_metadata(key)),
+                     lambda: rpc03.A2AServiceStub(channel).GetTask(
+                         pb03.GetTaskRequest(name="tasks/x"), metadata=_metadata(key))):
+            with pytest.raises(grpc.RpcError) as refused:
+                call()
+            out.append(refused.value)
+    assert [e.code() for e in out] == [grpc.StatusCode.INVALID_ARGUMENT,
+                                       grpc.StatusCode.NOT_FOUND,
+                                       grpc.StatusCode.UNIMPLEMENTED], out
+    return out
+
+
+@pytest.mark.parametrize(("key", "listed"), [(None, []), (WRONG, []),
+                                            (KEY, ["Probe", "Other"])])
+def test_a_shared_grpc_port_names_only_the_agents_http_lists_to_the_caller(
+        private_pair: tuple[str, str], key: str | None, listed: list[str]) -> None:
+    """Private cards: the port's refusals name the agents to a caller that may read
+    their cards, and to no other, as the HTTP listing does (one rule for both)."""
+    base, target = private_pair
+    shown = httpx.get(base + "/agents", headers=_headers(key)).json()["agents"]
+    assert [a["name"] for a in shown] == listed
+    for refused in _port_refusals(target, key):
+        details = refused.details() or ""
+        for name in ("Probe", "Other"):
+            assert (name in details) == (name in listed), (refused.code(), details)
+        # what the message still says: how to name an agent
+        assert "tenant" in details, details
+    # the agents themselves are served as before
+    with grpc.insecure_channel(target) as channel:
+        sent = rpc1.A2AServiceStub(channel).SendMessage(
+            pb1.SendMessageRequest(message=_message("hi"), tenant="Probe"), metadata=_metadata(KEY))
+        assert sent.task.status.state == pb1.TASK_STATE_COMPLETED
+
+
+def test_a_shared_grpc_port_with_public_cards_names_its_agents_to_anyone() -> None:
+    """Public cards: every caller is told the agents' names, credentials or not."""
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY})})
+    app = create_app([Agent("Probe", "Says back.", _echo), Agent("Other", "Says back.", _echo)],
+                     store="memory://", auth=auth)
+    hub = add_grpc(app, "127.0.0.1:0")
+    with live_server(app):
+        for key in (None, WRONG, KEY):
+            for refused in _port_refusals(f"127.0.0.1:{hub.port}", key):
+                assert "Probe, Other" in (refused.details() or ""), refused.details()
 
 
 # ------------------------------------------------ the challenges of a rejection

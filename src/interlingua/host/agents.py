@@ -39,11 +39,11 @@ from ..core.dialects import get_codec
 from ..core.errors import MethodNotFound, quoted
 from ..core.names import safe_name
 from ..server.agent import Agent
+from ..server.auth.runtime import shown_agents
 from ..server.service import Service
 from ..server.settings import ServiceSettings
 from ..stores import shown_url
 from ..stores.sqlite import parse_sqlite_url
-from .card_routes import card_gate
 from .cors import cors_layer, first_sight
 from .hosts import HostNotAllowed, HostPolicy
 from .refusals import host_refusal, these
@@ -242,6 +242,7 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
         raise ValueError("no agent to serve")
     named = [n for n, s in by_name.items()
              if s.settings.auth is None or s.settings.auth.public_card]
+    securities = {n: s.security for n, s in by_name.items()}
     first = next(iter(by_name.values())).settings
     hosts = HostPolicy(first.allowed_hosts, first.trust_forwarded)
     fixed = first.public_url.rstrip("/").removesuffix(PREFIX + next(iter(apps))) \
@@ -262,11 +263,11 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
             return Response(msgspec.json.encode({"error": {"code": 400, "message": str(exc)}}),
                             status_code=400, media_type="application/json")
         # an agent whose card is private is listed to the callers it shows its card to
+        shown = await shown_agents(securities, request.scope, headers)
         rows = [{"name": s.agent.name, "path": n, "description": s.agent.description,
                  "url": f"{base}{PREFIX}{n}/",
                  "card": f"{base}{PREFIX}{n}/.well-known/agent-card.json"}
-                for n, s in by_name.items()
-                if n in named or await card_gate(s.security, request) is None]
+                for n, s in ((n, by_name[n]) for n in shown)]
         return Response(msgspec.json.encode({"agents": rows}), media_type="application/json")
 
     @asynccontextmanager

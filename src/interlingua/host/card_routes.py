@@ -42,22 +42,16 @@ def _refused(exc: A2AError, status: int, headers: list[tuple[bytes, bytes]]) -> 
     return response
 
 
-async def _admit(security: Security, request: Request) -> Response | None:
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    try:
-        principal = await security.admit(request.scope, headers)
-        security.tenant(principal, None, headers)
-    except A2AError as exc:
-        answer = refusal(exc) or (400, [])
-        return _refused(exc, *answer)
-    return None
-
-
 async def card_gate(security: Security, request: Request) -> Response | None:
-    """None when the card may be served to this caller, else the refusal to send."""
+    """None when the card may be served to this caller, else the refusal to send
+    (``Security.card_refusal``)."""
     if security.auth is None or security.auth.public_card:
         return None
-    return await _admit(security, request)
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    exc = await security.card_refusal(request.scope, headers)
+    if exc is None:
+        return None
+    return _refused(exc, *(refusal(exc) or (400, [])))
 
 
 async def _no_task(request: Any, task_id: str) -> None:

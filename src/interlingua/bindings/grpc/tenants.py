@@ -27,7 +27,9 @@ from google.protobuf.message import DecodeError
 from ...core.errors import InvalidParams, MethodNotFound, UnsupportedOperation, quoted
 from ...core.model import AgentCard, AgentInterface
 from ...grpc_wire.resume import grpc_interfaces, resume_extension
+from ...server.auth.runtime import Security, shown_agents
 from ..base import BaseBinding
+from ..http.request_headers import RequestHeaders
 from .address import _card_host, _split
 from .listener import Listener
 from .server import (
@@ -36,6 +38,7 @@ from .server import (
     GrpcBinding,
     _abort,
     _Rpc,
+    _scope_of,
     generic_handlers,
     server_options,
 )
@@ -69,6 +72,8 @@ class GrpcTenants(Listener):
                          before_binding=before_binding)
         #: tenant -> service name -> RPC name -> its handling function
         self._members: dict[str, dict[str, dict[str, Any]]] = {}
+        #: tenant -> the security of the agent it names: who its name is told to
+        self._security: dict[str, Security] = {}
 
     def member(self, tenant: str) -> TenantGrpc:
         """The binding that serves a service here under ``tenant``."""
@@ -89,6 +94,7 @@ class GrpcTenants(Listener):
             await self._listen(self.max_message_bytes or max_message_bytes)
         self._members[tenant] = {service: {rpc.name: handle for rpc, handle in rpcs}
                                  for service, rpcs in binding.methods().items()}
+        self._security[tenant] = binding.door.security
         if drain_begun is not None and self._standard is not None:
             self._standard.follow(drain_begun)
         host, _ = _split(self.address)
@@ -96,6 +102,7 @@ class GrpcTenants(Listener):
 
     async def leave(self, tenant: str) -> None:
         self._members.pop(tenant, None)
+        self._security.pop(tenant, None)
         server = self._server
         if server is None:
             return
@@ -138,28 +145,39 @@ class GrpcTenants(Listener):
 
     async def _handler(self, service: str, rpc: _Rpc, data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         """The handling function of the service the request's tenant names (or an abort
-        that says what is wrong)."""
-        names = ", ".join(self._members) or "none"
+        that says what is wrong, naming the agents this caller may know of)."""
         if service == V03_SERVICE:
+            names = await self._shown(context)
             await _abort(context, None, _NoTenants(
                 "this port serves several agents, each by the tenant its v1.0 requests "
-                f"name (lf.a2a.v1.A2AService, tenant one of: {names}); v0.3 requests "
-                "name no tenant"))
+                f"name (lf.a2a.v1.A2AService{', tenant one of: ' + names if names else ''}); "
+                "v0.3 requests name no tenant"))
         try:
             tenant = rpc.request.FromString(data).tenant
         except DecodeError:
             await _abort(context, None, InvalidParams(
                 f"the request is not a valid {rpc.request.DESCRIPTOR.full_name}"))
         if not tenant:
+            names = await self._shown(context)
             await _abort(context, None, InvalidParams(
                 "this port serves several agents: set the request's tenant to the agent's "
-                f"name (one of: {names}), as its card's gRPC interface says"))
+                f"name{' (one of: ' + names + ')' if names else ''}, as its card's gRPC "
+                "interface says"))
         member = self._members.get(tenant)
         if member is None:
+            names = await self._shown(context)
             await _abort(context, None, MethodNotFound(
-                f"no agent {quoted(tenant)} is served here (tenant one of: {names})"))
+                f"no agent {quoted(tenant)} is served here "
+                f"({'tenant one of: ' + names if names else 'the tenant names the agent'})"))
             raise AssertionError("abort returns by raising")
         return member[service][rpc.name]
+
+    async def _shown(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+        """The agents named to this caller, as HTTP's listing names them: those whose card
+        it may read (a private card's agent only to a caller it is shown to)."""
+        scope = _scope_of(context)
+        headers = RequestHeaders(scope["headers"])
+        return ", ".join(await shown_agents(self._security, scope, headers))
 
 
 class TenantGrpc(BaseBinding):

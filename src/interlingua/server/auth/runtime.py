@@ -69,6 +69,7 @@ __all__ = [
     "Unauthenticated",
     "identity_of",
     "refusal",
+    "shown_agents",
 ]
 
 log = logging.getLogger("interlingua.auth")
@@ -353,6 +354,20 @@ class Security:
 
     # ------------------------------------------------------------ the card
 
+    async def card_refusal(self, scope: MutableMapping[str, Any],
+                           headers: Mapping[str, str]) -> A2AError | None:
+        """None when this agent's card may be shown to the caller: it is public, or the
+        caller is admitted (in the tenant its headers name); else why not (the refusal,
+        401, 403 or 429). What a private card's agent is named to: ``shown_agents``."""
+        if self.auth is None or self.auth.public_card:
+            return None
+        try:
+            principal = await self.admit(scope, headers)
+            self.tenant(principal, None, headers)
+        except A2AError as exc:
+            return exc
+        return None
+
     def declare(self, card: AgentCard) -> AgentCard:
         """``card`` declaring the configured schemes and requirements."""
         if self.auth is None:
@@ -399,6 +414,16 @@ class Security:
             raise TypeError(f"the extended card hook returned {type(card).__name__}, "
                             "not an AgentCard")
         return self.signer.sign(card) if self.signer is not None else card
+
+
+async def shown_agents(agents: Mapping[str, Security], scope: MutableMapping[str, Any],
+                       headers: Mapping[str, str]) -> list[str]:
+    """Of agents served together (each name with its ``Security``), those named to this
+    caller: the agents whose card it may read (``Security.card_refusal``). The one rule
+    for HTTP's listing of them and for the shared gRPC port's refusals: an agent whose
+    card is private is not named to a caller its card is not shown to."""
+    return [name for name, security in agents.items()
+            if await security.card_refusal(scope, headers) is None]
 
 
 def _takes_two(fn: Any) -> bool:
