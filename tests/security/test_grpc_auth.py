@@ -1,17 +1,24 @@
 """Authentication over real gRPC on loopback, held to what HTTP does: the agents a
-shared port names to a caller, and the challenges of a rejected credential."""
+shared port names to a caller, the public card read without credentials (v0.3's
+``GetAgentCard``, and ``interlingua card grpc://``), and the challenges of a
+rejected credential."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import httpx
+import msgspec
 import pytest
+from click.testing import CliRunner
 
 from interlingua import Agent, Context, create_app
 from interlingua.bindings.grpc import add_grpc
+from interlingua.cli.main import main
 from interlingua.core.parts import new_id
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
@@ -113,6 +120,85 @@ def test_a_shared_grpc_port_with_public_cards_names_its_agents_to_anyone() -> No
         for key in (None, WRONG, KEY):
             for refused in _port_refusals(f"127.0.0.1:{hub.port}", key):
                 assert "Probe, Other" in (refused.details() or ""), refused.details()
+
+
+# ---------------------------------------------- the public card over gRPC v0.3
+
+
+def _extended(base: Any, principal: Any) -> Any:
+    return msgspec.structs.replace(base, description=f"extended for {principal.id}")
+
+
+@contextlib.contextmanager
+def served(*, public_card: bool = True, extended: bool = False) -> Iterator[tuple[str, str]]:
+    """One agent behind an API key, on HTTP and gRPC: (base URL, gRPC target)."""
+    sock = bind_loopback()
+    agent = Agent("Probe", "Says back.", _echo, extended_card=_extended if extended else None)
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY})}, public_card=public_card)
+    app = create_app(agent, public_url=url_of(sock), store="memory://", auth=auth)
+    server = add_grpc(app, "127.0.0.1:0")
+    with live_server(app, sock=sock) as url:
+        assert server.port
+        yield url, f"127.0.0.1:{server.port}"
+
+
+def _v03_card(target: str, key: str | None) -> pb03.AgentCard:
+    with grpc.insecure_channel(target) as channel:
+        return rpc03.A2AServiceStub(channel).GetAgentCard(pb03.GetAgentCardRequest(),
+                                                          metadata=_metadata(key))
+
+
+@pytest.mark.parametrize("extended", [False, True])
+def test_a_public_card_is_read_over_grpc_without_credentials(extended: bool) -> None:
+    """v0.3's GetAgentCard gives an anonymous caller the public card, as HTTP's
+    well-known card does; a caller with credentials gets what it got before (its
+    extended card, when the agent has one); a rejected credential is refused, as
+    HTTP's extended-card route refuses it."""
+    with served(extended=extended) as (url, target):
+        public = httpx.get(url + "/.well-known/agent-card.json")
+        assert public.status_code == 200
+        card = _v03_card(target, None)
+        assert card.name == "Probe" and card.description == "Says back."
+        assert card.url == url + "/"
+        own = _v03_card(target, KEY)
+        assert own.description == ("extended for alice" if extended else "Says back.")
+        with pytest.raises(grpc.RpcError) as refused:
+            _v03_card(target, WRONG)
+        assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        assert any('error="invalid_token"' in c for c in _challenges(refused.value))
+        http = httpx.get(url + "/agent/authenticatedExtendedCard", headers=_headers(WRONG))
+        assert http.status_code == 401, http.text
+        # v1.0 has the extended card only: it still needs credentials
+        with grpc.insecure_channel(target) as channel, pytest.raises(grpc.RpcError) as v1:
+            rpc1.A2AServiceStub(channel).GetExtendedAgentCard(
+                pb1.GetExtendedAgentCardRequest())
+        assert v1.value.code() is grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_a_private_card_still_needs_credentials_over_grpc() -> None:
+    with served(public_card=False) as (url, target):
+        assert httpx.get(url + "/.well-known/agent-card.json").status_code == 401
+        with pytest.raises(grpc.RpcError) as refused:
+            _v03_card(target, None)
+        assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        assert _challenges(refused.value)
+        assert _v03_card(target, KEY).name == "Probe"
+
+
+def test_the_card_command_reads_a_public_card_at_a_grpc_address() -> None:
+    """``interlingua card grpc://…`` with no credentials: the card (exit 1 before)."""
+    with served() as (url, target):
+        done = CliRunner().invoke(main, ["card", f"grpc://{target}", "--json"],
+                                  prog_name="interlingua")
+        assert done.exit_code == 0, (done.output, done.stderr)
+        raw = msgspec.json.decode(done.stdout)
+        assert raw["name"] == "Probe" and raw["url"] == url + "/"
+        shown = CliRunner().invoke(main, ["card", f"grpc://{target}"], prog_name="interlingua")
+        assert shown.exit_code == 0, (shown.output, shown.stderr)
+        assert f"Card: grpc://{target} (over gRPC: v0.3 GetAgentCard)" in shown.stdout
+    with served(public_card=False) as (_, target):
+        done = CliRunner().invoke(main, ["card", f"grpc://{target}"], prog_name="interlingua")
+        assert done.exit_code == 1, (done.output, done.stderr)
 
 
 # ------------------------------------------------ the challenges of a rejection

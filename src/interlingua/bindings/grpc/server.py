@@ -391,6 +391,9 @@ class GrpcBinding:
             [bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
         door = self.door
         decode = self._decoder(dialect, rpc)
+        # v0.3's GetAgentCard is the card itself: a public one is read without
+        # credentials, as the well-known card is over HTTP
+        card = dialect if isinstance(dialect, _V03) and rpc.name == "GetAgentCard" else None
 
         async def handle(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             error: A2AError
@@ -405,6 +408,8 @@ class GrpcBinding:
                 door.check_answer(len(answer))
                 return answer
             except A2AError as exc:
+                if card is not None and door.security.public_card_instead(exc):
+                    return card.public_card_answer()
                 error = exc
             except RecursionError:  # protobuf's conversion of a value nested too deeply
                 error = InternalError(_TOO_DEEP)

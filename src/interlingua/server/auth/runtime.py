@@ -79,11 +79,14 @@ PRINCIPAL_SCOPE_KEY = "interlingua.principal"
 
 
 class Unauthenticated(AuthenticationRequired):
-    """401: no acceptable credential; ``challenges`` go into WWW-Authenticate."""
+    """401: no acceptable credential; ``challenges`` go into WWW-Authenticate.
+    ``rejected``: a credential was presented and refused (False: none was given)."""
 
-    def __init__(self, message: str, *, challenges: Sequence[str]) -> None:
+    def __init__(self, message: str, *, challenges: Sequence[str],
+                 rejected: bool = True) -> None:
         super().__init__(message)
         self.challenges = list(challenges)
+        self.rejected = rejected
 
 
 class Forbidden(AuthorizationFailed):
@@ -240,7 +243,7 @@ class Security:
             raise Unauthenticated(first.message, challenges=challenges)
         accepted = " or ".join(" + ".join(req) for req in self._requirements)
         raise Unauthenticated(f"Authentication required: this agent accepts {accepted}",
-                              challenges=challenges)
+                              challenges=challenges, rejected=False)
 
     def _refuse_repeated_credentials(self, scope: Mapping[str, Any]) -> None:
         # With a credential header sent twice, which one counts would depend on
@@ -353,6 +356,15 @@ class Security:
         return self.executors.admission()
 
     # ------------------------------------------------------------ the card
+
+    def public_card_instead(self, exc: A2AError) -> bool:
+        """Whether a caller refused with ``exc`` is still shown the public card (a call
+        that answers with the caller's card: v0.3 gRPC's ``GetAgentCard``): the card is
+        public, as at ``/.well-known/agent-card.json``, and the caller presented no
+        credential. One that was presented and rejected stays refused, as on the
+        extended card's routes."""
+        return isinstance(exc, Unauthenticated) and not exc.rejected and (
+            self.auth is None or self.auth.public_card)
 
     async def card_refusal(self, scope: MutableMapping[str, Any],
                            headers: Mapping[str, str]) -> A2AError | None:
