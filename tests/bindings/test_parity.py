@@ -10,6 +10,7 @@ Mosquitto, in a namespace of the module's own).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -602,6 +603,66 @@ def test_limits(kind: type[Driver], limited: str, client: httpx.Client) -> None:
         except Refused as exc:
             statuses.append(exc.status)
     assert (429 if not kind.name.startswith("grpc") else "RESOURCE_EXHAUSTED") in statuses
+
+
+#: the burst of ``rate_limited``: what a caller may ask at once (the rate refills none
+#: within a test)
+BURST = 4
+#: one more request than the burst, and another
+ASKED = BURST + 2
+
+
+@pytest.fixture
+def rate_limited() -> Iterator[str]:
+    limits = Limits(rate_limit=RateLimit(rate=0.001, burst=BURST))
+    with live_grpc_agent(AGENT, limits=limits) as (url, _):
+        yield url
+
+
+def _rate_limited(refused: Refused) -> bool:
+    """A refusal of the rate limit, in any binding's status."""
+    return refused.status in (429, "RESOURCE_EXHAUSTED")
+
+
+@pytest.mark.parametrize("way", [*DRIVERS, "jsonrpc-1.0 batch", "jsonrpc-0.3 batch"])
+def test_the_rate_limit_admits_as_many_requests_on_every_binding(
+        way: str, rate_limited: str, client: httpx.Client) -> None:
+    """A burst of four per client address (a server of its own for each way of asking):
+    of six requests, four are admitted, whether each is a request of its own over
+    JSON-RPC, HTTP+JSON or gRPC, or all six come in one JSON-RPC batch (which paid one
+    token for up to 100 requests). A request refused for its rate is told when to come
+    back, in the batch as alone."""
+    name, _, batched = way.partition(" ")
+    d = DRIVERS[name](client, rate_limited)
+    asked = [c.GetTask(id=f"none-{i}") for i in range(ASKED)]
+    admitted: list[str] = []
+    limited: list[str] = []
+    if not batched:
+        for call in asked:
+            with pytest.raises(Refused) as refused:
+                d.call(call)
+            (limited if _rate_limited(refused.value) else admitted).append(refused.value.message)
+    else:
+        assert isinstance(d, JSONRPC)
+        items = [d._body(call).replace(b'"id":1,', b'"id":%d,' % i, 1)
+                 for i, call in enumerate(asked)]
+        r = client.post(rate_limited + "/", content=b"[" + b",".join(items) + b"]",
+                        headers={**d.headers, "Content-Type": "application/json"})
+        assert r.status_code == 200, r.text
+        answers = r.json()
+        assert [a["id"] for a in answers] == list(range(ASKED))
+        for a in answers:
+            error = a["error"]
+            (limited if "Rate limit" in error["message"] else admitted).append(error["message"])
+            if "Rate limit" in error["message"]:
+                assert error["code"] == -32603, error
+    assert len(admitted) == BURST and len(limited) == ASKED - BURST, (admitted, limited)
+    assert all("not found" in m.lower() for m in admitted), admitted
+    assert all(re.search(r"retry in \d+ s", m) for m in limited), limited
+    # the tokens are spent, by lone requests as by a batch's: the next request is refused
+    with pytest.raises(Refused) as after:
+        d.call(c.GetTask(id="none"))
+    assert _rate_limited(after.value), after.value
 
 
 # ------------------------------------------------------------------ hostile input

@@ -119,6 +119,78 @@ def test_failed_credentials_are_rate_limited_by_address() -> None:
         assert codes == [401, 401, 401, 429, 429]
 
 
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+def test_each_request_of_a_batch_spends_a_token(dialect: str) -> None:
+    """A batch of n requests is n requests to the rate limit: those within the
+    principal's tokens run, each later one gets the error a lone request would get (with
+    its "retry in N s"), as its own answer in the array; the batch's credentials are
+    checked once (a batch of 100 sends paid one token and made 100 tasks)."""
+    clock = FakeClock()
+    limits = Limits(rate_limit=RateLimit(rate=0.2, burst=3), clock=clock)
+    agent = Agent("Echo", "Echoes.", _echo)
+    with serve_agent(agent, auth=two_keys(), limits=limits) as url,             httpx.Client(timeout=30) as c:
+        _, headers = send_request(dialect)
+        def batch(n: int) -> list[dict[str, Any]]:
+            """``n`` sends, with ids 0, 1, …"""
+            out = [send_request(dialect, f"n{i}")[0] for i in range(n)]
+            for i, body in enumerate(out):
+                body["id"] = i
+            return out
+
+        r = c.post(url + "/", json=batch(5), headers={**ALICE, **headers})
+        assert r.status_code == 200, r.text
+        answers = r.json()
+        assert [a["id"] for a in answers] == [0, 1, 2, 3, 4]
+        assert all("result" in a for a in answers[:3]), answers[:3]
+        for a in answers[3:]:
+            assert a["error"]["code"] == RATE_LIMITED[dialect], a
+            assert "Rate limit exceeded" in a["error"]["message"], a
+            assert "retry in 5 s" in a["error"]["message"], a
+        # the same refusal as a lone request gets, now that the tokens are spent
+        lone = c.post(url + "/", json=send_request(dialect)[0], headers={**ALICE, **headers})
+        assert lone.status_code == 429 and lone.headers["retry-after"] == "5"
+        assert lone.json()["error"] == {**answers[3]["error"]}, (lone.json(), answers[3])
+        # a batch with no token left is refused whole (429, an error each), as before
+        r = c.post(url + "/", json=batch(2), headers={**ALICE, **headers})
+        assert r.status_code == 429
+        assert [a["error"]["code"] for a in r.json()] == [RATE_LIMITED[dialect]] * 2
+        # bob's bucket is his own
+        r = c.post(url + "/", json=batch(2), headers={**BOB, **headers})
+        assert r.status_code == 200 and all("result" in a for a in r.json()), r.json()
+        # a token comes back every 5 s: one of two runs
+        clock.now += 5.0
+        r = c.post(url + "/", json=batch(2), headers={**ALICE, **headers})
+        assert r.status_code == 200
+        assert ["result" in a for a in r.json()] == [True, False], r.json()
+
+
+def test_a_batch_of_a_hundred_sends_makes_as_many_tasks_as_it_has_tokens() -> None:
+    """The reported case: three batches of 100 SendMessage under a burst of 3 made 300
+    tasks; now they make three, and every other send is refused."""
+    clock = FakeClock()
+    limits = Limits(rate_limit=RateLimit(rate=0.2, burst=3), clock=clock)
+    agent = Agent("Echo", "Echoes.", _echo)
+    context = str(uuid.uuid4())
+    with serve_agent(agent, auth=two_keys(), limits=limits) as url,             httpx.Client(timeout=60) as c:
+        refused = 0
+        for _ in range(3):
+            batch = []
+            for i in range(100):
+                body, headers = send_request("1.0", f"n{i}")
+                body["id"] = i
+                body["params"]["message"]["contextId"] = context
+                batch.append(body)
+            r = c.post(url + "/", json=batch, headers={**ALICE, **headers})
+            answers = r.json()
+            assert isinstance(answers, list) and len(answers) == 100, r.text
+            refused += sum("error" in a for a in answers)
+        assert refused == 297
+        clock.now += 100  # a token to read with
+        listed = c.post(url + "/", headers={**ALICE, **V1}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"contextId": context}})
+        assert len(listed.json()["result"]["tasks"]) == 3, listed.text
+
+
 # ---------------------------------------------------------------- executor cap
 
 

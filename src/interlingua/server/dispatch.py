@@ -195,6 +195,14 @@ class FrontDoor:
             return self.security.admit(scope, headers)
         return self._admit_told(scope, headers, binding)
 
+    def spend(self, scope: MutableMapping[str, Any]) -> Awaitable[object]:
+        """Count one more request of the caller ``admit`` let in for this HTTP request
+        against its rate (each request of a JSON-RPC batch after the first: a batch is
+        as many requests as it holds); raises the refusal."""
+        if not self.security.active:
+            return DONE
+        return self.security.spend(scope)
+
     async def _admit_told(self, scope: MutableMapping[str, Any], headers: Mapping[str, str],
                           binding: str) -> object:
         try:

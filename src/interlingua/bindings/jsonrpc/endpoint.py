@@ -189,10 +189,17 @@ class JSONRPCEndpoint:
                 await asyncio.sleep(0)
             if isinstance(item, tuple):
                 rid, err = item
+                if i:  # a request as every other, unread or not: a token of its own
+                    try:
+                        await self.door.spend(scope)
+                    except A2AError as exc:
+                        self.door.refused_unread("jsonrpc", None, headers, exc)
+                        err = exc
                 got = [self._error(rid, err, self.fallback_codec)]
             else:
+                # the first request's token was spent admitting the HTTP request
                 answer = await self._one(item, headers, scope, in_batch=True,
-                                         room=room - later)
+                                         room=room - later, spend=i > 0)
                 got = answer.pieces() if isinstance(answer, _Answer) else []
             if got:
                 out.append(b"," if out else b"[")
@@ -205,15 +212,23 @@ class JSONRPCEndpoint:
 
     async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
                    *, in_batch: bool, room: int | None = None,
-                   gone: Callable[[], Awaitable[object]] | None = None
+                   gone: Callable[[], Awaitable[object]] | None = None, spend: bool = False
                    ) -> _Answer | _StreamAnswer | None:
         """One request's answer; ``room``: the bytes of ``max_answer_bytes`` that a
         batch's earlier answers leave (None: not in a batch); ``gone``: the caller's
-        going (``Inbound.gone``; none for a batch's items, which share one request)."""
+        going (``Inbound.gone``; none for a batch's items, which share one request);
+        ``spend``: a token of the caller's rate is spent for it first (a batch's
+        requests after the first), refused as a lone request would be."""
         codec: Codec | None = None
         door = self.door
         entered = False  # (a refusal before enter is told to the hooks here)
         try:
+            if spend:
+                try:
+                    await door.spend(scope)
+                except A2AError:
+                    codec = self._codec_unread(req, scope, headers)
+                    raise
             # the header, nearly always: version_of looks at the query too
             raw_version = headers.get("a2a-version") or version_of(scope, headers)
             version = parse_version(raw_version) if raw_version else None
@@ -287,10 +302,7 @@ class JSONRPCEndpoint:
                 (i for i in parsed.items if isinstance(i, jsonrpc.Request)), None)
             if req is not None:
                 rid = req.id if req.has_id else None
-                raw = version_of(scope, headers)
-                found = detect(req.method, req.params, strict=False,
-                               header_version=parse_version(raw) if raw else None)
-                codec = get_codec(found.dialect or found.fallback)
+                codec = self._codec_unread(req, scope, headers)
         except A2AError:
             pass
         if ids:
@@ -299,6 +311,18 @@ class JSONRPCEndpoint:
             parts = [self._error(i, exc, codec) for i in ids]
             return _Answer(status, b"[" + b",".join(parts) + b"]", extra)
         return _Answer(status, self._error(rid, exc, codec), extra)
+
+    def _codec_unread(self, req: jsonrpc.Request, scope: Scope,
+                      headers: Mapping[str, str]) -> Codec:
+        """The codec a request refused before it is read (its caller, its rate) is
+        answered in: its dialect as far as the request tells it, nothing looked up."""
+        try:
+            raw = version_of(scope, headers)
+            found = detect(req.method, req.params, strict=False,
+                           header_version=parse_version(raw) if raw else None)
+        except A2AError:
+            return self.fallback_codec
+        return get_codec(found.dialect or found.fallback)
 
     @staticmethod
     def _error(rid: Any, err: A2AError, codec: Codec) -> bytes:

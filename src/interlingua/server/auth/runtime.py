@@ -143,6 +143,11 @@ def _client_key(scope: Mapping[str, Any]) -> str:
     return f"addr:{client[0]}" if client else "addr:?"
 
 
+def _rate_key(principal: Principal, scope: Mapping[str, Any]) -> str:
+    """Whose tokens a request spends: its principal's, an anonymous caller's address's."""
+    return f"id:{principal.owner}" if principal.id else _client_key(scope)
+
+
 class Security:
     """Authentication, authorization and limits of one server."""
 
@@ -182,9 +187,17 @@ class Security:
                     await self._check_rate(_client_key(scope))
                 raise
         if self.rate is not None:
-            await self._check_rate(f"id:{principal.owner}" if principal.id else _client_key(scope))
+            await self._check_rate(_rate_key(principal, scope))
         scope[PRINCIPAL_SCOPE_KEY] = principal
         return principal
+
+    def spend(self, scope: Mapping[str, Any]) -> Awaitable[None]:
+        """One more request of a caller ``admit`` let in (``scope`` holds it): a
+        token of its rate, as ``admit`` spends one (a JSON-RPC batch's requests after
+        the first); raises the refusal when none is left. No rate limit: nothing to do."""
+        if self.rate is None:
+            return DONE
+        return self._check_rate(_rate_key(self.principal_of(scope), scope))
 
     async def _check_rate(self, key: str) -> None:
         if self.shared_rate is not None:
