@@ -68,7 +68,28 @@ def bare_url(url: str) -> str:
         return "(a URL that is not valid)"
     if not parts.scheme:
         return str(url)
+    if password_unescaped(parts.netloc, str(url)):
+        # ``u:pa/ss@host``: what a parser takes for the host and port is the user and
+        # the start of the password, and the rest of it is in the path
+        return bare_url(_after_userinfo(str(url)))
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def password_unescaped(netloc: str, url: str) -> bool:
+    """``url`` holds a user and a password whose ``/``, ``?`` or ``#`` is not escaped:
+    its parsed ``netloc`` (``user:pa``) has no ``@``, a port that is no number, and an
+    ``@`` follows it in the URL."""
+    if "@" in netloc or ":" not in netloc or netloc.endswith("]"):
+        return False
+    port = netloc.rpartition(":")[2]
+    return not port.isdigit() and "@" in url.partition(netloc)[2]
+
+
+def _after_userinfo(url: str) -> str:
+    """``url`` without everything between its scheme and the last ``@``."""
+    start = _SCHEME.match(url)
+    head = start.end() if start else 0
+    return url[:head] + url[head:].rpartition("@")[2]
 
 
 #: a scheme and the slashes after it (RFC 3986 §3.1), as far as the text has them

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..core.urls import password_unescaped
+
 __all__ = ["shown_url"]
 
 
@@ -16,6 +18,11 @@ def shown_url(url: str) -> str:
     # has no path)
     end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
     netloc, tail = rest[:end], rest[end:]
+    if password_unescaped(netloc, rest):
+        # ``u:pa/ss@host``: the password holds a ``/`` (or ``?``, ``#``) not escaped
+        user_password, _, after = rest.rpartition("@")
+        end = min((i for i in map(after.find, "/?#") if i >= 0), default=len(after))
+        netloc, tail = user_password + "@" + after[:end], after[end:]
     user, at, host = netloc.rpartition("@")
     if at and ":" in user:
         netloc = user.split(":", 1)[0] + ":***@" + host
