@@ -82,7 +82,7 @@ def password_unescaped(netloc: str, url: str) -> bool:
     if "@" in netloc or ":" not in netloc or netloc.endswith("]"):
         return False
     port = netloc.rpartition(":")[2]
-    return not port.isdigit() and "@" in url.partition(netloc)[2]
+    return not (port.isascii() and port.isdigit()) and "@" in url.partition(netloc)[2]
 
 
 def _after_userinfo(url: str) -> str:

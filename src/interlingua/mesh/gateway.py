@@ -62,6 +62,7 @@ from .relay import (
     FIRST_ANSWER,
     QUIET_AFTER,
     RECONCILE_WAIT,
+    RECONCILE_WAIT_AWAY,
     RECONNECT_WAIT,
     Unanswered,
     canceled_here,
@@ -574,7 +575,8 @@ class SamLink:
         try:
             pending = await requester.publish(name, rid, GetTask(id=task_id, history_length=0),
                                               task_id, streaming=False)
-            async with asyncio.timeout(RECONCILE_WAIT):
+            async with asyncio.timeout(
+                    RECONCILE_WAIT if name in self.live() else RECONCILE_WAIT_AWAY):
                 _, raw = await requester.next(pending, name)
             task = MESH_CODEC.decode_result(GetTask(id=task_id), raw)
         except (A2AError, ClientError, TimeoutError) as exc:

@@ -25,7 +25,8 @@ from ..core.lifecycle import RETURN_STATES
 from ..core.model import Artifact, ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from ..server.context import Context, TaskCanceled
 
-__all__ = ["FIRST_ANSWER", "QUIET_AFTER", "RECONCILE_WAIT", "RECONNECT_WAIT", "Unanswered",
+__all__ = ["FIRST_ANSWER", "QUIET_AFTER", "RECONCILE_WAIT", "RECONCILE_WAIT_AWAY",
+           "RECONNECT_WAIT", "Unanswered",
            "canceled_here", "finish", "follow_again", "forwarded", "reconcile", "relay"]
 
 log = logging.getLogger("interlingua.mesh")
@@ -159,6 +160,10 @@ QUIET_AFTER = 30.0
 #: seconds a gateway waits for the agent's task, read to check its copy's artifacts
 #: before a streamed turn ends
 RECONCILE_WAIT = 10.0
+#: the same wait for an agent not heard on the mesh now: one that is stopping withdrew
+#: its card and answers no more (the turn's end waited 10 s for nothing), while one
+#: not heard yet by a gateway that has just started answers as fast as any
+RECONCILE_WAIT_AWAY = 1.0
 
 
 class Unanswered(Exception):

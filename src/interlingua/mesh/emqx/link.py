@@ -29,6 +29,7 @@ from ..discovery import LiveAgent
 from ..instance import Slot, hold_gateway_id
 from ..relay import (
     RECONCILE_WAIT,
+    RECONCILE_WAIT_AWAY,
     Unanswered,
     canceled_here,
     finish,
@@ -155,7 +156,8 @@ class EmqxLink:
         call = GetTask(id=task_id, history_length=0)
         gen = self.requester.exchange(name, call, properties=properties)
         try:
-            async with asyncio.timeout(RECONCILE_WAIT):
+            async with asyncio.timeout(
+                    RECONCILE_WAIT if name in self.live() else RECONCILE_WAIT_AWAY):
                 task = CODEC.decode_result(call, await anext(gen))
         except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
             log.warning("task %s: its artifacts could not be read from %s to check the "
