@@ -182,3 +182,57 @@ def test_usage_errors_exit_2(agent_url: str, args: list[str]) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ")
     assert result.stderr.endswith(f"(see 'interlingua {args[0]} --help')\n")
+
+
+@pytest.fixture
+def scripted() -> Iterator[tuple[str, Any]]:
+    """An agent answering each request with the next reply of its script, at /rpc."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from tests.client.test_stream_logic import Agent
+    from tests.live import live_server
+
+    agent = Agent()
+    app = Starlette(routes=[Route("/rpc", agent.endpoint, methods=["POST"])])
+    with live_server(app) as base:
+        yield base + "/rpc", agent
+
+
+def test_a_stream_cut_near_its_end_prints_how_the_task_ended(
+        scripted: tuple[str, Any]) -> None:
+    # the first answer cut after the task's snapshot; the resumption refused, the task
+    # finished meanwhile (a2a-sdk 1.3.0): its end is printed, and a failure exits 4
+    from tests.client.test_stream_logic import json_answer, sse, v1_done, v1_task
+
+    url, agent = scripted
+    failed = v1_done("TASK_STATE_FAILED")
+    failed["status"]["message"] = {"messageId": "m9", "role": "ROLE_AGENT",
+                                   "parts": [{"text": "it broke"}]}
+    agent.replies = [
+        sse((None, v1_task())),
+        json_answer("error", {"code": -32004, "message": "Task is in terminal state"}),
+        json_answer("result", failed),
+    ]
+    result = run("stream", url, "hi", "--dialect", "1.0")
+    assert result.exit_code == 4, (result.output, result.stderr)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Task task-1  submitted" and "Task task-1  failed" in lines
+    assert "it broke" in result.stdout and "the whole story" in result.stdout
+
+
+def test_a_silent_subscription_to_a_task_canceled_meanwhile_exits_4(
+        scripted: tuple[str, Any]) -> None:
+    # a2a-sdk 0.3.26: the subscription ends without a word once the task is canceled
+    from tests.client.test_stream_logic import json_answer, sse
+
+    url, agent = scripted
+    agent.replies = [
+        sse(),
+        json_answer("error", {"code": -32004, "message": "Task is in terminal state"}),
+        json_answer("result", {"kind": "task", "id": "task-1", "contextId": "ctx-1",
+                               "status": {"state": "canceled"}}),
+    ]
+    result = run("subscribe", url, "task-1", "--dialect", "0.3")
+    assert result.exit_code == 4, (result.output, result.stderr)
+    assert "canceled" in result.stdout

@@ -409,7 +409,7 @@ async def test_a_resumption_broken_off_for_a_finished_task_ends_the_stream() -> 
     with live_server(app, allow_errors=True) as base:
         async with Client(base + "/rpc", dialect="0.3", resume=policy(sleeps)) as client:
             got = [e async for e in client.subscribe(TASK)]
-    assert got == []
+    assert [(e.state, e.reconciled) for e in got] == [(TaskState.CANCELED, True)]
     assert agent.methods == ["tasks/resubscribe", "tasks/resubscribe", "tasks/get"]
 
 
@@ -431,3 +431,49 @@ async def test_an_event_id_or_retry_in_digits_other_than_ascii_is_no_seq(agent: 
     assert [e.seq for e in events] == [None, 3]
     assert events[-1].item.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
 
+
+
+# ------------------------------------------------- a stream that ends before its end
+
+
+def v1_done(state: str = "TASK_STATE_COMPLETED") -> dict[str, Any]:
+    return {"id": TASK, "contextId": CTX, "status": {"state": state},
+            "artifacts": [{"artifactId": "a1", "parts": [{"text": "the whole story"}]}]}
+
+
+async def test_a_stream_cut_near_its_end_delivers_the_finished_task(agent: Agent,
+                                                                    url: str) -> None:
+    # a2a-sdk 1.3.0 behind a proxy that cut its first answer: the resumption is refused
+    # (the task finished meanwhile); the task read then is how the stream ends, where it
+    # used to end with the first snapshot alone (its artifacts and final state lost)
+    agent.replies = [
+        sse((None, v1_task()), tail=b'data: {"jsonrpc":"2.0","id":1,"result":{"statusUp'),
+        json_answer("error", {"code": -32004, "message":
+                              "Task task-1 is in terminal state: TASK_STATE_COMPLETED"}),
+        json_answer("result", v1_done()),
+    ]
+    async with Client(url, dialect="1.0", resume=policy(Sleeps())) as client:
+        events = await collect(client, "hi")
+    assert agent.methods == ["SendStreamingMessage", "SubscribeToTask", "GetTask"]
+    assert [e.state for e in events] == [TaskState.SUBMITTED, TaskState.COMPLETED]
+    last = events[-1]
+    assert last.final and last.reconciled and last.seq is None
+    assert isinstance(last.item, Task)
+    assert last.item.artifacts[0].parts[0].text == "the whole story"  # type: ignore[union-attr]
+    assert msgspec.json.decode(last.raw)["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_silent_subscription_of_a_task_canceled_meanwhile_ends_with_it(
+        agent: Agent, url: str) -> None:
+    # a2a-sdk 0.3.26: the subscription of a task canceled meanwhile ends without an
+    # event, and its resumption is refused; the canceled task is the stream's end
+    agent.replies = [
+        sse(),
+        json_answer("error", {"code": -32004, "message": "Task is in terminal state"}),
+        json_answer("result", {"kind": "task", "id": TASK, "contextId": CTX,
+                               "status": {"state": "canceled"}}),
+    ]
+    async with Client(url, dialect="0.3", resume=policy(Sleeps())) as client:
+        got = [e async for e in client.subscribe(TASK)]
+    assert agent.methods == ["tasks/resubscribe", "tasks/resubscribe", "tasks/get"]
+    assert [(e.state, e.reconciled) for e in got] == [(TaskState.CANCELED, True)]

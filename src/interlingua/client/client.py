@@ -688,13 +688,17 @@ class Client:
         task = await self._task_of(GetTask(id=task_id))
         return task, self.last_result or b""
 
-    async def _ended(self, task_id: str) -> bool:
-        task = await self.get_task(task_id, history_length=0)
-        return task.status.state in TERMINAL_STATES
+    async def _ended(self, task_id: str) -> tuple[Task, bytes] | None:
+        """The task and its answer as sent, once it is in a terminal state."""
+        task = await self.get_task(task_id)
+        return (task, self.last_result or b"") if task.status.state in TERMINAL_STATES else None
 
-    async def _finished(self, task_id: str) -> bool:
-        task = await self.get_task(task_id, history_length=0)
-        return task.status.state in lifecycle.RETURN_STATES
+    async def _finished(self, task_id: str) -> tuple[Task, bytes] | None:
+        """The task and its answer as sent, once its turn is over."""
+        task = await self.get_task(task_id)
+        if task.status.state in lifecycle.RETURN_STATES:
+            return task, self.last_result or b""
+        return None
 
     async def _open_stream(
         self, call: SendMessage | SubscribeToTask, last_event_id: int | None

@@ -27,7 +27,12 @@ live ones.
   data says ``resumable``); it reconnects at once, without waiting;
 - any other ``event: error`` is raised as the ``A2AError`` it decodes to;
 - events at or before the last sequence number seen are dropped, so the
-  consumer sees each event once, in order.
+  consumer sees each event once, in order;
+- a stream that ends, or whose resumption is refused, before its final event
+  while the task has finished meanwhile (some agents refuse to subscribe to a
+  finished task, or end the subscription silently) ends with the task read then
+  (``GetTask``): its final state and artifacts, marked ``reconciled``, never an
+  end without them.
 
 The task id needed to resubscribe comes from the first event (a ``Task``
 snapshot or any update). A stream that breaks before its first event is
@@ -84,8 +89,9 @@ class StreamEvent(msgspec.Struct, frozen=True):
     seq: int | None
     item: StreamItem
     raw: bytes = b""
-    #: the item is the task fetched because events were missed (a generation gap),
-    #: standing in for them; ``raw`` is then the ``GetTask`` answer
+    #: the item is the task fetched because events were missed (a generation gap, or a
+    #: stream that ended, or whose resumption was refused, before its final event
+    #: came), standing in for them; ``raw`` is then the ``GetTask`` answer
     reconciled: bool = False
 
     @property
@@ -282,8 +288,10 @@ def _clip(text: str) -> str:
 
 #: opens one request of a stream: the call, and the Last-Event-ID to send (or None)
 Opener = Callable[[SendMessage | SubscribeToTask, int | None], Awaitable[Connection]]
-#: whether a task is in a final state for its turn (asked when a resumed stream is empty)
-FinishedCheck = Callable[[str], Awaitable[bool]]
+#: the task and the agent's answer as sent, when it is in a final state for its turn
+#: (None while it runs): asked when a stream ends, or a resumption is refused, before
+#: its final event
+FinishedCheck = Callable[[str], Awaitable[tuple[Task, bytes] | None]]
 #: the task as it stands, and the agent's answer as sent (to fill a generation gap)
 Reconcile = Callable[[str], Awaitable[tuple[Task, bytes]]]
 
@@ -315,6 +323,9 @@ async def follow(
     resuming = False
     while True:
         state.progressed = state.lagged = state.done = False
+        # the task found finished when the stream ended without its final event: that
+        # event's stand-in, the stream's last (its artifacts and final state, never lost)
+        end: tuple[Task, bytes] | None = None
         #: the seconds the server said to wait (a 503 or 429 with ``Retry-After``)
         later: float | None = None
         try:
@@ -334,10 +345,10 @@ async def follow(
             else:
                 # A resume refused because the task has finished meanwhile (some
                 # agents refuse to subscribe to a finished task): the stream is over.
-                if (resuming and state.task_id is not None
-                        and await _quietly(finished, state.task_id)):
-                    return
-                raise
+                if resuming and state.task_id is not None:
+                    end = await _quietly(finished, state.task_id)
+                if end is None:
+                    raise
         else:
             try:
                 async with contextlib.aclosing(state.read(conn)) as events:
@@ -347,10 +358,12 @@ async def follow(
                     return
                 reason = "the stream ended before the task reached a final state"
                 if (not state.progressed and isinstance(call, SubscribeToTask)
-                        and (state.last is not None or resuming) and await finished(call.id)):
-                    # Nothing after ``last`` and the task is done: the events
-                    # asked for were its last.
-                    return
+                        and (state.last is not None or resuming)):
+                    end = await finished(call.id)
+                    if end is not None and not resuming:
+                        # Nothing after the caller's ``last_event_id`` and the task is
+                        # done: the events asked for were its last, none missed.
+                        return
             except _Lagged as exc:
                 state.lagged = True
                 reason = str(exc)
@@ -363,20 +376,23 @@ async def follow(
                 # (a2a-sdk 0.3's HTTP+JSON routes). It is over. With event ids, another
                 # attempt may still replay what came after the last one.
                 if (resuming and not state.progressed and state.last is None
-                        and state.task_id is not None
-                        and await _quietly(finished, state.task_id)):
-                    return
+                        and state.task_id is not None):
+                    end = await _quietly(finished, state.task_id)
                 reason = str(exc)
             except TaskNotFound:
                 raise
             except A2AError:
                 # As above: a resumption answered with an error instead of events.
-                if (resuming and state.task_id is not None
-                        and await _quietly(finished, state.task_id)):
-                    return
-                raise
+                if resuming and state.task_id is not None:
+                    end = await _quietly(finished, state.task_id)
+                if end is None:
+                    raise
             finally:
                 await conn.aclose()
+        if end is not None:
+            task, raw = end
+            yield StreamEvent(None, task, raw, reconciled=True)
+            return
         task_id = state.task_id
         if task_id is None:
             raise StreamInterrupted(
@@ -395,12 +411,12 @@ async def follow(
         resuming = True
 
 
-async def _quietly(finished: FinishedCheck, task_id: str) -> bool:
-    """``finished(task_id)``, False when even that cannot be asked."""
+async def _quietly(finished: FinishedCheck, task_id: str) -> tuple[Task, bytes] | None:
+    """``finished(task_id)``, None when even that cannot be asked."""
     try:
         return await finished(task_id)
     except (A2AError, AgentUnreachable, BadResponse):
-        return False
+        return None
 
 
 class _Position:
