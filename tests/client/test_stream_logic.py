@@ -477,3 +477,35 @@ async def test_a_silent_subscription_of_a_task_canceled_meanwhile_ends_with_it(
         got = [e async for e in client.subscribe(TASK)]
     assert agent.methods == ["tasks/resubscribe", "tasks/resubscribe", "tasks/get"]
     assert [(e.state, e.reconciled) for e in got] == [(TaskState.CANCELED, True)]
+
+
+async def test_a_resumption_repeating_the_same_snapshot_delivers_it_once(agent: Agent,
+                                                                       url: str) -> None:
+    # a peer without event ids, every connection cut: each resumption begins with the
+    # task as it stands, the same bytes while nothing changed; delivered once
+    working = v1_task("TASK_STATE_WORKING")
+    streams = iter([
+        sse((None, v1_task()), (None, v1_status("TASK_STATE_WORKING"))),
+        sse((None, working)),
+        sse((None, working)),
+        sse((None, working), (None, working)),
+        sse((None, v1_status("TASK_STATE_CANCELED"))),
+    ])
+    asked = json_answer("result", working["task"])
+    agent.replies = [lambda body: (asked if body["method"] == "GetTask"
+                                   else next(streams))(body)] * 10
+    async with Client(url, dialect="1.0", resume=policy(Sleeps())) as client:
+        events = await collect(client, "hi")
+    assert [(type(e.item).__name__, e.state) for e in events] == [
+        ("Task", TaskState.SUBMITTED), ("StatusUpdate", TaskState.WORKING),
+        ("Task", TaskState.WORKING), ("StatusUpdate", TaskState.CANCELED)]
+    assert agent.methods.count("SubscribeToTask") == 4
+
+
+async def test_identical_artifact_chunks_are_all_delivered(agent: Agent, url: str) -> None:
+    # (only a repeated snapshot is dropped: the same chunk twice is two chunks)
+    agent.replies = [sse((None, v1_task()), (None, v1_chunk("ha")), (None, v1_chunk("ha")),
+                         (None, v1_status("TASK_STATE_COMPLETED")))]
+    async with Client(url, dialect="1.0", resume=policy(Sleeps())) as client:
+        events = await collect(client, "hi")
+    assert len(events) == 4

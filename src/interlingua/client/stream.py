@@ -41,7 +41,8 @@ it again could start a second task. The error is raised as it is.
 
 Servers that send no SSE ids can still be resumed, but only from "now": the
 resubscription starts with the task as it stands, and events in between are
-not replayed.
+not replayed. A snapshot the same, byte for byte, as the event delivered just
+before it is no news and is not delivered again.
 """
 
 from __future__ import annotations
@@ -455,6 +456,10 @@ class _Position:
                     raise BadResponse(f"{conn.url}: {exc.message}") from None
                 except RecursionError:
                     raise too_deep(conn.url) from None
+                if seq is None and raw == self.last_raw and type(item) is Task:
+                    # the snapshot delivered last, the same again (a peer without event
+                    # ids begins each resumption with the task as it stands): no news
+                    continue
                 event = StreamEvent(seq, item, raw)
                 if seq is not None:
                     self.last = seq
