@@ -37,7 +37,16 @@ from .client.transport import DEFAULT_TIMEOUT
 from .clients import AnyClient, client_for
 from .core import lifecycle
 from .core.errors import A2AError
-from .core.model import AgentCard, Artifact, FilePart, Message, Part, Task, TaskState
+from .core.model import (
+    AgentCard,
+    Artifact,
+    FilePart,
+    Message,
+    Part,
+    PushConfig,
+    Task,
+    TaskState,
+)
 from .core.parts import get_data, get_text
 from .core.urls import bare_url
 
@@ -220,13 +229,17 @@ class RemoteAgent:
 
 async def send_within(client: AnyClient, message: Message | str, task_id: str | None,
                       timeout: float | None,
-                      seen: Callable[[Task], None] | None = None) -> Task | Message:
+                      seen: Callable[[Task], None] | None = None, *,
+                      history_length: int | None = None,
+                      push: PushConfig | None = None) -> Task | Message:
     """A send answered within ``timeout``; past it, ``TaskNotSettled`` with the task the
     message started when the agent has said which, else ``AgentTimeout``. ``seen`` is
-    told the task as soon as the agent names it (for a caller that may cancel it)."""
+    told the task as soon as the agent names it (for a caller that may cancel it).
+    ``history_length`` and ``push`` go with the send, as ``Client.send`` takes them."""
     msg = make_message(message, task_id=task_id)
     if timeout is None or not isinstance(client, Client):  # (a mesh client follows none)
-        return await _blocking_within(client, msg, timeout)
+        return await _blocking_within(client, msg, timeout, history_length=history_length,
+                                      push=push)
     # Sent without waiting, then followed: the task is known from the first answer, so
     # that a timeout (or a cancel) names it without sending the message again, which an
     # agent that does not recognise a repeated message id takes as a new task.
@@ -234,7 +247,8 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
     deadline = loop.time() + timeout
     try:
         async with asyncio.timeout(timeout):
-            first = await client.send(msg, blocking=False)
+            first = await client.send(msg, blocking=False, history_length=history_length,
+                                      push=push)
     except TimeoutError:
         raise AgentTimeout(f"the agent did not answer within {timeout:g} s") from None
     if not isinstance(first, Task) or first.status.state in lifecycle.RETURN_STATES:
@@ -243,7 +257,7 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
         seen(first)
     try:
         async with asyncio.timeout(max(deadline - loop.time(), 0)):
-            return await client.settle(first)
+            return await client.settle(first, history_length)
     except TimeoutError:
         # the task as it is now (the first answer's may be "submitted" still), named
         latest = first
@@ -254,14 +268,15 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
                              latest) from None
 
 
-async def _blocking_within(client: AnyClient, msg: Message,
-                           timeout: float | None) -> Task | Message:
+async def _blocking_within(client: AnyClient, msg: Message, timeout: float | None, *,
+                           history_length: int | None = None,
+                           push: PushConfig | None = None) -> Task | Message:
     """A blocking send within ``timeout`` (a client that cannot follow a task itself:
     past the timeout the task is asked for by sending the message again, which an
     agent that keeps message ids answers with the task it started)."""
     try:
         async with asyncio.timeout(timeout):
-            return await client.send(msg)
+            return await client.send(msg, history_length=history_length, push=push)
     except TaskNotSettled:
         raise
     except (TimeoutError, AgentTimeout) as exc:

@@ -77,7 +77,8 @@ def test_a_subscribed_task_that_never_settles_ends_at_the_timeout() -> None:
     assert result.exit_code == 3, (result.output, result.stderr)
     assert "no answer within 1 s" in result.stderr
     assert "is working; follow it with: interlingua subscribe" in result.stderr
-    assert [c for c in early.calls if c != "card"] == ["send", "subscribe"]
+    # the task named is read as it stands at the timeout
+    assert [c for c in early.calls if c != "card"] == ["send", "subscribe", "get"]
 
 
 def test_an_agent_that_answers_nothing_ends_the_send_about_its_timeout() -> None:
@@ -114,3 +115,44 @@ def test_an_agent_that_answers_nothing_ends_the_send_about_its_timeout() -> None
     assert result.exit_code == 3, result.output
     assert "within 3 s" in result.output, result.output
     assert took < 5.3, took  # 3 s and a second for the look; it took 6
+
+
+def test_a_send_past_its_timeout_is_never_sent_again() -> None:
+    """An agent that blocks a blocking send past --timeout and takes every message as a
+    new task, whatever its id (a2a-sdk, Microsoft Agent Framework): the timeout names the
+    task the send started, as it is then; a second send would start a second task."""
+    import asyncio
+
+    import msgspec
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    tasks: list[str] = []
+    methods: list[str] = []
+
+    def task(task_id: str, state: str) -> dict[str, object]:
+        return {"id": task_id, "contextId": "c1", "status": {"state": state}}
+
+    async def rpc(request: Request) -> Response:
+        body = msgspec.json.decode(await request.body())
+        methods.append(body["method"])
+        params = body["params"]
+        if body["method"] == "SendMessage":
+            tasks.append(f"task-{len(tasks) + 1}")
+            answer: dict[str, object] = {"task": task(tasks[-1], "TASK_STATE_SUBMITTED")}
+            if not params.get("configuration", {}).get("returnImmediately"):
+                await asyncio.sleep(2)  # blocks past the timeout
+        else:
+            answer = task(params["id"], "TASK_STATE_WORKING")
+        doc = {"jsonrpc": "2.0", "id": body["id"], "result": answer}
+        return Response(msgspec.json.encode(doc), media_type="application/json")
+
+    app = Starlette(routes=[Route("/", rpc, methods=["POST"])])
+    with live_server(app) as url:
+        result = run("send", url + "/", "slow", "--dialect", "1.0", "--timeout", "0.8")
+    assert result.exit_code == 3, (result.output, result.stderr)
+    assert tasks == ["task-1"], methods
+    assert "no answer within 0.8 s; task task-1 is working; follow it with: " \
+        "interlingua get " in result.stderr, result.stderr

@@ -22,7 +22,6 @@ import msgspec
 
 from .. import __version__
 from ..client import (
-    AgentTimeout,
     AgentUnreachable,
     ClientError,
     StreamEvent,
@@ -40,6 +39,7 @@ from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
 from ..server.agent import Agent
 from ..stores import shown_url
+from ..tools import send_within
 from . import output
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .db_commands import db_group
@@ -79,8 +79,6 @@ EXIT_OK = 0
 EXIT_A2A_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
-#: seconds ``send`` waits for the task of a message it sent again after --timeout
-RETRY_WAIT = 1.0
 EXIT_TASK_UNSUCCESSFUL = 4
 
 #: states a task may end in that mean it did not do what was asked
@@ -944,29 +942,22 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
         message = make_message(text, task_id=task_id, context_id=context_id, data=data,
                                files=files)
         try:
-            result = await client.send(message, blocking=not no_wait,
-                                       history_length=history_length, push=push)
+            if no_wait:
+                result = await client.send(message, blocking=False,
+                                           history_length=history_length, push=push)
+            else:
+                # Sent without waiting, then followed to its end: past --timeout the
+                # task the send started is named as it is then. The message is never
+                # sent again to learn it: most agents take a repeated message id as a
+                # new task.
+                result = await send_within(client, message, None, timeout,
+                                           history_length=history_length, push=push)
         except TaskNotSettled as exc:
-            # answered early and still running: no second send, the task is known
             task = exc.task
             assert isinstance(task, Task)
             _fail(f"no answer within {timeout:g} s; task {task.id} is "
                   f"{task.status.state.value}; follow it with: "
                   f"{_follow(client, url, task.id)}", EXIT_UNREACHABLE, as_json=as_json)
-        except AgentTimeout:
-            # The same message again (same id) without waiting: the agent answers
-            # with the task it already started for it, so the user can follow it.
-            # An agent that takes it answers at once: a short wait, not --timeout again
-            # (against an agent that answers nothing, the command took twice --timeout).
-            with contextlib.suppress(ClientError, A2AError, TimeoutError):
-                async with asyncio.timeout(min(timeout, RETRY_WAIT)):
-                    started = await client.send(message, blocking=False, history_length=0)
-                if isinstance(started, Task):
-                    _fail(f"no answer within {timeout:g} s; task {started.id} is "
-                          f"{started.status.state.value}; follow it with: "
-                          f"{_follow(client, url, started.id)}",
-                          EXIT_UNREACHABLE, as_json=as_json)
-            raise
         if as_json:
             _print_raw(client.last_result)
         else:
