@@ -25,7 +25,7 @@ from interlingua.client import (
     DialectMismatch,
     InvalidCard,
 )
-from interlingua.core.calls import ListTasksResult
+from interlingua.core.calls import GetPushConfig, ListTasksResult
 from interlingua.core.dialects import get_codec
 from interlingua.core.errors import (
     AuthenticationRequired,
@@ -35,7 +35,16 @@ from interlingua.core.errors import (
     TaskNotCancelable,
     TaskNotFound,
 )
-from interlingua.core.model import DataPart, FilePart, Message, Role, Task, TaskState, TextPart
+from interlingua.core.model import (
+    DataPart,
+    FilePart,
+    Message,
+    PushConfig,
+    Role,
+    Task,
+    TaskState,
+    TextPart,
+)
 from tests.ports import free_port
 
 BASE = "http://agent.test"
@@ -715,3 +724,31 @@ async def test_a_callers_http_client_is_left_open() -> None:
         await client.get_task("t1")
     assert not http.is_closed
     await http.aclose()
+
+
+# ------------------------------------------------------- push configs read without an id
+
+
+@pytest.mark.parametrize("refusal", [
+    (-32602, "Invalid params: id is required"),  # a2a-sdk 1.3.0
+    (-32001, "Task not found: config with id '' not found"),  # @a2a-js/sdk 1.3.0
+])
+async def test_a_push_config_asked_for_without_an_id_is_read_from_the_list(
+        refusal: tuple[int, str]) -> None:
+    # v1.0 makes the config's id required: a get without one is never sent empty (the
+    # peers refuse it); the task's configs are listed and its own chosen, as over HTTP+JSON
+    configs = [{"taskId": "t1", "id": "c2", "url": "https://hooks.example/2"},
+               {"taskId": "t1", "id": "t1", "url": "https://hooks.example/own"}]
+
+    def answer(method: str, params: dict[str, Any], rid: Any) -> httpx.Response:
+        if method == "GetTaskPushNotificationConfig" and not params.get("id"):
+            return err(rid, *refusal)
+        if method == "ListTaskPushNotificationConfigs":
+            return ok(rid, {"configs": configs})
+        return standard(method, params, rid)
+
+    agent = FakeAgent(answer=answer)
+    async with agent.client() as client:
+        got = await client.call(GetPushConfig(task_id="t1"))
+    assert isinstance(got, PushConfig) and got.id == "t1" and got.url.endswith("/own")
+    assert [m for _, m, _, _ in agent.posts] == ["ListTaskPushNotificationConfigs"]

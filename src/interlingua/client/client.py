@@ -726,13 +726,21 @@ class Client:
                 "listing tasks needs A2A 1.0, and this agent is spoken to in "
                 f"A2A {endpoint.dialect}"
             )
+        unnamed = isinstance(call, GetPushConfig) and not call.config_id
+        if unnamed and not get_codec(endpoint.dialect).push_config_id_is_task_id:
+            # v1.0 requires the config's id (agents refuse it empty), and a binding whose
+            # route names the config (HTTP+JSON, v0.3's gRPC) cannot send none: on every
+            # binding, the task's configs read and the one chosen as the server chooses
+            # (push/service.py). (A dialect whose only config is named by its task, which
+            # has no list, is asked as it is.)
+            assert isinstance(call, GetPushConfig)
+            return await self._own_push_config(call.task_id)
         try:
             result = await self._negotiate(call, endpoint, lambda ep: self._call_at(ep, call))
         except DialectMismatch:
-            if not (isinstance(call, GetPushConfig) and not call.config_id):
+            if not unnamed:
                 raise
-            # a binding whose route names the config (HTTP+JSON, v0.3's gRPC): the task's
-            # configs read, and the one chosen as the server chooses (push/service.py)
+            assert isinstance(call, GetPushConfig)
             return await self._own_push_config(call.task_id)
         if type(result) is Task and self._endpoint is not None and self._endpoint.version:
             self._numbered(result, call)
