@@ -30,6 +30,7 @@ from ..client import (
 from ..client.bindings import BINDINGS
 from ..client.client import make_message
 from ..clients import AnyClient, client_for
+from ..core.calls import SendMessage
 from ..core.dialects import get_codec
 from ..core.errors import A2AError
 from ..core.lifecycle import RETURN_STATES
@@ -950,8 +951,13 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
                 # task the send started is named as it is then. The message is never
                 # sent again to learn it: most agents take a repeated message id as a
                 # new task.
+                followed: list[Task] = []
                 result = await send_within(client, message, None, timeout,
+                                           seen=followed.append,
                                            history_length=history_length, push=push)
+                if followed and as_json:
+                    # the task as it ended (read with GetTask), shown as the send's answer
+                    client.last_result = _as_send_answer(client, message, result)
         except TaskNotSettled as exc:
             task = exc.task
             assert isinstance(task, Task)
@@ -970,6 +976,15 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
     state = _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
                  as_json=as_json, work=work)
     _exit_for(state)
+
+
+def _as_send_answer(client: AnyClient, message: Message, result: Task | Message) -> bytes:
+    """``result`` as the agent's answer to a send, in its dialect and binding."""
+    codec = get_codec(client.dialect or "1.0")
+    endpoint = getattr(client, "endpoint", None)
+    if endpoint is not None and endpoint.binding != "JSONRPC" and codec.protojson:
+        codec = get_codec(codec.protojson)  # (HTTP+JSON and gRPC answer in ProtoJSON)
+    return codec.encode_result(SendMessage(message=message), result)
 
 
 def _exit_for(state: TaskState | None) -> None:
