@@ -449,3 +449,41 @@ def test_no_jwks_when_nothing_is_signed() -> None:
     # no push notifications, no card signing: no keys to publish
     with serve_agent(Agent("Plain", "d", _echo)) as url, httpx.Client() as c:
         assert c.get(url + "/.well-known/jwks.json").status_code == 404
+
+
+def test_a_pinned_pem_verifies_a_signature_whatever_its_kid(tmp_path: Path) -> None:
+    # A third party's card, signed with kid "k1" (ES256, JCS): a PEM has no kid of its
+    # own, so the key pinned with --key is tried against every signature; keys of a JWKS
+    # are still matched by kid.
+    from joserfc.jwk import ECKey
+
+    from interlingua.core.card_signing import canonical_payload, sign_payload
+
+    key = ECKey.generate_key("P-256")
+    pem = key.as_pem(private=False)
+    doc = {"name": "Theirs", "description": "d", "version": "1",
+           "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC",
+                                    "protocolVersion": "1.0"}],
+           "capabilities": {"streaming": True}, "defaultInputModes": ["text/plain"],
+           "defaultOutputModes": ["text/plain"], "skills": []}
+    # (empty values dropped, then JCS: as a2a-sdk's signer makes the payload)
+    sig = sign_payload(canonical_payload(doc), key, alg="ES256", kid="k1")
+    doc["signatures"] = [{"protected": sig.protected, "signature": sig.signature}]
+    assert verify_card_document(doc, pem).name == "Theirs"
+    other = ECKey.generate_key("P-256")
+    with pytest.raises(CardSignatureError, match="does not match"):
+        verify_card_document(doc, other.as_pem(private=False))
+    jwk = dict(key.as_dict(private=False), kid="k2")
+    with pytest.raises(CardSignatureError, match="no known key has kid 'k1'"):
+        verify_card_document(doc, {"keys": [jwk]})
+
+    pem_file = tmp_path / "theirs.pem"
+    pem_file.write_bytes(pem)
+    app = Starlette(routes=[Route("/.well-known/agent-card.json",
+                                  lambda request: Response(json.dumps(doc),
+                                                           media_type="application/json"))])
+    with serve_app(app, bind_loopback()) as url:
+        r = CliRunner().invoke(main, ["card", url, "--key", str(pem_file)],
+                               prog_name="interlingua")
+    assert r.exit_code == 0, r.output
+    assert "Theirs" in r.output

@@ -199,8 +199,11 @@ def verify_signatures(signatures: Sequence[CardSignature], payloads: Iterable[by
 
 
 def _keys_for(key_set: KeySet, kid: str | None) -> list[Any]:
+    """The keys that may have made a signature by ``kid``: those of that kid, and
+    those without one of their own (a pinned PEM, which the key set names by its
+    thumbprint), which are tried against every signature."""
     if kid is not None:
-        return [k for k in key_set.keys if k.kid == kid]
+        return [k for k in key_set.keys if k.kid in (kid, k.thumbprint())]
     return list(key_set.keys)
 
 
