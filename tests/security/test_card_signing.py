@@ -390,12 +390,15 @@ async def test_a_jwks_that_is_no_key_set_leaves_the_card_unverified(jwks: Any) -
                 await c.get_card()
 
 
-#: a card as an agent might serve it, signed or not: the keys are refused first
+#: a card as an agent might serve it, signed by whoever (an unsigned one is refused as
+#: such before keys are looked for): the keys are refused first
 CARD_OF_NO_ONE = {"name": "Anyone", "description": "d", "version": "1",
                   "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC",
                                            "protocolVersion": "1.0"}],
                   "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [],
-                  "skills": []}
+                  "skills": [],
+                  "signatures": [{"protected": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0",
+                                  "signature": "AAAA"}]}
 
 
 def test_cli_card_verify(server: str, tampered: str, served: tuple[bytes, dict[str, Any]],
@@ -420,7 +423,9 @@ def test_unsigned_card_is_refused_when_verifying() -> None:
     with serve_agent(Agent("Plain", "d", _echo)) as url:
         r = CliRunner().invoke(main, ["card", url, "--verify"], prog_name="interlingua")
     assert r.exit_code == 1
-    assert "cannot fetch the keys" in r.output or "not signed" in r.output
+    # said before any key is looked for (there are none: the JWKS answers 404)
+    assert "the card is not signed" in r.output, r.output
+    assert "jwks" not in r.output
 
 
 def test_secret_in_card_is_refused() -> None:

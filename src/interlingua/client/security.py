@@ -111,6 +111,11 @@ class CardVerifier:
 
     async def verify(self, fetched: FetchedCard, transport: Transport) -> AgentCard:
         """The card, once one of its signatures verifies; ``UnverifiedCard`` otherwise."""
+        if not fetched.card.signatures:
+            # said as it is, before any keys are looked for (which an unsigned card's
+            # agent may well not publish)
+            raise UnverifiedCard(f"the card at {fetched.url} is not trusted: "
+                                 "the card is not signed")
         keys = await self.keys(fetched.url, transport, card=fetched.card)
         try:
             return verify_card_document(fetched.document, keys, algorithms=self.algorithms)
