@@ -25,7 +25,7 @@ from interlingua.client import (
     DialectMismatch,
     InvalidCard,
 )
-from interlingua.core.calls import GetPushConfig, ListTasksResult
+from interlingua.core.calls import DeletePushConfig, GetPushConfig, ListTasksResult
 from interlingua.core.dialects import get_codec
 from interlingua.core.errors import (
     AuthenticationRequired,
@@ -752,3 +752,17 @@ async def test_a_push_config_asked_for_without_an_id_is_read_from_the_list(
         got = await client.call(GetPushConfig(task_id="t1"))
     assert isinstance(got, PushConfig) and got.id == "t1" and got.url.endswith("/own")
     assert [m for _, m, _, _ in agent.posts] == ["ListTaskPushNotificationConfigs"]
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+async def test_a_delete_answered_with_neither_result_nor_error_succeeded(dialect: str) -> None:
+    # a2a-sdk 0.3.26 answers a push config's delete {"id":9,"jsonrpc":"2.0"}: a call
+    # whose result is empty succeeded; one that needs a result is still refused
+    def answer(method: str, params: dict[str, Any], rid: Any) -> httpx.Response:
+        return httpx.Response(200, json={"id": rid, "jsonrpc": "2.0"})
+
+    agent = FakeAgent(answer=answer)
+    async with agent.client(dialect=dialect) as client:
+        assert await client.call(DeletePushConfig(task_id="t1", config_id="c1")) is None
+        with pytest.raises(BadResponse, match="not a JSON-RPC response"):
+            await client.get_task("t1")

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.calls import Call, Result, SendMessage, SubscribeToTask
+from ..core.calls import Call, DeletePushConfig, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
 from ..core.errors import (
     A2AError,
@@ -76,7 +76,8 @@ class JSONRPCBinding:
             "A2A-Version": endpoint.a2a_version,
         }
         reply = await self._transport.post(endpoint.url, body, headers)
-        raw = result_of(reply, rid, codec)
+        # a call whose result is empty (a delete) succeeded when answered without one
+        raw = result_of(reply, rid, codec, void=isinstance(call, DeletePushConfig))
         try:
             result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
@@ -114,8 +115,11 @@ class JSONRPCBinding:
         return Connection(codec, reply.url, single=raw)
 
 
-def result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
-    """The raw ``result`` member of a JSON-RPC answer; an error member is raised."""
+def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -> bytes:
+    """The raw ``result`` member of a JSON-RPC answer; an error member is raised.
+
+    ``void``: the call's result is empty (a delete), and a successful answer to it
+    without a ``result`` (a2a-sdk 0.3's) is read as ``null``; else it is refused."""
     env: _Envelope | None = None
     if reply.content.strip():
         try:
@@ -126,6 +130,10 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec) -> bytes:
             if unmarked is not None:
                 with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                     env = _envelope.decode(unmarked)
+    if (void and env is not None and reply.ok and env.jsonrpc == "2.0"
+            and env.result is msgspec.UNSET and env.error is msgspec.UNSET
+            and env.id == rid):
+        return b"null"
     if env is None or (env.result is msgspec.UNSET and env.error is msgspec.UNSET):
         if not reply.ok:
             cls = HTTP_ERRORS.get(reply.status)
