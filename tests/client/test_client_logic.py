@@ -34,6 +34,7 @@ from interlingua.core.errors import (
     RemoteError,
     TaskNotCancelable,
     TaskNotFound,
+    VersionNotSupported,
 )
 from interlingua.core.model import (
     DataPart,
@@ -455,10 +456,11 @@ async def test_no_fallback_once_the_agent_has_answered() -> None:
     assert client.dialect == "1.0"
 
 
-async def test_method_missing_in_every_dialect_raises_the_last_answer() -> None:
+async def test_method_missing_in_every_dialect_raises_the_first_answer() -> None:
+    # the card's dialect's refusal, not only the last fallback's "method not found"
     agent = FakeAgent(answer=lambda m, p, rid: err(rid, -32601, f"no {m}"))
     async with agent.client() as client:
-        with pytest.raises(MethodNotFound, match="no tasks/get"):
+        with pytest.raises(MethodNotFound, match=r"^no GetTask; in A2A 0\.1: no tasks/get"):
             await client.get_task("t1")
         # settled on the card's choice: the next call is not retried
         with pytest.raises(MethodNotFound, match="no GetTask"):
@@ -766,3 +768,20 @@ async def test_a_delete_answered_with_neither_result_nor_error_succeeded(dialect
         assert await client.call(DeletePushConfig(task_id="t1", config_id="c1")) is None
         with pytest.raises(BadResponse, match="not a JSON-RPC response"):
             await client.get_task("t1")
+
+
+async def test_a_refusal_in_the_cards_dialect_is_not_hidden_by_the_fallbacks() -> None:
+    # langgraph-api (v1.0): an unknown task's subscription refused; the v0.3 method tried
+    # next is unknown there, which said nothing of the task
+    def answer(method: str, params: dict[str, Any], rid: Any) -> httpx.Response:
+        if method == "SubscribeToTask":
+            return err(rid, -32009, "Version not supported for this task")
+        return err(rid, -32601, f"Method not found: {method}")
+
+    agent = FakeAgent(answer=answer)
+    async with agent.client() as client:
+        with pytest.raises(VersionNotSupported,
+                           match=r"^Version not supported for this task; in A2A 0\.1: "
+                                 "Method not found: tasks/resubscribe"):
+            async for _ in client.subscribe("t1"):
+                pass

@@ -775,10 +775,13 @@ class Client:
         """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
         of the method or version is tried again at the next endpoint (``_fallback``)."""
         tried = {endpoint}
+        #: the refusal at the first endpoint tried (the card's choice, or the one in use)
+        first: A2AError | None = None
         while True:
             try:
                 result = await attempt(endpoint)
             except (MethodNotFound, VersionNotSupported) as exc:
+                first = first or exc
                 other = None if self._settled else self._fallback(endpoint, call, tried)
                 if other is None or other in tried:
                     if needs_generations(call) and isinstance(exc, VersionNotSupported):
@@ -791,6 +794,11 @@ class Client:
                             f"{endpoint.a2a_version} ({exc.message}); task generations "
                             f"need A2A {GENERATIONS_VERSION}") from exc
                     self._settled = True
+                    if first is not exc and isinstance(exc, MethodNotFound):
+                        # The fallbacks did not know the method, which says nothing of
+                        # the call: the first refusal is the answer, theirs told with it.
+                        raise type(first)(f"{first.message}; in A2A {endpoint.dialect}: "
+                                          f"{exc.message}", data=first.data) from exc
                     raise
                 # Not understood here: try the next endpoint.
                 tried.add(other)
