@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..core.errors import (
     AuthorizationFailed,
     InvalidAgentResponse,
     RateLimitExceeded,
+    VersionNotSupported,
 )
 from ..core.reading import without_bom
 from .card import Endpoint
@@ -157,7 +159,7 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -
                 status=reply.status,
             )
         # an error this dialect's table lacks (a 1.1 one) is read by its ErrorInfo
-        err = codec.decode_error(error)
+        err = _version_refusal_or(codec.decode_error(error))
         http = HTTP_ERRORS.get(reply.status)
         if http is not None and not isinstance(err, http):
             # a dialect without codes for them (v0.3 says -32600 or -32603): the HTTP
@@ -170,6 +172,24 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -
         )
     assert not isinstance(env.result, msgspec.UnsetType)
     return bytes(env.result)
+
+
+#: an error's message that says the protocol version asked for is refused
+_VERSION_REFUSED = re.compile(r"\bversion\b.*\bnot supported\b", re.IGNORECASE | re.DOTALL)
+
+
+def _version_refusal_or(err: A2AError) -> A2AError:
+    """``err``, or the version refusal it is: an error whose ErrorInfo reason or message
+    says so is read as ``VersionNotSupported`` whatever its code means in the dialect
+    spoken (v1.0's -32009 is v0.1's ``InvalidTaskState``: a v1.0 agent refusing v0.1
+    has no task state problem)."""
+    if isinstance(err, VersionNotSupported):
+        return err
+    data = err.data if isinstance(err.data, list) else [err.data]
+    if (any(isinstance(d, dict) and d.get("reason") == VersionNotSupported.reason for d in data)
+            or _VERSION_REFUSED.search(err.message)):
+        return VersionNotSupported(err.message, data=err.data)
+    return err
 
 
 def snippet(reply: HTTPReply) -> str:
