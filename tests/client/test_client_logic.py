@@ -785,3 +785,41 @@ async def test_a_refusal_in_the_cards_dialect_is_not_hidden_by_the_fallbacks() -
                                  "Method not found: tasks/resubscribe"):
             async for _ in client.subscribe("t1"):
                 pass
+
+
+async def test_a_version_refusal_read_in_an_older_dialect_is_no_task_state_error() -> None:
+    # --dialect 0.1 to a v1.0 agent: its -32009 is v1.0's VersionNotSupported, which
+    # v0.1's table reads as InvalidTaskState; the message (or ErrorInfo) says which
+    def answer(method: str, params: dict[str, Any], rid: Any) -> httpx.Response:
+        return err(rid, -32009, "The requested A2A protocol version '0.1' is not supported")
+
+    agent = FakeAgent(answer=answer)
+    async with agent.client(dialect="0.1") as client:
+        with pytest.raises(VersionNotSupported, match=r"'0\.1' is not supported"):
+            await client.send("echo x")
+
+
+async def test_a_card_offering_1_1_whose_agent_refused_it_is_not_said_to_offer_none() -> None:
+    from interlingua.client.generations import GenerationsNotSupported
+
+    card = {**V1_CARD, "supportedInterfaces": [
+        {"url": V1_URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.1"}]}
+
+    def answer(method: str, params: dict[str, Any], rid: Any) -> httpx.Response:
+        return standard(method, params, rid)
+
+    agent = FakeAgent({"/.well-known/agent-card.json": card}, answer=answer)
+
+    def refusing(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.headers.get("a2a-version") == "1.1":
+            rid = msgspec.json.decode(request.content)["id"]
+            return err(rid, -32009, "Version 1.1 not supported")
+        return agent(request)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(refusing))
+    async with Client(BASE, httpx_client=http) as client:
+        await client.get_task("t1")
+        with pytest.raises(GenerationsNotSupported) as info:
+            await client.get_task("t1", after_generation=1)
+    assert "offers no" not in str(info.value)
+    assert "the agent refused A2A 1.1, which its card offers" in str(info.value)

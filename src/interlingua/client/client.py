@@ -563,11 +563,17 @@ class Client:
                 "without them (generation 0): it does not speak A2A "
                 f"{GENERATIONS_VERSION}, whatever its card says")
         if endpoint.version != GENERATIONS_VERSION:
+            if self._forced:
+                why = ""
+            elif any(ep.version == GENERATIONS_VERSION for ep in self._endpoints):
+                why = (f" (the agent refused A2A {GENERATIONS_VERSION}, which its card "
+                       "offers)")
+            else:
+                why = (f" (its card offers no {GENERATIONS_VERSION} interface this client "
+                       "can use)")
             raise GenerationsNotSupported(
                 f"{what} needs A2A {GENERATIONS_VERSION} (task generations), and the agent at "
-                f"{endpoint.url} is spoken to in A2A {endpoint.a2a_version}"
-                + ("" if self._forced else f" (its card offers no {GENERATIONS_VERSION} "
-                   "interface this client can use)"))
+                f"{endpoint.url} is spoken to in A2A {endpoint.a2a_version}{why}")
 
     async def list_tasks(
         self,
