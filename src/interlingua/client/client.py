@@ -637,8 +637,11 @@ class Client:
         or a ``Message`` when the agent answers without a task. The iteration
         ends when the task finishes or waits for input; a broken connection
         is resumed (``resume``, default the client's policy) without losing
-        or repeating an event. An error the agent sends mid-stream is raised
-        as its ``A2AError``; ``StreamInterrupted`` when resuming failed.
+        or repeating an event; a stream that ends, or whose resumption is refused,
+        before its final event while the task has finished ends with the task read
+        then (``GetTask``: its final state and artifacts; ``event.reconciled``). An
+        error the agent sends mid-stream is raised as its ``A2AError``;
+        ``StreamInterrupted`` when resuming failed.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
