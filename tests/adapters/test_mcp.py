@@ -160,7 +160,8 @@ def test_mcp_takes_the_client_options_of_the_other_client_commands(tmp_path: Pat
                               capture_output=True, text=True, timeout=30)
         took = time.monotonic() - started
     assert done.returncode == 3, done.stderr
-    assert "cannot read the agent's card" in done.stderr and took < 15, (took, done.stderr)
+    # (60 s without --timeout; a busy machine takes seconds to start the process)
+    assert "cannot read the agent's card" in done.stderr and took < 40, (took, done.stderr)
 
 
 def test_ctrl_c_while_the_card_is_read_is_an_interruption() -> None:
