@@ -157,7 +157,7 @@ def test_mcp_takes_the_client_options_of_the_other_client_commands(tmp_path: Pat
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
         started = time.monotonic()
         done = subprocess.run([EXE, "mcp", url, "--timeout", "0.5"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, timeout=50)
         took = time.monotonic() - started
     assert done.returncode == 3, done.stderr
     # (60 s without --timeout; a busy machine takes seconds to start the process)
