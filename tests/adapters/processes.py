@@ -18,7 +18,7 @@ def serving(args: list[str], port: int) -> subprocess.Popen[bytes]:
     """A real process; returns once its health check answers."""
     proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 40  # (a busy machine's process start takes seconds)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"exited {proc.returncode}: {proc.stdout.read()!r}")  # type: ignore[union-attr]
