@@ -14,11 +14,17 @@ import pytest
 
 from interlingua.bus import LocalBus
 from interlingua.core.calls import SendConfig, SendMessage
-from interlingua.core.errors import InvalidParams, InvalidTaskState, TaskGenerationMismatch
+from interlingua.core.errors import (
+    InvalidParams,
+    InvalidTaskState,
+    StoreDown,
+    TaskGenerationMismatch,
+)
 from interlingua.core.model import Message, Role, Task, TaskState, TextPart
 from interlingua.core.parts import new_id
 from interlingua.server import Agent, Context, Engine, EngineConfig, RequestInfo
 from interlingua.stores import MessageRecord, Scope, open_store
+from interlingua.stores.base import StoreUnavailable
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -160,3 +166,94 @@ async def test_a_followup_whose_look_up_came_before_the_other_processes_write_ge
             with pytest.raises(TaskGenerationMismatch if if_generation_match
                                else InvalidTaskState):
                 await retry
+
+
+class HeldWrites:
+    """A store whose write of a held follow-up message waits for ``go`` (then is
+    made, or fails with ``failure``): a write that reaches the store after another
+    process's write of the same message, with a repeat joined to it meanwhile."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.held: str | None = None
+        self.reached = asyncio.Event()
+        self.go = asyncio.Event()
+        self.failure: BaseException | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def append(self, scope: Scope, task_id: str, expected_version: int,
+                     events: Any, **kw: Any) -> int:
+        message = kw.get("message")
+        if message is not None and message[0] == self.held:
+            self.held = None
+            self.reached.set()
+            await self.go.wait()
+            if self.failure is not None:
+                raise self.failure
+        version: int = await self._inner.append(scope, task_id, expected_version, events, **kw)
+        return version
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+async def test_a_repeat_that_joined_a_followup_taken_by_another_process_gets_the_task(
+        url: str, blocking: bool) -> None:
+    """A follow-up sent twice to one process and once to another at once: the first
+    copy here is written after the other process's, so the store refuses it; the
+    repeat that joined its run meanwhile gets the task too, not a wait for ever."""
+    bus = LocalBus()
+    one = Engine(Agent("t", "t", ask_then_answer), open_store(url), bus)
+    held = HeldWrites(open_store(url))
+    other = Engine(Agent("t", "t", ask_then_answer), held, bus)  # type: ignore[arg-type]
+    await one.start()
+    await other.start()
+    try:
+        for _ in range(2):
+            task = await waiting(one)
+            follow = SendMessage(message=message("hi", task.id),
+                                 config=SendConfig(blocking=blocking))
+            held.held, held.reached, held.go = follow.message.message_id, \
+                asyncio.Event(), asyncio.Event()
+            first = asyncio.create_task(other.send(follow, REQ))
+            await asyncio.wait_for(held.reached.wait(), 5)
+            joined = asyncio.create_task(other.send(follow, REQ))
+            await asyncio.sleep(0.05)  # (it follows the first copy's run)
+            taken = await one.send(follow, REQ)
+            assert isinstance(taken, Task)
+            held.go.set()
+            answers = await asyncio.wait_for(asyncio.gather(first, joined), 5)
+            for answer in answers:
+                assert isinstance(answer, Task) and answer.id == task.id
+                if blocking:
+                    assert answer.status.state is TaskState.COMPLETED
+    finally:
+        await other.stop()
+        await one.stop()
+
+
+async def test_a_repeat_that_joined_a_followup_whose_write_failed_gets_that_failure(
+        url: str) -> None:
+    """The first copy's write fails (the store is down): the repeat that joined its
+    run is told so as well, instead of waiting for a turn that never begins."""
+    held = HeldWrites(open_store(url))
+    engine = Engine(Agent("t", "t", ask_then_answer), held, LocalBus())  # type: ignore[arg-type]
+    await engine.start()
+    try:
+        task = await waiting(engine)
+        follow = SendMessage(message=message("hi", task.id))
+        held.held, held.failure = follow.message.message_id, StoreUnavailable("down")
+        first = asyncio.create_task(engine.send(follow, REQ))
+        await asyncio.wait_for(held.reached.wait(), 5)
+        joined = asyncio.create_task(engine.send(follow, REQ))
+        await asyncio.sleep(0.05)
+        held.go.set()
+        answers = await asyncio.wait_for(asyncio.gather(first, joined, return_exceptions=True),
+                                         5)
+        assert isinstance(answers[0], StoreUnavailable)
+        assert isinstance(answers[1], StoreDown), answers[1]
+        # and the message, sent again once the store is back, continues the task
+        again = await engine.send(follow, REQ)
+        assert isinstance(again, Task) and again.status.state is TaskState.COMPLETED
+    finally:
+        await engine.stop()

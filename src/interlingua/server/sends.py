@@ -327,9 +327,10 @@ class Sends:
 
     def _abandon(self, run: Run, *, duplicate: MessageExists | None = None,
                  error: BaseException | None = None) -> None:
-        """A new task this send will not write (its message has a task already, or
-        the write failed): the run is forgotten, and the repeats of its message that
-        joined it meanwhile are woken, to answer with that task or that failure."""
+        """A turn this send will not begin (its message has a task already, or was
+        taken for its task by another send; or the write failed): the run is
+        forgotten, and the repeats of its message that joined it meanwhile are
+        woken, to answer with that task or that failure."""
         if duplicate is not None:
             run.lost_to(duplicate.message_id, duplicate.record)
         if error is not None:
@@ -383,50 +384,80 @@ class Sends:
                                            message_id, digest,
                                            if_generation=task.generation if asked is None
                                            else asked)
-        except MessageExists as exc:  # the same follow-up, taken by another process
-            self.runs.untrack(run)
-            return await self._repeated(run.scope, call, exc.record, digest)
-        except TaskCanceled:
-            self.runs.untrack(run)
-            raise InvalidTaskState(f"Task {task.id} is canceled") from None
-        except (TaskGenerationMismatch, ConcurrentModification, LifecycleError) as exc:
-            self.runs.untrack(run)
-            self._continuing.discard(run.key)  # (ours: nothing to wait for)
-            taken = await self._taken_meanwhile(run, call, digest)
-            if taken is not None:
-                return taken
-            if asked is not None:
-                if isinstance(exc, TaskGenerationMismatch):
-                    raise
-                # the write lost to another's (a store that tells a lost race so, as
-                # PostgreSQL does): the task moved past the generation asked for, the
-                # mismatch the caller asked to be told of (it was told InvalidTaskState)
-                current = await self._settled_generation(run)
-                raise mismatch(task.id, asked, current if current is not None
-                               else asked + 1) from None
-            raise InvalidTaskState(
-                f"Task {task.id} is {run.task.status.state.value}; it was continued by "
-                "another message meanwhile") from None
-        except BaseException:
-            self.runs.untrack(run)
-            raise
+        except BaseException as exc:
+            return await self._not_continued(run, call, digest, asked, exc)
         finally:
             self._continuing.discard(run.key)
         self.turns.start(run, message)
         return run
+
+    async def _not_continued(self, run: Run, call: SendMessage, digest: bytes,
+                             asked: int | None, exc: BaseException) -> Task:
+        """A follow-up whose write was refused or failed (``exc``): its run is given up,
+        and the repeats of its message that joined it meanwhile are woken, to be
+        answered as its caller is: with the task of the send that took the message
+        (another process's, at the same instant), or with the same refusal."""
+        self.runs.untrack(run)  # (its task is looked up below, not followed here)
+        self._continuing.discard(run.key)  # (ours: nothing to wait for)
+        try:
+            found = await self._refusal(run, call, digest, asked, exc)
+        except BaseException as error:
+            self._abandon(run, error=error)
+            raise
+        self._abandon(run, duplicate=MessageExists(call.message.message_id, found))
+        return await self._repeated(run.scope, call, found, digest)
+
+    async def _refusal(self, run: Run, call: SendMessage, digest: bytes,
+                       asked: int | None, exc: BaseException) -> MessageRecord:
+        """Why a follow-up's write failed with ``exc``, raised as its caller is told;
+        or the record of the message, when another send took this very message."""
+        task = run.task
+        if isinstance(exc, MessageExists):  # the same follow-up, taken by another process
+            check_same(call.message.message_id, exc.record.digest, digest)
+            return exc.record
+        if isinstance(exc, TaskCanceled):
+            raise InvalidTaskState(f"Task {task.id} is canceled") from None
+        if not isinstance(exc, (TaskGenerationMismatch, ConcurrentModification,
+                                LifecycleError)):
+            raise exc
+        found = await self._found_meanwhile(run, call, digest)
+        if found is not None:
+            check_same(call.message.message_id, found.digest, digest)
+            return found
+        if asked is not None:
+            if isinstance(exc, TaskGenerationMismatch):
+                raise exc
+            # the write lost to another's (a store that tells a lost race so, as
+            # PostgreSQL does): the task moved past the generation asked for, the
+            # mismatch the caller asked to be told of (it was told InvalidTaskState)
+            current = await self._settled_generation(run)
+            raise mismatch(task.id, asked, current if current is not None
+                           else asked + 1) from None
+        raise InvalidTaskState(
+            f"Task {task.id} is {task.status.state.value}; it was continued by "
+            "another message meanwhile") from None
 
     async def _taken_meanwhile(self, run: Run, call: SendMessage,
                                digest: bytes) -> Task | None:
         """Before a follow-up is refused because its task moved on: the answer of a
         retry if that was this very message, taken by another process since it was
         looked up (the same follow-up sent to both at once); None: refuse it."""
+        found = await self._found_meanwhile(run, call, digest)
+        if found is None:
+            return None
+        return await self._repeated(run.scope, call, found, digest)
+
+    async def _found_meanwhile(self, run: Run, call: SendMessage,
+                               digest: bytes) -> MessageRecord | None:
+        """The record of this very message if another send took it for ``run``'s task
+        (with the same content; in strict mode, with any); None: it has not."""
         found = await self.store.find_message(run.scope, call.message.message_id, digest)
         if found is None or found.task_id != run.task.id:
             return None
         if not self.strict and found.digest and found.digest != digest:
             return None  # another message under the id, a new one (content mode)
         # (strict mode: other content is refused as a reused id)
-        return await self._repeated(run.scope, call, found, digest)
+        return found
 
     async def _settled_generation(self, run: Run) -> int | None:
         """The generation of ``run``'s task once the message being taken for it now is
