@@ -660,7 +660,7 @@ class Writer:
                         other_found=run.other_found,
                     )
                 except TaskExists:
-                    raise InvalidTaskState(f"Task {run.task.id} already exists") from None
+                    raise await self._task_exists(run) from None
                 run.persisted = True
                 run.initial = None  # the created event holds it now, as long as it is needed
                 run.flushed.set()
@@ -706,6 +706,19 @@ class Writer:
             raise
         if ends is not None:
             ended(ends, None)
+
+    async def _task_exists(self, run: Run) -> Exception:
+        """What a new task whose id is taken (a client's choice) is refused with:
+        ``MessageExists`` when its own message made that task (the same send, written
+        at once by another process: the caller is answered with that task, as an
+        exact retry is; in strict mode, other content under the id is refused as
+        reused), else that the task exists."""
+        if run.message_id is not None:
+            found = await self.store.find_message(run.scope, run.message_id, run.digest)
+            if found is not None and found.task_id == run.task.id and (
+                    self.strict_ids or not found.digest or found.digest == run.digest):
+                return MessageExists(run.message_id, found)
+        return InvalidTaskState(f"Task {run.task.id} already exists")
 
     async def reply(self, run: Run, message: Message) -> None:
         # Under the lock: a grace write of the task in flight decides first.
