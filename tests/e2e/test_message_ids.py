@@ -28,13 +28,14 @@ class Serve(Process):
     ready_timeout = 30.0
 
     def __init__(self, store: str, mode: str, *, log_level: str = "error",
-                 stderr: IO[bytes] | None = None) -> None:
+                 stderr: IO[bytes] | None = None, agent: str = "examples/echo.py") -> None:
         super().__init__()
         self.store, self.mode = store, mode
         self.log_level, self.stderr = log_level, stderr
+        self.agent = agent
 
     def start(self) -> Serve:
-        self.launch([sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+        self.launch([sys.executable, "-m", "interlingua.cli.main", "serve", self.agent,
                      "--port", str(self.port), "--store", self.store, "--lease-timeout", "2",
                      "--log-level", self.log_level, "--message-ids", self.mode],
                     stderr=self.stderr)
@@ -128,6 +129,59 @@ async def test_one_message_id_with_two_contents_on_two_processes(
                 bad.append(wrong)
     print(f"{mode}, {'both' if spread else 'one of two'}: {len(bad)}/{ROUNDS} rounds wrong")
     assert not bad, bad
+
+
+async def test_a_v01_send_of_a_client_task_id_at_once_on_two_processes_gets_the_task(
+        pair: tuple[str, str, str]) -> None:
+    """v0.1 ``tasks/send`` names the task it makes (``params.id``): the same send, at
+    once, twice to each process, is answered with that task by all four, never with
+    -32009 "already exists" on the process whose write came second."""
+    mode, a, b = pair
+    bad = []
+    async with httpx.AsyncClient(timeout=30) as c:
+        for n in range(ROUNDS):
+            task_id, message_id = str(uuid.uuid4()), str(uuid.uuid4())
+            body = rpc("tasks/send", {"id": task_id, "message": {
+                "messageId": message_id, "role": "user",
+                "parts": [{"type": "text", "text": f"hello {n}"}]}}, 1)
+            answers = await asyncio.gather(*(c.post(url + "/", json=body)
+                                             for url in (a, b, a, b)))
+            got = [r.json() for r in answers]
+            if any(g.get("result", {}).get("id") != task_id
+                   or g["result"]["status"]["state"] != "completed" for g in got):
+                bad.append(got)
+    print(f"{mode}: {len(bad)}/{ROUNDS} rounds wrong")
+    assert not bad, bad
+
+
+async def test_a_followup_sent_once_to_one_process_and_twice_to_the_other_is_answered_thrice(
+        tmp_path: Path) -> None:
+    """A reply to a task waiting for input, sent at once to A and twice to B (one SQLite
+    file): B's second copy follows its first, whose write may lose to A's; all three
+    are answered with the completed task (the second copy waited for ever)."""
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    a = Serve(store, "content", agent="tests/e2e/replica_agent.py").start()
+    b = Serve(store, "content", agent="tests/e2e/replica_agent.py")
+    try:
+        b.start()
+        async with httpx.AsyncClient(timeout=20) as c:
+            async def send(url: str, message: dict[str, Any]) -> dict[str, Any]:
+                r = await c.post(url + "/", headers=V1,
+                                 json=rpc("SendMessage", {"message": message}, 1))
+                task: dict[str, Any] = r.json()["result"]["task"]
+                return task
+
+            for n in range(ROUNDS):
+                asked = await send(a.url, {"messageId": str(uuid.uuid4()),
+                                           "role": "ROLE_USER", "parts": [{"text": "ask"}]})
+                follow = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                          "taskId": asked["id"], "parts": [{"text": f"go on {n}"}]}
+                answers = await asyncio.gather(*(send(url, follow)
+                                                 for url in (a.url, b.url, b.url)))
+                assert {t["status"]["state"] for t in answers} == {"TASK_STATE_COMPLETED"}
+    finally:
+        b.stop()
+        a.stop()
 
 
 @pytest.mark.parametrize("blocking", [True, False], ids=["blocking", "non-blocking"])

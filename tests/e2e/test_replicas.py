@@ -125,6 +125,35 @@ def test_the_same_message_sent_to_two_replicas_at_once_makes_one_task(
         assert wait_state(c.url, ids.pop(), FINAL, 10) == "TASK_STATE_COMPLETED"
 
 
+def test_a_v01_send_of_a_client_task_id_to_three_replicas_at_once_gets_the_task_on_each(
+        cluster: tuple[Replica, Replica, Replica]) -> None:
+    """v0.1 ``tasks/send`` names its task (``params.id``): the same send at once to every
+    replica is answered with that task by each, not with -32009 "already exists" by
+    those whose write of the task came after the first."""
+    for n in range(5):
+        task_id = str(uuid.uuid4())
+        body = rpc("tasks/send", {"id": task_id, "message": {
+            "messageId": str(uuid.uuid4()), "role": "user",
+            "parts": [{"type": "text", "text": f"hello {n}"}]}})
+        answers: list[dict[str, Any]] = []
+        barrier = threading.Barrier(3)
+
+        def post(url: str, barrier: threading.Barrier = barrier,
+                 answers: list[dict[str, Any]] = answers, body: dict[str, Any] = body) -> None:
+            barrier.wait()
+            answers.append(httpx.post(url + "/", json=body, timeout=30).json())
+
+        threads = [threading.Thread(target=post, args=(r.url,)) for r in cluster]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert len(answers) == 3, answers
+        for answer in answers:
+            assert answer.get("result", {}).get("id") == task_id, answers
+            assert answer["result"]["status"]["state"] == "completed", answers
+
+
 def test_cancel_on_one_replica_stops_the_executor_on_another(
         cluster: tuple[Replica, Replica, Replica], tmp_path: Path) -> None:
     a, b, c = cluster
