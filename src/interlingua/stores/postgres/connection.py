@@ -17,32 +17,35 @@ from ..base import (
 )
 from ..holders import holder_name, session_tag
 from .group import GroupCommit
-from .rows import IDLE_IN_TRANSACTION_MS, _connection_error
+from .rows import IDLE_IN_TRANSACTION_MS, _store_down
 from .schema import MIGRATIONS, SCHEMA_VERSION, PostgresSettings, parse_postgres_url
 
 
-def _unreachable(exc: BaseException, where: str) -> StoreUnavailable | None:
-    """What a failed connect says to the operator in one line (None: not a failure
-    to connect). The server refusing the login (an unknown role, a wrong password, a
-    database that does not exist) is a URL that is wrong: said as the server says it."""
-    if isinstance(exc, asyncpg.exceptions.InvalidAuthorizationSpecificationError
-                  | asyncpg.exceptions.InvalidCatalogNameError
-                  | asyncpg.exceptions.TooManyConnectionsError):
-        return StoreUnavailable(f"PostgreSQL at {where} refused the connection: {exc}")
-    if _connection_error(exc):
-        # (a timeout says nothing of itself: a port that takes the connection and
-        # never answers, say)
-        why = str(exc) or ("no answer in time" if isinstance(exc, TimeoutError)
-                           else type(exc).__name__)
-        return StoreUnavailable(f"cannot reach PostgreSQL at {where}: {why}")
-    return None
+def _unreachable(exc: BaseException, where: str, *,
+                 connecting: bool = True) -> StoreUnavailable | None:
+    """What a failed connect (``connecting``; else a statement of the open) says to
+    the operator in one line (None: not an outage, ``_store_down``). The server
+    refusing the login (an unknown role, a wrong password, a database that does not
+    exist or takes no connections, too many connections) is said as the server says
+    it."""
+    if not _store_down(exc, connecting=connecting):
+        return None
+    if isinstance(exc, asyncpg.PostgresError) and not isinstance(
+            exc, asyncpg.exceptions.PostgresConnectionError):
+        how = "refused the connection" if connecting else "refused the store"
+        return StoreUnavailable(f"PostgreSQL at {where} {how}: {exc}")
+    # (a timeout says nothing of itself: a port that takes the connection and
+    # never answers, say)
+    why = str(exc) or ("no answer in time" if isinstance(exc, TimeoutError)
+                       else type(exc).__name__)
+    return StoreUnavailable(f"cannot reach PostgreSQL at {where}: {why}")
 
 
-def _refused(exc: Exception, where: str) -> Exception:
+def _refused(exc: Exception, where: str, *, connecting: bool = True) -> Exception:
     """What a store that cannot be opened raises: ``_unreachable``'s, else, for what
     the server said (an option it does not know, a table of another program's, no
     right to make the store's tables), ``StoreUnusable`` saying it; else ``exc``."""
-    if (down := _unreachable(exc, where)) is not None:
+    if (down := _unreachable(exc, where, connecting=connecting)) is not None:
         return down
     if isinstance(exc, asyncpg.PostgresError):
         return StoreUnusable(f"PostgreSQL at {where} refused the store: "
@@ -143,7 +146,7 @@ async def upgrade(url: str) -> tuple[int, int]:
     try:
         before = await _migrate(conn, settings, upgrade=True)
     except asyncpg.PostgresError as exc:
-        raise _refused(exc, settings.where) from None
+        raise _refused(exc, settings.where, connecting=False) from None
     finally:
         await conn.close()
     return before, SCHEMA_VERSION
@@ -211,7 +214,7 @@ class Database:
                 server_version = await conn.fetchval("SHOW server_version")
         except asyncpg.PostgresError as exc:
             await pool.close()
-            raise _refused(exc, s.where) from None
+            raise _refused(exc, s.where, connecting=False) from None
         except BaseException:
             await pool.close()
             raise
@@ -240,14 +243,24 @@ class Database:
         if pool is None:
             raise RuntimeError("the PostgreSQL store is not open: await store.open() first")
         try:
-            async with pool.acquire() as conn:
-                yield conn
+            conn = await pool.acquire()  # (a new session is made here when one is needed)
         except Exception as exc:
-            if _connection_error(exc):
-                raise StoreUnavailable(
-                    f"the task store (PostgreSQL at {self.settings.where}) is unavailable: "
-                    f"{type(exc).__name__}") from exc
+            if _store_down(exc, connecting=True):
+                raise self._unavailable(exc) from exc
             raise
+        try:
+            yield conn
+        except Exception as exc:
+            if _store_down(exc):
+                raise self._unavailable(exc) from exc
+            raise
+        finally:
+            await pool.release(conn)
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        said = f": {exc}" if isinstance(exc, asyncpg.PostgresError) else ""
+        return StoreUnavailable(f"the task store (PostgreSQL at {self.settings.where}) is "
+                                f"unavailable: {type(exc).__name__}{said}")
 
     @asynccontextmanager
     async def _tx(self, **options: Any) -> AsyncIterator[asyncpg.Connection]:

@@ -49,12 +49,29 @@ def _no_nul(*texts: str | None) -> None:
             raise InvalidParams("Invalid params: ids must not contain the NUL character")
 
 
-def _connection_error(exc: BaseException) -> bool:
-    return isinstance(exc, OSError | asyncpg.exceptions.PostgresConnectionError
-                      | asyncpg.exceptions.InterfaceError
-                      | asyncpg.exceptions.CannotConnectNowError
-                      | asyncpg.exceptions.AdminShutdownError)
+#: what PostgreSQL says when it answers but takes no session, or no write, of the
+#: store for now: an outage of the store (503, try again), not a fault of the call
+_DOWN = (
+    OSError,  # no answer, a connection refused or cut (TimeoutError too)
+    asyncpg.exceptions.InterfaceError,
+    asyncpg.exceptions.PostgresConnectionError,  # class 08
+    asyncpg.exceptions.InsufficientResourcesError,  # 53: too many connections, disk full
+    asyncpg.exceptions.OperatorInterventionError,  # 57: shutdown, starting, db dropped
+    asyncpg.exceptions.InvalidAuthorizationSpecificationError,  # 28: the role refused
+    asyncpg.exceptions.InvalidCatalogNameError,  # 3D000: the database is gone
+    asyncpg.exceptions.ReadOnlySQLTransactionError,  # 25006: read-only, a hot standby
+)
 
+
+def _store_down(exc: BaseException, *, connecting: bool = False) -> bool:
+    """Whether ``exc`` says the store's database is out of reach or refuses the store
+    for now (the one rule of ``Database.open`` and of every call after it).
+    ``connecting``: ``exc`` ended the making of a session, where a database that
+    takes no connections (``ALLOW_CONNECTIONS false``) says 55000; inside a session
+    that class says a lock not had (``lock_timeout``), which is the caller's."""
+    if isinstance(exc, _DOWN):
+        return True
+    return connecting and type(exc) is asyncpg.exceptions.ObjectNotInPrerequisiteStateError
 
 
 
