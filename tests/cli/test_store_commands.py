@@ -400,3 +400,68 @@ def test_a_push_command_leaves_a_schema_behind_to_db_upgrade(
     assert code == 0 and f"from version {was} to" in output, output
     code, output = _run("push", "outbox", "--store", url)
     assert code == 0 and "pending: 0" in output, output
+
+
+def test_serve_on_a_store_it_cannot_write_is_one_line_before_serving(pg_url: str) -> None:
+    """A PostgreSQL role that may only read the store's tables (``migrate=0``): one line
+    naming the store and what PostgreSQL said, exit 3, and no "Serving" (it was the
+    banner, then a traceback of the lease's write, exit 3)."""
+    import asyncpg
+
+    from interlingua.stores.postgres import upgrade
+    from tests.services import new_name, run_async
+
+    run_async(lambda: upgrade(pg_url))
+    schema = pg_url.rsplit("schema=", 1)[1]
+    role = new_name("reader")
+    admin = pg_url.split("?")[0]
+
+    async def grant(*statements: str) -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            for statement in statements:
+                await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    run_async(lambda: grant(f'CREATE ROLE "{role}" LOGIN',
+                            f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"',
+                            f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"'))
+    try:
+        user = admin.split("://", 1)[1].split("@", 1)[0]
+        url = pg_url.replace(f"://{user}@", f"://{role}@", 1) + "&migrate=0"
+        done = _serve(url)
+    finally:
+        run_async(lambda: grant(f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"'))
+    assert done.returncode == 3, done.stderr
+    assert "Serving" not in done.stdout and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: cannot write to the store postgresql://{role}@"), line
+    assert line.endswith(": permission denied for table leases"), line
+
+
+def test_serve_on_a_sqlite_file_it_cannot_write_is_one_line_before_serving(
+        tmp_path: Path) -> None:
+    """A store file the server may read but not write (read-only for its user, or,
+    for root, immutable): one line, exit 3, no "Serving" (a traceback, exit 3)."""
+    import os
+
+    path = tmp_path / "tasks.db"
+    url = f"sqlite:///{path}"
+    assert _run("db", "upgrade", "--store", url)[0] == 0
+    if os.geteuid() == 0:  # root writes a read-only file: an immutable one it cannot
+        made = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip(f"root, and chattr +i is refused here: {made.stderr!r}")
+    else:
+        path.chmod(0o444)
+    try:
+        done = _serve(url)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+    assert done.returncode == 3, done.stderr
+    assert "Serving" not in done.stdout and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line == f"error: cannot write to the store {url}: attempt to write a readonly " \
+                   "database", line

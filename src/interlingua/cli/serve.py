@@ -141,6 +141,7 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None,
             try:
                 if auth is not None and not await opened.owners_namespaced():
                     auth.legacy_owner_prefix()  # RuntimeError when it cannot be told
+                await _written(opened, store)
             except RuntimeError as exc:
                 raise StoreError(str(exc)) from None
             finally:
@@ -155,6 +156,30 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None,
             await ping_broker(mesh.broker_url())
 
     asyncio.run(check())
+
+
+class StoreUnwritable(ConnectionError):
+    """The store opens but takes no write (a role that may only read, a file or a
+    database made read-only): the server could not take its lease."""
+
+
+async def _written(store: Any, url: str) -> None:
+    """Write ``store`` as the server first does (a lease, taken and let go):
+    ``StoreUnwritable`` naming the store (its password masked) and what its
+    database said, when it cannot be."""
+    import time
+
+    from ..stores import shown_url
+    from ..stores.holders import holder_name
+
+    try:
+        lease = await store.acquire_lease(holder_name(), time.time())
+        await store.release_lease(lease.epoch)
+    except Exception as exc:
+        # (the store's own words for an outage name its host, not the cause)
+        cause = exc.__cause__ if isinstance(exc, ConnectionError) and exc.__cause__ else exc
+        said = str(cause) or type(cause).__name__
+        raise StoreUnwritable(f"cannot write to the store {shown_url(url)}: {said}") from None
 
 
 class LoadError(Exception):
