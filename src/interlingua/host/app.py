@@ -325,15 +325,19 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
         return Response(body, media_type="application/json", headers=headers)
 
     async def health(request: Request) -> Response:
-        # draining: the load balancer's health check fails, so it sends elsewhere
-        info: dict[str, Any] = {"status": "draining" if engine.draining else "ok",
-                                "agent": agent.name, "store": shown_url(store_obj.url)}
+        # draining, or the store out of reach: the load balancer's health check
+        # fails, so it sends elsewhere
+        status, error = engine.health()
+        info: dict[str, Any] = {"status": status, "agent": agent.name,
+                                "store": shown_url(store_obj.url)}
+        if error is not None:
+            info["error"] = error
         # what the store reads back from its database (SQLite: its pragmas)
         settings_info = store_obj.describe()
         if settings_info:
             info["store_settings"] = settings_info
         return Response(msgspec.json.encode(info), media_type="application/json",
-                        status_code=503 if engine.draining else 200)
+                        status_code=200 if status == "ok" else 503)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

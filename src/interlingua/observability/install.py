@@ -302,8 +302,9 @@ def gauges(engine: Any, push: Any) -> Callable[[], Awaitable[list[Any]]]:
             ("interlingua_streams_open", "gauge", "Streams open (streaming sends, subscriptions).",
              [("", engine.open_streams)]),
             ("interlingua_lease_held", "gauge",
-             "1 while this process holds its lease on the store.",
-             [("", 0 if leases.lease is None else 1)]),
+             "1 while this process holds its lease on the store (0 once the store has "
+             "not taken it for the lease timeout).",
+             [("", 1 if leases.held else 0)]),
             ("interlingua_lease_epoch", "gauge", "The epoch of this process's lease.",
              [("", leases.epoch or 0)]),
             ("interlingua_replicas_other_live", "gauge",

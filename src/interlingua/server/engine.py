@@ -295,6 +295,20 @@ class Engine:
         else:
             self.drain_begun.clear()
 
+    def health(self) -> tuple[str, str | None]:
+        """What ``/healthz`` says of this engine, from what it knows (no call to the
+        store): ``"draining"``; ``"store_unreachable"`` once the store has not taken
+        its lease for the lease timeout (and why, without the store's address);
+        else ``"ok"``."""
+        if self.draining:
+            return "draining", None
+        silent = self.leases.silent_for()
+        if silent is not None:
+            return "store_unreachable", (
+                f"the task store has not taken this server's lease for {silent:.1f} s "
+                f"(lease timeout {self.config.lease_timeout:g} s)")
+        return "ok", None
+
     async def ensure_started(self) -> None:
         if not self.started:
             await self.start()

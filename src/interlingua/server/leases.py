@@ -48,6 +48,9 @@ class LeaseKeeper:
         self.newest = 0
         #: when a heartbeat of ours last failed (the store was out of reach)
         self.cut_off_at: float | None = None
+        #: when the store last took our lease (taken or renewed), on the monotonic
+        #: clock: what ``/healthz`` reads, without a round trip of its own
+        self.renewed_at: float | None = None
 
     @property
     def epoch(self) -> int | None:
@@ -58,8 +61,23 @@ class LeaseKeeper:
         one call per write, a lambda reading the property two)."""
         return None if self.lease is None else self.lease.epoch
 
+    @property
+    def held(self) -> bool:
+        """Whether this process holds its lease as far as it knows: it has one, and
+        the store took it within the timeout (past it, the others may revoke it)."""
+        return self.lease is not None and self.silent_for() is None
+
+    def silent_for(self) -> float | None:
+        """Seconds since the store last took our lease, when that is longer than the
+        timeout (the store is out of reach, or refuses the lease's writes); else None."""
+        if self.renewed_at is None:
+            return None
+        silent = time.monotonic() - self.renewed_at
+        return silent if silent > self.timeout else None
+
     async def acquire(self) -> Lease:
         self.lease = await self.store.acquire_lease(holder_name(), self.clock())
+        self.renewed_at = time.monotonic()
         return self.lease
 
     async def renew(self) -> bool:
@@ -84,6 +102,7 @@ class LeaseKeeper:
             self.cut_off_at = self.clock()
             raise
         if renewed:
+            self.renewed_at = time.monotonic()
             return True
         lost = self.lease
         await self.acquire()

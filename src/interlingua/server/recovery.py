@@ -78,6 +78,8 @@ class Recovery:
                     await self.end_stranded()
                 for listener in self.on_heartbeat:
                     await listener()
+            except StoreUnavailable as exc:  # out of reach: said in one line, tried again
+                log.warning("lease heartbeat failed: %s", exc)
             except Exception:  # a store that is briefly unavailable: try again next time
                 log.exception("lease heartbeat failed")
 
