@@ -191,7 +191,12 @@ def test_sigterm_drains_every_agent(tmp_path: Path) -> None:
             "configuration": {"returnImmediately": True}}}
         started = httpx.post(slow, json=body, headers={"A2A-Version": "1.0"}, timeout=10).json()
         task_id = started["result"]["task"]["id"]
+        root = info["listen"] + "/healthz"
+        assert httpx.get(root, timeout=10).json()["status"] == "ok"
         proc.send_signal(signal.SIGTERM)
+        # the server's own health check, which a load balancer asks (it was a 404)
+        assert {a["path"]: a["status"] for a in draining(root).json()["agents"]} == \
+            {"Test_assistant": "draining", "Echo": "draining"}
         for url in (slow, echo):
             assert draining(url + "healthz").json()["status"] == "draining"
             refused = httpx.post(url, headers={"A2A-Version": "1.0"}, timeout=5, json={

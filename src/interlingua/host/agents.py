@@ -270,6 +270,34 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
                 for n, s in ((n, by_name[n]) for n in shown)]
         return Response(msgspec.json.encode({"agents": rows}), media_type="application/json")
 
+    async def health(request: Request) -> Response:
+        """The server's health, as a load balancer asks it: each agent's as its own
+        ``/healthz`` says it; 200 when all are ``ok``, else 503 with the worst."""
+        headers = RequestHeaders(request.scope["headers"])
+        if hosts.allowed is not None:  # as each agent's routes check it
+            try:
+                hosts.check(hosts.host_of(request.scope, headers))
+            except HostNotAllowed as exc:
+                return Response(msgspec.json.encode({"error": {"code": 400,
+                                                               "message": str(exc)}}),
+                                status_code=400, media_type="application/json")
+        states = {n: s.engine.health() for n, s in by_name.items()}
+        status = next((worst for worst in ("draining", "store_unreachable")
+                       if any(state == worst for state, _ in states.values())), "ok")
+        # (an agent whose card is private counts, unnamed to a caller it is not shown to)
+        rows = []
+        for n in await shown_agents(securities, request.scope, headers):
+            service = by_name[n]
+            state, error = states[n]
+            row = {"name": service.agent.name, "path": n, "status": state,
+                   "store": shown_url(service.store.url)}
+            if error is not None:
+                row["error"] = error
+            rows.append(row)
+        return Response(msgspec.json.encode({"status": status, "agents": rows}),
+                        media_type="application/json",
+                        status_code=200 if status == "ok" else 503)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
@@ -277,8 +305,9 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
                 await stack.enter_async_context(child.router.lifespan_context(child))
             yield
 
-    app = AgentsApp(routes=[Route(path, listing, methods=["GET"])
-                            for path in ("/", PREFIX, PREFIX.rstrip("/"))],
+    routes = [Route(path, listing, methods=["GET"]) for path in ("/", PREFIX, PREFIX.rstrip("/"))]
+    routes.append(Route("/healthz", health, methods=["GET"]))
+    app = AgentsApp(routes=routes,
                     lifespan=lifespan, debug=debug,
                     exception_handlers={HTTPException: host_refusal(lambda: named, PREFIX)})
     app._apps = apps
