@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .answered_hosts import LOOPBACK
+from .errors import fail
 from .urls import check_http_url
 
 __all__ = ["inspect_command"]
@@ -44,9 +45,7 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     except OSError as exc:
         sock.close()
         # as serve: one line naming the option, and the exit code of a usage error
-        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: {exc.strerror}",
-                   err=True)
-        raise click.exceptions.Exit(2) from None
+        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror}", 2)
     bound = sock.getsockname()[1]
     shown = host if host not in ("0.0.0.0", "::") else "localhost"
     if ":" in shown:

@@ -44,6 +44,7 @@ from ..tools import send_within
 from . import output
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .db_commands import db_group
+from .errors import fail, json_errors, say_error
 from .follow import follow_task
 from .headers import parse_headers
 from .inspect_command import inspect_command
@@ -157,14 +158,12 @@ def _client_options(f: F) -> F:
 def _fail(message: str, code: int, *, as_json: bool, error_code: int | None = None,
           error_message: str | None = None, data: Any = None) -> NoReturn:
     """Exit with ``code`` after one line on stderr (and, with --json, the error as JSON)."""
-    if as_json:
-        click.echo(output.error_json(error_code, error_message or message, data).decode())
-    _exit(message, code)
+    fail(message, code, as_json=as_json, code=error_code, json_message=error_message,
+         data=data)
 
 
 def _exit(message: str, code: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise click.exceptions.Exit(code)
+    fail(message, code)
 
 
 def _run(
@@ -235,24 +234,28 @@ class _Group(click.Group):
         **extra: Any,
     ) -> Any:
         extra["windows_expand_args"] = windows_expand_args
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.NoArgsIsHelpError as exc:
-            exc.show()  # the help text itself
-            sys.exit(EXIT_USAGE)
-        except click.UsageError as exc:
-            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            click.echo(f"error: {exc.format_message()}{hint}", err=True)
-            sys.exit(EXIT_USAGE)
-        except click.ClickException as exc:
-            # one form for every error line: "error: …", as _exit and usage errors write
-            click.echo(f"error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(130)
+        # (read before click parses it: its own errors are said as JSON too)
+        with json_errors(sys.argv[1:] if args is None else args):
+            if not standalone_mode:
+                return super().main(args, prog_name, complete_var, standalone_mode=False,
+                                    **extra)
+            try:
+                code = super().main(args, prog_name, complete_var, standalone_mode=False,
+                                    **extra)
+            except click.exceptions.NoArgsIsHelpError as exc:
+                exc.show()  # the help text itself
+                sys.exit(EXIT_USAGE)
+            except click.UsageError as exc:
+                hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+                say_error(exc.format_message() + hint, json_message=exc.format_message())
+                sys.exit(EXIT_USAGE)
+            except click.ClickException as exc:
+                # one form for every error line: "error: …", as _exit and usage errors write
+                say_error(exc.format_message())
+                sys.exit(exc.exit_code)
+            except click.Abort:
+                say_error("aborted")
+                sys.exit(130)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import sys
 from typing import Any
 
 import click
 
 from ..client.bindings import BINDINGS
+from .errors import fail
 from .headers import parse_headers
 from .seconds import Seconds
 from .security_options import client_kwargs, tls_client_options, usable_binding
@@ -69,9 +69,9 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
         except ValueError as exc:  # what the address allows (a gRPC one, gRPC alone)
             raise click.UsageError(str(exc)) from None
         except ClientError as exc:
-            click.echo(f"error: cannot read the agent's card at {url}: {exc}", err=True)
             # as ``card`` says it: 3 when nothing answered, 1 when something did
-            sys.exit(3 if isinstance(exc, AgentUnreachable) else 1)
+            fail(f"cannot read the agent's card at {url}: {exc}",
+                 3 if isinstance(exc, AgentUnreachable) else 1)
         if sock is None:
             serving.append(True)
             await server.run_stdio_async()
@@ -84,8 +84,7 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
         if serving:  # a server stopped, as serve stops
             return
         # while the card was read: a client command interrupted, as the others say it
-        click.echo("error: interrupted", err=True)
-        raise click.exceptions.Exit(130) from None
+        fail("interrupted", 130)
     if sock is not None:
         _serve_http(server, sock, url, host)
 
@@ -98,9 +97,7 @@ def _listening(host: str, port: int) -> socket.socket:
     try:
         return bind(host, port)
     except OSError as exc:
-        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: "
-                   f"{exc.strerror or exc}", err=True)
-        raise click.exceptions.Exit(2) from None
+        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}", 2)
 
 
 def _serve_http(server: Any, sock: socket.socket, url: str, host: str) -> None:

@@ -11,6 +11,7 @@ import click
 import msgspec
 
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
+from .errors import fail
 from .mesh_options import check_level, check_mesh_url
 from .seconds import Seconds
 from .security_options import client_kwargs, tls_client_options
@@ -66,8 +67,7 @@ def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org:
     try:
         found = asyncio.run(list_agents(url, topics, wait=wait))
     except MeshUnavailable as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise click.exceptions.Exit(3) from None
+        fail(str(exc), 3)
     now = time.monotonic()
     rows = [{
         "name": a.name,
@@ -129,8 +129,7 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
     try:
         found = asyncio.run(list_registered(url, space, wait=wait))
     except MeshUnavailable as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise click.exceptions.Exit(3) from None
+        fail(str(exc), 3)
     rows = [{"name": card.name, "agent": agent, "url": address(url, org, unit, agent),
              "request_topic": space.request(agent), "status": status,
              "description": card.description} for agent, card, status in found]
@@ -218,19 +217,15 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
         # holds would take that one's session, and it this one's, in turn
         gateway.hold()
     except InstanceTaken as exc:
-        click.echo(f"error: --gateway-id: {exc}", err=True)
-        raise click.exceptions.Exit(2) from None
+        fail(f"--gateway-id: {exc}", 2)
     try:
         asyncio.run(ping(url))
     except MeshUnavailable as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise click.exceptions.Exit(3) from None
+        fail(str(exc), 3)
     try:
         sock = bind(host, port)
     except OSError as exc:
-        click.echo(f"error: --port {port}: cannot listen on {host}:{port}: "
-                   f"{exc.strerror or exc}", err=True)
-        raise click.exceptions.Exit(2) from None
+        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}", 2)
     bound = sock.getsockname()[1]
     base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
     info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,

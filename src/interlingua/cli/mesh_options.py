@@ -9,6 +9,7 @@ import click
 
 from ..mesh import MeshSettings
 from ..mesh.topics import check_name, parse_mesh_url
+from .errors import fail
 from .seconds import Seconds
 
 __all__ = ["check_mesh_url", "mesh_serve_options", "mesh_settings", "need_mqtt"]
@@ -22,8 +23,7 @@ def need_mqtt() -> None:
     from ..mesh.broker import MQTT_MISSING, available
 
     if not available():
-        click.echo(f"error: {MQTT_MISSING}", err=True)
-        raise click.exceptions.Exit(2)
+        fail(MQTT_MISSING, 2)
 
 
 def check_mesh_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
