@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .answered_hosts import LOOPBACK
-from .errors import fail
+from .errors import cannot_listen, fail
 from .urls import check_http_url
 
 __all__ = ["inspect_command"]
@@ -45,7 +45,7 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     except OSError as exc:
         sock.close()
         # as serve: one line naming the option, and the exit code of a usage error
-        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror}", 2)
+        fail(cannot_listen(host, port, exc), 2)
     bound = sock.getsockname()[1]
     shown = host if host not in ("0.0.0.0", "::") else "localhost"
     if ":" in shown:

@@ -44,7 +44,7 @@ from ..tools import send_within
 from . import output
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .db_commands import db_group
-from .errors import fail, json_errors, say_error
+from .errors import cannot_listen, fail, json_errors, say_error
 from .follow import follow_task
 from .headers import parse_headers
 from .inspect_command import inspect_command
@@ -480,13 +480,17 @@ def serve_command(**options: Any) -> None:
     except StoreError as exc:  # a schema this version cannot use
         _exit(str(exc), EXIT_USAGE)
     except ListenError as exc:  # a port that is taken: name the option that chose it
-        flag = "--grpc-port" if exc.binding == "grpc" else "--port"
-        _exit(f"{flag} {exc.port}: cannot listen on {exc.host}:{exc.port}: {exc.reason}",
-              EXIT_USAGE)
+        _exit(_cannot_listen(exc), EXIT_USAGE)
     except OSError as exc:  # the address cannot be listened on
         _exit(f"cannot listen on {host}:{port}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
         pass
+
+
+def _cannot_listen(exc: ListenError) -> str:
+    """The option at fault (--host, --port or --grpc-port), the address and why."""
+    return cannot_listen(exc.host, exc.port, exc.cause,
+                         port_flag="--grpc-port" if exc.binding == "grpc" else "--port")
 
 
 def _no_http_alone(o: dict[str, Any]) -> None:
@@ -567,9 +571,7 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
     except StoreError as exc:
         _exit(str(exc), EXIT_USAGE)
     except ListenError as exc:
-        flag = "--grpc-port" if exc.binding == "grpc" else "--port"
-        _exit(f"{flag} {exc.port}: cannot listen on {exc.host}:{exc.port}: {exc.reason}",
-              EXIT_USAGE)
+        _exit(_cannot_listen(exc), EXIT_USAGE)
     except OSError as exc:
         _exit(f"cannot listen on {host_port(o['host'], o['port'])}: {exc.strerror or exc}",
               EXIT_USAGE)

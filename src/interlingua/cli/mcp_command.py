@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..client.bindings import BINDINGS
-from .errors import fail
+from .errors import cannot_listen, fail
 from .headers import parse_headers
 from .seconds import Seconds
 from .security_options import client_kwargs, tls_client_options, usable_binding
@@ -97,7 +97,7 @@ def _listening(host: str, port: int) -> socket.socket:
     try:
         return bind(host, port)
     except OSError as exc:
-        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}", 2)
+        fail(cannot_listen(host, port, exc), 2)
 
 
 def _serve_http(server: Any, sock: socket.socket, url: str, host: str) -> None:

@@ -11,7 +11,7 @@ import click
 import msgspec
 
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
-from .errors import fail
+from .errors import cannot_listen, fail
 from .mesh_options import check_level, check_mesh_url
 from .seconds import Seconds
 from .security_options import client_kwargs, tls_client_options
@@ -225,7 +225,7 @@ def gateway_command(mesh_url: str, namespace: str | None, mesh_profile: str, org
     try:
         sock = bind(host, port)
     except OSError as exc:
-        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc}", 2)
+        fail(cannot_listen(host, port, exc), 2)
     bound = sock.getsockname()[1]
     base = f"http://{host if host not in ('', '0.0.0.0', '::') else 'localhost'}:{bound}"
     info = {"listen": base, "agents": base + "/agents", "mesh": url.broker,

@@ -9,7 +9,7 @@ import msgspec
 
 from ..stores import open_store, shown_url
 from .answered_hosts import allow_host_option, answered_hosts
-from .errors import fail
+from .errors import cannot_listen, fail
 from .serve import LoadError, default_store_for, load_agent
 from .stores import run_on_store, store_problem
 from .urls import check_http_url
@@ -43,7 +43,7 @@ def listen_command(port: int, host: str, jwks_url: str | None, token: str | None
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        fail(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror}", 2)
+        fail(cannot_listen(host, port, exc), 2)
     click.echo(f"Listening for push notifications on http://{host}:{port}/ "
                f"({'signatures checked' if jwks_url else 'signatures not checked'})", err=True)
     try:

@@ -508,9 +508,12 @@ class ListenError(OSError):
     """A binding's port cannot be listened on; ``binding`` says which (``http``,
     ``grpc``), so that the message can name the option that chose the port."""
 
-    def __init__(self, binding: str, host: str, port: int, reason: str) -> None:
+    def __init__(self, binding: str, host: str, port: int, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
         super().__init__(f"cannot listen on {host or '0.0.0.0'}:{port}: {reason}")
         self.binding, self.host, self.port, self.reason = binding, host, port, reason
+        #: what the socket said (``cli.errors.cannot_listen`` reads which option is at fault)
+        self.cause = cause
 
 
 def _listen(how: Callable[[str, int], socket.socket], host: str, port: int,
@@ -518,7 +521,7 @@ def _listen(how: Callable[[str, int], socket.socket], host: str, port: int,
     try:
         return how(host, port)
     except OSError as exc:
-        raise ListenError(binding, host, port, exc.strerror or str(exc)) from None
+        raise ListenError(binding, host, port, exc) from None
 
 
 def _grpc_credentials(certfile: str | None, keyfile: str | None,
