@@ -465,3 +465,25 @@ def test_serve_on_a_sqlite_file_it_cannot_write_is_one_line_before_serving(
     [line] = done.stderr.splitlines()
     assert line == f"error: cannot write to the store {url}: attempt to write a readonly " \
                    "database", line
+
+
+def test_a_push_command_on_the_url_of_several_agents_names_their_schemas(
+        pg_database: str) -> None:
+    """Several agents served from one PostgreSQL URL keep their stores in schemas of
+    their own, ``{schema}_{name}`` lower-cased: a push command given the URL itself finds
+    no store there, and says which schemas of that URL's agents the database holds."""
+    from tests.services import new_name
+
+    base = new_name("several")
+    url = f"{pg_database}?schema={base}"
+    code, output = _run("db", "upgrade", "--store", url, "examples/echo.py",
+                        "examples/report_agent.py")
+    assert code == 0, output
+    code, output = _run("push", "outbox", "--store", url)
+    assert code == 2, output
+    [line] = output.splitlines()
+    assert f"no store at {url}" in line, line
+    assert f"{base}_echo, {base}_report_generator" in line, line
+    # the schema named there is the agent's store
+    code, output = _run("push", "outbox", "--store", f"{pg_database}?schema={base}_report_generator")
+    assert code == 0 and "pending: 0" in output, output

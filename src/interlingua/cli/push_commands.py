@@ -65,7 +65,10 @@ def push_group() -> None:
 def _resolve_store(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     agent_spec = ctx.meta.get("interlingua.agent_spec")
     if value and agent_spec:
-        raise click.UsageError("give --store or --agent, not both")
+        raise click.UsageError(
+            "give --store or --agent, not both (--agent: the store the agent is served "
+            "with by default; of agents served together from one --store URL, give the "
+            "agent's own: its schema {schema}_{name}, lower-cased, or its {name}.db)")
     if not value and agent_spec:
         try:
             value = default_store_for(load_agent(agent_spec))

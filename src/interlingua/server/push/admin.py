@@ -39,11 +39,16 @@ async def _opened(store_url: str) -> AsyncIterator[Store]:
     (``SchemaMismatch``, saying to run ``interlingua db upgrade``), as operators
     choose when to migrate (a large store's upgrade holds its writes a while)."""
     if store_url.startswith(("postgresql://", "postgres://")):
-        from ...stores.postgres import holds_store
+        from ...stores.postgres import agents_stores, holds_store
 
         if not await holds_store(store_url):
+            # the URL several agents were served from holds none: their schemas, named
+            agents = await agents_stores(store_url)
+            hint = (f"; the database holds the stores of agents served together from it, "
+                    f"in the schemas {', '.join(agents)}: name one with schema= in the URL"
+                    if agents else "")
             raise StoreUnusable(f"no store at {shown_url(store_url)}: check its database "
-                                "and schema (a command that reads a store makes none)")
+                                f"and schema (a command that reads a store makes none){hint}")
     store = open_store(store_url, migrate=False)
     await store.open()
     try:

@@ -25,7 +25,7 @@ The files: ``connection.py`` (the pool, transactions, migrations), ``store.py``
 """
 
 from ..base import StoreUnavailable
-from .connection import holds_store, upgrade
+from .connection import agents_stores, holds_store, upgrade
 from .store import PostgresStore
 
-__all__ = ["PostgresStore", "StoreUnavailable", "holds_store", "upgrade"]
+__all__ = ["PostgresStore", "StoreUnavailable", "agents_stores", "holds_store", "upgrade"]

@@ -139,6 +139,22 @@ async def holds_store(url: str) -> bool:
         await conn.close()
 
 
+async def agents_stores(url: str) -> list[str]:
+    """The schemas of the database ``url`` names that hold the stores of agents served
+    together from ``url`` (``{schema}_{name}``, ``host.agents.store_url_for``), sorted:
+    what a command that finds no store at ``url`` itself names."""
+    settings = parse_postgres_url(url)
+    conn = await _connect(settings)
+    try:
+        rows = await conn.fetch(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name ="
+            " 'schema_version' AND left(table_schema, length($1)) = $1"
+            " ORDER BY table_schema", settings.schema + "_")
+        return [row[0] for row in rows]
+    finally:
+        await conn.close()
+
+
 async def upgrade(url: str) -> tuple[int, int]:
     """Apply the migrations ``url``'s schema lacks; returns (before, after)."""
     settings = parse_postgres_url(url)
