@@ -63,7 +63,8 @@ def test_a_gateway_id_held_by_a_live_gateway_is_refused(layout: str) -> None:
         assert second.returncode == 2, err
         assert "gw1" in err and "already" in err, err
         assert "Traceback" not in err
-        assert not out
+        # (run with --json: the error is also one JSON object on stdout)
+        assert "gw1" in json.loads(out)["error"]["message"], out
         # another id beside it is served, and the first one's id once it is gone
         other = _gateway(*where, "--gateway-id", "gw2")
         procs.append(other)
