@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -107,3 +108,43 @@ def test_a_send_to_a_database_refusing_the_store_is_unavailable_not_an_internal_
             if d.lists_tasks:
                 page = d.call(c.ListTasks(page_size=100))
                 assert isinstance(page, c.ListTasksResult) and page.tasks
+
+
+def test_a_session_left_mid_operation_is_unavailable_not_an_internal_error(
+        database: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pooled session whose backend was ended while it sat idle can answer its next
+    statement with asyncpg's ``InternalClientError`` ("cannot switch to state 12;
+    another operation (2) is in progress"): the store is unavailable for the moment
+    (503), not an internal error, and the sessions after it serve."""
+    import asyncpg
+    from asyncpg.connection import Connection
+
+    from interlingua.host import create_app
+
+    broken = [False]
+
+    def failing(real: Any) -> Any:
+        async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if broken[0]:
+                raise asyncpg.exceptions.InternalClientError(
+                    "cannot switch to state 12; another operation (2) is in progress")
+            return await real(self, *args, **kwargs)
+        return method
+
+    for name in ("fetch", "fetchrow", "fetchval", "execute", "executemany"):
+        monkeypatch.setattr(Connection, name, failing(getattr(Connection, name)))
+    sock = bind_loopback()
+    app = create_app(AGENT, public_url=url_of(sock), store=database + "?max_size=4")
+    with live_server(app, sock=sock) as url, httpx.Client(timeout=30) as client:
+        for kind in ("jsonrpc-1.0", "rest-1.0"):
+            d = DRIVERS[kind](client, url)
+            assert d.call(send("1")).status.state.value == "completed"  # type: ignore[union-attr]
+            broken[0] = True
+            try:
+                with pytest.raises(Refused) as refused:
+                    d.call(send("1"))
+            finally:
+                broken[0] = False
+            assert (refused.value.status, refused.value.reason) == UNAVAILABLE[kind]
+            assert "store" in refused.value.message, refused.value.message
+            assert d.call(send("1")).status.state.value == "completed"  # type: ignore[union-attr]

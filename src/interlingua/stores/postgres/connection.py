@@ -267,6 +267,8 @@ class Database:
         try:
             yield conn
         except Exception as exc:
+            if isinstance(exc, asyncpg.exceptions.InternalClientError):
+                conn.terminate()  # a session left mid-operation: never lent again
             if _store_down(exc):
                 raise self._unavailable(exc) from exc
             raise

@@ -60,6 +60,9 @@ _DOWN = (
     asyncpg.exceptions.InvalidAuthorizationSpecificationError,  # 28: the role refused
     asyncpg.exceptions.InvalidCatalogNameError,  # 3D000: the database is gone
     asyncpg.exceptions.ReadOnlySQLTransactionError,  # 25006: read-only, a hot standby
+    # a pooled session whose backend was ended while it sat idle: its protocol is left
+    # mid-operation ("cannot switch to state …; another operation is in progress")
+    asyncpg.exceptions.InternalClientError,
 )
 
 
