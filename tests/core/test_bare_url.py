@@ -25,6 +25,9 @@ def test_a_password_holding_an_unescaped_slash_is_never_shown() -> None:
         assert "ss" not in bare_url(url) and "ss" not in shown_url(url)
         assert shown_url(url).startswith(url.partition("://")[0] + "://u:***@h")
     assert bare_url("postgresql://u:pa/ss@h/db") == "postgresql://h/db"
-    # an @ of a path stays: the host is no user and password
+    # an @ of a path stays in a URL shown to a third party: the host is no user
     assert bare_url("https://host/users/@me") == "https://host/users/@me"
-    assert shown_url("http://h:8080/a@b") == "http://h:8080/a@b"
+    # a store's password of digits alone, or holding an @, before an unescaped slash
+    assert shown_url("postgresql://bob:1234/xy@db/app") == "postgresql://bob:***@db/app"
+    assert shown_url("postgresql://bob:p@ss/w@db/app") == "postgresql://bob:***@db/app"
+    assert shown_url("sqlite:///tmp/a@b.db") == "sqlite:///tmp/a@b.db"  # a path

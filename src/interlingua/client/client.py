@@ -698,13 +698,14 @@ class Client:
         return task, self.last_result or b""
 
     async def _ended(self, task_id: str) -> tuple[Task, bytes] | None:
-        """The task and its answer as sent, once it is in a terminal state."""
-        task = await self.get_task(task_id)
+        """The task and its answer as sent, once it is in a terminal state (without its
+        history: asked at each end of a stream, whose events carry none)."""
+        task = await self.get_task(task_id, history_length=0)
         return (task, self.last_result or b"") if task.status.state in TERMINAL_STATES else None
 
     async def _finished(self, task_id: str) -> tuple[Task, bytes] | None:
-        """The task and its answer as sent, once its turn is over."""
-        task = await self.get_task(task_id)
+        """The task and its answer as sent, once its turn is over (without its history)."""
+        task = await self.get_task(task_id, history_length=0)
         if task.status.state in lifecycle.RETURN_STATES:
             return task, self.last_result or b""
         return None

@@ -50,14 +50,7 @@ from ..core import jsonrpc
 from ..core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, InternalError, InvalidRequest, ResourceUnavailable
 from ..core.lifecycle import RETURN_STATES
-from ..core.model import (
-    TERMINAL_STATES,
-    ArtifactUpdate,
-    Message,
-    StatusUpdate,
-    Task,
-    TaskState,
-)
+from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..server import dispatch
 from ..server.context import RequestInfo
 from ..server.dispatch import AnswerTooLarge, Entry, FrontDoor, Items, Lagged, Unavailable
@@ -177,20 +170,6 @@ def _success(rid: Any, result: bytes) -> bytes:
 
 def _failure(rid: Any, err: A2AError) -> bytes:
     return jsonrpc.error_response(rid, MESH_CODEC.encode_error(err))
-
-
-def _snapshot(task: Task) -> list[bytes]:
-    """The Task a stream begins with, as SAM's status topic carries it: its status,
-    then each of its artifacts whole (a subscription taken again after an outage: what
-    was written meanwhile, which the requester did not get; it replaces that
-    artifact's chunks it has)."""
-    codec = MESH_CODEC
-    out = [codec.encode_stream_item(StatusUpdate(
-        task_id=task.id, context_id=task.context_id, status=task.status,
-        metadata=task.metadata))]
-    out.extend(codec.encode_stream_item(ArtifactUpdate(
-        task_id=task.id, context_id=task.context_id, artifact=a)) for a in task.artifacts)
-    return out
 
 
 def _unrouted(task: Task) -> Task:
@@ -667,13 +646,16 @@ class MeshAgent:
                                 final = codec.encode_result(SendMessage(message=item), item)
                                 continue
                             if isinstance(item, Task):
+                                # the status alone: its artifacts, whole, could pass the
+                                # broker's packet size (a requester that missed chunks
+                                # reads the task at the turn's end, relay.reconcile)
                                 task_id = item.id
-                                topic = reply.status_topic(self.topics, task_id)
-                                if topic is not None:
-                                    out.extend((topic, data) for data in _snapshot(item))
-                                continue
-                            task_id = item.task_id
-                            data = encoded_item(o, codec)
+                                data = codec.encode_stream_item(StatusUpdate(
+                                    task_id=item.id, context_id=item.context_id,
+                                    status=item.status, metadata=item.metadata))
+                            else:
+                                task_id = item.task_id
+                                data = encoded_item(o, codec)
                             topic = reply.status_topic(self.topics, task_id)
                             if topic is not None:
                                 out.append((topic, data))

@@ -570,7 +570,9 @@ class SamLink:
 
     async def _agent_task(self, name: str, task_id: str) -> Task | None:
         """The agent's task ``task_id`` as it is now (None when it cannot say)."""
-        rid = f"{task_id}.read"
+        # (an id of its own: ``_follow_again``'s read of the task may be waiting on
+        # ``.read`` meanwhile, and a second publish under it would take its answers)
+        rid = f"{task_id}.check"
         requester = self.requester
         try:
             pending = await requester.publish(name, rid, GetTask(id=task_id, history_length=0),

@@ -14,15 +14,17 @@ def shown_url(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
-    # the host part ends at a path, a query or a fragment (``redis://h:6379?password=x``
-    # has no path)
-    end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
-    netloc, tail = rest[:end], rest[end:]
-    if password_unescaped(netloc, rest):
-        # ``u:pa/ss@host``: the password holds a ``/`` (or ``?``, ``#``) not escaped
-        user_password, _, after = rest.rpartition("@")
-        end = min((i for i in map(after.find, "/?#") if i >= 0), default=len(after))
-        netloc, tail = user_password + "@" + after[:end], after[end:]
+    # the user and password end at the last "@" before a query or a fragment: a
+    # password may hold "/", "@" or digits alone unescaped (``u:12/x@h``, ``u:p@ss/w@h``),
+    # which a parser reads as a host, a port and a path. (A file's path has no user.)
+    query = min((i for i in map(rest.find, "?#") if i >= 0), default=len(rest))
+    cut = -1 if rest.startswith("/") else rest.rfind("@", 0, query)
+    host_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    if cut < 0 and password_unescaped(rest[:host_end], rest):
+        cut = rest.rfind("@")  # ``u:pa?ss@h``: the "?" is the password's
+    after = rest[cut + 1:]
+    end = min((i for i in map(after.find, "/?#") if i >= 0), default=len(after))
+    netloc, tail = rest[:cut + 1] + after[:end], after[end:]
     user, at, host = netloc.rpartition("@")
     if at and ":" in user:
         netloc = user.split(":", 1)[0] + ":***@" + host

@@ -125,16 +125,16 @@ class EmqxLink:
                     raise Unanswered from None
                 except StopAsyncIteration:
                     return
-                if await self._took(name, ctx, first, properties):
+                if await self._took(name, ctx, first, properties, _streamed(call)):
                     return
             async for raw in gen:
-                if await self._took(name, ctx, raw, properties):
+                if await self._took(name, ctx, raw, properties, _streamed(call)):
                     return
         finally:
             await gen.aclose()
 
     async def _took(self, name: str, ctx: Context, raw: bytes,
-                    properties: dict[str, Any]) -> bool:
+                    properties: dict[str, Any], streamed: bool) -> bool:
         """One answer relayed; True when it ended the turn. A stream's last answer
         leaves the artifacts out (they came as events, unless some were lost on the
         way): they are read from the agent, and what the gateway's copy lacks is
@@ -144,7 +144,7 @@ class EmqxLink:
             await relay(ctx, item)  # (a Task: the artifacts the gateway lacks)
             return False
         answer = _as_answer(item)
-        if isinstance(answer, Task) and not answer.artifacts:
+        if streamed and isinstance(answer, Task) and not answer.artifacts:
             answer = msgspec.structs.replace(
                 answer, artifacts=await self._artifacts(name, answer.id, properties))
         await finish(ctx, answer)
@@ -214,3 +214,9 @@ def _as_answer(item: Any) -> Task | Message:
         return Task(id=item.task_id, context_id=item.context_id, status=item.status)
     assert isinstance(item, (Task, Message))
     return item
+
+
+def _streamed(call: SendMessage | SubscribeToTask) -> bool:
+    """Whether ``call``'s answers come as a stream, whose last leaves the artifacts out
+    (they came as events); a plain send's final task carries them."""
+    return isinstance(call, SubscribeToTask) or call.streaming
