@@ -17,7 +17,7 @@ from tests.live import bind_loopback, live_server, url_of
 from tests.services import PG_PORT
 from tests.tcp_proxy import TcpProxy
 
-LEASE_TIMEOUT = 1.0
+LEASE_TIMEOUT = 3.0  # (long enough for a busy machine's first heartbeats)
 
 
 async def _echo(ctx: Context) -> None:
@@ -66,10 +66,10 @@ def test_healthz_is_503_while_the_store_is_out_of_reach(pg_url: str, proxy: TcpP
         assert lease_held(client, url) == 1
         proxy.cut()
         cut_at = time.monotonic()
-        r = wait_for(client, url, 503, LEASE_TIMEOUT + 2)
+        r = wait_for(client, url, 503, LEASE_TIMEOUT + 5)
         assert r.status_code == 503, r.text
         # within the lease timeout and a heartbeat or two of the cut
-        assert time.monotonic() - cut_at < LEASE_TIMEOUT + 1.0
+        assert time.monotonic() - cut_at < LEASE_TIMEOUT + 3.0
         body = r.json()
         assert body["status"] == "store_unreachable", body
         assert "store" in body["error"] and "password" not in r.text, body
