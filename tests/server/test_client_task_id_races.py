@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,14 +58,6 @@ class MissedTogether:
         return found
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/tasks.db"
-    pg: str = request.getfixturevalue("pg_clean_url")
-    return pg
-
-
 @pytest.fixture(params=["content", "strict"])
 def mode(request: pytest.FixtureRequest) -> str:
     mode: str = request.param
@@ -74,7 +65,7 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(params=["known", "unknown"])
-async def engines(request: pytest.FixtureRequest, url: str, mode: str
+async def engines(request: pytest.FixtureRequest, shared_store_url: str, mode: str
                   ) -> AsyncIterator[tuple[Runs, list[Engine], list[dict[str, asyncio.Barrier]]]]:
     """Two engines on one store, as two processes serving it have them; ``known``:
     each has seen the other's lease (a new task is written before its executor
@@ -82,7 +73,7 @@ async def engines(request: pytest.FixtureRequest, url: str, mode: str
     runs = Runs()
     bus = LocalBus()
     meetings: list[dict[str, asyncio.Barrier]] = [{}, {}]
-    engines = [Engine(Agent("t", "t", runs), MissedTogether(open_store(url), m),  # type: ignore[arg-type]
+    engines = [Engine(Agent("t", "t", runs), MissedTogether(open_store(shared_store_url), m),  # type: ignore[arg-type]
                       bus, config=EngineConfig(message_ids=mode))  # type: ignore[arg-type]
                for m in meetings]
     for engine in engines:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,26 +60,17 @@ class LateLookups:
         return found
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A store that processes share: a SQLite file, or a PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/tasks.db"
-    pg: str = request.getfixturevalue("pg_clean_url")
-    return pg
-
-
 @pytest.fixture(params=["content", "strict"])
-async def engines(request: pytest.FixtureRequest, url: str
+async def engines(request: pytest.FixtureRequest, shared_store_url: str
                   ) -> AsyncIterator[tuple[Engine, Engine]]:
     """Two engines on one store, as two processes serving it have them."""
     config = EngineConfig(message_ids=request.param)
     # one bus, as processes that share Redis have: a caller waiting on the other
     # process's turn hears of its end at once, not at its next look a second later
     bus = LocalBus()
-    one = Engine(Agent("t", "t", ask_then_answer), open_store(url), bus, config=config)
+    one = Engine(Agent("t", "t", ask_then_answer), open_store(shared_store_url), bus, config=config)
     await one.start()
-    other = Engine(Agent("t", "t", ask_then_answer), LateLookups(open_store(url)),  # type: ignore[arg-type]
+    other = Engine(Agent("t", "t", ask_then_answer), LateLookups(open_store(shared_store_url)),  # type: ignore[arg-type]
                    bus, config=config)
     await other.start()
     try:
@@ -198,13 +188,13 @@ class HeldWrites:
 
 @pytest.mark.parametrize("blocking", [True, False])
 async def test_a_repeat_that_joined_a_followup_taken_by_another_process_gets_the_task(
-        url: str, blocking: bool) -> None:
+        shared_store_url: str, blocking: bool) -> None:
     """A follow-up sent twice to one process and once to another at once: the first
     copy here is written after the other process's, so the store refuses it; the
     repeat that joined its run meanwhile gets the task too, not a wait for ever."""
     bus = LocalBus()
-    one = Engine(Agent("t", "t", ask_then_answer), open_store(url), bus)
-    held = HeldWrites(open_store(url))
+    one = Engine(Agent("t", "t", ask_then_answer), open_store(shared_store_url), bus)
+    held = HeldWrites(open_store(shared_store_url))
     other = Engine(Agent("t", "t", ask_then_answer), held, bus)  # type: ignore[arg-type]
     await one.start()
     await other.start()
@@ -233,10 +223,10 @@ async def test_a_repeat_that_joined_a_followup_taken_by_another_process_gets_the
 
 
 async def test_a_repeat_that_joined_a_followup_whose_write_failed_gets_that_failure(
-        url: str) -> None:
+        shared_store_url: str) -> None:
     """The first copy's write fails (the store is down): the repeat that joined its
     run is told so as well, instead of waiting for a turn that never begins."""
-    held = HeldWrites(open_store(url))
+    held = HeldWrites(open_store(shared_store_url))
     engine = Engine(Agent("t", "t", ask_then_answer), held, LocalBus())  # type: ignore[arg-type]
     await engine.start()
     try:
