@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -13,3 +14,12 @@ def agent_url() -> Iterator[str]:
     """The test assistant (tests/client/agents.py) on a loopback port, memory store."""
     with live_agent(agent) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def taken() -> Iterator[int]:
+    """A loopback port something listens on (a port taken)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        yield sock.getsockname()[1]

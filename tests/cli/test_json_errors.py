@@ -5,8 +5,6 @@ stderr and the exit status stay as they are without ``--json``."""
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -14,14 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from interlingua.cli.main import main
-
-
-@pytest.fixture(scope="module")
-def taken() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        yield sock.getsockname()[1]
 
 
 def _cases() -> list[tuple[str, list[str], int]]:

@@ -4,9 +4,6 @@ for a port that is taken. One line, exit 2, as every listening command says it."
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
-
 import pytest
 from click.testing import CliRunner
 
@@ -15,14 +12,6 @@ from interlingua.cli.main import main
 #: not an address of this machine (TEST-NET-1), and a name that resolves to nothing
 NOT_MINE = "192.0.2.1"
 NO_SUCH = "999.1.1.1"
-
-
-@pytest.fixture(scope="module")
-def taken() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(1)
-        yield sock.getsockname()[1]
 
 
 COMMANDS = {
