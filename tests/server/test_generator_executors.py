@@ -43,15 +43,21 @@ async def ends_itself(ctx: Context) -> AsyncIterator[str]:
     yield "never sent"
 
 
+def answer(executor: object, text: str) -> m.Task:
+    """The task of ``text`` sent to an agent of ``executor`` (real HTTP, v1.0)."""
+    with live_agent(Agent("Words", "Says the words back.", executor)) as base, \
+            httpx.Client(timeout=30) as client:
+        task = DRIVERS["jsonrpc-1.0"](client, base).call(c.SendMessage(message=m.Message(
+            message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text=text)])))
+    assert isinstance(task, m.Task)
+    return task
+
+
 @pytest.mark.parametrize("executor", [words, async_words, context_words,
                                       async_context_words])
 def test_what_a_generator_yields_is_one_artifact_and_the_task_completes(executor: object,
                                                                         ) -> None:
-    with live_agent(Agent("Words", "Says the words back.", executor)) as base, \
-            httpx.Client(timeout=30) as client:
-        task = DRIVERS["jsonrpc-1.0"](client, base).call(c.SendMessage(message=m.Message(
-            message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text="one two three")])))
-    assert isinstance(task, m.Task)
+    task = answer(executor, "one two three")
     assert task.status.state is m.TaskState.COMPLETED, task.status
     assert len(task.artifacts) == 1
     assert [p.text for p in task.artifacts[0].parts if isinstance(p, m.TextPart)] \
@@ -59,11 +65,7 @@ def test_what_a_generator_yields_is_one_artifact_and_the_task_completes(executor
 
 
 def test_a_generator_that_ends_its_task_itself_is_not_completed_after() -> None:
-    with live_agent(Agent("Ends", "Fails after a chunk.", ends_itself)) as base, \
-            httpx.Client(timeout=30) as client:
-        task = DRIVERS["jsonrpc-1.0"](client, base).call(c.SendMessage(message=m.Message(
-            message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text="go")])))
-    assert isinstance(task, m.Task)
+    task = answer(ends_itself, "go")
     assert task.status.state is m.TaskState.FAILED, task.status
     assert [p.text for a in task.artifacts for p in a.parts if isinstance(p, m.TextPart)] \
         == ["half"]
