@@ -57,7 +57,7 @@ from ..server.engine import EngineConfig
 from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
-from .instance import Slot, hold_gateway_id
+from .instance import Slot, close_link, hold_gateway_id
 from .relay import (
     FIRST_ANSWER,
     QUIET_AFTER,
@@ -407,15 +407,8 @@ class SamLink:
         await self.discovery.start()
 
     async def stop(self) -> None:
-        for task in list(self._background):
-            task.cancel()
-        try:
-            await self.discovery.stop()
-            await self.requester.aclose()
-        finally:
-            slot, self._slot = self._slot, None
-            if slot is not None:
-                slot.release()
+        slot, self._slot = self._slot, None
+        await close_link(self._background, self.discovery.stop, self.requester.aclose, slot=slot)
 
     def live(self) -> dict[str, LiveAgent]:
         # by the topic level the card's mesh interface says (--mesh-name), not its name

@@ -21,6 +21,7 @@ resolves to, so that two spellings that reach one broker meet on at least one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import hashlib
@@ -28,11 +29,14 @@ import ipaddress
 import os
 import socket
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from .topics import MeshURL
 
-__all__ = ["InstanceTaken", "Slot", "broker_addresses", "claim", "hold_gateway_id", "host_name"]
+__all__ = ["InstanceTaken", "Slot", "broker_addresses", "claim", "close_link", "hold_gateway_id",
+           "host_name"]
 
 #: slots tried before giving up (one per live instance of the agent on this host)
 _SLOTS = 1000
@@ -168,3 +172,17 @@ def hold_gateway_id(broker: MeshURL, space: str, gateway_id: str, client_id: str
             f"(MQTT client id {client_id} on {broker.broker}): two connections with one "
             "client id take the session from each other; give each gateway a --gateway-id "
             "of its own, or none") from None
+
+
+async def close_link(background: set[asyncio.Task[Any]], *closes: Callable[[], Awaitable[None]],
+                     slot: Slot | None) -> None:
+    """A gateway's link stopped: its background work canceled, ``closes`` awaited in
+    order, and its gateway id's ``slot`` released whatever they raised (both layouts)."""
+    for task in list(background):
+        task.cancel()
+    try:
+        for close in closes:
+            await close()
+    finally:
+        if slot is not None:
+            slot.release()

@@ -26,7 +26,7 @@ from ...core.errors import A2AError
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
-from ..instance import Slot, hold_gateway_id
+from ..instance import Slot, close_link, hold_gateway_id
 from ..relay import (
     RECONCILE_WAIT,
     RECONCILE_WAIT_AWAY,
@@ -78,15 +78,8 @@ class EmqxLink:
         await self.directory.start()
 
     async def stop(self) -> None:
-        for task in list(self._background):
-            task.cancel()
-        try:
-            await self.directory.stop()
-            await self.requester.aclose()
-        finally:
-            slot, self._slot = self._slot, None
-            if slot is not None:
-                slot.release()
+        slot, self._slot = self._slot, None
+        await close_link(self._background, self.directory.stop, self.requester.aclose, slot=slot)
 
     def live(self) -> dict[str, LiveAgent]:
         return self.directory.live()
