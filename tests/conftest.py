@@ -26,14 +26,11 @@ from .httpx_tls import share_default_context
 from .hypothesis_budget import THOROUGH  # noqa: F401  (registered before --hypothesis-profile is read)
 from .reference import shared_dir
 from .services import (
-    PG_HOST,
-    PG_PORT,
     REDIS_HOST,
     REDIS_PORT,
-    create_database,
-    drop_database,
     missing,
     new_name,
+    own_database,
     reachable,
     run_async,
     with_option,
@@ -43,13 +40,7 @@ from .services import (
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """The URL of a database of this test session's own, dropped at its end."""
-    if not reachable(PG_HOST, PG_PORT):
-        missing("PostgreSQL on 127.0.0.1:5432")
-    url = create_database()
-    try:
-        yield url
-    finally:
-        drop_database(url)
+    yield from own_database()
 
 
 @pytest.fixture

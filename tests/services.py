@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -202,3 +202,14 @@ class PrivatePostgres:
         except RuntimeError:
             pass  # not running
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def own_database() -> Iterator[str]:
+    """The URL of a new database, dropped when the generator closes (a fixture's body)."""
+    if not reachable(PG_HOST, PG_PORT):
+        missing("PostgreSQL on 127.0.0.1:5432")
+    url = create_database()
+    try:
+        yield url
+    finally:
+        drop_database(url)

@@ -17,13 +17,8 @@ import pytest
 from interlingua.core import calls as c
 from tests.live import bind_loopback, live_server, url_of
 from tests.services import (
-    PG_HOST,
-    PG_PORT,
     _admin_connect,
-    create_database,
-    drop_database,
-    missing,
-    reachable,
+    own_database,
     run_async,
 )
 
@@ -60,13 +55,8 @@ def end_sessions(db: str) -> str:
 
 @pytest.fixture
 def database() -> Iterator[str]:
-    if not reachable(PG_HOST, PG_PORT):
-        missing("PostgreSQL on 127.0.0.1:5432")
-    url = create_database()
-    try:
-        yield url
-    finally:
-        drop_database(url)
+    """A database of the test's own: the test makes it refuse the store."""
+    yield from own_database()
 
 
 @pytest.mark.parametrize("refusal", list(REFUSALS))
