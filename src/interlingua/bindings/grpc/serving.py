@@ -69,7 +69,7 @@ class GrpcServer(Listener, BaseBinding):
         limit = self.max_message_bytes or service.settings.max_body_bytes
         port = await self._listen(self.binding, limit)
         if self._standard is not None:
-            self._standard.follow(service.engine.drain_begun)
+            self._standard.follow(service.engine)
         if self.on_listening is not None:
             self.on_listening(port)
         host, _ = _split(self.address)

@@ -17,7 +17,6 @@ first to leave on (the server is stopping), or from the moment a drain begins.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +41,7 @@ from .server import (
     generic_handlers,
     server_options,
 )
-from .standard import StandardServices
+from .standard import Followed, StandardServices
 
 if TYPE_CHECKING:
     from ...server.service import Service
@@ -84,10 +83,11 @@ class GrpcTenants(Listener):
         return list(self._members)
 
     async def join(self, tenant: str, binding: GrpcBinding, max_message_bytes: int,
-                   public_url: str | None, drain_begun: asyncio.Event | None = None) -> str:
+                   public_url: str | None, engine: Followed | None = None) -> str:
         """Serve ``binding``'s calls named ``tenant``; the address cards name (``host:port``).
-        Health says ``NOT_SERVING`` once ``drain_begun`` (its engine's) is set: the
-        agents served together drain together."""
+        Health says ``NOT_SERVING`` while ``engine`` (its agent's) is not ``ok``: the
+        agents served together drain together, and the port is down while any of
+        their stores is out of reach, as the root ``/healthz`` is."""
         if tenant in self._members:
             raise ValueError(f"two services would be reached by the gRPC tenant {tenant!r}")
         if self._server is None:
@@ -95,8 +95,8 @@ class GrpcTenants(Listener):
         self._members[tenant] = {service: {rpc.name: handle for rpc, handle in rpcs}
                                  for service, rpcs in binding.methods().items()}
         self._security[tenant] = binding.door.security
-        if drain_begun is not None and self._standard is not None:
-            self._standard.follow(drain_begun)
+        if engine is not None and self._standard is not None:
+            self._standard.follow(engine)
         host, _ = _split(self.address)
         return self.url or f"{_card_host(public_url or '', host)}:{self.port}"
 
@@ -204,7 +204,7 @@ class TenantGrpc(BaseBinding):
         binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url), tenant="")
         self._listening_at = await self.hub.join(
             self.tenant, binding, service.settings.max_body_bytes, service.settings.public_url,
-            service.engine.drain_begun)
+            service.engine)
         card.render_again()
 
     async def stop(self) -> None:
