@@ -7,14 +7,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import msgspec
 import pytest
 
 from interlingua import Agent, Context, client_for
+from interlingua.core.calls import SendMessage
+from interlingua.core.dialects import get_codec
 from interlingua.core.model import ArtifactUpdate, Task, TaskState
 from interlingua.mesh.emqx.link import EmqxLink
+from interlingua.mesh.emqx.wire import is_final
 from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
 from tests.live import live_server
@@ -22,6 +26,8 @@ from tests.live import live_server
 from .helpers import BROKER, need_broker, on_emqx, org_unit
 
 pytestmark = pytest.mark.timeout(60)
+
+CODEC = get_codec("1.0")
 
 
 async def work(ctx: Context) -> None:
@@ -148,3 +154,40 @@ async def test_a_retained_card_that_cannot_be_read_as_a_card_is_not_listed(
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("cannot be read" in w and "capabilities" in w for w in warned), warned
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_a_turn_whose_final_answer_is_lost_ends_as_the_agents_task_did() -> None:
+    """The agent's final answer to a turn never reaches the gateway (a broker whose
+    queue for the gateway was full drops it): after ``quiet_after`` s without a word
+    the gateway reads the agent's task, ended there, and ends the turn alike, with
+    its artifact, as it does in SAM's layout. The turn waited for ever."""
+    need_broker()
+    org, unit = org_unit()
+    url = parse_mesh_url(BROKER)
+    link = EmqxLink(url, org, unit, "gw1")
+    link.quiet_after = 1.0  # (30 s by default)
+    real, lost = link.requester.exchange, []
+
+    async def lossy(agent: str, call: Any, **kwargs: Any) -> AsyncIterator[bytes]:
+        async for raw in real(agent, call, **kwargs):
+            if isinstance(call, SendMessage) and is_final(CODEC.decode_stream_item(raw)):
+                lost.append(raw)  # the turn's final answer, dropped on the way
+                continue
+            yield raw
+
+    link.requester.exchange = lossy  # type: ignore[method-assign,assignment]
+    app = Gateway(url, None, link=link, warmup=0)
+    with live_server(app) as base:
+        async with httpx.AsyncClient() as http, on_emqx(WORKER, org, unit, name="worker"):
+            await _listed(http, base, True)
+            async with client_for(base + "/agents/worker/", timeout=30) as client:
+                sent = await client.send("hello", blocking=False)
+                assert isinstance(sent, Task)
+                for _ in range(150):
+                    task = await client.get_task(sent.id)
+                    if task.status.state is TaskState.COMPLETED:
+                        break
+                    await asyncio.sleep(0.1)
+    assert lost, "no final answer was dropped"
+    assert task.status.state is TaskState.COMPLETED, task.status
+    assert task.artifacts[0].parts[0].text == "done: hello"  # type: ignore[union-attr]

@@ -14,6 +14,7 @@ turn here as it ended there. A turn canceled here is canceled on the mesh with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -23,11 +24,13 @@ from ...client.errors import AgentUnreachable, ClientError
 from ...core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import A2AError
+from ...core.lifecycle import RETURN_STATES
 from ...core.model import Message, StatusUpdate, Task
 from ...server.context import Context, TaskCanceled
 from ..discovery import LiveAgent
 from ..instance import Slot, close_link, hold_gateway_id
 from ..relay import (
+    QUIET_AFTER,
     RECONCILE_WAIT,
     RECONCILE_WAIT_AWAY,
     Unanswered,
@@ -60,6 +63,9 @@ class EmqxLink:
                  cancel_grace: float = 5.0) -> None:
         self.space = space = Space(org, unit)
         self.cancel_grace = cancel_grace
+        #: seconds of silence from the agent after which a turn reads the agent's task:
+        #: a final answer the broker dropped would leave the turn waiting for ever
+        self.quiet_after = QUIET_AFTER
         self.requester = EmqxRequester(url, space, requester=f"gateway-{gateway_id}",
                                        timeout=None)
         self.directory = Directory(url, space)
@@ -107,24 +113,46 @@ class EmqxLink:
     async def _follow(self, name: str, ctx: Context, call: SendMessage | SubscribeToTask,
                       properties: dict[str, Any], first_within: float | None = None) -> None:
         """The answers to ``call``, relayed until the last ends the turn (the first
-        within ``first_within`` s, else ``Unanswered``)."""
+        within ``first_within`` s, else ``Unanswered``). After ``quiet_after`` s without
+        a word the agent's task is read: ended there, the turn ends here alike."""
         gen = self.requester.exchange(name, call, properties=properties)
+        # the next answer is awaited across quiet spells: a timeout around ``anext``
+        # would cancel it and end the generator with the request's correlations
+        coming: asyncio.Future[bytes] | None = None
+        patience = first_within
         try:
-            if first_within is not None:
-                try:
-                    async with asyncio.timeout(first_within):
-                        first = await anext(gen)
-                except TimeoutError:
-                    raise Unanswered from None
-                except StopAsyncIteration:
-                    return
-                if await self._took(name, ctx, first, properties, _streamed(call)):
-                    return
-            async for raw in gen:
+            while True:
+                if coming is None:
+                    coming = asyncio.ensure_future(anext(gen))
+                done, _ = await asyncio.wait(
+                    {coming}, timeout=self.quiet_after if patience is None else patience)
+                if not done:
+                    if patience is not None:
+                        raise Unanswered
+                    if await self._ended_there(name, ctx, properties):
+                        return
+                    continue
+                raw, coming, patience = coming.result(), None, None
                 if await self._took(name, ctx, raw, properties, _streamed(call)):
                     return
+        except StopAsyncIteration:
+            return
         finally:
+            if coming is not None and not coming.done():
+                coming.cancel()
+                with contextlib.suppress(BaseException):
+                    await coming
             await gen.aclose()
+
+    async def _ended_there(self, name: str, ctx: Context, properties: dict[str, Any]) -> bool:
+        """Whether the agent's task has ended (then so has the turn here, with it)."""
+        task = await self._agent_task(name, ctx.task.id, properties)
+        if task is None or task.status.state not in RETURN_STATES:
+            return False
+        log.warning("task %s: %s ended it (%s) and its answer was lost on the way; "
+                    "ended here as there", ctx.task.id, name, task.status.state.value)
+        await finish(ctx, task)
+        return True
 
     async def _took(self, name: str, ctx: Context, raw: bytes,
                     properties: dict[str, Any], streamed: bool) -> bool:
@@ -146,19 +174,24 @@ class EmqxLink:
     async def _artifacts(self, name: str, task_id: str,
                          properties: dict[str, Any]) -> list[Any]:
         """The artifacts of the agent's task (none when it cannot say)."""
-        call = GetTask(id=task_id, history_length=0)
+        task = await self._agent_task(name, task_id, properties, history_length=0)
+        return list(task.artifacts) if task is not None else []
+
+    async def _agent_task(self, name: str, task_id: str, properties: dict[str, Any],
+                          history_length: int | None = None) -> Task | None:
+        """The agent's task ``task_id`` (None when it cannot say)."""
+        call = GetTask(id=task_id, history_length=history_length)
         gen = self.requester.exchange(name, call, properties=properties)
         try:
             async with asyncio.timeout(
                     RECONCILE_WAIT if name in self.live() else RECONCILE_WAIT_AWAY):
                 task = CODEC.decode_result(call, await anext(gen))
         except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
-            log.warning("task %s: its artifacts could not be read from %s to check the "
-                        "gateway's copy: %s", task_id, name, exc)
-            return []
+            log.warning("task %s could not be read from %s: %s", task_id, name, exc)
+            return None
         finally:
             await gen.aclose()
-        return list(task.artifacts) if isinstance(task, Task) else []
+        return task if isinstance(task, Task) else None
 
     async def _follow_again(self, name: str, ctx: Context, task_id: str,
                             properties: dict[str, Any], streams: bool) -> bool:
