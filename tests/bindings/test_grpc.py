@@ -269,8 +269,9 @@ def test_v1_push_config_crud(v1: rpc1.A2AServiceStub) -> None:
     listed = v1.ListTaskPushNotificationConfigs(
         pb1.ListTaskPushNotificationConfigsRequest(task_id=task.id))
     assert list(listed.configs) == [made]
-    v1.DeleteTaskPushNotificationConfig(
+    deleted = v1.DeleteTaskPushNotificationConfig(
         pb1.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id="c1"))
+    assert deleted.SerializeToString() == b""
     with pytest.raises(grpc.RpcError) as err:
         v1.GetTaskPushNotificationConfig(
             pb1.GetTaskPushNotificationConfigRequest(task_id=task.id, id="c1"))
@@ -464,8 +465,9 @@ def test_v03_push_config_crud(v03: rpc03.A2AServiceStub) -> None:
     listed = v03.ListTaskPushNotificationConfig(
         pb03.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task.id}"))
     assert list(listed.configs) == [made]
-    v03.DeleteTaskPushNotificationConfig(
+    deleted = v03.DeleteTaskPushNotificationConfig(
         pb03.DeleteTaskPushNotificationConfigRequest(name=name))
+    assert deleted.SerializeToString() == b""  # Empty (it was the agent's card)
     listed = v03.ListTaskPushNotificationConfig(
         pb03.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task.id}"))
     assert list(listed.configs) == []

@@ -401,9 +401,10 @@ class GrpcBinding:
                 await door.ensure_started()
                 inbound, spoken = self._inbound(dialect, rpc, decode, data, context)
                 result = await door.enter(inbound)
-                if result is None and isinstance(dialect, _V03):
+                if result is None and card is not None:
                     # v0.3's GetAgentCard is the card itself: the public one, then
-                    return dialect.public_card_answer()
+                    # (a delete's None is its Empty)
+                    return card.public_card_answer()
                 answer = spoken.answer(rpc, inbound.call, result)
                 door.check_answer(len(answer))
                 return answer
