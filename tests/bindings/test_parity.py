@@ -916,3 +916,20 @@ def test_the_mesh_takes_no_batches(everywhere: tuple[str, str], client: httpx.Cl
     for ctx in ids:  # nothing of the batch ran
         page = ref.call(c.ListTasks(context_id=ctx))
         assert isinstance(page, c.ListTasksResult) and page.tasks == []
+
+
+@pytest.mark.parametrize("name", [n for n in HOSTILE if not n.startswith("rest")])
+def test_an_empty_task_id_is_invalid_params(name: str, everywhere: tuple[str, str],
+                                            client: httpx.Client) -> None:
+    """An empty task id names no task: the binding's invalid-params answer to a read, a
+    cancel and a subscription (v0.3's JSON-RPC and the mesh said "task not found", their
+    siblings invalid params). HTTP+JSON has no path with an empty id (``/tasks/`` is the
+    list)."""
+    kind = HOSTILE[name]
+    url, mesh = everywhere
+    binding = kind(client, mesh if kind is MQTT else url)
+    for call in (c.GetTask(id=""), c.CancelTask(id=""), c.SubscribeToTask(id="")):
+        with pytest.raises(Refused) as refused:
+            binding.call(call)
+        got = (refused.value.status, refused.value.reason)
+        assert got == TOO_DEEP[name], (call, refused.value)

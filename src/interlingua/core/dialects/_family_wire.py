@@ -59,8 +59,6 @@ class Variant:
     ids_required: bool = True
     #: camelCase members are read too, the own spelling winning (SAM)
     camel_aliases: bool = False
-    #: task ids in params must not be empty (v0.1's schema)
-    nonempty_ids: bool = False
     #: the file part rule: "one" of bytes/uri, "at_least_one", or "at_most_one"
     file_rule: str = "one"
     #: members whose presence makes an untagged result a status event
@@ -206,8 +204,9 @@ def build_wire(v: Variant, *, lax: bool = False) -> Wire:
     w.SendParams = struct("SendParams", [
         ("message", w.Message), _opt("configuration", w.SendConfig), meta,
     ])
-    # TaskQueryParams; also read for tasks/resubscribe, where v0.1 sent it.
-    task_id: Any = NonEmptyStr if v.nonempty_ids else str
+    # TaskQueryParams; also read for tasks/resubscribe, where v0.1 sent it. An empty id
+    # names no task: invalid params in every dialect (v0.1's schema says so; v1.0 too)
+    task_id: Any = NonEmptyStr
     w.TaskQuery = struct("TaskQuery", [
         ("id", task_id), _opt("history_length", NonNegativeInt), meta,
     ])

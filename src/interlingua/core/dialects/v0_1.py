@@ -112,7 +112,6 @@ VARIANT = Variant(
     },
     part_tag="type",
     message_id_required=False,
-    nonempty_ids=True,
     file_rule="at_most_one",
     # The schema says object; the spec's prose (and its §9.6 example) allows arrays.
     data_type=dict[str, Any] | list[Any],
