@@ -1,7 +1,7 @@
 """Authentication over real gRPC on loopback, held to what HTTP does: the agents a
 shared port names to a caller, the public card read without credentials (v0.3's
-``GetAgentCard``, and ``interlingua card grpc://``), and the challenges of a
-rejected credential."""
+``GetAgentCard`` and its HTTP+JSON sibling ``GET /v1/card``, and ``interlingua card
+grpc://``), and the challenges of a rejected credential."""
 
 from __future__ import annotations
 
@@ -142,6 +142,11 @@ def served(*, public_card: bool = True, extended: bool = False) -> Iterator[tupl
         yield url, f"127.0.0.1:{server.port}"
 
 
+def _rest_v03_card(url: str, key: str | None) -> httpx.Response:
+    """v0.3's HTTP+JSON sibling of GetAgentCard: ``GET /v1/card``."""
+    return httpx.get(url + "/v1/card", headers=_headers(key))
+
+
 def _v03_card(target: str, key: str | None) -> pb03.AgentCard:
     with grpc.insecure_channel(target) as channel:
         return rpc03.A2AServiceStub(channel).GetAgentCard(pb03.GetAgentCardRequest(),
@@ -166,6 +171,15 @@ def test_a_public_card_is_read_over_grpc_without_credentials(extended: bool) -> 
             _v03_card(target, WRONG)
         assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
         assert any('error="invalid_token"' in c for c in _challenges(refused.value))
+        # and its HTTP+JSON sibling alike (it refused the anonymous caller with 401)
+        rest = _rest_v03_card(url, None)
+        assert rest.status_code == 200, rest.text
+        assert rest.json()["name"] == "Probe" and rest.json()["description"] == "Says back."
+        rest = _rest_v03_card(url, KEY)
+        assert rest.json()["description"] == own.description, rest.text
+        rest = _rest_v03_card(url, WRONG)
+        assert rest.status_code == 401, rest.text
+        assert 'error="invalid_token"' in rest.headers["www-authenticate"]
         http = httpx.get(url + "/agent/authenticatedExtendedCard", headers=_headers(WRONG))
         assert http.status_code == 401, http.text
         # v1.0 has the extended card only: it still needs credentials
@@ -183,6 +197,9 @@ def test_a_private_card_still_needs_credentials_over_grpc() -> None:
         assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
         assert _challenges(refused.value)
         assert _v03_card(target, KEY).name == "Probe"
+        rest = _rest_v03_card(url, None)
+        assert rest.status_code == 401 and rest.headers["www-authenticate"], rest.text
+        assert _rest_v03_card(url, KEY).json()["name"] == "Probe"
 
 
 def test_the_card_command_reads_a_public_card_at_a_grpc_address() -> None:

@@ -184,6 +184,11 @@ class RESTEndpoint:
             if door.security.active:
                 await door.admit(scope, headers, "rest")
         except A2AError as exc:
+            if route.op == _V03_CARD_OP and self.card_of is not None \
+                    and door.security.public_card_instead(exc):
+                # a public card is read without credentials, as gRPC's GetAgentCard is
+                await _send(send, await self._v03_card(None, scope, headers))
+                return None
             await _send(send, self._error(exc, codec))
             return None
         if not _utf8_path(scope):
@@ -304,7 +309,7 @@ class RESTEndpoint:
 
     # ---------------------------------------------------------------- answers
 
-    async def _v03_card(self, inbound: Inbound, scope: Scope,
+    async def _v03_card(self, inbound: Inbound | None, scope: Scope,
                         headers: Mapping[str, str]) -> _Answer:
         """``GET /v1/card``: the caller's extended card, else the public one, as a v0.3
         card document (what v0.3 clients read there)."""
@@ -312,8 +317,11 @@ class RESTEndpoint:
 
         if self.card_of is None:
             raise MethodNotFound("Method not found: no card here")
-        inbound.call = GetExtendedCard(public_if_none=True)  # no body, no tenant to read
-        found = await self.door.enter(inbound)
+        if inbound is None:
+            found = None  # a caller with no credentials: the public card
+        else:
+            inbound.call = GetExtendedCard(public_if_none=True)  # no body, no tenant to read
+            found = await self.door.enter(inbound)
         card, rpc_url = self.card_of(scope, headers)
         if isinstance(found, AgentCard):
             card = found
