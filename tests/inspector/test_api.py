@@ -579,6 +579,41 @@ def test_every_post_takes_json_only_and_from_the_inspectors_own_page(api, story)
     assert r.status_code == 502 and "TaskNotFound" in r.json()["error"], r.text
 
 
+#: what keeps another page from framing the inspector's (and so from having the user
+#: click in it, or from loading it with ?url= to connect at once)
+_NOT_FRAMED = {"x-frame-options": "DENY", "content-security-policy": "frame-ancestors 'none'"}
+
+
+def _not_framed(response: httpx.Response) -> None:
+    for name, value in _NOT_FRAMED.items():
+        assert response.headers.get(name) == value, (str(response.url), name,
+                                                     dict(response.headers))
+
+
+def test_no_page_may_frame_the_inspector(inspector):
+    """Before: a page of another port of this host framed the inspector, with the user's
+    session, and had the user click send or cancel in it; inside a frame, the page's
+    requests are the inspector's own (``Sec-Fetch-Site: same-origin``)."""
+    for path in ("/", "/static/app.js", "/static/style.css", "/favicon.ico", "/api/config",
+                 "/api/state", "/no-such-page"):
+        _not_framed(httpx.get(inspector.url + path, timeout=10))
+    _not_framed(httpx.post(inspector.url + "/api/connect", json={}, timeout=10))
+    _not_framed(httpx.post(inspector.url + "/push/nobody", json={}, timeout=10))
+    with httpx.stream("GET", inspector.url + "/api/events", timeout=10) as events:
+        _not_framed(events)
+    from interlingua import create_app
+
+    mounted = Served(create_app(example("story").agent, inspector=True, freeze_gc=False))
+    try:
+        for path in ("/inspector/", "/inspector/static/app.js", "/inspector/api/config"):
+            _not_framed(httpx.get(mounted.url + path, timeout=10))
+        # the agent's own routes are not the inspector's: its card is read by pages
+        card = httpx.get(mounted.url + "/.well-known/agent-card.json", timeout=10)
+        assert "x-frame-options" not in card.headers
+    finally:
+        mounted.stop()
+
+
 def test_a_page_of_a_session_before_a_restart_is_shown_the_new_one(api, story):
     """After the inspector restarts, the page's EventSource comes back with the old
     session's last event id: the new session's log, which starts at 1 again, was all

@@ -130,6 +130,39 @@ def test_the_dialect_and_binding_chosen_in_the_page_are_spoken(page, story):
     expect(page.locator("details.frame .request-body").first).to_contain_text("tasks/sendSubscribe")
 
 
+def test_a_page_of_another_port_cannot_frame_the_inspector(browser, inspector):
+    """Before: framed by a page of another port of this host, the inspector showed the
+    user's session (the cookie is sent to a frame) and took the user's clicks; by
+    another site, loaded with ?url=, it connected at once to the URL given."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    from .servers import Served
+
+    async def framing(request: Any) -> HTMLResponse:
+        return HTMLResponse(f'<h1>win a prize</h1><iframe id="f" src="{inspector.url}/'
+                            f'?url=http://127.0.0.1:9/"></iframe>')
+
+    other = Served(Starlette(routes=[Route("/", framing)]))
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(inspector.url + "/")  # the user's session, whose cookie a frame is sent
+        page.wait_for_selector("body[data-ready=true]")
+        with page.expect_response(lambda r: r.url.startswith(inspector.url)) as framed:
+            page.goto(other.url + "/")
+        assert framed.value.status == 200  # the browser asked, and would not show it
+        # (goto waits for the frame's load): in its place, the browser's error page
+        framed_page = page.frame(name="f")
+        assert framed_page is not None
+        assert not framed_page.url.startswith(inspector.url), framed_page.url
+        assert page.frame_locator("#f").locator("#connect").count() == 0
+    finally:
+        context.close()
+        other.stop()
+
+
 def test_an_unreachable_agent_is_a_clear_message(page, inspector):
     connect(page, "http://127.0.0.1:9/")
     expect(page.locator("#status .error")).to_contain_text("cannot reach")

@@ -38,12 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..client import DIALECTS, ClientError
 from ..client.bindings import BINDINGS
@@ -104,6 +105,31 @@ class Sessions:
             await session.aclose()
         self._by_id.clear()
         self._by_push.clear()
+
+
+class _NotFramed:
+    """Every response says no page may frame it: a framed inspector's requests are its
+    own (``Sec-Fetch-Site: same-origin``, the cookie sent), and the user's clicks in it
+    would be another page's to ask for."""
+
+    HEADERS = (("X-Frame-Options", "DENY"), ("Content-Security-Policy", "frame-ancestors 'none'"))
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in self.HEADERS:
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_headed)
 
 
 def _base(request: Request) -> str:
@@ -356,6 +382,6 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
         Route("/api/tasks/{task_id}/push", api(push), methods=["POST"]),
         Mount("/push", app=webhook),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_NotFramed)])
     app.state.sessions = sessions
     return app
