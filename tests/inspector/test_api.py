@@ -195,6 +195,21 @@ def test_a_card_nested_too_deeply_is_said_to_be_one(api):
     assert info["card"]["checks"][0]["problems"] == ["the card is JSON nested too deeply to read"]
 
 
+def test_a_password_in_the_agents_url_is_refused_not_used_and_not_shown(api, story):
+    """Before: httpx called the agent with the URL's user and password (Basic), not the
+    bearer token chosen in the form, while the page showed the password in the URL, the
+    frames and their curl lines."""
+    host = story.url.removeprefix("http://")
+    for url in (f"http://alice:s3cretpw@{host}/", f"http://alice@{host}/",
+                f"http://alice:s3cret/pw@{host}/"):  # (a slash unescaped: no port, as read)
+        r = api.post("api/connect", {"url": url, "auth": {"kind": "bearer", "value": "TOK"}})
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert "carries credentials; give them in the form's Credentials" in error, error
+        assert "s3cretpw" not in error
+    assert api.http.get("api/state").json()["info"] is None
+
+
 # ---------------------------------------------------------------- calls
 
 

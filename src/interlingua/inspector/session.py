@@ -35,7 +35,7 @@ from ..core.calls import SetPushConfig
 from ..core.dialects.card_checks import check_card
 from ..core.errors import A2AError
 from ..core.model import AgentCard, DataPart, FilePart, Part, PushConfig, TextPart
-from ..core.urls import http_url
+from ..core.urls import http_url, masked_url, password_unescaped
 from .credentials import CredentialError, headers_for
 from .describe import item_json, to_json
 from .recorder import MASK, Frame, RecordingTransport
@@ -58,6 +58,23 @@ class InspectorError(Exception):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _agent_url(url: str) -> None:
+    """InspectorError unless ``url`` is an http(s) URL without a user or password: httpx
+    would call the agent with those (Basic) in place of the credentials chosen in the form,
+    and the URL is shown in the page, its frames and their curl lines."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:  # (said by http_url below)
+        netloc = ""
+    if "@" in netloc or password_unescaped(netloc, url):
+        raise InspectorError(f"{masked_url(url)!r} carries credentials; give them in the "
+                             "form's Credentials instead")
+    try:
+        http_url(url)
+    except ValueError as exc:
+        raise InspectorError(f"{url!r} {exc}") from None
 
 
 def error_text(exc: BaseException) -> str:
@@ -149,10 +166,7 @@ class Session:
     async def connect(self, url: str, *, dialect: str | None, binding: str | None,
                       auth: Any, webhook: str) -> dict[str, Any]:
         """Read the agent's card (unless a dialect is forced) and choose how to talk to it."""
-        try:
-            http_url(url)
-        except ValueError as exc:
-            raise InspectorError(f"{url!r} {exc}") from None
+        _agent_url(url)
         try:
             headers, secret = headers_for(auth)
         except CredentialError as exc:
