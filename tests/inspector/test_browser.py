@@ -6,6 +6,7 @@ is shown) and checks what the page shows against what the agent did.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -255,6 +256,26 @@ def test_an_agent_question_is_answered_in_the_same_task(page, flights):
     page.click("#tabs button[data-view=timeline]")
     expect(page.locator(".task-group")).to_have_count(1)
     expect(page.locator(".task-group tr.gap")).to_have_count(0)
+
+
+def test_a_next_turn_in_the_v0_1_dialect_is_no_gap(page, flights):
+    """In v0.1 the answer's stream begins with a status update, not a task snapshot:
+    the number the user's message took (seq 3) was shown as a gap on every next turn."""
+    page.select_option("#dialect", "0.1")
+    connect(page, flights.url + "/")
+    expect(page.locator("#status")).to_contain_text("A2A 0.1 over JSONRPC")
+    say(page, "I'd like to book a flight.")
+    expect(page.locator("#chat-prompt")).to_be_visible()
+    say(page, "From JFK to LHR on October 10th")
+    expect(page.locator("#chat-log .turn").nth(1).locator(".turn-state")).to_have_text(
+        "completed")
+    page.click("#tabs button[data-view=timeline]")
+    group = page.locator(".task-group")
+    expect(group).to_have_count(1)
+    seqs = [int(s) for s in group.locator("tr.ev td.seq").all_inner_texts()]
+    assert len(seqs) >= 4 and seqs == sorted(seqs), seqs
+    assert [b for a, b in itertools.pairwise(seqs) if b > a + 1], seqs  # the jump
+    expect(group.locator("tr.gap")).to_have_count(0)
 
 
 def test_a_task_is_listed_and_canceled_from_the_task_browser(page, flights):

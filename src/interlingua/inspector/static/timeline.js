@@ -43,8 +43,12 @@ export class Timeline {
       if (entry.lastEventId != null) g.last = entry.lastEventId;
       else g.last = null;
     } else if (entry.taskId && this.tasks.has(entry.taskId)) {
-      // a new message to the task: its stream's numbers are new events, whatever they are
-      this.tasks.get(entry.taskId).seen.clear();
+      // a new message to the task: its stream's numbers are new events, whatever they are,
+      // and its first one follows the user's message, which is in the log but not streamed
+      // (v0.1's stream begins with a status update, not with a snapshot that holds it)
+      const g = this.tasks.get(entry.taskId);
+      g.seen.clear();
+      g.last = null;
     }
   }
 
