@@ -594,6 +594,14 @@ def test_every_post_takes_json_only_and_from_the_inspectors_own_page(api, story)
     assert r.status_code == 502 and "TaskNotFound" in r.json()["error"], r.text
 
 
+def test_a_media_type_is_json_in_any_case(api, story):
+    """Media types are case-insensitive (RFC 9110 §8.3.1): ``application/JSON`` was a 415."""
+    for media_type in ("application/JSON", "Application/Json; charset=utf-8"):
+        r = api.http.post("api/connect", content=json.dumps({"url": story.url}).encode(),
+                          headers={"Content-Type": media_type})
+        assert r.status_code == 200 and r.json()["card"]["name"] == "Storyteller", r.text
+
+
 #: what keeps another page from framing the inspector's (and so from having the user
 #: click in it, or from loading it with ?url= to connect at once)
 _NOT_FRAMED = {"x-frame-options": "DENY", "content-security-policy": "frame-ancestors 'none'"}

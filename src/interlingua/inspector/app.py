@@ -166,7 +166,9 @@ def _raw_header(scope: Any, name: bytes) -> bytes | None:
 
 def _json_typed(request: Request) -> bool:
     # JSON only: a cross-site form cannot post it without the browser asking first
-    return request.headers.get("content-type", "").split(";")[0].strip() == "application/json"
+    # (media types are case-insensitive: application/JSON is JSON)
+    media_type = request.headers.get("content-type", "").split(";")[0].strip()
+    return media_type.lower() == "application/json"
 
 
 async def _body(request: Request) -> dict[str, Any]:
