@@ -60,12 +60,15 @@ log = logging.getLogger("interlingua.tools")
 #: seconds to wait for the task of a message sent again after a timeout (to learn its id)
 RETRY_WAIT = 1.0
 
+#: what a tool call's parameters are, as a model is told (here and by ``interlingua mcp``)
+MESSAGE_ABOUT = "What to ask or tell the agent."
+TASK_ID_ABOUT = "Only to answer a question the agent asked: its task id."
+
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "message": {"type": "string", "description": "What to ask or tell the agent."},
-        "task_id": {"type": "string",
-                    "description": "Only to answer a question the agent asked: its task id."},
+        "message": {"type": "string", "description": MESSAGE_ABOUT},
+        "task_id": {"type": "string", "description": TASK_ID_ABOUT},
     },
     "required": ["message"],
 }

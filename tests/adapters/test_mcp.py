@@ -69,6 +69,12 @@ async def test_stdio_tools_are_the_skills_and_progress_is_reported(
             assert tools[0].description is not None
             assert tools[0].description.startswith("Writes a very short story")
             assert tools[0].input_schema["required"] == ["message"]
+            # described as RemoteAgent describes them to a model (they were not at all)
+            described = {name: p.get("description")
+                         for name, p in tools[0].input_schema["properties"].items()}
+            assert described == {
+                "message": "What to ask or tell the agent.",
+                "task_id": "Only to answer a question the agent asked: its task id."}
             result = await client.call_tool("short-story", {"message": "a robot on Mars"},
                                             progress_callback=on_progress)
         errlog.seek(0)

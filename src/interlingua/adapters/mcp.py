@@ -58,6 +58,8 @@ from ..core.urls import bare_url
 from ..server.agent import Agent
 from ..server.context import Context as A2AContext
 from ..tools import (
+    MESSAGE_ABOUT,
+    TASK_ID_ABOUT,
     _parts_text,
     _started,
     _task_text,
@@ -84,6 +86,7 @@ from mcp.types import (  # noqa: E402
     ResourceLink,
     TextContent,
 )
+from pydantic import Field  # noqa: E402  (a dependency of the mcp SDK)
 
 __all__ = ["MCPFunctionTool", "mcp_agent", "mcp_server", "mcp_tools", "server_for_card"]
 
@@ -148,15 +151,12 @@ CANCEL_WAIT = 5.0
 def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -> Any:
     timeout: float | None = options.get("timeout", DEFAULT_TIMEOUT)
 
-    # (the result's text is its structured output, as for a tool answering a string)
-    async def call(message: str, ctx: Context,
-                   task_id: str | None = None) -> Annotated[CallToolResult, str]:
-        """Send a message to the agent.
-
-        Args:
-            message: What to ask or tell the agent.
-            task_id: Only to answer a question the agent asked: its task id.
-        """
+    # (the result's text is its structured output, as for a tool answering a string;
+    # the parameters are described by Field: the SDK reads no docstring)
+    async def call(message: Annotated[str, Field(description=MESSAGE_ABOUT)], ctx: Context,
+                   task_id: Annotated[str | None, Field(description=TASK_ID_ABOUT)] = None,
+                   ) -> Annotated[CallToolResult, str]:
+        """Send a message to the agent."""
         try:
             async with client_for(url, **options) as client:
                 answer = await _asked(client, make_message(message, task_id=task_id),
