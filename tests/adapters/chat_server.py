@@ -17,8 +17,9 @@ server-sent events of ``chat.completion.chunk`` objects ending in
   ``empty`` a stream without content, ``whole`` one ``chat.completion`` object
   whatever was asked (a server that ignores ``stream``), and ``halves`` an emoji
   split into its two UTF-16 halves across two chunks, as JSON escapes them;
-  ``hang`` never answers, and ``dropped`` streams two tokens and then closes
-  the connection mid-answer.
+  ``hang`` never answers, ``dropped`` streams two tokens and then closes
+  the connection mid-answer, and ``chatty`` says "Let me check." before it calls
+  tools (as models do).
 
 Every request body is kept in ``requests`` for the tests to look at.
 
@@ -73,6 +74,8 @@ class ChatServer:
             return Response(status_code=499)
         messages = body["messages"]
         calls, text = self._script(messages, body.get("tools") or [])
+        if calls and model == "chatty":
+            text = "Let me check."
         ident = f"chatcmpl-{len(self.requests)}"
         if not body.get("stream") or model == "whole":
             message: dict[str, Any] = {"role": "assistant", "content": text}
@@ -142,6 +145,9 @@ class ChatServer:
             yield chunk({}, "stop")
             yield b"data: [DONE]\n\n"
             return
+        if calls and text is not None:  # what a model says before its calls comes first
+            yield chunk({"content": text})
+            text = None
         for i, call in enumerate(calls):
             # as the real API does: id and name first, the arguments in pieces
             args = call["function"]["arguments"]

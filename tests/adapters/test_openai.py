@@ -133,6 +133,25 @@ async def test_tool_calls_show_as_status_updates(chat_server: tuple[ChatServer, 
     assert history[1]["content"] == "Combined: PSST; error: RuntimeError: no such luck"
 
 
+async def test_what_the_model_says_before_a_tool_call_is_apart_from_its_answer(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """Each round's text is a paragraph of the answer: it was glued to the next round's
+    ("Let me check.Combined: ..."), in the artifact and in the next turn's history."""
+    server, base = chat_server
+    agent = chat_agent("chatty", base_url=base, tools=[Shout()])
+    with live_agent(agent) as url:
+        async with Client(url) as c:
+            task = await c.send("psst")
+            events = [e async for e in c.stream("again", context_id=task.context_id)]
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert get_text(task.artifacts[0], sep="") == "Let me check.\n\nCombined: PSST"
+    history = server.requests[-2]["messages"]
+    assert history[1] == {"role": "assistant", "content": "Let me check.\n\nCombined: PSST"}
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert "".join(get_text(u.artifact, sep="") for u in chunks) == (
+        "Let me check.\n\nCombined: AGAIN")
+
+
 async def test_two_tools_of_one_name_fail_the_task_before_the_model_is_asked(
         chat_server: tuple[ChatServer, str]) -> None:
     server, base = chat_server

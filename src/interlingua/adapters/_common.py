@@ -81,6 +81,11 @@ class Answer:
         return _joined("".join(self._said))
 
     @property
+    def said(self) -> bool:
+        """Something was said (``text`` is not empty)."""
+        return bool(self._said)
+
+    @property
     def sent(self) -> bool:
         """Some of it went out as chunks (the rest goes with ``close``)."""
         return self._id is not None or self._held is not None

@@ -18,7 +18,8 @@ What maps to A2A:
   otherwise, a subscriber's too, it is one part at the end (each chunk would be
   a part of the stored answer, which no stream reader needed);
 * **tools**: function tools (``interlingua.tools`` makes A2A agents into
-  them); each call shows as a ``working`` status update;
+  them); each call shows as a ``working`` status update; what the model says
+  before its calls is kept in the answer, a blank line apart from what it says next;
 * the model server's errors fail the task with a readable message;
   cancelling the task stops reading from the model.
 
@@ -85,6 +86,8 @@ def _client(base_url: str | None, api_key: str | None, max_retries: int,
                        max_retries=max_retries, timeout=waits)
 
 
+#: between the text of two rounds of an answer (a round's text, then tool calls, then the next)
+_ROUNDS_APART = "\n\n"
 #: seconds to wait for a connection to the model server (a server that is up answers fast)
 _CONNECT_TIMEOUT = 10.0
 #: seconds a model server may stay silent (before the first token, or between two)
@@ -172,6 +175,10 @@ def make_executor(
                         await stream.close()
                         return
                     if delta.content:
+                        if not round_text and answer.said:
+                            # what an earlier round said ("Let me check.") is a
+                            # paragraph of its own, not glued to this round's words
+                            await answer.add(_ROUNDS_APART)
                         round_text.append(delta.content)
                         await answer.add(delta.content)
                     for call in delta.tool_calls or ():
