@@ -235,6 +235,26 @@ async def test_an_approval_is_input_required(answer: str, result: str) -> None:
     assert deleted == (["a"] if answer == "Yes" else [])
 
 
+def _notes(events: list[Any]) -> list[str]:
+    return [get_text(e.item.status.message) for e in events
+            if isinstance(e.item, StatusUpdate) and e.item.status.message is not None]
+
+
+@pytest.mark.parametrize("answer", ["yes", "no"])
+async def test_a_call_waiting_for_approval_is_shown_only_when_it_runs(answer: str) -> None:
+    """"Calling delete_file" was shown before the question (the call had not run), and
+    again after a "no" (it never ran)."""
+    deleted: list[str] = []
+    with live_agent(agent(files_agent(deleted))) as url:
+        async with Client(url) as c:
+            asking = [e async for e in c.stream("delete a")]
+            task_id = asking[0].task_id or ""
+            answered = [e async for e in c.stream(answer, task_id=task_id)]
+    assert _notes(asking) == ['Approve delete_file({"path": "a"})? (yes/no)']
+    assert _notes(answered) == (["Calling delete_file"] if answer == "yes" else [])
+    assert deleted == (["a"] if answer == "yes" else [])
+
+
 async def test_an_approval_lost_in_a_restart_fails_clearly(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/tasks.db"
     deleted: list[str] = []

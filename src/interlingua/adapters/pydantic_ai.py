@@ -22,8 +22,9 @@
 * **approvals**: a tool with ``requires_approval=True`` (and ``DeferredToolRequests``
   among the output types) asks the caller (``input-required``: "Approve ...?
   (yes/no)"); "yes" runs the tool, anything else declines it, and the run goes
-  on. The run waiting for the answer is kept in this process's memory: after
-  a restart the task fails, saying so;
+  on. The call shows as a ``working`` status update when it runs (not while it
+  waits, nor when declined). The run waiting for the answer is kept in this
+  process's memory: after a restart the task fails, saying so;
 * model errors and usage limits fail the task with a readable message;
   cancelling the task cancels the run.
 
@@ -68,6 +69,16 @@ def skills_of(pai_agent: pydantic_ai.Agent[Any, Any]) -> list[AgentSkill]:
     return skills
 
 
+def _needing_approval(pai_agent: pydantic_ai.Agent[Any, Any]) -> frozenset[str]:
+    """The names of the agent's tools made with ``requires_approval=True``."""
+    names: set[str] = set()
+    for toolset in pai_agent.toolsets:
+        tools = getattr(toolset, "tools", None)
+        if isinstance(tools, dict):  # (as skills_of reads them)
+            names.update(n for n, t in tools.items() if getattr(t, "requires_approval", False))
+    return frozenset(names)
+
+
 def _history(turns: Sequence[Turn]) -> list[Any]:
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
@@ -105,6 +116,8 @@ def make_executor(
 
     #: runs waiting for the caller to approve tool calls, by task id
     waiting: dict[str, tuple[list[Any], list[str]]] = {}
+    #: the tools whose calls wait for an approval: shown when they run, not when asked for
+    needs_approval = _needing_approval(pai_agent)
 
     async def entered_run(prompt: str | None, on_events: Any, options: dict[str, Any]) -> Any:
         # Entered for the run: the model's HTTP connections are closed when no
@@ -116,9 +129,14 @@ def make_executor(
     async def run(ctx: Context) -> None:
         options = dict(run_options or {})
         resumed = waiting.pop(ctx.task_id, None)
+        #: the calls this run was told to make (the others of tools in ``needs_approval``
+        #: are deferred, or declined, and never run)
+        approved: frozenset[str] = frozenset()
         if resumed is not None:
             messages, call_ids = resumed
             yes = ctx.text.strip().lower().rstrip(".!") in _YES
+            if yes:
+                approved = frozenset(call_ids)
             decision: Any = True if yes else ToolDenied(f"The user declined: {ctx.text}")
             prompt: str | None = None
             options["message_history"] = messages
@@ -142,7 +160,9 @@ def make_executor(
                     await answer.add(event.part.content)
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                     await answer.add(event.delta.content_delta)
-                elif isinstance(event, FunctionToolCallEvent):
+                elif isinstance(event, FunctionToolCallEvent) and (
+                        event.part.tool_name not in needs_approval
+                        or event.part.tool_call_id in approved):
                     await progress(ctx, f"Calling {event.part.tool_name}", {
                         "tool": event.part.tool_name, "arguments": event.part.args_as_dict()})
 
