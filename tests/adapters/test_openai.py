@@ -12,7 +12,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from interlingua import Client, Message, Role, Task, TaskState, TextPart, get_text
+from interlingua import (
+    Client,
+    DataPart,
+    FilePart,
+    Message,
+    Role,
+    Task,
+    TaskState,
+    TextPart,
+    get_text,
+)
 from interlingua.adapters.openai import chat_agent
 from interlingua.cli.main import main
 from interlingua.client import ArtifactAssembler
@@ -494,3 +504,19 @@ async def test_a_model_server_never_connected_to_is_said_to_be_unreached() -> No
     assert isinstance(task, Task) and task.status.state is TaskState.FAILED
     text = get_text(task.status.message)  # type: ignore[arg-type]
     assert "could not be reached: no connection within 0.5 s" in text, text
+
+
+@pytest.mark.parametrize("part", [DataPart(data={"city": "Lyon"}),
+                                  FilePart(raw=b"%PDF-", media_type="application/pdf")])
+async def test_a_message_with_no_text_is_rejected_saying_so(
+        part: DataPart | FilePart, chat_server: tuple[ChatServer, str]) -> None:
+    """The model was asked with an empty prompt (the user had said nothing)."""
+    server, base = chat_server
+    asked = len(server.requests)
+    with live_agent(chat_agent("stand-in", base_url=base)) as url:
+        async with Client(url) as c:
+            task = await c.send(Message(message_id=new_id(), role=Role.USER, parts=[part]))
+    assert isinstance(task, Task) and task.status.state is TaskState.REJECTED
+    assert get_text(task.status.message) == (  # type: ignore[arg-type]
+        "This agent reads text; the message had none.")
+    assert len(server.requests) == asked

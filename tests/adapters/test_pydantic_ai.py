@@ -378,3 +378,22 @@ async def test_a_stream_goes_working_first_and_marks_its_last_chunk() -> None:
     assert [u.last_chunk for u in chunks] == [False] * (len(chunks) - 1) + [True]
     assert "".join(get_text(u.artifact) for u in chunks) == (
         "You said 'hello' after 0 earlier messages")
+
+
+async def test_a_message_with_no_text_is_rejected_saying_so() -> None:
+    """The model was asked with an empty prompt (the user had said nothing)."""
+    asked: list[list[ModelMessage]] = []
+
+    async def recording(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        asked.append(messages)
+        yield "ok"
+
+    pai = PydanticAgent(FunctionModel(stream_function=recording), name="Recorder")
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send(Message(message_id=new_id(), role=Role.USER,
+                                        parts=[DataPart(data={"city": "Lyon"})]))
+    assert isinstance(task, Task) and task.status.state is TaskState.REJECTED
+    assert get_text(task.status.message) == (  # type: ignore[arg-type]
+        "This agent reads text; the message had none.")
+    assert asked == []

@@ -14,7 +14,8 @@ from ..core.model import Metadata, Role, Task, TaskState
 from ..core.parts import agent_message, get_data, get_text
 from ..server.context import Context
 
-__all__ = ["Answer", "Turn", "conversation", "error_detail", "progress", "require", "working"]
+__all__ = ["NO_TEXT", "Answer", "Turn", "conversation", "error_detail", "progress",
+           "refused_without_text", "require", "working"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -48,6 +49,19 @@ def error_detail(exc: Any) -> str:
     if isinstance(body, str) and body:
         return body[:500]
     return str(getattr(exc, "message", exc))
+
+
+#: why a turn whose message has no text is rejected (a file or data alone)
+NO_TEXT = "This agent reads text; the message had none."
+
+
+async def refused_without_text(ctx: Context) -> bool:
+    """Reject the turn when its message has no text (files or data alone: a model would
+    be asked with an empty prompt, as if the user had said nothing); True if it was."""
+    if ctx.text:
+        return False
+    await ctx.reject(NO_TEXT)
+    return True
 
 
 async def working(ctx: Context) -> None:

@@ -24,7 +24,8 @@ What maps to A2A:
   cancelling the task stops reading from the model.
 
 Not mapped: images and files (only the text parts of messages reach the
-model), structured output, and asking the user for input mid-answer.
+model; a message with no text at all is rejected, saying so), structured
+output, and asking the user for input mid-answer.
 """
 
 from __future__ import annotations
@@ -40,7 +41,15 @@ from ..core.urls import bare_url
 from ..server.agent import Agent
 from ..server.context import Context
 from ..tools import RemoteAgent
-from ._common import Answer, conversation, error_detail, progress, require, working
+from ._common import (
+    Answer,
+    conversation,
+    error_detail,
+    progress,
+    refused_without_text,
+    require,
+    working,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -111,6 +120,8 @@ def make_executor(
     import openai
 
     async def run(ctx: Context) -> None:
+        if await refused_without_text(ctx):
+            return
         if not callable(client):
             await turn(ctx, client)
             return

@@ -30,7 +30,7 @@
 
 Not mapped: earlier turns' tool calls and results (the history carries
 their text only), external (deferred) tool calls, files and images in
-messages (text parts only).
+messages (text parts only: a message with no text at all is rejected, saying so).
 """
 
 from __future__ import annotations
@@ -45,7 +45,16 @@ from ..core.model import AgentSkill, Role
 from ..core.parts import agent_message, data_part
 from ..server.agent import Agent
 from ..server.context import Context
-from ._common import Answer, Turn, conversation, error_detail, progress, require, working
+from ._common import (
+    Answer,
+    Turn,
+    conversation,
+    error_detail,
+    progress,
+    refused_without_text,
+    require,
+    working,
+)
 
 if TYPE_CHECKING:
     import pydantic_ai
@@ -127,6 +136,9 @@ def make_executor(
             return await pai_agent.run(prompt, event_stream_handler=on_events, **options)
 
     async def run(ctx: Context) -> None:
+        if await refused_without_text(ctx):
+            waiting.pop(ctx.task_id, None)  # (the task ends: its question with it)
+            return
         options = dict(run_options or {})
         resumed = waiting.pop(ctx.task_id, None)
         #: the calls this run was told to make (the others of tools in ``needs_approval``
