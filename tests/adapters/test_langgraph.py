@@ -7,9 +7,10 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
-from interlingua import Client, DataPart, Task, TaskState, get_text
+from interlingua import Client, DataPart, Message, Role, Task, TaskState, get_text
 from interlingua.adapters.langgraph import agent
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
+from interlingua.core.parts import new_id
 from tests.live import live_agent
 
 
@@ -146,3 +147,46 @@ async def test_a_stream_goes_working_first_and_marks_its_last_chunk() -> None:
     assert [u.last_chunk for u in chunks] == [False, False, True]
     assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
     assert [p.text for p in task.artifacts[0].parts] == ["Packing a bag"]  # type: ignore[union-attr]
+
+
+def _data(data: object, task: Task | None = None) -> Message:
+    return Message(message_id=new_id(), role=Role.USER, parts=[DataPart(data=data)],
+                   task_id=task.id if task else None,
+                   context_id=task.context_id if task else None)
+
+
+async def test_a_data_answer_resumes_the_graph_with_its_value() -> None:
+    """A structured question answered with a data part: the graph resumed with "" (the
+    message's text), the data lost."""
+    got: list[object] = []
+
+    def form(state: MessagesState) -> dict[str, object]:
+        got.append(interrupt({"fields": ["date", "seats"]}))
+        return {"messages": [{"role": "assistant", "content": "booked"}]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("form", form)
+    g.add_edge(START, "form")
+    g.add_edge("form", END)
+    with live_agent(agent(g.compile(), name="Forms", description="Fills forms.")) as url:
+        async with Client(url) as c:
+            asked = await c.send("book")
+            assert isinstance(asked, Task)
+            done = await c.send(_data({"date": "2025-05-01", "seats": 2}, asked))
+            again = await c.send("book", context_id=asked.context_id)
+            assert isinstance(again, Task)
+            said = await c.send("on Friday", task_id=again.id, context_id=again.context_id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert isinstance(said, Task) and said.status.state is TaskState.COMPLETED
+    assert got == [{"date": "2025-05-01", "seats": 2}, "on Friday"]
+
+
+async def test_a_message_with_no_text_is_rejected_saying_so() -> None:
+    """A new turn's input is the message's text: with none, the graph ran on an empty
+    user message."""
+    with live_agent(agent(greeter(), name="Greeter", description="Greets.")) as url:
+        async with Client(url) as c:
+            task = await c.send(_data({"name": "Ada"}))
+    assert isinstance(task, Task) and task.status.state is TaskState.REJECTED
+    assert get_text(task.status.message) == (  # type: ignore[arg-type]
+        "This agent reads text; the message had none.")

@@ -17,13 +17,16 @@ What maps to A2A:
   naming it;
 * **interrupts**: ``interrupt(value)`` in a node asks the caller
   (``input-required``, the value as text, or as a data part when it is not a
-  string); the answer resumes the graph with ``Command(resume=answer)``;
+  string); the answer resumes the graph with ``Command(resume=answer)``, the
+  answer being the value of its data part when it has one (a form's answer to a
+  structured question), else its text;
 * a node that raises fails the task with its message; cancelling the task
   cancels the run.
 
 The input is ``{"messages": [{"role": "user", "content": text}]}`` (for
-``MessagesState`` graphs) unless ``make_input(ctx)`` says otherwise.
-Not mapped: files and images in messages, tool calls inside nodes (they are
+``MessagesState`` graphs) unless ``make_input(ctx)`` says otherwise; with
+the default input, a message with no text (a file or data alone) is rejected,
+saying so. Not mapped: files and images in messages, tool calls inside nodes (they are
 the graph's own business), several pending interrupts at once (the first is
 asked). A context's graph state is one thread, so one task of a context at a
 time may wait for input: while one does, a new task of the context is rejected,
@@ -39,10 +42,10 @@ from typing import Any
 
 from ..core.lifecycle import INTERRUPTED_STATES
 from ..core.model import Role
-from ..core.parts import data_part
+from ..core.parts import data_part, get_data
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
-from ._common import Answer, progress, require, working
+from ._common import Answer, progress, refused_without_text, require, working
 
 require("langgraph", "langgraph")
 
@@ -103,8 +106,17 @@ def make_executor(
                 await ctx.reject(f"Task {waiting} of this context waits for an answer; "
                                  "answer or cancel it first, or start another context.")
                 return
-        pending = answers and asked
-        graph_input = Command(resume=ctx.text) if pending else make_input(ctx)
+        graph_input: Any
+        if answers and asked:
+            # a data part answers as it is (a form's answer to a question that was data)
+            data = get_data(ctx.message)
+            if not data and await refused_without_text(ctx):
+                return
+            graph_input = Command(resume=data[0] if data else ctx.text)
+        elif make_input is _default_input and await refused_without_text(ctx):
+            return  # (an input of one's own may read what it likes of the message)
+        else:
+            graph_input = make_input(ctx)
         answer = Answer(ctx)
 
         async def drive() -> Any:
