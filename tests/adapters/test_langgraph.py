@@ -190,3 +190,29 @@ async def test_a_message_with_no_text_is_rejected_saying_so() -> None:
     assert isinstance(task, Task) and task.status.state is TaskState.REJECTED
     assert get_text(task.status.message) == (  # type: ignore[arg-type]
         "This agent reads text; the message had none.")
+
+
+async def test_an_answer_in_content_blocks_or_a_tuple_is_the_answer() -> None:
+    """What chat models such as ChatAnthropic add (a list of content blocks) and a
+    ``("ai", text)`` tuple were dropped: the task completed with no answer."""
+    from langchain_core.messages import AIMessage
+
+    def think(state: MessagesState) -> dict[str, object]:
+        return {"messages": [AIMessage(content=[
+            {"type": "text", "text": "Hello"},
+            {"type": "tool_use", "id": "t1", "name": "look", "input": {}}])]}
+
+    def say(state: MessagesState) -> dict[str, object]:
+        return {"messages": [("ai", ", world")]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("think", think)
+    g.add_node("say", say)
+    g.add_edge(START, "think")
+    g.add_edge("think", "say")
+    g.add_edge("say", END)
+    with live_agent(agent(g.compile(), name="Blocks", description="Says it in blocks.")) as url:
+        async with Client(url) as c:
+            task = await c.send("hi")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert [get_text(a, sep="") for a in task.artifacts] == ["Hello, world"]

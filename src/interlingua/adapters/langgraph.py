@@ -11,10 +11,11 @@ What maps to A2A:
   long as the process; compile with a durable saver to keep it);
 * **streaming**: a run begins with a ``working`` status; what nodes write with
   ``get_stream_writer()`` (tokens, say) and the assistant messages each node
-  adds become chunks of one artifact for a caller that follows the task as a
-  stream (the last marked ``lastChunk``), one part at the end for any other
-  caller; each node that finishes is reported as a ``working`` status update
-  naming it;
+  adds (the text of their text blocks, for a model that answers in content
+  blocks; message objects, dicts or ``("ai", text)`` tuples) become chunks of
+  one artifact for a caller that follows the task as a stream (the last marked
+  ``lastChunk``), one part at the end for any other caller; each node that
+  finishes is reported as a ``working`` status update naming it;
 * **interrupts**: ``interrupt(value)`` in a node asks the caller
   (``input-required``, the value as text, or as a data part when it is not a
   string); the answer resumes the graph with ``Command(resume=answer)``, the
@@ -57,7 +58,10 @@ def _default_input(ctx: Context) -> Any:
 
 
 def _assistant_texts(update: Any) -> list[str]:
-    """The text of the assistant messages a node's update adds."""
+    """The text of the assistant messages a node's update adds (in any of the forms
+    LangGraph takes: message objects, dicts, ``("ai", text)`` tuples)."""
+    from langchain_core.messages import convert_to_messages
+
     if not isinstance(update, dict):
         return []
     messages = update.get("messages")
@@ -67,13 +71,27 @@ def _assistant_texts(update: Any) -> list[str]:
         messages = [messages]
     texts: list[str] = []
     for m in messages:
-        if isinstance(m, dict):
-            role, content = m.get("role"), m.get("content")
-        else:
-            role, content = getattr(m, "type", None), getattr(m, "content", None)
-        if role in ("assistant", "ai") and isinstance(content, str) and content:
-            texts.append(content)
+        try:
+            (message,) = convert_to_messages([m])
+        except (ValueError, TypeError, NotImplementedError):
+            continue  # not a message (a reducer's own value): no words of the model
+        if message.type == "ai":
+            text = _text_of(message.content)
+            if text:
+                texts.append(text)
     return texts
+
+
+def _text_of(content: Any) -> str:
+    """A message's text: its content, or the text of its text blocks (what chat models
+    such as ChatAnthropic answer: text, tool use and thinking blocks in a list)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(b if isinstance(b, str) else str(b.get("text") or "")
+                   for b in content
+                   if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
 
 
 def make_executor(
