@@ -15,7 +15,8 @@ The tool's name and description come from the agent's card (read when the
 tool is first offered), unless given. A call is a blocking send; the answer
 is the task's artifacts as text (data as JSON). When the agent asks a
 question (``input-required``) the model is told the question and the task
-id to answer it with, in a further call with ``task_id``.
+id to answer it with, in a further call with ``task_id``. A call canceled (the
+orchestrator's task was) cancels the task it started.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ import json
 import logging
 import re
 import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio  # (starlette's and httpx's dependency)
 import msgspec
 
 from .client import AgentTimeout, CardNotFound, Client, ClientError, TaskNotSettled
@@ -161,11 +163,17 @@ class RemoteAgent:
         return unique_name(name, taken)
 
     async def ask(self, message: str, *, task_id: str | None = None) -> str:
-        """Send ``message`` (blocking) and answer as text for a model."""
+        """Send ``message`` (blocking) and answer as text for a model. A call canceled
+        (its orchestrator's task was) cancels the task the message started."""
         timeout = self._options.get("timeout", DEFAULT_TIMEOUT)
+        msg = make_message(message, task_id=task_id)
+        started: list[str] = []
         try:
             async with client_for(self.url, **self._options) as client:
-                answer = await send_within(client, message, task_id, timeout)
+                answer = await cancelling(
+                    client, msg, send_within(client, msg, None, timeout,
+                                             seen=lambda task: started.append(task.id)),
+                    lambda: started[-1] if started else None)
         except TaskNotSettled as exc:
             return f"error: {still_working(exc, timeout)}"
         except (ClientError, A2AError) as exc:
@@ -269,6 +277,41 @@ async def send_within(client: AnyClient, message: Message | str, task_id: str | 
                 latest = await client.get_task(first.id, history_length=0)
         raise TaskNotSettled(f"task {latest.id} is still {latest.status.state.value}",
                              latest) from None
+
+
+#: seconds a call that was canceled waits for the agent to cancel the task it started
+CANCEL_WAIT = 5.0
+
+T = TypeVar("T")
+
+
+async def cancelling(client: AnyClient, message: Message, answer: Awaitable[T],
+                     started: Callable[[], str | None]) -> T:
+    """``answer`` (the agent's to ``message``). When the call is canceled, so is the task
+    the message started (``started`` names it, once the agent has): it would work on
+    for nobody. The answer to a question leaves its task be, as the call found it."""
+    try:
+        return await answer
+    except anyio.get_cancelled_exc_class():
+        if message.task_id is None:
+            # shielded: the cancel that stops this call (an anyio scope's too) does not
+            # stop this one
+            with anyio.move_on_after(CANCEL_WAIT, shield=True):
+                await cancel_started(client, message, started())
+        raise
+
+
+async def cancel_started(client: AnyClient, message: Message, task_id: str | None) -> None:
+    """Cancel the task ``message`` started. Not yet named by the agent: asked for by
+    sending the message again only of a client that could not follow it (a mesh
+    client, whose agents keep message ids), not of an agent that might take the
+    message again as a new task."""
+    with contextlib.suppress(ClientError, A2AError):
+        if task_id is None and not isinstance(client, Client):
+            started = await _started(client, message)
+            task_id = started.id if started is not None else None
+        if task_id is not None:
+            await client.cancel(task_id)
 
 
 async def _blocking_within(client: AnyClient, msg: Message, timeout: float | None, *,

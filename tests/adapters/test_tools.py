@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 
 import pytest
 from pydantic_ai import Agent as PydanticAgent
@@ -218,3 +221,55 @@ async def test_an_endpoint_with_no_card_is_named_without_its_credentials() -> No
     shown = json.dumps([d, tools, server.name])
     assert "s3cretPW" not in shown and "alice" not in shown and "t0ken" not in shown, shown
     assert d["description"] == f"Ask the agent at {url}."
+
+
+async def _one_task(c: Client, done: Callable[[Task], bool]) -> Task:
+    """The agent's one task, once ``done`` says so of it (within 15 s)."""
+    async with asyncio.timeout(15):
+        while True:
+            tasks = (await c.list_tasks()).tasks
+            if tasks and done(tasks[0]):
+                return tasks[0]
+            await asyncio.sleep(0.05)
+
+
+async def test_a_canceled_call_cancels_the_task_it_started() -> None:
+    """As ``interlingua mcp`` does: the remote task worked on to its end, for nobody."""
+    from .peers import slow_agent
+
+    release = threading.Event()
+    with live_agent(slow_agent(release, streaming=False)) as url:
+        try:
+            async with Client(url) as remote:
+                call = asyncio.create_task(RemoteAgent(url).ask("long job"))
+                await _one_task(remote, lambda t: t.status.state is TaskState.WORKING)
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await call
+                task = await _one_task(remote, lambda t: t.status.state is not TaskState.WORKING)
+        finally:
+            release.set()
+    assert task.status.state is TaskState.CANCELED
+
+
+async def test_canceling_an_orchestrator_s_task_cancels_the_task_its_tool_call_started(
+        chat_server: tuple[ChatServer, str]) -> None:
+    from .peers import slow_agent
+
+    release = threading.Event()
+    with live_agent(slow_agent(release, streaming=False)) as slow:
+        try:
+            orchestrator = chat_agent("stand-in", base_url=chat_server[1],
+                                      tools=[RemoteAgent(slow)])
+            with live_agent(orchestrator) as url:
+                async with Client(url) as c, Client(slow) as remote:
+                    asked = await c.send("long job", blocking=False)
+                    assert isinstance(asked, Task)
+                    await _one_task(remote, lambda t: t.status.state is TaskState.WORKING)
+                    canceled = await c.cancel(asked.id)
+                    task = await _one_task(remote,
+                                           lambda t: t.status.state is not TaskState.WORKING)
+        finally:
+            release.set()
+    assert canceled.status.state is TaskState.CANCELED
+    assert task.status.state is TaskState.CANCELED

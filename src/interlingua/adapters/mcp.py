@@ -24,16 +24,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import json
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-import anyio
 import msgspec
 
-from ..client import AgentTimeout, CardNotFound, Client, ClientError, TaskNotSettled
+from ..client import AgentTimeout, CardNotFound, ClientError, TaskNotSettled
 from ..client.assembler import ArtifactAssembler
 from ..client.messages import make_message
 from ..client.stream import StreamEvent
@@ -61,9 +59,9 @@ from ..tools import (
     MESSAGE_ABOUT,
     TASK_ID_ABOUT,
     _parts_text,
-    _started,
     _task_text,
     _text,
+    cancelling,
     send_within,
     still_working,
     unique_name,
@@ -144,10 +142,6 @@ def server_for_card(url: str, card: AgentCard, **client_options: Any) -> MCPServ
     return server
 
 
-#: seconds a tool call that was canceled waits for the agent to cancel its task
-CANCEL_WAIT = 5.0
-
-
 def _skill_tool(url: str, name: str, streaming: bool, options: dict[str, Any]) -> Any:
     timeout: float | None = options.get("timeout", DEFAULT_TIMEOUT)
 
@@ -181,29 +175,9 @@ async def _asked(client: AnyClient, message: Message, ctx: Context, streaming: b
     """The agent's answer, within ``timeout``. A task the call started is canceled
     when the call is (the MCP client's user stopped it): it would work on for nobody."""
     streamed = _Streamed()
-    try:
-        if streaming:
-            return await _follow(client, message, ctx, timeout, streamed)
-        return await send_within(client, message, None, timeout,
-                                 seen=lambda task: setattr(streamed, "task_id", task.id))
-    except anyio.get_cancelled_exc_class():
-        if message.task_id is None:
-            with anyio.move_on_after(CANCEL_WAIT, shield=True):
-                await _cancel(client, message, streamed.task_id)
-        raise
-
-
-async def _cancel(client: AnyClient, message: Message, task_id: str | None) -> None:
-    """Cancel the task ``message`` started. Not yet named by the agent: asked for by
-    sending the message again only of a client that could not follow it (a mesh
-    client, whose agents keep message ids), not of an agent that might take the
-    message again as a new task."""
-    with contextlib.suppress(ClientError, A2AError):
-        if task_id is None and not isinstance(client, Client):
-            started = await _started(client, message)
-            task_id = started.id if started is not None else None
-        if task_id is not None:
-            await client.cancel(task_id)
+    answer = _follow(client, message, ctx, timeout, streamed) if streaming else send_within(
+        client, message, None, timeout, seen=lambda task: setattr(streamed, "task_id", task.id))
+    return await cancelling(client, message, answer, lambda: streamed.task_id)
 
 
 class _Streamed:
