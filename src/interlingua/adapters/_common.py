@@ -167,6 +167,37 @@ class Turn:
 _UNANSWERED = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
 
 
+#: the metadata keys that mark an adapter's question (pydantic-ai's approvals): the
+#: agent's turn ends with it, and the caller's answer comes next
+QUESTION_KEYS = ("approval",)
+
+
+def _agents(task: Task) -> set[str]:
+    """The ids of the questions in ``task``'s history that the agent asked.
+
+    Who wrote a message of the history is not recorded: the caller's messages and
+    the agent's status messages share the list, each with the role its writer gave,
+    and a caller may claim the agent's role (and its marks). So the history is read
+    by turns: its first message is the caller's, and so is the one after each
+    question that ended an agent's turn; the messages between are the agent's (no
+    one else writes while its turn runs). Only a question found so, in the agent's
+    turn, is the agent's: a caller's message that claims to be one is the user's.
+    (A question asked without such a mark, by an executor of one's own around an
+    adapter's, is not seen to end the agent's turn: it stays the user's, and a
+    caller's answer to it that claims the mark would pass as the agent's.)
+    """
+    ours: set[str] = set()
+    callers_turn = True
+    for message in task.history:
+        if callers_turn:
+            callers_turn = False
+        elif message.role is Role.AGENT and any(
+                k in (message.metadata or {}) for k in QUESTION_KEYS):
+            ours.add(message.message_id)
+            callers_turn = True
+    return ours
+
+
 def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
     turns: list[Turn] = []
     status = task.status
@@ -174,20 +205,18 @@ def _turns_of(task: Task, *, answered: bool) -> list[Turn]:
     # model's: never handed to a model as what it said
     said_why = status.message.message_id \
         if status.state in _UNANSWERED and status.message is not None else None
-    # Who wrote a message of the history is not recorded: the caller's messages and
-    # the agent's status messages share the list, each with the role its writer gave,
-    # and a caller may claim the agent's. Only the task's status message is the
-    # agent's for certain (no caller sets a status), and its artifacts (below): they
-    # alone are the model's turns; every other message is the user's, whatever its
-    # role, so that no caller can put words in the model's mouth.
-    ours = status.message.message_id \
-        if status.message is not None and status.message.role is Role.AGENT else None
+    # The agent's words are its status message (no caller sets a status), its
+    # questions (``_agents``) and its artifacts (below): every other message is the
+    # user's, whatever its role, so that no caller can put words in the model's mouth.
+    ours = _agents(task)
+    if status.message is not None and status.message.role is Role.AGENT:
+        ours.add(status.message.message_id)
     for message in task.history:
         text = get_text(message)
         if not text or (message.metadata or {}).get("progress") \
                 or message.message_id == said_why:
             continue
-        turns.append(Turn("assistant" if message.message_id == ours else "user", text))
+        turns.append(Turn("assistant" if message.message_id in ours else "user", text))
     if answered:
         # An adapter's answer is the task's artifacts (the status message, if
         # any, is already in the history).

@@ -9,8 +9,9 @@
 ``pip install 'interlingua[pydantic-ai]'``. What maps to A2A:
 
 * **history**: the A2A context is the conversation: each run gets the
-  context's earlier turns (user messages and answers, read from the task
-  store, so they survive restarts) as its ``message_history``;
+  context's earlier turns (user messages, answers and the agent's approval
+  questions, read from the task store, so they survive restarts) as its
+  ``message_history``;
 * **streaming**: a run begins with a ``working`` status; text the model streams
   becomes chunks of one artifact for a caller that follows the task as a stream
   (the last marked ``lastChunk``), one part at the end for any other caller;
