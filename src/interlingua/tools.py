@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio  # (starlette's and httpx's dependency)
+import anyio
 import msgspec
 
 from .client import AgentTimeout, CardNotFound, Client, ClientError, TaskNotSettled
