@@ -153,14 +153,33 @@ def test_subscribe_to_an_unknown_task_exits_1(agent_url: str, dialect: str) -> N
                                               "message": "Task not found: no-such-task"}}]
 
 
-def test_subscribe_to_a_finished_task_in_v1_is_refused(agent_url: str) -> None:
-    task_id = msgspec.json.decode(ok("send", agent_url, "x", "--json").stdout)["task"]["id"]
-    result = run("subscribe", agent_url, task_id)
-    assert result.exit_code == 1
-    assert result.stderr.startswith("error: UnsupportedOperation (-32004): ")
+def test_subscribe_to_a_finished_task_prints_how_it_ended(agent_url: str) -> None:
+    """The command ``send`` names past its --timeout, run once the task has finished:
+    before, the v1.0 refusal of a fresh subscription to a finished task (exit 1)."""
+    import time
+
+    result = run("send", agent_url, "sleep 0.6", "--timeout", "0.2")
+    assert result.exit_code == 3, (result.output, result.stderr)
+    hint = result.stderr.rstrip().split("follow it with: ", 1)[1]
+    assert hint.startswith(f"interlingua subscribe {agent_url} ")
+    command = hint.split()[1:]
+    time.sleep(0.8)  # the task finishes
+    followed = ok(*command).stdout.splitlines()
+    task_id = command[-1]
+    assert followed[0] == f"Task {task_id}  completed"
+    assert "  slept" in followed
+    # with --json: the task as GetTask answers it, on one line (as a stream's end read so)
+    as_json = json_lines(ok(*command, "--json"))
+    assert [t["status"]["state"] for t in as_json] == ["TASK_STATE_COMPLETED"]
+    # a failed one exits 4, as its send does
+    failed_id = msgspec.json.decode(run("send", agent_url, "fail", "--json").stdout)[
+        "task"]["id"]
+    failed = run("subscribe", agent_url, failed_id)
+    assert failed.exit_code == 4, (failed.output, failed.stderr)
+    assert failed.stdout.splitlines()[0] == f"Task {failed_id}  failed"
+    assert "it broke" in failed.stdout and failed.stderr == ""
     # v0.3 sends the final state once
-    assert ok("subscribe", agent_url, task_id, "--dialect", "0.3").stdout.splitlines() == [
-        "completed  done"]
+    assert ok(*command, "--dialect", "0.3").stdout.splitlines() == ["completed  slept"]
 
 
 def test_unreachable_agent_exits_3() -> None:

@@ -32,9 +32,17 @@ from ..client.client import make_message
 from ..clients import AnyClient, client_for
 from ..core.calls import SendMessage
 from ..core.dialects import get_codec
-from ..core.errors import A2AError
+from ..core.errors import A2AError, TaskNotFound
 from ..core.lifecycle import RETURN_STATES
-from ..core.model import FilePart, Message, PushConfig, StatusUpdate, Task, TaskState
+from ..core.model import (
+    TERMINAL_STATES,
+    FilePart,
+    Message,
+    PushConfig,
+    StatusUpdate,
+    Task,
+    TaskState,
+)
 from ..core.urls import http_url
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
@@ -1224,7 +1232,24 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
 
     async def work(client: AnyClient) -> TaskState | None:
         events = client.subscribe(task_id, last_event_id=last_event_id)
-        return await _show_stream(events, as_json=as_json, url=url, progress=progress)
+        try:
+            return await _show_stream(events, as_json=as_json, url=url, progress=progress)
+        except TaskNotFound:
+            raise
+        except A2AError:
+            # A v1.0 agent refuses a fresh subscription to a finished task: the command
+            # `send` names past its --timeout, run once the task is done, shows how it
+            # ended, as `send` would have. (A resume from an event id is not refused.)
+            if last_event_id is not None or progress.state is not None:
+                raise
+            task = await client.get_task(task_id)
+            if task.status.state not in TERMINAL_STATES:
+                raise
+            if as_json:
+                click.echo((client.last_result or b"null").decode("utf-8", "replace"))
+            else:
+                output.print_result(output.console(), task, url=url)
+            return task.status.state
 
     _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
                    as_json=as_json, work=work, on_interrupt=progress.resume_hint))
