@@ -14,7 +14,7 @@ from interlingua.cli.main import main
 from tests.client.agents import agent
 from tests.client.early import early_agent
 from tests.dialects.peer_replay import Replay
-from tests.live import live_server
+from tests.live import live_agent, live_server
 
 EARLY = "fasta2a-2.1.1/server-message-send.json"  # {"task": …} still "submitted"
 DONE = "fasta2a-2.1.1/server-tasks-get.json"  # the same task, completed
@@ -156,3 +156,22 @@ def test_a_send_past_its_timeout_is_never_sent_again() -> None:
     assert tasks == ["task-1"], methods
     assert "no answer within 0.8 s; task task-1 is working; follow it with: " \
         "interlingua get " in result.stderr, result.stderr
+
+
+def test_a_send_to_a_quick_agent_counts_no_error_on_the_server() -> None:
+    """The send is answered before its task ends, then followed: a task that finished in
+    between was subscribed to afresh, which a v1.0 agent refuses (counted and traced as
+    an error, one per send); now the follow resumes from the task's log, which a
+    finished task allows."""
+    import httpx
+
+    with live_agent(agent, metrics=True) as url:
+        for _ in range(5):
+            result = run("send", url, "hello")
+            assert result.exit_code == 0, (result.output, result.stderr)
+            assert "completed" in result.stdout and "hello" in result.stdout
+        metrics = httpx.get(url + "/metrics").text
+    counted = [line for line in metrics.splitlines()
+               if line.startswith("interlingua_requests_total{")]
+    assert any('method="SendMessage"' in line for line in counted), counted
+    assert not [line for line in counted if 'outcome="ok"' not in line], counted

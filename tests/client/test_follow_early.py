@@ -76,8 +76,9 @@ def test_the_stream_way_reads_the_whole_task_at_the_end() -> None:
 
 @pytest.mark.parametrize("way", ["v1.0-jsonrpc", "v0.3-jsonrpc"])
 def test_a_task_that_settled_before_the_subscription(way: str) -> None:
-    """Finished between the answer and the subscription: a v1.0 agent refuses to
-    subscribe to it, a v0.3 one sends its last state; either way one GetTask reads it."""
+    """Finished between the answer and the subscription: the subscription, from the
+    log's start, brings its events (a fresh one a v1.0 agent would refuse); then one
+    GetTask reads it."""
     versions, binding = WAYS[way]
     with early_agent(agent, versions=versions) as (url, early):
         task, _ = asyncio.run(_send(url, "hello", binding=binding))

@@ -489,7 +489,12 @@ class Client:
 
             async def watch() -> bool:
                 nonlocal latest
-                async with contextlib.aclosing(self.subscribe(task.id)) as events:
+                # From the log's start (Last-Event-ID 0), not a fresh subscription: a
+                # task that ended since its answer (a quick agent's) is refused a fresh
+                # one in v1.0, an error on the agent's side for every send, where a
+                # resume brings its few events. (An agent without event ids ignores it.)
+                followed = self.subscribe(task.id, last_event_id=0)
+                async with contextlib.aclosing(followed) as events:
                     async for event in events:
                         item = event.item
                         if isinstance(item, StatusUpdate):
