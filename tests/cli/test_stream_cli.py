@@ -255,3 +255,37 @@ def test_a_silent_subscription_to_a_task_canceled_meanwhile_exits_4(
     result = run("subscribe", url, "task-1", "--dialect", "0.3")
     assert result.exit_code == 4, (result.output, result.stderr)
     assert "canceled" in result.stdout
+
+
+def test_a_stream_the_agent_stops_answering_names_how_to_resume(
+        story_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent out of reach mid-stream (its connection reset, every resumption
+    refused): the one-line error names the subscribe that picks up after the last event
+    printed, as Ctrl-C's does. Before: the error alone."""
+    import threading
+    import time
+    from urllib.parse import urlsplit
+
+    from interlingua.client.stream import ResumePolicy
+    from tests.tcp_proxy import TcpProxy
+
+    # the resumptions without their growing pauses (some seconds in all)
+    monkeypatch.setattr(ResumePolicy, "delay", lambda self, attempt, retry_after=None: 0.01)
+    with TcpProxy(urlsplit(story_url).port or 80) as proxy:
+        url = f"http://127.0.0.1:{proxy.port}"
+        cutter = threading.Timer(0.5, proxy.cut)
+        cutter.start()
+        started = time.monotonic()
+        result = run("stream", url, "40 0.05", "--dialect", "1.0")
+        cutter.join()
+    assert result.exit_code == 3, (result.output, result.stderr)
+    assert time.monotonic() - started < 5
+    assert "chunk 1;" in result.stdout
+    task_id = result.stdout.splitlines()[0].split()[1]
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: the stream of task ")
+    hint = line.split("; resume with: ", 1)[1]
+    assert hint.startswith(f"interlingua subscribe {url} {task_id} --last-event-id ")
+    assert hint.endswith(" (with this command's --dialect too)")
+    seen = int(hint.split("--last-event-id ")[1].split()[0])
+    assert seen >= 3  # the task, "writing", chunks

@@ -25,6 +25,7 @@ from ..client import (
     AgentUnreachable,
     ClientError,
     StreamEvent,
+    StreamInterrupted,
     TaskNotSettled,
 )
 from ..client.bindings import BINDINGS
@@ -209,7 +210,11 @@ def _run(
                       as_json=as_json, error_code=code, error_message=exc.message,
                       data=exc.data)
             except AgentUnreachable as exc:
-                _fail(str(exc), EXIT_UNREACHABLE, as_json=as_json)
+                # a stream cut for good: where to pick it up, as after Ctrl-C
+                hint = on_interrupt() if isinstance(exc, StreamInterrupted) \
+                    and on_interrupt is not None else None
+                _fail(f"{exc}; {hint}" if hint else str(exc), EXIT_UNREACHABLE,
+                      as_json=as_json)
             except ClientError as exc:
                 _fail(str(exc), EXIT_A2A_ERROR, as_json=as_json)
 
