@@ -170,6 +170,16 @@ def test_send_and_get_save_file_parts(agent_url: str, tmp_path: Path) -> None:
     assert (again / "report.csv").read_bytes() == b"a,b\n1,2\n"
 
 
+def test_save_makes_no_folder_for_an_answer_without_files(agent_url: str,
+                                                          tmp_path: Path) -> None:
+    # before: DIR was made, empty, whatever the answer held
+    nothing = tmp_path / "nothing"
+    ok("send", agent_url, "hello", "--save", str(nothing))
+    task_id = as_json(ok("send", agent_url, "hello", "--json"))["task"]["id"]
+    ok("get", agent_url, task_id, "--save", str(nothing / "deeper"))
+    assert not nothing.exists()
+
+
 @pytest.mark.parametrize("command", [
     ["inspect"], ["listen"],
     ["gateway", "--mesh", BROKER, "--namespace", "taken-port"]])

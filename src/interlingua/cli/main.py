@@ -1021,10 +1021,11 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
         if result.status.message is not None:
             parts.extend(result.status.message.parts)
     files = [p for p in parts if isinstance(p, FilePart)]
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        _exit(f"cannot save into {folder}: {exc.strerror or exc}", EXIT_USAGE)
+    if any(p.raw is not None for p in files):  # made only for a file to save in it
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _exit(f"cannot save into {folder}: {exc.strerror or exc}", EXIT_USAGE)
     for n, part in enumerate(files, 1):
         if part.raw is None:
             click.echo(f"not saved (a link, not inline): {part.uri}", err=as_json)
