@@ -86,6 +86,20 @@ def test_otel_without_the_sdk_says_what_to_install(tmp_path: Path):
     assert "interlingua[otel]" in done.stderr
 
 
+@pytest.mark.parametrize("agents", [1, 2], ids=["one agent", "several"])
+def test_an_otel_exporter_without_otel_is_refused(tmp_path: Path, agents: int):
+    # (it was taken, and nothing traced, where every other option that goes with
+    # another is refused)
+    (tmp_path / "logger_agent.py").write_text(AGENT)
+    (tmp_path / "other_agent.py").write_text(AGENT.replace('"Logger"', '"Other"'))
+    files = [str(tmp_path / "logger_agent.py"), str(tmp_path / "other_agent.py")][:agents]
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", "serve", *files,
+                           "--store", "memory://", "--port", "0", "--otel-exporter", "console"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "error: --otel-exporter goes with --otel\n"
+
+
 def test_otel_sends_spans_to_an_otlp_collector(tmp_path: Path):
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,

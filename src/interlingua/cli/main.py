@@ -330,7 +330,7 @@ def main() -> None:
                    "collector (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318), "
                    "or to stdout with --otel-exporter console.")
 @click.option("--otel-exporter", type=click.Choice(["auto", "otlp", "console"]),
-              default="auto", show_default=True,
+              default=None, show_default="auto",
               help="Where --otel sends spans (auto: OTLP when its exporter is installed).")
 @serve_security_options
 @click.option("--push-allow-http", is_flag=True,
@@ -705,12 +705,14 @@ def _traces(agent: Agent | None, o: dict[str, Any]) -> Any:
     """OpenTelemetry's SDK set up as ``--otel`` asks (None: not asked for); the service
     named after the agent (several agents: ``interlingua``)."""
     if not o["otel"]:
+        if o["otel_exporter"] is not None:  # refused as every option that goes with another
+            _exit("--otel-exporter goes with --otel", EXIT_USAGE)
         return None
     from ..observability.tracing import configure_sdk
 
     try:
         return configure_sdk(service_name=agent.name if agent is not None else "interlingua",
-                             exporter=o["otel_exporter"])
+                             exporter=o["otel_exporter"] or "auto")
     except RuntimeError as exc:
         _exit(str(exc), EXIT_USAGE)
 
