@@ -263,7 +263,7 @@ def test_db_upgrade_given_the_agents_upgrades_each_agents_schema(pg_url: str) ->
     done = CliRunner().invoke(main, ["db", "upgrade", "--store", pg_url, *AGENTS])
     assert done.exit_code == 0, done.output
     assert done.output.splitlines() == [
-        f"Upgraded the schema of {store_url_for(pg_url, name)} from version 0 to "
-        f"{SCHEMA_VERSION}." for name in ("Echo", "Flight_booker")], done.output
+        f"Made the schema of {store_url_for(pg_url, name)}, version {SCHEMA_VERSION}: no "
+        "store was there." for name in ("Echo", "Flight_booker")], done.output
     with serving("--store", held) as info:
         assert set(info["served"]) == {"Echo", "Flight_booker"}

@@ -204,10 +204,31 @@ def test_db_upgrade_reads_the_file_its_url_names(tmp_path: Path) -> None:
     (it said "upgraded from version 0" each time, and left a stray file)."""
     for escaped in ("we%3Fird.db", "h%23ash.db"):
         url = f"sqlite:///{tmp_path}/{escaped}"
-        assert _run("db", "upgrade", "--store", url)[1].startswith("Upgraded the schema")
+        assert _run("db", "upgrade", "--store", url)[1].startswith("Made the schema")
         code, output = _run("db", "upgrade", "--store", url)
         assert code == 0 and output.startswith("The schema is up to date"), output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h#ash.db", "we?ird.db"]
+
+
+def test_db_upgrade_loads_the_one_file_it_is_given(tmp_path: Path) -> None:
+    """One FILE, as several are, is loaded: before, it was passed over, even one that is
+    not there, and the store upgraded anyway."""
+    from interlingua.stores.sqlite import SCHEMA_VERSION
+
+    url = f"sqlite:///{tmp_path}/tasks.db"
+    code, output = _run("db", "upgrade", "--store", url, str(tmp_path / "no_agent.py"))
+    assert code == 2, output
+    assert output.startswith("error: ") and "no_agent.py" in output, output
+    assert len(output.splitlines()) == 1, output
+    assert not (tmp_path / "tasks.db").exists()
+    # a store made where none was (a mistyped path, or one made before the first
+    # rollout) is said to be made, not "upgraded from version 0"
+    echo = Path(__file__).resolve().parents[2] / "examples" / "echo.py"
+    code, output = _run("db", "upgrade", "--store", url, str(echo))
+    assert (code, output) == (0, f"Made the schema, version {SCHEMA_VERSION}: no store was "
+                                 "there.\n")
+    code, output = _run("db", "upgrade", "--store", url, str(echo))
+    assert (code, output) == (0, f"The schema is up to date (version {SCHEMA_VERSION}).\n")
 
 
 def test_a_push_command_on_a_postgresql_schema_that_is_not_there_makes_none(

@@ -35,15 +35,19 @@ def upgrade_command(store: str, specs: tuple[str, ...]) -> None:
         of = f" of {shown_url(url)}" if len(stores) > 1 else ""
         if before == after:
             click.echo(f"The schema{of} is up to date (version {after}).")
+        elif before == 0:
+            # said as what it is: a mistyped path or schema makes a store too (a store
+            # made before the first rollout, to serve with migrate=0, is one)
+            click.echo(f"Made the schema{of}, version {after}: no store was there.")
         else:
             click.echo(f"Upgraded the schema{of} from version {before} to {after}.")
 
 
 def _stores_of(store: str, specs: tuple[str, ...]) -> list[str]:
     """The stores ``serve`` would open for ``specs`` on ``store``: ``store`` itself for
-    one agent (or none), each agent's own for several (``host.agents.store_url_for``)."""
-    if len(specs) < 2:
-        return [store]
+    one agent (or none), each agent's own for several (``host.agents.store_url_for``).
+    Every file is loaded, one alone too: a file that is not there is refused, as
+    ``serve`` refuses it, not passed over."""
     from ..host.agents import path_name, store_url_for
     from .serve import LoadError, load_agent
 
@@ -51,6 +55,8 @@ def _stores_of(store: str, specs: tuple[str, ...]) -> list[str]:
         agents = [load_agent(spec) for spec in specs]
     except LoadError as exc:
         raise click.UsageError(str(exc)) from None
+    if len(agents) < 2:
+        return [store]
     try:
         return [store_url_for(store, path_name(agent.name)) for agent in agents]
     except ValueError as exc:  # a URL the store's parser refuses
