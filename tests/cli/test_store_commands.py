@@ -142,12 +142,27 @@ def test_the_gateway_checks_its_store_folder_before_it_serves(tmp_path: Path) ->
     assert f"{regular} is no folder the gateway can write in (File exists)" in output, output
 
 
-@pytest.mark.parametrize("store", ["memory://", "postgresql://nobody@127.0.0.1:1/db"])
-def test_rotating_the_key_of_a_store_without_a_key_file_names_that_store(store: str) -> None:
+@pytest.mark.parametrize("command", [["push", "outbox"], ["push", "dead"],
+                                     ["push", "redrive", "1"], ["push", "rotate-key"]])
+@pytest.mark.parametrize("store", ["memory://", "sqlite:///:memory:"])
+def test_a_push_command_refuses_a_store_of_its_own_process(command: list[str],
+                                                           store: str) -> None:
+    """These commands read a server's store: one in memory is its process's alone. Before,
+    each made an empty one and answered from it ("no dead deliveries", exit 0), and
+    rotate-key refused memory:// with exit 1."""
+    code, output = _run(*command, "--store", store)
+    assert code == 2, output
+    assert output == (f"error: {store} is a store in one process's memory, which this "
+                      "command cannot read: give the server's sqlite:/// or postgresql:// "
+                      f"store (see 'interlingua push {command[1]} --help')\n"), output
+
+
+def test_rotating_the_key_of_a_store_without_a_key_file_names_that_store() -> None:
     # (a PostgreSQL store was called memory://)
+    store = "postgresql://nobody@127.0.0.1:1/db"
     code, output = _run("push", "rotate-key", "--store", store)
-    assert code == 1, output
-    assert f"a server on {store} keeps no key file" in output, output
+    assert code == 2, output
+    assert output.startswith(f"error: a server on {store} keeps no key file"), output
 
 
 def _serve(url: str) -> subprocess.CompletedProcess[str]:

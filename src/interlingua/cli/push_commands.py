@@ -167,12 +167,12 @@ def rotate_key_command(store: str, alg: str, as_json: bool) -> None:
 
     path = key_path_for(store)
     if path is None:
-        # (named as given: a PostgreSQL store was called memory:// here)
-        raise click.ClickException(
+        # (a store in memory is refused with --store; named as given: a PostgreSQL
+        # store was called memory:// here) A store this command cannot take: exit 2.
+        raise click.UsageError(
             f"a server on {shown_url(store)} keeps no key file, so there is none to rotate: "
-            "a memory "
-            "store makes a key per process; PostgreSQL replicas sign with the key each is "
-            "given (--push-signing-key): rotate it by giving them a new one")
+            "PostgreSQL replicas sign with the key each is given (--push-signing-key): "
+            "rotate it by giving them a new one")
     kid = rotate_signing_key(path, alg=alg)
     if as_json:
         click.echo(msgspec.json.encode({"kid": kid, "keyFile": str(path)}).decode())

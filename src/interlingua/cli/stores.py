@@ -18,7 +18,13 @@ T = TypeVar("T")
 
 def store_problem(store: str, *, must_exist: bool = False) -> str | None:
     """Why a SQLite store cannot be opened where its URL says (a folder that is a file,
-    no permission; with ``must_exist``, no database there yet), or None."""
+    no permission; with ``must_exist``, for a command that reads a server's store, no
+    database there yet, or a store in memory), or None."""
+    # a store in memory is its process's alone: a command would read an empty one it made
+    in_memory = (f"{store} is a store in one process's memory, which this command cannot "
+                 "read: give the server's sqlite:/// or postgresql:// store")
+    if must_exist and store.partition("://")[0] == "memory":
+        return in_memory
     if not store.startswith("sqlite:///"):
         return None
     from ..stores.sqlite import parse_sqlite_url
@@ -29,7 +35,7 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
     except ValueError as exc:
         return str(exc)
     if where == ":memory:":
-        return None
+        return in_memory if must_exist else None
     refused = folder_refusal(store, where)
     if refused is not None:  # said before anything is made there
         return refused
