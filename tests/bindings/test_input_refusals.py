@@ -156,6 +156,38 @@ def test_a_version_not_served_is_named_in_the_refusal(
     assert "1.1" in error["message"]
 
 
+@pytest.mark.parametrize("via", ["jsonrpc", "rest-1.0", "rest-0.3"])
+def test_a_non_ascii_header_is_quoted_as_sent_not_as_latin_1(
+        server: tuple[str, Any], client: httpx.Client, task_id: str, via: str) -> None:
+    """Header bytes reach the app as latin-1 characters: a UTF-8 "²" was quoted "Â²".
+    Now as the client wrote it (bytes that are no UTF-8 as latin-1, as HTTP reads them;
+    the query parameter, %-escaped UTF-8, as it is)."""
+    url = server[0]
+    sent = "²".encode()  # as curl sends it
+    for header, shown in ((sent, "'²'"), (b"\xff1", "'ÿ1'")):
+        headers = [(b"A2A-Version", header)]
+        if via == "jsonrpc":
+            resp = client.post(url, headers=headers, json={
+                "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}})
+            message = resp.json()["error"]["message"]
+        elif via == "rest-1.0":
+            resp = client.get(f"{url}/tasks/{task_id}", headers=headers)
+            message = resp.json()["error"]["message"]
+        else:
+            resp = client.get(f"{url}/v1/tasks/{task_id}", headers=headers)
+            message = resp.json()["message"]
+        assert message.startswith(f"A2A-Version {shown} is not supported"), message
+    asked = client.get(f"{url}/tasks/{task_id}", params={"A2A-Version": "²"})
+    assert "A2A-Version '²' is not supported" in asked.text, asked.text
+    # the other headers a refusal quotes: Content-Encoding, and Content-Type on HTTP+JSON
+    coded = client.post(url, headers=[(b"Content-Encoding", sent),
+                                      (b"Content-Type", b"application/json")], content=b"{}")
+    assert "Content-Encoding '²' is not supported" in coded.text, coded.text
+    typed = client.post(f"{url}/message:send", headers=[(b"Content-Type", b"text/" + sent)],
+                        content=b"{}")
+    assert "Content-Type 'text/²' is not supported" in typed.text, typed.text
+
+
 # ------------------------------------------- a part holding no member, or two
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import zlib
 
+from .errors import header_text
+
 __all__ = ["ACCEPTED", "ACCEPT_ENCODING", "BadCoding", "CodingNotSupported", "TooLarge",
            "decode"]
 
@@ -46,7 +48,8 @@ def decode(body: bytes, header: str, limit: int) -> bytes:
     """``body`` with the codings of its Content-Encoding ``header`` undone (listed
     in the order they were applied, so undone from the last); ``TooLarge`` as
     soon as it would pass ``limit`` bytes."""
-    codings = [c.strip().lower() for c in header.split(",")]
+    # (read as sent before it is lower-cased: a refusal quotes it)
+    codings = [c.strip().lower() for c in header_text(header).split(",")]
     for coding in reversed(codings):
         if coding in ("", "identity"):
             continue

@@ -300,6 +300,20 @@ def quoted(raw: str, limit: int = 40) -> str:
     return repr(raw) if len(raw) <= limit else repr(raw[:limit]) + f"... ({len(raw)} characters)"
 
 
+def header_text(raw: str) -> str:
+    """A header's value as its sender wrote it, for a refusal to quote: HTTP servers hand
+    header bytes over one character a byte (latin-1), so UTF-8, as clients send it, is
+    read back ("²", not the mojibake "Â²"). A value that does not read so is left as it
+    is: bytes that are no UTF-8 (latin-1 is what HTTP reads them as), or text already
+    (a query parameter's %-escapes, an MQTT user property)."""
+    if raw.isascii():
+        return raw
+    try:
+        return raw.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return raw
+
+
 def task_not_found(task_id: str) -> TaskNotFound:
     """``TaskNotFound`` naming the caller's id: as it is when it is of an id's usual
     length (a UUID, a prefixed one), else ``quoted`` (cut), so that no binding echoes a

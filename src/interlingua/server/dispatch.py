@@ -36,6 +36,7 @@ from ..core.errors import (
     StoreDown,
     StreamingNotSupported,
     VersionNotSupported,
+    header_text,
 )
 from ..core.errors import quoted as _shown
 from ..core.ids import id_fault
@@ -409,14 +410,14 @@ class FrontDoor:
             return
         if version is None or version not in SUPPORTED_VERSIONS:
             raise VersionNotSupported(
-                f"A2A-Version {_shown(raw)} is not supported; supported versions: "
-                + ", ".join(SUPPORTED_VERSIONS),
+                f"A2A-Version {_shown(header_text(raw))} is not supported; supported "
+                "versions: " + ", ".join(SUPPORTED_VERSIONS),
                 data={"supportedVersions": list(SUPPORTED_VERSIONS)},
             )
         if strict and version not in codec.versions:
             raise VersionNotSupported(
-                f"A2A-Version {_shown(raw)} does not match the method's protocol version "
-                f"{codec.dialect}"
+                f"A2A-Version {_shown(header_text(raw))} does not match the method's protocol "
+                f"version {codec.dialect}"
             )
 
     async def stored_dialect(self, scope: Mapping[str, Any], headers: Mapping[str, str],

@@ -33,6 +33,7 @@ from ...core.errors import (
     InvalidRequest,
     MethodNotFound,
     ParseError,
+    header_text,
     quoted,
 )
 from ...core.model import AgentCard
@@ -396,8 +397,9 @@ def _check_content_type(value: str | None) -> None:
     media = value.split(";", 1)[0].strip().lower()
     if media in ("application/json", "application/a2a+json", "") or media.endswith("+json"):
         return
+    shown = header_text(value.split(";", 1)[0].strip()).lower()  # as sent, not latin-1
     raise ContentTypeNotSupported(
-        f"Content-Type {media!r} is not supported; send application/a2a+json or "
+        f"Content-Type {shown!r} is not supported; send application/a2a+json or "
         "application/json")
 
 
