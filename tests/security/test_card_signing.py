@@ -173,7 +173,7 @@ def test_verified_by_us_and_tamper_fails(served: tuple[bytes, dict[str, Any]]) -
             doc["supportedInterfaces"][0]["url"] = "https://evil.example/"
         with pytest.raises(CardSignatureError):
             verify_card_document(doc, jwks)
-    with pytest.raises(CardSignatureError, match="no known key"):
+    with pytest.raises(CardSignatureError, match="not signed by any of the given keys"):
         verify_card_document(card, {"keys": [dict(jwks["keys"][0], kid="other")]})
 
 
@@ -407,6 +407,9 @@ def test_cli_card_verify(server: str, tampered: str, served: tuple[bytes, dict[s
     ok = runner.invoke(main, ["card", server, "--verify"], prog_name="interlingua")
     assert ok.exit_code == 0, ok.output
     assert "Signed" in ok.output
+    said = ok.stdout.splitlines()[-1]
+    assert said.startswith("Verified: signed by key '"), said
+    assert said.endswith(f"' (keys from {server}/.well-known/jwks.json)"), said
     bad = runner.invoke(main, ["card", tampered, "--verify"], prog_name="interlingua")
     assert bad.exit_code == 1
     assert "is not trusted: no signature of the card verifies" in bad.output
@@ -475,20 +478,44 @@ def test_a_pinned_pem_verifies_a_signature_whatever_its_kid(tmp_path: Path) -> N
     sig = sign_payload(canonical_payload(doc), key, alg="ES256", kid="k1")
     doc["signatures"] = [{"protected": sig.protected, "signature": sig.signature}]
     assert verify_card_document(doc, pem).name == "Theirs"
+    # a key that did not sign it: said so, not as a card that does not match its
+    # signature (which reads as a card changed)
     other = ECKey.generate_key("P-256")
-    with pytest.raises(CardSignatureError, match="does not match"):
+    with pytest.raises(CardSignatureError) as unrelated:
         verify_card_document(doc, other.as_pem(private=False))
+    assert str(unrelated.value) == ("the card is not signed by any of the given keys (it is "
+                                    "signed by key 'k1'), or was changed after it was signed")
     jwk = dict(key.as_dict(private=False), kid="k2")
-    with pytest.raises(CardSignatureError, match="no known key has kid 'k1'"):
+    with pytest.raises(CardSignatureError) as no_kid:
         verify_card_document(doc, {"keys": [jwk]})
+    assert str(no_kid.value) == ("the card is not signed by any of the given keys (it is "
+                                 "signed by key 'k1')")
+    # a key of the signature's own kid that does not verify it: the card was changed
+    named = dict(other.as_dict(private=False), kid="k1")
+    with pytest.raises(CardSignatureError, match="the signature by key 'k1' does not match"):
+        verify_card_document(doc, {"keys": [named]})
 
     pem_file = tmp_path / "theirs.pem"
     pem_file.write_bytes(pem)
     app = Starlette(routes=[Route("/.well-known/agent-card.json",
                                   lambda request: Response(json.dumps(doc),
                                                            media_type="application/json"))])
+    other_file = tmp_path / "other.pem"
+    other_file.write_bytes(other.as_pem(private=False))
     with serve_app(app, bind_loopback()) as url:
         r = CliRunner().invoke(main, ["card", url, "--key", str(pem_file)],
                                prog_name="interlingua")
+        as_json = CliRunner().invoke(main, ["card", url, "--key", str(pem_file), "--json"],
+                                     prog_name="interlingua")
+        refused = CliRunner().invoke(main, ["card", url, "--key", str(other_file)],
+                                     prog_name="interlingua")
     assert r.exit_code == 0, r.output
     assert "Theirs" in r.output
+    # a verified card says so, in one line: after the card, or on stderr beside its JSON
+    assert r.stdout.splitlines()[-1] == "Verified: signed by key 'k1' (a key given with --key)"
+    assert json.loads(as_json.stdout)["name"] == "Theirs"
+    assert as_json.stderr == "Verified: signed by key 'k1' (a key given with --key)\n"
+    assert refused.exit_code == 1
+    assert refused.stderr == (f"error: the card at {url}/.well-known/agent-card.json is not "
+                              "trusted: the card is not signed by any of the given keys (it "
+                              "is signed by key 'k1'), or was changed after it was signed\n")

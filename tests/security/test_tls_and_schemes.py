@@ -210,7 +210,7 @@ def test_serve_command_with_tls(pki: PKI) -> None:
         card = runner.invoke(main, ["card", url, "--verify", "--ca-bundle", str(pki.ca), "--json"],
                              prog_name="interlingua")
         assert card.exit_code == 0, card.output
-        doc = msgspec.json.decode(card.output)
+        doc = msgspec.json.decode(card.stdout)  # (a line on stderr says it verified)
         assert doc["url"] == f"https://127.0.0.1:{port}/" and doc["signatures"]
         assert "key-for-the-cli-test" not in card.output
         sent = runner.invoke(main, ["send", url, "calendar", "--ca-bundle", str(pki.ca),

@@ -822,10 +822,16 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
         card = await client.get_card()
         if as_json:
             _print_raw(client.card_document)
-            return
-        output.print_card(output.console(), card, endpoints=client.endpoints,
-                          card_url=client.card_url,
-                          also=_older_readers(client.card_document))
+        else:
+            output.print_card(output.console(), card, endpoints=client.endpoints,
+                              card_url=client.card_url,
+                              also=_older_readers(client.card_document))
+        verifier = getattr(client, "card_verifier", None)
+        if verifier is not None:
+            # said, as a refusal is: beside the card's JSON, on stderr
+            keys = f"keys from {verifier.keys_url}" if verifier.keys_url \
+                else "a key given with --key"
+            click.echo(f"Verified: signed by key {verifier.kid!r} ({keys})", err=as_json)
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)

@@ -215,7 +215,8 @@ class Client:
         self._transport = transport or HTTPXTransport(
             httpx_client, timeout=timeout, verify=verify, cert=cert,
             max_answer_bytes=max_answer_bytes)
-        self._card_verifier = card_verifier
+        #: what checks the card's signatures (None: nothing does)
+        self.card_verifier = card_verifier
         self._closed = False
         self._fetched: FetchedCard | None = None
         self._forced = dialect is not None
@@ -327,7 +328,7 @@ class Client:
         gRPC address, which has none, asked for over gRPC)."""
         if self._fetched is None:
             at_address = self.url.startswith(("grpc://", "grpcs://"))
-            if at_address and self._card_verifier is not None:
+            if at_address and self.card_verifier is not None:
                 # not yet: signatures are made over the JSON card, which gRPC does not
                 # carry as it was signed; said, not passed over
                 raise UnverifiedCard(
@@ -338,9 +339,9 @@ class Client:
                 fetched = await self._card_over_grpc()
             else:
                 fetched = await fetch_card(self._transport, self.url, self.headers)
-            if self._card_verifier is not None:
+            if self.card_verifier is not None:
                 # a card that does not verify is never used
-                await self._card_verifier.verify(fetched, self._transport)
+                await self.card_verifier.verify(fetched, self._transport)
             self._fetched = fetched
             # A card naming nothing this client speaks is still a card; the
             # mismatch is raised when a call needs an endpoint. (A client made for a
@@ -383,7 +384,7 @@ class Client:
                 self._endpoints = endpoints(self._fetched.card, self._fetched.url,
                                             self._spoken())
             self._endpoint = self._endpoints[0]
-        elif self._fetched is None and self._card_verifier is not None:
+        elif self._fetched is None and self.card_verifier is not None:
             # an endpoint known without the card (a dialect given, a gRPC address): the
             # card is still read and verified before the first call, as it is asked
             await self.get_card()

@@ -24,7 +24,7 @@ from ..core.card_signing import (
     CardSignatureError,
     KeysLike,
     load_keys,
-    verify_card_document,
+    verified_card,
 )
 from ..core.fetching import fetchable_url
 from ..core.model import AgentCard
@@ -51,6 +51,8 @@ class CardVerifier:
         self.algorithms = list(algorithms)
         #: where the keys of the last card verified came from (None: given, or none yet)
         self.keys_url: str | None = None
+        #: the kid of the signature that verified the last card ("": one of no kid)
+        self.kid: str | None = None
 
     @property
     def finds_keys_itself(self) -> bool:
@@ -118,8 +120,9 @@ class CardVerifier:
                                  "the card is not signed")
         keys = await self.keys(fetched.url, transport, card=fetched.card)
         try:
-            return verify_card_document(fetched.document, keys, algorithms=self.algorithms)
+            card, self.kid = verified_card(fetched.document, keys, algorithms=self.algorithms)
         except CardSignatureError as exc:
             raise UnverifiedCard(f"the card at {fetched.url} is not trusted: {exc}") from None
+        return card
 
 

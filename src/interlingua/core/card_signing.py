@@ -44,6 +44,7 @@ __all__ = [
     "load_keys",
     "sign_card",
     "sign_payload",
+    "verified_card",
     "verify_card_document",
     "verify_signatures",
 ]
@@ -170,6 +171,11 @@ def verify_signatures(signatures: Sequence[CardSignature], payloads: Iterable[by
     key_set = load_keys(keys)
     candidates = list(dict.fromkeys(payloads))
     reasons: list[str] = []
+    #: the kids of signatures no key of their kid was given for; ``tried``: some of them
+    #: were tried with keys of no kid of their own (pinned PEMs), which cannot tell a
+    #: signature by another key from a card changed since it was signed
+    others: list[object] = []
+    tried = False
     for sig in signatures:
         header = _protected_header(sig)
         if header is None:
@@ -181,21 +187,39 @@ def verify_signatures(signatures: Sequence[CardSignature], payloads: Iterable[by
             continue
         kid = header.get("kid")
         chosen = _keys_for(key_set, kid if isinstance(kid, str) else None)
-        if not chosen:
-            reasons.append(f"no known key has kid {kid!r}")
+        if _verifies(sig, alg, candidates, chosen):
+            return str(kid) if kid is not None else ""
+        if kid is None or not any(k.kid == kid for k in chosen):
+            others.append(kid)
+            tried = tried or bool(chosen)
+            reasons.append(f"no known key has kid {kid!r}" if not chosen
+                           else f"no given key verifies the signature by key {kid!r}")
             continue
-        for payload in candidates:
-            token = f"{sig.protected}.{_b64url(payload)}.{sig.signature}"
-            for key in chosen:
-                try:
-                    jws.deserialize_compact(token, key, algorithms=[alg])
-                except Exception:
-                    # (JoseError and ValueError, and TypeError or KeyError for some
-                    # headers a signer writes, such as a "crit" that is no list of names)
-                    continue
-                return str(kid) if kid is not None else ""
         reasons.append(f"the signature by key {kid!r} does not match the card")
+    if others and len(others) == len(reasons):
+        # signed, by keys other than those given (as far as can be told): not a card
+        # that fails its own signature, which would read as one changed
+        named = [repr(kid) for kid in dict.fromkeys(others) if kid is not None]
+        by = f" (it is signed by key {', '.join(named)})" if named else ""
+        changed = ", or was changed after it was signed" if tried else ""
+        raise CardSignatureError(f"the card is not signed by any of the given keys{by}{changed}")
     raise CardSignatureError("no signature of the card verifies: " + "; ".join(reasons))
+
+
+def _verifies(sig: CardSignature, alg: str, payloads: Sequence[bytes],
+              keys: Sequence[Any]) -> bool:
+    """Whether one of ``keys`` verifies ``sig`` over one of ``payloads``."""
+    for payload in payloads:
+        token = f"{sig.protected}.{_b64url(payload)}.{sig.signature}"
+        for key in keys:
+            try:
+                jws.deserialize_compact(token, key, algorithms=[alg])
+            except Exception:
+                # (JoseError and ValueError, and TypeError or KeyError for some
+                # headers a signer writes, such as a "crit" that is no list of names)
+                continue
+            return True
+    return False
 
 
 def _keys_for(key_set: KeySet, kid: str | None) -> list[Any]:
@@ -211,6 +235,12 @@ def verify_card_document(document: bytes | Mapping[str, Any], keys: KeysLike, *,
                          algorithms: Sequence[str] = ALGORITHMS) -> AgentCard:
     """Verify a served card; return it as read. Raises ``CardSignatureError``
     when it is unsigned, unreadable or no signature verifies with ``keys``."""
+    return verified_card(document, keys, algorithms=algorithms)[0]
+
+
+def verified_card(document: bytes | Mapping[str, Any], keys: KeysLike, *,
+                  algorithms: Sequence[str] = ALGORITHMS) -> tuple[AgentCard, str]:
+    """``verify_card_document``, with the kid of the signature that verified the card."""
     from .dialects.v1_0 import decode_card_v1
     from .errors import A2AError
 
@@ -243,7 +273,7 @@ def verify_card_document(document: bytes | Mapping[str, Any], keys: KeysLike, *,
         signatures = msgspec.convert(raw_sigs, list[CardSignature])
     except msgspec.ValidationError as exc:
         raise CardSignatureError(f"the card's signatures are malformed: {exc}") from None
-    verify_signatures(signatures, payloads, keys, algorithms=algorithms)
+    kid = verify_signatures(signatures, payloads, keys, algorithms=algorithms)
     if card is None:
         from .dialects.v0_3 import decode_card_v03
 
@@ -251,4 +281,4 @@ def verify_card_document(document: bytes | Mapping[str, Any], keys: KeysLike, *,
             card = decode_card_v03(doc)
         except A2AError as exc:
             raise CardSignatureError(f"the card cannot be read: {exc.message}") from None
-    return card
+    return card, kid

@@ -254,7 +254,7 @@ class MeshClient(MeshClientAPI):
         if parsed.namespace is None or parsed.agent is None:
             raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")
         self.url = url
-        self._card_verifier = card_verifier
+        self.card_verifier = card_verifier
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
         self.topics = Topics(parsed.namespace)

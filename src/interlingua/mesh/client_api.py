@@ -92,7 +92,7 @@ class MeshClientAPI:
     _requester: Any
     _card: AgentCard | None
     _card_document: bytes | None
-    _card_verifier: CardVerifier | None
+    card_verifier: CardVerifier | None
     #: what ``list_tasks`` says (it has no counterpart on the mesh)
     _no_listing = "listing tasks has no counterpart on the mesh"
 
@@ -108,8 +108,8 @@ class MeshClientAPI:
         limit = self._requester.max_answer_bytes
         if limit is not None and len(document) > limit:
             raise too_large(f"{self.agent} on {broker}", limit)
-        if self._card_verifier is not None:
-            card = await verified_card(self._card_verifier, document, self.url, self.timeout)
+        if self.card_verifier is not None:
+            card = await verified_card(self.card_verifier, document, self.url, self.timeout)
         else:
             card = parse_card(document)
         self._card, self._card_document = card, document

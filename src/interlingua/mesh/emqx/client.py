@@ -79,7 +79,7 @@ class EmqxClient(MeshClientAPI):
             raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
                              "mqtt://HOST[:PORT]/ORG/UNIT/AGENT")
         self.url = url
-        self._card_verifier = card_verifier
+        self.card_verifier = card_verifier
         self.mesh: MeshURL = parsed
         self.agent: str = parsed.agent
         self.space = Space(parsed.org, parsed.unit)
