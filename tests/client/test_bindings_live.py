@@ -233,17 +233,16 @@ async def test_a_task_named_by_dots_is_reached_on_every_binding(
 
 
 @pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
-async def test_an_empty_task_id_is_invalid_params_on_every_binding_but_v03_json_rpc(
+async def test_an_empty_task_id_is_invalid_params_on_every_binding(
         urls: tuple[str, str], way: tuple[str, str]) -> None:
     # (HTTP+JSON asked /tasks/, the listing, and read it as a task; v0.3's JSON-RPC
-    # schema lets an id be empty: no task has it)
+    # said "task not found")
     async with _client(urls, way) as client:
         for call in (client.get_task(""), client.cancel(""),
                      client.call(GetPushConfig(task_id="", config_id="c"))):
-            expected = TaskNotFound if way == ("jsonrpc", "0.3") else InvalidParams
-            with pytest.raises(expected):
+            with pytest.raises(InvalidParams):
                 await call
-        with pytest.raises(TaskNotFound if way == ("jsonrpc", "0.3") else InvalidParams):
+        with pytest.raises(InvalidParams):
             async for _ in client.subscribe(""):
                 pass
 

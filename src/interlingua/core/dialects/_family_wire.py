@@ -212,14 +212,14 @@ def build_wire(v: Variant, *, lax: bool = False) -> Wire:
     ])
     w.TaskIdParams = struct("TaskIdParams", [("id", task_id), meta])
     w.TaskPushConfig = struct("TaskPushConfig", [
-        ("task_id", str), ("push_notification_config", w.PushConfig),
+        ("task_id", task_id), ("push_notification_config", w.PushConfig),
     ])
     # TaskIdParams or GetTaskPushNotificationConfigParams (v0.2.5+)
     w.GetPushParams = struct("GetPushParams", [
-        ("id", str), _opt("push_notification_config_id", str), meta,
+        ("id", task_id), _opt("push_notification_config_id", str), meta,
     ])
     w.DeletePushParams = struct("DeletePushParams", [
-        ("id", str), ("push_notification_config_id", str), meta,
+        ("id", task_id), ("push_notification_config_id", str), meta,
     ])
     w.SendResult = w.Task | w.Message
     w.StreamItem = w.Task | w.Message | w.StatusEvent | w.ArtifactEvent
