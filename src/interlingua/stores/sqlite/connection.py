@@ -241,6 +241,9 @@ class _transaction:  # a function to its callers: ``with _transaction(conn):``
 _LOCK_CODES = (5, 6)
 #: SQLITE_CORRUPT, SQLITE_NOTADB: the file's pages are not the database's
 _DAMAGE_CODES = (11, 26)
+#: SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN: the disk or the system
+#: refuses the file's writes (a full disk, a file made read-only, a failing device)
+_REFUSED_CODES = (8, 10, 13, 14)
 
 
 class StoreBusy(StoreUnavailable):
@@ -250,6 +253,11 @@ class StoreBusy(StoreUnavailable):
 class StoreDamaged(StoreUnavailable):
     """The database's file is damaged ("database disk image is malformed"): no
     call that reads the damaged pages can succeed until it is restored."""
+
+
+class StoreRefused(StoreUnavailable):
+    """The disk or the system refused the database's file a write or a read (full,
+    read-only, an I/O error): a call may succeed once the operator has seen to it."""
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -264,16 +272,25 @@ def is_damaged(exc: BaseException) -> bool:
             and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _DAMAGE_CODES)
 
 
+def is_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is the disk or the system refusing the database's file."""
+    return (isinstance(exc, sqlite3.DatabaseError)
+            and getattr(exc, "sqlite_errorcode", 0) & 0xFF in _REFUSED_CODES)
+
+
 def unavailable(conn: _Connection, exc: BaseException) -> BaseException:
     """``exc``, or ``StoreBusy`` when it says that another process held the
     database's lock past busy_timeout, ``StoreDamaged`` when it found the file
-    damaged: a caller is told the store is unavailable (503), as when a store
-    cannot be reached, and the log says why in a line, rather than an internal
-    error with a traceback for each request."""
+    damaged, ``StoreRefused`` when the disk refused it (full, read-only): a caller
+    is told the store is unavailable (503), as when a store cannot be reached, and
+    the log says why in a line, rather than an internal error with a traceback for
+    each request."""
     if is_locked(exc):
         down: StoreUnavailable = StoreBusy(conn.busy_text)
     elif is_damaged(exc):
         down = StoreDamaged(f"{conn.where} is damaged: {exc}")
+    elif is_refused(exc):
+        down = StoreRefused(f"{conn.where} refused: {exc}")
     else:
         return exc
     down.__cause__ = exc

@@ -44,7 +44,6 @@ from .connection import (
     _read_settings,
     _write_group,
     folder_refusal,
-    is_damaged,
     is_locked,
     parse_sqlite_url,
     unavailable,
@@ -216,10 +215,11 @@ class SQLiteStore:
             try:
                 return fn(conn, *args, **kwargs)
             except sqlite3.DatabaseError as exc:
-                if is_damaged(exc):
-                    raise unavailable(conn, exc) from exc
-                if not is_locked(exc):
-                    raise
+                if not is_locked(exc):  # (a lock is waited for, below)
+                    down = unavailable(conn, exc)
+                    if down is exc:
+                        raise
+                    raise down from exc
         call: Callable[[], T] = functools.partial(fn, conn, *args, **kwargs)
         if inline:  # the lock is waited for on the worker thread, the loop free meanwhile
             call = functools.partial(waiting, self._deadline(), call)
@@ -443,9 +443,10 @@ class SQLiteStore:
             try:
                 return _own.find_message(conn, scope, message_id, digest)
             except sqlite3.DatabaseError as exc:
-                if not is_damaged(exc):
+                down = unavailable(conn, exc)
+                if down is exc:
                     raise
-                raise unavailable(conn, exc) from exc
+                raise down from exc
         return await self._run(_own.find_message, scope, message_id, digest)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
