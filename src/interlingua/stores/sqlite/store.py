@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from . import ownership as _own
 from .checkpoint import WalCheckpointer
 from .connection import (
     P,
+    StoreRefused,
     T,
     _close,
     _connect,
@@ -110,6 +112,11 @@ class SQLiteStore:
         #: background WAL checkpoints (a file in WAL mode only)
         self.checkpointer: WalCheckpointer | None = None
         self._pages_seen = 0
+        #: the file opened (device, inode), to see it removed or replaced under us
+        self._file: tuple[int, int] | None = None
+        #: why the file the connection writes is no longer the store's path: writes
+        #: are refused (they would go to a file nobody opens again)
+        self._lost: str | None = None
 
     async def open(self) -> None:
         if self._pool is not None:
@@ -144,6 +151,18 @@ class SQLiteStore:
         if effective["journal_mode"] == "wal":
             self.checkpointer = WalCheckpointer(self.path, self.settings.busy_timeout_ms)
         self._pages_seen = _pages_written(conn)
+        self._file = _identity(self.path)
+
+    def _check_file(self) -> None:
+        """Raises ``StoreRefused`` once the store's path no longer names the file the
+        connection has open (removed, or another put in its place)."""
+        if self._lost is None and self._file is not None \
+                and _identity(self.path) != self._file:
+            where = self._conn.where if self._conn is not None else self.path
+            self._lost = (f"{where}: its file was removed or replaced while open; writes "
+                          "are refused, as they would be lost: restart the server")
+        if self._lost is not None:
+            raise StoreRefused(self._lost)
 
     def describe(self) -> dict[str, Any]:
         return dict(self.effective)
@@ -252,6 +271,9 @@ class SQLiteStore:
             raise RuntimeError("the SQLite store is not open: await store.open() first")
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[T] = loop.create_future()
+        if self._lost is not None:
+            fut.set_exception(StoreRefused(self._lost))
+            return fut
         self._writes.append((fn, args, fut))
         if not self._write_scheduled:
             self._write_scheduled = True
@@ -453,6 +475,7 @@ class SQLiteStore:
         return await self._write(_in_transaction(_own.acquire), holder, now)
 
     async def renew_lease(self, epoch: int, now: float) -> bool:
+        self._check_file()  # (a heartbeat's look: one stat, every few seconds)
         return await self._write(_in_transaction(_own.renew), epoch, now)
 
     async def release_lease(self, epoch: int) -> None:
@@ -542,3 +565,13 @@ def _refused(exc: sqlite3.Error) -> Exception:
     if isinstance(exc, sqlite3.OperationalError):
         return StoreUnusable(f"the store's file cannot be used as the store: {text}")
     return exc
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``; None where there is none (an
+    in-memory database, or no file there)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
