@@ -121,8 +121,10 @@ class GrpcTenants(Listener):
                    for service, rpcs in RPCS.items()}
         server = grpc.aio.server(options=server_options(max_message_bytes))
         server.add_generic_rpc_handlers(generic_handlers(methods))
-        # health and reflection as on a port of one agent: they name no tenant
-        port = await self._open(server, StandardServices(server, list(RPCS)))
+        # health and reflection as on a port of one agent (they name no tenant), of the
+        # v1.0 service alone: v0.3's, whose requests name no tenant, refuses every call
+        port = await self._open(server, StandardServices(
+            server, [name for name in RPCS if name != V03_SERVICE]))
         if self.on_listening is not None:
             self.on_listening(port)
 
