@@ -177,6 +177,35 @@ def test_an_agent_not_served_is_refused_in_the_shape_of_the_binding_asked(
     assert (old.json()["code"], old.json()["type"]) == (-32601, "MethodNotFoundError")
 
 
+def test_a_batch_to_an_agent_not_served_is_answered_as_a_batch(served: tuple[str, int]) -> None:
+    """A JSON-RPC batch gets an array, an error for each request with an id; a batch of
+    notifications alone gets no body, as an agent answers them (it was one error, id
+    null, for the whole batch)."""
+    base, _ = served
+    call = {"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "x"}}
+    got = httpx.post(f"{base}/agents/Nobody/", timeout=10,
+                     json=[{**call, "id": "b1"}, call, {**call, "id": 2}])
+    assert got.status_code == 404
+    assert [(a["id"], a["error"]["code"]) for a in got.json()] == [("b1", -32601), (2, -32601)]
+    quiet = httpx.post(f"{base}/agents/Nobody/", json=[call, call], timeout=10)
+    assert (quiet.status_code, quiet.content) == (204, b"")
+
+
+def test_a_host_the_listing_refuses_is_named_no_agent_by_a_404() -> None:
+    """A 404 names the agents the listing names: not to a Host it refuses (a page of
+    another origin, through DNS rebinding), which gets the listing's 400."""
+    app = create_app([Agent("Echo", "Says back.", _echo), Agent("Also", "Says back.", _echo)],
+                     store="memory://", allowed_hosts=["localhost", "127.0.0.1"])
+    with live_server(app) as base, httpx.Client() as c:
+        evil = {"Host": "evil.example"}
+        assert c.get(base + "/agents", headers=evil).status_code == 400
+        for missing in ("/agents/Nobody/", "/elsewhere"):
+            answer = c.get(base + missing, headers=evil)
+            assert answer.status_code == 400, answer.text
+            assert "Echo" not in answer.text and "evil.example" in answer.text, answer.text
+            assert "these are: Echo, Also" in c.get(base + missing).text
+
+
 async def test_grpc_serves_each_agent_by_its_tenant(served: tuple[str, int]) -> None:
     base, _ = served
     async with Client(f"{base}/agents/Echo/", binding="grpc") as client:
@@ -448,3 +477,7 @@ def test_an_agent_with_a_private_card_is_listed_only_to_whom_its_card_is_shown()
             assert answer.status_code == 404
             assert "Hidden" not in answer.text and "Also" not in answer.text, answer.text
             assert "(GET /agents/)" in answer.text, answer.text
+            # to a caller the listing shows them to, a 404 names them as it does
+            # (it named the agents of public cards alone, whoever asked)
+            answer = c.get(base + missing, headers=key)
+            assert "these are: Hidden, Also" in answer.text, answer.text

@@ -39,7 +39,7 @@ from ..core.dialects import get_codec
 from ..core.errors import MethodNotFound, quoted
 from ..core.names import safe_name
 from ..server.agent import Agent
-from ..server.auth.runtime import shown_agents
+from ..server.auth.runtime import Security, shown_agents
 from ..server.service import Service
 from ..server.settings import ServiceSettings
 from ..stores import shown_url
@@ -155,8 +155,10 @@ class AgentsApp(Starlette):
     to its app."""
 
     _apps: dict[str, Starlette]
-    #: the agents named to any caller: those whose card is public
-    _named: list[str]
+    #: each agent's security, by path name: whom its name is shown to (``shown_agents``)
+    _securities: dict[str, Security]
+    #: the Host header rule, the listing's and each agent's
+    _hosts: HostPolicy
     #: the CORS layer in front of every agent and the listing (``host/cors.py``)
     _cors: Any = None
 
@@ -173,9 +175,14 @@ class AgentsApp(Starlette):
                 name, slash, _ = path[len(PREFIX):].partition("/")
                 app = self._apps.get(name)
                 if app is None:
+                    try:
+                        named = await self.named(scope)
+                    except HostNotAllowed as exc:
+                        await send_json(send, 400, {"error": {"code": 400, "message": str(exc)}})
+                        return
                     await _no_agent(scope, receive, send, path[len(PREFIX) + len(name):],
                                     MethodNotFound(
-                        f"no agent {quoted(name)} is served here{these(self._named)} "
+                        f"no agent {quoted(name)} is served here{these(named)} "
                         f"(GET {PREFIX})"))
                     return
                 child = dict(scope)
@@ -185,6 +192,13 @@ class AgentsApp(Starlette):
                 await app(child, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+    async def named(self, scope: Any) -> list[str]:
+        """The agents a refusal names to this caller, as the listing lists them to it;
+        ``HostNotAllowed`` for a Host the listing refuses (nothing is named then)."""
+        headers = RequestHeaders(scope["headers"])
+        self._hosts.check(self._hosts.host_of(scope, headers))
+        return await shown_agents(self._securities, scope, headers)
 
 
 #: the most of a request's body read for its JSON-RPC id when no agent is there to take it
@@ -198,16 +212,24 @@ async def _no_agent(scope: Any, receive: Any, send: Any, below: str,
     POST at its base URL (the caller's id echoed), v0.3's HTTP+JSON error below
     ``/v1/``, v1.0's elsewhere (its cards, its routes)."""
     if below in ("", "/") and scope["method"] == "POST":
-        await send_json(send, 404, {"jsonrpc": "2.0", "id": await _request_id(receive),
-                                    "error": {"code": error.code, "message": error.message}})
+        ids = await _request_ids(receive)
+        answers = [{"jsonrpc": "2.0", "id": rid,
+                    "error": {"code": error.code, "message": error.message}}
+                   for rid in (ids if isinstance(ids, list) else [ids])]
+        if not answers:  # notifications alone: no answer, as an agent gives them none
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send_json(send, 404, answers if isinstance(ids, list) else answers[0])
         return
     codec = get_codec("0.3-pj" if below.startswith("/v1/") else "1.0")
     await send_json_body(send, 404, codec.encode_http_error(error, 404))
 
 
-async def _request_id(receive: Any) -> Any:
+async def _request_ids(receive: Any) -> Any:
     """The id of the JSON-RPC request in the body, or None (no JSON, no id, larger than
-    ``_ID_READ``: JSON-RPC's null id for a request whose id cannot be read)."""
+    ``_ID_READ``: JSON-RPC's null id for a request whose id cannot be read); of a batch,
+    the list of its members' ids, its notifications left out (they get no answer)."""
     body = b""
     while len(body) <= _ID_READ:
         message = await receive()
@@ -219,9 +241,15 @@ async def _request_id(receive: Any) -> Any:
                 doc = msgspec.json.decode(body)
             except msgspec.DecodeError:
                 return None
-            rid = doc.get("id") if isinstance(doc, dict) else None
-            return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+            if isinstance(doc, list) and doc:
+                return [_id_of(m) for m in doc if not (isinstance(m, dict) and "id" not in m)]
+            return _id_of(doc)
     return None
+
+
+def _id_of(request: Any) -> Any:
+    rid = request.get("id") if isinstance(request, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
 
 
 def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
@@ -240,8 +268,6 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
         by_name[name] = service
     if not apps:
         raise ValueError("no agent to serve")
-    named = [n for n, s in by_name.items()
-             if s.settings.auth is None or s.settings.auth.public_card]
     securities = {n: s.security for n, s in by_name.items()}
     first = next(iter(by_name.values())).settings
     hosts = HostPolicy(first.allowed_hosts, first.trust_forwarded)
@@ -309,9 +335,10 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
     routes.append(Route("/healthz", health, methods=["GET"]))
     app = AgentsApp(routes=routes,
                     lifespan=lifespan, debug=debug,
-                    exception_handlers={HTTPException: host_refusal(lambda: named, PREFIX)})
+                    exception_handlers={HTTPException: host_refusal(PREFIX)})
     app._apps = apps
-    app._named = named
+    app._securities = securities
+    app._hosts = hosts
     if first.allowed_origins:
         app._cors = cors_layer(app, first.allowed_origins)
     app.state.services = by_name

@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, PlainTextResponse
 
 from ..bindings.rest.endpoint import refuse_verb
 from ..core.errors import quoted
+from .hosts import HostNotAllowed
 
 __all__ = ["host_refusal", "http_refusal"]
 
@@ -39,17 +40,22 @@ def these(names: Sequence[str]) -> str:
     return f"; these are: {', '.join(names)}" if names else ""
 
 
-def host_refusal(names: Callable[[], Sequence[str]],
-                 listing: str) -> Callable[[Request, Exception], Any]:
-    """``http_refusal`` for a host of several agents, whose 404 (a path no agent is
-    under) names where they are listed and what they are called."""
+def host_refusal(listing: str) -> Callable[[Request, Exception], Any]:
+    """``http_refusal`` for a host of several agents (``AgentsApp``), whose 404 (a path
+    no agent is under) names where they are listed and the agents the listing shows
+    the caller (400 for a Host it refuses, as the listing answers it)."""
     async def refusal(request: Request, exc: Exception) -> Any:
         assert isinstance(exc, HTTPException)
         if exc.status_code != 404:
             return await http_refusal(request, exc)
+        try:
+            names = await request.app.named(request.scope)
+        except HostNotAllowed as bad_host:
+            return JSONResponse({"error": {"code": 400, "message": str(bad_host)}},
+                                status_code=400)
         return JSONResponse({"error": {"code": 404, "message": (
             f"Not found: {quoted(request.scope['path'])}: this server hosts several agents,"
-            f" each under {listing}{{name}}/{these(names())} (GET {listing})")}},
+            f" each under {listing}{{name}}/{these(names)} (GET {listing})")}},
             status_code=404)
 
     return refusal
