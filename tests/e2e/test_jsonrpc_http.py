@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import jsonschema
@@ -303,6 +304,19 @@ def test_healthz_never_shows_a_password_given_as_an_option(pg_url: str) -> None:
     assert shown_url("redis://cache:6379?password=hunter2") == "redis://cache:6379?password=***"
     assert shown_url("postgresql://u:pw@db?password=x&sslmode=require") == \
         "postgresql://u:***@db?password=***&sslmode=require"
+
+
+def test_healthz_names_the_socket_directory_given_as_host(pg_url: str) -> None:
+    """Before: a server given by ``?host=`` (here a Unix socket's directory) was
+    said to be localhost:5432."""
+    parts = urlsplit(pg_url)
+    if not Path("/var/run/postgresql/.s.PGSQL.5432").exists():
+        pytest.skip("no PostgreSQL socket in /var/run/postgresql")
+    url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[0] + "@",
+                                    query=parts.query + "&host=/var/run/postgresql"))
+    with live_agent(Agent("Echo", "Echoes", _agent), store=url) as base:
+        settings = httpx.get(base + "/healthz").json()["store_settings"]
+    assert settings["database"] == f"/var/run/postgresql:5432{parts.path}"
 
 
 def _wrong_verb(r: httpx.Response, path: str) -> None:

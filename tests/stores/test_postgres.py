@@ -90,6 +90,18 @@ async def test_an_unreachable_server_is_a_clear_error_without_the_password() -> 
     assert "s3cret" not in str(caught.value)
 
 
+async def test_a_server_given_in_the_query_is_the_one_named() -> None:
+    """Before: host= and port= of the query were left out, and the message named
+    localhost:5432, which was not the server tried."""
+    store = PostgresStore("postgresql://u:s3cret@/db?host=127.0.0.1&port=1")
+    with pytest.raises(StoreUnavailable, match=r"cannot reach PostgreSQL at 127\.0\.0\.1:1/db"):
+        await store.open()
+    where = [parse_postgres_url(f"postgresql://u@{url}").where for url in (
+        "/db?host=/var/run/postgresql", "?host=a,b&port=5433&dbname=tasks",
+        "?host=a,b&port=1,2&database=d")]
+    assert where == ["/var/run/postgresql:5432/db", "a:5433,b:5433/tasks", "a:1,b:2/d"]
+
+
 def test_a_connection_that_timed_out_says_so() -> None:
     # (a port that takes the connection and never answers: asyncpg's timeout, whose
     # text is empty, was said as "cannot reach PostgreSQL at ...: " and no reason)

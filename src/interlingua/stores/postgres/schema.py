@@ -13,9 +13,10 @@ written and read as the bytes msgspec makes (no parsing by the server).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, NamedTuple
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresSettings", "parse_postgres_url"]
 
@@ -195,13 +196,29 @@ class PostgresSettings(NamedTuple):
 
     @property
     def where(self) -> str:
-        """host:port/database, for messages (never the password)."""
-        parts = urlsplit(self.dsn)
-        host = parts.hostname or "localhost"
+        """host:port/database, for messages (never the password); a Unix socket's
+        host is its directory."""
+        return _where(self.dsn)
+
+
+def _where(dsn: str) -> str:
+    # As asyncpg reads the URL: a host in it wins, else host= and port= of the
+    # query, else PGHOST and PGPORT; the database is the path, else dbname=.
+    parts = urlsplit(dsn)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    database = unquote(parts.path[1:]) if parts.path else (
+        query.get("dbname") or query.get("database") or "")
+    if parts.hostname:
+        host = parts.hostname
         if ":" in host:  # an IPv6 address, written as in a URL
             host = f"[{host}]"
-        port = parts.port or 5432
-        return f"{host}:{port}{parts.path or '/'}"
+        return f"{host}:{parts.port or 5432}/{database}"
+    hosts = (query.get("host") or os.environ.get("PGHOST") or "localhost").split(",")
+    ports = (query.get("port") or os.environ.get("PGPORT") or str(parts.port or 5432)).split(",")
+    if len(ports) != len(hosts):
+        ports = ports[:1] * len(hosts)
+    servers = ",".join(f"{h}:{p}" for h, p in zip(hosts, ports, strict=True))
+    return f"{servers}/{database}"
 
 
 def parse_postgres_url(url: str) -> PostgresSettings:
