@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,28 @@ def test_unreachable_services_are_one_clear_error(args: tuple[str, ...], said: s
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
     assert "s3cret" not in done.stderr + done.stdout and "Serving" not in done.stdout
+
+
+@pytest.mark.parametrize(("bus", "said"), [
+    ("redis://:s3cret@127.0.0.1:6379/9?bogus=1", "bogus= in the Redis bus URL"),
+    ("redis://:s3cret@127.0.0.1:6379/9?ssl_cert_reqs=none", "ssl_cert_reqs= in the Redis"),
+    ("rediss://:s3cret@127.0.0.1:6379/9?ssl_cert_reqs=bogus", "Certificate Requirements"),
+    ("redis://:s3cret@127.0.0.1:6379/abc", "path /abc: give a database number"),
+])
+def test_a_redis_bus_url_with_a_wrong_option_or_database_is_refused(bus: str, said: str) -> None:
+    """Before: an option redis-py does not take was a TypeError's traceback (exit 1),
+    and a database not a number was database 0."""
+    done = serve("--store", "memory://", "--bus", bus)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert "s3cret" not in done.stderr + done.stdout and "Serving" not in done.stdout
+
+
+def test_a_unix_socket_bus_out_of_reach_is_named(tmp_path: Path) -> None:
+    done = serve("--store", "memory://", "--bus", f"unix://{tmp_path}/none.sock")
+    assert done.returncode == 3, done.stderr
+    assert f"cannot reach Redis at {tmp_path}/none.sock:" in done.stderr, done.stderr
 
 
 def test_a_postgres_that_refuses_the_login_is_one_clear_error(pg_database: str) -> None:

@@ -41,7 +41,8 @@ No wake-up is lost either:
   moved on.
 
 URL options: ``prefix`` (default ``interlingua``) names the keys, so
-deployments can share a Redis; the rest is redis-py's.
+deployments can share a Redis; the rest is redis-py's (one it does not take is
+refused when the URL is read).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -119,14 +121,36 @@ def parse_redis_url(url: str) -> tuple[str, str]:
             prefix = value
         else:
             passed.append((key, value))
-    return urlunsplit(parts._replace(query=urlencode(passed))), prefix
+    db = parts.path.strip("/")
+    if parts.scheme != "unix" and not (db.isascii() and db.isdigit()) and db:
+        # (redis-py would use database 0 instead)
+        raise ValueError(f"the Redis bus URL's path /{db}: give a database number (/0)")
+    redis_url = urlunsplit(parts._replace(query=urlencode(passed)))
+    _refuse_bad_options(redis_url, parts.scheme)
+    return redis_url, prefix
+
+
+def _refuse_bad_options(redis_url: str, scheme: str) -> None:
+    """``ValueError`` for an option redis-py does not take: it passes any on to
+    its connections, which refuse one only when the first is made (a TypeError)."""
+    try:
+        pool = aioredis.ConnectionPool.from_url(redis_url)
+        pool.connection_class(**pool.connection_kwargs)  # made, not connected: no I/O
+    except TypeError as exc:
+        named = re.search(r"argument '(\w+)'", str(exc))
+        option = f"{named.group(1)}=" if named else "an option"
+        raise ValueError(f"{option} in the Redis bus URL: not an option of a {scheme}:// "
+                         "connection") from None
+    except (ValueError, RedisError) as exc:
+        raise ValueError(f"the Redis bus URL: {exc}") from None
 
 
 async def ping(url: str) -> None:
     """Reach the Redis of ``url``; ``ConnectionError`` saying where, if it cannot be."""
     redis_url, _ = parse_redis_url(url)
     parts = urlsplit(redis_url)
-    where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+    where = parts.path if parts.scheme == "unix" else \
+        f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
     client = aioredis.Redis.from_url(redis_url, socket_connect_timeout=5)
     try:
         await client.ping()
