@@ -4,6 +4,7 @@ several processes (here: several pools) writing one database at once."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import asyncpg
 import pytest
@@ -17,11 +18,13 @@ from interlingua.core.model import PushConfig, TaskState
 from interlingua.stores import MessageExists, MessageRecord, Scope, open_store
 from interlingua.stores.holders import holder_name, session_tag
 from interlingua.stores.postgres import PostgresStore, StoreUnavailable
+from interlingua.stores.postgres.connection import _OUTAGE_IN_ONE_LINE
 from interlingua.stores.postgres.schema import MIGRATIONS, SCHEMA_VERSION, parse_postgres_url
 from interlingua.stores.sqlite import schema as sqlite_schema
 from interlingua.stores.sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
 
-from ..services import with_option
+from ..services import PG_PORT, with_option
+from ..tcp_proxy import TcpProxy
 from .builders import agent, chunk, created, said, status, ts, user
 from .stalled_session import StalledSession
 
@@ -109,6 +112,37 @@ def test_a_connection_that_timed_out_says_so() -> None:
 
     said = _unreachable(TimeoutError(), "127.0.0.1:5/db")
     assert str(said) == "cannot reach PostgreSQL at 127.0.0.1:5/db: no answer in time"
+
+
+async def test_an_outage_is_one_line_of_asyncpg_s_pool_per_try(
+        pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: each try of asyncpg's pool to restore its connection floor while the
+    database was out of reach logged a whole traceback."""
+    caplog.set_level(logging.WARNING, "asyncpg.pool")
+    with TcpProxy(PG_PORT) as proxy:
+        store = PostgresStore(with_option(pg_url.replace(f":{PG_PORT}/", f":{proxy.port}/", 1),
+                                          "min_size=1&max_size=1"))
+        await store.open()
+        try:
+            proxy.cut()
+            with pytest.raises(StoreUnavailable):
+                await store.get_task(A, "t")
+            for _ in range(50):
+                if caplog.records:
+                    break
+                await asyncio.sleep(0.05)
+            [record, *_] = caplog.records
+            assert record.exc_info is None and record.exc_text is None
+            line = caplog.text.strip().splitlines()[0]
+            assert "connection floor" in line and "Connect call failed" in line, caplog.text
+            assert "Traceback" not in caplog.text
+            proxy.restore()
+        finally:
+            await store.close()
+    # any other failure keeps its traceback
+    other = logging.LogRecord("asyncpg.pool", logging.WARNING, __file__, 1, "floor", (),
+                              (ValueError, ValueError("x"), None))
+    assert _OUTAGE_IN_ONE_LINE.filter(other) and other.exc_info is not None
 
 
 async def test_pool_sizes_are_applied(pg_url: str) -> None:

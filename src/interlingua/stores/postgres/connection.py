@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Self
@@ -51,6 +52,23 @@ def _refused(exc: Exception, where: str, *, connecting: bool = True) -> Exceptio
         return StoreUnusable(f"PostgreSQL at {where} refused the store: "
                              f"{type(exc).__name__}: {exc}")
     return exc
+
+
+class _OutageInOneLine(logging.Filter):
+    """asyncpg's pool says each failed try to restore its connection floor with a
+    traceback. While the database is out of reach (the store says so in lines of
+    its own) that is one line naming the cause; anything else keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and _store_down(exc, connecting=True):
+            why = str(exc) or type(exc).__name__
+            record.msg, record.args = f"{record.getMessage()} ({why})", ()
+            record.exc_info = record.exc_text = None
+        return True
+
+
+_OUTAGE_IN_ONE_LINE = _OutageInOneLine()
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:
@@ -206,6 +224,7 @@ class Database:
         if self._pool is not None:
             return
         s = self.settings
+        logging.getLogger("asyncpg.pool").addFilter(_OUTAGE_IN_ONE_LINE)  # (added once)
         server_settings = {"search_path": f'"{s.schema}"'}
         if "idle_in_transaction_session_timeout=" not in s.dsn:
             # Our transactions never wait on anything but the database, so one
