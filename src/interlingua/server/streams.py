@@ -106,8 +106,10 @@ class Streams:
         self.view = view
         self.bus = bus
         self._leases = leases
-        #: a bus shared with other processes tells of their writes
+        #: a bus shared with other processes tells of their writes, while it is
+        #: connected (Redis out of reach tells of none)
         self._shared_bus = shared(bus)
+        self._connected: asyncio.Event | None = getattr(bus, "connected", None)
         self.runs = runs
         self.begin = begin
         #: the server is shutting down: open streams end (the engine's ``closing``;
@@ -119,10 +121,15 @@ class Streams:
         self.open_count = 0
 
     def unheard(self) -> bool:
-        """Other processes write the store and no bus tells of their writes (read
-        by an idle reader only)."""
+        """Other processes write the store and no bus tells of their writes: none is
+        shared, or the shared one is out of reach (read by an idle reader only)."""
         leases = self._leases
-        return leases is not None and leases.shared and not self._shared_bus
+        if leases is None or not leases.shared:
+            return False
+        if not self._shared_bus:
+            return True
+        connected = self._connected
+        return connected is not None and not connected.is_set()
 
     def open(
         self,
