@@ -1,5 +1,6 @@
 """A turn whose writes the store fails (a SQLite file held by another process past
-its busy_timeout): its task is not left working for good. It is ended failed, at
+its busy_timeout, and past the time a failed write is tried again for): its task is
+not left working for good. It is ended failed, at
 once if the store takes that write, else at a heartbeat once the store is back,
 unless another process wrote the task meanwhile. Real HTTP on loopback, a real file."""
 
@@ -44,6 +45,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     sock = bind_loopback()
     app = create_app(AGENT, public_url=url_of(sock), store=f"sqlite:///{path}?busy_timeout=100",
                      engine_config=EngineConfig(lease_interval=0.2, lease_timeout=5.0))
+    # a failed write is tried again for this long (the lease timeout's 5 s otherwise)
+    app.state.engine.writer.outage_grace = 0.3
     _go_on.clear()
     with live_server(app, sock=sock) as url:
         yield url, path
@@ -83,7 +86,7 @@ def test_a_task_whose_turn_the_store_failed_ends_failed_once_the_store_is_back(
         assert working["status"]["state"] == "TASK_STATE_WORKING"
         with write_locked(path):  # another process writing
             _go_on.set()  # the agent completes: its write, and the failed one, time out
-            time.sleep(1.0)  # a few heartbeats, all failing too
+            time.sleep(2.0)  # a few heartbeats, all failing too
         # still working as last written; ended at a heartbeat once the store is back
         ended = _state_after(client, url, task["id"], 10, "TASK_STATE_FAILED")
     assert ended["status"]["state"] == "TASK_STATE_FAILED"
@@ -133,6 +136,7 @@ def test_a_stranded_task_that_moved_on_meanwhile_is_left_as_it_is(tmp_path: Path
     app = create_app(AGENT, public_url=url_of(sock), store=f"sqlite:///{path}?busy_timeout=100",
                      engine_config=EngineConfig(lease_interval=60, lease_timeout=120))
     engine = app.state.engine
+    engine.writer.outage_grace = 0.3  # (not the lease timeout's 120 s)
     _go_on.clear()
     with live_server(app, sock=sock) as url, httpx.Client(timeout=30) as client:
         task = _rpc(client, url, "SendMessage", {

@@ -199,7 +199,7 @@ class Engine:
         self.runs = Runs()
         self.writer = Writer(store, bus, lease=self.leases.current_epoch, clock=clock,
                              strict_ids=config.message_ids == "strict", hooks=hooks,
-                             max_nesting=output_nesting)
+                             max_nesting=output_nesting, outage_grace=config.lease_timeout)
         self.turns = TurnRunner(agent, self.writer, self.runs, gate, hooks)
         self.recovery = Recovery(store, store, self.leases, self.runs, self.writer,
                                  self.turns.start,

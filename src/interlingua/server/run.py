@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import itertools
 import logging
 import time
@@ -102,6 +103,8 @@ _CANCELED = TaskState.CANCELED
 #: what numbering a batch takes: consumed in C (a deque of no length keeps nothing)
 _numbered: Callable[[Iterable[object]], None] = collections.deque[object](maxlen=0).extend
 _GENERATION = itertools.repeat("generation")
+#: seconds before each new try of a write the store failed (the last one repeated)
+_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 #: called after every commit with the run and the events it stored, in order
 CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
@@ -416,8 +419,13 @@ class Writer:
 
     def __init__(self, store: TaskPort, bus: Bus, *, lease: Callable[[], int | None],
                  clock: Callable[[], datetime] = utcnow, strict_ids: bool = False,
-                 hooks: Hooks | None = None, max_nesting: int = CARRIED) -> None:
+                 hooks: Hooks | None = None, max_nesting: int = CARRIED,
+                 outage_grace: float = 10.0) -> None:
         self.store = store
+        #: seconds a write the store failed (out of reach) is tried again for, on a
+        #: new connection, before the turn is failed: the lease timeout, after which
+        #: other processes may take the task
+        self.outage_grace = outage_grace
         self.max_nesting = max_nesting
         self.bus = bus
         self.lease = lease
@@ -651,6 +659,8 @@ class Writer:
             if not run.persisted:
                 assert run.initial is not None
                 batch: list[Event] = [TaskCreated(task=run.initial), *events]
+                # (a failure is not tried again: the task's creation records its message,
+                # so it is the request's own write, answered 503 and sent again)
                 try:
                     version = await self.store.create_task(
                         run.scope, batch, dialect=run.dialect, now=now, message_id=run.message_id,
@@ -668,16 +678,25 @@ class Writer:
             else:
                 batch = list(events)
                 followup = run.followup
-                if followup is None:  # nearly every write: no message id to record
-                    version = await self.store.append(run.scope, run.task.id, run.version,
-                                                      batch, now=now, lease=lease)
-                else:
-                    expected = run.if_generation
-                    if expected is not None and expected != run.task.generation:
-                        raise mismatch(run.task.id, expected, run.task.generation)
-                    version = await self.store.append(run.scope, run.task.id, run.version,
-                                                      batch, now=now, lease=lease,
-                                                      message=followup, strict=self.strict_ids)
+                try:
+                    if followup is None:  # nearly every write: no message id to record
+                        version = await self.store.append(run.scope, run.task.id, run.version,
+                                                          batch, now=now, lease=lease)
+                    else:
+                        expected = run.if_generation
+                        if expected is not None and expected != run.task.generation:
+                            raise mismatch(run.task.id, expected, run.task.generation)
+                        version = await self.store.append(
+                            run.scope, run.task.id, run.version, batch, now=now, lease=lease,
+                            message=followup, strict=self.strict_ids)
+                except StoreUnavailable as exc:
+                    if followup is not None:
+                        # a message's write is its request's own: answered 503, and sent
+                        # again by its caller (its message id makes that safe)
+                        raise
+                    version = await self._tried_again(run, batch, functools.partial(
+                        self.store.append, run.scope, run.task.id, run.version, batch, now=now,
+                        lease=lease), exc)
                 run.followup = None
                 base = run.version
             lifecycle.apply_checked(run.task, events)  # checked in emit
@@ -706,6 +725,33 @@ class Writer:
             raise
         if ends is not None:
             ended(ends, None)
+
+    async def _tried_again(self, run: Run, batch: Sequence[Event],
+                           write: Callable[[], Coroutine[Any, Any, int]],
+                           failed: StoreUnavailable) -> int:
+        """The version ``write`` (of ``batch`` after ``run.version``) reached, tried
+        again while the store is out of reach, for ``outage_grace`` seconds (then
+        ``failed``, or the last failure, is raised). A try that failed may have been
+        committed (the connection lost with the commit's answer): before each new try
+        the log is read, and a batch found there is not written twice."""
+        base = run.version
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.outage_grace
+        delays = itertools.chain(_RETRY_DELAYS, itertools.repeat(_RETRY_DELAYS[-1]))
+        while loop.time() + (delay := next(delays)) <= deadline:
+            await asyncio.sleep(delay)
+            try:
+                if await self._committed(run, base, batch):
+                    return base + len(batch)
+                return await write()
+            except StoreUnavailable as exc:
+                failed = exc
+        raise failed
+
+    async def _committed(self, run: Run, base: int, batch: Sequence[Event]) -> bool:
+        """Whether the log of ``run``'s task holds ``batch`` right after ``base``."""
+        stored = await self.store.read_events(run.scope, run.task.id, base, limit=len(batch))
+        return [s.event for s in stored] == list(batch)
 
     async def _task_exists(self, run: Run) -> Exception:
         """What a new task whose id is taken (a client's choice) is refused with:
