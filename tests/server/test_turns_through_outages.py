@@ -1,7 +1,8 @@
 """A turn that writes while its store (PostgreSQL, through a TCP proxy the test cuts)
 is out of reach: a short outage is ridden through, the write tried again on a new
-connection, nothing lost or written twice. Real HTTP on loopback, JSON-RPC and
-HTTP+JSON."""
+connection, nothing lost or written twice; a longer one fails the task, and a
+blocking caller is answered with the failed task once the store is back, never with
+one still working. Real HTTP on loopback, JSON-RPC and HTTP+JSON."""
 
 from __future__ import annotations
 
@@ -107,6 +108,27 @@ def test_a_short_outage_mid_turn_is_ridden_through(pg_url: str, proxy: TcpProxy)
         task = answers[name]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED", (name, task["status"])
         assert _text(task) == expected, (name, _text(task))  # every chunk, once
+
+
+def test_a_blocking_send_whose_turn_the_store_failed_waits_for_its_end(
+        pg_url: str, proxy: TcpProxy) -> None:
+    """An outage longer than the turn's writes are tried again for (the lease timeout):
+    the task fails, and is written failed once the store is back. Before: the blocking
+    caller was answered at once with the task still working."""
+    with _serve(pg_url, proxy, lease_timeout=1.0) as url:
+        answers: dict[str, Any] = {}
+        senders = [_blocking(send, url, answers, name)
+                   for send, name in ((_json_rpc, "jsonrpc"), (_rest, "rest"))]
+        time.sleep(1.5)
+        proxy.cut()
+        time.sleep(4.0)
+        assert answers == {}, answers  # still waiting, the store out of reach
+        proxy.restore()
+        for sender in senders:
+            sender.join(30)
+    for name in ("jsonrpc", "rest"):
+        task = answers[name]
+        assert task["status"]["state"] == "TASK_STATE_FAILED", (name, task["status"])
 
 
 class LostAnswers:

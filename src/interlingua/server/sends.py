@@ -39,7 +39,14 @@ from ..core.model import (
     TaskStatus,
 )
 from ..core.parts import new_id
-from ..stores.base import MessageExists, MessageRecord, Scope, TaskPort, other_content
+from ..stores.base import (
+    MessageExists,
+    MessageRecord,
+    Scope,
+    StoreUnavailable,
+    TaskPort,
+    other_content,
+)
 from .context import RequestInfo, TaskCanceled
 from .grace import Grace
 from .idempotency import (
@@ -119,7 +126,8 @@ class Sends:
             # with the task once that write is stored
             async with begun.lock:
                 pass
-        if begun.reply_message is None and begun.duplicate is None and begun.abandoned is None:
+        if begun.reply_message is None and begun.duplicate is None and begun.abandoned is None \
+                and (begun.task.status.state in _RETURN or begun.key not in self.runs.stranded):
             return self.view(begun.task, call.config.history_length)
         return await self._settle(begun, call.config.history_length)
 
@@ -573,7 +581,21 @@ class Sends:
             return await self._answer(run.scope, run.duplicate, history_length, True)
         if run.abandoned is not None:
             raise run.abandoned
+        if run.task.status.state not in _RETURN and run.key in self.runs.stranded:
+            return await self._after_the_outage(run, history_length)
         return self.view(run.task, history_length)
+
+    async def _after_the_outage(self, run: Run, history_length: int | None) -> Task:
+        """The task of a turn that ended with its last writes failed by the store, left
+        unfinished: once the store is back, it is ended failed (``Recovery.end_stranded``),
+        or moved on by another process. A blocking caller waits for that, as a stream
+        does, and is never answered with a task still working."""
+        while True:
+            try:
+                return await self._settled_elsewhere(run.scope, run.task.id, run.version,
+                                                      history_length)
+            except StoreUnavailable:
+                await asyncio.sleep(1.0)  # (the heartbeat ends it once the store is back)
 
     def history_length_or_default(self, history_length: int | None) -> int | None:
         """The history length asked for, else the server's default (None: all of it)."""
