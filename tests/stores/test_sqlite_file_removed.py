@@ -7,11 +7,13 @@ loopback."""
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 
 from interlingua import Agent, Context
 from tests.live import bind_loopback, live_server, url_of
@@ -52,3 +54,29 @@ def test_a_removed_file_refuses_the_writes_it_would_lose(tmp_path: Path) -> None
             assert time.monotonic() < deadline, h.text
             time.sleep(0.1)
         assert h.json()["status"] == "store_unreachable", h.text
+
+
+async def test_a_stat_that_fails_otherwise_refuses_nothing(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A look at the file that the system cannot answer (a permission, a stale network
+    handle) tells nothing: writes go on, and a later look still sees a removal (one
+    such failure refused every write until the server restarted)."""
+    from interlingua.stores import SQLiteStore
+    from interlingua.stores.base import StoreUnavailable
+    from interlingua.stores.sqlite import store as sqlite_store
+
+    path = tmp_path / "tasks.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        real = sqlite_store.os.stat
+
+        def denied(*args: object, **kwargs: object) -> os.stat_result:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(sqlite_store.os, "stat", denied)
+        assert await store.renew_lease((await store.acquire_lease("h:1", 1.0)).epoch, 2.0)
+        monkeypatch.setattr(sqlite_store.os, "stat", real)
+        epoch = (await store.acquire_lease("h:2", 3.0)).epoch
+        assert await store.renew_lease(epoch, 4.0)
+        path.unlink()
+        with pytest.raises(StoreUnavailable):
+            await store.renew_lease(epoch, 5.0)

@@ -151,18 +151,29 @@ class SQLiteStore:
         if effective["journal_mode"] == "wal":
             self.checkpointer = WalCheckpointer(self.path, self.settings.busy_timeout_ms)
         self._pages_seen = _pages_written(conn)
-        self._file = _identity(self.path)
+        try:
+            self._file = _identity(self.path)
+        except OSError:
+            self._file = None  # (no file to watch)
 
     def _check_file(self) -> None:
         """Raises ``StoreRefused`` once the store's path no longer names the file the
         connection has open (removed, or another put in its place)."""
-        if self._lost is None and self._file is not None \
-                and _identity(self.path) != self._file:
+        if self._lost is None and self._file is not None and self._file_changed():
             where = self._conn.where if self._conn is not None else self.path
             self._lost = (f"{where}: its file was removed or replaced while open; writes "
                           "are refused, as they would be lost: restart the server")
         if self._lost is not None:
             raise StoreRefused(self._lost)
+
+    def _file_changed(self) -> bool:
+        """Whether the path names no file, or another: a stat that fails otherwise (a
+        permission, a stale network handle) tells nothing, and is asked again at the
+        next heartbeat."""
+        try:
+            return _identity(self.path) != self._file
+        except OSError:
+            return False
 
     def describe(self) -> dict[str, Any]:
         return dict(self.effective)
@@ -569,9 +580,9 @@ def _refused(exc: sqlite3.Error) -> Exception:
 
 def _identity(path: str) -> tuple[int, int] | None:
     """The (device, inode) of the file at ``path``; None where there is none (an
-    in-memory database, or no file there)."""
+    in-memory database, or no file there); ``OSError`` when the system cannot say."""
     try:
         st = os.stat(path)
-    except (OSError, ValueError):
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         return None
     return st.st_dev, st.st_ino
