@@ -189,6 +189,20 @@ def test_a_public_card_is_read_over_grpc_without_credentials(extended: bool) -> 
         assert v1.value.code() is grpc.StatusCode.UNAUTHENTICATED
 
 
+def test_a_host_that_is_no_host_name_is_a_400_at_v1_card() -> None:
+    """A server with no public URL names itself by the request's Host: one that is no
+    host name is the well-known card's 400 at ``GET /v1/card`` too, with or without
+    credentials (it escaped as a 500)."""
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY})})
+    app = create_app(Agent("Probe", "Says back.", _echo), store="memory://", auth=auth)
+    with live_server(app) as url, httpx.Client() as client:
+        odd = {"Host": "no_such host"}
+        assert client.get(url + "/.well-known/agent-card.json", headers=odd).status_code == 400
+        for key in (None, KEY):
+            got = client.get(url + "/v1/card", headers={**odd, **_headers(key)})
+            assert got.status_code == 400 and "not a host name" in got.text, (key, got.text)
+
+
 def test_a_private_card_still_needs_credentials_over_grpc() -> None:
     with served(public_card=False) as (url, target):
         assert httpx.get(url + "/.well-known/agent-card.json").status_code == 401

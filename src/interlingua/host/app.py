@@ -26,6 +26,7 @@ from ..bindings.rest import RESTBinding, RESTEndpoint
 from ..bindings.rest.endpoint import refuse_verb
 from ..bindings.rest.routes import NoRoute, match
 from ..core.asgi_json import send_json
+from ..core.errors import InvalidRequest
 from ..observability.install import gauges
 from ..observability.metrics import CONTENT_TYPE
 from ..server.agent import Agent
@@ -383,7 +384,10 @@ def host_app(service: Service, *, rest: bool = True, debug: bool = False,
     app.rpc_route(path, rpc)
 
     def card_of(scope: Any, headers: Any) -> tuple[Any, str]:
-        variant = variant_of(scope, headers)
+        try:
+            variant = variant_of(scope, headers)
+        except HostNotAllowed as exc:  # the 400 the well-known card answers
+            raise InvalidRequest(str(exc)) from None
         return variant.card, variant.rpc_url
 
     if rest:

@@ -188,7 +188,11 @@ class RESTEndpoint:
             if route.op == _V03_CARD_OP and self.card_of is not None \
                     and door.security.public_card_instead(exc):
                 # a public card is read without credentials, as gRPC's GetAgentCard is
-                await _send(send, await self._v03_card(None, scope, headers))
+                try:
+                    public = await self._v03_card(None, scope, headers)
+                except A2AError as refused:  # a Host that names no host: 400
+                    public = self._error(refused, codec)
+                await _send(send, public)
                 return None
             await _send(send, self._error(exc, codec))
             return None
