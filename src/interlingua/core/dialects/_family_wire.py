@@ -211,8 +211,9 @@ def build_wire(v: Variant, *, lax: bool = False) -> Wire:
         ("id", task_id), _opt("history_length", NonNegativeInt), meta,
     ])
     w.TaskIdParams = struct("TaskIdParams", [("id", task_id), meta])
+    # (also the answer a client reads: a peer's empty task id there is its own affair)
     w.TaskPushConfig = struct("TaskPushConfig", [
-        ("task_id", task_id), ("push_notification_config", w.PushConfig),
+        ("task_id", str), ("push_notification_config", w.PushConfig),
     ])
     # TaskIdParams or GetTaskPushNotificationConfigParams (v0.2.5+)
     w.GetPushParams = struct("GetPushParams", [
