@@ -155,9 +155,11 @@ def test_a_stranded_task_that_moved_on_meanwhile_is_left_as_it_is(tmp_path: Path
         async def move_on() -> None:  # another process writes the task meanwhile
             async with SQLiteStore(f"sqlite:///{path}") as other:
                 (item,) = await other.unfinished_tasks()
+                # (under its own lease, as a process's turn writes)
+                lease = (await other.acquire_lease("other:1", time.time())).epoch
                 await other.append(item.scope, item.task_id, item.version,
                                    [status(item.task_id, TaskState.WORKING, ts(9),
-                                           item.context_id)], now=ts(9))
+                                           item.context_id)], now=ts(9), lease=lease)
 
         asyncio.run(move_on())
         asyncio.run_coroutine_threadsafe(engine.recovery.end_stranded(), _loop[0]).result(10)

@@ -185,3 +185,90 @@ async def test_a_write_tried_again_is_not_written_twice(shared_store_url: str) -
     assert _text({"artifacts": [{"parts": [{"text": p.text} for p in a.parts]}
                                 for a in task.artifacts]}) == "".join(
         f"{i};" for i in range(CHUNKS))  # every chunk, once
+
+
+async def test_a_batch_is_found_committed_whatever_json_makes_of_its_values(
+        shared_store_url: str) -> None:
+    """A value JSON does not keep as it was (a tuple reads back a list, a datetime a
+    string) is the same write, as stored: the check before a write is tried again
+    finds it, and the batch is not written twice (it read as another batch)."""
+    from datetime import UTC, datetime
+
+    from interlingua.bus import LocalBus
+    from interlingua.core.model import Artifact, ArtifactUpdate, DataPart
+    from interlingua.server import RequestInfo
+    from interlingua.server.run import Run, Writer
+    from interlingua.stores import open_store
+    from interlingua.stores.base import Scope
+    from tests.stores.builders import created, ts
+
+    async with open_store(shared_store_url) as store:
+        scope = Scope(owner="p")
+        version = await store.create_task(scope, [created("t-1")], dialect="1.0", now=ts(0))
+        odd = {"pair": (1, 2), "at": datetime(2026, 1, 1, tzinfo=UTC), "tags": ["x"]}
+        batch = [ArtifactUpdate("t-1", "ctx-1", Artifact(
+            artifact_id="a", parts=[DataPart(data=odd)]))]
+        await store.append(scope, "t-1", version, batch, now=ts(1))
+        writer = Writer(store, LocalBus(), lease=lambda: None)
+        rec = await store.get_task(scope, "t-1")
+        assert rec is not None
+        run = Run(writer, scope, rec.task, version=version, persisted=True, dialect="1.0",
+                  request=RequestInfo(principal="p"))
+        assert await writer._committed(run, version, batch)
+
+
+class Refusing:
+    """A store whose appends fail as an unreachable store's do, once ``down`` is set."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def append(self, *args: Any, **kw: Any) -> int:
+        from interlingua.stores.base import StoreUnavailable
+
+        if self.down:
+            raise StoreUnavailable("out of reach")
+        version: int = await self._inner.append(*args, **kw)
+        return version
+
+
+async def test_a_stop_is_not_held_for_an_outage(shared_store_url: str) -> None:
+    """Writes a turn makes ride out an outage; the last ones a stopping server makes do
+    not: with the store out of reach, the stop does not wait the outage grace (it
+    waited it once per running turn)."""
+    from interlingua.bus import LocalBus
+    from interlingua.core.calls import SendConfig, SendMessage
+    from interlingua.core.model import Message, Role, Task, TextPart
+    from interlingua.core.parts import new_id
+    from interlingua.server import Engine, RequestInfo
+    from interlingua.stores import open_store
+
+    go_on = asyncio.Event()
+
+    async def waits(ctx: Context) -> None:
+        await ctx.update("working")
+        await go_on.wait()
+
+    store = Refusing(open_store(shared_store_url))
+    engine = Engine(Agent("t", "t", waits), store, LocalBus())  # type: ignore[arg-type]
+    engine.writer.outage_grace = 60.0
+    await engine.start()
+    loop = asyncio.get_running_loop()
+    try:
+        who = RequestInfo(principal="p")
+        for _ in range(3):
+            sent = Message(message_id=new_id(), role=Role.USER, parts=[TextPart(text="go")])
+            task = await engine.send(
+                SendMessage(message=sent, config=SendConfig(blocking=False)), who)
+            assert isinstance(task, Task)
+        await asyncio.sleep(0.2)
+        store.down = True
+    finally:
+        began = loop.time()
+        await engine.stop()
+        go_on.set()
+    assert loop.time() - began < 10, "the stop waited out the outage"

@@ -71,7 +71,7 @@ from .long_poll import LongPolls
 from .peers import Peers
 from .ports import NO_ADMISSION, NO_PUSH, OPEN, Admission, Authorizer, PushHooks, TurnGate
 from .recovery import RESTART_POLICIES, OrphanListener, Recovery
-from .run import CommitListener, Run, Runs, Writer, utcnow
+from .run import CommitListener, OneOffRun, Run, Runs, Writer, utcnow
 from .sends import Sends
 from .streams import Stream, Streams
 from .turns import TurnRunner
@@ -349,6 +349,7 @@ class Engine:
         away; with the restart policy "rerun" left as they are, for the next start (or
         another process, once this one's lease lapses) to run again."""
         runs = self.runs.all()
+        self.writer.rides_outages = False  # (a stop is not held for the store's outage)
         if self.sends.grace is not None:
             self.sends.grace.close()
         # written before the turns are canceled: a blocking caller is answered with
@@ -497,8 +498,8 @@ class Engine:
             rec = await self.store.get_task(scope, call.id)
             if rec is None:
                 raise task_not_found(call.id)
-            run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
-                       dialect=rec.dialect, request=request)
+            run = OneOffRun(self.writer, scope, rec.task, version=rec.version,
+                            persisted=True, dialect=rec.dialect, request=request)
         state = run.task.status.state
         if state in TERMINAL_STATES:
             raise TaskNotCancelable(

@@ -19,7 +19,7 @@ from ..core.model import Message, Role, TaskState
 from ..stores.base import MigrationPort, StoreUnavailable, TaskPort
 from .context import RequestInfo, TaskCanceled
 from .leases import LeaseKeeper
-from .run import Run, Runs, Writer
+from .run import OneOffRun, Run, Runs, Writer
 
 __all__ = ["RESTART_POLICIES", "OrphanListener", "Recovery"]
 
@@ -106,12 +106,12 @@ class Recovery:
         for key, left in list(stranded.items()):
             rec = None if key in self.runs.by_key else await self.store.get_task(
                 left.scope, left.task.id)
-            if (rec is None or rec.version != left.version
-                    or rec.task.status.state not in UNFINISHED_STATES):
+            if rec is None or rec.task.status.state not in UNFINISHED_STATES or (
+                    rec.version != left.version and not await self._last_written_here(left)):
                 del stranded[key]
                 continue
-            run = Run(self.writer, left.scope, rec.task, version=rec.version, persisted=True,
-                      dialect=rec.dialect, request=left.request)
+            run = OneOffRun(self.writer, left.scope, rec.task, version=rec.version,
+                            persisted=True, dialect=rec.dialect, request=left.request)
             try:
                 ended = await self._end_failed(run, _STRANDED)
             except StoreUnavailable:
@@ -120,6 +120,15 @@ class Recovery:
                 log.warning("task %s ended failed: the store had failed its turn's writes",
                             left.task.id)
             del stranded[key]
+
+    async def _last_written_here(self, left: Run) -> bool:
+        """Whether the task of ``left`` was last written under this process's lease: its
+        log moved past ``left.version`` by a write of ours whose commit was not
+        answered (the connection lost with it), not by another process's."""
+        epoch = self.leases.current_epoch()
+        return epoch is not None and any(
+            item.lease == epoch and item.task_id == left.task.id and item.scope == left.scope
+            for item in await self.store.unfinished_tasks())
 
     async def end_orphans(self, *, restarted: bool) -> None:
         """End, by the restart policy, the unfinished tasks no live process owns."""
@@ -136,8 +145,10 @@ class Recovery:
                 continue
             request = RequestInfo(principal=item.scope.owner.rpartition(":")[2],
                                   owner=item.scope.owner, tenant=item.scope.tenant)
-            run = Run(self.writer, item.scope, rec.task, version=rec.version, persisted=True,
-                      dialect=rec.dialect, request=request)
+            # (a turn run again rides out the store's outages; an end written is one write)
+            kind = Run if self.restart_policy == "rerun" else OneOffRun
+            run = kind(self.writer, item.scope, rec.task, version=rec.version, persisted=True,
+                       dialect=rec.dialect, request=request)
             if self.restart_policy == "rerun":
                 message = next((m for m in reversed(rec.task.history)
                                 if m.role is Role.USER), None)

@@ -103,6 +103,7 @@ _CANCELED = TaskState.CANCELED
 #: what numbering a batch takes: consumed in C (a deque of no length keeps nothing)
 _numbered: Callable[[Iterable[object]], None] = collections.deque[object](maxlen=0).extend
 _GENERATION = itertools.repeat("generation")
+_encode = msgspec.json.encode
 #: seconds before each new try of a write the store failed (the last one repeated)
 _RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
@@ -135,6 +136,10 @@ def number(events: Sequence[Event], generation: int) -> int:
 
 class Run:
     """One task's live state in this process."""
+
+    #: whether a write the store fails is tried again while it is out of reach (a
+    #: turn's, which a blip would fail); a class attribute: no cost per run
+    rides_outages = True
 
     __slots__ = (
         "__weakref__",  # server/grace.py holds runs weakly
@@ -350,6 +355,15 @@ class Run:
         return self.version
 
 
+class OneOffRun(Run):
+    """A run made for one write asked for now (a cancel, the end a recovery writes):
+    a store out of reach is said at once (503, or the next heartbeat), not waited out
+    while the caller or the heartbeat waits."""
+
+    __slots__ = ()
+    rides_outages = False
+
+
 class Runs:
     """The runs of this process, by task and by the message that started their turn."""
 
@@ -426,6 +440,8 @@ class Writer:
         #: new connection, before the turn is failed: the lease timeout, after which
         #: other processes may take the task
         self.outage_grace = outage_grace
+        #: False once the server stops: its last writes are not held for an outage
+        self.rides_outages = True
         self.max_nesting = max_nesting
         self.bus = bus
         self.lease = lease
@@ -690,9 +706,10 @@ class Writer:
                             run.scope, run.task.id, run.version, batch, now=now, lease=lease,
                             message=followup, strict=self.strict_ids)
                 except StoreUnavailable as exc:
-                    if followup is not None:
+                    if followup is not None or not (run.rides_outages and self.rides_outages):
                         # a message's write is its request's own: answered 503, and sent
-                        # again by its caller (its message id makes that safe)
+                        # again by its caller (its message id makes that safe); so is a
+                        # one-off write's, and none is held while the server stops
                         raise
                     version = await self._tried_again(run, batch, functools.partial(
                         self.store.append, run.scope, run.task.id, run.version, batch, now=now,
@@ -751,7 +768,10 @@ class Writer:
     async def _committed(self, run: Run, base: int, batch: Sequence[Event]) -> bool:
         """Whether the log of ``run``'s task holds ``batch`` right after ``base``."""
         stored = await self.store.read_events(run.scope, run.task.id, base, limit=len(batch))
-        return [s.event for s in stored] == list(batch)
+        # compared as stored: a value JSON does not keep (a tuple, a datetime) reads back
+        # as another Python value, and the same bytes
+        return len(stored) == len(batch) and all(
+            _encode(s.event) == _encode(e) for s, e in zip(stored, batch, strict=True))
 
     async def _task_exists(self, run: Run) -> Exception:
         """What a new task whose id is taken (a client's choice) is refused with:

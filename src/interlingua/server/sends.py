@@ -589,13 +589,18 @@ class Sends:
         """The task of a turn that ended with its last writes failed by the store, left
         unfinished: once the store is back, it is ended failed (``Recovery.end_stranded``),
         or moved on by another process. A blocking caller waits for that, as a stream
-        does, and is never answered with a task still working."""
+        does: for as long as the store is out of reach, and then for up to three outage
+        graces (the heartbeats that end it), after which it is answered with the task
+        as it stands rather than held without end."""
         while True:
             try:
-                return await self._settled_elsewhere(run.scope, run.task.id, run.version,
-                                                      history_length)
+                async with asyncio.timeout(3 * self.writer.outage_grace):
+                    return await self._settled_elsewhere(
+                        run.scope, run.task.id, run.version, history_length)
             except StoreUnavailable:
-                await asyncio.sleep(1.0)  # (the heartbeat ends it once the store is back)
+                await asyncio.sleep(1.0)  # (the heartbeat ends it once it is back)
+            except TimeoutError:
+                return self.view(run.task, history_length)
 
     def history_length_or_default(self, history_length: int | None) -> int | None:
         """The history length asked for, else the server's default (None: all of it)."""
