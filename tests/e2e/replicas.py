@@ -103,3 +103,36 @@ def tally(name: str, expected: Sequence[Hashable], got: Sequence[Hashable]
     print(f"tally: {name}: delivered {len(got)}, expected {len(expected)}, "
           f"lost {lost}, duplicated {duplicated}")
     return len(got), lost, duplicated
+
+
+def cancel_answers_the_other(a: str, b: str, rpc_of: Any, within: float) -> None:
+    """A blocking send to replica ``a`` of a turn that works, writing nothing, for 60 s
+    ("hold"), canceled on replica ``b``: ``a``'s caller is answered with the task
+    canceled within ``within`` s of the cancel (``rpc_of(url, method, params)``: the
+    JSON-RPC result, as the test speaks it)."""
+    import threading
+    import uuid
+
+    answered: list[tuple[float, dict[str, Any]]] = []
+
+    def blocking_send() -> None:
+        message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                   "parts": [{"text": "hold"}]}
+        answered.append((time.monotonic(), rpc_of(a, "SendMessage", {"message": message})["task"]))
+
+    sender = threading.Thread(target=blocking_send, daemon=True)
+    sender.start()
+    tasks: list[dict[str, Any]] = []
+    for _ in range(100):
+        tasks = rpc_of(b, "ListTasks", {})["tasks"]
+        if tasks and tasks[0]["status"]["state"] == "TASK_STATE_WORKING":
+            break
+        time.sleep(0.1)
+    canceled_at = time.monotonic()
+    assert rpc_of(b, "CancelTask", {"id": tasks[0]["id"]})["status"]["state"] == \
+        "TASK_STATE_CANCELED"
+    sender.join(within + 20)
+    assert answered, "the blocking caller was not answered"
+    at, task = answered[0]
+    assert task["status"]["state"] == "TASK_STATE_CANCELED", task
+    assert at - canceled_at < within, at - canceled_at

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .replicas import Replica
+from .replicas import Replica, cancel_answers_the_other
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
 V11 = {"A2A-Version": "1.1"}
@@ -63,8 +63,6 @@ def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Pat
     """A blocking send on A whose task B cancels: answered canceled within a heartbeat
     or two, as with a shared bus (it waited until the executor next wrote, which a
     turn that works on without writing never does)."""
-    import threading
-
     store = f"sqlite:///{tmp_path}/tasks.db"
     a, b = (Replica(store, "local://", agent=AGENT) for _ in range(2))
     a.start(wait=False)
@@ -73,29 +71,7 @@ def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Pat
         a.wait_ready()
         b.wait_ready()
         time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
-        answered: list[tuple[float, dict[str, Any]]] = []
-
-        def blocking_send() -> None:
-            message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                       "parts": [{"text": "hold"}]}  # works, writing nothing, for 60 s
-            answered.append((time.monotonic(), _rpc(a.url, "SendMessage",
-                                                     {"message": message})["task"]))
-
-        sender = threading.Thread(target=blocking_send)
-        sender.start()
-        for _ in range(100):
-            tasks = _rpc(b.url, "ListTasks", {})["tasks"]
-            if tasks and tasks[0]["status"]["state"] == "TASK_STATE_WORKING":
-                break
-            time.sleep(0.1)
-        canceled_at = time.monotonic()
-        assert _rpc(b.url, "CancelTask", {"id": tasks[0]["id"]})["status"]["state"] == \
-            "TASK_STATE_CANCELED"
-        sender.join(30)
-        assert answered, "the blocking caller was not answered"
-        at, task = answered[0]
-        assert task["status"]["state"] == "TASK_STATE_CANCELED", task
-        assert at - canceled_at < 10, at - canceled_at
+        cancel_answers_the_other(a.url, b.url, _rpc, within=10)
     finally:
         a.stop()
         b.stop()
