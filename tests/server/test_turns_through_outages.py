@@ -10,7 +10,7 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -27,16 +27,20 @@ CHUNKS = 12
 V1 = {"A2A-Version": "1.0"}
 
 
-async def _chunks(ctx: Context) -> None:
-    aid = None
-    for i in range(CHUNKS):
-        aid = await ctx.artifact(f"{i};", artifact_id=aid, append=aid is not None,
-                                 last_chunk=i == CHUNKS - 1, name="chunks")
-        await asyncio.sleep(0.3)
-    await ctx.complete("done")
+def _chunks_every(pause: float) -> Callable[[Context], Awaitable[None]]:
+    """An executor writing CHUNKS chunks of one artifact, ``pause`` s apart."""
+    async def chunks(ctx: Context) -> None:
+        aid = None
+        for i in range(CHUNKS):
+            aid = await ctx.artifact(f"{i};", artifact_id=aid, append=aid is not None,
+                                     last_chunk=i == CHUNKS - 1, name="chunks")
+            await asyncio.sleep(pause)
+        await ctx.complete("done")
+
+    return chunks
 
 
-AGENT = Agent("Chunks", "Writes a chunk every 0.3 s.", _chunks)
+AGENT = Agent("Chunks", "Writes a chunk every 0.3 s.", _chunks_every(0.3))
 
 
 @pytest.fixture
@@ -155,15 +159,6 @@ class LostAnswers:
         return version
 
 
-async def _quick_chunks(ctx: Context) -> None:
-    aid = None
-    for i in range(CHUNKS):
-        aid = await ctx.artifact(f"{i};", artifact_id=aid, append=aid is not None,
-                                 last_chunk=i == CHUNKS - 1, name="chunks")
-        await asyncio.sleep(0.01)
-    await ctx.complete("done")
-
-
 async def test_a_write_tried_again_is_not_written_twice(shared_store_url: str) -> None:
     from interlingua.bus import LocalBus
     from interlingua.core.calls import SendMessage
@@ -173,7 +168,7 @@ async def test_a_write_tried_again_is_not_written_twice(shared_store_url: str) -
     from interlingua.stores import open_store
 
     store = LostAnswers(open_store(shared_store_url))
-    engine = Engine(Agent("t", "t", _quick_chunks), store, LocalBus())  # type: ignore[arg-type]
+    engine = Engine(Agent("t", "t", _chunks_every(0.01)), store, LocalBus())  # type: ignore[arg-type]
     await engine.start()
     try:
         sent = Message(message_id=new_id(), role=Role.USER, parts=[TextPart(text="go")])
