@@ -232,7 +232,11 @@ def test_list(kind: type[Driver], server: str, client: httpx.Client) -> None:
     assert isinstance(page, c.ListTasksResult)
     assert [t.id for t in page.tasks] == [task.id]
     assert page.tasks[0].artifacts
+    # pageSize is the page size used for the answer (spec §6.5), not the count
+    assert (page.page_size, page.total_size) == (5, 1)
     assert shape(page) == shape(reference(client, server).call(call))
+    whole = d.call(c.ListTasks(context_id=task.context_id))
+    assert isinstance(whole, c.ListTasksResult) and (whole.page_size, whole.total_size) == (50, 1)
 
 
 def test_cancel(kind: type[Driver], server: str, client: httpx.Client) -> None:

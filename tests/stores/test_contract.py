@@ -616,7 +616,8 @@ async def page_through(store: Store, query: ListTasks) -> list[list[str]]:
     while True:
         page = await store.list_tasks(A, msgspec.structs.replace(query, page_token=token))
         pages.append([t.id for t in page.tasks])
-        assert page.page_size == len(page.tasks)
+        # the page size used for the answer (spec §6.5), not how many it holds
+        assert page.page_size == query.page_size
         if not page.next_page_token:
             return pages
         token = page.next_page_token
@@ -632,7 +633,7 @@ async def test_list_newest_first_across_pages(store: Store) -> None:
         assert page.total_size == 7
         pages.append(([t.id for t in page.tasks], page.page_size))
         token = page.next_page_token
-    assert pages == [(["t7", "t4", "t2"], 3), (["t6", "t3", "t5"], 3), (["t1"], 1)]
+    assert pages == [(["t7", "t4", "t2"], 3), (["t6", "t3", "t5"], 3), (["t1"], 3)]
     assert token == ""
 
 
@@ -640,7 +641,7 @@ async def test_list_one_page_and_exact_fit(store: Store) -> None:
     await listed_tasks(store)
     whole = await store.list_tasks(A, ListTasks(page_size=100))
     assert [t.id for t in whole.tasks] == NEWEST_FIRST
-    assert (whole.next_page_token, whole.page_size, whole.total_size) == ("", 7, 7)
+    assert (whole.next_page_token, whole.page_size, whole.total_size) == ("", 100, 7)
     # a page that ends exactly at the last task: the next one is empty, not an error
     assert await page_through(store, ListTasks(page_size=7)) == [NEWEST_FIRST]
     pages = await page_through(store, ListTasks(page_size=1))
@@ -649,7 +650,7 @@ async def test_list_one_page_and_exact_fit(store: Store) -> None:
 
 async def test_list_an_empty_scope(store: Store) -> None:
     page = await store.list_tasks(A, ListTasks())
-    assert (page.tasks, page.next_page_token, page.page_size, page.total_size) == ([], "", 0, 0)
+    assert (page.tasks, page.next_page_token, page.page_size, page.total_size) == ([], "", 50, 0)
 
 
 async def test_an_update_moves_a_task_to_the_front(store: Store) -> None:

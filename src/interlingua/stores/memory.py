@@ -349,7 +349,8 @@ class MemoryStore(MemoryOutbox):
             e.view(query.history_length, query.include_artifacts) for e in page
         ]
         return ListTasksResult(
-            tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=len(matches)
+            tasks=tasks, next_page_token=token, page_size=query.page_size,
+            total_size=len(matches),
         )
 
     async def read_events(

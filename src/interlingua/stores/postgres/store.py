@@ -474,7 +474,7 @@ class PostgresStore(Outbox):
                 elif (end := numbered.get(row[0])) is not None:
                     task.generation = max(task.generation,
                                           row_generation(end, _ids(row[1], row[2])))
-        return ListTasksResult(tasks=tasks, next_page_token=token, page_size=len(tasks),
+        return ListTasksResult(tasks=tasks, next_page_token=token, page_size=size,
                                total_size=int(total))
 
     async def read_events(

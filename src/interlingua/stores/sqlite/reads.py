@@ -159,7 +159,7 @@ def _list(
             token = _paging.encode_token(fingerprint, _paging.Cursor(rows[-1][5], rows[-1][1]))
         tasks = _tasks_of(conn, rows, query.history_length, query.include_artifacts)
     return ListTasksResult(
-        tasks=tasks, next_page_token=token, page_size=len(tasks), total_size=total
+        tasks=tasks, next_page_token=token, page_size=size, total_size=total
     )
 
 
@@ -234,7 +234,7 @@ def _listed_page(
         if len(end) == 2:
             token = _paging.encode_token(fingerprint, _paging.Cursor(*end[0]))
     return ListTasksResult(
-        tasks=[], next_page_token=token, page_size=count, total_size=total,
+        tasks=[], next_page_token=token, page_size=size, total_size=total,
         encoded=msgspec.Raw(joined or b"[]") if listed == count else _spliced(conn, joined))
 
 
