@@ -297,8 +297,12 @@ def test_tasks_in_v03_is_an_error(agent_url: str) -> None:
     assert "needs A2A 1.0" in result.stderr
 
 
-def test_tasks_rejects_an_unknown_status(agent_url: str) -> None:
-    assert run("tasks", agent_url, "--status", "sleeping").exit_code == 2
+@pytest.mark.parametrize("status", ["sleeping", "unknown"])
+def test_tasks_rejects_an_unknown_status(agent_url: str, status: str) -> None:
+    """"unknown" is TASK_STATE_UNSPECIFIED on the wire, which filters nothing:
+    asked for, it listed every task."""
+    result = run("tasks", agent_url, "--status", status)
+    assert result.exit_code == 2 and "'failed'" in result.stderr
 
 
 # --------------------------------------------------------------------------- serve

@@ -550,11 +550,17 @@ async def test_list_tasks_on_a_v03_agent_is_refused_without_asking() -> None:
     assert agent.posts == []
 
 
-async def test_list_tasks_with_an_unknown_state_is_a_value_error() -> None:
+@pytest.mark.parametrize("state", ["sleeping", "unknown", TaskState.UNKNOWN])
+async def test_list_tasks_with_an_unknown_state_is_a_value_error(state: Any) -> None:
+    """The state "unknown" is TASK_STATE_UNSPECIFIED in v1.0, which a server reads
+    as no filter: asked for, the page held every task."""
     agent = FakeAgent()
     async with agent.client() as client:
-        with pytest.raises(ValueError, match="sleeping"):
-            await client.list_tasks(status="sleeping")
+        with pytest.raises(ValueError, match="use one of submitted, working") as refused:
+            await client.list_tasks(status=state)
+    assert "'unknown'" in str(refused.value) or "sleeping" in str(refused.value)
+    assert "unknown," not in str(refused.value)
+    assert agent.posts == []
 
 
 @pytest.mark.parametrize("card", [V1_CARD, V03_CARD], ids=["v1", "v03"])

@@ -34,7 +34,7 @@ from ..clients import AnyClient, client_for
 from ..core.calls import SendMessage
 from ..core.dialects import get_codec
 from ..core.errors import A2AError, TaskNotFound
-from ..core.lifecycle import RETURN_STATES
+from ..core.lifecycle import LISTABLE_STATES, RETURN_STATES
 from ..core.model import (
     TERMINAL_STATES,
     FilePart,
@@ -1108,7 +1108,7 @@ def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
 @main.command("tasks")
 @click.argument("url", callback=check_agent_url)
 @click.option("--context-id", default=None, type=TEXT, help="Only tasks of this context.")
-@click.option("--status", type=click.Choice([s.value for s in TaskState]), default=None,
+@click.option("--status", type=click.Choice([s.value for s in LISTABLE_STATES]), default=None,
               help="Only tasks in this state.")
 @click.option("--page-size", type=click.IntRange(1, 100), default=None,
               help="Tasks per page (the agent's default if not given).")

@@ -41,6 +41,7 @@ import httpx
 import msgspec
 
 from ..core import lifecycle
+from ..core.lifecycle import LISTABLE_STATES
 from ..core.calls import (
     Call,
     CancelTask,
@@ -596,8 +597,12 @@ class Client:
             try:
                 status = TaskState(status)
             except ValueError:
-                known = ", ".join(s.value for s in TaskState)
+                known = ", ".join(s.value for s in LISTABLE_STATES)
                 raise ValueError(f"unknown task state {status!r}; use one of {known}") from None
+        if status is TaskState.UNKNOWN:
+            # the page would hold every task (LISTABLE_STATES says why)
+            known = ", ".join(s.value for s in LISTABLE_STATES)
+            raise ValueError(f"tasks cannot be listed by the state 'unknown'; use one of {known}")
         if isinstance(status_timestamp_after, datetime):
             status_timestamp_after = format_timestamp(status_timestamp_after)
         call = ListTasks(

@@ -45,6 +45,7 @@ from .model import (
 __all__ = [
     "ARTIFACT_STATES",
     "INTERRUPTED_STATES",
+    "LISTABLE_STATES",
     "RETURN_STATES",
     "TERMINAL_STATES",
     "TRANSITIONS",
@@ -85,6 +86,10 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
 UNFINISHED_STATES = frozenset({S.SUBMITTED, S.WORKING})
 # a task takes artifacts while its turn is under way
 ARTIFACT_STATES = UNFINISHED_STATES
+
+#: the states tasks can be listed by, in order: v1.0 writes "unknown" as
+#: TASK_STATE_UNSPECIFIED, which a ListTasks filter reads as no filter at all
+LISTABLE_STATES = tuple(s for s in TaskState if s is not S.UNKNOWN)
 
 
 def check(task: Task, event: Event) -> None:
