@@ -41,7 +41,6 @@ import httpx
 import msgspec
 
 from ..core import lifecycle
-from ..core.lifecycle import LISTABLE_STATES
 from ..core.calls import (
     Call,
     CancelTask,
@@ -68,6 +67,7 @@ from ..core.errors import (
     UnsupportedOperation,
     VersionNotSupported,
 )
+from ..core.lifecycle import LISTABLE_STATES
 from ..core.model import (
     TERMINAL_STATES,
     AgentCard,
