@@ -251,6 +251,8 @@ class REST(Driver):
                 query["includeArtifacts"] = "true"
             if call.history_length is not None:
                 query["historyLength"] = call.history_length
+            if call.status_timestamp_after is not None:
+                query["statusTimestampAfter"] = call.status_timestamp_after
             return "GET", "/tasks", query, None
         if isinstance(call, c.CancelTask):
             return "POST", f"/tasks/{q(call.id, safe='')}:cancel", {}, b"{}"

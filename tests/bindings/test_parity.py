@@ -239,6 +239,28 @@ def test_list(kind: type[Driver], server: str, client: httpx.Client) -> None:
     assert isinstance(whole, c.ListTasksResult) and (whole.page_size, whole.total_size) == (50, 1)
 
 
+@pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.lists_tasks],
+                         indirect=True)
+def test_list_after_an_instant_finer_than_a_millisecond(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """statusTimestampAfter is "at or after": an instant inside a task's millisecond
+    does not admit it (it was rounded down to that millisecond, which did)."""
+    d = kind(client, server)
+    task = send_task(d, "1")
+    stamp = task.status.timestamp
+    assert stamp is not None and stamp.endswith("Z") and len(stamp) == 24
+
+    def listed(after: str) -> list[str]:
+        page = d.call(c.ListTasks(context_id=task.context_id, status_timestamp_after=after))
+        assert isinstance(page, c.ListTasksResult)
+        return [t.id for t in page.tasks]
+
+    assert listed(stamp) == [task.id]
+    assert listed(stamp[:-1] + "000Z") == [task.id]  # the same instant, finer written
+    assert listed(stamp[:-1] + "400Z") == []
+    assert listed(stamp[:-1] + "000001Z") == []  # past the microsecond too
+
+
 def test_cancel(kind: type[Driver], server: str, client: httpx.Client) -> None:
     d = kind(client, server)
     task = send_task(d, "slow", blocking=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -540,6 +541,20 @@ async def test_list_tasks_v1_params_and_result() -> None:
     assert isinstance(page, ListTasksResult)
     assert [t.id for t in page.tasks] == ["t1"]
     assert (page.next_page_token, page.page_size, page.total_size) == ("", 1, 1)
+
+
+@pytest.mark.parametrize(("after", "sent"), [
+    (datetime(2025, 1, 31, 12, 0, 0, 976000, tzinfo=UTC), "2025-01-31T12:00:00.976Z"),
+    # "at or after" an instant inside a millisecond starts at the next one
+    (datetime(2025, 1, 31, 12, 0, 0, 976400, tzinfo=UTC), "2025-01-31T12:00:00.977Z"),
+    (datetime(2025, 1, 31, 12, 0, 59, 999001, tzinfo=UTC), "2025-01-31T12:01:00.000Z"),
+])
+async def test_list_tasks_after_a_datetime(after: datetime, sent: str) -> None:
+    agent = FakeAgent()
+    async with agent.client() as client:
+        await client.list_tasks(status_timestamp_after=after)
+    [(_, _, params, _)] = agent.posts
+    assert params["statusTimestampAfter"] == sent
 
 
 async def test_list_tasks_on_a_v03_agent_is_refused_without_asking() -> None:

@@ -301,7 +301,14 @@ def test_list_tasks_timestamp_is_normalized() -> None:
         "ListTasks", enc({"statusTimestampAfter": "2023-10-27T12:00:00.123456+02:00"})
     )
     assert isinstance(call, c.ListTasks)
-    assert call.status_timestamp_after == "2023-10-27T10:00:00.123Z"
+    # at or after 123.456 ms: the stores' millisecond instants from 124 on
+    assert call.status_timestamp_after == "2023-10-27T10:00:00.124Z"
+
+
+def test_list_tasks_after_the_last_millisecond_there_is_is_refused() -> None:
+    """Rounded up, it is past year 9999: refused as out of range, not a 500."""
+    with pytest.raises(Exception, match="statusTimestampAfter.*out of range"):
+        codec.decode_call("ListTasks", enc({"statusTimestampAfter": "9999-12-31T23:59:59.9995Z"}))
 
 
 @pytest.mark.parametrize(("given", "read"), [

@@ -604,7 +604,8 @@ class Client:
             known = ", ".join(s.value for s in LISTABLE_STATES)
             raise ValueError(f"tasks cannot be listed by the state 'unknown'; use one of {known}")
         if isinstance(status_timestamp_after, datetime):
-            status_timestamp_after = format_timestamp(status_timestamp_after)
+            # at or after: a finer instant is taken up to the next millisecond
+            status_timestamp_after = format_timestamp(status_timestamp_after, ceil=True)
         call = ListTasks(
             context_id=context_id,
             status=status,

@@ -6,7 +6,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import msgspec
@@ -59,18 +59,25 @@ class TimestampOutOfRange(InvalidParams):
     """A timestamp that names an instant no UTC date of years 1 to 9999 can hold."""
 
 
-def format_timestamp(dt: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, the form every version accepts."""
+def format_timestamp(dt: datetime, *, ceil: bool = False) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC, the form every version accepts.
+
+    Finer digits are dropped, or with ``ceil`` taken up to the next millisecond:
+    a lower bound ("at or after") must not admit the millisecond before it.
+    """
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     dt = dt.astimezone(UTC)  # (OverflowError: an instant outside UTC's years 1-9999)
+    if ceil and dt.microsecond % 1000:
+        dt += timedelta(microseconds=1000 - dt.microsecond % 1000)
     # (not strftime: its %Y gives a year before 1000 without its leading zeros)
     return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
             f"{dt.second:02d}.{dt.microsecond // 1000:03d}Z")
 
 
-def normalize_timestamp(value: str, field: str = "timestamp") -> str:
-    """Any RFC 3339 / ISO 8601 timestamp (naive = UTC) -> our canonical form.
+def normalize_timestamp(value: str, field: str = "timestamp", *, ceil: bool = False) -> str:
+    """Any RFC 3339 / ISO 8601 timestamp (naive = UTC) -> our canonical form,
+    digits finer than a millisecond dropped or, with ``ceil``, rounded up.
 
     Raises ``InvalidParams`` naming ``field`` when it is not a timestamp.
     """
@@ -88,9 +95,11 @@ def normalize_timestamp(value: str, field: str = "timestamp") -> str:
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
     # fromisoformat takes at most 6 fractional digits
-    m = re.match(r"^(.*\.\d{6})\d+(.*)$", text)
+    m = re.match(r"^(.*\.\d{6})(\d+)(.*)$", text)
+    finer = False
     if m:
-        text = m.group(1) + m.group(2)
+        text = m.group(1) + m.group(3)
+        finer = m.group(2).strip("0") != ""
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:
@@ -98,7 +107,9 @@ def normalize_timestamp(value: str, field: str = "timestamp") -> str:
             f"Invalid params: {field} is not a valid timestamp: {value!r}"
         ) from None
     try:
-        return format_timestamp(dt)
+        if ceil and finer:  # beyond the microsecond: past this millisecond too
+            dt += timedelta(microseconds=1000 - dt.microsecond % 1000)
+        return format_timestamp(dt, ceil=ceil)
     except OverflowError:  # a valid instant, outside years 1-9999 once in UTC
         raise TimestampOutOfRange(f"Invalid params: {field} {OUT_OF_RANGE}: {value!r}") \
             from None

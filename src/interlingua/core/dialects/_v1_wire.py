@@ -315,11 +315,12 @@ def role_in(value: str | int | None) -> m.Role:
     return role
 
 
-def timestamp_in(value: str | None, path: str) -> str | None:
+def timestamp_in(value: str | None, path: str, *, ceil: bool = False) -> str | None:
+    """``ceil`` for a lower bound: digits past the millisecond round up."""
     if value is None:
         return None
     try:
-        return normalize_timestamp(value, path)
+        return normalize_timestamp(value, path, ceil=ceil)
     except TimestampOutOfRange:
         raise WireError(path, f"{OUT_OF_RANGE}: {value!r}") from None
     except InvalidParams:

@@ -236,8 +236,9 @@ def _list_tasks_in(method: str, params: bytes | None) -> c.ListTasks:
         page_size=page_size,
         page_token=req.page_token or None,
         history_length=w.count_in(req.history_length, "historyLength"),
+        # "at or after": a finer instant must not admit the millisecond it is in
         status_timestamp_after=w.timestamp_in(
-            req.status_timestamp_after, "statusTimestampAfter"
+            req.status_timestamp_after, "statusTimestampAfter", ceil=True
         ),
         include_artifacts=bool(req.include_artifacts),
         tenant=req.tenant or None,
