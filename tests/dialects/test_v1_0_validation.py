@@ -307,7 +307,7 @@ def test_list_tasks_timestamp_is_normalized() -> None:
 
 def test_list_tasks_after_the_last_millisecond_there_is_is_refused() -> None:
     """Rounded up, it is past year 9999: refused as out of range, not a 500."""
-    with pytest.raises(Exception, match="statusTimestampAfter.*out of range"):
+    with pytest.raises(Exception, match=r"statusTimestampAfter.*out of range"):
         codec.decode_call("ListTasks", enc({"statusTimestampAfter": "9999-12-31T23:59:59.9995Z"}))
 
 
