@@ -429,6 +429,30 @@ def test_a_body_that_names_another_task_than_the_path_is_refused(
     assert taken.json()["status"]["state"] == "TASK_STATE_CANCELLED", taken.text
 
 
+INTEGER_TEXTS = ["2", "-1", "1.0", "1e2", "1E2", "100e-2", " 1", "1 ", "+1", "1.5", "0x10",
+                 "1_0", "", "abc", "9" * 30, "1e400"]
+
+
+@pytest.mark.parametrize("value", INTEGER_TEXTS)
+def test_an_integer_in_the_query_has_the_verdict_it_has_over_jsonrpc(
+        url: str, http: httpx.Client, value: str) -> None:
+    """A query value is a number written as text: it is taken or refused as JSON-RPC
+    takes or refuses the same text as a ProtoJSON number. Before, "1.0" and "1e2"
+    were refused over HTTP+JSON and taken over JSON-RPC, " 1" the other way round."""
+    tid = http.post(url + "/message:send", json=v1_send("2")).json()["task"]["id"]
+    rest = http.get(url + f"/tasks/{tid}", params={"historyLength": value})
+    rpc = http.post(url, headers={"A2A-Version": "1.0"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "GetTask",
+        "params": {"id": tid, "historyLength": value}}).json()
+    assert rest.status_code in (200, 400), rest.text
+    assert (rest.status_code == 200) == ("result" in rpc), (rest.text, rpc)
+    if "result" in rpc:
+        assert rest.json() == rpc["result"]
+    else:
+        assert status_of(rest) == (400, "INVALID_PARAMS") and rpc["error"]["code"] == -32602
+        assert "historyLength" in rest.json()["error"]["message"]
+
+
 def test_v03_integer_query_values_are_checked_as_v10s(url: str, http: httpx.Client) -> None:
     tid = http.post(url + "/v1/message:send", json=v03_send("2")).json()["task"]["id"]
     for value in ("--1", "-", "1.5"):
