@@ -292,6 +292,45 @@ def test_basic_remembers_a_good_password(monkeypatch: pytest.MonkeyPatch) -> Non
     assert calls == ["pw"]
 
 
+@pytest.mark.parametrize("method", ["pbkdf2_sha256", "scrypt"])
+def test_an_unknown_user_costs_the_hash_a_known_one_does(
+        monkeypatch: pytest.MonkeyPatch, method: str) -> None:
+    """An unknown user's password is checked against a hash of the users' own method
+    and cost, over HTTP as a client meets it: before, against 1,000 PBKDF2 rounds
+    (600,000 for a user's), which answered ~500 times sooner and named the users."""
+    import interlingua.server.auth.schemes as schemes
+    from interlingua.server.auth.hashing import _parse
+
+    checked: list[str] = []
+    real = schemes.verify_secret
+
+    def recording(stored: str, candidate: str) -> bool:
+        checked.append(stored)
+        return real(stored, candidate)
+
+    monkeypatch.setattr(schemes, "verify_secret", recording)
+    stored = hash_secret("pw", method=method) if method == "scrypt" else \
+        hash_secret("pw", iterations=2000)
+    auth = AuthConfig(schemes={"b": BasicAuth({"dave": stored})})
+    with serve_agent(Agent("B", "d", _whoami), auth=auth) as url, httpx.Client() as c:
+        for who in ("dave:wrong", "mallory:pw", "eve:other"):
+            body, headers = send_request("1.0")
+            token = base64.b64encode(who.encode()).decode()
+            r = c.post(url + "/", json=body, headers={"Authorization": f"Basic {token}", **headers})
+            assert r.status_code == 401, r.text
+    assert checked[0] == stored
+    for decoy in checked[1:]:
+        assert decoy != stored and _parse(decoy)[:2] == _parse(stored)[:2]
+        assert len(_parse(decoy)[3]) == len(_parse(stored)[3])
+
+
+def test_a_decoy_without_users_costs_the_default_hash() -> None:
+    from interlingua.server.auth.hashing import _parse, decoy_hash
+
+    assert _parse(decoy_hash())[:2] == _parse(hash_secret("x"))[:2]
+    assert not verify_secret(decoy_hash(), "")
+
+
 # -------------------------------------------------------------------- Bearer
 
 

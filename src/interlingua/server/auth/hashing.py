@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import os
 
-__all__ = ["hash_secret", "is_hash", "key_digest", "verify_secret"]
+__all__ = ["decoy_hash", "hash_secret", "is_hash", "key_digest", "verify_secret"]
 
 _PBKDF2_ITERATIONS = 600_000
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
@@ -44,6 +44,17 @@ def hash_secret(secret: str, *, method: str = "pbkdf2_sha256",
                                 dklen=32)
         return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${_b64(salt)}${_b64(digest)}"
     raise ValueError(f"unknown hash method {method!r}; use pbkdf2_sha256 or scrypt")
+
+
+def decoy_hash(like: str | None = None) -> str:
+    """A hash no secret matches whose check costs what checking ``like`` costs (the
+    same method and parameters; the default ones without ``like``): what an unknown
+    user is checked against, so that timing does not tell which users exist."""
+    method, params, salt, expected = (
+        ("pbkdf2_sha256", (_PBKDF2_ITERATIONS,), b"\0" * 16, b"\0" * 32) if like is None
+        else _parse(like))
+    return "$".join([method, *map(str, params), _b64(os.urandom(len(salt))),
+                     _b64(os.urandom(len(expected)))])
 
 
 def is_hash(value: str) -> bool:

@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl
 
 from ...core.errors import AuthenticationRequired
 from ...core.model import APIKeyScheme, HTTPAuthScheme, MutualTLSScheme, SecurityScheme
-from .hashing import is_hash, key_digest, verify_secret
+from .hashing import decoy_hash, is_hash, key_digest, verify_secret
 from .principal import Principal, owner_key
 from .tls import ClientCertificate
 
@@ -216,6 +216,9 @@ class BasicAuth(Authenticator):
                     f"the password of {user!r} is not a hash: store "
                     "interlingua.server.auth.hash_secret(password), never the password")
         self._users = dict(users)
+        # An unknown user costs a hash like the users' own, so timing does not tell
+        # which users exist (a cheap decoy answered them ~500 times sooner).
+        self._decoy = decoy_hash(next(iter(self._users.values()), None))
         self.description = description
         self._tenants = {k: frozenset(v) for k, v in (tenants or {}).items()}
         self._cache_key = os.urandom(32)
@@ -241,8 +244,7 @@ class BasicAuth(Authenticator):
         if hit is not None and hit[1] > now:
             return self._principal(hit[0])
         stored = self._users.get(user)
-        # An unknown user costs a hash too, so timing does not tell which users exist.
-        ok = await asyncio.to_thread(verify_secret, stored or _DUMMY_HASH, password)
+        ok = await asyncio.to_thread(verify_secret, stored or self._decoy, password)
         if stored is None or not ok:
             raise AuthenticationRequired("The Basic user name or password is not valid")
         if len(self._cache) >= self._cache_size:
@@ -261,9 +263,6 @@ class BasicAuth(Authenticator):
         if error:
             text += f', error="{error}"'
         return text
-
-
-_DUMMY_HASH = "pbkdf2_sha256$1000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 
 
 # ------------------------------------------------------------------ mutual TLS
