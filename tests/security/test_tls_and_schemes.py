@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import subprocess
@@ -354,6 +355,79 @@ class IdentityProvider:
 
         return Starlette(routes=[Route("/.well-known/openid-configuration", discovery),
                                  Route("/jwks", jwks)])
+
+
+def test_a_hanging_key_host_costs_one_fetch_for_all_who_wait() -> None:
+    """Stale keys and a key host that hangs: the requests waiting meanwhile share one
+    attempt and are answered with the keys in hand, and the next attempt waits for
+    ``refetch_interval``. Before, each request made an attempt of its own, one after
+    another under the lock: the fifth waited five timeouts, and every later request
+    tried again."""
+    issuer = Issuer()
+    clock = [time.time()]
+    attempts: list[str] = []
+    hang = [False]
+
+    async def fetch(url: str) -> bytes:
+        attempts.append(url)
+        if hang[0]:
+            await asyncio.sleep(0.5)
+            raise httpx.ReadTimeout("the key host sent nothing")
+        return msgspec.json.encode(issuer.jwks)
+
+    bearer = BearerAuth(jwks_url="https://keys.example/jwks", audience="a2a-test",
+                        fetch=fetch, clock=lambda: clock[0], jwks_cache_seconds=300,
+                        refetch_interval=30)
+    auth = AuthConfig(schemes={"jwt": bearer})
+    token = issuer.token("alice", ttl=3600)
+
+    async def ask(url: str, n: int) -> list[int]:
+        body, headers = send_request("1.0")
+        headers = {**headers, "Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(timeout=30) as c:
+            answers = await asyncio.gather(*(c.post(url + "/", json=body, headers=headers)
+                                             for _ in range(n)))
+        return [a.status_code for a in answers]
+
+    with serve_agent(Agent("J", "d", _whoami), auth=auth) as url:
+        assert asyncio.run(ask(url, 1)) == [200] and len(attempts) == 1
+        clock[0] += 400  # the keys are stale; the host hangs
+        hang[0] = True
+        assert asyncio.run(ask(url, 5)) == [200] * 5
+        assert len(attempts) == 2
+        clock[0] += 10  # within refetch_interval of the failed attempt: none made
+        assert asyncio.run(ask(url, 2)) == [200] * 2 and len(attempts) == 2
+        clock[0] += 30
+        hang[0] = False
+        assert asyncio.run(ask(url, 3)) == [200] * 3 and len(attempts) == 3
+
+
+def test_a_key_host_down_from_the_start_costs_one_fetch_for_all_who_wait() -> None:
+    """No keys yet and a key host that hangs: the requests waiting meanwhile are all
+    refused after one attempt, not one attempt each in turn."""
+    attempts: list[str] = []
+
+    async def fetch(url: str) -> bytes:
+        attempts.append(url)
+        await asyncio.sleep(0.5)
+        raise httpx.ReadTimeout("the key host sent nothing")
+
+    bearer = BearerAuth(jwks_url="https://keys.example/jwks", audience="a2a-test",
+                        fetch=fetch, refetch_interval=30)
+    token = Issuer().token("alice")
+
+    async def ask(url: str, n: int) -> list[httpx.Response]:
+        body, headers = send_request("1.0")
+        headers = {**headers, "Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(timeout=30) as c:
+            return list(await asyncio.gather(*(c.post(url + "/", json=body, headers=headers)
+                                               for _ in range(n))))
+
+    with serve_agent(Agent("J", "d", _whoami), auth=AuthConfig(schemes={"jwt": bearer})) as url:
+        answers = asyncio.run(ask(url, 4))
+    assert [a.status_code for a in answers] == [401] * 4
+    assert all("signing keys could not be fetched" in a.text for a in answers)
+    assert len(attempts) == 1
 
 
 def test_bearer_with_discovery_cache_and_rotation() -> None:

@@ -48,6 +48,9 @@ async def _httpx_fetch(url: str) -> bytes:
         return await fetch_document(client, url, timeout=FETCH_TIMEOUT)
 
 
+_KEYS_UNAVAILABLE = "The token cannot be checked now (the signing keys could not be fetched)"
+
+
 class BearerAuth(Authenticator):
     """``Authorization: Bearer <JWT>``, validated locally.
 
@@ -105,6 +108,10 @@ class BearerAuth(Authenticator):
         self._refetch_interval = refetch_interval
         self._fetched: KeySet | None = None
         self._fetched_at = float("-inf")
+        #: the last attempt to fetch the keys (whatever came of it), and how many ended
+        self._tried_at = float("-inf")
+        self._attempts = 0
+        self._unavailable = _KEYS_UNAVAILABLE
         self._discovered = False
         self._lock = asyncio.Lock()
 
@@ -131,24 +138,42 @@ class BearerAuth(Authenticator):
     async def _keys(self, *, refetch: bool = False) -> KeySet | None:
         if self.jwks_url is None and self.openid_config_url is None:
             return None
+        seen = self._attempts
         async with self._lock:
-            await self._discover()
-            now = self._clock()
-            age = now - self._fetched_at
-            stale = self._fetched is None or age >= self._cache_seconds
-            if stale or (refetch and age >= self._refetch_interval):
-                assert self.jwks_url is not None
-                try:
-                    doc = msgspec.json.decode(await self._fetch(self.jwks_url))
-                    self._fetched = load_keys(doc)
-                    self._fetched_at = now
-                except Exception as exc:
-                    if self._fetched is None:
-                        raise AuthenticationRequired(
-                            "The token cannot be checked now (the signing keys could not "
-                            "be fetched)") from exc
-                    # keep the keys we had: a key host hiccup must not lock everyone out
+            # One fetch for all who waited on it: a request that queued behind an
+            # attempt takes its outcome, so a key host that hangs costs one timeout
+            # at a time, not one per waiting request in turn.
+            if self._attempts == seen and self._due(refetch):
+                await self._refresh()
+            if self._fetched is None:
+                raise AuthenticationRequired(self._unavailable)
             return self._fetched
+
+    def _due(self, refetch: bool) -> bool:
+        if self._fetched is None:
+            return True
+        now = self._clock()
+        if now - self._tried_at < self._refetch_interval:
+            # tried lately, and failed or fetched: the keys in hand serve meanwhile
+            return False
+        return refetch or now - self._fetched_at >= self._cache_seconds
+
+    async def _refresh(self) -> None:
+        now = self._clock()
+        self._tried_at = now
+        try:
+            await self._discover()
+            assert self.jwks_url is not None
+            doc = msgspec.json.decode(await self._fetch(self.jwks_url))
+            self._fetched = load_keys(doc)
+            self._fetched_at = now
+        except AuthenticationRequired as exc:  # the discovery document's fault
+            self._unavailable = str(exc)
+        except Exception:
+            # keep the keys we had: a key host hiccup must not lock everyone out
+            self._unavailable = _KEYS_UNAVAILABLE
+        finally:  # counted once ended: whoever came in meanwhile takes this outcome
+            self._attempts += 1
 
     # ------------------------------------------------------------ validation
 
