@@ -263,6 +263,27 @@ def test_extended_card_not_configured() -> None:
         assert v02.status_code == 404
 
 
+def test_an_extended_card_hook_that_fails_is_a_500_in_json_on_every_route() -> None:
+    """The agent's extended_card hook raising is the binding's internal error on
+    every route; the v0.2 route answered Starlette's text/plain page instead of the
+    JSON body its other refusals carry."""
+    def failing(base: AgentCard, principal: Principal) -> AgentCard:
+        raise RuntimeError("the directory is down")
+
+    agent = Agent("Failing", "d", _work, extended_card=failing)
+    with serve_agent(agent, auth=make_auth()) as base, httpx.Client() as c:
+        v1 = rpc(c, base, USER, "GetExtendedAgentCard", {}, V1).json()
+        v03 = rpc(c, base, USER, "agent/getAuthenticatedExtendedCard", {}).json()
+        rest = c.get(base + "/extendedAgentCard", headers=USER)
+        rest03 = c.get(base + "/v1/card", headers=USER)
+        v02 = c.get(base + "/agent/authenticatedExtendedCard", headers=USER)
+    assert v1["error"]["code"] == v03["error"]["code"] == -32603
+    assert rest.status_code == rest03.status_code == v02.status_code == 500
+    assert v02.headers["content-type"] == "application/json"
+    assert v02.json() == {"error": {"code": 500, "message": "Internal error"}}
+    assert "directory" not in v02.text + rest.text + rest03.text
+
+
 def test_private_card() -> None:
     auth = make_auth()
     auth.public_card = False

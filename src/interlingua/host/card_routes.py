@@ -8,6 +8,7 @@ caller. Refusals are JSON bodies with the HTTP status of the refusal.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ import msgspec
 from ..bindings.http.request_headers import RequestHeaders
 from ..core.calls import GetExtendedCard
 from ..core.dialects import get_codec
-from ..core.errors import A2AError, ExtendedCardNotConfigured
+from ..core.errors import A2AError, ExtendedCardNotConfigured, InternalError
 from ..core.model import AgentCard
 from ..server.auth.runtime import Security, refusal
 from ..server.dispatch import FrontDoor, Inbound
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["EXTENDED_CARD_PATH", "card_gate", "extended_card_endpoint"]
 
 EXTENDED_CARD_PATH = "/agent/authenticatedExtendedCard"
+
+log = logging.getLogger("interlingua.server")
 
 
 def _refused(exc: A2AError, status: int, headers: list[tuple[bytes, bytes]]) -> Response:
@@ -91,6 +94,9 @@ def extended_card_endpoint(server: A2AServer, security: Security, door: FrontDoo
             return _refused(exc, 404, [])
         except A2AError as exc:
             return _refused(exc, *(refusal(exc) or (400, [])))
+        except Exception:  # the agent's extended_card hook failed: 500, in JSON as any refusal
+            log.exception("internal error handling GET %s", EXTENDED_CARD_PATH)
+            return _refused(InternalError("Internal error"), 500, [])
         body = card_document(card, jsonrpc_url=variant.rpc_url)
         return Response(body, media_type="application/json",
                         headers={"Cache-Control": "private, no-store"})
