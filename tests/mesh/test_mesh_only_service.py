@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from interlingua import Agent, Service, ServiceSettings, client_for
 from interlingua.mesh import MeshSettings
@@ -38,6 +39,30 @@ async def test_a_service_with_the_mesh_alone_answers_over_it(ns: str) -> None:
         assert card["skills"] == [{"id": "Shouter", "name": "Shouter", "description": "Shouts.",
                                    "tags": ["shouter"]}]
     assert not service.engine.started
+
+
+async def test_an_agent_on_the_mesh_alone_refuses_push_as_its_card_says(ns: str) -> None:
+    """Its card offers no push notifications (the mesh has no calls to set them up),
+    so a send carrying a push config is refused with PushNotSupported and no webhook
+    is called; before, the task ran and its updates were posted to the URL given."""
+    from interlingua.core.calls import SendConfig, SendMessage
+    from interlingua.core.errors import PushNotSupported
+    from interlingua.core.model import PushConfig
+    from interlingua.core.parts import user_message
+    from interlingua.server.push.settings import PushSettings
+
+    agent = Agent("Pusher", "Shouts.", _shout, push_notifications=True)
+    push = PushSettings(allow_http=True, allow_private_networks=True)
+    service = Service(agent, ServiceSettings(freeze_gc=False, push=push))
+    mesh = service.add_binding(MeshBinding(service, MeshSettings(
+        url=BROKER, namespace=ns, card_interval=0.5, session_expiry=30, http=False)))
+    async with service, client_for(mesh.address) as client:
+        card = msgspec.json.decode(mesh.agent.card)
+        assert card["capabilities"]["pushNotifications"] is False
+        config = SendConfig(push_config=PushConfig(url="http://127.0.0.1:9/hook"))
+        with pytest.raises(PushNotSupported):
+            await client.call(SendMessage(message=user_message("hi"), config=config))
+    assert not service.push.enabled
 
 
 def test_serving_on_the_mesh_alone_builds_no_http_app(ns: str, tmp_path: Path) -> None:

@@ -39,6 +39,10 @@ class MeshBinding(BaseBinding):
                  name: str | None = None) -> None:
         self.service = service
         self.settings = settings
+        if not settings.http:
+            # its card offers no push notifications (mesh_only_card): a send carrying
+            # a config is refused as the card says, not delivered to webhooks
+            service.push.withdraw()
         on_mesh = name or mesh_name(service.agent.name)
         #: the topic layout (mesh/profiles.py)
         self.profile = profile = profile_of(settings)

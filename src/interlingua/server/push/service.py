@@ -118,6 +118,13 @@ class PushService:
         """What the card says: ``capabilities.pushNotifications``."""
         return self._enabled
 
+    def withdraw(self) -> None:
+        """Offer no push notifications, whatever the agent says: for an agent served on
+        a mesh alone, whose card offers none. Before the service starts."""
+        if self._dispatcher is not None:
+            raise RuntimeError("push notifications are delivered already")
+        self._enabled = False
+
     @property
     def dispatcher(self) -> Dispatcher | None:
         return self._dispatcher
