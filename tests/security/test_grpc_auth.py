@@ -272,3 +272,87 @@ def test_grpc_challenges_mark_the_rejected_scheme(metadata: tuple[tuple[str, str
                                 "params": {"id": "x"}})
         assert http.status_code == 401
         assert http.headers.get_list("www-authenticate") == expected
+
+
+# ------------------------------------------- the tenant header on a shared port
+
+
+@pytest.fixture(scope="module")
+def tenanted_pair() -> Iterator[tuple[str, str]]:
+    """Two agents on one HTTP server and one gRPC port, the tenant named by the
+    ``X-Tenant`` header; alice may act in the default tenant and ``team1`` alone:
+    (base URL, gRPC target)."""
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY},
+                                                  tenants={"alice": ["", "team1"]})},
+                      tenant_header="X-Tenant")
+    app = create_app([Agent("Probe", "Says back.", _echo), Agent("Other", "Says back.", _echo)],
+                     store="memory://", auth=auth)
+    hub = add_grpc(app, "127.0.0.1:0")
+    with live_server(app) as base:
+        assert hub.port
+        yield base, f"127.0.0.1:{hub.port}"
+
+
+def _tenant_metadata(tenant: str | None) -> tuple[tuple[str, str], ...]:
+    return _metadata(KEY) + ((("x-tenant", tenant),) if tenant is not None else ())
+
+
+def _http_send(base: str, tenant: str | None) -> httpx.Response:
+    headers = {**_headers(KEY), "A2A-Version": "1.0",
+               **({"X-Tenant": tenant} if tenant is not None else {})}
+    return httpx.post(base + "/agents/Probe/", headers=headers, json={
+        "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+            "messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
+
+
+def _http_task(base: str, task_id: str, tenant: str | None) -> httpx.Response:
+    headers = {**_headers(KEY), **({"X-Tenant": tenant} if tenant is not None else {})}
+    return httpx.get(base + f"/agents/Probe/tasks/{task_id}", headers=headers)
+
+
+def _grpc_task(target: str, task_id: str, tenant: str | None) -> pb1.Task:
+    """The task over the shared port, its request's tenant naming the agent."""
+    with grpc.insecure_channel(target) as channel:
+        return rpc1.A2AServiceStub(channel).GetTask(
+            pb1.GetTaskRequest(id=task_id, tenant="Probe"), metadata=_tenant_metadata(tenant))
+
+
+def test_the_tenant_header_names_the_tenant_on_a_shared_grpc_port(
+        tenanted_pair: tuple[str, str]) -> None:
+    """On a port several agents share, the request's tenant names the agent, and the
+    tenant header names the tenant, as it does at the agent's HTTP routes: a task
+    made in team1 over HTTP is read over gRPC with the header (it was refused, the
+    request said to name tenant ''), and one made over gRPC is read over HTTP."""
+    base, target = tenanted_pair
+    made = _http_send(base, "team1")
+    assert made.status_code == 200, made.text
+    task_id = made.json()["result"]["task"]["id"]
+    assert _grpc_task(target, task_id, "team1").id == task_id
+    # not in the default tenant, there or here
+    assert _http_task(base, task_id, None).status_code == 404
+    with pytest.raises(grpc.RpcError) as missing:
+        _grpc_task(target, task_id, None)
+    assert missing.value.code() is grpc.StatusCode.NOT_FOUND, missing.value.details()
+    # and the other way: made over gRPC in team1, read over HTTP in team1 alone
+    with grpc.insecure_channel(target) as channel:
+        sent = rpc1.A2AServiceStub(channel).SendMessage(
+            pb1.SendMessageRequest(message=_message("hi"), tenant="Probe"),
+            metadata=_tenant_metadata("team1"))
+    assert _http_task(base, sent.task.id, "team1").status_code == 200
+    assert _http_task(base, sent.task.id, None).status_code == 404
+    with pytest.raises(grpc.RpcError) as missing:
+        _grpc_task(target, sent.task.id, None)
+    assert missing.value.code() is grpc.StatusCode.NOT_FOUND, missing.value.details()
+
+
+def test_a_forbidden_header_tenant_is_refused_on_a_shared_grpc_port(
+        tenanted_pair: tuple[str, str]) -> None:
+    """A tenant the caller may not act in, named by the header, is refused as over
+    HTTP: 403 there, PERMISSION_DENIED here."""
+    base, target = tenanted_pair
+    http = _http_send(base, "team2")
+    assert http.status_code == 403, http.text
+    with pytest.raises(grpc.RpcError) as refused:
+        _grpc_task(target, "x", "team2")
+    assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED, refused.value.details()
+    assert "may not act in tenant 'team2'" in (refused.value.details() or "")

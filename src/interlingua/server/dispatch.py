@@ -98,6 +98,8 @@ class Inbound(msgspec.Struct, kw_only=True):
       version as Major.Minor, when the binding has parsed it already.
     - ``tenant``: the tenant the binding's framing names (a path's); None: the
       call's own ``tenant``, else the tenant header.
+    - ``agent_tenant``: the call's own ``tenant`` named the agent, not a tenant (a
+      gRPC port several agents share): the tenant header alone names one.
     - ``streaming``: a streaming call; ``last_event_id`` where its replay starts.
     - ``admitted``: the binding has admitted the caller already (``FrontDoor.admit``,
       once for a transport request that carries several calls).
@@ -118,6 +120,7 @@ class Inbound(msgspec.Struct, kw_only=True):
     raw_version: str | None = None
     version: str | None = None
     tenant: str | None = None
+    agent_tenant: bool = False
     streaming: bool = False
     last_event_id: str | None = None
     admitted: bool = False
@@ -341,11 +344,11 @@ class FrontDoor:
         for check in self.checks:
             check(call)
         headers = inbound.headers
-        # the tenant the call names: its binding's (a path's, or "" where a gRPC
-        # tenant named the agent), else its member ("" is ProtoJSON's unset); None:
-        # none, and the tenant header may name one
+        # the tenant the call names: its binding's (a path's), else its member ("" is
+        # ProtoJSON's unset; not where it named the agent); None: none, and the
+        # tenant header may name one
         tenant = inbound.tenant
-        if tenant is None:
+        if tenant is None and not inbound.agent_tenant:
             tenant = getattr(call, "tenant", None) or None
         if tenant:  # a key of every store's indexes: one no store can keep is refused
             fault = id_fault(tenant)

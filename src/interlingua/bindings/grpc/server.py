@@ -320,11 +320,13 @@ class GrpcBinding:
 
     def __init__(self, door: FrontDoor,
                  public_card: Callable[[], tuple[AgentCard, str]], *,
-                 tenant: str | None = None) -> None:
+                 tenant: str | None = None, agent_tenant: bool = False) -> None:
         self.door = door
-        #: the tenant every call acts in; None: the request's own. Several agents on
-        #: one port (``tenants.py``) set "": the request's tenant named the agent
+        #: the tenant every call acts in; None: the request's own
         self.tenant = tenant
+        #: the request's tenant names the agent (several agents on one port,
+        #: ``tenants.py``): the tenant header names the tenant, else the default one
+        self.agent_tenant = agent_tenant
         self._v1 = _V1(get_codec("1.0"))
         self._v1.newer = {version: _V11(get_codec(name)) for version, name in V1_CODECS.items()}
         self._v03 = _V03(public_card)
@@ -380,7 +382,7 @@ class GrpcBinding:
                     rpc.name, self._decoder(newer, rpc))
         return Inbound(binding="grpc", scope=scope, headers=headers, codec=dialect.codec,
                        decode=decode, payload=data, raw_version=raw_version,
-                       tenant=self.tenant,
+                       tenant=self.tenant, agent_tenant=self.agent_tenant,
                        streaming=rpc.streaming,
                        last_event_id=given_once(headers, LAST_EVENT_ID) if rpc.streaming else None
                        ), dialect

@@ -4,8 +4,8 @@ The A2A v1.0 requests carry a ``tenant`` field, and a card's ``AgentInterface``
 says which tenant to put there (``tenant``). So agents served together
 (``host/agents.py``) share one listener: each one's card names the port with
 ``tenant`` set to its path name, and a request is handed to the service whose
-name it carries, which serves it in its default tenant (the same tasks its HTTP
-routes at ``/agents/{name}/`` serve). The v0.3 requests have no such field: on
+name it carries, which serves it in the tenant the tenant header names, else in its
+default tenant (the same tasks its HTTP routes at ``/agents/{name}/`` serve). The v0.3 requests have no such field: on
 such a port they are refused, saying to use v1.0 (the cards name no v0.3 gRPC).
 
 ``GrpcTenants`` is the listener; each service gets a binding of it
@@ -202,8 +202,10 @@ class TenantGrpc(BaseBinding):
 
     async def prepare(self, service: Service) -> None:
         card = service.card
-        # the request's tenant named the agent: it acts in the agent's default tenant
-        binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url), tenant="")
+        # the request's tenant named the agent: it acts in the tenant header's tenant,
+        # else the agent's default one, as at the agent's HTTP routes
+        binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url),
+                              agent_tenant=True)
         self._listening_at = await self.hub.join(
             self.tenant, binding, service.settings.max_body_bytes, service.settings.public_url,
             service.engine)
