@@ -356,3 +356,62 @@ def test_a_forbidden_header_tenant_is_refused_on_a_shared_grpc_port(
         _grpc_task(target, "x", "team2")
     assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED, refused.value.details()
     assert "may not act in tenant 'team2'" in (refused.value.details() or "")
+
+
+# ------------------------------------- an API key in the query or a cookie, over gRPC
+
+
+def _http_with_key(url: str, location: str, where: str, key: str | None) -> httpx.Response:
+    """``GetTask`` over JSON-RPC, the key given ``where``: "query", "cookie", "header"
+    (a header of the key's name) or "none"."""
+    params = {"API_Key": key} if where == "query" and key else {}
+    headers = {"A2A-Version": "1.0"}
+    if where == "cookie" and key:
+        headers["Cookie"] = f"API_Key={key}"
+    if where == "header" and key:
+        headers["API_Key"] = key
+    return httpx.post(url + "/", params=params, headers=headers, json={
+        "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
+
+
+@pytest.mark.parametrize("location", ["query", "cookie"])
+def test_an_api_key_of_the_query_or_a_cookie_is_metadata_over_grpc(location: str) -> None:
+    """gRPC has no query string and no cookies of its own: a key the card says is in
+    the query (or a cookie) is read over gRPC from the metadata entry of its name,
+    lower-cased, so the one key works on every binding its card names (every gRPC call
+    was refused). Over HTTP nothing changed: the key where the card says, a header of
+    its name counting for nothing."""
+    sock = bind_loopback()
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY}, name="API_Key",
+                                                  location=location)})
+    app = create_app(Agent("Probe", "Says back.", _echo), public_url=url_of(sock),
+                     store="memory://", auth=auth)
+    server = add_grpc(app, "127.0.0.1:0")
+    with live_server(app, sock=sock) as url, \
+            grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = rpc1.A2AServiceStub(channel)
+        sent = stub.SendMessage(pb1.SendMessageRequest(message=_message("hi")),
+                                metadata=(("api_key", KEY),))
+        assert sent.task.status.state == pb1.TASK_STATE_COMPLETED
+        challenge = f'ApiKey realm="a2a", in="{location}", name="API_Key"'
+        for metadata, rejected in [((), False), ((("api_key", WRONG),), True),
+                                   ((("x-api-key", KEY),), False)]:
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.GetTask(pb1.GetTaskRequest(id=sent.task.id), metadata=metadata)
+            assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED, metadata
+            assert _challenges(refused.value) == [
+                challenge + (', error="invalid_token"' if rejected else "")], metadata
+        if location == "cookie":  # a cookie entry, as before
+            assert stub.GetTask(pb1.GetTaskRequest(id=sent.task.id),
+                                metadata=(("cookie", f"API_Key={KEY}"),)).id == sent.task.id
+        # the entry twice says two things: refused, as a credential header sent twice is
+        with pytest.raises(grpc.RpcError) as twice:
+            stub.GetTask(pb1.GetTaskRequest(id=sent.task.id),
+                         metadata=(("api_key", KEY), ("api_key", WRONG)))
+        assert twice.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        assert "sent twice" in (twice.value.details() or ""), twice.value.details()
+        # HTTP as before
+        assert _http_with_key(url, location, location, KEY).json()["error"]["code"] == -32001
+        assert _http_with_key(url, location, location, WRONG).status_code == 401
+        assert _http_with_key(url, location, "none", None).status_code == 401
+        assert _http_with_key(url, location, "header", KEY).status_code == 401

@@ -169,6 +169,11 @@ class Security:
             name.lower().encode("latin-1")
             for authenticator in (auth.schemes.values() if auth is not None else ())
             for name in authenticator.credential_headers())
+        #: the gRPC metadata entries that carry credentials (each may appear once)
+        self._credential_metadata = frozenset(
+            name.lower().encode("latin-1")
+            for authenticator in (auth.schemes.values() if auth is not None else ())
+            for name in authenticator.credential_metadata())
         #: False: admitting a request has nothing to do
         self.active = auth is not None or self.rate is not None
         self._warned_undeclared = False
@@ -220,7 +225,8 @@ class Security:
         assert self.auth is not None
         schemes = self.auth.schemes
         self._refuse_repeated_credentials(scope)
-        presented = Presented(headers, scope.get("query_string", b""), client_certificate(scope))
+        presented = Presented(headers, scope.get("query_string", b""), client_certificate(scope),
+                              grpc=scope.get("type") == "grpc")
         found: dict[str, Principal] = {}
         failed: dict[str, AuthenticationRequired] = {}
         for name, authenticator in schemes.items():
@@ -261,7 +267,8 @@ class Security:
     def _refuse_repeated_credentials(self, scope: Mapping[str, Any]) -> None:
         # With a credential header sent twice, which one counts would depend on
         # the parser (today: the last); a request that says two things is refused.
-        names = self._credential_headers
+        grpc = scope.get("type") == "grpc"
+        names = self._credential_metadata if grpc else self._credential_headers
         seen: set[bytes] = set()
         for name, _ in scope.get("headers", ()):
             name = name.lower()
@@ -269,7 +276,8 @@ class Security:
                 if name in seen:
                     assert self.auth is not None
                     raise Unauthenticated(
-                        f"Credentials were sent twice (header {name.decode('latin-1')}): "
+                        f"Credentials were sent twice ({'metadata' if grpc else 'header'} "
+                        f"{name.decode('latin-1')}): "
                         "send them once",
                         challenges=[a.challenge(self.auth.realm)
                                     for a in self.auth.schemes.values()])

@@ -42,15 +42,18 @@ __all__ = [
 
 
 class Presented:
-    """What a request presents: headers (lower-case names), query, cookies, client certificate."""
+    """What a request presents: headers (lower-case names), query, cookies, client
+    certificate. ``grpc``: a gRPC call, whose headers are its metadata; it has no
+    query string of its own."""
 
-    __slots__ = ("_cookies", "_query", "certificate", "headers", "query_string")
+    __slots__ = ("_cookies", "_query", "certificate", "grpc", "headers", "query_string")
 
     def __init__(self, headers: Mapping[str, str], query_string: bytes = b"",
-                 certificate: ClientCertificate | None = None) -> None:
+                 certificate: ClientCertificate | None = None, *, grpc: bool = False) -> None:
         self.headers = headers
         self.query_string = query_string
         self.certificate = certificate
+        self.grpc = grpc
         self._query: dict[str, str] | None = None
         self._cookies: dict[str, str] | None = None
 
@@ -107,6 +110,10 @@ class Authenticator:
         """The request headers its credentials come in (refused when sent twice)."""
         return ["authorization"] if self.auth_scheme else []
 
+    def credential_metadata(self) -> list[str]:
+        """The gRPC metadata entries its credentials come in (refused when sent twice)."""
+        return self.credential_headers()
+
     #: the ``Principal.scheme`` of the principals it vouches for
     principal_scheme = "custom"
 
@@ -157,12 +164,7 @@ class APIKeyAuth(Authenticator):
             self._by_digest[digest] = principal
 
     async def authenticate(self, presented: Presented) -> Principal | None:
-        if self.location == "header":
-            value = presented.headers.get(self.name.lower())
-        elif self.location == "query":
-            value = presented.query(self.name)
-        else:
-            value = presented.cookie(self.name)
+        value, where = self._key_of(presented)
         if value is None:
             return None
         digest = key_digest(value)
@@ -172,14 +174,33 @@ class APIKeyAuth(Authenticator):
             if hmac.compare_digest(known, digest):
                 found = principal
         if found is None:
-            raise AuthenticationRequired(f"The API key in {self.location} {self.name!r} is not valid")
+            raise AuthenticationRequired(f"The API key in {where} {self.name!r} is not valid")
         return Principal(id=found, scheme="apiKey", tenants=self._tenants.get(found))
+
+    def _key_of(self, presented: Presented) -> tuple[str | None, str]:
+        """The key presented (None: none), and where it was."""
+        if self.location == "header":
+            return presented.headers.get(self.name.lower()), "header"
+        if presented.grpc:
+            # gRPC has no query string: a key of the query or a cookie comes as the
+            # metadata entry of its name (lower-cased, as metadata names are), so the
+            # one key works on every binding the card names; a cookie may still come
+            # as a ``cookie`` entry
+            value = presented.headers.get(self.name.lower())
+            if value is not None or self.location == "query":
+                return value, "metadata"
+        if self.location == "query":
+            return presented.query(self.name), "query"
+        return presented.cookie(self.name), "cookie"
 
     def scheme(self) -> SecurityScheme:
         return APIKeyScheme(name=self.name, location=self.location, description=self.description)
 
     def credential_headers(self) -> list[str]:
         return [self.name] if self.location == "header" else []
+
+    def credential_metadata(self) -> list[str]:
+        return [self.name]  # over gRPC, wherever the key's location
 
     def challenge(self, realm: str, *, error: str | None = None) -> str:
         text = f'ApiKey realm="{realm}", in="{self.location}", name="{self.name}"'
