@@ -519,3 +519,79 @@ def test_a_pinned_pem_verifies_a_signature_whatever_its_kid(tmp_path: Path) -> N
     assert refused.stderr == (f"error: the card at {url}/.well-known/agent-card.json is not "
                               "trusted: the card is not signed by any of the given keys (it "
                               "is signed by key 'k1'), or was changed after it was signed\n")
+
+
+# ------------------------------------------------- every rendering, every binding
+
+
+@pytest.fixture(scope="module")
+def signed_grpc() -> Iterator[tuple[str, str]]:
+    from tests.live import live_grpc_agent
+
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"me": KEY["X-API-Key"]})})
+    with live_grpc_agent(signed_agent(), auth=auth, card_signing=CardSigning()) as where:
+        yield where
+
+
+def _grpc_cards(target: str) -> dict[str, dict[str, Any]]:
+    """The cards gRPC serves, as ProtoJSON (what a verifier of a proto card reads)."""
+    import grpc
+    from google.protobuf.json_format import MessageToDict
+
+    from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
+    from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
+
+    metadata = [("x-api-key", KEY["X-API-Key"])]
+    with grpc.insecure_channel(target) as ch:
+        v1 = rpc1.A2AServiceStub(ch).GetExtendedAgentCard(pb1.GetExtendedAgentCardRequest(),
+                                                          metadata=metadata)
+        v03 = rpc03.A2AServiceStub(ch)
+        extended = v03.GetAgentCard(pb03.GetAgentCardRequest(), metadata=metadata)
+        public = v03.GetAgentCard(pb03.GetAgentCardRequest())
+    return {"gRPC v1.0 GetExtendedAgentCard": MessageToDict(v1),
+            "gRPC v0.3 GetAgentCard": MessageToDict(extended),
+            "gRPC v0.3 GetAgentCard (public)": MessageToDict(public)}
+
+
+def _http_cards(base: str) -> dict[str, dict[str, Any]]:
+    def rpc(method: str, version: str) -> Any:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}
+        return c.post(base + "/", json=body, headers={**KEY, "A2A-Version": version}).json()
+
+    with httpx.Client(timeout=10) as c:
+        return {
+            "well-known": c.get(base + "/.well-known/agent-card.json").json(),
+            "JSON-RPC v1.0 GetExtendedAgentCard": rpc("GetExtendedAgentCard", "1.0")["result"],
+            "JSON-RPC v0.3 agent/getAuthenticatedExtendedCard":
+                rpc("agent/getAuthenticatedExtendedCard", "0.3")["result"],
+            "HTTP+JSON v1.0 GET /extendedAgentCard":
+                c.get(base + "/extendedAgentCard", headers=KEY).json(),
+            "HTTP+JSON v0.3 GET /v1/card": c.get(base + "/v1/card", headers=KEY).json(),
+            "HTTP+JSON v0.3 GET /v1/card (public)": c.get(base + "/v1/card").json(),
+            "v0.2 GET /agent/authenticatedExtendedCard":
+                c.get(base + "/agent/authenticatedExtendedCard", headers=KEY).json(),
+        }
+
+
+def test_every_served_card_verifies_and_a_changed_one_does_not(
+        signed_grpc: tuple[str, str]) -> None:
+    # (the v0.3 renderings carried the signature of the v1.0 rendering, which they
+    # cannot be read back into: no verifier accepted them)
+    base, target = signed_grpc
+    jwks = httpx.get(base + "/.well-known/jwks.json").json()
+    cards = {**_http_cards(base), **_grpc_cards(target)}
+    failed = {}
+    for where, doc in cards.items():
+        assert doc.get("signatures"), where
+        public = where == "well-known" or where.endswith("(public)")
+        try:
+            card = verify_card_document(doc, jwks)
+        except CardSignatureError as exc:
+            failed[where] = str(exc)
+            continue
+        assert card.name == ("Signed" if public else "Signed+"), where
+        with pytest.raises(CardSignatureError, match="does not match"):
+            verify_card_document({**doc, "description": "tampered"}, jwks)
+    assert not failed

@@ -42,6 +42,7 @@ import msgspec
 
 from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
 from ..core.dialects import Codec, get_codec
+from ..core.dialects.v0_3_protojson import card_from_proto
 from ..core.errors import A2AError, InvalidAgentResponse, InvalidParams
 from ..core.reading import ascii_int
 from ..core.trace_context import inject
@@ -184,50 +185,6 @@ def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
     raise DialectMismatch(f"{method} has no gRPC counterpart in A2A 0.3")
 
 
-def _requirements_in(reqs: Any) -> Any:
-    if not isinstance(reqs, list):
-        return reqs
-    return [{k: (v or {}).get("list", []) for k, v in (r.get("schemes") or {}).items()}
-            for r in reqs if isinstance(r, dict)]
-
-
-_SCHEMES_IN = {
-    "apiKeySecurityScheme": "apiKey", "httpAuthSecurityScheme": "http",
-    "oauth2SecurityScheme": "oauth2", "openIdConnectSecurityScheme": "openIdConnect",
-    "mtlsSecurityScheme": "mutualTLS",
-}
-
-
-def _card03_in(doc: dict[str, Any]) -> dict[str, Any]:
-    """The v0.3 proto's ``AgentCard`` (ProtoJSON) -> the v0.3 JSON card: its
-    security schemes and requirements are spelt as the JSON card spells them."""
-    out = dict(doc)
-    schemes = doc.get("securitySchemes")
-    if isinstance(schemes, dict):
-        converted: dict[str, Any] = {}
-        for name, wrapped in schemes.items():
-            if not isinstance(wrapped, dict) or len(wrapped) != 1:
-                continue
-            ((key, inner),) = wrapped.items()
-            kind = _SCHEMES_IN.get(key)
-            if kind is None or not isinstance(inner, dict):
-                continue
-            scheme = {**inner, "type": kind}
-            if kind == "apiKey":
-                scheme["in"] = scheme.pop("location", "header")
-            converted[name] = scheme
-        out["securitySchemes"] = converted
-    if "security" in doc:
-        out["security"] = _requirements_in(doc["security"])
-    skills = []
-    for skill in doc.get("skills") or ():
-        if isinstance(skill, dict) and "security" in skill:
-            skill = {**skill, "security": _requirements_in(skill["security"])}
-        skills.append(skill)
-    out["skills"] = skills
-    return out
-
-
 def _request(dialect: str, call: Call, version: str = "") -> tuple[Codec, str, str, Any]:
     """(codec, service, RPC, request as ProtoJSON) of ``call`` in ``dialect`` (its
     ``version``: the request's ``a2a-version``)."""
@@ -358,7 +315,7 @@ class GrpcClientBinding:
             raise _unreadable(target)
         doc = to_doc(response)
         if rpc == "GetAgentCard":
-            doc = _card03_in(doc)
+            doc = card_from_proto(doc)
         raw = _encode(doc)
         try:
             result = codec.decode_result(answered(call), raw)

@@ -13,8 +13,9 @@ A verifier rebuilds the payload from the card it received. A served card
 may be a hybrid document (the v1.0 card merged with the v0.3 rendering), so
 the v1.0 rendering is rebuilt by reading the document as a v1.0 card and
 writing it again, which drops the members other versions added; a plain
-document is also tried as it stands (minus ``signatures``). The card a
-caller gets back from ``verify_card_document`` is the one that was verified.
+document is also tried as it stands (minus ``signatures``): v0.3's proto card,
+which gRPC serves signed over its own ProtoJSON, is one. The card a caller gets
+back from ``verify_card_document`` is the one that was verified.
 
 Pure: no I/O; fetching a JWKS is the caller's business.
 """
@@ -274,11 +275,21 @@ def verified_card(document: bytes | Mapping[str, Any], keys: KeysLike, *,
     except msgspec.ValidationError as exc:
         raise CardSignatureError(f"the card's signatures are malformed: {exc}") from None
     kid = verify_signatures(signatures, payloads, keys, algorithms=algorithms)
-    if card is None:
-        from .dialects.v0_3 import decode_card_v03
+    return card if card is not None else _v03_card(doc), kid
 
-        try:
-            card = decode_card_v03(doc)
-        except A2AError as exc:
-            raise CardSignatureError(f"the card cannot be read: {exc.message}") from None
-    return card, kid
+
+def _v03_card(doc: dict[str, Any]) -> AgentCard:
+    """A verified document that is no v1.0 card, read as a v0.3 one: its JSON, or
+    the ProtoJSON of v0.3's proto card (as gRPC serves it)."""
+    from .dialects.v0_3 import decode_card_v03
+    from .dialects.v0_3_protojson import card_from_proto
+    from .errors import A2AError
+
+    try:
+        return decode_card_v03(doc)
+    except A2AError as exc:
+        first = exc.message
+    try:
+        return decode_card_v03(card_from_proto(doc))
+    except A2AError:
+        raise CardSignatureError(f"the card cannot be read: {first}") from None

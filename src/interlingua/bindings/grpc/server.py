@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError, Message
 
 from ...core import model as m
 from ...core.calls import Call, GetExtendedCard, ListTasksResult
+from ...core.card_signing import canonical_payload
 from ...core.dialects import V1_CODECS, Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
 from ...core.errors import (
@@ -48,6 +49,7 @@ from ...grpc_wire.pbjson import fill, to_doc
 from ...grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
 from ...grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
 from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
+from ...server.cards.signer import CardSigner
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.streams import Entry, Lagged, Unavailable
 from ..http.request_headers import RequestHeaders, given_once
@@ -227,9 +229,11 @@ class _V03(_Dialect):
     name = "0.3"
     cache_key = "grpc:0.3"
 
-    def __init__(self, public_card: Callable[[], tuple[AgentCard, str]]) -> None:
+    def __init__(self, public_card: Callable[[], tuple[AgentCard, str]],
+                 signer: Callable[[], CardSigner | None]) -> None:
         super().__init__(get_codec("0.3-pj"))
         self.public_card = public_card
+        self.signer = signer
 
     def call_of(self, rpc: _Rpc, request: Message) -> Call:
         if rpc.name == "GetAgentCard":  # the caller's card: the public one if none other
@@ -241,13 +245,25 @@ class _V03(_Dialect):
             return b""
         doc = _decode_json.decode(self.codec.encode_result(call, result))
         if rpc.response is pb03.AgentCard:
-            doc = card_out(doc)
+            return self.card_answer(doc)
         return _from_json(doc, rpc.response)
 
     def public_card_answer(self) -> bytes:
         card, rpc_url = self.public_card()
-        return _from_json(card_out(encode_card_v03(card, jsonrpc_url=rpc_url)),
-                          pb03.AgentCard)
+        return self.card_answer(encode_card_v03(card, jsonrpc_url=rpc_url))
+
+    def card_answer(self, doc: dict[str, Any]) -> bytes:
+        """A v0.3 JSON card as the proto's card. The card's signatures cover its v1.0
+        rendering, which this one cannot be read back into: a signed card is signed
+        again over its own ProtoJSON, the document a verifier of it reads."""
+        doc = card_out(doc)
+        signed = bool(doc.pop("signatures", None))
+        message = fill(pb03.AgentCard(), doc)
+        signer = self.signer()
+        if signed and signer is not None:
+            signature = signer.sign_payload(canonical_payload(to_doc(message)))
+            fill(message.signatures.add(), msgspec.to_builtins(signature))
+        return message.SerializeToString()  # type: ignore[no-any-return]
 
     def encode_event(self, entry: Entry) -> bytes:
         # the codec's ProtoJSON is shared with v0.3 REST readers of the same entry
@@ -329,7 +345,7 @@ class GrpcBinding:
         self.agent_tenant = agent_tenant
         self._v1 = _V1(get_codec("1.0"))
         self._v1.newer = {version: _V11(get_codec(name)) for version, name in V1_CODECS.items()}
-        self._v03 = _V03(public_card)
+        self._v03 = _V03(public_card, lambda: door.security.signer)
 
     def methods(self) -> dict[str, list[tuple[_Rpc, Any]]]:
         """Service name -> each RPC with its handling function (unary: ``(bytes,

@@ -316,9 +316,11 @@ class RESTEndpoint:
 
     async def _v03_card(self, inbound: Inbound | None, scope: Scope,
                         headers: Mapping[str, str]) -> _Answer:
-        """``GET /v1/card``: the caller's extended card, else the public one, as a v0.3
-        card document (what v0.3 clients read there)."""
-        from ...core.dialects.v0_3 import encode_card_v03
+        """``GET /v1/card``: the caller's extended card, else the public one, as the
+        hybrid card document v0.3 clients read at the well-known URL (the v0.3
+        rendering alone could not carry the card's signatures, made over its v1.0
+        rendering)."""
+        from ...core.dialects.v0_3 import encode_card_hybrid
 
         if self.card_of is None:
             raise MethodNotFound("Method not found: no card here")
@@ -330,7 +332,7 @@ class RESTEndpoint:
         card, rpc_url = self.card_of(scope, headers)
         if isinstance(found, AgentCard):
             card = found
-        return _Answer(200, _encode(encode_card_v03(card, jsonrpc_url=rpc_url)),
+        return _Answer(200, _encode(encode_card_hybrid(card, jsonrpc_url=rpc_url)),
                        [(b"content-type", b"application/json")])
 
     def _error(self, exc: A2AError, codec: Codec, status: int | None = None) -> _Answer:

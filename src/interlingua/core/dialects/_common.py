@@ -41,6 +41,7 @@ __all__ = [
     "encode_error_member",
     "field_in",
     "format_timestamp",
+    "merge",
     "normalize_timestamp",
 ]
 
@@ -296,3 +297,18 @@ def decode_error_member(error: Any, table: Mapping[int, type[A2AError]]) -> A2AE
     if cls is None:
         return RemoteError(code, message or f"Error {code}", data=data)
     return cls(message, data=data)
+
+
+def merge(a: Any, b: Any) -> Any:
+    """Deep-merge JSON objects: keys of both; for a key in both, objects merge
+    and other values come from ``b``. Lists of objects merge item by item."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = merge(a[k], v) if k in a else v
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(
+        isinstance(x, dict) for x in a + b
+    ):
+        return [merge(x, y) for x, y in zip(a, b, strict=True)]
+    return b

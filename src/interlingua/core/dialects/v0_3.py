@@ -12,7 +12,9 @@ the schema requires otherwise stays required: a message without ``messageId``
 is refused here.
 
 The agent card helpers render and read the v0.2/v0.3 card shape
-(``url`` + ``preferredTransport`` + ``additionalInterfaces``).
+(``url`` + ``preferredTransport`` + ``additionalInterfaces``); the card this
+dialect answers with is the hybrid document (``encode_card_hybrid``), whose
+signatures verify.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from msgspec import Struct
 from .. import model as m
 from ..errors import InvalidAgentResponse
 from ._common import at_root as _at
+from ._common import merge
 from ._family import FamilyCodec
 from ._family_wire import Metadata, Variant, Wire, build_wire
 
-__all__ = ["V03Codec", "decode_card_v03", "encode_card_v03", "shared"]
+__all__ = ["V03Codec", "decode_card_v03", "encode_card_hybrid", "encode_card_v03", "legacy_url",
+           "shared"]
 
 T = TypeVar("T")
 
@@ -66,7 +70,9 @@ class V03Codec(FamilyCodec):
         return self.encode_stream_item(task)
 
     def card_out(self, card: m.AgentCard) -> Any:
-        return encode_card_v03(card, jsonrpc_url=_legacy_url(card))
+        # the hybrid document, as at the well-known URL: the card's signatures are
+        # made over its v1.0 rendering, which a verifier rebuilds from that document
+        return encode_card_hybrid(card, jsonrpc_url=legacy_url(card))
 
     def card_in(self, data: bytes) -> m.AgentCard:
         return _card_in(self.read_result(WCard, data))
@@ -206,7 +212,7 @@ def _is_legacy(interface: m.AgentInterface) -> bool:
     return interface.protocol_version in _LEGACY_VERSIONS
 
 
-def _legacy_url(card: m.AgentCard) -> str:
+def legacy_url(card: m.AgentCard) -> str:
     """The URL a v0.3 client should post JSON-RPC to, for cards served by method."""
     jsonrpc = [i for i in card.interfaces if i.binding == "JSONRPC"]
     for i in jsonrpc:
@@ -222,7 +228,9 @@ def encode_card_v03(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
 
     Only the card's v0.2/v0.3 interfaces are listed in ``additionalInterfaces``:
     a v0.3 card's interface carries no version, so a v0.3 client would speak
-    v0.3 to whatever is listed there.
+    v0.3 to whatever is listed there. The card's signatures are copied, though they
+    cover its v1.0 rendering, not this one: a document served with them is the
+    hybrid one (``encode_card_hybrid``), or is signed again over its own payload.
     """
     doc: dict[str, Any] = {
         "protocolVersion": "0.3.0",
@@ -273,6 +281,31 @@ def encode_card_v03(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
         doc["supportsAuthenticatedExtendedCard"] = True
     if card.signatures:
         doc["signatures"] = [_signature_out(s) for s in card.signatures]
+    return doc
+
+
+def encode_card_hybrid(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
+    """``card`` as one document every client generation reads (DIALECTS.md §e, §i.24).
+
+    v1.0 clients read ``supportedInterfaces`` and the oneof-wrapped security
+    schemes; v0.1 clients read ``url`` and ``authentication``; v0.2/v0.3 clients
+    read ``url``, ``preferredTransport``, ``protocolVersion``,
+    ``additionalInterfaces`` and the ``type``-tagged schemes. The renderings share
+    most field names (name, skills, capabilities ...), so the document is the v0.3
+    rendering deep-merged with the v1.0 one and then the v0.1 one. Its signatures
+    are the card's, made over the v1.0 rendering, which a verifier rebuilds by
+    reading the document as a v1.0 card (``card_signing``); the v0.3 rendering
+    alone could not be read back into it.
+    """
+    from .v0_1 import encode_card_v01
+    from .v1_0 import encode_card_v1
+
+    v03 = encode_card_v03(card, jsonrpc_url=jsonrpc_url)
+    # v0.1 readers add `authentication` and `capabilities.stateTransitionHistory`;
+    # v0.3 readers take "security" as their requirement list, v1.0 readers
+    # "securityRequirements": both stay.
+    doc: dict[str, Any] = merge(merge(v03, encode_card_v1(card)),
+                                encode_card_v01(card, url=jsonrpc_url))
     return doc
 
 

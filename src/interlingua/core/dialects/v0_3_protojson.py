@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from .. import calls as c
+from .. import model as m
 from ..errors import (
     A2AError,
     AuthenticationRequired,
@@ -52,10 +53,10 @@ from ..errors import (
 )
 from ._common import check_utf8
 from .base import Codec, StreamItem
-from .v0_3 import V03Codec
+from .v0_3 import V03Codec, encode_card_v03, legacy_url
 from .v1_0 import decode_status
 
-__all__ = ["ERROR_TYPES", "V03ProtoJSONCodec", "name_ids"]
+__all__ = ["ERROR_TYPES", "V03ProtoJSONCodec", "card_from_proto", "name_ids"]
 
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
@@ -564,6 +565,10 @@ class V03ProtoJSONCodec(Codec):
         return self.inner.decode_call(method, params)
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
+        if isinstance(result, m.AgentCard):
+            # the v0.3 rendering alone: a proto card has no room for the others
+            # (its signatures are made again over it where it is served)
+            return _encode(encode_card_v03(result, jsonrpc_url=legacy_url(result)))
         doc = _any.decode(self.inner.encode_result(call, result))
         if isinstance(call, c.SendMessage):
             return _encode(_item_out(doc))
@@ -654,3 +659,50 @@ def _read(params: bytes | None) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise InvalidParams("Invalid params: the body must be a JSON object")
     return doc
+
+
+# ------------------------------------------------------------------ the proto card
+
+
+def _requirements_in(reqs: Any) -> Any:
+    if not isinstance(reqs, list):
+        return reqs
+    return [{k: (v or {}).get("list", []) for k, v in (r.get("schemes") or {}).items()}
+            for r in reqs if isinstance(r, dict)]
+
+
+_SCHEMES_IN = {
+    "apiKeySecurityScheme": "apiKey", "httpAuthSecurityScheme": "http",
+    "oauth2SecurityScheme": "oauth2", "openIdConnectSecurityScheme": "openIdConnect",
+    "mtlsSecurityScheme": "mutualTLS",
+}
+
+
+def card_from_proto(doc: dict[str, Any]) -> dict[str, Any]:
+    """The v0.3 proto's ``AgentCard`` (ProtoJSON) -> the v0.3 JSON card: its
+    security schemes and requirements are spelt as the JSON card spells them."""
+    out = dict(doc)
+    schemes = doc.get("securitySchemes")
+    if isinstance(schemes, dict):
+        converted: dict[str, Any] = {}
+        for name, wrapped in schemes.items():
+            if not isinstance(wrapped, dict) or len(wrapped) != 1:
+                continue
+            ((key, inner),) = wrapped.items()
+            kind = _SCHEMES_IN.get(key)
+            if kind is None or not isinstance(inner, dict):
+                continue
+            scheme = {**inner, "type": kind}
+            if kind == "apiKey":
+                scheme["in"] = scheme.pop("location", "header")
+            converted[name] = scheme
+        out["securitySchemes"] = converted
+    if "security" in doc:
+        out["security"] = _requirements_in(doc["security"])
+    skills = []
+    for skill in doc.get("skills") or ():
+        if isinstance(skill, dict) and "security" in skill:
+            skill = {**skill, "security": _requirements_in(skill["security"])}
+        skills.append(skill)
+    out["skills"] = skills
+    return out

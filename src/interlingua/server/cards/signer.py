@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from ...core.card_signing import sign_card
-from ...core.model import AgentCard
+from ...core.card_signing import sign_card, sign_payload
+from ...core.model import AgentCard, CardSignature
 from ..jwks import JWKS_PATH
 from ..keyring import KeyRing
 
@@ -48,6 +48,13 @@ class CardSigner:
         jwks_url = base_url.rstrip("/") + JWKS_PATH if base_url else self.jwks_url
         return sign_card(unsigned, key.key, alg=key.alg, kid=key.kid,
                          jku=jwks_url if self.settings.publish_jku else None)
+
+    def sign_payload(self, payload: bytes) -> CardSignature:
+        """A signature of ``payload``: the canonical form of a rendering of a card
+        other than its v1.0 one (v0.3's proto card), which ``sign`` does not cover."""
+        key = self.ring.current
+        return sign_payload(payload, key.key, alg=key.alg, kid=key.kid,
+                            jku=self.jwks_url if self.settings.publish_jku else None)
 
     def jwks(self) -> dict[str, Any]:
         return self.ring.jwks()
