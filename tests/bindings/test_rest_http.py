@@ -71,6 +71,32 @@ def test_content_types(url: str, http: httpx.Client) -> None:
     assert status_of(r) == (400, "CONTENT_TYPE_NOT_SUPPORTED")
 
 
+@pytest.mark.parametrize("media", ["image/png", "text/plain",
+                                   "application/x-www-form-urlencoded", "text/json"])
+def test_a_body_of_another_type_is_refused_by_jsonrpc_as_by_rest(
+        url: str, http: httpx.Client, media: str) -> None:
+    """One rule on both HTTP bindings: a body sent as another type than JSON is
+    ContentTypeNotSupported, in the caller's dialect (JSON-RPC read it anyway)."""
+    rest = http.post(url + "/message:send", json=v1_send(), headers={"Content-Type": media})
+    assert rest.status_code == 400 and media in rest.json()["error"]["message"], rest.text
+    v03 = {"jsonrpc": "2.0", "id": 7, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": new_id(), "role": "user",
+        "parts": [{"kind": "text", "text": "1"}]}}}
+    v1 = {"jsonrpc": "2.0", "id": 8, "method": "SendMessage", "params": v1_send()}
+    for body, extra in ((v03, {}), (v1, {"A2A-Version": "1.0"})):
+        r = http.post(url, content=msgspec.json.encode(body),
+                      headers={"Content-Type": media, **extra})
+        assert r.status_code == 415, r.text
+        answer = r.json()
+        assert answer["id"] == body["id"] and answer["error"]["code"] == -32005, answer
+        assert f"Content-Type '{media}' is not supported; send application/json" in \
+            answer["error"]["message"]
+    for media_ok in ("application/json; charset=utf-8", "application/a2a+json",
+                     "application/vnd.x+json"):
+        r = http.post(url, content=msgspec.json.encode(v03), headers={"Content-Type": media_ok})
+        assert r.status_code == 200 and "result" in r.json(), r.text
+
+
 def test_unknown_routes_and_verbs(url: str, http: httpx.Client) -> None:
     r = http.get(url + "/no/such/route")
     assert status_of(r) == (404, "METHOD_NOT_FOUND")

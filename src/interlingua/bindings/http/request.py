@@ -10,10 +10,19 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ...core import codings
+from ...core.errors import ContentTypeNotSupported, header_text
 from ...core.origins import Origins
 from .request_headers import RequestHeaders
 
-__all__ = ["CHUNK", "BodyTooLarge", "read_body", "until_gone", "version_of", "write_body"]
+__all__ = [
+    "CHUNK",
+    "BodyTooLarge",
+    "check_content_type",
+    "read_body",
+    "until_gone",
+    "version_of",
+    "write_body",
+]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -117,3 +126,17 @@ async def until_gone(receive: Any) -> object:
         message = await receive()
         if message.get("type") == "http.disconnect":
             return message
+
+
+def check_content_type(value: str | None, wanted: str) -> None:
+    """``ContentTypeNotSupported`` for a body sent as anything but JSON (none given,
+    ``application/json``, ``application/a2a+json`` and any ``+json`` are JSON);
+    ``wanted`` names what to send instead. One rule for every HTTP binding."""
+    if value is None:
+        return
+    media = value.split(";", 1)[0].strip().lower()
+    if media in ("application/json", "application/a2a+json", "") or media.endswith("+json"):
+        return
+    shown = header_text(value.split(";", 1)[0].strip()).lower()  # as sent, not latin-1
+    raise ContentTypeNotSupported(
+        f"Content-Type {shown!r} is not supported; send {wanted}")

@@ -26,6 +26,7 @@ from ...core.dialects import Codec, answering, get_codec
 from ...core.dialects.detect import V1_METHODS, detect
 from ...core.errors import (
     A2AError,
+    ContentTypeNotSupported,
     InternalError,
     InvalidRequest,
     ParseError,
@@ -36,6 +37,7 @@ from ...server.settings import ServiceSettings
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
+    check_content_type,
     read_body,
     until_gone,
     version_of,
@@ -153,6 +155,13 @@ class JSONRPCEndpoint:
             # Authenticated (and rate-limited) before anything is dispatched.
             if door.security.active:
                 await door.admit(scope, headers, "jsonrpc")
+            media = headers.get("content-type")
+            if media is not None and media != "application/json":
+                # a body sent as another type than JSON is refused, as HTTP+JSON does
+                check_content_type(media, "application/json")
+        except ContentTypeNotSupported as exc:
+            await _send(send, self._refused(body, headers, scope, exc, status=415))
+            return None
         except A2AError as exc:
             await _send(send, self._refused(body, headers, scope, exc))
             return None
@@ -287,10 +296,12 @@ class JSONRPCEndpoint:
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
     def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
-                 exc: A2AError) -> _Answer:
-        """A request refused before dispatch (credentials, rate): its HTTP status, with
-        a JSON-RPC error in the caller's dialect as far as the request tells it."""
-        status, extra = self.door.refusal(exc) or (200, [])
+                 exc: A2AError, *, status: int | None = None) -> _Answer:
+        """A request refused before dispatch (credentials, rate, its content type): its
+        HTTP status, with a JSON-RPC error in the caller's dialect as far as the
+        request tells it."""
+        refused, extra = self.door.refusal(exc) or (200, [])
+        status = refused if status is None else status
         codec, rid = self.fallback_codec, None
         ids: list[Any] | None = None  # a batch's: one error each, in an array
         try:

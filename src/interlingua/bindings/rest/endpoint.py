@@ -27,13 +27,11 @@ from ...core.dialects import Codec, get_codec
 from ...core.dialects._common import check_utf8
 from ...core.errors import (
     A2AError,
-    ContentTypeNotSupported,
     InternalError,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
     ParseError,
-    header_text,
     quoted,
 )
 from ...core.model import AgentCard
@@ -44,6 +42,7 @@ from ...server.settings import ServiceSettings
 from ..http.request import (
     CHUNK,
     BodyTooLarge,
+    check_content_type,
     read_body,
     until_gone,
     version_of,
@@ -243,7 +242,8 @@ class RESTEndpoint:
         tenant its path names (``inbound.tenant``)."""
         route, body = inbound.payload
         if not _blank(body):
-            _check_content_type(inbound.headers.get("content-type"))
+            check_content_type(inbound.headers.get("content-type"),
+                               "application/a2a+json or application/json")
         codec = inbound.codec
         try:
             call: Call = codec.for_answer(codec.decode_call(
@@ -395,18 +395,6 @@ def _utf8_path(scope: Scope) -> bool:
 def _blank(body: bytes) -> bool:
     """No body, or only whitespace (read without copying the body)."""
     return not body or body.isspace()
-
-
-def _check_content_type(value: str | None) -> None:
-    if value is None:
-        return
-    media = value.split(";", 1)[0].strip().lower()
-    if media in ("application/json", "application/a2a+json", "") or media.endswith("+json"):
-        return
-    shown = header_text(value.split(";", 1)[0].strip()).lower()  # as sent, not latin-1
-    raise ContentTypeNotSupported(
-        f"Content-Type {shown!r} is not supported; send application/a2a+json or "
-        "application/json")
 
 
 def _check_json(body: bytes) -> None:
