@@ -18,7 +18,7 @@ class _Sink:
         self.events: list[m.Event] = []
 
     async def emit(self, events: Sequence[m.Event], *, wait: bool = True) -> None:
-        assert not wait
+        assert not wait or isinstance(events[-1], m.StatusUpdate)  # only a turn's end waits
         self.events.extend(events)
 
     def queue(self, artifact: m.Artifact, append: bool, last_chunk: bool) -> None:
@@ -74,6 +74,18 @@ async def test_the_index_is_the_artifacts_position_or_the_next_one() -> None:
     for aid, index in [("a-2", 2), ("a-0", 0), ("a-1", 1), ("a-2", 2), ("new", 3)]:
         await ctx.artifact("x", artifact_id=aid)
         assert sink.events[-1].artifact.index == index, aid  # type: ignore[union-attr]
+
+
+async def test_new_artifacts_still_queued_each_take_the_next_index() -> None:
+    # the sink queues without writing: the task holds none of this turn's artifacts yet
+    ctx, sink = _context("a-0")
+    x = await ctx.artifact("x", name="X")
+    await ctx.artifact("y", name="Y")
+    await ctx.artifact({"k": 1}, name="Z")  # data: not the plain text path
+    await ctx.artifact("more", artifact_id=x, append=True)  # a chunk keeps its index
+    await ctx.complete(artifact="last")
+    indexes = [e.artifact.index for e in sink.events if isinstance(e, m.ArtifactUpdate)]
+    assert indexes == [1, 2, 3, 1, 4]
 
 
 async def test_each_chunk_is_awaited_for_its_own_artifact_id_queued_or_written() -> None:

@@ -116,6 +116,10 @@ class Context:
     turn with a new context.
     """
 
+    #: the least index the turn's next new artifact takes (a class attribute until
+    #: the turn adds one: no cost for a turn that adds none)
+    _next_index = 0
+
     def __init__(
         self,
         sink: _Sink,
@@ -141,6 +145,10 @@ class Context:
         #: the id ``artifact`` handed back last for a chunk it only queued, finished
         self._queued: asyncio.Future[str] | None = None
         self._queued_id: str | None = None
+        #: the v0.1 index (position in the task) of each artifact this turn began
+        #: (with ``_next_index``: those still queued are not in the task yet, so its
+        #: length alone would give two of them one index)
+        self._indexes: dict[str, int] = {}
 
     # ----------------------------------------------------------------- reading
 
@@ -302,7 +310,7 @@ class Context:
         if arts and arts[-1].artifact_id == aid:
             index = len(arts) - 1  # the artifact a stream's chunks continue: its id kept
         else:
-            index = _index_of(task, aid)
+            index = self._index_of(arts, aid)
             if plain and not aid.isascii():  # an id the agent gave (new_id's are ASCII)
                 _check_texts((aid, "artifact.artifact_id"))
         if plain:
@@ -327,6 +335,19 @@ class Context:
             self._queued_id = aid
         return done
 
+    def _index_of(self, arts: list[Artifact], aid: str) -> int:
+        """The v0.1 index of artifact ``aid``: the one this turn gave it, else its
+        position in the task (``arts``), else (a new one) the next."""
+        index = self._indexes.get(aid)
+        if index is not None:
+            return index
+        for i, a in enumerate(arts):
+            if a.artifact_id == aid:
+                return i
+        index = self._indexes[aid] = max(len(arts), self._next_index)
+        self._next_index = index + 1
+        return index
+
     @staticmethod
     async def _written(waiting: Awaitable[None], aid: str) -> str:
         await waiting
@@ -342,10 +363,11 @@ class Context:
                 ArtifactUpdate(
                     task_id=task.id,
                     context_id=task.context_id,
-                    # a new id is no artifact's yet: this one goes last
+                    # a new id is no artifact's yet: this one goes last, after
+                    # those of the turn still queued
                     artifact=Artifact(artifact_id=new_id(), parts=[TextPart(artifact)]
-                                      if plain else as_parts(artifact),
-                                      name=name, index=len(task.artifacts)),
+                                      if plain else as_parts(artifact), name=name,
+                                      index=max(len(task.artifacts), self._next_index)),
                     last_chunk=True,
                 )
             )
@@ -440,11 +462,3 @@ def _last_named(task: Task, name: str | None) -> str | None:
         if name is None or art.name == name:
             return art.artifact_id
     return None
-
-
-def _index_of(task: Task, artifact_id: str) -> int:
-    """The artifact's position in the task: v0.1 peers know artifacts by index."""
-    for i, a in enumerate(task.artifacts):
-        if a.artifact_id == artifact_id:
-            return i
-    return len(task.artifacts)
