@@ -27,7 +27,7 @@ import msgspec
 from ..bus.base import Bus, Subscription, shared, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage, SubscribeToTask
-from ..core.dialects import get_codec
+from ..core.dialects import Codec, get_codec
 from ..core.errors import InvalidParams, UnsupportedOperation, task_not_found
 from ..core.model import (
     TERMINAL_STATES,
@@ -159,6 +159,7 @@ class Streams:
     async def _send_stream(self, call: SendMessage, request: RequestInfo) -> Stream:
         begun = await self.begin(call, request)
         scope = request.scope
+        codec = get_codec(request.dialect)
         # the history its task snapshots carry: as a unary send's answer does
         asked = call.config.history_length if call.config is not None else None
         history = self.default_history_length if asked is None else asked
@@ -173,9 +174,10 @@ class Streams:
             sub = self.bus.subscribe(run.key, seen=run.version)
             if run.persisted:
                 snapshot = Entry(run.version, run.task)
-                stream = _Follow(self, scope, run.task.id, sub, run.version, first=snapshot)
+                stream = _Follow(self, scope, run.task.id, sub, run.version, first=snapshot,
+                                 codec=codec)
             else:
-                stream = _Follow(self, scope, run.task.id, sub, 0, new_run=run)
+                stream = _Follow(self, scope, run.task.id, sub, 0, new_run=run, codec=codec)
         if history is not None and isinstance(stream, _Follow):
             stream.history = history
         return stream
@@ -233,8 +235,9 @@ class Streams:
         sub = self.bus.subscribe(key, seen=version)
         if state in TERMINAL_STATES:
             sub.close()
-            return _single(Entry(version, task))
-        return _Follow(self, scope, call.id, sub, version, first=Entry(version, task), ends=ends)
+            return _Fixed(*_snapshot(version, task, codec))
+        return _Follow(self, scope, call.id, sub, version, first=Entry(version, task), ends=ends,
+                       codec=codec)
 
 
 class Stream:
@@ -317,6 +320,30 @@ def _single(entry: Entry) -> Stream:
     return _Fixed(entry)
 
 
+def _snapshot(seq: int, task: Task, codec: Codec | None) -> list[StreamOutput]:
+    """A snapshot of ``task`` as ``codec``'s dialect streams it (None: as the task).
+
+    A stream that cannot carry a task (v0.1's) gets what the task says in events it
+    can carry, all under the snapshot's id: each artifact whole (else a subscriber
+    would get only the chunks after it joined), then the status, last as a status
+    that ends a stream must be.
+    """
+    if codec is None or codec.streams_tasks:
+        return [Entry(seq, task)]
+    done = task.status.state in TERMINAL_STATES  # no more chunks can come
+    items: list[StreamOutput] = []
+    for position, artifact in enumerate(task.artifacts):
+        if artifact.index is None:  # known by its position, as in the task
+            artifact = msgspec.structs.replace(artifact, index=position)
+        update = ArtifactUpdate(task_id=task.id, context_id=task.context_id,
+                                artifact=artifact, last_chunk=done)
+        items.append(Entry(seq, update))
+    status = StatusUpdate(task_id=task.id, context_id=task.context_id, status=task.status,
+                          generation=task.generation)
+    items.append(Entry(seq, status))
+    return items
+
+
 def _item(event: Event) -> Task | StatusUpdate | ArtifactUpdate | None:
     # ``type() is``: model classes are final, and a missing isinstance on a
     # Struct class costs a metaclass call per event.
@@ -334,10 +361,12 @@ class _Follow(Stream):
     ``new_run``: the turn of a streaming send that made a new task; the
     stream starts once the task is stored (or ends with the bare message
     the turn answered with instead). ``ends``: the states that end it.
+    ``codec``: the reader's dialect's, how its task snapshots go out (``_snapshot``).
     """
 
     __slots__ = (
         "_after",
+        "_codec",
         "_deadline",
         "_done",
         "_ends",
@@ -358,9 +387,11 @@ class _Follow(Stream):
 
     def __init__(self, source: Streams, scope: Scope, task_id: str, sub: Subscription,
                  after: int, *, first: Entry | None = None, new_run: Run | None = None,
-                 ends: frozenset[TaskState] = lifecycle.RETURN_STATES) -> None:
+                 ends: frozenset[TaskState] = lifecycle.RETURN_STATES,
+                 codec: Codec | None = None) -> None:
         super().__init__()
         self._ends = ends
+        self._codec = codec
         self._source = source
         self._scope = scope
         self._task_id = task_id
@@ -434,14 +465,17 @@ class _Follow(Stream):
         first = self._first
         if first is not None:
             self._first = None
-            if self.history is not None and type(first.item) is Task:
-                first = Entry(first.seq, self._trimmed(first.item))
+            task = first.item
+            if type(task) is not Task:
+                return [first]
+            if self.history is not None:
+                task = self._trimmed(task)
             # A snapshot of a running task is its live projection, which may have
             # moved on by the time the reader polls again; the events that moved
-            # it must still be sent, so whether it ended is decided now.
-            if isinstance(first.item, Task) and first.item.status.state in self._ends:
-                return self._end([first])
-            return [first]
+            # it must still be sent, so whether it ended is decided now (and what
+            # it says is taken now).
+            items = _snapshot(first.seq, task, self._codec)
+            return self._end(items) if task.status.state in self._ends else items
         while True:
             if self._source.closing:
                 return self._end([])

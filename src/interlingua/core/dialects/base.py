@@ -59,6 +59,9 @@ class Codec:
     follows_interruptions: ClassVar[bool] = False
     #: subscribing to a finished task is refused (else the final state is sent once)
     refuses_finished_subscription: ClassVar[bool] = False
+    #: a stream can carry a whole task (the snapshot a subscription starts with); else
+    #: the snapshot goes out as the events that say the same: each artifact, then the status
+    streams_tasks: ClassVar[bool] = True
     #: a first answer that is a message with no task is sent bare (else the caller,
     #: who named the task, gets the task completed with the message)
     bare_replies: ClassVar[bool] = True
@@ -171,6 +174,6 @@ class Codec:
 
 #: the traits a codec declares (what a codec wrapping another one copies)
 TRAITS = ("dialect", "family", "versions", "needs_version_header", "follows_interruptions",
-          "refuses_finished_subscription", "bare_replies", "push_mode",
+          "refuses_finished_subscription", "streams_tasks", "bare_replies", "push_mode",
           "push_config_id_is_task_id", "error_codes", "media_type", "push_version", "lists_tasks", "nearest",
           "protojson", "grpc_service", "named_stream_errors")

@@ -243,6 +243,8 @@ class V01Codec(FamilyCodec):
     # set for a task is known by the task's id
     bare_replies = False
     push_config_id_is_task_id = True
+    # its stream events are a status or an artifact, never a task
+    streams_tasks = False
     nearest = ("0.3", "1.0")
     context_field = "sessionId"  # (its message names none)
 
