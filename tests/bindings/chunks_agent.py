@@ -9,10 +9,14 @@ from interlingua import Context
 
 
 async def write_chunks(ctx: Context) -> None:
-    # "slow": works until canceled; "N DELAY": N chunks, DELAY seconds apart
+    # "slow": works until canceled; "ask": waits for input; "N DELAY": N chunks, DELAY
+    # seconds apart
     if ctx.text == "slow":
         await ctx.update("working on it")
         await asyncio.sleep(30)
+        return
+    if ctx.text == "ask":
+        await ctx.require_input("which one?")
         return
     words = ctx.text.split()
     n = int(words[0]) if words and words[0].isdigit() else 3

@@ -519,6 +519,25 @@ def test_subscribe_to_a_finished_task(kind: type[Driver], server: str,
     assert (refused.value.status, refused.value.reason) == status[kind.name]
 
 
+def test_a_fresh_subscribe_to_a_task_waiting_for_input(kind: type[Driver], server: str,
+                                                       client: httpx.Client) -> None:
+    """v0.3 ends the subscription at the interruption with the status (``final: true``)
+    after the task, as it ends one at a terminal state; v1.0 follows the task on, the
+    task first."""
+    d = kind(client, server)
+    task = send_task(d, "ask")
+    assert task.status.state is m.TaskState.INPUT_REQUIRED
+    if kind.version == "1.0":  # the stream stays open for the next turns
+        (_, first), = d.stream(c.SubscribeToTask(id=task.id), limit=1)
+        assert isinstance(first, m.Task) and first.status.state is m.TaskState.INPUT_REQUIRED
+        return
+    events = d.stream(c.SubscribeToTask(id=task.id))
+    assert [type(e) for _, e in events] == [m.Task, m.StatusUpdate], events
+    assert len({i for i, _ in events}) == 1  # one snapshot, under one id
+    last = events[-1][1]
+    assert isinstance(last, m.StatusUpdate) and last.status.state is m.TaskState.INPUT_REQUIRED
+
+
 def test_authentication_and_owners(kind: type[Driver], secured: str,
                                    client: httpx.Client) -> None:
     with pytest.raises(Refused) as anonymous:

@@ -252,10 +252,13 @@ def test_tutorial_subscribe(c: httpx.Client, url: str) -> None:
         "role": "user", "parts": [{"type": "text", "text": "book a flight"}]}})["result"]
     assert made["status"]["state"] == "input-required"
     got = list(events(c, url + "/", rpc("task/subscribe", {"id": made["id"]})))
-    # a fresh subscription to a task waiting for input: its state, then the end
-    assert len(got) == 1
-    result = got[0][2]["result"]
-    assert result["id"] == made["id"] and result["status"]["state"] == "input-required"
+    # a fresh subscription to a task waiting for input: the task, its status marked
+    # final, then the end
+    assert len(got) == 2
+    task, status = (d["result"] for _, _, d in got)
+    assert task["id"] == made["id"] and task["status"]["state"] == "input-required"
+    assert status["taskId"] == made["id"] and status["status"]["state"] == "input-required"
+    assert status["final"] is True
 
 
 def test_sam_task_read_and_resubscribed_without_a_header_answers_in_sam(

@@ -193,3 +193,32 @@ async def test_the_clients_subscriber_assembles_the_whole_artifact(dialect: str,
             gate.set()
             whole.feed(event)
     assert whole.text() == "c0;c1;c2;c3;"
+
+
+@pytest.mark.parametrize("dialect", [d for d in METHODS if d != "1.0"])
+def test_a_fresh_subscription_to_a_task_waiting_for_input_ends_with_a_final_status(
+        dialect: str, url: str, c: httpx.Client) -> None:
+    """Older dialects end a subscription at an interruption, with the status marked
+    ``final``, as they end it at a terminal state; the artifacts so far come first."""
+    send, _, headers = METHODS[dialect]
+    made = list(events(c, url + "/", rpc(send, _send_params(dialect, "ask")), headers))
+    task_id = _task_id(_item(dialect, made[0][2]))
+    got = _subscribe(c, url, dialect, task_id)
+    assert len({i for i, _, _ in got}) == 1  # one snapshot, under one id
+    *_, (_, last, raw) = got
+    assert isinstance(last, StatusUpdate) and last.status.state is TaskState.INPUT_REQUIRED
+    assert raw["final"] is True
+    assert _assembled([item for _, item, _ in got]).text() == "draft;"
+
+
+def test_a_v10_subscription_to_a_task_waiting_for_input_starts_with_the_task(
+        url: str, c: httpx.Client) -> None:
+    """v1.0 follows the task through its interruption: the task first, then (later
+    turns') events, with nothing to end it at the question."""
+    made = list(events(c, url + "/", rpc("SendStreamingMessage",
+                                         {"message": v1_message("ask")}), V1))
+    task_id = _task_id(_item("1.0", made[0][2]))
+    got = _subscribe(c, url, "1.0", task_id, limit=1)
+    task = got[0][1]
+    assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
+    assert [a.name for a in task.artifacts] == ["out.txt"]

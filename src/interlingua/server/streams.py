@@ -230,12 +230,11 @@ class Streams:
                     "(resume with Last-Event-ID to receive events you missed)"
                 )
             # Older dialects: the final state once, then the stream ends.
-            final = StatusUpdate(task_id=task.id, context_id=task.context_id, status=task.status)
-            return _single(Entry(version, final))
+            return _single(Entry(version, _status_of(task)))
         sub = self.bus.subscribe(key, seen=version)
         if state in TERMINAL_STATES:
             sub.close()
-            return _Fixed(*_snapshot(version, task, codec))
+            return _Fixed(*_snapshot(version, task, codec, ended=True))
         return _Follow(self, scope, call.id, sub, version, first=Entry(version, task), ends=ends,
                        codec=codec)
 
@@ -320,15 +319,24 @@ def _single(entry: Entry) -> Stream:
     return _Fixed(entry)
 
 
-def _snapshot(seq: int, task: Task, codec: Codec | None) -> list[StreamOutput]:
-    """A snapshot of ``task`` as ``codec``'s dialect streams it (None: as the task).
+def _status_of(task: Task) -> StatusUpdate:
+    return StatusUpdate(task_id=task.id, context_id=task.context_id, status=task.status,
+                        generation=task.generation)
+
+
+def _snapshot(seq: int, task: Task, codec: Codec | None, *, ended: bool) -> list[StreamOutput]:
+    """A snapshot of ``task`` as ``codec``'s dialect streams it (None: as the task);
+    ``ended``: the stream ends with it.
 
     A stream that cannot carry a task (v0.1's) gets what the task says in events it
     can carry, all under the snapshot's id: each artifact whole (else a subscriber
     would get only the chunks after it joined), then the status, last as a status
-    that ends a stream must be.
+    that ends a stream must be. A dialect whose last status event says so
+    (``final``) gets that status after a task that ends the stream, as at any end.
     """
     if codec is None or codec.streams_tasks:
+        if ended and codec is not None and codec.marks_final:
+            return [Entry(seq, task), Entry(seq, _status_of(task))]
         return [Entry(seq, task)]
     done = task.status.state in TERMINAL_STATES  # no more chunks can come
     items: list[StreamOutput] = []
@@ -338,9 +346,7 @@ def _snapshot(seq: int, task: Task, codec: Codec | None) -> list[StreamOutput]:
         update = ArtifactUpdate(task_id=task.id, context_id=task.context_id,
                                 artifact=artifact, last_chunk=done)
         items.append(Entry(seq, update))
-    status = StatusUpdate(task_id=task.id, context_id=task.context_id, status=task.status,
-                          generation=task.generation)
-    items.append(Entry(seq, status))
+    items.append(Entry(seq, _status_of(task)))
     return items
 
 
@@ -474,8 +480,9 @@ class _Follow(Stream):
             # moved on by the time the reader polls again; the events that moved
             # it must still be sent, so whether it ended is decided now (and what
             # it says is taken now).
-            items = _snapshot(first.seq, task, self._codec)
-            return self._end(items) if task.status.state in self._ends else items
+            ended = task.status.state in self._ends
+            items = _snapshot(first.seq, task, self._codec, ended=ended)
+            return self._end(items) if ended else items
         while True:
             if self._source.closing:
                 return self._end([])

@@ -160,6 +160,8 @@ class FamilyCodec(Codec):
     #: wire state <-> canonical state, for a dialect whose states are not the canonical ones
     states_in: ClassVar[Mapping[Any, m.TaskState] | None] = None
     states_out: ClassVar[Mapping[m.TaskState, Any] | None] = None
+    # v0.x streams mark their last status event (DIALECTS.md §i.17)
+    marks_final = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         v = cls.__dict__.get("variant")

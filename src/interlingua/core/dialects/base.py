@@ -62,6 +62,9 @@ class Codec:
     #: a stream can carry a whole task (the snapshot a subscription starts with); else
     #: the snapshot goes out as the events that say the same: each artifact, then the status
     streams_tasks: ClassVar[bool] = True
+    #: a status event says whether it is its stream's last (``final``, v0.x): a stream
+    #: that ends at its opening snapshot ends with the snapshot's status too
+    marks_final: ClassVar[bool] = False
     #: a first answer that is a message with no task is sent bare (else the caller,
     #: who named the task, gets the task completed with the message)
     bare_replies: ClassVar[bool] = True
@@ -174,6 +177,7 @@ class Codec:
 
 #: the traits a codec declares (what a codec wrapping another one copies)
 TRAITS = ("dialect", "family", "versions", "needs_version_header", "follows_interruptions",
-          "refuses_finished_subscription", "streams_tasks", "bare_replies", "push_mode",
+          "refuses_finished_subscription", "streams_tasks", "marks_final",
+          "bare_replies", "push_mode",
           "push_config_id_is_task_id", "error_codes", "media_type", "push_version", "lists_tasks", "nearest",
           "protojson", "grpc_service", "named_stream_errors")

@@ -502,6 +502,7 @@ class V03ProtoJSONCodec(Codec):
     family = "0.3"
     versions = inner.versions
     nearest = inner.nearest
+    marks_final = inner.marks_final
     protojson = inner.protojson
     grpc_service = "a2a.v1.A2AService"
 
