@@ -92,3 +92,52 @@ def test_deeply_nested_params_are_invalid_params_not_a_crash() -> None:
                 codec.decode_call(method, deep)
             except A2AError as exc:
                 assert codec.code_of(exc) in (-32602, -32600, -32004, -32601), exc
+
+
+def test_keys_in_content_are_not_markers() -> None:
+    """Only the message's and its parts' own members count: keys inside metadata or
+    a data part's data are the user's."""
+    tut = {"messageId": "m", "role": "user", "parts": [{"type": "text", "text": "x"}]}
+    for meta in ({"kind": "k"}, {"kind": {"kind": 1}}):
+        assert detect("message/send", p({"message": {**tut, "metadata": meta}})).dialect \
+            == "tutorial"
+        assert detect("message/send", p({"message": tut, "metadata": meta}),
+                      strict=True).dialect == "tutorial"
+    kindless = {"messageId": "m", "role": "user", "parts": [{"text": "x"}, {"data": {"a": 1}}]}
+    assert detect("message/send", p({"message": {**kindless, "metadata": {"type": "x"}}}),
+                  strict=True).dialect == "0.3"
+    in_data = {**kindless, "parts": [{"data": {"type": "order"}}]}
+    assert detect("message/send", p({"message": in_data})).dialect == "0.3"
+    v03 = {**V03_MESSAGE, "parts": [{"kind": "data", "data": {"type": "order"}}]}
+    assert detect("message/send", p({"message": v03}), strict=True).dialect == "0.3"
+    # a messageId only in metadata: the message has none
+    no_id = {k: v for k, v in V03_MESSAGE.items() if k != "messageId"}
+    assert detect("message/send", p({"message": {**no_id, "metadata": {"messageId": "m"}}})
+                  ).dialect == "tutorial"
+    # a bare Message as params, its parts under python-a2a's ``content``
+    assert detect("message/send", p({**kindless, "metadata": {"type": 1}})).dialect == "0.3"
+    bare = {"messageId": "m", "role": "user", "content": {"type": "text", "text": "x"},
+            "metadata": {"kind": 1}}
+    assert detect("message/send", p(bare)).dialect == "tutorial"
+
+
+def test_snake_case_keys_in_content_are_not_sam_markers() -> None:
+    v01 = {"id": "t", "message": {"role": "user", "metadata": {"context_id": "c"}, "parts": [
+        {"type": "data", "data": {"task_id": "T-1", "message_id": "m"}}]}}
+    assert detect("tasks/send", p(v01), strict=True).dialect == "0.1"
+    # SAM's own: a file part's mime_type, a bare message's message_id
+    sam_file = {"message": {"role": "user", "metadata": {}, "parts": [
+        {"file": {"uri": "u", "mime_type": "text/plain"}}]}}
+    assert detect("tasks/send", p(sam_file)).dialect == "sam"
+    with pytest.raises(InvalidRequest, match="snake_case"):
+        detect("tasks/send", p({"id": "t", **sam_file}), strict=True)
+    bare = {"role": "user", "message_id": "m", "parts": [{"data": {"id": 1}}]}
+    assert detect("tasks/send", p(bare)).dialect == "sam"
+
+
+def test_params_not_shaped_as_a_message_are_left_to_the_codec() -> None:
+    odd = {"message": {"role": "user", "parts": "x", "metadata": {"kind": 1}, "messageId": "m"}}
+    assert detect("message/send", p(odd)).dialect == "0.3"
+    assert detect("tasks/send", p({"id": "t", "message": "x"})).dialect == "0.1"
+    assert detect("tasks/send", p({"message": {"message_id": "m", "parts": 1}})).dialect == "sam"
+    assert detect("tasks/send", p([1])).dialect == "0.1"

@@ -39,11 +39,48 @@ V01_ONLY = frozenset({"tasks/sendSubscribe", "tasks/pushNotification/set",
 SHARED_TASK_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/resubscribe"})
 
 # Key markers, matched on the raw params: a JSON key is a string followed by a
-# colon, which string *values* never are, so text content cannot match.
+# colon, which string *values* never are, so text content cannot match. Keys
+# inside metadata or a data part's data are the user's, not markers: where the
+# params have either, the markers are confirmed on the message and its parts.
 _TYPE_KEY = re.compile(rb'"type"\s*:')
 _KIND_KEY = re.compile(rb'"kind"\s*:')
 _MESSAGE_ID_KEY = re.compile(rb'"messageId"\s*:')
 _SNAKE_KEYS = re.compile(rb'"(?:message_id|task_id|context_id|mime_type)"\s*:')
+_CONTENT_KEY = re.compile(rb'"(?:metadata|data)"\s*:')
+
+_UNSET: Any = msgspec.UNSET
+
+
+# The shape detection reads: a message's and its parts' own members, everything
+# else (metadata, a data part's data, a file's bytes) skipped undecoded.
+class _File(msgspec.Struct, omit_defaults=True):
+    mime_type: Any = _UNSET
+
+
+class _Part(msgspec.Struct, omit_defaults=True):
+    type: Any = _UNSET
+    kind: Any = _UNSET
+    file: _File | None = None
+
+
+class _Message(msgspec.Struct, omit_defaults=True):
+    type: Any = _UNSET
+    kind: Any = _UNSET
+    message_id_camel: Any = msgspec.field(default=_UNSET, name="messageId")
+    message_id: Any = _UNSET
+    task_id: Any = _UNSET
+    context_id: Any = _UNSET
+    parts: list[_Part] = []
+    # python-a2a's message: one part (or a list) under ``content``
+    content: list[_Part] | _Part | None = None
+
+
+class _Params(_Message):
+    """Params with a message, or a bare Message as params (DIALECTS.md §i.3)."""
+
+    id: Any = _UNSET
+    message: _Message | None = None
+
 
 _HEADER_DIALECT = {"0.1": "0.1", "0.2": "0.3", "0.3": "0.3"}
 
@@ -95,6 +132,8 @@ def detect(
 
 
 def _message_send(method: str, raw: bytes, strict: bool) -> str:
+    if _CONTENT_KEY.search(raw) is not None:
+        raw = _own_members(raw)
     has_type = _TYPE_KEY.search(raw) is not None
     has_kind = _KIND_KEY.search(raw) is not None
     has_id = _MESSAGE_ID_KEY.search(raw) is not None
@@ -110,9 +149,14 @@ def _message_send(method: str, raw: bytes, strict: bool) -> str:
 
 
 def _tasks_send(raw: bytes, strict: bool) -> str:
-    doc = _params_doc(raw)
-    has_id = "id" in doc
-    message = doc.get("message")
+    shape = _shape(raw)
+    if shape is None:  # not a message's shape: read as it is, the codec says what is wrong
+        doc = _params_doc(raw)
+        has_id, has_message = "id" in doc, isinstance(doc.get("message"), dict)
+    else:
+        has_id, has_message = shape.id is not _UNSET, shape.message is not None
+        if _CONTENT_KEY.search(raw) is not None:
+            raw = msgspec.json.encode(shape)
     snake = _SNAKE_KEYS.search(raw) is not None
     if strict and has_id and snake:
         raise InvalidRequest(
@@ -121,9 +165,25 @@ def _tasks_send(raw: bytes, strict: bool) -> str:
         )
     if has_id:
         return "0.1"
-    if isinstance(message, dict) or snake:
+    if has_message or snake:
         return "sam"
     return "0.1"  # let the v0.1 codec say what is missing
+
+
+def _shape(raw: bytes) -> _Params | None:
+    """The params' message and parts, or None when they are not shaped as such."""
+    try:
+        return msgspec.json.decode(raw, type=_Params)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        return None
+
+
+def _own_members(raw: bytes) -> bytes:
+    """The params with only the message's and its parts' own members: what metadata
+    and data parts hold left out (decoding skips it), for the key markers to read.
+    Params not shaped as a message are left as they are, for the codec to refuse."""
+    shape = _shape(raw)
+    return raw if shape is None else msgspec.json.encode(shape)
 
 
 def _params_doc(raw: bytes) -> dict[str, Any]:
