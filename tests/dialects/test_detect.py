@@ -141,3 +141,17 @@ def test_params_not_shaped_as_a_message_are_left_to_the_codec() -> None:
     assert detect("tasks/send", p({"id": "t", "message": "x"})).dialect == "0.1"
     assert detect("tasks/send", p({"message": {"message_id": "m", "parts": 1}})).dialect == "sam"
     assert detect("tasks/send", p([1])).dialect == "0.1"
+
+
+def test_a_cancel_naming_the_task_task_id_is_sams() -> None:
+    for key in ("task_id", "taskId"):
+        assert detect("tasks/cancel", p({key: "t1"})).dialect == "sam"
+        # the payload's shape before the header: only SAM's cancel reads the member
+        assert detect("tasks/cancel", p({key: "t1"}), header_version="0.3").dialect == "sam"
+        # SAM has no tasks/get nor tasks/resubscribe: v0.3's name the task ``id``
+        d = detect("tasks/get", p({key: "t1"}))
+        assert d.dialect is None and d.task_id is None and d.fallback == "0.3"
+    both = detect("tasks/cancel", p({"id": "t1", "task_id": "t1"}))
+    assert both.dialect is None and both.task_id == "t1"
+    in_metadata = detect("tasks/cancel", p({"id": "t1", "metadata": {"task_id": "x"}}))
+    assert in_metadata.dialect is None and in_metadata.task_id == "t1"

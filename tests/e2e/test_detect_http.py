@@ -1,9 +1,10 @@
 """Dialect detection over real HTTP: what user content holds (message and part
 metadata, a data part's data) never changes the dialect a request is read and
-answered in, leniently or strictly."""
+answered in, leniently or strictly; SAM's cancel by ``task_id`` / ``taskId``."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,11 @@ from .sse_client import rpc
 
 
 async def _agent(ctx: Context) -> None:
-    await ctx.complete(f"Done: {ctx.text}")
+    if ctx.text == "slow":
+        await ctx.update("working")
+        await asyncio.sleep(30)
+    else:
+        await ctx.complete(f"Done: {ctx.text}")
 
 
 def _serve(**kwargs: Any) -> Iterator[str]:
@@ -131,3 +136,39 @@ def test_strict_still_refuses_a_v01_id_beside_sam_fields(strict: str) -> None:
         "role": "user", "message_id": mid(), "parts": [{"text": "x"}]}}
     answer = call(strict, "tasks/send", params)
     assert answer["error"]["code"] == -32600 and "snake_case" in answer["error"]["message"]
+
+
+def _sam_slow(url: str) -> str:
+    made = call(url, "tasks/send", {"message": {"message_id": mid(), "role": "user",
+                                                 "parts": [{"text": "slow"}]},
+                                     "configuration": {"blocking": False}})
+    assert made["result"]["kind"] == "task", made
+    return str(made["result"]["id"])
+
+
+@pytest.mark.parametrize("key", ["id", "task_id", "taskId"])
+def test_sam_cancel_by_any_of_its_id_members(url: str, key: str) -> None:
+    task_id = _sam_slow(url)
+    answer = call(url, "tasks/cancel", {key: task_id})
+    assert "result" in answer, answer
+    task = answer["result"]
+    assert task["id"] == task_id and task["status"]["state"] == "canceled"
+    assert "context_id" in task and "contextId" not in task  # SAM's shape
+
+
+@pytest.mark.parametrize("key", ["task_id", "taskId"])
+def test_sam_cancel_of_an_unknown_task_by_task_id(lenient: str, key: str) -> None:
+    answer = call(lenient, "tasks/cancel", {key: "no-such-task"})
+    assert answer["error"]["code"] == -32001, answer
+
+
+@pytest.mark.parametrize("method", ["tasks/get", "tasks/resubscribe"])
+def test_v03_methods_still_take_the_task_by_id(lenient: str, method: str) -> None:
+    """SAM has no ``tasks/get`` or ``tasks/resubscribe``: its tasks are read with
+    v0.3's, which names the task ``id``."""
+    task_id = _sam_slow(lenient)
+    try:
+        answer = call(lenient, method, {"task_id": task_id})
+        assert answer["error"]["code"] == -32602 and "`id`" in answer["error"]["message"]
+    finally:
+        call(lenient, "tasks/cancel", {"id": task_id})

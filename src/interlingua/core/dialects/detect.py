@@ -3,7 +3,8 @@
 Order: the method name; then, where several dialects share a name, the
 payload's shape; for ``tasks/get`` / ``tasks/cancel`` / ``tasks/resubscribe``
 (identical params from v0.1 to v0.3) the ``A2A-Version`` header, else the
-dialect the task was created in (looked up by the caller), else v0.3.
+dialect the task was created in (looked up by the caller), else v0.3 — but a
+``tasks/cancel`` naming the task ``task_id`` / ``taskId`` is SAM's.
 
 Lenient by default: a payload that mixes generations is read by the dialect
 its strongest marker names. ``strict=True`` refuses mixed or ambiguous
@@ -47,6 +48,7 @@ _KIND_KEY = re.compile(rb'"kind"\s*:')
 _MESSAGE_ID_KEY = re.compile(rb'"messageId"\s*:')
 _SNAKE_KEYS = re.compile(rb'"(?:message_id|task_id|context_id|mime_type)"\s*:')
 _CONTENT_KEY = re.compile(rb'"(?:metadata|data)"\s*:')
+_CANCEL_ID_KEY = re.compile(rb'"(?:task_id|taskId)"\s*:')
 
 _UNSET: Any = msgspec.UNSET
 
@@ -125,6 +127,8 @@ def detect(
     if method == "tasks/send":
         return Detection(_tasks_send(raw, strict))
     if method in SHARED_TASK_METHODS:
+        if method == "tasks/cancel" and _sam_cancel(raw):
+            return Detection("sam")
         if header_version in _HEADER_DIALECT:
             return Detection(_HEADER_DIALECT[header_version])
         return Detection(None, task_id=_task_id(raw), fallback="0.3")
@@ -196,6 +200,14 @@ def _params_doc(raw: bytes) -> dict[str, Any]:
     except RecursionError:
         raise InvalidParams("Invalid params: nested too deeply") from None
     return doc if isinstance(doc, dict) else {}
+
+
+def _sam_cancel(raw: bytes) -> bool:
+    """SAM's cancel alone names the task ``task_id`` or ``taskId`` instead of ``id``."""
+    if _CANCEL_ID_KEY.search(raw) is None:
+        return False
+    doc = _params_doc(raw)
+    return "id" not in doc and ("task_id" in doc or "taskId" in doc)
 
 
 def _task_id(raw: bytes) -> str | None:
