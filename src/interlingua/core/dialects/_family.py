@@ -371,8 +371,12 @@ class FamilyCodec(Codec):
         return cls(metadata=metadata, tag_echo=kind, **{kind: value})
 
     def file_out(self, p: m.FilePart) -> Any:
+        data = None if p.raw is None else b64encode(p.raw)
+        if data is None and p.uri is None and not self._file_check(0):
+            # v0.1's file with neither, where the dialect needs one: empty bytes, as v1.0
+            data = ""
         return self.wire.File(
-            data=b64encode(p.raw) if p.raw is not None else None,
+            data=data,
             uri=p.uri,
             mime_type=p.media_type,
             name=p.filename,

@@ -140,12 +140,6 @@ class SAMCodec(FamilyCodec):
                 out.inline_data = SInlineData(data=b64encode(f.raw))
         return out
 
-    def file_out(self, p: FilePart) -> Any:
-        out = super().file_out(p)
-        if p.raw is None and p.uri is None:
-            out.data = ""  # a file with neither (v0.1 allows it) goes out as empty bytes
-        return out
-
     def call_in_cancel(self, method: str, params: bytes | None) -> Call:
         w = self.params_in(SCancelParams, method, params)
         task_id = w.id or w.task_id or w.task_id_c

@@ -320,8 +320,8 @@ def _part_out(p: Any) -> Any:
         file: dict[str, Any] = {}
         if "uri" in f:
             file["fileWithUri"] = f["uri"]
-        elif "bytes" in f:
-            file["fileWithBytes"] = f["bytes"]
+        else:  # the proto's oneof holds one: a file with neither goes out empty, as v1.0
+            file["fileWithBytes"] = f.get("bytes", "")
         if "mimeType" in f:
             file["mimeType"] = f["mimeType"]
         if "name" in f:
