@@ -3,8 +3,9 @@ loopback (JSON-RPC, HTTP+JSON and gRPC): each answer is one its own dialect allo
 interlingua's client reads it in that dialect, the server takes it back as it wrote
 it, and every reader gets the same file.
 
-The case is a part only some dialects accept: v0.1's file with neither ``bytes`` nor
-``uri`` (a bare reference), which the v0.3 family and v1.0 get as empty bytes.
+Two parts only some dialects accept are the cases: v0.1's file with neither ``bytes``
+nor ``uri`` (a bare reference), which the v0.3 family and v1.0 get as empty bytes, and
+SAM's file with both, which every other dialect gets as its bytes alone.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import pytest
 from interlingua import Agent
 from interlingua.client import Client
 from interlingua.core import model as m
+from interlingua.core.calls import SendMessage
+from interlingua.core.dialects.sam import SAMCodec
 from interlingua.core.dialects.tutorial import TutorialCodec
 from interlingua.core.parts import new_id
 from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2 as pb03
@@ -28,10 +31,12 @@ from interlingua.grpc_wire.protos import interlingua_a2a_v1_pb2_grpc as rpc03
 from interlingua.server.context import Context
 from tests.live import live_grpc_agent
 
-#: v0.1's file without content or address
+#: v0.1's file without content or address, and SAM's with both
 NEITHER = {"name": "x.txt", "mimeType": "text/plain"}
-#: what a reader that must have one member gets of it
+BOTH = {"bytes": "YQ==", "uri": "https://files.example/a", "name": "a"}
+#: what a reader that must have one member gets of each
 AS_EMPTY = m.FilePart(raw=b"", media_type="text/plain", filename="x.txt")
+AS_BYTES = m.FilePart(raw=b"a", filename="a")
 
 
 async def _echo(ctx: Context) -> None:
@@ -59,9 +64,14 @@ def _rpc(url: str, method: str, params: dict[str, Any],
 
 
 def _send(url: str, sender: str) -> str:
-    """The id of a completed task made by a v0.1 send of ``NEITHER``."""
-    params: dict[str, Any] = {"id": new_id(), "message": {
-        "role": "user", "parts": [{"type": "file", "file": NEITHER}]}}
+    """The id of a completed task made by a v0.1 send of ``NEITHER`` or a SAM send of
+    ``BOTH``."""
+    if sender == "v0.1":
+        params: dict[str, Any] = {"id": new_id(), "message": {
+            "role": "user", "parts": [{"type": "file", "file": NEITHER}]}}
+    else:
+        params = {"message": {"message_id": new_id(), "role": "user",
+                              "parts": [{"file": BOTH}]}}
     task = _rpc(url, "tasks/send", params)
     assert task["status"]["state"] == "completed", task
     return str(task["id"])
@@ -80,7 +90,7 @@ def _files(task: m.Task) -> list[m.Part]:
 
 
 #: who sends the file, and what a reader that must have one member gets of it
-CASES = [("v0.1", AS_EMPTY)]
+CASES = [("v0.1", AS_EMPTY), ("sam", AS_BYTES)]
 CLIENTS = ["jsonrpc-0.3", "rest-0.3", "grpc-0.3", "jsonrpc-1.0", "rest-1.0", "grpc-1.0"]
 
 
@@ -99,6 +109,29 @@ async def test_v01_reads_its_bare_reference_as_it_was_sent(where: tuple[str, str
         task = await client.get_task(task_id)
     bare = m.FilePart(media_type="text/plain", filename="x.txt")
     assert _files(task) == [bare, bare]
+
+
+@pytest.mark.parametrize("reader", [*CLIENTS, "jsonrpc-0.1"])
+async def test_a_sam_file_with_both_members_is_its_bytes_everywhere(
+        where: tuple[str, str], reader: str) -> None:
+    task_id = _send(where[0], "sam")
+    async with _client(where, reader) as client:
+        task = await client.get_task(task_id)
+    assert _files(task) == [AS_BYTES, AS_BYTES]
+
+
+def test_sam_reads_its_file_with_both_back_as_it_was_sent(where: tuple[str, str]) -> None:
+    """SAM, which allows both, keeps them (seed 002 gives a file both ways): the same bytes
+    as every other reader, and the address besides."""
+    task_id = _send(where[0], "sam")
+    doc = _rpc(where[0], "tasks/get", {"id": task_id})  # in the dialect it was made in
+    assert doc["history"][0]["parts"][0] == {"file": BOTH}
+    # SAM has no tasks/get of its own: the task is read as a send's answer is
+    send = SendMessage(message=m.Message(message_id="m", role=m.Role.USER, parts=[]))
+    task = SAMCodec().decode_result(send, msgspec.json.encode(doc))
+    assert isinstance(task, m.Task)
+    both = m.FilePart(raw=b"a", uri=BOTH["uri"], filename="a")
+    assert _files(task) == [both, both]
 
 
 # ------------------------------------------------ what the v0.3 family writes, taken back

@@ -377,7 +377,8 @@ class FamilyCodec(Codec):
             data = ""
         return self.wire.File(
             data=data,
-            uri=p.uri,
+            # SAM's file with both, where the dialect allows one: its bytes alone, as v1.0
+            uri=p.uri if data is None or self._file_check(2) else None,
             mime_type=p.media_type,
             name=p.filename,
         )

@@ -336,12 +336,6 @@ class V01Codec(FamilyCodec):
 
     # ------------------------------------------------------------ canonical -> wire
 
-    def file_out(self, p: m.FilePart) -> Any:
-        out = super().file_out(p)
-        if p.raw is not None:
-            out.uri = None  # at most one of bytes/uri in v0.1: an inline copy wins
-        return out
-
     def message_out(self, msg: m.Message) -> Any:
         parts = [self.part_out(p) for p in msg.parts]
         return WMessage(role=msg.role, parts=parts, metadata=msg.metadata)

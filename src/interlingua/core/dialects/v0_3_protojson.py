@@ -318,9 +318,11 @@ def _part_out(p: Any) -> Any:
     elif kind == "file":
         f = p.get("file") or {}
         file: dict[str, Any] = {}
-        if "uri" in f:
+        # the proto's oneof holds one: the bytes of a file with both, as in every
+        # dialect; a file with neither goes out empty, as in v1.0
+        if "uri" in f and "bytes" not in f:
             file["fileWithUri"] = f["uri"]
-        else:  # the proto's oneof holds one: a file with neither goes out empty, as v1.0
+        else:
             file["fileWithBytes"] = f.get("bytes", "")
         if "mimeType" in f:
             file["mimeType"] = f["mimeType"]

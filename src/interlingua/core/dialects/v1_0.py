@@ -17,11 +17,11 @@ Reading rules (DIALECTS.md §a.4, §b, §c, §f):
 
 What v1.0 cannot say, and what is sent instead: the ``unknown`` state is
 ``TASK_STATE_UNSPECIFIED`` (which, as a ``ListTasks`` filter, means no filter);
-``SubscribeToTask.history_length`` is not sent; a file part with neither bytes nor a URL (v0.1) goes
-out as ``raw: ""``, one with both keeps only ``raw``; an OAuth2 scheme keeps its
-first flow; push authentication keeps its first scheme; artifact ``index`` and
-``stateTransitionHistory`` are dropped. Empty strings and empty lists are proto
-defaults, so an optional one reads back as absent (``None``).
+``SubscribeToTask.history_length`` is not sent; a file part with neither bytes nor a URL
+(v0.1) goes out as ``raw: ""``, one with both (SAM) keeps only ``raw``, as in every dialect
+but SAM; an OAuth2 scheme keeps its first flow; push authentication keeps its first scheme;
+artifact ``index`` and ``stateTransitionHistory`` are dropped. Empty strings and empty lists
+are proto defaults, so an optional one reads back as absent (``None``).
 """
 
 from __future__ import annotations
