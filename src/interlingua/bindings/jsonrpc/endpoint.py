@@ -155,10 +155,10 @@ class JSONRPCEndpoint:
             # Authenticated (and rate-limited) before anything is dispatched.
             if door.security.active:
                 await door.admit(scope, headers, "jsonrpc")
-            media = headers.get("content-type")
-            if media is not None and media != "application/json":
+            media = headers.raw(b"content-type")
+            if media is not None and media != b"application/json":
                 # a body sent as another type than JSON is refused, as HTTP+JSON does
-                check_content_type(media, "application/json")
+                check_content_type(headers.get("content-type"), "application/json")
         except ContentTypeNotSupported as exc:
             await _send(send, self._refused(body, headers, scope, exc, status=415))
             return None
