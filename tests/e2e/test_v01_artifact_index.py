@@ -112,6 +112,9 @@ def test_a_later_turn_numbers_on_and_a_chunk_keeps_its_index(c: httpx.Client, ur
     # streamed: the chunk that continues A goes out under A's index
     streamed = f"task-{uuid.uuid4()}"
     assert _streamed(c, url, streamed, "multi") == [(0, "A"), (1, "B"), (0, None)]
-    assert _streamed(c, url, streamed, "multi") == [(2, "A"), (3, "B"), (2, None)]
+    # the second turn's stream opens with the task's artifacts so far, whole (v0.1's
+    # snapshot of the task it continues), then the turn's own
+    assert _streamed(c, url, streamed, "multi") == [(0, "A"), (1, "B"), (2, "A"), (3, "B"),
+                                                    (2, None)]
     assert _indexed(_call(c, url, "tasks/get", {"id": streamed})) == \
         [(0, "A"), (1, "B"), (2, "A"), (3, "B")]
