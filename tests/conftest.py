@@ -68,8 +68,10 @@ def pg_clean_url(pg_shared_schema: str) -> str:
 
         conn = await asyncpg.connect(pg_shared_schema.split("?")[0])
         try:
-            # the rest of the tables hang off these two (ON DELETE CASCADE)
-            await conn.execute("DELETE FROM shared.leases; DELETE FROM shared.tasks")
+            # the rest of the tables hang off the first two (ON DELETE CASCADE), but
+            # for the messages answered with a bare message, which no task holds
+            await conn.execute("DELETE FROM shared.leases; DELETE FROM shared.tasks;"
+                               " DELETE FROM shared.messages")
         finally:
             await conn.close()
 

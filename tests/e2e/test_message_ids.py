@@ -218,3 +218,41 @@ async def test_other_content_under_a_known_id_is_logged_by_the_process_it_reache
         finally:
             second.stop()
             first.stop()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+async def test_a_message_answered_with_a_message_is_answered_so_again_on_either_process(
+        request: pytest.FixtureRequest, tmp_path: Path, kind: str) -> None:
+    """A send answered with a bare message (no task), on a process serving the store
+    alone: its exact retry, to that process or to one started on the store since
+    (which writes a new task without a look-up), gets that message again and runs
+    nothing; other content under its id is refused (strict)."""
+    if kind == "sqlite":
+        store = f"sqlite:///{tmp_path}/tasks.db"
+    else:
+        store = with_option(request.getfixturevalue("pg_database"), f"schema={new_name('r')}")
+    agent = "tests/e2e/reply_agent.py"
+    a = Serve(store, "strict", agent=agent).start()
+    b = Serve(store, "strict", agent=agent)
+    try:
+        async with httpx.AsyncClient(timeout=20) as c:
+            async def send(url: str, text: str, blocking: bool = True) -> dict[str, Any]:
+                r = await c.post(url + "/", headers=V1, json=rpc("SendMessage", {
+                    "message": {"messageId": message_id, "role": "ROLE_USER",
+                                "parts": [{"text": text}]},
+                    "configuration": {"returnImmediately": not blocking}}))
+                answer: dict[str, Any] = r.json()
+                return answer
+
+            message_id = str(uuid.uuid4())
+            first = await send(a.url, "hello")
+            assert "message" in first["result"], first
+            b.start()
+            for url, blocking in ((a.url, True), (b.url, True), (b.url, False)):
+                assert await send(url, "hello", blocking) == first
+            for url in (a.url, b.url):
+                refused = await send(url, "other")
+                assert refused["error"]["code"] == -32602, refused
+    finally:
+        b.stop()
+        a.stop()

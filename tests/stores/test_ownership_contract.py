@@ -13,7 +13,7 @@ from interlingua.core.errors import ConcurrentModification
 from interlingua.core.model import TaskState as S
 from interlingua.stores import LeaseLost, MessageExists, MessageRecord, Scope, Store
 
-from .builders import created, said, status, ts, user
+from .builders import agent, created, said, status, ts, user
 
 A = Scope("acme", "alice")
 
@@ -248,3 +248,39 @@ async def test_a_purged_message_leaves_the_other_contents_of_its_id(store: Store
     # the purged content is a new message again
     await store.create_task(A, [created("t-4")], dialect="1.0", now=ts(6),
                             message_id="m-1", digest=b"d1")
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["content", "strict"])
+async def test_a_message_answered_with_a_message_keeps_its_key_and_answer(
+        store: Store, strict: bool) -> None:
+    """A message answered with a bare message (no task) is found with that answer,
+    and its key is refused to a task's creation and to another reply, as a creating
+    message's is; purged with the finished tasks."""
+    answer = agent("r-1")
+    await store.record_reply(A, "m-1", b"d1", answer, now=ts(1), strict=strict)
+    found = await store.find_message(A, "m-1", b"d1")
+    assert found == MessageRecord("", b"d1", answer)
+    assert await store.find_message(Scope("acme", "bob"), "m-1", b"d1") is None
+    # (a creation the send looked the id up for is written after it found nothing)
+    with pytest.raises(MessageExists) as caught:
+        await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(2),
+                                message_id="m-1", digest=b"d1", strict=strict)
+    assert caught.value.record == found
+    assert await store.get_task(A, "t-1") is None
+    with pytest.raises(MessageExists):
+        await store.record_reply(A, "m-1", b"d1", agent("r-2"), now=ts(2), strict=strict)
+    # other content under the id: another message (content), else the same key
+    if strict:
+        with pytest.raises(MessageExists):
+            await store.record_reply(A, "m-1", b"d2", agent("r-2"), now=ts(2), strict=True)
+    else:
+        await store.record_reply(A, "m-1", b"d2", agent("r-2"), now=ts(2))
+        assert await store.find_message(A, "m-1", b"d1") == found
+    # a message with a task first: a reply under its key is refused
+    await store.create_task(A, [created("t-2")], dialect="1.0", now=ts(2),
+                            message_id="m-2", digest=b"d1", strict=strict)
+    with pytest.raises(MessageExists) as taken:
+        await store.record_reply(A, "m-2", b"d1", answer, now=ts(2), strict=strict)
+    assert taken.value.record.task_id == "t-2"
+    await store.purge_finished(ts(5))
+    assert await store.find_message(A, "m-1", b"d1") is None

@@ -210,7 +210,9 @@ async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -
         await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN history,'
                            ' DROP COLUMN history_at, DROP COLUMN generation,'
                            f' DROP COLUMN generation_at; DROP INDEX "{schema}".tasks_finished;'
-                           f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
+                           f' ALTER TABLE "{schema}".messages DROP COLUMN claim,'
+                           ' DROP COLUMN reply, DROP COLUMN created_at,'
+                           ' ALTER COLUMN task_pk SET NOT NULL;'
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
                            f' ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
@@ -615,7 +617,9 @@ async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -
     try:  # back to version 4: one row per message id
         await conn.execute(f'ALTER TABLE "{schema}".tasks DROP COLUMN generation,'
                            ' DROP COLUMN generation_at;'
-                           f' ALTER TABLE "{schema}".messages DROP COLUMN claim;'
+                           f' ALTER TABLE "{schema}".messages DROP COLUMN claim,'
+                           ' DROP COLUMN reply, DROP COLUMN created_at,'
+                           ' ALTER COLUMN task_pk SET NOT NULL;'
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
                            f' ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
@@ -647,7 +651,7 @@ async def test_a_version_6_schema_gives_each_queued_delivery_a_nonce(pg_url: str
     """The nonce that makes a notification's id unique (stores/base.py, Delivery): rows
     queued before the column take one each, and so do rows a replica of an earlier
     version writes without it."""
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     hook = PushConfig(url="https://hooks.example.com/", id="c")
     async with PostgresStore(pg_url) as store:
         for task_id in ("t-1", "t-2"):
@@ -657,6 +661,8 @@ async def test_a_version_6_schema_gives_each_queued_delivery_a_nonce(pg_url: str
     conn = await admin(pg_url)
     try:  # back to version 6: no nonce
         await conn.execute(f'ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
+                           f' ALTER TABLE "{schema}".messages DROP COLUMN reply,'
+                           ' DROP COLUMN created_at, ALTER COLUMN task_pk SET NOT NULL;'
                            f' UPDATE "{schema}".schema_version SET version = 6')
     finally:
         await conn.close()

@@ -116,7 +116,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 13
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
     finally:
         other.close()
 
@@ -418,8 +418,11 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
+# what schema version 13 added (the messages answered with a bare message), taken away
+V14_UNDONE = " DROP TABLE message_replies;"
 # what schema version 12 added (a delivery's nonce), taken away again
-V13_UNDONE = " DROP TRIGGER push_outbox_nonce; ALTER TABLE push_outbox DROP COLUMN nonce;"
+V13_UNDONE = V14_UNDONE + (
+    " DROP TRIGGER push_outbox_nonce; ALTER TABLE push_outbox DROP COLUMN nonce;")
 # what schema version 11 added (the row's generation), taken away again
 V12_UNDONE = V13_UNDONE + (
     " ALTER TABLE tasks DROP COLUMN generation; ALTER TABLE tasks DROP COLUMN generation_at;")
@@ -495,7 +498,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 13
+        assert store.schema_version == SCHEMA_VERSION == 14
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),

@@ -309,6 +309,8 @@ class Run:
         message, and the refusal if it holds other content (strict mode)."""
         if record.digest and self.digest and record.digest != self.digest:
             self.abandoned = reused(message_id)
+        elif record.reply is not None:  # that send was answered with a bare message
+            self.reply_message = record.reply
         else:
             self.duplicate = record.task_id
 
@@ -795,6 +797,14 @@ class Writer:
                 # (v0.1 has no bare answers: its callers named the task, and they
                 # get it completed with the message as its status message. So
                 # does a caller whose task was already written, by its grace.)
+                # Its message is recorded with the answer, so a retry gets that
+                # answer and runs nothing: a write that fails, or finds the message
+                # taken meanwhile by another process (MessageExists), fails the
+                # turn as a task's first write would (TurnRunner).
+                if run.message_id is not None:
+                    await self.store.record_reply(run.scope, run.message_id, run.digest,
+                                                  message, now=self.now(),
+                                                  strict=self.strict_ids)
                 run.reply_message = message
                 run.flushed.set()
                 run.settled.set()

@@ -114,7 +114,7 @@ class Sends:
 
     async def send(self, call: SendMessage, request: RequestInfo) -> Task | Message:
         begun = await self.begin(call, request)
-        if isinstance(begun, Task):
+        if not isinstance(begun, Run):  # a retry's answer
             return begun
         if not call.config.blocking:
             return self.view(begun.task, call.config.history_length)
@@ -131,8 +131,9 @@ class Sends:
             return self.view(begun.task, call.config.history_length)
         return await self._settle(begun, call.config.history_length)
 
-    async def begin(self, call: SendMessage, request: RequestInfo) -> Run | Task:
-        """Start the turn a message asks for; a repeated message gets its task instead."""
+    async def begin(self, call: SendMessage, request: RequestInfo) -> Run | Task | Message:
+        """Start the turn a message asks for; a repeated message gets its task instead
+        (or the bare message it was answered with)."""
         if self.draining:
             raise Draining("This server is shutting down and takes no new messages; "
                            "send to another replica, or again shortly")
@@ -190,7 +191,8 @@ class Sends:
             if held is not None:
                 held.__exit__(None, None, None)
 
-    async def _join(self, run: Run, digest: bytes, call: SendMessage) -> Run | Task | None:
+    async def _join(self, run: Run, digest: bytes,
+                    call: SendMessage) -> Run | Task | Message | None:
         """A repeated message while its turn runs here: the caller follows that run.
         None: look again (the run's message id was contested, and is now settled)."""
         if run.digest and run.digest != digest:  # strict mode: other content, one id
@@ -203,6 +205,8 @@ class Sends:
             raise reused(call.message.message_id)
         if not call.config.blocking and not call.streaming:
             await run.flushed.wait()  # answered with the task, which must exist
+            if run.reply_message is not None:  # or with the message it was answered with
+                return run.reply_message
             if run.duplicate is not None:
                 return await self._answer(run.scope, run.duplicate, call.config.history_length,
                                           False)
@@ -211,14 +215,17 @@ class Sends:
         return run
 
     async def _repeated(self, scope: Scope, call: SendMessage, found: MessageRecord,
-                        digest: bytes) -> Task:
-        """The same message sent again (a retry): its task, and nothing run."""
+                        digest: bytes) -> Task | Message:
+        """The same message sent again (a retry): its task, or the bare message it was
+        answered with, and nothing run."""
         check_same(call.message.message_id, found.digest, digest)
+        if found.reply is not None:
+            return found.reply
         return await self._answer(scope, found.task_id, call.config.history_length,
                                   call.config.blocking and not call.streaming)
 
     async def _begin_new(self, scope: Scope, call: SendMessage, request: RequestInfo,
-                         digest: bytes, key: MessageKey) -> Run | Task:
+                         digest: bytes, key: MessageKey) -> Run | Task | Message:
         message = call.message
         target = message.task_id or call.client_task_id
         # Decided once: whether a new task is written before its executor runs
@@ -277,7 +284,7 @@ class Sends:
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
                       task_id: str | None, digest: bytes, key: MessageKey,
                       written_first: bool, looked_up: bool,
-                      other: MessageRecord | None) -> Run | Task:
+                      other: MessageRecord | None) -> Run | Task | Message:
         """A new task whose push configs are checked, or that is written, before its
         turn begins. ``looked_up``: the message id was looked up, and ``other`` found
         under it (another message, with other content), or nothing."""
@@ -346,7 +353,7 @@ class Sends:
         self.runs.finish(run)
 
     async def _continue(self, run: Run, call: SendMessage, request: RequestInfo,
-                        digest: bytes, key: MessageKey) -> Run | Task:
+                        digest: bytes, key: MessageKey) -> Run | Task | Message:
         task = run.task
         message = _to_task(task, call.message, request.dialect)
         state = task.status.state
@@ -400,7 +407,7 @@ class Sends:
         return run
 
     async def _not_continued(self, run: Run, call: SendMessage, digest: bytes,
-                             asked: int | None, exc: BaseException) -> Task:
+                             asked: int | None, exc: BaseException) -> Task | Message:
         """A follow-up whose write was refused or failed (``exc``): its run is given up,
         and the repeats of its message that joined it meanwhile are woken, to be
         answered as its caller is: with the task of the send that took the message
@@ -446,7 +453,7 @@ class Sends:
             "another message meanwhile") from None
 
     async def _taken_meanwhile(self, run: Run, call: SendMessage,
-                               digest: bytes) -> Task | None:
+                               digest: bytes) -> Task | Message | None:
         """Before a follow-up is refused because its task moved on: the answer of a
         retry if that was this very message, taken by another process since it was
         looked up (the same follow-up sent to both at once); None: refuse it."""
@@ -486,7 +493,7 @@ class Sends:
                 and run.task.status.state not in lifecycle.RETURN_STATES)
 
     async def _deliver(self, run: Run, call: SendMessage, request: RequestInfo,
-                       digest: bytes) -> Run | Task:
+                       digest: bytes) -> Run | Task | Message:
         """A message for a working task, to an agent that takes them: recorded in
         the history (its id too, so a retry finds it), then handed to the executor."""
         task = run.task
@@ -506,7 +513,7 @@ class Sends:
         return run
 
     async def _deliver_elsewhere(self, run: Run, call: SendMessage, request: RequestInfo,
-                                 digest: bytes) -> Task:
+                                 digest: bytes) -> Task | Message:
         """A message for a task whose turn runs in another process: written into its
         log without taking the task over; that process hands it to the executor
         when it hears of the write (server/peers.py). A blocking caller is answered

@@ -87,7 +87,7 @@ STORE_POLL = 1.0
 
 #: ``begin(call, request)``: start the turn a streaming send asks for (or find
 #: the task of a repeated message)
-Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task"]]
+Begin = Callable[[SendMessage, RequestInfo], Awaitable["Run | Task | Message"]]
 
 
 class Streams:
@@ -164,6 +164,9 @@ class Streams:
         asked = call.config.history_length if call.config is not None else None
         history = self.default_history_length if asked is None else asked
         stream: Stream
+        if isinstance(begun, Message):
+            # A retried message that was answered with a bare message: that answer.
+            return _Fixed(Entry(0, begun))
         if isinstance(begun, Task):
             # A retried message: follow its task as a fresh subscriber would.
             stream = await self._subscribe_stream(

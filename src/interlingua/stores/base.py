@@ -44,6 +44,7 @@ from ..core.dialects.base import PushMode
 from ..core.model import (
     ArtifactUpdate,
     Event,
+    Message,
     PushConfig,
     StatusUpdate,
     Task,
@@ -155,6 +156,9 @@ class MessageRecord(msgspec.Struct, frozen=True):
     task_id: str
     #: what ``message_digest`` gave for the message (b"" when not recorded)
     digest: bytes = b""
+    #: the message the send was answered with instead of a task (``task_id`` is
+    #: then ""; see ``TaskPort.record_reply``)
+    reply: Message | None = None
 
 
 class MessageExists(Exception):
@@ -350,6 +354,17 @@ class TaskPort(EventLog, Protocol):
         """
         ...
 
+    async def record_reply(self, scope: Scope, message_id: str, digest: bytes,
+                           reply: Message, *, now: str, strict: bool = False) -> None:
+        """Remember a message that was answered with ``reply``, a bare message, and
+        made no task: ``find_message`` finds it (a record with ``reply`` and no task),
+        so a retry gets that answer. Keyed as a creating message is (``strict`` as
+        there): ``MessageExists`` if the scope has the key already; a task's
+        creation for it refuses it the same way (one the caller did not look up
+        first: ``looked_up``). Purged with the finished tasks, by ``now``.
+        """
+        ...
+
     async def get_task(
         self,
         scope: Scope,
@@ -386,7 +401,8 @@ class TaskPort(EventLog, Protocol):
 
     async def purge_finished(self, before: str) -> int:
         """Delete tasks in a terminal state last updated before ``before``
-        (with their logs, push configs and deliveries); returns how many."""
+        (with their logs, push configs and deliveries), and the replies recorded
+        before it (``record_reply``); returns how many tasks."""
         ...
 
 

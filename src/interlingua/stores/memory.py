@@ -24,6 +24,7 @@ from ..core.errors import ConcurrentModification, task_not_found
 from ..core.lifecycle import TERMINAL_STATES, UNFINISHED_STATES, check_from
 from ..core.model import (
     Event,
+    Message,
     PushConfig,
     StatusUpdate,
     Task,
@@ -170,6 +171,10 @@ class MemoryStore(MemoryOutbox):
         # otherwise walk every stored task on each full collection (tuple keys
         # are tracked, and so is a dict holding them).
         self._by_message: dict[Scope, dict[str, str]] = {}
+        # Messages answered with a bare message (record_reply), by scope and key
+        # (and by the id alone, as _remember keeps it), with when they were: few,
+        # since most agents answer with tasks.
+        self._replies: dict[Scope, dict[str, tuple[MessageRecord, str]]] = {}
         self._leases: dict[int, Lease] = {}
         self._epochs = itertools.count(1)
         # The submitted and working tasks, which every lease heartbeat looks through:
@@ -230,6 +235,8 @@ class MemoryStore(MemoryOutbox):
                 elif key != message_id:
                     # the id alone leads to its first message (see _remember)
                     other = by_message.get(message_id)
+            if self._replies:
+                self._check_reply(scope, message_id, key)
         # raises before storing
         status = _status_after(created.id, created.status.state, events[1:]) or created.status
         records = [_record_of(c, created.id, push_dialect or dialect, now)
@@ -373,8 +380,46 @@ class MemoryStore(MemoryOutbox):
         # a send's look-up of a new message (nearly all) ends here: the id alone
         # leads to a message of it whenever it has one (see _remember)
         if by_message is None or message_id not in by_message:
+            return self._reply(scope, message_id, digest) if self._replies else None
+        found = self._message(scope, message_id, digest)
+        if self._replies and (found is None or (digest and found.digest != digest)):
+            return self._reply(scope, message_id, digest) or found
+        return found
+
+    async def record_reply(self, scope: Scope, message_id: str, digest: bytes,
+                           reply: Message, *, now: str, strict: bool = False) -> None:
+        key = _message_key(message_id, b"" if strict else digest)
+        self._check_message(scope, message_id, key)
+        self._check_reply(scope, message_id, key)
+        replies = self._replies.setdefault(scope, {})
+        replies[key] = (MessageRecord("", digest, reply), now)
+        replies.setdefault(message_id, replies[key])  # as _remember
+
+    def _check_reply(self, scope: Scope, message_id: str, key: str) -> None:
+        replies = self._replies.get(scope)
+        found = None if replies is None else replies.get(key)
+        if found is not None:
+            raise MessageExists(message_id, found[0])
+
+    def _reply(self, scope: Scope, message_id: str, digest: bytes) -> MessageRecord | None:
+        """The reply recorded for the message of ``digest``, else any of the id."""
+        replies = self._replies.get(scope)
+        if replies is None:
             return None
-        return self._message(scope, message_id, digest)
+        found = replies.get(_message_key(message_id, digest)) if digest else None
+        if found is None:
+            found = replies.get(message_id)
+        return None if found is None else found[0]
+
+    def _purge_replies(self, before: str) -> None:
+        for scope, replies in list(self._replies.items()):
+            kept = {key: got for key, got in replies.items() if got[1] >= before}
+            for key, got in list(kept.items()):
+                kept.setdefault(_message_id_of(key), got)
+            if kept:
+                self._replies[scope] = kept
+            else:
+                del self._replies[scope]
 
     def _remember(self, scope: Scope, message_id: str, key: str, task_id: str) -> None:
         by_message = self._by_message.setdefault(scope, {})
@@ -443,6 +488,8 @@ class MemoryStore(MemoryOutbox):
                 del self._unfinished[scope]
 
     async def purge_finished(self, before: str) -> int:
+        if self._replies:
+            self._purge_replies(before)
         count = 0
         for scope, tasks in list(self._tasks.items()):
             doomed = [

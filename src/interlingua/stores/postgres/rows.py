@@ -11,7 +11,7 @@ import msgspec
 
 from ...core.errors import InvalidParams, task_not_found
 from ...core.lifecycle import TERMINAL_STATES
-from ...core.model import Event, PushConfig, Task, TaskStatus
+from ...core.model import Event, Message, PushConfig, Task, TaskStatus
 from .. import _projection
 from ..base import (
     PENDING,
@@ -92,8 +92,10 @@ async def _check_lease(conn: asyncpg.Connection, lease: int | None) -> None:
 
 #: a task a message id made or continued: the one recorded with the digest $4, else
 #: one recorded without a digest, else any (the caller compares digests)
+#: (a row with no task is a message answered with a bare message, ``reply``)
 _FIND_MESSAGE = (
-    "SELECT t.id, m.digest FROM messages m JOIN tasks t ON t.pk = m.task_pk"
+    "SELECT COALESCE(t.id, ''), m.digest, m.reply FROM messages m"
+    " LEFT JOIN tasks t ON t.pk = m.task_pk"
     " WHERE m.tenant = $1 AND m.owner = $2 AND m.message_id = $3"
     " ORDER BY CASE WHEN m.digest = $4 THEN 0 WHEN m.digest IS NULL THEN 1 ELSE 2 END"
     " LIMIT 1"
@@ -103,7 +105,15 @@ _FIND_MESSAGE = (
 async def _find_message(conn: asyncpg.Connection, scope: Scope, message_id: str,
                         digest: bytes = b"") -> MessageRecord | None:
     row = await conn.fetchrow(_FIND_MESSAGE, scope.tenant, scope.owner, message_id, digest)
-    return None if row is None else MessageRecord(row[0], bytes(row[1] or b""))
+    return None if row is None else _message_record(*row)
+
+
+_decode_reply = msgspec.json.Decoder(Message).decode
+
+
+def _message_record(task_id: str, digest: bytes | None, reply: bytes | None) -> MessageRecord:
+    return MessageRecord(task_id, bytes(digest or b""),
+                         None if reply is None else _decode_reply(reply))
 
 
 async def _remember(conn: asyncpg.Connection, scope: Scope, pk: int, message_id: str,

@@ -163,6 +163,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE push_outbox ADD COLUMN nonce text NOT NULL"
         " DEFAULT md5(random()::text || clock_timestamp()::text)",
     ),
+    (
+        # A message answered with a bare message (no task) is kept under its key as
+        # a row with no task, with that answer (a Message, JSON) and when it was
+        # given (purged with the finished tasks): the primary key keeps it from
+        # a task's creation for the same message, and the reverse.
+        "ALTER TABLE messages ALTER COLUMN task_pk DROP NOT NULL",
+        "ALTER TABLE messages ADD COLUMN reply bytea",
+        "ALTER TABLE messages ADD COLUMN created_at text",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

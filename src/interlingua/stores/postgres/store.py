@@ -12,7 +12,7 @@ import asyncpg
 from ...core.calls import ListTasks, ListTasksResult
 from ...core.errors import ConcurrentModification, task_not_found
 from ...core.generation import last_of
-from ...core.model import Event, PushConfig, TaskState, TaskStatus
+from ...core.model import Event, Message, PushConfig, TaskState, TaskStatus
 from .. import _paging, _projection
 from ..base import (
     Lease,
@@ -50,6 +50,7 @@ from .rows import (
     _fold,
     _insert_events,
     _kinds,
+    _message_record,
     _no_nul,
     _put_config,
     _queue,
@@ -521,9 +522,24 @@ class PostgresStore(Outbox):
         if "\x00" in message_id:
             return None
         # a send's look-up: committed (as a read) with the sends' writes of the moment
-        task_id, found = await self._group.row(
+        task_id, found, reply = await self._group.row(
             _FIND_MESSAGE_ROW, (scope.tenant, scope.owner, message_id, digest))
-        return None if task_id is None else MessageRecord(task_id, bytes(found or b""))
+        return None if task_id is None else _message_record(task_id, found, reply)
+
+    async def record_reply(self, scope: Scope, message_id: str, digest: bytes,
+                           reply: Message, *, now: str, strict: bool = False) -> None:
+        _no_nul(scope.tenant, scope.owner, message_id)
+        async with self._conn() as conn:
+            # (a message key another send holds, for a task or a reply: nothing inserted)
+            done = await conn.fetchval(
+                "INSERT INTO messages (tenant, owner, message_id, task_pk, digest, claim,"
+                " reply, created_at) VALUES ($1, $2, $3, NULL, $4, $5, $6, $7)"
+                " ON CONFLICT DO NOTHING RETURNING true",
+                scope.tenant, scope.owner, message_id, digest or None,
+                b"" if strict else digest, _encode(reply), now)
+        if done is None:
+            found = await self.find_message(scope, message_id, digest)
+            raise MessageExists(message_id, found or MessageRecord(""))
 
     async def unfinished_tasks(self) -> list[UnfinishedTask]:
         async with self._conn() as conn:
@@ -542,6 +558,8 @@ class PostgresStore(Outbox):
                 # writer's only keeps its task longer
                 f"DELETE FROM tasks WHERE state IN {_TERMINAL_SQL} AND stamp < $1"
                 " AND updated_at < $1", before)
+            await conn.execute(
+                "DELETE FROM messages WHERE task_pk IS NULL AND created_at < $1", before)
         return _count(status)
 
     # ------------------------------------------------------------------ leases

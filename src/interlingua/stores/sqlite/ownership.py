@@ -13,6 +13,9 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import msgspec
+
+from ...core.model import Message
 from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
 
 
@@ -28,6 +31,7 @@ __all__ = [
     "MESSAGE_KEY_MIGRATION",
     "MIGRATION",
     "OWNERS_MIGRATION",
+    "REPLIES_MIGRATION",
     "acquire",
     "check_lease",
     "find_message",
@@ -35,6 +39,7 @@ __all__ = [
     "message_taken",
     "namespace_owners",
     "owners_namespaced",
+    "record_reply",
     "release",
     "remember_message",
     "renew",
@@ -171,30 +176,72 @@ def live(conn: sqlite3.Connection) -> list[Lease]:
 
 
 #: a task a message id made or continued (the task it made before one it
-#: continued): one statement, so a send's look-up of a new id is one read
+#: continued), else the bare message it was answered with: one statement, so a
+#: send's look-up of a new id is one read
 _FIND_MESSAGE = (
-    "SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
+    "SELECT id, digest, NULL FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
     " UNION ALL"
-    " SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
+    " SELECT t.id, m.digest, NULL FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
     " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3"
+    " UNION ALL"
+    " SELECT '', digest, reply FROM message_replies"
+    " WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
     " LIMIT 1"
 )
-#: the task that holds a message id under a claim (see MESSAGE_KEY_MIGRATION)
+#: the task (or reply) that holds a message id under a claim (see MESSAGE_KEY_MIGRATION)
 _CLAIMED = (
-    "SELECT id, digest FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
+    "SELECT id, digest, NULL FROM tasks WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3"
     " AND claim = ?4"
     " UNION ALL"
-    " SELECT t.id, m.digest FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
+    " SELECT t.id, m.digest, NULL FROM task_messages m JOIN tasks t ON t.pk = m.task_pk"
     " WHERE m.tenant = ?1 AND m.owner = ?2 AND m.message_id = ?3 AND m.claim = ?4"
+    " UNION ALL"
+    " SELECT '', digest, reply FROM message_replies"
+    " WHERE tenant = ?1 AND owner = ?2 AND message_id = ?3 AND claim = ?4"
     " LIMIT 1"
 )
+
+# Schema version 14: messages answered with a bare message (no task), keyed as a
+# creating message is, with that answer (a Message, JSON) and when it was given
+# (purged with the finished tasks).
+REPLIES_MIGRATION: tuple[str, ...] = (
+    """
+    CREATE TABLE message_replies (
+        tenant      TEXT NOT NULL,
+        owner       TEXT NOT NULL,
+        message_id  TEXT NOT NULL,
+        claim       BLOB NOT NULL,
+        digest      BLOB,
+        reply       BLOB NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (tenant, owner, message_id, claim)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX message_replies_age ON message_replies (created_at)",
+)
+
+_decode_reply = msgspec.json.Decoder(Message).decode
 
 
 def _record(row: tuple[object, ...] | None) -> MessageRecord | None:
     if row is None:
         return None
-    digest = row[1]
-    return MessageRecord(str(row[0]), bytes(digest) if isinstance(digest, bytes) else b"")
+    digest, reply = row[1], row[2]
+    return MessageRecord(str(row[0]), bytes(digest) if isinstance(digest, bytes) else b"",
+                         None if reply is None else _decode_reply(reply))  # type: ignore[arg-type]
+
+
+def record_reply(conn: _Connection, scope: Scope, message_id: str, digest: bytes,
+                 claim: bytes, reply: bytes, now: str) -> None:
+    """Record a message answered with ``reply`` (under a write transaction)."""
+    found = _record(conn.execute(
+        _CLAIMED, (scope.tenant, scope.owner, message_id, claim)).fetchone())
+    if found is not None:
+        raise MessageExists(message_id, found)
+    conn.execute(
+        "INSERT INTO message_replies (tenant, owner, message_id, claim, digest, reply,"
+        " created_at) VALUES (?, ?, ?, ?, NULLIF(?, x''), ?, ?)",
+        (scope.tenant, scope.owner, message_id, claim, digest, reply, now))
 
 
 def find_message(conn: _Connection, scope: Scope, message_id: str,

@@ -322,4 +322,5 @@ def _purge(conn: sqlite3.Connection, before: str) -> int:
                 (tenant, owner, before, before),
             )
             deleted += cur.rowcount
+        conn.execute("DELETE FROM message_replies WHERE created_at < ?", (before,))
     return deleted

@@ -186,6 +186,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         END
         """,
     ),
+    _own.REPLIES_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open

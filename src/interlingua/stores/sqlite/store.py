@@ -14,6 +14,7 @@ from typing import Any, Concatenate
 from ...core.calls import ListTasks, ListTasksResult
 from ...core.model import (
     Event,
+    Message,
     PushConfig,
 )
 from .. import _paging, _projection
@@ -67,8 +68,10 @@ from .outbox import (
     _revive,
 )
 from .reads import _get, _list, _purge, _read_events, _unfinished
+from .rows import _encode
 from .schema import HISTORY_VERSION
 from .writes import _LOOK_UP, _append, _create, _fill_histories
+from .writes import record_reply as _record_reply
 
 # ----------------------------------------------------------------------- store
 
@@ -435,6 +438,11 @@ class SQLiteStore:
         if queued:
             self._queued(queued)
         return version
+
+    async def record_reply(self, scope: Scope, message_id: str, digest: bytes,
+                           reply: Message, *, now: str, strict: bool = False) -> None:
+        await self._run(_record_reply, scope, message_id, digest, b"" if strict else digest,
+                        _encode(reply), now)
 
     def _queued(self, queued: bool) -> None:
         if queued and self.on_outbox is not None:

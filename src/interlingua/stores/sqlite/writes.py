@@ -18,6 +18,7 @@ from ...core.model import (
 )
 from .. import _projection
 from ..base import (
+    MessageExists,
     MessageRecord,
     Scope,
     TaskExists,
@@ -69,6 +70,25 @@ def _check_lease(conn: _Connection, lease: int | None) -> None:
         conn.lease_seen = lease
 
 
+def _not_looked_up(conn: _Connection, scope: Scope, message_id: str | None,
+                   digest: bytes, claim: bytes) -> MessageRecord | None:
+    """Another message under the id of a new task's message that nobody looked up
+    (content ids; None: none); ``MessageExists`` when that very message was answered
+    with a bare message (``message_replies``, which the tasks' unique key does not see)."""
+    if message_id is None:
+        return None
+    found = _own.find_message(conn, scope, message_id, claim)
+    if found is not None and found.reply is not None and (not claim or found.digest == claim):
+        raise MessageExists(message_id, found)
+    return found if claim else None
+
+
+def record_reply(conn: _Connection, scope: Scope, message_id: str, digest: bytes,
+                 claim: bytes, reply: bytes, now: str) -> None:
+    with _transaction(conn):
+        _own.record_reply(conn, scope, message_id, digest, claim, reply, now)
+
+
 def _create(
     conn: _Connection,
     scope: Scope,
@@ -100,8 +120,7 @@ def _create(
         # digest): if this one is written, it is a new message, which is said.
         # Not looked for again when the send has just looked (a query fewer).
         if other is _LOOK_UP:
-            other = _own.find_message(conn, scope, message_id) \
-                if message_id is not None and claim else None
+            other = _not_looked_up(conn, scope, message_id, digest, claim)
         try:
             cur = conn.kept(
                 "INSERT INTO tasks (tenant, owner, id, context_id, state, status, stamp,"
