@@ -369,6 +369,13 @@ class Sends:
                 f"Task {task.id} is {state.value}; it takes a message only while it waits for input"
             )
         if self.runs.by_key.get(run.key, run) is not run or run.key in self._continuing:
+            # The message being taken here now may yet lose to this very one, sent
+            # to another process too: once its write is decided, this one is
+            # answered as a retry if that process took it.
+            await self._continuing_settled(run)
+            taken = await self._taken_meanwhile(run, call, digest)
+            if taken is not None:
+                return taken
             asked = call.config.if_generation_match
             if asked is not None:
                 # the message being taken now decides: once it is written, this one,
@@ -478,13 +485,18 @@ class Sends:
         """The generation of ``run``'s task once the message being taken for it now is
         written (or refused), as the store holds it (None: no such task). Waits a few
         seconds at most for that write."""
+        await self._continuing_settled(run)
+        rec = await self.store.get_task(run.scope, run.task.id, history_length=0,
+                                        include_artifacts=False)
+        return rec.task.generation if rec is not None else None
+
+    async def _continuing_settled(self, run: Run) -> None:
+        """Once the message being taken for ``run``'s task here now (if any) is
+        written or refused; a few seconds at most."""
         for _ in range(500):
             if run.key not in self._continuing:
                 break
             await asyncio.sleep(0.01)
-        rec = await self.store.get_task(run.scope, run.task.id, history_length=0,
-                                        include_artifacts=False)
-        return rec.task.generation if rec is not None else None
 
     def _working_here(self, run: Run) -> bool:
         return (run.turn is not None and not run.turn.done()
