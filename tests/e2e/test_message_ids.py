@@ -258,15 +258,14 @@ async def test_a_message_answered_with_a_message_is_answered_so_again_on_either_
         a.stop()
 
 
-@pytest.mark.xfail(strict=False, reason="in about one round in 40, B's copy of X loses its "
-                   "write to A's and its look-up then misses A's record of X on PostgreSQL "
-                   "('continued by another message meanwhile'); not yet understood")
 async def test_copies_of_a_followup_racing_another_on_two_processes_are_answered_alike(
         pg_url: str) -> None:
     """A reply X to a task waiting for input, sent at once to A and to B, while
     another reply Y goes to B too (PostgreSQL): both copies of X get the completed
     task, or both are refused when Y won; B's copy of X is not refused because its
-    own Y was in flight, nor because its look-up missed A's copy, which took X."""
+    own Y was in flight. (Not yet held: in about one round in 40, B's copy of X loses
+    its write to A's and its look-up then misses A's record of X, and B answers
+    "continued by another message meanwhile"; those rounds are told apart, not failed.)"""
     a = Serve(pg_url, "content", agent="tests/e2e/replica_agent.py").start()
     b = Serve(pg_url, "content", agent="tests/e2e/replica_agent.py")
     try:
@@ -280,7 +279,8 @@ async def test_copies_of_a_followup_racing_another_on_two_processes_are_answered
                     return f"refused {answer['error']['code']}: {answer['error']['message']}"
                 return str(answer["result"]["task"]["status"]["state"])
 
-            bad = []
+            bad: list[tuple[int, str, str]] = []
+            known: list[tuple[int, str, str]] = []
             for n in range(40):
                 asked = await c.post(a.url + "/", headers=V1, json=rpc("SendMessage", {
                     "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
@@ -292,8 +292,10 @@ async def test_copies_of_a_followup_racing_another_on_two_processes_are_answered
                 xa, xb, _ = await asyncio.gather(send(a.url, x), send(b.url, x),
                                                  send(b.url, y))
                 if xa.partition(":")[0] != xb.partition(":")[0]:  # (refusals say why)
-                    bad.append((n, xa, xb))
+                    missed = "continued by another message meanwhile" in xa + xb
+                    (known if missed else bad).append((n, xa, xb))
     finally:
         b.stop()
         a.stop()
     assert not bad, bad
+    assert len(known) <= 4, known  # the case not yet held stays rare
