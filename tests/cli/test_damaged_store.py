@@ -87,8 +87,12 @@ def test_a_request_meeting_a_damaged_page_is_told_the_store_is_unavailable(
                    client.get(f"{served.url}/tasks", headers=HEADERS,
                               params={"pageSize": 100}),
                    _send(client, served.url, "y")]
-    assert [a.status_code for a in answers] == [503] * 3, [a.text for a in answers]
-    assert all(a.json()["error"]["status"] == "UNAVAILABLE" for a in answers)
+    # the read and the listing meet damaged pages; the send may miss them (it writes
+    # a new task at the file's end), else it is told so too
+    assert [a.status_code for a in answers[:2]] == [503] * 2, [a.text for a in answers]
+    assert answers[2].status_code in (200, 503), answers[2].text
+    refused = [a for a in answers if a.status_code == 503]
+    assert all(a.json()["error"]["status"] == "UNAVAILABLE" for a in refused)
     assert "Traceback" not in served.stderr, served.stderr
     path = store.removeprefix("sqlite:///")
     assert (f"the task store (SQLite at {path}) is damaged: database disk image is malformed"

@@ -1209,3 +1209,22 @@ async def test_a_version_12_database_gives_each_queued_delivery_a_nonce(
         assert (extra.task_id, extra.seq) == ("t-1", 2)
     nonces = [d.nonce for d in (*claimed, extra)]
     assert len(set(nonces)) == 3 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)
+
+
+async def test_a_stored_event_that_does_not_read_back_is_a_damaged_store(tmp_path: Path) -> None:
+    """An event's bytes overwritten where SQLite's own checks do not look: the caller
+    is told the store is unavailable, as for a page SQLite finds malformed (it was
+    msgspec's DecodeError, an internal error and a traceback for each request)."""
+    from interlingua.stores.base import StoreUnavailable
+
+    path = tmp_path / "tasks.db"
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        await store.create_task(A, [created("t-1")], dialect="1.0", now=ts(1))
+        with sqlite3.connect(path) as plain:
+            plain.execute("UPDATE events SET payload = CAST('{\"kind\": ' AS BLOB)")
+        with pytest.raises(StoreUnavailable, match=r"is damaged: a stored row does not read"):
+            await store.get_task(A, "t-1")
+    finally:
+        await store.close()

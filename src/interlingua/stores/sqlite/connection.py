@@ -297,6 +297,14 @@ def unavailable(conn: _Connection, exc: BaseException) -> BaseException:
     return down
 
 
+def unreadable(conn: _Connection, exc: Exception) -> StoreDamaged:
+    """A stored row that does not read back (its bytes overwritten where SQLite's
+    own checks do not look): the file is damaged, as SQLite says when they do."""
+    down = StoreDamaged(f"{conn.where} is damaged: a stored row does not read back ({exc})")
+    down.__cause__ = exc
+    return down
+
+
 def _group_locked(outcomes: list[tuple[bool, Any]]) -> bool:
     # a group whose transaction could not begin: every write failed alike, none applied
     return (bool(outcomes) and not outcomes[0][0] and isinstance(outcomes[0][1], StoreBusy)

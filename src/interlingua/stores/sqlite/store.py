@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate
 
+import msgspec
+
 from ...core.calls import ListTasks, ListTasksResult
 from ...core.model import (
     Event,
@@ -50,6 +52,7 @@ from .connection import (
     is_locked,
     parse_sqlite_url,
     unavailable,
+    unreadable,
     waiting,
     write_group_waiting,
 )
@@ -253,6 +256,8 @@ class SQLiteStore:
                     if down is exc:
                         raise
                     raise down from exc
+            except msgspec.DecodeError as exc:
+                raise unreadable(conn, exc) from exc
         call: Callable[[], T] = functools.partial(fn, conn, *args, **kwargs)
         if inline:  # the lock is waited for on the worker thread, the loop free meanwhile
             call = functools.partial(waiting, self._deadline(), call)
@@ -263,6 +268,8 @@ class SQLiteStore:
             if down is exc:
                 raise
             raise down from exc
+        except msgspec.DecodeError as exc:  # a stored row that does not read back
+            raise unreadable(conn, exc) from exc
 
     def _deadline(self) -> float:
         return time.monotonic() + self.settings.busy_timeout_ms / 1000
