@@ -3,6 +3,7 @@ as their URL, against a live server that serves every binding."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -168,3 +169,50 @@ def test_a_bad_grpc_address_is_a_usage_error(address: str) -> None:
     result = run("get", address, "t1")
     assert result.exit_code == 2
     assert "grpc://HOST:PORT" in result.stderr or "port" in result.stderr
+
+
+@contextlib.contextmanager
+def _cardless_grpc() -> Iterator[str]:
+    """A gRPC server that answers every call UNIMPLEMENTED: an agent that gives no
+    card over gRPC (as some do), in a thread of its own; yields its address."""
+    import asyncio
+    import threading
+
+    import grpc
+
+    ready: list[str] = []
+    stop = threading.Event()
+
+    async def run() -> None:
+        server = grpc.aio.server()
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        ready.append(f"127.0.0.1:{port}")
+        while not stop.is_set():
+            await asyncio.sleep(0.05)
+        await server.stop(0)
+
+    thread = threading.Thread(target=asyncio.run, args=(run(),), daemon=True)
+    thread.start()
+    while not ready:
+        stop.wait(0.01)
+    try:
+        yield ready[0]
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+def test_mcp_of_a_grpc_agent_without_a_card_is_exit_1_as_card_is() -> None:
+    """The agent answered, refusing both card calls: exit 1 from ``card`` and from
+    ``mcp`` alike, each saying --dialect 1.0 calls it without one (``mcp`` exited 3,
+    "could not be reached", without the hint)."""
+    from tests.cli.test_console_script import interlingua
+
+    with _cardless_grpc() as target:
+        card = interlingua("card", f"grpc://{target}", "--timeout", "5")
+        mcp = interlingua("mcp", f"grpc://{target}", "--timeout", "5")
+    assert (card.returncode, mcp.returncode) == (1, 1), (card.stderr, mcp.stderr)
+    for done in (card, mcp):
+        assert "read it at the agent's HTTP URL" in done.stderr, done.stderr
+        assert "--dialect 1.0" in done.stderr and done.stderr.count("\n") == 1, done.stderr

@@ -59,7 +59,7 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
     except ImportError as exc:
         raise click.UsageError(str(exc)) from None
     from ..client import ClientError
-    from ..client.errors import AgentUnreachable
+    from ..client.errors import AgentUnreachable, CardNotOffered
 
     sock = _listening(host, port) if http else None
 
@@ -70,7 +70,9 @@ def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, 
             raise click.UsageError(str(exc)) from None
         except ClientError as exc:
             # as ``card`` says it: 3 when nothing answered, 1 when something did
-            fail(f"cannot read the agent's card at {url}: {exc}",
+            hint = (", or with --dialect 1.0 call it without one"
+                    if isinstance(exc, CardNotOffered) and dialect is None else "")
+            fail(f"cannot read the agent's card at {url}: {exc}{hint}",
                  3 if isinstance(exc, AgentUnreachable) else 1)
         if sock is None:
             serving.append(True)

@@ -93,7 +93,7 @@ from .bindings import (
 from .card import Endpoint, FetchedCard, endpoints, fetch_card
 from .errors import (
     BadResponse,
-    CardNotFound,
+    CardNotOffered,
     ClientError,
     DialectMismatch,
     TaskNotSettled,
@@ -373,8 +373,9 @@ class Client:
             origin = next((i.url for i in card.interfaces
                            if i.url.startswith(("https://", "http://"))), self.url)
             return FetchedCard(card, raw, origin)
-        raise CardNotFound(f"{self.url} gives no card over gRPC ({'; '.join(refusals)}): "
-                           "read it at the agent's HTTP URL")
+        # it answered (so not CardNotFound, an AgentUnreachable: nothing is there)
+        raise CardNotOffered(f"{self.url} gives no card over gRPC ({'; '.join(refusals)}): "
+                             "read it at the agent's HTTP URL")
 
     async def resolve(self) -> Endpoint:
         """The endpoint calls go to, reading the card first if needed."""

@@ -21,6 +21,7 @@ __all__ = [
     "AgentUnreachable",
     "BadResponse",
     "CardNotFound",
+    "CardNotOffered",
     "ClientError",
     "DialectMismatch",
     "InvalidCard",
@@ -52,6 +53,11 @@ class TaskNotSettled(AgentTimeout):
 
 class CardNotFound(AgentUnreachable):
     """Neither well-known path serves an agent card: there is no agent at this URL."""
+
+
+class CardNotOffered(ClientError):
+    """The agent answered, but gives no card the way it was asked for (a gRPC address
+    whose agent refuses both card calls): read the card at its HTTP URL."""
 
 
 class InvalidCard(ClientError):
