@@ -500,3 +500,17 @@ async def test_client_raises_authorization_failed(issuer: Issuer) -> None:
         async with Client(url, headers={"X-API-Key": "k" * 20}) as c:
             with pytest.raises(AuthorizationFailed):
                 await c.send("hi")
+
+
+def test_serve_says_a_file_is_in_the_way_of_the_card_key(tmp_path: Path) -> None:
+    # (it said "File exists", which named nothing: the store's option says why)
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    done = subprocess.run(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "--port", str(free_port()), "--store", "memory://",
+         "--card-key", str(blocker / "card.key")],
+        cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: --card-key {blocker / 'card.key'}: {blocker} is a file, "
+                           "not a folder\n")

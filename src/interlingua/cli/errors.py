@@ -11,13 +11,14 @@ import contextlib
 import socket
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from .output import error_json
 
-__all__ = ["cannot_listen", "fail", "json_errors", "say_error"]
+__all__ = ["cannot_listen", "fail", "file_in_the_way", "json_errors", "say_error"]
 
 _JSON: ContextVar[bool] = ContextVar("interlingua_json_errors", default=False)
 
@@ -49,6 +50,14 @@ def fail(message: str, exit_code: int, **json: Any) -> NoReturn:
     """Say the error (``say_error``, with ``json``'s keywords) and exit with ``exit_code``."""
     say_error(message, **json)
     raise click.exceptions.Exit(exit_code)
+
+
+def file_in_the_way(path: Path) -> str | None:
+    """"DIR is a file, not a folder" when a folder on the way to ``path`` is a file
+    (an OSError then says only "File exists" or "Not a directory"), else None."""
+    blocker = next((p for p in [path.parent, *path.parent.parents]
+                    if p.exists() and not p.is_dir()), None)
+    return None if blocker is None else f"{blocker} is a file, not a folder"
 
 
 def cannot_listen(host: str, port: int, exc: OSError, *, port_flag: str = "--port",

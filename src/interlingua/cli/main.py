@@ -53,7 +53,7 @@ from ..tools import send_within
 from . import output
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .db_commands import db_group
-from .errors import cannot_listen, fail, json_errors, say_error
+from .errors import cannot_listen, fail, file_in_the_way, json_errors, say_error
 from .follow import follow_task
 from .headers import parse_headers
 from .inspect_command import inspect_command
@@ -632,7 +632,8 @@ def _check_key_files(o: dict[str, Any]) -> None:
             KeyRing(path=o["card_key"]).load()
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            _exit(f"--card-key {o['card_key']}: {reason}", EXIT_USAGE)
+            blocked = file_in_the_way(Path(o["card_key"])) if isinstance(exc, OSError) else None
+            _exit(f"--card-key {o['card_key']}: {blocked or reason}", EXIT_USAGE)
 
 
 def _serve_settings(o: dict[str, Any]) -> ServeSettings:

@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 import click
 
+from .errors import file_in_the_way
+
 __all__ = ["StoreRefused", "StoreUnreachable", "run_on_store", "store_problem"]
 
 T = TypeVar("T")
@@ -52,10 +54,7 @@ def store_problem(store: str, *, must_exist: bool = False) -> str | None:
             conn.close()
     except (OSError, sqlite3.OperationalError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        blocker = next((p for p in [path.parent, *path.parent.parents]
-                        if p.exists() and not p.is_dir()), None)
-        where = f"{blocker} is a file, not a folder" if blocker else reason
-        return f"cannot open the store {store}: {where}"
+        return f"cannot open the store {store}: {file_in_the_way(path) or reason}"
     except sqlite3.DatabaseError as exc:  # ("file is not a database")
         return f"cannot use the store {store}: {exc}"
     return None
