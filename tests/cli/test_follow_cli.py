@@ -8,6 +8,10 @@ the second is interlingua's own made to answer early (tests/client/early.py).
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
+import pytest
 from click.testing import CliRunner, Result
 
 from interlingua.cli.main import main
@@ -175,3 +179,48 @@ def test_a_send_to_a_quick_agent_counts_no_error_on_the_server() -> None:
                if line.startswith("interlingua_requests_total{")]
     assert any('method="SendMessage"' in line for line in counted), counted
     assert not [line for line in counted if 'outcome="ok"' not in line], counted
+
+
+# ------------------------------------------------ each dialect, the task named at once
+
+DIALECTS = ["1.0", "0.3", "0.1"]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_send_past_its_timeout_names_its_task_in_each_dialect(dialect: str,
+                                                                  tmp_path: Path) -> None:
+    """v0.1 has no send without waiting: its client names the task, so a timeout can
+    too; the command it prints then follows the task to its end."""
+    gate = tmp_path / "gate"
+    with live_agent(agent) as url:
+        result = run("send", url, f"until {gate}", "--dialect", dialect, "--timeout", "1")
+        assert result.exit_code == 3, (result.output, result.stderr)
+        assert "no answer within 1 s; task " in result.stderr, result.stderr
+        hint = result.stderr.rstrip().split("follow it with: ", 1)[1]
+        assert hint.endswith(" --wait (with this command's --dialect too)"), hint
+        command = hint.split(" (with", 1)[0].split()
+        assert command[:3] == ["interlingua", "get", url], command
+        gate.touch()
+        followed = run(*command[1:], "--dialect", dialect)
+    assert followed.exit_code == 0, (followed.output, followed.stderr)
+    assert f"Task {command[3]}  completed" in followed.stdout.splitlines()  # (each state)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_no_wait_returns_at_once_naming_the_task_in_each_dialect(dialect: str,
+                                                                   tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    with live_agent(agent) as url:
+        started = time.monotonic()
+        result = run("send", url, f"until {gate}", "--no-wait", "--dialect", dialect,
+                     "--timeout", "10")
+        took = time.monotonic() - started
+        assert result.exit_code == 0, (result.output, result.stderr)
+        header = result.stdout.splitlines()[0]
+        assert header.startswith("Task ") and header.split()[-1] in ("submitted", "working")
+        task_id = header.split()[1]
+        gate.touch()
+        followed = run("get", url, task_id, "--wait", "--dialect", dialect)
+    assert took < 3, took  # it waited for the task (10 s, the timeout)
+    assert followed.exit_code == 0, (followed.output, followed.stderr)
+    assert f"Task {task_id}  completed" in followed.stdout.splitlines()

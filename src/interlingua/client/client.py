@@ -80,6 +80,7 @@ from ..core.model import (
     Task,
     TaskState,
 )
+from ..core.parts import new_id
 from ..core.urls import lower_scheme
 from ..grpc_wire.address import dns_target
 from .bindings import (
@@ -421,8 +422,9 @@ class Client:
         ``message_or_text`` is text, a part or parts, or a whole ``Message``;
         ``data`` adds a data part and ``files`` a file part each (a
         ``FilePart``, or a path read inline). A blocking send (the default) returns once the task is finished or
-        waits for input; ``blocking=False`` returns at once. An agent that answers a
-        blocking send before then (some never block) is followed until it does, within
+        waits for input; ``blocking=False`` returns at once (in v0.1, whose sends all
+        block, once the agent has the task this client named: read by its id). An
+        agent that answers a blocking send before then (some never block) is followed until it does, within
         the client's ``timeout``: by subscribing to the task when its card says it
         streams (the end is heard as it happens, on one request), then reading the task
         once; else, or when the subscription is refused, by polling ``GetTask``. Past
@@ -446,6 +448,10 @@ class Client:
                 # that only says it speaks 1.1 would drop the check and take the message.
                 await self.get_task(msg.task_id, history_length=0)
                 await self._need_generations("if_generation_match")
+        # A dialect whose client names its tasks (v0.1) has no send without waiting:
+        # the id made here lets the task be read while the send is still held.
+        named = msg.task_id is None and get_codec((await self.resolve()).dialect) \
+            .client_names_tasks
         call = SendMessage(
             message=msg,
             config=SendConfig(
@@ -458,8 +464,9 @@ class Client:
                 if_generation_match=if_generation_match,
             ),
             metadata=metadata,
+            client_task_id=new_id() if named else None,
         )
-        result = await self.call(call)
+        result = await (self.call(call) if blocking or not named else self._named_early(call))
         if isinstance(result, Task):
             if blocking and result.status.state not in lifecycle.RETURN_STATES:
                 # the agent answered before the task settled although blocking was asked
@@ -469,6 +476,28 @@ class Client:
         if isinstance(result, Message):
             return result
         raise _wrong_type("a task or a message", result)
+
+    async def _named_early(self, call: SendMessage) -> Result:
+        """``call`` (a send that blocks, naming its new task) answered without waiting:
+        the task as the agent has it once it has it, else the answer if that comes
+        first. The held send is then dropped; the agent's turn goes on without it."""
+        assert call.client_task_id is not None
+        read = GetTask(id=call.client_task_id, history_length=call.config.history_length)
+        sent = asyncio.ensure_future(self.call(call))
+        try:
+            pause = 0.1
+            while not (await asyncio.wait({sent}, timeout=pause))[0]:
+                # refused while the agent has not written the task yet (TaskNotFound)
+                with contextlib.suppress(A2AError):
+                    return await self._task_of(read)
+                pause = min(pause * 1.5, 1.0)
+            return sent.result()
+        finally:
+            if not sent.done():
+                sent.cancel()
+                await asyncio.wait({sent})
+            if not sent.cancelled():
+                sent.exception()  # (retrieved: an answer left behind is not an error)
 
     async def settle(self, task: Task, history_length: int | None = None) -> Task:
         """Follow ``task``, answered before it settled, until it finishes or waits for

@@ -68,6 +68,9 @@ class Codec:
     #: a first answer that is a message with no task is sent bare (else the caller,
     #: who named the task, gets the task completed with the message)
     bare_replies: ClassVar[bool] = True
+    #: the client names a new task (its send carries the id) and every send blocks: a
+    #: client that must not wait makes its own id and reads the task by it
+    client_names_tasks: ClassVar[bool] = False
     #: how webhooks of push configs registered in this dialect are fed
     push_mode: ClassVar[PushMode] = "task"
     #: a push config registered without an id is named by its task's id (else a new id)

@@ -243,6 +243,7 @@ class V01Codec(FamilyCodec):
     # set for a task is known by the task's id
     bare_replies = False
     push_config_id_is_task_id = True
+    client_names_tasks = True  # (DIALECTS.md §a.2)
     # its stream events are a status or an artifact, never a task
     streams_tasks = False
     nearest = ("0.3", "1.0")
