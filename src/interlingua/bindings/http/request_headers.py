@@ -24,11 +24,13 @@ class RequestHeaders(Mapping[str, str]):
     """Header names are matched case-insensitively; when a name repeats, the
     last value counts. The ASGI server gives the names in lower case."""
 
-    __slots__ = ("_by_name", "_raw")
+    __slots__ = ("_by_name", "_raw", "content_type")
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]] = ()) -> None:
         self._raw = raw if isinstance(raw, list) else list(raw)
         self._by_name: dict[bytes, bytes] | None = None
+        #: the raw Content-Type, once ``framing`` has read it (reading the body does)
+        self.content_type: bytes | None = None
 
     def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
         # The lookup itself, not a call to a shared finder: a request reads a few
@@ -49,11 +51,13 @@ class RequestHeaders(Mapping[str, str]):
 
     def framing(self) -> tuple[bytes | None, str | None, bytes | None]:
         """The raw Content-Length, the Content-Encoding and the raw Origin: what
-        reading the body needs, in one call (every request reads them)."""
+        reading the body needs, in one call (every request reads them); the raw
+        Content-Type is kept as ``content_type`` on the way, for the body's reader."""
         by_name = self._by_name
         if by_name is None:
             by_name = self._by_name = dict(self._raw)
         coding = by_name.get(b"content-encoding")
+        self.content_type = by_name.get(b"content-type")
         return (by_name.get(b"content-length"),
                 None if coding is None else coding.decode("latin-1"), by_name.get(b"origin"))
 

@@ -155,7 +155,7 @@ class JSONRPCEndpoint:
             # Authenticated (and rate-limited) before anything is dispatched.
             if door.security.active:
                 await door.admit(scope, headers, "jsonrpc")
-            media = headers.raw(b"content-type")
+            media = headers.content_type  # (read with the body's framing: no look-up more)
             if media is not None and media != b"application/json":
                 # a body sent as another type than JSON is refused, as HTTP+JSON does
                 check_content_type(headers.get("content-type"), "application/json")
