@@ -114,17 +114,6 @@ def binding(request: pytest.FixtureRequest, everywhere: tuple[str, str],
         d.close()
 
 
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=30) as cl:
-        yield cl
-
-
-@pytest.fixture(params=list(DRIVERS))
-def kind(request: pytest.FixtureRequest) -> type[Driver]:
-    return DRIVERS[request.param]
-
-
 def reference(client: httpx.Client, url: str, **kw: Any) -> Driver:
     return DRIVERS["jsonrpc-1.0"](client, url, **kw)
 

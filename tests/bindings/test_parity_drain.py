@@ -40,12 +40,6 @@ def draining() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=30) as cl:
-        yield cl
-
-
 @pytest.mark.parametrize("kind", list(DRIVERS))
 @pytest.mark.parametrize("streaming", [True, False], ids=["streaming", "blocking"])
 def test_a_send_during_a_drain_is_refused(kind: str, streaming: bool, draining: str,

@@ -74,12 +74,6 @@ def strict() -> Iterator[tuple[str, str]]:
         yield where
 
 
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=30) as cl:
-        yield cl
-
-
 @contextlib.contextmanager
 def opened(name: str, where: tuple[str, str], client: httpx.Client,
            **kw: Any) -> Iterator[Driver]:

@@ -17,7 +17,7 @@ from interlingua.core import model as m
 from interlingua.core.parts import new_id
 from tests.live import live_grpc_agent
 
-from .drivers import DRIVERS, Driver, Refused
+from .drivers import Driver, Refused
 
 #: one number per run of the executor: a second run answers with another
 _RUNS = itertools.count(1)
@@ -40,17 +40,6 @@ def content() -> Iterator[str]:
 def strict() -> Iterator[str]:
     with live_grpc_agent(AGENT, message_ids="strict") as (url, _):
         yield url
-
-
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=30) as cl:
-        yield cl
-
-
-@pytest.fixture(params=list(DRIVERS))
-def kind(request: pytest.FixtureRequest) -> type[Driver]:
-    return DRIVERS[request.param]
 
 
 def _send(text: str, message_id: str, *, blocking: bool = True) -> c.SendMessage:

@@ -30,12 +30,6 @@ def tenanted() -> Iterator[tuple[str, str]]:
         yield where
 
 
-@pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=30) as cl:
-        yield cl
-
-
 def a_send() -> c.SendMessage:
     return c.SendMessage(message=m.Message(message_id=new_id(), role=m.Role.USER,
                                            parts=[m.TextPart(text="hi")]))

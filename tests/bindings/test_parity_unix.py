@@ -66,12 +66,6 @@ def secured() -> Iterator[str]:
 
 
 @pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=30) as cl:
-        yield cl
-
-
-@pytest.fixture
 def kind() -> type[Driver]:
     return UnixDriver
 
