@@ -231,13 +231,18 @@ def _record(row: tuple[object, ...] | None) -> MessageRecord | None:
                          None if reply is None else _decode_reply(reply))  # type: ignore[arg-type]
 
 
-def record_reply(conn: _Connection, scope: Scope, message_id: str, digest: bytes,
-                 claim: bytes, reply: bytes, now: str) -> None:
-    """Record a message answered with ``reply`` (under a write transaction)."""
+def _check_unclaimed(conn: _Connection, scope: Scope, message_id: str, claim: bytes) -> None:
+    """``MessageExists`` when a task or a reply holds the message's key already."""
     found = _record(conn.execute(
         _CLAIMED, (scope.tenant, scope.owner, message_id, claim)).fetchone())
     if found is not None:
         raise MessageExists(message_id, found)
+
+
+def record_reply(conn: _Connection, scope: Scope, message_id: str, digest: bytes,
+                 claim: bytes, reply: bytes, now: str) -> None:
+    """Record a message answered with ``reply`` (under a write transaction)."""
+    _check_unclaimed(conn, scope, message_id, claim)
     conn.execute(
         "INSERT INTO message_replies (tenant, owner, message_id, claim, digest, reply,"
         " created_at) VALUES (?, ?, ?, ?, NULLIF(?, x''), ?, ?)",
@@ -269,10 +274,7 @@ def remember_message(conn: _Connection, scope: Scope, pk: int,
                      message: tuple[str, bytes, bytes]) -> None:
     """Record a message (its id, digest and claim) that continued the task ``pk``."""
     message_id, digest, claim = message
-    found = _record(conn.execute(
-        _CLAIMED, (scope.tenant, scope.owner, message_id, claim)).fetchone())
-    if found is not None:
-        raise MessageExists(message_id, found)
+    _check_unclaimed(conn, scope, message_id, claim)
     conn.execute(
         "INSERT INTO task_messages (tenant, owner, message_id, task_pk, digest, claim)"
         " VALUES (?, ?, ?, ?, ?, ?)",
