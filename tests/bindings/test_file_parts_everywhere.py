@@ -94,30 +94,28 @@ CASES = [("v0.1", AS_EMPTY), ("sam", AS_BYTES)]
 CLIENTS = ["jsonrpc-0.3", "rest-0.3", "grpc-0.3", "jsonrpc-1.0", "rest-1.0", "grpc-1.0"]
 
 
+async def _read_back(where: tuple[str, str], sender: str, reader: str) -> list[m.Part]:
+    """The files of a task ``sender`` made, as the client of ``reader`` reads them."""
+    task_id = _send(where[0], sender)
+    async with _client(where, reader) as client:
+        return _files(await client.get_task(task_id))
+
+
 @pytest.mark.parametrize("reader", CLIENTS)
 async def test_a_v01_file_with_neither_member_is_read_as_empty_bytes(
         where: tuple[str, str], reader: str) -> None:
-    task_id = _send(where[0], "v0.1")
-    async with _client(where, reader) as client:
-        task = await client.get_task(task_id)
-    assert _files(task) == [AS_EMPTY, AS_EMPTY]
+    assert await _read_back(where, "v0.1", reader) == [AS_EMPTY, AS_EMPTY]
 
 
 async def test_v01_reads_its_bare_reference_as_it_was_sent(where: tuple[str, str]) -> None:
-    task_id = _send(where[0], "v0.1")
-    async with _client(where, "jsonrpc-0.1") as client:
-        task = await client.get_task(task_id)
     bare = m.FilePart(media_type="text/plain", filename="x.txt")
-    assert _files(task) == [bare, bare]
+    assert await _read_back(where, "v0.1", "jsonrpc-0.1") == [bare, bare]
 
 
 @pytest.mark.parametrize("reader", [*CLIENTS, "jsonrpc-0.1"])
 async def test_a_sam_file_with_both_members_is_its_bytes_everywhere(
         where: tuple[str, str], reader: str) -> None:
-    task_id = _send(where[0], "sam")
-    async with _client(where, reader) as client:
-        task = await client.get_task(task_id)
-    assert _files(task) == [AS_BYTES, AS_BYTES]
+    assert await _read_back(where, "sam", reader) == [AS_BYTES, AS_BYTES]
 
 
 def test_sam_reads_its_file_with_both_back_as_it_was_sent(where: tuple[str, str]) -> None:
