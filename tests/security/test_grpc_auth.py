@@ -56,6 +56,14 @@ def private_pair() -> Iterator[tuple[str, str]]:
     """Two agents whose cards are private, on one HTTP server and one gRPC port:
     (base URL, gRPC target)."""
     auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY})}, public_card=False)
+    with _pair(auth) as where:
+        yield where
+
+
+@contextlib.contextmanager
+def _pair(auth: AuthConfig) -> Iterator[tuple[str, str]]:
+    """Two agents (Probe, Other) on one HTTP server and one gRPC port: (base URL,
+    gRPC target)."""
     app = create_app([Agent("Probe", "Says back.", _echo), Agent("Other", "Says back.", _echo)],
                      store="memory://", auth=auth)
     hub = add_grpc(app, "127.0.0.1:0")
@@ -285,12 +293,8 @@ def tenanted_pair() -> Iterator[tuple[str, str]]:
     auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY},
                                                   tenants={"alice": ["", "team1"]})},
                       tenant_header="X-Tenant")
-    app = create_app([Agent("Probe", "Says back.", _echo), Agent("Other", "Says back.", _echo)],
-                     store="memory://", auth=auth)
-    hub = add_grpc(app, "127.0.0.1:0")
-    with live_server(app) as base:
-        assert hub.port
-        yield base, f"127.0.0.1:{hub.port}"
+    with _pair(auth) as where:
+        yield where
 
 
 def _tenant_metadata(tenant: str | None) -> tuple[tuple[str, str], ...]:

@@ -272,17 +272,23 @@ def test_passwords_are_hashed() -> None:
         assert stored != hash_secret("pw", method=method, iterations=1000)  # salted
 
 
-def test_basic_remembers_a_good_password(monkeypatch: pytest.MonkeyPatch) -> None:
+def _watch_verify(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The (stored hash, candidate) of each password check Basic auth makes."""
     import interlingua.server.auth.schemes as schemes
 
-    calls: list[str] = []
+    checks: list[tuple[str, str]] = []
     real = schemes.verify_secret
 
-    def counting(stored: str, candidate: str) -> bool:
-        calls.append(candidate)
+    def watched(stored: str, candidate: str) -> bool:
+        checks.append((stored, candidate))
         return real(stored, candidate)
 
-    monkeypatch.setattr(schemes, "verify_secret", counting)
+    monkeypatch.setattr(schemes, "verify_secret", watched)
+    return checks
+
+
+def test_basic_remembers_a_good_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    checks = _watch_verify(monkeypatch)
     auth = AuthConfig(schemes={"b": BasicAuth({"dave": hash_secret("pw", iterations=1000)})})
     token = base64.b64encode(b"dave:pw").decode()
     with serve_agent(Agent("B", "d", _whoami), auth=auth) as url, httpx.Client() as c:
@@ -290,7 +296,7 @@ def test_basic_remembers_a_good_password(monkeypatch: pytest.MonkeyPatch) -> Non
             body, headers = send_request("1.0")
             r = c.post(url + "/", json=body, headers={"Authorization": f"Basic {token}", **headers})
             assert r.status_code == 200
-    assert calls == ["pw"]
+    assert [candidate for _, candidate in checks] == ["pw"]
 
 
 @pytest.mark.parametrize("method", ["pbkdf2_sha256", "scrypt"])
@@ -299,17 +305,9 @@ def test_an_unknown_user_costs_the_hash_a_known_one_does(
     """An unknown user's password is checked against a hash of the users' own method
     and cost, over HTTP as a client meets it: before, against 1,000 PBKDF2 rounds
     (600,000 for a user's), which answered ~500 times sooner and named the users."""
-    import interlingua.server.auth.schemes as schemes
     from interlingua.server.auth.hashing import _parse
 
-    checked: list[str] = []
-    real = schemes.verify_secret
-
-    def recording(stored: str, candidate: str) -> bool:
-        checked.append(stored)
-        return real(stored, candidate)
-
-    monkeypatch.setattr(schemes, "verify_secret", recording)
+    checks = _watch_verify(monkeypatch)
     stored = hash_secret("pw", method=method) if method == "scrypt" else \
         hash_secret("pw", iterations=2000)
     auth = AuthConfig(schemes={"b": BasicAuth({"dave": stored})})
@@ -319,6 +317,7 @@ def test_an_unknown_user_costs_the_hash_a_known_one_does(
             token = base64.b64encode(who.encode()).decode()
             r = c.post(url + "/", json=body, headers={"Authorization": f"Basic {token}", **headers})
             assert r.status_code == 401, r.text
+    checked = [hashed for hashed, _ in checks]
     assert checked[0] == stored
     for decoy in checked[1:]:
         assert decoy != stored and _parse(decoy)[:2] == _parse(stored)[:2]
