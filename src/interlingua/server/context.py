@@ -116,8 +116,11 @@ class Context:
     turn with a new context.
     """
 
-    #: the least index the turn's next new artifact takes (a class attribute until
-    #: the turn adds one: no cost for a turn that adds none)
+    #: the v0.1 index (position in the task) of each artifact this turn began, and
+    #: the least index its next new one takes: those still queued are not in the
+    #: task yet, so its length alone would give two of them one index (class
+    #: attributes until the turn adds one: no cost for a turn that adds none)
+    _indexes: dict[str, int] | None = None
     _next_index = 0
 
     def __init__(
@@ -145,10 +148,6 @@ class Context:
         #: the id ``artifact`` handed back last for a chunk it only queued, finished
         self._queued: asyncio.Future[str] | None = None
         self._queued_id: str | None = None
-        #: the v0.1 index (position in the task) of each artifact this turn began
-        #: (with ``_next_index``: those still queued are not in the task yet, so its
-        #: length alone would give two of them one index)
-        self._indexes: dict[str, int] = {}
 
     # ----------------------------------------------------------------- reading
 
@@ -338,13 +337,17 @@ class Context:
     def _index_of(self, arts: list[Artifact], aid: str) -> int:
         """The v0.1 index of artifact ``aid``: the one this turn gave it, else its
         position in the task (``arts``), else (a new one) the next."""
-        index = self._indexes.get(aid)
-        if index is not None:
-            return index
+        indexes = self._indexes
+        if indexes is None:
+            indexes = self._indexes = {}
+        else:
+            index = indexes.get(aid)
+            if index is not None:
+                return index
         for i, a in enumerate(arts):
             if a.artifact_id == aid:
                 return i
-        index = self._indexes[aid] = max(len(arts), self._next_index)
+        index = indexes[aid] = max(len(arts), self._next_index)
         self._next_index = index + 1
         return index
 
