@@ -161,6 +161,16 @@ class MessageRecord(msgspec.Struct, frozen=True):
     reply: Message | None = None
 
 
+_decode_reply = msgspec.json.Decoder(Message).decode
+
+
+def stored_message_record(task_id: str, digest: object, reply: bytes | None) -> MessageRecord:
+    """A ``MessageRecord`` from a SQL store's row: the task's id ("" for a reply), the
+    digest (bytes, or none recorded) and the reply as stored (JSON, or none)."""
+    return MessageRecord(task_id, bytes(digest) if isinstance(digest, bytes) else b"",
+                         None if reply is None else _decode_reply(reply))
+
+
 class MessageExists(Exception):
     """A write named a message id that the scope already has (for another write)."""
 

@@ -11,7 +11,7 @@ import msgspec
 
 from ...core.errors import InvalidParams, task_not_found
 from ...core.lifecycle import TERMINAL_STATES
-from ...core.model import Event, Message, PushConfig, Task, TaskStatus
+from ...core.model import Event, PushConfig, Task, TaskStatus
 from .. import _projection
 from ..base import (
     PENDING,
@@ -23,6 +23,7 @@ from ..base import (
     Scope,
     delivery_nonce,
     push_mode,
+    stored_message_record,
     wants_delivery,
 )
 from ..sqlite.rows import _Ids, _row_events, _runs
@@ -105,15 +106,7 @@ _FIND_MESSAGE = (
 async def _find_message(conn: asyncpg.Connection, scope: Scope, message_id: str,
                         digest: bytes = b"") -> MessageRecord | None:
     row = await conn.fetchrow(_FIND_MESSAGE, scope.tenant, scope.owner, message_id, digest)
-    return None if row is None else _message_record(*row)
-
-
-_decode_reply = msgspec.json.Decoder(Message).decode
-
-
-def _message_record(task_id: str, digest: bytes | None, reply: bytes | None) -> MessageRecord:
-    return MessageRecord(task_id, bytes(digest or b""),
-                         None if reply is None else _decode_reply(reply))
+    return None if row is None else stored_message_record(*row)
 
 
 async def _remember(conn: asyncpg.Connection, scope: Scope, pk: int, message_id: str,

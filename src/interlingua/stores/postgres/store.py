@@ -25,6 +25,7 @@ from ..base import (
     TaskRecord,
     UnfinishedTask,
     other_content,
+    stored_message_record,
 )
 from ..holders import session_tag
 from ..sqlite.rows import (
@@ -50,7 +51,6 @@ from .rows import (
     _fold,
     _insert_events,
     _kinds,
-    _message_record,
     _no_nul,
     _put_config,
     _queue,
@@ -524,7 +524,7 @@ class PostgresStore(Outbox):
         # a send's look-up: committed (as a read) with the sends' writes of the moment
         task_id, found, reply = await self._group.row(
             _FIND_MESSAGE_ROW, (scope.tenant, scope.owner, message_id, digest))
-        return None if task_id is None else _message_record(task_id, found, reply)
+        return None if task_id is None else stored_message_record(task_id, found, reply)
 
     async def record_reply(self, scope: Scope, message_id: str, digest: bytes,
                            reply: Message, *, now: str, strict: bool = False) -> None:

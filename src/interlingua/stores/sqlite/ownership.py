@@ -13,10 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, Protocol
 
-import msgspec
-
-from ...core.model import Message
-from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope
+from ..base import Lease, LeaseLost, MessageExists, MessageRecord, Scope, stored_message_record
 
 
 class _Connection(Protocol):
@@ -220,15 +217,10 @@ REPLIES_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX message_replies_age ON message_replies (created_at)",
 )
 
-_decode_reply = msgspec.json.Decoder(Message).decode
-
-
 def _record(row: tuple[object, ...] | None) -> MessageRecord | None:
     if row is None:
         return None
-    digest, reply = row[1], row[2]
-    return MessageRecord(str(row[0]), bytes(digest) if isinstance(digest, bytes) else b"",
-                         None if reply is None else _decode_reply(reply))  # type: ignore[arg-type]
+    return stored_message_record(str(row[0]), row[1], row[2])  # type: ignore[arg-type]
 
 
 def _check_unclaimed(conn: _Connection, scope: Scope, message_id: str, claim: bytes) -> None:
