@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interlingua.core import errors
+from interlingua.core.dialects._common import merge
 from interlingua.core.dialects.v0_1 import decode_card_v01, encode_card_v01
 from interlingua.core.model import (
     AgentCapabilities,
@@ -31,7 +32,7 @@ from interlingua.core.model import (
     OpenIdConnectScheme,
     SecurityScheme,
 )
-from interlingua.server.cards.document import card_document, merge
+from interlingua.server.cards.document import card_document
 from tests.dialects import v0_3_strategies as v03
 from tests.dialects.v0_1_strategies import assert_valid, str_lists, texts
 from tests.hypothesis_budget import examples

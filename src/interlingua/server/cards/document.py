@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import msgspec
 
-from ...core.dialects._common import merge
 from ...core.dialects.v0_3 import encode_card_hybrid
 from ...core.model import AgentCard
 
-__all__ = ["card_document", "merge"]
+__all__ = ["card_document"]
 
 
 def card_document(card: AgentCard, *, jsonrpc_url: str) -> bytes:
