@@ -595,3 +595,15 @@ def test_every_served_card_verifies_and_a_changed_one_does_not(
         with pytest.raises(CardSignatureError, match="does not match"):
             verify_card_document({**doc, "description": "tampered"}, jwks)
     assert not failed
+
+
+def test_a_card_served_again_carries_the_signature_it_was_given(
+        signed_grpc: tuple[str, str]) -> None:
+    # ES256 signatures differ from one signing to the next: the same one twice
+    # means the card was signed once, on gRPC v0.3 as on HTTP
+    base, target = signed_grpc
+    first = {**_http_cards(base), **_grpc_cards(target)}
+    again = {**_http_cards(base), **_grpc_cards(target)}
+    changed = [where for where, doc in first.items()
+               if doc["signatures"] != again[where]["signatures"]]
+    assert not changed

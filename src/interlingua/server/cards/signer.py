@@ -12,12 +12,16 @@ from typing import Any
 
 import msgspec
 
-from ...core.card_signing import sign_card, sign_payload
+from ...core.card_signing import card_payload, sign_payload
 from ...core.model import AgentCard, CardSignature
 from ..jwks import JWKS_PATH
 from ..keyring import KeyRing
 
 __all__ = ["CardSigner", "CardSigning"]
+
+#: payloads whose signatures a signer keeps (each agent's public and extended
+#: cards, per tenant): past this many it starts again with none
+_PAYLOADS_KEPT = 16
 
 
 class CardSigning(msgspec.Struct, kw_only=True):
@@ -39,22 +43,35 @@ class CardSigner:
         self.ring = KeyRing(alg=settings.alg, path=settings.key_path, pem=settings.key_pem)
         self.ring.load()
         self.jwks_url = public_url.rstrip("/") + JWKS_PATH if public_url else None
+        #: signatures made, by payload, key and JWKS URL
+        self._payloads: dict[tuple[bytes, str, str | None], CardSignature] = {}
 
     def sign(self, card: AgentCard, *, base_url: str | None = None) -> AgentCard:
         """``card`` with its old signatures replaced by one made now; ``jku`` names
         the JWKS under ``base_url`` (default: the public URL)."""
-        key = self.ring.current
         unsigned = msgspec.structs.replace(card, signatures=[])
         jwks_url = base_url.rstrip("/") + JWKS_PATH if base_url else self.jwks_url
-        return sign_card(unsigned, key.key, alg=key.alg, kid=key.kid,
-                         jku=jwks_url if self.settings.publish_jku else None)
+        signature = self._signature(card_payload(unsigned), jwks_url)
+        return msgspec.structs.replace(unsigned, signatures=[signature])
 
     def sign_payload(self, payload: bytes) -> CardSignature:
         """A signature of ``payload``: the canonical form of a rendering of a card
         other than its v1.0 one (v0.3's proto card), which ``sign`` does not cover."""
+        return self._signature(payload, self.jwks_url)
+
+    def _signature(self, payload: bytes, jwks_url: str | None) -> CardSignature:
+        # A card served again (an extended card at each call) is not signed again:
+        # a signature costs more than the rest of the call.
         key = self.ring.current
-        return sign_payload(payload, key.key, alg=key.alg, kid=key.kid,
-                            jku=self.jwks_url if self.settings.publish_jku else None)
+        jku = jwks_url if self.settings.publish_jku else None
+        memo = (payload, key.kid, jku)
+        signed = self._payloads.get(memo)
+        if signed is None:
+            if len(self._payloads) >= _PAYLOADS_KEPT:
+                self._payloads.clear()
+            signed = self._payloads[memo] = sign_payload(payload, key.key, alg=key.alg,
+                                                         kid=key.kid, jku=jku)
+        return signed
 
     def jwks(self) -> dict[str, Any]:
         return self.ring.jwks()
