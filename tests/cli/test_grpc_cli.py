@@ -144,6 +144,19 @@ def test_a_grpc_address_without_a_dialect_speaks_v1(where: tuple[str, str]) -> N
     assert [t["id"] for t in page["tasks"]] == [sent["task"]["id"]]
 
 
+def test_tasks_json_over_grpc_has_the_members_json_rpc_gives(where: tuple[str, str]) -> None:
+    # ProtoJSON leaves a field at its default out: an empty page's members (tasks,
+    # nextPageToken, totalSize), which v1.0's JSON always carries and scripts read
+    url, target = where
+    nobody = "no-such-context"
+    over_grpc = msgspec.json.decode(ok("tasks", f"grpc://{target}", "--context-id", nobody,
+                                       "--json").stdout)
+    over_rpc = msgspec.json.decode(ok("tasks", url, "--context-id", nobody, "--dialect", "1.0",
+                                      "--json").stdout)
+    assert over_grpc == over_rpc
+    assert over_grpc["tasks"] == [] and over_grpc["nextPageToken"] == ""
+
+
 def test_stream_and_subscribe_over_grpc(where: tuple[str, str]) -> None:
     url, _ = where
     lines = lines_of(ok("stream", url, "hi", "--json", *GRPC))

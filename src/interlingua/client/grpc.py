@@ -83,6 +83,14 @@ _NOT_METADATA = frozenset({
     "te", "transfer-encoding", "user-agent", "a2a-version", "last-event-id",
 })
 
+#: the members of a v1.0 answer that its JSON always holds and ProtoJSON leaves out at
+#: their defaults (an empty page): put back, so that a raw answer (``--json``) reads
+#: as it does over the other bindings
+_V1_ALWAYS: dict[str, dict[str, Any]] = {
+    "ListTasks": {"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0},
+    "ListTaskPushNotificationConfigs": {"configs": [], "nextPageToken": ""},
+}
+
 #: how long a closed stream is read for its end before it is cancelled
 _DRAIN_SECONDS = 0.25
 
@@ -316,6 +324,8 @@ class GrpcClientBinding:
         doc = to_doc(response)
         if rpc == "GetAgentCard":
             doc = card_from_proto(doc)
+        elif rpc in _V1_ALWAYS and service == V1_SERVICE:
+            doc = {**_V1_ALWAYS[rpc], **doc}
         raw = _encode(doc)
         try:
             result = codec.decode_result(answered(call), raw)
