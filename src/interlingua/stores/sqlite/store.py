@@ -495,6 +495,8 @@ class SQLiteStore:
                 if down is exc:
                     raise
                 raise down from exc
+            except msgspec.DecodeError as exc:  # a reply that does not read back
+                raise unreadable(conn, exc) from exc
         return await self._run(_own.find_message, scope, message_id, digest)
 
     async def acquire_lease(self, holder: str, now: float) -> Lease:
