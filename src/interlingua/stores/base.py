@@ -73,6 +73,7 @@ __all__ = [
     "SchemaMismatch",
     "Scope",
     "Store",
+    "StoreDamaged",
     "StoreUnavailable",
     "StoreUnusable",
     "StoredEvent",
@@ -113,6 +114,12 @@ class UnfinishedTask(msgspec.Struct):
 class StoreUnavailable(ConnectionError):
     """The store's database cannot be reached (down, restarting, or refusing us):
     the call may succeed if tried again later."""
+
+
+class StoreDamaged(StoreUnavailable):
+    """What the store holds is damaged (a SQLite file's malformed pages, a stored row
+    whose bytes do not read back): no call that reads it can succeed until it is
+    restored."""
 
 
 class StoreUnusable(RuntimeError):

@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
-from typing import Any, Self
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 import asyncpg
+import msgspec
 
 from ..base import (
     SchemaMismatch,
+    StoreDamaged,
     StoreUnavailable,
     StoreUnusable,
     schema_behind,
@@ -20,6 +23,10 @@ from ..holders import holder_name, session_tag
 from .group import GroupCommit
 from .rows import IDLE_IN_TRANSACTION_MS, _store_down
 from .schema import MIGRATIONS, SCHEMA_VERSION, PostgresSettings, parse_postgres_url
+
+P = ParamSpec("P")
+T = TypeVar("T")
+D = TypeVar("D", bound="Database")
 
 
 def _unreachable(exc: BaseException, where: str, *,
@@ -186,6 +193,21 @@ async def upgrade(url: str) -> tuple[int, int]:
     return before, SCHEMA_VERSION
 
 
+def reads_rows(method: Callable[Concatenate[D, P], Coroutine[Any, Any, T]]
+               ) -> Callable[Concatenate[D, P], Coroutine[Any, Any, T]]:
+    """``method``, a read that decodes stored rows (some once their session is given
+    back, so no ``_conn`` sees it): a row that does not read back (its bytes
+    overwritten where PostgreSQL's own checks do not look) is the store damaged, a
+    503 as on SQLite, rather than an internal error with a traceback each request."""
+    @functools.wraps(method)
+    async def read(self: D, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await method(self, *args, **kwargs)
+        except msgspec.DecodeError as exc:
+            raise self._unreadable(exc) from exc
+    return read
+
+
 class Database:
     """The pool of connections to the store's database, opened with its schema current."""
 
@@ -298,6 +320,10 @@ class Database:
         said = f": {exc}" if isinstance(exc, asyncpg.PostgresError) else ""
         return StoreUnavailable(f"the task store (PostgreSQL at {self.settings.where}) is "
                                 f"unavailable: {type(exc).__name__}{said}")
+
+    def _unreadable(self, exc: Exception) -> StoreDamaged:
+        return StoreDamaged(f"the task store (PostgreSQL at {self.settings.where}) is damaged:"
+                            f" a stored row does not read back ({exc})")
 
     @asynccontextmanager
     async def _tx(self, **options: Any) -> AsyncIterator[asyncpg.Connection]:

@@ -13,7 +13,7 @@ from ..base import (
     Scope,
     TooManyPushConfigs,
 )
-from .connection import Database
+from .connection import Database, reads_rows
 from .rows import (
     _DELIVERY_COLUMNS,
     _PENDING_HEAD,
@@ -46,6 +46,7 @@ class Outbox(Database):
                     raise TooManyPushConfigs(task_id, others)
             return await _put_config(conn, pk, task_id, config, dialect, now)
 
+    @reads_rows
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> PushConfigRecord | None:
@@ -58,6 +59,7 @@ class Outbox(Database):
                 " WHERE task_pk = $1 AND id = $2", pk, config_id)
         return None if row is None else _config_record(*row)
 
+    @reads_rows
     async def list_push_configs(self, scope: Scope, task_id: str) -> list[PushConfigRecord]:
         async with self._snapshot() as conn:
             pk = await _task_pk(conn, scope, task_id)

@@ -41,6 +41,7 @@ from ..sqlite.rows import (
     row_generation,
 )
 from ..sqlite.schema import _TERMINAL_SQL, _UNFINISHED_SQL
+from .connection import reads_rows
 from .outbox import Outbox
 from .rows import (
     _FIND_MESSAGE,
@@ -373,6 +374,7 @@ class PostgresStore(Outbox):
 
     # ------------------------------------------------------------------- reads
 
+    @reads_rows
     async def get_task(
         self,
         scope: Scope,
@@ -415,6 +417,7 @@ class PostgresStore(Outbox):
         return TaskRecord(task=task, scope=scope, dialect=first[3], version=first[4],
                           created_at=first[5], updated_at=first[6])
 
+    @reads_rows
     async def list_tasks(self, scope: Scope, query: ListTasks) -> ListTasksResult:
         _paging.check_query(query)
         fingerprint = _paging.filter_fingerprint(scope, query)
@@ -478,6 +481,7 @@ class PostgresStore(Outbox):
         return ListTasksResult(tasks=tasks, next_page_token=token, page_size=size,
                                total_size=int(total))
 
+    @reads_rows
     async def read_events(
         self, scope: Scope, task_id: str, after: int = 0, limit: int | None = None
     ) -> list[StoredEvent]:
@@ -517,6 +521,7 @@ class PostgresStore(Outbox):
         found = await self.find_message(scope, message_id)
         return None if found is None else found.task_id
 
+    @reads_rows
     async def find_message(self, scope: Scope, message_id: str,
                            digest: bytes = b"") -> MessageRecord | None:
         if "\x00" in message_id:

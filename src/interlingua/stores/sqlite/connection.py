@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
 
-from ..base import SchemaMismatch, StoreUnavailable, schema_behind
+from ..base import SchemaMismatch, StoreDamaged, StoreUnavailable, schema_behind
 from .checkpoint import WRITER_THRESHOLD_FRAMES
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -248,11 +248,6 @@ _REFUSED_CODES = (8, 10, 13, 14)
 
 class StoreBusy(StoreUnavailable):
     """Another process held the database's lock past busy_timeout."""
-
-
-class StoreDamaged(StoreUnavailable):
-    """The database's file is damaged ("database disk image is malformed"): no
-    call that reads the damaged pages can succeed until it is restored."""
 
 
 class StoreRefused(StoreUnavailable):
