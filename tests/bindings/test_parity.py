@@ -99,13 +99,36 @@ def everywhere() -> Iterator[tuple[str, str]]:
         yield where
 
 
+@pytest.fixture(scope="module")
+def together() -> Iterator[str]:
+    """The agent served with another (``create_app([a, b])``), their gRPC on one port
+    that hands each request to the agent its tenant names: the agent's base URL."""
+    from interlingua import create_app
+    from interlingua.bindings.grpc import add_grpc
+
+    sock = bind_loopback()
+    app = create_app([AGENT, Agent("Other", "Writes in chunks too.", write_chunks)],
+                     public_url=url_of(sock), store="memory://", freeze_gc=False)
+    add_grpc(app, "127.0.0.1:0")
+    with live_server(app, sock=sock) as url:
+        yield f"{url}/agents/{AGENT.name}"
+
+
 HOSTILE: dict[str, type[Driver]] = {**DRIVERS, MQTT.name: MQTT}
+#: a ``binding`` asked for by name (indirectly): the agent of ``together`` on the v1.0
+#: gRPC port it shares, reached by its tenant
+SHARED = "grpc-1.0 together"
 
 
 @pytest.fixture(params=list(HOSTILE))
 def binding(request: pytest.FixtureRequest, everywhere: tuple[str, str],
             client: httpx.Client) -> Iterator[Driver]:
-    """A driver of each binding (the mesh's too) for the agent of ``everywhere``."""
+    """A driver of each binding (the mesh's too) for the agent of ``everywhere``; or
+    ``SHARED``'s."""
+    if request.param == SHARED:
+        yield DRIVERS["grpc-1.0"](client, request.getfixturevalue("together"),
+                                  tenant=AGENT.name)
+        return
     kind = HOSTILE[request.param]
     url, mesh = everywhere
     d = kind(client, mesh if kind is MQTT else url)
@@ -725,10 +748,12 @@ PARSE_ERROR = {"jsonrpc-1.0": (200, "-32700"), "jsonrpc-0.3": (200, "-32700"),
                "mqtt-sam": ("reply", "-32700")}
 
 
+@pytest.mark.parametrize("binding", [*HOSTILE, SHARED], indirect=True)
 def test_invalid_utf8_in_any_string_is_a_parse_error(binding: Driver) -> None:
     """Every string of a request (member names, values, ids in a path or query, the
     strings of a protobuf message), one at a time made bytes that are not UTF-8: the
-    binding's own parse error each time, never a 500, an internal error or a result."""
+    binding's own parse error each time, never a 500, an internal error or a result;
+    on the gRPC port several agents share too, which reads the request's tenant first."""
     calls: list[c.Call] = [marked_send(), c.GetTask(id=token(20))]
     if not isinstance(binding, MQTT):
         calls.append(c.SetPushConfig(task_id=token(21), config=m.PushConfig(

@@ -311,6 +311,16 @@ def _client_of(peer: str) -> tuple[str, int] | tuple[()]:
 MAX_MESSAGE = 512
 
 
+def _unreadable(rpc: _Rpc, exc: DecodeError) -> A2AError:
+    """The refusal of bytes that are not a request of ``rpc``, wherever they are read
+    (a port of one agent, or of several, which reads the tenant first): a string whose
+    bytes are not UTF-8 is every binding's parse error."""
+    name = rpc.request.DESCRIPTOR.full_name
+    if "UTF-8" in str(exc):
+        return ParseError(f"Parse error: a string of the {name} is not valid UTF-8")
+    return InvalidParams(f"Invalid params: the request is not a valid {name}")
+
+
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], door: FrontDoor | None,
                  error: A2AError) -> None:
     """Abort the call with ``error``: its status, its message (cut to fit the trailers)
@@ -365,7 +375,6 @@ class GrpcBinding:
     @staticmethod
     def _decoder(dialect: _Dialect, rpc: _Rpc) -> Callable[[Inbound], Call]:
         """How a request of ``rpc`` (its bytes: ``inbound.payload``) becomes its call."""
-        name = rpc.request.DESCRIPTOR.full_name
         parse = rpc.request.FromString
         call_of = dialect.call_of
 
@@ -373,11 +382,7 @@ class GrpcBinding:
             try:
                 request = parse(inbound.payload)
             except DecodeError as exc:
-                if "UTF-8" in str(exc):  # a string field's bytes: every binding's parse error
-                    raise ParseError(f"Parse error: a string of the {name} is not valid "
-                                     "UTF-8") from None
-                raise InvalidParams(f"Invalid params: the request is not a valid {name}") \
-                    from None
+                raise _unreadable(rpc, exc) from None
             return call_of(rpc, request)
 
         return decode

@@ -38,6 +38,7 @@ from .server import (
     _abort,
     _Rpc,
     _scope_of,
+    _unreadable,
     generic_handlers,
     server_options,
 )
@@ -156,9 +157,8 @@ class GrpcTenants(Listener):
                 "v0.3 requests name no tenant"))
         try:
             tenant = rpc.request.FromString(data).tenant
-        except DecodeError:
-            await _abort(context, None, InvalidParams(
-                f"the request is not a valid {rpc.request.DESCRIPTOR.full_name}"))
+        except DecodeError as exc:  # refused as the agent's own port refuses it
+            await _abort(context, None, _unreadable(rpc, exc))
         if not tenant:
             names = await self._shown(context)
             await _abort(context, None, InvalidParams(
