@@ -191,6 +191,49 @@ def test_a_batch_to_an_agent_not_served_is_answered_as_a_batch(served: tuple[str
     assert (quiet.status_code, quiet.content) == (204, b"")
 
 
+def _jsonrpc_refusal(answer: httpx.Response, rid: str) -> str:
+    """The message of a JSON-RPC 404 answering request ``rid`` (-32601, its id echoed)."""
+    assert answer.status_code == 404, answer.text
+    body = answer.json()
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", rid, -32601), body
+    return str(body["error"]["message"])
+
+
+def test_a_jsonrpc_call_to_the_servers_root_is_told_where_the_agents_are(
+        served: tuple[str, int]) -> None:
+    """The root is the URL a caller of a server that served one agent posts to: it got
+    an HTTP+JSON 405 (no JSON-RPC envelope, no id, no word of the agents)."""
+    base, _ = served
+    call = {"jsonrpc": "2.0", "id": "r1", "method": "message/send", "params": {}}
+    message = _jsonrpc_refusal(httpx.post(base + "/", json=call, timeout=10), "r1")
+    assert "/agents/{name}/" in message and "Echo" in message and NAMES[0] in message
+    # python-a2a's other names of the JSON-RPC URL, as an agent answers them
+    _jsonrpc_refusal(httpx.post(base + "/tasks/send", json=call, timeout=10), "r1")
+    # the listing stays; a POST that is no JSON-RPC call keeps its HTTP error
+    assert httpx.get(base + "/", timeout=10).json()["agents"]
+    for path in ("/agents", "/message:send"):
+        rest = httpx.post(base + path, json=call, headers=V1, timeout=10)
+        assert rest.status_code in (404, 405) and "jsonrpc" not in rest.json(), rest.text
+
+
+def test_an_agent_not_served_is_refused_in_jsonrpc_at_its_rpc_path() -> None:
+    """With another ``rpc_path`` the JSON-RPC URL of an agent is ``/agents/{name}/rpc``:
+    there a JSON-RPC call to an agent not served got an HTTP+JSON 404."""
+    app = create_app([Agent("Echo", "Says back.", _echo), Agent("Also", "Says back.", _echo)],
+                     store="memory://", rpc_path="/rpc")
+    call = {"jsonrpc": "2.0", "id": "r9", "method": "message/send", "params": {}}
+    with live_server(app) as base:
+        message = _jsonrpc_refusal(httpx.post(f"{base}/agents/Nobody/rpc", json=call,
+                                              timeout=10), "r9")
+        assert "'Nobody'" in message and "Echo, Also" in message
+        assert "/agents/{name}/" in _jsonrpc_refusal(
+            httpx.post(f"{base}/rpc", json=call, timeout=10), "r9")
+        # the base URLs are no JSON-RPC URL here: HTTP errors, as an agent's answer there
+        for path in ("/agents/Nobody/", "/"):
+            answer = httpx.post(base + path, json=call, headers=V1, timeout=10)
+            assert answer.status_code in (404, 405) and "jsonrpc" not in answer.json(), path
+
+
 def test_a_host_the_listing_refuses_is_named_no_agent_by_a_404() -> None:
     """A 404 names the agents the listing names: not to a Host it refuses (a page of
     another origin, through DNS rebinding), which gets the listing's 400."""

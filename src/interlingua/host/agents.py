@@ -9,7 +9,9 @@ and bus, derived from the URLs given (``store_url_for``, ``bus_url_for``): a tas
 of one agent can never be read, listed or continued through another, and one
 agent's recovery never takes up another's tasks. ``{name}`` is the agent's name
 as a path segment (``path_name``); two agents with the same one are refused when
-the app is built.
+the app is built. A request no agent takes is refused naming them, in the shape of
+the binding asked: a JSON-RPC call (``is_jsonrpc_call``) with a JSON-RPC error, at
+the root too.
 
 A request under ``/agents/{name}/`` is handed to that agent's own app (its
 ``host_app``, which ``create_app`` passes in) with ``root_path`` extended by the prefix, as an app mounted there
@@ -34,6 +36,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..bindings.http.request_headers import RequestHeaders
+from ..bindings.jsonrpc import rpc_aliases
 from ..core.asgi_json import send_json, send_json_body
 from ..core.dialects import get_codec
 from ..core.errors import MethodNotFound, quoted
@@ -46,7 +49,7 @@ from ..stores import shown_url
 from ..stores.sqlite import parse_sqlite_url
 from .cors import cors_layer, first_sight
 from .hosts import HostNotAllowed, HostPolicy
-from .refusals import host_refusal, these
+from .refusals import host_refusal, is_jsonrpc_call, these
 
 __all__ = ["PREFIX", "AgentsApp", "bus_url_for", "host_agents", "path_name", "services_for",
            "store_url_for"]
@@ -161,6 +164,8 @@ class AgentsApp(Starlette):
     _hosts: HostPolicy
     #: the CORS layer in front of every agent and the listing (``host/cors.py``)
     _cors: Any = None
+    #: the paths of the agents' JSON-RPC URL below a base URL (``_jsonrpc_paths``)
+    _rpc_paths: frozenset[str] = frozenset({"/"})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self._cors is not None and first_sight(scope):
@@ -175,15 +180,8 @@ class AgentsApp(Starlette):
                 name, slash, _ = path[len(PREFIX):].partition("/")
                 app = self._apps.get(name)
                 if app is None:
-                    try:
-                        named = await self.named(scope)
-                    except HostNotAllowed as exc:
-                        await send_json(send, 400, {"error": {"code": 400, "message": str(exc)}})
-                        return
-                    await _no_agent(scope, receive, send, path[len(PREFIX) + len(name):],
-                                    MethodNotFound(
-                        f"no agent {quoted(name)} is served here{these(named)} "
-                        f"(GET {PREFIX})"))
+                    await self._no_agent(scope, receive, send, path[len(PREFIX) + len(name):],
+                                         f"no agent {quoted(name)} is served here")
                     return
                 child = dict(scope)
                 child["root_path"] = f"{root}{PREFIX}{name}"
@@ -191,7 +189,26 @@ class AgentsApp(Starlette):
                     child["path"] = scope["path"] + "/"
                 await app(child, receive, send)
                 return
+            if is_jsonrpc_call(scope["method"], path, self._rpc_paths):
+                # the URL a caller of a server of one agent posts to: told in JSON-RPC
+                # where the agents are (the listing's route would answer an HTTP 405)
+                await self._no_agent(scope, receive, send, path,
+                                     f"no agent is served at {quoted(path or '/')}: this "
+                                     f"server hosts several agents, each under {PREFIX}{{name}}/")
+                return
         await super().__call__(scope, receive, send)
+
+    async def _no_agent(self, scope: Any, receive: Any, send: Any, below: str,
+                        what: str) -> None:
+        """``what`` (no agent there) refused, naming the agents the caller is shown
+        (400 for a Host the listing refuses)."""
+        try:
+            named = await self.named(scope)
+        except HostNotAllowed as exc:
+            await send_json(send, 400, {"error": {"code": 400, "message": str(exc)}})
+            return
+        await _no_agent(scope, receive, send, below, self._rpc_paths,
+                        MethodNotFound(f"{what}{these(named)} (GET {PREFIX})"))
 
     async def named(self, scope: Any) -> list[str]:
         """The agents a refusal names to this caller, as the listing lists them to it;
@@ -206,12 +223,12 @@ _ID_READ = 65536
 
 
 async def _no_agent(scope: Any, receive: Any, send: Any, below: str,
-                    error: MethodNotFound) -> None:
+                    rpc_paths: frozenset[str], error: MethodNotFound) -> None:
     """A 404 for a path under no agent, in the shape of the binding the rest of the path
     (``below``) names, as each agent's own routes answer theirs: a JSON-RPC error to a
-    POST at its base URL (the caller's id echoed), v0.3's HTTP+JSON error below
-    ``/v1/``, v1.0's elsewhere (its cards, its routes)."""
-    if below in ("", "/") and scope["method"] == "POST":
+    JSON-RPC call (``is_jsonrpc_call``; the caller's id echoed), v0.3's HTTP+JSON error
+    below ``/v1/``, v1.0's elsewhere (its cards, its routes)."""
+    if is_jsonrpc_call(scope["method"], below, rpc_paths):
         ids = await _request_ids(receive)
         answers = [{"jsonrpc": "2.0", "id": rid,
                     "error": {"code": error.code, "message": error.message}}
@@ -250,6 +267,18 @@ async def _request_ids(receive: Any) -> Any:
 def _id_of(request: Any) -> Any:
     rid = request.get("id") if isinstance(request, dict) else None
     return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+
+
+def _jsonrpc_paths(services: Sequence[Service]) -> frozenset[str]:
+    """The paths below a base URL that name the JSON-RPC URL of any of ``services``: its
+    ``rpc_path`` (as ``JSONRPCBinding`` reads it) and the other names an agent answers it
+    by (``rpc_aliases``)."""
+    paths: set[str] = set()
+    for service in services:
+        path = service.settings.rpc_path
+        path = path if path.startswith("/") else "/" + path
+        paths |= {path, *rpc_aliases(path)}
+    return frozenset(paths)
 
 
 def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
@@ -339,6 +368,7 @@ def host_agents(services: Sequence[Service], host: Callable[..., Starlette], *,
     app._apps = apps
     app._securities = securities
     app._hosts = hosts
+    app._rpc_paths = _jsonrpc_paths(services)
     if first.allowed_origins:
         app._cors = cors_layer(app, first.allowed_origins)
     app.state.services = by_name

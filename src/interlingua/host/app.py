@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from ..bindings.http.request_headers import RequestHeaders
 from ..bindings.http.sse_writer import write_sse
-from ..bindings.jsonrpc import JSONRPCBinding, JSONRPCEndpoint, jsonrpc_envelope
+from ..bindings.jsonrpc import JSONRPCBinding, JSONRPCEndpoint, jsonrpc_envelope, rpc_aliases
 from ..bindings.rest import RESTBinding, RESTEndpoint
 from ..bindings.rest.endpoint import refuse_verb
 from ..bindings.rest.routes import NoRoute, match
@@ -147,13 +147,6 @@ def _check_rpc_path(path: str, rest: bool) -> None:
                 continue
             raise ValueError(f"rpc_path {path!r} is an HTTP+JSON route ({method} {path}): "
                              "choose another, or serve without HTTP+JSON")
-
-
-def rpc_aliases(path: str) -> frozenset[str]:
-    """The JSON-RPC URL's other names: python-a2a's client posts v0.1 calls to
-    ``{endpoint}/tasks/send`` (and its streams to ``…/tasks/sendSubscribe``)."""
-    base = path.rstrip("/")
-    return frozenset({base + "/tasks/send", base + "/tasks/sendSubscribe"})
 
 
 async def _refuse_host(send: Any, scope: Any, message: str) -> None:

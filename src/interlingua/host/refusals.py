@@ -3,7 +3,7 @@ answered as the bindings answer theirs: JSON error bodies, not Starlette's plain
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -14,7 +14,7 @@ from ..bindings.rest.endpoint import refuse_verb
 from ..core.errors import quoted
 from .hosts import HostNotAllowed
 
-__all__ = ["host_refusal", "http_refusal"]
+__all__ = ["host_refusal", "http_refusal", "is_jsonrpc_call"]
 
 
 async def http_refusal(request: Request, exc: Exception) -> Any:
@@ -32,6 +32,13 @@ async def http_refusal(request: Request, exc: Exception) -> Any:
 
         return refuse
     return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=headers)
+
+
+def is_jsonrpc_call(method: str, below: str, rpc_paths: Collection[str]) -> bool:
+    """Whether a request that no agent takes is a JSON-RPC call, as an agent's app
+    tells one: a POST to its JSON-RPC URL, one of ``rpc_paths`` below a base URL (the
+    server's, an agent's); ``below`` is the rest of the path, "" the base URL itself."""
+    return method == "POST" and (below or "/") in rpc_paths
 
 
 def these(names: Sequence[str]) -> str:

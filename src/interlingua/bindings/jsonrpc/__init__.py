@@ -14,7 +14,7 @@ from .endpoint import JSONRPCEndpoint, jsonrpc_envelope
 if TYPE_CHECKING:
     from ...server.service import Service
 
-__all__ = ["JSONRPCBinding", "JSONRPCEndpoint", "jsonrpc_envelope"]
+__all__ = ["JSONRPCBinding", "JSONRPCEndpoint", "jsonrpc_envelope", "rpc_aliases"]
 
 
 class JSONRPCBinding(BaseBinding):
@@ -32,3 +32,10 @@ class JSONRPCBinding(BaseBinding):
         url = base_url + "/" if self.path == "/" else base_url + self.path
         return (AgentInterface(url=url, binding="JSONRPC", protocol_version="1.0"),
                 AgentInterface(url=url, binding="JSONRPC", protocol_version="0.3"))
+
+
+def rpc_aliases(path: str) -> frozenset[str]:
+    """The JSON-RPC URL's other names: python-a2a's client posts v0.1 calls to
+    ``{endpoint}/tasks/send`` (and its streams to ``…/tasks/sendSubscribe``)."""
+    base = path.rstrip("/")
+    return frozenset({base + "/tasks/send", base + "/tasks/sendSubscribe"})
