@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from tests.ports import free_port
+
 from .procs import Process
 from .sse_client import V1, rpc, v1_message
 
@@ -39,6 +41,15 @@ class Replica(Process):
         if wait:
             self.wait_ready()
         return self
+
+
+class GrpcReplica(Replica):
+    """A replica serving gRPC too, on a port of its own (``grpc_port``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.grpc_port = free_port()
+        self.extra = (*self.extra, "--grpc-port", str(self.grpc_port))
 
 
 def replica_pair(pg_database: str, name: str, kind: type[Replica] = Replica,

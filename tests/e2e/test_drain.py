@@ -14,11 +14,15 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
+import pytest
 
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
+from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
 from tests.live import draining
 
-from .replicas import Replica, call, send, state_of
+from .replicas import GrpcReplica, Replica, call, send, state_of
 from .sse_client import V1, events, rpc, v1_message
 
 
@@ -135,28 +139,171 @@ def test_a_blocking_caller_whose_turn_outlives_the_window_is_answered_failed(
     assert "Traceback" not in logged and "CancelledError" not in logged, logged[-2000:]
 
 
+#: what each caller in flight is answered with when its turn is ended by the stop
+STOPPED = ("TASK_STATE_FAILED", "The server stopped while the task was running.")
+#: a blocking send and a stream on each binding
+CALLERS = ("jsonrpc", "rest", "grpc", "jsonrpc stream", "rest stream", "grpc stream")
+
+
+def _last_status(results: list[dict[str, Any]]) -> tuple[str, str]:
+    """The state and status text of a stream's last event (an error's text, for one
+    that did not end with a status)."""
+    last = results[-1] if results else {}
+    status = (last.get("statusUpdate") or last.get("task") or {}).get("status")
+    if status is None:
+        return "no final status", str(last)[:200]
+    return status["state"], status.get("message", {}).get("parts", [{}])[0].get("text", "")
+
+
+def _grpc_status(status: pb.TaskStatus) -> tuple[str, str]:
+    return pb.TaskState.Name(status.state), status.message.parts[0].text \
+        if status.message.parts else ""
+
+
+def _callers(server: GrpcReplica, tmp_path: Path) -> dict[str, Callable[[], tuple[str, str]]]:
+    """A blocking send and a stream on each binding, each of a turn that works until
+    it is stopped: what each caller is answered with at the end."""
+    url, target = server.url, f"127.0.0.1:{server.grpc_port}"
+
+    def text(name: str) -> str:
+        return f"wait {tmp_path / name.replace(' ', '-')}"
+
+    def answered(r: httpx.Response) -> tuple[str, str]:
+        if r.status_code != 200:
+            return f"HTTP {r.status_code}", r.text[:200]
+        body = r.json()
+        return _last_status([body.get("result", body)])
+
+    def jsonrpc() -> tuple[str, str]:
+        return answered(httpx.post(url + "/", headers=V1, timeout=30, json=rpc(
+            "SendMessage", {"message": v1_message(text("jsonrpc"))})))
+
+    def rest() -> tuple[str, str]:
+        return answered(httpx.post(url + "/message:send", headers=V1, timeout=30, json={
+            "message": v1_message(text("rest"))}))
+
+    def streamed(path: str, body: dict[str, Any]) -> tuple[str, str]:
+        with httpx.Client(timeout=30) as c:
+            got = [data.get("result", data) for _, _, data in events(c, url + path, body, V1)]
+        return _last_status(got)
+
+    def message(name: str) -> pb.SendMessageRequest:
+        return pb.SendMessageRequest(message=pb.Message(
+            message_id=name + str(time.monotonic()), role=pb.ROLE_USER,
+            parts=[pb.Part(text=text(name))]))
+
+    def on_grpc() -> tuple[str, str]:
+        with grpc.insecure_channel(target) as channel:
+            answer = rpc1.A2AServiceStub(channel).SendMessage(message("grpc"), timeout=30)
+        return _grpc_status(answer.task.status)
+
+    def grpc_stream() -> tuple[str, str]:
+        with grpc.insecure_channel(target) as channel:
+            got = list(rpc1.A2AServiceStub(channel).SendStreamingMessage(
+                message("grpc stream"), timeout=30))
+        last = got[-1]
+        return _grpc_status(last.status_update.status if last.HasField("status_update")
+                            else last.task.status)
+
+    return {"jsonrpc": jsonrpc, "rest": rest, "grpc": on_grpc,
+            "jsonrpc stream": lambda: streamed("/", rpc("SendStreamingMessage", {
+                "message": v1_message(text("jsonrpc stream"))})),
+            "rest stream": lambda: streamed("/message:stream", {
+                "message": v1_message(text("rest stream"))}),
+            "grpc stream": grpc_stream}
+
+
+def _in_flight(server: GrpcReplica, tmp_path: Path
+               ) -> tuple[dict[str, tuple[str, str]], list[threading.Thread]]:
+    """Every one of ``CALLERS`` waiting on its running turn: the answers (filled in as
+    they come, or with what each caller raised) and the callers' threads."""
+    answers: dict[str, tuple[str, str]] = {}
+
+    def run(name: str, caller: Callable[[], tuple[str, str]]) -> None:
+        try:
+            answers[name] = caller()
+        except Exception as exc:  # the caller was cut: said as what it raised
+            answers[name] = (type(exc).__name__, str(exc)[:200])
+
+    threads = [threading.Thread(target=run, args=item, daemon=True)
+               for item in _callers(server, tmp_path).items()]
+    for thread in threads:
+        thread.start()
+    for _ in range(400):  # until every turn runs
+        listed = call(server.url, "ListTasks", {})["result"]["tasks"]
+        if sum(t["status"]["state"] == "TASK_STATE_WORKING" for t in listed) == len(CALLERS):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the turns did not all start: {listed}")
+    return answers, threads
+
+
+@pytest.mark.parametrize("stop", [("0", 1), ("30", 2)],
+                         ids=["no drain window", "a second signal during the drain"])
+def test_a_stop_without_a_drain_answers_every_caller_in_flight_at_once(
+        tmp_path: Path, alone: Callable[[], AbstractContextManager[None]],
+        stop: tuple[str, int]) -> None:
+    # (the callers were cut by the listeners' shutdown before the turns were ended:
+    # HTTP callers a 500 in plain text, gRPC ones UNAVAILABLE, streams no end, a
+    # CancelledError's traceback in the log, and 5 s, 10 s with gRPC, to stop)
+    drain, signals = stop
+    log = tmp_path / "server.log"
+    with log.open("wb") as err:
+        server = GrpcReplica(f"sqlite:///{tmp_path}/tasks.db", "local://",
+                             extra=("--drain-seconds", drain)).start(stderr=err)
+        try:
+            answers, callers = _in_flight(server, tmp_path)
+            assert server.proc is not None
+            with alone():  # a time bound
+                began = time.monotonic()
+                server.proc.send_signal(signal.SIGTERM)
+                if signals == 2:
+                    assert draining(server.url + "/healthz").status_code == 503
+                    server.proc.send_signal(signal.SIGTERM)
+                server.proc.wait(15)
+                took = time.monotonic() - began
+            for caller in callers:
+                caller.join(10)
+        finally:
+            server.kill()
+    assert answers == dict.fromkeys(CALLERS, STOPPED)
+    logged = log.read_text()
+    assert "Traceback" not in logged and "CancelledError" not in logged, logged[-3000:]
+    assert took < 4, took
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "SIGTERM"])
 def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
-        tmp_path: Path, alone: Callable[[], AbstractContextManager[None]]) -> None:
+        tmp_path: Path, alone: Callable[[], AbstractContextManager[None]],
+        sig: signal.Signals) -> None:
     # The first drains, the second stops, the third forces: the app's own
-    # shutdown still runs then (its store closed, its turns ended), and nothing
-    # is cancelled mid-way with a traceback.
-    server = Replica(f"sqlite:///{tmp_path}/tasks.db", "local://",
-                     extra=("--drain-seconds", "30")).start(stderr=subprocess.PIPE)
+    # shutdown still runs then (its store closed, its turns ended, their callers
+    # answered), and nothing is cancelled mid-way with a traceback. SIGTERM as
+    # Ctrl-C (uvicorn forces on SIGINT alone: three SIGTERMs waited out the gRPC
+    # port's grace, the turns ended by the next start).
+    server = GrpcReplica(f"sqlite:///{tmp_path}/tasks.db", "local://",
+                         extra=("--drain-seconds", "30")).start(stderr=subprocess.PIPE)
     try:
+        answers, callers = _in_flight(server, tmp_path)
         task = send(server.url, f"wait {tmp_path / 'observed'}")
         assert server.proc is not None
         with alone():  # a time bound, and the signals' spacing
             began = time.monotonic()
-            server.proc.send_signal(signal.SIGINT)
+            server.proc.send_signal(sig)
             assert draining(server.url + "/healthz").status_code == 503
-            server.proc.send_signal(signal.SIGINT)
+            server.proc.send_signal(sig)
             time.sleep(0.02)
-            server.proc.send_signal(signal.SIGINT)
+            server.proc.send_signal(sig)
             _, err = server.proc.communicate(timeout=15)
-            assert time.monotonic() - began < 10
+            took = time.monotonic() - began
+        for caller in callers:
+            caller.join(10)
     finally:
         server.kill()
     said = err.decode()
     assert "draining" in said
     assert "Traceback" not in said and "CancelledError" not in said, said
+    assert answers == dict.fromkeys(CALLERS, STOPPED)
+    assert took < 4, took
     assert_ended_by_the_stop(server.store, task["id"])

@@ -19,20 +19,11 @@ import pytest
 from interlingua.core import calls as c
 from interlingua.core import model as m
 from tests.bindings.drivers import GRPC11
-from tests.services import free_port
 
-from .replicas import Replica, replica_pair
+from .replicas import GrpcReplica, Replica, replica_pair
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
 V11 = {"A2A-Version": "1.1"}
-
-
-class GrpcReplica(Replica):
-    """A replica serving gRPC too, on a port of its own."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.extra = (*self.extra, "--grpc-port", str(free_port()))
 
 
 @pytest.fixture(scope="module")

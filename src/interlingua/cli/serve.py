@@ -622,6 +622,10 @@ class _Engines:
     async def drain(self, seconds: float) -> int:
         return sum(await asyncio.gather(*(e.drain(seconds) for e in self.engines)))
 
+    def cut_drain(self) -> None:
+        for e in self.engines:
+            e.cut_drain()
+
 
 def _engine_config(lease_timeout: float | None, submit_grace: float | None,
                    message_ids: str | None = None) -> EngineConfig | None:
@@ -680,9 +684,11 @@ def _server_class() -> type:
 
     class Server(PromptServer):
         """uvicorn, plus: a drain before it stops (new sends refused, running
-        turns given ``drain_seconds`` to finish), and open streams told to end
-        as soon as shutdown begins (uvicorn would otherwise wait for them
-        before running the app's shutdown)."""
+        turns given ``drain_seconds`` to finish), and the turns still running
+        ended before the listeners close, while their callers are there (a
+        blocking caller answered with its task, a stream given its end). The
+        first signal drains; a second one (or the first, without a window)
+        stops at once; one more forces the exit, SIGTERM as SIGINT."""
 
         def __init__(self, config: uvicorn.Config, engine: Engine | _Engines,
                      drain_seconds: float = 0.0) -> None:
@@ -690,6 +696,8 @@ def _server_class() -> type:
             self._engine = engine
             self._drain_seconds = drain_seconds
             self._drain: asyncio.Task[None] | None = None
+            #: told to stop at once (no drain left to wait out): a signal more forces
+            self._at_once = False
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             try:
@@ -702,14 +710,22 @@ def _server_class() -> type:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 loop = None
-            if loop is not None and self._drain is None and self._drain_seconds > 0 \
-                    and not self.should_exit:
-                # the first signal drains; a second one (or the drain's end) stops
-                self._drain = loop.create_task(self._drain_then_exit(sig, frame))
+            if loop is None:
+                super().handle_exit(sig, frame)
                 return
-            if loop is not None and not self._engine.closing:
-                loop.create_task(self._engine.begin_shutdown())
-            super().handle_exit(sig, frame)
+            self._captured_signals.append(sig)  # (raised again once it has stopped)
+            if self._drain is None:
+                self._at_once = self._drain_seconds <= 0
+                self._drain = loop.create_task(self._drain_then_exit())
+            elif not self._at_once:
+                # the turns still running end now, as at the window's close: by
+                # the listeners' shutdown instead, their callers were cut (a 500,
+                # UNAVAILABLE, a stream without its end) after its 5 s
+                self._at_once = True
+                self._engine.cut_drain()
+            else:
+                # uvicorn forces on SIGINT alone; an orchestrator sends SIGTERM
+                self.should_exit = self.force_exit = True
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             await self.close_connections(sockets)
@@ -717,21 +733,32 @@ def _server_class() -> type:
                 await self.lifespan.shutdown()
             else:
                 # A forced exit (a third signal) skips the app's shutdown in
-                # uvicorn; it runs here all the same, bounded: the store and the
-                # listeners close, the turns end, and nothing is left for the
-                # closing loop to cancel half-way (with a traceback).
+                # uvicorn; it runs here all the same, bounded, once the turns
+                # have ended (their callers answered): the store and the
+                # listeners close, and nothing is left for the closing loop to
+                # cancel half-way (with a traceback).
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(FORCED_SHUTDOWN_S):
+                        if self._drain is not None:
+                            await asyncio.wait([self._drain])
                         await self.lifespan.shutdown()
 
-        async def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
-            log.warning("draining: new sends are refused; waiting up to %gs for %d running "
-                        "turn(s)", self._drain_seconds, self._engine.running_turns)
-            left = await self._engine.drain(self._drain_seconds)
-            if left:
-                log.warning("drain window over: %d turn(s) still running end now", left)
-            if not self.should_exit:
-                self.handle_exit(sig, frame)
+        async def _drain_then_exit(self) -> None:
+            seconds = self._drain_seconds
+            if seconds > 0:
+                log.warning("draining: new sends are refused; waiting up to %gs for %d "
+                            "running turn(s)", seconds, self._engine.running_turns)
+            try:
+                left = await self._engine.drain(max(seconds, 0.0))
+                if left:
+                    log.warning("stopping at once: %d running turn(s) end now" if self._at_once
+                                else "drain window over: %d turn(s) still running end now", left)
+                if not self._engine.closing:
+                    await self._engine.begin_shutdown()
+            finally:
+                self._at_once = True
+                self.should_exit = True
+                self.wake()
 
     return Server
 

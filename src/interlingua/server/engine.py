@@ -230,6 +230,8 @@ class Engine:
         #: set from the moment the drain begins (``draining``): what waits on it,
         #: gRPC health checking, says so then, as ``/healthz`` does
         self.drain_begun = asyncio.Event()
+        #: set to end the drain's wait at once (``cut_drain``)
+        self._drain_cut = asyncio.Event()
 
     async def _look_for_unheard_writes(self) -> None:
         """Other processes write this store and no bus tells of it: their writes to the
@@ -273,6 +275,7 @@ class Engine:
                 raise
             self.started = True
             self.closing = False
+            self._drain_cut.clear()
             await self.leases.acquire()
             await self.recovery.end_orphans(restarted=True)
             await self.push.start()
@@ -329,8 +332,13 @@ class Engine:
         self.draining = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        while self.turns.turns and loop.time() < deadline:
-            await asyncio.wait(list(self.turns.turns), timeout=deadline - loop.time())
+        cut = asyncio.ensure_future(self._drain_cut.wait())
+        try:
+            while self.turns.turns and loop.time() < deadline and not cut.done():
+                await asyncio.wait([*self.turns.turns, cut], timeout=deadline - loop.time(),
+                                   return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cut.cancel()
         left = len(self.turns.turns)
         grace = min(1.0, max(deadline - loop.time(), 0.0))
         if left and self.config.restart_policy != "rerun":
@@ -343,6 +351,11 @@ class Engine:
         while self.streams.open_count and loop.time() < until:
             await asyncio.sleep(0.02)
         return left
+
+    def cut_drain(self) -> None:
+        """End the drain's wait now (the server is told to stop at once): the turns
+        still running end as at the window's close, their callers answered."""
+        self._drain_cut.set()
 
     async def end_turns(self) -> None:
         """End the turns still running: "failed", as the process that runs them goes
