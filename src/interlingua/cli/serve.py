@@ -51,6 +51,11 @@ __all__ = [
 BINDINGS = ("jsonrpc", "rest", "grpc")
 #: seconds the app's own shutdown may take after a forced exit (a third signal)
 FORCED_SHUTDOWN_S = 5.0
+#: seconds the gRPC port lets calls in flight finish as it closes: the turns have
+#: ended by then (their callers answered), what is left is a read or a long poll
+#: (cut: its caller asks again); well under ``FORCED_SHUTDOWN_S``, which the
+#: engine's stop after it (lease, store) must fit in as well
+GRPC_GRACE_S = 1.0
 
 log = logging.getLogger("interlingua.serve")
 
@@ -472,7 +477,7 @@ def serve(spec: str | Agent | Sequence[str | Agent], settings: ServeSettings | N
                 from ..bindings.grpc.tenants import GrpcTenants as kind  # type: ignore[assignment]
             grpc = kind(grpc_address(s.host, reserved),
                         credentials=_grpc_credentials(s.certfile, s.keyfile, s.client_ca),
-                        before_binding=grpc_sock.close)
+                        grace=GRPC_GRACE_S, before_binding=grpc_sock.close)
             if s.on_grpc_listening is not None:
                 s.on_grpc_listening(reserved)
         if len(loaded) > 1:
