@@ -195,6 +195,34 @@ def test_a_card_nested_too_deeply_is_said_to_be_one(api):
     assert info["card"]["checks"][0]["problems"] == ["the card is JSON nested too deeply to read"]
 
 
+@pytest.mark.parametrize("dialect", [None, "1.0"])
+def test_a_card_interface_no_agent_is_at_is_shown_not_spoken(api, story, dialect):
+    """An interface whose URL has a port past 65535 (or a bracket left open): the card
+    is shown, that interface as the card names it and not spoken, and the one that
+    works is used. (The client raised a ValueError out of reading the card: a 500.)"""
+    broken = ["http://[::1", "http://127.0.0.1:99999/"]
+
+    async def card(request: Any) -> Response:
+        document = json.loads(httpx.get(story.url + "/.well-known/agent-card.json").text)
+        document["supportedInterfaces"][:0] = [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            for url in broken]
+        return JSONResponse(document)
+
+    elsewhere = Served(Starlette(routes=[Route("/.well-known/agent-card.json", card)]))
+    try:
+        r = api.post("api/connect", {"url": elsewhere.url, "dialect": dialect})
+    finally:
+        elsewhere.stop()
+    assert r.status_code == 200, r.text[:300]
+    info = r.json()
+    assert "error" not in info, info["error"]
+    shown = {i["url"]: i["spoken"] for i in info["card"]["interfaces"]}
+    assert all(shown[url] is False for url in broken)
+    if dialect is None:
+        assert info["endpoint"]["url"] == story.url + "/"
+
+
 def test_a_password_in_the_agents_url_is_refused_not_used_and_not_shown(api, story):
     """Before: httpx called the agent with the URL's user and password (Basic), not the
     bearer token chosen in the form, while the page showed the password in the URL, the

@@ -46,6 +46,7 @@ __all__ = [
     "interface_url",
     "minor_version_of",
     "parse_card",
+    "url_fault",
 ]
 
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
@@ -161,14 +162,23 @@ def endpoints(card: AgentCard, card_url: str | None = None,
     (default: JSON-RPC in every dialect). The newest dialect wins; within one
     dialect the card's order (the agent's preference) decides.
 
-    Raises ``DialectMismatch`` when there is none (say, a gRPC-only agent).
+    Raises ``DialectMismatch`` when there is none (say, a gRPC-only agent), and
+    ``InvalidCard`` when the only ones it speaks name URLs no agent can be at.
     """
     spoken = dict(bindings) if bindings is not None else {"JSONRPC": SPOKEN}
     found: list[Endpoint] = []
     offered: list[str] = []
+    broken: list[str] = []  # why each interface in a binding spoken was passed over
     for iface in card.interfaces:
         binding = iface.binding.upper()
-        url = interface_url(binding, iface.url, card_url)
+        try:
+            url = interface_url(binding, iface.url, card_url)
+        except InvalidCard as exc:
+            # passed over, as an interface in a binding not spoken: another may work
+            offered.append(f"{iface.binding} {iface.protocol_version} at {iface.url!r}")
+            if binding in spoken:
+                broken.append(str(exc))
+            continue
         offered.append(f"{iface.binding} {iface.protocol_version} at {url}")
         dialects = spoken.get(binding)
         if dialects is None:
@@ -189,6 +199,8 @@ def endpoints(card: AgentCard, card_url: str | None = None,
                 found.append(old)
     # the newest dialect, 1.1 before 1.0; stable: the card's order within a version
     found.sort(key=lambda ep: (_RANK[ep.dialect], not ep.version))
+    if not found and broken:
+        raise InvalidCard("; ".join(broken))  # the card's fault, not the client's
     if not found:
         what = "; ".join(offered) if offered else "no interfaces at all"
         speaks = ", ".join(f"{b} {'/'.join(d)}" for b, d in spoken.items())
@@ -200,10 +212,28 @@ def endpoints(card: AgentCard, card_url: str | None = None,
 
 def interface_url(binding: str, url: str, card_url: str | None) -> str:
     """Where a card's interface is: a gRPC one's ``host:port`` as a gRPC address,
-    any other resolved against the URL the card was read from."""
+    any other resolved against the URL the card was read from (``InvalidCard`` when
+    no agent can be reached at it: the card is the peer's to write)."""
     if binding.upper() == "GRPC":
         return _grpc_url(url, card_url)
-    return urljoin(card_url, url) if card_url else url
+    # checked as given (urljoin cannot split every URL), then as resolved ("//h:99999")
+    fault = url_fault(url)
+    if fault is None:
+        url = urljoin(card_url, url) if card_url else url
+        fault = url_fault(url)
+    if fault is not None:
+        raise InvalidCard(f"the card's {binding} interface: {fault}")
+    return url
+
+
+def url_fault(url: str) -> str | None:
+    """What makes ``url`` one no agent can be reached at (a port past 65535, a bracket
+    left open), or None: the one check of an agent's URL, the caller's or a card's."""
+    try:
+        urlsplit(url).port  # noqa: B018 (urllib checks the host and port when read)
+    except ValueError as exc:
+        return f"{url!r} is not a URL an agent can be reached at: {exc}"
+    return None
 
 
 def _grpc_url(url: str, card_url: str | None) -> str:

@@ -35,7 +35,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
-from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -91,7 +90,7 @@ from .bindings import (
     binding_spec,
     check_binding,
 )
-from .card import Endpoint, FetchedCard, endpoints, fetch_card
+from .card import Endpoint, FetchedCard, endpoints, fetch_card, url_fault
 from .errors import (
     BadResponse,
     CardNotOffered,
@@ -132,10 +131,9 @@ R = TypeVar("R")
 def _check_url(url: str) -> None:
     """``ValueError`` naming ``url`` when no agent can be reached at it (a port past
     65535, a bracket left open): said now, not as a failure deep in the first call."""
-    try:
-        urlsplit(url).port  # noqa: B018 (urllib checks the host and port when read)
-    except ValueError as exc:
-        raise ValueError(f"{url!r} is not a URL an agent can be reached at: {exc}") from None
+    fault = url_fault(url)
+    if fault is not None:
+        raise ValueError(fault)
 
 
 class Client:
@@ -344,13 +342,14 @@ class Client:
             if self.card_verifier is not None:
                 # a card that does not verify is never used
                 await self.card_verifier.verify(fetched, self._transport)
-            self._fetched = fetched
             # A card naming nothing this client speaks is still a card; the
             # mismatch is raised when a call needs an endpoint. (A client made for a
-            # gRPC address keeps to it.)
+            # gRPC address keeps to it.) One whose every interface it speaks has a URL
+            # no agent is at is InvalidCard, raised here and not kept.
             if not at_address:
                 with contextlib.suppress(DialectMismatch):
                     self._endpoints = endpoints(fetched.card, fetched.url, self._spoken())
+            self._fetched = fetched
         return self._fetched.card
 
     async def _card_over_grpc(self) -> FetchedCard:

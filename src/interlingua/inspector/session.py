@@ -249,7 +249,10 @@ class Session:
         spoken = {(ep.url, ep.binding.upper(), ep.dialect) for ep in client.endpoints}
         interfaces = []
         for iface in card.interfaces:
-            iurl = interface_url(iface.binding, iface.url, fetched.url)
+            try:
+                iurl = interface_url(iface.binding, iface.url, fetched.url)
+            except InvalidCard:  # no agent at it: shown as the card says it (not spoken)
+                iurl = iface.url
             d = dialect_of_version(iface.protocol_version)
             interfaces.append({"url": iurl, "binding": iface.binding,
                                "protocolVersion": iface.protocol_version,
