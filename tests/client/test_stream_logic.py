@@ -413,6 +413,38 @@ async def test_a_resumption_broken_off_for_a_finished_task_ends_the_stream() -> 
     assert agent.methods == ["tasks/resubscribe", "tasks/resubscribe", "tasks/get"]
 
 
+async def test_a_subscription_broken_off_for_an_unknown_task_is_task_not_found() -> None:
+    # a2a-sdk's v0.3 HTTP+JSON route answers a subscription to a task it does not have
+    # with the start of an event stream, then breaks it off; its GetTask says 404. The
+    # client gave up only after every resumption, each one's answer thrown away, with
+    # StreamInterrupted (an agent that "could not be reached").
+    asked: list[str] = []
+
+    async def refuse() -> Any:
+        raise RuntimeError("task not found")
+        yield b""  # (a generator)
+
+    async def route(request: Request) -> Response:
+        asked.append(f"{request.method} {request.url.path}")
+        if request.url.path.endswith(":subscribe"):
+            return StreamingResponse(refuse(), media_type="text/event-stream")
+        return Response(msgspec.json.encode({"message": "Task not found",
+                                             "type": "TaskNotFoundError"}), status_code=404,
+                        media_type="application/json")
+
+    app = Starlette(routes=[Route("/v1/tasks/{rest:path}", route, methods=["GET"])])
+    sleeps = Sleeps()
+    # the broken answers are logged as server errors, on purpose
+    with live_server(app, allow_errors=True) as base:
+        async with Client(base, binding="rest", dialect="0.3",
+                          resume=policy(sleeps)) as client:
+            with pytest.raises(TaskNotFound):
+                [e async for e in client.subscribe(TASK)]
+    # one resumption, as after any break, and the task read: there is none
+    assert asked == [f"GET /v1/tasks/{TASK}:subscribe"] * 2 + [f"GET /v1/tasks/{TASK}"]
+    assert sleeps.calls == [0.25]
+
+
 async def test_an_event_id_or_retry_in_digits_other_than_ascii_is_no_seq(agent: Agent,
                                                                          url: str) -> None:
     # "²" passes str.isdigit(), which int() refuses: the agent's event ids and retry

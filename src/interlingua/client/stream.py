@@ -32,7 +32,8 @@ live ones.
   while the task has finished meanwhile (some agents refuse to subscribe to a
   finished task, or end the subscription silently) ends with the task read then
   (``GetTask``): its final state and artifacts, marked ``reconciled``, never an
-  end without them.
+  end without them; a task that ``GetTask`` finds not to exist ends it at once
+  with ``TaskNotFound``, not after every attempt.
 
 The task id needed to resubscribe comes from the first event (a ``Task``
 snapshot or any update). A stream that breaks before its first event is
@@ -413,9 +414,13 @@ async def follow(
 
 
 async def _quietly(finished: FinishedCheck, task_id: str) -> tuple[Task, bytes] | None:
-    """``finished(task_id)``, None when even that cannot be asked."""
+    """``finished(task_id)``, None when even that cannot be asked. ``TaskNotFound`` is
+    raised: the agent's answer that there is nothing to resume (a2a-sdk's v0.3
+    HTTP+JSON routes break off a subscription to a task they do not have)."""
     try:
         return await finished(task_id)
+    except TaskNotFound:
+        raise
     except (A2AError, AgentUnreachable, BadResponse):
         return None
 
