@@ -21,9 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "interlingua"
 
 
-def interlingua(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def interlingua(*args: str, timeout: float = 30,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, env={**os.environ, **(env or {})})
 
 
 def test_the_script_is_installed() -> None:

@@ -714,7 +714,7 @@ def _traces(agent: Agent | None, o: dict[str, Any]) -> Any:
     try:
         return configure_sdk(service_name=agent.name if agent is not None else "interlingua",
                              exporter=o["otel_exporter"] or "auto")
-    except RuntimeError as exc:
+    except (RuntimeError, ValueError) as exc:  # no SDK; a bad OTEL_* value
         _exit(str(exc), EXIT_USAGE)
 
 

@@ -13,18 +13,23 @@ properties, ``mesh/client.py``), and the gRPC binding, on its metadata.
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 try:  # an optional dependency: the "otel" extra
     from opentelemetry import context as otel_context
-    from opentelemetry import propagate, trace
+    from opentelemetry import trace
 except ImportError:  # pragma: no cover - exercised by the benchmark's "absent" case
     otel_context = None  # type: ignore[assignment]
-    propagate = None  # type: ignore[assignment]
     trace = None  # type: ignore[assignment]
 
-__all__ = ["AVAILABLE", "extract", "inject", "otel_context", "sdk_configured", "trace"]
+__all__ = ["AVAILABLE", "check_propagators", "extract", "inject", "otel_context",
+           "sdk_configured", "trace"]
+
+log = logging.getLogger(__name__)
 
 #: opentelemetry-api can be imported
 AVAILABLE = trace is not None
@@ -46,7 +51,41 @@ def inject(headers: MutableMapping[str, Any]) -> None:
         return
     if not trace.get_current_span().get_span_context().is_valid:
         return
-    propagate.inject(headers)
+    _propagation().inject(headers)
+
+
+def check_propagators() -> None:
+    """Load the propagators ``OTEL_PROPAGATORS`` names: ValueError, naming the
+    variable, when one of them is not installed (``serve --otel`` refuses to start)."""
+    try:
+        from opentelemetry import propagate  # noqa: F401 - loads them on its import
+    except ValueError as exc:
+        raise ValueError(f"OTEL_PROPAGATORS={os.environ.get('OTEL_PROPAGATORS', '')}: "
+                         f"{exc}") from None
+
+
+@functools.cache
+def _propagation() -> Any:
+    """What injects and extracts: OpenTelemetry's ``propagate`` (the propagators
+    ``OTEL_PROPAGATORS`` names, or those the program set), or, when a name in that
+    variable is not installed, the API's default (W3C trace context and baggage),
+    said once in a warning.
+
+    Imported at first use, not with this module: importing ``opentelemetry.propagate``
+    raises on such a name, and ``import interlingua`` (and every command that traces
+    nothing) must not fail over a variable meant for tracing."""
+    try:
+        check_propagators()
+    except ValueError as exc:
+        from opentelemetry.baggage.propagation import W3CBaggagePropagator
+        from opentelemetry.propagators.composite import CompositePropagator
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        log.warning("%s (the W3C traceparent is sent and read instead)", exc)
+        return CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
+    from opentelemetry import propagate
+
+    return propagate
 
 
 class _Getter:
@@ -65,4 +104,4 @@ _GETTER = _Getter()
 
 def extract(headers: Mapping[str, str]) -> Any:
     """The OpenTelemetry context the caller sent (``traceparent``), for a span's parent."""
-    return propagate.extract(headers, getter=_GETTER)  # type: ignore[arg-type]
+    return _propagation().extract(headers, getter=_GETTER)

@@ -10,6 +10,7 @@ forces the choice either way.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -57,7 +58,9 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
     ``http://localhost:4318/v1/traces``) when its package is installed, else
     ``console`` (spans as JSON on stdout). ``exporter`` forces one of them.
     A collector that cannot be reached is logged once, then at most once a
-    minute (``QUIET_SECONDS``), instead of the SDK's lines for every batch."""
+    minute (``QUIET_SECONDS``), instead of the SDK's lines for every batch.
+    A bad value of an SDK variable (``OTEL_PROPAGATORS``, ``OTEL_BSP_*``, a span
+    limit) is a ValueError that names it."""
     try:
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
         from opentelemetry.sdk.trace import TracerProvider
@@ -71,7 +74,9 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
             "--otel needs OpenTelemetry's SDK: pip install 'interlingua[otel]'") from None
     if exporter not in ("auto", "otlp", "console"):
         raise ValueError(f"unknown exporter {exporter!r}: auto, otlp or console")
+    propagation.check_propagators()
     name = os.environ.get("OTEL_SERVICE_NAME") or service_name
+    # (a bad OTEL_*_LIMIT: a ValueError that names the variable and its value)
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
     chosen = Traces("console", "stdout")
     if exporter in ("auto", "otlp"):
@@ -84,15 +89,63 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
         else:
             from ._collector import QuietExporter
 
+            batches = _batch_settings()
             otlp = OTLPSpanExporter()
             chosen = Traces("otlp", shown_endpoint(
                 str(getattr(otlp, "_endpoint", "") or _otlp_endpoint())))
-            provider.add_span_processor(BatchSpanProcessor(QuietExporter(otlp, chosen.endpoint)))
+            provider.add_span_processor(BatchSpanProcessor(
+                QuietExporter(otlp, chosen.endpoint),
+                max_queue_size=batches["max_queue_size"],
+                schedule_delay_millis=batches["schedule_delay_millis"],
+                max_export_batch_size=batches["max_export_batch_size"],
+                export_timeout_millis=batches["export_timeout_millis"]))
     if chosen.exporter == "console":
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
     assert propagation.trace is not None
     propagation.trace.set_tracer_provider(provider)
     return chosen
+
+
+#: the SDK's batch settings: BatchSpanProcessor's argument each variable sets, and
+#: its default (OpenTelemetry's specification)
+_BATCH_VARIABLES = {
+    "OTEL_BSP_SCHEDULE_DELAY": ("schedule_delay_millis", 5000),
+    "OTEL_BSP_EXPORT_TIMEOUT": ("export_timeout_millis", 30000),
+    "OTEL_BSP_MAX_QUEUE_SIZE": ("max_queue_size", 2048),
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": ("max_export_batch_size", 512),
+}
+
+
+def _batch_settings() -> dict[str, int]:
+    """BatchSpanProcessor's arguments from the ``OTEL_BSP_*`` variables (unset or
+    empty: the default): each a whole number above 0, a batch no larger than the
+    queue. ValueError naming the variable otherwise, where the SDK would raise
+    with no name or log a traceback and take its default."""
+    given: dict[str, str] = {}
+    settings: dict[str, int] = {}
+    for variable, (argument, default) in _BATCH_VARIABLES.items():
+        value = os.environ.get(variable, "").strip()
+        try:
+            number = int(value) if value else default
+        except ValueError:
+            number = 0
+        if number <= 0:
+            raise ValueError(f"{variable}={value}: a whole number above 0 is needed")
+        settings[argument] = number
+        if value:
+            given[variable] = value
+    if settings["max_export_batch_size"] > settings["max_queue_size"]:
+        batch, queue = ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "OTEL_BSP_MAX_QUEUE_SIZE")
+        raise ValueError(f"{_setting(batch, given)} is more than {_setting(queue, given)}: "
+                         "a batch must fit in the queue")
+    return settings
+
+
+def _setting(variable: str, given: Mapping[str, str]) -> str:
+    """``NAME=value`` as set, or ``NAME (N by default)``."""
+    if variable in given:
+        return f"{variable}={given[variable]}"
+    return f"{variable} ({_BATCH_VARIABLES[variable][1]} by default)"
 
 
 def shown_endpoint(url: str) -> str:
