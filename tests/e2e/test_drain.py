@@ -5,7 +5,6 @@ follow cut it short, and the server still stops cleanly."""
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import subprocess
 import threading
@@ -214,11 +213,10 @@ def _callers(server: GrpcReplica, tmp_path: Path) -> dict[str, Callable[[], tupl
             "grpc stream": grpc_stream}
 
 
-def _in_flight(server: GrpcReplica, tmp_path: Path
-               ) -> tuple[dict[str, tuple[str, str]], list[threading.Thread]]:
-    """Every one of ``CALLERS`` waiting on its running turn: the answers (filled in as
-    they come, or with what each caller raised) and the callers' threads."""
-    answers: dict[str, tuple[str, str]] = {}
+def _started(callers: dict[str, Callable[[], tuple[str, str]]],
+             answers: dict[str, tuple[str, str]]) -> list[threading.Thread]:
+    """Each of ``callers`` called in a thread of its own, its answer filled in as it
+    comes: the threads."""
 
     def run(name: str, caller: Callable[[], tuple[str, str]]) -> None:
         try:
@@ -226,10 +224,18 @@ def _in_flight(server: GrpcReplica, tmp_path: Path
         except Exception as exc:  # the caller was cut: said as what it raised
             answers[name] = (type(exc).__name__, str(exc)[:200])
 
-    threads = [threading.Thread(target=run, args=item, daemon=True)
-               for item in _callers(server, tmp_path).items()]
+    threads = [threading.Thread(target=run, args=item, daemon=True) for item in callers.items()]
     for thread in threads:
         thread.start()
+    return threads
+
+
+def _in_flight(server: GrpcReplica, tmp_path: Path
+               ) -> tuple[dict[str, tuple[str, str]], list[threading.Thread]]:
+    """Every one of ``CALLERS`` waiting on its running turn: the answers (filled in as
+    they come, or with what each caller raised) and the callers' threads."""
+    answers: dict[str, tuple[str, str]] = {}
+    threads = _started(_callers(server, tmp_path), answers)
     for _ in range(400):  # until every turn runs
         listed = call(server.url, "ListTasks", {})["result"]["tasks"]
         if sum(t["status"]["state"] == "TASK_STATE_WORKING" for t in listed) == len(CALLERS):
@@ -247,14 +253,17 @@ def test_a_stop_without_a_drain_answers_every_caller_in_flight_at_once(
         stop: tuple[str, int]) -> None:
     # (the callers were cut by the listeners' shutdown before the turns were ended:
     # HTTP callers a 500 in plain text, gRPC ones UNAVAILABLE, streams no end, a
-    # CancelledError's traceback in the log, and 5 s, 10 s with gRPC, to stop)
+    # CancelledError's traceback in the log, and 5 s, 10 s with gRPC, to stop; long
+    # polls, which no turn answers, were held until then too)
     drain, signals = stop
     log = tmp_path / "server.log"
     with log.open("wb") as err:
-        server = GrpcReplica(f"sqlite:///{tmp_path}/tasks.db", "local://",
-                             extra=("--drain-seconds", drain)).start(stderr=err)
+        server = GrpcReplica(f"sqlite:///{tmp_path}/tasks.db", "local://", extra=(
+            "--drain-seconds", drain, "--offer-1.1", "--long-poll-max-wait", "30",
+        )).start(stderr=err)
         try:
             answers, callers = _in_flight(server, tmp_path)
+            callers += _long_polls(server, answers)
             assert server.proc is not None
             with alone():  # a time bound
                 began = time.monotonic()
@@ -268,29 +277,48 @@ def test_a_stop_without_a_drain_answers_every_caller_in_flight_at_once(
                 caller.join(10)
         finally:
             server.kill()
-    assert answers == dict.fromkeys(CALLERS, STOPPED)
+    assert answers == {**dict.fromkeys(CALLERS, STOPPED), **dict.fromkeys(LONG_POLLS, ASKED)}
     logged = log.read_text()
     assert "Traceback" not in logged and "CancelledError" not in logged, logged[-3000:]
     assert took < 4, took
 
 
-def _long_poll(server: GrpcReplica) -> threading.Thread:
-    """A gRPC ``GetTask`` held on a task that waits for input (A2A 1.1's long poll),
-    in flight: a call no turn answers, which the port's grace waits for as it closes."""
-    asked = httpx.post(server.url + "/", headers={"A2A-Version": "1.1"}, timeout=30, json=rpc(
+#: a long poll held on each binding (A2A 1.1's ``GetTask`` with ``currentGeneration``)
+LONG_POLLS = ("jsonrpc long poll", "rest long poll", "grpc long poll")
+#: what each is answered with as the server stops: the task as it is, asking for input
+ASKED = ("TASK_STATE_INPUT_REQUIRED", "and then?")
+
+
+def _long_polls(server: GrpcReplica, answers: dict[str, tuple[str, str]]
+                ) -> list[threading.Thread]:
+    """Each of ``LONG_POLLS`` held on a task that waits for input, a call no turn
+    answers: its answer filled in (or what it raised) as ``_in_flight``'s callers'."""
+    v11 = {"A2A-Version": "1.1"}
+    asked = httpx.post(server.url + "/", headers=v11, timeout=30, json=rpc(
         "SendMessage", {"message": v1_message("ask")})).json()["result"]["task"]
-    request = pb.GetTaskRequest(id=asked["id"], current_generation=int(asked["generation"]))
+    task_id, generation = asked["id"], asked["generation"]
 
-    def held() -> None:
+    def over_http(r: httpx.Response) -> tuple[str, str]:
+        if r.status_code != 200:
+            return f"HTTP {r.status_code}", r.text[:200]
+        return _last_status([{"task": r.json().get("result", r.json())}])
+
+    def on_grpc() -> tuple[str, str]:
+        request = pb.GetTaskRequest(id=task_id, current_generation=int(generation))
         with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-            with contextlib.suppress(grpc.RpcError):  # (cut once the port closes)
-                rpc1.A2AServiceStub(channel).GetTask(
-                    request, metadata=[("a2a-version", "1.1")], timeout=30)
+            return _grpc_status(rpc1.A2AServiceStub(channel).GetTask(
+                request, metadata=[("a2a-version", "1.1")], timeout=30).status)
 
-    poll = threading.Thread(target=held, daemon=True)
-    poll.start()
+    threads = _started({
+        "jsonrpc long poll": lambda: over_http(httpx.post(
+            server.url + "/", headers=v11, timeout=30, json=rpc(
+                "GetTask", {"id": task_id, "currentGeneration": generation}))),
+        "rest long poll": lambda: over_http(httpx.get(
+            f"{server.url}/tasks/{task_id}?currentGeneration={generation}",
+            headers=v11, timeout=30)),
+        "grpc long poll": on_grpc}, answers)
     time.sleep(0.5)  # held
-    return poll
+    return threads
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "SIGTERM"])
@@ -301,15 +329,16 @@ def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
     # shutdown still runs then (its store closed, its turns ended, their callers
     # answered), and nothing is cancelled mid-way with a traceback. SIGTERM as
     # Ctrl-C (uvicorn forces on SIGINT alone: three SIGTERMs waited out the gRPC
-    # port's grace, the turns ended by the next start). A call in flight that no
-    # turn answers (a long poll) holds the gRPC port's close for its grace, which
-    # leaves the engine time to stop (an equal grace was cut half-way).
+    # port's grace, the turns ended by the next start). Calls in flight that no
+    # turn answers (long polls) are answered too: held, the gRPC one held the
+    # port's close for its grace (an equal grace was cut half-way), the HTTP ones
+    # were cut.
     server = GrpcReplica(f"sqlite:///{tmp_path}/tasks.db", "local://", extra=(
         "--drain-seconds", "30", "--offer-1.1", "--long-poll-max-wait", "30",
     )).start(stderr=subprocess.PIPE)
     try:
         answers, callers = _in_flight(server, tmp_path)
-        callers.append(_long_poll(server))
+        callers += _long_polls(server, answers)
         task = send(server.url, f"wait {tmp_path / 'observed'}")
         assert server.proc is not None
         with alone():  # a time bound, and the signals' spacing
@@ -328,6 +357,6 @@ def test_ctrl_c_again_and_again_stops_at_once_and_cleanly(
     said = err.decode()
     assert "draining" in said
     assert "Traceback" not in said and "CancelledError" not in said, said
-    assert answers == dict.fromkeys(CALLERS, STOPPED)
+    assert answers == {**dict.fromkeys(CALLERS, STOPPED), **dict.fromkeys(LONG_POLLS, ASKED)}
     assert took < 4.5, took  # (short of the forced exit's own bound, 5 s)
     assert_ended_by_the_stop(server.store, task["id"])

@@ -241,12 +241,17 @@ class Engine:
 
     @property
     def closing(self) -> bool:
-        """Set when the server is shutting down: open streams end cleanly."""
+        """Set when the server is shutting down: open streams end cleanly, and long
+        polls are answered at once (not cut as the listeners close)."""
         return self.streams.closing
 
     @closing.setter
     def closing(self, value: bool) -> None:
         self.streams.closing = value
+        if value:
+            self.long_polls.close()
+        else:
+            self.long_polls.open()
 
     def now(self) -> str:
         return self.writer.now()
@@ -380,7 +385,8 @@ class Engine:
                         len(left), self.config.stop_timeout)
 
     async def begin_shutdown(self) -> None:
-        """Tell open streams to end (the server is about to stop)."""
+        """Tell open streams to end and answer held long polls (the server is about
+        to stop)."""
         self.closing = True
         await self.bus.close()
 

@@ -13,6 +13,8 @@ turn runs here, else from the store). A write that does not move the
 generation (a message joining the history) wakes them, and they wait again.
 
 A task that has finished is answered at once: its generation will not move.
+So is every request held when the server begins to stop (``close``), and any
+that comes after: the caller is answered before the listeners close, not cut.
 A binding tells of a caller that hung up through ``Inbound.gone`` (a callable
 whose awaiting ends when the connection does), which the front door hands on
 as ``CLIENT_GONE`` to a ``GetTask`` (the one call held); gRPC cancels the handler itself
@@ -45,7 +47,8 @@ Read = Callable[[], Awaitable[tuple[Task, int]]]
 
 
 class LongPolls:
-    """The long polls of one engine: ``hold`` one, ``held`` how many are now."""
+    """The long polls of one engine: ``hold`` one, ``held`` how many are now,
+    ``close`` to answer them all now (the server stops)."""
 
     def __init__(self, bus: Bus, max_wait: float,
                  unheard: Callable[[], bool] = lambda: False) -> None:
@@ -56,6 +59,20 @@ class LongPolls:
         #: request looks in the store every ``STORE_POLL`` s, as an idle stream does
         self.unheard = unheard
         self.held = 0
+        #: set while the server stops: nothing is held (``close``; ``open`` again)
+        self.closed = False
+        #: the waits of the requests held now, which ``close`` ends
+        self._waits: set[_Wait] = set()
+
+    def close(self) -> None:
+        """Answer every request held now with the task as it is, and hold none
+        from now on (the server stops: its callers answered, not cut)."""
+        self.closed = True
+        for wait in self._waits:
+            wait.finish()
+
+    def open(self) -> None:
+        self.closed = False
 
     async def hold(self, call: GetTask, scope: Scope, read: Read) -> Task:
         """The task once its generation passes ``call.current_generation``, or as it
@@ -63,7 +80,7 @@ class LongPolls:
         after = call.current_generation
         assert after is not None
         task, version = await read()
-        if _answered(task, after) or self.max_wait <= 0:
+        if _answered(task, after) or self.max_wait <= 0 or self.closed:
             return task
         loop = asyncio.get_running_loop()
         sub = self.bus.subscribe(task_key(scope, call.id), seen=version)
@@ -77,11 +94,13 @@ class LongPolls:
         if watcher is not None:
             watcher.add_done_callback(wait.watched)
         self.held += 1
+        self._waits.add(wait)
         try:
             while True:
-                if watcher is not None and watcher.done():
+                if (watcher is not None and watcher.done()) or self.closed:
                     # the caller went (told perhaps as news woke this wait, or as the
-                    # log was read: the wait it finished was over already)
+                    # log was read: the wait it finished was over already), or the
+                    # server stops
                     return task
                 # a tick every STORE_POLL s (the bus's shared clock, no timer of its
                 # own): whether other processes write unheard is known only once the
@@ -96,7 +115,7 @@ class LongPolls:
                     return task  # the maximum wait, or nobody reads the answer
                 news.add_done_callback(wait.finish)
                 await wait.future
-                if not news.done() or loop.time() >= timer.when():
+                if not news.done() or loop.time() >= timer.when() or self.closed:
                     return task
                 if sub.latest <= version and self.unheard():
                     # a tick, no news: another process's writes are read from the store
@@ -106,6 +125,7 @@ class LongPolls:
                 wait.future = loop.create_future()  # news: read, then wait again if need be
         finally:
             self.held -= 1
+            self._waits.discard(wait)
             timer.cancel()
             sub.close()
             if watcher is not None and not watcher.done():
