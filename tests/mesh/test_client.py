@@ -4,6 +4,7 @@ CLI's client commands with such URLs (real Mosquitto)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from interlingua import Agent, Context, client_for
-from interlingua.client import ArtifactAssembler
+from interlingua.client import ArtifactAssembler, make_message
 from interlingua.core.errors import InvalidParams, TaskNotFound
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from interlingua.mesh.client import MeshClient
 
-from .helpers import BROKER, on_mesh
+from .helpers import BROKER, in_layout, need_broker, on_mesh, org_unit
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -75,10 +76,13 @@ async def test_stream_yields_updates_and_artifacts(ns: str) -> None:
     assert sum(isinstance(i, ArtifactUpdate) for i in items) == 3
 
 
-async def test_a_session_continues_the_task_that_asked(ns: str) -> None:
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+async def test_a_session_continues_the_task_that_asked(layout: str) -> None:
     # (the mesh client had no session(); a session's stream learned no task from a
     # mesh stream, which opens with a status update)
-    async with on_mesh(WORKER, ns), client_for(f"{BROKER}/{ns}/Worker") as client:
+    need_broker()
+    async with in_layout(WORKER, layout, BROKER, *org_unit()) as url, \
+            client_for(url) as client:
         chat = client.session()
         asked = [e async for e in chat.stream("ask")]
         assert asked[-1].state is TaskState.INPUT_REQUIRED
@@ -92,6 +96,38 @@ async def test_a_session_continues_the_task_that_asked(ns: str) -> None:
         second = await chat.send("that one")
         assert isinstance(first, Task) and isinstance(second, Task)
         assert second.id == first.id and second.status.state is TaskState.COMPLETED
+
+
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+async def test_a_message_naming_a_waiting_task_continues_it(layout: str) -> None:
+    """A ready-made ``Message`` with a ``taskId`` (what ``interlingua send --task-id``
+    sends) continues that task, by ``send`` and by ``stream``, as over HTTP. The
+    profile's client gave such a message a fresh task id: a new task ran, and the
+    one waiting for input stayed so."""
+    need_broker()
+    async with in_layout(WORKER, layout, BROKER, *org_unit()) as url, \
+            client_for(url, timeout=10) as client:
+        for how in ("send", "stream"):
+            asked = await client.send("ask")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            answer = make_message("that one", task_id=asked.id, context_id=asked.context_id)
+            if how == "send":
+                done = await client.send(answer)
+                assert isinstance(done, Task) and done.id == asked.id, how
+            else:
+                events = [e async for e in client.stream(answer)]
+                assert {e.task_id for e in events} == {asked.id}, how
+            after = await client.get_task(asked.id)
+            assert after.status.state is TaskState.COMPLETED, how
+        asked = await client.send("ask")
+        assert isinstance(asked, Task)
+        sent = await asyncio.to_thread(_cli, "send", url, "that one", "--task-id", asked.id,
+                                       "--json")
+        assert sent.returncode == 0, sent.stderr
+        printed = json.loads(sent.stdout)  # the agent's answer: v1.0's wraps the task
+        assert printed.get("task", printed)["id"] == asked.id
+        after = await client.get_task(asked.id)
+        assert after.status.state is TaskState.COMPLETED
 
 
 async def test_cancel_and_subscribe(ns: str) -> None:
@@ -149,8 +185,6 @@ async def test_a_task_id_that_cannot_be_a_topic_level_is_a_task_not_found(
     at once, as over HTTP (where a message's ``taskId`` holding a NUL is invalid params). The SAM client named its reply topic by the raw id: the
     agent refused the wildcard (-32600), and a NUL made the broker drop the client's
     connection (a 10 s wait, then AgentUnreachable)."""
-    from .helpers import in_layout, need_broker, org_unit
-
     need_broker()
     org, unit = org_unit()
     async with in_layout(WORKER, layout, BROKER, org, unit) as url, \

@@ -161,13 +161,14 @@ class EmqxClient(MeshClientAPI):
                  task_id: str | None, context_id: str | None, data: Any,
                  files: Sequence[FilePart | str | os.PathLike[str]] | None) -> Message:
         # the requester names a new task (and its context), as the profile requires:
-        # made from the message's id, so that a retry of it names the same task
+        # made from the message's id, so that a retry of it names the same task. A
+        # message naming a task (a ready-made Message too, as the CLI sends) continues it.
         message = make_message(message_or_text, task_id=task_id, context_id=context_id,
                                data=data, files=files or ())
-        if task_id is None:
+        if message.task_id is None:
             mid = message.message_id
             message.task_id = named_for(mid)
-            if context_id is None and message.context_id is None:
+            if message.context_id is None:
                 message.context_id = named_for(mid, "context")
         return message
 
