@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
 
 import pytest
 
 from interlingua import Agent, Context, client_for
 from interlingua.client.errors import AgentUnreachable
+from interlingua.client.stream import StreamEvent
 from interlingua.core.errors import InvalidParams, RemoteError
 from interlingua.core.model import ArtifactUpdate, StatusUpdate, Task, TaskState
 from interlingua.mesh.client import MeshClient
@@ -153,3 +155,44 @@ async def test_the_sam_client_sets_response_topic_and_correlation_data() -> None
     assert task.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
     assert request.response_topic == request.properties["replyTo"]
     assert request.correlation == decoded(request)["id"].encode()
+
+
+async def ask_then_write(ctx: Context) -> None:
+    if ctx.text == "ask":
+        await ctx.require_input("which one?")
+        return
+    await ctx.update("writing")
+    await ctx.artifact(ctx.text)
+    await ctx.complete()
+
+
+ASKER = Agent("Asker", "Asks, then writes.", ask_then_write, streaming=True)
+
+
+async def test_a_subscription_follows_the_next_turns_until_the_task_ends(
+        space: tuple[str, str]) -> None:
+    """``subscribe`` to a task waiting for input stays open through the next turn to
+    the task's end, as a v1.0 ``SubscribeToTask`` does over HTTP (the agent keeps the
+    MQTT stream open); a streaming send still ends its turn at input-required. The
+    client stopped at the first input-required."""
+    org, unit = space
+    async with on_emqx(ASKER, org, unit), \
+            client_for(f"{BROKER}/{org}/{unit}/Asker", timeout=10) as client:
+        asked = [e async for e in client.stream("ask")]
+        assert asked[-1].state is TaskState.INPUT_REQUIRED
+        task_id = asked[-1].task_id
+        assert task_id is not None
+        watched = client.subscribe(task_id)
+        now = await anext(watched)
+        assert now.state is TaskState.INPUT_REQUIRED
+        following = asyncio.ensure_future(asyncio.wait_for(_rest(watched), 8))
+        done = await client.send("this", task_id=task_id)
+        assert done.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+        seen = await following
+    assert seen[-1].state is TaskState.COMPLETED
+    assert any(isinstance(e.item, ArtifactUpdate) for e in seen)
+    assert {e.task_id for e in seen} == {task_id}
+
+
+async def _rest(events: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
+    return [e async for e in events]

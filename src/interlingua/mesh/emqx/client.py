@@ -11,7 +11,8 @@ answer a send either with one result (``{"task"}``/``{"message"}``, as
 interlingua's do) or with a stream of events ending in a state that ends the
 turn (as the profile's own SDK does); ``send`` takes both and gives the Task
 (or Message), folding the events. ``cancel`` takes a Task or the
-``statusUpdate`` the profile's SDK answers with.
+``statusUpdate`` the profile's SDK answers with. ``subscribe`` follows the task
+through input-required and auth-required to its end, as v1.0 over HTTP.
 
 The card is the retained one on ``$a2a/v1/discovery/{org}/{unit}/{agent}``;
 ``presence`` is the ``a2a-status`` it was published with (``online`` /
@@ -40,6 +41,7 @@ from ...core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTas
 from ...core.dialects import get_codec
 from ...core.errors import InvalidAgentResponse
 from ...core.model import (
+    TERMINAL_STATES,
     AgentCard,
     FilePart,
     Message,
@@ -183,10 +185,18 @@ class EmqxClient(MeshClientAPI):
                 except InvalidAgentResponse as exc:
                     raise BadResponse(f"{self.agent}: {exc.message}") from None
                 yield StreamEvent(None, item, raw)
-                if is_final(item):
+                if is_final(item) and not _goes_on(call, item):
                     return
         finally:
             await gen.aclose()
+
+
+def _goes_on(call: SendMessage | SubscribeToTask, item: Any) -> bool:
+    """Whether a stream goes on past ``item``, which ends a turn: a subscription
+    follows the next turns to the task's end, as v1.0's ``SubscribeToTask`` does over
+    HTTP; a streaming send ends with its turn."""
+    return (isinstance(call, SubscribeToTask) and isinstance(item, (Task, StatusUpdate))
+            and item.status.state not in TERMINAL_STATES)
 
 
 async def retained_card(url: MeshURL, space: Space, agent: str, *,
