@@ -1,5 +1,6 @@
 """The client's HTTP+JSON binding against a scripted agent (httpx.MockTransport):
-routes of each operation, error bodies, binding choice and fallback.
+routes of each operation, error bodies, binding choice and fallback; and, against
+fakes on loopback, a status that names no error, read as the gRPC binding reads it.
 
 Wire documents are written from the v1.0 specification (a2a.proto's HTTP
 annotations, ProtoJSON names, google.rpc.Status with ErrorInfo), not produced
@@ -8,12 +9,19 @@ by our codecs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import grpc
 import httpx
 import msgspec
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from interlingua.client import BadResponse, Client, DialectMismatch, ResumePolicy
 from interlingua.core.calls import (
@@ -25,6 +33,7 @@ from interlingua.core.calls import (
 )
 from interlingua.core.errors import (
     AuthenticationRequired,
+    AuthorizationFailed,
     ContentTypeNotSupported,
     InternalError,
     InvalidParams,
@@ -37,6 +46,7 @@ from interlingua.core.errors import (
     VersionNotSupported,
 )
 from interlingua.core.model import PushConfig, Task, TaskState
+from tests.live import live_server
 
 BASE = "http://agent.test"
 REST_URL = "http://agent.test/rest"
@@ -321,6 +331,109 @@ async def test_answers_that_are_no_a2a_answers_are_bad_responses(answer: httpx.R
     async with agent.client(binding="rest") as client:
         with pytest.raises(BadResponse):
             await client.get_task("t1")
+
+
+# ------------------------------------------------ a status naming no error, on loopback
+
+#: google.rpc.Status codes without the ErrorInfo v1.0 §11 asks for (a proxy's, a
+#: non-compliant peer's answer): the code's name, its HTTP status, the error it is read as
+BARE_STATUSES = [
+    ("NOT_FOUND", 404, TaskNotFound),
+    ("INTERNAL", 500, InternalError),
+    ("INVALID_ARGUMENT", 400, InvalidParams),
+    ("FAILED_PRECONDITION", 400, UnsupportedOperation),
+    ("UNAUTHENTICATED", 401, AuthenticationRequired),
+    ("PERMISSION_DENIED", 403, AuthorizationFailed),
+    ("RESOURCE_EXHAUSTED", 429, RateLimitExceeded),
+]
+
+
+async def _scripted_answer(request: Request) -> Response:
+    """The answer the request's headers script: ``x-http`` its status, ``x-body`` its
+    body, ``x-type`` its content type."""
+    return Response(request.headers.get("x-body", ""), int(request.headers["x-http"]),
+                    media_type=request.headers.get("x-type", "application/json"))
+
+
+class _Aborts(grpc.GenericRpcHandler):
+    """Every method ends with the status code the ``x-status`` metadata names, and no details."""
+
+    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        def abort(request: bytes, context: grpc.ServicerContext) -> bytes:
+            code = dict(context.invocation_metadata())["x-status"]
+            context.abort(getattr(grpc.StatusCode, str(code)), "boom")
+            raise AssertionError("abort returns by raising")
+
+        return grpc.unary_unary_rpc_method_handler(abort)
+
+
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[dict[str, str]]:
+    """The address, by binding, of a fake agent answering as each request's headers say."""
+    app = Starlette(routes=[Route("/{path:path}", _scripted_answer,
+                                  methods=["GET", "POST", "DELETE"])])
+    server = grpc.server(ThreadPoolExecutor(max_workers=2), handlers=(_Aborts(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with live_server(app) as url:
+            yield {"rest": url, "grpc": f"127.0.0.1:{port}"}
+    finally:
+        server.stop(0).wait()
+
+
+@pytest.mark.parametrize("binding", ["rest", "grpc"])
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+@pytest.mark.parametrize(("code", "http", "raised"), BARE_STATUSES)
+async def test_a_status_naming_no_error_is_read_by_its_code_on_either_binding(
+        scripted: dict[str, str], binding: str, dialect: str, code: str, http: int,
+        raised: type[Exception]) -> None:
+    # the HTTP+JSON body carries the very name gRPC sends as its code
+    body = msgspec.json.encode({"error": {"code": http, "status": code, "message": "boom",
+                                          "details": []}}).decode()
+    headers = {"x-status": code, "x-http": str(http), "x-body": body}
+    async with Client(scripted[binding], binding=binding, dialect=dialect,
+                      headers=headers) as client:
+        with pytest.raises(raised, match="boom") as caught:
+            await client.get_task("t1")
+    assert type(caught.value) is raised
+
+
+@pytest.mark.parametrize(("http", "body", "media_type", "raised"), [
+    # no Status: a route this agent does not serve, so another binding may be tried
+    (404, "", "application/json", MethodNotFound),
+    (404, '{"detail": "Not Found"}', "application/json", MethodNotFound),
+    (404, "<html>Not Found</html>", "text/html", MethodNotFound),
+    (405, "Method Not Allowed", "text/plain", MethodNotFound),
+    (500, "", "application/json", BadResponse),
+    (502, "<html>Bad Gateway</html>", "text/html", BadResponse),
+    (401, "go away", "text/plain", AuthenticationRequired),
+    # a Status without a code's name, or with one no A2A error stands for
+    (502, '{"error": {"code": 502, "message": "gateway"}}', "application/json", BadResponse),
+    (500, '{"error": {"code": 500, "status": "DATA_LOSS", "message": "x"}}',
+     "application/json", BadResponse),
+    (404, '{"error": "NOT_FOUND"}', "application/json", MethodNotFound),
+])
+async def test_an_error_body_that_is_no_status_is_read_by_the_http_status(
+        scripted: dict[str, str], http: int, body: str, media_type: str,
+        raised: type[Exception]) -> None:
+    headers = {"x-http": str(http), "x-body": body, "x-type": media_type}
+    for dialect in ("1.0", "0.3"):
+        async with Client(scripted["rest"], binding="rest", dialect=dialect,
+                          headers=headers) as client:
+            with pytest.raises(raised) as caught:
+                await client.get_task("t1")
+        assert type(caught.value) is raised
+
+
+async def test_a_bare_not_found_status_is_no_reason_to_try_another_binding() -> None:
+    agent = Agent(REST_FIRST)
+    agent.answer = httpx.Response(404, json={"error": {
+        "code": 404, "status": "NOT_FOUND", "message": "Task not found", "details": []}})
+    async with agent.client() as client:
+        with pytest.raises(TaskNotFound, match="Task not found"):
+            await client.get_task("t1")
+    assert agent.rpc == []
 
 
 async def test_an_error_event_in_a_stream_is_raised() -> None:

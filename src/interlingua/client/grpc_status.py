@@ -1,5 +1,6 @@
 """Reading a gRPC error: the ``google.rpc.Status`` in ``grpc-status-details-bin``,
-its ``google.rpc.ErrorInfo``, and the status code when there is neither.
+its ``google.rpc.ErrorInfo``, and the status code when there is neither (which an
+HTTP+JSON ``Status`` body without an ErrorInfo is read by too: ``error_of_code``).
 
 No grpc import here (the status code comes as its name), so this is testable on
 its own. The two messages are small and fixed, so they are read from protobuf's
@@ -26,7 +27,7 @@ from ..core.errors import (
 from .errors import AgentTimeout, AgentUnreachable, ClientError
 from .generations import mismatch_in, mismatch_of_status
 
-__all__ = ["DETAILS_KEY", "error_of", "read_status"]
+__all__ = ["DETAILS_KEY", "error_of", "error_of_code", "read_status"]
 
 DETAILS_KEY = "grpc-status-details-bin"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -135,6 +136,17 @@ _BY_CODE: dict[str, type[A2AError]] = {
 }
 
 
+def error_of_code(code: str, message: str, origin: str) -> A2AError | None:
+    """The error a bare status code (its ``google.rpc.Code`` name: a gRPC status's, an
+    HTTP+JSON ``Status`` body's ``status``) stands for when no ErrorInfo says more, so
+    that both bindings read one status alike; ``origin`` says where it came from. None
+    for a code no A2A error answers."""
+    cls = _BY_CODE.get(code)
+    if cls is None:
+        return None
+    return cls(f"{message} ({origin})" if message else None)
+
+
 def error_of(code: str, message: str, details: bytes | None, target: str,
              *, timeout: float | None = None) -> Exception:
     """A failed RPC (its status code's name, its message, the details trailer) ->
@@ -158,7 +170,7 @@ def error_of(code: str, message: str, details: bytes | None, target: str,
     if code == "UNIMPLEMENTED":
         # the service or method is not served here: another binding may be
         return MethodNotFound(f"{target} does not serve this method over gRPC ({message})")
-    cls = _BY_CODE.get(code)
-    if cls is not None:
-        return cls(f"{message} (gRPC {code} from {target})" if message else None)
+    err = error_of_code(code, message, f"gRPC {code} from {target}")
+    if err is not None:
+        return err
     return ClientError(f"{target} answered gRPC {code}: {message}")

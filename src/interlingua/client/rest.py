@@ -10,7 +10,8 @@ are ``google.rpc.Status`` objects whose ErrorInfo ``reason`` names the error,
 read into the same ``A2AError`` classes the JSON-RPC binding raises (v0.3's
 ``{"message", "type"}`` bodies by their type's name, the JavaScript SDK's
 ``{"code", "message"}`` ones by their v0.3 JSON-RPC code, a v1.0 body by its
-reason, and a bare ``{"message"}`` by v0.3's HTTP status). A route
+reason, a bare ``{"message"}`` by v0.3's HTTP status, and a ``Status`` without an
+ErrorInfo by its ``status`` name, as gRPC reads that code). A route
 the agent does not serve (404 or 405 without such a body) is
 ``MethodNotFound``, which lets the client fall back to another binding.
 Streams are SSE whose events carry bare ``StreamResponse`` objects, resumed
@@ -41,6 +42,7 @@ from .card import Endpoint
 from .encoding import encode_call
 from .errors import AgentUnreachable, BadResponse, ClientError, DialectMismatch
 from .generations import answered, mismatch_in, mismatch_of_status
+from .grpc_status import error_of_code
 from .jsonrpc import HTTP_ERRORS, snippet
 from .stream import Connection, _seq, lagged_or, note_retry_after
 from .transport import HTTPReply, StreamReply, Transport
@@ -276,6 +278,17 @@ class RESTConnection(Connection):
         return _seq(ev.id), ev.data.encode()
 
 
+def _bare_status(error: Any, reply: HTTPReply) -> A2AError | None:
+    """A ``google.rpc.Status`` without the ErrorInfo that names its error (a proxy's, a
+    non-compliant peer's) -> the error its ``status`` name stands for, the one gRPC
+    raises for that code; None for no such Status (then the HTTP status decides)."""
+    if not isinstance(error, dict) or not isinstance(error.get("status"), str):
+        return None
+    code, message = error["status"], error.get("message")
+    return error_of_code(code, message if isinstance(message, str) else "",
+                         f"HTTP {reply.status} {code} from {reply.url}")
+
+
 def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> bytes:
     """The body of a successful answer; an error body is raised as its error
     (``task_route``: the route names a task, so a v0.3 404 says it is not found)."""
@@ -297,7 +310,8 @@ def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> byte
             doc = None
     err = codec.decode_http_error(doc, reply.status, task_route)
     if err is None and isinstance(doc, dict):
-        err = mismatch_of_status(doc.get("error"))  # a 1.1 error, by its ErrorInfo
+        # a 1.1 error, by its ErrorInfo; else a Status naming only its code
+        err = mismatch_of_status(doc.get("error")) or _bare_status(doc.get("error"), reply)
     if err is not None:
         raise mismatch_in(err)
     cls = HTTP_ERRORS.get(reply.status)
