@@ -266,6 +266,28 @@ async def test_a_write_that_leaves_the_history_behind_is_not_trusted(pg_url: str
         assert await listed(store) == ["m-1", "m-2"]
 
 
+async def test_a_new_task_whose_message_meets_a_reply_that_does_not_read_back(
+        pg_clean_url: str) -> None:
+    """A reply's bytes overwritten where PostgreSQL's checks do not look: a new task
+    (with push configs: its own transaction) whose message id the reply holds is
+    told the store is damaged, as a read is (it was msgspec's DecodeError, an
+    internal error and a traceback)."""
+    from interlingua.stores.base import StoreDamaged
+
+    async with PostgresStore(pg_clean_url) as store:
+        await store.record_reply(A, "m-1", b"d", agent("r-1"), now=ts(0))
+        conn = await admin(pg_clean_url)
+        try:
+            await conn.execute(f'UPDATE "{schema_of(pg_clean_url)}".messages'
+                               " SET reply = convert_to('{\"kind\": ', 'UTF8')")
+        finally:
+            await conn.close()
+        with pytest.raises(StoreDamaged, match="a stored row does not read back"):
+            await store.create_task(A, [created("t-1", at=ts(1))], dialect="1.0", now=ts(1),
+                                    message_id="m-1", digest=b"d",
+                                    push_configs=[PushConfig(url="http://h/", id="c")])
+
+
 async def test_a_newer_schema_is_refused(pg_url: str) -> None:
     store = PostgresStore(pg_url)
     await store.open()

@@ -1228,3 +1228,39 @@ async def test_a_stored_event_that_does_not_read_back_is_a_damaged_store(tmp_pat
             await store.get_task(A, "t-1")
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+async def test_a_write_that_meets_a_row_that_does_not_read_back_fails_alone(
+        tmp_path: Path, threaded: bool) -> None:
+    """A task's kept history overwritten: a write that reads it is told the store is
+    damaged (it was msgspec's DecodeError, an internal error and a traceback), and
+    the other writes of its group commit, as for any write that fails."""
+    import asyncio
+
+    from interlingua.stores.base import StoreDamaged
+
+    path = tmp_path / "tasks.db"
+    store = SQLiteStore(f"sqlite:///{path}" + ("?thread=1" if threaded else ""))
+    await store.open()
+    try:
+        for task_id in ("t-0", "t-1", "t-2"):
+            await store.create_task(A, [created(task_id, history=[user(f"{task_id}-m")])],
+                                    dialect="1.0", now=ts(1))
+        with sqlite3.connect(path) as plain:
+            plain.execute("UPDATE tasks SET history = CAST('{\"kind\": ' AS BLOB)"
+                          " WHERE id = 't-1'")
+        plain.close()
+        results = await asyncio.gather(
+            *(store.append(A, task_id, 1, [said(user(f"{task_id}-n"))], now=ts(2))
+              for task_id in ("t-0", "t-1", "t-2")),
+            return_exceptions=True)
+        assert results[0] == results[2] == 2
+        assert isinstance(results[1], StoreDamaged), results[1]
+        assert "a stored row does not read back" in str(results[1])
+        for task_id, version in (("t-0", 2), ("t-1", 1), ("t-2", 2)):
+            rec = await store._run(lambda conn, t=task_id: conn.execute(
+                "SELECT version FROM tasks WHERE id = ?", (t,)).fetchone())
+            assert rec == (version,), task_id
+    finally:
+        await store.close()

@@ -196,7 +196,8 @@ async def upgrade(url: str) -> tuple[int, int]:
 def reads_rows(method: Callable[Concatenate[D, P], Coroutine[Any, Any, T]]
                ) -> Callable[Concatenate[D, P], Coroutine[Any, Any, T]]:
     """``method``, a read that decodes stored rows (some once their session is given
-    back, so no ``_conn`` sees it): a row that does not read back (its bytes
+    back, so no ``_conn`` sees it), or a write that decodes the rows it meets (a task's
+    history, a reply under its message id): a row that does not read back (its bytes
     overwritten where PostgreSQL's own checks do not look) is the store damaged, a
     503 as on SQLite, rather than an internal error with a traceback each request."""
     @functools.wraps(method)

@@ -152,6 +152,7 @@ class PostgresStore(Outbox):
 
     # ------------------------------------------------------------------ writes
 
+    @reads_rows
     async def create_task(
         self,
         scope: Scope,
@@ -244,6 +245,7 @@ class PostgresStore(Outbox):
             other_content(message_id, other)
         return int(pk)
 
+    @reads_rows
     async def append(
         self,
         scope: Scope,

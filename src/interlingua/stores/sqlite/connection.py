@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, unquote
 
+import msgspec
+
 from ..base import SchemaMismatch, StoreDamaged, StoreUnavailable, schema_behind
 from .checkpoint import WRITER_THRESHOLD_FRAMES
 from .schema import MIGRATIONS, SCHEMA_VERSION
@@ -276,10 +278,13 @@ def is_refused(exc: BaseException) -> bool:
 def unavailable(conn: _Connection, exc: BaseException) -> BaseException:
     """``exc``, or ``StoreBusy`` when it says that another process held the
     database's lock past busy_timeout, ``StoreDamaged`` when it found the file
-    damaged, ``StoreRefused`` when the disk refused it (full, read-only): a caller
+    damaged, or a stored row that does not read back (a write reads the row it
+    changes), ``StoreRefused`` when the disk refused it (full, read-only): a caller
     is told the store is unavailable (503), as when a store cannot be reached, and
     the log says why in a line, rather than an internal error with a traceback for
     each request."""
+    if isinstance(exc, msgspec.DecodeError):
+        return unreadable(conn, exc)
     if is_locked(exc):
         down: StoreUnavailable = StoreBusy(conn.busy_text)
     elif is_damaged(exc):
