@@ -13,12 +13,14 @@ import msgspec
 import pytest
 
 from interlingua import Client, Context, client_for
+from interlingua.core.errors import TaskNotCancelable
 from interlingua.core.model import ArtifactUpdate, Message, Task, TaskState
+from interlingua.mesh.emqx.link import EmqxLink
 from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
 from tests.live import live_server
 
-from .helpers import BROKER, Peer, on_mesh
+from .helpers import BROKER, Peer, namespace, need_broker, on_emqx, on_mesh, org_unit
 from .test_client import WORKER
 
 pytestmark = pytest.mark.timeout(60)
@@ -28,13 +30,17 @@ pytestmark = pytest.mark.timeout(60)
 async def gateway(ns: str, **kwargs: object) -> AsyncIterator[str]:
     app = Gateway(parse_mesh_url(BROKER), ns, **kwargs)  # type: ignore[arg-type]
     with live_server(app) as url:
-        # until the gateway has heard the agents' cards
-        async with httpx.AsyncClient() as http:
-            for _ in range(100):
-                if (await http.get(url + "/agents")).json()["agents"]:
-                    break
-                await asyncio.sleep(0.1)
+        await _heard(url)
         yield url
+
+
+async def _heard(url: str) -> None:
+    """Until the gateway at ``url`` has heard the agents' cards."""
+    async with httpx.AsyncClient() as http:
+        for _ in range(100):
+            if (await http.get(url + "/agents")).json()["agents"]:
+                break
+            await asyncio.sleep(0.1)
 
 
 async def test_the_gateway_lists_and_serves_the_mesh_agents(ns: str) -> None:
@@ -88,21 +94,78 @@ async def _working(stream: AsyncIterator[Any]) -> Any:
     return first
 
 
-async def test_cancel_passes_through_to_the_mesh(ns: str) -> None:
-    async with on_mesh(WORKER, ns), gateway(ns) as url, \
-            Client(url + "/agents/Worker/") as client, \
-            client_for(f"{BROKER}/{ns}/Worker") as direct:
-        stream = client.stream("slow")
-        task_id = (await _working(stream)).task_id
+@contextlib.asynccontextmanager
+async def _behind_a_gateway(layout: str, agent: contextlib.AsyncExitStack,
+                            ) -> AsyncIterator[tuple[str, str]]:
+    """``WORKER`` on the mesh in ``layout`` (SAM's, or A2A over MQTT), served in the
+    ``agent`` stack (closing it, the agent leaves), behind a gateway: the agent's URL at
+    the gateway and on the mesh."""
+    need_broker()
+    mesh = parse_mesh_url(BROKER)
+    if layout == "sam":
+        ns = namespace()
+        app = Gateway(mesh, ns)
+        await agent.enter_async_context(on_mesh(WORKER, ns))
+        there = f"{BROKER}/{ns}/Worker"
+    else:
+        org, unit = org_unit()
+        app = Gateway(mesh, None, link=EmqxLink(mesh, org, unit, "gw"), warmup=0)
+        await agent.enter_async_context(on_emqx(WORKER, org, unit, name="Worker"))
+        there = f"{BROKER}/{org}/{unit}/Worker"
+    with live_server(app) as url:
+        await _heard(url)
+        yield url + "/agents/Worker/", there
+
+
+async def _state_there(direct: Any, task_id: str, want: TaskState) -> TaskState:
+    """The state of the agent's own task once it is ``want`` (or after 5 s)."""
+    for _ in range(50):
+        state: TaskState = (await direct.get_task(task_id)).status.state
+        if state is want:
+            break
+        await asyncio.sleep(0.1)
+    return state
+
+
+@pytest.mark.parametrize("state", ["running", "input-required"])
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+async def test_cancel_passes_through_to_the_mesh(layout: str, state: str) -> None:
+    """An input-required task has no turn running at the gateway: its cancel was
+    answered canceled there, and the agent's task stayed input-required for good."""
+    async with contextlib.AsyncExitStack() as agent, \
+            _behind_a_gateway(layout, agent) as (url, there), \
+            Client(url) as client, client_for(there, timeout=10) as direct:
+        if state == "running":
+            stream = client.stream("slow")
+            task_id = (await _working(stream)).task_id
+        else:
+            asked = await client.send("ask")
+            assert asked.status.state is TaskState.INPUT_REQUIRED  # type: ignore[union-attr]
+            task_id = asked.id  # type: ignore[union-attr]
         canceled = await client.cancel(task_id)
         assert canceled.status.state is TaskState.CANCELED
         # the same task id on the mesh, canceled there too
-        for _ in range(50):
-            on_mesh_task = await direct.get_task(task_id)
-            if on_mesh_task.status.state is TaskState.CANCELED:
-                break
-            await asyncio.sleep(0.1)
-        assert on_mesh_task.status.state is TaskState.CANCELED
+        assert await _state_there(direct, task_id, TaskState.CANCELED) is TaskState.CANCELED
+
+
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+async def test_a_cancel_the_agent_refuses_or_cannot_hear_is_refused_at_the_gateway(
+        layout: str) -> None:
+    """A cancel of an input-required task is the agent's to make: one it refuses (its
+    task has ended there) or cannot be told of (it has left) is refused at the
+    gateway saying so, and the gateway's task is left as the agent's is."""
+    async with contextlib.AsyncExitStack() as agent, \
+            _behind_a_gateway(layout, agent) as (url, there), Client(url) as client:
+        first, second = await client.send("ask"), await client.send("ask")
+        async with client_for(there, timeout=10) as direct:
+            await direct.cancel(first.id)  # type: ignore[union-attr]  # on the mesh
+        with pytest.raises(TaskNotCancelable, match="Worker refused"):
+            await client.cancel(first.id)  # type: ignore[union-attr]
+        await agent.aclose()  # the agent leaves the mesh
+        with pytest.raises(TaskNotCancelable, match="Worker could not be told"):
+            await client.cancel(second.id)  # type: ignore[union-attr]
+        kept = await client.get_task(second.id)  # type: ignore[union-attr]
+        assert kept.status.state is TaskState.INPUT_REQUIRED
 
 
 async def test_the_gateway_command_serves_a_mesh_only_agent(ns: str) -> None:

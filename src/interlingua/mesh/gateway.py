@@ -14,7 +14,9 @@ written into the gateway's own task log as they arrive, and the final Task
 ends the turn. So everything an HTTP client can do with a task works as with
 any interlingua agent: blocking and non-blocking sends, streams, ``tasks/get``,
 resubscribe with ``Last-Event-ID`` (replayed from the gateway's store). A cancel over HTTP cancels the turn here and is passed on to
-the mesh as ``tasks/cancel``; a task canceled on the mesh is canceled here.
+the mesh as ``tasks/cancel``; a task canceled on the mesh is canceled here. A task that
+waits for input has no turn here: its cancel goes to the agent first, and one the agent
+refuses or cannot be told of is refused here too.
 
 Answers come back on ``{ns}/a2a/v1/gateway/response/{gateway}/{task}`` and
 ``{ns}/a2a/v1/gateway/status/{gateway}/{task}``, matched to the turn by id.
@@ -45,7 +47,7 @@ from ..client.card import parse_card
 from ..client.errors import AgentTimeout, AgentUnreachable, ClientError
 from ..core.asgi_json import send_json
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
-from ..core.errors import A2AError, ResourceUnavailable, TaskNotFound
+from ..core.errors import A2AError, ResourceUnavailable, TaskNotCancelable, TaskNotFound
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import Role, Task
 from ..host.app import create_app
@@ -268,6 +270,7 @@ class Gateway:
                 # a task id the caller names is refused before its task is made here
                 app.state.service.door.checks.append(_task_id_on_the_mesh)
                 app.state.service.door.checks.append(self._refused_while_away(name))
+                app.state.service.engine.before_cancel.append(self._canceled_there(name))
                 await self._stack.enter_async_context(app.router.lifespan_context(app))
                 self._apps[name] = app
         return app
@@ -317,6 +320,28 @@ class Gateway:
 
         return check
 
+    def _canceled_there(self, name: str) -> Callable[[Task], Awaitable[None]]:
+        """A cancel of a task that waits for its caller is passed on to the agent before
+        it is made here (no turn runs here to pass it on as it ends). One the agent
+        refuses, or cannot be told of, is refused here saying so: the task is left as
+        the agent has it."""
+        async def cancel(task: Task) -> None:
+            why = "it is not live on the mesh"
+            if name in self.live():
+                try:
+                    await self.link.cancel(name, task.id)
+                    return
+                except A2AError as exc:
+                    raise TaskNotCancelable(f"Task {task.id} was not canceled: {name} "
+                                            f"refused: {exc.message}") from None
+                except ClientError as exc:
+                    why = str(exc)
+            raise TaskNotCancelable(
+                f"Task {task.id} was not canceled: {name} could not be told ({why}); the "
+                f"task is left {task.status.state.value}")
+
+        return cancel
+
     async def _while_live(self, name: str, turn: Awaitable[None]) -> None:
         """``turn``, failed (``AgentUnreachable``) once its agent has left the mesh (its
         card aged out of the registry, or it withdrew or went offline) and has not come
@@ -364,6 +389,11 @@ class Link(Protocol):
 
     async def forward(self, name: str, ctx: Context, streams: bool) -> None:
         """One turn of a task, carried out by the agent ``name`` on the mesh."""
+        ...
+
+    async def cancel(self, name: str, task_id: str) -> None:
+        """The agent ``name``'s task canceled: raises its refusal (an ``A2AError``), or
+        a ``ClientError`` when it cannot be told (no answer within ``cancel_grace``)."""
         ...
 
 
@@ -614,7 +644,7 @@ class SamLink:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
+    async def cancel(self, name: str, task_id: str) -> None:
         rid = f"{task_id}.cancel"
         requester = self.requester
         try:
@@ -622,10 +652,17 @@ class SamLink:
                                               streaming=False)
             async with asyncio.timeout(self.cancel_grace):
                 await requester.next(pending, name)
-        except (A2AError, ClientError, TimeoutError) as exc:
-            log.info("task %s canceled here; on the mesh: %s", task_id, exc)
+        except TimeoutError:
+            raise AgentTimeout(f"{name} did not answer the cancel within "
+                               f"{self.cancel_grace:g} s") from None
         finally:
             requester.forget(rid)
+
+    async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
+        try:
+            await self.cancel(name, task_id)
+        except (A2AError, ClientError) as exc:
+            log.info("task %s canceled here; on the mesh: %s", task_id, exc)
 
 
 def _task_id_on_the_mesh(call: Call) -> None:

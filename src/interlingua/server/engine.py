@@ -194,6 +194,10 @@ class Engine:
         #: where observers hook in (``interlingua.hooks``): empty unless one registers
         self.hooks = hooks = hooks if hooks is not None else Hooks()
         self._stream_hooks = hooks.streams
+        #: asked before a cancel of a task that waits for its caller (input-required,
+        #: auth-required: no turn of it runs to be stopped) is written; one raises the
+        #: refusal. A host adds its own: the mesh's gateway has the agent cancel it first
+        self.before_cancel: list[Callable[[Task], Awaitable[None]]] = []
         self.leases = LeaseKeeper(store, interval=config.lease_interval,
                                   timeout=config.lease_timeout, hooks=hooks)
         self.runs = Runs()
@@ -523,6 +527,9 @@ class Engine:
         if state in TERMINAL_STATES:
             raise TaskNotCancelable(
                 f"Task {call.id} is {state.value} and can no longer be canceled")
+        if state in lifecycle.INTERRUPTED_STATES:
+            for check in self.before_cancel:
+                await check(run.task)
         # Cancels have the same effect: one that races the winning one answers
         # with the task canceled, never with the state it read before.
         for _ in range(8):

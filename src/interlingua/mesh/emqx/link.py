@@ -8,7 +8,8 @@ choose it), so a later turn of an input-required task names the same task
 there. The agent's events are written into the gateway's log as they come; its
 last answer (a ``task``/``message``, or the status that ends the turn) ends the
 turn here as it ended there. A turn canceled here is canceled on the mesh with
-``CancelTask``.
+``CancelTask``, and so is a task that waits for input, before it is canceled here
+(``Gateway._canceled_there``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from ...client.errors import AgentUnreachable, ClientError
+from ...client.errors import AgentTimeout, AgentUnreachable, ClientError
 from ...core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
 from ...core.dialects import get_codec
 from ...core.errors import A2AError
@@ -222,15 +223,22 @@ class EmqxLink:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
+    async def cancel(self, name: str, task_id: str) -> None:
         gen = self.requester.exchange(name, CancelTask(id=task_id))
         try:
             async with asyncio.timeout(self.cancel_grace):
                 await anext(gen)
-        except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
-            log.info("task %s canceled here; on the mesh: %s", task_id, exc)
+        except (TimeoutError, StopAsyncIteration):
+            raise AgentTimeout(f"{name} did not answer the cancel within "
+                               f"{self.cancel_grace:g} s") from None
         finally:
             await gen.aclose()
+
+    async def _cancel_on_mesh(self, name: str, task_id: str) -> None:
+        try:
+            await self.cancel(name, task_id)
+        except (A2AError, ClientError) as exc:
+            log.info("task %s canceled here; on the mesh: %s", task_id, exc)
 
 
 def _as_answer(item: Any) -> Task | Message:
