@@ -101,3 +101,39 @@ async def test_a_streamed_sends_last_answer_is_held_to_max_answer_bytes_too() ->
         small = [e.item async for e in client.stream("small")]
         assert small[-1].status.state is TaskState.COMPLETED, small  # type: ignore[union-attr]
 
+
+
+async def _counts(ctx: Context) -> None:
+    await ctx.artifact(f"{len(ctx.text)} characters")
+    await ctx.complete("counted")
+
+
+async def test_a_gateway_ends_a_task_as_the_agent_did_when_its_last_answer_is_too_large(
+) -> None:
+    """A streamed turn through the gateway whose every event fits the agent's
+    ``max_answer_bytes`` but whose final Task (with the history: the long message) does
+    not: the agent completed the task and answered its last answer with the -32603 of
+    the limit, which the gateway took for the turn's end ("The agent failed")."""
+    from interlingua import Client, create_app
+    from interlingua.mesh import MeshSettings, attach
+
+    from .test_gateway import gateway
+
+    need_broker()
+    ns, _ = org_unit()
+    counter = Agent("Counter", "Counts the characters.", _counts, streaming=True)
+    app = create_app(counter, store="memory://", freeze_gc=False, max_answer_bytes=4096)
+    attach(app, MeshSettings(url=BROKER, namespace=ns, session_expiry=30, http=False,
+                             card_interval=0.5))
+    async with app.router.lifespan_context(app), gateway(ns) as url, \
+            Client(url + "/agents/Counter/", timeout=20) as client, \
+            client_for(f"{BROKER}/{ns}/Counter", timeout=10) as direct:
+        events = [e async for e in client.stream("x" * 6_000)]
+        task_id = events[0].task_id
+        assert (await direct.get_task(task_id, history_length=0)).status.state \
+            is TaskState.COMPLETED
+        task = await client.get_task(task_id, history_length=0)
+    assert events[-1].state is TaskState.COMPLETED, events[-1]
+    assert task.status.state is TaskState.COMPLETED
+    assert task.status.message.parts[0].text == "counted"  # type: ignore[union-attr]
+    assert task.artifacts[0].parts[0].text == "6000 characters"  # type: ignore[union-attr]

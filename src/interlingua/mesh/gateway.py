@@ -49,7 +49,7 @@ from ..core.asgi_json import send_json
 from ..core.calls import Call, CancelTask, GetTask, SendMessage, SubscribeToTask
 from ..core.errors import A2AError, ResourceUnavailable, TaskNotCancelable, TaskNotFound
 from ..core.lifecycle import RETURN_STATES
-from ..core.model import Role, Task
+from ..core.model import Role, StatusUpdate, Task
 from ..host.app import create_app
 from ..host.cors import cors_layer, first_sight
 from ..host.hosts import HostNotAllowed, HostPolicy
@@ -553,30 +553,25 @@ class SamLink:
         were lost on the way): they are read from the agent, and what the gateway's
         copy lacks is written before the turn ends (``relay.reconcile``)."""
         patience = first_within
+        #: the status a stream ended with, before its last answer (the Task)
+        said: StatusUpdate | None = None
         while True:
-            if patience is None:
-                try:
-                    async with asyncio.timeout(self.quiet_after):
-                        update, raw = await self.requester.next(pending, name)
-                except TimeoutError:
-                    task = await self._agent_task(name, ctx.task.id)
-                    if task is not None and task.status.state in RETURN_STATES:
-                        # it ended there, and its answer never came: ended here alike
-                        log.warning("task %s: %s ended it (%s) and its answer was lost on "
-                                    "the way; ended here as there", ctx.task.id, name,
-                                    task.status.state.value)
-                        await finish(ctx, task)
-                        return
-                    continue
-            else:
-                try:
-                    async with asyncio.timeout(patience):
-                        update, raw = await self.requester.next(pending, name)
-                except TimeoutError:
-                    raise Unanswered from None
-                patience = None
-            item = MESH_CODEC.decode_stream_item(raw)
+            try:
+                answer = await self._next(name, ctx, pending, patience)
+            except A2AError:
+                if said is None:
+                    raise
+                # the agent ended the task and could not send the Task after the final
+                # status (past its max_answer_bytes, history and all): the status says
+                # how it ended, as it does in the A2A-over-MQTT layout
+                answer = False, Task(id=said.task_id, context_id=said.context_id,
+                                     status=said.status)
+            if answer is None:
+                return
+            (update, item), patience = answer, None
             if update:
+                if isinstance(item, StatusUpdate) and item.status.state in RETURN_STATES:
+                    said = item
                 await relay(ctx, item)
                 continue
             if streamed and isinstance(item, Task) and not item.artifacts:
@@ -584,6 +579,29 @@ class SamLink:
                     name, item.id))
             await finish(ctx, item)
             return
+
+    async def _next(self, name: str, ctx: Context, pending: Any,
+                    patience: float | None) -> tuple[bool, Any] | None:
+        """The next answer to a request: whether it is an update, and the item; the first
+        within ``patience`` s, else ``Unanswered`` (None: as long as the agent takes).
+        After ``quiet_after`` s of silence the agent's task is read: ended there, the
+        turn is ended here alike (None)."""
+        while True:
+            try:
+                async with asyncio.timeout(self.quiet_after if patience is None else patience):
+                    update, raw = await self.requester.next(pending, name)
+                return update, MESH_CODEC.decode_stream_item(raw)
+            except TimeoutError:
+                if patience is not None:
+                    raise Unanswered from None
+            task = await self._agent_task(name, ctx.task.id)
+            if task is not None and task.status.state in RETURN_STATES:
+                # it ended there, and its answer never came: ended here as there
+                log.warning("task %s: %s ended it (%s) and its answer was lost on the "
+                            "way; ended here as there", ctx.task.id, name,
+                            task.status.state.value)
+                await finish(ctx, task)
+                return None
 
     async def _artifacts(self, name: str, task_id: str) -> list[Any]:
         """The artifacts of the agent's task ``task_id`` (none when it cannot say: then
