@@ -105,6 +105,18 @@ def garbled_store(request: pytest.FixtureRequest,
         yield url, garble
 
 
+def _waiting_task(d: Driver) -> m.Task:
+    task = d.call(send("ask"))
+    assert isinstance(task, m.Task) and task.status.state is m.TaskState.INPUT_REQUIRED
+    return task
+
+
+def _said_in_a_line(caplog: pytest.LogCaptureFixture) -> None:
+    """The log says why the store was refused, in a line, with no traceback."""
+    assert "is damaged: a stored row does not read back" in caplog.text, caplog.text
+    assert not [r for r in caplog.records if r.exc_info], caplog.text
+
+
 def _reads(d: Driver, task_id: str, reply: c.SendMessage) -> list[c.Call]:
     calls: list[c.Call] = [
         c.GetTask(id=task_id), c.GetTask(id=task_id, history_length=0),
@@ -123,8 +135,7 @@ def test_a_row_that_does_not_read_back_is_refused_as_unavailable(
     url, garble = garbled_store
     with httpx.Client(timeout=30) as client:
         d = DRIVERS[kind](client, url)
-        task = d.call(send("ask"))
-        assert isinstance(task, m.Task) and task.status.state is m.TaskState.INPUT_REQUIRED
+        task = _waiting_task(d)
         d.call(c.SetPushConfig(task_id=task.id, config=m.PushConfig(
             url="http://127.0.0.1:9/hook", id="cfg-1")))
         reply = c.SendMessage(message=m.Message(message_id=new_id(), role=m.Role.USER,
@@ -139,9 +150,7 @@ def test_a_row_that_does_not_read_back_is_refused_as_unavailable(
         with pytest.raises(Refused) as refused:  # the log's replay
             d.stream(c.SubscribeToTask(id=task.id))
         assert (refused.value.status, refused.value.reason) == UNAVAILABLE[kind]
-    # the log says why in a line, with no traceback
-    assert "is damaged: a stored row does not read back" in caplog.text, caplog.text
-    assert not [r for r in caplog.records if r.exc_info], caplog.text
+    _said_in_a_line(caplog)
 
 
 @pytest.mark.parametrize("kind", list(DRIVERS))
@@ -151,8 +160,7 @@ def test_a_write_that_meets_a_row_that_does_not_read_back_is_refused_as_unavaila
     url, garble = garbled_store
     with httpx.Client(timeout=30) as client:
         d = DRIVERS[kind](client, url)
-        task = d.call(send("ask"))
-        assert isinstance(task, m.Task) and task.status.state is m.TaskState.INPUT_REQUIRED
+        task = _waiting_task(d)
         garble(GARBLE_TASK)
         follow_up = m.Message(message_id=new_id(), role=m.Role.USER, task_id=task.id,
                               context_id=task.context_id, parts=[m.TextPart(text="2")])
@@ -170,6 +178,4 @@ def test_a_write_that_meets_a_row_that_does_not_read_back_is_refused_as_unavaila
         else:
             assert isinstance(canceled, m.Task)
             assert canceled.status.state is m.TaskState.CANCELED
-    # the log says why in a line, with no traceback
-    assert "is damaged: a stored row does not read back" in caplog.text, caplog.text
-    assert not [r for r in caplog.records if r.exc_info], caplog.text
+    _said_in_a_line(caplog)
