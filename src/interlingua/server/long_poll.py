@@ -58,11 +58,15 @@ class LongPolls:
         #: other processes write the store and no bus tells of their writes: a held
         #: request looks in the store every ``STORE_POLL`` s, as an idle stream does
         self.unheard = unheard
-        self.held = 0
         #: set while the server stops: nothing is held (``close``; ``open`` again)
         self.closed = False
         #: the waits of the requests held now, which ``close`` ends
         self._waits: set[_Wait] = set()
+
+    @property
+    def held(self) -> int:
+        """The requests held now."""
+        return len(self._waits)
 
     def close(self) -> None:
         """Answer every request held now with the task as it is, and hold none
@@ -93,7 +97,6 @@ class LongPolls:
         watcher = asyncio.ensure_future(gone()) if gone is not None else None
         if watcher is not None:
             watcher.add_done_callback(wait.watched)
-        self.held += 1
         self._waits.add(wait)
         try:
             while True:
@@ -124,7 +127,6 @@ class LongPolls:
                         return task
                 wait.future = loop.create_future()  # news: read, then wait again if need be
         finally:
-            self.held -= 1
             self._waits.discard(wait)
             timer.cancel()
             sub.close()
