@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from interlingua import Agent, Client, Context, Task, TaskState, get_text, user_message
 from interlingua.core.errors import UnsupportedOperation
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
+from interlingua.stores.memory import MemoryStore
 from tests.live import live_agent
 
 seen: list[str] = []
@@ -90,6 +92,37 @@ async def test_a_repeated_message_is_delivered_once(url: str) -> None:
             assert isinstance(got, Task) and got.id == task.id
         await c.send("done", task_id=task.id)
     assert seen.count(once.message_id) == 2
+
+
+class _SlowWrites(MemoryStore):
+    """Writes of the executor's own events (no message id) take a while: a message
+    that arrives meanwhile waits for that write to end before its own."""
+
+    async def append(self, *args: Any, **kwargs: Any) -> int:
+        if kwargs.get("message") is None:
+            await asyncio.sleep(0.3)
+        return await super().append(*args, **kwargs)
+
+
+async def test_a_message_sent_during_the_executors_write_keeps_its_id() -> None:
+    agent = Agent("Listener", "Listens while it works.", listener,
+                  accepts_messages_while_working=True)
+    with live_agent(agent, store=_SlowWrites()) as url:
+        async with Client(url) as c:
+            task = await working(c, "start")
+            seen.clear()
+            # its artifact's write is under way when the next message arrives
+            await c.send("first", task_id=task.id, blocking=False)
+            await asyncio.sleep(0.05)
+            second = user_message("second", task_id=task.id)
+            for _ in range(2):
+                got = await c.send(second, blocking=False)
+                assert isinstance(got, Task) and got.id == task.id
+            done = await c.send("done", task_id=task.id)
+    assert seen.count(second.message_id) == 1
+    assert isinstance(done, Task)
+    assert [get_text(m) for m in done.history if m.role.value == "user"] == [
+        "start", "first", "second", "done"]
 
 
 async def test_without_the_flag_a_working_task_refuses_messages() -> None:

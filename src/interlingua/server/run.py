@@ -112,6 +112,9 @@ CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
 #: a message as sends tell it from others: (scope, message id, the digest of its
 #: content, or b"" where the id alone names it; see server/idempotency.py)
 MessageKey = tuple[Scope, str, bytes]
+#: a follow-up message's write: its events, its (id, digest), and the generation
+#: the task must be at for it (None: any)
+_FollowUp = tuple[Sequence[Event], tuple[str, bytes], int | None]
 
 
 def utcnow() -> datetime:
@@ -567,29 +570,55 @@ class Writer:
         finally:
             run.flusher = None
 
-    async def flush(self, run: Run) -> None:
+    async def flush(self, run: Run, message: _FollowUp | None = None) -> None:
+        """Write what ``run`` has queued. ``message``: a follow-up message's events,
+        then written in a batch of their own, after what was queued before them."""
         async with run.lock:
-            if not run.pending and run.persisted:
-                return
-            events, run.pending = run.pending, []
-            try:
-                await self._write(run, events)
-            except ConcurrentModification:
-                # Someone else (another request or replica) wrote first: reload and re-check.
-                rec = await self.catch_up(run)
-                if rec is None:
-                    raise task_not_found(run.task.id) from None
-                run.pending_state = rec.task.status.state
-                if rec.task.status.state is TaskState.CANCELED:
-                    raise TaskCanceled(f"task {run.task.id} was canceled") from None
-                run.pending_state = lifecycle.check_all(run.task, events)
-                await self._write(run, events)
-            except BaseException:
-                # The batch is lost; what follows is checked against what was stored.
-                run.pending = []
-                run.pending_state = run.task.status.state
-                run.numbered = run.task.generation
-                raise
+            while True:
+                if run.pending or not run.persisted:
+                    events, run.pending = run.pending, []
+                    try:
+                        await self._write(run, events)
+                    except ConcurrentModification:
+                        # Someone else (another request or replica) wrote first: reload
+                        # and re-check.
+                        rec = await self.catch_up(run)
+                        if rec is None:
+                            raise task_not_found(run.task.id) from None
+                        run.pending_state = rec.task.status.state
+                        if rec.task.status.state is TaskState.CANCELED:
+                            raise TaskCanceled(f"task {run.task.id} was canceled") from None
+                        run.pending_state = lifecycle.check_all(run.task, events)
+                        await self._write(run, events)
+                    except BaseException:
+                        # The batch is lost; what follows is checked against what was
+                        # stored.
+                        run.pending = []
+                        run.pending_state = run.task.status.state
+                        run.numbered = run.task.generation
+                        raise
+                    finally:
+                        run.followup = run.if_generation = None
+                if message is None:
+                    return
+                self._queue_message(run, message)
+                message = None
+
+    @staticmethod
+    def _queue_message(run: Run, message: _FollowUp) -> None:
+        """``emit``'s checks and queuing, for a follow-up message's events, under
+        ``run.lock``: the batch that takes them is the one that records its id."""
+        events, followup, if_generation = message
+        if run.error is not None:
+            error, run.error = run.error, None
+            raise error
+        if run.task.status.state is _CANCELED:
+            raise TaskCanceled(f"task {run.task.id} was canceled")
+        run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
+        run.numbered = number(events, run.numbered)
+        run.pending.extend(events)
+        run.followup = followup
+        run.if_generation = if_generation
 
     async def catch_up(self, run: Run) -> TaskRecord | None:
         """``run``'s task read again after another writer's write (None: gone): the
@@ -640,16 +669,14 @@ class Writer:
         the task's owner (its turn runs in another process). ``if_generation``:
         written only if the task is then at that generation, else
         ``TaskGenerationMismatch`` (a write that lost the race to another one,
-        here or in another process, is checked again against what won)."""
+        here or in another process, is checked again against what won).
+
+        The events are queued once the run's lock is held, and written in a batch
+        of their own: a flush of the executor's events that took them along would
+        write them without the id, or fail them and answer only its own caller."""
         if not claim:
             run.claims = False
-        run.followup = (message_id, digest)
-        run.if_generation = if_generation
-        try:
-            await self.emit(run, events)
-        finally:
-            run.followup = None
-            run.if_generation = None
+        await self.flush(run, (events, (message_id, digest), if_generation))
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
         # tested here, not in a wrapper: no call more per write when nothing is hooked
@@ -716,7 +743,6 @@ class Writer:
                     version = await self._tried_again(run, batch, functools.partial(
                         self.store.append, run.scope, run.task.id, run.version, batch, now=now,
                         lease=lease), exc)
-                run.followup = None
                 base = run.version
             lifecycle.apply_checked(run.task, events)  # checked in emit
             run.task.generation = generation
