@@ -5,6 +5,10 @@ to another worker's server or to any outgoing connection, before the child proce
 binds it: the child then fails to start, or a test speaks to a stranger's server. The
 ports here come from below the kernel's ephemeral range, which it never hands out, in a
 block of their own for each xdist worker, each tried before it is given.
+
+Ports that fetch clients refuse to connect to (Node's fetch and browsers say only
+"fetch failed") are never given: a peer's client in the interop suite, or the
+inspector's browser, could not reach a server there.
 """
 
 from __future__ import annotations
@@ -34,6 +38,15 @@ def _worker() -> int:
     return int(digits) % _WORKERS if digits.isascii() and digits.isdigit() else 0
 
 
+#: the "bad ports" of the WHATWG Fetch standard: refused by every fetch client
+BAD_PORTS = frozenset({
+    0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
+    101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161,
+    179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563,
+    587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060,
+    5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+})
+
 _BLOCK = max((_ephemeral_low() - _FIRST) // _WORKERS, 0)
 _NEXT = itertools.count()
 
@@ -53,7 +66,7 @@ def free_port() -> int:
         start = _FIRST + _worker() * _BLOCK
         for _ in range(_BLOCK):
             port = start + next(_NEXT) % _BLOCK
-            if _bindable(port):
+            if port not in BAD_PORTS and _bindable(port):
                 return port
     # an ephemeral range reaching down here: the kernel's choice, as before
     with socket.socket() as s:

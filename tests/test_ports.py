@@ -3,10 +3,13 @@ block of their own for each xdist worker, never the same one twice in a row."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests import ports
 
@@ -29,3 +32,11 @@ def test_two_workers_get_ports_of_two_blocks() -> None:
 
     a, b = first_port("gw0"), first_port("gw1")
     assert abs(a - b) >= ports._BLOCK - 1, (a, b)
+
+
+def test_no_port_a_fetch_client_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first worker's block holds 10080, which Node's fetch and browsers refuse
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    assert ports._FIRST <= 10080 < ports._FIRST + ports._BLOCK
+    monkeypatch.setattr(ports, "_NEXT", itertools.count(10080 - ports._FIRST))
+    assert ports.free_port() == 10081
