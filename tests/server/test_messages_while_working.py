@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from interlingua import Agent, Client, Context, Task, TaskState, get_text, user_message
-from interlingua.core.errors import UnsupportedOperation
+from interlingua.core.errors import A2AError, UnsupportedOperation
+from interlingua.core.lifecycle import TERMINAL_STATES
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
 from interlingua.stores.memory import MemoryStore
 from tests.live import live_agent
@@ -123,6 +124,50 @@ async def test_a_message_sent_during_the_executors_write_keeps_its_id() -> None:
     assert isinstance(done, Task)
     assert [get_text(m) for m in done.history if m.role.value == "user"] == [
         "start", "first", "second", "done"]
+
+
+class _LosesTwo(_SlowWrites):
+    """The write of the executor's artifact "two" fails."""
+
+    async def append(self, *args: Any, **kwargs: Any) -> int:
+        events = args[3]
+        if any(isinstance(e, ArtifactUpdate) and e.artifact.name == "two" for e in events):
+            raise RuntimeError("the disk is full")
+        return await super().append(*args, **kwargs)
+
+
+async def three_artifacts(ctx: Context) -> None:
+    await ctx.update("Listening")
+    await ctx.next_message(timeout=5)
+    ctx.artifact("1", name="one")  # its write under way (slow)...
+    await asyncio.sleep(0.1)
+    ctx.artifact("2", name="two")  # ...while this one waits in the queue
+    await asyncio.sleep(0.6)
+    await ctx.artifact("3", name="three")
+    await ctx.complete("Bye")
+
+
+async def test_a_failed_write_of_the_executors_events_reaches_the_executor() -> None:
+    # A message's write takes what the executor queued before it, and writes that
+    # first: when that fails, the executor hears of it, as it would from its own flush.
+    agent = Agent("Listener", "Listens while it works.", three_artifacts,
+                  accepts_messages_while_working=True)
+    with live_agent(agent, store=_LosesTwo()) as url:
+        async with Client(url) as c:
+            task = await working(c, "start")
+            await c.send("go", task_id=task.id, blocking=False)
+            await asyncio.sleep(0.15)
+            with pytest.raises(A2AError) as refused:
+                await c.send("meanwhile", task_id=task.id, blocking=False)
+            assert refused.value.code == -32603
+            for _ in range(300):
+                got = await c.get_task(task.id)
+                if got.status.state in TERMINAL_STATES:
+                    break
+                await asyncio.sleep(0.01)
+    # the executor's next write raised the failure: the task did not go on without "two"
+    assert got.status.state is TaskState.FAILED, [a.name for a in got.artifacts]
+    assert [a.name for a in got.artifacts] == ["one"]
 
 
 async def test_without_the_flag_a_working_task_refuses_messages() -> None:

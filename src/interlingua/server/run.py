@@ -590,12 +590,16 @@ class Writer:
                             raise TaskCanceled(f"task {run.task.id} was canceled") from None
                         run.pending_state = lifecycle.check_all(run.task, events)
                         await self._write(run, events)
-                    except BaseException:
+                    except BaseException as exc:
                         # The batch is lost; what follows is checked against what was
                         # stored.
                         run.pending = []
                         run.pending_state = run.task.status.state
                         run.numbered = run.task.generation
+                        if message is not None and not isinstance(exc, asyncio.CancelledError):
+                            # the executor's events, written before a message's: its
+                            # failure is the executor's too (at its next emit)
+                            run.error = exc
                         raise
                     finally:
                         run.followup = run.if_generation = None
@@ -607,11 +611,9 @@ class Writer:
     @staticmethod
     def _queue_message(run: Run, message: _FollowUp) -> None:
         """``emit``'s checks and queuing, for a follow-up message's events, under
-        ``run.lock``: the batch that takes them is the one that records its id."""
+        ``run.lock``: the batch that takes them is the one that records its id. A
+        failure kept for the executor (``run.error``) is left to it."""
         events, followup, if_generation = message
-        if run.error is not None:
-            error, run.error = run.error, None
-            raise error
         if run.task.status.state is _CANCELED:
             raise TaskCanceled(f"task {run.task.id} was canceled")
         run.pending_state = lifecycle.check_from(run.pending_state, run.task.id, events)
