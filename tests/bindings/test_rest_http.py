@@ -223,6 +223,36 @@ def test_path_tenant_and_header_must_agree(tenanted: str, http: httpx.Client) ->
     assert http.get(tenanted + f"/acme/tasks/{task_id}").status_code == 401
 
 
+def test_a_query_tenant_is_the_requests_tenant(tenanted: str, http: httpx.Client) -> None:
+    # the operations without a body take the request's tenant as a query parameter
+    r = http.post(tenanted + "/acme/message:send", json=v1_send(), headers=KEY)
+    assert r.status_code == 200, r.text
+    task_id = r.json()["task"]["id"]
+    acme = {"tenant": "acme"}
+    assert http.get(tenanted + f"/tasks/{task_id}", params=acme, headers=KEY).status_code == 200
+    listed = http.get(tenanted + "/tasks", params=acme, headers=KEY).json()["tasks"]
+    assert task_id in [t["id"] for t in listed]
+    listed = http.get(tenanted + "/tasks", headers=KEY).json()["tasks"]
+    assert task_id not in [t["id"] for t in listed]
+    configs = f"/tasks/{task_id}/pushNotificationConfigs"
+    assert http.get(tenanted + configs, params=acme, headers=KEY).status_code == 200
+    assert http.get(tenanted + configs, headers=KEY).status_code == 404
+    for path, method in [(configs + "/c1", "GET"), (configs + "/c1", "DELETE"),
+                         (f"/tasks/{task_id}:subscribe", "GET")]:
+        in_path = http.request(method, tenanted + "/acme" + path, headers=KEY)
+        in_query = http.request(method, tenanted + path, params=acme, headers=KEY)
+        assert in_query.status_code == in_path.status_code, (path, in_query.text)
+        assert in_query.text == in_path.text
+        assert "Task not found" not in in_query.text
+    # a query tenant other than the path's, or the header's, is refused
+    r = http.get(tenanted + f"/acme/tasks/{task_id}", params={"tenant": "globex"}, headers=KEY)
+    assert status_of(r) == (400, "INVALID_PARAMS")
+    assert "globex" in r.json()["error"]["message"]
+    r = http.get(tenanted + f"/tasks/{task_id}", params={"tenant": "globex"},
+                 headers={**KEY, "X-Tenant": "acme"})
+    assert status_of(r) == (400, "INVALID_PARAMS")
+
+
 # ----------------------------------------------------------------------- v0.3
 
 

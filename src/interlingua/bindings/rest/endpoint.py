@@ -70,14 +70,20 @@ CardOf = Callable[[Scope, Mapping[str, str]], tuple[AgentCard, str]]
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 
-# query parameters per operation: name -> kind ("int", "bool", "str")
+# query parameters per operation: name -> kind ("int", "bool", "str"). A v1.0
+# request's ``tenant`` too, as any field its path does not hold (HTTP+JSON's
+# transcoding): on the operations without a body.
 _QUERY: dict[str, dict[str, str]] = {
     # currentGeneration: A2A 1.1 (draft); a 1.0 request naming it is refused by its codec
-    "GetTask": {"historyLength": "int", "currentGeneration": "str"},
+    "GetTask": {"historyLength": "int", "currentGeneration": "str", "tenant": "str"},
     "ListTasks": {"contextId": "str", "status": "str", "pageSize": "int", "pageToken": "str",
                   "historyLength": "int", "statusTimestampAfter": "str",
-                  "includeArtifacts": "bool"},
-    "ListTaskPushNotificationConfigs": {"pageSize": "int", "pageToken": "str"},
+                  "includeArtifacts": "bool", "tenant": "str"},
+    "ListTaskPushNotificationConfigs": {"pageSize": "int", "pageToken": "str", "tenant": "str"},
+    "GetTaskPushNotificationConfig": {"tenant": "str"},
+    "DeleteTaskPushNotificationConfig": {"tenant": "str"},
+    "SubscribeToTask": {"tenant": "str"},
+    "GetExtendedAgentCard": {"tenant": "str"},
     "tasks/get": {"historyLength": "int"},
 }
 # the snake_case proto names are read too, as ProtoJSON parsers read them
@@ -306,8 +312,8 @@ class RESTEndpoint:
         if path is None:
             return None
         if given and given != path:
-            raise InvalidParams(f"Invalid params: the body's tenant {given!r} is not the "
-                                f"path's tenant {path!r}")
+            raise InvalidParams(f"Invalid params: the request's tenant {given!r} (its body "
+                                f"or query) is not the path's tenant {path!r}")
         if hasattr(call, "tenant"):
             call.tenant = path
         return path
