@@ -1,7 +1,8 @@
 """Two ``interlingua serve`` processes sharing one SQLite file and no bus: what one
 commits reaches what the other holds, found in the store at each tick or heartbeat: a
 long poll (A2A 1.1) held by the process that does not run the turn, and a blocking send
-whose task the other process canceled."""
+whose task the other process canceled, and the turn of a task the other process
+canceled, however that process learns of it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from .procs import turns_over
 from .replicas import Replica, cancel_answers_the_other
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
@@ -72,6 +74,36 @@ def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Pat
         b.wait_ready()
         time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
         cancel_answers_the_other(a.url, b.url, _rpc, within=10)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_turn_whose_own_write_finds_the_cancel_stops(tmp_path: Path) -> None:
+    """A turn that writes on while B cancels its task: A's next write finds the task
+    canceled, before any heartbeat looks; the turn stops then too (it ran on, waiting
+    for a message, until the process stopped)."""
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    a, b = (Replica(store, "local://", agent="tests/e2e/streaming_listener.py",
+                    extra=("--metrics",)) for _ in range(2))
+    a.start(wait=False)
+    b.start(wait=False)
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
+        message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                   "parts": [{"text": "go"}]}
+        task = _rpc(a.url, "SendMessage", {"message": message,
+                                           "configuration": {"returnImmediately": True}})["task"]
+        for _ in range(100):
+            if _rpc(a.url, "GetTask", {"id": task["id"]})["status"]["state"] == \
+                    "TASK_STATE_WORKING":
+                break
+            time.sleep(0.05)
+        canceled = _rpc(b.url, "CancelTask", {"id": task["id"]})
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED", canceled
+        turns_over(a.url, timeout=10)
     finally:
         a.stop()
         b.stop()

@@ -106,6 +106,9 @@ _GENERATION = itertools.repeat("generation")
 _encode = msgspec.json.encode
 #: seconds before each new try of a write the store failed (the last one repeated)
 _RETRY_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
+#: how many times a write that lost to another writer's reads the task again and is
+#: tried again before its loss is the caller's
+_CATCH_UPS = 16
 
 #: called after every commit with the run and the events it stored, in order
 CommitListener = Callable[["Run", Sequence[StoredEvent]], None]
@@ -580,16 +583,7 @@ class Writer:
                     try:
                         await self._write(run, events)
                     except ConcurrentModification:
-                        # Someone else (another request or replica) wrote first: reload
-                        # and re-check.
-                        rec = await self.catch_up(run)
-                        if rec is None:
-                            raise task_not_found(run.task.id) from None
-                        run.pending_state = rec.task.status.state
-                        if rec.task.status.state is TaskState.CANCELED:
-                            raise TaskCanceled(f"task {run.task.id} was canceled") from None
-                        run.pending_state = lifecycle.check_all(run.task, events)
-                        await self._write(run, events)
+                        await self._write_caught_up(run, events)
                     except BaseException as exc:
                         # The batch is lost; what follows is checked against what was
                         # stored.
@@ -622,14 +616,39 @@ class Writer:
         run.followup = followup
         run.if_generation = if_generation
 
+    async def _write_caught_up(self, run: Run, events: list[Event]) -> None:
+        """``events``, whose write found the task moved on by another writer (another
+        request here, or another process: a cancel, a message for this turn), written
+        after reading it again and checking them again; as often as it moves on
+        meanwhile (each loss is another writer's write, so this ends), up to a bound.
+        Under ``run.lock``."""
+        for tries_left in range(_CATCH_UPS - 1, -1, -1):
+            rec = await self.catch_up(run)
+            if rec is None:
+                raise task_not_found(run.task.id) from None
+            run.pending_state = rec.task.status.state
+            if rec.task.status.state is TaskState.CANCELED:
+                raise TaskCanceled(f"task {run.task.id} was canceled") from None
+            run.pending_state = lifecycle.check_all(run.task, events)
+            try:
+                await self._write(run, events)
+                return
+            except ConcurrentModification:
+                if not tries_left:
+                    raise
+
     async def catch_up(self, run: Run) -> TaskRecord | None:
         """``run``'s task read again after another writer's write (None: gone): the
         messages written for its turn up to what was read handed to the executor,
-        then the run moved on to it. Under ``run.lock``."""
+        then the run moved on to it. Under ``run.lock``. A task found canceled stops
+        the run's turn, however its cancel was found (news of it, or a write of the
+        turn's own that it made lose)."""
         rec = await self.store.get_task(run.scope, run.task.id)
         if rec is not None and rec.version != run.version:
             await self.hand_over_messages(run, rec.version)
             run.moved_on(rec.task, rec.version)
+            if rec.task.status.state is _CANCELED:
+                run.cancel()
         return rec
 
     async def taken_away(self, run: Run) -> None:
