@@ -19,6 +19,7 @@ from interlingua import Client, DataPart, Message, Role, Task, TaskState, TextPa
 from interlingua.adapters.pydantic_ai import agent
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
 from interlingua.core.parts import new_id
+from interlingua.server.auth import APIKeyAuth, AuthConfig
 from tests.live import live_agent
 
 from .chat_server import ChatServer
@@ -253,6 +254,33 @@ async def test_a_call_waiting_for_approval_is_shown_only_when_it_runs(answer: st
     assert _notes(asking) == ['Approve delete_file({"path": "a"})? (yes/no)']
     assert _notes(answered) == (["Calling delete_file"] if answer == "yes" else [])
     assert deleted == (["a"] if answer == "yes" else [])
+
+
+ALICE = {"X-API-Key": "alice-" + "a" * 20}
+BOB = {"X-API-Key": "bob-" + "b" * 20}
+TWO_USERS = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE["X-API-Key"],
+                                                   "bob": BOB["X-API-Key"]})})
+
+
+async def test_an_approval_waits_for_its_own_task_s_owner() -> None:
+    """In v0.1 a caller names a new task's id: another owner's task of the same id
+    took the waiting run as its own, its "yes" ran the first owner's call (and got
+    its result), and the first owner's answer then failed as if the agent restarted."""
+    deleted: list[str] = []
+    with live_agent(agent(files_agent(deleted)), auth=TWO_USERS) as url:
+        async with Client(url, dialect="0.1", headers=ALICE) as alice, \
+                Client(url, dialect="0.1", headers=BOB) as bob:
+            asked = await alice.send("delete a")
+            assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+            # Bob's own task, under the same id: a run of its own, asking him
+            his = await bob.send("yes", task_id=asked.id)
+            assert isinstance(his, Task) and his.status.state is TaskState.INPUT_REQUIRED, \
+                his.status
+            assert deleted == []
+            done = await alice.send("yes", task_id=asked.id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED, done.status
+    assert get_text(done.artifacts[0], sep="") == '{"delete_file":"deleted a"}'
+    assert deleted == ["a"]
 
 
 async def test_an_approval_lost_in_a_restart_fails_clearly(tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ from ..core.model import AgentSkill, Role
 from ..core.parts import agent_message, data_part
 from ..server.agent import Agent
 from ..server.context import Context
+from ..stores.base import Scope
 from ._common import (
     Answer,
     Turn,
@@ -124,8 +125,9 @@ def make_executor(
         TextPartDelta,
     )
 
-    #: runs waiting for the caller to approve tool calls, by task id
-    waiting: dict[str, tuple[list[Any], list[str]]] = {}
+    #: runs waiting for the caller to approve tool calls, by the task's scope and id
+    #: (in v0.1 a caller names its new task's id: another owner's task may share it)
+    waiting: dict[tuple[Scope, str], tuple[list[Any], list[str]]] = {}
     #: the tools whose calls wait for an approval: shown when they run, not when asked for
     needs_approval = _needing_approval(pai_agent)
 
@@ -137,11 +139,12 @@ def make_executor(
             return await pai_agent.run(prompt, event_stream_handler=on_events, **options)
 
     async def run(ctx: Context) -> None:
+        key = (ctx.request.scope, ctx.task_id)
         if await refused_without_text(ctx):
-            waiting.pop(ctx.task_id, None)  # (the task ends: its question with it)
+            waiting.pop(key, None)  # (the task ends: its question with it)
             return
         options = dict(run_options or {})
-        resumed = waiting.pop(ctx.task_id, None)
+        resumed = waiting.pop(key, None)
         #: the calls this run was told to make (the others of tools in ``needs_approval``
         #: are deferred, or declined, and never run)
         approved: frozenset[str] = frozenset()
@@ -216,8 +219,8 @@ def make_executor(
                 return
             if len(waiting) >= _MAX_WAITING:  # the oldest question is forgotten
                 waiting.pop(next(iter(waiting)))
-            waiting[ctx.task_id] = (result.all_messages(),
-                                    [c.tool_call_id for c in output.approvals])
+            waiting[key] = (result.all_messages(),
+                            [c.tool_call_id for c in output.approvals])
             asks = "; ".join(f"{c.tool_name}({json.dumps(c.args_as_dict())})"
                              for c in output.approvals)
             await ctx.require_input(agent_message(
