@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -11,6 +13,7 @@ from interlingua import Client, DataPart, Message, Role, Task, TaskState, get_te
 from interlingua.adapters.langgraph import agent
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
 from interlingua.core.parts import new_id
+from interlingua.server.auth import APIKeyAuth, AuthConfig
 from tests.live import live_agent
 
 
@@ -216,3 +219,63 @@ async def test_an_answer_in_content_blocks_or_a_tuple_is_the_answer() -> None:
             task = await c.send("hi")
     assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
     assert [get_text(a, sep="") for a in task.artifacts] == ["Hello, world"]
+
+
+def hearer() -> object:
+    """A graph that answers with every user message of its thread."""
+    def reply(state: MessagesState) -> dict[str, object]:
+        heard = " | ".join(str(m.content) for m in state["messages"] if m.type == "human")
+        return {"messages": [{"role": "assistant", "content": f"Heard: {heard}"}]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("reply", reply)
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    return g.compile(checkpointer=InMemorySaver())
+
+
+ALICE = {"X-API-Key": "alice-" + "a" * 20}
+BOB = {"X-API-Key": "bob-" + "b" * 20}
+TWO_USERS = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE["X-API-Key"],
+                                                   "bob": BOB["X-API-Key"]})})
+
+
+def _answer(task: Task | Message) -> str:
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED, task
+    return get_text(task.artifacts[0], sep="")
+
+
+async def test_owners_who_share_a_context_id_have_threads_of_their_own(tmp_path: Path) -> None:
+    """The graph's thread was the context id alone: another owner who sent in the same
+    context (or, in v0.1, chose the same session id) was given the first owner's
+    messages. Each owner's thread of a context lasts across its turns and restarts."""
+    graph = hearer()  # (its checkpointer outlives the restart, as a durable one would)
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    with live_agent(agent(graph, name="Hearer", description="Hears."), store=store,
+                    auth=TWO_USERS) as url:
+        async with Client(url, headers=ALICE) as alice, Client(url, headers=BOB) as bob, \
+                Client(url, dialect="0.1", headers=ALICE) as alice_01, \
+                Client(url, dialect="0.1", headers=BOB) as bob_01:
+            first = await alice.send("my password is hunter2")
+            assert isinstance(first, Task)
+            assert _answer(await bob.send("hi", context_id=first.context_id)) == "Heard: hi"
+            assert _answer(await alice_01.send("ALICE-42", context_id="session-1")) == (
+                "Heard: ALICE-42")
+            assert _answer(await bob_01.send("BOB-42", context_id="session-1")) == (
+                "Heard: BOB-42")
+    with live_agent(agent(graph, name="Hearer", description="Hears."), store=store,
+                    auth=TWO_USERS) as url:
+        async with Client(url, headers=ALICE) as alice:
+            again = await alice.send("and more", context_id=first.context_id)
+    assert _answer(again) == "Heard: my password is hunter2 | and more"
+
+
+async def test_without_authentication_the_thread_is_the_context_id() -> None:
+    """(So the state checkpointed for a context before stays the context's.)"""
+    graph = hearer()
+    with live_agent(agent(graph, name="Hearer", description="Hears.")) as url:
+        async with Client(url) as c:
+            task = await c.send("hello")
+    assert isinstance(task, Task)
+    state = graph.get_state({"configurable": {"thread_id": task.context_id}})  # type: ignore[attr-defined]
+    assert [m.content for m in state.values["messages"]] == ["hello", "Heard: hello"]

@@ -5,10 +5,13 @@
 
 What maps to A2A:
 
-* **history / state**: the graph's state is kept per A2A context by its
-  checkpointer, the context id being LangGraph's ``thread_id`` (a graph
-  compiled without a checkpointer gets an in-memory one: state then lasts as
-  long as the process; compile with a durable saver to keep it);
+* **history / state**: the graph's state is kept per A2A context and owner
+  (callers who share a context id share no state) by its checkpointer. Its
+  ``thread_id`` is the context id for a caller of no tenant and no authenticated
+  principal, else the tenant, the context id and the owner (``Principal.owner``)
+  joined by U+001F. A graph compiled without a checkpointer gets an in-memory
+  one: state then lasts as long as the process; compile with a durable saver
+  to keep it;
 * **streaming**: a run begins with a ``working`` status; what nodes write with
   ``get_stream_writer()`` (tokens, say) and the assistant messages each node
   adds (the text of their text blocks, for a model that answers in content
@@ -29,8 +32,8 @@ The input is ``{"messages": [{"role": "user", "content": text}]}`` (for
 the default input, a message with no text (a file or data alone) is rejected,
 saying so. Not mapped: files and images in messages, tool calls inside nodes (they are
 the graph's own business), several pending interrupts at once (the first is
-asked). A context's graph state is one thread, so one task of a context at a
-time may wait for input: while one does, a new task of the context is rejected,
+asked). A context's graph state (an owner's) is one thread, so one task of it
+at a time may wait for input: while one does, a new task of the context is rejected,
 saying which task to answer (or cancel) first.
 """
 
@@ -51,6 +54,20 @@ from ._common import Answer, progress, refused_without_text, require, working
 require("langgraph", "langgraph")
 
 __all__ = ["agent", "make_executor"]
+
+#: between the parts of an owned thread's id: no tenant or context id holds one
+#: (ids hold no control character), so no two owners' ids meet, nor a bare context id
+_APART = "\x1f"
+
+
+def _thread_id(ctx: Context) -> str:
+    """The graph's ``thread_id`` for the task's context: the context id alone for a
+    caller of no tenant and no authenticated principal (as it always was); else the
+    tenant, the context id and the owner, joined by U+001F."""
+    scope = ctx.request.scope
+    if not scope.tenant and not scope.owner:
+        return ctx.context_id
+    return _APART.join((scope.tenant, ctx.context_id, scope.owner))
 
 
 def _default_input(ctx: Context) -> Any:
@@ -108,7 +125,7 @@ def make_executor(
         graph.checkpointer = InMemorySaver()
 
     async def run(ctx: Context) -> None:
-        config = {"configurable": {"thread_id": ctx.context_id}}
+        config = {"configurable": {"thread_id": _thread_id(ctx)}}
         state = await graph.aget_state(config)
         # The thread's question is this task's only when this turn answers it (the task
         # was waiting for input): a new task of the context starts afresh, though a
