@@ -339,6 +339,36 @@ async def test_a_chat_completions_server(how: str, chat_server: tuple[ChatServer
     assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
 
 
+async def test_a_streaming_and_a_blocking_caller_get_every_round_s_text_apart(
+        chat_server: tuple[ChatServer, str]) -> None:
+    """As the OpenAI adapter answers: what the model says before a tool call is a
+    paragraph of the answer. A streaming caller got it glued to the next round's
+    ("Let me check.Combined: ..."), a blocking one the last round's text alone."""
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    server, base = chat_server
+    model = OpenAIChatModel("chatty", provider=OpenAIProvider(base_url=base, api_key="unused"))
+    pai = PydanticAgent(model, name="Chatty")
+
+    @pai.tool_plain
+    def shout(message: str) -> str:
+        """Says it louder."""
+        return message.upper()
+
+    with live_agent(agent(pai)) as url:
+        async with Client(url) as c:
+            task = await c.send("psst")
+            events = [e async for e in c.stream("again", context_id=task.context_id)]
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert get_text(task.artifacts[0], sep="") == "Let me check.\n\nCombined: PSST"
+    chunks = [e.item for e in events if isinstance(e.item, ArtifactUpdate)]
+    assert "".join(get_text(u.artifact, sep="") for u in chunks) == (
+        "Let me check.\n\nCombined: AGAIN")
+    history = server.requests[-2]["messages"]
+    assert history[1] == {"role": "assistant", "content": "Let me check.\n\nCombined: PSST"}
+
+
 async def test_the_responses_api_is_not_a_chat_completions_server(
         chat_server: tuple[ChatServer, str], monkeypatch: pytest.MonkeyPatch) -> None:
     _, base = chat_server

@@ -14,7 +14,7 @@ from ..core.model import Metadata, Role, Task, TaskState
 from ..core.parts import agent_message, get_data, get_text
 from ..server.context import Context
 
-__all__ = ["NO_TEXT", "Answer", "Turn", "conversation", "error_detail", "progress",
+__all__ = ["NO_TEXT", "ROUNDS_APART", "Answer", "Turn", "conversation", "error_detail", "progress",
            "refused_without_text", "require", "working"]
 
 
@@ -68,6 +68,10 @@ async def working(ctx: Context) -> None:
     """Say the task is working (once: a turn that answers a question already is)."""
     if ctx.state is not TaskState.WORKING:
         await ctx.update()
+
+
+#: between the text of two rounds of an answer (a round's text, then tool calls, then the next)
+ROUNDS_APART = "\n\n"
 
 
 class Answer:

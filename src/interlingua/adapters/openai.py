@@ -42,6 +42,7 @@ from ..server.agent import Agent
 from ..server.context import Context
 from ..tools import RemoteAgent
 from ._common import (
+    ROUNDS_APART,
     Answer,
     conversation,
     error_detail,
@@ -95,8 +96,6 @@ def _client(base_url: str | None, api_key: str | None, max_retries: int,
                        max_retries=max_retries, timeout=waits)
 
 
-#: between the text of two rounds of an answer (a round's text, then tool calls, then the next)
-_ROUNDS_APART = "\n\n"
 #: seconds to wait for a connection to the model server (a server that is up answers fast)
 _CONNECT_TIMEOUT = 10.0
 #: seconds a model server may stay silent (before the first token, or between two)
@@ -189,7 +188,7 @@ def make_executor(
                         if not round_text and answer.said:
                             # what an earlier round said ("Let me check.") is a
                             # paragraph of its own, not glued to this round's words
-                            await answer.add(_ROUNDS_APART)
+                            await answer.add(ROUNDS_APART)
                         round_text.append(delta.content)
                         await answer.add(delta.content)
                     for call in delta.tool_calls or ():

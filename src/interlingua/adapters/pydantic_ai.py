@@ -15,6 +15,8 @@
 * **streaming**: a run begins with a ``working`` status; text the model streams
   becomes chunks of one artifact for a caller that follows the task as a stream
   (the last marked ``lastChunk``), one part at the end for any other caller;
+  what the model says before its tool calls is kept in the answer, a blank line
+  apart from what it says next (as the OpenAI adapter answers);
 * **tools**: each tool call shows as a ``working`` status update naming the
   tool (its arguments in the metadata); the card's skills are the agent's
   tools, with their descriptions;
@@ -48,6 +50,7 @@ from ..server.agent import Agent
 from ..server.context import Context
 from ..stores.base import Scope
 from ._common import (
+    ROUNDS_APART,
     Answer,
     Turn,
     conversation,
@@ -171,11 +174,22 @@ def make_executor(
         answer = Answer(ctx)
 
         async def on_events(_: Any, events: AsyncIterable[Any]) -> None:
+            # (called once per model request, with its events, and once per round of
+            # tool calls)
+            said = False
             async for event in events:
+                text = ""
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                    await answer.add(event.part.content)
+                    text = event.part.content
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    await answer.add(event.delta.content_delta)
+                    text = event.delta.content_delta
+                if text:
+                    if not said and answer.said:
+                        # what an earlier round said ("Let me check.") is a paragraph
+                        # of its own, as the OpenAI adapter keeps it
+                        await answer.add(ROUNDS_APART)
+                    said = True
+                    await answer.add(text)
                 elif isinstance(event, FunctionToolCallEvent) and (
                         event.part.tool_name not in needs_approval
                         or event.part.tool_call_id in approved):
@@ -228,7 +242,9 @@ def make_executor(
                 metadata={"approval": [c.tool_name for c in output.approvals]}))
             return
         if isinstance(output, str):
-            if answer.sent:
+            if answer.said:
+                # every round's text, as a streaming caller got it (the output is
+                # the last round's alone)
                 await answer.complete()
             else:
                 await ctx.complete(artifact=output, name="answer")
