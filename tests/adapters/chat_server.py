@@ -18,8 +18,8 @@ server-sent events of ``chat.completion.chunk`` objects ending in
   whatever was asked (a server that ignores ``stream``), and ``halves`` an emoji
   split into its two UTF-16 halves across two chunks, as JSON escapes them;
   ``hang`` never answers, ``dropped`` streams two tokens and then closes
-  the connection mid-answer, and ``chatty`` says "Let me check." before it calls
-  tools (as models do).
+  the connection mid-answer, ``chatty`` says "Let me check." before it calls
+  tools (as models do), and ``loops`` calls its tools again after their results.
 
 Every request body is kept in ``requests`` for the tests to look at.
 
@@ -73,7 +73,7 @@ class ChatServer:
                 await asyncio.sleep(0.05)
             return Response(status_code=499)
         messages = body["messages"]
-        calls, text = self._script(messages, body.get("tools") or [])
+        calls, text = self._script(messages, body.get("tools") or [], again=model == "loops")
         if calls and model == "chatty":
             text = "Let me check."
         ident = f"chatcmpl-{len(self.requests)}"
@@ -101,12 +101,12 @@ class ChatServer:
             self.ended.append(ident)
 
     @staticmethod
-    def _script(messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    def _script(messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                again: bool = False) -> tuple[list[dict[str, Any]], str | None]:
         users = [m for m in messages if m["role"] == "user"]
         last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
         results = [m["content"] for m in messages[last_user:] if m["role"] == "tool"]
-        if tools and not results:
+        if tools and (again or not results):
             text = users[-1]["content"]
             calls = [{"id": f"call_{i}", "type": "function", "function": {
                 "name": t["function"]["name"],

@@ -162,6 +162,46 @@ async def test_what_the_model_says_before_a_tool_call_is_apart_from_its_answer(
         "Let me check.\n\nCombined: AGAIN")
 
 
+class Counted(Shout):
+    """A tool that counts its calls (each one could be a booking)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, arguments: str) -> str:
+        self.calls += 1
+        return f"call {self.calls}"
+
+
+@pytest.mark.parametrize(("model", "state"), [("stand-in", TaskState.COMPLETED),
+                                              ("loops", TaskState.FAILED)])
+async def test_max_tool_rounds_is_how_many_rounds_of_tool_calls_run(
+        chat_server: tuple[ChatServer, str], model: str, state: TaskState) -> None:
+    """A model that asks for tools after the last round allowed fails the task with
+    those calls not run: they ran (a round more than allowed), and the model never
+    saw their results."""
+    server, base = chat_server
+    tool = Counted()
+    agent = chat_agent(model, base_url=base, tools=[tool], max_tool_rounds=2)
+    with live_agent(agent) as url:
+        async with Client(url) as c:
+            asked = len(server.requests)
+            task = await c.send("count")
+    assert isinstance(task, Task) and task.status.state is state
+    if model == "stand-in":  # a round of calls, then the answer
+        assert tool.calls == 1 and len(server.requests) - asked == 2
+        assert get_text(task.artifacts[0], sep="") == "Combined: call 1"
+        return
+    assert get_text(task.status.message) == (  # type: ignore[arg-type]
+        "The model kept calling tools after 2 rounds.")
+    assert tool.calls == 2
+    assert len(server.requests) - asked == 3  # the last one saw every result
+    assert [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"] == [
+        "call 1", "call 2"]
+    assert [get_text(m) for m in task.history if (m.metadata or {}).get("progress")] == [
+        "Calling shout", "Calling shout"]
+
+
 async def test_two_tools_of_one_name_fail_the_task_before_the_model_is_asked(
         chat_server: tuple[ChatServer, str]) -> None:
     server, base = chat_server

@@ -171,7 +171,7 @@ def make_executor(
         reached = False
         await working(ctx)  # the model is asked
         try:
-            for _ in range(max_tool_rounds + 1):
+            for rounds_run in range(max_tool_rounds + 1):
                 # typed loosely: the messages are plain dicts, and options pass through
                 completions: Any = client.chat.completions
                 reached = False
@@ -200,6 +200,9 @@ def make_executor(
                             slot["arguments"] += call.function.arguments or ""
                 if not calls:
                     break
+                if rounds_run == max_tool_rounds:  # none left: these calls are not run
+                    await end(f"The model kept calling tools after {max_tool_rounds} rounds.")
+                    return
                 messages.append({
                     "role": "assistant",
                     "content": "".join(round_text) or None,
@@ -212,9 +215,6 @@ def make_executor(
                                    {"tool": c["name"], "arguments": c["arguments"]})
                     messages.append({"role": "tool", "tool_call_id": c["id"],
                                      "content": await _call(by_name, c["name"], c["arguments"])})
-            else:
-                await end(f"The model kept calling tools after {max_tool_rounds} rounds.")
-                return
         except openai.APIConnectionError as exc:
             await end(_unreached(exc, bare_url(str(client.base_url)), reached, client.timeout))
             return
@@ -322,6 +322,8 @@ def chat_agent(
     OpenAI API). ``api_key`` defaults to ``OPENAI_API_KEY``. ``options`` go to
     every ``chat.completions.create`` call (``temperature``, ...);
     ``agent_options`` to ``Agent`` (``skills``, ``version``, ...).
+    ``max_tool_rounds`` is how many rounds of tool calls a turn may run: a model
+    that asks for more after them fails the task, those calls not run.
     ``timeout`` is how many seconds the model server may stay silent (before
     its first token, or between two: a long answer streams on) before the try
     fails; a try that fails so, or cannot connect, is made again ``max_retries``
