@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import socket
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,12 +64,90 @@ log = logging.getLogger("interlingua.serve")
 _PY_LEVELS = {"trace": "DEBUG"}
 
 
+#: a name its file name says well enough (up to case and which separator): ASCII letters
+#: and digits in words joined by single spaces, hyphens, underscores or dots
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?:[ ._-][A-Za-z0-9]+)*")
+#: the ``meta`` key under which a default store records the agent it was made for
+_MADE_FOR = "agent"
+
+
 def default_store_for(agent: Agent) -> str:
     """The store ``serve`` uses when none is named: one SQLite file per agent
     under ``./.interlingua/``, so two agents started from one folder never share
-    tasks by accident."""
-    slug = re.sub(r"[^a-z0-9]+", "-", agent.name.lower()).strip("-") or "agent"
-    return f"sqlite:///.interlingua/{slug[:64]}.db"
+    tasks by accident.
+
+    The file is named by the agent's name lower-cased, each run of characters other
+    than ``a-z`` and ``0-9`` made ``-`` (``Flight_booker``: ``flight-booker.db``), for
+    a plain name: words of ASCII letters and digits joined by single spaces, hyphens,
+    underscores or dots, at most 64 characters. Any other name, whose file name would
+    be another's too (``C++ helper`` and ``C helper``, ``翻訳`` and ``要約``: ``agent``),
+    gets 8 hex digits of its SHA-256 after it (``c-helper-3f1a…``); so does a plain name
+    whose file was made for another (``echo`` after ``Echo``). Serving records the
+    agent's name in its default store, and refuses one made for another agent
+    (``check_services``). A file an earlier version made records no name: the first
+    agent served whose file name it is takes it, with the tasks kept there."""
+    name = agent.name
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+    named = Path(".interlingua", f"{slug[:64]}.db")
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    own = Path(".interlingua", f"{slug[:55]}-{digest}.db")
+    if own.exists():
+        chosen = own
+    elif named.exists():  # its own, from this version or an earlier one, or another's
+        chosen = named if _made_for(named) in (None, name) else own
+    else:
+        chosen = named if len(name) <= 64 and _PLAIN_NAME.fullmatch(name) else own
+    return f"sqlite:///{chosen.as_posix()}"
+
+
+def _made_for(path: Path | str) -> str | None:
+    """The agent the SQLite store at ``path`` was made for as its default store; None
+    when it records none (made by an earlier version, or given with ``--store``) or
+    cannot be read (its own problem is said where it is opened)."""
+    if not Path(path).is_file():  # (connecting would make one)
+        return None
+    try:
+        conn = sqlite3.connect(path)
+        try:
+            return _recorded(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def _recorded(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_MADE_FOR,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _not_made_for(path: str, other: str, name: str) -> str:
+    return (f"the default store {path} was made for the agent {other!r}, not {name!r}: "
+            f"give {name!r} a store of its own with --store URL")
+
+
+def _claim(store: str, name: str) -> None:
+    """Record in the default store ``store`` (opened, so its schema is current) that it
+    is ``name``'s, when it records no agent yet; ``StoreError`` when it is another's."""
+    from ..stores import shown_url
+    from ..stores.sqlite import parse_sqlite_url
+
+    path = parse_sqlite_url(store).path
+    try:
+        conn = sqlite3.connect(path, timeout=5)
+        try:
+            other = _recorded(conn)
+            if other is None:  # (of two agents started at once on it, the first's)
+                with conn:
+                    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                                 (_MADE_FOR, name))
+                other = _recorded(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreUnwritable(f"cannot write to the store {shown_url(store)}: {exc}") from None
+    if other not in (None, name):
+        raise StoreError(_not_made_for(path, str(other), name))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -124,12 +203,14 @@ def grpc_address(host: str, port: int) -> str:
 
 
 def check_services(store: str, bus: str, auth: AuthConfig | None = None,
-                   mesh: MeshSettings | None = None) -> None:
+                   mesh: MeshSettings | None = None, *, default_of: str | None = None) -> None:
     """Reach the store's database and the bus before serving: a wrong URL, a
     service that is down, or a store the configured authentication cannot use
     (owners from before they were keyed by scheme, with several schemes and no
     ``legacy_owner_scheme``) is then one clear error (``ConnectionError``,
-    ``StoreError``), not a failed start-up."""
+    ``StoreError``), not a failed start-up. ``default_of``: the agent whose
+    default store ``store`` is (``default_store_for``), recorded in it; one made
+    for another agent is a ``StoreError``."""
     from ..stores import open_store
 
     async def check() -> None:
@@ -151,6 +232,8 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None,
                 raise StoreError(str(exc)) from None
             finally:
                 await opened.close()
+            if default_of is not None:
+                _claim(store, default_of)
         if bus.partition("://")[0] in ("redis", "rediss", "unix"):
             from ..bus.redis import ping
 
@@ -552,7 +635,8 @@ def _serve_on(sock: socket.socket, agent: Agent, store: str, s: ServeSettings,
     from ..host.app import host_app
 
     port = sock.getsockname()[1]
-    check_services(store, s.bus, s.auth, s.mesh)
+    check_services(store, s.bus, s.auth, s.mesh,
+                   default_of=agent.name if s.store is None else None)
     service = Service(agent, s.service_settings(
         store, s.public_url or public_url_for(s.host, port, "https" if tls else "http")))
     app = host_app(service, rest=rest)
@@ -588,8 +672,9 @@ def _serve_several(sock: socket.socket, agents: Sequence[Agent], s: ServeSetting
               for a in agents]
     services = services_for(agents, s.service_settings(s.store or "memory://", public),
                             stores=stores)
-    for store in stores:
-        check_services(store, s.bus, s.auth, None)
+    for store, agent in zip(stores, agents, strict=True):
+        check_services(store, s.bus, s.auth, None,
+                       default_of=agent.name if s.store is None else None)
     app = host_agents(services, host_app, rest=rest)
     if grpc is not None:
         for name, service in app.state.services.items():
@@ -656,7 +741,8 @@ def _serve_mesh_only(agent: Agent, store: str, s: ServeSettings) -> None:
 
     mesh = s.mesh
     assert mesh is not None
-    check_services(store, s.bus, s.auth, mesh)
+    check_services(store, s.bus, s.auth, mesh,
+                   default_of=agent.name if s.store is None else None)
     # no HTTP app: the service and its one binding, the mesh
     service = Service(agent, s.service_settings(store, s.public_url))
     on_mesh = service.add_binding(MeshBinding(service, mesh, name=s.mesh_agent_name))
