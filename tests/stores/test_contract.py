@@ -13,8 +13,10 @@ from interlingua.core.errors import (
     ConcurrentModification,
     InvalidParams,
     LifecycleError,
+    TaskGenerationMismatch,
     TaskNotFound,
 )
+from interlingua.core.generation import after as numbered_after
 from interlingua.core.model import (
     Artifact,
     ArtifactUpdate,
@@ -28,7 +30,14 @@ from interlingua.core.model import (
     TaskStatus,
     TextPart,
 )
-from interlingua.stores import Scope, Store, TaskExists, UnfinishedTask
+from interlingua.stores import (
+    MessageExists,
+    MessageRecord,
+    Scope,
+    Store,
+    TaskExists,
+    UnfinishedTask,
+)
 
 from .builders import agent, chunk, created, said, status, ts, user
 
@@ -290,6 +299,78 @@ async def test_concurrent_appends_at_one_version_one_wins(store: Store) -> None:
     record = await store.get_task(A, "t-1")
     assert record is not None
     assert (record.version, record.task.status.state) == (3, winner)
+
+
+async def _busy(store: Store, task_id: str) -> int:
+    """A working task with two chunks written, numbered as the writer numbers them
+    (generation 4); its version (4)."""
+    first = created(task_id)
+    first.task.generation = 1
+    events: list[Event] = [first, status(task_id, S.WORKING, ts(0)), chunk(task_id, "a", "x")]
+    numbered_after(events[1:], 1)
+    version = await store.create_task(A, events, dialect="1.0", now=ts(0))
+    more = chunk(task_id, "a", "y", append=True)
+    numbered_after([more], 3)
+    return await store.append(A, task_id, version, [more], now=ts(1))
+
+
+async def test_an_append_at_no_version_lands_where_the_task_is(store: Store) -> None:
+    # (a cancel or a message of a process that does not run the task's turn)
+    version = await _busy(store, "t-1")
+    cancel = status("t-1", S.CANCELED, ts(2))
+    assert await store.append(A, "t-1", None, [cancel], now=ts(2)) == version + 1
+    assert cancel.generation == 5  # numbered on from the task's generation
+    record = await store.get_task(A, "t-1")
+    assert record is not None
+    assert (record.version, record.task.status.state) == (version + 1, S.CANCELED)
+    assert record.task.generation == 5
+    (last,) = await store.read_events(A, "t-1", version)
+    assert last.seq == version + 1 and last.event == cancel
+    # the turn's own write, at the version it read, loses
+    with pytest.raises(ConcurrentModification):
+        await store.append(A, "t-1", version, [chunk("t-1", "a", "z", append=True)],
+                           now=ts(3))
+
+
+async def test_an_append_at_no_version_is_checked_against_the_task_as_it_is(
+        store: Store) -> None:
+    version = await _busy(store, "t-1")
+    await store.append(A, "t-1", version, [status("t-1", S.COMPLETED, ts(2))], now=ts(2))
+    with pytest.raises(LifecycleError) as refused:
+        await store.append(A, "t-1", None, [status("t-1", S.CANCELED, ts(3))], now=ts(3))
+    assert refused.value.state is S.COMPLETED
+    with pytest.raises(LifecycleError):
+        await store.append(A, "t-1", None, [said(user("m-1"))], now=ts(3))
+    record = await store.get_task(A, "t-1")
+    assert record is not None
+    assert (record.version, record.task.status.state) == (version + 1, S.COMPLETED)
+    # at a generation asked for: refused at another, nothing written
+    version = await _busy(store, "t-2")
+    with pytest.raises(TaskGenerationMismatch):
+        await store.append(A, "t-2", None, [said(user("m-2"))], now=ts(2), if_generation=3,
+                           message=("m-2", b"d2"))
+    assert await store.find_message(A, "m-2") is None
+    assert await store.append(A, "t-2", None, [said(user("m-2"))], now=ts(2), if_generation=4,
+                              message=("m-2", b"d2")) == version + 1
+    assert await store.find_message(A, "m-2") == MessageRecord("t-2", b"d2")
+    with pytest.raises(MessageExists):
+        await store.append(A, "t-2", None, [said(user("m-2"))], now=ts(3),
+                           message=("m-2", b"d2"))
+
+
+async def test_appends_at_no_version_at_once_are_all_written_in_turn(store: Store) -> None:
+    version = await _busy(store, "t-1")
+    written = await asyncio.gather(*(
+        store.append(A, "t-1", None, [said(user(f"m-{n}")), chunk("t-1", "a", f"{n}",
+                                                                  append=True)],
+                     now=ts(2), message=(f"m-{n}", b""))
+        for n in range(6)))
+    assert sorted(written) == list(range(version + 2, version + 13, 2))
+    events = [e.event for e in await store.read_events(A, "t-1", version)]
+    assert [e.generation for e in events if isinstance(e, ArtifactUpdate)] == list(range(5, 11))
+    record = await store.get_task(A, "t-1")
+    assert record is not None and record.task.generation == 10
+    assert sorted(m.message_id for m in record.task.history) == [f"m-{n}" for n in range(6)]
 
 
 async def test_refused_event_leaves_the_task_as_it_was(store: Store) -> None:

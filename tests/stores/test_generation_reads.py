@@ -100,3 +100,31 @@ async def test_a_sqlite_row_not_current_reads_it_from_the_log(tmp_path: Path) ->
         raw.commit()
         raw.close()
         assert await _generations(db, "t-6") == {4}
+
+
+async def test_a_write_at_no_version_is_numbered_on_from_the_stored_generation(
+        store: Store) -> None:
+    # (a write of a process that does not run the task's turn: the store numbers it)
+    texts = [chunk("t-7", "a", "x"), chunk("t-7", "a", "y", append=True)]
+    assert await _write(store, "t-7", [[status("t-7", TaskState.WORKING, ts(1))], texts,
+                                       [said(user("t-7-r"))]]) == 4
+    canceled = status("t-7", TaskState.CANCELED, ts(2))
+    await store.append(A, "t-7", None, [said(user("t-7-s")), canceled], now=ts(2))
+    assert canceled.generation == 5
+    assert await _generations(store, "t-7") == {5}
+
+
+async def test_a_write_at_no_version_to_a_sqlite_row_not_current_reads_the_log(
+        tmp_path: Path) -> None:
+    path = tmp_path / "kept.db"
+    async with SQLiteStore(f"sqlite:///{path}") as db:
+        assert await _write(db, "t-8", [[status("t-8", TaskState.WORKING, ts(1))],
+                                        [chunk("t-8", "a", "x")]]) == 3
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE tasks SET generation = 99, generation_at = version - 1")
+        raw.commit()
+        raw.close()
+        update = chunk("t-8", "a", "y", append=True)
+        await db.append(A, "t-8", None, [update], now=ts(2))
+        assert update.generation == 4
+        assert await _generations(db, "t-8") == {4}

@@ -5,7 +5,9 @@ an artifact update) moves it on by exactly 1 and carries the generation after
 it. Entries of the log that are not stream events (a message joining the
 history) leave it as it is. So the generation is the log's own count of its
 stream events: it survives restarts and is the same on every replica, since
-every process writes the log under the same optimistic version check.
+every process writes the log under the same optimistic version check, or (a
+write for a turn another process runs) has the store number it in the write's
+own transaction (``TaskPort.append``).
 
 The writer (``server/run.py``) numbers events as they are queued (a chunk is
 made with its number) and checks a batch by its first event before the store

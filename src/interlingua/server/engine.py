@@ -517,12 +517,14 @@ class Engine:
             # A new task still in its grace (only a v0.1 caller, who chose its
             # id, can name it): written now, so that it can be canceled.
             await self.writer.persist_created(run)
-        if run is None or not run.persisted:
+        elsewhere = run is None or not run.persisted
+        if elsewhere:
             rec = await self.store.get_task(scope, call.id)
             if rec is None:
                 raise task_not_found(call.id)
             run = OneOffRun(self.writer, scope, rec.task, version=rec.version,
                             persisted=True, dialect=rec.dialect, request=request)
+        assert run is not None
         state = run.task.status.state
         if state in TERMINAL_STATES:
             raise TaskNotCancelable(
@@ -530,6 +532,8 @@ class Engine:
         if state in lifecycle.INTERRUPTED_STATES:
             for check in self.before_cancel:
                 await check(run.task)
+        if elsewhere:
+            return await self._cancel_as_stored(run)
         # Cancels have the same effect: one that races the winning one answers
         # with the task canceled, never with the state it read before.
         for _ in range(8):
@@ -558,6 +562,25 @@ class Engine:
         else:
             raise TaskNotCancelable(f"Task {call.id} could not be canceled; try again")
         run.cancel()
+        return run.task
+
+    async def _cancel_as_stored(self, run: Run) -> Task:
+        """The cancel of a task no turn of which runs here (one may run in another
+        process, writing all the while): written at whatever version the task is at,
+        then answered with the task as stored. Found canceled meanwhile, it is answered
+        so; found ended otherwise, refused."""
+        try:
+            await self.writer.write_as_stored(
+                run, [self.writer.status(run.task, TaskState.CANCELED)])
+        except LifecycleError as exc:
+            if exc.state is not TaskState.CANCELED:
+                state = exc.state.value if isinstance(exc.state, TaskState) else exc.state
+                raise TaskNotCancelable(
+                    f"Task {run.task.id} is {state} and can no longer be canceled") from None
+            rec = await self.store.get_task(run.scope, run.task.id)
+            if rec is None:
+                raise task_not_found(run.task.id) from None
+            return rec.task
         return run.task
 
     async def open_stream(

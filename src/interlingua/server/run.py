@@ -8,7 +8,10 @@ gave it up), its writer's and its registry's; other modules read them
 events, checked against the lifecycle, committed to the store in one
 transaction (stating the version it read), then folded into the live
 projection, announced on the bus and handed to the ``on_commit`` listeners.
-Nobody sees an event before it is durable.
+Nobody sees an event before it is durable. A write for a task whose turn runs in
+another process (a cancel, a message) is the exception: the store writes it at
+whatever version the task has reached, and checks it there
+(``Writer.write_as_stored``).
 
 A new task is written together with the executor's first event (one
 transaction for "created + first status", and for a quick agent "created +
@@ -151,7 +154,6 @@ class Run:
         "__weakref__",  # server/grace.py holds runs weakly
         "abandoned",
         "cancelled",
-        "claims",
         "dialect",
         "digest",
         "duplicate",
@@ -255,9 +257,6 @@ class Run:
         self.if_generation: int | None = None
         #: the task another process made for this run's message first
         self.duplicate: str | None = None
-        #: its writes make this process the task's owner (not so for a message
-        #: written for a turn that runs in another process)
-        self.claims = True
         #: messages sent while the turn works, for an agent that takes them
         self.inbox: asyncio.Queue[Message] | None = None
         #: the lease epoch its turn runs under: every write of the turn names it,
@@ -683,31 +682,65 @@ class Writer:
                 run.inbox.put_nowait(event.message)
 
     async def emit_message(self, run: Run, events: Sequence[Event], message_id: str,
-                           digest: bytes, *, claim: bool = True,
-                           if_generation: int | None = None) -> None:
+                           digest: bytes, *, if_generation: int | None = None) -> None:
         """``emit``, the write recording a follow-up message's id and digest (so a
-        retry finds it). ``claim=False``: the write does not make this process
-        the task's owner (its turn runs in another process). ``if_generation``:
-        written only if the task is then at that generation, else
-        ``TaskGenerationMismatch`` (a write that lost the race to another one,
-        here or in another process, is checked again against what won).
+        retry finds it). ``if_generation``: written only if the task is then at that
+        generation, else ``TaskGenerationMismatch`` (a write that lost the race to
+        another one, here or in another process, is checked again against what won).
 
         The events are queued once the run's lock is held, and written in a batch
         of their own: a flush of the executor's events that took them along would
         write them without the id, or fail them and answer only its own caller."""
-        if not claim:
-            run.claims = False
         await self.flush(run, (events, (message_id, digest), if_generation))
+
+    async def write_as_stored(self, run: Run, events: Sequence[Event], *,
+                              message: tuple[str, bytes] | None = None,
+                              if_generation: int | None = None) -> None:
+        """Write ``events`` for a task whose turn runs in no run of this process (a
+        cancel, a message for a turn another process runs) at whatever version the
+        task is at, not at ``run.version``: that turn may commit a version every few
+        milliseconds, and a write that had to win a race with it for one would lose
+        every time. The store checks them against the task as it is then, in the same
+        transaction (``LifecycleError``; ``if_generation`` and ``message`` as
+        ``emit_message`` has them), and numbers them; the turn's process, told of the
+        write, catches up with it at its next write. The write does not make this
+        process the task's owner. ``run`` then moves on to the task as stored."""
+        ends = started(self._commit_hooks, run, events) if self._commit_hooks else None
+        try:
+            batch = list(events)
+            version = await self.store.append(
+                run.scope, run.task.id, None, batch, now=self.now(), message=message,
+                strict=self.strict_ids, if_generation=if_generation)
+            # (the batch's seqs: the last of the log at ``version``)
+            stored = list(map(StoredEvent, range(version - len(batch) + 1, version + 1), batch))
+            try:
+                await self.bus.publish(run.key, stored, created=False)
+            except Exception:  # committed: it stands (as in ``_write``)
+                log.exception("the bus could not announce a committed write of task %s",
+                              run.task.id)
+            for listener in self.on_commit:
+                try:
+                    listener(run, stored)
+                except Exception:  # a listener's fault is not the write's
+                    log.exception("a commit listener failed")
+        except BaseException as exc:
+            if ends is not None:
+                ended(ends, exc)
+            raise
+        if ends is not None:
+            ended(ends, None)
+        rec = await self.store.get_task(run.scope, run.task.id)
+        if rec is None:
+            raise task_not_found(run.task.id)
+        run.moved_on(rec.task, rec.version)
 
     async def _write(self, run: Run, events: Sequence[Event]) -> None:
         # tested here, not in a wrapper: no call more per write when nothing is hooked
         ends = started(self._commit_hooks, run, events) if self._commit_hooks else None
         try:
             now = self.now()
-            # the epoch the write names: its turn's, else this process's; none for
-            # a write that does not make this process the task's owner
-            lease = (run.lease if run.lease is not None else self.lease()) \
-                if run.claims else None
+            # the epoch the write names: its turn's, else this process's
+            lease = run.lease if run.lease is not None else self.lease()
             # the events are numbered on from the task's generation (``number``):
             # checked by the batch's first, renumbered only when the task moved on
             # meanwhile (another writer) or a batch before it was lost

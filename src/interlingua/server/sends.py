@@ -527,23 +527,25 @@ class Sends:
     async def _deliver_elsewhere(self, run: Run, call: SendMessage, request: RequestInfo,
                                  digest: bytes) -> Task | Message:
         """A message for a task whose turn runs in another process: written into its
-        log without taking the task over; that process hands it to the executor
-        when it hears of the write (server/peers.py). A blocking caller is answered
-        once the task settles, as any blocking send is."""
+        log, at whatever version that turn's writes have reached, without taking the
+        task over; that process hands it to the executor when it hears of the write
+        (server/peers.py), or at its next write. A blocking caller is answered once
+        the task settles, as any blocking send is."""
         task = run.task
         message = _to_task(task, call.message, request.dialect)
         try:
             await self.push.add_send_configs(run.scope, task.id, call, request)
-            await self.writer.emit_message(run, [HistoryAppended(message=message)],
-                                           call.message.message_id, digest, claim=False,
-                                           if_generation=call.config.if_generation_match)
+            await self.writer.write_as_stored(run, [HistoryAppended(message=message)],
+                                              message=(call.message.message_id, digest),
+                                              if_generation=call.config.if_generation_match)
         except MessageExists as exc:
             return await self._repeated(run.scope, call, exc.record, digest)
-        except TaskCanceled:
-            raise InvalidTaskState(f"Task {task.id} is canceled") from None
-        except LifecycleError:
+        except LifecycleError as exc:  # the task ended meanwhile
+            if exc.state is TaskState.CANCELED:
+                raise InvalidTaskState(f"Task {task.id} is canceled") from None
+            state = exc.state.value if isinstance(exc.state, TaskState) else exc.state
             raise InvalidTaskState(
-                f"Task {task.id} is {run.task.status.state.value}; it takes a message only "
+                f"Task {task.id} is {state}; it takes a message only "
                 "while it waits for input") from None
         if call.config.blocking and not call.streaming:
             return await self._settled_elsewhere(run.scope, run.task.id, run.version,

@@ -20,11 +20,13 @@ from operator import is_
 import msgspec
 
 from ..core.errors import InvalidParams
+from ..core.generation import after, mismatch
 from ..core.lifecycle import (
     ARTIFACT_STATES,
     CHUNKS_IN_C_PAST,
     apply,
     check,
+    check_from,
     past_leading_chunks,
 )
 from ..core.model import (
@@ -36,6 +38,7 @@ from ..core.model import (
     StatusUpdate,
     Task,
     TaskCreated,
+    TaskState,
     TaskStatus,
 )
 
@@ -44,6 +47,7 @@ __all__ = [
     "adds_messages",
     "advance",
     "advance_probe",
+    "as_stored",
     "check_history_length",
     "created_task",
     "fold",
@@ -62,6 +66,19 @@ def created_task(events: Sequence[Event]) -> Task:
         first = type(events[0]).__name__ if events else "nothing"
         raise ValueError(f"a task's log starts with TaskCreated, not {first}")
     return events[0].task
+
+
+def as_stored(task_id: str, state: TaskState, generation: int, events: Sequence[Event],
+              if_generation: int | None) -> None:
+    """``events`` written at the version their task is at (``TaskPort.append`` with no
+    expected version), read with its ``state`` and ``generation`` in the write's own
+    transaction: checked against that state (``LifecycleError``), refused unless the
+    task is at ``if_generation`` (``TaskGenerationMismatch``; None: any), and numbered
+    on from that generation, in place."""
+    check_from(state, task_id, events)
+    if if_generation is not None and if_generation != generation:
+        raise mismatch(task_id, if_generation, generation)
+    after(events, generation)
 
 
 def start(created: Task) -> Task:

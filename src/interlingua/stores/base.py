@@ -8,7 +8,9 @@ A task row is the projection of its log. ``append`` writes the new events and
 the projection's new status in one transaction, stating the version (the last
 sequence number) it read: a stale write raises ``ConcurrentModification``
 instead of overwriting, so a late ``completed`` never overwrites ``canceled``
-written by another request or replica.
+written by another request or replica. A process that does not run the task's
+turn writes at whatever version the task is at instead, checked in the same
+transaction against what the task is then (see ``TaskPort.append``).
 
 Push notifications live here too: a task's push configs, and the *outbox* of
 deliveries still to make. ``create_task`` and ``append`` queue a delivery for
@@ -350,13 +352,14 @@ class TaskPort(EventLog, Protocol):
         self,
         scope: Scope,
         task_id: str,
-        expected_version: int,
+        expected_version: int | None,
         events: Sequence[Event],
         *,
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
         strict: bool = False,
+        if_generation: int | None = None,
     ) -> int:
         """Append events in one transaction; returns the new version.
 
@@ -368,6 +371,15 @@ class TaskPort(EventLog, Protocol):
         ``message`` (a message id and digest) is remembered for this task like
         a creating message (``strict`` as there); ``MessageExists`` if the scope
         has it already.
+
+        ``expected_version`` None: written at whatever version the task is at, read
+        in the write's own transaction (a write for a turn that runs in another
+        process, a cancel or a message, which must not race that turn's writes for a
+        version): the events are checked against the task's state then
+        (``LifecycleError``, whose ``state`` is that state), refused unless the task
+        is at generation ``if_generation`` (when given: ``TaskGenerationMismatch``),
+        and numbered (their generations, in place) on from the task's generation
+        then; they are the last ``len(events)`` of the log at the version returned.
         """
         ...
 

@@ -21,6 +21,7 @@ import msgspec
 
 from ..core.calls import ListTasks, ListTasksResult
 from ..core.errors import ConcurrentModification, task_not_found
+from ..core.generation import last_of
 from ..core.lifecycle import TERMINAL_STATES, UNFINISHED_STATES, check_from
 from ..core.model import (
     Event,
@@ -271,22 +272,28 @@ class MemoryStore(MemoryOutbox):
         self,
         scope: Scope,
         task_id: str,
-        expected_version: int,
+        expected_version: int | None,
         events: Sequence[Event],
         *,
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
         strict: bool = False,
+        if_generation: int | None = None,
     ) -> int:
         self._check_lease(lease)
         entry = self._entry(scope, task_id)
         if entry is None:
             raise task_not_found(task_id)
         if entry.version != expected_version:
-            raise ConcurrentModification(
-                f"task {task_id} is at version {entry.version}, not {expected_version}"
-            )
+            if expected_version is not None:
+                raise ConcurrentModification(
+                    f"task {task_id} is at version {entry.version}, not {expected_version}"
+                )
+            # at the version it is at (nothing awaited from here on): a finished
+            # task, whose log is packed, refuses every event
+            _projection.as_stored(task_id, entry.state, 0 if entry.open is None
+                                  else last_of(entry.open.events) or 0, events, if_generation)
         if not events:
             return entry.version
         key = None

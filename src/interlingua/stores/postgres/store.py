@@ -250,13 +250,14 @@ class PostgresStore(Outbox):
         self,
         scope: Scope,
         task_id: str,
-        expected_version: int,
+        expected_version: int | None,
         events: Sequence[Event],
         *,
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
         strict: bool = False,
+        if_generation: int | None = None,
     ) -> int:
         _no_nul(scope.tenant, scope.owner, task_id, None if message is None else message[0])
         key = (scope.tenant, scope.owner, task_id)
@@ -285,8 +286,15 @@ class PostgresStore(Outbox):
             if not leased:
                 raise LeaseLost(f"the lease of epoch {lease} was revoked")
             if version != expected_version:
-                raise ConcurrentModification(
-                    f"task {task_id} is at version {version}, not {expected_version}")
+                if expected_version is not None:
+                    raise ConcurrentModification(
+                        f"task {task_id} is at version {version}, not {expected_version}")
+                # at the version it is at (the row is locked until the commit)
+                kept = await conn.fetchval(f"SELECT {_KEPT_GENERATION} FROM tasks WHERE pk = $1",
+                                           pk)
+                _projection.as_stored(task_id, TaskState(state), int(kept) if kept is not None
+                                      else await _generation_of(conn, pk, task_id, context_id),
+                                      events, if_generation)
             if not events:
                 return int(version)
             status_changed, status, history, _ = advance_row(

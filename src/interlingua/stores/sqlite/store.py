@@ -431,17 +431,18 @@ class SQLiteStore:
         self,
         scope: Scope,
         task_id: str,
-        expected_version: int,
+        expected_version: int | None,
         events: Sequence[Event],
         *,
         now: str,
         lease: int | None = None,
         message: tuple[str, bytes] | None = None,
         strict: bool = False,
+        if_generation: int | None = None,
     ) -> int:
         claimed = None if message is None else (*message, b"" if strict else message[1])
         version, queued = await self._write(_append, scope, task_id, expected_version, events,
-                                            now, lease, claimed)
+                                            now, lease, claimed, if_generation)
         if queued:
             self._queued(queued)
         return version

@@ -14,6 +14,7 @@ from ...core.model import (
     Message,
     PushConfig,
     Task,
+    TaskState,
     TaskStatus,
 )
 from .. import _projection
@@ -28,6 +29,7 @@ from . import listed as _listed
 from . import ownership as _own
 from .connection import _Connection, _transaction
 from .outbox import _put_config, _queue
+from .reads import _KEPT_GENERATION, _generation
 from .rows import (
     _blob,
     _encode,
@@ -178,11 +180,12 @@ def _append(
     conn: _Connection,
     scope: Scope,
     task_id: str,
-    expected_version: int,
+    expected_version: int | None,
     events: Sequence[Event],
     now: str,
     lease: int | None,
     message: tuple[str, bytes, bytes] | None,
+    if_generation: int | None = None,
 ) -> tuple[int, bool]:
     with _transaction(conn):
         # The lease, when not yet read in this group, is read by the row's own
@@ -205,9 +208,14 @@ def _append(
             conn.lease_seen = unread
         pk, context_id, state, version, history, history_at, metadata, page, split, pushed, _ = row
         if version != expected_version:
-            raise ConcurrentModification(
-                f"task {task_id} is at version {version}, not {expected_version}"
-            )
+            if expected_version is not None:
+                raise ConcurrentModification(
+                    f"task {task_id} is at version {version}, not {expected_version}"
+                )
+            # at the version it is at (no other writer while this transaction holds
+            # the write lock)
+            _projection.as_stored(task_id, TaskState(state), _stored_generation(
+                conn, pk, task_id, context_id), events, if_generation)
         if not events:
             return int(version), False
         ids = _ids(task_id, context_id)
@@ -256,6 +264,13 @@ def _append(
             )
         queued = _queue(conn, pk, version + 1, events) if pushed else False
     return int(new_version), queued
+
+
+def _stored_generation(conn: _Connection, pk: int, task_id: str, context_id: str) -> int:
+    """The task's generation as stored: its row's, else its log's."""
+    kept = conn.execute(f"SELECT {_KEPT_GENERATION} FROM tasks WHERE pk = ?",
+                        (pk,)).fetchone()[0]
+    return int(kept) if kept is not None else _generation(conn, pk, _ids(task_id, context_id))
 
 
 def _relisted(task_id: str, context_id: str, status: TaskStatus | None, metadata: bytes | None,
