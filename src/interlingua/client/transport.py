@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, Mapping
 import httpx
 
 from ..core.trace_context import inject as inject_trace
-from .errors import AgentTimeout, AgentUnreachable, ClientError, too_large
+from .errors import AgentTimeout, AgentUnreachable, BadResponse, ClientError, too_large
 from .tls import CertLike, tls_context
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport",
@@ -235,6 +235,8 @@ class HTTPXTransport(Transport):
             return AgentTimeout(f"{url} did not answer{limit}")
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
             return ClientError(f"invalid URL {url!r}: {exc}")
+        if isinstance(exc, httpx.DecodingError):
+            return _undecodable(url, exc)
         if isinstance(exc, (httpx.TransportError, httpx.StreamError)):
             reason = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
             return AgentUnreachable(f"cannot reach {url}: {reason}")
@@ -264,6 +266,8 @@ class HTTPXTransport(Transport):
             raise AgentTimeout(f"{url} did not answer{limit}") from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             raise ClientError(f"invalid URL {url!r}: {exc}") from None
+        except httpx.DecodingError as exc:  # (not a TransportError: the agent did answer)
+            raise _undecodable(url, exc) from None
         except (httpx.TransportError, httpx.StreamError) as exc:
             reason = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
             raise AgentUnreachable(f"cannot reach {url}: {reason}") from None
@@ -307,6 +311,8 @@ class _HTTPXStreamReply(StreamReply):
             limit = self._transport._timeout
             quiet = f" for {limit:g} s" if limit is not None else ""
             raise AgentTimeout(f"{self.url} sent nothing{quiet}") from None
+        except httpx.DecodingError as exc:
+            raise _undecodable(self.url, exc) from None
         except (httpx.TransportError, httpx.StreamError) as exc:
             # A reset, a half-sent chunk, a server gone away: the stream broke.
             text = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
@@ -314,6 +320,13 @@ class _HTTPXStreamReply(StreamReply):
 
     async def aclose(self) -> None:
         await self._response.aclose()
+
+
+def _undecodable(url: str, exc: httpx.DecodingError) -> BadResponse:
+    """An answer whose body its ``Content-Encoding`` does not decode (labelled gzip,
+    sent plain): the agent answered, with something that cannot be read."""
+    return BadResponse(f"{url} answered a body that is not in the encoding its "
+                       f"Content-Encoding names ({exc})")
 
 
 def _reason(exc: httpx.TransportError) -> str:
