@@ -7,7 +7,8 @@ of v1.0 servers carry the v0.3 fields too); anything else as v0.2/v0.3.
 
 A place that answers 503 with ``Retry-After`` (a server starting, such as a
 gateway that has not heard the mesh for long enough yet) is asked again after
-that many seconds, while the client's timeout allows.
+that many seconds (never sooner than a backoff, and a few times at most), while
+the client's timeout allows.
 
 From the card come the *endpoints*: (dialect, URL, binding) triples in the
 order to try them, for the bindings the client speaks. A v1.x interface
@@ -52,6 +53,13 @@ __all__ = [
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 _json = msgspec.json.Decoder()
+
+#: a place that answers "not yet" (503 with Retry-After) is asked again this many times
+#: in a row at most, each time after as long as it says or, if that is shorter, a
+#: backoff as a stream's resumption waits (0.25 s, doubling, up to 8 s)
+NOT_YET_RETRIES = 5
+NOT_YET_BACKOFF = 0.25
+NOT_YET_MAX_BACKOFF = 8.0
 
 
 class Endpoint(msgspec.Struct, frozen=True):
@@ -262,9 +270,16 @@ async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str])
     deadline = time.monotonic() + (DEFAULT_TIMEOUT if timeout is None else timeout)
     for candidate in card_urls(url):
         reply = await transport.get(candidate, get_headers)
-        while reply.status == 503 and (wait := retry_after(reply)) is not None \
-                and time.monotonic() + wait < deadline:
-            await asyncio.sleep(wait)  # "not yet": asked again as the server says
+        for attempt in range(1, NOT_YET_RETRIES + 1):
+            later = retry_after(reply) if reply.status == 503 else None
+            if later is None:
+                break
+            # "not yet": asked again as the server says, but never at once (a server
+            # that says 0 would be asked without pause until the timeout)
+            wait = max(later, min(NOT_YET_MAX_BACKOFF, NOT_YET_BACKOFF * 2.0 ** (attempt - 1)))
+            if time.monotonic() + wait >= deadline:
+                break
+            await asyncio.sleep(wait)
             reply = await transport.get(candidate, get_headers)
         if not reply.ok:
             said = server_text(reply)
