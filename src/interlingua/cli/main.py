@@ -1,9 +1,9 @@
 """The ``interlingua`` command: serve an agent, or talk to any A2A agent.
 
 Exit codes: 0 done; 1 the agent answered with an error (or an invalid
-answer); 2 bad usage (a port that is taken too); 3 the agent could not be
-reached (or did not answer in time); 4 the task ended failed, rejected or
-canceled; 130 interrupted (Ctrl-C).
+answer); 2 bad usage (a port that is taken too, a file --save cannot write);
+3 the agent could not be reached (or did not answer in time); 4 the task
+ended failed, rejected or canceled; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -1041,14 +1041,18 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
             continue
         # only the last component of an agent-chosen name: never outside the folder
         name = Path((part.filename or "").replace("\\", "/")).name
-        if name in ("", ".", ".."):
+        if name in ("", ".", "..") or "\0" in name:  # (no file name holds a NUL)
             name = f"file-{n}"
         target = folder / name
         stem, suffix, k = target.stem, target.suffix, 1
-        while target.exists():
-            k += 1
-            target = folder / f"{stem}-{k}{suffix}"
-        target.write_bytes(part.raw)
+        try:
+            while target.exists():
+                k += 1
+                target = folder / f"{stem}-{k}{suffix}"
+            target.write_bytes(part.raw)
+        except OSError as exc:  # a name too long here, a folder not ours to write
+            # (said here: the agent answered, and the failure is this machine's)
+            _exit(f"cannot save {target}: {exc.strerror or exc}", EXIT_USAGE)
         click.echo(f"saved {target} ({len(part.raw)} bytes)", err=as_json)
 
 
