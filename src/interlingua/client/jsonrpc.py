@@ -25,7 +25,7 @@ from .card import Endpoint
 from .encoding import encode_call
 from .errors import BadResponse, ClientError
 from .generations import answered, mismatch_in
-from .stream import Connection, note_retry_after
+from .stream import Connection, envelope_fault, note_retry_after
 from .transport import HTTPReply, Transport
 
 __all__ = ["HTTP_ERRORS", "JSONRPCBinding", "snippet"]
@@ -101,7 +101,7 @@ class JSONRPCBinding:
             headers["Last-Event-ID"] = str(last_event_id)
         reply = await self._transport.post_stream(endpoint.url, body, headers)
         if reply.content_type == "text/event-stream" and 200 <= reply.status < 300:
-            return Connection(codec, reply.url, reply=reply)
+            return Connection(codec, reply.url, reply=reply, rid=rid)
         # An error before the stream began, or an agent that does not stream
         # and answered with one result: a plain JSON-RPC answer either way.
         try:
@@ -149,6 +149,10 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -
             f"{reply.url} answered {what} that is not a JSON-RPC response{snippet(reply)}",
             status=reply.status,
         )
+    fault = envelope_fault(env.jsonrpc, env.id, rid=rid, result=env.result is not msgspec.UNSET,
+                           error=env.error is not msgspec.UNSET)
+    if fault is not None:  # (checked first: an error to another request is not this call's)
+        raise BadResponse(f"{reply.url} answered {fault}", status=reply.status)
     if env.error is not msgspec.UNSET:
         error = env.error
         if not isinstance(error, dict) or isinstance(error.get("code"), bool) or not isinstance(
@@ -166,10 +170,6 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -
             # status says which, as it does over HTTP+JSON
             err = http(err.message, data=err.data)
         raise mismatch_in(err)
-    if env.id is not msgspec.UNSET and env.id is not None and env.id != rid:
-        raise BadResponse(
-            f"{reply.url} answered request {env.id!r}, not {rid}", status=reply.status
-        )
     assert not isinstance(env.result, msgspec.UnsetType)
     return bytes(env.result)
 

@@ -191,6 +191,22 @@ class _Frame(msgspec.Struct):
 _frame = msgspec.json.Decoder(_Frame)
 
 
+def envelope_fault(jsonrpc: Any, answered: Any, *, result: bool, error: bool,
+                   rid: int | None) -> str | None:
+    """What makes a JSON-RPC response (its members ``jsonrpc`` and ``id``; whether it has
+    a ``result``, an ``error``) no answer to the request ``rid``, said after "answered";
+    None when it is one (JSON-RPC 2.0 §5). An id of null is taken (an error to a request
+    whose id could not be read; a peer's success), as is an envelope without a version."""
+    if result and error:
+        return "both a result and an error"
+    if not isinstance(jsonrpc, msgspec.UnsetType) and jsonrpc != "2.0":
+        return f"JSON-RPC {jsonrpc!r}, not 2.0"
+    if (rid is not None and answered is not None and not isinstance(answered, msgspec.UnsetType)
+            and (type(answered) is not int or answered != rid)):
+        return f"request {answered!r}, not {rid}"
+    return None
+
+
 class _Lagged(Exception):
     """The server dropped a reader that fell behind; it may resume."""
 
@@ -208,11 +224,13 @@ class Connection:
     """
 
     def __init__(self, codec: Codec, url: str, *, reply: StreamReply | None = None,
-                 single: bytes | None = None) -> None:
+                 single: bytes | None = None, rid: int | None = None) -> None:
         self.codec = codec
         self.url = url
         self._reply = reply
         self._single = single
+        #: the id of the JSON-RPC request, which every event answers (None: not checked)
+        self._rid = rid
 
     async def events(self) -> AsyncGenerator[tuple[int | None, bytes], None]:
         if self._reply is None:
@@ -251,6 +269,15 @@ class Connection:
                 f"{self.url} sent a stream event that is not a JSON-RPC response: "
                 f"{_clip(ev.data)}"
             ) from None
+        result = not isinstance(frame.result, msgspec.UnsetType)
+        error = frame.error is not msgspec.UNSET
+        if result or error or not isinstance(frame.jsonrpc, msgspec.UnsetType):
+            # a JSON-RPC response (a bare task's "id" is its own), checked first: an
+            # error to another request is not this stream's
+            fault = envelope_fault(frame.jsonrpc, frame.id, rid=self._rid, result=result,
+                                   error=error)
+            if fault is not None:
+                raise BadResponse(f"{self.url} sent a stream event that answered {fault}")
         if frame.error is not msgspec.UNSET:
             raise self._error(frame.error)
         if isinstance(frame.result, msgspec.UnsetType):
