@@ -92,6 +92,8 @@ from .bindings import (
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card, url_fault
 from .errors import (
+    AgentTimeout,
+    AgentUnreachable,
     BadResponse,
     CardNotOffered,
     ClientError,
@@ -824,47 +826,73 @@ class Client:
         self, call: Call, endpoint: Endpoint, attempt: Callable[[Endpoint], Awaitable[R]]
     ) -> R:
         """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
-        of the method or version is tried again at the next endpoint (``_fallback``)."""
+        of the method or version is tried again at the next endpoint (``_fallback``).
+        A fallback nothing answers at is passed over for the one after it."""
         tried = {endpoint}
         #: the refusal at the first endpoint tried (the card's choice, or the one in use)
         first: A2AError | None = None
+        #: the last endpoint that refused, and its refusal: the next is chosen after it
+        refused, refusal = endpoint, first
+        #: fallbacks that could not be reached, and why the last could not
+        dead: set[Endpoint] = set()
+        unreached: AgentUnreachable | None = None
         while True:
             try:
                 result = await attempt(endpoint)
             except (MethodNotFound, VersionNotSupported) as exc:
                 first = first or exc
-                other = None if self._settled else self._fallback(endpoint, call, tried)
-                if other is None or other in tried:
-                    if needs_generations(call) and isinstance(exc, VersionNotSupported):
-                        # the agent does not take 1.1 after all: 1.0 from now on, and what
-                        # needs 1.1 is refused here, never sent without its field
-                        if endpoint.version and not self._forced:
-                            self._endpoint = _without_version(endpoint)
-                        raise GenerationsNotSupported(
-                            f"the agent at {endpoint.url} refused A2A-Version "
-                            f"{endpoint.a2a_version} ({exc.message}); task generations "
-                            f"need A2A {GENERATIONS_VERSION}") from exc
-                    self._settled = True
-                    if first is not exc and isinstance(exc, MethodNotFound):
-                        # The fallbacks did not know the method, which says nothing of
-                        # the call: the first refusal is the answer, theirs told with it.
-                        raise type(first)(f"{first.message}; in A2A {endpoint.dialect}: "
-                                          f"{exc.message}", data=first.data) from exc
+                refused, refusal = endpoint, exc
+            except AgentUnreachable as exc:
+                if refusal is None or isinstance(exc, AgentTimeout):
+                    # the endpoint asked first, or a fallback that may have taken the call
+                    # (it did not answer in time): said as it is
                     raise
-                # Not understood here: try the next endpoint.
-                tried.add(other)
-                endpoint = other
-                continue
+                # A fallback nothing answers at (a card naming an address not served):
+                # the agent refused at one that answered; the next one is tried.
+                dead.add(endpoint)
+                unreached = exc
             except A2AError:
                 self._settled = True
                 self._endpoint = endpoint  # understood here, though refused
                 raise
-            self._settled = True
-            self._endpoint = endpoint
-            return result
+            else:
+                self._settled = True
+                self._endpoint = endpoint
+                return result
+            assert first is not None and refusal is not None
+            other = None if self._settled else self._fallback(refused, call, tried, dead)
+            if other is None or other in tried:
+                if needs_generations(call) and isinstance(refusal, VersionNotSupported):
+                    # the agent does not take 1.1 after all: 1.0 from now on, and what
+                    # needs 1.1 is refused here, never sent without its field
+                    if refused.version and not self._forced:
+                        self._endpoint = _without_version(refused)
+                    raise GenerationsNotSupported(
+                        f"the agent at {refused.url} refused A2A-Version "
+                        f"{refused.a2a_version} ({refusal.message}); task generations "
+                        f"need A2A {GENERATIONS_VERSION}") from refusal
+                self._settled = True
+                beside = f"; {unreached}" if unreached is not None else ""
+                if first is not refusal and isinstance(refusal, MethodNotFound):
+                    # The fallbacks did not know the method, which says nothing of
+                    # the call: the first refusal is the answer, theirs told with it.
+                    raise type(first)(f"{first.message}; in A2A {refused.dialect}: "
+                                      f"{refusal.message}{beside}", data=first.data
+                                      ) from refusal
+                if first is refusal and beside:
+                    # the only other place to ask could not be reached: said beside it
+                    raise type(first)(f"{first.message}{beside}", data=first.data) from first
+                raise refusal
+            # Not understood here: try the next endpoint.
+            tried.add(other)
+            endpoint = other
 
     def _fallback(self, endpoint: Endpoint, call: Call,
-                  tried: frozenset[Endpoint] | set[Endpoint] = frozenset()) -> Endpoint | None:
+                  tried: frozenset[Endpoint] | set[Endpoint] = frozenset(),
+                  dead: frozenset[Endpoint] | set[Endpoint] = frozenset()) -> Endpoint | None:
+        """The endpoint to try after ``endpoint`` refused ``call``, or None; ``dead``:
+        those of ``tried`` that could not be reached (a dialect tried only there is not
+        one the agent refused)."""
         if needs_generations(call):
             # only where 1.1 is spoken: another of the card's 1.1 endpoints, or none
             for ep in self._endpoints:
@@ -889,7 +917,7 @@ class Client:
                 return ep
         # ... then the nearest other generation at the same URL, in the same binding.
         dialects = binding_spec(endpoint.binding).dialects
-        done = {ep.dialect for ep in tried if ep.binding == endpoint.binding}
+        done = {ep.dialect for ep in tried if ep.binding == endpoint.binding and ep not in dead}
         for nxt in get_codec(endpoint.dialect).nearest:
             if nxt in dialects and nxt not in done:
                 return Endpoint(nxt, endpoint.url, endpoint.binding, tenant=endpoint.tenant)
