@@ -147,3 +147,120 @@ def test_serve_says_serving_only_once_bound_and_uses_a_store_per_agent(
         proc.wait(15)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+REPLICA = "tests/e2e/replica_agent.py:agent"
+
+
+def _leases(path: Path) -> int:
+    """How many leases the SQLite store at ``path`` holds (read beside its servers)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        return int(conn.execute("SELECT count(*) FROM leases").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_paused_process_answers_what_it_was_sent_under_its_new_lease(
+        tmp_path: Path) -> None:
+    """Requests a paused process takes up on waking, before its heartbeat finds its
+    lease revoked, are written under the new lease it then takes: answered as ever,
+    on every binding, not with an internal error."""
+    import threading
+
+    import grpc
+
+    from interlingua.core.parts import new_id
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2_grpc as rpc1
+
+    from .sse_client import events
+
+    path = tmp_path / "tasks.db"
+    store = f"sqlite:///{path}"
+    grpc_port = free_port()
+    with ServerProcess(REPLICA, store, lease_timeout=1.0) as other, \
+            ServerProcess(REPLICA, store, lease_timeout=1.0, grpc_port=grpc_port,
+                          bindings=("jsonrpc", "rest", "grpc")) as paused:
+        assert paused.proc is not None and other.url != paused.url
+        url = paused.url
+        waiting = []
+        for _ in range(3):  # to continue, and to cancel on each binding
+            r = httpx.post(url + "/", headers=V1, timeout=10, json=rpc(
+                "SendMessage", {"message": v1_message("ask")}))
+            task = r.json()["result"]["task"]
+            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+            waiting.append(task)
+        cont, cancel_rpc, cancel_rest = waiting
+        got: dict[str, Any] = {}
+
+        def post(name: str, path: str, body: dict[str, Any], headers: dict[str, str]) -> None:
+            r = httpx.post(url + path, headers=headers, timeout=30, json=body)
+            got[name] = (r.status_code, r.json())
+
+        def stream() -> None:
+            with httpx.Client(timeout=30) as c:
+                got["stream"] = [data for _, _, data in events(c, url + "/", rpc(
+                    "SendStreamingMessage", {"message": v1_message("streamed")}), V1)]
+
+        def over_grpc() -> None:
+            with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+                try:
+                    got["grpc"] = rpc1.A2AServiceStub(channel).SendMessage(
+                        pb1.SendMessageRequest(message=pb1.Message(
+                            message_id=new_id(), role=pb1.ROLE_USER,
+                            parts=[pb1.Part(text="over grpc")])), timeout=30,
+                        wait_for_ready=True)
+                except grpc.RpcError as exc:
+                    got["grpc"] = exc
+
+        calls = [
+            lambda: post("jsonrpc", "/", rpc("SendMessage", {"message": v1_message("a")}), V1),
+            lambda: post("rest", "/message:send", {"message": v1_message("b")}, V1),
+            lambda: post("continue", "/", rpc("SendMessage", {"message": v1_message(
+                "c", taskId=cont["id"], contextId=cont["contextId"])}), V1),
+            lambda: post("cancel", "/", rpc("CancelTask", {"id": cancel_rpc["id"]}), V1),
+            lambda: post("rest cancel", f"/tasks/{cancel_rest['id']}:cancel", {}, V1),
+            stream, over_grpc,
+        ]
+        os.kill(paused.proc.pid, signal.SIGSTOP)  # alive, but no heartbeats
+        try:
+            deadline = time.monotonic() + 10
+            while _leases(path) > 1:  # until the other process revoked its lease
+                assert time.monotonic() < deadline, "the paused process's lease stands"
+                time.sleep(0.05)
+            threads = [threading.Thread(target=call, daemon=True) for call in calls]
+            for thread in threads:
+                thread.start()
+            time.sleep(0.5)  # the requests wait in the paused process's sockets
+        finally:
+            os.kill(paused.proc.pid, signal.SIGCONT)
+        for thread in threads:
+            thread.join(30)
+        said = {name: _said(answer) for name, answer in got.items()}
+        assert said == {"jsonrpc": "TASK_STATE_COMPLETED", "rest": "TASK_STATE_COMPLETED",
+                        "continue": "TASK_STATE_COMPLETED", "cancel": "TASK_STATE_CANCELED",
+                        "rest cancel": "TASK_STATE_CANCELED", "stream": "TASK_STATE_COMPLETED",
+                        "grpc": "TASK_STATE_COMPLETED"}, got
+
+
+def _said(answer: Any) -> str:
+    """The state an answer gives its task, or the error it is (a compact form)."""
+    import grpc
+
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb1
+
+    if isinstance(answer, grpc.RpcError):
+        return f"gRPC {answer.code()}"
+    if isinstance(answer, list):  # a stream's results: its last one
+        answer = (200, answer[-1] if answer else {})
+    if not isinstance(answer, tuple):
+        return str(pb1.TaskState.Name(answer.task.status.state))
+    status, body = answer
+    body = body.get("result", body) if status == 200 else body
+    if "error" in body:
+        return f"HTTP {status} {body['error']}"
+    task = body.get("task") or body.get("statusUpdate") or body
+    return str(task["status"]["state"])

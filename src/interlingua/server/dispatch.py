@@ -42,7 +42,7 @@ from ..core.errors import quoted as _shown
 from ..core.ids import id_fault
 from ..hooks import Hooks, ended, started
 from ..signals import DONE
-from ..stores.base import StoreUnavailable
+from ..stores.base import LeaseLost, StoreUnavailable
 from .agent import Agent
 from .auth.runtime import Security, refusal
 from .context import RequestInfo
@@ -261,7 +261,7 @@ class FrontDoor:
         # _call's body, here: no call more per request when nothing is hooked
         try:
             return await self.engine.handle(call, request)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, LeaseLost) as exc:
             raise _store_down(exc) from None
 
     async def admitted(self, inbound: Inbound) -> RequestInfo:
@@ -433,7 +433,7 @@ class FrontDoor:
                            tenant=security.tenant(principal, None, headers))
         try:
             return await self.engine.dialect_of(info, task_id)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, LeaseLost) as exc:
             raise _store_down(exc) from None
 
     async def task_codec(self, scope: Mapping[str, Any], headers: Mapping[str, str],
@@ -466,13 +466,13 @@ class FrontDoor:
         # _call's body, here: no call more per request when nothing is hooked
         try:
             return await self.engine.handle(call, request)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, LeaseLost) as exc:
             raise _store_down(exc) from None
 
     async def _call(self, call: Call, request: RequestInfo) -> Result:
         try:
             return await self.engine.handle(call, request)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, LeaseLost) as exc:
             raise _store_down(exc) from None
 
     def stream(self, call: Call, request: RequestInfo, last_event_id: str | None = None,
@@ -506,7 +506,7 @@ class FrontDoor:
         try:
             return await self.engine.open_stream(call, request,
                                                  last_event_id=_last_event_id(last_event_id))
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, LeaseLost) as exc:
             raise _store_down(exc) from None
 
 
@@ -523,7 +523,13 @@ class AnswerTooLarge(InternalError):
     grpc_status = "RESOURCE_EXHAUSTED"
 
 
-def _store_down(exc: StoreUnavailable) -> StoreDown:
+def _store_down(exc: StoreUnavailable | LeaseLost) -> StoreDown:
+    if isinstance(exc, LeaseLost):
+        # This process was paused past its lease, and another revoked it: a write of
+        # a turn begun under it is refused, and nothing of the request was written.
+        log.warning("a write was refused: %s (this process missed its heartbeats)", exc)
+        return StoreDown("This server's lease on the task store lapsed; nothing was "
+                         "written: try again shortly")
     log.warning("the task store is unavailable: %s", exc)
     return StoreDown("The task store is unavailable; try again shortly")
 

@@ -208,6 +208,7 @@ class Engine:
         self.recovery = Recovery(store, store, self.leases, self.runs, self.writer,
                                  self.turns.start,
                                  restart_policy=config.restart_policy)
+        self.writer.retake_lease = self.recovery.retake_lease
         self.sends = Sends(store, self.runs, self.writer, self.turns, push, admission,
                            default_history_length=config.default_history_length,
                            submit_grace=None if agent.replies_with_messages

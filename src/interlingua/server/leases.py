@@ -15,6 +15,7 @@ a crashed process's tasks end within ``timeout`` even when it never restarts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -51,6 +52,10 @@ class LeaseKeeper:
         #: when the store last took our lease (taken or renewed), on the monotonic
         #: clock: what ``/healthz`` reads, without a round trip of its own
         self.renewed_at: float | None = None
+        #: one renewal at a time: a request whose write found the lease revoked renews
+        #: it too (``Recovery.retake_lease``), and two renewals that each found it
+        #: revoked would each take a new lease
+        self._renewing = asyncio.Lock()
 
     @property
     def epoch(self) -> int | None:
@@ -82,15 +87,16 @@ class LeaseKeeper:
 
     async def renew(self) -> bool:
         """A heartbeat; False when the lease was revoked (a new one is then held)."""
-        if not self._renewal_hooks:
-            return await self._renew()
-        try:
-            renewed = await self._renew()
-        except BaseException:
-            notify(self._renewal_hooks, "failed")
-            raise
-        notify(self._renewal_hooks, "ok" if renewed else "revoked")
-        return renewed
+        async with self._renewing:
+            if not self._renewal_hooks:
+                return await self._renew()
+            try:
+                renewed = await self._renew()
+            except BaseException:
+                notify(self._renewal_hooks, "failed")
+                raise
+            notify(self._renewal_hooks, "ok" if renewed else "revoked")
+            return renewed
 
     async def _renew(self) -> bool:
         if self.lease is None:

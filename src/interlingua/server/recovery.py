@@ -83,9 +83,21 @@ class Recovery:
             except Exception:  # a store that is briefly unavailable: try again next time
                 log.exception("lease heartbeat failed")
 
+    async def retake_lease(self) -> None:
+        """A request's write was refused for this process's lease (``LeaseLost``: it
+        was paused, and another process revoked it): the new lease taken now, as the
+        next heartbeat would take it, so that the request is written under it."""
+        if not await self.leases.renew():
+            await self.lease_lost()
+
     async def lease_lost(self) -> None:
         """Another process revoked our lease and ends our turns: stop them here."""
+        epoch = self.leases.current_epoch()
         for run in self.runs.all():
+            if run.lease is None or run.lease == epoch:
+                # no turn of the lease lost: a request's write in flight, which is
+                # written under the new lease, or a turn begun under it
+                continue
             seen = run.version
             # the task as the store has it, before the turn ends: its callers here
             # are answered with that (the other process ended it), not this turn's

@@ -30,7 +30,7 @@ import functools
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -297,10 +297,11 @@ class Run:
     def abandon(self, error: BaseException | None) -> None:
         """The send that made this run could not write its task: the repeats of its
         message that joined it are answered with ``error`` (an A2A error as it is;
-        None: no error was raised, as when the process lost its lease first)."""
+        None: no error was raised)."""
         if isinstance(error, A2AError):
             self.abandoned = error
-        elif isinstance(error, StoreUnavailable):
+        elif isinstance(error, (StoreUnavailable, LeaseLost)):
+            # (LeaseLost: this process was paused past its lease, and nothing was written)
             self.abandoned = StoreDown("The task store is unavailable; the task for this "
                                        "message was not written: send it again shortly")
         else:
@@ -454,6 +455,10 @@ class Writer:
         self.lease = lease
         self.clock = clock
         self.strict_ids = strict_ids
+        #: awaited when the store refuses a request's own write for this process's
+        #: lease (``LeaseLost``): takes the new lease (``Recovery.retake_lease``), under
+        #: which the write is made once more. None: the refusal is the caller's
+        self.retake_lease: Callable[[], Awaitable[None]] | None = None
         hooks = hooks if hooks is not None else Hooks()
         self.on_commit: list[CommitListener] = hooks.committed
         self._commit_hooks = hooks.commits
@@ -496,7 +501,12 @@ class Writer:
     async def persist_created(self, run: Run) -> None:
         async with run.lock:
             if not run.persisted and run.reply_message is None:
-                await self._write(run, [])
+                try:
+                    await self._write(run, [])
+                except LeaseLost:
+                    if not await self._lease_retaken(run):
+                        raise
+                    await self._write(run, [])
 
     @staticmethod
     def waits_for_first_event(run: Run) -> bool:
@@ -580,7 +590,12 @@ class Writer:
                 if run.pending or not run.persisted:
                     events, run.pending = run.pending, []
                     try:
-                        await self._write(run, events)
+                        try:
+                            await self._write(run, events)
+                        except LeaseLost:
+                            if not await self._lease_retaken(run):
+                                raise
+                            await self._write(run, events)
                     except ConcurrentModification:
                         await self._write_caught_up(run, events)
                     except BaseException as exc:
@@ -600,6 +615,29 @@ class Writer:
                     return
                 self._queue_message(run, message)
                 message = None
+
+    async def _lease_retaken(self, run: Run) -> bool:
+        """After a write of ``run`` was refused for its lease (``LeaseLost``): whether
+        it may be made once more, under the new lease this process has then taken.
+        So for a request's own write (a new task, a follow-up message, a cancel: it
+        was not written, and its caller would send it again), not for a turn's: a
+        turn keeps the lease it began under, and is stopped once that is lost."""
+        if run.lease is not None or not run.claims or self.retake_lease is None:
+            return False
+        await self.retake_lease()
+        return True
+
+    async def retake_lease_for(self, run: Run) -> None:
+        """``run``'s turn ends, its new task refused for the lease the turn began under
+        (lost): the process's new lease is taken now, not at its next heartbeat, so that
+        the send its caller makes again is written. The turn, over, is not one of those
+        the lease's loss stops. A store that fails it leaves it to the heartbeat."""
+        run.lease = None
+        if self.retake_lease is not None:
+            try:
+                await self.retake_lease()
+            except Exception as exc:
+                log.warning("the lease could not be taken again: %s", exc)
 
     @staticmethod
     def _queue_message(run: Run, message: _FollowUp) -> None:

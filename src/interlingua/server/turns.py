@@ -339,10 +339,16 @@ class TurnRunner:
             log.warning("task %s: message %s already has task %s (made by another "
                         "process); this turn's work is dropped", run.task.id,
                         exc.message_id, exc.record.task_id)
-        except LeaseLost:
+        except LeaseLost as exc:
             log.warning("task %s: this process lost its lease; the task is left to the "
                         "process that revoked it", run.task.id)
             await writer.taken_away(run)
+            if not run.persisted:
+                # its task never written: its callers are told to send it again (not
+                # of an internal error: ``finally`` no longer sees the exception),
+                # once the new lease that is then written under is taken
+                _unwritten(run, exc)
+                await writer.retake_lease_for(run)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and not current.cancelling():
