@@ -72,6 +72,20 @@ def test_a_second_process_on_the_same_store_leaves_running_tasks_alone(
         assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
 
 
+def test_a_process_with_a_shorter_lease_timeout_leaves_a_longer_ones_tasks_alone(
+        tmp_path: Path) -> None:
+    """Each process is judged by its own ``--lease-timeout``: one that beats every 2 s
+    (timeout 10) is not taken for dead by one that would count 1.5 s of silence as
+    death (it beats every 0.375 s)."""
+    store = f"sqlite:///{tmp_path}/tasks.db"
+    with ServerProcess("tests/e2e/agents.py:echo", store, lease_timeout=1.5) as short, \
+            ServerProcess(SLOW, store, lease_timeout=10.0) as long:
+        task_id = _send(long.url, 3)
+        task = _wait_state(short.url, task_id, {"TASK_STATE_COMPLETED",
+                                                "TASK_STATE_FAILED"}, 20)
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+
+
 def test_a_killed_process_tasks_end_in_the_survivor_without_a_restart(
         tmp_path: Path, alone: Callable[[], AbstractContextManager[None]]) -> None:
     store = f"sqlite:///{tmp_path}/tasks.db"

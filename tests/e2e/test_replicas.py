@@ -251,3 +251,27 @@ def test_a_paused_replica_loses_its_turns_and_its_late_writes_are_refused(
         assert fresh["status"]["state"] == "TASK_STATE_COMPLETED"
     finally:
         paused.stop()
+
+
+def test_a_replica_with_a_shorter_lease_timeout_leaves_a_longer_ones_turns_alone(
+        pg_database: str) -> None:
+    """Each replica is judged by its own ``--lease-timeout``: one that beats every 2 s
+    (timeout 10) is not taken for dead by one that would count 1.5 s of silence as
+    death."""
+    from ..conftest import REDIS_HOST, REDIS_PORT, missing, reachable
+
+    if not reachable(REDIS_HOST, REDIS_PORT):
+        missing("Redis on 127.0.0.1:6379")
+    store = with_option(pg_database, f"schema={new_name('timeouts')}")
+    bus = f"redis://{REDIS_HOST}:{REDIS_PORT}/0?prefix={new_name('timeouts')}"
+    short = Replica(store, bus, lease_timeout=1.5).start()
+    try:
+        long = Replica(store, bus, lease_timeout=10.0).start()
+        try:
+            task = send(long.url, "story 6 0.5")
+            state = wait_state(short.url, task["id"], FINAL, 30)
+            assert state == "TASK_STATE_COMPLETED"
+        finally:
+            long.stop()
+    finally:
+        short.stop()

@@ -29,6 +29,14 @@ async def test_every_lease_gets_a_larger_epoch_even_after_release(store: Store) 
     assert (await store.live_leases())[0].holder == "h:1"
 
 
+async def test_a_lease_keeps_its_holders_own_timeout(store: Store) -> None:
+    mine = await store.acquire_lease("h:1", 100.0, 1.5)
+    other = await store.acquire_lease("h:2", 100.0)
+    assert (mine.timeout, other.timeout) == (1.5, None)
+    assert await store.renew_lease(mine.epoch, 101.0)
+    assert [lease.timeout for lease in await store.live_leases()] == [1.5, None]
+
+
 async def test_renew_moves_the_heartbeat_until_the_lease_is_revoked(store: Store) -> None:
     lease = await store.acquire_lease("h:1", 100.0)
     assert await store.renew_lease(lease.epoch, 105.0)

@@ -216,6 +216,7 @@ async def test_a_version_1_schema_lists_its_tasks_from_their_logs(pg_url: str) -
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
                            f' ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
+                           f' ALTER TABLE "{schema}".leases DROP COLUMN timeout;'
                            f' UPDATE "{schema}".schema_version SET version = 1')
     finally:
         await conn.close()
@@ -645,6 +646,7 @@ async def test_a_version_4_schema_keys_its_message_ids_by_content(pg_url: str) -
                            f' ALTER TABLE "{schema}".messages'
                            ' ADD PRIMARY KEY (tenant, owner, message_id);'
                            f' ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
+                           f' ALTER TABLE "{schema}".leases DROP COLUMN timeout;'
                            f' UPDATE "{schema}".schema_version SET version = 4')
     finally:
         await conn.close()
@@ -673,7 +675,7 @@ async def test_a_version_6_schema_gives_each_queued_delivery_a_nonce(pg_url: str
     """The nonce that makes a notification's id unique (stores/base.py, Delivery): rows
     queued before the column take one each, and so do rows a replica of an earlier
     version writes without it."""
-    assert SCHEMA_VERSION == 8
+    assert SCHEMA_VERSION == 9
     hook = PushConfig(url="https://hooks.example.com/", id="c")
     async with PostgresStore(pg_url) as store:
         for task_id in ("t-1", "t-2"):
@@ -685,6 +687,7 @@ async def test_a_version_6_schema_gives_each_queued_delivery_a_nonce(pg_url: str
         await conn.execute(f'ALTER TABLE "{schema}".push_outbox DROP COLUMN nonce;'
                            f' ALTER TABLE "{schema}".messages DROP COLUMN reply,'
                            ' DROP COLUMN created_at, ALTER COLUMN task_pk SET NOT NULL;'
+                           f' ALTER TABLE "{schema}".leases DROP COLUMN timeout;'
                            f' UPDATE "{schema}".schema_version SET version = 6')
     finally:
         await conn.close()
@@ -704,3 +707,24 @@ async def test_a_version_6_schema_gives_each_queued_delivery_a_nonce(pg_url: str
         [extra] = await store.claim_deliveries(3.0, 4.0, 10)
     nonces = [d.nonce for d in (*claimed, extra)]
     assert len(set(nonces)) == 3 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)
+
+
+async def test_a_version_8_schema_keeps_each_leases_own_timeout(pg_url: str) -> None:
+    """A lease records its holder's own timeout, by which the others judge it; one
+    taken before the column has none (it is judged by each judge's own)."""
+    async with PostgresStore(pg_url) as store:
+        await store.acquire_lease("h:1", 100.0)
+    schema = schema_of(pg_url)
+    conn = await admin(pg_url)
+    try:  # back to version 8: leases without a timeout
+        await conn.execute(f'ALTER TABLE "{schema}".leases DROP COLUMN timeout;'
+                           f' UPDATE "{schema}".schema_version SET version = 8')
+    finally:
+        await conn.close()
+    async with PostgresStore(pg_url) as store:
+        assert store.effective["schema_version"] == SCHEMA_VERSION
+        (old,) = await store.live_leases()
+        assert (old.holder, old.timeout) == ("h:1", None)
+        new = await store.acquire_lease("h:2", 101.0, 2.5)
+        assert new.timeout == 2.5
+        assert await store.live_leases() == [old, new]

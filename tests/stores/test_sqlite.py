@@ -116,7 +116,7 @@ async def test_pragmas_are_in_effect(db: SQLiteStore) -> None:
     other = sqlite3.connect(db.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 14
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 15
     finally:
         other.close()
 
@@ -418,8 +418,10 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await store.open()
 
 
+# what schema version 14 added (a lease's own timeout), taken away
+V15_UNDONE = " ALTER TABLE leases DROP COLUMN timeout;"
 # what schema version 13 added (the messages answered with a bare message), taken away
-V14_UNDONE = " DROP TABLE message_replies;"
+V14_UNDONE = V15_UNDONE + " DROP TABLE message_replies;"
 # what schema version 12 added (a delivery's nonce), taken away again
 V13_UNDONE = V14_UNDONE + (
     " DROP TRIGGER push_outbox_nonce; ALTER TABLE push_outbox DROP COLUMN nonce;")
@@ -498,7 +500,7 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_tasks(tmp_path: Pa
     raw.commit()
     raw.close()
     async with SQLiteStore(f"sqlite:///{path}") as store:
-        assert store.schema_version == SCHEMA_VERSION == 14
+        assert store.schema_version == SCHEMA_VERSION == 15
         rec = await store.get_task(A, "t-1")
         assert rec is not None and rec.version == v
         await store.put_push_config(A, "t-1", PushConfig(url="https://x.example/", id="c"),
@@ -1209,6 +1211,24 @@ async def test_a_version_12_database_gives_each_queued_delivery_a_nonce(
         assert (extra.task_id, extra.seq) == ("t-1", 2)
     nonces = [d.nonce for d in (*claimed, extra)]
     assert len(set(nonces)) == 3 and all(len(n) == 32 and int(n, 16) >= 0 for n in nonces)
+
+
+async def test_a_version_14_database_keeps_each_leases_own_timeout(tmp_path: Path) -> None:
+    """A lease records its holder's own timeout, by which the others judge it; one
+    taken before the column has none (it is judged by each judge's own)."""
+    path = tmp_path / "v14.db"
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        await store.acquire_lease("h:1", 100.0)
+    raw = sqlite3.connect(path)
+    raw.executescript(V15_UNDONE + " PRAGMA user_version = 14;")
+    raw.close()
+    async with SQLiteStore(f"sqlite:///{path}") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        (old,) = await store.live_leases()
+        assert (old.holder, old.timeout) == ("h:1", None)
+        new = await store.acquire_lease("h:2", 101.0, 2.5)
+        assert new.timeout == 2.5
+        assert await store.live_leases() == [old, new]
 
 
 async def test_a_stored_event_that_does_not_read_back_is_a_damaged_store(tmp_path: Path) -> None:

@@ -3,9 +3,10 @@
 A process takes a lease when it starts and renews it every ``interval``
 seconds. Every write it makes names the lease's epoch, so an unfinished task
 records which process runs its turn. A lease whose holder missed its
-heartbeats for ``timeout`` seconds (or whose holder is a process of this
-machine that no longer exists) is revoked by any live process, which then ends
-the tasks it owned by the restart policy. Writes under a revoked lease are
+heartbeats for ``timeout`` seconds (the holder's own, recorded with its lease:
+processes of one store need not share the setting), or whose holder is a
+process of this machine that no longer exists, is revoked by any live process,
+which then ends the tasks it owned by the restart policy. Writes under a revoked lease are
 refused by the store (``LeaseLost``): a process that was only paused finds its
 turns taken away instead of overwriting what others wrote meanwhile.
 
@@ -81,7 +82,7 @@ class LeaseKeeper:
         return silent if silent > self.timeout else None
 
     async def acquire(self) -> Lease:
-        self.lease = await self.store.acquire_lease(holder_name(), self.clock())
+        self.lease = await self.store.acquire_lease(holder_name(), self.clock(), self.timeout)
         self.renewed_at = time.monotonic()
         return self.lease
 
@@ -126,12 +127,14 @@ class LeaseKeeper:
             if lease.epoch == self.epoch:
                 live.add(lease.epoch)
                 continue
+            # judged by its holder's own timeout (one of an older version has none)
+            timeout = self.timeout if lease.timeout is None else lease.timeout
             if is_dead_here(lease.holder):
                 revoked = await self.store.revoke_lease(lease.epoch)
-            elif lease.heartbeat < now - self.timeout and not self._lately_cut_off(now):
+            elif lease.heartbeat < now - timeout and not self._lately_cut_off(now, timeout):
                 # only if it did not beat meanwhile
                 revoked = await self.store.revoke_lease(
-                    lease.epoch, unless_after=now - self.timeout)
+                    lease.epoch, unless_after=now - timeout)
             else:
                 revoked = False
             if revoked:
@@ -144,11 +147,11 @@ class LeaseKeeper:
         self.newest = max([self.epoch or 0, *(lease.epoch for lease in leases)])
         return live
 
-    def _lately_cut_off(self, now: float) -> bool:
+    def _lately_cut_off(self, now: float, timeout: float) -> bool:
         # After an outage of the store, the others' heartbeats are as old as the
-        # outage: they could not beat either. They get a full timeout to beat
-        # again before their silence counts.
-        return self.cut_off_at is not None and now - self.cut_off_at < self.timeout
+        # outage: they could not beat either. They get a full timeout (their own)
+        # to beat again before their silence counts.
+        return self.cut_off_at is not None and now - self.cut_off_at < timeout
 
     async def release(self) -> None:
         lease, self.lease = self.lease, None

@@ -220,6 +220,10 @@ class Lease(msgspec.Struct, frozen=True):
     #: seconds since the epoch (wall clock), when taken and when last renewed
     started: float
     heartbeat: float
+    #: seconds without a heartbeat after which its holder counts as gone: its own
+    #: setting, by which every other process judges it (None: a lease taken by an
+    #: older version, judged by each judge's own)
+    timeout: float | None = None
 
 
 class LeaseLost(Exception):
@@ -439,8 +443,10 @@ class LeasePort(Protocol):
     """The leases processes serving one store hold (``server/leases.py``): every
     write names its writer's, and a revoked one's writes are refused."""
 
-    async def acquire_lease(self, holder: str, now: float) -> Lease:
-        """Take a new lease, with an epoch larger than any taken before."""
+    async def acquire_lease(self, holder: str, now: float,
+                            timeout: float | None = None) -> Lease:
+        """Take a new lease, with an epoch larger than any taken before; ``timeout``:
+        the holder's own (``Lease.timeout``)."""
         ...
 
     async def renew_lease(self, epoch: int, now: float) -> bool:

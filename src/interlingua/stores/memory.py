@@ -536,8 +536,9 @@ class MemoryStore(MemoryOutbox):
 
     # ------------------------------------------------------------------ leases
 
-    async def acquire_lease(self, holder: str, now: float) -> Lease:
-        lease = Lease(next(self._epochs), holder, now, now)
+    async def acquire_lease(self, holder: str, now: float,
+                            timeout: float | None = None) -> Lease:
+        lease = Lease(next(self._epochs), holder, now, now, timeout)
         self._leases[lease.epoch] = lease
         return lease
 

@@ -172,6 +172,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE messages ADD COLUMN reply bytea",
         "ALTER TABLE messages ADD COLUMN created_at text",
     ),
+    (
+        # A lease's holder's own timeout (stores/base.py, Lease), by which the others
+        # judge its silence; NULL in the leases taken before (judged by each judge's own).
+        "ALTER TABLE leases ADD COLUMN timeout double precision",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

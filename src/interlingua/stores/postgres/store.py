@@ -579,12 +579,13 @@ class PostgresStore(Outbox):
 
     # ------------------------------------------------------------------ leases
 
-    async def acquire_lease(self, holder: str, now: float) -> Lease:
+    async def acquire_lease(self, holder: str, now: float,
+                            timeout: float | None = None) -> Lease:
         async with self._conn() as conn:
             epoch = await conn.fetchval(
-                "INSERT INTO leases (holder, started, heartbeat) VALUES ($1, $2, $2)"
-                " RETURNING epoch", holder, now)
-        return Lease(int(epoch), holder, now, now)
+                "INSERT INTO leases (holder, started, heartbeat, timeout) VALUES ($1, $2, $2, $3)"
+                " RETURNING epoch", holder, now, timeout)
+        return Lease(int(epoch), holder, now, now, timeout)
 
     async def renew_lease(self, epoch: int, now: float) -> bool:
         async with self._conn() as conn:
@@ -599,8 +600,9 @@ class PostgresStore(Outbox):
     async def live_leases(self) -> list[Lease]:
         async with self._conn() as conn:
             rows = await conn.fetch(
-                "SELECT epoch, holder, started, heartbeat FROM leases ORDER BY epoch")
-        return [Lease(int(e), h, float(s), float(b)) for e, h, s, b in rows]
+                "SELECT epoch, holder, started, heartbeat, timeout FROM leases ORDER BY epoch")
+        return [Lease(int(e), h, float(s), float(b), None if t is None else float(t))
+                for e, h, s, b, t in rows]
 
     async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
         # A write in flight under the lease holds its fence: the revocation waits

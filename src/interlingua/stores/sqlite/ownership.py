@@ -25,6 +25,7 @@ class _Connection(Protocol):
     def execute(self, sql: str, parameters: Any = ..., /) -> sqlite3.Cursor: ...
 
 __all__ = [
+    "LEASE_TIMEOUT_MIGRATION",
     "MESSAGE_KEY_MIGRATION",
     "MIGRATION",
     "OWNERS_MIGRATION",
@@ -142,11 +143,11 @@ def check_lease(conn: _Connection, lease: int | None) -> None:
         raise LeaseLost(f"the lease of epoch {lease} was revoked")
 
 
-def acquire(conn: sqlite3.Connection, holder: str, now: float) -> Lease:
-    cur = conn.execute(
-        "INSERT INTO leases (holder, started, heartbeat) VALUES (?, ?, ?)", (holder, now, now))
+def acquire(conn: sqlite3.Connection, holder: str, now: float, timeout: float | None) -> Lease:
+    cur = conn.execute("INSERT INTO leases (holder, started, heartbeat, timeout)"
+                       " VALUES (?, ?, ?, ?)", (holder, now, now, timeout))
     assert cur.lastrowid is not None
-    return Lease(cur.lastrowid, holder, now, now)
+    return Lease(cur.lastrowid, holder, now, now, timeout)
 
 
 def renew(conn: sqlite3.Connection, epoch: int, now: float) -> bool:
@@ -168,8 +169,9 @@ def revoke(conn: sqlite3.Connection, epoch: int, unless_after: float | None) -> 
 
 
 def live(conn: sqlite3.Connection) -> list[Lease]:
-    rows = conn.execute("SELECT epoch, holder, started, heartbeat FROM leases ORDER BY epoch")
-    return [Lease(epoch, holder, started, heartbeat) for epoch, holder, started, heartbeat in rows]
+    rows = conn.execute(
+        "SELECT epoch, holder, started, heartbeat, timeout FROM leases ORDER BY epoch")
+    return [Lease(*row) for row in rows]
 
 
 #: a task a message id made or continued (the task it made before one it
@@ -215,6 +217,13 @@ REPLIES_MIGRATION: tuple[str, ...] = (
     ) WITHOUT ROWID
     """,
     "CREATE INDEX message_replies_age ON message_replies (created_at)",
+)
+
+# Schema version 15: a lease's holder's own timeout (``Lease.timeout``), by which the
+# others judge its silence. NULL in the leases taken before: judged as they were, by
+# each judge's own.
+LEASE_TIMEOUT_MIGRATION: tuple[str, ...] = (
+    "ALTER TABLE leases ADD COLUMN timeout REAL",
 )
 
 def _record(row: tuple[object, ...] | None) -> MessageRecord | None:

@@ -187,6 +187,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
     ),
     _own.REPLIES_MIGRATION,
+    _own.LEASE_TIMEOUT_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the version that added tasks.history: a database from before has it filled at open

@@ -500,8 +500,9 @@ class SQLiteStore:
                 raise unreadable(conn, exc) from exc
         return await self._run(_own.find_message, scope, message_id, digest)
 
-    async def acquire_lease(self, holder: str, now: float) -> Lease:
-        return await self._write(_in_transaction(_own.acquire), holder, now)
+    async def acquire_lease(self, holder: str, now: float,
+                            timeout: float | None = None) -> Lease:
+        return await self._write(_in_transaction(_own.acquire), holder, now, timeout)
 
     async def renew_lease(self, epoch: int, now: float) -> bool:
         self._check_file()  # (a heartbeat's look: one stat, every few seconds)
