@@ -622,7 +622,7 @@ class Writer:
         So for a request's own write (a new task, a follow-up message, a cancel: it
         was not written, and its caller would send it again), not for a turn's: a
         turn keeps the lease it began under, and is stopped once that is lost."""
-        if run.lease is not None or not run.claims or self.retake_lease is None:
+        if run.lease is not None or self.retake_lease is None:
             return False
         await self.retake_lease()
         return True
