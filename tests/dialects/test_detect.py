@@ -60,6 +60,30 @@ def test_tasks_send_v01_vs_sam() -> None:
     assert detect("tasks/send", p(sam)).dialect == "sam"
 
 
+def test_tasks_send_without_id_needs_a_sam_marker() -> None:
+    """No ``id`` and "type" parts without snake_case keys or untagged parts: v0.1
+    missing its id, left to the v0.1 codec to refuse."""
+    v01 = {"message": {"role": "user", "parts": [{"type": "text", "text": "x"}]}}
+    for strict in (False, True):
+        assert detect("tasks/send", p(v01), strict=strict).dialect == "0.1"
+        assert detect("tasks/send", p(v01["message"]), strict=strict).dialect == "0.1"
+    # SAM's markers still name SAM: a snake_case key, or a part without a tag
+    snake = {"message": {**v01["message"], "message_id": "m"}}
+    assert detect("tasks/send", p(snake)).dialect == "sam"
+    untagged = {"message": {"role": "user",
+                            "parts": [{"type": "text", "text": "x"}, {"text": "y"}]}}
+    assert detect("tasks/send", p(untagged)).dialect == "sam"
+
+
+def test_a_message_kind_is_no_part_discriminator() -> None:
+    tut = {"message": {"kind": "message", "messageId": "m", "role": "user",
+                       "parts": [{"type": "text", "text": "x"}]}}
+    assert detect("message/send", p(tut)).dialect == "tutorial"
+    assert detect("message/send", p(tut), strict=True).dialect == "tutorial"
+    bare = tut["message"]
+    assert detect("message/stream", p(bare), strict=True).dialect == "tutorial"
+
+
 def test_shared_methods_use_header_then_the_task() -> None:
     d = detect("tasks/get", p({"id": "t1"}))
     assert d.dialect is None and d.task_id == "t1" and d.fallback == "0.3"

@@ -138,6 +138,25 @@ def test_strict_still_refuses_a_v01_id_beside_sam_fields(strict: str) -> None:
     assert answer["error"]["code"] == -32600 and "snake_case" in answer["error"]["message"]
 
 
+def test_v01_send_without_its_task_id_is_refused_not_read_as_sam(url: str) -> None:
+    """A wrapped message with v0.1 "type" parts and no SAM marker is v0.1 missing
+    its required ``id``, as the same message sent as bare params is."""
+    msg = {"role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    for params in ({"message": msg}, msg):
+        answer = call(url, "tasks/send", params)
+        assert answer["error"]["code"] == -32602, answer
+        assert "`id`" in answer["error"]["message"], answer
+
+
+def test_tutorial_parts_beside_a_message_kind_are_the_tutorial(url: str) -> None:
+    """The message's own ``"kind": "message"`` is no part discriminator: parts tagged
+    ``type`` make it the tutorial variant, in strict mode too."""
+    msg = {"kind": "message", "messageId": mid(), "role": "user",
+           "parts": [{"type": "text", "text": "hi"}]}
+    asked = _asked(call(url, "message/send", {"message": msg}))
+    assert asked["parts"][0]["type"] == "text" and asked["message_id"] == asked["messageId"]
+
+
 def _sam_slow(url: str) -> str:
     made = call(url, "tasks/send", {"message": {"message_id": mid(), "role": "user",
                                                  "parts": [{"text": "slow"}]},

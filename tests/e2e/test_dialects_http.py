@@ -247,6 +247,19 @@ def test_a_reply_in_another_context_names_the_field_as_its_dialect_does(
                                                  "match the context"), answer
 
 
+def test_tutorial_multi_turn_naming_the_task_in_snake_case(c: httpx.Client, url: str) -> None:
+    """The tutorial names a message's task ``task_id`` / ``context_id`` (DIALECTS.md
+    §b.2), as it names its id ``message_id``: the reply continues that task."""
+    first = call(c, url, "message/send", {"message": {
+        "role": "user", "parts": [{"type": "text", "text": "book a flight"}]}})["result"]
+    assert first["status"]["state"] == "input-required"
+    done = call(c, url, "message/send", {"message": {
+        "role": "user", "task_id": first["id"], "context_id": first["contextId"],
+        "parts": [{"type": "text", "text": "to Oslo"}]}})["result"]
+    assert done["id"] == first["id"] and done["status"]["state"] == "completed", done
+    assert "task_id" not in done["status"]["message"]
+
+
 def test_tutorial_subscribe(c: httpx.Client, url: str) -> None:
     made = call(c, url, "message/send", {"message": {
         "role": "user", "parts": [{"type": "text", "text": "book a flight"}]}})["result"]

@@ -167,9 +167,11 @@ def build_wire(v: Variant, *, lax: bool = False) -> Wire:
         _opt("reference_task_ids", list[str]), _opt("extensions", list[str]), meta,
     ]
     if v.echo:
-        message_fields.append(
-            ("message_id_echo", str | None, msgspec.field(default=None, name="message_id"))
-        )
+        # the tutorial's snake_case spellings: read (camelCase wins), only the id echoed
+        message_fields += [
+            (f"{name}_echo", str | None, msgspec.field(default=None, name=name))
+            for name in ("message_id", "task_id", "context_id")
+        ]
     message: Any = struct("Message", message_fields, "message")
     artifact: Any = struct("Artifact", (v.artifact_fields or default_artifact_fields)(part))
     w.Message, w.Artifact = message, artifact

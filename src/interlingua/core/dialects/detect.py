@@ -141,6 +141,11 @@ def _message_send(method: str, raw: bytes, strict: bool) -> str:
     has_type = _TYPE_KEY.search(raw) is not None
     has_kind = _KIND_KEY.search(raw) is not None
     has_id = _MESSAGE_ID_KEY.search(raw) is not None
+    if has_type and has_kind:
+        # the message's own "kind": "message" tags no part: only the parts' tags count
+        shape = _shape(raw)
+        if shape is not None:
+            has_kind = any(part.kind is not _UNSET for part in _parts(shape))
     if strict and has_type and has_kind:
         raise InvalidRequest(
             f"Invalid Request: {method} mixes v0.1-style \"type\" and v0.2-style \"kind\" "
@@ -170,6 +175,10 @@ def _tasks_send(raw: bytes, strict: bool) -> str:
     if has_id:
         return "0.1"
     if has_message or snake:
+        # SAM's markers are snake_case keys and untagged parts: a message whose parts
+        # are all tagged "type" without one is v0.1's, missing its id (§h.3)
+        if not snake and shape is not None and _v01_parts(_parts(shape)):
+            return "0.1"
         return "sam"
     return "0.1"  # let the v0.1 codec say what is missing
 
@@ -180,6 +189,18 @@ def _shape(raw: bytes) -> _Params | None:
         return msgspec.json.decode(raw, type=_Params)
     except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
         return None
+
+
+def _parts(shape: _Params) -> list[_Part]:
+    """The parts of the params' message, or of the bare Message that is the params."""
+    msg: _Message = shape.message if shape.message is not None else shape
+    content = msg.content
+    extra = content if isinstance(content, list) else [] if content is None else [content]
+    return [*msg.parts, *extra]
+
+
+def _v01_parts(parts: list[_Part]) -> bool:
+    return bool(parts) and all(p.type is not _UNSET and p.kind is _UNSET for p in parts)
 
 
 def _own_members(raw: bytes) -> bytes:

@@ -7,7 +7,8 @@ re-attach to a task. ``message/send`` is also a v0.3 method; which codec reads
 a payload is decided by its shape elsewhere.
 
 Reading: parts tagged ``type`` (or ``kind``), a message id under ``messageId``
-or ``message_id`` — generated when neither is given — and otherwise what the
+or ``message_id`` — generated when neither is given —, the task link under
+``taskId``/``contextId`` or ``task_id``/``context_id``, and otherwise what the
 v0.2/v0.3 codec reads (configuration, metadata, a bare Message as params).
 ``task/subscribe`` takes ``{"id", "historyLength"?}``.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..model import Task
+from ..model import Message, Task
 from ..parts import new_id
 from ._family import FamilyCodec
 from ._family_wire import Variant, Wire, build_wire
@@ -59,3 +60,11 @@ class TutorialCodec(FamilyCodec):
 
     def message_id_in(self, w: Any) -> str:
         return w.message_id_echo or new_id()
+
+    def message_in(self, w: Any) -> Message:
+        # the task link spelt task_id / context_id (DIALECTS.md §b.2), as the id may be
+        if w.task_id is None and w.task_id_echo is not None:
+            w.task_id = w.task_id_echo
+        if w.context_id is None and w.context_id_echo is not None:
+            w.context_id = w.context_id_echo
+        return super().message_in(w)
