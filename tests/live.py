@@ -262,3 +262,18 @@ async def raw_server(
         for task in handlers:
             task.cancel()
         await asyncio.gather(*handlers, return_exceptions=True)
+
+
+async def working(client: Any, text: str) -> Any:
+    """A task begun with a non-blocking send of ``text`` (``client``: an
+    ``interlingua.Client``), once its executor has made it working (3 s at most)."""
+    from interlingua import Task, TaskState
+
+    task = await client.send(text, blocking=False)
+    assert isinstance(task, Task)
+    for _ in range(300):
+        got = await client.get_task(task.id)
+        if got.status.state is TaskState.WORKING:
+            return got
+        await asyncio.sleep(0.01)
+    raise AssertionError("the task never worked")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -74,6 +75,39 @@ def replica_pair(pg_database: str, name: str, kind: type[Replica] = Replica,
     finally:
         for r in replicas:
             r.stop()
+
+
+@contextlib.contextmanager
+def sqlite_pair(store: str, kind: type[Replica] = Replica, *, settle: bool = False,
+                **replica: Any) -> Iterator[tuple[Replica, Replica]]:
+    """Two replicas (of ``kind``) on the SQLite file ``store`` with no bus: the first
+    started alone (it migrates the store), then the second; with ``settle``, until each
+    has seen the other's lease (heartbeats 0.5 s apart). Stopped at the end."""
+    first = kind(store, "local://", **replica).start()
+    second = kind(store, "local://", **replica)
+    try:
+        second.start()
+        if settle:
+            time.sleep(1.2)
+        yield first, second
+    finally:
+        second.stop()
+        first.stop()
+
+
+def pair_urls(request: Any, tmp_path_factory: Any, name: str, kind: type[Replica] = Replica,
+              *, settle: bool = False, **replica: Any) -> Iterator[tuple[str, str]]:
+    """For a fixture parametrized ``["sqlite", "postgresql"]``: the URLs of two
+    replicas on one SQLite file (``sqlite_pair``), or on a PostgreSQL schema with a
+    Redis bus (``replica_pair``), both named after ``name``."""
+    if request.param == "postgresql":
+        for first, second in replica_pair(request.getfixturevalue("pg_database"), name, kind,
+                                          **replica):
+            yield first.url, second.url
+        return
+    store = f"sqlite:///{tmp_path_factory.mktemp(name)}/tasks.db"
+    with sqlite_pair(store, kind, settle=settle, **replica) as (first, second):
+        yield first.url, second.url
 
 
 def call(url: str, method: str, params: dict[str, Any], timeout: float = 30) -> dict[str, Any]:

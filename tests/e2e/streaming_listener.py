@@ -9,7 +9,7 @@ import asyncio
 from interlingua import Agent, Context
 
 
-async def _stream_and_listen(ctx: Context) -> None:
+async def stream_and_listen(ctx: Context) -> None:
     await ctx.update("listening")
 
     async def chunks() -> None:
@@ -26,5 +26,5 @@ async def _stream_and_listen(ctx: Context) -> None:
     await ctx.complete("heard")
 
 
-agent = Agent("Streaming listener", "Writes chunks while it listens.", _stream_and_listen,
+agent = Agent("Streaming listener", "Writes chunks while it listens.", stream_and_listen,
               accepts_messages_while_working=True)

@@ -22,7 +22,7 @@ from interlingua.core import calls as c
 from interlingua.core import model as m
 from tests.bindings.drivers import GRPC10, JSONRPC10, REST10, Driver
 
-from .replicas import GrpcReplica, replica_pair, send, wait_state
+from .replicas import GrpcReplica, pair_urls, send, wait_state
 from .sse_client import V1, events, rpc, v1_message
 
 pytestmark = pytest.mark.timeout(90)
@@ -34,21 +34,8 @@ FOLLOW_UPS = 20
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def pair(request: pytest.FixtureRequest,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    if request.param == "postgresql":
-        database: str = request.getfixturevalue("pg_database")
-        for first, second in replica_pair(database, "busy", GrpcReplica, agent=AGENT):
-            yield first.url, second.url
-        return
-    store = f"sqlite:///{tmp_path_factory.mktemp('busy')}/tasks.db"
-    first = GrpcReplica(store, "local://", agent=AGENT).start()  # migrates the store alone
-    second = GrpcReplica(store, "local://", agent=AGENT)
-    try:
-        second.start()
-        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
-        yield first.url, second.url
-    finally:
-        second.stop()
-        first.stop()
+    yield from pair_urls(request, tmp_path_factory, "busy", GrpcReplica, settle=True,
+                         agent=AGENT)
 
 
 def _streaming(url: str, log: Path) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .replicas import Replica, replica_pair
+from .replicas import pair_urls
 from .sse_client import V1, rpc, v1_message
 
 ROUNDS = 10
@@ -24,20 +24,7 @@ ROUNDS = 10
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def pair(request: pytest.FixtureRequest,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    if request.param == "postgresql":
-        database: str = request.getfixturevalue("pg_database")
-        for first, second in replica_pair(database, "replies"):
-            yield first.url, second.url
-        return
-    store = f"sqlite:///{tmp_path_factory.mktemp('replies')}/tasks.db"
-    first = Replica(store, "local://").start()  # migrates the store alone
-    second = Replica(store, "local://")
-    try:
-        second.start()
-        yield first.url, second.url
-    finally:
-        second.stop()
-        first.stop()
+    yield from pair_urls(request, tmp_path_factory, "replies")
 
 
 async def _call(c: httpx.AsyncClient, url: str, method: str, params: dict[str, Any]) -> Any:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from .procs import turns_over
-from .replicas import Replica, cancel_answers_the_other
+from .replicas import cancel_answers_the_other, sqlite_pair
 
 AGENT = "tests/bindings/generations_agent.py:AGENT"
 V11 = {"A2A-Version": "1.1"}
@@ -31,16 +31,10 @@ def _rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_long_poll_on_the_other_process_is_woken_by_the_store(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/tasks.db"
-    a, b = (Replica(store, "local://", agent=AGENT,
-                    extra=("--long-poll-max-wait", "30")) for _ in range(2))
-    a.start(wait=False)
-    b.start(wait=False)
-    try:
-        a.wait_ready()
-        b.wait_ready()
+    with sqlite_pair(store, settle=True, agent=AGENT,
+                     extra=("--long-poll-max-wait", "30")) as (a, b):
         message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
                    "parts": [{"text": "chunks 3 1"}]}  # chunks a second apart, then asks
-        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
         task = _rpc(a.url, "SendMessage", {"message": message,
                                            "configuration": {"returnImmediately": True}})["task"]
         for _ in range(100):  # (written once its turn says something: then B reads it)
@@ -56,9 +50,6 @@ def test_a_long_poll_on_the_other_process_is_woken_by_the_store(tmp_path: Path) 
         waited = time.monotonic() - started
         assert int(held["generation"]) > now, held
         assert waited < 10, waited  # the next chunk's commit, not the 30 s maximum
-    finally:
-        a.stop()
-        b.stop()
 
 
 def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Path) -> None:
@@ -66,17 +57,8 @@ def test_a_cancel_on_the_other_process_answers_the_blocking_caller(tmp_path: Pat
     or two, as with a shared bus (it waited until the executor next wrote, which a
     turn that works on without writing never does)."""
     store = f"sqlite:///{tmp_path}/tasks.db"
-    a, b = (Replica(store, "local://", agent=AGENT) for _ in range(2))
-    a.start(wait=False)
-    b.start(wait=False)
-    try:
-        a.wait_ready()
-        b.wait_ready()
-        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
+    with sqlite_pair(store, settle=True, agent=AGENT) as (a, b):
         cancel_answers_the_other(a.url, b.url, _rpc, within=10)
-    finally:
-        a.stop()
-        b.stop()
 
 
 def test_a_turn_whose_own_write_finds_the_cancel_stops(tmp_path: Path) -> None:
@@ -84,14 +66,8 @@ def test_a_turn_whose_own_write_finds_the_cancel_stops(tmp_path: Path) -> None:
     canceled, before any heartbeat looks; the turn stops then too (it ran on, waiting
     for a message, until the process stopped)."""
     store = f"sqlite:///{tmp_path}/tasks.db"
-    a, b = (Replica(store, "local://", agent="tests/e2e/streaming_listener.py",
-                    extra=("--metrics",)) for _ in range(2))
-    a.start(wait=False)
-    b.start(wait=False)
-    try:
-        a.wait_ready()
-        b.wait_ready()
-        time.sleep(1.2)  # each has seen the other's lease (heartbeats 0.5 s apart)
+    with sqlite_pair(store, settle=True, agent="tests/e2e/streaming_listener.py",
+                     extra=("--metrics",)) as (a, b):
         message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
                    "parts": [{"text": "go"}]}
         task = _rpc(a.url, "SendMessage", {"message": message,
@@ -104,6 +80,3 @@ def test_a_turn_whose_own_write_finds_the_cancel_stops(tmp_path: Path) -> None:
         canceled = _rpc(b.url, "CancelTask", {"id": task["id"]})
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED", canceled
         turns_over(a.url, timeout=10)
-    finally:
-        a.stop()
-        b.stop()

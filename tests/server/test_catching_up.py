@@ -12,7 +12,7 @@ import collections
 import threading
 from typing import Any
 
-from interlingua import Agent, Client, Context, Task, TaskState, get_text, user_message
+from interlingua import Agent, Client, Context, TaskState, get_text, user_message
 from interlingua.core.model import (
     ArtifactUpdate,
     Event,
@@ -23,7 +23,8 @@ from interlingua.core.model import (
 from interlingua.server.idempotency import message_digest
 from interlingua.stores.base import Scope
 from interlingua.stores.memory import MemoryStore
-from tests.live import live_agent
+from tests.e2e.streaming_listener import stream_and_listen
+from tests.live import live_agent, working
 
 
 class _Intruded(MemoryStore):
@@ -57,17 +58,6 @@ class _Intruded(MemoryStore):
                              message=message)
 
 
-async def _working(c: Client, text: str) -> Task:
-    task = await c.send(text, blocking=False)
-    assert isinstance(task, Task)
-    for _ in range(300):
-        got = await c.get_task(task.id)
-        if got.status.state is TaskState.WORKING:
-            return got
-        await asyncio.sleep(0.01)
-    raise AssertionError("the task never worked")
-
-
 async def collect(ctx: Context) -> None:
     await ctx.update("Listening")
     got: list[str] = []
@@ -84,7 +74,7 @@ async def test_a_write_that_loses_twice_in_a_row_goes_on() -> None:
     with live_agent(Agent("Collector", "Collects.", collect,
                           accepts_messages_while_working=True), store=store) as url:
         async with Client(url) as c:
-            task = await _working(c, "start")
+            task = await working(c, "start")
             # the artifact write for "one" loses to two messages, one after the other
             store.ahead = ["two", "three"]
             await c.send("one", task_id=task.id, blocking=False)
@@ -104,22 +94,10 @@ ended: collections.defaultdict[str, threading.Event] = collections.defaultdict(t
 
 
 async def streams_and_listens(ctx: Context) -> None:
-    """Chunks written by a task of its own (which stops at the first refused write)
-    while the turn waits for messages: only a stopped turn ends the wait."""
+    """``stream_and_listen``, which only a stopped turn ends short of a message: its
+    end told to the test."""
     try:
-        await ctx.update("Listening")
-
-        async def chunks() -> None:
-            for n in range(1000):
-                await ctx.artifact(f"{n} ", name="chunks", append=n > 0)
-                await asyncio.sleep(0.01)
-
-        writer = asyncio.get_running_loop().create_task(chunks())
-        try:
-            async for _ in ctx.incoming():
-                break
-        finally:
-            writer.cancel()
+        await stream_and_listen(ctx)
     finally:
         ended[ctx.task_id].set()
 
@@ -130,7 +108,7 @@ async def test_a_cancel_its_own_write_finds_stops_the_turn() -> None:
     with live_agent(Agent("Streamer", "Streams.", streams_and_listens,
                           accepts_messages_while_working=True), store=store) as url:
         async with Client(url) as c:
-            first = await _working(c, "start")
+            first = await working(c, "start")
             store.ahead = ["cancel"]
             # the turn's task ends (the wait for its end is on this process's loop)
             for _ in range(300):

@@ -14,7 +14,7 @@ from interlingua.core.errors import A2AError, UnsupportedOperation
 from interlingua.core.lifecycle import TERMINAL_STATES
 from interlingua.core.model import ArtifactUpdate, StatusUpdate
 from interlingua.stores.memory import MemoryStore
-from tests.live import live_agent
+from tests.live import live_agent, working
 
 seen: list[str] = []
 
@@ -41,17 +41,6 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
                   accepts_messages_while_working=True)
     with live_agent(agent, store=store) as u:
         yield u
-
-
-async def working(c: Client, text: str) -> Task:
-    task = await c.send(text, blocking=False)
-    assert isinstance(task, Task)
-    for _ in range(200):
-        got = await c.get_task(task.id)
-        if got.status.state is TaskState.WORKING:
-            return got
-        await asyncio.sleep(0.01)
-    raise AssertionError("the task never worked")
 
 
 async def test_messages_reach_the_running_executor(url: str) -> None:
