@@ -261,7 +261,7 @@ class FrontDoor:
         # _call's body, here: no call more per request when nothing is hooked
         try:
             return await self.engine.handle(call, request)
-        except (StoreUnavailable, LeaseLost) as exc:
+        except _STORE_DOWN as exc:
             raise _store_down(exc) from None
 
     async def admitted(self, inbound: Inbound) -> RequestInfo:
@@ -433,7 +433,7 @@ class FrontDoor:
                            tenant=security.tenant(principal, None, headers))
         try:
             return await self.engine.dialect_of(info, task_id)
-        except (StoreUnavailable, LeaseLost) as exc:
+        except _STORE_DOWN as exc:
             raise _store_down(exc) from None
 
     async def task_codec(self, scope: Mapping[str, Any], headers: Mapping[str, str],
@@ -466,13 +466,13 @@ class FrontDoor:
         # _call's body, here: no call more per request when nothing is hooked
         try:
             return await self.engine.handle(call, request)
-        except (StoreUnavailable, LeaseLost) as exc:
+        except _STORE_DOWN as exc:
             raise _store_down(exc) from None
 
     async def _call(self, call: Call, request: RequestInfo) -> Result:
         try:
             return await self.engine.handle(call, request)
-        except (StoreUnavailable, LeaseLost) as exc:
+        except _STORE_DOWN as exc:
             raise _store_down(exc) from None
 
     def stream(self, call: Call, request: RequestInfo, last_event_id: str | None = None,
@@ -506,7 +506,7 @@ class FrontDoor:
         try:
             return await self.engine.open_stream(call, request,
                                                  last_event_id=_last_event_id(last_event_id))
-        except (StoreUnavailable, LeaseLost) as exc:
+        except _STORE_DOWN as exc:
             raise _store_down(exc) from None
 
 
@@ -521,6 +521,10 @@ class AnswerTooLarge(InternalError):
     as it says a message over its own size limits."""
 
     grpc_status = "RESOURCE_EXHAUSTED"
+
+
+#: what a request's store call may fail with that is answered 503 (``_store_down``)
+_STORE_DOWN = (StoreUnavailable, LeaseLost)
 
 
 def _store_down(exc: StoreUnavailable | LeaseLost) -> StoreDown:
