@@ -172,6 +172,50 @@ async def test_a_send_that_fails_unexpectedly_counts_as_an_attempt() -> None:
     assert [a.outcome for a in attempts if a.seq == 1] == ["retry", "dead"]
 
 
+async def test_a_store_outage_is_one_warning_and_every_attempt_is_counted(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """While the store is down the dispatcher says so once (no traceback at every
+    poll), and a POST the store could not record still counts as an attempt."""
+    from interlingua.stores import StoreUnavailable
+
+    attempts: list[Attempt] = []
+    down = True
+    with serve_hook(Hook()) as url:
+        engine = await start_engine(echo, dev_settings(attempts=attempts, poll_interval=0.02))
+        store = engine.push.dispatcher.store  # type: ignore[union-attr]
+        claim, done = store.claim_deliveries, store.delivery_done
+
+        async def claim_or_fail(*args: Any) -> Any:
+            if down:
+                raise StoreUnavailable("the store is out of reach")
+            return await claim(*args)
+
+        async def done_then_fail(delivery_id: int) -> None:
+            await done(delivery_id)
+            raise StoreUnavailable("the store went away before the commit was heard")
+
+        store.claim_deliveries = claim_or_fail
+        try:
+            with caplog.at_level("WARNING", logger="interlingua.push"):
+                task = await engine.handle(send("x", url, blocking=True), V1)
+                assert isinstance(task, Task)
+                await asyncio.sleep(0.3)  # about 15 polls while the store is down
+                assert attempts == []
+                store.delivery_done = done_then_fail
+                down = False
+                await until(lambda: bool(attempts))
+                await asyncio.sleep(0.1)
+        finally:
+            store.delivery_done = done
+            await engine.stop()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len([m for m in messages if "store is unavailable" in m]) == 1, messages
+    assert any("store is back" in m for m in messages), messages
+    assert not [r for r in caplog.records if r.levelname == "ERROR" or r.exc_info]
+    assert attempts[0].outcome == "delivered"  # counted though its record failed
+    assert any("did not record" in m for m in messages), messages
+
+
 async def _long_stream(ctx: Context) -> None:
     await ctx.update("streaming")
     aid = None

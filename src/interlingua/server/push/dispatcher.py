@@ -21,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from ...core.errors import TaskNotFound
 from ...hooks import Hooks, ended, notify, started
-from ...stores.base import Delivery, PushPort
+from ...stores.base import Delivery, PushPort, StoreUnavailable
 from ..keyring import SIGNATURE_HEADER, KeyRing
 from .headers import build_request, notification_id
 from .payloads import build_body
@@ -53,6 +55,7 @@ class Dispatcher:
         self._loop_task: asyncio.Task[None] | None = None
         self._in_flight: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self._store_down = False  # said once per outage, not at every poll
 
     # ------------------------------------------------------------------ life
 
@@ -114,10 +117,23 @@ class Dispatcher:
                     wait = s.poll_interval  # a finishing delivery wakes the loop
             except asyncio.CancelledError:
                 raise
+            except StoreUnavailable as exc:  # an outage: one line, then quiet retries
+                self._outage(exc)
+                wait = s.poll_interval
             except Exception:  # the loop must outlive a transient store failure
                 log.exception("push dispatcher: reading the outbox failed")
                 wait = s.poll_interval
+            else:
+                if self._store_down:
+                    self._store_down = False
+                    log.warning("push dispatcher: the store is back; delivering again")
             await self._pause(wait)
+
+    def _outage(self, exc: StoreUnavailable) -> None:
+        if not self._store_down:
+            self._store_down = True
+            log.warning("push dispatcher: the store is unavailable (%s); trying again "
+                        "every %g s", exc, self.settings.poll_interval)
 
     async def _pause(self, seconds: float) -> None:
         if self._wake.is_set():
@@ -159,6 +175,10 @@ class Dispatcher:
             body = None if record is None else await build_body(self.store, d, record)
         except TaskNotFound:
             record = body = None
+        except StoreUnavailable as exc:
+            # nothing was sent; the claim runs out and the delivery is taken again
+            self._outage(exc)
+            return
         except Exception as exc:
             log.exception("push: building notification %s failed", nid)
             await self._failed(d, attempt, started, nid,
@@ -166,10 +186,10 @@ class Dispatcher:
             return
         if record is None or body is None:
             # The config was deleted or the event is gone: nothing to send.
-            await self.store.delivery_done(d.id)
             self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,
                                  seq=d.seq, attempt=attempt, at=started, outcome="dropped",
                                  notification_id=nid))
+            await self._record(self.store.delivery_done(d.id), nid)
             return
         config = record.config
         signature, kid = self.keys.sign(body, notification_id=nid)
@@ -200,10 +220,11 @@ class Dispatcher:
                 log.exception("push: sending notification %s failed", nid)
                 result = SendResult(None, f"could not send: {type(exc).__name__}")
         if result.delivered:
-            await self.store.delivery_done(d.id)
+            # counted first: the POST happened whether or not the store hears of it
             self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,
                                  seq=d.seq, attempt=attempt, at=started, outcome="delivered",
                                  status=result.status, notification_id=nid))
+            await self._record(self.store.delivery_done(d.id), nid)
             return
         await self._failed(d, attempt, started, nid, result)
 
@@ -215,16 +236,29 @@ class Dispatcher:
         if not result.final and attempt < s.max_attempts:
             delay = self.backoff(attempt, result.retry_after)
             retry_at = s.clock() + delay
-        await self.store.delivery_failed(d.id, error=error, attempted_at=started,
-                                         retry_at=retry_at)
-        if retry_at is None:
-            log.warning("push: notification %s to config %s is dead after %d attempt(s): %s",
-                        nid, d.config_id, attempt, error)
         self._report(Attempt(delivery_id=d.id, task_id=d.task_id, config_id=d.config_id,
                              seq=d.seq, attempt=attempt, at=started,
                              outcome="dead" if retry_at is None else "retry",
                              status=result.status, error=error, retry_at=retry_at,
                              delay=delay, notification_id=nid))
+        recorded = await self._record(
+            self.store.delivery_failed(d.id, error=error, attempted_at=started,
+                                       retry_at=retry_at), nid)
+        if recorded and retry_at is None:
+            log.warning("push: notification %s to config %s is dead after %d attempt(s): %s",
+                        nid, d.config_id, attempt, error)
+
+    async def _record(self, write: Coroutine[Any, Any, None], nid: str) -> bool:
+        """The store's note of an attempt; False when the store is down, where the
+        claim runs out and the delivery is taken again (a receiver that was sent it
+        tells the repeat by its notification id)."""
+        try:
+            await write
+        except StoreUnavailable as exc:
+            log.warning("push: the store did not record the attempt at notification %s "
+                        "(%s); it will be tried again", nid, exc)
+            return False
+        return True
 
     def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
