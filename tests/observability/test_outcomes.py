@@ -119,3 +119,25 @@ def test_v02s_extended_card_route_is_counted_and_refusals_carry_no_dialect() -> 
     assert by.get(("unread", "", "grpc", "Unauthenticated")) == 2, by
     assert by.get(("GetExtendedCard", "0.3", "jsonrpc", "ExtendedCardNotConfigured")) == 1, by
     assert sum(by.values()) == 6, by
+
+
+def test_a_task_read_refused_by_a_store_outage_is_counted_as_its_call(pg_url: str) -> None:
+    """v0.3's tasks/get is decided by the task's own dialect, looked up in the store:
+    when that lookup meets an outage, the 503 is counted as a GetTask of the dialect
+    it was answered in, as REST's and v1.0's are, not as an unread request."""
+    from tests.services import PG_PORT
+    from tests.tcp_proxy import TcpProxy
+
+    with TcpProxy(PG_PORT) as proxy:
+        store = pg_url.replace(f":{PG_PORT}/", f":{proxy.port}/", 1) + "&command_timeout=1"
+        app, sock, _, _ = _served(Agent("Echo", "Echoes.", _slow), store=store)
+        with live_server(app, sock=sock) as url:
+            proxy.cut()
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t"}}
+            answer = httpx.post(url + "/", json=body, timeout=20)
+            assert answer.status_code == 503, answer.text
+            proxy.restore()
+            by = _by(_scrape(url))
+    assert [k for k in by if k[0] == "GetTask"] == [("GetTask", "0.3", "jsonrpc",
+                                                     "StoreDown")], by
+    assert not [k for k in by if k[0] == "unread"], by

@@ -216,14 +216,15 @@ class FrontDoor:
             raise
 
     def refused_unread(self, binding: str, codec: Codec | None, headers: Mapping[str, str],
-                       exc: A2AError) -> None:
+                       exc: A2AError, *, method: str = "unread") -> None:
         """A request of ``binding`` refused before its call was read (its caller, a
         method no dialect has), told to the request hooks (a binding calls it for a
-        refusal made before ``enter``; no hooks: nothing done)."""
+        refusal made before ``enter``; no hooks: nothing done). ``method``: the call's
+        name where the binding knows it unread, else "unread"."""
         if self._request_hooks:
             request = RequestInfo(dialect=codec.dialect if codec is not None else "",
                                   binding=binding, headers=headers)
-            ended(started(self._request_hooks, "unread", None, request), exc)
+            ended(started(self._request_hooks, method, None, request), exc)
 
     @staticmethod
     def refusal(exc: A2AError) -> tuple[int, list[tuple[bytes, bytes]]] | None:

@@ -246,6 +246,9 @@ class JSONRPCEndpoint:
                 found = detect(req.method, req.params, strict=self.settings.strict_dialects,
                                header_version=version)
                 if found.dialect is None:
+                    # the fallback's until the store tells the task's own (a store
+                    # outage is then answered, and counted, as that method's)
+                    codec = answering(req.method, found.fallback, found.fallback)
                     codec = await door.task_codec(scope, headers, req.method, found)
                 else:  # nothing to look up
                     codec = answering(req.method, found.dialect, found.fallback)
@@ -276,7 +279,8 @@ class JSONRPCEndpoint:
                 door.check_answer(len(body), room)
         except A2AError as exc:
             if not entered:  # a method no dialect has, a stream in a batch
-                door.refused_unread("jsonrpc", codec, headers, exc)
+                door.refused_unread("jsonrpc", codec, headers, exc,
+                                    method=_SHARED_CALLS.get(req.method, "unread"))
             if not req.has_id:
                 return None
             body = self._error(req.id, exc, codec or self.fallback_codec)
@@ -339,6 +343,11 @@ class JSONRPCEndpoint:
     def _error(rid: Any, err: A2AError, codec: Codec) -> bytes:
         return jsonrpc.error_response(rid, codec.encode_error(err))
 
+
+#: the calls of the methods whose dialect the task decides (DIALECTS.md §h.3): a
+#: request refused while that is looked up is still known to be one of them
+_SHARED_CALLS = {"tasks/get": "GetTask", "tasks/cancel": "CancelTask",
+                 "tasks/resubscribe": "SubscribeToTask"}
 
 #: the bytes of an error answer in a batch, but for its id
 _ERROR_BYTES = 320
