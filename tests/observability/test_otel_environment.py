@@ -23,6 +23,7 @@ BAD = {
     "OTEL_ATTRIBUTE_COUNT_LIMIT": "abc",
     "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "-1",
     "OTEL_PROPAGATORS": "bogus",
+    "OTEL_TRACES_SAMPLER": "sometimes",
 }
 
 
@@ -34,6 +35,17 @@ def test_serve_otel_refuses_a_bad_value_in_one_line(name: str, value: str) -> No
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
     assert name in done.stderr and value in done.stderr
+
+
+@pytest.mark.parametrize("arg", ["2", "half", "-0.1"])
+def test_serve_otel_refuses_a_sampling_ratio_out_of_range(arg: str) -> None:
+    # (the SDK logged a warning and sampled every trace)
+    done = interlingua("serve", "tests/client/agents.py", "--store", "memory://",
+                       "--port", "0", "--otel", env={"OTEL_TRACES_SAMPLER": "traceidratio",
+                                                     "OTEL_TRACES_SAMPLER_ARG": arg})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: OTEL_TRACES_SAMPLER_ARG={arg} ")
+    assert done.stderr.count("\n") == 1, done.stderr
 
 
 def test_serve_otel_refuses_a_bad_value_with_several_agents() -> None:
@@ -77,3 +89,19 @@ def test_an_unknown_propagator_leaves_the_w3c_traceparent() -> None:
     assert done.stdout == "True\n"
     # said once, naming the variable
     assert done.stderr.count("OTEL_PROPAGATORS=bogus") == 1, done.stderr
+
+
+@pytest.mark.parametrize(("name", "arg", "described"), [
+    ("", "", "ParentBased{root:AlwaysOnSampler"),
+    ("always_off", "", "AlwaysOffSampler"),
+    ("TraceIdRatio", "0.25", "TraceIdRatioBased{0.25}"),
+    ("parentbased_traceidratio", "", "ParentBased{root:TraceIdRatioBased{1.0}"),
+])
+def test_the_sampler_is_the_one_the_variables_name(monkeypatch: pytest.MonkeyPatch,
+                                                   name: str, arg: str,
+                                                   described: str) -> None:
+    from interlingua.observability.tracing import _sampler
+
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", name)
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER_ARG", arg)
+    assert _sampler().get_description().startswith(described)

@@ -77,7 +77,8 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
     propagation.check_propagators()
     name = os.environ.get("OTEL_SERVICE_NAME") or service_name
     # (a bad OTEL_*_LIMIT: a ValueError that names the variable and its value)
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}),
+                              sampler=_sampler())
     chosen = Traces("console", "stdout")
     if exporter in ("auto", "otlp"):
         try:
@@ -104,6 +105,36 @@ def configure_sdk(service_name: str = "interlingua", exporter: str = "auto") -> 
     assert propagation.trace is not None
     propagation.trace.set_tracer_provider(provider)
     return chosen
+
+
+def _sampler() -> Any:
+    """The sampler ``OTEL_TRACES_SAMPLER`` (and ``_ARG``) name, as the SDK reads them,
+    but refused with a ValueError that names the variable where the SDK would log a
+    warning and sample everything (a name it does not know, a ratio that is no
+    number in [0, 1])."""
+    from opentelemetry.sdk.trace import sampling
+
+    ratios = {"traceidratio": sampling.TraceIdRatioBased,
+              "parentbased_traceidratio": sampling.ParentBasedTraceIdRatio}
+    fixed = {"always_on": sampling.ALWAYS_ON, "always_off": sampling.ALWAYS_OFF,
+             "parentbased_always_on": sampling.DEFAULT_ON,
+             "parentbased_always_off": sampling.DEFAULT_OFF}
+    given = os.environ.get("OTEL_TRACES_SAMPLER", "")
+    name = given.strip().lower() or "parentbased_always_on"
+    if name in fixed:
+        return fixed[name]
+    if name not in ratios:
+        raise ValueError(f"OTEL_TRACES_SAMPLER={given} is not a sampler: one of "
+                         f"{', '.join([*fixed, *ratios])}")
+    arg = os.environ.get("OTEL_TRACES_SAMPLER_ARG", "").strip()
+    try:
+        rate = float(arg) if arg else 1.0  # unset: every trace, as the SDK's default
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"OTEL_TRACES_SAMPLER_ARG={arg} is not a ratio from 0 to 1 "
+                         f"for OTEL_TRACES_SAMPLER={given}")
+    return ratios[name](rate)
 
 
 #: the SDK's batch settings: BatchSpanProcessor's argument each variable sets, and
