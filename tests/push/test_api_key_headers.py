@@ -101,3 +101,50 @@ async def test_a_stored_config_naming_a_header_the_server_sends_is_a_dead_letter
         assert d.last_error is not None and f"ApiKey header {name!r}" in d.last_error, d
     assert all(a.outcome == "dead" for a in attempts if a.config_id != f"c{len(owned)}"
                and a.config_id.startswith("c"))
+
+
+def cookie_key(value: str) -> AuthInfo:
+    return AuthInfo(schemes=["ApiKey"], credentials=msgspec.json.encode(
+        {"in": "cookie", "name": "session", "value": value}).decode())
+
+
+@pytest.mark.parametrize("value", ["a; admin=1", "a b", 'a"b', "a,b", "a\\b"])
+async def test_a_cookie_key_that_would_end_its_cookie_is_refused(value: str) -> None:
+    """(It was sent as it was: ``session=a; admin=1`` is two cookies to the receiver.)"""
+    agent, release = waiting_agent()
+    engine = await start_engine(agent, dev_settings(dispatch=False))
+    try:
+        task = await engine.handle(send("x", "http://127.0.0.1:9/h", blocking=False), V1)
+        assert isinstance(task, Task)
+        with pytest.raises(InvalidParams, match="cookie-octets"):
+            await engine.handle(SetPushConfig(task_id=task.id, config=PushConfig(
+                url="http://127.0.0.1:9/h", id="k", authentication=cookie_key(value))), V1)
+        release.set()
+    finally:
+        await engine.stop()
+
+
+async def test_a_stored_cookie_key_that_would_end_its_cookie_is_a_dead_letter() -> None:
+    agent, release = waiting_agent()
+    hook = Hook()
+    with serve_hook(hook) as url:
+        engine = await start_engine(agent, dev_settings(max_attempts=3))
+        try:
+            task = await engine.handle(send("x", url + "/first", blocking=False), V1)
+            assert isinstance(task, Task)
+            for name, value in (("bad", "a; admin=1"), ("good", "s3cr3t-v4lue")):
+                await engine.store.put_push_config(
+                    Scope(), task.id, PushConfig(url=f"{url}/{name}", id=name,
+                                                 authentication=cookie_key(value)),
+                    dialect="1.0", now="2025-01-01T00:00:00Z")
+            release.set()
+            await until(lambda: engine.runs.by_key == {})
+            assert await engine.push.idle(10)
+            dead = await engine.push.dead_letters()
+        finally:
+            await engine.stop()
+    assert not [r for r in hook.requests if r.path == "/bad"]
+    good = [r for r in hook.delivered() if r.path == "/good"]
+    assert good and all(r.headers["cookie"] == "session=s3cr3t-v4lue" for r in good)
+    assert dead and {(d.config_id, d.attempts) for d in dead} == {("bad", 1)}  # final
+    assert all(d.last_error is not None and "cookie-octets" in d.last_error for d in dead)

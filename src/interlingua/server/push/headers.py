@@ -58,6 +58,11 @@ JSON_CONTENT_TYPE = "application/json"
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+#: RFC 6265's cookie-octets: no space, quote, comma, semicolon or backslash, which
+#: would end the value or start another cookie in the receiver's Cookie header
+_COOKIE_VALUE = re.compile(r"[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*\Z")
+_COOKIE_OCTETS = ("authentication.credentials value for a cookie may not hold a space, "
+                  "quote, comma, semicolon or backslash (RFC 6265 cookie-octets)")
 
 
 #: headers that frame the message or route it (RFC 9110, RFC 9112), or that the
@@ -163,6 +168,8 @@ def check_authentication(auth: AuthInfo | None) -> None:
                                  f"{key.name!r}, which a config may not send: {why}")
             if not _visible(key.value):
                 raise ValueError("authentication.credentials value must be printable ASCII")
+            if key.in_ == "cookie" and not _COOKIE_VALUE.match(key.value):
+                raise ValueError(_COOKIE_OCTETS)
             return
     if not _visible(cred):
         raise ValueError("authentication.credentials must be printable ASCII "
@@ -185,6 +192,8 @@ def auth_parts(auth: AuthInfo | None) -> AuthParts:
             if key.in_ == "query":
                 return AuthParts([], [(key.name, key.value)], None)
             if key.in_ == "cookie":
+                if not _COOKIE_VALUE.match(key.value):  # a config stored before the rule
+                    raise ValueError(_COOKIE_OCTETS)
                 return AuthParts([], [], f"{key.name}={key.value}")
             return AuthParts([(key.name, key.value)], [], None)
     return AuthParts([("Authorization", f"{scheme} {cred}")], [], None)
