@@ -295,6 +295,25 @@ def test_a_task_is_listed_and_canceled_from_the_task_browser(page, flights):
     expect(page.locator("#task-detail h3 .state")).to_have_text("canceled")
 
 
+def test_another_agent_does_not_show_the_last_ones_tasks(page, flights, story):
+    """(The list, the tasks seen and the task id stayed: a click then asked the new
+    agent for a task it never had.)"""
+    connect(page, flights.url)
+    say(page, "I'd like to book a flight.")
+    expect(page.locator("#chat-prompt")).to_be_visible()
+    page.click("#tabs button[data-view=tasks]")
+    page.click("#tasks-list")
+    expect(page.locator("tr.task-row").first).to_be_visible()  # (the agent's tasks so far)
+    expect(page.locator("#tasks-known .chip")).to_have_count(1)
+    page.locator("tr.task-row").first.click()
+    expect(page.locator("#task-id")).not_to_have_value("")
+    connect(page, story.url)
+    expect(page.locator("#card-name")).to_contain_text("Storyteller")
+    expect(page.locator("tr.task-row")).to_have_count(0)
+    expect(page.locator("#tasks-known .chip")).to_have_count(0)
+    expect(page.locator("#task-id")).to_have_value("")
+
+
 def test_a_waiting_task_is_canceled_from_the_chat(page, flights):
     connect(page, flights.url)
     say(page, "I'd like to book a flight.")

@@ -136,8 +136,9 @@ $("chat-cancel").addEventListener("click", async () => {
 
 const handlers = {
   frame: (e) => frames.frame(e.frame),
-  // a new connection starts a new conversation; the timeline and frames keep the session's history
-  connected: (e) => { chat.reset(); connected(e.info); },
+  // a new connection starts a new conversation, and the task browser shows only this
+  // agent's tasks; the timeline and frames keep the session's history
+  connected: (e) => { chat.reset(); tasks.reset(); connected(e.info); },
   turn: (e) => { chat.turn(e); timeline.turn(e); },
   event: (e) => { chat.event(e); timeline.event(e); tasks.seen(e); },
   "turn-end": (e) => chat.end(e),

@@ -22,7 +22,9 @@ export class Tasks {
     clear(this.els.detail);
     clear(this.els.known);
     this.known.clear();
+    this.nextToken = null;
     this.els.next.hidden = true;
+    this.els.id.value = "";
   }
 
   id() {
