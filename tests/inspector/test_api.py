@@ -490,8 +490,12 @@ def test_the_inspect_command_prints_its_url_and_serves_the_page(story):
         assert page.status_code == 200 and "interlingua inspector" in page.text
         assert httpx.get(url + "api/config").json()["defaultUrl"] == story.url
         assert httpx.get(url.replace("127.0.0.1", "localhost")).status_code == 200
-        # a name that is not this machine's, as a rebinding page would send
-        assert httpx.get(url, headers={"Host": "evil.example"}).status_code == 400
+        # a name that is not this machine's, as a rebinding page would send; that
+        # answer cannot be framed either (its headers were missing)
+        refused = httpx.get(url, headers={"Host": "evil.example"})
+        assert refused.status_code == 400
+        assert refused.headers["x-frame-options"] == "DENY"
+        assert refused.headers["content-security-policy"] == "frame-ancestors 'none'"
 
 
 def test_the_inspect_command_on_ipv6_loopback_answers_its_own_url():

@@ -29,6 +29,7 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
 
     from ..host.hosts import AnsweredHosts
     from ..inspector import inspector_app
+    from ..inspector.app import NotFramed
     from ..server.connections import uvicorn_connection_options
     from .prompt_server import PromptServer
 
@@ -36,7 +37,8 @@ def inspect_command(url: str | None, host: str, port: int) -> None:
     # refused (DNS rebinding); read as serve reads Host, an IPv6 address in brackets
     app: Any = inspector_app(default_url=url)
     if host in LOOPBACK:
-        app = AnsweredHosts(app, LOOPBACK)
+        # (its refusals not framed either: the app's own middleware is inside it)
+        app = NotFramed(AnsweredHosts(app, LOOPBACK))
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

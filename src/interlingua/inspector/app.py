@@ -54,7 +54,7 @@ from ..core.origins import CrossOrigin, Origins
 from ..core.push_wire import TOKEN_HEADER
 from .session import InspectorError, Session, error_text, file_parts
 
-__all__ = ["COOKIE", "Sessions", "inspector_app"]
+__all__ = ["COOKIE", "NotFramed", "Sessions", "inspector_app"]
 
 log = logging.getLogger("interlingua.inspector")
 
@@ -107,7 +107,7 @@ class Sessions:
         self._by_push.clear()
 
 
-class _NotFramed:
+class NotFramed:
     """Every response says no page may frame it: a framed inspector's requests are its
     own (``Sec-Fetch-Site: same-origin``, the cookie sent), and the user's clicks in it
     would be another page's to ask for."""
@@ -384,6 +384,6 @@ def inspector_app(default_url: str | None = None, *, on_agent: bool = False,
         Route("/api/tasks/{task_id}/push", api(push), methods=["POST"]),
         Mount("/push", app=webhook),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_NotFramed)])
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(NotFramed)])
     app.state.sessions = sessions
     return app
