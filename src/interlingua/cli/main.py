@@ -65,6 +65,7 @@ from .seconds import Seconds
 from .security_options import (
     card_verify_options,
     client_kwargs,
+    insecure_interfaces_option,
     load_object,
     serve_security_options,
     tls_client_options,
@@ -161,7 +162,7 @@ def _client_options(f: F) -> F:
     ]
     for option in reversed(options):
         f = option(f)
-    return tls_client_options(f)
+    return tls_client_options(insecure_interfaces_option(f))
 
 
 def _fail(message: str, code: int, *, as_json: bool, error_code: int | None = None,

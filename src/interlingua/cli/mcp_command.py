@@ -13,7 +13,12 @@ from ..client.bindings import BINDINGS
 from .errors import cannot_listen, fail
 from .headers import parse_headers
 from .seconds import Seconds
-from .security_options import client_kwargs, tls_client_options, usable_binding
+from .security_options import (
+    client_kwargs,
+    insecure_interfaces_option,
+    tls_client_options,
+    usable_binding,
+)
 from .urls import check_agent_url
 
 __all__ = ["mcp_command"]
@@ -37,6 +42,7 @@ __all__ = ["mcp_command"]
               show_default=True, help="Seconds to wait for the agent's answer to a tool call.")
 @click.option("--insecure", is_flag=True, help="Do not verify the agent's TLS certificate.")
 @tls_client_options
+@insecure_interfaces_option
 def mcp_command(url: str, http: bool, host: str, port: int, headers: tuple[str, ...],
                 dialect: str | None, binding: str | None, timeout: float,
                 insecure: bool) -> None:

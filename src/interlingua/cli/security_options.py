@@ -20,6 +20,7 @@ from ..client.tls import tls_context
 __all__ = [
     "card_verify_options",
     "client_kwargs",
+    "insecure_interfaces_option",
     "load_object",
     "serve_security_options",
     "tls_client_options",
@@ -59,6 +60,17 @@ def tls_client_options(f: F) -> F:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def insecure_interfaces_option(f: F) -> F:
+    """``--allow-insecure-interfaces`` for commands that read an agent's card."""
+    return click.option(
+        "--allow-insecure-interfaces", is_flag=True, expose_value=False,
+        callback=_remember("allow_insecure_interfaces"),
+        help="Send to the interfaces a card read over HTTPS names on plain HTTP (or gRPC "
+             "without TLS) on another host, whose traffic, credentials included, is not "
+             "encrypted (default: passed over, or refused when the card names no other).",
+    )(f)
 
 
 def card_verify_options(f: F) -> F:
@@ -101,6 +113,8 @@ def client_kwargs(insecure: bool) -> dict[str, Any]:
             tls_context(kwargs.get("verify", True), kwargs.get("cert"))
         except ClientError as exc:
             raise click.UsageError(str(exc)) from None
+    if meta.get("allow_insecure_interfaces"):
+        kwargs["allow_insecure_interfaces"] = True
     keys = meta.get("keys")
     if meta.get("verify_card") or keys or meta.get("jwks"):
         pems = [_pem_text(p) for p in keys] if keys else None

@@ -13,6 +13,7 @@ from .errors import (
     CardNotOffered,
     ClientError,
     DialectMismatch,
+    InsecureInterface,
     InvalidCard,
     TaskNotSettled,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "GenerationsNotSupported",
     "HTTPReply",
     "HTTPXTransport",
+    "InsecureInterface",
     "InvalidCard",
     "PushEvent",
     "Receiver",

@@ -6,7 +6,8 @@ Given an agent's base URL, the client reads its card (lazily, on the first
 call, or at once with ``Client.connect``) and takes the endpoints the card
 names in a binding it speaks (``bindings.py``: JSON-RPC, HTTP+JSON, gRPC), a v1.0
 interface first and a v0.2/v0.3 one next, in the card's order within a
-version. ``binding`` keeps it to one binding. Given a ``dialect``, it skips
+version. ``binding`` keeps it to one binding. A card read over HTTPS is not taken to
+an interface in clear text on another host (``interfaces.py``). Given a ``dialect``, it skips
 the card and speaks that dialect to the URL (JSON-RPC unless ``binding``
 says otherwise; for gRPC the URL is ``host:port``, ``grpcs://`` for TLS).
 
@@ -108,6 +109,7 @@ from .generations import (
     long_poll,
     needs_generations,
 )
+from .interfaces import secure_only
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike, UnverifiedCard
 from .session import Session
@@ -159,7 +161,11 @@ class Client:
     signatures before it is used (``CardVerifier``). ``max_answer_bytes`` bounds
     one answer, or one stream event (64 MiB; None: no bound): an agent that sends
     more gets ``BadResponse`` (over gRPC too, where the library refuses it) before it
-    fills the caller's memory.
+    fills the caller's memory. A card read over HTTPS that names an interface on plain
+    HTTP (or gRPC without TLS) on another host than this one would have the caller's
+    credentials cross the network in clear text: such an interface is passed over, and
+    a card naming no other is refused (``InsecureInterface``), unless
+    ``allow_insecure_interfaces`` is True (``interfaces.py``).
 
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
@@ -182,6 +188,7 @@ class Client:
         transport: Transport | None = None,
         resume: ResumePolicy | None = None,
         max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+        allow_insecure_interfaces: bool = False,
     ) -> None:
         url = lower_scheme(url)
         if url.startswith(("mqtt://", "mqtts://")):
@@ -219,6 +226,8 @@ class Client:
             max_answer_bytes=max_answer_bytes)
         #: what checks the card's signatures (None: nothing does)
         self.card_verifier = card_verifier
+        #: whether a card read over HTTPS may send calls to interfaces in clear text
+        self.allow_insecure_interfaces = allow_insecure_interfaces
         self._closed = False
         self._fetched: FetchedCard | None = None
         self._forced = dialect is not None
@@ -347,12 +356,22 @@ class Client:
             # A card naming nothing this client speaks is still a card; the
             # mismatch is raised when a call needs an endpoint. (A client made for a
             # gRPC address keeps to it.) One whose every interface it speaks has a URL
-            # no agent is at is InvalidCard, raised here and not kept.
+            # no agent is at is InvalidCard, raised here and not kept; so is one read
+            # over HTTPS that names them only in clear text (InsecureInterface).
             if not at_address:
                 with contextlib.suppress(DialectMismatch):
-                    self._endpoints = endpoints(fetched.card, fetched.url, self._spoken())
+                    self._endpoints = self._card_endpoints(fetched)
             self._fetched = fetched
         return self._fetched.card
+
+    def _card_endpoints(self, fetched: FetchedCard) -> list[Endpoint]:
+        """The endpoints of ``fetched`` calls may go to, best first: none in clear text
+        from a card read over HTTPS (unless allowed)."""
+        found = endpoints(fetched.card, fetched.url, self._spoken())
+        if not (self.allow_insecure_interfaces or self._forced):
+            # (with a dialect given, calls go to the URL given, never to the card's)
+            found = secure_only(found, fetched.url)
+        return found
 
     async def _card_over_grpc(self) -> FetchedCard:
         """The card of the agent at a gRPC address, asked for over each gRPC service
@@ -385,8 +404,7 @@ class Client:
             await self.get_card()
             assert self._fetched is not None
             if not self._endpoints:
-                self._endpoints = endpoints(self._fetched.card, self._fetched.url,
-                                            self._spoken())
+                self._endpoints = self._card_endpoints(self._fetched)
             self._endpoint = self._endpoints[0]
         elif self._fetched is None and self.card_verifier is not None:
             # an endpoint known without the card (a dialect given, a gRPC address): the

@@ -6,6 +6,7 @@
     │   │   └── TaskNotSettled  a blocking send's task was still running at the timeout
     │   └── CardNotFound        the URL answers, but serves no agent card
     ├── InvalidCard             the card is not an agent card we can read
+    │   └── InsecureInterface   a card read over HTTPS names interfaces only in clear text
     ├── BadResponse             the answer is not JSON, not JSON-RPC, or not the dialect's shape
     └── DialectMismatch         the call does not exist in the dialect spoken to this agent
 
@@ -24,6 +25,7 @@ __all__ = [
     "CardNotOffered",
     "ClientError",
     "DialectMismatch",
+    "InsecureInterface",
     "InvalidCard",
     "TaskNotSettled",
 ]
@@ -62,6 +64,12 @@ class CardNotOffered(ClientError):
 
 class InvalidCard(ClientError):
     """The document found is not an agent card this client can read."""
+
+
+class InsecureInterface(InvalidCard):
+    """A card read over HTTPS whose every interface this client could use is on plain
+    HTTP (or gRPC without TLS) on a host other than this machine: the credentials sent
+    there would cross the network in clear text (``allow_insecure_interfaces``)."""
 
 
 class BadResponse(ClientError):

@@ -28,7 +28,8 @@ __all__ = ["MeshClientAPI", "http_only", "named_for", "verified_card", "with_tls
 
 #: ``Client``'s keywords a mesh client takes and has no use for (it has one binding,
 #: one dialect and no HTTP connection of its own)
-_HTTP_ONLY = frozenset({"dialect", "binding", "httpx_client", "transport", "resume"})
+_HTTP_ONLY = frozenset({"dialect", "binding", "httpx_client", "transport", "resume",
+                        "allow_insecure_interfaces"})
 
 
 def http_only(options: dict[str, Any]) -> None:
@@ -40,8 +41,8 @@ def http_only(options: dict[str, Any]) -> None:
         raise TypeError(f"unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
                         f"{', '.join(map(repr, unknown))} (the client's keywords: "
                         "timeout, headers, max_answer_bytes, verify, cert, card_verifier, "
-                        "and the HTTP client's dialect, binding, httpx_client, transport "
-                        "and resume, which have no use here)")
+                        "and the HTTP client's dialect, binding, httpx_client, transport, "
+                        "resume and allow_insecure_interfaces, which have no use here)")
 
 
 #: the namespace of the task and context ids a mesh requester names for a new task
