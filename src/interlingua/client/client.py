@@ -109,7 +109,7 @@ from .generations import (
     long_poll,
     needs_generations,
 )
-from .interfaces import secure_only
+from .interfaces import carry_query_keys, secure_only
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike, UnverifiedCard
 from .session import Session
@@ -165,7 +165,9 @@ class Client:
     HTTP (or gRPC without TLS) on another host than this one would have the caller's
     credentials cross the network in clear text: such an interface is passed over, and
     a card naming no other is refused (``InsecureInterface``), unless
-    ``allow_insecure_interfaces`` is True (``interfaces.py``).
+    ``allow_insecure_interfaces`` is True. An API key in ``url``'s query that the card
+    declares (``apiKey``, ``in: query``) is carried to its JSON-RPC and HTTP+JSON
+    interfaces (``interfaces.py``).
 
     Use as ``async with Client(url) as client:``, or ``await
     Client.connect(url)`` (which reads the card at once) and ``aclose()``.
@@ -366,12 +368,13 @@ class Client:
 
     def _card_endpoints(self, fetched: FetchedCard) -> list[Endpoint]:
         """The endpoints of ``fetched`` calls may go to, best first: none in clear text
-        from a card read over HTTPS (unless allowed)."""
+        from a card read over HTTPS (unless allowed), each carrying the API key the
+        caller's URL holds where the card says to put it in the query."""
         found = endpoints(fetched.card, fetched.url, self._spoken())
         if not (self.allow_insecure_interfaces or self._forced):
             # (with a dialect given, calls go to the URL given, never to the card's)
             found = secure_only(found, fetched.url)
-        return found
+        return carry_query_keys(found, fetched.card, self.url)
 
     async def _card_over_grpc(self) -> FetchedCard:
         """The card of the agent at a gRPC address, asked for over each gRPC service
