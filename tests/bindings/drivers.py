@@ -641,6 +641,11 @@ class GRPC03(GRPC):
     def result(self, call: c.Call, response: Any) -> c.Result:
         from google.protobuf import json_format
 
+        if isinstance(call, c.GetExtendedCard):  # the proto's card, read as the client reads it
+            from interlingua.core.dialects.v0_3_protojson import card_from_proto
+
+            doc = card_from_proto(json_format.MessageToDict(response))
+            return self.codec.decode_result(call, _enc(doc))
         return self.codec.decode_result(call, json_format.MessageToJson(response).encode())
 
     def item(self, doc: dict[str, Any]) -> StreamItem:

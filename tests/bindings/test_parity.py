@@ -565,6 +565,46 @@ def test_authentication_and_owners(kind: type[Driver], secured: str,
                                     "grpc": "NOT_FOUND"}[kind.name.partition("-")[0]]
 
 
+def _extended(base: m.AgentCard, principal: Any) -> m.AgentCard:
+    return msgspec.structs.replace(base, description=f"Extended for {principal.id}.")
+
+
+async def _no_extended_card_for_bob(principal: Any, operation: str, task: Any,
+                                    skill: str | None) -> bool:
+    return not (operation == "extended-card" and principal.id == "bob")
+
+
+@pytest.fixture(scope="module")
+def carded() -> Iterator[str]:
+    """The agent with an extended card, behind API keys, its policy refusing bob that card."""
+    agent = Agent("Worker", "Writes in chunks.", write_chunks, extended_card=_extended)
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": ALICE["X-API-Key"],
+                                                  "bob": BOB["X-API-Key"]})},
+                      authorize=_no_extended_card_for_bob)
+    with live_grpc_agent(agent, auth=auth) as (url, _):
+        yield url
+
+
+def test_a_caller_refused_the_extended_card(kind: type[Driver], carded: str,
+                                            client: httpx.Client) -> None:
+    """A caller the policy refuses the extended card: refused where the call is the
+    extended card alone (JSON-RPC, v1.0's HTTP+JSON and gRPC), the public card where it
+    is the caller's card (v0.3's HTTP+JSON ``GET /v1/card`` and gRPC ``GetAgentCard``),
+    as a caller with no credentials is shown it there."""
+    own = kind(client, carded, headers=ALICE).call(c.GetExtendedCard())
+    assert isinstance(own, m.AgentCard) and own.description == "Extended for alice."
+    bob = kind(client, carded, headers=BOB)
+    if kind.name in ("rest-0.3", "grpc-0.3"):
+        public = bob.call(c.GetExtendedCard())
+        assert isinstance(public, m.AgentCard) and public.description == "Writes in chunks."
+        return
+    with pytest.raises(Refused) as refused:
+        bob.call(c.GetExtendedCard())
+    assert refused.value.status == (403 if not kind.name.startswith("grpc")
+                                    else "PERMISSION_DENIED"), refused.value
+    assert "bob is not allowed to extended-card" in refused.value.message, refused.value
+
+
 @pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.has_tenants],
                          indirect=True)
 def test_tenants(kind: type[Driver], server: str, client: httpx.Client) -> None:

@@ -224,6 +224,36 @@ def test_a_private_card_still_needs_credentials_over_grpc() -> None:
         assert _rest_v03_card(url, KEY).json()["name"] == "Probe"
 
 
+@pytest.mark.parametrize("public_card", [True, False])
+def test_a_caller_refused_its_tenant_is_shown_a_public_card(public_card: bool) -> None:
+    """v0.3's card calls (gRPC ``GetAgentCard``, HTTP+JSON ``GET /v1/card``) with a
+    tenant the caller may not act in: a public card is shown to it, as to a caller with
+    no credentials; a private one is refused with 403, as at the well-known URL."""
+    sock = bind_loopback()
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"alice": KEY}, tenants={"alice": {"t1"}})},
+                      tenant_header="X-Tenant", public_card=public_card)
+    app = create_app(Agent("Probe", "Says back.", _echo, extended_card=_extended),
+                     public_url=url_of(sock), store="memory://", auth=auth)
+    server = add_grpc(app, "127.0.0.1:0")
+    with live_server(app, sock=sock) as url, grpc.insecure_channel(
+            f"127.0.0.1:{server.port}") as channel:
+        stub = rpc03.A2AServiceStub(channel)
+        for tenant, description in (("t1", "extended for alice"), ("t9", "Says back.")):
+            metadata = (*_metadata(KEY), ("x-tenant", tenant))
+            rest = httpx.get(url + "/v1/card", headers={**_headers(KEY), "X-Tenant": tenant})
+            if not public_card and tenant == "t9":
+                with pytest.raises(grpc.RpcError) as refused:
+                    stub.GetAgentCard(pb03.GetAgentCardRequest(), metadata=metadata)
+                assert refused.value.code() is grpc.StatusCode.PERMISSION_DENIED
+                assert rest.status_code == 403, rest.text
+                assert "may not act in tenant 't9'" in rest.text
+                continue
+            card = stub.GetAgentCard(pb03.GetAgentCardRequest(), metadata=metadata)
+            assert card.description == description
+            assert rest.status_code == 200 and rest.json()["description"] == description, \
+                rest.text
+
+
 def test_the_card_command_reads_a_public_card_at_a_grpc_address() -> None:
     """``interlingua card grpc://…`` with no credentials: the card (exit 1 before)."""
     with served() as (url, target):

@@ -178,7 +178,9 @@ def test_extended_card_every_way(c: httpx.Client, url: str) -> None:
 
 def test_extended_card_asks_the_policy_every_way(c: httpx.Client, url: str) -> None:
     """A policy that refuses a caller the extended card is asked on every way to it,
-    v0.2's own URL too (it handed the card over without asking)."""
+    v0.2's own URL too (it handed the card over without asking). Where the call is the
+    extended card alone, the caller is refused; v0.3's ``GET /v1/card`` is the caller's
+    card, and gives it the public one (as it gives a caller with no credentials)."""
     asked.clear()
     who = {**TENANTED, "X-Tenant": "t1"}
     answers = {
@@ -186,12 +188,14 @@ def test_extended_card_asks_the_policy_every_way(c: httpx.Client, url: str) -> N
         "jsonrpc-0.3": rpc(c, url, who, "agent/getAuthenticatedExtendedCard", {}),
         "v0.2 url": c.get(url + "/agent/authenticatedExtendedCard", headers=who),
         "rest-1.0": c.get(url + "/extendedAgentCard", headers={**who, **V1}),
-        "rest-0.3": c.get(url + "/v1/card", headers=who),
     }
     assert {k: r.status_code for k, r in answers.items()} == dict.fromkeys(answers, 403)
     assert all("tenanted is not allowed to extended-card" in r.text for r in answers.values())
+    public = c.get(url + "/v1/card", headers=who)
+    assert public.status_code == 200, public.text
+    assert [s["id"] for s in public.json()["skills"]] == ["public"]
     assert [a for a in asked if a[1] == "extended-card"] == \
-        [("tenanted", "extended-card", None, None)] * len(answers)
+        [("tenanted", "extended-card", None, None)] * (len(answers) + 1)
 
 
 def test_a_send_that_sets_a_push_config_asks_the_policy_about_it(c: httpx.Client) -> None:

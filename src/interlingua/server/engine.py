@@ -43,6 +43,7 @@ from ..core.calls import (
 )
 from ..core.dialects._common import format_timestamp
 from ..core.errors import (
+    AuthorizationFailed,
     ConcurrentModification,
     ExtendedCardNotConfigured,
     ExtendedCardNotSupported,
@@ -437,6 +438,8 @@ class Engine:
         return self._handle(asked, call, request)
 
     async def _handle(self, asked: Awaitable[None], call: Call, request: RequestInfo) -> Result:
+        if type(call) is GetExtendedCard:
+            return await self._card_of(asked, call, request)
         await asked
         if isinstance(call, SendMessage):
             return await self.sends.send(call, request)
@@ -446,17 +449,25 @@ class Engine:
             return await self.list_tasks(call, request)
         if isinstance(call, CancelTask):
             return await self.cancel_task(call, request)
-        if isinstance(call, GetExtendedCard):
-            try:
-                return self.extended_card(request)
-            except (ExtendedCardNotConfigured, ExtendedCardNotSupported):
-                if call.public_if_none:
-                    return None
-                raise
         if isinstance(call, _PUSH_CALLS):
             result: Result = await self.push.handle(call, request)
             return result
         raise UnsupportedOperation(f"{type(call).__name__} is not supported by this agent")
+
+    async def _card_of(self, asked: Awaitable[None], call: GetExtendedCard,
+                       request: RequestInfo) -> AgentCard | None:
+        """The caller's extended card once the policy allows it. A call that is the
+        caller's card (v0.3's ``GET /v1/card``, gRPC ``GetAgentCard``:
+        ``public_if_none``) gets None, the public card, when there is no extended card
+        for it: none configured, or the policy refuses it (it is shown the public card
+        as a caller with no credentials is)."""
+        try:
+            await asked
+            return self.extended_card(request)
+        except (ExtendedCardNotConfigured, ExtendedCardNotSupported, AuthorizationFailed):
+            if call.public_if_none:
+                return None
+            raise
 
     # -------------------------------------------------------------------- send
 

@@ -334,7 +334,12 @@ class RESTEndpoint:
             found = None  # a caller with no credentials: the public card
         else:
             inbound.call = GetExtendedCard(public_if_none=True)  # no body, no tenant to read
-            found = await self.door.enter(inbound)
+            try:
+                found = await self.door.enter(inbound)
+            except A2AError as exc:  # a tenant the caller may not act in: 403, as gRPC's
+                if not self.door.security.public_card_instead(exc):
+                    raise
+                found = None
         card, rpc_url = self.card_of(scope, headers)
         if isinstance(found, AgentCard):
             card = found

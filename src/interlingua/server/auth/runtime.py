@@ -380,12 +380,18 @@ class Security:
 
     def public_card_instead(self, exc: A2AError) -> bool:
         """Whether a caller refused with ``exc`` is still shown the public card (a call
-        that answers with the caller's card: v0.3 gRPC's ``GetAgentCard``): the card is
-        public, as at ``/.well-known/agent-card.json``, and the caller presented no
-        credential. One that was presented and rejected stays refused, as on the
-        extended card's routes."""
-        return isinstance(exc, Unauthenticated) and not exc.rejected and (
-            self.auth is None or self.auth.public_card)
+        that answers with the caller's card: v0.3's gRPC ``GetAgentCard`` and HTTP+JSON
+        ``GET /v1/card``): the card is public, as at ``/.well-known/agent-card.json``,
+        and the caller presented no credential, or was authenticated and is not allowed
+        more (a tenant or scope it lacks: 403). A credential that was presented and
+        rejected stays refused, as on the extended card's routes. (A caller the policy
+        refuses the extended card gets the public one from the engine, card public or
+        not: it was admitted.)"""
+        if self.auth is not None and not self.auth.public_card:
+            return False
+        if isinstance(exc, Unauthenticated):
+            return not exc.rejected
+        return isinstance(exc, AuthorizationFailed)
 
     async def card_refusal(self, scope: MutableMapping[str, Any],
                            headers: Mapping[str, str]) -> A2AError | None:
