@@ -103,11 +103,16 @@ class Driver:
     has_tenants = True
 
     def __init__(self, client: httpx.Client, url: str, headers: dict[str, str] | None = None,
-                 tenant: str | None = None) -> None:
+                 tenant: str | None = None, again: list[tuple[str, str]] | None = None) -> None:
         self.client = client
         self.url = url.rstrip("/")
         self.headers = dict(headers or {})
         self.tenant = tenant
+        #: headers sent after ``headers`` (one of those names once more, say)
+        self.again = list(again or ())
+
+    def _all_headers(self, headers: dict[str, str]) -> list[tuple[str, str]]:
+        return [*headers.items(), *self.again]
 
     def call(self, call: c.Call) -> c.Result:
         raise NotImplementedError
@@ -173,8 +178,8 @@ class JSONRPC(Driver):
                 + b"}")
 
     def call(self, call: c.Call) -> c.Result:
-        resp = self.client.post(self.url + "/", content=self._body(call),
-                                headers={**self.headers, "Content-Type": "application/json"})
+        resp = self.client.post(self.url + "/", content=self._body(call), headers=self._all_headers(
+            {**self.headers, "Content-Type": "application/json"}))
         doc = resp.json()
         if resp.status_code != 200 or "error" in doc:
             raise self._refused(resp)
@@ -282,7 +287,7 @@ class REST(Driver):
         if body is not None:
             headers["Content-Type"] = self.content_type
         resp = self.client.request(method, self._base() + path, params=query, content=body,
-                                   headers=headers)
+                                   headers=self._all_headers(headers))
         if resp.status_code != 200:
             raise self._refused(resp)
         if isinstance(call, c.GetExtendedCard) and self.version == "0.3":
@@ -435,7 +440,7 @@ class GRPC(Driver):
         raise NotImplementedError
 
     def _metadata(self, last_event_id: int | None = None) -> list[tuple[str, str]]:
-        out = [(k.lower(), v) for k, v in self.headers.items()]
+        out = [(k.lower(), v) for k, v in self._all_headers(self.headers)]
         if not any(k == "a2a-version" for k, _ in out):  # the driver's own unless told
             out.append(("a2a-version", self.version))
         if last_event_id is not None:

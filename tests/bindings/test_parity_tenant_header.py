@@ -87,3 +87,16 @@ def test_a_header_tenant_beyond_ascii_is_refused(
         answer = refused(d, a_send())
     assert "the x-tenant header's tenant holds characters beyond ASCII" in answer.message, \
         answer.message
+
+
+@pytest.mark.parametrize("second", ["acme", "globex"])
+@pytest.mark.parametrize("name", list(DRIVERS))
+def test_a_tenant_header_sent_twice_is_refused(
+        name: str, tenanted: tuple[str, str], client: httpx.Client, second: str) -> None:
+    """Two ``X-Tenant`` headers (or metadata entries): invalid params in the caller's
+    dialect, the same tenant twice too; the last one was taken, as the parser had it."""
+    with opened(name, tenanted, client, headers={**ALICE, "X-Tenant": "acme"},
+                again=[("X-Tenant", second)]) as d:
+        answers = [refused(d, a_send()), refused(d, c.GetTask(id="whatever"))]
+    for answer in answers:
+        assert "the x-tenant header was sent twice" in answer.message, answer.message

@@ -431,7 +431,7 @@ class FrontDoor:
         security = self.security
         principal = security.principal_of(scope)
         info = RequestInfo(principal=principal.id, owner=principal.owner,
-                           tenant=security.tenant(principal, None, headers))
+                           tenant=security.tenant(principal, None, headers, scope))
         try:
             return await self.engine.dialect_of(info, task_id)
         except _STORE_DOWN as exc:

@@ -226,7 +226,12 @@ class Security:
         schemes = self.auth.schemes
         self._refuse_repeated_credentials(scope)
         presented = Presented(headers, scope.get("query_string", b""), client_certificate(scope),
-                              grpc=scope.get("type") == "grpc")
+                              grpc=scope.get("type") == "grpc",
+                              raw_headers=scope.get("headers", ()))
+        for authenticator in schemes.values():
+            where = authenticator.sent_twice(presented)
+            if where is not None:
+                raise self._sent_twice(where)
         found: dict[str, Principal] = {}
         failed: dict[str, AuthenticationRequired] = {}
         for name, authenticator in schemes.items():
@@ -274,29 +279,45 @@ class Security:
             name = name.lower()
             if name in names:
                 if name in seen:
-                    assert self.auth is not None
-                    raise Unauthenticated(
-                        f"Credentials were sent twice ({'metadata' if grpc else 'header'} "
-                        f"{name.decode('latin-1')}): "
-                        "send them once",
-                        challenges=[a.challenge(self.auth.realm)
-                                    for a in self.auth.schemes.values()])
+                    raise self._sent_twice(
+                        f"{'metadata' if grpc else 'header'} {name.decode('latin-1')}")
                 seen.add(name)
+
+    def _sent_twice(self, where: str) -> Unauthenticated:
+        """The refusal of a credential sent twice (``where``: "header x-api-key")."""
+        assert self.auth is not None
+        return Unauthenticated(f"Credentials were sent twice ({where}): send them once",
+                               challenges=[a.challenge(self.auth.realm)
+                                           for a in self.auth.schemes.values()])
 
     def principal_of(self, scope: Mapping[str, Any]) -> Principal:
         found = scope.get(PRINCIPAL_SCOPE_KEY)
         return found if isinstance(found, Principal) else ANONYMOUS
 
     def tenant(self, principal: Principal, requested: str | None,
-               headers: Mapping[str, str]) -> str:
+               headers: Mapping[str, str], scope: Mapping[str, Any] | None = None) -> str:
         """The tenant a call acts in: the one it names (``requested``: its ``tenant``
-        member, its path's, the agent's a gRPC tenant named), else the tenant header's."""
-        name = self._tenant_header
-        header = headers.get(name) if name is not None else None
+        member, its path's, the agent's a gRPC tenant named), else the tenant header's.
+        ``scope``: the request's, whose headers tell a tenant header sent twice."""
+        header = self._tenant_header_of(headers, scope)
         tenant = self._header_tenant(requested, header) if header else requested or ""
         if self.auth is not None and not principal.may_use_tenant(tenant):
             raise Forbidden(f"{principal.id} may not act in tenant {tenant!r}")
         return tenant
+
+    def _tenant_header_of(self, headers: Mapping[str, str],
+                          scope: Mapping[str, Any] | None) -> str | None:
+        """The tenant header's value (None: not given, or none configured). One sent
+        twice (as ``scope``'s headers tell) is refused: which one counts would be the
+        parser's choice (the last), not the caller's."""
+        name = self._tenant_header
+        header = headers.get(name) if name is not None else None
+        if header is not None and scope is not None:
+            key = name.encode("latin-1") if name is not None else b""
+            if sum(1 for k, _ in scope.get("headers", ()) if k.lower() == key) > 1:
+                raise InvalidParams(f"Invalid params: the {name} header was sent twice: "
+                                    "name one tenant, once")
+        return header
 
     def _header_tenant(self, requested: str | None, header: str) -> str:
         """The tenant of a call whose tenant header says ``header``: held to an id's
@@ -331,10 +352,10 @@ class Security:
         found = scope.get(PRINCIPAL_SCOPE_KEY)
         principal = found if isinstance(found, Principal) else ANONYMOUS
         if self.auth is None:  # no principal's tenants to check: tenant's rule, in place
-            header = headers.get(self._tenant_header) if self._tenant_header else None
+            header = self._tenant_header_of(headers, scope) if self._tenant_header else None
             tenant = self._header_tenant(requested, header) if header else requested or ""
         else:
-            tenant = self.tenant(principal, requested, headers)
+            tenant = self.tenant(principal, requested, headers, scope)
         if not principal.id:  # anonymous
             # by position: a class called with keywords makes a dict of them first
             return RequestInfo("", tenant, headers, extensions, dialect, streaming, None,
@@ -402,7 +423,7 @@ class Security:
             return None
         try:
             principal = await self.admit(scope, headers)
-            self.tenant(principal, None, headers)
+            self.tenant(principal, None, headers, scope)
         except A2AError as exc:
             return exc
         return None

@@ -21,8 +21,7 @@ import base64
 import hmac
 import os
 import time
-from collections.abc import Callable, Mapping
-from http.cookies import CookieError, SimpleCookie
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -38,40 +37,55 @@ __all__ = [
     "BasicAuth",
     "MutualTLSAuth",
     "Presented",
+    "cookie_pairs",
 ]
 
 
 class Presented:
     """What a request presents: headers (lower-case names), query, cookies, client
     certificate. ``grpc``: a gRPC call, whose headers are its metadata; it has no
-    query string of its own."""
+    query string of its own. ``raw_headers``: every header as it came, names in lower
+    case (``headers`` keeps one value a name); the cookies are read from all of them."""
 
-    __slots__ = ("_cookies", "_query", "certificate", "grpc", "headers", "query_string")
+    __slots__ = ("_cookies", "_query", "certificate", "grpc", "headers", "query_string",
+                 "raw_headers")
 
     def __init__(self, headers: Mapping[str, str], query_string: bytes = b"",
-                 certificate: ClientCertificate | None = None, *, grpc: bool = False) -> None:
+                 certificate: ClientCertificate | None = None, *, grpc: bool = False,
+                 raw_headers: Iterable[tuple[bytes, bytes]] | None = None) -> None:
         self.headers = headers
         self.query_string = query_string
         self.certificate = certificate
         self.grpc = grpc
-        self._query: dict[str, str] | None = None
-        self._cookies: dict[str, str] | None = None
+        self.raw_headers = raw_headers
+        self._query: dict[str, list[str]] | None = None
+        self._cookies: dict[str, list[str]] | None = None
 
     def query(self, name: str) -> str | None:
+        values = self.query_values(name)
+        return values[0] if values else None
+
+    def query_values(self, name: str) -> list[str]:
+        """Every value of the query parameter ``name``, in order."""
         if self._query is None:
-            self._query = dict(parse_qsl(self.query_string.decode("latin-1"),
-                                         keep_blank_values=True))
-        return self._query.get(name)
+            self._query = _grouped(parse_qsl(self.query_string.decode("latin-1"),
+                                             keep_blank_values=True))
+        return self._query.get(name, [])
 
     def cookie(self, name: str) -> str | None:
+        values = self.cookie_values(name)
+        return values[0] if values else None
+
+    def cookie_values(self, name: str) -> list[str]:
+        """Every value of the cookie ``name``, in order, from every ``Cookie`` header
+        (HTTP/2 and some clients send a request's cookies in several)."""
         if self._cookies is None:
-            jar: SimpleCookie = SimpleCookie()
-            try:
-                jar.load(self.headers.get("cookie", ""))
-            except CookieError:
-                pass
-            self._cookies = {k: m.value for k, m in jar.items()}
-        return self._cookies.get(name)
+            if self.raw_headers is None:
+                texts = [self.headers.get("cookie", "")]
+            else:
+                texts = [v.decode("latin-1") for k, v in self.raw_headers if k == b"cookie"]
+            self._cookies = _grouped(pair for text in texts for pair in cookie_pairs(text))
+        return self._cookies.get(name, [])
 
     def authorization(self, scheme: str) -> str | None:
         """The credentials of an ``Authorization: <scheme> <credentials>`` header, if that scheme."""
@@ -82,6 +96,29 @@ class Presented:
         if given.lower() != scheme.lower():
             return None
         return rest.strip()
+
+
+def cookie_pairs(header: str) -> list[tuple[str, str]]:
+    """The ``name=value`` pairs of one ``Cookie`` header (RFC 6265 §4.2.1: separated by
+    ";"), in order. A piece with no "=" or no name is skipped (no user agent sends one);
+    a value's enclosing double quotes are not part of it (§4.1.1)."""
+    pairs = []
+    for piece in header.split(";"):
+        name, sep, value = piece.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            continue
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        pairs.append((name, value))
+    return pairs
+
+
+def _grouped(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, value in pairs:
+        out.setdefault(name, []).append(value)
+    return out
 
 
 class Authenticator:
@@ -113,6 +150,12 @@ class Authenticator:
     def credential_metadata(self) -> list[str]:
         """The gRPC metadata entries its credentials come in (refused when sent twice)."""
         return self.credential_headers()
+
+    def sent_twice(self, presented: Presented) -> str | None:
+        """Where a credential of its kind came more than once outside a header of its
+        own (``"query api_key"``), else None: refused, as a credential header sent
+        twice is, since which one counts is not for the server to guess."""
+        return None
 
     #: the ``Principal.scheme`` of the principals it vouches for
     principal_scheme = "custom"
@@ -201,6 +244,15 @@ class APIKeyAuth(Authenticator):
 
     def credential_metadata(self) -> list[str]:
         return [self.name]  # over gRPC, wherever the key's location
+
+    def sent_twice(self, presented: Presented) -> str | None:
+        if self.location == "query" and not presented.grpc:  # (gRPC: its metadata entry)
+            found = presented.query_values(self.name)
+        elif self.location == "cookie":  # over gRPC too: its ``cookie`` entries
+            found = presented.cookie_values(self.name)
+        else:
+            return None
+        return f"{self.location} {self.name}" if len(found) > 1 else None
 
     def challenge(self, realm: str, *, error: str | None = None) -> str:
         text = f'ApiKey realm="{realm}", in="{self.location}", name="{self.name}"'
