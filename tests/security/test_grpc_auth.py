@@ -449,3 +449,84 @@ def test_an_api_key_of_the_query_or_a_cookie_is_metadata_over_grpc(location: str
         assert _http_with_key(url, location, location, WRONG).status_code == 401
         assert _http_with_key(url, location, "none", None).status_code == 401
         assert _http_with_key(url, location, "header", KEY).status_code == 401
+
+
+# ------------------------------------------- mutual TLS alone: no gRPC port for it
+
+
+def _mtls_only(**kw: Any) -> AuthConfig:
+    from interlingua.server.auth import MutualTLSAuth
+
+    return AuthConfig(schemes={"mtls": MutualTLSAuth(), **kw.pop("schemes", {})}, **kw)
+
+
+MTLS_ONLY = [
+    _mtls_only(),
+    # a key and a certificate together: still a certificate in every requirement
+    _mtls_only(schemes={"key": APIKeyAuth({"alice": KEY})},
+               security=[{"mtls": [], "key": []}]),
+]
+
+
+@pytest.mark.parametrize("auth", MTLS_ONLY, ids=["mtls alone", "mtls and a key"])
+@pytest.mark.parametrize("several", [False, True])
+def test_add_grpc_refuses_an_agent_that_takes_client_certificates_alone(
+        auth: AuthConfig, several: bool) -> None:
+    """gRPC reads no client certificate: an agent whose every requirement needs one
+    would have a port refusing every call (UNAUTHENTICATED); add_grpc says so instead."""
+    agents = [Agent("Probe", "Says back.", _echo)]
+    if several:
+        agents.append(Agent("Other", "Says back.", _echo))
+    app = create_app(agents if several else agents[0], store="memory://", auth=auth)
+    with pytest.raises(ValueError, match="the gRPC binding does not read client certificates"):
+        add_grpc(app, "127.0.0.1:0")
+
+
+def test_add_grpc_serves_an_agent_that_takes_a_key_beside_client_certificates() -> None:
+    """A certificate or a key: the key is met over gRPC, the port is served."""
+    auth = _mtls_only(schemes={"key": APIKeyAuth({"alice": KEY})})
+    app = create_app(Agent("Probe", "Says back.", _echo), store="memory://", auth=auth)
+    server = add_grpc(app, "127.0.0.1:0")
+    with live_server(app), grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        sent = rpc1.A2AServiceStub(channel).SendMessage(
+            pb1.SendMessageRequest(message=_message("hi")), metadata=_metadata(KEY))
+        assert sent.task.status.state == pb1.TASK_STATE_COMPLETED
+
+
+@pytest.mark.parametrize("grpc_on", [True, False])
+def test_serve_with_grpc_refuses_an_agent_that_takes_client_certificates_alone(
+        tmp_path: Any, grpc_on: bool) -> None:
+    """``serve --grpc-port`` with mutual TLS alone: exit 2, saying why, before a port
+    is opened; without gRPC the agent is served."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.ports import free_port
+
+    (tmp_path / "auth.py").write_text(
+        "from interlingua.server.auth import AuthConfig, MutualTLSAuth\n\n"
+        "auth = AuthConfig(schemes={'mtls': MutualTLSAuth()})\n")
+    port = free_port()
+    args = [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+            "--store", "memory://", "--port", str(port), "--auth", f"{tmp_path}/auth.py:auth",
+            "--json", *(["--grpc-port", "0"] if grpc_on else [])]
+    root = Path(__file__).resolve().parents[2]
+    if grpc_on:
+        done = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: the agent's security needs a client "
+                                      "certificate (mutual TLS: mtls) in every requirement, "
+                                      "and the gRPC binding does not read client "
+                                      "certificates"), done.stderr
+        assert "Traceback" not in done.stderr and "listen" not in done.stdout
+        return
+    proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+        assert httpx.get(info["card"], timeout=10).status_code == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)

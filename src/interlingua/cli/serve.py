@@ -542,6 +542,9 @@ def serve(spec: str | Agent | Sequence[str | Agent], settings: ServeSettings | N
         s.connections or ConnectionLimits(max_head_bytes=s.max_incomplete_event_bytes),
         base=tls.pop("http", None), http=s.http)
     with_rest, with_grpc = _wanted(s.bindings, s.grpc_port)
+    why = s.auth.grpc_refusal() if with_grpc and s.auth is not None else None
+    if why is not None:  # refused before a port is opened, not a port refusing every call
+        raise ValueError(why)
     sock = _listen(bind, s.host, s.port, "http")
     held: list[socket.socket] = [sock]
     try:

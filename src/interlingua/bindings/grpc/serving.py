@@ -29,7 +29,17 @@ if TYPE_CHECKING:
     from ...server.service import Service
     from .tenants import GrpcTenants
 
-__all__ = ["GrpcServer", "add_grpc"]
+__all__ = ["GrpcServer", "add_grpc", "check_servable"]
+
+
+def check_servable(service: Service) -> None:
+    """``ValueError`` when the gRPC binding cannot serve ``service``'s agent: its
+    security needs what gRPC does not carry (``AuthConfig.grpc_refusal``: mutual TLS
+    alone). Refused before a port is opened, not served refusing every call."""
+    auth = service.door.security.auth
+    why = auth.grpc_refusal() if auth is not None else None
+    if why is not None:
+        raise ValueError(f"{service.agent.name}: {why}")
 
 class GrpcServer(Listener, BaseBinding):
     """Both A2A gRPC services of one service, on ``address`` (``host:port``).
@@ -63,6 +73,7 @@ class GrpcServer(Listener, BaseBinding):
         return resume_extension(card) if self._listening_at else card
 
     async def prepare(self, service: Service) -> None:
+        check_servable(service)  # (add_grpc and serve said so already)
         # listening before the engine starts: the card names the port
         card = service.card
         self.binding = GrpcBinding(service.door, lambda: (card.card, card.rpc_url))
@@ -108,8 +119,13 @@ def add_grpc(app: Any, address: str = "127.0.0.1:50051", *, url: str | None = No
     service (``app.state.service``). Returns it (``.port`` once started).
 
     An app of several agents (``create_app([a, b])``) has them all served on that one
-    port: a ``GrpcTenants``, each agent reached by the ``tenant`` its card names."""
+    port: a ``GrpcTenants``, each agent reached by the ``tenant`` its card names.
+
+    ``ValueError`` for an agent whose security gRPC cannot meet (mutual TLS alone:
+    gRPC reads no client certificate), rather than a port that refuses every call."""
     services = getattr(app.state, "services", None)
+    for service in services.values() if services is not None else [app.state.service]:
+        check_servable(service)
     if services is not None:
         from .tenants import GrpcTenants
 

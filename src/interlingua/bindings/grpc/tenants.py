@@ -42,6 +42,7 @@ from .server import (
     generic_handlers,
     server_options,
 )
+from .serving import check_servable
 from .standard import Followed, StandardServices
 
 if TYPE_CHECKING:
@@ -201,6 +202,7 @@ class TenantGrpc(BaseBinding):
         return resume_extension(card) if self._listening_at else card
 
     async def prepare(self, service: Service) -> None:
+        check_servable(service)  # (add_grpc and serve said so already)
         card = service.card
         # the request's tenant named the agent: it acts in the tenant header's tenant,
         # else the agent's default one, as at the agent's HTTP routes

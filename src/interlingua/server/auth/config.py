@@ -101,6 +101,22 @@ class AuthConfig(msgspec.Struct, kw_only=True):
             "name the one those owners authenticated with, "
             "AuthConfig(legacy_owner_scheme=NAME), to start")
 
+    def grpc_refusal(self) -> str | None:
+        """Why the gRPC binding cannot serve an agent of this configuration (None: it
+        can): every requirement names a scheme whose credential gRPC does not carry (a
+        client certificate), so no caller could meet one there, and the port would
+        refuse every call."""
+        unmet = [sorted(name for name in req if not self.schemes[name].over_grpc)
+                 for req in self.requirements()]
+        if not unmet or not all(unmet):
+            return None
+        names = ", ".join(dict.fromkeys(name for names in unmet for name in names))
+        return (f"the agent's security needs a client certificate (mutual TLS: {names}) "
+                "in every requirement, and the gRPC binding does not read client "
+                "certificates: its gRPC port would refuse every call. Serve it without "
+                "gRPC, or add a requirement gRPC can meet (an API key, a bearer token, "
+                "Basic)")
+
     def requirements(self) -> list[dict[str, list[str]]]:
         if self.security is None:
             return [{name: []} for name in self.schemes]

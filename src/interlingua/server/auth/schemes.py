@@ -126,6 +126,9 @@ class Authenticator:
 
     #: the WWW-Authenticate auth-scheme of this authenticator
     auth_scheme = ""
+    #: whether its credential can come over the gRPC binding (False: a client
+    #: certificate, which the gRPC binding does not read)
+    over_grpc = True
 
     async def authenticate(self, presented: Presented) -> Principal | None:
         raise NotImplementedError
@@ -356,6 +359,7 @@ class MutualTLSAuth(Authenticator):
 
     auth_scheme = "MutualTLS"
     principal_scheme = "mutualTLS"
+    over_grpc = False
 
     def credential_headers(self) -> list[str]:
         return []  # the credential is the TLS connection's certificate
