@@ -184,3 +184,84 @@ async def test_next_message_with_a_timeout_and_without_the_flag() -> None:
             refused = await c.send("hi")
     assert isinstance(refused, Task) and refused.status.state is TaskState.FAILED
     assert "accepts_messages_while_working=True" in get_text(refused.status.message)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def asking_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    from tests.e2e.asking_listener_agent import agent
+
+    store = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/t.db"
+    with live_agent(agent, store=store) as u:
+        yield u
+
+
+async def _ended(c: Client, task_id: str) -> Task:
+    for _ in range(500):
+        got = await c.get_task(task_id)
+        if got.status.state in TERMINAL_STATES:
+            return got
+        await asyncio.sleep(0.01)
+    return got
+
+
+@pytest.mark.parametrize("answers", [["blue"], ["blue", "green"]])
+async def test_messages_a_turn_asked_for_input_without_reading_continue_it(
+        asking_url: str, tmp_path: Path, answers: list[str]) -> None:
+    # The turn asks for input with messages sent to it meanwhile unread: they answer
+    # it, as if sent after it asked; the task does not wait for an answer it has.
+    signal = tmp_path / "ask"
+    async with Client(asking_url) as c:
+        task = await working(c, f"ask {signal}")
+        for text in answers:
+            sent = await c.send(text, task_id=task.id, blocking=False)
+            assert isinstance(sent, Task) and sent.status.state is TaskState.WORKING
+        signal.touch()
+        done = await _ended(c, task.id)
+    assert done.status.state is TaskState.COMPLETED, done.status
+    assert get_text(done.status.message) == "answered: " + " + ".join(answers)  # type: ignore[arg-type]
+    assert [get_text(m) for m in done.history if m.role.value == "user"] == [
+        f"ask {signal}", *answers]
+    # the question was asked (and then answered): it is in the history
+    assert "what next?" in [get_text(m) for m in done.history if m.role.value == "agent"]
+
+
+async def test_a_turn_with_nothing_unread_still_waits_for_input(
+        asking_url: str, tmp_path: Path) -> None:
+    # nothing unread: the task waits for its answer, as before
+    async with Client(asking_url) as c:
+        task = await working(c, f"ask {tmp_path / 'ask'}")
+        (tmp_path / "ask").touch()
+        for _ in range(300):
+            got = await c.get_task(task.id)
+            if got.status.state is TaskState.INPUT_REQUIRED:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
+        assert (await c.get_task(task.id)).status.state is TaskState.INPUT_REQUIRED
+        done = await c.send("red", task_id=task.id)
+    assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    assert get_text(done.status.message) == "answered: red"  # type: ignore[arg-type]
+
+
+async def test_the_turns_callers_are_answered_with_its_question(
+        asking_url: str, tmp_path: Path) -> None:
+    # the blocking send that began the turn is answered as the turn ended: asking
+    # (not with the task as the new turn has it since); the blocking send of the
+    # message it left unread, with the task once the new turn that took it ends
+    signal = tmp_path / "ask"
+    async with Client(asking_url) as c:
+        first = asyncio.ensure_future(c.send(f"ask {signal}"))
+        for _ in range(300):
+            listed = (await c.list_tasks()).tasks
+            if listed and listed[0].status.state is TaskState.WORKING:
+                break
+            await asyncio.sleep(0.01)
+        task_id = listed[0].id
+        second = asyncio.ensure_future(c.send("blue", task_id=task_id))
+        await asyncio.sleep(0.2)
+        signal.touch()
+        asked, answered = await asyncio.gather(first, second)
+    assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+    assert get_text(asked.status.message) == "what next?"  # type: ignore[arg-type]
+    assert isinstance(answered, Task) and answered.status.state is TaskState.COMPLETED
+    assert get_text(answered.status.message) == "answered: blue"  # type: ignore[arg-type]

@@ -55,6 +55,7 @@ __all__ = [
     "check_all",
     "check_from",
     "markdown_table",
+    "own_artifact",
 ]
 
 S = TaskState
@@ -257,15 +258,16 @@ def _apply_artifact(task: Task, event: ArtifactUpdate) -> None:
                 if new.extensions is not None:
                     old.extensions = new.extensions
             else:
-                task.artifacts[i] = _own(new)
+                task.artifacts[i] = own_artifact(new)
             return
-    task.artifacts.append(_own(new))
+    task.artifacts.append(own_artifact(new))
 
 
-def _own(artifact: Artifact) -> Artifact:
-    # The projection gets its own parts list, so later appends never reach
-    # into the event object that the log and the readers share.
+def own_artifact(artifact: Artifact) -> Artifact:
+    """``artifact`` with a parts list of its own, so later appends never reach into
+    the object that the log and the readers share."""
     return msgspec.structs.replace(artifact, parts=list(artifact.parts))
+
 
 
 def markdown_table() -> str:

@@ -405,6 +405,15 @@ class Runs:
             del self.by_message[run.message_key]
         run.message_key = None
 
+    def carry_on(self, run: Run) -> None:
+        """``run``'s turn is over, and another begins at once that no send started
+        (it takes the messages the last one left unread): the run stays tracked, no
+        longer as the message that started the last turn."""
+        if run.message_key is not None and self.by_message.get(run.message_key) is run:
+            del self.by_message[run.message_key]
+        run.message_key = None
+        run.continued(run.request, b"")
+
     def finish(self, run: Run) -> None:
         """``run``'s turn is over (or will not begin): forgotten here, its lease let
         go, and whoever waits for it woken."""
@@ -687,6 +696,32 @@ class Writer:
             if rec.task.status.state is _CANCELED:
                 run.cancel()
         return rec
+
+    async def resume(self, run: Run) -> bool:
+        """Set ``run``'s task working again, for a new turn that takes the messages its
+        last one left unread (it asked for input without reading them): only from
+        input-required as the run holds it, at the run's version. Messages another
+        process writes meanwhile are read into the inbox, and it is tried again; False
+        when anything else moved the task on (an answer sent meanwhile, a cancel)."""
+        async with run.lock:
+            for _ in range(_CATCH_UPS):
+                if run.pending or run.task.status.state is not TaskState.INPUT_REQUIRED:
+                    return False
+                # the task the last turn's callers were answered with is theirs: the
+                # new turn folds its events into a copy of its own
+                task = run.task
+                run.task = msgspec.structs.replace(
+                    task, history=list(task.history),
+                    artifacts=[lifecycle.own_artifact(a) for a in task.artifacts])
+                try:
+                    await self._write(run, [self.status(run.task, TaskState.WORKING)])
+                except ConcurrentModification:
+                    if await self.catch_up(run) is None:
+                        return False
+                    continue
+                run.pending_state = run.task.status.state
+                return True
+        return False
 
     async def taken_away(self, run: Run) -> None:
         """``run``'s turn lost its lease (another process revoked it, and ended or

@@ -118,6 +118,10 @@ class Sends:
             return begun
         if not call.config.blocking:
             return self.view(begun.task, call.config.history_length)
+        started = begun.message_key
+        if started is None or started[1] != call.message.message_id:
+            # a message handed to a turn that another message started
+            return await self._answered(begun, call.config.history_length)
         # _settle's wait and its common answer here: no coroutine of its own per send,
         # nor one for the wait (the turn's end sets ``settled``, whatever happens)
         await begun.settled.woken()
@@ -523,6 +527,26 @@ class Sends:
         assert run.inbox is not None
         run.inbox.put_nowait(message)
         return run
+
+    async def _answered(self, run: Run, history_length: int | None) -> Task | Message:
+        """A blocking send's answer for a message handed to a working turn here: the task
+        once it settles. A turn that asks for input without having read it goes on
+        at once with a new turn that takes it (``TurnRunner``): that turn is
+        followed, as a send made after the question would be."""
+        turn = run.turn
+        while True:
+            settled = run.settled
+            await settled.wait()
+            if turn is None or run.task.status.state is not TaskState.INPUT_REQUIRED:
+                break
+            await asyncio.wait([turn])  # its end decides whether the task goes on
+            if run.turn is turn or run.settled is settled:
+                break
+            turn = run.turn
+        if run.task.status.state not in _RETURN and run.pending_state in _RETURN:
+            async with run.lock:  # a last write in flight (a cancel): once it is stored
+                pass
+        return await self._settle(run, history_length)
 
     async def _deliver_elsewhere(self, run: Run, call: SendMessage, request: RequestInfo,
                                  digest: bytes) -> Task | Message:

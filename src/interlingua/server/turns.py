@@ -311,6 +311,7 @@ class TurnRunner:
 
     async def _turn(self, run: Run, ctx: Context, place: Any = None) -> None:
         writer = self.writer
+        resumed = False
         try:
             gate = self.gate
             if gate.unbounded(place):
@@ -329,6 +330,9 @@ class TurnRunner:
                     await answer(ctx, out)
             elif run.pending:
                 await writer.flush(run)
+            if run.inbox is not None and not run.inbox.empty() \
+                    and run.task.status.state is TaskState.INPUT_REQUIRED:
+                resumed = await self._resumed(run)
         except TaskCanceled:
             pass
         except MessageExists as exc:
@@ -376,7 +380,37 @@ class TurnRunner:
         finally:
             if not run.persisted:
                 _unwritten(run, sys.exception())
-            self.runs.finish(run)
+            # (a run that went on to another turn, this one's or one a message
+            # started while this executor was still returning, is that turn's)
+            if not resumed and run.turn is asyncio.current_task():
+                self.runs.finish(run)
+
+    async def _resumed(self, run: Run) -> bool:
+        """Whether a new turn of ``run`` was begun with the messages sent while its
+        turn worked that it ended without reading (it asked for input): they answer
+        it, as if sent after it asked, instead of leaving the task waiting for an
+        answer it already has. The first is the turn's message, the others wait in
+        its inbox. Not when the task moved on meanwhile (an answer, a cancel)."""
+        if run.cancelled.is_set() or self.runs.by_key.get(run.key) is not run \
+                or run.turn is not asyncio.current_task():
+            return False
+        # the callers the question woke take the task as it asked (a step of theirs)
+        # before the new turn's write changes it
+        await asyncio.sleep(0)
+        try:
+            if not await self.writer.resume(run):
+                return False
+        except Exception as exc:  # (the store's, not the agent's: the task is not failed)
+            # the task waits for input, as the turn left it; its messages are in
+            # its history
+            log.warning("task %s could not be continued with the messages its turn left "
+                        "unread: %s", run.task.id, exc)
+            return False
+        assert run.inbox is not None
+        message = run.inbox.get_nowait()
+        self.runs.carry_on(run)
+        self.start(run, message)
+        return True
 
     async def _end_failed(self, run: Run, text: str) -> None:
         """End the task failed, saying ``text``. A store that fails that write too
