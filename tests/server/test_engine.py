@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -601,5 +601,48 @@ async def test_strict_repeats_of_an_unwritten_run_get_what_the_store_decided() -
             got = await asyncio.wait_for(task, 5)
             assert isinstance(got, Task) and got.id == "t-other"
         assert runs == []
+    finally:
+        await engine.stop()
+
+
+async def test_a_continued_turn_canceled_before_it_begins_is_not_left_tracked(
+        tmp_path: Any) -> None:
+    # A turn that asked for input with a message unread is continued at once; that new
+    # turn canceled before its first step (its executor never ran) leaves no run behind.
+    from interlingua.core.task_log import StoredEvent
+    from interlingua.server.run import Run
+    from tests.e2e.asking_listener_agent import agent
+
+    engine = Engine(agent, open_store("memory://"), LocalBus())
+    await engine.start()
+    canceled: list[str] = []
+    asked: set[str] = set()
+
+    def cancel_the_continuation(run: Run, stored: Sequence[StoredEvent]) -> None:
+        for s in stored:
+            e = s.event
+            if isinstance(e, StatusUpdate) and e.status.state is TaskState.INPUT_REQUIRED:
+                asked.add(run.task.id)
+            elif isinstance(e, StatusUpdate) and run.task.id in asked and not canceled:
+                # the new turn is begun right after this commit, and its first step
+                # comes after this callback
+                canceled.append(run.task.id)
+                asyncio.get_running_loop().call_soon(run.cancel)
+
+    engine.on_commit(cancel_the_continuation)
+    try:
+        signal = tmp_path / "ask"
+        task = await engine.send(send(f"ask {signal}", blocking=False), REQ)
+        assert isinstance(task, Task)
+        await engine.send(send("blue", blocking=False, task_id=task.id), REQ)
+        signal.touch()
+        for _ in range(300):
+            if canceled and not engine.turns.turns:
+                break
+            await asyncio.sleep(0.01)
+        assert canceled == [task.id]
+        await asyncio.sleep(0.05)
+        assert not engine.turns.turns
+        assert engine.runs.get(REQ.scope, task.id) is None
     finally:
         await engine.stop()

@@ -11,6 +11,7 @@ canceled) becomes the task's last status of that turn.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import sys
@@ -263,10 +264,6 @@ class TurnRunner:
         self.gate: TurnGate = gate if gate is not None else ExecutorGate(NO_LIMITS)
         #: running turns, with their places
         self.turns: dict[asyncio.Task[None], Any] = {}
-        #: the done callback of a turn in the free place (nearly every turn): the
-        #: dict's own ``pop``, in C, where ``_done`` would run a frame for nothing
-        #: to release
-        self._forget = self.turns.pop
 
     def start(self, run: Run, message: Message) -> None:
         inbox = run.inbox
@@ -280,13 +277,19 @@ class TurnRunner:
         turn = asyncio.get_running_loop().create_task(work)
         run.begin_turn(turn, self.writer.lease(), inbox)
         self.turns[turn] = place
-        turn.add_done_callback(self._forget if place is _FREE else self._done)
+        turn.add_done_callback(functools.partial(self._done, run))
 
-    def _done(self, turn: asyncio.Task[None]) -> None:
+    def _done(self, run: Run, turn: asyncio.Task[None]) -> None:
         # The turn's place is given back also when it was cancelled before it ever ran.
         place = self.turns.pop(turn, None)
         if place is not None and place is not _FREE:  # the free place has nothing to give
             place.release()
+        if turn.cancelled() and run.turn is turn and self.runs.by_key.get(run.key) is run:
+            # cancelled before it began: ``_turn`` never ran, nor its ``finally``, and the
+            # run would stay tracked (a turn the run moved on from is no longer its own)
+            if not run.persisted:
+                _unwritten(run, None)
+            self.runs.finish(run)
 
     async def stop(self, timeout: float | None = None) -> list[asyncio.Task[None]]:
         """Cancel every running turn and wait for them, ``timeout`` seconds at most;
