@@ -97,7 +97,7 @@ def extended_card_endpoint(server: A2AServer, security: Security, door: FrontDoo
         except Exception:  # the agent's extended_card hook failed: 500, in JSON as any refusal
             log.exception("internal error handling GET %s", EXTENDED_CARD_PATH)
             return _refused(InternalError("Internal error"), 500, [])
-        body = card_document(card, jsonrpc_url=variant.rpc_url)
+        body = card_document(card)
         return Response(body, media_type="application/json",
                         headers={"Cache-Control": "private, no-store"})
 

@@ -44,6 +44,6 @@ def mesh_only_card(server: A2AServer, address: str, binding: str = MQTT_BINDING,
     card = security.declare(card)
     if security.signer is not None:
         card = security.signer.sign(card)
-    body = card_document(card, jsonrpc_url=address)
+    body = card_document(card)
     security.check_card(body)
     return body

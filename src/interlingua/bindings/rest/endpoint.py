@@ -324,8 +324,8 @@ class RESTEndpoint:
                         headers: Mapping[str, str]) -> _Answer:
         """``GET /v1/card``: the caller's extended card, else the public one, as the
         hybrid card document v0.3 clients read at the well-known URL (the v0.3
-        rendering alone could not carry the card's signatures, made over its v1.0
-        rendering)."""
+        rendering alone could not carry the card's signatures, made over the hybrid
+        document and the v1.0 rendering)."""
         from ...core.dialects.v0_3 import encode_card_hybrid
 
         if self.card_of is None:
@@ -340,10 +340,10 @@ class RESTEndpoint:
                 if not self.door.security.public_card_instead(exc):
                     raise
                 found = None
-        card, rpc_url = self.card_of(scope, headers)
+        card, _ = self.card_of(scope, headers)
         if isinstance(found, AgentCard):
             card = found
-        return _Answer(200, _encode(encode_card_hybrid(card, jsonrpc_url=rpc_url)),
+        return _Answer(200, _encode(encode_card_hybrid(card)),
                        [(b"content-type", b"application/json")])
 
     def _error(self, exc: A2AError, codec: Codec, status: int | None = None) -> _Answer:

@@ -70,9 +70,9 @@ class V03Codec(FamilyCodec):
         return self.encode_stream_item(task)
 
     def card_out(self, card: m.AgentCard) -> Any:
-        # the hybrid document, as at the well-known URL: the card's signatures are
-        # made over its v1.0 rendering, which a verifier rebuilds from that document
-        return encode_card_hybrid(card, jsonrpc_url=legacy_url(card))
+        # the hybrid document, as at the well-known URL: one of the card's signatures
+        # is made over that very document
+        return encode_card_hybrid(card)
 
     def card_in(self, data: bytes) -> m.AgentCard:
         return _card_in(self.read_result(WCard, data))
@@ -228,9 +228,9 @@ def encode_card_v03(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
 
     Only the card's v0.2/v0.3 interfaces are listed in ``additionalInterfaces``:
     a v0.3 card's interface carries no version, so a v0.3 client would speak
-    v0.3 to whatever is listed there. The card's signatures are copied, though they
-    cover its v1.0 rendering, not this one: a document served with them is the
-    hybrid one (``encode_card_hybrid``), or is signed again over its own payload.
+    v0.3 to whatever is listed there. The card's signatures are copied, though none
+    covers this rendering alone: a document served with them is the hybrid one
+    (``encode_card_hybrid``), or is signed again over its own payload.
     """
     doc: dict[str, Any] = {
         "protocolVersion": "0.3.0",
@@ -284,7 +284,7 @@ def encode_card_v03(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
     return doc
 
 
-def encode_card_hybrid(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]:
+def encode_card_hybrid(card: m.AgentCard) -> dict[str, Any]:
     """``card`` as one document every client generation reads (DIALECTS.md §e, §i.24).
 
     v1.0 clients read ``supportedInterfaces`` and the oneof-wrapped security
@@ -292,20 +292,22 @@ def encode_card_hybrid(card: m.AgentCard, *, jsonrpc_url: str) -> dict[str, Any]
     read ``url``, ``preferredTransport``, ``protocolVersion``,
     ``additionalInterfaces`` and the ``type``-tagged schemes. The renderings share
     most field names (name, skills, capabilities ...), so the document is the v0.3
-    rendering deep-merged with the v1.0 one and then the v0.1 one. Its signatures
-    are the card's, made over the v1.0 rendering, which a verifier rebuilds by
-    reading the document as a v1.0 card (``card_signing``); the v0.3 rendering
-    alone could not be read back into it.
+    rendering deep-merged with the v1.0 one and then the v0.1 one.
+
+    Every member comes from ``card`` alone (``url`` is its ``legacy_url``), so the
+    document served is the one signed, wherever it is served from: a signed card
+    carries a signature over this whole document (``card_signing``).
     """
     from .v0_1 import encode_card_v01
     from .v1_0 import encode_card_v1
 
-    v03 = encode_card_v03(card, jsonrpc_url=jsonrpc_url)
+    url = legacy_url(card)
+    v03 = encode_card_v03(card, jsonrpc_url=url)
     # v0.1 readers add `authentication` and `capabilities.stateTransitionHistory`;
     # v0.3 readers take "security" as their requirement list, v1.0 readers
     # "securityRequirements": both stay.
     doc: dict[str, Any] = merge(merge(v03, encode_card_v1(card)),
-                                encode_card_v01(card, url=jsonrpc_url))
+                                encode_card_v01(card, url=url))
     return doc
 
 

@@ -169,6 +169,6 @@ class A2AServer:
         card = self.security.declare(card)
         if self.security.signer is not None:
             card = self.security.signer.sign(card, base_url=base)
-        body = card_document(card, jsonrpc_url=rpc_url)
+        body = card_document(card)
         self.security.check_card(body)
         return CardVariant(card, rpc_url, body)
