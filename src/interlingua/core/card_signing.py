@@ -1,21 +1,32 @@
 """Signing and verifying agent cards (A2A v1.0 §8.4).
 
-What is signed is the card's *canonical payload*: the v1.0 (ProtoJSON)
-rendering of the card without ``signatures``, with empty values (``""``,
-``[]``, ``{}``, ``null``) left out — the default-value rule of §8.4.1 as the
-reference SDK applies it — canonicalized by RFC 8785 (``jcs.py``). Each
-signature is a JWS with a detached payload, kept as its two outer parts:
+What is signed is a card document's *canonical payload*: the document without
+``signatures``, canonicalized by RFC 8785 (``jcs.py``). Each signature is a JWS
+with a detached
+payload, kept as its two outer parts:
 ``{"protected": BASE64URL(header), "signature": BASE64URL(sig), "header"?}``;
 the protected header holds ``alg``, ``typ: "JOSE"``, ``kid`` and, when known,
 ``jku`` (the JWKS URL).
 
-A verifier rebuilds the payload from the card it received. A served card
-may be a hybrid document (the v1.0 card merged with the v0.3 rendering), so
-the v1.0 rendering is rebuilt by reading the document as a v1.0 card and
-writing it again, which drops the members other versions added; a plain
-document is also tried as it stands (minus ``signatures``): v0.3's proto card,
-which gRPC serves signed over its own ProtoJSON, is one. The card a caller gets
-back from ``verify_card_document`` is the one that was verified.
+A card is served as a hybrid document (the v1.0 card merged with the v0.3 and
+v0.1 renderings, ``encode_card_hybrid``) and, to a v1.0 reader that asks, as its
+v1.0 rendering alone. A signed card carries one signature over each
+(``card_payloads``):
+
+- over the whole hybrid document, every member as served (``document_payload``):
+  the members older readers act on (``url``, ``additionalInterfaces``, the
+  ``type``-tagged schemes, ``security`` ...) are signed too;
+- over the v1.0 rendering with empty values (``""``, ``[]``, ``{}``, ``null``)
+  left out (``canonical_payload``): the default-value rule of §8.4.1 as the
+  reference SDK applies it, which is what a v1.0 verifier that reads the card
+  into its own model (the reference SDK's) checks.
+
+A verifier checks the document it received as it stands (minus ``signatures``),
+whole or with its empty values left out. A signature over the v1.0 rendering
+rebuilt from it is taken only when the document holds nothing that rendering
+lacks: one over a part of a document would let the rest be changed unseen. The
+card a caller gets back from ``verify_card_document`` is the one that was
+verified.
 
 Pure: no I/O; fetching a JWKS is the caller's business.
 """
@@ -42,6 +53,8 @@ __all__ = [
     "PublicKey",
     "canonical_payload",
     "card_payload",
+    "card_payloads",
+    "document_payload",
     "load_keys",
     "sign_card",
     "sign_payload",
@@ -84,12 +97,28 @@ def canonical_payload(document: Mapping[str, Any]) -> bytes:
     return canonicalize(_clean(doc) or {})
 
 
+def document_payload(document: Mapping[str, Any]) -> bytes:
+    """The signing payload of a card document, every member kept: without
+    ``signatures``, RFC 8785 canonical. (Leaving empty values out would sign
+    ``security: [{"key": []}]`` and ``[{"other": []}]`` alike.)"""
+    return canonicalize({k: v for k, v in document.items() if k != "signatures"})
+
+
 def card_payload(card: AgentCard) -> bytes:
-    """The signing payload of ``card``: its v1.0 rendering, canonical."""
+    """The signing payload of ``card``'s v1.0 rendering."""
     from .dialects.v1_0 import encode_card_v1
 
     unsigned = msgspec.structs.replace(card, signatures=[])
     return canonical_payload(encode_card_v1(unsigned))
+
+
+def card_payloads(card: AgentCard) -> tuple[bytes, bytes]:
+    """The signing payloads of the documents ``card`` is served as: the hybrid
+    document (every member any reader acts on), then the v1.0 rendering."""
+    from .dialects.v0_3 import encode_card_hybrid
+
+    unsigned = msgspec.structs.replace(card, signatures=[])
+    return document_payload(encode_card_hybrid(unsigned)), card_payload(unsigned)
 
 
 def _b64url(data: bytes) -> str:
@@ -116,9 +145,11 @@ def sign_payload(payload: bytes, key: PublicKey, *, alg: str, kid: str, jku: str
 
 def sign_card(card: AgentCard, key: PublicKey, *, alg: str, kid: str,
               jku: str | None = None) -> AgentCard:
-    """``card`` with one signature (over its canonical payload) added to the ones it has."""
-    sig = sign_payload(card_payload(card), key, alg=alg, kid=kid, jku=jku)
-    return msgspec.structs.replace(card, signatures=[*card.signatures, sig])
+    """``card`` with a signature over each document it is served as (``card_payloads``)
+    added to the ones it has."""
+    signatures = [sign_payload(payload, key, alg=alg, kid=kid, jku=jku)
+                  for payload in card_payloads(card)]
+    return msgspec.structs.replace(card, signatures=[*card.signatures, *signatures])
 
 
 def load_keys(keys: KeysLike) -> KeySet:
@@ -260,11 +291,8 @@ def verified_card(document: bytes | Mapping[str, Any], keys: KeysLike, *,
         card = None
         if "supportedInterfaces" in doc:
             raise CardSignatureError(f"the card cannot be read: {exc.message}") from None
-    payloads: list[bytes] = []
     try:
-        if card is not None:
-            payloads.append(card_payload(card))
-        payloads.append(canonical_payload(doc))
+        payloads = _payloads(doc, card)
     except CanonicalizationError as exc:
         raise CardSignatureError(f"the card has no canonical form: {exc}") from None
     raw_sigs = doc.get("signatures")
@@ -276,6 +304,35 @@ def verified_card(document: bytes | Mapping[str, Any], keys: KeysLike, *,
         raise CardSignatureError(f"the card's signatures are malformed: {exc}") from None
     kid = verify_signatures(signatures, payloads, keys, algorithms=algorithms)
     return card if card is not None else _v03_card(doc), kid
+
+
+def _payloads(doc: dict[str, Any], card: AgentCard | None) -> list[bytes]:
+    """What a signature of ``doc`` may be over: the document as it stands (whole, or
+    with empty values left out as the reference SDK signs), and its v1.0 rendering
+    when that holds every member of the document (a signer that signed its own
+    model of the card, served with members at defaults left out)."""
+    from .dialects.v1_0 import encode_card_v1
+
+    payloads = [document_payload(doc), canonical_payload(doc)]
+    if card is not None:
+        unsigned = msgspec.structs.replace(card, signatures=[])
+        rendering = _clean(encode_card_v1(unsigned))
+        if _holds(rendering, _clean({k: v for k, v in doc.items() if k != "signatures"})):
+            payloads.append(canonical_payload(rendering or {}))
+    return payloads
+
+
+def _holds(rendering: Any, given: Any) -> bool:
+    """Whether ``rendering`` holds every member of ``given`` with the same value."""
+    if isinstance(given, dict):
+        return isinstance(rendering, dict) and all(
+            k in rendering and _holds(rendering[k], v) for k, v in given.items())
+    if isinstance(given, list):
+        return (isinstance(rendering, list) and len(rendering) == len(given)
+                and all(_holds(r, g) for r, g in zip(rendering, given, strict=True)))
+    if isinstance(given, bool) or isinstance(rendering, bool):
+        return rendering is given  # (True == 1 in Python: a boolean only holds itself)
+    return not isinstance(rendering, (dict, list)) and bool(rendering == given)
 
 
 def _v03_card(doc: dict[str, Any]) -> AgentCard:

@@ -12,16 +12,16 @@ from typing import Any
 
 import msgspec
 
-from ...core.card_signing import card_payload, sign_payload
+from ...core.card_signing import card_payloads, sign_payload
 from ...core.model import AgentCard, CardSignature
 from ..jwks import JWKS_PATH
 from ..keyring import KeyRing
 
 __all__ = ["CardSigner", "CardSigning"]
 
-#: payloads whose signatures a signer keeps (each agent's public and extended
-#: cards, per tenant): past this many it starts again with none
-_PAYLOADS_KEPT = 16
+#: payloads whose signatures a signer keeps (two for each of the agent's public and
+#: extended cards, per tenant): past this many it starts again with none
+_PAYLOADS_KEPT = 32
 
 
 class CardSigning(msgspec.Struct, kw_only=True):
@@ -47,16 +47,18 @@ class CardSigner:
         self._payloads: dict[tuple[bytes, str, str | None], CardSignature] = {}
 
     def sign(self, card: AgentCard, *, base_url: str | None = None) -> AgentCard:
-        """``card`` with its old signatures replaced by one made now; ``jku`` names
-        the JWKS under ``base_url`` (default: the public URL)."""
+        """``card`` with its old signatures replaced by ones made now: over the hybrid
+        document it is served as, every member of it, and over its v1.0 rendering
+        (``card_payloads``); ``jku`` names the JWKS under ``base_url`` (default: the
+        public URL)."""
         unsigned = msgspec.structs.replace(card, signatures=[])
         jwks_url = base_url.rstrip("/") + JWKS_PATH if base_url else self.jwks_url
-        signature = self._signature(card_payload(unsigned), jwks_url)
-        return msgspec.structs.replace(unsigned, signatures=[signature])
+        signatures = [self._signature(p, jwks_url) for p in card_payloads(unsigned)]
+        return msgspec.structs.replace(unsigned, signatures=signatures)
 
     def sign_payload(self, payload: bytes) -> CardSignature:
         """A signature of ``payload``: the canonical form of a rendering of a card
-        other than its v1.0 one (v0.3's proto card), which ``sign`` does not cover."""
+        other than those ``sign`` covers (v0.3's proto card)."""
         return self._signature(payload, self.jwks_url)
 
     def _signature(self, payload: bytes, jwks_url: str | None) -> CardSignature:
