@@ -5,6 +5,9 @@ Its first word picks what it does:
 - ``greet``: asks for a name (``input-required``); the answer completes the
   task with the artifact ``Hello, NAME!`` (two turns).
 - ``sleep SECONDS``: reports ``working``, sleeps, completes.
+- ``ask SECONDS``: asks whether to go on (``input-required``); the answer
+  reports ``working``, sleeps SECONDS, then completes with the status message
+  ``went on`` and the artifact ``answered TEXT`` (two turns, the second slow).
 - ``until PATH``: reports ``working``, waits until the file PATH exists, completes.
 - ``reply TEXT``: answers with a bare message, no task.
 - ``data``: completes with a data artifact ``{"answer": 42, "items": [1, 2]}``.
@@ -29,6 +32,12 @@ async def run(ctx: Context) -> None:
     command, _, rest = ctx.text.partition(" ")
     if _answers_greeting(ctx):
         await ctx.complete(artifact=f"Hello, {ctx.text}!", name="greeting")
+    elif _answers(ctx, "ask"):
+        await ctx.update("going on")
+        await asyncio.sleep(float(_first(ctx).partition(" ")[2] or "0.5"))
+        await ctx.complete("went on", artifact=f"answered {ctx.text}", name="answer")
+    elif command == "ask":
+        await ctx.require_input("Go on?")
     elif command == "greet":
         await ctx.require_input("What is your name?")
     elif command == "sleep":
@@ -64,8 +73,17 @@ async def run(ctx: Context) -> None:
 
 def _answers_greeting(ctx: Context) -> bool:
     # A second turn of a task whose first message asked for a greeting.
+    return _answers(ctx, "greet")
+
+
+def _answers(ctx: Context, command: str) -> bool:
+    # A later turn of a task whose first message was ``command``.
     users = [m for m in ctx.task.history if m.role is Role.USER]
-    return len(users) >= 2 and get_text(users[0]).startswith("greet")
+    return len(users) >= 2 and get_text(users[0]).startswith(command)
+
+
+def _first(ctx: Context) -> str:
+    return next(get_text(m) for m in ctx.task.history if m.role is Role.USER)
 
 
 agent = Agent(

@@ -9,9 +9,15 @@ rest of the exchange is the real server's. It records each operation asked of it
 (``calls``: "send", "subscribe", "get", ...) and can:
 
 - keep only the card's interfaces of some protocol versions (``versions``), so the
-  client picks a v0.3 endpoint from the card;
+  client picks a v0.3 endpoint from the card; "1.1" offers the v1.0 interfaces as
+  A2A 1.1 (task generations), which the server speaks there when asked for it;
 - refuse every subscription (``refuse_subscribe``) with ``UnsupportedOperation``,
-  encoded by the dialect's own codec, as an agent that does not offer it would.
+  encoded by the dialect's own codec, as an agent that does not offer it would;
+- lag behind, as a replica reading a store that lags does (``lagging_reads``): after
+  each send, that many reads of a task (``GetTask``) are answered as the read before
+  the send was;
+- write no status timestamps (``untimed``), which are optional: every answer and
+  event leaves them out.
 
     with early_agent(agent, versions={"0.3"}) as (url, early):
         ...
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,12 +50,18 @@ class AnswersEarly:
     """ASGI middleware: the wrapped agent answers blocking sends early (see above)."""
 
     def __init__(self, app: Any, *, versions: set[str] | None = None,
-                 refuse_subscribe: bool = False) -> None:
+                 refuse_subscribe: bool = False, lagging_reads: int = 0,
+                 untimed: bool = False) -> None:
         self.app = app
         self.state = app.state  # live_server ends the engine's streams through it
         self.versions = versions
         self.refuse_subscribe = refuse_subscribe
+        self.lagging_reads = lagging_reads
+        self.untimed = untimed
         self.calls: list[str] = []
+        #: reads still to answer as ``read`` (the last read before the last send)
+        self.lagging = 0
+        self.read: list[dict[str, Any]] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -67,7 +80,33 @@ class AnswersEarly:
             body = await self._rest(scope["method"], path, body, send)
         if body is None:
             return  # answered here
+        if self.untimed:
+            send = _untimed(send)
+        if self.lagging_reads and self.calls[-1] == "get":
+            await self._lag(scope, body, receive, send)
+            return
+        if self.calls[-1] == "send":
+            self.lagging = self.lagging_reads
         await self.app(scope, _replay(body, receive), send)
+
+    async def _lag(self, scope: Any, body: bytes, receive: Any, send: Any) -> None:
+        """A read answered as the one before the last send was, while lagging."""
+        if self.lagging and self.read:
+            self.lagging -= 1
+            start, *rest = self.read
+            doc = json.loads(b"".join(m.get("body", b"") for m in rest))
+            if "jsonrpc" in doc:
+                doc["id"] = json.loads(body)["id"]
+            await _answer(send, start["status"], doc)
+            return
+        answered: list[dict[str, Any]] = []
+
+        async def keep(message: dict[str, Any]) -> None:
+            answered.append(message)
+            await send(message)
+
+        await self.app(scope, _replay(body, receive), keep)
+        self.read = answered
 
     async def _rpc(self, body: bytes, send: Any) -> bytes | None:
         doc = json.loads(body)
@@ -115,8 +154,13 @@ class AnswersEarly:
 
         await self.app(scope, _replay(body, None), keep)
         card = json.loads(b"".join(p.get("body", b"") for p in parts[1:]))
+        versions = self.versions or set()
+        if "1.1" in versions:
+            for interface in card.get("supportedInterfaces", []):
+                if interface["protocolVersion"] == "1.0":
+                    interface["protocolVersion"] = "1.1"
         card["supportedInterfaces"] = [i for i in card.get("supportedInterfaces", [])
-                                       if i["protocolVersion"] in (self.versions or ())]
+                                       if i["protocolVersion"] in versions]
         await _answer(send, parts[0]["status"], card)
 
 
@@ -126,6 +170,26 @@ def _answer_early(params: dict[str, Any], *, v03: bool) -> None:
         config["blocking"] = False
     else:
         config["returnImmediately"] = True
+
+
+#: a status timestamp (the last member of a status, as the server writes it)
+_TIMESTAMP = re.compile(rb',"timestamp":"[^"]*"')
+
+
+def _untimed(send: Any) -> Any:
+    """An ASGI ``send`` that leaves the status timestamps out of every body (each SSE
+    event is one body message: none is split)."""
+
+    async def sent(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", [])
+                       if k.lower() != b"content-length"]
+            message = {**message, "headers": headers}
+        elif message.get("body"):
+            message = {**message, "body": _TIMESTAMP.sub(b"", message["body"])}
+        await send(message)
+
+    return sent
 
 
 def _refusal() -> UnsupportedOperation:

@@ -16,6 +16,7 @@ import pytest
 
 from interlingua import Agent, Client, Context, Task, TaskState, get_text
 from interlingua.client import TaskNotSettled
+from tests.live import live_agent
 
 from .agents import agent, run
 from .early import early_agent
@@ -125,15 +126,13 @@ def test_a_task_that_does_not_settle_in_time_is_task_not_settled(refuse: bool) -
         assert asked == ["send", "subscribe"]
 
 
-def test_an_early_answer_over_grpc_is_followed_by_subscribing(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """gRPC: the agent's v1.0 service, in this process, made to take every
-    ``SendMessage`` as ``return_immediately`` (and to note each rpc asked of it)."""
+def _grpc_answering_early(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The agent's v1.0 gRPC service, in this process, made to take every
+    ``SendMessage`` as ``return_immediately``: the rpcs asked of it (filled as asked)."""
     pytest.importorskip("grpc")
     import msgspec
 
     from interlingua.bindings.grpc import server
-    from tests.live import live_grpc_agent
 
     asked: list[str] = []
     decode = server._V1.call_of
@@ -147,8 +146,121 @@ def test_an_early_answer_over_grpc_is_followed_by_subscribing(
         return call
 
     monkeypatch.setattr(server._V1, "call_of", early)
+    return asked
+
+
+def test_an_early_answer_over_grpc_is_followed_by_subscribing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """gRPC: the agent's service answers early (and notes each rpc asked of it)."""
+    from tests.live import live_grpc_agent
+
+    asked = _grpc_answering_early(monkeypatch)
     with live_grpc_agent(agent) as (url, _):
         task, dialect = asyncio.run(_send(url, SLOW, binding="grpc", history_length=1))
     assert dialect == "1.0"
     assert task.status.state is TaskState.COMPLETED and len(task.history) == 1
     assert asked == ["SendMessage", "SubscribeToTask", "GetTask"]
+
+
+# --------------------------------- a message answering input-required: its own turn's end
+
+TURNS = "ask 0.5"  # tests/client/agents.py: input-required; the answer works 0.5 s, ends
+#: the ways above, and A2A 1.1 (task generations) on each HTTP binding
+TURN_WAYS = {**WAYS, "v1.1-jsonrpc": ({"1.1"}, "jsonrpc"), "v1.1-rest": ({"1.1"}, "rest")}
+
+
+async def _answer(url: str, *, binding: str | None = None, blocking: bool = True,
+                  dialect: str | None = None) -> tuple[Task, Client]:
+    """The second turn of a two-turn task, as the client follows it: its task, and the
+    client (closed) that spoke."""
+    async with Client(url, binding=binding, dialect=dialect, timeout=10) as client:
+        asked = await client.send(TURNS)
+        assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+        answer = await client.send("yes", task_id=asked.id, blocking=blocking)
+        assert isinstance(answer, Task)
+        if not blocking:
+            assert answer.status.state in (TaskState.SUBMITTED, TaskState.WORKING)
+            answer = await client.settle(answer)
+        return answer, client
+
+
+def _its_own_end(task: Task) -> None:
+    assert task.status.state is TaskState.COMPLETED, task.status
+    assert task.status.message is not None and get_text(task.status.message) == "went on"
+    assert [get_text(a) for a in task.artifacts] == ["answered yes"]
+
+
+@pytest.mark.parametrize("way", list(TURN_WAYS))
+def test_an_answer_to_input_required_is_followed_to_its_turns_end(way: str) -> None:
+    """The task's log, subscribed to from its start, first replays the input-required
+    the message answers: that is the turn before's end, not this one's."""
+    versions, binding = TURN_WAYS[way]
+    with early_agent(agent, versions=versions) as (url, early):
+        task, client = asyncio.run(_answer(url, binding=binding))
+    _its_own_end(task)
+    assert client.endpoint is not None and client.endpoint.a2a_version == way[1:4]
+    second = _asked(early.calls)[3:]  # (after the first turn's send, subscribe, get)
+    assert second[0] == "send" and second[-1] == "get" and "subscribe" in second
+    assert set(second[1:-1]) == {"subscribe"}  # followed by a stream, not by polling
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+def test_an_answer_from_an_agent_without_timestamps_is_read_to_know_its_turn(
+        way: str) -> None:
+    """No status timestamps (they are optional): the replayed input-required cannot be
+    placed, so the task is read, and is working; the stream is followed on."""
+    versions, binding = WAYS[way]
+    with early_agent(agent, versions=versions, untimed=True) as (url, early):
+        task, _ = asyncio.run(_answer(url, binding=binding))
+    _its_own_end(task)
+    assert task.status.timestamp is None
+    second = _asked(early.calls)[3:]
+    # v0.3 ends the stream at the input-required: subscribed again after it
+    again = ["subscribe"] if way.startswith("v0.3") else []
+    assert second == ["send", "subscribe", "get", *again, "get"]
+
+
+def test_an_answer_over_grpc_is_followed_to_its_turns_end(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.live import live_grpc_agent
+
+    asked = _grpc_answering_early(monkeypatch)
+    with live_grpc_agent(agent) as (url, _):
+        task, _ = asyncio.run(_answer(url, binding="grpc"))
+    _its_own_end(task)
+    second = asked[asked.index("SendMessage", 1):]
+    assert second[0] == "SendMessage" and second[-1] == "GetTask"
+    assert set(second[1:-1]) == {"SubscribeToTask"}
+
+
+def test_an_answer_sent_without_waiting_settles_at_its_turns_end() -> None:
+    """``blocking=False``, then ``settle``, from an agent that blocks when asked."""
+    with live_agent(agent) as url:
+        task, _ = asyncio.run(_answer(url, blocking=False))
+    _its_own_end(task)
+
+
+@pytest.mark.parametrize("way", list(TURN_WAYS))
+def test_a_polled_answer_takes_no_earlier_turns_end_from_a_lagging_store(way: str) -> None:
+    """Subscriptions refused, the task is polled; the agent's first read after each send
+    is the task as it stood before (a replica's store that lags): input-required, the
+    turn before's end."""
+    versions, binding = TURN_WAYS[way]
+    with early_agent(agent, versions=versions, refuse_subscribe=True,
+                     lagging_reads=1) as (url, early):
+        task, _ = asyncio.run(_answer(url, binding=binding))
+    _its_own_end(task)
+    second = _asked(early.calls)
+    second = second[second.index("send", 1):]
+    assert second[:2] == ["send", "subscribe"] and second.count("get") >= 3
+
+
+@pytest.mark.parametrize("dialect", ["1.1", "1.0", "0.3", None])
+def test_an_answer_to_an_agent_that_does_not_stream_is_polled_past_a_lagging_store(
+        dialect: str | None) -> None:
+    """Its card says it does not stream, or no card is read (a dialect given)."""
+    quiet = Agent(name="Quiet", description="Does not stream", executor=run, streaming=False)
+    with early_agent(quiet, lagging_reads=2) as (url, early):
+        task, _ = asyncio.run(_answer(url, dialect=dialect))
+    _its_own_end(task)
+    assert "subscribe" not in early.calls

@@ -57,6 +57,7 @@ from ..core.calls import (
 )
 from ..core.dialects import SPOKEN, get_codec
 from ..core.dialects._common import format_timestamp
+from ..core.dialects.base import StreamItem
 from ..core.errors import (
     A2AError,
     AuthenticationRequired,
@@ -123,6 +124,7 @@ from .transport import (
     Transport,
     checked_headers,
 )
+from .turn import Turn
 
 __all__ = ["BINDINGS", "DIALECTS", "Client", "file_from_path", "make_message"]
 
@@ -522,8 +524,9 @@ class Client:
                 sent.exception()  # (retrieved: an answer left behind is not an error)
 
     async def settle(self, task: Task, history_length: int | None = None) -> Task:
-        """Follow ``task``, answered before it settled, until it finishes or waits for
-        input, within the client's timeout; ``TaskNotSettled`` past it.
+        """Follow ``task``, answered before it settled, until the turn the answer
+        belongs to finishes or waits for input, within the client's timeout;
+        ``TaskNotSettled`` past it.
 
         Subscribing first, when the card says the agent streams: the agent tells the
         end the moment it happens, on one held request, where polling hears of it up
@@ -533,42 +536,28 @@ class Client:
         since every agent answers ``GetTask``: with no card (a given ``dialect``), a
         card without streaming, or a subscription that is refused (an
         unsupported operation, an unknown method) or ends early.
+
+        A message that answered a task waiting for input starts a new turn of it: the
+        ends of the turns before (the input-required it answered), which the task's
+        log replays and a lagging store may still give, are not taken for its end
+        (``turn.py`` tells how they are told apart).
         """
         limit = self._timeout
         deadline = None if limit is None else time.monotonic() + limit
         raw = self.last_result
+        turn = Turn(task)
         card = self.card
         if card is not None and card.capabilities.streaming:
-            latest = task
-
-            async def watch() -> bool:
-                nonlocal latest
-                # From the log's start (Last-Event-ID 0), not a fresh subscription: a
-                # task that ended since its answer (a quick agent's) is refused a fresh
-                # one in v1.0, an error on the agent's side for every send, where a
-                # resume brings its few events. (An agent without event ids ignores it.)
-                followed = self.subscribe(task.id, last_event_id=0)
-                async with contextlib.aclosing(followed) as events:
-                    async for event in events:
-                        item = event.item
-                        if isinstance(item, StatusUpdate):
-                            item = msgspec.structs.replace(latest, status=item.status)
-                        if isinstance(item, Task):
-                            latest = item
-                            if item.status.state in lifecycle.RETURN_STATES:
-                                return True
-                return False
-
-            settled = False
+            ended: Task | None = None
             # refused, broken or out of time: the polling below carries on (or times out)
             with contextlib.suppress(TimeoutError, A2AError, ClientError):
                 async with asyncio.timeout(limit):
-                    settled = await watch()
-            if settled:
-                return await self.get_task(task.id, history_length=history_length)
-            task = latest
+                    ended = await self._watch(turn, history_length)
+            if ended is not None:
+                return ended
+            task = turn.latest
         pause = 0.05
-        while task.status.state not in lifecycle.RETURN_STATES:
+        while not turn.ended(task):
             if deadline is not None and time.monotonic() + pause > deadline:
                 self.last_result = raw
                 raise TaskNotSettled(
@@ -577,8 +566,50 @@ class Client:
                 )
             await asyncio.sleep(pause)
             pause = min(pause * 1.5, 1.0)
-            task = await self.get_task(task.id, history_length=history_length)
+            read = await self.get_task(task.id, history_length=history_length)
+            if turn.earlier(read) is not True:  # (else a lagging store's: asked again)
+                task = read
         return task
+
+    async def _watch(self, turn: Turn, history_length: int | None) -> Task | None:
+        """The task once ``turn`` has ended, as subscriptions hear it (then read once);
+        None when they end before."""
+        last: int | None = 0
+        while True:
+            # From the log's start (Last-Event-ID 0), not a fresh subscription: a
+            # task that ended since its answer (a quick agent's) is refused a fresh
+            # one in v1.0, an error on the agent's side for every send, where a
+            # resume brings its few events. (An agent without event ids ignores it.)
+            before = last
+            followed = self.subscribe(turn.answer.id, last_event_id=last)
+            async with contextlib.aclosing(followed) as events:
+                async for event in events:
+                    last = event.seq if event.seq is not None else last
+                    ended = await self._heard(turn, event.item, history_length)
+                    if ended is not None:
+                        return ended
+            if last == before:
+                return None
+            # Ended at an earlier turn's input-required, as streams before v1.0 end:
+            # on from the last event heard.
+
+    async def _heard(self, turn: Turn, item: StreamItem,
+                     history_length: int | None) -> Task | None:
+        """The task, read, when the event ``item`` ended ``turn``; else None."""
+        if isinstance(item, StatusUpdate):
+            item = msgspec.structs.replace(turn.latest, status=item.status,
+                                           generation=item.generation)
+        if not isinstance(item, Task) or turn.place(item) is True \
+                or item.status.state not in lifecycle.RETURN_STATES:
+            return None
+        # The end of this turn, or (not placed) perhaps of the one before: the task as
+        # it stands says, read with the history asked for.
+        task = await self.get_task(item.id, history_length=history_length)
+        if turn.ended(task):
+            return task
+        if turn.earlier(task) is not True:
+            turn.latest = task
+        return None
 
     async def get_task(self, task_id: str, history_length: int | None = None, *,
                        after_generation: int | None = None,
