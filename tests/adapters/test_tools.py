@@ -54,6 +54,20 @@ async def test_a_question_is_answered_with_the_task_id(agents: dict[str, str]) -
     assert '"from":"JFK"' in done and '"to":"LHR"' in done
 
 
+async def test_an_answer_is_told_at_the_end_of_the_turn_it_starts() -> None:
+    """The answer works a while before it completes: the tool waits for that end, not
+    for the input-required it answered (which the task's log replays first)."""
+    from tests.client.agents import agent
+
+    with live_agent(agent) as url:
+        remote = RemoteAgent(url, timeout=10)
+        asked = await remote.ask("ask 0.5")
+        assert asked.startswith("The agent asks: ") and "Go on?" in asked
+        task_id = asked.split("task_id='")[1].split("'")[0]
+        done = await remote.ask("yes", task_id=task_id)
+    assert "answered yes" in done, done
+
+
 @pytest.mark.parametrize("arguments", ["", "not json", "[]", '{"task_id": "x"}',
                                        '{"message": 3}'])
 async def test_bad_arguments_are_told_to_the_model(agents: dict[str, str],

@@ -75,6 +75,25 @@ def test_send_follows_an_early_answer_by_subscribing() -> None:
     assert [c for c in early.calls if c != "card"] == ["send", "subscribe", "get"]
 
 
+@pytest.mark.parametrize("dialect", [None, "1.0", "0.3"], ids=["card", "1.0", "0.3"])
+def test_send_with_task_id_waits_for_its_own_turns_end(dialect: str | None) -> None:
+    """Answering a task that waits for input: the send is followed to the end of the
+    turn the answer starts (working 0.5 s, then completed), not taken as ended by the
+    input-required it answers, which the task's log replays first. With a dialect
+    given (no card) the task is polled."""
+    chosen = ["--dialect", dialect] if dialect else []
+    with live_agent(agent) as url:
+        asked = run("send", url, "ask 0.5", *chosen)
+        assert asked.exit_code == 0, (asked.output, asked.stderr)
+        header = asked.stdout.splitlines()[0]
+        assert header.endswith("input-required"), asked.stdout
+        task_id = header.split()[1]
+        result = run("send", url, "yes", "--task-id", task_id, *chosen)
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert f"Task {task_id}  completed" in result.stdout.splitlines(), result.stdout
+    assert "answered yes" in result.stdout and "went on" in result.stdout
+
+
 def test_a_subscribed_task_that_never_settles_ends_at_the_timeout() -> None:
     with early_agent(agent) as (url, early):
         result = run("send", url, "sleep 30", "--timeout", "1")
