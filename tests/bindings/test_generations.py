@@ -3,7 +3,8 @@ on every binding (JSON-RPC, HTTP+JSON, gRPC), on a real server on loopback.
 
 What a 1.0 caller sees is checked too: its answers carry no 1.1 member (parsed by
 the official a2a-sdk 1.3.0's own protobuf classes, unknown members refused), and a
-1.0 request carrying a 1.1 field is refused naming the version to ask for.
+1.0 request carrying ``ifGenerationMatch`` is refused naming the version to ask for,
+while one carrying ``currentGeneration`` is a long poll, as the draft's example shows.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from google.protobuf import json_format
 
 from interlingua.core import calls as c
 from interlingua.core import model as m
@@ -224,28 +226,87 @@ def test_a_1_0_callers_answers_carry_no_1_1_member(server: tuple[str, Any],
     assert isinstance(task, m.Task) and task.generation == 0
 
 
-def test_a_1_0_request_with_a_1_1_field_is_refused_naming_the_version(
+def test_a_1_0_long_poll_is_held_as_the_draft_shows(
+        server: tuple[str, Any], client: httpx.Client) -> None:
+    """Draft §3.2.7's example long-polls with ``A2A-Version: 1.0``: ``currentGeneration``
+    is taken from a 1.0 request on every binding (held, or answered at once for a
+    passed generation), and its answer names the generation to poll for next."""
+    url, _ = server
+    task_id = task_of(JSONRPC11(client, url), "ask").id  # at generation 2
+    v10 = {"A2A-Version": "1.0"}
+
+    def rpc(current: int) -> Any:
+        body = client.post(url + "/", headers=v10, json={
+            "jsonrpc": "2.0", "id": 1, "method": "GetTask",
+            "params": {"id": task_id, "currentGeneration": str(current)}}).json()
+        assert "result" in body, body
+        return body["result"]
+
+    def rest(current: int) -> Any:
+        resp = client.get(f"{url}/tasks/{task_id}?currentGeneration={current}", headers=v10)
+        assert resp.status_code == 200, resp.text
+        return resp.json()
+
+    def grpc(current: int) -> Any:
+        return {"generation": str(_grpc_get(client, url, task_id, version="1.0",
+                                            current=current).generation)}
+
+    for name, poll in (("jsonrpc", rpc), ("rest", rest), ("grpc", grpc)):
+        began = time.monotonic()
+        assert poll(1)["generation"] == "2", name  # passed: at once
+        assert time.monotonic() - began < MAX_WAIT / 2, name
+        began = time.monotonic()
+        assert poll(2)["generation"] == "2", name  # not passed: held to the maximum wait
+        assert MAX_WAIT * 0.95 <= time.monotonic() - began < MAX_WAIT + 1.0, name
+    # a 1.0 GetTask without it still carries no 1.1 member
+    assert "generation" not in client.get(f"{url}/tasks/{task_id}", headers=v10).text
+
+
+def test_a_1_0_send_with_if_generation_match_is_refused_naming_the_field_as_sent(
         server: tuple[str, Any], client: httpx.Client) -> None:
     url, _ = server
     task_id = task_of(JSONRPC11(client, url), "ask").id
     v10 = {"A2A-Version": "1.0"}
-    for method, params in (
-            ("GetTask", {"id": task_id, "currentGeneration": "1"}),
-            ("SendMessage", {"message": {"messageId": new_id(), "role": "ROLE_USER",
-                                         "taskId": task_id, "parts": [{"text": "ask"}]},
-                             "configuration": {"ifGenerationMatch": "2"}})):
-        body = client.post(url + "/", headers=v10, json={"jsonrpc": "2.0", "id": 1,
-                                                         "method": method,
-                                                         "params": params}).json()
-        assert body["error"]["code"] == -32602, body
-        assert "A2A-Version: 1.1" in body["error"]["message"], body
-    resp = client.get(f"{url}/tasks/{task_id}?currentGeneration=1", headers=v10)
-    assert resp.status_code == 400 and "A2A-Version: 1.1" in resp.json()["error"]["message"]
+    params = {"message": {"messageId": new_id(), "role": "ROLE_USER", "taskId": task_id,
+                          "parts": [{"text": "ask"}]},
+              "configuration": {"ifGenerationMatch": "2"}}
+    body = client.post(url + "/", headers=v10, json={"jsonrpc": "2.0", "id": 1,
+                                                     "method": "SendMessage",
+                                                     "params": params}).json()
+    assert body["error"]["code"] == -32602, body
+    assert "params.configuration.ifGenerationMatch" in body["error"]["message"], body
+    assert "A2A-Version: 1.1" in body["error"]["message"], body
+    # over HTTP+JSON the field is the body's, not a JSON-RPC params member
+    resp = client.post(f"{url}/message:send", headers=v10, json=params)
+    message = resp.json()["error"]["message"]
+    assert resp.status_code == 400 and "A2A-Version: 1.1" in message, message
+    assert "params" not in message.removeprefix("Invalid params for SendMessage"), message
+    assert "configuration.ifGenerationMatch" in message, message
+    from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
+
+    request = pb.SendMessageRequest()
+    json_format.ParseDict(params, request)
     with pytest.raises(Refused) as refused:
-        _grpc_get(client, url, task_id, version="1.0", current=1)
+        _grpc_unary(client, url, "SendMessage", request, version="1.0")
     assert refused.value.status == "INVALID_ARGUMENT" and "A2A-Version: 1.1" in \
         refused.value.message
     assert get(JSONRPC11(client, url), task_id).generation == 2  # nothing was written
+
+
+@pytest.mark.parametrize(("query", "named"), [
+    ("currentGeneration=abc", "query parameter currentGeneration"),
+    ("current_generation=-1", "query parameter current_generation"),
+    ("historyLength=-1", "query parameter historyLength"),
+])
+def test_a_rest_refusal_names_the_query_parameter_as_sent(
+        server: tuple[str, Any], client: httpx.Client, query: str, named: str) -> None:
+    url, _ = server
+    task_id = task_of(JSONRPC11(client, url), "ask").id
+    for version in ("1.0", "1.1"):
+        resp = client.get(f"{url}/tasks/{task_id}?{query}", headers={"A2A-Version": version})
+        message = resp.json()["error"]["message"]
+        assert resp.status_code == 400 and named in message, (version, message)
+        assert "params." not in message, (version, message)
 
 
 def _grpc_get(client: httpx.Client, url: str, task_id: str, *, version: str,
@@ -253,10 +314,17 @@ def _grpc_get(client: httpx.Client, url: str, task_id: str, *, version: str,
     """A gRPC GetTask with ``current_generation`` set, sent with ``version``."""
     from interlingua.grpc_wire.protos import interlingua_lf_a2a_v1_pb2 as pb
 
-    d = GRPC10(client, url, headers={"A2A-Version": version})
     request = pb.GetTaskRequest(id=task_id, current_generation=current)
-    method = d._method("GetTask", request, False)
+    return _grpc_unary(client, url, "GetTask", request, version=version)
+
+
+def _grpc_unary(client: httpx.Client, url: str, rpc: str, request: Any, *,
+                version: str) -> Any:
+    """``request`` (a v1.0 message, sent as it is) to ``rpc``, with ``version``."""
     import grpc
+
+    d = GRPC10(client, url, headers={"A2A-Version": version})
+    method = d._method(rpc, request, False)
 
     async def go() -> Any:
         return await method(request, metadata=d._metadata(), timeout=30)

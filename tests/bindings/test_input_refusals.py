@@ -106,7 +106,9 @@ def test_a_bad_current_generation_is_400_over_rest(
     resp = client.get(f"{server[0]}/tasks/{task_id}?{query}", headers=V11)
     assert resp.status_code == 400, resp.text
     error = resp.json()["error"]
-    assert error["status"] == "INVALID_ARGUMENT" and "currentGeneration" in error["message"]
+    # named as the caller sent it, not as a JSON-RPC params member
+    assert error["status"] == "INVALID_ARGUMENT"
+    assert f"query parameter {query.split('=')[0]} " in error["message"], error
 
 
 @pytest.mark.parametrize("query", [

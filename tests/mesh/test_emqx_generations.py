@@ -1,7 +1,8 @@
 """A2A 1.1 (draft) on the mesh: the A2A-over-MQTT profile carries v1.0, and a request
 whose ``a2a-version`` user property asks for 1.1 is read and answered as 1.1, as over
 HTTP: generations in tasks and events (the same numbers the HTTP bindings give for
-the task), ``ifGenerationMatch`` refusals, long polls. One that does not stays 1.0."""
+the task), ``ifGenerationMatch`` refusals, long polls. One that does not stays 1.0
+(its ``currentGeneration`` a long poll all the same, as over HTTP)."""
 
 from __future__ import annotations
 
@@ -109,10 +110,15 @@ def test_a_1_1_request_on_the_mesh_gets_the_generations_the_http_bindings_give()
                 (out["held"],) = await asker.ask(
                     "GetTask", {"id": task_id, "currentGeneration": "7"}, **V11)
                 out["held_for"] = time.monotonic() - began
-                # a 1.0 request (no property): no generation, and no 1.1 field taken
+                # a 1.0 request (no property): no generation; a long poll all the same
+                # (the draft's example sends one with A2A-Version: 1.0), whose answer
+                # names the generation; ifGenerationMatch refused
                 (out["get_1_0"],) = await asker.ask("GetTask", {"id": task_id})
-                (out["field_1_0"],) = await asker.ask(
+                (out["poll_1_0"],) = await asker.ask(
                     "GetTask", {"id": task_id, "currentGeneration": "1"})
+                (out["field_1_0"],) = await asker.ask(
+                    "SendMessage", {"message": message("ask", task_id),
+                                    "configuration": {"ifGenerationMatch": "7"}})
                 # a version the agent does not speak: refused, naming it and the served ones
                 (out["unknown"],) = await asker.ask("GetTask", {"id": task_id},
                                                     **{"a2a-version": "9.9"})
@@ -138,6 +144,7 @@ def test_a_1_1_request_on_the_mesh_gets_the_generations_the_http_bindings_give()
     assert out["held"]["result"]["generation"] == "7"
     assert MAX_WAIT * 0.9 <= out["held_for"] < MAX_WAIT + 2, out["held_for"]
     assert "generation" not in str(out["get_1_0"]) and out["get_1_0"]["result"]["id"] == task_id
+    assert out["poll_1_0"]["result"]["generation"] == "7"
     assert out["field_1_0"]["error"]["code"] == -32602
     assert "A2A-Version: 1.1" in out["field_1_0"]["error"]["message"]
     unknown = out["unknown"]["error"]

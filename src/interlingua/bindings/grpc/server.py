@@ -37,6 +37,7 @@ from ...core.calls import Call, GetExtendedCard, ListTasksResult
 from ...core.card_signing import canonical_payload
 from ...core.dialects import V1_CODECS, Codec, get_codec
 from ...core.dialects.v0_3 import encode_card_v03
+from ...core.dialects.v1_0 import long_polled
 from ...core.errors import (
     A2AError,
     InternalError,
@@ -186,7 +187,8 @@ class _V1(_Dialect):
         if kind is m.Task:
             if rpc.name in ("SendMessage", "SendStreamingMessage"):
                 return v1_bytes.send_response_bytes(result)
-            return v1_bytes.task_bytes(result)
+            if not long_polled(call):  # (a long poll's answer names its generation)
+                return v1_bytes.task_bytes(result)
         if kind is m.Message:
             return v1_bytes.send_response_bytes(result)
         if kind is ListTasksResult:

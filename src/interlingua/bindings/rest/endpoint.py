@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from functools import partial
 from typing import Any
@@ -74,7 +75,7 @@ _encode = msgspec.json.encode
 # request's ``tenant`` too, as any field its path does not hold (HTTP+JSON's
 # transcoding): on the operations without a body.
 _QUERY: dict[str, dict[str, str]] = {
-    # currentGeneration: A2A 1.1 (draft); a 1.0 request naming it is refused by its codec
+    # currentGeneration: A2A 1.1 (draft), a long poll (taken in 1.0 requests too)
     "GetTask": {"historyLength": "int", "currentGeneration": "str", "tenant": "str"},
     "ListTasks": {"contextId": "str", "status": "str", "pageSize": "int", "pageToken": "str",
                   "historyLength": "int", "statusTimestampAfter": "str",
@@ -251,9 +252,13 @@ class RESTEndpoint:
             check_content_type(inbound.headers.get("content-type"),
                                "application/a2a+json or application/json")
         codec = inbound.codec
+        sent: dict[str, str] = {}
         try:
-            call: Call = codec.for_answer(codec.decode_call(
-                route.op, self._params(route, body, inbound.scope)))
+            params = self._params(route, body, inbound.scope, sent)
+            try:
+                call: Call = codec.for_answer(codec.decode_call(route.op, params))
+            except InvalidParams as exc:
+                raise as_sent(exc, sent) from None
         except (InvalidParams, ParseError):
             # Only once a body is refused (nothing more on the usual path): one that
             # opens with a byte order mark is read without it (RFC 8259 §8.1 lets a
@@ -270,8 +275,11 @@ class RESTEndpoint:
 
     # ------------------------------------------------------------------ params
 
-    def _params(self, route: Match, body: bytes, scope: Scope) -> bytes:
-        """The params of the route's operation, as the codec reads them."""
+    def _params(self, route: Match, body: bytes, scope: Scope,
+                sent: dict[str, str] | None = None) -> bytes:
+        """The params of the route's operation, as the codec reads them. ``sent``
+        gets how the caller sent each member taken from the query or the path."""
+        sent = {} if sent is None else sent
         op = route.op
         if op in ("SendMessage", "SendStreamingMessage", "message/send", "message/stream"):
             if _blank(body):
@@ -284,7 +292,8 @@ class RESTEndpoint:
             doc = _object(body)
         kinds = _QUERY.get(op)
         if kinds:
-            doc.update(_query(scope, kinds))
+            doc.update(_query(scope, kinds, sent))
+        _path_members(route, sent)
         if op in V1_OPS:  # v1.0's params name the task ``id`` or ``taskId``
             if op in ("GetTask", "CancelTask", "SubscribeToTask"):
                 _put(doc, "id", route.task_id)
@@ -452,7 +461,47 @@ def _put_name(doc: dict[str, Any], task_id: str) -> None:
     _put(doc, "id", task_id)
 
 
-def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
+def _path_members(route: Match, sent: dict[str, str]) -> None:
+    """How the members the path gives (as ``_params`` puts them) are named to its
+    caller (``as_sent``)."""
+    task, config = "the path's task id", "the path's config id"
+    if route.task_id is None:
+        return
+    if route.op in ("GetTask", "CancelTask", "SubscribeToTask"):
+        sent["id"] = task
+    elif route.op in V1_OPS:
+        sent["taskId"] = task
+        if route.config_id is not None:
+            sent["id"] = config
+    elif route.op == "tasks/pushNotificationConfig/set":
+        sent["taskId"] = task
+    else:
+        sent["id"] = sent["name"] = task
+        if route.config_id is not None:
+            sent["pushNotificationConfigId"] = config
+
+
+#: a member of the params, as a codec names it (``params.historyLength``)
+_PARAMS_MEMBER = re.compile(r"(?<!Invalid )\bparams\.([A-Za-z_]\w*)")
+
+
+def as_sent(exc: InvalidParams, sent: Mapping[str, str]) -> InvalidParams:
+    """``exc`` naming each member as the HTTP+JSON caller sent it, not by its path
+    in JSON-RPC params: a query parameter or a part of the path (``sent``), else
+    the body's member (``configuration.ifGenerationMatch``)."""
+    def named(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return sent.get(name, name)
+
+    message = _PARAMS_MEMBER.sub(named, exc.message)
+    if message == exc.message:
+        return exc
+    return type(exc)(message, data=exc.data)
+
+
+def _query(scope: Scope, kinds: Mapping[str, str],
+           sent: dict[str, str] | None = None) -> dict[str, Any]:
+    """The operation's query parameters; ``sent`` gets each one's name as given."""
     qs: bytes = scope.get("query_string", b"")
     out: dict[str, Any] = {}
     if not qs:
@@ -471,6 +520,8 @@ def _query(scope: Scope, kinds: Mapping[str, str]) -> dict[str, Any]:
         if name in out:  # each is one value: which of two was meant is not ours to guess
             raise InvalidParams(f"Invalid params: query parameter {name} is given more "
                                 f"than once")
+        if sent is not None:
+            sent[name] = f"query parameter {raw_name}"
         if kind == "int":
             out[name] = _query_int(raw_name, value)
         elif kind == "bool":

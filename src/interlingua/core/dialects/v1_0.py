@@ -208,12 +208,12 @@ def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
     )
 
 
-def _get_task_in(method: str, params: bytes | None, newer: bool = False) -> c.GetTask:
+def _get_task_in(method: str, params: bytes | None) -> c.GetTask:
     req: w.GetTaskRequest = _GET_TASK.params(params, method)
     current = req.current_generation
     if current is not None:
-        if not newer:
-            raise w.WireError("currentGeneration", NEEDS_1_1)
+        # a long poll in 1.0 requests too: the draft's own example (§3.2.7) sends
+        # ``currentGeneration`` with ``A2A-Version: 1.0``
         current = w.int_in(current, "currentGeneration")
     return c.GetTask(
         id=_required(req.id, "id"),
@@ -310,6 +310,12 @@ _CALL_READERS: dict[str, Callable[[str, bytes | None], c.Call]] = {
     "DeleteTaskPushNotificationConfig": _delete_push_in,
     "GetExtendedAgentCard": _get_card_in,
 }
+
+
+def long_polled(call: c.Call) -> bool:
+    """Whether ``call`` is a long-polling ``GetTask`` (``currentGeneration``), whose
+    1.0 answer carries the task's generation."""
+    return type(call) is c.GetTask and call.current_generation is not None
 
 
 # ----------------------------------------------------------------- requests out
@@ -676,6 +682,10 @@ class V1Codec(Codec):
         if type(result) is m.Task and type(call) is c.SendMessage:  # _result_out's first case
             return _encoder.encode(w.SendMessageResponse(task=w.task_out(result)))
         wire = _result_out(call, result)
+        if long_polled(call) and isinstance(result, m.Task) and result.generation:
+            # a caller that polls by generation reads them: without the task's it
+            # could not name the next one to wait past
+            wire.generation = str(result.generation)
         return b"null" if wire is None else _encoder.encode(wire)
 
     def encode_error(self, error: A2AError) -> bytes:

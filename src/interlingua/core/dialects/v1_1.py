@@ -14,11 +14,13 @@ What 1.1 adds to v1.0's ProtoJSON (``v1_0.py``, ``_v1_wire.py``):
   task's generation too: it is written from the tasks, not from the v1.0 JSON a
   store may keep of them (``for_answer``).
 * ``GetTaskRequest.currentGeneration``: a long poll (``server/long_poll.py``).
+  Taken from a 1.0 request too, as the draft's example (§3.2.7) sends it with
+  ``A2A-Version: 1.0``; that answer carries the task's generation (``v1_0.py``).
 * ``SendMessageConfiguration.ifGenerationMatch``: a follow-up is taken only at
   that generation, else ``TaskGenerationMismatch`` (-32010, ABORTED, 409).
 
-A 1.0 request that carries either request field is refused (``NEEDS_1_1``): a
-feature is never dropped in silence.
+A 1.0 request that carries ``ifGenerationMatch`` is refused (``NEEDS_1_1``): a
+precondition is never dropped in silence.
 
 The dialect is recorded as "1.0" (``dialect``): a task made by a 1.1 request is
 a v1.0 task, which a 1.0 client reads as ever. A push config registered by a 1.1
@@ -54,7 +56,6 @@ _CALL_READERS_11: dict[str, Callable[[str, bytes | None], c.Call]] = {
     **v1_0._CALL_READERS,
     "SendMessage": functools.partial(v1_0._send_in, newer=True),
     "SendStreamingMessage": functools.partial(v1_0._send_in, newer=True),
-    "GetTask": functools.partial(v1_0._get_task_in, newer=True),
 }
 
 
