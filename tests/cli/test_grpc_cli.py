@@ -167,6 +167,24 @@ def test_stream_and_subscribe_over_grpc(where: tuple[str, str]) -> None:
     assert replayed == lines[1:]
 
 
+def test_json_over_grpc_writes_64_bit_integers_as_strings(where: tuple[str, str]) -> None:
+    """ProtoJSON writes an int64 as a string: A2A 1.1's ``generation`` in the gRPC
+    answer's JSON is what JSON-RPC and HTTP+JSON give, ``"3"``, not ``3``."""
+    url, target = where
+    v11 = ["--dialect", "1.1"]
+    sent = msgspec.json.decode(ok("send", f"grpc://{target}", "hello", "--json", *v11).stdout)
+    task_id = sent["task"]["id"]
+    over_grpc = msgspec.json.decode(ok("get", f"grpc://{target}", task_id, "--json",
+                                       *v11).stdout)
+    over_rest = msgspec.json.decode(ok("get", url, task_id, "--json", *v11,
+                                       "--binding", "rest").stdout)
+    assert isinstance(over_grpc["generation"], str) and int(over_grpc["generation"]) > 1
+    assert over_grpc == over_rest
+    lines = lines_of(ok("stream", f"grpc://{target}", "hi", "--json", *v11))
+    numbers = [next(iter(line.values()))["generation"] for line in lines]
+    assert numbers == [str(n) for n in range(1, len(lines) + 1)], numbers
+
+
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
 def test_errors_read_as_over_json_rpc(where: tuple[str, str], dialect: str) -> None:
     url, target = where

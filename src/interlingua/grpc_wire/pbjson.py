@@ -4,7 +4,8 @@ The codecs read and write ProtoJSON; the gRPC binding hands them its messages
 in that shape. ``google.protobuf.json_format`` does the same conversion, but it
 is general and slow (several times the cost of the codec's whole decode on a
 small ``SendMessage``), so this walks only the fields that are set, with what each field needs worked
-out once per field. It covers what the A2A messages use: scalars, enums (by
+out once per field. It covers what the A2A messages use: scalars (64-bit
+integers as strings, as ProtoJSON writes them), enums (by
 name; a number the enum does not have stays a number, for the codec to
 refuse), bytes (base64), nested and repeated messages, maps, and the
 well-known ``Struct``, ``Value``, ``Timestamp`` and ``Empty``.
@@ -31,6 +32,10 @@ _TIMESTAMP = "google.protobuf.Timestamp"
 _MESSAGE = FieldDescriptor.TYPE_MESSAGE
 _ENUM = FieldDescriptor.TYPE_ENUM
 _BYTES = FieldDescriptor.TYPE_BYTES
+#: the 64-bit integers, which ProtoJSON writes as strings (A2A 1.1's generations)
+_INT64_TYPES = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64,
+                          FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
+                          FieldDescriptor.TYPE_SFIXED64})
 
 
 # ------------------------------------------------------------------ messages out
@@ -89,6 +94,8 @@ def _reader_single(field: FieldDescriptor) -> Callable[[Any], Any]:
         return lambda n: names.get(n, n)
     if field.type == _BYTES:
         return lambda b: base64.b64encode(b).decode("ascii")
+    if field.type in _INT64_TYPES:
+        return str  # ProtoJSON writes 64-bit integers as strings (beyond a double's 2^53)
     return lambda v: v
 
 
@@ -136,9 +143,6 @@ def set_value(v: Any, doc: Any) -> None:
 _PLAIN, _ENUM_NAME, _BASE64, _MSG, _STRUCT_KIND, _VALUE_KIND, _TIME, _MAP, _MAP_OF_MSG = range(9)
 #: a 64-bit integer, which ProtoJSON writes as a string (A2A 1.1's generations)
 _INT64 = -1
-_INT64_TYPES = frozenset({FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64,
-                          FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
-                          FieldDescriptor.TYPE_SFIXED64})
 
 
 def _kind_of(field: FieldDescriptor) -> int:
