@@ -169,7 +169,8 @@ def test_stream_and_subscribe_over_grpc(where: tuple[str, str]) -> None:
 
 def test_json_over_grpc_writes_64_bit_integers_as_strings(where: tuple[str, str]) -> None:
     """ProtoJSON writes an int64 as a string: A2A 1.1's ``generation`` in the gRPC
-    answer's JSON is what JSON-RPC and HTTP+JSON give, ``"3"``, not ``3``."""
+    answer's JSON is what JSON-RPC and HTTP+JSON give, ``"3"``, not ``3``; a send's
+    answer shown as the task ended (read again) keeps it."""
     url, target = where
     v11 = ["--dialect", "1.1"]
     sent = msgspec.json.decode(ok("send", f"grpc://{target}", "hello", "--json", *v11).stdout)
@@ -180,6 +181,8 @@ def test_json_over_grpc_writes_64_bit_integers_as_strings(where: tuple[str, str]
                                        "--binding", "rest").stdout)
     assert isinstance(over_grpc["generation"], str) and int(over_grpc["generation"]) > 1
     assert over_grpc == over_rest
+    # a send's answer, shown as the task ended, keeps the generation too
+    assert sent["task"]["generation"] == over_grpc["generation"]
     lines = lines_of(ok("stream", f"grpc://{target}", "hi", "--json", *v11))
     numbers = [next(iter(line.values()))["generation"] for line in lines]
     assert numbers == [str(n) for n in range(1, len(lines) + 1)], numbers

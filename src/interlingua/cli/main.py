@@ -32,7 +32,7 @@ from ..client.bindings import BINDINGS
 from ..client.client import make_message
 from ..clients import AnyClient, client_for
 from ..core.calls import SendMessage
-from ..core.dialects import get_codec
+from ..core.dialects import V1_CODECS, get_codec
 from ..core.errors import A2AError, TaskNotFound
 from ..core.lifecycle import LISTABLE_STATES, RETURN_STATES
 from ..core.model import (
@@ -1007,10 +1007,14 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
 
 
 def _as_send_answer(client: AnyClient, message: Message, result: Task | Message) -> bytes:
-    """``result`` as the agent's answer to a send, in its dialect and binding."""
-    codec = get_codec(client.dialect or "1.0")
+    """``result`` as the agent's answer to a send, in its dialect (1.1's, with the
+    task's generation, when spoken in 1.1) and binding."""
+    version = getattr(client, "version", None)
+    newer = V1_CODECS.get(version) if isinstance(version, str) else None
+    codec = get_codec(newer or client.dialect or "1.0")
     endpoint = getattr(client, "endpoint", None)
-    if endpoint is not None and endpoint.binding != "JSONRPC" and codec.protojson:
+    if endpoint is not None and endpoint.binding != "JSONRPC" and codec.protojson \
+            and codec.protojson != codec.dialect:
         codec = get_codec(codec.protojson)  # (HTTP+JSON and gRPC answer in ProtoJSON)
     return codec.encode_result(SendMessage(message=message), result)
 
