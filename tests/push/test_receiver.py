@@ -280,7 +280,7 @@ async def test_listen_prints_one_json_line_per_notification(setup: Setup) -> Non
     assert line == event_line(app.events[0])
 
 
-@pytest.mark.parametrize("dialect", ["1.0", "0.3", "0.1"])
+@pytest.mark.parametrize("dialect", ["1.1", "1.0", "0.3", "0.1"])
 async def test_register_receiver_in_each_dialect(setup: Setup, dialect: str) -> None:
     sent = await setup.http.post("/", json={"jsonrpc": "2.0", "id": 1, "method": "tasks/send",
                                             "params": {"id": "t-1", "message": {
@@ -296,6 +296,54 @@ async def test_register_receiver_in_each_dialect(setup: Setup, dialect: str) -> 
     with pytest.raises(TaskNotFound):
         await register_receiver(setup.http, AGENT + "/", "nope", "http://127.0.0.1:9/",
                                 dialect=dialect)
+
+
+@pytest.mark.parametrize("dialect", ["1.1", "1.0"])
+async def test_register_receiver_in_1_1_is_fed_1_1_over_http(dialect: str) -> None:
+    """Registered over real HTTP in the dialect asked for: a config registered in 1.1
+    is recorded as 1.1 and fed 1.1's bodies (each event with its generation, sent
+    with ``A2A-Version: 1.1``) to a ``Receiver`` on loopback; one in 1.0 stays 1.0."""
+    from tests.bindings.generations_agent import converse
+    from tests.live import bind_loopback, live_server, url_of
+
+    from .helpers import until
+
+    sock = bind_loopback()
+    app = create_app(Agent("Asker", "Asks, then completes.", converse,
+                           push_notifications=True),
+                     public_url=url_of(sock), store="memory://", push=dev_settings())
+    with live_server(app, sock=sock) as url:
+        async with httpx.AsyncClient(timeout=30) as http:
+            # (its own HTTP client: it runs on its server's loop, not this one)
+            receiver = Receiver(token="tok", jwks_url=url + "/.well-known/jwks.json")
+            with live_server(receiver) as hook:
+                async def send(text: str, task_id: str | None = None) -> dict[str, Any]:
+                    message: dict[str, Any] = {"messageId": f"m-{text}", "role": "ROLE_USER",
+                                               "parts": [{"text": text}]}
+                    if task_id is not None:
+                        message["taskId"] = task_id
+                    resp = await http.post(url + "/", headers={"A2A-Version": "1.0"}, json={
+                        "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                        "params": {"message": message}})
+                    task: dict[str, Any] = resp.json()["result"]["task"]
+                    return task
+
+                task_id = (await send("ask"))["id"]
+                config = await register_receiver(http, url + "/", task_id, hook + "/",
+                                                 token="tok", dialect=dialect)
+                assert (config.url, config.token) == (hook + "/", "tok")
+                records = await app.state.engine.store.list_push_configs(Scope(), task_id)
+                assert [r.dialect for r in records] == [dialect]
+                await send("done", task_id)
+                await until(lambda: any(e.state == "completed" for e in receiver.events))
+    events = list(receiver.events)
+    assert events and all(e.verified and e.task_id == task_id for e in events), events
+    assert {e.headers.get("a2a-version") for e in events} == {dialect}
+    numbers = [next(iter(e.body.values())).get("generation") for e in events]
+    if dialect == "1.1":  # each event with the generation after it, as a string
+        assert all(n is not None and int(n) > 2 for n in numbers), numbers
+    else:
+        assert numbers == [None] * len(events), numbers
 
 
 async def test_register_receiver_with_an_agent_without_push() -> None:

@@ -466,8 +466,9 @@ async def register_receiver(
     """Ask the agent at ``agent_url`` (its JSON-RPC URL) to push ``task_id``'s
     updates to ``url``; returns the config as the agent stored it.
 
-    ``dialect`` is the codec the request is written in ("1.0", "0.3", "0.1"):
-    it also decides the body the agent will post. The agent's error comes back
+    ``dialect`` is the codec the request is written in ("1.1", "1.0", "0.3",
+    "0.1"): it also decides the body the agent will post (1.1's: each event with
+    its task's generation). The agent's error comes back
     as the matching ``A2AError``.
     """
     codec = get_codec(dialect)
@@ -481,7 +482,9 @@ async def register_receiver(
             + _encode(method) + b',"params":' + params + b"}")
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if codec.needs_version_header:
-        headers["A2A-Version"] = codec.dialect
+        # the version asked for: 1.1's codec records its tasks as 1.0, but a config
+        # registered in 1.0 would be fed 1.0's bodies, without generations
+        headers["A2A-Version"] = codec.name if codec.name in codec.versions else codec.dialect
     resp = await client.post(agent_url, content=body, headers=headers)
     try:
         answer = msgspec.json.decode(resp.content, type=_RPCResponse)
