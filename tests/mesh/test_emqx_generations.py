@@ -244,3 +244,81 @@ def test_a_stream_sent_again_for_a_finished_task_is_answered_as_over_http() -> N
     for event in again:
         (item,) = event["result"].values()
         assert int(item["generation"]) >= 1, event
+
+
+# ------------------------------------------------------------------ our client
+
+
+def test_the_client_speaks_1_1_on_the_mesh_when_asked() -> None:
+    """``client_for(url, dialect="1.1")`` for an agent of the profile: its requests say
+    ``a2a-version: 1.1``, so tasks carry generations, ``if_generation_match`` is checked
+    and ``after_generation`` is a long poll. Without it the client speaks 1.0, and asking
+    for a generation is ``GenerationsNotSupported`` before anything is sent."""
+    from interlingua import client_for
+    from interlingua.client.generations import GenerationsNotSupported, TaskGenerationMismatch
+
+    need_broker()
+    org, unit = org_unit()
+    where = f"{BROKER}/{org}/{unit}/Gen"
+    with served(org, unit):
+
+        async def go() -> None:
+            async with client_for(where, dialect="1.1", timeout=10) as client:
+                assert client.version == "1.1"
+                task = await client.send("ask")
+                assert task.generation == 2  # type: ignore[union-attr]
+                with pytest.raises(TaskGenerationMismatch):
+                    await client.send("ask", task_id=task.id, if_generation_match=1)
+                taken = await client.send("ask", task_id=task.id, if_generation_match=2)
+                assert taken.generation == 4  # type: ignore[union-attr]
+                began = time.monotonic()
+                assert (await client.get_task(task.id, after_generation=3)).generation == 4
+                assert time.monotonic() - began < MAX_WAIT / 2
+                held = await client.get_task(task.id, after_generation=4)
+                assert held.generation == 4 and time.monotonic() - began >= MAX_WAIT * 0.9
+            async with client_for(where, timeout=10) as client:
+                assert client.version == "1.0"
+                assert (await client.get_task(task.id)).generation == 0  # a 1.0 answer
+                with pytest.raises(GenerationsNotSupported, match=r"dialect='1\.1'"):
+                    await client.get_task(task.id, after_generation=1)
+                with pytest.raises(GenerationsNotSupported):
+                    await client.send("ask", task_id=task.id, if_generation_match=4)
+            async with client_for(where, dialect="1.1", timeout=10) as client:
+                assert (await client.get_task(task.id)).generation == 4
+
+        asyncio.run(go())
+    with pytest.raises(ValueError, match=r"carries A2A 1\.0"):
+        client_for(where, dialect="0.3")
+    with pytest.raises(ValueError, match=r"A2A 1\.1 is not spoken there"):
+        client_for(f"{BROKER}/ns/Agent", dialect="1.1")  # SAM's layout
+
+
+def test_the_cli_speaks_1_1_on_the_mesh_with_dialect_1_1() -> None:
+    from click.testing import CliRunner
+
+    from interlingua.cli.main import main
+
+    def cli(*args: str) -> Any:
+        done = CliRunner().invoke(main, list(args), prog_name="interlingua")
+        assert done.exit_code == 0, (done.output, done.stderr)
+        return json.loads(done.stdout)
+
+    need_broker()
+    org, unit = org_unit()
+    where = f"{BROKER}/{org}/{unit}/Gen"
+    with served(org, unit):
+        sent = cli("send", where, "ask", "--json", "--dialect", "1.1", "--timeout", "10")
+        task_id = sent["task"]["id"]
+        assert sent["task"]["generation"] == "2", sent
+        assert cli("get", where, task_id, "--json", "--dialect", "1.1")["generation"] == "2"
+        assert "generation" not in cli("get", where, task_id, "--json")  # 1.0
+        # --wait follows a task by long polls (no note that it asks again every few
+        # seconds), each generation of the task shown once
+        working = cli("send", where, "chunks 3 0.3", "--no-wait", "--json", "--dialect", "1.1")
+        done = CliRunner().invoke(main, ["get", where, working["task"]["id"], "--wait",
+                                         "--json", "--dialect", "1.1", "--timeout", "20"])
+        assert done.exit_code == 0 and "no long polls" not in done.stderr, done.stderr
+        seen = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        numbers = [int(t["generation"]) for t in seen]
+        assert len(numbers) > 1 and numbers == list(range(numbers[0], numbers[-1] + 1)), numbers
+        assert seen[-1]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", seen[-1]

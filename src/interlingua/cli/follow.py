@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable
 
 from ..client import Client
-from ..client.generations import GenerationsNotSupported
+from ..client.generations import GENERATIONS_VERSION, GenerationsNotSupported
 from ..clients import AnyClient
 from ..core import lifecycle
 from ..core.model import Task
@@ -35,14 +35,15 @@ async def follow_task(client: AnyClient, task_id: str, *, history_length: int | 
     deadline = loop.time() + within
     task = await client.get_task(task_id, history_length=history_length)
     show(task, client.last_result)
-    long_polls = isinstance(client, Client)
+    # an HTTP client finds out whether the agent has long polls; a mesh client speaks
+    # 1.1 only when told to
+    long_polls = isinstance(client, Client) or client.version == GENERATIONS_VERSION
     polls = 0
     while task.status.state not in lifecycle.RETURN_STATES:
         remaining = deadline - loop.time()
         if remaining <= 0:
             return None
         if long_polls:
-            assert isinstance(client, Client)
             try:
                 new = await client.get_task(task_id, history_length=history_length,
                                             after_generation=task.generation, wait=remaining)

@@ -106,6 +106,7 @@ from .errors import (
 from .generations import (
     GENERATIONS_VERSION,
     GenerationsNotSupported,
+    check_generation,
     generation_of,
     long_poll,
     needs_generations,
@@ -465,7 +466,7 @@ class Client:
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()
         )
         if if_generation_match is not None:
-            _check_generation("if_generation_match", if_generation_match, minimum=1)
+            check_generation("if_generation_match", if_generation_match, minimum=1)
             await self._need_generations("if_generation_match")
             if self._generations is None and msg.task_id is not None:
                 # Not yet seen to number its tasks: look before sending, since an agent
@@ -632,7 +633,7 @@ class Client:
             if wait is not None:
                 raise ValueError("wait is for a long poll: give after_generation too")
             return await self._task_of(GetTask(id=task_id, history_length=history_length))
-        _check_generation("after_generation", after_generation, minimum=0)
+        check_generation("after_generation", after_generation, minimum=0)
         if wait is not None and wait < 0:
             raise ValueError("wait must be a number of seconds >= 0")
         await self._need_generations("after_generation")
@@ -990,11 +991,6 @@ class Client:
 def _without_version(endpoint: Endpoint) -> Endpoint:
     """``endpoint`` spoken in its dialect itself (1.0 for a 1.1 one)."""
     return Endpoint(endpoint.dialect, endpoint.url, endpoint.binding, tenant=endpoint.tenant)
-
-
-def _check_generation(name: str, value: object, *, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, not {value!r}")
 
 
 def _wrong_type(expected: str, result: object) -> ClientError:

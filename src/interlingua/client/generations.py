@@ -39,6 +39,7 @@ __all__ = [
     "GenerationTracker",
     "GenerationsNotSupported",
     "TaskGenerationMismatch",
+    "check_generation",
     "generation_of",
     "long_poll",
     "mismatch_in",
@@ -109,6 +110,12 @@ def needs_generations(call: object) -> bool:
 
 #: pauses between long polls that an agent answered at once, unchanged (one that
 #: does not hold them: spec §3.2.7 makes holding a SHOULD): doubling up to the last
+def check_generation(name: str, value: object, *, minimum: int) -> None:
+    """A ``ValueError`` unless ``value`` (the argument ``name``) is an integer >= ``minimum``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, not {value!r}")
+
+
 _UNHELD_PAUSES = (0.25, 0.5, 1.0, 2.0)
 #: an answer sooner than this, unchanged, was not held
 _HELD = 0.5

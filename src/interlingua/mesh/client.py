@@ -39,6 +39,7 @@ from ..client.errors import (
     DialectMismatch,
     too_large,
 )
+from ..client.generations import GENERATIONS_VERSION
 from ..client.security import CardVerifier
 from ..client.stream import StreamEvent
 from ..client.timeouts import checked_timeout
@@ -239,17 +240,25 @@ class MeshClient(MeshClientAPI):
     ``max_answer_bytes``: the largest answer (or card) taken, as ``Client``'s.
     ``headers`` are sent as user properties. ``verify`` and ``cert`` are how an
     ``mqtts://`` broker is reached, and ``card_verifier`` checks the card read on
-    the mesh, as for ``Client``. The HTTP client's other keyword arguments
-    (``dialect``, ``binding``, ...) are accepted and have no effect here.
+    the mesh, as for ``Client``. ``dialect`` "1.1" is refused: SAM's layout carries
+    SAM's payloads, of v0.3's family, which A2A 1.1 does not extend (another
+    ``dialect`` has no effect: the layout has one). The HTTP client's other keyword
+    arguments (``binding``, ...) are accepted and have no effect here.
     """
 
-    def __init__(self, url: str, *, timeout: float | None = 60.0,
+    def __init__(self, url: str, *, dialect: str | None = None,
+                 timeout: float | None = 60.0,
                  headers: dict[str, str] | None = None,
                  max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
                  verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
                  card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
         http_only(_http_only)
+        if dialect == GENERATIONS_VERSION:
+            raise ValueError(
+                f"{url!r} is an agent in SAM's mesh layout, whose payloads are of v0.3's "
+                "family: A2A 1.1 is not spoken there (an agent of the A2A-over-MQTT "
+                "profile, mqtt://HOST[:PORT]/ORG/UNIT/AGENT, speaks it)")
         parsed = with_tls(parse_mesh_url(url), verify, cert)
         if parsed.namespace is None or parsed.agent is None:
             raise ValueError(f"{url!r}: a mesh agent's URL is mqtt://HOST[:PORT]/NAMESPACE/AGENT")

@@ -14,6 +14,12 @@ from typing import Any, Self
 
 from ..client.card import FetchedCard, parse_card
 from ..client.errors import DialectMismatch, too_large
+from ..client.generations import (
+    GENERATIONS_VERSION,
+    GenerationsNotSupported,
+    check_generation,
+    long_poll,
+)
 from ..client.messages import make_message
 from ..client.security import CardVerifier, UnverifiedCard
 from ..client.session import Session
@@ -26,9 +32,9 @@ from .topics import MeshURL
 
 __all__ = ["MeshClientAPI", "http_only", "named_for", "verified_card", "with_tls"]
 
-#: ``Client``'s keywords a mesh client takes and has no use for (it has one binding,
-#: one dialect and no HTTP connection of its own)
-_HTTP_ONLY = frozenset({"dialect", "binding", "httpx_client", "transport", "resume",
+#: ``Client``'s keywords a mesh client takes and has no use for (it has one binding
+#: and no HTTP connection of its own; ``dialect`` each client reads itself)
+_HTTP_ONLY = frozenset({"binding", "httpx_client", "transport", "resume",
                         "allow_insecure_interfaces"})
 
 
@@ -40,9 +46,10 @@ def http_only(options: dict[str, Any]) -> None:
     if unknown:
         raise TypeError(f"unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
                         f"{', '.join(map(repr, unknown))} (the client's keywords: "
-                        "timeout, headers, max_answer_bytes, verify, cert, card_verifier, "
-                        "and the HTTP client's dialect, binding, httpx_client, transport, "
-                        "resume and allow_insecure_interfaces, which have no use here)")
+                        "dialect, timeout, headers, max_answer_bytes, verify, cert, "
+                        "card_verifier, and the HTTP client's binding, httpx_client, "
+                        "transport, resume and allow_insecure_interfaces, which have no "
+                        "use here)")
 
 
 #: the namespace of the task and context ids a mesh requester names for a new task
@@ -96,6 +103,8 @@ class MeshClientAPI:
     card_verifier: CardVerifier | None
     #: what ``list_tasks`` says (it has no counterpart on the mesh)
     _no_listing = "listing tasks has no counterpart on the mesh"
+    #: the ``A2A-Version`` spoken, as ``Client.version``: ``"1.1"`` has task generations
+    version: str = "1.0"
 
     def __init__(self, url: str, **options: Any) -> None:
         raise NotImplementedError  # each client reads its own URL
@@ -177,22 +186,50 @@ class MeshClientAPI:
         metadata: Metadata | None = None,
         accepted_output_modes: Sequence[str] | None = None,
         push: PushConfig | None = None,
+        if_generation_match: int | None = None,
     ) -> Task | Message:
+        """As ``Client.send``; ``if_generation_match`` needs A2A 1.1 (``dialect="1.1"``)."""
         if push is not None:
             raise DialectMismatch("push notifications have no counterpart on the mesh")
+        if if_generation_match is not None:
+            check_generation("if_generation_match", if_generation_match, minimum=1)
+            self._need_generations("if_generation_match")
         msg = self._message(message_or_text, task_id=task_id, context_id=context_id,
                             data=data, files=files)
         call = SendMessage(message=msg, metadata=metadata, config=SendConfig(
             accepted_output_modes=list(accepted_output_modes) if accepted_output_modes else None,
-            history_length=history_length, blocking=blocking))
+            history_length=history_length, blocking=blocking,
+            if_generation_match=if_generation_match))
         result = await self.call(call)
         assert isinstance(result, (Task, Message))
         return result
 
-    async def get_task(self, task_id: str, history_length: int | None = None) -> Task:
-        result = await self.call(GetTask(id=task_id, history_length=history_length))
+    async def get_task(self, task_id: str, history_length: int | None = None, *,
+                       after_generation: int | None = None,
+                       wait: float | None = None) -> Task:
+        """As ``Client.get_task``: ``after_generation`` (a long poll) needs A2A 1.1."""
+        if after_generation is None:
+            if wait is not None:
+                raise ValueError("wait is for a long poll: give after_generation too")
+            return await self._task_of(GetTask(id=task_id, history_length=history_length))
+        check_generation("after_generation", after_generation, minimum=0)
+        if wait is not None and wait < 0:
+            raise ValueError("wait must be a number of seconds >= 0")
+        self._need_generations("after_generation")
+        return await long_poll(self._task_of, task_id, history_length, after_generation, wait)
+
+    async def _task_of(self, call: GetTask) -> Task:
+        result = await self.call(call)
         assert isinstance(result, Task)
         return result
+
+    def _need_generations(self, what: str) -> None:
+        """``GenerationsNotSupported`` unless this client speaks A2A 1.1: an agent
+        spoken to in 1.0 would refuse the field (nothing is sent)."""
+        if self.version != GENERATIONS_VERSION:
+            raise GenerationsNotSupported(
+                f"{what} needs task generations (A2A 1.1): reach {self.url} with "
+                f"dialect='1.1' (--dialect 1.1)")
 
     async def cancel(self, task_id: str, *, metadata: Metadata | None = None) -> Task:
         result = await self.call(CancelTask(id=task_id, metadata=metadata))

@@ -1,7 +1,8 @@
 """A client for an agent in the A2A-over-MQTT profile, with the API of the HTTP ``Client``.
 
 ``interlingua.client_for("mqtt://127.0.0.1:1883/ORG/UNIT/AGENT")`` (three path
-levels) gives one of these. Each call is v1.0 JSON-RPC published on
+levels) gives one of these. Each call is v1.0 JSON-RPC (A2A 1.1's, with the user
+property ``a2a-version: 1.1``, when given ``dialect="1.1"``) published on
 ``$a2a/v1/request/{org}/{unit}/{agent}`` with this client's Response Topic and a
 Correlation Data of its own (mesh/emqx/requester.py).
 
@@ -31,6 +32,7 @@ from typing import Any
 
 from ...client.card import Endpoint
 from ...client.errors import AgentUnreachable, BadResponse, DialectMismatch
+from ...client.generations import GENERATIONS_VERSION
 from ...client.messages import make_message
 from ...client.security import CardVerifier
 from ...client.stream import StreamEvent
@@ -66,16 +68,25 @@ CARD_WAIT = 3.0
 class EmqxClient(MeshClientAPI):
     """An A2A client for one agent of the A2A-over-MQTT profile
     (``mqtt://host:port/ORG/UNIT/AGENT``). ``timeout``: seconds a call waits for
-    each answer (None: for ever). ``headers`` are sent as user properties; other
-    keyword arguments of the HTTP client are accepted and have no effect here."""
+    each answer (None: for ever). ``headers`` are sent as user properties.
+    ``dialect``: ``"1.0"`` (the default) or ``"1.1"``, whose requests say
+    ``a2a-version: 1.1`` and have task generations (``if_generation_match``,
+    ``after_generation``); other keyword arguments of the HTTP client are
+    accepted and have no effect here."""
 
-    def __init__(self, url: str, *, timeout: float | None = 60.0,
+    def __init__(self, url: str, *, dialect: str | None = None,
+                 timeout: float | None = 60.0,
                  headers: dict[str, str] | None = None,
                  max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
                  verify: bool | str | ssl.SSLContext = True, cert: CertLike | None = None,
                  card_verifier: CardVerifier | None = None,
                  **_http_only: Any) -> None:
         http_only(_http_only)
+        if dialect not in (None, PROTOCOL_VERSION, GENERATIONS_VERSION):
+            raise ValueError(f"dialect {dialect!r}: the A2A-over-MQTT profile carries A2A "
+                             f"{PROTOCOL_VERSION} (or {GENERATIONS_VERSION}, draft) only")
+        self.version = dialect or PROTOCOL_VERSION
+        self._codec = get_codec(self.version)
         parsed = with_tls(parse_mesh_url(url), verify, cert)
         if parsed.org is None or parsed.unit is None or parsed.agent is None:
             raise ValueError(f"{url!r}: an A2A-over-MQTT agent's URL is "
@@ -89,8 +100,12 @@ class EmqxClient(MeshClientAPI):
         # (the HTTP client's rule for them: they are the headers the agent's own
         # authentication reads, as user properties)
         self.headers: dict[str, str] = checked_headers(headers)
+        properties: dict[str, Any] = dict(self.headers)
+        if self.version != PROTOCOL_VERSION:
+            # (the profile's requesters send none for 1.0, and are answered in 1.0)
+            properties["a2a-version"] = self.version
         self._requester = EmqxRequester(parsed, self.space, timeout=timeout,
-                                        properties=self.headers,
+                                        properties=properties, codec=self._codec,
                                         max_answer_bytes=checked_answer_bound(max_answer_bytes))
         self._card: AgentCard | None = None
         self._card_document: bytes | None = None
@@ -105,6 +120,7 @@ class EmqxClient(MeshClientAPI):
 
     @property
     def dialect(self) -> str:
+        """v1.0's, 1.1 too (as ``Client.dialect``; ``version`` says which)."""
         return CODEC.name
 
     @property
@@ -113,7 +129,8 @@ class EmqxClient(MeshClientAPI):
 
     @property
     def endpoints(self) -> list[Endpoint]:
-        return [Endpoint(PROTOCOL_VERSION, self.url, BINDING)]
+        version = "" if self.version == PROTOCOL_VERSION else self.version
+        return [Endpoint(PROTOCOL_VERSION, self.url, BINDING, version=version)]
 
     async def get_card(self) -> AgentCard:
         """The agent's retained card (``AgentUnreachable`` when none is retained)."""
@@ -146,13 +163,14 @@ class EmqxClient(MeshClientAPI):
 
     def _decode(self, call: Call, raw: bytes) -> Any:
         try:
+            codec = self._codec
             if isinstance(call, SendMessage):
-                return CODEC.decode_stream_item(raw)  # {task}/{message}, or an event
+                return codec.decode_stream_item(raw)  # {task}/{message}, or an event
             try:
-                return CODEC.decode_result(call, raw)
+                return codec.decode_result(call, raw)
             except InvalidAgentResponse:
                 # the profile's SDK answers a cancel with the status it came to
-                item = CODEC.decode_stream_item(raw)
+                item = codec.decode_stream_item(raw)
                 if not isinstance(item, (StatusUpdate, Task)):
                     raise
                 return fold(None, item)
@@ -181,7 +199,7 @@ class EmqxClient(MeshClientAPI):
             async for raw in gen:
                 self.last_result = raw
                 try:
-                    item = CODEC.decode_stream_item(raw)
+                    item = self._codec.decode_stream_item(raw)
                 except InvalidAgentResponse as exc:
                     raise BadResponse(f"{self.agent}: {exc.message}") from None
                 yield StreamEvent(None, item, raw)

@@ -24,9 +24,10 @@ from typing import Any
 import msgspec
 
 from ...client.errors import AgentTimeout, AgentUnreachable, BadResponse, ClientError, too_large
+from ...client.generations import mismatch_in
 from ...client.transport import DEFAULT_MAX_ANSWER_BYTES
 from ...core.calls import Call
-from ...core.dialects import get_codec
+from ...core.dialects import Codec, get_codec
 from ...core.trace_context import inject as inject_trace
 from ..broker import Broker, MeshUnavailable, PacketTooLarge
 from ..reading import ReadingConnection
@@ -60,8 +61,11 @@ class EmqxRequester(ReadingConnection):
     def __init__(self, url: MeshURL, space: Space, *, requester: str | None = None,
                  timeout: float | None = 60.0, first_reply: float = FIRST_REPLY,
                  attempts: int = ATTEMPTS, properties: dict[str, Any] | None = None,
-                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES) -> None:
+                 max_answer_bytes: int | None = DEFAULT_MAX_ANSWER_BYTES,
+                 codec: Codec = CODEC) -> None:
         self.url = url
+        #: what requests are written and errors read in (1.1's: with its fields)
+        self.codec = codec
         #: bytes one answer may hold (None: the broker's bound alone)
         self.max_answer_bytes = max_answer_bytes
         self.space = space
@@ -98,7 +102,7 @@ class EmqxRequester(ReadingConnection):
         """Publish ``call`` to ``agent`` and yield the raw ``result`` of each answer
         (errors are raised); the caller stops when it has what it waits for."""
         await self.ensure()
-        method, params = CODEC.encode_call(call)
+        method, params = self.codec.encode_call(call)
         rid = secrets.token_hex(8)
         body = (b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"method":'
                 + msgspec.json.encode(method) + b',"params":' + params + b"}")
@@ -172,7 +176,7 @@ class EmqxRequester(ReadingConnection):
             error = env.error
             if not isinstance(error, dict) or not isinstance(error.get("code"), int):
                 raise BadResponse(f"{agent} answered an error without an integer code")
-            raise binding_error(error) or CODEC.decode_error(error)
+            raise binding_error(error) or mismatch_in(self.codec.decode_error(error))
         if isinstance(env.result, msgspec.UnsetType):
             raise BadResponse(f"{agent} answered neither a result nor an error")
         return bytes(env.result)
