@@ -22,6 +22,7 @@ from ...grpc_wire.resume import grpc_interfaces, resume_extension
 from ..base import BaseBinding
 from .address import _card_host, _split
 from .listener import Listener
+from .servable import check_servable
 from .server import V03_SERVICE, V1_SERVICE, GrpcBinding, server_options
 from .standard import StandardServices
 
@@ -31,15 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GrpcServer", "add_grpc", "check_servable"]
 
-
-def check_servable(service: Service) -> None:
-    """``ValueError`` when the gRPC binding cannot serve ``service``'s agent: its
-    security needs what gRPC does not carry (``AuthConfig.grpc_refusal``: mutual TLS
-    alone). Refused before a port is opened, not served refusing every call."""
-    auth = service.door.security.auth
-    why = auth.grpc_refusal() if auth is not None else None
-    if why is not None:
-        raise ValueError(f"{service.agent.name}: {why}")
 
 class GrpcServer(Listener, BaseBinding):
     """Both A2A gRPC services of one service, on ``address`` (``host:port``).

@@ -31,6 +31,7 @@ from ..base import BaseBinding
 from ..http.request_headers import RequestHeaders
 from .address import _card_host, _split
 from .listener import Listener
+from .servable import check_servable
 from .server import (
     RPCS,
     V03_SERVICE,
@@ -42,7 +43,6 @@ from .server import (
     generic_handlers,
     server_options,
 )
-from .serving import check_servable
 from .standard import Followed, StandardServices
 
 if TYPE_CHECKING:
