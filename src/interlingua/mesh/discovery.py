@@ -66,12 +66,17 @@ class _CardHead(msgspec.Struct):
 def read_card_head(payload: bytes, topic: str) -> _CardHead | None:
     """The name, description and version of the card ``payload`` heard on ``topic``;
     None, with a warning, when it is not a card its consumers can read whole (not
-    JSON, no name, or a member of the wrong shape: a gateway serves the card it keeps)."""
+    JSON, no name or an empty or blank one, or a member of the wrong shape: a gateway
+    serves the card it keeps)."""
     try:
         head = msgspec.json.decode(payload, type=_CardHead)
         parse_card(payload)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, InvalidCard) as exc:
         log.warning("a card on %s that cannot be read: %s", topic, exc)
+        return None
+    if not head.name.strip():
+        # the card's one required member: a blank one names no agent to list or serve
+        log.warning("a card on %s that cannot be read: it has no name", topic)
         return None
     return head
 

@@ -293,7 +293,8 @@ class Gateway:
         card = parse_card(live.card)
         streams = bool(card.capabilities.streaming)
         return Agent(
-            # (a peer's card without a name is served by the name of its path)
+            # (discovery drops a card without a name; one another kind of link hands
+            # over is served by the name of its path)
             card.name if card.name.strip() else name, card.description,
             self._forwarder(name, streams),
             version=card.version, skills=card.skills, provider=card.provider,
