@@ -139,6 +139,28 @@ async def test_mqtt5_response_topic_and_correlation_data_are_honoured(ns: str) -
     assert decoded(msg)["result"]["status"]["state"] == "completed"
 
 
+async def test_a_numeric_request_id_names_the_task_by_its_decimal_digits(ns: str) -> None:
+    """As SAM's agents take it (``str(id)``): ``"id": 7`` makes task "7", answered with
+    the id 7 as sent, and its updates go to the status topic that task names. Before, a
+    number named no task: the agent made up an id, which the requester could not know."""
+    async with on_mesh(STORY, ns), Peer(ns) as peer:
+        reply_to = peer.topics.client_response("c7")
+        await peer.listen(reply_to, peer.topics.client_status("c7", "#"))
+        await peer.request("Story", {**_stream_request("x"), "id": 7}, clientId="c7")
+        final, before = await peer.until(reply_to)
+        await peer.request("Story", {**_stream_request("y"), "id": 0,
+                                     "method": "tasks/send"}, clientId="c7")
+        plain, _ = await peer.until(reply_to)
+    assert before and {m.topic for m in before} == {peer.topics.client_status("c7", "7")}
+    assert all(decoded(m)["id"] == 7 and decoded(m)["result"]["task_id"] == "7"
+               for m in before)
+    answer = decoded(final)
+    assert answer["id"] == 7 and answer["result"]["id"] == "7"
+    assert answer["result"]["status"]["state"] == "completed"
+    answer = decoded(plain)
+    assert answer["id"] == 0 and answer["result"]["id"] == "0"
+
+
 
 async def slow(ctx: Context) -> None:
     await ctx.update("working on it")

@@ -201,6 +201,15 @@ def _request_id(payload: bytes) -> Any:
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
 
 
+def _task_named_by(rid: Any) -> str | None:
+    """The id of the task a send's JSON-RPC id names: a string as it is, a number as
+    its decimal digits (SAM's agents take ``str(id)``, so a requester that sent 7
+    reads task "7"); none for an empty or null id (the agent chooses one)."""
+    if isinstance(rid, int) and not isinstance(rid, bool):
+        return str(rid)
+    return rid if isinstance(rid, str) and rid else None
+
+
 def past_the_broker(exc: PacketTooLarge) -> AnswerTooLarge:
     """The refusal of an answer the broker would not take, said as one over
     ``max_answer_bytes`` is (publishing it would end the agent's connection)."""
@@ -573,11 +582,12 @@ class MeshAgent:
         """Where a call's answers go, checked before it is made: a send's task named by
         its request id (SAM's), its route kept with the task, its updates' topic."""
         if isinstance(call, SendMessage):
-            if isinstance(req.id, str) and req.id and call.message.task_id is None:
+            named = _task_named_by(req.id)
+            if named is not None and call.message.task_id is None:
                 # SAM's requesters name the task: the request id is its id, and the
                 # id names the topics of its updates
-                check_task_id(req.id)
-                call.client_task_id = req.id
+                check_task_id(named)
+                call.client_task_id = named
             # kept with the task, for whichever instance ends it (and never the
             # requester's own: only this binding says where answers go)
             metadata = {k: v for k, v in (call.message.metadata or {}).items()
