@@ -112,6 +112,41 @@ def decoded(msg: Inbound) -> Any:
     return msgspec.json.decode(msg.payload)
 
 
+def stray_updates(rid: str) -> list[bytes]:
+    """What a shared status topic can carry that is no update of the request ``rid``
+    (of task ``rid``): not JSON, JSON-RPC of the wrong shape under its id, and updates
+    under its id about another task (an artifact and a status saying "injected")."""
+    def answer(**members: Any) -> bytes:
+        return msgspec.json.encode({"jsonrpc": "2.0", "id": rid, **members})
+
+    other = {"task_id": "someone-else", "context_id": "c-other"}
+    return [
+        b"{not json",
+        answer(result="junk"),
+        answer(result={"kind": "status-update", "status": "nope"}),
+        answer(),
+        answer(error={"code": -32603, "message": "injected"}),
+        answer(error="injected"),
+        answer(result={"kind": "artifact-update", **other, "artifact": {
+            "artifact_id": "x", "parts": [{"text": "injected"}]}}),
+        answer(result={"kind": "status-update", **other, "final": False, "status": {
+            "state": "working", "message": {"role": "agent", "message_id": "mx",
+                                            "parts": [{"text": "injected"}]}}}),
+    ]
+
+
+def held_agent(release: asyncio.Event) -> Agent:
+    """An agent that says it works, waits for ``release``, then writes an artifact
+    ("real") and completes."""
+    async def held(ctx: Any) -> None:
+        await ctx.update("waiting")
+        await release.wait()
+        await ctx.artifact("real", name="out.txt")
+        await ctx.complete("done")
+
+    return Agent("Held", "Waits to be let go.", held, streaming=True)
+
+
 def stop_child(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
     """SIGTERM, ``grace`` seconds to exit, then SIGKILL; its pipes read to the end."""
     if proc.poll() is None:

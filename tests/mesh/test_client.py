@@ -15,9 +15,18 @@ from interlingua import Agent, Context, client_for
 from interlingua.client import ArtifactAssembler, make_message
 from interlingua.core.errors import InvalidParams, TaskNotFound
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
-from interlingua.mesh.client import MeshClient
+from interlingua.mesh.client import MeshClient, task_level
 
-from .helpers import BROKER, in_layout, need_broker, on_mesh, org_unit
+from .helpers import (
+    BROKER,
+    Peer,
+    held_agent,
+    in_layout,
+    need_broker,
+    on_mesh,
+    org_unit,
+    stray_updates,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -204,3 +213,35 @@ async def test_a_task_id_that_cannot_be_a_topic_level_is_a_task_not_found(
         # and the connection is still good
         done = await client.send("report")
         assert done.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+
+
+async def test_a_stray_message_on_the_status_topic_leaves_the_stream_going(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """While a streamed task works, its status topic gets what is no update of it (not
+    JSON, the wrong shape, an error, updates of another task under its request id):
+    each is skipped with one warning, and the stream goes on to the task's end with
+    none of it. Before, the first malformed one ended the stream with an error, and
+    another task's updates were yielded as this one's."""
+    release = asyncio.Event()
+    async with on_mesh(held_agent(release), ns), Peer(ns) as peer, \
+            client_for(f"{BROKER}/{ns}/Held") as client:
+        assert isinstance(client, MeshClient)
+        stream = client.stream("go")
+        first = await anext(stream)
+        task_id = first.task_id
+        assert task_id is not None
+        topic = peer.topics.client_status(client.client_id, task_level(task_id))
+        with caplog.at_level("WARNING", logger="interlingua.mesh"):
+            for payload in stray_updates(task_id):
+                await peer.broker.publish(topic, payload)
+            await asyncio.sleep(1.0)  # heard by the client before the agent goes on
+            release.set()
+            rest = [e async for e in stream]
+    assert rest[-1].state is TaskState.COMPLETED
+    assert {e.task_id for e in rest} == {task_id}
+    assert not [e for e in rest if b"injected" in (e.raw or b"")]
+    chunks = [e.item.artifact for e in rest if isinstance(e.item, ArtifactUpdate)]
+    assert [p.text for a in chunks for p in a.parts] == ["real"]  # type: ignore[union-attr]
+    skipped = [r.getMessage() for r in caplog.records
+               if r.levelname == "WARNING" and "skipped" in r.getMessage()]
+    assert len(skipped) == len(stray_updates(task_id)), skipped

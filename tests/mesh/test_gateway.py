@@ -20,7 +20,17 @@ from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
 from tests.live import live_server
 
-from .helpers import BROKER, Peer, namespace, need_broker, on_emqx, on_mesh, org_unit
+from .helpers import (
+    BROKER,
+    Peer,
+    held_agent,
+    namespace,
+    need_broker,
+    on_emqx,
+    on_mesh,
+    org_unit,
+    stray_updates,
+)
 from .test_client import WORKER
 
 pytestmark = pytest.mark.timeout(60)
@@ -491,3 +501,33 @@ async def test_a_card_that_cannot_be_read_as_a_card_is_dropped_at_discovery(
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert sum("cannot be read" in w and "capabilities" in w for w in warned) == 2, warned
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_a_stray_message_on_the_status_topic_leaves_the_task_going(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """While a task works on the mesh, its status topic at the gateway gets what is no
+    update of it (not JSON, the wrong shape, an error, updates of another task under
+    its request id): each is skipped with one warning, and the task ends as the agent
+    ends it, with none of it. Before, the first malformed one failed the task, and
+    another task's updates were written into it."""
+    release = asyncio.Event()
+    async with on_mesh(held_agent(release), ns), gateway(ns, gateway_id="gw-stray") as url, \
+            Client(url + "/agents/Held/") as client, Peer(ns) as peer:
+        stream = client.stream("go")
+        task_id = (await _working(stream)).task_id
+        topic = peer.topics.gateway_status("gw-stray", task_id)
+        with caplog.at_level("WARNING", logger="interlingua.mesh"):
+            for payload in stray_updates(task_id):
+                await peer.broker.publish(topic, payload)
+            await asyncio.sleep(1.0)  # heard by the gateway before the agent goes on
+            release.set()
+            rest = [e async for e in stream]
+        task = await client.get_task(task_id)
+    assert rest[-1].state is TaskState.COMPLETED
+    assert "injected" not in msgspec.json.encode([e.item for e in rest]).decode()
+    assert task.status.state is TaskState.COMPLETED
+    assert [p.text for a in task.artifacts for p in a.parts] == ["real"]  # type: ignore[union-attr]
+    assert "injected" not in msgspec.json.encode(task).decode()
+    skipped = [r.getMessage() for r in caplog.records
+               if r.levelname == "WARNING" and "skipped" in r.getMessage()]
+    assert len(skipped) == len(stray_updates(task_id)), skipped

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import logging
 import secrets
 import ssl
 import time
@@ -53,8 +54,9 @@ from ..core.calls import (
     SendMessage,
     SubscribeToTask,
 )
+from ..core.dialects.base import StreamItem
 from ..core.errors import InvalidAgentResponse
-from ..core.model import AgentCard, Message
+from ..core.model import AgentCard, ArtifactUpdate, Message, StatusUpdate, Task
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, MeshUnavailable, PacketTooLarge
@@ -63,7 +65,9 @@ from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url, topic_problem
 
-__all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card"]
+__all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card", "read_update", "task_of"]
+
+log = logging.getLogger("interlingua.mesh")
 
 #: how long to wait for an agent's card on the discovery topic (it comes every 10 s)
 CARD_WAIT = 12.0
@@ -152,15 +156,26 @@ class Requester(ReadingConnection):
                     else:
                         env = _envelope.decode(msg.payload)
                         rid = env.id
-                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-                    continue  # not an answer of ours
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+                    # (anyone may publish on these topics: no call's answer, none failed)
+                    log.warning("a message on %s that is no JSON-RPC answer was skipped: %s",
+                                msg.topic, exc)
+                    continue
                 if rid is None and msg.correlation is not None:
                     # a refusal made before the request was read (its size, its
                     # credentials, the rate): no id, but the Correlation Data sent
                     rid = msg.correlation.decode("utf-8", "replace")
                 pending = self._pending.get(rid)
-                if pending is not None:
-                    pending.queue.put_nowait((msg.topic.startswith(self._status_prefixes), env))
+                if pending is None:
+                    continue
+                update = msg.topic.startswith(self._status_prefixes)
+                if update and env is not _TOO_LARGE and isinstance(env.result, msgspec.UnsetType):
+                    # an update is a result; errors and final answers come on the reply
+                    # topic: this one is no answer of the agent's, and the call goes on
+                    log.warning("a message on %s for request %s that holds no result was "
+                                "skipped (not an update)", msg.topic, rid)
+                    continue
+                pending.queue.put_nowait((update, env))
         except MeshUnavailable:
             for pending in self._pending.values():
                 pending.queue.put_nowait((False, _Envelope(error={"lost": True})))
@@ -231,6 +246,34 @@ class Requester(ReadingConnection):
         if isinstance(env.result, msgspec.UnsetType):
             raise BadResponse(f"{agent} answered neither a result nor an error")
         return status, bytes(env.result)
+
+
+def task_of(item: StreamItem) -> str | None:
+    """The task an answer is about (None: a bare message that names none)."""
+    if isinstance(item, Task):
+        return item.id
+    if isinstance(item, (StatusUpdate, ArtifactUpdate, Message)):
+        return item.task_id
+    return None
+
+
+def read_update(raw: bytes, task_id: str | None, agent: str) -> StreamItem | None:
+    """The update ``raw`` (a ``result`` heard on a status topic) of the task ``task_id``
+    (None: of any). None, with a warning, for one that cannot be read or is about
+    another task: status topics are shared, and such a message is no update of the
+    caller's task, which goes on."""
+    try:
+        item = MESH_CODEC.decode_stream_item(raw)
+    except InvalidAgentResponse as exc:
+        log.warning("a message on a status topic of a request to %s that cannot be read "
+                    "as an update was skipped: %s", agent, exc.message)
+        return None
+    named = task_of(item)
+    if task_id is not None and named is not None and named != task_id:
+        log.warning("an update on a status topic of a request to %s about task %s, not "
+                    "%s, was skipped", agent, named, task_id)
+        return None
+    return item
 
 
 class MeshClient(MeshClientAPI):
@@ -351,20 +394,25 @@ class MeshClient(MeshClientAPI):
 
     async def _follow(self, call: SendMessage | SubscribeToTask) -> AsyncGenerator[StreamEvent, None]:
         rid, task_id = self._ids_for(call)
+        # the task its updates are about: the one the call names; a new send's, as its
+        # first update says (the agent may answer a message sent again with its task)
+        ours = call.id if isinstance(call, SubscribeToTask) else call.message.task_id
         requester = self._requester
         pending = await requester.publish(self.agent, rid, call, task_id, streaming=True)
         try:
             while True:
                 update, raw = await requester.next(pending, self.agent)
                 if update:
-                    try:
-                        item = MESH_CODEC.decode_stream_item(raw)
-                    except InvalidAgentResponse as exc:
-                        raise BadResponse(f"{self.agent}: {exc.message}") from None
-                    yield StreamEvent(None, item, raw)
+                    item = read_update(raw, ours, self.agent)
+                    if item is not None:
+                        ours = ours or task_of(item)
+                        yield StreamEvent(None, item, raw)
                     continue
                 self.last_result = raw
-                final = MESH_CODEC.decode_stream_item(raw)
+                try:
+                    final = MESH_CODEC.decode_stream_item(raw)
+                except InvalidAgentResponse as exc:
+                    raise BadResponse(f"{self.agent}: {exc.message}") from None
                 if isinstance(final, Message):
                     yield StreamEvent(None, final, raw)
                 return

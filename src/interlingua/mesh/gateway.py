@@ -56,7 +56,7 @@ from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
 from ..server.engine import EngineConfig
-from .client import Requester
+from .client import Requester, read_update
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .instance import Slot, close_link, hold_gateway_id
@@ -590,8 +590,7 @@ class SamLink:
         while True:
             try:
                 async with asyncio.timeout(self.quiet_after if patience is None else patience):
-                    update, raw = await self.requester.next(pending, name)
-                return update, MESH_CODEC.decode_stream_item(raw)
+                    return await self._answer(name, ctx.task.id, pending)
             except TimeoutError:
                 if patience is not None:
                     raise Unanswered from None
@@ -603,6 +602,19 @@ class SamLink:
                             task.status.state.value)
                 await finish(ctx, task)
                 return None
+
+    async def _answer(self, name: str, task_id: str, pending: Any) -> tuple[bool, Any]:
+        """The next answer to a request about the task ``task_id``: whether it is an
+        update, and the item. An update that cannot be read, or is about another task,
+        is skipped (``read_update``): the status topics are shared, and such a message
+        is no answer of the agent's to this turn."""
+        while True:
+            update, raw = await self.requester.next(pending, name)
+            if not update:
+                return False, MESH_CODEC.decode_stream_item(raw)
+            item = read_update(raw, task_id, name)
+            if item is not None:
+                return True, item
 
     async def _artifacts(self, name: str, task_id: str) -> list[Any]:
         """The artifacts of the agent's task ``task_id`` (none when it cannot say: then
