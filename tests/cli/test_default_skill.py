@@ -85,3 +85,34 @@ def test_a_default_skill_always_has_an_id_and_tags() -> None:
     assert default_skill("  ", "x").id == "agent"
     repeated = default_skill("Echo echo ECHO", "x")
     assert (repeated.id, repeated.tags) == ("Echo echo ECHO", ["echo"])
+
+
+def test_a_push_claim_shorter_than_the_webhook_timeout_is_warned_of() -> None:
+    """(A delivery still in flight when its claim lapses is sent again by another
+    replica: serve took such a claim without a word.)"""
+    info, _, _ = served("examples/echo.py", "--json", "--push-claim-seconds", "4")
+    [warning] = info["warnings"]
+    assert "--push-claim-seconds 4 is not above the webhook timeout (10 s)" in warning
+    _, _, lines = served("examples/echo.py", "--push-claim-seconds", "4")
+    assert [line for line in lines if "warning:" in line and "claim" in line], lines
+    info, _, _ = served("examples/echo.py", "--json", "--push-claim-seconds", "30")
+    assert "warnings" not in info
+
+
+def test_several_agents_are_warned_of_a_short_push_claim_too() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interlingua.cli.main", "serve", "examples/echo.py",
+         "examples/report_agent.py", "--store", "memory://", "--log-level", "warning",
+         "--port", "0", "--json", "--push-claim-seconds", "4"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        info = msgspec.json.decode(proc.stdout.readline())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    [warning] = info["warnings"]
+    assert "--push-claim-seconds 4 is not above the webhook timeout" in warning

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 import click
@@ -83,6 +83,9 @@ from .serve import (
 )
 from .stores import store_problem
 from .urls import check_agent_url, check_http_url
+
+if TYPE_CHECKING:
+    from ..server.push import PushSettings
 
 __all__ = ["EXIT_A2A_ERROR", "EXIT_OK", "EXIT_TASK_UNSUCCESSFUL", "EXIT_UNREACHABLE",
            "EXIT_USAGE", "main"]
@@ -461,8 +464,10 @@ def serve_command(**options: Any) -> None:
             info["mesh_url"] = profile.address(mesh, on_mesh)
         if traces is not None:
             info["traces"] = {"exporter": traces.exporter, "endpoint": traces.endpoint}
-        if not agent.skills:
-            info["warnings"] = [NO_SKILLS]
+        warnings = [NO_SKILLS] if not agent.skills else []
+        warnings += _push_warnings(settings.push)
+        if warnings:
+            info["warnings"] = warnings
         if o["as_json"] or o["log_format"] == "json":  # a JSON log stream gets a JSON banner
             click.echo(msgspec.json.encode(info).decode())
             return
@@ -546,6 +551,8 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
     scheme = "https" if o["certfile"] else "http"
     grpc_at: list[int] = []
 
+    settings = _serve_settings(o)
+
     def listening(stores: str, bound_port: int) -> None:
         for store in stores.split(", "):
             _check_store(store)
@@ -558,6 +565,9 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
                            "card": f"{base}{PREFIX}{n}/.well-known/agent-card.json"}
                        for n, a in zip(names, agents, strict=True)},
             "store": [shown_url(x) for x in stores.split(", ")]}
+        warnings = _push_warnings(settings.push)
+        if warnings:
+            info["warnings"] = warnings
         if grpc_at:
             info["grpc"] = host_port(urlsplit(base).hostname or "", grpc_at[0])
         if traces is not None:
@@ -574,10 +584,12 @@ def _serve_several(specs: Sequence[str], o: dict[str, Any]) -> None:
                        "(tenant: the agent's name above)")
         if traces is not None:
             click.echo(f"  traces:     {traces.shown}")
+        for warning in warnings:
+            click.echo(f"  warning:    {warning}")
 
     try:
-        serve(agents, _serve_settings(o).replace(on_listening=listening, bindings=bindings,
-                                                 on_grpc_listening=grpc_at.append))
+        serve(agents, settings.replace(on_listening=listening, bindings=bindings,
+                                       on_grpc_listening=grpc_at.append))
     except ValueError as exc:  # two agents with one name, a store URL no store understands
         _exit(str(exc), EXIT_USAGE)
     except ConnectionError as exc:
@@ -635,6 +647,17 @@ def _check_key_files(o: dict[str, Any]) -> None:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             blocked = file_in_the_way(Path(o["card_key"])) if isinstance(exc, OSError) else None
             _exit(f"--card-key {o['card_key']}: {blocked or reason}", EXIT_USAGE)
+
+
+def _push_warnings(push: PushSettings | None) -> list[str]:
+    """What the start-up lines warn of in the push settings: a claim that runs out
+    before the webhook's timeout, which refusing would take from a test of a killed
+    replica (the receiver sees the repeats, by their notification ids)."""
+    if push is None or push.lease > push.timeout:
+        return []
+    return [f"--push-claim-seconds {push.lease:g} is not above the webhook timeout "
+            f"({push.timeout:g} s): a delivery still in flight may be claimed and sent "
+            "again by another replica"]
 
 
 def _serve_settings(o: dict[str, Any]) -> ServeSettings:
