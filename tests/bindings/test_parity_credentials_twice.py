@@ -86,3 +86,33 @@ def test_a_cookie_key_sent_twice_is_refused(name: str, keyed: str, client: httpx
     d = DRIVERS[name](client, keyed, headers={"Cookie": first},
                       again=[("Cookie", v) for v in more])
     refused_twice(d, "cookie session")
+
+
+@pytest.mark.parametrize("values", [(KEY, KEY), (KEY, OTHER), (OTHER, KEY)])
+@pytest.mark.parametrize("name", [n for n in DRIVERS if n.startswith("grpc")])
+def test_a_cookie_key_sent_as_metadata_and_as_a_cookie_is_refused(
+        name: str, keyed: str, client: httpx.Client, values: tuple[str, str]) -> None:
+    """Over gRPC a cookie's key comes as the metadata entry of its name or in a
+    ``cookie`` entry: in both it was sent twice, refused whichever keys they are (the
+    entry was taken, the cookie passed over); either alone is taken."""
+    entry, cookie = values
+    d = DRIVERS[name](client, keyed, headers={"session": entry, "Cookie": f"session={cookie}"})
+    refused_twice(d, "metadata session and cookie session")
+    for alone in ({"session": KEY}, {"Cookie": f"session={KEY}"}):
+        assert isinstance(send_task(DRIVERS[name](client, keyed, headers=alone), "1"), m.Task)
+
+
+@pytest.mark.parametrize("name", HTTP)
+def test_over_http_a_cookie_key_is_read_from_the_cookies_alone(
+        name: str, keyed: str, client: httpx.Client) -> None:
+    """Over HTTP a cookie's key is read only where the card says: a header of its name
+    is no credential, so it is not a second one (nor a first)."""
+    d = DRIVERS[name](client, keyed, headers={"session": OTHER, "Cookie": f"session={KEY}"})
+    task = send_task(d, "1")
+    assert isinstance(task, m.Task)
+    # the cookie's key counted: the task is alice's, not bob's
+    assert isinstance(DRIVERS[name](client, keyed, headers={"Cookie": f"session={KEY}"})
+                      .call(c.GetTask(id=task.id)), m.Task)
+    with pytest.raises(Refused) as refused:
+        DRIVERS[name](client, keyed, headers={"session": KEY}).call(c.GetTask(id=task.id))
+    assert refused.value.status == 401, refused.value

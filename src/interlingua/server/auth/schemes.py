@@ -231,8 +231,8 @@ class APIKeyAuth(Authenticator):
             # gRPC has no query string: a key of the query or a cookie comes as the
             # metadata entry of its name (lower-cased, as metadata names are), so the
             # one key works on every binding the card names; a cookie may still come
-            # as a ``cookie`` entry
-            value = presented.headers.get(self.name.lower())
+            # as a ``cookie`` entry (not both: ``sent_twice``)
+            value = self._grpc_entry(presented)
             if value is not None or self.location == "query":
                 return value, "metadata"
         if self.location == "query":
@@ -248,11 +248,21 @@ class APIKeyAuth(Authenticator):
     def credential_metadata(self) -> list[str]:
         return [self.name]  # over gRPC, wherever the key's location
 
+    def _grpc_entry(self, presented: Presented) -> str | None:
+        """Over gRPC, the metadata entry of the key's name (None: none; a cookie named
+        "cookie" is only ever in a ``cookie`` entry)."""
+        if self.location == "cookie" and self.name.lower() == "cookie":
+            return None
+        return presented.headers.get(self.name.lower())
+
     def sent_twice(self, presented: Presented) -> str | None:
         if self.location == "query" and not presented.grpc:  # (gRPC: its metadata entry)
             found = presented.query_values(self.name)
         elif self.location == "cookie":  # over gRPC too: its ``cookie`` entries
             found = presented.cookie_values(self.name)
+            if found and presented.grpc and self._grpc_entry(presented) is not None:
+                # its metadata entry and a cookie: two keys, which one counts unsaid
+                return f"metadata {self.name.lower()} and cookie {self.name}"
         else:
             return None
         return f"{self.location} {self.name}" if len(found) > 1 else None
