@@ -100,3 +100,16 @@ def test_a_tenant_header_sent_twice_is_refused(
         answers = [refused(d, a_send()), refused(d, c.GetTask(id="whatever"))]
     for answer in answers:
         assert "the x-tenant header was sent twice" in answer.message, answer.message
+
+
+@pytest.mark.parametrize("header", ["acme, acme", "acme,globex"])
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_tenant_header_folded_into_one_line_is_refused(
+        name: str, tenanted: tuple[str, str], client: httpx.Client, header: str) -> None:
+    """``X-Tenant: acme, acme`` is the header sent twice, folded into one line (RFC 9110
+    §5.3; proxies fold so): refused as two lines are, not taken as the tenant
+    "acme, acme"."""
+    with opened(name, tenanted, client, headers={**ALICE, "X-Tenant": header}) as d:
+        answers = [refused(d, a_send()), refused(d, c.GetTask(id="whatever"))]
+    for answer in answers:
+        assert "the x-tenant header has a comma" in answer.message, answer.message

@@ -309,7 +309,8 @@ class Security:
                           scope: Mapping[str, Any] | None) -> str | None:
         """The tenant header's value (None: not given, or none configured). One sent
         twice (as ``scope``'s headers tell) is refused: which one counts would be the
-        parser's choice (the last), not the caller's."""
+        parser's choice (the last), not the caller's. So is one with a comma: that is
+        two lines folded into one (RFC 9110 §5.3; proxies fold so), not one tenant."""
         name = self._tenant_header
         header = headers.get(name) if name is not None else None
         if header is not None and scope is not None:
@@ -317,6 +318,11 @@ class Security:
             if sum(1 for k, _ in scope.get("headers", ()) if k.lower() == key) > 1:
                 raise InvalidParams(f"Invalid params: the {name} header was sent twice: "
                                     "name one tenant, once")
+        if header is not None and "," in header:
+            raise InvalidParams(
+                f"Invalid params: the {name} header has a comma ({quoted(header)}), as one "
+                "sent twice and folded into one line has: name one tenant, once (a tenant "
+                "whose id has a comma, in the request alone)")
         return header
 
     def _header_tenant(self, requested: str | None, header: str) -> str:
