@@ -112,26 +112,40 @@ def decoded(msg: Inbound) -> Any:
     return msgspec.json.decode(msg.payload)
 
 
-def stray_updates(rid: str) -> list[bytes]:
+def stray_updates(rid: str, *, errors: bool = True) -> list[bytes]:
     """What a shared status topic can carry that is no update of the request ``rid``
     (of task ``rid``): not JSON, JSON-RPC of the wrong shape under its id, and updates
-    under its id about another task (an artifact and a status saying "injected")."""
+    under its id about another task (an artifact, a status saying "injected" and the
+    other task completed, in SAM's spelling and in v1.0's). ``errors``: with errors
+    under its id too (SAM's status topics carry none; on the A2A-over-MQTT profile's
+    reply topic an error is the request's last answer)."""
     def answer(**members: Any) -> bytes:
         return msgspec.json.encode({"jsonrpc": "2.0", "id": rid, **members})
 
     other = {"task_id": "someone-else", "context_id": "c-other"}
+    injected = {"role": "agent", "message_id": "mx", "parts": [{"text": "injected"}]}
+    v1_other = {"taskId": "someone-else", "contextId": "c-other"}
+    v1_injected = {"role": "ROLE_AGENT", "messageId": "my", "parts": [{"text": "injected"}]}
+    wrong = [answer(error={"code": -32603, "message": "injected"}),
+             answer(error="injected")] if errors else []
     return [
         b"{not json",
         answer(result="junk"),
         answer(result={"kind": "status-update", "status": "nope"}),
         answer(),
-        answer(error={"code": -32603, "message": "injected"}),
-        answer(error="injected"),
+        *wrong,
         answer(result={"kind": "artifact-update", **other, "artifact": {
             "artifact_id": "x", "parts": [{"text": "injected"}]}}),
         answer(result={"kind": "status-update", **other, "final": False, "status": {
-            "state": "working", "message": {"role": "agent", "message_id": "mx",
-                                            "parts": [{"text": "injected"}]}}}),
+            "state": "working", "message": injected}}),
+        answer(result={"kind": "task", "id": "someone-else", "context_id": "c-other",
+                       "status": {"state": "completed", "message": injected}}),
+        answer(result={"artifactUpdate": {**v1_other, "artifact": {
+            "artifactId": "y", "parts": [{"text": "injected"}]}}}),
+        answer(result={"statusUpdate": {**v1_other, "status": {
+            "state": "TASK_STATE_WORKING", "message": v1_injected}}}),
+        answer(result={"task": {"id": "someone-else", "contextId": "c-other", "status": {
+            "state": "TASK_STATE_COMPLETED", "message": v1_injected}}}),
     ]
 
 

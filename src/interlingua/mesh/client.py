@@ -54,9 +54,8 @@ from ..core.calls import (
     SendMessage,
     SubscribeToTask,
 )
-from ..core.dialects.base import StreamItem
 from ..core.errors import InvalidAgentResponse
-from ..core.model import AgentCard, ArtifactUpdate, Message, StatusUpdate, Task
+from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
 from .broker import Broker, MeshUnavailable, PacketTooLarge
@@ -64,6 +63,7 @@ from .client_api import MeshClientAPI, http_only, named_for, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
 from .topics import MeshURL, Topics, parse_mesh_url, topic_problem
+from .updates import read_update, task_of
 
 __all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card", "read_update", "task_of"]
 
@@ -246,34 +246,6 @@ class Requester(ReadingConnection):
         if isinstance(env.result, msgspec.UnsetType):
             raise BadResponse(f"{agent} answered neither a result nor an error")
         return status, bytes(env.result)
-
-
-def task_of(item: StreamItem) -> str | None:
-    """The task an answer is about (None: a bare message that names none)."""
-    if isinstance(item, Task):
-        return item.id
-    if isinstance(item, (StatusUpdate, ArtifactUpdate, Message)):
-        return item.task_id
-    return None
-
-
-def read_update(raw: bytes, task_id: str | None, agent: str) -> StreamItem | None:
-    """The update ``raw`` (a ``result`` heard on a status topic) of the task ``task_id``
-    (None: of any). None, with a warning, for one that cannot be read or is about
-    another task: status topics are shared, and such a message is no update of the
-    caller's task, which goes on."""
-    try:
-        item = MESH_CODEC.decode_stream_item(raw)
-    except InvalidAgentResponse as exc:
-        log.warning("a message on a status topic of a request to %s that cannot be read "
-                    "as an update was skipped: %s", agent, exc.message)
-        return None
-    named = task_of(item)
-    if task_id is not None and named is not None and named != task_id:
-        log.warning("an update on a status topic of a request to %s about task %s, not "
-                    "%s, was skipped", agent, named, task_id)
-        return None
-    return item
 
 
 class MeshClient(MeshClientAPI):

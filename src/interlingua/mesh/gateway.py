@@ -56,7 +56,7 @@ from ..host.hosts import HostNotAllowed, HostPolicy
 from ..server.agent import Agent
 from ..server.context import Context, TaskCanceled
 from ..server.engine import EngineConfig
-from .client import Requester, read_update
+from .client import Requester
 from .codec import MESH_CODEC
 from .discovery import CARD_INTERVAL, DEFAULT_TTL, Discovery, LiveAgent
 from .instance import Slot, close_link, hold_gateway_id
@@ -74,6 +74,7 @@ from .relay import (
     relay,
 )
 from .topics import MeshURL, Topics, check_name, check_task_id
+from .updates import read_update
 
 __all__ = ["Gateway", "Link", "SamLink"]
 
