@@ -9,11 +9,13 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
+import msgspec
 import pytest
 
 from interlingua import Agent, Context, client_for
-from interlingua.client.errors import AgentUnreachable
+from interlingua.client.errors import AgentUnreachable, BadResponse
 from interlingua.client.stream import StreamEvent
 from interlingua.core.errors import InvalidParams, RemoteError
 from interlingua.core.model import ArtifactUpdate, StatusUpdate, Task, TaskState
@@ -23,7 +25,18 @@ from interlingua.mesh.emqx.requester import EmqxRequester
 from interlingua.mesh.emqx.topics import Space
 from interlingua.mesh.topics import parse_mesh_url
 
-from .helpers import BROKER, EmqxPeer, Peer, decoded, need_broker, on_emqx, on_mesh, org_unit
+from .helpers import (
+    BROKER,
+    EmqxPeer,
+    Peer,
+    decoded,
+    held_agent,
+    need_broker,
+    on_emqx,
+    on_mesh,
+    org_unit,
+    stray_updates,
+)
 
 pytestmark = pytest.mark.timeout(40)
 
@@ -196,3 +209,86 @@ async def test_a_subscription_follows_the_next_turns_until_the_task_ends(
 
 async def _rest(events: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
     return [e async for e in events]
+
+
+async def test_a_stray_message_on_the_reply_topic_leaves_the_stream_going(
+        space: tuple[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """While a streamed task works, its reply topic gets, under the request's
+    Correlation Data (anyone who reads the request topic has it), what is no answer of
+    the agent's (not JSON, the wrong shape, updates and a final task of another task):
+    each is skipped with one warning, and the stream goes on to the task's end with
+    none of it. Before, the first malformed one ended the stream with an error, and
+    another task's updates were yielded as this one's (its final task ended it)."""
+    org, unit = space
+    release = asyncio.Event()
+    async with on_emqx(held_agent(release), org, unit), EmqxPeer(org, unit) as sniffer, \
+            client_for(f"{BROKER}/{org}/{unit}/Held", timeout=10) as client:
+        await sniffer.listen(sniffer.space.request("Held"))
+        assert isinstance(client, EmqxClient)
+        stream = client.stream("go")
+        task_id = (await anext(stream)).task_id
+        request = await sniffer.next()
+        strays = stray_updates(decoded(request)["id"], errors=False)
+        with caplog.at_level("WARNING", logger="interlingua.mesh"):
+            for payload in strays:
+                await sniffer.broker.publish(request.response_topic or "", payload,
+                                             correlation=request.correlation)
+            await asyncio.sleep(1.0)  # heard by the client before the agent goes on
+            release.set()
+            rest = [e async for e in stream]
+    assert rest[-1].state is TaskState.COMPLETED
+    assert {e.task_id for e in rest} == {task_id}
+    assert not [e for e in rest if b"injected" in (e.raw or b"")]
+    chunks = [e.item.artifact for e in rest if isinstance(e.item, ArtifactUpdate)]
+    assert [p.text for a in chunks for p in a.parts] == ["real"]  # type: ignore[union-attr]
+    skipped = [r.getMessage() for r in caplog.records
+               if r.levelname == "WARNING" and "skipped" in r.getMessage()]
+    assert len(skipped) == len(strays), skipped
+
+
+async def test_a_stray_message_leaves_a_send_going_and_a_last_answer_unread_fails_it(
+        space: tuple[str, str]) -> None:
+    """A send answered with events (as the profile's SDK answers): strays under its
+    Correlation Data are skipped and the task is folded from its own events alone;
+    a last answer that cannot be read (a task, a status ending the turn, an error
+    without a code) fails the call with ``BadResponse``, not a wait for the timeout."""
+    org, unit = space
+    async with EmqxPeer(org, unit) as responder, \
+            client_for(f"{BROKER}/{org}/{unit}/Fake", timeout=5) as client:
+        await responder.listen(responder.space.request("Fake"))
+
+        async def answer(req: Any, result: Any = None, **members: Any) -> None:
+            doc = {"jsonrpc": "2.0", "id": decoded(req)["id"], "result": result, **members}
+            await responder.broker.publish(
+                req.response_topic or "",
+                msgspec.json.encode({k: v for k, v in doc.items() if v is not None}),
+                correlation=req.correlation)
+
+        def event(req: Any, state: str, **status: Any) -> dict[str, Any]:
+            task_id = decoded(req)["params"]["message"]["taskId"]
+            return {"statusUpdate": {"taskId": task_id, "contextId": "c",
+                                     "status": {"state": state, **status}}}
+
+        sending = asyncio.ensure_future(client.send("hi"))
+        req = await responder.next()
+        await answer(req, event(req, "TASK_STATE_WORKING"))
+        for payload in stray_updates(decoded(req)["id"], errors=False):
+            await responder.broker.publish(req.response_topic or "", payload,
+                                           correlation=req.correlation)
+        await answer(req, event(req, "TASK_STATE_COMPLETED"))
+        task = await asyncio.wait_for(sending, 5)
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        assert "injected" not in msgspec.json.encode(task).decode()
+
+        for last in ({"result": {"task": {"id": 5}}},
+                     {"status": {"message": 5}},
+                     {"error": {"code": "x", "message": "no code"}}):
+            sending = asyncio.ensure_future(client.send("hi"))
+            req = await responder.next()
+            await answer(req, {"artifactUpdate": 3})  # not a last answer: skipped
+            if "status" in last:
+                await answer(req, event(req, "TASK_STATE_COMPLETED", **last["status"]))
+            else:
+                await answer(req, **last)
+            with pytest.raises(BadResponse, match="Fake"):
+                await asyncio.wait_for(sending, 3)

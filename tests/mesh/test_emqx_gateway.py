@@ -13,7 +13,7 @@ import httpx
 import msgspec
 import pytest
 
-from interlingua import Agent, Context, client_for
+from interlingua import Agent, Client, Context, client_for
 from interlingua.core.calls import SendMessage
 from interlingua.core.dialects import get_codec
 from interlingua.core.model import ArtifactUpdate, Task, TaskState
@@ -23,7 +23,16 @@ from interlingua.mesh.gateway import Gateway
 from interlingua.mesh.topics import parse_mesh_url
 from tests.live import live_server
 
-from .helpers import BROKER, need_broker, on_emqx, org_unit
+from .helpers import (
+    BROKER,
+    EmqxPeer,
+    decoded,
+    held_agent,
+    need_broker,
+    on_emqx,
+    org_unit,
+    stray_updates,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -191,3 +200,41 @@ async def test_a_turn_whose_final_answer_is_lost_ends_as_the_agents_task_did() -
     assert lost, "no final answer was dropped"
     assert task.status.state is TaskState.COMPLETED, task.status
     assert task.artifacts[0].parts[0].text == "done: hello"  # type: ignore[union-attr]
+
+
+async def test_a_stray_message_on_the_reply_topic_leaves_the_task_going(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """While a task works on the mesh, the gateway's reply topic gets, under the turn's
+    Correlation Data (anyone who reads the request topic has it), what is no answer of
+    the agent's (not JSON, the wrong shape, updates and a final task of another task):
+    each is skipped with one warning, and the task ends as the agent ends it, with none
+    of it. Before, the first malformed one failed the task, and another task's updates
+    were written into it."""
+    need_broker()
+    org, unit = org_unit()
+    release = asyncio.Event()
+    async with gateway(org, unit) as base, httpx.AsyncClient() as http, \
+            on_emqx(held_agent(release), org, unit), EmqxPeer(org, unit) as sniffer:
+        await _listed(http, base, True)
+        await sniffer.listen(sniffer.space.request("Held"))
+        async with Client(base + "/agents/Held/", timeout=10) as client:
+            stream = client.stream("go")
+            task_id = (await anext(stream)).task_id
+            request = await sniffer.next()
+            strays = stray_updates(decoded(request)["id"], errors=False)
+            with caplog.at_level("WARNING", logger="interlingua.mesh"):
+                for payload in strays:
+                    await sniffer.broker.publish(request.response_topic or "", payload,
+                                                 correlation=request.correlation)
+                await asyncio.sleep(1.0)  # heard by the gateway before the agent goes on
+                release.set()
+                rest = [e async for e in stream]
+            task = await client.get_task(task_id or "")
+    assert rest[-1].state is TaskState.COMPLETED
+    assert "injected" not in msgspec.json.encode([e.item for e in rest]).decode()
+    assert task.status.state is TaskState.COMPLETED
+    assert [p.text for a in task.artifacts for p in a.parts] == ["real"]  # type: ignore[union-attr]
+    assert "injected" not in msgspec.json.encode(task).decode()
+    skipped = [r.getMessage() for r in caplog.records
+               if r.levelname == "WARNING" and "skipped" in r.getMessage()]
+    assert len(skipped) == len(strays), skipped

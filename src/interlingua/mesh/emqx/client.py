@@ -54,9 +54,10 @@ from ...core.model import (
 from ..broker import Broker, MeshUnavailable
 from ..client_api import MeshClientAPI, http_only, named_for, with_tls
 from ..topics import MeshURL, parse_mesh_url
+from ..updates import read_update, task_of
 from .requester import EmqxRequester
 from .topics import BINDING, PROTOCOL_VERSION, STATUS, Space
-from .wire import fold, is_final
+from .wire import ends_turn, fold, is_final
 
 __all__ = ["EmqxClient", "retained_card"]
 
@@ -149,8 +150,10 @@ class EmqxClient(MeshClientAPI):
         gen = self._requester.exchange(self.agent, call)
         try:
             async for raw in gen:
+                item = self._decode(call, raw, task.id if task else None)
+                if item is None:
+                    continue  # (no answer of the agent's to this call: skipped)
                 self.last_result = raw
-                item = self._decode(call, raw)
                 if not isinstance(call, SendMessage) or isinstance(item, Message):
                     return item
                 task = fold(task, item)
@@ -161,11 +164,15 @@ class EmqxClient(MeshClientAPI):
             await gen.aclose()
         raise BadResponse(f"{self.agent}: the answers ended before the task did")
 
-    def _decode(self, call: Call, raw: bytes) -> Any:
+    def _decode(self, call: Call, raw: bytes, task_id: str | None = None) -> Any:
+        """The answer ``raw`` to ``call`` (None: an event of a send that is no update of
+        its task, skipped; ``task_id``: the task its events made so far)."""
         try:
             codec = self._codec
             if isinstance(call, SendMessage):
-                return codec.decode_stream_item(raw)  # {task}/{message}, or an event
+                # {task}/{message}, or an event of the task the send names
+                return read_update(raw, call.message.task_id or task_id, self.agent,
+                                   codec, last=ends_turn)
             try:
                 return codec.decode_result(call, raw)
             except InvalidAgentResponse:
@@ -194,14 +201,20 @@ class EmqxClient(MeshClientAPI):
 
     async def _follow(self, call: SendMessage | SubscribeToTask,
                       ) -> AsyncGenerator[StreamEvent, None]:
+        # the task its answers are about: the one the call names (a send always
+        # names one here, unless a ready-made call was given without)
+        ours = call.id if isinstance(call, SubscribeToTask) else call.message.task_id
         gen = self._requester.exchange(self.agent, call)
         try:
             async for raw in gen:
-                self.last_result = raw
                 try:
-                    item = self._codec.decode_stream_item(raw)
+                    item = read_update(raw, ours, self.agent, self._codec, last=ends_turn)
                 except InvalidAgentResponse as exc:
                     raise BadResponse(f"{self.agent}: {exc.message}") from None
+                if item is None:
+                    continue  # (no update of this task: skipped, the stream goes on)
+                ours = ours or task_of(item)
+                self.last_result = raw
                 yield StreamEvent(None, item, raw)
                 if is_final(item) and not _goes_on(call, item):
                     return

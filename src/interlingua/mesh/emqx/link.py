@@ -42,10 +42,11 @@ from ..relay import (
     relay,
 )
 from ..topics import MeshURL
+from ..updates import read_update
 from .presence import Directory
 from .requester import EmqxRequester
 from .topics import Space
-from .wire import is_final
+from .wire import ends_turn, is_final
 
 __all__ = ["EmqxLink"]
 
@@ -160,8 +161,13 @@ class EmqxLink:
         """One answer relayed; True when it ended the turn. A stream's last answer
         leaves the artifacts out (they came as events, unless some were lost on the
         way): they are read from the agent, and what the gateway's copy lacks is
-        written before the turn ends (``relay.reconcile``)."""
-        item = CODEC.decode_stream_item(raw)
+        written before the turn ends (``relay.reconcile``). An answer that is no
+        update of the task (it cannot be read, or is about another task) is skipped
+        (``read_update``): anyone who reads the request may publish under its
+        Correlation Data. A last answer that cannot be read fails the turn."""
+        item = read_update(raw, ctx.task.id, name, CODEC, last=ends_turn)
+        if item is None:
+            return False
         if not is_final(item):
             await relay(ctx, item)  # (a Task: the artifacts the gateway lacks)
             return False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import secrets
 import time
@@ -29,13 +30,15 @@ from ...client.transport import DEFAULT_MAX_ANSWER_BYTES
 from ...core.calls import Call
 from ...core.dialects import Codec, get_codec
 from ...core.trace_context import inject as inject_trace
-from ..broker import Broker, MeshUnavailable, PacketTooLarge
+from ..broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
 from ..reading import ReadingConnection
 from ..topics import MeshURL
 from .topics import Space
 from .wire import binding_error
 
 __all__ = ["EmqxRequester"]
+
+log = logging.getLogger("interlingua.mesh")
 
 CODEC = get_codec("1.0")
 #: the profile's defaults: first answer within 15 s, three attempts, backoff 1, 2, 4 s
@@ -52,6 +55,7 @@ class _Envelope(msgspec.Struct):
 
 _envelope = msgspec.json.Decoder(_Envelope)
 _LOST = object()
+_TOO_LARGE = object()
 
 
 class EmqxRequester(ReadingConnection):
@@ -89,12 +93,32 @@ class EmqxRequester(ReadingConnection):
             async for msg in self._broker.messages():
                 # an answer with a correlation of no request of ours is not ours
                 queue = self._pending.get(msg.correlation or b"")
-                if queue is not None:
-                    queue.put_nowait(msg.payload)
+                if queue is not None and (env := self._answer_in(msg)) is not None:
+                    queue.put_nowait(env)
         except MeshUnavailable:
             for queue in self._pending.values():
                 queue.put_nowait(_LOST)
             await self._connection_lost()
+
+    def _answer_in(self, msg: Inbound) -> Any:
+        """The JSON-RPC answer ``msg`` holds (``_TOO_LARGE``: one beyond the bound).
+        None, with a warning, for a message that is no answer (not JSON-RPC, or neither
+        a result nor an error): anyone who reads the request may publish under its
+        Correlation Data, and such a message fails no call."""
+        limit = self.max_answer_bytes
+        if limit is not None and len(msg.payload) > limit:
+            return _TOO_LARGE
+        try:
+            env = _envelope.decode(msg.payload)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+            log.warning("a message on %s that is no JSON-RPC answer was skipped: %s",
+                        msg.topic, exc)
+            return None
+        if env.error is msgspec.UNSET and isinstance(env.result, msgspec.UnsetType):
+            log.warning("a message on %s that holds neither a result nor an error was "
+                        "skipped (no answer)", msg.topic)
+            return None
+        return env
 
     async def exchange(self, agent: str, call: Call, *,
                        properties: dict[str, Any] | None = None,
@@ -111,10 +135,10 @@ class EmqxRequester(ReadingConnection):
         queue: asyncio.Queue[Any] = asyncio.Queue()
         mine: list[bytes] = []
         try:
-            payload = await self._first(agent, body, props, queue, mine)
+            answer = await self._first(agent, body, props, queue, mine)
             while True:
-                yield self._result(agent, payload)
-                payload = await self._next(agent, queue, self.timeout)
+                yield self._result(agent, answer)
+                answer = await self._next(agent, queue, self.timeout)
         finally:
             for correlation in mine:
                 self._pending.pop(correlation, None)
@@ -154,29 +178,22 @@ class EmqxRequester(ReadingConnection):
     async def _next(self, agent: str, queue: asyncio.Queue[Any], wait: float | None) -> Any:
         try:
             async with asyncio.timeout(wait):
-                payload = await queue.get()
+                answer = await queue.get()
         except TimeoutError:
             raise AgentTimeout(f"no answer from {agent} on {self.url.broker} within "
                                f"{wait:g} s") from None
-        if payload is _LOST:
+        if answer is _LOST:
             raise AgentUnreachable(f"the connection to {self.url.broker} was lost")
-        return payload
+        return answer
 
-    def _result(self, agent: str, payload: bytes) -> bytes:
-        limit = self.max_answer_bytes
-        if limit is not None and len(payload) > limit:
-            raise too_large(f"{agent} on {self.url.broker}", limit)
-        try:
-            env = _envelope.decode(payload)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            raise BadResponse(f"{agent} answered something that is not JSON-RPC") from None
-        except RecursionError:
-            raise BadResponse(f"{agent} answered with JSON nested too deeply to read") from None
+    def _result(self, agent: str, env: Any) -> bytes:
+        if env is _TOO_LARGE:
+            raise too_large(f"{agent} on {self.url.broker}", self.max_answer_bytes or 0)
         if env.error is not msgspec.UNSET:
+            # (an error is the last answer to its request, as the profile says)
             error = env.error
             if not isinstance(error, dict) or not isinstance(error.get("code"), int):
                 raise BadResponse(f"{agent} answered an error without an integer code")
             raise binding_error(error) or mismatch_in(self.codec.decode_error(error))
-        if isinstance(env.result, msgspec.UnsetType):
-            raise BadResponse(f"{agent} answered neither a result nor an error")
+        assert not isinstance(env.result, msgspec.UnsetType)  # (``_answer_in``)
         return bytes(env.result)

@@ -22,8 +22,8 @@ from ...core.lifecycle import RETURN_STATES
 from ...core.lifecycle import apply as apply_event
 from ...core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState, TaskStatus
 
-__all__ = ["TRANSPORT_PROTOCOL_ERROR", "TransportProtocolError", "binding_error", "fold",
-           "is_final", "transport_error"]
+__all__ = ["TRANSPORT_PROTOCOL_ERROR", "TransportProtocolError", "binding_error", "ends_turn",
+           "fold", "is_final", "transport_error"]
 
 TRANSPORT_PROTOCOL_ERROR = -32005
 
@@ -61,6 +61,45 @@ def is_final(item: Any) -> bool:
     if isinstance(item, (Task, StatusUpdate)):
         return item.status.state in RETURN_STATES
     return False
+
+
+def ends_turn(raw: bytes, task_id: str | None = None) -> bool:
+    """Whether the ``result`` ``raw``, read or not, has the shape of a last answer of
+    the task ``task_id`` (None: of any): a ``task``, a ``message``, or a status whose
+    state ends the turn (v1.0's members, or v0.3's ``kind``), naming that task or none.
+    One that cannot be read fails the call; any other is skipped."""
+    try:
+        doc = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    if not isinstance(doc, dict):
+        return False
+    member = next((m for m in _LAST if m in doc), None)
+    if member is not None:
+        body = doc[member]
+    elif isinstance(kind := doc.get("kind"), str) and kind in _LAST_V03:
+        body, member = doc, _LAST_V03[kind]
+    else:
+        return False
+    if not isinstance(body, dict):
+        return member != "statusUpdate"
+    named = body.get(_LAST[member])
+    if task_id is not None and isinstance(named, str) and named != task_id:
+        return False  # (about another task: no answer to this request)
+    if member != "statusUpdate":
+        return True
+    status = body.get("status")
+    state = status.get("state") if isinstance(status, dict) else None
+    # (v1.0's TASK_STATE_INPUT_REQUIRED is v0.3's input-required)
+    name = state.lower().removeprefix("task_state_").replace("_", "-") \
+        if isinstance(state, str) else None
+    return name in _RETURN_NAMES
+
+
+#: the members of a last answer, and where each names its task (v0.3's ``kind``s too)
+_LAST = {"task": "id", "message": "taskId", "statusUpdate": "taskId"}
+_LAST_V03 = {"task": "task", "message": "message", "status-update": "statusUpdate"}
+_RETURN_NAMES = frozenset(state.value for state in RETURN_STATES)
 
 
 def fold(task: Task | None, item: Task | StatusUpdate | ArtifactUpdate) -> Task:
