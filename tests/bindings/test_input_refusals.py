@@ -310,3 +310,24 @@ def test_a_wrong_verb_on_a_long_path_is_quoted_cut_in_the_405(
     message = resp.json()["error"]["message"]
     assert message == \
         f"Method not allowed: DELETE {quoted('/tasks/' + LONG)} (allowed: GET, HEAD)"
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\ud800x", "\\udc00"])
+def test_a_lone_surrogate_escape_is_a_parse_error_saying_so_on_json_rpc_and_rest(
+        server: tuple[str, Any], client: httpx.Client, escape: str) -> None:
+    """Before: JSON-RPC said 'Input data was truncated' of a whole body whose lone
+    ``\\ud800`` came within six bytes of its end (msgspec reads ahead for the pair)."""
+    url = server[0]
+    body = '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"' + escape + '"}}'
+    error = client.post(url, headers={**V11, "Content-Type": "application/json"},
+                        content=body).json()["error"]
+    assert error["code"] == -32700
+    assert "surrogate" in error["message"] and "truncated" not in error["message"], error
+    resp = client.post(f"{url}/message:send", headers={"Content-Type": "application/json"},
+                       content='{"message":{"messageId":"' + escape + '"}}')
+    assert resp.status_code == 400 and "surrogate" in resp.json()["error"]["message"]
+    # a body cut short is still told so: in an escape, or with no escape at all
+    for cut in (body[:body.index("\\") + 4], body.replace(escape, "x")[:-1]):
+        truncated = client.post(url, headers={"Content-Type": "application/json"},
+                                content=cut).json()["error"]
+        assert truncated == {"code": -32700, "message": "Parse error: Input data was truncated"}

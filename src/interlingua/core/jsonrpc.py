@@ -13,7 +13,7 @@ import msgspec
 
 from .dialects._common import check_utf8
 from .errors import A2AError, InvalidRequest, ParseError
-from .reading import without_bom
+from .reading import json_fault, without_bom
 
 __all__ = [
     "Batch",
@@ -115,7 +115,7 @@ def _parse_slow(body: bytes, check_batch: Callable[[int], None] | None) -> Reque
             # some clients send a byte order mark: read without it (only here, once
             # the body was refused)
             return parse(unmarked, check_batch)
-        raise ParseError(f"Parse error: {exc}") from None
+        raise ParseError(f"Parse error: {json_fault(body, exc)}") from None
     if isinstance(doc, list):
         if not doc:
             raise InvalidRequest("Invalid Request: empty batch")

@@ -8,7 +8,9 @@ written inline, ``text.isascii() and text.isdigit()`` (``tests/structure``).
 
 from __future__ import annotations
 
-__all__ = ["BOM", "ascii_int", "past_bom", "without_bom"]
+import msgspec
+
+__all__ = ["BOM", "ascii_int", "json_fault", "past_bom", "without_bom"]
 
 #: a UTF-8 byte order mark
 BOM = b"\xef\xbb\xbf"
@@ -28,6 +30,29 @@ def past_bom(data: bytes) -> bytes:
     mark only when that fails."""
     unmarked = without_bom(data)
     return data if unmarked is None else unmarked
+
+
+_TRUNCATED = "Input data was truncated"
+# msgspec reads six bytes past a ``\uD800``-style escape for the pair's, and a body that
+# ends sooner is "truncated" to it, whole as it is: read again with room, it says why
+_ROOM = b" " * 8
+
+
+def json_fault(data: bytes, exc: msgspec.DecodeError) -> str:
+    """What is wrong with JSON that msgspec refused (``exc``), off the hot path: its
+    words, but a lone UTF-16 surrogate escape near the end of a complete body is
+    named as one rather than as truncation."""
+    said = str(exc)
+    if said != _TRUNCATED:
+        return said
+    try:
+        msgspec.json.decode(data + _ROOM)
+    except msgspec.DecodeError as again:
+        if "surrogate" in str(again):  # (a body cut short elsewhere is truncated still)
+            return str(again)
+    except RecursionError:
+        pass
+    return said
 
 
 def ascii_int(value: object) -> int | None:

@@ -37,7 +37,7 @@ from ...core.errors import (
 )
 from ...core.model import AgentCard
 from ...core.origins import CrossOrigin, Origins
-from ...core.reading import without_bom
+from ...core.reading import json_fault, without_bom
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
@@ -426,7 +426,8 @@ def _check_json(body: bytes) -> None:
     except RecursionError:
         pass  # well-formed but deep: the codec's own refusal says so
     except msgspec.DecodeError as exc:
-        raise ParseError(f"Parse error: the body is not valid JSON ({exc})") from None
+        raise ParseError(f"Parse error: the body is not valid JSON ({json_fault(body, exc)})") \
+            from None
 
 
 def _object(body: bytes) -> dict[str, Any]:
