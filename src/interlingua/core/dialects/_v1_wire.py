@@ -311,6 +311,9 @@ def state_in(value: str | int | None, path: str = "state") -> m.TaskState:
 def role_in(value: str | int | None) -> m.Role:
     role = ROLES.get(value) if value is not None and not isinstance(value, bool) else None
     if role is None:
+        # proto3's default, as protobuf writes a role left out
+        if value is None or value == "ROLE_UNSPECIFIED" or (type(value) is int and value == 0):
+            raise WireError("role", "is required")
         raise WireError("role", f"must be ROLE_USER or ROLE_AGENT, got {value!r}")
     return role
 
