@@ -312,6 +312,28 @@ def test_a_wrong_verb_on_a_long_path_is_quoted_cut_in_the_405(
         f"Method not allowed: DELETE {quoted('/tasks/' + LONG)} (allowed: GET, HEAD)"
 
 
+# ------------------------------- a refused member named as its caller sent it
+
+TEXT = [{"text": "x"}]
+
+
+@pytest.mark.parametrize(("configuration", "named"), [
+    ({"if_generation_match": "1"}, "configuration.if_generation_match is an A2A 1.1 field"),
+    ({"task_push_notification_config": {"token": "t"}},
+     "configuration.task_push_notification_config.url is required"),
+])
+def test_a_refused_member_of_a_body_is_named_in_the_spelling_it_was_sent_in(
+        server: tuple[str, Any], client: httpx.Client, configuration: dict[str, Any],
+        named: str) -> None:
+    """ProtoJSON readers take the proto's names too: a body that spells a member so is
+    told of it so (before: ``configuration.ifGenerationMatch``, a name it never sent)."""
+    resp = client.post(f"{server[0]}/message:send", headers={"A2A-Version": "1.0"}, json={
+        "message": {"message_id": "m", "role": "ROLE_USER", "parts": TEXT},
+        "configuration": configuration})
+    assert resp.status_code == 400, resp.text
+    assert f"Invalid params for SendMessage: {named}" in resp.json()["error"]["message"]
+
+
 @pytest.mark.parametrize("escape", ["\\ud800", "\\ud800x", "\\udc00"])
 def test_a_lone_surrogate_escape_is_a_parse_error_saying_so_on_json_rpc_and_rest(
         server: tuple[str, Any], client: httpx.Client, escape: str) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from functools import partial
 from typing import Any
@@ -26,6 +25,7 @@ from ...core import codings
 from ...core.calls import Call, DeletePushConfig, GetExtendedCard
 from ...core.dialects import Codec, get_codec
 from ...core.dialects._common import check_utf8
+from ...core.dialects.as_sent import Path, as_spelt, renamed
 from ...core.errors import (
     A2AError,
     InternalError,
@@ -258,7 +258,7 @@ class RESTEndpoint:
             try:
                 call: Call = codec.for_answer(codec.decode_call(route.op, params))
             except InvalidParams as exc:
-                raise as_sent(exc, sent) from None
+                raise as_sent(exc, sent, body) from None
         except (InvalidParams, ParseError):
             # Only once a body is refused (nothing more on the usual path): one that
             # opens with a byte order mark is read without it (RFC 8259 §8.1 lets a
@@ -482,22 +482,24 @@ def _path_members(route: Match, sent: dict[str, str]) -> None:
             sent["pushNotificationConfigId"] = config
 
 
-#: a member of the params, as a codec names it (``params.historyLength``)
-_PARAMS_MEMBER = re.compile(r"(?<!Invalid )\bparams\.([A-Za-z_]\w*)")
-
-
-def as_sent(exc: InvalidParams, sent: Mapping[str, str]) -> InvalidParams:
+def as_sent(exc: InvalidParams, sent: Mapping[str, str], body: bytes = b"") -> InvalidParams:
     """``exc`` naming each member as the HTTP+JSON caller sent it, not by its path
     in JSON-RPC params: a query parameter or a part of the path (``sent``), else
-    the body's member (``configuration.ifGenerationMatch``)."""
-    def named(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return sent.get(name, name)
+    the body's member (``configuration.ifGenerationMatch``, or
+    ``configuration.if_generation_match`` where the body spells it so)."""
+    doc: Any = None
+    if not _blank(body):
+        try:
+            doc = _any.decode(body)
+        except (msgspec.DecodeError, RecursionError):
+            pass  # (the codec's refusal names no member of it)
 
-    message = _PARAMS_MEMBER.sub(named, exc.message)
-    if message == exc.message:
-        return exc
-    return type(exc)(message, data=exc.data)
+    def named(path: Path) -> Path:
+        if path and path[0] in sent:
+            return [sent[path[0]], *path[1:]]
+        return as_spelt(doc, path)
+
+    return renamed(exc, named)
 
 
 def _query(scope: Scope, kinds: Mapping[str, str],
