@@ -458,19 +458,31 @@ class GRPC(Driver):
                     response_deserializer=response.FromString)
 
     def call(self, call: c.Call) -> c.Result:
+        rpc, request = self.request(call)
+        return self.result(call, self.unary(rpc, request))
+
+    def unary(self, rpc: str, request: Any) -> Any:
+        """``request`` (a message of the service's proto, sent as it is) to ``rpc``: its
+        response, or ``Refused``."""
         import grpc
 
-        rpc, request = self.request(call)
         method = self._method(rpc, request, False)
 
         async def go() -> Any:
             return await method(request, metadata=self._metadata(), timeout=30)
 
         try:
-            response = self.loop.run(go())
+            return self.loop.run(go())
         except grpc.aio.AioRpcError as exc:
             raise self._refused_rpc(exc) from None
-        return self.result(call, response)
+
+    def message_of(self, rpc: str, doc: dict[str, Any]) -> Any:
+        """The request message of ``rpc`` that ``doc`` (its ProtoJSON) describes."""
+        from google.protobuf import json_format, message_factory
+
+        method = self.pb.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
+        request = message_factory.GetMessageClass(method.input_type)()
+        return json_format.ParseDict(doc, request)
 
     def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
         import grpc

@@ -336,7 +336,7 @@ def test_v1_timestamps_outside_their_range_are_invalid_argument(
         with pytest.raises(grpc.RpcError) as err:
             v1.ListTasks(query)
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, err.value
-        assert "statusTimestampAfter" in (err.value.details() or "")
+        assert "status_timestamp_after" in (err.value.details() or "")  # (the proto's name)
     first = pb1.ListTasksRequest()
     first.status_timestamp_after.seconds = -62_135_596_800  # 0001-01-01T00:00:00Z
     assert isinstance(v1.ListTasks(first), pb1.ListTasksResponse)  # (refused, as 0001, before)
@@ -527,10 +527,28 @@ V03_BAD = {
     "no message id": (
         lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
             role=pb03.ROLE_USER, content=[pb03.Part(text="x")]))),
-        grpc.StatusCode.INVALID_ARGUMENT, "messageId"),
+        grpc.StatusCode.INVALID_ARGUMENT, "SendMessage: request.message_id is required"),
     "a negative history length": (
         lambda s, t: s.GetTask(pb03.GetTaskRequest(name=f"tasks/{t}", history_length=-1)),
-        grpc.StatusCode.INVALID_ARGUMENT, "historyLength"),
+        grpc.StatusCode.INVALID_ARGUMENT, "GetTask: Expected `int` >= 0 - at `history_length`"),
+    "no role": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), content=[pb03.Part(text="x")]))),
+        grpc.StatusCode.INVALID_ARGUMENT, "SendMessage: request.role is required"),
+    "a role the proto has not": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), role=7, content=[pb03.Part(text="x")]))),  # type: ignore[arg-type]
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "request.role must be ROLE_USER or ROLE_AGENT, got 7"),
+    "no content": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(request=pb03.Message(
+            message_id=new_id(), role=pb03.ROLE_USER))),
+        grpc.StatusCode.INVALID_ARGUMENT, "SendMessage: request.content is required"),
+    "a send's push config without a url": (
+        lambda s, t: s.SendMessage(pb03.SendMessageRequest(
+            request=_message03("x"), configuration=pb03.SendMessageConfiguration(
+                push_notification=pb03.PushNotificationConfig(token="t")))),
+        grpc.StatusCode.INVALID_ARGUMENT, "configuration.push_notification.url is required"),
     "a push config without its config": (
         lambda s, t: s.CreateTaskPushNotificationConfig(
             pb03.CreateTaskPushNotificationConfigRequest(parent=f"tasks/{t}")),
@@ -540,7 +558,7 @@ V03_BAD = {
             pb03.CreateTaskPushNotificationConfigRequest(
                 parent=f"tasks/{t}", config=pb03.TaskPushNotificationConfig(
                     push_notification_config=pb03.PushNotificationConfig()))),
-        grpc.StatusCode.INVALID_ARGUMENT, "url"),
+        grpc.StatusCode.INVALID_ARGUMENT, "config.push_notification_config.url is required"),
     "a config name without its config id": (
         lambda s, t: s.GetTaskPushNotificationConfig(
             pb03.GetTaskPushNotificationConfigRequest(name=f"tasks/{t}")),
@@ -559,7 +577,9 @@ def test_v03_bad_requests_are_told_what_is_wrong(v03: rpc03.A2AServiceStub, case
     with pytest.raises(grpc.RpcError) as err:
         call(v03, task.id)
     assert err.value.code() == code
-    assert said in (err.value.details() or "")
+    assert said in (err.value.details() or ""), err.value.details()
+    # the request's proto fields, not the v0.3 JSON-RPC members the codec reads
+    assert "params" not in (err.value.details() or "").removeprefix("Invalid params")
     assert _error_info(err.value)[1] == "a2a-protocol.org"
 
 

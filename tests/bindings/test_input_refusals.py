@@ -15,7 +15,7 @@ import pytest
 from interlingua.core.errors import quoted
 from interlingua.core.parts import new_id
 
-from .drivers import Refused
+from .drivers import GRPC03, GRPC10, Refused
 from .test_generations import _grpc_get, served
 
 V11 = {"A2A-Version": "1.1"}
@@ -132,7 +132,8 @@ def test_a_bad_current_generation_is_invalid_argument_over_grpc(
     with pytest.raises(Refused) as refused:
         _grpc_get(client, server[0], task_id, version="1.1", current=-1)
     assert refused.value.status == "INVALID_ARGUMENT"
-    assert "currentGeneration" in refused.value.message
+    # the proto's field, as the gRPC caller set it
+    assert ": current_generation must be" in refused.value.message, refused.value.message
     assert "non-negative" in refused.value.message
 
 
@@ -229,7 +230,9 @@ def test_a_part_holding_no_member_or_two_is_refused_saying_so_on_every_path(
     HTTP+JSON v0.3 took a part with text and data as its text, dropping the data."""
     code, message = _part_refusal(client, server[0], via, part)
     assert code == refused, message
-    assert "exactly one of" in message and "parts[0]" in message
+    # the member as sent: a v0.3 ProtoJSON message's parts are its ``content``
+    assert "exactly one of" in message, message
+    assert ("content[0]" if via == "rest-0.3" else "parts[0]") in message, message
     assert "missing required field" not in message
 
 
@@ -315,6 +318,88 @@ def test_a_wrong_verb_on_a_long_path_is_quoted_cut_in_the_405(
 # ------------------------------- a refused member named as its caller sent it
 
 TEXT = [{"text": "x"}]
+# (the request's ProtoJSON as JSON-RPC params / an HTTP+JSON body / a gRPC request, and
+# the member each names: JSON-RPC's params path, HTTP+JSON's body member, the proto field)
+V1_REFUSED: dict[str, tuple[dict[str, Any], tuple[str, str, str]]] = {
+    "a 1.1 field in a 1.0 send": (
+        {"message": {"messageId": "m", "role": "ROLE_USER", "parts": TEXT},
+         "configuration": {"ifGenerationMatch": "1"}},
+        ("params.configuration.ifGenerationMatch is an A2A 1.1 field",
+         "configuration.ifGenerationMatch is an A2A 1.1 field",
+         "configuration.if_generation_match is an A2A 1.1 field")),
+    "no message id": (
+        {"message": {"role": "ROLE_USER", "parts": TEXT}},
+        ("params.message.messageId is required", "message.messageId is required",
+         "message.message_id is required")),
+    "no role": (
+        {"message": {"messageId": "m", "parts": TEXT}},
+        ("params.message.role is required", "message.role is required",
+         "message.role is required")),
+    "an unspecified role": (
+        {"message": {"messageId": "m", "role": "ROLE_UNSPECIFIED", "parts": TEXT}},
+        ("params.message.role is required", "message.role is required",
+         "message.role is required")),
+    "a role the proto has not": (
+        {"message": {"messageId": "m", "role": 7, "parts": TEXT}},
+        ("params.message.role must be ROLE_USER or ROLE_AGENT, got 7",
+         "message.role must be ROLE_USER or ROLE_AGENT, got 7",
+         "message.role must be ROLE_USER or ROLE_AGENT, got 7")),
+    "a push config without a url": (
+        {"message": {"messageId": "m", "role": "ROLE_USER", "parts": TEXT},
+         "configuration": {"taskPushNotificationConfig": {"token": "t"}}},
+        ("params.configuration.taskPushNotificationConfig.url is required",
+         "configuration.taskPushNotificationConfig.url is required",
+         "configuration.task_push_notification_config.url is required")),
+}
+
+
+def _v1_refusal(client: httpx.Client, url: str, via: str, rpc: str, doc: dict[str, Any]
+                ) -> str:
+    """The message of the refusal of ``doc`` sent to ``rpc`` over ``via`` as A2A 1.0."""
+    v10 = {"A2A-Version": "1.0"}
+    if via == "jsonrpc-1.0":
+        error = client.post(url, headers=v10, json={"jsonrpc": "2.0", "id": 1, "method": rpc,
+                                                    "params": doc}).json()["error"]
+        assert error["code"] == -32602, error
+        return str(error["message"])
+    if via == "rest-1.0":
+        resp = client.post(f"{url}/message:send", headers=v10, json=doc)
+        assert resp.status_code == 400, resp.text
+        return str(resp.json()["error"]["message"])
+    d = GRPC10(client, url, headers=v10)
+    with pytest.raises(Refused) as refused:
+        d.unary(rpc, d.message_of(rpc, doc))
+    assert refused.value.status == "INVALID_ARGUMENT", refused.value
+    return refused.value.message
+
+
+@pytest.mark.parametrize("case", list(V1_REFUSED))
+@pytest.mark.parametrize("via", ["jsonrpc-1.0", "rest-1.0", "grpc-1.0"])
+def test_a_refused_1_0_member_is_named_as_its_caller_sent_it(
+        server: tuple[str, Any], client: httpx.Client, via: str, case: str) -> None:
+    """Before: gRPC named JSON-RPC's ``params.message.messageId`` (a gRPC caller sets
+    ``message.message_id``), and a role left out was 'must be ROLE_USER or
+    ROLE_AGENT, got None' everywhere."""
+    doc, named = V1_REFUSED[case]
+    message = _v1_refusal(client, server[0], via, "SendMessage", doc)
+    expected = named[["jsonrpc-1.0", "rest-1.0", "grpc-1.0"].index(via)]
+    assert message.startswith(f"Invalid params for SendMessage: {expected}"), message
+
+
+def test_a_refused_1_0_list_or_get_names_the_proto_field_over_grpc(
+        server: tuple[str, Any], client: httpx.Client) -> None:
+    d = GRPC10(client, server[0], headers={"A2A-Version": "1.0"})
+    for rpc, doc, said in (
+            ("ListTasks", {"pageSize": 1000}, "ListTasks: page_size must be between 1 and 100"),
+            ("GetTask", {"id": "x", "historyLength": -1}, "GetTask: history_length must not"),
+            ("GetTask", {}, "GetTask: id is required"),
+            ("GetTaskPushNotificationConfig", {"id": "c"},
+             "GetTaskPushNotificationConfig: task_id is required")):
+        with pytest.raises(Refused) as refused:
+            d.unary(rpc, d.message_of(rpc, doc))
+        assert refused.value.status == "INVALID_ARGUMENT"
+        assert said in refused.value.message, refused.value.message
+        assert "params" not in refused.value.message.removeprefix("Invalid params")
 
 
 @pytest.mark.parametrize(("configuration", "named"), [
@@ -332,6 +417,101 @@ def test_a_refused_member_of_a_body_is_named_in_the_spelling_it_was_sent_in(
         "configuration": configuration})
     assert resp.status_code == 400, resp.text
     assert f"Invalid params for SendMessage: {named}" in resp.json()["error"]["message"]
+
+
+# a v0.3 ProtoJSON send (the body of POST /v1/message:send, the ``a2a.v1`` gRPC request),
+# and the member each refusal names: the body's (ProtoJSON), the proto field (gRPC)
+V03_REFUSED: dict[str, tuple[dict[str, Any], tuple[str, str]]] = {
+    "no content": (
+        {"message": {"messageId": "m", "role": "ROLE_USER", "content": []}},
+        ("Expected `array` of length >= 1 - at `message.content`",
+         "request.content is required")),
+    "no message": (
+        {"configuration": {"blocking": True}},
+        ("message is required", "request is required")),
+    "no message id": (
+        {"message": {"role": "ROLE_USER", "content": TEXT}},
+        ("message.messageId is required", "request.message_id is required")),
+    "no role": (
+        {"message": {"messageId": "m", "content": TEXT}},
+        ("message.role is required", "request.role is required")),
+    "an unspecified role": (
+        {"message": {"messageId": "m", "role": "ROLE_UNSPECIFIED", "content": TEXT}},
+        ("message.role is required", "request.role is required")),
+    "a role the proto has not": (
+        {"message": {"messageId": "m", "role": 7, "content": TEXT}},
+        ("message.role must be ROLE_USER or ROLE_AGENT, got 7",
+         "request.role must be ROLE_USER or ROLE_AGENT, got 7")),
+    "a push config without a url": (
+        {"message": {"messageId": "m", "role": "ROLE_USER", "content": TEXT},
+         "configuration": {"pushNotification": {"token": "t"}}},
+        ("configuration.pushNotification.url is required",
+         "configuration.push_notification.url is required")),
+    "a negative history length": (
+        {"message": {"messageId": "m", "role": "ROLE_USER", "content": TEXT},
+         "configuration": {"historyLength": -1}},
+        ("Expected `int` >= 0 - at `configuration.historyLength`",
+         "Expected `int` >= 0 - at `configuration.history_length`")),
+}
+
+
+@pytest.mark.parametrize("case", list(V03_REFUSED))
+@pytest.mark.parametrize("via", ["rest-0.3", "grpc-0.3"])
+def test_a_refused_v0_3_member_is_named_as_its_caller_sent_it(
+        server: tuple[str, Any], client: httpx.Client, via: str, case: str) -> None:
+    """Before: v0.3 JSON-RPC's ``message/send``, ``parts``, ``pushNotificationConfig``
+    and ``params.``, which the codec respells the request into; a gRPC role of 7 was
+    'Expected `str`, got `int`'."""
+    doc, (rest_named, grpc_named) = V03_REFUSED[case]
+    url = server[0]
+    if via == "rest-0.3":
+        resp = client.post(f"{url}/v1/message:send", json=doc)
+        assert resp.status_code == 422, resp.text
+        message, named = resp.json()["message"], rest_named
+    else:
+        d = GRPC03(client, url)
+        with pytest.raises(Refused) as refused:
+            d.unary("SendMessage", d.message_of("SendMessage", doc))
+        assert refused.value.status == "INVALID_ARGUMENT", refused.value
+        message, named = refused.value.message, grpc_named
+    assert message == f"Invalid params for SendMessage: {named}", message
+
+
+@pytest.mark.parametrize(("part", "named"), [
+    ({"file": {"fileWithBytes": "!!!", "mimeType": "text/plain"}},
+     "message.content[0].file.fileWithBytes is not valid base64"),
+    ({"file": {"file_with_bytes": "!!!"}},
+     "message.content[0].file.file_with_bytes is not valid base64"),
+    ({"data": {"data": 5}}, "Expected `object`, got `int` - at `message.content[0].data.data`"),
+    ({"text": 1}, "Expected `str`, got `int` - at `message.content[0].text`"),
+])
+def test_a_refused_v0_3_part_is_named_as_its_caller_sent_it(
+        server: tuple[str, Any], client: httpx.Client, part: dict[str, Any],
+        named: str) -> None:
+    resp = client.post(f"{server[0]}/v1/message:send", json={
+        "message": {"messageId": "m", "role": "ROLE_USER", "content": [part]}})
+    assert resp.status_code == 422, resp.text
+    assert resp.json()["message"] == f"Invalid params for SendMessage: {named}"
+
+
+def test_a_refused_v0_3_push_config_is_named_as_its_caller_sent_it(
+        server: tuple[str, Any], client: httpx.Client, task_id: str) -> None:
+    url = server[0]
+    resp = client.post(f"{url}/v1/tasks/{task_id}/pushNotificationConfigs",
+                       json={"config": {"pushNotificationConfig": {"token": "t"}}})
+    assert resp.status_code == 422, resp.text
+    assert resp.json()["message"] == "Invalid params for CreateTaskPushNotificationConfig: " \
+        "config.pushNotificationConfig.url is required"
+    d = GRPC03(client, url)
+    for rpc, doc, said in (
+            ("CreateTaskPushNotificationConfig",
+             {"parent": f"tasks/{task_id}", "config": {"pushNotificationConfig": {}}},
+             "config.push_notification_config.url is required"),
+            ("GetTask", {"name": f"tasks/{task_id}", "historyLength": -1},
+             "Expected `int` >= 0 - at `history_length`")):
+        with pytest.raises(Refused) as refused:
+            d.unary(rpc, d.message_of(rpc, doc))
+        assert refused.value.message == f"Invalid params for {rpc}: {said}"
 
 
 @pytest.mark.parametrize("escape", ["\\ud800", "\\ud800x", "\\udc00"])

@@ -56,9 +56,10 @@ from ...server.streams import Entry, Lagged, Unavailable
 from ..http.request_headers import RequestHeaders, given_once
 from ..http.sse_writer import encoded_item
 from . import v1_bytes, v1_out
+from .field_names import proto_named
 from .status import DETAILS_KEY, code_of, status_details
 from .v03_card import card_out
-from .v03_requests import request_in
+from .v03_requests import NAMED_BY, request_in
 from .v1_in import send_in
 
 __all__ = ["RPCS", "V03_SERVICE", "V1_SERVICE", "GrpcBinding", "generic_handlers"]
@@ -152,6 +153,10 @@ class _Dialect:
     def call_of(self, rpc: _Rpc, request: Message) -> Call:
         raise NotImplementedError
 
+    def as_sent(self, rpc: _Rpc, exc: InvalidParams) -> InvalidParams:
+        """A refusal of a request of ``rpc``, naming the fields its caller set."""
+        return proto_named(exc, rpc.request.DESCRIPTOR)
+
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
         raise NotImplementedError
 
@@ -241,6 +246,9 @@ class _V03(_Dialect):
         if rpc.name == "GetAgentCard":  # the caller's card: the public one if none other
             return GetExtendedCard(public_if_none=True)
         return self.codec.decode_call(*request_in(rpc.name, request))
+
+    def as_sent(self, rpc: _Rpc, exc: InvalidParams) -> InvalidParams:
+        return proto_named(exc, rpc.request.DESCRIPTOR, NAMED_BY.get(rpc.name))
 
     def answer(self, rpc: _Rpc, call: Any, result: Any) -> bytes:
         if rpc.response is None:
@@ -385,7 +393,10 @@ class GrpcBinding:
                 request = parse(inbound.payload)
             except DecodeError as exc:
                 raise _unreadable(rpc, exc) from None
-            return call_of(rpc, request)
+            try:
+                return call_of(rpc, request)
+            except InvalidParams as exc:  # (named as sent only once refused)
+                raise dialect.as_sent(rpc, exc) from None
 
         return decode
 

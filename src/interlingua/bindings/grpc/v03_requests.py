@@ -19,9 +19,20 @@ from ...core.dialects.v0_3_protojson import name_ids
 from ...core.errors import InvalidParams
 from ...grpc_wire.pbjson import to_doc
 
-__all__ = ["request_in"]
+__all__ = ["NAMED_BY", "request_in"]
 
 _encode = msgspec.json.encode
+
+
+_ONE = {"id": "name"}
+_TWO = {"id": "name", "pushNotificationConfigId": "name"}
+#: each RPC's params made of a resource name (``request_in``), by the field naming it
+NAMED_BY: dict[str, dict[str, str]] = {
+    "GetTask": _ONE, "CancelTask": _ONE, "TaskSubscription": _ONE,
+    "CreateTaskPushNotificationConfig": {"taskId": "parent"},
+    "GetTaskPushNotificationConfig": _TWO, "DeleteTaskPushNotificationConfig": _TWO,
+    "ListTaskPushNotificationConfig": {"id": "parent"},
+}
 
 
 def _name_ids(name: Any, field: str, parts: int) -> list[str]:

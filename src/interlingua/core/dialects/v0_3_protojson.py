@@ -12,7 +12,9 @@ to the family: it respells documents between the two renderings and leaves every
 conversion and check to the v0.3 family codec. A request is read once generically,
 respelt, and decoded by the family's typed reader; an answer is the family's
 encoding respelt. Only members the v0.3 proto has are written, since protobuf
-readers refuse unknown ones (a message's ``referenceTaskIds`` is left out).
+readers refuse unknown ones (a message's ``referenceTaskIds`` is left out). A request
+the family refuses is told of it in this rendering's words, its RPC and the members
+it sent (``content``, ``fileWithBytes``), not those it was respelt into (``_as_protojson``).
 
 Reading is lenient as ProtoJSON readers are: snake_case proto names, enum
 numbers, ``parts`` for ``content``, ``request`` for ``message`` (the SDK's compat
@@ -24,6 +26,7 @@ absent ``blocking`` is ``false``, as the SDK's REST server reads it; without a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -52,6 +55,7 @@ from ..errors import (
     VersionNotSupported,
 )
 from ._common import check_utf8
+from .as_sent import Path, renamed
 from .base import Codec, StreamItem
 from .v0_3 import V03Codec, encode_card_v03, legacy_url
 from .v1_0 import decode_status
@@ -61,8 +65,10 @@ __all__ = ["ERROR_TYPES", "V03ProtoJSONCodec", "card_from_proto", "name_ids"]
 _any = msgspec.json.Decoder()
 _encode = msgspec.json.encode
 
-_ROLE_IN = {"ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent",
-            "user": "user", "agent": "agent"}
+# the proto's unspecified role is a role left out (None: the member is dropped)
+_ROLE_IN: dict[Any, str | None] = {
+    "ROLE_USER": "user", "ROLE_AGENT": "agent", 1: "user", 2: "agent", "user": "user",
+    "agent": "agent", "ROLE_UNSPECIFIED": None, 0: None}
 _ROLE_OUT = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
 _STATE_OUT = {
     "submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
@@ -139,7 +145,9 @@ def _message_in(doc: Any) -> Any:
         if k == "content" or (k == "parts" and "content" not in doc):
             out["parts"] = [_part_in(p) for p in v] if isinstance(v, list) else v
         elif k == "role":
-            out["role"] = _ROLE_IN.get(v, v) if not isinstance(v, bool) else v
+            role = _ROLE_IN.get(v, v) if not isinstance(v, bool) else v
+            if role is not None:
+                out["role"] = role
         elif k not in ("parts", "kind"):
             out[k] = v
     return out
@@ -560,12 +568,16 @@ class V03ProtoJSONCodec(Codec):
         return _encode(doc)
 
     def decode_call(self, method: str, params: bytes | None) -> c.Call:
+        doc: dict[str, Any] | None = None
         if method in ("message/send", "message/stream", "tasks/pushNotificationConfig/set"):
             doc = _read(params)
             respelt = _send_in(doc) if method != "tasks/pushNotificationConfig/set" \
                 else _push_set_in(doc)
             params = _encode(respelt)
-        return self.inner.decode_call(method, params)
+        try:
+            return self.inner.decode_call(method, params)
+        except InvalidParams as exc:
+            raise _as_protojson(exc, method, doc) from None
 
     def encode_result(self, call: c.Call, result: c.Result) -> bytes:
         if isinstance(result, m.AgentCard):
@@ -647,6 +659,95 @@ def _send_out(doc: dict[str, Any]) -> dict[str, Any]:
     if "metadata" in doc:
         out["metadata"] = doc["metadata"]
     return out
+
+
+# ------------------------------------------------------------------ refusals, as sent
+
+#: v0.3's operations by the proto's RPCs, as its HTTP+JSON and gRPC callers know them
+_RPCS = {
+    "message/send": "SendMessage", "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask", "tasks/cancel": "CancelTask",
+    "tasks/resubscribe": "TaskSubscription",
+    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+    "agent/getAuthenticatedExtendedCard": "GetAgentCard",
+}
+# ProtoJSON writes no null: a null where a value must be is a member left out
+_NULL = re.compile(r"Expected `[^`]+`, got `null` - at (`params[^`]*`)")
+_ROLE_AT = " - at `params.message.role`"
+#: the v0.3 JSON-RPC file's members, by the proto's (``FilePart``'s oneof)
+_FILE_MEMBERS = {"bytes": "fileWithBytes", "uri": "fileWithUri"}
+
+
+def _as_protojson(exc: InvalidParams, method: str, doc: dict[str, Any] | None
+                  ) -> InvalidParams:
+    """A refusal in the v0.3 JSON-RPC codec's words, in those of the v0.3 proto its
+    caller speaks: the RPC, not the method, and, of a body this codec respelt, the
+    members the caller sent (``content``, ``fileWithBytes``, ``pushNotification``)."""
+    rpc = _RPCS.get(method, method)
+    head = f"Invalid params for {rpc}: "
+    message = exc.message.replace(f"Invalid params for {method}: ", head, 1)
+    message = _NULL.sub(lambda m: f"{m.group(1)[1:-1]} is required", message)
+    sent = _sent_message(doc)
+    if message.endswith(_ROLE_AT) and sent is not None and sent.get("role") is not None:
+        message = f"{head}params.message.role must be ROLE_USER or ROLE_AGENT, got " \
+                  f"{sent['role']!r}"
+    refused = type(exc)(message, data=exc.data)
+    if doc is None:
+        return refused
+    return renamed(refused, lambda path: _protojson_path(path, doc, method), root="params")
+
+
+def _sent_message(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The message of a send as its caller sent it (``_send_in``'s choice)."""
+    if doc is None:
+        return None
+    sent = _camel(doc)
+    message = sent.get("message", sent.get("request"))
+    return _camel(message) if isinstance(message, dict) else None
+
+
+def _protojson_path(path: Path, doc: dict[str, Any], method: str) -> Path:
+    """A path of the respelt params (``_send_in``, ``_push_set_in``) -> the caller's."""
+    sent = _camel(doc)
+    if method == "tasks/pushNotificationConfig/set":
+        if path[:1] == ["pushNotificationConfig"] and isinstance(sent.get("config"), dict):
+            return ["config", *path]  # (the whole CreateTaskPushNotificationConfigRequest)
+        return path
+    if path[:2] == ["configuration", "pushNotificationConfig"]:
+        conf = sent.get("configuration")
+        if isinstance(conf, dict) and "pushNotification" in _camel(conf):
+            path[1] = "pushNotification"
+        return path
+    if path[:1] != ["message"]:
+        return path
+    if "message" not in sent and "request" in sent:
+        path[0] = "request"
+    message = _sent_message(doc) or {}
+    if path[1:2] == ["parts"]:  # (``parts`` is read too, where no ``content`` is sent)
+        path[1] = "parts" if "parts" in message and "content" not in message else "content"
+        _part_path(path, message.get(path[1]))
+    return path
+
+
+def _part_path(path: Path, content: Any) -> None:
+    """``path`` (``message.content[n]…``) into a part as its caller sent it: a file's
+    ``fileWithBytes`` where v0.3 JSON-RPC says ``bytes``, a data part's ``data.data``."""
+    if len(path) < 4 or not path[2].startswith("[") or not isinstance(content, list):
+        return
+    index = int(path[2][1:-1])
+    part = _camel(content[index]) if index < len(content) and isinstance(
+        content[index], dict) else {}
+    if path[3] == "file" and len(path) > 4 and path[4] in _FILE_MEMBERS:
+        file = part.get("file")
+        if isinstance(file, dict) and path[4] not in file:
+            path[4] = _FILE_MEMBERS[path[4]]
+    elif path[3] == "data":
+        data = part.get("data")
+        if isinstance(data, dict) and set(data) == {"data"}:
+            path.insert(4, "data")  # (DataPart wraps its Struct)
 
 
 def _read(params: bytes | None) -> dict[str, Any]:
