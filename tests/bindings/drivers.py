@@ -351,6 +351,19 @@ class REST10(REST):
         return Refused(err["code"], err["details"][0]["reason"], err["message"], err)
 
 
+#: v0.3's error types (its JSON schema's, and its extended card's as interlingua names it)
+#: and the JSON-RPC code of each
+V03_TYPE_CODES = {
+    "TaskNotFoundError": -32001, "TaskNotCancelableError": -32002,
+    "PushNotificationNotSupportedError": -32003, "UnsupportedOperationError": -32004,
+    "ContentTypeNotSupportedError": -32005, "InvalidAgentResponseError": -32006,
+    "AuthenticatedExtendedCardNotConfiguredError": -32007,
+    "ExtendedAgentCardNotConfiguredError": -32007, "JSONParseError": -32700,
+    "InvalidRequestError": -32600, "MethodNotFoundError": -32601, "InvalidParamsError": -32602,
+    "InternalError": -32603,
+}
+
+
 class REST03(REST):
     name = "rest-0.3"
     version = "0.3"
@@ -368,6 +381,10 @@ class REST03(REST):
         # the v0.3 JSON-RPC code rides beside the type whenever there is one, and the
         # error's data beside either when it has some
         assert set(doc) - {"data"} in ({"message"}, {"code", "message", "type"}), doc
+        # the code and the type name one error: the JavaScript SDK reads the one, the
+        # Python SDK the other
+        if "type" in doc:
+            assert V03_TYPE_CODES.get(doc["type"]) == doc["code"], doc
         return Refused(resp.status_code, doc.get("type", ""), doc["message"], doc)
 
     def _stream_error(self, data: bytes) -> Refused:

@@ -134,9 +134,10 @@ def test_a_request_over_the_size_limit_is_refused(name: str, bounded: tuple[str,
 
 #: what each binding answers a request with an ``A2A-Version`` it does not speak
 UNSUPPORTED_VERSION: dict[str, tuple[Any, str]] = {
-    # v0.3's JSON-RPC has no code of its own for it: an invalid request (as on the mesh)
+    # v0.3 has no error of its own for it: an invalid request (as on the mesh), by its
+    # code and its type alike on HTTP+JSON (the type said VersionNotSupportedError)
     "jsonrpc-1.0": (200, "-32009"), "jsonrpc-0.3": (200, "-32600"),
-    "rest-1.0": (400, "VERSION_NOT_SUPPORTED"), "rest-0.3": (400, "VersionNotSupportedError"),
+    "rest-1.0": (400, "VERSION_NOT_SUPPORTED"), "rest-0.3": (400, "InvalidRequestError"),
     "grpc-1.0": ("FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
     "grpc-0.3": ("FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
     "mqtt-sam": ("reply", "-32600"),

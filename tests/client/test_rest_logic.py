@@ -37,6 +37,7 @@ from interlingua.core.errors import (
     ContentTypeNotSupported,
     InternalError,
     InvalidParams,
+    InvalidRequest,
     MethodNotFound,
     PushNotSupported,
     RateLimitExceeded,
@@ -273,6 +274,12 @@ async def test_a_v03_push_config_refused_as_a_request_is_sent_as_its_config() ->
     (httpx.Response(404, json={"detail": "Not Found"}), MethodNotFound),
     (httpx.Response(404, text="Not Found"), MethodNotFound),
     (httpx.Response(503, json={"message": "later"}), BadResponse),
+    # v0.3 has no version error: an invalid request saying so, read as JSON-RPC's is
+    (httpx.Response(400, json={"code": -32600, "type": "InvalidRequestError",
+                               "message": "A2A-Version '9.9' is not supported"}),
+     VersionNotSupported),
+    (httpx.Response(400, json={"code": -32600, "type": "InvalidRequestError",
+                               "message": "bad"}), InvalidRequest),
 ])
 async def test_v03_error_bodies_are_read_by_their_type(
         answer: httpx.Response, raised: type[Exception]) -> None:

@@ -28,7 +28,7 @@ from .generations import answered, mismatch_in
 from .stream import Connection, envelope_fault, note_retry_after
 from .transport import HTTPReply, Transport
 
-__all__ = ["HTTP_ERRORS", "JSONRPCBinding", "snippet"]
+__all__ = ["HTTP_ERRORS", "JSONRPCBinding", "snippet", "version_refusal_or"]
 
 _encoder = msgspec.json.Encoder()
 
@@ -163,7 +163,7 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -
                 status=reply.status,
             )
         # an error this dialect's table lacks (a 1.1 one) is read by its ErrorInfo
-        err = _version_refusal_or(codec.decode_error(error))
+        err = version_refusal_or(codec.decode_error(error))
         http = HTTP_ERRORS.get(reply.status)
         if http is not None and not isinstance(err, http):
             # a dialect without codes for them (v0.3 says -32600 or -32603): the HTTP
@@ -178,7 +178,7 @@ def result_of(reply: HTTPReply, rid: int, codec: Codec, *, void: bool = False) -
 _VERSION_REFUSED = re.compile(r"\bversion\b.*\bnot supported\b", re.IGNORECASE | re.DOTALL)
 
 
-def _version_refusal_or(err: A2AError) -> A2AError:
+def version_refusal_or(err: A2AError) -> A2AError:
     """``err``, or the version refusal it is: an error whose ErrorInfo reason or message
     says so is read as ``VersionNotSupported`` whatever its code means in the dialect
     spoken (v1.0's -32009 is v0.1's ``InvalidTaskState``: a v1.0 agent refusing v0.1

@@ -43,7 +43,7 @@ from .encoding import encode_call
 from .errors import AgentUnreachable, BadResponse, ClientError, DialectMismatch
 from .generations import answered, mismatch_in, mismatch_of_status
 from .grpc_status import error_of_code
-from .jsonrpc import HTTP_ERRORS, snippet
+from .jsonrpc import HTTP_ERRORS, snippet, version_refusal_or
 from .stream import Connection, _seq, lagged_or, note_retry_after
 from .transport import HTTPReply, StreamReply, Transport
 
@@ -309,6 +309,8 @@ def _result_of(reply: HTTPReply, codec: Codec, task_route: bool = False) -> byte
         except msgspec.DecodeError:
             doc = None
     err = codec.decode_http_error(doc, reply.status, task_route)
+    if err is not None:  # v0.3's, which has no error of its own for it: -32600 saying so
+        err = version_refusal_or(err)
     if err is None and isinstance(doc, dict):
         # a 1.1 error, by its ErrorInfo; else a Status naming only its code
         err = mismatch_of_status(doc.get("error")) or _bare_status(doc.get("error"), reply)

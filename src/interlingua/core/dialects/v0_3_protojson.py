@@ -457,8 +457,10 @@ _ERROR_TYPE = {
     "CONTENT_TYPE_NOT_SUPPORTED": "ContentTypeNotSupportedError",
     "INVALID_AGENT_RESPONSE": "InvalidAgentResponseError",
     "EXTENDED_AGENT_CARD_NOT_CONFIGURED": "ExtendedAgentCardNotConfiguredError",
-    "EXTENSION_SUPPORT_REQUIRED": "ExtensionSupportRequiredError",
-    "VERSION_NOT_SUPPORTED": "VersionNotSupportedError",
+    # v0.3 has no error of these: its code is InvalidRequest's (-32600, ``_codes.py``),
+    # and so is its type, or the two SDKs would read two errors in one body
+    "EXTENSION_SUPPORT_REQUIRED": "InvalidRequestError",
+    "VERSION_NOT_SUPPORTED": "InvalidRequestError",
     "INVALID_PARAMS": "InvalidParamsError",
     "INVALID_REQUEST": "InvalidRequestError",
     "PARSE_ERROR": "JSONParseError",
