@@ -886,11 +886,12 @@ def test_an_id_no_store_can_keep_is_refused(binding: Driver) -> None:
     assert "messageId holds a control character (U+001B)" in refused.value.message
 
 
-#: an answer over max_answer_bytes, on each binding
+#: an answer over max_answer_bytes, on each binding: the spec's internal error (§3.3.2),
+#: not RESOURCE_EXHAUSTED, which tells a caller to back off and ask the same again
 TOO_LARGE = {"jsonrpc-1.0": (200, "-32603"), "jsonrpc-0.3": (200, "-32603"),
              "rest-1.0": (500, "INTERNAL_ERROR"), "rest-0.3": (500, "InternalError"),
-             "grpc-1.0": ("RESOURCE_EXHAUSTED", "INTERNAL_ERROR"),
-             "grpc-0.3": ("RESOURCE_EXHAUSTED", "INTERNAL_ERROR")}
+             "grpc-1.0": ("INTERNAL", "INTERNAL_ERROR"),
+             "grpc-0.3": ("INTERNAL", "INTERNAL_ERROR")}
 
 
 def test_an_answer_over_the_budget_is_refused_naming_it(kind: type[Driver], small_answers: str,
@@ -911,6 +912,8 @@ def test_an_answer_over_the_budget_is_refused_naming_it(kind: type[Driver], smal
             d.call(call)
         assert (over.value.status, over.value.reason) == TOO_LARGE[kind.name], over.value
         assert "limit of 4096 bytes" in over.value.message, over.value.message
+        if kind.name == "rest-1.0":  # the google.rpc.Status's code: the HTTP status's
+            assert over.value.body["error"]["status"] == "INTERNAL", over.value.body
     small = send_task(d, "1")
     assert isinstance(d.call(c.GetTask(id=small.id)), m.Task)
 

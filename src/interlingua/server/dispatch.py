@@ -518,10 +518,10 @@ def _method_of(call: Call, streaming: bool) -> str:
 
 
 class AnswerTooLarge(InternalError):
-    """An answer the server will not write: over ``max_answer_bytes``. gRPC says so
-    as it says a message over its own size limits."""
-
-    grpc_status = "RESOURCE_EXHAUSTED"
+    """An answer the server will not write: over ``max_answer_bytes``. An internal
+    error on every binding (500, gRPC ``INTERNAL``, -32603, as the spec's system
+    errors are), never ``RESOURCE_EXHAUSTED``: that is HTTP's 429, and tells a caller
+    to back off and ask the same again, which would be refused the same way."""
 
 
 #: what a request's store call may fail with that is answered 503 (``_store_down``)
