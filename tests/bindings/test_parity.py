@@ -371,6 +371,39 @@ def test_a_tasks_push_configs_come_in_the_pages_asked_for(
         d.call(c.CancelTask(id=task.id))
 
 
+#: each binding's invalid-params refusal (status, reason or code)
+INVALID_PARAMS = {"jsonrpc-1.0": (200, "-32602"), "jsonrpc-0.3": (200, "-32602"),
+                  "rest-1.0": (400, "INVALID_PARAMS"), "rest-0.3": (422, "InvalidParamsError"),
+                  "grpc-1.0": ("INVALID_ARGUMENT", "INVALID_PARAMS"),
+                  "grpc-0.3": ("INVALID_ARGUMENT", "INVALID_PARAMS")}
+
+
+def test_an_empty_push_config_id_is_invalid_params_on_every_binding(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """A get or a delete naming the config by an empty id (HTTP+JSON: the path
+    ``.../pushNotificationConfigs/``) is the binding's invalid-params refusal. Before,
+    HTTP+JSON's get answered the list (the trailing slash dropped) and its delete 405,
+    JSON-RPC and gRPC v1.0 answered the task's first config, v0.3's gRPC refused."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    try:
+        d.call(c.SetPushConfig(task_id=task.id, config=m.PushConfig(
+            url="http://127.0.0.1:9/hook", id="cfg-1")))
+        for call in (c.GetPushConfig(task_id=task.id, config_id=""),
+                     c.DeletePushConfig(task_id=task.id, config_id="")):
+            with pytest.raises(Refused) as refused:
+                d.call(call)
+            assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name], \
+                (call, refused.value)
+            said = "name must be tasks/{id}/pushNotificationConfigs/{configId}" \
+                if kind.name == "grpc-0.3" else "must not be empty"
+            assert said in refused.value.message, refused.value
+        listed = d.call(c.ListPushConfigs(task_id=task.id))
+        assert isinstance(listed, list) and [p.id for p in listed] == ["cfg-1"]
+    finally:
+        d.call(c.CancelTask(id=task.id))
+
+
 def test_api_key_credentials_that_cannot_be_read_are_refused(
         kind: type[Driver], server: str, client: httpx.Client) -> None:
     """An ApiKey config's credentials that are JSON but no key (one nested deeper than

@@ -33,6 +33,20 @@ from interlingua.bindings.rest import Match, NoRoute, match
     ("GET", "/tasks/a:b", Match("1.0", "GetTask", "a:b")),
     ("GET", "/tasks/a%2Fb", Match("1.0", "GetTask", "a/b")),
     ("GET", "/tasks/t1/", Match("1.0", "GetTask", "t1")),
+    # a config route with its config id empty: the get or delete of that empty id (which
+    # every binding refuses), not the list; a create there is a create
+    ("GET", "/tasks/t1/pushNotificationConfigs/",
+     Match("1.0", "GetTaskPushNotificationConfig", "t1", "")),
+    ("HEAD", "/tasks/t1/pushNotificationConfigs/",
+     Match("1.0", "GetTaskPushNotificationConfig", "t1", "")),
+    ("DELETE", "/acme/tasks/t1/pushNotificationConfigs/",
+     Match("1.0", "DeleteTaskPushNotificationConfig", "t1", "", tenant="acme")),
+    ("POST", "/tasks/t1/pushNotificationConfigs/",
+     Match("1.0", "CreateTaskPushNotificationConfig", "t1")),
+    ("GET", "/v1/tasks/t1/pushNotificationConfigs/",
+     Match("0.3", "tasks/pushNotificationConfig/get", "t1", "")),
+    ("POST", "/v1/task/t1/pushNotificationConfigs/",
+     Match("0.3", "tasks/pushNotificationConfig/set", "t1")),
     # v0.3 under /v1
     ("POST", "/v1/message:send", Match("0.3", "message/send")),
     ("POST", "/v1/message:stream", Match("0.3", "message/stream")),

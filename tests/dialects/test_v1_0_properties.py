@@ -307,7 +307,8 @@ calls_ = st.one_of(
     st.builds(c.CancelTask, id=nonempty, metadata=metadata, tenant=opt),
     st.builds(c.SubscribeToTask, id=nonempty, tenant=opt),
     set_push_calls(),
-    st.builds(c.GetPushConfig, task_id=nonempty, config_id=opt, tenant=opt),
+    # (v1.0 requires the config's id: an empty one is refused)
+    st.builds(c.GetPushConfig, task_id=nonempty, config_id=nonempty, tenant=opt),
     st.builds(
         c.ListPushConfigs,
         task_id=nonempty,

@@ -131,7 +131,8 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
     raw = path.split("/")
     if raw and raw[0] == "":
         raw = raw[1:]
-    if raw and raw[-1] == "" and len(raw) > 1:
+    slashed = len(raw) > 1 and raw[-1] == ""
+    if slashed:
         raw = raw[:-1]  # one trailing slash is forgiven
     segs = [unquote(s) for s in raw]
     if any(s == "" for s in segs):
@@ -153,6 +154,10 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
     if found is None:
         raise NoRoute(path)
     methods, task_id, config_id = found
+    if slashed and config_id is None:
+        empty = _empty_config(table, segs, task_id, method)
+        if empty is not None:
+            methods, config_id = empty
     op = methods.get(method)
     if op is None and method == "HEAD":
         op = _head_of(methods)
@@ -160,6 +165,19 @@ def match(method: str, path: str, *, version: str | None = None) -> Match:
         head = ("HEAD",) if _head_of(methods) is not None else ()
         raise NoRoute(path, tuple(sorted((*methods, *head))))
     return Match(dialect, op, task_id, config_id, tenant, codec)
+
+
+def _empty_config(table: dict[tuple[str, ...], dict[str, str]], segs: list[str],
+                  task_id: str | None, method: str) -> tuple[dict[str, str], str] | None:
+    """The config route of a path ``.../pushNotificationConfigs/`` asked for with a verb
+    of it (a get, a delete), its config id empty: refused as an empty id is on every
+    binding, not answered as the list (a create there is a create)."""
+    if len(segs) != 3 or segs[2] != "pushNotificationConfigs" or task_id is None:
+        return None
+    one = table.get((segs[0], "{id}", "pushNotificationConfigs", "{cid}"))
+    if one is None or (one.get(method) is None and (method != "HEAD" or _head_of(one) is None)):
+        return None
+    return one, ""
 
 
 def _head_of(methods: dict[str, str]) -> str | None:

@@ -149,6 +149,15 @@ def required(value: T | None, name: str) -> T:
     return value
 
 
+def _named_config(method: str, config_id: str) -> str:
+    """A push config id a request names: an empty one names no config (as in v1.0,
+    and as a path or a gRPC resource name cannot hold one)."""
+    if not config_id:
+        raise InvalidParams(
+            f"Invalid params for {method}: params.pushNotificationConfigId must not be empty")
+    return config_id
+
+
 class FamilyCodec(Codec):
     """A v0.x JSON-RPC codec driven by its ``variant`` table and ``wire`` Structs."""
 
@@ -588,14 +597,18 @@ class FamilyCodec(Codec):
 
     def call_in_push_get(self, method: str, params: bytes | None) -> c.Call:
         g = self.params_in(self.wire.GetPushParams, method, params)
-        return c.GetPushConfig(task_id=g.id, config_id=g.push_notification_config_id)
+        # none (TaskIdParams) asks for the task's own config; an empty one names none
+        config_id = g.push_notification_config_id
+        return c.GetPushConfig(task_id=g.id, config_id=None if config_id is None
+                               else _named_config(method, config_id))
 
     def call_in_push_list(self, method: str, params: bytes | None) -> c.Call:
         return c.ListPushConfigs(task_id=self.params_in(self.wire.TaskIdParams, method, params).id)
 
     def call_in_push_delete(self, method: str, params: bytes | None) -> c.Call:
         d = self.params_in(self.wire.DeletePushParams, method, params)
-        return c.DeletePushConfig(task_id=d.id, config_id=d.push_notification_config_id)
+        return c.DeletePushConfig(task_id=d.id, config_id=_named_config(
+            method, d.push_notification_config_id))
 
     def call_in_card(self, method: str, params: bytes | None) -> c.Call:
         return c.GetExtendedCard()

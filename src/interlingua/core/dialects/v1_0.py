@@ -266,9 +266,10 @@ def _set_push_in(method: str, params: bytes | None) -> c.SetPushConfig:
 
 def _get_push_in(method: str, params: bytes | None) -> c.GetPushConfig:
     req: w.GetTaskPushNotificationConfigRequest = _GET_PUSH.params(params, method)
-    task_id = _required(req.task_id, "taskId")
-    # the proto requires ``id``; without it the task's only config is meant (as in v0.2)
-    return c.GetPushConfig(task_id=task_id, config_id=req.id or None, tenant=req.tenant or None)
+    # the proto requires ``id``, and an empty one names no config (ProtoJSON and
+    # protobuf cannot tell it from none): refused as delete refuses it, on every binding
+    return c.GetPushConfig(task_id=_required(req.task_id, "taskId"),
+                           config_id=_required(req.id, "id"), tenant=req.tenant or None)
 
 
 def _list_push_in(method: str, params: bytes | None) -> c.ListPushConfigs:
