@@ -275,8 +275,9 @@ def test_v1_push_config_crud(v1: rpc1.A2AServiceStub) -> None:
     with pytest.raises(grpc.RpcError) as err:
         v1.GetTaskPushNotificationConfig(
             pb1.GetTaskPushNotificationConfigRequest(task_id=task.id, id="c1"))
-    # as over JSON-RPC: an unknown config id is invalid params
-    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # as over JSON-RPC: a config the task has not is not found (v1.0 §3.1.8)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert _error_info(err.value) == ("TASK_NOT_FOUND", "a2a-protocol.org")
 
 
 def test_v1_errors_have_statuses_and_error_info(v1: rpc1.A2AServiceStub) -> None:

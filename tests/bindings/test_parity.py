@@ -404,6 +404,31 @@ def test_an_empty_push_config_id_is_invalid_params_on_every_binding(
         d.call(c.CancelTask(id=task.id))
 
 
+#: each binding's not-found refusal (status, reason or code)
+NOT_FOUND = {"jsonrpc-1.0": (200, "-32001"), "jsonrpc-0.3": (200, "-32001"),
+             "rest-1.0": (404, "TASK_NOT_FOUND"), "rest-0.3": (404, "TaskNotFoundError"),
+             "grpc-1.0": ("NOT_FOUND", "TASK_NOT_FOUND"),
+             "grpc-0.3": ("NOT_FOUND", "TASK_NOT_FOUND")}
+
+
+def test_an_unknown_push_config_of_a_task_is_not_found_on_every_binding(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """A get of a config the task does not have: TaskNotFoundError, as v1.0 §3.1.8
+    says ("The push notification configuration does not exist") and §3.3.2's resource
+    errors ("configuration not found"), naming the id (before: invalid params)."""
+    d = kind(client, server)
+    task = send_task(d, "slow", blocking=False)
+    try:
+        with pytest.raises(Refused) as refused:
+            d.call(c.GetPushConfig(task_id=task.id, config_id="nocfg"))
+        assert (refused.value.status, refused.value.reason) == NOT_FOUND[kind.name], \
+            refused.value
+        assert f"task {task.id} has no push notification config with id 'nocfg'" in \
+            refused.value.message, refused.value
+    finally:
+        d.call(c.CancelTask(id=task.id))
+
+
 def test_api_key_credentials_that_cannot_be_read_are_refused(
         kind: type[Driver], server: str, client: httpx.Client) -> None:
     """An ApiKey config's credentials that are JSON but no key (one nested deeper than

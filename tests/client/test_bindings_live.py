@@ -294,7 +294,7 @@ async def test_a_push_config_asked_for_without_its_id_on_every_binding(
     task = await client.send("slow", blocking=False)
     assert isinstance(task, Task)
     try:
-        with pytest.raises(InvalidParams, match="has no push notification config"):
+        with pytest.raises(TaskNotFound, match="has no push notification config"):
             await client.call(GetPushConfig(task_id=task.id))
         config = PushConfig(url="http://127.0.0.1:9/hook", id="only", token="tok")
         made = await client.call(SetPushConfig(task_id=task.id, config=config))

@@ -64,7 +64,7 @@ async def test_configs_get_ids_and_keep_their_dialect(engine: Engine) -> None:
     assert await engine.handle(GetPushConfig(task_id=tid), ALICE) == made
     assert await engine.handle(DeletePushConfig(task_id=tid, config_id="mine"), ALICE) is None
     assert await engine.handle(DeletePushConfig(task_id=tid, config_id="mine"), ALICE) is None
-    with pytest.raises(InvalidParams, match="no push notification config with id 'mine'"):
+    with pytest.raises(TaskNotFound, match="no push notification config with id 'mine'"):
         await engine.handle(GetPushConfig(task_id=tid, config_id="mine"), ALICE)
 
 
@@ -154,7 +154,7 @@ async def test_a_v01_set_on_a_task_no_id_could_name_is_task_not_found(engine: En
 
 async def test_get_without_id_and_no_config_says_so(engine: Engine) -> None:
     tid = await task_of(engine)
-    with pytest.raises(InvalidParams, match="has no push notification config"):
+    with pytest.raises(TaskNotFound, match="has no push notification config"):
         await engine.handle(GetPushConfig(task_id=tid), ALICE)
 
 

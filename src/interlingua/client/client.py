@@ -63,8 +63,8 @@ from ..core.errors import (
     AuthenticationRequired,
     AuthorizationFailed,
     ExtendedCardNotConfigured,
-    InvalidParams,
     MethodNotFound,
+    TaskNotFound,
     UnsupportedOperation,
     VersionNotSupported,
 )
@@ -857,8 +857,7 @@ class Client:
         id, else the task's first."""
         configs = await self.call(ListPushConfigs(task_id=task_id))
         if not isinstance(configs, list) or not configs:
-            raise InvalidParams(
-                f"Invalid params: task {task_id} has no push notification config")
+            raise TaskNotFound(f"Not found: task {task_id} has no push notification config")
         return next((c for c in configs if c.id == task_id), configs[0])
 
     def _numbered(self, task: Task, call: Call) -> None:

@@ -41,7 +41,7 @@ from ...core.calls import (
     SetPushConfig,
 )
 from ...core.dialects import get_codec
-from ...core.errors import InvalidParams, PushNotSupported
+from ...core.errors import InvalidParams, PushNotSupported, TaskNotFound, quoted
 from ...core.ids import id_fault
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
@@ -175,17 +175,19 @@ class PushService:
         if isinstance(call, SetPushConfig):
             return await self._put(scope, call.task_id, call.config, _fed_in(request))
         if isinstance(call, GetPushConfig):
+            # a config the task has not: TaskNotFound, as v1.0 §3.1.8 lists it ("the push
+            # notification configuration does not exist"), in every dialect
             if call.config_id:
                 found = await store.get_push_config(scope, call.task_id, call.config_id)
                 if found is None:
-                    raise InvalidParams(
-                        f"Invalid params: task {call.task_id} has no push notification "
-                        f"config with id {call.config_id!r}")
+                    raise TaskNotFound(
+                        f"Not found: task {call.task_id} has no push notification "
+                        f"config with id {quoted(call.config_id)}")
                 return found.config
             records = await store.list_push_configs(scope, call.task_id)
             if not records:
-                raise InvalidParams(
-                    f"Invalid params: task {call.task_id} has no push notification config")
+                raise TaskNotFound(
+                    f"Not found: task {call.task_id} has no push notification config")
             own = next((r for r in records if r.config.id == call.task_id), records[0])
             return own.config
         if isinstance(call, ListPushConfigs):
