@@ -19,7 +19,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
@@ -103,13 +103,25 @@ class Driver:
     has_tenants = True
 
     def __init__(self, client: httpx.Client, url: str, headers: dict[str, str] | None = None,
-                 tenant: str | None = None, again: list[tuple[str, str]] | None = None) -> None:
+                 tenant: str | None = None, again: list[tuple[str, str]] | None = None,
+                 edit: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.client = client
         self.url = url.rstrip("/")
         self.headers = dict(headers or {})
         self.tenant = tenant
         #: headers sent after ``headers`` (one of those names once more, say)
         self.again = list(again or ())
+        #: what is done to each request's params (v1.0's ProtoJSON: the JSON-RPC params,
+        #: the HTTP+JSON body, the gRPC request) before they are sent: a member the
+        #: canonical call cannot say
+        self.edit = edit
+
+    def _edited(self, params: bytes) -> bytes:
+        if self.edit is None:
+            return params
+        doc = _any.decode(params)
+        self.edit(doc)
+        return _enc(doc)
 
     def _all_headers(self, headers: dict[str, str]) -> list[tuple[str, str]]:
         return [*headers.items(), *self.again]
@@ -174,8 +186,8 @@ class JSONRPC(Driver):
         if self.tenant is not None and hasattr(call, "tenant"):
             call.tenant = self.tenant
         method, params = self.codec.encode_call(call)
-        return (b'{"jsonrpc":"2.0","id":1,"method":' + _enc(method) + b',"params":' + params
-                + b"}")
+        return (b'{"jsonrpc":"2.0","id":1,"method":' + _enc(method) + b',"params":'
+                + self._edited(params) + b"}")
 
     def call(self, call: c.Call) -> c.Result:
         resp = self.client.post(self.url + "/", content=self._body(call), headers=self._all_headers(
@@ -238,7 +250,7 @@ class REST(Driver):
         q = quote
         if isinstance(call, c.SendMessage):
             verb = "message:stream" if call.streaming else "message:send"
-            return "POST", f"/{verb}", {}, self.codec.encode_call(call)[1]
+            return "POST", f"/{verb}", {}, self._edited(self.codec.encode_call(call)[1])
         if isinstance(call, c.GetTask):
             query = {} if call.history_length is None else {"historyLength": call.history_length}
             return "GET", f"/tasks/{q(call.id, safe='')}", query, None
@@ -611,7 +623,7 @@ class GRPC10(GRPC):
         method = self.pb.DESCRIPTOR.services_by_name["A2AService"].methods_by_name[rpc]
         request = message_factory.GetMessageClass(method.input_type)()
         # protobuf's own JSON reader: the v1.0 params are the request message's ProtoJSON
-        json_format.Parse(params, request)
+        json_format.Parse(self._edited(params), request)
         return rpc, request
 
     def result(self, call: c.Call, response: Any) -> c.Result:

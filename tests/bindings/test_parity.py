@@ -429,6 +429,86 @@ def test_an_unknown_push_config_of_a_task_is_not_found_on_every_binding(
         d.call(c.CancelTask(id=task.id))
 
 
+def _config_member(name: str, value: str) -> Any:
+    """An edit of a v1.0 send's params: ``value`` as its push config's ``name``."""
+    def edit(doc: dict[str, Any]) -> None:
+        doc["configuration"]["taskPushNotificationConfig"][name] = value
+
+    return edit
+
+
+def _send_with_config(task_id: str | None = None, text: str = "1") -> c.SendMessage:
+    msg = m.Message(message_id=new_id(), role=m.Role.USER, parts=[m.TextPart(text=text)],
+                    task_id=task_id, context_id=new_id() if task_id is None else None)
+    return c.SendMessage(message=msg, config=c.SendConfig(push_config=m.PushConfig(
+        url="http://127.0.0.1:9/hook", id="in-send")))
+
+
+V10 = [n for n, d in DRIVERS.items() if d.version == "1.0"]
+
+
+@pytest.mark.parametrize("kind", V10, indirect=True)
+def test_a_push_config_in_a_send_naming_another_task_is_refused(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """A send's ``taskPushNotificationConfig`` whose ``taskId`` is not the send's task
+    is the binding's invalid-params refusal, as a create naming two tasks is, and
+    nothing is made (before: its taskId was dropped and the config kept on the
+    send's task). One naming the send's own task is taken."""
+    new = _send_with_config()
+    with pytest.raises(Refused) as refused:
+        kind(client, server, edit=_config_member("taskId", "other")).call(new)
+    assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name]
+    assert "taskPushNotificationConfig.taskId 'other' is not the send's task (it starts a " \
+        "new one)" in refused.value.message, refused.value
+    assert _ran_in(client, server, new.message.context_id or "") == 0
+    task = send_task(kind(client, server), "ask")
+    assert task.status.state is m.TaskState.INPUT_REQUIRED
+    try:
+        with pytest.raises(Refused) as refused:
+            kind(client, server, edit=_config_member("taskId", "other")).call(
+                _send_with_config(task.id, "ask"))
+        assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name]
+        assert f"taskPushNotificationConfig.taskId 'other' is not the send's task " \
+            f"{task.id!r}" in refused.value.message, refused.value
+        assert kind(client, server).call(c.ListPushConfigs(task_id=task.id)) == []
+        again = kind(client, server, edit=_config_member("taskId", task.id)).call(
+            _send_with_config(task.id, "ask"))
+        assert isinstance(again, m.Task) and again.id == task.id
+        listed = kind(client, server).call(c.ListPushConfigs(task_id=task.id))
+        assert isinstance(listed, list) and [p.id for p in listed] == ["in-send"]
+    finally:
+        kind(client, server).call(c.CancelTask(id=task.id))
+
+
+@pytest.mark.parametrize("kind", V10, indirect=True)
+def test_a_push_config_in_a_send_naming_another_tenant_is_refused(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """A send's ``taskPushNotificationConfig`` whose ``tenant`` is not the send's (its
+    ``tenant`` member, HTTP+JSON's path) is the binding's invalid-params refusal, and
+    nothing is made (before: the tenant was dropped). The send's own tenant is taken;
+    named only there it is the send's tenant, as a create's ``tenant`` is."""
+    new = _send_with_config()
+    with pytest.raises(Refused) as refused:
+        kind(client, server, tenant="acme", edit=_config_member("tenant", "zzz")).call(new)
+    assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name]
+    assert "'zzz'" in refused.value.message and "'acme'" in refused.value.message, \
+        refused.value
+    for tenant in ("acme", None):
+        assert _ran_in(client, server, new.message.context_id or "", tenant) == 0
+    made = kind(client, server, tenant="acme", edit=_config_member("tenant", "acme")).call(
+        _send_with_config())
+    assert isinstance(made, m.Task)
+    assert isinstance(reference(client, server, tenant="acme").call(c.GetTask(id=made.id)),
+                      m.Task)
+    alone = _send_with_config()  # the config's tenant alone: the send's
+    made = kind(client, server, edit=_config_member("tenant", "globex")).call(alone)
+    assert isinstance(made, m.Task)
+    assert isinstance(reference(client, server, tenant="globex").call(c.GetTask(id=made.id)),
+                      m.Task)
+    with pytest.raises(Refused):
+        reference(client, server).call(c.GetTask(id=made.id))
+
+
 def test_api_key_credentials_that_cannot_be_read_are_refused(
         kind: type[Driver], server: str, client: httpx.Client) -> None:
     """An ApiKey config's credentials that are JSON but no key (one nested deeper than
@@ -1009,9 +1089,9 @@ def _sends_in(ctx: str, n: int) -> list[c.SendMessage]:
             for _ in range(n)]
 
 
-def _ran_in(client: httpx.Client, url: str, ctx: str) -> int:
-    """How many tasks were made in context ``ctx``."""
-    page = reference(client, url).call(c.ListTasks(context_id=ctx))
+def _ran_in(client: httpx.Client, url: str, ctx: str, tenant: str | None = None) -> int:
+    """How many tasks were made in context ``ctx`` (in ``tenant``)."""
+    page = reference(client, url, tenant=tenant).call(c.ListTasks(context_id=ctx))
     assert isinstance(page, c.ListTasksResult)
     return len(page.tasks)
 

@@ -283,15 +283,19 @@ def set_push_calls(draw: st.DrawFn) -> c.SetPushConfig:
     )
 
 
+@st.composite
+def send_calls(draw: st.DrawFn) -> c.SendMessage:
+    """A send whose push config names no task or the send's own (another is refused)."""
+    message = draw(messages(nonempty))
+    config = draw(send_configs)
+    if config.push_config is not None:
+        config.push_config.task_id = draw(st.sampled_from([None, message.task_id]))
+    return c.SendMessage(message=message, config=config, metadata=draw(metadata),
+                         tenant=draw(opt), streaming=draw(st.booleans()))
+
+
 calls_ = st.one_of(
-    st.builds(
-        c.SendMessage,
-        message=messages(nonempty),
-        config=send_configs,
-        metadata=metadata,
-        tenant=opt,
-        streaming=st.booleans(),
-    ),
+    send_calls(),
     st.builds(c.GetTask, id=nonempty, history_length=st.none() | st.integers(0, 100), tenant=opt),
     st.builds(
         c.ListTasks,

@@ -46,6 +46,7 @@ from ..errors import (
     ResourceUnavailable,
     VersionNotSupported,
     method_not_found,
+    quoted,
 )
 from . import _v1_wire as w
 from ._common import V03_ERROR_CLASSES, FieldError, decode_params, each_in, field_in
@@ -178,6 +179,7 @@ def _send_in(method: str, params: bytes | None, newer: bool = False) -> c.SendMe
     config = c.SendConfig()
     if req.configuration is not None:
         config = field_in("configuration", _config_in, req.configuration)
+        _check_push_task(message, config.push_config)
         if req.configuration.if_generation_match is not None:
             if not newer:
                 raise w.WireError("configuration.ifGenerationMatch", NEEDS_1_1)
@@ -187,9 +189,38 @@ def _send_in(method: str, params: bytes | None, newer: bool = False) -> c.SendMe
         message=message,
         config=config,
         metadata=req.metadata,
-        tenant=req.tenant or None,
+        tenant=_send_tenant(req),
         streaming=method == "SendStreamingMessage",
     )
+
+
+#: where a send carries its push config
+_IN_SEND = "configuration.taskPushNotificationConfig"
+
+
+def _send_tenant(req: w.SendMessageRequest) -> str | None:
+    """The send's tenant, which its push config's, where given, must be (as a create's
+    ``tenant`` is its request's); given there alone, it is the send's (a path's or the
+    tenant header's is then held to it as to a send's own)."""
+    tenant = req.tenant or None
+    push = req.configuration.task_push_notification_config if req.configuration else None
+    named: str | None = push.tenant if push is not None else None
+    if not named:
+        return tenant
+    if tenant is not None and named != tenant:
+        raise w.WireError(_IN_SEND + ".tenant",
+                          f"{quoted(named)} is not the send's tenant {quoted(tenant)}")
+    return named
+
+
+def _check_push_task(message: m.Message, push: m.PushConfig | None) -> None:
+    """A send's push config names the task the send goes to, if any (a create naming
+    two tasks is refused too): never silently another."""
+    if push is None or not push.task_id or push.task_id == message.task_id:
+        return
+    task = quoted(message.task_id) if message.task_id else "(it starts a new one)"
+    raise w.WireError(_IN_SEND + ".taskId",
+                      f"{quoted(push.task_id)} is not the send's task {task}")
 
 
 def _config_in(wc: w.SendMessageConfiguration) -> c.SendConfig:
