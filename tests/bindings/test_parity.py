@@ -454,11 +454,14 @@ def test_a_push_config_in_a_send_naming_another_task_is_refused(
     is the binding's invalid-params refusal, as a create naming two tasks is, and
     nothing is made (before: its taskId was dropped and the config kept on the
     send's task). One naming the send's own task is taken."""
+    # named as the caller sent it: gRPC's by its proto fields
+    named = "task_push_notification_config.task_id" if kind.name.startswith("grpc") \
+        else "taskPushNotificationConfig.taskId"
     new = _send_with_config()
     with pytest.raises(Refused) as refused:
         kind(client, server, edit=_config_member("taskId", "other")).call(new)
     assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name]
-    assert "taskPushNotificationConfig.taskId 'other' is not the send's task (it starts a " \
+    assert f"{named} 'other' is not the send's task (it starts a " \
         "new one)" in refused.value.message, refused.value
     assert _ran_in(client, server, new.message.context_id or "") == 0
     task = send_task(kind(client, server), "ask")
@@ -468,7 +471,7 @@ def test_a_push_config_in_a_send_naming_another_task_is_refused(
             kind(client, server, edit=_config_member("taskId", "other")).call(
                 _send_with_config(task.id, "ask"))
         assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name]
-        assert f"taskPushNotificationConfig.taskId 'other' is not the send's task " \
+        assert f"{named} 'other' is not the send's task " \
             f"{task.id!r}" in refused.value.message, refused.value
         assert kind(client, server).call(c.ListPushConfigs(task_id=task.id)) == []
         again = kind(client, server, edit=_config_member("taskId", task.id)).call(
