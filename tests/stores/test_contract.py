@@ -358,6 +358,26 @@ async def test_an_append_at_no_version_is_checked_against_the_task_as_it_is(
                            message=("m-2", b"d2"))
 
 
+async def test_a_message_at_no_version_is_refused_once_the_task_asks(store: Store) -> None:
+    # (a message for a turn another process runs, whose write lands after that turn
+    # asked: no turn would read it; its sender continues the task with it instead)
+    for task_id, asking in (("t-1", S.INPUT_REQUIRED), ("t-2", S.AUTH_REQUIRED)):
+        version = await _busy(store, task_id)
+        version = await store.append(A, task_id, version, [status(task_id, asking, ts(2))],
+                                     now=ts(2))
+        with pytest.raises(LifecycleError) as refused:
+            await store.append(A, task_id, None, [said(user(f"{task_id}-m"))], now=ts(3),
+                               message=(f"{task_id}-m", b"d"))
+        assert refused.value.state is asking
+        assert await store.find_message(A, f"{task_id}-m") is None
+        record = await store.get_task(A, task_id)
+        assert record is not None
+        assert record.version == version
+        assert f"{task_id}-m" not in [m.message_id for m in record.task.history]
+        # a cancel at no version still lands
+        await store.append(A, task_id, None, [status(task_id, S.CANCELED, ts(3))], now=ts(3))
+
+
 async def test_appends_at_no_version_at_once_are_all_written_in_turn(store: Store) -> None:
     version = await _busy(store, "t-1")
     written = await asyncio.gather(*(

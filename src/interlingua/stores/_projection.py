@@ -19,11 +19,12 @@ from operator import is_
 
 import msgspec
 
-from ..core.errors import InvalidParams
+from ..core.errors import InvalidParams, LifecycleError
 from ..core.generation import after, mismatch
 from ..core.lifecycle import (
     ARTIFACT_STATES,
     CHUNKS_IN_C_PAST,
+    INTERRUPTED_STATES,
     apply,
     check,
     check_from,
@@ -74,7 +75,20 @@ def as_stored(task_id: str, state: TaskState, generation: int, events: Sequence[
     expected version), read with its ``state`` and ``generation`` in the write's own
     transaction: checked against that state (``LifecycleError``), refused unless the
     task is at ``if_generation`` (``TaskGenerationMismatch``; None: any), and numbered
-    on from that generation, in place."""
+    on from that generation, in place.
+
+    A message written so is one for a turn that works in another process, which
+    hands it to its executor. A task that asks for input or auth has no such turn
+    (it ended): the message would sit in its history, read by no one, so it is
+    refused (``LifecycleError`` with that state), and its sender answers the
+    question with it as any follow-up does, a new turn written with the message at
+    the version it read. Decided in the write's own transaction, whatever order
+    the turn's last write and this one reach the store in, the message is read
+    once: by the turn it reached while working, or by the turn it starts."""
+    if state in INTERRUPTED_STATES and HistoryAppended in map(type, events):
+        raise LifecycleError(
+            f"task {task_id} is {state.value}; a message answers it as a follow-up, "
+            "with a turn of its own", state=state)
     check_from(state, task_id, events)
     if if_generation is not None and if_generation != generation:
         raise mismatch(task_id, if_generation, generation)

@@ -380,7 +380,9 @@ class TaskPort(EventLog, Protocol):
         in the write's own transaction (a write for a turn that runs in another
         process, a cancel or a message, which must not race that turn's writes for a
         version): the events are checked against the task's state then
-        (``LifecycleError``, whose ``state`` is that state), refused unless the task
+        (``LifecycleError``, whose ``state`` is that state; a message is refused too
+        when the task asks for input or auth, as no turn would read it: see
+        ``_projection.as_stored``), refused unless the task
         is at generation ``if_generation`` (when given: ``TaskGenerationMismatch``),
         and numbered (their generations, in place) on from the task's generation
         then; they are the last ``len(events)`` of the log at the version returned.
