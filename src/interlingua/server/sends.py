@@ -259,22 +259,7 @@ class Sends:
                     run = Run(self.writer, scope, rec.task, version=rec.version, persisted=True,
                                dialect=rec.dialect, request=request)
             if run is not None:
-                expected = call.config.if_generation_match
-                if expected is not None and expected != run.task.generation:
-                    taken = await self._taken_meanwhile(run, call, digest)
-                    if taken is not None:
-                        return taken
-                    raise mismatch(run.task.id, expected, run.task.generation)
-                if other is not None:
-                    other_content(message.message_id, other.task_id)
-                if run.inbox is not None and self._working_here(run):
-                    return await self._deliver(run, call, request, digest)
-                if (run.turn is None and run.task.status.state is TaskState.WORKING
-                        and self.turns.agent.accepts_messages_while_working
-                        and self.runs.get(scope, target) is None):
-                    # its turn runs in another process, which hands it over
-                    return await self._deliver_elsewhere(run, call, request, digest)
-                return await self._continue(run, call, request, digest, key)
+                return await self._for_task(run, call, request, digest, key, other)
             if message.task_id:
                 raise task_not_found(message.task_id)
         if first or call.config.push_config is not None:
@@ -284,6 +269,30 @@ class Sends:
         # every new task): nothing to await before its turn, no coroutine of its own.
         return self._started(self._new_run(scope, call, request, target, digest, key, None,
                                            looked_up, other))
+
+    async def _for_task(self, run: Run, call: SendMessage, request: RequestInfo,
+                        digest: bytes, key: MessageKey,
+                        other: MessageRecord | None = None) -> Run | Task | Message:
+        """A message for the existing task of ``run``: handed to its working turn
+        (here, or in another process), or continuing it, as the task stands.
+        ``other``: another message found under its id (content mode), whose use
+        is logged."""
+        expected = call.config.if_generation_match
+        if expected is not None and expected != run.task.generation:
+            taken = await self._taken_meanwhile(run, call, digest)
+            if taken is not None:
+                return taken
+            raise mismatch(run.task.id, expected, run.task.generation)
+        if other is not None:
+            other_content(call.message.message_id, other.task_id)
+        if run.inbox is not None and self._working_here(run):
+            return await self._deliver(run, call, request, digest)
+        if (run.turn is None and run.task.status.state is TaskState.WORKING
+                and self.turns.agent.accepts_messages_while_working
+                and self.runs.get(run.scope, run.task.id) is None):
+            # its turn runs in another process, which hands it over
+            return await self._deliver_elsewhere(run, call, request, digest, key)
+        return await self._continue(run, call, request, digest, key)
 
     async def _create(self, scope: Scope, call: SendMessage, request: RequestInfo,
                       task_id: str | None, digest: bytes, key: MessageKey,
@@ -549,12 +558,16 @@ class Sends:
         return await self._settle(run, history_length)
 
     async def _deliver_elsewhere(self, run: Run, call: SendMessage, request: RequestInfo,
-                                 digest: bytes) -> Task | Message:
+                                 digest: bytes, key: MessageKey) -> Run | Task | Message:
         """A message for a task whose turn runs in another process: written into its
         log, at whatever version that turn's writes have reached, without taking the
         task over; that process hands it to the executor when it hears of the write
         (server/peers.py), or at its next write. A blocking caller is answered once
-        the task settles, as any blocking send is."""
+        the task settles, as any blocking send is.
+
+        The store writes it only while the task works: once the turn has asked for
+        input (its last write landed first), the message is refused there, and sent
+        on as the follow-up it now is (``_after_the_question``)."""
         task = run.task
         message = _to_task(task, call.message, request.dialect)
         try:
@@ -564,7 +577,12 @@ class Sends:
                                               if_generation=call.config.if_generation_match)
         except MessageExists as exc:
             return await self._repeated(run.scope, call, exc.record, digest)
-        except LifecycleError as exc:  # the task ended meanwhile
+        except LifecycleError as exc:  # the turn ended meanwhile
+            if exc.state in lifecycle.INTERRUPTED_STATES:
+                return await self._after_the_question(run, call, request, digest, key)
+            taken = await self._taken_meanwhile(run, call, digest)
+            if taken is not None:  # this very message, taken by another process meanwhile
+                return taken
             if exc.state is TaskState.CANCELED:
                 raise InvalidTaskState(f"Task {task.id} is canceled") from None
             state = exc.state.value if isinstance(exc.state, TaskState) else exc.state
@@ -575,6 +593,23 @@ class Sends:
             return await self._settled_elsewhere(run.scope, run.task.id, run.version,
                                                  call.config.history_length)
         return self.view(run.task, call.config.history_length)
+
+    async def _after_the_question(self, run: Run, call: SendMessage, request: RequestInfo,
+                                  digest: bytes, key: MessageKey) -> Run | Task | Message:
+        """A message for a turn that asked for input (or auth) and ended before its
+        write reached the store: it answers the question, as a send made after it
+        does. The task is read again, and the message continues it here, taking it
+        over (its write at the version read: of several processes that try at once,
+        one wins, and the others are told as any follow-up is); or, if the task works
+        again meanwhile (another message continued it), the message goes to that turn."""
+        fresh = self.runs.get(run.scope, run.task.id)
+        if fresh is None:
+            rec = await self.store.get_task(run.scope, run.task.id)
+            if rec is None:
+                raise task_not_found(run.task.id)
+            fresh = Run(self.writer, run.scope, rec.task, version=rec.version, persisted=True,
+                        dialect=rec.dialect, request=request)
+        return await self._for_task(fresh, call, request, digest, key)
 
     async def _settled_elsewhere(self, scope: Scope, task_id: str, version: int,
                                  history_length: int | None) -> Task:
