@@ -52,6 +52,14 @@ def test_stream_prints_states_and_artifact_text_as_it_comes(story_url: str,
     ]
 
 
+def test_a_v0_1_stream_names_no_context_it_does_not_have(story_url: str) -> None:
+    # v0.1's streamed events carry no sessionId: no "context:" line, rather than an empty one
+    lines = ok("stream", story_url, "2", "--dialect", "0.1").stdout.splitlines()
+    assert lines[0].startswith("Task ") and lines[0].endswith("  submitted")
+    assert not any(line.strip().startswith("context:") for line in lines), lines
+    assert lines[-1] == "completed  The story is complete!"
+
+
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
 def test_stream_json_prints_each_event_on_a_line(story_url: str, dialect: str) -> None:
     events = json_lines(ok("stream", story_url, "3", "--json", "--dialect", dialect))

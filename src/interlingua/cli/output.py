@@ -131,9 +131,15 @@ def _print_artifact(out: Console, artifact: Artifact) -> None:
     _print_parts(out, artifact.parts, 4)
 
 
+def _context(out: Console, context_id: str) -> None:
+    # a v0.1 stream's events name no session: no line then, rather than an empty one
+    if context_id:
+        out.print(Text("  context: ", style="dim") + Text(context_id))
+
+
 def print_task(out: Console, task: Task, *, history: bool = False) -> None:
     out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
-    out.print(Text("  context: ", style="dim") + Text(task.context_id))
+    _context(out, task.context_id)
     if task.status.timestamp:
         out.print(Text("  updated: ", style="dim") + Text(task.status.timestamp))
     status_message = task.status.message
@@ -404,7 +410,7 @@ class StreamPrinter:
         self._end_line()
         self._task_shown = True
         self.out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
-        self.out.print(Text("  context: ", style="dim") + Text(task.context_id))
+        _context(self.out, task.context_id)
         self._last_status = (task.status.state, _message_id(task.status.message))
         if task.status.message is not None and task.status.message.parts:
             _print_parts(self.out, task.status.message.parts, 2)
@@ -421,7 +427,7 @@ class StreamPrinter:
             self._end_line()
             self.out.print(_label("Task ") + Text(update.task_id) + Text("  ")
                            + _state(status.state))
-            self.out.print(Text("  context: ", style="dim") + Text(update.context_id))
+            _context(self.out, update.context_id)
             self._last_status = (status.state, _message_id(status.message))
             if status.message is not None and status.message.parts:
                 _print_parts(self.out, status.message.parts, 2)
