@@ -235,7 +235,10 @@ def verify_signatures(signatures: Sequence[CardSignature], payloads: Iterable[by
         by = f" (it is signed by key {', '.join(named)})" if named else ""
         changed = ", or was changed after it was signed" if tried else ""
         raise CardSignatureError(f"the card is not signed by any of the given keys{by}{changed}")
-    raise CardSignatureError("no signature of the card verifies: " + "; ".join(reasons))
+    # a card signed by one key carries two signatures (docs/security.md): a reason they
+    # share is said once
+    raise CardSignatureError("no signature of the card verifies: "
+                             + "; ".join(dict.fromkeys(reasons)))
 
 
 def _verifies(sig: CardSignature, alg: str, payloads: Sequence[bytes],
