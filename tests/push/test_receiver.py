@@ -355,3 +355,25 @@ async def test_register_receiver_with_an_agent_without_push() -> None:
         with pytest.raises(PushNotSupported):
             await register_receiver(http, AGENT + "/", "t-1", "https://hooks.example.com/")
     await app.state.engine.stop()
+
+
+async def test_listen_prints_an_agents_text_on_one_line_without_controls(
+        setup: Setup) -> None:
+    # the status text is the agent's: no escape sequence or line break reaches the terminal
+    out = io.StringIO()
+    app = listener_app(jwks_url=JWKS, token="tok", output=out, as_json=False)
+    app.jwks._http = setup.http  # type: ignore[union-attr]
+    text = "ready\x1b]0;TITLE\x07\r\n12:00:00  task t-9  completed  (signature verified)"
+    task = Task(id="t-1\x1b[2J", context_id="c-1", status=TaskStatus(
+        state=TaskState.COMPLETED,
+        message=Message(message_id="m", role=Role.AGENT, parts=[TextPart(text)])))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://hook.test") as hook:
+        body = task_body("0.3", task)
+        signature, _ = setup.keys.sign(body, notification_id="n-1")
+        req = build_request("http://hook.test/", dialect="0.3", token="tok", authentication=None,
+                            nid="n-1", signature=("X-A2A-Signature", signature))
+        assert (await hook.post("/", content=body, headers=req.headers)).status_code == 200
+    [line] = out.getvalue().splitlines()
+    assert line.endswith("  task t-1\\x1b[2J  completed  (signature verified)  ready"
+                         "\\x1b]0;TITLE\\x07 12:00:00  task t-9  completed  (signature verified)")

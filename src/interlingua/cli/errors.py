@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from .output import error_json
+from .safe_text import one_line
 
 __all__ = ["cannot_listen", "fail", "file_in_the_way", "json_errors", "say_error"]
 
@@ -40,10 +41,13 @@ def json_errors(args: Sequence[str]) -> Iterator[None]:
 def say_error(message: str, *, as_json: bool = False, code: int | None = None,
               json_message: str | None = None, data: Any = None) -> None:
     """``message`` on stderr as one line; with ``--json`` (or ``as_json``), the error as
-    JSON on stdout first (``json_message``: its message there, if not ``message``)."""
+    JSON on stdout first (``json_message``: its message there, if not ``message``).
+
+    A message may quote an agent, who may put line breaks and escape sequences in it:
+    on stderr they are folded and escaped (``one_line``); the JSON keeps them, escaped."""
     if as_json or _JSON.get():
         click.echo(error_json(code, json_message or message, data).decode())
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {one_line(message)}", err=True)
 
 
 def fail(message: str, exit_code: int, **json: Any) -> NoReturn:

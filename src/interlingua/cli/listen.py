@@ -31,6 +31,7 @@ from ..client.push_receiver import PushEvent, Receiver
 from ..core.model import TextPart
 from ..host.hosts import AnsweredHosts
 from ..server.connections import uvicorn_connection_options
+from .safe_text import one_line
 
 __all__ = ["event_line", "human_line", "listen", "listener_app"]
 
@@ -54,8 +55,9 @@ def human_line(event: PushEvent) -> str:
     what = event.state or "update"
     check = "signature verified" if event.verified else "signature not checked"
     text = _status_text(event.item)
-    return (f"{when}  task {event.task_id or '?'}  {what}  ({check})"
-            + (f"  {text}" if text else ""))
+    # (the task's id and text are the agent's: one line, no controls)
+    return one_line(f"{when}  task {event.task_id or '?'}  {what}  ({check})"
+                    + (f"  {text}" if text else ""))
 
 
 def _status_text(item: Any) -> str:

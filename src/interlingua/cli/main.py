@@ -61,6 +61,7 @@ from .mcp_command import mcp_command
 from .mesh_commands import gateway_command, mesh_group
 from .mesh_options import mesh_serve_options, mesh_settings
 from .push_commands import listen_command, push_group
+from .safe_text import one_line
 from .seconds import Seconds
 from .security_options import (
     card_verify_options,
@@ -856,7 +857,8 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
             # said, as a refusal is: beside the card's JSON, on stderr
             keys = f"keys from {verifier.keys_url}" if verifier.keys_url \
                 else "a key given with --key"
-            click.echo(f"Verified: signed by key {verifier.kid!r} ({keys})", err=as_json)
+            click.echo(one_line(f"Verified: signed by key {verifier.kid!r} ({keys})"),
+                       err=as_json)
 
     _run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
          as_json=as_json, work=work)
@@ -1065,7 +1067,7 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
             _exit(f"cannot save into {folder}: {exc.strerror or exc}", EXIT_USAGE)
     for n, part in enumerate(files, 1):
         if part.raw is None:
-            click.echo(f"not saved (a link, not inline): {part.uri}", err=as_json)
+            click.echo(one_line(f"not saved (a link, not inline): {part.uri}"), err=as_json)
             continue
         # only the last component of an agent-chosen name: never outside the folder
         name = Path((part.filename or "").replace("\\", "/")).name
@@ -1081,7 +1083,7 @@ def _save_files(result: Task | Message, folder: Path, *, as_json: bool) -> None:
         except OSError as exc:  # a name too long here, a folder not ours to write
             # (said here: the agent answered, and the failure is this machine's)
             _exit(f"cannot save {target}: {exc.strerror or exc}", EXIT_USAGE)
-        click.echo(f"saved {target} ({len(part.raw)} bytes)", err=as_json)
+        click.echo(one_line(f"saved {target} ({len(part.raw)} bytes)"), err=as_json)
 
 
 @main.command("get")
@@ -1113,7 +1115,7 @@ def get_command(url: str, task_id: str, history_length: int | None, wait: bool,
         shown.append(task)
 
     def note(text: str) -> None:
-        click.echo(f"note: {text}", err=True)
+        click.echo(f"note: {one_line(text)}", err=True)
 
     async def work(client: AnyClient) -> TaskState:
         if wait:

@@ -13,6 +13,7 @@ import msgspec
 from .answered_hosts import allow_host_option, allow_origin_option, answered_hosts
 from .errors import cannot_listen, fail
 from .mesh_options import check_level, check_mesh_url
+from .safe_text import one_line
 from .seconds import Seconds
 from .security_options import client_kwargs, tls_client_options
 
@@ -85,10 +86,10 @@ def agents_command(mesh_url: str, namespace: str | None, mesh_profile: str, org:
         return
     for row in rows:
         instances = row["instances"]
-        click.echo(f"{row['name']}  {row['url']}  ({instances} instance"
-                   f"{'s' if instances != 1 else ''})")
+        click.echo(one_line(f"{row['name']}  {row['url']}  ({instances} instance"
+                            f"{'s' if instances != 1 else ''})"))
         if row["description"]:
-            click.echo(f"    {row['description']}")
+            click.echo(f"    {one_line(str(row['description']))}")
 
 
 def _broker_url(mesh_url: str, insecure: bool) -> MeshURL:
@@ -140,9 +141,9 @@ def _registered(url: Any, namespace: str | None, org: str | None, unit: str | No
         click.echo(f"no agent card is retained on {url.broker} for {org}/{unit}")
         return
     for row in rows:
-        click.echo(f"{row['name']}  {row['url']}  ({row['status']})")
+        click.echo(one_line(f"{row['name']}  {row['url']}  ({row['status']})"))
         if row["description"]:
-            click.echo(f"    {row['description']}")
+            click.echo(f"    {one_line(str(row['description']))}")
 
 
 @click.command("gateway")

@@ -1,7 +1,10 @@
 """How the ``interlingua`` command shows cards, tasks, messages and errors.
 
 Agent-supplied text is printed as plain text, never as rich markup: a task
-that says "[red]" must not recolour the terminal.
+that says "[red]" must not recolour the terminal. Nor may its control characters:
+each piece of it goes through ``safe_text`` (ids, names and headings as one line;
+message and artifact text as lines), so an agent can neither send escape sequences
+to the terminal nor forge or overwrite a line of the command's own.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ..core.model import (
     TaskState,
     TextPart,
 )
+from .safe_text import lines, one_line, with_newlines
 
 __all__ = [
     "STATE_STYLES",
@@ -78,7 +82,12 @@ def format_json(raw: bytes) -> str:
 
 
 def _label(text: str) -> Text:
-    return Text(text, style="bold")
+    return Text(one_line(text), style="bold")
+
+
+def _t(text: str, style: str = "") -> Text:
+    """Text from the agent (or holding some), on one line."""
+    return Text(one_line(text), style=style)
 
 
 def _state(state: TaskState) -> Text:
@@ -91,14 +100,14 @@ def _size(n: int) -> str:
 
 def _part_lines(part: Part) -> list[Text]:
     if isinstance(part, TextPart):
-        return [Text(line) for line in part.text.splitlines() or [""]]
+        return [Text(line) for line in lines(part.text)]
     if isinstance(part, DataPart):
         try:
             pretty = format_json(msgspec.json.encode(part.data))
         except (TypeError, ValueError):
             pretty = repr(part.data)
-        return [Text(line, style="cyan") for line in pretty.splitlines()]
-    return [Text(describe_file(part), style="yellow")]
+        return [Text(line, style="cyan") for line in lines(pretty)]
+    return [_t(describe_file(part), style="yellow")]
 
 
 def describe_file(part: FilePart) -> str:
@@ -124,24 +133,24 @@ def print_message(out: Console, message: Message, *, title: str | None = None) -
 def _print_artifact(out: Console, artifact: Artifact) -> None:
     head = Text("  ") + _label(artifact.name or artifact.artifact_id)
     if artifact.name:
-        head += Text(f"  ({artifact.artifact_id})", style="dim")
+        head += _t(f"  ({artifact.artifact_id})", style="dim")
     out.print(head)
     if artifact.description:
-        out.print(Text("    " + artifact.description, style="italic"))
+        out.print(Text("    ") + _t(artifact.description, style="italic"))
     _print_parts(out, artifact.parts, 4)
 
 
 def _context(out: Console, context_id: str) -> None:
     # a v0.1 stream's events name no session: no line then, rather than an empty one
     if context_id:
-        out.print(Text("  context: ", style="dim") + Text(context_id))
+        out.print(Text("  context: ", style="dim") + _t(context_id))
 
 
 def print_task(out: Console, task: Task, *, history: bool = False) -> None:
-    out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
+    out.print(_label("Task ") + _t(task.id) + Text("  ") + _state(task.status.state))
     _context(out, task.context_id)
     if task.status.timestamp:
-        out.print(Text("  updated: ", style="dim") + Text(task.status.timestamp))
+        out.print(Text("  updated: ", style="dim") + _t(task.status.timestamp))
     status_message = task.status.message
     if status_message is not None and status_message.parts:
         out.print(_label("Status message"))
@@ -159,14 +168,14 @@ def print_task(out: Console, task: Task, *, history: bool = False) -> None:
 
 def print_task_line(out: Console, task: Task) -> None:
     """One line for a task that moved on: its state, generation and status message."""
-    line = _label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state)
+    line = _label("Task ") + _t(task.id) + Text("  ") + _state(task.status.state)
     if task.generation:
         line += Text(f"  generation {task.generation}", style="dim")
     status_message = task.status.message
     if status_message is not None:
         text = " ".join(p.text for p in status_message.parts if isinstance(p, TextPart))
         if text:
-            line += Text(f"  {text}")
+            line += Text("  ") + _t(text)
     out.print(line)
 
 
@@ -201,7 +210,7 @@ def print_result(out: Console, result: Task | Message, *, url: str | None = None
     print_task(out, result, history=history)
     if result.status.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED) and url:
         out.print(
-            Text(
+            _t(
                 "The agent waits for an answer: "
                 + again(f"interlingua send {url} TEXT --task-id {result.id}"),
                 style="dim",
@@ -223,10 +232,10 @@ def print_tasks(out: Console, page: ListTasksResult, *, artifacts: bool = False)
             table.add_column("Artifacts", justify="right")
         for task in page.tasks:
             row: list[str | Text] = [
-                task.id,
+                _t(task.id),
                 _state(task.status.state),
-                task.context_id,
-                task.status.timestamp or "",
+                _t(task.context_id),
+                _t(task.status.timestamp or ""),
             ]
             if artifacts:
                 row.append(str(len(task.artifacts)))
@@ -235,7 +244,7 @@ def print_tasks(out: Console, page: ListTasksResult, *, artifacts: bool = False)
     summary = f"{len(page.tasks)} shown of {page.total_size}"
     out.print(Text(summary, style="dim"))
     if page.next_page_token:
-        out.print(Text(f"More: --page-token {page.next_page_token}", style="dim"))
+        out.print(_t(f"More: --page-token {page.next_page_token}", style="dim"))
 
 
 def _yes(flag: bool) -> str:
@@ -263,20 +272,20 @@ def print_card(
     card_url: str | None,
     also: list[str] | None = None,
 ) -> None:
-    out.print(_label(card.name) + Text(f"  version {card.version}", style="dim"))
+    out.print(_label(card.name) + _t(f"  version {card.version}", style="dim"))
     if card.description:
-        out.print(Text("  " + card.description))
+        out.print(Text("  ") + _t(card.description))
     if card.provider is not None:
         provider = card.provider.organization + (f" ({card.provider.url})" if card.provider.url else "")
-        out.print(_label("Provider: ") + Text(provider))
+        out.print(_label("Provider: ") + _t(provider))
     if card.documentation_url:
-        out.print(_label("Documentation: ") + Text(card.documentation_url))
+        out.print(_label("Documentation: ") + _t(card.documentation_url))
 
     out.print(_label("Interfaces"))
     preferred = endpoints[0] if endpoints else None
     marked = False
     for iface in card.interfaces:
-        line = Text(f"  {iface.binding:<10} {iface.protocol_version:<5} {iface.url}")
+        line = Text("  ") + _t(f"{iface.binding:<10} {iface.protocol_version:<5} {iface.url}")
         if (
             not marked
             and preferred is not None
@@ -295,7 +304,7 @@ def print_card(
             by_binding["JSONRPC"] += also or []
         spoken = "; ".join(f"{names.get(b, b)} {', '.join(dict.fromkeys(d))}"
                            for b, d in by_binding.items())
-        out.print(_label("Dialects: ") + Text(spoken))
+        out.print(_label("Dialects: ") + _t(spoken))
     else:
         out.print(_label("Dialects: ") + Text("none this client speaks"))
 
@@ -310,10 +319,10 @@ def print_card(
         )
     )
     for ext in caps.extensions:
-        out.print(Text(f"  extension {ext.uri}" + (" (required)" if ext.required else "")))
+        out.print(Text("  extension ") + _t(ext.uri + (" (required)" if ext.required else "")))
     out.print(
         _label("Modes: ")
-        + Text(
+        + _t(
             f"in {', '.join(card.default_input_modes) or '-'}; "
             f"out {', '.join(card.default_output_modes) or '-'}"
         )
@@ -321,7 +330,7 @@ def print_card(
     if card.security_schemes:
         out.print(_label("Security"))
         for name, scheme in card.security_schemes.items():
-            out.print(Text(f"  {name}: {_scheme(scheme)}"))
+            out.print(Text("  ") + _t(f"{name}: {_scheme(scheme)}"))
 
     if card.skills:
         out.print(_label(f"Skills ({len(card.skills)})"))
@@ -331,12 +340,13 @@ def print_card(
         table.add_column("Description")
         table.add_column("Tags")
         for skill in card.skills:
-            table.add_row(skill.id, skill.name, skill.description, ", ".join(skill.tags))
+            table.add_row(_t(skill.id), _t(skill.name), _t(skill.description),
+                          _t(", ".join(skill.tags)))
         out.print(table)
     else:
         out.print(_label("Skills: ") + Text("none listed"))
     if card_url:
-        out.print(Text(f"Card: {card_url}", style="dim"))
+        out.print(_t(f"Card: {card_url}", style="dim"))
 
 
 def error_json(code: int | None, message: str, data: Any = None) -> bytes:
@@ -399,7 +409,7 @@ class StreamPrinter:
         final = self._final
         if (final is not None and self.url and final.task_id
                 and final.state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)):
-            self.out.print(Text(
+            self.out.print(_t(
                 "The agent waits for an answer: "
                 + again(f"interlingua stream {self.url} TEXT --task-id {final.task_id}"),
                 style="dim"))
@@ -409,7 +419,7 @@ class StreamPrinter:
     def _task(self, task: Task) -> None:
         self._end_line()
         self._task_shown = True
-        self.out.print(_label("Task ") + Text(task.id) + Text("  ") + _state(task.status.state))
+        self.out.print(_label("Task ") + _t(task.id) + Text("  ") + _state(task.status.state))
         _context(self.out, task.context_id)
         self._last_status = (task.status.state, _message_id(task.status.message))
         if task.status.message is not None and task.status.message.parts:
@@ -425,7 +435,7 @@ class StreamPrinter:
             # the first word of a stream names the task, as a Task snapshot does
             self._task_shown = True
             self._end_line()
-            self.out.print(_label("Task ") + Text(update.task_id) + Text("  ")
+            self.out.print(_label("Task ") + _t(update.task_id) + Text("  ")
                            + _state(status.state))
             _context(self.out, update.context_id)
             self._last_status = (status.state, _message_id(status.message))
@@ -440,8 +450,8 @@ class StreamPrinter:
         line = _state(status.state)
         parts = status.message.parts if status.message is not None else []
         texts = [p for p in parts if isinstance(p, TextPart)]
-        if len(texts) == len(parts) == 1 and "\n" not in texts[0].text:
-            self.out.print(Text.assemble(line, "  ", texts[0].text))
+        if len(texts) == len(parts) == 1 and len(lines(texts[0].text)) == 1:
+            self.out.print(Text.assemble(line, "  ", _t(texts[0].text)))
         else:
             self.out.print(line)
             _print_parts(self.out, parts, 2)
@@ -454,17 +464,18 @@ class StreamPrinter:
         if self._open != aid or not update.append:
             self._end_line()
             name = self._names.setdefault(aid, aid)
-            head = Text.assemble(_label("Artifact "), name)
+            head = Text.assemble(_label("Artifact "), _t(name))
             if update.append:  # more of an artifact shown earlier, or before we joined
                 head.append(" (continued)", style="dim")
             self.out.print(head)
             self._open = aid
         for part in artifact.parts:
             if isinstance(part, TextPart):
-                if part.text:
+                text = with_newlines(part.text)
+                if text:
                     # soft_wrap: the terminal wraps; no newline may go between chunks
-                    self.out.print(Text(part.text), end="", soft_wrap=True)
-                    self._mid_line = not part.text.endswith("\n")
+                    self.out.print(Text(text), end="", soft_wrap=True)
+                    self._mid_line = not text.endswith("\n")
             else:
                 self._end_line()
                 _print_parts(self.out, [part], 2)

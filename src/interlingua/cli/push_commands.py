@@ -10,6 +10,7 @@ import msgspec
 from ..stores import open_store, shown_url
 from .answered_hosts import allow_host_option, answered_hosts
 from .errors import cannot_listen, fail
+from .safe_text import one_line
 from .serve import LoadError, default_store_for, load_agent
 from .stores import run_on_store, store_problem
 from .urls import check_http_url
@@ -119,8 +120,8 @@ def dead_command(store: str, task_id: str | None, limit: int, as_json: bool) -> 
     if not rows:
         click.echo("no dead deliveries")
     for d in rows:
-        click.echo(f"#{d.id}  task {d.task_id}  config {d.config_id}  event {d.seq}  "
-                   f"{d.attempts} attempts  last error: {d.last_error or '-'}")
+        click.echo(one_line(f"#{d.id}  task {d.task_id}  config {d.config_id}  event {d.seq}  "
+                            f"{d.attempts} attempts  last error: {d.last_error or '-'}"))
 
 
 _json_option = click.option("--json", "as_json", is_flag=True, help="Print raw JSON.")
