@@ -186,6 +186,96 @@ def test_serve_says_an_encrypted_key_is_not_taken(pki: PKI, tmp_path: Path,
     assert "Serving" not in done.stdout and "Traceback" not in done.stderr
 
 
+def _split_key(pem: Path, tmp_path: Path, *, encrypted: bool) -> tuple[Path, Path]:
+    """``pem``'s certificate and its key in two files, the key encrypted or not."""
+    from cryptography.hazmat.primitives import serialization
+
+    data = pem.read_bytes()
+    cert = tmp_path / "cert.pem"
+    cert.write_bytes(data[:data.index(b"-----BEGIN PRIVATE KEY-----")])
+    key = serialization.load_pem_private_key(data, password=None)
+    keyfile = tmp_path / "key.pem"
+    keyfile.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"pass phrase") if encrypted
+        else serialization.NoEncryption()))
+    return cert, keyfile
+
+
+def _cli_with_a_terminal(args: list[str]) -> tuple[int, str]:
+    """Run the CLI with a pseudo-terminal as its controlling terminal and stdio (where
+    OpenSSL would prompt for a pass phrase, and wait): its exit code and output."""
+    import pty
+
+    leader, follower = pty.openpty()
+    name = os.ttyname(follower)
+
+    def take_the_terminal() -> None:  # (a session leader's first tty becomes its own)
+        os.close(os.open(name, os.O_RDWR))
+
+    proc = subprocess.Popen([sys.executable, "-m", "interlingua.cli.main", *args], cwd=ROOT,
+                            stdin=follower, stdout=follower, stderr=follower,
+                            start_new_session=True, preexec_fn=take_the_terminal)
+    os.close(follower)
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(leader)
+    return code, out.decode(errors="replace")
+
+
+@pytest.mark.parametrize("command", [["send", "{url}", "hi"], ["card", "{url}"]])
+def test_an_encrypted_client_key_is_said_by_its_option_never_asked_for(
+        pki: PKI, https_url: str, tmp_path: Path, command: list[str]) -> None:
+    # (OpenSSL asked for its pass phrase, twice: on a terminal the command waited for
+    # it, without one it failed with "[Errno 22] Invalid argument")
+    cert, keyfile = _split_key(pki.alice, tmp_path, encrypted=True)
+    args = [*(a.format(url=https_url) for a in command), "--ca-bundle", str(pki.ca),
+            "--client-cert", str(cert), "--client-key", str(keyfile)]
+    said = f"error: --client-key {keyfile}: the key is encrypted; the client takes an " \
+           f"unencrypted key (openssl pkey -in {keyfile} -out PLAIN_KEY"
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(said) and len(done.stderr.splitlines()) == 1, done.stderr
+    code, out = _cli_with_a_terminal(args)
+    assert code == 2 and said in out and "pass phrase" not in out, out
+
+
+def test_a_client_certificate_without_its_key_says_the_key_is_missing(
+        pki: PKI, https_url: str, tmp_path: Path) -> None:
+    # (it said "[SSL] PEM lib (_ssl.c:3926)")
+    cert, keyfile = _split_key(pki.alice, tmp_path, encrypted=False)
+    run = [sys.executable, "-m", "interlingua.cli.main", "send", https_url, "hi",
+           "--ca-bundle", str(pki.ca), "--client-cert", str(cert)]
+    done = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(
+        f"error: --client-cert {cert} holds no private key: the private key is missing; "
+        "give it with --client-key KEY"), done.stderr
+    wrong = subprocess.run([*run, "--client-key", str(cert)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=30)
+    assert wrong.returncode == 2, wrong.stderr
+    assert wrong.stderr.startswith(f"error: --client-key {cert} holds no private key"), \
+        wrong.stderr
+    ok = subprocess.run([*run, "--client-key", str(keyfile)], cwd=ROOT, capture_output=True,
+                        text=True, timeout=30)
+    assert ok.returncode == 0 and "hello alice" in ok.stdout, ok.stderr
+
+
 def test_serve_command_with_tls(pki: PKI) -> None:
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1",

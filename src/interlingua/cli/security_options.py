@@ -15,7 +15,7 @@ import click
 
 from ..client import CardVerifier
 from ..client.errors import ClientError
-from ..client.tls import tls_context
+from ..client.tls import ClientKeyEncrypted, ClientKeyMissing, tls_context
 
 __all__ = [
     "card_verify_options",
@@ -111,6 +111,16 @@ def client_kwargs(insecure: bool) -> dict[str, Any]:
         # option's fault, said before any connection (it was a traceback)
         try:
             tls_context(kwargs.get("verify", True), kwargs.get("cert"))
+        except ClientKeyEncrypted as exc:
+            raise click.UsageError(
+                f"{_key_option(meta)} {exc.key_file}: the key is encrypted; the client takes "
+                f"an unencrypted key (openssl pkey -in {exc.key_file} -out PLAIN_KEY, kept "
+                "readable by you alone)") from None
+        except ClientKeyMissing as exc:
+            said = f"{_key_option(meta)} {exc.key_file} holds no private key"
+            if not meta.get("client_key"):
+                said += ": the private key is missing; give it with --client-key KEY"
+            raise click.UsageError(said) from None
         except ClientError as exc:
             raise click.UsageError(str(exc)) from None
     if meta.get("allow_insecure_interfaces"):
@@ -124,6 +134,11 @@ def client_kwargs(insecure: bool) -> dict[str, Any]:
             hint = "'--jwks'" if str(exc).startswith("jwks_url") else "'--key'"
             raise click.BadParameter(str(exc), param_hint=hint) from None
     return kwargs
+
+
+def _key_option(meta: dict[str, Any]) -> str:
+    """The option that named the client certificate's key file."""
+    return "--client-key" if meta.get("client_key") else "--client-cert"
 
 
 def _pem_text(path: str) -> str:
