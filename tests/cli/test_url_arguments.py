@@ -58,3 +58,42 @@ def test_a_url_httpx_could_not_call_is_refused_as_every_http_setting_refuses_it(
          "--port", str(free_port()), "--public-url", url],
         capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["send", "{space}", "hi"],
+    ["send", "{space}", "hi", "--dialect", "1.0"],
+    ["stream", "{space}", "hi"],
+    ["get", "{space}", "t1"],
+    ["cancel", "{space}", "t1"],
+    ["subscribe", "{space}", "t1"],
+    ["tasks", "{space}"],
+    ["card", "{space}"],
+    ["card", "{url}\t"],
+    ["send", "{url}", "hi", "--push-url", " http://127.0.0.1:9/hook"],
+    ["send", "grpc:// 127.0.0.1:{port}", "hi"],
+    ["send", "dns:/// 127.0.0.1:{port}", "hi"],
+    ["send", "http:// 127.0.0.1:{port}", "hi"],
+    ["send", "mqtt:// 127.0.0.1/demo/Echo", "hi"],
+    ["mcp", "{space}"],
+    ["inspect", "--port", "{free}", "{space}"],
+    ["listen", "--port", "{free}", "--jwks", "{space}/jwks.json"],
+    ["serve", "examples/echo.py", "--port", "{free}", "--store", "memory://",
+     "--public-url", "{space}"],
+])
+def test_a_url_with_white_space_at_its_start_or_in_its_host_is_a_usage_error(
+        agent_url: str, args: list[str]) -> None:
+    # urllib strips a leading space and splits the rest, so it passed, and the command
+    # failed later (exit 1 or 3), or a server command served with it; a live agent at
+    # the URL shows none of them gets as far as calling it (a subprocess with a time
+    # limit: a server command that took the URL would serve until stopped)
+    url = agent_url.rstrip("/")
+    given = [a.format(space=" " + url, url=url, port=url.rpartition(":")[2],
+                      free=free_port()) for a in args]
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", *given],
+                          capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert "is not a URL: it starts or ends with white space" in done.stderr \
+        or "is not a URL: its host holds white space" in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr

@@ -6,7 +6,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import click
 
-from ..core.urls import http_url, lower_scheme
+from ..core.urls import http_url, lower_scheme, space_fault
 
 __all__ = ["check_agent_url", "check_http_url", "split_url"]
 
@@ -34,12 +34,18 @@ def check_http_url(ctx: click.Context | None, param: click.Parameter | None,
 def check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
     gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
+    fault = space_fault(value)
+    if fault is not None:  # (checked first: urllib would strip a leading space)
+        raise click.BadParameter(f"{value!r} {fault}")
     value = lower_scheme(value)
     if value[:4].lower() == "dns:":
         from ..grpc_wire.address import dns_target
 
         value = "grpc://" + dns_target(value)
     if value.startswith(("grpc://", "grpcs://")):
+        fault = space_fault(value)
+        if fault is not None:  # (a dns:/// target's host, in its path until now)
+            raise click.BadParameter(f"{value!r} {fault}")
         parts = split_url(value)
         try:
             port = parts.port

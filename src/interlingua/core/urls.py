@@ -9,7 +9,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 
-__all__ = ["bare_url", "http_url", "lower_scheme", "masked_url", "url_below"]
+__all__ = ["bare_url", "http_url", "lower_scheme", "masked_url", "space_fault", "url_below"]
 
 
 def http_url(url: str) -> SplitResult:
@@ -17,6 +17,9 @@ def http_url(url: str) -> SplitResult:
     range; otherwise a ValueError that completes the sentence "``url`` ...": "is not a
     URL: ...", "has no valid port (0-65535)", "is not an http:// or https:// URL with a
     host"."""
+    fault = space_fault(url)
+    if fault is not None:
+        raise ValueError(fault)
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # ("Invalid IPv6 URL": a bracket left open)
@@ -33,6 +36,29 @@ def http_url(url: str) -> SplitResult:
     except (httpx.InvalidURL, ValueError) as exc:  # (idna's errors are ValueErrors)
         raise ValueError(f"is not a URL: {exc}") from None
     return parts
+
+
+def space_fault(url: str) -> str | None:
+    """What completes "``url`` ..." when white space or a control character starts or
+    ends it, or white space stands in its host ("is not a URL: ..."), else None.
+    urllib strips them at the start and splits the rest, so the URL would pass as
+    given and be refused only where it is called (httpx reads `` http://h`` as a
+    relative URL)."""
+    if url and (_blank(url[0]) or _blank(url[-1])):
+        return "is not a URL: it starts or ends with white space or a control character"
+    authority = _AUTHORITY.match(url)
+    if authority and any(c.isspace() for c in authority[1]):
+        return "is not a URL: its host holds white space"
+    return None
+
+
+def _blank(char: str) -> bool:
+    return char.isspace() or not char.isprintable()
+
+
+#: the authority of a URL with a scheme: what stands between ``//`` and a path, query
+#: or fragment
+_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)")
 
 
 def url_below(url: str, path: str) -> str:
