@@ -260,9 +260,18 @@ async def test_card_behind_authentication_is_not_reported_missing() -> None:
     assert caught.value.status == 401
 
 
-async def test_html_instead_of_a_card_is_invalid_card() -> None:
+async def test_html_instead_of_a_card_is_no_card() -> None:
+    # a site's catch-all page where the card would be: no agent there, as after a 404
     page = httpx.Response(200, text="<html>hello</html>", headers={"content-type": "text/html"})
     agent = FakeAgent({"/.well-known/agent-card.json": page, "/.well-known/agent.json": page})
+    async with agent.client() as client:
+        with pytest.raises(CardNotFound, match="HTTP 200: an HTML page;"):
+            await client.get_card()
+
+
+async def test_a_card_served_as_json_that_is_malformed_is_invalid_card() -> None:
+    page = httpx.Response(200, text='{"name": "A",', headers={"content-type": "application/json"})
+    agent = FakeAgent({"/.well-known/agent-card.json": page})
     async with agent.client() as client:
         with pytest.raises(InvalidCard, match="not JSON"):
             await client.get_card()

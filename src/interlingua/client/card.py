@@ -257,8 +257,9 @@ def _grpc_url(url: str, card_url: str | None) -> str:
 async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str]) -> FetchedCard:
     """Fetch and read the card for ``url`` (an agent's base URL or a card's URL).
 
-    Raises ``CardNotFound`` when every place answers "not found",
-    ``InvalidCard`` when a document was found but is no card, and
+    Raises ``CardNotFound`` when every place answers "not found" (or a web page,
+    such as a site's catch-all page), ``InvalidCard`` when a JSON document was
+    found but is no card, and
     ``BadResponse`` for other refusals (401, 500 ...), which say that
     something is there.
     """
@@ -291,6 +292,11 @@ async def fetch_card(transport: Transport, url: str, headers: Mapping[str, str])
                     status=reply.status,
                 )
             continue
+        if not_a_document(reply):
+            # a web page where the card would be (a site's catch-all page): no card
+            # here, so the next place is asked, as after a 404
+            tried.append(f"{candidate}: HTTP {reply.status}{server_text(reply)}")
+            continue
         try:
             card = parse_card(reply.content)
         except InvalidCard as exc:
@@ -316,6 +322,20 @@ def retry_after(reply: HTTPReply) -> float | None:
     return seconds if 0 <= seconds < 86400 else None
 
 
+def not_a_document(reply: HTTPReply) -> bool:
+    """``reply`` is no JSON document at all: an HTML page, or a body that is not JSON
+    and does not say it is (a card served as JSON that is malformed is a broken card,
+    said as such)."""
+    kind = reply.content_type
+    if kind == "application/json" or kind.endswith("+json"):
+        return False
+    try:
+        _json.decode(past_bom(reply.content))
+    except (msgspec.DecodeError, RecursionError):
+        return True
+    return False
+
+
 def server_text(reply: HTTPReply, limit: int = 300) -> str:
     """``": <what the server said>"`` for a refusal: the message of a JSON error
     body (``{"error": {"message"}}``, ``{"message"}``, ``{"detail"}``), else the
@@ -333,17 +353,23 @@ def server_text(reply: HTTPReply, limit: int = 300) -> str:
                 text = value
                 break
     if not text and doc is None:
-        text = reply.content[:limit].decode("utf-8", "replace")
-        if reply.content_type == "text/html" or text.lstrip()[:1] == "<":
-            # a web server's error page: its title says it, its markup only lengthens
-            # the one line an error is
-            title = _TITLE.search(reply.content[:4096].decode("utf-8", "replace"))
-            text = f"an HTML page titled {' '.join(title[1].split())!r}" \
-                if title and title[1].strip() else "an HTML page"
+        text = html_summary(reply) or reply.content[:limit].decode("utf-8", "replace")
     text = " ".join(text.split())
     if len(text) > limit:
         text = text[:limit] + "…"
     return f": {text}" if text else ""
+
+
+def html_summary(reply: HTTPReply) -> str | None:
+    """``reply``'s body as "an HTML page titled '...'" when it is a web page (a web
+    server's error page: its title says it, its markup only lengthens the one line an
+    error is), else None."""
+    start = reply.content[:4096].decode("utf-8", "replace")
+    if reply.content_type != "text/html" and start.lstrip()[:1] != "<":
+        return None
+    title = _TITLE.search(start)
+    return f"an HTML page titled {' '.join(title[1].split())!r}" \
+        if title and title[1].strip() else "an HTML page"
 
 
 _TITLE = re.compile(r"<title[^>]*>([^<]*)</title>", re.IGNORECASE)

@@ -21,7 +21,7 @@ from ..core.errors import (
     VersionNotSupported,
 )
 from ..core.reading import without_bom
-from .card import Endpoint
+from .card import Endpoint, html_summary
 from .encoding import encode_call
 from .errors import BadResponse, ClientError
 from .generations import answered, mismatch_in
@@ -193,6 +193,8 @@ def version_refusal_or(err: A2AError) -> A2AError:
 
 
 def snippet(reply: HTTPReply) -> str:
-    text = reply.content[:120].decode("utf-8", "replace").strip()
+    """``": <the start of the body>"`` for an answer that is no JSON-RPC response
+    (a web page said by its title); empty for an empty body."""
+    text = html_summary(reply) or reply.content[:120].decode("utf-8", "replace").strip()
     text = " ".join(text.split())
     return f": {text}" if text else ""
