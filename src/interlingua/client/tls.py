@@ -86,22 +86,23 @@ def _load_cert(ctx: ssl.SSLContext, cert: CertLike) -> None:
             f"give it decrypted (openssl pkey -in {key_file} -out PLAIN_KEY)",
             key_file) from None
     except (OSError, ssl.SSLError) as exc:
-        if isinstance(exc, ssl.SSLError) and not _holds_a_private_key(key_file):
+        if isinstance(exc, ssl.SSLError) and _holds(chain, b"CERTIFICATE-----") \
+                and not _holds(key_file, b"PRIVATE KEY-----"):
             raise ClientKeyMissing(
                 f"cannot load the client certificate: {key_file} holds no private key",
                 key_file) from None
         raise ClientError(f"cannot load the client certificate: {exc}") from None
 
 
-def _holds_a_private_key(path: str) -> bool:
-    """Whether the PEM file at ``path`` has a private key block (True when it cannot
-    be read: then OpenSSL's own reason is the one to give)."""
+def _holds(path: str, marker: bytes) -> bool:
+    """Whether the PEM file at ``path`` has a block ending in ``marker`` (True when it
+    cannot be read: then OpenSSL's own reason is the one to give)."""
     try:
         with open(path, "rb") as f:
             text = f.read(1 << 20)
     except OSError:
         return True
-    return b"PRIVATE KEY-----" in text
+    return marker in text
 
 
 def ssl_context(verify: bool | str | ssl.SSLContext = True,
