@@ -15,6 +15,7 @@ import json
 import os
 import struct
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -537,6 +538,44 @@ def test_a_pinned_pem_verifies_a_signature_whatever_its_kid(tmp_path: Path) -> N
     assert refused.stderr == (f"error: the card at {url}/.well-known/agent-card.json is not "
                               "trusted: the card is not signed by any of the given keys (it "
                               "is signed by key 'k1'), or was changed after it was signed\n")
+
+
+@pytest.mark.parametrize("form", ["jwk", "jwks", "jwk with a byte order mark"])
+def test_card_key_takes_a_jwk_file_saved_from_the_agents_key_set(
+        server: str, served: tuple[bytes, dict[str, Any]], tmp_path: Path, form: str) -> None:
+    # (a JWK file was refused: "a key is neither a JWK nor a PEM ...", only PEMs were read)
+    from joserfc.jwk import ECKey
+
+    jwk = served[1]["keys"][0]
+    file = tmp_path / "pub.jwk"
+    file.write_text(("\ufeff" if "mark" in form else "")
+                    + json.dumps({"keys": [jwk]} if form == "jwks" else jwk), encoding="utf-8")
+    other = tmp_path / "other.jwk"
+    other.write_text(json.dumps(dict(ECKey.generate_key("P-256").as_dict(private=False),
+                                     kid=jwk["kid"])))
+    run = [sys.executable, "-m", "interlingua.cli.main", "card", server, "--key"]
+    done = subprocess.run([*run, str(file)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == \
+        f"Verified: signed by key '{jwk['kid']}' (a key given with --key)"
+    refused = subprocess.run([*run, str(other)], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1, refused.stderr
+    assert f"the signature by key '{jwk['kid']}' does not match the card" in refused.stderr
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"kty": "EC",', "a key that is neither a PEM nor a JWK in JSON"),
+    ('{"keys": []}', "a JWKS holds no keys"),
+    ('{"kty": "oct", "k": "c2VjcmV0"}', "a key is neither a JWK nor a PEM of an EC, RSA or OKP"),
+])
+def test_card_key_says_what_is_wrong_with_a_json_key_file(server: str, tmp_path: Path,
+                                                          text: str, said: str) -> None:
+    file = tmp_path / "bad.jwk"
+    file.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", "card", server, "--key",
+                           str(file)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: Invalid value for '--key': {said}"), done.stderr
 
 
 # ------------------------------------------------- every rendering, every binding

@@ -74,7 +74,7 @@ def insecure_interfaces_option(f: F) -> F:
 
 
 def card_verify_options(f: F) -> F:
-    """``--verify``, ``--jwks URL``, ``--key PEM`` for commands that read a card."""
+    """``--verify``, ``--jwks URL``, ``--key FILE`` for commands that read a card."""
     options = [
         click.option("--verify", "verify_card", is_flag=True, expose_value=False,
                      callback=_remember("verify_card"),
@@ -83,8 +83,9 @@ def card_verify_options(f: F) -> F:
                      metavar="URL", help="Verify with the keys at this JWKS URL "
                      "(default: /.well-known/jwks.json at the card's origin)."),
         click.option("--key", "keys", multiple=True, type=_FILE, expose_value=False,
-                     callback=_remember("keys"), metavar="PEM",
-                     help="Verify with this public key (repeatable); implies --verify."),
+                     callback=_remember("keys"), metavar="FILE",
+                     help="Verify with this public key: a PEM, or a JWK in JSON (a JWKS "
+                          "file: each of its keys) (repeatable); implies --verify."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -143,10 +144,11 @@ def _key_option(meta: dict[str, Any]) -> str:
 
 def _pem_text(path: str) -> str:
     try:
-        return Path(path).read_text(encoding="ascii")
+        return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise click.BadParameter(f"{path} is not a PEM file (text); a DER key is binary: "
-                                 "convert it with openssl", param_hint="'--key'") from None
+        raise click.BadParameter(f"{path} is not a PEM file (text) nor a JWK in JSON; a DER "
+                                 "key is binary: convert it with openssl",
+                                 param_hint="'--key'") from None
     except OSError as exc:
         raise click.BadParameter(f"cannot read {path}: {exc.strerror or exc}",
                                  param_hint="'--key'") from None

@@ -170,8 +170,30 @@ def load_keys(keys: KeysLike) -> KeySet:
         raise ValueError(f"keys are a JWKS, a key or a list of keys, not {type(keys).__name__}")
     out: list[PublicKey] = []
     for item in keys:
-        out.append(_one_key(item))
+        out.extend(_one_key(jwk) for jwk in _json_keys(item))
     return KeySet(out)  # type: ignore[arg-type]
+
+
+def _json_keys(item: Any) -> list[Any]:
+    """``item``, or the keys it holds when it is the text of a JWK or a JWKS (a key
+    file saved from an agent's ``/.well-known/jwks.json``): a PEM is no JSON."""
+    if not isinstance(item, (str, bytes)):
+        return [item]
+    text = item.decode("utf-8", "replace") if isinstance(item, bytes) else item
+    if not text.lstrip("\ufeff \t\r\n").startswith("{"):
+        return [item]
+    try:
+        doc = msgspec.json.decode(text.lstrip("\ufeff"))
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"a key that is neither a PEM nor a JWK in JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ValueError("a key in JSON is a JWK object or a JWKS {\"keys\": [...]}")
+    if "keys" not in doc:
+        return [doc]
+    found = doc["keys"]
+    if not isinstance(found, list) or not found or not all(isinstance(k, dict) for k in found):
+        raise ValueError("a JWKS holds no keys: its \"keys\" is not a list of JWK objects")
+    return found
 
 
 def _one_key(item: Any) -> PublicKey:
