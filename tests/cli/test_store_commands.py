@@ -523,3 +523,35 @@ def test_a_push_command_on_the_url_of_several_agents_names_their_schemas(
     # the schema named there is the agent's store
     code, output = _run("push", "outbox", "--store", f"{pg_database}?schema={base}_report_generator")
     assert code == 0 and "pending: 0" in output, output
+
+
+@pytest.mark.parametrize("store", ["postgresql://", "postgres://127.0.0.1:5432",
+                                   "postgresql://127.0.0.1/?sslmode=disable"])
+@pytest.mark.parametrize("command", [
+    ["serve", "examples/echo.py", "--port", "0"], ["db", "upgrade"], ["push", "outbox"],
+    ["push", "dead"], ["push", "redrive", "1"], ["push", "rotate-key"]])
+def test_a_postgresql_store_url_that_names_no_database_is_refused(
+        command: list[str], store: str) -> None:
+    # (it was taken, and libpq chose the database: the one named after the user, where
+    # the store's tables were made unseen)
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PGDATABASE"}
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", *command,
+                           "--store", store], capture_output=True, text=True, timeout=30,
+                          env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert "the PostgreSQL store URL names no database: give it as postgresql://USER@HOST/DB" \
+        in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Serving" not in done.stdout, done.stderr
+
+
+def test_a_postgresql_store_url_may_name_its_database_as_an_option(pg_url: str) -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(pg_url)
+    query = "&".join(q for q in (parts.query, f"dbname={parts.path.lstrip('/')}") if q)
+    store = urlunsplit((parts.scheme, parts.netloc, "", query, ""))
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", "db", "upgrade",
+                           "--store", store], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

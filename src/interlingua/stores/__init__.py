@@ -77,7 +77,8 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
       to its caller), and ``thread=1`` (commits on the store's worker thread even at ``normal``;
       ``0`` by default). Any other option, or value, is refused.
     * ``postgresql://user:password@host:port/database`` (or ``postgres://``; needs the
-      ``postgres`` extra). Options in the query: ``min_size`` and ``max_size`` of the
+      ``postgres`` extra). A URL that names no database (in its path, with ``dbname=``,
+      or by ``PGDATABASE``) is refused. Options in the query: ``min_size`` and ``max_size`` of the
       connection pool (default 1 and 10), ``command_timeout`` (seconds; none by default),
       ``max_inactive_lifetime`` (seconds an idle pooled connection is kept, default 300),
       ``schema`` (the PostgreSQL schema of the tables, default ``interlingua``) and

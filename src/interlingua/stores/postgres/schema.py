@@ -235,6 +235,17 @@ def _where(dsn: str) -> str:
     return f"{servers}/{database}"
 
 
+def _check_database(path: str, query: str) -> None:
+    """A ValueError when the URL names no database: libpq would pick one (the one named
+    after the user), and the store's tables would be made there unseen."""
+    named = dict(parse_qsl(query, keep_blank_values=True))
+    if unquote(path.lstrip("/")) or named.get("dbname") or named.get("database") \
+            or os.environ.get("PGDATABASE"):
+        return
+    raise ValueError("the PostgreSQL store URL names no database: give it as "
+                     "postgresql://USER@HOST/DB (or with ?dbname=DB)")
+
+
 def parse_postgres_url(url: str) -> PostgresSettings:
     """``postgresql://user:password@host:port/database`` with options of the pool
     (``min_size``, ``max_size``, ``command_timeout``, ``max_inactive_lifetime``),
@@ -251,6 +262,7 @@ def parse_postgres_url(url: str) -> PostgresSettings:
         # (the URL is not shown: it may hold a password)
         raise ValueError("the PostgreSQL store URL's port is not a number from 0 to 65535") \
             from None
+    _check_database(parts.path, parts.query)
     passed: list[tuple[str, str]] = []
     options: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
