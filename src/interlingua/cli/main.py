@@ -3,7 +3,8 @@
 Exit codes: 0 done; 1 the agent answered with an error (or an invalid
 answer); 2 bad usage (a port that is taken too, a file --save cannot write);
 3 the agent could not be reached (or did not answer in time); 4 the task
-ended failed, rejected or canceled; 130 interrupted (Ctrl-C).
+ended failed, rejected or canceled; 130 a client command interrupted (Ctrl-C: a server
+command stopped with it exits 0).
 """
 
 from __future__ import annotations
