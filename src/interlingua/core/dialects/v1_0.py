@@ -177,9 +177,11 @@ def _send_in(method: str, params: bytes | None, newer: bool = False) -> c.SendMe
         exc.path.insert(0, "message")
         raise
     config = c.SendConfig()
+    tenant = req.tenant or None
     if req.configuration is not None:
         config = field_in("configuration", _config_in, req.configuration)
         _check_push_task(message, config.push_config)
+        tenant = _send_tenant(req)  # (a push config may name it: no call more without)
         if req.configuration.if_generation_match is not None:
             if not newer:
                 raise w.WireError("configuration.ifGenerationMatch", NEEDS_1_1)
@@ -189,7 +191,7 @@ def _send_in(method: str, params: bytes | None, newer: bool = False) -> c.SendMe
         message=message,
         config=config,
         metadata=req.metadata,
-        tenant=_send_tenant(req),
+        tenant=tenant,
         streaming=method == "SendStreamingMessage",
     )
 
