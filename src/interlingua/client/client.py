@@ -109,6 +109,7 @@ from .generations import (
     check_generation,
     generation_of,
     long_poll,
+    long_poll_asked,
     needs_generations,
 )
 from .interfaces import carry_query_keys, secure_only
@@ -629,13 +630,9 @@ class Client:
         at once; the same when its answer carries generation 0 (it does not
         number its tasks, spec §3.2.7).
         """
-        if after_generation is None:
-            if wait is not None:
-                raise ValueError("wait is for a long poll: give after_generation too")
+        if not long_poll_asked(after_generation, wait):
             return await self._task_of(GetTask(id=task_id, history_length=history_length))
-        check_generation("after_generation", after_generation, minimum=0)
-        if wait is not None and wait < 0:
-            raise ValueError("wait must be a number of seconds >= 0")
+        assert after_generation is not None
         await self._need_generations("after_generation")
         return await long_poll(self._task_of, task_id, history_length, after_generation, wait)
 

@@ -42,6 +42,7 @@ __all__ = [
     "check_generation",
     "generation_of",
     "long_poll",
+    "long_poll_asked",
     "mismatch_in",
     "mismatch_of_status",
     "needs_generations",
@@ -114,6 +115,20 @@ def check_generation(name: str, value: object, *, minimum: int) -> None:
     """A ``ValueError`` unless ``value`` (the argument ``name``) is an integer >= ``minimum``."""
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, not {value!r}")
+
+
+def long_poll_asked(after_generation: object, wait: float | None) -> bool:
+    """Whether ``get_task``'s arguments ask for a long poll, checked (a ``ValueError``
+    for a ``wait`` without ``after_generation``, a bad generation, a negative wait);
+    every client's ``get_task`` reads them so."""
+    if after_generation is None:
+        if wait is not None:
+            raise ValueError("wait is for a long poll: give after_generation too")
+        return False
+    check_generation("after_generation", after_generation, minimum=0)
+    if wait is not None and wait < 0:
+        raise ValueError("wait must be a number of seconds >= 0")
+    return True
 
 
 _UNHELD_PAUSES = (0.25, 0.5, 1.0, 2.0)

@@ -19,6 +19,7 @@ from ..client.generations import (
     GenerationsNotSupported,
     check_generation,
     long_poll,
+    long_poll_asked,
 )
 from ..client.messages import make_message
 from ..client.security import CardVerifier, UnverifiedCard
@@ -208,13 +209,9 @@ class MeshClientAPI:
                        after_generation: int | None = None,
                        wait: float | None = None) -> Task:
         """As ``Client.get_task``: ``after_generation`` (a long poll) needs A2A 1.1."""
-        if after_generation is None:
-            if wait is not None:
-                raise ValueError("wait is for a long poll: give after_generation too")
+        if not long_poll_asked(after_generation, wait):
             return await self._task_of(GetTask(id=task_id, history_length=history_length))
-        check_generation("after_generation", after_generation, minimum=0)
-        if wait is not None and wait < 0:
-            raise ValueError("wait must be a number of seconds >= 0")
+        assert after_generation is not None
         self._need_generations("after_generation")
         return await long_poll(self._task_of, task_id, history_length, after_generation, wait)
 
