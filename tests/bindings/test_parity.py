@@ -588,10 +588,7 @@ def test_api_key_headers_the_server_sets_or_that_frame_the_request_are_refused(
 def test_task_not_found(kind: type[Driver], server: str, client: httpx.Client) -> None:
     with pytest.raises(Refused) as refused:
         kind(client, server).call(c.GetTask(id="no-such-task"))
-    status, code = {"jsonrpc-1.0": (200, "-32001"), "jsonrpc-0.3": (200, "-32001"),
-                    "rest-1.0": (404, "TASK_NOT_FOUND"), "rest-0.3": (404, "TaskNotFoundError"),
-                    "grpc-1.0": ("NOT_FOUND", "TASK_NOT_FOUND"),
-                    "grpc-0.3": ("NOT_FOUND", "TASK_NOT_FOUND")}[kind.name]
+    status, code = NOT_FOUND[kind.name]
     assert (refused.value.status, refused.value.reason) == (status, code)
 
 
