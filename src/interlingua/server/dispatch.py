@@ -7,7 +7,8 @@ has (its name, the headers or metadata, the peer in ``scope``, the codec, the
 raw ``A2A-Version``, the call or how to decode it, whether it streams, the
 ``Last-Event-ID``); ``enter`` does, in this order: authentication and the rate
 limit (unless the binding admitted the caller already, once per transport
-request: ``admit``), the version negotiation, the decoding, the tenant and the
+request: ``admit``), the version negotiation, the decoding, the bounds of the
+fields no other limit holds (``core.bounds``), the tenant and the
 ``RequestInfo`` the engine gets (with the extensions asked for), the request
 hooks (spans and metrics, labelled with the binding's name), the streaming
 capability, and the call itself (the engine refuses sends while it drains and
@@ -25,8 +26,10 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from ..core.bounds import Fault, call_fault
 from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
 from ..core.dialects import V1_CODECS, Codec, answering, versions
+from ..core.dialects.as_sent import joined
 from ..core.dialects.detect import Detection
 from ..core.errors import (
     A2AError,
@@ -107,6 +110,9 @@ class Inbound(msgspec.Struct, kw_only=True):
       learn that the caller went (an HTTP disconnect); None: the binding cannot tell
       (a gRPC deadline or cancellation ends such a call itself).
     - ``request``: the ``RequestInfo`` the call was made with, left by ``enter``.
+    - ``as_sent``: how a refusal of the call once read (a field past its bound,
+      ``core.bounds``) names each member as its caller sent it, given its path in
+      the JSON-RPC params of the codec's dialect; None: by that path (JSON-RPC's own).
     """
 
     binding: str
@@ -126,6 +132,7 @@ class Inbound(msgspec.Struct, kw_only=True):
     admitted: bool = False
     gone: Callable[[], Awaitable[object]] | None = None
     request: RequestInfo | None = None
+    as_sent: Callable[[Inbound, InvalidParams], InvalidParams] | None = None
 
 
 class Items:
@@ -344,6 +351,9 @@ class FrontDoor:
                 codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
         for check in self.checks:
             check(call)
+        past = call_fault(call)
+        if past is not None:
+            raise _past_bound(inbound, past)
         headers = inbound.headers
         # the tenant the call names: its binding's (a path's), else its member ("" is
         # ProtoJSON's unset; not where it named the agent); None: none, and the
@@ -553,3 +563,11 @@ def _last_event_id(raw: str | None) -> int | None:
             "(they are integers from 0 to 2^63-1)"
         )
     return int(raw)
+
+
+def _past_bound(inbound: Inbound, fault: Fault) -> InvalidParams:
+    """The refusal of a field past its bound, naming it as the caller sent it."""
+    path, what = fault
+    exc = InvalidParams(
+        f"Invalid params: params.{joined(inbound.codec.member_path(path))} {what}")
+    return exc if inbound.as_sent is None else inbound.as_sent(inbound, exc)

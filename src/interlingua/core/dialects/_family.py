@@ -19,6 +19,7 @@ the error unwinds, so building paths costs nothing on success.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
@@ -67,6 +68,8 @@ _DEFAULT_CONFIG = c.SendConfig()
 # Where messages, parts and artifacts sit in a document, for the lenient path.
 _NESTED = ("message", "status", "history", "artifacts", "artifact", "parts", "file",
            "configuration")
+# a camelCase name's capitals, which a snake_case dialect writes "_" and lower-cased
+_SNAKE_CASE = re.compile(r"(?<=[a-z0-9])([A-Z])")
 # The camelCase members a snake_case dialect also reads (SAM's SDK-made peers).
 _CAMEL = {
     "messageId": "message_id", "taskId": "task_id", "contextId": "context_id",
@@ -183,6 +186,12 @@ class FamilyCodec(Codec):
             )
         # after the name is set: the base derives traits from it
         super().__init_subclass__(**kwargs)
+
+    def member_path(self, path: list[str]) -> list[str]:
+        if not self.variant.snake:
+            return path
+        return [seg if seg.startswith("[") else _SNAKE_CASE.sub(r"_\1", seg).lower()
+                for seg in path]
 
     def __init__(self) -> None:
         v = self.variant

@@ -129,6 +129,11 @@ class Codec:
         """The JSON of the response's ``result`` member for ``call``."""
         raise NotImplementedError
 
+    def member_path(self, path: list[str]) -> list[str]:
+        """``path``, a member of a call's params as v0.3 JSON-RPC spells it (a field
+        ``core.bounds`` refuses), as this dialect's params spell it."""
+        return path
+
     def for_answer(self, call: Call) -> Call:
         """``call`` as a server answering in this dialect serves it: with what the
         engine may know of the answer's form (see ``ListTasks.v1_json``)."""

@@ -249,6 +249,12 @@ class V01Codec(FamilyCodec):
     nearest = ("0.3", "1.0")
     context_field = "sessionId"  # (its message names none)
 
+    def member_path(self, path: list[str]) -> list[str]:
+        # a send's push config is its params' ``pushNotification``
+        if path[:2] == ["configuration", "pushNotificationConfig"]:
+            return ["pushNotification", *path[2:]]
+        return path
+
     def encode_push_task(self, task: m.Task) -> bytes:
         # v0.1's webhook body: the task's status beside the whole task (DIALECTS.md §d.2)
         raw = self.encode_result(c.GetTask(id=task.id), task)

@@ -518,6 +518,15 @@ class V03ProtoJSONCodec(Codec):
     protojson = inner.protojson
     grpc_service = "a2a.v1.A2AService"
 
+    def member_path(self, path: list[str]) -> list[str]:
+        # the proto's members: a send's ``pushNotification``, a create's whole request
+        # (``config``, as the SDK's clients and the gRPC service send it)
+        if path[:2] == ["configuration", "pushNotificationConfig"]:
+            return ["configuration", "pushNotification", *path[2:]]
+        if path[:1] == ["pushNotificationConfig"]:
+            return ["config", *path]
+        return path
+
     def http_status(self, error: A2AError) -> int:
         for cls, status in _STATUS:
             if isinstance(error, cls):

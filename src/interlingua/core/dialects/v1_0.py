@@ -688,6 +688,17 @@ class V1Codec(Codec):
 
     named_stream_errors = True
 
+    def member_path(self, path: list[str]) -> list[str]:
+        # a send's config is its ``taskPushNotificationConfig``; a create's params are
+        # the config itself; its authentication names one ``scheme``
+        if path[:2] == ["configuration", "pushNotificationConfig"]:
+            path = ["configuration", "taskPushNotificationConfig", *path[2:]]
+        elif path[:1] == ["pushNotificationConfig"]:
+            path = path[1:]
+        if path[-3:-1] == ["authentication", "schemes"] and path[-1].startswith("["):
+            path = [*path[:-2], "scheme"]
+        return path
+
     def encode_http_error(self, error: A2AError, status: int) -> bytes:
         return encode_status(error, status)
 

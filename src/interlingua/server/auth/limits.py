@@ -5,6 +5,8 @@
   the request body limit is the server's ``max_body_bytes`` (HTTP 413);
 * message depth: metadata and data nested at most ``max_nesting`` levels, what
   every binding (gRPC's protobuf too) can carry back (``InvalidParams``);
+* fields kept and sent on that nothing else bounds (a push config's token and URL,
+  a message's referenced tasks and extensions): fixed bounds, core/bounds.py;
 * a token bucket per principal (``RateLimit``): ``RateLimitExceeded`` (HTTP
   429, ``Retry-After``; v0.1 -32010);
 * a cap on executors running at once (``max_running``): further turns wait
