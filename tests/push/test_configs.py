@@ -228,3 +228,21 @@ async def test_configs_set_at_once_on_two_processes_are_held_to_the_limit(
     finally:
         await one.stop()
         await two.stop()
+
+
+async def test_a_config_kept_before_the_field_bounds_still_loads(engine: Engine) -> None:
+    """core/bounds.py holds requests, not what a store holds: a config kept with a
+    token, URL and schemes past their bounds is read back and listed as it was."""
+    from interlingua.core.bounds import MAX_PUSH_TOKEN_BYTES, MAX_SCHEMES, MAX_URL_BYTES
+    from interlingua.core.model import AuthInfo
+
+    tid = await task_of(engine)
+    old = PushConfig(url=URL + "?" + "u" * MAX_URL_BYTES, id="old", task_id=tid,
+                     token="t" * (MAX_PUSH_TOKEN_BYTES * 4),
+                     authentication=AuthInfo(schemes=["Bearer"] * (MAX_SCHEMES + 1)))
+    await engine.store.put_push_config(Scope(owner="alice"), tid, old, dialect="1.0",
+                                       now="2025-01-01T00:00:00.000Z")
+    got = await engine.handle(GetPushConfig(task_id=tid, config_id="old"), ALICE)
+    assert got == old
+    listed = await engine.handle(ListPushConfigs(task_id=tid), ALICE)
+    assert listed == [old]
