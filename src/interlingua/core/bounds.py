@@ -101,13 +101,13 @@ def push_config_fault(config: PushConfig, at: list[str]) -> Fault | None:
 
 def call_fault(call: Call) -> Fault | None:
     """The first field of ``call`` past its bound (None: none is, nearly always)."""
-    if isinstance(call, SendMessage):
+    if type(call) is SendMessage:
         message, config = call.message, call.config
         if message.reference_task_ids is None and message.extensions is None \
                 and config.accepted_output_modes is None and config.push_config is None:
             return None  # nearly every send: nothing to measure
         return _send_fault(message, config)
-    if isinstance(call, SetPushConfig):
+    if type(call) is SetPushConfig:
         return push_config_fault(call.config, ["pushNotificationConfig"])
     return None
 

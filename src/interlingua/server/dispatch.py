@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ..core.bounds import Fault, call_fault
-from ..core.calls import Call, GetTask, Result, SendMessage, SubscribeToTask
+from ..core.bounds import call_fault
+from ..core.calls import Call, GetTask, Result, SendMessage, SetPushConfig, SubscribeToTask
 from ..core.dialects import V1_CODECS, Codec, answering, versions
 from ..core.dialects.as_sent import joined
 from ..core.dialects.detect import Detection
@@ -351,9 +351,16 @@ class FrontDoor:
                 codec.for_answer(codec.decode_call(inbound.method, inbound.payload))
         for check in self.checks:
             check(call)
-        past = call_fault(call)
-        if past is not None:
-            raise _past_bound(inbound, past)
+        # the fields no other limit holds (core.bounds): a send that has none of
+        # them, nearly every one, is told apart here, with no call
+        if type(call) is SendMessage:
+            message, config = call.message, call.config
+            if (message.reference_task_ids is not None or message.extensions is not None
+                    or config.accepted_output_modes is not None
+                    or config.push_config is not None):
+                _check_bounds(inbound, call)
+        elif type(call) is SetPushConfig:
+            _check_bounds(inbound, call)
         headers = inbound.headers
         # the tenant the call names: its binding's (a path's), else its member ("" is
         # ProtoJSON's unset; not where it named the agent); None: none, and the
@@ -565,9 +572,13 @@ def _last_event_id(raw: str | None) -> int | None:
     return int(raw)
 
 
-def _past_bound(inbound: Inbound, fault: Fault) -> InvalidParams:
-    """The refusal of a field past its bound, naming it as the caller sent it."""
+def _check_bounds(inbound: Inbound, call: Call) -> None:
+    """The refusal of a field of ``call`` past its bound, naming it as the caller
+    sent it."""
+    fault = call_fault(call)
+    if fault is None:
+        return
     path, what = fault
     exc = InvalidParams(
         f"Invalid params: params.{joined(inbound.codec.member_path(path))} {what}")
-    return exc if inbound.as_sent is None else inbound.as_sent(inbound, exc)
+    raise exc if inbound.as_sent is None else inbound.as_sent(inbound, exc)
