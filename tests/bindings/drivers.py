@@ -130,12 +130,12 @@ class Driver:
         raise NotImplementedError
 
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
-               limit: int | None = None) -> list[tuple[int, StreamItem]]:
+               limit: int | None = None) -> list[tuple[int | None, StreamItem]]:
         raise NotImplementedError
 
     def _sse(self, method: str, url: str, *, content: bytes | None, headers: dict[str, str],
-             limit: int | None, read: Any) -> list[tuple[int, StreamItem]]:
-        out: list[tuple[int, StreamItem]] = []
+             limit: int | None, read: Any) -> list[tuple[int | None, StreamItem]]:
+        out: list[tuple[int | None, StreamItem]] = []
         dec = SSEDecoder()
         give_up = time.monotonic() + 30
         with self.client.stream(method, url, content=content, headers=headers) as resp:
@@ -147,8 +147,9 @@ class Driver:
                 for ev in dec.feed(chunk):
                     if ev.event == "error":
                         raise self._stream_error(ev.data)
-                    assert ev.id is not None
-                    out.append((int(ev.id), read(ev.data)))
+                    # the reader's last event id after it (None: none yet), as a
+                    # reconnecting reader would send it: a frame without one keeps it
+                    out.append((None if ev.id is None else int(ev.id), read(ev.data)))
                     if limit is not None and len(out) >= limit:
                         return out
                 assert time.monotonic() < give_up, "the stream did not end"
@@ -198,7 +199,7 @@ class JSONRPC(Driver):
         return self.codec.decode_result(call, _enc(doc["result"]))
 
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
-               limit: int | None = None) -> list[tuple[int, StreamItem]]:
+               limit: int | None = None) -> list[tuple[int | None, StreamItem]]:
         headers = {**self.headers, "Content-Type": "application/json"}
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
@@ -329,7 +330,7 @@ class REST(Driver):
                 yield f"query {name}", send(path, f"{name}=%FF%FE&{rest}", body)
 
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
-               limit: int | None = None) -> list[tuple[int, StreamItem]]:
+               limit: int | None = None) -> list[tuple[int | None, StreamItem]]:
         method, path, _, body = self._route(call)
         headers = {**self.headers}
         if body is not None:
@@ -554,7 +555,7 @@ class GRPC(Driver):
         return None
 
     def stream(self, call: c.SendMessage | c.SubscribeToTask, *, last_event_id: int | None = None,
-               limit: int | None = None) -> list[tuple[int, StreamItem]]:
+               limit: int | None = None) -> list[tuple[int | None, StreamItem]]:
         import grpc
         from google.protobuf import json_format
 
@@ -580,11 +581,15 @@ class GRPC(Driver):
             responses = self.loop.run(go())
         except grpc.aio.AioRpcError as exc:
             raise self._refused_rpc(exc) from None
-        out: list[tuple[int, StreamItem]] = []
+        out: list[tuple[int | None, StreamItem]] = []
+        seq: int | None = None
         for response in responses:
             payload = getattr(response, response.WhichOneof("payload"))
-            seq = int(payload.metadata[EVENT_ID_KEY])
-            del payload.metadata[EVENT_ID_KEY]  # the sequence number is the stream's, not the item's
+            # an event without an id leaves the reader's last one where it was, as on SSE
+            if EVENT_ID_KEY in payload.metadata:
+                seq = int(payload.metadata[EVENT_ID_KEY])
+                # the sequence number is the stream's, not the item's
+                del payload.metadata[EVENT_ID_KEY]
             if not payload.metadata:
                 payload.ClearField("metadata")
             out.append((seq, self.item(json_format.MessageToDict(response))))

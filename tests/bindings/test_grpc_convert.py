@@ -267,3 +267,25 @@ def test_stream_events_are_encoded_once_per_service_for_every_reader() -> None:
     assert (update.artifact.parts[0].text, update.metadata[EVENT_ID_KEY]) == ("chunk", "7")
     # a lone reader's event is not kept
     assert v1.event(Entry(8, item, None)) is not v1.event(Entry(8, item, None))
+
+
+@pytest.mark.parametrize("item", [ITEMS[1], ITEMS[4], ITEMS[-1], ITEMS[-3]])
+def test_a_snapshots_event_before_its_last_names_no_event_id_on_any_service(item: Any) -> None:
+    """A snapshot sent as several events under one id names it on its last alone
+    (``Entry.id_follows``): the others carry their own metadata only."""
+    from interlingua.bindings.grpc.server import GrpcBinding
+    from interlingua.server.streams import Entry
+
+    binding = GrpcBinding(None, lambda: (None, ""))  # type: ignore[arg-type]
+    services = [(binding._v1, pb1.StreamResponse), (binding._v03, pb03.StreamResponse),
+                *((v11, pb1.StreamResponse) for v11 in binding._v1.newer.values())]
+    for service, response in services:
+        named = response.FromString(service.event(Entry(9, item)))
+        unnamed = response.FromString(service.event(Entry(9, item, id_follows=True)))
+        which = named.WhichOneof("payload")
+        assert getattr(named, which).metadata[EVENT_ID_KEY] == "9"
+        assert EVENT_ID_KEY not in getattr(unnamed, which).metadata, service.name
+        del getattr(named, which).metadata[EVENT_ID_KEY]
+        if not getattr(named, which).metadata:
+            getattr(named, which).ClearField("metadata")
+        assert unnamed == named, service.name

@@ -673,19 +673,40 @@ def test_a_fresh_subscribe_to_a_task_waiting_for_input(kind: type[Driver], serve
                                                        client: httpx.Client) -> None:
     """v0.3 ends the subscription at the interruption with the status (``final: true``)
     after the task, as it ends one at a terminal state; v1.0 follows the task on, the
-    task first."""
+    task first (with an id of its own)."""
     d = kind(client, server)
     task = send_task(d, "ask")
     assert task.status.state is m.TaskState.INPUT_REQUIRED
     if kind.version == "1.0":  # the stream stays open for the next turns
-        (_, first), = d.stream(c.SubscribeToTask(id=task.id), limit=1)
+        (held, first), = d.stream(c.SubscribeToTask(id=task.id), limit=1)
         assert isinstance(first, m.Task) and first.status.state is m.TaskState.INPUT_REQUIRED
+        assert held is not None
         return
     events = d.stream(c.SubscribeToTask(id=task.id))
     assert [type(e) for _, e in events] == [m.Task, m.StatusUpdate], events
-    assert len({i for i, _ in events}) == 1  # one snapshot, under one id
+    # one snapshot, under one id, named by its status alone (the reader has none before)
+    assert events[0][0] is None and events[1][0] is not None, events
     last = events[-1][1]
     assert isinstance(last, m.StatusUpdate) and last.status.state is m.TaskState.INPUT_REQUIRED
+
+
+@pytest.mark.parametrize("name", [n for n, d in DRIVERS.items() if d.version == "0.3"])
+def test_a_resume_after_the_first_event_of_a_snapshot_still_ends_with_its_final_status(
+        name: str, server: str, client: httpx.Client) -> None:
+    """A reader of a snapshot that ends a stream (the task, then its ``final`` status)
+    that is cut off after the task resumes from the last event id it holds (none:
+    it subscribes afresh), and still hears the final status: the task's frame names
+    no id the status would be sent after."""
+    d = DRIVERS[name](client, server)
+    task = send_task(d, "ask")
+    (held, first), = d.stream(c.SubscribeToTask(id=task.id), limit=1)
+    assert isinstance(first, m.Task)
+    rest = d.stream(c.SubscribeToTask(id=task.id), last_event_id=held)
+    assert rest, f"nothing after event {held}: the final status was lost"
+    last = rest[-1][1]
+    assert isinstance(last, m.StatusUpdate) and last.status.state is m.TaskState.INPUT_REQUIRED
+    # resumed from the id the whole snapshot left: nothing more to hear
+    assert d.stream(c.SubscribeToTask(id=task.id), last_event_id=rest[-1][0]) == []
 
 
 def test_authentication_and_owners(kind: type[Driver], secured: str,

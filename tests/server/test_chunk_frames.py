@@ -280,6 +280,23 @@ def test_a_batch_is_written_as_each_of_its_outputs_is_framed_alone(dialect: str)
 
 
 @pytest.mark.parametrize("dialect", sorted(all_codecs()))
+def test_a_snapshots_chunk_before_its_last_event_is_framed_without_an_id(dialect: str) -> None:
+    """A snapshot's items but its last name no event id (``Entry.id_follows``): a plain
+    text chunk among them is left to the codec's path, which writes no ``id:``."""
+    codec = all_codecs()[dialect]
+    envelope = jsonrpc_envelope(3)
+    chunk = _chunk("whole ")
+    outputs = [Entry(5, chunk, id_follows=True), Entry(5, _chunk("after ")),
+               Entry(6, _chunk("more "))]
+    frames, parts, others, other = _recording_frames(codec, envelope)
+    frames.write(parts, outputs, other)  # type: ignore[arg-type]
+    written = b"".join(parts)
+    assert written == b"".join(_encoded(out, codec, envelope) for out in outputs)
+    assert written.startswith(b"data: ") and written.count(b"id: 5\n") == 1
+    assert others[0] is outputs[0]
+
+
+@pytest.mark.parametrize("dialect", sorted(all_codecs()))
 def test_a_batch_of_log_entries_is_framed_as_the_same_entries_would_be(dialect: str) -> None:
     """A lone reader's batch of artifact updates as the log's own entries
     (``Stream.take_stored``): each framed as an ``Entry`` of it would be, text

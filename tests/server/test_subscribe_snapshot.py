@@ -1,7 +1,8 @@
 """A fresh subscription to a running task, over real HTTP in every JSON-RPC dialect: it
 starts with the task as it stands, artifacts included, however the dialect's stream
 can say it (v0.1's carries no task: the artifacts come as events of their own), and
-a resume after that snapshot repeats nothing of it."""
+a resume after that snapshot repeats nothing of it. A snapshot of several events names
+its id on its last alone: a reader cut off within it resumes from before it."""
 
 from __future__ import annotations
 
@@ -108,17 +109,16 @@ def _started(c: httpx.Client, url: str, dialect: str, text: str) -> str:
 
 def _subscribe(c: httpx.Client, url: str, dialect: str, task_id: str,
                last_event_id: int | None = None, opens: threading.Event | None = None,
-               limit: int | None = None) -> list[tuple[int, Any, Any]]:
-    """(event id, stream item, raw result) of each event of a subscription; ``opens``
-    is set once its first event came."""
+               limit: int | None = None) -> list[tuple[int | None, Any, Any]]:
+    """(the reader's last event id after it, stream item, raw result) of each event of
+    a subscription (None: no id yet); ``opens`` is set once its first event came."""
     _, subscribe, headers = METHODS[dialect]
     if last_event_id is not None:
         headers = {**headers, "Last-Event-ID": str(last_event_id)}
     got = []
     for i, _, data in events(c, url + "/", rpc(subscribe, {"id": task_id}), headers,
                              limit=limit):
-        assert i is not None
-        got.append((int(i), _item(dialect, data), data["result"]))
+        got.append((None if i is None else int(i), _item(dialect, data), data["result"]))
         if opens is not None:
             opens.set()
     return got
@@ -141,13 +141,13 @@ def test_a_subscriber_that_joins_mid_stream_gets_the_chunks_streamed_before_it(
     whole = _assembled([item for _, item, _ in got])
     assert whole.text() == "c0;c1;c2;c3;"
     assert whole.is_complete(whole.artifacts[0].artifact_id)
-    ids = [i for i, _, _ in got]
+    ids = [i for i, _, _ in got if i is not None]
     assert ids == sorted(ids), ids
     last = got[-1][1]
     assert isinstance(last, StatusUpdate) and last.status.state is TaskState.COMPLETED
 
     # A resume from the snapshot's id brings what followed it, none of it twice.
-    snapshot = [item for i, item, _ in got if i == ids[0]]
+    snapshot = [item for i, item, _ in got if i is None or i == ids[0]]
     rest = _subscribe(c, url, dialect, task_id, last_event_id=ids[0])
     assert [i for i, _, _ in rest] == [i for i in ids if i > ids[0]]
     again = _assembled(snapshot + [item for _, item, _ in rest])
@@ -156,7 +156,7 @@ def test_a_subscriber_that_joins_mid_stream_gets_the_chunks_streamed_before_it(
 
 def test_a_v01_snapshot_comes_as_its_artifacts_then_its_status(url: str, c: httpx.Client) -> None:
     """v0.1's stream carries no task: each artifact so far whole (no ``append``), then
-    the status, all under the snapshot's id."""
+    the status, all under the snapshot's id, which the status alone names."""
     key = str(uuid.uuid4())
     gate = GATES[key] = threading.Event()
     task_id = _started(c, url, "0.1", f"gated {key}")
@@ -169,7 +169,7 @@ def test_a_v01_snapshot_comes_as_its_artifacts_then_its_status(url: str, c: http
         later.cancel()
         gate.set()
     (first, art, raw_art), (second, status, raw_status) = snapshot
-    assert first == second
+    assert first is None and second is not None
     assert isinstance(art, ArtifactUpdate) and not art.append and not art.last_chunk
     assert [p["text"] for p in raw_art["artifact"]["parts"]] == ["c0;", "c1;"]
     assert isinstance(status, StatusUpdate) and status.status.state is TaskState.WORKING
@@ -204,7 +204,8 @@ def test_a_fresh_subscription_to_a_task_waiting_for_input_ends_with_a_final_stat
     made = list(events(c, url + "/", rpc(send, _send_params(dialect, "ask")), headers))
     task_id = _task_id(_item(dialect, made[0][2]))
     got = _subscribe(c, url, dialect, task_id)
-    assert len({i for i, _, _ in got}) == 1  # one snapshot, under one id
+    # one snapshot, under one id: named by its last event (the reader has none before)
+    assert [i for i, _, _ in got[:-1]] == [None] * (len(got) - 1) and got[-1][0] is not None
     *_, (_, last, raw) = got
     assert isinstance(last, StatusUpdate) and last.status.state is TaskState.INPUT_REQUIRED
     assert raw["final"] is True
@@ -222,3 +223,23 @@ def test_a_v10_subscription_to_a_task_waiting_for_input_starts_with_the_task(
     task = got[0][1]
     assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
     assert [a.name for a in task.artifacts] == ["out.txt"]
+
+
+@pytest.mark.parametrize("dialect", [d for d in METHODS if d != "1.0"])
+def test_a_resume_from_any_event_of_a_snapshot_still_brings_its_final_status(
+        dialect: str, url: str, c: httpx.Client) -> None:
+    """A reader cut off after each event of a snapshot that ends the stream resumes
+    with the last event id it holds (none yet: a fresh subscription, as an
+    EventSource reconnects) and still hears the ``final`` status, once."""
+    send, subscribe, headers = METHODS[dialect]
+    made = list(events(c, url + "/", rpc(send, _send_params(dialect, "ask")), headers))
+    task_id = _task_id(_item(dialect, made[0][2]))
+    whole = list(events(c, url + "/", rpc(subscribe, {"id": task_id}), headers))
+    for cut in range(1, len(whole)):
+        held = whole[cut - 1][0]  # the reader's last event id after the events it read
+        resumed = {**headers} if held is None else {**headers, "Last-Event-ID": held}
+        rest = [data["result"] for _, _, data in
+                events(c, url + "/", rpc(subscribe, {"id": task_id}), resumed)]
+        assert rest, f"nothing after event {held} (cut after {cut}): the final status was lost"
+        finals = [r for r in rest if r.get("final")]
+        assert len(finals) == 1 and rest[-1] is finals[0], (cut, rest)

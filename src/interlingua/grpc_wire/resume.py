@@ -6,7 +6,9 @@ event in its own ``metadata``, under ``EVENT_ID_KEY``, as a decimal string. A
 client that lost the stream calls ``SubscribeToTask`` (v0.3:
 ``TaskSubscription``) with the request metadata ``last-event-id: N`` and gets
 every event after N from the task's log, then the live ones: no gap, no
-duplicate — what ``Last-Event-ID`` does for server-sent events.
+duplicate — what ``Last-Event-ID`` does for server-sent events. (A snapshot of
+several events under one number names it on its last alone, as over SSE:
+``Entry.id_follows``.)
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ than ``max_lag`` events behind the live end is told to reconnect (with
 Every entry carries the task's sequence number, which the SSE layer sends as
 the event ``id``; a client that reconnects with ``Last-Event-ID: N`` gets
 every event after N from the log, then the live ones — no gap, no duplicate.
+A snapshot may go out as several items under one number (``_snapshot``): only
+the last of them names it (``Entry.id_follows`` on the others), so a reader
+cut off within the group holds no id past what it lacks, and hears it all again.
 
 Contract with the consumer: the entries ``poll()`` hands out must be encoded
 before the consumer awaits anything, since one of them may be the live task
@@ -54,6 +57,15 @@ class Entry(msgspec.Struct, gc=False):
     item: Task | Message | StatusUpdate | ArtifactUpdate
     #: the log entry it came from (None for snapshots), whose encodings are shared
     stored: StoredEvent | None = None
+    #: a later item of the same ``seq`` follows (a snapshot's, ``_snapshot``): this one
+    #: goes out naming no event id, so that a reader cut off after it resumes from
+    #: before the group, not past the rest of it (a status that ends the stream)
+    id_follows: bool = False
+
+    @property
+    def event_id(self) -> int | None:
+        """The event id the item goes out with (None: none, ``id_follows``)."""
+        return None if self.id_follows else self.seq
 
 
 class Heartbeat(msgspec.Struct):
@@ -336,10 +348,12 @@ def _snapshot(seq: int, task: Task, codec: Codec | None, *, ended: bool) -> list
     would get only the chunks after it joined), then the status, last as a status
     that ends a stream must be. A dialect whose last status event says so
     (``final``) gets that status after a task that ends the stream, as at any end.
+    Only the group's last item names the id: a reader that resumed from it after an
+    earlier one would never hear the rest (the ``final`` status: that it ended).
     """
     if codec is None or codec.streams_tasks:
         if ended and codec is not None and codec.marks_final:
-            return [Entry(seq, task), Entry(seq, _status_of(task))]
+            return [Entry(seq, task, id_follows=True), Entry(seq, _status_of(task))]
         return [Entry(seq, task)]
     done = task.status.state in TERMINAL_STATES  # no more chunks can come
     items: list[StreamOutput] = []
@@ -348,7 +362,7 @@ def _snapshot(seq: int, task: Task, codec: Codec | None, *, ended: bool) -> list
             artifact = msgspec.structs.replace(artifact, index=position)
         update = ArtifactUpdate(task_id=task.id, context_id=task.context_id,
                                 artifact=artifact, last_chunk=done)
-        items.append(Entry(seq, update))
+        items.append(Entry(seq, update, id_follows=True))
     items.append(Entry(seq, _status_of(task)))
     return items
 

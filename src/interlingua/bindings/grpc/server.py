@@ -162,7 +162,7 @@ class _Dialect:
 
     def encode_event(self, entry: Entry) -> bytes:
         """One stream event as a serialized ``StreamResponse``, its sequence number
-        in its metadata."""
+        in its metadata (but for a snapshot's items before its last, ``id_follows``)."""
         raise NotImplementedError
 
     def event(self, entry: Entry) -> bytes:
@@ -202,7 +202,7 @@ class _V1(_Dialect):
                           rpc.response)
 
     def encode_event(self, entry: Entry) -> bytes:
-        return v1_bytes.stream_item_bytes(entry.item, EVENT_ID_KEY, entry.seq)
+        return v1_bytes.stream_item_bytes(entry.item, EVENT_ID_KEY, entry.event_id)
 
 
 class _V11(_V1):
@@ -225,7 +225,7 @@ class _V11(_V1):
     def encode_event(self, entry: Entry) -> bytes:
         out = fill(pb1.StreamResponse(), _decode_json.decode(encoded_item(entry, self.codec)))
         which = out.WhichOneof("payload")
-        if which is not None:
+        if which is not None and not entry.id_follows:  # (the group's last names it)
             getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
         return out.SerializeToString()  # type: ignore[no-any-return]
 
@@ -279,7 +279,7 @@ class _V03(_Dialect):
         # the codec's ProtoJSON is shared with v0.3 REST readers of the same entry
         out = fill(pb03.StreamResponse(), _decode_json.decode(encoded_item(entry, self.codec)))
         which = out.WhichOneof("payload")
-        if which is not None:
+        if which is not None and not entry.id_follows:  # (the group's last names it)
             getattr(out, which).metadata[EVENT_ID_KEY] = str(entry.seq)
         return out.SerializeToString()  # type: ignore[no-any-return]
 

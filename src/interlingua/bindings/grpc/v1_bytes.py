@@ -197,8 +197,12 @@ def send_response_bytes(result: m.Task | m.Message) -> bytes:
 _event_keys: dict[str, bytes] = {}
 
 
-def _event_metadata(tag: bytes, own: dict[str, Any] | None, key: str, seq: int) -> bytes:
-    """The ``Struct`` of an event's metadata: its own members and its event id."""
+def _event_metadata(tag: bytes, own: dict[str, Any] | None, key: str,
+                    seq: int | None) -> bytes:
+    """The ``Struct`` of an event's metadata: its own members and its event id (None:
+    none, its own members alone)."""
+    if seq is None:
+        return _field(tag, _struct(own)) if own else b""
     if own:
         return _field(tag, _struct({**own, key: str(seq)}))
     head = _event_keys.get(key)
@@ -274,14 +278,15 @@ def _chunk(item: m.ArtifactUpdate, a: m.Artifact, event_key: str, seq: int) -> b
 
 
 def stream_item_bytes(item: m.Task | m.Message | m.StatusUpdate | m.ArtifactUpdate,
-                      event_key: str, seq: int) -> bytes:
+                      event_key: str, seq: int | None) -> bytes:
     """One serialized ``StreamResponse``, its sequence number under ``event_key``
-    in its metadata."""
+    in its metadata (None: an event that names none, ``Entry.id_follows``)."""
     kind = type(item)
     if kind is m.ArtifactUpdate:
         assert isinstance(item, m.ArtifactUpdate)
         a = item.artifact
-        if item.metadata or a.name or a.description or a.metadata is not None or a.extensions:
+        if item.metadata or a.name or a.description or a.metadata is not None or a.extensions \
+                or seq is None:
             return _field(b"\x22", (
                 _ids_of(item.task_id, item.context_id) + _field(b"\x1a", _artifact(a))
                 + (b"\x20\x01" if item.append else b"")

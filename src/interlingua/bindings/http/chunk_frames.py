@@ -131,7 +131,8 @@ class ChunkFrames:
                 u = out.event  # (StoredEvent.event: any event)
             elif type(out) is Entry and out.stored is None:
                 u = out.item
-                if type(u) is not ArtifactUpdate:
+                # (a snapshot's artifact names no id: framed by ``other``, which knows)
+                if type(u) is not ArtifactUpdate or out.id_follows:
                     parts.append(other(out))
                     continue
             else:

@@ -207,6 +207,9 @@ def _encoded(out: StreamOutput, codec: Codec, envelope: Envelope) -> bytes:
             out.seq, envelope.prefix, codec.encode_stream_item(out.event),  # type: ignore[arg-type]
             envelope.suffix)
     if type(out) is Entry:
+        if out.id_follows:  # a snapshot's item before its last: the last names the id
+            return b"data: %b%b%b\n\n" % (envelope.prefix, encoded_item(out, codec),
+                                           envelope.suffix)
         # one formatting: a chain of + would copy the event at every step
         return b"id: %d\ndata: %b%b%b\n\n" % (
             out.seq, envelope.prefix, encoded_item(out, codec), envelope.suffix)
