@@ -366,7 +366,10 @@ def test_a_tasks_push_configs_come_in_the_pages_asked_for(
         for token in ("YzE=", "not a token", "cGMxOv8="):  # the last: not UTF-8 after it
             with pytest.raises(Refused) as refused:
                 d.call(c.ListPushConfigs(task_id=task.id, page_token=token))
-            assert "pageToken is not a token from a previous" in refused.value.message
+            # named as the caller sent it (gRPC: the proto field)
+            named = AS_SENT[kind.name]["pageToken"]
+            assert f"Invalid params: {named} is not a token from a previous" \
+                in refused.value.message, refused.value.message
     finally:
         d.call(c.CancelTask(id=task.id))
 
@@ -1036,13 +1039,99 @@ def test_an_id_no_store_can_keep_is_refused(binding: Driver) -> None:
             binding.call(c.SendMessage(message=msg))
         assert (refused.value.status, refused.value.reason) == TOO_DEEP[binding.name], \
             refused.value
-        assert "messageId is longer than 256 bytes" in refused.value.message
+        assert f"{_message_id(binding.name)} is longer than 256 bytes" in refused.value.message
     # a control character, which logs and terminals would act on
     msg = m.Message(message_id=new_id() + "\x1b[2J", role=m.Role.USER,
                     parts=[m.TextPart(text="1")])
     with pytest.raises(Refused) as refused:
         binding.call(c.SendMessage(message=msg))
-    assert "messageId holds a control character (U+001B)" in refused.value.message
+    assert f"{_message_id(binding.name)} holds a control character (U+001B)" \
+        in refused.value.message
+
+
+def _message_id(binding: str) -> str:
+    """How a refusal of ``binding`` names a send's message id (the mesh's SAM: as
+    JSON-RPC's v0.3 does, ``messageId``)."""
+    named = AS_SENT.get(binding)
+    return "messageId" if named is None else f"Invalid params: {named['message.messageId']}"
+
+
+#: how each binding names a member in a refusal of a call it has read (an id no store
+#: can keep, a page token not of this server): as its caller sent it, JSON-RPC as a
+#: path in its params, HTTP+JSON as the body's member or the query parameter, gRPC as
+#: the proto field (v0.3's message is the request's ``request``)
+AS_SENT: dict[str, dict[str, str]] = {
+    "jsonrpc-1.0": {k: f"params.{k}" for k in (
+        "message.messageId", "message.contextId", "message.taskId",
+        "message.referenceTaskIds[1]", "pageToken", "contextId")},
+    "rest-1.0": {"message.messageId": "message.messageId",
+                 "message.contextId": "message.contextId", "message.taskId": "message.taskId",
+                 "message.referenceTaskIds[1]": "message.referenceTaskIds[1]",
+                 "pageToken": "query parameter pageToken",
+                 "contextId": "query parameter contextId"},
+    "grpc-1.0": {"message.messageId": "message.message_id",
+                 "message.contextId": "message.context_id", "message.taskId": "message.task_id",
+                 "message.referenceTaskIds[1]": "message.reference_task_ids[1]",
+                 "pageToken": "page_token", "contextId": "context_id"},
+    "grpc-0.3": {"message.messageId": "request.message_id",
+                 "message.contextId": "request.context_id",
+                 "message.taskId": "request.task_id"},
+}
+AS_SENT["jsonrpc-0.3"] = {k: v for k, v in AS_SENT["jsonrpc-1.0"].items()
+                          if k.startswith("message.")}
+AS_SENT["rest-0.3"] = {k: v for k, v in AS_SENT["rest-1.0"].items()
+                       if k.startswith("message.") and "reference" not in k}
+
+
+def test_a_refusal_of_a_call_read_names_its_members_as_the_caller_sent_them(
+        kind: type[Driver], server: str, client: httpx.Client) -> None:
+    """Ids no store can keep and a page token not of this server are refused once the
+    call is read, naming the member in the caller's own terms: a gRPC caller its proto
+    fields (``message.context_id``, ``page_token``), not the camelCase of JSON. Before,
+    every binding said ``message.contextId``, ``pageToken``."""
+    d = kind(client, server)
+    named = AS_SENT[kind.name]
+    bad = "c\x1b"  # (a control character: no store keeps it)
+    refusals: list[tuple[c.Call, str, str]] = [
+        (c.SendMessage(message=m.Message(message_id=new_id(), role=m.Role.USER, context_id=bad,
+                                         parts=[m.TextPart(text="1")])),
+         "message.contextId", "holds a control character (U+001B)"),
+        (c.SendMessage(message=m.Message(message_id=new_id(), role=m.Role.USER, task_id=bad,
+                                         parts=[m.TextPart(text="1")])),
+         "message.taskId", "holds a control character (U+001B)")]
+    if "message.referenceTaskIds[1]" in named:  # (v0.3's proto has none)
+        refusals.append((c.SendMessage(message=m.Message(
+            message_id=new_id(), role=m.Role.USER, reference_task_ids=["ok", bad],
+            parts=[m.TextPart(text="1")])), "message.referenceTaskIds[1]",
+            "holds a control character (U+001B)"))
+    if kind.lists_tasks:
+        refusals += [
+            (c.ListTasks(page_token="nope"), "pageToken",
+             "is not a token from a previous ListTasks response"),
+            (c.ListTasks(context_id=bad), "contextId", "holds a control character (U+001B)")]
+    for call, member, fault in refusals:
+        with pytest.raises(Refused) as refused:
+            d.call(call)
+        assert (refused.value.status, refused.value.reason) == INVALID_PARAMS[kind.name], \
+            refused.value
+        assert f"Invalid params: {named[member]} {fault}" in refused.value.message, \
+            (member, refused.value.message)
+
+
+def test_an_http_json_refusal_names_a_member_in_the_spelling_it_was_sent_in(
+        server: str, client: httpx.Client) -> None:
+    """ProtoJSON readers take the proto's names too: an HTTP+JSON caller that spelt a
+    member so (a body's ``message_id``, a query's ``page_token``) is told of it so."""
+    v1 = {"A2A-Version": "1.0"}
+    resp = client.post(f"{server}/message:send", headers=v1, json={"message": {
+        "message_id": "m" * 300, "role": "ROLE_USER", "parts": [{"text": "1"}]}})
+    assert resp.status_code == 400, resp.text
+    assert "Invalid params: message.message_id is longer than 256 bytes" in \
+        resp.json()["error"]["message"], resp.text
+    resp = client.get(f"{server}/tasks?page_token=nope&context_id=c", headers=v1)
+    assert resp.status_code == 400, resp.text
+    assert "Invalid params: query parameter page_token is not a token" in \
+        resp.json()["error"]["message"], resp.text
 
 
 #: an answer over max_answer_bytes, on each binding: the spec's internal error (§3.3.2),

@@ -75,6 +75,13 @@ def test_an_id_no_store_can_keep_is_invalid_params_on_every_store(url: str) -> N
         r = client.get(url + "/tasks", params={"contextId": "c\x00"},
                        headers={"A2A-Version": "1.0"})
         assert r.status_code == 400 and "contextId holds the NUL" in r.text
+        # the task v0.1 names for a new one, named as it sent it: its params' ``id``
+        r = client.post(url + "/", json={"jsonrpc": "2.0", "id": 1, "method": "tasks/send",
+                                         "params": {"id": "t\x85", "message": {
+                                             "role": "user",
+                                             "parts": [{"type": "text", "text": "hi"}]}}})
+        assert "Invalid params: params.id holds a control character (U+0085)" in \
+            r.json()["error"]["message"], r.text
         # up to the limit, every store keeps them, and finds the task by them
         ok = send(client, url, messageId="m" * MAX_ID_BYTES,
                   contextId="é" * (MAX_ID_BYTES // 2))

@@ -43,11 +43,15 @@ def id_fault(value: str) -> str | None:
 
 def send_id_fault(message: Message, task_id: str | None) -> str | None:
     """The first id of a send that ``id_fault`` finds wrong, named with what is wrong
-    (``task_id``: the one the caller names for a new task; None: all are fine). The
-    tenant, which every call names, is checked where a call is admitted."""
-    for name, value in (("message.messageId", message.message_id),
-                        ("message.contextId", message.context_id),
-                        ("message.taskId", message.task_id), ("taskId", task_id)):
+    (``task_id``: the one the caller names for a new task, v0.1's ``id``; None: all are
+    fine). The tenant, which every call names, is checked where a call is admitted.
+
+    Named by its path in the params, as the codecs name a member they refuse: a binding
+    whose caller sent other names (HTTP+JSON's body, gRPC's proto fields) renames it
+    so (``core/dialects/as_sent.py``)."""
+    for name, value in (("params.message.messageId", message.message_id),
+                        ("params.message.contextId", message.context_id),
+                        ("params.message.taskId", message.task_id), ("params.id", task_id)):
         if value:
             fault = id_fault(value)
             if fault is not None:
@@ -55,5 +59,5 @@ def send_id_fault(message: Message, task_id: str | None) -> str | None:
     for n, ref in enumerate(message.reference_task_ids or ()):
         fault = id_fault(ref)
         if fault is not None:
-            return f"message.referenceTaskIds[{n}] {fault}"
+            return f"params.message.referenceTaskIds[{n}] {fault}"
     return None

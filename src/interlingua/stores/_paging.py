@@ -47,24 +47,31 @@ class _Token(msgspec.Struct, array_like=True):
 
 _encoder = msgspec.msgpack.Encoder()
 _token_decoder = msgspec.msgpack.Decoder(_Token)
+#: a page token refused (named by its params path, as ``check_query`` names members)
+_NOT_OURS = "Invalid params: params.pageToken is not a token from a previous ListTasks response"
 
 
 def check_query(query: ListTasks) -> None:
     """Refuse what the stores cannot answer correctly (callers validate first;
-    this keeps a store from returning a wrong page if one does not)."""
+    this keeps a store from returning a wrong page if one does not).
+
+    A refused member is named by its path in the params (``params.pageToken``), as the
+    codecs name one: each binding renames it as its caller sent it (gRPC's
+    ``page_token``, HTTP+JSON's query parameter; ``core/dialects/as_sent.py``)."""
     if not 1 <= query.page_size <= MAX_PAGE_SIZE:
         raise InvalidParams(
-            f"Invalid params: pageSize must be between 1 and {MAX_PAGE_SIZE}, got {query.page_size}"
+            f"Invalid params: params.pageSize must be between 1 and {MAX_PAGE_SIZE}, "
+            f"got {query.page_size}"
         )
     check_history_length(query.history_length)
     # a context no store can hold (core/ids.py): refused alike by every store
     fault = id_fault(query.context_id) if query.context_id else None
     if fault is not None:
-        raise InvalidParams(f"Invalid params: contextId {fault}")
+        raise InvalidParams(f"Invalid params: params.contextId {fault}")
     after = query.status_timestamp_after
     if after is not None and not _CANONICAL.fullmatch(after):
         raise InvalidParams(
-            "Invalid params: statusTimestampAfter must be a UTC timestamp like "
+            "Invalid params: params.statusTimestampAfter must be a UTC timestamp like "
             f"2025-01-31T12:00:00.000Z, got {after!r}"
         )
 
@@ -93,20 +100,16 @@ def decode_token(token: str, fingerprint: bytes) -> Cursor:
         decoded = _token_decoder.decode(raw)
     except (binascii.Error, ValueError, msgspec.DecodeError):
         # ValueError also covers non-ASCII text; DecodeError covers ValidationError.
-        raise InvalidParams(
-            "Invalid params: pageToken is not a token from a previous ListTasks response"
-        ) from None
+        raise InvalidParams(_NOT_OURS) from None
     # (a cursor holding a NUL was never made here, and not every store can compare
     # one: PostgreSQL's text cannot hold it)
     if decoded.version != _TOKEN_VERSION or "\x00" in decoded.stamp \
             or "\x00" in decoded.task_id:
-        raise InvalidParams(
-            "Invalid params: pageToken is not a token from a previous ListTasks response"
-        )
+        raise InvalidParams(_NOT_OURS)
     if decoded.fingerprint != fingerprint:
         raise InvalidParams(
-            "Invalid params: pageToken was issued for a different filter; keep the tenant, "
-            "contextId, status and statusTimestampAfter unchanged while paging, as the "
-            "same caller"
+            "Invalid params: params.pageToken was issued for a different filter; keep the "
+            "tenant, params.contextId, params.status and params.statusTimestampAfter "
+            "unchanged while paging, as the same caller"
         )
     return Cursor(decoded.stamp, decoded.task_id)

@@ -284,6 +284,17 @@ class _V03(_Dialect):
         return out.SerializeToString()  # type: ignore[no-any-return]
 
 
+def _named_as_sent(exc: A2AError, inbound: Inbound | None, dialect: _Dialect,
+                   rpc: _Rpc) -> A2AError:
+    """``exc``, naming the request's fields as its caller set them (proto names) when it
+    refuses a call already read: the server's own checks (an id no store can keep, a
+    page token not of this server) name members by their params paths, as the codecs
+    do. (A refusal of the decoding itself was named so by the decoder: no call then.)"""
+    if isinstance(exc, InvalidParams) and inbound is not None and inbound.call is not None:
+        return dialect.as_sent(rpc, exc)
+    return exc
+
+
 def _scope_of(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, Any]:
     """An ASGI-like scope of a gRPC call, as the front door reads one: its
     (text) metadata as headers and the peer's address."""
@@ -443,6 +454,8 @@ class GrpcBinding:
 
         async def handle(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             error: A2AError
+            inbound: Inbound | None = None
+            spoken = dialect
             try:
                 await door.ensure_started()
                 inbound, spoken = self._inbound(dialect, rpc, decode, data, context, named)
@@ -457,7 +470,7 @@ class GrpcBinding:
             except A2AError as exc:
                 if card is not None and door.security.public_card_instead(exc):
                     return card.public_card_answer()
-                error = exc
+                error = _named_as_sent(exc, inbound, spoken, rpc)
             except RecursionError:  # protobuf's conversion of a value nested too deeply
                 error = InternalError(_TOO_DEEP)
             except Exception:
@@ -480,6 +493,8 @@ class GrpcBinding:
                          context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
             error: A2AError | None = None
             items: Items
+            inbound: Inbound | None = None
+            spoken = dialect
             try:
                 await door.ensure_started()
                 inbound, spoken = self._inbound(dialect, rpc, decode, data, context, named)
@@ -487,7 +502,7 @@ class GrpcBinding:
                 assert isinstance(opened, Items)
                 items = opened
             except A2AError as exc:
-                error = exc
+                error = _named_as_sent(exc, inbound, spoken, rpc)
             except Exception:
                 log.exception("internal error opening gRPC %s", rpc.name)
                 error = InternalError()

@@ -232,7 +232,12 @@ class RESTEndpoint:
                           else None, gone=gone, as_sent=_read_as_sent)
         if route.op == _V03_CARD_OP:
             return await self._v03_card(inbound, scope, headers)
-        result = await door.enter(inbound)
+        try:
+            result = await door.enter(inbound)
+        except InvalidParams as exc:
+            if inbound.call is None:  # its decoding's refusal: named as sent already
+                raise
+            raise self._as_sent(inbound, exc) from None
         if isinstance(result, Items):
             return _StreamAnswer(codec, _ENVELOPE, result)
         call = inbound.call
@@ -272,6 +277,19 @@ class RESTEndpoint:
             raise
         inbound.tenant = self._tenant(route, call)
         return call
+
+    def _as_sent(self, inbound: Inbound, exc: InvalidParams) -> InvalidParams:
+        """A refusal of a call read already (an id no store can keep, a page token not
+        of this server: named by their params paths, as the codecs name members),
+        naming each member as the caller sent it, as ``_decode`` names its own: the
+        query parameter, the body's member in the spelling it has there."""
+        route, body = inbound.payload
+        sent: dict[str, str] = {}
+        try:
+            self._params(route, body, inbound.scope, sent)
+        except A2AError:  # (read once already: nothing to refuse, nothing better to say)
+            pass
+        return as_sent(exc, sent, body)
 
     # ------------------------------------------------------------------ params
 

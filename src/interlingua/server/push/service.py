@@ -357,10 +357,14 @@ def _token_id(token: str) -> str:
     except (ValueError, UnicodeEncodeError):
         raw = b""
     if not raw.startswith(_TOKEN_MARK):
-        raise InvalidParams("Invalid params: pageToken is not a token from a previous "
-                            "ListTaskPushNotificationConfigs response")
+        raise InvalidParams(_NOT_OURS)
     try:
         return raw[len(_TOKEN_MARK):].decode()
     except UnicodeDecodeError:
-        raise InvalidParams("Invalid params: pageToken is not a token from a previous "
-                            "ListTaskPushNotificationConfigs response") from None
+        raise InvalidParams(_NOT_OURS) from None
+
+
+#: a page token refused, named by its path in the params, as the codecs name a member:
+#: each binding renames it as its caller sent it (gRPC: ``page_token``)
+_NOT_OURS = ("Invalid params: params.pageToken is not a token from a previous "
+             "ListTaskPushNotificationConfigs response")
