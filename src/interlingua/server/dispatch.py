@@ -110,9 +110,6 @@ class Inbound(msgspec.Struct, kw_only=True):
       learn that the caller went (an HTTP disconnect); None: the binding cannot tell
       (a gRPC deadline or cancellation ends such a call itself).
     - ``request``: the ``RequestInfo`` the call was made with, left by ``enter``.
-    - ``as_sent``: how a refusal of the call once read (a field past its bound,
-      ``core.bounds``) names each member as its caller sent it, given its path in
-      the JSON-RPC params of the codec's dialect; None: by that path (JSON-RPC's own).
     """
 
     binding: str
@@ -132,7 +129,6 @@ class Inbound(msgspec.Struct, kw_only=True):
     admitted: bool = False
     gone: Callable[[], Awaitable[object]] | None = None
     request: RequestInfo | None = None
-    as_sent: Callable[[Inbound, InvalidParams], InvalidParams] | None = None
 
 
 class Items:
@@ -573,12 +569,12 @@ def _last_event_id(raw: str | None) -> int | None:
 
 
 def _check_bounds(inbound: Inbound, call: Call) -> None:
-    """The refusal of a field of ``call`` past its bound, naming it as the caller
-    sent it."""
+    """The refusal of a field of ``call`` past its bound, named by its path in the
+    params of the call's dialect (a binding names it as its caller sent it, as any
+    refusal of a call once read)."""
     fault = call_fault(call)
     if fault is None:
         return
     path, what = fault
-    exc = InvalidParams(
+    raise InvalidParams(
         f"Invalid params: params.{joined(inbound.codec.member_path(path))} {what}")
-    raise exc if inbound.as_sent is None else inbound.as_sent(inbound, exc)

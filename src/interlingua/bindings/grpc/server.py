@@ -411,17 +411,8 @@ class GrpcBinding:
 
         return decode
 
-    @staticmethod
-    def _namer(dialect: _Dialect, rpc: _Rpc) -> Callable[[Inbound, InvalidParams], InvalidParams]:
-        """``Inbound.as_sent`` of a request of ``rpc``: its proto's field names."""
-        def named(inbound: Inbound, exc: InvalidParams) -> InvalidParams:
-            return dialect.as_sent(rpc, exc)
-
-        return named
-
     def _inbound(self, dialect: _Dialect, rpc: _Rpc, decode: Callable[[Inbound], Call],
-                 data: bytes, context: grpc.aio.ServicerContext[Any, Any],
-                 named: Callable[[Inbound, InvalidParams], InvalidParams] | None = None
+                 data: bytes, context: grpc.aio.ServicerContext[Any, Any]
                  ) -> tuple[Inbound, _Dialect]:
         """The call's ``Inbound``, and the dialect that reads and answers it: the
         service's, or its rendering for the minor version asked for (1.1)."""
@@ -437,7 +428,7 @@ class GrpcBinding:
         return Inbound(binding="grpc", scope=scope, headers=headers, codec=dialect.codec,
                        decode=decode, payload=data, raw_version=raw_version,
                        tenant=self.tenant, agent_tenant=self.agent_tenant,
-                       streaming=rpc.streaming, as_sent=named,
+                       streaming=rpc.streaming,
                        last_event_id=given_once(headers, LAST_EVENT_ID) if rpc.streaming else None
                        ), dialect
 
@@ -447,7 +438,6 @@ class GrpcBinding:
             [bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
         door = self.door
         decode = self._decoder(dialect, rpc)
-        named = self._namer(dialect, rpc)
         # v0.3's GetAgentCard is the card itself: a public one is read without
         # credentials, as the well-known card is over HTTP
         card = dialect if isinstance(dialect, _V03) and rpc.name == "GetAgentCard" else None
@@ -458,7 +448,7 @@ class GrpcBinding:
             spoken = dialect
             try:
                 await door.ensure_started()
-                inbound, spoken = self._inbound(dialect, rpc, decode, data, context, named)
+                inbound, spoken = self._inbound(dialect, rpc, decode, data, context)
                 result = await door.enter(inbound)
                 if result is None and card is not None:
                     # v0.3's GetAgentCard is the card itself: the public one, then
@@ -487,7 +477,6 @@ class GrpcBinding:
             [bytes, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[bytes]]:
         door = self.door
         decode = self._decoder(dialect, rpc)
-        named = self._namer(dialect, rpc)
 
         async def handle(data: bytes,
                          context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
@@ -497,7 +486,7 @@ class GrpcBinding:
             spoken = dialect
             try:
                 await door.ensure_started()
-                inbound, spoken = self._inbound(dialect, rpc, decode, data, context, named)
+                inbound, spoken = self._inbound(dialect, rpc, decode, data, context)
                 opened = await door.enter(inbound)
                 assert isinstance(opened, Items)
                 items = opened

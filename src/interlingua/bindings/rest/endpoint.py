@@ -229,7 +229,7 @@ class RESTEndpoint:
                           decode=self._decode, payload=(route, body), raw_version=raw_version,
                           version=version, streaming=route.streaming, admitted=True,
                           last_event_id=given_once(headers, "last-event-id") if route.streaming
-                          else None, gone=gone, as_sent=_read_as_sent)
+                          else None, gone=gone)
         if route.op == _V03_CARD_OP:
             return await self._v03_card(inbound, scope, headers)
         try:
@@ -519,13 +519,6 @@ def as_sent(exc: InvalidParams, sent: Mapping[str, str], body: bytes = b"") -> I
 
     return renamed(exc, named)
 
-
-def _read_as_sent(inbound: Inbound, exc: InvalidParams) -> InvalidParams:
-    """``as_sent`` for a call the front door refuses once it is read (``Inbound.as_sent``)."""
-    route, body = inbound.payload
-    sent: dict[str, str] = {}
-    _path_members(route, sent)
-    return as_sent(exc, sent, body)
 
 
 def _query(scope: Scope, kinds: Mapping[str, str],
