@@ -124,6 +124,40 @@ async def test_requests_that_arrive_while_an_instance_stops_are_left_for_its_res
         stop_child(proc)
 
 
+@pytest.mark.parametrize("given", [False, True], ids=["default-name", "given-name"])
+async def test_an_instance_started_while_the_last_one_still_stops_resumes_its_session(
+        ns: str, given: bool) -> None:
+    """A supervisor starts the new process before the old one has finished its stop (a
+    slow turn keeps it busy): the new one waits for the old one's name and resumes its
+    session, with the requests left in it while the old one stopped. It took the next
+    name ({host}-1), and those requests waited for a session nobody came back to until
+    it expired; a name given was refused as held by a live process."""
+    instance = "one" if given else f"{host_name()}-0"
+    options = ("--mesh-card-interval", "0.3", *(("--mesh-instance", "one") if given else ()))
+    slow = "tests/mesh/slow_agent.py"
+    proc = _start(ns, *options, agent=slow)
+    try:
+        async with MeshClient(f"{BROKER}/{ns}/Slow", timeout=40) as client, Peer(ns) as peer:
+            await peer.listen(peer.topics.withdrawals())
+            stream = client.stream("3")
+            await anext(stream)  # the slow turn keeps the stop busy for 3 s
+            rest = asyncio.create_task(_drain(stream))
+            proc.send_signal(signal.SIGTERM)
+            await peer.next(timeout=10)  # its withdrawal: the stop has begun
+            left = [asyncio.create_task(client.send("0")) for _ in range(5)]
+            await asyncio.sleep(0.3)  # published while it stops
+            old, proc = proc, await asyncio.to_thread(_start, ns, *options, agent=slow)
+            assert old.wait(20) == 0
+            old.communicate()
+            await peer.listen(peer.topics.discovery())
+            card, _ = await peer.until(peer.topics.discovery())
+            assert card.properties["a2aInstance"] == instance
+            assert await _answered(client, left) == 5
+            assert await rest is TaskState.COMPLETED
+    finally:
+        stop_child(proc)
+
+
 async def _drain(stream: AsyncIterator[StreamEvent]) -> TaskState:
     """The state the stream ends with."""
     last = None

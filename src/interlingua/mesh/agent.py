@@ -292,6 +292,9 @@ class MeshAgent:
         if self._stopping:
             return
         self._stopping = True
+        # a restart begun meanwhile waits for this name, and resumes its session: the
+        # hand-over's two waits, ``grace``, the cancel of turns past it, the disconnect
+        self._slot.releasing(grace + 2 * _ECHO_WAIT + 2.0)
         try:
             await self._stop(grace)
         finally:

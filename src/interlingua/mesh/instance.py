@@ -14,6 +14,13 @@ alone on its host is always ``{host}-0``; of two, a restarted one takes the slot
 the other does not hold. A name given with ``--mesh-instance`` is held the same
 way, and refused while a live process of this host holds it.
 
+A process that stops says so in the file it locks (``Slot.releasing``: by when it
+lets go). One that starts meanwhile (a supervisor does not wait for the old
+process to end) and finds its name held by a stopping process waits for it, up to
+that time and ``RELEASE_MARGIN`` s more, and takes it: it resumes that session,
+with the requests queued in it. Taking the next slot instead left them there
+until the session expired.
+
 "The same broker" is the same address and port, however the URL spells its host
 (``127.0.0.1``, ``localhost``): a slot is held once for each address the host name
 resolves to, so that two spellings that reach one broker meet on at least one.
@@ -26,20 +33,31 @@ import contextlib
 import fcntl
 import hashlib
 import ipaddress
+import logging
 import os
 import socket
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from .topics import MeshURL
 
-__all__ = ["InstanceTaken", "Slot", "broker_addresses", "claim", "close_link", "hold_gateway_id",
-           "host_name"]
+__all__ = ["RELEASE_MARGIN", "InstanceTaken", "Slot", "broker_addresses", "claim", "close_link",
+           "hold_gateway_id", "host_name"]
+
+log = logging.getLogger("interlingua.mesh")
 
 #: slots tried before giving up (one per live instance of the agent on this host)
 _SLOTS = 1000
+#: seconds a starting process waits for a stopping holder of its name beyond the time
+#: that holder said it would let go by
+RELEASE_MARGIN = 5.0
+#: how a stopping holder's lock file begins: then the time (Unix seconds) it lets go by
+_RELEASING = "releasing by "
+#: seconds between two tries of a name a stopping process holds
+_POLL = 0.05
 
 
 class InstanceTaken(ValueError):
@@ -70,6 +88,15 @@ class Slot:
 
     def add(self, fd: int, path: Path) -> None:
         self._held.append((fd, path))
+
+    def releasing(self, within: float) -> None:
+        """Say that this process is stopping and lets go of the name within ``within``
+        s: a process that starts meanwhile waits for it (and resumes its session)
+        rather than take another name."""
+        note = f"{_RELEASING}{time.time() + within:.3f}\n".encode()
+        for fd, _ in self._held:
+            with contextlib.suppress(OSError):  # opened read-only (another user's file)
+                os.pwrite(fd, note, 0)
 
     def release(self) -> None:
         held, self._held = self._held, []
@@ -108,7 +135,8 @@ def _hold(addresses: list[str], port: int, namespace: str, agent: str,
     slot = Slot(name)
     for address in addresses:
         key = f"{address}:{port}|{namespace}|{agent}|{name}".encode()
-        locked = _lock(_lock_dir() / (hashlib.sha256(key).hexdigest()[:32] + ".lock"))
+        path = _lock_dir() / (hashlib.sha256(key).hexdigest()[:32] + ".lock")
+        locked = _lock(path) or _lock_once_released(path, name)
         if locked is None:
             slot.release()
             return None
@@ -133,8 +161,45 @@ def _lock(path: Path) -> tuple[int, Path] | None:
         except FileNotFoundError:
             current = None
         if current == os.fstat(fd).st_ino:
+            with contextlib.suppress(OSError):  # a killed holder's note: not this one's
+                os.ftruncate(fd, 0)
             return fd, path
         os.close(fd)  # removed by its last holder after it was opened: try the new one
+
+
+def _released_by(path: Path) -> float | None:
+    """The time (Unix seconds) by which the process holding ``path`` said it lets go
+    of it; None when it said nothing (a live holder)."""
+    try:
+        note = path.read_text()
+    except (OSError, UnicodeError):
+        return None
+    if not note.startswith(_RELEASING):
+        return None
+    try:
+        return float(note[len(_RELEASING):])
+    except ValueError:
+        return None
+
+
+def _lock_once_released(path: Path, name: str) -> tuple[int, Path] | None:
+    """``path`` locked once the stopping process that holds it lets go, waited for up
+    to the time it said and ``RELEASE_MARGIN`` s more; None at once when its holder
+    is live (said nothing), or when it did not let go by then."""
+    by = _released_by(path)
+    if by is None:
+        return _lock(path)  # (let go between the two looks: its note went with it)
+    log.info("instance %s is held by a process that is stopping: waiting up to %.0f s "
+             "for it, to resume its session", name, max(0.0, by + RELEASE_MARGIN - time.time()))
+    while time.time() < by + RELEASE_MARGIN:
+        time.sleep(_POLL)
+        locked = _lock(path)
+        if locked is not None:
+            return locked
+        if _released_by(path) is None:
+            # taken meanwhile by a live process (another one that started)
+            return _lock(path)
+    return None
 
 
 def claim(broker: MeshURL, namespace: str, agent: str, instance: str | None) -> Slot:
