@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -351,6 +352,63 @@ def test_a_second_process_for_the_same_agent_is_refused(space: tuple[str, str]) 
         first.communicate(timeout=15)
     assert second.returncode == 2
     assert f"{org}/{unit}/Echo is already served" in second.stderr
+
+
+def _serve_slow(org: str, unit: str) -> subprocess.Popen[str]:
+    """The slow agent of the instance tests in the profile; returned once it is on the mesh."""
+    proc = subprocess.Popen(
+        [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
+         "--log-level", "warning", "--drain-seconds", "0", "--no-http", "--mesh", BROKER,
+         "--mesh-profile", "emqx", "--org", org, "--unit", unit,
+         "--mesh-session-expiry", "60"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, proc.communicate()
+    assert "request_topic" in json.loads(line), line
+    return proc
+
+
+async def test_a_process_started_while_the_last_one_stops_waits_for_it_and_serves(
+        space: tuple[str, str]) -> None:
+    """A supervisor starts the new process before the old one has finished its stop (a
+    slow turn keeps it busy): the new one waits for the agent's client id, resumes its
+    session and answers the requests sent while the old one stopped. It was refused
+    as a second process of the agent."""
+    from interlingua.core.model import Task, TaskState
+    from interlingua.mesh.emqx.client import EmqxClient
+
+    from .helpers import stop_child
+
+    org, unit = space
+    proc = _serve_slow(org, unit)
+    try:
+        async with EmqxClient(f"{BROKER}/{org}/{unit}/Slow", timeout=40) as client, \
+                EmqxPeer(org, unit) as peer:
+            await peer.listen(peer.space.discovery("Slow"))
+            assert (await peer.next()).properties["a2a-status"] == "online"
+            stream = client.stream("3")
+            await anext(stream)  # the slow turn keeps the stop busy for 3 s
+
+            async def last() -> Any:
+                return [event.item async for event in stream][-1]
+
+            rest = asyncio.create_task(last())
+            proc.send_signal(signal.SIGTERM)
+            # its offline card: the stop has begun
+            assert (await peer.next()).properties["a2a-status"] == "offline"
+            left = [asyncio.create_task(client.send("0")) for _ in range(3)]
+            await asyncio.sleep(0.3)  # published while it stops
+            old, proc = proc, await asyncio.to_thread(_serve_slow, org, unit)
+            assert old.wait(20) == 0
+            old.communicate()
+            done = await asyncio.gather(*left)
+            assert all(isinstance(t, Task) and t.status.state is TaskState.COMPLETED
+                       for t in done), done
+            assert (await rest).status.state is TaskState.COMPLETED
+    finally:
+        stop_child(proc)
 
 
 async def test_mesh_agents_lists_the_retained_cards_with_their_status(

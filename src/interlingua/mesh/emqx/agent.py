@@ -23,7 +23,8 @@ the front door, every answer on the request's Response Topic.
   publishes it with ``offline`` itself.
 
 One instance per agent: the client id the profile requires, ``{org}/{unit}/{agent}``,
-cannot be shared (a second process of this host is refused, ``InstanceTaken``).
+cannot be shared (a second process of this host is refused, ``InstanceTaken``; one
+started while the first stops waits for it, mesh/instance.py).
 """
 
 from __future__ import annotations
@@ -175,6 +176,9 @@ class EmqxAgent:
         if self._stopping:
             return
         self._stopping = True
+        # a restart begun meanwhile waits for the client id rather than be refused
+        # (``grace``, and the offline card and the disconnect)
+        self._slot.releasing(grace + 2.0)
         try:
             with contextlib.suppress(MeshUnavailable):
                 if self.broker.connected:
