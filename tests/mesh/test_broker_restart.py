@@ -249,3 +249,46 @@ async def test_an_a2a_over_mqtt_agent_says_online_again_after_the_broker_comes_b
             async with EmqxClient(f"{broker.url}/o/u/Echo", timeout=10) as client:
                 task = await client.send("back")
             assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+
+
+async def test_an_a2a_over_mqtt_gateway_keeps_its_agents_across_a_clean_broker_restart() -> None:
+    """A clean restart of the broker (SIGTERM): Mosquitto publishes every connected
+    agent's last will (its card, ``offline``) as it stops. The gateway takes that for
+    the broker going, not the agents: it keeps listing them while the broker is away,
+    and a send after the restart, before the agent has subscribed again (it retries
+    every 3 s), waits for the agent to say it is back and is answered. Before, every
+    agent had left: listed no more, and sends refused ("no agent is live") until
+    the agent published its card again."""
+    from interlingua import Agent, create_app
+    from interlingua.mesh import MeshSettings, attach
+    from interlingua.mesh.emqx.link import EmqxLink
+
+    async def echo(text: str) -> str:
+        return text
+
+    with private_broker() as broker:
+        app = create_app(Agent("Echo", "Echoes.", echo), store="memory://", freeze_gc=False)
+        attach(app, MeshSettings(url=broker.url, namespace="", profile="emqx", org="o",
+                                 unit="u", http=False, session_expiry=30,
+                                 reconnect_delay=3.0))
+        url = parse_mesh_url(broker.url)
+        gateway = Gateway(url, None, link=EmqxLink(url, "o", "u", "gw1"), warmup=0)
+        async with app.router.lifespan_context(app):
+            with live_server(gateway) as base:
+                async with Client(base + "/agents/Echo/", timeout=30) as client, \
+                        httpx.AsyncClient() as http:
+                    await _listed(base, 10)
+                    before = await client.send("before")
+                    assert isinstance(before, Task)
+                    assert before.status.state is TaskState.COMPLETED
+
+                    broker.stop(signal.SIGTERM)
+                    await asyncio.sleep(1.5)
+                    listed = (await http.get(base + "/agents")).json()["agents"]
+                    assert [a["name"] for a in listed] == ["Echo"]
+                    broker.start()
+                    for n in range(3):
+                        task = await client.send(f"after {n}")
+                        assert isinstance(task, Task)
+                        assert task.status.state is TaskState.COMPLETED, task.status
+                        assert task.artifacts[0].parts[0].text == f"after {n}"  # type: ignore[union-attr]

@@ -109,6 +109,10 @@ class DiscoveryListener:
     def _heard(self, msg: Inbound) -> object:
         raise NotImplementedError
 
+    def _lost(self) -> None:
+        """The connection to the broker is down (said at each failed try to connect
+        again too)."""
+
     async def start(self) -> None:
         await self._broker.connect()
         await self._subscribe()
@@ -124,4 +128,5 @@ class DiscoveryListener:
     async def _listen(self) -> None:
         # connected again, the retained cards (A2A over MQTT) come again
         await read_reconnecting(self._broker, self._heard, on_connect=self._subscribe,
-                                delay=1.0, warning="discovery: %s; listening again in 1 s")
+                                delay=1.0, warning="discovery: %s; listening again in 1 s",
+                                on_lost=self._lost)

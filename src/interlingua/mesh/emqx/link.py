@@ -1,7 +1,9 @@
 """The gateway's way to the agents of an A2A-over-MQTT ``{org}/{unit}``
 (``interlingua gateway --mesh-profile emqx``): the registered agents from their
 retained cards (``presence.Directory``), each turn a request with the gateway's
-Response Topic and a Correlation Data of its own.
+Response Topic and a Correlation Data of its own. A turn for an agent awaited back
+after the broker went away waits for it (``presence``): a request published before
+it has subscribed again is lost with a broker that kept nothing.
 
 The gateway's task id is the task id on the mesh (the profile lets the requester
 choose it), so a later turn of an input-required task names the same task
@@ -43,7 +45,7 @@ from ..relay import (
 )
 from ..topics import MeshURL
 from ..updates import read_update
-from .presence import Directory
+from .presence import RETURN_GRACE, Directory
 from .requester import EmqxRequester
 from .topics import Space
 from .wire import ends_turn, is_final
@@ -99,6 +101,9 @@ class EmqxLink:
                                           context_id=task.context_id)
         call = SendMessage(message=message, streaming=streams)
         properties = forwarded(ctx)
+        if not await self.directory.back(name):
+            raise AgentUnreachable(
+                f"{name} did not come back within {RETURN_GRACE:g} s of the broker's return")
         try:
             try:
                 await self._follow(name, ctx, call, properties)
