@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from interlingua import Agent, Client, Context, client_for
-from interlingua.core.calls import SendMessage
+from interlingua.core.calls import GetTask, SendMessage
 from interlingua.core.dialects import get_codec
 from interlingua.core.model import ArtifactUpdate, Task, TaskState
 from interlingua.mesh.emqx.link import EmqxLink
@@ -200,6 +200,37 @@ async def test_a_turn_whose_final_answer_is_lost_ends_as_the_agents_task_did() -
     assert lost, "no final answer was dropped"
     assert task.status.state is TaskState.COMPLETED, task.status
     assert task.artifacts[0].parts[0].text == "done: hello"  # type: ignore[union-attr]
+
+
+async def test_a_task_the_agent_does_not_answer_for_is_warned_of_with_the_wait(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A streamed turn ends and the gateway reads the agent's task for its artifacts;
+    no answer comes (lost on the way): the warning says it waited for one, and how
+    long. Its reason was empty ("could not be read from worker: ")."""
+    need_broker()
+    org, unit = org_unit()
+    url = parse_mesh_url(BROKER)
+    link = EmqxLink(url, org, unit, "gw1")
+    link.reconcile_wait = 0.5  # (10 s by default)
+    real = link.requester.exchange
+
+    async def deaf(agent: str, call: Any, **kwargs: Any) -> AsyncIterator[bytes]:
+        if isinstance(call, GetTask):
+            await asyncio.Event().wait()  # its answer never comes
+        async for raw in real(agent, call, **kwargs):
+            yield raw
+
+    link.requester.exchange = deaf  # type: ignore[method-assign,assignment]
+    app = Gateway(url, None, link=link, warmup=0)
+    with live_server(app) as base, caplog.at_level("WARNING", logger="interlingua.mesh"):
+        async with httpx.AsyncClient() as http, on_emqx(WORKER, org, unit, name="worker"):
+            await _listed(http, base, True)
+            async with client_for(base + "/agents/worker/", timeout=30) as client:
+                events = [e async for e in client.stream("hello")]
+    assert events[-1].state is TaskState.COMPLETED
+    warned = [r.getMessage() for r in caplog.records if "could not be read" in r.getMessage()]
+    assert warned and all(w.endswith("from worker: no answer within 0.5 s") for w in warned), \
+        warned
 
 
 async def test_a_stray_message_on_the_reply_topic_leaves_the_task_going(

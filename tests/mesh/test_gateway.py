@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from interlingua import Client, Context, client_for
+from interlingua.core.calls import GetTask
 from interlingua.core.errors import TaskNotCancelable
 from interlingua.core.model import ArtifactUpdate, Message, Task, TaskState
 from interlingua.mesh.emqx.link import EmqxLink
@@ -294,6 +295,40 @@ async def test_the_gateway_refuses_a_page_of_another_origin_but_the_ones_allowed
             listing = await http.get(url + "/agents", headers={"Origin": "https://app.example"})
             assert listing.headers.get_list("access-control-allow-origin") == [
                 "https://app.example"]
+
+
+async def test_a_task_the_agent_does_not_answer_for_is_warned_of_with_the_wait(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A streamed turn ends and the gateway reads the agent's task to check its copy;
+    no answer comes (lost on the way): the warning says it waited for one, and how
+    long. Its reason was empty ("... to check the gateway's copy: ")."""
+    app = Gateway(parse_mesh_url(BROKER), ns, warmup=0)
+    link = app.link
+    link.reconcile_wait = 0.5  # type: ignore[attr-defined]  # (10 s by default)
+    requester = link.requester  # type: ignore[attr-defined]
+    publish, real_next, unanswered = requester.publish, requester.next, []
+
+    async def deaf_publish(name: str, rid: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        pending = await publish(name, rid, call, *args, **kwargs)
+        if isinstance(call, GetTask):
+            unanswered.append(pending)  # its answer never comes
+        return pending
+
+    async def deaf_next(pending: Any, name: str) -> Any:
+        if any(p is pending for p in unanswered):
+            await asyncio.Event().wait()
+        return await real_next(pending, name)
+
+    requester.publish, requester.next = deaf_publish, deaf_next
+    async with on_mesh(WORKER, ns):
+        with live_server(app) as url, caplog.at_level("WARNING", logger="interlingua.mesh"):
+            await _heard(url)
+            async with Client(url + "/agents/Worker/") as client:
+                events = [e async for e in client.stream("report")]
+    assert events[-1].state is TaskState.COMPLETED
+    assert unanswered
+    warned = [r.getMessage() for r in caplog.records if "could not be read" in r.getMessage()]
+    assert warned and all(w.endswith("copy: no answer within 0.5 s") for w in warned), warned
 
 
 async def test_a_peers_card_without_a_name_is_dropped_at_discovery(

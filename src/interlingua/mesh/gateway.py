@@ -72,6 +72,7 @@ from .relay import (
     follow_again,
     forwarded,
     relay,
+    unread_because,
 )
 from .topics import MeshURL, Topics, check_name, check_task_id
 from .updates import read_update
@@ -416,6 +417,8 @@ class SamLink:
         #: seconds of silence from the agent after which a turn reads the agent's task:
         #: a final answer the broker dropped would leave the turn waiting for ever
         self.quiet_after = QUIET_AFTER
+        #: seconds the agent's task, read to check the gateway's copy, has to come
+        self.reconcile_wait = RECONCILE_WAIT
         self.requester = Requester(
             url, topics, f"{namespace}-gateway-{gw}",
             reply_topic=lambda task: topics.gateway_response(gw, task),
@@ -629,16 +632,16 @@ class SamLink:
         # ``.read`` meanwhile, and a second publish under it would take its answers)
         rid = f"{task_id}.check"
         requester = self.requester
+        wait = self.reconcile_wait if name in self.live() else RECONCILE_WAIT_AWAY
         try:
             pending = await requester.publish(name, rid, GetTask(id=task_id, history_length=0),
                                               task_id, streaming=False)
-            async with asyncio.timeout(
-                    RECONCILE_WAIT if name in self.live() else RECONCILE_WAIT_AWAY):
+            async with asyncio.timeout(wait):
                 _, raw = await requester.next(pending, name)
             task = MESH_CODEC.decode_result(GetTask(id=task_id), raw)
         except (A2AError, ClientError, TimeoutError) as exc:
             log.warning("task %s: it could not be read from %s to check the gateway's "
-                        "copy: %s", task_id, name, exc)
+                        "copy: %s", task_id, name, unread_because(exc, wait))
             return None
         finally:
             requester.forget(rid)

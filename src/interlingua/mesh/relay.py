@@ -27,7 +27,8 @@ from ..server.context import Context, TaskCanceled
 
 __all__ = ["FIRST_ANSWER", "QUIET_AFTER", "RECONCILE_WAIT", "RECONCILE_WAIT_AWAY",
            "RECONNECT_WAIT", "Unanswered",
-           "canceled_here", "finish", "follow_again", "forwarded", "reconcile", "relay"]
+           "canceled_here", "finish", "follow_again", "forwarded", "reconcile", "relay",
+           "unread_because"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -164,6 +165,14 @@ RECONCILE_WAIT = 10.0
 #: its card and answers no more (the turn's end waited 10 s for nothing), while one
 #: not heard yet by a gateway that has just started answers as fast as any
 RECONCILE_WAIT_AWAY = 1.0
+
+
+def unread_because(exc: BaseException, waited: float) -> str:
+    """Why the agent's task could not be read, as a warning says it: a timeout, whose
+    own message is empty, as the wait it ended."""
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {waited:g} s"
+    return str(exc) or type(exc).__name__
 
 
 class Unanswered(Exception):

@@ -42,6 +42,7 @@ from ..relay import (
     follow_again,
     forwarded,
     relay,
+    unread_because,
 )
 from ..topics import MeshURL
 from ..updates import read_update
@@ -70,6 +71,8 @@ class EmqxLink:
         #: seconds of silence from the agent after which a turn reads the agent's task:
         #: a final answer the broker dropped would leave the turn waiting for ever
         self.quiet_after = QUIET_AFTER
+        #: seconds the agent's task, read once a turn ends, has to come
+        self.reconcile_wait = RECONCILE_WAIT
         self.requester = EmqxRequester(url, space, requester=f"gateway-{gateway_id}",
                                        timeout=None)
         self.directory = Directory(url, space)
@@ -194,12 +197,13 @@ class EmqxLink:
         """The agent's task ``task_id`` (None when it cannot say)."""
         call = GetTask(id=task_id, history_length=history_length)
         gen = self.requester.exchange(name, call, properties=properties)
+        wait = self.reconcile_wait if name in self.live() else RECONCILE_WAIT_AWAY
         try:
-            async with asyncio.timeout(
-                    RECONCILE_WAIT if name in self.live() else RECONCILE_WAIT_AWAY):
+            async with asyncio.timeout(wait):
                 task = CODEC.decode_result(call, await anext(gen))
         except (A2AError, ClientError, TimeoutError, StopAsyncIteration) as exc:
-            log.warning("task %s could not be read from %s: %s", task_id, name, exc)
+            log.warning("task %s could not be read from %s: %s", task_id, name,
+                        unread_because(exc, wait))
             return None
         finally:
             await gen.aclose()
