@@ -15,6 +15,7 @@ import httpx
 import msgspec
 import pytest
 
+from tests.cli.as_from_a_terminal import from_a_terminal
 from tests.cli.test_cli import as_json, ok, run
 from tests.cli.test_console_script import ROOT, SCRIPT, interlingua, serving
 from tests.mesh.helpers import BROKER, need_broker
@@ -73,18 +74,11 @@ def test_send_timeout_says_how_to_follow_the_task(agent_url: str) -> None:
     assert run("cancel", agent_url, task_id).exit_code == 0
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_on_stream_says_how_to_resume() -> None:
     with serving() as (url, _):
-        proc = subprocess.Popen([str(SCRIPT), "stream", url, "sleep 20"], cwd=ROOT,
+        proc = subprocess.Popen(from_a_terminal("stream", url, "sleep 20"), cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                # as from a terminal: a suite started in the background
-                                # (SIGINT ignored) would pass that on to the CLI
-                                preexec_fn=_default_sigint)
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
         # Interrupted once the stream shows its task (a cold start may take a while):
         # the hint names that task.
         assert proc.stdout is not None

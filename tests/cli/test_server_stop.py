@@ -7,28 +7,22 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 
 import httpx
 import pytest
 
+from tests.cli.as_from_a_terminal import from_a_terminal
 from tests.cli.test_console_script import ROOT
 from tests.mesh.helpers import BROKER, namespace, need_broker
 from tests.ports import free_port
 
 
-def _default_sigint() -> None:
-    # as from a terminal: a suite started in the background (SIGINT ignored) would
-    # pass that on to the command
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start(args: list[str], port: int) -> subprocess.Popen[str]:
     """The command, once it answers HTTP on ``port``."""
-    proc = subprocess.Popen([sys.executable, "-m", "interlingua.cli.main", *args], cwd=ROOT,
+    proc = subprocess.Popen(from_a_terminal(*args), cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, preexec_fn=_default_sigint)
+                            stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while True:
         assert proc.poll() is None, proc.communicate()
