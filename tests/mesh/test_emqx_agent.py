@@ -6,6 +6,7 @@ cancel, and the refusals the profile asks for."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -354,11 +355,14 @@ def test_a_second_process_for_the_same_agent_is_refused(space: tuple[str, str]) 
     assert f"{org}/{unit}/Echo is already served" in second.stderr
 
 
-def _serve_slow(org: str, unit: str) -> subprocess.Popen[str]:
-    """The slow agent of the instance tests in the profile; returned once it is on the mesh."""
+def _serve_slow(org: str, unit: str, *, http: bool = False) -> subprocess.Popen[str]:
+    """The slow agent of the instance tests in the profile; returned once it is on the
+    mesh. ``http``: served over HTTP as well, with the default drain; returned once it
+    holds the agent's client id, before it connects to the broker."""
+    layout = ("--port", "0") if http else ("--drain-seconds", "0", "--no-http")
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", "tests/mesh/slow_agent.py", "--store", "memory://", "--json",
-         "--log-level", "warning", "--drain-seconds", "0", "--no-http", "--mesh", BROKER,
+         "--log-level", "warning", *layout, "--mesh", BROKER,
          "--mesh-profile", "emqx", "--org", org, "--unit", unit,
          "--mesh-session-expiry", "60"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -409,6 +413,57 @@ async def test_a_process_started_while_the_last_one_stops_waits_for_it_and_serve
             assert (await rest).status.state is TaskState.COMPLETED
     finally:
         stop_child(proc)
+
+
+async def test_one_served_with_http_started_while_the_last_one_drains_waits_for_it_and_serves(
+        space: tuple[str, str]) -> None:
+    """Served over HTTP too, a process begins its stop with the HTTP drain (a slow turn
+    keeps it busy) and a new one is started at once: the new one waits for the client
+    id and answers the requests sent while it waited. It was refused as a second
+    process of the agent, the old one saying it stopped only after the drain."""
+    from interlingua.core.model import Task, TaskState
+    from interlingua.mesh.emqx.client import EmqxClient
+
+    from .helpers import stop_child
+
+    org, unit = space
+    async with EmqxPeer(org, unit) as peer:
+        await peer.listen(peer.space.discovery("Slow"))
+        proc = _serve_slow(org, unit, http=True)
+        starting: asyncio.Task[subprocess.Popen[str]] | None = None
+        try:
+            assert (await peer.next()).properties["a2a-status"] == "online"
+            async with EmqxClient(f"{BROKER}/{org}/{unit}/Slow", timeout=40) as client:
+                stream = client.stream("3")
+                await anext(stream)  # the slow turn keeps the drain busy for 3 s
+
+                async def last() -> Any:
+                    return [event.item async for event in stream][-1]
+
+                rest = asyncio.create_task(last())
+                proc.send_signal(signal.SIGTERM)
+                starting = asyncio.create_task(
+                    asyncio.to_thread(_serve_slow, org, unit, http=True))
+                # its offline card: the stop has begun
+                assert (await peer.next()).properties["a2a-status"] == "offline"
+                await asyncio.sleep(0.2)
+                left = [asyncio.create_task(client.send("0")) for _ in range(3)]
+                await asyncio.sleep(0.3)  # published while the new one waits
+                drained = not rest.done()  # and while the old one drains: the turn runs
+                # (uvicorn raises the signal again once it has stopped)
+                assert await asyncio.to_thread(proc.wait, 30) in (0, -signal.SIGTERM)
+                proc.communicate()
+                proc, starting = await starting, None
+                done = await asyncio.gather(*left)
+                assert all(isinstance(t, Task) and t.status.state is TaskState.COMPLETED
+                           for t in done), done
+                assert (await rest).status.state is TaskState.COMPLETED
+                assert drained
+        finally:
+            stop_child(proc)
+            if starting is not None:
+                with contextlib.suppress(BaseException):
+                    stop_child(await starting)
 
 
 async def test_mesh_agents_lists_the_retained_cards_with_their_status(

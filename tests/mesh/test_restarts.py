@@ -5,6 +5,7 @@ is resumed, and no request is left waiting for a session nobody comes back to.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -28,12 +29,16 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("interlingua")
 
 
-def _start(ns: str, *options: str, agent: str = "examples/echo.py") -> subprocess.Popen[str]:
+def _start(ns: str, *options: str, agent: str = "examples/echo.py",
+           http: bool = False) -> subprocess.Popen[str]:
     """A mesh-only agent with the default instance name; returned once it is on the
-    mesh (its JSON line is printed when its request topic is subscribed)."""
+    mesh (its JSON line is printed when its request topic is subscribed). ``http``:
+    served over HTTP as well, with the default drain; its line is printed once its
+    instance name is held, before it connects to the broker."""
+    layout = ("--port", "0") if http else ("--drain-seconds", "0", "--no-http")
     proc = subprocess.Popen(
         [str(SCRIPT), "serve", agent, "--store", "memory://", "--json",
-         "--log-level", "warning", "--drain-seconds", "0", "--no-http",
+         "--log-level", "warning", *layout,
          "--mesh", BROKER, "--namespace", ns, "--mesh-session-expiry", "60", *options],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -156,6 +161,57 @@ async def test_an_instance_started_while_the_last_one_still_stops_resumes_its_se
             assert await rest is TaskState.COMPLETED
     finally:
         stop_child(proc)
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["default-name", "given-name"])
+async def test_an_instance_served_with_http_started_while_the_last_one_drains_resumes_its_session(
+        ns: str, given: bool) -> None:
+    """Served over HTTP too (the common case), a process begins its stop with the HTTP
+    drain, which a slow turn keeps busy; a supervisor starts the new process at once.
+    The new one waits for the old one's name and resumes its session, with the
+    requests published while it waited. The old one said it was stopping only once
+    the drain was over: the new one took the next name ({host}-1), or was refused the
+    name given, and the requests left in the old session waited for nobody (those
+    sent during the drain were refused as sent to a server shutting down)."""
+    instance = "one" if given else f"{host_name()}-0"
+    options = ("--mesh-card-interval", "0.3", *(("--mesh-instance", "one") if given else ()))
+    slow = "tests/mesh/slow_agent.py"
+    async with Peer(ns) as peer:
+        await peer.listen(peer.topics.discovery(), peer.topics.withdrawals())
+        proc = _start(ns, *options, agent=slow, http=True)
+        starting: asyncio.Task[subprocess.Popen[str]] | None = None
+        try:
+            await peer.until(peer.topics.discovery())  # on the mesh
+            async with MeshClient(f"{BROKER}/{ns}/Slow", timeout=60) as client:
+                stream = client.stream("3")
+                await anext(stream)  # the slow turn keeps the drain busy for 3 s
+                rest = asyncio.create_task(_drain(stream))
+                proc.send_signal(signal.SIGTERM)
+                # started at once, while the old one drains
+                starting = asyncio.create_task(
+                    asyncio.to_thread(_start, ns, *options, agent=slow, http=True))
+                await peer.until(peer.topics.withdrawals())  # the old one's stop has begun
+                await asyncio.sleep(0.2)
+                left = [asyncio.create_task(client.send("0")) for _ in range(5)]
+                await asyncio.sleep(0.3)  # published while the new one waits
+                drained = not rest.done()  # and while the old one drains: the turn runs
+                old = proc
+                # (uvicorn raises the signal again once it has stopped)
+                assert await asyncio.to_thread(old.wait, 60) in (0, -signal.SIGTERM)
+                old.communicate()
+                proc, starting = await starting, None
+                while not peer.heard.empty():
+                    peer.heard.get_nowait()
+                card, _ = await peer.until(peer.topics.discovery())
+                assert card.properties["a2aInstance"] == instance
+                assert await _answered(client, left) == 5
+                assert await rest is TaskState.COMPLETED
+                assert drained
+        finally:
+            stop_child(proc)
+            if starting is not None:
+                with contextlib.suppress(BaseException):
+                    stop_child(await starting)
 
 
 async def _drain(stream: AsyncIterator[StreamEvent]) -> TaskState:

@@ -238,6 +238,8 @@ class Engine:
         self.drain_begun = asyncio.Event()
         #: set to end the drain's wait at once (``cut_drain``)
         self._drain_cut = asyncio.Event()
+        #: when (the loop's time) the drain under way ends its turns (``drain_left``)
+        self._drain_deadline: float | None = None
 
     async def _look_for_unheard_writes(self) -> None:
         """Other processes write this store and no bus tells of it: their writes to the
@@ -340,9 +342,9 @@ class Engine:
         to ``seconds``; then end those still running ("failed", unless the restart
         policy reruns them) and give their streams a moment to hand out their last
         events. Returns how many turns were still running at the deadline."""
-        self.draining = True
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
+        deadline = self._drain_deadline = loop.time() + seconds
+        self.draining = True
         cut = asyncio.ensure_future(self._drain_cut.wait())
         try:
             while self.turns.turns and loop.time() < deadline and not cut.done():
@@ -362,6 +364,13 @@ class Engine:
         while self.streams.open_count and loop.time() < until:
             await asyncio.sleep(0.02)
         return left
+
+    def drain_left(self) -> float:
+        """Seconds until the drain under way ends the turns still running (0: none is
+        under way, or its window is over)."""
+        if self._drain_deadline is None or not self.draining:
+            return 0.0
+        return max(0.0, self._drain_deadline - asyncio.get_running_loop().time())
 
     def cut_drain(self) -> None:
         """End the drain's wait now (the server is told to stop at once): the turns
