@@ -5,7 +5,9 @@ taking the first one's client id and, with it, its session in turn (real Mosquit
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -81,3 +83,19 @@ async def test_a_second_agent_of_the_profile_on_one_broker_spelt_otherwise_is_re
     async with first.router.lifespan_context(first):
         with pytest.raises(InstanceTaken, match="already served by another process"):
             attached(SPELLINGS[1])
+
+
+async def test_a_name_whose_holder_stops_in_this_very_loop_is_not_waited_for(ns: str) -> None:
+    """An agent attached in the event loop (thread) where the holder of its name stops
+    does not wait for that holder: the stop cannot go on while the claim blocks the
+    thread. The claim waited in vain, the loop standing still for all the time the
+    holder said its stop may take (16 s), before it took the next name all the same."""
+    need_broker()
+    async with served(SPELLINGS[0], ns) as first:
+        stopping = asyncio.create_task(first.stop())
+        await asyncio.sleep(0)  # its stop has begun: the name is marked as being let go of
+        began = time.monotonic()
+        async with served(SPELLINGS[0], ns) as second:
+            assert time.monotonic() - began < 3
+            assert second.instance == f"{host_name()}-1"
+        await stopping

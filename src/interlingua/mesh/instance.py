@@ -19,7 +19,11 @@ lets go). One that starts meanwhile (a supervisor does not wait for the old
 process to end) and finds its name held by a stopping process waits for it, up to
 that time and ``RELEASE_MARGIN`` s more, and takes it: it resumes that session,
 with the requests queued in it. Taking the next slot instead left them there
-until the session expired.
+until the session expired. The note names the thread that wrote it: a name whose
+stopping holder is the very thread that asks for it (one event loop stopping an
+agent and starting it again) is not waited for, since that stop cannot go on while
+the thread waits; the wait is a blocking one, and ``serve`` claims its name before
+its event loop runs (one mesh agent a process).
 
 "The same broker" is the same address and port, however the URL spells its host
 (``127.0.0.1``, ``localhost``): a slot is held once for each address the host name
@@ -37,6 +41,7 @@ import logging
 import os
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -93,7 +98,7 @@ class Slot:
         """Say that this process is stopping and lets go of the name within ``within``
         s: a process that starts meanwhile waits for it (and resumes its session)
         rather than take another name."""
-        note = f"{_RELEASING}{time.time() + within:.3f}\n".encode()
+        note = f"{_RELEASING}{time.time() + within:.3f} {_this_thread()}\n".encode()
         for fd, _ in self._held:
             with contextlib.suppress(OSError):  # opened read-only (another user's file)
                 os.pwrite(fd, note, 0)
@@ -167,17 +172,25 @@ def _lock(path: Path) -> tuple[int, Path] | None:
         os.close(fd)  # removed by its last holder after it was opened: try the new one
 
 
+def _this_thread() -> str:
+    return f"{os.getpid()}:{threading.get_ident()}"
+
+
 def _released_by(path: Path) -> float | None:
     """The time (Unix seconds) by which the process holding ``path`` said it lets go
-    of it; None when it said nothing (a live holder)."""
+    of it; None when it said nothing (a live holder), or when its holder is this
+    thread (its stop waits for this thread, which would wait for it in vain)."""
     try:
         note = path.read_text()
     except (OSError, UnicodeError):
         return None
     if not note.startswith(_RELEASING):
         return None
+    by, _, thread = note[len(_RELEASING):].strip().partition(" ")
+    if thread == _this_thread():
+        return None
     try:
-        return float(note[len(_RELEASING):])
+        return float(by)
     except ValueError:
         return None
 
