@@ -5,6 +5,7 @@ collects what comes back. Each test works in a namespace of its own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import subprocess
 import uuid
@@ -170,6 +171,16 @@ def stop_child(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
     proc.communicate()
+
+
+async def stop_children(proc: subprocess.Popen[Any],
+                        starting: asyncio.Task[subprocess.Popen[Any]] | None) -> None:
+    """``stop_child`` of ``proc``, and of the process ``starting`` starts, if any (a
+    restart test's new process, still starting when the test failed)."""
+    stop_child(proc)
+    if starting is not None:
+        with contextlib.suppress(BaseException):
+            stop_child(await starting)
 
 
 # ------------------------------------------------------------ A2A over MQTT (emqx)

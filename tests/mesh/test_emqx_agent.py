@@ -6,13 +6,13 @@ cancel, and the refusals the profile asks for."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -355,6 +355,11 @@ def test_a_second_process_for_the_same_agent_is_refused(space: tuple[str, str]) 
     assert f"{org}/{unit}/Echo is already served" in second.stderr
 
 
+async def _last_item(stream: AsyncIterator[Any]) -> Any:
+    """The item of a stream's last event (read to its end)."""
+    return [event.item async for event in stream][-1]
+
+
 def _serve_slow(org: str, unit: str, *, http: bool = False) -> subprocess.Popen[str]:
     """The slow agent of the instance tests in the profile; returned once it is on the
     mesh. ``http``: served over HTTP as well, with the default drain; returned once it
@@ -395,10 +400,7 @@ async def test_a_process_started_while_the_last_one_stops_waits_for_it_and_serve
             stream = client.stream("3")
             await anext(stream)  # the slow turn keeps the stop busy for 3 s
 
-            async def last() -> Any:
-                return [event.item async for event in stream][-1]
-
-            rest = asyncio.create_task(last())
+            rest = asyncio.create_task(_last_item(stream))
             proc.send_signal(signal.SIGTERM)
             # its offline card: the stop has begun
             assert (await peer.next()).properties["a2a-status"] == "offline"
@@ -424,7 +426,7 @@ async def test_one_served_with_http_started_while_the_last_one_drains_waits_for_
     from interlingua.core.model import Task, TaskState
     from interlingua.mesh.emqx.client import EmqxClient
 
-    from .helpers import stop_child
+    from .helpers import stop_children
 
     org, unit = space
     async with EmqxPeer(org, unit) as peer:
@@ -437,10 +439,7 @@ async def test_one_served_with_http_started_while_the_last_one_drains_waits_for_
                 stream = client.stream("3")
                 await anext(stream)  # the slow turn keeps the drain busy for 3 s
 
-                async def last() -> Any:
-                    return [event.item async for event in stream][-1]
-
-                rest = asyncio.create_task(last())
+                rest = asyncio.create_task(_last_item(stream))
                 proc.send_signal(signal.SIGTERM)
                 starting = asyncio.create_task(
                     asyncio.to_thread(_serve_slow, org, unit, http=True))
@@ -460,10 +459,7 @@ async def test_one_served_with_http_started_while_the_last_one_drains_waits_for_
                 assert (await rest).status.state is TaskState.COMPLETED
                 assert drained
         finally:
-            stop_child(proc)
-            if starting is not None:
-                with contextlib.suppress(BaseException):
-                    stop_child(await starting)
+            await stop_children(proc, starting)
 
 
 async def test_mesh_agents_lists_the_retained_cards_with_their_status(

@@ -5,7 +5,6 @@ is resumed, and no request is left waiting for a session nobody comes back to.""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -21,7 +20,7 @@ from interlingua.core.model import StatusUpdate, Task, TaskState
 from interlingua.mesh.client import MeshClient
 from interlingua.mesh.instance import host_name
 
-from .helpers import BROKER, Peer, stop_child
+from .helpers import BROKER, Peer, stop_child, stop_children
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -208,10 +207,7 @@ async def test_an_instance_served_with_http_started_while_the_last_one_drains_re
                 assert await rest is TaskState.COMPLETED
                 assert drained
         finally:
-            stop_child(proc)
-            if starting is not None:
-                with contextlib.suppress(BaseException):
-                    stop_child(await starting)
+            await stop_children(proc, starting)
 
 
 async def _drain(stream: AsyncIterator[StreamEvent]) -> TaskState:
