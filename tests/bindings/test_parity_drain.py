@@ -1,6 +1,7 @@
 """A draining server takes no new sends on any binding, streaming or not: JSON-RPC,
-HTTP+JSON and gRPC (v1.0 and v0.3, through the parity drivers) and the MQTT mesh
-each refuse with their own "unavailable" answer, and no task is made."""
+HTTP+JSON and gRPC (v1.0 and v0.3, through the parity drivers) each refuse with their
+own "unavailable" answer, and no task is made; the MQTT mesh leaves the send in the
+agent's session for the next process, which answers it."""
 
 from __future__ import annotations
 
@@ -57,21 +58,27 @@ def test_a_send_during_a_drain_is_refused(kind: str, streaming: bool, draining: 
 
 
 @pytest.mark.parametrize("method", ["tasks/send-streaming", "tasks/send"])
-async def test_a_send_on_the_mesh_during_a_drain_is_refused(method: str) -> None:
+async def test_a_send_on_the_mesh_during_a_drain_waits_for_the_next_process(method: str) -> None:
+    """The mesh's counterpart of the refusal: its requests are queued in the agent's
+    session, so the draining process leaves them there (neither run nor refused), and
+    the process that takes its name next answers them."""
     from tests.mesh.helpers import Peer, decoded, namespace, need_broker, on_mesh
 
     need_broker()
     ns = namespace()
-    async with on_mesh(AGENT, ns, name="Worker") as mesh, Peer(ns) as peer:
-        mesh.door.engine.draining = True
+    async with Peer(ns) as peer:
         reply_to = peer.topics.client_response("drain")
         status = peer.topics.client_status("drain", "#")
         await peer.listen(reply_to, status)
-        await peer.request("Worker", {"jsonrpc": "2.0", "id": "d1", "method": method, "params": {
-            "message": {"role": "user", "parts": [{"text": "1"}], "message_id": "d1-m"}}},
-            replyTo=reply_to, clientId="drain")
-        answer, before = await peer.until(reply_to)
-        assert before == []  # no status or artifact update went out: nothing ran
-        error = decoded(answer)["error"]
-        assert error["code"] == -32603 and "shutting down" in error["message"]
-        assert mesh.door.engine.running_turns == 0
+        async with on_mesh(AGENT, ns, name="Worker") as mesh:
+            mesh.door.engine.draining = True  # sent as the drain begins
+            await peer.request("Worker", {"jsonrpc": "2.0", "id": "d1", "method": method,
+                "params": {"message": {"role": "user", "parts": [{"text": "1"}],
+                                       "message_id": "d1-m"}}},
+                replyTo=reply_to, clientId="drain")
+            assert await peer.quiet(1.0) == []  # neither refused nor run here
+            assert mesh.door.engine.running_turns == 0 and mesh.handled == 0
+        async with on_mesh(AGENT, ns, name="Worker") as mesh:
+            answer, _ = await peer.until(reply_to)
+            assert decoded(answer)["result"]["status"]["state"] == "completed"
+            assert mesh.handled == 1

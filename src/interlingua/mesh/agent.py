@@ -305,6 +305,11 @@ class MeshAgent:
             self._card_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._card_task
+        if not self._live_peers():
+            # the session is kept for a restart: a request that comes while the card is
+            # withdrawn waits for it too, rather than being refused as sent to a server
+            # shutting down (the drain that began this stop)
+            self._taking = False
         try:
             if self.broker.connected and self._subscribed.is_set():
                 await self._hand_over()
@@ -337,11 +342,9 @@ class MeshAgent:
                 await self._echo.wait()
         if not self._echo.is_set():
             return  # the order is unknown: keep the session, as the last one does
-        now = time.monotonic()
-        live = sorted(i for i, seen in self._peers.items()
-                      if now - seen <= _PEER_INTERVALS * self.settings.card_interval)
-        if not live:
-            return
+        live = self._live_peers()
+        if not live or not self._taking:
+            return  # kept (none was live as the stop began: what came since is unread)
         await self.broker.unsubscribe(self.topics.shared_request(self.name, self.group))
         # every request delivered before the unsubscription was acknowledged comes
         # before this in the one connection's order: once it is back, all are taken
@@ -351,6 +354,12 @@ class MeshAgent:
             async with asyncio.timeout(_ECHO_WAIT):
                 await self._drained.wait()
         log.info("left the shared subscription to %s", ", ".join(live))
+
+    def _live_peers(self) -> list[str]:
+        """The other instances of this agent whose cards were heard lately."""
+        now = time.monotonic()
+        return sorted(i for i, seen in self._peers.items()
+                      if now - seen <= _PEER_INTERVALS * self.settings.card_interval)
 
     async def _subscribe(self) -> None:
         await self.broker.subscribe(self.topics.shared_request(self.name, self.group),
