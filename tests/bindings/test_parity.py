@@ -1050,10 +1050,8 @@ def test_an_id_no_store_can_keep_is_refused(binding: Driver) -> None:
 
 
 def _message_id(binding: str) -> str:
-    """How a refusal of ``binding`` names a send's message id (the mesh's SAM: as
-    JSON-RPC's v0.3 does, ``messageId``)."""
-    named = AS_SENT.get(binding)
-    return "messageId" if named is None else f"Invalid params: {named['message.messageId']}"
+    """How a refusal of ``binding`` names a send's message id."""
+    return f"Invalid params: {AS_SENT[binding]['message.messageId']}"
 
 
 #: how each binding names a member in a refusal of a call it has read (an id no store
@@ -1081,6 +1079,10 @@ AS_SENT["jsonrpc-0.3"] = {k: v for k, v in AS_SENT["jsonrpc-1.0"].items()
                           if k.startswith("message.")}
 AS_SENT["rest-0.3"] = {k: v for k, v in AS_SENT["rest-1.0"].items()
                        if k.startswith("message.") and "reference" not in k}
+# the mesh's SAM: its params' snake case
+AS_SENT["mqtt-sam"] = {"message.messageId": "params.message.message_id",
+                       "message.contextId": "params.message.context_id",
+                       "message.taskId": "params.message.task_id"}
 
 
 def test_a_refusal_of_a_call_read_names_its_members_as_the_caller_sent_them(

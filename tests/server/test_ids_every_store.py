@@ -82,6 +82,19 @@ def test_an_id_no_store_can_keep_is_invalid_params_on_every_store(url: str) -> N
                                              "parts": [{"type": "text", "text": "hi"}]}}})
         assert "Invalid params: params.id holds a control character (U+0085)" in \
             r.json()["error"]["message"], r.text
+        # a context as each dialect's params name it: v0.1's ``sessionId``, SAM's snake case
+        r = client.post(url + "/", json={"jsonrpc": "2.0", "id": 2, "method": "tasks/send",
+                                         "params": {"id": "t1", "sessionId": "s\x00",
+                                                    "message": {"role": "user", "parts": [
+                                                        {"type": "text", "text": "hi"}]}}})
+        assert r.json()["error"] == {
+            "code": -32602, "message": "Invalid params: params.sessionId holds the NUL character"}
+        r = client.post(url + "/", json={
+            "jsonrpc": "2.0", "id": "s-1", "method": "tasks/send-streaming", "params": {
+                "message": {"role": "user", "parts": [{"text": "hi"}], "message_id": "m-s1",
+                            "context_id": "c" * (MAX_ID_BYTES + 1)}}})
+        assert r.json()["error"]["message"] == \
+            f"Invalid params: params.message.context_id is longer than {MAX_ID_BYTES} bytes"
         # up to the limit, every store keeps them, and finds the task by them
         ok = send(client, url, messageId="m" * MAX_ID_BYTES,
                   contextId="é" * (MAX_ID_BYTES // 2))

@@ -41,23 +41,24 @@ def id_fault(value: str) -> str | None:
     return None
 
 
-def send_id_fault(message: Message, task_id: str | None) -> str | None:
-    """The first id of a send that ``id_fault`` finds wrong, named with what is wrong
-    (``task_id``: the one the caller names for a new task, v0.1's ``id``; None: all are
-    fine). The tenant, which every call names, is checked where a call is admitted.
+def send_id_fault(message: Message, task_id: str | None) -> tuple[list[str], str] | None:
+    """The first id of a send that ``id_fault`` finds wrong: its path in v0.3 JSON-RPC's
+    params and what is wrong (``task_id``: the one the caller names for a new task,
+    v0.1's ``id``; None: all are fine). The tenant, which every call names, is checked
+    where a call is admitted.
 
-    Named by its path in the params, as the codecs name a member they refuse: a binding
-    whose caller sent other names (HTTP+JSON's body, gRPC's proto fields) renames it
-    so (``core/dialects/as_sent.py``)."""
-    for name, value in (("params.message.messageId", message.message_id),
-                        ("params.message.contextId", message.context_id),
-                        ("params.message.taskId", message.task_id), ("params.id", task_id)):
+    The caller's dialect spells the path as its params do (``Codec.member_path``: v0.1's
+    ``sessionId``, SAM's ``context_id``), and a binding whose caller sent other names
+    (HTTP+JSON's body, gRPC's proto fields) renames it so (``core/dialects/as_sent.py``)."""
+    for path, value in ((["message", "messageId"], message.message_id),
+                        (["message", "contextId"], message.context_id),
+                        (["message", "taskId"], message.task_id), (["id"], task_id)):
         if value:
             fault = id_fault(value)
             if fault is not None:
-                return f"{name} {fault}"
+                return path, fault
     for n, ref in enumerate(message.reference_task_ids or ()):
         fault = id_fault(ref)
         if fault is not None:
-            return f"params.message.referenceTaskIds[{n}] {fault}"
+            return ["message", "referenceTaskIds", f"[{n}]"], fault
     return None

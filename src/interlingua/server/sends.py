@@ -18,6 +18,7 @@ from ..bus.base import shared, task_key
 from ..core import lifecycle
 from ..core.calls import SendMessage
 from ..core.dialects import get_codec
+from ..core.dialects.as_sent import joined as path_text
 from ..core.errors import (
     ConcurrentModification,
     InvalidParams,
@@ -153,7 +154,9 @@ class Sends:
                 and message.reference_task_ids is None):
             fault = send_id_fault(message, call.client_task_id)
             if fault is not None:
-                raise InvalidParams(f"Invalid params: {fault}")
+                path, what = fault
+                named = path_text(get_codec(request.dialect).member_path(path))
+                raise InvalidParams(f"Invalid params: params.{named} {what}")
         # Refused here (size limits, no room for another executor), no task is made.
         # The turn is begun in this frame, not in one of its own: a call less per send.
         # With no cap on turns (the default) the send holds no place: nothing is

@@ -253,6 +253,9 @@ class V01Codec(FamilyCodec):
         # a send's push config is its params' ``pushNotification``
         if path[:2] == ["configuration", "pushNotificationConfig"]:
             return ["pushNotification", *path[2:]]
+        # its message names no context: the params' ``sessionId`` does
+        if path == ["message", "contextId"]:
+            return ["sessionId"]
         return path
 
     def encode_push_task(self, task: m.Task) -> bytes:
