@@ -1,8 +1,9 @@
 """Resuming a gRPC stream: where each event's sequence number travels, and how
 the card says so. (No grpc import here: the card is rendered without the extra.)
 
-Every event a gRPC stream sends carries the task's sequence number of that
-event in its own ``metadata``, under ``EVENT_ID_KEY``, as a decimal string. A
+An event a gRPC stream sends carries the task's sequence number of that event in
+its own ``metadata``, under ``EVENT_ID_KEY``, as a decimal string (of a snapshot of
+several events, the last alone: see below). A
 client that lost the stream calls ``SubscribeToTask`` (v0.3:
 ``TaskSubscription``) with the request metadata ``last-event-id: N`` and gets
 every event after N from the task's log, then the live ones: no gap, no
@@ -47,8 +48,9 @@ def resume_extension(card: AgentCard) -> AgentCard:
         return card
     ext = AgentExtension(
         uri=RESUME_EXTENSION_URI,
-        description="gRPC streams resume: each event carries its sequence number in its "
-                    f"metadata under {EVENT_ID_KEY!r}; subscribe with the request metadata "
+        description="gRPC streams resume: an event carries its sequence number in its "
+                    f"metadata under {EVENT_ID_KEY!r} (a snapshot sent as several events, on "
+                    "its last); subscribe with the request metadata "
                     f"'{LAST_EVENT_ID}: N' to receive the events after N.",
         required=False,
         params={"eventIdKey": EVENT_ID_KEY, "requestMetadata": LAST_EVENT_ID},
