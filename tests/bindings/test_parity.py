@@ -24,6 +24,7 @@ from interlingua.core import model as m
 from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 from interlingua.server.auth.limits import Limits, RateLimit
+from interlingua.server.engine import EngineConfig
 from interlingua.server.push.settings import PushSettings
 from tests.live import bind_loopback, live_grpc_agent, live_server, url_of
 from tests.mesh.helpers import BROKER, namespace, need_broker
@@ -231,6 +232,34 @@ def test_get(kind: type[Driver], server: str, client: httpx.Client) -> None:
     assert len(got.history) == 1
     assert shape(got) == shape(reference(client, server).call(
         c.GetTask(id=task.id, history_length=1)))
+
+
+@pytest.fixture(scope="module")
+def one_by_default() -> Iterator[str]:
+    """The agent answering with the last message of a task's history unless another
+    length is asked for."""
+    with live_grpc_agent(AGENT, engine_config=EngineConfig(default_history_length=1)) as (
+            url, _):
+        yield url
+
+
+@pytest.mark.parametrize("asked", [0, 1, 2, None])
+def test_get_keeps_to_its_history_length(kind: type[Driver], one_by_default: str,
+                                         client: httpx.Client, asked: int | None) -> None:
+    """``historyLength``: 0 none, N the last N, unset the agent's default, on every
+    binding. v0.3's gRPC request cannot say 0 (its int32 is not optional, and its
+    proto reads 0 as no length asked for): there 0 is the default, which the client
+    then leaves out (tests/cli, tests/client)."""
+    d = kind(client, one_by_default)
+    task = send_task(d, "2")
+    whole = reference(client, one_by_default).call(c.GetTask(id=task.id, history_length=10))
+    assert isinstance(whole, m.Task) and len(whole.history) > 2, whole
+    got = d.call(c.GetTask(id=task.id, history_length=asked))
+    assert isinstance(got, m.Task)
+    if asked is None or (asked == 0 and kind.name == "grpc-0.3"):
+        asked = 1
+    ids = [h.message_id for h in whole.history]
+    assert [h.message_id for h in got.history] == ids[len(ids) - asked:]
 
 
 @pytest.mark.parametrize("kind", [n for n, d in DRIVERS.items() if d.lists_tasks],

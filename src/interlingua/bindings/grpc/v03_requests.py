@@ -65,6 +65,8 @@ def request_in(rpc: str, request: Message) -> tuple[str, bytes]:
     if rpc == "GetTask":
         (task_id,) = _name_ids(req.name, "name", 1)
         params: dict[str, Any] = {"id": task_id}
+        # proto3 cannot tell 0 from unset, and the v0.3 proto reads 0 as no length
+        # asked for: the agent's default (a client asking for none drops it itself)
         if req.history_length:
             params["historyLength"] = req.history_length
         return "tasks/get", _encode(params)
