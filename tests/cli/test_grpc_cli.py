@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from interlingua.cli.main import main
+from interlingua.server.engine import EngineConfig
 from tests.client.agents import agent
 from tests.live import live_grpc_agent
 
@@ -196,6 +197,67 @@ def test_errors_read_as_over_json_rpc(where: tuple[str, str], dialect: str) -> N
     assert over_grpc.exit_code == rpc.exit_code == 1
     assert over_grpc.stderr == rpc.stderr == (
         "error: TaskNotFound (-32001): Task not found: no-such-task\n")
+
+
+#: (binding, dialect) of every way the commands speak to an agent
+WAYS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3"),
+        ("grpc", "1.0"), ("grpc", "0.3")]
+
+
+@pytest.fixture(scope="module")
+def one_by_default() -> Iterator[tuple[str, str]]:
+    """The agent on every binding, whose answers hold the last message of a task's
+    history unless another length is asked for."""
+    with live_grpc_agent(agent, engine_config=EngineConfig(default_history_length=1)) as found:
+        yield found
+
+
+def _over(where: tuple[str, str], binding: str, dialect: str) -> list[str]:
+    url, target = where
+    return [f"grpc://{target}" if binding == "grpc" else url, "--binding", binding,
+            "--dialect", dialect]
+
+
+def _history_ids(answer: Any) -> list[str]:
+    """The message ids of the history in a raw answer: a task, or a send's answer or
+    stream event holding one (``{"task": ...}``)."""
+    task = answer.get("task", answer)
+    return [message["messageId"] for message in task.get("history", [])]
+
+
+@pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])
+@pytest.mark.parametrize("asked", ["0", "1", "2", None])
+def test_get_json_holds_the_history_asked_for_on_every_binding(
+        one_by_default: tuple[str, str], way: tuple[str, str], asked: str | None) -> None:
+    """``get --history N --json``: none for 0, the last N, the agent's default without
+    --history, the same on every binding (v0.3's gRPC, whose request cannot say 0,
+    printed the whole history for --history 0)."""
+    url, _ = one_by_default
+    sent = msgspec.json.decode(ok("send", url, "hello", "--json", "--dialect", "1.0").stdout)
+    task_id = sent["task"]["id"]
+    whole = _history_ids(msgspec.json.decode(
+        ok("get", url, task_id, "--history", "10", "--json", "--dialect", "1.0").stdout))
+    assert len(whole) == 2, whole
+    history = ["--history", asked] if asked is not None else []
+    got = msgspec.json.decode(ok("get", *_over(one_by_default, *way), task_id, *history,
+                                 "--json").stdout)
+    assert _history_ids(got) == whole[len(whole) - int(asked or 1):]
+
+
+@pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])
+@pytest.mark.parametrize("asked", ["0", "1", None])
+def test_send_and_stream_json_hold_the_history_asked_for_on_every_binding(
+        one_by_default: tuple[str, str], way: tuple[str, str], asked: str | None) -> None:
+    """The answer to ``send --no-wait --history N --json`` and the first task of
+    ``stream --history N --json``: the history the task had then (the message sent),
+    none of it for --history 0, on every binding."""
+    history = ["--history", asked] if asked is not None else []
+    at = _over(one_by_default, *way)
+    sent = msgspec.json.decode(ok("send", *at, "sleep 0.2", "--no-wait", *history,
+                                  "--json").stdout)
+    first = lines_of(ok("stream", *at, "hi", *history, "--json"))[0]
+    expected = 0 if asked == "0" else 1
+    assert (len(_history_ids(sent)), len(_history_ids(first))) == (expected, expected)
 
 
 @pytest.mark.parametrize("address", ["grpc://127.0.0.1", "grpc://:50051", "grpcs://h:99999"])

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import msgspec
 import pytest
 
 from interlingua import Agent, Context
@@ -265,12 +267,28 @@ async def test_a_value_out_of_the_wire_s_range_is_invalid_params_on_every_bindin
 @pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
 async def test_a_history_of_none_is_none_on_every_binding(
         urls: tuple[str, str], way: tuple[str, str]) -> None:
-    # (v0.3's proto reads a history length of 0 as all of it: gRPC 0.3 gave it all)
+    # (v0.3's proto reads a history length of 0 as all of it: gRPC 0.3 gave it all, and
+    # then its raw answers (last_result, a stream event's raw) still held it)
     async with _client(urls, way) as client:
         sent = await client.send("hello", history_length=0)
         assert isinstance(sent, Task) and sent.history == []
+        assert "history" not in _task_in(client.last_result)
         assert (await client.get_task(sent.id, history_length=0)).history == []
+        assert "history" not in _task_in(client.last_result)
         assert len((await client.get_task(sent.id, history_length=1)).history) == 1
+        assert len(_task_in(client.last_result)["history"]) == 1
+        async for event in client.stream("hi", history_length=0):
+            if isinstance(event.item, Task):  # (a v0.1 stream carries no task)
+                assert event.item.history == [] and "history" not in _task_in(event.raw)
+
+
+def _task_in(raw: bytes | None) -> dict[str, Any]:
+    """The task of a raw answer: a task, or a send's answer or stream event holding one."""
+    answer = msgspec.json.decode(raw or b"null")
+    assert isinstance(answer, dict), raw
+    task = answer.get("task", answer)
+    assert isinstance(task, dict) and "status" in task, raw
+    return task
 
 
 @pytest.mark.parametrize("dialect", [None, "1.0", "0.3"])

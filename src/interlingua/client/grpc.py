@@ -143,10 +143,24 @@ def _rpc(service: str, name: str) -> tuple[type[PBMessage], type[PBMessage], boo
 # ----------------------------------------------------------------- v0.3 requests
 
 
-def _asks_no_history(call: Call) -> bool:
+def _drops_history(service: str, call: Call) -> bool:
+    """Whether the answers to ``call`` are given without their task's history: a
+    length of 0 asked for over v0.3, whose proto cannot say it (its int32 is not
+    optional: a 0 is no length asked for, and the agent gives its default)."""
+    if service != V03_SERVICE:
+        return False
     if isinstance(call, GetTask):
         return call.history_length == 0
     return isinstance(call, SendMessage) and call.config.history_length == 0
+
+
+def _without_history(answer: PBMessage) -> None:
+    """Clears the history of the task in a v0.3 answer: a ``Task`` (GetTask), or a send's
+    answer or stream event holding one."""
+    if answer.DESCRIPTOR.name == "Task":
+        answer.ClearField("history")
+    elif answer.WhichOneof("payload") == "task":
+        answer.task.ClearField("history")
 
 
 def _v03_request(method: str, params: bytes) -> tuple[str, dict[str, Any]]:
@@ -321,6 +335,9 @@ class GrpcClientBinding:
             raise self._error(exc, target) from None
         if response is None:  # grpc logs the deserializer's failure, and gives None
             raise _unreadable(target)
+        if _drops_history(service, call):
+            # before the answer is JSON: the raw answer (--json) holds what the result does
+            _without_history(response)
         doc = to_doc(response)
         if rpc == "GetAgentCard":
             doc = card_from_proto(doc)
@@ -331,10 +348,6 @@ class GrpcClientBinding:
             result = codec.decode_result(answered(call), raw)
         except InvalidAgentResponse as exc:
             raise BadResponse(f"{target}: {exc.message}") from None
-        if service != V1_SERVICE and _asks_no_history(call) and getattr(result, "history", None):
-            # v0.3's proto reads a history length of 0 as "all of it" (its field is not
-            # optional): the history asked for, none, is given here
-            result = msgspec.structs.replace(result, history=[])  # type: ignore[type-var]
         return result, raw
 
     async def open_stream(
@@ -358,7 +371,8 @@ class GrpcClientBinding:
         except grpc.aio.AioRpcError as exc:
             stream.cancel()
             raise self._error(exc, target) from None
-        return GrpcConnection(codec, target, stream, first, self._error)
+        return GrpcConnection(codec, target, stream, first, self._error,
+                              drop_history=_drops_history(service, call))
 
     async def aclose(self) -> None:
         channels, self._channels = self._channels, {}
@@ -370,17 +384,21 @@ class GrpcConnection(Connection):
     """One server-streaming call: its ``StreamResponse`` messages as (seq, ProtoJSON)."""
 
     def __init__(self, codec: Codec, target: str, stream: Any, first: Any,
-                 error: Any) -> None:
+                 error: Any, *, drop_history: bool = False) -> None:
         super().__init__(codec, target)
         self._stream = stream
         self._first = first
         self._to_error = error
+        #: the task snapshots are given without their history (``_drops_history``)
+        self._drop_history = drop_history
 
     async def events(self) -> AsyncGenerator[tuple[int | None, bytes], None]:
         message = self._first
         while message is not grpc.aio.EOF:
             if message is None:  # not deserialized (grpc logged why)
                 raise _unreadable(self.url)
+            if self._drop_history:
+                _without_history(message)
             yield _event(message)
             try:
                 message = await self._stream.read()
