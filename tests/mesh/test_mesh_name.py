@@ -66,3 +66,37 @@ async def test_the_gateway_serves_the_agent_at_its_mesh_name(ns: str, http: bool
                 task = await client.send("hello")
             assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
             assert task.artifacts[0].parts[0].text == "hello"  # type: ignore[union-attr]
+
+
+async def test_an_agent_of_another_card_on_the_same_mesh_name_is_warned_of(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Two different agents given one ``--mesh-name`` share its requests, each answering
+    as itself: nothing on one host can refuse the other, so each says so in its log."""
+    from interlingua import Agent
+
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    shouter = Agent("Shouter", "Shouts.", shout)
+    caplog.set_level("WARNING", logger="interlingua.mesh")
+    async with on_mesh(ECHO, ns, name="Worker", http=False, card_interval=0.2), \
+            on_mesh(shouter, ns, name="Worker", http=False, card_interval=0.2):
+        for _ in range(50):
+            said = [r.getMessage() for r in caplog.records if "another agent" in r.getMessage()]
+            if len(said) >= 2:
+                break
+            await asyncio.sleep(0.1)
+    assert any("'Shouter'" in s and "as 'Worker' too" in s for s in said), said
+    assert any("'Echo Agent'" in s and "as 'Worker' too" in s for s in said), said
+    # once for each: not with each of the cards heard since
+    assert len(said) == 2, said
+
+
+async def test_instances_of_one_agent_on_one_mesh_name_are_not_warned_of(
+        ns: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("WARNING", logger="interlingua.mesh")
+    async with on_mesh(ECHO, ns, name="Worker", http=False, card_interval=0.2,
+                       instance="one"), \
+            on_mesh(ECHO, ns, name="Worker", http=False, card_interval=0.2, instance="two"):
+        await asyncio.sleep(1.0)  # five card periods each
+    assert not [r for r in caplog.records if "another agent" in r.getMessage()]

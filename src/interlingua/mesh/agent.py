@@ -57,7 +57,7 @@ from ..server.dispatch import AnswerTooLarge, Entry, FrontDoor, Items, Lagged, U
 from ..server.run import Run
 from .broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
 from .codec import MESH_CODEC, id_of
-from .discovery import CARD_PERIOD
+from .discovery import CARD_PERIOD, agent_level
 from .instance import claim
 from .reading import read_reconnecting
 from .settings import MeshSettings
@@ -259,6 +259,8 @@ class MeshAgent:
         self._taking = True
         #: the other live instances of this agent: instance -> when its card was heard
         self._peers: dict[str, float] = {}
+        #: the agents of other cards heard on this agent's topic level, warned of once
+        self._others_warned: set[tuple[str, str]] = set()
         self._echo = asyncio.Event()
         self._drained = asyncio.Event()
         #: set while the request and control topics are subscribed on the connection
@@ -444,14 +446,31 @@ class MeshAgent:
                 self._peers.pop(str(gone.get("instance")), None)
             return
         instance = msg.properties.get(INSTANCE)
-        if instance is None or instance == self.instance:
+        if instance == self.instance:
             return
         try:
             name = msgspec.json.decode(msg.payload, type=_CardName).name
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return
         if name == self.card_name:
-            self._peers[instance] = time.monotonic()
+            if instance is not None:  # (SAM's agents name none)
+                self._peers[instance] = time.monotonic()
+        elif agent_level(msg.payload, self.topics.namespace) == self.name:
+            self._another_agent_here(name, instance)
+
+    def _another_agent_here(self, name: str, instance: str | None) -> None:
+        """Say (once for each) that an agent of another card serves on this agent's
+        topic level: the broker shares the requests sent to it between the two, which
+        answer them each as itself. No process can stop the other (they may be on other
+        hosts): the log is where an operator sees it."""
+        key = (name, instance or "")
+        if key in self._others_warned:
+            return
+        self._others_warned.add(key)
+        log.warning("another agent, %r (instance %s), is on the mesh as %r too: the "
+                    "requests sent to %r are shared between it and %r; give one of them "
+                    "another name (--mesh-name)", name, instance or "not named", self.name,
+                    self.name, self.card_name)
 
     # ------------------------------------------------------------- requests
 
