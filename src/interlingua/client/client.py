@@ -155,8 +155,9 @@ class Client:
     the ``grpc`` extra; without it, cards' gRPC interfaces are passed over.
     ``timeout`` (seconds, 60; None: none) bounds each call's whole answer, over
     HTTP as over gRPC, not each read of it; a stream, which may last, is held to it
-    read by read over HTTP (whose agents send heartbeats), and not at all over gRPC,
-    whose streams carry none (a peer gone is found by keepalive pings; docs/grpc.md).
+    read by read over HTTP (whose agents send heartbeats) and event by event over gRPC
+    (whose streams carry none: an agent quiet for longer between events needs a longer
+    timeout; docs/grpc.md), and is resumed when it goes quiet for longer.
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
     settings then win over ``timeout`` and ``verify``. ``resume`` says how
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).

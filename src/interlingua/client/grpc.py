@@ -49,7 +49,7 @@ from ..core.trace_context import inject
 from ..grpc_wire.address import dns_target
 from .card import Endpoint
 from .encoding import encode_call
-from .errors import BadResponse, ClientError, DialectMismatch, too_large
+from .errors import AgentTimeout, BadResponse, ClientError, DialectMismatch, too_large
 from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
 from .stream import Connection, lagged_or
@@ -365,14 +365,16 @@ class GrpcClientBinding:
             response_deserializer=response_cls.FromString)
         stream = method(request, metadata=metadata)
         # The first event (or the refusal) is awaited here, so that an error before
-        # the stream began is raised by the opening, as over HTTP.
+        # the stream began is raised by the opening, as over HTTP. Nothing within the
+        # timeout is the stream's silence, said by its events as an HTTP stream's is.
         try:
-            first = await stream.read()
+            first = await _next(stream, self._timeout)
         except grpc.aio.AioRpcError as exc:
             stream.cancel()
             raise self._error(exc, target) from None
         return GrpcConnection(codec, target, stream, first, self._error,
-                              drop_history=_drops_history(service, call))
+                              drop_history=_drops_history(service, call),
+                              timeout=self._timeout)
 
     async def aclose(self) -> None:
         channels, self._channels = self._channels, {}
@@ -381,27 +383,36 @@ class GrpcClientBinding:
 
 
 class GrpcConnection(Connection):
-    """One server-streaming call: its ``StreamResponse`` messages as (seq, ProtoJSON)."""
+    """One server-streaming call: its ``StreamResponse`` messages as (seq, ProtoJSON).
+
+    ``timeout``: the seconds each event is waited for (None: no limit), as an HTTP
+    stream's every read is; a stream silent for longer is ``AgentTimeout``, which the
+    follower resumes as it does over HTTP."""
 
     def __init__(self, codec: Codec, target: str, stream: Any, first: Any,
-                 error: Any, *, drop_history: bool = False) -> None:
+                 error: Any, *, drop_history: bool = False,
+                 timeout: float | None = None) -> None:
         super().__init__(codec, target)
         self._stream = stream
         self._first = first
         self._to_error = error
         #: the task snapshots are given without their history (``_drops_history``)
         self._drop_history = drop_history
+        self._timeout = timeout
 
     async def events(self) -> AsyncGenerator[tuple[int | None, bytes], None]:
         message = self._first
         while message is not grpc.aio.EOF:
+            if message is _SILENT:
+                # (the words of an HTTP stream gone quiet, transport.py)
+                raise AgentTimeout(f"{self.url} sent nothing for {self._timeout:g} s")
             if message is None:  # not deserialized (grpc logged why)
                 raise _unreadable(self.url)
             if self._drop_history:
                 _without_history(message)
             yield _event(message)
             try:
-                message = await self._stream.read()
+                message = await _next(self._stream, self._timeout)
             except grpc.aio.AioRpcError as exc:
                 err = self._to_error(exc, self.url)
                 # a reader that fell too far behind is told where to resume, as over
@@ -420,6 +431,21 @@ class GrpcConnection(Connection):
                         pass
         if not stream.done():
             stream.cancel()
+
+
+#: what ``_next`` gives for a stream that sent nothing within its timeout
+_SILENT = object()
+
+
+async def _next(stream: Any, timeout: float | None) -> Any:
+    """The stream's next message (``grpc.aio.EOF`` at its end), or ``_SILENT`` when none
+    came within ``timeout`` seconds. The read given up cancels the call (grpc's way):
+    the stream is over, and a follower subscribes again."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await stream.read()
+    except TimeoutError:
+        return _SILENT
 
 
 def _unreadable(target: str) -> BadResponse:
