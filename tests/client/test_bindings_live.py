@@ -291,17 +291,26 @@ def _task_in(raw: bytes | None) -> dict[str, Any]:
     return task
 
 
+#: a gRPC address as the client takes it: (its URL, the binding named with it)
+ADDRESS_FORMS = {"grpc-url": ("grpc://{}", None), "bare-with-binding": ("{}", "grpc")}
+
+
+@pytest.mark.parametrize("form", ADDRESS_FORMS)
 @pytest.mark.parametrize("dialect", [None, "1.0", "0.3"])
 async def test_the_card_of_an_agent_at_a_grpc_address_is_asked_for_over_grpc(
-        urls: tuple[str, str], dialect: str | None) -> None:
-    # (it was looked for at grpc://…/.well-known/agent-card.json, which httpx refused)
-    async with Client("grpc://" + urls[1], dialect=dialect, timeout=20) as over_grpc, \
+        urls: tuple[str, str], dialect: str | None, form: str) -> None:
+    # (it was looked for at grpc://…/.well-known/agent-card.json, which httpx refused;
+    # a bare host:port given with binding="grpc" was looked for as an HTTP URL)
+    template, binding = ADDRESS_FORMS[form]
+    async with Client(template.format(urls[1]), binding=binding, dialect=dialect,
+                      timeout=20) as over_grpc, \
             Client(urls[0], timeout=20) as over_http:
         card = await over_grpc.get_card()
         assert card.name == (await over_http.get_card()).name == "Worker"
         assert {i.binding for i in card.interfaces} >= {"GRPC", "JSONRPC"}
         sent = await over_grpc.send("hello")  # and the client still calls over gRPC
         assert isinstance(sent, Task) and sent.status.state is TaskState.COMPLETED
+        assert over_grpc.url == "grpc://" + urls[1] and over_grpc.binding == "grpc"
 
 
 @pytest.mark.parametrize("way", WAYS, ids=["-".join(w) for w in WAYS])

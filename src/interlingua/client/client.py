@@ -151,7 +151,9 @@ class Client:
     paths below it) or the URL of its card; with ``dialect`` (``"1.0"`` or
     ``"0.3"``) it is the endpoint itself and no card is needed. ``binding``
     (``"jsonrpc"``, ``"rest"`` or ``"grpc"``) uses that binding only; without it
-    the card's interfaces decide (JSON-RPC when ``dialect`` is given). gRPC needs
+    the card's interfaces decide (JSON-RPC when ``dialect`` is given). A gRPC address,
+    ``grpc://host:port`` (``grpcs://`` for TLS) or a bare ``host:port`` with
+    ``binding="grpc"``, needs no card (``get_card()`` asks for it over gRPC). gRPC needs
     the ``grpc`` extra; without it, cards' gRPC interfaces are passed over.
     ``timeout`` (seconds, 60; None: none) bounds each call's whole answer, over
     HTTP as over gRPC, not each read of it; a stream, which may last, is held to it
@@ -213,6 +215,9 @@ class Client:
         if url[:4].lower() == "dns:":
             # a card's gRPC interface URL, taken as it is: a plain-text gRPC address
             url = "grpc://" + dns_target(url)
+        elif "://" not in url and binding is not None and binding.strip().lower() == "grpc":
+            # a bare host:port given for gRPC is that plain-text address (TLS is grpcs://)
+            url = "grpc://" + url
         grpc_address = url.startswith(("grpc://", "grpcs://"))
         if not grpc_address:
             _check_url(url)
