@@ -219,6 +219,40 @@ async def test_parts_arrive_and_return_as_they_were_sent_on_every_binding(
         assert stored.history[0].parts == PARTS, "what the agent was sent"
 
 
+#: numbers past a double's 53 bits of integer, and one that is no integer
+NUMBERS = {"past": 2**53 + 1, "far": 2**60, "below": -(2**70) - 1, "small": 5, "half": 0.5}
+
+
+def _carried(binding: str, value: int | float) -> int | float:
+    """``value`` as ``binding`` carries it: gRPC's ``Value`` holds a double, so an
+    integer arrives rounded to one, as an integer (docs/grpc.md)."""
+    return int(float(value)) if binding == "grpc" and isinstance(value, int) else value
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_integers_arrive_and_return_as_integers_on_every_binding(
+        echoing: tuple[str, str], way: tuple[str, str]) -> None:
+    # (over gRPC, one past 2**53 came back as a float, 9007199254740992.0, both to the
+    # agent and from it)
+    binding, dialect = way
+    expected = {k: _carried(binding, v) for k, v in NUMBERS.items()}
+    sent: list[Part] = [TextPart(text="x", metadata=NUMBERS), DataPart(data=NUMBERS)]
+    async with Client(_address(echoing, binding), binding=binding, dialect=dialect,
+                      timeout=20) as client, \
+            Client(_address(echoing, "jsonrpc"), timeout=20) as reference:
+        task = await client.send(sent)
+        assert isinstance(task, Task)
+        stored = await reference.get_task(task.id)
+        for parts, where in ((stored.history[0].parts, "what the agent was sent"),
+                             (task.artifacts[0].parts, "the answer")):
+            text, data = parts
+            assert isinstance(text, TextPart) and isinstance(data, DataPart)
+            for got in (text.metadata, data.data):
+                assert isinstance(got, dict) and got == expected, where
+                assert {k: type(v) for k, v in got.items()} == \
+                    {k: type(v) for k, v in NUMBERS.items()}, where
+
+
 @pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
 async def test_a_task_named_by_dots_is_reached_on_every_binding(
         urls: tuple[str, str], way: tuple[str, str]) -> None:

@@ -47,7 +47,9 @@ def _value_doc(v: Any) -> Any:
         return v.string_value
     if kind == "number_value":
         n = v.number_value
-        return int(n) if n.is_integer() and abs(n) < 2**53 else n
+        # a double holds integers exactly to 2**53 and rounded past it: either way an
+        # integer arrives as one (docs/grpc.md), on the agent's side and the caller's
+        return int(n) if n.is_integer() else n
     if kind == "bool_value":
         return v.bool_value
     if kind == "struct_value":
