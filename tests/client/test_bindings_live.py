@@ -298,6 +298,25 @@ async def test_a_value_out_of_the_wire_s_range_is_invalid_params_on_every_bindin
                 await client.list_tasks(status_timestamp_after="yesterday")
 
 
+#: the ways that list tasks (A2A 1.0)
+LISTING_WAYS = [way for way in WAYS if way[1] == "1.0"]
+
+
+@pytest.mark.parametrize("way", LISTING_WAYS, ids=["-".join(w) for w in LISTING_WAYS])
+async def test_a_bad_timestamp_is_named_with_its_field_on_every_binding(
+        urls: tuple[str, str], way: tuple[str, str]) -> None:
+    # (gRPC said protobuf's "Failed to parse timestamp: missing valid timezone offset",
+    # and took a date alone, or a year past 9999 once in UTC)
+    async with _client(urls, way) as client:
+        for bad, why in (("yesterday", "is not an RFC 3339 timestamp"),
+                         ("2024-13-01T00:00:00Z", "is not an RFC 3339 timestamp"),
+                         ("2024-01-01", "is not an RFC 3339 timestamp"),
+                         ("9999-12-31T23:59:59-01:00", "is out of range (UTC years 1 to 9999)")):
+            with pytest.raises(InvalidParams) as raised:
+                await client.list_tasks(status_timestamp_after=bad)
+            assert f"statusTimestampAfter {why}: {bad!r}" in raised.value.message
+
+
 @pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
 async def test_a_history_of_none_is_none_on_every_binding(
         urls: tuple[str, str], way: tuple[str, str]) -> None:

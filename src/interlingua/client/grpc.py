@@ -302,7 +302,8 @@ class GrpcClientBinding:
             request = fill(request_cls(), doc if isinstance(doc, dict) else {})
         except (TypeError, ValueError) as exc:
             # what the server would refuse had it been sent (an int32 out of range, a
-            # timestamp without its offset): refused as it refuses it over the others
+            # text that is no timestamp, named by its field): refused as it refuses it
+            # over the others
             raise InvalidParams(f"Invalid params for {rpc}: {exc}") from None
         target, tls = target_of(endpoint.url)
         return codec, service, rpc, request, response_cls, streaming, target, tls

@@ -22,6 +22,9 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from ..core.dialects._common import OUT_OF_RANGE, TimestampOutOfRange, normalize_timestamp
+from ..core.errors import InvalidParams
+
 __all__ = ["fill", "set_value", "to_doc"]
 
 _STRUCT = "google.protobuf.Struct"
@@ -188,8 +191,15 @@ def _scalar(kind: int, field: FieldDescriptor, doc: Any) -> Any:
     return doc
 
 
-def _timestamp(target: Any, doc: str) -> None:
-    """RFC 3339 (``…Z`` or an offset) into a Timestamp, fast for the usual shape."""
+def _timestamp(target: Any, doc: str, name: str) -> None:
+    """RFC 3339 (``…Z`` or an offset) into a Timestamp, fast for the usual shape. Text
+    that is none is refused as the codecs refuse it, naming the field ``name``."""
+    try:
+        normalize_timestamp(doc, name)
+    except TimestampOutOfRange:
+        raise ValueError(f"{name} {OUT_OF_RANGE}: {doc!r}") from None
+    except InvalidParams:
+        raise ValueError(f"{name} is not an RFC 3339 timestamp: {doc!r}") from None
     try:
         when = datetime.fromisoformat(doc.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -205,7 +215,7 @@ def _timestamp(target: Any, doc: str) -> None:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _fill_one(target: Any, kind: int, doc: Any) -> None:
+def _fill_one(target: Any, kind: int, doc: Any, name: str) -> None:
     if kind == _MSG:
         fill(target, doc)
     elif kind == _STRUCT_KIND:
@@ -213,7 +223,7 @@ def _fill_one(target: Any, kind: int, doc: Any) -> None:
     elif kind == _VALUE_KIND:
         set_value(target, doc)
     elif kind == _TIME:
-        _timestamp(target, doc)
+        _timestamp(target, doc, name)
 
 
 def fill(message: Message, doc: dict[str, Any]) -> Message:
@@ -237,13 +247,13 @@ def fill(message: Message, doc: dict[str, Any]) -> Message:
                 value_field = field.message_type.fields_by_name["value"]
                 value_kind = _kind_of(value_field)
                 for k, v in value.items():
-                    _fill_one(target[k], value_kind, v)
+                    _fill_one(target[k], value_kind, v, field.json_name)
             elif repeated:
                 for item in value:
-                    _fill_one(target.add(), kind, item)
+                    _fill_one(target.add(), kind, item, field.json_name)
             else:
                 target.SetInParent()
-                _fill_one(target, kind, value)
+                _fill_one(target, kind, value, field.json_name)
         elif repeated:
             getattr(message, name).extend(
                 x for x in (_scalar(kind, field, v) for v in value) if x is not None)
