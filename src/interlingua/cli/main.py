@@ -1266,6 +1266,18 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
                    as_json=as_json, work=work, on_interrupt=progress.resume_hint))
 
 
+async def _to_turns_end(events: AsyncGenerator[StreamEvent, None],
+                        ) -> AsyncGenerator[StreamEvent, None]:
+    """``events`` up to the first that ends the task's turn: it finishes, or waits for
+    the user. A v1.0 subscription (and the mesh's) goes on through input-required and
+    auth-required to the task's end; older dialects end there, and so does the command."""
+    async with contextlib.aclosing(events):
+        async for event in events:
+            yield event
+            if event.final:
+                return
+
+
 @main.command("subscribe")
 @click.argument("url", callback=check_agent_url)
 @click.argument("task_id", type=TEXT)
@@ -1281,7 +1293,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
     progress.seq = last_event_id
 
     async def work(client: AnyClient) -> TaskState | None:
-        events = client.subscribe(task_id, last_event_id=last_event_id)
+        events = _to_turns_end(client.subscribe(task_id, last_event_id=last_event_id))
         try:
             return await _show_stream(events, as_json=as_json, url=url, progress=progress)
         except TaskNotFound:
