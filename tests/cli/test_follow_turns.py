@@ -1,5 +1,6 @@
-"""``interlingua subscribe`` against a live server, in each dialect and binding the CLI
-speaks: it stops once the task waits for the user."""
+"""``interlingua subscribe`` and ``interlingua get --wait`` against a live server, in each
+dialect and binding the CLI speaks: both stop once the task waits for the user, and
+``get --wait`` shows a state again only when what it shows has changed."""
 
 from __future__ import annotations
 
@@ -22,19 +23,21 @@ from tests.live import live_grpc_agent
 
 
 async def run_turn(ctx: Context) -> None:
-    """``input PATH`` / ``auth PATH``: reports working, waits until the file PATH
-    exists, then asks for input or for authentication."""
+    """``input PATH`` / ``auth PATH`` / ``done PATH``: reports working, waits until the
+    file PATH exists, then asks for input, for authentication, or completes."""
     command, _, gate = ctx.text.partition(" ")
     await ctx.update("looking")
     while not Path(gate).exists():
         await asyncio.sleep(0.01)
     if command == "input":
         await ctx.require_input("Go on?")
-    else:
+    elif command == "auth":
         await ctx.require_auth("Sign in first")
+    else:
+        await ctx.complete("found it", artifact="the answer", name="answer")
 
 
-waiter = Agent("Waiter", "Waits for a file, then asks.", run_turn)
+waiter = Agent("Waiter", "Waits for a file, then asks or answers.", run_turn)
 
 #: how each dialect and binding is reached: (dialect, binding); None: the card's choice
 WAYS = [(None, None), ("1.1", "jsonrpc"), ("1.0", "jsonrpc"), ("1.0", "rest"), ("1.0", "grpc"),
@@ -137,3 +140,23 @@ def test_subscribe_stops_when_the_task_comes_to_wait_for_authentication(
     assert working < asked, out
     assert "Sign in first" in result.stdout
     assert out[-1].startswith("The agent waits for an answer: interlingua stream "), out
+
+
+@pytest.mark.parametrize(("dialect", "binding"), WAYS, ids=WAY_IDS)
+def test_get_wait_shows_a_state_once_until_it_changes(
+        where: tuple[str, str], dialect: str | None, binding: str | None,
+        tmp_path: Path) -> None:
+    """The task stays working (with its status message) through a poll or more.
+    Before: v0.1 reads the status message with a new id each time, and each poll
+    printed the same state again."""
+    gate = tmp_path / "gate"
+    task_id = started(where, f"done {gate}", "--no-wait")
+    address, *options = reach(where, dialect, binding)
+    # a poll 0.5 s after the first read finds it as it was
+    result = moved_on(["get", address, task_id, "--wait", *options, "--timeout", "20"], gate,
+                      1.0)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    heads = [line for line in result.stdout.splitlines() if line.startswith("Task ")]
+    assert heads == [f"Task {task_id}  working", f"Task {task_id}  completed"], \
+        result.stdout
+    assert "the answer" in result.stdout

@@ -62,8 +62,13 @@ async def follow_task(client: AnyClient, task_id: str, *, history_length: int | 
 
 
 def _changed(old: Task, new: Task) -> bool:
-    if old.generation and new.generation:
-        return new.generation != old.generation
-    # no generations to compare: what a person would see change
-    return (old.status != new.status or len(old.artifacts) != len(new.artifacts)
-            or old.artifacts != new.artifacts)
+    return _as_seen(old) != _as_seen(new)
+
+
+def _as_seen(task: Task) -> tuple[object, ...]:
+    """What a person sees of ``task`` move on: its state, what its status message says,
+    its artifacts and (A2A 1.1) its generation. Not the message's id, which a dialect
+    that has none (v0.1) makes anew at each read, nor the time of its status."""
+    message = task.status.message
+    said = (message.role, message.parts) if message is not None else None
+    return task.status.state, said, task.artifacts, task.generation
