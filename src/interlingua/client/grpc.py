@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -53,7 +53,7 @@ from .errors import AgentTimeout, BadResponse, ClientError, DialectMismatch, too
 from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
 from .stream import Connection, lagged_or
-from .transport import Transport
+from .transport import CLOSED, Transport
 
 try:
     import grpc
@@ -126,6 +126,21 @@ def target_of(url: str, *, default_tls: bool = False) -> tuple[str, bool]:
     if not target or "/" in target:
         raise ClientError(f"{url!r} is not a gRPC address (host:port)")
     return target, default_tls
+
+
+@contextlib.contextmanager
+def _cut_by_close(closed: Callable[[], bool]) -> Iterator[None]:
+    """Around the await of a call: the call's cancellation by the binding's close (which
+    cancels its channel's calls) is raised as ``ClientError(CLOSED)``, as over HTTP, not
+    as a CancelledError the caller's task would read as its own. A cancel of that task
+    (``cancelling()``) stays a cancel, closed or not."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if closed() and task is not None and not task.cancelling():
+            raise ClientError(CLOSED) from None
+        raise
 
 
 @functools.cache
@@ -248,6 +263,7 @@ class GrpcClientBinding:
         self._options = [*_CHANNEL_OPTIONS, ("grpc.max_receive_message_length",
                                              limit if isinstance(limit, int) else -1)]
         self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
+        self._closed = False
 
     # ------------------------------------------------------------- plumbing
 
@@ -308,6 +324,9 @@ class GrpcClientBinding:
         target, tls = target_of(endpoint.url)
         return codec, service, rpc, request, response_cls, streaming, target, tls
 
+    def _is_closed(self) -> bool:
+        return self._closed
+
     def _error(self, exc: grpc.aio.AioRpcError, target: str) -> Exception:
         details = None
         for key, value in exc.trailing_metadata() or ():
@@ -330,8 +349,9 @@ class GrpcClientBinding:
             f"/{service}/{rpc}", request_serializer=type(request).SerializeToString,
             response_deserializer=response_cls.FromString)
         try:
-            response = await method(request, metadata=self._metadata(endpoint.a2a_version),
-                                    timeout=self._timeout)
+            with _cut_by_close(self._is_closed):
+                response = await method(request, metadata=self._metadata(endpoint.a2a_version),
+                                        timeout=self._timeout)
         except grpc.aio.AioRpcError as exc:
             raise self._error(exc, target) from None
         if response is None:  # grpc logs the deserializer's failure, and gives None
@@ -369,15 +389,17 @@ class GrpcClientBinding:
         # the stream began is raised by the opening, as over HTTP. Nothing within the
         # timeout is the stream's silence, said by its events as an HTTP stream's is.
         try:
-            first = await _next(stream, self._timeout)
+            with _cut_by_close(self._is_closed):
+                first = await _next(stream, self._timeout)
         except grpc.aio.AioRpcError as exc:
             stream.cancel()
             raise self._error(exc, target) from None
-        return GrpcConnection(codec, target, stream, first, self._error,
+        return GrpcConnection(codec, target, stream, first, self._error, self._is_closed,
                               drop_history=_drops_history(service, call),
                               timeout=self._timeout)
 
     async def aclose(self) -> None:
+        self._closed = True  # first: the calls the channels' close cancels read it
         channels, self._channels = self._channels, {}
         for channel in channels.values():
             await channel.close()
@@ -391,12 +413,14 @@ class GrpcConnection(Connection):
     follower resumes as it does over HTTP."""
 
     def __init__(self, codec: Codec, target: str, stream: Any, first: Any,
-                 error: Any, *, drop_history: bool = False,
+                 error: Any, closed: Callable[[], bool], *, drop_history: bool = False,
                  timeout: float | None = None) -> None:
         super().__init__(codec, target)
         self._stream = stream
         self._first = first
         self._to_error = error
+        #: whether the binding was closed (which cancels the stream)
+        self._closed = closed
         #: the task snapshots are given without their history (``_drops_history``)
         self._drop_history = drop_history
         self._timeout = timeout
@@ -413,7 +437,8 @@ class GrpcConnection(Connection):
                 _without_history(message)
             yield _event(message)
             try:
-                message = await _next(self._stream, self._timeout)
+                with _cut_by_close(self._closed):
+                    message = await _next(self._stream, self._timeout)
             except grpc.aio.AioRpcError as exc:
                 err = self._to_error(exc, self.url)
                 # a reader that fell too far behind is told where to resume, as over
@@ -426,10 +451,12 @@ class GrpcConnection(Connection):
             # A stream left after its final event is ended by the agent at once: read
             # it to its end rather than cancel it, so that the call is over, not still
             # finishing in grpc (which would then call back a loop that may be gone).
-            with contextlib.suppress(TimeoutError, grpc.RpcError):
+            # (a close of the client meanwhile ends the drain: the call is over)
+            with contextlib.suppress(TimeoutError, grpc.RpcError, ClientError):
                 async with asyncio.timeout(_DRAIN_SECONDS):
-                    while await stream.read() is not grpc.aio.EOF:
-                        pass
+                    with _cut_by_close(self._closed):
+                        while await stream.read() is not grpc.aio.EOF:
+                            pass
         if not stream.done():
             stream.cancel()
 

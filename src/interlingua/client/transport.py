@@ -230,6 +230,9 @@ class HTTPXTransport(Transport):
 
     def _error(self, url: str, exc: Exception) -> ClientError:
         """An httpx failure as the client error it stands for."""
+        if self.client.is_closed and isinstance(exc, (httpx.TransportError, httpx.StreamError)):
+            # its connection was closed under it by aclose() (from another task)
+            return ClientError(CLOSED)
         if isinstance(exc, httpx.TimeoutException):
             limit = f" within {self._timeout:g} s" if self._timeout is not None else ""
             return AgentTimeout(f"{url} did not answer{limit}")
@@ -269,8 +272,7 @@ class HTTPXTransport(Transport):
         except httpx.DecodingError as exc:  # (not a TransportError: the agent did answer)
             raise _undecodable(url, exc) from None
         except (httpx.TransportError, httpx.StreamError) as exc:
-            reason = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
-            raise AgentUnreachable(f"cannot reach {url}: {reason}") from None
+            raise self._error(url, exc) from None
         return HTTPReply(r.status_code, r.headers, content, str(r.url))
 
     async def _body(self, response: httpx.Response) -> bytes:
@@ -314,6 +316,8 @@ class _HTTPXStreamReply(StreamReply):
         except httpx.DecodingError as exc:
             raise _undecodable(self.url, exc) from None
         except (httpx.TransportError, httpx.StreamError) as exc:
+            if self._transport.client.is_closed:  # closed under the reader: not resumed
+                raise ClientError(CLOSED) from None
             # A reset, a half-sent chunk, a server gone away: the stream broke.
             text = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
             raise AgentUnreachable(f"the stream from {self.url} broke: {text}") from None
