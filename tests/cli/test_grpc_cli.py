@@ -312,3 +312,31 @@ def test_mcp_of_a_grpc_agent_without_a_card_is_exit_1_as_card_is() -> None:
     for done in (card, mcp):
         assert "read it at the agent's HTTP URL" in done.stderr, done.stderr
         assert "--dialect 1.0" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3", None])
+def test_a_bare_address_with_binding_grpc_is_a_grpc_address(where: tuple[str, str],
+                                                             dialect: str | None) -> None:
+    """``send HOST:PORT --binding grpc``: the plain-text gRPC address, as the client
+    takes it with binding="grpc" (the CLI refused it as no agent URL), whichever
+    comes first on the command line."""
+    _, target = where
+    asked = ["--dialect", dialect] if dialect else []
+    for args in (["send", target, "hi", *GRPC], ["send", *GRPC, target, "hi"]):
+        sent = msgspec.json.decode(ok(*args, *asked, "--json").stdout)
+        assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    task_id = sent["task"]["id"]
+    assert ok("get", target, task_id, *GRPC, *asked).stdout.splitlines()[0] == (
+        f"Task {task_id}  completed")
+    # (its card, asked for over gRPC: v0.3's public one, as for grpc://)
+    assert f"Card: grpc://{target} (over gRPC" in ok("card", target, *GRPC).stdout
+
+
+@pytest.mark.parametrize("binding", [None, "jsonrpc", "rest"])
+def test_a_bare_address_without_binding_grpc_stays_refused(where: tuple[str, str],
+                                                           binding: str | None) -> None:
+    url, _ = where
+    bare = url.removeprefix("http://")
+    result = run("send", bare, "hi", *(["--binding", binding] if binding else []))
+    assert result.exit_code == 2
+    assert "is not an agent URL" in result.stderr, result.stderr

@@ -153,7 +153,9 @@ def _client_options(f: F) -> F:
             default=None,
             expose_value=False,
             callback=_keep_binding,
-            help="Use this binding only (default: the card's choice; JSON-RPC with --dialect).",
+            is_eager=True,  # read before URL, which a bare HOST:PORT is only for gRPC
+            help="Use this binding only (default: the card's choice; JSON-RPC with --dialect). "
+                 "With grpc, URL may be a bare HOST:PORT (plain text).",
         ),
         click.option(
             "-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",

@@ -36,7 +36,7 @@ __all__ = ["mcp_command"]
 @click.option("--dialect", type=click.Choice(["1.1", "1.0", "0.3", "0.1"]), default=None,
               help="Speak this A2A dialect to URL as an endpoint (JSON-RPC unless --binding "
                    "says otherwise), without reading the card for it.")
-@click.option("--binding", type=click.Choice(list(BINDINGS)), default=None,
+@click.option("--binding", type=click.Choice(list(BINDINGS)), default=None, is_eager=True,
               help="Use this binding only (default: the card's choice).")
 @click.option("--timeout", type=Seconds(min=0, min_open=True), default=60.0,
               show_default=True, help="Seconds to wait for the agent's answer to a tool call.")

@@ -31,13 +31,23 @@ def check_http_url(ctx: click.Context | None, param: click.Parameter | None,
     return value
 
 
+def _binding_of(ctx: click.Context) -> str | None:
+    """The command's ``--binding``, kept in ``ctx.meta`` or among its parameters."""
+    binding = ctx.meta.get("interlingua.binding", ctx.params.get("binding"))
+    return binding.lower() if isinstance(binding, str) else None
+
+
 def check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An agent's URL: http(s)://, mqtt(s)://HOST/NAMESPACE/AGENT on a mesh, or a
-    gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it: plain text)."""
+    gRPC address, grpc(s)://HOST:PORT (or dns:///HOST:PORT, as cards name it, and a bare
+    HOST:PORT with --binding grpc: plain text)."""
     fault = space_fault(value)
     if fault is not None:  # (checked first: urllib would strip a leading space)
         raise click.BadParameter(f"{value!r} {fault}")
     value = lower_scheme(value)
+    if "://" not in value and value[:4].lower() != "dns:" and _binding_of(ctx) == "grpc":
+        # as the client takes it with binding="grpc" (--binding is read first: eager)
+        value = "grpc://" + value
     if value[:4].lower() == "dns:":
         from ..grpc_wire.address import dns_target
 
