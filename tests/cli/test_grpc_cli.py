@@ -340,3 +340,24 @@ def test_a_bare_address_without_binding_grpc_stays_refused(where: tuple[str, str
     result = run("send", bare, "hi", *(["--binding", binding] if binding else []))
     assert result.exit_code == 2
     assert "is not an agent URL" in result.stderr, result.stderr
+
+
+#: every way subscribe speaks: WAYS, and v0.1 (JSON-RPC alone)
+SUBSCRIBE_WAYS = [*WAYS, ("jsonrpc", "0.1")]
+
+
+@pytest.mark.parametrize("way", SUBSCRIBE_WAYS, ids=["-".join(w) for w in SUBSCRIBE_WAYS])
+def test_subscribe_to_a_finished_task_shows_how_it_ended_on_every_binding(
+        where: tuple[str, str], way: tuple[str, str]) -> None:
+    """A fresh ``subscribe`` to a task already finished shows the task as it ended, its
+    artifacts with it, in every dialect and binding (v0.3 and v0.1, whose agent answers
+    with the final status alone, showed "completed" and nothing of the answer)."""
+    url, _ = where
+    sent = msgspec.json.decode(ok("send", url, "data", "--json", "--dialect", "1.0").stdout)
+    task_id = sent["task"]["id"]
+    at = _over(where, *way)
+    if way[1] == "0.1":
+        at = [*at[:1], "--dialect", "0.1"]  # (v0.1 has JSON-RPC alone)
+    shown = ok("subscribe", *at[:1], task_id, *at[1:]).stdout
+    assert shown.splitlines()[0] == f"Task {task_id}  completed", shown
+    assert "Artifacts (1)" in shown and '"answer": 42' in shown, shown

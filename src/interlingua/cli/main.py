@@ -1280,6 +1280,17 @@ async def _to_turns_end(events: AsyncGenerator[StreamEvent, None],
                 return
 
 
+async def _after(first: StreamEvent | None, events: AsyncGenerator[StreamEvent, None],
+                 ) -> AsyncGenerator[StreamEvent, None]:
+    """``first`` (read ahead; None: the stream was empty), then the rest of ``events``."""
+    async with contextlib.aclosing(events):
+        if first is None:
+            return
+        yield first
+        async for event in events:
+            yield event
+
+
 @main.command("subscribe")
 @click.argument("url", callback=check_agent_url)
 @click.argument("task_id", type=TEXT)
@@ -1294,9 +1305,29 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
     progress = _Progress(url, task_id)
     progress.seq = last_event_id
 
+    async def ended(client: AnyClient) -> TaskState | None:
+        """The task as it ended, shown as ``send`` would have; None: it has not."""
+        task = await client.get_task(task_id)
+        if task.status.state not in TERMINAL_STATES:
+            return None
+        if as_json:
+            click.echo((client.last_result or b"null").decode("utf-8", "replace"))
+        else:
+            output.print_result(output.console(), task, url=url)
+        return task.status.state
+
     async def work(client: AnyClient) -> TaskState | None:
         events = _to_turns_end(client.subscribe(task_id, last_event_id=last_event_id))
         try:
+            if last_event_id is None and not as_json:
+                first = await anext(events, None)
+                if first is not None and isinstance(first.item, StatusUpdate) \
+                        and first.state in TERMINAL_STATES:
+                    # A v0.3 (v0.1) agent answers for a finished task with its final
+                    # status alone: shown whole, artifacts too, as in v1.0 (below)
+                    await events.aclose()
+                    return await ended(client) or first.state
+                events = _after(first, events)
             return await _show_stream(events, as_json=as_json, url=url, progress=progress)
         except TaskNotFound:
             raise
@@ -1306,14 +1337,10 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
             # ended, as `send` would have. (A resume from an event id is not refused.)
             if last_event_id is not None or progress.state is not None:
                 raise
-            task = await client.get_task(task_id)
-            if task.status.state not in TERMINAL_STATES:
+            state = await ended(client)
+            if state is None:
                 raise
-            if as_json:
-                click.echo((client.last_result or b"null").decode("utf-8", "replace"))
-            else:
-                output.print_result(output.console(), task, url=url)
-            return task.status.state
+            return state
 
     _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
                    as_json=as_json, work=work, on_interrupt=progress.resume_hint))
