@@ -46,7 +46,15 @@ def test_card_of_a_grpc_address_is_read_over_grpc(where: tuple[str, str]) -> Non
     done = interlingua("card", f"grpc://{target}")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Test assistant  version 2.1.0\n")
-    assert f"GRPC       0.3   dns:///{target}  (used by default)" in done.stdout
+    # v0.3's card lists v0.3's interfaces alone, while commands without --dialect speak
+    # v1.0 here: none of them is marked, and what they speak is said
+    assert f"GRPC       0.3   dns:///{target}\n" in done.stdout
+    assert "(used by default)" not in done.stdout
+    assert "Used by default: gRPC v1.0 where the agent serves it, else v0.3 (--dialect " \
+        "chooses)" in done.stdout
+    chosen = interlingua("card", f"grpc://{target}", "--dialect", "0.3")
+    assert f"GRPC       0.3   dns:///{target}  (used by default)" in chosen.stdout
+    assert "Used by default:" not in chosen.stdout
     assert f"Card: grpc://{target} (over gRPC: v0.3 GetAgentCard)" in done.stdout
     raw = msgspec.json.decode(interlingua("card", f"grpc://{target}", "--json").stdout)
     assert raw["name"] == "Test assistant" and raw["url"] == url + "/"

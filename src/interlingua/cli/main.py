@@ -899,8 +899,12 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
             if i.binding.upper() == "GRPC") if d in BINDINGS["grpc"].dialects]
         used = client.dialect or ""
         rpc = f"v{used} {rpc_of(used, GetExtendedCard())}"
+        # without --dialect, commands speak v1.0 where the agent serves it, which its
+        # v0.3 card does not list: no interface of it is marked as theirs
+        default = None if dialect else "gRPC v1.0 where the agent serves it, else v0.3 " \
+            "(--dialect chooses)"
         output.print_card(output.console(), card, endpoints=spoken,
-                          card_url=f"{url} (over gRPC: {rpc})")
+                          card_url=f"{url} (over gRPC: {rpc})", default=default)
 
     # v0.3's GetAgentCard answers with the public card; v1.0 has only the extended one
     _run(url, dialect=dialect or "0.3", headers=headers, timeout=timeout, insecure=insecure,

@@ -271,7 +271,11 @@ def print_card(
     endpoints: list[Endpoint],
     card_url: str | None,
     also: list[str] | None = None,
+    default: str | None = None,
 ) -> None:
+    """``default``: what commands at this address speak without --dialect, said on a
+    line of its own where no interface of the card is it (a gRPC address, whose v0.3
+    card lists its v0.3 interfaces alone); else the interface they use is marked."""
     out.print(_label(card.name) + _t(f"  version {card.version}", style="dim"))
     if card.description:
         out.print(Text("  ") + _t(card.description))
@@ -282,7 +286,7 @@ def print_card(
         out.print(_label("Documentation: ") + _t(card.documentation_url))
 
     out.print(_label("Interfaces"))
-    preferred = endpoints[0] if endpoints else None
+    preferred = endpoints[0] if endpoints and default is None else None
     marked = False
     for iface in card.interfaces:
         line = Text("  ") + _t(f"{iface.binding:<10} {iface.protocol_version:<5} {iface.url}")
@@ -307,6 +311,8 @@ def print_card(
         out.print(_label("Dialects: ") + _t(spoken))
     else:
         out.print(_label("Dialects: ") + Text("none this client speaks"))
+    if default is not None:
+        out.print(_label("Used by default: ") + _t(default))
 
     caps = card.capabilities
     out.print(
