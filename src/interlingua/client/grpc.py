@@ -389,8 +389,7 @@ class GrpcClientBinding:
         # the stream began is raised by the opening, as over HTTP. Nothing within the
         # timeout is the stream's silence, said by its events as an HTTP stream's is.
         try:
-            with _cut_by_close(self._is_closed):
-                first = await _next(stream, self._timeout)
+            first = await _next(stream, self._timeout, self._is_closed)
         except grpc.aio.AioRpcError as exc:
             stream.cancel()
             raise self._error(exc, target) from None
@@ -437,8 +436,7 @@ class GrpcConnection(Connection):
                 _without_history(message)
             yield _event(message)
             try:
-                with _cut_by_close(self._closed):
-                    message = await _next(self._stream, self._timeout)
+                message = await _next(self._stream, self._timeout, self._closed)
             except grpc.aio.AioRpcError as exc:
                 err = self._to_error(exc, self.url)
                 # a reader that fell too far behind is told where to resume, as over
@@ -465,13 +463,15 @@ class GrpcConnection(Connection):
 _SILENT = object()
 
 
-async def _next(stream: Any, timeout: float | None) -> Any:
+async def _next(stream: Any, timeout: float | None, closed: Callable[[], bool]) -> Any:
     """The stream's next message (``grpc.aio.EOF`` at its end), or ``_SILENT`` when none
     came within ``timeout`` seconds. The read given up cancels the call (grpc's way):
-    the stream is over, and a follower subscribes again."""
+    the stream is over, and a follower subscribes again. A read the client's close cut
+    is ``ClientError(CLOSED)`` (``_cut_by_close``)."""
     try:
-        async with asyncio.timeout(timeout):
-            return await stream.read()
+        with _cut_by_close(closed):
+            async with asyncio.timeout(timeout):
+                return await stream.read()
     except TimeoutError:
         return _SILENT
 
