@@ -84,6 +84,7 @@ from .serve import (
     serve,
 )
 from .stores import store_problem
+from .subscription import to_where_it_stands
 from .urls import check_agent_url, check_http_url
 
 if TYPE_CHECKING:
@@ -1272,18 +1273,6 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
                    as_json=as_json, work=work, on_interrupt=progress.resume_hint))
 
 
-async def _to_turns_end(events: AsyncGenerator[StreamEvent, None],
-                        ) -> AsyncGenerator[StreamEvent, None]:
-    """``events`` up to the first that ends the task's turn: it finishes, or waits for
-    the user. A v1.0 subscription (and the mesh's) goes on through input-required and
-    auth-required to the task's end; older dialects end there, and so does the command."""
-    async with contextlib.aclosing(events):
-        async for event in events:
-            yield event
-            if event.final:
-                return
-
-
 async def _after(first: StreamEvent | None, events: AsyncGenerator[StreamEvent, None],
                  ) -> AsyncGenerator[StreamEvent, None]:
     """``first`` (read ahead; None: the stream was empty), then the rest of ``events``."""
@@ -1321,7 +1310,7 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
         return task.status.state
 
     async def work(client: AnyClient) -> TaskState | None:
-        events = _to_turns_end(client.subscribe(task_id, last_event_id=last_event_id))
+        events = to_where_it_stands(client, task_id, last_event_id)
         try:
             if last_event_id is None and not as_json:
                 first = await anext(events, None)
