@@ -465,6 +465,8 @@ _ERROR_TYPE = {
     "INVALID_REQUEST": "InvalidRequestError",
     "PARSE_ERROR": "JSONParseError",
     "METHOD_NOT_FOUND": "MethodNotFoundError",
+    # a wrong verb (405) is a kind of method not found, whose code (-32601) it carries
+    "METHOD_NOT_ALLOWED": "MethodNotFoundError",
     "INTERNAL_ERROR": "InternalError",
 }
 
