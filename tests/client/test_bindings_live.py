@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from interlingua import Agent, Context
-from interlingua.client import Client
+from interlingua.client import Client, DialectMismatch
 from interlingua.core.calls import (
     DeletePushConfig,
     GetPushConfig,
@@ -125,6 +125,46 @@ async def test_errors_carry_the_same_message(clients: dict[tuple[str, str], Clie
 #: every way, and JSON-RPC's older dialects, whose errors have fewer codes
 ERROR_WAYS = [*WAYS, ("jsonrpc", "0.1")]
 KEYS = {"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdef"}
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_a_config_id_the_task_has_not_is_not_found_in_every_dialect(
+        urls: tuple[str, str], way: tuple[str, str]) -> None:
+    """docs/push.md §Rules: a get of a config the task has not is TaskNotFound naming it,
+    in every dialect, and a v0.1 config's id is its task's (before: v0.1's client dropped
+    the id, answering the task's one config, its id None)."""
+    async with _client(urls, way) as client:
+        task = await client.send("hello")
+        made = await client.call(SetPushConfig(
+            task_id=task.id, config=PushConfig(url="http://127.0.0.1:9/hook", token="tok")))
+        assert isinstance(made, PushConfig)
+        with pytest.raises(TaskNotFound) as raised:
+            await client.call(GetPushConfig(task_id=task.id, config_id="no-such-config"))
+        assert raised.value.message == (f"Not found: task {task.id} has no push "
+                                        "notification config with id 'no-such-config'")
+        assert await client.call(GetPushConfig(task_id=task.id)) == made
+        if way[1] == "0.1":
+            assert made.id == task.id
+            assert await client.call(GetPushConfig(task_id=task.id, config_id=task.id)) == made
+
+
+@pytest.mark.parametrize("way", ERROR_WAYS, ids=["-".join(w) for w in ERROR_WAYS])
+async def test_a_delete_of_a_config_id_the_task_has_not_keeps_its_configs(
+        urls: tuple[str, str], way: tuple[str, str]) -> None:
+    """docs/push.md §Rules: a delete of an unknown id succeeds (it is gone); v0.1, which
+    has no delete, says so rather than answering anything."""
+    async with _client(urls, way) as client, _client(urls, ("jsonrpc", "1.0")) as v1:
+        task = await client.send("hello")
+        made = await client.call(SetPushConfig(
+            task_id=task.id, config=PushConfig(url="http://127.0.0.1:9/hook", token="tok")))
+        delete = DeletePushConfig(task_id=task.id, config_id="no-such-config")
+        if way[1] == "0.1":
+            with pytest.raises(DialectMismatch):
+                await client.call(delete)
+        else:
+            assert await client.call(delete) is None
+        kept = await v1.call(ListPushConfigs(task_id=task.id))
+        assert isinstance(made, PushConfig) and [c.token for c in kept] == ["tok"]
 
 
 async def _only_alice(principal: Principal, operation: str, task: object, skill: object) -> bool:

@@ -120,7 +120,9 @@ def test_push_config_result_round_trip(config: PushConfig) -> None:
         GetPushConfig(task_id=config.task_id),
     ):
         wire = codec.encode_result(call, config)
-        assert codec.decode_result(call, wire) == config
+        # read back named by its task, as v0.1 names a task's one config
+        assert codec.decode_result(call, wire) == msgspec.structs.replace(
+            config, id=config.task_id)
 
 
 @settings(max_examples=examples(100))
@@ -342,8 +344,9 @@ def test_push_config_result_takes_task_id_from_the_call() -> None:
         GetPushConfig(task_id="t9"), PushConfig(url="https://x/hook", id="c")
     )
     assert _doc(wire) == {"id": "t9", "pushNotificationConfig": {"url": "https://x/hook"}}
+    # its id is the task's: v0.1 names a task's one config so
     assert codec.decode_result(GetPushConfig(task_id="t9"), wire) == PushConfig(
-        url="https://x/hook", task_id="t9"
+        url="https://x/hook", id="t9", task_id="t9"
     )
     # null: no (or a cleared) config (spec §6.10)
     null = b'{"id":"t9","pushNotificationConfig":null}'

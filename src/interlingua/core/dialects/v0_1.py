@@ -57,7 +57,9 @@ from ..errors import (
     RateLimitExceeded,
     ResourceUnavailable,
     StreamingNotSupported,
+    TaskNotFound,
     UnsupportedOperation,
+    quoted,
 )
 from ..lifecycle import RETURN_STATES
 from ..parts import get_text, new_id
@@ -490,7 +492,8 @@ class V01Codec(FamilyCodec):
             config = self.push_config_out(call.config)
             return WTaskPushConfig(id=call.task_id, push_notification_config=config)
         if isinstance(call, c.GetPushConfig):
-            # one config per task in v0.1: a config id has nothing to select
+            # one config per task in v0.1, named by the task: another id is told
+            # apart once answered (``result_in``), the agent's own refusals first
             return _w.TaskIdParams(id=call.task_id)
         return super().params_out(call)
 
@@ -507,9 +510,19 @@ class V01Codec(FamilyCodec):
             return self.task_in(self.read_result(WTask, data))
         if isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
             tp = self.read_result(WTaskPushConfig, data)
+            task_id = tp.id or call.task_id
+            if isinstance(call, c.GetPushConfig) and call.config_id \
+                    and call.config_id != call.task_id:
+                # a config the task has not, in v0.1's words: TaskNotFound as the
+                # agent says it in the other dialects (docs/push.md), never its one
+                raise TaskNotFound(
+                    f"Not found: task {call.task_id} has no push notification config "
+                    f"with id {quoted(call.config_id)}")
             if tp.push_notification_config is None:
                 return None  # spec §6.10: no (or a cleared) config
-            return self.push_config_in(tp.push_notification_config, tp.id or call.task_id)
+            config = self.push_config_in(tp.push_notification_config, task_id)
+            config.id = task_id  # a v0.1 config is named by its task (docs/push.md)
+            return config
         raise self.unsupported(call)
 
 
