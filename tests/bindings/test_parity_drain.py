@@ -20,7 +20,7 @@ from .test_parity import AGENT, send
 #: what each binding answers a send refused by a drain
 UNAVAILABLE: dict[str, tuple[Any, str]] = {
     "jsonrpc-1.0": (503, "-32603"), "jsonrpc-0.3": (503, "-32603"),
-    "rest-1.0": (503, "RESOURCE_UNAVAILABLE"), "rest-0.3": (503, ""),
+    "rest-1.0": (503, "RESOURCE_UNAVAILABLE"), "rest-0.3": (503, "InternalError"),
     "grpc-1.0": ("UNAVAILABLE", "RESOURCE_UNAVAILABLE"),
     "grpc-0.3": ("UNAVAILABLE", "RESOURCE_UNAVAILABLE"),
 }

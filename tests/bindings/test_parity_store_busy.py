@@ -24,7 +24,7 @@ from .test_parity_drain import UNAVAILABLE
 #: event: the error as each binding writes one inside a stream (the HTTP status of a
 #: JSON-RPC stream, the status an HTTP+JSON v1.0 error carries, none in v0.3's)
 IN_STREAM = {**UNAVAILABLE, "jsonrpc-1.0": (200, "-32603"), "jsonrpc-0.3": (200, "-32603"),
-             "rest-0.3": (0, "")}
+             "rest-0.3": (0, "InternalError")}
 
 
 @pytest.fixture

@@ -247,7 +247,7 @@ def test_an_http_error_carries_its_data_both_ways(name: str) -> None:
     body = codec.encode_http_error(error, status)
     # as a stream's error event is read (no status: a 503 alone is a proxy's too)
     read = codec.decode_http_error(msgspec.json.decode(body))
-    assert read is not None, body
+    assert type(read) is ResourceUnavailable, body
     if name == "0.3-pj":
         assert read.data == msgspec.json.decode(body)["data"] == data
     else:  # in an ErrorInfo's metadata, whose values are strings

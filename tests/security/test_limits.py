@@ -258,6 +258,38 @@ async def test_executor_cap_rejects(dialect: str) -> None:
             assert listed.json()["result"]["totalSize"] == 3
 
 
+async def test_executor_cap_refusal_names_its_error_over_v03_http_json() -> None:
+    """v0.3's HTTP+JSON names every error but an auth refusal by its type and code:
+    the busy refusal too, as JSON-RPC names it (-32603), with its 503; the client
+    reads it as the agent being unavailable."""
+    from interlingua.client import Client
+    from interlingua.core.errors import ResourceUnavailable
+
+    gate = Gate()
+    limits = Limits(max_running=1, when_busy="reject")
+
+    def send(text: str) -> dict[str, Any]:
+        return {"request": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                            "content": [{"text": text}]}}
+
+    with serve_agent(Agent("Gate", "d", gate), auth=two_keys(), limits=limits) as url:
+        async with httpx.AsyncClient(timeout=30) as c:
+            held = asyncio.ensure_future(c.post(url + "/v1/message:send", json=send("a"),
+                                                headers=ALICE))
+            async with asyncio.timeout(20):
+                while gate.started < 1:
+                    await asyncio.sleep(0.01)
+            r = await c.post(url + "/v1/message:send", json=send("b"), headers=ALICE)
+            assert r.status_code == 503, r.text
+            assert r.json() == {"code": -32603, "type": "InternalError", "message":
+                                "The agent is busy (1 tasks running); try again later"}
+            async with Client(url, headers=ALICE, binding="rest", dialect="0.3") as client:
+                with pytest.raises(ResourceUnavailable, match="agent is busy"):
+                    await client.send("c")
+            gate.release.set()
+            assert (await held).status_code == 200
+
+
 async def test_executor_cap_queues() -> None:
     gate = Gate()
     limits = Limits(max_running=2, when_busy="queue", max_queued=3)

@@ -456,6 +456,9 @@ _ERROR_TYPE = {
     "UNSUPPORTED_OPERATION": "UnsupportedOperationError",
     "CONTENT_TYPE_NOT_SUPPORTED": "ContentTypeNotSupportedError",
     "INVALID_AGENT_RESPONSE": "InvalidAgentResponseError",
+    # none for "unavailable" (busy, draining, a store out of reach) either: InternalError,
+    # as its JSON-RPC code is, and read back as unavailable by its 503
+    "RESOURCE_UNAVAILABLE": "InternalError",
     "EXTENDED_AGENT_CARD_NOT_CONFIGURED": "ExtendedAgentCardNotConfiguredError",
     # v0.3 has no error of these: its code is InvalidRequest's (-32600, ``_codes.py``),
     # and so is its type, or the two SDKs would read two errors in one body
@@ -503,6 +506,11 @@ _STATUS_ERRORS: dict[int, type[A2AError]] = {
 }
 
 
+def _stopped_at(data: Any) -> bool:
+    """Whether an error's data says where a stream stopped (its error event has no status)."""
+    return isinstance(data, dict) and "lastEventId" in data
+
+
 class V03ProtoJSONCodec(Codec):
     """v0.3 objects in ProtoJSON, over the v0.3 family codec. Its ``methods`` are the
     v0.3 JSON-RPC method names, by which bindings name its operations."""
@@ -539,6 +547,9 @@ class V03ProtoJSONCodec(Codec):
                           task_route: bool = False) -> A2AError | None:
         # a v0.3 route may answer the v1.0 body too (a2a-sdk 1.x's v0.3 compatibility routes)
         err = self._typed_error(doc) or decode_status(doc)
+        if type(err) is InternalError and (status == 503 or _stopped_at(err.data)):
+            # unavailable, which v0.3 names InternalError: told apart by its 503 or stop
+            return ResourceUnavailable(err.message, data=err.data)
         if (err is not None or not isinstance(doc, dict) or "message" not in doc
                 or not set(doc) <= {"message", "data"}):
             return err
@@ -547,7 +558,7 @@ class V03ProtoJSONCodec(Codec):
         if status == 404 and task_route:
             return TaskNotFound(message, data=data)
         cls = _STATUS_ERRORS.get(status)
-        if cls is None and isinstance(data, dict) and "lastEventId" in data:
+        if cls is None and _stopped_at(data):
             cls = ResourceUnavailable  # a stream's error event (no status): where it stopped
         return cls(message, data=data) if cls is not None else None
 
