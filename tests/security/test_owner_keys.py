@@ -14,11 +14,19 @@ import pytest
 
 from interlingua import Agent, create_app
 from interlingua.core.model import TaskState
-from interlingua.server.auth import APIKeyAuth, AuthConfig, BasicAuth, hash_secret
+from interlingua.server.auth import (
+    APIKeyAuth,
+    AuthConfig,
+    BasicAuth,
+    BearerAuth,
+    Principal,
+    hash_secret,
+)
+from interlingua.server.auth.principal import owner_key
 from interlingua.stores import Scope, open_store
 from tests.stores.builders import created, status, ts
 
-from .helpers import serve_agent
+from .helpers import Issuer, serve_agent
 
 KEY = "alice-key-" + "k" * 20
 PASSWORD = "alice-password-1234"
@@ -75,11 +83,12 @@ def test_a_credential_header_sent_twice_is_refused() -> None:
         assert r.status_code == 401
 
 
-async def _old_store(path: Path) -> None:
-    """A SQLite store as written before owners were keyed: alice's task under 'alice'."""
+async def _old_store(path: Path, owner: str = "alice") -> None:
+    """A SQLite store as written before owners were keyed: the task of ``owner`` under
+    its bare id."""
     store = open_store(f"sqlite:///{path}")
     await store.open()
-    await store.create_task(Scope("", "alice"), [created("t-old"),
+    await store.create_task(Scope("", owner), [created("t-old"),
                                                 status("t-old", TaskState.COMPLETED, ts(1))],
                             dialect="1.0", now=ts(1))
     await store.close()
@@ -139,3 +148,38 @@ async def test_serve_refuses_such_a_store_in_one_line(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "legacy_owner_scheme" in lines[0], done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_owner_keys_tell_every_principal_apart_and_keep_plain_ones_as_they_were() -> None:
+    """One key per (scheme, issuer, id), whatever ``:`` and ``%`` the parts hold (a
+    plain ``:`` join took issuer ``A`` + subject ``B:C`` for ``A:B`` + ``C``); keys
+    of parts without them are as before, so stored tasks stay their owners'."""
+    parts = ["", "a", ":", "%", "a:b", "b:", ":b", "%3A", "a%3Ab", "a%b", "https://x",
+             "https://x:1", "https://x:1:victim"]
+    principals = {(scheme, issuer, pid) for scheme in ("bearer", "apiKey", "custom", "x:y",
+                                                       "x%3Ay")
+                  for issuer in (parts if scheme == "bearer" else [""])
+                  for pid in parts if pid}
+    keys = {Principal(id=pid, scheme=scheme, claims={"iss": issuer} if issuer else {}).owner
+            for scheme, issuer, pid in principals}
+    assert len(keys) == len(principals)
+    assert owner_key("bearer", "alice", "https://id.example") == "bearer:https://id.example:alice"
+    assert owner_key("apiKey", "team:alice") == "apiKey:team:alice"
+    assert owner_key("basic", "alice") == "basic:alice"
+    assert owner_key("", "alice") == "custom:alice"
+    assert owner_key("bearer", "user:1%", "https://id.example") == \
+        "bearer:https://id.example:user%3A1%25"
+
+
+async def test_an_old_store_is_rekeyed_as_tokens_name_their_subjects(tmp_path: Path) -> None:
+    """A bare owner id holding ``:`` is re-keyed as a token naming it is keyed now."""
+    db = tmp_path / "tasks.db"
+    await _old_store(db, owner="user:1%")
+    issuer = Issuer()
+    auth = AuthConfig(schemes={"bearer": BearerAuth(issuer=issuer.iss, audience="a2a-test",
+                                                    keys=issuer.jwks)})
+    headers = {"Authorization": f"Bearer {issuer.token('user:1%')}", "A2A-Version": "1.0"}
+    with serve_agent(AGENT, auth=auth, store=f"sqlite:///{db}") as url, \
+            httpx.Client(timeout=10) as c:
+        got = c.post(url + "/", headers=headers, json=_rpc("GetTask", {"id": "t-old"}))
+        assert got.json()["result"]["id"] == "t-old", got.text

@@ -226,7 +226,7 @@ def check_services(store: str, bus: str, auth: AuthConfig | None = None,
                 raise StoreError(str(exc)) from None
             try:
                 if auth is not None and not await opened.owners_namespaced():
-                    auth.legacy_owner_prefix()  # RuntimeError when it cannot be told
+                    auth.legacy_owner_of()  # RuntimeError when it cannot be told
                 await _written(opened, store)
             except RuntimeError as exc:
                 raise StoreError(str(exc)) from None

@@ -159,8 +159,8 @@ class Engine:
 
     ``authorizer``, ``admission``, ``gate`` and ``push``: the ports of
     ``server/ports.py`` (default: everything allowed, no limits, no push).
-    ``legacy_owner_prefix``: how to re-key a store whose owners predate keys
-    by scheme (``AuthConfig.legacy_owner_prefix``).
+    ``legacy_owner_of``: how to re-key a store whose owners predate keys
+    by scheme (``AuthConfig.legacy_owner_of``).
     ``output_nesting``: the levels the agent's statuses and artifacts may nest
     (``Limits.max_nesting``; core/nesting.py).
     """
@@ -178,7 +178,7 @@ class Engine:
         admission: Admission = NO_ADMISSION,
         gate: TurnGate | None = None,
         push: PushHooks = NO_PUSH,
-        legacy_owner_prefix: Callable[[], str] | None = None,
+        legacy_owner_of: Callable[[], Callable[[str], str]] | None = None,
         hooks: Hooks | None = None,
         output_nesting: int = CARRIED,
     ) -> None:
@@ -191,7 +191,7 @@ class Engine:
         self.authorizer = authorizer
         self.admission = admission
         self.push = push
-        self._legacy_owner_prefix = legacy_owner_prefix
+        self._legacy_owner_of = legacy_owner_of
         #: where observers hook in (``interlingua.hooks``): empty unless one registers
         self.hooks = hooks = hooks if hooks is not None else Hooks()
         self._stream_hooks = hooks.streams
@@ -282,7 +282,7 @@ class Engine:
             await self.store.open()
             await self.peers.join()
             try:
-                await self.recovery.key_owners_by_scheme(self._legacy_owner_prefix)
+                await self.recovery.key_owners_by_scheme(self._legacy_owner_of)
             except BaseException:
                 await self.store.close()
                 raise

@@ -58,12 +58,13 @@ class Recovery:
         #: other processes that no bus tells of)
         self.on_heartbeat: list[Callable[[], Awaitable[None]]] = []
 
-    async def key_owners_by_scheme(self, legacy_prefix: Callable[[], str] | None) -> None:
+    async def key_owners_by_scheme(
+            self, legacy_owner_of: Callable[[], Callable[[str], str]] | None) -> None:
         """Re-key the owners of a store written before owners were namespaced by
-        scheme, once (``legacy_prefix`` says with what; it raises when unsure)."""
-        if legacy_prefix is None or await self.migrations.owners_namespaced():
+        scheme, once (``legacy_owner_of`` says with what; it raises when unsure)."""
+        if legacy_owner_of is None or await self.migrations.owners_namespaced():
             return
-        n = await self.migrations.namespace_owners(legacy_prefix())
+        n = await self.migrations.namespace_owners(legacy_owner_of())
         log.warning("task owners keyed by scheme: %d task(s) re-keyed", n)
 
     async def keep_lease(self) -> None:

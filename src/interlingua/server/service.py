@@ -142,7 +142,7 @@ class Service:
                              card=self._card, authorizer=self.security,
                              admission=self.security, gate=self.security.executors,
                              push=self.push,
-                             legacy_owner_prefix=auth.legacy_owner_prefix
+                             legacy_owner_of=auth.legacy_owner_of
                              if auth is not None else None,
                              hooks=self.hooks,
                              output_nesting=self.security.limits.max_nesting or ENCODED)

@@ -476,9 +476,9 @@ class MigrationPort(Protocol):
         """Whether task owners are keyed by scheme (``scheme:id``), as they are now."""
         ...
 
-    async def namespace_owners(self, prefix: str) -> int:
-        """Put ``prefix`` before every owner id of a store from before owners were
-        keyed by scheme, and mark it keyed; returns how many tasks changed."""
+    async def namespace_owners(self, owner_of: Callable[[str], str]) -> int:
+        """Re-key every owner id of a store from before owners were keyed by scheme
+        as ``owner_of`` says, and mark it keyed; returns how many tasks changed."""
         ...
 
 

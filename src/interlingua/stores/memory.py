@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -565,7 +565,7 @@ class MemoryStore(MemoryOutbox):
     async def owners_namespaced(self) -> bool:
         return True  # nothing outlives the process: every owner was keyed as it is now
 
-    async def namespace_owners(self, prefix: str) -> int:
+    async def namespace_owners(self, owner_of: Callable[[str], str]) -> int:
         return 0
 
     def _check_lease(self, lease: int | None) -> None:

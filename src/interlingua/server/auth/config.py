@@ -84,17 +84,17 @@ class AuthConfig(msgspec.Struct, kw_only=True):
                     raise ValueError(f"security requirement names {name!r}, which is not "
                                      f"one of the schemes ({', '.join(self.schemes)})")
 
-    def legacy_owner_prefix(self) -> str:
-        """What to put before the owner ids of a store from before owners were
-        namespaced (``Principal.owner``); ``RuntimeError`` when it cannot be told."""
+    def legacy_owner_of(self) -> Callable[[str], str]:
+        """The owner (``Principal.owner``) of an owner id of a store from before owners
+        were namespaced; ``RuntimeError`` when it cannot be told."""
         if self.legacy_owner_scheme is not None:
             if self.legacy_owner_scheme not in self.schemes:
                 raise RuntimeError(
                     f"legacy_owner_scheme {self.legacy_owner_scheme!r} is not one of the "
                     f"schemes ({', '.join(self.schemes)})")
-            return self.schemes[self.legacy_owner_scheme].owner_prefix()
+            return self.schemes[self.legacy_owner_scheme].owner_of
         if len(self.schemes) == 1:
-            return next(iter(self.schemes.values())).owner_prefix()
+            return next(iter(self.schemes.values())).owner_of
         raise RuntimeError(
             "the store holds tasks whose owners were recorded before owners were namespaced "
             f"by scheme, and several schemes are configured ({', '.join(self.schemes)}): "

@@ -62,8 +62,8 @@ class BearerAuth(Authenticator):
     auth_scheme = "Bearer"
     principal_scheme = "bearer"
 
-    def owner_prefix(self) -> str:
-        return owner_key("bearer", "", self.issuer or "")
+    def owner_of(self, principal_id: str) -> str:
+        return owner_key("bearer", principal_id, self.issuer or "")
 
     def __init__(
         self,

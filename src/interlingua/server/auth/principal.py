@@ -49,7 +49,16 @@ ANONYMOUS = Principal(id="")
 
 
 def owner_key(scheme: str, principal_id: str, issuer: str = "") -> str:
-    """``scheme:id`` (``bearer:issuer:id`` for tokens), as ``Principal.owner``."""
+    """``scheme:id`` (``bearer:issuer:id`` for tokens), as ``Principal.owner``.
+
+    One key per principal: the scheme ends at the first ``:``, and a token's subject
+    at the last, so ``%`` and ``:`` are escaped in those two (issuers, URLs, keep
+    theirs). Keys without either character in them are as they always were."""
     if scheme == "bearer":
-        return f"bearer:{issuer}:{principal_id}"
-    return f"{scheme or 'custom'}:{principal_id}"
+        return f"bearer:{issuer}:{_escaped(principal_id)}"
+    return f"{_escaped(scheme or 'custom')}:{principal_id}"
+
+
+def _escaped(text: str) -> str:
+    return text.replace("%", "%25").replace(":", "%3A")
+

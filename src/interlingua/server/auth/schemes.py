@@ -163,9 +163,9 @@ class Authenticator:
     #: the ``Principal.scheme`` of the principals it vouches for
     principal_scheme = "custom"
 
-    def owner_prefix(self) -> str:
-        """What ``Principal.owner`` puts before the ids of its principals."""
-        return owner_key(self.principal_scheme, "")
+    def owner_of(self, principal_id: str) -> str:
+        """``Principal.owner`` of its principal ``principal_id``."""
+        return owner_key(self.principal_scheme, principal_id)
 
 
 # --------------------------------------------------------------------- API key

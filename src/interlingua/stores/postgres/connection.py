@@ -240,7 +240,7 @@ class Database:
         # it holds was written keyed.
         return True
 
-    async def namespace_owners(self, prefix: str) -> int:
+    async def namespace_owners(self, owner_of: Callable[[str], str]) -> int:
         return 0
 
     async def open(self) -> None:

@@ -127,12 +127,14 @@ def owners_namespaced(conn: sqlite3.Connection) -> bool:
     return row is not None and row[0] == "namespaced"
 
 
-def namespace_owners(conn: sqlite3.Connection, prefix: str) -> int:
+def namespace_owners(conn: sqlite3.Connection, owner_of: Callable[[str], str]) -> int:
     if owners_namespaced(conn):
         return 0
-    n = conn.execute("UPDATE tasks SET owner = ? || owner WHERE owner != ''", (prefix,)).rowcount
+    # the auth's function, not a prefix: an id may be escaped in its owner
+    conn.create_function("owner_of", 1, owner_of, deterministic=True)
+    n = conn.execute("UPDATE tasks SET owner = owner_of(owner) WHERE owner != ''").rowcount
     for table in ("task_counts", "task_messages"):
-        conn.execute(f"UPDATE {table} SET owner = ? || owner WHERE owner != ''", (prefix,))
+        conn.execute(f"UPDATE {table} SET owner = owner_of(owner) WHERE owner != ''")
     conn.execute("INSERT INTO meta (key, value) VALUES ('owners', 'namespaced')")
     return n
 

@@ -517,8 +517,8 @@ class SQLiteStore:
     async def owners_namespaced(self) -> bool:
         return await self._run(_own.owners_namespaced)
 
-    async def namespace_owners(self, prefix: str) -> int:
-        return await self._write(_in_transaction(_own.namespace_owners), prefix)
+    async def namespace_owners(self, owner_of: Callable[[str], str]) -> int:
+        return await self._write(_in_transaction(_own.namespace_owners), owner_of)
 
     async def revoke_lease(self, epoch: int, *, unless_after: float | None = None) -> bool:
         return await self._write(_in_transaction(_own.revoke), epoch, unless_after)
