@@ -39,14 +39,17 @@ _enc = msgspec.json.encode
 
 class Refused(Exception):
     """An error answer: its HTTP status, and what the body says (``reason``: the
-    ErrorInfo reason or the JSON-RPC code as text; ``message``)."""
+    ErrorInfo reason or the JSON-RPC code as text; ``message``); ``challenge``: its
+    WWW-Authenticate (a header, gRPC's trailing metadata), if any."""
 
-    def __init__(self, status: int, reason: str, message: str, body: Any) -> None:
+    def __init__(self, status: int, reason: str, message: str, body: Any,
+                 challenge: str | None = None) -> None:
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
         self.reason = reason
         self.message = message
         self.body = body
+        self.challenge = challenge
 
 
 #: what a string of a corrupted request holds in place of its text: not UTF-8
@@ -213,7 +216,8 @@ class JSONRPC(Driver):
     def _refused(self, resp: httpx.Response) -> Refused:
         doc = resp.json()
         err = doc.get("error", {})
-        return Refused(resp.status_code, str(err.get("code")), err.get("message", ""), doc)
+        return Refused(resp.status_code, str(err.get("code")), err.get("message", ""), doc,
+                       resp.headers.get("www-authenticate"))
 
     def corrupted(self, call: c.Call) -> Iterator[tuple[str, Refused | None]]:
         for where, body in json_corruptions(self._body(call)):
@@ -357,7 +361,8 @@ class REST10(REST):
         assert err["code"] == resp.status_code, doc
         infos = [d for d in err.get("details", []) if d.get("@type", "").endswith("ErrorInfo")]
         assert infos and infos[0]["domain"] == "a2a-protocol.org", doc
-        return Refused(resp.status_code, infos[0]["reason"], err["message"], doc)
+        return Refused(resp.status_code, infos[0]["reason"], err["message"], doc,
+                       resp.headers.get("www-authenticate"))
 
     def _stream_error(self, data: bytes) -> Refused:
         err = _any.decode(data)["error"]
@@ -398,7 +403,8 @@ class REST03(REST):
         # Python SDK the other
         if "type" in doc:
             assert V03_TYPE_CODES.get(doc["type"]) == doc["code"], doc
-        return Refused(resp.status_code, doc.get("type", ""), doc["message"], doc)
+        return Refused(resp.status_code, doc.get("type", ""), doc["message"], doc,
+                       resp.headers.get("www-authenticate"))
 
     def _stream_error(self, data: bytes) -> Refused:
         doc = _any.decode(data)
@@ -598,13 +604,15 @@ class GRPC(Driver):
     def _refused_rpc(self, exc: Any) -> Refused:
         from tests.bindings.test_grpc import _Status
 
-        details = dict(exc.trailing_metadata() or ()).get("grpc-status-details-bin")
+        trailers = dict(exc.trailing_metadata() or ())
+        details = trailers.get("grpc-status-details-bin")
         assert details, f"{exc.code()} without grpc-status-details-bin: {exc.details()}"
         status = _Status.parse(details)
         assert status["code"] == exc.code().value[0] and status["message"] == exc.details()
         (info,) = status["details"]
         assert info["domain"] == "a2a-protocol.org", status
-        return Refused(exc.code().name, info["reason"], exc.details(), status)  # type: ignore[arg-type]
+        return Refused(exc.code().name, info["reason"], exc.details(), status,  # type: ignore[arg-type]
+                       trailers.get("www-authenticate"))
 
 
 class GRPC10(GRPC):

@@ -7,7 +7,9 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["ANONYMOUS", "Principal"]
+from ...core.ids import id_fault
+
+__all__ = ["ANONYMOUS", "Principal", "principal_fault"]
 
 
 class Principal(msgspec.Struct, frozen=True, kw_only=True):
@@ -62,3 +64,13 @@ def owner_key(scheme: str, principal_id: str, issuer: str = "") -> str:
 def _escaped(text: str) -> str:
     return text.replace("%", "%25").replace(":", "%3A")
 
+
+def principal_fault(principal: Principal) -> str | None:
+    """What keeps ``principal`` from owning tasks (None: nothing): its id, and a
+    token's issuer, go into its owner, which every store indexes and logs show, so
+    both are held to the rules of ids a caller gives (``core.ids``)."""
+    fault = id_fault(principal.id)
+    if fault is None and principal.scheme == "bearer":
+        fault = id_fault(str(principal.claims.get("iss", "")))
+        return None if fault is None else f"its issuer {fault}"
+    return None if fault is None else f"its id {fault}"

@@ -55,7 +55,7 @@ from ..ports import TaskLookup
 from ..turns import ExecutorGate
 from .config import AuthConfig, Operation
 from .limits import Limits, RateLimited, RateLimiter
-from .principal import ANONYMOUS, Principal
+from .principal import ANONYMOUS, Principal, principal_fault
 from .schemes import Presented
 from .tls import client_certificate
 
@@ -240,7 +240,11 @@ class Security:
             except AuthenticationRequired as exc:
                 failed[name] = exc
                 continue
-            if principal is not None:
+            fault = None if principal is None else principal_fault(principal)
+            if fault is not None:  # a custom scheme's, a certificate's name: held as tokens are
+                failed[name] = AuthenticationRequired(
+                    f"The credentials name a principal that is not a valid id ({fault})")
+            elif principal is not None:
                 found[name] = principal
         short_scopes: list[str] = []
         for req in self._requirements:
