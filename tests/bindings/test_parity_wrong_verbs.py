@@ -59,13 +59,15 @@ def _refused(driver: REST, verb: str, path: str) -> tuple[Refused, httpx.Respons
     return driver._refused(resp), resp
 
 
-@pytest.mark.parametrize("route", list(CALLS))
-@pytest.mark.parametrize("name", list(RESTS))
+#: each generation's routes (v0.3 has none listing tasks)
+CASES = [(name, route) for name in RESTS for route in CALLS
+         if route != "list tasks" or RESTS[name].lists_tasks]
+
+
+@pytest.mark.parametrize(("name", "route"), CASES)
 def test_a_wrong_verb_is_405_naming_an_error(name: str, route: str, url: str,
                                              client: httpx.Client) -> None:
     driver = RESTS[name](client, url)
-    if route == "list tasks" and not driver.lists_tasks:
-        pytest.skip("v0.3 has no route listing tasks")
     _, path, _, _ = driver._route(CALLS[route])
     for verb in ("PUT", "PATCH"):
         refused, resp = _refused(driver, verb, path)
