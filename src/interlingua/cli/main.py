@@ -27,6 +27,7 @@ from ..client import (
     ClientError,
     StreamEvent,
     StreamInterrupted,
+    StreamTimeout,
     TaskNotSettled,
 )
 from ..client.bindings import BINDINGS
@@ -1223,12 +1224,31 @@ class _Progress:
         return "resume with: " + output.again(
             f"interlingua subscribe {self.url} {self.task_id}{after}")
 
+    def no_answer(self, timeout: float) -> str:
+        """What a stream quiet for ``timeout`` seconds ends with: where the task stands
+        and how to go on, in the words of ``send`` past its timeout."""
+        state = f"; task {self.task_id} is {self.state.value}" \
+            if self.task_id is not None and self.state is not None else ""
+        hint = self.resume_hint()
+        return f"no answer within {timeout:g} s{state}" + (f"; {hint}" if hint else "")
+
 
 async def _show_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bool,
-                       url: str, progress: _Progress,
+                       url: str, progress: _Progress, timeout: float,
                        name_the_task: bool = False) -> TaskState | None:
     """Print a stream as it arrives: each event's raw JSON on a line, or for people
-    (``name_the_task``: a send's stream, whose first lines name its task)."""
+    (``name_the_task``: a send's stream, whose first lines name its task). A stream
+    quiet for ``timeout`` seconds ends the command as ``send`` past it does (exit 3)."""
+    try:
+        return await _print_stream(events, as_json=as_json, url=url, progress=progress,
+                                   name_the_task=name_the_task)
+    except StreamTimeout:
+        _fail(progress.no_answer(timeout), EXIT_UNREACHABLE, as_json=as_json)
+
+
+async def _print_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: bool,
+                        url: str, progress: _Progress,
+                        name_the_task: bool) -> TaskState | None:
     async with contextlib.aclosing(events):
         if as_json:
             async for event in events:
@@ -1257,8 +1277,9 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
                    insecure: bool) -> None:
     """Send TEXT to the agent at URL and show what it does as it happens.
 
-    A broken connection is resumed where it broke. With --json, each event's
-    raw JSON is printed on a line of its own.
+    A broken connection is resumed where it broke; an agent silent for --timeout
+    ends the command, naming how to go on. With --json, each event's raw JSON is
+    printed on a line of its own.
     """
 
     progress = _Progress(url, task_id)
@@ -1267,7 +1288,7 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
         events = client.stream(text, task_id=task_id, context_id=context_id, data=data,
                                files=files, history_length=history_length)
         return await _show_stream(events, as_json=as_json, url=url, progress=progress,
-                                  name_the_task=True)
+                                  timeout=timeout, name_the_task=True)
 
     _exit_for(_run(url, dialect=dialect, headers=headers, timeout=timeout, insecure=insecure,
                    as_json=as_json, work=work, on_interrupt=progress.resume_hint))
@@ -1321,7 +1342,8 @@ def subscribe_command(url: str, task_id: str, last_event_id: int | None, as_json
                     await events.aclose()
                     return await ended(client) or first.state
                 events = _after(first, events)
-            return await _show_stream(events, as_json=as_json, url=url, progress=progress)
+            return await _show_stream(events, as_json=as_json, url=url, progress=progress,
+                                      timeout=timeout)
         except TaskNotFound:
             raise
         except A2AError:

@@ -21,7 +21,7 @@ from .generations import GenerationsNotSupported, TaskGenerationMismatch
 from .push_receiver import PushEvent, Receiver, register_receiver
 from .security import CardVerifier, UnverifiedCard, tls_context
 from .session import Run, Session
-from .stream import ResumePolicy, StreamEvent, StreamInterrupted
+from .stream import ResumePolicy, StreamEvent, StreamInterrupted, StreamTimeout
 from .transport import HTTPReply, HTTPXTransport, StreamReply, Transport
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "StreamEvent",
     "StreamInterrupted",
     "StreamReply",
+    "StreamTimeout",
     "TaskGenerationMismatch",
     "TaskNotSettled",
     "Transport",

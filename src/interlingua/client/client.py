@@ -159,7 +159,7 @@ class Client:
     HTTP as over gRPC, not each read of it; a stream, which may last, is held to it
     read by read over HTTP (whose agents send heartbeats) and event by event over gRPC
     (whose streams carry none: an agent quiet for longer between events needs a longer
-    timeout; docs/grpc.md), and is resumed when it goes quiet for longer.
+    timeout; docs/grpc.md): one quiet for longer ends with ``StreamTimeout``, not resumed.
     ``httpx_client`` lets the caller bring (and own) the HTTP client: its
     settings then win over ``timeout`` and ``verify``. ``resume`` says how
     broken streams are resumed (``ResumePolicy()``: 5 attempts with backoff).
@@ -740,7 +740,8 @@ class Client:
         before its final event while the task has finished ends with the task read
         then (``GetTask``: its final state and artifacts; ``event.reconciled``). An
         error the agent sends mid-stream is raised as its ``A2AError``;
-        ``StreamInterrupted`` when resuming failed.
+        ``StreamInterrupted`` when resuming failed; ``StreamTimeout`` when nothing came
+        within the client's timeout.
         """
         msg = make_message(
             message_or_text, task_id=task_id, context_id=context_id, data=data, files=files or ()

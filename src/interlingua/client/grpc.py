@@ -409,7 +409,7 @@ class GrpcConnection(Connection):
 
     ``timeout``: the seconds each event is waited for (None: no limit), as an HTTP
     stream's every read is; a stream silent for longer is ``AgentTimeout``, which the
-    follower resumes as it does over HTTP."""
+    follower ends with ``StreamTimeout`` as over HTTP."""
 
     def __init__(self, codec: Codec, target: str, stream: Any, first: Any,
                  error: Any, closed: Callable[[], bool], *, drop_history: bool = False,
@@ -466,7 +466,7 @@ _SILENT = object()
 async def _next(stream: Any, timeout: float | None, closed: Callable[[], bool]) -> Any:
     """The stream's next message (``grpc.aio.EOF`` at its end), or ``_SILENT`` when none
     came within ``timeout`` seconds. The read given up cancels the call (grpc's way):
-    the stream is over, and a follower subscribes again. A read the client's close cut
+    the stream is over. A read the client's close cut
     is ``ClientError(CLOSED)`` (``_cut_by_close``)."""
     try:
         with _cut_by_close(closed):

@@ -14,11 +14,14 @@ live ones.
 - it ends cleanly once the task is in a final state for the turn (terminal,
   ``input-required`` or ``auth-required``) or the agent answered with a bare
   message;
-- when the connection breaks, goes silent, or ends before such a state, it
-  subscribes to the task again with ``Last-Event-ID`` = the last sequence
-  number received, after an exponential backoff with jitter; attempts that
-  bring nothing new are counted, and after ``ResumePolicy.retries`` of them
-  in a row it gives up with ``StreamInterrupted``;
+- when the connection breaks or ends before such a state, it subscribes to
+  the task again with ``Last-Event-ID`` = the last sequence number received,
+  after an exponential backoff with jitter; attempts that bring nothing new
+  are counted, and after ``ResumePolicy.retries`` of them in a row it gives
+  up with ``StreamInterrupted``;
+- a stream that sends nothing for the client's timeout has not broken: the
+  agent is slower than the caller would wait. It ends at once with
+  ``StreamTimeout`` (an ``AgentTimeout``), naming the task and the last event;
 - a resumption answered 503 or 429 with ``Retry-After`` (a gateway warming up
   after a restart, a server draining or rate-limiting) waits as long as the
   server says, up to ``ResumePolicy.max_retry_after``, before the next attempt
@@ -65,7 +68,14 @@ from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
 from ..core.reading import ascii_int
 from ..core.sse import SSEDecoder, SSEEvent
 from .card import retry_after
-from .errors import AgentUnreachable, BadResponse, ClientError, too_deep, too_large
+from .errors import (
+    AgentTimeout,
+    AgentUnreachable,
+    BadResponse,
+    ClientError,
+    too_deep,
+    too_large,
+)
 from .generations import GenerationTracker, generation_of
 from .transport import HTTPReply, StreamReply
 
@@ -74,6 +84,7 @@ __all__ = [
     "ResumePolicy",
     "StreamEvent",
     "StreamInterrupted",
+    "StreamTimeout",
     "follow",
 ]
 
@@ -170,6 +181,17 @@ class ResumePolicy:
 
 class StreamInterrupted(AgentUnreachable):
     """The stream broke and could not be resumed within the allowed attempts."""
+
+    def __init__(self, message: str, *, task_id: str | None, last_event_id: int | None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.last_event_id = last_event_id
+
+
+class StreamTimeout(AgentTimeout):
+    """The stream sent nothing for the client's timeout: the agent did not answer in
+    time, as a call's ``AgentTimeout`` says. Not resumed (nothing broke):
+    ``subscribe(task_id, last_event_id=...)`` goes on where it stopped."""
 
     def __init__(self, message: str, *, task_id: str | None, last_event_id: int | None) -> None:
         super().__init__(message)
@@ -357,6 +379,8 @@ async def follow(
         end: tuple[Task, bytes] | None = None
         #: the seconds the server said to wait (a 503 or 429 with ``Retry-After``)
         later: float | None = None
+        #: the connection sent nothing within the timeout (an agent slow, not a break)
+        quiet = False
         try:
             conn = await open_stream(call, state.last)
         except (A2AError, ClientError) as exc:
@@ -408,6 +432,7 @@ async def follow(
                         and state.task_id is not None):
                     end = await _quietly(finished, state.task_id)
                 reason = str(exc)
+                quiet = isinstance(exc, AgentTimeout)
             except TaskNotFound:
                 raise
             except A2AError:
@@ -423,6 +448,8 @@ async def follow(
             yield StreamEvent(None, task, raw, reconciled=True)
             return
         task_id = state.task_id
+        if quiet:
+            raise _gone_quiet(reason, task_id, state.last)
         if task_id is None:
             raise StreamInterrupted(
                 f"the stream broke before it named its task, so it cannot be resumed ({reason})",
@@ -530,6 +557,13 @@ class _Position:
         task, raw = await self.reconcile(self.task_id)
         self.generations.reconciled(task.generation)
         return StreamEvent(event.seq, task, raw, reconciled=True)
+
+
+def _gone_quiet(reason: str, task_id: str | None, last: int | None) -> StreamTimeout:
+    after = f" after event {last}" if last is not None else ""
+    what = f"the stream of task {task_id}" if task_id is not None else "the stream"
+    return StreamTimeout(f"{what} stopped{after}: {reason}", task_id=task_id,
+                         last_event_id=last)
 
 
 def _given_up(policy: ResumePolicy, last: int | None) -> str:
