@@ -291,9 +291,9 @@ def test_tasks_table_filters_and_pages(agent_url: str) -> None:
     assert page["totalSize"] == 2
 
 
-def test_tasks_in_v03_is_an_error(agent_url: str) -> None:
+def test_tasks_in_v03_is_bad_usage(agent_url: str) -> None:
     result = run("tasks", agent_url, "--dialect", "0.3")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "needs A2A 1.0" in result.stderr
 
 

@@ -23,6 +23,7 @@ def _cases() -> list[tuple[str, list[str], int]]:
                                "postgresql://nobody@127.0.0.1:1/db"], 3),
         ("unknown option", ["send", "{url}", "hi", "--bogus"], 2),
         ("bad URL", ["send", "notaurl", "hi"], 2),
+        ("a call the dialect lacks", ["tasks", "{url}", "--dialect", "0.3"], 2),
         ("agent unreachable", ["card", "http://127.0.0.1:1/"], 3),
         ("serve, port taken", ["serve", "examples/echo.py", "--port", "{port}"], 2),
         ("listen, port taken", ["listen", "--port", "{port}"], 2),

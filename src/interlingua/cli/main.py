@@ -1,7 +1,8 @@
 """The ``interlingua`` command: serve an agent, or talk to any A2A agent.
 
 Exit codes: 0 done; 1 the agent answered with an error (or an invalid
-answer); 2 bad usage (a port that is taken too, a file --save cannot write);
+answer); 2 bad usage (a port that is taken too, a file --save cannot write, a
+call the dialect or binding spoken cannot carry);
 3 the agent could not be reached (or did not answer in time); 4 the task
 ended failed, rejected or canceled; 130 a client command interrupted (Ctrl-C: a server
 command stopped with it exits 0).
@@ -25,6 +26,7 @@ from .. import __version__
 from ..client import (
     AgentUnreachable,
     ClientError,
+    DialectMismatch,
     StreamEvent,
     StreamInterrupted,
     StreamTimeout,
@@ -225,6 +227,10 @@ def _run(
                     and on_interrupt is not None else None
                 _fail(f"{exc}; {hint}" if hint else str(exc), EXIT_UNREACHABLE,
                       as_json=as_json)
+            except DialectMismatch as exc:
+                # refused here, before anything was sent: what the dialect or binding
+                # spoken cannot carry is the command's asking, as a bad --binding is
+                _fail(str(exc), EXIT_USAGE, as_json=as_json)
             except ClientError as exc:
                 _fail(str(exc), EXIT_A2A_ERROR, as_json=as_json)
 
