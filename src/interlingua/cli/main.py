@@ -25,14 +25,17 @@ import msgspec
 from .. import __version__
 from ..client import (
     AgentUnreachable,
+    Client,
     ClientError,
     DialectMismatch,
+    Endpoint,
     StreamEvent,
     StreamInterrupted,
     StreamTimeout,
     TaskNotSettled,
 )
 from ..client.bindings import BINDINGS
+from ..client.card import interface_of
 from ..client.client import make_message
 from ..clients import AnyClient, client_for
 from ..core.calls import SendMessage
@@ -860,9 +863,12 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
         if as_json:
             _print_raw(client.card_document)
         else:
+            used = await _used_endpoint(client)
             output.print_card(output.console(), card, endpoints=client.endpoints,
                               card_url=client.card_url,
-                              also=_older_readers(client.card_document))
+                              also=_older_readers(client.card_document), used=used,
+                              interface=None if used is None
+                              else interface_of(card, used, client.card_url))
         verifier = getattr(client, "card_verifier", None)
         if verifier is not None:
             # said, as a refusal is: beside the card's JSON, on stderr
@@ -875,9 +881,18 @@ def card_command(url: str, as_json: bool, dialect: str | None, headers: tuple[st
          as_json=as_json, work=work)
 
 
+async def _used_endpoint(client: AnyClient) -> Endpoint | None:
+    """The endpoint the other commands use with this command's options, as the client
+    chooses it (None: the card names none it speaks)."""
+    if not isinstance(client, Client):  # a mesh client: the agent's one address
+        return next(iter(client.endpoints), None)
+    with contextlib.suppress(DialectMismatch):
+        return await client.resolve()
+    return None
+
+
 def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
                     headers: tuple[str, ...], timeout: float, insecure: bool) -> None:
-    from ..client import Endpoint
     from ..client.card import dialect_of_version
     from ..client.grpc import rpc_of
     from ..core.calls import GetExtendedCard
@@ -911,8 +926,10 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
         # v0.3 card does not list: no interface of it is marked as theirs
         default = None if dialect else "gRPC v1.0 where the agent serves it, else v0.3 " \
             "(--dialect chooses)"
+        at = await _used_endpoint(client)
         output.print_card(output.console(), card, endpoints=spoken,
-                          card_url=f"{url} (over gRPC: {rpc})", default=default)
+                          card_url=f"{url} (over gRPC: {rpc})", default=default, used=at,
+                          interface=None if at is None else interface_of(card, at, None))
 
     # v0.3's GetAgentCard answers with the public card; v1.0 has only the extended one
     _run(url, dialect=dialect or "0.3", headers=headers, timeout=timeout, insecure=insecure,

@@ -21,7 +21,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ..client import Endpoint, StreamEvent
-from ..client.card import dialect_of_version
 from ..core.calls import ListTasksResult
 from ..core.model import (
     AgentCard,
@@ -264,6 +263,12 @@ def _scheme(scheme: SecurityScheme) -> str:
     return "mutual TLS"
 
 
+#: the bindings as the Dialects line names them (else as the card does)
+_NAMES = {"JSONRPC": "JSON-RPC"}
+#: ... and as a line naming the one used
+_USED_NAMES = {"JSONRPC": "JSON-RPC", "GRPC": "gRPC"}
+
+
 def print_card(
     out: Console,
     card: AgentCard,
@@ -272,10 +277,14 @@ def print_card(
     card_url: str | None,
     also: list[str] | None = None,
     default: str | None = None,
+    used: Endpoint | None = None,
+    interface: int | None = None,
 ) -> None:
-    """``default``: what commands at this address speak without --dialect, said on a
-    line of its own where no interface of the card is it (a gRPC address, whose v0.3
-    card lists its v0.3 interfaces alone); else the interface they use is marked."""
+    """``used``: the endpoint commands with the same options use, the card's interface
+    ``interface`` (its index; None: one the card does not list, said on a line of its
+    own). ``default``: what commands at this address speak without --dialect, said
+    instead where no interface of the card is it (a gRPC address, whose v0.3 card
+    lists its v0.3 interfaces alone)."""
     out.print(_label(card.name) + _t(f"  version {card.version}", style="dim"))
     if card.description:
         out.print(Text("  ") + _t(card.description))
@@ -286,31 +295,27 @@ def print_card(
         out.print(_label("Documentation: ") + _t(card.documentation_url))
 
     out.print(_label("Interfaces"))
-    preferred = endpoints[0] if endpoints and default is None else None
-    marked = False
-    for iface in card.interfaces:
+    marked = interface if default is None and used is not None else None
+    for n, iface in enumerate(card.interfaces):
         line = Text("  ") + _t(f"{iface.binding:<10} {iface.protocol_version:<5} {iface.url}")
-        if (
-            not marked
-            and preferred is not None
-            and iface.binding.upper() == preferred.binding
-            and dialect_of_version(iface.protocol_version) == preferred.dialect
-        ):
-            marked = True
+        if n == marked:
             line += Text("  (used by default)", style="green")
         out.print(line)
     if endpoints:
-        names = {"JSONRPC": "JSON-RPC"}
         by_binding: dict[str, list[str]] = {}
         for e in endpoints:
             by_binding.setdefault(e.binding, []).append(e.dialect)
         if "JSONRPC" in by_binding:
             by_binding["JSONRPC"] += also or []
-        spoken = "; ".join(f"{names.get(b, b)} {', '.join(dict.fromkeys(d))}"
+        spoken = "; ".join(f"{_NAMES.get(b, b)} {', '.join(dict.fromkeys(d))}"
                            for b, d in by_binding.items())
         out.print(_label("Dialects: ") + _t(spoken))
     else:
         out.print(_label("Dialects: ") + Text("none this client speaks"))
+    if default is None and used is not None and marked is None:
+        # (--dialect: URL itself, which the card need not list)
+        default = (f"{_USED_NAMES.get(used.binding, used.binding)} v{used.dialect} at "
+                   f"{used.url} (the URL given, not an interface of this card)")
     if default is not None:
         out.print(_label("Used by default: ") + _t(default))
 

@@ -28,12 +28,13 @@ import msgspec
 
 from ..core.dialects import SPOKEN
 from ..core.errors import A2AError
-from ..core.model import AgentCard
+from ..core.model import AgentCard, AgentInterface
 from ..core.reading import ascii_int, past_bom
 from ..core.urls import url_below
 from ..grpc_wire.address import dns_target
-from .errors import BadResponse, CardNotFound, DialectMismatch, InvalidCard
+from .errors import BadResponse, CardNotFound, ClientError, DialectMismatch, InvalidCard
 from .generations import GENERATIONS_VERSION
+from .grpc_target import target_of
 from .transport import DEFAULT_TIMEOUT, HTTPReply, Transport
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "dialect_of_version",
     "endpoints",
     "fetch_card",
+    "interface_of",
     "interface_url",
     "minor_version_of",
     "parse_card",
@@ -216,6 +218,48 @@ def endpoints(card: AgentCard, card_url: str | None = None,
             f"agent {card.name!r} offers no interface this client speaks ({speaks}): {what}"
         )
     return found
+
+
+def interface_of(card: AgentCard, endpoint: Endpoint, card_url: str | None) -> int | None:
+    """Which of ``card``'s interfaces ``endpoint`` is (its index, the first such), None
+    when the card lists it in none: the same binding and dialect, at the address calls
+    go to (a gRPC one's ``host:port``; an HTTP one's URL with or without its last slash,
+    the API key carried into its query aside)."""
+    where = _place(endpoint.binding, endpoint.url)
+    for n, iface in enumerate(card.interfaces):
+        if _is(iface, endpoint, where, card_url):
+            return n
+    return None
+
+
+def _is(iface: AgentInterface, endpoint: Endpoint, where: tuple[object, ...],
+        card_url: str | None) -> bool:
+    binding = iface.binding.upper()
+    if binding != endpoint.binding or dialect_of_version(iface.protocol_version) \
+            != endpoint.dialect:
+        return False
+    try:
+        return _place(binding, interface_url(binding, iface.url, card_url)) == where
+    except InvalidCard:
+        return False
+
+
+def _place(binding: str, url: str) -> tuple[object, ...]:
+    """Where calls to ``url`` in ``binding`` go, as comparable."""
+    if binding == "GRPC":
+        try:
+            return target_of(url)
+        except ClientError:
+            return (url,)
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return (url,)
+    scheme = parts.scheme.lower()
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port, parts.path.rstrip("/")
 
 
 def interface_url(binding: str, url: str, card_url: str | None) -> str:

@@ -36,7 +36,6 @@ import contextlib
 import functools
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -46,12 +45,12 @@ from ..core.dialects.v0_3_protojson import card_from_proto
 from ..core.errors import A2AError, InvalidAgentResponse, InvalidParams
 from ..core.reading import ascii_int
 from ..core.trace_context import inject
-from ..grpc_wire.address import dns_target
 from .card import Endpoint
 from .encoding import encode_call
 from .errors import AgentTimeout, BadResponse, ClientError, DialectMismatch, too_large
 from .generations import answered
 from .grpc_status import DETAILS_KEY, error_of
+from .grpc_target import target_of
 from .stream import Connection, lagged_or
 from .transport import CLOSED, Transport
 
@@ -100,32 +99,6 @@ _CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.keepalive_permit_without_calls", 0),
 ]
-
-
-def target_of(url: str, *, default_tls: bool = False) -> tuple[str, bool]:
-    """An endpoint's URL -> (grpc target ``host:port``, whether to use TLS)."""
-    text = dns_target(url.strip())
-    scheme, sep, rest = text.partition("://")
-    if sep:
-        scheme = scheme.lower()
-        if scheme not in ("grpc", "grpcs", "http", "https"):
-            raise ClientError(f"{url!r} is not a gRPC address (grpc://host:port)")
-        tls = scheme in ("grpcs", "https")
-        parts = urlsplit(f"//{rest}")
-        try:
-            host, port = parts.hostname or "", parts.port
-        except ValueError:  # (urllib's words name neither the URL nor the range)
-            raise ClientError(f"{url!r} has no valid port (0-65535)") from None
-        if not host:
-            raise ClientError(f"{url!r} names no host")
-        if port is None:
-            port = 443 if tls else 80
-        host = f"[{host}]" if ":" in host else host
-        return f"{host}:{port}", tls
-    target = text.rstrip("/")
-    if not target or "/" in target:
-        raise ClientError(f"{url!r} is not a gRPC address (host:port)")
-    return target, default_tls
 
 
 @contextlib.contextmanager
