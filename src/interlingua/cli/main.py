@@ -44,13 +44,17 @@ from ..core.errors import A2AError, TaskNotFound
 from ..core.lifecycle import LISTABLE_STATES, RETURN_STATES
 from ..core.model import (
     TERMINAL_STATES,
+    DataPart,
     FilePart,
     Message,
+    Part,
     PushConfig,
     StatusUpdate,
     Task,
     TaskState,
+    TextPart,
 )
+from ..core.parts import data_part
 from ..core.urls import http_url
 from ..mesh import mesh_name
 from ..mesh.profiles import profile_of
@@ -936,16 +940,28 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
          as_json=as_json, work=work)
 
 
-def _json_value(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+def _data_part(ctx: click.Context, param: click.Parameter,
+               value: str | None) -> DataPart | None:
+    """``--data``'s JSON as the part it is sent as (None: no --data). Made here, not
+    from the value later: ``null`` is a value to send, not "no --data"."""
     if value is None:
         return None
     TEXT.convert(value, param, ctx)
     try:
-        return msgspec.json.decode(value)
+        return data_part(msgspec.json.decode(value))
     except msgspec.DecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}") from None
     except RecursionError:
         raise click.BadParameter("JSON nested too deeply") from None
+
+
+def _message(text: str, *, task_id: str | None, context_id: str | None,
+             data: DataPart | None, files: tuple[FilePart, ...]) -> Message:
+    """The message ``send`` and ``stream`` send: TEXT, then --data's part and the files."""
+    parts: list[Part] = [TextPart(text=text)]
+    if data is not None:
+        parts.append(data)
+    return make_message(parts, task_id=task_id, context_id=context_id, files=files)
 
 
 def _read_files(ctx: click.Context, param: click.Parameter,
@@ -971,7 +987,7 @@ def _message_options(f: F) -> F:
                      help="Continue this task (e.g. one waiting for input)."),
         click.option("--context-id", default=None, type=TEXT,
                      help="Send within this context (conversation)."),
-        click.option("--data", default=None, callback=_json_value, metavar="JSON",
+        click.option("--data", default=None, callback=_data_part, metavar="JSON",
                      help="Also send this JSON value as a data part."),
         click.option("--file", "files", multiple=True, callback=_read_files,
                      type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -1010,7 +1026,8 @@ def _follow(client: AnyClient, url: str, task_id: str) -> str:
               help="The token the agent sends with each notification to --push-url.")
 @_save_option
 @_client_options
-def send_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
+def send_command(url: str, text: str, task_id: str | None, context_id: str | None,
+                 data: DataPart | None,
                  files: tuple[FilePart, ...], no_wait: bool, history_length: int | None,
                  push_url: str | None, push_token: str | None, save_dir: Path | None,
                  as_json: bool, dialect: str | None, headers: tuple[str, ...], timeout: float,
@@ -1025,8 +1042,8 @@ def send_command(url: str, text: str, task_id: str | None, context_id: str | Non
     push = PushConfig(url=push_url, token=push_token) if push_url else None
 
     async def work(client: AnyClient) -> TaskState | None:
-        message = make_message(text, task_id=task_id, context_id=context_id, data=data,
-                               files=files)
+        message = _message(text, task_id=task_id, context_id=context_id, data=data,
+                           files=files)
         try:
             if no_wait:
                 result = await client.send(message, blocking=False,
@@ -1294,7 +1311,8 @@ async def _print_stream(events: AsyncGenerator[StreamEvent, None], *, as_json: b
 @click.option("--history", "history_length", type=click.IntRange(min=0), default=None,
               help="Ask for at most N messages of history in the task snapshot.")
 @_client_options
-def stream_command(url: str, text: str, task_id: str | None, context_id: str | None, data: Any,
+def stream_command(url: str, text: str, task_id: str | None, context_id: str | None,
+                   data: DataPart | None,
                    files: tuple[FilePart, ...], history_length: int | None, as_json: bool,
                    dialect: str | None, headers: tuple[str, ...], timeout: float,
                    insecure: bool) -> None:
@@ -1308,8 +1326,9 @@ def stream_command(url: str, text: str, task_id: str | None, context_id: str | N
     progress = _Progress(url, task_id)
 
     async def work(client: AnyClient) -> TaskState | None:
-        events = client.stream(text, task_id=task_id, context_id=context_id, data=data,
-                               files=files, history_length=history_length)
+        message = _message(text, task_id=task_id, context_id=context_id, data=data,
+                           files=files)
+        events = client.stream(message, history_length=history_length)
         return await _show_stream(events, as_json=as_json, url=url, progress=progress,
                                   timeout=timeout, name_the_task=True)
 
