@@ -379,29 +379,10 @@ async def follow(
         end: tuple[Task, bytes] | None = None
         #: the seconds the server said to wait (a 503 or 429 with ``Retry-After``)
         later: float | None = None
-        #: the connection sent nothing within the timeout (an agent slow, not a break)
-        quiet = False
         try:
             conn = await open_stream(call, state.last)
         except (A2AError, ClientError) as exc:
-            later = retry_after_of(exc) if resuming else None
-            if later is not None:
-                # "not yet": a gateway warming up after a restart, a server draining,
-                # a rate limit. Asked again when it says (within the policy's bound).
-                reason = str(exc)
-            elif isinstance(exc, (AgentUnreachable, BadResponse)):
-                if not resuming or not _retryable(exc):
-                    raise
-                reason = str(exc)
-            elif isinstance(exc, TaskNotFound) or not isinstance(exc, A2AError):
-                raise
-            else:
-                # A resume refused because the task has finished meanwhile (some
-                # agents refuse to subscribe to a finished task): the stream is over.
-                if resuming and state.task_id is not None:
-                    end = await _quietly(finished, state.task_id)
-                if end is None:
-                    raise
+            reason, later, end = await _unopened(exc, state, resuming, finished)
         else:
             try:
                 async with contextlib.aclosing(state.read(conn)) as events:
@@ -431,8 +412,10 @@ async def follow(
                 if (resuming and not state.progressed and state.last is None
                         and state.task_id is not None):
                     end = await _quietly(finished, state.task_id)
+                if end is None and isinstance(exc, AgentTimeout):
+                    # quiet, not broken: the agent is slower than the caller waits
+                    raise _gone_quiet(str(exc), state.task_id, state.last) from None
                 reason = str(exc)
-                quiet = isinstance(exc, AgentTimeout)
             except TaskNotFound:
                 raise
             except A2AError:
@@ -448,8 +431,6 @@ async def follow(
             yield StreamEvent(None, task, raw, reconciled=True)
             return
         task_id = state.task_id
-        if quiet:
-            raise _gone_quiet(reason, task_id, state.last)
         if task_id is None:
             raise StreamInterrupted(
                 f"the stream broke before it named its task, so it cannot be resumed ({reason})",
@@ -465,6 +446,32 @@ async def follow(
             await policy.sleep(policy.delay(failures, later))
         call = SubscribeToTask(id=task_id, tenant=call.tenant)
         resuming = True
+
+
+async def _unopened(exc: A2AError | ClientError, state: _Position, resuming: bool,
+                    finished: FinishedCheck
+                    ) -> tuple[str, float | None, tuple[Task, bytes] | None]:
+    """A stream's request that failed: why (for a resumption), the seconds its server
+    said to wait, and the task's end where a resumption was refused as the task is
+    over. ``exc`` itself is raised when it is not one to resume."""
+    later = retry_after_of(exc) if resuming else None
+    if later is not None:
+        # "not yet": a gateway warming up after a restart, a server draining, a rate
+        # limit. Asked again when it says (within the policy's bound).
+        return str(exc), later, None
+    if isinstance(exc, (AgentUnreachable, BadResponse)):
+        if not resuming or not _retryable(exc):
+            raise exc
+        return str(exc), None, None
+    if isinstance(exc, TaskNotFound) or not isinstance(exc, A2AError):
+        raise exc
+    # A resume refused because the task has finished meanwhile (some agents refuse
+    # to subscribe to a finished task): the stream is over.
+    end = await _quietly(finished, state.task_id) \
+        if resuming and state.task_id is not None else None
+    if end is None:
+        raise exc
+    return str(exc), None, end
 
 
 async def _quietly(finished: FinishedCheck, task_id: str) -> tuple[Task, bytes] | None:
