@@ -193,6 +193,14 @@ def test_bad_url_exits_2() -> None:
     assert "'ftp://example.com' is not an agent URL: http(s)://" in result.stderr
 
 
+@pytest.mark.parametrize("address", ["localhost:8000", "127.0.0.1:8000/agents/a", "[::1]:9"])
+def test_a_bare_host_and_port_is_refused_naming_the_url_meant(address: str) -> None:
+    result = run("card", address)
+    assert result.exit_code == 2
+    assert "is not an agent URL" in result.stderr
+    assert f"did you mean 'http://{address}'?" in result.stderr, result.stderr
+
+
 def test_unreachable_agent_exits_3() -> None:
     url = f"http://127.0.0.1:{closed_port()}"
     for args in (["card", url], ["send", url, "hi"], ["send", url, "hi", "--dialect", "0.3"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import SplitResult, urlsplit
 
 import click
@@ -35,6 +36,10 @@ def _binding_of(ctx: click.Context) -> str | None:
     """The command's ``--binding``, kept in ``ctx.meta`` or among its parameters."""
     binding = ctx.meta.get("interlingua.binding", ctx.params.get("binding"))
     return binding.lower() if isinstance(binding, str) else None
+
+
+#: a bare HOST:PORT[/PATH] (a name, an IPv4 or a bracketed IPv6 address)
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}(?:/\S*)?")
 
 
 def check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -79,10 +84,12 @@ def check_agent_url(ctx: click.Context, param: click.Parameter, value: str) -> s
         return value
     parts = split_url(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        # HOST:PORT, as curl takes it: named, not guessed (it may be gRPC's, or https)
+        hint = f"; did you mean 'http://{value}'?" if _HOST_PORT.fullmatch(value) else ""
         raise click.BadParameter(
             f"{value!r} is not an agent URL: http(s)://HOST[:PORT][/PATH], a gRPC address "
             "grpc(s)://HOST:PORT, or a mesh agent mqtt(s)://HOST[:PORT]/NAMESPACE/AGENT "
-            "(/ORG/UNIT/AGENT in the A2A-over-MQTT profile)")
+            f"(/ORG/UNIT/AGENT in the A2A-over-MQTT profile){hint}")
     checked = check_http_url(ctx, param, value)
     assert checked is not None
     return checked
