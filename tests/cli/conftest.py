@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.client.agents import agent
-from tests.live import live_agent
+from tests.live import live_agent, live_grpc_agent
 
 
 @pytest.fixture(scope="module")
@@ -14,6 +14,13 @@ def agent_url() -> Iterator[str]:
     """The test assistant (tests/client/agents.py) on a loopback port, memory store."""
     with live_agent(agent) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def where() -> Iterator[tuple[str, str]]:
+    """The test assistant on loopback: its HTTP URL and its gRPC target."""
+    with live_grpc_agent(agent) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")

@@ -6,26 +6,12 @@ where the card marks an interface."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from interlingua.cli.main import main
-from tests.client.agents import agent
-from tests.live import live_grpc_agent
+from tests.cli.ways import run
 
 MARK = "  (used by default)"
-
-
-@pytest.fixture(scope="module")
-def where() -> Iterator[tuple[str, str]]:
-    with live_grpc_agent(agent) as found:
-        yield found
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), prog_name="interlingua")
 
 
 def marked(result: Result) -> list[str]:

@@ -6,36 +6,15 @@ every binding and dialect, from ``send`` and ``stream`` alike. ``null`` was take
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import pytest
-from click.testing import CliRunner, Result
 
-from interlingua.cli.main import main
-from tests.client.agents import agent
-from tests.live import live_grpc_agent
+from tests.cli.ways import address, run
 
 WAYS = ["jsonrpc-1.0", "jsonrpc-0.3", "jsonrpc-0.1", "rest-1.0", "rest-0.3", "grpc-1.0",
         "grpc-0.3"]
-
-
-@pytest.fixture(scope="module")
-def where() -> Iterator[tuple[str, str]]:
-    with live_grpc_agent(agent) as found:
-        yield found
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), prog_name="interlingua")
-
-
-def address(where: tuple[str, str], way: str) -> list[str]:
-    url, target = where
-    binding, _, dialect = way.partition("-")
-    at = f"grpc://{target}" if binding == "grpc" else url
-    return [at, "--binding", binding, "--dialect", dialect]
 
 
 def task_id_of(line: str) -> str:

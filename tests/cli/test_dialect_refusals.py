@@ -5,34 +5,12 @@ said as a usage error's: a message and no code, since no agent answered."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import msgspec
 import pytest
-from click.testing import CliRunner, Result
 
-from interlingua.cli.main import main
-from tests.client.agents import agent
-from tests.live import live_grpc_agent
+from tests.cli.ways import address, run
 
 WAYS = ["jsonrpc-0.3", "jsonrpc-0.1", "rest-0.3", "grpc-0.3"]
-
-
-@pytest.fixture(scope="module")
-def where() -> Iterator[tuple[str, str]]:
-    with live_grpc_agent(agent) as found:
-        yield found
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), prog_name="interlingua")
-
-
-def address(where: tuple[str, str], way: str) -> list[str]:
-    url, target = where
-    binding, _, dialect = way.partition("-")
-    at = f"grpc://{target}" if binding == "grpc" else url
-    return [at, "--binding", binding, "--dialect", dialect]
 
 
 @pytest.mark.parametrize("way", WAYS)

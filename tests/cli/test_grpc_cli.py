@@ -9,24 +9,14 @@ from typing import Any
 
 import msgspec
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from interlingua.cli.main import main
 from interlingua.server.engine import EngineConfig
+from tests.cli.ways import run
 from tests.client.agents import agent
 from tests.live import live_grpc_agent
 
 GRPC = ["--binding", "grpc"]
-
-
-@pytest.fixture(scope="module")
-def where() -> Iterator[tuple[str, str]]:
-    with live_grpc_agent(agent) as found:
-        yield found
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), prog_name="interlingua")
 
 
 def ok(*args: str) -> Result:

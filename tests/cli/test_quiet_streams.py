@@ -8,32 +8,20 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 
 import msgspec
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from interlingua.cli.main import main
-from tests.client.agents import agent
+from tests.cli.ways import run
 from tests.client.test_stream_resume import CuttingProxy
 from tests.e2e.agents import story
-from tests.live import live_agent, live_grpc_agent
+from tests.live import live_agent
 
 # the agent sleeps 30 s: a command that waits for it is this module's likely failure
 pytestmark = pytest.mark.timeout(60)
 
 WAYS = ["jsonrpc-1.0", "jsonrpc-0.3", "rest-1.0", "rest-0.3", "grpc-1.0", "grpc-0.3"]
-
-
-@pytest.fixture(scope="module")
-def where() -> Iterator[tuple[str, str]]:
-    with live_grpc_agent(agent) as found:
-        yield found
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), prog_name="interlingua")
 
 
 def address(where: tuple[str, str], way: str) -> tuple[str, list[str]]:
