@@ -19,7 +19,8 @@ from collections.abc import AsyncGenerator
 from ..client import StreamEvent
 from ..clients import AnyClient
 from ..core import lifecycle
-from ..core.model import Message, StatusUpdate, Task
+from ..core.model import StatusUpdate, Task
+from .follow import said
 
 __all__ = ["to_where_it_stands"]
 
@@ -59,12 +60,8 @@ def _stands_at(task: Task, event: StreamEvent) -> bool:
     item = event.item
     assert isinstance(item, (Task, StatusUpdate))  # an event that sets a state
     now, then = task.status, item.status
-    if now.state != then.state or _said(now.message) != _said(then.message):
+    if now.state != then.state or said(now.message) != said(then.message):
         return False
     if now.timestamp and then.timestamp and now.timestamp != then.timestamp:
         return False
     return not (task.generation and item.generation and task.generation != item.generation)
-
-
-def _said(message: Message | None) -> object:
-    return (message.role, message.parts) if message is not None else None
