@@ -64,9 +64,9 @@ from ..core.errors import (
     AuthorizationFailed,
     ExtendedCardNotConfigured,
     MethodNotFound,
-    TaskNotFound,
     UnsupportedOperation,
     VersionNotSupported,
+    no_push_config,
 )
 from ..core.lifecycle import LISTABLE_STATES
 from ..core.model import (
@@ -861,7 +861,7 @@ class Client:
         id, else the task's first."""
         configs = await self.call(ListPushConfigs(task_id=task_id))
         if not isinstance(configs, list) or not configs:
-            raise TaskNotFound(f"Not found: task {task_id} has no push notification config")
+            raise no_push_config(task_id)
         return next((c for c in configs if c.id == task_id), configs[0])
 
     def _numbered(self, task: Task, call: Call) -> None:

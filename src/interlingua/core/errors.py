@@ -65,6 +65,7 @@ __all__ = [
     "UnsupportedOperation",
     "VersionNotSupported",
     "method_not_found",
+    "no_push_config",
     "quoted",
     "task_not_found",
 ]
@@ -320,6 +321,13 @@ def task_not_found(task_id: str) -> TaskNotFound:
     megabyte id whole (gRPC's trailers could not even carry it)."""
     shown = task_id if len(task_id) <= 64 and task_id.isprintable() else quoted(task_id)
     return TaskNotFound(f"Task not found: {shown}")
+
+
+def no_push_config(task_id: str, config_id: str | None = None) -> TaskNotFound:
+    """``TaskNotFound`` for a push config the task has not (v1.0 §3.1.8), in every
+    dialect: the one named ``config_id``, or (None) any."""
+    named = f" with id {quoted(config_id)}" if config_id is not None else ""
+    return TaskNotFound(f"Not found: task {task_id} has no push notification config{named}")
 
 
 def method_not_found(method: str) -> MethodNotFound:

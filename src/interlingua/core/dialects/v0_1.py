@@ -57,9 +57,8 @@ from ..errors import (
     RateLimitExceeded,
     ResourceUnavailable,
     StreamingNotSupported,
-    TaskNotFound,
     UnsupportedOperation,
-    quoted,
+    no_push_config,
 )
 from ..lifecycle import RETURN_STATES
 from ..parts import get_text, new_id
@@ -515,9 +514,7 @@ class V01Codec(FamilyCodec):
                     and call.config_id != call.task_id:
                 # a config the task has not, in v0.1's words: TaskNotFound as the
                 # agent says it in the other dialects (docs/push.md), never its one
-                raise TaskNotFound(
-                    f"Not found: task {call.task_id} has no push notification config "
-                    f"with id {quoted(call.config_id)}")
+                raise no_push_config(call.task_id, call.config_id)
             if tp.push_notification_config is None:
                 return None  # spec §6.10: no (or a cleared) config
             config = self.push_config_in(tp.push_notification_config, task_id)

@@ -41,7 +41,7 @@ from ...core.calls import (
     SetPushConfig,
 )
 from ...core.dialects import get_codec
-from ...core.errors import InvalidParams, PushNotSupported, TaskNotFound, quoted
+from ...core.errors import InvalidParams, PushNotSupported, no_push_config
 from ...core.ids import id_fault
 from ...core.model import AgentCard, AgentExtension, PushConfig
 from ...core.parts import new_id
@@ -178,14 +178,11 @@ class PushService:
             if call.config_id:
                 found = await store.get_push_config(scope, call.task_id, call.config_id)
                 if found is None:
-                    raise TaskNotFound(
-                        f"Not found: task {call.task_id} has no push notification "
-                        f"config with id {quoted(call.config_id)}")
+                    raise no_push_config(call.task_id, call.config_id)
                 return found.config
             records = await store.list_push_configs(scope, call.task_id)
             if not records:
-                raise TaskNotFound(
-                    f"Not found: task {call.task_id} has no push notification config")
+                raise no_push_config(call.task_id)
             own = next((r for r in records if r.config.id == call.task_id), records[0])
             return own.config
         if isinstance(call, ListPushConfigs):
