@@ -266,7 +266,7 @@ def _scheme(scheme: SecurityScheme) -> str:
 #: the bindings as the Dialects line names them (else as the card does)
 _NAMES = {"JSONRPC": "JSON-RPC"}
 #: ... and as a line naming the one used
-_USED_NAMES = {"JSONRPC": "JSON-RPC", "GRPC": "gRPC"}
+_USED_NAMES = {**_NAMES, "GRPC": "gRPC"}
 
 
 def print_card(
