@@ -581,9 +581,15 @@ class Writer:
             run.flusher = asyncio.get_running_loop().create_task(self.flush_soon(run))
 
     async def flush_soon(self, run: Run) -> None:
-        """``flush``, a failure kept for the executor's next emit (a run's flusher task)."""
+        """``flush`` until nothing is queued, a failure kept for the executor's next
+        emit (a run's flusher task). While it is set an emit only queues: what was
+        queued during a batch's write is written next, here, not left for whatever
+        writes the task after (an executor waiting for a message may write nothing)."""
         try:
             await self.flush(run)
+            # (no await between the last look and the flusher's end below)
+            while run.pending:
+                await self.flush(run)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # handed to the executor at its next emit
