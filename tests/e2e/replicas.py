@@ -80,9 +80,10 @@ def replica_pair(pg_database: str, name: str, kind: type[Replica] = Replica,
 @contextlib.contextmanager
 def sqlite_pair(store: str, kind: type[Replica] = Replica, *, settle: bool = False,
                 **replica: Any) -> Iterator[tuple[Replica, Replica]]:
-    """Two replicas (of ``kind``) on the SQLite file ``store`` with no bus: the first
-    started alone (it migrates the store), then the second; with ``settle``, until each
-    has seen the other's lease (heartbeats 0.5 s apart). Stopped at the end."""
+    """Two replicas (of ``kind``) on the store ``store`` (a SQLite file; a PostgreSQL
+    schema too) with no bus: the first started alone (it migrates the store), then the
+    second; with ``settle``, until each has seen the other's lease (heartbeats 0.5 s
+    apart). Stopped at the end."""
     first = kind(store, "local://", **replica).start()
     second = kind(store, "local://", **replica)
     try:
