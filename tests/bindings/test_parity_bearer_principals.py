@@ -34,7 +34,8 @@ KEY = ECKey.generate_key("P-256", private=True, parameters={"kid": "k1"})
 
 def bearer(iss: str, sub: str) -> dict[str, str]:
     """The headers of a caller with a token ``KEY`` signed for ``iss`` and ``sub``."""
-    claims = {"iss": iss, "sub": sub, "aud": "a2a", "exp": int(time.time()) + 600}
+    # made at import, so valid for a day: a slow run reaches these tests long after
+    claims = {"iss": iss, "sub": sub, "aud": "a2a", "exp": int(time.time()) + 86_400}
     return {"Authorization": "Bearer " + jwt.encode({"alg": "ES256", "kid": "k1"}, claims, KEY)}
 
 
