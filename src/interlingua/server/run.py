@@ -606,16 +606,17 @@ class Writer:
                     events, run.pending = run.pending, []
                     try:
                         try:
-                            await self._write(run, events)
-                        except LeaseLost:
-                            if not await self._lease_retaken(run):
-                                raise
-                            await self._write(run, events)
-                    except ConcurrentModification:
-                        await self._write_caught_up(run, events)
+                            try:
+                                await self._write(run, events)
+                            except LeaseLost:
+                                if not await self._lease_retaken(run):
+                                    raise
+                                await self._write(run, events)
+                        except ConcurrentModification:
+                            await self._write_caught_up(run, events)
                     except BaseException as exc:
-                        # The batch is lost; what follows is checked against what was
-                        # stored.
+                        # The batch is lost (its catch-up's failure too); what follows
+                        # is checked against what was stored.
                         run.pending = []
                         run.pending_state = run.task.status.state
                         run.numbered = run.task.generation
