@@ -292,3 +292,41 @@ async def test_an_a2a_over_mqtt_gateway_keeps_its_agents_across_a_clean_broker_r
                         assert isinstance(task, Task)
                         assert task.status.state is TaskState.COMPLETED, task.status
                         assert task.artifacts[0].parts[0].text == f"after {n}"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("how", ["stopped", "frozen"])
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+async def test_a_call_after_the_broker_went_fails_within_the_client_timeout(
+        layout: str, how: str) -> None:
+    """The broker stops (or hangs: SIGSTOP, its connections open) between two calls of
+    a connected client: the second fails with ``AgentUnreachable`` naming the broker,
+    within the client's ``timeout``. It waited for the broker's acknowledgement of its
+    request for aiomqtt's fixed 10 s, then said only "Operation timed out"."""
+    from interlingua import Agent, client_for
+    from tests.mesh.helpers import in_layout
+
+    async def echo(text: str) -> str:
+        return text
+
+    with private_broker() as broker:
+        async with in_layout(Agent("Echo", "Echoes.", echo), layout, broker.url,
+                             "t" + uuid.uuid4().hex[:10]) as url:
+            async with client_for(url, timeout=3) as client:
+                assert isinstance(await client.send("before"), Task)
+                assert broker.proc is not None
+                if how == "stopped":
+                    broker.stop()  # (the client hears of it only while it calls)
+                else:
+                    broker.proc.send_signal(signal.SIGSTOP)
+                started = time.monotonic()
+                try:
+                    with pytest.raises(AgentUnreachable) as caught:
+                        await client.send("after")
+                    took = time.monotonic() - started
+                finally:
+                    if how == "frozen":
+                        broker.proc.send_signal(signal.SIGCONT)
+            if how == "stopped":
+                broker.start()  # the agent leaves the mesh on a broker that is there
+    assert took < 3 + 1.0, took
+    assert broker.url in str(caught.value)

@@ -7,8 +7,10 @@ sent JSON-encoded (``callDepth: "1"``, ``a2aUserConfig: "{…}"``), as SAM does.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import logging
+import math
 import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -19,10 +21,20 @@ import msgspec
 
 from .topics import MeshURL
 
-__all__ = ["MQTT_MISSING", "Broker", "Inbound", "MeshUnavailable", "PacketTooLarge", "Will",
-           "available", "encode_properties", "ping"]
+__all__ = ["MQTT_MISSING", "PUBLISH_WAIT", "Broker", "Inbound", "MeshUnavailable",
+           "PacketTooLarge", "Will", "available", "encode_properties", "ping", "publish_wait"]
 
 log = logging.getLogger("interlingua.mesh")
+
+#: seconds a publish waits for the broker's acknowledgement, unless told otherwise
+PUBLISH_WAIT = 10.0
+
+
+def publish_wait(timeout: float | None) -> float:
+    """How long a requester whose calls wait ``timeout`` s (None: for ever) waits for
+    the broker to acknowledge a request: no longer than its calls do."""
+    return PUBLISH_WAIT if timeout is None else min(timeout, PUBLISH_WAIT)
+
 
 #: what a command that needs the mesh says when its extra is not installed
 MQTT_MISSING = "the mesh needs the mqtt extra: pip install 'interlingua[mqtt]'"
@@ -134,6 +146,9 @@ class Broker:
         self._client: Any = None
         #: the largest packet the broker takes, as its CONNACK said (None: no bound said)
         self.max_packet: int | None = None
+        #: the bounds of the publishes waiting for their acknowledgement: cut short
+        #: when the connection ends (its acknowledgement will never come)
+        self._acks: set[asyncio.Timeout] = set()
 
     def _make(self) -> Any:
         import aiomqtt
@@ -204,6 +219,13 @@ class Broker:
             self._aio = None  # never connected: nothing to close
             raise MeshUnavailable(f"cannot reach the broker at {self.url.broker}: {exc}") from None
         self._client = self._aio
+        # (aiomqtt's own future, done when this connection ends, lost or closed)
+        self._client._disconnected.add_done_callback(self._cut_acks)
+
+    def _cut_acks(self, _: object) -> None:
+        now = asyncio.get_running_loop().time()
+        for bound in self._acks:
+            bound.reschedule(now)
 
     async def close(self) -> None:
         self._client = None
@@ -272,17 +294,36 @@ class Broker:
 
     async def publish(self, topic: str, payload: bytes, properties: Mapping[str, Any] | None = None,
                       *, response_topic: str | None = None, correlation: bytes | None = None,
-                      qos: int = 1, retain: bool = False, expiry: int | None = None) -> None:
+                      qos: int = 1, retain: bool = False, expiry: int | None = None,
+                      timeout: float = PUBLISH_WAIT) -> None:
         """Publish; ``PacketTooLarge`` (nothing sent) past the broker's Maximum Packet Size.
         ``expiry``: the MQTT 5 Message Expiry Interval, seconds after which the broker
-        delivers the message to no one (one queued for a session that is away is dropped)."""
+        delivers the message to no one (one queued for a session that is away is dropped).
+        ``MeshUnavailable`` when the broker has not acknowledged it within ``timeout`` s,
+        or at once when the connection ends meanwhile."""
         import aiomqtt
 
         client = self._live()
         props = _properties(properties, response_topic, correlation, expiry)
         self._check(topic, payload, props, qos)
+        ended = client._disconnected
         try:
-            await client.publish(topic, payload, qos=qos, properties=props, retain=retain)
+            if ended.done():
+                raise aiomqtt.MqttError("the connection has ended")
+            async with asyncio.timeout(timeout) as bound:
+                self._acks.add(bound)
+                try:
+                    # (bounded here: aiomqtt's own bound cannot be cut short)
+                    await client.publish(topic, payload, qos=qos, properties=props,
+                                         retain=retain, timeout=math.inf)
+                finally:
+                    self._acks.discard(bound)
+        except TimeoutError:
+            if ended.done():
+                raise MeshUnavailable(f"the connection to the broker at {self.url.broker} "
+                                      "was lost") from None
+            raise MeshUnavailable(f"the broker at {self.url.broker} did not acknowledge a "
+                                  f"publish within {timeout:g} s") from None
         except aiomqtt.MqttError as exc:
             raise MeshUnavailable(f"publishing at {self.url.broker}: {exc}") from None
 

@@ -58,7 +58,7 @@ from ..core.errors import InvalidAgentResponse
 from ..core.model import AgentCard, Message
 from ..core.parts import new_id
 from ..core.trace_context import inject as inject_trace
-from .broker import Broker, MeshUnavailable, PacketTooLarge
+from .broker import Broker, MeshUnavailable, PacketTooLarge, publish_wait
 from .client_api import MeshClientAPI, http_only, named_for, with_tls
 from .codec import MESH_CODEC, MESH_PROTOCOL_VERSION, MQTT_BINDING, id_of
 from .reading import ReadingConnection
@@ -212,7 +212,8 @@ class Requester(ReadingConnection):
             # the A2A-over-MQTT profile's layout always set (SAM's agents read replyTo)
             await self._broker.publish(self.topics.request(agent), body, props,
                                        response_topic=props["replyTo"],
-                                       correlation=str(rid).encode(), expiry=expiry)
+                                       correlation=str(rid).encode(), expiry=expiry,
+                                       timeout=publish_wait(self.timeout))
         except MeshUnavailable as exc:
             del self._pending[rid]
             raise AgentUnreachable(str(exc)) from None

@@ -30,7 +30,7 @@ from ...client.transport import DEFAULT_MAX_ANSWER_BYTES
 from ...core.calls import Call
 from ...core.dialects import Codec, get_codec
 from ...core.trace_context import inject as inject_trace
-from ..broker import Broker, Inbound, MeshUnavailable, PacketTooLarge
+from ..broker import Broker, Inbound, MeshUnavailable, PacketTooLarge, publish_wait
 from ..reading import ReadingConnection
 from ..topics import MeshURL
 from .topics import Space
@@ -157,7 +157,8 @@ class EmqxRequester(ReadingConnection):
             try:
                 await self._broker.publish(self.space.request(agent), body, props,
                                            response_topic=self.reply_topic,
-                                           correlation=correlation)
+                                           correlation=correlation,
+                                           timeout=publish_wait(self.timeout))
             except MeshUnavailable as exc:
                 raise AgentUnreachable(str(exc)) from None
             except PacketTooLarge as exc:
