@@ -41,13 +41,14 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from ..bindings.http.sse_writer import encoded_item
 from ..core import jsonrpc
 from ..core.calls import CancelTask, GetTask, SendMessage, SubscribeToTask
+from ..core.dialects import Codec
 from ..core.errors import A2AError, InternalError, InvalidRequest, ResourceUnavailable
 from ..core.lifecycle import RETURN_STATES
 from ..core.model import TERMINAL_STATES, Message, StatusUpdate, Task, TaskState
@@ -63,7 +64,8 @@ from .reading import read_reconnecting
 from .settings import MeshSettings
 from .topics import Topics, check_name, check_task_id, topic_problem
 
-__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "past_the_broker"]
+__all__ = ["REPLY_ROUTE", "MeshAgent", "MeshSettings", "Reply", "past_the_broker",
+           "take_notification"]
 
 log = logging.getLogger("interlingua.mesh")
 
@@ -217,6 +219,23 @@ def past_the_broker(exc: PacketTooLarge) -> AnswerTooLarge:
         f"Internal error: this answer ({exc.size} bytes) would pass the limit of {exc.limit} "
         "bytes for one message that the broker takes (its Maximum Packet Size); ask for "
         "less (no artifacts, a shorter history)")
+
+
+class _Answers(Protocol):
+    #: where a request's answers go (None: nowhere)
+    topic: str | None
+
+
+def take_notification(req: jsonrpc.Request, codec: Codec, answers: _Answers) -> None:
+    """A notification (a request without an id) is never answered (JSON-RPC 2.0 §4.1):
+    ``answers`` are sent nowhere. As over HTTP, it is run, unless it is a stream, which
+    is refused (``InvalidRequest``, unanswered too): a stream's events are answers.
+    Both mesh layouts read requests by this rule."""
+    if req.has_id:
+        return
+    answers.topic = None
+    if req.method in codec.streaming_methods:
+        raise InvalidRequest("Invalid Request: a streaming request needs an id")
 
 
 def _rid_of(exc: A2AError) -> Any:
@@ -507,8 +526,9 @@ class MeshAgent:
 
     async def _answer_error(self, reply: Reply, rid: Any, err: A2AError, why: str) -> None:
         if reply.topic is None:
-            log.warning("a request on %s cannot be answered (no replyTo, response topic "
-                        "or clientId): %s", self.topics.request(self.name), why)
+            log.warning("a request on %s cannot be answered (a notification, or no "
+                        "replyTo, response topic or clientId): %s",
+                        self.topics.request(self.name), why)
             return
         await self._publish(reply.topic, _failure(rid, err), reply)
 
@@ -552,8 +572,7 @@ class MeshAgent:
                 await self._answer_error(reply, None, err, err.message)
                 return
             rid = parsed.id
-            if not parsed.has_id:
-                reply.topic = None  # a notification: nothing is answered
+            take_notification(parsed, MESH_CODEC, reply)
             if unroutable is not None:
                 err = InvalidRequest(f"Invalid Request: {unroutable}")
                 self.door.refused_unread("mqtt", MESH_CODEC, headers, err)

@@ -10,6 +10,8 @@ the front door, every answer on the request's Response Topic.
 - Every answer echoes the Correlation Data: one JSON-RPC response for a call,
   one per event for a stream (``task`` first, then ``statusUpdate`` /
   ``artifactUpdate``; the last has a state that ends the turn).
+  A notification (no ``id``) is never answered: run as over HTTP, unless it is
+  a stream (refused, unanswered), as in SAM's layout (``agent.take_notification``).
 - The requester chooses the task id (``message.taskId``, required): an id no
   task has makes a new task of that id (what this profile alone allows); the id
   of an existing task goes through the front door as over HTTP: the same message
@@ -44,7 +46,7 @@ from ...core.model import Message, Task
 from ...server import dispatch
 from ...server.context import RequestInfo
 from ...server.dispatch import Entry, FrontDoor, Items, Lagged, Unavailable
-from ..agent import past_the_broker
+from ..agent import past_the_broker, take_notification
 from ..broker import Broker, Inbound, MeshUnavailable, PacketTooLarge, Will
 from ..instance import InstanceTaken, claim
 from ..reading import read_reconnecting
@@ -87,19 +89,23 @@ class _Answer:
 
     def __init__(self, agent: EmqxAgent, topic: str, correlation: bytes | None) -> None:
         self.agent = agent
-        self.topic = topic
+        #: None for a notification: nothing is answered
+        self.topic: str | None = topic
         self.correlation = correlation
         self.rid: Any = None
         #: the codec of the request's version, once it is known
         self.codec = CODEC
 
     async def send(self, payload: bytes) -> None:
-        await self.agent._publish(self.topic, payload, self.correlation)
+        if self.topic is not None:
+            await self.agent._publish(self.topic, payload, self.correlation)
 
     def payload(self, result: bytes) -> bytes:
         """The answer carrying ``result``; ``AnswerTooLarge`` when the broker would not
         take it (publishing it would end the agent's connection, and its streams)."""
         payload = _success(self.rid, result)
+        if self.topic is None:
+            return payload
         try:
             self.agent.broker.fits(self.topic, payload, correlation=self.correlation)
         except PacketTooLarge as exc:
@@ -268,6 +274,7 @@ class EmqxAgent:
         # version its ``a2a-version`` asks for
         raw_version = headers.get("a2a-version") or "1.0"
         answer.codec = codec = codec_for(raw_version)
+        take_notification(req, codec, answer)
         streaming = req.method in codec.streaming_methods
         inbound = dispatch.Inbound(binding="mqtt", scope=scope, headers=headers, codec=codec,
                                    method=req.method, payload=req.params,
