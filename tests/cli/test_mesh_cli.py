@@ -63,3 +63,14 @@ async def test_stream_over_the_mesh_shows_the_task_id_first(ns: str) -> None:
         async with MeshClient(f"{BROKER}/{ns}/Story", timeout=10) as client:
             task = await client.get_task(first.group(1))
     assert task.status.state is TaskState.COMPLETED
+
+
+async def test_card_over_the_mesh_waits_no_longer_than_the_timeout(ns: str) -> None:
+    """No agent publishes a card there: ``card --timeout 2`` gives up after 2 s. It
+    waited at least 12 s (a card period and a bit), whatever the timeout said."""
+    proc = await asyncio.create_subprocess_exec(
+        str(SCRIPT), "card", "--timeout", "2", f"{BROKER}/{ns}/Nobody", cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 45)
+    assert proc.returncode == 3, err.decode()
+    assert "Nobody published no card" in err.decode() and "within 2 s" in err.decode(), err

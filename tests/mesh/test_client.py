@@ -7,12 +7,14 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from interlingua import Agent, Context, client_for
 from interlingua.client import ArtifactAssembler, make_message
+from interlingua.client.errors import AgentTimeout, AgentUnreachable
 from interlingua.core.errors import InvalidParams, TaskNotFound
 from interlingua.core.model import ArtifactUpdate, Message, StatusUpdate, Task, TaskState
 from interlingua.mesh.client import MeshClient, task_level
@@ -245,3 +247,18 @@ async def test_a_stray_message_on_the_status_topic_leaves_the_stream_going(
     skipped = [r.getMessage() for r in caplog.records
                if r.levelname == "WARNING" and "skipped" in r.getMessage()]
     assert len(skipped) == len(stray_updates(task_id)), skipped
+
+
+@pytest.mark.parametrize("layout", ["sam", "emqx"])
+async def test_get_card_waits_no_longer_than_the_timeout(layout: str) -> None:
+    """No card of the agent on the mesh: ``get_card`` fails within the client's
+    ``timeout``. SAM's layout waited at least 12 s, the A2A-over-MQTT one 3 s."""
+    need_broker()
+    org, unit = org_unit()
+    url = f"{BROKER}/{org}/Nobody" if layout == "sam" else f"{BROKER}/{org}/{unit}/Nobody"
+    async with client_for(url, timeout=0.5) as client:
+        started = time.monotonic()
+        with pytest.raises((AgentTimeout, AgentUnreachable)):
+            await client.get_card()
+        took = time.monotonic() - started
+    assert took < 0.5 + 1.0, took

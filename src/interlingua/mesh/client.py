@@ -11,7 +11,7 @@ and Correlation Data (the request's id) on every request. Answers are matched to
 a send's id is the id of the task it creates, as SAM's requesters do.
 
 The card comes from the discovery topic (the next time the agent publishes
-it: up to ten seconds). Listing tasks and push notifications have no
+it: up to ten seconds, and no longer than the client's ``timeout``). Listing tasks and push notifications have no
 counterpart on the mesh. A stream is not resumed after a broken connection
 (``subscribe`` picks a running task up again).
 """
@@ -70,6 +70,7 @@ __all__ = ["CARD_WAIT", "MeshClient", "Requester", "mesh_card", "read_update", "
 log = logging.getLogger("interlingua.mesh")
 
 #: how long to wait for an agent's card on the discovery topic (it comes every 10 s)
+#: when a client's calls may wait for ever
 CARD_WAIT = 12.0
 
 
@@ -358,10 +359,12 @@ class MeshClient(MeshClientAPI):
         return [Endpoint(MESH_PROTOCOL_VERSION, self.url, MQTT_BINDING)]
 
     async def get_card(self) -> AgentCard:
-        """The agent's card as it next publishes it on the discovery topic."""
+        """The agent's card as it next publishes it on the discovery topic, within the
+        client's ``timeout`` (``CARD_WAIT`` without one; ``AgentTimeout`` after it).
+        A timeout shorter than the agent's period (10 s) may end before its card comes."""
         if self._card is None:
-            document = await mesh_card(self.mesh, self.topics, self.agent,
-                                       wait=max(CARD_WAIT, self.timeout or 0.0))
+            wait = CARD_WAIT if self.timeout is None else self.timeout
+            document = await mesh_card(self.mesh, self.topics, self.agent, wait=wait)
             return await self._take_card(document, self.mesh.broker)
         return self._card
 

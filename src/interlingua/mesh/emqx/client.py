@@ -134,9 +134,12 @@ class EmqxClient(MeshClientAPI):
         return [Endpoint(PROTOCOL_VERSION, self.url, BINDING, version=version)]
 
     async def get_card(self) -> AgentCard:
-        """The agent's retained card (``AgentUnreachable`` when none is retained)."""
+        """The agent's retained card (``AgentUnreachable`` when none is retained: none
+        came within ``CARD_WAIT``, or the client's shorter ``timeout``)."""
         if self._card is None:
-            document, self.presence = await retained_card(self.mesh, self.space, self.agent)
+            wait = CARD_WAIT if self.timeout is None else min(CARD_WAIT, self.timeout)
+            document, self.presence = await retained_card(self.mesh, self.space, self.agent,
+                                                          wait=wait)
             return await self._take_card(document, self.mesh.broker)
         return self._card
 
