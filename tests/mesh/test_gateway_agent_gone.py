@@ -183,3 +183,34 @@ async def test_a_turn_whose_agent_stops_cleanly_ends_as_the_agent_ends_it(ns: st
             # from an agent on the mesh: the agent that withdrew answers no more (the
             # turn's end waited 10 s, past the grace of a busy machine)
             assert time.monotonic() - stopped < 8
+
+
+@pytest.mark.parametrize("way", ["jsonrpc-1.0", "rest-1.0", "jsonrpc-0.3"])
+async def test_a_cancel_of_a_running_task_whose_agent_was_killed_is_refused(
+        ns: str, way: str) -> None:
+    """The agent cannot be told of the cancel (killed mid-turn, its card not aged out
+    yet): the cancel is refused as not cancelable, in the caller's dialect, and the
+    gateway's task is left working. It was answered canceled at once, while the agent,
+    restarted, ended the same task failed."""
+    binding, _, dialect = way.partition("-")
+    with _agent(ns) as procs:
+        async with _gateway(ns, cancel_grace=1.0) as (url, _), \
+                Client(url + "/agents/Slow/", timeout=60) as client, \
+                Client(url + "/agents/Slow/", binding=binding, dialect=dialect,
+                       timeout=30) as caller:
+            stream = client.stream("30")
+            try:
+                task_id = (await anext(stream)).task_id
+                assert task_id is not None
+                async for event in stream:  # the agent has it
+                    if event.state is TaskState.WORKING:
+                        break
+                _kill(procs[0])
+                began = time.monotonic()
+                with pytest.raises(TaskNotCancelable, match="Slow could not be told"):
+                    await caller.cancel(task_id)
+                assert time.monotonic() - began < 5
+                kept = await caller.get_task(task_id)
+                assert kept.status.state is TaskState.WORKING, kept.status
+            finally:
+                await stream.aclose()

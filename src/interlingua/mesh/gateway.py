@@ -13,10 +13,12 @@ status and artifact updates that come back on the gateway's status topic are
 written into the gateway's own task log as they arrive, and the final Task
 ends the turn. So everything an HTTP client can do with a task works as with
 any interlingua agent: blocking and non-blocking sends, streams, ``tasks/get``,
-resubscribe with ``Last-Event-ID`` (replayed from the gateway's store). A cancel over HTTP cancels the turn here and is passed on to
-the mesh as ``tasks/cancel``; a task canceled on the mesh is canceled here. A task that
-waits for input has no turn here: its cancel goes to the agent first, and one the agent
-refuses or cannot be told of is refused here too.
+resubscribe with ``Last-Event-ID`` (replayed from the gateway's store). A cancel over
+HTTP goes to the agent first, as ``tasks/cancel``, whether a turn of the task runs here
+or it waits for input: once the agent has canceled it, it is canceled here (its turn
+stopped); one the agent refuses, or cannot be told of (it has left the mesh, or does not
+answer within ``cancel_grace``), is refused here too, and the task is left as it was.
+A task canceled on the mesh is canceled here.
 
 Answers come back on ``{ns}/a2a/v1/gateway/response/{gateway}/{task}`` and
 ``{ns}/a2a/v1/gateway/status/{gateway}/{task}``, matched to the turn by id.
@@ -324,10 +326,10 @@ class Gateway:
         return check
 
     def _canceled_there(self, name: str) -> Callable[[Task], Awaitable[None]]:
-        """A cancel of a task that waits for its caller is passed on to the agent before
-        it is made here (no turn runs here to pass it on as it ends). One the agent
-        refuses, or cannot be told of, is refused here saying so: the task is left as
-        the agent has it."""
+        """A cancel is passed on to the agent before it is made here, whether a turn of
+        the task runs here or it waits for its caller. One the agent refuses, or cannot
+        be told of, is refused here saying so: the task is left as it was, not canceled
+        here while the agent ends it otherwise."""
         async def cancel(task: Task) -> None:
             why = "it is not live on the mesh"
             if name in self.live():
@@ -484,6 +486,8 @@ class SamLink:
                 raise
         except (asyncio.CancelledError, TaskCanceled) as exc:
             if canceled_here(ctx, exc):
+                # (a cancel over HTTP was made there first, ``_canceled_there``: this
+                # one is for a turn stopped here otherwise, and is refused there if not)
                 self._spawn(self._cancel_on_mesh(name, task.id))
             raise
         finally:

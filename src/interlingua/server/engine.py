@@ -195,9 +195,9 @@ class Engine:
         #: where observers hook in (``interlingua.hooks``): empty unless one registers
         self.hooks = hooks = hooks if hooks is not None else Hooks()
         self._stream_hooks = hooks.streams
-        #: asked before a cancel of a task that waits for its caller (input-required,
-        #: auth-required: no turn of it runs to be stopped) is written; one raises the
-        #: refusal. A host adds its own: the mesh's gateway has the agent cancel it first
+        #: asked before the cancel of a task not ended (running, or waiting for its
+        #: caller) is written and its turn stopped; one raises the refusal. A host adds
+        #: its own: the mesh's gateway has the agent cancel it first
         self.before_cancel: list[Callable[[Task], Awaitable[None]]] = []
         self.leases = LeaseKeeper(store, interval=config.lease_interval,
                                   timeout=config.lease_timeout, hooks=hooks)
@@ -550,9 +550,8 @@ class Engine:
         if state in TERMINAL_STATES:
             raise TaskNotCancelable(
                 f"Task {call.id} is {state.value} and can no longer be canceled")
-        if state in lifecycle.INTERRUPTED_STATES:
-            for check in self.before_cancel:
-                await check(run.task)
+        for check in self.before_cancel:
+            await check(run.task)
         if elsewhere:
             return await self._cancel_as_stored(run)
         # Cancels have the same effect: one that races the winning one answers

@@ -9,9 +9,9 @@ The gateway's task id is the task id on the mesh (the profile lets the requester
 choose it), so a later turn of an input-required task names the same task
 there. The agent's events are written into the gateway's log as they come; its
 last answer (a ``task``/``message``, or the status that ends the turn) ends the
-turn here as it ended there. A turn canceled here is canceled on the mesh with
-``CancelTask``, and so is a task that waits for input, before it is canceled here
-(``Gateway._canceled_there``).
+turn here as it ended there. A cancel over HTTP is made on the mesh with
+``CancelTask`` before it is made here, for a running task as for one that waits
+for input (``Gateway._canceled_there``).
 """
 
 from __future__ import annotations
