@@ -16,11 +16,12 @@ from collections.abc import Callable
 
 from ..client import Client
 from ..client.generations import GENERATIONS_VERSION, GenerationsNotSupported
+from ..client.standing import said
 from ..clients import AnyClient
 from ..core import lifecycle
-from ..core.model import Message, Task
+from ..core.model import Task
 
-__all__ = ["POLL_PAUSES", "follow_task", "said"]
+__all__ = ["POLL_PAUSES", "follow_task"]
 
 #: seconds between plain polls of an agent without long polls: growing to the last
 POLL_PAUSES = (0.5, 1.0, 2.0, 5.0)
@@ -70,8 +71,3 @@ def _as_seen(task: Task) -> tuple[object, ...]:
     its artifacts and (A2A 1.1) its generation. Not the message's id, which a dialect
     that has none (v0.1) makes anew at each read, nor the time of its status."""
     return task.status.state, said(task.status.message), task.artifacts, task.generation
-
-
-def said(message: Message | None) -> object:
-    """What ``message`` says, comparable: its role and parts, not its id."""
-    return (message.role, message.parts) if message is not None else None

@@ -116,6 +116,7 @@ from .interfaces import carry_query_keys, secure_only
 from .messages import file_from_path, make_message
 from .security import CardVerifier, CertLike, UnverifiedCard
 from .session import Session
+from .standing import to_where_it_stands
 from .stream import Connection, ResumePolicy, StreamEvent, follow
 from .timeouts import checked_timeout
 from .transport import (
@@ -589,7 +590,9 @@ class Client:
             # one in v1.0, an error on the agent's side for every send, where a
             # resume brings its few events. (An agent without event ids ignores it.)
             before = last
-            followed = self.subscribe(turn.answer.id, last_event_id=last)
+            # (the turn tells an earlier turn's end itself: no GetTask at each, as
+            # subscribe asks in older dialects)
+            followed = self._subscription(turn.answer.id, last, await self.resolve())
             async with contextlib.aclosing(followed) as events:
                 async for event in events:
                     last = event.seq if event.seq is not None else last
@@ -778,37 +781,60 @@ class Client:
         event you have) it starts with the event after N, finished task or
         not. A v1.0 agent's stream goes on through input-required and
         auth-required until the task ends; older dialects end it there, as
-        ``stream`` does. Resumes and raises as ``stream`` does.
+        ``stream`` does, once ``GetTask`` finds the task still there: one it has
+        left (replayed after ``last_event_id``, or answered meanwhile) is passed,
+        and the events after it are asked for again. Resumes and raises as
+        ``stream`` does.
         """
         if last_event_id is not None and last_event_id < 0:
             raise ValueError("last_event_id must be a non-negative integer")
-        call = SubscribeToTask(id=task_id)
         endpoint = await self.resolve()
+
+        def after(seq: int | None) -> AsyncGenerator[StreamEvent, None]:
+            return self._subscription(task_id, seq, endpoint, resume)
+
+        async def read() -> tuple[Task, bytes]:
+            return await self._task_now(task_id)
+
+        # an older dialect's stream ends at each question, replayed or live: one the
+        # task has left is passed (standing.py)
+        async with contextlib.aclosing(to_where_it_stands(after, read, last_event_id)) \
+                as events:
+            async for event in events:
+                yield event
+
+    def _subscription(self, task_id: str, last_event_id: int | None, endpoint: Endpoint,
+                      resume: ResumePolicy | None = None
+                      ) -> AsyncGenerator[StreamEvent, None]:
+        """One subscription's events, resumed when it breaks, up to its end (in older
+        dialects, the first status that ends a turn, whether the task is still there)."""
         finished = self._ended if get_codec(endpoint.dialect).follows_interruptions \
             else self._finished
-        async for event in follow(self._open_stream, call, last_event_id=last_event_id,
-                                  policy=resume or self.resume, finished=finished,
-                                  through_interruptions=True,
-                                  reconcile=self._reconcile if endpoint.version else None):
-            yield event
+        return follow(self._open_stream, SubscribeToTask(id=task_id),
+                      last_event_id=last_event_id, policy=resume or self.resume,
+                      finished=finished, through_interruptions=True,
+                      reconcile=self._reconcile if endpoint.version else None)
 
     async def _reconcile(self, task_id: str) -> tuple[Task, bytes]:
         """The task as it stands and its answer as sent: what fills a generation gap."""
         task = await self._task_of(GetTask(id=task_id))
         return task, self.last_result or b""
 
+    async def _task_now(self, task_id: str) -> tuple[Task, bytes]:
+        """The task as it stands and its answer as sent (without its history)."""
+        task = await self.get_task(task_id, history_length=0)
+        return task, self.last_result or b""
+
     async def _ended(self, task_id: str) -> tuple[Task, bytes] | None:
         """The task and its answer as sent, once it is in a terminal state (without its
         history: asked at each end of a stream, whose events carry none)."""
-        task = await self.get_task(task_id, history_length=0)
-        return (task, self.last_result or b"") if task.status.state in TERMINAL_STATES else None
+        task, raw = await self._task_now(task_id)
+        return (task, raw) if task.status.state in TERMINAL_STATES else None
 
     async def _finished(self, task_id: str) -> tuple[Task, bytes] | None:
         """The task and its answer as sent, once its turn is over (without its history)."""
-        task = await self.get_task(task_id, history_length=0)
-        if task.status.state in lifecycle.RETURN_STATES:
-            return task, self.last_result or b""
-        return None
+        task, raw = await self._task_now(task_id)
+        return (task, raw) if task.status.state in lifecycle.RETURN_STATES else None
 
     async def _open_stream(
         self, call: SendMessage | SubscribeToTask, last_event_id: int | None
