@@ -25,6 +25,7 @@ from tests.e2e.agents import story
 from tests.e2e.procs import ServerProcess
 from tests.e2e.sse_client import STREAM_DEADLINE
 from tests.live import live_agent
+from tests.ports import free_port
 
 # Streams that never end are this module's likely failure: fail them quickly.
 pytestmark = pytest.mark.timeout(30)
@@ -234,24 +235,32 @@ async def test_gives_up_after_the_allowed_attempts_with_growing_waits(
         "resuming is switched off" in str(err))
 
 
-def test_server_killed_and_restarted_on_sqlite(tmp_path: Path) -> None:
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+def test_server_killed_and_restarted_on_sqlite(tmp_path: Path, binding: str) -> None:
     """The server dies mid-stream (SIGKILL) and comes back on the same port with
     the same SQLite file: the client reconnects and reads the rest of the log,
-    ending with the failure the restarted server records for the lost run."""
+    ending with the failure the restarted server records for the lost run.
+    Before (gRPC): the attempt after the restart failed at once, "Connection refused"
+    from the attempt before, while grpc's channel waited out a backoff of its own."""
     db = f"sqlite:///{tmp_path}/tasks.db"
-    procs = [ServerProcess("tests/e2e/agents.py:story", db).start()]
+    serving: dict[str, object] = {}
+    if binding == "grpc":
+        serving = {"grpc_port": free_port(), "bindings": ("jsonrpc", "rest", "grpc")}
+    procs = [ServerProcess("tests/e2e/agents.py:story", db, **serving).start()]
+    url = (f"grpc://127.0.0.1:{serving['grpc_port']}" if binding == "grpc"
+           else procs[0].url + "/")
     sleeps: list[float] = []
 
     async def sleep_then_restart(seconds: float) -> None:
         sleeps.append(seconds)
         if len(sleeps) == 2:  # the first attempt found nothing listening
-            procs.append(await asyncio.to_thread(
-                ServerProcess("tests/e2e/agents.py:story", db, port=procs[0].port).start))
+            procs.append(await asyncio.to_thread(ServerProcess(
+                "tests/e2e/agents.py:story", db, port=procs[0].port, **serving).start))
 
     async def run() -> list[StreamEvent]:
         events: list[StreamEvent] = []
         resume = ResumePolicy(retries=3, sleep=sleep_then_restart)
-        async with Client(procs[0].url + "/", dialect="1.0", resume=resume) as client, \
+        async with Client(url, dialect="1.0", resume=resume) as client, \
                 asyncio.timeout(STREAM_DEADLINE):
             async for e in client.stream("1000 0.01"):
                 events.append(e)
@@ -271,3 +280,37 @@ def test_server_killed_and_restarted_on_sqlite(tmp_path: Path) -> None:
              if isinstance(e.item, ArtifactUpdate)]
     assert texts == [f"chunk {i};" for i in range(len(texts))]
     assert events[-1].state is TaskState.FAILED and events[-1].final
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+def test_server_killed_for_good_is_given_up_on_promptly(tmp_path: Path, binding: str) -> None:
+    """Each attempt dials the server anew (over gRPC too, with no channel of its own
+    backoff): nothing there, the stream is given up after the policy's attempts, and a
+    call after it is refused at once, neither waiting for a server that is gone."""
+    serving: dict[str, object] = {}
+    if binding == "grpc":
+        serving = {"grpc_port": free_port(), "bindings": ("jsonrpc", "rest", "grpc")}
+    proc = ServerProcess("tests/e2e/agents.py:story", f"sqlite:///{tmp_path}/tasks.db",
+                         **serving).start()
+    url = (f"grpc://127.0.0.1:{serving['grpc_port']}" if binding == "grpc"
+           else proc.url + "/")
+    sleeps = Sleeps()
+
+    async def run() -> None:
+        seen = 0
+        async with Client(url, dialect="1.0", resume=ResumePolicy(retries=3, sleep=sleeps),
+                          timeout=5) as client, asyncio.timeout(10):
+            with pytest.raises(StreamInterrupted) as info:
+                async for _ in client.stream("1000 0.01"):
+                    seen += 1
+                    if seen == 8:
+                        proc.kill()
+            assert info.value.task_id is not None
+            with pytest.raises(AgentUnreachable):
+                await client.get_task(info.value.task_id)
+
+    try:
+        asyncio.run(run())
+    finally:
+        proc.stop()
+    assert len(sleeps.calls) == 3

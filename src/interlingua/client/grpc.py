@@ -93,11 +93,19 @@ _V1_ALWAYS: dict[str, dict[str, Any]] = {
 #: how long a closed stream is read for its end before it is cancelled
 _DRAIN_SECONDS = 0.25
 
+#: a channel whose connect failed (refused, unresolved, a handshake refused)
+_FAILED = grpc.ChannelConnectivity.TRANSIENT_FAILURE
+#: how long calls on a failed channel, which fail at once, are let end when it is replaced
+_RETIRE_GRACE_SECONDS = 1.0
+
 _CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", -1),
     # a stream that waits for a long task notices a dead connection
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.keepalive_permit_without_calls", 0),
+    # a channel's own connections: those of grpc's process-wide pool keep the backoff of
+    # a failed connect, which a new channel (``_channel``) would wait out as well
+    ("grpc.use_local_subchannel_pool", 1),
 ]
 
 
@@ -240,16 +248,25 @@ class GrpcClientBinding:
 
     # ------------------------------------------------------------- plumbing
 
-    def _channel(self, target: str, tls: bool) -> grpc.aio.Channel:
-        found = self._channels.get((target, tls))
+    async def _channel(self, target: str, tls: bool) -> grpc.aio.Channel:
+        key = (target, tls)
+        found = self._channels.get(key)
+        if found is not None and found.get_state() is _FAILED:
+            # grpc fails every call on a channel whose connect failed, at once, until a
+            # reconnect backoff of its own (1 s, growing) runs out, though the server is
+            # back: a new channel dials now, so each attempt (a stream's resumption by
+            # ResumePolicy's schedule) reaches the server if it is there
+            self._channels[key] = fresh = self._new_channel(target, tls)
+            await found.close(_RETIRE_GRACE_SECONDS)
+            return fresh
         if found is None:
-            if tls:
-                found = grpc.aio.secure_channel(target, self._credentials(),
-                                                options=self._options)
-            else:
-                found = grpc.aio.insecure_channel(target, options=self._options)
-            self._channels[(target, tls)] = found
+            self._channels[key] = found = self._new_channel(target, tls)
         return found
+
+    def _new_channel(self, target: str, tls: bool) -> grpc.aio.Channel:
+        if tls:
+            return grpc.aio.secure_channel(target, self._credentials(), options=self._options)
+        return grpc.aio.insecure_channel(target, options=self._options)
 
     def _credentials(self) -> grpc.ChannelCredentials:
         verify, cert = self._verify, self._cert
@@ -318,7 +335,7 @@ class GrpcClientBinding:
 
     async def call(self, endpoint: Endpoint, call: Call) -> tuple[Result, bytes]:
         codec, service, rpc, request, response_cls, _, target, tls = self._prepare(endpoint, call)
-        method = self._channel(target, tls).unary_unary(
+        method = (await self._channel(target, tls)).unary_unary(
             f"/{service}/{rpc}", request_serializer=type(request).SerializeToString,
             response_deserializer=response_cls.FromString)
         try:
@@ -354,7 +371,7 @@ class GrpcClientBinding:
             metadata.append((LAST_EVENT_ID, str(last_event_id)))
         if not streaming:  # pragma: no cover - the codecs name streaming RPCs for streams
             raise DialectMismatch(f"{rpc} does not stream")
-        method = self._channel(target, tls).unary_stream(
+        method = (await self._channel(target, tls)).unary_stream(
             f"/{service}/{rpc}", request_serializer=type(request).SerializeToString,
             response_deserializer=response_cls.FromString)
         stream = method(request, metadata=metadata)
