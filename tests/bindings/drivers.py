@@ -114,6 +114,8 @@ class Driver:
         self.tenant = tenant
         #: headers sent after ``headers`` (one of those names once more, say)
         self.again = list(again or ())
+        #: query parameters every unary HTTP request carries (a name given twice, say)
+        self.query: list[tuple[str, str]] = []
         #: what is done to each request's params (v1.0's ProtoJSON: the JSON-RPC params,
         #: the HTTP+JSON body, the gRPC request) before they are sent: a member the
         #: canonical call cannot say
@@ -194,8 +196,9 @@ class JSONRPC(Driver):
                 + self._edited(params) + b"}")
 
     def call(self, call: c.Call) -> c.Result:
-        resp = self.client.post(self.url + "/", content=self._body(call), headers=self._all_headers(
-            {**self.headers, "Content-Type": "application/json"}))
+        resp = self.client.post(self.url + "/", content=self._body(call), params=self.query,
+                                headers=self._all_headers(
+                                    {**self.headers, "Content-Type": "application/json"}))
         doc = resp.json()
         if resp.status_code != 200 or "error" in doc:
             raise self._refused(resp)
@@ -303,7 +306,8 @@ class REST(Driver):
         headers = {**self.headers}
         if body is not None:
             headers["Content-Type"] = self.content_type
-        resp = self.client.request(method, self._base() + path, params=query, content=body,
+        resp = self.client.request(method, self._base() + path,
+                                   params=[*query.items(), *self.query], content=body,
                                    headers=self._all_headers(headers))
         if resp.status_code != 200:
             raise self._refused(resp)

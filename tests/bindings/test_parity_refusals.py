@@ -17,6 +17,8 @@ a malformed bearer token      here                                   here
 Basic credentials beyond      here (not gRPC: its metadata is ASCII) here
 ASCII
 version refusal               here                                   here
+a version given more than     here                                   one property (below)
+once
 idempotent retry (both        test_parity.py (idempotent retry)      here
 ``message_ids`` modes)
 ============================  =====================================  =======================
@@ -24,8 +26,9 @@ idempotent retry (both        test_parity.py (idempotent retry)      here
 Where a binding keeps a promise its own way: the mesh has no ``A2A-Version`` of its
 own (SAM's requesters send none; its topics name ``a2a/v1``), but every user property
 of a request is read as a header, so one named ``A2A-Version`` is held to the rule
-HTTP's header is; the MQTT driver reads no streams, so the mesh's refusal is checked
-on unary requests. gRPC's oversized message is refused by the gRPC library before any
+HTTP's header is (one naming two versions included; but a user property given twice
+reaches the agent as its last value: the broker layer reads them by name); the MQTT
+driver reads no streams, so the mesh's refusal is checked on unary requests. gRPC's oversized message is refused by the gRPC library before any
 handler reads it: RESOURCE_EXHAUSTED with the library's text (naming the limit),
 without the A2A error details the binding's own refusals carry. On the mesh a
 retry repeats its request's id too, since that id names the task.
@@ -46,7 +49,7 @@ from interlingua.core import model as m
 from interlingua.core.parts import new_id
 from interlingua.server.auth import APIKeyAuth, AuthConfig
 
-from .drivers import MQTT, Driver, Refused, token
+from .drivers import DRIVERS, MQTT, Driver, Refused, token
 from .test_parity import ALICE, BOB, HOSTILE, on_every_binding, reference, send, shape
 
 #: the size limit of the ``bounded`` server's requests
@@ -168,6 +171,52 @@ def test_an_unsupported_version_is_refused(name: str, bounded: tuple[str, str],
     assert ran_in(client, bounded[0], ctx) == 0
     with opened(name, bounded, client) as d:  # without the header: served
         assert isinstance(d.call(send_in(ctx, "1")), m.Task)
+
+
+def _twice(own: str, other: str) -> list[tuple[str, dict[str, str], list[tuple[str, str]],
+                                                list[tuple[str, str]]]]:
+    """Each way of giving ``A2A-Version`` more than once: (what the message quotes,
+    headers, the same header once more, query parameters)."""
+    line = [("A2A-Version", own)]
+    return [
+        (f"{own}, {other}", {"A2A-Version": own}, [("A2A-Version", other)], []),
+        (f"{other}, {own}", {"A2A-Version": other}, line, []),
+        (f"9.9, {own}", {"A2A-Version": "9.9"}, line, []),  # one it does not speak
+        (f"{own}, {other}", {"A2A-Version": f"{own}, {other}"}, [], []),  # one line
+        (f"{own}, {other}", {}, [], [("A2A-Version", own), ("A2A-Version", other)]),
+    ]
+
+
+@pytest.mark.parametrize("name", list(DRIVERS))
+def test_a_version_given_more_than_once_is_refused(name: str, bounded: tuple[str, str],
+                                                   client: httpx.Client) -> None:
+    """``A2A-Version`` naming two versions: two header lines (gRPC: two metadata values),
+    one comma-joined line (the same field, RFC 9110 §5.3), the query parameter twice
+    (HTTP). A send and a read are refused as an unsupported version is, with a message
+    that says so and quotes both; no version is picked, nothing runs. The same version
+    twice is that version, and is served."""
+    own = DRIVERS[name].version
+    other = "1.1" if own == "1.0" else "1.0"
+    ctx = new_id()
+    for quoted, headers, again, query in _twice(own, other):
+        if query and name.startswith("grpc"):
+            continue  # gRPC has no query
+        with opened(name, bounded, client, headers=headers, again=again) as d:
+            if query:
+                d.headers.pop("A2A-Version", None)  # a header would be read first
+                d.query = query
+            for call in (send_in(ctx, "1"), c.GetTask(id=new_id())):
+                with pytest.raises(Refused) as refused:
+                    d.call(call)
+                got = refused.value
+                assert (got.status, got.reason) == UNSUPPORTED_VERSION[name], (quoted, got)
+                assert "more than once" in got.message and f"'{quoted}'" in got.message, \
+                    got.message
+    assert ran_in(client, bounded[0], ctx) == 0
+    for headers, again in (({"A2A-Version": own}, [("A2A-Version", own)]),
+                           ({"A2A-Version": f"{own}, {own}"}, [])):
+        with opened(name, bounded, client, headers=headers, again=again) as d:
+            assert isinstance(d.call(send_in(ctx, "1")), m.Task)
 
 
 # ---------------------------------------------------------- the mesh's own rows

@@ -72,7 +72,12 @@ SUPPORTED_VERSIONS = versions()
 # Clients send the same few header values on every request.
 @functools.lru_cache(maxsize=64)
 def parse_version(value: str) -> str | None:
-    """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version."""
+    """``"1"``, ``"1.0"``, ``"1.0.2"`` -> ``"1.0"``; None when it is not a version.
+    A list (``"1.1, 1.0"``: a header given more than once, RFC 9110 §5.3) is its one
+    version when every member names the same, else None: none is picked."""
+    if "," in value:
+        named = {parse_version(v) for v in value.split(",") if v.strip()}
+        return named.pop() if len(named) == 1 else None
     parts = value.strip().split(".")
     # ASCII digits only (str.isdigit() also takes "²", which int() refuses), and
     # short: no version has a component of more than a few digits.
@@ -425,6 +430,13 @@ class FrontDoor:
                     "this method; send A2A-Version: 1.0"
                 )
             return
+        if version is None and "," in raw:
+            # two versions, not a bad one: which one was meant is not for the server to guess
+            raise VersionNotSupported(
+                f"A2A-Version is given more than once ({_shown(header_text(raw))}); send one "
+                "version; supported versions: " + ", ".join(SUPPORTED_VERSIONS),
+                data={"supportedVersions": list(SUPPORTED_VERSIONS)},
+            )
         if version is None or version not in SUPPORTED_VERSIONS:
             raise VersionNotSupported(
                 f"A2A-Version {_shown(header_text(raw))} is not supported; supported "

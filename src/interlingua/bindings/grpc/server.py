@@ -53,6 +53,7 @@ from ...grpc_wire.resume import EVENT_ID_KEY, LAST_EVENT_ID
 from ...server.cards.signer import CardSigner
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.streams import Entry, Lagged, Unavailable
+from ..http.request import A2A_VERSION
 from ..http.request_headers import RequestHeaders, given_once
 from ..http.sse_writer import encoded_item
 from . import v1_bytes, v1_out
@@ -418,7 +419,8 @@ class GrpcBinding:
         service's, or its rendering for the minor version asked for (1.1)."""
         scope = _scope_of(context)
         headers = RequestHeaders(scope["headers"])
-        raw_version = headers.get("a2a-version")
+        # (a version given twice is their list, as over HTTP: the front door refuses it)
+        raw_version = headers.combined(A2A_VERSION)
         if raw_version is not None and dialect.newer:
             newer = dialect.newer.get(parse_version(raw_version))
             if newer is not None:

@@ -15,6 +15,7 @@ from ...core.origins import Origins
 from .request_headers import RequestHeaders
 
 __all__ = [
+    "A2A_VERSION",
     "CHUNK",
     "BodyTooLarge",
     "check_content_type",
@@ -26,6 +27,9 @@ __all__ = [
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+#: the version header's name as ``RequestHeaders.combined`` takes it
+A2A_VERSION = b"a2a-version"
 
 #: how much of a large answer is written at a time
 CHUNK = 1 << 20
@@ -77,18 +81,21 @@ async def read_body(receive: Receive, limit: int, headers: RequestHeaders,
     return body
 
 
-def version_of(scope: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
-    """The raw ``A2A-Version``: the header, else the query parameter (v1.0 allows both)."""
-    found = headers.get("a2a-version")
+def version_of(scope: Mapping[str, Any], headers: RequestHeaders) -> str | None:
+    """The raw ``A2A-Version``: the header, else the query parameter (v1.0 allows
+    either, the query "instead of a header"). Given more than once with different
+    values, their list ("1.1, 1.0"), as one comma-joined header line is: the front
+    door refuses it (``FrontDoor.check_version``), no value is picked."""
+    found = headers.combined(A2A_VERSION)
     if found:
         return found
     qs: bytes = scope.get("query_string", b"")
     if not qs or (b"A2A-Version" not in qs and b"a2a-version" not in qs):
         return None
-    for k, v in parse_qsl(qs.decode("latin-1")):
-        if k.lower() == "a2a-version":
-            return v
-    return None
+    values = [v for k, v in parse_qsl(qs.decode("latin-1")) if k.lower() == "a2a-version"]
+    if not values:
+        return None
+    return ", ".join(dict.fromkeys(values))
 
 
 async def write_body(send: Send, status: int, headers: Sequence[tuple[bytes, bytes]],

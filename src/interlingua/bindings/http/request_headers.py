@@ -65,10 +65,22 @@ class RequestHeaders(Mapping[str, str]):
         """The header ``name`` (lower case), its values joined by ", " when it is given
         several times with different ones, as HTTP combines a repeated field (RFC 9110
         §5.3): for a header given once, whose reader then refuses the list (two
-        ``Last-Event-ID`` values: which one resumes is not for the server to guess)."""
-        values = [v for k, v in self._raw if k == name]
-        if not values:
+        ``Last-Event-ID`` or ``A2A-Version`` values: which one counts is not for the
+        server to guess)."""
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = dict(self._raw)
+        found = by_name.get(name)
+        if found is None:
             return None
+        # as many names as headers: none repeats (nearly every request), no list to scan
+        if len(by_name) != len(self._raw):
+            return self._joined(name)
+        return found.decode("latin-1")
+
+    def _joined(self, name: bytes) -> str:
+        """``combined``'s answer for a name present, when some name repeats."""
+        values = [v for k, v in self._raw if k == name]
         if len(set(values)) > 1:
             return ", ".join(v.decode("latin-1") for v in values)
         return values[0].decode("latin-1")

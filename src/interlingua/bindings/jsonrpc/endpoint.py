@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from functools import partial
 from typing import Any
 
@@ -35,6 +35,7 @@ from ...core.origins import CrossOrigin, Origins
 from ...server.dispatch import FrontDoor, Inbound, Items, parse_version
 from ...server.settings import ServiceSettings
 from ..http.request import (
+    A2A_VERSION,
     CHUNK,
     BodyTooLarge,
     check_content_type,
@@ -182,7 +183,7 @@ class JSONRPCEndpoint:
         await _send(send, answer or _Answer(204, None))
         return None
 
-    async def _batch(self, batch: jsonrpc.Batch, headers: Mapping[str, str], scope: Scope) -> _Answer:
+    async def _batch(self, batch: jsonrpc.Batch, headers: RequestHeaders, scope: Scope) -> _Answer:
         out: list[bytes] = []  # the array's pieces: "[", answers, commas
         # what the answers so far leave of max_answer_bytes (brackets and commas too)
         room = self.settings.max_answer_bytes - 2
@@ -219,7 +220,7 @@ class JSONRPCEndpoint:
         out.append(b"]")
         return _Answer(200, None, parts=out)
 
-    async def _one(self, req: jsonrpc.Request, headers: Mapping[str, str], scope: Scope,
+    async def _one(self, req: jsonrpc.Request, headers: RequestHeaders, scope: Scope,
                    *, in_batch: bool, room: int | None = None,
                    gone: Callable[[], Awaitable[object]] | None = None, spend: bool = False
                    ) -> _Answer | _StreamAnswer | None:
@@ -239,7 +240,7 @@ class JSONRPCEndpoint:
                     codec = self._codec_unread(req, scope, headers)
                     raise
             # the header, nearly always: version_of looks at the query too
-            raw_version = headers.get("a2a-version") or version_of(scope, headers)
+            raw_version = headers.combined(A2A_VERSION) or version_of(scope, headers)
             version = parse_version(raw_version) if raw_version else None
             codec = _ANSWERING.get((req.method, version))
             if codec is None:
@@ -299,7 +300,7 @@ class JSONRPCEndpoint:
             return _Answer(200, None, parts=[jsonrpc.result_head(req.id), body, b"}"])
         return _Answer(200, jsonrpc.result_response(req.id, body))
 
-    def _refused(self, body: bytes, headers: Mapping[str, str], scope: Scope,
+    def _refused(self, body: bytes, headers: RequestHeaders, scope: Scope,
                  exc: A2AError, *, status: int | None = None) -> _Answer:
         """A request refused before dispatch (credentials, rate, its content type): its
         HTTP status, with a JSON-RPC error in the caller's dialect as far as the
@@ -328,7 +329,7 @@ class JSONRPCEndpoint:
         return _Answer(status, self._error(rid, exc, codec), extra)
 
     def _codec_unread(self, req: jsonrpc.Request, scope: Scope,
-                      headers: Mapping[str, str]) -> Codec:
+                      headers: RequestHeaders) -> Codec:
         """The codec a request refused before it is read (its caller, its rate) is
         answered in: its dialect as far as the request tells it, nothing looked up."""
         try:
