@@ -64,6 +64,64 @@ async def test_a_card_of_1_0_is_spoken_to_in_1_0(url: str, binding: str) -> None
         assert task.generation == 0  # a 1.0 answer carries none
 
 
+#: clients that read no card to choose their version: (how made, what to call it)
+NO_CARD = ["grpc address", "dialect 1.0", "dialect 0.3 rest", "dialect 1.0 grpc"]
+
+
+def no_card_client(url: str, how: str) -> Client:
+    if how == "grpc address":
+        return Client(grpc_address_of(url))
+    if how == "dialect 1.0":
+        return Client(url + "/", dialect="1.0")
+    if how == "dialect 0.3 rest":
+        return Client(url, dialect="0.3", binding="rest")
+    return Client(grpc_address_of(url), dialect="1.0")
+
+
+@pytest.mark.parametrize("how", NO_CARD)
+async def test_a_client_that_read_no_card_says_how_to_ask_for_1_1(offering_url: str,
+                                                                  how: str) -> None:
+    """A client made for a gRPC address, or given a dialect, reads no card to choose
+    its version (docs/grpc.md): asked for a generation, it says so and names how to
+    ask for 1.1, not that the card (which offers 1.1 here) offers none."""
+    async with no_card_client(offering_url, how) as client:
+        task = await client.send("hello")
+        assert isinstance(task, Task)
+        for ask in (lambda: client.get_task(task.id, after_generation=1),
+                    lambda: client.send("more", task_id=task.id, if_generation_match=1)):
+            with pytest.raises(GenerationsNotSupported) as refused:
+                await ask()
+            said = str(refused.value)
+            assert "card offers" not in said, said
+            assert "dialect='1.1'" in said and "--dialect 1.1" in said, said
+
+
+async def test_a_card_without_1_1_is_the_reason_given(url: str) -> None:
+    async with Client(url) as client:
+        task = await client.send("hello")
+        with pytest.raises(GenerationsNotSupported, match=r"its card offers no 1\.1 interface"):
+            await client.get_task(task.id, after_generation=1)
+
+
+def test_get_wait_at_a_grpc_address_says_how_to_ask_for_1_1(offering_url: str) -> None:
+    """``interlingua get grpc://… --wait`` polls, and its note says why (no card read)
+    and names ``--dialect 1.1``."""
+    address = grpc_address_of(offering_url)
+
+    async def start() -> str:
+        async with Client(address) as client:
+            task = await client.send("sleep 1", blocking=False)
+            assert isinstance(task, Task)
+            return task.id
+
+    task_id = asyncio.run(start())
+    result = CliRunner().invoke(main, ["get", address, task_id, "--wait", "--timeout", "20"],
+                                prog_name="interlingua")
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert "no long polls" in result.stderr and "--dialect 1.1" in result.stderr, result.stderr
+    assert "card offers" not in result.stderr, result.stderr
+
+
 def client_11(url: str, binding: str, **kw: object) -> Client:
     """A client asking for 1.1 on ``binding`` (the card's interfaces may say 1.0)."""
     if binding == "grpc":

@@ -660,8 +660,14 @@ class Client:
                 "without them (generation 0): it does not speak A2A "
                 f"{GENERATIONS_VERSION}, whatever its card says")
         if endpoint.version != GENERATIONS_VERSION:
+            # a client given its dialect, or made for a gRPC address, reads no card to
+            # choose its version: 1.1 is had by asking for it
+            ask = f"ask for it with dialect='{GENERATIONS_VERSION}' (--dialect {GENERATIONS_VERSION})"
             if self._forced:
-                why = ""
+                why = f" (the dialect this client was given; {ask})"
+            elif self.url.startswith(("grpc://", "grpcs://")):
+                why = (" (a client made for a gRPC address reads no card to choose its "
+                       f"version; {ask})")
             elif any(ep.version == GENERATIONS_VERSION for ep in self._endpoints):
                 why = (f" (the agent refused A2A {GENERATIONS_VERSION}, which its card "
                        "offers)")
