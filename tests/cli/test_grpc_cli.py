@@ -113,6 +113,19 @@ def test_card_shows_the_grpc_interfaces(where: tuple[str, str]) -> None:
     assert "Dialects: GRPC 1.0, 0.3" in chosen
 
 
+def test_card_of_a_server_offering_1_1_says_1_1_is_spoken() -> None:
+    """``interlingua serve --offer-1.1``: the card names 1.1 on its v1.0 interfaces, which
+    the client speaks 1.1 to; the Dialects line says so, as the interface lines do."""
+    from tests.cli.test_serve_bindings import serving
+
+    with serving("--grpc-port", "0", "--offer-1.1") as info:
+        url = info["listen"]
+        out = ok("card", url).stdout
+        assert f"JSONRPC    1.1   {url}/  (used by default)" in out, out
+        assert "Dialects: JSON-RPC 1.1, 0.3; HTTP+JSON 1.1, 0.3; GRPC 1.1, 0.3" in out, out
+        assert "Dialects: GRPC 1.1, 0.3" in ok("card", url, *GRPC).stdout
+
+
 @pytest.mark.parametrize("how", ["card", "address-1.0", "address-0.3"])
 def test_send_get_cancel_over_grpc(where: tuple[str, str], how: str) -> None:
     url, target = where

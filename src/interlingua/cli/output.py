@@ -304,7 +304,8 @@ def print_card(
     if endpoints:
         by_binding: dict[str, list[str]] = {}
         for e in endpoints:
-            by_binding.setdefault(e.binding, []).append(e.dialect)
+            # the version spoken there: 1.1 where the card offers it, not its 1.0 dialect
+            by_binding.setdefault(e.binding, []).append(e.a2a_version)
         if "JSONRPC" in by_binding:
             by_binding["JSONRPC"] += also or []
         spoken = "; ".join(f"{_NAMES.get(b, b)} {', '.join(dict.fromkeys(d))}"
