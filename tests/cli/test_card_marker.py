@@ -55,6 +55,8 @@ def test_a_url_given_with_or_without_its_slash_is_the_card_interface(
 @pytest.mark.parametrize(("options", "used"), [
     (["--dialect", "0.1"], "JSON-RPC v0.1"),
     (["--dialect", "0.3", "--binding", "grpc"], "gRPC v0.3"),
+    # its card's interfaces are 1.0's: 1.1 is spoken at the URL, not at one of them
+    (["--dialect", "1.1"], "JSON-RPC v1.1"),
 ])
 def test_an_endpoint_the_card_does_not_list_is_said_not_marked(
         where: tuple[str, str], options: list[str], used: str) -> None:

@@ -124,6 +124,10 @@ def test_card_of_a_server_offering_1_1_says_1_1_is_spoken() -> None:
         assert f"JSONRPC    1.1   {url}/  (used by default)" in out, out
         assert "Dialects: JSON-RPC 1.1, 0.3; HTTP+JSON 1.1, 0.3; GRPC 1.1, 0.3" in out, out
         assert "Dialects: GRPC 1.1, 0.3" in ok("card", url, *GRPC).stdout
+        # a client told to speak 1.0 there speaks it at the URL, not at the 1.1 interface
+        older = ok("card", url, "--dialect", "1.0").stdout
+        assert "(used by default)" not in older, older
+        assert f"Used by default: JSON-RPC v1.0 at {url} (the URL given" in older, older
 
 
 @pytest.mark.parametrize("how", ["card", "address-1.0", "address-0.3"])

@@ -315,7 +315,7 @@ def print_card(
         out.print(_label("Dialects: ") + Text("none this client speaks"))
     if default is None and used is not None and marked is None:
         # (--dialect: URL itself, which the card need not list)
-        default = (f"{_USED_NAMES.get(used.binding, used.binding)} v{used.dialect} at "
+        default = (f"{_USED_NAMES.get(used.binding, used.binding)} v{used.a2a_version} at "
                    f"{used.url} (the URL given, not an interface of this card)")
     if default is not None:
         out.print(_label("Used by default: ") + _t(default))

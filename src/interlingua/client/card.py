@@ -222,7 +222,7 @@ def endpoints(card: AgentCard, card_url: str | None = None,
 
 def interface_of(card: AgentCard, endpoint: Endpoint, card_url: str | None) -> int | None:
     """Which of ``card``'s interfaces ``endpoint`` is (its index, the first such), None
-    when the card lists it in none: the same binding and dialect, at the address calls
+    when the card lists it in none: the same binding and version, at the address calls
     go to (a gRPC one's ``host:port``; an HTTP one's URL with or without its last slash,
     the API key carried into its query aside)."""
     where = _place(endpoint.binding, endpoint.url)
@@ -235,8 +235,10 @@ def interface_of(card: AgentCard, endpoint: Endpoint, card_url: str | None) -> i
 def _is(iface: AgentInterface, endpoint: Endpoint, where: tuple[object, ...],
         card_url: str | None) -> bool:
     binding = iface.binding.upper()
-    if binding != endpoint.binding or dialect_of_version(iface.protocol_version) \
-            != endpoint.dialect:
+    # the version spoken there too: a 1.1 interface is not a 1.0 client's, nor the reverse
+    version = iface.protocol_version
+    if binding != endpoint.binding or dialect_of_version(version) != endpoint.dialect \
+            or minor_version_of(version) != endpoint.version:
         return False
     try:
         return _place(binding, interface_url(binding, iface.url, card_url)) == where
