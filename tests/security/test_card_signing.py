@@ -578,6 +578,50 @@ def test_card_key_says_what_is_wrong_with_a_json_key_file(server: str, tmp_path:
     assert done.stderr.startswith(f"error: Invalid value for '--key': {said}"), done.stderr
 
 
+# ------------------------------------------------------- keys of another agent
+
+
+@pytest.fixture(scope="module")
+def other_signed() -> Iterator[tuple[str, str]]:
+    """Another agent signing its card with a key of its own: its URL, and that key's kid."""
+    with serve_agent(Agent("Other", "Another.", _echo), card_signing=CardSigning()) as url:
+        yield url, httpx.get(url + "/.well-known/jwks.json").json()["keys"][0]["kid"]
+
+
+def _signed_by_other(url: str, kid: str) -> str:
+    # every key of a JWKS has a kid, and none is the signature's: no "or was changed"
+    # (said with pinned PEMs only, which have no kid to compare)
+    return (f"the card at {url}/.well-known/agent-card.json is not trusted: the card is not "
+            f"signed by any of the given keys (it is signed by key '{kid}')")
+
+
+@pytest.mark.parametrize("given", ["--key", "--jwks"])
+def test_cli_says_a_card_is_signed_by_a_key_of_no_given_kid(
+        server: str, served: tuple[bytes, dict[str, Any]], other_signed: tuple[str, str],
+        tmp_path: Path, given: str) -> None:
+    other, kid = other_signed
+    file = tmp_path / "jwks.json"
+    file.write_text(json.dumps(served[1]))
+    keys = str(file) if given == "--key" else server + "/.well-known/jwks.json"
+    done = subprocess.run([sys.executable, "-m", "interlingua.cli.main", "card", other, given,
+                           keys], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"error: {_signed_by_other(other, kid)}\n"
+
+
+@pytest.mark.parametrize("given", ["keys", "jwks_url"])
+async def test_client_says_a_card_is_signed_by_a_key_of_no_given_kid(
+        server: str, served: tuple[bytes, dict[str, Any]], other_signed: tuple[str, str],
+        given: str) -> None:
+    other, kid = other_signed
+    verifier = (CardVerifier(keys=served[1]) if given == "keys"
+                else CardVerifier(jwks_url=server + "/.well-known/jwks.json"))
+    async with Client(other, card_verifier=verifier) as c:
+        with pytest.raises(UnverifiedCard) as refused:
+            await c.get_card()
+    assert str(refused.value) == _signed_by_other(other, kid)
+
+
 # ------------------------------------------------- every rendering, every binding
 
 

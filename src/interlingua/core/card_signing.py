@@ -152,6 +152,17 @@ def sign_card(card: AgentCard, key: PublicKey, *, alg: str, kid: str,
     return msgspec.structs.replace(card, signatures=[*card.signatures, *signatures])
 
 
+class _Keys(KeySet):
+    """A KeySet that remembers which of its keys came with no kid of their own (a
+    pinned PEM): KeySet names those by their thumbprint, as interlingua names its own
+    keys, so the kid alone cannot tell them apart."""
+
+    def __init__(self, keys: list[Any]) -> None:
+        bare = [key for key in keys if key.kid is None]
+        super().__init__(keys)
+        self.kidless = frozenset(str(key.kid) for key in bare)
+
+
 def load_keys(keys: KeysLike) -> KeySet:
     """Public keys in any of the usual forms, as one KeySet."""
     if isinstance(keys, KeySet):
@@ -159,7 +170,7 @@ def load_keys(keys: KeysLike) -> KeySet:
     if isinstance(keys, Mapping):
         if "keys" in keys:
             try:
-                return KeySet.import_key_set(dict(keys))  # type: ignore[arg-type]
+                return _Keys.import_key_set(dict(keys))  # type: ignore[arg-type]
             except (JoseError, ValueError, TypeError, KeyError) as exc:
                 raise ValueError(f"not a usable JWKS: {exc}") from None
         keys = [keys]
@@ -171,7 +182,7 @@ def load_keys(keys: KeysLike) -> KeySet:
     out: list[PublicKey] = []
     for item in keys:
         out.extend(_one_key(jwk) for jwk in _json_keys(item))
-    return KeySet(out)  # type: ignore[arg-type]
+    return _Keys(out)
 
 
 def _json_keys(item: Any) -> list[Any]:
@@ -281,11 +292,15 @@ def _verifies(sig: CardSignature, alg: str, payloads: Sequence[bytes],
 
 def _keys_for(key_set: KeySet, kid: str | None) -> list[Any]:
     """The keys that may have made a signature by ``kid``: those of that kid, and
-    those without one of their own (a pinned PEM, which the key set names by its
-    thumbprint), which are tried against every signature."""
-    if kid is not None:
-        return [k for k in key_set.keys if k.kid in (kid, k.thumbprint())]
-    return list(key_set.keys)
+    those without one of their own (a pinned PEM), which are tried against every
+    signature."""
+    if kid is None:
+        return list(key_set.keys)
+    if isinstance(key_set, _Keys):
+        return [k for k in key_set.keys if k.kid == kid or k.kid in key_set.kidless]
+    # a KeySet made elsewhere names a key that had no kid by its thumbprint: such a
+    # key may be one without a kid
+    return [k for k in key_set.keys if k.kid in (kid, k.thumbprint())]
 
 
 def verify_card_document(document: bytes | Mapping[str, Any], keys: KeysLike, *,
