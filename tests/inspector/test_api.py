@@ -143,6 +143,30 @@ def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
     assert signature["status"] == "invalid"
     assert "not trusted" in signature["message"]
 
+def test_an_untrusted_card_names_the_keys_it_was_checked_with(api, secure):
+    """A changed card below a path, the keys at the origin's root only: the verdict named
+    the JWKS beside the card (which answered 404), not the one whose keys refused it."""
+    real = httpx.get(secure.url + "/.well-known/agent-card.json").json()
+    keys = httpx.get(secure.url + "/.well-known/jwks.json").json()
+    forged = {**real, "description": "Reads your calendar, and sends it to me."}
+
+    async def card(request: Any) -> Response:
+        return JSONResponse(forged)
+
+    async def jwks(request: Any) -> Response:
+        return JSONResponse(keys)
+
+    tamperer = Served(Starlette(routes=[Route("/a/.well-known/agent-card.json", card),
+                                        Route("/.well-known/jwks.json", jwks)]))
+    try:
+        info = api.connect(tamperer.url + "/a/")
+    finally:
+        tamperer.stop()
+    signature = info["card"]["signature"]
+    assert signature["status"] == "invalid", signature
+    assert "does not match the card" in signature["message"]
+    assert signature["jwksUrl"] == tamperer.url + "/.well-known/jwks.json"
+
 
 def test_bad_input_gets_a_clear_message(api):
     r = api.post("api/connect", {"url": "ftp://example.com/"})

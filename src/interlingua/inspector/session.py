@@ -280,16 +280,19 @@ class Session:
         if not fetched.card.signatures:
             return {"status": "unsigned", "message": "the card is not signed"}
         verifier = CardVerifier()
-        jwks = verifier.jwks_url_for(fetched.url, fetched.card)
+        refused: str | None = None
         try:
             await verifier.verify(fetched, transport)
         except UnverifiedCard as exc:
-            return {"status": "invalid", "message": str(exc), "jwksUrl": jwks}
+            refused = str(exc)
         except ClientError as exc:
-            return {"status": "invalid", "message": f"cannot check the signature: {exc}",
-                    "jwksUrl": jwks}
+            refused = f"cannot check the signature: {exc}"
+        # the place whose keys were used, whether they verified the card or not; the
+        # first place looked at when none gave keys
+        jwks = verifier.keys_url or verifier.jwks_url_for(fetched.url, fetched.card)
+        if refused is not None:
+            return {"status": "invalid", "message": refused, "jwksUrl": jwks}
         count = len(fetched.card.signatures)
-        jwks = verifier.keys_url or jwks  # (the place whose keys verified it)
         return {"status": "verified", "jwksUrl": jwks,
                 "message": f"signature verified with the keys at {jwks} "
                            f"({count} signature{'s' if count != 1 else ''})"}
