@@ -283,9 +283,10 @@ def test_a_bad_grpc_address_is_a_usage_error(address: str) -> None:
 
 
 @contextlib.contextmanager
-def _cardless_grpc() -> Iterator[str]:
-    """A gRPC server that answers every call UNIMPLEMENTED: an agent that gives no
-    card over gRPC (as some do), in a thread of its own; yields its address."""
+def _cardless_grpc(refusal: str | None = None) -> Iterator[str]:
+    """A gRPC server that answers every call UNIMPLEMENTED (or with the status code named
+    ``refusal``): an agent that gives no card over gRPC (as some do), in a thread of its
+    own; yields its address."""
     import asyncio
     import threading
 
@@ -294,8 +295,15 @@ def _cardless_grpc() -> Iterator[str]:
     ready: list[str] = []
     stop = threading.Event()
 
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        await context.abort(getattr(grpc.StatusCode, refusal or "UNIMPLEMENTED"), "refused")
+
+    class Refusing(grpc.GenericRpcHandler):
+        def service(self, details: Any) -> Any:
+            return grpc.unary_unary_rpc_method_handler(refuse) if refusal else None
+
     async def run() -> None:
-        server = grpc.aio.server()
+        server = grpc.aio.server(handlers=[Refusing()])
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         ready.append(f"127.0.0.1:{port}")
@@ -376,3 +384,42 @@ def test_subscribe_to_a_finished_task_shows_how_it_ended_on_every_binding(
     shown = ok("subscribe", *at[:1], task_id, *at[1:]).stdout
     assert shown.splitlines()[0] == f"Task {task_id}  completed", shown
     assert "Artifacts (1)" in shown and '"answer": 42' in shown, shown
+
+
+@pytest.fixture(scope="module")
+def keyed() -> Iterator[str]:
+    """The test assistant behind an API key, on gRPC too: its gRPC target."""
+    from interlingua.server.auth import APIKeyAuth, AuthConfig
+
+    auth = AuthConfig(schemes={"key": APIKeyAuth({"me": "right-" + "k" * 20})})
+    with live_grpc_agent(agent, auth=auth) as (_, target):
+        yield target
+
+
+@pytest.mark.parametrize("dialect", [None, "1.0", "0.3"])
+def test_card_of_a_grpc_address_refusing_the_key_says_so(keyed: str,
+                                                         dialect: str | None) -> None:
+    """A wrong key: said as the refusal it is, as ``send`` says it (it read as an agent
+    that gives no card, with advice that is refused the same way)."""
+    from tests.cli.test_console_script import interlingua
+
+    asked = ["grpc://" + keyed, "-H", "X-API-Key: wrong-" + "k" * 20,
+             *(["--dialect", dialect] if dialect else [])]
+    card = interlingua("card", *asked)
+    send = interlingua("send", *asked, "hi")
+    assert card.returncode == send.returncode == 1, (card.stderr, send.stderr)
+    assert card.stderr.startswith("error: AuthenticationRequired ("), card.stderr
+    assert card.stderr == send.stderr
+
+
+@pytest.mark.parametrize(("refusal", "said"), [("UNAUTHENTICATED", "AuthenticationRequired"),
+                                               ("PERMISSION_DENIED", "AuthorizationFailed")])
+def test_card_of_a_grpc_address_refusing_the_caller_says_so(refusal: str, said: str) -> None:
+    from tests.cli.test_console_script import interlingua
+
+    with _cardless_grpc(refusal) as target:
+        card = interlingua("card", f"grpc://{target}", "--timeout", "5")
+        send = interlingua("send", f"grpc://{target}", "hi", "--timeout", "5")
+    assert card.returncode == send.returncode == 1, (card.stderr, send.stderr)
+    assert card.stderr.startswith(f"error: {said} ("), card.stderr
+    assert card.stderr == send.stderr

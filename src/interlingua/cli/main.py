@@ -900,6 +900,7 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
     from ..client.card import dialect_of_version
     from ..client.grpc import rpc_of
     from ..core.calls import GetExtendedCard
+    from ..core.errors import AuthenticationRequired, AuthorizationFailed
     from ..core.model import AgentCard
 
     async def work(client: AnyClient) -> None:
@@ -907,8 +908,10 @@ def _card_over_grpc(url: str, *, as_json: bool, dialect: str | None,
             await client.get_card()  # (which says why it cannot be verified here)
         try:
             card = await client.call(GetExtendedCard())
-        except AgentUnreachable:
-            raise  # nothing answered there: exit 3, as for any other command
+        except (AgentUnreachable, AuthenticationRequired, AuthorizationFailed):
+            # nothing answered there (exit 3), or the credentials were refused (which
+            # the HTTP URL refuses alike): said as for any other command
+            raise
         except (A2AError, ClientError) as exc:
             # (asked in a dialect already: told only what it has not tried)
             other = "" if dialect else ", or with --dialect 1.0 ask for the extended card"
