@@ -209,6 +209,19 @@ async def test_a_refused_caller_hears_why_on_every_binding(
     assert type(refused) is AuthorizationFailed and refused.message == "bob is not allowed to get"
 
 
+@pytest.mark.parametrize("dialect", [None, "1.0", "0.3"])
+async def test_the_card_at_a_grpc_address_refusing_the_caller_says_so(
+        secured: tuple[str, str], dialect: str | None) -> None:
+    # (it said the agent "gives no card over gRPC": read at its HTTP URL, refused alike)
+    async with Client(f"grpc://{secured[1]}", dialect=dialect, timeout=20,
+                      headers={"X-API-Key": "not-a-key-0123456789abcdef"}) as client:
+        with pytest.raises(AuthenticationRequired,
+                           match="The API key in header 'X-API-Key' is not valid"):
+            await client.get_card()
+    async with Client(f"grpc://{secured[1]}", dialect=dialect, timeout=20) as anonymous:
+        assert (await anonymous.get_card()).name  # the public card, as before
+
+
 async def test_a_caller_over_its_rate_hears_it_on_every_binding(
         limited: tuple[str, str]) -> None:
     with pytest.raises(TaskNotFound):  # the one request of the burst

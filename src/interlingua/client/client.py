@@ -393,12 +393,16 @@ class Client:
         one and the caller may read it; v0.3's ``GetAgentCard`` the public card."""
         first = [self._endpoint.dialect] if self._forced and self._endpoint else []
         refusals: list[str] = []
+        refused_caller: A2AError | None = None
         for dialect in dict.fromkeys([*first, *BINDINGS["grpc"].dialects]):
             endpoint = Endpoint(dialect, self.url, "GRPC")
             try:
                 card, raw = await self._binding_for(endpoint).call(endpoint, GetExtendedCard())
-            except (MethodNotFound, UnsupportedOperation, ExtendedCardNotConfigured,
-                    AuthenticationRequired, AuthorizationFailed) as exc:
+            except (AuthenticationRequired, AuthorizationFailed) as exc:
+                # (v1.0's extended card may need what v0.3's public one does not)
+                refused_caller = exc
+                continue
+            except (MethodNotFound, UnsupportedOperation, ExtendedCardNotConfigured) as exc:
                 refusals.append(f"v{dialect}: {exc.message}")
                 continue
             if not isinstance(card, AgentCard):
@@ -408,6 +412,9 @@ class Client:
             origin = next((i.url for i in card.interfaces
                            if i.url.startswith(("https://", "http://"))), self.url)
             return FetchedCard(card, raw, origin)
+        if refused_caller is not None:
+            # the caller's credentials, not the agent's cards, are what is missing
+            raise refused_caller
         # it answered (so not CardNotFound, an AgentUnreachable: nothing is there)
         raise CardNotOffered(f"{self.url} gives no card over gRPC ({'; '.join(refusals)}): "
                              "read it at the agent's HTTP URL")
