@@ -94,12 +94,11 @@ from .bindings import (
 )
 from .card import Endpoint, FetchedCard, endpoints, fetch_card, url_fault
 from .errors import (
-    AgentTimeout,
-    AgentUnreachable,
     BadResponse,
     CardNotOffered,
     ClientError,
     DialectMismatch,
+    NotConnected,
     TaskNotSettled,
     too_deep,
 )
@@ -922,30 +921,30 @@ class Client:
     ) -> R:
         """``attempt`` at ``endpoint``; until the agent has answered once, a refusal
         of the method or version is tried again at the next endpoint (``_fallback``).
-        A fallback nothing answers at is passed over for the one after it."""
+        An endpoint nothing listens at (no connection made, so nothing sent) is passed
+        over for the one after it; one that took the call and failed is not: the call
+        may have been carried out there."""
         tried = {endpoint}
-        #: the refusal at the first endpoint tried (the card's choice, or the one in use)
+        #: the refusal at the first endpoint that answered (the card's choice, or the one in use)
         first: A2AError | None = None
         #: the last endpoint that refused, and its refusal: the next is chosen after it
+        #: (until one refuses, after the first tried)
         refused, refusal = endpoint, first
-        #: fallbacks that could not be reached, and why the last could not
+        #: endpoints that could not be reached, and why
         dead: set[Endpoint] = set()
-        unreached: AgentUnreachable | None = None
+        unreached: list[NotConnected] = []
         while True:
             try:
                 result = await attempt(endpoint)
             except (MethodNotFound, VersionNotSupported) as exc:
                 first = first or exc
                 refused, refusal = endpoint, exc
-            except AgentUnreachable as exc:
-                if refusal is None or isinstance(exc, AgentTimeout):
-                    # the endpoint asked first, or a fallback that may have taken the call
-                    # (it did not answer in time): said as it is
-                    raise
-                # A fallback nothing answers at (a card naming an address not served):
-                # the agent refused at one that answered; the next one is tried.
+            except NotConnected as exc:
+                if self._settled:
+                    raise  # the endpoint in use: said as it is
+                # A card naming an address not served: the next one is tried.
                 dead.add(endpoint)
-                unreached = exc
+                unreached.append(exc)
             except A2AError:
                 self._settled = True
                 self._endpoint = endpoint  # understood here, though refused
@@ -954,9 +953,11 @@ class Client:
                 self._settled = True
                 self._endpoint = endpoint
                 return result
-            assert first is not None and refusal is not None
-            other = None if self._settled else self._fallback(refused, call, tried, dead)
+            other = None if self._settled else self._reachable(refused, call, tried, dead)
             if other is None or other in tried:
+                if refusal is None:
+                    raise _none_reached(unreached)
+                assert first is not None
                 if needs_generations(call) and isinstance(refusal, VersionNotSupported):
                     # the agent does not take 1.1 after all: 1.0 from now on, and what
                     # needs 1.1 is refused here, never sent without its field
@@ -967,7 +968,7 @@ class Client:
                         f"{refused.a2a_version} ({refusal.message}); task generations "
                         f"need A2A {GENERATIONS_VERSION}") from refusal
                 self._settled = True
-                beside = f"; {unreached}" if unreached is not None else ""
+                beside = "".join(f"; {exc}" for exc in unreached)
                 if first is not refusal and isinstance(refusal, MethodNotFound):
                     # The fallbacks did not know the method, which says nothing of
                     # the call: the first refusal is the answer, theirs told with it.
@@ -978,9 +979,20 @@ class Client:
                     # the only other place to ask could not be reached: said beside it
                     raise type(first)(f"{first.message}{beside}", data=first.data) from first
                 raise refusal
-            # Not understood here: try the next endpoint.
+            # Not understood (or not reached) here: try the next endpoint.
             tried.add(other)
             endpoint = other
+
+    def _reachable(self, endpoint: Endpoint, call: Call, tried: set[Endpoint],
+                   dead: set[Endpoint]) -> Endpoint | None:
+        """``_fallback``'s choice after ``endpoint``, passing over those at a URL
+        already found dead (another dialect there would not be reached either)."""
+        gone = {ep.url for ep in dead}
+        other = self._fallback(endpoint, call, tried, dead)
+        while other is not None and other not in tried and other.url in gone:
+            tried.add(other)  # (not dead: a dialect never asked is not one refused)
+            other = self._fallback(endpoint, call, tried, dead)
+        return other
 
     def _fallback(self, endpoint: Endpoint, call: Call,
                   tried: frozenset[Endpoint] | set[Endpoint] = frozenset(),
@@ -1028,6 +1040,13 @@ class Client:
             raise too_deep(endpoint.url) from None
         self.last_result = raw
         return result
+
+
+def _none_reached(unreached: list[NotConnected]) -> NotConnected:
+    """The error of a call no endpoint could be reached for: each named."""
+    if len(unreached) == 1:
+        return unreached[0]
+    return NotConnected("; ".join(str(exc) for exc in unreached))
 
 
 def _without_version(endpoint: Endpoint) -> Endpoint:

@@ -2,6 +2,7 @@
 
     ClientError                 something went wrong before a valid A2A answer arrived
     ├── AgentUnreachable        no HTTP answer: refused, DNS, TLS, network
+    │   ├── NotConnected        no connection could be made: nothing was sent
     │   ├── AgentTimeout        the agent did not answer in time
     │   │   └── TaskNotSettled  a blocking send's task was still running at the timeout
     │   └── CardNotFound        the URL answers, but serves no agent card
@@ -27,6 +28,7 @@ __all__ = [
     "DialectMismatch",
     "InsecureInterface",
     "InvalidCard",
+    "NotConnected",
     "TaskNotSettled",
 ]
 
@@ -37,6 +39,11 @@ class ClientError(Exception):
 
 class AgentUnreachable(ClientError):
     """The agent could not be reached at all."""
+
+
+class NotConnected(AgentUnreachable):
+    """No connection could be made (refused, no route, no such host): nothing was
+    sent, so the call may safely go to another of the agent's interfaces."""
 
 
 class AgentTimeout(AgentUnreachable):

@@ -24,7 +24,7 @@ from ..core.errors import (
     TaskNotFound,
     UnsupportedOperation,
 )
-from .errors import AgentTimeout, AgentUnreachable, ClientError
+from .errors import AgentTimeout, AgentUnreachable, ClientError, NotConnected
 from .generations import mismatch_in, mismatch_of_status
 
 __all__ = ["DETAILS_KEY", "error_of", "error_of_code", "read_status"]
@@ -161,7 +161,10 @@ def error_of(code: str, message: str, details: bytes | None, target: str,
     if named is not None:
         return named
     if code == "UNAVAILABLE":
-        return AgentUnreachable(f"cannot reach {target}: {message or 'unavailable'}")
+        # gRPC's own word for a channel that never connected: nothing was sent
+        unsent = "failed to connect to all addresses" in message
+        failed = NotConnected if unsent else AgentUnreachable
+        return failed(f"cannot reach {target}: {message or 'unavailable'}")
     if code == "CANCELLED":
         return AgentUnreachable(f"the call to {target} was cancelled: {message}")
     if code == "DEADLINE_EXCEEDED":

@@ -17,7 +17,14 @@ from collections.abc import AsyncGenerator, Mapping
 import httpx
 
 from ..core.trace_context import inject as inject_trace
-from .errors import AgentTimeout, AgentUnreachable, BadResponse, ClientError, too_large
+from .errors import (
+    AgentTimeout,
+    AgentUnreachable,
+    BadResponse,
+    ClientError,
+    NotConnected,
+    too_large,
+)
 from .tls import CertLike, tls_context
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "DEFAULT_TIMEOUT", "HTTPReply", "HTTPXTransport",
@@ -242,7 +249,9 @@ class HTTPXTransport(Transport):
             return _undecodable(url, exc)
         if isinstance(exc, (httpx.TransportError, httpx.StreamError)):
             reason = _reason(exc) if isinstance(exc, httpx.TransportError) else str(exc)
-            return AgentUnreachable(f"cannot reach {url}: {reason}")
+            # (a connection not made carried nothing: the call was not sent)
+            failed = NotConnected if isinstance(exc, httpx.ConnectError) else AgentUnreachable
+            return failed(f"cannot reach {url}: {reason}")
         return ClientError(f"{url}: {exc}")
 
     async def _send(
