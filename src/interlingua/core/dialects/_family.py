@@ -546,14 +546,16 @@ class FamilyCodec(Codec):
             raise InvalidAgentResponse(
                 f"Invalid agent response: result is not JSON: {exc}"
             ) from None
-        doc = self.infer_kind(doc)
-        self.normalize(doc)
+        found = self.infer_kind(doc)
+        # (a result unwrapped: the strict fault is the wrapper's, whose kind is not needed)
+        root = f"result.{next(iter(doc))}" if found is not doc else "result"
+        self.normalize(found)
         try:
-            return msgspec.convert(doc, typ if lax_typ is None else lax_typ)
+            return msgspec.convert(found, typ if lax_typ is None else lax_typ)
         except msgspec.ValidationError as exc:
-            fault = first if self.variant.report_first else exc
+            fault = first if self.variant.report_first and found is doc else exc
             raise InvalidAgentResponse(
-                f"Invalid agent response: {at_root(str(fault), 'result')}"
+                f"Invalid agent response: {at_root(str(fault), root)}"
             ) from None
 
     # ================================================================ server side
