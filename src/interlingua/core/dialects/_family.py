@@ -68,6 +68,14 @@ _DEFAULT_CONFIG = c.SendConfig()
 # Where messages, parts and artifacts sit in a document, for the lenient path.
 _NESTED = ("message", "status", "history", "artifacts", "artifact", "parts", "file",
            "configuration")
+#: ProtoJSON's state names, as a v0.3 peer may send them (the lenient path only)
+_PROTO_STATES = {
+    "TASK_STATE_SUBMITTED": "submitted", "TASK_STATE_WORKING": "working",
+    "TASK_STATE_INPUT_REQUIRED": "input-required", "TASK_STATE_COMPLETED": "completed",
+    "TASK_STATE_CANCELLED": "canceled", "TASK_STATE_CANCELED": "canceled",
+    "TASK_STATE_FAILED": "failed", "TASK_STATE_REJECTED": "rejected",
+    "TASK_STATE_AUTH_REQUIRED": "auth-required", "TASK_STATE_UNSPECIFIED": "unknown",
+}
 # a camelCase name's capitals, which a snake_case dialect writes "_" and lower-cased
 _SNAKE_CASE = re.compile(r"(?<=[a-z0-9])([A-Z])")
 # The camelCase members a snake_case dialect also reads (SAM's SDK-made peers).
@@ -477,6 +485,10 @@ class FamilyCodec(Codec):
             # python-a2a's message: one part (or a list) under ``content``
             content = doc.pop("content")
             doc["parts"] = content if isinstance(content, list) else [content]
+        state = doc.get("state")
+        if isinstance(state, str) and state.startswith("TASK_STATE_"):
+            # a ProtoJSON state name (DIALECTS.md §i.2): the same state, both cancels
+            doc["state"] = _PROTO_STATES.get(state, state)
         tag = v.part_tag
         parts = doc.get("parts")
         if tag is not None and isinstance(parts, list):
