@@ -191,3 +191,17 @@ def test_v03_methods_still_take_the_task_by_id(lenient: str, method: str) -> Non
         assert answer["error"]["code"] == -32602 and "`id`" in answer["error"]["message"]
     finally:
         call(lenient, "tasks/cancel", {"id": task_id})
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"task_id": None}, "params.task_id"), ({"task_id": ""}, "params.task_id"),
+    ({"taskId": None}, "params.taskId"), ({"taskId": ""}, "params.taskId"),
+    ({"id": ""}, "params.id"),
+])
+def test_sam_cancel_without_a_task_names_the_member_sent(
+        lenient: str, params: dict[str, Any], field: str) -> None:
+    """An empty or null task id is invalid params naming the member the caller used,
+    as the sibling dialects answer; it never reaches the store as a task id."""
+    answer = call(lenient, "tasks/cancel", params)
+    assert answer["error"]["code"] == -32602, answer
+    assert field in answer["error"]["message"], answer

@@ -45,6 +45,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from ..calls import Call, CancelTask, Result, SendMessage
 from ..errors import InvalidAgentResponse, InvalidParams
@@ -90,10 +91,12 @@ VARIANT = Variant(
 
 
 class SCancelParams(msgspec.Struct, kw_only=True, omit_defaults=True):
-    id: str | None = None
+    # UNSET tells a member left out from one sent empty or null: a refusal names
+    # the member the caller used
+    id: str | UnsetType | None = UNSET
     metadata: Metadata | None = None
-    task_id: str | None = None
-    task_id_c: str | None = msgspec.field(default=None, name="taskId")
+    task_id: str | UnsetType | None = UNSET
+    task_id_c: str | UnsetType | None = msgspec.field(default=UNSET, name="taskId")
 
 
 class SAMCodec(FamilyCodec):
@@ -158,10 +161,13 @@ class SAMCodec(FamilyCodec):
 
     def call_in_cancel(self, method: str, params: bytes | None) -> Call:
         w = self.params_in(SCancelParams, method, params)
-        task_id = w.id or w.task_id or w.task_id_c
-        if task_id is None:
-            raise InvalidParams(f"Invalid params for {method}: `params.id` is required")
-        return CancelTask(id=task_id, metadata=w.metadata)
+        named = (("id", w.id), ("task_id", w.task_id), ("taskId", w.task_id_c))
+        for _, task_id in named:
+            if task_id:  # (an empty id names no task: never looked up)
+                return CancelTask(id=task_id, metadata=w.metadata)
+        sent = next((name for name, value in named if value is not UNSET), "id")
+        raise InvalidParams(
+            f"Invalid params for {method}: `params.{sent}` is required and must not be empty")
 
     def params_out(self, call: Call) -> Any:
         if isinstance(call, CancelTask):
