@@ -243,6 +243,24 @@ def test_strict_versions() -> None:
         assert old["error"]["code"] == -32600  # v0.3 has no code of its own for it
 
 
+@pytest.mark.parametrize(("method", "params", "accepted"), [
+    ("tasks/send", {"message": {"role": "user", "parts": [{"text": "hi"}]}}, "0.1, 0.2, 0.3"),
+    ("message/send", {"message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}},
+     "0.2, 0.3"),
+    ("tasks/send", {"id": "t-1", "message": {"role": "user",
+                                             "parts": [{"type": "text", "text": "hi"}]}}, "0.1"),
+    ("message/send", {"message": v03_message("hi")}, "0.2, 0.3"),
+])
+def test_strict_versions_refusal_names_the_versions_the_method_takes(
+        method: str, params: dict[str, Any], accepted: str) -> None:
+    with live_agent(AGENT, strict_versions=True) as base, httpx.Client() as c:
+        err = c.post(base + "/", json=rpc(method, params),
+                     headers={"A2A-Version": "1.0"}).json()["error"]
+    assert err["code"] == -32600, err
+    assert err["message"].endswith(f"versions accepted for this method: {accepted}"), err
+    assert err["data"] == {"supportedVersions": accepted.split(", ")}, err
+
+
 def test_card_at_both_paths_readable_by_both_generations(c: httpx.Client, url: str) -> None:
     import msgspec
 

@@ -444,9 +444,13 @@ class FrontDoor:
                 data={"supportedVersions": list(SUPPORTED_VERSIONS)},
             )
         if strict and version not in codec.versions:
+            # the codec's versions, not its dialect's name: SAM and the tutorial are
+            # no values of the header
+            accepted = sorted(codec.versions)
             raise VersionNotSupported(
-                f"A2A-Version {_shown(header_text(raw))} does not match the method's protocol "
-                f"version {codec.dialect}"
+                f"A2A-Version {_shown(header_text(raw))} does not match the method's protocol; "
+                "versions accepted for this method: " + ", ".join(accepted),
+                data={"supportedVersions": accepted},
             )
 
     async def stored_dialect(self, scope: Mapping[str, Any], headers: Mapping[str, str],
