@@ -205,3 +205,31 @@ def test_sam_cancel_without_a_task_names_the_member_sent(
     answer = call(lenient, "tasks/cancel", params)
     assert answer["error"]["code"] == -32602, answer
     assert field in answer["error"]["message"], answer
+
+
+@pytest.mark.parametrize("where", ["configuration", "other"])
+@pytest.mark.parametrize("keys", [{"messageId": "1"}, {"messageId": "1", "type": "text"}])
+def test_keys_nested_beside_the_message_are_no_markers(
+        url: str, where: str, keys: dict[str, str]) -> None:
+    """Only the members of the params, the message and its parts count
+    (docs/versions.md): a ``messageId`` or ``kind`` nested under another member
+    leaves a tutorial send the tutorial's."""
+    nested = {"x": keys}
+    extra = ({"configuration": {"acceptedOutputModes": ["text/plain"], **nested}}
+             if where == "configuration" else {"other": nested})
+    for tag in ("type", "kind"):  # (a tutorial message with "kind" parts has no messageId)
+        msg = {"role": "user", "parts": [{tag: "text", "text": "hi"}]}
+        asked = _asked(call(url, "message/send", {"message": msg, **extra}))
+        assert asked["parts"][0]["type"] == "text" and "message_id" in asked
+
+
+def test_snake_case_keys_nested_beside_the_message_are_no_sam_markers(url: str) -> None:
+    nested = {"other": {"message_id": "1", "task_id": "t"}}
+    tid = f"task-{uuid.uuid4()}"
+    msg = {"role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    answer = call(url, "tasks/send", {"id": tid, "message": msg, **nested})
+    assert "result" in answer, answer
+    assert answer["result"]["id"] == tid and "sessionId" in answer["result"]
+    # without its id, it is v0.1's missing id, not SAM's send
+    missing = call(url, "tasks/send", {"message": msg, **nested})
+    assert missing["error"]["code"] == -32602 and "`id`" in missing["error"]["message"], missing

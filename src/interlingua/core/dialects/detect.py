@@ -39,15 +39,14 @@ V01_ONLY = frozenset({"tasks/sendSubscribe", "tasks/pushNotification/set",
 #: methods whose params are the same in v0.1, v0.2 and v0.3 (and SAM's cancel)
 SHARED_TASK_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/resubscribe"})
 
-# Key markers, matched on the raw params: a JSON key is a string followed by a
-# colon, which string *values* never are, so text content cannot match. Keys
-# inside metadata or a data part's data are the user's, not markers: where the
-# params have either, the markers are confirmed on the message and its parts.
+# Key markers are read on the params' shape (``_Params``): only the members of the
+# params, the message and its parts count, never what metadata, a data part's data
+# or another member nests. On params not shaped as a message, on the raw params: a
+# JSON key is a string followed by a colon, which string *values* never are.
 _TYPE_KEY = re.compile(rb'"type"\s*:')
 _KIND_KEY = re.compile(rb'"kind"\s*:')
 _MESSAGE_ID_KEY = re.compile(rb'"messageId"\s*:')
 _SNAKE_KEYS = re.compile(rb'"(?:message_id|task_id|context_id|mime_type)"\s*:')
-_CONTENT_KEY = re.compile(rb'"(?:metadata|data)"\s*:')
 _CANCEL_ID_KEY = re.compile(rb'"(?:task_id|taskId)"\s*:')
 
 _UNSET: Any = msgspec.UNSET
@@ -136,16 +135,13 @@ def detect(
 
 
 def _message_send(method: str, raw: bytes, strict: bool) -> str:
-    if _CONTENT_KEY.search(raw) is not None:
-        raw = _own_members(raw)
-    has_type = _TYPE_KEY.search(raw) is not None
-    has_kind = _KIND_KEY.search(raw) is not None
-    has_id = _MESSAGE_ID_KEY.search(raw) is not None
-    if has_type and has_kind:
-        # the message's own "kind": "message" tags no part: only the parts' tags count
-        shape = _shape(raw)
-        if shape is not None:
-            has_kind = any(part.kind is not _UNSET for part in _parts(shape))
+    shape = _shape(raw)
+    if shape is None:  # not a message's shape: its keys decide, the codec says what is wrong
+        has_type = _TYPE_KEY.search(raw) is not None
+        has_kind = _KIND_KEY.search(raw) is not None
+        has_id = _MESSAGE_ID_KEY.search(raw) is not None
+    else:
+        has_type, has_kind, has_id = _markers(shape)
     if strict and has_type and has_kind:
         raise InvalidRequest(
             f"Invalid Request: {method} mixes v0.1-style \"type\" and v0.2-style \"kind\" "
@@ -157,16 +153,32 @@ def _message_send(method: str, raw: bytes, strict: bool) -> str:
     return "0.3"
 
 
+def _markers(shape: _Params) -> tuple[bool, bool, bool]:
+    """Whether the params' and message's own members and its parts' hold ``type``,
+    ``kind`` and ``messageId`` keys (what other members nest is no marker)."""
+    msg: _Message = shape.message if shape.message is not None else shape
+    part_type = part_kind = False
+    for part in _parts(shape):
+        part_type = part_type or part.type is not _UNSET
+        part_kind = part_kind or part.kind is not _UNSET
+    has_type = part_type or msg.type is not _UNSET or shape.type is not _UNSET
+    has_kind = part_kind or msg.kind is not _UNSET or shape.kind is not _UNSET
+    if has_type and has_kind:
+        # the message's own "kind": "message" tags no part: only the parts' tags count
+        has_kind = part_kind
+    has_id = msg.message_id_camel is not _UNSET or shape.message_id_camel is not _UNSET
+    return has_type, has_kind, has_id
+
+
 def _tasks_send(raw: bytes, strict: bool) -> str:
     shape = _shape(raw)
     if shape is None:  # not a message's shape: read as it is, the codec says what is wrong
         doc = _params_doc(raw)
         has_id, has_message = "id" in doc, isinstance(doc.get("message"), dict)
+        snake = _SNAKE_KEYS.search(raw) is not None
     else:
         has_id, has_message = shape.id is not _UNSET, shape.message is not None
-        if _CONTENT_KEY.search(raw) is not None:
-            raw = msgspec.json.encode(shape)
-    snake = _SNAKE_KEYS.search(raw) is not None
+        snake = _snake(shape)
     if strict and has_id and snake:
         raise InvalidRequest(
             "Invalid Request: tasks/send has a v0.1 task id but snake_case message fields "
@@ -181,6 +193,16 @@ def _tasks_send(raw: bytes, strict: bool) -> str:
             return "0.1"
         return "sam"
     return "0.1"  # let the v0.1 codec say what is missing
+
+
+def _snake(shape: _Params) -> bool:
+    """Whether the params' or message's own members, or its files', are SAM's
+    snake_case ones (what other members nest is no marker)."""
+    for m in (shape, shape.message):
+        if m is not None and (m.message_id is not _UNSET or m.task_id is not _UNSET
+                              or m.context_id is not _UNSET):
+            return True
+    return any(p.file is not None and p.file.mime_type is not _UNSET for p in _parts(shape))
 
 
 def _shape(raw: bytes) -> _Params | None:
@@ -201,14 +223,6 @@ def _parts(shape: _Params) -> list[_Part]:
 
 def _v01_parts(parts: list[_Part]) -> bool:
     return bool(parts) and all(p.type is not _UNSET and p.kind is _UNSET for p in parts)
-
-
-def _own_members(raw: bytes) -> bytes:
-    """The params with only the message's and its parts' own members: what metadata
-    and data parts hold left out (decoding skips it), for the key markers to read.
-    Params not shaped as a message are left as they are, for the codec to refuse."""
-    shape = _shape(raw)
-    return raw if shape is None else msgspec.json.encode(shape)
 
 
 def _params_doc(raw: bytes) -> dict[str, Any]:
