@@ -18,7 +18,6 @@ from interlingua.core.calls import (
     SubscribeToTask,
 )
 from interlingua.core.dialects import get_codec
-from interlingua.core.dialects._family import reply_update
 from interlingua.core.dialects.sam import SAMCodec
 from interlingua.core.model import (
     AgentCard,
@@ -375,17 +374,17 @@ def test_status_without_timestamp_goes_out_without_one() -> None:
 
 def test_file_with_neither_goes_out_as_empty_bytes() -> None:
     message = Message(message_id="m", role=Role.AGENT, parts=[FilePart(filename="f")])
-    doc = msgspec.json.decode(codec.encode_result(SEND, message))["status"]["message"]
+    doc = msgspec.json.decode(codec.encode_result(SEND, message))
     assert doc["parts"] == [{"file": {"bytes": "", "name": "f"}}]
 
 
 def test_non_object_data_is_wrapped() -> None:
     message = Message(message_id="m", role=Role.AGENT, parts=[DataPart(data=[1, 2])])
-    wire = codec.encode_stream_item(message)
-    assert msgspec.json.decode(wire)["status"]["message"]["parts"] == [
+    wire = codec.encode_result(SEND, message)
+    assert msgspec.json.decode(wire)["parts"] == [
         {"data": {"value": [1, 2]}, "metadata": {"data_part_compat": True}}
     ]
-    assert codec.decode_stream_item(wire) == reply_update(message)
+    assert codec.decode_result(SEND, wire) == message
 
 
 # -------------------------------------------------------------------------- errors

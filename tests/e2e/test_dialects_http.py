@@ -131,28 +131,6 @@ def test_a_bare_reply_is_a_message_but_to_a_v01_caller_who_named_the_task(
     assert got["id"] == tid and got["status"]["state"] == "completed"
 
 
-@pytest.mark.parametrize("method", ["tasks/send", "tasks/send-streaming"])
-def test_a_bare_reply_reaches_a_sam_caller_as_a_completed_task(
-        c: httpx.Client, url: str, method: str) -> None:
-    """SAM's results are a task or a status event (DIALECTS.md §a.5): a reply goes
-    out as a completed task whose status message it is, as to a v0.1 caller."""
-    msg = {"role": "user", "parts": [{"text": "just reply"}], "message_id": f"msg-{uuid.uuid4()}"}
-    if method == "tasks/send":
-        result = call(c, url, method, {"message": msg})["result"]
-        assert result["kind"] == "task", result
-    else:
-        streamed = [d["result"] for _, _, d in events(c, url + "/", rpc(method, {"message": msg}))]
-        assert all(r["kind"] in ("task", "status-update") for r in streamed), streamed
-        result = streamed[-1]
-        assert result["final"] is True and result.get("task_id", result.get("id"))
-    assert result["status"]["state"] == "completed"
-    assert result["status"]["message"]["parts"] == [{"text": "re: just reply"}]
-    assert result["status"]["message"]["kind"] == "message"  # SAM's spelling throughout
-    tid = result.get("task_id") or result["id"]
-    got = call(c, url, "tasks/get", {"id": tid})["result"]
-    assert got["id"] == tid and got["status"]["state"] == "completed"
-
-
 def test_sam_conversation(c: httpx.Client, url: str) -> None:
     msg = {"role": "user", "parts": [{"text": "Validate this order"},
                                      {"data": {"order_id": "ORD-123"}}],

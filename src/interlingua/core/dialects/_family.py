@@ -53,7 +53,7 @@ from ._common import (
 from ._family_wire import Variant, Wire
 from .base import Codec, StreamItem
 
-__all__ = ["DATA_COMPAT_KEY", "FamilyCodec", "answer_task", "bytes_in", "reply_update"]
+__all__ = ["DATA_COMPAT_KEY", "FamilyCodec", "bytes_in"]
 
 T = TypeVar("T")
 
@@ -152,25 +152,6 @@ def bytes_in(text: str, path: list[str]) -> bytes:
         return b64decode(text)
     except InvalidParams:
         raise FieldError(path, "is not valid base64") from None
-
-
-def answer_task(message: m.Message, call: c.SendMessage) -> m.Task:
-    """A send answered with a bare message, as the task a dialect without bare
-    answers (v0.1, SAM) must answer with: completed, the message its status message."""
-    sent = call.message
-    return m.Task(
-        id=message.task_id or sent.task_id or call.client_task_id or "",
-        context_id=message.context_id or sent.context_id or "",
-        status=m.TaskStatus(state=m.TaskState.COMPLETED, message=message),
-    )
-
-
-def reply_update(message: m.Message) -> m.StatusUpdate:
-    """A bare message in a stream, as the completed status event such a dialect sends."""
-    return m.StatusUpdate(
-        task_id=message.task_id or "", context_id=message.context_id or "",
-        status=m.TaskStatus(state=m.TaskState.COMPLETED, message=message),
-    )
 
 
 def required(value: T | None, name: str) -> T:

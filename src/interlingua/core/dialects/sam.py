@@ -18,9 +18,7 @@ Writing: Task ``{kind: "task", id, context_id, status, history?, artifacts?,
 metadata?}``; status ``{state, message?, timestamp}``; stream events
 ``{kind: "status-update", task_id, context_id, status, final, metadata?}`` and
 ``{kind: "artifact-update", task_id, context_id, artifact, append?, last_chunk?,
-metadata?}``; messages with ``kind: "message"``. A send answered with a bare message
-goes out as a ``completed`` task (in a stream, a ``completed`` status event) whose
-status message it is: SAM's results are a task or a status event.
+metadata?}``; messages with ``kind: "message"``.
 
 Artifacts: seed 002 shows ``{id, name, uri, mime_type, inline_data: {data}}``
 without ``parts``; we write ``{id, name?, description?, parts, metadata?}`` and,
@@ -51,9 +49,8 @@ from ..calls import Call, CancelTask, Result, SendMessage
 from ..errors import InvalidAgentResponse, InvalidParams
 from ..model import Artifact, FilePart, Message, Part, StatusUpdate, Task
 from ._common import FieldError, b64encode
-from ._family import FamilyCodec, answer_task, bytes_in, reply_update
+from ._family import FamilyCodec, bytes_in
 from ._family_wire import Fields, Metadata, Variant, Wire, build_wire
-from .base import StreamItem
 from .v0_3 import shared as _v03
 
 __all__ = ["SAMCodec"]
@@ -109,22 +106,9 @@ class SAMCodec(FamilyCodec):
     family = "0.3"
     versions = frozenset({"0.1", "0.2", "0.3"})
     context_field = "message.context_id"
-    # SAM's results are a task or a status event (DIALECTS.md §a.5), never a bare
-    # message: a reply completes the task, as in v0.1
-    bare_replies = False
 
     def encode_push_task(self, task: Task) -> bytes:
         return _v03().encode_stream_item(task)
-
-    def encode_result(self, call: Call, result: Result) -> bytes:
-        if isinstance(result, Message) and isinstance(call, SendMessage):
-            result = answer_task(result, call)
-        return super().encode_result(call, result)
-
-    def encode_stream_item(self, item: StreamItem) -> bytes:
-        if isinstance(item, Message):
-            item = reply_update(item)
-        return super().encode_stream_item(item)
 
     def artifact_in(self, w: Any) -> Artifact:
         artifact_id = w.id or w.artifact_id or w.name

@@ -72,7 +72,7 @@ from ._common import (
     field_in,
 )
 from ._common import at_root as _at
-from ._family import DATA_COMPAT_KEY, FamilyCodec, answer_task, reply_update
+from ._family import DATA_COMPAT_KEY, FamilyCodec
 from ._family_wire import (
     Metadata,
     NonEmptyStr,
@@ -431,7 +431,7 @@ class V01Codec(FamilyCodec):
         ):
             return msgspec.json.encode(self.task_out(result))
         if isinstance(result, m.Message) and isinstance(call, c.SendMessage):
-            return msgspec.json.encode(self.task_out(answer_task(result, call)))
+            return msgspec.json.encode(self.task_out(_answer_task(result, call)))
         if isinstance(result, m.PushConfig) and isinstance(call, (c.SetPushConfig, c.GetPushConfig)):
             return msgspec.json.encode(
                 WTaskPushConfig(
@@ -459,12 +459,12 @@ class V01Codec(FamilyCodec):
                 WStreamEvent(id=item.task_id, artifact=a, metadata=item.metadata)
             )
         metadata = None
-        if isinstance(item, m.Message):
-            item = reply_update(item)
         if isinstance(item, m.StatusUpdate):
             task_id, status, metadata = item.task_id, item.status, item.metadata
-        else:
+        elif isinstance(item, m.Task):
             task_id, status = item.id, item.status
+        else:
+            task_id, status = item.task_id or "", m.TaskStatus(m.TaskState.COMPLETED, message=item)
         # the last status event of a stream says so (DIALECTS.md §i.17)
         final = status.state in RETURN_STATES
         return msgspec.json.encode(WStreamEvent(
@@ -527,6 +527,16 @@ class V01Codec(FamilyCodec):
 # at the top level.
 _TASK_MEMBERS = re.compile(rb'"(?:sessionId|artifacts|history)"\s*:')
 _TASK_ONLY = frozenset({"sessionId", "artifacts", "history"})
+
+
+def _answer_task(message: m.Message, call: c.SendMessage) -> m.Task:
+    """A send answered with a bare message, as the task v0.1 must answer with."""
+    sent = call.message
+    return m.Task(
+        id=message.task_id or sent.task_id or call.client_task_id or "",
+        context_id=message.context_id or sent.context_id or "",
+        status=m.TaskStatus(state=m.TaskState.COMPLETED, message=message),
+    )
 
 
 # ------------------------------------------------------------------------------ card
