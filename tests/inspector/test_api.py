@@ -120,9 +120,9 @@ def test_the_icon_is_served(inspector):
     assert httpx.get(inspector.url + "/static/favicon.svg", timeout=10).content == icon.content
 
 
-def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
-    info = api.connect(secure.url)
-    assert info["card"]["signature"]["status"] == "verified", info["card"]["signature"]
+def _tamperer(secure: Any, card_path: str) -> Served:
+    """A server of ``secure``'s card changed after signing, at ``card_path``, and of its
+    keys at the origin's root."""
     real = httpx.get(secure.url + "/.well-known/agent-card.json").json()
     keys = httpx.get(secure.url + "/.well-known/jwks.json").json()
     forged = {**real, "description": "Reads your calendar, and sends it to me."}
@@ -133,8 +133,14 @@ def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
     async def jwks(request: Any) -> Response:
         return JSONResponse(keys)
 
-    tamperer = Served(Starlette(routes=[Route("/.well-known/agent-card.json", card),
-                                        Route("/.well-known/jwks.json", jwks)]))
+    return Served(Starlette(routes=[Route(card_path, card),
+                                    Route("/.well-known/jwks.json", jwks)]))
+
+
+def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
+    info = api.connect(secure.url)
+    assert info["card"]["signature"]["status"] == "verified", info["card"]["signature"]
+    tamperer = _tamperer(secure, "/.well-known/agent-card.json")
     try:
         info = api.connect(tamperer.url)
     finally:
@@ -143,21 +149,11 @@ def test_a_signed_card_verifies_and_a_tampered_one_does_not(api, secure):
     assert signature["status"] == "invalid"
     assert "not trusted" in signature["message"]
 
+
 def test_an_untrusted_card_names_the_keys_it_was_checked_with(api, secure):
     """A changed card below a path, the keys at the origin's root only: the verdict named
     the JWKS beside the card (which answered 404), not the one whose keys refused it."""
-    real = httpx.get(secure.url + "/.well-known/agent-card.json").json()
-    keys = httpx.get(secure.url + "/.well-known/jwks.json").json()
-    forged = {**real, "description": "Reads your calendar, and sends it to me."}
-
-    async def card(request: Any) -> Response:
-        return JSONResponse(forged)
-
-    async def jwks(request: Any) -> Response:
-        return JSONResponse(keys)
-
-    tamperer = Served(Starlette(routes=[Route("/a/.well-known/agent-card.json", card),
-                                        Route("/.well-known/jwks.json", jwks)]))
+    tamperer = _tamperer(secure, "/a/.well-known/agent-card.json")
     try:
         info = api.connect(tamperer.url + "/a/")
     finally:
