@@ -15,6 +15,7 @@ from .errors import (
     DialectMismatch,
     InsecureInterface,
     InvalidCard,
+    NotConnected,
     TaskNotSettled,
 )
 from .generations import GenerationsNotSupported, TaskGenerationMismatch
@@ -43,6 +44,7 @@ __all__ = [
     "HTTPXTransport",
     "InsecureInterface",
     "InvalidCard",
+    "NotConnected",
     "PushEvent",
     "Receiver",
     "ResumePolicy",
