@@ -107,14 +107,7 @@ def test_get_wait_at_a_grpc_address_says_how_to_ask_for_1_1(offering_url: str) -
     """``interlingua get grpc://… --wait`` polls, and its note says why (no card read)
     and names ``--dialect 1.1``."""
     address = grpc_address_of(offering_url)
-
-    async def start() -> str:
-        async with Client(address) as client:
-            task = await client.send("sleep 1", blocking=False)
-            assert isinstance(task, Task)
-            return task.id
-
-    task_id = asyncio.run(start())
+    task_id = _started(address)
     result = CliRunner().invoke(main, ["get", address, task_id, "--wait", "--timeout", "20"],
                                 prog_name="interlingua")
     assert result.exit_code == 0, (result.output, result.stderr)
@@ -226,14 +219,19 @@ async def test_a_resumed_stream_has_no_generation_gap(story_port: int, binding: 
     assert not any(e.reconciled for e in events)
 
 
-def test_get_wait_follows_a_card_offering_1_1(offering_url: str) -> None:
+def _started(url: str) -> str:
+    """The id of a task of a second's sleep sent to ``url``, not waited for."""
     async def start() -> str:
-        async with Client(offering_url) as client:
+        async with Client(url) as client:
             task = await client.send("sleep 1", blocking=False)
             assert isinstance(task, Task)
             return task.id
 
-    task_id = asyncio.run(start())
+    return asyncio.run(start())
+
+
+def test_get_wait_follows_a_card_offering_1_1(offering_url: str) -> None:
+    task_id = _started(offering_url)
     result = CliRunner().invoke(main, ["get", offering_url, task_id, "--wait", "--json",
                                        "--timeout", "20"], prog_name="interlingua")
     assert result.exit_code == 0, (result.output, result.stderr)
